@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// Entry of the `skylark` command: runs the compiled CLI (npm start / npm run build produce dist/).
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const entry = join(root, 'dist', 'src', 'cli', 'index.js')
+if (!existsSync(entry)) {
+  process.stderr.write('skylark is not built yet: run `npm run build` (npm start does it for you).\n')
+  process.exit(2)
+}
+const { main } = await import(pathToFileURL(entry).href)
+const code = await main(process.argv.slice(2), {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+})
+if (code >= 0) process.exitCode = code

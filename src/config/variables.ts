@@ -1,0 +1,51 @@
+/**
+ * Every environment variable skylark reads, with its type, default and meaning. The README's
+ * configuration table is checked against this list by a test, so adding a variable here without
+ * documenting it fails the suite.
+ */
+
+export type VariableKind = 'int' | 'bytes' | 'string' | 'url' | 'enum' | 'bool'
+
+export interface Variable {
+  name: string
+  kind: VariableKind
+  /** Textual default as a user would write it; undefined = unset. */
+  default?: string
+  min?: number
+  max?: number
+  values?: readonly string[]
+  description: string
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+export const VARIABLES = [
+  { name: 'PORT', kind: 'int', default: '8000', min: 0, max: 65535, description: 'TCP port to listen on (0 picks a free port).' },
+  { name: 'HOST', kind: 'string', default: '127.0.0.1', description: 'Address to listen on.' },
+  { name: 'DATA_DIR', kind: 'string', default: './data', description: 'Folder for SQLite databases, the spool and the dead-letter store.' },
+  { name: 'SITE_URL', kind: 'url', description: 'Public base URL used in pagination links and printed curl examples. Default: http://HOST:PORT.' },
+  { name: 'LOG_LEVEL', kind: 'enum', default: 'info', values: LOG_LEVELS, description: 'Minimum level of the JSON logs on stdout.' },
+  { name: 'CLICKHOUSE_URL', kind: 'url', description: 'ClickHouse HTTP endpoint (e.g. http://127.0.0.1:8123). Unset: events go to SQLite (DATA_DIR/events.db).' },
+  { name: 'CLICKHOUSE_DATABASE', kind: 'string', default: 'skylark', description: 'ClickHouse database, created when missing.' },
+  { name: 'CLICKHOUSE_USER', kind: 'string', default: 'default', description: 'ClickHouse user.' },
+  { name: 'CLICKHOUSE_PASSWORD', kind: 'string', description: 'ClickHouse password (empty when unset).' },
+  { name: 'POOL_SIZE', kind: 'int', default: '2', min: 0, max: 64, description: 'Worker threads for batch parsing and large flag sets (0 = everything on the main thread).' },
+  { name: 'POOL_MAX_QUEUE', kind: 'int', default: '256', min: 1, description: 'Tasks that may wait for a worker before requests get 503.' },
+  { name: 'CAPTURE_MAX_BYTES', kind: 'bytes', default: '2MB', min: 1024, description: 'Body limit of /capture/, /e/, /i/v0/e/, /track/, /engage/.' },
+  { name: 'BATCH_MAX_BYTES', kind: 'bytes', default: '20MB', min: 1024, description: 'Body limit of /batch/ (also the limit of a decompressed body).' },
+  { name: 'DECIDE_MAX_BYTES', kind: 'bytes', default: '1MB', min: 1024, description: 'Body limit of /decide/ and /flags/.' },
+  { name: 'API_MAX_BYTES', kind: 'bytes', default: '1MB', min: 1024, description: 'Body limit of the management API.' },
+  { name: 'SPOOL_MAX_BYTES', kind: 'bytes', default: '1GB', min: 1024, description: 'Spool bytes not yet written to the event store; above it ingestion answers 503.' },
+  { name: 'SPOOL_SEGMENT_BYTES', kind: 'bytes', default: '64MB', min: 4096, description: 'Size at which a spool segment file is closed and a new one started.' },
+  { name: 'SPOOL_FSYNC_INTERVAL_MS', kind: 'int', default: '2', min: 0, max: 1000, description: 'Group-commit window: events arriving within it share one fdatasync.' },
+  { name: 'SINK_BATCH_ROWS', kind: 'int', default: '10000', min: 1, description: 'Most rows written to the event store in one insert.' },
+  { name: 'SINK_FLUSH_INTERVAL_MS', kind: 'int', default: '100', min: 1, description: 'Longest time a row waits in the consumer before its insert.' },
+  { name: 'SINK_RETRY_MAX_MS', kind: 'int', default: '30000', min: 100, description: 'Cap of the exponential backoff between failed inserts.' },
+  { name: 'SPIKE_BURST', kind: 'int', default: '1000', min: 1, description: 'Events one (project, distinct_id) may send at once before the rest go to the overflow lane.' },
+  { name: 'SPIKE_RATE_PER_SEC', kind: 'int', default: '100', min: 1, description: 'Sustained events per second per (project, distinct_id) before overflow.' },
+  { name: 'FLAGS_INLINE_MAX', kind: 'int', default: '200', min: 0, description: 'Projects with up to this many active flags are evaluated on the main thread; more go to the pool.' },
+  { name: 'GEOIP_MMDB_PATH', kind: 'string', description: 'A GeoLite2/GeoIP2 City .mmdb to use instead of the bundled database.' },
+  { name: 'SHUTDOWN_TIMEOUT_MS', kind: 'int', default: '10000', min: 0, description: 'How long SIGTERM/SIGINT waits for in-flight requests and the spool to drain.' },
+] as const satisfies readonly Variable[]
+
+export type VariableName = (typeof VARIABLES)[number]['name']

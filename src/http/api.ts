@@ -1,0 +1,118 @@
+/**
+ * The management API's request pipeline: authenticate the personal key, check the scope, resolve the
+ * project, parse the JSON body, call the use-case, serialise the answer. Route files declare only what is
+ * specific to them.
+ */
+import { AppError, ValidationError } from '../common/errors.js'
+import type { Management, Principal, Project, Scope } from '../management/index.js'
+import { requireScope } from '../management/index.js'
+import { rawJson, empty } from './reply.js'
+import type { Handler, Reply, RequestContext } from './types.js'
+
+export interface ApiRequest {
+  readonly ctx: RequestContext
+  readonly principal: Principal
+  readonly params: Record<string, string>
+  readonly query: URLSearchParams
+  /** Parsed JSON body; `{}` when the request had none. */
+  readonly body: unknown
+  /** Base URL for absolute links (pagination). */
+  readonly baseUrl: string
+}
+
+export interface ProjectApiRequest extends ApiRequest {
+  readonly project: Project
+}
+
+/** A result with an explicit status (and optional headers); plain values are sent with the route's status. */
+export class Answer {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers?: Record<string, string>,
+  ) {}
+}
+
+export type ApiResult = Answer | object
+
+export function answer(status: number, body: unknown = null, headers?: Record<string, string>): Answer {
+  return new Answer(status, body, headers)
+}
+
+export interface ApiContext {
+  management: Management
+  baseUrl: () => string
+}
+
+function parseBody(ctx: RequestContext): unknown {
+  if (!ctx.body || ctx.body.length === 0) return {}
+  try {
+    return JSON.parse(ctx.body.toString('utf8'))
+  } catch (error) {
+    throw new ValidationError('parse_error', `JSON parse error - ${(error as Error).message}`)
+  }
+}
+
+function toReply(result: ApiResult, defaultStatus: number): Reply {
+  if (!(result instanceof Answer)) return rawJson(defaultStatus, JSON.stringify(result))
+  if (result.body === null || result.body === undefined) return empty(result.status, result.headers)
+  const body = typeof result.body === 'string' ? result.body : JSON.stringify(result.body)
+  return rawJson(result.status, body, result.headers)
+}
+
+export interface RouteSpec {
+  scope: Scope | null
+  /** Status of a plain value result (200, or 201 for creation). */
+  status?: number
+}
+
+function base(api: ApiContext, ctx: RequestContext): ApiRequest {
+  const principal = api.management.auth.authenticate(ctx.headers.authorization)
+  return {
+    ctx,
+    principal,
+    params: ctx.params,
+    query: new URLSearchParams(ctx.query),
+    body: parseBody(ctx),
+    baseUrl: api.baseUrl(),
+  }
+}
+
+/** A route that needs a personal key and a scope but no project. */
+export function apiRoute(
+  api: ApiContext,
+  spec: RouteSpec,
+  fn: (req: ApiRequest) => ApiResult | Promise<ApiResult>,
+): Handler {
+  return (ctx) => {
+    const req = base(api, ctx)
+    if (spec.scope) requireScope(req.principal, spec.scope)
+    return finish(fn(req), spec.status ?? 200)
+  }
+}
+
+function finish(result: ApiResult | Promise<ApiResult>, status: number): Reply | Promise<Reply> {
+  return result instanceof Promise ? result.then((r) => toReply(r, status)) : toReply(result, status)
+}
+
+/** A route under /api/projects/:project_id/ — the project must be visible to the key. */
+export function projectRoute(
+  api: ApiContext,
+  spec: RouteSpec,
+  fn: (req: ProjectApiRequest) => ApiResult | Promise<ApiResult>,
+): Handler {
+  return (ctx) => {
+    const req = base(api, ctx)
+    if (spec.scope) requireScope(req.principal, spec.scope)
+    const project = api.management.auth.project(req.principal, ctx.params.project_id)
+    return finish(fn({ ...req, project }), spec.status ?? 200)
+  }
+}
+
+export const noContent = (): Answer => answer(204)
+
+/** Parses a path parameter that must be a positive integer id; anything else is a 404, as in Django. */
+export function intParam(value: string | undefined): number {
+  if (value === undefined || !/^\d{1,15}$/.test(value)) throw new AppError('not_found')
+  return Number(value)
+}

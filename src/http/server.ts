@@ -1,0 +1,260 @@
+/**
+ * The uWebSockets.js adapter: the only code that touches uWS objects. It copies what a handler needs out
+ * of the stack-allocated HttpRequest, reads the body with a cap, runs the handler, and writes the reply
+ * inside cork(). It also counts in-flight requests so shutdown can drain them.
+ */
+import { STATUS_CODES } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { AppError, isAppError } from '../common/errors.js'
+import type { Logger } from '../observability/logger.js'
+import type { Metrics } from '../observability/metrics.js'
+import { corsHeaders, preflightHeaders } from './cors.js'
+import { errorReply, json } from './reply.js'
+import type { Router } from './router.js'
+import type { Handler, Reply, RequestContext, RouteOptions } from './types.js'
+import { loadNativeUws, type HttpRequest, type HttpResponse, type us_listen_socket, type UwsModule } from './uws.js'
+
+const STATUS_LINES = new Map<number, string>()
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status)
+  if (!line) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`))
+  return line
+}
+
+const NO_BODY_METHODS = new Set(['get', 'head', 'options', 'delete'])
+const REQUEST_ID_PREFIX = randomBytes(4).toString('hex')
+
+interface Exchange {
+  ctx: RequestContext
+  res: HttpResponse
+  route: string
+  finished: boolean
+}
+
+export interface HttpServerOptions {
+  router: Router
+  logger: Logger
+  metrics: Metrics
+}
+
+export class HttpServer {
+  readonly #uws: UwsModule
+  readonly #router: Router
+  readonly #logger: Logger
+  readonly #metrics: Metrics
+  #listenSocket: us_listen_socket | null = null
+  #inflight = 0
+  #requestCounter = 0
+  #drainWaiters: Array<() => void> = []
+
+  constructor(options: HttpServerOptions) {
+    this.#uws = loadNativeUws()
+    this.#router = options.router
+    this.#logger = options.logger
+    this.#metrics = options.metrics
+  }
+
+  get inflight(): number {
+    return this.#inflight
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    const app = this.#uws.App()
+    app.any('/*', (res, req) => this.#onRequest(res, req))
+    return new Promise((resolve, reject) => {
+      app.listen(host, port, (socket) => {
+        if (!socket) {
+          reject(new Error(`Could not listen on ${host}:${port} (address in use or not available)`))
+          return
+        }
+        this.#listenSocket = socket
+        resolve(this.#uws.us_socket_local_port(socket))
+      })
+    })
+  }
+
+  /** Stops accepting new connections; requests already in flight carry on. */
+  stopAccepting(): void {
+    if (this.#listenSocket) {
+      this.#uws.us_listen_socket_close(this.#listenSocket)
+      this.#listenSocket = null
+    }
+  }
+
+  /** Resolves true when no request is in flight, false if the timeout came first. */
+  drain(timeoutMs: number): Promise<boolean> {
+    if (this.#inflight === 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs)
+      this.#drainWaiters.push(() => {
+        clearTimeout(timer)
+        resolve(true)
+      })
+    })
+  }
+
+  #onRequest(res: HttpResponse, req: HttpRequest): void {
+    const ctx = this.#readContext(res, req)
+    const match = this.#router.match(ctx.method, ctx.path)
+    const exchange: Exchange = { ctx, res, route: 'unmatched', finished: false }
+    this.#inflight++
+    res.onAborted(() => {
+      ctx.aborted = true
+      this.#finish(exchange, 499)
+    })
+
+    if (match.kind === 'not_found') {
+      this.#send(exchange, errorReply(new AppError('not_found', { detail: `No route for ${ctx.path}` })), true)
+      return
+    }
+    if (match.kind === 'method_not_allowed') {
+      const reply =
+        ctx.method === 'options'
+          ? { status: 204, headers: { Allow: [...match.allowed, 'OPTIONS'].join(', ') } }
+          : errorReply(
+              new AppError('method_not_allowed', { detail: `Method "${ctx.method.toUpperCase()}" not allowed.` }),
+            )
+      this.#send(exchange, reply, true)
+      return
+    }
+
+    const { route, params } = match
+    exchange.route = route.options.label ?? route.pattern
+    ctx.params = params
+    const options = route.options
+    const declared = ctx.headers['content-length']
+    const length = declared === undefined ? -1 : Number(declared)
+    if (length > options.maxBodyBytes) {
+      this.#send(exchange, errorReply(new AppError('request_too_large')), true)
+      return
+    }
+    if (length === 0 || (length < 0 && NO_BODY_METHODS.has(ctx.method) && !ctx.headers['transfer-encoding'])) {
+      this.#run(exchange, route.handler, options)
+      return
+    }
+    this.#readBody(exchange, options.maxBodyBytes, length, () => this.#run(exchange, route.handler, options))
+  }
+
+  #readContext(res: HttpResponse, req: HttpRequest): RequestContext {
+    const headers: Record<string, string> = {}
+    req.forEach((key, value) => {
+      headers[key] = key in headers ? `${headers[key]}, ${value}` : value
+    })
+    const incomingId = headers['x-request-id']
+    const requestId =
+      incomingId && incomingId.length <= 64 && /^[\w.-]+$/.test(incomingId)
+        ? incomingId
+        : `${REQUEST_ID_PREFIX}-${(++this.#requestCounter).toString(36)}`
+    return {
+      method: req.getMethod(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      requestId,
+      params: {},
+      body: null,
+      aborted: false,
+      startedAt: process.hrtime.bigint(),
+    }
+  }
+
+  /**
+   * Copies the body out of uWS chunks (they are neutered after each callback). With a Content-Length the
+   * buffer is allocated once; without one, chunks are collected and joined.
+   */
+  #readBody(exchange: Exchange, limit: number, declared: number, done: () => void): void {
+    const { res, ctx } = exchange
+    let buffer: Buffer | null = declared > 0 ? Buffer.allocUnsafe(declared) : null
+    const chunks: Buffer[] = []
+    let size = 0
+    let rejected = false
+    res.onData((chunk, isLast) => {
+      if (rejected) return
+      const n = chunk.byteLength
+      if (size + n > limit || (buffer !== null && size + n > buffer.length)) {
+        rejected = true
+        this.#send(exchange, errorReply(new AppError('request_too_large')), true)
+        return
+      }
+      if (buffer !== null) buffer.set(new Uint8Array(chunk), size)
+      else if (n > 0) chunks.push(Buffer.from(new Uint8Array(chunk)))
+      size += n
+      if (!isLast) return
+      if (buffer === null) buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
+      ctx.body = size === buffer.length ? buffer : buffer.subarray(0, size)
+      done()
+    })
+  }
+
+  #run(exchange: Exchange, handler: Handler, options: RouteOptions): void {
+    let result: Reply | Promise<Reply>
+    try {
+      result = handler(exchange.ctx)
+    } catch (error) {
+      this.#send(exchange, this.#errorToReply(exchange, error), false, options)
+      return
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (reply) => this.#send(exchange, reply, false, options),
+        (error: unknown) => this.#send(exchange, this.#errorToReply(exchange, error), false, options),
+      )
+    } else {
+      this.#send(exchange, result, false, options)
+    }
+  }
+
+  #errorToReply(exchange: Exchange, error: unknown): Reply {
+    if (isAppError(error)) {
+      if (error.status >= 500) {
+        this.#logger.error({ reqId: exchange.ctx.requestId, route: exchange.route, code: error.code }, error.detail)
+      }
+      return errorReply(error)
+    }
+    this.#logger.error(
+      { reqId: exchange.ctx.requestId, route: exchange.route, err: error },
+      'unhandled error in request handler',
+    )
+    return errorReply(new AppError('internal_error'))
+  }
+
+  #send(exchange: Exchange, reply: Reply, closeConnection: boolean, options?: RouteOptions): void {
+    if (exchange.finished) return
+    const { res, ctx } = exchange
+    if (ctx.aborted) return
+    let headers = reply.headers
+    const origin = ctx.headers.origin
+    if (options?.cors && origin) {
+      headers = { ...headers, ...(ctx.method === 'options' ? preflightHeaders(ctx) : corsHeaders(origin)) }
+    }
+    res.cork(() => {
+      res.writeStatus(statusLine(reply.status))
+      res.writeHeader('X-Request-Id', ctx.requestId)
+      if (headers) for (const key in headers) res.writeHeader(key, headers[key])
+      const body = reply.body
+      if (ctx.method === 'head') res.endWithoutBody(undefined, closeConnection)
+      else res.end(body ?? undefined, closeConnection)
+    })
+    this.#finish(exchange, reply.status)
+  }
+
+  #finish(exchange: Exchange, status: number): void {
+    if (exchange.finished) return
+    exchange.finished = true
+    const seconds = Number(process.hrtime.bigint() - exchange.ctx.startedAt) / 1e9
+    this.#metrics.httpRequests.inc({ route: exchange.route, status: String(status) })
+    this.#metrics.httpDuration.observe({ route: exchange.route }, seconds)
+    if (status >= 400 && status < 500 && status !== 499) {
+      this.#logger.debug({ reqId: exchange.ctx.requestId, route: exchange.route, status }, 'client error')
+    }
+    if (--this.#inflight === 0 && this.#drainWaiters.length > 0) {
+      const waiters = this.#drainWaiters
+      this.#drainWaiters = []
+      for (const wake of waiters) wake()
+    }
+  }
+}
+
+/** The standard answer for OPTIONS on public routes: CORS headers are added by the server. */
+export const preflightReply: Handler = () => json(200, { status: 1 })

@@ -1,0 +1,38 @@
+/** Plain request and reply shapes: what the rest of the service sees instead of uWS objects. */
+
+export interface RequestContext {
+  /** Lower-case method. */
+  readonly method: string
+  /** Path without the query string. */
+  readonly path: string
+  /** Raw query string (no leading `?`). */
+  readonly query: string
+  /** Lower-case header names; repeated headers are joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  /** Socket address of the client (not X-Forwarded-For). */
+  readonly remoteAddress: string
+  readonly requestId: string
+  params: Record<string, string>
+  body: Buffer | null
+  aborted: boolean
+  /** process.hrtime.bigint() at arrival. */
+  readonly startedAt: bigint
+}
+
+export interface Reply {
+  status: number
+  headers?: Record<string, string>
+  /** A string is sent as UTF-8; null or undefined sends no body. */
+  body?: string | Buffer | null
+}
+
+export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>
+
+export interface RouteOptions {
+  /** Largest body accepted; larger gets 413 before the body is read. 0 = no body expected. */
+  maxBodyBytes: number
+  /** Label used in metrics (defaults to the pattern). */
+  label?: string
+  /** Answer CORS preflight and add CORS headers for browser origins. */
+  cors?: boolean
+}

@@ -1,0 +1,119 @@
+/**
+ * Composition root: builds everything in order (config → observability → storage → domain → http),
+ * starts listening, and tears down in reverse on SIGTERM/SIGINT. Nothing imports this file but the CLI.
+ */
+import { systemClock } from './common/clock.js'
+import { siteUrl, type Config } from './config/index.js'
+import { registerRoutes } from './http/app.js'
+import { Router } from './http/router.js'
+import { HttpServer } from './http/server.js'
+import { bootstrap, createManagement, type BootstrapResult } from './management/index.js'
+import { createLogger, type Logger } from './observability/logger.js'
+import { createMetrics } from './observability/metrics.js'
+import { openManagementDb, prepareDataDir } from './storage/index.js'
+
+export interface Service {
+  readonly port: number
+  readonly baseUrl: string
+  /** Graceful stop: refuse new connections, drain requests, flush, close stores. Idempotent. */
+  stop(reason?: string): Promise<void>
+}
+
+export interface StartOptions {
+  logger?: Logger
+  /** Where the first-run banner goes (stderr by default). */
+  banner?: (text: string) => void
+}
+
+export async function startService(config: Config, options: StartOptions = {}): Promise<Service> {
+  const logger = options.logger ?? createLogger(config.logLevel)
+  const metrics = createMetrics()
+  const paths = prepareDataDir(config.dataDir)
+  const managementDb = openManagementDb(paths)
+  const management = createManagement(managementDb, systemClock)
+
+  const firstRun: BootstrapResult | null =
+    management.accounts.projects().length === 0 ? bootstrap(management.accounts, management.keys, { createKey: true }) : null
+  if (firstRun) management.projects.reload()
+
+  let baseUrl = ''
+  const router = new Router()
+  registerRoutes(router, {
+    config,
+    management,
+    metrics,
+    baseUrl: () => baseUrl,
+    readiness: [
+      {
+        name: 'management_db',
+        check: async () => {
+          managementDb.prepare('SELECT 1').get()
+          return { ok: true }
+        },
+      },
+    ],
+  })
+
+  const server = new HttpServer({ router, logger, metrics })
+  const port = await server.listen(config.http.host, config.http.port)
+  baseUrl = siteUrl(config, port)
+  if (firstRun?.created && firstRun.personal_api_key) {
+    ;(options.banner ?? ((text) => process.stderr.write(text)))(firstRunBanner(baseUrl, firstRun))
+  }
+  logger.info({ port, host: config.http.host, dataDir: config.dataDir, eventStore: config.clickhouse.url ? 'clickhouse' : 'sqlite' }, 'listening')
+
+  let stopping: Promise<void> | null = null
+  const stop = (reason = 'stop'): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ reason, inflight: server.inflight }, 'shutting down')
+      server.stopAccepting()
+      const drained = await server.drain(config.shutdownTimeoutMs)
+      if (!drained) logger.warn({ inflight: server.inflight }, 'shutdown timeout: requests still in flight')
+      managementDb.close()
+      logger.info('stopped')
+      logger.flush()
+    })()
+    return stopping
+  }
+  return { port, baseUrl, stop }
+}
+
+function firstRunBanner(baseUrl: string, boot: BootstrapResult): string {
+  const key = boot.personal_api_key ?? ''
+  return [
+    '',
+    '┌─ skylark first run ─────────────────────────────────────────────────────',
+    `│ Serving on        ${baseUrl}`,
+    `│ Project id        ${boot.project_id}`,
+    `│ Project API key   ${boot.project_api_key}   (public: put it in your SDKs)`,
+    `│ Personal API key  ${key}   (secret: shown only now)`,
+    '│',
+    '│ Capture an event:',
+    `│   curl -X POST ${baseUrl}/capture/ -H 'Content-Type: application/json' \\`,
+    `│     -d '{"api_key":"${boot.project_api_key}","event":"hello","distinct_id":"user-1"}'`,
+    '│ List feature flags:',
+    `│   curl -H 'Authorization: Bearer ${key}' ${baseUrl}/api/projects/${boot.project_id}/feature_flags/`,
+    '└──────────────────────────────────────────────────────────────────────────',
+    '',
+  ].join('\n')
+}
+
+/** Runs the service until a signal; a second signal exits at once. */
+export async function runUntilSignalled(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel)
+  const service = await startService(config, { logger })
+  let signalled = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) process.exit(130)
+    signalled = true
+    service.stop(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error during shutdown')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+}

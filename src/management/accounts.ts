@@ -1,0 +1,166 @@
+/**
+ * Organisations, users, memberships and projects: the records every other part hangs off. Writes are
+ * rare (bootstrap, CLI); reads on the hot path go through ProjectDirectory's in-memory map instead.
+ */
+import { iso, type Clock } from '../common/clock.js'
+import { randomKey, uuidv4 } from '../common/ids.js'
+import type { Db } from '../storage/sqlite/database.js'
+
+export const PROJECT_KEY_PREFIX = 'phc_'
+
+/** PostHog's OrganizationMembership levels. */
+export const MembershipLevel = { member: 1, admin: 8, owner: 15 } as const
+
+export interface Organization {
+  id: string
+  name: string
+  created_at: string
+}
+
+export interface User {
+  id: number
+  uuid: string
+  distinct_id: string
+  first_name: string
+  last_name: string
+  email: string
+  is_email_verified: number
+  hedgehog_config: string | null
+  created_at: string
+}
+
+export interface Project {
+  id: number
+  organization_id: string
+  name: string
+  api_token: string
+  anonymize_ips: number
+  created_at: string
+  updated_at: string
+}
+
+/** The user summary embedded as `created_by` in API objects. */
+export interface UserSummary {
+  id: number
+  uuid: string
+  distinct_id: string
+  first_name: string
+  last_name: string
+  email: string
+  is_email_verified: boolean
+  hedgehog_config: Record<string, unknown> | null
+}
+
+export function userSummary(user: User): UserSummary {
+  return {
+    id: user.id,
+    uuid: user.uuid,
+    distinct_id: user.distinct_id,
+    first_name: user.first_name,
+    last_name: user.last_name,
+    email: user.email,
+    is_email_verified: user.is_email_verified === 1,
+    hedgehog_config: user.hedgehog_config ? (JSON.parse(user.hedgehog_config) as Record<string, unknown>) : null,
+  }
+}
+
+export class Accounts {
+  readonly #db: Db
+  readonly #clock: Clock
+
+  constructor(db: Db, clock: Clock) {
+    this.#db = db
+    this.#clock = clock
+  }
+
+  get db(): Db {
+    return this.#db
+  }
+
+  createOrganization(name: string): Organization {
+    const org: Organization = { id: uuidv4(), name, created_at: iso(this.#clock.now()) }
+    this.#db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (@id, @name, @created_at)').run(org)
+    return org
+  }
+
+  createUser(input: { email: string; first_name?: string; last_name?: string }): User {
+    const uuid = uuidv4()
+    const info = this.#db
+      .prepare(
+        `INSERT INTO users (uuid, distinct_id, first_name, last_name, email, is_email_verified, created_at)
+         VALUES (?, ?, ?, ?, ?, 0, ?)`,
+      )
+      .run(uuid, uuid, input.first_name ?? '', input.last_name ?? '', input.email, iso(this.#clock.now()))
+    return this.userById(Number(info.lastInsertRowid))!
+  }
+
+  addMember(organizationId: string, userId: number, level: number): void {
+    this.#db
+      .prepare(
+        `INSERT INTO organization_memberships (organization_id, user_id, level, joined_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (organization_id, user_id) DO UPDATE SET level = excluded.level`,
+      )
+      .run(organizationId, userId, level, iso(this.#clock.now()))
+  }
+
+  createProject(organizationId: string, name: string): Project {
+    const now = iso(this.#clock.now())
+    const info = this.#db
+      .prepare(
+        `INSERT INTO projects (organization_id, name, api_token, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+      )
+      .run(organizationId, name, randomKey(PROJECT_KEY_PREFIX), now, now)
+    return this.projectById(Number(info.lastInsertRowid))!
+  }
+
+  userById(id: number): User | null {
+    return (this.#db.prepare('SELECT * FROM users WHERE id = ?').get(id) as User | undefined) ?? null
+  }
+
+  userByEmail(email: string): User | null {
+    return (this.#db.prepare('SELECT * FROM users WHERE email = ?').get(email) as User | undefined) ?? null
+  }
+
+  userByUuid(uuid: string): User | null {
+    return (this.#db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as User | undefined) ?? null
+  }
+
+  organizationById(id: string): Organization | null {
+    return (this.#db.prepare('SELECT * FROM organizations WHERE id = ?').get(id) as Organization | undefined) ?? null
+  }
+
+  projectById(id: number): Project | null {
+    return (this.#db.prepare('SELECT * FROM projects WHERE id = ?').get(id) as Project | undefined) ?? null
+  }
+
+  projects(): Project[] {
+    return this.#db.prepare('SELECT * FROM projects ORDER BY id').all() as Project[]
+  }
+
+  /** Membership level of the user in the organisation, or null when not a member. */
+  membershipLevel(organizationId: string, userId: number): number | null {
+    const row = this.#db
+      .prepare('SELECT level FROM organization_memberships WHERE organization_id = ? AND user_id = ?')
+      .get(organizationId, userId) as { level: number } | undefined
+    return row?.level ?? null
+  }
+
+  organizationsOf(userId: number): Organization[] {
+    return this.#db
+      .prepare(
+        `SELECT o.* FROM organizations o JOIN organization_memberships m ON m.organization_id = o.id
+         WHERE m.user_id = ? ORDER BY m.joined_at, o.id`,
+      )
+      .all(userId) as Organization[]
+  }
+
+  /** Projects of every organisation the user belongs to, oldest first. */
+  projectsOf(userId: number): Project[] {
+    return this.#db
+      .prepare(
+        `SELECT p.* FROM projects p JOIN organization_memberships m ON m.organization_id = p.organization_id
+         WHERE m.user_id = ? ORDER BY p.id`,
+      )
+      .all(userId) as Project[]
+  }
+}

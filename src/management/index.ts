@@ -1,0 +1,34 @@
+/**
+ * Management: projects, users, personal API keys, scopes, roles (and, in their own files, flags and the
+ * activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
+ */
+import type { Clock } from '../common/clock.js'
+import type { Db } from '../storage/sqlite/database.js'
+import { Accounts } from './accounts.js'
+import { PersonalKeys } from './api-keys.js'
+import { Authenticator } from './auth.js'
+import { ProjectDirectory } from './project-directory.js'
+import { Roles } from './roles.js'
+
+export { Accounts, MembershipLevel, userSummary, type Project, type User, type UserSummary } from './accounts.js'
+export { PersonalKeys, hashPersonalKey, maskPersonalKey } from './api-keys.js'
+export { Authenticator, requireScope, type Principal } from './auth.js'
+export { bootstrap, type BootstrapResult } from './bootstrap.js'
+export { ProjectDirectory, type ProjectRef } from './project-directory.js'
+export { Roles, type RoleObject } from './roles.js'
+export { ALL_SCOPES, hasScope, isValidScope, type Scope } from './scopes.js'
+
+export function createManagement(db: Db, clock: Clock) {
+  const accounts = new Accounts(db, clock)
+  const keys = new PersonalKeys(db, clock)
+  return {
+    db,
+    accounts,
+    keys,
+    roles: new Roles(db, accounts, clock),
+    auth: new Authenticator(accounts, keys),
+    projects: new ProjectDirectory(db),
+  }
+}
+
+export type Management = ReturnType<typeof createManagement>

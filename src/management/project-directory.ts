@@ -1,0 +1,69 @@
+/**
+ * Project API key → project, in memory. The public endpoints look up every request here, so it never
+ * queries SQLite on a hit. Another process (the CLI) may add projects; `PRAGMA data_version` changes when
+ * any other connection commits, so a miss re-reads the table only when something actually changed.
+ */
+import type { Db } from '../storage/sqlite/database.js'
+
+export interface ProjectRef {
+  readonly id: number
+  readonly organizationId: string
+  readonly apiToken: string
+  readonly anonymizeIps: boolean
+}
+
+export class ProjectDirectory {
+  readonly #db: Db
+  #byToken = new Map<string, ProjectRef>()
+  #byId = new Map<number, ProjectRef>()
+  #dataVersion = -1
+
+  constructor(db: Db) {
+    this.#db = db
+    this.reload()
+  }
+
+  byToken(token: string): ProjectRef | undefined {
+    const hit = this.#byToken.get(token)
+    if (hit || !this.#changedElsewhere()) return hit
+    this.reload()
+    return this.#byToken.get(token)
+  }
+
+  byId(id: number): ProjectRef | undefined {
+    const hit = this.#byId.get(id)
+    if (hit || !this.#changedElsewhere()) return hit
+    this.reload()
+    return this.#byId.get(id)
+  }
+
+  /** Call after this process changes projects; other processes are noticed through data_version. */
+  reload(): void {
+    const rows = this.#db
+      .prepare('SELECT id, organization_id, api_token, anonymize_ips FROM projects')
+      .all() as Array<{ id: number; organization_id: string; api_token: string; anonymize_ips: number }>
+    const byToken = new Map<string, ProjectRef>()
+    const byId = new Map<number, ProjectRef>()
+    for (const row of rows) {
+      const ref = Object.freeze({
+        id: row.id,
+        organizationId: row.organization_id,
+        apiToken: row.api_token,
+        anonymizeIps: row.anonymize_ips === 1,
+      })
+      byToken.set(ref.apiToken, ref)
+      byId.set(ref.id, ref)
+    }
+    this.#byToken = byToken
+    this.#byId = byId
+    this.#dataVersion = this.#currentDataVersion()
+  }
+
+  #currentDataVersion(): number {
+    return this.#db.pragma('data_version', { simple: true }) as number
+  }
+
+  #changedElsewhere(): boolean {
+    return this.#currentDataVersion() !== this.#dataVersion
+  }
+}

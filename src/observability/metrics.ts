@@ -1,0 +1,55 @@
+/**
+ * Prometheus metrics. One registry per process; the ingest consumer thread reports its own counters to
+ * the main thread, which sets the gauges here, so /metrics shows the whole service.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export function createMetrics() {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const httpRequests = new Counter({
+    name: 'skylark_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['route', 'status'] as const,
+    registers: [registry],
+  })
+  const httpDuration = new Histogram({
+    name: 'skylark_http_request_duration_seconds',
+    help: 'Time from request start to response end, by route',
+    labelNames: ['route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  })
+  const eventsReceived = new Counter({
+    name: 'skylark_events_received_total',
+    help: 'Events accepted into the spool, by lane',
+    labelNames: ['lane'] as const,
+    registers: [registry],
+  })
+  const eventsDropped = new Counter({
+    name: 'skylark_events_dropped_total',
+    help: 'Events dropped at capture, by reason (also recorded as ingestion warnings)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  })
+  const queueDepth = new Gauge({
+    name: 'skylark_queue_depth',
+    help: 'Items waiting, by queue (spool_bytes, spool_records, pool_tasks, sink_backlog_records)',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  })
+  const consumerTotals = new Gauge({
+    name: 'skylark_consumer_total',
+    help: 'Ingest consumer counters since start, by kind (stored, persons_processed, dead_lettered, sink_errors)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  })
+  const sinkUp = new Gauge({
+    name: 'skylark_sink_up',
+    help: '1 when the last write to the event store succeeded, 0 while it is failing',
+    registers: [registry],
+  })
+  return { registry, httpRequests, httpDuration, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp }
+}
+
+export type Metrics = ReturnType<typeof createMetrics>

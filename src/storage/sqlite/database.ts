@@ -1,0 +1,60 @@
+/**
+ * Opening SQLite files and applying versioned migrations. Every database skylark owns goes through
+ * openDatabase so WAL, busy timeouts and foreign keys are set the same way everywhere.
+ */
+import Database from 'better-sqlite3'
+
+export type Db = Database.Database
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export interface OpenOptions {
+  readonly?: boolean
+  /** NORMAL is durable across process crashes in WAL mode; FULL also across power loss. */
+  synchronous?: 'NORMAL' | 'FULL' | 'OFF'
+}
+
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false })
+  // Several threads and the CLI share these files; waiting beats failing with SQLITE_BUSY.
+  db.pragma('busy_timeout = 5000')
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL')
+    db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
+  }
+  db.pragma('foreign_keys = ON')
+  return db
+}
+
+/** Applies the migrations newer than the stored version, each in its own transaction. */
+export function migrate(db: Db, migrations: readonly Migration[]): number {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+  )`)
+  const current = (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v
+  const ordered = [...migrations].sort((a, b) => a.version - b.version)
+  let applied = 0
+  for (const migration of ordered) {
+    if (migration.version <= current) continue
+    db.transaction(() => {
+      db.exec(migration.sql)
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      )
+    })()
+    applied++
+  }
+  return applied
+}
+
+export function schemaVersion(db: Db): number {
+  return (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v
+}

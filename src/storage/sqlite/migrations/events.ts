@@ -1,0 +1,33 @@
+/** Schema of events.db, the embedded event store (used when CLICKHOUSE_URL is unset). */
+import type { Migration } from '../database.js'
+
+export const EVENTS_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+-- timestamp and created_at are milliseconds since the Unix epoch (UTC).
+CREATE TABLE events (
+  uuid TEXT NOT NULL,
+  team_id INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  distinct_id TEXT NOT NULL,
+  person_id TEXT,
+  properties TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  group_0 TEXT NOT NULL DEFAULT '',
+  group_1 TEXT NOT NULL DEFAULT '',
+  group_2 TEXT NOT NULL DEFAULT '',
+  group_3 TEXT NOT NULL DEFAULT '',
+  group_4 TEXT NOT NULL DEFAULT '',
+  elements_chain TEXT NOT NULL DEFAULT ''
+);
+-- Replays after a crash insert the same uuid again; the unique index makes that a no-op.
+CREATE UNIQUE INDEX events_uuid ON events(uuid);
+CREATE INDEX events_team_time ON events(team_id, timestamp);
+CREATE INDEX events_team_event_time ON events(team_id, event, timestamp);
+CREATE INDEX events_team_distinct ON events(team_id, distinct_id, timestamp);
+`,
+  },
+]

@@ -1,0 +1,75 @@
+/** Schema of persons.db: persons, distinct ids, groups, hash-key overrides, cohort membership, warnings. */
+import type { Migration } from '../database.js'
+
+export const PERSONS_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+CREATE TABLE persons (
+  id INTEGER PRIMARY KEY,
+  uuid TEXT NOT NULL UNIQUE,
+  team_id INTEGER NOT NULL,
+  properties TEXT NOT NULL DEFAULT '{}',
+  is_identified INTEGER NOT NULL DEFAULT 0,
+  version INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX persons_team ON persons(team_id, id);
+CREATE TABLE person_distinct_ids (
+  team_id INTEGER NOT NULL,
+  distinct_id TEXT NOT NULL,
+  person_id INTEGER NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+  PRIMARY KEY (team_id, distinct_id)
+) WITHOUT ROWID;
+CREATE INDEX person_distinct_ids_person ON person_distinct_ids(person_id);
+CREATE TABLE group_type_mappings (
+  team_id INTEGER NOT NULL,
+  group_type TEXT NOT NULL,
+  group_type_index INTEGER NOT NULL,
+  name_singular TEXT,
+  name_plural TEXT,
+  PRIMARY KEY (team_id, group_type_index),
+  UNIQUE (team_id, group_type)
+);
+CREATE TABLE groups (
+  team_id INTEGER NOT NULL,
+  group_type_index INTEGER NOT NULL,
+  group_key TEXT NOT NULL,
+  properties TEXT NOT NULL DEFAULT '{}',
+  version INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (team_id, group_type_index, group_key)
+);
+CREATE TABLE hash_key_overrides (
+  team_id INTEGER NOT NULL,
+  person_id INTEGER NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+  feature_flag_key TEXT NOT NULL,
+  hash_key TEXT NOT NULL,
+  PRIMARY KEY (team_id, person_id, feature_flag_key)
+);
+CREATE TABLE cohort_people (
+  cohort_id INTEGER NOT NULL,
+  person_id INTEGER NOT NULL REFERENCES persons(id) ON DELETE CASCADE,
+  team_id INTEGER NOT NULL,
+  PRIMARY KEY (cohort_id, person_id)
+);
+CREATE INDEX cohort_people_person ON cohort_people(person_id);
+CREATE TABLE ingestion_warnings (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  source TEXT NOT NULL,
+  details TEXT NOT NULL,
+  timestamp TEXT NOT NULL
+);
+CREATE INDEX ingestion_warnings_team ON ingestion_warnings(team_id, id);
+-- How far the person stage has read each spool lane; committed with the person changes it covers.
+CREATE TABLE consumer_checkpoints (
+  lane TEXT PRIMARY KEY,
+  segment INTEGER NOT NULL,
+  offset INTEGER NOT NULL
+);
+`,
+  },
+]

@@ -1,0 +1,99 @@
+import t from 'tap'
+import { runCli, startServer, tempDir } from '../../helpers/server.js'
+
+t.test('skylark CLI', async (t) => {
+  const dataDir = tempDir()
+  const env = { DATA_DIR: dataDir }
+
+  t.test('bootstrap --json is idempotent and hands out a fresh key each time', async (t) => {
+    const first = await runCli(['bootstrap', '--json'], env)
+    const second = await runCli(['bootstrap', '--json', '--data-dir', dataDir])
+    t.equal(first.code, 0, first.stderr)
+    const a = JSON.parse(first.stdout)
+    const b = JSON.parse(second.stdout)
+    t.same(Object.keys(a).sort(), ['organization_id', 'personal_api_key', 'project_api_key', 'project_id'])
+    t.equal(a.project_id, b.project_id)
+    t.equal(a.organization_id, b.organization_id)
+    t.equal(a.project_api_key, b.project_api_key)
+    t.not(a.personal_api_key, b.personal_api_key)
+    t.match(a.personal_api_key, /^phx_[A-Za-z0-9]{43}$/)
+  })
+
+  const server = await startServer({ dataDir })
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+
+  t.test('keys create --scopes makes a key limited to those scopes', async (t) => {
+    const created = await runCli(['keys', 'create', '--scopes', 'feature_flag:read', '--json'], env)
+    t.equal(created.code, 0, created.stderr)
+    const { personal_api_key: key, mask } = JSON.parse(created.stdout)
+    t.equal(mask, `phx_…${key.slice(-4)}`)
+    const denied = await server.api('GET', '/api/projects/', undefined, key)
+    t.equal(denied.status, 403)
+    t.same(denied.body, {
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: "API key missing required scope 'project:read'",
+      attr: null,
+    })
+  })
+
+  t.test('a write scope implies the read scope', async (t) => {
+    const created = await runCli(['keys', 'create', '--scopes', 'project:write', '--json'], env)
+    const { personal_api_key: key } = JSON.parse(created.stdout)
+    t.equal((await server.api('GET', '/api/projects/', undefined, key)).status, 200)
+  })
+
+  t.test('keys revoke makes the key fail with 401', async (t) => {
+    const created = JSON.parse((await runCli(['keys', 'create', '--scopes', '*', '--json'], env)).stdout)
+    t.equal((await server.api('GET', '/api/projects/', undefined, created.personal_api_key)).status, 200)
+    const revoked = await runCli(['keys', 'revoke', created.id], env)
+    t.equal(revoked.code, 0, revoked.stderr)
+    const res = await server.api('GET', '/api/projects/', undefined, created.personal_api_key)
+    t.equal(res.status, 401)
+    t.equal(res.body.code, 'invalid_personal_api_key')
+  })
+
+  t.test('keys list shows masks, never keys', async (t) => {
+    const list = await runCli(['keys', 'list', '--json'], env)
+    const keys = JSON.parse(list.stdout) as Array<{ mask: string }>
+    t.ok(keys.length >= 3)
+    t.notMatch(list.stdout, /phx_[A-Za-z0-9]{20,}/)
+  })
+
+  t.test('projects create adds a project the running server serves at once', async (t) => {
+    const created = await runCli(['projects', 'create', '--name', 'Second', '--json'], env)
+    t.equal(created.code, 0, created.stderr)
+    const project = JSON.parse(created.stdout)
+    t.match(project.api_token, /^phc_/)
+    const res = await server.api('GET', `/api/projects/${project.id}/`)
+    t.equal(res.status, 200)
+    t.equal(res.body.name, 'Second')
+  })
+
+  t.test('roles create makes a role visible in the API', async (t) => {
+    const created = await runCli(['roles', 'create', '--name', 'Engineers', '--json'], env)
+    t.equal(created.code, 0, created.stderr)
+    const res = await server.api('GET', '/api/organizations/@current/roles/')
+    t.equal(res.status, 200)
+    t.ok(res.body.results.some((r: { name: string }) => r.name === 'Engineers'))
+  })
+
+  t.test('unknown commands and bad arguments exit 2 with usage', async (t) => {
+    const res = await runCli(['frobnicate'], env)
+    t.equal(res.code, 2)
+    t.match(res.stderr, /Usage: skylark/)
+    const bad = await runCli(['keys', 'create'], env)
+    t.equal(bad.code, 2)
+  })
+
+  t.test('an invalid configuration is reported in one message', async (t) => {
+    const res = await runCli(['bootstrap'], { DATA_DIR: dataDir, PORT: 'x', LOG_LEVEL: 'nope' })
+    t.equal(res.code, 1)
+    t.match(res.stderr, /Invalid configuration/)
+    t.match(res.stderr, /PORT/)
+    t.match(res.stderr, /LOG_LEVEL/)
+  })
+})

@@ -1,0 +1,27 @@
+import t from 'tap'
+import { AppError, CATALOGUE, ValidationError } from '../../../src/common/errors.js'
+
+t.test('error catalogue', async (t) => {
+  t.test('every code has a status, a type and a detail', async (t) => {
+    for (const [code, entry] of Object.entries(CATALOGUE)) {
+      t.ok(entry.status >= 400 && entry.status < 600, `${code} status`)
+      t.ok(entry.type.length > 0 && entry.detail.length > 0, `${code} type and detail`)
+    }
+  })
+
+  t.test('envelopes have exactly type, code, detail and attr', async (t) => {
+    const e = new AppError('invalid_project', { attr: 'project_id' })
+    t.same(e.envelope(), {
+      type: 'validation_error',
+      code: 'invalid_project',
+      detail: CATALOGUE.invalid_project.detail,
+      attr: 'project_id',
+    })
+  })
+
+  t.test('validation errors carry the rule as code and the field as attr', async (t) => {
+    const e = new ValidationError('unique', 'There is already a feature flag with this key.', 'key')
+    t.equal(e.status, 400)
+    t.same(e.envelope(), { type: 'validation_error', code: 'unique', detail: 'There is already a feature flag with this key.', attr: 'key' })
+  })
+})

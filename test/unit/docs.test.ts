@@ -1,0 +1,22 @@
+/** The README documents every configuration variable and every error code the service can answer. */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { CATALOGUE } from '../../src/common/errors.js'
+import { VARIABLES } from '../../src/config/index.js'
+import { ROOT } from '../helpers/server.js'
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+
+t.test('README configuration table lists every variable with its default', async (t) => {
+  for (const v of VARIABLES) {
+    const def = 'default' in v ? `\`${v.default}\`` : 'unset'
+    t.match(readme, `| \`${v.name}\` | ${def} |`, v.name)
+  }
+})
+
+t.test('README error table lists every catalogue code with its status', async (t) => {
+  for (const [code, entry] of Object.entries(CATALOGUE)) {
+    t.match(readme, new RegExp(`\\| ${entry.status} \\| \`${entry.type}\` \\| [^\\n]*\`${code}\``), code)
+  }
+})
