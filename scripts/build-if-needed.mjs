@@ -8,6 +8,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const stamp = join(root, 'dist', '.build-stamp')
 
 function newestMtime(dir) {
+  if (!existsSync(dir)) return 0
   let newest = 0
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)

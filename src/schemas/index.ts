@@ -1,0 +1,42 @@
+/**
+ * Wire shapes: JSON Schemas and the validators/serializers compiled from them. Compile once, at start
+ * (or once per worker), never per request. Imports: common/ only.
+ */
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import fastJsonStringify from 'fast-json-stringify'
+import { ValidationError } from '../common/errors.js'
+
+// ajv-formats is CommonJS: under NodeNext its callable is the module's `default` property.
+const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv }).default
+
+export type { ValidateFunction } from 'ajv'
+
+/**
+ * One Ajv per process: `coerceTypes` stays off (a string where a number belongs is an error, with attr
+ * set), `removeAdditional` strips unknown fields as PostHog's serializers ignore them, `allErrors` off so
+ * the first problem is reported like DRF does.
+ */
+export function createAjv(options: Options = {}): Ajv {
+  const ajv = new Ajv({ allErrors: false, removeAdditional: true, useDefaults: true, strict: false, ...options })
+  addFormats(ajv)
+  return ajv
+}
+
+/** Turns the first Ajv error into the contract's 400 with `attr` naming the field. */
+export function assertValid<T>(validate: ValidateFunction<T>, value: unknown): asserts value is T {
+  if (validate(value)) return
+  const error = validate.errors?.[0]
+  const path = error?.instancePath.replace(/^\//, '').replace(/\//g, '.') ?? ''
+  const attr = error?.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : path || null
+  const code = error?.keyword === 'required' ? 'required' : 'invalid_input'
+  const detail = error?.keyword === 'required' ? 'This field is required.' : `${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`
+  throw new ValidationError(code, detail, attr)
+}
+
+export type Serializer = (value: unknown) => string
+
+/** fast-json-stringify serializer; fields not in the schema are left out. */
+export function compileSerializer(schema: object): Serializer {
+  return fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]) as Serializer
+}
