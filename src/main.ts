@@ -7,10 +7,14 @@ import { siteUrl, type Config } from './config/index.js'
 import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
-import { bootstrap, createManagement, type BootstrapResult } from './management/index.js'
+import { startIngestion } from './ingestion/index.js'
+import { bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
 import { createLogger, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
-import { openManagementDb, prepareDataDir } from './storage/index.js'
+import { PersonReader } from './persons/index.js'
+import { WorkerPool } from './pool/index.js'
+import { openEventStore } from './storage/events/index.js'
+import { openDatabase, openManagementDb, prepareDataDir } from './storage/index.js'
 
 export interface Service {
   readonly port: number
@@ -31,10 +35,19 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const paths = prepareDataDir(config.dataDir)
   const managementDb = openManagementDb(paths)
   const management = createManagement(managementDb, systemClock)
+  const personsDb = openDatabase(paths.persons, { readonly: true })
 
   const firstRun: BootstrapResult | null =
     management.accounts.projects().length === 0 ? bootstrap(management.accounts, management.keys, { createKey: true }) : null
   if (firstRun) management.projects.reload()
+
+  const pool = config.pool.size > 0 ? new WorkerPool({ size: config.pool.size, maxQueue: config.pool.maxQueue, workerData: { dataDir: config.dataDir } }) : null
+  const resolveProject = createProjectResolver(management.projects, management.keys, management.accounts)
+  const ingestion = await startIngestion({ config, paths, logger, metrics, clock: systemClock, pool, resolveProject })
+  const clickhouse = config.clickhouse.url
+    ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
+    : null
+  const events = openEventStore({ sqlitePath: paths.events, clickhouse })
 
   let baseUrl = ''
   const router = new Router()
@@ -43,11 +56,46 @@ export async function startService(config: Config, options: StartOptions = {}): 
     management,
     metrics,
     baseUrl: () => baseUrl,
+    persons: new PersonReader(personsDb),
+    ingestion: ingestion.service,
+    events,
+    beforeMetrics: () => {
+      const stats = ingestion.consumer.stats
+      metrics.queueDepth.set({ queue: 'spool_bytes' }, ingestion.spool.usedBytes)
+      metrics.queueDepth.set({ queue: 'pool_tasks' }, pool?.queued ?? 0)
+      if (stats) {
+        metrics.queueDepth.set({ queue: 'sink_backlog_bytes' }, stats.backlogBytes)
+        metrics.queueDepth.set({ queue: 'sink_queued_rows' }, stats.queuedRows)
+        metrics.consumerTotals.set({ kind: 'stored' }, stats.stored)
+        metrics.consumerTotals.set({ kind: 'persons_processed' }, stats.personsProcessed)
+        metrics.consumerTotals.set({ kind: 'dead_lettered' }, stats.deadLettered)
+        metrics.consumerTotals.set({ kind: 'sink_errors' }, stats.sinkErrors)
+        metrics.sinkUp.set(stats.sinkUp ? 1 : 0)
+      }
+    },
     readiness: [
       {
         name: 'management_db',
         check: async () => {
           managementDb.prepare('SELECT 1').get()
+          return { ok: true }
+        },
+      },
+      {
+        name: 'spool',
+        check: async () => {
+          const error = ingestion.spool.lastError
+          if (error) return { ok: false, detail: `spool write failed: ${error.message}` }
+          if (!ingestion.spool.hasRoom(1)) return { ok: false, detail: 'spool is full' }
+          return { ok: true }
+        },
+      },
+      {
+        name: 'event_store',
+        check: async () => {
+          const stats = ingestion.consumer.stats
+          if (!ingestion.consumer.running) return { ok: false, detail: 'the ingest consumer is not running' }
+          if (stats && !stats.sinkUp) return { ok: false, detail: `event store unavailable: ${stats.lastError ?? 'connecting'}` }
           return { ok: true }
         },
       },
@@ -69,7 +117,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
       server.stopAccepting()
       const drained = await server.drain(config.shutdownTimeoutMs)
       if (!drained) logger.warn({ inflight: server.inflight }, 'shutdown timeout: requests still in flight')
+      await ingestion.stop(config.shutdownTimeoutMs)
+      await pool?.close()
+      await events.close()
       managementDb.close()
+      personsDb.close()
       logger.info('stopped')
       logger.flush()
     })()

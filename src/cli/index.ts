@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from '../config/index.js'
 import { runUntilSignalled } from '../main.js'
 import { ALL_SCOPES, MembershipLevel, bootstrap, createManagement, type Management } from '../management/index.js'
 import { openManagementDb, prepareDataDir } from '../storage/index.js'
+import { dlqCommand } from './dlq.js'
 
 export interface CliIo {
   out: (text: string) => void
@@ -29,6 +30,8 @@ Commands:
   keys list [--json]
   keys revoke ID_OR_KEY
   roles create --name NAME [--organization ID] [--access-level 21|37] [--json]
+  dlq list [--json]                       events the event store refused for good, with the reason
+  dlq replay [--id ID]                    retry them (the running service picks them up)
 
 Every command takes --data-dir DIR (default: DATA_DIR or ./data).
 Scopes: ${ALL_SCOPES.join(' ')} *`
@@ -147,6 +150,8 @@ const commands: Record<string, Command> = {
     })
   },
 }
+
+commands.dlq = dlqCommand(configFrom)
 
 function ownerOfProject(m: Management, projectId: number) {
   const project = m.accounts.projectById(projectId)

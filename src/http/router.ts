@@ -45,7 +45,11 @@ export class Router {
       }
       const segments = key.split('/').slice(1)
       let entry = this.#patterns.find((p) => p.segments.join('/') === segments.join('/'))
-      if (!entry) this.#patterns.push((entry = { segments, routes: new Map() }))
+      if (!entry) {
+        this.#patterns.push((entry = { segments, routes: new Map() }))
+        // Most specific first: `/flags/local_evaluation` must win over `/flags/:id` whatever the order of add().
+        this.#patterns.sort((a, b) => compareSpecificity(a.segments, b.segments))
+      }
       entry.routes.set(m, route)
     }
     return this
@@ -75,6 +79,16 @@ function pick(routes: Map<string, Route>, method: string, params: Record<string,
   const route = routes.get(method) ?? (method === 'head' ? routes.get('get') : undefined)
   if (route) return { kind: 'route', route, params }
   return { kind: 'method_not_allowed', allowed: [...routes.keys()].map((m) => m.toUpperCase()) }
+}
+
+/** Orders patterns so that, at the first differing position, a literal beats `:param` beats `*`. */
+function compareSpecificity(a: string[], b: string[]): number {
+  const rank = (seg: string | undefined) => (seg === undefined ? 3 : seg === '*' ? 2 : seg.startsWith(':') ? 1 : 0)
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const diff = rank(a[i]) - rank(b[i])
+    if (diff !== 0) return diff
+  }
+  return 0
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

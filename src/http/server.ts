@@ -22,6 +22,8 @@ function statusLine(status: number): string {
 }
 
 const NO_BODY_METHODS = new Set(['get', 'head', 'options', 'delete'])
+/** Bodies up to this size are read to the end before a 413, so the client gets the answer. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024
 const REQUEST_ID_PREFIX = randomBytes(4).toString('hex')
 
 interface Exchange {
@@ -125,7 +127,7 @@ export class HttpServer {
     const declared = ctx.headers['content-length']
     const length = declared === undefined ? -1 : Number(declared)
     if (length > options.maxBodyBytes) {
-      this.#send(exchange, errorReply(new AppError('request_too_large')), true)
+      this.#refuseTooLarge(exchange, length)
       return
     }
     if (length === 0 || (length < 0 && NO_BODY_METHODS.has(ctx.method) && !ctx.headers['transfer-encoding'])) {
@@ -174,7 +176,8 @@ export class HttpServer {
       const n = chunk.byteLength
       if (size + n > limit || (buffer !== null && size + n > buffer.length)) {
         rejected = true
-        this.#send(exchange, errorReply(new AppError('request_too_large')), true)
+        if (isLast) this.#send(exchange, errorReply(new AppError('request_too_large')), true)
+        else this.#refuseTooLarge(exchange, -1)
         return
       }
       if (buffer !== null) buffer.set(new Uint8Array(chunk), size)
@@ -184,6 +187,23 @@ export class HttpServer {
       if (buffer === null) buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
       ctx.body = size === buffer.length ? buffer : buffer.subarray(0, size)
       done()
+    })
+  }
+
+  /**
+   * Answers 413. A client still uploading would see a reset instead of the answer if we closed at once,
+   * so a body of reasonable size is read and thrown away first; anything larger is cut off.
+   */
+  #refuseTooLarge(exchange: Exchange, declared: number): void {
+    const reply = errorReply(new AppError('request_too_large'))
+    if (declared > MAX_DRAIN_BYTES) {
+      this.#send(exchange, reply, true)
+      return
+    }
+    let drained = 0
+    exchange.res.onData((chunk, isLast) => {
+      drained += chunk.byteLength
+      if (isLast || drained > MAX_DRAIN_BYTES) this.#send(exchange, reply, true)
     })
   }
 

@@ -5,27 +5,65 @@
 import type { Clock } from '../common/clock.js'
 import type { Db } from '../storage/sqlite/database.js'
 import { Accounts } from './accounts.js'
+import { ActivityLog } from './activity-log.js'
 import { PersonalKeys } from './api-keys.js'
 import { Authenticator } from './auth.js'
+import { Cohorts } from './cohorts.js'
+import { FeatureFlags, FlagRoleAccess } from './feature-flags/index.js'
 import { ProjectDirectory } from './project-directory.js'
 import { Roles } from './roles.js'
 
 export { Accounts, MembershipLevel, userSummary, type Project, type User, type UserSummary } from './accounts.js'
+export {
+  ActivityLog,
+  activityPageEnvelope,
+  changesBetween,
+  jsonEqual,
+  parseActivityPage,
+  type ActivityEntry,
+  type ActivityEntryInput,
+  type ActivityPage,
+  type ActivityPageEnvelope,
+  type ActivityPageRequest,
+  type Change,
+} from './activity-log.js'
+export { Cohorts, cohortLeaves, type CohortObject, type CohortRecord } from './cohorts.js'
+export {
+  activeFlagDefinitions,
+  canEditFlag,
+  FeatureFlags,
+  flagStatus,
+  FlagRoleAccess,
+  liveFlagDefinitions,
+  type FeatureFlagObject,
+  type FeatureFlagRecord,
+  type FlagDefinition,
+  type RoleAccessObject,
+} from './feature-flags/index.js'
 export { PersonalKeys, hashPersonalKey, maskPersonalKey } from './api-keys.js'
 export { Authenticator, requireScope, type Principal } from './auth.js'
 export { bootstrap, type BootstrapResult } from './bootstrap.js'
 export { ProjectDirectory, type ProjectRef } from './project-directory.js'
+export { createProjectResolver, type ProjectResolver, type ResolvedProject } from './project-resolver.js'
 export { Roles, type RoleObject } from './roles.js'
 export { ALL_SCOPES, hasScope, isValidScope, type Scope } from './scopes.js'
 
 export function createManagement(db: Db, clock: Clock) {
   const accounts = new Accounts(db, clock)
   const keys = new PersonalKeys(db, clock)
+  const roles = new Roles(db, accounts, clock)
+  const activity = new ActivityLog(db, clock)
+  const cohorts = new Cohorts(db, accounts, clock)
+  const featureFlags = new FeatureFlags({ db, clock, accounts, roles, cohorts, activity })
   return {
     db,
     accounts,
     keys,
-    roles: new Roles(db, accounts, clock),
+    roles,
+    activity,
+    cohorts,
+    featureFlags,
+    flagRoleAccess: new FlagRoleAccess(db, clock, featureFlags, roles),
     auth: new Authenticator(accounts, keys),
     projects: new ProjectDirectory(db),
   }

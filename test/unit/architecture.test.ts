@@ -14,15 +14,16 @@ const ALLOWED: Record<string, string[]> = {
   'src/observability': ['src/common', 'src/config'],
   'src/schemas': ['src/common'],
   'src/storage': ['src/common', 'src/config', 'src/observability'],
+  'src/geoip': ['src/common', 'src/config'],
   'src/management': ['src/common', 'src/config', 'src/storage', 'src/observability', 'src/schemas', 'src/flags'],
-  'src/persons': ['src/common', 'src/config', 'src/storage', 'src/observability'],
-  'src/flags': ['src/common', 'src/config', 'src/schemas', 'src/storage', 'src/observability', 'src/persons'],
-  'src/ingestion': ['src/common', 'src/config', 'src/schemas', 'src/storage', 'src/observability', 'src/persons', 'src/pool'],
+  'src/persons': ['src/common', 'src/config', 'src/storage', 'src/observability', 'src/geoip', 'src/schemas'],
+  'src/flags': ['src/common', 'src/config', 'src/schemas', 'src/storage', 'src/observability', 'src/persons', 'src/geoip'],
+  'src/ingestion': ['src/common', 'src/config', 'src/schemas', 'src/storage', 'src/observability', 'src/persons', 'src/pool', 'src/management', 'src/geoip'],
   'src/experiments': ['src/common', 'src/config', 'src/storage', 'src/observability', 'src/flags', 'src/management', 'src/schemas'],
   'src/pool': ['src/common', 'src/config', 'src/observability'],
-  'src/http': ['src/common', 'src/config', 'src/observability', 'src/schemas', 'src/management', 'src/ingestion', 'src/flags', 'src/experiments', 'src/persons', 'src/storage', 'src/pool'],
+  'src/http': ['src/common', 'src/config', 'src/observability', 'src/schemas', 'src/management', 'src/ingestion', 'src/flags', 'src/experiments', 'src/persons', 'src/storage', 'src/pool', 'src/geoip'],
   'src/cli': ['src/common', 'src/config', 'src/management', 'src/storage', 'src/ingestion', 'src/main.ts'],
-  workers: ['src/common', 'src/config', 'src/schemas', 'src/ingestion', 'src/flags', 'src/persons', 'src/storage', 'src/observability'],
+  workers: ['src/common', 'src/config', 'src/schemas', 'src/ingestion', 'src/flags', 'src/persons', 'src/storage', 'src/observability', 'src/geoip', 'src/management', 'src/pool'],
 }
 
 function files(dir: string): string[] {

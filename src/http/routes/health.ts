@@ -9,7 +9,7 @@ export interface ReadinessCheck {
   check: () => Promise<{ ok: boolean; detail?: string }>
 }
 
-export function registerHealthRoutes(router: Router, checks: ReadinessCheck[], registry: Registry): void {
+export function registerHealthRoutes(router: Router, checks: ReadinessCheck[], registry: Registry, beforeMetrics?: () => void): void {
   const live = () => json(200, { status: 'ok' })
   router.add('get', '/_health', live, { maxBodyBytes: 0, label: '/_health' })
   router.add('get', '/_liveness', live, { maxBodyBytes: 0, label: '/_health' })
@@ -35,7 +35,10 @@ export function registerHealthRoutes(router: Router, checks: ReadinessCheck[], r
   router.add(
     'get',
     '/metrics',
-    async () => ({ status: 200, headers: { 'Content-Type': registry.contentType }, body: await registry.metrics() }),
+    async () => {
+      beforeMetrics?.()
+      return { status: 200, headers: { 'Content-Type': registry.contentType }, body: await registry.metrics() }
+    },
     { maxBodyBytes: 0 },
   )
 }

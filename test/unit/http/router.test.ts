@@ -38,3 +38,13 @@ t.test('Router', async (t) => {
     t.equal(router.match('get', '/api/projects/%E0%A4%A/feature_flags/1').kind, 'not_found')
   })
 })
+
+t.test('a literal segment wins over a parameter whatever the registration order', async (t) => {
+  const router = new Router()
+    .add('get', '/api/projects/:project_id/feature_flags/:id/', () => ({ status: 1 }), opts)
+    .add('get', '/api/projects/:project_id/feature_flags/local_evaluation/', () => ({ status: 2 }), opts)
+  const m = router.match('get', '/api/projects/1/feature_flags/local_evaluation/')
+  t.equal(m.kind === 'route' && m.route.pattern, '/api/projects/:project_id/feature_flags/local_evaluation/')
+  const other = router.match('get', '/api/projects/1/feature_flags/12/')
+  t.equal(other.kind === 'route' && other.route.pattern, '/api/projects/:project_id/feature_flags/:id/')
+})

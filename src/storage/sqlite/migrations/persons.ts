@@ -72,4 +72,21 @@ CREATE TABLE consumer_checkpoints (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'persons stage',
+    sql: `
+-- Distinct ids seen on personless events ($process_person_profile false) while they had no person. A later
+-- identify that creates the person takes its uuid from such an id, so the earlier events keep their person.
+CREATE TABLE personless_distinct_ids (
+  team_id INTEGER NOT NULL,
+  distinct_id TEXT NOT NULL,
+  PRIMARY KEY (team_id, distinct_id)
+) WITHOUT ROWID;
+-- Deleting a merged-away person cascades here; without this index each cascade scans the table.
+CREATE INDEX hash_key_overrides_person ON hash_key_overrides(person_id);
+-- The groups API lists a group type newest first.
+CREATE INDEX groups_team_type_created ON groups(team_id, group_type_index, created_at, group_key);
+`,
+  },
 ]

@@ -1,0 +1,63 @@
+/**
+ * Public capture routes. /capture/ and /batch/ are the contract's; /e/, /i/v0/e/, /track/ and /engage/
+ * are the paths PostHog's SDKs use for the same thing. Every one accepts every payload shape (one event,
+ * an array, a batch object), as PostHog capture does. 200 `{"status": 1}` is sent only once the events
+ * are durable in the spool; `beacon=1` (sendBeacon) gets 204.
+ */
+import { AppError } from '../../common/errors.js'
+import type { IngestionService } from '../../ingestion/service.js'
+import { clientIp } from '../client-ip.js'
+import { empty, json } from '../reply.js'
+import type { Router } from '../router.js'
+import { preflightReply } from '../server.js'
+import type { Handler } from '../types.js'
+
+export interface CaptureLimits {
+  captureMaxBytes: number
+  batchMaxBytes: number
+}
+
+const OK = JSON.stringify({ status: 1 })
+
+function captureHandler(ingestion: IngestionService, maxBytes: number): Handler {
+  return async (ctx) => {
+    const query = new URLSearchParams(ctx.query)
+    let body = ctx.body
+    if (!body || body.length === 0) {
+      const data = query.get('data')
+      if (data === null) {
+        throw new AppError('invalid_payload', {
+          detail: 'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+        })
+      }
+      body = Buffer.from(data, 'utf8')
+    }
+    await ingestion.capture({
+      body,
+      contentType: ctx.headers['content-type'],
+      contentEncoding: ctx.headers['content-encoding'],
+      query,
+      ip: clientIp(ctx),
+      maxBytes,
+    })
+    if (query.get('beacon') === '1') return empty(204)
+    return { status: 200, headers: { 'Content-Type': 'application/json' }, body: OK }
+  }
+}
+
+export function registerCaptureRoutes(router: Router, ingestion: IngestionService, limits: CaptureLimits): void {
+  const routes: Array<[string, number]> = [
+    ['/capture/', limits.captureMaxBytes],
+    ['/e/', limits.captureMaxBytes],
+    ['/i/v0/e/', limits.captureMaxBytes],
+    ['/track/', limits.captureMaxBytes],
+    ['/engage/', limits.captureMaxBytes],
+    ['/batch/', limits.batchMaxBytes],
+  ]
+  for (const [path, maxBytes] of routes) {
+    const options = { maxBodyBytes: maxBytes, cors: true }
+    router.add(['post', 'get'], path, captureHandler(ingestion, maxBytes), options)
+    router.add('options', path, preflightReply, options)
+  }
+  router.add('get', '/', () => json(200, { status: 1, service: 'skylark' }), { maxBodyBytes: 0 })
+}

@@ -1,0 +1,59 @@
+/**
+ * /api/projects/:project_id/cohorts/ — the minimal cohort API flags need: list, create, read, change
+ * (soft delete with PATCH `{"deleted": true}`). The operation table is also published by /api/schema/.
+ */
+import { pageEnvelope, parsePage } from '../../common/pagination.js'
+import { cohortCreateSchema, cohortPageSchema, cohortSchema, cohortUpdateSchema } from '../../schemas/cohort.js'
+import { compileSerializer } from '../../schemas/index.js'
+import type { OperationDoc } from '../../schemas/openapi.js'
+import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
+import type { Router } from '../router.js'
+
+const COHORTS = '/api/projects/:project_id/cohorts'
+const TAG = 'cohorts'
+
+export const COHORT_OPERATIONS = [
+  {
+    operationId: 'cohorts_list',
+    method: 'get',
+    path: `${COHORTS}/`,
+    summary: 'List live cohorts, newest first.',
+    tag: TAG,
+    scope: 'cohort:read',
+    query: [
+      { name: 'limit', description: 'Page size (default 100, at most 1000).', schema: { type: 'integer', minimum: 1 } },
+      { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
+    ],
+    responses: { 200: 'PaginatedCohortList' },
+  },
+  { operationId: 'cohorts_create', method: 'post', path: `${COHORTS}/`, summary: 'Create a cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortCreate', responses: { 201: 'Cohort' } },
+  { operationId: 'cohorts_retrieve', method: 'get', path: `${COHORTS}/:id/`, summary: 'A cohort (deleted ones too).', tag: TAG, scope: 'cohort:read', responses: { 200: 'Cohort' } },
+  { operationId: 'cohorts_partial_update', method: 'patch', path: `${COHORTS}/:id/`, summary: 'Change a cohort; `{"deleted": true}` soft-deletes it.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortUpdate', responses: { 200: 'Cohort' } },
+] as const satisfies readonly OperationDoc[]
+
+export const COHORT_COMPONENTS = {
+  Cohort: cohortSchema,
+  CohortCreate: cohortCreateSchema,
+  CohortUpdate: cohortUpdateSchema,
+  PaginatedCohortList: cohortPageSchema,
+}
+
+type OperationId = (typeof COHORT_OPERATIONS)[number]['operationId']
+
+export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyBytes: number): void {
+  const cohorts = api.management.cohorts
+  const json = { cohort: compileSerializer(cohortSchema), page: compileSerializer(cohortPageSchema) }
+  const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult> = {
+    cohorts_list: (req) => {
+      const page = parsePage(req.query)
+      const results = cohorts.list(req.project.id, page.limit, page.offset)
+      return answer(200, json.page(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, cohorts.count(req.project.id), results)))
+    },
+    cohorts_create: (req) => answer(201, json.cohort(cohorts.create(req.project.id, req.body, req.principal.user.id))),
+    cohorts_retrieve: (req) => answer(200, json.cohort(cohorts.get(req.project.id, intParam(req.params.id)))),
+    cohorts_partial_update: (req) => answer(200, json.cohort(cohorts.update(req.project.id, intParam(req.params.id), req.body))),
+  }
+  for (const op of COHORT_OPERATIONS) {
+    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
+  }
+}

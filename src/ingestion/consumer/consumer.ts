@@ -1,0 +1,403 @@
+/**
+ * The ingest consumer: one thread, one writer. Two loops share it:
+ *
+ *   person loop  spool frames ─▶ person & group processing (persons.db transaction, with its checkpoint)
+ *                              ─▶ rows queued for the sink (bounded, so a slow store pauses reading)
+ *   sink loop    queued rows ─▶ event store (batched by size and time) ─▶ sink checkpoint ─▶ delete
+ *                segments both checkpoints have passed
+ *
+ * Because the loops are decoupled, person properties stay fresh for /decide while the event store is
+ * down. After a crash the sink resumes from its own checkpoint: events between it and the person
+ * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
+ */
+import type { Clock } from '../../common/clock.js'
+import type { Db } from '../../storage/index.js'
+import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
+import type { EventRow } from '../../storage/events/types.js'
+import { FrameKind } from '../spool/format.js'
+import { unlinkSync } from 'node:fs'
+import { compareCursors, LANES, listSegments, segmentPath, type Cursor } from '../spool/layout.js'
+import { LaneReader, type CorruptionReport } from '../spool/reader.js'
+import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
+import { Checkpoints } from './checkpoints.js'
+import type { ConsumerStats } from './messages.js'
+import { SinkWriter } from './sink-writer.js'
+
+export interface PersonOutcome {
+  personId: string
+  groups: [string, string, string, string, string]
+  properties: Record<string, unknown>
+  /** Set when PostHog drops the event instead of storing it; the stage records the warning. */
+  dropReason?: string
+}
+
+/** What the consumer needs from person processing (src/persons implements it). */
+export interface PersonStage {
+  process(events: CapturedEvent[]): PersonOutcome[]
+  enrich(event: CapturedEvent): PersonOutcome
+  resetCache(): void
+}
+
+export interface ConsumerOptions {
+  spoolDir: string
+  personsDb: Db
+  stage: PersonStage
+  sinkWriter: SinkWriter
+  deadLetter: (entries: DeadLetterInput[]) => void
+  /** One attempt at the event store, no retries (dead-letter replay decides itself what a failure means). */
+  writeDirect: (rows: EventRow[]) => Promise<void>
+  activeSegments: Record<Lane, number>
+  batchRows: number
+  flushIntervalMs: number
+  clock: Clock
+  log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void
+  onFreed: (bytes: number) => void
+}
+
+interface QueueItem {
+  lane: Lane
+  rows: EventRow[]
+  end: Cursor
+  queuedAt: number
+}
+
+interface LaneState {
+  lane: Lane
+  reader: LaneReader
+  /** Reads the stretch between the sink and person checkpoints once after a restart. */
+  replay: { reader: LaneReader; until: Cursor } | null
+  personsAt: Cursor
+  sinkAt: Cursor
+}
+
+/** Lanes are served in this repeating order: the live lane most, the historical lane next, overflow least. */
+const SCHEDULE: readonly Lane[] = ['main', 'main', 'main', 'historical', 'main', 'main', 'main', 'overflow']
+const FRAMES_PER_BATCH = 2000
+
+export class Consumer {
+  readonly #o: ConsumerOptions
+  readonly #checkpoints: Checkpoints
+  readonly #lanes = new Map<Lane, LaneState>()
+  readonly #queue: QueueItem[] = []
+  readonly #insertWarning
+  #queuedRows = 0
+  #schedulePos = 0
+  #stopping = false
+  #replaying = false
+  #personsDone = false
+  #wakePersons: (() => void) | null = null
+  #wakeSink: (() => void) | null = null
+  readonly stats: ConsumerStats = {
+    stored: 0,
+    personsProcessed: 0,
+    deadLettered: 0,
+    sinkErrors: 0,
+    sinkUp: true,
+    backlogBytes: 0,
+    queuedRows: 0,
+    lastError: null,
+  }
+
+  constructor(options: ConsumerOptions) {
+    this.#o = options
+    this.#checkpoints = new Checkpoints(options.personsDb)
+    this.#insertWarning = options.personsDb.prepare(
+      'INSERT INTO ingestion_warnings (team_id, type, source, details, timestamp) VALUES (?, ?, ?, ?, ?)',
+    )
+    for (const lane of LANES) {
+      const personsAt = this.#checkpoints.get('persons', lane)
+      const sinkAt = this.#checkpoints.get('sink', lane)
+      const active = options.activeSegments[lane]
+      const behind = compareCursors(sinkAt, personsAt) < 0
+      this.#lanes.set(lane, {
+        lane,
+        reader: new LaneReader(options.spoolDir, lane, personsAt, active),
+        replay: behind ? { reader: new LaneReader(options.spoolDir, lane, sinkAt, active), until: personsAt } : null,
+        personsAt,
+        sinkAt,
+      })
+    }
+  }
+
+  /** The writer made more of a lane durable. */
+  durable(lane: Lane, segment: number, offset: number): void {
+    this.#lanes.get(lane)!.reader.durable(segment, offset)
+    this.#wakePersons?.()
+  }
+
+  /** Runs both loops until stop() and everything durable is stored (or the sink writer gives up). */
+  async run(): Promise<void> {
+    this.#replayAfterRestart()
+    await Promise.all([this.#personsLoop(), this.#sinkLoop()])
+  }
+
+  /** Drain: read what is durable now, store it, then let run() resolve. */
+  stop(): void {
+    this.#stopping = true
+    this.#wakePersons?.()
+    this.#wakeSink?.()
+  }
+
+  refreshStats(): ConsumerStats {
+    let backlog = 0
+    for (const state of this.#lanes.values()) backlog += state.reader.backlogBytes()
+    this.stats.backlogBytes = backlog
+    this.stats.queuedRows = this.#queuedRows
+    return this.stats
+  }
+
+  #replayAfterRestart(): void {
+    for (const state of this.#lanes.values()) {
+      if (!state.replay) continue
+      let replayed = 0
+      for (;;) {
+        const frames = state.replay.reader.read(FRAMES_PER_BATCH, (r) => this.#corrupt(r), state.replay.until)
+        if (frames.length === 0) break
+        const events = this.#decode(state.lane, frames).events
+        const rows = this.#rows(events, events.map((e) => this.#o.stage.enrich(e)))
+        replayed += rows.length
+        this.#enqueue({ lane: state.lane, rows, end: frames[frames.length - 1].end, queuedAt: this.#o.clock.now() })
+      }
+      state.replay.reader.close()
+      state.replay = null
+      if (replayed > 0) this.#o.log('info', 'replaying events not yet confirmed by the event store', { lane: state.lane, events: replayed })
+    }
+  }
+
+  async #personsLoop(): Promise<void> {
+    const maxQueued = Math.max(this.#o.batchRows * 4, 20_000)
+    for (;;) {
+      if (this.#queuedRows >= maxQueued) {
+        await new Promise<void>((resolve) => (this.#wakePersons = resolve))
+        continue
+      }
+      const did = this.#processOneBatch()
+      if (did) {
+        await new Promise((resolve) => setImmediate(resolve))
+        continue
+      }
+      if (this.#stopping) break
+      await new Promise<void>((resolve) => {
+        this.#wakePersons = resolve
+        setTimeout(resolve, 1000)
+      })
+      this.#wakePersons = null
+    }
+    this.#personsDone = true
+    this.#wakeSink?.()
+  }
+
+  /** Reads and processes one batch from the next lane that has data; false when no lane had any. */
+  #processOneBatch(): boolean {
+    for (let tried = 0; tried < SCHEDULE.length; tried++) {
+      const lane = SCHEDULE[this.#schedulePos]
+      this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
+      const state = this.#lanes.get(lane)!
+      const frames = state.reader.read(FRAMES_PER_BATCH, (r) => this.#corrupt(r))
+      if (frames.length === 0) continue
+      const end = frames[frames.length - 1].end
+      const { events, warnings } = this.#decode(lane, frames)
+      const rows = this.#processPersons(lane, events, warnings, end)
+      state.personsAt = end
+      this.#enqueue({ lane, rows, end, queuedAt: this.#o.clock.now() })
+      return true
+    }
+    return false
+  }
+
+  #processPersons(lane: Lane, events: CapturedEvent[], warnings: IngestionWarning[], end: Cursor): EventRow[] {
+    const db = this.#o.personsDb
+    const stage = this.#o.stage
+    try {
+      const outcomes = db.transaction(() => {
+        const out = stage.process(events)
+        this.#writeWarnings(warnings)
+        this.#checkpoints.set('persons', lane, end)
+        return out
+      })()
+      this.stats.personsProcessed += events.length
+      return this.#rows(events, outcomes)
+    } catch (error) {
+      // One bad event must not hold up the rest: redo the batch one event per transaction and
+      // dead-letter the events that still fail.
+      stage.resetCache()
+      this.#o.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
+      const rows: EventRow[] = []
+      const failed: DeadLetterInput[] = []
+      for (const event of events) {
+        try {
+          const [outcome] = db.transaction(() => stage.process([event]))()
+          if (!outcome.dropReason) rows.push(this.#row(event, outcome))
+        } catch (inner) {
+          stage.resetCache()
+          failed.push({ lane, stage: 'persons', error: String(inner), payload: JSON.stringify(event) })
+        }
+      }
+      db.transaction(() => {
+        this.#writeWarnings(warnings)
+        this.#checkpoints.set('persons', lane, end)
+      })()
+      if (failed.length > 0) this.#deadLetter(failed)
+      this.stats.personsProcessed += rows.length
+      return rows
+    }
+  }
+
+  #decode(lane: Lane, frames: Array<{ kind: number; payload: Buffer }>): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
+    const events: CapturedEvent[] = []
+    const warnings: IngestionWarning[] = []
+    for (const frame of frames) {
+      try {
+        const value = JSON.parse(frame.payload.toString('utf8'))
+        if (frame.kind === FrameKind.event) events.push(value as CapturedEvent)
+        else warnings.push(value as IngestionWarning)
+      } catch (error) {
+        this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: frame.payload.toString('base64') }])
+      }
+    }
+    return { events, warnings }
+  }
+
+  #writeWarnings(warnings: IngestionWarning[]): void {
+    for (const w of warnings) {
+      this.#insertWarning.run(w.team_id, w.type, w.source, JSON.stringify(w.details), new Date(w.timestamp).toISOString())
+    }
+  }
+
+  #rows(events: CapturedEvent[], outcomes: PersonOutcome[]): EventRow[] {
+    const rows: EventRow[] = []
+    for (let i = 0; i < events.length; i++) if (!outcomes[i].dropReason) rows.push(this.#row(events[i], outcomes[i]))
+    return rows
+  }
+
+  #row(event: CapturedEvent, outcome: PersonOutcome): EventRow {
+    const chain = outcome.properties.$elements_chain
+    return {
+      uuid: event.uuid,
+      team_id: event.team_id,
+      event: event.event,
+      distinct_id: event.distinct_id,
+      person_id: outcome.personId,
+      properties: JSON.stringify(outcome.properties),
+      timestamp: event.timestamp,
+      created_at: this.#o.clock.now(),
+      groups: outcome.groups,
+      elements_chain: typeof chain === 'string' ? chain : '',
+    }
+  }
+
+  #enqueue(item: QueueItem): void {
+    this.#queue.push(item)
+    this.#queuedRows += item.rows.length
+    this.#wakeSink?.()
+  }
+
+  async #sinkLoop(): Promise<void> {
+    for (;;) {
+      if (this.#queue.length === 0) {
+        if (this.#personsDone) return
+        await new Promise<void>((resolve) => (this.#wakeSink = resolve))
+        this.#wakeSink = null
+        continue
+      }
+      const age = this.#o.clock.now() - this.#queue[0].queuedAt
+      if (this.#queuedRows < this.#o.batchRows && age < this.#o.flushIntervalMs && !this.#stopping) {
+        await new Promise<void>((resolve) => {
+          this.#wakeSink = resolve
+          setTimeout(resolve, this.#o.flushIntervalMs - age)
+        })
+        this.#wakeSink = null
+        continue
+      }
+      const items: QueueItem[] = []
+      let rowCount = 0
+      while (this.#queue.length > 0 && (rowCount === 0 || rowCount + this.#queue[0].rows.length <= this.#o.batchRows)) {
+        const item = this.#queue.shift()!
+        items.push(item)
+        rowCount += item.rows.length
+      }
+      const rows = items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows)
+      const stored = await this.#o.sinkWriter.write(rows, items.map((i) => i.lane).join(','))
+      if (!stored) return // shutdown gave up: the spool still has these rows for the next start
+      this.#queuedRows -= rowCount
+      this.stats.stored += rows.length
+      this.#afterStored(items)
+      this.#wakePersons?.()
+    }
+  }
+
+  #afterStored(items: QueueItem[]): void {
+    const touched = new Set<Lane>()
+    for (const item of items) {
+      const state = this.#lanes.get(item.lane)!
+      state.sinkAt = item.end
+      touched.add(item.lane)
+    }
+    for (const lane of touched) this.#checkpoints.set('sink', lane, this.#lanes.get(lane)!.sinkAt)
+    this.#releaseSegments(touched)
+  }
+
+  /** Deletes segments that both checkpoints have left behind and tells the writer the space is free. */
+  #releaseSegments(lanes: Set<Lane>): void {
+    let bytes = 0
+    for (const lane of lanes) {
+      const state = this.#lanes.get(lane)!
+      const keepFrom = Math.min(state.personsAt.segment, state.sinkAt.segment)
+      for (const s of listSegments(this.#o.spoolDir, lane)) {
+        if (s.segment >= keepFrom) break
+        try {
+          unlinkSync(segmentPath(this.#o.spoolDir, lane, s.segment))
+          bytes += s.bytes
+        } catch (error) {
+          this.#o.log('warn', 'could not delete a consumed spool segment', { lane, segment: s.segment, error: String(error) })
+        }
+      }
+    }
+    if (bytes > 0) this.#o.onFreed(bytes)
+  }
+
+  /**
+   * Retries dead letters an operator marked with `skylark dlq replay`: stored rows go straight to the
+   * event store, events that failed person processing go through it again first.
+   */
+  async replayDeadLetters(store: DeadLetters): Promise<void> {
+    if (this.#replaying) return
+    this.#replaying = true
+    try {
+      for (const entry of store.replayRequested(500)) {
+        if (entry.payload === null) {
+          store.replayFailed(entry.id, 'the record was unreadable; there is nothing to replay')
+          continue
+        }
+        try {
+          let rows: EventRow[]
+          if (entry.stage === 'persons') {
+            const event = JSON.parse(entry.payload) as CapturedEvent
+            const outcomes = this.#o.personsDb.transaction(() => this.#o.stage.process([event]))()
+            rows = this.#rows([event], outcomes)
+          } else {
+            rows = [JSON.parse(entry.payload) as EventRow]
+          }
+          if (rows.length > 0) await this.#o.writeDirect(rows)
+          store.remove([entry.id])
+          this.stats.stored += rows.length
+        } catch (error) {
+          this.#o.stage.resetCache()
+          store.replayFailed(entry.id, error instanceof Error ? error.message : String(error))
+        }
+      }
+    } finally {
+      this.#replaying = false
+    }
+  }
+
+  #corrupt(report: CorruptionReport): void {
+    this.#o.log('error', 'damaged spool data skipped', { ...report })
+    this.#deadLetter([{ lane: report.lane, stage: 'spool', error: `${report.reason} at segment ${report.segment} offset ${report.offset}`, payload: null }])
+  }
+
+  #deadLetter(entries: DeadLetterInput[]): void {
+    this.#o.deadLetter(entries)
+    this.stats.deadLettered += entries.length
+  }
+}

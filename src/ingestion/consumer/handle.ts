@@ -1,0 +1,119 @@
+/**
+ * The main thread's side of the consumer: starts the thread, forwards "durable up to here" from the
+ * spool writer, keeps the latest stats for /metrics and /_readiness, and restarts the thread if it dies
+ * (it resumes from its checkpoints, so nothing is lost or processed twice).
+ */
+import { Worker } from 'node:worker_threads'
+import type { Logger } from '../../observability/logger.js'
+import type { SpoolWriter } from '../spool/writer.js'
+import type { Lane } from '../types.js'
+import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
+import type { ConsumerWorkerData } from './thread.js'
+
+export type ConsumerSettings = Omit<ConsumerWorkerData, 'activeSegments' | 'durable'>
+
+const WORKER_URL = new URL('../../../workers/ingest-consumer.js', import.meta.url)
+
+export class ConsumerHandle {
+  readonly #settings: ConsumerSettings
+  readonly #spool: SpoolWriter
+  readonly #logger: Logger
+  #worker: Worker | null = null
+  #stopping = false
+  #stopped: Promise<void> | null = null
+  #stats: ConsumerStats | null = null
+
+  private constructor(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger) {
+    this.#settings = settings
+    this.#spool = spool
+    this.#logger = logger
+  }
+
+  static async start(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger): Promise<ConsumerHandle> {
+    const handle = new ConsumerHandle(settings, spool, logger)
+    await handle.#spawn()
+    return handle
+  }
+
+  get stats(): ConsumerStats | null {
+    return this.#stats
+  }
+
+  get running(): boolean {
+    return this.#worker !== null
+  }
+
+  durable(lane: Lane, segment: number, offset: number): void {
+    this.#post({ type: 'durable', lane, segment, offset })
+  }
+
+  #post(message: ToConsumer): void {
+    this.#worker?.postMessage(message)
+  }
+
+  #spawn(): Promise<void> {
+    const current = this.#spool.currentState()
+    const worker = new Worker(WORKER_URL, {
+      workerData: { ...this.#settings, activeSegments: current.segments, durable: current.sizes } satisfies ConsumerWorkerData,
+    })
+    this.#worker = worker
+    return new Promise((resolve, reject) => {
+      let ready = false
+      worker.on('message', (message: FromConsumer) => {
+        switch (message.type) {
+          case 'ready':
+            ready = true
+            resolve()
+            break
+          case 'stats':
+            this.#stats = message.stats
+            break
+          case 'freed':
+            this.#spool.release(message.bytes)
+            break
+          case 'log':
+            this.#logger[message.level]({ component: 'consumer', ...message.fields }, message.msg)
+            break
+          case 'stopped':
+            break
+        }
+      })
+      worker.on('error', (error) => {
+        this.#logger.error({ component: 'consumer', err: error }, 'ingest consumer crashed')
+        if (!ready) reject(error)
+      })
+      worker.on('exit', (code) => {
+        this.#worker = null
+        if (!ready) reject(new Error(`ingest consumer exited with ${code} before it was ready`))
+        if (this.#stopping) return
+        this.#logger.error({ component: 'consumer', code }, 'ingest consumer stopped unexpectedly; restarting in 1 s')
+        setTimeout(() => {
+          if (!this.#stopping) this.#spawn().catch((error: unknown) => this.#logger.error({ err: error }, 'consumer restart failed'))
+        }, 1000)
+      })
+    })
+  }
+
+  /**
+   * Asks the consumer to store everything durable, waiting up to `timeoutMs`; after that it abandons
+   * retries and the rows stay in the spool for the next start.
+   */
+  stop(timeoutMs: number): Promise<void> {
+    this.#stopping = true
+    this.#stopped ??= new Promise<void>((resolve) => {
+      const worker = this.#worker
+      if (!worker) return resolve()
+      const timer = setTimeout(() => {
+        this.#logger.warn('consumer did not drain before the shutdown timeout; the spool keeps the rest')
+        worker.postMessage({ type: 'abandon' } satisfies ToConsumer)
+        setTimeout(() => void worker.terminate(), 2000).unref()
+      }, timeoutMs)
+      worker.once('exit', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+      worker.postMessage({ type: 'stop' } satisfies ToConsumer)
+    })
+    return this.#stopped
+  }
+}

@@ -1,0 +1,27 @@
+/** Messages between the main thread and the ingest consumer thread. */
+import type { Lane } from '../types.js'
+
+export type ToConsumer =
+  | { type: 'durable'; lane: Lane; segment: number; offset: number }
+  | { type: 'stop' }
+  /** Shutdown stopped waiting: give up retrying the event store; the spool keeps the rows. */
+  | { type: 'abandon' }
+
+export interface ConsumerStats {
+  stored: number
+  personsProcessed: number
+  deadLettered: number
+  sinkErrors: number
+  sinkUp: boolean
+  /** Durable spool bytes not read yet plus rows waiting for the sink. */
+  backlogBytes: number
+  queuedRows: number
+  lastError: string | null
+}
+
+export type FromConsumer =
+  | { type: 'ready' }
+  | { type: 'stats'; stats: ConsumerStats }
+  | { type: 'freed'; bytes: number }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> }
+  | { type: 'stopped' }

@@ -1,0 +1,63 @@
+/**
+ * Writes rows to the event store until it succeeds: retryable failures (store down, disk full) back off
+ * exponentially up to a cap and try the same rows again; permanent failures (the store rejects the data)
+ * are narrowed down by halving the batch, so only the rows that can never be stored go to the dead-letter
+ * store and everything else is written.
+ */
+import { SinkError, type EventRow, type EventSink } from '../../storage/events/types.js'
+import type { DeadLetterInput } from '../../storage/dead-letters.js'
+
+export interface SinkWriterOptions {
+  sink: () => EventSink | null
+  retryMaxMs: number
+  deadLetter: (entries: DeadLetterInput[]) => void
+  onFailure: (error: Error) => void
+  onSuccess: () => void
+  /** True once shutdown gave up waiting: stop retrying and leave the rows to the next start. */
+  abandoned: () => boolean
+  sleep?: (ms: number) => Promise<void>
+}
+
+export class SinkWriter {
+  readonly #o: SinkWriterOptions
+  readonly #sleep: (ms: number) => Promise<void>
+
+  constructor(options: SinkWriterOptions) {
+    this.#o = options
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
+  }
+
+  /** Resolves true when every row is stored or dead-lettered, false when abandoned at shutdown. */
+  async write(rows: readonly EventRow[], lane: string): Promise<boolean> {
+    let delay = 50
+    for (;;) {
+      try {
+        await this.#writeIsolating(rows, lane)
+        this.#o.onSuccess()
+        return true
+      } catch (error) {
+        this.#o.onFailure(error as Error)
+        if (this.#o.abandoned()) return false
+        await this.#sleep(delay)
+        delay = Math.min(delay * 2, this.#o.retryMaxMs)
+      }
+    }
+  }
+
+  async #writeIsolating(rows: readonly EventRow[], lane: string): Promise<void> {
+    const sink = this.#o.sink()
+    if (!sink) throw new SinkError('the event store is not ready yet', false)
+    try {
+      await sink.write(rows)
+    } catch (error) {
+      if (!(error instanceof SinkError) || !error.permanent) throw error
+      if (rows.length === 1) {
+        this.#o.deadLetter([{ lane, stage: 'sink', error: error.message, payload: JSON.stringify(rows[0]) }])
+        return
+      }
+      const middle = Math.ceil(rows.length / 2)
+      await this.#writeIsolating(rows.slice(0, middle), lane)
+      await this.#writeIsolating(rows.slice(middle), lane)
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Everything that runs inside the consumer thread: opens persons.db (read-write), the dead-letter store
+ * and the event store, builds the person stage and the Consumer, and talks to the main thread. ClickHouse
+ * may be down when the service starts: the sink connects (and migrates) in the background with backoff
+ * while person processing already runs.
+ */
+import type { MessagePort } from 'node:worker_threads'
+import { systemClock } from '../../common/clock.js'
+import { openGeoIp } from '../../geoip/index.js'
+import { PersonsStage } from '../../persons/index.js'
+import { DeadLetters } from '../../storage/dead-letters.js'
+import { ClickHouseEventSink } from '../../storage/events/clickhouse.js'
+import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
+import { SqliteEventSink } from '../../storage/events/sqlite.js'
+import type { EventSink } from '../../storage/events/types.js'
+import { openDatabase } from '../../storage/index.js'
+import type { Lane } from '../types.js'
+import { Consumer } from './consumer.js'
+import type { FromConsumer, ToConsumer } from './messages.js'
+import { SinkWriter } from './sink-writer.js'
+
+export interface ConsumerWorkerData {
+  spoolDir: string
+  personsPath: string
+  eventsPath: string
+  deadLettersPath: string
+  clickhouse: ClickHouseOptions | null
+  geoipPath: string | null
+  activeSegments: Record<Lane, number>
+  durable: Record<Lane, number>
+  batchRows: number
+  flushIntervalMs: number
+  retryMaxMs: number
+}
+
+export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerData): Promise<void> {
+  const send = (message: FromConsumer) => port.postMessage(message)
+  const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => send({ type: 'log', level, msg, fields })
+  const personsDb = openDatabase(data.personsPath)
+  const deadLetters = new DeadLetters(data.deadLettersPath)
+  const geoip = await openGeoIp({ mmdbPath: data.geoipPath }).catch((error: unknown) => {
+    log('warn', 'GeoIP database unavailable; events are stored without $geoip_* properties', { error: String(error) })
+    return null
+  })
+
+  let sink: EventSink | null = data.clickhouse ? null : new SqliteEventSink(data.eventsPath)
+  let stopping = false
+  let abandon = false
+  let consumer: Consumer | null = null
+  const sinkWriter = new SinkWriter({
+    sink: () => sink,
+    retryMaxMs: data.retryMaxMs,
+    deadLetter: (entries) => {
+      deadLetters.add(entries)
+      if (consumer) consumer.stats.deadLettered += entries.length
+    },
+    onFailure: (error) => {
+      if (!consumer) return
+      if (consumer.stats.sinkUp) log('error', 'event store write failed; retrying with backoff', { error: error.message })
+      consumer.stats.sinkUp = false
+      consumer.stats.sinkErrors++
+      consumer.stats.lastError = error.message
+    },
+    onSuccess: () => {
+      if (consumer && !consumer.stats.sinkUp) log('info', 'event store writes recovered')
+      if (consumer) {
+        consumer.stats.sinkUp = true
+        consumer.stats.lastError = null
+      }
+    },
+    abandoned: () => abandon,
+  })
+  const stage = new PersonsStage(personsDb, { geoip, clock: systemClock })
+  consumer = new Consumer({
+    spoolDir: data.spoolDir,
+    personsDb,
+    stage,
+    sinkWriter,
+    deadLetter: (entries) => deadLetters.add(entries),
+    writeDirect: async (rows) => {
+      if (!sink) throw new Error('the event store is not connected')
+      await sink.write(rows)
+    },
+    activeSegments: data.activeSegments,
+    batchRows: data.batchRows,
+    flushIntervalMs: data.flushIntervalMs,
+    clock: systemClock,
+    log,
+    onFreed: (bytes) => send({ type: 'freed', bytes }),
+  })
+  for (const [lane, offset] of Object.entries(data.durable) as Array<[Lane, number]>) {
+    if (offset > 0) consumer.durable(lane, data.activeSegments[lane], offset)
+  }
+
+  if (data.clickhouse) {
+    const options = data.clickhouse
+    consumer.stats.sinkUp = false
+    void (async () => {
+      let delay = 200
+      while (!stopping && !sink) {
+        try {
+          const features = await migrateClickHouse(options)
+          sink = new ClickHouseEventSink(options, features)
+          consumer!.stats.sinkUp = true
+          log('info', 'connected to ClickHouse', { version: features.version, dateTime64: features.dateTime64 })
+        } catch (error) {
+          consumer!.stats.lastError = String(error)
+          await new Promise((resolve) => setTimeout(resolve, delay))
+          delay = Math.min(delay * 2, data.retryMaxMs)
+        }
+      }
+    })()
+  }
+
+  port.on('message', (message: ToConsumer) => {
+    if (message.type === 'durable') consumer!.durable(message.lane, message.segment, message.offset)
+    else if (message.type === 'stop') {
+      stopping = true
+      consumer!.stop()
+    } else if (message.type === 'abandon') {
+      abandon = true
+    }
+  })
+  const statsTimer = setInterval(() => send({ type: 'stats', stats: consumer!.refreshStats() }), 500)
+  const replayTimer = setInterval(() => {
+    void consumer!.replayDeadLetters(deadLetters).catch((error: unknown) => log('error', 'dead-letter replay failed', { error: String(error) }))
+  }, 1000)
+  send({ type: 'ready' })
+
+  await consumer.run()
+  clearInterval(statsTimer)
+  clearInterval(replayTimer)
+  send({ type: 'stats', stats: consumer.refreshStats() })
+  await sink?.close()
+  deadLetters.close()
+  personsDb.close()
+  send({ type: 'stopped' })
+  port.close()
+}

@@ -1,0 +1,116 @@
+/**
+ * Turns a request body into JSON text the way PostHog capture does (Rust v0_request.rs / Python
+ * load_data_from_request): form bodies with `data=`, a compression hint from the form, the query or
+ * Content-Encoding (`gzip`, `gzip-js`, `lz64`, `base64`), gzip sniffed from its magic bytes whatever the
+ * hint says, and base64/gzip fallbacks when the text is not JSON. Every decompression is bounded by
+ * `maxBytes` so a small bomb can't grow past the body limit.
+ */
+import { gunzipSync } from 'node:zlib'
+import { AppError } from '../common/errors.js'
+import { DecompressedTooLarge, decompressLz64 } from './lz64.js'
+
+export interface DecodeInput {
+  body: Buffer
+  contentType: string | undefined
+  contentEncoding: string | undefined
+  /** `compression` query parameter, if any. */
+  compression: string | null
+  /** Largest decoded size accepted. */
+  maxBytes: number
+}
+
+function invalid(detail: string): AppError {
+  return new AppError('invalid_payload', { detail: `Malformed request data: ${detail}` })
+}
+
+function tooLarge(): AppError {
+  return new AppError('request_too_large', { detail: 'Request too large: the decoded body is over the limit.' })
+}
+
+function isGzip(buf: Buffer): boolean {
+  return buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b
+}
+
+function gunzip(buf: Buffer, maxBytes: number): Buffer {
+  try {
+    return gunzipSync(buf, { maxOutputLength: maxBytes })
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge()
+    throw invalid('invalid gzip data')
+  }
+}
+
+function base64ToBuffer(text: string): Buffer | null {
+  const cleaned = text.trim().replace(/ /g, '+').replace(/-/g, '+').replace(/_/g, '/')
+  if (cleaned.length === 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(cleaned)) return null
+  return Buffer.from(cleaned, 'base64')
+}
+
+function lz64(text: string, maxBytes: number): string {
+  try {
+    const out = decompressLz64(text.replace(/ /g, '+'), maxBytes)
+    if (out === null || out === '') throw invalid('invalid lz64 data')
+    return out
+  } catch (error) {
+    if (error instanceof DecompressedTooLarge) throw tooLarge()
+    throw error
+  }
+}
+
+/** Reads `data` and `compression` out of an urlencoded form without allocating the whole map. */
+function parseForm(text: string): { data: string | null; compression: string | null } {
+  const form = new URLSearchParams(text)
+  return { data: form.get('data'), compression: form.get('compression') }
+}
+
+function looksLikeJson(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0xfeff) continue
+    return c === 0x7b || c === 0x5b // { or [
+  }
+  return false
+}
+
+export function decodeBody(input: DecodeInput): string {
+  const { maxBytes } = input
+  let body = input.body
+  if (body.length === 0) throw new AppError('invalid_payload', { detail: 'Malformed request data: the body is empty.' })
+  let hint = (input.compression ?? '').toLowerCase()
+  const contentType = (input.contentType ?? '').split(';')[0].trim().toLowerCase()
+
+  // Form bodies: the payload is the `data` field; its compression may be a form field too.
+  // (A JSON body mislabelled as a form, as `curl -d` sends it, is read as JSON.)
+  const formLike = contentType === 'application/x-www-form-urlencoded' && !looksLikeJson(body.subarray(0, 64).toString('latin1'))
+  if (!isGzip(body) && (formLike || body.subarray(0, 5).toString('latin1') === 'data=')) {
+    const form = parseForm(body.toString('utf8'))
+    if (form.data === null) throw invalid('form body without a data field')
+    hint ||= (form.compression ?? '').toLowerCase()
+    body = Buffer.from(form.data, 'utf8')
+  }
+  hint ||= (input.contentEncoding ?? '').toLowerCase().trim()
+
+  if (isGzip(body)) return gunzip(body, maxBytes).toString('utf8')
+  if (hint === 'gzip' || hint === 'gzip-js') {
+    // A gzip hint on a body that is not gzip: PostHog SDKs sometimes send plain JSON with the hint.
+    const text = body.toString('utf8')
+    if (looksLikeJson(text)) return text
+    throw invalid('invalid gzip data')
+  }
+  if (hint === 'lz64' || hint === 'lz-string') return lz64(body.toString('utf8'), maxBytes)
+  if (hint === 'base64' || hint === 'b64') {
+    const decoded = base64ToBuffer(body.toString('utf8'))
+    if (!decoded) throw invalid('invalid base64 data')
+    return isGzip(decoded) ? gunzip(decoded, maxBytes).toString('utf8') : decoded.toString('utf8')
+  }
+  const text = body.toString('utf8')
+  if (looksLikeJson(text)) return text
+  // Python capture's fallbacks: a base64 body without a hint (posthog-js sendBeacon), possibly of gzip.
+  const decoded = base64ToBuffer(text)
+  if (decoded) {
+    if (isGzip(decoded)) return gunzip(decoded, maxBytes).toString('utf8')
+    const inner = decoded.toString('utf8')
+    if (looksLikeJson(inner)) return inner
+  }
+  return text
+}

@@ -1,0 +1,87 @@
+/**
+ * Ingestion: capture parsing (core, also run by pool workers), the durable spool, spike detection and
+ * the consumer thread that feeds persons and the event store. `startIngestion` wires them for main.ts.
+ * Imports: common, config, schemas, storage, observability, persons (types), management (project keys),
+ * pool.
+ */
+import type { Clock } from '../common/clock.js'
+import type { Config } from '../config/index.js'
+import type { ProjectResolver } from '../management/index.js'
+import type { Logger } from '../observability/logger.js'
+import type { Metrics } from '../observability/metrics.js'
+import type { WorkerPool } from '../pool/index.js'
+import type { DataPaths } from '../storage/index.js'
+import { ConsumerHandle } from './consumer/handle.js'
+import { IngestionService } from './service.js'
+import { SpikeDetector } from './spike.js'
+import { SpoolWriter } from './spool/writer.js'
+
+export { IngestionService, type CaptureRequest } from './service.js'
+export type { ConsumerStats } from './consumer/messages.js'
+export type { CapturedEvent, IngestionWarning, Lane } from './types.js'
+
+export interface Ingestion {
+  readonly service: IngestionService
+  readonly spool: SpoolWriter
+  readonly consumer: ConsumerHandle
+  /** Waits for pending appends, lets the consumer store what it can in `timeoutMs`, closes the spool. */
+  stop(timeoutMs: number): Promise<void>
+}
+
+export interface IngestionDeps {
+  config: Config
+  paths: DataPaths
+  logger: Logger
+  metrics: Metrics
+  clock: Clock
+  pool: WorkerPool | null
+  resolveProject: ProjectResolver
+}
+
+export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
+  const { config, paths, logger } = deps
+  let consumer: ConsumerHandle | null = null
+  const spool = new SpoolWriter({
+    dir: paths.spool,
+    segmentBytes: config.spool.segmentBytes,
+    maxBytes: config.spool.maxBytes,
+    fsyncIntervalMs: config.spool.fsyncIntervalMs,
+    onDurable: (lane, segment, offset) => consumer?.durable(lane, segment, offset),
+    onError: (error) => logger.error({ err: error }, 'spool write failed; answering 503 until the disk recovers'),
+  })
+  consumer = await ConsumerHandle.start(
+    {
+      spoolDir: paths.spool,
+      personsPath: paths.persons,
+      eventsPath: paths.events,
+      deadLettersPath: paths.deadLetters,
+      clickhouse: config.clickhouse.url
+        ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
+        : null,
+      geoipPath: config.geoip.mmdbPath,
+      batchRows: config.sink.batchRows,
+      flushIntervalMs: config.sink.flushIntervalMs,
+      retryMaxMs: config.sink.retryMaxMs,
+    },
+    spool,
+    logger,
+  )
+  const service = new IngestionService({
+    spool,
+    spike: new SpikeDetector({ burst: config.spike.burst, ratePerSec: config.spike.ratePerSec }),
+    pool: deps.pool,
+    resolveProject: deps.resolveProject,
+    metrics: deps.metrics,
+    clock: deps.clock,
+  })
+  const handle = consumer
+  return {
+    service,
+    spool,
+    consumer: handle,
+    stop: async (timeoutMs) => {
+      await spool.close()
+      await handle.stop(timeoutMs)
+    },
+  }
+}

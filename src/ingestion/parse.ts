@@ -1,0 +1,265 @@
+/**
+ * The capture core: JSON text → accepted events and the silent drops, following PostHog capture's field
+ * resolution (posthog-semantics §3.3) and timestamps (§2.6). Pure: the clock, the uuid source and the
+ * token → project lookup are inputs, so it runs the same on the main thread and in pool workers.
+ *
+ * Whole-request errors throw AppError (400 invalid_payload, 401 invalid_api_key, 400 invalid_project);
+ * per-event problems that the contract answers with 200 become drop warnings, never exceptions.
+ */
+import { AppError } from '../common/errors.js'
+import { normaliseUuid } from '../common/ids.js'
+import { isPlainObject, type JsonObject } from '../common/json.js'
+import { resolveSentAt, resolveTimestamp } from './timestamps.js'
+import type { CapturedEvent, IngestionWarning } from './types.js'
+
+export const MAX_EVENT_NAME = 200
+export const MAX_DISTINCT_ID = 200
+/**
+ * Deepest nesting of objects/arrays accepted in a request body. JSON.parse copes with any depth, but
+ * JSON.stringify (spool records, API answers) overflows the stack at a few thousand levels, and the main
+ * thread's stack is smaller than a worker's; a fixed limit keeps every later step safe.
+ */
+export const MAX_NESTING = 100
+
+/** True when the JSON text nests objects/arrays deeper than `limit` (brackets inside strings don't count). */
+export function nestingExceeds(text: string, limit: number): boolean {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      // skip the string: stop at the closing quote that is not escaped
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 92) i++
+        else if (d === 34) break
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > limit) return true
+    } else if (c === 125 || c === 93) {
+      depth--
+    }
+  }
+  return false
+}
+
+export interface ParseContext {
+  now: number
+  /** Client address: first X-Forwarded-For entry, else the socket address. */
+  ip: string | null
+  /** The `_` query parameter (client send time), if any. */
+  queryUnderscore: string | null
+  /** Token from the query string (`?token=` / `?api_key=`), if any. */
+  queryToken: string | null
+  uuid: () => string
+  /** Resolves a project API key (or a personal key with a project id) to a project; throws the 401/400. */
+  resolveProject: (token: string | null, projectIdHint: unknown) => { id: number; anonymizeIps: boolean }
+}
+
+export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'empty_distinct_id' | 'performance_event'
+
+export interface ParsedPayload {
+  teamId: number
+  historical: boolean
+  events: CapturedEvent[]
+  /** Silent drops (`event_dropped`, with details.reason) and timestamp warnings, for ingestion_warnings. */
+  warnings: IngestionWarning[]
+}
+
+function invalidPayload(detail: string): AppError {
+  return new AppError('invalid_payload', { detail: `Invalid payload: ${detail}` })
+}
+
+/** JSON.parse, plus Python-style NaN/Infinity (posthog-python can send them) read as null. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    const patched = replaceNonFiniteTokens(text)
+    if (patched !== text) {
+      try {
+        return JSON.parse(patched)
+      } catch {
+        // fall through to the original message
+      }
+    }
+    throw new AppError('invalid_payload', { detail: `Malformed request data: ${(error as Error).message}` })
+  }
+}
+
+function replaceNonFiniteTokens(text: string): string {
+  if (!/NaN|Infinity/.test(text)) return text
+  let out = ''
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      out += c
+      if (c === '\\') out += text[++i] ?? ''
+      else if (c === '"') inString = false
+      continue
+    }
+    if (c === '"') inString = true
+    if (text.startsWith('NaN', i)) {
+      out += 'null'
+      i += 2
+    } else if (text.startsWith('-Infinity', i)) {
+      out += 'null'
+      i += 8
+    } else if (text.startsWith('Infinity', i)) {
+      out += 'null'
+      i += 7
+    } else out += c
+  }
+  return out
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'NoneType'
+  if (Array.isArray(value)) return 'list'
+  return { string: 'str', number: 'int', boolean: 'bool' }[typeof value as string] ?? typeof value
+}
+
+/** distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules). */
+function distinctIdText(value: unknown): string | null {
+  if (value === undefined || value === null) return null
+  const text = typeof value === 'string' ? value : JSON.stringify(value)
+  return text.replace(/\u0000/g, '\uFFFD').slice(0, MAX_DISTINCT_ID)
+}
+
+function tokenOf(event: JsonObject): string | null {
+  for (const value of [event.api_key, event.token, event.$token]) if (typeof value === 'string') return value
+  const props = event.properties
+  if (isPlainObject(props) && typeof props.token === 'string') return props.token
+  return null
+}
+
+/** Splits the accepted shapes (single event, array of events, batch object) into the event list. */
+function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | null; historical: boolean; sentAt: unknown; projectId: unknown } {
+  if (Array.isArray(payload)) return { items: payload, batchToken: null, historical: false, sentAt: undefined, projectId: undefined }
+  if (!isPlainObject(payload)) throw invalidPayload('the body must be a JSON object or array.')
+  if ('batch' in payload) {
+    if (!Array.isArray(payload.batch)) throw invalidPayload('"batch" must be a list of events.')
+    const token = typeof payload.api_key === 'string' ? payload.api_key : typeof payload.token === 'string' ? payload.token : null
+    if (payload.historical_migration !== undefined && typeof payload.historical_migration !== 'boolean') {
+      throw invalidPayload('"historical_migration" must be a boolean.')
+    }
+    return {
+      items: payload.batch,
+      batchToken: token,
+      historical: payload.historical_migration === true,
+      sentAt: payload.sent_at,
+      projectId: payload.project_id,
+    }
+  }
+  return { items: [payload], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
+}
+
+export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {
+  if (nestingExceeds(text, MAX_NESTING)) throw invalidPayload(`objects and arrays may nest at most ${MAX_NESTING} levels deep.`)
+  const shape = eventsOf(parseJson(text))
+  for (const item of shape.items) {
+    if (item === null) throw invalidPayload('some events are null')
+    if (!isPlainObject(item)) throw invalidPayload('every event must be a JSON object.')
+  }
+  const items = shape.items as JsonObject[]
+
+  // One token per request: the batch's, or the events' own, which must then agree (Rust capture's rule).
+  let token = shape.batchToken
+  for (const item of items) {
+    const own = tokenOf(item)
+    if (own === null) continue
+    if (token === null) token = own
+    else if (own !== token && shape.batchToken === null) {
+      throw new AppError('invalid_api_key', { detail: 'Batch submitted with inconsistent api_key values.' })
+    }
+  }
+  token ??= ctx.queryToken
+  const project = ctx.resolveProject(token, shape.projectId)
+  const sentAt = resolveSentAt(shape.sentAt, ctx.queryUnderscore)
+
+  const events: CapturedEvent[] = []
+  const warnings: IngestionWarning[] = []
+  const warn = (type: string, details: Record<string, unknown>) =>
+    warnings.push({ team_id: project.id, type, source: 'capture', details, timestamp: ctx.now })
+
+  for (const item of items) {
+    const captured = normaliseEvent(item, project, sentAt, ctx, warn)
+    if (captured) events.push(captured)
+  }
+  return { teamId: project.id, historical: shape.historical, events, warnings }
+}
+
+function normaliseEvent(
+  item: JsonObject,
+  project: { id: number; anonymizeIps: boolean },
+  sentAt: number | null,
+  ctx: ParseContext,
+  warn: (type: string, details: Record<string, unknown>) => void,
+): CapturedEvent | null {
+  const drop = (reason: DropReason, item: JsonObject) =>
+    warn('event_dropped', {
+      reason,
+      event: typeof item.event === 'string' ? item.event.slice(0, MAX_EVENT_NAME) : null,
+      uuid: typeof item.uuid === 'string' ? item.uuid.slice(0, 64) : null,
+    })
+  const rawProps = item.properties
+  if (rawProps !== undefined && rawProps !== null && !isPlainObject(rawProps)) {
+    throw invalidPayload(`Properties must be a JSON object, received ${typeName(rawProps)}!`)
+  }
+  if (item.event !== undefined && item.event !== null && typeof item.event !== 'string') {
+    throw invalidPayload(`Event field "event" must be a string, received ${typeName(item.event)}!`)
+  }
+  let uuid: string | null = null
+  if (item.uuid !== undefined && item.uuid !== null) {
+    uuid = typeof item.uuid === 'string' ? normaliseUuid(item.uuid) : null
+    if (uuid === null) throw invalidPayload('Event field "uuid" is not a valid UUID!')
+  }
+  const properties: JsonObject = rawProps ? { ...rawProps } : {}
+  const name = item.event as string | undefined | null
+  if (name === undefined || name === null || name === '') {
+    drop('missing_event_name', item)
+    return null
+  }
+  if (name === '$performance_event') {
+    drop('performance_event', item)
+    return null
+  }
+  const distinctId = distinctIdText(item.distinct_id ?? item.$distinct_id ?? properties.distinct_id ?? properties.$distinct_id)
+  if (distinctId === null) {
+    drop('missing_distinct_id', item)
+    return null
+  }
+  if (distinctId.trim() === '') {
+    drop('empty_distinct_id', item)
+    return null
+  }
+
+  // PostHog's normalizeEvent: top-level $set/$set_once join the ones inside properties.
+  for (const key of ['$set', '$set_once'] as const) {
+    const top = item[key]
+    if (isPlainObject(top)) {
+      const inner = properties[key]
+      properties[key] = isPlainObject(inner) ? { ...inner, ...top } : { ...top }
+    }
+  }
+  if (project.anonymizeIps) delete properties.$ip
+  else if (ctx.ip && properties.$ip === undefined) properties.$ip = ctx.ip
+
+  const time = resolveTimestamp({
+    timestamp: item.timestamp,
+    sentAt,
+    offset: item.offset,
+    ignoreSentAt: properties.$ignore_sent_at === true,
+    now: ctx.now,
+  })
+  for (const w of time.warnings) warn(w.type, { ...w.details, event: name.slice(0, MAX_EVENT_NAME), distinct_id: distinctId })
+  return {
+    uuid: uuid ?? ctx.uuid(),
+    event: name.length > MAX_EVENT_NAME ? name.slice(0, MAX_EVENT_NAME) : name,
+    distinct_id: distinctId,
+    properties,
+    timestamp: time.ms,
+    team_id: project.id,
+    now: ctx.now,
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The capture use-case on the main thread: decode and parse small bodies inline (a worker hop costs
+ * more than the work), hand large ones to the pool, route each event to its lane, and resolve only when
+ * the spool has made every event durable. That resolution is what the 200 means.
+ */
+import { AppError, CATALOGUE, type CatalogueCode } from '../common/errors.js'
+import { uuidv7 } from '../common/ids.js'
+import type { Clock } from '../common/clock.js'
+import type { ProjectResolver } from '../management/project-resolver.js'
+import type { Metrics } from '../observability/metrics.js'
+import type { WorkerPool } from '../pool/index.js'
+import { decodeBody } from './decode.js'
+import { encodePayload, type EncodedPayload } from './frames.js'
+import { parsePayload } from './parse.js'
+import type { ParseTask, ParseTaskResult, SerializedError } from './parse-task.js'
+import type { SpikeDetector } from './spike.js'
+import type { SpoolWriter } from './spool/writer.js'
+import type { Lane } from './types.js'
+
+/** Bodies above this go to the pool when there is one (a 100-event batch is about 40 KB). */
+export const INLINE_PARSE_MAX_BYTES = 32 * 1024
+
+export interface CaptureRequest {
+  body: Buffer
+  contentType: string | undefined
+  contentEncoding: string | undefined
+  query: URLSearchParams
+  /** First X-Forwarded-For address, else the socket address. */
+  ip: string | null
+  /** Decoded size limit (the route's body limit). */
+  maxBytes: number
+}
+
+export interface IngestionDeps {
+  spool: SpoolWriter
+  spike: SpikeDetector
+  pool: WorkerPool | null
+  resolveProject: ProjectResolver
+  metrics: Metrics
+  clock: Clock
+}
+
+function rethrow(error: SerializedError): never {
+  if (error.code in CATALOGUE) throw new AppError(error.code as CatalogueCode, { detail: error.detail, attr: error.attr })
+  throw new AppError('invalid_payload', { detail: error.detail, attr: error.attr })
+}
+
+export class IngestionService {
+  readonly #d: IngestionDeps
+
+  constructor(deps: IngestionDeps) {
+    this.#d = deps
+  }
+
+  /** Resolves when every accepted event is durable; throws AppError for a request that is refused. */
+  async capture(req: CaptureRequest): Promise<{ accepted: number }> {
+    const now = this.#d.clock.now()
+    const compression = req.query.get('compression')
+    const queryUnderscore = req.query.get('_')
+    const queryToken = req.query.get('token') ?? req.query.get('api_key')
+    let encoded: EncodedPayload
+    if (this.#d.pool && req.body.length > INLINE_PARSE_MAX_BYTES) {
+      // The worker gets its own copy to own: uWS-backed memory must not be transferred.
+      const body = new Uint8Array(req.body).buffer
+      const task: ParseTask = {
+        body,
+        contentType: req.contentType,
+        contentEncoding: req.contentEncoding,
+        compression,
+        maxBytes: req.maxBytes,
+        ip: req.ip,
+        queryUnderscore,
+        queryToken,
+        now,
+      }
+      const result = await this.#d.pool.run<ParseTaskResult>('parseBatch', task, [body])
+      if (!result.ok) rethrow(result.error)
+      encoded = result
+    } else {
+      const text = decodeBody({ body: req.body, contentType: req.contentType, contentEncoding: req.contentEncoding, compression, maxBytes: req.maxBytes })
+      const parsed = parsePayload(text, {
+        now,
+        ip: req.ip,
+        queryUnderscore,
+        queryToken,
+        uuid: () => uuidv7(now),
+        resolveProject: this.#d.resolveProject,
+      })
+      encoded = encodePayload(parsed)
+    }
+    for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
+    await this.#append(encoded, now)
+    return { accepted: encoded.offsets.length - 1 }
+  }
+
+  async #append(encoded: EncodedPayload, now: number): Promise<void> {
+    const { frames, offsets, keyHashes } = encoded
+    const count = offsets.length - 1
+    // All or nothing: a request split over lanes must not be half accepted when the spool is nearly full.
+    if (!this.#d.spool.hasRoom(frames.byteLength + encoded.warningFrames.byteLength)) {
+      throw new AppError('service_unavailable', { detail: 'The event spool is full; the event store is behind.', retryAfter: 5 })
+    }
+    const buf = Buffer.from(frames.buffer, frames.byteOffset, frames.byteLength)
+    const writes: Promise<void>[] = []
+    const append = (lane: Lane, pieces: Buffer[], bytes: number, events: number) => {
+      if (bytes === 0) return
+      writes.push(this.#d.spool.append(lane, pieces, bytes))
+      if (events > 0) this.#d.metrics.eventsReceived.inc({ lane }, events)
+    }
+    if (encoded.warningFrames.byteLength > 0) {
+      const w = Buffer.from(encoded.warningFrames.buffer, encoded.warningFrames.byteOffset, encoded.warningFrames.byteLength)
+      append('main', [w], w.length, 0)
+    }
+    if (encoded.historical) {
+      append('historical', [buf], buf.length, count)
+    } else {
+      // Contiguous runs of the same lane stay one buffer, so the common case (no spike) is one write.
+      const main: Buffer[] = []
+      const overflow: Buffer[] = []
+      let mainBytes = 0
+      let overflowBytes = 0
+      let mainEvents = 0
+      let runStart = 0
+      let runOverflow = false
+      const closeRun = (end: number) => {
+        if (end === runStart) return
+        const piece = buf.subarray(offsets[runStart], offsets[end])
+        if (runOverflow) {
+          overflow.push(piece)
+          overflowBytes += piece.length
+        } else {
+          main.push(piece)
+          mainBytes += piece.length
+          mainEvents += end - runStart
+        }
+      }
+      for (let i = 0; i < count; i++) {
+        const toOverflow = !this.#d.spike.allow(keyHashes[i], now)
+        if (toOverflow !== runOverflow) {
+          closeRun(i)
+          runStart = i
+          runOverflow = toOverflow
+        }
+      }
+      closeRun(count)
+      append('main', main, mainBytes, mainEvents)
+      append('overflow', overflow, overflowBytes, count - mainEvents)
+    }
+    await Promise.all(writes)
+  }
+}

@@ -1,0 +1,39 @@
+/** Where spool segments live: `<spool>/<lane>/<16-digit sequence>.seg`, read and deleted in order. */
+import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Lane } from '../types.js'
+
+export const LANES: readonly Lane[] = ['main', 'historical', 'overflow']
+
+export function laneDir(spoolDir: string, lane: Lane): string {
+  return join(spoolDir, lane)
+}
+
+export function segmentPath(spoolDir: string, lane: Lane, segment: number): string {
+  return join(laneDir(spoolDir, lane), `${String(segment).padStart(16, '0')}.seg`)
+}
+
+export interface SegmentInfo {
+  segment: number
+  bytes: number
+}
+
+/** Segments of a lane, oldest first. */
+export function listSegments(spoolDir: string, lane: Lane): SegmentInfo[] {
+  const dir = laneDir(spoolDir, lane)
+  mkdirSync(dir, { recursive: true })
+  return readdirSync(dir)
+    .filter((name) => /^\d{16}\.seg$/.test(name))
+    .map((name) => ({ segment: Number(name.slice(0, 16)), bytes: statSync(join(dir, name)).size }))
+    .sort((a, b) => a.segment - b.segment)
+}
+
+/** A position in a lane: byte offset inside a segment. */
+export interface Cursor {
+  segment: number
+  offset: number
+}
+
+export function compareCursors(a: Cursor, b: Cursor): number {
+  return a.segment - b.segment || a.offset - b.offset
+}

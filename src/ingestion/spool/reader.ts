@@ -1,0 +1,159 @@
+/**
+ * Reads one spool lane in order for the consumer thread. Segments the running writer owns are read only up
+ * to the offset it reported durable; older segments (from before a restart) are read to their last valid
+ * frame, so a torn tail after a crash is skipped instead of misread. A corrupt frame in the middle of a
+ * segment ends that segment and is reported, never silently dropped.
+ */
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import type { Lane } from '../types.js'
+import { readFrame } from './format.js'
+import { compareCursors, listSegments, segmentPath, type Cursor } from './layout.js'
+
+const READ_CHUNK = 4 * 1024 * 1024
+
+export interface SpoolFrame {
+  kind: number
+  payload: Buffer
+  /** Position just after this frame. */
+  end: Cursor
+}
+
+export interface CorruptionReport {
+  lane: Lane
+  segment: number
+  offset: number
+  reason: string
+}
+
+export class LaneReader {
+  readonly lane: Lane
+  readonly #dir: string
+  /** Segments at or above this one belong to the running writer and are trusted only up to `#durable`. */
+  readonly #firstLive: number
+  readonly #durable = new Map<number, number>()
+  #maxKnownSegment: number
+  #position: Cursor
+  #fd = -1
+  #fdSegment = -1
+  #buffer: Buffer = Buffer.alloc(0)
+  #bufferStart = 0
+
+  constructor(dir: string, lane: Lane, start: Cursor, firstLiveSegment: number) {
+    this.#dir = dir
+    this.lane = lane
+    this.#firstLive = firstLiveSegment
+    this.#maxKnownSegment = firstLiveSegment - 1
+    // A checkpoint in a segment that is gone (or none: segment 0) reads as an exhausted segment, and
+    // #advanceSegment moves on to the oldest segment still on disk.
+    this.#position = { ...start }
+  }
+
+  get position(): Cursor {
+    return { ...this.#position }
+  }
+
+  /** The writer made `segment` durable up to `offset`. */
+  durable(segment: number, offset: number): void {
+    this.#durable.set(segment, offset)
+    if (segment > this.#maxKnownSegment) this.#maxKnownSegment = segment
+  }
+
+  /** Bytes known durable but not read yet (an estimate for metrics). */
+  backlogBytes(): number {
+    let total = 0
+    for (const [segment, end] of this.#durable) {
+      if (segment > this.#position.segment) total += end
+      else if (segment === this.#position.segment) total += Math.max(0, end - this.#position.offset)
+    }
+    return total
+  }
+
+  /**
+   * Up to `maxFrames` frames from the current position; empty when nothing durable is left. With `until`,
+   * stops at that position (used to replay a stretch that was already read once).
+   */
+  read(maxFrames: number, onCorrupt: (report: CorruptionReport) => void, until?: Cursor): SpoolFrame[] {
+    const frames: SpoolFrame[] = []
+    while (frames.length < maxFrames) {
+      if (until && compareCursors(this.#position, until) >= 0) break
+      const { segment } = this.#position
+      const limit = this.#limitOf(segment)
+      if (limit === null) break
+      if (this.#position.offset >= limit) {
+        if (!this.#advanceSegment()) break
+        continue
+      }
+      const chunk = this.#chunk(segment, this.#position.offset, limit)
+      const result = readFrame(chunk, 0)
+      if (result.status === 'ok') {
+        this.#position = { segment, offset: this.#position.offset + result.next }
+        frames.push({ kind: result.kind, payload: result.payload, end: { ...this.#position } })
+        continue
+      }
+      // The chunk always reaches either a whole frame or the readable limit, so this frame is damaged or
+      // cut short. A short frame at the end of a segment from before a restart is the torn tail of a
+      // write that was never acknowledged; anything else is damage worth reporting. Either way the rest
+      // of the segment can't be framed, so reading continues with the next one.
+      if (result.status === 'corrupt' || segment >= this.#firstLive) {
+        const reason = result.status === 'corrupt' ? result.reason : 'truncated frame'
+        onCorrupt({ lane: this.lane, segment, offset: this.#position.offset, reason })
+      }
+      this.#position = { segment, offset: limit }
+    }
+    return frames
+  }
+
+  /** How far this segment may be read: durable offset, file size for old segments, null if unknown. */
+  #limitOf(segment: number): number | null {
+    if (segment >= this.#firstLive) return this.#durable.get(segment) ?? null
+    try {
+      return statSync(segmentPath(this.#dir, this.lane, segment)).size
+    } catch {
+      return 0 // deleted: nothing to read
+    }
+  }
+
+  #advanceSegment(): boolean {
+    const next = this.#position.segment + 1
+    if (next < this.#firstLive) {
+      const exists = listSegments(this.#dir, this.lane).find((s) => s.segment >= next)
+      this.#position = { segment: exists && exists.segment < this.#firstLive ? exists.segment : this.#firstLive, offset: 0 }
+      return true
+    }
+    if (next > this.#maxKnownSegment) return false
+    this.#position = { segment: next, offset: 0 }
+    return true
+  }
+
+  /** A buffer that starts at `offset` of the segment and holds at least one whole frame if available. */
+  #chunk(segment: number, offset: number, limit: number): Buffer {
+    const bufferEnd = this.#bufferStart + this.#buffer.length
+    if (this.#fdSegment === segment && offset >= this.#bufferStart && offset < bufferEnd) {
+      const view = this.#buffer.subarray(offset - this.#bufferStart)
+      const declared = view.length >= 4 ? view.readUInt32LE(0) + 9 : Infinity
+      if (view.length >= declared || bufferEnd >= limit) return view
+    }
+    if (this.#fdSegment !== segment) {
+      if (this.#fd >= 0) closeSync(this.#fd)
+      this.#fd = openSync(segmentPath(this.#dir, this.lane, segment), 'r')
+      this.#fdSegment = segment
+    }
+    const want = Math.min(limit - offset, Math.max(READ_CHUNK, this.#frameSizeAt(offset)))
+    const buf = Buffer.allocUnsafe(want)
+    const n = readSync(this.#fd, buf, 0, want, offset)
+    this.#buffer = buf.subarray(0, n)
+    this.#bufferStart = offset
+    return this.#buffer
+  }
+
+  #frameSizeAt(offset: number): number {
+    const header = Buffer.alloc(4)
+    return readSync(this.#fd, header, 0, 4, offset) === 4 ? header.readUInt32LE(0) + 9 : 0
+  }
+
+  close(): void {
+    if (this.#fd >= 0) closeSync(this.#fd)
+    this.#fd = -1
+    this.#fdSegment = -1
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The durable side of "acknowledged = never lost". Capture appends frames here and answers 200 only when
+ * the promise resolves, which happens after the frames are written and fdatasync'd. Appends that arrive
+ * while a sync is running share the next one (group commit), so the cost of durability is one fdatasync
+ * per few milliseconds, not per request. Writes and syncs run on libuv's thread pool: the event loop never
+ * waits for the disk.
+ *
+ * On startup every lane begins a new segment: old segments (possibly with a torn tail from a crash) are
+ * never appended to, and the consumer reads them to their last valid frame.
+ */
+import { closeSync, fdatasync, openSync, unlinkSync, writev } from 'node:fs'
+import { promisify } from 'node:util'
+import { AppError } from '../../common/errors.js'
+import type { Lane } from '../types.js'
+import { LANES, listSegments, segmentPath } from './layout.js'
+
+const writevAsync = promisify(writev)
+const fdatasyncAsync = promisify(fdatasync)
+
+/** How long clients are told to wait when the spool is full or the disk failed. */
+const RETRY_AFTER_SECONDS = 5
+/** writev accepts at most IOV_MAX (1024 on Linux) buffers per call. */
+const IOV_MAX = 1024
+
+export interface SpoolWriterOptions {
+  dir: string
+  segmentBytes: number
+  maxBytes: number
+  fsyncIntervalMs: number
+  /** Told after every successful sync: frames up to `offset` of `segment` are durable. */
+  onDurable: (lane: Lane, segment: number, offset: number) => void
+  onError: (error: Error) => void
+}
+
+interface Waiter {
+  resolve: () => void
+  reject: (error: Error) => void
+}
+
+interface LaneState {
+  lane: Lane
+  fd: number
+  segment: number
+  size: number
+  pending: Buffer[]
+  pendingBytes: number
+  waiters: Waiter[]
+}
+
+export interface SpoolState {
+  /** Per lane: the segment being written; every older segment is closed. */
+  segments: Record<Lane, number>
+  /** Per lane: bytes of that segment that are durable. */
+  sizes: Record<Lane, number>
+}
+
+export class SpoolWriter {
+  readonly #options: SpoolWriterOptions
+  readonly #lanes = new Map<Lane, LaneState>()
+  #usedBytes = 0
+  #timer: NodeJS.Timeout | null = null
+  #flushing: Promise<void> | null = null
+  #lastError: Error | null = null
+  #closed = false
+
+  constructor(options: SpoolWriterOptions) {
+    this.#options = options
+    for (const lane of LANES) {
+      const segments = listSegments(options.dir, lane)
+      for (const s of segments) this.#usedBytes += s.bytes
+      const segment = (segments.at(-1)?.segment ?? 0) + 1
+      this.#lanes.set(lane, {
+        lane,
+        fd: openSync(segmentPath(options.dir, lane, segment), 'a'),
+        segment,
+        size: 0,
+        pending: [],
+        pendingBytes: 0,
+        waiters: [],
+      })
+    }
+  }
+
+  currentState(): SpoolState {
+    const segments = {} as Record<Lane, number>
+    const sizes = {} as Record<Lane, number>
+    for (const [lane, state] of this.#lanes) {
+      segments[lane] = state.segment
+      sizes[lane] = state.size
+    }
+    return { segments, sizes }
+  }
+
+  /** True when `bytes` more would fit under the cap (checked before a request appends to several lanes). */
+  hasRoom(bytes: number): boolean {
+    return this.#usedBytes + bytes <= this.#options.maxBytes
+  }
+
+  /** Bytes on disk (or about to be) that the consumer has not released yet. */
+  get usedBytes(): number {
+    return this.#usedBytes
+  }
+
+  /** The last write or sync error, until a later sync succeeds. */
+  get lastError(): Error | null {
+    return this.#lastError
+  }
+
+  /** Resolves once the frames are durable; rejects with 503 when the spool is full or the disk fails. */
+  append(lane: Lane, frames: readonly Buffer[], bytes: number): Promise<void> {
+    if (this.#closed) return Promise.reject(unavailable('The service is shutting down.'))
+    if (this.#usedBytes + bytes > this.#options.maxBytes) {
+      return Promise.reject(unavailable('The event spool is full; the event store is behind.'))
+    }
+    const state = this.#lanes.get(lane)!
+    this.#usedBytes += bytes
+    for (const frame of frames) state.pending.push(frame)
+    state.pendingBytes += bytes
+    return new Promise((resolve, reject) => {
+      state.waiters.push({ resolve, reject })
+      this.#schedule()
+    })
+  }
+
+  /** The consumer deleted segments holding this many bytes. */
+  release(bytes: number): void {
+    this.#usedBytes = Math.max(0, this.#usedBytes - bytes)
+  }
+
+  #schedule(): void {
+    if (this.#timer || this.#flushing) return
+    const run = () => {
+      this.#timer = null
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null
+        if ([...this.#lanes.values()].some((s) => s.waiters.length > 0)) this.#schedule()
+      })
+    }
+    this.#timer = this.#options.fsyncIntervalMs > 0 ? setTimeout(run, this.#options.fsyncIntervalMs) : setImmediate(run) as unknown as NodeJS.Timeout
+  }
+
+  async #flush(): Promise<void> {
+    const work = [...this.#lanes.values()]
+      .filter((s) => s.waiters.length > 0)
+      .map((s) => {
+        const batch = { state: s, frames: s.pending, bytes: s.pendingBytes, waiters: s.waiters }
+        s.pending = []
+        s.pendingBytes = 0
+        s.waiters = []
+        return batch
+      })
+    await Promise.all(
+      work.map(async ({ state, frames, bytes, waiters }) => {
+        try {
+          for (let i = 0; i < frames.length; i += IOV_MAX) {
+            await writeAll(state.fd, frames.slice(i, i + IOV_MAX))
+          }
+          await fdatasyncAsync(state.fd)
+        } catch (error) {
+          this.#usedBytes -= bytes
+          this.#lastError = error as Error
+          this.#options.onError(error as Error)
+          // The segment may now end in a partial frame: never append after it.
+          this.#rotate(state)
+          const failure = unavailable('The event spool could not be written.')
+          for (const w of waiters) w.reject(failure)
+          return
+        }
+        this.#lastError = null
+        state.size += bytes
+        this.#options.onDurable(state.lane, state.segment, state.size)
+        for (const w of waiters) w.resolve()
+        if (state.size >= this.#options.segmentBytes) this.#rotate(state)
+      }),
+    )
+  }
+
+  #rotate(state: LaneState): void {
+    try {
+      closeSync(state.fd)
+    } catch {
+      // already closed or the disk is gone; the next open reports the real problem
+    }
+    state.segment += 1
+    state.size = 0
+    try {
+      state.fd = openSync(segmentPath(this.#options.dir, state.lane, state.segment), 'a')
+    } catch (error) {
+      this.#lastError = error as Error
+      this.#options.onError(error as Error)
+      state.fd = -1
+    }
+  }
+
+  /** Waits for pending appends to become durable, then closes the segments (empty ones are removed). */
+  async close(): Promise<void> {
+    if (this.#timer) {
+      clearTimeout(this.#timer)
+      this.#timer = null
+    }
+    while (this.#flushing || [...this.#lanes.values()].some((s) => s.waiters.length > 0)) {
+      if (this.#flushing) await this.#flushing
+      else await (this.#flushing = this.#flush().finally(() => (this.#flushing = null)))
+    }
+    this.#closed = true
+    for (const state of this.#lanes.values()) {
+      if (state.fd >= 0) closeSync(state.fd)
+      if (state.size === 0) {
+        try {
+          unlinkSync(segmentPath(this.#options.dir, state.lane, state.segment))
+        } catch {
+          // nothing to remove
+        }
+      }
+    }
+  }
+}
+
+async function writeAll(fd: number, frames: Buffer[]): Promise<void> {
+  if (fd < 0) throw new Error('spool segment is not open')
+  let remaining = frames
+  while (remaining.length > 0) {
+    let { bytesWritten: written } = await writevAsync(fd, remaining)
+    // Short writes are rare on regular files but legal: continue from where the kernel stopped.
+    let i = 0
+    while (i < remaining.length && written >= remaining[i].length) written -= remaining[i++].length
+    remaining = remaining.slice(i)
+    if (written > 0) remaining[0] = remaining[0].subarray(written)
+  }
+}
+
+function unavailable(detail: string): AppError {
+  return new AppError('service_unavailable', { detail, retryAfter: RETRY_AFTER_SECONDS })
+}

@@ -1,0 +1,51 @@
+/**
+ * Flag definitions for evaluation: the stored fields an evaluator needs, `filters` parsed. Live flags
+ * only; `activeFlagDefinitions` is what `/decide` evaluates, `liveFlagDefinitions` (inactive included) is
+ * what local evaluation hands to SDKs.
+ */
+import type { JsonObject } from '../../common/json.js'
+import type { Db } from '../../storage/sqlite/database.js'
+import type { FeatureFlagRecord } from './record.js'
+import { FlagRepository } from './repository.js'
+
+export interface FlagDefinition {
+  id: number
+  team_id: number
+  key: string
+  name: string
+  filters: JsonObject
+  active: boolean
+  deleted: boolean
+  ensure_experience_continuity: boolean
+  version: number
+  evaluation_runtime: string
+  is_remote_configuration: boolean
+  has_encrypted_payloads: boolean
+}
+
+function toDefinition(flag: FeatureFlagRecord): FlagDefinition {
+  return {
+    id: flag.id,
+    team_id: flag.team_id,
+    key: flag.key,
+    name: flag.name,
+    filters: flag.filters,
+    active: flag.active,
+    deleted: flag.deleted,
+    ensure_experience_continuity: flag.ensure_experience_continuity,
+    version: flag.version,
+    evaluation_runtime: flag.evaluation_runtime,
+    is_remote_configuration: flag.is_remote_configuration,
+    has_encrypted_payloads: flag.has_encrypted_payloads,
+  }
+}
+
+/** Active, non-deleted flags of the project, by id. */
+export function activeFlagDefinitions(db: Db, teamId: number): FlagDefinition[] {
+  return new FlagRepository(db).definitions(teamId, true).map(toDefinition)
+}
+
+/** Every non-deleted flag of the project, inactive ones included, by id. */
+export function liveFlagDefinitions(db: Db, teamId: number): FlagDefinition[] {
+  return new FlagRepository(db).definitions(teamId, false).map(toDefinition)
+}

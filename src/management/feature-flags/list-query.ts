@@ -1,0 +1,75 @@
+/**
+ * The list endpoint's query parameters, as PostHog reads them: `search` (key or name, case-insensitive),
+ * `active` (`true`, `false` or `STALE`), `type` (`boolean`, `multivariant`, `experiment`, `remote_config`),
+ * `created_by_id`, `evaluation_runtime`, `tags` and `excluded_properties` (JSON lists; malformed JSON is
+ * ignored) and `order` (a field, `-` for descending; default `-created_at`).
+ */
+import { ValidationError } from '../../common/errors.js'
+import { tryParseJson } from '../../common/json.js'
+
+export type FlagType = 'boolean' | 'multivariant' | 'experiment' | 'remote_config'
+
+export interface FlagListFilter {
+  search?: string
+  active?: boolean
+  stale?: boolean
+  type?: FlagType
+  createdById?: number
+  evaluationRuntime?: string
+  tags?: string[]
+  excludedKeys?: string[]
+  order: { column: string; descending: boolean }
+}
+
+/** `order` values accepted, mapped to columns. */
+const ORDER_COLUMNS: Readonly<Record<string, string>> = {
+  id: 'id',
+  key: 'key',
+  name: 'name',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+  active: 'active',
+  version: 'version',
+  created_by: 'created_by_id',
+  created_by_id: 'created_by_id',
+  evaluation_runtime: 'evaluation_runtime',
+}
+
+const FLAG_TYPES: readonly FlagType[] = ['boolean', 'multivariant', 'experiment', 'remote_config']
+
+function stringList(raw: string | null): string[] | undefined {
+  if (raw === null || raw === '') return undefined
+  const parsed = tryParseJson(raw)
+  if (!Array.isArray(parsed)) return undefined
+  return parsed.filter((v): v is string => typeof v === 'string')
+}
+
+export function parseFlagListQuery(query: URLSearchParams): FlagListFilter {
+  const filter: FlagListFilter = { order: { column: 'created_at', descending: true } }
+  const search = query.get('search')
+  if (search) filter.search = search
+  const active = query.get('active')
+  if (active === 'STALE') filter.stale = true
+  else if (active !== null && active !== '') filter.active = active === 'true'
+  const type = query.get('type')
+  if (type && (FLAG_TYPES as readonly string[]).includes(type)) filter.type = type as FlagType
+  const createdBy = query.get('created_by_id')
+  if (createdBy !== null && createdBy !== '') {
+    if (!/^\d+$/.test(createdBy)) throw new ValidationError('invalid', 'A valid integer is required.', 'created_by_id')
+    filter.createdById = Number(createdBy)
+  }
+  const runtime = query.get('evaluation_runtime')
+  if (runtime) filter.evaluationRuntime = runtime
+  const tags = stringList(query.get('tags'))
+  if (tags?.length) filter.tags = tags
+  const excluded = stringList(query.get('excluded_properties'))
+  if (excluded?.length) filter.excludedKeys = excluded
+  const order = query.get('order')
+  if (order) {
+    const descending = order.startsWith('-')
+    const column = ORDER_COLUMNS[descending ? order.slice(1) : order]
+    if (!column) throw new ValidationError('invalid_input', `Cannot order by "${order}".`, 'order')
+    filter.order = { column, descending }
+  }
+  return filter
+}

@@ -1,0 +1,200 @@
+/**
+ * The flag object the API answers: stored fields plus the derived ones (`is_simple_flag`,
+ * `rollout_percentage`, `status`, `experiment_set`, `can_edit`, …). Related rows are loaded once per
+ * request for all flags being answered.
+ */
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
+import type { FeatureFlagRecord } from './record.js'
+import type { FlagRepository } from './repository.js'
+
+export interface FeatureFlagObject {
+  id: number
+  name: string
+  key: string
+  filters: JsonObject
+  deleted: boolean
+  active: boolean
+  created_by: UserSummary | null
+  created_at: string
+  updated_at: string
+  version: number
+  last_modified_by: UserSummary | null
+  is_simple_flag: boolean
+  rollout_percentage: number | null
+  ensure_experience_continuity: boolean
+  experiment_set: number[]
+  surveys: JsonObject[]
+  features: JsonObject[]
+  rollback_conditions: unknown
+  performed_rollback: boolean
+  can_edit: boolean
+  tags: string[]
+  evaluation_tags: string[]
+  usage_dashboard: number | null
+  analytics_dashboards: number[]
+  has_enriched_analytics: boolean
+  user_access_level: 'editor' | 'viewer'
+  is_remote_configuration: boolean
+  has_encrypted_payloads: boolean
+  status: FlagStatus
+  evaluation_runtime: string
+  last_called_at: string | null
+}
+
+/** Who is looking: decides `can_edit`. */
+export interface Viewer {
+  userId: number
+  /** Organisation admin or owner. */
+  isAdmin: boolean
+  /** Roles the user is a member of. */
+  roleIds: ReadonlySet<string>
+}
+
+/**
+ * A flag without role access rows is editable by every project member; once roles are attached, only its
+ * creator, organisation admins and members of those roles may change it or its role access.
+ */
+export function canEditFlag(flag: Pick<FeatureFlagRecord, 'created_by_id'>, viewer: Viewer, flagRoleIds: readonly string[]): boolean {
+  if (flagRoleIds.length === 0 || viewer.isAdmin) return true
+  if (flag.created_by_id !== null && flag.created_by_id === viewer.userId) return true
+  return flagRoleIds.some((id) => viewer.roleIds.has(id))
+}
+
+const groupsOf = (filters: JsonObject): JsonObject[] => (Array.isArray(filters.groups) ? (filters.groups as JsonObject[]) : [])
+
+export function isSimpleFlag(filters: JsonObject): boolean {
+  const groups = groupsOf(filters)
+  if (groups.length !== 1) return false
+  const props = groups[0].properties
+  return (!Array.isArray(props) || props.length === 0) && (filters.aggregation_group_type_index ?? null) === null
+}
+
+export type FlagStatus = 'ACTIVE' | 'STALE' | 'DELETED'
+
+const THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000
+const fullyRolledOut = (g: JsonObject) => g.rollout_percentage === 100 && (!Array.isArray(g.properties) || g.properties.length === 0)
+
+/**
+ * PostHog's status without usage data (skylark does not track `last_called_at`, so there is no
+ * `INACTIVE`): deleted, or stale when an active flag older than 30 days can only evaluate one way.
+ */
+export function flagStatus(flag: FeatureFlagRecord, nowMs: number): FlagStatus {
+  if (flag.deleted) return 'DELETED'
+  if (!flag.active || Date.parse(flag.created_at) >= nowMs - THIRTY_DAYS_MS) return 'ACTIVE'
+  const groups = groupsOf(flag.filters)
+  const multivariate = flag.filters.multivariate
+  let rolledOut: boolean
+  if (isPlainObject(multivariate) && Object.keys(multivariate).length > 0) {
+    const variants = Array.isArray(multivariate.variants) ? (multivariate.variants as JsonObject[]) : []
+    const full = groups.filter(fullyRolledOut)
+    rolledOut = full.length > 0 && (full.some((g) => g.variant) || variants.some((v) => v.rollout_percentage === 100))
+  } else {
+    rolledOut = Object.keys(flag.filters).length === 0 || groups.some(fullyRolledOut)
+  }
+  return rolledOut ? 'STALE' : 'ACTIVE'
+}
+
+/** Everything related to a batch of flags, loaded with one query per kind. */
+export interface SerializeContext {
+  viewer: Viewer
+  nowMs: number
+  user(id: number | null): UserSummary | null
+  experimentIds: Map<number, number[]>
+  roleIds: Map<number, string[]>
+  cohortNames: Map<number, string>
+}
+
+function cohortIds(flags: readonly FeatureFlagRecord[]): number[] {
+  const ids = new Set<number>()
+  for (const flag of flags) {
+    for (const g of groupsOf(flag.filters)) {
+      for (const p of (Array.isArray(g.properties) ? g.properties : []) as JsonObject[]) {
+        if (p.type === 'cohort' && Number.isInteger(Number(p.value))) ids.add(Number(p.value))
+      }
+    }
+  }
+  return [...ids]
+}
+
+export function serializeContext(
+  repo: FlagRepository,
+  accounts: Accounts,
+  teamId: number,
+  flags: readonly FeatureFlagRecord[],
+  viewer: Viewer,
+  nowMs: number,
+): SerializeContext {
+  const ids = flags.map((f) => f.id)
+  const users = new Map<number, UserSummary | null>()
+  return {
+    viewer,
+    nowMs,
+    user(id) {
+      if (id === null) return null
+      if (!users.has(id)) {
+        const user = accounts.userById(id)
+        users.set(id, user ? userSummary(user) : null)
+      }
+      return users.get(id) ?? null
+    },
+    experimentIds: repo.experimentIds(ids),
+    roleIds: repo.roleAccessRoleIds(ids),
+    cohortNames: repo.cohortNames(teamId, cohortIds(flags)),
+  }
+}
+
+/** Cohort conditions carry the cohort's name in answers (`cohort_name`), never in storage. */
+function withCohortNames(filters: JsonObject, names: Map<number, string>): JsonObject {
+  if (!Array.isArray(filters.groups)) return filters
+  const groups = (filters.groups as JsonObject[]).map((g) =>
+    Array.isArray(g.properties)
+      ? {
+          ...g,
+          properties: (g.properties as JsonObject[]).map((p) =>
+            p.type === 'cohort' ? { ...p, cohort_name: names.get(Number(p.value)) ?? null } : p,
+          ),
+        }
+      : g,
+  )
+  return { ...filters, groups }
+}
+
+export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeContext): FeatureFlagObject {
+  const simple = isSimpleFlag(flag.filters)
+  const canEdit = canEditFlag(flag, ctx.viewer, ctx.roleIds.get(flag.id) ?? [])
+  const first = groupsOf(flag.filters)[0]
+  return {
+    id: flag.id,
+    name: flag.name,
+    key: flag.key,
+    filters: withCohortNames(flag.filters, ctx.cohortNames),
+    deleted: flag.deleted,
+    active: flag.active,
+    created_by: ctx.user(flag.created_by_id),
+    created_at: flag.created_at,
+    updated_at: flag.updated_at,
+    version: flag.version,
+    last_modified_by: ctx.user(flag.last_modified_by_id),
+    is_simple_flag: simple,
+    rollout_percentage: simple ? ((first?.rollout_percentage as number | null | undefined) ?? null) : null,
+    ensure_experience_continuity: flag.ensure_experience_continuity,
+    experiment_set: ctx.experimentIds.get(flag.id) ?? [],
+    surveys: [],
+    features: [],
+    rollback_conditions: flag.rollback_conditions,
+    performed_rollback: flag.performed_rollback,
+    can_edit: canEdit,
+    tags: flag.tags,
+    evaluation_tags: [],
+    usage_dashboard: flag.usage_dashboard_id,
+    analytics_dashboards: flag.analytics_dashboards,
+    has_enriched_analytics: flag.has_enriched_analytics,
+    user_access_level: canEdit ? 'editor' : 'viewer',
+    is_remote_configuration: flag.is_remote_configuration,
+    has_encrypted_payloads: flag.has_encrypted_payloads,
+    status: flagStatus(flag, ctx.nowMs),
+    evaluation_runtime: flag.evaluation_runtime,
+    last_called_at: null,
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * Feature flag use-cases: list, read, create, update (including soft delete) and their activity. Every
+ * write runs in one IMMEDIATE transaction that validates against the current rows, stores the change and
+ * writes its activity entry, so concurrent writers can't both pass the key or version checks.
+ */
+import { iso, type Clock } from '../../common/clock.js'
+import { AppError, ValidationError } from '../../common/errors.js'
+import type { Page } from '../../common/pagination.js'
+import { featureFlagCreateSchema, featureFlagUpdateSchema, type FeatureFlagWrite } from '../../schemas/feature-flag.js'
+import { assertValid, createAjv, type ValidateFunction } from '../../schemas/index.js'
+import type { Db } from '../../storage/sqlite/database.js'
+import { MembershipLevel, type Accounts, type Project } from '../accounts.js'
+import { changesBetween, jsonEqual, type ActivityLog, type ActivityPage, type ActivityPageRequest } from '../activity-log.js'
+import { cohortLeaves, type Cohorts } from '../cohorts.js'
+import type { Roles } from '../roles.js'
+import { describeFlags, recordFromCreate, recordFromUpdate, type ApplyContext } from './apply.js'
+import { parseFlagListQuery } from './list-query.js'
+import { activitySnapshot, flagDependencyRefs, safeInt, type FeatureFlagRecord } from './record.js'
+import { FlagRepository } from './repository.js'
+import { canEditFlag, flagStatus, serializeContext, toFeatureFlagObject, type FeatureFlagObject, type Viewer } from './serialize.js'
+
+export const FLAG_SCOPE = 'FeatureFlag'
+export const EDIT_DENIED = "You don't have edit permissions for this feature flag."
+
+interface Validators {
+  create: ValidateFunction<FeatureFlagWrite & { key: string }>
+  update: ValidateFunction<FeatureFlagWrite>
+}
+let validators: Validators | undefined
+/** Compiled on first use, once per process. */
+function compiled(): Validators {
+  if (!validators) {
+    const ajv = createAjv()
+    validators = {
+      create: ajv.compile<FeatureFlagWrite & { key: string }>(featureFlagCreateSchema),
+      update: ajv.compile<FeatureFlagWrite>(featureFlagUpdateSchema),
+    }
+  }
+  return validators
+}
+
+export interface FeatureFlagDeps {
+  db: Db
+  clock: Clock
+  accounts: Accounts
+  roles: Roles
+  cohorts: Cohorts
+  activity: ActivityLog
+}
+
+export class FeatureFlags {
+  readonly #deps: FeatureFlagDeps
+  readonly #repo: FlagRepository
+  readonly #listeners = new Set<(teamId: number) => void>()
+
+  constructor(deps: FeatureFlagDeps) {
+    this.#deps = deps
+    this.#repo = new FlagRepository(deps.db)
+  }
+
+  get repository(): FlagRepository {
+    return this.#repo
+  }
+
+  /**
+   * Calls `listener(teamId)` after a write changed a flag of the project, for evaluation caches: writes go
+   * through this process's own connection, which `PRAGMA data_version` does not report. Returns an
+   * unsubscribe function.
+   */
+  onChange(listener: (teamId: number) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  #changed(teamId: number): void {
+    for (const listener of this.#listeners) listener(teamId)
+  }
+
+  viewer(project: Project, userId: number): Viewer {
+    const level = this.#deps.accounts.membershipLevel(project.organization_id, userId) ?? 0
+    return { userId, isAdmin: level >= MembershipLevel.admin, roleIds: this.#deps.roles.roleIdsOf(userId) }
+  }
+
+  /** Whether the user may change the flag and its role access. */
+  canEdit(project: Project, flag: FeatureFlagRecord, userId: number): boolean {
+    return canEditFlag(flag, this.viewer(project, userId), this.#repo.roleAccessRoleIds([flag.id]).get(flag.id) ?? [])
+  }
+
+  /** The flag of the project (deleted ones included), or 404. */
+  record(project: Project, id: number, detail?: string): FeatureFlagRecord {
+    const flag = this.#repo.get(project.id, id)
+    if (!flag) throw new AppError('not_found', detail ? { detail } : {})
+    return flag
+  }
+
+  toObjects(project: Project, flags: readonly FeatureFlagRecord[], userId: number): FeatureFlagObject[] {
+    const ctx = serializeContext(this.#repo, this.#deps.accounts, project.id, flags, this.viewer(project, userId), this.#deps.clock.now())
+    return flags.map((f) => toFeatureFlagObject(f, ctx))
+  }
+
+  get(project: Project, id: number, userId: number): FeatureFlagObject {
+    return this.toObjects(project, [this.record(project, id)], userId)[0]
+  }
+
+  /** Live flags, filtered and ordered by the query (see list-query.ts). */
+  list(project: Project, query: URLSearchParams, page: Page, userId: number): { count: number; results: FeatureFlagObject[] } {
+    const filter = parseFlagListQuery(query)
+    let count: number
+    let records: FeatureFlagRecord[]
+    if (filter.stale) {
+      const now = this.#deps.clock.now()
+      const stale = this.#repo.list(project.id, filter).records.filter((f) => flagStatus(f, now) === 'STALE')
+      count = stale.length
+      records = stale.slice(page.offset, page.offset + page.limit)
+    } else {
+      ;({ count, records } = this.#repo.list(project.id, filter, page.limit, page.offset))
+    }
+    return { count, results: this.toObjects(project, records, userId) }
+  }
+
+  create(project: Project, body: unknown, userId: number): FeatureFlagObject {
+    const created = this.#deps.db
+      .transaction(() => {
+        assertValid(compiled().create, body)
+        const fields = recordFromCreate(body, this.#applyContext(project))
+        const now = iso(this.#deps.clock.now())
+        const record: Omit<FeatureFlagRecord, 'id'> = {
+          ...fields,
+          team_id: project.id,
+          version: 1,
+          created_by_id: userId,
+          last_modified_by_id: userId,
+          created_at: fields.created_at ?? now,
+          updated_at: now,
+        }
+        const id = this.#repo.insert(record)
+        this.#log(project, userId, id, 'created', record.key, [])
+        return this.get(project, id, userId)
+      })
+      .immediate()
+    this.#changed(project.id)
+    return created
+  }
+
+  update(project: Project, id: number, body: unknown, userId: number): FeatureFlagObject {
+    let changed = false
+    const updated = this.#deps.db
+      .transaction(() => {
+        const current = this.record(project, id)
+        if (!this.canEdit(project, current, userId)) throw new AppError('permission_denied', { detail: EDIT_DENIED })
+        assertValid(compiled().update, body)
+        const next = recordFromUpdate(current, body, this.#applyContext(project))
+        this.#checkStateChange(project, current, body)
+        if (body.version !== undefined && body.version !== current.version) throw this.#conflict(project, current, userId)
+        const unchanged =
+          changesBetween(FLAG_SCOPE, activitySnapshot(current), activitySnapshot(next)).length === 0 &&
+          next.created_at === current.created_at &&
+          jsonEqual(next.analytics_dashboards, current.analytics_dashboards)
+        if (unchanged) return this.get(project, id, userId)
+        next.version = current.version + 1
+        next.last_modified_by_id = userId
+        next.updated_at = iso(this.#deps.clock.now())
+        this.#repo.update(next)
+        const changes = changesBetween(FLAG_SCOPE, activitySnapshot(current), activitySnapshot(next))
+        const activity = current.deleted === next.deleted ? 'updated' : next.deleted ? 'deleted' : 'restored'
+        this.#log(project, userId, id, activity, next.key, changes)
+        changed = true
+        return this.get(project, id, userId)
+      })
+      .immediate()
+    if (changed) this.#changed(project.id)
+    return updated
+  }
+
+  /** Activity of every flag of the project, or of one (404 when the flag is not the project's). */
+  activity(project: Project, flagId: number | null, request: ActivityPageRequest): ActivityPage {
+    if (flagId !== null) this.record(project, flagId)
+    return this.#deps.activity.page(project.id, FLAG_SCOPE, request, flagId === null ? undefined : [String(flagId)])
+  }
+
+  #log(project: Project, userId: number, id: number, activity: string, name: string, changes: ReturnType<typeof changesBetween>) {
+    this.#deps.activity.log({
+      teamId: project.id,
+      organizationId: project.organization_id,
+      userId,
+      scope: FLAG_SCOPE,
+      itemId: id,
+      activity,
+      name,
+      changes,
+    })
+  }
+
+  #conflict(project: Project, current: FeatureFlagRecord, userId: number): AppError {
+    const by = current.last_modified_by_id === null ? null : this.#deps.accounts.userById(current.last_modified_by_id)
+    return new AppError('conflict', {
+      detail: `The feature flag was updated by ${by?.email ?? 'another user'} since you started editing it. Please refresh and try again.`,
+      extra: { original_flag: this.toObjects(project, [current], userId)[0] },
+    })
+  }
+
+  /** Refusals PostHog makes when deleting, disabling or enabling a flag. */
+  #checkStateChange(project: Project, current: FeatureFlagRecord, body: FeatureFlagWrite): void {
+    if (body.deleted === true) {
+      const experiments = this.#repo.experimentIds([current.id]).get(current.id) ?? []
+      if (experiments.length > 0) {
+        throw new ValidationError(
+          'invalid',
+          `Cannot delete a feature flag that is linked to active experiment(s) with ID(s): ${experiments.join(', ')}. Please delete the experiment(s) before deleting the flag.`,
+        )
+      }
+      const dependents = this.#repo.dependents(project.id, current.id)
+      if (dependents.length > 0) {
+        throw new ValidationError(
+          'invalid',
+          `Cannot delete this feature flag because other flags depend on it: ${describeFlags(dependents)}. Please update or delete the dependent flags first.`,
+        )
+      }
+    }
+    if (body.active === false && current.active) {
+      const dependents = this.#repo.dependents(project.id, current.id)
+      if (dependents.length > 0) {
+        throw new ValidationError(
+          'invalid',
+          `Cannot disable this feature flag because other flags depend on it: ${describeFlags(dependents)}. Please update or disable the dependent flags first.`,
+        )
+      }
+    }
+    if (body.active === true && !current.active) {
+      const disabled = flagDependencyRefs(current.filters)
+        .map((ref) => safeInt(ref))
+        .flatMap((depId) => (depId === null ? [] : [this.#repo.get(project.id, depId)]))
+        .filter((f): f is FeatureFlagRecord => f !== null && !f.deleted && !f.active)
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      if (disabled.length > 0) {
+        throw new ValidationError(
+          'invalid',
+          `Cannot enable this feature flag because it depends on disabled flags: ${describeFlags(disabled)}. Please enable the dependency flags first.`,
+        )
+      }
+    }
+  }
+
+  #applyContext(project: Project): ApplyContext {
+    const cohorts = this.#deps.cohorts
+    return {
+      lookups: {
+        liveFlagByKey: (key) => this.#repo.liveByKey(project.id, key),
+        liveFlag: (id) => {
+          const flag = this.#repo.get(project.id, id)
+          return flag && !flag.deleted ? flag : null
+        },
+        cohortWithDependencies: (id) => cohorts.withDependencies(project.id, id),
+        isBehaviouralCohort: (cohort) => cohortLeaves(cohort.filters).some((leaf) => leaf.type === 'behavioral'),
+      },
+      dashboards: (ids) => this.#repo.dashboardIds(project.id, ids),
+    }
+  }
+}

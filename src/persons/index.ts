@@ -1,0 +1,29 @@
+/**
+ * Persons and groups: the ingestion stage that keeps persons.db current (PersonsStage) and the readers that
+ * flags and the API use (PersonReader, HashKeyOverrideWriter). Imports: common, config, storage,
+ * observability, geoip.
+ */
+export { PersonsStage, type CapturedEvent, type GroupColumns, type PersonOutcome, type PersonsStageOptions } from './stage.js'
+export {
+  HashKeyOverrideWriter,
+  PersonReader,
+  type GroupRecord,
+  type GroupTypeRecord,
+  type IngestionWarningRecord,
+  type PersonListFilter,
+  type PersonRecord,
+  type PersonWithDistinctIds,
+} from './reader.js'
+export { PERSON_UUID_NAMESPACE, personUuidFor } from './store.js'
+export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties } from './groups.js'
+export {
+  FILTERED_PERSON_UPDATE_PROPERTIES,
+  NO_PERSON_UPDATE_EVENTS,
+  PERSON_ONLY_EVENTS,
+  addGeoProperties,
+  addInitialAndCampaignProperties,
+  applyPropertyUpdates,
+  computePropertyUpdates,
+  isDistinctIdIllegal,
+  isIgnorableUpdate,
+} from './properties.js'

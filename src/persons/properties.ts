@@ -1,0 +1,197 @@
+/**
+ * Pure rules of person processing, after PostHog's plugin-server (persons/person-update.ts,
+ * person-merge-service.ts, common/persons/person-property-utils.ts, utils/db/utils.ts): which distinct ids may
+ * never be merged, how `$set`/`$set_once`/`$unset` change a person's properties, and which event properties are
+ * copied onto the person (`$initial_*` and latest-touch campaign values).
+ */
+import { isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { GEO_FIELDS, type GeoProperties } from '../geoip/index.js'
+
+// ---------------------------------------------------------------------------------------------------------
+// Illegal distinct ids: ids that stem from client bugs ("null", "undefined", …) are never merged.
+
+const BARE_CASE_INSENSITIVE = ['anonymous', 'guest', 'distinctid', 'distinct_id', 'id', 'not_authenticated', 'email', 'undefined', 'true', 'false']
+const BARE_CASE_SENSITIVE = ['[object Object]', 'NaN', 'None', 'none', 'null', '0', 'undefined']
+const quoted = (ids: string[]) => [...ids, ...ids.map((id) => `'${id}'`), ...ids.map((id) => `"${id}"`)]
+const CASE_INSENSITIVE = new Set(quoted(BARE_CASE_INSENSITIVE))
+const CASE_SENSITIVE = new Set(quoted(BARE_CASE_SENSITIVE))
+
+export function isDistinctIdIllegal(id: string): boolean {
+  return id.trim() === '' || CASE_INSENSITIVE.has(id.toLowerCase()) || CASE_SENSITIVE.has(id)
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Event kinds
+
+/** Events handled by a separate pipeline in PostHog: they never change person properties. */
+export const NO_PERSON_UPDATE_EVENTS: ReadonlySet<string> = new Set(['$exception', '$$heatmap'])
+/** Events that only make sense with a person; with `$process_person_profile: false` they are dropped. */
+export const PERSON_ONLY_EVENTS: ReadonlySet<string> = new Set(['$identify', '$create_alias', '$merge_dangerously', '$groupidentify'])
+/** Events that get no `$initial_*`/campaign copies. */
+const NO_INITIAL_PROPERTY_EVENTS: ReadonlySet<string> = new Set(['$snapshot', '$performance_event'])
+
+// ---------------------------------------------------------------------------------------------------------
+// Properties copied from events to persons
+
+const EVENT_TO_PERSON = [
+  '$app_build', '$app_name', '$app_namespace', '$app_version',
+  '$browser', '$browser_version', '$device_type', '$current_url', '$pathname',
+  '$os', '$os_name', '$os_version', '$referring_domain', '$referrer',
+  '$screen_height', '$screen_width', '$viewport_height', '$viewport_width', '$raw_user_agent',
+]
+const CAMPAIGN = [
+  'utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_name', 'utm_term',
+  'gclid', 'gad_source', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'fbclid', 'msclkid', 'twclid', 'li_fat_id',
+  'mc_cid', 'igshid', 'ttclid', 'rdt_cid', 'irclid', '_kx', 'epik', 'qclid', 'sccid',
+]
+/** property → its `$initial_` name (`$browser` → `$initial_browser`, `utm_source` → `$initial_utm_source`). */
+const INITIAL_NAME: ReadonlyMap<string, string> = new Map(
+  [...EVENT_TO_PERSON, ...CAMPAIGN].map((key) => [key, `$initial_${key.replace('$', '')}`]),
+)
+
+function objectOrEmpty(value: unknown): JsonObject {
+  return isPlainObject(value) ? value : {}
+}
+
+/**
+ * Copies device, page and campaign properties of the event into `$set` (latest value, unless `$set` already
+ * has the key) and into `$set_once` as `$initial_<name>` (unless null or already there). `$os_name` is an alias
+ * of `$os` for the initial value; server SDKs (`$is_server: true`) don't lift their host's `$os`.
+ * Mutates and returns `properties`; `$set`/`$set_once` are replaced by copies when changed.
+ */
+export function addInitialAndCampaignProperties(event: string, properties: JsonObject): JsonObject {
+  if (NO_INITIAL_PROPERTY_EVENTS.has(event)) return properties
+  const skipHostOs = properties.$is_server === true
+  let set: JsonObject | null = null
+  let setOnce: JsonObject | null = null
+  for (const [key, initialKey] of INITIAL_NAME) {
+    if (!Object.hasOwn(properties, key)) continue
+    if (skipHostOs && (key === '$os' || key === '$os_version')) continue
+    if (set === null || setOnce === null) {
+      set = { ...objectOrEmpty(properties.$set) }
+      setOnce = { ...objectOrEmpty(properties.$set_once) }
+    }
+    const value = properties[key]
+    if (!Object.hasOwn(set, key)) setOwn(set, key, value)
+    if (value !== null && value !== undefined && !Object.hasOwn(setOnce, initialKey)) setOnce[initialKey] = value
+  }
+  if (set === null || setOnce === null) return properties
+  if (Object.hasOwn(properties, '$os_name') && !skipHostOs) {
+    const osName = properties.$os_name
+    if (osName !== null && osName !== undefined && !Object.hasOwn(setOnce, '$initial_os')) setOnce.$initial_os = osName
+    delete set.$os_name
+    delete setOnce.$initial_os_name
+  }
+  properties.$set = set
+  properties.$set_once = setOnce
+  return properties
+}
+
+/**
+ * PostHog's GeoIP transformation: the looked-up keys go onto the event, and into `$set` (every GeoIP key,
+ * null when unknown, overriding client values) and `$set_once` as `$initial_geoip_*`.
+ */
+const GEO_KEYS = GEO_FIELDS.map((field) => [`$geoip_${field}`, `$initial_geoip_${field}`] as const)
+
+export function addGeoProperties(properties: JsonObject, geo: GeoProperties): JsonObject {
+  const set = { ...objectOrEmpty(properties.$set) }
+  const setOnce = { ...objectOrEmpty(properties.$set_once) }
+  for (const [key, initialKey] of GEO_KEYS) {
+    const value = geo[key] ?? null
+    set[key] = value
+    setOnce[initialKey] = value
+    if (value !== null || Object.hasOwn(geo, key)) properties[key] = value
+  }
+  properties.$set = set
+  properties.$set_once = setOnce
+  return properties
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Write filtering
+
+/** Events that always write every change to their person. */
+const PERSON_EVENTS: ReadonlySet<string> = new Set(['$identify', '$create_alias', '$merge_dangerously', '$set'])
+
+/**
+ * Properties that change often and are not worth a person write on their own (PostHog's
+ * FILTERED_PERSON_UPDATE_PROPERTIES): a change limited to existing keys of this list is not written, except by
+ * person events. The values still reach the stored event through its `$set`.
+ */
+export const FILTERED_PERSON_UPDATE_PROPERTIES: ReadonlySet<string> = new Set([
+  '$current_url', '$pathname', '$referring_domain', '$referrer',
+  '$screen_height', '$screen_width', '$viewport_height', '$viewport_width',
+  '$browser', '$browser_version', '$device_type', '$raw_user_agent', '$os', '$os_name', '$os_version',
+  '$geoip_postal_code', '$geoip_time_zone', '$geoip_latitude', '$geoip_longitude', '$geoip_accuracy_radius',
+  '$geoip_subdivision_1_code', '$geoip_subdivision_1_name', '$geoip_subdivision_2_code', '$geoip_subdivision_2_name',
+  '$geoip_subdivision_3_code', '$geoip_subdivision_3_name', '$geoip_city_confidence', '$geoip_country_confidence',
+  '$geoip_postal_code_confidence', '$geoip_subdivision_1_confidence', '$geoip_subdivision_2_confidence',
+])
+
+/** True when the updates only change existing, frequently changing properties and the event is no person event. */
+export function isIgnorableUpdate(event: string, updates: PropertyUpdates, current: JsonObject): boolean {
+  if (PERSON_EVENTS.has(event) || updates.toUnset.length > 0) return false
+  for (const key of Object.keys(updates.toSet)) {
+    if (!Object.hasOwn(current, key) || !FILTERED_PERSON_UPDATE_PROPERTIES.has(key)) return false
+  }
+  return true
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// $set / $set_once / $unset
+
+export interface PropertyUpdates {
+  toSet: JsonObject
+  toUnset: string[]
+}
+
+const NO_UPDATES: PropertyUpdates = Object.freeze({ toSet: Object.freeze({}), toUnset: Object.freeze([]) as unknown as string[] })
+
+/**
+ * What the event changes on a person with `current` properties: `$set_once` keys the person lacks, `$set`
+ * keys whose value differs (`!==`, so objects are always rewritten), then `$unset` keys the person has.
+ */
+export function computePropertyUpdates(event: string, properties: JsonObject, current: JsonObject): PropertyUpdates {
+  if (NO_PERSON_UPDATE_EVENTS.has(event)) return NO_UPDATES
+  const toSet: JsonObject = {}
+  const toUnset: string[] = []
+  for (const [key, value] of Object.entries(objectOrEmpty(properties.$set_once))) {
+    if (!Object.hasOwn(current, key)) setOwn(toSet, key, value)
+  }
+  for (const [key, value] of Object.entries(objectOrEmpty(properties.$set))) {
+    if (!Object.hasOwn(current, key) || current[key] !== value) setOwn(toSet, key, value)
+  }
+  const unset = properties.$unset
+  const unsetKeys: unknown[] = Array.isArray(unset) ? unset : isPlainObject(unset) ? Object.keys(unset) : []
+  for (const key of unsetKeys) {
+    if (typeof key === 'string' && Object.hasOwn(current, key)) toUnset.push(key)
+  }
+  return { toSet, toUnset }
+}
+
+export function hasUpdates(updates: PropertyUpdates): boolean {
+  return updates.toUnset.length > 0 || Object.keys(updates.toSet).length > 0
+}
+
+/** A new properties object with the updates applied; `changed` says whether anything differs. */
+export function applyPropertyUpdates(current: JsonObject, updates: PropertyUpdates): { properties: JsonObject; changed: boolean } {
+  if (!hasUpdates(updates)) return { properties: current, changed: false }
+  const properties = { ...current }
+  let changed = false
+  for (const [key, value] of Object.entries(updates.toSet)) {
+    if (!Object.hasOwn(properties, key) || properties[key] !== value) changed = true
+    setOwn(properties, key, value)
+  }
+  for (const key of updates.toUnset) {
+    if (Object.hasOwn(properties, key)) {
+      changed = true
+      delete properties[key]
+    }
+  }
+  return { properties, changed }
+}
+
+/** Properties of a person created by an event: `{...$set_once, ...$set}` plus `$creator_event_uuid`. */
+export function initialPersonProperties(properties: JsonObject, eventUuid: string): JsonObject {
+  return { ...objectOrEmpty(properties.$set_once), ...objectOrEmpty(properties.$set), $creator_event_uuid: eventUuid }
+}

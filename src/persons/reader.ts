@@ -1,0 +1,264 @@
+/**
+ * The read side of persons.db, for flag evaluation and the API. Works on a read-only connection (WAL lets
+ * it read while the consumer thread writes); every statement is prepared once. `HashKeyOverrideWriter` is
+ * the one write that happens outside ingestion (experience continuity, §1.9) and needs a writable connection.
+ */
+import type { Statement } from 'better-sqlite3'
+import { isPlainObject, type JsonObject } from '../common/json.js'
+import type { Db } from '../storage/index.js'
+
+export interface PersonRecord {
+  /** Row id: what cohorts and hash-key overrides reference. */
+  id: number
+  uuid: string
+  properties: JsonObject
+  is_identified: boolean
+  /** ISO 8601. */
+  created_at: string
+}
+
+export interface PersonWithDistinctIds extends PersonRecord {
+  distinct_ids: string[]
+}
+
+export interface GroupRecord {
+  group_type_index: number
+  group_key: string
+  group_properties: JsonObject
+  created_at: string
+}
+
+export interface GroupTypeRecord {
+  group_type: string
+  group_type_index: number
+  name_singular: string | null
+  name_plural: string | null
+}
+
+export interface IngestionWarningRecord {
+  type: string
+  source: string
+  details: JsonObject
+  /** ISO 8601. */
+  timestamp: string
+}
+
+export interface PersonListFilter {
+  distinctId?: string | null
+  limit: number
+  offset: number
+}
+
+interface PersonRowDb {
+  id: number
+  uuid: string
+  properties: string
+  is_identified: number
+  created_at: string
+}
+
+function parseObject(text: string): JsonObject {
+  try {
+    const value = JSON.parse(text) as unknown
+    return isPlainObject(value) ? value : {}
+  } catch {
+    return {}
+  }
+}
+
+function toPerson(row: PersonRowDb): PersonRecord {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    properties: parseObject(row.properties),
+    is_identified: row.is_identified === 1,
+    created_at: row.created_at,
+  }
+}
+
+export class PersonReader {
+  private readonly s: {
+    personFor: Statement<[number, string], PersonRowDb>
+    groupTypes: Statement<[number], GroupTypeRecord>
+    groupProperties: Statement<[number, number, string], { properties: string }>
+    cohorts: Statement<[number], { cohort_id: number }>
+    overrides: Statement<[number, string], { person_id: number; feature_flag_key: string; hash_key: string }>
+    listPersons: Statement<[number, number, number], PersonRowDb>
+    countPersons: Statement<[number], { n: number }>
+    distinctIdsOf: Statement<[string], { person_id: number; distinct_id: string }>
+    listGroups: Statement<[number, number, number, number], { group_key: string; properties: string; created_at: string }>
+    countGroups: Statement<[number, number], { n: number }>
+    listWarnings: Statement<[number, number, number], { type: string; source: string; details: string; timestamp: string }>
+    countWarnings: Statement<[number], { n: number }>
+  }
+
+  constructor(db: Db) {
+    this.s = {
+      personFor: db.prepare(
+        `SELECT p.id, p.uuid, p.properties, p.is_identified, p.created_at
+         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+         WHERE d.team_id = ? AND d.distinct_id = ?`,
+      ),
+      groupTypes: db.prepare(
+        `SELECT group_type, group_type_index, name_singular, name_plural
+         FROM group_type_mappings WHERE team_id = ? ORDER BY group_type_index`,
+      ),
+      groupProperties: db.prepare('SELECT properties FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
+      cohorts: db.prepare('SELECT cohort_id FROM cohort_people WHERE person_id = ? ORDER BY cohort_id'),
+      overrides: db.prepare(
+        `SELECT person_id, feature_flag_key, hash_key FROM hash_key_overrides
+         WHERE team_id = ? AND person_id IN (SELECT value FROM json_each(?))`,
+      ),
+      listPersons: db.prepare(
+        `SELECT id, uuid, properties, is_identified, created_at FROM persons
+         WHERE team_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+      ),
+      countPersons: db.prepare('SELECT COUNT(*) AS n FROM persons WHERE team_id = ?'),
+      distinctIdsOf: db.prepare(
+        `SELECT person_id, distinct_id FROM person_distinct_ids
+         WHERE person_id IN (SELECT value FROM json_each(?)) ORDER BY distinct_id`,
+      ),
+      listGroups: db.prepare(
+        `SELECT group_key, properties, created_at FROM groups WHERE team_id = ? AND group_type_index = ?
+         ORDER BY created_at DESC, group_key DESC LIMIT ? OFFSET ?`,
+      ),
+      countGroups: db.prepare('SELECT COUNT(*) AS n FROM groups WHERE team_id = ? AND group_type_index = ?'),
+      listWarnings: db.prepare(
+        `SELECT type, source, details, timestamp FROM ingestion_warnings
+         WHERE team_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+      ),
+      countWarnings: db.prepare('SELECT COUNT(*) AS n FROM ingestion_warnings WHERE team_id = ?'),
+    }
+  }
+
+  personFor(teamId: number, distinctId: string): PersonRecord | null {
+    const row = this.s.personFor.get(teamId, distinctId)
+    return row ? toPerson(row) : null
+  }
+
+  /** Group type index (as a string, the JSON key PostHog uses) → group type name. */
+  groupTypeMapping(teamId: number): Record<string, string> {
+    const mapping: Record<string, string> = {}
+    for (const row of this.s.groupTypes.all(teamId)) mapping[String(row.group_type_index)] = row.group_type
+    return mapping
+  }
+
+  groupTypes(teamId: number): GroupTypeRecord[] {
+    return this.s.groupTypes.all(teamId)
+  }
+
+  groupProperties(teamId: number, groupTypeIndex: number, groupKey: string): JsonObject | null {
+    const row = this.s.groupProperties.get(teamId, groupTypeIndex, groupKey)
+    return row ? parseObject(row.properties) : null
+  }
+
+  staticCohortIdsFor(personId: number): number[] {
+    return this.s.cohorts.all(personId).map((row) => row.cohort_id)
+  }
+
+  /**
+   * Hash-key overrides of the given persons, flag key → hash key. When several persons have one for the same
+   * flag, the person listed first wins (pass the person of `distinct_id` before that of `$anon_distinct_id`).
+   */
+  hashKeyOverrides(teamId: number, personIds: readonly number[]): Record<string, string> {
+    if (personIds.length === 0) return {}
+    const rank = new Map(personIds.map((id, i) => [id, i] as const))
+    const best = new Map<string, { rank: number; hashKey: string }>()
+    for (const row of this.s.overrides.all(teamId, JSON.stringify(personIds))) {
+      const r = rank.get(row.person_id) ?? Number.MAX_SAFE_INTEGER
+      const current = best.get(row.feature_flag_key)
+      if (!current || r < current.rank) best.set(row.feature_flag_key, { rank: r, hashKey: row.hash_key })
+    }
+    const out: Record<string, string> = {}
+    for (const [flagKey, { hashKey }] of best) out[flagKey] = hashKey
+    return out
+  }
+
+  /** Persons of a project, newest first, each with its distinct ids; `distinctId` narrows to its person. */
+  listPersons(teamId: number, filter: PersonListFilter): PersonWithDistinctIds[] {
+    let rows: PersonRowDb[]
+    if (filter.distinctId !== undefined && filter.distinctId !== null) {
+      const row = filter.offset === 0 ? this.s.personFor.get(teamId, filter.distinctId) : undefined
+      rows = row ? [row] : []
+    } else {
+      rows = this.s.listPersons.all(teamId, filter.limit, filter.offset)
+    }
+    if (rows.length === 0) return []
+    const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
+    for (const row of this.s.distinctIdsOf.all(JSON.stringify([...ids.keys()]))) ids.get(row.person_id)?.push(row.distinct_id)
+    return rows.map((row) => ({ ...toPerson(row), distinct_ids: ids.get(row.id) ?? [] }))
+  }
+
+  countPersons(teamId: number, filter: { distinctId?: string | null } = {}): number {
+    if (filter.distinctId !== undefined && filter.distinctId !== null) return this.s.personFor.get(teamId, filter.distinctId) ? 1 : 0
+    return this.s.countPersons.get(teamId)?.n ?? 0
+  }
+
+  /** Groups of one type, newest first (as PostHog: created_at, then key, descending). */
+  listGroups(teamId: number, groupTypeIndex: number, limit: number, offset: number): GroupRecord[] {
+    return this.s.listGroups.all(teamId, groupTypeIndex, limit, offset).map((row) => ({
+      group_type_index: groupTypeIndex,
+      group_key: row.group_key,
+      group_properties: parseObject(row.properties),
+      created_at: row.created_at,
+    }))
+  }
+
+  countGroups(teamId: number, groupTypeIndex: number): number {
+    return this.s.countGroups.get(teamId, groupTypeIndex)?.n ?? 0
+  }
+
+  /** Ingestion warnings of a project, newest first. */
+  listIngestionWarnings(teamId: number, limit: number, offset: number): IngestionWarningRecord[] {
+    return this.s.listWarnings.all(teamId, limit, offset).map((row) => ({
+      type: row.type,
+      source: row.source,
+      details: parseObject(row.details),
+      timestamp: row.timestamp,
+    }))
+  }
+
+  countIngestionWarnings(teamId: number): number {
+    return this.s.countWarnings.get(teamId)?.n ?? 0
+  }
+}
+
+/**
+ * Experience continuity (§1.9): records `hashKey` as the bucketing key of each flag for each existing person,
+ * unless one of those persons already has an override for that flag ("first override wins").
+ */
+export class HashKeyOverrideWriter {
+  private readonly existingPersons: Statement<[string, number], { id: number }>
+  private readonly existingFlags: Statement<[number, string], { feature_flag_key: string }>
+  private readonly insert: Statement<[number, number, string, string]>
+  private readonly writeAll: (teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string) => number
+
+  constructor(db: Db) {
+    this.existingPersons = db.prepare('SELECT id FROM persons WHERE id IN (SELECT value FROM json_each(?)) AND team_id = ?')
+    this.existingFlags = db.prepare(
+      `SELECT DISTINCT feature_flag_key FROM hash_key_overrides
+       WHERE team_id = ? AND person_id IN (SELECT value FROM json_each(?))`,
+    )
+    this.insert = db.prepare(
+      'INSERT OR IGNORE INTO hash_key_overrides (team_id, person_id, feature_flag_key, hash_key) VALUES (?, ?, ?, ?)',
+    )
+    this.writeAll = db.transaction((teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string) => {
+      const ids = JSON.stringify(personIds)
+      const persons = this.existingPersons.all(ids, teamId).map((row) => row.id)
+      if (persons.length === 0) return 0
+      const taken = new Set(this.existingFlags.all(teamId, ids).map((row) => row.feature_flag_key))
+      let written = 0
+      for (const flagKey of new Set(flagKeys)) {
+        if (taken.has(flagKey)) continue
+        for (const personId of persons) written += this.insert.run(teamId, personId, flagKey, hashKey).changes
+      }
+      return written
+    })
+  }
+
+  /** Returns how many override rows were written. */
+  writeHashKeyOverrides(teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string): number {
+    if (personIds.length === 0 || flagKeys.length === 0) return 0
+    return this.writeAll(teamId, personIds, flagKeys, hashKey)
+  }
+}

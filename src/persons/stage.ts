@@ -1,0 +1,385 @@
+/**
+ * The persons stage of ingestion: applies each event's person and group effects to persons.db, in order,
+ * and says which person id, `$group_N` values and properties the stored event gets. PostHog's rules
+ * (docs/architecture.md "Persons and groups"; plugin-server person-event-processor.ts and friends):
+ *
+ * - `$process_person_profile: false` → personless: no person write; the event keeps an existing person's
+ *   uuid, else the uuid derived from its distinct id; `$set`/`$set_once`/`$unset` and groups are removed.
+ * - `$identify` (`$anon_distinct_id`), `$create_alias` and `$merge_dangerously` (`alias`) merge two ids.
+ * - Any other event creates its person on first sight and applies `$set_once`, `$set`, `$unset`.
+ * - `$groups` fills `$group_0..4`; `$groupidentify` creates or updates the group row.
+ *
+ * The caller owns the transaction; each event runs in a savepoint, so an event that breaks on bad content
+ * is rolled back alone and reported as an ingestion warning, while database errors propagate.
+ */
+import Database from 'better-sqlite3'
+import { iso, type Clock } from '../common/clock.js'
+import { isPlainObject, type JsonObject } from '../common/json.js'
+import type { GeoIp } from '../geoip/index.js'
+import type { Db } from '../storage/index.js'
+import { GroupStore, MAX_GROUP_TYPES_PER_TEAM } from './groups.js'
+import {
+  PERSON_ONLY_EVENTS,
+  addGeoProperties,
+  addInitialAndCampaignProperties,
+  applyPropertyUpdates,
+  computePropertyUpdates,
+  initialPersonProperties,
+  isDistinctIdIllegal,
+  isIgnorableUpdate,
+} from './properties.js'
+import { PersonStore, personUuidFor, type Person } from './store.js'
+import { WarningWriter } from './warnings.js'
+import type { CapturedEvent } from '../schemas/captured-event.js'
+
+export type { CapturedEvent } from '../schemas/captured-event.js'
+
+export type GroupColumns = [string, string, string, string, string]
+
+export interface PersonOutcome {
+  /**
+   * Person uuid for the stored event; for a personless event whose distinct id has no person, the
+   * deterministic uuidv5("${team_id}:${distinct_id}") PostHog uses.
+   */
+  personId: string
+  /** `$group_0`..`$group_4` of the stored event; '' = none. */
+  groups: GroupColumns
+  /** Event properties as they should be stored. */
+  properties: Record<string, unknown>
+  /**
+   * Set when PostHog drops the event instead of storing it (an `$identify`, `$create_alias`,
+   * `$merge_dangerously` or `$groupidentify` sent with `$process_person_profile: false`): the reason.
+   */
+  dropReason?: string
+}
+
+export interface PersonsStageOptions {
+  geoip: GeoIp | null
+  clock: Clock
+  /** Distinct ids whose person stays in memory (default 20,000). */
+  cacheSize?: number
+}
+
+interface Warning {
+  type: string
+  details: Record<string, unknown>
+  /** Present: debounced per key (hourly); absent: always written. */
+  debounceKey?: string
+}
+
+interface Normalised {
+  properties: JsonObject
+  processPerson: boolean
+  dropReason: string | null
+  warnings: Warning[]
+}
+
+/** What one event's person processing needs to know. */
+interface EventContext {
+  readonly event: CapturedEvent
+  readonly properties: JsonObject
+  readonly createdAt: string
+  /** Set by a merge attempt between two legal, different ids: the person becomes identified. */
+  updateIsIdentified: boolean
+}
+
+const noGroups = (): GroupColumns => ['', '', '', '', '']
+const GROUP_COLUMN_KEYS = Array.from({ length: MAX_GROUP_TYPES_PER_TEAM }, (_, i) => `$group_${i}`)
+const DROP_PERSONLESS_PERSON_EVENT = 'invalid_event_when_process_person_profile_is_false'
+
+function columnValue(value: unknown): string {
+  if (value === null || value === undefined) return ''
+  if (typeof value === 'string') return value
+  if (typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+function groupColumns(properties: JsonObject): GroupColumns {
+  const columns = noGroups()
+  for (let i = 0; i < MAX_GROUP_TYPES_PER_TEAM; i++) {
+    const key = GROUP_COLUMN_KEYS[i]
+    if (Object.hasOwn(properties, key)) columns[i] = columnValue(properties[key])
+  }
+  return columns
+}
+
+function eventDetails(event: CapturedEvent): Record<string, unknown> {
+  return { eventUuid: event.uuid, event: event.event, distinctId: event.distinct_id }
+}
+
+export class PersonsStage {
+  private readonly persons: PersonStore
+  private readonly groups: GroupStore
+  private readonly warnings: WarningWriter
+  private readonly geoip: GeoIp | null
+  private readonly clock: Clock
+  private readonly inSavepoint: (event: CapturedEvent) => PersonOutcome
+
+  constructor(db: Db, options: PersonsStageOptions) {
+    this.geoip = options.geoip
+    this.clock = options.clock
+    this.persons = new PersonStore(db, options.cacheSize ?? 20_000)
+    this.groups = new GroupStore(db)
+    this.warnings = new WarningWriter(db, options.clock)
+    // Inside the caller's transaction better-sqlite3 turns this into SAVEPOINT … RELEASE.
+    this.inSavepoint = db.transaction((event: CapturedEvent) => this.processOne(event))
+  }
+
+  /**
+   * Applies the events' person and group effects in order, inside a transaction the caller opened; returns
+   * one outcome per event (same order). Bad event content never throws: it becomes an ingestion warning.
+   */
+  process(events: readonly CapturedEvent[]): PersonOutcome[] {
+    const outcomes = new Array<PersonOutcome>(events.length)
+    for (let i = 0; i < events.length; i++) outcomes[i] = this.processSafely(events[i])
+    return outcomes
+  }
+
+  /** Re-derives the outcome of an event that was already processed, changing nothing in persons.db. */
+  enrich(event: CapturedEvent): PersonOutcome {
+    const n = this.normalise(event)
+    const personless = this.personlessOutcome(event, n)
+    if (personless) return personless
+    this.addGroupColumns(event, n.properties, false)
+    const person = this.persons.fetch(event.team_id, event.distinct_id)
+    return {
+      personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
+      groups: groupColumns(n.properties),
+      properties: n.properties,
+    }
+  }
+
+  /** Drops in-memory caches (after the caller's transaction rolled back). */
+  resetCache(): void {
+    this.persons.resetCache()
+    this.groups.resetCache()
+    this.warnings.resetCache()
+  }
+
+  private processSafely(event: CapturedEvent): PersonOutcome {
+    try {
+      return this.inSavepoint(event)
+    } catch (error) {
+      if (error instanceof Database.SqliteError) throw error
+      // The savepoint was rolled back; cached persons may hold its changes.
+      this.resetCache()
+      this.warnings.write(event.team_id, 'person_processing_failed', {
+        ...eventDetails(event),
+        error: error instanceof Error ? error.message : String(error),
+      })
+      return {
+        personId: personUuidFor(event.team_id, event.distinct_id),
+        groups: noGroups(),
+        properties: { ...event.properties },
+      }
+    }
+  }
+
+  private processOne(event: CapturedEvent): PersonOutcome {
+    const n = this.normalise(event)
+    for (const w of n.warnings) this.warnings.write(event.team_id, w.type, w.details, w.debounceKey)
+    const personless = this.personlessOutcome(event, n, true)
+    if (personless) return personless
+
+    const ctx: EventContext = { event, properties: n.properties, createdAt: this.createdAtOf(event), updateIsIdentified: false }
+    this.addGroupColumns(event, n.properties, true)
+    if (event.event === '$groupidentify') this.upsertGroup(ctx)
+    const person = this.applyPersonEffects(ctx)
+    return { personId: person.uuid, groups: groupColumns(n.properties), properties: n.properties }
+  }
+
+  /** The outcome of a dropped or personless event, or null when the event gets person processing. */
+  private personlessOutcome(event: CapturedEvent, n: Normalised, record = false): PersonOutcome | null {
+    if (n.dropReason !== null) {
+      return { personId: personUuidFor(event.team_id, event.distinct_id), groups: noGroups(), properties: n.properties, dropReason: n.dropReason }
+    }
+    if (n.processPerson) return null
+    for (const key of GROUP_COLUMN_KEYS) delete n.properties[key]
+    const person = this.persons.fetch(event.team_id, event.distinct_id)
+    if (!person && record) this.persons.markPersonless(event.team_id, event.distinct_id)
+    return {
+      personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
+      groups: noGroups(),
+      properties: n.properties,
+    }
+  }
+
+  /**
+   * The stored form of the event's properties (a copy; the event is not changed) and whether it gets person
+   * processing: `$process_person_profile`, GeoIP, `$initial_*`/campaign copies, `$set*` removal.
+   */
+  private normalise(event: CapturedEvent): Normalised {
+    const properties: JsonObject = isPlainObject(event.properties) ? { ...event.properties } : {}
+    const warnings: Warning[] = []
+    let processPerson = true
+    let dropReason: string | null = null
+
+    if (Object.hasOwn(properties, '$process_person_profile')) {
+      const value = properties.$process_person_profile
+      if (value === false) processPerson = false
+      else if (value !== true) {
+        warnings.push({
+          type: 'invalid_process_person_profile',
+          details: {
+            ...eventDetails(event),
+            $process_person_profile: value,
+            message: 'Only a boolean value is valid for the $process_person_profile property',
+          },
+          debounceKey: '',
+        })
+      }
+    }
+    if (!processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
+      dropReason = DROP_PERSONLESS_PERSON_EVENT
+      warnings.push({ type: DROP_PERSONLESS_PERSON_EVENT, details: eventDetails(event) })
+    }
+
+    const ip = properties.$ip
+    if (this.geoip && !properties.$geoip_disable && typeof ip === 'string' && ip !== '') {
+      const geo = this.geoip.lookup(ip)
+      if (geo) addGeoProperties(properties, geo)
+    }
+    addInitialAndCampaignProperties(event.event, properties)
+
+    if (!processPerson || event.event === '$groupidentify') {
+      delete properties.$set
+      delete properties.$set_once
+      delete properties.$unset
+    }
+    if (processPerson) delete properties.$process_person_profile
+    else properties.$process_person_profile = false
+    return { properties, processPerson, dropReason, warnings }
+  }
+
+  private createdAtOf(event: CapturedEvent): string {
+    const ms = Number.isFinite(event.timestamp) ? event.timestamp : Number.isFinite(event.now) ? event.now : this.clock.now()
+    return iso(ms)
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Groups
+
+  /** `$groups: {type: key}` → `$group_<index>: key`, creating indexes for new types when `create`. */
+  private addGroupColumns(event: CapturedEvent, properties: JsonObject, create: boolean): void {
+    const groups = properties.$groups
+    if (!isPlainObject(groups)) return
+    for (const [groupType, groupKey] of Object.entries(groups)) {
+      const index = this.groupTypeIndex(event, groupType, create)
+      if (index !== null) properties[`$group_${index}`] = groupKey
+    }
+  }
+
+  private groupTypeIndex(event: CapturedEvent, groupType: string, create: boolean): number | null {
+    const resolved = this.groups.resolveType(event.team_id, groupType, create)
+    if (resolved.index === null && resolved.refused) {
+      this.warnings.write(
+        event.team_id,
+        'group_type_limit_exceeded',
+        { ...eventDetails(event), groupType, maxGroupTypes: MAX_GROUP_TYPES_PER_TEAM },
+        groupType,
+      )
+    }
+    return resolved.index
+  }
+
+  private upsertGroup(ctx: EventContext): void {
+    const { $group_type: groupType, $group_key: groupKey, $group_set: groupSet } = ctx.properties
+    if (!groupType || !groupKey) return
+    const index = this.groupTypeIndex(ctx.event, String(groupType), true)
+    if (index === null) return
+    const key = String(groupKey).replace(/\u0000/g, '\uFFFD')
+    this.groups.upsert(ctx.event.team_id, index, key, isPlainObject(groupSet) ? groupSet : {}, ctx.createdAt)
+  }
+
+  // ------------------------------------------------------------------------------------------------------
+  // Persons
+
+  private applyPersonEffects(ctx: EventContext): Person {
+    const { event, properties } = ctx
+    let person: Person | null = null
+    if ((event.event === '$create_alias' || event.event === '$merge_dangerously') && properties.alias) {
+      person = this.merge(ctx, String(properties.alias), event.distinct_id)
+    } else if (event.event === '$identify' && Object.hasOwn(properties, '$anon_distinct_id')) {
+      person = this.merge(ctx, String(properties.$anon_distinct_id), event.distinct_id)
+    }
+    if (!person) {
+      person = this.persons.fetch(event.team_id, event.distinct_id)
+      if (!person) {
+        const initial = initialPersonProperties(properties, event.uuid)
+        return this.persons.create(event.team_id, [event.distinct_id], initial, ctx.updateIsIdentified, ctx.createdAt)
+      }
+    }
+    return this.updateProperties(ctx, person)
+  }
+
+  /** Applies `$set_once`, `$set`, `$unset` and a pending "identified" mark; writes only when something changed. */
+  private updateProperties(ctx: EventContext, person: Person): Person {
+    const updates = computePropertyUpdates(ctx.event.event, ctx.properties, person.properties)
+    const identify = ctx.updateIsIdentified && !person.isIdentified
+    if (!identify && isIgnorableUpdate(ctx.event.event, updates, person.properties)) return person
+    const { properties, changed } = applyPropertyUpdates(person.properties, updates)
+    if (!changed && !identify) return person
+    person.properties = properties
+    if (identify) person.isIdentified = true
+    person.version += 1
+    this.persons.save(person)
+    return person
+  }
+
+  /**
+   * Merges the person of `otherId` (the anonymous id or alias) into the person of `intoId` (the event's
+   * distinct id). Returns the resulting person, or null when nothing was merged and the event should be
+   * processed as an ordinary one.
+   */
+  private merge(ctx: EventContext, otherId: string, intoId: string): Person | null {
+    if (otherId === intoId) return null
+    const teamId = ctx.event.team_id
+    for (const [illegal, other] of [[intoId, otherId], [otherId, intoId]] as const) {
+      if (isDistinctIdIllegal(illegal)) {
+        this.warnings.write(teamId, 'cannot_merge_with_illegal_distinct_id', {
+          illegalDistinctId: illegal,
+          otherDistinctId: other,
+          eventUuid: ctx.event.uuid,
+        })
+        return null
+      }
+    }
+    ctx.updateIsIdentified = true
+    const other = this.persons.fetch(teamId, otherId)
+    const into = this.persons.fetch(teamId, intoId)
+
+    if (other && into) {
+      if (other.id === into.id) return into
+      return this.mergePersons(ctx, into, intoId, other, otherId)
+    }
+    if (other || into) {
+      const existing = (other ?? into)!
+      this.persons.addDistinctId(existing, other ? intoId : otherId)
+      return existing
+    }
+    // Neither id has a person: one person gets both. Its uuid comes from the first id; prefer an id that
+    // personless events already used, so those events belong to the new person without any rewrite.
+    let ids = [intoId, otherId]
+    if (!this.persons.wasPersonless(teamId, intoId) && this.persons.wasPersonless(teamId, otherId)) ids = [otherId, intoId]
+    return this.persons.create(teamId, ids, initialPersonProperties(ctx.properties, ctx.event.uuid), true, ctx.createdAt)
+  }
+
+  private mergePersons(ctx: EventContext, target: Person, targetId: string, source: Person, sourceId: string): Person {
+    if (ctx.event.event !== '$merge_dangerously' && source.isIdentified) {
+      this.warnings.write(ctx.event.team_id, 'cannot_merge_already_identified', {
+        sourcePersonDistinctId: sourceId,
+        targetPersonDistinctId: targetId,
+        eventUuid: ctx.event.uuid,
+      })
+      return target
+    }
+    // On conflicting keys the target (the event's distinct id) wins; then the event's own updates apply.
+    const merged = { ...source.properties, ...target.properties }
+    target.properties = applyPropertyUpdates(merged, computePropertyUpdates(ctx.event.event, ctx.properties, merged)).properties
+    target.createdAt = source.createdAt < target.createdAt ? source.createdAt : target.createdAt
+    target.isIdentified = true
+    target.version = Math.max(target.version, source.version) + 1
+    this.persons.merge(source, target)
+    return target
+  }
+}

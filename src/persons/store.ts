@@ -1,0 +1,199 @@
+/**
+ * The write side of persons.db for the persons stage: persons and their distinct ids, merges, personless
+ * distinct ids. Statements are prepared once; recently used persons stay in a bounded LRU keyed by
+ * (team, distinct id), including "no person" answers, so a busy distinct id costs no query.
+ *
+ * The consumer thread is the only writer of these tables, so the cache can only go stale through this class,
+ * which keeps it current. After a rollback the caller must call `resetCache()`.
+ */
+import type { Statement } from 'better-sqlite3'
+import { uuidv5, uuidv7 } from '../common/ids.js'
+import type { JsonObject } from '../common/json.js'
+import { Lru } from '../geoip/index.js'
+import type { Db } from '../storage/index.js'
+
+/** PostHog's namespace for person uuids derived from `${team_id}:${distinct_id}`. */
+export const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22'
+
+export function personUuidFor(teamId: number, distinctId: string): string {
+  return uuidv5(`${teamId}:${distinctId}`, PERSON_UUID_NAMESPACE)
+}
+
+export interface Person {
+  /** Row id in persons.db (what cohorts, hash-key overrides and distinct ids reference). */
+  readonly id: number
+  readonly uuid: string
+  readonly teamId: number
+  properties: JsonObject
+  isIdentified: boolean
+  version: number
+  /** ISO 8601 with milliseconds and Z. */
+  createdAt: string
+  /** Set when this person was merged away: every cached reference then resolves to the survivor. */
+  mergedInto: Person | null
+}
+
+interface PersonRowDb {
+  id: number
+  uuid: string
+  properties: string
+  is_identified: number
+  version: number
+  created_at: string
+}
+
+const NO_PERSON = null
+
+export class PersonStore {
+  private readonly cache: Lru<string, Person | typeof NO_PERSON>
+  private readonly personless: Lru<string, true>
+  private readonly s: {
+    byDistinctId: Statement<[number, string], PersonRowDb>
+    insertPerson: Statement<[string, number, string, number, number, string]>
+    insertDistinctId: Statement<[number, string, number]>
+    updatePerson: Statement<[string, number, number, string, number]>
+    moveDistinctIds: Statement<[number, number]>
+    moveCohorts: Statement<[number, number]>
+    dropCohorts: Statement<[number]>
+    copyOverrides: Statement<[number, number, number]>
+    dropOverrides: Statement<[number]>
+    deletePerson: Statement<[number]>
+    insertPersonless: Statement<[number, string]>
+    selectPersonless: Statement<[number, string], { one: number }>
+  }
+
+  constructor(private readonly db: Db, cacheSize: number) {
+    this.cache = new Lru(cacheSize)
+    this.personless = new Lru(cacheSize)
+    this.s = {
+      byDistinctId: db.prepare(
+        `SELECT p.id, p.uuid, p.properties, p.is_identified, p.version, p.created_at
+         FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+         WHERE d.team_id = ? AND d.distinct_id = ?`,
+      ),
+      insertPerson: db.prepare(
+        `INSERT INTO persons (uuid, team_id, properties, is_identified, version, created_at)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (uuid) DO NOTHING`,
+      ),
+      insertDistinctId: db.prepare('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES (?, ?, ?)'),
+      updatePerson: db.prepare('UPDATE persons SET properties = ?, is_identified = ?, version = ?, created_at = ? WHERE id = ?'),
+      moveDistinctIds: db.prepare('UPDATE person_distinct_ids SET person_id = ? WHERE person_id = ?'),
+      moveCohorts: db.prepare('UPDATE OR IGNORE cohort_people SET person_id = ? WHERE person_id = ?'),
+      dropCohorts: db.prepare('DELETE FROM cohort_people WHERE person_id = ?'),
+      copyOverrides: db.prepare(
+        `INSERT OR IGNORE INTO hash_key_overrides (team_id, person_id, feature_flag_key, hash_key)
+         SELECT team_id, ?, feature_flag_key, hash_key FROM hash_key_overrides WHERE team_id = ? AND person_id = ?`,
+      ),
+      dropOverrides: db.prepare('DELETE FROM hash_key_overrides WHERE person_id = ?'),
+      deletePerson: db.prepare('DELETE FROM persons WHERE id = ?'),
+      insertPersonless: db.prepare('INSERT OR IGNORE INTO personless_distinct_ids (team_id, distinct_id) VALUES (?, ?)'),
+      selectPersonless: db.prepare('SELECT 1 AS one FROM personless_distinct_ids WHERE team_id = ? AND distinct_id = ?'),
+    }
+  }
+
+  private key(teamId: number, distinctId: string): string {
+    return `${teamId}:${distinctId}`
+  }
+
+  /** The person a distinct id belongs to, or null. */
+  fetch(teamId: number, distinctId: string): Person | null {
+    const key = this.key(teamId, distinctId)
+    const cached = this.cache.get(key)
+    if (cached !== undefined) {
+      if (cached === NO_PERSON || cached.mergedInto === null) return cached
+      let survivor = cached
+      while (survivor.mergedInto !== null) survivor = survivor.mergedInto
+      this.cache.set(key, survivor)
+      return survivor
+    }
+    const row = this.s.byDistinctId.get(teamId, distinctId)
+    const person: Person | null = row
+      ? {
+          id: row.id,
+          uuid: row.uuid,
+          teamId,
+          properties: JSON.parse(row.properties) as JsonObject,
+          isIdentified: row.is_identified === 1,
+          version: row.version,
+          createdAt: row.created_at,
+          mergedInto: null,
+        }
+      : null
+    this.cache.set(key, person)
+    return person
+  }
+
+  /**
+   * Creates a person owning `distinctIds` (none of which may have a person). Its uuid is derived from the
+   * first id as in PostHog, so events stored before the person existed already carry it; should that uuid
+   * be taken (a person deleted and its ids reused), a fresh UUIDv7 is used.
+   */
+  create(teamId: number, distinctIds: readonly string[], properties: JsonObject, isIdentified: boolean, createdAt: string): Person {
+    const json = JSON.stringify(properties)
+    let uuid = personUuidFor(teamId, distinctIds[0])
+    let result = this.s.insertPerson.run(uuid, teamId, json, isIdentified ? 1 : 0, 0, createdAt)
+    if (result.changes === 0) {
+      uuid = uuidv7()
+      result = this.s.insertPerson.run(uuid, teamId, json, isIdentified ? 1 : 0, 0, createdAt)
+    }
+    const person: Person = {
+      id: Number(result.lastInsertRowid),
+      uuid,
+      teamId,
+      properties,
+      isIdentified,
+      version: 0,
+      createdAt,
+      mergedInto: null,
+    }
+    for (const distinctId of distinctIds) this.addDistinctId(person, distinctId)
+    return person
+  }
+
+  addDistinctId(person: Person, distinctId: string): void {
+    this.s.insertDistinctId.run(person.teamId, distinctId, person.id)
+    this.cache.set(this.key(person.teamId, distinctId), person)
+  }
+
+  /** Writes the person's current fields (the caller has changed them and bumped the version). */
+  save(person: Person): void {
+    this.s.updatePerson.run(JSON.stringify(person.properties), person.isIdentified ? 1 : 0, person.version, person.createdAt, person.id)
+  }
+
+  /**
+   * Moves everything of `source` to `target` and deletes `source`: distinct ids, static cohort memberships
+   * and feature-flag hash-key overrides (the target's own overrides win on conflict). `target` must already
+   * hold its merged fields; it is saved here.
+   */
+  merge(source: Person, target: Person): void {
+    this.save(target)
+    this.s.moveCohorts.run(target.id, source.id)
+    this.s.dropCohorts.run(source.id)
+    this.s.copyOverrides.run(target.id, source.teamId, source.id)
+    this.s.dropOverrides.run(source.id)
+    this.s.moveDistinctIds.run(target.id, source.id)
+    this.s.deletePerson.run(source.id)
+    source.mergedInto = target
+  }
+
+  /** Notes that a distinct id was used by a personless event while it had no person. */
+  markPersonless(teamId: number, distinctId: string): void {
+    const key = this.key(teamId, distinctId)
+    if (this.personless.get(key)) return
+    this.s.insertPersonless.run(teamId, distinctId)
+    this.personless.set(key, true)
+  }
+
+  wasPersonless(teamId: number, distinctId: string): boolean {
+    const key = this.key(teamId, distinctId)
+    if (this.personless.get(key)) return true
+    const found = this.s.selectPersonless.get(teamId, distinctId) !== undefined
+    if (found) this.personless.set(key, true)
+    return found
+  }
+
+  resetCache(): void {
+    this.cache.clear()
+    this.personless.clear()
+  }
+}

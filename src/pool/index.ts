@@ -1,0 +1,57 @@
+/**
+ * The piscina worker pool, behind typed methods. Work goes here only when it pays for the ~66 µs hop
+ * measured on this machine: large /batch/ bodies and large flag sets. A full queue is answered 503 with
+ * Retry-After rather than queueing without bound.
+ */
+import { Piscina } from 'piscina'
+import { AppError } from '../common/errors.js'
+
+export interface PoolOptions {
+  size: number
+  maxQueue: number
+  /** Given to every worker: where the data folder is, so workers can open SQLite read-only. */
+  workerData: { dataDir: string }
+}
+
+export class WorkerPool {
+  readonly #pool: Piscina
+
+  constructor(options: PoolOptions) {
+    this.#pool = new Piscina({
+      filename: new URL('../../workers/index.js', import.meta.url).href,
+      minThreads: options.size,
+      maxThreads: options.size,
+      maxQueue: options.maxQueue,
+      idleTimeout: 60_000,
+      workerData: options.workerData,
+    })
+  }
+
+  get queued(): number {
+    return this.#pool.queueSize
+  }
+
+  get size(): number {
+    return this.#pool.threads.length
+  }
+
+  /** Runs a named task of workers/index.ts. */
+  async run<T>(name: string, task: unknown, transferList: ArrayBuffer[] = []): Promise<T> {
+    try {
+      return (await this.#pool.run(task, { name, transferList })) as T
+    } catch (error) {
+      throw this.#mapError(error)
+    }
+  }
+
+  #mapError(error: unknown): Error {
+    if (error instanceof Error && /queue is at limit/i.test(error.message)) {
+      return new AppError('service_unavailable', { detail: 'The service is overloaded; try again shortly.', retryAfter: 1 })
+    }
+    return error instanceof Error ? error : new Error(String(error))
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.destroy()
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Builds an OpenAPI 3.1 document from operation descriptions and the very schema objects the validators
+ * and serializers compile, so the published contract can't drift from what the server enforces.
+ */
+import { errorEnvelopeSchema, type JsonSchema } from './shared.js'
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete'
+
+export interface QueryParamDoc {
+  readonly name: string
+  readonly description: string
+  readonly schema: JsonSchema
+}
+
+export interface OperationDoc {
+  readonly operationId: string
+  readonly method: HttpMethod
+  /** Router pattern: `:name` parameters, trailing slash. */
+  readonly path: string
+  readonly summary: string
+  readonly tag: string
+  /** Personal key scope; null = no authentication. */
+  readonly scope: string | null
+  readonly query?: readonly QueryParamDoc[]
+  /** Component name of the JSON body. */
+  readonly requestBody?: string
+  /** Status → component name of the body, or null for an empty body. */
+  readonly responses: Readonly<Record<number, string | null>>
+}
+
+export interface OpenApiInfo {
+  title: string
+  version: string
+  description: string
+}
+
+const ERROR_STATUSES: Record<number, string> = {
+  400: 'Validation error: `code` names the broken rule, `attr` the field.',
+  401: 'No personal API key, or an unknown or revoked one.',
+  403: 'The key lacks the scope, or the user the right.',
+  404: 'Unknown object, or a project the key cannot see.',
+}
+
+/** `:project_id` is a string (`@current` works); other path parameters are the ids of objects. */
+function pathParameter(name: string): Record<string, unknown> {
+  const schema = name === 'project_id' || name.endsWith('uuid') ? { type: 'string' } : { type: 'integer' }
+  return { name, in: 'path', required: true, schema }
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+function operationObject(op: OperationDoc): Record<string, unknown> {
+  const params = [...op.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => pathParameter(m[1]))
+  for (const q of op.query ?? []) params.push({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })
+  const responses: Record<string, unknown> = {}
+  for (const [status, component] of Object.entries(op.responses)) {
+    responses[status] =
+      component === null
+        ? { description: Number(status) >= 400 ? 'Refused, with an empty body.' : 'Empty body.' }
+        : { description: 'OK', content: { 'application/json': { schema: ref(component) } } }
+  }
+  if (op.scope !== null) {
+    for (const [status, description] of Object.entries(ERROR_STATUSES)) {
+      if (status === '400' && !op.requestBody && !op.query?.length) continue
+      responses[status] ??= { description, content: { 'application/json': { schema: ref('Error') } } }
+    }
+  }
+  const operation: Record<string, unknown> = {
+    operationId: op.operationId,
+    summary: op.summary,
+    tags: [op.tag],
+    parameters: params,
+    responses,
+    security: op.scope === null ? [] : [{ PersonalAPIKey: [op.scope] }],
+  }
+  if (op.scope !== null) operation['x-required-scope'] = op.scope
+  if (op.requestBody) {
+    operation.requestBody = { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } }
+  }
+  return operation
+}
+
+/** `/api/projects/:project_id/feature_flags/` → `/api/projects/{project_id}/feature_flags/`. */
+export function openApiPath(pattern: string): string {
+  return pattern.replace(/:([A-Za-z_]+)/g, '{$1}')
+}
+
+export function openApiDocument(
+  info: OpenApiInfo,
+  operations: readonly OperationDoc[],
+  components: Readonly<Record<string, JsonSchema>>,
+): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const op of operations) {
+    const path = openApiPath(op.path)
+    paths[path] ??= {}
+    paths[path][op.method] = operationObject(op)
+  }
+  const schemas = { ...components, Error: errorEnvelopeSchema }
+  const used = new Set(operations.flatMap((op) => [op.requestBody, ...Object.values(op.responses)]))
+  for (const name of used) {
+    if (name && !(name in schemas)) throw new Error(`OpenAPI: operation refers to unknown component ${name}`)
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        PersonalAPIKey: { type: 'http', scheme: 'bearer', description: 'A personal API key (`phx_…`) with the scope named by each operation.' },
+      },
+    },
+  }
+}

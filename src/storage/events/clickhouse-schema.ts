@@ -1,0 +1,115 @@
+/**
+ * ClickHouse connection and schema. The events table follows PostHog's: ReplacingMergeTree over
+ * `(team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid))` (plain `uuid` on servers whose
+ * cityHash64 does not take UUIDs), so an event replayed
+ * after a crash collapses into the stored one at merge time, and queries read with FINAL.
+ *
+ * Debian's clickhouse-server is 18.16, and current servers must work too, so features are detected from
+ * `version()`: DateTime64 (20.5+, with toUnixTimestamp64Milli) keeps sub-second timestamps; older servers get DateTime plus a
+ * `timestamp_ms` column. Query parameters (19.11+) are not used: literals are quoted by `quote()`.
+ */
+import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client'
+
+export interface ClickHouseOptions {
+  url: string
+  database: string
+  user: string
+  password: string
+}
+
+export interface ServerFeatures {
+  version: string
+  dateTime64: boolean
+  /** JSONExtract* functions (19.3+); older servers only have visitParamExtract*. */
+  jsonExtract: boolean
+}
+
+export function createClickHouseClient(options: ClickHouseOptions, database?: string): ClickHouseClient {
+  return createClient({
+    url: options.url,
+    username: options.user,
+    password: options.password,
+    database: database ?? options.database,
+    request_timeout: 60_000,
+    // The client logs every failed request itself; skylark logs and counts failures where it handles them.
+    log: { level: ClickHouseLogLevel.OFF },
+    compression: { request: false, response: false },
+  })
+}
+
+/** A ClickHouse string literal; backslashes and quotes escaped, so any text is safe inside SQL. */
+export function quote(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+}
+
+/** An identifier such as a database name: only plain names are accepted. */
+export function identifier(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid ClickHouse identifier: ${name}`)
+  return name
+}
+
+export async function detectFeatures(client: ClickHouseClient): Promise<ServerFeatures> {
+  const result = await client.query({ query: 'SELECT version() AS v', format: 'JSONEachRow' })
+  const [{ v }] = (await result.json()) as Array<{ v: string }>
+  const [major, minor] = v.split('.').map(Number)
+  const atLeast = (ma: number, mi: number) => major > ma || (major === ma && minor >= mi)
+  return { version: v, dateTime64: atLeast(20, 5), jsonExtract: atLeast(19, 3) }
+}
+
+interface ChMigration {
+  version: number
+  name: string
+  sql: (db: string, features: ServerFeatures) => string
+}
+
+const MIGRATIONS: readonly ChMigration[] = [
+  {
+    version: 1,
+    name: 'events',
+    sql: (db, f) => `CREATE TABLE IF NOT EXISTS ${db}.events (
+      uuid UUID,
+      event String,
+      properties String,
+      timestamp ${f.dateTime64 ? "DateTime64(6, 'UTC')" : 'DateTime'},
+      ${f.dateTime64 ? '' : 'timestamp_ms Int64,'}
+      team_id Int64,
+      distinct_id String,
+      elements_chain String,
+      created_at ${f.dateTime64 ? "DateTime64(6, 'UTC')" : 'DateTime'},
+      person_id UUID,
+      \`$group_0\` String,
+      \`$group_1\` String,
+      \`$group_2\` String,
+      \`$group_3\` String,
+      \`$group_4\` String,
+      _timestamp DateTime
+    ) ENGINE = ReplacingMergeTree(_timestamp)
+    PARTITION BY toYYYYMM(timestamp)
+    ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), ${f.dateTime64 ? 'cityHash64(uuid)' : 'uuid'})`,
+  },
+]
+
+/** Creates the database and applies pending migrations, recorded in `schema_migrations`. */
+export async function migrateClickHouse(options: ClickHouseOptions): Promise<ServerFeatures> {
+  const db = identifier(options.database)
+  const admin = createClickHouseClient(options, 'default')
+  try {
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` })
+    const features = await detectFeatures(admin)
+    await admin.command({
+      query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at DateTime) ENGINE = TinyLog`,
+    })
+    const applied = await admin.query({ query: `SELECT version FROM ${db}.schema_migrations`, format: 'JSONEachRow' })
+    const done = new Set(((await applied.json()) as Array<{ version: number }>).map((r) => Number(r.version)))
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue
+      await admin.command({ query: m.sql(db, features) })
+      await admin.command({
+        query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at) VALUES (${m.version}, ${quote(m.name)}, now())`,
+      })
+    }
+    return features
+  } finally {
+    await admin.close()
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * ClickHouse as the event store. The sink sends pre-serialised JSONEachRow text in one INSERT per batch
+ * (the client's own object serialisation is the bottleneck at scale); queries read with FINAL so replayed
+ * events are never counted twice.
+ */
+import { Readable } from 'node:stream'
+import type { ClickHouseClient } from '@clickhouse/client'
+import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
+import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
+import {
+  SinkError,
+  type BreakdownQuery,
+  type BreakdownRow,
+  type EventFilter,
+  type EventRow,
+  type EventSink,
+  type EventStore,
+  type StoredEvent,
+} from './types.js'
+
+/** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
+const DATA_ERROR_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 130, 131, 376, 377, 1000])
+const MAX_DATETIME_MS = 4294967295000
+
+function chTime(ms: number, features: ServerFeatures): string {
+  const clamped = Math.min(Math.max(ms, 0), MAX_DATETIME_MS - 1000)
+  const iso = new Date(clamped).toISOString()
+  return features.dateTime64 ? `${iso.slice(0, 10)} ${iso.slice(11, 23)}` : `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+}
+
+function errorCode(error: unknown): number | null {
+  const match = /Code: (\d+)/.exec((error as Error)?.message ?? '')
+  return match ? Number(match[1]) : null
+}
+
+export class ClickHouseEventSink implements EventSink {
+  readonly kind = 'clickhouse'
+  readonly #client: ClickHouseClient
+  readonly #features: ServerFeatures
+  readonly #insert: string
+
+  constructor(options: ClickHouseOptions, features: ServerFeatures) {
+    this.#client = createClickHouseClient(options)
+    this.#features = features
+    this.#insert = `INSERT INTO ${identifier(options.database)}.events FORMAT JSONEachRow`
+  }
+
+  serialize(rows: readonly EventRow[]): string {
+    const f = this.#features
+    const now = chTime(Date.now(), { ...f, dateTime64: false })
+    let body = ''
+    for (const r of rows) {
+      body +=
+        `{"uuid":"${r.uuid}","event":${JSON.stringify(r.event)},"properties":${JSON.stringify(r.properties)},` +
+        `"timestamp":"${chTime(r.timestamp, f)}",${f.dateTime64 ? '' : `"timestamp_ms":${Math.round(r.timestamp)},`}` +
+        `"team_id":${r.team_id},"distinct_id":${JSON.stringify(r.distinct_id)},"elements_chain":${JSON.stringify(r.elements_chain)},` +
+        `"created_at":"${chTime(r.created_at, f)}","person_id":"${r.person_id}",` +
+        `"$group_0":${JSON.stringify(r.groups[0])},"$group_1":${JSON.stringify(r.groups[1])},"$group_2":${JSON.stringify(r.groups[2])},` +
+        `"$group_3":${JSON.stringify(r.groups[3])},"$group_4":${JSON.stringify(r.groups[4])},"_timestamp":"${now}"}\n`
+    }
+    return body
+  }
+
+  async write(rows: readonly EventRow[]): Promise<void> {
+    if (rows.length === 0) return
+    try {
+      const result = await this.#client.exec({ query: this.#insert, values: Readable.from([this.serialize(rows)]) })
+      result.stream.resume()
+      await new Promise<void>((resolve, reject) => {
+        result.stream.once('end', resolve)
+        result.stream.once('error', reject)
+      })
+    } catch (error) {
+      const code = errorCode(error)
+      throw new SinkError(`ClickHouse insert failed: ${(error as Error).message.split('\n')[0]}`, code !== null && DATA_ERROR_CODES.has(code))
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.#client.ping()).success
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close()
+  }
+}
+
+interface ChEventRow {
+  uuid: string
+  event: string
+  distinct_id: string
+  person_id: string
+  properties: string
+  ts: string | number
+  created: string | number
+  elements_chain: string
+  g0: string
+  g1: string
+  g2: string
+  g3: string
+  g4: string
+}
+
+export class ClickHouseEventStore implements EventStore {
+  readonly #client: ClickHouseClient
+  readonly #features: ServerFeatures
+  readonly #table: string
+
+  constructor(options: ClickHouseOptions, features: ServerFeatures) {
+    this.#client = createClickHouseClient(options)
+    this.#features = features
+    this.#table = `${identifier(options.database)}.events FINAL`
+  }
+
+  async #rows<T>(query: string): Promise<T[]> {
+    const result = await this.#client.query({ query, format: 'JSONEachRow' })
+    return (await result.json()) as T[]
+  }
+
+  async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
+    const f = this.#features
+    const where = compileClickHouseWhere(filter, f)
+    const ts = msExpr('timestamp', f)
+    const rows = await this.#rows<ChEventRow>(
+      `SELECT toString(uuid) AS uuid, event, distinct_id, toString(person_id) AS person_id, properties, ${ts} AS ts,
+        ${msExpr('created_at', f)} AS created, elements_chain,
+        \`$group_0\` AS g0, \`$group_1\` AS g1, \`$group_2\` AS g2, \`$group_3\` AS g3, \`$group_4\` AS g4
+       FROM ${this.#table} WHERE ${where} ORDER BY ts DESC, uuid DESC
+       LIMIT ${Math.trunc(page.limit)} OFFSET ${Math.trunc(page.offset)}`,
+    )
+    return rows.map((r) => ({
+      id: r.uuid,
+      uuid: r.uuid,
+      event: r.event,
+      distinct_id: r.distinct_id,
+      person_id: r.person_id,
+      properties: JSON.parse(r.properties) as Record<string, unknown>,
+      timestamp: new Date(Number(r.ts)).toISOString(),
+      created_at: new Date(Number(r.created)).toISOString(),
+      elements_chain: r.elements_chain,
+      groups: [r.g0, r.g1, r.g2, r.g3, r.g4],
+    }))
+  }
+
+  async count(filter: EventFilter): Promise<number> {
+    const [row] = await this.#rows<{ n: string }>(
+      `SELECT count() AS n FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, this.#features)}`,
+    )
+    return Number(row.n)
+  }
+
+  async breakdown(query: BreakdownQuery): Promise<BreakdownRow[]> {
+    const value = propertyTextExpr(query.breakdown, this.#features)
+    const measure = query.math === 'persons' ? 'uniqExact(person_id)' : 'count()'
+    const rows = await this.#rows<{ value: string | null; n: string }>(
+      `SELECT ${value} AS value, ${measure} AS n FROM ${this.#table}
+       WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY value ORDER BY n DESC`,
+    )
+    return rows.map((r) => ({ value: r.value, count: Number(r.n) }))
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close()
+  }
+}

@@ -1,0 +1,58 @@
+/** Opening the event store for queries: SQLite (events.db) or ClickHouse when CLICKHOUSE_URL is set. */
+import { ClickHouseEventStore } from './clickhouse.js'
+import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
+import { SqliteEventStore } from './sqlite.js'
+import type { BreakdownQuery, BreakdownRow, EventFilter, EventStore, StoredEvent } from './types.js'
+
+export * from './types.js'
+export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
+export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
+export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
+
+/**
+ * ClickHouse may be down when the service starts; the store connects on first use and again after a
+ * failed attempt, so queries work as soon as the server is back.
+ */
+class LazyClickHouseStore implements EventStore {
+  readonly #options: ClickHouseOptions
+  #store: Promise<ClickHouseEventStore> | null = null
+
+  constructor(options: ClickHouseOptions) {
+    this.#options = options
+  }
+
+  #get(): Promise<ClickHouseEventStore> {
+    this.#store ??= (async () => {
+      const probe = createClickHouseClient(this.#options)
+      try {
+        return new ClickHouseEventStore(this.#options, await detectFeatures(probe))
+      } finally {
+        await probe.close()
+      }
+    })().catch((error: unknown) => {
+      this.#store = null
+      throw error
+    })
+    return this.#store
+  }
+
+  async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
+    return (await this.#get()).list(filter, page)
+  }
+
+  async count(filter: EventFilter): Promise<number> {
+    return (await this.#get()).count(filter)
+  }
+
+  async breakdown(query: BreakdownQuery): Promise<BreakdownRow[]> {
+    return (await this.#get()).breakdown(query)
+  }
+
+  async close(): Promise<void> {
+    if (this.#store) await (await this.#store.catch(() => null))?.close()
+  }
+}
+
+export function openEventStore(options: { sqlitePath: string; clickhouse: ClickHouseOptions | null }): EventStore {
+  return options.clickhouse ? new LazyClickHouseStore(options.clickhouse) : new SqliteEventStore(options.sqlitePath)
+}

@@ -1,0 +1,89 @@
+/**
+ * EventFilter → SQL for events.db. Property values are compared by their text form (JSON true/false as
+ * `true`/`false`, numbers as written), as PostHog's property filters do; a missing property never equals
+ * anything, and `is_not`/`not_icontains` include events without the property.
+ */
+import type { EventFilter, EventPropertyFilter } from './types.js'
+
+export interface SqlFragment {
+  sql: string
+  params: unknown[]
+}
+
+/** SQL giving the text form of a top-level property (NULL when missing or JSON null). */
+export function propertyText(key: string): SqlFragment {
+  // Keys with quotes or backslashes can't be written as a JSON path label; json_each matches them exactly.
+  if (/["\\]/.test(key)) {
+    return {
+      sql: `(SELECT CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL ELSE CAST(value AS TEXT) END FROM json_each(properties) WHERE key = ?)`,
+      params: [key],
+    }
+  }
+  const path = `$."${key}"`
+  return {
+    sql: `(CASE json_type(properties, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN json_extract(properties, ?) WHEN 'array' THEN json_extract(properties, ?) ELSE CAST(json_extract(properties, ?) AS TEXT) END)`,
+    params: [path, path, path, path],
+  }
+}
+
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+function propertyCondition(filter: EventPropertyFilter): SqlFragment {
+  const v = propertyText(filter.key)
+  const values = Array.isArray(filter.value) ? filter.value : [filter.value]
+  switch (filter.operator) {
+    case 'exact':
+    case 'is_not': {
+      const list = values.filter((x) => x !== null && x !== undefined).map(textOf)
+      if (list.length === 0) return { sql: filter.operator === 'exact' ? '0' : '1', params: [] }
+      const inList = `${v.sql} IN (${list.map(() => '?').join(', ')})`
+      const sql = filter.operator === 'exact' ? inList : `(${v.sql} IS NULL OR NOT (${inList}))`
+      return { sql, params: filter.operator === 'exact' ? [...v.params, ...list] : [...v.params, ...v.params, ...list] }
+    }
+    case 'icontains':
+      return { sql: `instr(lower(${v.sql}), lower(?)) > 0`, params: [...v.params, textOf(filter.value)] }
+    case 'not_icontains':
+      return { sql: `(${v.sql} IS NULL OR instr(lower(${v.sql}), lower(?)) = 0)`, params: [...v.params, ...v.params, textOf(filter.value)] }
+    case 'is_set':
+      return { sql: `${v.sql} IS NOT NULL`, params: v.params }
+    case 'is_not_set':
+      return { sql: `${v.sql} IS NULL`, params: v.params }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.operator]
+      return { sql: `CAST(${v.sql} AS REAL) ${op} ?`, params: [...v.params, Number(filter.value)] }
+    }
+  }
+}
+
+export function compileSqliteWhere(filter: EventFilter): SqlFragment {
+  const parts = ['team_id = ?']
+  const params: unknown[] = [filter.teamId]
+  if (filter.event !== undefined) {
+    const names = typeof filter.event === 'string' ? [filter.event] : [...filter.event]
+    parts.push(names.length === 0 ? '0' : `event IN (${names.map(() => '?').join(', ')})`)
+    params.push(...names)
+  }
+  if (filter.distinctId !== undefined) {
+    parts.push('distinct_id = ?')
+    params.push(filter.distinctId)
+  }
+  if (filter.after !== undefined) {
+    parts.push('timestamp >= ?')
+    params.push(filter.after)
+  }
+  if (filter.before !== undefined) {
+    parts.push('timestamp < ?')
+    params.push(filter.before)
+  }
+  for (const p of filter.properties ?? []) {
+    const c = propertyCondition(p)
+    parts.push(c.sql)
+    params.push(...c.params)
+  }
+  return { sql: parts.join(' AND '), params }
+}

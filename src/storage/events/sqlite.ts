@@ -1,0 +1,129 @@
+/**
+ * The embedded event store: events.db. The consumer thread owns the writing connection; the API reads
+ * through a separate read-only connection (WAL lets both run at once).
+ */
+import { openDatabase, type Db } from '../sqlite/database.js'
+import { compileSqliteWhere, propertyText } from './sqlite-filters.js'
+import {
+  SinkError,
+  type BreakdownQuery,
+  type BreakdownRow,
+  type EventFilter,
+  type EventRow,
+  type EventSink,
+  type EventStore,
+  type StoredEvent,
+} from './types.js'
+
+// Errors where retrying later can succeed (disk full, I/O, locks); anything else is about the rows.
+const RETRYABLE = new Set(['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_NOMEM'])
+
+export class SqliteEventSink implements EventSink {
+  readonly kind = 'sqlite'
+  readonly #db: Db
+  readonly #insertMany: (rows: readonly EventRow[]) => void
+
+  constructor(file: string) {
+    this.#db = openDatabase(file)
+    const insert = this.#db.prepare(
+      `INSERT OR IGNORE INTO events (uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
+         group_0, group_1, group_2, group_3, group_4, elements_chain)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    this.#insertMany = this.#db.transaction((rows: readonly EventRow[]) => {
+      for (const r of rows) {
+        const g = r.groups
+        insert.run(r.uuid, r.team_id, r.event, r.distinct_id, r.person_id, r.properties, r.timestamp, r.created_at, g[0], g[1], g[2], g[3], g[4], r.elements_chain)
+      }
+    })
+  }
+
+  async write(rows: readonly EventRow[]): Promise<void> {
+    try {
+      this.#insertMany(rows)
+    } catch (error) {
+      // Extended codes look like SQLITE_IOERR_WRITE; the first two parts are the primary code.
+      const primary = ((error as { code?: string }).code ?? '').split('_').slice(0, 2).join('_')
+      throw new SinkError(`SQLite insert failed: ${(error as Error).message}`, !RETRYABLE.has(primary))
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      this.#db.prepare('SELECT 1').get()
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#db.close()
+  }
+}
+
+interface EventDbRow {
+  uuid: string
+  event: string
+  distinct_id: string
+  person_id: string | null
+  properties: string
+  timestamp: number
+  created_at: number
+  elements_chain: string
+  group_0: string
+  group_1: string
+  group_2: string
+  group_3: string
+  group_4: string
+}
+
+export function toStoredEvent(row: EventDbRow): StoredEvent {
+  return {
+    id: row.uuid,
+    uuid: row.uuid,
+    event: row.event,
+    distinct_id: row.distinct_id,
+    person_id: row.person_id,
+    properties: JSON.parse(row.properties) as Record<string, unknown>,
+    timestamp: new Date(row.timestamp).toISOString(),
+    created_at: new Date(row.created_at).toISOString(),
+    elements_chain: row.elements_chain,
+    groups: [row.group_0, row.group_1, row.group_2, row.group_3, row.group_4],
+  }
+}
+
+export class SqliteEventStore implements EventStore {
+  readonly #db: Db
+
+  constructor(file: string) {
+    this.#db = openDatabase(file, { readonly: true })
+  }
+
+  async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
+    const where = compileSqliteWhere(filter)
+    const rows = this.#db
+      .prepare(`SELECT * FROM events WHERE ${where.sql} ORDER BY timestamp DESC, uuid DESC LIMIT ? OFFSET ?`)
+      .all(...where.params, page.limit, page.offset) as EventDbRow[]
+    return rows.map(toStoredEvent)
+  }
+
+  async count(filter: EventFilter): Promise<number> {
+    const where = compileSqliteWhere(filter)
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM events WHERE ${where.sql}`).get(...where.params) as { n: number }).n
+  }
+
+  async breakdown(query: BreakdownQuery): Promise<BreakdownRow[]> {
+    const where = compileSqliteWhere(query)
+    const value = propertyText(query.breakdown)
+    const measure = query.math === 'persons' ? 'COUNT(DISTINCT person_id)' : 'COUNT(*)'
+    const rows = this.#db
+      .prepare(`SELECT ${value.sql} AS value, ${measure} AS n FROM events WHERE ${where.sql} GROUP BY 1 ORDER BY 2 DESC`)
+      .all(...value.params, ...where.params) as Array<{ value: unknown; n: number }>
+    return rows.map((r) => ({ value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
+  }
+
+  async close(): Promise<void> {
+    this.#db.close()
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The event store seen from the rest of the service: a sink the consumer writes to and a query interface
+ * the API, experiments and dashboards read through. SQLite and ClickHouse implement both.
+ */
+
+/** One stored event as the consumer hands it to a sink. Times are ms since the epoch (UTC). */
+export interface EventRow {
+  uuid: string
+  team_id: number
+  event: string
+  distinct_id: string
+  person_id: string
+  /** JSON text of the event properties. */
+  properties: string
+  timestamp: number
+  created_at: number
+  groups: readonly [string, string, string, string, string]
+  elements_chain: string
+}
+
+export class SinkError extends Error {
+  constructor(
+    message: string,
+    /** True when retrying the same rows can never succeed (bad data): isolate them and dead-letter. */
+    readonly permanent: boolean,
+  ) {
+    super(message)
+    this.name = 'SinkError'
+  }
+}
+
+export interface EventSink {
+  readonly kind: 'sqlite' | 'clickhouse'
+  /** Stores the rows; replaying rows already stored is a no-op (dedup by uuid). Throws SinkError. */
+  write(rows: readonly EventRow[]): Promise<void>
+  /** True when the store answers. */
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}
+
+export type PropertyOperator =
+  | 'exact'
+  | 'is_not'
+  | 'icontains'
+  | 'not_icontains'
+  | 'is_set'
+  | 'is_not_set'
+  | 'gt'
+  | 'gte'
+  | 'lt'
+  | 'lte'
+
+export interface EventPropertyFilter {
+  key: string
+  operator: PropertyOperator
+  /** A scalar, or a list of scalars for exact / is_not (any of). */
+  value?: string | number | boolean | Array<string | number | boolean> | null
+}
+
+export interface EventFilter {
+  teamId: number
+  /** One name or any of several. */
+  event?: string | readonly string[]
+  distinctId?: string
+  /** Inclusive lower bound, ms. */
+  after?: number
+  /** Exclusive upper bound, ms. */
+  before?: number
+  properties?: readonly EventPropertyFilter[]
+}
+
+/** An event as the API returns it. */
+export interface StoredEvent {
+  id: string
+  uuid: string
+  event: string
+  distinct_id: string
+  person_id: string | null
+  properties: Record<string, unknown>
+  timestamp: string
+  created_at: string
+  elements_chain: string
+  groups: string[]
+}
+
+/** Counts grouped by an event property, e.g. exposures per `$feature_flag_response`. */
+export interface BreakdownQuery extends EventFilter {
+  /** Property whose value labels each row of the result. */
+  breakdown: string
+  /** `events` counts rows; `persons` counts distinct person ids (PostHog's `dau` math over the range). */
+  math: 'events' | 'persons'
+}
+
+export interface BreakdownRow {
+  value: string | null
+  count: number
+}
+
+export interface EventStore {
+  list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]>
+  count(filter: EventFilter): Promise<number>
+  breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
+  close(): Promise<void>
+}

@@ -1,0 +1,179 @@
+import t from 'tap'
+import { flagServer, simpleFlag } from './fixture.js'
+
+t.test('feature flags API', async (t) => {
+  const f = await flagServer()
+  t.teardown(() => f.close())
+  const { server, flags } = f
+
+  t.test('POST creates a flag and answers 201 with the whole object', async (t) => {
+    const filters = {
+      groups: [
+        { properties: [{ key: 'email', value: ['a@x.com'], operator: 'exact', type: 'person' }], rollout_percentage: 40, variant: null, custom: { kept: true } },
+      ],
+      multivariate: { variants: [{ key: 'control', name: 'Control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50, extra: 1 }] },
+      payloads: { control: '{"a": 1}', test: { nested: ['x', null] } },
+      aggregation_group_type_index: null,
+      future_field: { anything: [1, 'two'] },
+    }
+    const res = await server.api('POST', flags, { key: 'checkout', name: 'New checkout', filters, tags: ['Web'], unknown_field: 'dropped', rollback_conditions: [{ threshold: 5 }] })
+    t.equal(res.status, 201)
+    t.equal(res.headers.get('content-type'), 'application/json')
+    t.match(res.body, {
+      id: Number,
+      key: 'checkout',
+      name: 'New checkout',
+      version: 1,
+      active: true,
+      deleted: false,
+      created_by: { email: 'admin@skylark.local', is_email_verified: false, hedgehog_config: null },
+      is_simple_flag: false,
+      rollout_percentage: null,
+      experiment_set: [],
+      can_edit: true,
+      tags: ['web'],
+      rollback_conditions: [{ threshold: 5 }],
+      status: 'ACTIVE',
+      user_access_level: 'editor',
+    })
+    t.same(res.body.filters, { ...filters, payloads: { control: '{"a": 1}', test: '{"nested": ["x", null]}' } }, 'free-form filters come back whole')
+    t.notOk('unknown_field' in res.body)
+    t.notOk('team_id' in res.body, 'no team or project field')
+  })
+
+  t.test('GET lists live flags in the pagination envelope', async (t) => {
+    await server.api('POST', flags, simpleFlag('list-a'))
+    await server.api('POST', flags, simpleFlag('list-b'))
+    const res = await server.api('GET', `${flags}?limit=2`)
+    t.equal(res.status, 200)
+    t.equal(res.body.count, 3)
+    t.same(res.body.results.map((r: { key: string }) => r.key), ['list-b', 'list-a'])
+    t.equal(res.body.next, `${server.baseUrl}${flags}?limit=2&offset=2`)
+    t.equal(res.body.previous, null)
+    const second = await server.api('GET', `${flags}?limit=2&offset=2`)
+    t.same(second.body.results.map((r: { key: string }) => r.key), ['checkout'])
+    t.equal(second.body.previous, `${server.baseUrl}${flags}?limit=2`)
+    const search = await server.api('GET', `${flags}?search=LIST-&active=true&order=key`)
+    t.same(search.body.results.map((r: { key: string }) => r.key), ['list-a', 'list-b'])
+    t.equal((await server.api('GET', `${flags}?limit=x`)).body.attr, 'limit')
+  })
+
+  t.test('GET :id answers the flag and 404 for unknown ids', async (t) => {
+    const created = (await server.api('POST', flags, simpleFlag('one'))).body
+    const res = await server.api('GET', `${flags}${created.id}/`)
+    t.equal(res.status, 200)
+    t.equal(res.body.key, 'one')
+    t.equal((await server.api('GET', `${flags}${created.id}`)).status, 200, 'trailing slash optional')
+    const missing = await server.api('GET', `${flags}999999/`)
+    t.equal(missing.status, 404)
+    t.same(missing.body, { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null })
+    t.equal((await server.api('GET', `${flags}abc/`)).status, 404)
+  })
+
+  t.test('PATCH changes fields, bumps the version and keeps filters without groups', async (t) => {
+    const created = (await server.api('POST', flags, simpleFlag('patchable'))).body
+    const res = await server.api('PATCH', `${flags}${created.id}/`, { name: 'Described', filters: { payloads: {} }, version: 1 })
+    t.equal(res.status, 200)
+    t.equal(res.body.name, 'Described')
+    t.equal(res.body.version, 2)
+    t.same(res.body.filters, simpleFlag('x').filters)
+    t.equal(res.body.last_modified_by.email, 'admin@skylark.local')
+  })
+
+  t.test('PATCH with a stale version answers 409 with the current flag', async (t) => {
+    const created = (await server.api('POST', flags, simpleFlag('contended'))).body
+    await server.api('PATCH', `${flags}${created.id}/`, { name: 'first writer', version: 1 })
+    const res = await server.api('PATCH', `${flags}${created.id}/`, { name: 'second writer', version: 1 })
+    t.equal(res.status, 409)
+    t.match(res.body, {
+      type: 'invalid_request',
+      code: 'conflict',
+      detail: 'The feature flag was updated by admin@skylark.local since you started editing it. Please refresh and try again.',
+      attr: null,
+      original_flag: { id: created.id, name: 'first writer', version: 2 },
+    })
+    t.equal((await server.api('GET', `${flags}${created.id}/`)).body.name, 'first writer')
+  })
+
+  t.test('DELETE answers 405 with an empty body; PATCH deleted soft-deletes', async (t) => {
+    const created = (await server.api('POST', flags, simpleFlag('doomed'))).body
+    const del = await server.api('DELETE', `${flags}${created.id}/`)
+    t.equal(del.status, 405)
+    t.equal(del.text, '')
+    t.equal((await server.api('GET', `${flags}${created.id}/`)).body.deleted, false, 'nothing was deleted')
+    const soft = await server.api('PATCH', `${flags}${created.id}/`, { deleted: true })
+    t.equal(soft.status, 200)
+    t.equal(soft.body.deleted, true)
+    const list = await server.api('GET', `${flags}?limit=1000`)
+    t.notOk(list.body.results.some((r: { id: number }) => r.id === created.id), 'deleted flags are not listed')
+    t.equal((await server.api('GET', `${flags}${created.id}/`)).body.status, 'DELETED', 'but can still be read')
+    const reuse = await server.api('POST', flags, simpleFlag('doomed'))
+    t.equal(reuse.status, 201, 'the key is free again')
+  })
+
+  t.test('validation errors are 400 validation_error with code and attr', async (t) => {
+    const cases: Array<[unknown, string, string | null]> = [
+      [{ key: 'bad key' }, 'invalid_key', 'key'],
+      [{ key: 'checkout' }, 'unique', 'key'],
+      [{}, 'required', 'key'],
+      [{ key: 'typed', active: 'yes' }, 'invalid_input', 'active'],
+      [{ key: 'typed', filters: { groups: [{ rollout_percentage: 'x' }] } }, 'invalid_input', 'filters.groups.0.rollout_percentage'],
+      [{ key: 'v', filters: { groups: [{}], multivariate: { variants: [{ key: 'a', rollout_percentage: 10 }] } } }, 'invalid_input', 'filters'],
+      [{ key: 'c', filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 424242 }] }] } }, 'cohort_does_not_exist', 'filters'],
+      [[1, 2], 'invalid_input', null],
+    ]
+    for (const [body, code, attr] of cases) {
+      const res = await server.api('POST', flags, body)
+      t.equal(res.status, 400, JSON.stringify(body))
+      t.match(res.body, { type: 'validation_error', code, attr }, JSON.stringify(body))
+    }
+    const parse = await server.request('POST', flags, { rawBody: '{nope', headers: { authorization: `Bearer ${server.boot.personal_api_key}`, 'content-type': 'application/json' } })
+    t.match(parse.body, { type: 'validation_error', code: 'parse_error' })
+  })
+
+  t.test('PATCH rejects wrong types with attr set', async (t) => {
+    const created = (await server.api('POST', flags, simpleFlag('typed-patch'))).body
+    const res = await server.api('PATCH', `${flags}${created.id}/`, { version: '1' })
+    t.match(res.body, { type: 'validation_error', code: 'invalid_input', attr: 'version' })
+    const filters = await server.api('PATCH', `${flags}${created.id}/`, { filters: { groups: [{ properties: [{ key: 'a', type: 'person', group_type_index: 'x' }] }] } })
+    t.match(filters.body, { type: 'validation_error', attr: 'filters.groups.0.properties.0.group_type_index' })
+  })
+
+  t.test('bodies over API_MAX_BYTES are 413', async (t) => {
+    const res = await server.api('POST', flags, { key: 'huge', name: 'x'.repeat(1024 * 1024 + 1) })
+    t.equal(res.status, 413)
+    t.equal(res.body.code, 'request_too_large')
+  })
+
+  t.test('scopes: feature_flag:read reads, feature_flag:write writes', async (t) => {
+    const reader = f.member(1, ['feature_flag:read'])
+    const created = (await server.api('POST', flags, simpleFlag('scoped'))).body
+    t.equal((await reader.call('GET', flags)).status, 200)
+    t.equal((await reader.call('GET', `${flags}${created.id}/`)).status, 200)
+    for (const [method, path, body] of [
+      ['POST', flags, simpleFlag('nope')],
+      ['PATCH', `${flags}${created.id}/`, { name: 'x' }],
+      ['DELETE', `${flags}${created.id}/`, undefined],
+    ] as const) {
+      const res = await reader.call(method, path, body)
+      t.equal(res.status, 403, `${method} ${path}`)
+      t.same(res.body, { type: 'authentication_error', code: 'permission_denied', detail: "API key missing required scope 'feature_flag:write'", attr: null })
+    }
+    const writer = f.member(1, ['feature_flag:write'])
+    t.equal((await writer.call('GET', flags)).status, 200, 'write implies read')
+    const other = f.member(1, ['experiment:read'])
+    t.equal((await other.call('GET', flags)).status, 403)
+  })
+
+  t.test('authentication failures are 401', async (t) => {
+    t.equal((await server.request('GET', flags)).body.code, 'not_authenticated')
+    t.equal((await server.api('GET', flags, undefined, 'phx_nope')).body.code, 'invalid_personal_api_key')
+    t.equal((await server.api('DELETE', `${flags}1/`, undefined, 'phx_nope')).status, 401, 'DELETE authenticates before refusing')
+  })
+
+  t.test('@current resolves to the key’s project', async (t) => {
+    const res = await server.api('GET', '/api/projects/@current/feature_flags/')
+    t.equal(res.status, 200)
+    t.ok(res.body.count > 0)
+  })
+})

@@ -1,0 +1,73 @@
+/**
+ * Crash safety: senders keep posting /batch/ requests while the server is killed with SIGKILL at random
+ * moments and restarted on the same data folder. Every uuid that got a 200 must be stored exactly once.
+ */
+import type { Test } from 'tap'
+import { randomUUID } from 'node:crypto'
+import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
+
+export interface CrashOptions {
+  kills: number
+  env: Record<string, string>
+  /** Reads every stored uuid (with duplicates, if the store has any) after the run. */
+  storedUuids: (server: TestServer) => Promise<string[]>
+}
+
+export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
+  const dataDir = tempDir()
+  let server = await startServer({ dataDir, env: options.env })
+  const boot = server.boot
+  const acked = new Set<string>()
+  const sent = new Set<string>()
+  let running = true
+  let requests = 0
+
+  const sender = async () => {
+    while (running) {
+      const batch = Array.from({ length: 25 }, () => {
+        const uuid = randomUUID()
+        sent.add(uuid)
+        return { event: 'crash test', uuid, properties: { distinct_id: `crash-${uuid.slice(0, 2)}`, payload: 'x'.repeat(200) } }
+      })
+      try {
+        const res = await fetch(`${server.baseUrl}/batch/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ api_key: boot.project_api_key, batch }),
+        })
+        await res.text()
+        requests++
+        if (res.status === 200) for (const e of batch) acked.add(e.uuid)
+      } catch {
+        await new Promise((r) => setTimeout(r, 20)) // the server is down: try again soon
+      }
+    }
+  }
+  const senders = Array.from({ length: 4 }, sender)
+
+  for (let kill = 0; kill < options.kills; kill++) {
+    await new Promise((r) => setTimeout(r, 400 + Math.random() * 800))
+    await server.kill()
+    server = await startServer({ dataDir, env: options.env })
+  }
+  await new Promise((r) => setTimeout(r, 500))
+  running = false
+  await Promise.all(senders)
+
+  t.ok(acked.size > 500, `${acked.size} events acknowledged over ${requests} requests across ${options.kills} kills`)
+  const deadline = Date.now() + 60_000
+  let stored: string[] = []
+  while (Date.now() < deadline) {
+    stored = await options.storedUuids(server)
+    const present = new Set(stored)
+    if ([...acked].every((u) => present.has(u))) break
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  const storedSet = new Set(stored)
+  const missing = [...acked].filter((u) => !storedSet.has(u))
+  t.same(missing, [], 'every acknowledged event is stored')
+  t.equal(stored.length, storedSet.size, 'no event is stored twice')
+  t.ok([...storedSet].every((u) => sent.has(u)), 'nothing was stored that was not sent')
+  await server.stop()
+  server.cleanup()
+}

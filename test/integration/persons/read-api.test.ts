@@ -1,0 +1,136 @@
+import t from 'tap'
+import { systemClock } from '../../../src/common/clock.js'
+import { uuidv7 } from '../../../src/common/ids.js'
+import type { CapturedEvent } from '../../../src/ingestion/types.js'
+import { createManagement } from '../../../src/management/index.js'
+import { PersonsStage } from '../../../src/persons/index.js'
+import { dataPaths, openDatabase, openManagementDb } from '../../../src/storage/index.js'
+import { bootstrapDataDir, runCli, startServer, tempDir } from '../../helpers/server.js'
+
+const T0 = Date.parse('2024-05-01T00:00:00.000Z')
+let seq = 0
+function ev(teamId: number, event: string, distinctId: string, properties: Record<string, unknown> = {}): CapturedEvent {
+  const timestamp = T0 + 1000 * seq++
+  return { uuid: uuidv7(timestamp), event, distinct_id: distinctId, properties, timestamp, team_id: teamId, now: timestamp }
+}
+
+t.test('persons and groups read API', async (t) => {
+  const dataDir = tempDir()
+  const boot = bootstrapDataDir(dataDir)
+  const team = boot.project_id
+
+  // A project of another organisation: its persons must stay invisible to the bootstrap key.
+  const managementDb = openManagementDb(dataPaths(dataDir))
+  const accounts = createManagement(managementDb, systemClock).accounts
+  const otherProject = accounts.createProject(accounts.createOrganization('Elsewhere').id, 'Hidden').id
+  managementDb.close()
+
+  const personsDb = openDatabase(dataPaths(dataDir).persons)
+  const stage = new PersonsStage(personsDb, { geoip: null, clock: systemClock })
+  personsDb.transaction(() =>
+    stage.process([
+      ev(team, '$pageview', 'anon-1', { $set: { plan: 'free' } }),
+      ev(team, '$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'one@example.com' } }),
+      ev(team, '$pageview', 'user-2', { $set: { name: 'Two' } }),
+      ev(team, '$pageview', 'user-3'),
+      ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } }),
+      ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta' } }),
+      ev(team, '$pageview', 'user-1', { $groups: { company: 'acme', project: 'p-1' } }),
+      ev(otherProject, '$pageview', 'secret-user'),
+    ]),
+  )()
+  personsDb.close()
+
+  const server = await startServer({ dataDir })
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+  const persons = `/api/projects/${team}/persons/`
+  const groups = `/api/projects/${team}/groups/`
+
+  t.test('lists persons as PostHog does, newest first', async (t) => {
+    const res = await server.api('GET', persons)
+    t.equal(res.status, 200)
+    t.equal(res.body.count, 3)
+    t.same(res.body.results.map((p: any) => p.distinct_ids), [['user-3'], ['user-2'], ['anon-1', 'user-1']])
+    const identified = res.body.results[2]
+    t.match(identified, {
+      id: /^[0-9a-f-]{36}$/,
+      name: 'one@example.com',
+      properties: { plan: 'free', email: 'one@example.com' },
+      is_identified: true,
+      created_at: new Date(T0).toISOString(),
+    })
+    t.equal(identified.id, identified.uuid)
+    t.equal(res.body.results[1].name, 'Two')
+    t.equal(res.body.results[0].name, 'user-3')
+  })
+
+  t.test('paginates with limit and offset links', async (t) => {
+    const first = await server.api('GET', `${persons}?limit=2`)
+    t.equal(first.body.results.length, 2)
+    t.equal(first.body.previous, null)
+    t.match(first.body.next, new RegExp(`/api/projects/${team}/persons/\\?limit=2&offset=2$`))
+    const second = await server.api('GET', new URL(first.body.next).pathname + new URL(first.body.next).search)
+    t.same(second.body.results.map((p: any) => p.distinct_ids), [['anon-1', 'user-1']])
+    t.equal(second.body.next, null)
+    t.match(second.body.previous, /limit=2$/)
+  })
+
+  t.test('filters by distinct_id', async (t) => {
+    const res = await server.api('GET', `${persons}?distinct_id=anon-1`)
+    t.equal(res.body.count, 1)
+    t.same(res.body.results[0].distinct_ids, ['anon-1', 'user-1'])
+    const none = await server.api('GET', `${persons}?distinct_id=nobody`)
+    t.same([none.status, none.body.count, none.body.results], [200, 0, []])
+  })
+
+  t.test('lists groups of a type; the type index is required', async (t) => {
+    const res = await server.api('GET', `${groups}?group_type_index=0`)
+    t.equal(res.status, 200)
+    t.equal(res.body.count, 2)
+    t.match(res.body.results, [
+      { group_type_index: 0, group_key: 'beta', group_properties: { name: 'Beta' }, created_at: String },
+      { group_type_index: 0, group_key: 'acme', group_properties: { name: 'Acme' } },
+    ])
+    const paged = await server.api('GET', `${groups}?group_type_index=0&limit=1&offset=1`)
+    t.same(paged.body.results.map((g: any) => g.group_key), ['acme'])
+    t.same((await server.api('GET', `${groups}?group_type_index=1`)).body.results, [], '$groups never creates a group')
+    for (const query of ['', '?group_type_index=', '?group_type_index=abc']) {
+      const bad = await server.api('GET', `${groups}${query}`)
+      t.equal(bad.status, 400, query || 'no query')
+      t.match(bad.body, { type: 'validation_error', code: 'invalid', attr: 'group_type_index' })
+    }
+  })
+
+  t.test('lists group types', async (t) => {
+    const res = await server.api('GET', `/api/projects/${team}/groups_types/`)
+    t.equal(res.status, 200)
+    t.same(res.body, [
+      { group_type: 'company', group_type_index: 0, name_singular: null, name_plural: null },
+      { group_type: 'project', group_type_index: 1, name_singular: null, name_plural: null },
+    ])
+  })
+
+  t.test('needs person:read and group:read', async (t) => {
+    const env = { DATA_DIR: dataDir }
+    const projectOnly = JSON.parse((await runCli(['keys', 'create', '--scopes', 'project:read', '--json'], env)).stdout).personal_api_key
+    const groupOnly = JSON.parse((await runCli(['keys', 'create', '--scopes', 'group:read', '--json'], env)).stdout).personal_api_key
+    const denied = await server.api('GET', persons, undefined, projectOnly)
+    t.equal(denied.status, 403)
+    t.equal(denied.body.detail, "API key missing required scope 'person:read'")
+    t.equal((await server.api('GET', `${groups}?group_type_index=0`, undefined, projectOnly)).status, 403)
+    t.equal((await server.api('GET', `/api/projects/${team}/groups_types/`, undefined, projectOnly)).status, 403)
+    t.equal((await server.api('GET', `${groups}?group_type_index=0`, undefined, groupOnly)).status, 200)
+    t.equal((await server.api('GET', persons, undefined, groupOnly)).status, 403)
+    t.equal((await server.request('GET', persons)).status, 401, 'no key at all')
+  })
+
+  t.test('a project the key cannot see is 404', async (t) => {
+    for (const path of [`/api/projects/${otherProject}/persons/`, `/api/projects/${otherProject}/groups/?group_type_index=0`, '/api/projects/999999/persons/']) {
+      const res = await server.api('GET', path)
+      t.equal(res.status, 404, path)
+    }
+  })
+})

@@ -1,0 +1,89 @@
+import t from 'tap'
+import {
+  addInitialAndCampaignProperties,
+  applyPropertyUpdates,
+  computePropertyUpdates,
+  isDistinctIdIllegal,
+  mergeGroupProperties,
+} from '../../../src/persons/index.js'
+
+t.test('isDistinctIdIllegal', async (t) => {
+  const cases: Array<[string, boolean]> = [
+    ['', true],
+    ['   ', true],
+    ['anonymous', true],
+    ['AnOnYmOuS', true],
+    ["'guest'", true],
+    ['"distinct_id"', true],
+    ['not_authenticated', true],
+    ['email', true],
+    ['TRUE', true],
+    ['[object Object]', true],
+    ['NaN', true],
+    ['nan', false],
+    ['None', true],
+    ['none', true],
+    ['NONE', false],
+    ['null', true],
+    ['Null', false],
+    ['"null"', true],
+    ['0', true],
+    ['00', false],
+    ['user@example.com', false],
+    ['anonymous-123', false],
+  ]
+  for (const [id, illegal] of cases) t.equal(isDistinctIdIllegal(id), illegal, JSON.stringify(id))
+})
+
+t.test('computePropertyUpdates', async (t) => {
+  const current = { a: 1, n: null, o: { x: 1 } }
+  const cases: Array<{ name: string; event?: string; properties: Record<string, unknown>; toSet: object; toUnset: string[] }> = [
+    { name: 'set_once skips present keys, null included', properties: { $set_once: { a: 2, n: 2, b: 3 } }, toSet: { b: 3 }, toUnset: [] },
+    { name: 'set keeps equal primitives out', properties: { $set: { a: 1, b: 2 } }, toSet: { b: 2 }, toUnset: [] },
+    { name: 'set always rewrites objects', properties: { $set: { o: { x: 1 } } }, toSet: { o: { x: 1 } }, toUnset: [] },
+    { name: 'set wins over set_once for the same new key', properties: { $set_once: { k: 'once' }, $set: { k: 'set' } }, toSet: { k: 'set' }, toUnset: [] },
+    { name: 'unset of present string keys only', properties: { $unset: ['a', 'zz', 5] }, toSet: {}, toUnset: ['a'] },
+    { name: 'unset object form', properties: { $unset: { n: 1 } }, toSet: {}, toUnset: ['n'] },
+    { name: 'malformed fields are ignored', properties: { $set: 'x', $set_once: 3, $unset: 'a' }, toSet: {}, toUnset: [] },
+    { name: 'NO_PERSON_UPDATE events change nothing', event: '$exception', properties: { $set: { b: 1 } }, toSet: {}, toUnset: [] },
+  ]
+  for (const c of cases) {
+    t.same(computePropertyUpdates(c.event ?? '$pageview', c.properties, current), { toSet: c.toSet, toUnset: c.toUnset }, c.name)
+  }
+  const applied = applyPropertyUpdates(current, { toSet: { b: 1 }, toUnset: ['a'] })
+  t.same(applied, { properties: { n: null, o: { x: 1 }, b: 1 }, changed: true })
+  t.same(current, { a: 1, n: null, o: { x: 1 } }, 'the input is not changed')
+})
+
+t.test('addInitialAndCampaignProperties', async (t) => {
+  t.test('leaves events without such properties untouched', async (t) => {
+    const props = { x: 1 }
+    t.equal(addInitialAndCampaignProperties('$pageview', props), props)
+    t.same(props, { x: 1 })
+  })
+
+  t.test('skips $snapshot and $performance_event', async (t) => {
+    t.same(addInitialAndCampaignProperties('$snapshot', { $browser: 'x' }), { $browser: 'x' })
+  })
+
+  t.test('does not change the caller’s $set object', async (t) => {
+    const set = { a: 1 }
+    const out = addInitialAndCampaignProperties('$pageview', { $set: set, utm_medium: 'email' })
+    t.same(set, { a: 1 })
+    t.same(out.$set, { a: 1, utm_medium: 'email' })
+    t.same(out.$set_once, { $initial_utm_medium: 'email' })
+  })
+})
+
+t.test('mergeGroupProperties', async (t) => {
+  const cases: Array<[object, object, object, boolean]> = [
+    [{}, { a: 1 }, { a: 1 }, true],
+    [{ a: 1 }, { a: 1 }, { a: 1 }, false],
+    [{ a: 1 }, { a: '1' }, { a: 1 }, false],
+    [{ a: 1 }, { a: 2, b: null }, { a: 2, b: null }, true],
+    [{ o: { x: 1 } }, { o: { x: 1 } }, { o: { x: 1 } }, true],
+  ]
+  for (const [current, set, properties, changed] of cases) {
+    t.same(mergeGroupProperties(current as any, set as any), { properties, changed }, JSON.stringify([current, set]))
+  }
+})

@@ -1,0 +1,459 @@
+import t from 'tap'
+import { uuidv5 } from '../../../src/common/ids.js'
+import type { GeoIp, GeoProperties } from '../../../src/geoip/index.js'
+import { PERSON_UUID_NAMESPACE, personUuidFor } from '../../../src/persons/index.js'
+import { TEAM, ev, harness } from './fixtures.js'
+
+t.test('person uuids', async (t) => {
+  t.test('are PostHog’s uuidv5 of "team:distinct_id"', async (t) => {
+    t.equal(personUuidFor(TEAM, 'abc'), uuidv5(`${TEAM}:abc`, '932979b4-65c3-4424-8467-0b66ec27bc22'))
+    t.equal(PERSON_UUID_NAMESPACE, '932979b4-65c3-4424-8467-0b66ec27bc22')
+  })
+
+  t.test('a person created by an event takes the uuid of its distinct id', async (t) => {
+    const h = harness()
+    const [out] = h.run(ev('$pageview', 'd-1'))
+    t.equal(out.personId, personUuidFor(TEAM, 'd-1'))
+    t.equal(h.person('d-1')?.uuid, out.personId)
+  })
+})
+
+t.test('$set, $set_once and $unset', async (t) => {
+  t.test('a new person gets {...$set_once, ...$set} and the creator event uuid', async (t) => {
+    const h = harness()
+    const e = ev('$pageview', 'u', { $set: { plan: 'pro', both: 'set' }, $set_once: { first: 1, both: 'once' } })
+    h.run(e)
+    const p = h.person('u')!
+    t.same(p.properties, { first: 1, both: 'set', plan: 'pro', $creator_event_uuid: e.uuid })
+    t.equal(p.is_identified, 0)
+    t.equal(p.version, 0)
+    t.equal(p.created_at, new Date(e.timestamp).toISOString(), 'created_at is the event time')
+  })
+
+  t.test('applies updates in order: $set_once only for absent keys, $set overwrites, $unset last', async (t) => {
+    const h = harness()
+    const cases: Array<{ name: string; properties: Record<string, unknown>; expect: Record<string, unknown> }> = [
+      { name: 'set_once does not overwrite', properties: { $set_once: { a: 'new', b: 2 } }, expect: { a: 1, b: 2, n: null } },
+      { name: 'a stored null counts as present', properties: { $set_once: { n: 'x' } }, expect: { a: 1, b: 2, n: null } },
+      { name: 'set overwrites', properties: { $set: { a: 'set' } }, expect: { a: 'set', b: 2, n: null } },
+      { name: 'unset (array) runs after set', properties: { $set: { b: 'changed' }, $unset: ['b', 'missing'] }, expect: { a: 'set', n: null } },
+      {
+        name: 'unset only removes keys the person had before the event (PostHog computes it against the stored person)',
+        properties: { $set: { c: 3 }, $unset: ['c'] },
+        expect: { a: 'set', n: null, c: 3 },
+      },
+      { name: 'unset (object form)', properties: { $unset: { n: true, c: 1 } }, expect: { a: 'set' } },
+    ]
+    const first = ev('$set', 'u', { $set: { a: 1, n: null } })
+    h.run(first)
+    for (const c of cases) {
+      h.run(ev('$set', 'u', c.properties))
+      const { $creator_event_uuid, ...rest } = h.person('u')!.properties
+      t.same(rest, c.expect, c.name)
+    }
+  })
+
+  t.test('writes only when something changes and bumps the version each time', async (t) => {
+    const h = harness()
+    h.run(ev('$pageview', 'u', { $set: { a: 1 } }))
+    h.run(ev('$pageview', 'u', { $set: { a: 1 } }), ev('$pageview', 'u', { $set_once: { a: 2 } }))
+    t.equal(h.person('u')!.version, 0, 'no-op updates are not written')
+    h.run(ev('$pageview', 'u', { $set: { a: 2 } }))
+    t.equal(h.person('u')!.version, 1)
+  })
+
+  t.test('$exception and $$heatmap never update the person', async (t) => {
+    const h = harness()
+    h.run(ev('$pageview', 'u', { $set: { a: 1 } }))
+    h.run(ev('$exception', 'u', { $set: { a: 2 }, $unset: ['a'] }), ev('$$heatmap', 'u', { $set: { b: 1 } }))
+    t.same(h.person('u')!.properties.a, 1)
+    t.notOk('b' in h.person('u')!.properties)
+  })
+
+  t.test('the stored event keeps $set/$set_once and drops $process_person_profile: true', async (t) => {
+    const h = harness()
+    const [out] = h.run(ev('$pageview', 'u', { $set: { a: 1 }, $process_person_profile: true, x: 1 }))
+    t.same(out.properties, { $set: { a: 1 }, x: 1 })
+  })
+})
+
+t.test('initial and campaign properties', async (t) => {
+  t.test('device and campaign properties go to $set and, as $initial_*, to $set_once', async (t) => {
+    const h = harness()
+    const [out] = h.run(
+      ev('$pageview', 'u', { $browser: 'Chrome', utm_source: 'news', gclid: null, $set: { $browser: 'Client' }, $os_name: 'iOS' }),
+    )
+    t.same(out.properties.$set, { $browser: 'Client', utm_source: 'news', gclid: null })
+    t.same(out.properties.$set_once, { $initial_browser: 'Chrome', $initial_utm_source: 'news', $initial_os: 'iOS' })
+    const p = h.person('u')!.properties
+    t.equal(p.$initial_browser, 'Chrome')
+    t.equal(p.$browser, 'Client', 'the client’s own $set wins over the copied value')
+    t.notOk('$initial_gclid' in p, 'a null campaign value never blocks the first real one')
+    h.run(ev('$pageview', 'u', { $browser: 'Firefox', gclid: 'g1' }))
+    const later = h.person('u')!.properties
+    t.equal(later.$initial_browser, 'Chrome', 'initial values are set once')
+    t.equal(later.$browser, 'Firefox', 'latest values follow the events')
+    t.equal(later.$initial_gclid, 'g1')
+  })
+
+  t.test('a change limited to frequently changing properties is not written, except by person events', async (t) => {
+    const h = harness()
+    h.run(ev('$pageview', 'u', { $current_url: 'https://a/1', $browser: 'Chrome' }))
+    const [out] = h.run(ev('$pageview', 'u', { $current_url: 'https://a/2', $browser: 'Firefox' }))
+    t.equal((out.properties.$set as any).$current_url, 'https://a/2', 'the stored event still carries the new value')
+    t.match(h.person('u'), { version: 0, properties: { $current_url: 'https://a/1', $browser: 'Chrome' } })
+    h.run(ev('$pageview', 'u', { $current_url: 'https://a/3', $pathname: '/3' }))
+    t.match(h.person('u'), { version: 1, properties: { $current_url: 'https://a/3', $pathname: '/3' } }, 'a new key is written, with the rest')
+    h.run(ev('$set', 'u', { $current_url: 'https://a/4' }))
+    t.match(h.person('u'), { version: 2, properties: { $current_url: 'https://a/4' } }, 'person events write everything')
+  })
+
+  t.test('server SDK events do not lift the host $os', async (t) => {
+    const h = harness()
+    const [out] = h.run(ev('server event', 'u', { $os: 'Linux', $is_server: true, $browser: 'x' }))
+    t.same(out.properties.$set, { $browser: 'x' })
+  })
+})
+
+t.test('identify, alias and merges', async (t) => {
+  t.test('anonymous events, then identify, then alias end with one person owning three ids', async (t) => {
+    const h = harness()
+    const [a1, a2] = h.run(ev('$pageview', 'anon-1', { $set_once: { first_seen: 'yes' } }), ev('$pageview', 'anon-1'))
+    t.equal(a1.personId, a2.personId)
+    const [identified] = h.run(ev('$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'a@example.com' } }))
+    t.equal(identified.personId, a1.personId, 'the anonymous person becomes the identified one')
+    const [aliased] = h.run(ev('$create_alias', 'user-1', { alias: 'alias-1' }))
+    t.equal(aliased.personId, a1.personId)
+    const p = h.person('user-1')!
+    t.same(h.distinctIds(p.id), ['alias-1', 'anon-1', 'user-1'])
+    t.equal(p.is_identified, 1)
+    t.match(p.properties, { email: 'a@example.com', first_seen: 'yes' })
+    t.equal(h.personCount(), 1)
+    t.same(h.warnings(), [])
+  })
+
+  t.test('identify before any event creates one identified person owning both ids', async (t) => {
+    const h = harness()
+    const [out] = h.run(ev('$identify', 'user-2', { $anon_distinct_id: 'anon-2', $set: { a: 1 }, $set_once: { b: 2 } }))
+    const p = h.person('anon-2')!
+    t.equal(p.id, h.person('user-2')!.id)
+    t.equal(p.uuid, personUuidFor(TEAM, 'user-2'), 'the uuid comes from the event’s distinct id')
+    t.equal(out.personId, p.uuid)
+    t.equal(p.is_identified, 1)
+    t.match(p.properties, { a: 1, b: 2 })
+  })
+
+  t.test('identify without $anon_distinct_id or with the same id only updates properties', async (t) => {
+    const h = harness()
+    h.run(ev('$identify', 'u', { $set: { a: 1 } }), ev('$identify', 'u', { $anon_distinct_id: 'u', $set: { b: 1 } }))
+    const p = h.person('u')!
+    t.match(p.properties, { a: 1, b: 1 })
+    t.equal(p.is_identified, 0, 'no merge attempt, so not marked identified')
+  })
+
+  t.test('merging two persons moves ids, properties, overrides and cohorts to the target', async (t) => {
+    const h = harness()
+    h.run(ev('$pageview', 'anon', { $set: { shared: 'anon', only_anon: 1 } }))
+    h.run(ev('$pageview', 'user', { $set: { shared: 'user', only_user: 1 } }))
+    h.run(ev('$set', 'user', { $set: { bump: 1 } }), ev('$set', 'user', { $set: { bump: 2 } }))
+    const source = h.person('anon')!
+    const target = h.person('user')!
+    const insertOverride = h.db.prepare('INSERT INTO hash_key_overrides (team_id, person_id, feature_flag_key, hash_key) VALUES (?, ?, ?, ?)')
+    insertOverride.run(TEAM, source.id, 'both', 'from-anon')
+    insertOverride.run(TEAM, source.id, 'anon-only', 'from-anon')
+    insertOverride.run(TEAM, target.id, 'both', 'from-user')
+    const insertCohort = h.db.prepare('INSERT INTO cohort_people (cohort_id, person_id, team_id) VALUES (?, ?, ?)')
+    insertCohort.run(1, source.id, TEAM)
+    insertCohort.run(2, source.id, TEAM)
+    insertCohort.run(2, target.id, TEAM)
+
+    const [out] = h.run(ev('$identify', 'user', { $anon_distinct_id: 'anon', $set: { after: 'merge' }, $unset: ['only_anon'] }))
+    t.equal(out.personId, target.uuid)
+    const merged = h.person('anon')!
+    t.equal(merged.id, target.id)
+    t.same(h.distinctIds(target.id), ['anon', 'user'])
+    t.match(merged.properties, { shared: 'user', only_user: 1, after: 'merge' })
+    t.notOk('only_anon' in merged.properties, 'the event’s $unset applies to the merged properties')
+    t.equal(merged.created_at, source.created_at, 'created_at is the earlier of the two')
+    t.equal(merged.version, Math.max(source.version, target.version) + 1)
+    t.equal(merged.is_identified, 1)
+    t.equal(h.personCount(), 1, 'the source person is deleted')
+    const overrides = h.db.prepare('SELECT person_id, feature_flag_key, hash_key FROM hash_key_overrides ORDER BY feature_flag_key').all()
+    t.same(overrides, [
+      { person_id: target.id, feature_flag_key: 'anon-only', hash_key: 'from-anon' },
+      { person_id: target.id, feature_flag_key: 'both', hash_key: 'from-user' },
+    ], 'overrides move to the target and the target’s own win')
+    const cohorts = h.db.prepare('SELECT cohort_id, person_id FROM cohort_people ORDER BY cohort_id').all()
+    t.same(cohorts, [{ cohort_id: 1, person_id: target.id }, { cohort_id: 2, person_id: target.id }])
+  })
+
+  t.test('an already identified source is not merged and a warning is written', async (t) => {
+    const h = harness()
+    h.run(ev('$identify', 'user-a', { $anon_distinct_id: 'anon-a' }), ev('$identify', 'user-b', { $anon_distinct_id: 'anon-b' }))
+    const e = ev('$identify', 'user-b', { $anon_distinct_id: 'user-a', $set: { still: 'updated' } })
+    const [out] = h.run(e)
+    t.equal(out.personId, h.person('user-b')!.uuid)
+    t.not(h.person('user-a')!.id, h.person('user-b')!.id)
+    t.equal(h.personCount(), 2)
+    t.equal(h.person('user-b')!.properties.still, 'updated', 'the target is still updated')
+    t.same(h.warnings(), [
+      {
+        type: 'cannot_merge_already_identified',
+        details: { sourcePersonDistinctId: 'user-a', targetPersonDistinctId: 'user-b', eventUuid: e.uuid },
+      },
+    ])
+    const [alias] = h.run(ev('$create_alias', 'user-b', { alias: 'user-a' }))
+    t.equal(alias.personId, h.person('user-b')!.uuid)
+    t.equal(h.personCount(), 2, '$create_alias is refused the same way')
+  })
+
+  t.test('$merge_dangerously merges even identified persons', async (t) => {
+    const h = harness()
+    h.run(ev('$identify', 'user-a', { $anon_distinct_id: 'anon-a' }), ev('$identify', 'user-b', { $anon_distinct_id: 'anon-b' }))
+    h.run(ev('$merge_dangerously', 'user-b', { alias: 'user-a' }))
+    t.equal(h.personCount(), 1)
+    t.same(h.distinctIds(h.person('user-b')!.id), ['anon-a', 'anon-b', 'user-a', 'user-b'])
+  })
+
+  t.test('illegal distinct ids are never merged', async (t) => {
+    const illegal = ['null', 'undefined', 'UNDEFINED', 'Anonymous', '"guest"', "'distinct_id'", '  ', '[object Object]', 'NaN', 'None', '0', 'true']
+    for (const id of illegal) {
+      const h = harness()
+      const e = ev('$identify', 'user', { $anon_distinct_id: id })
+      h.run(ev('$pageview', id), e)
+      t.not(h.person('user')?.id, h.person(id)?.id, `${JSON.stringify(id)} stays apart`)
+      t.same(h.warnings(), [
+        { type: 'cannot_merge_with_illegal_distinct_id', details: { illegalDistinctId: id, otherDistinctId: 'user', eventUuid: e.uuid } },
+      ])
+      t.equal(h.person('user')!.is_identified, 0, 'the event is processed as an ordinary one')
+    }
+    const h = harness()
+    h.run(ev('$create_alias', 'null', { alias: 'real-user' }))
+    t.match(h.warnings(), [{ type: 'cannot_merge_with_illegal_distinct_id', details: { illegalDistinctId: 'null', otherDistinctId: 'real-user' } }])
+    const legal = harness()
+    legal.run(ev('$identify', 'user', { $anon_distinct_id: 'nan' }))
+    t.equal(legal.person('nan')?.id, legal.person('user')?.id, 'only the exact casing NaN is illegal')
+  })
+})
+
+t.test('personless events', async (t) => {
+  t.test('create no person and get the deterministic person id', async (t) => {
+    const h = harness()
+    const [out] = h.run(ev('$pageview', 'anon', { $process_person_profile: false, $set: { a: 1 }, $set_once: { b: 1 }, $unset: ['c'], $groups: { company: 'acme' }, $group_0: 'x', $browser: 'Chrome' }))
+    t.equal(out.personId, personUuidFor(TEAM, 'anon'))
+    t.same(out.groups, ['', '', '', '', ''])
+    t.same(out.properties, { $process_person_profile: false, $groups: { company: 'acme' }, $browser: 'Chrome' })
+    t.equal(h.personCount(), 0)
+    t.same(h.db.prepare('SELECT * FROM group_type_mappings').all(), [], 'no group types either')
+  })
+
+  t.test('use an existing person’s id and leave the person unchanged', async (t) => {
+    const h = harness()
+    const [created] = h.run(ev('$pageview', 'user-9', { $set: { a: 1 } }))
+    const [out] = h.run(ev('$pageview', 'user-9', { $process_person_profile: false, $set: { a: 2 } }))
+    t.equal(out.personId, created.personId)
+    t.equal(h.person('user-9')!.properties.a, 1)
+    t.equal(h.person('user-9')!.version, 0)
+  })
+
+  t.test('a later identify gives the person the anonymous id’s uuid, so earlier events stay attributed', async (t) => {
+    const h = harness()
+    const earlier = ev('$pageview', 'anon-x', { $process_person_profile: false })
+    const [before] = h.run(earlier)
+    h.run(ev('$identify', 'user-x', { $anon_distinct_id: 'anon-x' }))
+    t.equal(h.person('user-x')!.uuid, before.personId)
+    t.same(h.stage.enrich(earlier), before, 'replaying the personless event gives the same outcome')
+  })
+
+  t.test('person-only events sent personless are dropped with a warning', async (t) => {
+    const h = harness()
+    for (const name of ['$identify', '$create_alias', '$merge_dangerously', '$groupidentify']) {
+      const e = ev(name, 'u', { $process_person_profile: false, $anon_distinct_id: 'a', alias: 'a', $group_type: 'company', $group_key: 'k' })
+      const [out] = h.run(e)
+      t.equal(out.dropReason, 'invalid_event_when_process_person_profile_is_false', name)
+    }
+    t.equal(h.personCount(), 0)
+    t.equal(h.scalar('SELECT COUNT(*) FROM groups'), 0)
+    t.equal(h.warnings().length, 4)
+  })
+
+  t.test('a non-boolean $process_person_profile is processed and warned about once', async (t) => {
+    const h = harness()
+    h.run(ev('$pageview', 'u', { $process_person_profile: 'false' }), ev('$pageview', 'u', { $process_person_profile: 0 }))
+    t.equal(h.personCount(), 1)
+    t.match(h.warnings(), [{ type: 'invalid_process_person_profile', details: { $process_person_profile: 'false' } }])
+  })
+})
+
+t.test('groups', async (t) => {
+  t.test('$groupidentify creates the group and later sets absent or different keys', async (t) => {
+    const h = harness()
+    const [identify] = h.run(ev('$groupidentify', 'u', { $group_type: 'company', $group_key: 42, $group_set: { name: 'Acme', size: 10 }, $set: { leaks: 'no' } }))
+    t.notOk('$set' in identify.properties, '$set is stripped from $groupidentify')
+    const row = () => h.db.prepare('SELECT * FROM groups').get() as any
+    t.match(row(), { team_id: TEAM, group_type_index: 0, group_key: '42', version: 1 })
+    t.same(JSON.parse(row().properties), { name: 'Acme', size: 10 })
+    h.run(ev('$groupidentify', 'u', { $group_type: 'company', $group_key: '42', $group_set: { size: '10', plan: 'pro' } }))
+    t.same(JSON.parse(row().properties), { name: 'Acme', size: 10, plan: 'pro' }, 'loosely equal values are kept')
+    t.equal(row().version, 2)
+    t.notOk('leaks' in h.person('u')!.properties)
+  })
+
+  t.test('$groups fills the group columns without creating groups', async (t) => {
+    const h = harness()
+    h.run(ev('$groupidentify', 'u', { $group_type: 'company', $group_key: 'acme', $group_set: {} }))
+    const [out] = h.run(ev('$pageview', 'u', { $groups: { company: 'acme', project: 7 } }))
+    t.same(out.groups, ['acme', '7', '', '', ''])
+    t.match(out.properties, { $group_0: 'acme', $group_1: 7 })
+    t.equal(h.scalar('SELECT COUNT(*) FROM groups'), 1, 'only the identified group exists')
+    t.same(h.db.prepare('SELECT group_type, group_type_index FROM group_type_mappings ORDER BY group_type_index').all(), [
+      { group_type: 'company', group_type_index: 0 },
+      { group_type: 'project', group_type_index: 1 },
+    ])
+  })
+
+  t.test('a sixth group type is refused with a warning', async (t) => {
+    const h = harness()
+    const groups = { a: '1', b: '2', c: '3', d: '4', e: '5', f: '6' }
+    const [out] = h.run(ev('$pageview', 'u', { $groups: groups }), ev('$pageview', 'u', { $groups: groups }))
+    t.same(out.groups, ['1', '2', '3', '4', '5'])
+    t.notOk('$group_5' in out.properties)
+    t.match(h.warnings(), [{ type: 'group_type_limit_exceeded', details: { groupType: 'f', maxGroupTypes: 5 } }], 'warned once')
+  })
+
+  t.test('group types are per project', async (t) => {
+    const h = harness()
+    const [a, b] = h.run(ev('$pageview', 'u', { $groups: { org: 'x' } }), ev('$pageview', 'u', { $groups: { team: 'y', org: 'z' } }, { team_id: 99 }))
+    t.same(a.groups, ['x', '', '', '', ''])
+    t.same(b.groups, ['y', 'z', '', '', ''])
+  })
+})
+
+class FakeGeoIp implements GeoIp {
+  readonly source = 'fake'
+  lookup(ip: string): GeoProperties | null {
+    if (ip === '81.2.69.142') return { $geoip_country_code: 'GB', $geoip_country_name: 'United Kingdom', $geoip_city_name: 'Bracknell' }
+    if (ip === 'boom') throw new Error('lookup exploded')
+    return null
+  }
+}
+
+t.test('GeoIP enrichment', async (t) => {
+  t.test('adds $geoip_* to the event, $set and, as $initial_geoip_*, $set_once', async (t) => {
+    const h = harness({ geoip: new FakeGeoIp() })
+    const [out] = h.run(ev('$pageview', 'u', { $ip: '81.2.69.142', $set: { $geoip_city_name: 'client value' } }))
+    t.match(out.properties, { $geoip_country_code: 'GB', $geoip_city_name: 'Bracknell' })
+    t.notOk('$geoip_postal_code' in out.properties, 'keys the database does not know stay off the event')
+    t.equal((out.properties.$set as any).$geoip_city_name, 'Bracknell', 'GeoIP overrides a client-sent $set value')
+    t.equal((out.properties.$set as any).$geoip_postal_code, null, '…and $set carries every GeoIP key')
+    t.equal((out.properties.$set_once as any).$initial_geoip_country_name, 'United Kingdom')
+    t.match(h.person('u')!.properties, { $geoip_country_code: 'GB', $initial_geoip_city_name: 'Bracknell', $geoip_latitude: null })
+  })
+
+  t.test('is skipped with $geoip_disable, without $ip or for unknown addresses', async (t) => {
+    const h = harness({ geoip: new FakeGeoIp() })
+    const outs = h.run(
+      ev('$pageview', 'u', { $ip: '81.2.69.142', $geoip_disable: true }),
+      ev('$pageview', 'u', {}),
+      ev('$pageview', 'u', { $ip: '10.0.0.1' }),
+    )
+    for (const out of outs) {
+      t.notOk(Object.keys(out.properties).some((k) => (k.startsWith('$geoip_') && k !== '$geoip_disable') || k === '$set'))
+    }
+  })
+
+  t.test('personless events get $geoip_* on the event only', async (t) => {
+    const h = harness({ geoip: new FakeGeoIp() })
+    const [out] = h.run(ev('$pageview', 'u', { $ip: '81.2.69.142', $process_person_profile: false }))
+    t.equal(out.properties.$geoip_country_code, 'GB')
+    t.notOk('$set' in out.properties)
+  })
+})
+
+t.test('robustness', async (t) => {
+  t.test('malformed person fields never throw', async (t) => {
+    const h = harness()
+    const outs = h.run(
+      ev('$pageview', 'u', { $set: 'not an object', $set_once: [1, 2], $unset: 'x', $groups: ['a'] }),
+      ev('$identify', 'u', { $anon_distinct_id: { weird: true } }),
+      ev('$create_alias', 'u', { alias: 12345 }),
+      ev('$groupidentify', 'u', { $group_type: 'company', $group_key: '' }),
+      ev('$groupidentify', 'u', { $group_type: 'company', $group_key: 'k', $group_set: 'nope' }),
+      ev('$pageview', 'u', { __proto__: 'x', $set: JSON.parse('{"__proto__": {"polluted": true}, "ok": 1}') }),
+    )
+    t.equal(outs.length, 6)
+    t.equal(h.person('12345')?.id, h.person('u')!.id, 'a numeric alias is used as a string')
+    t.equal(h.person('u')!.properties.ok, 1)
+    t.equal(({} as any).polluted, undefined, 'no prototype pollution')
+    t.match(h.warnings(), [{ type: 'cannot_merge_with_illegal_distinct_id', details: { illegalDistinctId: '[object Object]' } }])
+  })
+
+  t.test('an event that breaks processing is rolled back alone and reported', async (t) => {
+    const h = harness({ geoip: new FakeGeoIp() })
+    const outs = h.run(ev('$pageview', 'a', { $set: { ok: 1 } }), ev('$pageview', 'b', { $ip: 'boom', $set: { x: 1 } }), ev('$pageview', 'c'))
+    t.equal(outs[1].personId, personUuidFor(TEAM, 'b'))
+    t.ok(h.person('a') && h.person('c'), 'the other events were processed')
+    t.notOk(h.person('b'), 'the failing event left nothing behind')
+    t.match(h.warnings(), [{ type: 'person_processing_failed', details: { distinctId: 'b', error: 'lookup exploded' } }])
+  })
+
+  t.test('a rolled-back batch followed by resetCache replays to the same state', async (t) => {
+    const h = harness()
+    h.run(ev('$pageview', 'anon', { $set: { a: 1 } }))
+    const batch = [ev('$identify', 'user', { $anon_distinct_id: 'anon', $set: { b: 2 } }), ev('$pageview', 'user', { $set: { c: 3 } })]
+    t.throws(() =>
+      h.db.transaction(() => {
+        h.stage.process(batch)
+        throw new Error('sink failed')
+      })(),
+    )
+    h.stage.resetCache()
+    t.equal(h.person('user'), undefined, 'nothing of the batch was kept')
+    const outs = h.run(...batch)
+    t.equal(outs[1].personId, personUuidFor(TEAM, 'anon'))
+    t.match(h.person('user')!.properties, { a: 1, b: 2, c: 3 })
+  })
+
+  t.test('a tiny cache gives the same results as a large one', async (t) => {
+    const events = [
+      ev('$pageview', 'a1', { $set: { n: 1 } }),
+      ev('$pageview', 'a2', { $set: { n: 2 } }),
+      ev('$identify', 'u1', { $anon_distinct_id: 'a1' }),
+      ev('$identify', 'u1', { $anon_distinct_id: 'a2' }),
+      ev('$pageview', 'a1', { $set: { n: 3 } }),
+      ev('$create_alias', 'a2', { alias: 'x' }),
+      ev('$pageview', 'x', { $set_once: { first: true } }),
+    ]
+    const small = harness({ cacheSize: 1 })
+    const large = harness()
+    t.same(small.run(...events), large.run(...events))
+    t.same(small.person('x')?.properties, large.person('x')?.properties)
+  })
+})
+
+t.test('enrich', async (t) => {
+  t.test('gives the same outcome as process for already processed events, writing nothing', async (t) => {
+    const h = harness({ geoip: new FakeGeoIp() })
+    const events = [
+      ev('$pageview', 'anon', { $ip: '81.2.69.142', $browser: 'Safari', $groups: { company: 'acme' } }),
+      ev('$identify', 'user', { $anon_distinct_id: 'anon', $set: { email: 'e@x' } }),
+      ev('$groupidentify', 'user', { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } }),
+      ev('$pageview', 'someone', { $process_person_profile: false, $groups: { company: 'acme' } }),
+      ev('$identify', 'user', { $process_person_profile: false }),
+      ev('$pageview', 'user', { $groups: { company: 'acme', unknown_until_now: 'k' } }),
+    ]
+    const processed = h.run(...events)
+    const changes = h.scalar('SELECT total_changes()')
+    const fresh = harness({ geoip: new FakeGeoIp(), db: h.db })
+    t.same(events.map((e) => fresh.stage.enrich(e)), processed)
+    t.same(events.map((e) => h.stage.enrich(e)), processed, 'also from the stage that processed them')
+    t.equal(h.scalar('SELECT total_changes()'), changes, 'no writes')
+  })
+
+  t.test('after a later merge it answers the surviving person', async (t) => {
+    const h = harness()
+    const early = ev('$pageview', 'anon')
+    h.run(early, ev('$pageview', 'user'), ev('$identify', 'user', { $anon_distinct_id: 'anon' }))
+    t.equal(h.stage.enrich(early).personId, personUuidFor(TEAM, 'user'))
+  })
+})

@@ -1,0 +1,5 @@
+/**
+ * The piscina worker module: one named export per task (`pool.run(task, { name })`). Each task is a thin
+ * adapter over pure functions in src/.
+ */
+export { parseBatch } from './parse-batch.js'
