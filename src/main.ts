@@ -8,10 +8,14 @@ import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
 import { startIngestion } from './ingestion/index.js'
-import { bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
+import { ManagementFlagSource, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
 import { createLogger, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
-import { PersonReader } from './persons/index.js'
+import { FlagEvaluator } from './flags/evaluator.js'
+import { ProjectFlagCache } from './flags/project-cache.js'
+import type { EvaluationResponse } from './flags/types.js'
+import { openGeoIp } from './geoip/index.js'
+import { HashKeyOverrideWriter, PersonReader, StaticCohortWriter } from './persons/index.js'
 import { WorkerPool } from './pool/index.js'
 import { openEventStore } from './storage/events/index.js'
 import { openDatabase, openManagementDb, prepareDataDir } from './storage/index.js'
@@ -48,6 +52,21 @@ export async function startService(config: Config, options: StartOptions = {}): 
     ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
     : null
   const events = openEventStore({ sqlitePath: paths.events, clickhouse })
+  const personReader = new PersonReader(personsDb)
+  const personsWriteDb = openDatabase(paths.persons)
+  const geoip = await openGeoIp({ mmdbPath: config.geoip.mmdbPath }).catch((error: unknown) => {
+    logger.warn({ err: error }, 'GeoIP database unavailable; flags get no $geoip_* properties')
+    return null
+  })
+  const flags = new FlagEvaluator({
+    cache: new ProjectFlagCache(new ManagementFlagSource(managementDb, management), personReader),
+    persons: personReader,
+    hashKeys: new HashKeyOverrideWriter(personsWriteDb),
+    geoip,
+    now: () => systemClock.now(),
+    offload: pool ? (teamId, revision, input) => pool.run<EvaluationResponse>('evaluateFlags', { teamId, revision, input }) : null,
+    inlineMax: config.flags.inlineMax,
+  })
 
   let baseUrl = ''
   const router = new Router()
@@ -56,13 +75,18 @@ export async function startService(config: Config, options: StartOptions = {}): 
     management,
     metrics,
     baseUrl: () => baseUrl,
-    persons: new PersonReader(personsDb),
+    persons: personReader,
+    flags,
+    resolveProject,
     ingestion: ingestion.service,
     events,
+    pool,
+    staticCohorts: new StaticCohortWriter(personsWriteDb),
     beforeMetrics: () => {
       const stats = ingestion.consumer.stats
       metrics.queueDepth.set({ queue: 'spool_bytes' }, ingestion.spool.usedBytes)
       metrics.queueDepth.set({ queue: 'pool_tasks' }, pool?.queued ?? 0)
+      metrics.eventLoopActive.set(performance.eventLoopUtilization().active / 1000)
       if (stats) {
         metrics.queueDepth.set({ queue: 'sink_backlog_bytes' }, stats.backlogBytes)
         metrics.queueDepth.set({ queue: 'sink_queued_rows' }, stats.queuedRows)
@@ -122,6 +146,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await events.close()
       managementDb.close()
       personsDb.close()
+      personsWriteDb.close()
       logger.info('stopped')
       logger.flush()
     })()

@@ -3,3 +3,5 @@
  * adapter over pure functions in src/.
  */
 export { parseBatch } from './parse-batch.js'
+export { evaluateFlags } from './evaluate-flags.js'
+export { experimentStats } from './experiment-stats.js'

@@ -2,18 +2,26 @@
 import type { Config } from '../config/index.js'
 import type { Management } from '../management/index.js'
 import type { Metrics } from '../observability/metrics.js'
+import type { FlagEvaluator } from '../flags/evaluator.js'
 import type { IngestionService } from '../ingestion/index.js'
+import type { ProjectResolver } from '../management/index.js'
 import type { PersonReader } from '../persons/index.js'
 import type { EventStore } from '../storage/events/index.js'
+import type { WorkerPool } from '../pool/index.js'
+import type { StaticCohortWriter } from '../persons/index.js'
 import type { ApiContext } from './api.js'
 import type { Router } from './router.js'
 import { registerCaptureRoutes } from './routes/capture.js'
 import { registerCohortRoutes } from './routes/cohorts.js'
+import { registerDecideRoutes } from './routes/decide.js'
 import { registerEventRoutes } from './routes/events.js'
+import { registerExperimentRoutes } from './routes/experiments.js'
+import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
 import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
 import { registerHealthRoutes, type ReadinessCheck } from './routes/health.js'
 import { registerPersonRoutes } from './routes/persons.js'
 import { registerProjectRoutes } from './routes/projects.js'
+import { registerRemoteConfigRoutes } from './routes/remote-config.js'
 import { registerRoleRoutes } from './routes/roles.js'
 import { registerSchemaRoutes } from './routes/schema.js'
 
@@ -26,7 +34,13 @@ export interface AppDeps {
   /** Reader over persons.db for the persons and groups API (absent: those routes are not served). */
   persons?: PersonReader
   ingestion?: IngestionService
+  flags?: FlagEvaluator
+  resolveProject?: ProjectResolver
   events?: EventStore
+  /** The worker pool (experiment statistics with three or more variants run there). */
+  pool?: WorkerPool | null
+  /** Writes static cohort members (experiment exposure cohorts) to persons.db. */
+  staticCohorts?: StaticCohortWriter
   /** Refreshes gauges right before /metrics renders. */
   beforeMetrics?: () => void
 }
@@ -36,11 +50,17 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   const apiMax = deps.config.http.apiMaxBytes
   registerHealthRoutes(router, deps.readiness, deps.metrics.registry, deps.beforeMetrics)
   if (deps.ingestion) registerCaptureRoutes(router, deps.ingestion, deps.config.http)
+  if (deps.flags && deps.resolveProject) registerDecideRoutes(router, deps.flags, deps.resolveProject, deps.config.http.decideMaxBytes)
+  if (deps.flags && deps.persons && deps.staticCohorts) {
+    registerFlagEvaluationRoutes(router, api, { evaluator: deps.flags, audience: deps.persons, staticCohorts: deps.staticCohorts, now: Date.now }, apiMax)
+  }
+  if (deps.flags) registerRemoteConfigRoutes(router, api, deps.flags)
   if (deps.events) registerEventRoutes(router, api, deps.events, deps.persons, apiMax)
   registerProjectRoutes(router, api, apiMax)
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax)
+  registerExperimentRoutes(router, api, deps, apiMax)
   registerSchemaRoutes(router)
 }

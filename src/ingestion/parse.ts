@@ -9,6 +9,7 @@
 import { AppError } from '../common/errors.js'
 import { normaliseUuid } from '../common/ids.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
+import { engageToIdentify, isEngageObject } from './engage.js'
 import { resolveSentAt, resolveTimestamp } from './timestamps.js'
 import type { CapturedEvent, IngestionWarning } from './types.js'
 
@@ -133,9 +134,17 @@ function tokenOf(event: JsonObject): string | null {
   return null
 }
 
-/** Splits the accepted shapes (single event, array of events, batch object) into the event list. */
+/** An engage update (Mixpanel shape, old posthog-js `/engage/`) becomes `$identify`; anything else is as sent. */
+function engageOrEvent(item: unknown): unknown {
+  return isPlainObject(item) && isEngageObject(item) ? engageToIdentify(item) : item
+}
+
+/**
+ * Splits the accepted shapes (single event, array of events, batch object) into the event list. A single
+ * object or array item in the engage shape is converted to `$identify` (batch items are events by contract).
+ */
 function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | null; historical: boolean; sentAt: unknown; projectId: unknown } {
-  if (Array.isArray(payload)) return { items: payload, batchToken: null, historical: false, sentAt: undefined, projectId: undefined }
+  if (Array.isArray(payload)) return { items: payload.map(engageOrEvent), batchToken: null, historical: false, sentAt: undefined, projectId: undefined }
   if (!isPlainObject(payload)) throw invalidPayload('the body must be a JSON object or array.')
   if ('batch' in payload) {
     if (!Array.isArray(payload.batch)) throw invalidPayload('"batch" must be a list of events.')
@@ -151,7 +160,7 @@ function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | nu
       projectId: payload.project_id,
     }
   }
-  return { items: [payload], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
+  return { items: [engageOrEvent(payload)], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
 }
 
 export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {

@@ -49,7 +49,12 @@ export function createMetrics() {
     help: '1 when the last write to the event store succeeded, 0 while it is failing',
     registers: [registry],
   })
-  return { registry, httpRequests, httpDuration, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp }
+  const eventLoopActive = new Gauge({
+    name: 'skylark_event_loop_active_seconds',
+    help: 'Busy time of the main-thread event loop since start; its increase over wall time is the event-loop utilisation',
+    registers: [registry],
+  })
+  return { registry, httpRequests, httpDuration, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, eventLoopActive }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

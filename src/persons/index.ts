@@ -14,6 +14,7 @@ export {
   type PersonRecord,
   type PersonWithDistinctIds,
 } from './reader.js'
+export { StaticCohortWriter } from './static-cohorts.js'
 export { PERSON_UUID_NAMESPACE, personUuidFor } from './store.js'
 export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties } from './groups.js'
 export {

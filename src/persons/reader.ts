@@ -90,6 +90,8 @@ export class PersonReader {
     countGroups: Statement<[number, number], { n: number }>
     listWarnings: Statement<[number, number, number], { type: string; source: string; details: string; timestamp: string }>
     countWarnings: Statement<[number], { n: number }>
+    personsAfter: Statement<[number, number, number], { id: number; properties: string; distinct_id: string | null }>
+    groupsAfter: Statement<[number, number, string, number], { group_key: string; properties: string }>
   }
 
   constructor(db: Db) {
@@ -128,7 +130,31 @@ export class PersonReader {
          WHERE team_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
       ),
       countWarnings: db.prepare('SELECT COUNT(*) AS n FROM ingestion_warnings WHERE team_id = ?'),
+      personsAfter: db.prepare(
+        `SELECT p.id, p.properties, (SELECT MIN(d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_id
+         FROM persons p WHERE p.team_id = ? AND p.id > ? ORDER BY p.id LIMIT ?`,
+      ),
+      groupsAfter: db.prepare(
+        'SELECT group_key, properties FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key > ? ORDER BY group_key LIMIT ?',
+      ),
     }
+  }
+
+  /**
+   * Persons of the project in id order after `afterId`, with one of their distinct ids (the smallest), for
+   * walking every person in batches (keyset paging).
+   */
+  personsAfter(teamId: number, afterId: number, limit: number): Array<{ id: number; distinctId: string; properties: JsonObject }> {
+    return this.s.personsAfter
+      .all(teamId, afterId, limit)
+      .map((r) => ({ id: r.id, distinctId: r.distinct_id ?? '', properties: JSON.parse(r.properties) as JsonObject }))
+  }
+
+  /** Groups of one type in key order after `afterKey`. */
+  groupsAfter(teamId: number, groupTypeIndex: number, afterKey: string, limit: number): Array<{ key: string; properties: JsonObject }> {
+    return this.s.groupsAfter
+      .all(teamId, groupTypeIndex, afterKey, limit)
+      .map((r) => ({ key: r.group_key, properties: JSON.parse(r.properties) as JsonObject }))
   }
 
   personFor(teamId: number, distinctId: string): PersonRecord | null {

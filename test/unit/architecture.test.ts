@@ -23,7 +23,7 @@ const ALLOWED: Record<string, string[]> = {
   'src/pool': ['src/common', 'src/config', 'src/observability'],
   'src/http': ['src/common', 'src/config', 'src/observability', 'src/schemas', 'src/management', 'src/ingestion', 'src/flags', 'src/experiments', 'src/persons', 'src/storage', 'src/pool', 'src/geoip'],
   'src/cli': ['src/common', 'src/config', 'src/management', 'src/storage', 'src/ingestion', 'src/main.ts'],
-  workers: ['src/common', 'src/config', 'src/schemas', 'src/ingestion', 'src/flags', 'src/persons', 'src/storage', 'src/observability', 'src/geoip', 'src/management', 'src/pool'],
+  workers: ['src/common', 'src/config', 'src/schemas', 'src/ingestion', 'src/flags', 'src/persons', 'src/storage', 'src/observability', 'src/geoip', 'src/management', 'src/pool', 'src/experiments'],
 }
 
 function files(dir: string): string[] {

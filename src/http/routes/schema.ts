@@ -7,7 +7,10 @@ import { openApiDocument, type OperationDoc } from '../../schemas/openapi.js'
 import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
+import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
 import { FEATURE_FLAG_COMPONENTS, FEATURE_FLAG_OPERATIONS } from './feature-flags.js'
+import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
+import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-config.js'
 
 export const SCHEMA_OPERATION: OperationDoc = {
   operationId: 'schema_retrieve',
@@ -26,8 +29,8 @@ export function managementApiDocument(): Record<string, unknown> {
       version: '1',
       description: "PostHog-compatible project management API. Authenticate with `Authorization: Bearer <personal API key>`.",
     },
-    [...FEATURE_FLAG_OPERATIONS, ...COHORT_OPERATIONS, SCHEMA_OPERATION],
-    { ...FEATURE_FLAG_COMPONENTS, ...COHORT_COMPONENTS },
+    [...FEATURE_FLAG_OPERATIONS, ...FLAG_EVALUATION_OPERATIONS, ...REMOTE_CONFIG_OPERATIONS, ...COHORT_OPERATIONS, ...EXPERIMENT_OPERATIONS, SCHEMA_OPERATION],
+    { ...FEATURE_FLAG_COMPONENTS, ...FLAG_EVALUATION_COMPONENTS, ...REMOTE_CONFIG_COMPONENTS, ...COHORT_COMPONENTS, ...EXPERIMENT_COMPONENTS },
   )
 }
 

@@ -5,6 +5,7 @@
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
+import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
@@ -15,6 +16,8 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type FunnelQuery,
+  type FunnelRow,
   type StoredEvent,
 } from './types.js'
 
@@ -161,6 +164,19 @@ export class ClickHouseEventStore implements EventStore {
        WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY value ORDER BY n DESC`,
     )
     return rows.map((r) => ({ value: r.value, count: Number(r.n) }))
+  }
+
+  async funnel(query: FunnelQuery): Promise<FunnelRow[]> {
+    if (query.steps.length === 0 || query.breakdownValues.length === 0) return []
+    const rows = await this.#rows<Record<string, unknown>>(compileClickHouseFunnel(query, this.#table, this.#features))
+    return rows.map((r) => ({ value: String(r.value), counts: query.steps.map((_, k) => Number(r[`n${k}`] ?? 0)) }))
+  }
+
+  async distinctIds(filter: EventFilter): Promise<string[]> {
+    const rows = await this.#rows<{ distinct_id: string }>(
+      `SELECT DISTINCT distinct_id FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, this.#features)} ORDER BY distinct_id`,
+    )
+    return rows.map((r) => r.distinct_id)
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
  * through a separate read-only connection (WAL lets both run at once).
  */
 import { openDatabase, type Db } from '../sqlite/database.js'
+import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, propertyText } from './sqlite-filters.js'
 import {
   SinkError,
@@ -12,6 +13,8 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type FunnelQuery,
+  type FunnelRow,
   type StoredEvent,
 } from './types.js'
 
@@ -121,6 +124,21 @@ export class SqliteEventStore implements EventStore {
       .prepare(`SELECT ${value.sql} AS value, ${measure} AS n FROM events WHERE ${where.sql} GROUP BY 1 ORDER BY 2 DESC`)
       .all(...value.params, ...where.params) as Array<{ value: unknown; n: number }>
     return rows.map((r) => ({ value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
+  }
+
+  async funnel(query: FunnelQuery): Promise<FunnelRow[]> {
+    if (query.steps.length === 0 || query.breakdownValues.length === 0) return []
+    const { sql, params } = compileSqliteFunnel(query)
+    const rows = this.#db.prepare(sql).all(...params) as Array<Record<string, unknown>>
+    return rows.map((r) => ({ value: String(r.value), counts: query.steps.map((_, k) => Number(r[`n${k}`] ?? 0)) }))
+  }
+
+  async distinctIds(filter: EventFilter): Promise<string[]> {
+    const where = compileSqliteWhere(filter)
+    const rows = this.#db
+      .prepare(`SELECT DISTINCT distinct_id FROM events WHERE ${where.sql} ORDER BY distinct_id`)
+      .all(...where.params) as Array<{ distinct_id: string }>
+    return rows.map((r) => r.distinct_id)
   }
 
   async close(): Promise<void> {

@@ -96,9 +96,45 @@ export interface BreakdownRow {
   count: number
 }
 
+/** One step of a funnel: an event name and conditions on that event's properties. */
+export interface FunnelStep {
+  event: string
+  properties?: readonly EventPropertyFilter[]
+}
+
+/**
+ * An ordered funnel per person, broken down by a property of the event that started it (PostHog's
+ * first-touch attribution): a person enters with a first-step event whose `breakdown` value is one of
+ * `breakdownValues`, and reaches step k when steps 2..k follow in order (each at or after the previous
+ * one) within `windowMs` of that first-step event. Every step must fall in [after, before).
+ */
+export interface FunnelQuery {
+  teamId: number
+  /** At least one step. */
+  steps: readonly FunnelStep[]
+  /** Inclusive lower bound, ms. */
+  after: number
+  /** Exclusive upper bound, ms. */
+  before: number
+  /** Conversion window, ms. */
+  windowMs: number
+  breakdown: string
+  breakdownValues: readonly string[]
+}
+
+/** Persons of one breakdown value: `counts[i]` reached at least step i + 1 (`counts[0]` entered). */
+export interface FunnelRow {
+  value: string
+  counts: number[]
+}
+
 export interface EventStore {
   list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]>
   count(filter: EventFilter): Promise<number>
   breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
+  /** Ordered-funnel counts per breakdown value, aggregated in the store; values nobody entered are absent. */
+  funnel(query: FunnelQuery): Promise<FunnelRow[]>
+  /** The distinct ids that sent matching events, each once, sorted. */
+  distinctIds(filter: EventFilter): Promise<string[]>
   close(): Promise<void>
 }

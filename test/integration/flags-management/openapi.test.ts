@@ -3,7 +3,11 @@ import { systemClock } from '../../../src/common/clock.js'
 import { loadConfig } from '../../../src/config/index.js'
 import { registerRoutes } from '../../../src/http/app.js'
 import { Router } from '../../../src/http/router.js'
-import { createManagement } from '../../../src/management/index.js'
+import { FlagEvaluator } from '../../../src/flags/evaluator.js'
+import { ProjectFlagCache } from '../../../src/flags/project-cache.js'
+import { ManagementFlagSource, createManagement } from '../../../src/management/index.js'
+import { PersonReader, StaticCohortWriter } from '../../../src/persons/index.js'
+import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
 import { createMetrics } from '../../../src/observability/metrics.js'
 import { cohortCreateSchema, cohortSchema } from '../../../src/schemas/cohort.js'
 import {
@@ -18,19 +22,34 @@ import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
 import { flagServer } from './fixture.js'
 
-/** The routes this document must describe: flags, their role access and activity, cohorts, the schema. */
-const DOCUMENTED = /\/(feature_flags|cohorts)\/|^\/api\/schema\/$/
+/** The routes this document must describe: flags (management and evaluation), role access, activity, cohorts, the schema. */
+const DOCUMENTED = /\/(feature_flags|cohorts|experiments)\/|^\/api\/schema\/$/
 
 function registeredRoutes(): Array<{ method: string; path: string }> {
   const db = openDatabase(':memory:')
   migrate(db, MANAGEMENT_MIGRATIONS)
+  const personsDb = openDatabase(':memory:')
+  migrate(personsDb, PERSONS_MIGRATIONS)
+  const persons = new PersonReader(personsDb)
+  const management = createManagement(db, systemClock)
   const router = new Router()
   registerRoutes(router, {
     config: loadConfig({}),
-    management: createManagement(db, systemClock),
+    management,
     metrics: createMetrics(),
     baseUrl: () => '',
     readiness: [],
+    persons,
+    staticCohorts: new StaticCohortWriter(personsDb),
+    flags: new FlagEvaluator({
+      cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),
+      persons,
+      hashKeys: null,
+      geoip: null,
+      now: Date.now,
+      offload: null,
+      inlineMax: 200,
+    }),
   })
   return router
     .routes()

@@ -1,0 +1,16 @@
+/**
+ * Experiments: CRUD over management.db with PostHog's rules, the linked feature flag (through the
+ * FeatureFlags service), exposure cohorts, and results computed from stored events with the statistics
+ * module (`stats/`, pure). Imports: common, config, storage, observability, flags, management, schemas.
+ * Persons and the worker pool are reached through interfaces the composition root fills
+ * (`CohortMembers`, `StatsOffload`).
+ */
+export { Experiments, EXPERIMENT_SCOPE, type CohortMembers, type ExperimentDeps } from './service.js'
+export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type MetricStep } from './metrics.js'
+export { experimentStatus, type ExperimentRecord, type ExperimentStatus } from './record.js'
+export { parseExperimentListQuery, type ExperimentListFilter } from './repository.js'
+export { ExperimentResults, type ResultPackage } from './results.js'
+export { toExperimentObject, type ExperimentFlagSummary, type ExperimentObject } from './serialize.js'
+export { OFFLOAD_FROM_VARIANTS, StatsRunner, type StatsOffload } from './stats-runner.js'
+export { computeStats, runStatsTask, unwrapOutcome, type StatsOutcome, type StatsResult, type StatsTask } from './stats-task.js'
+export { DEFAULT_VARIANTS, MAX_VARIANTS, flagVariants, parseDateField } from './validation.js'

@@ -1,0 +1,122 @@
+/**
+ * Reading a metric from PostHog's insight filter format (`filters` and each secondary metric's
+ * `filters`): `insight` FUNNELS or TRENDS, `events` (and `actions`) with `id` and `order`, optional
+ * event-property filters per step, and the funnel conversion window. What skylark cannot compute is
+ * refused with a 400 naming it, rather than answered wrongly: actions (there is no action model),
+ * person/cohort property filters (events carry no person properties here), and trend math other than
+ * the total count.
+ */
+import { ValidationError } from '../common/errors.js'
+import { isPlainObject, type JsonObject } from '../common/json.js'
+import type { EventPropertyFilter, PropertyOperator } from '../storage/events/index.js'
+
+export interface MetricStep {
+  event: string
+  name: string
+  custom_name: string | null
+  order: number
+  properties: EventPropertyFilter[]
+}
+
+export type Metric =
+  | { insight: 'FUNNELS'; steps: MetricStep[]; windowMs: number }
+  | { insight: 'TRENDS'; series: MetricStep }
+
+const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
+const DAY_MS = 86_400_000
+const UNIT_MS: Readonly<Record<string, number>> = {
+  second: 1000,
+  minute: 60_000,
+  hour: 3_600_000,
+  day: DAY_MS,
+  week: 7 * DAY_MS,
+  month: 30 * DAY_MS,
+}
+/** PostHog's default funnel conversion window. */
+export const DEFAULT_FUNNEL_WINDOW_MS = 14 * DAY_MS
+
+const refuse = (detail: string) => new ValidationError('invalid', detail)
+
+/** Leaves of a property list or an AND group; OR groups of several conditions can't be expressed as one step filter. */
+function propertyLeaves(node: unknown): JsonObject[] {
+  if (node === undefined || node === null) return []
+  if (Array.isArray(node)) return node.flatMap(propertyLeaves)
+  if (!isPlainObject(node)) throw refuse('Metric property filters must be objects.')
+  if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) {
+    if (node.type === 'OR' && node.values.length > 1) throw refuse('OR groups of property filters are not supported in experiment metrics.')
+    return node.values.flatMap(propertyLeaves)
+  }
+  return [node]
+}
+
+function toPropertyFilter(leaf: JsonObject): EventPropertyFilter {
+  const type = leaf.type ?? 'event'
+  if (type !== 'event') throw refuse(`Only event property filters are supported in experiment metrics, not "${String(type)}".`)
+  if (typeof leaf.key !== 'string') throw refuse('Every metric property filter needs a key.')
+  const operator = (leaf.operator ?? 'exact') as PropertyOperator
+  if (!OPERATORS.includes(operator)) throw refuse(`Unsupported property operator in experiment metrics: ${String(leaf.operator)}.`)
+  const scalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v)
+  const value = leaf.value
+  if (!(value === undefined || scalar(value) || (Array.isArray(value) && value.every(scalar)))) {
+    throw refuse(`Metric property filter "${leaf.key}" needs a scalar value or a list of them.`)
+  }
+  return { key: leaf.key, operator, value: value as EventPropertyFilter['value'] }
+}
+
+/** `events` and `actions` together, by `order` (position when missing), as PostHog orders funnel steps. */
+function steps(filters: JsonObject): MetricStep[] {
+  const actions = Array.isArray(filters.actions) ? filters.actions : []
+  if (actions.length > 0) throw refuse('Actions are not supported in experiment metrics; use events.')
+  const events = Array.isArray(filters.events) ? filters.events : []
+  return events
+    .map((entity, index) => {
+      if (!isPlainObject(entity) || typeof entity.id !== 'string' || entity.id === '') {
+        throw refuse('Every metric event needs an event name as its id (all events is not supported).')
+      }
+      return {
+        event: entity.id,
+        name: typeof entity.name === 'string' ? entity.name : entity.id,
+        custom_name: typeof entity.custom_name === 'string' ? entity.custom_name : null,
+        order: typeof entity.order === 'number' ? entity.order : index,
+        properties: propertyLeaves(entity.properties).map(toPropertyFilter),
+        math: entity.math,
+      }
+    })
+    .sort((a, b) => a.order - b.order)
+    .map(({ math, ...step }) => {
+      if (math !== undefined && math !== null && math !== 'total' && filters.insight === 'TRENDS') {
+        throw refuse(`Trend math "${String(math)}" is not supported in experiment metrics; only the total count is.`)
+      }
+      return step
+    })
+}
+
+/** `funnel_window_interval` + `_unit`, else the legacy `funnel_window_days`, else 14 days. */
+function funnelWindowMs(filters: JsonObject): number {
+  const interval = filters.funnel_window_interval
+  if (typeof interval === 'number' && interval > 0) {
+    const unit = typeof filters.funnel_window_interval_unit === 'string' ? filters.funnel_window_interval_unit : 'day'
+    const ms = UNIT_MS[unit]
+    if (!ms) throw refuse(`Unknown funnel_window_interval_unit "${unit}".`)
+    return interval * ms
+  }
+  const days = filters.funnel_window_days
+  if (typeof days === 'number' && days > 0) return days * DAY_MS
+  return DEFAULT_FUNNEL_WINDOW_MS
+}
+
+/** The insight type as PostHog decides it: the primary metric is a funnel unless it says TRENDS. */
+export function metricInsight(filters: JsonObject, secondary: boolean): 'FUNNELS' | 'TRENDS' {
+  const insight = typeof filters.insight === 'string' ? filters.insight.toUpperCase() : 'FUNNELS'
+  if (insight === 'TRENDS') return 'TRENDS'
+  if (secondary && insight !== 'FUNNELS') throw refuse('Secondary metrics need to be funnel or trend insights')
+  return 'FUNNELS'
+}
+
+export function parseMetric(filters: JsonObject, secondary: boolean): Metric {
+  const insight = metricInsight(filters, secondary)
+  const all = steps({ ...filters, insight })
+  if (all.length === 0) throw refuse(secondary ? 'Secondary metric has no events' : 'Experiment has no target metric')
+  if (insight === 'TRENDS') return { insight, series: all[0] }
+  return { insight, steps: all, windowMs: funnelWindowMs(filters) }
+}

@@ -1,0 +1,100 @@
+/**
+ * The experiment object the API answers: stored fields, the embedded flag summary, the creator, and
+ * PostHog's fields skylark does not model (holdouts, saved metrics, the new metrics engine, conclusions)
+ * answered with their empty values.
+ */
+import type { JsonObject } from '../common/json.js'
+import type { FeatureFlagRecord, UserSummary } from '../management/index.js'
+import type { ExperimentRecord } from './record.js'
+
+export interface ExperimentFlagSummary {
+  id: number
+  team_id: number
+  name: string
+  key: string
+  filters: JsonObject
+  deleted: boolean
+  active: boolean
+  ensure_experience_continuity: boolean
+  has_encrypted_payloads: boolean
+  version: number
+  evaluation_runtime: string
+  evaluation_tags: string[]
+}
+
+export interface ExperimentObject {
+  id: number
+  name: string
+  description: string
+  start_date: string | null
+  end_date: string | null
+  feature_flag_key: string
+  feature_flag: ExperimentFlagSummary | null
+  holdout: null
+  holdout_id: null
+  exposure_cohort: number | null
+  parameters: JsonObject | null
+  secondary_metrics: JsonObject[]
+  saved_metrics: JsonObject[]
+  filters: JsonObject
+  archived: boolean
+  deleted: boolean
+  created_by: UserSummary | null
+  created_at: string
+  updated_at: string
+  type: string
+  exposure_criteria: null
+  metrics: JsonObject[]
+  metrics_secondary: JsonObject[]
+  stats_config: null
+  conclusion: null
+  conclusion_comment: null
+}
+
+export function flagSummary(flag: FeatureFlagRecord): ExperimentFlagSummary {
+  return {
+    id: flag.id,
+    team_id: flag.team_id,
+    name: flag.name,
+    key: flag.key,
+    filters: flag.filters,
+    deleted: flag.deleted,
+    active: flag.active,
+    ensure_experience_continuity: flag.ensure_experience_continuity,
+    has_encrypted_payloads: flag.has_encrypted_payloads,
+    version: flag.version,
+    evaluation_runtime: flag.evaluation_runtime,
+    evaluation_tags: [],
+  }
+}
+
+export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord | null, creator: UserSummary | null): ExperimentObject {
+  return {
+    id: e.id,
+    name: e.name,
+    description: e.description,
+    start_date: e.start_date,
+    end_date: e.end_date,
+    feature_flag_key: flag?.key ?? '',
+    feature_flag: flag ? flagSummary(flag) : null,
+    holdout: null,
+    holdout_id: null,
+    exposure_cohort: e.exposure_cohort_id,
+    parameters: e.parameters,
+    secondary_metrics: e.secondary_metrics,
+    saved_metrics: [],
+    filters: e.filters,
+    archived: e.archived,
+    deleted: e.deleted,
+    created_by: creator,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+    type: e.type,
+    exposure_criteria: null,
+    metrics: [],
+    metrics_secondary: [],
+    stats_config: null,
+    conclusion: null,
+    conclusion_comment: null,
+  }
+}

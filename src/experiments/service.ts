@@ -1,0 +1,347 @@
+/**
+ * Experiment use-cases: list, read, create (linking or creating the flag), update (launch, end, archive,
+ * soft delete), the exposure cohort, results, and the flag-implementation check. Every write runs in one
+ * IMMEDIATE transaction on management.db that validates against the current rows, changes the flag
+ * through the FeatureFlags service (its rules and its own activity entries apply; nested calls become
+ * savepoints), stores the experiment and writes the experiment's activity entry.
+ */
+import { iso, type Clock } from '../common/clock.js'
+import { AppError, ValidationError } from '../common/errors.js'
+import type { JsonObject } from '../common/json.js'
+import type { Page } from '../common/pagination.js'
+import {
+  changesBetween,
+  userSummary,
+  type Accounts,
+  type ActivityLog,
+  type CohortObject,
+  type Cohorts,
+  type FeatureFlagRecord,
+  type FeatureFlags,
+  type Project,
+} from '../management/index.js'
+import { experimentCreateSchema, experimentUpdateSchema, type ExperimentWrite } from '../schemas/experiment.js'
+import { assertValid, createAjv, type ValidateFunction } from '../schemas/index.js'
+import type { Db } from '../storage/index.js'
+import type { EventStore } from '../storage/events/index.js'
+import { activitySnapshot, type ExperimentRecord } from './record.js'
+import { ExperimentRepository, parseExperimentListQuery } from './repository.js'
+import { ExperimentResults, type ResultPackage } from './results.js'
+import { toExperimentObject, type ExperimentObject } from './serialize.js'
+import type { StatsRunner } from './stats-runner.js'
+import {
+  DEFAULT_VARIANTS,
+  checkDates,
+  checkEligibleFlag,
+  checkName,
+  checkNoGlobalProperties,
+  checkParameters,
+  checkUpdatableKeys,
+  checkVariantsUnchanged,
+  flagVariants,
+  parseDateField,
+} from './validation.js'
+
+export const EXPERIMENT_SCOPE = 'Experiment'
+
+/** Static cohort membership in persons.db (the persons module's StaticCohortWriter fulfils it). */
+export interface CohortMembers {
+  replaceMembers(teamId: number, cohortId: number, distinctIds: readonly string[]): number
+}
+
+export interface ExperimentDeps {
+  db: Db
+  clock: Clock
+  accounts: Accounts
+  featureFlags: FeatureFlags
+  cohorts: Cohorts
+  activity: ActivityLog
+  /** Needed by results, exposure cohorts and the flag-implementation check. */
+  events: EventStore | null
+  stats: StatsRunner
+  cohortMembers: CohortMembers | null
+}
+
+let validators: { create: ValidateFunction<ExperimentWrite>; update: ValidateFunction<ExperimentWrite> } | undefined
+function compiled() {
+  if (!validators) {
+    const ajv = createAjv()
+    validators = { create: ajv.compile<ExperimentWrite>(experimentCreateSchema), update: ajv.compile<ExperimentWrite>(experimentUpdateSchema) }
+  }
+  return validators
+}
+
+export class Experiments {
+  readonly #deps: ExperimentDeps
+  readonly #repo: ExperimentRepository
+  readonly #results: ExperimentResults | null
+
+  constructor(deps: ExperimentDeps) {
+    this.#deps = deps
+    this.#repo = new ExperimentRepository(deps.db)
+    this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats) : null
+  }
+
+  /** The live experiment of the project, or 404 (deleted experiments are gone from the API). */
+  record(project: Project, id: number): ExperimentRecord {
+    const experiment = this.#repo.get(project.id, id)
+    if (!experiment) throw new AppError('not_found')
+    return experiment
+  }
+
+  #flag(experiment: ExperimentRecord): FeatureFlagRecord | null {
+    return this.#deps.featureFlags.repository.get(experiment.team_id, experiment.feature_flag_id)
+  }
+
+  toObject(experiment: ExperimentRecord): ExperimentObject {
+    const creator = experiment.created_by_id === null ? null : this.#deps.accounts.userById(experiment.created_by_id)
+    return toExperimentObject(experiment, this.#flag(experiment), creator ? userSummary(creator) : null)
+  }
+
+  get(project: Project, id: number): ExperimentObject {
+    return this.toObject(this.record(project, id))
+  }
+
+  list(project: Project, query: URLSearchParams, page: Page): { count: number; results: ExperimentObject[] } {
+    const { count, records } = this.#repo.list(project.id, parseExperimentListQuery(query), page.limit, page.offset)
+    return { count, results: records.map((e) => this.toObject(e)) }
+  }
+
+  create(project: Project, body: unknown, userId: number): ExperimentObject {
+    return this.#deps.db
+      .transaction(() => {
+        assertValid(compiled().create, body)
+        checkName(body.name)
+        checkParameters(body.parameters)
+        const start = parseDateField(body.start_date, 'start_date') ?? null
+        const end = parseDateField(body.end_date, 'end_date') ?? null
+        checkDates(start, end)
+        checkNoGlobalProperties(body.filters)
+        const flagId = this.#linkOrCreateFlag(project, body, start !== null, userId)
+        const now = iso(this.#deps.clock.now())
+        const record: Omit<ExperimentRecord, 'id'> = {
+          team_id: project.id,
+          name: body.name!,
+          description: body.description ?? '',
+          feature_flag_id: flagId,
+          exposure_cohort_id: null,
+          start_date: start,
+          end_date: end,
+          parameters: body.parameters === undefined ? {} : body.parameters,
+          secondary_metrics: body.secondary_metrics ?? [],
+          filters: body.filters ?? {},
+          archived: body.archived ?? false,
+          deleted: body.deleted ?? false,
+          type: body.type ?? 'product',
+          created_by_id: userId,
+          created_at: now,
+          updated_at: now,
+        }
+        const id = this.#repo.insert(record)
+        this.#log(project, userId, id, 'created', record.name, [])
+        return this.toObject({ ...record, id })
+      })
+      .immediate()
+  }
+
+  /** PostHog reuses a live flag with the key (when eligible) and otherwise creates one, active once launched. */
+  #linkOrCreateFlag(project: Project, body: ExperimentWrite, launched: boolean, userId: number): number {
+    const flags = this.#deps.featureFlags
+    const key = body.feature_flag_key!
+    const existing = flags.repository.liveByKey(project.id, key)
+    if (existing) {
+      checkEligibleFlag(existing)
+      return existing.id
+    }
+    const parameters = body.parameters ?? {}
+    const variants = parameters.feature_flag_variants?.length ? parameters.feature_flag_variants : DEFAULT_VARIANTS
+    const filters: JsonObject = {
+      groups: [{ properties: [], rollout_percentage: 100 }],
+      multivariate: { variants: structuredClone(variants) },
+      aggregation_group_type_index: parameters.aggregation_group_type_index ?? null,
+    }
+    const created = flags.create(
+      project,
+      {
+        key,
+        name: `Feature Flag for Experiment ${body.name}`,
+        filters,
+        active: launched,
+        ensure_experience_continuity: parameters.ensure_experience_continuity ?? false,
+      },
+      userId,
+    )
+    return created.id
+  }
+
+  update(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
+    return this.#deps.db
+      .transaction(() => {
+        const current = this.record(project, id)
+        const flag = this.#flag(current)
+        assertValid(compiled().update, body)
+        checkName(body.name)
+        checkParameters(body.parameters)
+        const start = parseDateField(body.start_date, 'start_date')
+        const end = parseDateField(body.end_date, 'end_date')
+        const next: ExperimentRecord = {
+          ...current,
+          name: body.name ?? current.name,
+          description: body.description === undefined ? current.description : (body.description ?? ''),
+          start_date: start === undefined ? current.start_date : start,
+          end_date: end === undefined ? current.end_date : end,
+          parameters: body.parameters === undefined ? current.parameters : body.parameters,
+          secondary_metrics: body.secondary_metrics === undefined ? current.secondary_metrics : (body.secondary_metrics ?? []),
+          filters: body.filters ?? current.filters,
+          archived: body.archived ?? current.archived,
+          deleted: body.deleted ?? current.deleted,
+        }
+        checkDates(next.start_date, next.end_date)
+        if (flag) this.#applyToFlag(project, current, next, body, flag, userId)
+        return this.#store(project, userId, current, next)
+      })
+      .immediate()
+  }
+
+  /**
+   * PostHog's update rules that involve the flag: the key and `type` can't change; once launched the
+   * variants are fixed; a draft's `parameters.feature_flag_variants` are written to the flag; launching
+   * (a start date on a draft) activates the flag. Ending an experiment leaves the flag as it is.
+   */
+  #applyToFlag(project: Project, current: ExperimentRecord, next: ExperimentRecord, body: ExperimentWrite, flag: FeatureFlagRecord, userId: number): void {
+    checkUpdatableKeys(body, flag.key)
+    const draft = current.start_date === null
+    if (!draft) checkVariantsUnchanged(body.parameters, flag)
+    checkNoGlobalProperties(body.filters)
+    const flags = this.#deps.featureFlags
+    const variants = body.parameters?.feature_flag_variants
+    if (draft && variants !== undefined) {
+      const aggregation =
+        body.parameters && 'aggregation_group_type_index' in body.parameters
+          ? (body.parameters.aggregation_group_type_index ?? null)
+          : (flag.filters.aggregation_group_type_index ?? null)
+      const filters = {
+        ...flag.filters,
+        groups: Array.isArray(flag.filters.groups) ? flag.filters.groups : [],
+        multivariate: { variants: structuredClone(variants.length ? variants : DEFAULT_VARIANTS) },
+        aggregation_group_type_index: aggregation,
+      }
+      flags.update(project, flag.id, { filters }, userId)
+    }
+    if (draft && next.start_date !== null && !flag.active) flags.update(project, flag.id, { active: true }, userId)
+  }
+
+  /** Soft delete (DELETE answers 204): the experiment disappears from the API; its flag is left alone. */
+  delete(project: Project, id: number, userId: number): void {
+    this.#deps.db
+      .transaction(() => {
+        const current = this.record(project, id)
+        this.#store(project, userId, current, { ...current, deleted: true })
+      })
+      .immediate()
+  }
+
+  #store(project: Project, userId: number, current: ExperimentRecord, next: ExperimentRecord): ExperimentObject {
+    const changes = changesBetween(EXPERIMENT_SCOPE, activitySnapshot(current), activitySnapshot(next))
+    if (changes.length === 0) return this.toObject(current)
+    next.updated_at = iso(this.#deps.clock.now())
+    this.#repo.update(next)
+    const activity = current.deleted === next.deleted ? 'updated' : next.deleted ? 'deleted' : 'restored'
+    this.#log(project, userId, next.id, activity, next.name, changes)
+    return this.toObject(next)
+  }
+
+  /**
+   * A static cohort of the persons exposed since launch (`$feature_flag_called` for the flag with one of
+   * its variants as the response), stored as the experiment's `exposure_cohort`. PostHog's refusals: no
+   * start date, or a cohort already made. Membership goes to persons.db, resolved through distinct ids.
+   */
+  async createExposureCohort(project: Project, id: number, userId: number): Promise<{ experiment: ExperimentObject; cohort: CohortObject }> {
+    const { events, cohortMembers } = this.#deps
+    if (!events || !cohortMembers) throw new AppError('service_unavailable', { detail: 'Exposure cohorts need the event store and persons.db.' })
+    const experiment = this.record(project, id)
+    const flag = this.#flag(experiment)
+    if (!flag) throw new ValidationError('invalid', 'Experiment does not have a feature flag')
+    this.#checkCohortAllowed(experiment)
+    const distinctIds = await events.distinctIds({
+      teamId: project.id,
+      event: '$feature_flag_called',
+      after: Date.parse(experiment.start_date!),
+      properties: [
+        { key: '$feature_flag', operator: 'exact', value: flag.key },
+        { key: '$feature_flag_response', operator: 'exact', value: flagVariants(flag.filters).map((v) => v.key) },
+      ],
+    })
+    return this.#deps.db
+      .transaction(() => {
+        const current = this.record(project, id)
+        this.#checkCohortAllowed(current)
+        const cohorts = this.#deps.cohorts
+        const cohort = cohorts.create(project.id, { name: `Users exposed to experiment "${current.name}"`, is_static: true }, userId)
+        cohortMembers.replaceMembers(project.id, cohort.id, distinctIds)
+        // `exposure_cohort` is excluded from the activity log (PostHog's exclusions), so no entry is written.
+        this.#repo.update({ ...current, exposure_cohort_id: cohort.id })
+        return { experiment: this.toObject({ ...current, exposure_cohort_id: cohort.id }), cohort: cohorts.get(project.id, cohort.id) }
+      })
+      .immediate()
+  }
+
+  #checkCohortAllowed(experiment: ExperimentRecord): void {
+    if (experiment.start_date === null) throw new ValidationError('invalid', 'Experiment does not have a start date')
+    if (experiment.exposure_cohort_id !== null) throw new ValidationError('invalid', 'Experiment already has an exposure cohort')
+  }
+
+  async results(project: Project, id: number): Promise<ResultPackage> {
+    const experiment = this.record(project, id)
+    return this.#requireResults().primary(experiment, this.#requireFlag(experiment), this.#deps.clock.now())
+  }
+
+  async secondaryResults(project: Project, id: number, metricId: string | null): Promise<ResultPackage> {
+    const experiment = this.record(project, id)
+    return this.#requireResults().secondary(experiment, this.#requireFlag(experiment), metricId, this.#deps.clock.now())
+  }
+
+  #requireResults(): ExperimentResults {
+    if (!this.#results) throw new AppError('service_unavailable', { detail: 'Experiment results need the event store.' })
+    return this.#results
+  }
+
+  #requireFlag(experiment: ExperimentRecord): FeatureFlagRecord {
+    const flag = this.#flag(experiment)
+    if (!flag) throw new ValidationError('invalid', 'Experiment does not have a feature flag')
+    return flag
+  }
+
+  /** Running experiments (launched, not ended, not archived) whose flag no `$feature_flag_called` event ever named. */
+  async requiringFlagImplementation(project: Project): Promise<ExperimentObject[]> {
+    const events = this.#deps.events
+    const running = this.#repo.running(project.id).map((e) => ({ experiment: e, flag: this.#flag(e) }))
+    if (running.length === 0) return []
+    const keys = [...new Set(running.flatMap((r) => (r.flag ? [r.flag.key] : [])))]
+    const seen = new Set<string>()
+    if (events && keys.length > 0) {
+      const rows = await events.breakdown({
+        teamId: project.id,
+        event: '$feature_flag_called',
+        properties: [{ key: '$feature_flag', operator: 'exact', value: keys }],
+        breakdown: '$feature_flag',
+        math: 'events',
+      })
+      for (const row of rows) if (row.value !== null) seen.add(row.value)
+    }
+    return running.filter((r) => !r.flag || !seen.has(r.flag.key)).map((r) => this.toObject(r.experiment))
+  }
+
+  #log(project: Project, userId: number, id: number, activity: string, name: string, changes: ReturnType<typeof changesBetween>): void {
+    this.#deps.activity.log({
+      teamId: project.id,
+      organizationId: project.organization_id,
+      userId,
+      scope: EXPERIMENT_SCOPE,
+      itemId: id,
+      activity,
+      name,
+      changes,
+    })
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * PostHog's experiment rules with its messages (ee/clickhouse/views/experiments.py). Field rules carry the
+ * field as `attr`; rules PostHog raises from `validate()`, `create()` or `update()` have `attr: null`. All
+ * codes are DRF's default `invalid` unless DRF names another.
+ */
+import { ValidationError } from '../common/errors.js'
+import { isPlainObject, type JsonObject } from '../common/json.js'
+import type { FeatureFlagRecord } from '../management/index.js'
+import type { ExperimentParametersWrite, ExperimentWrite } from '../schemas/experiment.js'
+
+export const MAX_VARIANTS = 20
+
+export const DEFAULT_VARIANTS: ReadonlyArray<Readonly<{ key: string; name: string; rollout_percentage: number }>> = [
+  { key: 'control', name: 'Control Group', rollout_percentage: 50 },
+  { key: 'test', name: 'Test Variant', rollout_percentage: 50 },
+]
+
+const fail = (detail: string, attr: string | null = null, code = 'invalid') => new ValidationError(code, detail, attr)
+
+/** DRF's DateTimeField: ISO 8601; a time without an offset is UTC (Django's default time zone). */
+export function parseDateField(value: string | null | undefined, attr: string): string | null | undefined {
+  if (value === undefined || value === null) return value
+  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(value.trim())
+  const ms = iso ? Date.parse(`${iso[1]}-${iso[2]}-${iso[3]}T${iso[4] ?? '00'}:${iso[5] ?? '00'}:${iso[6] ?? '00'}${(iso[7] ?? '').slice(0, 4)}${normaliseOffset(iso[8])}`) : NaN
+  if (!Number.isFinite(ms)) {
+    throw fail('Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr)
+  }
+  return new Date(ms).toISOString()
+}
+
+function normaliseOffset(offset: string | undefined): string {
+  if (!offset || offset.toUpperCase() === 'Z') return 'Z'
+  return offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`
+}
+
+/** `name`: a CharField, so blank is refused. */
+export function checkName(name: string | undefined): void {
+  if (name !== undefined && name.trim() === '') throw fail('This field may not be blank.', 'name', 'blank')
+}
+
+/** `validate_parameters`: fewer than 21 variants, one of them `control`. */
+export function checkParameters(parameters: ExperimentParametersWrite | null | undefined): void {
+  const variants = parameters?.feature_flag_variants ?? []
+  if (variants.length > MAX_VARIANTS) throw fail(`Feature flag variants must be less than ${MAX_VARIANTS + 1}`, 'parameters')
+  if (variants.length > 0 && !variants.some((v) => v.key === 'control')) {
+    throw fail('Feature flag variants must contain a control variant', 'parameters')
+  }
+}
+
+/** `validate()`: when both dates are known, the end must come after the start. */
+export function checkDates(start: string | null, end: string | null): void {
+  if (start !== null && end !== null && Date.parse(end) <= Date.parse(start)) throw fail('End date must be after start date')
+}
+
+/** Experiments target whole variants; metric filters must not narrow who is in the experiment. */
+export function checkNoGlobalProperties(filters: JsonObject | undefined): void {
+  const props = filters?.properties
+  const nonEmpty = Array.isArray(props) ? props.length > 0 : isPlainObject(props) ? Object.keys(props).length > 0 : Boolean(props)
+  if (nonEmpty) throw fail('Experiments do not support global filter properties')
+}
+
+/** An existing flag may back an experiment when it is multivariate with control as the first of > 1 variants. */
+export function checkEligibleFlag(flag: FeatureFlagRecord): void {
+  const variants = flagVariants(flag.filters)
+  if (variants.length > 1) {
+    if (variants[0].key !== 'control') throw fail('Feature flag must have control as the first variant.')
+    return
+  }
+  throw fail('Feature flag is not eligible for experiments.')
+}
+
+/** PATCH may not carry fields PostHog's update refuses: a different flag key, or `type`. */
+export function checkUpdatableKeys(body: ExperimentWrite, currentFlagKey: string): void {
+  const extra: string[] = []
+  if (body.feature_flag_key !== undefined && body.feature_flag_key !== currentFlagKey) extra.push('get_feature_flag_key')
+  if (body.type !== undefined) extra.push('type')
+  if (extra.length > 0) throw fail(`Can't update keys: ${extra.sort().join(', ')} on Experiment`)
+}
+
+/** After launch the variants are fixed: the same number, each key once and known to the flag. */
+export function checkVariantsUnchanged(parameters: ExperimentParametersWrite | null | undefined, flag: FeatureFlagRecord): void {
+  const proposed = parameters?.feature_flag_variants
+  if (proposed === undefined) return
+  const current = flagVariants(flag.filters)
+  const same = proposed.length === current.length && proposed.every((v) => current.filter((c) => c.key === v.key).length === 1)
+  if (!same) throw fail("Can't update feature_flag_variants on Experiment")
+}
+
+export interface FlagVariant {
+  key: string
+  name?: string | null
+  rollout_percentage: number
+}
+
+/** The flag's `multivariate.variants` (what the experiment's split is). */
+export function flagVariants(filters: JsonObject): FlagVariant[] {
+  const multivariate = filters.multivariate
+  if (!isPlainObject(multivariate) || !Array.isArray(multivariate.variants)) return []
+  return multivariate.variants
+    .filter((v): v is JsonObject => isPlainObject(v) && typeof v.key === 'string')
+    .map((v) => ({
+      key: v.key as string,
+      name: typeof v.name === 'string' ? v.name : null,
+      rollout_percentage: typeof v.rollout_percentage === 'number' ? v.rollout_percentage : 0,
+    }))
+}

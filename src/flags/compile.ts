@@ -1,0 +1,277 @@
+/**
+ * Turns stored flag definitions into the form `evaluate.ts` runs: filters compiled (regexes included), group
+ * type indexes resolved to names, variant bounds summed, dependencies planned. A definition PostHog could not
+ * read becomes a flag that fails with `flag_data_parsing_error` on evaluation; it never breaks the set.
+ */
+import { CohortSet } from './cohorts.js'
+import { isValidTimeZone } from './dates.js'
+import { planDependencies, type DependencyPlan } from './deps.js'
+import { compileFilter, FilterShapeError, parseI32, type CohortTest, type FlagTest, type PropertyTest } from './filters.js'
+import { EVALUATION_ERRORS, type FlagEvaluationError } from './reasons.js'
+import type { CompileOptions, FlagDefinition } from './types.js'
+
+/** A property test with the group type name it reads, resolved once (null: person properties or unmapped). */
+export interface ResolvedPropertyTest extends PropertyTest {
+  groupName: string | null
+}
+
+export interface CompiledCondition {
+  index: number
+  /** Group type index the condition aggregates by (per-condition value, else the flag's), null for persons. */
+  aggregation: number | null
+  groupName: string | null
+  /** Property and flag-dependency tests in stored order; cohort tests run after them. */
+  tests: (ResolvedPropertyTest | FlagTest)[]
+  cohorts: CohortTest[]
+  rollout: number
+  /** `rollout / 100`, the bound a hash must not exceed. */
+  threshold: number
+  /** The condition's variant override, kept only when it names an existing variant. */
+  variant: string | null
+}
+
+export interface CompiledFlag {
+  position: number
+  definition: FlagDefinition
+  key: string
+  /** `key + "."`, built once: the rollout hash input is this plus the identifier. */
+  hashPrefix: string
+  id: number
+  version: number
+  aggregation: number | null
+  conditions: CompiledCondition[]
+  /** Variants with their cumulative upper bounds, summed in order exactly as PostHog does. */
+  variants: { key: string; upper: number }[]
+  payloads: Record<string, unknown> | null
+  enrollmentKey: string | null
+  superCondition: { condition: CompiledCondition; keys: string[] } | null
+  holdout: { percentage: number; variant: string | null; legacy: boolean } | null
+  deviceBucketing: boolean
+  error: FlagEvaluationError | null
+}
+
+/** Source properties whose `$initial_` twin PostHog fills in when ingestion has not written it yet. */
+const INITIAL_SOURCES = [
+  '$app_build', '$app_name', '$app_namespace', '$app_version', '$browser', '$browser_version', '$device_type',
+  '$current_url', '$pathname', '$os', '$os_version', '$referring_domain', '$referrer', '$screen_height',
+  '$screen_width', '$viewport_height', '$viewport_width', '$raw_user_agent', 'utm_source', 'utm_medium',
+  'utm_campaign', 'utm_content', 'utm_term', 'gclid', 'gad_source', 'gclsrc', 'dclid', 'gbraid', 'wbraid',
+  'fbclid', 'msclkid', 'twclid', 'li_fat_id', 'mc_cid', 'igshid', 'ttclid', 'rdt_cid', 'epik', 'qclid', 'sccid',
+  'irclid', '_kx',
+]
+export const INITIAL_PROPERTY = new Map(INITIAL_SOURCES.map((k) => [(k.startsWith('$') ? '$initial_' + k.slice(1) : '$initial_' + k), k]))
+
+class DefinitionError extends Error {}
+
+/** A flat (non-rope) copy of a string, so the per-request concatenation onto it stays shallow. */
+function flat(s: string): string {
+  return Object.keys({ [s]: 0 })[0]
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+function optionalNumber(v: unknown, what: string): number | null {
+  if (v === undefined || v === null) return null
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new DefinitionError(`${what} is not a number`)
+  return v
+}
+
+function optionalInt(v: unknown, what: string): number | null {
+  const n = optionalNumber(v, what)
+  if (n !== null && !Number.isInteger(n)) throw new DefinitionError(`${what} is not an integer`)
+  return n
+}
+
+interface Context {
+  mapping: Record<string, string>
+  tz: string
+}
+
+function compileCondition(raw: unknown, index: number, flagAggregation: number | null, variantKeys: Set<string>, ctx: Context): CompiledCondition {
+  if (!isObject(raw)) throw new DefinitionError('condition is not an object')
+  const aggregation = 'aggregation_group_type_index' in raw ? optionalInt(raw.aggregation_group_type_index, 'aggregation_group_type_index') : flagAggregation
+  const rollout = optionalNumber(raw.rollout_percentage, 'rollout_percentage') ?? 100
+  if (raw.variant !== undefined && raw.variant !== null && typeof raw.variant !== 'string') throw new DefinitionError('variant is not a string')
+  const props = raw.properties ?? []
+  if (!Array.isArray(props)) throw new DefinitionError('properties is not a list')
+  const tests: (ResolvedPropertyTest | FlagTest)[] = []
+  const cohorts: CohortTest[] = []
+  for (const p of props) {
+    const f = compileFilter(p, ctx.tz)
+    if (f.kind === 'cohort') cohorts.push(f)
+    else if (f.kind === 'flag') tests.push(f)
+    else {
+      const gti = f.scope === 'group' ? (f.groupTypeIndex ?? aggregation) : null
+      tests.push({ ...f, groupName: gti === null ? null : (ctx.mapping[String(gti)] ?? null) })
+    }
+  }
+  const variant = typeof raw.variant === 'string' && variantKeys.has(raw.variant) ? raw.variant : null
+  return { index, aggregation, groupName: aggregation === null ? null : (ctx.mapping[String(aggregation)] ?? null), tests, cohorts, rollout, threshold: rollout / 100, variant }
+}
+
+function compileVariants(raw: unknown): { key: string; upper: number }[] {
+  if (raw === undefined || raw === null) return []
+  if (!isObject(raw) || !Array.isArray(raw.variants)) throw new DefinitionError('multivariate has no variants list')
+  let cumulative = 0
+  return raw.variants.map((v: unknown) => {
+    if (!isObject(v) || typeof v.key !== 'string' || typeof v.rollout_percentage !== 'number') throw new DefinitionError('malformed variant')
+    cumulative += v.rollout_percentage / 100
+    return { key: v.key, upper: cumulative }
+  })
+}
+
+function compileHoldout(filters: Record<string, unknown>): CompiledFlag['holdout'] {
+  const h = filters.holdout
+  if (h !== undefined && h !== null) {
+    if (!isObject(h) || optionalInt(h.id, 'holdout id') === null) throw new DefinitionError('malformed holdout')
+    const pct = optionalNumber(h.exclusion_percentage, 'exclusion_percentage')
+    if (pct === null) throw new DefinitionError('holdout without exclusion_percentage')
+    return { percentage: Math.min(100, Math.max(0, pct)), variant: `holdout-${h.id}`, legacy: false }
+  }
+  // Flags written before PostHog moved to `holdout` keep `holdout_groups`; the first entry applies.
+  const legacy = Array.isArray(filters.holdout_groups) ? filters.holdout_groups[0] : undefined
+  if (!isObject(legacy)) return null
+  if (Array.isArray(legacy.properties) && legacy.properties.length > 0) return null
+  return { percentage: optionalNumber(legacy.rollout_percentage, 'holdout rollout') ?? 100, variant: typeof legacy.variant === 'string' ? legacy.variant : null, legacy: true }
+}
+
+function compileFlag(def: FlagDefinition, position: number, ctx: Context): CompiledFlag {
+  const flag: CompiledFlag = {
+    position,
+    definition: def,
+    key: def.key,
+    hashPrefix: flat(def.key + '.'),
+    id: def.id,
+    version: def.version ?? 0,
+    aggregation: null,
+    conditions: [],
+    variants: [],
+    payloads: null,
+    enrollmentKey: null,
+    superCondition: null,
+    holdout: null,
+    deviceBucketing: def.bucketing_identifier === 'device_id',
+    error: null,
+  }
+  try {
+    const filters = isObject(def.filters) ? def.filters : {}
+    flag.aggregation = optionalInt(filters.aggregation_group_type_index, 'aggregation_group_type_index')
+    flag.variants = compileVariants(filters.multivariate)
+    const variantKeys = new Set(flag.variants.map((v) => v.key))
+    const groups = filters.groups ?? []
+    if (!Array.isArray(groups)) throw new DefinitionError('groups is not a list')
+    flag.conditions = groups.map((g, i) => compileCondition(g, i, flag.aggregation, variantKeys, ctx))
+    flag.payloads = isObject(filters.payloads) ? filters.payloads : null
+    if (filters.feature_enrollment === true) flag.enrollmentKey = `$feature_enrollment/${def.key}`
+    else if (Array.isArray(filters.super_groups) && isObject(filters.super_groups[0])) {
+      const sg = filters.super_groups[0]
+      if (Array.isArray(sg.properties) && sg.properties.length > 0) {
+        // enrollment is a person concept: the super condition always hashes and reads the person
+        const condition = compileCondition({ ...sg, aggregation_group_type_index: null }, 0, null, variantKeys, ctx)
+        flag.superCondition = { condition, keys: sg.properties.map((p) => (isObject(p) && typeof p.key === 'string' ? p.key : '')) }
+      }
+    }
+    flag.holdout = compileHoldout(filters)
+  } catch (e) {
+    if (!(e instanceof DefinitionError) && !(e instanceof FilterShapeError)) throw e
+    flag.error = EVALUATION_ERRORS.flagData(e.message)
+  }
+  return flag
+}
+
+/** Flag ids a definition depends on, read the way Django does (release conditions only). */
+function dependencyIds(def: FlagDefinition): number[] {
+  if (!def.active || def.deleted) return []
+  const groups = isObject(def.filters) && Array.isArray(def.filters.groups) ? def.filters.groups : []
+  const ids: number[] = []
+  for (const g of groups) {
+    if (!isObject(g) || !Array.isArray(g.properties)) continue
+    for (const p of g.properties) if (isObject(p) && p.type === 'flag' && typeof p.key === 'string' && parseI32(p.key) !== null) ids.push(parseI32(p.key)!)
+  }
+  return ids
+}
+
+export interface CompiledSetData {
+  flags: CompiledFlag[]
+  cohorts: CohortSet
+  mapping: Record<string, string>
+  plan: DependencyPlan
+  /** Definition position → position in `plan` (deleted flags are not planned). */
+  planIndex: Map<number, number>
+  planFlags: number[]
+  positionById: Map<number, number>
+  timezone: string
+  warnings: { key: string; message: string }[]
+  /** `$initial_*` keys some non-deleted flag or cohort reads, to be filled from their source properties. */
+  initialKeys: string[]
+  /** Flag values before a request: false for inactive flags, so `flag_evaluates_to: false` can match them. */
+  initialValues: (boolean | undefined)[]
+}
+
+/** What a group of flags reads: person keys, group type indexes, cohorts (transitively). */
+export interface Usage {
+  personKeys: Set<string>
+  groupIndexes: Set<number>
+  cohortIds: Set<number>
+}
+
+export function collectUsage(flags: readonly CompiledFlag[], cohorts: CohortSet): Usage {
+  const usage: Usage = { personKeys: new Set(), groupIndexes: new Set(), cohortIds: new Set() }
+  for (const f of flags) {
+    if (f.aggregation !== null) usage.groupIndexes.add(f.aggregation)
+    if (f.enrollmentKey !== null) usage.personKeys.add(f.enrollmentKey)
+    const conditions = f.superCondition === null ? f.conditions : [...f.conditions, f.superCondition.condition]
+    for (const k of f.superCondition?.keys ?? []) usage.personKeys.add(k)
+    for (const c of conditions) {
+      if (c.aggregation !== null) usage.groupIndexes.add(c.aggregation)
+      for (const t of c.tests) {
+        if (t.kind !== 'property') continue
+        if (t.scope === 'person') usage.personKeys.add(t.lookupKey)
+        else if ((t.groupTypeIndex ?? c.aggregation) !== null) usage.groupIndexes.add((t.groupTypeIndex ?? c.aggregation)!)
+      }
+      for (const t of c.cohorts) {
+        if (t.cohortId === null) continue
+        for (const id of cohorts.reachable(t.cohortId)) usage.cohortIds.add(id)
+        for (const k of cohorts.propertyKeys(t.cohortId)) usage.personKeys.add(k)
+      }
+    }
+  }
+  return usage
+}
+
+export function compileSetData(definitions: readonly FlagDefinition[], options: CompileOptions): CompiledSetData {
+  const warnings: { key: string; message: string }[] = []
+  let tz = options.timezone ?? 'UTC'
+  if (tz !== 'UTC' && !isValidTimeZone(tz)) {
+    warnings.push({ key: '', message: `unknown time zone ${tz}; using UTC` })
+    tz = 'UTC'
+  }
+  const ctx: Context = { mapping: options.groupTypeMapping, tz }
+  const flags = definitions.map((d, i) => compileFlag(d, i, ctx))
+  for (const f of flags) if (f.error !== null && !f.definition.deleted) warnings.push({ key: f.key, message: f.error.description })
+  const planFlags = flags.filter((f) => !f.definition.deleted).map((f) => f.position)
+  const plan = planDependencies(planFlags.map((p) => ({ id: flags[p].id, active: flags[p].definition.active, deps: dependencyIds(flags[p].definition) })))
+  const positionById = new Map<number, number>()
+  for (const p of planFlags) positionById.set(flags[p].id, p)
+  // a later row with the same id replaces an earlier one, as in PostHog's id-keyed maps
+  const isCurrentRow = (f: CompiledFlag): boolean => positionById.get(f.id) === f.position
+  for (const f of flags) {
+    const conditions = f.superCondition === null ? f.conditions : [...f.conditions, f.superCondition.condition]
+    for (const c of conditions) for (const t of c.tests) if (t.kind === 'flag' && t.flagId !== null) t.position = positionById.get(t.flagId) ?? -1
+  }
+  const cohorts = new CohortSet(options.cohorts, tz)
+  const usage = collectUsage(planFlags.map((p) => flags[p]), cohorts)
+  return {
+    flags,
+    cohorts,
+    mapping: options.groupTypeMapping,
+    plan,
+    planIndex: new Map(planFlags.map((p, i) => [p, i])),
+    planFlags,
+    positionById,
+    timezone: tz,
+    warnings,
+    initialKeys: [...usage.personKeys].filter((k) => INITIAL_PROPERTY.has(k)),
+    initialValues: flags.map((f) => (isCurrentRow(f) && !f.definition.active ? false : undefined)),
+  }
+}

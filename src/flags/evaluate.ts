@@ -1,0 +1,100 @@
+/**
+ * The request loop: flags in dependency order, each one's value recorded for the flags that depend on it,
+ * and every failure contained to its flag (`enabled: false`, `failed: true`, errors reported) — one broken
+ * definition never fails the response.
+ */
+import type { CompiledFlag, CompiledSetData } from './compile.js'
+import { INITIAL_PROPERTY } from './compile.js'
+import { matchFlag, matchValue, type Match, type Request } from './match.js'
+import { FlagEvaluationError, reasonCode, reasonDescription } from './reasons.js'
+import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
+
+/** Fills `$initial_x` from `x` when only the latter is present (ingestion writes the twin later). */
+function withInitialProperties(person: Record<string, unknown>, initialKeys: readonly string[]): Record<string, unknown> {
+  let out = person
+  for (const initial of initialKeys) {
+    const source = INITIAL_PROPERTY.get(initial)!
+    if (Object.hasOwn(person, initial) || !Object.hasOwn(person, source)) continue
+    if (out === person) out = { ...person }
+    out[initial] = person[source]
+  }
+  return out
+}
+
+function matchResult(flag: CompiledFlag, m: Match): FlagResult {
+  return {
+    key: flag.key,
+    enabled: m.matches,
+    variant: m.variant,
+    reason: { code: reasonCode(m.reason), condition_index: m.conditionIndex, description: reasonDescription(m.reason, m.conditionIndex) },
+    payload: m.payload,
+    id: flag.id,
+    version: flag.version,
+    failed: false,
+  }
+}
+
+function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
+  return {
+    key: flag.key,
+    enabled: false,
+    variant: null,
+    reason: { code: e.code, condition_index: null, description: e.description },
+    payload: null,
+    id: flag.id,
+    version: flag.version,
+    failed: true,
+  }
+}
+
+export function missingDependencyResult(flag: CompiledFlag): FlagResult {
+  return matchResult(flag, { matches: false, variant: null, reason: 'missing_dependency', conditionIndex: null, payload: null })
+}
+
+export interface Run {
+  /** Results by definition position (undefined: not evaluated). */
+  results: (FlagResult | undefined)[]
+  errors: boolean
+}
+
+/**
+ * Evaluates the planned flags in order. `only` (plan indexes) restricts the run to requested flags and their
+ * dependencies; `force` (a plan index) is evaluated even when inactive, for single-flag diagnostics.
+ */
+export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn, only: ReadonlySet<number> | null, force: number | null): Run {
+  const values: (FlagValue | undefined)[] = data.initialValues.slice()
+  const req: Request = {
+    input,
+    hash,
+    person: withInitialProperties(input.personProperties, data.initialKeys),
+    mapping: data.mapping,
+    cohorts: data.cohorts,
+    cohortScope: { person: input.personProperties, staticIds: input.staticCohortIds ?? new Set(), now: input.now, memo: new Map() },
+    values,
+  }
+  req.cohortScope.person = req.person
+  const results: (FlagResult | undefined)[] = new Array(data.flags.length)
+  let errors = data.plan.cyclic.size > 0
+  for (const pi of data.plan.order) {
+    if (only !== null && !only.has(pi)) continue
+    const flag = data.flags[data.planFlags[pi]]
+    if (!flag.definition.active && pi !== force) continue
+    if (data.plan.missing.has(pi)) {
+      values[flag.position] = false
+      results[flag.position] = missingDependencyResult(flag)
+      continue
+    }
+    try {
+      if (flag.error !== null) throw flag.error
+      const m = matchFlag(flag, req)
+      values[flag.position] = matchValue(m)
+      results[flag.position] = matchResult(flag, m)
+    } catch (e) {
+      if (!(e instanceof FlagEvaluationError)) throw e
+      errors = true
+      values[flag.position] = undefined
+      results[flag.position] = errorResult(flag, e)
+    }
+  }
+  return { results, errors }
+}

@@ -1,0 +1,157 @@
+/**
+ * The /decide use-case: gather what the project's flags need for this request (request overrides, GeoIP
+ * filling gaps, stored person and group properties, static cohort membership, experience-continuity hash
+ * keys), then evaluate — inline for small flag sets, in the worker pool for large ones (the hop costs
+ * ≈66 µs here; below FLAGS_INLINE_MAX flags evaluating in place is cheaper). A failure while loading
+ * stored data marks the response `errorsWhileComputingFlags` instead of failing the request, as PostHog does.
+ */
+import type { GeoIp } from '../geoip/index.js'
+import type { JsonObject } from '../common/json.js'
+import { evaluateAll } from './index.js'
+import type { ProjectFlagCache, ProjectFlags } from './project-cache.js'
+import type { DecideRequest } from './request.js'
+import type { EvaluationInput, EvaluationResponse } from './types.js'
+
+/** The persons.db reads evaluation needs (PersonReader fulfils it). */
+export interface PersonLookup {
+  personFor(teamId: number, distinctId: string): { id: number; properties: JsonObject } | null
+  groupProperties(teamId: number, groupTypeIndex: number, groupKey: string): JsonObject | null
+  staticCohortIdsFor(personId: number): number[]
+  hashKeyOverrides(teamId: number, personIds: readonly number[]): Record<string, string>
+}
+
+export interface HashKeyWriter {
+  writeHashKeyOverrides(teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string): number
+}
+
+/** Evaluates in a pool worker that compiles the same revision from its own connections. */
+export type OffloadEvaluation = (teamId: number, revision: string, input: EvaluationInput) => Promise<EvaluationResponse>
+
+export interface FlagEvaluatorOptions {
+  cache: ProjectFlagCache
+  persons: PersonLookup
+  hashKeys: HashKeyWriter | null
+  geoip: GeoIp | null
+  now: () => number
+  offload: OffloadEvaluation | null
+  inlineMax: number
+}
+
+export interface PreparedEvaluation {
+  project: ProjectFlags
+  input: EvaluationInput
+  /** Loading stored data failed somewhere: answer with what could be computed, flagged. */
+  loadFailed: boolean
+}
+
+export class FlagEvaluator {
+  readonly #o: FlagEvaluatorOptions
+
+  constructor(options: FlagEvaluatorOptions) {
+    this.#o = options
+  }
+
+  get cache(): ProjectFlagCache {
+    return this.#o.cache
+  }
+
+  async evaluate(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): Promise<EvaluationResponse> {
+    const prepared = this.prepare(teamId, request, distinctId, ip)
+    const { project, input } = prepared
+    if (project.activeCount === 0) return { flags: {}, errorsWhileComputingFlags: prepared.loadFailed }
+    const result =
+      this.#o.offload && project.activeCount > this.#o.inlineMax
+        ? await this.#o.offload(teamId, project.revision, input)
+        : evaluateAll(project.set, input)
+    if (prepared.loadFailed) result.errorsWhileComputingFlags = true
+    return result
+  }
+
+  /** Everything but the evaluation itself: also used by evaluation_reasons and blast radius. */
+  prepare(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): PreparedEvaluation {
+    const project = this.#o.cache.get(teamId)
+    const { set } = project
+    let loadFailed = false
+    const overrides: JsonObject = { ...request.personProperties }
+    if (!request.geoipDisable && ip && this.#o.geoip) {
+      // The client's values win; GeoIP only fills keys it left out or sent as null (PostHog's current rule).
+      const geo = this.#o.geoip.lookup(ip)
+      if (geo) for (const [key, value] of Object.entries(geo)) if (overrides[key] === undefined || overrides[key] === null) overrides[key] = value
+    }
+    if (overrides.distinct_id === undefined) overrides.distinct_id = distinctId
+
+    let personProperties = overrides
+    let person: { id: number; properties: JsonObject } | null = null
+    let staticCohortIds: ReadonlySet<number> | undefined
+    const needsStored = project.activeCount > 0 && set.needsStoredProperties(overrides, request.flagKeys)
+    const needsOverrides = project.activeCount > 0 && set.needsHashKeyOverrides(request.flagKeys)
+    if (needsStored || needsOverrides) {
+      try {
+        person = this.#o.persons.personFor(teamId, distinctId)
+        if (needsStored && person) {
+          personProperties = { ...person.properties, ...overrides }
+          if (set.staticCohortIds.size > 0) staticCohortIds = new Set(this.#o.persons.staticCohortIdsFor(person.id))
+        }
+      } catch {
+        loadFailed = true
+      }
+    }
+
+    const groupProperties: Record<string, JsonObject> = {}
+    const indexOf = new Map(Object.entries(project.groupTypeMapping).map(([index, name]) => [name, Number(index)]))
+    for (const [type, key] of Object.entries(request.groups)) {
+      let stored: JsonObject | null = null
+      const index = indexOf.get(type)
+      if (set.usesGroups && index !== undefined) {
+        try {
+          stored = this.#o.persons.groupProperties(teamId, index, key)
+        } catch {
+          loadFailed = true
+        }
+      }
+      groupProperties[type] = { ...stored, ...request.groupProperties[type], $group_key: key }
+    }
+
+    let hashKeyOverrides: Record<string, string> | undefined
+    if (needsOverrides) {
+      try {
+        hashKeyOverrides = this.#continuity(teamId, person, request.anonDistinctId, set.continuityFlagKeys)
+      } catch {
+        loadFailed = true
+      }
+    }
+
+    const input: EvaluationInput = {
+      distinctId,
+      personProperties,
+      groups: request.groups,
+      groupProperties,
+      hashKeyOverrides,
+      anonDistinctId: request.anonDistinctId ?? undefined,
+      staticCohortIds,
+      deviceId: request.deviceId,
+      now: this.#o.now(),
+      flagKeys: request.flagKeys,
+    }
+    return { project, input, loadFailed }
+  }
+
+  /**
+   * Experience continuity (posthog-semantics §1.9): with `$anon_distinct_id`, the persons of both ids get
+   * an override row per continuity flag ("first override wins") and the overrides are read back, the
+   * first id's winning. Without it the stored overrides of the person are read (the current Rust service
+   * does this too, so a user keeps the bucket on later calls that no longer carry the anonymous id).
+   */
+  #continuity(
+    teamId: number,
+    person: { id: number } | null,
+    anonDistinctId: string | null,
+    flagKeys: readonly string[],
+  ): Record<string, string> {
+    const anon = anonDistinctId === null ? null : this.#o.persons.personFor(teamId, anonDistinctId)
+    const personIds = [person?.id, anon?.id].filter((id): id is number => id !== undefined)
+    if (personIds.length === 0) return {}
+    if (anonDistinctId !== null) this.#o.hashKeys?.writeHashKeyOverrides(teamId, personIds, flagKeys, anonDistinctId)
+    return this.#o.persons.hashKeyOverrides(teamId, personIds)
+  }
+}

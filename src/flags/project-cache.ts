@@ -1,0 +1,84 @@
+/**
+ * Compiled flag sets per project, rebuilt only when the project's flags, cohorts or group types change.
+ * The definitions come through `FlagSource` (management fulfils it; flags never import management), and
+ * the group type mapping through `GroupTypeSource` (persons.db, written by the ingest consumer). New group
+ * types are noticed within `GROUP_TYPES_TTL_MS`.
+ */
+import { compileFlags, type CompiledFlagSet } from './index.js'
+import type { CohortDefinition, FlagDefinition } from './types.js'
+
+export interface FlagSource {
+  load(teamId: number): { flags: FlagDefinition[]; cohorts: CohortDefinition[] }
+  /** Changes whenever the project's flags or cohorts change. */
+  revision(teamId: number): string
+}
+
+export interface GroupTypeSource {
+  groupTypeMapping(teamId: number): Record<string, string>
+}
+
+export interface ProjectFlags {
+  set: CompiledFlagSet
+  /** Flags and cohorts revision plus the group type mapping it was compiled with. */
+  revision: string
+  definitions: FlagDefinition[]
+  cohorts: CohortDefinition[]
+  groupTypeMapping: Record<string, string>
+  activeCount: number
+}
+
+const GROUP_TYPES_TTL_MS = 1000
+
+interface Entry extends ProjectFlags {
+  mappingCheckedAt: number
+}
+
+export class ProjectFlagCache {
+  readonly #flags: FlagSource
+  readonly #groupTypes: GroupTypeSource
+  readonly #now: () => number
+  readonly #entries = new Map<number, Entry>()
+
+  constructor(flags: FlagSource, groupTypes: GroupTypeSource, now: () => number = Date.now) {
+    this.#flags = flags
+    this.#groupTypes = groupTypes
+    this.#now = now
+  }
+
+  get(teamId: number): ProjectFlags {
+    const now = this.#now()
+    const flagsRevision = this.#flags.revision(teamId)
+    const cached = this.#entries.get(teamId)
+    if (cached && cached.revision.startsWith(flagsRevision + '#')) {
+      if (now - cached.mappingCheckedAt < GROUP_TYPES_TTL_MS) return cached
+      const mapping = this.#groupTypes.groupTypeMapping(teamId)
+      cached.mappingCheckedAt = now
+      if (JSON.stringify(mapping) === JSON.stringify(cached.groupTypeMapping)) return cached
+    }
+    return this.#build(teamId, flagsRevision, now)
+  }
+
+  /** Compiles for a revision someone else already computed (the pool worker path); null if it moved on. */
+  getAt(teamId: number, revision: string): ProjectFlags | null {
+    const cached = this.#entries.get(teamId)
+    if (cached?.revision === revision) return cached
+    const fresh = this.#build(teamId, this.#flags.revision(teamId), this.#now())
+    return fresh.revision === revision ? fresh : null
+  }
+
+  #build(teamId: number, flagsRevision: string, now: number): Entry {
+    const { flags, cohorts } = this.#flags.load(teamId)
+    const groupTypeMapping = this.#groupTypes.groupTypeMapping(teamId)
+    const entry: Entry = {
+      set: compileFlags(flags, { groupTypeMapping, cohorts }),
+      revision: `${flagsRevision}#${JSON.stringify(groupTypeMapping)}`,
+      definitions: flags,
+      cohorts,
+      groupTypeMapping,
+      activeCount: flags.filter((f) => f.active && !f.deleted).length,
+      mappingCheckedAt: now,
+    }
+    this.#entries.set(teamId, entry)
+    return entry
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * A parser for the pattern syntax PostHog's flag service accepts: Rust's `regex` crate syntax plus the
+ * `fancy_regex` extensions (look-around, backreferences, atomic groups, possessive quantifiers). Anything
+ * either crate rejects throws `RegexSyntaxError`; the caller then treats the pattern as invalid, which makes
+ * both `regex` and `not_regex` false, as in PostHog.
+ */
+import { concat, RegexSyntaxError, type AssertKind, type Flags, type Node, type Parsed } from './ast.js'
+import { EMPTY, negate, normalize, single, subtract, variants, type CharSet } from './charset.js'
+import { charEscape, classBody } from './classes.js'
+import { Scanner } from './scanner.js'
+
+export { fixedWidth, RegexSyntaxError, type AssertKind, type Node, type Parsed } from './ast.js'
+
+const REPEAT_LIMIT = 100_000
+const ALL: CharSet = negate(EMPTY)
+const ASSERT_ESCAPES: Record<string, AssertKind> = { A: 'start', z: 'end', B: 'notWord', '<': 'wordStart', '>': 'wordEnd' }
+const WORD_BOUNDARIES: Record<string, AssertKind> = { start: 'wordStart', end: 'wordEnd', 'start-half': 'wordStartHalf', 'end-half': 'wordEndHalf' }
+
+export function parseRegex(pattern: string): Parsed {
+  return new Parser(pattern).parse()
+}
+
+class Parser {
+  readonly #sc: Scanner
+  #captures = 0
+  readonly #names = new Map<string, number>()
+  #fancy = false
+  #backrefs = false
+
+  constructor(pattern: string) {
+    this.#sc = new Scanner(pattern)
+  }
+
+  parse(): Parsed {
+    const node = this.#alternation({ i: false, m: false, s: false, x: false, u: true, R: false })
+    if (!this.#sc.done) throw new RegexSyntaxError('unopened group')
+    return { node, captures: this.#captures, fancy: this.#fancy, backrefs: this.#backrefs }
+  }
+
+  /** Alternatives up to `)` or the end; `flags` may be changed by a bare `(?flags)` inside. */
+  #alternation(flags: Flags): Node {
+    const sc = this.#sc
+    sc.nest()
+    const branches: Node[] = []
+    let items: Node[] = []
+    for (;;) {
+      sc.skipVerbose(flags)
+      const c = sc.peek()
+      if (c === '' || c === ')') break
+      if (c === '|') {
+        sc.pos++
+        branches.push(concat(items))
+        items = []
+        continue
+      }
+      if (c === '*' || c === '+' || c === '?' || c === '{') throw new RegexSyntaxError('repetition operator missing expression')
+      const atom = this.#atom(flags)
+      if (atom !== null) items.push(this.#quantified(atom, flags))
+    }
+    branches.push(concat(items))
+    sc.depth--
+    return branches.length === 1 ? branches[0] : { type: 'alt', items: branches }
+  }
+
+  #quantified(atom: Node, flags: Flags): Node {
+    const sc = this.#sc
+    sc.skipVerbose(flags)
+    const c = sc.peek()
+    let min: number
+    let max: number
+    if (c === '*') [min, max] = [0, Infinity]
+    else if (c === '+') [min, max] = [1, Infinity]
+    else if (c === '?') [min, max] = [0, 1]
+    else if (c === '{') [min, max] = this.#counted(flags)
+    else return atom
+    if (c !== '{') sc.pos++
+    let greedy = true
+    let possessive = false
+    if (sc.eat('?')) greedy = false
+    else if (sc.eat('+')) possessive = this.#fancy = true
+    const next = sc.peek()
+    if (next === '*' || next === '+' || next === '?' || next === '{') throw new RegexSyntaxError('repetition operator missing expression')
+    return { type: 'repeat', node: atom, min, max, greedy, possessive }
+  }
+
+  /** `{n}`, `{n,}`, `{n,m}`; leaves the cursor after the closing brace. */
+  #counted(flags: Flags): [number, number] {
+    const sc = this.#sc
+    sc.pos++
+    const num = (): number | null => {
+      sc.skipVerbose(flags)
+      let s = ''
+      while (/[0-9]/.test(sc.peek())) s += sc.cps[sc.pos++] - 48
+      sc.skipVerbose(flags)
+      return s === '' ? null : Number(s)
+    }
+    const min = num()
+    if (min === null) throw new RegexSyntaxError('invalid counted repetition')
+    const max = sc.eat(',') ? (num() ?? Infinity) : min
+    if (!sc.eat('}')) throw new RegexSyntaxError('unclosed counted repetition')
+    if (max < min) throw new RegexSyntaxError('invalid repetition range')
+    if (min > REPEAT_LIMIT || (max !== Infinity && max > REPEAT_LIMIT)) throw new RegexSyntaxError('repetition too large')
+    return [min, max]
+  }
+
+  /** One atom, or null for a bare flag group that only changed `flags`. */
+  #atom(flags: Flags): Node | null {
+    const sc = this.#sc
+    const cp = sc.cps[sc.pos++]
+    switch (String.fromCodePoint(cp)) {
+      case '(':
+        return this.#group(flags)
+      case '[':
+        return { type: 'set', set: classBody(sc, flags) }
+      case '.':
+        return { type: 'set', set: flags.s ? ALL : flags.R ? subtract(ALL, [10, 10, 13, 13]) : subtract(ALL, [10, 10]) }
+      case '^':
+        return { type: 'assert', kind: flags.m ? (flags.R ? 'crlfStart' : 'lineStart') : 'start', unicode: flags.u }
+      case '$':
+        return { type: 'assert', kind: flags.m ? (flags.R ? 'crlfEnd' : 'lineEnd') : 'end', unicode: flags.u }
+      case '\\':
+        return this.#escape(flags)
+      default:
+        return { type: 'set', set: flags.i ? normalize(variants(cp, flags.u).flatMap((v) => [v, v])) : single(cp) }
+    }
+  }
+
+  #group(outer: Flags): Node | null {
+    const sc = this.#sc
+    let capture: number | null = null
+    let flags = outer
+    if (sc.eat('?')) {
+      if (sc.eat('=') || sc.eat('!')) return this.#look(outer, false, sc.cps[sc.pos - 1] === 33)
+      if (sc.eat('<=') || sc.eat('<!')) return this.#look(outer, true, sc.cps[sc.pos - 1] === 33)
+      if (sc.eat('>')) {
+        this.#fancy = true
+        return { type: 'atomic', node: this.#body({ ...outer }) }
+      }
+      if (sc.eat('P<') || sc.eat('<')) capture = this.#newCapture(sc.name())
+      else {
+        const [next, scoped] = this.#flags(outer)
+        if (!scoped) {
+          Object.assign(outer, next)
+          return null
+        }
+        flags = next
+      }
+    } else capture = this.#newCapture(null)
+    return { type: 'group', node: this.#body({ ...flags }), capture }
+  }
+
+  /** A group's contents and its closing parenthesis. */
+  #body(flags: Flags): Node {
+    const node = this.#alternation(flags)
+    if (!this.#sc.eat(')')) throw new RegexSyntaxError('unclosed group')
+    return node
+  }
+
+  #look(outer: Flags, behind: boolean, negated: boolean): Node {
+    this.#fancy = true
+    return { type: 'look', node: this.#body({ ...outer }), behind, negate: negated }
+  }
+
+  #newCapture(name: string | null): number {
+    const index = ++this.#captures
+    if (name !== null) {
+      if (this.#names.has(name)) throw new RegexSyntaxError('duplicate capture group name')
+      this.#names.set(name, index)
+    }
+    return index
+  }
+
+  /** `(?imsxuRU-imsxuRU)` or `(?...:`; returns the new flags and whether they scope a group. */
+  #flags(outer: Flags): [Flags, boolean] {
+    const sc = this.#sc
+    const next = { ...outer }
+    let negated = false
+    let any = false
+    for (;;) {
+      const c = sc.peek()
+      sc.pos++
+      if (c === ')' || c === ':') {
+        // `(?:...)` is a plain non-capturing group; `(?)` and a dangling `-` are errors
+        if ((c === ')' && !any) || (negated && sc.cps[sc.pos - 2] === 45)) throw new RegexSyntaxError('empty flag group')
+        return [next, c === ':']
+      }
+      if (c === '-') {
+        if (negated) throw new RegexSyntaxError('repeated negation')
+        negated = true
+      } else if (c === 'U') any = true
+      else if (c === 'i' || c === 'm' || c === 's' || c === 'x' || c === 'u' || c === 'R') {
+        next[c] = !negated
+        any = true
+      } else throw new RegexSyntaxError('unrecognized flag')
+    }
+  }
+
+  #escape(flags: Flags): Node {
+    const sc = this.#sc
+    const c = sc.peek()
+    if (c === '') throw new RegexSyntaxError('incomplete escape')
+    sc.pos++
+    if (c in ASSERT_ESCAPES) return { type: 'assert', kind: ASSERT_ESCAPES[c], unicode: flags.u }
+    if (c === 'b') {
+      if (!sc.eat('{')) return { type: 'assert', kind: 'word', unicode: flags.u }
+      const kind = WORD_BOUNDARIES[sc.until('}', 'word boundary')]
+      if (kind === undefined) throw new RegexSyntaxError('unknown word boundary')
+      return { type: 'assert', kind, unicode: flags.u }
+    }
+    if (/[1-9]/.test(c)) {
+      let n = c
+      while (/[0-9]/.test(sc.peek())) n += sc.cps[sc.pos++] - 48
+      return this.#backref(Number(n), flags)
+    }
+    if (c === 'k' && sc.eat('<')) {
+      const index = this.#names.get(sc.name())
+      if (index === undefined) throw new RegexSyntaxError('unknown group name')
+      return this.#backref(index, flags)
+    }
+    const set = charEscape(sc, c, flags)
+    if (set === null) throw new RegexSyntaxError('unrecognized escape')
+    return { type: 'set', set }
+  }
+
+  #backref(group: number, flags: Flags): Node {
+    if (group > this.#captures) throw new RegexSyntaxError('invalid backref')
+    this.#fancy = this.#backrefs = true
+    return { type: 'backref', group, caseInsensitive: flags.i }
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Flag evaluation for SDKs: `/decide` (`v=1..4`, the contract uses 3) and `/flags` (`v=2`, what current
+ * SDKs call). Bodies are decoded like capture bodies (JSON, gzip, base64 or lz64 forms). The version
+ * picks the answer's shape as PostHog's flag service does (posthog-semantics §1.3).
+ */
+import { AppError } from '../../common/errors.js'
+import { uuidv4 } from '../../common/ids.js'
+import type { FlagEvaluator } from '../../flags/evaluator.js'
+import { readDecideRequest } from '../../flags/request.js'
+import { flagsBody, type ResponseShape } from '../../flags/response.js'
+import { decodeBody } from '../../ingestion/decode.js'
+import { parseJson } from '../../ingestion/parse.js'
+import type { ProjectResolver } from '../../management/index.js'
+import { clientIp } from '../client-ip.js'
+import { json } from '../reply.js'
+import type { Router } from '../router.js'
+import type { Handler, RequestContext } from '../types.js'
+
+const DECIDE_COMPRESSION = ['gzip', 'lz64']
+const FLAGS_COMPRESSION = ['gzip', 'gzip-js']
+
+interface Endpoint {
+  via: 'decide' | 'flags'
+}
+
+function version(query: URLSearchParams, endpoint: Endpoint): { shape: ResponseShape; withConfig: boolean } {
+  const raw = query.get('v')
+  const config = query.get('config')
+  if (endpoint.via === 'flags') {
+    if (raw === null && config === null) return { shape: 'v4', withConfig: true }
+    const v = raw === null ? 1 : Number.parseInt(raw, 10)
+    return { shape: Number.isNaN(v) || v < 2 ? 'v3' : 'v4', withConfig: config === 'true' || config === '1' }
+  }
+  const v = raw === null ? 1 : Number.parseInt(raw, 10)
+  const shape: ResponseShape = Number.isNaN(v) || v <= 1 ? 'v1' : v === 2 ? 'v2' : v === 3 ? 'v3' : 'v4'
+  return { shape, withConfig: true }
+}
+
+function readBody(ctx: RequestContext, query: URLSearchParams, maxBytes: number): unknown {
+  const body = ctx.body && ctx.body.length > 0 ? ctx.body : query.get('data') !== null ? Buffer.from(query.get('data')!, 'utf8') : null
+  if (!body) throw new AppError('invalid_payload', { detail: 'Malformed request data: the body is empty.' })
+  const text = decodeBody({
+    body,
+    contentType: ctx.headers['content-type'],
+    contentEncoding: ctx.headers['content-encoding'],
+    compression: query.get('compression'),
+    maxBytes,
+  })
+  return parseJson(text)
+}
+
+export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, endpoint: Endpoint): Handler {
+  const compression = endpoint.via === 'decide' ? DECIDE_COMPRESSION : FLAGS_COMPRESSION
+  return async (ctx) => {
+    const query = new URLSearchParams(ctx.query)
+    const { shape, withConfig } = version(query, endpoint)
+    const requestId = uuidv4()
+    if (ctx.method === 'get' && !query.get('data')) {
+      // PostHog answers a bare GET with the config and no flags.
+      return json(200, flagsBody({ flags: {}, errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
+    }
+    const request = readDecideRequest(readBody(ctx, query, maxBytes))
+    const project = resolve(request.token ?? query.get('token') ?? query.get('api_key'), request.projectIdHint)
+    const options = { shape, withConfig, supportedCompression: compression, requestId }
+    if (request.disableFlags) return json(200, flagsBody({ flags: {}, errorsWhileComputingFlags: false }, options))
+    if (request.distinctId === null) throw new AppError('missing_distinct_id')
+    const result = await evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx))
+    return json(200, flagsBody(result, options))
+  }
+}
+
+export function registerDecideRoutes(router: Router, evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number): void {
+  for (const [path, endpoint] of [
+    ['/decide/', { via: 'decide' }],
+    ['/flags/', { via: 'flags' }],
+  ] as const) {
+    const options = { maxBodyBytes: maxBytes, cors: true, label: path }
+    router.add(['post', 'get'], path, decideHandler(evaluator, resolve, maxBytes, endpoint), options)
+    router.add('options', path, () => ({ status: 204, headers: { Allow: 'GET, POST, OPTIONS, HEAD' } }), options)
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * /api/projects/:project_id/experiments/ — experiment CRUD (DELETE is a soft delete answering 204), the
+ * exposure cohort, primary and secondary results, and the flag-implementation check. The operation
+ * table below is both what gets registered and what /api/schema/ publishes. Routes are registered even
+ * without an event store (results then answer 503), so the document always matches the router.
+ */
+import { systemClock } from '../../common/clock.js'
+import { pageEnvelope, parsePage } from '../../common/pagination.js'
+import { Experiments, StatsRunner, type CohortMembers, type StatsOffload, type StatsOutcome } from '../../experiments/index.js'
+import {
+  experimentCreateSchema,
+  experimentPageSchema,
+  experimentResultsSchema,
+  experimentSchema,
+  experimentsRequiringFlagSchema,
+  experimentUpdateSchema,
+  experimentWithCohortSchema,
+} from '../../schemas/experiment.js'
+import { compileSerializer } from '../../schemas/index.js'
+import type { OperationDoc, QueryParamDoc } from '../../schemas/openapi.js'
+import type { EventStore } from '../../storage/events/index.js'
+import { answer, intParam, noContent, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
+import type { Router } from '../router.js'
+
+const EXPERIMENTS = '/api/projects/:project_id/experiments'
+const TAG = 'experiments'
+
+const LIST_QUERY: readonly QueryParamDoc[] = [
+  { name: 'limit', description: 'Page size (default 100, at most 1000).', schema: { type: 'integer', minimum: 1 } },
+  { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
+  { name: 'status', description: 'Only drafts, running or complete experiments (`all`: no filter).', schema: { type: 'string', enum: ['draft', 'running', 'complete', 'all'] } },
+  { name: 'archived', description: '`true`: only archived experiments; otherwise only experiments that are not archived.', schema: { type: 'string' } },
+  { name: 'search', description: 'Case-insensitive match on the name.', schema: { type: 'string' } },
+  { name: 'created_by_id', description: 'Id of the user who created the experiment.', schema: { type: 'integer' } },
+  { name: 'order', description: 'Field to order by, `-` for descending (default `-created_at`).', schema: { type: 'string' } },
+]
+
+export const EXPERIMENT_OPERATIONS = [
+  { operationId: 'experiments_list', method: 'get', path: `${EXPERIMENTS}/`, summary: 'List experiments (not deleted), newest first.', tag: TAG, scope: 'experiment:read', query: LIST_QUERY, responses: { 200: 'PaginatedExperimentList' } },
+  { operationId: 'experiments_create', method: 'post', path: `${EXPERIMENTS}/`, summary: 'Create an experiment, linking an eligible flag with `feature_flag_key` or creating one.', tag: TAG, scope: 'experiment:write', requestBody: 'ExperimentCreate', responses: { 201: 'Experiment' } },
+  { operationId: 'experiments_requires_flag_implementation', method: 'get', path: `${EXPERIMENTS}/requires_flag_implementation/`, summary: 'Running experiments whose flag no `$feature_flag_called` event has named yet.', tag: TAG, scope: 'experiment:read', responses: { 200: 'ExperimentsRequiringFlagImplementation' } },
+  { operationId: 'experiments_retrieve', method: 'get', path: `${EXPERIMENTS}/:id/`, summary: 'An experiment.', tag: TAG, scope: 'experiment:read', responses: { 200: 'Experiment' } },
+  { operationId: 'experiments_partial_update', method: 'patch', path: `${EXPERIMENTS}/:id/`, summary: 'Change an experiment: a `start_date` launches a draft (activates its flag), an `end_date` ends it.', tag: TAG, scope: 'experiment:write', requestBody: 'ExperimentUpdate', responses: { 200: 'Experiment' } },
+  { operationId: 'experiments_destroy', method: 'delete', path: `${EXPERIMENTS}/:id/`, summary: 'Soft-delete an experiment (its flag stays).', tag: TAG, scope: 'experiment:write', responses: { 204: null } },
+  { operationId: 'experiments_create_exposure_cohort_for_experiment', method: 'post', path: `${EXPERIMENTS}/:id/create_exposure_cohort_for_experiment/`, summary: 'Make a static cohort of the persons exposed since launch; answers the experiment with the new `cohort`.', tag: TAG, scope: 'experiment:write', responses: { 200: 'ExperimentWithExposureCohort', 400: 'Error' } },
+  { operationId: 'experiments_results', method: 'get', path: `${EXPERIMENTS}/:id/results/`, summary: 'Results of the primary metric (`filters`).', tag: TAG, scope: 'experiment:read', responses: { 200: 'ExperimentResults', 400: 'Error' } },
+  {
+    operationId: 'experiments_secondary_results',
+    method: 'get',
+    path: `${EXPERIMENTS}/:id/secondary_results/`,
+    summary: 'Results of the secondary metrics: one with `id`, all of them (a list) without.',
+    tag: TAG,
+    scope: 'experiment:read',
+    query: [{ name: 'id', description: 'Index of the secondary metric.', schema: { type: 'integer', minimum: 0 } }],
+    responses: { 200: 'ExperimentResults' },
+  },
+] as const satisfies readonly OperationDoc[]
+
+export const EXPERIMENT_COMPONENTS = {
+  Experiment: experimentSchema,
+  ExperimentCreate: experimentCreateSchema,
+  ExperimentUpdate: experimentUpdateSchema,
+  PaginatedExperimentList: experimentPageSchema,
+  ExperimentWithExposureCohort: experimentWithCohortSchema,
+  ExperimentResults: experimentResultsSchema,
+  ExperimentsRequiringFlagImplementation: experimentsRequiringFlagSchema,
+}
+
+type OperationId = (typeof EXPERIMENT_OPERATIONS)[number]['operationId']
+
+export interface ExperimentRouteDeps {
+  events?: EventStore
+  /** The worker pool; results with three or more variants are computed there. */
+  pool?: { run<T>(name: string, task: unknown): Promise<T> } | null
+  /** Writes exposure cohort members into persons.db. */
+  staticCohorts?: CohortMembers
+}
+
+export function registerExperimentRoutes(router: Router, api: ApiContext, deps: ExperimentRouteDeps, maxBodyBytes: number): void {
+  const m = api.management
+  const pool = deps.pool ?? null
+  const offload: StatsOffload | null = pool ? (task) => pool.run<StatsOutcome>('experimentStats', task) : null
+  const experiments = new Experiments({
+    db: m.db,
+    clock: systemClock,
+    accounts: m.accounts,
+    featureFlags: m.featureFlags,
+    cohorts: m.cohorts,
+    activity: m.activity,
+    events: deps.events ?? null,
+    stats: new StatsRunner(offload),
+    cohortMembers: deps.staticCohorts ?? null,
+  })
+  const json = {
+    experiment: compileSerializer(experimentSchema),
+    page: compileSerializer(experimentPageSchema),
+    withCohort: compileSerializer(experimentWithCohortSchema),
+    requiringFlag: compileSerializer(experimentsRequiringFlagSchema),
+  }
+  const userId = (req: ProjectApiRequest) => req.principal.user.id
+  const id = (req: ProjectApiRequest) => intParam(req.params.id)
+
+  const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult | Promise<ApiResult>> = {
+    experiments_list: (req) => {
+      const page = parsePage(req.query)
+      const { count, results } = experiments.list(req.project, req.query, page)
+      return answer(200, json.page(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results)))
+    },
+    experiments_create: (req) => answer(201, json.experiment(experiments.create(req.project, req.body, userId(req)))),
+    experiments_requires_flag_implementation: async (req) =>
+      answer(200, json.requiringFlag({ result: await experiments.requiringFlagImplementation(req.project) })),
+    experiments_retrieve: (req) => answer(200, json.experiment(experiments.get(req.project, id(req)))),
+    experiments_partial_update: (req) => answer(200, json.experiment(experiments.update(req.project, id(req), req.body, userId(req)))),
+    experiments_destroy: (req) => {
+      experiments.delete(req.project, id(req), userId(req))
+      return noContent()
+    },
+    experiments_create_exposure_cohort_for_experiment: async (req) => {
+      const { experiment, cohort } = await experiments.createExposureCohort(req.project, id(req), userId(req))
+      return answer(200, json.withCohort({ ...experiment, cohort }))
+    },
+    experiments_results: async (req) => answer(200, await experiments.results(req.project, id(req))),
+    experiments_secondary_results: async (req) => answer(200, await experiments.secondaryResults(req.project, id(req), req.query.get('id'))),
+  }
+
+  for (const op of EXPERIMENT_OPERATIONS) {
+    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * What flag evaluation reads from management.db: a project's live flags (inactive included, so
+ * dependencies on them can be answered) and its cohorts, plus a revision string that changes whenever
+ * any of them changes. The revision is derived from the rows themselves, so a worker thread with its own
+ * connection computes the same string, and the main thread only recomputes it after a change
+ * (`onChange` in this process, `PRAGMA data_version` for other processes such as the CLI).
+ */
+import type { Db } from '../storage/sqlite/database.js'
+import type { Cohorts } from './cohorts.js'
+import { liveFlagDefinitions, type FlagDefinition } from './feature-flags/definitions.js'
+import type { FeatureFlags } from './feature-flags/service.js'
+
+export interface CohortDefinitionRow {
+  id: number
+  is_static: boolean
+  deleted: boolean
+  filters: { properties?: unknown } | null
+}
+
+export interface ProjectFlagData {
+  flags: FlagDefinition[]
+  cohorts: CohortDefinitionRow[]
+}
+
+export class ManagementFlagSource {
+  readonly #db: Db
+  readonly #revisions = new Map<number, string>()
+  #dataVersion: number
+
+  constructor(db: Db, changes?: { featureFlags: FeatureFlags; cohorts: Cohorts }) {
+    this.#db = db
+    this.#dataVersion = this.#currentDataVersion()
+    const forget = (teamId: number) => this.#revisions.delete(teamId)
+    changes?.featureFlags.onChange(forget)
+    changes?.cohorts.onChange(forget)
+  }
+
+  load(teamId: number): ProjectFlagData {
+    const cohorts = this.#db
+      .prepare('SELECT id, is_static, deleted, filters FROM cohorts WHERE team_id = ? ORDER BY id')
+      .all(teamId) as Array<{ id: number; is_static: number; deleted: number; filters: string }>
+    return {
+      flags: liveFlagDefinitions(this.#db, teamId),
+      cohorts: cohorts.map((c) => ({
+        id: c.id,
+        is_static: c.is_static === 1,
+        deleted: c.deleted === 1,
+        filters: JSON.parse(c.filters) as { properties?: unknown },
+      })),
+    }
+  }
+
+  /** A string that differs whenever the project's flags or cohorts differ. */
+  revision(teamId: number): string {
+    const version = this.#currentDataVersion()
+    if (version !== this.#dataVersion) {
+      this.#dataVersion = version
+      this.#revisions.clear()
+    }
+    let revision = this.#revisions.get(teamId)
+    if (revision === undefined) {
+      const f = this.#db
+        .prepare('SELECT COUNT(*) AS n, COALESCE(MAX(updated_at), \'\') AS u, COALESCE(SUM(version), 0) AS v, COALESCE(MAX(id), 0) AS m FROM feature_flags WHERE team_id = ?')
+        .get(teamId) as { n: number; u: string; v: number; m: number }
+      const c = this.#db
+        .prepare('SELECT COUNT(*) AS n, COALESCE(MAX(updated_at), \'\') AS u, COALESCE(SUM(version), 0) AS v FROM cohorts WHERE team_id = ?')
+        .get(teamId) as { n: number; u: string; v: number }
+      revision = `${f.n}.${f.m}.${f.v}.${f.u}|${c.n}.${c.v}.${c.u}`
+      this.#revisions.set(teamId, revision)
+    }
+    return revision
+  }
+
+  #currentDataVersion(): number {
+    return this.#db.pragma('data_version', { simple: true }) as number
+  }
+}

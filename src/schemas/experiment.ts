@@ -1,0 +1,166 @@
+/**
+ * Experiments on the wire. The write schemas type-check the fields skylark stores (unknown fields are
+ * stripped, as DRF ignores them); dates are strings checked by the experiment rules so the message is
+ * DRF's. `parameters`, `filters` and `secondary_metrics` are free-form apart from the parts the rules
+ * read (`feature_flag_variants`, the metric filters). Results answers are free-form objects.
+ */
+import { anyJson, freeFormObject, paginated, userSummarySchema, type JsonSchema } from './shared.js'
+
+export const EXPERIMENT_TYPES = ['web', 'product'] as const
+
+const variantSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['key'],
+  properties: {
+    key: { type: 'string' },
+    name: { type: ['string', 'null'] },
+    rollout_percentage: { type: 'number' },
+  },
+}
+
+const parametersSchema: JsonSchema = {
+  type: ['object', 'null'],
+  additionalProperties: true,
+  properties: {
+    feature_flag_variants: { type: 'array', items: variantSchema },
+    aggregation_group_type_index: { type: ['integer', 'null'] },
+    ensure_experience_continuity: { type: ['boolean', 'null'] },
+  },
+}
+
+/** Writable fields, in PostHog's serializer order. */
+const writableExperimentProperties: Record<string, JsonSchema> = {
+  name: { type: 'string', maxLength: 400 },
+  description: { type: ['string', 'null'], maxLength: 400 },
+  start_date: { type: ['string', 'null'], description: 'ISO 8601; setting it on a draft launches the experiment (activates its flag).' },
+  end_date: { type: ['string', 'null'], description: 'ISO 8601; setting it ends the experiment.' },
+  feature_flag_key: { type: 'string', description: 'An existing multivariate flag (control first) or the key of the flag to create. Immutable.' },
+  parameters: parametersSchema,
+  secondary_metrics: { type: ['array', 'null'], items: freeFormObject },
+  filters: freeFormObject,
+  archived: { type: 'boolean' },
+  deleted: { type: 'boolean' },
+  type: { type: ['string', 'null'], enum: [...EXPERIMENT_TYPES, null] },
+}
+
+export const experimentCreateSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'feature_flag_key'],
+  properties: writableExperimentProperties,
+}
+
+export const experimentUpdateSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: writableExperimentProperties,
+}
+
+export interface ExperimentVariantWrite {
+  key: string
+  name?: string | null
+  rollout_percentage?: number
+  [other: string]: unknown
+}
+
+export interface ExperimentParametersWrite {
+  feature_flag_variants?: ExperimentVariantWrite[]
+  aggregation_group_type_index?: number | null
+  ensure_experience_continuity?: boolean | null
+  [other: string]: unknown
+}
+
+export interface ExperimentWrite {
+  name?: string
+  description?: string | null
+  start_date?: string | null
+  end_date?: string | null
+  feature_flag_key?: string
+  parameters?: ExperimentParametersWrite | null
+  secondary_metrics?: Array<Record<string, unknown>> | null
+  filters?: Record<string, unknown>
+  archived?: boolean
+  deleted?: boolean
+  type?: (typeof EXPERIMENT_TYPES)[number] | null
+}
+
+/** The flag summary embedded as `feature_flag` (PostHog's MinimalFeatureFlagSerializer). */
+export const experimentFlagSchema: JsonSchema = {
+  type: ['object', 'null'],
+  properties: {
+    id: { type: 'integer' },
+    team_id: { type: 'integer' },
+    name: { type: 'string' },
+    key: { type: 'string' },
+    filters: freeFormObject,
+    deleted: { type: 'boolean' },
+    active: { type: 'boolean' },
+    ensure_experience_continuity: { type: 'boolean' },
+    has_encrypted_payloads: { type: 'boolean' },
+    version: { type: 'integer' },
+    evaluation_runtime: { type: 'string' },
+    evaluation_tags: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['id', 'team_id', 'name', 'key', 'filters', 'deleted', 'active', 'ensure_experience_continuity'],
+}
+
+export const experimentSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    start_date: { type: ['string', 'null'], format: 'date-time' },
+    end_date: { type: ['string', 'null'], format: 'date-time' },
+    feature_flag_key: { type: 'string' },
+    feature_flag: experimentFlagSchema,
+    holdout: { type: ['object', 'null'], additionalProperties: true },
+    holdout_id: { type: ['integer', 'null'] },
+    exposure_cohort: { type: ['integer', 'null'] },
+    parameters: anyJson,
+    secondary_metrics: anyJson,
+    saved_metrics: { type: 'array', items: freeFormObject },
+    filters: freeFormObject,
+    archived: { type: 'boolean' },
+    deleted: { type: 'boolean' },
+    created_by: { ...userSummarySchema, type: ['object', 'null'] },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+    type: { type: ['string', 'null'] },
+    exposure_criteria: anyJson,
+    metrics: { type: 'array', items: freeFormObject },
+    metrics_secondary: { type: 'array', items: freeFormObject },
+    stats_config: anyJson,
+    conclusion: { type: ['string', 'null'] },
+    conclusion_comment: { type: ['string', 'null'] },
+  },
+  required: ['id', 'name', 'feature_flag_key', 'feature_flag', 'exposure_cohort', 'filters', 'archived', 'created_by', 'created_at'],
+}
+
+export const experimentPageSchema: JsonSchema = paginated(experimentSchema)
+
+/** POST …/create_exposure_cohort_for_experiment/: the experiment, plus the new cohort as PostHog answers it. */
+export const experimentWithCohortSchema: JsonSchema = {
+  ...experimentSchema,
+  properties: { ...(experimentSchema.properties as Record<string, JsonSchema>), cohort: freeFormObject },
+  required: [...(experimentSchema.required as string[]), 'cohort'],
+}
+
+/** `{result, last_refresh, is_cached}` of the results endpoints; `result` is documented in docs/architecture.md. */
+export const experimentResultsSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    result: { type: ['object', 'array'] },
+    last_refresh: { type: 'string', format: 'date-time' },
+    is_cached: { type: 'boolean' },
+  },
+  required: ['result', 'last_refresh', 'is_cached'],
+}
+
+/** GET …/experiments/requires_flag_implementation/. */
+export const experimentsRequiringFlagSchema: JsonSchema = {
+  type: 'object',
+  properties: { result: { type: 'array', items: experimentSchema } },
+  required: ['result'],
+}

@@ -1,0 +1,198 @@
+import t from 'tap'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { startServer, type TestServer } from '../../helpers/server.js'
+import { waitForEvents } from '../ingestion/suite.js'
+import { MULTIVARIATE_55, MULTIVARIATE_VARIANTS, SIMPLE_FLAG_45 } from '../../unit/flags/fixtures/vectors.js'
+
+const LETTERS: Record<string, string | false> = { A: 'first-variant', B: 'second-variant', C: 'third-variant', D: 'fourth-variant', E: 'fifth-variant', '-': false }
+
+async function createFlag(server: TestServer, body: Record<string, unknown>): Promise<any> {
+  const res = await server.api('POST', `/api/projects/${server.boot.project_id}/feature_flags/`, body)
+  if (res.status !== 201) throw new Error(`flag creation failed: ${res.status} ${res.text}`)
+  return res.body
+}
+
+function decide(server: TestServer, body: Record<string, unknown>, query = 'v=3', headers: Record<string, string> = {}) {
+  return server.request('POST', `/decide/?${query}`, { body: { token: server.boot.project_api_key, ...body }, headers })
+}
+
+async function waitForPerson(server: TestServer, distinctId: string, check: (props: any) => boolean): Promise<void> {
+  const deadline = Date.now() + 15_000
+  while (Date.now() < deadline) {
+    const res = await server.api('GET', `/api/projects/${server.boot.project_id}/persons/?distinct_id=${encodeURIComponent(distinctId)}`)
+    if (res.body.results?.[0] && check(res.body.results[0].properties)) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`person ${distinctId} never reached the expected state`)
+}
+
+t.test('/decide', async (t) => {
+  const server = await startServer()
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+  const capture = (batch: unknown[]) => server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
+
+  await createFlag(server, { key: 'simple-flag', filters: { groups: [{ properties: [], rollout_percentage: 45 }], payloads: { true: '{"color":"red"}' } } })
+  await createFlag(server, { key: 'multivariate-flag', filters: { groups: [{ properties: [], rollout_percentage: 55 }], multivariate: { variants: MULTIVARIATE_VARIANTS } } })
+
+  t.test('matches PostHog bit for bit on the consistency vectors', async (t) => {
+    const simple = SIMPLE_FLAG_45
+    const multi = MULTIVARIATE_55
+    const mismatches: string[] = []
+    for (let i = 0; i < 1000; i += 3) {
+      const res = await decide(server, { distinct_id: `distinct_id_${i}` })
+      const flags = res.body.featureFlags
+      if (flags['simple-flag'] !== (simple[i] === '1')) mismatches.push(`simple ${i}`)
+      if (flags['multivariate-flag'] !== LETTERS[multi[i]]) mismatches.push(`multi ${i}`)
+    }
+    t.same(mismatches, [], '334 ids checked over HTTP')
+  })
+
+  t.test('answers the contract’s v3 shape with payloads as stored', async (t) => {
+    const res = await decide(server, { distinct_id: 'distinct_id_1' })
+    t.equal(res.status, 200)
+    t.match(res.body, {
+      config: { enable_collect_everything: true },
+      editorParams: {},
+      errorComputingFlags: false,
+      isAuthenticated: false,
+      supportedCompression: ['gzip', 'lz64'],
+      featureFlags: { 'simple-flag': true, 'multivariate-flag': 'second-variant' },
+      featureFlagPayloads: { 'simple-flag': '{"color":"red"}' },
+    })
+  })
+
+  t.test('speaks every version and /flags', async (t) => {
+    const v1 = await decide(server, { distinct_id: 'distinct_id_1' }, 'v=1')
+    t.same(v1.body.featureFlags.sort(), ['multivariate-flag', 'simple-flag'])
+    const v2 = await decide(server, { distinct_id: 'distinct_id_0' }, 'v=2')
+    t.same(v2.body.featureFlags, { 'multivariate-flag': 'second-variant' }, 'v2 lists enabled flags only')
+    const v4 = await decide(server, { distinct_id: 'distinct_id_1' }, 'v=4')
+    t.match(v4.body.flags['simple-flag'], {
+      key: 'simple-flag',
+      enabled: true,
+      variant: null,
+      reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+      metadata: { id: Number, version: 1, payload: '{"color":"red"}' },
+    })
+    const flags = await server.request('POST', '/flags/?v=2&config=true', { body: { token: server.boot.project_api_key, distinct_id: 'distinct_id_0' } })
+    t.match(flags.body, { supportedCompression: ['gzip', 'gzip-js'], flags: { 'simple-flag': { enabled: false, reason: { code: 'out_of_rollout_bound' } } } })
+    const get = await server.request('GET', '/decide/?v=3')
+    t.same(get.body.featureFlags, {}, 'a bare GET gets the config and no flags')
+    const options = await server.request('OPTIONS', '/decide/', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })
+    t.equal(options.status, 204)
+    t.equal(options.headers.get('access-control-allow-origin'), 'https://app.example')
+  })
+
+  t.test('reads form, base64 and gzip bodies as SDKs send them', async (t) => {
+    const json = JSON.stringify({ token: server.boot.project_api_key, distinct_id: 'distinct_id_1' })
+    const form = await server.request('POST', '/decide/?v=3&compression=base64', {
+      rawBody: `data=${encodeURIComponent(Buffer.from(json).toString('base64'))}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    t.equal(form.body.featureFlags['simple-flag'], true)
+  })
+
+  t.test('refuses bad requests with the contract’s errors', async (t) => {
+    const noKey = await server.request('POST', '/decide/?v=3', { body: { distinct_id: 'x' } })
+    t.equal(noKey.status, 401)
+    t.equal(noKey.body.code, 'invalid_api_key')
+    const badKey = await server.request('POST', '/decide/?v=3', { body: { token: 'phc_nope', distinct_id: 'x' } })
+    t.equal(badKey.status, 401)
+    const noId = await decide(server, {})
+    t.equal(noId.status, 400)
+    t.match(noId.body, { type: 'validation_error', code: 'missing_distinct_id' })
+    const garbage = await server.request('POST', '/decide/?v=3', { rawBody: '{"token":', headers: { 'content-type': 'application/json' } })
+    t.equal(garbage.status, 400)
+    t.equal(garbage.body.code, 'invalid_payload')
+    const disabled = await decide(server, { disable_flags: true })
+    t.equal(disabled.status, 200, 'disable_flags is checked before distinct_id, as PostHog does')
+    t.same(disabled.body.featureFlags, {})
+  })
+
+  t.test('uses stored person properties, and request properties over them', async (t) => {
+    await createFlag(server, { key: 'acme', filters: { groups: [{ properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }], rollout_percentage: 100 }] } })
+    t.equal((await decide(server, { distinct_id: 'stored-user' })).body.featureFlags.acme, false, 'unknown person')
+    await capture([{ event: '$identify', properties: { distinct_id: 'stored-user', $set: { email: 'ann@acme.com' } } }])
+    await waitForPerson(server, 'stored-user', (p) => p.email === 'ann@acme.com')
+    t.equal((await decide(server, { distinct_id: 'stored-user' })).body.featureFlags.acme, true, 'stored properties are used')
+    const overridden = await decide(server, { distinct_id: 'stored-user', person_properties: { email: 'ann@other.com' } })
+    t.equal(overridden.body.featureFlags.acme, false, 'request properties win')
+  })
+
+  t.test('evaluates group flags with stored and overridden group properties', async (t) => {
+    await capture([{ event: '$groupidentify', properties: { distinct_id: 'g-user', $group_type: 'company', $group_key: 'acme-inc', $group_set: { plan: 'enterprise' } } }])
+    await waitForEvents(server, 'event=%24groupidentify', 1)
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline && (await server.api('GET', `/api/projects/${server.boot.project_id}/groups/?group_type_index=0`)).body.count === 0) {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    await createFlag(server, {
+      key: 'enterprise',
+      filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'plan', value: 'enterprise', type: 'group', group_type_index: 0 }], rollout_percentage: 100 }] },
+    })
+    t.equal((await decide(server, { distinct_id: 'g-user', groups: { company: 'acme-inc' } })).body.featureFlags.enterprise, true)
+    t.equal((await decide(server, { distinct_id: 'g-user' })).body.featureFlags.enterprise, false, 'no group: off')
+    const v4 = await decide(server, { distinct_id: 'g-user' }, 'v=4')
+    t.equal(v4.body.flags.enterprise.reason.code, 'no_group_type')
+    const overridden = await decide(server, { distinct_id: 'g-user', groups: { company: 'acme-inc' }, group_properties: { company: { plan: 'free' } } })
+    t.equal(overridden.body.featureFlags.enterprise, false, 'request group properties win')
+  })
+
+  t.test('fills $geoip_* from X-Forwarded-For unless disabled or sent', async (t) => {
+    await createFlag(server, { key: 'uk-only', filters: { groups: [{ properties: [{ key: '$geoip_country_code', value: 'GB', type: 'person' }], rollout_percentage: 100 }] } })
+    const uk = { 'x-forwarded-for': '81.2.69.142' }
+    t.equal((await decide(server, { distinct_id: 'geo' }, 'v=3', uk)).body.featureFlags['uk-only'], true)
+    t.equal((await decide(server, { distinct_id: 'geo', geoip_disable: true }, 'v=3', uk)).body.featureFlags['uk-only'], false)
+    t.equal((await decide(server, { distinct_id: 'geo', person_properties: { $geoip_country_code: 'US' } }, 'v=3', uk)).body.featureFlags['uk-only'], false, 'the client’s value wins')
+    t.equal((await decide(server, { distinct_id: 'geo' }, 'v=3', { 'x-forwarded-for': '8.8.8.8' })).body.featureFlags['uk-only'], false)
+  })
+
+  t.test('keeps a user’s bucket across identify with experience continuity', async (t) => {
+    await createFlag(server, { key: 'sticky', ensure_experience_continuity: true, filters: { groups: [{ properties: [], rollout_percentage: 50 }] } })
+    // Find an anonymous id and an identified id that hash to different buckets.
+    let anon = ''
+    let known = ''
+    for (let i = 0; i < 100 && (!anon || !known); i++) {
+      const value = (await decide(server, { distinct_id: `pair-${i}` })).body.featureFlags.sticky
+      if (value && !anon) anon = `pair-${i}`
+      if (!value && !known) known = `pair-${i}`
+    }
+    await capture([{ event: 'page', properties: { distinct_id: anon } }])
+    await waitForEvents(server, `distinct_id=${anon}`, 1)
+    const before = await decide(server, { distinct_id: known, $anon_distinct_id: anon })
+    t.equal(before.body.featureFlags.sticky, true, 'the anonymous bucket carries over on the first call after identify')
+    await capture([{ event: '$identify', properties: { distinct_id: known, $anon_distinct_id: anon } }])
+    await waitForPerson(server, known, () => true)
+    t.equal((await decide(server, { distinct_id: known })).body.featureFlags.sticky, true, 'and stays after the merge, from the stored override')
+  })
+
+  t.test('a hostile regex neither hangs nor matches', async (t) => {
+    await createFlag(server, { key: 'evil', filters: { groups: [{ properties: [{ key: 'name', value: '(a+)+$', operator: 'regex', type: 'person' }], rollout_percentage: 100 }] } })
+    const started = Date.now()
+    const res = await decide(server, { distinct_id: 'evil', person_properties: { name: 'a'.repeat(50_000) + '!' } })
+    t.ok(Date.now() - started < 2000, `answered in ${Date.now() - started} ms`)
+    t.equal(res.body.featureFlags.evil, false)
+    t.equal((await server.request('GET', '/_health')).status, 200)
+  })
+
+  t.test('one broken flag sets errorComputingFlags and the rest still answer', async (t) => {
+    const cohort = await server.api('POST', `/api/projects/${server.boot.project_id}/cohorts/`, {
+      name: 'to break',
+      filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'email', value: 'x', type: 'person' }] }] } },
+    })
+    await createFlag(server, { key: 'cohort-flag', filters: { groups: [{ properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }], rollout_percentage: 100 }] } })
+    const db = new Database(join(server.dataDir, 'management.db'))
+    db.prepare('DELETE FROM cohorts WHERE id = ?').run(cohort.body.id)
+    db.close()
+    const res = await decide(server, { distinct_id: 'distinct_id_1' })
+    t.equal(res.status, 200)
+    t.equal(res.body.errorComputingFlags, true)
+    t.equal(res.body.errorsWhileComputingFlags, true)
+    t.equal(res.body.featureFlags['cohort-flag'], false)
+    t.equal(res.body.featureFlags['simple-flag'], true)
+  })
+})

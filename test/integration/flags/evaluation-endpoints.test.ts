@@ -1,0 +1,123 @@
+import t from 'tap'
+import { runCli, startServer, type TestServer } from '../../helpers/server.js'
+
+async function createFlag(server: TestServer, body: Record<string, unknown>): Promise<any> {
+  const res = await server.api('POST', `/api/projects/${server.boot.project_id}/feature_flags/`, body)
+  if (res.status !== 201) throw new Error(`flag creation failed: ${res.status} ${res.text}`)
+  return res.body
+}
+
+
+async function waitForPersons(server: TestServer, count: number): Promise<void> {
+  const deadline = Date.now() + 15_000
+  while (Date.now() < deadline) {
+    if ((await server.api('GET', `/api/projects/${server.boot.project_id}/persons/?limit=1`)).body.count >= count) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`fewer than ${count} persons`)
+}
+
+t.test('flag evaluation endpoints', async (t) => {
+  const server = await startServer()
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+  const pid = server.boot.project_id
+  const base = `/api/projects/${pid}/feature_flags`
+  const a = await createFlag(server, { key: 'flag-a', filters: { groups: [{ properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }], rollout_percentage: 100 }] } })
+  const b = await createFlag(server, { key: 'flag-b', filters: { groups: [{ properties: [{ key: String(a.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }], rollout_percentage: 100 }] } })
+  await createFlag(server, { key: 'flag-c', filters: { groups: [{ properties: [{ key: String(b.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }], rollout_percentage: 100 }] } })
+  const off = await createFlag(server, { key: 'switched-off', active: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+  const cohort = await server.api('POST', `/api/projects/${pid}/cohorts/`, {
+    name: 'Pro users',
+    filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] }] } },
+  })
+  await createFlag(server, { key: 'pro', filters: { groups: [{ properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }], rollout_percentage: 100 }] } })
+
+  t.test('local_evaluation gives every live flag, the mapping and cohorts, with key-based dependencies', async (t) => {
+    const res = await server.api('GET', `${base}/local_evaluation/?send_cohorts`)
+    t.equal(res.status, 200)
+    t.same(res.body.flags.map((f: any) => f.key).sort(), ['flag-a', 'flag-b', 'flag-c', 'pro', 'switched-off'], 'inactive flags included')
+    t.equal(res.body.flags.find((f: any) => f.key === 'switched-off').active, false)
+    const c = res.body.flags.find((f: any) => f.key === 'flag-c')
+    t.match(c.filters.groups[0].properties[0], { key: 'flag-b', type: 'flag', dependency_chain: ['flag-a', 'flag-b'] })
+    t.same(res.body.group_type_mapping, {})
+    t.same(Object.keys(res.body.cohorts), [String(cohort.body.id)])
+    const plain = await server.api('GET', `${base}/local_evaluation/`)
+    t.same(plain.body.cohorts, {}, 'cohorts only with send_cohorts')
+  })
+
+  t.test('the token forms posthog-node polls answer 304 while nothing changed', async (t) => {
+    const key = server.boot.personal_api_key!
+    const token = server.boot.project_api_key
+    for (const path of [`/api/feature_flag/local_evaluation?token=${token}&send_cohorts`, `/flags/definitions?token=${token}&send_cohorts`]) {
+      const first = await server.request('GET', path, { headers: { authorization: `Bearer ${key}` } })
+      t.equal(first.status, 200, path)
+      const etag = first.headers.get('etag')
+      t.ok(etag, 'an ETag')
+      const again = await server.request('GET', path, { headers: { authorization: `Bearer ${key}`, 'if-none-match': etag! } })
+      t.equal(again.status, 304)
+      t.equal(again.text, '')
+    }
+    const noKey = await server.request('GET', `/flags/definitions?token=${token}`)
+    t.equal(noKey.status, 401)
+    const badToken = await server.request('GET', '/flags/definitions?token=phc_nope', { headers: { authorization: `Bearer ${key}` } })
+    t.equal(badToken.status, 401)
+    const before = (await server.request('GET', `/flags/definitions?token=${token}`, { headers: { authorization: `Bearer ${key}` } })).headers.get('etag')
+    await server.api('PATCH', `${base}/${off.id}/`, { active: true })
+    const after = await server.request('GET', `/flags/definitions?token=${token}`, { headers: { authorization: `Bearer ${key}`, 'if-none-match': before! } })
+    t.equal(after.status, 200, 'a changed flag changes the ETag')
+    await server.api('PATCH', `${base}/${off.id}/`, { active: false })
+  })
+
+  t.test('evaluation_reasons explains each flag, inactive ones as disabled', async (t) => {
+    const res = await server.api('GET', `${base}/evaluation_reasons/?distinct_id=nobody`)
+    t.same(res.body['switched-off'], { value: false, evaluation: { reason: 'disabled', condition_index: null } })
+    t.same(res.body['flag-a'], { value: false, evaluation: { reason: 'no_condition_match', condition_index: 0 } })
+    const missing = await server.api('GET', `${base}/evaluation_reasons/`)
+    t.equal(missing.status, 400)
+  })
+
+  t.test('my_flags evaluates for the key’s own user', async (t) => {
+    const res = await server.api('GET', `${base}/my_flags/`)
+    t.equal(res.status, 200)
+    t.same(res.body.map((r: any) => r.feature_flag.key).sort(), ['flag-a', 'flag-b', 'flag-c', 'pro'])
+    t.ok(res.body.every((r: any) => r.value === false))
+  })
+
+  t.test('user_blast_radius counts stored persons matching a condition', async (t) => {
+    const batch = Array.from({ length: 30 }, (_, i) => ({
+      event: '$identify',
+      properties: { distinct_id: `br-${i}`, $set: { email: i < 12 ? `u${i}@acme.com` : `u${i}@else.org`, plan: i % 3 === 0 ? 'pro' : 'free' } },
+    }))
+    await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
+    await waitForPersons(server, 30)
+    const acme = await server.api('POST', `${base}/user_blast_radius/`, { condition: { properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }], rollout_percentage: 10 } })
+    t.same(acme.body, { users_affected: 12, total_users: 30 }, 'rollout percentage is ignored, as PostHog does')
+    const viaCohort = await server.api('POST', `${base}/user_blast_radius/`, { condition: { properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }] } })
+    t.same(viaCohort.body, { users_affected: 10, total_users: 30 })
+    const everyone = await server.api('POST', `${base}/user_blast_radius/`, { condition: { properties: [] } })
+    t.same(everyone.body, { users_affected: 30, total_users: 30 })
+    const missing = await server.api('POST', `${base}/user_blast_radius/`, {})
+    t.equal(missing.status, 400)
+    t.equal(missing.body.detail, 'Missing condition for which to get blast radius')
+    const readOnly = JSON.parse((await runCli(['keys', 'create', '--scopes', 'feature_flag:read', '--json'], { DATA_DIR: server.dataDir })).stdout)
+    const denied = await server.api('POST', `${base}/user_blast_radius/`, { condition: {} }, readOnly.personal_api_key)
+    t.equal(denied.status, 403)
+  })
+
+  t.test('create_static_cohort_for_flag makes a static cohort that flags can use', async (t) => {
+    // the 30 persons from the blast-radius test: 12 at acme.com
+    const res = await server.api('POST', `${base}/${a.id}/create_static_cohort_for_flag/`, {})
+    t.equal(res.status, 200)
+    t.match(res.body.cohort, { is_static: true, name: /^Users with feature flag flag-a enabled at /, count: 12 })
+    const viaStatic = await createFlag(server, { key: 'from-static', filters: { groups: [{ properties: [{ key: 'id', value: res.body.cohort.id, type: 'cohort' }], rollout_percentage: 100 }] } })
+    t.ok(viaStatic.id)
+    const member = await server.request('POST', '/decide/?v=3', { body: { token: server.boot.project_api_key, distinct_id: 'br-3' } })
+    t.equal(member.body.featureFlags['from-static'], true, 'a member gets the flag')
+    const other = await server.request('POST', '/decide/?v=3', { body: { token: server.boot.project_api_key, distinct_id: 'br-20' } })
+    t.equal(other.body.featureFlags['from-static'], false)
+    t.equal((await server.api('POST', `${base}/99999/create_static_cohort_for_flag/`, {})).status, 404)
+  })
+})
