@@ -13,6 +13,7 @@ import type { ApiContext } from './api.js'
 import type { Router } from './router.js'
 import { registerCaptureRoutes } from './routes/capture.js'
 import { registerCohortRoutes } from './routes/cohorts.js'
+import { registerDashboardRoutes } from './routes/dashboards.js'
 import { registerDecideRoutes } from './routes/decide.js'
 import { registerEventRoutes } from './routes/events.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
@@ -56,6 +57,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   }
   if (deps.flags) registerRemoteConfigRoutes(router, api, deps.flags)
   if (deps.events) registerEventRoutes(router, api, deps.events, deps.persons, apiMax)
+  if (deps.events) registerDashboardRoutes(router, api, deps.events, apiMax)
   registerProjectRoutes(router, api, apiMax)
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, apiMax)

@@ -31,6 +31,8 @@ interface Exchange {
   res: HttpResponse
   route: string
   finished: boolean
+  /** The matched route's options, so answers the server makes itself (413) get CORS headers too. */
+  options?: RouteOptions
 }
 
 export interface HttpServerOptions {
@@ -122,6 +124,7 @@ export class HttpServer {
 
     const { route, params } = match
     exchange.route = route.options.label ?? route.pattern
+    exchange.options = route.options
     ctx.params = params
     const options = route.options
     const declared = ctx.headers['content-length']
@@ -239,7 +242,7 @@ export class HttpServer {
     return errorReply(new AppError('internal_error'))
   }
 
-  #send(exchange: Exchange, reply: Reply, closeConnection: boolean, options?: RouteOptions): void {
+  #send(exchange: Exchange, reply: Reply, closeConnection: boolean, options = exchange.options): void {
     if (exchange.finished) return
     const { res, ctx } = exchange
     if (ctx.aborted) return

@@ -35,4 +35,6 @@ export interface RouteOptions {
   label?: string
   /** Answer CORS preflight and add CORS headers for browser origins. */
   cors?: boolean
+  /** A liveness/readiness/metrics probe: never refused by admission control (src/http/admission.ts). */
+  probe?: boolean
 }

@@ -9,6 +9,7 @@ import { ActivityLog } from './activity-log.js'
 import { PersonalKeys } from './api-keys.js'
 import { Authenticator } from './auth.js'
 import { Cohorts } from './cohorts.js'
+import { Dashboards } from './dashboards.js'
 import { FeatureFlags, FlagRoleAccess } from './feature-flags/index.js'
 import { ProjectDirectory } from './project-directory.js'
 import { Roles } from './roles.js'
@@ -44,6 +45,7 @@ export { PersonalKeys, hashPersonalKey, maskPersonalKey } from './api-keys.js'
 export { Authenticator, requireScope, type Principal } from './auth.js'
 export { bootstrap, type BootstrapResult } from './bootstrap.js'
 export { ProjectDirectory, type ProjectRef } from './project-directory.js'
+export { Dashboards, type DashboardObject } from './dashboards.js'
 export { ManagementFlagSource, type ProjectFlagData } from './flag-source.js'
 export { createProjectResolver, type ProjectResolver, type ResolvedProject } from './project-resolver.js'
 export { Roles, type RoleObject } from './roles.js'
@@ -65,6 +67,7 @@ export function createManagement(db: Db, clock: Clock) {
     cohorts,
     featureFlags,
     flagRoleAccess: new FlagRoleAccess(db, clock, featureFlags, roles),
+    dashboards: new Dashboards(db, accounts, clock),
     auth: new Authenticator(accounts, keys),
     projects: new ProjectDirectory(db),
   }

@@ -55,8 +55,8 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const query = new URLSearchParams(ctx.query)
     const { shape, withConfig } = version(query, endpoint)
     const requestId = uuidv4()
-    if (ctx.method === 'get' && !query.get('data')) {
-      // PostHog answers a bare GET with the config and no flags.
+    if ((ctx.method === 'get' || ctx.method === 'head') && !query.get('data')) {
+      // PostHog answers a bare GET with the config and no flags, and HEAD with 200 (the server drops the body).
       return json(200, flagsBody({ flags: {}, errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
     }
     const request = readDecideRequest(readBody(ctx, query, maxBytes))

@@ -11,8 +11,8 @@ export interface ReadinessCheck {
 
 export function registerHealthRoutes(router: Router, checks: ReadinessCheck[], registry: Registry, beforeMetrics?: () => void): void {
   const live = () => json(200, { status: 'ok' })
-  router.add('get', '/_health', live, { maxBodyBytes: 0, label: '/_health' })
-  router.add('get', '/_liveness', live, { maxBodyBytes: 0, label: '/_health' })
+  router.add('get', '/_health', live, { maxBodyBytes: 0, label: '/_health', probe: true })
+  router.add('get', '/_liveness', live, { maxBodyBytes: 0, label: '/_health', probe: true })
   router.add(
     'get',
     '/_readiness',
@@ -30,7 +30,7 @@ export function registerHealthRoutes(router: Router, checks: ReadinessCheck[], r
       const ready = Object.values(results).every((r) => r.ok)
       return json(ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable', checks: results })
     },
-    { maxBodyBytes: 0 },
+    { maxBodyBytes: 0, probe: true },
   )
   router.add(
     'get',
@@ -39,6 +39,6 @@ export function registerHealthRoutes(router: Router, checks: ReadinessCheck[], r
       beforeMetrics?.()
       return { status: 200, headers: { 'Content-Type': registry.contentType }, body: await registry.metrics() }
     },
-    { maxBodyBytes: 0 },
+    { maxBodyBytes: 0, probe: true },
   )
 }

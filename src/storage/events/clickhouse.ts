@@ -7,11 +7,13 @@ import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
+import { dayOf } from './days.js'
 import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
   SinkError,
   type BreakdownQuery,
   type BreakdownRow,
+  type DailyBreakdownRow,
   type EventFilter,
   type EventRow,
   type EventSink,
@@ -164,6 +166,17 @@ export class ClickHouseEventStore implements EventStore {
        WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY value ORDER BY n DESC`,
     )
     return rows.map((r) => ({ value: r.value, count: Number(r.n) }))
+  }
+
+  async dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]> {
+    const value = propertyTextExpr(query.breakdown, this.#features)
+    const measure = query.math === 'persons' ? 'uniqExact(person_id)' : 'count()'
+    // Days are computed from milliseconds, not toDate(), which would follow the server's time zone.
+    const rows = await this.#rows<{ day: string; value: string | null; n: string }>(
+      `SELECT intDiv(${msExpr('timestamp', this.#features)}, 86400000) AS day, ${value} AS value, ${measure} AS n FROM ${this.#table}
+       WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY day, value ORDER BY day, value`,
+    )
+    return rows.map((r) => ({ day: dayOf(Number(r.day)), value: r.value, count: Number(r.n) }))
   }
 
   async funnel(query: FunnelQuery): Promise<FunnelRow[]> {

@@ -2,7 +2,7 @@
 import { ClickHouseEventStore } from './clickhouse.js'
 import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
 import { SqliteEventStore } from './sqlite.js'
-import type { BreakdownQuery, BreakdownRow, EventFilter, EventStore, FunnelQuery, FunnelRow, StoredEvent } from './types.js'
+import type { BreakdownQuery, BreakdownRow, DailyBreakdownRow, EventFilter, EventStore, FunnelQuery, FunnelRow, StoredEvent } from './types.js'
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
@@ -46,6 +46,10 @@ class LazyClickHouseStore implements EventStore {
 
   async breakdown(query: BreakdownQuery): Promise<BreakdownRow[]> {
     return (await this.#get()).breakdown(query)
+  }
+
+  async dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]> {
+    return (await this.#get()).dailyBreakdown(query)
   }
 
   async funnel(query: FunnelQuery): Promise<FunnelRow[]> {

@@ -3,12 +3,14 @@
  * through a separate read-only connection (WAL lets both run at once).
  */
 import { openDatabase, type Db } from '../sqlite/database.js'
+import { dayOf } from './days.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, propertyText } from './sqlite-filters.js'
 import {
   SinkError,
   type BreakdownQuery,
   type BreakdownRow,
+  type DailyBreakdownRow,
   type EventFilter,
   type EventRow,
   type EventSink,
@@ -124,6 +126,16 @@ export class SqliteEventStore implements EventStore {
       .prepare(`SELECT ${value.sql} AS value, ${measure} AS n FROM events WHERE ${where.sql} GROUP BY 1 ORDER BY 2 DESC`)
       .all(...value.params, ...where.params) as Array<{ value: unknown; n: number }>
     return rows.map((r) => ({ value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
+  }
+
+  async dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]> {
+    const where = compileSqliteWhere(query)
+    const value = propertyText(query.breakdown)
+    const measure = query.math === 'persons' ? 'COUNT(DISTINCT person_id)' : 'COUNT(*)'
+    const rows = this.#db
+      .prepare(`SELECT timestamp / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM events WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2`)
+      .all(...value.params, ...where.params) as Array<{ day: number; value: unknown; n: number }>
+    return rows.map((r) => ({ day: dayOf(r.day), value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
   }
 
   async funnel(query: FunnelQuery): Promise<FunnelRow[]> {

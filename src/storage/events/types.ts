@@ -96,6 +96,11 @@ export interface BreakdownRow {
   count: number
 }
 
+/** A breakdown per UTC day: `day` is `YYYY-MM-DD`. */
+export interface DailyBreakdownRow extends BreakdownRow {
+  day: string
+}
+
 /** One step of a funnel: an event name and conditions on that event's properties. */
 export interface FunnelStep {
   event: string
@@ -132,6 +137,8 @@ export interface EventStore {
   list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]>
   count(filter: EventFilter): Promise<number>
   breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
+  /** The same counts per UTC day (days without events are absent), oldest first. */
+  dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]>
   /** Ordered-funnel counts per breakdown value, aggregated in the store; values nobody entered are absent. */
   funnel(query: FunnelQuery): Promise<FunnelRow[]>
   /** The distinct ids that sent matching events, each once, sorted. */

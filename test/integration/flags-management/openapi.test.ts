@@ -8,6 +8,7 @@ import { ProjectFlagCache } from '../../../src/flags/project-cache.js'
 import { ManagementFlagSource, createManagement } from '../../../src/management/index.js'
 import { PersonReader, StaticCohortWriter } from '../../../src/persons/index.js'
 import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
+import type { EventStore } from '../../../src/storage/events/index.js'
 import { createMetrics } from '../../../src/observability/metrics.js'
 import { cohortCreateSchema, cohortSchema } from '../../../src/schemas/cohort.js'
 import {
@@ -23,7 +24,7 @@ import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/ma
 import { flagServer } from './fixture.js'
 
 /** The routes this document must describe: flags (management and evaluation), role access, activity, cohorts, the schema. */
-const DOCUMENTED = /\/(feature_flags|cohorts|experiments)\/|^\/api\/schema\/$/
+const DOCUMENTED = /\/(feature_flags|cohorts|experiments|dashboards)\/|^\/api\/schema\/$/
 
 function registeredRoutes(): Array<{ method: string; path: string }> {
   const db = openDatabase(':memory:')
@@ -41,6 +42,8 @@ function registeredRoutes(): Array<{ method: string; path: string }> {
     readiness: [],
     persons,
     staticCohorts: new StaticCohortWriter(personsDb),
+    // Registration only: no route is called here, so the event store is never queried.
+    events: {} as EventStore,
     flags: new FlagEvaluator({
       cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),
       persons,

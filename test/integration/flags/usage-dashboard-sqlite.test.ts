@@ -1,0 +1,4 @@
+import t from 'tap'
+import { usageDashboardSuite } from './usage-dashboard.js'
+
+usageDashboardSuite(t, () => ({}))
