@@ -10,17 +10,18 @@
  * down. After a crash the sink resumes from its own checkpoint: events between it and the person
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  */
+import { unlinkSync } from 'node:fs'
 import type { Clock } from '../../common/clock.js'
 import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
 import type { EventRow } from '../../storage/events/types.js'
 import { FrameKind } from '../spool/format.js'
-import { unlinkSync } from 'node:fs'
 import { compareCursors, LANES, listSegments, segmentPath, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport } from '../spool/reader.js'
 import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
 import type { ConsumerStats } from './messages.js'
+import { toEventRows } from './rows.js'
 import { SinkWriter } from './sink-writer.js'
 
 export interface PersonOutcome {
@@ -154,7 +155,7 @@ export class Consumer {
         const frames = state.replay.reader.read(FRAMES_PER_BATCH, (r) => this.#corrupt(r), state.replay.until)
         if (frames.length === 0) break
         const events = this.#decode(state.lane, frames).events
-        const rows = this.#rows(events, events.map((e) => this.#o.stage.enrich(e)))
+        const rows = toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now())
         replayed += rows.length
         this.#enqueue({ lane: state.lane, rows, end: frames[frames.length - 1].end, queuedAt: this.#o.clock.now() })
       }
@@ -216,7 +217,7 @@ export class Consumer {
         return out
       })()
       this.stats.personsProcessed += events.length
-      return this.#rows(events, outcomes)
+      return toEventRows(events, outcomes, this.#o.clock.now())
     } catch (error) {
       // One bad event must not hold up the rest: redo the batch one event per transaction and
       // dead-letter the events that still fail.
@@ -227,7 +228,7 @@ export class Consumer {
       for (const event of events) {
         try {
           const [outcome] = db.transaction(() => stage.process([event]))()
-          if (!outcome.dropReason) rows.push(this.#row(event, outcome))
+          rows.push(...toEventRows([event], [outcome], this.#o.clock.now()))
         } catch (inner) {
           stage.resetCache()
           failed.push({ lane, stage: 'persons', error: String(inner), payload: JSON.stringify(event) })
@@ -261,28 +262,6 @@ export class Consumer {
   #writeWarnings(warnings: IngestionWarning[]): void {
     for (const w of warnings) {
       this.#insertWarning.run(w.team_id, w.type, w.source, JSON.stringify(w.details), new Date(w.timestamp).toISOString())
-    }
-  }
-
-  #rows(events: CapturedEvent[], outcomes: PersonOutcome[]): EventRow[] {
-    const rows: EventRow[] = []
-    for (let i = 0; i < events.length; i++) if (!outcomes[i].dropReason) rows.push(this.#row(events[i], outcomes[i]))
-    return rows
-  }
-
-  #row(event: CapturedEvent, outcome: PersonOutcome): EventRow {
-    const chain = outcome.properties.$elements_chain
-    return {
-      uuid: event.uuid,
-      team_id: event.team_id,
-      event: event.event,
-      distinct_id: event.distinct_id,
-      person_id: outcome.personId,
-      properties: JSON.stringify(outcome.properties),
-      timestamp: event.timestamp,
-      created_at: this.#o.clock.now(),
-      groups: outcome.groups,
-      elements_chain: typeof chain === 'string' ? chain : '',
     }
   }
 
@@ -374,7 +353,7 @@ export class Consumer {
           if (entry.stage === 'persons') {
             const event = JSON.parse(entry.payload) as CapturedEvent
             const outcomes = this.#o.personsDb.transaction(() => this.#o.stage.process([event]))()
-            rows = this.#rows([event], outcomes)
+            rows = toEventRows([event], outcomes, this.#o.clock.now())
           } else {
             rows = [JSON.parse(entry.payload) as EventRow]
           }

@@ -1,0 +1,28 @@
+/** Captured events plus their person outcomes → the rows the event store receives. */
+import type { EventRow } from '../../storage/events/types.js'
+import type { CapturedEvent } from '../types.js'
+import type { PersonOutcome } from './consumer.js'
+
+/** One row per event the person stage kept (events it dropped, PostHog-style, have a `dropReason`). */
+export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number): EventRow[] {
+  const rows: EventRow[] = []
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]
+    const outcome = outcomes[i]
+    if (outcome.dropReason) continue
+    const chain = outcome.properties.$elements_chain
+    rows.push({
+      uuid: event.uuid,
+      team_id: event.team_id,
+      event: event.event,
+      distinct_id: event.distinct_id,
+      person_id: outcome.personId,
+      properties: JSON.stringify(outcome.properties),
+      timestamp: event.timestamp,
+      created_at: createdAt,
+      groups: outcome.groups,
+      elements_chain: typeof chain === 'string' ? chain : '',
+    })
+  }
+  return rows
+}
