@@ -1,0 +1,217 @@
+/**
+ * posthog-js 1.449.2 (the browser SDK, its `array.full.js` bundle as shipped on npm) in headless
+ * Chromium, against skylark on both event stores. The page comes from another port, so every request is
+ * cross-origin and needs skylark's CORS answers. The page captures a pageview and a custom event,
+ * identifies, joins a group, reads flags and a payload, and leaves (a `$pageleave` over sendBeacon); the
+ * test then checks what skylark stored, and that the browser saw no console error, no failed request,
+ * no non-2xx answer and no retry.
+ *
+ * Chromium is Debian's (`/usr/bin/chromium`; `.ci/run` installs it), driven by playwright-core. The
+ * machine's network is closed, so Chromium's own background connections are switched off. Chromium runs
+ * with `navigator.webdriver` set, which posthog-js treats as a bot, so the page sets
+ * `opt_out_useragent_filter: true`, as posthog-js's own warning advises for end-to-end tests.
+ */
+import { readFileSync, existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createServer, type Server } from 'node:http'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import type { Browser, ConsoleMessage } from 'playwright-core'
+import { chromium } from 'playwright-core'
+import { ROOT } from '../../helpers/server.js'
+import {
+  PAYLOAD_TEST,
+  assertClean,
+  eachStore,
+  groupOf,
+  kindOf,
+  personOf,
+  publicAnswers,
+  storedEvents,
+  summarise,
+  until,
+  type Exchange,
+  type StoreRun,
+} from './harness.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
+const require = createRequire(import.meta.url)
+const BUNDLE = join(require.resolve('posthog-js/package.json'), '..', 'dist', 'array.full.js')
+const VERSION: string = JSON.parse(readFileSync(require.resolve('posthog-js/package.json'), 'utf8')).version
+
+function page(token: string, apiHost: string): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>skylark test page</title><link rel="icon" href="data:,"></head>
+<body><h1>skylark</h1>
+<script src="/posthog.js"></script>
+<script>
+  window.flagLoads = 0
+  posthog.init(${JSON.stringify(token)}, {
+    api_host: ${JSON.stringify(apiHost)},
+    opt_out_useragent_filter: true,
+    loaded: function () { window.posthogLoaded = true },
+  })
+  posthog.onFeatureFlags(function () { window.flagLoads++ })
+</script>
+</body></html>`
+}
+
+/** The test site: the page and the SDK bundle, on its own port (another origin than skylark). */
+async function startSite(html: () => string): Promise<{ url: string; server: Server }> {
+  const bundle = readFileSync(BUNDLE)
+  const server = createServer((req, res) => {
+    if (req.url === '/posthog.js') {
+      res.writeHead(200, { 'content-type': 'application/javascript' })
+      res.end(bundle)
+    } else if (req.url === '/' || req.url?.startsWith('/?')) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      res.end(html())
+    } else {
+      res.writeHead(404)
+      res.end()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`, server }
+}
+
+async function scenario(t: Test, { store, server }: StoreRun, browser: Browser): Promise<void> {
+  const token = server.boot.project_api_key
+  const site = await startSite(() => page(token, server.baseUrl))
+  t.teardown(() => new Promise<void>((resolve) => site.server.close(() => resolve())))
+  const context = await browser.newContext()
+  t.teardown(() => context.close())
+  const tab = await context.newPage()
+
+  const log: Exchange[] = []
+  const problems: string[] = []
+  const console: string[] = []
+  tab.on('console', (m: ConsoleMessage) => {
+    console.push(`${m.type()}: ${m.text()}`)
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`)
+  })
+  tab.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  tab.on('requestfailed', (r) => problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`))
+  tab.on('requestfinished', async (r) => {
+    if (!r.url().startsWith(server.baseUrl)) return
+    const u = new URL(r.url())
+    const body = r.postDataBuffer()
+    const headers = await r.allHeaders()
+    const response = await r.response()
+    log.push({
+      method: r.method(),
+      path: u.pathname,
+      query: u.search,
+      status: response?.status() ?? null,
+      contentType: headers['content-type'],
+      contentEncoding: headers['content-encoding'],
+      bodyKind: kindOf(body, headers['content-type']),
+      digest: body ? createHash('sha1').update(body).digest('hex') : undefined,
+      bytes: body?.length,
+    })
+  })
+
+  await tab.goto(site.url)
+  await tab.waitForFunction(() => (globalThis as any).posthogLoaded && (globalThis as any).flagLoads > 0, undefined, { timeout: 15_000 })
+  const anonymous: string = await tab.evaluate(() => (globalThis as any).posthog.get_distinct_id())
+  const user = `${store}-web-user`
+  const company = `${store}-web-co`
+
+  t.test('flags and payloads in the browser', async (t) => {
+    const before = await tab.evaluate(() => {
+      const ph = (globalThis as any).posthog
+      return { on: ph.isFeatureEnabled('sdk-on'), variant: ph.getFeatureFlag('sdk-variant'), payload: ph.getFeatureFlagPayload('sdk-variant') }
+    })
+    t.same(before, { on: true, variant: 'test', payload: PAYLOAD_TEST }, 'the anonymous visitor gets flags and a payload')
+  })
+
+  t.test('capture, identify, group', async (t) => {
+    await tab.evaluate(
+      ({ user, company }) => {
+        const ph = (globalThis as any).posthog
+        ph.capture('custom event', { a: 1, nested: { b: [1, 2] } })
+        ph.identify(user, { email: 'web@example.com', plan: 'pro' }, { first_lib: 'web' })
+        ph.group('company', company, { name: 'Web Co', tier: 'gold' })
+      },
+      { user, company },
+    )
+    const person = await personOf(server, user, (p) => p.properties.plan === 'pro' && p.distinct_ids.includes(anonymous))
+    t.match(person.properties, { email: 'web@example.com', plan: 'pro', first_lib: 'web' })
+    t.match((await groupOf(server, company, (g) => g.group_properties.tier === 'gold')).group_properties, { name: 'Web Co' })
+    // After identify and group() the SDK reloads flags for the user; the group flag follows the stored group.
+    const flags = await until(
+      'the identified user’s flags',
+      async () => {
+        // One reload at a time: wait for its answer before reading (a second reload would abort the first).
+        const f = await tab.evaluate(
+          () =>
+            new Promise<{ pro: unknown; company: unknown; variant: unknown }>((resolve) => {
+              const ph = (globalThis as any).posthog
+              const loads = (globalThis as any).flagLoads
+              ph.reloadFeatureFlags()
+              const check = () =>
+                (globalThis as any).flagLoads > loads
+                  ? resolve({ pro: ph.getFeatureFlag('sdk-pro'), company: ph.getFeatureFlag('sdk-company'), variant: ph.getFeatureFlag('sdk-variant') })
+                  : setTimeout(check, 20)
+              check()
+            }),
+        )
+        return f.pro === true && f.company === true ? f : undefined
+      },
+      10_000,
+    )
+    t.same(flags, { pro: true, company: true, variant: 'test' })
+  })
+
+  t.test('leaving the page sends $pageleave', async (t) => {
+    await tab.goto('about:blank')
+    const [leave] = await storedEvents(server, { distinct_id: user, event: '$pageleave' }, 1)
+    t.equal(leave.properties.$lib, 'web')
+  })
+
+  t.test('what skylark stored', async (t) => {
+    const person = await personOf(server, user)
+    const [pageview] = await storedEvents(server, { distinct_id: anonymous, event: '$pageview' }, 1)
+    t.match(pageview.properties, { $current_url: site.url, $lib: 'web', $lib_version: VERSION })
+    t.equal(pageview.person_id, person.uuid, 'the anonymous pageview belongs to the identified person')
+    const [custom] = await storedEvents(server, { distinct_id: anonymous, event: 'custom event' }, 1)
+    t.match(custom.properties, { a: 1, nested: { b: [1, 2] } })
+    const [identify] = await storedEvents(server, { distinct_id: user, event: '$identify' }, 1)
+    t.equal(identify.properties.$anon_distinct_id, anonymous)
+    t.match(identify.properties.$set, { email: 'web@example.com' })
+    await storedEvents(server, { distinct_id: user, event: '$groupidentify' }, 1)
+    const called = await storedEvents(server, { event: '$feature_flag_called' }, 1)
+    t.ok(called.some((e) => e.properties.$feature_flag === 'sdk-variant'), '$feature_flag_called')
+  })
+
+  t.test('the browser saw no error, no failed request, no retry', async (t) => {
+    assertClean(t, log, `posthog-js on ${store}`)
+    t.same(problems, [], 'no console error or warning, no failed request')
+    t.ok(log.some((e) => /^\/array\/[^/]+\/config\.js$/.test(e.path)), 'remote config came from config.js')
+    t.ok(log.some((e) => e.path === '/i/v0/e/'), 'capture follows analytics.endpoint')
+    const answers = await publicAnswers(server)
+    t.same(Object.keys(answers).filter((k) => !/ 2\d\d$/.test(k)), [], 'skylark answered every public request 2xx, the unload beacon included')
+    t.comment(`posthog-js ${VERSION} on ${store}:\n  ${summarise(log).join('\n  ')}\n  skylark's count: ${JSON.stringify(answers)}`)
+  })
+}
+
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium)`
+if (skip && process.env.CI) throw new Error(`${CHROMIUM} is not installed, and CI must run the browser test`)
+
+t.test('posthog-js in Chromium against skylark', { skip }, async (t) => {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+  t.teardown(() => browser.close())
+  eachStore(t, (t, run) => scenario(t, run, browser))
+})
