@@ -1,0 +1,91 @@
+// The sinks' own insert ceilings, for the rows the /batch/ scenario stored: sampled from the store after the
+// scenario, repeated with fresh uuids, written without the service in between.
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { round } from './system.mjs'
+
+const require = createRequire(import.meta.url)
+const SAMPLE = 1000
+
+/** Up to SAMPLE stored rows, as the store holds them. */
+export async function sampleRows(server, sink, clickhouse) {
+  if (sink === 'clickhouse') {
+    const text = await clickhouse.query(`SELECT * FROM ${server.env.CLICKHOUSE_DATABASE}.events LIMIT ${SAMPLE} FORMAT JSONEachRow`)
+    return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  }
+  const Database = require('better-sqlite3')
+  const db = new Database(join(server.dataDir, 'events.db'), { readonly: true, fileMustExist: true })
+  try {
+    return db.prepare(`SELECT * FROM events LIMIT ${SAMPLE}`).all()
+  } finally {
+    db.close()
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+/**
+ * SQLite: a fresh events.db migrated with the service's own migrations (dist/), the service's prepared
+ * `INSERT OR IGNORE`, all `rows` in one transaction; WAL + synchronous=NORMAL through the service's
+ * openDatabase. Median rows/s of `repeats` fresh files.
+ */
+export async function sqliteCeiling(root, sample, rows, repeats) {
+  const dist = (path) => import(pathToFileURL(join(root, 'dist', 'src', path)).href)
+  const { openDatabase, migrate } = await dist('storage/sqlite/database.js')
+  const { EVENTS_MIGRATIONS } = await dist('storage/sqlite/migrations/events.js')
+  const columns = ['uuid', 'team_id', 'event', 'distinct_id', 'person_id', 'properties', 'timestamp', 'created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'elements_chain']
+  const params = []
+  for (let i = 0; i < rows; i++) {
+    const row = sample[i % sample.length]
+    params.push(columns.map((c) => (c === 'uuid' ? randomUUID() : row[c])))
+  }
+  const rates = []
+  const bytes = sample.reduce((n, r) => n + r.properties.length, 0) / sample.length
+  for (let r = 0; r < repeats; r++) {
+    const dir = mkdtempSync(join(tmpdir(), 'skylark-bench-sqlite-'))
+    const db = openDatabase(join(dir, 'events.db'))
+    try {
+      migrate(db, EVENTS_MIGRATIONS)
+      const insert = db.prepare(`INSERT OR IGNORE INTO events (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)
+      const writeAll = db.transaction(() => {
+        for (const p of params) insert.run(...p)
+      })
+      const start = performance.now()
+      writeAll()
+      rates.push(rows / ((performance.now() - start) / 1000))
+      for (const p of params) p[0] = randomUUID()
+    } finally {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  return { sink: 'sqlite', rows, repeats, rowsPerS: round(median(rates)), allRowsPerS: rates.map((x) => round(x)), avgPropertiesBytes: round(bytes) }
+}
+
+/**
+ * ClickHouse: a table created by the service's own migrateClickHouse (dist/), one HTTP INSERT of `rows`
+ * pre-serialised JSONEachRow lines (the sampled rows with fresh uuids). Median of `repeats` fresh databases.
+ */
+export async function clickhouseCeiling(root, clickhouse, sample, rows, repeats, dbPrefix) {
+  const { migrateClickHouse } = await import(pathToFileURL(join(root, 'dist', 'src', 'storage', 'events', 'clickhouse-schema.js')).href)
+  const rates = []
+  let bodyBytes = 0
+  for (let r = 0; r < repeats; r++) {
+    const database = clickhouse.database(`${dbPrefix}_ceiling_${r}`)
+    await migrateClickHouse({ url: clickhouse.url, database, user: 'default', password: '' })
+    const lines = []
+    for (let i = 0; i < rows; i++) lines.push(JSON.stringify({ ...sample[i % sample.length], uuid: randomUUID() }))
+    const body = lines.join('\n') + '\n'
+    bodyBytes = Buffer.byteLength(body)
+    const start = performance.now()
+    await clickhouse.query(`INSERT INTO ${database}.events FORMAT JSONEachRow`, body)
+    rates.push(rows / ((performance.now() - start) / 1000))
+    const stored = Number((await clickhouse.query(`SELECT count() FROM ${database}.events`)).trim())
+    if (stored !== rows) throw new Error(`ClickHouse ceiling: inserted ${rows} rows, table holds ${stored}`)
+  }
+  return { sink: 'clickhouse', rows, repeats, rowsPerS: round(median(rates)), allRowsPerS: rates.map((x) => round(x)), bytesPerRow: round(bodyBytes / rows) }
+}

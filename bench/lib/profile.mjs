@@ -1,0 +1,57 @@
+// Summary of V8 .cpuprofile files (from `node --cpu-prof` on the server): self time by function, per thread,
+// each with the caller that accounts for most of it.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { round } from './system.mjs'
+
+// Frames that are waiting, not working: V8's idle marker and piscina's blocking Atomics.wait between tasks.
+const WAITING = new Set(['(idle)', 'atomicsWaitLoop'])
+
+function frameName(root, callFrame) {
+  const { functionName, url, lineNumber } = callFrame
+  const where = url.startsWith('file://') ? `${relative(root, url.slice(7))}:${lineNumber + 1}` : url ? `${url}:${lineNumber + 1}` : ''
+  return `${functionName || '(anonymous)'} ${where}`.trim()
+}
+
+/** Top `limit` functions by self time for each profile in `dir` (one per thread: main thread is tid 0). */
+export function summariseProfiles(dir, root, limit = 15) {
+  const out = []
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+    const parent = new Map()
+    for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+    const self = new Map() // name → µs
+    const callers = new Map() // name → Map(caller name → µs)
+    let total = 0
+    let idle = 0
+    for (let i = 0; i < profile.samples.length; i++) {
+      const node = byId.get(profile.samples[i])
+      const dt = profile.timeDeltas[i] ?? 0
+      if (WAITING.has(node.callFrame.functionName)) {
+        idle += dt
+        continue
+      }
+      total += dt
+      const name = frameName(root, node.callFrame)
+      self.set(name, (self.get(name) ?? 0) + dt)
+      const up = byId.get(parent.get(node.id))
+      if (up) {
+        const byCaller = callers.get(name) ?? new Map()
+        const callerName = frameName(root, up.callFrame)
+        byCaller.set(callerName, (byCaller.get(callerName) ?? 0) + dt)
+        callers.set(name, byCaller)
+      }
+    }
+    const thread = /\.(\d+)\.(\d+)\.(\d+)\.cpuprofile$/.exec(file) // CPU.<date>.<time>.<pid>.<tid>.<seq>
+    const top = [...self.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([fn, us]) => {
+        const caller = [...(callers.get(fn) ?? new Map()).entries()].sort((a, b) => b[1] - a[1])[0]
+        return { fn, ms: round(us / 1000, 1), pct: round((100 * us) / total, 1), caller: caller ? caller[0] : null }
+      })
+    out.push({ file, thread: thread ? Number(thread[2]) : null, busyMs: round(total / 1000), idleMs: round(idle / 1000), top })
+  }
+  return out
+}

@@ -1,0 +1,173 @@
+// What the machine is and how busy it is: CPU model, versions, /proc samples of a process (RSS, CPU time)
+// and of the whole machine, and a wait for a quiet machine before each run (other sessions share the cores).
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const TICKS = 100 // USER_HZ; `getconf CLK_TCK` is 100 on every Linux build we run on
+
+/** Busy and total jiffies of the machine (first line of /proc/stat). */
+export function machineTicks() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number)
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields
+  return { busy: user + nice + system + irq + softirq + steal, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), idle: idle + iowait }
+}
+
+/** CPU seconds (user + system, all threads) of a process, or null when it is gone. */
+export function processCpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS
+  } catch {
+    return null
+  }
+}
+
+/** CPU seconds of each thread of a process: { tid: seconds } (the main thread's tid is the pid). */
+export function threadCpuSeconds(pid) {
+  const out = {}
+  let tids = []
+  try {
+    tids = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return out
+  }
+  for (const tid of tids) {
+    const seconds = processCpuSeconds(`${pid}/task/${tid}`)
+    if (seconds !== null) out[tid] = seconds
+  }
+  return out
+}
+
+/** VmRSS and VmHWM of a process in bytes, or null when it is gone. */
+export function processMemory(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Samples processes and the machine every `intervalMs` until stopped. `pids` maps a role (server, loadgen,
+ * clickhouse…) to a pid, 'self', or a function answering one (wrk is spawned after the sampler starts).
+ */
+export function startSampler(pids, intervalMs = 100) {
+  const roles = Object.keys(pids)
+  const pidOf = (role) => (typeof pids[role] === 'function' ? pids[role]() : pids[role])
+  const first = { machine: machineTicks(), cpu: {}, wall: performance.now(), threads: pids.server ? threadCpuSeconds(pids.server) : {} }
+  const last = { cpu: {} }
+  const peakRss = {}
+  const sample = () => {
+    for (const role of roles) {
+      const pid = pidOf(role)
+      if (!pid) continue
+      // 'self' is this process (autocannon runs in it): its own CPU time, all threads.
+      const self = pid === 'self'
+      const usage = self ? process.cpuUsage() : null
+      const seconds = self ? (usage.user + usage.system) / 1e6 : processCpuSeconds(pid)
+      if (seconds !== null) {
+        first.cpu[role] ??= seconds
+        last.cpu[role] = seconds
+      }
+      const mem = processMemory(self ? process.pid : pid)
+      if (mem) peakRss[role] = Math.max(peakRss[role] ?? 0, mem.rss)
+    }
+  }
+  sample()
+  const timer = setInterval(sample, intervalMs)
+  return {
+    stop() {
+      clearInterval(timer)
+      sample()
+      const wall = (performance.now() - first.wall) / 1000
+      const machine = machineTicks()
+      const cores = {}
+      for (const role of roles) if (role in last.cpu) cores[role] = (last.cpu[role] - first.cpu[role]) / wall
+      const machineCores = (machine.busy - first.machine.busy) / TICKS / wall
+      // Server threads: the main thread, then the busiest others (pool workers, the ingest consumer, libuv).
+      const threads = pids.server ? threadCpuSeconds(pids.server) : {}
+      const perThread = Object.entries(threads).map(([tid, s]) => [tid, (s - (first.threads[tid] ?? 0)) / wall])
+      const main = perThread.find(([tid]) => Number(tid) === pids.server)?.[1] ?? null
+      const others = perThread.filter(([tid]) => Number(tid) !== pids.server).map(([, c]) => c).sort((a, b) => b - a)
+      const known = Object.values(cores).reduce((a, b) => a + b, 0)
+      return { wall, cores, machineCores, otherCores: machineCores - known, peakRss, serverThreads: { main, others: others.filter((c) => c >= 0.02) } }
+    },
+  }
+}
+
+/** Busy cores of the whole machine over `ms`. */
+export async function busyCores(ms = 1000) {
+  const a = machineTicks()
+  await sleep(ms)
+  const b = machineTicks()
+  return (b.busy - a.busy) / TICKS / (ms / 1000)
+}
+
+/**
+ * Waits until the machine is quiet (busy cores below `threshold` over one second), at most `maxMs`.
+ * Answers the last reading and whether it was quiet; the run goes ahead either way and records it.
+ */
+export async function waitForQuiet({ threshold = 0.3, maxMs = 10_000 } = {}) {
+  const deadline = Date.now() + maxMs
+  let cores = await busyCores(500)
+  while (cores >= threshold && Date.now() < deadline) cores = await busyCores(1000)
+  return { quiet: cores < threshold, busyCores: round(cores, 2) }
+}
+
+function command(file, args) {
+  try {
+    return execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+  } catch (error) {
+    return (error.stdout || error.stderr || '').toString().trim() || null
+  }
+}
+
+/** Git commit and whether the tree has uncommitted changes (read-only git calls). */
+export function gitInfo(root) {
+  const sha = command('git', ['-C', root, 'rev-parse', '--short=10', 'HEAD'])
+  const status = command('git', ['-C', root, 'status', '--porcelain', '--untracked-files=no'])
+  return { sha: sha && /^[0-9a-f]+$/.test(sha) ? sha : 'unknown', dirty: Boolean(status) }
+}
+
+export function machineInfo(root) {
+  const require = createRequire(import.meta.url)
+  const cpus = os.cpus()
+  const version = (pkg) => {
+    try {
+      return require(`${pkg}/package.json`).version
+    } catch {
+      return null
+    }
+  }
+  const wrkLine = command('wrk', ['-v'])?.split('\n')[0] ?? null
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGiB: round(os.totalmem() / 2 ** 30, 1),
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    autocannon: version('autocannon'),
+    wrk: wrkLine && wrkLine.startsWith('wrk') ? wrkLine.split(' Copyright')[0] : null,
+    uws: version('@trufflesuite/uws-js-unofficial'),
+    betterSqlite3: version('better-sqlite3'),
+    root,
+  }
+}
+
+export function round(value, digits = 0) {
+  if (value === null || value === undefined || !Number.isFinite(value)) return null
+  const f = 10 ** digits
+  return Math.round(value * f) / f
+}
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return null
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[index]
+}

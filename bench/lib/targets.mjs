@@ -1,0 +1,96 @@
+// The issue's performance targets (2-core machine, ratios within one run), judged from a report.
+import { round } from './system.mjs'
+
+export function findBaseline(report, name, body, loadgen) {
+  return report.baselines.find((b) => b.name === name && b.body === body && b.loadgen === loadgen) ?? null
+}
+
+const ok = (s) => s && s.status === 'ok'
+const scenario = (report, name, sink, loadgen) => report.scenarios.find((s) => s.name === name && s.sink === sink && s.loadgen === loadgen)
+
+/** Ratios of a scenario's req/s to the baselines with the same body and load generator. */
+export function ratios(report, s) {
+  if (!ok(s) || s.load?.overallRate) return { uws: null, node: null }
+  const uws = findBaseline(report, 'uws-raw', s.baseline, s.loadgen)
+  const node = findBaseline(report, 'node-http', s.baseline, s.loadgen)
+  return { uws: uws ? round(s.rps / uws.rps, 2) : null, node: node ? round(s.rps / node.rps, 2) : null }
+}
+
+export function evaluateTargets(report) {
+  const out = []
+  const limit = report.options.disturbedAboveCores ?? 0.25
+  const add = (target, where, value, met, detail, runs = []) => {
+    const disturbed = runs.filter((r) => r && r.otherCores > limit)
+    const note = disturbed.length ? ` — ⚠ ${disturbed.length} of the runs disturbed (other processes > ${limit} cores)` : ''
+    out.push({ target, where, value, met, detail: detail + note })
+  }
+  const notMeasured = (target, where, why) => add(target, where, null, null, why)
+
+  // /capture/ with durable acknowledgement vs the baselines: judged with wrk (autocannon saturates first).
+  for (const sink of report.options.sinks) {
+    for (const loadgen of ['wrk', 'autocannon']) {
+      const s = scenario(report, 'capture', sink, loadgen)
+      if (!ok(s)) continue
+      const r = ratios(report, s)
+      const note = loadgen === 'autocannon' ? ' (autocannon-bound: indicative only)' : ''
+      const uws = findBaseline(report, 'uws-raw', 'capture', loadgen)
+      const node = findBaseline(report, 'node-http', 'capture', loadgen)
+      if (r.uws !== null) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, r.uws, r.uws >= 0.6, `${s.rps} vs ${uws.rps} req/s${note}`, [s, uws])
+      if (r.node !== null) add('/capture/ ≥ 1.0× node:http', `${sink}, ${loadgen}`, r.node, r.node >= 1.0, `${s.rps} vs ${node.rps} req/s${note}`, [s, node])
+    }
+  }
+
+  // /batch/ end to end vs the sink's own insert ceiling for the same rows.
+  for (const sink of report.options.sinks) {
+    const ceiling = report.ceilings.find((c) => c.sink === sink && c.status === 'ok')
+    for (const name of ['batch-100', 'batch-1000']) {
+      const s = scenario(report, name, sink, 'autocannon')
+      if (!ok(s) || !s.e2e) continue
+      if (!ceiling) {
+        notMeasured('/batch/ end to end ≥ 0.5× sink ceiling', `${name}, ${sink}`, 'no ceiling measured')
+        continue
+      }
+      const value = round(s.e2e.storedPerS / ceiling.rowsPerS, 2)
+      add('/batch/ end to end ≥ 0.5× sink ceiling', `${name}, ${sink}`, value, value >= 0.5, `${s.e2e.storedPerS} stored/s vs ${ceiling.rowsPerS} rows/s`, [s])
+    }
+  }
+
+  // /decide?v=3, 50 flags and a stored person.
+  const d50 = scenario(report, 'decide-50', 'sqlite', 'autocannon')
+  if (ok(d50)) {
+    const uwsWrk = findBaseline(report, 'uws-raw', 'capture', 'wrk')
+    const uwsAc = findBaseline(report, 'uws-raw', 'capture', 'autocannon')
+    const ref = uwsWrk ?? uwsAc
+    if (ref) {
+      const value = round(d50.rps / ref.rps, 2)
+      add('/decide 50 flags ≥ 0.25× raw uWS', `sqlite, vs uWS measured with ${ref.loadgen}`, value, value >= 0.25, `${d50.rps} vs ${ref.rps} req/s`, [d50, ref])
+    }
+  } else if (report.scenarios.some((s) => s.name === 'decide-50')) notMeasured('/decide 50 flags ≥ 0.25× raw uWS', 'sqlite', d50?.status ?? 'not run')
+  const half = report.scenarios.find((s) => s.name === 'decide-50-half-rate' && s.sink === 'sqlite')
+  if (ok(half)) {
+    const floor = half.generatorFloorMs ? `; the generator alone against raw uWS at that rate: p50 ${half.generatorFloorMs.p50} ms, p99 ${half.generatorFloorMs.p99} ms` : ''
+    add('/decide 50 flags p99 < 10 ms at half max', `sqlite, ${half.load.overallRate} req/s offered (${half.loadgen})`, half.latencyMs.p99, half.latencyMs.p99 < 10, `achieved ${half.rps} req/s, p50 ${half.latencyMs.p50} ms${floor}`, [half])
+  } else if (half) notMeasured('/decide 50 flags p99 < 10 ms at half max', 'sqlite', half.status)
+  const d350 = scenario(report, 'decide-350', 'sqlite', 'autocannon')
+  if (ok(d350)) {
+    const perCore = d350.serverCores ? round(d350.rps / d350.serverCores) : null
+    add('/decide 350 flags (mix) > 6,900 req/s per core', 'sqlite, req/s ÷ server cores', perCore, perCore !== null && perCore > 6900, `${d350.rps} req/s on ${d350.serverCores} server cores`, [d350])
+  } else if (d350) notMeasured('/decide 350 flags (mix) > 6,900 req/s per core', 'sqlite', d350.status)
+
+  // Acknowledged → visible.
+  for (const lag of report.lag.filter((l) => l.status === 'ok')) {
+    for (const [api, stats] of [['events API', lag.eventsMs], ['persons API', lag.personsMs]]) {
+      const value = stats.p99
+      const complete = lag.timeouts === 0 && lag.failures === 0
+      add('ack → visible p99 < 1 s', `${lag.sink}, ${api}`, value, value !== null && value < 1000 && complete, `p50 ${stats.p50} ms, ${stats.n}/${lag.probes} probes seen, poll every ${lag.pollMs} ms`)
+    }
+  }
+
+  // Peak RSS in every scenario.
+  const rss = [...report.scenarios.filter(ok), ...report.lag.filter(ok)].filter((s) => s.peakRssMB !== undefined)
+  if (rss.length > 0) {
+    const worst = rss.reduce((a, b) => (b.peakRssMB > a.peakRssMB ? b : a))
+    add('peak RSS < 400 MB in every scenario', `worst: ${worst.name}@${worst.sink}${worst.loadgen === 'wrk' ? ' (wrk)' : ''}`, worst.peakRssMB, worst.peakRssMB < 400, `${rss.filter((s) => s.peakRssMB >= 400).length} of ${rss.length} scenarios at or above 400 MB`)
+  }
+  return out
+}

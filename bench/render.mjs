@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// Re-renders the Markdown table and SVG chart of a results file (and re-judges the targets):
+// `node bench/render.mjs bench/results/<run>.json` writes <run>.md and <run>.svg beside it.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { basename } from 'node:path'
+import { renderMarkdown, renderSvg } from './lib/report.mjs'
+import { evaluateTargets } from './lib/targets.mjs'
+
+const file = process.argv[2]
+if (!file || !file.endsWith('.json')) {
+  process.stderr.write('usage: node bench/render.mjs bench/results/<run>.json\n')
+  process.exit(2)
+}
+const report = JSON.parse(readFileSync(file, 'utf8'))
+report.targets = evaluateTargets(report)
+const stem = file.slice(0, -'.json'.length)
+writeFileSync(`${stem}.md`, renderMarkdown(report, `${basename(stem)}.svg`))
+writeFileSync(`${stem}.svg`, renderSvg(report))
+process.stdout.write(`${stem}.md, ${stem}.svg\n`)

@@ -1,0 +1,51 @@
+// /decide?v=3 for one of 100 stored persons (20 properties each) with 1, 50, 350 and 500 active flags of
+// the realistic mix (_payloads.mjs flagBody): plain, with groups, and with person_properties in the body.
+// 50 flags is the target's case (also run at half its measured maximum rate for the p99 target); 350 is
+// the per-core target; 500 is above FLAGS_INLINE_MAX (200), i.e. evaluated in the pool.
+import { decideBodies } from './_payloads.mjs'
+import { checkDecide, ensureFlags, ensurePersons } from './_decide-setup.mjs'
+
+function scenario(flags, variant = 'plain', extra = {}) {
+  const suffix = variant === 'plain' ? '' : `-${variant}`
+  return {
+    name: `decide-${flags}${suffix}`,
+    title: `/decide?v=3 ${flags} flag${flags === 1 ? '' : 's'}${variant === 'plain' ? '' : `, ${variant.replace('-', ' ')}`}`,
+    groups: ['decide'],
+    kind: 'load',
+    server: 'decide',
+    sinks: ['sqlite'],
+    loadgens: ['autocannon'],
+    baseline: 'capture',
+    eventsPerRequest: 0,
+    e2e: false,
+    flags,
+    async setup(ctx) {
+      await ensurePersons(ctx)
+      await ensureFlags(ctx, flags)
+    },
+    requests: (ctx) =>
+      decideBodies(ctx.token, { groups: variant === 'groups', personProperties: variant === 'person-properties' }).map((body) => ({
+        method: 'POST',
+        path: '/decide?v=3',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })),
+    check: (res) => checkDecide(res, flags),
+    ...extra,
+  }
+}
+
+export default [
+  scenario(1),
+  scenario(50),
+  scenario(50, 'groups'),
+  scenario(50, 'person-properties'),
+  // p99 at half of the maximum measured just before (decide-50), offered at a steady rate by bench/lib/steady.mjs
+  // (autocannon's rate limit sends each second's share back to back, i.e. full speed half of the time).
+  scenario(50, 'half-rate', {
+    loadgens: ['steady'],
+    load: { overallRate: (done, sink) => (done[`decide-50@${sink}`] ? Math.max(1, Math.round(done[`decide-50@${sink}`].rps / 2)) : null) },
+  }),
+  scenario(350),
+  scenario(500),
+]
