@@ -4,6 +4,7 @@
  */
 import { systemClock } from './common/clock.js'
 import { siteUrl, type Config } from './config/index.js'
+import { Admission } from './http/admission.js'
 import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
@@ -69,6 +70,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   })
 
   let baseUrl = ''
+  const admission = new Admission({
+    maxInflight: config.http.maxInflight,
+    maxInflightPerClient: config.http.maxInflightPerClient,
+    maxBodyBytes: config.http.maxBodyMemoryBytes,
+  })
   const router = new Router()
   registerRoutes(router, {
     config,
@@ -86,6 +92,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       const stats = ingestion.consumer.stats
       metrics.queueDepth.set({ queue: 'spool_bytes' }, ingestion.spool.usedBytes)
       metrics.queueDepth.set({ queue: 'pool_tasks' }, pool?.queued ?? 0)
+      metrics.queueDepth.set({ queue: 'http_inflight' }, admission.inflight)
+      metrics.queueDepth.set({ queue: 'http_body_bytes' }, admission.bodyBytes)
       metrics.eventLoopActive.set(performance.eventLoopUtilization().active / 1000)
       if (stats) {
         metrics.queueDepth.set({ queue: 'sink_backlog_bytes' }, stats.backlogBytes)
@@ -126,7 +134,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     ],
   })
 
-  const server = new HttpServer({ router, logger, metrics })
+  const server = new HttpServer({ router, logger, metrics, admission })
   const port = await server.listen(config.http.host, config.http.port)
   baseUrl = siteUrl(config, port)
   if (firstRun?.created && firstRun.personal_api_key) {

@@ -36,10 +36,15 @@ export function uuidv7(nowMs: number = Date.now()): string {
 }
 
 export function uuidv4(): string {
-  const b = randomBytes(16)
-  b[6] = (b[6] & 0x0f) | 0x40
-  b[8] = (b[8] & 0x3f) | 0x80
-  return format(b)
+  if (poolIndex === POOL_IDS) {
+    randomFillSync(pool)
+    poolIndex = 0
+  }
+  const offset = poolIndex++ * 16
+  for (let i = 0; i < 16; i++) bytes[i] = pool[offset + i]
+  bytes[6] = (bytes[6] & 0x0f) | 0x40
+  bytes[8] = (bytes[8] & 0x3f) | 0x80
+  return format(bytes)
 }
 
 /** RFC 4122 UUIDv5 (SHA-1, name-based): the same name in the same namespace gives the same id. */

@@ -20,6 +20,11 @@ export interface Config {
     readonly batchMaxBytes: number
     readonly decideMaxBytes: number
     readonly apiMaxBytes: number
+    /** Admission control (src/http/admission.ts): requests in flight, per client address, body bytes held. */
+    readonly maxInflight: number
+    /** 0 = no per-client limit. */
+    readonly maxInflightPerClient: number
+    readonly maxBodyMemoryBytes: number
   }
   readonly dataDir: string
   readonly logLevel: LogLevel
@@ -118,6 +123,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length === 0 && num('SPOOL_SEGMENT_BYTES') > num('SPOOL_MAX_BYTES')) {
     problems.push('SPOOL_SEGMENT_BYTES must not exceed SPOOL_MAX_BYTES')
   }
+  if (problems.length === 0) {
+    // A body the budget can never hold would be refused with 503 forever.
+    const limits = ['CAPTURE_MAX_BYTES', 'BATCH_MAX_BYTES', 'DECIDE_MAX_BYTES', 'API_MAX_BYTES'] as const
+    const largest = limits.reduce((a, b) => (num(a) >= num(b) ? a : b))
+    if (num('HTTP_MAX_BODY_MEMORY') < num(largest)) problems.push(`HTTP_MAX_BODY_MEMORY must be at least ${largest}`)
+  }
   if (problems.length > 0) throw new ConfigError(problems)
 
   return deepFreeze({
@@ -129,6 +140,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       batchMaxBytes: num('BATCH_MAX_BYTES'),
       decideMaxBytes: num('DECIDE_MAX_BYTES'),
       apiMaxBytes: num('API_MAX_BYTES'),
+      maxInflight: num('HTTP_MAX_INFLIGHT'),
+      maxInflightPerClient: num('HTTP_MAX_INFLIGHT_PER_CLIENT'),
+      maxBodyMemoryBytes: num('HTTP_MAX_BODY_MEMORY'),
     },
     dataDir: resolve(str('DATA_DIR')),
     logLevel: str('LOG_LEVEL') as LogLevel,

@@ -106,3 +106,22 @@ export function flagsBody(result: EvaluationResponse, options: ResponseOptions):
   body.requestId = options.requestId
   return body
 }
+
+const configJsonCache = new Map<string, string>()
+
+/** The config fields as a JSON fragment (no braces), serialised once per compression list. */
+function configFragment(supportedCompression: string[]): string {
+  const key = supportedCompression.join(',')
+  let fragment = configJsonCache.get(key)
+  if (fragment === undefined) {
+    fragment = JSON.stringify(configFields(supportedCompression)).slice(1, -1)
+    configJsonCache.set(key, fragment)
+  }
+  return fragment
+}
+
+/** `flagsBody` already serialised, with the constant config part spliced in instead of re-serialised. */
+export function flagsJson(result: EvaluationResponse, options: ResponseOptions): string {
+  const inner = JSON.stringify(flagsBody(result, { ...options, withConfig: false })).slice(1, -1)
+  return options.withConfig ? `{${configFragment(options.supportedCompression)},${inner}}` : `{${inner}}`
+}

@@ -1,13 +1,15 @@
 /**
  * The uWebSockets.js adapter: the only code that touches uWS objects. It copies what a handler needs out
  * of the stack-allocated HttpRequest, reads the body with a cap, runs the handler, and writes the reply
- * inside cork(). It also counts in-flight requests so shutdown can drain them.
+ * inside cork(). It also counts in-flight requests so shutdown can drain them, and asks admission control
+ * (admission.ts) before keeping a request, so overload is answered with 429/503 instead of growing memory.
  */
 import { STATUS_CODES } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { AppError, isAppError } from '../common/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type { Metrics } from '../observability/metrics.js'
+import { bodyBudgetSpent, type Admission, type Ticket } from './admission.js'
 import { corsHeaders, preflightHeaders } from './cors.js'
 import { errorReply, json } from './reply.js'
 import type { Router } from './router.js'
@@ -33,12 +35,16 @@ interface Exchange {
   finished: boolean
   /** The matched route's options, so answers the server makes itself (413) get CORS headers too. */
   options?: RouteOptions
+  /** What admission control granted this request; released when it finishes. */
+  ticket?: Ticket
 }
 
 export interface HttpServerOptions {
   router: Router
   logger: Logger
   metrics: Metrics
+  /** Limits on requests and body bytes in flight; none when absent. */
+  admission?: Admission
 }
 
 export class HttpServer {
@@ -46,16 +52,22 @@ export class HttpServer {
   readonly #router: Router
   readonly #logger: Logger
   readonly #metrics: Metrics
+  readonly #admission: Admission | null
   #listenSocket: us_listen_socket | null = null
   #inflight = 0
   #requestCounter = 0
   #drainWaiters: Array<() => void> = []
+  /** Shutting down: every answer closes its connection, so clients stop reusing it. */
+  #stopping = false
+  /** Drained: requests still arriving on open connections get 503 instead of meeting closing stores. */
+  #drained = false
 
   constructor(options: HttpServerOptions) {
     this.#uws = loadNativeUws()
     this.#router = options.router
     this.#logger = options.logger
     this.#metrics = options.metrics
+    this.#admission = options.admission ?? null
   }
 
   get inflight(): number {
@@ -77,8 +89,12 @@ export class HttpServer {
     })
   }
 
-  /** Stops accepting new connections; requests already in flight carry on. */
+  /**
+   * Stops accepting new connections; requests already in flight carry on, and from now on every answer
+   * closes its connection, so a kept-alive client does not send another request into the shutdown.
+   */
   stopAccepting(): void {
+    this.#stopping = true
     if (this.#listenSocket) {
       this.#uws.us_listen_socket_close(this.#listenSocket)
       this.#listenSocket = null
@@ -87,12 +103,16 @@ export class HttpServer {
 
   /** Resolves true when no request is in flight, false if the timeout came first. */
   drain(timeoutMs: number): Promise<boolean> {
-    if (this.#inflight === 0) return Promise.resolve(true)
+    const drained = (done: boolean) => {
+      this.#drained = true
+      return done
+    }
+    if (this.#inflight === 0) return Promise.resolve(drained(true))
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs)
+      const timer = setTimeout(() => resolve(drained(false)), timeoutMs)
       this.#drainWaiters.push(() => {
         clearTimeout(timer)
-        resolve(true)
+        resolve(drained(true))
       })
     })
   }
@@ -107,8 +127,20 @@ export class HttpServer {
       this.#finish(exchange, 499)
     })
 
+    const declared = ctx.headers['content-length']
+    const length = declared === undefined ? -1 : Number(declared)
+    const bodiless = length === 0 || (length < 0 && NO_BODY_METHODS.has(ctx.method) && !ctx.headers['transfer-encoding'])
+    if (this.#drained) {
+      const reply = errorReply(new AppError('service_unavailable', { detail: 'The service is shutting down.', retryAfter: 1 }))
+      if (bodiless) this.#send(exchange, reply, true)
+      else this.#drainThenSend(exchange, reply, length)
+      return
+    }
     if (match.kind === 'not_found') {
-      this.#send(exchange, errorReply(new AppError('not_found', { detail: `No route for ${ctx.path}` })), true)
+      // A body is read and dropped first (as for 413): closing under a client still sending is a reset.
+      const reply = errorReply(new AppError('not_found', { detail: `No route for ${ctx.path}` }))
+      if (bodiless) this.#send(exchange, reply, true)
+      else this.#drainThenSend(exchange, reply, length)
       return
     }
     if (match.kind === 'method_not_allowed') {
@@ -118,7 +150,8 @@ export class HttpServer {
           : errorReply(
               new AppError('method_not_allowed', { detail: `Method "${ctx.method.toUpperCase()}" not allowed.` }),
             )
-      this.#send(exchange, reply, true)
+      if (bodiless) this.#send(exchange, reply, true)
+      else this.#drainThenSend(exchange, reply, length)
       return
     }
 
@@ -127,13 +160,20 @@ export class HttpServer {
     exchange.options = route.options
     ctx.params = params
     const options = route.options
-    const declared = ctx.headers['content-length']
-    const length = declared === undefined ? -1 : Number(declared)
     if (length > options.maxBodyBytes) {
       this.#refuseTooLarge(exchange, length)
       return
     }
-    if (length === 0 || (length < 0 && NO_BODY_METHODS.has(ctx.method) && !ctx.headers['transfer-encoding'])) {
+    if (this.#admission && !options.probe) {
+      const admitted = this.#admission.admit(ctx.remoteAddress, length > 0 ? length : 0)
+      if (admitted instanceof AppError) {
+        if (bodiless) this.#send(exchange, errorReply(admitted), false)
+        else this.#drainThenSend(exchange, errorReply(admitted), length)
+        return
+      }
+      exchange.ticket = admitted
+    }
+    if (bodiless) {
       this.#run(exchange, route.handler, options)
       return
     }
@@ -165,30 +205,34 @@ export class HttpServer {
   }
 
   /**
-   * Copies the body out of uWS chunks (they are neutered after each callback). With a Content-Length the
-   * buffer is allocated once; without one, chunks are collected and joined.
+   * Copies the body out of uWS chunks (they are neutered after each callback) and joins them at the end;
+   * most bodies arrive in one chunk. Memory is counted against admission control as chunks arrive, not
+   * from Content-Length, so a client that declares a large body and trickles it holds only what it sent.
    */
   #readBody(exchange: Exchange, limit: number, declared: number, done: () => void): void {
-    const { res, ctx } = exchange
-    let buffer: Buffer | null = declared > 0 ? Buffer.allocUnsafe(declared) : null
+    const { res, ctx, ticket } = exchange
     const chunks: Buffer[] = []
     let size = 0
     let rejected = false
     res.onData((chunk, isLast) => {
       if (rejected) return
       const n = chunk.byteLength
-      if (size + n > limit || (buffer !== null && size + n > buffer.length)) {
+      const tooLarge = size + n > limit || (declared > 0 && size + n > declared)
+      // Over the route's limit (413), or the body budget is spent (503): let go of what this request holds
+      // and answer once the rest is read.
+      if (tooLarge || (ticket && !ticket.holdBody(n))) {
         rejected = true
-        if (isLast) this.#send(exchange, errorReply(new AppError('request_too_large')), true)
-        else this.#refuseTooLarge(exchange, -1)
+        chunks.length = 0
+        ticket?.dropBody()
+        const reply = errorReply(tooLarge ? new AppError('request_too_large') : bodyBudgetSpent())
+        if (isLast) this.#send(exchange, reply, true)
+        else this.#drainThenSend(exchange, reply, -1)
         return
       }
-      if (buffer !== null) buffer.set(new Uint8Array(chunk), size)
-      else if (n > 0) chunks.push(Buffer.from(new Uint8Array(chunk)))
+      if (n > 0) chunks.push(Buffer.from(new Uint8Array(chunk)))
       size += n
       if (!isLast) return
-      if (buffer === null) buffer = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
-      ctx.body = size === buffer.length ? buffer : buffer.subarray(0, size)
+      ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
       done()
     })
   }
@@ -198,7 +242,11 @@ export class HttpServer {
    * so a body of reasonable size is read and thrown away first; anything larger is cut off.
    */
   #refuseTooLarge(exchange: Exchange, declared: number): void {
-    const reply = errorReply(new AppError('request_too_large'))
+    this.#drainThenSend(exchange, errorReply(new AppError('request_too_large')), declared)
+  }
+
+  /** Reads and discards the rest of the body (up to MAX_DRAIN_BYTES), then answers `reply` and closes. */
+  #drainThenSend(exchange: Exchange, reply: Reply, declared: number): void {
     if (declared > MAX_DRAIN_BYTES) {
       this.#send(exchange, reply, true)
       return
@@ -256,8 +304,9 @@ export class HttpServer {
       res.writeHeader('X-Request-Id', ctx.requestId)
       if (headers) for (const key in headers) res.writeHeader(key, headers[key])
       const body = reply.body
-      if (ctx.method === 'head') res.endWithoutBody(undefined, closeConnection)
-      else res.end(body ?? undefined, closeConnection)
+      const close = closeConnection || this.#stopping
+      if (ctx.method === 'head') res.endWithoutBody(undefined, close)
+      else res.end(body ?? undefined, close)
     })
     this.#finish(exchange, reply.status)
   }
@@ -265,6 +314,7 @@ export class HttpServer {
   #finish(exchange: Exchange, status: number): void {
     if (exchange.finished) return
     exchange.finished = true
+    exchange.ticket?.release()
     const seconds = Number(process.hrtime.bigint() - exchange.ctx.startedAt) / 1e9
     this.#metrics.httpRequests.inc({ route: exchange.route, status: String(status) })
     this.#metrics.httpDuration.observe({ route: exchange.route }, seconds)

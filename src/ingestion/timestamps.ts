@@ -88,7 +88,7 @@ export function resolveTimestamp(input: TimestampInput): TimestampResult {
     if (input.timestamp !== undefined && input.timestamp !== null && ts === null) {
       warnings.push({
         type: 'ignored_invalid_timestamp',
-        details: { field: 'timestamp', value: String(input.timestamp).slice(0, 100), reason: 'invalid format' },
+        details: { field: 'timestamp', value: valueText(input.timestamp).slice(0, 100), reason: 'invalid format' },
       })
     }
     if (ts !== null && sentAt !== null) ms = now + (ts - sentAt)
@@ -118,6 +118,11 @@ export function resolveSentAt(bodySentAt: unknown, queryUnderscore: string | nul
     if (ms > Date.UTC(2020, 11, 31)) return ms
   }
   return null
+}
+
+/** A JSON value as text. String() throws for objects such as `{"toString": 1}`; JSON text can't. */
+function valueText(value: unknown): string {
+  return typeof value === 'object' ? JSON.stringify(value) : String(value)
 }
 
 function safeIso(ms: number): string {

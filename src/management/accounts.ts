@@ -5,6 +5,7 @@
 import { iso, type Clock } from '../common/clock.js'
 import { randomKey, uuidv4 } from '../common/ids.js'
 import type { Db } from '../storage/sqlite/database.js'
+import { prepared } from '../storage/sqlite/database.js'
 
 export const PROJECT_KEY_PREFIX = 'phc_'
 
@@ -79,14 +80,13 @@ export class Accounts {
 
   createOrganization(name: string): Organization {
     const org: Organization = { id: uuidv4(), name, created_at: iso(this.#clock.now()) }
-    this.#db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (@id, @name, @created_at)').run(org)
+    prepared(this.#db, 'INSERT INTO organizations (id, name, created_at) VALUES (@id, @name, @created_at)').run(org)
     return org
   }
 
   createUser(input: { email: string; first_name?: string; last_name?: string }): User {
     const uuid = uuidv4()
-    const info = this.#db
-      .prepare(
+    const info = prepared(this.#db, 
         `INSERT INTO users (uuid, distinct_id, first_name, last_name, email, is_email_verified, created_at)
          VALUES (?, ?, ?, ?, ?, 0, ?)`,
       )
@@ -95,8 +95,7 @@ export class Accounts {
   }
 
   addMember(organizationId: string, userId: number, level: number): void {
-    this.#db
-      .prepare(
+    prepared(this.#db, 
         `INSERT INTO organization_memberships (organization_id, user_id, level, joined_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (organization_id, user_id) DO UPDATE SET level = excluded.level`,
       )
@@ -105,8 +104,7 @@ export class Accounts {
 
   createProject(organizationId: string, name: string): Project {
     const now = iso(this.#clock.now())
-    const info = this.#db
-      .prepare(
+    const info = prepared(this.#db, 
         `INSERT INTO projects (organization_id, name, api_token, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
       )
       .run(organizationId, name, randomKey(PROJECT_KEY_PREFIX), now, now)
@@ -114,40 +112,38 @@ export class Accounts {
   }
 
   userById(id: number): User | null {
-    return (this.#db.prepare('SELECT * FROM users WHERE id = ?').get(id) as User | undefined) ?? null
+    return (prepared(this.#db, 'SELECT * FROM users WHERE id = ?').get(id) as User | undefined) ?? null
   }
 
   userByEmail(email: string): User | null {
-    return (this.#db.prepare('SELECT * FROM users WHERE email = ?').get(email) as User | undefined) ?? null
+    return (prepared(this.#db, 'SELECT * FROM users WHERE email = ?').get(email) as User | undefined) ?? null
   }
 
   userByUuid(uuid: string): User | null {
-    return (this.#db.prepare('SELECT * FROM users WHERE uuid = ?').get(uuid) as User | undefined) ?? null
+    return (prepared(this.#db, 'SELECT * FROM users WHERE uuid = ?').get(uuid) as User | undefined) ?? null
   }
 
   organizationById(id: string): Organization | null {
-    return (this.#db.prepare('SELECT * FROM organizations WHERE id = ?').get(id) as Organization | undefined) ?? null
+    return (prepared(this.#db, 'SELECT * FROM organizations WHERE id = ?').get(id) as Organization | undefined) ?? null
   }
 
   projectById(id: number): Project | null {
-    return (this.#db.prepare('SELECT * FROM projects WHERE id = ?').get(id) as Project | undefined) ?? null
+    return (prepared(this.#db, 'SELECT * FROM projects WHERE id = ?').get(id) as Project | undefined) ?? null
   }
 
   projects(): Project[] {
-    return this.#db.prepare('SELECT * FROM projects ORDER BY id').all() as Project[]
+    return prepared(this.#db, 'SELECT * FROM projects ORDER BY id').all() as Project[]
   }
 
   /** Membership level of the user in the organisation, or null when not a member. */
   membershipLevel(organizationId: string, userId: number): number | null {
-    const row = this.#db
-      .prepare('SELECT level FROM organization_memberships WHERE organization_id = ? AND user_id = ?')
+    const row = prepared(this.#db, 'SELECT level FROM organization_memberships WHERE organization_id = ? AND user_id = ?')
       .get(organizationId, userId) as { level: number } | undefined
     return row?.level ?? null
   }
 
   organizationsOf(userId: number): Organization[] {
-    return this.#db
-      .prepare(
+    return prepared(this.#db, 
         `SELECT o.* FROM organizations o JOIN organization_memberships m ON m.organization_id = o.id
          WHERE m.user_id = ? ORDER BY m.joined_at, o.id`,
       )
@@ -156,8 +152,7 @@ export class Accounts {
 
   /** Projects of every organisation the user belongs to, oldest first. */
   projectsOf(userId: number): Project[] {
-    return this.#db
-      .prepare(
+    return prepared(this.#db, 
         `SELECT p.* FROM projects p JOIN organization_memberships m ON m.organization_id = p.organization_id
          WHERE m.user_id = ? ORDER BY p.id`,
       )

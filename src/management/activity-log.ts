@@ -8,6 +8,7 @@ import { ValidationError } from '../common/errors.js'
 import { isPlainObject } from '../common/json.js'
 import { MAX_PAGE_SIZE } from '../common/pagination.js'
 import type { Db } from '../storage/sqlite/database.js'
+import { prepared } from '../storage/sqlite/database.js'
 
 export type ChangeAction = 'created' | 'changed' | 'deleted'
 
@@ -166,8 +167,7 @@ export class ActivityLog {
       short_id: null,
       type: null,
     }
-    this.#db
-      .prepare(
+    prepared(this.#db, 
         `INSERT INTO activity_log (team_id, organization_id, user_id, is_system, activity, scope, item_id, detail, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -194,11 +194,10 @@ export class ActivityLog {
       params.push(...itemIds)
     }
     const total = (
-      this.#db.prepare(`SELECT COUNT(*) AS n FROM activity_log a WHERE ${where.join(' AND ')}`).get(...params) as { n: number }
+      prepared(this.#db, `SELECT COUNT(*) AS n FROM activity_log a WHERE ${where.join(' AND ')}`).get(...params) as { n: number }
     ).n
     const offset = (request.page - 1) * request.limit
-    const rows = this.#db
-      .prepare(
+    const rows = prepared(this.#db, 
         `SELECT a.*, u.first_name, u.email FROM activity_log a LEFT JOIN users u ON u.id = a.user_id
          WHERE ${where.join(' AND ')} ORDER BY a.created_at DESC, a.id DESC LIMIT ? OFFSET ?`,
       )

@@ -8,6 +8,7 @@ import { iso, type Clock } from '../common/clock.js'
 import { ValidationError } from '../common/errors.js'
 import type { Db } from '../storage/sqlite/database.js'
 import { isValidScope } from './scopes.js'
+import { prepared } from '../storage/sqlite/database.js'
 
 export const PERSONAL_KEY_PREFIX = 'phx_'
 
@@ -90,8 +91,7 @@ export class PersonalKeys {
       last_used_at: null,
       revoked_at: null,
     }
-    this.#db
-      .prepare(
+    prepared(this.#db, 
         `INSERT INTO personal_api_keys (id, user_id, label, secure_value, mask_value, scopes, scoped_teams, created_at)
          VALUES (@id, @user_id, @label, @secure_value, @mask_value, @scopes, @scoped_teams, @created_at)`,
       )
@@ -106,7 +106,7 @@ export class PersonalKeys {
   find(key: string): PersonalKey | null {
     if (!key.startsWith(PERSONAL_KEY_PREFIX) || key.length > 200) return null
     const hashed = hashPersonalKey(key)
-    const row = this.#db.prepare('SELECT * FROM personal_api_keys WHERE secure_value = ?').get(hashed) as
+    const row = prepared(this.#db, 'SELECT * FROM personal_api_keys WHERE secure_value = ?').get(hashed) as
       | PersonalKeyRow
       | undefined
     if (!row || row.revoked_at !== null) return null
@@ -118,8 +118,8 @@ export class PersonalKeys {
   list(userId?: number): PersonalKey[] {
     const rows = (
       userId === undefined
-        ? this.#db.prepare('SELECT * FROM personal_api_keys ORDER BY created_at').all()
-        : this.#db.prepare('SELECT * FROM personal_api_keys WHERE user_id = ? ORDER BY created_at').all(userId)
+        ? prepared(this.#db, 'SELECT * FROM personal_api_keys ORDER BY created_at').all()
+        : prepared(this.#db, 'SELECT * FROM personal_api_keys WHERE user_id = ? ORDER BY created_at').all(userId)
     ) as PersonalKeyRow[]
     return rows.map(toKey)
   }
@@ -128,8 +128,7 @@ export class PersonalKeys {
   revoke(idOrKey: string): boolean {
     const where = idOrKey.startsWith(PERSONAL_KEY_PREFIX) ? 'secure_value = ?' : 'id = ?'
     const value = idOrKey.startsWith(PERSONAL_KEY_PREFIX) ? hashPersonalKey(idOrKey) : idOrKey
-    const result = this.#db
-      .prepare(`UPDATE personal_api_keys SET revoked_at = ? WHERE ${where} AND revoked_at IS NULL`)
+    const result = prepared(this.#db, `UPDATE personal_api_keys SET revoked_at = ? WHERE ${where} AND revoked_at IS NULL`)
       .run(iso(this.#clock.now()), value)
     return result.changes > 0
   }

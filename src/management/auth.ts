@@ -38,13 +38,17 @@ export class Authenticator {
    * organisations, or outside the key's project scope, is reported exactly like a missing one.
    */
   project(principal: Principal, projectId: string): Project {
+    const project = this.visibleProject(principal, projectId)
+    if (!project) throw new AppError('not_found', { detail: 'Project not found.' })
+    return project
+  }
+
+  /** The project named in the path if the key can see it, else null. */
+  visibleProject(principal: Principal, projectId: string): Project | null {
     const visible = this.#accounts
       .projectsOf(principal.user.id)
       .filter((p) => principal.key.scopedTeams === null || principal.key.scopedTeams.includes(p.id))
-    const project =
-      projectId === '@current' ? visible[0] : /^\d+$/.test(projectId) ? visible.find((p) => p.id === Number(projectId)) : undefined
-    if (!project) throw new AppError('not_found', { detail: 'Project not found.' })
-    return project
+    return (projectId === '@current' ? visible[0] : /^\d+$/.test(projectId) ? visible.find((p) => p.id === Number(projectId)) : undefined) ?? null
   }
 
   /** The organisation named in the path (`@current` = the user's first one), 404 when not a member. */

@@ -10,6 +10,7 @@ import { assertValid, createAjv, type ValidateFunction } from '../schemas/index.
 import { cohortCreateSchema, cohortUpdateSchema, type CohortWrite } from '../schemas/cohort.js'
 import type { Db } from '../storage/sqlite/database.js'
 import { userSummary, type Accounts, type UserSummary } from './accounts.js'
+import { prepared } from '../storage/sqlite/database.js'
 
 export interface CohortRecord {
   id: number
@@ -101,7 +102,7 @@ export class Cohorts {
 
   /** The cohort of the project, deleted or not; null when there is none. */
   record(teamId: number, id: number): CohortRecord | null {
-    const row = this.#db.prepare('SELECT * FROM cohorts WHERE id = ? AND team_id = ?').get(id, teamId) as CohortRow | undefined
+    const row = prepared(this.#db, 'SELECT * FROM cohorts WHERE id = ? AND team_id = ?').get(id, teamId) as CohortRow | undefined
     return row ? toRecord(row) : null
   }
 
@@ -120,12 +121,11 @@ export class Cohorts {
   }
 
   count(teamId: number): number {
-    return (this.#db.prepare('SELECT COUNT(*) AS n FROM cohorts WHERE team_id = ? AND deleted = 0').get(teamId) as { n: number }).n
+    return (prepared(this.#db, 'SELECT COUNT(*) AS n FROM cohorts WHERE team_id = ? AND deleted = 0').get(teamId) as { n: number }).n
   }
 
   list(teamId: number, limit: number, offset: number): CohortObject[] {
-    const rows = this.#db
-      .prepare('SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
+    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
       .all(teamId, limit, offset) as CohortRow[]
     return rows.map((row) => this.#toObject(toRecord(row)))
   }
@@ -141,8 +141,7 @@ export class Cohorts {
     const filters = body.filters ?? {}
     this.#checkFilters(teamId, null, filters)
     const now = iso(this.#clock.now())
-    const info = this.#db
-      .prepare(
+    const info = prepared(this.#db, 
         `INSERT INTO cohorts (team_id, name, description, filters, is_static, deleted, created_by_id, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -167,8 +166,7 @@ export class Cohorts {
         version: body.filters === undefined ? current.version : current.version + 1,
         updated_at: iso(this.#clock.now()),
       }
-      this.#db
-        .prepare(
+      prepared(this.#db, 
           `UPDATE cohorts SET name = @name, description = @description, filters = @filters, is_static = @is_static,
            deleted = @deleted, version = @version, updated_at = @updated_at WHERE id = @id`,
         )

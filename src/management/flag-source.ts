@@ -10,6 +10,9 @@ import type { Cohorts } from './cohorts.js'
 import { liveFlagDefinitions, type FlagDefinition } from './feature-flags/definitions.js'
 import type { FeatureFlags } from './feature-flags/service.js'
 
+/** How often to ask SQLite whether another process (the CLI) changed flags or cohorts. */
+const OTHER_PROCESS_CHECK_MS = 100
+
 export interface CohortDefinitionRow {
   id: number
   is_static: boolean
@@ -25,10 +28,14 @@ export interface ProjectFlagData {
 export class ManagementFlagSource {
   readonly #db: Db
   readonly #revisions = new Map<number, string>()
+  readonly #dataVersionQuery
   #dataVersion: number
+  #checkedAt = 0
 
   constructor(db: Db, changes?: { featureFlags: FeatureFlags; cohorts: Cohorts }) {
     this.#db = db
+    // A prepared statement: db.pragma() would prepare one on every call.
+    this.#dataVersionQuery = db.prepare('PRAGMA data_version').pluck()
     this.#dataVersion = this.#currentDataVersion()
     const forget = (teamId: number) => this.#revisions.delete(teamId)
     changes?.featureFlags.onChange(forget)
@@ -50,12 +57,19 @@ export class ManagementFlagSource {
     }
   }
 
-  /** A string that differs whenever the project's flags or cohorts differ. */
+  /**
+   * A string that differs whenever the project's flags or cohorts differ. Changes made in this process
+   * are seen at once (onChange); changes by another process within `OTHER_PROCESS_CHECK_MS`.
+   */
   revision(teamId: number): string {
-    const version = this.#currentDataVersion()
-    if (version !== this.#dataVersion) {
-      this.#dataVersion = version
-      this.#revisions.clear()
+    const now = performance.now()
+    if (now - this.#checkedAt >= OTHER_PROCESS_CHECK_MS) {
+      this.#checkedAt = now
+      const version = this.#currentDataVersion()
+      if (version !== this.#dataVersion) {
+        this.#dataVersion = version
+        this.#revisions.clear()
+      }
     }
     let revision = this.#revisions.get(teamId)
     if (revision === undefined) {
@@ -72,6 +86,6 @@ export class ManagementFlagSource {
   }
 
   #currentDataVersion(): number {
-    return this.#db.pragma('data_version', { simple: true }) as number
+    return this.#dataVersionQuery.get() as number
   }
 }

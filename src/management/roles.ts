@@ -8,6 +8,7 @@ import { uuidv4 } from '../common/ids.js'
 import { isPlainObject } from '../common/json.js'
 import type { Db } from '../storage/sqlite/database.js'
 import { userSummary, type Accounts, type UserSummary } from './accounts.js'
+import { prepared } from '../storage/sqlite/database.js'
 
 /** PostHog's access levels for feature flags: 21 = can only view, 37 = can always edit. */
 export const FlagAccessLevel = { view: 21, edit: 37 } as const
@@ -51,13 +52,12 @@ export class Roles {
 
   count(organizationId: string): number {
     return (
-      this.#db.prepare('SELECT COUNT(*) AS n FROM roles WHERE organization_id = ?').get(organizationId) as { n: number }
+      prepared(this.#db, 'SELECT COUNT(*) AS n FROM roles WHERE organization_id = ?').get(organizationId) as { n: number }
     ).n
   }
 
   list(organizationId: string, limit: number, offset: number): RoleObject[] {
-    const rows = this.#db
-      .prepare('SELECT * FROM roles WHERE organization_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?')
+    const rows = prepared(this.#db, 'SELECT * FROM roles WHERE organization_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?')
       .all(organizationId, limit, offset) as RoleRow[]
     return rows.map((r) => this.#toObject(r))
   }
@@ -77,7 +77,7 @@ export class Roles {
     if (level !== undefined && level !== FlagAccessLevel.view && level !== FlagAccessLevel.edit) {
       throw new ValidationError('invalid_choice', `"${String(level)}" is not a valid choice.`, 'feature_flags_access_level')
     }
-    const exists = this.#db.prepare('SELECT 1 FROM roles WHERE organization_id = ? AND name = ?').get(organizationId, name)
+    const exists = prepared(this.#db, 'SELECT 1 FROM roles WHERE organization_id = ? AND name = ?').get(organizationId, name)
     if (exists) throw new ValidationError('unique', 'There is already a role with this name.', 'name')
     const row: RoleRow = {
       id: uuidv4(),
@@ -87,8 +87,7 @@ export class Roles {
       created_by_id: createdById,
       created_at: iso(this.#clock.now()),
     }
-    this.#db
-      .prepare(
+    prepared(this.#db, 
         `INSERT INTO roles (id, organization_id, name, feature_flags_access_level, created_by_id, created_at)
          VALUES (@id, @organization_id, @name, @feature_flags_access_level, @created_by_id, @created_at)`,
       )
@@ -98,7 +97,7 @@ export class Roles {
 
   delete(organizationId: string, id: string): void {
     this.#row(organizationId, id)
-    this.#db.prepare('DELETE FROM roles WHERE id = ?').run(id)
+    prepared(this.#db, 'DELETE FROM roles WHERE id = ?').run(id)
   }
 
   addMember(organizationId: string, roleId: string, userUuid: unknown): RoleMembership {
@@ -107,26 +106,23 @@ export class Roles {
     if (!user || this.#accounts.membershipLevel(organizationId, user.id) === null) {
       throw new ValidationError('invalid_input', 'User does not exist in this organization.', 'user_uuid')
     }
-    const existing = this.#db
-      .prepare('SELECT 1 FROM role_memberships WHERE role_id = ? AND user_id = ?')
+    const existing = prepared(this.#db, 'SELECT 1 FROM role_memberships WHERE role_id = ? AND user_id = ?')
       .get(roleId, user.id)
     if (existing) throw new ValidationError('unique', 'User is already part of the role.', 'user_uuid')
     const membership = { id: uuidv4(), role_id: roleId, user_id: user.id, joined_at: iso(this.#clock.now()) }
-    this.#db
-      .prepare('INSERT INTO role_memberships (id, role_id, user_id, joined_at) VALUES (@id, @role_id, @user_id, @joined_at)')
+    prepared(this.#db, 'INSERT INTO role_memberships (id, role_id, user_id, joined_at) VALUES (@id, @role_id, @user_id, @joined_at)')
       .run(membership)
     return { id: membership.id, role_id: roleId, user: userSummary(user), joined_at: membership.joined_at }
   }
 
   removeMember(organizationId: string, roleId: string, membershipId: string): void {
     this.#row(organizationId, roleId)
-    const result = this.#db.prepare('DELETE FROM role_memberships WHERE id = ? AND role_id = ?').run(membershipId, roleId)
+    const result = prepared(this.#db, 'DELETE FROM role_memberships WHERE id = ? AND role_id = ?').run(membershipId, roleId)
     if (result.changes === 0) throw new AppError('not_found')
   }
 
   members(roleId: string): RoleMembership[] {
-    const rows = this.#db
-      .prepare('SELECT id, user_id, joined_at FROM role_memberships WHERE role_id = ? ORDER BY joined_at, id')
+    const rows = prepared(this.#db, 'SELECT id, user_id, joined_at FROM role_memberships WHERE role_id = ? ORDER BY joined_at, id')
       .all(roleId) as Array<{ id: string; user_id: number; joined_at: string }>
     return rows.flatMap((r) => {
       const user = this.#accounts.userById(r.user_id)
@@ -136,14 +132,14 @@ export class Roles {
 
   /** Role ids the user is a member of, for role-access checks. */
   roleIdsOf(userId: number): Set<string> {
-    const rows = this.#db.prepare('SELECT role_id FROM role_memberships WHERE user_id = ?').all(userId) as Array<{
+    const rows = prepared(this.#db, 'SELECT role_id FROM role_memberships WHERE user_id = ?').all(userId) as Array<{
       role_id: string
     }>
     return new Set(rows.map((r) => r.role_id))
   }
 
   #row(organizationId: string, id: string): RoleRow {
-    const row = this.#db.prepare('SELECT * FROM roles WHERE id = ? AND organization_id = ?').get(id, organizationId) as
+    const row = prepared(this.#db, 'SELECT * FROM roles WHERE id = ? AND organization_id = ?').get(id, organizationId) as
       | RoleRow
       | undefined
     if (!row) throw new AppError('not_found')
@@ -152,8 +148,7 @@ export class Roles {
 
   #toObject(row: RoleRow): RoleObject {
     const creator = row.created_by_id === null ? null : this.#accounts.userById(row.created_by_id)
-    const flags = this.#db
-      .prepare(
+    const flags = prepared(this.#db, 
         `SELECT f.id, f.key FROM feature_flag_role_access a JOIN feature_flags f ON f.id = a.feature_flag_id
          WHERE a.role_id = ? AND f.deleted = 0 ORDER BY f.id`,
       )

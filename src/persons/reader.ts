@@ -3,7 +3,7 @@
  * it read while the consumer thread writes); every statement is prepared once. `HashKeyOverrideWriter` is
  * the one write that happens outside ingestion (experience continuity, §1.9) and needs a writable connection.
  */
-import type { Statement } from 'better-sqlite3'
+import type { Statement, Transaction } from 'better-sqlite3'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
 
@@ -257,7 +257,7 @@ export class HashKeyOverrideWriter {
   private readonly existingPersons: Statement<[string, number], { id: number }>
   private readonly existingFlags: Statement<[number, string], { feature_flag_key: string }>
   private readonly insert: Statement<[number, number, string, string]>
-  private readonly writeAll: (teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string) => number
+  private readonly writeAll: Transaction<(teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string) => number>
 
   constructor(db: Db) {
     this.existingPersons = db.prepare('SELECT id FROM persons WHERE id IN (SELECT value FROM json_each(?)) AND team_id = ?')
@@ -285,6 +285,7 @@ export class HashKeyOverrideWriter {
   /** Returns how many override rows were written. */
   writeHashKeyOverrides(teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string): number {
     if (personIds.length === 0 || flagKeys.length === 0) return 0
-    return this.writeAll(teamId, personIds, flagKeys, hashKey)
+    // IMMEDIATE: the consumer thread writes persons.db; a deferred read-then-write could not upgrade.
+    return this.writeAll.immediate(teamId, personIds, flagKeys, hashKey)
   }
 }

@@ -3,7 +3,7 @@
  * exposure cohorts). The consumer thread writes persons.db too; WAL and the busy timeout make these small
  * transactions wait their turn instead of failing. Needs a writable connection.
  */
-import type { Statement } from 'better-sqlite3'
+import type { Statement, Transaction } from 'better-sqlite3'
 import type { Db } from '../storage/index.js'
 
 /** Distinct ids resolved per statement; well under SQLite's limits for json_each input. */
@@ -13,7 +13,7 @@ export class StaticCohortWriter {
   readonly #personsOf: Statement<[number, string], { person_id: number }>
   readonly #clear: Statement<[number, number]>
   readonly #insert: Statement<[number, number, number]>
-  readonly #replace: (teamId: number, cohortId: number, distinctIds: readonly string[]) => number
+  readonly #replace: Transaction<(teamId: number, cohortId: number, distinctIds: readonly string[]) => number>
 
   constructor(db: Db) {
     this.#personsOf = db.prepare(
@@ -39,6 +39,7 @@ export class StaticCohortWriter {
    * right even if a cohort id is reused after a rolled-back creation. Returns how many persons it holds.
    */
   replaceMembers(teamId: number, cohortId: number, distinctIds: readonly string[]): number {
-    return this.#replace(teamId, cohortId, distinctIds)
+    // IMMEDIATE: the consumer thread writes persons.db; a deferred read-then-write could not upgrade.
+    return this.#replace.immediate(teamId, cohortId, distinctIds)
   }
 }

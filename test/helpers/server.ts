@@ -85,7 +85,6 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       PORT: '0',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
-      POOL_SIZE: '2',
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

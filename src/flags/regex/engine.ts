@@ -14,6 +14,12 @@ import { perlClass } from './unicode.js'
 export const FANCY_BACKTRACK_LIMIT = 10_000
 /** Above this many (instruction × position) states a search is refused rather than risk a slow request. */
 export const MAX_WORK = 10_000_000
+/**
+ * Steps a search with fancy_regex features may take in all. The backtrack limit counts only the main
+ * program's choice points, so a look-around re-run at each of 10,000 start positions over a long input
+ * (`(?=(a+))+b` on 600 KB of `a`) would otherwise take up to 4 × MAX_WORK steps, over a second.
+ */
+export const FANCY_STEP_LIMIT = 2_000_000
 const MAX_MEMO_BITS = 64_000_000
 
 /** Thrown inside a search when a budget runs out; the search then answers "no result". */
@@ -72,7 +78,7 @@ class Search {
     const states = prog.op.length * (cps.length + 1)
     this.#memo = !prog.backrefs && states <= MAX_MEMO_BITS ? new Uint8Array((states >> 3) + 1) : null
     this.#caps = new Int32Array(prog.slots).fill(-1)
-    this.#maxSteps = 4 * states + 100_000
+    this.#maxSteps = prog.fancy ? Math.min(4 * states + 100_000, FANCY_STEP_LIMIT) : 4 * states + 100_000
   }
 
   find(): boolean {

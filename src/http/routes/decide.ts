@@ -7,12 +7,12 @@ import { AppError } from '../../common/errors.js'
 import { uuidv4 } from '../../common/ids.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { readDecideRequest } from '../../flags/request.js'
-import { flagsBody, type ResponseShape } from '../../flags/response.js'
+import { flagsJson, type ResponseShape } from '../../flags/response.js'
 import { decodeBody } from '../../ingestion/decode.js'
 import { parseJson } from '../../ingestion/parse.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { clientIp } from '../client-ip.js'
-import { json } from '../reply.js'
+import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import type { Handler, RequestContext } from '../types.js'
 
@@ -57,15 +57,15 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const requestId = uuidv4()
     if ((ctx.method === 'get' || ctx.method === 'head') && !query.get('data')) {
       // PostHog answers a bare GET with the config and no flags, and HEAD with 200 (the server drops the body).
-      return json(200, flagsBody({ flags: {}, errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
+      return rawJson(200, flagsJson({ flags: {}, errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
     }
     const request = readDecideRequest(readBody(ctx, query, maxBytes))
     const project = resolve(request.token ?? query.get('token') ?? query.get('api_key'), request.projectIdHint)
     const options = { shape, withConfig, supportedCompression: compression, requestId }
-    if (request.disableFlags) return json(200, flagsBody({ flags: {}, errorsWhileComputingFlags: false }, options))
+    if (request.disableFlags) return rawJson(200, flagsJson({ flags: {}, errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
     const result = await evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx))
-    return json(200, flagsBody(result, options))
+    return rawJson(200, flagsJson(result, options))
   }
 }
 

@@ -92,8 +92,9 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
     requireScope(req.principal, 'feature_flag:read')
     const token = req.query.get('token') ?? req.query.get('api_key')
     const ref = token ? api.management.projects.byToken(token) : undefined
-    if (!ref) throw new AppError('invalid_api_key', { detail: 'The token query parameter must be a valid project API key.' })
-    const project = api.management.auth.project(req.principal, String(ref.id))
+    // The token of a project the key can't see is answered like an unknown token: keys can't probe tokens.
+    const project = ref ? api.management.auth.visibleProject(req.principal, String(ref.id)) : null
+    if (!project) throw new AppError('invalid_api_key', { detail: 'The token query parameter must be a valid project API key.' })
     return definitions(req, project.id)
   }
 

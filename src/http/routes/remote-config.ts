@@ -84,7 +84,8 @@ export function registerRemoteConfigRoutes(router: Router, api: ApiContext, eval
     const token = req.query.get('token')
     if (projectId === '@current' && token) {
       const ref = api.management.projects.byToken(token)
-      if (ref) projectId = String(ref.id)
+      // A token of a project the key can't see is treated like an unknown one: keys can't probe tokens.
+      if (ref && api.management.auth.visibleProject(req.principal, String(ref.id))) projectId = String(ref.id)
     }
     const project = api.management.auth.project(req.principal, projectId)
     const ref = req.params.id

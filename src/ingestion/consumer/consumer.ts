@@ -195,7 +195,10 @@ export class Consumer {
       this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
       const state = this.#lanes.get(lane)!
       const frames = state.reader.read(FRAMES_PER_BATCH, (r) => this.#corrupt(r))
-      if (frames.length === 0) continue
+      if (frames.length === 0) {
+        this.#passEmptySegments(state)
+        continue
+      }
       const end = frames[frames.length - 1].end
       const { events, warnings } = this.#decode(lane, frames)
       const rows = this.#processPersons(lane, events, warnings, end)
@@ -206,16 +209,39 @@ export class Consumer {
     return false
   }
 
+  /**
+   * The reader went past the end of a finished segment into one with nothing in it yet (the writer moved on
+   * after a failed write, or has not written since rotating). Once the sink has stored everything read so
+   * far, both checkpoints move there and the finished segments are deleted: on a full disk that is the
+   * space the next write needs, and no new frame would ever arrive to move the checkpoints otherwise.
+   */
+  #passEmptySegments(state: LaneState): void {
+    const at = state.reader.position
+    if (compareCursors(at, state.personsAt) <= 0 || compareCursors(state.sinkAt, state.personsAt) !== 0) return
+    this.#o.personsDb
+      .transaction(() => {
+        this.#checkpoints.set('persons', state.lane, at)
+        this.#checkpoints.set('sink', state.lane, at)
+      })
+      .immediate()
+    state.personsAt = at
+    state.sinkAt = at
+    this.#releaseSegments(new Set([state.lane]))
+  }
+
   #processPersons(lane: Lane, events: CapturedEvent[], warnings: IngestionWarning[], end: Cursor): EventRow[] {
     const db = this.#o.personsDb
     const stage = this.#o.stage
     try {
+      // IMMEDIATE: the main thread writes persons.db too (hash-key overrides, static cohorts). A deferred
+      // transaction that read first could not upgrade to a write after such a commit (SQLITE_BUSY at once,
+      // whatever the busy timeout), and its events would be dead-lettered; this one waits its turn instead.
       const outcomes = db.transaction(() => {
         const out = stage.process(events)
         this.#writeWarnings(warnings)
         this.#checkpoints.set('persons', lane, end)
         return out
-      })()
+      }).immediate()
       this.stats.personsProcessed += events.length
       return toEventRows(events, outcomes, this.#o.clock.now())
     } catch (error) {
@@ -227,7 +253,7 @@ export class Consumer {
       const failed: DeadLetterInput[] = []
       for (const event of events) {
         try {
-          const [outcome] = db.transaction(() => stage.process([event]))()
+          const [outcome] = db.transaction(() => stage.process([event])).immediate()
           rows.push(...toEventRows([event], [outcome], this.#o.clock.now()))
         } catch (inner) {
           stage.resetCache()
@@ -237,7 +263,7 @@ export class Consumer {
       db.transaction(() => {
         this.#writeWarnings(warnings)
         this.#checkpoints.set('persons', lane, end)
-      })()
+      }).immediate()
       if (failed.length > 0) this.#deadLetter(failed)
       this.stats.personsProcessed += rows.length
       return rows
@@ -352,7 +378,7 @@ export class Consumer {
           let rows: EventRow[]
           if (entry.stage === 'persons') {
             const event = JSON.parse(entry.payload) as CapturedEvent
-            const outcomes = this.#o.personsDb.transaction(() => this.#o.stage.process([event]))()
+            const outcomes = this.#o.personsDb.transaction(() => this.#o.stage.process([event])).immediate()
             rows = toEventRows([event], outcomes, this.#o.clock.now())
           } else {
             rows = [JSON.parse(entry.payload) as EventRow]

@@ -12,6 +12,8 @@ import type { ConsumerWorkerData } from './thread.js'
 
 export type ConsumerSettings = Omit<ConsumerWorkerData, 'activeSegments' | 'durable'>
 
+/** How long an abandoned consumer gets to return from its current store call: SQLite's busy timeout + 2 s. */
+const ABANDON_GRACE_MS = 7000
 const WORKER_URL = new URL('../../../workers/ingest-consumer.js', import.meta.url)
 
 export class ConsumerHandle {
@@ -106,7 +108,10 @@ export class ConsumerHandle {
       const timer = setTimeout(() => {
         this.#logger.warn('consumer did not drain before the shutdown timeout; the spool keeps the rest')
         worker.postMessage({ type: 'abandon' } satisfies ToConsumer)
-        setTimeout(() => void worker.terminate(), 2000).unref()
+        // Abandoning ends the thread once its current store call returns. Terminating it while it waits
+        // inside better-sqlite3 (a busy lock waits up to 5 s) aborts the whole process, so the hard stop
+        // comes only after that wait.
+        setTimeout(() => void worker.terminate(), ABANDON_GRACE_MS).unref()
       }, timeoutMs)
       worker.once('exit', () => {
         clearTimeout(timer)

@@ -39,6 +39,8 @@ export class SinkWriter {
         this.#o.onFailure(error as Error)
         if (this.#o.abandoned()) return false
         await this.#sleep(delay)
+        // Checked again: shutdown may have given up while this thread was blocked in the failed call.
+        if (this.#o.abandoned()) return false
         delay = Math.min(delay * 2, this.#o.retryMaxMs)
       }
     }

@@ -118,11 +118,26 @@ export class LaneReader {
     if (next < this.#firstLive) {
       const exists = listSegments(this.#dir, this.lane).find((s) => s.segment >= next)
       this.#position = { segment: exists && exists.segment < this.#firstLive ? exists.segment : this.#firstLive, offset: 0 }
+      this.#closeFinished()
       return true
     }
     if (next > this.#maxKnownSegment) return false
     this.#position = { segment: next, offset: 0 }
+    this.#closeFinished()
     return true
+  }
+
+  /**
+   * Lets go of the segment read last once the position has left it: the consumer deletes finished segments,
+   * and an open descriptor would keep a deleted file's space taken (on a full disk, the space the writer
+   * needs) until the next segment with data is opened.
+   */
+  #closeFinished(): void {
+    if (this.#fd >= 0 && this.#fdSegment < this.#position.segment) {
+      this.close()
+      this.#buffer = Buffer.alloc(0)
+      this.#bufferStart = 0
+    }
   }
 
   /** A buffer that starts at `offset` of the segment and holds at least one whole frame if available. */

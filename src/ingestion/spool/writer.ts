@@ -1,21 +1,21 @@
 /**
  * The durable side of "acknowledged = never lost". Capture appends frames here and answers 200 only when
- * the promise resolves, which happens after the frames are written and fdatasync'd. Appends that arrive
- * while a sync is running share the next one (group commit), so the cost of durability is one fdatasync
- * per few milliseconds, not per request. Writes and syncs run on libuv's thread pool: the event loop never
- * waits for the disk.
+ * the promise resolves, after the frames are written to a segment opened with O_DSYNC. Appends arriving
+ * while a write runs share the next one (group commit), so durability costs one synced write per group,
+ * not per request. Writes run on libuv's thread pool: the event loop never waits for the disk.
  *
  * On startup every lane begins a new segment: old segments (possibly with a torn tail from a crash) are
  * never appended to, and the consumer reads them to their last valid frame.
  */
-import { closeSync, fdatasync, openSync, unlinkSync, writev } from 'node:fs'
+import { closeSync, constants, openSync, unlinkSync, writev } from 'node:fs'
 import { promisify } from 'node:util'
 import { AppError } from '../../common/errors.js'
 import type { Lane } from '../types.js'
 import { LANES, listSegments, segmentPath } from './layout.js'
 
 const writevAsync = promisify(writev)
-const fdatasyncAsync = promisify(fdatasync)
+/** Append-only, and durable on return from each write (the per-write equivalent of fdatasync). */
+const SEGMENT_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_DSYNC
 
 /** How long clients are told to wait when the spool is full or the disk failed. */
 const RETRY_AFTER_SECONDS = 5
@@ -71,7 +71,7 @@ export class SpoolWriter {
       const segment = (segments.at(-1)?.segment ?? 0) + 1
       this.#lanes.set(lane, {
         lane,
-        fd: openSync(segmentPath(options.dir, lane, segment), 'a'),
+        fd: openSync(segmentPath(options.dir, lane, segment), SEGMENT_FLAGS),
         segment,
         size: 0,
         pending: [],
@@ -127,16 +127,24 @@ export class SpoolWriter {
     this.#usedBytes = Math.max(0, this.#usedBytes - bytes)
   }
 
+  /**
+   * Group commit: an append to an idle spool waits `fsyncIntervalMs` (0 = the rest of this tick) for
+   * company, then one write makes the group durable. Appends arriving during that write form the next
+   * group, which starts the moment the write completes, so under load the disk is never idle and no
+   * timer adds latency.
+   */
   #schedule(): void {
     if (this.#timer || this.#flushing) return
-    const run = () => {
-      this.#timer = null
-      this.#flushing = this.#flush().finally(() => {
-        this.#flushing = null
-        if ([...this.#lanes.values()].some((s) => s.waiters.length > 0)) this.#schedule()
-      })
-    }
-    this.#timer = this.#options.fsyncIntervalMs > 0 ? setTimeout(run, this.#options.fsyncIntervalMs) : setImmediate(run) as unknown as NodeJS.Timeout
+    const wait = this.#options.fsyncIntervalMs
+    this.#timer = wait > 0 ? setTimeout(() => this.#run(), wait) : (setImmediate(() => this.#run()) as unknown as NodeJS.Timeout)
+  }
+
+  #run(): void {
+    this.#timer = null
+    this.#flushing = this.#flush().finally(() => {
+      this.#flushing = null
+      if ([...this.#lanes.values()].some((s) => s.waiters.length > 0)) this.#run()
+    })
   }
 
   async #flush(): Promise<void> {
@@ -152,10 +160,11 @@ export class SpoolWriter {
     await Promise.all(
       work.map(async ({ state, frames, bytes, waiters }) => {
         try {
+          // Segments are opened with O_DSYNC: each write returns once its data is on stable storage, so a
+          // group costs one trip through libuv's thread pool instead of a write and an fdatasync.
           for (let i = 0; i < frames.length; i += IOV_MAX) {
             await writeAll(state.fd, frames.slice(i, i + IOV_MAX))
           }
-          await fdatasyncAsync(state.fd)
         } catch (error) {
           this.#usedBytes -= bytes
           this.#lastError = error as Error
@@ -184,12 +193,15 @@ export class SpoolWriter {
     state.segment += 1
     state.size = 0
     try {
-      state.fd = openSync(segmentPath(this.#options.dir, state.lane, state.segment), 'a')
+      state.fd = openSync(segmentPath(this.#options.dir, state.lane, state.segment), SEGMENT_FLAGS)
     } catch (error) {
       this.#lastError = error as Error
       this.#options.onError(error as Error)
       state.fd = -1
     }
+    // Tell the consumer the previous segment is finished even before anything is written to this one: after
+    // a failed write on a full disk, that segment is what must be deleted for the next write to succeed.
+    this.#options.onDurable(state.lane, state.segment, 0)
   }
 
   /** Waits for pending appends to become durable, then closes the segments (empty ones are removed). */

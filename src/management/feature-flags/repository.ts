@@ -2,6 +2,7 @@
 import type { Db } from '../../storage/sqlite/database.js'
 import type { FlagListFilter } from './list-query.js'
 import { toRecord, toRow, type FeatureFlagRecord, type FeatureFlagRow } from './record.js'
+import { prepared } from '../../storage/sqlite/database.js'
 
 const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
 
@@ -30,12 +31,12 @@ export class FlagRepository {
 
   /** The flag of the project, deleted or not. */
   get(teamId: number, id: number): FeatureFlagRecord | null {
-    const row = this.#db.prepare('SELECT * FROM feature_flags WHERE id = ? AND team_id = ?').get(id, teamId) as FeatureFlagRow | undefined
+    const row = prepared(this.#db, 'SELECT * FROM feature_flags WHERE id = ? AND team_id = ?').get(id, teamId) as FeatureFlagRow | undefined
     return row ? toRecord(row) : null
   }
 
   liveByKey(teamId: number, key: string): FeatureFlagRecord | null {
-    const row = this.#db.prepare('SELECT * FROM feature_flags WHERE team_id = ? AND key = ? AND deleted = 0').get(teamId, key) as
+    const row = prepared(this.#db, 'SELECT * FROM feature_flags WHERE team_id = ? AND key = ? AND deleted = 0').get(teamId, key) as
       | FeatureFlagRow
       | undefined
     return row ? toRecord(row) : null
@@ -43,8 +44,7 @@ export class FlagRepository {
 
   insert(record: Omit<FeatureFlagRecord, 'id'>): number {
     const row = toRow({ ...record, id: 0 })
-    const info = this.#db
-      .prepare(
+    const info = prepared(this.#db, 
         `INSERT INTO feature_flags (team_id, key, name, filters, deleted, active, ensure_experience_continuity,
            rollback_conditions, performed_rollback, tags, analytics_dashboards, has_enriched_analytics, usage_dashboard_id,
            evaluation_runtime, is_remote_configuration, has_encrypted_payloads, version, created_by_id, last_modified_by_id,
@@ -59,8 +59,7 @@ export class FlagRepository {
   }
 
   update(record: FeatureFlagRecord): void {
-    this.#db
-      .prepare(
+    prepared(this.#db, 
         `UPDATE feature_flags SET key = @key, name = @name, filters = @filters, deleted = @deleted, active = @active,
            ensure_experience_continuity = @ensure_experience_continuity, rollback_conditions = @rollback_conditions,
            performed_rollback = @performed_rollback, tags = @tags, analytics_dashboards = @analytics_dashboards,
@@ -74,8 +73,7 @@ export class FlagRepository {
 
   /** Active, live flags other than `flagId` with a condition on it, by key. */
   dependents(teamId: number, flagId: number): FeatureFlagRecord[] {
-    const rows = this.#db
-      .prepare(`SELECT * FROM feature_flags f WHERE team_id = ? AND deleted = 0 AND active = 1 AND id != ? AND ${DEPENDS_ON} ORDER BY key`)
+    const rows = prepared(this.#db, `SELECT * FROM feature_flags f WHERE team_id = ? AND deleted = 0 AND active = 1 AND id != ? AND ${DEPENDS_ON} ORDER BY key`)
       .all(teamId, flagId, String(flagId)) as FeatureFlagRow[]
     return rows.map(toRecord)
   }
@@ -83,8 +81,7 @@ export class FlagRepository {
   /** Ids of the live experiments of each flag. */
   experimentIds(flagIds: readonly number[]): Map<number, number[]> {
     if (flagIds.length === 0) return new Map()
-    const rows = this.#db
-      .prepare(`SELECT id, feature_flag_id FROM experiments WHERE deleted = 0 AND feature_flag_id IN (${placeholders(flagIds)}) ORDER BY id`)
+    const rows = prepared(this.#db, `SELECT id, feature_flag_id FROM experiments WHERE deleted = 0 AND feature_flag_id IN (${placeholders(flagIds)}) ORDER BY id`)
       .all(...flagIds) as Array<{ id: number; feature_flag_id: number }>
     return groupBy(rows.map((r) => [r.feature_flag_id, r.id]))
   }
@@ -92,16 +89,14 @@ export class FlagRepository {
   /** Role ids with access to each flag. */
   roleAccessRoleIds(flagIds: readonly number[]): Map<number, string[]> {
     if (flagIds.length === 0) return new Map()
-    const rows = this.#db
-      .prepare(`SELECT feature_flag_id, role_id FROM feature_flag_role_access WHERE feature_flag_id IN (${placeholders(flagIds)}) ORDER BY id`)
+    const rows = prepared(this.#db, `SELECT feature_flag_id, role_id FROM feature_flag_role_access WHERE feature_flag_id IN (${placeholders(flagIds)}) ORDER BY id`)
       .all(...flagIds) as Array<{ feature_flag_id: number; role_id: string }>
     return groupBy(rows.map((r) => [r.feature_flag_id, r.role_id]))
   }
 
   cohortNames(teamId: number, ids: readonly number[]): Map<number, string> {
     if (ids.length === 0) return new Map()
-    const rows = this.#db
-      .prepare(`SELECT id, name FROM cohorts WHERE team_id = ? AND id IN (${placeholders(ids)})`)
+    const rows = prepared(this.#db, `SELECT id, name FROM cohorts WHERE team_id = ? AND id IN (${placeholders(ids)})`)
       .all(teamId, ...ids) as Array<{ id: number; name: string }>
     return new Map(rows.map((r) => [r.id, r.name]))
   }
@@ -109,8 +104,7 @@ export class FlagRepository {
   /** Which of `ids` are dashboards of the project. */
   dashboardIds(teamId: number, ids: readonly number[]): Set<number> {
     if (ids.length === 0) return new Set()
-    const rows = this.#db
-      .prepare(`SELECT id FROM dashboards WHERE team_id = ? AND id IN (${placeholders(ids)})`)
+    const rows = prepared(this.#db, `SELECT id FROM dashboards WHERE team_id = ? AND id IN (${placeholders(ids)})`)
       .all(teamId, ...ids) as Array<{ id: number }>
     return new Set(rows.map((r) => r.id))
   }
@@ -152,18 +146,16 @@ export class FlagRepository {
     }
     const clause = where.join(' AND ')
     const direction = filter.order.descending ? 'DESC' : 'ASC'
-    const count = (this.#db.prepare(`SELECT COUNT(*) AS n FROM feature_flags f WHERE ${clause}`).get(...params) as { n: number }).n
+    const count = (prepared(this.#db, `SELECT COUNT(*) AS n FROM feature_flags f WHERE ${clause}`).get(...params) as { n: number }).n
     const page = limit === undefined ? '' : ' LIMIT ? OFFSET ?'
-    const rows = this.#db
-      .prepare(`SELECT f.* FROM feature_flags f WHERE ${clause} ORDER BY f.${filter.order.column} ${direction}, f.id ${direction}${page}`)
+    const rows = prepared(this.#db, `SELECT f.* FROM feature_flags f WHERE ${clause} ORDER BY f.${filter.order.column} ${direction}, f.id ${direction}${page}`)
       .all(...params, ...(limit === undefined ? [] : [limit, offset])) as FeatureFlagRow[]
     return { count, records: rows.map(toRecord) }
   }
 
   /** Every flag of the project, for evaluation: live ones, optionally only active. */
   definitions(teamId: number, activeOnly: boolean): FeatureFlagRecord[] {
-    const rows = this.#db
-      .prepare(`SELECT * FROM feature_flags WHERE team_id = ? AND deleted = 0 ${activeOnly ? 'AND active = 1' : ''} ORDER BY id`)
+    const rows = prepared(this.#db, `SELECT * FROM feature_flags WHERE team_id = ? AND deleted = 0 ${activeOnly ? 'AND active = 1' : ''} ORDER BY id`)
       .all(teamId) as FeatureFlagRow[]
     return rows.map(toRecord)
   }

@@ -12,6 +12,7 @@ import type { Project } from '../accounts.js'
 import type { RoleObject, Roles } from '../roles.js'
 import type { FeatureFlagObject } from './serialize.js'
 import type { FeatureFlags } from './service.js'
+import { prepared } from '../../storage/sqlite/database.js'
 
 export const ROLE_EDIT_DENIED = "You can't edit roles for this feature flag."
 const FLAG_NOT_FOUND = 'Feature flag not found.'
@@ -52,10 +53,9 @@ export class FlagRoleAccess {
   list(project: Project, flagId: number, userId: number, limit: number, offset: number): { count: number; results: RoleAccessObject[] } {
     const flag = this.#flags.record(project, flagId, FLAG_NOT_FOUND)
     const count = (
-      this.#db.prepare('SELECT COUNT(*) AS n FROM feature_flag_role_access WHERE feature_flag_id = ?').get(flag.id) as { n: number }
+      prepared(this.#db, 'SELECT COUNT(*) AS n FROM feature_flag_role_access WHERE feature_flag_id = ?').get(flag.id) as { n: number }
     ).n
-    const rows = this.#db
-      .prepare('SELECT * FROM feature_flag_role_access WHERE feature_flag_id = ? ORDER BY added_at, id LIMIT ? OFFSET ?')
+    const rows = prepared(this.#db, 'SELECT * FROM feature_flag_role_access WHERE feature_flag_id = ? ORDER BY added_at, id LIMIT ? OFFSET ?')
       .all(flag.id, limit, offset) as RoleAccessRow[]
     const flagObject = this.#flags.toObjects(project, [flag], userId)[0]
     return { count, results: rows.map((row) => this.#toObject(project, row, flagObject)) }
@@ -72,15 +72,13 @@ export class FlagRoleAccess {
         const flag = this.#flags.record(project, flagId, FLAG_NOT_FOUND)
         if (!this.#flags.canEdit(project, flag, userId)) throw new AppError('permission_denied', { detail: ROLE_EDIT_DENIED })
         assertValid(compiled(), body)
-        const role = this.#db
-          .prepare('SELECT id FROM roles WHERE id = ? AND organization_id = ?')
+        const role = prepared(this.#db, 'SELECT id FROM roles WHERE id = ? AND organization_id = ?')
           .get(body.role_id.toLowerCase(), project.organization_id) as { id: string } | undefined
         if (!role) throw new AppError('not_found', { detail: 'Role not found.' })
-        const exists = this.#db.prepare('SELECT 1 FROM feature_flag_role_access WHERE feature_flag_id = ? AND role_id = ?').get(flag.id, role.id)
+        const exists = prepared(this.#db, 'SELECT 1 FROM feature_flag_role_access WHERE feature_flag_id = ? AND role_id = ?').get(flag.id, role.id)
         if (exists) throw new ValidationError('unique', 'The fields feature_flag, role must make a unique set.', 'role_id')
         const now = iso(this.#clock.now())
-        const info = this.#db
-          .prepare('INSERT INTO feature_flag_role_access (feature_flag_id, role_id, added_at, updated_at) VALUES (?, ?, ?, ?)')
+        const info = prepared(this.#db, 'INSERT INTO feature_flag_role_access (feature_flag_id, role_id, added_at, updated_at) VALUES (?, ?, ?, ?)')
           .run(flag.id, role.id, now, now)
         return this.get(project, flag.id, Number(info.lastInsertRowid), userId)
       })
@@ -93,13 +91,13 @@ export class FlagRoleAccess {
         const flag = this.#flags.record(project, flagId, FLAG_NOT_FOUND)
         if (!this.#flags.canEdit(project, flag, userId)) throw new AppError('permission_denied', { detail: ROLE_EDIT_DENIED })
         this.#row(flag.id, id)
-        this.#db.prepare('DELETE FROM feature_flag_role_access WHERE id = ?').run(id)
+        prepared(this.#db, 'DELETE FROM feature_flag_role_access WHERE id = ?').run(id)
       })
       .immediate()
   }
 
   #row(flagId: number, id: number): RoleAccessRow {
-    const row = this.#db.prepare('SELECT * FROM feature_flag_role_access WHERE id = ? AND feature_flag_id = ?').get(id, flagId) as
+    const row = prepared(this.#db, 'SELECT * FROM feature_flag_role_access WHERE id = ? AND feature_flag_id = ?').get(id, flagId) as
       | RoleAccessRow
       | undefined
     if (!row) throw new AppError('not_found')

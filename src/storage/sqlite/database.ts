@@ -58,3 +58,23 @@ export function migrate(db: Db, migrations: readonly Migration[]): number {
 export function schemaVersion(db: Db): number {
   return (db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v
 }
+
+const STATEMENT_CACHE_SIZE = 500
+const statementCaches = new WeakMap<Db, Map<string, Database.Statement>>()
+
+/**
+ * `db.prepare(sql)` with the statement kept for the next call with the same SQL text. Preparing costs tens
+ * of microseconds, more than running a small query, and the management API runs the same few statements on
+ * every request. Bounded: the oldest statement is dropped past 500 distinct texts (dynamic IN lists).
+ */
+export function prepared(db: Db, sql: string): Database.Statement {
+  let cache = statementCaches.get(db)
+  if (!cache) statementCaches.set(db, (cache = new Map()))
+  let statement = cache.get(sql)
+  if (statement === undefined) {
+    statement = db.prepare(sql)
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string)
+    cache.set(sql, statement)
+  }
+  return statement
+}

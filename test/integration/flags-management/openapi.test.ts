@@ -1,15 +1,4 @@
 import t from 'tap'
-import { systemClock } from '../../../src/common/clock.js'
-import { loadConfig } from '../../../src/config/index.js'
-import { registerRoutes } from '../../../src/http/app.js'
-import { Router } from '../../../src/http/router.js'
-import { FlagEvaluator } from '../../../src/flags/evaluator.js'
-import { ProjectFlagCache } from '../../../src/flags/project-cache.js'
-import { ManagementFlagSource, createManagement } from '../../../src/management/index.js'
-import { PersonReader, StaticCohortWriter } from '../../../src/persons/index.js'
-import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
-import type { EventStore } from '../../../src/storage/events/index.js'
-import { createMetrics } from '../../../src/observability/metrics.js'
 import { cohortCreateSchema, cohortSchema } from '../../../src/schemas/cohort.js'
 import {
   featureFlagCreateSchema,
@@ -19,43 +8,14 @@ import {
 } from '../../../src/schemas/feature-flag.js'
 import { createAjv } from '../../../src/schemas/index.js'
 import { openApiPath } from '../../../src/schemas/openapi.js'
-import { migrate, openDatabase } from '../../../src/storage/index.js'
-import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
+import { registeredRoutes } from '../../helpers/routes.js'
 import { flagServer } from './fixture.js'
 
 /** The routes this document must describe: flags (management and evaluation), role access, activity, cohorts, the schema. */
 const DOCUMENTED = /\/(feature_flags|cohorts|experiments|dashboards)\/|^\/api\/schema\/$/
 
-function registeredRoutes(): Array<{ method: string; path: string }> {
-  const db = openDatabase(':memory:')
-  migrate(db, MANAGEMENT_MIGRATIONS)
-  const personsDb = openDatabase(':memory:')
-  migrate(personsDb, PERSONS_MIGRATIONS)
-  const persons = new PersonReader(personsDb)
-  const management = createManagement(db, systemClock)
-  const router = new Router()
-  registerRoutes(router, {
-    config: loadConfig({}),
-    management,
-    metrics: createMetrics(),
-    baseUrl: () => '',
-    readiness: [],
-    persons,
-    staticCohorts: new StaticCohortWriter(personsDb),
-    // Registration only: no route is called here, so the event store is never queried.
-    events: {} as EventStore,
-    flags: new FlagEvaluator({
-      cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),
-      persons,
-      hashKeys: null,
-      geoip: null,
-      now: Date.now,
-      offload: null,
-      inlineMax: 200,
-    }),
-  })
-  return router
-    .routes()
+function documentedRoutes(): Array<{ method: string; path: string }> {
+  return registeredRoutes()
     .filter((r) => DOCUMENTED.test(r.pattern))
     .map((r) => ({ method: r.method, path: openApiPath(r.pattern) }))
 }
@@ -73,7 +33,7 @@ t.test('GET /api/schema/', async (t) => {
   })
 
   t.test('describes every registered flag, role access and cohort route with its methods, and nothing else', async (t) => {
-    const routes = registeredRoutes()
+    const routes = documentedRoutes()
     t.ok(routes.length >= 15, `found ${routes.length} routes`)
     for (const { method, path } of routes) t.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} is documented`)
     const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>

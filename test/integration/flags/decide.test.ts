@@ -188,6 +188,7 @@ t.test('/decide', async (t) => {
     const db = new Database(join(server.dataDir, 'management.db'))
     db.prepare('DELETE FROM cohorts WHERE id = ?').run(cohort.body.id)
     db.close()
+    await new Promise((r) => setTimeout(r, 150)) // changes by another process are noticed within 100 ms
     const res = await decide(server, { distinct_id: 'distinct_id_1' })
     t.equal(res.status, 200)
     t.equal(res.body.errorComputingFlags, true)

@@ -63,6 +63,20 @@ export function ingestionSuite(t: Test, setup: StoreSetup): void {
     t.ok(events.every((e) => /^[0-9a-f]{8}-[0-9a-f]{4}-7/.test(e.uuid)), 'events without uuid get a UUIDv7')
   })
 
+  t.test('a batch big enough for the worker pool is stored whole, gzip judged by its decoded size', async (t) => {
+    const batch = Array.from({ length: 2500 }, (_, i) => ({ event: 'pooled', properties: { distinct_id: `pool-${i % 50}`, i, pad: 'p'.repeat(150) } }))
+    const body = JSON.stringify({ api_key: token(), batch })
+    t.ok(body.length > 256 * 1024, `${body.length} bytes: over the inline limit`)
+    t.equal((await server.request('POST', '/batch/', { rawBody: body, headers: { 'content-type': 'application/json' } })).status, 200)
+    const zipped = gzipSync(JSON.stringify({ api_key: token(), batch: batch.map((e) => ({ ...e, event: 'pooled gzip' })) }))
+    t.ok(zipped.length < 256 * 1024, `${zipped.length} bytes compressed`)
+    t.equal((await server.request('POST', '/batch/', { rawBody: zipped, headers: { 'content-encoding': 'gzip' } })).status, 200)
+    await waitForEvents(server, 'event=pooled', 2500)
+    await waitForEvents(server, 'event=pooled%20gzip', 2500)
+    const metrics = (await server.request('GET', '/metrics')).text
+    t.match(metrics, /skylark_http_requests_total\{route="\/batch\/",status="200"\}/)
+  })
+
   t.test('the key may come from token, $token or properties.token', async (t) => {
     for (const [i, body] of [
       { token: token(), event: 'k', distinct_id: 'key-0' },

@@ -1,0 +1,267 @@
+/**
+ * Builds the HTTP fuzz's requests: for case i, a route from the server's own table, its path parameters,
+ * query, headers and body, all drawn from `Rng(seed, i)`. Public routes get hostile payloads in every
+ * encoding; management routes get broken flag, cohort, experiment and role bodies with a valid key (so
+ * they reach the domain rules) and sometimes a broken one.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Route } from '../../../src/http/router.js'
+import { Rng } from '../../unit/fuzz/rng.js'
+import { captureEvent, cohortBody, decideBody, experimentBody, flagBody, propertyFilter } from '../../unit/fuzz/shapes.js'
+import {
+  METACHARACTERS,
+  bombBodies,
+  encode,
+  hostileString,
+  invalidUtf8,
+  mutate,
+  nestedJson,
+  pickEncoding,
+  pollutionJson,
+  randomBytesBody,
+  randomJson,
+  truncate,
+} from '../../unit/fuzz/values.js'
+
+export interface FuzzTargets {
+  /** The fuzz project: public token, id, organisation, and a personal key limited to it. */
+  token: string
+  projectId: number
+  organizationId: string
+  personalKey: string
+  /** Ids of objects that exist, so path parameters often name something real. */
+  ids: { flag: number[]; cohort: number[]; experiment: number[]; role: string[]; roleAccess: number[]; user: string[] }
+  flagKeys: string[]
+}
+
+export interface FuzzRequest {
+  method: string
+  path: string
+  headers: Record<string, string>
+  body?: Buffer
+  /** Route label for the report. */
+  label: string
+  /** The registered route this request was built for: `<method> <pattern>`. */
+  route: string
+  /** Capture routes only: uuids in the body, none of which may be stored if the request is refused. */
+  uuids: string[]
+}
+
+const CAPTURE = new Set(['/capture/', '/e/', '/i/v0/e/', '/track/', '/engage/', '/batch/'])
+const DECIDE = new Set(['/decide/', '/flags/'])
+/**
+ * Routes whose work grows with the stored data (they walk every person or scan events): still fuzzed, less
+ * often, so the run's length does not grow with the data the run itself stores.
+ */
+const HEAVY = /\/(results|secondary_results|create_exposure_cohort_for_experiment|requires_flag_implementation|user_blast_radius|create_static_cohort_for_flag|events)\/$/
+const QUERY_KEYS = [
+  'limit', 'offset', 'search', 'order', 'status', 'archived', 'active', 'type', 'tags', 'created_by_id', 'distinct_id', 'groups', 'event',
+  'properties', 'after', 'before', 'send_cohorts', 'id', 'group_type_index', 'page', 'token', 'v', 'config', 'compression', 'ip', '_',
+  'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key',
+]
+
+/** A uuid the fuzz can recognise in the store: `f0220000-…` with the case number in the last group. */
+export function garbageUuid(caseIndex: number, k: number): string {
+  return `f0220000-0000-4000-8000-${(caseIndex * 1024 + k).toString(16).padStart(12, '0')}`
+}
+const GARBAGE_UUID = /f0220000-0000-4000-8000-[0-9a-f]{12}/g
+
+/** A header value node:http accepts (printable ASCII), short enough that the request head stays far under uWS's ≈128 KB. */
+function headerValue(rng: Rng): string {
+  return hostileString(rng).replace(/[^\x20-\x7e]/g, '').trim().slice(0, 4096) || 'x/y'
+}
+
+/** encodeURIComponent, which throws on lone surrogates: they become U+FFFD, as in any UTF-8 encoding. */
+function percent(text: string): string {
+  return encodeURIComponent(text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'))
+}
+
+/** A query value; long ones stay under uWS's ≈128 KB limit on the request head with several parameters. */
+function queryValue(rng: Rng): string {
+  return queryValueOfAnyLength(rng).slice(0, 16_000)
+}
+
+function queryValueOfAnyLength(rng: Rng): string {
+  return rng.weighted<() => string>([
+    [3, () => hostileString(rng)],
+    [2, () => String(rng.pick([0, 1, 10, 100, 1000, 1001, -1, 2 ** 53, 1e308]))],
+    [1, () => JSON.stringify(randomJson(rng, 2))],
+    [1, () => JSON.stringify([propertyFilter(rng)])],
+    [1, () => rng.pick(['true', 'false', '1', 'draft', 'running', 'complete', 'all', '-created_at', 'key', '3', '4'])],
+  ])()
+}
+
+function pathParam(rng: Rng, name: string, t: FuzzTargets): string {
+  const real = (): string | number => {
+    switch (name) {
+      case 'project_id':
+        return rng.chance(0.9) ? t.projectId : '@current'
+      case 'organization_id':
+        return t.organizationId
+      case 'role_id':
+        return rng.pick(t.ids.role.length > 0 ? t.ids.role : ['none'])
+      case 'feature_flag_id':
+        return rng.pick(t.ids.flag)
+      case 'token':
+        return t.token
+      case 'membership_id':
+        return rng.pick(t.ids.user)
+      default:
+        return rng.pick([...t.ids.flag, ...t.ids.cohort, ...t.ids.experiment, ...t.ids.roleAccess, ...t.flagKeys.slice(0, 3)])
+    }
+  }
+  const value = rng.chance(0.75)
+    ? String(real())
+    : rng.pick(['0', '-1', '999999999999999', '1e3', '0x10', '１', ' 1', '%', '..', hostileString(rng), randomUUID(), 'a'.repeat(5000)])
+  return percent(value.slice(0, 16_000))
+}
+
+function buildPath(rng: Rng, route: Route, t: FuzzTargets): string {
+  let path = route.pattern.replace(/:([a-z_]+)/g, (_, name: string) => pathParam(rng, name, t))
+  if (rng.chance(0.03)) {
+    // Odd spellings of the same route: no trailing slash, doubled slashes, dot segments.
+    path = rng.pick([path.replace(/(.)\/$/, '$1'), path.replace(/\//g, '//'), `${path}./`, `/./${path.slice(1)}`, `${path}%00`])
+  }
+  const params: string[] = []
+  for (let n = rng.int(4); n > 0; n--) params.push(`${rng.pick(QUERY_KEYS)}=${percent(queryValue(rng))}`)
+  return params.length > 0 ? `${path}?${params.join('&')}` : path
+}
+
+/** JSON text of `value` broken in one of the ways hostile clients break it. */
+function corrupt(rng: Rng, value: Record<string, unknown> | unknown[]): string | Buffer {
+  const text = JSON.stringify(value)
+  return rng.weighted<() => string | Buffer>([
+    [10, () => text],
+    [3, () => JSON.stringify(mutate(rng, value))],
+    [2, () => pollutionJson(rng, Array.isArray(value) ? { batch: value } : value)],
+    [1, () => truncate(rng, text)],
+    [1, () => nestedJson(rng.pick([99, 100, 101, 3000, 100_000]), rng.pick(['object', 'array', 'mixed'] as const), text)],
+    [1, () => invalidUtf8(rng, text)],
+    [1, () => randomBytesBody(rng)],
+    [1, () => JSON.stringify(randomJson(rng, 3))],
+    [0.02, () => JSON.stringify({ ...value, huge: 'x'.repeat(rng.pick([900_000, 2_100_000])) })],
+    [0.02, () => JSON.stringify({ ...value, many: Array.from({ length: rng.pick([10_000, 200_000]) }, (_, i) => i) })],
+  ])()
+}
+
+function captureBody(rng: Rng, i: number, t: FuzzTargets): Record<string, unknown> | unknown[] {
+  const token = rng.weighted<string | undefined>([[12, t.token], [1, 'phc_doesnotexist'], [1, undefined], [1, hostileString(rng)]])
+  let k = 0
+  const event = () => captureEvent(rng, { uuid: garbageUuid(i, k++) })
+  return rng.weighted<() => Record<string, unknown> | unknown[]>([
+    [4, () => ({ api_key: token, ...event() })],
+    [4, () => ({ api_key: token, historical_migration: rng.chance(0.1), sent_at: rng.pick([undefined, new Date().toISOString(), 'garbage']), batch: Array.from({ length: rng.size(5, 100) }, event) })],
+    [2, () => Array.from({ length: rng.range(1, 5) }, () => ({ ...event(), properties: { ...(event().properties as object), token } }))],
+    [1, () => ({ $token: token, $distinct_id: hostileString(rng), $set: randomJson(rng, 2) })],
+  ])()
+}
+
+function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, unknown> {
+  const p = route.pattern
+  if (p.endsWith('/role_access/')) return { role_id: rng.chance(0.7) ? rng.pick(t.ids.role.length > 0 ? t.ids.role : ['x']) : hostileString(rng) }
+  if (p.endsWith('/role_memberships/')) return { user_uuid: rng.chance(0.5) ? rng.pick(t.ids.user) : hostileString(rng) }
+  if (p.endsWith('/roles/')) return { name: hostileString(rng), feature_flags_access_level: rng.pick([0, 21, 37, 'x']) }
+  if (p.endsWith('/user_blast_radius/')) return { condition: { properties: [propertyFilter(rng, t.ids.cohort, t.ids.flag)], rollout_percentage: 50 }, group_type_index: rng.pick([null, 0, 4, 5, 'x']) }
+  if (p.endsWith('/create_static_cohort_for_flag/')) return { variant: rng.pick([null, 'v0', hostileString(rng)]) }
+  if (p.includes('/experiments/')) return experimentBody(rng, t.flagKeys)
+  if (p.includes('/cohorts/')) return cohortBody(rng, t.ids.cohort)
+  if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
+  return randomJson(rng, 2) as Record<string, unknown>
+}
+
+/** The request for fuzz case `i`. */
+export function fuzzRequest(seed: number, i: number, routes: readonly Route[], t: FuzzTargets): FuzzRequest {
+  const rng = new Rng(seed, i)
+  const kind = rng.weighted<'capture' | 'decide' | 'management' | 'other'>([[40, 'capture'], [20, 'decide'], [35, 'management'], [5, 'other']])
+  const candidates = routes.filter((r) => {
+    const isCapture = CAPTURE.has(r.pattern)
+    const isDecide = DECIDE.has(r.pattern)
+    const isApi = r.pattern.startsWith('/api/') && r.pattern !== '/api/schema/'
+    const group = isCapture ? 'capture' : isDecide ? 'decide' : isApi ? 'management' : 'other'
+    return group === kind && r.method !== 'options'
+  })
+  const route = rng.weighted(candidates.map((r) => [HEAVY.test(r.pattern) ? 0.15 : 1, r] as const))
+  let method = route.method.toUpperCase()
+  if (rng.chance(0.03)) method = rng.pick(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'])
+  let path = buildPath(rng, route, t)
+  const headers: Record<string, string> = {}
+  let body: string | Buffer | undefined
+  const uuids: string[] = []
+
+  if (kind === 'capture' || kind === 'decide') {
+    const json = method === 'GET' && rng.chance(0.7) ? JSON.stringify(kind === 'capture' ? captureBody(rng, i, t) : decideBody(rng, t.token)) : null
+    const data = json !== null && json.length < 40_000 ? encodeURIComponent(Buffer.from(json).toString('base64')) : null
+    if (data !== null) {
+      // uWS closes the connection, without an answer, on a request line and headers over ≈128 KB.
+      path += `${path.includes('?') ? '&' : '?'}data=${data}`
+    } else if (rng.chance(0.015)) {
+      body = rng.pick(bombBodies())
+      headers['content-type'] = rng.pick(['text/plain', 'application/x-www-form-urlencoded'])
+      if (rng.chance(0.5)) headers['content-encoding'] = 'gzip'
+    } else {
+      const payload = kind === 'capture' ? captureBody(rng, i, t) : decideBody(rng, t.token)
+      const text = corrupt(rng, payload)
+      const encoded = encode(text, pickEncoding(rng, text.length))
+      body = encoded.body
+      Object.assign(headers, encoded.headers)
+      if (encoded.query) path += `${path.includes('?') ? '&' : '?'}${encoded.query}`
+      if (kind === 'capture') uuids.push(...new Set(Buffer.isBuffer(text) ? text.toString('latin1').match(GARBAGE_UUID) ?? [] : text.match(GARBAGE_UUID) ?? []))
+    }
+    if (rng.chance(0.05)) headers['content-type'] = headerValue(rng)
+    if (rng.chance(0.05)) headers['content-encoding'] = rng.pick(['br', 'deflate', 'gzip, gzip', 'identity', 'x'])
+    if (rng.chance(0.1)) headers['x-forwarded-for'] = rng.pick(['1.2.3.4', '::1', '999.1.1.1', 'garbage, 8.8.8.8', METACHARACTERS[rng.int(8)]])
+  } else if (kind === 'management') {
+    headers.authorization = rng.weighted<string>([
+      [18, `Bearer ${t.personalKey}`],
+      [1, `Bearer phx_${headerValue(rng).replace(/ /g, '')}`],
+      [1, rng.pick(['', 'Bearer', 'Basic abc', `bearer ${t.personalKey} extra`, 'Bearer ' + 'x'.repeat(10_000)])],
+    ])
+    if (method !== 'GET' && method !== 'DELETE' && rng.chance(0.95)) {
+      body = corrupt(rng, managementBody(rng, route, t))
+      headers['content-type'] = 'application/json'
+    } else if (rng.chance(0.03)) {
+      body = randomBytesBody(rng)
+    }
+  } else if (rng.chance(0.2)) {
+    body = corrupt(rng, randomJson(rng, 2) as Record<string, unknown>)
+  }
+  if (rng.chance(0.02)) headers['x-request-id'] = rng.pick(['ok-id', 'x'.repeat(100), 'with space', '../../'])
+  if (rng.chance(0.02)) headers.origin = rng.pick(['https://example.com', 'null', headerValue(rng)])
+  return { method, path, headers, body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body), label: `${method} ${route.pattern}`, route: `${route.method} ${route.pattern}`, uuids }
+}
+
+export interface ValidEvent {
+  uuid: string
+  event: string
+  distinct_id: string
+}
+
+/** Strings a valid event may carry and get back unchanged: no NUL, no lone surrogates, at most 200 characters. */
+const SAFE = METACHARACTERS.filter((s) => !/[\u0000\ud800-\udfff]/.test(s) || s === '😀')
+
+/**
+ * A valid capture for the control project, in any route, shape and encoding, with metacharacters in the
+ * name, the distinct id and the properties. Every one must be answered 200 and stored exactly once.
+ */
+export function validRequest(seed: number, i: number, token: string): { request: FuzzRequest; events: ValidEvent[] } {
+  const rng = new Rng(seed ^ 0x7a11d, i)
+  const route = rng.pick(['/capture/', '/e/', '/i/v0/e/', '/track/', '/batch/'])
+  const events = Array.from({ length: route === '/batch/' ? rng.range(1, 20) : 1 }, (_, k) => ({
+    uuid: `a1a10000-0000-4000-8000-${(i * 32 + k).toString(16).padStart(12, '0')}`,
+    event: `valid ${rng.pick(SAFE)}`,
+    distinct_id: `v-${rng.pick(SAFE)}-${rng.int(50)}`,
+  }))
+  const body = (e: ValidEvent) => ({ ...e, timestamp: new Date().toISOString(), properties: { note: rng.pick(SAFE), nested: { deep: [rng.pick(SAFE), 1, null] }, $lib: 'fuzz' } })
+  const payload =
+    route === '/batch/'
+      ? { api_key: token, batch: events.map((e) => ({ ...body(e), properties: { ...body(e).properties, distinct_id: e.distinct_id } })) }
+      : route === '/i/v0/e/'
+        ? [{ ...body(events[0]), properties: { ...body(events[0]).properties, token } }]
+        : { api_key: token, ...body(events[0]) }
+  const text = JSON.stringify(payload)
+  const encoded = encode(text, pickEncoding(rng, text.length))
+  return {
+    request: { method: 'POST', path: `${route}${encoded.query ? `?${encoded.query}` : ''}`, headers: encoded.headers, body: encoded.body, label: `valid ${route}`, route: `post ${route}`, uuids: [] },
+    events,
+  }
+}

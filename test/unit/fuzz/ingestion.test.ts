@@ -1,0 +1,150 @@
+/**
+ * The capture core under hostile input, in-process: decodeBody → parsePayload → encodePayload, the exact
+ * path a request body takes on the main thread or in a pool worker. For every generated body the core
+ * either produces well-formed events or refuses the request with a 4xx AppError; it never throws anything
+ * else, never hangs, and never plants a property on Object.prototype.
+ */
+import t from 'tap'
+import { isAppError } from '../../../src/common/errors.js'
+import { decodeBody } from '../../../src/ingestion/decode.js'
+import { encodePayload } from '../../../src/ingestion/frames.js'
+import { parsePayload, type ParseContext } from '../../../src/ingestion/parse.js'
+import { AppError } from '../../../src/common/errors.js'
+import { Rng, fuzzSeed } from './rng.js'
+import {
+  POLLUTION_MARKER,
+  bombBodies,
+  encode,
+  hostileString,
+  invalidUtf8,
+  mutate,
+  nestedJson,
+  pickEncoding,
+  pollutionJson,
+  randomBytesBody,
+  randomJson,
+  truncate,
+} from './values.js'
+
+const SEED = fuzzSeed()
+const CASES = Number(process.env.FUZZ_UNIT_CASES ?? 30_000)
+const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZZ_CASE)
+const MAX_BYTES = 2 * 1024 * 1024
+// About 0.5 ms a case on a slow machine; larger runs (FUZZ_UNIT_CASES, the soak) get the time they need.
+t.setTimeout(Math.max(120_000, CASES * 2))
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+let uuidCounter = 0
+const context: ParseContext = {
+  now: Date.parse('2025-01-01T00:00:00Z'),
+  ip: '203.0.113.7',
+  queryUnderscore: null,
+  queryToken: null,
+  uuid: () => `01890000-0000-7000-8000-${String(++uuidCounter).padStart(12, '0')}`,
+  resolveProject: (token) => {
+    if (token === 'phc_fuzz') return { id: 7, anonymizeIps: false }
+    throw new AppError('invalid_api_key')
+  },
+}
+
+function validEvent(rng: Rng): Record<string, unknown> {
+  return {
+    event: rng.pick(['$pageview', '$identify', 'signed up', '$groupidentify', '$create_alias']),
+    distinct_id: `u${rng.int(100)}`,
+    uuid: '0189aaaa-0000-7000-8000-000000000001',
+    timestamp: rng.pick(['2025-01-01T00:00:00Z', '2025-01-01', 'yesterday', 1735689600000, '2025-13-45T99:99:99Z']),
+    properties: { $set: { plan: 'pro' }, $groups: { company: 'acme' }, alias: 'other', $group_type: 'company', $group_key: 'acme' },
+  }
+}
+
+/** One hostile body with the headers a client would send with it. */
+function body(rng: Rng): { body: Buffer; contentType: string | undefined; contentEncoding: string | undefined; compression: string | null } {
+  const event = validEvent(rng)
+  const wrap = (inner: unknown): unknown =>
+    rng.weighted<unknown>([
+      [3, { api_key: 'phc_fuzz', ...(inner as object) }],
+      [2, { api_key: 'phc_fuzz', batch: [inner, inner] }],
+      [1, [{ ...(inner as object), properties: { ...((inner as { properties?: object }).properties ?? {}), token: 'phc_fuzz' } }]],
+      [1, inner],
+    ])
+  let text: string | Buffer
+  switch (rng.int(10)) {
+    case 0:
+      return { body: randomBytesBody(rng), contentType: rng.pick([undefined, 'text/plain', 'application/x-www-form-urlencoded']), contentEncoding: undefined, compression: rng.pick([null, 'gzip', 'lz64', 'base64']) }
+    case 1:
+      text = truncate(rng, JSON.stringify(wrap(event)))
+      break
+    case 2:
+      text = nestedJson(rng.pick([99, 100, 101, 5000, 200_000]), rng.pick(['object', 'array', 'mixed'] as const), JSON.stringify(wrap(event)))
+      break
+    case 3:
+      text = JSON.stringify(wrap(mutate(rng, event)))
+      break
+    case 4:
+      text = JSON.stringify(mutate(rng, wrap(event)))
+      break
+    case 5:
+      text = pollutionJson(rng, wrap(event) as Record<string, unknown>)
+      break
+    case 6:
+      text = invalidUtf8(rng, JSON.stringify(wrap(event)))
+      break
+    case 7:
+      text = JSON.stringify(wrap({ ...event, properties: randomJson(rng, 4), event: hostileString(rng), distinct_id: hostileString(rng) }))
+      break
+    case 8:
+      text = JSON.stringify(randomJson(rng, 4))
+      break
+    default:
+      if (rng.chance(0.02)) return { body: rng.pick(bombBodies()), contentType: undefined, contentEncoding: undefined, compression: rng.pick([null, 'lz64', 'base64']) }
+      text = JSON.stringify(wrap(event))
+  }
+  const encoded = encode(text, pickEncoding(rng, text.length))
+  const compression = new URLSearchParams(encoded.query).get('compression')
+  return { body: encoded.body, contentType: encoded.headers['content-type'], contentEncoding: encoded.headers['content-encoding'], compression }
+}
+
+t.test(`capture core under ${CASES} hostile bodies (FUZZ_SEED=${SEED})`, async (t) => {
+  const outcomes = new Map<string, number>()
+  const failures: string[] = []
+  let slowest = 0
+  for (let i = ONLY ?? 0; i < (ONLY === null ? CASES : ONLY + 1) && failures.length < 10; i++) {
+    if (process.env.FUZZ_TRACE) process.stderr.write(`case ${i}\n`)
+    const rng = new Rng(SEED, i)
+    const input = body(rng)
+    const started = performance.now()
+    let outcome: string
+    try {
+      const text = decodeBody({ ...input, maxBytes: MAX_BYTES })
+      const parsed = parsePayload(text, context)
+      const encoded = encodePayload(parsed)
+      for (const e of parsed.events) {
+        const ok =
+          typeof e.event === 'string' && e.event.length > 0 && e.event.length <= 200 &&
+          typeof e.distinct_id === 'string' && e.distinct_id.trim() !== '' && e.distinct_id.length <= 200 &&
+          UUID.test(e.uuid) && Number.isFinite(e.timestamp) && e.team_id === 7 &&
+          typeof e.properties === 'object' && e.properties !== null && !Array.isArray(e.properties)
+        if (!ok) throw new Error(`malformed event: ${JSON.stringify(e).slice(0, 300)}`)
+      }
+      if (encoded.offsets.length !== parsed.events.length + 1) throw new Error('frames do not match events')
+      outcome = `accepted ${parsed.events.length > 0 ? 'some' : 'none'}`
+    } catch (error) {
+      if (isAppError(error) && error.status >= 400 && error.status < 500) outcome = `${error.status} ${error.code}`
+      else {
+        outcome = 'crash'
+        failures.push(`case ${i}: ${error instanceof Error ? error.stack : String(error)}`.slice(0, 1500))
+      }
+    }
+    const ms = performance.now() - started
+    slowest = Math.max(slowest, ms)
+    if (ms > 2000) failures.push(`case ${i}: took ${Math.round(ms)} ms`)
+    if ((Object.prototype as Record<string, unknown>)[POLLUTION_MARKER] !== undefined) {
+      failures.push(`case ${i}: Object.prototype.${POLLUTION_MARKER} was set`)
+      delete (Object.prototype as Record<string, unknown>)[POLLUTION_MARKER]
+    }
+    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+  }
+  t.same(failures, [], `every body is accepted or refused with a 4xx (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)
+  t.ok((outcomes.get('accepted some') ?? 0) > CASES / 20 || ONLY !== null, 'a fair share of the bodies got through to the events')
+  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries([...outcomes].sort((a, b) => b[1] - a[1])))}; slowest case ${slowest.toFixed(1)} ms`)
+})
