@@ -13,6 +13,11 @@ import type { CompileOptions, FlagDefinition } from './types.js'
 /** A property test with the group type name it reads, resolved once (null: person properties or unmapped). */
 export interface ResolvedPropertyTest extends PropertyTest {
   groupName: string | null
+  /**
+   * Shared by every test of the set that reads the same value with the same operator and filter value:
+   * tests are pure functions of (value, now), so a request computes each slot once (see `match.ts`).
+   */
+  slot: number
 }
 
 export interface CompiledCondition {
@@ -21,8 +26,8 @@ export interface CompiledCondition {
   aggregation: number | null
   groupName: string | null
   /** Property and flag-dependency tests in stored order; cohort tests run after them. */
-  tests: (ResolvedPropertyTest | FlagTest)[]
-  cohorts: CohortTest[]
+  tests: readonly (ResolvedPropertyTest | FlagTest)[]
+  cohorts: readonly CohortTest[]
   rollout: number
   /** `rollout / 100`, the bound a hash must not exceed. */
   threshold: number
@@ -85,7 +90,19 @@ function optionalInt(v: unknown, what: string): number | null {
 interface Context {
   mapping: Record<string, string>
   tz: string
+  /** Memo slots by test identity (where the value is read from, operator, filter value). */
+  slots: Map<string, number>
 }
+
+function slotFor(ctx: Context, t: PropertyTest, groupName: string | null): number {
+  const identity = JSON.stringify([t.scope, groupName, t.lookupKey]) + t.signature
+  let slot = ctx.slots.get(identity)
+  if (slot === undefined) ctx.slots.set(identity, (slot = ctx.slots.size))
+  return slot
+}
+
+const NO_TESTS: readonly (ResolvedPropertyTest | FlagTest)[] = Object.freeze([])
+const NO_COHORTS: readonly CohortTest[] = Object.freeze([])
 
 function compileCondition(raw: unknown, index: number, flagAggregation: number | null, variantKeys: Set<string>, ctx: Context): CompiledCondition {
   if (!isObject(raw)) throw new DefinitionError('condition is not an object')
@@ -102,11 +119,23 @@ function compileCondition(raw: unknown, index: number, flagAggregation: number |
     else if (f.kind === 'flag') tests.push(f)
     else {
       const gti = f.scope === 'group' ? (f.groupTypeIndex ?? aggregation) : null
-      tests.push({ ...f, groupName: gti === null ? null : (ctx.mapping[String(gti)] ?? null) })
+      const groupName = gti === null ? null : (ctx.mapping[String(gti)] ?? null)
+      tests.push({ ...f, groupName, slot: slotFor(ctx, f, groupName) })
     }
   }
   const variant = typeof raw.variant === 'string' && variantKeys.has(raw.variant) ? raw.variant : null
-  return { index, aggregation, groupName: aggregation === null ? null : (ctx.mapping[String(aggregation)] ?? null), tests, cohorts, rollout, threshold: rollout / 100, variant }
+  return {
+    index,
+    aggregation,
+    groupName: aggregation === null ? null : (ctx.mapping[String(aggregation)] ?? null),
+    // conditions without filters share one empty list: a request reads every condition's lists, and one shared
+    // array stays in cache where hundreds of separate empty ones would not
+    tests: tests.length === 0 ? NO_TESTS : tests,
+    cohorts: cohorts.length === 0 ? NO_COHORTS : cohorts,
+    rollout,
+    threshold: rollout / 100,
+    variant,
+  }
 }
 
 function compileVariants(raw: unknown): { key: string; upper: number }[] {
@@ -206,6 +235,10 @@ export interface CompiledSetData {
   initialKeys: string[]
   /** Flag values before a request: false for inactive flags, so `flag_evaluates_to: false` can match them. */
   initialValues: (boolean | undefined)[]
+  /** `plan.order` resolved to the flags and whether each is active, so the request loop reads no definition. */
+  ordered: { pi: number; flag: CompiledFlag; active: boolean }[]
+  /** Distinct property tests (`ResolvedPropertyTest.slot` ranges below this). */
+  testSlots: number
 }
 
 /** What a group of flags reads: person keys, group type indexes, cohorts (transitively). */
@@ -246,7 +279,7 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
     warnings.push({ key: '', message: `unknown time zone ${tz}; using UTC` })
     tz = 'UTC'
   }
-  const ctx: Context = { mapping: options.groupTypeMapping, tz }
+  const ctx: Context = { mapping: options.groupTypeMapping, tz, slots: new Map() }
   const flags = definitions.map((d, i) => compileFlag(d, i, ctx))
   for (const f of flags) if (f.error !== null && !f.definition.deleted) warnings.push({ key: f.key, message: f.error.description })
   const planFlags = flags.filter((f) => !f.definition.deleted).map((f) => f.position)
@@ -273,5 +306,7 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
     warnings,
     initialKeys: [...usage.personKeys].filter((k) => INITIAL_PROPERTY.has(k)),
     initialValues: flags.map((f) => (isCurrentRow(f) && !f.definition.active ? false : undefined)),
+    testSlots: ctx.slots.size,
+    ordered: plan.order.map((pi) => ({ pi, flag: flags[planFlags[pi]], active: flags[planFlags[pi]].definition.active })),
   }
 }

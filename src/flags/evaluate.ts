@@ -5,8 +5,8 @@
  */
 import type { CompiledFlag, CompiledSetData } from './compile.js'
 import { INITIAL_PROPERTY } from './compile.js'
-import { matchFlag, matchValue, type Match, type Request } from './match.js'
-import { FlagEvaluationError, reasonCode, reasonDescription } from './reasons.js'
+import { matchFlag, matchResult, resultValue, type Request } from './match.js'
+import { FlagEvaluationError } from './reasons.js'
 import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
 
 /** Fills `$initial_x` from `x` when only the latter is present (ingestion writes the twin later). */
@@ -19,19 +19,6 @@ function withInitialProperties(person: Record<string, unknown>, initialKeys: rea
     out[initial] = person[source]
   }
   return out
-}
-
-function matchResult(flag: CompiledFlag, m: Match): FlagResult {
-  return {
-    key: flag.key,
-    enabled: m.matches,
-    variant: m.variant,
-    reason: { code: reasonCode(m.reason), condition_index: m.conditionIndex, description: reasonDescription(m.reason, m.conditionIndex) },
-    payload: m.payload,
-    id: flag.id,
-    version: flag.version,
-    failed: false,
-  }
 }
 
 function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
@@ -48,7 +35,7 @@ function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
 }
 
 export function missingDependencyResult(flag: CompiledFlag): FlagResult {
-  return matchResult(flag, { matches: false, variant: null, reason: 'missing_dependency', conditionIndex: null, payload: null })
+  return matchResult(flag, false, null, 'missing_dependency', null, null)
 }
 
 export interface Run {
@@ -71,24 +58,25 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
     cohorts: data.cohorts,
     cohortScope: { person: input.personProperties, staticIds: input.staticCohortIds ?? new Set(), now: input.now, memo: new Map() },
     values,
+    memo: new Array(data.testSlots),
   }
   req.cohortScope.person = req.person
   const results: (FlagResult | undefined)[] = new Array(data.flags.length)
   let errors = data.plan.cyclic.size > 0
-  for (const pi of data.plan.order) {
+  const anyMissing = data.plan.missing.size > 0
+  for (const { pi, flag, active } of data.ordered) {
     if (only !== null && !only.has(pi)) continue
-    const flag = data.flags[data.planFlags[pi]]
-    if (!flag.definition.active && pi !== force) continue
-    if (data.plan.missing.has(pi)) {
+    if (!active && pi !== force) continue
+    if (anyMissing && data.plan.missing.has(pi)) {
       values[flag.position] = false
       results[flag.position] = missingDependencyResult(flag)
       continue
     }
     try {
       if (flag.error !== null) throw flag.error
-      const m = matchFlag(flag, req)
-      values[flag.position] = matchValue(m)
-      results[flag.position] = matchResult(flag, m)
+      const r = matchFlag(flag, req)
+      values[flag.position] = resultValue(r)
+      results[flag.position] = r
     } catch (e) {
       if (!(e instanceof FlagEvaluationError)) throw e
       errors = true

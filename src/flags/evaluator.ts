@@ -7,10 +7,9 @@
  */
 import type { GeoIp } from '../geoip/index.js'
 import type { JsonObject } from '../common/json.js'
-import { evaluateAll } from './index.js'
 import type { ProjectFlagCache, ProjectFlags } from './project-cache.js'
 import type { DecideRequest } from './request.js'
-import type { EvaluationInput, EvaluationResponse } from './types.js'
+import type { EvaluationInput, EvaluationList, EvaluationResponse } from './types.js'
 
 /** The persons.db reads evaluation needs (PersonReader fulfils it). */
 export interface PersonLookup {
@@ -55,14 +54,15 @@ export class FlagEvaluator {
     return this.#o.cache
   }
 
-  async evaluate(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): Promise<EvaluationResponse> {
+  async evaluate(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): Promise<EvaluationList> {
     const prepared = this.prepare(teamId, request, distinctId, ip)
     const { project, input } = prepared
-    if (project.activeCount === 0) return { flags: {}, errorsWhileComputingFlags: prepared.loadFailed }
-    const result =
-      this.#o.offload && project.activeCount > this.#o.inlineMax
-        ? await this.#o.offload(teamId, project.revision, input)
-        : evaluateAll(project.set, input)
+    if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: prepared.loadFailed }
+    let result: EvaluationList
+    if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
+      const offloaded = await this.#o.offload(teamId, project.revision, input)
+      result = { results: Object.values(offloaded.flags), errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags }
+    } else result = project.set.evaluateList(input)
     if (prepared.loadFailed) result.errorsWhileComputingFlags = true
     return result
   }

@@ -16,6 +16,8 @@ export interface PropertyTest {
   groupTypeIndex: number | null
   negation: boolean
   test: ValueTest
+  /** The operator and filter value as JSON: with `scope` and `lookupKey`, equal signatures mean equal tests. */
+  signature: string
 }
 
 /** Membership in a cohort; `cohortId` null means the value is not a cohort id (an evaluation error). */
@@ -85,6 +87,7 @@ export function compileFilter(raw: unknown, tz: string): CompiledFilter {
         groupTypeIndex: (gti as number | null | undefined) ?? null,
         negation,
         test: compileOperator(opRaw, value, tz),
+        signature: JSON.stringify([opRaw, value]),
       }
     default:
       throw new FilterShapeError(`unknown property type ${JSON.stringify(type)}`)

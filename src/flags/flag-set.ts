@@ -6,7 +6,37 @@
 import { collectUsage, compileSetData, type CompiledFlag, type CompiledSetData } from './compile.js'
 import { missingDependencyResult, run } from './evaluate.js'
 import { sha1Hash } from './hash.js'
-import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationResponse, FlagDefinition, FlagResult } from './types.js'
+import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationList, EvaluationResponse, FlagDefinition, FlagResult } from './types.js'
+
+/** Results by key; a later flag with the same key replaces an earlier one (in its place). */
+function byKey(results: readonly (FlagResult | undefined)[]): Record<string, FlagResult> {
+  const flags: Record<string, FlagResult> = {}
+  for (const r of results) if (r !== undefined) flags[r.key] = r
+  return flags
+}
+
+/**
+ * PostHog's rule for loading stored properties, split into its request-independent part: a condition rolled
+ * out above 0% with a cohort filter needs them always; one with property filters needs them when the
+ * request's overrides lack one of those keys.
+ */
+interface StoredNeed {
+  always: boolean
+  keys: string[]
+}
+
+function storedNeed(flags: readonly CompiledFlag[]): StoredNeed {
+  const keys = new Set<string>()
+  let always = false
+  for (const f of flags) {
+    for (const c of f.conditions) {
+      if (c.rollout <= 0) continue
+      if (c.cohorts.length > 0) always = true
+      for (const t of c.tests) if (t.kind === 'property') keys.add(t.key)
+    }
+  }
+  return { always, keys: [...keys] }
+}
 
 export class CompiledFlagSet {
   readonly #data: CompiledSetData
@@ -26,10 +56,16 @@ export class CompiledFlagSet {
   /** The zone naive and relative dates are read in (the project's, or UTC). */
   readonly timezone: string
 
+  /** Keys are unique and an object keeps them in insertion order (no array-index keys, no `__proto__`). */
+  readonly #keysInOrder: boolean
+  readonly #storedNeed: StoredNeed
+  readonly #overridesNeeded: boolean
+
   constructor(flags: readonly FlagDefinition[], options: CompileOptions) {
     const data = compileSetData(flags, options)
     this.#data = data
     for (const p of data.planFlags) this.#byKey.set(data.flags[p].key, p)
+    this.#keysInOrder = this.#byKey.size === data.planFlags.length && ![...this.#byKey.keys()].some((k) => k === '__proto__' || /^(0|[1-9][0-9]*)$/.test(k))
     const active = this.#active(undefined)
     this.flagCount = active.length
     const usage = collectUsage(active, data.cohorts)
@@ -40,6 +76,9 @@ export class CompiledFlagSet {
     this.continuityFlagKeys = active.filter((f) => f.definition.ensure_experience_continuity && f.aggregation === null && !f.deviceBucketing).map((f) => f.key)
     this.warnings = data.warnings
     this.timezone = data.timezone
+    // what every request without `flag_keys` asks, answered once
+    this.#storedNeed = storedNeed(active)
+    this.#overridesNeeded = this.#needsOverrides(active)
   }
 
   get usesGroups(): boolean {
@@ -83,22 +122,36 @@ export class CompiledFlagSet {
    * evaluate with the overrides alone and no static cohort membership — exactly what PostHog does.
    */
   needsStoredProperties(personOverrides: Record<string, unknown>, flagKeys?: readonly string[]): boolean {
-    return this.#active(flagKeys).some((f) =>
-      f.conditions.some((c) => c.rollout > 0 && (c.cohorts.length > 0 || c.tests.some((t) => t.kind === 'property' && !Object.hasOwn(personOverrides, t.key)))),
-    )
+    const need = flagKeys === undefined ? this.#storedNeed : storedNeed(this.#active(flagKeys))
+    return need.always || need.keys.some((k) => !Object.hasOwn(personOverrides, k))
   }
 
   /** Whether any continuity flag's value depends on its hash (partial rollout, variants, holdout): load overrides then. */
   needsHashKeyOverrides(flagKeys?: readonly string[]): boolean {
+    return flagKeys === undefined ? this.#overridesNeeded : this.#needsOverrides(this.#active(flagKeys))
+  }
+
+  #needsOverrides(flags: readonly CompiledFlag[]): boolean {
     const continuity = new Set(this.continuityFlagKeys)
-    return this.#active(flagKeys).some((f) => continuity.has(f.key) && (f.variants.length > 0 || f.holdout !== null || f.conditions.some((c) => c.rollout !== 100)))
+    return flags.some((f) => continuity.has(f.key) && (f.variants.length > 0 || f.holdout !== null || f.conditions.some((c) => c.rollout !== 100)))
   }
 
   evaluateAll(input: EvaluationInput, options?: EvaluateOptions): EvaluationResponse {
     const { results, errors } = run(this.#data, input, options?.hash ?? sha1Hash, this.#needed(input.flagKeys), null)
-    const flags: Record<string, FlagResult> = {}
-    for (const r of results) if (r !== undefined) flags[r.key] = r
-    return { flags, errorsWhileComputingFlags: errors }
+    return { flags: byKey(results), errorsWhileComputingFlags: errors }
+  }
+
+  /**
+   * `evaluateAll` as a list in the order of `Object.values(flags)`, without building the keyed object (a
+   * dictionary-mode object of hundreds of keys costs more than the rest of a small request): what the
+   * /decide answers are made from.
+   */
+  evaluateList(input: EvaluationInput, options?: EvaluateOptions): EvaluationList {
+    const { results, errors } = run(this.#data, input, options?.hash ?? sha1Hash, this.#needed(input.flagKeys), null)
+    if (!this.#keysInOrder) return { results: Object.values(byKey(results)), errorsWhileComputingFlags: errors }
+    const list: FlagResult[] = []
+    for (let i = 0; i < results.length; i++) if (results[i] !== undefined) list.push(results[i]!)
+    return { results: list, errorsWhileComputingFlags: errors }
   }
 
   /**

@@ -56,6 +56,7 @@ export type {
   CompileOptions,
   EvaluateOptions,
   EvaluationInput,
+  EvaluationList,
   EvaluationResponse,
   FlagDefinition,
   FlagReason,

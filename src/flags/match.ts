@@ -7,8 +7,8 @@ import { membershipMatches, type CohortScope, type CohortSet } from './cohorts.j
 import type { CompiledCondition, CompiledFlag, ResolvedPropertyTest } from './compile.js'
 import type { FlagTest } from './filters.js'
 import { holdoutHashInput } from './hash.js'
-import { EVALUATION_ERRORS, REASON_SCORE, type MatchReason } from './reasons.js'
-import type { EvaluationInput, FlagValue, HashFn } from './types.js'
+import { EVALUATION_ERRORS, REASON_SCORE, wireReason, type MatchReason } from './reasons.js'
+import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
 import { lookup } from './values.js'
 
 /** Per-request state shared by every flag of one evaluation. */
@@ -22,14 +22,13 @@ export interface Request {
   cohortScope: CohortScope
   /** Evaluated values by flag position; inactive flags start as false so `flag_evaluates_to: false` can match. */
   values: (FlagValue | undefined)[]
+  /** Property test results by slot (undefined: not computed yet). */
+  memo: (boolean | undefined)[]
 }
 
-export interface Match {
-  matches: boolean
-  variant: string | null
-  reason: MatchReason
-  conditionIndex: number | null
-  payload: unknown
+/** The flag's answer, built directly (no intermediate match object: a request builds hundreds). */
+export function matchResult(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null, payload: unknown): FlagResult {
+  return { key: flag.key, enabled, variant, reason: wireReason(reason, conditionIndex), payload, id: flag.id, version: flag.version, failed: false }
 }
 
 const EMPTY: Record<string, unknown> = Object.freeze({})
@@ -54,7 +53,8 @@ function identifier(flag: CompiledFlag, aggregation: number | null, req: Request
     const o = lookup(input.hashKeyOverrides, flag.key)
     if (typeof o === 'string') return o
   }
-  if (flag.definition.ensure_experience_continuity && input.anonDistinctId !== undefined) return input.anonDistinctId
+  // the request is checked first: it is at hand, the definition is one more object to fetch per hash
+  if (input.anonDistinctId !== undefined && flag.definition.ensure_experience_continuity) return input.anonDistinctId
   return input.distinctId
 }
 
@@ -84,9 +84,12 @@ function dependencyMatches(t: FlagTest, req: Request): boolean {
 function propertyMatches(t: ResolvedPropertyTest, req: Request, superMode: boolean): boolean {
   let props: Record<string, unknown>
   if (t.scope === 'person') props = req.person
-  else if (t.groupName === null || superMode) props = EMPTY
+  else if (superMode) return t.test(undefined, req.input.now) // super conditions read no group, so no shared slot
+  else if (t.groupName === null) props = EMPTY
   else props = (lookup(req.input.groupProperties, t.groupName) as Record<string, unknown> | undefined) ?? EMPTY
-  return t.test(lookup(props, t.lookupKey), req.input.now)
+  const known = req.memo[t.slot]
+  if (known !== undefined) return known
+  return (req.memo[t.slot] = t.test(lookup(props, t.lookupKey), req.input.now))
 }
 
 const enum Outcome {
@@ -96,6 +99,10 @@ const enum Outcome {
 }
 
 const OUTCOME_REASON: readonly MatchReason[] = ['no_condition_match', 'out_of_rollout_bound', 'condition_match']
+// scores as numbers for the per-condition comparison (a lookup by reason name costs more than the rest of it)
+const OUTCOME_SCORE: readonly number[] = OUTCOME_REASON.map((r) => REASON_SCORE[r])
+const NO_GROUP_TYPE_SCORE = REASON_SCORE.no_group_type
+const OUT_OF_ROLLOUT_SCORE = REASON_SCORE.out_of_rollout_bound
 
 /** PostHog's `is_condition_match`: filters in order, cohorts after them, then the rollout. */
 function conditionMatches(flag: CompiledFlag, c: CompiledCondition, req: Request, superMode = false): Outcome {
@@ -117,22 +124,22 @@ function conditionMatches(flag: CompiledFlag, c: CompiledCondition, req: Request
   return flagHash(flag, c.aggregation, '', req) <= c.threshold ? Outcome.Match : Outcome.OutOfRollout
 }
 
-function holdoutMatch(flag: CompiledFlag, req: Request): Match | null {
+function holdoutMatch(flag: CompiledFlag, req: Request): FlagResult | null {
   const h = flag.holdout!
   const inHoldout = h.percentage >= 100 || req.hash(holdoutHashInput(identifier(flag, flag.aggregation, req, false))) <= h.percentage / 100
   if (!inHoldout) return null
   const variant = h.legacy ? (h.variant ?? variantFor(flag, flag.aggregation, req) ?? 'holdout') : h.variant
-  return { matches: true, variant, reason: 'holdout_condition_value', conditionIndex: null, payload: payloadFor(flag, variant) }
+  return matchResult(flag, true, variant, 'holdout_condition_value', null, payloadFor(flag, variant))
 }
 
-export function matchFlag(flag: CompiledFlag, req: Request): Match {
+export function matchFlag(flag: CompiledFlag, req: Request): FlagResult {
   const person = req.person
   if (flag.enrollmentKey !== null) {
     const v = lookup(person, flag.enrollmentKey)
-    if (v !== undefined) return { matches: v === true || v === 'true', variant: null, reason: 'super_condition_value', conditionIndex: 0, payload: payloadFor(flag, null) }
+    if (v !== undefined) return matchResult(flag, v === true || v === 'true', null, 'super_condition_value', 0, payloadFor(flag, null))
   } else if (flag.superCondition !== null && flag.superCondition.keys.some((k) => Object.hasOwn(person, k))) {
     const matches = conditionMatches(flag, flag.superCondition.condition, req, true) === Outcome.Match
-    return { matches, variant: null, reason: 'super_condition_value', conditionIndex: 0, payload: payloadFor(flag, null) }
+    return matchResult(flag, matches, null, 'super_condition_value', 0, payloadFor(flag, null))
   }
   if (flag.holdout !== null) {
     const held = holdoutMatch(flag, req)
@@ -140,33 +147,41 @@ export function matchFlag(flag: CompiledFlag, req: Request): Match {
   }
   // the best reason so far; a later condition wins ties
   let best: MatchReason = 'no_group_type'
+  let bestScore = NO_GROUP_TYPE_SCORE
   let bestIndex: number | null = null
   let skippedGroups = false
   const conditions = flag.conditions
   for (let i = 0; i < conditions.length; i++) {
     const c = conditions[i]
     let reason: MatchReason
+    let score: number
     let outcome = Outcome.NoMatch
-    if (c.aggregation === null && flag.deviceBucketing && !req.input.deviceId) reason = 'out_of_rollout_bound'
-    else if (c.aggregation !== null && (c.groupName === null || !lookup(req.input.groups, c.groupName))) {
+    if (c.aggregation === null && flag.deviceBucketing && !req.input.deviceId) {
+      reason = 'out_of_rollout_bound'
+      score = OUT_OF_ROLLOUT_SCORE
+    } else if (c.aggregation !== null && (c.groupName === null || !lookup(req.input.groups, c.groupName))) {
       skippedGroups = true
       reason = 'no_group_type'
+      score = NO_GROUP_TYPE_SCORE
     } else {
       outcome = conditionMatches(flag, c, req)
       reason = OUTCOME_REASON[outcome]
+      score = OUTCOME_SCORE[outcome]
     }
-    if (REASON_SCORE[best] <= REASON_SCORE[reason]) {
+    if (bestScore <= score) {
       best = reason
+      bestScore = score
       bestIndex = c.index
     }
     if (outcome === Outcome.Match) {
       const variant = c.variant ?? variantFor(flag, c.aggregation, req)
-      return { matches: true, variant, reason: best, conditionIndex: bestIndex, payload: payloadFor(flag, variant) }
+      return matchResult(flag, true, variant, best, bestIndex, payloadFor(flag, variant))
     }
   }
-  return { matches: false, variant: null, reason: best === 'no_condition_match' && skippedGroups ? 'no_condition_match_groups_not_evaluated' : best, conditionIndex: bestIndex, payload: null }
+  return matchResult(flag, false, null, best === 'no_condition_match' && skippedGroups ? 'no_condition_match_groups_not_evaluated' : best, bestIndex, null)
 }
 
-export function matchValue(m: Match): FlagValue {
-  return m.matches ? (m.variant ?? true) : false
+/** What dependent flags see. */
+export function resultValue(r: FlagResult): FlagValue {
+  return r.enabled ? (r.variant ?? true) : false
 }

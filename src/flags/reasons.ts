@@ -3,6 +3,7 @@
  * a description, and a score. When no condition matches, the highest-scoring reason seen wins, ties going
  * to the later condition.
  */
+import type { FlagReason } from './types.js'
 
 export type MatchReason =
   | 'super_condition_value'
@@ -59,6 +60,36 @@ export function reasonDescription(reason: MatchReason, conditionIndex: number | 
     case 'missing_dependency':
       return 'Flag cannot be evaluated due to missing dependency'
   }
+}
+
+/** Wire reasons by reason and condition index + 1 (a plain object: read per flag, it is faster than a Map). */
+const WIRE_REASONS: Record<MatchReason, FlagReason[]> = {
+  super_condition_value: [],
+  holdout_condition_value: [],
+  condition_match: [],
+  out_of_rollout_bound: [],
+  no_condition_match: [],
+  no_condition_match_groups_not_evaluated: [],
+  no_group_type: [],
+  flag_disabled: [],
+  missing_dependency: [],
+}
+/** Reasons of condition indexes up to this are kept (and shared); flags rarely have more than a few conditions. */
+const SHARED_INDEXES = 256
+
+/**
+ * The wire reason of a match. Frozen and shared between requests: the reason only depends on these two
+ * values, and a request with hundreds of flags then allocates no reason objects.
+ */
+export function wireReason(reason: MatchReason, conditionIndex: number | null): FlagReason {
+  const slot = conditionIndex === null ? 0 : conditionIndex + 1
+  const byIndex = WIRE_REASONS[reason]
+  let r = byIndex[slot]
+  if (r === undefined) {
+    r = Object.freeze({ code: reasonCode(reason), condition_index: conditionIndex, description: reasonDescription(reason, conditionIndex) })
+    if (slot <= SHARED_INDEXES) byIndex[slot] = r
+  }
+  return r
 }
 
 /**

@@ -4,7 +4,7 @@
  * per-flag details. Config fields are what posthog-js reads at start-up, set so it starts cleanly and
  * does not try features skylark doesn't serve (recordings, site apps, surveys).
  */
-import type { EvaluationResponse, FlagResult } from './types.js'
+import type { EvaluationList, FlagResult } from './types.js'
 
 export type ResponseShape = 'v1' | 'v2' | 'v3' | 'v4'
 
@@ -68,8 +68,9 @@ export function remoteConfigBody(token: string, hasFeatureFlags: boolean): Recor
   }
 }
 
-export function flagsBody(result: EvaluationResponse, options: ResponseOptions): Record<string, unknown> {
-  const flags = Object.values(result.flags)
+/** The answer as an object: the definition of its shape (`flagsJson` writes the same text directly). */
+export function flagsBody(result: EvaluationList, options: ResponseOptions): Record<string, unknown> {
+  const flags = result.results
   const body: Record<string, unknown> = options.withConfig ? configFields(options.supportedCompression) : {}
   switch (options.shape) {
     case 'v1':
@@ -120,8 +121,86 @@ function configFragment(supportedCompression: string[]): string {
   return fragment
 }
 
-/** `flagsBody` already serialised, with the constant config part spliced in instead of re-serialised. */
-export function flagsJson(result: EvaluationResponse, options: ResponseOptions): string {
-  const inner = JSON.stringify(flagsBody(result, { ...options, withConfig: false })).slice(1, -1)
+/** JSON text of short strings every answer repeats (flag keys, variants, stored payload strings), made once. */
+const quotedCache = new Map<string, string>()
+const QUOTED_CACHE_LIMIT = 20_000
+const QUOTED_MAX_LENGTH = 256
+
+function quoted(s: string): string {
+  if (s.length > QUOTED_MAX_LENGTH) return JSON.stringify(s)
+  let q = quotedCache.get(s)
+  if (q === undefined) {
+    if (quotedCache.size >= QUOTED_CACHE_LIMIT) quotedCache.clear()
+    quotedCache.set(s, (q = JSON.stringify(s)))
+  }
+  return q
+}
+
+function jsonText(v: unknown): string {
+  return typeof v === 'string' ? quoted(v) : typeof v === 'boolean' ? (v ? 'true' : 'false') : JSON.stringify(v)
+}
+
+/** Reasons are shared objects (`wireReason`), so their text is kept beside them. */
+const reasonTexts = new WeakMap<object, string>()
+
+function reasonText(reason: FlagResult['reason']): string {
+  let text = reasonTexts.get(reason)
+  if (text === undefined) reasonTexts.set(reason, (text = JSON.stringify(reason)))
+  return text
+}
+
+/** `"key":text` members, joined. */
+function members(flags: readonly FlagResult[], include: (f: FlagResult) => boolean, text: (f: FlagResult) => string): string {
+  let out = ''
+  for (let i = 0; i < flags.length; i++) {
+    const f = flags[i]
+    if (!include(f)) continue
+    out += (out === '' ? '' : ',') + quoted(f.key) + ':' + text(f)
+  }
+  return out
+}
+
+const all = (): boolean => true
+const enabled = (f: FlagResult): boolean => f.enabled
+const withPayload = (f: FlagResult): boolean => f.enabled && f.payload !== null && f.payload !== undefined
+const valueText = (f: FlagResult): string => jsonText(value(f))
+
+function v4Text(f: FlagResult): string {
+  const payload = f.enabled ? (f.payload ?? null) : null
+  return (
+    `{"key":${quoted(f.key)},"enabled":${f.enabled},"variant":${jsonText(f.variant)},"reason":${reasonText(f.reason)},` +
+    `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":null,"payload":${jsonText(payload)}}${f.failed ? ',"failed":true' : ''}}`
+  )
+}
+
+/**
+ * `flagsBody` serialised — the same text as `JSON.stringify(flagsBody(…))` — written directly: building
+ * objects of hundreds of keys and serialising them cost more than evaluating the flags. The flags come in
+ * the order of `Object.values` of a keyed object (unique keys, integer-like ones first), which is the order
+ * `Object.fromEntries` would give them back, so writing them in list order changes nothing.
+ */
+export function flagsJson(result: EvaluationList, options: ResponseOptions): string {
+  const flags = result.results
+  let inner: string
+  switch (options.shape) {
+    case 'v1': {
+      let keys = ''
+      for (const f of flags) if (f.enabled) keys += (keys === '' ? '' : ',') + quoted(f.key)
+      inner = `"featureFlags":[${keys}]`
+      break
+    }
+    case 'v2':
+      inner = `"featureFlags":{${members(flags, enabled, valueText)}}`
+      break
+    case 'v3':
+      inner =
+        `"featureFlags":{${members(flags, all, valueText)}},"featureFlagPayloads":{${members(flags, withPayload, (f) => jsonText(f.payload))}},` +
+        `"errorComputingFlags":${result.errorsWhileComputingFlags}`
+      break
+    case 'v4':
+      inner = `"flags":{${members(flags, all, v4Text)}}`
+      break
+  }
+  inner += `,"errorsWhileComputingFlags":${result.errorsWhileComputingFlags},"requestId":${JSON.stringify(options.requestId)}`
   return options.withConfig ? `{${configFragment(options.supportedCompression)},${inner}}` : `{${inner}}`
 }

@@ -88,3 +88,9 @@ export interface EvaluationResponse {
   flags: Record<string, FlagResult>
   errorsWhileComputingFlags: boolean
 }
+
+/** An `EvaluationResponse` with the flags as a list, in the order of `Object.values(flags)`. */
+export interface EvaluationList {
+  results: FlagResult[]
+  errorsWhileComputingFlags: boolean
+}

@@ -57,12 +57,12 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const requestId = uuidv4()
     if ((ctx.method === 'get' || ctx.method === 'head') && !query.get('data')) {
       // PostHog answers a bare GET with the config and no flags, and HEAD with 200 (the server drops the body).
-      return rawJson(200, flagsJson({ flags: {}, errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
+      return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
     }
     const request = readDecideRequest(readBody(ctx, query, maxBytes))
     const project = resolve(request.token ?? query.get('token') ?? query.get('api_key'), request.projectIdHint)
     const options = { shape, withConfig, supportedCompression: compression, requestId }
-    if (request.disableFlags) return rawJson(200, flagsJson({ flags: {}, errorsWhileComputingFlags: false }, options))
+    if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
     const result = await evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx))
     return rawJson(200, flagsJson(result, options))

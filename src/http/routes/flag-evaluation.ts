@@ -132,12 +132,16 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
       const distinctId = req.principal.user.distinct_id
       const request = readDecideRequest({ distinct_id: distinctId })
       const result = await evaluator.evaluate(req.project.id, request, distinctId, null)
+      const byKey = new Map(result.results.map((r) => [r.key, r]))
       const project = evaluator.cache.get(req.project.id)
       return answer(
         200,
         (project.definitions as LocalEvaluationFlag[])
           .filter((f) => f.active)
-          .map((f) => ({ feature_flag: minimalFlag(f), value: result.flags[f.key] ? (result.flags[f.key].variant ?? result.flags[f.key].enabled) : false })),
+          .map((f) => {
+            const r = byKey.get(f.key)
+            return { feature_flag: minimalFlag(f), value: r ? (r.variant ?? r.enabled) : false }
+          }),
       )
     },
 

@@ -1,0 +1,173 @@
+/**
+ * Work shared between the flags of one request must not change any answer: identical property tests share
+ * one memo slot (each runs once per request), reasons are shared objects, `evaluateList` gives the flags of
+ * `evaluateAll` in `Object.values` order, and `flagsJson` writes exactly `JSON.stringify(flagsBody(…))`.
+ */
+import t from 'tap'
+import { compileSetData } from '../../../src/flags/compile.js'
+import { compileFlags, type EvaluationInput, type EvaluationList, type FlagDefinition, type FlagResult } from '../../../src/flags/index.js'
+import { flagsBody, flagsJson, type ResponseShape } from '../../../src/flags/response.js'
+import { Rng, fuzzSeed } from '../fuzz/rng.js'
+import { flag } from './fixtures/vectors.js'
+
+const SEED = fuzzSeed()
+const NOW = Date.parse('2024-06-01T12:00:00Z')
+
+/** A small pool, so that flags of a set repeat the same tests (as real flag sets do). */
+const FILTERS: Record<string, unknown>[] = [
+  { key: 'email', type: 'person', operator: 'icontains', value: '@example.com' },
+  { key: 'email', type: 'person', operator: 'regex', value: '^[a-z0-9._%+-]+@(example|test)\\.(com|org)$' },
+  { key: 'email', type: 'person', operator: 'not_regex', value: '(?<=user)1' },
+  { key: 'country', type: 'person', operator: 'exact', value: ['US', 'FR'] },
+  { key: 'country', type: 'person', operator: 'is_not', value: 'US' },
+  { key: 'plan', type: 'person', operator: 'exact', value: 'pro' },
+  { key: 'plan', type: 'person', operator: 'is_set' },
+  { key: 'plan', type: 'person', operator: 'is_not_set' },
+  { key: 'age', type: 'person', operator: 'gt', value: '30' },
+  { key: 'age', type: 'person', operator: 'between', value: [20, 40] },
+  { key: 'version', type: 'person', operator: 'semver_gte', value: '2.3.0' },
+  { key: 'signup', type: 'person', operator: 'is_date_after', value: '-30d' },
+  { key: 'signup', type: 'person', operator: 'is_date_before', value: '2024-05-15' },
+  { key: 'created_at', type: 'person_metadata', operator: 'is_date_after', value: '-7d' },
+  { key: 'plan', type: 'group', group_type_index: 0, operator: 'exact', value: 'enterprise' },
+  { key: 'plan', type: 'group', group_type_index: 1, operator: 'exact', value: 'enterprise' },
+  { key: 'plan', type: 'group', operator: 'is_not_set' },
+  { key: 'employees', type: 'group', group_type_index: 0, operator: 'gte', value: 100 },
+]
+
+function randomFlag(rng: Rng, i: number): FlagDefinition {
+  // distinct filters within one flag: a flag compiled alone then shares no slot, which makes it the reference
+  const pool = FILTERS.map((_, k) => k).sort(() => rng.next() - 0.5)
+  const conditions = Array.from({ length: 1 + rng.int(3) }, () => ({
+    properties: pool.splice(0, rng.int(3)).map((k) => FILTERS[k]),
+    rollout_percentage: rng.pick([0, 30, 50, 100]),
+    ...(rng.chance(0.2) ? { aggregation_group_type_index: rng.int(2) } : {}),
+  }))
+  const filters: Record<string, unknown> = { groups: conditions, payloads: { true: '{"on":true}', test: 7 } }
+  if (rng.chance(0.2)) filters.multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] }
+  if (rng.chance(0.1)) filters.super_groups = [{ properties: pool.splice(0, 1).map((k) => FILTERS[k]), rollout_percentage: 100 }]
+  if (rng.chance(0.1)) filters.aggregation_group_type_index = 0
+  return flag(`flag-${i}`, filters)
+}
+
+function randomInput(rng: Rng, i: number): EvaluationInput {
+  const props: Record<string, unknown> = {}
+  if (rng.chance(0.8)) props.email = rng.pick([`user${i}@example.com`, `user1${i}@test.org`, `élodie@example.com`, 'x'])
+  if (rng.chance(0.8)) props.country = rng.pick(['US', 'FR', 'DE', null])
+  if (rng.chance(0.7)) props.plan = rng.pick(['pro', 'free', true, 3])
+  if (rng.chance(0.7)) props.age = rng.pick([18, 35, '41', 'old'])
+  if (rng.chance(0.7)) props.version = rng.pick(['2.4.0', '2.2.9', 'v3'])
+  if (rng.chance(0.7)) props.signup = rng.pick(['2024-05-20T10:00:00Z', '2024-01-01', 1717000000])
+  if (rng.chance(0.5)) props.__posthog_person_metadata__created_at = '2024-05-30T00:00:00Z'
+  if (rng.chance(0.3)) props.$feature_enrollment = true
+  const groups: Record<string, string> = {}
+  const groupProperties: Record<string, Record<string, unknown>> = {}
+  if (rng.chance(0.6)) {
+    groups.company = `c${rng.int(5)}`
+    groupProperties.company = { plan: rng.pick(['enterprise', 'free']), employees: rng.int(300) }
+  }
+  if (rng.chance(0.3)) groups.project = `p${rng.int(5)}`
+  return { distinctId: `user-${i}`, personProperties: props, groups, groupProperties, now: NOW + rng.int(60) * 86_400_000 }
+}
+
+t.test(`identical tests share a slot and answer as if run separately (FUZZ_SEED=${SEED})`, async (t) => {
+  const mapping = { '0': 'company', '1': 'project' }
+  for (let s = 0; s < 20; s++) {
+    const rng = new Rng(SEED, s)
+    const defs = Array.from({ length: 40 }, (_, i) => randomFlag(rng, i))
+    const data = compileSetData(defs, { groupTypeMapping: mapping, cohorts: [] })
+    const tests = data.flags.flatMap((f) => [...f.conditions, ...(f.superCondition ? [f.superCondition.condition] : [])]).flatMap((c) => c.tests)
+    t.ok(data.testSlots < tests.length, `set ${s}: ${tests.length} tests in ${data.testSlots} slots`)
+    const set = compileFlags(defs, { groupTypeMapping: mapping, cohorts: [] })
+    const alone = defs.map((d) => compileFlags([d], { groupTypeMapping: mapping, cohorts: [] }))
+    for (let i = 0; i < 50; i++) {
+      const input = randomInput(rng, i)
+      const all = set.evaluateAll(input)
+      const separately = Object.fromEntries(alone.map((a, k) => [defs[k].key, a.evaluateAll(input).flags[defs[k].key]]))
+      if (!t.same(all.flags, separately, `set ${s}, input ${i}`)) return
+      t.same(set.evaluateList(input).results, Object.values(all.flags))
+    }
+  }
+})
+
+/** PostHog's rule read off the definitions: a condition above 0% with a cohort, or a property key the overrides lack. */
+function postHogNeedsStored(defs: FlagDefinition[], overrides: Record<string, unknown>): boolean {
+  return defs.some((d) =>
+    (d.filters.groups as { properties?: { key: string; type: string }[]; rollout_percentage?: number }[]).some(
+      (g) => (g.rollout_percentage ?? 100) > 0 && (g.properties ?? []).some((p) => p.type === 'cohort' || (p.type !== 'flag' && !Object.hasOwn(overrides, p.key))),
+    ),
+  )
+}
+
+t.test(`the load decisions for all flags, answered once, match asking for every key (FUZZ_SEED=${SEED})`, async (t) => {
+  const cohorts = [{ id: 1, is_static: true, filters: null }]
+  const overrideKeys = ['email', 'country', 'plan', 'age', 'version', 'signup', 'created_at', 'employees']
+  for (let s = 0; s < 30; s++) {
+    const rng = new Rng(SEED, 500 + s)
+    const defs = Array.from({ length: 1 + rng.int(6) }, (_, i) => randomFlag(rng, i))
+    if (s % 3 === 0) defs.push(flag('in-cohort', { groups: [{ properties: [{ key: 'id', value: 1, type: 'cohort' }], rollout_percentage: rng.pick([0, 50]) }] }))
+    if (rng.chance(0.5)) defs.push(flag('sticky', { groups: [{ rollout_percentage: rng.pick([40, 100]) }] }, { ensure_experience_continuity: true }))
+    const set = compileFlags(defs, { groupTypeMapping: { '0': 'company' }, cohorts })
+    const keys = defs.map((d) => d.key)
+    t.equal(set.needsHashKeyOverrides(), set.needsHashKeyOverrides(keys), `set ${s}: hash key overrides`)
+    for (let i = 0; i < 20; i++) {
+      const overrides = Object.fromEntries(overrideKeys.filter(() => rng.chance(0.9)).map((k) => [k, 1]))
+      const label = `set ${s}: stored properties with ${Object.keys(overrides)}`
+      t.equal(set.needsStoredProperties(overrides), set.needsStoredProperties(overrides, keys), label)
+      t.equal(set.needsStoredProperties(overrides), postHogNeedsStored(defs, overrides), label)
+    }
+  }
+})
+
+t.test('tests that read different places never share a slot', async (t) => {
+  const data = compileSetData(
+    [
+      flag('a', { groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }, { key: 'plan', type: 'group', group_type_index: 0, value: 'pro' }] }] }),
+      flag('b', { groups: [{ properties: [{ key: 'plan', type: 'group', group_type_index: 1, value: 'pro' }, { key: 'plan', type: 'person_metadata', value: 'pro' }] }] }),
+      flag('c', { groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro', operator: 'exact' }, { key: 'plan', type: 'person', value: 'Pro' }] }] }),
+    ],
+    { groupTypeMapping: { '0': 'company', '1': 'project' }, cohorts: [] },
+  )
+  t.same(data.flags.map((f) => f.conditions[0].tests.map((x) => (x.kind === 'property' ? x.slot : -1))), [[0, 1], [2, 3], [0, 4]])
+})
+
+t.test('evaluateList keeps the order and replacement rules of a keyed object', async (t) => {
+  const defs = [flag('b', { groups: [] }), flag('10', { groups: [] }), flag('a', { groups: [] }), flag('2', { groups: [] }), flag('b', { groups: [{ rollout_percentage: 0 }] }), flag('__proto__', { groups: [] })]
+  const set = compileFlags(defs, { groupTypeMapping: {}, cohorts: [] })
+  const input = { distinctId: 'u', personProperties: {}, groups: {}, groupProperties: {}, now: NOW }
+  const list = set.evaluateList(input).results
+  t.same(list, Object.values(set.evaluateAll(input).flags))
+  t.same(list.map((r) => r.key), ['2', '10', 'b', 'a'])
+  t.same(list.find((r) => r.key === 'b')?.reason.code, 'out_of_rollout_bound')
+})
+
+t.test(`flagsJson writes JSON.stringify(flagsBody(…)) for every shape (FUZZ_SEED=${SEED})`, async (t) => {
+  const keys = ['a', 'b"quote', 'back\\slash', 'ünï', '\u2028', 'lone\ud800', 'emoji😀', 'k-1', 'k-2', 'k-3', 'long'.repeat(100)]
+  const payloads: unknown[] = [null, undefined, '{"enabled":true}', 'plain', 12, 1.5, true, false, [1, 'x'], { a: { b: null } }, 'x'.repeat(300)]
+  const reasons: FlagResult['reason'][] = [
+    { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+    { code: 'flag_data_parsing_error', condition_index: null, description: 'Failed to parse flag data: x' },
+    { code: 'no_condition_match', condition_index: null },
+  ]
+  for (let s = 0; s < 300; s++) {
+    const rng = new Rng(SEED, 1000 + s)
+    const chosen = keys.filter(() => rng.chance(0.6))
+    const results: FlagResult[] = chosen.map((key, i) => ({
+      key,
+      enabled: rng.chance(0.5),
+      variant: rng.chance(0.3) ? rng.pick(['control', 'tëst"', '']) : null,
+      reason: rng.pick(reasons),
+      payload: rng.pick(payloads),
+      id: i + 1,
+      version: rng.pick([0, 3, 12]),
+      failed: rng.chance(0.1),
+    }))
+    const list: EvaluationList = { results, errorsWhileComputingFlags: rng.chance(0.3) }
+    for (const shape of ['v1', 'v2', 'v3', 'v4'] as ResponseShape[]) {
+      for (const withConfig of [true, false]) {
+        const options = { shape, withConfig, supportedCompression: ['gzip', 'lz64'], requestId: 'req-1' }
+        if (!t.equal(flagsJson(list, options), JSON.stringify(flagsBody(list, options)), `${shape} config=${withConfig} case ${s}`)) return
+      }
+    }
+  }
+})
