@@ -1,6 +1,10 @@
 /** The client's address: the first X-Forwarded-For entry (set by proxies), else the socket's. */
 import type { RequestContext } from './types.js'
 
+/** The last socket address and what it mapped to: kept-alive clients send many requests from one address. */
+let lastSocket = ''
+let lastIp: string | null = null
+
 export function clientIp(ctx: RequestContext): string | null {
   const forwarded = ctx.headers['x-forwarded-for']
   if (forwarded) {
@@ -9,6 +13,14 @@ export function clientIp(ctx: RequestContext): string | null {
   }
   const socket = ctx.remoteAddress
   if (!socket) return null
+  if (socket !== lastSocket) {
+    lastIp = socketIp(socket)
+    lastSocket = socket
+  }
+  return lastIp
+}
+
+function socketIp(socket: string): string {
   // uWS reports IPv4 clients of a dual-stack socket as IPv4-mapped IPv6 addresses.
   const mapped = /^(?:0{1,4}:){5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(socket) ?? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(socket)
   if (mapped && mapped.length === 3) {

@@ -15,8 +15,8 @@ export interface RequestContext {
   params: Record<string, string>
   body: Buffer | null
   aborted: boolean
-  /** process.hrtime.bigint() at arrival. */
-  readonly startedAt: bigint
+  /** performance.now() at arrival (ms). */
+  readonly startedAt: number
 }
 
 export interface Reply {

@@ -14,7 +14,11 @@ import type { DataPaths } from '../storage/index.js'
 import { ConsumerHandle } from './consumer/handle.js'
 import { IngestionService } from './service.js'
 import { SpikeDetector } from './spike.js'
+import { DurableNotifier } from './spool/durable-notifier.js'
 import { SpoolWriter } from './spool/writer.js'
+
+/** Longest the consumer may learn of durable events late (spool/durable-notifier.ts). */
+const DURABLE_NOTIFY_MS = 10
 
 export { IngestionService, type CaptureRequest } from './service.js'
 export type { ConsumerStats } from './consumer/messages.js'
@@ -41,12 +45,13 @@ export interface IngestionDeps {
 export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
   const { config, paths, logger } = deps
   let consumer: ConsumerHandle | null = null
+  const notifier = new DurableNotifier((lane, segment, offset) => consumer?.durable(lane, segment, offset), DURABLE_NOTIFY_MS)
   const spool = new SpoolWriter({
     dir: paths.spool,
     segmentBytes: config.spool.segmentBytes,
     maxBytes: config.spool.maxBytes,
     fsyncIntervalMs: config.spool.fsyncIntervalMs,
-    onDurable: (lane, segment, offset) => consumer?.durable(lane, segment, offset),
+    onDurable: notifier.report,
     onError: (error) => logger.error({ err: error }, 'spool write failed; answering 503 until the disk recovers'),
   })
   consumer = await ConsumerHandle.start(
@@ -81,6 +86,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
     consumer: handle,
     stop: async (timeoutMs) => {
       await spool.close()
+      notifier.flush()
       await handle.stop(timeoutMs)
     },
   }

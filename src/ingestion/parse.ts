@@ -223,7 +223,8 @@ function normaliseEvent(
     uuid = typeof item.uuid === 'string' ? normaliseUuid(item.uuid) : null
     if (uuid === null) throw invalidPayload('Event field "uuid" is not a valid UUID!')
   }
-  const properties: JsonObject = rawProps ? { ...rawProps } : {}
+  // The object is this request's own (fresh from JSON.parse), so it is completed in place, not copied.
+  const properties: JsonObject = rawProps ?? {}
   const name = item.event as string | undefined | null
   if (name === undefined || name === null || name === '') {
     drop('missing_event_name', item)

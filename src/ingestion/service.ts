@@ -6,6 +6,7 @@
 import { AppError, CATALOGUE, type CatalogueCode } from '../common/errors.js'
 import { uuidv7 } from '../common/ids.js'
 import type { Clock } from '../common/clock.js'
+import type { Counter } from 'prom-client'
 import type { ProjectResolver } from '../management/project-resolver.js'
 import type { Metrics } from '../observability/metrics.js'
 import type { WorkerPool } from '../pool/index.js'
@@ -58,9 +59,13 @@ function rethrow(error: SerializedError): never {
 
 export class IngestionService {
   readonly #d: IngestionDeps
+  /** Bound per lane once: prom-client hashes the label set on every `inc({...})`. */
+  readonly #received: Record<Lane, Counter.Internal>
 
   constructor(deps: IngestionDeps) {
     this.#d = deps
+    const received = deps.metrics.eventsReceived
+    this.#received = { main: received.labels('main'), historical: received.labels('historical'), overflow: received.labels('overflow') }
   }
 
   /** Resolves when every accepted event is durable; throws AppError for a request that is refused. */
@@ -104,59 +109,54 @@ export class IngestionService {
     return { accepted: encoded.offsets.length - 1 }
   }
 
-  async #append(encoded: EncodedPayload, now: number): Promise<void> {
+  #append(encoded: EncodedPayload, now: number): Promise<void> {
     const { frames, offsets, keyHashes } = encoded
     const count = offsets.length - 1
+    const warnings = encoded.warningFrames
     // All or nothing: a request split over lanes must not be half accepted when the spool is nearly full.
-    if (!this.#d.spool.hasRoom(frames.byteLength + encoded.warningFrames.byteLength)) {
+    if (!this.#d.spool.hasRoom(frames.byteLength + warnings.byteLength)) {
       throw new AppError('service_unavailable', { detail: 'The event spool is full; the event store is behind.', retryAfter: 5 })
     }
     const buf = Buffer.from(frames.buffer, frames.byteOffset, frames.byteLength)
     const writes: Promise<void>[] = []
-    const append = (lane: Lane, pieces: Buffer[], bytes: number, events: number) => {
-      if (bytes === 0) return
-      writes.push(this.#d.spool.append(lane, pieces, bytes))
-      if (events > 0) this.#d.metrics.eventsReceived.inc({ lane }, events)
-    }
-    if (encoded.warningFrames.byteLength > 0) {
-      const w = Buffer.from(encoded.warningFrames.buffer, encoded.warningFrames.byteOffset, encoded.warningFrames.byteLength)
-      append('main', [w], w.length, 0)
+    if (warnings.byteLength > 0) {
+      const w = Buffer.from(warnings.buffer, warnings.byteOffset, warnings.byteLength)
+      writes.push(this.#d.spool.append('main', [w], w.length))
     }
     if (encoded.historical) {
-      append('historical', [buf], buf.length, count)
+      this.#appendLane(writes, 'historical', [buf], buf.length, count)
     } else {
       // Contiguous runs of the same lane stay one buffer, so the common case (no spike) is one write.
       const main: Buffer[] = []
       const overflow: Buffer[] = []
       let mainBytes = 0
-      let overflowBytes = 0
       let mainEvents = 0
       let runStart = 0
       let runOverflow = false
-      const closeRun = (end: number) => {
-        if (end === runStart) return
-        const piece = buf.subarray(offsets[runStart], offsets[end])
-        if (runOverflow) {
-          overflow.push(piece)
-          overflowBytes += piece.length
-        } else {
-          main.push(piece)
-          mainBytes += piece.length
-          mainEvents += end - runStart
+      for (let i = 0; i <= count; i++) {
+        const toOverflow = i < count && !this.#d.spike.allow(keyHashes[i], now)
+        if (i < count && toOverflow === runOverflow) continue
+        if (i > runStart) {
+          const piece = buf.subarray(offsets[runStart], offsets[i])
+          ;(runOverflow ? overflow : main).push(piece)
+          if (!runOverflow) {
+            mainBytes += piece.length
+            mainEvents += i - runStart
+          }
         }
+        runStart = i
+        runOverflow = toOverflow
       }
-      for (let i = 0; i < count; i++) {
-        const toOverflow = !this.#d.spike.allow(keyHashes[i], now)
-        if (toOverflow !== runOverflow) {
-          closeRun(i)
-          runStart = i
-          runOverflow = toOverflow
-        }
-      }
-      closeRun(count)
-      append('main', main, mainBytes, mainEvents)
-      append('overflow', overflow, overflowBytes, count - mainEvents)
+      this.#appendLane(writes, 'main', main, mainBytes, mainEvents)
+      this.#appendLane(writes, 'overflow', overflow, buf.length - mainBytes, count - mainEvents)
     }
-    await Promise.all(writes)
+    // One write (the common case) is awaited as it is; Promise.all would add a promise per request.
+    return writes.length === 1 ? writes[0] : Promise.all(writes).then(() => undefined)
+  }
+
+  #appendLane(writes: Promise<void>[], lane: Lane, pieces: Buffer[], bytes: number, events: number): void {
+    if (bytes === 0) return
+    writes.push(this.#d.spool.append(lane, pieces, bytes))
+    this.#received[lane].inc(events)
   }
 }

@@ -7,21 +7,24 @@
 import { AppError } from '../../common/errors.js'
 import type { IngestionService } from '../../ingestion/service.js'
 import { clientIp } from '../client-ip.js'
-import { empty, json } from '../reply.js'
+import { empty, json, JSON_HEADERS } from '../reply.js'
 import type { Router } from '../router.js'
 import { preflightReply } from '../server.js'
-import type { Handler } from '../types.js'
+import type { Handler, Reply } from '../types.js'
 
 export interface CaptureLimits {
   captureMaxBytes: number
   batchMaxBytes: number
 }
 
-const OK = JSON.stringify({ status: 1 })
+/** The answer to every accepted capture: one shared object, nothing built per request. */
+const OK: Reply = Object.freeze({ status: 200, headers: JSON_HEADERS, body: JSON.stringify({ status: 1 }) })
+/** Most SDK requests carry no query string; they share this (nothing writes to it). */
+const NO_QUERY = new URLSearchParams()
 
 function captureHandler(ingestion: IngestionService, maxBytes: number): Handler {
   return async (ctx) => {
-    const query = new URLSearchParams(ctx.query)
+    const query = ctx.query === '' ? NO_QUERY : new URLSearchParams(ctx.query)
     let body = ctx.body
     if (!body || body.length === 0) {
       const data = query.get('data')
@@ -41,7 +44,7 @@ function captureHandler(ingestion: IngestionService, maxBytes: number): Handler 
       maxBytes,
     })
     if (query.get('beacon') === '1') return empty(204)
-    return { status: 200, headers: { 'Content-Type': 'application/json' }, body: OK }
+    return OK
   }
 }
 

@@ -32,9 +32,21 @@ export interface SpoolWriterOptions {
   onError: (error: Error) => void
 }
 
-interface Waiter {
+/** The appends that share one write: one promise for all of them (no promise or closure per request). */
+interface Group {
+  done: Promise<void>
   resolve: () => void
   reject: (error: Error) => void
+}
+
+function newGroup(): Group {
+  let resolve!: () => void
+  let reject!: (error: Error) => void
+  const done = new Promise<void>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { done, resolve, reject }
 }
 
 interface LaneState {
@@ -44,7 +56,8 @@ interface LaneState {
   size: number
   pending: Buffer[]
   pendingBytes: number
-  waiters: Waiter[]
+  /** The appends waiting for the next write of this lane; null when none. */
+  group: Group | null
 }
 
 export interface SpoolState {
@@ -76,7 +89,7 @@ export class SpoolWriter {
         size: 0,
         pending: [],
         pendingBytes: 0,
-        waiters: [],
+        group: null,
       })
     }
   }
@@ -116,10 +129,11 @@ export class SpoolWriter {
     this.#usedBytes += bytes
     for (const frame of frames) state.pending.push(frame)
     state.pendingBytes += bytes
-    return new Promise((resolve, reject) => {
-      state.waiters.push({ resolve, reject })
+    if (!state.group) {
+      state.group = newGroup()
       this.#schedule()
-    })
+    }
+    return state.group.done
   }
 
   /** The consumer deleted segments holding this many bytes. */
@@ -143,22 +157,26 @@ export class SpoolWriter {
     this.#timer = null
     this.#flushing = this.#flush().finally(() => {
       this.#flushing = null
-      if ([...this.#lanes.values()].some((s) => s.waiters.length > 0)) this.#run()
+      if (this.#waiting()) this.#run()
     })
   }
 
+  #waiting(): boolean {
+    for (const state of this.#lanes.values()) if (state.group) return true
+    return false
+  }
+
   async #flush(): Promise<void> {
-    const work = [...this.#lanes.values()]
-      .filter((s) => s.waiters.length > 0)
-      .map((s) => {
-        const batch = { state: s, frames: s.pending, bytes: s.pendingBytes, waiters: s.waiters }
-        s.pending = []
-        s.pendingBytes = 0
-        s.waiters = []
-        return batch
-      })
+    const work: Array<{ state: LaneState; frames: Buffer[]; bytes: number; group: Group }> = []
+    for (const s of this.#lanes.values()) {
+      if (!s.group) continue
+      work.push({ state: s, frames: s.pending, bytes: s.pendingBytes, group: s.group })
+      s.pending = []
+      s.pendingBytes = 0
+      s.group = null
+    }
     await Promise.all(
-      work.map(async ({ state, frames, bytes, waiters }) => {
+      work.map(async ({ state, frames, bytes, group }) => {
         try {
           // Segments are opened with O_DSYNC: each write returns once its data is on stable storage, so a
           // group costs one trip through libuv's thread pool instead of a write and an fdatasync.
@@ -172,13 +190,13 @@ export class SpoolWriter {
           // The segment may now end in a partial frame: never append after it.
           this.#rotate(state)
           const failure = unavailable('The event spool could not be written.')
-          for (const w of waiters) w.reject(failure)
+          group.reject(failure)
           return
         }
         this.#lastError = null
         state.size += bytes
         this.#options.onDurable(state.lane, state.segment, state.size)
-        for (const w of waiters) w.resolve()
+        group.resolve()
         if (state.size >= this.#options.segmentBytes) this.#rotate(state)
       }),
     )
@@ -210,7 +228,7 @@ export class SpoolWriter {
       clearTimeout(this.#timer)
       this.#timer = null
     }
-    while (this.#flushing || [...this.#lanes.values()].some((s) => s.waiters.length > 0)) {
+    while (this.#flushing || this.#waiting()) {
       if (this.#flushing) await this.#flushing
       else await (this.#flushing = this.#flush().finally(() => (this.#flushing = null)))
     }

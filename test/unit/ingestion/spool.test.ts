@@ -48,6 +48,16 @@ t.test('appends resolve only once durable, and the reader sees them in order', a
   await w.close()
 })
 
+t.test('appends made before a write starts share it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const { w, durable } = writer(dir)
+  const a = w.append('main', [frame('a')], frame('a').length)
+  const b = w.append('main', [frame('b')], frame('b').length)
+  await Promise.all([a, b])
+  t.same(durable.filter(([lane]) => lane === 'main').length, 1, 'one synced write for both')
+  await w.close()
+})
+
 t.test('a full spool refuses appends with 503 and Retry-After', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spool-'))
   const { w } = writer(dir, { maxBytes: 100, segmentBytes: 100 })
