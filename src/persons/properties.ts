@@ -45,8 +45,8 @@ const CAMPAIGN = [
   'mc_cid', 'igshid', 'ttclid', 'rdt_cid', 'irclid', '_kx', 'epik', 'qclid', 'sccid',
 ]
 /** property → its `$initial_` name (`$browser` → `$initial_browser`, `utm_source` → `$initial_utm_source`). */
-const INITIAL_NAME: ReadonlyMap<string, string> = new Map(
-  [...EVENT_TO_PERSON, ...CAMPAIGN].map((key) => [key, `$initial_${key.replace('$', '')}`]),
+const INITIAL_PAIRS: ReadonlyArray<readonly [string, string]> = [...EVENT_TO_PERSON, ...CAMPAIGN].map(
+  (key) => [key, `$initial_${key.replace('$', '')}`] as const,
 )
 
 function objectOrEmpty(value: unknown): JsonObject {
@@ -64,7 +64,9 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
   const skipHostOs = properties.$is_server === true
   let set: JsonObject | null = null
   let setOnce: JsonObject | null = null
-  for (const [key, initialKey] of INITIAL_NAME) {
+  for (let i = 0; i < INITIAL_PAIRS.length; i++) {
+    // An indexed array, not a Map: iterating a Map allocates an entry array per key, for every event.
+    const [key, initialKey] = INITIAL_PAIRS[i]
     if (!Object.hasOwn(properties, key)) continue
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === null || setOnce === null) {
@@ -155,10 +157,14 @@ export function computePropertyUpdates(event: string, properties: JsonObject, cu
   if (NO_PERSON_UPDATE_EVENTS.has(event)) return NO_UPDATES
   const toSet: JsonObject = {}
   const toUnset: string[] = []
-  for (const [key, value] of Object.entries(objectOrEmpty(properties.$set_once))) {
-    if (!Object.hasOwn(current, key)) setOwn(toSet, key, value)
+  // Object.keys rather than Object.entries: no pair array per key (this runs for every event).
+  const setOnce = objectOrEmpty(properties.$set_once)
+  for (const key of Object.keys(setOnce)) {
+    if (!Object.hasOwn(current, key)) setOwn(toSet, key, setOnce[key])
   }
-  for (const [key, value] of Object.entries(objectOrEmpty(properties.$set))) {
+  const set = objectOrEmpty(properties.$set)
+  for (const key of Object.keys(set)) {
+    const value = set[key]
     if (!Object.hasOwn(current, key) || current[key] !== value) setOwn(toSet, key, value)
   }
   const unset = properties.$unset

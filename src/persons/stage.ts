@@ -78,7 +78,6 @@ interface Normalised {
 interface EventContext {
   readonly event: CapturedEvent
   readonly properties: JsonObject
-  readonly createdAt: string
   /** Set by a merge attempt between two legal, different ids: the person becomes identified. */
   updateIsIdentified: boolean
 }
@@ -114,6 +113,7 @@ export class PersonsStage {
   private readonly geoip: GeoIp | null
   private readonly clock: Clock
   private readonly inSavepoint: (event: CapturedEvent) => PersonOutcome
+  private readonly inBatchSavepoint: (events: readonly CapturedEvent[]) => PersonOutcome[]
 
   constructor(db: Db, options: PersonsStageOptions) {
     this.geoip = options.geoip
@@ -123,13 +123,28 @@ export class PersonsStage {
     this.warnings = new WarningWriter(db, options.clock)
     // Inside the caller's transaction better-sqlite3 turns this into SAVEPOINT … RELEASE.
     this.inSavepoint = db.transaction((event: CapturedEvent) => this.processOne(event))
+    this.inBatchSavepoint = db.transaction((events: readonly CapturedEvent[]) => {
+      const outcomes = new Array<PersonOutcome>(events.length)
+      for (let i = 0; i < events.length; i++) outcomes[i] = this.processOne(events[i])
+      return outcomes
+    })
   }
 
   /**
    * Applies the events' person and group effects in order, inside a transaction the caller opened; returns
    * one outcome per event (same order). Bad event content never throws: it becomes an ingestion warning.
+   *
+   * A savepoint per event costs two statements per event, and bad content is rare: the batch runs in one
+   * savepoint, and only when an event fails on its content is it rolled back and redone with one
+   * savepoint per event, which gives the same outcome as if every event had had its own.
    */
   process(events: readonly CapturedEvent[]): PersonOutcome[] {
+    try {
+      return this.inBatchSavepoint(events)
+    } catch (error) {
+      if (error instanceof Database.SqliteError) throw error
+      this.resetCache()
+    }
     const outcomes = new Array<PersonOutcome>(events.length)
     for (let i = 0; i < events.length; i++) outcomes[i] = this.processSafely(events[i])
     return outcomes
@@ -181,7 +196,7 @@ export class PersonsStage {
     const personless = this.personlessOutcome(event, n, true)
     if (personless) return personless
 
-    const ctx: EventContext = { event, properties: n.properties, createdAt: this.createdAtOf(event), updateIsIdentified: false }
+    const ctx: EventContext = { event, properties: n.properties, updateIsIdentified: false }
     this.addGroupColumns(event, n.properties, true)
     if (event.event === '$groupidentify') this.upsertGroup(ctx)
     const person = this.applyPersonEffects(ctx)
@@ -251,6 +266,7 @@ export class PersonsStage {
     return { properties, processPerson, dropReason, warnings }
   }
 
+  /** Only where a row is created: formatting it for every event cost ≈2 % of the consumer thread. */
   private createdAtOf(event: CapturedEvent): string {
     const ms = Number.isFinite(event.timestamp) ? event.timestamp : Number.isFinite(event.now) ? event.now : this.clock.now()
     return iso(ms)
@@ -288,7 +304,7 @@ export class PersonsStage {
     const index = this.groupTypeIndex(ctx.event, String(groupType), true)
     if (index === null) return
     const key = String(groupKey).replace(/\u0000/g, '\uFFFD')
-    this.groups.upsert(ctx.event.team_id, index, key, isPlainObject(groupSet) ? groupSet : {}, ctx.createdAt)
+    this.groups.upsert(ctx.event.team_id, index, key, isPlainObject(groupSet) ? groupSet : {}, this.createdAtOf(ctx.event))
   }
 
   // ------------------------------------------------------------------------------------------------------
@@ -306,7 +322,7 @@ export class PersonsStage {
       person = this.persons.fetch(event.team_id, event.distinct_id)
       if (!person) {
         const initial = initialPersonProperties(properties, event.uuid)
-        return this.persons.create(event.team_id, [event.distinct_id], initial, ctx.updateIsIdentified, ctx.createdAt)
+        return this.persons.create(event.team_id, [event.distinct_id], initial, ctx.updateIsIdentified, this.createdAtOf(event))
       }
     }
     return this.updateProperties(ctx, person)
@@ -361,7 +377,7 @@ export class PersonsStage {
     // personless events already used, so those events belong to the new person without any rewrite.
     let ids = [intoId, otherId]
     if (!this.persons.wasPersonless(teamId, intoId) && this.persons.wasPersonless(teamId, otherId)) ids = [otherId, intoId]
-    return this.persons.create(teamId, ids, initialPersonProperties(ctx.properties, ctx.event.uuid), true, ctx.createdAt)
+    return this.persons.create(teamId, ids, initialPersonProperties(ctx.properties, ctx.event.uuid), true, this.createdAtOf(ctx.event))
   }
 
   private mergePersons(ctx: EventContext, target: Person, targetId: string, source: Person, sourceId: string): Person {

@@ -6,6 +6,13 @@
 import { Piscina } from 'piscina'
 import { AppError } from '../common/errors.js'
 
+/**
+ * V8 sizes a worker's old generation from the machine's memory (≈4 GB here) and lets garbage pile up
+ * towards it; a cap far above any task's live heap (a maximum-size /batch/ body parses to well under
+ * 200 MB) makes it collect sooner. Same reasoning and figure as the ingest consumer's limit.
+ */
+const WORKER_HEAP_MB = 1024
+
 export interface PoolOptions {
   size: number
   maxQueue: number
@@ -24,6 +31,7 @@ export class WorkerPool {
       maxQueue: options.maxQueue,
       idleTimeout: 60_000,
       workerData: options.workerData,
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     })
   }
 

@@ -17,7 +17,7 @@ import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js
 import type { EventRow } from '../../storage/events/types.js'
 import { FrameKind } from '../spool/format.js'
 import { compareCursors, LANES, listSegments, segmentPath, type Cursor } from '../spool/layout.js'
-import { LaneReader, type CorruptionReport } from '../spool/reader.js'
+import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
 import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
 import type { ConsumerStats } from './messages.js'
@@ -49,6 +49,10 @@ export interface ConsumerOptions {
   writeDirect: (rows: EventRow[]) => Promise<void>
   activeSegments: Record<Lane, number>
   batchRows: number
+  /** Most bytes of row text in one insert (default BATCH_BYTES); the queue holds up to QUEUED_BATCHES of them. */
+  batchBytes?: number
+  /** Bytes of spool frames read at a time (default READ_BYTES). */
+  readBytes?: number
   flushIntervalMs: number
   clock: Clock
   log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void
@@ -58,6 +62,8 @@ export interface ConsumerOptions {
 interface QueueItem {
   lane: Lane
   rows: EventRow[]
+  /** rowBytes() of all rows. */
+  bytes: number
   end: Cursor
   queuedAt: number
 }
@@ -74,6 +80,29 @@ interface LaneState {
 /** Lanes are served in this repeating order: the live lane most, the historical lane next, overflow least. */
 const SCHEDULE: readonly Lane[] = ['main', 'main', 'main', 'historical', 'main', 'main', 'main', 'overflow']
 const FRAMES_PER_BATCH = 2000
+/**
+ * A read stops once its frames hold this many bytes, so one batch of large events (recordings, big property
+ * sets) can't take hundreds of MB of this thread's heap. The reader counts frames, not bytes: it is asked
+ * for FIRST_STEP frames, then for as many as the average frame size so far leaves room for (≤ READ_STEP).
+ */
+const READ_BYTES = 4 * 1024 * 1024
+const FIRST_STEP = 16
+const READ_STEP = 256
+/**
+ * Byte caps beside the row caps: rows carry ≈0.5–20 KB of properties each, and a queue of 4 × 10,000 rows
+ * was most of this thread's heap (peak RSS). 8 MB is ≈4,000 ordinary rows per insert, as fast per row as
+ * 10,000 for SQLite; three batches keep the person loop busy while an asynchronous (ClickHouse) insert runs.
+ */
+const BATCH_BYTES = 8 * 1024 * 1024
+const QUEUED_BATCHES = 3
+/** Memory of a row beyond its text (object, uuid, ids, groups): an estimate, only for the caps. */
+const ROW_OVERHEAD_BYTES = 300
+
+export function rowBytes(rows: readonly EventRow[]): number {
+  let bytes = 0
+  for (const r of rows) bytes += r.properties.length + r.elements_chain.length + ROW_OVERHEAD_BYTES
+  return bytes
+}
 
 export class Consumer {
   readonly #o: ConsumerOptions
@@ -82,6 +111,9 @@ export class Consumer {
   readonly #queue: QueueItem[] = []
   readonly #insertWarning
   #queuedRows = 0
+  #queuedBytes = 0
+  readonly #batchBytes: number
+  readonly #readBytes: number
   #schedulePos = 0
   #stopping = false
   #replaying = false
@@ -101,6 +133,8 @@ export class Consumer {
 
   constructor(options: ConsumerOptions) {
     this.#o = options
+    this.#batchBytes = options.batchBytes ?? BATCH_BYTES
+    this.#readBytes = options.readBytes ?? READ_BYTES
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#insertWarning = options.personsDb.prepare(
       'INSERT INTO ingestion_warnings (team_id, type, source, details, timestamp) VALUES (?, ?, ?, ?, ?)',
@@ -152,12 +186,12 @@ export class Consumer {
       if (!state.replay) continue
       let replayed = 0
       for (;;) {
-        const frames = state.replay.reader.read(FRAMES_PER_BATCH, (r) => this.#corrupt(r), state.replay.until)
+        const frames = this.#read(state.replay.reader, state.replay.until)
         if (frames.length === 0) break
         const events = this.#decode(state.lane, frames).events
         const rows = toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now())
         replayed += rows.length
-        this.#enqueue({ lane: state.lane, rows, end: frames[frames.length - 1].end, queuedAt: this.#o.clock.now() })
+        this.#enqueue(state.lane, rows, frames[frames.length - 1].end)
       }
       state.replay.reader.close()
       state.replay = null
@@ -167,8 +201,9 @@ export class Consumer {
 
   async #personsLoop(): Promise<void> {
     const maxQueued = Math.max(this.#o.batchRows * 4, 20_000)
+    const maxQueuedBytes = this.#batchBytes * QUEUED_BATCHES
     for (;;) {
-      if (this.#queuedRows >= maxQueued) {
+      if (this.#queuedRows >= maxQueued || this.#queuedBytes >= maxQueuedBytes) {
         await new Promise<void>((resolve) => (this.#wakePersons = resolve))
         continue
       }
@@ -194,7 +229,7 @@ export class Consumer {
       const lane = SCHEDULE[this.#schedulePos]
       this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
       const state = this.#lanes.get(lane)!
-      const frames = state.reader.read(FRAMES_PER_BATCH, (r) => this.#corrupt(r))
+      const frames = this.#read(state.reader)
       if (frames.length === 0) {
         this.#passEmptySegments(state)
         continue
@@ -203,7 +238,7 @@ export class Consumer {
       const { events, warnings } = this.#decode(lane, frames)
       const rows = this.#processPersons(lane, events, warnings, end)
       state.personsAt = end
-      this.#enqueue({ lane, rows, end, queuedAt: this.#o.clock.now() })
+      this.#enqueue(lane, rows, end)
       return true
     }
     return false
@@ -270,6 +305,23 @@ export class Consumer {
     }
   }
 
+  /** Up to FRAMES_PER_BATCH frames holding about READ_BYTES (more only when frames differ much in size). */
+  #read(reader: LaneReader, until?: Cursor): SpoolFrame[] {
+    const frames: SpoolFrame[] = []
+    let bytes = 0
+    while (frames.length < FRAMES_PER_BATCH && bytes < this.#readBytes) {
+      const room = frames.length === 0 ? FIRST_STEP : Math.ceil((this.#readBytes - bytes) / (bytes / frames.length))
+      const wanted = Math.min(room, READ_STEP, FRAMES_PER_BATCH - frames.length)
+      const step = reader.read(wanted, (r) => this.#corrupt(r), until)
+      for (const frame of step) {
+        frames.push(frame)
+        bytes += frame.payload.length
+      }
+      if (step.length < wanted) break // nothing more durable (or `until` reached)
+    }
+    return frames
+  }
+
   #decode(lane: Lane, frames: Array<{ kind: number; payload: Buffer }>): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
     const events: CapturedEvent[] = []
     const warnings: IngestionWarning[] = []
@@ -291,9 +343,11 @@ export class Consumer {
     }
   }
 
-  #enqueue(item: QueueItem): void {
-    this.#queue.push(item)
-    this.#queuedRows += item.rows.length
+  #enqueue(lane: Lane, rows: EventRow[], end: Cursor): void {
+    const bytes = rowBytes(rows)
+    this.#queue.push({ lane, rows, bytes, end, queuedAt: this.#o.clock.now() })
+    this.#queuedRows += rows.length
+    this.#queuedBytes += bytes
     this.#wakeSink?.()
   }
 
@@ -306,7 +360,8 @@ export class Consumer {
         continue
       }
       const age = this.#o.clock.now() - this.#queue[0].queuedAt
-      if (this.#queuedRows < this.#o.batchRows && age < this.#o.flushIntervalMs && !this.#stopping) {
+      const full = this.#queuedRows >= this.#o.batchRows || this.#queuedBytes >= this.#batchBytes
+      if (!full && age < this.#o.flushIntervalMs && !this.#stopping) {
         await new Promise<void>((resolve) => {
           this.#wakeSink = resolve
           setTimeout(resolve, this.#o.flushIntervalMs - age)
@@ -316,19 +371,26 @@ export class Consumer {
       }
       const items: QueueItem[] = []
       let rowCount = 0
-      while (this.#queue.length > 0 && (rowCount === 0 || rowCount + this.#queue[0].rows.length <= this.#o.batchRows)) {
+      let bytes = 0
+      while (this.#queue.length > 0 && (items.length === 0 || this.#fits(rowCount, bytes, this.#queue[0]))) {
         const item = this.#queue.shift()!
         items.push(item)
         rowCount += item.rows.length
+        bytes += item.bytes
       }
       const rows = items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows)
       const stored = await this.#o.sinkWriter.write(rows, items.map((i) => i.lane).join(','))
       if (!stored) return // shutdown gave up: the spool still has these rows for the next start
       this.#queuedRows -= rowCount
+      this.#queuedBytes -= bytes
       this.stats.stored += rows.length
       this.#afterStored(items)
       this.#wakePersons?.()
     }
+  }
+
+  #fits(rows: number, bytes: number, next: QueueItem): boolean {
+    return rows + next.rows.length <= this.#o.batchRows && bytes + next.bytes <= this.#batchBytes
   }
 
   #afterStored(items: QueueItem[]): void {

@@ -6,7 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads'
 import { systemClock } from '../../common/clock.js'
-import { openGeoIp } from '../../geoip/index.js'
+import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
 import { ClickHouseEventSink } from '../../storage/events/clickhouse.js'
@@ -26,6 +26,8 @@ export interface ConsumerWorkerData {
   deadLettersPath: string
   clickhouse: ClickHouseOptions | null
   geoipPath: string | null
+  /** The main thread's copy of the database (shared memory); null: read it here. */
+  geoipData: GeoIpData | null
   activeSegments: Record<Lane, number>
   durable: Record<Lane, number>
   batchRows: number
@@ -38,7 +40,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => send({ type: 'log', level, msg, fields })
   const personsDb = openDatabase(data.personsPath)
   const deadLetters = new DeadLetters(data.deadLettersPath)
-  const geoip = await openGeoIp({ mmdbPath: data.geoipPath }).catch((error: unknown) => {
+  const geoip = await openGeoIp({ mmdbPath: data.geoipPath, data: data.geoipData }).catch((error: unknown) => {
     log('warn', 'GeoIP database unavailable; events are stored without $geoip_* properties', { error: String(error) })
     return null
   })

@@ -397,6 +397,29 @@ t.test('robustness', async (t) => {
     t.match(h.warnings(), [{ type: 'person_processing_failed', details: { distinctId: 'b', error: 'lookup exploded' } }])
   })
 
+  t.test('a failure late in a batch leaves the earlier events applied exactly once', async (t) => {
+    // The batch runs in one savepoint; a failing event rolls it back and the batch is redone event by event.
+    const batch = [
+      ev('$pageview', 'anon', { $set: { a: 1 } }),
+      ev('$identify', 'user', { $anon_distinct_id: 'anon', $set: { b: 2 } }),
+      ev('$set', 'user', { $set: { n: 1 } }),
+      ev('$pageview', 'x', { $ip: 'boom' }),
+      ev('$pageview', 'user', { $set: { c: 3 }, $process_person_profile: 'yes' }),
+    ]
+    const failing = harness({ geoip: new FakeGeoIp() })
+    const clean = harness({ geoip: new FakeGeoIp() })
+    const outs = failing.run(...batch)
+    const expected = clean.run(...batch.filter((_, i) => i !== 3))
+    t.same(outs.filter((_, i) => i !== 3), expected, 'same outcomes for the other events')
+    t.same(failing.person('user'), clean.person('user'), 'same person, properties and version')
+    t.notOk(failing.person('x'))
+    t.same(
+      failing.warnings().map((w) => w.type).sort(),
+      ['invalid_process_person_profile', 'person_processing_failed'],
+      'each warning written once',
+    )
+  })
+
   t.test('a rolled-back batch followed by resetCache replays to the same state', async (t) => {
     const h = harness()
     h.run(ev('$pageview', 'anon', { $set: { a: 1 } }))
