@@ -68,46 +68,6 @@ export function remoteConfigBody(token: string, hasFeatureFlags: boolean): Recor
   }
 }
 
-/** The answer as an object: the definition of its shape (`flagsJson` writes the same text directly). */
-export function flagsBody(result: EvaluationList, options: ResponseOptions): Record<string, unknown> {
-  const flags = result.results
-  const body: Record<string, unknown> = options.withConfig ? configFields(options.supportedCompression) : {}
-  switch (options.shape) {
-    case 'v1':
-      body.featureFlags = flags.filter((f) => f.enabled).map((f) => f.key)
-      break
-    case 'v2':
-      body.featureFlags = Object.fromEntries(flags.filter((f) => f.enabled).map((f) => [f.key, value(f)]))
-      break
-    case 'v3': {
-      body.featureFlags = Object.fromEntries(flags.map((f) => [f.key, value(f)]))
-      body.featureFlagPayloads = Object.fromEntries(
-        flags.filter((f) => f.enabled && f.payload !== null && f.payload !== undefined).map((f) => [f.key, f.payload]),
-      )
-      body.errorComputingFlags = result.errorsWhileComputingFlags
-      break
-    }
-    case 'v4':
-      body.flags = Object.fromEntries(
-        flags.map((f) => [
-          f.key,
-          {
-            key: f.key,
-            enabled: f.enabled,
-            variant: f.variant,
-            reason: f.reason,
-            metadata: { id: f.id, version: f.version, description: null, payload: f.enabled ? (f.payload ?? null) : null },
-            ...(f.failed ? { failed: true } : {}),
-          },
-        ]),
-      )
-      break
-  }
-  body.errorsWhileComputingFlags = result.errorsWhileComputingFlags
-  body.requestId = options.requestId
-  return body
-}
-
 const configJsonCache = new Map<string, string>()
 
 /** The config fields as a JSON fragment (no braces), serialised once per compression list. */
@@ -174,8 +134,9 @@ function v4Text(f: FlagResult): string {
 }
 
 /**
- * `flagsBody` serialised — the same text as `JSON.stringify(flagsBody(…))` — written directly: building
- * objects of hundreds of keys and serialising them cost more than evaluating the flags. The flags come in
+ * The answer's JSON text, written directly: building objects of hundreds of keys and serialising them cost
+ * more than evaluating the flags (the object form it equals is spelled out in
+ * test/unit/flags/fixtures/flags-body.ts, and a test holds the two equal). The flags come in
  * the order of `Object.values` of a keyed object (unique keys, integer-like ones first), which is the order
  * `Object.fromEntries` would give them back, so writing them in list order changes nothing.
  */

@@ -148,16 +148,12 @@ export class HttpServer {
     const length = declared === undefined ? -1 : Number(declared)
     const bodiless = length === 0 || (length < 0 && NO_BODY_METHODS.has(ctx.method) && !ctx.headers['transfer-encoding'])
     if (this.#drained) {
-      const reply = errorReply(new AppError('service_unavailable', { detail: 'The service is shutting down.', retryAfter: 1 }))
-      if (bodiless) this.#send(exchange, reply, true)
-      else this.#drainThenSend(exchange, reply, length)
+      this.#answerEarly(exchange, errorReply(new AppError('service_unavailable', { detail: 'The service is shutting down.', retryAfter: 1 })), bodiless, length)
       return
     }
     if (match.kind === 'not_found') {
       // A body is read and dropped first (as for 413): closing under a client still sending is a reset.
-      const reply = errorReply(new AppError('not_found', { detail: `No route for ${ctx.path}` }))
-      if (bodiless) this.#send(exchange, reply, true)
-      else this.#drainThenSend(exchange, reply, length)
+      this.#answerEarly(exchange, errorReply(new AppError('not_found', { detail: `No route for ${ctx.path}` })), bodiless, length)
       return
     }
     if (match.kind === 'method_not_allowed') {
@@ -167,8 +163,7 @@ export class HttpServer {
           : errorReply(
               new AppError('method_not_allowed', { detail: `Method "${ctx.method.toUpperCase()}" not allowed.` }),
             )
-      if (bodiless) this.#send(exchange, reply, true)
-      else this.#drainThenSend(exchange, reply, length)
+      this.#answerEarly(exchange, reply, bodiless, length)
       return
     }
 
@@ -184,8 +179,7 @@ export class HttpServer {
     if (this.#admission && !options.probe) {
       const admitted = this.#admission.admit(ctx.remoteAddress, length > 0 ? length : 0)
       if (admitted instanceof AppError) {
-        if (bodiless) this.#send(exchange, errorReply(admitted), false)
-        else this.#drainThenSend(exchange, errorReply(admitted), length)
+        this.#answerEarly(exchange, errorReply(admitted), bodiless, length, false)
         return
       }
       exchange.ticket = admitted
@@ -259,6 +253,15 @@ export class HttpServer {
    */
   #refuseTooLarge(exchange: Exchange, declared: number): void {
     this.#drainThenSend(exchange, errorReply(new AppError('request_too_large')), declared)
+  }
+
+  /**
+   * Answers before reading the body: at once when there is none, else after reading and dropping it
+   * (closing under a client still sending is a reset). A drained body always closes the connection.
+   */
+  #answerEarly(exchange: Exchange, reply: Reply, bodiless: boolean, declared: number, close = true): void {
+    if (bodiless) this.#send(exchange, reply, close)
+    else this.#drainThenSend(exchange, reply, declared)
   }
 
   /** Reads and discards the rest of the body (up to MAX_DRAIN_BYTES), then answers `reply` and closes. */

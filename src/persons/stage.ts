@@ -9,14 +9,16 @@
  * - Any other event creates its person on first sight and applies `$set_once`, `$set`, `$unset`.
  * - `$groups` fills `$group_0..4`; `$groupidentify` creates or updates the group row.
  *
- * The caller owns the transaction; each event runs in a savepoint, so an event that breaks on bad content
- * is rolled back alone and reported as an ingestion warning, while database errors propagate.
+ * The caller owns the transaction; a batch runs in one savepoint, redone with a savepoint per event when
+ * one breaks on bad content, so that event is rolled back alone and reported as an ingestion warning, while
+ * database errors propagate.
  */
 import Database from 'better-sqlite3'
 import { iso, type Clock } from '../common/clock.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import type { GeoIp } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
+import { GROUP_COLUMN_KEYS, groupColumns, noGroups, type GroupColumns } from './group-columns.js'
 import { GroupStore, MAX_GROUP_TYPES_PER_TEAM } from './groups.js'
 import {
   PERSON_ONLY_EVENTS,
@@ -34,7 +36,7 @@ import type { CapturedEvent } from '../schemas/captured-event.js'
 
 export type { CapturedEvent } from '../schemas/captured-event.js'
 
-export type GroupColumns = [string, string, string, string, string]
+export type { GroupColumns } from './group-columns.js'
 
 export interface PersonOutcome {
   /**
@@ -82,25 +84,7 @@ interface EventContext {
   updateIsIdentified: boolean
 }
 
-const noGroups = (): GroupColumns => ['', '', '', '', '']
-const GROUP_COLUMN_KEYS = Array.from({ length: MAX_GROUP_TYPES_PER_TEAM }, (_, i) => `$group_${i}`)
 const DROP_PERSONLESS_PERSON_EVENT = 'invalid_event_when_process_person_profile_is_false'
-
-function columnValue(value: unknown): string {
-  if (value === null || value === undefined) return ''
-  if (typeof value === 'string') return value
-  if (typeof value === 'object') return JSON.stringify(value)
-  return String(value)
-}
-
-function groupColumns(properties: JsonObject): GroupColumns {
-  const columns = noGroups()
-  for (let i = 0; i < MAX_GROUP_TYPES_PER_TEAM; i++) {
-    const key = GROUP_COLUMN_KEYS[i]
-    if (Object.hasOwn(properties, key)) columns[i] = columnValue(properties[key])
-  }
-  return columns
-}
 
 function eventDetails(event: CapturedEvent): Record<string, unknown> {
   return { eventUuid: event.uuid, event: event.event, distinctId: event.distinct_id }

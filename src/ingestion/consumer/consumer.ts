@@ -10,17 +10,18 @@
  * down. After a crash the sink resumes from its own checkpoint: events between it and the person
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  */
-import { unlinkSync } from 'node:fs'
 import type { Clock } from '../../common/clock.js'
 import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
 import type { EventRow } from '../../storage/events/types.js'
 import { FrameKind } from '../spool/format.js'
-import { compareCursors, LANES, listSegments, segmentPath, type Cursor } from '../spool/layout.js'
+import { compareCursors, deleteSegmentsBefore, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
 import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
 import type { ConsumerStats } from './messages.js'
+import { readBatch, READ_BYTES } from './read-batch.js'
+import { BATCH_BYTES, RowQueue, type QueueItem } from './row-queue.js'
 import { toEventRows } from './rows.js'
 import { SinkWriter } from './sink-writer.js'
 
@@ -59,15 +60,6 @@ export interface ConsumerOptions {
   onFreed: (bytes: number) => void
 }
 
-interface QueueItem {
-  lane: Lane
-  rows: EventRow[]
-  /** rowBytes() of all rows. */
-  bytes: number
-  end: Cursor
-  queuedAt: number
-}
-
 interface LaneState {
   lane: Lane
   reader: LaneReader
@@ -79,40 +71,12 @@ interface LaneState {
 
 /** Lanes are served in this repeating order: the live lane most, the historical lane next, overflow least. */
 const SCHEDULE: readonly Lane[] = ['main', 'main', 'main', 'historical', 'main', 'main', 'main', 'overflow']
-const FRAMES_PER_BATCH = 2000
-/**
- * A read stops once its frames hold this many bytes, so one batch of large events (recordings, big property
- * sets) can't take hundreds of MB of this thread's heap. The reader counts frames, not bytes: it is asked
- * for FIRST_STEP frames, then for as many as the average frame size so far leaves room for (≤ READ_STEP).
- */
-const READ_BYTES = 4 * 1024 * 1024
-const FIRST_STEP = 16
-const READ_STEP = 256
-/**
- * Byte caps beside the row caps: rows carry ≈0.5–20 KB of properties each, and a queue of 4 × 10,000 rows
- * was most of this thread's heap (peak RSS). 8 MB is ≈4,000 ordinary rows per insert, as fast per row as
- * 10,000 for SQLite; three batches keep the person loop busy while an asynchronous (ClickHouse) insert runs.
- */
-const BATCH_BYTES = 8 * 1024 * 1024
-const QUEUED_BATCHES = 3
-/** Memory of a row beyond its text (object, uuid, ids, groups): an estimate, only for the caps. */
-const ROW_OVERHEAD_BYTES = 300
-
-export function rowBytes(rows: readonly EventRow[]): number {
-  let bytes = 0
-  for (const r of rows) bytes += r.properties.length + r.elements_chain.length + ROW_OVERHEAD_BYTES
-  return bytes
-}
-
 export class Consumer {
   readonly #o: ConsumerOptions
   readonly #checkpoints: Checkpoints
   readonly #lanes = new Map<Lane, LaneState>()
-  readonly #queue: QueueItem[] = []
+  readonly #queue: RowQueue
   readonly #insertWarning
-  #queuedRows = 0
-  #queuedBytes = 0
-  readonly #batchBytes: number
   readonly #readBytes: number
   #schedulePos = 0
   #stopping = false
@@ -133,7 +97,7 @@ export class Consumer {
 
   constructor(options: ConsumerOptions) {
     this.#o = options
-    this.#batchBytes = options.batchBytes ?? BATCH_BYTES
+    this.#queue = new RowQueue(options.batchRows, options.batchBytes ?? BATCH_BYTES)
     this.#readBytes = options.readBytes ?? READ_BYTES
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#insertWarning = options.personsDb.prepare(
@@ -177,7 +141,7 @@ export class Consumer {
     let backlog = 0
     for (const state of this.#lanes.values()) backlog += state.reader.backlogBytes()
     this.stats.backlogBytes = backlog
-    this.stats.queuedRows = this.#queuedRows
+    this.stats.queuedRows = this.#queue.rows
     return this.stats
   }
 
@@ -200,10 +164,8 @@ export class Consumer {
   }
 
   async #personsLoop(): Promise<void> {
-    const maxQueued = Math.max(this.#o.batchRows * 4, 20_000)
-    const maxQueuedBytes = this.#batchBytes * QUEUED_BATCHES
     for (;;) {
-      if (this.#queuedRows >= maxQueued || this.#queuedBytes >= maxQueuedBytes) {
+      if (this.#queue.atCapacity) {
         await new Promise<void>((resolve) => (this.#wakePersons = resolve))
         continue
       }
@@ -305,21 +267,8 @@ export class Consumer {
     }
   }
 
-  /** Up to FRAMES_PER_BATCH frames holding about READ_BYTES (more only when frames differ much in size). */
   #read(reader: LaneReader, until?: Cursor): SpoolFrame[] {
-    const frames: SpoolFrame[] = []
-    let bytes = 0
-    while (frames.length < FRAMES_PER_BATCH && bytes < this.#readBytes) {
-      const room = frames.length === 0 ? FIRST_STEP : Math.ceil((this.#readBytes - bytes) / (bytes / frames.length))
-      const wanted = Math.min(room, READ_STEP, FRAMES_PER_BATCH - frames.length)
-      const step = reader.read(wanted, (r) => this.#corrupt(r), until)
-      for (const frame of step) {
-        frames.push(frame)
-        bytes += frame.payload.length
-      }
-      if (step.length < wanted) break // nothing more durable (or `until` reached)
-    }
-    return frames
+    return readBatch(reader, this.#readBytes, (r) => this.#corrupt(r), until)
   }
 
   #decode(lane: Lane, frames: Array<{ kind: number; payload: Buffer }>): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
@@ -344,24 +293,20 @@ export class Consumer {
   }
 
   #enqueue(lane: Lane, rows: EventRow[], end: Cursor): void {
-    const bytes = rowBytes(rows)
-    this.#queue.push({ lane, rows, bytes, end, queuedAt: this.#o.clock.now() })
-    this.#queuedRows += rows.length
-    this.#queuedBytes += bytes
+    this.#queue.push(lane, rows, end, this.#o.clock.now())
     this.#wakeSink?.()
   }
 
   async #sinkLoop(): Promise<void> {
     for (;;) {
-      if (this.#queue.length === 0) {
+      if (this.#queue.empty) {
         if (this.#personsDone) return
         await new Promise<void>((resolve) => (this.#wakeSink = resolve))
         this.#wakeSink = null
         continue
       }
-      const age = this.#o.clock.now() - this.#queue[0].queuedAt
-      const full = this.#queuedRows >= this.#o.batchRows || this.#queuedBytes >= this.#batchBytes
-      if (!full && age < this.#o.flushIntervalMs && !this.#stopping) {
+      const age = this.#o.clock.now() - this.#queue.oldestAt
+      if (!this.#queue.batchReady && age < this.#o.flushIntervalMs && !this.#stopping) {
         await new Promise<void>((resolve) => {
           this.#wakeSink = resolve
           setTimeout(resolve, this.#o.flushIntervalMs - age)
@@ -369,28 +314,14 @@ export class Consumer {
         this.#wakeSink = null
         continue
       }
-      const items: QueueItem[] = []
-      let rowCount = 0
-      let bytes = 0
-      while (this.#queue.length > 0 && (items.length === 0 || this.#fits(rowCount, bytes, this.#queue[0]))) {
-        const item = this.#queue.shift()!
-        items.push(item)
-        rowCount += item.rows.length
-        bytes += item.bytes
-      }
-      const rows = items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows)
-      const stored = await this.#o.sinkWriter.write(rows, items.map((i) => i.lane).join(','))
+      const batch = this.#queue.take()
+      const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
       if (!stored) return // shutdown gave up: the spool still has these rows for the next start
-      this.#queuedRows -= rowCount
-      this.#queuedBytes -= bytes
-      this.stats.stored += rows.length
-      this.#afterStored(items)
+      this.#queue.settle(batch)
+      this.stats.stored += batch.rows.length
+      this.#afterStored(batch.items)
       this.#wakePersons?.()
     }
-  }
-
-  #fits(rows: number, bytes: number, next: QueueItem): boolean {
-    return rows + next.rows.length <= this.#o.batchRows && bytes + next.bytes <= this.#batchBytes
   }
 
   #afterStored(items: QueueItem[]): void {
@@ -410,15 +341,9 @@ export class Consumer {
     for (const lane of lanes) {
       const state = this.#lanes.get(lane)!
       const keepFrom = Math.min(state.personsAt.segment, state.sinkAt.segment)
-      for (const s of listSegments(this.#o.spoolDir, lane)) {
-        if (s.segment >= keepFrom) break
-        try {
-          unlinkSync(segmentPath(this.#o.spoolDir, lane, s.segment))
-          bytes += s.bytes
-        } catch (error) {
-          this.#o.log('warn', 'could not delete a consumed spool segment', { lane, segment: s.segment, error: String(error) })
-        }
-      }
+      bytes += deleteSegmentsBefore(this.#o.spoolDir, lane, keepFrom, (segment, error) =>
+        this.#o.log('warn', 'could not delete a consumed spool segment', { lane, segment, error: String(error) }),
+      )
     }
     if (bytes > 0) this.#o.onFreed(bytes)
   }

@@ -1,5 +1,5 @@
 /** Where spool segments live: `<spool>/<lane>/<16-digit sequence>.seg`, read and deleted in order. */
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Lane } from '../types.js'
 
@@ -26,6 +26,21 @@ export function listSegments(spoolDir: string, lane: Lane): SegmentInfo[] {
     .filter((name) => /^\d{16}\.seg$/.test(name))
     .map((name) => ({ segment: Number(name.slice(0, 16)), bytes: statSync(join(dir, name)).size }))
     .sort((a, b) => a.segment - b.segment)
+}
+
+/** Deletes a lane's segments older than `keepFrom`; returns the bytes freed. A failed delete is reported and skipped. */
+export function deleteSegmentsBefore(spoolDir: string, lane: Lane, keepFrom: number, onError: (segment: number, error: unknown) => void): number {
+  let bytes = 0
+  for (const s of listSegments(spoolDir, lane)) {
+    if (s.segment >= keepFrom) break
+    try {
+      unlinkSync(segmentPath(spoolDir, lane, s.segment))
+      bytes += s.bytes
+    } catch (error) {
+      onError(s.segment, error)
+    }
+  }
+  return bytes
 }
 
 /** A position in a lane: byte offset inside a segment. */

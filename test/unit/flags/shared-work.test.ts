@@ -6,7 +6,8 @@
 import t from 'tap'
 import { compileSetData } from '../../../src/flags/compile.js'
 import { compileFlags, type EvaluationInput, type EvaluationList, type FlagDefinition, type FlagResult } from '../../../src/flags/index.js'
-import { flagsBody, flagsJson, type ResponseShape } from '../../../src/flags/response.js'
+import { flagsJson, type ResponseShape } from '../../../src/flags/response.js'
+import { flagsBody } from './fixtures/flags-body.js'
 import { Rng, fuzzSeed } from '../fuzz/rng.js'
 import { flag } from './fixtures/vectors.js'
 

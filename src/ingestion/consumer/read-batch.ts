@@ -1,0 +1,29 @@
+/**
+ * A person-loop read: up to FRAMES_PER_BATCH frames holding about `maxBytes`, so one batch of large events
+ * (recordings, big property sets) can't take hundreds of MB of the consumer's heap. The reader counts
+ * frames, not bytes: it is asked for FIRST_STEP frames, then for as many as the average frame size so far
+ * leaves room for (≤ READ_STEP); more than `maxBytes` only when frames differ much in size.
+ */
+import type { Cursor } from '../spool/layout.js'
+import type { CorruptionReport, LaneReader, SpoolFrame } from '../spool/reader.js'
+
+export const FRAMES_PER_BATCH = 2000
+export const READ_BYTES = 4 * 1024 * 1024
+const FIRST_STEP = 16
+const READ_STEP = 256
+
+export function readBatch(reader: LaneReader, maxBytes: number, onCorrupt: (r: CorruptionReport) => void, until?: Cursor): SpoolFrame[] {
+  const frames: SpoolFrame[] = []
+  let bytes = 0
+  while (frames.length < FRAMES_PER_BATCH && bytes < maxBytes) {
+    const room = frames.length === 0 ? FIRST_STEP : Math.ceil((maxBytes - bytes) / (bytes / frames.length))
+    const wanted = Math.min(room, READ_STEP, FRAMES_PER_BATCH - frames.length)
+    const step = reader.read(wanted, onCorrupt, until)
+    for (const frame of step) {
+      frames.push(frame)
+      bytes += frame.payload.length
+    }
+    if (step.length < wanted) break // nothing more durable (or `until` reached)
+  }
+  return frames
+}

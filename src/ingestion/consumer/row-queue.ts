@@ -1,0 +1,105 @@
+/**
+ * The rows between the person loop and the sink loop, bounded by rows and by bytes so a slow store pauses
+ * reading instead of growing this thread's heap. Rows leave in insert-sized batches; they still count
+ * against the bounds until the store has them (`settle`), so back-pressure holds while an insert runs.
+ */
+import type { EventRow } from '../../storage/events/types.js'
+import type { Cursor } from '../spool/layout.js'
+import type { Lane } from '../types.js'
+
+/**
+ * Byte caps beside the row caps: rows carry ≈0.5–20 KB of properties each, and a queue of 4 × 10,000 rows
+ * was most of this thread's heap (peak RSS). 8 MB is ≈4,000 ordinary rows per insert, as fast per row as
+ * 10,000 for SQLite; three batches keep the person loop busy while an asynchronous (ClickHouse) insert runs.
+ */
+export const BATCH_BYTES = 8 * 1024 * 1024
+const QUEUED_BATCHES = 3
+/** Memory of a row beyond its text (object, uuid, ids, groups): an estimate, only for the caps. */
+const ROW_OVERHEAD_BYTES = 300
+
+export function rowBytes(rows: readonly EventRow[]): number {
+  let bytes = 0
+  for (const r of rows) bytes += r.properties.length + r.elements_chain.length + ROW_OVERHEAD_BYTES
+  return bytes
+}
+
+export interface QueueItem {
+  lane: Lane
+  rows: EventRow[]
+  /** rowBytes() of all rows. */
+  bytes: number
+  end: Cursor
+  queuedAt: number
+}
+
+export interface Batch {
+  items: QueueItem[]
+  rows: EventRow[]
+}
+
+export class RowQueue {
+  readonly #items: QueueItem[] = []
+  readonly #batchRows: number
+  readonly #batchBytes: number
+  #rows = 0
+  #bytes = 0
+
+  constructor(batchRows: number, batchBytes: number) {
+    this.#batchRows = batchRows
+    this.#batchBytes = batchBytes
+  }
+
+  /** Rows queued or being inserted. */
+  get rows(): number {
+    return this.#rows
+  }
+
+  get empty(): boolean {
+    return this.#items.length === 0
+  }
+
+  /** When the oldest waiting rows were queued (the queue must not be empty). */
+  get oldestAt(): number {
+    return this.#items[0].queuedAt
+  }
+
+  /** The person loop waits while this holds. */
+  get atCapacity(): boolean {
+    return this.#rows >= Math.max(this.#batchRows * 4, 20_000) || this.#bytes >= this.#batchBytes * QUEUED_BATCHES
+  }
+
+  /** A whole insert's worth is waiting: write now rather than at the flush interval. */
+  get batchReady(): boolean {
+    return this.#rows >= this.#batchRows || this.#bytes >= this.#batchBytes
+  }
+
+  push(lane: Lane, rows: EventRow[], end: Cursor, now: number): void {
+    const bytes = rowBytes(rows)
+    this.#items.push({ lane, rows, bytes, end, queuedAt: now })
+    this.#rows += rows.length
+    this.#bytes += bytes
+  }
+
+  /** Takes the oldest items up to one insert's rows and bytes (at least one item). */
+  take(): Batch {
+    const items: QueueItem[] = []
+    let rows = 0
+    let bytes = 0
+    while (this.#items.length > 0) {
+      const next = this.#items[0]
+      if (items.length > 0 && (rows + next.rows.length > this.#batchRows || bytes + next.bytes > this.#batchBytes)) break
+      items.push(this.#items.shift()!)
+      rows += next.rows.length
+      bytes += next.bytes
+    }
+    return { items, rows: items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows) }
+  }
+
+  /** The store has a taken batch: its rows stop counting against the bounds. */
+  settle(batch: Batch): void {
+    for (const item of batch.items) {
+      this.#rows -= item.rows.length
+      this.#bytes -= item.bytes
+    }
+  }
+}
