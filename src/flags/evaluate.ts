@@ -7,6 +7,7 @@ import type { CompiledFlag, CompiledSetData } from './compile.js'
 import { INITIAL_PROPERTY } from './compile.js'
 import { matchFlag, matchResult, resultValue, type Request } from './match.js'
 import { FlagEvaluationError } from './reasons.js'
+import type { Sha1Batch } from './sha1x4/batch.js'
 import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
 
 /** Fills `$initial_x` from `x` when only the latter is present (ingestion writes the twin later). */
@@ -46,9 +47,10 @@ export interface Run {
 
 /**
  * Evaluates the planned flags in order. `only` (plan indexes) restricts the run to requested flags and their
- * dependencies; `force` (a plan index) is evaluated even when inactive, for single-flag diagnostics.
+ * dependencies; `force` (a plan index) is evaluated even when inactive, for single-flag diagnostics. `batch`
+ * (only when `hash` is SHA-1) computes the distinct id's hashes for the whole set in one call.
  */
-export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn, only: ReadonlySet<number> | null, force: number | null): Run {
+export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn, batch: Sha1Batch | null, only: ReadonlySet<number> | null, force: number | null): Run {
   const values: (FlagValue | undefined)[] = data.initialValues.slice()
   const req: Request = {
     input,
@@ -59,6 +61,8 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
     cohortScope: { person: input.personProperties, staticIds: input.staticCohortIds ?? new Set(), now: input.now, memo: new Map() },
     values,
     memo: new Array(data.testSlots),
+    batch,
+    batched: [undefined, undefined],
   }
   req.cohortScope.person = req.person
   const results: (FlagResult | undefined)[] = new Array(data.flags.length)

@@ -6,7 +6,9 @@
 import { collectUsage, compileSetData, type CompiledFlag, type CompiledSetData } from './compile.js'
 import { missingDependencyResult, run } from './evaluate.js'
 import { sha1Hash } from './hash.js'
-import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationList, EvaluationResponse, FlagDefinition, FlagResult } from './types.js'
+import { HASH_TABLE } from './match.js'
+import { Sha1Batch } from './sha1x4/batch.js'
+import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationList, EvaluationResponse, FlagDefinition, FlagResult, HashFn } from './types.js'
 
 /** Results by key; a later flag with the same key replaces an earlier one (in its place). */
 function byKey(results: readonly (FlagResult | undefined)[]): Record<string, FlagResult> {
@@ -38,6 +40,18 @@ function storedNeed(flags: readonly CompiledFlag[]): StoredNeed {
   return { always, keys: [...keys] }
 }
 
+/**
+ * The batch tables (`HASH_TABLE` order) over the flags that can hash the distinct id: active, readable, not
+ * bucketed by device; rollout for a person condition below 100%, variant for multivariate flags.
+ */
+function hashBatch(flags: readonly CompiledFlag[]): Sha1Batch | null {
+  const hashesId = (f: CompiledFlag): boolean => f.definition.active && f.error === null && !f.deviceBucketing
+  const tables = []
+  tables[HASH_TABLE.rollout] = { salt: '', prefixes: flags.map((f) => (hashesId(f) && f.conditions.some((c) => c.aggregation === null && c.rollout < 100) ? f.hashPrefix : null)) }
+  tables[HASH_TABLE.variant] = { salt: 'variant', prefixes: flags.map((f) => (hashesId(f) && f.variants.length > 0 ? f.hashPrefix : null)) }
+  return Sha1Batch.create(tables)
+}
+
 export class CompiledFlagSet {
   readonly #data: CompiledSetData
   readonly #byKey = new Map<string, number>()
@@ -60,6 +74,8 @@ export class CompiledFlagSet {
   readonly #keysInOrder: boolean
   readonly #storedNeed: StoredNeed
   readonly #overridesNeeded: boolean
+  /** Made on the first SHA-1 evaluation (a set compiled only for local evaluation or listing never needs it). */
+  #batch: Sha1Batch | null | undefined
 
   constructor(flags: readonly FlagDefinition[], options: CompileOptions) {
     const data = compileSetData(flags, options)
@@ -136,8 +152,15 @@ export class CompiledFlagSet {
     return flags.some((f) => continuity.has(f.key) && (f.variants.length > 0 || f.holdout !== null || f.conditions.some((c) => c.rollout !== 100)))
   }
 
+  /** The hash and, for SHA-1, the batch that goes with it. */
+  #hashing(options: EvaluateOptions | undefined): [HashFn, Sha1Batch | null] {
+    if (options?.hash !== undefined && options.hash !== sha1Hash) return [options.hash, null]
+    if (this.#batch === undefined) this.#batch = hashBatch(this.#data.flags)
+    return [sha1Hash, this.#batch]
+  }
+
   evaluateAll(input: EvaluationInput, options?: EvaluateOptions): EvaluationResponse {
-    const { results, errors } = run(this.#data, input, options?.hash ?? sha1Hash, this.#needed(input.flagKeys), null)
+    const { results, errors } = run(this.#data, input, ...this.#hashing(options), this.#needed(input.flagKeys), null)
     return { flags: byKey(results), errorsWhileComputingFlags: errors }
   }
 
@@ -147,7 +170,7 @@ export class CompiledFlagSet {
    * /decide answers are made from.
    */
   evaluateList(input: EvaluationInput, options?: EvaluateOptions): EvaluationList {
-    const { results, errors } = run(this.#data, input, options?.hash ?? sha1Hash, this.#needed(input.flagKeys), null)
+    const { results, errors } = run(this.#data, input, ...this.#hashing(options), this.#needed(input.flagKeys), null)
     if (!this.#keysInOrder) return { results: Object.values(byKey(results)), errorsWhileComputingFlags: errors }
     const list: FlagResult[] = []
     for (let i = 0; i < results.length; i++) if (results[i] !== undefined) list.push(results[i]!)
@@ -164,6 +187,6 @@ export class CompiledFlagSet {
     const pi = this.#data.planIndex.get(p)!
     if (this.#data.plan.cyclic.has(pi)) return missingDependencyResult(this.#data.flags[p])
     const only = new Set([pi, ...(this.#data.plan.transitive.get(pi) ?? [])])
-    return run(this.#data, input, options?.hash ?? sha1Hash, only, pi).results[p]
+    return run(this.#data, input, ...this.#hashing(options), only, pi).results[p]
   }
 }

@@ -7,6 +7,7 @@ import { membershipMatches, type CohortScope, type CohortSet } from './cohorts.j
 import type { CompiledCondition, CompiledFlag, ResolvedPropertyTest } from './compile.js'
 import type { FlagTest } from './filters.js'
 import { holdoutHashInput } from './hash.js'
+import type { Sha1Batch } from './sha1x4/batch.js'
 import { EVALUATION_ERRORS, REASON_SCORE, wireReason, type MatchReason } from './reasons.js'
 import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
 import { lookup } from './values.js'
@@ -24,7 +25,14 @@ export interface Request {
   values: (FlagValue | undefined)[]
   /** Property test results by slot (undefined: not computed yet). */
   memo: (boolean | undefined)[]
+  /** The set's batch hasher (null with a caller's own hash function): every flag's hash of the distinct id at once. */
+  batch: Sha1Batch | null
+  /** Its results for this request by table (`HASH_TABLE`); undefined until first needed, null when the id can't be batched. */
+  batched: (Float64Array | null | undefined)[]
 }
+
+/** The batch tables of a flag set: rollout hashes (no salt) and variant hashes, both by flag position. */
+export const HASH_TABLE = { rollout: 0, variant: 1 } as const
 
 /** The flag's answer, built directly (no intermediate match object: a request builds hundreds). */
 export function matchResult(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null, payload: unknown): FlagResult {
@@ -62,6 +70,13 @@ function identifier(flag: CompiledFlag, aggregation: number | null, req: Request
 function flagHash(flag: CompiledFlag, aggregation: number | null, salt: '' | 'variant', req: Request): number {
   const id = identifier(flag, aggregation, req, true)
   if (id === '') return 0
+  if (req.batch !== null && id === req.input.distinctId) {
+    const table = salt === '' ? HASH_TABLE.rollout : HASH_TABLE.variant
+    let hashes = req.batched[table]
+    if (hashes === undefined) hashes = req.batched[table] = req.batch.run(table, id)
+    const h = hashes === null ? Number.NaN : hashes[flag.position]
+    if (h === h) return h // NaN: the flag is not in the table
+  }
   return req.hash(salt === '' ? flag.hashPrefix + id : flag.hashPrefix + id + salt)
 }
 
