@@ -33,6 +33,22 @@ t.test('PersonReader over a read-only connection', async (t) => {
     t.equal(reader.personFor(TEAM + 1, 'user-1'), null, 'persons belong to one project')
   })
 
+  t.test('cached reads follow every write another connection commits', async (t) => {
+    const before = reader.personFor(TEAM, 'user-3')
+    t.equal(reader.personFor(TEAM, 'user-3'), before, 'a second read without writes is the cached record')
+    t.ok(Object.isFrozen(before) && Object.isFrozen(before!.properties), 'shared records are frozen')
+    t.equal(reader.personFor(TEAM + 2, 'late-user'), null)
+    t.same(reader.groupProperties(TEAM, 0, 'beta'), { name: 'Beta' })
+    h.run(
+      ev('$set', 'user-3', { $set: { plan: 'pro' } }),
+      ev('$pageview', 'late-user', {}, { team_id: TEAM + 2 }),
+      ev('$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta 2' } }),
+    )
+    t.match(reader.personFor(TEAM, 'user-3'), { properties: { plan: 'pro' } })
+    t.ok(reader.personFor(TEAM + 2, 'late-user'), 'a person created after a cached miss is found')
+    t.same(reader.groupProperties(TEAM, 0, 'beta'), { name: 'Beta 2' })
+  })
+
   t.test('group types and group properties', async (t) => {
     t.same(reader.groupTypeMapping(TEAM), { '0': 'company', '1': 'project' })
     t.same(reader.groupTypeMapping(TEAM + 1), {})
