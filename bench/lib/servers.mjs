@@ -67,11 +67,15 @@ export async function startBaseline(benchDir, name) {
   return { name, pid: child.proc.pid, port, url: `http://127.0.0.1:${port}`, stop: () => child.stop('SIGKILL') }
 }
 
+/** The Node flags `npm start` and bin/skylark.js run the server with (test/unit/docs.test.ts keeps them equal). */
+export const SERVER_NODE_ARGS = ['--max-semi-space-size=4']
+
 /**
  * Starts `skylark serve` on a free port with a fresh data folder. The default project and an all-scopes
  * personal key come from `skylark bootstrap --json`, run before the server starts, as a user would.
  */
 export async function startSkylark(root, { env = {}, nodeArgs = [], label = 'skylark' } = {}) {
+  nodeArgs = [...SERVER_NODE_ARGS, ...nodeArgs]
   const dataDir = mkdtempSync(join(tmpdir(), 'skylark-bench-'))
   const cli = join(root, 'bin', 'skylark.js')
   const boot = JSON.parse(

@@ -20,3 +20,13 @@ t.test('README error table lists every catalogue code with its status', async (t
     t.match(readme, new RegExp(`\\| ${entry.status} \\| \`${entry.type}\` \\| [^\\n]*\`${code}\``), code)
   }
 })
+
+t.test('npm start, the skylark command and the benchmarks run the server with the same Node flags', async (t) => {
+  const { SERVER_NODE_ARGS } = (await import(join(ROOT, 'bench', 'lib', 'servers.mjs'))) as { SERVER_NODE_ARGS: string[] }
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  const shebang = readFileSync(join(ROOT, 'bin', 'skylark.js'), 'utf8').split('\n')[0]
+  const flags = SERVER_NODE_ARGS.join(' ')
+  t.ok(flags.length > 0)
+  t.match(start, `node ${flags} bin/skylark.js serve`)
+  t.equal(shebang, `#!/usr/bin/env -S node ${flags}`)
+})

@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads'
 import { loadGeoIpData } from '../../geoip/index.js'
+import { WORKER_YOUNG_MB } from '../../pool/index.js'
 import type { Logger } from '../../observability/logger.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
@@ -67,7 +68,7 @@ export class ConsumerHandle {
     const geoipData = await loadGeoIpData(this.#settings.geoipPath).catch(() => null)
     const current = this.#spool.currentState()
     const worker = new Worker(WORKER_URL, {
-      resourceLimits: { maxOldGenerationSizeMb: CONSUMER_HEAP_MB },
+      resourceLimits: { maxOldGenerationSizeMb: CONSUMER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
       workerData: { ...this.#settings, geoipData, activeSegments: current.segments, durable: current.sizes } satisfies ConsumerWorkerData,
     })
     this.#worker = worker
