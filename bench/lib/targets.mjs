@@ -55,17 +55,20 @@ export function evaluateTargets(report) {
     }
   }
 
-  // /decide?v=3, 50 flags and a stored person.
-  const d50 = scenario(report, 'decide-50', 'sqlite', 'autocannon')
-  if (ok(d50)) {
-    const uwsWrk = findBaseline(report, 'uws-raw', 'capture', 'wrk')
-    const uwsAc = findBaseline(report, 'uws-raw', 'capture', 'autocannon')
-    const ref = uwsWrk ?? uwsAc
-    if (ref) {
-      const value = round(d50.rps / ref.rps, 2)
-      add('/decide 50 flags ≥ 0.25× raw uWS', `sqlite, vs uWS measured with ${ref.loadgen}`, value, value >= 0.25, `${d50.rps} vs ${ref.rps} req/s`, [d50, ref])
-    }
-  } else if (report.scenarios.some((s) => s.name === 'decide-50')) notMeasured('/decide 50 flags ≥ 0.25× raw uWS', 'sqlite', d50?.status ?? 'not run')
+  // /decide?v=3, 50 flags and a stored person: against raw uWS with the same load generator (wrk is the one
+  // that does not saturate first; autocannon's ratio is indicative only, as for /capture/).
+  for (const loadgen of ['wrk', 'autocannon']) {
+    const d50 = scenario(report, 'decide-50', 'sqlite', loadgen)
+    if (!ok(d50)) continue
+    const uws = findBaseline(report, 'uws-raw', 'capture', loadgen)
+    if (!uws) continue
+    const value = round(d50.rps / uws.rps, 2)
+    const note = loadgen === 'autocannon' ? ' (autocannon-bound: indicative only)' : ''
+    add('/decide 50 flags ≥ 0.25× raw uWS', `sqlite, ${loadgen}`, value, value >= 0.25, `${d50.rps} vs ${uws.rps} req/s${note}`, [d50, uws])
+  }
+  if (report.scenarios.some((s) => s.name === 'decide-50') && !report.scenarios.some((s) => s.name === 'decide-50' && ok(s))) {
+    notMeasured('/decide 50 flags ≥ 0.25× raw uWS', 'sqlite', scenario(report, 'decide-50', 'sqlite', 'autocannon')?.status ?? 'not run')
+  }
   const half = report.scenarios.find((s) => s.name === 'decide-50-half-rate' && s.sink === 'sqlite')
   if (ok(half)) {
     const floor = half.generatorFloorMs ? `; the generator alone against raw uWS at that rate: p50 ${half.generatorFloorMs.p50} ms, p99 ${half.generatorFloorMs.p99} ms` : ''

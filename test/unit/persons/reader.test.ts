@@ -2,7 +2,9 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { HashKeyOverrideWriter, PersonReader } from '../../../src/persons/index.js'
+import { CHECK_EVERY_MS } from '../../../src/persons/reader.js'
 import { openDatabase } from '../../../src/storage/index.js'
 import { TEAM, ev, harness, personsDb } from './fixtures.js'
 
@@ -33,7 +35,7 @@ t.test('PersonReader over a read-only connection', async (t) => {
     t.equal(reader.personFor(TEAM + 1, 'user-1'), null, 'persons belong to one project')
   })
 
-  t.test('cached reads follow every write another connection commits', async (t) => {
+  t.test('cached reads follow every write another connection commits, within CHECK_EVERY_MS', async (t) => {
     const before = reader.personFor(TEAM, 'user-3')
     t.equal(reader.personFor(TEAM, 'user-3'), before, 'a second read without writes is the cached record')
     t.ok(Object.isFrozen(before) && Object.isFrozen(before!.properties), 'shared records are frozen')
@@ -44,6 +46,7 @@ t.test('PersonReader over a read-only connection', async (t) => {
       ev('$pageview', 'late-user', {}, { team_id: TEAM + 2 }),
       ev('$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta 2' } }),
     )
+    await sleep(CHECK_EVERY_MS + 1)
     t.match(reader.personFor(TEAM, 'user-3'), { properties: { plan: 'pro' } })
     t.ok(reader.personFor(TEAM + 2, 'late-user'), 'a person created after a cached miss is found')
     t.same(reader.groupProperties(TEAM, 0, 'beta'), { name: 'Beta 2' })
