@@ -28,8 +28,6 @@ const NO_BODY_METHODS = new Set(['get', 'head', 'options', 'delete'])
 /** Bodies up to this size are read to the end before a 413, so the client gets the answer. */
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024
 const REQUEST_ID_PREFIX = randomBytes(4).toString('hex')
-/** Bodies declared at least this large are read into a buffer of their own (see #readBody). */
-const OWN_BUFFER_MIN_BYTES = 64 * 1024
 
 /**
  * A route's metric series, bound once: prom-client builds and hashes the label set on every
@@ -224,9 +222,6 @@ export class HttpServer {
   #readBody(exchange: Exchange, limit: number, declared: number, done: () => void): void {
     const { res, ctx, ticket } = exchange
     const chunks: Buffer[] = []
-    // A large declared body is copied straight into one buffer with an ArrayBuffer of its own: one copy
-    // instead of two, and the pool can take that ArrayBuffer over instead of copying it a third time.
-    let whole = declared >= OWN_BUFFER_MIN_BYTES && declared <= limit ? Buffer.allocUnsafeSlow(declared) : null
     let size = 0
     let rejected = false
     res.onData((chunk, isLast) => {
@@ -238,19 +233,18 @@ export class HttpServer {
       if (tooLarge || (ticket && !ticket.holdBody(n))) {
         rejected = true
         chunks.length = 0
-        whole = null
         ticket?.dropBody()
         const reply = errorReply(tooLarge ? new AppError('request_too_large') : bodyBudgetSpent())
         if (isLast) this.#send(exchange, reply, true)
         else this.#drainThenSend(exchange, reply, -1)
         return
       }
-      if (whole) whole.set(new Uint8Array(chunk), size)
-      else if (n > 0) chunks.push(Buffer.from(new Uint8Array(chunk)))
+      if (n > 0) chunks.push(Buffer.from(new Uint8Array(chunk)))
       size += n
       if (!isLast) return
-      if (whole) ctx.body = size === whole.length ? whole : whole.subarray(0, size)
-      else ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
+      // Joined bodies over 4 KB get an ArrayBuffer of their own (Buffer.concat does not use the shared
+      // pool for them), which the worker pool can take over instead of copying.
+      ctx.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
       done()
     })
   }
