@@ -19,7 +19,7 @@ export function renderMarkdown(report, svgName) {
     `${report.date} · commit \`${report.git.sha}\`${report.git.dirty ? ' (uncommitted changes in the tree)' : ''} · ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB · ${m.kernel} · Node ${m.node} · autocannon ${m.autocannon}${m.wrk ? ` · ${m.wrk}` : ''}${m.clickhouse ? ` · ClickHouse ${m.clickhouse}` : ''}`,
     '',
     `Load: ${o.connections} connections, pipelining ${o.pipelining}, ${o.warmupS} s warm-up + ${o.durationS} s per run, unpinned (the load generator shares the ${m.cores} cores). ` +
-      `Server env: ${Object.entries(o.serverEnv).map(([k, v]) => `\`${k}=${v}\``).join(', ')}; everything else default (\`POOL_SIZE=2\`, \`SPOOL_FSYNC_INTERVAL_MS=2\`, \`SINK_BATCH_ROWS=10000\`).`,
+      `Server env: ${Object.entries(o.serverEnv).map(([k, v]) => `\`${k}=${v}\``).join(', ')}; everything else at the product defaults (README, Configuration).`,
     '',
   )
   if (report.autocannon) lines.push(`autocannon options: \`${JSON.stringify(report.autocannon)}\``, '')

@@ -187,6 +187,8 @@ export class CompiledFlagSet {
     const pi = this.#data.planIndex.get(p)!
     if (this.#data.plan.cyclic.has(pi)) return missingDependencyResult(this.#data.flags[p])
     const only = new Set([pi, ...(this.#data.plan.transitive.get(pi) ?? [])])
-    return run(this.#data, input, ...this.#hashing(options), only, pi).results[p]
+    // one flag (and its dependencies) needs a few hashes: a whole-set batch per call would be the n² of
+    // evaluation_reasons, which calls this for every flag
+    return run(this.#data, input, options?.hash ?? sha1Hash, null, only, pi).results[p]
   }
 }
