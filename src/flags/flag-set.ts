@@ -7,7 +7,7 @@ import { collectUsage, compileSetData, type CompiledFlag, type CompiledSetData }
 import { missingDependencyResult, run } from './evaluate.js'
 import { sha1Hash } from './hash.js'
 import { HASH_TABLE } from './match.js'
-import { Sha1Batch } from './sha1x4/batch.js'
+import { Sha1Batch, type BatchTable } from './sha1x4/batch.js'
 import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationList, EvaluationResponse, FlagDefinition, FlagResult, HashFn } from './types.js'
 
 /** Results by key; a later flag with the same key replaces an earlier one (in its place). */
@@ -46,7 +46,7 @@ function storedNeed(flags: readonly CompiledFlag[]): StoredNeed {
  */
 function hashBatch(flags: readonly CompiledFlag[]): Sha1Batch | null {
   const hashesId = (f: CompiledFlag): boolean => f.definition.active && f.error === null && !f.deviceBucketing
-  const tables = []
+  const tables: BatchTable[] = []
   tables[HASH_TABLE.rollout] = { salt: '', prefixes: flags.map((f) => (hashesId(f) && f.conditions.some((c) => c.aggregation === null && c.rollout < 100) ? f.hashPrefix : null)) }
   tables[HASH_TABLE.variant] = { salt: 'variant', prefixes: flags.map((f) => (hashesId(f) && f.variants.length > 0 ? f.hashPrefix : null)) }
   return Sha1Batch.create(tables)

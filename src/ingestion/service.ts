@@ -76,8 +76,8 @@ export class IngestionService {
     const queryToken = req.query.get('token') ?? req.query.get('api_key')
     let encoded: EncodedPayload
     if (this.#d.pool && decodedSize(req.body) > INLINE_PARSE_MAX_BYTES) {
-      // The worker takes the body's ArrayBuffer over when the body is all of it (the HTTP server reads large
-      // bodies that way); otherwise it gets a copy of its own (never a shared pool slab or uWS memory).
+      // The worker takes the body's ArrayBuffer over when the body is all of it (a joined body, or one chunk
+      // over 4 KB, is); otherwise it gets a copy of its own (never a shared pool slab or uWS memory).
       const whole = req.body.byteOffset === 0 && req.body.byteLength === req.body.buffer.byteLength
       const body = whole ? (req.body.buffer as ArrayBuffer) : new Uint8Array(req.body).buffer
       const task: ParseTask = {

@@ -180,11 +180,12 @@ export class PersonReader {
    * CHECK_EVERY_MS: a read may miss a commit made less than that long ago, as if it had arrived that much sooner.
    */
   #freshCache(): Map<string, Readonly<PersonRecord> | JsonObject | null> {
+    if (this.#cache.size >= READ_CACHE_MAX) this.#cache.clear()
     const now = performance.now()
-    if (now - this.#checkedAt >= CHECK_EVERY_MS || this.#cache.size >= READ_CACHE_MAX) {
+    if (now - this.#checkedAt >= CHECK_EVERY_MS) {
       this.#checkedAt = now
       const version = this.s.dataVersion.get()!
-      if (version !== this.#cacheVersion || this.#cache.size >= READ_CACHE_MAX) {
+      if (version !== this.#cacheVersion) {
         this.#cache.clear()
         this.#cacheVersion = version
       }
@@ -192,18 +193,23 @@ export class PersonReader {
     return this.#cache
   }
 
+  /** `key`'s cached value, else `load()`'s (frozen by the loader), remembered. */
+  #cached<T extends Readonly<PersonRecord> | JsonObject | null>(key: string, load: () => T): T {
+    const cache = this.#freshCache()
+    let value = cache.get(key) as T | undefined
+    if (value === undefined) cache.set(key, (value = load()))
+    return value
+  }
+
   /** The person of a distinct id (cached; the record and its properties are frozen). */
   personFor(teamId: number, distinctId: string): Readonly<PersonRecord> | null {
-    const cache = this.#freshCache()
-    const key = `p${teamId}:${distinctId}`
-    let person = cache.get(key) as Readonly<PersonRecord> | null | undefined
-    if (person === undefined) {
+    return this.#cached(`p${teamId}:${distinctId}`, () => {
       const row = this.s.personFor.get(teamId, distinctId)
-      person = row ? toPerson(row) : null
-      if (person) Object.freeze(Object.freeze(person).properties)
-      cache.set(key, person)
-    }
-    return person
+      if (!row) return null
+      const person = toPerson(row)
+      Object.freeze(person.properties)
+      return Object.freeze(person)
+    })
   }
 
   /** Group type index (as a string, the JSON key PostHog uses) → group type name. */
@@ -219,15 +225,10 @@ export class PersonReader {
 
   /** A group's properties (cached and frozen, like persons). */
   groupProperties(teamId: number, groupTypeIndex: number, groupKey: string): JsonObject | null {
-    const cache = this.#freshCache()
-    const key = `g${teamId}:${groupTypeIndex}:${groupKey}`
-    let properties = cache.get(key) as JsonObject | null | undefined
-    if (properties === undefined) {
+    return this.#cached(`g${teamId}:${groupTypeIndex}:${groupKey}`, () => {
       const row = this.s.groupProperties.get(teamId, groupTypeIndex, groupKey)
-      properties = row ? Object.freeze(parseObject(row.properties)) : null
-      cache.set(key, properties)
-    }
-    return properties
+      return row ? Object.freeze(parseObject(row.properties)) : null
+    })
   }
 
   staticCohortIdsFor(personId: number): number[] {

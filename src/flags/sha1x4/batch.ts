@@ -37,11 +37,13 @@ export const MAX_BATCH_ID_BYTES = 256
 /** Prefixes (with their salt) that leave room for such an identifier; longer flag keys are hashed one by one. */
 const MAX_PREFIX_BYTES = MAX_MESSAGE_BYTES - MAX_BATCH_ID_BYTES
 
+/** The salts PostHog appends after the identifier: none (rollout) and `"variant"`. */
+const VARIANT_SALT = 'variant'
+
 export interface BatchTable {
   /** Hash input before the identifier by output index; null where this table has nothing to hash. */
   prefixes: readonly (string | null)[]
-  /** Appended after the identifier (`""` or `"variant"`). */
-  salt: string
+  salt: '' | typeof VARIANT_SALT
 }
 
 interface LaidOutTable {
@@ -74,15 +76,11 @@ export class Sha1Batch {
   static create(tables: readonly BatchTable[]): Sha1Batch | null {
     const module = wasmModule()
     if (module === null) return null
-    const salts = [...new Set(tables.map((t) => t.salt))]
-    const saltBytes = tables.map((t) => Buffer.from(t.salt))
-    // the salt region holds one salt; tables with another salt are not batched (PostHog uses only "" and "variant")
-    const saltText = salts.find((s) => s !== '') ?? ''
-    const encoded = tables.map((t, i) =>
+    const encoded = tables.map((t) =>
       t.prefixes.map((p) => {
-        if (p === null || (t.salt !== '' && t.salt !== saltText)) return null
+        if (p === null) return null
         const bytes: Uint8Array = Buffer.from(p)
-        return bytes.length + saltBytes[i].length <= MAX_PREFIX_BYTES ? bytes : null
+        return bytes.length + t.salt.length <= MAX_PREFIX_BYTES ? bytes : null
       }),
     )
     // layout: scratch, then per table its prefix bytes, its entries and its outputs
@@ -107,7 +105,8 @@ export class Sha1Batch {
     const buffer = memory.buffer
     const bytes = new Uint8Array(buffer)
     const view = new DataView(buffer)
-    bytes.set(Buffer.from(saltText), SALT)
+    // the salt region always holds "variant"; a table without salt passes length 0
+    bytes.set(Buffer.from(VARIANT_SALT), SALT)
     const laidOut = plans.map((plan, t) => {
       plan.entries.forEach((e, k) => {
         bytes.set(e.b, plan.prefixAt[k])
@@ -117,7 +116,7 @@ export class Sha1Batch {
         view.setInt32(entry + 8, e.index, true)
       })
       const out = new Float64Array(buffer, plan.outAt, plan.outLength).fill(Number.NaN)
-      return { offset: plan.tableAt, count: plan.entries.length, saltLength: saltBytes[t].length, out }
+      return { offset: plan.tableAt, count: plan.entries.length, saltLength: tables[t].salt.length, out }
     })
     return new Sha1Batch(instance, bytes, laidOut)
   }

@@ -71,11 +71,10 @@ const op = {
   },
   load: (offset = 0) => [0x28, 2, ...uleb(offset)],
   store8: (offset = 0) => [0x3a, 0, ...uleb(offset)],
-  storeF64: (offset = 0) => [0x39, 3, ...uleb(offset)],
+  storeF64: [0x39, 3, 0],
   add: [0x6a],
   sub: [0x6b],
   mul: [0x6c],
-  and: [0x71],
   shl: [0x74],
   shrU: [0x76],
   ltU: [0x49],
@@ -101,7 +100,6 @@ const op = {
   extract: (lane: number) => [0xfd, ...uleb(27), lane],
   replace: (lane: number) => [0xfd, ...uleb(28), lane],
   veq: [0xfd, ...uleb(55)],
-  vand: [0xfd, ...uleb(78)],
   vor: [0xfd, ...uleb(80)],
   vxor: [0xfd, ...uleb(81)],
   bitselect: [0xfd, ...uleb(82)],
@@ -255,7 +253,7 @@ function hashBody(): number[] {
     ...op.get(RA), ...op.extract(lane), ...op.f64FromU32, ...op.f64(2 ** 28), ...op.f64Mul,
     ...op.get(RB), ...op.extract(lane), ...op.i32(4), ...op.shrU, ...op.f64FromU32, ...op.f64Add,
     ...op.f64(2 ** 60), ...op.f64Div,
-    ...op.storeF64(),
+    ...op.storeF64,
   ]
   // nothing to do for an empty table (i32.eqz, return)
   const body: number[] = [...op.get(COUNT), 0x45, ...op.if, 0x0f, ...op.end]
