@@ -11,13 +11,18 @@ import { PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
 import { ClickHouseEventSink } from '../../storage/events/clickhouse.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
-import { SqliteEventSink } from '../../storage/events/sqlite.js'
+import { ThreadedSqliteSink } from '../../storage/events/sqlite-thread.js'
 import type { EventSink } from '../../storage/events/types.js'
 import { openDatabase } from '../../storage/index.js'
+import { WORKER_YOUNG_MB } from '../../pool/index.js'
 import type { Lane } from '../types.js'
 import { Consumer } from './consumer.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
+
+const SQLITE_SINK_URL = new URL('../../../workers/sqlite-sink.js', import.meta.url)
+/** The insert thread's live set is one batch (≤ 8 MB of row text) twice over: as received and in SQLite's cache. */
+const SQLITE_SINK_HEAP_MB = 256
 
 export interface ConsumerWorkerData {
   spoolDir: string
@@ -45,7 +50,13 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     return null
   })
 
-  let sink: EventSink | null = data.clickhouse ? null : new SqliteEventSink(data.eventsPath)
+  let sink: EventSink | null = data.clickhouse
+    ? null
+    : new ThreadedSqliteSink({
+        file: data.eventsPath,
+        entry: SQLITE_SINK_URL,
+        resourceLimits: { maxOldGenerationSizeMb: SQLITE_SINK_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+      })
   let stopping = false
   let abandon = false
   let consumer: Consumer | null = null

@@ -4,6 +4,7 @@
  */
 import { openDatabase, type Db } from '../sqlite/database.js'
 import { dayOf } from './days.js'
+import { PackedReader } from './packed-rows.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, propertyText } from './sqlite-filters.js'
 import {
@@ -27,6 +28,7 @@ export class SqliteEventSink implements EventSink {
   readonly kind = 'sqlite'
   readonly #db: Db
   readonly #insertMany: (rows: readonly EventRow[]) => void
+  readonly #insertPacked: (packed: Buffer) => void
 
   constructor(file: string) {
     this.#db = openDatabase(file)
@@ -41,11 +43,30 @@ export class SqliteEventSink implements EventSink {
         insert.run(r.uuid, r.team_id, r.event, r.distinct_id, r.person_id, r.properties, r.timestamp, r.created_at, g[0], g[1], g[2], g[3], g[4], r.elements_chain)
       }
     })
+    this.#insertPacked = this.#db.transaction((packed: Buffer) => {
+      const r = new PackedReader(packed)
+      while (!r.done) {
+        const teamId = r.number()
+        const timestamp = r.number()
+        const createdAt = r.number()
+        // Arguments are evaluated left to right: the strings come out in the column order packRows wrote.
+        insert.run(r.text(), teamId, r.text(), r.text(), r.text(), r.text(), timestamp, createdAt, r.text(), r.text(), r.text(), r.text(), r.text(), r.text())
+      }
+    })
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
+    this.#guarded(() => this.#insertMany(rows))
+  }
+
+  /** Rows from packRows() (the insert thread's input). */
+  async writePacked(packed: Buffer): Promise<void> {
+    this.#guarded(() => this.#insertPacked(packed))
+  }
+
+  #guarded(insert: () => void): void {
     try {
-      this.#insertMany(rows)
+      insert()
     } catch (error) {
       // Extended codes look like SQLITE_IOERR_WRITE; the first two parts are the primary code.
       const primary = ((error as { code?: string }).code ?? '').split('_').slice(0, 2).join('_')

@@ -1,0 +1,145 @@
+import t, { type Test } from 'tap'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { migrate, openDatabase } from '../../../src/storage/index.js'
+import { PackedReader, packRows } from '../../../src/storage/events/packed-rows.js'
+import { ThreadedSqliteSink } from '../../../src/storage/events/sqlite-thread.js'
+import { SinkError, type EventRow } from '../../../src/storage/events/types.js'
+import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
+import { ROOT } from '../../helpers/server.js'
+
+// The thread runs the compiled entry, as the service does (`npm test` builds dist/ first).
+const ENTRY = pathToFileURL(join(ROOT, 'dist', 'workers', 'sqlite-sink.js'))
+
+const row = (over: Partial<EventRow> = {}): EventRow => ({
+  uuid: randomUUID(),
+  team_id: 7,
+  event: '$pageview',
+  distinct_id: 'user-1',
+  person_id: randomUUID(),
+  properties: JSON.stringify({ $current_url: 'https://example.com/', n: 1 }),
+  timestamp: 1_700_000_000_123,
+  created_at: 1_700_000_000_456,
+  groups: ['', '', '', '', ''],
+  elements_chain: '',
+  ...over,
+})
+
+function unpack(buf: Buffer): unknown[][] {
+  const r = new PackedReader(buf)
+  const rows: unknown[][] = []
+  while (!r.done) rows.push([r.number(), r.number(), r.number(), ...Array.from({ length: 11 }, () => r.text())])
+  return rows
+}
+
+function eventsFile(t: Test): string {
+  const file = join(t.testdir(), 'events.db')
+  const db = openDatabase(file)
+  migrate(db, EVENTS_MIGRATIONS)
+  db.close()
+  return file
+}
+
+function storedRows(file: string): EventRow[] {
+  const db = openDatabase(file, { readonly: true })
+  try {
+    return (db.prepare('SELECT * FROM events ORDER BY rowid').all() as Array<Record<string, unknown>>).map((r) => ({
+      uuid: r.uuid as string,
+      team_id: r.team_id as number,
+      event: r.event as string,
+      distinct_id: r.distinct_id as string,
+      person_id: r.person_id as string,
+      properties: r.properties as string,
+      timestamp: r.timestamp as number,
+      created_at: r.created_at as number,
+      groups: [r.group_0, r.group_1, r.group_2, r.group_3, r.group_4] as EventRow['groups'],
+      elements_chain: r.elements_chain as string,
+    }))
+  } finally {
+    db.close()
+  }
+}
+
+t.test('packed rows read back field for field, including non-ASCII text, empty strings and null', async (t) => {
+  const rows = [
+    row({ distinct_id: 'Zoë 🦜 ユーザー', properties: '{"emoji":"🦜","ö":"ü"}', groups: ['acme', '', 'ünï', '', 'x'], elements_chain: 'a:nth-child="1"' }),
+    row({ person_id: null as unknown as string, event: '', timestamp: -1, team_id: 2 ** 40 }),
+  ]
+  const back = unpack(packRows(rows))
+  t.same(
+    back,
+    rows.map((r) => [r.team_id, r.timestamp, r.created_at, r.uuid, r.event, r.distinct_id, r.person_id, r.properties, ...r.groups, r.elements_chain]),
+  )
+})
+
+t.test('a spare buffer is reused only when it is large enough', async (t) => {
+  const big = packRows(Array.from({ length: 50 }, () => row()))
+  const small = packRows([row()], big.buffer as ArrayBuffer)
+  t.equal(small.buffer, big.buffer, 'packed into the spare')
+  t.equal(unpack(small).length, 1, 'its length covers only the new rows')
+  const tooSmall = packRows(Array.from({ length: 100 }, () => row()), small.buffer as ArrayBuffer)
+  t.not(tooSmall.buffer, big.buffer, 'a new buffer when the spare is too small')
+})
+
+t.test('the insert thread stores rows exactly as given, batch after batch', async (t) => {
+  const file = eventsFile(t)
+  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  t.teardown(() => sink.close())
+  const first = Array.from({ length: 200 }, (_, i) => row({ distinct_id: `user-${i}`, groups: ['g', '', '', '', ''] }))
+  const second = [row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"' })]
+  await sink.write(first)
+  // The second batch is packed into the first one's (larger) returned buffer: nothing of the first may be re-read.
+  await sink.write(second)
+  await sink.write(second) // a replay: deduplicated by uuid
+  t.same(storedRows(file), [...first, ...second])
+  t.equal(await sink.ping(), true)
+})
+
+t.test('rows SQLite refuses fail as permanent SinkErrors, and the thread goes on', async (t) => {
+  const file = eventsFile(t)
+  // INSERT OR IGNORE skips rows that break a column constraint, so the refusal comes from a trigger.
+  const db = openDatabase(file)
+  db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.event = 'refused' BEGIN SELECT RAISE(ABORT, 'this event is refused'); END`)
+  db.close()
+  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  t.teardown(() => sink.close())
+  const error = await sink.write([row(), row({ event: 'refused' })]).catch((e: unknown) => e)
+  t.ok(error instanceof SinkError, 'a SinkError')
+  t.equal((error as SinkError).permanent, true, 'about the data: isolate and dead-letter, not retry')
+  t.match((error as SinkError).message, /this event is refused/)
+  t.same(storedRows(file), [], 'the whole batch was rolled back')
+  const good = row()
+  await sink.write([good])
+  t.same(storedRows(file), [good])
+})
+
+t.test('a store the thread cannot open is a retryable failure; the next write starts a new thread', async (t) => {
+  const dir = join(t.testdir(), 'not-yet')
+  const file = join(dir, 'events.db')
+  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  t.teardown(() => sink.close())
+  const error = await sink.write([row()]).catch((e: unknown) => e)
+  t.ok(error instanceof SinkError)
+  t.equal((error as SinkError).permanent, false, 'retryable')
+  t.match((error as SinkError).message, /event store thread failed/)
+  t.equal(await sink.ping(), false, 'no answer while the file cannot be opened')
+
+  mkdirSync(dir)
+  const db = openDatabase(file)
+  migrate(db, EVENTS_MIGRATIONS)
+  db.close()
+  const good = row()
+  await sink.write([good])
+  t.same(storedRows(file), [good])
+})
+
+t.test('close() lets the thread finish and end', async (t) => {
+  const file = eventsFile(t)
+  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  await sink.write([row()])
+  await sink.close()
+  t.equal(storedRows(file).length, 1)
+  await sink.close() // a second close is a no-op
+})
