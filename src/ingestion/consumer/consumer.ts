@@ -71,8 +71,6 @@ interface LaneState {
 
 /** Lanes are served in this repeating order: the live lane most, the historical lane next, overflow least. */
 const SCHEDULE: readonly Lane[] = ['main', 'main', 'main', 'historical', 'main', 'main', 'main', 'overflow']
-/** Events parsed and processed at a time inside a read's transaction (see #processPersons). */
-const CHUNK_FRAMES = 64
 export class Consumer {
   readonly #o: ConsumerOptions
   readonly #checkpoints: Checkpoints
@@ -154,9 +152,7 @@ export class Consumer {
       for (;;) {
         const frames = this.#read(state.replay.reader, state.replay.until)
         if (frames.length === 0) break
-        const unreadable: DeadLetterInput[] = []
-        const events = this.#decode(state.lane, frames, unreadable).events
-        if (unreadable.length > 0) this.#deadLetter(unreadable)
+        const events = this.#decode(state.lane, frames).events
         const rows = toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now())
         replayed += rows.length
         this.#enqueue(state.lane, rows, frames[frames.length - 1].end)
@@ -201,7 +197,8 @@ export class Consumer {
         continue
       }
       const end = frames[frames.length - 1].end
-      const rows = this.#processPersons(lane, frames, end)
+      const { events, warnings } = this.#decode(lane, frames)
+      const rows = this.#processPersons(lane, events, warnings, end)
       state.personsAt = end
       this.#enqueue(lane, rows, end)
       return true
@@ -229,45 +226,32 @@ export class Consumer {
     this.#releaseSegments(new Set([state.lane]))
   }
 
-  /**
-   * One persons.db transaction for the whole read, worked through in chunks of CHUNK_FRAMES: a chunk's parsed
-   * events are garbage as soon as its rows are built, so they die young. Parsing the whole read first kept
-   * ≈2,000 events alive through every scavenge (they were copied, then promoted): GC was a third of this
-   * thread under /batch/ load.
-   */
-  #processPersons(lane: Lane, frames: SpoolFrame[], end: Cursor): EventRow[] {
+  #processPersons(lane: Lane, events: CapturedEvent[], warnings: IngestionWarning[], end: Cursor): EventRow[] {
     const db = this.#o.personsDb
     const stage = this.#o.stage
-    const unreadable: DeadLetterInput[] = []
-    let processed = 0
     try {
-      const rows = db.transaction(() => {
-        const out: EventRow[] = []
-        for (let i = 0; i < frames.length; i += CHUNK_FRAMES) {
-          const { events, warnings } = this.#decode(lane, frames.slice(i, i + CHUNK_FRAMES), unreadable)
-          toEventRows(events, stage.process(events), this.#o.clock.now(), out)
-          this.#writeWarnings(warnings)
-          processed += events.length
-        }
+      // IMMEDIATE: the main thread writes persons.db too (hash-key overrides, static cohorts). A deferred
+      // transaction that read first could not upgrade to a write after such a commit (SQLITE_BUSY at once,
+      // whatever the busy timeout), and its events would be dead-lettered; this one waits its turn instead.
+      const outcomes = db.transaction(() => {
+        const out = stage.process(events)
+        this.#writeWarnings(warnings)
         this.#checkpoints.set('persons', lane, end)
         return out
       }).immediate()
-      this.stats.personsProcessed += processed
-      if (unreadable.length > 0) this.#deadLetter(unreadable)
-      return rows
+      this.stats.personsProcessed += events.length
+      return toEventRows(events, outcomes, this.#o.clock.now())
     } catch (error) {
       // One bad event must not hold up the rest: redo the batch one event per transaction and
       // dead-letter the events that still fail.
       stage.resetCache()
       this.#o.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
-      unreadable.length = 0
-      const { events, warnings } = this.#decode(lane, frames, unreadable)
       const rows: EventRow[] = []
-      const failed: DeadLetterInput[] = [...unreadable]
+      const failed: DeadLetterInput[] = []
       for (const event of events) {
         try {
-          const outcomes = db.transaction(() => stage.process([event])).immediate()
-          toEventRows([event], outcomes, this.#o.clock.now(), rows)
+          const [outcome] = db.transaction(() => stage.process([event])).immediate()
+          rows.push(...toEventRows([event], [outcome], this.#o.clock.now()))
         } catch (inner) {
           stage.resetCache()
           failed.push({ lane, stage: 'persons', error: String(inner), payload: JSON.stringify(event) })
@@ -287,8 +271,7 @@ export class Consumer {
     return readBatch(reader, this.#readBytes, (r) => this.#corrupt(r), until)
   }
 
-  /** Frames → events and warnings; frames that are not JSON go to `unreadable` (the caller dead-letters them). */
-  #decode(lane: Lane, frames: SpoolFrame[], unreadable: DeadLetterInput[]): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
+  #decode(lane: Lane, frames: Array<{ kind: number; payload: Buffer }>): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
     const events: CapturedEvent[] = []
     const warnings: IngestionWarning[] = []
     for (const frame of frames) {
@@ -297,7 +280,7 @@ export class Consumer {
         if (frame.kind === FrameKind.event) events.push(value as CapturedEvent)
         else warnings.push(value as IngestionWarning)
       } catch (error) {
-        unreadable.push({ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: frame.payload.toString('base64') })
+        this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: frame.payload.toString('base64') }])
       }
     }
     return { events, warnings }

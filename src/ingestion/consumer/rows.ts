@@ -3,8 +3,9 @@ import type { EventRow } from '../../storage/events/types.js'
 import type { CapturedEvent } from '../types.js'
 import type { PersonOutcome } from './consumer.js'
 
-/** One row per event the person stage kept (events it dropped, PostHog-style, have a `dropReason`), appended to `rows`. */
-export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number, rows: EventRow[] = []): EventRow[] {
+/** One row per event the person stage kept (events it dropped, PostHog-style, have a `dropReason`). */
+export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number): EventRow[] {
+  const rows: EventRow[] = []
   for (let i = 0; i < events.length; i++) {
     const event = events[i]
     const outcome = outcomes[i]
