@@ -100,25 +100,21 @@ export class ThreadedSqliteSink implements EventSink {
 export function serveSqliteSink(port: MessagePort, file: string): void {
   const sink = new SqliteEventSink(file)
   port.on('message', async (request: Request) => {
-    let reply: Reply = { id: request.id, ok: true }
+    if (request.op === 'close') {
+      await sink.close()
+      port.postMessage({ id: request.id, ok: true } satisfies Reply)
+      port.close()
+      return
+    }
+    const packed = request.op === 'write' ? request.packed : undefined
+    let reply: Reply = { id: request.id, ok: true, packed }
     try {
-      if (request.op === 'write') {
-        reply.packed = request.packed
-        await sink.writePacked(Buffer.from(request.packed, 0, request.length))
-      }
-      else if (request.op === 'ping') {
-        if (!(await sink.ping())) reply = { id: request.id, ok: false, message: 'events.db does not answer', permanent: false }
-      }
-      else {
-        await sink.close()
-        port.postMessage(reply)
-        port.close()
-        return
-      }
+      if (request.op === 'write') await sink.writePacked(Buffer.from(request.packed, 0, request.length))
+      else if (!(await sink.ping())) reply = { id: request.id, ok: false, message: 'events.db does not answer', permanent: false }
     } catch (error) {
       const permanent = error instanceof SinkError ? error.permanent : false
-      reply = { id: request.id, ok: false, message: (error as Error).message, permanent, packed: reply.packed }
+      reply = { id: request.id, ok: false, message: (error as Error).message, permanent, packed }
     }
-    port.postMessage(reply, reply.packed ? [reply.packed] : [])
+    port.postMessage(reply, packed ? [packed] : [])
   })
 }
