@@ -21,7 +21,10 @@ import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
 
 const SQLITE_SINK_URL = new URL('../../../workers/sqlite-sink.js', import.meta.url)
-/** The insert thread's live set is one batch (≤ 8 MB of row text) twice over: as received and in SQLite's cache. */
+/**
+ * The insert thread's batches stay outside its heap (packed buffers) and it makes one row's strings at a time,
+ * so its live set is a few MB; the limit is headroom, far below the default (a share of the machine's memory).
+ */
 const SQLITE_SINK_HEAP_MB = 256
 
 export interface ConsumerWorkerData {

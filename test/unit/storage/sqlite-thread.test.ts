@@ -93,6 +93,7 @@ t.test('the insert thread stores rows exactly as given, batch after batch', asyn
   // The second batch is packed into the first one's (larger) returned buffer: nothing of the first may be re-read.
   await sink.write(second)
   await sink.write(second) // a replay: deduplicated by uuid
+  await sink.write([]) // a batch whose events were all dropped
   t.same(storedRows(file), [...first, ...second])
   t.equal(await sink.ping(), true)
 })
