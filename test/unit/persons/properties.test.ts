@@ -66,12 +66,21 @@ t.test('addInitialAndCampaignProperties', async (t) => {
     t.same(addInitialAndCampaignProperties('$snapshot', { $browser: 'x' }), { $browser: 'x' })
   })
 
-  t.test('does not change the caller’s $set object', async (t) => {
-    const set = { a: 1 }
-    const out = addInitialAndCampaignProperties('$pageview', { $set: set, utm_medium: 'email' })
-    t.same(set, { a: 1 })
-    t.same(out.$set, { a: 1, utm_medium: 'email' })
-    t.same(out.$set_once, { $initial_utm_medium: 'email' })
+  t.test('adds to the event’s own $set, and a second pass over the same event changes nothing', async (t) => {
+    const set = { a: 1, $browser: 'client value' }
+    const props = { $set: set, utm_medium: 'email', $browser: 'Firefox', $os_name: 'iOS' }
+    const out = addInitialAndCampaignProperties('$pageview', props)
+    t.equal(out.$set, set, 'extended in place, not copied')
+    const once = structuredClone(out)
+    t.same(out.$set, { a: 1, $browser: 'client value', utm_medium: 'email' })
+    t.same(out.$set_once, { $initial_utm_medium: 'email', $initial_browser: 'Firefox', $initial_os: 'iOS' })
+    t.same(addInitialAndCampaignProperties('$pageview', out), once, 'idempotent (a batch redone after a rollback)')
+  })
+
+  t.test('a $set that is not an object is replaced', async (t) => {
+    const out = addInitialAndCampaignProperties('$pageview', { $set: 'nope', $set_once: [1], $browser: 'Firefox' })
+    t.same(out.$set, { $browser: 'Firefox' })
+    t.same(out.$set_once, { $initial_browser: 'Firefox' })
   })
 })
 
