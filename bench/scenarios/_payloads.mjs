@@ -13,7 +13,7 @@ export function rng(seed) {
 }
 
 /**
- * A PostHog-JS style $pageview, ≈470 bytes of JSON without api_key (≈535 with it; perf-limits.md measured 510).
+ * A PostHog-JS style $pageview, ≈465 bytes of JSON without api_key (≈525 with it; perf-limits.md measured 510 without `$ip`).
  * `$ip` stands in for the address a browser's request would come from: the load comes from 127.0.0.1, which
  * has no GeoIP record, and GeoIP enrichment is most of the consumer's work for real traffic (≈3× an event).
  * Up to 10,000 addresses of 81.0.0.0/8 (RIPE), so lookups also miss the GeoIP cache as real traffic does.

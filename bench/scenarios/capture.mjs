@@ -10,7 +10,7 @@ const check = (res) => (res.status === 200 && res.json?.status === 1 ? null : `e
 export default [
   {
     name: 'capture',
-    title: '/capture/ one event (~510 B)',
+    title: '/capture/ one event (~525 B)',
     groups: ['capture'],
     kind: 'load',
     server: 'fresh',
