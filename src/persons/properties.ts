@@ -57,7 +57,7 @@ function objectOrEmpty(value: unknown): JsonObject {
  * Copies device, page and campaign properties of the event into `$set` (latest value, unless `$set` already
  * has the key) and into `$set_once` as `$initial_<name>` (unless null or already there). `$os_name` is an alias
  * of `$os` for the initial value; server SDKs (`$is_server: true`) don't lift their host's `$os`.
- * Mutates and returns `properties`, and adds to its `$set`/`$set_once` objects in place (see IN_PLACE).
+ * Mutates and returns `properties`, and adds to its `$set`/`$set_once` objects in place (see ownObject).
  */
 export function addInitialAndCampaignProperties(event: string, properties: JsonObject): JsonObject {
   if (NO_INITIAL_PROPERTY_EVENTS.has(event)) return properties
@@ -88,12 +88,13 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
 }
 
 /**
- * IN_PLACE: `$set`/`$set_once` are extended where they are instead of copied first. The copies were a fifth
- * of the consumer's allocations, and for a GeoIP-resolved $pageview the consumer's work went from ≈52 to
- * ≈44 µs an event without them (single-threaded harness). The objects belong to the event being processed
- * (the person stage works on a shallow copy of its properties), and applying both additions to the same
- * event again — a batch redone event by event after a rollback — gives the same result: the keys they add
- * are then present with the same values (the stage tests redo such a batch).
+ * The event's `$set`/`$set_once` object to extend in place (a new empty one when it has none, or not an
+ * object), instead of a copy. The copies were a fifth of the consumer's allocations, and for a GeoIP-resolved
+ * $pageview the consumer's work went from ≈52 to ≈44 µs an event without them (single-threaded harness).
+ * The objects belong to the event being processed (the person stage works on a shallow copy of its
+ * properties), and applying both additions to the same event again — a batch redone event by event after a
+ * rollback — gives the same result: the keys they add are then present with the same values (the stage
+ * tests redo such a batch).
  */
 function ownObject(properties: JsonObject, key: '$set' | '$set_once'): JsonObject {
   const value = properties[key]

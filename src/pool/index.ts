@@ -15,7 +15,7 @@ const WORKER_HEAP_MB = 1024
 /**
  * The young generation too: by default it grows to ≈3 × 16 MB per thread under /batch/ load. 12 MB (4 MB
  * semi-spaces, as the main thread gets from `--max-semi-space-size=4`) took 40–60 MB off peak RSS with the
- * same throughput. Shared with the ingest consumer.
+ * same throughput. Shared with the ingest consumer and its SQLite insert thread.
  */
 export const WORKER_YOUNG_MB = 12
 

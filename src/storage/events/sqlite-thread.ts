@@ -17,7 +17,7 @@ import { SinkError, type EventRow, type EventSink } from './types.js'
 /** A write sends the first `length` bytes of `packed` (a reused buffer may be longer). */
 type Request = { id: number; op: 'write'; packed: ArrayBuffer; length: number } | { id: number; op: 'ping' | 'close' }
 /** A write's reply hands its buffer back (`packed`) for the next batch to be packed into. */
-type Reply = { id: number; ok: true; packed?: ArrayBuffer } | { id: number; ok: false; message: string; permanent: boolean; packed?: ArrayBuffer }
+type Reply = { id: number; packed?: ArrayBuffer } & ({ ok: true } | { ok: false; message: string; permanent: boolean })
 
 export interface SqliteSinkThreadOptions {
   file: string
