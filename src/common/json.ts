@@ -27,3 +27,15 @@ export function setOwn(target: JsonObject, key: string, value: unknown): void {
     target[key] = value
   }
 }
+
+/**
+ * A shallow copy that properties are then added to. Not `{ ...source }`: on Node 20 every property added to a
+ * spread copy made a new hidden class, ≈1 µs each (15 GeoIP keys added to a spread copy of a $pageview's
+ * properties: ≈16 µs; to this copy: ≈2 µs). The consumer's work for such an event went from ≈41 to ≈24 µs
+ * (bench/micro/consumer.mjs). `__proto__` stays an own key, as with a spread.
+ */
+export function copyObject(source: JsonObject): JsonObject {
+  const copy: JsonObject = {}
+  for (const key of Object.keys(source)) setOwn(copy, key, source[key])
+  return copy
+}

@@ -4,7 +4,7 @@
  * updates a group row, setting each `$group_set` key that is absent or different.
  */
 import type { Statement } from 'better-sqlite3'
-import { isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
 import { Lru } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
 
@@ -25,7 +25,7 @@ export function mergeGroupProperties(current: JsonObject, set: JsonObject): { pr
   for (const [key, value] of Object.entries(set)) {
     // eslint-disable-next-line eqeqeq
     if (!Object.hasOwn(properties, key) || value != properties[key]) {
-      if (!changed) properties = { ...current }
+      if (!changed) properties = copyObject(current)
       changed = true
       setOwn(properties, key, value)
     }

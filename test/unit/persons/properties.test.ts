@@ -1,5 +1,7 @@
 import t from 'tap'
+import { GEO_FIELDS } from '../../../src/geoip/index.js'
 import {
+  addGeoProperties,
   addInitialAndCampaignProperties,
   applyPropertyUpdates,
   computePropertyUpdates,
@@ -81,6 +83,29 @@ t.test('addInitialAndCampaignProperties', async (t) => {
     const out = addInitialAndCampaignProperties('$pageview', { $set: 'nope', $set_once: [1], $browser: 'Firefox' })
     t.same(out.$set, { $browser: 'Firefox' })
     t.same(out.$set_once, { $initial_browser: 'Firefox' })
+  })
+})
+
+t.test('addGeoProperties', async (t) => {
+  const geo = { $geoip_country_code: 'GB', $geoip_city_name: 'Bracknell', $geoip_postal_code: null }
+  const everyKey = (prefix: string, known: Record<string, unknown>) =>
+    Object.fromEntries(GEO_FIELDS.map((field) => [`${prefix}${field}`, known[`$geoip_${field}`] ?? null]))
+
+  t.test('an event without $set/$set_once gets both with every GeoIP field, null when unknown', async (t) => {
+    const out = addGeoProperties({ $ip: '81.2.69.142' }, geo)
+    t.strictSame(out.$set, everyKey('$geoip_', geo))
+    t.strictSame(out.$set_once, everyKey('$initial_geoip_', geo))
+    t.strictSame(Object.keys(out), ['$ip', '$set', '$set_once', '$geoip_city_name', '$geoip_country_code', '$geoip_postal_code'], 'the event gets only the keys the lookup has')
+  })
+
+  t.test('a client $set/$set_once is extended in place, GeoIP values winning, other keys kept', async (t) => {
+    const set = { plan: 'pro', $geoip_city_name: 'client value' }
+    const setOnce = { first: 1 }
+    const out = addGeoProperties({ $set: set, $set_once: setOnce }, geo)
+    t.equal(out.$set, set)
+    t.equal(out.$set_once, setOnce)
+    t.strictSame(set, { plan: 'pro', ...everyKey('$geoip_', geo) })
+    t.strictSame(setOnce, { first: 1, ...everyKey('$initial_geoip_', geo) })
   })
 })
 
