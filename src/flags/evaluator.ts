@@ -6,7 +6,7 @@
  * stored data marks the response `errorsWhileComputingFlags` instead of failing the request, as PostHog does.
  */
 import type { GeoIp } from '../geoip/index.js'
-import type { JsonObject } from '../common/json.js'
+import { copyObject, mergeObjects, type JsonObject } from '../common/json.js'
 import type { ProjectFlagCache, ProjectFlags } from './project-cache.js'
 import type { DecideRequest } from './request.js'
 import type { EvaluationInput, EvaluationList, EvaluationResponse } from './types.js'
@@ -72,7 +72,8 @@ export class FlagEvaluator {
     const project = this.#o.cache.get(teamId)
     const { set } = project
     let loadFailed = false
-    const overrides: JsonObject = { ...request.personProperties }
+    // Not a spread: keys added to a spread copy cost ≈1 µs each (see copyObject), ≈8 µs for a GeoIP result.
+    const overrides: JsonObject = copyObject(request.personProperties)
     if (!request.geoipDisable && ip && this.#o.geoip) {
       // The client's values win; GeoIP only fills keys it left out or sent as null (PostHog's current rule).
       const geo = this.#o.geoip.lookup(ip)
@@ -89,7 +90,7 @@ export class FlagEvaluator {
       try {
         person = this.#o.persons.personFor(teamId, distinctId)
         if (needsStored && person) {
-          personProperties = { ...person.properties, ...overrides }
+          personProperties = mergeObjects(person.properties, overrides)
           if (set.staticCohortIds.size > 0) staticCohortIds = new Set(this.#o.persons.staticCohortIdsFor(person.id))
         }
       } catch {

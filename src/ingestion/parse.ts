@@ -8,7 +8,7 @@
  */
 import { AppError } from '../common/errors.js'
 import { normaliseUuid } from '../common/ids.js'
-import { isPlainObject, type JsonObject } from '../common/json.js'
+import { copyObject, isPlainObject, mergeObjects, type JsonObject } from '../common/json.js'
 import { engageToIdentify, isEngageObject } from './engage.js'
 import { resolveSentAt, resolveTimestamp } from './timestamps.js'
 import type { CapturedEvent, IngestionWarning } from './types.js'
@@ -249,7 +249,7 @@ function normaliseEvent(
     const top = item[key]
     if (isPlainObject(top)) {
       const inner = properties[key]
-      properties[key] = isPlainObject(inner) ? { ...inner, ...top } : { ...top }
+      properties[key] = isPlainObject(inner) ? mergeObjects(inner, top) : copyObject(top)
     }
   }
   if (project.anonymizeIps) delete properties.$ip

@@ -4,7 +4,7 @@
  * never be merged, how `$set`/`$set_once`/`$unset` change a person's properties, and which event properties are
  * copied onto the person (`$initial_*` and latest-touch campaign values).
  */
-import { copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { copyObject, isPlainObject, mergeObjects, setOwn, type JsonObject } from '../common/json.js'
 import { GEO_FIELDS, type GeoProperties } from '../geoip/index.js'
 
 // ---------------------------------------------------------------------------------------------------------
@@ -257,9 +257,7 @@ export function applyPropertyUpdates(current: JsonObject, updates: PropertyUpdat
 
 /** Properties of a person created by an event: `{...$set_once, ...$set}` plus `$creator_event_uuid`. */
 export function initialPersonProperties(properties: JsonObject, eventUuid: string): JsonObject {
-  const initial = copyObject(objectOrEmpty(properties.$set_once))
-  const set = objectOrEmpty(properties.$set)
-  for (const key of Object.keys(set)) setOwn(initial, key, set[key])
+  const initial = mergeObjects(objectOrEmpty(properties.$set_once), objectOrEmpty(properties.$set))
   initial.$creator_event_uuid = eventUuid
   return initial
 }

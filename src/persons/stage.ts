@@ -15,7 +15,7 @@
  */
 import Database from 'better-sqlite3'
 import { iso, type Clock } from '../common/clock.js'
-import { copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { copyObject, isPlainObject, mergeObjects, type JsonObject } from '../common/json.js'
 import type { GeoIp } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
 import { GROUP_COLUMN_KEYS, groupColumns, noGroups, type GroupColumns } from './group-columns.js'
@@ -374,8 +374,7 @@ export class PersonsStage {
       return target
     }
     // On conflicting keys the target (the event's distinct id) wins; then the event's own updates apply.
-    const merged = copyObject(source.properties)
-    for (const key of Object.keys(target.properties)) setOwn(merged, key, target.properties[key])
+    const merged = mergeObjects(source.properties, target.properties)
     target.properties = applyPropertyUpdates(merged, computePropertyUpdates(ctx.event.event, ctx.properties, merged)).properties
     target.createdAt = source.createdAt < target.createdAt ? source.createdAt : target.createdAt
     target.isIdentified = true

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { copyObject } from '../../../src/common/json.js'
+import { copyObject, mergeObjects } from '../../../src/common/json.js'
 
 t.test('copyObject gives an independent shallow copy with the same keys in the same order', async (t) => {
   const nested = { deep: 1 }
@@ -17,4 +17,14 @@ t.test('copyObject keeps a JSON "__proto__" key as data, as a spread does', asyn
   t.equal(Object.getPrototypeOf(copy), Object.prototype, 'the prototype is unchanged')
   t.ok(Object.hasOwn(copy, '__proto__'))
   t.strictSame(JSON.stringify(copy), JSON.stringify({ ...source }))
+})
+
+t.test('mergeObjects is { ...base, ...over }: base keys first, over values win, neither input changes', async (t) => {
+  const base = { a: 1, b: 2 }
+  const over = JSON.parse('{"b": 3, "c": 4, "__proto__": {"x": 1}}')
+  const merged = mergeObjects(base, over)
+  t.strictSame(JSON.stringify(merged), JSON.stringify({ ...base, ...over }))
+  t.equal(Object.getPrototypeOf(merged), Object.prototype)
+  t.strictSame(base, { a: 1, b: 2 })
+  t.strictSame(Object.keys(over), ['b', 'c', '__proto__'])
 })
