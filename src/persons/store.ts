@@ -44,6 +44,15 @@ interface PersonRowDb {
 
 const NO_PERSON = null
 
+/**
+ * The cached form of properties just written: parsed back from their JSON. Built key by key (copyObject), a
+ * person's ≈50 properties are a dictionary-mode object of ≈3.2 KB; parsed, ≈1.3 KB, and the cache holds up
+ * to 20,000 persons. It also equals what a later read from persons.db gives.
+ */
+function compact(json: string): JsonObject {
+  return JSON.parse(json) as JsonObject
+}
+
 export class PersonStore {
   private readonly cache: Lru<string, Person | typeof NO_PERSON>
   private readonly personless: Lru<string, true>
@@ -140,7 +149,7 @@ export class PersonStore {
       id: Number(result.lastInsertRowid),
       uuid,
       teamId,
-      properties,
+      properties: compact(json),
       isIdentified,
       version: 0,
       createdAt,
@@ -157,7 +166,9 @@ export class PersonStore {
 
   /** Writes the person's current fields (the caller has changed them and bumped the version). */
   save(person: Person): void {
-    this.s.updatePerson.run(JSON.stringify(person.properties), person.isIdentified ? 1 : 0, person.version, person.createdAt, person.id)
+    const json = JSON.stringify(person.properties)
+    this.s.updatePerson.run(json, person.isIdentified ? 1 : 0, person.version, person.createdAt, person.id)
+    person.properties = compact(json)
   }
 
   /**
