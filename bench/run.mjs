@@ -356,6 +356,8 @@ async function main() {
     let profileDir = null
     if (args['cpu-prof']) {
       profileDir = join(profileRoot, key.replace(/[^a-z0-9@.-]+/gi, '_'))
+      // A run of the same commit earlier has the same folder: its profiles must not be summarised again.
+      rmSync(profileDir, { recursive: true, force: true })
       mkdirSync(profileDir, { recursive: true })
       nodeArgs = ['--cpu-prof', '--cpu-prof-dir', profileDir]
     }
