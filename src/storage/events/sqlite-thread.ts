@@ -33,7 +33,7 @@ export class ThreadedSqliteSink implements EventSink {
   #worker: Worker | null = null
   #nextId = 1
   /**
-   * The last batch's buffer, back from the thread: batches are ≈8 MB, and a fresh malloc for each one that is
+   * The last batch's buffer, back from the thread: with 8 MB batches a fresh malloc for each one that was
    * freed on the other thread kept ≈40 MB more resident (glibc raises its mmap threshold after such frees).
    */
   #spare: ArrayBuffer | null = null
