@@ -3,6 +3,7 @@
  * and every failure contained to its flag (`enabled: false`, `failed: true`, errors reported) — one broken
  * definition never fails the response.
  */
+import { copyObject } from '../common/json.js'
 import type { CompiledFlag, CompiledSetData } from './compile.js'
 import { INITIAL_PROPERTY } from './compile.js'
 import { matchFlag, matchResult, resultValue, type Request } from './match.js'
@@ -16,7 +17,7 @@ function withInitialProperties(person: Record<string, unknown>, initialKeys: rea
   for (const initial of initialKeys) {
     const source = INITIAL_PROPERTY.get(initial)!
     if (Object.hasOwn(person, initial) || !Object.hasOwn(person, source)) continue
-    if (out === person) out = { ...person }
+    if (out === person) out = copyObject(person)
     out[initial] = person[source]
   }
   return out

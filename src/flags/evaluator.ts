@@ -110,7 +110,9 @@ export class FlagEvaluator {
           loadFailed = true
         }
       }
-      groupProperties[type] = { ...stored, ...request.groupProperties[type], $group_key: key }
+      const merged = mergeObjects(stored ?? {}, request.groupProperties[type] ?? {})
+      merged.$group_key = key
+      groupProperties[type] = merged
     }
 
     let hashKeyOverrides: Record<string, string> | undefined
