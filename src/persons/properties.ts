@@ -89,12 +89,11 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
 
 /**
  * The event's `$set`/`$set_once` object to extend in place (a new empty one when it has none, or not an
- * object), instead of a copy. The copies were a fifth of the consumer's allocations, and for a GeoIP-resolved
- * $pageview the consumer's work went from ≈52 to ≈44 µs an event without them (single-threaded harness).
- * The objects belong to the event being processed (the person stage works on a shallow copy of its
- * properties), and applying both additions to the same event again — a batch redone event by event after a
- * rollback — gives the same result: the keys they add are then present with the same values (the stage
- * tests redo such a batch).
+ * object), instead of a copy: copies were a fifth of the consumer's allocations. addGeoProperties extends
+ * them in place too. The objects belong to the event being processed (the person stage works on a shallow
+ * copy of its properties), and applying both additions to the same event again — a batch redone event by
+ * event after a rollback — gives the same result: the keys they add are then present with the same values
+ * (the stage tests redo such a batch).
  */
 function ownObject(properties: JsonObject, key: '$set' | '$set_once'): JsonObject {
   const value = properties[key]
@@ -106,7 +105,8 @@ function ownObject(properties: JsonObject, key: '$set' | '$set_once'): JsonObjec
 
 /**
  * PostHog's GeoIP transformation: the looked-up keys go onto the event, and into `$set` (every GeoIP key,
- * null when unknown, overriding client values) and `$set_once` as `$initial_geoip_*`.
+ * null when unknown, overriding client values) and `$set_once` as `$initial_geoip_*`. A client's own
+ * `$set`/`$set_once` is extended in place (see ownObject).
  */
 const GEO_KEYS = GEO_FIELDS.map((field) => [`$geoip_${field}`, `$initial_geoip_${field}`] as const)
 
