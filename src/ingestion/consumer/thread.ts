@@ -9,9 +9,8 @@ import { systemClock } from '../../common/clock.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
-import { ClickHouseEventSink } from '../../storage/events/clickhouse.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
-import { ThreadedSqliteSink } from '../../storage/events/sqlite-thread.js'
+import { ThreadedSink, type SinkSpec } from '../../storage/events/sink-thread.js'
 import type { EventSink } from '../../storage/events/types.js'
 import { openDatabase } from '../../storage/index.js'
 import { WORKER_YOUNG_MB } from '../../pool/index.js'
@@ -20,12 +19,13 @@ import { Consumer } from './consumer.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
 
-const SQLITE_SINK_URL = new URL('../../../workers/sqlite-sink.js', import.meta.url)
+const EVENT_SINK_URL = new URL('../../../workers/event-sink.js', import.meta.url)
 /**
- * The insert thread's batches stay outside its heap (packed buffers) and it makes one row's strings at a time,
- * so its live set is a few MB; the limit is headroom, far below the default (a share of the machine's memory).
+ * The insert thread's batches stay outside its heap (packed buffers) and it makes one row's strings at a time
+ * (ClickHouse: one 64-row chunk of JSONEachRow), so its live set is a few MB; the limit is headroom, far below
+ * the default (a share of the machine's memory).
  */
-const SQLITE_SINK_HEAP_MB = 256
+const EVENT_SINK_HEAP_MB = 256
 
 export interface ConsumerWorkerData {
   spoolDir: string
@@ -53,13 +53,13 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     return null
   })
 
-  let sink: EventSink | null = data.clickhouse
-    ? null
-    : new ThreadedSqliteSink({
-        file: data.eventsPath,
-        entry: SQLITE_SINK_URL,
-        resourceLimits: { maxOldGenerationSizeMb: SQLITE_SINK_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
-      })
+  const threadedSink = (spec: SinkSpec): EventSink =>
+    new ThreadedSink({
+      spec,
+      entry: EVENT_SINK_URL,
+      resourceLimits: { maxOldGenerationSizeMb: EVENT_SINK_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+    })
+  let sink: EventSink | null = data.clickhouse ? null : threadedSink({ kind: 'sqlite', file: data.eventsPath })
   let stopping = false
   let abandon = false
   let consumer: Consumer | null = null
@@ -116,7 +116,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       while (!stopping && !sink) {
         try {
           const features = await migrateClickHouse(options)
-          sink = new ClickHouseEventSink(options, features)
+          sink = threadedSink({ kind: 'clickhouse', options, features })
           consumer!.stats.sinkUp = true
           log('info', 'connected to ClickHouse', { version: features.version, dateTime64: features.dateTime64 })
         } catch (error) {

@@ -8,6 +8,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
+import { unpackRows } from './packed-rows.js'
 import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
   SinkError,
@@ -26,7 +27,9 @@ import {
 /** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
 const DATA_ERROR_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 130, 131, 376, 377, 1000])
 const MAX_DATETIME_MS = 4294967295000
-const ROWS_PER_CHUNK = 64
+const INITIAL_OUT_BYTES = 1024 * 1024
+/** An oversized batch (one huge request's rows) does not pin its buffer. */
+const MAX_KEPT_BYTES = 32 * 1024 * 1024
 
 function chTime(ms: number, features: ServerFeatures): string {
   const clamped = Math.min(Math.max(ms, 0), MAX_DATETIME_MS - 1000)
@@ -44,6 +47,7 @@ export class ClickHouseEventSink implements EventSink {
   readonly #client: ClickHouseClient
   readonly #features: ServerFeatures
   readonly #insert: string
+  #out: Buffer | null = null
 
   constructor(options: ClickHouseOptions, features: ServerFeatures) {
     this.#client = createClickHouseClient(options)
@@ -52,44 +56,70 @@ export class ClickHouseEventSink implements EventSink {
   }
 
   /**
-   * JSONEachRow in buffers of ROWS_PER_CHUNK rows. One string for the whole batch (≈16 MB for 10,000 rows) was
-   * a rope of ≈200,000 pieces that the client flattened again to measure it: a third of the consumer
-   * thread's time went to GC and `Buffer.byteLength` in /batch/ profiles. Small chunks die young and their
-   * bytes live outside the JS heap.
+   * JSONEachRow written row by row into one buffer, kept for the next batch. One string for the whole batch
+   * (≈16 MB for 10,000 rows) was a rope of ≈200,000 pieces that the client flattened again to measure it: a
+   * third of the consumer thread's time went to GC and `Buffer.byteLength` in /batch/ profiles. A buffer per
+   * 64 rows, malloc'd and freed for every batch, kept ≈100 MB more resident once the inserts ran on a thread
+   * of their own. Returns a view of `into` when it is large enough.
    */
-  serialize(rows: readonly EventRow[]): Buffer[] {
+  serialize(rows: Iterable<EventRow>, into: Buffer | null = null): Buffer {
     const f = this.#features
     const now = chTime(Date.now(), { ...f, dateTime64: false })
-    const chunks: Buffer[] = []
+    let out = into ?? Buffer.allocUnsafeSlow(INITIAL_OUT_BYTES)
+    let at = 0
     // created_at is one value per batch of rows: format it once.
     let createdMs = NaN
     let created = ''
-    let text = ''
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]
+    for (const r of rows) {
       if (r.created_at !== createdMs) {
         createdMs = r.created_at
         created = chTime(createdMs, f)
       }
-      text +=
+      const line =
         `{"uuid":"${r.uuid}","event":${JSON.stringify(r.event)},"properties":${JSON.stringify(r.properties)},` +
         `"timestamp":"${chTime(r.timestamp, f)}",${f.dateTime64 ? '' : `"timestamp_ms":${Math.round(r.timestamp)},`}` +
         `"team_id":${r.team_id},"distinct_id":${JSON.stringify(r.distinct_id)},"elements_chain":${JSON.stringify(r.elements_chain)},` +
         `"created_at":"${created}","person_id":"${r.person_id}",` +
         `"$group_0":${JSON.stringify(r.groups[0])},"$group_1":${JSON.stringify(r.groups[1])},"$group_2":${JSON.stringify(r.groups[2])},` +
         `"$group_3":${JSON.stringify(r.groups[3])},"$group_4":${JSON.stringify(r.groups[4])},"_timestamp":"${now}"}\n`
-      if ((i + 1) % ROWS_PER_CHUNK === 0 || i === rows.length - 1) {
-        chunks.push(Buffer.from(text))
-        text = ''
+      // UTF-8 takes at most 3 bytes per UTF-16 unit: checking that bound avoids measuring each line.
+      if (at + line.length * 3 > out.length) {
+        const bigger = Buffer.allocUnsafeSlow(Math.max(out.length * 2, at + line.length * 3))
+        out.copy(bigger, 0, 0, at)
+        out = bigger
       }
+      at += out.write(line, at)
     }
-    return chunks
+    return out.subarray(0, at)
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
-    if (rows.length === 0) return
+    await this.#send((into) => this.serialize(rows, into))
+  }
+
+  /** Rows from packRows() (the insert thread's input), read through before the insert starts. */
+  async writePacked(packed: Buffer): Promise<void> {
+    await this.#send((into) => this.serialize(unpackRows(packed), into))
+  }
+
+  /** Serialises into the kept buffer, unless another write (a dead-letter replay) holds it. */
+  async #send(serialize: (into: Buffer | null) => Buffer): Promise<void> {
+    const kept = this.#out
+    this.#out = null
+    const body = serialize(kept)
     try {
-      const result = await this.#client.exec({ query: this.#insert, values: Readable.from(this.serialize(rows)) })
+      if (body.length > 0) await this.#insertBody(body)
+    } finally {
+      // Another write may have put its own buffer back meanwhile (TypeScript still sees the null set above).
+      const current = this.#out as Buffer | null
+      const whole = Buffer.from(body.buffer)
+      if (whole.length <= MAX_KEPT_BYTES && whole.length > (current?.length ?? 0)) this.#out = whole
+    }
+  }
+
+  async #insertBody(body: Buffer): Promise<void> {
+    try {
+      const result = await this.#client.exec({ query: this.#insert, values: Readable.from([body]) })
       result.stream.resume()
       await new Promise<void>((resolve, reject) => {
         result.stream.once('end', resolve)

@@ -1,5 +1,5 @@
 /**
- * Event rows packed into one buffer for the insert thread (sqlite-thread.ts). The buffer is transferred,
+ * Event rows packed into one buffer for the insert thread (sink-thread.ts). The buffer is transferred,
  * not copied, and lives outside both threads' JS heaps: a structured clone of a batch (≈4,000 row objects)
  * was 7 % of the consumer thread, and the insert thread then held the whole batch as objects while it
  * inserted (its heap grew to ≈70 MB between collections). Unpacked one row at a time, each row's strings
@@ -78,5 +78,22 @@ export class PackedReader {
     const value = this.#buf.toString('utf8', this.#at, this.#at + n)
     this.#at += n
     return value
+  }
+}
+
+/** Packed rows back as row objects, one at a time (the ClickHouse sink's JSONEachRow input). */
+export function* unpackRows(buf: Buffer): Generator<EventRow> {
+  const r = new PackedReader(buf)
+  while (!r.done) {
+    const team_id = r.number()
+    const timestamp = r.number()
+    const created_at = r.number()
+    const uuid = r.text()!
+    const event = r.text()!
+    const distinct_id = r.text()!
+    const person_id = r.text()!
+    const properties = r.text()!
+    const groups = [r.text()!, r.text()!, r.text()!, r.text()!, r.text()!] as EventRow['groups']
+    yield { uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at, groups, elements_chain: r.text()! }
   }
 }

@@ -1,34 +1,38 @@
 /**
- * The embedded event store's inserts on a thread of their own. On the consumer thread the better-sqlite3
- * insert was ≈44 % of its time (batch-100 profile), and that thread was the /batch/ bottleneck; here person
- * processing of the next rows runs while SQLite inserts the previous ones, as it already does for
- * ClickHouse, whose insert runs in the ClickHouse server. Rows cross packed into one transferred buffer
- * (packed-rows.ts).
+ * The event store's inserts on a thread of their own, for both stores. On the consumer thread the
+ * better-sqlite3 insert was ≈44 % of its time (batch-100 profile), and building ClickHouse's JSONEachRow
+ * ≈18 % plus most of its GC; that thread is the /batch/ bottleneck. Here person processing of the next rows
+ * runs while the previous ones are written. Rows cross packed into one transferred buffer (packed-rows.ts).
  *
- * `ThreadedSqliteSink` is the caller's side, an ordinary EventSink: the same errors (SinkError with the
- * same permanence), one request at a time in the order given. `serveSqliteSink` runs in the thread
- * (workers/sqlite-sink.ts is its entry).
+ * `ThreadedSink` is the caller's side, an ordinary EventSink: the same errors (SinkError with the same
+ * permanence), one request at a time in the order given. `serveSink` runs in the thread
+ * (workers/event-sink.ts is its entry).
  */
 import { Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads'
+import { ClickHouseEventSink } from './clickhouse.js'
+import type { ClickHouseOptions, ServerFeatures } from './clickhouse-schema.js'
 import { packRows } from './packed-rows.js'
 import { SqliteEventSink } from './sqlite.js'
 import { SinkError, type EventRow, type EventSink } from './types.js'
+
+/** Which store the thread opens (structured-cloned into it as workerData). */
+export type SinkSpec = { kind: 'sqlite'; file: string } | { kind: 'clickhouse'; options: ClickHouseOptions; features: ServerFeatures }
 
 /** A write sends the first `length` bytes of `packed` (a reused buffer may be longer). */
 type Request = { id: number; op: 'write'; packed: ArrayBuffer; length: number } | { id: number; op: 'ping' | 'close' }
 /** A write's reply hands its buffer back (`packed`) for the next batch to be packed into. */
 type Reply = { id: number; packed?: ArrayBuffer } & ({ ok: true } | { ok: false; message: string; permanent: boolean })
 
-export interface SqliteSinkThreadOptions {
-  file: string
-  /** The thread's entry module (workers/sqlite-sink.js). */
+export interface SinkThreadOptions {
+  spec: SinkSpec
+  /** The thread's entry module (workers/event-sink.js). */
   entry: URL
   resourceLimits?: ResourceLimits
 }
 
-export class ThreadedSqliteSink implements EventSink {
-  readonly kind = 'sqlite'
-  readonly #o: SqliteSinkThreadOptions
+export class ThreadedSink implements EventSink {
+  readonly kind: SinkSpec['kind']
+  readonly #o: SinkThreadOptions
   readonly #pending = new Map<number, (reply: Reply) => void>()
   #worker: Worker | null = null
   #nextId = 1
@@ -38,8 +42,9 @@ export class ThreadedSqliteSink implements EventSink {
    */
   #spare: ArrayBuffer | null = null
 
-  constructor(options: SqliteSinkThreadOptions) {
+  constructor(options: SinkThreadOptions) {
     this.#o = options
+    this.kind = options.spec.kind
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
@@ -73,11 +78,11 @@ export class ThreadedSqliteSink implements EventSink {
   }
 
   /**
-   * Started on first use and again after the thread died (it opens events.db itself, so a file that cannot
-   * be opened shows up as a failed write the sink writer retries, not as a crash of the caller).
+   * Started on first use and again after the thread died (it opens the store itself, so an events.db that
+   * cannot be opened shows up as a failed write the sink writer retries, not as a crash of the caller).
    */
   #spawn(): Worker {
-    const worker = new Worker(this.#o.entry, { workerData: { file: this.#o.file }, resourceLimits: this.#o.resourceLimits })
+    const worker = new Worker(this.#o.entry, { workerData: this.#o.spec, resourceLimits: this.#o.resourceLimits })
     worker.on('message', (reply: Reply) => {
       const resolve = this.#pending.get(reply.id)
       this.#pending.delete(reply.id)
@@ -96,9 +101,9 @@ export class ThreadedSqliteSink implements EventSink {
   }
 }
 
-/** The thread's side: one SqliteEventSink, requests answered in arrival order. */
-export function serveSqliteSink(port: MessagePort, file: string): void {
-  const sink = new SqliteEventSink(file)
+/** The thread's side: one sink, requests answered in arrival order. */
+export function serveSink(port: MessagePort, spec: SinkSpec): void {
+  const sink = spec.kind === 'sqlite' ? new SqliteEventSink(spec.file) : new ClickHouseEventSink(spec.options, spec.features)
   port.on('message', async (request: Request) => {
     if (request.op === 'close') {
       await sink.close()
@@ -110,7 +115,7 @@ export function serveSqliteSink(port: MessagePort, file: string): void {
     let reply: Reply = { id: request.id, ok: true, packed }
     try {
       if (request.op === 'write') await sink.writePacked(Buffer.from(request.packed, 0, request.length))
-      else if (!(await sink.ping())) reply = { id: request.id, ok: false, message: 'events.db does not answer', permanent: false }
+      else if (!(await sink.ping())) reply = { id: request.id, ok: false, message: `the ${spec.kind} event store does not answer`, permanent: false }
     } catch (error) {
       const permanent = error instanceof SinkError ? error.permanent : false
       reply = { id: request.id, ok: false, message: (error as Error).message, permanent, packed }

@@ -5,13 +5,15 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { PackedReader, packRows } from '../../../src/storage/events/packed-rows.js'
-import { ThreadedSqliteSink } from '../../../src/storage/events/sqlite-thread.js'
+import { ThreadedSink } from '../../../src/storage/events/sink-thread.js'
 import { SinkError, type EventRow } from '../../../src/storage/events/types.js'
 import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
+import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
 import { ROOT } from '../../helpers/server.js'
+import { migrateClickHouse } from '../../../src/storage/events/clickhouse-schema.js'
 
 // The thread runs the compiled entry, as the service does (`npm test` builds dist/ first).
-const ENTRY = pathToFileURL(join(ROOT, 'dist', 'workers', 'sqlite-sink.js'))
+const ENTRY = pathToFileURL(join(ROOT, 'dist', 'workers', 'event-sink.js'))
 
 const row = (over: Partial<EventRow> = {}): EventRow => ({
   uuid: randomUUID(),
@@ -85,7 +87,7 @@ t.test('a spare buffer is reused only when it is large enough', async (t) => {
 
 t.test('the insert thread stores rows exactly as given, batch after batch', async (t) => {
   const file = eventsFile(t)
-  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  const sink = new ThreadedSink({ spec: { kind: 'sqlite', file }, entry: ENTRY })
   t.teardown(() => sink.close())
   const first = Array.from({ length: 200 }, (_, i) => row({ distinct_id: `user-${i}`, groups: ['g', '', '', '', ''] }))
   const second = [row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"' })]
@@ -104,7 +106,7 @@ t.test('rows SQLite refuses fail as permanent SinkErrors, and the thread goes on
   const db = openDatabase(file)
   db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.event = 'refused' BEGIN SELECT RAISE(ABORT, 'this event is refused'); END`)
   db.close()
-  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  const sink = new ThreadedSink({ spec: { kind: 'sqlite', file }, entry: ENTRY })
   t.teardown(() => sink.close())
   const error = await sink.write([row(), row({ event: 'refused' })]).catch((e: unknown) => e)
   t.ok(error instanceof SinkError, 'a SinkError')
@@ -119,7 +121,7 @@ t.test('rows SQLite refuses fail as permanent SinkErrors, and the thread goes on
 t.test('a store the thread cannot open is a retryable failure; the next write starts a new thread', async (t) => {
   const dir = join(t.testdir(), 'not-yet')
   const file = join(dir, 'events.db')
-  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  const sink = new ThreadedSink({ spec: { kind: 'sqlite', file }, entry: ENTRY })
   t.teardown(() => sink.close())
   const error = await sink.write([row()]).catch((e: unknown) => e)
   t.ok(error instanceof SinkError)
@@ -138,9 +140,43 @@ t.test('a store the thread cannot open is a retryable failure; the next write st
 
 t.test('close() lets the thread finish and end', async (t) => {
   const file = eventsFile(t)
-  const sink = new ThreadedSqliteSink({ file, entry: ENTRY })
+  const sink = new ThreadedSink({ spec: { kind: 'sqlite', file }, entry: ENTRY })
   await sink.write([row()])
   await sink.close()
   t.equal(storedRows(file).length, 1)
   await sink.close() // a second close is a no-op
+})
+
+const skipClickHouse = clickhouseUnavailableReason()
+t.test('the ClickHouse insert thread stores rows exactly as given, and an outage is a retryable failure', { skip: skipClickHouse ?? false }, async (t) => {
+  const ch = await startClickHouse()
+  t.teardown(() => ch.destroy())
+  const options = { url: ch.url, database: 'skylark_thread', user: 'default', password: '' }
+  const features = await migrateClickHouse(options)
+  const sink = new ThreadedSink({ spec: { kind: 'clickhouse', options, features }, entry: ENTRY })
+  t.teardown(() => sink.close())
+  t.equal(sink.kind, 'clickhouse')
+  const first = Array.from({ length: 200 }, (_, i) => row({ distinct_id: `user-${i}`, groups: ['g', '', '', '', ''] }))
+  const second = [row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"', properties: '{"emoji":"🦜"}' })]
+  await sink.write(first)
+  await sink.write(second)
+  await sink.write([])
+  const stored = async () =>
+    (await ch.query(`SELECT toString(uuid) AS u, distinct_id AS d, properties AS p, \`$group_0\` AS g, elements_chain AS e FROM skylark_thread.events FINAL ORDER BY d FORMAT JSONEachRow`))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => Object.values(JSON.parse(line) as Record<string, string>))
+  const expected = [...first, ...second].map((r) => [r.uuid, r.distinct_id, r.properties, r.groups[0], r.elements_chain])
+  t.same(await stored(), expected.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)))
+  t.equal(await sink.ping(), true)
+
+  await ch.stop()
+  const error = await sink.write([row()]).catch((e: unknown) => e)
+  t.ok(error instanceof SinkError, 'a SinkError')
+  t.equal((error as SinkError).permanent, false, 'retryable: the rows are written again later')
+  t.equal(await sink.ping(), false, 'no answer while the server is down')
+  await ch.start()
+  const later = row({ distinct_id: 'zz-after-the-outage' })
+  await sink.write([later])
+  t.equal((await stored()).at(-1)?.[0], later.uuid)
 })
