@@ -27,9 +27,7 @@ import {
 /** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
 const DATA_ERROR_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 130, 131, 376, 377, 1000])
 const MAX_DATETIME_MS = 4294967295000
-const INITIAL_OUT_BYTES = 1024 * 1024
-/** An oversized batch (one huge request's rows) does not pin its buffer. */
-const MAX_KEPT_BYTES = 32 * 1024 * 1024
+const ROWS_PER_CHUNK = 64
 
 function chTime(ms: number, features: ServerFeatures): string {
   const clamped = Math.min(Math.max(ms, 0), MAX_DATETIME_MS - 1000)
@@ -47,7 +45,6 @@ export class ClickHouseEventSink implements EventSink {
   readonly #client: ClickHouseClient
   readonly #features: ServerFeatures
   readonly #insert: string
-  #out: Buffer | null = null
 
   constructor(options: ClickHouseOptions, features: ServerFeatures) {
     this.#client = createClickHouseClient(options)
@@ -56,70 +53,52 @@ export class ClickHouseEventSink implements EventSink {
   }
 
   /**
-   * JSONEachRow written row by row into one buffer, kept for the next batch. One string for the whole batch
-   * (≈16 MB for 10,000 rows) was a rope of ≈200,000 pieces that the client flattened again to measure it: a
-   * third of the consumer thread's time went to GC and `Buffer.byteLength` in /batch/ profiles. A buffer per
-   * 64 rows, malloc'd and freed for every batch, kept ≈100 MB more resident once the inserts ran on a thread
-   * of their own. Returns a view of `into` when it is large enough.
+   * JSONEachRow, one buffer per ROWS_PER_CHUNK rows, made as the insert's request stream pulls them: one
+   * string for the whole batch (≈16 MB for 10,000 rows) was a rope of ≈200,000 pieces that the client
+   * flattened again to measure it (a third of the consumer thread's time, in GC and `Buffer.byteLength`), and
+   * the whole batch serialised up front held ≈6–8 MB more at a time on the insert thread (peak RSS).
    */
-  serialize(rows: Iterable<EventRow>, into: Buffer | null = null): Buffer {
+  *jsonEachRow(rows: Iterable<EventRow>): Generator<Buffer> {
     const f = this.#features
     const now = chTime(Date.now(), { ...f, dateTime64: false })
-    let out = into ?? Buffer.allocUnsafeSlow(INITIAL_OUT_BYTES)
-    let at = 0
     // created_at is one value per batch of rows: format it once.
     let createdMs = NaN
     let created = ''
+    let text = ''
+    let inChunk = 0
     for (const r of rows) {
       if (r.created_at !== createdMs) {
         createdMs = r.created_at
         created = chTime(createdMs, f)
       }
-      const line =
+      text +=
         `{"uuid":"${r.uuid}","event":${JSON.stringify(r.event)},"properties":${JSON.stringify(r.properties)},` +
         `"timestamp":"${chTime(r.timestamp, f)}",${f.dateTime64 ? '' : `"timestamp_ms":${Math.round(r.timestamp)},`}` +
         `"team_id":${r.team_id},"distinct_id":${JSON.stringify(r.distinct_id)},"elements_chain":${JSON.stringify(r.elements_chain)},` +
         `"created_at":"${created}","person_id":"${r.person_id}",` +
         `"$group_0":${JSON.stringify(r.groups[0])},"$group_1":${JSON.stringify(r.groups[1])},"$group_2":${JSON.stringify(r.groups[2])},` +
         `"$group_3":${JSON.stringify(r.groups[3])},"$group_4":${JSON.stringify(r.groups[4])},"_timestamp":"${now}"}\n`
-      // UTF-8 takes at most 3 bytes per UTF-16 unit: checking that bound avoids measuring each line.
-      if (at + line.length * 3 > out.length) {
-        const bigger = Buffer.allocUnsafeSlow(Math.max(out.length * 2, at + line.length * 3))
-        out.copy(bigger, 0, 0, at)
-        out = bigger
+      if (++inChunk === ROWS_PER_CHUNK) {
+        yield Buffer.from(text)
+        text = ''
+        inChunk = 0
       }
-      at += out.write(line, at)
     }
-    return out.subarray(0, at)
+    if (inChunk > 0) yield Buffer.from(text)
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
-    await this.#send((into) => this.serialize(rows, into))
+    if (rows.length > 0) await this.#insertChunks(this.jsonEachRow(rows))
   }
 
-  /** Rows from packRows() (the insert thread's input), read through before the insert starts. */
+  /** Rows from packRows() (the insert thread's input); `packed` must stay unchanged until this resolves. */
   async writePacked(packed: Buffer): Promise<void> {
-    await this.#send((into) => this.serialize(unpackRows(packed), into))
+    if (packed.length > 0) await this.#insertChunks(this.jsonEachRow(unpackRows(packed)))
   }
 
-  /** Serialises into the kept buffer, unless another write (a dead-letter replay) holds it. */
-  async #send(serialize: (into: Buffer | null) => Buffer): Promise<void> {
-    const kept = this.#out
-    this.#out = null
-    const body = serialize(kept)
+  async #insertChunks(chunks: Iterable<Buffer>): Promise<void> {
     try {
-      if (body.length > 0) await this.#insertBody(body)
-    } finally {
-      // Another write may have put its own buffer back meanwhile (TypeScript still sees the null set above).
-      const current = this.#out as Buffer | null
-      const whole = Buffer.from(body.buffer)
-      if (whole.length <= MAX_KEPT_BYTES && whole.length > (current?.length ?? 0)) this.#out = whole
-    }
-  }
-
-  async #insertBody(body: Buffer): Promise<void> {
-    try {
-      const result = await this.#client.exec({ query: this.#insert, values: Readable.from([body]) })
+      const result = await this.#client.exec({ query: this.#insert, values: Readable.from(chunks) })
       result.stream.resume()
       await new Promise<void>((resolve, reject) => {
         result.stream.once('end', resolve)
