@@ -53,10 +53,10 @@ export class ClickHouseEventSink implements EventSink {
   }
 
   /**
-   * JSONEachRow, one buffer per ROWS_PER_CHUNK rows, made as the insert's request stream pulls them: one
-   * string for the whole batch (≈16 MB for 10,000 rows) was a rope of ≈200,000 pieces that the client
-   * flattened again to measure it (a third of the consumer thread's time, in GC and `Buffer.byteLength`), and
-   * the whole batch serialised up front held ≈6–8 MB more at a time on the insert thread (peak RSS).
+   * JSONEachRow, one buffer per ROWS_PER_CHUNK rows, made as the insert's request stream pulls them (a few
+   * chunks are held at a time, not the batch's text): one string for the whole batch (≈16 MB for 10,000 rows)
+   * was a rope of ≈200,000 pieces that the client flattened again to measure it, a third of the consumer
+   * thread's time in GC and `Buffer.byteLength` when it ran there.
    */
   *jsonEachRow(rows: Iterable<EventRow>): Generator<Buffer> {
     const f = this.#features

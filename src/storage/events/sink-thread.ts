@@ -4,9 +4,10 @@
  * ≈18 % plus most of its GC; that thread is the /batch/ bottleneck. Here person processing of the next rows
  * runs while the previous ones are written. Rows cross packed into one transferred buffer (packed-rows.ts).
  *
- * `ThreadedSink` is the caller's side, an ordinary EventSink: the same errors (SinkError with the same
- * permanence), one request at a time in the order given. `serveSink` runs in the thread
- * (workers/event-sink.ts is its entry).
+ * `ThreadedSink` is the caller's side, an ordinary EventSink with the same errors (SinkError with the same
+ * permanence). `serveSink` runs in the thread (workers/event-sink.ts is its entry): SQLite's inserts are
+ * synchronous, so they run one after another; ClickHouse inserts may overlap (the dead-letter replay writes
+ * beside the sink loop), as they could on the consumer thread.
  */
 import { Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads'
 import { ClickHouseEventSink } from './clickhouse.js'
@@ -101,7 +102,7 @@ export class ThreadedSink implements EventSink {
   }
 }
 
-/** The thread's side: one sink, requests answered in arrival order. */
+/** The thread's side: one sink; each reply carries its request's id. */
 export function serveSink(port: MessagePort, spec: SinkSpec): void {
   const sink = spec.kind === 'sqlite' ? new SqliteEventSink(spec.file) : new ClickHouseEventSink(spec.options, spec.features)
   port.on('message', async (request: Request) => {
