@@ -1,14 +1,15 @@
 /**
- * ClickHouse as the event store. The sink sends pre-serialised JSONEachRow text in one INSERT per batch
- * (the client's own object serialisation is the bottleneck at scale); queries read with FINAL so replayed
- * events are never counted twice.
+ * ClickHouse as the event store. The sink sends pre-serialised TabSeparated text in one INSERT per batch
+ * (the client's own object serialisation is the bottleneck at scale; see clickhouse-tsv.ts); queries read
+ * with FINAL so replayed events are never counted twice.
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
-import { unpackRows } from './packed-rows.js'
+import { packRows } from './packed-rows.js'
+import { tabSeparated, tsvColumns } from './clickhouse-tsv.js'
 import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
   SinkError,
@@ -26,15 +27,6 @@ import {
 
 /** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
 const DATA_ERROR_CODES = new Set([6, 25, 26, 27, 38, 41, 53, 69, 70, 72, 117, 130, 131, 376, 377, 1000])
-const MAX_DATETIME_MS = 4294967295000
-const ROWS_PER_CHUNK = 64
-
-function chTime(ms: number, features: ServerFeatures): string {
-  const clamped = Math.min(Math.max(ms, 0), MAX_DATETIME_MS - 1000)
-  const iso = new Date(clamped).toISOString()
-  return features.dateTime64 ? `${iso.slice(0, 10)} ${iso.slice(11, 23)}` : `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
-}
-
 function errorCode(error: unknown): number | null {
   const match = /Code: (\d+)/.exec((error as Error)?.message ?? '')
   return match ? Number(match[1]) : null
@@ -49,51 +41,16 @@ export class ClickHouseEventSink implements EventSink {
   constructor(options: ClickHouseOptions, features: ServerFeatures) {
     this.#client = createClickHouseClient(options)
     this.#features = features
-    this.#insert = `INSERT INTO ${identifier(options.database)}.events FORMAT JSONEachRow`
-  }
-
-  /**
-   * JSONEachRow, one buffer per ROWS_PER_CHUNK rows, made as the insert's request stream pulls them (a few
-   * chunks are held at a time, not the batch's text): one string for the whole batch (≈16 MB for 10,000 rows)
-   * was a rope of ≈200,000 pieces that the client flattened again to measure it, a third of the consumer
-   * thread's time in GC and `Buffer.byteLength` when it ran there.
-   */
-  *jsonEachRow(rows: Iterable<EventRow>): Generator<Buffer> {
-    const f = this.#features
-    const now = chTime(Date.now(), { ...f, dateTime64: false })
-    // created_at is one value per batch of rows: format it once.
-    let createdMs = NaN
-    let created = ''
-    let text = ''
-    let inChunk = 0
-    for (const r of rows) {
-      if (r.created_at !== createdMs) {
-        createdMs = r.created_at
-        created = chTime(createdMs, f)
-      }
-      text +=
-        `{"uuid":"${r.uuid}","event":${JSON.stringify(r.event)},"properties":${JSON.stringify(r.properties)},` +
-        `"timestamp":"${chTime(r.timestamp, f)}",${f.dateTime64 ? '' : `"timestamp_ms":${Math.round(r.timestamp)},`}` +
-        `"team_id":${r.team_id},"distinct_id":${JSON.stringify(r.distinct_id)},"elements_chain":${JSON.stringify(r.elements_chain)},` +
-        `"created_at":"${created}","person_id":"${r.person_id}",` +
-        `"$group_0":${JSON.stringify(r.groups[0])},"$group_1":${JSON.stringify(r.groups[1])},"$group_2":${JSON.stringify(r.groups[2])},` +
-        `"$group_3":${JSON.stringify(r.groups[3])},"$group_4":${JSON.stringify(r.groups[4])},"_timestamp":"${now}"}\n`
-      if (++inChunk === ROWS_PER_CHUNK) {
-        yield Buffer.from(text)
-        text = ''
-        inChunk = 0
-      }
-    }
-    if (inChunk > 0) yield Buffer.from(text)
+    this.#insert = `INSERT INTO ${identifier(options.database)}.events (${tsvColumns(features)}) FORMAT TabSeparated`
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
-    if (rows.length > 0) await this.#insertChunks(this.jsonEachRow(rows))
+    if (rows.length > 0) await this.writePacked(packRows(rows))
   }
 
   /** Rows from packRows() (the insert thread's input); `packed` must stay unchanged until this resolves. */
   async writePacked(packed: Buffer): Promise<void> {
-    if (packed.length > 0) await this.#insertChunks(this.jsonEachRow(unpackRows(packed)))
+    if (packed.length > 0) await this.#insertChunks(tabSeparated(packed, this.#features))
   }
 
   async #insertChunks(chunks: Iterable<Buffer>): Promise<void> {

@@ -71,6 +71,20 @@ export class PackedReader {
     return value
   }
 
+  /** Where the next field starts: after skipText(), where the skipped bytes end. */
+  get position(): number {
+    return this.#at
+  }
+
+  /** Steps over the next string without decoding it; returns its byte length (a null string has none). */
+  skipText(): number {
+    const n = this.#buf.readInt32LE(this.#at)
+    this.#at += 4
+    if (n <= 0) return 0
+    this.#at += n
+    return n
+  }
+
   text(): string | null {
     const n = this.#buf.readInt32LE(this.#at)
     this.#at += 4
@@ -78,22 +92,5 @@ export class PackedReader {
     const value = this.#buf.toString('utf8', this.#at, this.#at + n)
     this.#at += n
     return value
-  }
-}
-
-/** Packed rows back as row objects, one at a time (the ClickHouse sink's JSONEachRow input). */
-export function* unpackRows(buf: Buffer): Generator<EventRow> {
-  const r = new PackedReader(buf)
-  while (!r.done) {
-    const team_id = r.number()
-    const timestamp = r.number()
-    const created_at = r.number()
-    const uuid = r.text()!
-    const event = r.text()!
-    const distinct_id = r.text()!
-    const person_id = r.text()!
-    const properties = r.text()!
-    const groups = [r.text()!, r.text()!, r.text()!, r.text()!, r.text()!] as EventRow['groups']
-    yield { uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at, groups, elements_chain: r.text()! }
   }
 }

@@ -157,17 +157,37 @@ t.test('the ClickHouse insert thread stores rows exactly as given, and an outage
   t.teardown(() => sink.close())
   t.equal(sink.kind, 'clickhouse')
   const first = Array.from({ length: 200 }, (_, i) => row({ distinct_id: `user-${i}`, groups: ['g', '', '', '', ''] }))
-  const second = [row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"', properties: '{"emoji":"🦜"}' })]
+  // Every byte TabSeparated escapes (backslash, tab, newline, CR, NUL), in every kind of string column.
+  const hostile = 'a\\b\tc\nd\re\u0000f "g" \\\\'
+  const second = [
+    row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"', properties: '{"emoji":"🦜"}' }),
+    row({
+      event: `ev ${hostile}`,
+      distinct_id: `zz ${hostile}`,
+      properties: JSON.stringify({ text: hostile, long: `${'x'.repeat(100)}${hostile}` }),
+      groups: [hostile, '', '', '', `g4 ${hostile}`],
+      elements_chain: `a:text="${hostile}"`,
+      team_id: 123456,
+      timestamp: 1_700_000_000_999,
+    }),
+  ]
   await sink.write(first)
   await sink.write(second)
   await sink.write([])
   const stored = async () =>
-    (await ch.query(`SELECT toString(uuid) AS u, distinct_id AS d, properties AS p, \`$group_0\` AS g, elements_chain AS e FROM skylark_thread.events FINAL ORDER BY d FORMAT JSONEachRow`))
+    (
+      await ch.query(
+        'SELECT toString(uuid) AS u, event AS v, distinct_id AS d, properties AS p, `$group_0` AS g, `$group_4` AS h, elements_chain AS e, ' +
+          `team_id AS t, ${features.dateTime64 ? 'toUnixTimestamp64Milli(timestamp)' : 'timestamp_ms'} AS ms FROM skylark_thread.events FINAL ORDER BY d FORMAT JSONEachRow`,
+      )
+    )
       .split('\n')
       .filter(Boolean)
-      .map((line) => Object.values(JSON.parse(line) as Record<string, string>))
-  const expected = [...first, ...second].map((r) => [r.uuid, r.distinct_id, r.properties, r.groups[0], r.elements_chain])
-  t.same(await stored(), expected.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)))
+      .map((line) => Object.values(JSON.parse(line) as Record<string, string | number>).map(String))
+  const expected = [...first, ...second].map((r) =>
+    [r.uuid, r.event, r.distinct_id, r.properties, r.groups[0], r.groups[4], r.elements_chain, r.team_id, r.timestamp].map(String),
+  )
+  t.same(await stored(), expected.sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0)))
   t.equal(await sink.ping(), true)
 
   await ch.stop()
@@ -179,4 +199,7 @@ t.test('the ClickHouse insert thread stores rows exactly as given, and an outage
   const later = row({ distinct_id: 'zz-after-the-outage' })
   await sink.write([later])
   t.equal((await stored()).at(-1)?.[0], later.uuid)
+
+  const refused = await sink.write([row({ uuid: 'not-a-uuid' })]).catch((e: unknown) => e)
+  t.ok(refused instanceof SinkError && refused.permanent, 'a row ClickHouse cannot parse is refused for good (dead-lettered, not retried)')
 })
