@@ -46,8 +46,10 @@ export interface PersonOutcome {
   personId: string
   /** `$group_0`..`$group_4` of the stored event; '' = none. */
   groups: GroupColumns
-  /** Event properties as they should be stored. */
+  /** Event properties as they should be stored, but for `appendJson`. */
   properties: Record<string, unknown>
+  /** JSON members the stored properties get as well (GeoIP's keys, see addGeoProperties); '' = none. */
+  appendJson: string
   /**
    * Set when PostHog drops the event instead of storing it (an `$identify`, `$create_alias`,
    * `$merge_dangerously` or `$groupidentify` sent with `$process_person_profile: false`): the reason.
@@ -71,6 +73,7 @@ interface Warning {
 
 interface Normalised {
   properties: JsonObject
+  appendJson: string
   processPerson: boolean
   dropReason: string | null
   warnings: Warning[]
@@ -145,6 +148,7 @@ export class PersonsStage {
       personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
       groups: groupColumns(n.properties),
       properties: n.properties,
+      appendJson: n.appendJson,
     }
   }
 
@@ -170,6 +174,7 @@ export class PersonsStage {
         personId: personUuidFor(event.team_id, event.distinct_id),
         groups: noGroups(),
         properties: { ...event.properties },
+        appendJson: '',
       }
     }
   }
@@ -184,13 +189,19 @@ export class PersonsStage {
     this.addGroupColumns(event, n.properties, true)
     if (event.event === '$groupidentify') this.upsertGroup(ctx)
     const person = this.applyPersonEffects(ctx)
-    return { personId: person.uuid, groups: groupColumns(n.properties), properties: n.properties }
+    return { personId: person.uuid, groups: groupColumns(n.properties), properties: n.properties, appendJson: n.appendJson }
   }
 
   /** The outcome of a dropped or personless event, or null when the event gets person processing. */
   private personlessOutcome(event: CapturedEvent, n: Normalised, record = false): PersonOutcome | null {
     if (n.dropReason !== null) {
-      return { personId: personUuidFor(event.team_id, event.distinct_id), groups: noGroups(), properties: n.properties, dropReason: n.dropReason }
+      return {
+        personId: personUuidFor(event.team_id, event.distinct_id),
+        groups: noGroups(),
+        properties: n.properties,
+        appendJson: n.appendJson,
+        dropReason: n.dropReason,
+      }
     }
     if (n.processPerson) return null
     for (const key of GROUP_COLUMN_KEYS) delete n.properties[key]
@@ -200,6 +211,7 @@ export class PersonsStage {
       personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
       groups: noGroups(),
       properties: n.properties,
+      appendJson: n.appendJson,
     }
   }
 
@@ -234,9 +246,10 @@ export class PersonsStage {
     }
 
     const ip = properties.$ip
+    let appendJson = ''
     if (this.geoip && !properties.$geoip_disable && typeof ip === 'string' && ip !== '') {
       const geo = this.geoip.lookup(ip)
-      if (geo) addGeoProperties(properties, geo)
+      if (geo) appendJson = addGeoProperties(properties, geo)
     }
     addInitialAndCampaignProperties(event.event, properties)
 
@@ -247,7 +260,7 @@ export class PersonsStage {
     }
     if (processPerson) delete properties.$process_person_profile
     else properties.$process_person_profile = false
-    return { properties, processPerson, dropReason, warnings }
+    return { properties, appendJson, processPerson, dropReason, warnings }
   }
 
   /** Only where a row is created: formatting it for every event cost ≈2 % of the consumer thread. */

@@ -29,6 +29,8 @@ export interface PersonOutcome {
   personId: string
   groups: [string, string, string, string, string]
   properties: Record<string, unknown>
+  /** JSON members the stored properties get as well; '' = none. */
+  appendJson: string
   /** Set when PostHog drops the event instead of storing it; the stage records the warning. */
   dropReason?: string
 }

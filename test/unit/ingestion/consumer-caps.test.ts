@@ -39,9 +39,9 @@ function setup(count: number, caps: { batchBytes: number; readBytes: number; flu
   const stage: PersonStage = {
     process: (events) => {
       processed.push(events.length)
-      return events.map((e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties }))
+      return events.map((e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, appendJson: '' }))
     },
-    enrich: (e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties }),
+    enrich: (e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, appendJson: '' }),
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { appendMembers } from '../../../src/common/json.js'
 import { GEO_FIELDS } from '../../../src/geoip/index.js'
 import {
   addGeoProperties,
@@ -92,16 +93,33 @@ t.test('addGeoProperties', async (t) => {
     Object.fromEntries(GEO_FIELDS.map((field) => [`${prefix}${field}`, known[`$geoip_${field}`] ?? null]))
 
   t.test('an event without $set/$set_once gets both with every GeoIP field, null when unknown', async (t) => {
-    const out = addGeoProperties({ $ip: '81.2.69.142' }, geo)
-    t.strictSame(out.$set, everyKey('$geoip_', geo))
-    t.strictSame(out.$set_once, everyKey('$initial_geoip_', geo))
-    t.strictSame(Object.keys(out), ['$ip', '$set', '$set_once', '$geoip_city_name', '$geoip_country_code', '$geoip_postal_code'], 'the event gets only the keys the lookup has')
+    const properties: Record<string, unknown> = { $ip: '81.2.69.142' }
+    const members = addGeoProperties(properties, geo)
+    t.strictSame(properties.$set, everyKey('$geoip_', geo))
+    t.strictSame(properties.$set_once, everyKey('$initial_geoip_', geo))
+    t.strictSame(Object.keys(properties), ['$ip', '$set', '$set_once'])
+    t.strictSame(
+      Object.entries(JSON.parse(`{${members}}`)),
+      [['$geoip_city_name', 'Bracknell'], ['$geoip_country_code', 'GB'], ['$geoip_postal_code', null]],
+      'the event gets only the keys the lookup has, as JSON members to append',
+    )
+    t.equal(addGeoProperties({}, geo), members, 'the same members for the same lookup result')
+  })
+
+  t.test("a client's own top-level $geoip_* keys give way to those of the lookup; others stay", async (t) => {
+    const properties: Record<string, unknown> = { $geoip_city_name: 'client value', $geoip_latitude: 5, plan: 'pro' }
+    const members = addGeoProperties(properties, geo)
+    const stored = appendMembers(JSON.stringify(properties), members)
+    t.notOk(Object.hasOwn(properties, '$geoip_city_name'), "the client's key is removed, so the stored text has it once")
+    t.ok(Object.hasOwn(properties, '$geoip_latitude'), 'a key the lookup does not have stays')
+    t.match(JSON.parse(stored), { $geoip_city_name: 'Bracknell', $geoip_latitude: 5, plan: 'pro', $geoip_country_code: 'GB' })
   })
 
   t.test('a client $set/$set_once is extended in place, GeoIP values winning, other keys kept', async (t) => {
     const set = { plan: 'pro', $geoip_city_name: 'client value' }
     const setOnce = { first: 1 }
-    const out = addGeoProperties({ $set: set, $set_once: setOnce }, geo)
+    const out: Record<string, unknown> = { $set: set, $set_once: setOnce }
+    addGeoProperties(out, geo)
     t.equal(out.$set, set)
     t.equal(out.$set_once, setOnce)
     t.strictSame(set, { plan: 'pro', ...everyKey('$geoip_', geo) })
