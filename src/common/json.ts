@@ -50,7 +50,7 @@ function assignOwn(target: JsonObject, source: JsonObject): JsonObject {
 }
 
 /** An object's JSON text with `members` (`"k":v,…` or '') added before its closing brace. */
-export function appendMembers(objectJson: string, members: string | undefined): string {
+export function appendMembers(objectJson: string, members: string): string {
   if (!members) return objectJson
   return objectJson.length === 2 ? `{${members}}` : `${objectJson.slice(0, -1)},${members}}`
 }
