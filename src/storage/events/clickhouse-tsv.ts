@@ -15,14 +15,17 @@ const MAX_DATETIME_MS = 4294967295000
 /** Per row in packed order: uuid, event, distinct_id, person_id, properties, $group_0…4, elements_chain. */
 const STRINGS = 11
 const TAB = 0x09
-/** Byte → the letter after `\` that stands for it; 0 = written as is. */
+/** The bytes TabSeparated escapes, each with the letter after `\` that stands for it. */
+const ESCAPES: ReadonlyArray<readonly [number, number]> = [
+  [0x5c, 0x5c], // \ → \\
+  [0x09, 0x74], // tab → \t
+  [0x0a, 0x6e], // newline → \n
+  [0x0d, 0x72], // CR → \r
+  [0x00, 0x30], // NUL → \0
+]
+/** Byte → its letter; 0 = written as is. */
 const ESCAPE = new Uint8Array(256)
-ESCAPE[0x5c] = 0x5c // \ → \\
-ESCAPE[0x09] = 0x74 // tab → \t
-ESCAPE[0x0a] = 0x6e // newline → \n
-ESCAPE[0x0d] = 0x72 // CR → \r
-ESCAPE[0x00] = 0x30 // NUL → \0
-const ESCAPED_BYTES = [0x5c, 0x09, 0x0a, 0x0d, 0x00]
+for (const [byte, letter] of ESCAPES) ESCAPE[byte] = letter
 
 /** The INSERT's column list, in the order tabSeparated writes them. */
 export function tsvColumns(features: ServerFeatures): string {
@@ -44,7 +47,7 @@ function escapeCount(buf: Buffer, start: number, end: number): number {
     // Long fields (the properties) almost never need it: five native scans beat a loop over every byte.
     const view = buf.subarray(start, end)
     let any = false
-    for (const byte of ESCAPED_BYTES) if (view.indexOf(byte) >= 0) any = true
+    for (const [byte] of ESCAPES) if (view.indexOf(byte) >= 0) any = true
     if (!any) return 0
   }
   let n = 0
