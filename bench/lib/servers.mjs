@@ -69,6 +69,8 @@ export async function startBaseline(benchDir, name) {
 
 /** The Node flags `npm start` and bin/skylark.js run the server with (test/unit/docs.test.ts keeps them equal). */
 export const SERVER_NODE_ARGS = ['--max-semi-space-size=4']
+/** The environment they set for it (glibc's malloc, read at process start; same test). */
+export const SERVER_PROCESS_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' }
 
 /**
  * Starts `skylark serve` on a free port with a fresh data folder. The default project and an all-scopes
@@ -93,6 +95,7 @@ export async function startSkylark(root, { env = {}, nodeArgs = [], label = 'sky
       PORT: '0',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
+      ...SERVER_PROCESS_ENV,
       ...env,
     },
     name: label,

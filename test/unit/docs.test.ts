@@ -21,12 +21,16 @@ t.test('README error table lists every catalogue code with its status', async (t
   }
 })
 
-t.test('npm start, the skylark command and the benchmarks run the server with the same Node flags', async (t) => {
-  const { SERVER_NODE_ARGS } = (await import(join(ROOT, 'bench', 'lib', 'servers.mjs'))) as { SERVER_NODE_ARGS: string[] }
+t.test('npm start, the skylark command and the benchmarks run the server with the same Node flags and environment', async (t) => {
+  const { SERVER_NODE_ARGS, SERVER_PROCESS_ENV } = (await import(join(ROOT, 'bench', 'lib', 'servers.mjs'))) as {
+    SERVER_NODE_ARGS: string[]
+    SERVER_PROCESS_ENV: Record<string, string>
+  }
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
   const shebang = readFileSync(join(ROOT, 'bin', 'skylark.js'), 'utf8').split('\n')[0]
   const flags = SERVER_NODE_ARGS.join(' ')
-  t.ok(flags.length > 0)
-  t.match(start, `node ${flags} bin/skylark.js serve`)
-  t.equal(shebang, `#!/usr/bin/env -S node ${flags}`)
+  const env = Object.entries(SERVER_PROCESS_ENV).map(([name, value]) => `${name}=${value}`).join(' ')
+  t.ok(flags.length > 0 && env.length > 0)
+  t.match(start, `&& ${env} node ${flags} bin/skylark.js serve`)
+  t.equal(shebang, `#!/usr/bin/env -S ${env} node ${flags}`)
 })
