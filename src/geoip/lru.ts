@@ -1,9 +1,17 @@
 /**
- * A bounded least-recently-used map: a Map keeps insertion order, so re-inserting on read moves a key to
- * the young end and the oldest key is always the first one. Used for GeoIP results and hot persons.
+ * A bounded cache with least-recently-used eviction, approximated the CLOCK way ("second chance"): a read
+ * only marks its entry, and eviction walks from the oldest entry (a Map keeps insertion order), moving marked
+ * entries to the young end with their mark cleared and evicting the first unmarked one. Moving the key on
+ * every read instead (delete + set) was ≈6 % of the ingest consumer: every event reads the GeoIP and person
+ * caches, and a Map with many deleted slots rebuilds its table. Used for GeoIP results and hot persons.
  */
+interface Entry<V> {
+  value: V
+  used: boolean
+}
+
 export class Lru<K, V> {
-  private readonly map = new Map<K, V>()
+  private readonly map = new Map<K, Entry<V>>()
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('Lru capacity must be a positive integer')
@@ -15,11 +23,10 @@ export class Lru<K, V> {
 
   /** The value, marked as just used; undefined when absent. */
   get(key: K): V | undefined {
-    const value = this.map.get(key)
-    if (value === undefined) return undefined
-    this.map.delete(key)
-    this.map.set(key, value)
-    return value
+    const entry = this.map.get(key)
+    if (entry === undefined) return undefined
+    entry.used = true
+    return entry.value
   }
 
   has(key: K): boolean {
@@ -27,9 +34,14 @@ export class Lru<K, V> {
   }
 
   set(key: K, value: V): void {
-    if (this.map.has(key)) this.map.delete(key)
-    else if (this.map.size >= this.capacity) this.map.delete(this.map.keys().next().value as K)
-    this.map.set(key, value)
+    const entry = this.map.get(key)
+    if (entry !== undefined) {
+      entry.value = value
+      entry.used = true
+      return
+    }
+    if (this.map.size >= this.capacity) this.evictOne()
+    this.map.set(key, { value, used: false })
   }
 
   delete(key: K): void {
@@ -38,5 +50,15 @@ export class Lru<K, V> {
 
   clear(): void {
     this.map.clear()
+  }
+
+  /** Ends after at most size + 1 steps: every entry it moves has its mark cleared. */
+  private evictOne(): void {
+    for (const [key, entry] of this.map) {
+      this.map.delete(key)
+      if (!entry.used) return
+      entry.used = false
+      this.map.set(key, entry)
+    }
   }
 }

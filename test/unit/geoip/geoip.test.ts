@@ -168,6 +168,34 @@ t.test('Lru', async (t) => {
     t.equal(lru.size, 2)
   })
 
+  t.test('keeps entries read since the last eviction and evicts the others, oldest first', async (t) => {
+    const lru = new Lru<number, string>(4)
+    for (let k = 1; k <= 4; k++) lru.set(k, `v${k}`)
+    lru.get(1)
+    lru.get(3)
+    lru.set(5, 'v5') // 1 and 3 get a second chance; 2 goes
+    lru.set(6, 'v6') // 4 goes
+    t.same([1, 2, 3, 4, 5, 6].map((k) => lru.get(k)), ['v1', undefined, 'v3', undefined, 'v5', 'v6'])
+    t.equal(lru.size, 4)
+  })
+
+  t.test('evicts one entry even when every entry has been read', async (t) => {
+    const lru = new Lru<number, number>(3)
+    for (let k = 1; k <= 3; k++) lru.set(k, k)
+    for (let k = 1; k <= 3; k++) lru.get(k)
+    lru.set(4, 4)
+    t.equal(lru.size, 3)
+    t.same([1, 2, 3, 4].map((k) => lru.has(k)), [false, true, true, true])
+  })
+
+  t.test('setting a present key replaces its value without evicting', async (t) => {
+    const lru = new Lru<string, number | null>(2)
+    lru.set('a', 1)
+    lru.set('b', null)
+    lru.set('a', 2)
+    t.same([lru.get('a'), lru.get('b'), lru.size], [2, null, 2])
+  })
+
   t.test('refuses a capacity below one', async (t) => {
     t.throws(() => new Lru(0))
   })
