@@ -49,3 +49,22 @@ t.test('times outside what DateTime holds are clamped, not sent as something Cli
   const times = chunk.toString('utf8').split('\n').slice(0, 2).map((line) => line.split('\t')[12])
   t.same(times, ['1970-01-01 00:00:00', '2106-02-07 06:28:14'])
 })
+
+t.test('every timestamp is written as its own ISO time, also when rows share or revisit a second', async (t) => {
+  const base = Date.UTC(2024, 5, 30, 23, 59, 58)
+  // Milliseconds of one, two and three digits, fractions of a millisecond, and seconds left and come back to.
+  const times = [0, 1, 9, 10, 99, 100, 999, 1000, 1005.7, 1999.999, 500, 2001, 3, 86_400_000 + 42].map((d) => base + d)
+  for (const dateTime64 of [true, false]) {
+    const features = { version: dateTime64 ? '23.8' : '18.16', dateTime64, jsonExtract: dateTime64 }
+    const rows = times.map((ms, i) => ({ ...row(i), timestamp: ms, created_at: times[times.length - 1 - i] }))
+    const lines = Buffer.concat([...tabSeparated(packRows(rows), features)]).toString('utf8').split('\n').slice(0, -1)
+    const iso = (ms: number) => {
+      const text = new Date(ms).toISOString()
+      return `${text.slice(0, 10)} ${text.slice(11, dateTime64 ? 23 : 19)}`
+    }
+    const columns = tsvColumns(features).split(', ')
+    const field = (line: string, name: string) => line.split('\t')[columns.indexOf(name)]
+    t.same(lines.map((line) => field(line, 'timestamp')), times.map(iso), `timestamp (dateTime64: ${dateTime64})`)
+    t.same(lines.map((line) => field(line, 'created_at')), [...times].reverse().map(iso), `created_at (dateTime64: ${dateTime64})`)
+  }
+})
