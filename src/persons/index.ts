@@ -20,6 +20,7 @@ export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties } from './groups.js'
 export {
   FILTERED_PERSON_UPDATE_PROPERTIES,
   NO_PERSON_UPDATE_EVENTS,
+  NO_SETS,
   PERSON_ONLY_EVENTS,
   addGeoProperties,
   addInitialAndCampaignProperties,
@@ -27,4 +28,7 @@ export {
   computePropertyUpdates,
   isDistinctIdIllegal,
   isIgnorableUpdate,
+  splitSets,
+  storedPropertiesJson,
+  type EventSets,
 } from './properties.js'

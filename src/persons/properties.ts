@@ -4,7 +4,7 @@
  * never be merged, how `$set`/`$set_once`/`$unset` change a person's properties, and which event properties are
  * copied onto the person (`$initial_*` and latest-touch campaign values).
  */
-import { copyObject, isPlainObject, mergeObjects, setOwn, type JsonObject } from '../common/json.js'
+import { appendMembers, copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
 import { GEO_FIELDS, type GeoProperties } from '../geoip/index.js'
 
 // ---------------------------------------------------------------------------------------------------------
@@ -54,13 +54,39 @@ function objectOrEmpty(value: unknown): JsonObject {
 }
 
 /**
+ * An event's `$set` and `$set_once`, held apart from its other properties, and the GeoIP result whose keys
+ * both carry as well. Apart, because that GeoIP part (30 keys, about half of a browser event's stored JSON)
+ * is the same for every event from an address: storedPropertiesJson serialises it once per lookup result,
+ * and person updates read it from the result, instead of every event copying it into its `$set`/`$set_once`
+ * and stringifying it again (≈1.4 µs an event, a tenth of the consumer's work, bench/micro/consumer.mjs).
+ * `$set`/`$set_once` are what the client sent (undefined when absent; anything that is not an object is
+ * stored as sent unless something must be added to it).
+ */
+export interface EventSets {
+  $set: unknown
+  $set_once: unknown
+  /** Its `$geoip_*` keys belong to `$set` (null when unknown), and as `$initial_geoip_*` to `$set_once`. */
+  geo: GeoProperties | null
+}
+
+/** The sets of an event that changes no person (personless, `$groupidentify`): nothing to store or apply. */
+export const NO_SETS: EventSets = Object.freeze({ $set: undefined, $set_once: undefined, geo: null })
+
+/** A copy of the event's properties without `$set`/`$set_once`, and those two as its EventSets. */
+export function splitSets(source: JsonObject): { properties: JsonObject; sets: EventSets } {
+  const properties: JsonObject = {}
+  for (const key of Object.keys(source)) if (key !== '$set' && key !== '$set_once') setOwn(properties, key, source[key])
+  return { properties, sets: { $set: source.$set, $set_once: source.$set_once, geo: null } }
+}
+
+/**
  * Copies device, page and campaign properties of the event into `$set` (latest value, unless `$set` already
  * has the key) and into `$set_once` as `$initial_<name>` (unless null or already there). `$os_name` is an alias
  * of `$os` for the initial value; server SDKs (`$is_server: true`) don't lift their host's `$os`.
- * Mutates and returns `properties`, and adds to its `$set`/`$set_once` objects in place (see ownObject).
+ * Adds to the client's `$set`/`$set_once` objects in place (see ownObject).
  */
-export function addInitialAndCampaignProperties(event: string, properties: JsonObject): JsonObject {
-  if (NO_INITIAL_PROPERTY_EVENTS.has(event)) return properties
+export function addInitialAndCampaignProperties(event: string, properties: JsonObject, sets: EventSets): void {
+  if (NO_INITIAL_PROPERTY_EVENTS.has(event)) return
   const skipHostOs = properties.$is_server === true
   let set: JsonObject | null = null
   let setOnce: JsonObject | null = null
@@ -70,115 +96,104 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
     if (!Object.hasOwn(properties, key)) continue
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === null || setOnce === null) {
-      set = ownObject(properties, '$set')
-      setOnce = ownObject(properties, '$set_once')
+      set = ownObject(sets, '$set')
+      setOnce = ownObject(sets, '$set_once')
     }
     const value = properties[key]
     if (!Object.hasOwn(set, key)) setOwn(set, key, value)
     if (value !== null && value !== undefined && !Object.hasOwn(setOnce, initialKey)) setOnce[initialKey] = value
   }
-  if (set === null || setOnce === null) return properties
+  if (set === null || setOnce === null) return
   if (Object.hasOwn(properties, '$os_name') && !skipHostOs) {
     const osName = properties.$os_name
     if (osName !== null && osName !== undefined && !Object.hasOwn(setOnce, '$initial_os')) setOnce.$initial_os = osName
     delete set.$os_name
     delete setOnce.$initial_os_name
   }
-  return properties
 }
 
 /**
  * The event's `$set`/`$set_once` object to extend in place (a new empty one when it has none, or not an
- * object), instead of a copy: copies were a fifth of the consumer's allocations. addGeoProperties extends
- * them in place too. The objects belong to the event being processed (the person stage works on a shallow
- * copy of its properties), and applying both additions to the same event again — a batch redone event by
- * event after a rollback — gives the same result: the keys they add are then present with the same values
- * (the stage tests redo such a batch).
+ * object), instead of a copy: copies were a fifth of the consumer's allocations. addGeoProperties removes
+ * keys from them in place too. The objects belong to the event being processed, and applying both to the
+ * same event again (a batch redone event by event after a rollback) gives the same result: the keys added
+ * are then present with the same values, the keys removed absent (the stage tests redo such a batch).
  */
-function ownObject(properties: JsonObject, key: '$set' | '$set_once'): JsonObject {
-  const value = properties[key]
+function ownObject(sets: EventSets, key: '$set' | '$set_once'): JsonObject {
+  const value = sets[key]
   if (isPlainObject(value)) return value
   const created: JsonObject = {}
-  properties[key] = created
+  sets[key] = created
   return created
 }
 
 /**
  * PostHog's GeoIP transformation: the looked-up keys go onto the event, and into `$set` (every GeoIP key,
- * null when unknown, overriding client values) and `$set_once` as `$initial_geoip_*`. A client's own
- * `$set`/`$set_once` is extended in place (see ownObject).
- *
- * The event's own keys are returned as JSON members (`"$geoip_city_name":"…",…`) to append to the stored
- * properties' text, not added to the object: they are the same for every event from an address, so they are
- * serialised once per lookup result (the GeoIP cache hands out the same object). Adding and stringifying
- * them for every event was ≈15 % of the consumer harness (bench/micro/consumer.mjs). Keys the client sent
- * under those names are removed, so the stored JSON has each key once, with GeoIP's value as before.
+ * null when unknown, overriding client values) and `$set_once` as `$initial_geoip_*` (see EventSets). Keys
+ * the client sent under those names give way: they are removed, so the stored JSON has each key once, with
+ * GeoIP's value. The event's own keys are appended as text by storedPropertiesJson, not added here.
  */
 const GEO_KEYS = GEO_FIELDS.map((field) => [`$geoip_${field}`, `$initial_geoip_${field}`] as const)
-const EVENT_MEMBERS = new WeakMap<GeoProperties, string>()
 
-export function addGeoProperties(properties: JsonObject, geo: GeoProperties): string {
-  const set = properties.$set
-  const setOnce = properties.$set_once
-  if (isPlainObject(set)) for (const [key] of GEO_KEYS) set[key] = geo[key] ?? null
-  else properties.$set = geoSet(geo)
-  if (isPlainObject(setOnce)) for (const [key, initialKey] of GEO_KEYS) setOnce[initialKey] = geo[key] ?? null
-  else properties.$set_once = geoSetOnce(geo)
-  let members = EVENT_MEMBERS.get(geo)
-  if (members === undefined) {
-    const own: JsonObject = {}
-    for (const [key] of GEO_KEYS) if (Object.hasOwn(geo, key)) own[key] = geo[key] ?? null
-    members = JSON.stringify(own).slice(1, -1)
-    EVENT_MEMBERS.set(geo, members)
+export function addGeoProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties): void {
+  sets.geo = geo
+  const set = isPlainObject(sets.$set) ? sets.$set : null
+  const setOnce = isPlainObject(sets.$set_once) ? sets.$set_once : null
+  for (const [key, initialKey] of GEO_KEYS) {
+    if (Object.hasOwn(geo, key) && Object.hasOwn(properties, key)) delete properties[key]
+    if (set !== null && Object.hasOwn(set, key)) delete set[key]
+    if (setOnce !== null && Object.hasOwn(setOnce, initialKey)) delete setOnce[initialKey]
   }
-  for (const [key] of GEO_KEYS) if (Object.hasOwn(geo, key) && Object.hasOwn(properties, key)) delete properties[key]
-  return members
 }
 
-/*
- * The usual case, an event without `$set`/`$set_once`, gets them as literals of every GeoIP key. Built key
- * by key, an object past 16 keys becomes a dictionary, and JSON.stringify of the stored row was then the
- * consumer's largest cost (≈23 → ≈20 µs an event with GeoIP, bench/micro/consumer.mjs). The unit tests check
- * that both list exactly GEO_FIELDS.
+/** A GeoIP result as JSON members: the event's keys, those of `$set` and those of `$set_once`. */
+interface GeoText {
+  event: string
+  set: string
+  setOnce: string
+}
+
+/** Per lookup result: the GeoIP cache hands out the same object for every event from an address. */
+const GEO_TEXT = new WeakMap<GeoProperties, GeoText>()
+
+function geoText(geo: GeoProperties): GeoText {
+  let text = GEO_TEXT.get(geo)
+  if (text === undefined) {
+    const event: JsonObject = {}
+    const set: JsonObject = {}
+    const setOnce: JsonObject = {}
+    for (const [key, initialKey] of GEO_KEYS) {
+      if (Object.hasOwn(geo, key)) event[key] = geo[key] ?? null
+      set[key] = geo[key] ?? null
+      setOnce[initialKey] = geo[key] ?? null
+    }
+    const members = (o: JsonObject) => JSON.stringify(o).slice(1, -1)
+    text = { event: members(event), set: members(set), setOnce: members(setOnce) }
+    GEO_TEXT.set(geo, text)
+  }
+  return text
+}
+
+/**
+ * The JSON text of the event's properties as stored: `properties`, then the GeoIP result's keys (`geo`,
+ * null = none), then `$set` and `$set_once` with the GeoIP keys of `sets` (NO_SETS = neither).
  */
-function geoSet(geo: GeoProperties): JsonObject {
-  return {
-    $geoip_city_name: geo.$geoip_city_name ?? null,
-    $geoip_city_confidence: geo.$geoip_city_confidence ?? null,
-    $geoip_subdivision_2_name: geo.$geoip_subdivision_2_name ?? null,
-    $geoip_subdivision_2_code: geo.$geoip_subdivision_2_code ?? null,
-    $geoip_subdivision_1_name: geo.$geoip_subdivision_1_name ?? null,
-    $geoip_subdivision_1_code: geo.$geoip_subdivision_1_code ?? null,
-    $geoip_country_name: geo.$geoip_country_name ?? null,
-    $geoip_country_code: geo.$geoip_country_code ?? null,
-    $geoip_continent_name: geo.$geoip_continent_name ?? null,
-    $geoip_continent_code: geo.$geoip_continent_code ?? null,
-    $geoip_postal_code: geo.$geoip_postal_code ?? null,
-    $geoip_latitude: geo.$geoip_latitude ?? null,
-    $geoip_longitude: geo.$geoip_longitude ?? null,
-    $geoip_accuracy_radius: geo.$geoip_accuracy_radius ?? null,
-    $geoip_time_zone: geo.$geoip_time_zone ?? null,
-  }
+export function storedPropertiesJson(properties: JsonObject, sets: EventSets, geo: GeoProperties | null): string {
+  const text = geo === null ? null : geoText(geo)
+  const geoSets = sets.geo === null ? null : geoText(sets.geo)
+  let members = text === null ? '' : text.event
+  members = joinMembers(members, setMember('$set', sets.$set, geoSets?.set))
+  members = joinMembers(members, setMember('$set_once', sets.$set_once, geoSets?.setOnce))
+  return appendMembers(JSON.stringify(properties), members)
 }
 
-function geoSetOnce(geo: GeoProperties): JsonObject {
-  return {
-    $initial_geoip_city_name: geo.$geoip_city_name ?? null,
-    $initial_geoip_city_confidence: geo.$geoip_city_confidence ?? null,
-    $initial_geoip_subdivision_2_name: geo.$geoip_subdivision_2_name ?? null,
-    $initial_geoip_subdivision_2_code: geo.$geoip_subdivision_2_code ?? null,
-    $initial_geoip_subdivision_1_name: geo.$geoip_subdivision_1_name ?? null,
-    $initial_geoip_subdivision_1_code: geo.$geoip_subdivision_1_code ?? null,
-    $initial_geoip_country_name: geo.$geoip_country_name ?? null,
-    $initial_geoip_country_code: geo.$geoip_country_code ?? null,
-    $initial_geoip_continent_name: geo.$geoip_continent_name ?? null,
-    $initial_geoip_continent_code: geo.$geoip_continent_code ?? null,
-    $initial_geoip_postal_code: geo.$geoip_postal_code ?? null,
-    $initial_geoip_latitude: geo.$geoip_latitude ?? null,
-    $initial_geoip_longitude: geo.$geoip_longitude ?? null,
-    $initial_geoip_accuracy_radius: geo.$geoip_accuracy_radius ?? null,
-    $initial_geoip_time_zone: geo.$geoip_time_zone ?? null,
-  }
+function setMember(name: string, value: unknown, geoMembers: string | undefined): string {
+  if (geoMembers === undefined) return value === undefined ? '' : `"${name}":${JSON.stringify(value)}`
+  return `"${name}":${isPlainObject(value) ? appendMembers(JSON.stringify(value), geoMembers) : `{${geoMembers}}`}`
+}
+
+function joinMembers(a: string, b: string): string {
+  return a === '' ? b : b === '' ? a : `${a},${b}`
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -219,32 +234,51 @@ export interface PropertyUpdates {
   toUnset: string[]
 }
 
+const NO_PROPERTIES: JsonObject = Object.freeze({})
 const NO_UPDATES: PropertyUpdates = Object.freeze({ toSet: Object.freeze({}), toUnset: Object.freeze([]) as unknown as string[] })
 
 /**
  * What the event changes on a person with `current` properties: `$set_once` keys the person lacks, `$set`
  * keys whose value differs (`!==`, so objects are always rewritten), then `$unset` keys the person has.
  */
-export function computePropertyUpdates(event: string, properties: JsonObject, current: JsonObject): PropertyUpdates {
+export function computePropertyUpdates(event: string, properties: JsonObject, sets: EventSets, current: JsonObject): PropertyUpdates {
   if (NO_PERSON_UPDATE_EVENTS.has(event)) return NO_UPDATES
   const toSet: JsonObject = {}
+  addSetUpdates(sets, current, toSet)
   const toUnset: string[] = []
-  // Object.keys rather than Object.entries: no pair array per key (this runs for every event).
-  const setOnce = objectOrEmpty(properties.$set_once)
-  for (const key of Object.keys(setOnce)) {
-    if (!Object.hasOwn(current, key)) setOwn(toSet, key, setOnce[key])
-  }
-  const set = objectOrEmpty(properties.$set)
-  for (const key of Object.keys(set)) {
-    const value = set[key]
-    if (!Object.hasOwn(current, key) || current[key] !== value) setOwn(toSet, key, value)
-  }
   const unset = properties.$unset
   const unsetKeys: unknown[] = Array.isArray(unset) ? unset : isPlainObject(unset) ? Object.keys(unset) : []
   for (const key of unsetKeys) {
     if (typeof key === 'string' && Object.hasOwn(current, key)) toUnset.push(key)
   }
   return { toSet, toUnset }
+}
+
+/**
+ * Adds to `toSet` what `$set_once` and `$set` change on `current`; a key in both takes `$set`'s value. The
+ * GeoIP keys come after the client's in each (they never share a name: see addGeoProperties).
+ */
+function addSetUpdates(sets: EventSets, current: JsonObject, toSet: JsonObject): void {
+  const geo = sets.geo
+  // Object.keys rather than Object.entries: no pair array per key (this runs for every event).
+  const setOnce = objectOrEmpty(sets.$set_once)
+  for (const key of Object.keys(setOnce)) {
+    if (!Object.hasOwn(current, key)) setOwn(toSet, key, setOnce[key])
+  }
+  if (geo !== null) {
+    for (const [key, initialKey] of GEO_KEYS) if (!Object.hasOwn(current, initialKey)) toSet[initialKey] = geo[key] ?? null
+  }
+  const set = objectOrEmpty(sets.$set)
+  for (const key of Object.keys(set)) {
+    const value = set[key]
+    if (!Object.hasOwn(current, key) || current[key] !== value) setOwn(toSet, key, value)
+  }
+  if (geo !== null) {
+    for (const [key] of GEO_KEYS) {
+      const value = geo[key] ?? null
+      if (!Object.hasOwn(current, key) || current[key] !== value) toSet[key] = value
+    }
+  }
 }
 
 export function hasUpdates(updates: PropertyUpdates): boolean {
@@ -270,8 +304,9 @@ export function applyPropertyUpdates(current: JsonObject, updates: PropertyUpdat
 }
 
 /** Properties of a person created by an event: `{...$set_once, ...$set}` plus `$creator_event_uuid`. */
-export function initialPersonProperties(properties: JsonObject, eventUuid: string): JsonObject {
-  const initial = mergeObjects(objectOrEmpty(properties.$set_once), objectOrEmpty(properties.$set))
+export function initialPersonProperties(sets: EventSets, eventUuid: string): JsonObject {
+  const initial: JsonObject = {}
+  addSetUpdates(sets, NO_PROPERTIES, initial)
   initial.$creator_event_uuid = eventUuid
   return initial
 }

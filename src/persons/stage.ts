@@ -16,11 +16,12 @@
 import Database from 'better-sqlite3'
 import { iso, type Clock } from '../common/clock.js'
 import { copyObject, isPlainObject, mergeObjects, type JsonObject } from '../common/json.js'
-import type { GeoIp } from '../geoip/index.js'
+import type { GeoIp, GeoProperties } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
 import { GROUP_COLUMN_KEYS, groupColumns, noGroups, type GroupColumns } from './group-columns.js'
 import { GroupStore, MAX_GROUP_TYPES_PER_TEAM } from './groups.js'
 import {
+  NO_SETS,
   PERSON_ONLY_EVENTS,
   addGeoProperties,
   addInitialAndCampaignProperties,
@@ -29,6 +30,8 @@ import {
   initialPersonProperties,
   isDistinctIdIllegal,
   isIgnorableUpdate,
+  splitSets,
+  type EventSets,
 } from './properties.js'
 import { PersonStore, personUuidFor, type Person } from './store.js'
 import { WarningWriter } from './warnings.js'
@@ -46,10 +49,15 @@ export interface PersonOutcome {
   personId: string
   /** `$group_0`..`$group_4` of the stored event; '' = none. */
   groups: GroupColumns
-  /** Event properties as they should be stored, but for `appendJson`. */
+  /** The stored event's properties but for `sets` and `geo`, which storedPropertiesJson adds to their text. */
   properties: Record<string, unknown>
-  /** JSON members the stored properties get as well (GeoIP's keys, see addGeoProperties); '' = none. */
-  appendJson: string
+  /**
+   * The stored event's `$set`/`$set_once` (EventSets). NO_SETS: none, for an event that changes no person,
+   * or one whose processing failed (which keeps what it sent among its properties).
+   */
+  sets: EventSets
+  /** The GeoIP result whose keys the stored event gets; null = none. */
+  geo: GeoProperties | null
   /**
    * Set when PostHog drops the event instead of storing it (an `$identify`, `$create_alias`,
    * `$merge_dangerously` or `$groupidentify` sent with `$process_person_profile: false`): the reason.
@@ -73,7 +81,8 @@ interface Warning {
 
 interface Normalised {
   properties: JsonObject
-  appendJson: string
+  sets: EventSets
+  geo: GeoProperties | null
   processPerson: boolean
   dropReason: string | null
   warnings: Warning[]
@@ -83,6 +92,7 @@ interface Normalised {
 interface EventContext {
   readonly event: CapturedEvent
   readonly properties: JsonObject
+  readonly sets: EventSets
   /** Set by a merge attempt between two legal, different ids: the person becomes identified. */
   updateIsIdentified: boolean
 }
@@ -148,7 +158,8 @@ export class PersonsStage {
       personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
       groups: groupColumns(n.properties),
       properties: n.properties,
-      appendJson: n.appendJson,
+      sets: n.sets,
+      geo: n.geo,
     }
   }
 
@@ -173,8 +184,9 @@ export class PersonsStage {
       return {
         personId: personUuidFor(event.team_id, event.distinct_id),
         groups: noGroups(),
-        properties: { ...event.properties },
-        appendJson: '',
+        properties: isPlainObject(event.properties) ? copyObject(event.properties) : {},
+        sets: NO_SETS,
+        geo: null,
       }
     }
   }
@@ -185,11 +197,11 @@ export class PersonsStage {
     const personless = this.personlessOutcome(event, n, true)
     if (personless) return personless
 
-    const ctx: EventContext = { event, properties: n.properties, updateIsIdentified: false }
+    const ctx: EventContext = { event, properties: n.properties, sets: n.sets, updateIsIdentified: false }
     this.addGroupColumns(event, n.properties, true)
     if (event.event === '$groupidentify') this.upsertGroup(ctx)
     const person = this.applyPersonEffects(ctx)
-    return { personId: person.uuid, groups: groupColumns(n.properties), properties: n.properties, appendJson: n.appendJson }
+    return { personId: person.uuid, groups: groupColumns(n.properties), properties: n.properties, sets: n.sets, geo: n.geo }
   }
 
   /** The outcome of a dropped or personless event, or null when the event gets person processing. */
@@ -199,7 +211,8 @@ export class PersonsStage {
         personId: personUuidFor(event.team_id, event.distinct_id),
         groups: noGroups(),
         properties: n.properties,
-        appendJson: n.appendJson,
+        sets: n.sets,
+        geo: n.geo,
         dropReason: n.dropReason,
       }
     }
@@ -211,7 +224,8 @@ export class PersonsStage {
       personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
       groups: noGroups(),
       properties: n.properties,
-      appendJson: n.appendJson,
+      sets: n.sets,
+      geo: n.geo,
     }
   }
 
@@ -220,7 +234,7 @@ export class PersonsStage {
    * processing: `$process_person_profile`, GeoIP, `$initial_*`/campaign copies, `$set*` removal.
    */
   private normalise(event: CapturedEvent): Normalised {
-    const properties: JsonObject = isPlainObject(event.properties) ? copyObject(event.properties) : {}
+    const { properties, sets } = splitSets(isPlainObject(event.properties) ? event.properties : {})
     const warnings: Warning[] = []
     let processPerson = true
     let dropReason: string | null = null
@@ -246,21 +260,18 @@ export class PersonsStage {
     }
 
     const ip = properties.$ip
-    let appendJson = ''
+    let geo: GeoProperties | null = null
     if (this.geoip && !properties.$geoip_disable && typeof ip === 'string' && ip !== '') {
-      const geo = this.geoip.lookup(ip)
-      if (geo) appendJson = addGeoProperties(properties, geo)
+      geo = this.geoip.lookup(ip)
+      if (geo) addGeoProperties(properties, sets, geo)
     }
-    addInitialAndCampaignProperties(event.event, properties)
+    addInitialAndCampaignProperties(event.event, properties, sets)
 
-    if (!processPerson || event.event === '$groupidentify') {
-      delete properties.$set
-      delete properties.$set_once
-      delete properties.$unset
-    }
+    const keepsSets = processPerson && event.event !== '$groupidentify'
+    if (!keepsSets) delete properties.$unset
     if (processPerson) delete properties.$process_person_profile
     else properties.$process_person_profile = false
-    return { properties, appendJson, processPerson, dropReason, warnings }
+    return { properties, sets: keepsSets ? sets : NO_SETS, geo, processPerson, dropReason, warnings }
   }
 
   /** Only where a row is created: formatting it for every event cost ≈2 % of the consumer thread. */
@@ -318,7 +329,7 @@ export class PersonsStage {
     if (!person) {
       person = this.persons.fetch(event.team_id, event.distinct_id)
       if (!person) {
-        const initial = initialPersonProperties(properties, event.uuid)
+        const initial = initialPersonProperties(ctx.sets, event.uuid)
         return this.persons.create(event.team_id, [event.distinct_id], initial, ctx.updateIsIdentified, this.createdAtOf(event))
       }
     }
@@ -327,7 +338,7 @@ export class PersonsStage {
 
   /** Applies `$set_once`, `$set`, `$unset` and a pending "identified" mark; writes only when something changed. */
   private updateProperties(ctx: EventContext, person: Person): Person {
-    const updates = computePropertyUpdates(ctx.event.event, ctx.properties, person.properties)
+    const updates = computePropertyUpdates(ctx.event.event, ctx.properties, ctx.sets, person.properties)
     const identify = ctx.updateIsIdentified && !person.isIdentified
     if (!identify && isIgnorableUpdate(ctx.event.event, updates, person.properties)) return person
     const { properties, changed } = applyPropertyUpdates(person.properties, updates)
@@ -374,7 +385,7 @@ export class PersonsStage {
     // personless events already used, so those events belong to the new person without any rewrite.
     let ids = [intoId, otherId]
     if (!this.persons.wasPersonless(teamId, intoId) && this.persons.wasPersonless(teamId, otherId)) ids = [otherId, intoId]
-    return this.persons.create(teamId, ids, initialPersonProperties(ctx.properties, ctx.event.uuid), true, this.createdAtOf(ctx.event))
+    return this.persons.create(teamId, ids, initialPersonProperties(ctx.sets, ctx.event.uuid), true, this.createdAtOf(ctx.event))
   }
 
   private mergePersons(ctx: EventContext, target: Person, targetId: string, source: Person, sourceId: string): Person {
@@ -388,7 +399,7 @@ export class PersonsStage {
     }
     // On conflicting keys the target (the event's distinct id) wins; then the event's own updates apply.
     const merged = mergeObjects(source.properties, target.properties)
-    target.properties = applyPropertyUpdates(merged, computePropertyUpdates(ctx.event.event, ctx.properties, merged)).properties
+    target.properties = applyPropertyUpdates(merged, computePropertyUpdates(ctx.event.event, ctx.properties, ctx.sets, merged)).properties
     target.createdAt = source.createdAt < target.createdAt ? source.createdAt : target.createdAt
     target.isIdentified = true
     target.version = Math.max(target.version, source.version) + 1

@@ -11,6 +11,7 @@
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  */
 import type { Clock } from '../../common/clock.js'
+import type { PersonOutcome } from '../../persons/index.js'
 import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
 import type { EventRow } from '../../storage/events/types.js'
@@ -25,15 +26,7 @@ import { BATCH_BYTES, RowQueue, type QueueItem } from './row-queue.js'
 import { toEventRows } from './rows.js'
 import { SinkWriter } from './sink-writer.js'
 
-export interface PersonOutcome {
-  personId: string
-  groups: [string, string, string, string, string]
-  properties: Record<string, unknown>
-  /** JSON members the stored properties get as well; '' = none. */
-  appendJson: string
-  /** Set when PostHog drops the event instead of storing it; the stage records the warning. */
-  dropReason?: string
-}
+export type { PersonOutcome }
 
 /** What the consumer needs from person processing (src/persons implements it). */
 export interface PersonStage {

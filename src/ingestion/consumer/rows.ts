@@ -1,5 +1,5 @@
 /** Captured events plus their person outcomes → the rows the event store receives. */
-import { appendMembers } from '../../common/json.js'
+import { storedPropertiesJson } from '../../persons/index.js'
 import type { EventRow } from '../../storage/events/types.js'
 import type { CapturedEvent } from '../types.js'
 import type { PersonOutcome } from './consumer.js'
@@ -18,7 +18,7 @@ export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly
       event: event.event,
       distinct_id: event.distinct_id,
       person_id: outcome.personId,
-      properties: appendMembers(JSON.stringify(outcome.properties), outcome.appendJson),
+      properties: storedPropertiesJson(outcome.properties, outcome.sets, outcome.geo),
       timestamp: event.timestamp,
       created_at: createdAt,
       groups: outcome.groups,

@@ -8,6 +8,7 @@ import { SinkWriter } from '../../../src/ingestion/consumer/sink-writer.js'
 import { encodeFrame, FrameKind } from '../../../src/ingestion/spool/format.js'
 import { segmentPath } from '../../../src/ingestion/spool/layout.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
+import { NO_SETS } from '../../../src/persons/index.js'
 import type { EventRow } from '../../../src/storage/events/types.js'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
@@ -39,9 +40,9 @@ function setup(count: number, caps: { batchBytes: number; readBytes: number; flu
   const stage: PersonStage = {
     process: (events) => {
       processed.push(events.length)
-      return events.map((e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, appendJson: '' }))
+      return events.map((e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null }))
     },
-    enrich: (e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, appendJson: '' }),
+    enrich: (e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null }),
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []

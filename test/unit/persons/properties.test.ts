@@ -1,14 +1,24 @@
 import t from 'tap'
-import { appendMembers } from '../../../src/common/json.js'
 import { GEO_FIELDS } from '../../../src/geoip/index.js'
 import {
+  NO_SETS,
   addGeoProperties,
   addInitialAndCampaignProperties,
   applyPropertyUpdates,
   computePropertyUpdates,
   isDistinctIdIllegal,
   mergeGroupProperties,
+  splitSets,
+  storedPropertiesJson,
 } from '../../../src/persons/index.js'
+
+/** What the stage does with an event's properties before its person updates, with GeoIP when given. */
+function prepared(event: string, source: Record<string, unknown>, geo?: Record<string, unknown>) {
+  const { properties, sets } = splitSets(source)
+  if (geo) addGeoProperties(properties, sets, geo)
+  addInitialAndCampaignProperties(event, properties, sets)
+  return { properties, sets, stored: JSON.parse(storedPropertiesJson(properties, sets, geo ?? null)) }
+}
 
 t.test('isDistinctIdIllegal', async (t) => {
   const cases: Array<[string, boolean]> = [
@@ -51,7 +61,8 @@ t.test('computePropertyUpdates', async (t) => {
     { name: 'NO_PERSON_UPDATE events change nothing', event: '$exception', properties: { $set: { b: 1 } }, toSet: {}, toUnset: [] },
   ]
   for (const c of cases) {
-    t.same(computePropertyUpdates(c.event ?? '$pageview', c.properties, current), { toSet: c.toSet, toUnset: c.toUnset }, c.name)
+    const { properties, sets } = splitSets(c.properties)
+    t.same(computePropertyUpdates(c.event ?? '$pageview', properties, sets, current), { toSet: c.toSet, toUnset: c.toUnset }, c.name)
   }
   const applied = applyPropertyUpdates(current, { toSet: { b: 1 }, toUnset: ['a'] })
   t.same(applied, { properties: { n: null, o: { x: 1 }, b: 1 }, changed: true })
@@ -60,30 +71,30 @@ t.test('computePropertyUpdates', async (t) => {
 
 t.test('addInitialAndCampaignProperties', async (t) => {
   t.test('leaves events without such properties untouched', async (t) => {
-    const props = { x: 1 }
-    t.equal(addInitialAndCampaignProperties('$pageview', props), props)
-    t.same(props, { x: 1 })
+    const { properties, sets, stored } = prepared('$pageview', { x: 1 })
+    t.same(stored, { x: 1 })
+    t.same([properties, sets], [{ x: 1 }, { $set: undefined, $set_once: undefined, geo: null }])
   })
 
   t.test('skips $snapshot and $performance_event', async (t) => {
-    t.same(addInitialAndCampaignProperties('$snapshot', { $browser: 'x' }), { $browser: 'x' })
+    t.same(prepared('$snapshot', { $browser: 'x' }).stored, { $browser: 'x' })
   })
 
   t.test('adds to the event’s own $set, and a second pass over the same event changes nothing', async (t) => {
     const set = { a: 1, $browser: 'client value' }
-    const props = { $set: set, utm_medium: 'email', $browser: 'Firefox', $os_name: 'iOS' }
-    const out = addInitialAndCampaignProperties('$pageview', props)
-    t.equal(out.$set, set, 'extended in place, not copied')
-    const once = structuredClone(out)
-    t.same(out.$set, { a: 1, $browser: 'client value', utm_medium: 'email' })
-    t.same(out.$set_once, { $initial_utm_medium: 'email', $initial_browser: 'Firefox', $initial_os: 'iOS' })
-    t.same(addInitialAndCampaignProperties('$pageview', out), once, 'idempotent (a batch redone after a rollback)')
+    const source = { $set: set, utm_medium: 'email', $browser: 'Firefox', $os_name: 'iOS' }
+    const first = prepared('$pageview', source)
+    t.equal(first.sets.$set, set, 'extended in place, not copied')
+    t.same(first.stored.$set, { a: 1, $browser: 'client value', utm_medium: 'email' })
+    t.same(first.stored.$set_once, { $initial_utm_medium: 'email', $initial_browser: 'Firefox', $initial_os: 'iOS' })
+    t.same(prepared('$pageview', source).stored, first.stored, 'idempotent (a batch redone after a rollback)')
   })
 
-  t.test('a $set that is not an object is replaced', async (t) => {
-    const out = addInitialAndCampaignProperties('$pageview', { $set: 'nope', $set_once: [1], $browser: 'Firefox' })
-    t.same(out.$set, { $browser: 'Firefox' })
-    t.same(out.$set_once, { $initial_browser: 'Firefox' })
+  t.test('a $set that is not an object is replaced, and kept as sent when nothing is added', async (t) => {
+    const { stored } = prepared('$pageview', { $set: 'nope', $set_once: [1], $browser: 'Firefox' })
+    t.same(stored.$set, { $browser: 'Firefox' })
+    t.same(stored.$set_once, { $initial_browser: 'Firefox' })
+    t.same(prepared('$pageview', { $set: 'nope' }).stored, { $set: 'nope' })
   })
 })
 
@@ -93,37 +104,44 @@ t.test('addGeoProperties', async (t) => {
     Object.fromEntries(GEO_FIELDS.map((field) => [`${prefix}${field}`, known[`$geoip_${field}`] ?? null]))
 
   t.test('an event without $set/$set_once gets both with every GeoIP field, null when unknown', async (t) => {
-    const properties: Record<string, unknown> = { $ip: '81.2.69.142' }
-    const members = addGeoProperties(properties, geo)
-    t.strictSame(properties.$set, everyKey('$geoip_', geo))
-    t.strictSame(properties.$set_once, everyKey('$initial_geoip_', geo))
-    t.strictSame(Object.keys(properties), ['$ip', '$set', '$set_once'])
+    const { stored } = prepared('$pageview', { $ip: '81.2.69.142' }, geo)
+    t.strictSame(stored.$set, everyKey('$geoip_', geo))
+    t.strictSame(stored.$set_once, everyKey('$initial_geoip_', geo))
     t.strictSame(
-      Object.entries(JSON.parse(`{${members}}`)),
+      Object.entries(stored).filter(([key]) => key.startsWith('$geoip_')),
       [['$geoip_city_name', 'Bracknell'], ['$geoip_country_code', 'GB'], ['$geoip_postal_code', null]],
-      'the event gets only the keys the lookup has, as JSON members to append',
+      'the event gets only the keys the lookup has',
     )
-    t.equal(addGeoProperties({}, geo), members, 'the same members for the same lookup result')
+    t.strictSame(Object.keys(stored), ['$ip', '$geoip_city_name', '$geoip_country_code', '$geoip_postal_code', '$set', '$set_once'])
+  })
+
+  t.test('person updates carry every GeoIP key in $set, and in $set_once those the person lacks', async (t) => {
+    const { properties, sets } = prepared('$pageview', { $set: { plan: 'pro' }, $set_once: { first: 1 } }, geo)
+    const current = { $initial_geoip_city_name: 'Reading', $geoip_country_code: 'GB' }
+    const { toSet } = computePropertyUpdates('$pageview', properties, sets, current)
+    const { $geoip_country_code, ...changedGeo } = everyKey('$geoip_', geo)
+    const { $initial_geoip_city_name, ...initialGeo } = everyKey('$initial_geoip_', geo)
+    t.strictSame(toSet, { first: 1, ...initialGeo, plan: 'pro', ...changedGeo })
   })
 
   t.test("a client's own top-level $geoip_* keys give way to those of the lookup; others stay", async (t) => {
-    const properties: Record<string, unknown> = { $geoip_city_name: 'client value', $geoip_latitude: 5, plan: 'pro' }
-    const members = addGeoProperties(properties, geo)
-    const stored = appendMembers(JSON.stringify(properties), members)
+    const { properties, stored } = prepared('$pageview', { $geoip_city_name: 'client value', $geoip_latitude: 5, plan: 'pro' }, geo)
     t.notOk(Object.hasOwn(properties, '$geoip_city_name'), "the client's key is removed, so the stored text has it once")
     t.ok(Object.hasOwn(properties, '$geoip_latitude'), 'a key the lookup does not have stays')
-    t.match(JSON.parse(stored), { $geoip_city_name: 'Bracknell', $geoip_latitude: 5, plan: 'pro', $geoip_country_code: 'GB' })
+    t.match(stored, { $geoip_city_name: 'Bracknell', $geoip_latitude: 5, plan: 'pro', $geoip_country_code: 'GB' })
   })
 
-  t.test('a client $set/$set_once is extended in place, GeoIP values winning, other keys kept', async (t) => {
-    const set = { plan: 'pro', $geoip_city_name: 'client value' }
-    const setOnce = { first: 1 }
-    const out: Record<string, unknown> = { $set: set, $set_once: setOnce }
-    addGeoProperties(out, geo)
-    t.equal(out.$set, set)
-    t.equal(out.$set_once, setOnce)
-    t.strictSame(set, { plan: 'pro', ...everyKey('$geoip_', geo) })
-    t.strictSame(setOnce, { first: 1, ...everyKey('$initial_geoip_', geo) })
+  t.test("a client's $set/$set_once keeps its other keys, GeoIP values winning", async (t) => {
+    const source = { $set: { plan: 'pro', $geoip_city_name: 'client value' }, $set_once: { first: 1, $initial_geoip_city_name: 'x' } }
+    const { stored } = prepared('$pageview', source, geo)
+    t.same(stored.$set, { plan: 'pro', ...everyKey('$geoip_', geo) })
+    t.same(stored.$set_once, { first: 1, ...everyKey('$initial_geoip_', geo) })
+    t.same(prepared('$pageview', source, geo).stored, stored, 'idempotent (a batch redone after a rollback)')
+  })
+
+  t.test('an event that changes no person stores the event keys only', async (t) => {
+    const { properties } = prepared('$pageview', { $ip: '81.2.69.142', $set: { a: 1 } }, geo)
+    t.strictSame(JSON.parse(storedPropertiesJson(properties, NO_SETS, geo)), { $ip: '81.2.69.142', $geoip_city_name: 'Bracknell', $geoip_country_code: 'GB', $geoip_postal_code: null })
   })
 })
 

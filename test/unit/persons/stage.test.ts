@@ -1,9 +1,11 @@
 import t from 'tap'
 import { uuidv5 } from '../../../src/common/ids.js'
-import { appendMembers } from '../../../src/common/json.js'
 import type { GeoIp, GeoProperties } from '../../../src/geoip/index.js'
-import { PERSON_UUID_NAMESPACE, personUuidFor, type PersonOutcome } from '../../../src/persons/index.js'
+import { PERSON_UUID_NAMESPACE, personUuidFor, storedPropertiesJson, type PersonOutcome } from '../../../src/persons/index.js'
 import { TEAM, ev, harness } from './fixtures.js'
+
+/** The properties as the event store gets them. */
+const stored = (out: PersonOutcome): Record<string, any> => JSON.parse(storedPropertiesJson(out.properties, out.sets, out.geo))
 
 t.test('person uuids', async (t) => {
   t.test('are PostHog’s uuidv5 of "team:distinct_id"', async (t) => {
@@ -74,7 +76,7 @@ t.test('$set, $set_once and $unset', async (t) => {
   t.test('the stored event keeps $set/$set_once and drops $process_person_profile: true', async (t) => {
     const h = harness()
     const [out] = h.run(ev('$pageview', 'u', { $set: { a: 1 }, $process_person_profile: true, x: 1 }))
-    t.same(out.properties, { $set: { a: 1 }, x: 1 })
+    t.same(stored(out), { $set: { a: 1 }, x: 1 })
   })
 })
 
@@ -84,8 +86,8 @@ t.test('initial and campaign properties', async (t) => {
     const [out] = h.run(
       ev('$pageview', 'u', { $browser: 'Chrome', utm_source: 'news', gclid: null, $set: { $browser: 'Client' }, $os_name: 'iOS' }),
     )
-    t.same(out.properties.$set, { $browser: 'Client', utm_source: 'news', gclid: null })
-    t.same(out.properties.$set_once, { $initial_browser: 'Chrome', $initial_utm_source: 'news', $initial_os: 'iOS' })
+    t.same(stored(out).$set, { $browser: 'Client', utm_source: 'news', gclid: null })
+    t.same(stored(out).$set_once, { $initial_browser: 'Chrome', $initial_utm_source: 'news', $initial_os: 'iOS' })
     const p = h.person('u')!.properties
     t.equal(p.$initial_browser, 'Chrome')
     t.equal(p.$browser, 'Client', 'the client’s own $set wins over the copied value')
@@ -101,7 +103,7 @@ t.test('initial and campaign properties', async (t) => {
     const h = harness()
     h.run(ev('$pageview', 'u', { $current_url: 'https://a/1', $browser: 'Chrome' }))
     const [out] = h.run(ev('$pageview', 'u', { $current_url: 'https://a/2', $browser: 'Firefox' }))
-    t.equal((out.properties.$set as any).$current_url, 'https://a/2', 'the stored event still carries the new value')
+    t.equal(stored(out).$set.$current_url, 'https://a/2', 'the stored event still carries the new value')
     t.match(h.person('u'), { version: 0, properties: { $current_url: 'https://a/1', $browser: 'Chrome' } })
     h.run(ev('$pageview', 'u', { $current_url: 'https://a/3', $pathname: '/3' }))
     t.match(h.person('u'), { version: 1, properties: { $current_url: 'https://a/3', $pathname: '/3' } }, 'a new key is written, with the rest')
@@ -112,7 +114,7 @@ t.test('initial and campaign properties', async (t) => {
   t.test('server SDK events do not lift the host $os', async (t) => {
     const h = harness()
     const [out] = h.run(ev('server event', 'u', { $os: 'Linux', $is_server: true, $browser: 'x' }))
-    t.same(out.properties.$set, { $browser: 'x' })
+    t.same(stored(out).$set, { $browser: 'x' })
   })
 })
 
@@ -243,7 +245,7 @@ t.test('personless events', async (t) => {
     const [out] = h.run(ev('$pageview', 'anon', { $process_person_profile: false, $set: { a: 1 }, $set_once: { b: 1 }, $unset: ['c'], $groups: { company: 'acme' }, $group_0: 'x', $browser: 'Chrome' }))
     t.equal(out.personId, personUuidFor(TEAM, 'anon'))
     t.same(out.groups, ['', '', '', '', ''])
-    t.same(out.properties, { $process_person_profile: false, $groups: { company: 'acme' }, $browser: 'Chrome' })
+    t.same(stored(out), { $process_person_profile: false, $groups: { company: 'acme' }, $browser: 'Chrome' })
     t.equal(h.personCount(), 0)
     t.same(h.db.prepare('SELECT * FROM group_type_mappings').all(), [], 'no group types either')
   })
@@ -290,7 +292,7 @@ t.test('groups', async (t) => {
   t.test('$groupidentify creates the group and later sets absent or different keys', async (t) => {
     const h = harness()
     const [identify] = h.run(ev('$groupidentify', 'u', { $group_type: 'company', $group_key: 42, $group_set: { name: 'Acme', size: 10 }, $set: { leaks: 'no' } }))
-    t.notOk('$set' in identify.properties, '$set is stripped from $groupidentify')
+    t.notOk('$set' in stored(identify), '$set is stripped from $groupidentify')
     const row = () => h.db.prepare('SELECT * FROM groups').get() as any
     t.match(row(), { team_id: TEAM, group_type_index: 0, group_key: '42', version: 1 })
     t.same(JSON.parse(row().properties), { name: 'Acme', size: 10 })
@@ -330,9 +332,6 @@ t.test('groups', async (t) => {
   })
 })
 
-/** The properties as the event store gets them. */
-const stored = (out: PersonOutcome): Record<string, unknown> => JSON.parse(appendMembers(JSON.stringify(out.properties), out.appendJson))
-
 class FakeGeoIp implements GeoIp {
   readonly source = 'fake'
   lookup(ip: string): GeoProperties | null {
@@ -348,9 +347,9 @@ t.test('GeoIP enrichment', async (t) => {
     const [out] = h.run(ev('$pageview', 'u', { $ip: '81.2.69.142', $set: { $geoip_city_name: 'client value' } }))
     t.match(stored(out), { $geoip_country_code: 'GB', $geoip_city_name: 'Bracknell' })
     t.notOk('$geoip_postal_code' in stored(out), 'keys the database does not know stay off the event')
-    t.equal((out.properties.$set as any).$geoip_city_name, 'Bracknell', 'GeoIP overrides a client-sent $set value')
-    t.equal((out.properties.$set as any).$geoip_postal_code, null, '…and $set carries every GeoIP key')
-    t.equal((out.properties.$set_once as any).$initial_geoip_country_name, 'United Kingdom')
+    t.equal(stored(out).$set.$geoip_city_name, 'Bracknell', 'GeoIP overrides a client-sent $set value')
+    t.equal(stored(out).$set.$geoip_postal_code, null, '…and $set carries every GeoIP key')
+    t.equal(stored(out).$set_once.$initial_geoip_country_name, 'United Kingdom')
     t.match(h.person('u')!.properties, { $geoip_country_code: 'GB', $initial_geoip_city_name: 'Bracknell', $geoip_latitude: null })
   })
 
