@@ -51,6 +51,18 @@ export function renderMarkdown(report, svgName) {
     '',
   )
 
+  const onClickHouse = report.scenarios.filter((s) => s.status === 'ok' && s.clickhouseThreadCores)
+  if (onClickHouse.length > 0) {
+    lines.push('ClickHouse server CPU during each ClickHouse scenario, by thread (merges: its background pool; HTTP: inserts and queries):', '')
+    lines.push('| scenario | load gen | ClickHouse cores | merges | HTTP | other |')
+    lines.push('|---|---|---|---|---|---|')
+    for (const s of onClickHouse) {
+      const t = s.clickhouseThreadCores
+      lines.push(`| ${esc(s.title)} | ${s.loadgen} | ${n(s.clickhouseCores, 2)} | ${n(t.merges, 2)} | ${n(t.http, 2)} | ${n(t.other, 2)} |`)
+    }
+    lines.push('')
+  }
+
   lines.push('## Baselines (same run, same load settings)', '')
   lines.push('| server | body | load gen | req/s | p50 ms | p99 ms | server cores | load gen cores | other cores |')
   lines.push('|---|---|---|---|---|---|---|---|---|')

@@ -42,6 +42,21 @@ export function threadCpuSeconds(pid) {
   return out
 }
 
+/** CPU seconds of a process's threads summed by thread name (`comm`: ClickHouse names its pools). */
+export function threadCpuByName(pid) {
+  const out = {}
+  for (const [tid, seconds] of Object.entries(threadCpuSeconds(pid))) {
+    let name = '?'
+    try {
+      name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
+    } catch {
+      // the thread ended between the two reads
+    }
+    out[name] = (out[name] ?? 0) + seconds
+  }
+  return out
+}
+
 /** VmRSS and VmHWM of a process in bytes, or null when it is gone. */
 export function processMemory(pid) {
   try {
@@ -60,7 +75,13 @@ export function processMemory(pid) {
 export function startSampler(pids, intervalMs = 100) {
   const roles = Object.keys(pids)
   const pidOf = (role) => (typeof pids[role] === 'function' ? pids[role]() : pids[role])
-  const first = { machine: machineTicks(), cpu: {}, wall: performance.now(), threads: pids.server ? threadCpuSeconds(pids.server) : {} }
+  const first = {
+    machine: machineTicks(),
+    cpu: {},
+    wall: performance.now(),
+    threads: pids.server ? threadCpuSeconds(pids.server) : {},
+    clickhouseThreads: pids.clickhouse ? threadCpuByName(pids.clickhouse) : {},
+  }
   const last = { cpu: {} }
   const peakRss = {}
   const sample = () => {
@@ -96,7 +117,12 @@ export function startSampler(pids, intervalMs = 100) {
       const main = perThread.find(([tid]) => Number(tid) === pids.server)?.[1] ?? null
       const others = perThread.filter(([tid]) => Number(tid) !== pids.server).map(([, c]) => c).sort((a, b) => b - a)
       const known = Object.values(cores).reduce((a, b) => a + b, 0)
-      return { wall, cores, machineCores, otherCores: machineCores - known, peakRss, serverThreads: { main, others: others.filter((c) => c >= 0.02) } }
+      // ClickHouse by thread name: its background pool (merges) against its HTTP handlers (inserts, queries).
+      const clickhouseThreads = {}
+      if (pids.clickhouse) {
+        for (const [name, s] of Object.entries(threadCpuByName(pids.clickhouse))) clickhouseThreads[name] = (s - (first.clickhouseThreads[name] ?? 0)) / wall
+      }
+      return { wall, cores, machineCores, otherCores: machineCores - known, peakRss, serverThreads: { main, others: others.filter((c) => c >= 0.02) }, clickhouseThreads }
     },
   }
 }
