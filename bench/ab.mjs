@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// Alternated A/B runs of builds or settings:
+//
+//   node bench/ab.mjs --revs HEAD~1,HEAD --only batch-100,batch-1000 --sinks clickhouse [--reps 2]
+//   node bench/ab.mjs --revs .,.:SINK_FLUSH_INTERVAL_MS=250 --only batch-100 --sinks sqlite
+//
+// A revision is a git revision (checked out into its own worktree under $TMPDIR, sharing this checkout's
+// node_modules, and built once) or `.`, this working tree as it is (uncommitted changes included). After a
+// colon it may carry server environment of its own (`KEY=VALUE`, several joined by `+`); `--env KEY=VALUE`
+// applies to all. Each rep runs every revision once, in turn, through that revision's own bench/run.mjs
+// (no baselines, no wrk): the machine drifts by ±15 % between runs of one build (docs/performance.md,
+// "Caveats"), so builds are compared run for run, never a series of one against a series of the other.
+// Prints a line per run (requests/s, stored events/s, peak RSS, CPU by thread, ClickHouse's CPU and its
+// merges) and the medians per revision.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+const { values: args } = parseArgs({
+  options: {
+    revs: { type: 'string' },
+    only: { type: 'string' },
+    sinks: { type: 'string' },
+    reps: { type: 'string', default: '2' },
+    env: { type: 'string', multiple: true, default: [] },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+  },
+})
+if (!args.revs || !args.only) {
+  console.error('usage: node bench/ab.mjs --revs REV[:KEY=VALUE[+KEY=VALUE]],REV… --only SCENARIO[,…] [--sinks LIST] [--reps N] [--env KEY=VALUE]')
+  process.exit(2)
+}
+
+const git = (...a) => execFileSync('git', ['-C', ROOT, ...a], { encoding: 'utf8' }).trim()
+const created = []
+
+/** The directory holding `rev` built: this tree for `.`, else a worktree made for it (one per commit). */
+function checkout(rev, dirs) {
+  if (rev === '.') return ROOT
+  const sha = git('rev-parse', '--verify', `${rev}^{commit}`)
+  if (dirs.has(sha)) return dirs.get(sha)
+  const dir = mkdtempSync(join(tmpdir(), `skylark-ab-${sha.slice(0, 8)}-`))
+  git('worktree', 'add', '--detach', dir, sha)
+  created.push(dir)
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  dirs.set(sha, dir)
+  return dir
+}
+
+function build(dir) {
+  execFileSync(process.execPath, [join(dir, 'scripts', 'build-if-needed.mjs')], { cwd: dir, stdio: 'inherit' })
+}
+
+/** One run of run.mjs from `dir`; its scenarios as recorded in the results file. */
+function runOnce(dir, env) {
+  const out = mkdtempSync(join(tmpdir(), 'skylark-ab-run-'))
+  try {
+    const pass = ['only', 'sinks', 'duration', 'warmup', 'connections'].flatMap((k) => (args[k] ? [`--${k}`, args[k]] : []))
+    const envArgs = [...args.env, ...env].flatMap((e) => ['--env', e])
+    try {
+      execFileSync(process.execPath, [join(dir, 'bench', 'run.mjs'), ...pass, ...envArgs, '--no-baselines', '--no-wrk', '--no-build', '--out', out], {
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        maxBuffer: 64 * 1024 * 1024,
+      })
+    } catch (error) {
+      // run.mjs reports progress on stderr: show it only when the run failed.
+      process.stderr.write(String(error.stderr ?? '').split('\n').slice(-20).join('\n'))
+      throw error
+    }
+    const file = readdirSync(out).find((f) => f.endsWith('.json'))
+    return file ? JSON.parse(readFileSync(join(out, file), 'utf8')).scenarios : []
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
+}
+
+const fmt = (v, digits = 0) => (typeof v === 'number' ? v.toLocaleString('en-US', { maximumFractionDigits: digits }) : '–')
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b)
+  return s.length === 0 ? null : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+const specs = args.revs.split(',').map((spec) => {
+  const [rev, extra] = spec.split(/:(.*)/s)
+  return { label: spec, rev, env: extra ? extra.split('+') : [] }
+})
+const results = new Map(specs.map((s) => [s.label, []]))
+try {
+  const dirs = new Map()
+  for (const spec of specs) spec.dir = checkout(spec.rev, dirs)
+  for (const dir of new Set(specs.map((s) => s.dir))) build(dir)
+  const width = Math.max(...specs.map((s) => s.label.length))
+  for (let rep = 1; rep <= Number(args.reps); rep++) {
+    for (const spec of specs) {
+      for (const s of runOnce(spec.dir, spec.env)) {
+        if (s.status !== 'ok') {
+          console.log(`${spec.label.padEnd(width)}  ${s.name}@${s.sink}  ${s.status}: ${s.reason ?? ''}`)
+          continue
+        }
+        results.get(spec.label).push(s)
+        const threads = s.serverThreadCores
+        const ch = s.clickhouseCores === undefined ? '' : `  clickhouse ${fmt(s.clickhouseCores, 2)} (merges ${fmt(s.clickhouseThreadCores?.merges, 2)})`
+        console.log(
+          `${spec.label.padEnd(width)}  ${`${s.name}@${s.sink}`.padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}`,
+        )
+      }
+    }
+  }
+  console.log('\nmedians')
+  for (const spec of specs) {
+    for (const [name, runs] of byScenario(results.get(spec.label))) {
+      console.log(`${spec.label.padEnd(width)}  ${name.padEnd(24)} stored/s ${fmt(median(runs.map((r) => r.e2e?.storedPerS)))}  req/s ${fmt(median(runs.map((r) => r.rps)))}  RSS ${fmt(median(runs.map((r) => r.peakRssMB)))} MB  (${runs.length} runs)`)
+    }
+  }
+} finally {
+  for (const dir of created) {
+    try {
+      git('worktree', 'remove', '--force', dir)
+    } catch {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+function byScenario(runs) {
+  const out = new Map()
+  for (const r of runs) {
+    const key = `${r.name}@${r.sink}`
+    out.set(key, [...(out.get(key) ?? []), r])
+  }
+  return out
+}
