@@ -1,8 +1,7 @@
 /**
  * Ingestion: capture parsing (core, also run by pool workers), the durable spool, spike detection and
  * the consumer thread that feeds persons and the event store. `startIngestion` wires them for main.ts.
- * Imports: common, config, schemas, storage, observability, persons (types), management (project keys),
- * pool.
+ * Imports: common, config, schemas, storage, observability, persons, geoip, management (project keys), pool.
  */
 import type { Clock } from '../common/clock.js'
 import type { Config } from '../config/index.js'
