@@ -99,6 +99,11 @@ interface EventContext {
 
 const DROP_PERSONLESS_PERSON_EVENT = 'invalid_event_when_process_person_profile_is_false'
 
+/** What the stored event gets from its person processing. */
+function outcome(personId: string, groups: GroupColumns, n: Normalised): PersonOutcome {
+  return { personId, groups, properties: n.properties, sets: n.sets, geo: n.geo }
+}
+
 function eventDetails(event: CapturedEvent): Record<string, unknown> {
   return { eventUuid: event.uuid, event: event.event, distinctId: event.distinct_id }
 }
@@ -154,13 +159,7 @@ export class PersonsStage {
     if (personless) return personless
     this.addGroupColumns(event, n.properties, false)
     const person = this.persons.fetch(event.team_id, event.distinct_id)
-    return {
-      personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
-      groups: groupColumns(n.properties),
-      properties: n.properties,
-      sets: n.sets,
-      geo: n.geo,
-    }
+    return outcome(person?.uuid ?? personUuidFor(event.team_id, event.distinct_id), groupColumns(n.properties), n)
   }
 
   /** Drops in-memory caches (after the caller's transaction rolled back). */
@@ -201,32 +200,19 @@ export class PersonsStage {
     this.addGroupColumns(event, n.properties, true)
     if (event.event === '$groupidentify') this.upsertGroup(ctx)
     const person = this.applyPersonEffects(ctx)
-    return { personId: person.uuid, groups: groupColumns(n.properties), properties: n.properties, sets: n.sets, geo: n.geo }
+    return outcome(person.uuid, groupColumns(n.properties), n)
   }
 
   /** The outcome of a dropped or personless event, or null when the event gets person processing. */
   private personlessOutcome(event: CapturedEvent, n: Normalised, record = false): PersonOutcome | null {
     if (n.dropReason !== null) {
-      return {
-        personId: personUuidFor(event.team_id, event.distinct_id),
-        groups: noGroups(),
-        properties: n.properties,
-        sets: n.sets,
-        geo: n.geo,
-        dropReason: n.dropReason,
-      }
+      return { ...outcome(personUuidFor(event.team_id, event.distinct_id), noGroups(), n), dropReason: n.dropReason }
     }
     if (n.processPerson) return null
     for (const key of GROUP_COLUMN_KEYS) delete n.properties[key]
     const person = this.persons.fetch(event.team_id, event.distinct_id)
     if (!person && record) this.persons.markPersonless(event.team_id, event.distinct_id)
-    return {
-      personId: person?.uuid ?? personUuidFor(event.team_id, event.distinct_id),
-      groups: noGroups(),
-      properties: n.properties,
-      sets: n.sets,
-      geo: n.geo,
-    }
+    return outcome(person?.uuid ?? personUuidFor(event.team_id, event.distinct_id), noGroups(), n)
   }
 
   /**
