@@ -26,8 +26,6 @@ import { BATCH_BYTES, RowQueue, type QueueItem } from './row-queue.js'
 import { toEventRows } from './rows.js'
 import { SinkWriter } from './sink-writer.js'
 
-export type { PersonOutcome }
-
 /** What the consumer needs from person processing (src/persons implements it). */
 export interface PersonStage {
   process(events: CapturedEvent[]): PersonOutcome[]

@@ -1,8 +1,7 @@
 /** Captured events plus their person outcomes → the rows the event store receives. */
-import { storedPropertiesJson } from '../../persons/index.js'
+import { storedPropertiesJson, type PersonOutcome } from '../../persons/index.js'
 import type { EventRow } from '../../storage/events/types.js'
 import type { CapturedEvent } from '../types.js'
-import type { PersonOutcome } from './consumer.js'
 
 /** One row per event the person stage kept (events it dropped, PostHog-style, have a `dropReason`). */
 export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number): EventRow[] {
