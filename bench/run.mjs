@@ -558,6 +558,7 @@ async function runLag(scenario, sink, server, ctx, done, report, unit) {
     report.lag.push(entry)
     say(
       `✓ ${unit}: events API p50 ${fmt(entry.eventsMs.p50)} ms p99 ${fmt(entry.eventsMs.p99)} ms; persons API p50 ${fmt(entry.personsMs.p50)} ms p99 ${fmt(entry.personsMs.p99)} ms` +
+        `; /decide p50 ${fmt(entry.decideMs.p50)} ms p99 ${fmt(entry.decideMs.p99)} ms` +
         ` (${entry.probes} probes, ${entry.timeouts} timeouts, background ${fmt(entry.backgroundRps)} req/s)  [${elapsed()}]`,
     )
   } catch (error) {

@@ -72,18 +72,31 @@ export async function waitForDrain(url, maxMs, onPoll = () => {}) {
 
 /**
  * Sends `probes` capture events, one every `spacingMs`, each with a unique distinct_id and `$set`. From each
- * 200: the persons API (`?distinct_id=`) is polled for that probe every `pollMs` until it shows the property;
- * the events API is polled by one loop for the whole run (`?event=<this run's probe event>`, newest first),
- * so the number of probes in flight does not multiply the queries (on ClickHouse each is a FINAL query).
- * A probe counts as visible when the answer that contains it arrives.
+ * 200, every `pollMs` and side by side: the persons API (`?distinct_id=`) until it shows the property, and
+ * /decide?v=3 until a flag conditioned on that property (`probe` is set, created here) answers true, which is
+ * the person as /decide uses it, through its person cache. The events API is polled by one loop for the whole
+ * run (`?event=<this run's probe event>`, newest first), so the number of probes in flight does not multiply
+ * the queries (on ClickHouse each is a FINAL query). A probe counts as visible when the answer that contains
+ * it arrives.
  */
 export async function runLagProbes({ url, token, projectId, personalKey, probes, spacingMs, pollMs, timeoutMs, onProgress = () => {} }) {
   const run = Date.now().toString(36)
   const eventName = `bench_probe_${run}`
   const auth = { headers: { authorization: `Bearer ${personalKey}` } }
+  const flagKey = `bench-probe-${run}`
+  const created = await fetch(`${url}/api/projects/${projectId}/feature_flags/`, {
+    method: 'POST',
+    headers: { ...auth.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      key: flagKey,
+      filters: { groups: [{ properties: [{ key: 'probe', type: 'person', operator: 'is_set', value: 'is_set' }], rollout_percentage: 100 }] },
+    }),
+  })
+  if (created.status !== 201) throw new Error(`creating the probe flag failed: ${created.status} ${(await created.text()).slice(0, 200)}`)
   const acked = new Map() // distinct_id → { n, ackAt }
   const eventLags = new Map() // n → ms
   const personLags = []
+  const decideLags = []
   let failures = 0
   let finished = 0
   let polling = true
@@ -113,17 +126,26 @@ export async function runLagProbes({ url, token, projectId, personalKey, probes,
       return
     }
     acked.set(distinctId, { n, ackAt })
-    const personsPath = `${url}/api/projects/${projectId}/persons/?distinct_id=${distinctId}`
-    for (;;) {
-      const person = (await (await fetch(personsPath, auth)).json()).results?.[0]
-      const at = performance.now()
-      if (person?.properties?.probe === n) {
-        personLags.push(at - ackAt)
-        break
+    /** Polls until `visible(answer)`; the lag goes to `into`, nothing on a timeout. */
+    const pollUntil = async (request, visible, into) => {
+      for (;;) {
+        const answer = await (await request()).json()
+        const at = performance.now()
+        if (visible(answer)) return into.push(at - ackAt)
+        if (at - ackAt > timeoutMs) return
+        await sleep(pollMs)
       }
-      if (at - ackAt > timeoutMs) break
-      await sleep(pollMs)
     }
+    const personsPath = `${url}/api/projects/${projectId}/persons/?distinct_id=${distinctId}`
+    const decideBody = JSON.stringify({ token, distinct_id: distinctId })
+    await Promise.all([
+      pollUntil(() => fetch(personsPath, auth), (body) => body.results?.[0]?.properties?.probe === n, personLags),
+      pollUntil(
+        () => fetch(`${url}/decide?v=3`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: decideBody }),
+        (body) => body.featureFlags?.[flagKey] === true,
+        decideLags,
+      ),
+    ])
     while (!eventLags.has(n) && performance.now() - ackAt < timeoutMs) await sleep(pollMs)
     onProgress(++finished, probes)
   }
@@ -139,6 +161,6 @@ export async function runLagProbes({ url, token, projectId, personalKey, probes,
     const sorted = [...values].sort((a, b) => a - b)
     return { n: sorted.length, p50: round(percentile(sorted, 50), 1), p99: round(percentile(sorted, 99), 1), max: round(sorted.at(-1) ?? null, 1) }
   }
-  const timeouts = probes - failures - Math.min(eventLags.size, personLags.length)
-  return { probes, timeouts, failures, pollMs, eventsMs: stats(eventLags.values()), personsMs: stats(personLags) }
+  const timeouts = probes - failures - Math.min(eventLags.size, personLags.length, decideLags.length)
+  return { probes, timeouts, failures, pollMs, eventsMs: stats(eventLags.values()), personsMs: stats(personLags), decideMs: stats(decideLags) }
 }

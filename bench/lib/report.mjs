@@ -73,16 +73,16 @@ export function renderMarkdown(report, svgName) {
 
   if (report.lag.length > 0) {
     lines.push('## Acknowledged → visible', '')
-    lines.push('| sink | background load req/s | probes | events API p50 / p99 / max ms | persons API p50 / p99 / max ms | timeouts | poll ms | peak RSS MB |')
-    lines.push('|---|---|---|---|---|---|---|---|')
+    lines.push('| sink | background load req/s | probes | events API p50 / p99 / max ms | persons API p50 / p99 / max ms | /decide p50 / p99 / max ms | timeouts | poll ms | peak RSS MB |')
+    lines.push('|---|---|---|---|---|---|---|---|---|')
     for (const l of report.lag) {
       if (l.status !== 'ok') {
-        lines.push(`| ${l.sink} | **${l.status}** ${esc(l.reason ?? '')} | | | | | | |`)
+        lines.push(`| ${l.sink} | **${l.status}** ${esc(l.reason ?? '')} | | | | | | | |`)
         continue
       }
-      lines.push(
-        `| ${l.sink} | ${n(l.backgroundRps)} | ${l.probes} | ${ms(l.eventsMs.p50)} / ${ms(l.eventsMs.p99)} / ${ms(l.eventsMs.max)} | ${ms(l.personsMs.p50)} / ${ms(l.personsMs.p99)} / ${ms(l.personsMs.max)} | ${l.timeouts + l.failures} | ${l.pollMs} | ${n(l.peakRssMB)} |`,
-      )
+      // Results from before the /decide probes have no decideMs.
+      const lags = [l.eventsMs, l.personsMs, l.decideMs].map((s) => (s ? `${ms(s.p50)} / ${ms(s.p99)} / ${ms(s.max)}` : '–'))
+      lines.push(`| ${l.sink} | ${n(l.backgroundRps)} | ${l.probes} | ${lags.join(' | ')} | ${l.timeouts + l.failures} | ${l.pollMs} | ${n(l.peakRssMB)} |`)
     }
     lines.push('')
   }

@@ -79,7 +79,8 @@ export function evaluateTargets(report) {
 
   // Acknowledged → visible.
   for (const lag of report.lag.filter((l) => l.status === 'ok')) {
-    for (const [api, stats] of [['events API', lag.eventsMs], ['persons API', lag.personsMs]]) {
+    const visible = [['events API', lag.eventsMs], ['persons API', lag.personsMs], ['/decide', lag.decideMs]].filter(([, stats]) => stats)
+    for (const [api, stats] of visible) {
       const value = stats.p99
       const complete = lag.timeouts === 0 && lag.failures === 0
       add('ack → visible p99 < 1 s', `${lag.sink}, ${api}`, value, value !== null && value < 1000 && complete, `p50 ${stats.p50} ms, ${stats.n}/${lag.probes} probes seen, poll every ${lag.pollMs} ms`)
