@@ -21,6 +21,8 @@
 //   --cpu-prof        run the server with --cpu-prof; summaries go into the results, the profiles to
 //                     $TMPDIR/skylark-bench-profiles/<run>/<server>/ (open them in Chrome DevTools)
 //   --env KEY=VALUE   extra server environment (repeatable), e.g. --env SPOOL_FSYNC_INTERVAL_MS=0
+//   --node-arg FLAG   extra Node flag for the server (repeatable), e.g. --node-arg=--perf-basic-prof-only-functions
+//                     so that `perf record` names the JIT's functions
 //   --no-build        use dist/ as it is          --out DIR   (default bench/results)
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -62,6 +64,7 @@ const { values: args } = parseArgs({
     'no-build': { type: 'boolean' },
     out: { type: 'string' },
     env: { type: 'string', multiple: true },
+    'node-arg': { type: 'string', multiple: true },
     retries: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -325,7 +328,7 @@ async function main() {
     date: new Date().toISOString(),
     git,
     machine: { ...machineInfo(ROOT), clickhouse: clickhouse?.version ?? null },
-    options: { ...LOAD, drainMaxS: DRAIN_MAX_MS / 1000, retries: RETRIES, disturbedAboveCores: DISTURBED, sinks, wrk: useWrk, serverEnv: SERVER_ENV, groups, only, cpuProf: Boolean(args['cpu-prof']) },
+    options: { ...LOAD, drainMaxS: DRAIN_MAX_MS / 1000, retries: RETRIES, disturbedAboveCores: DISTURBED, sinks, wrk: useWrk, serverEnv: SERVER_ENV, groups, only, cpuProf: Boolean(args['cpu-prof']), serverNodeArgs: args['node-arg'] ?? [] },
     autocannon: null,
     wrkCommand: null,
     notes: [
@@ -366,14 +369,14 @@ async function main() {
       env.CLICKHOUSE_URL = clickhouse.url
       env.CLICKHOUSE_DATABASE = clickhouse.database(`skylark_bench_${Date.now().toString(36)}_${serverSeq}`)
     }
-    let nodeArgs = []
+    let nodeArgs = [...(args['node-arg'] ?? [])]
     let profileDir = null
     if (args['cpu-prof']) {
       profileDir = join(profileRoot, key.replace(/[^a-z0-9@.-]+/gi, '_'))
       // A run of the same commit earlier has the same folder: its profiles must not be summarised again.
       rmSync(profileDir, { recursive: true, force: true })
       mkdirSync(profileDir, { recursive: true })
-      nodeArgs = ['--cpu-prof', '--cpu-prof-dir', profileDir]
+      nodeArgs.push('--cpu-prof', '--cpu-prof-dir', profileDir)
     }
     const server = await startSkylark(build.root, { env, nodeArgs })
     server.profileDir = profileDir
