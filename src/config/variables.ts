@@ -29,6 +29,15 @@ export const VARIABLES = [
   { name: 'CLICKHOUSE_DATABASE', kind: 'string', default: 'skylark', description: 'ClickHouse database, created when missing.' },
   { name: 'CLICKHOUSE_USER', kind: 'string', default: 'default', description: 'ClickHouse user.' },
   { name: 'CLICKHOUSE_PASSWORD', kind: 'string', description: 'ClickHouse password (empty when unset).' },
+  {
+    name: 'CLICKHOUSE_INSERT_SPAN_MS',
+    kind: 'int',
+    default: '1000',
+    min: 0,
+    // Well under the client's 60 s request timeout, which an open INSERT counts against.
+    max: 10000,
+    description: 'While the consumer is behind, one ClickHouse INSERT takes the batches of up to this long (one large part instead of one per batch); 0 = one INSERT per batch.',
+  },
   { name: 'POOL_SIZE', kind: 'int', default: '1', min: 0, max: 64, description: 'Worker threads for parsing capture bodies over 256 KB and flag sets over FLAGS_INLINE_MAX (0 = everything on the main thread).' },
   { name: 'POOL_MAX_QUEUE', kind: 'int', default: '256', min: 1, description: 'Tasks that may wait for a worker before requests get 503.' },
   { name: 'CAPTURE_MAX_BYTES', kind: 'bytes', default: '2MB', min: 1024, description: 'Body limit of /capture/, /e/, /i/v0/e/, /track/, /engage/.' },

@@ -66,6 +66,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
       batchRows: config.sink.batchRows,
       flushIntervalMs: config.sink.flushIntervalMs,
       retryMaxMs: config.sink.retryMaxMs,
+      insertSpanMs: config.sink.insertSpanMs,
     },
     spool,
     logger,

@@ -1,6 +1,6 @@
 /**
  * A real ClickHouse server for tests: `clickhouse-server` from PATH (Debian's package; CI installs it),
- * started on free ports in a temp folder, stopped and restarted on demand (outage tests). Outside CI the
+ * started on free ports in a temp folder, stopped or killed and restarted on demand (outage tests). Outside CI the
  * tests that need it are skipped with a message when the binary is missing; in CI that is a failure.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -15,6 +15,8 @@ export interface TestClickHouse {
   /** Run a query over HTTP and return the body text. */
   query(sql: string): Promise<string>
   stop(): Promise<void>
+  /** SIGKILL, as in a crash. */
+  kill(): Promise<void>
   start(): Promise<void>
   /** Stop and remove the folder. */
   destroy(): Promise<void>
@@ -105,16 +107,19 @@ export async function startClickHouse(): Promise<TestClickHouse> {
     throw new Error('clickhouse-server did not start within 30 s')
   }
 
-  const stop = async (): Promise<void> => {
+  /** SIGTERM (ClickHouse shuts down cleanly, SIGKILL after 10 s) or SIGKILL (a crash: nothing it held in memory survives). */
+  const end = async (signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => {
     const p = proc
     proc = null
     if (!p || p.exitCode !== null) return
     await new Promise<void>((resolve) => {
       p.once('exit', () => resolve())
-      p.kill('SIGTERM')
+      p.kill(signal)
       setTimeout(() => p.kill('SIGKILL'), 10_000).unref()
     })
   }
+  const stop = () => end('SIGTERM')
+  const kill = () => end('SIGKILL')
 
   await start()
   return {
@@ -122,6 +127,7 @@ export async function startClickHouse(): Promise<TestClickHouse> {
     dir,
     query,
     stop,
+    kill,
     start,
     destroy: async () => {
       await stop()

@@ -9,6 +9,11 @@
  * Because the loops are decoupled, person properties stay fresh for /decide while the event store is
  * down. After a crash the sink resumes from its own checkpoint: events between it and the person
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
+ *
+ * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one INSERT
+ * for up to `stream.spanMs` (one part instead of one per batch; ClickHouse's merges of small parts were most
+ * of its CPU) and moves the sink checkpoint when that INSERT succeeds. If it fails, the thread stops and is
+ * restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
 import type { PersonOutcome } from '../../persons/index.js'
@@ -22,7 +27,8 @@ import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
 import type { ConsumerStats } from './messages.js'
 import { readBatch, READ_BYTES } from './read-batch.js'
-import { BATCH_BYTES, RowQueue, type QueueItem } from './row-queue.js'
+import { BATCH_BYTES, RowQueue } from './row-queue.js'
+import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
 import { toEventRows } from './rows.js'
 import { SinkWriter } from './sink-writer.js'
 
@@ -47,6 +53,8 @@ export interface ConsumerOptions {
   batchBytes?: number
   /** Bytes of spool frames read at a time (default READ_BYTES). */
   readBytes?: number
+  /** ClickHouse: one INSERT spanning the batches of up to `spanMs` while the consumer is behind; null: none. */
+  stream?: StreamTarget | null
   flushIntervalMs: number
   clock: Clock
   log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void
@@ -77,6 +85,7 @@ export class Consumer {
   #personsDone = false
   #wakePersons: (() => void) | null = null
   #wakeSink: (() => void) | null = null
+  readonly #span: SpanningInsert | null
   readonly stats: ConsumerStats = {
     stored: 0,
     personsProcessed: 0,
@@ -92,6 +101,7 @@ export class Consumer {
     this.#o = options
     this.#queue = new RowQueue(options.batchRows, options.batchBytes ?? BATCH_BYTES)
     this.#readBytes = options.readBytes ?? READ_BYTES
+    this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#insertWarning = options.personsDb.prepare(
       'INSERT INTO ingestion_warnings (team_id, type, source, details, timestamp) VALUES (?, ?, ?, ?, ?)',
@@ -113,7 +123,11 @@ export class Consumer {
 
   /** The writer made more of a lane durable. */
   durable(lane: Lane, segment: number, offset: number): void {
-    this.#lanes.get(lane)!.reader.durable(segment, offset)
+    const state = this.#lanes.get(lane)!
+    state.reader.durable(segment, offset)
+    // After a restart of this thread alone (not of the process) the stretch to replay can end in the segment
+    // the writer is still appending to, which the replay reader reads only as far as it is told is durable.
+    state.replay?.reader.durable(segment, offset)
     this.#wakePersons?.()
   }
 
@@ -148,7 +162,7 @@ export class Consumer {
         const events = this.#decode(state.lane, frames).events
         const rows = toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now())
         replayed += rows.length
-        this.#enqueue(state.lane, rows, frames[frames.length - 1].end)
+        this.#enqueue(state.lane, rows, frames[frames.length - 1].end, true)
       }
       state.replay.reader.close()
       state.replay = null
@@ -285,16 +299,25 @@ export class Consumer {
     }
   }
 
-  #enqueue(lane: Lane, rows: EventRow[], end: Cursor): void {
-    this.#queue.push(lane, rows, end, this.#o.clock.now())
+  #enqueue(lane: Lane, rows: EventRow[], end: Cursor, replay = false): void {
+    this.#queue.push(lane, rows, end, this.#o.clock.now(), replay)
     this.#wakeSink?.()
   }
 
   async #sinkLoop(): Promise<void> {
     for (;;) {
       if (this.#queue.empty) {
+        // Caught up or the span is over: make the open INSERT's rows visible.
+        const span = this.#span
+        if (span?.open && (this.#personsDone || this.#caughtUp() || span.spanLeft() <= 0)) {
+          if (!(await this.#commitSpan(span))) return
+          continue
+        }
         if (this.#personsDone) return
-        await new Promise<void>((resolve) => (this.#wakeSink = resolve))
+        await new Promise<void>((resolve) => {
+          this.#wakeSink = resolve
+          if (span?.open) setTimeout(resolve, span.spanLeft())
+        })
         this.#wakeSink = null
         continue
       }
@@ -308,6 +331,15 @@ export class Consumer {
         continue
       }
       const batch = this.#queue.take()
+      const span = this.#span
+      if (span?.ready && !batch.replay) {
+        await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
+        this.#queue.settle(batch)
+        this.#wakePersons?.()
+        if ((this.#caughtUp() || span.spanLeft() <= 0) && !(await this.#commitSpan(span))) return
+        continue
+      }
+      if (span?.open && !(await this.#commitSpan(span))) return
       const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
       if (!stored) return // shutdown gave up: the spool still has these rows for the next start
       this.#queue.settle(batch)
@@ -317,7 +349,44 @@ export class Consumer {
     }
   }
 
-  #afterStored(items: QueueItem[]): void {
+  /**
+   * Less than one insert's worth of durable spool is unread: the consumer keeps up, and holding the INSERT
+   * open would only delay visibility (with traffic arriving all the time, the backlog is never quite zero).
+   */
+  #caughtUp(): boolean {
+    let backlog = 0
+    for (const state of this.#lanes.values()) backlog += state.reader.backlogBytes()
+    return backlog < (this.#o.batchBytes ?? BATCH_BYTES)
+  }
+
+  /** False when the INSERT failed while shutting down (its events stay in the spool for the next start). */
+  async #commitSpan(span: SpanningInsert): Promise<boolean> {
+    let stored
+    try {
+      stored = await span.commit()
+    } catch (error) {
+      if (this.#stopping) {
+        this.#o.log('warn', 'the last spanning insert failed at shutdown; its events are written at the next start', { error: String(error) })
+        return false
+      }
+      this.#insertLost(error)
+    }
+    this.stats.stored += stored.rows
+    this.#afterStored(stored.stretches)
+    return true
+  }
+
+  /**
+   * A spanning INSERT failed, so some of its rows may be missing, and they are no longer queued. The sink
+   * checkpoint has not moved past them: stopping this thread makes its handle start a new one, whose restart
+   * path re-derives them from the spool and writes them one batch per INSERT, with the usual retries and
+   * dead-lettering of rows the store refuses.
+   */
+  #insertLost(error: unknown): never {
+    throw new Error(`a spanning ClickHouse insert failed (${error instanceof Error ? error.message : String(error)}); restarting from the checkpoints`)
+  }
+
+  #afterStored(items: readonly Stretch[]): void {
     const touched = new Set<Lane>()
     for (const item of items) {
       const state = this.#lanes.get(item.lane)!

@@ -101,6 +101,9 @@ export class ConsumerHandle {
         this.#worker = null
         if (!ready) reject(new Error(`ingest consumer exited with ${code} before it was ready`))
         if (this.#stopping) return
+        // Until the new thread reports, nothing is being stored: readiness and skylark_sink_up must not go on
+        // showing the dead thread's last "up".
+        if (this.#stats) this.#stats = { ...this.#stats, sinkUp: false, lastError: 'the ingest consumer stopped; restarting' }
         this.#logger.error({ component: 'consumer', code }, 'ingest consumer stopped unexpectedly; restarting in 1 s')
         setTimeout(() => {
           if (!this.#stopping) this.#spawn().catch((error: unknown) => this.#logger.error({ err: error }, 'consumer restart failed'))

@@ -32,11 +32,14 @@ export interface QueueItem {
   bytes: number
   end: Cursor
   queuedAt: number
+  /** Re-derived after a restart: written one batch at a time, never into a spanning insert. */
+  replay: boolean
 }
 
 export interface Batch {
   items: QueueItem[]
   rows: EventRow[]
+  replay: boolean
 }
 
 export class RowQueue {
@@ -75,9 +78,9 @@ export class RowQueue {
     return this.#rows >= this.#batchRows || this.#bytes >= this.#batchBytes
   }
 
-  push(lane: Lane, rows: EventRow[], end: Cursor, now: number): void {
+  push(lane: Lane, rows: EventRow[], end: Cursor, now: number, replay = false): void {
     const bytes = rowBytes(rows)
-    this.#items.push({ lane, rows, bytes, end, queuedAt: now })
+    this.#items.push({ lane, rows, bytes, end, queuedAt: now, replay })
     this.#rows += rows.length
     this.#bytes += bytes
   }
@@ -94,7 +97,7 @@ export class RowQueue {
       rows += next.rows.length
       bytes += next.bytes
     }
-    return { items, rows: items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows) }
+    return { items, rows: items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows), replay: items.some((i) => i.replay) }
   }
 
   /** The store has a taken batch: its rows stop counting against the bounds. */

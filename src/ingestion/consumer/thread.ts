@@ -41,6 +41,8 @@ export interface ConsumerWorkerData {
   batchRows: number
   flushIntervalMs: number
   retryMaxMs: number
+  /** ClickHouse: longest span of batches one INSERT takes while the consumer is behind; 0 = one per batch. */
+  insertSpanMs: number
 }
 
 export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerData): Promise<void> {
@@ -53,13 +55,13 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     return null
   })
 
-  const threadedSink = (spec: SinkSpec): EventSink =>
+  const threadedSink = (spec: SinkSpec): ThreadedSink =>
     new ThreadedSink({
       spec,
       entry: EVENT_SINK_URL,
       resourceLimits: { maxOldGenerationSizeMb: EVENT_SINK_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
     })
-  let sink: EventSink | null = data.clickhouse ? null : threadedSink({ kind: 'sqlite', file: data.eventsPath })
+  let sink: ThreadedSink | null = data.clickhouse ? null : threadedSink({ kind: 'sqlite', file: data.eventsPath })
   let stopping = false
   let abandon = false
   let consumer: Consumer | null = null
@@ -100,6 +102,15 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     activeSegments: data.activeSegments,
     batchRows: data.batchRows,
     flushIntervalMs: data.flushIntervalMs,
+    stream:
+      data.clickhouse && data.insertSpanMs > 0
+        ? {
+            spanMs: data.insertSpanMs,
+            ready: () => sink !== null,
+            append: (rows) => sink!.append(rows),
+            commit: (rows) => sink!.commit(rows),
+          }
+        : null,
     clock: systemClock,
     log,
     onFreed: (bytes) => send({ type: 'freed', bytes }),

@@ -1,7 +1,8 @@
 /**
- * ClickHouse as the event store. The sink sends pre-serialised TabSeparated text in one INSERT per batch
- * (the client's own object serialisation is the bottleneck at scale; see clickhouse-tsv.ts); queries read
- * with FINAL so replayed events are never counted twice.
+ * ClickHouse as the event store. The sink sends pre-serialised TabSeparated text in one INSERT per batch,
+ * or per span of batches while the consumer is behind (clickhouse-stream.ts; the client's own object
+ * serialisation is the bottleneck at scale, see clickhouse-tsv.ts); queries read with FINAL so replayed
+ * events are never counted twice.
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
@@ -9,6 +10,7 @@ import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
 import { packRows } from './packed-rows.js'
+import { StreamedInsert } from './clickhouse-stream.js'
 import { tabSeparated, tsvColumns } from './clickhouse-tsv.js'
 import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
@@ -32,11 +34,17 @@ function errorCode(error: unknown): number | null {
   return match ? Number(match[1]) : null
 }
 
+function insertFailed(error: unknown): SinkError {
+  const code = errorCode(error)
+  return new SinkError(`ClickHouse insert failed: ${(error as Error).message.split('\n')[0]}`, code !== null && DATA_ERROR_CODES.has(code))
+}
+
 export class ClickHouseEventSink implements EventSink {
   readonly kind = 'clickhouse'
   readonly #client: ClickHouseClient
   readonly #features: ServerFeatures
   readonly #insert: string
+  #open: StreamedInsert | null = null
 
   constructor(options: ClickHouseOptions, features: ServerFeatures) {
     this.#client = createClickHouseClient(options)
@@ -53,6 +61,34 @@ export class ClickHouseEventSink implements EventSink {
     if (packed.length > 0) await this.#insertChunks(tabSeparated(packed, this.#features))
   }
 
+  /** Adds `rows` packed rows to the open INSERT (opening one); nothing is stored before commit(). */
+  async appendPacked(packed: Buffer, rows: number): Promise<void> {
+    const insert = (this.#open ??= new StreamedInsert(this.#client, this.#insert))
+    try {
+      await insert.append(tabSeparated(packed, this.#features), rows)
+    } catch (error) {
+      this.#open = null
+      throw insertFailed(error)
+    }
+  }
+
+  /**
+   * Ends the open INSERT. `rows` is what the caller appended since its last commit: an insert thread that
+   * restarted in between lost its open INSERT, and a commit must not confirm rows it never had.
+   */
+  async commit(rows: number): Promise<void> {
+    const insert = this.#open
+    this.#open = null
+    if (!insert || insert.rows !== rows) {
+      throw new SinkError(`the open insert holds ${insert?.rows ?? 0} of the ${rows} rows appended to it`, false)
+    }
+    try {
+      await insert.commit()
+    } catch (error) {
+      throw insertFailed(error)
+    }
+  }
+
   async #insertChunks(chunks: Iterable<Buffer>): Promise<void> {
     try {
       const result = await this.#client.exec({ query: this.#insert, values: Readable.from(chunks) })
@@ -62,8 +98,7 @@ export class ClickHouseEventSink implements EventSink {
         result.stream.once('error', reject)
       })
     } catch (error) {
-      const code = errorCode(error)
-      throw new SinkError(`ClickHouse insert failed: ${(error as Error).message.split('\n')[0]}`, code !== null && DATA_ERROR_CODES.has(code))
+      throw insertFailed(error)
     }
   }
 

@@ -19,8 +19,15 @@ import { SinkError, type EventRow, type EventSink } from './types.js'
 /** Which store the thread opens (structured-cloned into it as workerData). */
 export type SinkSpec = { kind: 'sqlite'; file: string } | { kind: 'clickhouse'; options: ClickHouseOptions; features: ServerFeatures }
 
-/** A write sends the first `length` bytes of `packed` (a reused buffer may be longer). */
-type Request = { id: number; op: 'write'; packed: ArrayBuffer; length: number } | { id: number; op: 'ping' | 'close' }
+/**
+ * A write or an append sends the first `length` bytes of `packed` (a reused buffer may be longer); appends
+ * and commits go to one ClickHouse INSERT kept open between them (clickhouse-stream.ts).
+ */
+type Request =
+  | { id: number; op: 'write'; packed: ArrayBuffer; length: number }
+  | { id: number; op: 'append'; packed: ArrayBuffer; length: number; rows: number }
+  | { id: number; op: 'commit'; rows: number }
+  | { id: number; op: 'ping' | 'close' }
 /** A write's reply hands its buffer back (`packed`) for the next batch to be packed into. */
 type Reply = { id: number; packed?: ArrayBuffer } & ({ ok: true } | { ok: false; message: string; permanent: boolean })
 
@@ -49,10 +56,25 @@ export class ThreadedSink implements EventSink {
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
+    await this.#send(rows, 'write')
+  }
+
+  /** ClickHouse only: adds the rows to the open INSERT; they are stored once commit() resolves. */
+  async append(rows: readonly EventRow[]): Promise<void> {
+    await this.#send(rows, 'append')
+  }
+
+  /** Ends the open INSERT, which must hold the `rows` appended since the last commit. */
+  async commit(rows: number): Promise<void> {
+    const reply = await this.#call({ id: 0, op: 'commit', rows })
+    if (!reply.ok) throw new SinkError(reply.message, reply.permanent)
+  }
+
+  async #send(rows: readonly EventRow[], op: 'write' | 'append'): Promise<void> {
     const buf = packRows(rows, this.#spare)
     const packed = buf.buffer as ArrayBuffer
     this.#spare = null
-    const reply = await this.#call({ id: 0, op: 'write', packed, length: buf.length }, [packed])
+    const reply = await this.#call({ id: 0, op, packed, length: buf.length, rows: rows.length }, [packed])
     this.#spare = reply.packed ?? null
     if (!reply.ok) throw new SinkError(reply.message, reply.permanent)
   }
@@ -112,11 +134,15 @@ export function serveSink(port: MessagePort, spec: SinkSpec): void {
       port.close()
       return
     }
-    const packed = request.op === 'write' ? request.packed : undefined
+    const packed = request.op === 'write' || request.op === 'append' ? request.packed : undefined
     let reply: Reply = { id: request.id, ok: true, packed }
     try {
       if (request.op === 'write') await sink.writePacked(Buffer.from(request.packed, 0, request.length))
-      else if (!(await sink.ping())) reply = { id: request.id, ok: false, message: `the ${spec.kind} event store does not answer`, permanent: false }
+      else if (request.op === 'append' || request.op === 'commit') {
+        if (!(sink instanceof ClickHouseEventSink)) throw new SinkError('only ClickHouse inserts span several batches', true)
+        if (request.op === 'append') await sink.appendPacked(Buffer.from(request.packed, 0, request.length), request.rows)
+        else await sink.commit(request.rows)
+      } else if (!(await sink.ping())) reply = { id: request.id, ok: false, message: `the ${spec.kind} event store does not answer`, permanent: false }
     } catch (error) {
       const permanent = error instanceof SinkError ? error.permanent : false
       reply = { id: request.id, ok: false, message: (error as Error).message, permanent, packed }

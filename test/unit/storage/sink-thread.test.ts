@@ -203,3 +203,34 @@ t.test('the ClickHouse insert thread stores rows exactly as given, and an outage
   const refused = await sink.write([row({ uuid: 'not-a-uuid' })]).catch((e: unknown) => e)
   t.ok(refused instanceof SinkError && refused.permanent, 'a row ClickHouse cannot parse is refused for good (dead-lettered, not retried)')
 })
+
+t.test('a spanning ClickHouse insert stores its appended batches only at commit, and only all of them', { skip: skipClickHouse ?? false }, async (t) => {
+  const ch = await startClickHouse()
+  t.teardown(() => ch.destroy())
+  const options = { url: ch.url, database: 'skylark_span', user: 'default', password: '' }
+  const features = await migrateClickHouse(options)
+  const sink = new ThreadedSink({ spec: { kind: 'clickhouse', options, features }, entry: ENTRY })
+  t.teardown(() => sink.close())
+  const count = async () => Number((await ch.query('SELECT count() FROM skylark_span.events FINAL')).trim())
+  const parts = async () => Number((await ch.query("SELECT count() FROM system.parts WHERE database = 'skylark_span' AND table = 'events' AND active")).trim())
+
+  const batches = [0, 1, 2].map((b) => Array.from({ length: 100 }, (_, i) => row({ distinct_id: `span-${b}-${i}` })))
+  for (const batch of batches) await sink.append(batch)
+  t.equal(await count(), 0, 'nothing is stored before the commit')
+  await sink.commit(300)
+  t.equal(await count(), 300, 'all three batches are stored once it resolves')
+  t.equal(await parts(), 1, 'as one part')
+
+  await sink.append([row()])
+  const miscounted = await sink.commit(2).catch((e: unknown) => e)
+  t.ok(miscounted instanceof SinkError, 'a commit for rows the open insert does not hold fails (the thread lost them)')
+  const nothingOpen = await sink.commit(1).catch((e: unknown) => e)
+  t.ok(nothingOpen instanceof SinkError, 'and so does a commit with no insert open')
+
+  await sink.append([row({ distinct_id: 'span-before-the-outage' })])
+  await ch.kill()
+  const failed = await sink.commit(1).catch((e: unknown) => e)
+  t.ok(failed instanceof SinkError && !failed.permanent, 'ClickHouse dying with the insert open fails the commit (retryable)')
+  await ch.start()
+  t.equal(Number((await ch.query("SELECT count() FROM skylark_span.events WHERE distinct_id = 'span-before-the-outage'")).trim()), 0, 'and the row is not there')
+})

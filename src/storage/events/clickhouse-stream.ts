@@ -1,0 +1,46 @@
+/**
+ * One ClickHouse INSERT kept open across several batches (`CLICKHOUSE_INSERT_SPAN_MS`). ClickHouse writes a
+ * part per INSERT, and under /batch/ load merging the ≈1,700-row parts of one INSERT per batch again and
+ * again was most of its CPU (docs/performance.md); one INSERT for a second of batches makes one large part.
+ * Appended rows are not stored until commit() resolves. If it throws, any of them may be missing, and the
+ * caller writes them all again (the table deduplicates by uuid).
+ */
+import { once } from 'node:events'
+import { PassThrough } from 'node:stream'
+import type { ClickHouseClient } from '@clickhouse/client'
+
+export class StreamedInsert {
+  readonly #body = new PassThrough()
+  readonly #done: Promise<void>
+  #failure: Error | null = null
+  /** Rows appended so far: commit() checks them against what the caller appended. */
+  rows = 0
+
+  constructor(client: ClickHouseClient, query: string) {
+    this.#done = (async () => {
+      const result = await client.exec({ query, values: this.#body })
+      result.stream.resume()
+      await once(result.stream, 'end')
+    })()
+    this.#done.catch((error: Error) => {
+      this.#failure = error
+      this.#body.destroy()
+    })
+  }
+
+  /** Resolves once the chunks are handed to the request (waiting while ClickHouse reads slower than we write). */
+  async append(chunks: Iterable<Buffer>, rows: number): Promise<void> {
+    for (const chunk of chunks) {
+      if (this.#failure) throw this.#failure
+      if (!this.#body.write(chunk)) await Promise.race([once(this.#body, 'drain'), this.#done])
+    }
+    if (this.#failure) throw this.#failure
+    this.rows += rows
+  }
+
+  /** Ends the INSERT; resolves once ClickHouse has stored every appended row. */
+  async commit(): Promise<void> {
+    this.#body.end()
+    await this.#done
+  }
+}
