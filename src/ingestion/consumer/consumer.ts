@@ -10,10 +10,10 @@
  * down. After a crash the sink resumes from its own checkpoint: events between it and the person
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  *
- * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one INSERT
- * for up to `stream.spanMs` (one part instead of one per batch; ClickHouse's merges of small parts were most
- * of its CPU) and moves the sink checkpoint when that INSERT succeeds. If it fails, the thread stops and is
- * restarted, and the restart path writes those events again, one batch per INSERT.
+ * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one
+ * INSERT for up to `stream.spanMs` (one part instead of one per batch; ClickHouse's merges of small parts were
+ * most of its CPU) and moves the sink checkpoint when that INSERT succeeds (spanning-insert.ts). If it fails,
+ * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
 import type { PersonOutcome } from '../../persons/index.js'
