@@ -1,7 +1,8 @@
 /**
  * The ingest consumer: one thread, one writer. Two loops share it:
  *
- *   person loop  spool frames ─▶ person & group processing (persons.db transaction, with its checkpoint)
+ *   person loop  spool frames ─▶ person & group processing (persons.db transaction, with its checkpoint;
+ *                              person-batch.ts)
  *                              ─▶ rows queued for the sink (bounded, so a slow store pauses reading)
  *   sink loop    queued rows ─▶ event store (batched by size and time) ─▶ sink checkpoint ─▶ delete
  *                segments both checkpoints have passed
@@ -16,28 +17,20 @@
  * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
-import type { PersonOutcome } from '../../persons/index.js'
 import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
 import type { EventRow } from '../../storage/events/types.js'
-import { FrameKind } from '../spool/format.js'
 import { compareCursors, deleteSegmentsBefore, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
-import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
+import type { CapturedEvent, Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
+import { PersonBatches, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
-import { readBatch, READ_BYTES } from './read-batch.js'
+import { decodeFrames, readBatch, READ_BYTES } from './read-batch.js'
 import { BATCH_BYTES, RowQueue } from './row-queue.js'
 import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
 import { toEventRows } from './rows.js'
 import { SinkWriter } from './sink-writer.js'
-
-/** What the consumer needs from person processing (src/persons implements it). */
-export interface PersonStage {
-  process(events: CapturedEvent[]): PersonOutcome[]
-  enrich(event: CapturedEvent): PersonOutcome
-  resetCache(): void
-}
 
 export interface ConsumerOptions {
   spoolDir: string
@@ -77,7 +70,7 @@ export class Consumer {
   readonly #checkpoints: Checkpoints
   readonly #lanes = new Map<Lane, LaneState>()
   readonly #queue: RowQueue
-  readonly #insertWarning
+  readonly #persons: PersonBatches
   readonly #readBytes: number
   #schedulePos = 0
   #stopping = false
@@ -103,9 +96,14 @@ export class Consumer {
     this.#readBytes = options.readBytes ?? READ_BYTES
     this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
-    this.#insertWarning = options.personsDb.prepare(
-      'INSERT INTO ingestion_warnings (team_id, type, source, details, timestamp) VALUES (?, ?, ?, ?, ?)',
-    )
+    this.#persons = new PersonBatches({
+      db: options.personsDb,
+      stage: options.stage,
+      checkpoints: this.#checkpoints,
+      clock: options.clock,
+      log: options.log,
+      deadLetter: (entries) => this.#deadLetter(entries),
+    })
     for (const lane of LANES) {
       const personsAt = this.#checkpoints.get('persons', lane)
       const sinkAt = this.#checkpoints.get('sink', lane)
@@ -205,7 +203,8 @@ export class Consumer {
       }
       const end = frames[frames.length - 1].end
       const { events, warnings } = this.#decode(lane, frames)
-      const rows = this.#processPersons(lane, events, warnings, end)
+      const { rows, processed } = this.#persons.process(lane, events, warnings, end)
+      this.stats.personsProcessed += processed
       state.personsAt = end
       this.#enqueue(lane, rows, end)
       return true
@@ -233,70 +232,14 @@ export class Consumer {
     this.#releaseSegments(new Set([state.lane]))
   }
 
-  #processPersons(lane: Lane, events: CapturedEvent[], warnings: IngestionWarning[], end: Cursor): EventRow[] {
-    const db = this.#o.personsDb
-    const stage = this.#o.stage
-    try {
-      // IMMEDIATE: the main thread writes persons.db too (hash-key overrides, static cohorts). A deferred
-      // transaction that read first could not upgrade to a write after such a commit (SQLITE_BUSY at once,
-      // whatever the busy timeout), and its events would be dead-lettered; this one waits its turn instead.
-      const outcomes = db.transaction(() => {
-        const out = stage.process(events)
-        this.#writeWarnings(warnings)
-        this.#checkpoints.set('persons', lane, end)
-        return out
-      }).immediate()
-      this.stats.personsProcessed += events.length
-      return toEventRows(events, outcomes, this.#o.clock.now())
-    } catch (error) {
-      // One bad event must not hold up the rest: redo the batch one event per transaction and
-      // dead-letter the events that still fail.
-      stage.resetCache()
-      this.#o.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
-      const rows: EventRow[] = []
-      const failed: DeadLetterInput[] = []
-      for (const event of events) {
-        try {
-          const [outcome] = db.transaction(() => stage.process([event])).immediate()
-          rows.push(...toEventRows([event], [outcome], this.#o.clock.now()))
-        } catch (inner) {
-          stage.resetCache()
-          failed.push({ lane, stage: 'persons', error: String(inner), payload: JSON.stringify(event) })
-        }
-      }
-      db.transaction(() => {
-        this.#writeWarnings(warnings)
-        this.#checkpoints.set('persons', lane, end)
-      }).immediate()
-      if (failed.length > 0) this.#deadLetter(failed)
-      this.stats.personsProcessed += rows.length
-      return rows
-    }
-  }
-
   #read(reader: LaneReader, until?: Cursor): SpoolFrame[] {
     return readBatch(reader, this.#readBytes, (r) => this.#corrupt(r), until)
   }
 
-  #decode(lane: Lane, frames: Array<{ kind: number; payload: Buffer }>): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
-    const events: CapturedEvent[] = []
-    const warnings: IngestionWarning[] = []
-    for (const frame of frames) {
-      try {
-        const value = JSON.parse(frame.payload.toString('utf8'))
-        if (frame.kind === FrameKind.event) events.push(value as CapturedEvent)
-        else warnings.push(value as IngestionWarning)
-      } catch (error) {
-        this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: frame.payload.toString('base64') }])
-      }
-    }
-    return { events, warnings }
-  }
-
-  #writeWarnings(warnings: IngestionWarning[]): void {
-    for (const w of warnings) {
-      this.#insertWarning.run(w.team_id, w.type, w.source, JSON.stringify(w.details), new Date(w.timestamp).toISOString())
-    }
+  #decode(lane: Lane, frames: SpoolFrame[]): ReturnType<typeof decodeFrames> {
+    return decodeFrames(frames, (payload, error) =>
+      this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: payload.toString('base64') }]),
+    )
   }
 
   #enqueue(lane: Lane, rows: EventRow[], end: Cursor, replay = false): void {

@@ -2,10 +2,13 @@
  * A person-loop read: up to FRAMES_PER_BATCH frames holding about `maxBytes`, so one batch of large events
  * (recordings, big property sets) can't take hundreds of MB of the consumer's heap. The reader counts
  * frames, not bytes: it is asked for FIRST_STEP frames, then for as many as the average frame size so far
- * leaves room for (≤ READ_STEP); more than `maxBytes` only when frames differ much in size.
+ * leaves room for (≤ READ_STEP); more than `maxBytes` only when frames differ much in size. `decodeFrames`
+ * turns a read into events and ingestion warnings.
  */
+import { FrameKind } from '../spool/format.js'
 import type { Cursor } from '../spool/layout.js'
 import type { CorruptionReport, LaneReader, SpoolFrame } from '../spool/reader.js'
+import type { CapturedEvent, IngestionWarning } from '../types.js'
 
 export const FRAMES_PER_BATCH = 2000
 export const READ_BYTES = 4 * 1024 * 1024
@@ -26,4 +29,23 @@ export function readBatch(reader: LaneReader, maxBytes: number, onCorrupt: (r: C
     if (step.length < wanted) break // nothing more durable (or `until` reached)
   }
   return frames
+}
+
+/** Parses each frame; one that does not parse goes to `onUnreadable` (the consumer dead-letters it) and the rest go on. */
+export function decodeFrames(
+  frames: ReadonlyArray<{ kind: number; payload: Buffer }>,
+  onUnreadable: (payload: Buffer, error: unknown) => void,
+): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
+  const events: CapturedEvent[] = []
+  const warnings: IngestionWarning[] = []
+  for (const frame of frames) {
+    try {
+      const value = JSON.parse(frame.payload.toString('utf8'))
+      if (frame.kind === FrameKind.event) events.push(value as CapturedEvent)
+      else warnings.push(value as IngestionWarning)
+    } catch (error) {
+      onUnreadable(frame.payload, error)
+    }
+  }
+  return { events, warnings }
 }
