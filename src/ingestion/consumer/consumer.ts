@@ -13,7 +13,8 @@
  *
  * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one
  * INSERT for up to `stream.spanMs` (one part instead of one per batch; ClickHouse's merges of small parts were
- * most of its CPU) and moves the sink checkpoint when that INSERT succeeds (spanning-insert.ts). If it fails,
+ * most of its CPU) and moves the sink checkpoint when that INSERT succeeds (spanning-insert.ts), while the next
+ * one already takes appends. If it fails,
  * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
@@ -22,7 +23,7 @@ import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js
 import type { EventRow } from '../../storage/events/types.js'
 import { compareCursors, deleteSegmentsBefore, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
-import type { CapturedEvent, Lane } from '../types.js'
+import type { Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
 import { PersonBatches, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
@@ -30,6 +31,7 @@ import { decodeFrames, readBatch, READ_BYTES } from './read-batch.js'
 import { BATCH_BYTES, RowQueue } from './row-queue.js'
 import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
 import { toEventRows } from './rows.js'
+import { replayDeadLetters } from './dead-letter-replay.js'
 import { SinkWriter } from './sink-writer.js'
 
 export interface ConsumerOptions {
@@ -94,7 +96,7 @@ export class Consumer {
     this.#o = options
     this.#queue = new RowQueue(options.batchRows, options.batchBytes ?? BATCH_BYTES)
     this.#readBytes = options.readBytes ?? READ_BYTES
-    this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now()) : null
+    this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#wakeSink?.()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#persons = new PersonBatches({
       db: options.personsDb,
@@ -249,6 +251,7 @@ export class Consumer {
 
   async #sinkLoop(): Promise<void> {
     for (;;) {
+      if (this.#span?.failed && !(await this.#spanSettled())) return
       if (this.#queue.empty) {
         // Caught up or the span is over: make the open INSERT's rows visible.
         const span = this.#span
@@ -256,7 +259,10 @@ export class Consumer {
           if (!(await this.#commitSpan(span))) return
           continue
         }
-        if (this.#personsDone) return
+        if (this.#personsDone) {
+          await this.#spanSettled()
+          return
+        }
         await new Promise<void>((resolve) => {
           this.#wakeSink = resolve
           if (span?.open) setTimeout(resolve, span.spanLeft())
@@ -283,6 +289,7 @@ export class Consumer {
         continue
       }
       if (span?.open && !(await this.#commitSpan(span))) return
+      if (!(await this.#spanSettled())) return
       const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
       if (!stored) return // shutdown gave up: the spool still has these rows for the next start
       this.#queue.settle(batch)
@@ -302,21 +309,26 @@ export class Consumer {
     return backlog < (this.#o.batchBytes ?? BATCH_BYTES)
   }
 
-  /** False when the INSERT failed while shutting down (its events stay in the spool for the next start). */
-  async #commitSpan(span: SpanningInsert): Promise<boolean> {
-    let stored
+  /** Starts committing the open INSERT (see SpanningInsert.commit); false as for #spanSettled(). */
+  #commitSpan(span: SpanningInsert): Promise<boolean> {
+    return this.#spanSettled(
+      span.commit((stored) => {
+        this.stats.stored += stored.rows
+        this.#afterStored(stored.stretches)
+      }),
+    )
+  }
+
+  /** Waits for a committing INSERT: false when it failed while shutting down (its events stay in the spool). */
+  async #spanSettled(settled = this.#span?.settled()): Promise<boolean> {
     try {
-      stored = await span.commit()
+      await settled
+      return true
     } catch (error) {
-      if (this.#stopping) {
-        this.#o.log('warn', 'the last spanning insert failed at shutdown; its events are written at the next start', { error: String(error) })
-        return false
-      }
-      this.#insertLost(error)
+      if (!this.#stopping) this.#insertLost(error)
+      this.#o.log('warn', 'the last spanning insert failed at shutdown; its events are written at the next start', { error: String(error) })
+      return false
     }
-    this.stats.stored += stored.rows
-    this.#afterStored(stored.stretches)
-    return true
   }
 
   /**
@@ -353,36 +365,12 @@ export class Consumer {
     if (bytes > 0) this.#o.onFreed(bytes)
   }
 
-  /**
-   * Retries dead letters an operator marked with `skylark dlq replay`: stored rows go straight to the
-   * event store, events that failed person processing go through it again first.
-   */
+  /** Retries the dead letters an operator marked for replay (dead-letter-replay.ts), one pass at a time. */
   async replayDeadLetters(store: DeadLetters): Promise<void> {
     if (this.#replaying) return
     this.#replaying = true
     try {
-      for (const entry of store.replayRequested(500)) {
-        if (entry.payload === null) {
-          store.replayFailed(entry.id, 'the record was unreadable; there is nothing to replay')
-          continue
-        }
-        try {
-          let rows: EventRow[]
-          if (entry.stage === 'persons') {
-            const event = JSON.parse(entry.payload) as CapturedEvent
-            const outcomes = this.#o.personsDb.transaction(() => this.#o.stage.process([event])).immediate()
-            rows = toEventRows([event], outcomes, this.#o.clock.now())
-          } else {
-            rows = [JSON.parse(entry.payload) as EventRow]
-          }
-          if (rows.length > 0) await this.#o.writeDirect(rows)
-          store.remove([entry.id])
-          this.stats.stored += rows.length
-        } catch (error) {
-          this.#o.stage.resetCache()
-          store.replayFailed(entry.id, error instanceof Error ? error.message : String(error))
-        }
-      }
+      await replayDeadLetters(store, this.#o, (rows) => (this.stats.stored += rows))
     } finally {
       this.#replaying = false
     }

@@ -24,16 +24,28 @@ export interface Stretch {
   end: Cursor
 }
 
+/** What one INSERT stored once its commit succeeded. */
+export interface Committed {
+  rows: number
+  stretches: Stretch[]
+}
+
 export class SpanningInsert {
   readonly #target: StreamTarget
   readonly #now: () => number
+  readonly #onFailed: () => void
   #stretches: Stretch[] = []
   #rows = 0
   #openedAt: number | null = null
+  /** The previous INSERT while it commits (never rejects: a failure is kept in `#failure`). */
+  #committing: Promise<void> | null = null
+  #failure: { error: unknown } | null = null
 
-  constructor(target: StreamTarget, now: () => number) {
+  /** `onFailed` runs when an INSERT committing in the background fails (settled() then throws). */
+  constructor(target: StreamTarget, now: () => number, onFailed: () => void) {
     this.#target = target
     this.#now = now
+    this.#onFailed = onFailed
   }
 
   get ready(): boolean {
@@ -42,6 +54,10 @@ export class SpanningInsert {
 
   get open(): boolean {
     return this.#openedAt !== null
+  }
+
+  get failed(): boolean {
+    return this.#failure !== null
   }
 
   /** Milliseconds left of the open INSERT's span (0 when none is open). */
@@ -57,13 +73,31 @@ export class SpanningInsert {
     this.#rows += rows.length
   }
 
-  /** Ends the INSERT: what it stored, or a throw when any of it may be missing. */
-  async commit(): Promise<{ rows: number; stretches: Stretch[] }> {
-    const stored = { rows: this.#rows, stretches: this.#stretches }
+  /**
+   * Ends the open INSERT and lets it commit while the next one already takes appends: ClickHouse writes its
+   * part when an INSERT ends (≈0.2 s for a second of /batch/ load), and waiting for that filled the row queue
+   * and stalled the person loop. One INSERT commits at a time (this waits for the previous one first), so
+   * `onStored` runs in order. Throws when the previous INSERT failed.
+   */
+  async commit(onStored: (committed: Committed) => void): Promise<void> {
+    await this.settled()
+    const committed = { rows: this.#rows, stretches: this.#stretches }
     this.#stretches = []
     this.#rows = 0
     this.#openedAt = null
-    await this.#target.commit(stored.rows)
-    return stored
+    this.#committing = this.#target.commit(committed.rows).then(
+      () => onStored(committed),
+      (error: unknown) => {
+        this.#failure = { error }
+        this.#onFailed()
+      },
+    )
+  }
+
+  /** Resolves once no INSERT is committing; throws when one failed (any of its rows may be missing). */
+  async settled(): Promise<void> {
+    await this.#committing
+    this.#committing = null
+    if (this.#failure) throw this.#failure.error
   }
 }

@@ -1,0 +1,92 @@
+/** A consumer over a spool of ≈1 KB events, with a person stage and event store that only record what they get. */
+import t from 'tap'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { Consumer } from '../../src/ingestion/consumer/consumer.js'
+import type { PersonStage } from '../../src/ingestion/consumer/person-batch.js'
+import type { StreamTarget } from '../../src/ingestion/consumer/spanning-insert.js'
+import { SinkWriter } from '../../src/ingestion/consumer/sink-writer.js'
+import { encodeFrame, FrameKind } from '../../src/ingestion/spool/format.js'
+import { segmentPath } from '../../src/ingestion/spool/layout.js'
+import type { CapturedEvent } from '../../src/ingestion/types.js'
+import { NO_SETS } from '../../src/persons/index.js'
+import type { EventRow } from '../../src/storage/events/types.js'
+import { migrate, openDatabase } from '../../src/storage/index.js'
+import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
+
+export interface ConsumerCaps {
+  batchBytes: number
+  readBytes: number
+  flushIntervalMs?: number
+  /** ClickHouse's spanning inserts (none: every batch is one write). */
+  stream?: StreamTarget
+}
+
+/** A spool with `count` events of ≈1 KB in one finished segment of the main lane, and a consumer over it. */
+export function consumerOverSpool(count: number, caps: ConsumerCaps) {
+  const dir = mkdtempSync(join(tmpdir(), 'consumer-caps-'))
+  const spoolDir = join(dir, 'spool')
+  const frames: Buffer[] = []
+  for (let i = 0; i < count; i++) {
+    const event: CapturedEvent = {
+      uuid: `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+      event: 'e',
+      distinct_id: `d${i}`,
+      properties: { i, pad: 'x'.repeat(1000) },
+      timestamp: 1_700_000_000_000 + i,
+      team_id: 1,
+      now: 1_700_000_000_000,
+    }
+    frames.push(encodeFrame(FrameKind.event, JSON.stringify(event)))
+  }
+  const path = segmentPath(spoolDir, 'main', 1)
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, Buffer.concat(frames))
+
+  const personsDb = openDatabase(join(dir, 'persons.db'))
+  migrate(personsDb, PERSONS_MIGRATIONS)
+  const processed: number[] = []
+  const stage: PersonStage = {
+    process: (events) => {
+      processed.push(events.length)
+      return events.map((e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null }))
+    },
+    enrich: (e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null }),
+    resetCache: () => {},
+  }
+  const inserts: EventRow[][] = []
+  const sinkWriter = new SinkWriter({
+    sink: () => ({
+      kind: 'sqlite',
+      write: async (rows) => void inserts.push([...rows]),
+      ping: async () => true,
+      close: async () => {},
+    }),
+    retryMaxMs: 100,
+    deadLetter: () => t.fail('nothing is dead-lettered'),
+    onFailure: (error) => t.fail(String(error)),
+    onSuccess: () => {},
+    abandoned: () => false,
+  })
+  const consumer = new Consumer({
+    spoolDir,
+    personsDb,
+    stage,
+    sinkWriter,
+    deadLetter: () => t.fail('nothing is dead-lettered'),
+    writeDirect: async () => {},
+    // Segment 1 is older than the writer's first live segment: it is read to its end.
+    activeSegments: { main: 100, historical: 100, overflow: 100 },
+    batchRows: 10_000,
+    batchBytes: caps.batchBytes,
+    readBytes: caps.readBytes,
+    flushIntervalMs: caps.flushIntervalMs ?? 10,
+    stream: caps.stream ?? null,
+    clock: { now: () => Date.now() },
+    log: () => {},
+    onFreed: () => {},
+  })
+  return { consumer, processed, inserts }
+}
+
