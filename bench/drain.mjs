@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// How fast the ingest consumer drains a backlog with the front idle, and where its thread's time goes:
+//
+//   node bench/drain.mjs [--sink clickhouse|sqlite] [--load-s 10] [--env KEY=VALUE …] [--node-arg FLAG …]
+//
+// Loads /batch/ 100 (autocannon, 50 connections) for --load-s seconds, which leaves a backlog in the spool,
+// stops the load, then samples every second until the consumer has stored everything: events stored, CPU of
+// each server thread, and from /proc/…/schedstat how long each thread waited for a core while runnable (the
+// consumer's CPU can be below 1 core with no idle time of its own: it is preempted). Prints a line a second
+// and a summary. The full suite's /batch/ figures include this drain (stored events/s runs until drained).
+import autocannon from 'autocannon'
+import { readdirSync, readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { scrape } from './lib/e2e.mjs'
+import { startClickHouse, startSkylark } from './lib/servers.mjs'
+import { processCpuSeconds } from './lib/system.mjs'
+import { batchBodies } from './scenarios/_payloads.mjs'
+
+const { values: args } = parseArgs({
+  options: {
+    sink: { type: 'string', default: 'clickhouse' },
+    'load-s': { type: 'string', default: '10' },
+    env: { type: 'string', multiple: true, default: [] },
+    'node-arg': { type: 'string', multiple: true, default: [] },
+  },
+})
+const root = new URL('..', import.meta.url).pathname
+const env = Object.fromEntries(args.env.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+const clickhouse = args.sink === 'clickhouse' ? await startClickHouse() : null
+if (args.sink === 'clickhouse' && !clickhouse) throw new Error('no ClickHouse: set CLICKHOUSE_URL or put clickhouse-server on PATH')
+if (clickhouse) Object.assign(env, { CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: clickhouse.database(`skylark_drain_${Date.now().toString(36)}`) })
+const server = await startSkylark(root, { env, nodeArgs: args['node-arg'] })
+
+/** Per thread: CPU ns, runnable-but-waiting ns (schedstat), and the thread's name. */
+function threads(pid) {
+  const out = {}
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
+      out[tid] = { run, wait, name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() }
+    } catch {
+      // the thread ended between the reads
+    }
+  }
+  return out
+}
+const stored = (m) => m['skylark_consumer_total{kind="stored"}']
+const ms = (ns) => Math.round(ns / 1e6)
+
+const bodies = batchBodies(server.boot.project_api_key, 100, 100)
+const requests = bodies.map((body) => ({ method: 'POST', path: '/batch/', headers: { 'content-type': 'application/json' }, body }))
+const load = autocannon({ url: server.url, connections: 50, duration: Number(args['load-s']), requests })
+await new Promise((resolve) => load.on('done', resolve))
+
+const first = { m: (await scrape(server.url)).m, at: performance.now(), threads: threads(server.pid), ch: processCpuSeconds(clickhouse?.pid ?? 0) ?? 0 }
+let prev = first
+let last = first
+let still = 0
+console.log(`load over: ${first.m.skylark_events_received_total} events received, ${stored(first.m)} stored`)
+while (still < 3) {
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  const now = { m: (await scrape(server.url)).m, at: performance.now(), threads: threads(server.pid), ch: processCpuSeconds(clickhouse?.pid ?? 0) ?? 0 }
+  const busy = Object.entries(now.threads)
+    .map(([tid, t]) => ({ tid, ...t, dRun: t.run - (prev.threads[tid]?.run ?? 0), dWait: t.wait - (prev.threads[tid]?.wait ?? 0) }))
+    .filter((t) => t.dRun > 2e7)
+    .map((t) => `${t.name}/${t.tid} ${ms(t.dRun)}+${ms(t.dWait)}w`)
+  console.log(`stored +${stored(now.m) - stored(prev.m)}  ClickHouse ${(now.ch - prev.ch).toFixed(2)} cores  threads (ms run + ms waiting for a core): ${busy.join('  ')}`)
+  if (stored(now.m) > stored(last.m)) {
+    last = now
+    still = 0
+  } else still++
+  prev = now
+}
+const seconds = (last.at - first.at) / 1000
+const cores = Object.entries(last.threads)
+  .map(([tid, t]) => [`${t.name}/${tid}`, (t.run - (first.threads[tid]?.run ?? 0)) / 1e9 / seconds])
+  .filter(([, c]) => c > 0.02)
+  .map(([name, c]) => `${name} ${c.toFixed(2)}`)
+console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}`)
+await server.stop()
+await clickhouse?.destroy()
