@@ -12,22 +12,17 @@ import type { EventRow } from './types.js'
 
 const STRINGS_PER_ROW = 11
 
-/**
- * Packs into `spare` when it is large enough (a buffer the insert thread handed back), else into a new one.
- * The buffer is sized for the worst case, 3 UTF-8 bytes per UTF-16 unit, so each string is encoded once
- * without measuring it first (Buffer.byteLength was half of packing). Only the pages written become
- * resident: the rest of an allocation this large is never touched.
- */
+/** Packs into `spare` when it is large enough (a buffer the insert thread handed back), else into a new one. */
 export function packRows(rows: readonly EventRow[], spare: ArrayBuffer | null = null): Buffer {
-  let units = 0
+  let size = 0
   for (const r of rows) {
     const g = r.groups
-    units += length(r.uuid) + length(r.event) + length(r.distinct_id) + length(r.person_id) + length(r.properties)
-    units += length(g[0]) + length(g[1]) + length(g[2]) + length(g[3]) + length(g[4]) + length(r.elements_chain)
+    size += 24 + 4 * STRINGS_PER_ROW
+    size += byteLength(r.uuid) + byteLength(r.event) + byteLength(r.distinct_id) + byteLength(r.person_id) + byteLength(r.properties)
+    size += byteLength(g[0]) + byteLength(g[1]) + byteLength(g[2]) + byteLength(g[3]) + byteLength(g[4]) + byteLength(r.elements_chain)
   }
-  const size = rows.length * (24 + 4 * STRINGS_PER_ROW) + 3 * units
   // Its own ArrayBuffer (never a slice of Buffer's shared pool), so it can be transferred.
-  const buf = spare && spare.byteLength >= size ? Buffer.from(spare) : Buffer.allocUnsafeSlow(size)
+  const buf = spare && spare.byteLength >= size ? Buffer.from(spare, 0, size) : Buffer.allocUnsafeSlow(size)
   let at = 0
   const text = (s: string | null): void => {
     if (s === null) {
@@ -50,11 +45,11 @@ export function packRows(rows: readonly EventRow[], spare: ArrayBuffer | null = 
     for (const group of r.groups) text(group)
     text(r.elements_chain)
   }
-  return buf.subarray(0, at)
+  return buf
 }
 
-function length(s: string | null): number {
-  return s === null ? 0 : s.length
+function byteLength(s: string | null): number {
+  return s === null ? 0 : Buffer.byteLength(s)
 }
 
 /** Reads packed rows field by field, in the order packRows wrote them. */
