@@ -260,7 +260,7 @@ export class Consumer {
           continue
         }
         if (this.#personsDone) {
-          await this.#spanSettled()
+          if (span?.busy) await this.#spanSettled()
           return
         }
         await new Promise<void>((resolve) => {
@@ -289,7 +289,10 @@ export class Consumer {
         continue
       }
       if (span?.open && !(await this.#commitSpan(span))) return
-      if (!(await this.#spanSettled())) return
+      // Only when there is something to wait for: any await here lets the person loop, woken at the end of the
+      // last pass, process a whole read before this write reaches the insert thread, which then sits idle
+      // (measured: /batch/ on SQLite stored 24.6 k events/s instead of 32.0 k).
+      if (span?.busy && !(await this.#spanSettled())) return
       const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
       if (!stored) return // shutdown gave up: the spool still has these rows for the next start
       this.#queue.settle(batch)

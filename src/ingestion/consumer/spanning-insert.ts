@@ -60,6 +60,11 @@ export class SpanningInsert {
     return this.#failure !== null
   }
 
+  /** An INSERT is committing or has failed: settled() has something to wait for or to throw. */
+  get busy(): boolean {
+    return this.#committing !== null || this.#failure !== null
+  }
+
   /** Milliseconds left of the open INSERT's span (0 when none is open). */
   spanLeft(): number {
     return this.#openedAt === null ? 0 : this.#openedAt + this.#target.spanMs - this.#now()
@@ -77,10 +82,11 @@ export class SpanningInsert {
    * Ends the open INSERT and lets it commit while the next one already takes appends: ClickHouse writes its
    * part when an INSERT ends (≈0.2 s for a second of /batch/ load), and waiting for that filled the row queue
    * and stalled the person loop. One INSERT commits at a time (this waits for the previous one first), so
-   * `onStored` runs in order. Throws when the previous INSERT failed.
+   * `onStored` runs in order. Throws when the previous INSERT failed. With none committing, the commit is sent
+   * before this yields (see Consumer's sink loop on why yielding matters).
    */
   async commit(onStored: (committed: Committed) => void): Promise<void> {
-    await this.settled()
+    if (this.busy) await this.settled()
     const committed = { rows: this.#rows, stretches: this.#stretches }
     this.#stretches = []
     this.#rows = 0
