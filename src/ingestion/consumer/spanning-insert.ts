@@ -92,8 +92,12 @@ export class SpanningInsert {
     this.#rows = 0
     this.#openedAt = null
     this.#committing = this.#target.commit(committed.rows).then(
-      () => onStored(committed),
+      () => {
+        this.#committing = null
+        onStored(committed)
+      },
       (error: unknown) => {
+        this.#committing = null
         this.#failure = { error }
         this.#onFailed()
       },
@@ -103,7 +107,6 @@ export class SpanningInsert {
   /** Resolves once no INSERT is committing; throws when one failed (any of its rows may be missing). */
   async settled(): Promise<void> {
     await this.#committing
-    this.#committing = null
     if (this.#failure) throw this.#failure.error
   }
 }
