@@ -21,6 +21,14 @@ export interface ConsumerCaps {
   flushIntervalMs?: number
   /** ClickHouse's spanning inserts (none: every batch is one write). */
   stream?: StreamTarget
+  /** How long each write to the event store takes (default: it resolves at once). */
+  writeMs?: number
+}
+
+/** One write to the event store: how many reads the person loop had processed when it began and ended. */
+export interface WriteSpan {
+  readsAtStart: number
+  readsAtEnd: number
 }
 
 /** A spool with `count` events of ≈1 KB in one finished segment of the main lane, and a consumer over it. */
@@ -56,10 +64,17 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []
+  const writes: WriteSpan[] = []
   const sinkWriter = new SinkWriter({
     sink: () => ({
       kind: 'sqlite',
-      write: async (rows) => void inserts.push([...rows]),
+      write: async (rows) => {
+        const write = { readsAtStart: processed.length, readsAtEnd: 0 }
+        writes.push(write)
+        if (caps.writeMs) await new Promise((resolve) => setTimeout(resolve, caps.writeMs))
+        inserts.push([...rows])
+        write.readsAtEnd = processed.length
+      },
       ping: async () => true,
       close: async () => {},
     }),
@@ -87,6 +102,6 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     log: () => {},
     onFreed: () => {},
   })
-  return { consumer, processed, inserts }
+  return { consumer, processed, inserts, writes }
 }
 
