@@ -145,9 +145,7 @@ export class Consumer {
   }
 
   refreshStats(): ConsumerStats {
-    let backlog = 0
-    for (const state of this.#lanes.values()) backlog += state.reader.backlogBytes()
-    this.stats.backlogBytes = backlog
+    this.stats.backlogBytes = this.#backlogBytes()
     this.stats.queuedRows = this.#queue.rows
     return this.stats
   }
@@ -307,9 +305,14 @@ export class Consumer {
    * open would only delay visibility (with traffic arriving all the time, the backlog is never quite zero).
    */
   #caughtUp(): boolean {
+    return this.#backlogBytes() < (this.#o.batchBytes ?? BATCH_BYTES)
+  }
+
+  /** Durable spool not yet read, over all lanes. */
+  #backlogBytes(): number {
     let backlog = 0
     for (const state of this.#lanes.values()) backlog += state.reader.backlogBytes()
-    return backlog < (this.#o.batchBytes ?? BATCH_BYTES)
+    return backlog
   }
 
   /** Starts committing the open INSERT (see SpanningInsert.commit); false as for #spanSettled(). */

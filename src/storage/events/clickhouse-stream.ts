@@ -3,11 +3,19 @@
  * part per INSERT, and under /batch/ load merging the ≈1,700-row parts of one INSERT per batch again and
  * again was most of its CPU (docs/performance.md); one INSERT for a second of batches makes one large part.
  * Appended rows are not stored until commit() resolves. If it throws, any of them may be missing, and the
- * caller writes them all again (the table deduplicates by uuid).
+ * caller writes them all again (the table deduplicates by uuid). `execInsert` is the request itself, also
+ * for the one-batch INSERTs of clickhouse.ts.
  */
 import { once } from 'node:events'
-import { PassThrough } from 'node:stream'
+import { PassThrough, type Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
+
+/** Runs one INSERT whose body is `values`; resolves once ClickHouse has answered, i.e. stored every row. */
+export async function execInsert(client: ClickHouseClient, query: string, values: Readable): Promise<void> {
+  const result = await client.exec({ query, values })
+  result.stream.resume()
+  await once(result.stream, 'end')
+}
 
 export class StreamedInsert {
   readonly #body = new PassThrough()
@@ -17,11 +25,7 @@ export class StreamedInsert {
   rows = 0
 
   constructor(client: ClickHouseClient, query: string) {
-    this.#done = (async () => {
-      const result = await client.exec({ query, values: this.#body })
-      result.stream.resume()
-      await once(result.stream, 'end')
-    })()
+    this.#done = execInsert(client, query, this.#body)
     this.#done.catch((error: Error) => {
       this.#failure = error
       this.#body.destroy()

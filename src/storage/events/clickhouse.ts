@@ -10,7 +10,7 @@ import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
 import { packRows } from './packed-rows.js'
-import { StreamedInsert } from './clickhouse-stream.js'
+import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { tabSeparated, tsvColumns } from './clickhouse-tsv.js'
 import { createClickHouseClient, identifier, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
@@ -91,12 +91,7 @@ export class ClickHouseEventSink implements EventSink {
 
   async #insertChunks(chunks: Iterable<Buffer>): Promise<void> {
     try {
-      const result = await this.#client.exec({ query: this.#insert, values: Readable.from(chunks) })
-      result.stream.resume()
-      await new Promise<void>((resolve, reject) => {
-        result.stream.once('end', resolve)
-        result.stream.once('error', reject)
-      })
+      await execInsert(this.#client, this.#insert, Readable.from(chunks))
     } catch (error) {
       throw insertFailed(error)
     }
