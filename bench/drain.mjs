@@ -7,7 +7,8 @@
 // stops the load, then samples every second until the consumer has stored everything: events stored, CPU of
 // each server thread, and from /proc/…/schedstat how long each thread waited for a core while runnable (the
 // consumer's CPU can be below 1 core with no idle time of its own: it is preempted). Prints a line a second
-// and a summary. The full suite's /batch/ figures include this drain (stored events/s runs until drained).
+// and a summary with the peak RSS of the whole run. The full suite's /batch/ figures include this drain
+// (stored events/s runs until drained).
 import autocannon from 'autocannon'
 import { readdirSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -76,6 +77,8 @@ const cores = Object.entries(last.threads)
   .map(([tid, t]) => [`${t.name}/${tid}`, (t.run - (first.threads[tid]?.run ?? 0)) / 1e9 / seconds])
   .filter(([, c]) => c > 0.02)
   .map(([name, c]) => `${name} ${c.toFixed(2)}`)
-console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}`)
+// VmHWM: the process's peak resident set so far, the load included.
+const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024)
+console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB`)
 await server.stop()
 await clickhouse?.destroy()

@@ -3,6 +3,8 @@
  * measured on this machine: large /batch/ bodies and large flag sets. A full queue is answered 503 with
  * Retry-After rather than queueing without bound.
  */
+import { setFlagsFromString } from 'node:v8'
+import type { ResourceLimits } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import { AppError } from '../common/errors.js'
 
@@ -15,9 +17,24 @@ const WORKER_HEAP_MB = 1024
 /**
  * The young generation too: by default it grows to ≈3 × 16 MB per thread under /batch/ load. 12 MB (4 MB
  * semi-spaces, as the main thread gets from `--max-semi-space-size=4`) took 40–60 MB off peak RSS with the
- * same throughput. Shared with the ingest consumer and its SQLite insert thread.
+ * same throughput. Shared with the consumer's SQLite/ClickHouse insert thread.
  */
 export const WORKER_YOUNG_MB = 12
+
+let flagCleared = false
+
+/**
+ * A worker's heap limits, as given. V8 applies `--max-semi-space-size` (the server's flag for its main
+ * thread) over every worker's `maxYoungGenerationSizeMb`, and reads it only when a thread's heap is created:
+ * cleared once the main thread runs, it keeps sizing the main thread while each worker gets its own size.
+ */
+export function workerLimits(maxOldGenerationSizeMb: number, maxYoungGenerationSizeMb: number): ResourceLimits {
+  if (!flagCleared) {
+    setFlagsFromString('--max-semi-space-size=0')
+    flagCleared = true
+  }
+  return { maxOldGenerationSizeMb, maxYoungGenerationSizeMb }
+}
 
 export interface PoolOptions {
   size: number
@@ -37,7 +54,7 @@ export class WorkerPool {
       maxQueue: options.maxQueue,
       idleTimeout: 60_000,
       workerData: options.workerData,
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+      resourceLimits: workerLimits(WORKER_HEAP_MB, WORKER_YOUNG_MB),
     })
   }
 

@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads'
 import { loadGeoIpData } from '../../geoip/index.js'
-import { WORKER_YOUNG_MB } from '../../pool/index.js'
+import { workerLimits } from '../../pool/index.js'
 import type { Logger } from '../../observability/logger.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
@@ -25,6 +25,13 @@ const WORKER_URL = new URL('../../../workers/ingest-consumer.js', import.meta.ur
  * this thread, which restarts from its checkpoints.
  */
 const CONSUMER_HEAP_MB = 1024
+/**
+ * 8 MB semi-spaces where the other threads have 4: the consumer allocates ≈6 KB an event and scavenged 65–90
+ * times a second while draining, with ≈1 MB of every 4 MB promoted and a mark-compact every ≈70 ms. Draining
+ * a backlog (bench/drain.mjs, with READ_BYTES 1 MB) it stored 47–49 k events/s against 40–42 k, for ≈10 MB
+ * more peak RSS; 16 MB semi-spaces drained 53 k but took the process to ≈395 MB (docs/performance.md).
+ */
+const CONSUMER_YOUNG_MB = 24
 
 export class ConsumerHandle {
   readonly #settings: ConsumerSettings
@@ -68,7 +75,7 @@ export class ConsumerHandle {
     const geoipData = await loadGeoIpData(this.#settings.geoipPath).catch(() => null)
     const current = this.#spool.currentState()
     const worker = new Worker(WORKER_URL, {
-      resourceLimits: { maxOldGenerationSizeMb: CONSUMER_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+      resourceLimits: workerLimits(CONSUMER_HEAP_MB, CONSUMER_YOUNG_MB),
       workerData: { ...this.#settings, geoipData, activeSegments: current.segments, durable: current.sizes } satisfies ConsumerWorkerData,
     })
     this.#worker = worker

@@ -11,7 +11,12 @@ import type { CorruptionReport, LaneReader, SpoolFrame } from '../spool/reader.j
 import type { CapturedEvent, IngestionWarning } from '../types.js'
 
 export const FRAMES_PER_BATCH = 2000
-export const READ_BYTES = 4 * 1024 * 1024
+/**
+ * A read's events are all alive while persons process them, and with 4 MB of frames they outlived the
+ * consumer's scavenges and were promoted. 1 MB (≈1,000 browser events) drained a backlog at 47–49 k events/s
+ * against 45 k with 4 MB, and ≈20 MB less peak RSS (with the consumer's 24 MB young generation, handle.ts).
+ */
+export const READ_BYTES = 1024 * 1024
 const FIRST_STEP = 16
 const READ_STEP = 256
 

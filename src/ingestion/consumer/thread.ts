@@ -13,7 +13,7 @@ import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/
 import { ThreadedSink, type SinkSpec } from '../../storage/events/sink-thread.js'
 import type { EventSink } from '../../storage/events/types.js'
 import { openDatabase } from '../../storage/index.js'
-import { WORKER_YOUNG_MB } from '../../pool/index.js'
+import { WORKER_YOUNG_MB, workerLimits } from '../../pool/index.js'
 import type { Lane } from '../types.js'
 import { Consumer } from './consumer.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
@@ -59,7 +59,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     new ThreadedSink({
       spec,
       entry: EVENT_SINK_URL,
-      resourceLimits: { maxOldGenerationSizeMb: EVENT_SINK_HEAP_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
+      resourceLimits: workerLimits(EVENT_SINK_HEAP_MB, WORKER_YOUNG_MB),
     })
   let sink: ThreadedSink | null = data.clickhouse ? null : threadedSink({ kind: 'sqlite', file: data.eventsPath })
   let stopping = false
