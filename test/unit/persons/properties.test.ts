@@ -124,6 +124,20 @@ t.test('addGeoProperties', async (t) => {
     t.strictSame(toSet, { first: 1, ...initialGeo, plan: 'pro', ...changedGeo })
   })
 
+  t.test('a person holding the GeoIP keys of an address gets none from its next events; changed properties are checked again', async (t) => {
+    const event = () => prepared('$pageview', { $ip: '81.2.69.142' }, geo)
+    const updates = (current: Record<string, unknown>) => {
+      const { properties, sets } = event()
+      return computePropertyUpdates('$pageview', properties, sets, current).toSet
+    }
+    const person = applyPropertyUpdates({}, { toSet: updates({}), toUnset: [] }).properties
+    t.strictSame(updates(person), {}, 'the first check finds every key in place')
+    t.strictSame(updates(person), {}, 'and so does the next one')
+    const { $geoip_city_name, ...unset } = person
+    t.strictSame(updates(unset), { $geoip_city_name: 'Bracknell' }, 'a person without one of the keys gets it')
+    t.strictSame(updates({ ...person, $initial_geoip_country_code: undefined, $geoip_country_code: 'FR' }), { $geoip_country_code: 'GB' }, 'a different value is replaced')
+  })
+
   t.test("a client's own top-level $geoip_* keys give way to those of the lookup; others stay", async (t) => {
     const { properties, stored } = prepared('$pageview', { $geoip_city_name: 'client value', $geoip_latitude: 5, plan: 'pro' }, geo)
     t.notOk(Object.hasOwn(properties, '$geoip_city_name'), "the client's key is removed, so the stored text has it once")
