@@ -28,7 +28,7 @@ const CONSUMER_HEAP_MB = 1024
 /**
  * 8 MB semi-spaces where the other threads have 4: the consumer allocates ≈6 KB an event and scavenged 65–90
  * times a second while draining, with ≈1 MB of every 4 MB promoted and a mark-compact every ≈70 ms. Draining
- * a backlog (bench/drain.mjs, with READ_BYTES 1 MB) it stored 47–49 k events/s against 40–42 k, for ≈10 MB
+ * a backlog (bench/drain.mjs, with READ_BYTES 1 MB) it stored 47–49 k events/s against 38–43 k, for ≈10 MB
  * more peak RSS; 16 MB semi-spaces drained 53 k but took the process to ≈395 MB (docs/performance.md).
  */
 const CONSUMER_YOUNG_MB = 24
