@@ -10,7 +10,7 @@ import { SinkWriter } from '../../src/ingestion/consumer/sink-writer.js'
 import { encodeFrame, FrameKind } from '../../src/ingestion/spool/format.js'
 import { segmentPath } from '../../src/ingestion/spool/layout.js'
 import type { CapturedEvent } from '../../src/ingestion/types.js'
-import { NO_SETS } from '../../src/persons/index.js'
+import { NO_SETS, type PersonOutcome } from '../../src/persons/index.js'
 import type { EventRow } from '../../src/storage/events/types.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
@@ -55,12 +55,13 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
   const personsDb = openDatabase(join(dir, 'persons.db'))
   migrate(personsDb, PERSONS_MIGRATIONS)
   const processed: number[] = []
+  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null })
   const stage: PersonStage = {
     process: (events) => {
       processed.push(events.length)
-      return events.map((e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null }))
+      return events.map(outcome)
     },
-    enrich: (e) => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null }),
+    enrich: outcome,
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []
