@@ -1,0 +1,90 @@
+// Answers reach their own requests: in order on a kept-alive connection that pipelines, and on many
+// connections at once. uWS closes a connection whose next request arrives while an answer is still
+// pending (it refuses asynchronous pipelining), so every answer that can be written before the handler
+// returns must be: a server change that queued them (tried for /decide, see docs/performance.md) fails here.
+import { connect, type Socket } from 'node:net'
+import t from 'tap'
+import { startServer } from '../../helpers/server.js'
+
+/** Reads `count` HTTP/1.1 answers (Content-Length framed) off the socket: status and X-Request-Id of each. */
+function readAnswers(socket: Socket, count: number): Promise<{ status: number; requestId: string; body: string }[]> {
+  return new Promise((resolve, reject) => {
+    let buffered = Buffer.alloc(0)
+    const answers: { status: number; requestId: string; body: string }[] = []
+    socket.on('error', reject)
+    socket.on('close', () => reject(new Error(`connection closed after ${answers.length} of ${count} answers`)))
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk])
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n')
+        if (end < 0) return
+        const head = buffered.subarray(0, end).toString('latin1')
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+        if (buffered.length < end + 4 + length) return
+        answers.push({
+          status: Number(head.slice(9, 12)),
+          requestId: /\r\nx-request-id: *([^\r]*)/i.exec(head)?.[1] ?? '',
+          body: buffered.subarray(end + 4, end + 4 + length).toString('utf8'),
+        })
+        buffered = buffered.subarray(end + 4 + length)
+        if (answers.length === count) resolve(answers)
+      }
+    })
+  })
+}
+
+t.test('answers reach their own requests', async (t) => {
+  const server = await startServer()
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+  const token = server.boot.project_api_key
+
+  const request = (method: string, path: string, id: string, body = ''): string =>
+    `${method} ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+
+  t.test('pipelined requests on one connection are answered in order, each with its own answer', async (t) => {
+    const socket = connect(server.port, '127.0.0.1')
+    t.teardown(() => socket.destroy())
+    const decide = JSON.stringify({ token, distinct_id: 'pipelined-user' })
+    // one write: uWS parses all four in one read; the capture is refused before any store is involved
+    socket.write(
+      request('GET', '/_health', 'p-1') +
+        request('POST', '/decide/?v=3', 'p-2', decide) +
+        request('POST', '/capture/', 'p-3', JSON.stringify({ api_key: 'phc_unknown', event: 'e', distinct_id: 'u' })) +
+        request('GET', '/no-such-route', 'p-4'),
+    )
+    const answers = await readAnswers(socket, 4)
+    t.same(
+      answers.map((a) => [a.requestId, a.status]),
+      [
+        ['p-1', 200],
+        ['p-2', 200],
+        ['p-3', 401],
+        ['p-4', 404],
+      ],
+    )
+    t.match(JSON.parse(answers[1].body), { featureFlags: {}, errorsWhileComputingFlags: false })
+    t.equal(JSON.parse(answers[2].body).type, 'authentication_error')
+    t.equal(JSON.parse(answers[3].body).code, 'not_found')
+  })
+
+  t.test('requests arriving together on many connections each get their own answer', async (t) => {
+    const sockets = Array.from({ length: 40 }, () => connect(server.port, '127.0.0.1'))
+    t.teardown(() => sockets.forEach((s) => s.destroy()))
+    await Promise.all(sockets.map((s) => new Promise((resolve) => s.once('connect', resolve))))
+    const answered = sockets.map((s) => readAnswers(s, 2).then((answers) => answers.map((a) => [a.requestId, a.status, JSON.parse(a.body).featureFlags !== undefined])))
+    for (const [i, s] of sockets.entries()) {
+      s.write(request('POST', '/decide/?v=3', `c-${i}-a`, JSON.stringify({ token, distinct_id: `user-${i}` })) + request('GET', '/_health', `c-${i}-b`))
+    }
+    const results = await Promise.all(answered)
+    t.same(
+      results,
+      sockets.map((_, i) => [
+        [`c-${i}-a`, 200, true],
+        [`c-${i}-b`, 200, false],
+      ]),
+    )
+  })
+})
