@@ -43,6 +43,39 @@ export interface PreparedEvaluation {
   loadFailed: boolean
 }
 
+/**
+ * The stored properties merged with overrides made only of the GeoIP result and the distinct id, by the
+ * stored object (PersonReader hands out one per person until it changes). A person's repeated /decide
+ * calls from one address reuse it instead of copying twenty-odd properties each time; evaluation never
+ * writes to it (`withInitialProperties` copies first).
+ */
+const MERGED = new WeakMap<JsonObject, { geo: JsonObject | null; distinctId: string; merged: JsonObject }>()
+
+function mergedOnce(stored: JsonObject, overrides: JsonObject, geo: JsonObject | null, distinctId: string): JsonObject {
+  const last = MERGED.get(stored)
+  if (last !== undefined && last.geo === geo && last.distinctId === distinctId) return last.merged
+  const merged = mergeObjects(stored, overrides)
+  MERGED.set(stored, { geo, distinctId, merged })
+  return merged
+}
+
+function isEmpty(o: JsonObject): boolean {
+  for (const _ in o) return false
+  return true
+}
+
+/** Group type name → index, by project (the mapping is fixed for a ProjectFlags object). */
+const GROUP_INDEXES = new WeakMap<ProjectFlags, Map<string, number>>()
+
+function groupTypeIndex(project: ProjectFlags, type: string): number | undefined {
+  let indexes = GROUP_INDEXES.get(project)
+  if (indexes === undefined) {
+    indexes = new Map(Object.entries(project.groupTypeMapping).map(([index, name]) => [name, Number(index)]))
+    GROUP_INDEXES.set(project, indexes)
+  }
+  return indexes.get(type)
+}
+
 export class FlagEvaluator {
   readonly #o: FlagEvaluatorOptions
 
@@ -54,16 +87,22 @@ export class FlagEvaluator {
     return this.#o.cache
   }
 
-  async evaluate(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): Promise<EvaluationList> {
+  /**
+   * The flags' answer: at once when evaluated inline, a promise when the set is large enough for the pool
+   * (a promise on the inline path cost /decide two promise jobs a request for nothing).
+   */
+  evaluate(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): EvaluationList | Promise<EvaluationList> {
     const prepared = this.prepare(teamId, request, distinctId, ip)
-    const { project, input } = prepared
-    if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: prepared.loadFailed }
-    let result: EvaluationList
+    const { project, input, loadFailed } = prepared
+    if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: loadFailed }
     if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
-      const offloaded = await this.#o.offload(teamId, project.revision, input)
-      result = { results: Object.values(offloaded.flags), errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags }
-    } else result = project.set.evaluateList(input)
-    if (prepared.loadFailed) result.errorsWhileComputingFlags = true
+      return this.#o.offload(teamId, project.revision, input).then((offloaded) => ({
+        results: Object.values(offloaded.flags),
+        errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags || loadFailed,
+      }))
+    }
+    const result = project.set.evaluateList(input)
+    if (loadFailed) result.errorsWhileComputingFlags = true
     return result
   }
 
@@ -74,11 +113,9 @@ export class FlagEvaluator {
     let loadFailed = false
     // Not a spread: keys added to a spread copy cost ≈1 µs each (see copyObject), ≈8 µs for a GeoIP result.
     const overrides: JsonObject = copyObject(request.personProperties)
-    if (!request.geoipDisable && ip && this.#o.geoip) {
-      // The client's values win; GeoIP only fills keys it left out or sent as null (PostHog's current rule).
-      const geo = this.#o.geoip.lookup(ip)
-      if (geo) for (const [key, value] of Object.entries(geo)) if (overrides[key] === undefined || overrides[key] === null) overrides[key] = value
-    }
+    const geo = !request.geoipDisable && ip && this.#o.geoip ? this.#o.geoip.lookup(ip) : null
+    // The client's values win; GeoIP only fills keys it left out or sent as null (PostHog's current rule).
+    if (geo) for (const [key, value] of Object.entries(geo)) if (overrides[key] === undefined || overrides[key] === null) overrides[key] = value
     if (overrides.distinct_id === undefined) overrides.distinct_id = distinctId
 
     let personProperties = overrides
@@ -90,7 +127,7 @@ export class FlagEvaluator {
       try {
         person = this.#o.persons.personFor(teamId, distinctId)
         if (needsStored && person) {
-          personProperties = mergeObjects(person.properties, overrides)
+          personProperties = isEmpty(request.personProperties) ? mergedOnce(person.properties, overrides, geo, distinctId) : mergeObjects(person.properties, overrides)
           if (set.staticCohortIds.size > 0) staticCohortIds = new Set(this.#o.persons.staticCohortIdsFor(person.id))
         }
       } catch {
@@ -99,10 +136,9 @@ export class FlagEvaluator {
     }
 
     const groupProperties: Record<string, JsonObject> = {}
-    const indexOf = new Map(Object.entries(project.groupTypeMapping).map(([index, name]) => [name, Number(index)]))
     for (const [type, key] of Object.entries(request.groups)) {
       let stored: JsonObject | null = null
-      const index = indexOf.get(type)
+      const index = groupTypeIndex(project, type)
       if (set.usesGroups && index !== undefined) {
         try {
           stored = this.#o.persons.groupProperties(teamId, index, key)

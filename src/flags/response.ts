@@ -16,10 +16,6 @@ export interface ResponseOptions {
   requestId: string
 }
 
-function value(result: FlagResult): boolean | string {
-  return result.variant ?? result.enabled
-}
-
 export function configFields(supportedCompression: string[]): Record<string, unknown> {
   return {
     config: { enable_collect_everything: true },
@@ -96,6 +92,27 @@ function quoted(s: string): string {
   return q
 }
 
+/** A flag key's member texts (`"key":` and its two boolean members), so that most members are one string. */
+interface KeyTexts {
+  prefix: string
+  on: string
+  off: string
+}
+const keyTextsCache = new Map<string, KeyTexts>()
+
+function keyTexts(key: string): KeyTexts {
+  let texts = keyTextsCache.get(key)
+  if (texts === undefined) {
+    const prefix = `${quoted(key)}:`
+    texts = { prefix, on: `${prefix}true`, off: `${prefix}false` }
+    if (key.length <= QUOTED_MAX_LENGTH) {
+      if (keyTextsCache.size >= QUOTED_CACHE_LIMIT) keyTextsCache.clear()
+      keyTextsCache.set(key, texts)
+    }
+  }
+  return texts
+}
+
 function jsonText(v: unknown): string {
   return typeof v === 'string' ? quoted(v) : typeof v === 'boolean' ? (v ? 'true' : 'false') : JSON.stringify(v)
 }
@@ -110,12 +127,11 @@ function reasonText(reason: FlagResult['reason']): string {
 }
 
 /** `"key":text` members, joined. */
-function members(flags: readonly FlagResult[], include: (f: FlagResult) => boolean, text: (f: FlagResult) => string): string {
+function members(flags: readonly FlagResult[], include: (f: FlagResult) => boolean, member: (f: FlagResult) => string): string {
   let out = ''
   for (let i = 0; i < flags.length; i++) {
     const f = flags[i]
-    if (!include(f)) continue
-    out += (out === '' ? '' : ',') + quoted(f.key) + ':' + text(f)
+    if (include(f)) out += (out === '' ? '' : ',') + member(f)
   }
   return out
 }
@@ -123,12 +139,20 @@ function members(flags: readonly FlagResult[], include: (f: FlagResult) => boole
 const all = (): boolean => true
 const enabled = (f: FlagResult): boolean => f.enabled
 const withPayload = (f: FlagResult): boolean => f.enabled && f.payload !== null && f.payload !== undefined
-const valueText = (f: FlagResult): string => jsonText(value(f))
 
-function v4Text(f: FlagResult): string {
+/** `"key":value`, the value being the variant or else whether the flag is enabled. */
+function valueMember(f: FlagResult): string {
+  const texts = keyTexts(f.key)
+  if (f.variant !== null && f.variant !== undefined) return texts.prefix + quoted(f.variant)
+  return f.enabled ? texts.on : texts.off
+}
+
+const payloadMember = (f: FlagResult): string => keyTexts(f.key).prefix + jsonText(f.payload)
+
+function v4Member(f: FlagResult): string {
   const payload = f.enabled ? (f.payload ?? null) : null
   return (
-    `{"key":${quoted(f.key)},"enabled":${f.enabled},"variant":${jsonText(f.variant)},"reason":${reasonText(f.reason)},` +
+    `${keyTexts(f.key).prefix}{"key":${quoted(f.key)},"enabled":${f.enabled},"variant":${jsonText(f.variant)},"reason":${reasonText(f.reason)},` +
     `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":null,"payload":${jsonText(payload)}}${f.failed ? ',"failed":true' : ''}}`
   )
 }
@@ -151,15 +175,22 @@ export function flagsJson(result: EvaluationList, options: ResponseOptions): str
       break
     }
     case 'v2':
-      inner = `"featureFlags":{${members(flags, enabled, valueText)}}`
+      inner = `"featureFlags":{${members(flags, enabled, valueMember)}}`
       break
-    case 'v3':
-      inner =
-        `"featureFlags":{${members(flags, all, valueText)}},"featureFlagPayloads":{${members(flags, withPayload, (f) => jsonText(f.payload))}},` +
-        `"errorComputingFlags":${result.errorsWhileComputingFlags}`
+    case 'v3': {
+      // the contract's shape, and what every /decide?v=3 builds: one pass for both maps
+      let values = ''
+      let payloads = ''
+      for (let i = 0; i < flags.length; i++) {
+        const f = flags[i]
+        values += (i === 0 ? '' : ',') + valueMember(f)
+        if (withPayload(f)) payloads += (payloads === '' ? '' : ',') + payloadMember(f)
+      }
+      inner = `"featureFlags":{${values}},"featureFlagPayloads":{${payloads}},"errorComputingFlags":${result.errorsWhileComputingFlags}`
       break
+    }
     case 'v4':
-      inner = `"flags":{${members(flags, all, v4Text)}}`
+      inner = `"flags":{${members(flags, all, v4Member)}}`
       break
   }
   inner += `,"errorsWhileComputingFlags":${result.errorsWhileComputingFlags},"requestId":${JSON.stringify(options.requestId)}`

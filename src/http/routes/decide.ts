@@ -8,13 +8,14 @@ import { uuidv4 } from '../../common/ids.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { readDecideRequest } from '../../flags/request.js'
 import { flagsJson, type ResponseShape } from '../../flags/response.js'
+import type { EvaluationList } from '../../flags/types.js'
 import { decodeBody } from '../../ingestion/decode.js'
 import { parseJson } from '../../ingestion/parse.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { clientIp } from '../client-ip.js'
 import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
-import type { Handler, RequestContext } from '../types.js'
+import type { Handler, Reply, RequestContext } from '../types.js'
 
 const DECIDE_COMPRESSION = ['gzip', 'lz64']
 const FLAGS_COMPRESSION = ['gzip', 'gzip-js']
@@ -51,7 +52,7 @@ function readBody(ctx: RequestContext, query: URLSearchParams, maxBytes: number)
 
 export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, endpoint: Endpoint): Handler {
   const compression = endpoint.via === 'decide' ? DECIDE_COMPRESSION : FLAGS_COMPRESSION
-  return async (ctx) => {
+  return (ctx) => {
     const query = new URLSearchParams(ctx.query)
     const { shape, withConfig } = version(query, endpoint)
     const requestId = uuidv4()
@@ -64,8 +65,9 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const options = { shape, withConfig, supportedCompression: compression, requestId }
     if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
-    const result = await evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx))
-    return rawJson(200, flagsJson(result, options))
+    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx))
+    const answer = (r: EvaluationList): Reply => rawJson(200, flagsJson(r, options))
+    return result instanceof Promise ? result.then(answer) : answer(result)
   }
 }
 

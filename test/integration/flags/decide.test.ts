@@ -151,6 +151,28 @@ t.test('/decide', async (t) => {
     t.equal((await decide(server, { distinct_id: 'geo' }, 'v=3', { 'x-forwarded-for': '8.8.8.8' })).body.featureFlags['uk-only'], false)
   })
 
+  t.test('merges a stored person’s properties afresh when they, the address or the distinct id change', async (t) => {
+    const personTest = (key: string, value: string) => ({ key, value, type: 'person' })
+    await createFlag(server, { key: 'pro-in-uk', filters: { groups: [{ properties: [personTest('plan', 'pro'), personTest('$geoip_country_code', 'GB')], rollout_percentage: 100 }] } })
+    await createFlag(server, { key: 'pro-as-merged-a', filters: { groups: [{ properties: [personTest('plan', 'pro'), personTest('distinct_id', 'merged-a')], rollout_percentage: 100 }] } })
+    const uk = { 'x-forwarded-for': '81.2.69.142' }
+    const us = { 'x-forwarded-for': '8.8.8.8' }
+    const flags = async (distinctId: string, headers: Record<string, string>) => {
+      const body = (await decide(server, { distinct_id: distinctId }, 'v=3', headers)).body.featureFlags
+      return [body['pro-in-uk'], body['pro-as-merged-a']]
+    }
+    await capture([{ event: '$identify', distinct_id: 'merged-a', properties: { $anon_distinct_id: 'merged-b', $set: { plan: 'free' } } }])
+    await waitForPerson(server, 'merged-b', (p) => p.plan === 'free')
+    t.same(await flags('merged-a', uk), [false, false])
+    await capture([{ event: '$set', distinct_id: 'merged-b', properties: { $set: { plan: 'pro' } } }])
+    await waitForPerson(server, 'merged-a', (p) => p.plan === 'pro')
+    t.same(await flags('merged-a', uk), [true, true], 'the changed properties')
+    t.same(await flags('merged-a', uk), [true, true], 'the same request again')
+    t.same(await flags('merged-a', us), [false, true], 'another address')
+    t.same(await flags('merged-b', uk), [true, false], 'another distinct id of the same person')
+    t.same(await flags('merged-a', uk), [true, true], 'back to the first')
+  })
+
   t.test('keeps a user’s bucket across identify with experience continuity', async (t) => {
     await createFlag(server, { key: 'sticky', ensure_experience_continuity: true, filters: { groups: [{ properties: [], rollout_percentage: 50 }] } })
     // Find an anonymous id and an identified id that hash to different buckets.
