@@ -3,12 +3,13 @@
 //
 //   node bench/ab.mjs --revs HEAD~1,HEAD --only batch-100,batch-1000 --sinks clickhouse [--reps 2]
 //   node bench/ab.mjs --revs .,.:SINK_FLUSH_INTERVAL_MS=250 --only batch-100 --sinks sqlite
+//   node bench/ab.mjs --revs HEAD~1,. --only decide-50 --wrk --reps 4
 //
 // A revision is a git revision (checked out into its own worktree under $TMPDIR, sharing this checkout's
 // node_modules, and built once) or `.`, this working tree as it is (uncommitted changes included). After a
 // colon it may carry server environment of its own (`KEY=VALUE`, several joined by `+`); `--env KEY=VALUE`
 // applies to all. Each rep runs every revision once, in turn, through that revision's own bench/run.mjs
-// (no baselines, no wrk): the machine drifts by ±15 % between runs of one build (docs/performance.md,
+// (no baselines; wrk only with --wrk, for the scenarios that use it): the machine drifts by ±15 % between runs of one build (docs/performance.md,
 // "Caveats"), so builds are compared run for run, never a series of one against a series of the other.
 // Prints a line per run (requests/s, stored events/s, peak RSS, CPU by thread, ClickHouse's CPU and its
 // merges) and the medians per revision.
@@ -31,10 +32,11 @@ const { values: args } = parseArgs({
     duration: { type: 'string' },
     warmup: { type: 'string' },
     connections: { type: 'string' },
+    wrk: { type: 'boolean', default: false },
   },
 })
 if (!args.revs || !args.only) {
-  console.error('usage: node bench/ab.mjs --revs REV[:KEY=VALUE[+KEY=VALUE]],REV… --only SCENARIO[,…] [--sinks LIST] [--reps N] [--env KEY=VALUE]')
+  console.error('usage: node bench/ab.mjs --revs REV[:KEY=VALUE[+KEY=VALUE]],REV… --only SCENARIO[,…] [--sinks LIST] [--reps N] [--env KEY=VALUE] [--wrk]')
   process.exit(2)
 }
 
@@ -65,7 +67,7 @@ function runOnce(dir, env) {
     const pass = ['only', 'sinks', 'duration', 'warmup', 'connections'].flatMap((k) => (args[k] ? [`--${k}`, args[k]] : []))
     const envArgs = [...args.env, ...env].flatMap((e) => ['--env', e])
     try {
-      execFileSync(process.execPath, [join(dir, 'bench', 'run.mjs'), ...pass, ...envArgs, '--no-baselines', '--no-wrk', '--no-build', '--out', out], {
+      execFileSync(process.execPath, [join(dir, 'bench', 'run.mjs'), ...pass, ...envArgs, '--no-baselines', ...(args.wrk ? [] : ['--no-wrk']), '--no-build', '--out', out], {
         cwd: dir,
         stdio: ['ignore', 'ignore', 'pipe'],
         maxBuffer: 64 * 1024 * 1024,
@@ -109,7 +111,7 @@ try {
         const threads = s.serverThreadCores
         const ch = s.clickhouseCores === undefined ? '' : `  clickhouse ${fmt(s.clickhouseCores, 2)} (merges ${fmt(s.clickhouseThreadCores?.merges, 2)})`
         console.log(
-          `${spec.label.padEnd(width)}  ${`${s.name}@${s.sink}`.padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}`,
+          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}`,
         )
       }
     }
@@ -130,10 +132,15 @@ try {
   }
 }
 
+/** `scenario@sink`, and the load generator when it is not autocannon. */
+function runName(r) {
+  return `${r.name}@${r.sink}${r.loadgen && r.loadgen !== 'autocannon' ? ` ${r.loadgen}` : ''}`
+}
+
 function byScenario(runs) {
   const out = new Map()
   for (const r of runs) {
-    const key = `${r.name}@${r.sink}`
+    const key = runName(r)
     out.set(key, [...(out.get(key) ?? []), r])
   }
   return out
