@@ -133,7 +133,8 @@ async function loadScenarios() {
     const mod = await import(pathToFileURL(join(BENCH, 'scenarios', file)).href)
     for (const s of mod.default) all.push({ ...s, file })
   }
-  return all.filter((s) => (!groups || s.groups.some((g) => groups.includes(g))) && (!only || only.includes(s.name)))
+  const selected = all.filter((s) => (!groups || s.groups.some((g) => groups.includes(g))) && (!only || only.includes(s.name)))
+  return { all, selected }
 }
 
 // ── measuring one load ────────────────────────────────────────────────────────────────────────────────
@@ -205,10 +206,11 @@ function loadFields(result) {
 // ── baselines ─────────────────────────────────────────────────────────────────────────────────────────
 const PLACEHOLDER = { token: `phc_${'x'.repeat(43)}`, projectId: 1, personalKey: `phx_${'x'.repeat(43)}`, state: {} }
 
-async function runBaselines(scenarios, useWrk, report) {
+async function runBaselines(scenarios, all, useWrk, report) {
   const classes = new Map()
   for (const s of scenarios.filter((x) => x.kind === 'load')) {
-    const entry = classes.get(s.baseline) ?? { scenario: s, loadgens: new Set() }
+    // the baseline reads the bodies of the scenario it is named after (/decide's is "capture"), selected or not
+    const entry = classes.get(s.baseline) ?? { scenario: all.find((x) => x.name === s.baseline) ?? s, loadgens: new Set() }
     for (const g of s.loadgens) if (g === 'autocannon' || (g === 'wrk' && useWrk)) entry.loadgens.add(g)
     classes.set(s.baseline, entry)
   }
@@ -314,7 +316,7 @@ let build = null
 async function main() {
   if (!args['no-build']) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.mjs')], { stdio: 'inherit' })
   build = snapshotBuild(ROOT)
-  const scenarios = await loadScenarios()
+  const { all, selected: scenarios } = await loadScenarios()
   if (scenarios.length === 0) throw new Error('no scenario matches the selection')
   const useWrk = !args['no-wrk'] && machineInfo(ROOT).wrk !== null
   const git = gitInfo(ROOT)
@@ -389,7 +391,7 @@ async function main() {
   try {
     if (!args['no-baselines']) {
       say('baselines')
-      await runBaselines(scenarios, useWrk, report)
+      await runBaselines(scenarios, all, useWrk, report)
     }
     for (const sink of sinks) {
       for (const scenario of scenarios.filter((s) => s.sinks.includes(sink))) {
