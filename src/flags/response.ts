@@ -92,11 +92,17 @@ function quoted(s: string): string {
   return q
 }
 
-/** A flag key's member texts (`"key":` and its two boolean members), so that most members are one string. */
+/**
+ * A flag key's member texts (`"key":` and its two boolean members), also with the comma that precedes every
+ * member but the first: most members of an answer are then one string, not three.
+ */
 interface KeyTexts {
   prefix: string
   on: string
   off: string
+  commaPrefix: string
+  commaOn: string
+  commaOff: string
 }
 const keyTextsCache = new Map<string, KeyTexts>()
 
@@ -104,7 +110,7 @@ function keyTexts(key: string): KeyTexts {
   let texts = keyTextsCache.get(key)
   if (texts === undefined) {
     const prefix = `${quoted(key)}:`
-    texts = { prefix, on: `${prefix}true`, off: `${prefix}false` }
+    texts = { prefix, on: `${prefix}true`, off: `${prefix}false`, commaPrefix: `,${prefix}`, commaOn: `,${prefix}true`, commaOff: `,${prefix}false` }
     if (key.length <= QUOTED_MAX_LENGTH) {
       if (keyTextsCache.size >= QUOTED_CACHE_LIMIT) keyTextsCache.clear()
       keyTextsCache.set(key, texts)
@@ -140,14 +146,18 @@ const all = (): boolean => true
 const enabled = (f: FlagResult): boolean => f.enabled
 const withPayload = (f: FlagResult): boolean => f.enabled && f.payload !== null && f.payload !== undefined
 
-/** `"key":value`, the value being the variant or else whether the flag is enabled. */
-function valueMember(f: FlagResult): string {
+/** `"key":value` (`,"key":value` after the first), the value being the variant or else whether the flag is enabled. */
+function valueMember(f: FlagResult, first = true): string {
   const texts = keyTexts(f.key)
-  if (f.variant !== null && f.variant !== undefined) return texts.prefix + quoted(f.variant)
-  return f.enabled ? texts.on : texts.off
+  if (f.variant !== null && f.variant !== undefined) return (first ? texts.prefix : texts.commaPrefix) + quoted(f.variant)
+  if (first) return f.enabled ? texts.on : texts.off
+  return f.enabled ? texts.commaOn : texts.commaOff
 }
 
-const payloadMember = (f: FlagResult): string => keyTexts(f.key).prefix + jsonText(f.payload)
+function payloadMember(f: FlagResult, first: boolean): string {
+  const texts = keyTexts(f.key)
+  return (first ? texts.prefix : texts.commaPrefix) + jsonText(f.payload)
+}
 
 function v4Member(f: FlagResult): string {
   const payload = f.enabled ? (f.payload ?? null) : null
@@ -183,8 +193,8 @@ export function flagsJson(result: EvaluationList, options: ResponseOptions): str
       let payloads = ''
       for (let i = 0; i < flags.length; i++) {
         const f = flags[i]
-        values += (i === 0 ? '' : ',') + valueMember(f)
-        if (withPayload(f)) payloads += (payloads === '' ? '' : ',') + payloadMember(f)
+        values += valueMember(f, i === 0)
+        if (withPayload(f)) payloads += payloadMember(f, payloads === '')
       }
       inner = `"featureFlags":{${values}},"featureFlagPayloads":{${payloads}},"errorComputingFlags":${result.errorsWhileComputingFlags}`
       break

@@ -38,10 +38,15 @@ interface RouteSeries {
   byStatus: Map<number, Counter.Internal>
 }
 
-/** Collects the headers of the request being read (req.forEach's callback is allocated once, not per request). */
+/**
+ * Collects the headers of the request being read (req.forEach's callback is allocated once, not per request).
+ * A repeated header is joined with ", ". Only a string already there counts as one: a name like `constructor`
+ * finds Object.prototype's function, which `key in` took for an earlier header (and it cost a runtime call).
+ */
 let headerTarget: Record<string, string> = {}
 function collectHeader(key: string, value: string): void {
-  headerTarget[key] = key in headerTarget ? `${headerTarget[key]}, ${value}` : value
+  const earlier: unknown = headerTarget[key]
+  headerTarget[key] = typeof earlier === 'string' ? `${earlier}, ${value}` : value
 }
 
 interface Exchange {
