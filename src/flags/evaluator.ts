@@ -64,18 +64,6 @@ function isEmpty(o: JsonObject): boolean {
   return true
 }
 
-/** Group type name → index, by project (the mapping is fixed for a ProjectFlags object). */
-const GROUP_INDEXES = new WeakMap<ProjectFlags, Map<string, number>>()
-
-function groupTypeIndex(project: ProjectFlags, type: string): number | undefined {
-  let indexes = GROUP_INDEXES.get(project)
-  if (indexes === undefined) {
-    indexes = new Map(Object.entries(project.groupTypeMapping).map(([index, name]) => [name, Number(index)]))
-    GROUP_INDEXES.set(project, indexes)
-  }
-  return indexes.get(type)
-}
-
 export class FlagEvaluator {
   readonly #o: FlagEvaluatorOptions
 
@@ -138,7 +126,7 @@ export class FlagEvaluator {
     const groupProperties: Record<string, JsonObject> = {}
     for (const [type, key] of Object.entries(request.groups)) {
       let stored: JsonObject | null = null
-      const index = groupTypeIndex(project, type)
+      const index = project.groupTypeIndexByName.get(type)
       if (set.usesGroups && index !== undefined) {
         try {
           stored = this.#o.persons.groupProperties(teamId, index, key)

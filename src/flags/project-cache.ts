@@ -24,6 +24,8 @@ export interface ProjectFlags {
   definitions: FlagDefinition[]
   cohorts: CohortDefinition[]
   groupTypeMapping: Record<string, string>
+  /** The mapping read the other way: group type name → index. */
+  groupTypeIndexByName: ReadonlyMap<string, number>
   activeCount: number
 }
 
@@ -75,6 +77,7 @@ export class ProjectFlagCache {
       definitions: flags,
       cohorts,
       groupTypeMapping,
+      groupTypeIndexByName: new Map(Object.entries(groupTypeMapping).map(([index, name]) => [name, Number(index)])),
       activeCount: flags.filter((f) => f.active && !f.deleted).length,
       mappingCheckedAt: now,
     }

@@ -77,20 +77,23 @@ function configFragment(supportedCompression: string[]): string {
   return fragment
 }
 
-/** JSON text of short strings every answer repeats (flag keys, variants, stored payload strings), made once. */
-const quotedCache = new Map<string, string>()
-const QUOTED_CACHE_LIMIT = 20_000
-const QUOTED_MAX_LENGTH = 256
+const CACHE_LIMIT = 20_000
+const CACHED_MAX_LENGTH = 256
 
-function quoted(s: string): string {
-  if (s.length > QUOTED_MAX_LENGTH) return JSON.stringify(s)
-  let q = quotedCache.get(s)
-  if (q === undefined) {
-    if (quotedCache.size >= QUOTED_CACHE_LIMIT) quotedCache.clear()
-    quotedCache.set(s, (q = JSON.stringify(s)))
+/** `make(s)`, kept for the short strings every answer repeats; a full cache starts over. */
+function remembered<T>(cache: Map<string, T>, s: string, make: (s: string) => T): T {
+  if (s.length > CACHED_MAX_LENGTH) return make(s)
+  let v = cache.get(s)
+  if (v === undefined) {
+    if (cache.size >= CACHE_LIMIT) cache.clear()
+    cache.set(s, (v = make(s)))
   }
-  return q
+  return v
 }
+
+/** JSON text of flag keys, variants and stored payload strings. */
+const quotedCache = new Map<string, string>()
+const quoted = (s: string): string => remembered(quotedCache, s, JSON.stringify)
 
 /**
  * A flag key's member texts (`"key":` and its two boolean members), also with the comma that precedes every
@@ -106,18 +109,12 @@ interface KeyTexts {
 }
 const keyTextsCache = new Map<string, KeyTexts>()
 
-function keyTexts(key: string): KeyTexts {
-  let texts = keyTextsCache.get(key)
-  if (texts === undefined) {
-    const prefix = `${quoted(key)}:`
-    texts = { prefix, on: `${prefix}true`, off: `${prefix}false`, commaPrefix: `,${prefix}`, commaOn: `,${prefix}true`, commaOff: `,${prefix}false` }
-    if (key.length <= QUOTED_MAX_LENGTH) {
-      if (keyTextsCache.size >= QUOTED_CACHE_LIMIT) keyTextsCache.clear()
-      keyTextsCache.set(key, texts)
-    }
-  }
-  return texts
+function makeKeyTexts(key: string): KeyTexts {
+  const prefix = `${quoted(key)}:`
+  return { prefix, on: `${prefix}true`, off: `${prefix}false`, commaPrefix: `,${prefix}`, commaOn: `,${prefix}true`, commaOff: `,${prefix}false` }
 }
+
+const keyTexts = (key: string): KeyTexts => remembered(keyTextsCache, key, makeKeyTexts)
 
 function jsonText(v: unknown): string {
   return typeof v === 'string' ? quoted(v) : typeof v === 'boolean' ? (v ? 'true' : 'false') : JSON.stringify(v)
