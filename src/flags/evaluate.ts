@@ -6,7 +6,7 @@
 import { copyObject } from '../common/json.js'
 import type { CompiledFlag, CompiledSetData } from './compile.js'
 import { INITIAL_PROPERTY } from './compile.js'
-import { matchFlag, matchResult, resultValue, type Request } from './match.js'
+import { matchFlag, matchResult, NOT_RUN, resultValue, type Request } from './match.js'
 import { FlagEvaluationError } from './reasons.js'
 import type { Sha1Batch } from './sha1x4/batch.js'
 import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
@@ -63,7 +63,7 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
     values,
     memo: new Array(data.testSlots),
     batch,
-    batched: [undefined, undefined],
+    batched: [NOT_RUN, NOT_RUN],
   }
   req.cohortScope.person = req.person
   const results: (FlagResult | undefined)[] = new Array(data.flags.length)

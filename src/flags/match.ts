@@ -27,12 +27,13 @@ export interface Request {
   memo: (boolean | undefined)[]
   /** The set's batch hasher (null with a caller's own hash function): every flag's hash of the distinct id at once. */
   batch: Sha1Batch | null
-  /** Its results for this request by table (`HASH_TABLE`); undefined until first needed, null when the id can't be batched. */
-  batched: (Float64Array | null | undefined)[]
+  /** Where its results for this request start in `batch.hashes`, by table (`HASH_TABLE`): NOT_RUN until first needed, -1 when the id can't be batched. */
+  batched: number[]
 }
 
 /** The batch tables of a flag set: rollout hashes (no salt) and variant hashes, both by flag position. */
 export const HASH_TABLE = { rollout: 0, variant: 1 } as const
+export const NOT_RUN = -2
 
 /** The flag's answer, built directly (no intermediate match object: a request builds hundreds). */
 export function matchResult(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null, payload: unknown): FlagResult {
@@ -72,9 +73,9 @@ function flagHash(flag: CompiledFlag, aggregation: number | null, salt: '' | 'va
   if (id === '') return 0
   if (req.batch !== null && id === req.input.distinctId) {
     const table = salt === '' ? HASH_TABLE.rollout : HASH_TABLE.variant
-    let hashes = req.batched[table]
-    if (hashes === undefined) hashes = req.batched[table] = req.batch.run(table, id)
-    const h = hashes === null ? Number.NaN : hashes[flag.position]
+    let at = req.batched[table]
+    if (at === NOT_RUN) at = req.batched[table] = req.batch.run(table, id)
+    const h = at < 0 ? Number.NaN : req.batch.hashes[at + flag.position]
     if (h === h) return h // NaN: the flag is not in the table
   }
   return req.hash(salt === '' ? flag.hashPrefix + id : flag.hashPrefix + id + salt)

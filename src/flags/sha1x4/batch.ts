@@ -46,18 +46,39 @@ export interface BatchTable {
   salt: '' | typeof VARIANT_SALT
 }
 
+/**
+ * Identifiers come back: posthog-js asks on every page load, a server SDK without local evaluation on every
+ * flag check, a mobile app on every start. So each table writes its results into a ring of slots in the
+ * module's memory and remembers which identifier each slot holds: a known identifier is answered from its
+ * slot, a new one takes the oldest slot. RING_BYTES bounds a table's ring (a 50-flag set keeps ≈2,600
+ * identifiers); its pages become resident only as slots are first used. A batch belongs to one flag set and
+ * is replaced with it, so a slot never outlives its prefixes.
+ */
+const RING_BYTES = 1024 * 1024
+/** Also bounds the identifiers a small set keeps alive (≤ 256 bytes each). */
+const MAX_RING_SLOTS = 10_000
+
 interface LaidOutTable {
   offset: number
   count: number
   saltLength: number
-  /** Results by output index: NaN where the table has no entry, or until the first run. */
-  out: Float64Array
+  /** Outputs per slot (the flag set's length), and where the ring starts, in doubles of the memory. */
+  width: number
+  ringAt: number
+  slots: number
+  /** The slot of each identifier in the ring, and the identifier of each used slot. */
+  slotOf: Map<string, number>
+  idOf: string[]
+  /** The slot the next new identifier takes. */
+  next: number
 }
 
 const PAGE = 65536
 const align16 = (n: number): number => (n + 15) & ~15
 
 export class Sha1Batch {
+  /** The module's memory as doubles: `run` answers an index into it. */
+  readonly hashes: Float64Array
   readonly #hash: HashExport
   /** The ID region, where each new identifier is encoded. */
   readonly #idBytes: Uint8Array
@@ -67,6 +88,7 @@ export class Sha1Batch {
   #idLength = -1
 
   private constructor(instance: { exports: Record<string, unknown> }, bytes: Uint8Array, tables: LaidOutTable[]) {
+    this.hashes = new Float64Array(bytes.buffer)
     this.#hash = instance.exports.hash as HashExport
     this.#idBytes = bytes.subarray(ID, ID + MAX_ID_BYTES)
     this.#tables = tables
@@ -96,9 +118,11 @@ export class Sha1Batch {
       })
       const tableAt = size
       size = align16(size + entries.length * ENTRY_BYTES)
-      const outAt = size
-      size = align16(size + prefixes.length * 8)
-      return { entries, prefixAt, tableAt, outAt, outLength: prefixes.length }
+      const width = prefixes.length
+      const slots = Math.max(1, Math.min(MAX_RING_SLOTS, Math.floor(RING_BYTES / (width * 8 || 8))))
+      const ringAt = size
+      size = align16(size + slots * width * 8)
+      return { entries, prefixAt, tableAt, ringAt, width, slots }
     })
     const memory = new wasm.Memory({ initial: Math.ceil((size + 16) / PAGE) })
     const instance = new wasm.Instance(module, { env: { memory } })
@@ -115,26 +139,45 @@ export class Sha1Batch {
         view.setInt32(entry + 4, e.b.length, true)
         view.setInt32(entry + 8, e.index, true)
       })
-      const out = new Float64Array(buffer, plan.outAt, plan.outLength).fill(Number.NaN)
-      return { offset: plan.tableAt, count: plan.entries.length, saltLength: tables[t].salt.length, out }
+      return {
+        offset: plan.tableAt,
+        count: plan.entries.length,
+        saltLength: tables[t].salt.length,
+        width: plan.width,
+        ringAt: plan.ringAt / 8,
+        slots: plan.slots,
+        slotOf: new Map(),
+        idOf: [],
+        next: 0,
+      }
     })
     return new Sha1Batch(instance, bytes, laidOut)
   }
 
   /**
-   * The hashes of table `table` for `identifier`, by output index (NaN: not batched, hash it one by one),
-   * or null when the identifier is longer than MAX_BATCH_ID_BYTES. The array is overwritten by the next call for the
-   * same table: read it before evaluating anything else.
+   * Where the hashes of table `table` for `identifier` start in `hashes`, by output index (NaN: not batched,
+   * hash it one by one), or -1 when the identifier is longer than MAX_BATCH_ID_BYTES. The slot is reused
+   * for another identifier once the ring comes round: read it before the next call for the same table.
    */
-  run(table: number, identifier: string): Float64Array | null {
+  run(table: number, identifier: string): number {
     const t = this.#tables[table]
+    const known = t.slotOf.get(identifier)
+    if (known !== undefined) return t.ringAt + known * t.width
     if (identifier !== this.#id) {
       this.#id = identifier
       const { read, written } = encoder.encodeInto(identifier, this.#idBytes)
       this.#idLength = read === identifier.length && written <= MAX_BATCH_ID_BYTES ? written : -1
     }
-    if (this.#idLength < 0) return null
-    this.#hash(t.offset, t.count, this.#idLength, t.saltLength, t.out.byteOffset)
-    return t.out
+    if (this.#idLength < 0) return -1
+    const slot = t.next
+    t.next = (slot + 1) % t.slots
+    const at = t.ringAt + slot * t.width
+    if (slot < t.idOf.length) t.slotOf.delete(t.idOf[slot])
+    // a slot's first use: the outputs the table never writes must read NaN (the memory starts at zero)
+    else this.hashes.fill(Number.NaN, at, at + t.width)
+    t.idOf[slot] = identifier
+    t.slotOf.set(identifier, slot)
+    this.#hash(t.offset, t.count, this.#idLength, t.saltLength, at * 8)
+    return at
   }
 }

@@ -36,8 +36,8 @@ t.test('batch hashes equal sha1Hash for every length, block count and character'
   for (let n = 0; n < 300; n++) {
     const id = n === 0 ? '' : text(r, Math.floor(r() * (n % 50 === 0 ? 300 : 60)))
     for (const [table, salt] of [[0, ''], [1, 'variant']] as const) {
-      const out = batch!.run(table, id)
-      if (out === null) {
+      const at = batch!.run(table, id)
+      if (at < 0) {
         t.ok(Buffer.byteLength(id) > MAX_BATCH_ID_BYTES, `only long identifiers are refused (${Buffer.byteLength(id)} bytes)`)
         continue
       }
@@ -45,11 +45,11 @@ t.test('batch hashes equal sha1Hash for every length, block count and character'
         const p = prefixes[i]
         const inTable = p !== null && (table === 0 || i % 3 === 0) && Buffer.byteLength(p) + salt.length <= MAX_MESSAGE_BYTES - MAX_BATCH_ID_BYTES
         if (!inTable) {
-          if (!Number.isNaN(out[i])) mismatches++
+          if (!Number.isNaN(batch!.hashes[at + i])) mismatches++
           continue
         }
         compared++
-        if (out[i] !== sha1Hash(p + id + salt)) mismatches++
+        if (batch!.hashes[at + i] !== sha1Hash(p + id + salt)) mismatches++
       }
     }
   }
@@ -59,9 +59,31 @@ t.test('batch hashes equal sha1Hash for every length, block count and character'
 
 t.test('an identifier over the byte budget is refused, not truncated', async (t) => {
   const batch = Sha1Batch.create([{ prefixes: ['flag.'], salt: '' }])!
-  t.equal(batch.run(0, 'x'.repeat(MAX_BATCH_ID_BYTES + 1)), null)
-  t.equal(batch.run(0, 'é'.repeat(MAX_BATCH_ID_BYTES / 2 + 1)), null, 'counted in UTF-8 bytes')
-  t.equal(batch.run(0, 'x'.repeat(MAX_BATCH_ID_BYTES))![0], sha1Hash('flag.' + 'x'.repeat(MAX_BATCH_ID_BYTES)))
+  t.equal(batch.run(0, 'x'.repeat(MAX_BATCH_ID_BYTES + 1)), -1)
+  t.equal(batch.run(0, 'é'.repeat(MAX_BATCH_ID_BYTES / 2 + 1)), -1, 'counted in UTF-8 bytes')
+  t.equal(batch.hashes[batch.run(0, 'x'.repeat(MAX_BATCH_ID_BYTES))], sha1Hash('flag.' + 'x'.repeat(MAX_BATCH_ID_BYTES)))
+})
+
+t.test('returning identifiers are answered from their slot, and a slot taken by another identifier is hashed afresh', async (t) => {
+  // a wide table, so the ring holds only a few identifiers and comes round many times
+  const prefixes = Array.from({ length: 20_000 }, (_, i) => (i % 7 === 0 ? null : `flag-${i}.`))
+  const batch = Sha1Batch.create([{ prefixes, salt: '' }])!
+  const ids = Array.from({ length: 40 }, (_, i) => `user-${i}`)
+  const offsets = new Set<number>()
+  let mismatches = 0
+  for (let round = 0; round < 3; round++) {
+    for (const id of ids) {
+      const at = batch.run(0, id)
+      offsets.add(at)
+      if (batch.run(0, id) !== at) mismatches++ // asked again at once: the same slot
+      for (let i = round; i < prefixes.length; i += 997) {
+        const expected = prefixes[i] === null ? Number.NaN : sha1Hash(prefixes[i] + id)
+        if (!Object.is(batch.hashes[at + i], expected)) mismatches++
+      }
+    }
+  }
+  t.ok(offsets.size < ids.length, `the ring came round (${offsets.size} slots for ${ids.length} identifiers)`)
+  t.equal(mismatches, 0)
 })
 
 t.test('flag sets answer the same with the batch as hashing one flag at a time', async (t) => {
