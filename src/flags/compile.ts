@@ -92,12 +92,17 @@ interface Context {
   tz: string
   /** Memo slots by test identity (where the value is read from, operator, filter value). */
   slots: Map<string, number>
+  /** Slots whose result depends on more than the person's properties. */
+  volatile: number[]
 }
 
 function slotFor(ctx: Context, t: PropertyTest, groupName: string | null): number {
   const identity = JSON.stringify([t.scope, groupName, t.lookupKey]) + t.signature
   let slot = ctx.slots.get(identity)
-  if (slot === undefined) ctx.slots.set(identity, (slot = ctx.slots.size))
+  if (slot === undefined) {
+    ctx.slots.set(identity, (slot = ctx.slots.size))
+    if (t.scope !== 'person' || t.readsNow) ctx.volatile.push(slot)
+  }
   return slot
 }
 
@@ -239,6 +244,8 @@ export interface CompiledSetData {
   ordered: { pi: number; flag: CompiledFlag; active: boolean }[]
   /** Distinct property tests (`ResolvedPropertyTest.slot` ranges below this). */
   testSlots: number
+  /** The slots of group-property and date tests: the request's groups and `now` decide them, not the person alone. */
+  volatileSlots: number[]
 }
 
 /** What a group of flags reads: person keys, group type indexes, cohorts (transitively). */
@@ -279,7 +286,7 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
     warnings.push({ key: '', message: `unknown time zone ${tz}; using UTC` })
     tz = 'UTC'
   }
-  const ctx: Context = { mapping: options.groupTypeMapping, tz, slots: new Map() }
+  const ctx: Context = { mapping: options.groupTypeMapping, tz, slots: new Map(), volatile: [] }
   const flags = definitions.map((d, i) => compileFlag(d, i, ctx))
   for (const f of flags) if (f.error !== null && !f.definition.deleted) warnings.push({ key: f.key, message: f.error.description })
   const planFlags = flags.filter((f) => !f.definition.deleted).map((f) => f.position)
@@ -307,6 +314,7 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
     initialKeys: [...usage.personKeys].filter((k) => INITIAL_PROPERTY.has(k)),
     initialValues: flags.map((f) => (isCurrentRow(f) && !f.definition.active ? false : undefined)),
     testSlots: ctx.slots.size,
+    volatileSlots: ctx.volatile,
     ordered: plan.order.map((pi) => ({ pi, flag: flags[planFlags[pi]], active: flags[planFlags[pi]].definition.active })),
   }
 }

@@ -23,6 +23,28 @@ function withInitialProperties(person: Record<string, unknown>, initialKeys: rea
   return out
 }
 
+/**
+ * Property-test results by slot. A returning person's properties come back as the same object while nothing
+ * in them changed (`personPropertiesReused`; evaluator.ts), and tests of person properties are functions of
+ * those alone, so their results are kept with the object for the next request of the same flag set: a
+ * regex, a semver or a substring test then runs once per person, not once per request. Group-property and
+ * date tests (`volatileSlots`) are cleared each time.
+ */
+const KEPT_RESULTS = new WeakMap<object, { data: CompiledSetData; memo: (boolean | undefined)[] }>()
+
+function testMemo(data: CompiledSetData, input: EvaluationInput, person: Record<string, unknown>): (boolean | undefined)[] {
+  // a person given `$initial_*` twins is a copy made for this request
+  if (input.personPropertiesReused !== true || person !== input.personProperties) return new Array(data.testSlots)
+  const kept = KEPT_RESULTS.get(person)
+  if (kept === undefined || kept.data !== data) {
+    const memo = new Array(data.testSlots)
+    KEPT_RESULTS.set(person, { data, memo })
+    return memo
+  }
+  for (const slot of data.volatileSlots) kept.memo[slot] = undefined
+  return kept.memo
+}
+
 function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
   return {
     key: flag.key,
@@ -53,15 +75,16 @@ export interface Run {
  */
 export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn, batch: Sha1Batch | null, only: ReadonlySet<number> | null, force: number | null): Run {
   const values: (FlagValue | undefined)[] = data.initialValues.slice()
+  const person = withInitialProperties(input.personProperties, data.initialKeys)
   const req: Request = {
     input,
     hash,
-    person: withInitialProperties(input.personProperties, data.initialKeys),
+    person,
     mapping: data.mapping,
     cohorts: data.cohorts,
     cohortScope: { person: input.personProperties, staticIds: input.staticCohortIds ?? new Set(), now: input.now, memo: new Map() },
     values,
-    memo: new Array(data.testSlots),
+    memo: testMemo(data, input, person),
     batch,
     batched: [NOT_RUN, NOT_RUN],
   }

@@ -84,7 +84,8 @@ export class FlagEvaluator {
     const { project, input, loadFailed } = prepared
     if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: loadFailed }
     if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
-      return this.#o.offload(teamId, project.revision, input).then((offloaded) => ({
+      // the worker gets a copy, never the same object twice
+      return this.#o.offload(teamId, project.revision, { ...input, personPropertiesReused: false }).then((offloaded) => ({
         results: Object.values(offloaded.flags),
         errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags || loadFailed,
       }))
@@ -107,6 +108,7 @@ export class FlagEvaluator {
     if (overrides.distinct_id === undefined) overrides.distinct_id = distinctId
 
     let personProperties = overrides
+    let personPropertiesReused = false
     let person: { id: number; properties: JsonObject } | null = null
     let staticCohortIds: ReadonlySet<number> | undefined
     const needsStored = project.activeCount > 0 && set.needsStoredProperties(overrides, request.flagKeys)
@@ -115,7 +117,8 @@ export class FlagEvaluator {
       try {
         person = this.#o.persons.personFor(teamId, distinctId)
         if (needsStored && person) {
-          personProperties = isEmpty(request.personProperties) ? mergedOnce(person.properties, overrides, geo, distinctId) : mergeObjects(person.properties, overrides)
+          personPropertiesReused = isEmpty(request.personProperties)
+          personProperties = personPropertiesReused ? mergedOnce(person.properties, overrides, geo, distinctId) : mergeObjects(person.properties, overrides)
           if (set.staticCohortIds.size > 0) staticCohortIds = new Set(this.#o.persons.staticCohortIdsFor(person.id))
         }
       } catch {
@@ -151,6 +154,7 @@ export class FlagEvaluator {
     const input: EvaluationInput = {
       distinctId,
       personProperties,
+      personPropertiesReused,
       groups: request.groups,
       groupProperties,
       hashKeyOverrides,

@@ -18,6 +18,8 @@ export interface PropertyTest {
   test: ValueTest
   /** The operator and filter value as JSON: with `scope` and `lookupKey`, equal signatures mean equal tests. */
   signature: string
+  /** The test reads the request's `now` (date operators), not only the value. */
+  readsNow: boolean
 }
 
 /** Membership in a cohort; `cohortId` null means the value is not a cohort id (an evaluation error). */
@@ -88,6 +90,7 @@ export function compileFilter(raw: unknown, tz: string): CompiledFilter {
         negation,
         test: compileOperator(opRaw, value, tz),
         signature: JSON.stringify([opRaw, value]),
+        readsNow: opRaw === 'is_date_exact' || opRaw === 'is_date_after' || opRaw === 'is_date_before',
       }
     default:
       throw new FilterShapeError(`unknown property type ${JSON.stringify(type)}`)

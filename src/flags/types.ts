@@ -42,6 +42,11 @@ export interface EvaluationInput {
   distinctId: string
   /** Stored person properties overlaid by the request's overrides; the caller adds `distinct_id`. */
   personProperties: Record<string, unknown>
+  /**
+   * True when `personProperties` is an object the caller hands out again, unchanged, for this person's later
+   * requests (a new object once anything in it changes): the engine then keeps test results with it.
+   */
+  personPropertiesReused?: boolean
   /** Group type name → group key (numbers already turned into their decimal text). */
   groups: Record<string, string>
   /** Group type name → stored group properties overlaid by the request's (the caller adds `$group_key`). */

@@ -91,6 +91,37 @@ t.test(`identical tests share a slot and answer as if run separately (FUZZ_SEED=
   }
 })
 
+t.test(`a reused person's kept test results answer as a fresh evaluation, whatever each request's groups and now (FUZZ_SEED=${SEED})`, async (t) => {
+  const mapping = { '0': 'company', '1': 'project' }
+  for (let s = 0; s < 20; s++) {
+    const rng = new Rng(SEED, 200 + s)
+    const defs = Array.from({ length: 40 }, (_, i) => randomFlag(rng, i))
+    const set = compileFlags(defs, { groupTypeMapping: mapping, cohorts: [] })
+    // a few persons, each one object for all its requests (as the evaluator hands them out)
+    const persons = Array.from({ length: 4 }, (_, i) => randomInput(rng, i).personProperties)
+    for (let i = 0; i < 50; i++) {
+      const input = { ...randomInput(rng, i), personProperties: persons[i % persons.length] }
+      const kept = set.evaluateAll({ ...input, personPropertiesReused: true })
+      const fresh = set.evaluateAll({ ...input, personProperties: { ...input.personProperties } })
+      if (!t.same(kept, fresh, `set ${s}, request ${i}`)) return
+    }
+  }
+})
+
+t.test('a reused person object has its person-property tests run once, not once per request', async (t) => {
+  const set = compileFlags([flag('by-email', { groups: [{ properties: [{ key: 'email', type: 'person', operator: 'regex', value: '@example\\.com$' }] }] })], {
+    groupTypeMapping: {},
+    cohorts: [],
+  })
+  let reads = 0
+  const person = Object.defineProperty({}, 'email', { enumerable: true, get: () => (reads++, 'ann@example.com') })
+  const input = { distinctId: 'ann', personProperties: person, groups: {}, groupProperties: {}, now: NOW }
+  for (let i = 0; i < 3; i++) t.equal(set.evaluateAll({ ...input, personPropertiesReused: true }).flags['by-email'].enabled, true)
+  t.equal(reads, 1, 'kept with the object')
+  for (let i = 0; i < 3; i++) set.evaluateAll(input)
+  t.equal(reads, 4, 'without personPropertiesReused every request reads it')
+})
+
 /** PostHog's rule read off the definitions: a condition above 0% with a cohort, or a property key the overrides lack. */
 function postHogNeedsStored(defs: FlagDefinition[], overrides: Record<string, unknown>): boolean {
   return defs.some((d) =>
