@@ -1,7 +1,8 @@
 /**
  * Work shared between the flags of one request must not change any answer: identical property tests share
- * one memo slot (each runs once per request), reasons are shared objects, `evaluateList` gives the flags of
- * `evaluateAll` in `Object.values` order, and `flagsJson` writes exactly `JSON.stringify(flagsBody(…))`.
+ * one memo slot (each runs once per request, and once per reused person object across requests), reasons
+ * are shared objects, `evaluateList` gives the flags of `evaluateAll` in `Object.values` order, and
+ * `flagsJson` writes exactly `JSON.stringify(flagsBody(…))`.
  */
 import t from 'tap'
 import { compileSetData } from '../../../src/flags/compile.js'
