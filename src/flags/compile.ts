@@ -53,6 +53,8 @@ export interface CompiledFlag {
   holdout: { percentage: number; variant: string | null; legacy: boolean } | null
   deviceBucketing: boolean
   error: FlagEvaluationError | null
+  /** The answer follows from the person's properties and distinct id alone (`personAlone`). */
+  personAlone: boolean
 }
 
 /** Source properties whose `$initial_` twin PostHog fills in when ingestion has not written it yet. */
@@ -186,6 +188,7 @@ function compileFlag(def: FlagDefinition, position: number, ctx: Context): Compi
     holdout: null,
     deviceBucketing: def.bucketing_identifier === 'device_id',
     error: null,
+    personAlone: false,
   }
   try {
     const filters = isObject(def.filters) ? def.filters : {}
@@ -206,11 +209,26 @@ function compileFlag(def: FlagDefinition, position: number, ctx: Context): Compi
       }
     }
     flag.holdout = compileHoldout(filters)
+    flag.personAlone = personAlone(flag)
   } catch (e) {
     if (!(e instanceof DefinitionError) && !(e instanceof FilterShapeError)) throw e
     flag.error = EVALUATION_ERRORS.flagData(e.message)
   }
   return flag
+}
+
+/**
+ * Whether the answer is a function of the person's properties and distinct id (the set being fixed): only
+ * person-property tests that do not read `now`, and rollouts and variants hashed by the distinct id. Not:
+ * groups, cohorts (static membership is loaded beside the properties), other flags, holdouts, enrollment,
+ * device bucketing, experience continuity (the request's anonymous id and stored overrides pick the hash).
+ */
+function personAlone(f: CompiledFlag): boolean {
+  if (f.aggregation !== null || f.holdout !== null || f.enrollmentKey !== null || f.superCondition !== null) return false
+  if (f.deviceBucketing || f.definition.ensure_experience_continuity) return false
+  return f.conditions.every(
+    (c) => c.aggregation === null && c.cohorts.length === 0 && c.tests.every((t) => t.kind === 'property' && t.scope === 'person' && !t.readsNow),
+  )
 }
 
 /** Flag ids a definition depends on, read the way Django does (release conditions only). */

@@ -7,6 +7,7 @@ import { copyObject } from '../common/json.js'
 import type { CompiledFlag, CompiledSetData } from './compile.js'
 import { INITIAL_PROPERTY } from './compile.js'
 import { matchFlag, matchResult, NOT_RUN, resultValue, type Request } from './match.js'
+import { sha1Hash } from './hash.js'
 import { FlagEvaluationError } from './reasons.js'
 import type { Sha1Batch } from './sha1x4/batch.js'
 import type { EvaluationInput, FlagResult, FlagValue, HashFn } from './types.js'
@@ -24,25 +25,37 @@ function withInitialProperties(person: Record<string, unknown>, initialKeys: rea
 }
 
 /**
- * Property-test results by slot. A returning person's properties come back as the same object while nothing
- * in them changed (`personPropertiesReused`; evaluator.ts), and tests of person properties are functions of
- * those alone, so their results are kept with the object for the next request of the same flag set: a
- * regex, a semver or a substring test then runs once per person, not once per request. Group-property and
- * date tests (`volatileSlots`) are cleared each time.
+ * What a returning person's requests share. Their properties come back as the same object while nothing in
+ * them changed (`personPropertiesReused`; evaluator.ts), so, for the next request of the same flag set, the
+ * object keeps the results of tests of person properties (functions of those alone: a regex, a semver or a
+ * substring test then runs once per person, not once per request) and the answers of flags that depend on
+ * nothing else (`personAlone` in compile.ts). Group-property and date tests (`volatileSlots`) are cleared
+ * each time.
  */
-const KEPT_RESULTS = new WeakMap<object, { data: CompiledSetData; memo: (boolean | undefined)[] }>()
+interface Kept {
+  data: CompiledSetData
+  memo: (boolean | undefined)[]
+  /** Answers by flag position for `distinctId` (the hashed identifier); only `personAlone` flags are stored. */
+  distinctId: string
+  answers: (FlagResult | undefined)[]
+}
+const KEPT = new WeakMap<object, Kept>()
 
-function testMemo(data: CompiledSetData, input: EvaluationInput, person: Record<string, unknown>): (boolean | undefined)[] {
+function kept(data: CompiledSetData, input: EvaluationInput, person: Record<string, unknown>): Kept | null {
   // a person given `$initial_*` twins is a copy made for this request
-  if (input.personPropertiesReused !== true || person !== input.personProperties) return new Array(data.testSlots)
-  const kept = KEPT_RESULTS.get(person)
-  if (kept === undefined || kept.data !== data) {
-    const memo = new Array(data.testSlots)
-    KEPT_RESULTS.set(person, { data, memo })
-    return memo
+  if (input.personPropertiesReused !== true || person !== input.personProperties) return null
+  let k = KEPT.get(person)
+  if (k === undefined || k.data !== data) {
+    k = { data, memo: new Array(data.testSlots), distinctId: input.distinctId, answers: new Array(data.flags.length) }
+    KEPT.set(person, k)
+    return k
   }
-  for (const slot of data.volatileSlots) kept.memo[slot] = undefined
-  return kept.memo
+  for (const slot of data.volatileSlots) k.memo[slot] = undefined
+  if (k.distinctId !== input.distinctId) {
+    k.distinctId = input.distinctId
+    k.answers = new Array(data.flags.length)
+  }
+  return k
 }
 
 function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
@@ -76,6 +89,10 @@ export interface Run {
 export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn, batch: Sha1Batch | null, only: ReadonlySet<number> | null, force: number | null): Run {
   const values: (FlagValue | undefined)[] = data.initialValues.slice()
   const person = withInitialProperties(input.personProperties, data.initialKeys)
+  const keep = kept(data, input, person)
+  // stored hash-key overrides can pick another identifier for any flag, and change without the person; a
+  // caller's own hash function (tests) gives other answers than SHA-1
+  const answers = keep !== null && input.hashKeyOverrides === undefined && hash === sha1Hash ? keep.answers : null
   const req: Request = {
     input,
     hash,
@@ -84,7 +101,7 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
     cohorts: data.cohorts,
     cohortScope: { person: input.personProperties, staticIds: input.staticCohortIds ?? new Set(), now: input.now, memo: new Map() },
     values,
-    memo: testMemo(data, input, person),
+    memo: keep?.memo ?? new Array(data.testSlots),
     batch,
     batched: [NOT_RUN, NOT_RUN],
   }
@@ -102,7 +119,11 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
     }
     try {
       if (flag.error !== null) throw flag.error
-      const r = matchFlag(flag, req)
+      let r = answers === null || !flag.personAlone ? undefined : answers[flag.position]
+      if (r === undefined) {
+        r = matchFlag(flag, req)
+        if (answers !== null && flag.personAlone) answers[flag.position] = r
+      }
       values[flag.position] = resultValue(r)
       results[flag.position] = r
     } catch (e) {

@@ -49,7 +49,8 @@ function randomFlag(rng: Rng, i: number): FlagDefinition {
   if (rng.chance(0.2)) filters.multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] }
   if (rng.chance(0.1)) filters.super_groups = [{ properties: pool.splice(0, 1).map((k) => FILTERS[k]), rollout_percentage: 100 }]
   if (rng.chance(0.1)) filters.aggregation_group_type_index = 0
-  return flag(`flag-${i}`, filters)
+  const extra = rng.chance(0.1) ? { ensure_experience_continuity: true } : rng.chance(0.1) ? { bucketing_identifier: 'device_id' } : {}
+  return flag(`flag-${i}`, filters, extra)
 }
 
 function randomInput(rng: Rng, i: number): EvaluationInput {
@@ -98,10 +99,15 @@ t.test(`a reused person's kept test results answer as a fresh evaluation, whatev
     const rng = new Rng(SEED, 200 + s)
     const defs = Array.from({ length: 40 }, (_, i) => randomFlag(rng, i))
     const set = compileFlags(defs, { groupTypeMapping: mapping, cohorts: [] })
-    // a few persons, each one object for all its requests (as the evaluator hands them out)
+    // a few persons, each one object for all its requests (as the evaluator hands them out), mostly under
+    // their own distinct id, some requests with what can change without them
     const persons = Array.from({ length: 4 }, (_, i) => randomInput(rng, i).personProperties)
     for (let i = 0; i < 50; i++) {
-      const input = { ...randomInput(rng, i), personProperties: persons[i % persons.length] }
+      const k = i % persons.length
+      const input: EvaluationInput = { ...randomInput(rng, i), personProperties: persons[k], distinctId: rng.chance(0.8) ? `person-${k}` : `other-${i}` }
+      if (rng.chance(0.2)) input.hashKeyOverrides = { [`flag-${rng.int(40)}`]: `override-${rng.int(3)}` }
+      if (rng.chance(0.3)) input.deviceId = `device-${rng.int(3)}`
+      if (rng.chance(0.3)) input.anonDistinctId = `anon-${rng.int(3)}`
       const kept = set.evaluateAll({ ...input, personPropertiesReused: true })
       const fresh = set.evaluateAll({ ...input, personProperties: { ...input.personProperties } })
       if (!t.same(kept, fresh, `set ${s}, request ${i}`)) return
@@ -121,6 +127,25 @@ t.test('a reused person object has its person-property tests run once, not once 
   t.equal(reads, 1, 'kept with the object')
   for (let i = 0; i < 3; i++) set.evaluateAll(input)
   t.equal(reads, 4, 'without personPropertiesReused every request reads it')
+})
+
+t.test('a reused person keeps no answer that static cohorts or another flag decide', async (t) => {
+  const cohorts = [{ id: 1, is_static: true, filters: null }]
+  const recent = flag('recent', { groups: [{ properties: [{ key: 'signup', type: 'person', operator: 'is_date_after', value: '-30d' }] }] })
+  const defs = [
+    flag('in-cohort', { groups: [{ properties: [{ key: 'id', value: 1, type: 'cohort' }] }] }),
+    recent,
+    flag('after-recent', { groups: [{ properties: [{ key: String(recent.id), type: 'flag', operator: 'flag_evaluates_to', value: true }] }] }),
+  ]
+  const set = compileFlags(defs, { groupTypeMapping: {}, cohorts })
+  const person = { signup: '2024-05-20T00:00:00Z' }
+  const answers = (member: boolean, now: number) => {
+    const flags = set.evaluateAll({ distinctId: 'ann', personProperties: person, personPropertiesReused: true, groups: {}, groupProperties: {}, now, staticCohortIds: new Set(member ? [1] : []) }).flags
+    return [flags['in-cohort'].enabled, flags['after-recent'].enabled]
+  }
+  t.same(answers(true, NOW), [true, true])
+  t.same(answers(false, NOW + 60 * 86_400_000), [false, false], 'left the cohort, and "recent" no longer holds')
+  t.same(answers(true, NOW), [true, true])
 })
 
 /** PostHog's rule read off the definitions: a condition above 0% with a cohort, or a property key the overrides lack. */
