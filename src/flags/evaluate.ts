@@ -26,28 +26,28 @@ function withInitialProperties(person: Record<string, unknown>, initialKeys: rea
 
 /**
  * What a returning person's requests share. Their properties come back as the same object while nothing in
- * them changed (`personPropertiesReused`; evaluator.ts), so, for the next request of the same flag set, the
- * object keeps the results of tests of person properties (functions of those alone: a regex, a semver or a
+ * them changed, with a holder for this (`personState`; evaluator.ts), so, for the next request of the same
+ * flag set, the holder keeps the results of tests of person properties (functions of those alone: a regex, a semver or a
  * substring test then runs once per person, not once per request) and the answers of flags that depend on
  * nothing else (`personAlone` in compile.ts). Group-property and date tests (`volatileSlots`) are cleared
  * each time.
  */
 interface Kept {
   data: CompiledSetData
+  person: Record<string, unknown>
   memo: (boolean | undefined)[]
   /** Answers by flag position for `distinctId` (the hashed identifier); only `personAlone` flags are stored. */
   distinctId: string
   answers: (FlagResult | undefined)[]
 }
-const KEPT = new WeakMap<object, Kept>()
-
 function kept(data: CompiledSetData, input: EvaluationInput, person: Record<string, unknown>): Kept | null {
+  const state = input.personState
   // a person given `$initial_*` twins is a copy made for this request
-  if (input.personPropertiesReused !== true || person !== input.personProperties) return null
-  let k = KEPT.get(person)
-  if (k === undefined || k.data !== data) {
-    k = { data, memo: new Array(data.testSlots), distinctId: input.distinctId, answers: new Array(data.flags.length) }
-    KEPT.set(person, k)
+  if (state === undefined || person !== input.personProperties) return null
+  let k = state.engine as Kept | undefined
+  if (k === undefined || k.data !== data || k.person !== person) {
+    k = { data, person, memo: new Array(data.testSlots), distinctId: input.distinctId, answers: new Array(data.flags.length) }
+    state.engine = k
     return k
   }
   for (const slot of data.volatileSlots) k.memo[slot] = undefined

@@ -9,7 +9,7 @@ import type { GeoIp } from '../geoip/index.js'
 import { copyObject, mergeObjects, type JsonObject } from '../common/json.js'
 import type { ProjectFlagCache, ProjectFlags } from './project-cache.js'
 import type { DecideRequest } from './request.js'
-import type { EvaluationInput, EvaluationList, EvaluationResponse } from './types.js'
+import type { EvaluationInput, EvaluationList, EvaluationResponse, PersonState } from './types.js'
 
 /** The persons.db reads evaluation needs (PersonReader fulfils it). */
 export interface PersonLookup {
@@ -49,14 +49,21 @@ export interface PreparedEvaluation {
  * calls from one address reuse it instead of copying twenty-odd properties each time; evaluation never
  * writes to it (`withInitialProperties` copies first).
  */
-const MERGED = new WeakMap<JsonObject, { geo: JsonObject | null; distinctId: string; merged: JsonObject }>()
+interface Merged {
+  geo: JsonObject | null
+  distinctId: string
+  merged: JsonObject
+  /** The flag engine's holder for work on `merged` (EvaluationInput.personState). */
+  state: PersonState
+}
+const MERGED = new WeakMap<JsonObject, Merged>()
 
-function mergedOnce(stored: JsonObject, overrides: JsonObject, geo: JsonObject | null, distinctId: string): JsonObject {
+function mergedOnce(stored: JsonObject, overrides: JsonObject, geo: JsonObject | null, distinctId: string): Merged {
   const last = MERGED.get(stored)
-  if (last !== undefined && last.geo === geo && last.distinctId === distinctId) return last.merged
-  const merged = mergeObjects(stored, overrides)
-  MERGED.set(stored, { geo, distinctId, merged })
-  return merged
+  if (last !== undefined && last.geo === geo && last.distinctId === distinctId) return last
+  const entry = { geo, distinctId, merged: mergeObjects(stored, overrides), state: {} }
+  MERGED.set(stored, entry)
+  return entry
 }
 
 function isEmpty(o: JsonObject): boolean {
@@ -85,7 +92,7 @@ export class FlagEvaluator {
     if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: loadFailed }
     if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
       // the worker gets a copy, never the same object twice
-      return this.#o.offload(teamId, project.revision, { ...input, personPropertiesReused: false }).then((offloaded) => ({
+      return this.#o.offload(teamId, project.revision, { ...input, personState: undefined }).then((offloaded) => ({
         results: Object.values(offloaded.flags),
         errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags || loadFailed,
       }))
@@ -108,7 +115,7 @@ export class FlagEvaluator {
     if (overrides.distinct_id === undefined) overrides.distinct_id = distinctId
 
     let personProperties = overrides
-    let personPropertiesReused = false
+    let personState: PersonState | undefined
     let person: { id: number; properties: JsonObject } | null = null
     let staticCohortIds: ReadonlySet<number> | undefined
     const needsStored = project.activeCount > 0 && set.needsStoredProperties(overrides, request.flagKeys)
@@ -117,8 +124,11 @@ export class FlagEvaluator {
       try {
         person = this.#o.persons.personFor(teamId, distinctId)
         if (needsStored && person) {
-          personPropertiesReused = isEmpty(request.personProperties)
-          personProperties = personPropertiesReused ? mergedOnce(person.properties, overrides, geo, distinctId) : mergeObjects(person.properties, overrides)
+          if (isEmpty(request.personProperties)) {
+            const reused = mergedOnce(person.properties, overrides, geo, distinctId)
+            personProperties = reused.merged
+            personState = reused.state
+          } else personProperties = mergeObjects(person.properties, overrides)
           if (set.staticCohortIds.size > 0) staticCohortIds = new Set(this.#o.persons.staticCohortIdsFor(person.id))
         }
       } catch {
@@ -154,7 +164,7 @@ export class FlagEvaluator {
     const input: EvaluationInput = {
       distinctId,
       personProperties,
-      personPropertiesReused,
+      personState,
       groups: request.groups,
       groupProperties,
       hashKeyOverrides,

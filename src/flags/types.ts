@@ -38,15 +38,21 @@ export interface CompileOptions {
 /** Maps the full hash input (`"<key>.<id><salt>"`, `"holdout-<id>"`) to a number in [0, 1). */
 export type HashFn = (input: string) => number
 
+/** What the engine keeps for a reused person-properties object (see `EvaluationInput.personState`). */
+export interface PersonState {
+  engine?: object
+}
+
 export interface EvaluationInput {
   distinctId: string
   /** Stored person properties overlaid by the request's overrides; the caller adds `distinct_id`. */
   personProperties: Record<string, unknown>
   /**
-   * True when `personProperties` is an object the caller hands out again, unchanged, for this person's later
-   * requests (a new object once anything in it changes): the engine then keeps test results with it.
+   * Given when `personProperties` is an object the caller hands out again, unchanged, for this person's later
+   * requests (a new object once anything in it changes), each time with this same holder: the engine keeps
+   * work for those requests in it.
    */
-  personPropertiesReused?: boolean
+  personState?: PersonState
   /** Group type name → group key (numbers already turned into their decimal text). */
   groups: Record<string, string>
   /** Group type name → stored group properties overlaid by the request's (the caller adds `$group_key`). */

@@ -102,20 +102,21 @@ t.test(`a reused person's kept test results answer as a fresh evaluation, whatev
     // a few persons, each one object for all its requests (as the evaluator hands them out), mostly under
     // their own distinct id, some requests with what can change without them
     const persons = Array.from({ length: 4 }, (_, i) => randomInput(rng, i).personProperties)
+    const states = persons.map(() => ({}))
     for (let i = 0; i < 50; i++) {
       const k = i % persons.length
       const input: EvaluationInput = { ...randomInput(rng, i), personProperties: persons[k], distinctId: rng.chance(0.8) ? `person-${k}` : `other-${i}` }
       if (rng.chance(0.2)) input.hashKeyOverrides = { [`flag-${rng.int(40)}`]: `override-${rng.int(3)}` }
       if (rng.chance(0.3)) input.deviceId = `device-${rng.int(3)}`
       if (rng.chance(0.3)) input.anonDistinctId = `anon-${rng.int(3)}`
-      const kept = set.evaluateAll({ ...input, personPropertiesReused: true })
+      const kept = set.evaluateAll({ ...input, personState: states[k] })
       const fresh = set.evaluateAll({ ...input, personProperties: { ...input.personProperties } })
       if (!t.same(kept, fresh, `set ${s}, request ${i}`)) return
     }
   }
 })
 
-t.test('a reused person object has its person-property tests run once, not once per request', async (t) => {
+t.test('a reused person object with its holder has its person-property tests run once, not once per request', async (t) => {
   const set = compileFlags([flag('by-email', { groups: [{ properties: [{ key: 'email', type: 'person', operator: 'regex', value: '@example\\.com$' }] }] })], {
     groupTypeMapping: {},
     cohorts: [],
@@ -123,10 +124,13 @@ t.test('a reused person object has its person-property tests run once, not once 
   let reads = 0
   const person = Object.defineProperty({}, 'email', { enumerable: true, get: () => (reads++, 'ann@example.com') })
   const input = { distinctId: 'ann', personProperties: person, groups: {}, groupProperties: {}, now: NOW }
-  for (let i = 0; i < 3; i++) t.equal(set.evaluateAll({ ...input, personPropertiesReused: true }).flags['by-email'].enabled, true)
-  t.equal(reads, 1, 'kept with the object')
+  const personState = {}
+  for (let i = 0; i < 3; i++) t.equal(set.evaluateAll({ ...input, personState }).flags['by-email'].enabled, true)
+  t.equal(reads, 1, 'kept in the holder')
   for (let i = 0; i < 3; i++) set.evaluateAll(input)
-  t.equal(reads, 4, 'without personPropertiesReused every request reads it')
+  t.equal(reads, 4, 'without a holder every request reads it')
+  set.evaluateAll({ ...input, personProperties: { ...person }, personState })
+  t.equal(reads, 5, 'another object with the same holder starts afresh')
 })
 
 t.test('a reused person keeps no answer that static cohorts or another flag decide', async (t) => {
@@ -139,8 +143,9 @@ t.test('a reused person keeps no answer that static cohorts or another flag deci
   ]
   const set = compileFlags(defs, { groupTypeMapping: {}, cohorts })
   const person = { signup: '2024-05-20T00:00:00Z' }
+  const personState = {}
   const answers = (member: boolean, now: number) => {
-    const flags = set.evaluateAll({ distinctId: 'ann', personProperties: person, personPropertiesReused: true, groups: {}, groupProperties: {}, now, staticCohortIds: new Set(member ? [1] : []) }).flags
+    const flags = set.evaluateAll({ distinctId: 'ann', personProperties: person, personState, groups: {}, groupProperties: {}, now, staticCohortIds: new Set(member ? [1] : []) }).flags
     return [flags['in-cohort'].enabled, flags['after-recent'].enabled]
   }
   t.same(answers(true, NOW), [true, true])
