@@ -26,11 +26,11 @@ function withInitialProperties(person: Record<string, unknown>, initialKeys: rea
 
 /**
  * What a returning person's requests share. Their properties come back as the same object while nothing in
- * them changed, with a holder for this (`personState`; evaluator.ts), so, for the next request of the same
- * flag set, the holder keeps the results of tests of person properties (functions of those alone: a regex, a semver or a
- * substring test then runs once per person, not once per request) and the answers of flags that depend on
- * nothing else (`personAlone` in compile.ts). Group-property and date tests (`volatileSlots`) are cleared
- * each time.
+ * them changed, with a holder for this (`personState`; evaluator.ts). For the next request of the same flag
+ * set the holder keeps the results of tests of person properties (functions of those alone: a regex, a
+ * semver or a substring test then runs once per person, not once per request) and the answers of flags
+ * that depend on nothing else (`personAlone` in compile.ts). Group-property and date tests
+ * (`volatileSlots`) are cleared each time.
  */
 interface Kept {
   data: CompiledSetData
@@ -40,6 +40,7 @@ interface Kept {
   distinctId: string
   answers: (FlagResult | undefined)[]
 }
+
 function kept(data: CompiledSetData, input: EvaluationInput, person: Record<string, unknown>): Kept | null {
   const state = input.personState
   // a person given `$initial_*` twins is a copy made for this request

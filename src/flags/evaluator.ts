@@ -47,7 +47,8 @@ export interface PreparedEvaluation {
  * The stored properties merged with overrides made only of the GeoIP result and the distinct id, by the
  * stored object (PersonReader hands out one per person until it changes). A person's repeated /decide
  * calls from one address reuse it instead of copying twenty-odd properties each time; evaluation never
- * writes to it (`withInitialProperties` copies first).
+ * writes to it (`withInitialProperties` copies first). Beside it, the holder in which the flag engine keeps
+ * its work for the next request (a plain object: a WeakMap keyed by `merged` cost ≈3 µs per first-seen person).
  */
 interface Merged {
   geo: JsonObject | null
@@ -91,7 +92,7 @@ export class FlagEvaluator {
     const { project, input, loadFailed } = prepared
     if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: loadFailed }
     if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
-      // the worker gets a copy, never the same object twice
+      // the worker gets a copy of the properties: nothing to keep beside it
       return this.#o.offload(teamId, project.revision, { ...input, personState: undefined }).then((offloaded) => ({
         results: Object.values(offloaded.flags),
         errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags || loadFailed,
