@@ -98,12 +98,15 @@ interface Context {
   volatile: number[]
 }
 
+/** A test whose result follows from the person's properties alone: not a group's, and not read against `now`. */
+const readsPersonOnly = (t: PropertyTest): boolean => t.scope === 'person' && !t.readsNow
+
 function slotFor(ctx: Context, t: PropertyTest, groupName: string | null): number {
   const identity = JSON.stringify([t.scope, groupName, t.lookupKey]) + t.signature
   let slot = ctx.slots.get(identity)
   if (slot === undefined) {
     ctx.slots.set(identity, (slot = ctx.slots.size))
-    if (t.scope !== 'person' || t.readsNow) ctx.volatile.push(slot)
+    if (!readsPersonOnly(t)) ctx.volatile.push(slot)
   }
   return slot
 }
@@ -227,7 +230,7 @@ function personAlone(f: CompiledFlag): boolean {
   if (f.aggregation !== null || f.holdout !== null || f.enrollmentKey !== null || f.superCondition !== null) return false
   if (f.deviceBucketing || f.definition.ensure_experience_continuity) return false
   return f.conditions.every(
-    (c) => c.aggregation === null && c.cohorts.length === 0 && c.tests.every((t) => t.kind === 'property' && t.scope === 'person' && !t.readsNow),
+    (c) => c.aggregation === null && c.cohorts.length === 0 && c.tests.every((t) => t.kind === 'property' && readsPersonOnly(t)),
   )
 }
 

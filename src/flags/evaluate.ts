@@ -120,10 +120,11 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
     }
     try {
       if (flag.error !== null) throw flag.error
-      let r = answers === null || !flag.personAlone ? undefined : answers[flag.position]
+      const store = answers !== null && flag.personAlone ? answers : null
+      let r = store?.[flag.position]
       if (r === undefined) {
         r = matchFlag(flag, req)
-        if (answers !== null && flag.personAlone) answers[flag.position] = r
+        if (store !== null) store[flag.position] = r
       }
       values[flag.position] = resultValue(r)
       results[flag.position] = r
