@@ -1,9 +1,11 @@
 // Micro benchmark of the consumer thread's work per event, without HTTP, spool or sink: decode a spooled
 // event (JSON.parse), person processing in one persons.db transaction per read, rows for the sink and their
-// packing for the insert thread. Events are the /batch/ scenario's (_payloads.mjs), 10,000 distinct ids, so
-// after the first pass persons exist, as in a load run. Runs on the compiled output:
-// `npx tsc -p . && node bench/micro/consumer.mjs` (add --cpu-prof to profile). GEOIP=0 leaves GeoIP out;
-// NEW_PERSONS=1 gives every event a distinct id never seen before (a person created per event, as for first visits).
+// packing for the insert thread, 64 events at a time as person-batch.ts does (CHUNK=1800: a whole read at
+// once). Events are the /batch/ scenario's (_payloads.mjs), 10,000 distinct ids, so after the first pass
+// persons exist, as in a load run. Runs on the compiled output: `npx tsc -p . && node bench/micro/consumer.mjs`
+// (add --cpu-prof to profile, --max-semi-space-size=8 --trace-gc-nvp for the consumer's young generation and
+// what it promotes). GEOIP=0 leaves GeoIP out; NEW_PERSONS=1 gives every event a distinct id never seen before
+// (a person created per event, as for first visits).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,13 +15,14 @@ import { openGeoIp } from '../../dist/src/geoip/index.js'
 import { parsePayload } from '../../dist/src/ingestion/parse.js'
 import { toEventRows } from '../../dist/src/ingestion/consumer/rows.js'
 import { PersonsStage } from '../../dist/src/persons/index.js'
-import { packRows } from '../../dist/src/storage/events/packed-rows.js'
+import { RowPacker } from '../../dist/src/storage/events/packed-rows.js'
 import { migrate, openDatabase } from '../../dist/src/storage/index.js'
 import { PERSONS_MIGRATIONS } from '../../dist/src/storage/sqlite/migrations/persons.js'
 import { batchBodies } from '../scenarios/_payloads.mjs'
 
 const DURATION_MS = Number(process.env.BENCH_MS ?? 4000)
-const READ = 500 // events per read, about what READ_BYTES gives for these events
+const READ = 1800 // events per read, about what READ_BYTES gives for these events
+const CHUNK = Number(process.env.CHUNK ?? 64)
 
 const dir = mkdtempSync(join(tmpdir(), 'skylark-consumer-bench-'))
 try {
@@ -32,18 +35,23 @@ try {
   const spooled = batchBodies('phc_bench', 100, 100).flatMap((body) => parsePayload(body, ctx).events.map((e) => Buffer.from(JSON.stringify(e))))
 
   const newPersons = process.env.NEW_PERSONS === '1'
-  let spare = null
   let at = 0
   let fresh = 0
+  let spare = null
   const step = () => {
-    const events = []
-    for (let i = 0; i < READ; i++, at = (at + 1) % spooled.length) {
-      const event = JSON.parse(spooled[at].toString('utf8'))
-      if (newPersons) event.distinct_id = `new-${fresh++}`
-      events.push(event)
-    }
-    const outcomes = db.transaction(() => stage.process(events)).immediate()
-    spare = packRows(toEventRows(events, outcomes, Date.now()), spare).buffer
+    const packer = new RowPacker(READ * 2600, spare)
+    db.transaction(() => {
+      for (let c = 0; c < READ; c += CHUNK) {
+        const events = []
+        for (let i = 0; i < CHUNK; i++, at = (at + 1) % spooled.length) {
+          const event = JSON.parse(spooled[at].toString('utf8'))
+          if (newPersons) event.distinct_id = `new-${fresh++}`
+          events.push(event)
+        }
+        packer.add(toEventRows(events, stage.process(events), Date.now()))
+      }
+    }).immediate()
+    spare = packer.finish().parts[0].buffer
   }
   for (let i = 0; i < (2 * spooled.length) / READ; i++) step() // every person created, caches warm
   let events = 0
@@ -51,7 +59,7 @@ try {
   const end = start + BigInt(DURATION_MS) * 1_000_000n
   while (process.hrtime.bigint() < end) {
     step()
-    events += READ
+    events += Math.ceil(READ / CHUNK) * CHUNK
   }
   const secs = Number(process.hrtime.bigint() - start) / 1e9
   console.log(`${geoip ? 'GeoIP' : 'no GeoIP'}${newPersons ? ', new persons' : ''}: ${((secs * 1e6) / events).toFixed(1)} µs an event, ${Math.round(events / secs).toLocaleString('en-US')} events/s`)

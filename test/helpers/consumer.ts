@@ -11,6 +11,7 @@ import { encodeFrame, FrameKind } from '../../src/ingestion/spool/format.js'
 import { segmentPath } from '../../src/ingestion/spool/layout.js'
 import type { CapturedEvent } from '../../src/ingestion/types.js'
 import { NO_SETS, type PersonOutcome } from '../../src/persons/index.js'
+import { unpackRows } from '../../src/storage/events/packed-rows.js'
 import type { EventRow } from '../../src/storage/events/types.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
@@ -25,7 +26,7 @@ export interface ConsumerCaps {
   writeMs?: number
 }
 
-/** One write to the event store: how many reads the person loop had processed when it began and ended. */
+/** One write to the event store: how many chunks of reads the person loop had processed when it began and ended. */
 export interface WriteSpan {
   readsAtStart: number
   readsAtEnd: number
@@ -65,15 +66,18 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []
+  const insertBytes: number[] = []
   const writes: WriteSpan[] = []
   const sinkWriter = new SinkWriter({
     sink: () => ({
       kind: 'sqlite',
-      write: async (rows) => {
+      write: async () => t.fail('rows reach the store packed'),
+      writePacked: async (rows) => {
         const write = { readsAtStart: processed.length, readsAtEnd: 0 }
         writes.push(write)
         if (caps.writeMs) await new Promise((resolve) => setTimeout(resolve, caps.writeMs))
-        inserts.push([...rows])
+        inserts.push(unpackRows(rows))
+        insertBytes.push(rows.parts.reduce((sum, part) => sum + part.length, 0))
         write.readsAtEnd = processed.length
       },
       ping: async () => true,
@@ -103,6 +107,6 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     log: () => {},
     onFreed: () => {},
   })
-  return { consumer, processed, inserts, writes }
+  return { consumer, processed, inserts, insertBytes, writes }
 }
 

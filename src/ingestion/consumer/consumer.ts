@@ -20,15 +20,16 @@
 import type { Clock } from '../../common/clock.js'
 import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
+import { packedRows, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { EventRow } from '../../storage/events/types.js'
 import { compareCursors, deleteSegmentsBefore, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
 import type { Lane } from '../types.js'
 import { Checkpoints } from './checkpoints.js'
-import { PersonBatches, type PersonStage } from './person-batch.js'
+import { PersonBatches, type OnUnreadable, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
 import { decodeFrames, readBatch, READ_BYTES } from './read-batch.js'
-import { BATCH_BYTES, RowQueue } from './row-queue.js'
+import { BATCH_BYTES, RowQueue, type Batch } from './row-queue.js'
 import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
 import { toEventRows } from './rows.js'
 import { replayDeadLetters } from './dead-letter-replay.js'
@@ -157,9 +158,9 @@ export class Consumer {
       for (;;) {
         const frames = this.#read(state.replay.reader, state.replay.until)
         if (frames.length === 0) break
-        const events = this.#decode(state.lane, frames).events
-        const rows = toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now())
-        replayed += rows.length
+        const events = decodeFrames(frames, this.#unreadable(state.lane)).events
+        const rows = packedRows(toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now()))
+        replayed += rows.count
         this.#enqueue(state.lane, rows, frames[frames.length - 1].end, true)
       }
       state.replay.reader.close()
@@ -202,8 +203,7 @@ export class Consumer {
         continue
       }
       const end = frames[frames.length - 1].end
-      const { events, warnings } = this.#decode(lane, frames)
-      const { rows, processed } = this.#persons.process(lane, events, warnings, end)
+      const { rows, processed } = this.#persons.process(lane, frames, end, this.#unreadable(lane))
       this.stats.personsProcessed += processed
       state.personsAt = end
       this.#enqueue(lane, rows, end)
@@ -236,13 +236,12 @@ export class Consumer {
     return readBatch(reader, this.#readBytes, (r) => this.#corrupt(r), until)
   }
 
-  #decode(lane: Lane, frames: SpoolFrame[]): ReturnType<typeof decodeFrames> {
-    return decodeFrames(frames, (payload, error) =>
-      this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: payload.toString('base64') }]),
-    )
+  #unreadable(lane: Lane): OnUnreadable {
+    return (payload, error) =>
+      this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: payload.toString('base64') }])
   }
 
-  #enqueue(lane: Lane, rows: EventRow[], end: Cursor, replay = false): void {
+  #enqueue(lane: Lane, rows: PackedRows, end: Cursor, replay = false): void {
     this.#queue.push(lane, rows, end, this.#o.clock.now(), replay)
     this.#wakeSink?.()
   }
@@ -281,7 +280,7 @@ export class Consumer {
       const span = this.#span
       if (span?.ready && !batch.replay) {
         await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
-        this.#queue.settle(batch)
+        this.#settle(batch)
         this.#wakePersons?.()
         if ((this.#caughtUp() || span.spanLeft() <= 0) && !(await this.#commitSpan(span))) return
         continue
@@ -293,11 +292,16 @@ export class Consumer {
       if (span?.busy && !(await this.#spanSettled())) return
       const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
       if (!stored) return // shutdown gave up: the spool still has these rows for the next start
-      this.#queue.settle(batch)
-      this.stats.stored += batch.rows.length
+      this.#settle(batch)
+      this.stats.stored += batch.rows.count
       this.#afterStored(batch.items)
       this.#wakePersons?.()
     }
+  }
+
+  #settle(batch: Batch): void {
+    this.#queue.settle(batch)
+    this.#persons.recycle(batch.rows)
   }
 
   /**

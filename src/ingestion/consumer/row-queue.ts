@@ -1,9 +1,10 @@
 /**
- * The rows between the person loop and the sink loop, bounded by rows and by bytes so a slow store pauses
- * reading instead of growing this thread's heap. Rows leave in insert-sized batches; they still count
- * against the bounds until the store has them (`settle`), so back-pressure holds while an insert runs.
+ * The rows between the person loop and the sink loop, packed (one buffer per read), bounded by rows and by
+ * bytes so a slow store pauses reading instead of growing this thread's memory. Rows leave in insert-sized
+ * batches; they still count against the bounds until the store has them (`settle`), so back-pressure holds
+ * while an insert runs.
  */
-import type { EventRow } from '../../storage/events/types.js'
+import type { PackedRows } from '../../storage/events/packed-rows.js'
 import type { Cursor } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
@@ -16,19 +17,16 @@ import type { Lane } from '../types.js'
  */
 export const BATCH_BYTES = 4 * 1024 * 1024
 const QUEUED_BATCHES = 3
-/** Memory of a row beyond its text (object, uuid, ids, groups): an estimate, only for the caps. */
-const ROW_OVERHEAD_BYTES = 300
 
-export function rowBytes(rows: readonly EventRow[]): number {
+function packedBytes(rows: PackedRows): number {
   let bytes = 0
-  for (const r of rows) bytes += r.properties.length + r.elements_chain.length + ROW_OVERHEAD_BYTES
+  for (const part of rows.parts) bytes += part.length
   return bytes
 }
 
 export interface QueueItem {
   lane: Lane
-  rows: EventRow[]
-  /** rowBytes() of all rows. */
+  rows: PackedRows
   bytes: number
   end: Cursor
   queuedAt: number
@@ -38,7 +36,7 @@ export interface QueueItem {
 
 export interface Batch {
   items: QueueItem[]
-  rows: EventRow[]
+  rows: PackedRows
   replay: boolean
 }
 
@@ -78,10 +76,10 @@ export class RowQueue {
     return this.#rows >= this.#batchRows || this.#bytes >= this.#batchBytes
   }
 
-  push(lane: Lane, rows: EventRow[], end: Cursor, now: number, replay = false): void {
-    const bytes = rowBytes(rows)
+  push(lane: Lane, rows: PackedRows, end: Cursor, now: number, replay = false): void {
+    const bytes = packedBytes(rows)
     this.#items.push({ lane, rows, bytes, end, queuedAt: now, replay })
-    this.#rows += rows.length
+    this.#rows += rows.count
     this.#bytes += bytes
   }
 
@@ -92,18 +90,19 @@ export class RowQueue {
     let bytes = 0
     while (this.#items.length > 0) {
       const next = this.#items[0]
-      if (items.length > 0 && (rows + next.rows.length > this.#batchRows || bytes + next.bytes > this.#batchBytes)) break
+      if (items.length > 0 && (rows + next.rows.count > this.#batchRows || bytes + next.bytes > this.#batchBytes)) break
       items.push(this.#items.shift()!)
-      rows += next.rows.length
+      rows += next.rows.count
       bytes += next.bytes
     }
-    return { items, rows: items.length === 1 ? items[0].rows : items.flatMap((i) => i.rows), replay: items.some((i) => i.replay) }
+    const packed = { parts: items.flatMap((i) => i.rows.parts), count: rows }
+    return { items, rows: packed, replay: items.some((i) => i.replay) }
   }
 
   /** The store has a taken batch: its rows stop counting against the bounds. */
   settle(batch: Batch): void {
     for (const item of batch.items) {
-      this.#rows -= item.rows.length
+      this.#rows -= item.rows.count
       this.#bytes -= item.bytes
     }
   }

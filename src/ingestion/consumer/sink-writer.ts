@@ -4,11 +4,17 @@
  * are narrowed down by halving the batch, so only the rows that can never be stored go to the dead-letter
  * store and everything else is written.
  */
-import { SinkError, type EventRow, type EventSink } from '../../storage/events/types.js'
+import { packedRows, unpackRows, type PackedRows } from '../../storage/events/packed-rows.js'
+import { SinkError, type EventSink } from '../../storage/events/types.js'
 import type { DeadLetterInput } from '../../storage/dead-letters.js'
 
+/** An event store that also takes rows packed by the consumer (ThreadedSink). */
+export interface PackedSink extends EventSink {
+  writePacked(rows: PackedRows): Promise<void>
+}
+
 export interface SinkWriterOptions {
-  sink: () => EventSink | null
+  sink: () => PackedSink | null
   retryMaxMs: number
   deadLetter: (entries: DeadLetterInput[]) => void
   onFailure: (error: Error) => void
@@ -28,7 +34,7 @@ export class SinkWriter {
   }
 
   /** Resolves true when every row is stored or dead-lettered, false when abandoned at shutdown. */
-  async write(rows: readonly EventRow[], lane: string): Promise<boolean> {
+  async write(rows: PackedRows, lane: string): Promise<boolean> {
     let delay = 50
     for (;;) {
       try {
@@ -46,20 +52,20 @@ export class SinkWriter {
     }
   }
 
-  async #writeIsolating(rows: readonly EventRow[], lane: string): Promise<void> {
+  async #writeIsolating(rows: PackedRows, lane: string): Promise<void> {
     const sink = this.#o.sink()
     if (!sink) throw new SinkError('the event store is not ready yet', false)
     try {
-      await sink.write(rows)
+      await sink.writePacked(rows)
     } catch (error) {
       if (!(error instanceof SinkError) || !error.permanent) throw error
-      if (rows.length === 1) {
-        this.#o.deadLetter([{ lane, stage: 'sink', error: error.message, payload: JSON.stringify(rows[0]) }])
+      const all = unpackRows(rows)
+      if (all.length === 1) {
+        this.#o.deadLetter([{ lane, stage: 'sink', error: error.message, payload: JSON.stringify(all[0]) }])
         return
       }
-      const middle = Math.ceil(rows.length / 2)
-      await this.#writeIsolating(rows.slice(0, middle), lane)
-      await this.#writeIsolating(rows.slice(middle), lane)
+      const middle = Math.ceil(all.length / 2)
+      for (const half of [all.slice(0, middle), all.slice(middle)]) await this.#writeIsolating(packedRows(half), lane)
     }
   }
 }

@@ -4,7 +4,7 @@
  * appended stretch of a lane ends, not the rows, so the sink checkpoint can move there once the INSERT
  * succeeds while the rows themselves are already let go.
  */
-import type { EventRow } from '../../storage/events/types.js'
+import type { PackedRows } from '../../storage/events/packed-rows.js'
 import type { Cursor } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
@@ -13,7 +13,7 @@ export interface StreamTarget {
   /** False until the store is connected: batches go one per INSERT (with the usual retries) until then. */
   ready(): boolean
   /** Adds rows to the open INSERT (opening one); they are not stored before commit(). */
-  append(rows: readonly EventRow[]): Promise<void>
+  append(rows: PackedRows): Promise<void>
   /** Ends the open INSERT, which holds the `rows` appended since the last commit; throws if any may be missing. */
   commit(rows: number): Promise<void>
 }
@@ -71,11 +71,11 @@ export class SpanningInsert {
   }
 
   /** Throws when the rows may be lost (nothing of this INSERT can be confirmed any more). */
-  async append(rows: readonly EventRow[], stretches: readonly Stretch[]): Promise<void> {
+  async append(rows: PackedRows, stretches: readonly Stretch[]): Promise<void> {
     this.#openedAt ??= this.#now()
     await this.#target.append(rows)
     for (const { lane, end } of stretches) this.#stretches.push({ lane, end })
-    this.#rows += rows.length
+    this.#rows += rows.count
   }
 
   /**

@@ -107,7 +107,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
         ? {
             spanMs: data.insertSpanMs,
             ready: () => sink !== null,
-            append: (rows) => sink!.append(rows),
+            append: (rows) => sink!.appendPacked(rows),
             commit: (rows) => sink!.commit(rows),
           }
         : null,

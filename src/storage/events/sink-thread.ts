@@ -12,7 +12,7 @@
 import { Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads'
 import { ClickHouseEventSink } from './clickhouse.js'
 import type { ClickHouseOptions, ServerFeatures } from './clickhouse-schema.js'
-import { packRows } from './packed-rows.js'
+import { packRows, type PackedRows } from './packed-rows.js'
 import { SqliteEventSink } from './sqlite.js'
 import { SinkError, type EventRow, type EventSink } from './types.js'
 
@@ -56,12 +56,19 @@ export class ThreadedSink implements EventSink {
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
-    await this.#send(rows, 'write')
+    const buf = packRows(rows, this.#spare)
+    this.#spare = null
+    await this.#send('write', buf, rows.length)
+  }
+
+  /** Rows the consumer packed as it made them (packed-rows.ts RowPacker). */
+  async writePacked(rows: PackedRows): Promise<void> {
+    await this.#send('write', this.#joined(rows), rows.count)
   }
 
   /** ClickHouse only: adds the rows to the open INSERT; they are stored once commit() resolves. */
-  async append(rows: readonly EventRow[]): Promise<void> {
-    await this.#send(rows, 'append')
+  async appendPacked(rows: PackedRows): Promise<void> {
+    await this.#send('append', this.#joined(rows), rows.count)
   }
 
   /** Ends the open INSERT, which must hold the `rows` appended since the last commit. */
@@ -70,11 +77,24 @@ export class ThreadedSink implements EventSink {
     if (!reply.ok) throw new SinkError(reply.message, reply.permanent)
   }
 
-  async #send(rows: readonly EventRow[], op: 'write' | 'append'): Promise<void> {
-    const buf = packRows(rows, this.#spare)
-    const packed = buf.buffer as ArrayBuffer
+  /**
+   * The parts copied into one buffer of its own, which is transferred: the parts stay with the caller, which
+   * may write them again after a failure (a transferred buffer does not come back from a thread that died).
+   */
+  #joined(rows: PackedRows): Buffer {
+    let size = 0
+    for (const part of rows.parts) size += part.length
+    const spare = this.#spare
     this.#spare = null
-    const reply = await this.#call({ id: 0, op, packed, length: buf.length, rows: rows.length }, [packed])
+    const buf = spare && spare.byteLength >= size ? Buffer.from(spare, 0, size) : Buffer.allocUnsafeSlow(size)
+    let at = 0
+    for (const part of rows.parts) at += part.copy(buf, at)
+    return buf
+  }
+
+  async #send(op: 'write' | 'append', buf: Buffer, rows: number): Promise<void> {
+    const packed = buf.buffer as ArrayBuffer
+    const reply = await this.#call({ id: 0, op, packed, length: buf.length, rows }, [packed])
     this.#spare = reply.packed ?? null
     if (!reply.ok) throw new SinkError(reply.message, reply.permanent)
   }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { StreamTarget } from '../../../src/ingestion/consumer/spanning-insert.js'
-import type { EventRow } from '../../../src/storage/events/types.js'
+import { unpackRows, type PackedRows } from '../../../src/storage/events/packed-rows.js'
 import { consumerOverSpool } from '../../helpers/consumer.js'
 
 /** ClickHouse's side of spanning inserts, as the consumer sees it: each commit waits until the test settles it. */
@@ -16,8 +16,8 @@ class HeldInserts implements StreamTarget {
     return true
   }
 
-  async append(rows: readonly EventRow[]): Promise<void> {
-    this.inserts[this.inserts.length - 1].push(...rows.map((r) => r.distinct_id))
+  async append(rows: PackedRows): Promise<void> {
+    this.inserts[this.inserts.length - 1].push(...unpackRows(rows).map((r) => r.distinct_id))
   }
 
   commit(rows: number): Promise<void> {

@@ -1,7 +1,8 @@
 import t from 'tap'
-import { SinkWriter } from '../../../src/ingestion/consumer/sink-writer.js'
 import type { DeadLetterInput } from '../../../src/storage/dead-letters.js'
-import { SinkError, type EventRow, type EventSink } from '../../../src/storage/events/types.js'
+import { SinkWriter, type PackedSink } from '../../../src/ingestion/consumer/sink-writer.js'
+import { packedRows, unpackRows } from '../../../src/storage/events/packed-rows.js'
+import { SinkError, type EventRow } from '../../../src/storage/events/types.js'
 
 const row = (uuid: string): EventRow => ({
   uuid,
@@ -20,8 +21,11 @@ const row = (uuid: string): EventRow => ({
 function store(downFor = 0) {
   const stored: string[] = []
   let calls = 0
-  const sink: EventSink = {
+  const sink: PackedSink = {
     kind: 'sqlite',
+    async writePacked(packed) {
+      await sink.write(unpackRows(packed))
+    },
     async write(rows) {
       calls++
       if (calls <= downFor) throw new SinkError('connection refused', false)
@@ -42,7 +46,7 @@ t.test('SinkWriter', async (t) => {
     const dead: DeadLetterInput[] = []
     const writer = new SinkWriter({ sink: () => s.sink, retryMaxMs: 10, deadLetter: (e) => dead.push(...e), onFailure: () => {}, onSuccess: () => {}, abandoned: () => false })
     const rows = ['a', 'bad1', 'b', 'c', 'd', 'bad2', 'e', 'f'].map(row)
-    t.ok(await writer.write(rows, 'main'))
+    t.ok(await writer.write(packedRows(rows), 'main'))
     t.same(s.stored.sort(), ['a', 'b', 'c', 'd', 'e', 'f'])
     t.same(dead.map((d) => JSON.parse(d.payload!).uuid).sort(), ['bad1', 'bad2'])
     t.ok(dead.every((d) => d.stage === 'sink' && /Cannot parse/.test(d.error)))
@@ -61,7 +65,7 @@ t.test('SinkWriter', async (t) => {
       abandoned: () => false,
       sleep: async (ms) => void sleeps.push(ms),
     })
-    t.ok(await writer.write([row('x')], 'main'))
+    t.ok(await writer.write(packedRows([row('x')]), 'main'))
     t.same(s.stored, ['x'])
     t.equal(failures, 3)
     t.same(sleeps, [50, 100, 150], 'exponential backoff, capped')
@@ -81,6 +85,6 @@ t.test('SinkWriter', async (t) => {
       abandoned: () => abandoned,
       sleep: async () => {},
     })
-    t.equal(await writer.write([row('y')], 'main'), false)
+    t.equal(await writer.write(packedRows([row('y')]), 'main'), false)
   })
 })

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
-import { PackedReader, packRows } from '../../../src/storage/events/packed-rows.js'
+import { PackedReader, packedRows, packRows, RowPacker, unpackRows } from '../../../src/storage/events/packed-rows.js'
 import { ThreadedSink } from '../../../src/storage/events/sink-thread.js'
 import { SinkError, type EventRow } from '../../../src/storage/events/types.js'
 import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
@@ -83,6 +83,36 @@ t.test('a spare buffer is reused only when it is large enough', async (t) => {
   t.equal(unpack(small).length, 1, 'its length covers only the new rows')
   const tooSmall = packRows(Array.from({ length: 100 }, () => row()), small.buffer as ArrayBuffer)
   t.not(tooSmall.buffer, big.buffer, 'a new buffer when the spare is too small')
+})
+
+t.test('rows packed a few at a time grow their buffer and read back in order', async (t) => {
+  const rows = Array.from({ length: 300 }, (_, i) => row({ distinct_id: `user-${i}`, properties: JSON.stringify({ i, pad: 'é'.repeat(i) }) }))
+  const packer = new RowPacker(100) // far too small: it grows
+  for (let i = 0; i < rows.length; i += 64) packer.add(rows.slice(i, i + 64))
+  packer.add([])
+  const packed = packer.finish()
+  t.equal(packed.count, 300)
+  t.same(unpackRows(packed), rows)
+  t.same(unpackRows(new RowPacker(0).finish()), [], 'nothing packed: no parts')
+})
+
+t.test('packed parts are stored in order, and stay with the caller when the thread fails', async (t) => {
+  const dir = join(t.testdir(), 'later')
+  const file = join(dir, 'events.db')
+  const sink = new ThreadedSink({ spec: { kind: 'sqlite', file }, entry: ENTRY })
+  t.teardown(() => sink.close())
+  const first = Array.from({ length: 30 }, (_, i) => row({ distinct_id: `a-${i}` }))
+  const second = [row({ distinct_id: 'Zoë 🦜' })]
+  const packed = { parts: [packRows(first), packRows(second)], count: 31 }
+  const error = await sink.writePacked(packed).catch((e: unknown) => e)
+  t.ok(error instanceof SinkError && !error.permanent, 'no store yet: a retryable failure')
+  t.same(unpackRows(packed), [...first, ...second], 'the parts were copied, not transferred away')
+  mkdirSync(dir)
+  const db = openDatabase(file)
+  migrate(db, EVENTS_MIGRATIONS)
+  db.close()
+  await sink.writePacked(packed)
+  t.same(storedRows(file), [...first, ...second])
 })
 
 t.test('the insert thread stores rows exactly as given, batch after batch', async (t) => {
@@ -215,19 +245,19 @@ t.test('a spanning ClickHouse insert stores its appended batches only at commit,
   const parts = async () => Number((await ch.query("SELECT count() FROM system.parts WHERE database = 'skylark_span' AND table = 'events' AND active")).trim())
 
   const batches = [0, 1, 2].map((b) => Array.from({ length: 100 }, (_, i) => row({ distinct_id: `span-${b}-${i}` })))
-  for (const batch of batches) await sink.append(batch)
+  for (const batch of batches) await sink.appendPacked(packedRows(batch))
   t.equal(await count(), 0, 'nothing is stored before the commit')
   await sink.commit(300)
   t.equal(await count(), 300, 'all three batches are stored once it resolves')
   t.equal(await parts(), 1, 'as one part')
 
-  await sink.append([row()])
+  await sink.appendPacked(packedRows([row()]))
   const miscounted = await sink.commit(2).catch((e: unknown) => e)
   t.ok(miscounted instanceof SinkError, 'a commit for rows the open insert does not hold fails (the thread lost them)')
   const nothingOpen = await sink.commit(1).catch((e: unknown) => e)
   t.ok(nothingOpen instanceof SinkError, 'and so does a commit with no insert open')
 
-  await sink.append([row({ distinct_id: 'span-before-the-outage' })])
+  await sink.appendPacked(packedRows([row({ distinct_id: 'span-before-the-outage' })]))
   await ch.kill()
   const failed = await sink.commit(1).catch((e: unknown) => e)
   t.ok(failed instanceof SinkError && !failed.permanent, 'ClickHouse dying with the insert open fails the commit (retryable)')
