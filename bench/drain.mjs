@@ -79,6 +79,9 @@ const cores = Object.entries(last.threads)
   .map(([name, c]) => `${name} ${c.toFixed(2)}`)
 // VmHWM: the process's peak resident set so far, the load included.
 const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024)
-console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB`)
+// ClickHouse holds an open INSERT's rows in memory until it ends (CLICKHOUSE_INSERT_SPAN_MS).
+const chPeak = clickhouse?.pid ? readFileSync(`/proc/${clickhouse.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/) : null
+const chPeakText = chPeak ? `; ClickHouse peak RSS ${Math.round(Number(chPeak[1]) / 1024)} MB` : ''
+console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB${chPeakText}`)
 await server.stop()
 await clickhouse?.destroy()

@@ -5,7 +5,8 @@
 // persons exist, as in a load run. Runs on the compiled output: `npx tsc -p . && node bench/micro/consumer.mjs`
 // (add --cpu-prof to profile, --max-semi-space-size=8 --trace-gc-nvp for the consumer's young generation and
 // what it promotes). GEOIP=0 leaves GeoIP out; NEW_PERSONS=1 gives every event a distinct id never seen before
-// (a person created per event, as for first visits).
+// (a person created per event, as for first visits); BODIES=1000 makes it 100,000 distinct ids, more than the
+// person cache holds (20,000).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -32,7 +33,7 @@ try {
   const stage = new PersonsStage(db, { geoip, clock: systemClock })
   const ctx = { now: Date.now(), ip: '127.0.0.1', queryUnderscore: null, queryToken: null, uuid: randomUUID, resolveProject: () => ({ id: 1, anonymizeIps: false }) }
   // What the spool holds: one JSON text per captured event.
-  const spooled = batchBodies('phc_bench', 100, 100).flatMap((body) => parsePayload(body, ctx).events.map((e) => Buffer.from(JSON.stringify(e))))
+  const spooled = batchBodies('phc_bench', 100, Number(process.env.BODIES ?? 100)).flatMap((body) => parsePayload(body, ctx).events.map((e) => Buffer.from(JSON.stringify(e))))
 
   const newPersons = process.env.NEW_PERSONS === '1'
   let at = 0

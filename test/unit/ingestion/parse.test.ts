@@ -96,9 +96,13 @@ t.test('NaN and Infinity from Python clients read as null', async (t) => {
 })
 
 t.test('nesting is limited', async (t) => {
-  t.notOk(nestingExceeds('{"a":"[[[[[[["}', 3), 'brackets inside strings do not count')
-  t.notOk(nestingExceeds('{"a":"\\"[[[[["}', 2), 'escaped quotes stay inside the string')
-  t.ok(nestingExceeds('[[[[]]]]', 3))
-  const deep = `{"api_key":"phc_a","event":"e","distinct_id":"d","properties":{"x":${'['.repeat(MAX_NESTING)}${']'.repeat(MAX_NESTING)}}}`
-  t.throws(() => parse(deep), { code: 'invalid_payload' })
+  t.notOk(nestingExceeds(JSON.parse('{"a":"[[[[[[["}'), 1), 'brackets inside strings do not count')
+  t.notOk(nestingExceeds(JSON.parse('[[[]]]'), 3), 'three levels are within a limit of three')
+  t.ok(nestingExceeds(JSON.parse('[[[[]]]]'), 3))
+  t.ok(nestingExceeds(JSON.parse('{"a":1,"b":[2,{"c":{"d":null}}]}'), 3), 'objects and arrays count alike, past a first member that is not deep')
+  t.ok(nestingExceeds(JSON.parse('{"__proto__":{"x":{}}}'), 2), 'an own __proto__ key is walked like any other')
+  const deep = (levels: number) => `{"api_key":"phc_a","event":"e","distinct_id":"d","properties":{"x":${'['.repeat(levels)}${']'.repeat(levels)}}}`
+  t.equal(parse(deep(MAX_NESTING - 2)).events.length, 1, 'the limit counts the body and the properties object')
+  t.throws(() => parse(deep(MAX_NESTING - 1)), { code: 'invalid_payload', detail: /nest at most 100 levels/ })
+  t.throws(() => parse(deep(200_000)), { code: 'invalid_payload', detail: /nest at most/ }, 'far deeper than any stack')
 })
