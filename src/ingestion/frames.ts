@@ -3,7 +3,7 @@
  * for spike detection. Built wherever the payload was parsed (main thread or a pool worker), so the main
  * thread only slices views out of the buffer and never serialises events itself.
  */
-import { encodeFrame, FrameKind } from './spool/format.js'
+import { encodeFrame, FrameKind, HEADER_BYTES, writeFrame } from './spool/format.js'
 import type { ParsedPayload } from './parse.js'
 
 export interface EncodedPayload {
@@ -31,28 +31,23 @@ export function fnv1a(text: string): number {
 
 export function encodePayload(parsed: ParsedPayload): EncodedPayload {
   const n = parsed.events.length
-  const pieces: Buffer[] = new Array(n)
+  // Every frame written into one buffer: a Buffer per frame and their concatenation cost more than the
+  // texts' UTF-8 lengths measured first.
+  const texts: string[] = new Array(n)
   const offsets = new Uint32Array(n + 1)
   const keyHashes = new Uint32Array(n)
   let total = 0
   for (let i = 0; i < n; i++) {
     const event = parsed.events[i]
-    const frame = encodeFrame(FrameKind.event, JSON.stringify(event))
-    pieces[i] = frame
+    texts[i] = JSON.stringify(event)
     offsets[i] = total
-    total += frame.length
+    total += HEADER_BYTES + Buffer.byteLength(texts[i])
     keyHashes[i] = fnv1a(`${event.team_id}:${event.distinct_id}`)
   }
   offsets[n] = total
+  const frames = Buffer.allocUnsafe(total)
+  for (let i = 0; i < n; i++) writeFrame(frames, offsets[i], FrameKind.event, texts[i])
   const warningFrames = Buffer.concat(parsed.warnings.map((w) => encodeFrame(FrameKind.warning, JSON.stringify(w))))
   const dropReasons = parsed.warnings.filter((w) => w.type === 'event_dropped').map((w) => String(w.details.reason))
-  return {
-    teamId: parsed.teamId,
-    historical: parsed.historical,
-    frames: n === 1 ? pieces[0] : Buffer.concat(pieces, total),
-    offsets,
-    keyHashes,
-    warningFrames,
-    dropReasons,
-  }
+  return { teamId: parsed.teamId, historical: parsed.historical, frames, offsets, keyHashes, warningFrames, dropReasons }
 }

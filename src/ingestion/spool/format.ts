@@ -14,13 +14,19 @@ export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind]
 export const MAX_FRAME_PAYLOAD = 64 * 1024 * 1024
 
 export function encodeFrame(kind: FrameKindValue, payload: string): Buffer {
-  const length = Buffer.byteLength(payload)
-  const frame = Buffer.allocUnsafe(HEADER_BYTES + length)
-  frame.write(payload, HEADER_BYTES, 'utf8')
-  frame.writeUInt32LE(length, 0)
-  frame.writeUInt32LE(crc32(frame.subarray(HEADER_BYTES)), 4)
-  frame[8] = kind
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + Buffer.byteLength(payload))
+  writeFrame(frame, 0, kind, payload)
   return frame
+}
+
+/** Writes the frame of `payload` at `at` (`buf` has room: HEADER_BYTES + its UTF-8 length); returns where it ends. */
+export function writeFrame(buf: Buffer, at: number, kind: FrameKindValue, payload: string): number {
+  const start = at + HEADER_BYTES
+  const end = start + buf.write(payload, start, 'utf8')
+  buf.writeUInt32LE(end - start, at)
+  buf.writeUInt32LE(crc32(buf.subarray(start, end)), at + 4)
+  buf[at + 8] = kind
+  return end
 }
 
 export type FrameRead =
