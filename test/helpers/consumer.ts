@@ -67,6 +67,8 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
   }
   const inserts: EventRow[][] = []
   const insertBytes: number[] = []
+  /** The memory each inserted part lives in. */
+  const buffers: ArrayBufferLike[] = []
   const writes: WriteSpan[] = []
   const sinkWriter = new SinkWriter({
     sink: () => ({
@@ -78,6 +80,7 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
         if (caps.writeMs) await new Promise((resolve) => setTimeout(resolve, caps.writeMs))
         inserts.push(unpackRows(rows))
         insertBytes.push(rows.parts.reduce((sum, part) => sum + part.length, 0))
+        for (const part of rows.parts) buffers.push(part.buffer)
         write.readsAtEnd = processed.length
       },
       ping: async () => true,
@@ -107,6 +110,6 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     log: () => {},
     onFreed: () => {},
   })
-  return { consumer, processed, inserts, insertBytes, writes }
+  return { consumer, processed, inserts, insertBytes, buffers, writes }
 }
 

@@ -47,7 +47,7 @@ export class RowPacker {
    * Packs into `spare` (a buffer whose rows the store has) while it has room: a new buffer for every read
    * was ≈4 MB of external memory each time, and V8 answers that much with a mark-compact.
    */
-  constructor(capacity: number, spare: ArrayBuffer | null | undefined = null) {
+  constructor(capacity: number, spare: ArrayBuffer | null = null) {
     this.#buf = spare && spare.byteLength >= capacity ? Buffer.from(spare) : Buffer.allocUnsafeSlow(Math.max(capacity, 4096))
   }
 

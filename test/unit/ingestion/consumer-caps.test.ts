@@ -45,3 +45,17 @@ t.test('the next write is on its way before the person loop, woken by the last o
   const late = writes.slice(1).filter((w, i) => w.readsAtStart > writes[i].readsAtEnd)
   t.same(late, [], 'nothing was processed between a write ending and the next one starting')
 })
+
+t.test('reads are packed into the buffers of rows the store already has', async (t) => {
+  const { consumer, inserts, buffers } = setup(600, { batchBytes: 20_000, readBytes: 10_000 })
+  consumer.stop()
+  await consumer.run()
+  t.same(
+    inserts.flat().map((r) => r.distinct_id),
+    Array.from({ length: 600 }, (_, i) => `d${i}`),
+    'every event once, in order, though buffers were packed into again',
+  )
+  const distinct = new Set(buffers).size
+  t.ok(buffers.length > 10, `${buffers.length} parts inserted`)
+  t.ok(distinct <= 6, `they lived in ${distinct} buffers`)
+})
