@@ -1,0 +1,63 @@
+import t from 'tap'
+import { join } from 'node:path'
+import { Checkpoints } from '../../../src/ingestion/consumer/checkpoints.js'
+import { PersonBatches, type PersonStage } from '../../../src/ingestion/consumer/person-batch.js'
+import { FrameKind } from '../../../src/ingestion/spool/format.js'
+import type { SpoolFrame } from '../../../src/ingestion/spool/reader.js'
+import type { CapturedEvent } from '../../../src/ingestion/types.js'
+import { NO_SETS, type PersonOutcome } from '../../../src/persons/index.js'
+import type { DeadLetterInput } from '../../../src/storage/dead-letters.js'
+import { unpackRows } from '../../../src/storage/events/packed-rows.js'
+import { migrate, openDatabase } from '../../../src/storage/index.js'
+import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
+
+const event = (i: number, name = 'e'): CapturedEvent => ({
+  uuid: `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+  event: name,
+  distinct_id: `d${i}`,
+  properties: { i },
+  timestamp: 1_700_000_000_000 + i,
+  team_id: 1,
+  now: 1_700_000_000_000,
+})
+const frame = (kind: number, text: string, at: number): SpoolFrame => ({ kind, payload: Buffer.from(text), end: { segment: 1, offset: at } })
+
+t.test('a read that fails as a whole is redone event by event: the rest stored in order, each failure and unreadable frame reported once', async (t) => {
+  const db = openDatabase(join(t.testdir(), 'persons.db'))
+  t.teardown(() => db.close())
+  migrate(db, PERSONS_MIGRATIONS)
+  const checkpoints = new Checkpoints(db)
+  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null })
+  // Throws (as a database error would) for any batch holding the bad event, which persons then never take.
+  const stage: PersonStage = {
+    process: (events) => {
+      if (events.some((e) => e.event === 'bad')) throw new Error('disk I/O error')
+      return events.map(outcome)
+    },
+    enrich: outcome,
+    resetCache: () => {},
+  }
+  const deadLetters: DeadLetterInput[] = []
+  const batches = new PersonBatches({ db, stage, checkpoints, clock: { now: () => 0 }, log: () => {}, deadLetter: (e) => deadLetters.push(...e) })
+
+  // 150 frames, 64 a chunk: an unreadable one in the first chunk (parsed before the failure), the bad event
+  // in the second, another unreadable one and a warning in the third (parsed only by the redo).
+  const frames: SpoolFrame[] = []
+  for (let i = 0; i < 150; i++) {
+    if (i === 10 || i === 140) frames.push(frame(FrameKind.event, `{"torn`, i))
+    else if (i === 145) frames.push(frame(FrameKind.warning, JSON.stringify({ team_id: 1, type: 'event_dropped', source: 'capture', details: { reason: 'r' }, timestamp: 0 }), i))
+    else frames.push(frame(FrameKind.event, JSON.stringify(event(i, i === 100 ? 'bad' : 'e')), i))
+  }
+  const unreadable: string[] = []
+  const end = { segment: 1, offset: 150 }
+  const { rows, processed } = batches.process('main', frames, end, (payload) => unreadable.push(payload.toString()))
+
+  const stored = unpackRows(rows).map((r) => r.distinct_id)
+  const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => ![10, 100, 140, 145].includes(i)).map((i) => `d${i}`)
+  t.same(stored, expected, 'every other event, in spool order')
+  t.equal(processed, expected.length)
+  t.same(unreadable, ['{"torn', '{"torn'], 'each unreadable frame reported once')
+  t.same(deadLetters.map((d) => [d.stage, JSON.parse(d.payload!).distinct_id]), [['persons', 'd100']])
+  t.equal((db.prepare('SELECT count(*) AS n FROM ingestion_warnings').get() as { n: number }).n, 1, 'the warning written once')
+  t.same(checkpoints.get('persons', 'main'), end)
+})
