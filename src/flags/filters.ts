@@ -3,7 +3,7 @@
  * once. A filter PostHog could not deserialize (no key, unknown operator or type) makes its flag or cohort
  * unusable; `FilterShapeError` carries that up to the compiler.
  */
-import { compileOperator, isOperator, type Operator, type ValueTest } from './operators.js'
+import { compileOperator, isOperator, readsNow, type Operator, type ValueTest } from './operators.js'
 
 export class FilterShapeError extends Error {}
 
@@ -90,7 +90,7 @@ export function compileFilter(raw: unknown, tz: string): CompiledFilter {
         negation,
         test: compileOperator(opRaw, value, tz),
         signature: JSON.stringify([opRaw, value]),
-        readsNow: opRaw === 'is_date_exact' || opRaw === 'is_date_after' || opRaw === 'is_date_before',
+        readsNow: readsNow(opRaw),
       }
     default:
       throw new FilterShapeError(`unknown property type ${JSON.stringify(type)}`)

@@ -25,6 +25,10 @@ export type Operator = (typeof PROPERTY_OPERATORS)[number] | (typeof OTHER_OPERA
 const KNOWN = new Set<string>([...PROPERTY_OPERATORS, ...OTHER_OPERATORS])
 export const isOperator = (op: string): op is Operator => KNOWN.has(op)
 
+/** The operators whose test reads `now` (dateTest): the same value can pass at one instant and fail at another. */
+const READS_NOW = new Set<string>(['is_date_exact', 'is_date_after', 'is_date_before'])
+export const readsNow = (op: string): boolean => READS_NOW.has(op)
+
 const never: ValueTest = () => false
 const missingTrue = (test: (v: unknown) => boolean): ValueTest => (v) => (v === undefined ? true : test(v))
 const missingFalse = (test: (v: unknown) => boolean): ValueTest => (v) => (v === undefined ? false : test(v))

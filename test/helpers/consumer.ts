@@ -11,7 +11,7 @@ import { encodeFrame, FrameKind } from '../../src/ingestion/spool/format.js'
 import { segmentPath } from '../../src/ingestion/spool/layout.js'
 import type { CapturedEvent } from '../../src/ingestion/types.js'
 import { NO_SETS, type PersonOutcome } from '../../src/persons/index.js'
-import { unpackRows } from '../../src/storage/events/packed-rows.js'
+import { packedLength, unpackRows } from '../../src/storage/events/packed-rows.js'
 import type { EventRow } from '../../src/storage/events/types.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
@@ -79,7 +79,7 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
         writes.push(write)
         if (caps.writeMs) await new Promise((resolve) => setTimeout(resolve, caps.writeMs))
         inserts.push(unpackRows(rows))
-        insertBytes.push(rows.parts.reduce((sum, part) => sum + part.length, 0))
+        insertBytes.push(packedLength(rows))
         for (const part of rows.parts) buffers.push(part.buffer)
         write.readsAtEnd = processed.length
       },

@@ -4,7 +4,7 @@
  * batches; they still count against the bounds until the store has them (`settle`), so back-pressure holds
  * while an insert runs.
  */
-import type { PackedRows } from '../../storage/events/packed-rows.js'
+import { packedLength, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { Cursor } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
@@ -17,12 +17,6 @@ import type { Lane } from '../types.js'
  */
 export const BATCH_BYTES = 4 * 1024 * 1024
 const QUEUED_BATCHES = 3
-
-function packedBytes(rows: PackedRows): number {
-  let bytes = 0
-  for (const part of rows.parts) bytes += part.length
-  return bytes
-}
 
 export interface QueueItem {
   lane: Lane
@@ -77,7 +71,7 @@ export class RowQueue {
   }
 
   push(lane: Lane, rows: PackedRows, end: Cursor, now: number, replay = false): void {
-    const bytes = packedBytes(rows)
+    const bytes = packedLength(rows)
     this.#items.push({ lane, rows, bytes, end, queuedAt: now, replay })
     this.#rows += rows.count
     this.#bytes += bytes

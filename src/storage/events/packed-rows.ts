@@ -23,11 +23,25 @@ export function packedRows(rows: readonly EventRow[]): PackedRows {
   return { parts: rows.length === 0 ? [] : [packRows(rows)], count: rows.length }
 }
 
-/** Packs into `spare` when it is large enough (a buffer the insert thread handed back), else into a new one. */
+/** Bytes the rows' parts hold together. */
+export function packedLength(rows: PackedRows): number {
+  let bytes = 0
+  for (const part of rows.parts) bytes += part.length
+  return bytes
+}
+
+/**
+ * `size` bytes in `spare` when it is large enough (a buffer the insert thread handed back), else in a new
+ * buffer; either way with an ArrayBuffer of its own (never a slice of Buffer's shared pool), so it can be
+ * transferred.
+ */
+export function transferable(size: number, spare: ArrayBuffer | null): Buffer {
+  return spare && spare.byteLength >= size ? Buffer.from(spare, 0, size) : Buffer.allocUnsafeSlow(size)
+}
+
+/** Packs into `spare` when it is large enough, else into a new buffer (see transferable). */
 export function packRows(rows: readonly EventRow[], spare: ArrayBuffer | null = null): Buffer {
-  const size = packedSize(rows)
-  // Its own ArrayBuffer (never a slice of Buffer's shared pool), so it can be transferred.
-  const buf = spare && spare.byteLength >= size ? Buffer.from(spare, 0, size) : Buffer.allocUnsafeSlow(size)
+  const buf = transferable(packedSize(rows), spare)
   writeRows(buf, 0, rows)
   return buf
 }

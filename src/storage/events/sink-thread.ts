@@ -12,7 +12,7 @@
 import { Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads'
 import { ClickHouseEventSink } from './clickhouse.js'
 import type { ClickHouseOptions, ServerFeatures } from './clickhouse-schema.js'
-import { packRows, type PackedRows } from './packed-rows.js'
+import { packedLength, packRows, transferable, type PackedRows } from './packed-rows.js'
 import { SqliteEventSink } from './sqlite.js'
 import { SinkError, type EventRow, type EventSink } from './types.js'
 
@@ -82,11 +82,8 @@ export class ThreadedSink implements EventSink {
    * may write them again after a failure (a transferred buffer does not come back from a thread that died).
    */
   #joined(rows: PackedRows): Buffer {
-    let size = 0
-    for (const part of rows.parts) size += part.length
-    const spare = this.#spare
+    const buf = transferable(packedLength(rows), this.#spare)
     this.#spare = null
-    const buf = spare && spare.byteLength >= size ? Buffer.from(spare, 0, size) : Buffer.allocUnsafeSlow(size)
     let at = 0
     for (const part of rows.parts) at += part.copy(buf, at)
     return buf
