@@ -1,65 +1,80 @@
 /**
- * A bounded cache with least-recently-used eviction, approximated the CLOCK way ("second chance"): a read
- * only marks its entry, and eviction walks from the oldest entry (a Map keeps insertion order), moving marked
- * entries to the young end with their mark cleared and evicting the first unmarked one. Every event the
- * ingest consumer handles reads the GeoIP and person caches; moving the key on each read (delete + set, and
- * a Map with many deleted slots rebuilds its table) made the consumer harness ≈1.5 % slower per event.
- * Used for GeoIP results and hot persons.
+ * A bounded cache with least-recently-used eviction, approximated the CLOCK way ("second chance"): entries
+ * sit in a ring of slots, a read only marks its slot, and eviction moves a hand round the ring, clearing
+ * marks until it finds an unmarked slot, whose entry goes and whose place the new entry takes.
+ *
+ * Every event the ingest consumer handles reads the GeoIP and person caches. Moving an entry on each read
+ * (delete + set on a Map) made the consumer ≈1.5 % slower per event; the version before this one kept the
+ * order in a Map and evicted by iterating it from the oldest end, but a Map's iteration walks over its deleted
+ * slots until the table is rebuilt, so with more distinct ids than the cache holds (every read a miss) each
+ * eviction walked thousands of holes: 27 % of the consumer's time with 100,000 distinct ids. The ring's
+ * index Map is never iterated. Used for GeoIP results and hot persons.
  */
-interface Entry<V> {
-  value: V
-  used: boolean
-}
-
 export class Lru<K, V> {
-  private readonly map = new Map<K, Entry<V>>()
+  /** Key → slot. */
+  private readonly index = new Map<K, number>()
+  private readonly keys: K[] = []
+  private readonly values: V[] = []
+  private readonly used: Uint8Array
+  private hand = 0
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('Lru capacity must be a positive integer')
+    this.used = new Uint8Array(capacity)
   }
 
   get size(): number {
-    return this.map.size
+    return this.index.size
   }
 
   /** The value, marked as just used; undefined when absent. */
   get(key: K): V | undefined {
-    const entry = this.map.get(key)
-    if (entry === undefined) return undefined
-    entry.used = true
-    return entry.value
+    const slot = this.index.get(key)
+    if (slot === undefined) return undefined
+    this.used[slot] = 1
+    return this.values[slot]
   }
 
   has(key: K): boolean {
-    return this.map.has(key)
+    return this.index.has(key)
   }
 
   set(key: K, value: V): void {
-    const entry = this.map.get(key)
-    if (entry !== undefined) {
-      entry.value = value
-      entry.used = true
+    let slot = this.index.get(key)
+    if (slot !== undefined) {
+      this.values[slot] = value
+      this.used[slot] = 1
       return
     }
-    if (this.map.size >= this.capacity) this.evictOne()
-    this.map.set(key, { value, used: false })
-  }
-
-  delete(key: K): void {
-    this.map.delete(key)
+    if (this.keys.length < this.capacity) {
+      slot = this.keys.length
+      this.keys.push(key)
+      this.values.push(value)
+    } else {
+      slot = this.victim()
+      this.index.delete(this.keys[slot])
+      this.keys[slot] = key
+      this.values[slot] = value
+    }
+    this.used[slot] = 0
+    this.index.set(key, slot)
   }
 
   clear(): void {
-    this.map.clear()
+    this.index.clear()
+    this.keys.length = 0
+    this.values.length = 0
+    this.used.fill(0)
+    this.hand = 0
   }
 
-  /** Ends after at most size + 1 steps: every entry it moves has its mark cleared. */
-  private evictOne(): void {
-    for (const [key, entry] of this.map) {
-      this.map.delete(key)
-      if (!entry.used) return
-      entry.used = false
-      this.map.set(key, entry)
+  /** The slot to reuse: the first unmarked one from the hand on; ends within one turn, clearing marks it passes. */
+  private victim(): number {
+    for (;;) {
+      const slot = this.hand
+      this.hand = slot + 1 === this.capacity ? 0 : slot + 1
+      if (this.used[slot] === 0) return slot
+      this.used[slot] = 0
     }
   }
 }

@@ -196,6 +196,26 @@ t.test('Lru', async (t) => {
     t.same([lru.get('a'), lru.get('b'), lru.size], [2, null, 2])
   })
 
+  t.test('with more keys than it holds and no reads, it keeps the newest ones, round after round', async (t) => {
+    const lru = new Lru<number, number>(5)
+    for (let k = 0; k < 53; k++) lru.set(k, k * 10)
+    t.equal(lru.size, 5)
+    t.same([47, 48, 49, 50, 51, 52].map((k) => lru.get(k)), [undefined, 480, 490, 500, 510, 520])
+  })
+
+  t.test('clear empties it and it fills again from the start', async (t) => {
+    const lru = new Lru<string, number>(2)
+    lru.set('a', 1)
+    lru.set('b', 2)
+    lru.get('a')
+    lru.clear()
+    t.same([lru.size, lru.get('a'), lru.has('b')], [0, undefined, false])
+    lru.set('c', 3)
+    lru.set('d', 4)
+    lru.set('e', 5) // c is the oldest and unread
+    t.same(['c', 'd', 'e'].map((k) => lru.get(k)), [undefined, 4, 5])
+  })
+
   t.test('refuses a capacity below one', async (t) => {
     t.throws(() => new Lru(0))
   })
