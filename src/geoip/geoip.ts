@@ -42,6 +42,7 @@ export function bundledDatabaseDir(): string | null {
 
 class MmdbGeoIp implements GeoIp {
   private readonly cache: Lru<string, GeoProperties | null>
+  private readonly byRecord = new WeakMap<object, GeoProperties | null>()
 
   constructor(
     private readonly v4: Reader<Response>,
@@ -68,10 +69,23 @@ class MmdbGeoIp implements GeoIp {
     const reader = target.family === 4 ? this.v4 : this.v6
     if (!reader) return null
     try {
-      return geoPropertiesOf(reader.get(target.address))
+      return this.propertiesOf(reader.get(target.address))
     } catch {
       return null
     }
+  }
+
+  /**
+   * One properties object per decoded record: the reader hands out the same record for every address of a
+   * city while its decoder cache holds it, so an address that fell out of this cache gets back the object
+   * it had, and what is kept beside that object (the stored text of the consumer, /decide's merged person
+   * properties) is found again. 100,000 benchmark addresses are 622 records.
+   */
+  private propertiesOf(record: unknown): GeoProperties | null {
+    if (typeof record !== 'object' || record === null) return geoPropertiesOf(record)
+    let properties = this.byRecord.get(record)
+    if (properties === undefined) this.byRecord.set(record, (properties = geoPropertiesOf(record)))
+    return properties
   }
 }
 

@@ -80,6 +80,16 @@ t.test('the bundled GeoLite2 City database', async (t) => {
   t.test('caches answers per address', async (t) => {
     t.equal(geoip.lookup('81.2.69.142'), geoip.lookup('81.2.69.142'), 'the same object comes back')
   })
+
+  t.test('hands out one object per city record, also for an address that fell out of the cache', async (t) => {
+    const small = await openGeoIp({ cacheSize: 1 })
+    const first = small.lookup('81.2.0.10')
+    t.ok(first?.$geoip_city_name)
+    const sameCity = small.lookup('81.2.0.11') // evicts the first address
+    t.equal(sameCity, first, 'another address of the city: the same object')
+    t.equal(small.lookup('81.2.0.10'), first, 'the first address again: the same object')
+    t.not(small.lookup('81.2.69.142'), first, 'another city: another object')
+  })
 })
 
 t.test('a user-supplied database', async (t) => {
