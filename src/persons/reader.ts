@@ -76,6 +76,23 @@ function toPerson(row: PersonRowDb): PersonRecord {
   }
 }
 
+/** A row's identity for the read cache: a person's id (a group's is 0) and its version. */
+interface Stamp {
+  id: number
+  version: number
+}
+
+/** The id of an entry that remembers there is no such row. */
+const ABSENT = -1
+
+interface Entry {
+  value: Readonly<PersonRecord> | JsonObject | null
+  /** The persons.db generation in which the value was read or last found unchanged. */
+  generation: number
+  id: number
+  version: number
+}
+
 /** Entries kept by the read cache before it starts over (≈2 KB each for a person with 20 properties). */
 const READ_CACHE_MAX = 10_000
 /** How often the read cache asks persons.db whether anything changed (see #freshCache). */
@@ -84,19 +101,27 @@ export const CHECK_EVERY_MS = 1
 export class PersonReader {
   /**
    * Persons and group properties as last read, for /decide: parsing a person's properties was a quarter of a
-   * 50-flag request. Valid while `PRAGMA data_version` is unchanged, i.e. until any other connection (the
-   * consumer thread, another process) commits to persons.db; then it starts empty. Entries are frozen: shared.
-   * Every read made CHECK_EVERY_MS after a commit sees it.
+   * 50-flag request. Each entry was read in some generation of persons.db; a generation ends when
+   * `PRAGMA data_version` moves, i.e. when any other connection (the consumer thread, another process)
+   * commits. An entry of an earlier generation is checked before it is handed out again: its row's id and
+   * version (every write of a person or group bumps its version; a merge moves the distinct id to another
+   * id) are read, and only a changed row is read and parsed again. Under ingestion persons.db commits many
+   * times a second, and emptying the cache at each commit made every /decide a first-time read: a new
+   * object, so the work /decide keeps beside a person's properties (flags/evaluate.ts) was lost as well.
+   * Entries are frozen: shared. Every read made CHECK_EVERY_MS after a commit sees it.
    */
-  readonly #cache = new Map<string, Readonly<PersonRecord> | JsonObject | null>()
+  readonly #cache = new Map<string, Entry>()
   #cacheVersion = -1
+  #generation = 0
   #checkedAt = Number.NEGATIVE_INFINITY
 
   private readonly s: {
     dataVersion: Statement<[], number>
-    personFor: Statement<[number, string], PersonRowDb>
+    personFor: Statement<[number, string], PersonRowDb & { version: number }>
+    personStamp: Statement<[number, string], Stamp>
     groupTypes: Statement<[number], GroupTypeRecord>
-    groupProperties: Statement<[number, number, string], { properties: string }>
+    groupProperties: Statement<[number, number, string], { properties: string; version: number }>
+    groupStamp: Statement<[number, number, string], Stamp>
     cohorts: Statement<[number], { cohort_id: number }>
     overrides: Statement<[number, string], { person_id: number; feature_flag_key: string; hash_key: string }>
     listPersons: Statement<[number, number, number], PersonRowDb>
@@ -114,15 +139,20 @@ export class PersonReader {
     this.s = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       personFor: db.prepare(
-        `SELECT p.id, p.uuid, p.properties, p.is_identified, p.created_at
+        `SELECT p.id, p.uuid, p.properties, p.is_identified, p.created_at, p.version
          FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
+         WHERE d.team_id = ? AND d.distinct_id = ?`,
+      ),
+      personStamp: db.prepare(
+        `SELECT p.id, p.version FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
          WHERE d.team_id = ? AND d.distinct_id = ?`,
       ),
       groupTypes: db.prepare(
         `SELECT group_type, group_type_index, name_singular, name_plural
          FROM group_type_mappings WHERE team_id = ? ORDER BY group_type_index`,
       ),
-      groupProperties: db.prepare('SELECT properties FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
+      groupProperties: db.prepare('SELECT properties, version FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
+      groupStamp: db.prepare('SELECT 0 AS id, version FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
       cohorts: db.prepare('SELECT cohort_id FROM cohort_people WHERE person_id = ? ORDER BY cohort_id'),
       overrides: db.prepare(
         `SELECT person_id, feature_flag_key, hash_key FROM hash_key_overrides
@@ -175,41 +205,57 @@ export class PersonReader {
   }
 
   /**
-   * The cache, emptied first if persons.db changed since it was filled. The check itself is a read
-   * transaction (≈8 µs, as much as the rest of a 50-flag /decide), so it runs at most once per
+   * The cache, its generation moved on first if persons.db changed since the last check. The check itself
+   * is a read transaction (≈8 µs, as much as the rest of a 50-flag /decide), so it runs at most once per
    * CHECK_EVERY_MS: a read may miss a commit made less than that long ago, as if it had arrived that much sooner.
    */
-  #freshCache(): Map<string, Readonly<PersonRecord> | JsonObject | null> {
+  #freshCache(): Map<string, Entry> {
     if (this.#cache.size >= READ_CACHE_MAX) this.#cache.clear()
     const now = performance.now()
     if (now - this.#checkedAt >= CHECK_EVERY_MS) {
       this.#checkedAt = now
       const version = this.s.dataVersion.get()!
       if (version !== this.#cacheVersion) {
-        this.#cache.clear()
+        this.#generation++
         this.#cacheVersion = version
       }
     }
     return this.#cache
   }
 
-  /** `key`'s cached value, else `load()`'s (frozen by the loader), remembered. */
-  #cached<T extends Readonly<PersonRecord> | JsonObject | null>(key: string, load: () => T): T {
+  /**
+   * `key`'s cached value while its row is unchanged (`stamp` reads the row's id and version, undefined when
+   * there is none), else `load()`'s (frozen by the loader), remembered.
+   */
+  #cached<T extends Entry['value']>(key: string, stamp: () => Stamp | undefined, load: () => { value: T; stamp: Stamp | undefined }): T {
     const cache = this.#freshCache()
-    let value = cache.get(key) as T | undefined
-    if (value === undefined) cache.set(key, (value = load()))
-    return value
+    const entry = cache.get(key)
+    if (entry !== undefined) {
+      if (entry.generation === this.#generation) return entry.value as T
+      const now = stamp()
+      if (now === undefined ? entry.id === ABSENT : now.id === entry.id && now.version === entry.version) {
+        entry.generation = this.#generation
+        return entry.value as T
+      }
+    }
+    const loaded = load()
+    cache.set(key, { value: loaded.value, generation: this.#generation, id: loaded.stamp?.id ?? ABSENT, version: loaded.stamp?.version ?? 0 })
+    return loaded.value
   }
 
   /** The person of a distinct id (cached; the record and its properties are frozen). */
   personFor(teamId: number, distinctId: string): Readonly<PersonRecord> | null {
-    return this.#cached(`p${teamId}:${distinctId}`, () => {
-      const row = this.s.personFor.get(teamId, distinctId)
-      if (!row) return null
-      const person = toPerson(row)
-      Object.freeze(person.properties)
-      return Object.freeze(person)
-    })
+    return this.#cached(
+      `p${teamId}:${distinctId}`,
+      () => this.s.personStamp.get(teamId, distinctId),
+      () => {
+        const row = this.s.personFor.get(teamId, distinctId)
+        if (!row) return { value: null, stamp: undefined }
+        const person = toPerson(row)
+        Object.freeze(person.properties)
+        return { value: Object.freeze(person), stamp: row }
+      },
+    )
   }
 
   /** Group type index (as a string, the JSON key PostHog uses) → group type name. */
@@ -225,10 +271,14 @@ export class PersonReader {
 
   /** A group's properties (cached and frozen, like persons). */
   groupProperties(teamId: number, groupTypeIndex: number, groupKey: string): JsonObject | null {
-    return this.#cached(`g${teamId}:${groupTypeIndex}:${groupKey}`, () => {
-      const row = this.s.groupProperties.get(teamId, groupTypeIndex, groupKey)
-      return row ? Object.freeze(parseObject(row.properties)) : null
-    })
+    return this.#cached(
+      `g${teamId}:${groupTypeIndex}:${groupKey}`,
+      () => this.s.groupStamp.get(teamId, groupTypeIndex, groupKey),
+      () => {
+        const row = this.s.groupProperties.get(teamId, groupTypeIndex, groupKey)
+        return row ? { value: Object.freeze(parseObject(row.properties)), stamp: { id: 0, version: row.version } } : { value: null, stamp: undefined }
+      },
+    )
   }
 
   staticCohortIdsFor(personId: number): number[] {

@@ -52,6 +52,31 @@ t.test('PersonReader over a read-only connection', async (t) => {
     t.same(reader.groupProperties(TEAM, 0, 'beta'), { name: 'Beta 2' })
   })
 
+  t.test('a cached record outlives commits that leave its row alone; a merge reads the person again', async (t) => {
+    const team = TEAM + 3 // its own project: the listing tests below count this one's persons and groups
+    const other = { team_id: team }
+    h.run(
+      ev('$pageview', 'anon-5', {}, other),
+      ev('$pageview', 'user-5', { $set: { plan: 'team' } }, other),
+      ev('$groupidentify', 'user-5', { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } }, other),
+    )
+    await sleep(CHECK_EVERY_MS + 1)
+    const user = reader.personFor(team, 'user-5')
+    const anon = reader.personFor(team, 'anon-5')
+    const group = reader.groupProperties(team, 0, 'acme')
+    t.ok(user && anon && group)
+    h.run(ev('$pageview', 'someone-else', {}, other), ev('$groupidentify', 'user-5', { $group_type: 'company', $group_key: 'b', $group_set: { name: 'B' } }, other))
+    await sleep(CHECK_EVERY_MS + 1)
+    t.equal(reader.personFor(team, 'user-5'), user, 'the same object: what /decide keeps beside it stays valid')
+    t.equal(reader.groupProperties(team, 0, 'acme'), group)
+    h.run(ev('$identify', 'user-5', { $anon_distinct_id: 'anon-5' }, other))
+    await sleep(CHECK_EVERY_MS + 1)
+    const merged = reader.personFor(team, 'anon-5')
+    t.not(merged?.id, anon!.id, 'the distinct id moved to the other person')
+    t.equal(merged?.id, reader.personFor(team, 'user-5')?.id)
+    t.match(merged, { properties: { plan: 'team' } })
+  })
+
   t.test('group types and group properties', async (t) => {
     t.same(reader.groupTypeMapping(TEAM), { '0': 'company', '1': 'project' })
     t.same(reader.groupTypeMapping(TEAM + 1), {})
