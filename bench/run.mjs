@@ -26,7 +26,7 @@
 //   --node-arg FLAG   extra Node flag for the server (repeatable), e.g. --node-arg=--perf-basic-prof-only-functions
 //                     so that `perf record` names the JIT's functions
 //   --no-build        use dist/ as it is          --out DIR   (default bench/results)
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clickhouseCeiling, sampleRows, sqliteCeiling } from './lib/ceiling.mjs'
 import { elu, runLagProbes, scrape, storeCounter, waitForDrain } from './lib/e2e.mjs'
-import { autocannonOptions, describeAutocannon, runAutocannon, runWrk } from './lib/load.mjs'
+import { autocannonOptions, describeAutocannon, runAutocannon, runWrk, startBackground } from './lib/load.mjs'
 import { summariseProfiles } from './lib/profile.mjs'
 import { runSteady } from './lib/steady.mjs'
 import { renderMarkdown, renderSvg } from './lib/report.mjs'
@@ -436,6 +436,7 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
   const base = { name: scenario.name, title: scenario.title, sink, loadgen, baseline: scenario.baseline, eventsPerRequest: scenario.eventsPerRequest }
   const label = `${unit}`
   const stopRss = rssWatch(server.pid)
+  let background = null
   try {
     status(`${label} setup`)
     try {
@@ -455,7 +456,13 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
       say(`– ${label}: skipped — its rate derives from a scenario that did not run or failed`)
       return { ...base, status: 'skipped', reason: 'its rate derives from a scenario that did not run or failed' }
     }
-    const pids = { metrics: true, sample: { server: server.pid, ...(sink === 'clickhouse' && clickhouse.pid ? { clickhouse: clickhouse.pid } : {}) } }
+    // Ingestion beside the load (scenario.background): its generator is sampled by pid, so it is not a disturbance.
+    background = scenario.background ? startBackground(server.url, scenario.background.requests(ctx), scenario.background) : null
+    if (background) await sleep(1000)
+    const pids = {
+      metrics: true,
+      sample: { server: server.pid, ...(sink === 'clickhouse' && clickhouse.pid ? { clickhouse: clickhouse.pid } : {}), ...(background ? { background: background.pid } : {}) },
+    }
     // A run that other processes disturbed (other cores above DISTURBED) is repeated; the least disturbed is kept.
     let entry = null
     for (let attempt = 1; attempt <= RETRIES + 1; attempt++) {
@@ -513,6 +520,7 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
     say(`✗ ${label}: ${error.stack ?? error}`)
     return { ...base, status: 'error', reason: error.message }
   } finally {
+    await background?.stop()
     stopRss()
   }
 }
@@ -522,13 +530,8 @@ async function runLag(scenario, sink, server, ctx, done, report, unit) {
   const rate = scenario.backgroundRate(done, sink)
   const { captureBodies } = await import('./scenarios/_payloads.mjs')
   const requests = captureBodies(ctx.token).map((body) => ({ method: 'POST', path: '/capture/', headers: { 'content-type': 'application/json' }, body }))
-  const optionsFile = join(tmpdir(), `skylark-bench-background-${process.pid}.json`)
-  writeFileSync(optionsFile, JSON.stringify({ url: server.url, connections: 10, duration: 600, requests, overallRate: rate }))
   await waitForQuiet(QUIET)
-  const background = spawn(process.execPath, [join(BENCH, 'lib', 'background-load.mjs'), optionsFile], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let backgroundOut = ''
-  background.stdout.on('data', (d) => (backgroundOut += d))
-  const backgroundDone = new Promise((resolve) => background.once('exit', resolve))
+  const background = startBackground(server.url, requests, { rate, connections: 10 })
   try {
     await sleep(1000)
     const before = await scrape(server.url)
@@ -546,11 +549,7 @@ async function runLag(scenario, sink, server, ctx, done, report, unit) {
     const after = await scrape(server.url)
     const key = 'skylark_http_requests_total{route="/capture/",status="200"}'
     const backgroundRps = ((after.m[key] ?? 0) - (before.m[key] ?? 0) - scenario.probes) / ((after.at - before.at) / 1000)
-    background.kill('SIGTERM')
-    const killer = setTimeout(() => background.kill('SIGKILL'), 5000)
-    await backgroundDone
-    clearTimeout(killer)
-    const loadgen = backgroundOut ? JSON.parse(backgroundOut.trim().split('\n').at(-1)) : null
+    const loadgen = await background.stop()
     const entry = {
       name: scenario.name,
       title: scenario.title,
@@ -572,9 +571,8 @@ async function runLag(scenario, sink, server, ctx, done, report, unit) {
     report.lag.push({ name: scenario.name, sink, status: 'error', reason: error.message })
     say(`✗ ${unit}: ${error.message}`)
   } finally {
-    background.kill('SIGKILL')
+    await background.stop()
     stopRss()
-    rmSync(optionsFile, { force: true })
   }
 }
 

@@ -107,3 +107,28 @@ export function runWrk(url, requests, load, { onSpawn = () => {}, onTick = () =>
     })
   })
 }
+
+/**
+ * A steady load in a process of its own (background-load.mjs: autocannon at `rate` req/s over
+ * `connections`), for scenarios measured while the service also ingests. `stop()` (once or more) ends it and
+ * resolves with its {rps, ok, non2xx, errors, statusCodes}, or null when it printed nothing.
+ */
+export function startBackground(url, requests, { rate, connections }) {
+  const dir = mkdtempSync(join(tmpdir(), 'skylark-bench-background-'))
+  const optionsFile = join(dir, 'options.json')
+  writeFileSync(optionsFile, JSON.stringify({ url, connections, duration: 600, requests, overallRate: rate }))
+  const proc = spawn(process.execPath, [join(import.meta.dirname, 'background-load.mjs'), optionsFile], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  proc.stdout.on('data', (d) => (out += d))
+  const exited = new Promise((resolve) => proc.once('exit', resolve))
+  let stopped = null
+  const stop = async () => {
+    proc.kill('SIGTERM')
+    const killer = setTimeout(() => proc.kill('SIGKILL'), 5000)
+    await exited
+    clearTimeout(killer)
+    rmSync(dir, { recursive: true, force: true })
+    return out ? JSON.parse(out.trim().split('\n').at(-1)) : null
+  }
+  return { pid: proc.pid, stop: () => (stopped ??= stop()) }
+}
