@@ -232,8 +232,8 @@ export class PersonReader {
     const entry = cache.get(key)
     if (entry !== undefined) {
       if (entry.generation === this.#generation) return entry.value as T
-      const now = stamp()
-      if (now === undefined ? entry.id === ABSENT : now.id === entry.id && now.version === entry.version) {
+      const current = stamp()
+      if (current === undefined ? entry.id === ABSENT : current.id === entry.id && current.version === entry.version) {
         entry.generation = this.#generation
         return entry.value as T
       }
