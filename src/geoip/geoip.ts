@@ -82,7 +82,7 @@ class MmdbGeoIp implements GeoIp {
    * properties) is found again. 100,000 benchmark addresses are 622 records.
    */
   private propertiesOf(record: unknown): GeoProperties | null {
-    if (typeof record !== 'object' || record === null) return geoPropertiesOf(record)
+    if (typeof record !== 'object' || record === null) return null
     let properties = this.byRecord.get(record)
     if (properties === undefined) this.byRecord.set(record, (properties = geoPropertiesOf(record)))
     return properties

@@ -120,7 +120,7 @@ export class PersonReader {
     personFor: Statement<[number, string], PersonRowDb & { version: number }>
     personStamp: Statement<[number, string], Stamp>
     groupTypes: Statement<[number], GroupTypeRecord>
-    groupProperties: Statement<[number, number, string], { properties: string; version: number }>
+    groupProperties: Statement<[number, number, string], Stamp & { properties: string }>
     groupStamp: Statement<[number, number, string], Stamp>
     cohorts: Statement<[number], { cohort_id: number }>
     overrides: Statement<[number, string], { person_id: number; feature_flag_key: string; hash_key: string }>
@@ -151,7 +151,7 @@ export class PersonReader {
         `SELECT group_type, group_type_index, name_singular, name_plural
          FROM group_type_mappings WHERE team_id = ? ORDER BY group_type_index`,
       ),
-      groupProperties: db.prepare('SELECT properties, version FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
+      groupProperties: db.prepare('SELECT properties, 0 AS id, version FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
       groupStamp: db.prepare('SELECT 0 AS id, version FROM groups WHERE team_id = ? AND group_type_index = ? AND group_key = ?'),
       cohorts: db.prepare('SELECT cohort_id FROM cohort_people WHERE person_id = ? ORDER BY cohort_id'),
       overrides: db.prepare(
@@ -276,7 +276,7 @@ export class PersonReader {
       () => this.s.groupStamp.get(teamId, groupTypeIndex, groupKey),
       () => {
         const row = this.s.groupProperties.get(teamId, groupTypeIndex, groupKey)
-        return row ? { value: Object.freeze(parseObject(row.properties)), stamp: { id: 0, version: row.version } } : { value: null, stamp: undefined }
+        return row ? { value: Object.freeze(parseObject(row.properties)), stamp: row } : { value: null, stamp: undefined }
       },
     )
   }
