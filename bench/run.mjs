@@ -141,17 +141,19 @@ async function loadScenarios() {
 async function measure({ url, requests, loadgen, load, pids, label, afterWarmup = async () => {} }) {
   const tick = (phase, total) => (seconds, count) =>
     status(`${label} ${phase} ${seconds}/${total} s${count !== null ? ` ${fmt(count)} req/s` : ''}  [${elapsed()}]`)
-  let wrkPid = null
+  // wrk and the steady generator run as processes of their own; autocannon runs in this one
+  let loadgenPid = null
+  const onSpawn = (pid) => (loadgenPid = pid)
   const run = async (durationS, phase) => {
     const l = { ...load, durationS }
-    if (loadgen === 'wrk') return runWrk(url, requests, l, { onSpawn: (pid) => (wrkPid = pid), onTick: tick(phase, durationS) })
-    if (loadgen === 'steady') return runSteady(url, requests, { connections: l.connections, rate: l.overallRate, durationS }, tick(phase, durationS))
+    if (loadgen === 'wrk') return runWrk(url, requests, l, { onSpawn, onTick: tick(phase, durationS) })
+    if (loadgen === 'steady') return runSteady(url, requests, { connections: l.connections, rate: l.overallRate, durationS }, { onSpawn, onTick: tick(phase, durationS) })
     return runAutocannon(autocannonOptions(url, requests, l), tick(phase, durationS))
   }
   if (load.warmupS > 0) await run(load.warmupS, 'warm-up')
   await afterWarmup()
   const before = pids.metrics ? await scrape(url) : null
-  const sampler = startSampler({ ...pids.sample, loadgen: loadgen === 'wrk' ? () => wrkPid : 'self' })
+  const sampler = startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid })
   const result = await run(load.durationS, 'load')
   const usage = sampler.stop()
   const after = before ? await scrape(url) : null

@@ -1,0 +1,154 @@
+// An open-loop, constant-rate load generator for latency at a given throughput ("p99 at half of max"),
+// run in a process of its own by steady.mjs: `node steady-client.mjs <options.json>` prints `tick <second>
+// <answers>` lines while it runs and one `result <json>` line at the end.
+//
+// autocannon's rate limit is not steady: each connection sends back to back until it has made its share of
+// the second, then waits for the next second, so a "half rate" run is full speed half of each second. This
+// client issues request n at the first 1 ms tick after start + n/rate and measures latency from there
+// (coordinated omission included: a request that waits for a free connection counts its wait; the 1 ms
+// timer's own lateness is left out). HTTP/1.1 keep-alive over raw sockets, prebuilt request bytes, one
+// request in flight per connection, responses with Content-Length. Latencies go into one preallocated
+// typed array, so the client's heap barely grows while it measures.
+import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+
+function requestBytes(host, r) {
+  const body = r.body === undefined ? Buffer.alloc(0) : r.bodyBase64 ? Buffer.from(r.body, 'base64') : Buffer.from(r.body)
+  const headers = { host, ...(r.headers ?? {}), ...(body.length > 0 || r.method !== 'GET' ? { 'content-length': String(body.length) } : {}) }
+  const head = `${r.method} ${r.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`
+  return Buffer.concat([Buffer.from(head), body])
+}
+
+/** One keep-alive connection: send(bytes) resolves with the status code once the whole response arrived. */
+function connection(port) {
+  const socket = connect({ host: '127.0.0.1', port, noDelay: true })
+  let buffer = Buffer.alloc(0)
+  let pending = null
+  socket.on('data', (chunk) => {
+    buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk
+    const end = buffer.indexOf('\r\n\r\n')
+    if (end < 0 || !pending) return
+    const head = buffer.subarray(0, end).toString('latin1')
+    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0)
+    if (buffer.length < end + 4 + length) return
+    buffer = buffer.subarray(end + 4 + length)
+    const done = pending
+    pending = null
+    done.resolve(Number(head.slice(9, 12)))
+  })
+  const ready = new Promise((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  socket.on('error', (error) => pending?.reject(error))
+  socket.on('close', () => pending?.reject(new Error('connection closed')))
+  return {
+    ready,
+    send(bytes) {
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject }
+        socket.write(bytes)
+      })
+    },
+    close: () => socket.destroy(),
+  }
+}
+
+function percentileOf(sorted, p) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : null
+}
+
+/** Sends `rate` requests/s for `durationS` over up to `connections` connections; same result shape as runAutocannon. */
+async function runSteady(url, requests, { connections, rate, durationS }, onTick = () => {}) {
+  const { hostname, port } = new URL(url)
+  const prebuilt = requests.map((r) => requestBytes(`${hostname}:${port}`, r))
+  const pool = Array.from({ length: connections }, () => connection(Number(port)))
+  await Promise.all(pool.map((c) => c.ready))
+  const idle = [...pool]
+  const waiting = [] // scheduled times of requests waiting for a connection
+  const total = Math.round(rate * durationS)
+  const latencies = new Float64Array(total)
+  let answered = 0
+  const statusCodes = {}
+  let errors = 0
+  let sent = 0
+  let next = 0
+  const start = performance.now()
+  let finished = 0
+  let tickSecond = 0
+  let lastCount = 0
+
+  await new Promise((resolve) => {
+    const fire = (scheduledAt, conn) => {
+      const bytes = prebuilt[next++ % prebuilt.length]
+      conn.send(bytes).then(
+        (status) => {
+          latencies[answered++] = performance.now() - scheduledAt
+          statusCodes[status] = (statusCodes[status] ?? 0) + 1
+          release(conn)
+        },
+        () => {
+          errors++
+          release(conn)
+        },
+      )
+    }
+    const release = (conn) => {
+      finished++
+      if (waiting.length > 0) fire(waiting.shift(), conn)
+      else idle.push(conn)
+      if (finished === total) resolve()
+    }
+    const timer = setInterval(() => {
+      const now = performance.now()
+      const due = Math.min(total, Math.floor(((now - start) / 1000) * rate))
+      while (sent < due) {
+        // Latency counts from this tick (not from the ideal send time, which the 1 ms timer can miss by up to
+        // a tick): a request that then waits for a free connection still counts its wait.
+        const scheduledAt = now
+        sent++
+        const conn = idle.pop()
+        if (conn) fire(scheduledAt, conn)
+        else waiting.push(scheduledAt)
+      }
+      const second = Math.floor((now - start) / 1000)
+      if (second > tickSecond) {
+        tickSecond = second
+        onTick(second, finished - lastCount)
+        lastCount = finished
+      }
+      if (sent >= total) clearInterval(timer)
+    }, 1)
+    // Whatever is still in flight 10 s after the last scheduled request counts as lost.
+    setTimeout(() => {
+      clearInterval(timer)
+      resolve()
+    }, (durationS + 10) * 1000).unref()
+  })
+  const elapsed = (performance.now() - start) / 1000
+  for (const c of pool) c.close()
+  const sorted = latencies.subarray(0, answered).sort()
+  const ok = Object.entries(statusCodes).reduce((n, [code, count]) => (code.startsWith('2') ? n + count : n), 0)
+  return {
+    loadgen: 'steady',
+    durationS: elapsed,
+    requests: finished,
+    ok,
+    non2xx: finished - ok - errors,
+    errors,
+    timeouts: 0,
+    statusCodes,
+    rps: ok / elapsed,
+    latencyMs: {
+      p50: percentileOf(sorted, 50),
+      p90: percentileOf(sorted, 90),
+      p99: percentileOf(sorted, 99),
+      max: sorted.at(-1) ?? null,
+      mean: sorted.reduce((a, b) => a + b, 0) / (answered || 1),
+    },
+  }
+}
+
+const { url, requests, connections, rate, durationS } = JSON.parse(readFileSync(process.argv[2], 'utf8'))
+const result = await runSteady(url, requests, { connections, rate, durationS }, (second, count) => process.stdout.write(`tick ${second} ${count}\n`))
+process.stdout.write(`result ${JSON.stringify(result)}\n`)
