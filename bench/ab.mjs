@@ -11,7 +11,7 @@
 // applies to all. Each rep runs every revision once, in turn, through that revision's own bench/run.mjs
 // (no baselines; wrk only with --wrk, for the scenarios that use it): the machine drifts by ±15 % between runs of one build (docs/performance.md,
 // "Caveats"), so builds are compared run for run, never a series of one against a series of the other.
-// Prints a line per run (requests/s, stored events/s, peak RSS, CPU by thread, ClickHouse's CPU and its
+// Prints a line per run (requests/s, p99, stored events/s, peak RSS, CPU by thread, ClickHouse's CPU and its
 // merges) and the medians per revision.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
@@ -111,7 +111,7 @@ try {
         const threads = s.serverThreadCores
         const ch = s.clickhouseCores === undefined ? '' : `  clickhouse ${fmt(s.clickhouseCores, 2)} (merges ${fmt(s.clickhouseThreadCores?.merges, 2)})`
         console.log(
-          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}`,
+          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  p99 ${fmt(s.latencyMs?.p99, 2)} ms  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}`,
         )
       }
     }
@@ -119,7 +119,7 @@ try {
   console.log('\nmedians')
   for (const spec of specs) {
     for (const [name, runs] of byScenario(results.get(spec.label))) {
-      console.log(`${spec.label.padEnd(width)}  ${name.padEnd(24)} stored/s ${fmt(median(runs.map((r) => r.e2e?.storedPerS)))}  req/s ${fmt(median(runs.map((r) => r.rps)))}  RSS ${fmt(median(runs.map((r) => r.peakRssMB)))} MB  (${runs.length} runs)`)
+      console.log(`${spec.label.padEnd(width)}  ${name.padEnd(24)} stored/s ${fmt(median(runs.map((r) => r.e2e?.storedPerS)))}  req/s ${fmt(median(runs.map((r) => r.rps)))}  p99 ${fmt(median(runs.map((r) => r.latencyMs?.p99)), 2)} ms  RSS ${fmt(median(runs.map((r) => r.peakRssMB)))} MB  (${runs.length} runs)`)
     }
   }
 } finally {
