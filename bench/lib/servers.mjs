@@ -68,7 +68,7 @@ export async function startBaseline(benchDir, name) {
 }
 
 /** The Node flags `npm start` and bin/skylark.js run the server with (test/unit/docs.test.ts keeps them equal). */
-export const SERVER_NODE_ARGS = ['--max-semi-space-size=4', '--v8-pool-size=2']
+export const SERVER_NODE_ARGS = ['--max-semi-space-size=4', '--v8-pool-size=2', '--no-parallel-scavenge']
 /** The environment they set for it (glibc's malloc, read at process start; same test). */
 export const SERVER_PROCESS_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' }
 
