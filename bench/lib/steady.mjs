@@ -4,9 +4,9 @@
 // Its flags are part of the method. With V8's defaults the client shares a heap with the runner, whose
 // mark-compacts came every ≈450 ms in some runs; their 4 helper threads then took the core the server's main
 // thread needed (perf sched: 10–20 ms of helper CPU in 20 ms windows) and the runner's own pauses of 4–8 ms
-// delayed reading the answers, which put p99 at half of max anywhere from 3 to 104 ms on the same build.
-// In a process of its own with one GC thread (its collections never run beside it on the other core) and
-// 32 MB semi-spaces (a scavenge every few seconds at these rates), five runs read 3.5–10.7 ms.
+// delayed reading the answers: p99 at half of max read 5.4–105 ms on one build (median 12.7 over eleven
+// runs). In a process of its own with one GC thread (its collections never run beside it on the other core)
+// and 32 MB semi-spaces (a scavenge every few seconds at these rates): 2.2–28 ms (median 5.9 over nine).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
