@@ -1,6 +1,6 @@
 // An open-loop, constant-rate load generator for latency at a given throughput ("p99 at half of max"),
-// run in a process of its own by steady.mjs: `node steady-client.mjs <options.json>` prints `tick <second>
-// <answers>` lines while it runs and one `result <json>` line at the end.
+// run in a process of its own by steady.mjs, which writes its options as JSON to its stdin. It prints
+// `tick <second> <answers>` lines while it runs and one `result <json>` line at the end.
 //
 // autocannon's rate limit is not steady: each connection sends back to back until it has made its share of
 // the second, then waits for the next second, so a "half rate" run is full speed half of each second. This
@@ -149,6 +149,6 @@ async function runSteady(url, requests, { connections, rate, durationS }, onTick
   }
 }
 
-const { url, requests, connections, rate, durationS } = JSON.parse(readFileSync(process.argv[2], 'utf8'))
+const { url, requests, connections, rate, durationS } = JSON.parse(readFileSync(0, 'utf8'))
 const result = await runSteady(url, requests, { connections, rate, durationS }, (second, count) => process.stdout.write(`tick ${second} ${count}\n`))
 process.stdout.write(`result ${JSON.stringify(result)}\n`)

@@ -8,8 +8,6 @@
 // runs). In a process of its own with one GC thread (its collections never run beside it on the other core)
 // and 32 MB semi-spaces (a scavenge every few seconds at these rates): 2.2–28 ms (median 5.9 over nine).
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
@@ -20,25 +18,17 @@ const CLIENT_NODE_ARGS = ['--single-threaded-gc', '--max-semi-space-size=32']
  * shape as runAutocannon. `onSpawn(pid)` gets the client's process (its CPU is the load generator's).
  */
 export async function runSteady(url, requests, { connections, rate, durationS }, { onSpawn = () => {}, onTick = () => {} } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'skylark-bench-steady-'))
-  try {
-    const optionsFile = join(dir, 'options.json')
-    const wire = requests.map((r) => (Buffer.isBuffer(r.body) ? { ...r, body: r.body.toString('base64'), bodyBase64: true } : r))
-    writeFileSync(optionsFile, JSON.stringify({ url, requests: wire, connections, rate, durationS }))
-    const proc = spawn(process.execPath, [...CLIENT_NODE_ARGS, join(import.meta.dirname, 'steady-client.mjs'), optionsFile], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    onSpawn(proc.pid)
-    let result = null
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const [kind, a, b] = line.split(' ')
-      if (kind === 'tick') onTick(Number(a), Number(b))
-      else if (kind === 'result') result = JSON.parse(line.slice('result '.length))
-    })
-    const code = await new Promise((resolve) => proc.once('close', resolve))
-    if (result === null) throw new Error(`the steady load generator exited (${code}) without a result`)
-    return result
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  const wire = requests.map((r) => (Buffer.isBuffer(r.body) ? { ...r, body: r.body.toString('base64'), bodyBase64: true } : r))
+  const proc = spawn(process.execPath, [...CLIENT_NODE_ARGS, join(import.meta.dirname, 'steady-client.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
+  onSpawn(proc.pid)
+  proc.stdin.end(JSON.stringify({ url, requests: wire, connections, rate, durationS }))
+  let result = null
+  createInterface({ input: proc.stdout }).on('line', (line) => {
+    const [kind, a, b] = line.split(' ')
+    if (kind === 'tick') onTick(Number(a), Number(b))
+    else if (kind === 'result') result = JSON.parse(line.slice('result '.length))
+  })
+  const code = await new Promise((resolve) => proc.once('close', resolve))
+  if (result === null) throw new Error(`the steady load generator exited (${code}) without a result`)
+  return result
 }
