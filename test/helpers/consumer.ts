@@ -73,7 +73,9 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
   const sinkWriter = new SinkWriter({
     sink: () => ({
       kind: 'sqlite',
-      write: async () => t.fail('rows reach the store packed'),
+      write: async () => {
+        t.fail('rows reach the store packed')
+      },
       writePacked: async (rows) => {
         const write = { readsAtStart: processed.length, readsAtEnd: 0 }
         writes.push(write)
