@@ -100,6 +100,7 @@ export class FlagEvaluator {
     }
     const result = project.set.evaluateList(input)
     if (loadFailed) result.errorsWhileComputingFlags = true
+    result.personState = input.personState
     return result
   }
 

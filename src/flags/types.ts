@@ -38,9 +38,11 @@ export interface CompileOptions {
 /** Maps the full hash input (`"<key>.<id><salt>"`, `"holdout-<id>"`) to a number in [0, 1). */
 export type HashFn = (input: string) => number
 
-/** What the engine keeps for a reused person-properties object (see `EvaluationInput.personState`). */
+/** What the engine, and the answer's writer, keep for a reused person-properties object (see `EvaluationInput.personState`). */
 export interface PersonState {
   engine?: object
+  /** The text of this person's last answer (response.ts). */
+  answer?: object
 }
 
 export interface EvaluationInput {
@@ -104,4 +106,6 @@ export interface EvaluationResponse {
 export interface EvaluationList {
   results: FlagResult[]
   errorsWhileComputingFlags: boolean
+  /** The input's `personState`, where the answer's text is kept for the person's next request. */
+  personState?: PersonState
 }

@@ -2,7 +2,7 @@
  * Work shared between the flags of one request must not change any answer: identical property tests share
  * one memo slot (each runs once per request, and once per reused person object across requests), reasons
  * are shared objects, `evaluateList` gives the flags of `evaluateAll` in `Object.values` order, and
- * `flagsJson` writes exactly `JSON.stringify(flagsBody(…))`.
+ * `flagsJson` writes exactly `JSON.stringify(flagsBody(…))`, also when it reuses a person's last answer.
  */
 import t from 'tap'
 import { compileSetData } from '../../../src/flags/compile.js'
@@ -233,4 +233,60 @@ t.test(`flagsJson writes JSON.stringify(flagsBody(…)) for every shape (FUZZ_SE
       }
     }
   }
+})
+
+t.test(`a person's kept answer text is reused only for results that write the same text (FUZZ_SEED=${SEED})`, async (t) => {
+  const reasons: FlagResult['reason'][] = [
+    { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+    { code: 'no_condition_match', condition_index: null },
+  ]
+  const make = (rng: Rng, i: number): FlagResult => ({
+    key: `k-${i}`,
+    enabled: rng.chance(0.5),
+    variant: rng.chance(0.3) ? rng.pick(['control', 'test']) : null,
+    reason: rng.pick(reasons),
+    payload: rng.pick([null, '{"enabled":true}', 'x', { a: 1 }]),
+    id: i + 1,
+    version: rng.pick([0, 3]),
+    failed: rng.chance(0.1),
+  })
+  /** One field changed each: what `changed` applies to a copy. */
+  const changes: ((r: FlagResult) => void)[] = [
+    (r) => (r.key += '-x'),
+    (r) => (r.enabled = !r.enabled),
+    (r) => (r.variant = r.variant === 'test' ? 'control' : 'test'),
+    (r) => (r.reason = r.reason === reasons[0] ? reasons[1] : reasons[0]),
+    (r) => (r.payload = r.payload === 'x' ? 'y' : 'x'),
+    (r) => (r.id += 100),
+    (r) => (r.version += 1),
+    (r) => (r.failed = !r.failed),
+  ]
+  /** A copy of `r` with one field changed, or an equal copy. */
+  const changed = (rng: Rng, r: FlagResult): FlagResult => {
+    const copy = { ...r }
+    if (rng.chance(0.9)) rng.pick(changes)(copy)
+    return copy
+  }
+  const shapes: ResponseShape[] = ['v1', 'v2', 'v3', 'v4']
+  const compressions = [['gzip', 'lz64'], ['gzip', 'gzip-js']]
+  const personState = {}
+  const rng = new Rng(SEED, 2000)
+  let results = Array.from({ length: 8 }, (_, i) => make(rng, i))
+  let options = { shape: 'v3' as ResponseShape, withConfig: true, supportedCompression: compressions[0], requestId: 'req-0' }
+  let errors = false
+  for (let s = 0; s < 2000; s++) {
+    const step = rng.int(6)
+    if (step === 1) results = results.map((r) => (rng.chance(0.3) ? changed(rng, r) : r))
+    if (step === 2) results = rng.chance(0.5) ? results.slice(1) : [...results, make(rng, results.length + s)]
+    if (step === 3) options = { ...options, shape: rng.pick(shapes), withConfig: rng.chance(0.5), supportedCompression: rng.pick(compressions) }
+    if (step === 4) errors = !errors
+    options = { ...options, requestId: `req-${s}` }
+    const list: EvaluationList = { results, errorsWhileComputingFlags: errors, personState }
+    const before = (personState as { answer?: object }).answer
+    if (!t.equal(flagsJson(list, options), JSON.stringify(flagsBody(list, options)), `step ${s}`)) return
+    if (step === 0 && s > 0 && (personState as { answer?: object }).answer !== before) return t.fail(`step ${s}: the same results wrote a new text`)
+  }
+  const long: EvaluationList = { results: Array.from({ length: 300 }, (_, i) => make(rng, i)), errorsWhileComputingFlags: false, personState: {} }
+  t.equal(flagsJson(long, options), JSON.stringify(flagsBody(long, options)))
+  t.equal(long.personState!.answer, undefined, 'an answer of 300 flags is written each time, not kept')
 })
