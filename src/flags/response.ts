@@ -205,7 +205,7 @@ function answerHead(result: EvaluationList, options: ResponseOptions): string {
 }
 
 /**
- * The longest head kept (one-byte characters): a 50-flag answer's is ≈2.8 K. PersonReader keeps up to 10,000
+ * The longest head kept (one-byte characters): a 50-flag answer's is ≈2.6 K. PersonReader keeps up to 10,000
  * persons, so kept heads stay under ≈40 MB; larger flag sets write their text each time, where evaluation
  * costs far more than the text.
  */
