@@ -11,6 +11,7 @@
 // typed array, so the client's heap barely grows while it measures.
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
+import { percentile } from './system.mjs'
 
 function requestBytes(host, r) {
   const body = r.body === undefined ? Buffer.alloc(0) : r.bodyBase64 ? Buffer.from(r.body, 'base64') : Buffer.from(r.body)
@@ -52,10 +53,6 @@ function connection(port) {
     },
     close: () => socket.destroy(),
   }
-}
-
-function percentileOf(sorted, p) {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : null
 }
 
 /** Sends `rate` requests/s for `durationS` over up to `connections` connections; same result shape as runAutocannon. */
@@ -140,9 +137,9 @@ async function runSteady(url, requests, { connections, rate, durationS }, onTick
     statusCodes,
     rps: ok / elapsed,
     latencyMs: {
-      p50: percentileOf(sorted, 50),
-      p90: percentileOf(sorted, 90),
-      p99: percentileOf(sorted, 99),
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
       max: sorted.at(-1) ?? null,
       mean: sorted.reduce((a, b) => a + b, 0) / (answered || 1),
     },

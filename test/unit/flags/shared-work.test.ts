@@ -8,6 +8,7 @@ import t from 'tap'
 import { compileSetData } from '../../../src/flags/compile.js'
 import { compileFlags, type EvaluationInput, type EvaluationList, type FlagDefinition, type FlagResult } from '../../../src/flags/index.js'
 import { flagsJson, type ResponseShape } from '../../../src/flags/response.js'
+import type { PersonState } from '../../../src/flags/types.js'
 import { flagsBody } from './fixtures/flags-body.js'
 import { Rng, fuzzSeed } from '../fuzz/rng.js'
 import { flag } from './fixtures/vectors.js'
@@ -269,7 +270,7 @@ t.test(`a person's kept answer text is reused only for results that write the sa
   }
   const shapes: ResponseShape[] = ['v1', 'v2', 'v3', 'v4']
   const compressions = [['gzip', 'lz64'], ['gzip', 'gzip-js']]
-  const personState = {}
+  const personState: PersonState = {}
   const rng = new Rng(SEED, 2000)
   let results = Array.from({ length: 8 }, (_, i) => make(rng, i))
   let options = { shape: 'v3' as ResponseShape, withConfig: true, supportedCompression: compressions[0], requestId: 'req-0' }
@@ -282,9 +283,9 @@ t.test(`a person's kept answer text is reused only for results that write the sa
     if (step === 4) errors = !errors
     options = { ...options, requestId: `req-${s}` }
     const list: EvaluationList = { results, errorsWhileComputingFlags: errors, personState }
-    const before = (personState as { answer?: object }).answer
+    const before = personState.answer
     if (!t.equal(flagsJson(list, options), JSON.stringify(flagsBody(list, options)), `step ${s}`)) return
-    if (step === 0 && s > 0 && (personState as { answer?: object }).answer !== before) return t.fail(`step ${s}: the same results wrote a new text`)
+    if (step === 0 && s > 0 && personState.answer !== before) return t.fail(`step ${s}: the same results wrote a new text`)
   }
   const long: EvaluationList = { results: Array.from({ length: 300 }, (_, i) => make(rng, i)), errorsWhileComputingFlags: false, personState: {} }
   t.equal(flagsJson(long, options), JSON.stringify(flagsBody(long, options)))
