@@ -11,8 +11,8 @@
 // Options (flag or environment variable; defaults sized for this 2-core machine, where the load generator
 // shares the cores with the server):
 //   --connections N   BENCH_CONNECTIONS   50      --pipelining N   BENCH_PIPELINING   1
-//                     (above 1, uWS closes the connections of /capture/, /batch/ and mixed: their answers
-//                     wait for the spool; see docs/performance.md, "Caveats")
+//                     (above 1, uWS closes the connections of /capture/, /batch/, mixed and POST /decide:
+//                     their answers wait for the spool or the answer batch; see docs/performance.md, "Caveats")
 //   --duration S      BENCH_DURATION      6       --warmup S       BENCH_WARMUP       2
 //   --group G[,G]     capture|batch|decide (default all)      --only NAME[,NAME]   scenario names
 //   --sinks LIST      sqlite,clickhouse (default: both when ClickHouse is available)

@@ -134,7 +134,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     ],
   })
 
-  const server = new HttpServer({ router, logger, metrics, admission })
+  const server = new HttpServer({ router, logger, metrics, admission, batchAnswers: config.http.batchAnswers })
   const port = await server.listen(config.http.host, config.http.port)
   baseUrl = siteUrl(config, port)
   if (firstRun?.created && firstRun.personal_api_key) {

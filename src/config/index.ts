@@ -25,6 +25,8 @@ export interface Config {
     /** 0 = no per-client limit. */
     readonly maxInflightPerClient: number
     readonly maxBodyMemoryBytes: number
+    /** Answers to POST /decide and /flags are written in batches (HttpServer.#send). */
+    readonly batchAnswers: boolean
   }
   readonly dataDir: string
   readonly logLevel: LogLevel
@@ -143,6 +145,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxInflight: num('HTTP_MAX_INFLIGHT'),
       maxInflightPerClient: num('HTTP_MAX_INFLIGHT_PER_CLIENT'),
       maxBodyMemoryBytes: num('HTTP_MAX_BODY_MEMORY'),
+      batchAnswers: values.get('HTTP_BATCH_ANSWERS') as boolean,
     },
     dataDir: resolve(str('DATA_DIR')),
     logLevel: str('LOG_LEVEL') as LogLevel,

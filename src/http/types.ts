@@ -37,4 +37,9 @@ export interface RouteOptions {
   cors?: boolean
   /** A liveness/readiness/metrics probe: never refused by admission control (src/http/admission.ts). */
   probe?: boolean
+  /**
+   * Answers to POSTs are written together once the event loop has read what arrived, not one by one
+   * (HttpServer.#send says why). Only for routes whose POSTs a client never pipelines behind.
+   */
+  batchPostAnswers?: boolean
 }

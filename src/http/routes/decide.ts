@@ -76,7 +76,7 @@ export function registerDecideRoutes(router: Router, evaluator: FlagEvaluator, r
     ['/decide/', { via: 'decide' }],
     ['/flags/', { via: 'flags' }],
   ] as const) {
-    const options = { maxBodyBytes: maxBytes, cors: true, label: path }
+    const options = { maxBodyBytes: maxBytes, cors: true, label: path, batchPostAnswers: true }
     router.add(['post', 'get'], path, decideHandler(evaluator, resolve, maxBytes, endpoint), options)
     router.add('options', path, () => ({ status: 204, headers: { Allow: 'GET, POST, OPTIONS, HEAD' } }), options)
   }

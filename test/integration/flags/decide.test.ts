@@ -85,6 +85,8 @@ t.test('/decide', async (t) => {
     const options = await server.request('OPTIONS', '/decide/', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })
     t.equal(options.status, 204)
     t.equal(options.headers.get('access-control-allow-origin'), 'https://app.example')
+    const browser = await server.request('POST', '/decide/?v=3', { body: { token: server.boot.project_api_key, distinct_id: 'distinct_id_0' }, headers: { origin: 'https://app.example' } })
+    t.equal(browser.headers.get('access-control-allow-origin'), 'https://app.example', 'a batched POST answer carries the CORS headers too')
   })
 
   t.test('reads form, base64 and gzip bodies as SDKs send them', async (t) => {

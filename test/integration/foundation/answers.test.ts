@@ -1,9 +1,11 @@
 // Answers reach their own requests: in order on a kept-alive connection that pipelines, and on many
 // connections at once. uWS closes a connection whose next request arrives while an answer is still
-// pending (it refuses asynchronous pipelining), so every answer that can be written before the handler
-// returns must be: a server change that queued them (tried for /decide, see docs/performance.md) fails here.
+// pending (it refuses asynchronous pipelining), so every answer a client may pipeline behind is written
+// before its handler returns. Answers to POST /decide are batched (written after the event loop has read
+// everything, src/http/server.ts): a client must not pipeline behind a POST (RFC 9112 §9.3.2), and a
+// GET /decide?data=… stays pipelinable; HTTP_BATCH_ANSWERS=false answers them at once for clients that do.
 import { connect, type Socket } from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startServer } from '../../helpers/server.js'
 
 /** Reads `count` HTTP/1.1 answers (Content-Length framed) off the socket: status and X-Request-Id of each. */
@@ -47,11 +49,11 @@ t.test('answers reach their own requests', async (t) => {
   t.test('pipelined requests on one connection are answered in order, each with its own answer', async (t) => {
     const socket = connect(server.port, '127.0.0.1')
     t.teardown(() => socket.destroy())
-    const decide = JSON.stringify({ token, distinct_id: 'pipelined-user' })
+    const decide = encodeURIComponent(JSON.stringify({ token, distinct_id: 'pipelined-user' }))
     // one write: uWS parses all four in one read; the capture is refused before any store is involved
     socket.write(
       request('GET', '/_health', 'p-1') +
-        request('POST', '/decide/?v=3', 'p-2', decide) +
+        request('GET', `/decide/?v=3&data=${decide}`, 'p-2') +
         request('POST', '/capture/', 'p-3', JSON.stringify({ api_key: 'phc_unknown', event: 'e', distinct_id: 'u' })) +
         request('GET', '/no-such-route', 'p-4'),
     )
@@ -70,21 +72,59 @@ t.test('answers reach their own requests', async (t) => {
     t.equal(JSON.parse(answers[3].body).code, 'not_found')
   })
 
-  t.test('requests arriving together on many connections each get their own answer', async (t) => {
+  t.test('POSTs to /decide arriving together on many connections each get their own answer, and the connections stay open', async (t) => {
     const sockets = Array.from({ length: 40 }, () => connect(server.port, '127.0.0.1'))
     t.teardown(() => sockets.forEach((s) => s.destroy()))
     await Promise.all(sockets.map((s) => new Promise((resolve) => s.once('connect', resolve))))
-    const answered = sockets.map((s) => readAnswers(s, 2).then((answers) => answers.map((a) => [a.requestId, a.status, JSON.parse(a.body).featureFlags !== undefined])))
-    for (const [i, s] of sockets.entries()) {
-      s.write(request('POST', '/decide/?v=3', `c-${i}-a`, JSON.stringify({ token, distinct_id: `user-${i}` })) + request('GET', '/_health', `c-${i}-b`))
+    const round = async (write: (i: number) => string) => {
+      const answered = sockets.map((s) => readAnswers(s, 1).then(([a]) => [a.requestId, a.status, JSON.parse(a.body).featureFlags !== undefined]))
+      for (const [i, s] of sockets.entries()) s.write(write(i))
+      const results = await Promise.all(answered)
+      sockets.forEach((s) => s.removeAllListeners('data').removeAllListeners('close').removeAllListeners('error'))
+      return results
     }
-    const results = await Promise.all(answered)
+    const decided = await round((i) => request('POST', '/decide/?v=3', `c-${i}-a`, JSON.stringify({ token, distinct_id: `user-${i}` })))
     t.same(
-      results,
-      sockets.map((_, i) => [
-        [`c-${i}-a`, 200, true],
-        [`c-${i}-b`, 200, false],
-      ]),
+      decided,
+      sockets.map((_, i) => [`c-${i}-a`, 200, true]),
     )
+    const healthy = await round((i) => request('GET', '/_health', `c-${i}-b`))
+    t.same(
+      healthy,
+      sockets.map((_, i) => [`c-${i}-b`, 200, false]),
+    )
+  })
+})
+
+t.test('answers to POST /decide', async (t) => {
+  const pipelinedPosts = async (t: Test, env: Record<string, string>) => {
+    const server = await startServer({ env })
+    t.teardown(async () => {
+      await server.stop()
+      server.cleanup()
+    })
+    const token = server.boot.project_api_key
+    const post = (id: string) => {
+      const body = JSON.stringify({ token, distinct_id: id })
+      return `POST /decide/?v=3 HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    }
+    const socket = connect(server.port, '127.0.0.1')
+    t.teardown(() => socket.destroy())
+    socket.write(post('q-1') + post('q-2'))
+    return readAnswers(socket, 2).then(
+      (answers) => answers.map((a) => [a.requestId, a.status]),
+      (error: Error) => error.message,
+    )
+  }
+
+  t.test('are batched by default: a request pipelined behind one loses its connection', async (t) => {
+    t.equal(await pipelinedPosts(t, {}), 'connection closed after 0 of 2 answers')
+  })
+
+  t.test('with HTTP_BATCH_ANSWERS=false are written at once, so pipelining behind them works', async (t) => {
+    t.same(await pipelinedPosts(t, { HTTP_BATCH_ANSWERS: 'false' }), [
+      ['q-1', 200],
+      ['q-2', 200],
+    ])
   })
 })
