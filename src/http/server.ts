@@ -6,7 +6,6 @@
  */
 import { STATUS_CODES } from 'node:http'
 import { randomBytes } from 'node:crypto'
-import type { Counter, Histogram } from 'prom-client'
 import { AppError, isAppError } from '../common/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type { Metrics } from '../observability/metrics.js'
@@ -34,15 +33,6 @@ const REQUEST_ID_PREFIX = randomBytes(4).toString('hex')
  * peak RSS from 183 to 233 MB. 256 K holds ≈100 answers of 50 flags (≈2.4 K), more than 50 connections send.
  */
 const BATCH_MAX_CHARS = 256 * 1024
-
-/**
- * A route's metric series, bound once: prom-client builds and hashes the label set on every
- * `inc({...})`/`observe({...})`, which showed in the /capture/ profile; bound children skip that.
- */
-interface RouteSeries {
-  duration: Histogram.Internal<'route'>
-  byStatus: Map<number, Counter.Internal>
-}
 
 /**
  * Collects the headers of the request being read (req.forEach's callback is allocated once, not per request).
@@ -89,7 +79,6 @@ export class HttpServer {
   #inflight = 0
   #requestCounter = 0
   #drainWaiters: Array<() => void> = []
-  readonly #series = new Map<string, RouteSeries>()
   /** Answers waiting to be written when this turn of the event loop has read everything (#send). */
   #batch: Exchange[] = []
   #batchChars = 0
@@ -384,11 +373,7 @@ export class HttpServer {
     if (exchange.finished) return
     exchange.finished = true
     exchange.ticket?.release()
-    const series = this.#seriesOf(exchange.route)
-    let requests = series.byStatus.get(status)
-    if (!requests) series.byStatus.set(status, (requests = this.#metrics.httpRequests.labels(exchange.route, String(status))))
-    requests.inc()
-    series.duration.observe((performance.now() - exchange.ctx.startedAt) / 1000)
+    this.#metrics.http.route(exchange.route).record(status, (performance.now() - exchange.ctx.startedAt) / 1000)
     if (status >= 400 && status < 500 && status !== 499) {
       this.#logger.debug({ reqId: exchange.ctx.requestId, route: exchange.route, status }, 'client error')
     }
@@ -397,12 +382,6 @@ export class HttpServer {
       this.#drainWaiters = []
       for (const wake of waiters) wake()
     }
-  }
-
-  #seriesOf(route: string): RouteSeries {
-    let series = this.#series.get(route)
-    if (!series) this.#series.set(route, (series = { duration: this.#metrics.httpDuration.labels(route), byStatus: new Map() }))
-    return series
   }
 }
 

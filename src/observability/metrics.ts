@@ -2,24 +2,14 @@
  * Prometheus metrics. One registry per process; the ingest consumer thread reports its own counters to
  * the main thread, which sets the gauges here, so /metrics shows the whole service.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { HttpStats } from './http-stats.js'
 
 export function createMetrics() {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
-  const httpRequests = new Counter({
-    name: 'skylark_http_requests_total',
-    help: 'HTTP requests by route and status',
-    labelNames: ['route', 'status'] as const,
-    registers: [registry],
-  })
-  const httpDuration = new Histogram({
-    name: 'skylark_http_request_duration_seconds',
-    help: 'Time from request start to response end, by route',
-    labelNames: ['route'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  })
+  const http = new HttpStats()
+  http.register(registry)
   const eventsReceived = new Counter({
     name: 'skylark_events_received_total',
     help: 'Events accepted into the spool, by lane',
@@ -54,7 +44,7 @@ export function createMetrics() {
     help: 'Busy time of the main-thread event loop since start; its increase over wall time is the event-loop utilisation',
     registers: [registry],
   })
-  return { registry, httpRequests, httpDuration, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, eventLoopActive }
+  return { registry, http, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, eventLoopActive }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
