@@ -64,8 +64,8 @@ export interface HttpServerOptions {
   metrics: Metrics
   /** Limits on requests and body bytes in flight; none when absent. */
   admission?: Admission
-  /** Write the answers of routes with `batchPostAnswers` in batches (#send); default true. */
-  batchAnswers?: boolean
+  /** Write the answers of routes with `batchPostAnswers` in batches (#send). */
+  batchAnswers: boolean
 }
 
 export class HttpServer {
@@ -93,7 +93,7 @@ export class HttpServer {
     this.#logger = options.logger
     this.#metrics = options.metrics
     this.#admission = options.admission ?? null
-    this.#batchAnswers = options.batchAnswers ?? true
+    this.#batchAnswers = options.batchAnswers
   }
 
   get inflight(): number {
@@ -194,10 +194,10 @@ export class HttpServer {
       exchange.ticket = admitted
     }
     if (bodiless) {
-      this.#run(exchange, route.handler, options)
+      this.#run(exchange, route.handler)
       return
     }
-    this.#readBody(exchange, options.maxBodyBytes, length, () => this.#run(exchange, route.handler, options))
+    this.#readBody(exchange, options.maxBodyBytes, length, () => this.#run(exchange, route.handler))
   }
 
   #readContext(res: HttpResponse, req: HttpRequest): RequestContext {
@@ -288,21 +288,21 @@ export class HttpServer {
     })
   }
 
-  #run(exchange: Exchange, handler: Handler, options: RouteOptions): void {
+  #run(exchange: Exchange, handler: Handler): void {
     let result: Reply | Promise<Reply>
     try {
       result = handler(exchange.ctx)
     } catch (error) {
-      this.#send(exchange, this.#errorToReply(exchange, error), false, options)
+      this.#send(exchange, this.#errorToReply(exchange, error), false)
       return
     }
     if (result instanceof Promise) {
       result.then(
-        (reply) => this.#send(exchange, reply, false, options),
-        (error: unknown) => this.#send(exchange, this.#errorToReply(exchange, error), false, options),
+        (reply) => this.#send(exchange, reply, false),
+        (error: unknown) => this.#send(exchange, this.#errorToReply(exchange, error), false),
       )
     } else {
-      this.#send(exchange, result, false, options)
+      this.#send(exchange, result, false)
     }
   }
 
@@ -329,29 +329,27 @@ export class HttpServer {
    * pipeline behind (RFC 9112 §9.3.2), and a closing answer is written at once. HTTP_BATCH_ANSWERS=false
    * turns batching off for clients that pipeline anyway.
    */
-  #send(exchange: Exchange, reply: Reply, closeConnection: boolean, options = exchange.options): void {
-    if (exchange.finished || exchange.ctx.aborted) return
-    const batched = this.#batchAnswers && options?.batchPostAnswers && exchange.ctx.method === 'post'
+  #send(exchange: Exchange, reply: Reply, closeConnection: boolean): void {
+    const batched = this.#batchAnswers && exchange.options?.batchPostAnswers && exchange.ctx.method === 'post'
     if (batched && !closeConnection && !this.#stopping && this.#batchChars < BATCH_MAX_CHARS) {
       exchange.reply = reply
       this.#batchChars += reply.body?.length ?? 0
       if (this.#batch.push(exchange) === 1) setImmediate(this.#writeBatch)
       return
     }
-    this.#write(exchange, reply, closeConnection, options)
+    this.#write(exchange, reply, closeConnection)
   }
 
   readonly #writeBatch = (): void => {
     const batch = this.#batch
     this.#batch = []
     this.#batchChars = 0
-    for (const exchange of batch) this.#write(exchange, exchange.reply!, false, exchange.options)
+    for (const exchange of batch) this.#write(exchange, exchange.reply!, false)
   }
 
-  #write(exchange: Exchange, reply: Reply, closeConnection: boolean, options: RouteOptions | undefined): void {
-    if (exchange.finished) return
-    const { res, ctx } = exchange
-    if (ctx.aborted) return
+  #write(exchange: Exchange, reply: Reply, closeConnection: boolean): void {
+    const { res, ctx, options } = exchange
+    if (exchange.finished || ctx.aborted) return
     let headers = reply.headers
     const origin = ctx.headers.origin
     if (options?.cors && origin) {

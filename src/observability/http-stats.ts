@@ -5,7 +5,7 @@
  */
 import type { Metric, Registry } from 'prom-client'
 
-export const DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+const DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
 export class RouteTally {
   readonly byStatus = new Map<number, number>()
@@ -46,18 +46,13 @@ export class HttpStats {
    * list only prom-client's own classes, hence the casts.
    */
   register(registry: Registry): void {
-    const metric = (name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]) => ({
-      name,
-      help,
-      type,
-      aggregator: 'sum',
-      get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
-      reset: () => this.#routes.clear(),
-    })
-    registry.registerMetric(metric('skylark_http_requests_total', 'HTTP requests by route and status', 'counter', () => this.#requests()) as unknown as Metric)
-    registry.registerMetric(
-      metric('skylark_http_request_duration_seconds', 'Time from request start to response end, by route', 'histogram', () => this.#durations('skylark_http_request_duration_seconds')) as unknown as Metric,
-    )
+    const add = (name: string, help: string, type: 'counter' | 'histogram', samples: (name: string) => Sample[]) => {
+      const head = { name, help, type, aggregator: 'sum' }
+      const metric = { ...head, get: async () => ({ ...head, values: samples(name) }), reset: () => this.#routes.clear() }
+      registry.registerMetric(metric as unknown as Metric)
+    }
+    add('skylark_http_requests_total', 'HTTP requests by route and status', 'counter', () => this.#requests())
+    add('skylark_http_request_duration_seconds', 'Time from request start to response end, by route', 'histogram', (name) => this.#durations(name))
   }
 
   #requests(): Sample[] {
