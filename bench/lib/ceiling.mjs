@@ -30,13 +30,13 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 
 /**
  * SQLite: a fresh events.db migrated with the service's own migrations (dist/), the service's prepared
- * `INSERT OR IGNORE`, all `rows` in one transaction; WAL + synchronous=NORMAL through the service's
- * openDatabase. Median rows/s of `repeats` fresh files.
+ * `INSERT OR IGNORE`, all `rows` in one transaction; WAL + synchronous=NORMAL and the events file's page size
+ * through the service's openDatabase. Median rows/s of `repeats` fresh files.
  */
 export async function sqliteCeiling(root, sample, rows, repeats) {
   const dist = (path) => import(pathToFileURL(join(root, 'dist', 'src', path)).href)
   const { openDatabase, migrate } = await dist('storage/sqlite/database.js')
-  const { EVENTS_MIGRATIONS } = await dist('storage/sqlite/migrations/events.js')
+  const { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } = await dist('storage/sqlite/migrations/events.js')
   const columns = ['uuid', 'team_id', 'event', 'distinct_id', 'person_id', 'properties', 'timestamp', 'created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'elements_chain']
   const params = []
   for (let i = 0; i < rows; i++) {
@@ -47,7 +47,7 @@ export async function sqliteCeiling(root, sample, rows, repeats) {
   const bytes = sample.reduce((n, r) => n + r.properties.length, 0) / sample.length
   for (let r = 0; r < repeats; r++) {
     const dir = mkdtempSync(join(tmpdir(), 'skylark-bench-sqlite-'))
-    const db = openDatabase(join(dir, 'events.db'))
+    const db = openDatabase(join(dir, 'events.db'), { pageSize: EVENTS_PAGE_SIZE })
     try {
       migrate(db, EVENTS_MIGRATIONS)
       const insert = db.prepare(`INSERT OR IGNORE INTO events (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate, openDatabase, type Db } from './sqlite/database.js'
-import { EVENTS_MIGRATIONS } from './sqlite/migrations/events.js'
+import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from './sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from './sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from './sqlite/migrations/persons.js'
 
@@ -35,12 +35,12 @@ export function dataPaths(dataDir: string): DataPaths {
 export function prepareDataDir(dataDir: string): DataPaths {
   const paths = dataPaths(dataDir)
   mkdirSync(paths.spool, { recursive: true })
-  for (const [file, migrations] of [
-    [paths.management, MANAGEMENT_MIGRATIONS],
-    [paths.persons, PERSONS_MIGRATIONS],
-    [paths.events, EVENTS_MIGRATIONS],
+  for (const [file, migrations, pageSize] of [
+    [paths.management, MANAGEMENT_MIGRATIONS, undefined],
+    [paths.persons, PERSONS_MIGRATIONS, undefined],
+    [paths.events, EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE],
   ] as const) {
-    const db = openDatabase(file)
+    const db = openDatabase(file, { pageSize })
     try {
       migrate(db, migrations)
     } finally {

@@ -16,6 +16,8 @@ export interface OpenOptions {
   readonly?: boolean
   /** NORMAL is durable across process crashes in WAL mode; FULL also across power loss. */
   synchronous?: 'NORMAL' | 'FULL' | 'OFF'
+  /** Page size of a new file; an existing file keeps its own (changing it would need a VACUUM). */
+  pageSize?: number
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
@@ -23,6 +25,8 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   // Several threads and the CLI share these files; waiting beats failing with SQLITE_BUSY.
   db.pragma('busy_timeout = 5000')
   if (!options.readonly) {
+    // Must come before WAL: a WAL file's page size is fixed once it exists.
+    if (options.pageSize) db.pragma(`page_size = ${options.pageSize}`)
     db.pragma('journal_mode = WAL')
     db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   }

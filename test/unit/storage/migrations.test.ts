@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
-import { migrate, openDatabase, schemaVersion } from '../../../src/storage/index.js'
-import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
+import { migrate, openDatabase, prepareDataDir, schemaVersion } from '../../../src/storage/index.js'
+import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from '../../../src/storage/sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
 
@@ -29,5 +32,36 @@ t.test('migrate', async (t) => {
       const db = openDatabase(':memory:')
       t.equal(migrate(db, set), set.length)
     }
+  })
+
+  t.test('a new events.db gets large pages; the other files and an existing events.db keep theirs', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'skylark-pages-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const pageSize = (file: string) => {
+      const db = openDatabase(file, { readonly: true })
+      try {
+        return db.pragma('page_size', { simple: true })
+      } finally {
+        db.close()
+      }
+    }
+    const fresh = prepareDataDir(join(dir, 'fresh'))
+    t.equal(EVENTS_PAGE_SIZE, 16384)
+    t.equal(pageSize(fresh.events), EVENTS_PAGE_SIZE)
+    t.equal(pageSize(fresh.persons), 4096)
+    t.equal(pageSize(fresh.management), 4096)
+
+    // A data folder from before the change: its events.db (4 KB pages, WAL) opens and migrates as it is.
+    const old = join(dir, 'old')
+    const before = prepareDataDir(old)
+    rmSync(before.events)
+    const db = openDatabase(before.events)
+    migrate(db, EVENTS_MIGRATIONS)
+    db.close()
+    prepareDataDir(old)
+    t.equal(pageSize(before.events), 4096)
+    const reopened = openDatabase(before.events, { pageSize: EVENTS_PAGE_SIZE })
+    t.equal(schemaVersion(reopened), EVENTS_MIGRATIONS.length)
+    reopened.close()
   })
 })
