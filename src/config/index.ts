@@ -38,7 +38,7 @@ export interface Config {
   }
   readonly pool: { readonly size: number; readonly maxQueue: number }
   readonly spool: { readonly maxBytes: number; readonly segmentBytes: number; readonly fsyncIntervalMs: number }
-  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number }
+  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly threadNice: number }
   readonly spike: { readonly burst: number; readonly ratePerSec: number }
   readonly flags: { readonly inlineMax: number }
   readonly geoip: { readonly mmdbPath: string | null }
@@ -166,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       flushIntervalMs: num('SINK_FLUSH_INTERVAL_MS'),
       retryMaxMs: num('SINK_RETRY_MAX_MS'),
       insertSpanMs: num('CLICKHOUSE_INSERT_SPAN_MS'),
+      threadNice: num('INGEST_THREAD_NICE'),
     },
     spike: { burst: num('SPIKE_BURST'), ratePerSec: num('SPIKE_RATE_PER_SEC') },
     flags: { inlineMax: num('FLAGS_INLINE_MAX') },

@@ -53,6 +53,7 @@ export const VARIABLES = [
   { name: 'SPOOL_FSYNC_INTERVAL_MS', kind: 'int', default: '0', min: 0, max: 1000, description: 'Extra wait before the first synced write of an idle spool, to gather more events (0 = none; under load groups form by themselves).' },
   { name: 'SINK_BATCH_ROWS', kind: 'int', default: '10000', min: 1, description: 'Most rows written to the event store in one insert.' },
   { name: 'SINK_FLUSH_INTERVAL_MS', kind: 'int', default: '100', min: 1, description: 'Longest time a row waits in the consumer before its insert.' },
+  { name: 'INGEST_THREAD_NICE', kind: 'int', default: '19', min: 0, max: 19, description: 'Scheduling niceness of the ingestion consumer and insert threads (Linux). When the CPU is full they yield to the thread answering requests, and the durable spool holds what they have not stored yet (0 = same priority).' },
   { name: 'SINK_RETRY_MAX_MS', kind: 'int', default: '30000', min: 100, description: 'Cap of the exponential backoff between failed inserts.' },
   { name: 'SPIKE_BURST', kind: 'int', default: '1000', min: 1, description: 'Events one (project, distinct_id) may send at once before the rest go to the overflow lane.' },
   { name: 'SPIKE_RATE_PER_SEC', kind: 'int', default: '100', min: 1, description: 'Sustained events per second per (project, distinct_id) before overflow.' },

@@ -67,6 +67,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
       flushIntervalMs: config.sink.flushIntervalMs,
       retryMaxMs: config.sink.retryMaxMs,
       insertSpanMs: config.sink.insertSpanMs,
+      nice: config.sink.threadNice,
     },
     spool,
     logger,

@@ -3,6 +3,7 @@
  * spool writer, keeps the latest stats for /metrics and /_readiness, and restarts the thread if it dies
  * (it resumes from its checkpoints, so nothing is lost or processed twice).
  */
+import { access } from 'node:fs/promises'
 import { Worker } from 'node:worker_threads'
 import { loadGeoIpData } from '../../geoip/index.js'
 import { workerLimits } from '../../pool/index.js'
@@ -71,6 +72,9 @@ export class ConsumerHandle {
   }
 
   async #spawn(): Promise<void> {
+    // libuv's thread pool (the spool's writes) starts with its first task and its threads inherit the niceness
+    // of the thread that started it: start it here, before the consumer thread lowers its own (thread.ts).
+    await access(this.#settings.spoolDir)
     // The thread shares this thread's copy of the GeoIP database; on failure it tries (and reports) itself.
     const geoipData = await loadGeoIpData(this.#settings.geoipPath).catch(() => null)
     const current = this.#spool.currentState()

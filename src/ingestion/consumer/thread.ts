@@ -6,6 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads'
 import { systemClock } from '../../common/clock.js'
+import { lowerThreadPriority } from '../../common/thread-priority.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
@@ -43,11 +44,15 @@ export interface ConsumerWorkerData {
   retryMaxMs: number
   /** ClickHouse: longest span of batches one INSERT takes while the consumer is behind; 0 = one per batch. */
   insertSpanMs: number
+  /** Niceness of this thread and, inherited, of the insert thread it starts (0 = unchanged). */
+  nice: number
 }
 
 export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerData): Promise<void> {
   const send = (message: FromConsumer) => port.postMessage(message)
   const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => send({ type: 'log', level, msg, fields })
+  // Before the insert thread exists: Linux threads inherit their creator's niceness.
+  if (data.nice > 0 && !lowerThreadPriority(data.nice)) log('info', 'thread priority unchanged (not Linux, or not allowed)', { nice: data.nice })
   const personsDb = openDatabase(data.personsPath)
   const deadLetters = new DeadLetters(data.deadLettersPath)
   const geoip = await openGeoIp({ mmdbPath: data.geoipPath, data: data.geoipData }).catch((error: unknown) => {
