@@ -1,8 +1,8 @@
 /**
  * Background threads (the ingestion consumer and its insert thread) run at a lower priority than the
  * thread answering requests. On a 2-core machine shared with the load, every wake-up of the request thread
- * and of the spool's write waited behind them: /capture/ +16–20 %, /batch/ accepted +33–45 % with the
- * same events stored per second (docs/performance.md). Their backlog is durable in the spool meanwhile.
+ * and of the spool's write waited behind them: /capture/ +27–31 % with wrk, /batch/ accepted +15–68 % with
+ * about the same events stored per second (docs/performance.md). Their backlog is durable in the spool.
  */
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
