@@ -3,7 +3,6 @@
  * through a separate read-only connection (WAL lets both run at once).
  */
 import { openDatabase, type Db } from '../sqlite/database.js'
-import { EVENTS_PAGE_SIZE } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
 import { PackedReader } from './packed-rows.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
@@ -32,7 +31,7 @@ export class SqliteEventSink implements EventSink {
   readonly #insertPacked: (packed: Buffer) => void
 
   constructor(file: string) {
-    this.#db = openDatabase(file, { pageSize: EVENTS_PAGE_SIZE })
+    this.#db = openDatabase(file)
     const insert = this.#db.prepare(
       `INSERT OR IGNORE INTO events (uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
          group_0, group_1, group_2, group_3, group_4, elements_chain)

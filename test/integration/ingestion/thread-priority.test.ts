@@ -1,17 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { getPriority } from 'node:os'
 import t from 'tap'
 import { startServer } from '../../helpers/server.js'
-
-/** Niceness of every thread of a process, by thread id (field 19 of stat, after the parenthesised name). */
-function nicenessByThread(pid: number): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-    out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]))
-  }
-  return out
-}
+import { nicenessByThread } from '../../helpers/threads.js'
 
 t.test('the ingestion threads run at INGEST_THREAD_NICE and the request thread keeps its priority', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
   for (const [env, lowered] of [[{}, true], [{ INGEST_THREAD_NICE: '0' }, false]] as const) {

@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
+import { threadNiceness } from '../../helpers/threads.js'
 
-/** Niceness of one thread, from /proc (field 19 of stat, counted after the parenthesised name). */
-function niceOf(tid: number): number {
-  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
-}
+const niceOf = (tid: number) => threadNiceness(process.pid, tid)
 
 t.test('lowerThreadPriority lowers only the calling thread, and threads it starts inherit it', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
   const moduleUrl = new URL('../../../src/common/thread-priority.ts', import.meta.url).href

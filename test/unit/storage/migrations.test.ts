@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { migrate, openDatabase, prepareDataDir, schemaVersion } from '../../../src/storage/index.js'
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from '../../../src/storage/sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
+import { tempDir } from '../../helpers/server.js'
 
 t.test('migrate', async (t) => {
   t.test('applies pending migrations once, in version order', async (t) => {
@@ -35,7 +35,7 @@ t.test('migrate', async (t) => {
   })
 
   t.test('a new events.db gets large pages; the other files and an existing events.db keep theirs', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'skylark-pages-'))
+    const dir = tempDir('skylark-pages-')
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     const pageSize = (file: string) => {
       const db = openDatabase(file, { readonly: true })
