@@ -1,23 +1,45 @@
 /**
- * Background threads (the ingestion consumer and its insert thread) run at a lower priority than the
- * thread answering requests. On a 2-core machine shared with the load, every wake-up of the request thread
- * and of the spool's write waited behind them: /capture/ +27–31 % with wrk, /batch/ accepted +15–68 % with
- * about the same events stored per second (docs/performance.md). Their backlog is durable in the spool.
+ * Background threads (the ingestion consumer and its insert thread) run below the thread answering
+ * requests. On a 2-core machine shared with the load, every wake-up of the request thread and of the
+ * spool's write waited behind them. Nice 19 gave /capture/ +27–31 % with wrk; SCHED_IDLE a further
+ * +18 % on SQLite, because a normal thread waking preempts an idle-policy thread at once, where nice only
+ * shrinks its share (docs/performance.md). Their backlog is durable in the spool.
  */
+import { spawnSync } from 'node:child_process'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 
+export type ThreadPolicy = 'idle' | 'other'
+
+/** What lowerThreadPriority applied: SCHED_IDLE, a niceness, or nothing (not Linux, or not allowed). */
+export type LoweredTo = 'idle' | 'nice' | null
+
 /**
- * Sets the calling thread's niceness (Linux keeps it per thread, and threads started from this one inherit
- * it). Node has no gettid; /proc/thread-self names the thread. Returns false where that is unavailable.
+ * Lowers the calling thread (Linux keeps policy and niceness per thread, and threads started from this
+ * one inherit both). Node has no gettid; /proc/thread-self names the thread. Node cannot call
+ * sched_setscheduler either, so SCHED_IDLE is set by util-linux's chrt (Essential on Debian); without it
+ * the niceness still applies.
  */
-export function lowerThreadPriority(nice: number): boolean {
-  if (process.platform !== 'linux') return false
+export function lowerThreadPriority(policy: ThreadPolicy, nice: number): LoweredTo {
+  if (process.platform !== 'linux') return null
+  let tid: number
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    setPriority(tid, nice)
-    return true
+    tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
   } catch {
-    return false
+    return null
   }
+  let lowered: LoweredTo = null
+  try {
+    if (nice > 0) {
+      setPriority(tid, nice)
+      lowered = 'nice'
+    }
+  } catch {
+    // not allowed: try the policy anyway
+  }
+  if (policy === 'idle') {
+    const chrt = spawnSync('chrt', ['--idle', '--pid', '0', String(tid)], { stdio: 'ignore', timeout: 5000 })
+    if (chrt.status === 0) lowered = 'idle'
+  }
+  return lowered
 }

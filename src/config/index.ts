@@ -4,11 +4,12 @@
  * Imports: common/ only.
  */
 import { resolve } from 'node:path'
-import { LOG_LEVELS, VARIABLES, type Variable, type VariableName } from './variables.js'
+import { LOG_LEVELS, THREAD_POLICIES, VARIABLES, type Variable, type VariableName } from './variables.js'
 
 export { VARIABLES } from './variables.js'
 
 export type LogLevel = (typeof LOG_LEVELS)[number]
+export type ThreadPolicySetting = (typeof THREAD_POLICIES)[number]
 
 export interface Config {
   readonly http: {
@@ -38,7 +39,7 @@ export interface Config {
   }
   readonly pool: { readonly size: number; readonly maxQueue: number }
   readonly spool: { readonly maxBytes: number; readonly segmentBytes: number; readonly fsyncIntervalMs: number }
-  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly threadNice: number }
+  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly threadPolicy: ThreadPolicySetting; readonly threadNice: number }
   readonly spike: { readonly burst: number; readonly ratePerSec: number }
   readonly flags: { readonly inlineMax: number }
   readonly geoip: { readonly mmdbPath: string | null }
@@ -166,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       flushIntervalMs: num('SINK_FLUSH_INTERVAL_MS'),
       retryMaxMs: num('SINK_RETRY_MAX_MS'),
       insertSpanMs: num('CLICKHOUSE_INSERT_SPAN_MS'),
+      threadPolicy: str('INGEST_THREAD_POLICY') as ThreadPolicySetting,
       threadNice: num('INGEST_THREAD_NICE'),
     },
     spike: { burst: num('SPIKE_BURST'), ratePerSec: num('SPIKE_RATE_PER_SEC') },

@@ -1,15 +1,24 @@
-/** Reading a thread's scheduling niceness from /proc (Linux). */
+/** Reading a thread's scheduling from /proc (Linux). */
 import { readdirSync, readFileSync } from 'node:fs'
 
-/** Field 19 of `stat`, counted after the parenthesised name (which may hold spaces). */
-export function threadNiceness(pid: number, tid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+/** SCHED_IDLE's number in `stat`'s policy field. */
+export const SCHED_IDLE = 5
+
+export interface ThreadScheduling {
+  nice: number
+  policy: number
 }
 
-/** Niceness of every thread of a process, by thread id. */
-export function nicenessByThread(pid: number): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const tid of readdirSync(`/proc/${pid}/task`)) out.set(Number(tid), threadNiceness(pid, Number(tid)))
+/** Fields 19 (niceness) and 41 (policy) of `stat`, counted after the parenthesised name (which may hold spaces). */
+export function threadScheduling(pid: number, tid: number): ThreadScheduling {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { nice: Number(fields[16]), policy: Number(fields[38]) }
+}
+
+/** The scheduling of every thread of a process, by thread id. */
+export function schedulingByThread(pid: number): Map<number, ThreadScheduling> {
+  const out = new Map<number, ThreadScheduling>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) out.set(Number(tid), threadScheduling(pid, Number(tid)))
   return out
 }

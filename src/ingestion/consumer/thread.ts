@@ -6,7 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads'
 import { systemClock } from '../../common/clock.js'
-import { lowerThreadPriority } from '../../common/thread-priority.js'
+import { lowerThreadPriority, type ThreadPolicy } from '../../common/thread-priority.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
@@ -44,7 +44,9 @@ export interface ConsumerWorkerData {
   retryMaxMs: number
   /** ClickHouse: longest span of batches one INSERT takes while the consumer is behind; 0 = one per batch. */
   insertSpanMs: number
-  /** Niceness of this thread and, inherited, of the insert thread it starts (0 = unchanged). */
+  /** Scheduling of this thread and, inherited, of the insert thread it starts. */
+  policy: ThreadPolicy
+  /** Niceness under the `other` policy (0 = unchanged). */
   nice: number
 }
 
@@ -52,7 +54,10 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   const send = (message: FromConsumer) => port.postMessage(message)
   const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => send({ type: 'log', level, msg, fields })
   // Before the insert thread exists: Linux threads inherit their creator's niceness.
-  if (data.nice > 0 && !lowerThreadPriority(data.nice)) log('info', 'thread priority unchanged (not Linux, or not allowed)', { nice: data.nice })
+  const lowered = lowerThreadPriority(data.policy, data.nice)
+  if (lowered !== (data.policy === 'idle' ? 'idle' : data.nice > 0 ? 'nice' : null)) {
+    log('info', 'ingestion thread priority not fully applied (not Linux, chrt missing, or not allowed)', { policy: data.policy, nice: data.nice, applied: lowered })
+  }
   const personsDb = openDatabase(data.personsPath)
   const deadLetters = new DeadLetters(data.deadLettersPath)
   const geoip = await openGeoIp({ mmdbPath: data.geoipPath, data: data.geoipData }).catch((error: unknown) => {

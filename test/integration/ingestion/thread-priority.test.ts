@@ -1,10 +1,18 @@
+import { spawnSync } from 'node:child_process'
 import { getPriority } from 'node:os'
 import t from 'tap'
 import { startServer } from '../../helpers/server.js'
-import { nicenessByThread } from '../../helpers/threads.js'
+import { SCHED_IDLE, schedulingByThread } from '../../helpers/threads.js'
 
-t.test('the ingestion threads run at INGEST_THREAD_NICE and the request thread keeps its priority', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
-  for (const [env, lowered] of [[{}, true], [{ INGEST_THREAD_NICE: '0' }, false]] as const) {
+const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0
+
+t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thread keeps its priority', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
+  const cases = [
+    { env: {}, lowered: hasChrt ? 'policy' : 'nice' },
+    { env: { INGEST_THREAD_POLICY: 'other' }, lowered: 'nice' },
+    { env: { INGEST_THREAD_POLICY: 'other', INGEST_THREAD_NICE: '0' }, lowered: 'none' },
+  ] as const
+  for (const { env, lowered } of cases) {
     const server = await startServer({ env })
     t.teardown(async () => {
       await server.stop()
@@ -16,11 +24,15 @@ t.test('the ingestion threads run at INGEST_THREAD_NICE and the request thread k
     const stored = async () => (await server.api('GET', `/api/projects/${server.boot.project_id}/events/`)).body.results?.length > 0
     for (let i = 0; i < 100 && !(await stored()); i++) await new Promise((r) => setTimeout(r, 50))
     const pid = server.proc.pid!
-    const niceness = nicenessByThread(pid)
-    const main = niceness.get(pid)!
-    const atLowered = [...niceness.values()].filter((n) => n === 19).length
-    t.equal(main, getPriority(), `${JSON.stringify(env)}: the request thread keeps the niceness it started with`)
-    if (lowered) t.ok(atLowered >= 2, `the consumer thread and the insert thread it started (${atLowered} lowered)`)
-    else t.equal(atLowered, 0, 'INGEST_THREAD_NICE=0 leaves every thread as it was')
+    const threads = schedulingByThread(pid)
+    const main = threads.get(pid)!
+    const idle = [...threads.values()].filter((s) => s.policy === SCHED_IDLE).length
+    const niced = [...threads.values()].filter((s) => s.nice === 19).length
+    const label = JSON.stringify(env)
+    t.same(main, { nice: getPriority(), policy: 0 }, `${label}: the request thread keeps the scheduling it started with`)
+    // At least the consumer thread and the insert thread it started.
+    if (lowered === 'policy') t.ok(idle >= 2, `${label}: ${idle} threads under SCHED_IDLE`)
+    if (lowered === 'nice') t.ok(niced >= 2 && idle === 0, `${label}: ${niced} threads at nice 19, none idle`)
+    if (lowered === 'none') t.ok(niced === 0 && idle === 0, `${label}: every thread as it was`)
   }
 })

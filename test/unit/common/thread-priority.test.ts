@@ -1,31 +1,49 @@
+import { spawnSync } from 'node:child_process'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
-import { threadNiceness } from '../../helpers/threads.js'
+import { SCHED_IDLE, threadScheduling, type ThreadScheduling } from '../../helpers/threads.js'
 
-const niceOf = (tid: number) => threadNiceness(process.pid, tid)
+const of = (tid: number) => threadScheduling(process.pid, tid)
+const linuxOnly = process.platform !== 'linux' && 'Linux only'
+const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0
 
-t.test('lowerThreadPriority lowers only the calling thread, and threads it starts inherit it', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
+/** A worker lowers itself, then starts a thread of its own; both report their thread ids. */
+async function lowerInWorker(policy: string, nice: number): Promise<{ lowered: string | null; tid: number; childTid: number; stop: () => Promise<number> }> {
   const moduleUrl = new URL('../../../src/common/thread-priority.ts', import.meta.url).href
-  // The worker lowers itself, then starts a thread of its own; both report their thread ids.
   const source = `
     import { readlinkSync } from 'node:fs'
     import { parentPort, Worker } from 'node:worker_threads'
     const { lowerThreadPriority } = await import(${JSON.stringify(moduleUrl)})
     const tid = () => Number(readlinkSync('/proc/thread-self').split('/').pop())
-    const ok = lowerThreadPriority(19)
-    const child = new Worker("import { readlinkSync } from 'node:fs'; import { parentPort } from 'node:worker_threads'; parentPort.postMessage(Number(readlinkSync('/proc/thread-self').split('/').pop())); setTimeout(() => {}, 2000)", { eval: true, type: 'module' })
-    child.once('message', (childTid) => parentPort.postMessage({ ok, tid: tid(), childTid }))
-    setTimeout(() => child.terminate(), 2000)
+    const lowered = lowerThreadPriority(${JSON.stringify(policy)}, ${nice})
+    const child = new Worker("import { readlinkSync } from 'node:fs'; import { parentPort } from 'node:worker_threads'; parentPort.postMessage(Number(readlinkSync('/proc/thread-self').split('/').pop())); setTimeout(() => {}, 5000)", { eval: true, type: 'module' })
+    child.once('message', (childTid) => parentPort.postMessage({ lowered, tid: tid(), childTid }))
+    setTimeout(() => child.terminate(), 5000)
   `
-  const mainNice = niceOf(process.pid)
   const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), { execArgv: process.execArgv })
-  const reply = await new Promise<{ ok: boolean; tid: number; childTid: number }>((resolve, reject) => {
+  const reply = await new Promise<{ lowered: string | null; tid: number; childTid: number }>((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
   })
-  t.equal(reply.ok, true)
-  t.equal(niceOf(reply.tid), 19, 'the calling thread')
-  t.equal(niceOf(reply.childTid), 19, 'a thread it started afterwards')
-  t.equal(niceOf(process.pid), mainNice, 'the main thread is untouched')
-  await worker.terminate()
+  return { ...reply, stop: () => worker.terminate() }
+}
+
+t.test('the other policy lowers the niceness of the calling thread only, and threads it starts inherit it', { skip: linuxOnly }, async (t) => {
+  const main: ThreadScheduling = of(process.pid)
+  const w = await lowerInWorker('other', 19)
+  t.equal(w.lowered, 'nice')
+  t.same(of(w.tid), { nice: 19, policy: 0 }, 'the calling thread')
+  t.same(of(w.childTid), { nice: 19, policy: 0 }, 'a thread it started afterwards')
+  t.same(of(process.pid), main, 'the main thread is untouched')
+  await w.stop()
+})
+
+t.test('the idle policy puts the calling thread and the threads it starts under SCHED_IDLE', { skip: linuxOnly || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
+  const main: ThreadScheduling = of(process.pid)
+  const w = await lowerInWorker('idle', 0)
+  t.equal(w.lowered, 'idle')
+  t.equal(of(w.tid).policy, SCHED_IDLE, 'the calling thread')
+  t.equal(of(w.childTid).policy, SCHED_IDLE, 'a thread it started afterwards')
+  t.same(of(process.pid), main, 'the main thread is untouched')
+  await w.stop()
 })
