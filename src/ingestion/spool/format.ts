@@ -1,7 +1,8 @@
 /**
  * Spool frames: `[u32 LE payload length][u32 LE crc32(payload)][u8 kind][payload]`. The checksum lets the
  * reader tell a torn tail (a crash mid-write) or a corrupted block from a real record, so it never hands
- * half an event to the consumer.
+ * half an event to the consumer. A header of nine zero bytes is no frame: it is space the writer zero-filled
+ * ahead of its frames (spool/writer.ts), left at the end of a segment by a crash.
  */
 import { crc32 } from 'node:zlib'
 
@@ -32,12 +33,14 @@ export function writeFrame(buf: Buffer, at: number, kind: FrameKindValue, payloa
 export type FrameRead =
   | { status: 'ok'; kind: number; payload: Buffer; next: number }
   | { status: 'incomplete' }
+  | { status: 'unused' }
   | { status: 'corrupt'; reason: string }
 
 /** Reads the frame starting at `offset` of `buf`. */
 export function readFrame(buf: Buffer, offset: number): FrameRead {
   if (buf.length - offset < HEADER_BYTES) return { status: 'incomplete' }
   const length = buf.readUInt32LE(offset)
+  if (length === 0 && buf.readUInt32LE(offset + 4) === 0 && buf[offset + 8] === 0) return { status: 'unused' }
   if (length > MAX_FRAME_PAYLOAD) return { status: 'corrupt', reason: `frame length ${length} is impossible` }
   const end = offset + HEADER_BYTES + length
   if (end > buf.length) return { status: 'incomplete' }

@@ -1,12 +1,13 @@
 /**
  * Reads one spool lane in order for the consumer thread. Segments the running writer owns are read only up
  * to the offset it reported durable; older segments (from before a restart) are read to their last valid
- * frame, so a torn tail after a crash is skipped instead of misread. A corrupt frame in the middle of a
- * segment ends that segment and is reported, never silently dropped.
+ * frame, so a torn tail after a crash is skipped instead of misread: a frame cut short, or one damaged
+ * with nothing but the writer's zero fill after it (a write cut off at a page). A corrupt frame in the
+ * middle of a segment ends that segment and is reported, never silently dropped.
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import type { Lane } from '../types.js'
-import { readFrame } from './format.js'
+import { HEADER_BYTES, readFrame } from './format.js'
 import { compareCursors, listSegments, segmentPath, type Cursor } from './layout.js'
 
 const READ_CHUNK = 4 * 1024 * 1024
@@ -90,13 +91,15 @@ export class LaneReader {
         frames.push({ kind: result.kind, payload: result.payload, end: { ...this.#position } })
         continue
       }
-      // The chunk always reaches either a whole frame or the readable limit, so this frame is damaged or
-      // cut short. A short frame at the end of a segment from before a restart is the torn tail of a
-      // write that was never acknowledged; anything else is damage worth reporting. Either way the rest
-      // of the segment can't be framed, so reading continues with the next one.
-      if (result.status === 'corrupt' || segment >= this.#firstLive) {
-        const reason = result.status === 'corrupt' ? result.reason : 'truncated frame'
-        onCorrupt({ lane: this.lane, segment, offset: this.#position.offset, reason })
+      // The chunk always reaches either a whole frame or the readable limit, so this frame is damaged, cut
+      // short or unused space. In a segment from before a restart, a torn tail is the last write, never
+      // acknowledged; anything else is damage worth reporting. Either way the rest of the segment can't be
+      // framed, so reading continues with the next one.
+      const offset = this.#position.offset
+      const torn = result.status !== 'corrupt' || this.#onlyZerosAfter(offset + HEADER_BYTES + chunk.readUInt32LE(0), limit)
+      if (segment >= this.#firstLive || !torn) {
+        const reason = result.status === 'corrupt' ? result.reason : result.status === 'unused' ? 'unwritten space' : 'truncated frame'
+        onCorrupt({ lane: this.lane, segment, offset, reason })
       }
       this.#position = { segment, offset: limit }
     }
@@ -159,6 +162,19 @@ export class LaneReader {
     this.#buffer = buf.subarray(0, n)
     this.#bufferStart = offset
     return this.#buffer
+  }
+
+  /** True when the open segment holds only zero bytes from `from` (the end a damaged frame declares) to `limit`. */
+  #onlyZerosAfter(from: number, limit: number): boolean {
+    if (from > limit) return false
+    const buf = Buffer.allocUnsafe(1024 * 1024)
+    for (let at = from; at < limit; ) {
+      const n = readSync(this.#fd, buf, 0, Math.min(buf.length, limit - at), at)
+      if (n <= 0) break
+      for (let i = 0; i < n; i++) if (buf[i] !== 0) return false
+      at += n
+    }
+    return true
   }
 
   #frameSizeAt(offset: number): number {

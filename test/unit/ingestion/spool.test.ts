@@ -1,5 +1,5 @@
 import t from 'tap'
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeFrame, FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
@@ -32,6 +32,7 @@ t.test('frames round-trip and detect damage', async (t) => {
   const bad = Buffer.from(f)
   bad[bad.length - 1] ^= 1
   t.equal(readFrame(bad, 0).status, 'corrupt')
+  t.same(readFrame(Buffer.alloc(64), 0), { status: 'unused' }, 'zero fill is no frame')
 })
 
 t.test('appends resolve only once durable, and the reader sees them in order', async (t) => {
@@ -93,6 +94,44 @@ t.test('after a restart the reader skips a torn tail and reports damage in the m
   t.equal(reports[0].segment, segment + 1)
   t.equal(reports[0].reason, 'checksum mismatch')
   await next.close()
+})
+
+t.test('a segment is zero-filled ahead of its frames and cut back to them when closed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const { w } = writer(dir, { segmentBytes: 256 * 1024 })
+  const segment = w.currentState().segments.main
+  const path = segmentPath(dir, 'main', segment)
+  await w.append('main', [frame('a')], frame('a').length)
+  for (let i = 0; i < 200 && statSync(path).size < 256 * 1024; i++) await new Promise((r) => setTimeout(r, 10))
+  t.equal(statSync(path).size, 256 * 1024, 'zeros written up to the segment size')
+  await w.append('main', [frame('b')], frame('b').length)
+  t.equal(statSync(path).size, 256 * 1024, 'later frames land inside the filled space')
+  t.same([...readFileSync(path).subarray(2 * frame('a').length)].filter((b) => b !== 0), [], 'the rest is zeros')
+  await w.close()
+  t.same(readFileSync(path), Buffer.concat([frame('a'), frame('b')]), 'closing cuts the segment back to its frames')
+})
+
+t.test('after a crash the reader stops at the zero fill, skips a frame cut off before it, and reports damage followed by frames', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  mkdirSync(join(dir, 'main'))
+  const zeros = Buffer.alloc(8192)
+  // ended by the fill: nothing was being written
+  writeFileSync(segmentPath(dir, 'main', 1), Buffer.concat([frame('a'), frame('b'), zeros]))
+  // a write cut off at a page: the frame's header and the start of its text, then the fill
+  const cut = frame(`{"text":"${'x'.repeat(5000)}"}`)
+  cut.fill(0, 4096)
+  writeFileSync(segmentPath(dir, 'main', 2), Buffer.concat([frame('c'), cut, zeros]))
+  // damage with frames after it
+  const damaged = frame('e')
+  damaged[9] ^= 0xff
+  writeFileSync(segmentPath(dir, 'main', 3), Buffer.concat([frame('d'), damaged, frame('f'), zeros]))
+
+  const reports: CorruptionReport[] = []
+  const reader = new LaneReader(dir, 'main', { segment: 0, offset: 0 }, 4)
+  const frames = reader.read(100, (r) => reports.push(r))
+  t.same(frames.map((f) => f.payload.toString()), ['a', 'b', 'c', 'd'])
+  t.same(reports.map((r) => [r.segment, r.reason]), [[3, 'checksum mismatch']], 'only the damage is reported')
+  reader.close()
 })
 
 t.test('segments rotate at the size limit and a checkpoint resumes mid-lane', async (t) => {
