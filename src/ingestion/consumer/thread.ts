@@ -53,7 +53,7 @@ export interface ConsumerWorkerData {
 export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerData): Promise<void> {
   const send = (message: FromConsumer) => port.postMessage(message)
   const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => send({ type: 'log', level, msg, fields })
-  // Before the insert thread exists: Linux threads inherit their creator's niceness.
+  // Before the insert thread exists: Linux threads inherit their creator's policy and niceness.
   const lowered = lowerThreadPriority(data.policy, data.nice)
   if (lowered !== (data.policy === 'idle' ? 'idle' : data.nice > 0 ? 'nice' : null)) {
     log('info', 'ingestion thread priority not fully applied (not Linux, chrt missing, or not allowed)', { policy: data.policy, nice: data.nice, applied: lowered })

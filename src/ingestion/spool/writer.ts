@@ -23,7 +23,8 @@ const writevAsync = promisify(writev)
 const SEGMENT_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC
 /**
  * Zeros are written this far ahead of the frames, the next step starting when less than half is left.
- * Measured on this machine with wrk: a group write ≈0.44 → ≈0.3 ms, /capture/ +12–29 % (docs/performance.md).
+ * Measured here: a group write ≈0.44 → ≈0.3 ms in a bare server; /capture/ with wrk +15 % on SQLite and +9 % on
+ * ClickHouse in alternated runs (docs/performance.md).
  * fallocate would not do: its unwritten extents are converted, a journaled change, on their first write.
  */
 const FILL_STEP_BYTES = 4 * 1024 * 1024
