@@ -1,9 +1,9 @@
 /**
  * Background threads (the ingestion consumer and its insert thread) run below the thread answering
  * requests. On a 2-core machine shared with the load, every wake-up of the request thread and of the
- * spool's write waited behind them. Nice 19 gave /capture/ +27–31 % with wrk; SCHED_IDLE a further
- * +18 % on SQLite, because a normal thread waking preempts an idle-policy thread at once, where nice only
- * shrinks its share (docs/performance.md). Their backlog is durable in the spool.
+ * spool's write waited behind them. Nice 19 gave /capture/ +27–31 % with wrk; SCHED_IDLE instead +22 % more
+ * on SQLite and +8 % on ClickHouse, because a normal thread waking preempts an idle-policy thread at once,
+ * where nice only shrinks its share (docs/performance.md). Their backlog is durable in the spool.
  */
 import { spawnSync } from 'node:child_process'
 import { readlinkSync } from 'node:fs'

@@ -4,12 +4,12 @@
  * Imports: common/ only.
  */
 import { resolve } from 'node:path'
-import { LOG_LEVELS, THREAD_POLICIES, VARIABLES, type Variable, type VariableName } from './variables.js'
+import type { ThreadPolicy } from '../common/thread-priority.js'
+import { LOG_LEVELS, VARIABLES, type Variable, type VariableName } from './variables.js'
 
 export { VARIABLES } from './variables.js'
 
 export type LogLevel = (typeof LOG_LEVELS)[number]
-export type ThreadPolicySetting = (typeof THREAD_POLICIES)[number]
 
 export interface Config {
   readonly http: {
@@ -39,7 +39,7 @@ export interface Config {
   }
   readonly pool: { readonly size: number; readonly maxQueue: number }
   readonly spool: { readonly maxBytes: number; readonly segmentBytes: number; readonly fsyncIntervalMs: number }
-  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly threadPolicy: ThreadPolicySetting; readonly threadNice: number }
+  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly threadPolicy: ThreadPolicy; readonly threadNice: number }
   readonly spike: { readonly burst: number; readonly ratePerSec: number }
   readonly flags: { readonly inlineMax: number }
   readonly geoip: { readonly mmdbPath: string | null }
@@ -167,7 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       flushIntervalMs: num('SINK_FLUSH_INTERVAL_MS'),
       retryMaxMs: num('SINK_RETRY_MAX_MS'),
       insertSpanMs: num('CLICKHOUSE_INSERT_SPAN_MS'),
-      threadPolicy: str('INGEST_THREAD_POLICY') as ThreadPolicySetting,
+      threadPolicy: str('INGEST_THREAD_POLICY') as ThreadPolicy,
       threadNice: num('INGEST_THREAD_NICE'),
     },
     spike: { burst: num('SPIKE_BURST'), ratePerSec: num('SPIKE_RATE_PER_SEC') },

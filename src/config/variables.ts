@@ -17,7 +17,7 @@ export interface Variable {
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
-export const THREAD_POLICIES = ['auto', 'idle', 'other'] as const
+export const THREAD_POLICIES = ['idle', 'other'] as const
 
 export const VARIABLES = [
   { name: 'PORT', kind: 'int', default: '8000', min: 0, max: 65535, description: 'TCP port to listen on (0 picks a free port).' },
@@ -53,7 +53,7 @@ export const VARIABLES = [
   { name: 'SPOOL_FSYNC_INTERVAL_MS', kind: 'int', default: '0', min: 0, max: 1000, description: 'Extra wait before the first synced write of an idle spool, to gather more events (0 = none; under load groups form by themselves).' },
   { name: 'SINK_BATCH_ROWS', kind: 'int', default: '10000', min: 1, description: 'Most rows written to the event store in one insert.' },
   { name: 'SINK_FLUSH_INTERVAL_MS', kind: 'int', default: '100', min: 1, description: 'Longest time a row waits in the consumer before its insert.' },
-  { name: 'INGEST_THREAD_POLICY', kind: 'enum', default: 'auto', values: THREAD_POLICIES, description: "Linux scheduling policy of the ingestion consumer and insert threads. idle (SCHED_IDLE, set with util-linux's chrt): they run when a core is free, and a request thread waking takes the core from them at once. other: the normal policy at INGEST_THREAD_NICE (also used when chrt is missing). auto: idle with SQLite, other with ClickHouse, whose merges on the same machine would hold idle threads back (events ack → visible p99 over 1 s)." },
+  { name: 'INGEST_THREAD_POLICY', kind: 'enum', default: 'idle', values: THREAD_POLICIES, description: "Linux scheduling policy of the ingestion consumer and insert threads. idle (SCHED_IDLE, set with util-linux's chrt): they run when a core is free, and a request thread waking takes the core from them at once. other: the normal policy at INGEST_THREAD_NICE (also used when chrt is missing)." },
   { name: 'INGEST_THREAD_NICE', kind: 'int', default: '19', min: 0, max: 19, description: 'Scheduling niceness of the ingestion consumer and insert threads under INGEST_THREAD_POLICY=other (Linux). When the CPU is full they yield to the thread answering requests, and the durable spool holds what they have not stored yet (0 = same priority). They also yield to other busy processes: with ClickHouse on the same machine, 5 keeps ingestion lag lower at about half the throughput gain.' },
   { name: 'SINK_RETRY_MAX_MS', kind: 'int', default: '30000', min: 100, description: 'Cap of the exponential backoff between failed inserts.' },
   { name: 'SPIKE_BURST', kind: 'int', default: '1000', min: 1, description: 'Events one (project, distinct_id) may send at once before the rest go to the overflow lane.' },

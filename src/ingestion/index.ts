@@ -4,7 +4,6 @@
  * Imports: common, config, schemas, storage, observability, persons, geoip, management (project keys), pool.
  */
 import type { Clock } from '../common/clock.js'
-import type { ThreadPolicy } from '../common/thread-priority.js'
 import type { Config } from '../config/index.js'
 import type { ProjectResolver } from '../management/index.js'
 import type { Logger } from '../observability/logger.js'
@@ -42,17 +41,6 @@ export interface IngestionDeps {
   resolveProject: ProjectResolver
 }
 
-/**
- * SCHED_IDLE threads wait behind every normal-policy thread on the machine. With SQLite that is the request
- * thread alone; a ClickHouse server on the same machine merges in the background, and behind it events took
- * over 1 s to become visible (docs/performance.md), so with ClickHouse `auto` keeps the normal policy.
- */
-export function threadPolicy(config: Config): ThreadPolicy {
-  const setting = config.sink.threadPolicy
-  if (setting !== 'auto') return setting
-  return config.clickhouse.url ? 'other' : 'idle'
-}
-
 export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
   const { config, paths, logger } = deps
   let consumer: ConsumerHandle | null = null
@@ -79,7 +67,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
       flushIntervalMs: config.sink.flushIntervalMs,
       retryMaxMs: config.sink.retryMaxMs,
       insertSpanMs: config.sink.insertSpanMs,
-      policy: threadPolicy(config),
+      policy: config.sink.threadPolicy,
       nice: config.sink.threadNice,
     },
     spool,
