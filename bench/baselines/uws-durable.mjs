@@ -7,12 +7,7 @@
 //   FILL=1 node bench/baselines/uws-durable.mjs 8124 /tmp/floor.seg &
 //   wrk -t1 -c50 -d6s -s bench/wrk/post.lua http://127.0.0.1:8124/capture/ -- BODIES_FILE POST 1
 import { closeSync, constants, openSync, writeSync, writev } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-
-const require = createRequire(import.meta.url)
-const packageDir = dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json'))
-const uws = require(join(packageDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`))
+import { listenAndReport, uws } from './uws-native.mjs'
 
 const FILL_BYTES = 512 * 1024 * 1024
 const fill = process.env.FILL === '1'
@@ -72,10 +67,4 @@ app.any('/*', (res, req) => {
     if (bodies.length === 1) setImmediate(write)
   })
 })
-app.listen('127.0.0.1', Number(process.argv[2] ?? 0), (socket) => {
-  if (!socket) {
-    process.stderr.write('uws-durable: could not listen\n')
-    process.exit(1)
-  }
-  process.stdout.write(JSON.stringify({ port: uws.us_socket_local_port(socket) }) + '\n')
-})
+listenAndReport(app, 'uws-durable', Number(process.argv[2] ?? 0))

@@ -1,12 +1,7 @@
 // Baseline: uWebSockets.js (the same native build skylark loads) that reads the whole body into one buffer
 // sized from Content-Length, exactly as src/http/server.ts does, and answers 200 {"status":1} without work.
 // Any method, any path. Prints {"port": N} on stdout once listening. Usage: node uws-raw.mjs [port]
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-
-const require = createRequire(import.meta.url)
-const packageDir = dirname(require.resolve('@trufflesuite/uws-js-unofficial/package.json'))
-const uws = require(join(packageDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`))
+import { listenAndReport, uws } from './uws-native.mjs'
 
 const OK = '{"status":1}'
 const app = uws.App()
@@ -31,10 +26,4 @@ app.any('/*', (res, req) => {
     })
   })
 })
-app.listen('127.0.0.1', Number(process.argv[2] ?? 0), (socket) => {
-  if (!socket) {
-    process.stderr.write('uws-raw: could not listen\n')
-    process.exit(1)
-  }
-  process.stdout.write(JSON.stringify({ port: uws.us_socket_local_port(socket) }) + '\n')
-})
+listenAndReport(app, 'uws-raw', Number(process.argv[2] ?? 0))

@@ -9,14 +9,20 @@ import { spawnSync } from 'node:child_process'
 import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 
-export type ThreadPolicy = 'idle' | 'other'
+export const THREAD_POLICIES = ['idle', 'other'] as const
+export type ThreadPolicy = (typeof THREAD_POLICIES)[number]
 
 /** What lowerThreadPriority applied: SCHED_IDLE, a niceness, or nothing (not Linux, or not allowed). */
 export type LoweredTo = 'idle' | 'nice' | null
 
+/** The calling thread's Linux thread id: Node has no gettid, and /proc/thread-self names the thread. */
+export function currentThreadId(): number {
+  return Number(readlinkSync('/proc/thread-self').split('/').pop())
+}
+
 /**
  * Lowers the calling thread (Linux keeps policy and niceness per thread, and threads started from this
- * one inherit both). Node has no gettid; /proc/thread-self names the thread. Node cannot call
+ * one inherit both). Node cannot call
  * sched_setscheduler either, so SCHED_IDLE is set by util-linux's chrt (Essential on Debian); without it
  * the niceness still applies.
  */
@@ -24,7 +30,7 @@ export function lowerThreadPriority(policy: ThreadPolicy, nice: number): Lowered
   if (process.platform !== 'linux') return null
   let tid: number
   try {
-    tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    tid = currentThreadId()
   } catch {
     return null
   }

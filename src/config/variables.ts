@@ -3,6 +3,8 @@
  * configuration table is checked against this list by a test, so adding a variable here without
  * documenting it fails the suite.
  */
+import { THREAD_POLICIES } from '../common/thread-priority.js'
+
 export type VariableKind = 'int' | 'bytes' | 'string' | 'url' | 'enum' | 'bool'
 
 export interface Variable {
@@ -17,7 +19,6 @@ export interface Variable {
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
-export const THREAD_POLICIES = ['idle', 'other'] as const
 
 export const VARIABLES = [
   { name: 'PORT', kind: 'int', default: '8000', min: 0, max: 65535, description: 'TCP port to listen on (0 picks a free port).' },

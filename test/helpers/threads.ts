@@ -1,5 +1,9 @@
 /** Reading a thread's scheduling from /proc (Linux). */
+import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+
+/** util-linux's chrt, which the idle policy needs, is installed. */
+export const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0
 
 /** SCHED_IDLE's number in `stat`'s policy field. */
 export const SCHED_IDLE = 5

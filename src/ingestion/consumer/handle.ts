@@ -72,7 +72,7 @@ export class ConsumerHandle {
   }
 
   async #spawn(): Promise<void> {
-    // libuv's thread pool (the spool's writes) starts with its first task and its threads inherit the niceness
+    // libuv's thread pool (the spool's writes) starts with its first task and its threads inherit the scheduling
     // of the thread that started it: start it here, before the consumer thread lowers its own (thread.ts).
     await access(this.#settings.spoolDir)
     // The thread shares this thread's copy of the GeoIP database; on failure it tries (and reports) itself.

@@ -1,10 +1,7 @@
-import { spawnSync } from 'node:child_process'
 import { getPriority } from 'node:os'
 import t from 'tap'
 import { startServer } from '../../helpers/server.js'
-import { SCHED_IDLE, schedulingByThread } from '../../helpers/threads.js'
-
-const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0
+import { hasChrt, SCHED_IDLE, schedulingByThread } from '../../helpers/threads.js'
 
 t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thread keeps its priority', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
   const cases = [

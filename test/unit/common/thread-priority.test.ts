@@ -1,23 +1,20 @@
-import { spawnSync } from 'node:child_process'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
-import { SCHED_IDLE, threadScheduling, type ThreadScheduling } from '../../helpers/threads.js'
+import { hasChrt, SCHED_IDLE, threadScheduling, type ThreadScheduling } from '../../helpers/threads.js'
 
 const of = (tid: number) => threadScheduling(process.pid, tid)
 const linuxOnly = process.platform !== 'linux' && 'Linux only'
-const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0
 
 /** A worker lowers itself, then starts a thread of its own; both report their thread ids. */
 async function lowerInWorker(policy: string, nice: number): Promise<{ lowered: string | null; tid: number; childTid: number; stop: () => Promise<number> }> {
   const moduleUrl = new URL('../../../src/common/thread-priority.ts', import.meta.url).href
+  const imports = `import { parentPort, Worker } from 'node:worker_threads'; import { currentThreadId, lowerThreadPriority } from ${JSON.stringify(moduleUrl)}`
+  const childSource = `${imports}; parentPort.postMessage(currentThreadId()); setTimeout(() => {}, 5000)`
   const source = `
-    import { readlinkSync } from 'node:fs'
-    import { parentPort, Worker } from 'node:worker_threads'
-    const { lowerThreadPriority } = await import(${JSON.stringify(moduleUrl)})
-    const tid = () => Number(readlinkSync('/proc/thread-self').split('/').pop())
+    ${imports}
     const lowered = lowerThreadPriority(${JSON.stringify(policy)}, ${nice})
-    const child = new Worker("import { readlinkSync } from 'node:fs'; import { parentPort } from 'node:worker_threads'; parentPort.postMessage(Number(readlinkSync('/proc/thread-self').split('/').pop())); setTimeout(() => {}, 5000)", { eval: true, type: 'module' })
-    child.once('message', (childTid) => parentPort.postMessage({ lowered, tid: tid(), childTid }))
+    const child = new Worker(${JSON.stringify(childSource)}, { eval: true, type: 'module' })
+    child.once('message', (childTid) => parentPort.postMessage({ lowered, tid: currentThreadId(), childTid }))
     setTimeout(() => child.terminate(), 5000)
   `
   const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), { execArgv: process.execArgv })
