@@ -72,7 +72,17 @@ function looksLikeJson(text: string): boolean {
   return false
 }
 
+/** The decoded JSON text, and its UTF-8 bytes when decoding had them at hand (plain, gzip and base64 bodies). */
+export interface DecodedBody {
+  text: string
+  bytes: Buffer | null
+}
+
 export function decodeBody(input: DecodeInput): string {
+  return decodeBodyBytes(input).text
+}
+
+export function decodeBodyBytes(input: DecodeInput): DecodedBody {
   const { maxBytes } = input
   let body = input.body
   if (body.length === 0) throw new AppError('invalid_payload', { detail: 'Malformed request data: the body is empty.' })
@@ -90,27 +100,31 @@ export function decodeBody(input: DecodeInput): string {
   }
   hint ||= (input.contentEncoding ?? '').toLowerCase().trim()
 
-  if (isGzip(body)) return gunzip(body, maxBytes).toString('utf8')
+  if (isGzip(body)) return utf8(gunzip(body, maxBytes))
   if (hint === 'gzip' || hint === 'gzip-js') {
     // A gzip hint on a body that is not gzip: PostHog SDKs sometimes send plain JSON with the hint.
     const text = body.toString('utf8')
-    if (looksLikeJson(text)) return text
+    if (looksLikeJson(text)) return { text, bytes: body }
     throw invalid('invalid gzip data')
   }
-  if (hint === 'lz64' || hint === 'lz-string') return lz64(body.toString('utf8'), maxBytes)
+  if (hint === 'lz64' || hint === 'lz-string') return { text: lz64(body.toString('utf8'), maxBytes), bytes: null }
   if (hint === 'base64' || hint === 'b64') {
     const decoded = base64ToBuffer(body.toString('utf8'))
     if (!decoded) throw invalid('invalid base64 data')
-    return isGzip(decoded) ? gunzip(decoded, maxBytes).toString('utf8') : decoded.toString('utf8')
+    return utf8(isGzip(decoded) ? gunzip(decoded, maxBytes) : decoded)
   }
   const text = body.toString('utf8')
-  if (looksLikeJson(text)) return text
+  if (looksLikeJson(text)) return { text, bytes: body }
   // Python capture's fallbacks: a base64 body without a hint (posthog-js sendBeacon), possibly of gzip.
   const decoded = base64ToBuffer(text)
   if (decoded) {
-    if (isGzip(decoded)) return gunzip(decoded, maxBytes).toString('utf8')
+    if (isGzip(decoded)) return utf8(gunzip(decoded, maxBytes))
     const inner = decoded.toString('utf8')
-    if (looksLikeJson(inner)) return inner
+    if (looksLikeJson(inner)) return { text: inner, bytes: decoded }
   }
-  return text
+  return { text, bytes: body }
+}
+
+function utf8(bytes: Buffer): DecodedBody {
+  return { text: bytes.toString('utf8'), bytes }
 }

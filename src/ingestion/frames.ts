@@ -2,9 +2,15 @@
  * Parsed events → spool frames in one buffer, with per-event offsets and a hash of (project, distinct_id)
  * for spike detection. Built wherever the payload was parsed (main thread or a pool worker), so the main
  * thread only slices views out of the buffer and never serialises events itself.
+ *
+ * A request that yields one event (every /capture/ of an SDK) is spooled as the body it came in, not as the
+ * event (encodeCapture): serialising the normalised event again was the largest part of the main thread's
+ * work per /capture/ after the socket's. The body goes behind one line of JSON recording everything parsing
+ * depended on, so the consumer's parse of it (decodeCapture) gives the same event and warnings.
  */
+import { crc32 } from 'node:zlib'
 import { encodeFrame, FrameKind, HEADER_BYTES, writeFrame } from './spool/format.js'
-import type { ParsedPayload } from './parse.js'
+import { parsePayload, type ParsedPayload } from './parse.js'
 
 export interface EncodedPayload {
   teamId: number
@@ -48,6 +54,75 @@ export function encodePayload(parsed: ParsedPayload): EncodedPayload {
   const frames = Buffer.allocUnsafe(total)
   for (let i = 0; i < n; i++) writeFrame(frames, offsets[i], FrameKind.event, texts[i])
   const warningFrames = Buffer.concat(parsed.warnings.map((w) => encodeFrame(FrameKind.warning, JSON.stringify(w))))
-  const dropReasons = parsed.warnings.filter((w) => w.type === 'event_dropped').map((w) => String(w.details.reason))
-  return { teamId: parsed.teamId, historical: parsed.historical, frames, offsets, keyHashes, warningFrames, dropReasons }
+  return { teamId: parsed.teamId, historical: parsed.historical, frames, offsets, keyHashes, warningFrames, dropReasons: dropReasons(parsed) }
+}
+
+function dropReasons(parsed: ParsedPayload): string[] {
+  return parsed.warnings.filter((w) => w.type === 'event_dropped').map((w) => String(w.details.reason))
+}
+
+/** The inputs of parsePayload besides the body, as capture resolved them; with the body they determine its result. */
+export interface CaptureInputs {
+  teamId: number
+  anonymizeIps: boolean
+  now: number
+  ip: string | null
+  queryUnderscore: string | null
+  /** The UUIDv7 capture gave the event, or null when it came with its own. */
+  uuid: string | null
+}
+
+const NO_FRAMES = new Uint8Array(0)
+
+/**
+ * One frame of kind `capture`: `inputs` as a line of JSON, then `body` (the decoded body's UTF-8 bytes).
+ * `parsed` is what parsing them gave, with exactly one event; its warnings travel inside the frame.
+ */
+export function encodeCapture(parsed: ParsedPayload, inputs: CaptureInputs, body: Buffer): EncodedPayload {
+  const line = JSON.stringify([inputs.teamId, inputs.anonymizeIps, inputs.now, inputs.ip, inputs.queryUnderscore, inputs.uuid])
+  const lineBytes = Buffer.byteLength(line)
+  const payloadBytes = lineBytes + 1 + body.length
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + payloadBytes)
+  frame.write(line, HEADER_BYTES, 'utf8')
+  frame[HEADER_BYTES + lineBytes] = 0x0a
+  body.copy(frame, HEADER_BYTES + lineBytes + 1)
+  frame.writeUInt32LE(payloadBytes, 0)
+  frame.writeUInt32LE(crc32(frame.subarray(HEADER_BYTES)), 4)
+  frame[8] = FrameKind.capture
+  const event = parsed.events[0]
+  return {
+    teamId: parsed.teamId,
+    historical: parsed.historical,
+    frames: frame,
+    offsets: Uint32Array.of(0, frame.length),
+    keyHashes: Uint32Array.of(fnv1a(`${event.team_id}:${event.distinct_id}`)),
+    warningFrames: NO_FRAMES,
+    dropReasons: parsed.warnings.length === 0 ? [] : dropReasons(parsed),
+  }
+}
+
+/** The event and warnings of a `capture` frame's payload: the same parse, with the recorded inputs. */
+export function decodeCapture(payload: Buffer): ParsedPayload {
+  const newline = payload.indexOf(0x0a)
+  if (newline < 0) throw new Error('the capture record has no line of inputs')
+  const [teamId, anonymizeIps, now, ip, queryUnderscore, uuid] = JSON.parse(payload.toString('utf8', 0, newline)) as [
+    number,
+    boolean,
+    number,
+    string | null,
+    string | null,
+    string | null,
+  ]
+  const project = { id: teamId, anonymizeIps }
+  return parsePayload(payload.toString('utf8', newline + 1), {
+    now,
+    ip,
+    queryUnderscore,
+    queryToken: null,
+    uuid: () => {
+      if (uuid === null) throw new Error('the capture record has no uuid for an event without one')
+      return uuid
+    },
+    resolveProject: () => project,
+  })
 }

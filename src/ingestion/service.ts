@@ -10,8 +10,8 @@ import type { Counter } from 'prom-client'
 import type { ProjectResolver } from '../management/project-resolver.js'
 import type { Metrics } from '../observability/metrics.js'
 import type { WorkerPool } from '../pool/index.js'
-import { decodeBody } from './decode.js'
-import { encodePayload, type EncodedPayload } from './frames.js'
+import { decodeBodyBytes } from './decode.js'
+import { encodeCapture, encodePayload, type EncodedPayload } from './frames.js'
 import { parsePayload } from './parse.js'
 import type { ParseTask, ParseTaskResult, SerializedError } from './parse-task.js'
 import type { SpikeDetector } from './spike.js'
@@ -95,16 +95,26 @@ export class IngestionService {
       if (!result.ok) rethrow(result.error)
       encoded = result
     } else {
-      const text = decodeBody({ body: req.body, contentType: req.contentType, contentEncoding: req.contentEncoding, compression, maxBytes: req.maxBytes })
-      const parsed = parsePayload(text, {
+      const decoded = decodeBodyBytes({ body: req.body, contentType: req.contentType, contentEncoding: req.contentEncoding, compression, maxBytes: req.maxBytes })
+      // What the parse resolved, for a body spooled as it came (encodeCapture).
+      let project = { id: 0, anonymizeIps: false }
+      let uuid: string | null = null
+      const parsed = parsePayload(decoded.text, {
         now,
         ip: req.ip,
         queryUnderscore,
         queryToken,
-        uuid: () => uuidv7(now),
-        resolveProject: this.#d.resolveProject,
+        uuid: () => (uuid = uuidv7(now)),
+        resolveProject: (token, hint) => (project = this.#d.resolveProject(token, hint)),
       })
-      encoded = encodePayload(parsed)
+      encoded =
+        parsed.events.length === 1
+          ? encodeCapture(
+              parsed,
+              { teamId: project.id, anonymizeIps: project.anonymizeIps, now, ip: req.ip, queryUnderscore, uuid },
+              decoded.bytes ?? Buffer.from(decoded.text, 'utf8'),
+            )
+          : encodePayload(parsed)
     }
     for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
     await this.#append(encoded, now)

@@ -5,6 +5,7 @@
  * leaves room for (≤ READ_STEP); more than `maxBytes` only when frames differ much in size. `decodeFrames`
  * turns a read into events and ingestion warnings.
  */
+import { decodeCapture } from '../frames.js'
 import { FrameKind } from '../spool/format.js'
 import type { Cursor } from '../spool/layout.js'
 import type { CorruptionReport, LaneReader, SpoolFrame } from '../spool/reader.js'
@@ -36,7 +37,10 @@ export function readBatch(reader: LaneReader, maxBytes: number, onCorrupt: (r: C
   return frames
 }
 
-/** Parses each frame; one that does not parse goes to `onUnreadable` (the consumer dead-letters it) and the rest go on. */
+/**
+ * Parses each frame (a `capture` frame is parsed as capture parsed its body, giving its one event and its
+ * warnings); one that does not parse goes to `onUnreadable` (the consumer dead-letters it) and the rest go on.
+ */
 export function decodeFrames(
   frames: ReadonlyArray<{ kind: number; payload: Buffer }>,
   onUnreadable: (payload: Buffer, error: unknown) => void,
@@ -45,6 +49,12 @@ export function decodeFrames(
   const warnings: IngestionWarning[] = []
   for (const frame of frames) {
     try {
+      if (frame.kind === FrameKind.capture) {
+        const parsed = decodeCapture(frame.payload)
+        for (const e of parsed.events) events.push(e)
+        for (const w of parsed.warnings) warnings.push(w)
+        continue
+      }
       const value = JSON.parse(frame.payload.toString('utf8'))
       if (frame.kind === FrameKind.event) events.push(value as CapturedEvent)
       else warnings.push(value as IngestionWarning)

@@ -2,12 +2,16 @@
  * The capture core under hostile input, in-process: decodeBody → parsePayload → encodePayload, the exact
  * path a request body takes on the main thread or in a pool worker. For every generated body the core
  * either produces well-formed events or refuses the request with a 4xx AppError; it never throws anything
- * else, never hangs, and never plants a property on Object.prototype.
+ * else, never hangs, and never plants a property on Object.prototype. A body with one accepted event is
+ * also spooled as it came (encodeCapture), and the consumer's parse of that frame must give the same event
+ * and warnings.
  */
+import { isDeepStrictEqual } from 'node:util'
 import t from 'tap'
 import { isAppError } from '../../../src/common/errors.js'
-import { decodeBody } from '../../../src/ingestion/decode.js'
-import { encodePayload } from '../../../src/ingestion/frames.js'
+import { decodeBodyBytes } from '../../../src/ingestion/decode.js'
+import { decodeCapture, encodeCapture, encodePayload } from '../../../src/ingestion/frames.js'
+import { readFrame } from '../../../src/ingestion/spool/format.js'
 import { parsePayload, type ParseContext } from '../../../src/ingestion/parse.js'
 import { AppError } from '../../../src/common/errors.js'
 import { Rng, fuzzSeed } from './rng.js'
@@ -35,12 +39,13 @@ t.setTimeout(Math.max(120_000, CASES * 2))
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 let uuidCounter = 0
+let lastUuid: string | null = null
 const context: ParseContext = {
   now: Date.parse('2025-01-01T00:00:00Z'),
   ip: '203.0.113.7',
   queryUnderscore: null,
   queryToken: null,
-  uuid: () => `01890000-0000-7000-8000-${String(++uuidCounter).padStart(12, '0')}`,
+  uuid: () => (lastUuid = `01890000-0000-7000-8000-${String(++uuidCounter).padStart(12, '0')}`),
   resolveProject: (token) => {
     if (token === 'phc_fuzz') return { id: 7, anonymizeIps: false }
     throw new AppError('invalid_api_key')
@@ -115,9 +120,22 @@ t.test(`capture core under ${CASES} hostile bodies (FUZZ_SEED=${SEED})`, async (
     const started = performance.now()
     let outcome: string
     try {
-      const text = decodeBody({ ...input, maxBytes: MAX_BYTES })
-      const parsed = parsePayload(text, context)
+      const decoded = decodeBodyBytes({ ...input, maxBytes: MAX_BYTES })
+      lastUuid = null
+      const parsed = parsePayload(decoded.text, context)
       const encoded = encodePayload(parsed)
+      if (parsed.events.length === 1) {
+        const inputs = { teamId: 7, anonymizeIps: false, now: context.now, ip: context.ip, queryUnderscore: null, uuid: lastUuid }
+        const spooled = encodeCapture(parsed, inputs, decoded.bytes ?? Buffer.from(decoded.text, 'utf8'))
+        const frame = readFrame(Buffer.from(spooled.frames), 0)
+        if (frame.status !== 'ok') throw new Error(`the capture frame does not read back: ${frame.status}`)
+        const again = decodeCapture(frame.payload)
+        // The events were completed in place: compare them as they are now, not as they were parsed.
+        const json = (p: { events: unknown; warnings: unknown }) => JSON.parse(JSON.stringify([p.events, p.warnings])) as unknown
+        if (!isDeepStrictEqual(json(again), json(parsed))) {
+          throw new Error(`the consumer's parse differs: ${JSON.stringify(again).slice(0, 300)} vs ${JSON.stringify(parsed).slice(0, 300)}`)
+        }
+      }
       for (const e of parsed.events) {
         const ok =
           typeof e.event === 'string' && e.event.length > 0 && e.event.length <= 200 &&

@@ -1,5 +1,9 @@
+import { gzipSync } from 'node:zlib'
 import t from 'tap'
-import { encodePayload, fnv1a } from '../../../src/ingestion/frames.js'
+import { decodeFrames } from '../../../src/ingestion/consumer/read-batch.js'
+import { decodeBodyBytes } from '../../../src/ingestion/decode.js'
+import { decodeCapture, encodeCapture, encodePayload, fnv1a } from '../../../src/ingestion/frames.js'
+import { parsePayload } from '../../../src/ingestion/parse.js'
 import { FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 
@@ -39,4 +43,70 @@ t.test('a body with no accepted events has no frames', async (t) => {
   t.equal(encoded.frames.length, 0)
   t.same([...encoded.offsets], [0])
   t.equal(encoded.historical, true)
+})
+
+/** Parses `body` as capture does on the main thread and spools it as a `capture` frame; returns both sides. */
+function spoolCapture(body: Buffer, inputs: { anonymizeIps?: boolean; ip?: string | null; queryUnderscore?: string | null } = {}) {
+  const now = Date.parse('2025-03-01T12:00:00Z')
+  let uuid: string | null = null
+  const project = { id: 2, anonymizeIps: inputs.anonymizeIps ?? false }
+  const decoded = decodeBodyBytes({ body, contentType: undefined, contentEncoding: undefined, compression: null, maxBytes: 1 << 20 })
+  const ip = inputs.ip === undefined ? '81.2.69.160' : inputs.ip
+  const queryUnderscore = inputs.queryUnderscore ?? null
+  const parsed = parsePayload(decoded.text, {
+    now,
+    ip,
+    queryUnderscore,
+    queryToken: null,
+    uuid: () => (uuid = '01955a1e-0000-7000-8000-000000000001'),
+    resolveProject: () => project,
+  })
+  const bytes = decoded.bytes ?? Buffer.from(decoded.text)
+  const encoded = encodeCapture(parsed, { teamId: 2, anonymizeIps: project.anonymizeIps, now, ip, queryUnderscore, uuid }, bytes)
+  // What the spool held before, as the consumer read it.
+  const expected = JSON.parse(JSON.stringify({ events: parsed.events, warnings: parsed.warnings })) as unknown
+  return { parsed, encoded, expected, bytes }
+}
+
+t.test("a request with one event is spooled as the body it came in, and the consumer's parse of it gives the same event and warnings", async (t) => {
+  const cases: Array<[string, Buffer, Parameters<typeof spoolCapture>[1]?]> = [
+    ['a plain event without a uuid', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: '$pageview', distinct_id: 'u1', properties: { $current_url: 'https://a.example/' } }))],
+    ['an event with its own uuid', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', uuid: '0189AAAA-0000-7000-8000-000000000009' }))],
+    ['a gzip body with top-level $set and Zoë 🦜 in it', gzipSync(JSON.stringify({ api_key: 'phc_x', event: 'Zoë 🦜', distinct_id: 'ユーザー', $set: { plan: 'pro' }, properties: { $set: { a: 1 } } }))],
+    ['a clock-skewed event with a warning', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', timestamp: 'not a time', sent_at: '2025-03-01T11:00:00Z' }))],
+    ['a batch where one event is dropped', Buffer.from(JSON.stringify({ api_key: 'phc_x', batch: [{ event: 'kept', distinct_id: 'u1' }, { event: 'dropped' }] }))],
+    ['an engage update', Buffer.from(JSON.stringify({ $token: 'phc_x', $distinct_id: 'u1', $set: { name: 'Ann' } }))],
+    ['a project that anonymises IPs', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', properties: { $ip: '1.2.3.4' } })), { anonymizeIps: true }],
+    ['a send time from the _ parameter and no client address', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', offset: 500 })), { ip: null, queryUnderscore: '1740830400000' }],
+    ['invalid UTF-8 in a property', Buffer.concat([Buffer.from('{"api_key":"phc_x","event":"e","distinct_id":"u1","properties":{"p":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')])],
+  ]
+  for (const [name, body, inputs] of cases) {
+    const { parsed, encoded, expected, bytes } = spoolCapture(body, inputs)
+    t.equal(parsed.events.length, 1, `${name}: one event`)
+    t.same([...encoded.offsets], [0, encoded.frames.length], `${name}: one frame`)
+    const read = readFrame(Buffer.from(encoded.frames), 0)
+    t.ok(read.status === 'ok' && read.kind === FrameKind.capture, `${name}: a capture frame with a valid checksum`)
+    if (read.status !== 'ok') continue
+    t.ok(read.payload.subarray(-bytes.length).equals(bytes), `${name}: it ends with the decoded body`)
+    const again = decodeCapture(read.payload)
+    t.strictSame(JSON.parse(JSON.stringify({ events: again.events, warnings: again.warnings })), expected, `${name}: the same event and warnings`)
+    t.equal(encoded.keyHashes[0], fnv1a(`2:${parsed.events[0].distinct_id}`))
+    t.same(encoded.warningFrames.length, 0, `${name}: its warnings travel inside the frame`)
+    t.same(encoded.dropReasons, parsed.warnings.filter((w) => w.type === 'event_dropped').map((w) => w.details.reason))
+  }
+})
+
+t.test('the consumer decodes capture frames among event and warning frames, in order', async (t) => {
+  const first = spoolCapture(Buffer.from(JSON.stringify({ api_key: 'phc_x', batch: [{ event: 'a', distinct_id: 'u1' }, { distinct_id: 'u2' }] })))
+  const middle = event(7, 'encoded')
+  const unreadable: string[] = []
+  const frames = [
+    { kind: FrameKind.capture, payload: Buffer.from(first.encoded.frames).subarray(9) },
+    { kind: FrameKind.event, payload: Buffer.from(JSON.stringify(middle)) },
+    { kind: FrameKind.capture, payload: Buffer.from('not a capture record') },
+  ]
+  const decoded = decodeFrames(frames, (payload) => unreadable.push(payload.toString()))
+  t.same(decoded.events.map((e) => e.event), ['a', 'encoded'])
+  t.same(decoded.warnings.map((w) => w.details.reason), ['missing_event_name'])
+  t.same(unreadable, ['not a capture record'], 'a frame that does not parse goes to the dead letters, the rest go on')
 })
