@@ -5,8 +5,9 @@
 // `bin/skylark.js serve`, free port, fresh temp DATA_DIR; the embedded store, and ClickHouse when
 // CLICKHOUSE_URL is set or clickhouse-server is on PATH), beside two baselines measured in the same run with
 // the same load settings (bench/baselines: raw uWS and plain node:http reading the same body and answering
-// 200). Each scenario's request is sent once and checked before the load; a /decide that does not answer
-// 200 is reported "not available". Results: bench/results/<date>-<sha>[-<subset>].{json,md,svg}.
+// 200), and for /capture/ a third, the durable floor (uws-durable: uWS answering after the same kind of group
+// write as the spool's). Each scenario's request is sent once and checked before the load; a /decide that
+// does not answer 200 is reported "not available". Results: bench/results/<date>-<sha>[-<subset>].{json,md,svg}.
 //
 // Options (flag or environment variable; defaults sized for this 2-core machine, where the load generator
 // shares the cores with the server):
@@ -218,7 +219,9 @@ async function runBaselines(scenarios, all, useWrk, report) {
   }
   for (const [body, { scenario, loadgens }] of classes) {
     const requests = scenario.requests(PLACEHOLDER)
-    for (const name of ['uws-raw', 'node-http']) {
+    // The durable floor (uWS + JSON.parse + the spool's group write, nothing else) only for /capture/'s body:
+    // what any server that syncs before it answers reaches here (docs/performance.md).
+    for (const name of body === 'capture' ? ['uws-raw', 'node-http', 'uws-durable'] : ['uws-raw', 'node-http']) {
       for (const loadgen of ['autocannon', 'wrk'].filter((g) => loadgens.has(g))) {
         const label = `baseline ${name} [${body}] ${loadgen}`
         let entry = null

@@ -56,15 +56,31 @@ function startChild(file, args, { env, cwd, ready, name, timeoutMs = 30_000 }) {
   return { proc, port, exited, output, stop }
 }
 
-/** A baseline server from bench/baselines (uws-raw or node-http). */
+/**
+ * A baseline server from bench/baselines: uws-raw, node-http, or uws-durable (the floor of a durable answer:
+ * its segment file, zero-filled first, lives in a temp folder removed when it stops).
+ */
 export async function startBaseline(benchDir, name) {
-  const child = startChild(process.execPath, [join(benchDir, 'baselines', `${name}.mjs`)], {
-    env: { PATH: process.env.PATH ?? '' },
+  const args = [join(benchDir, 'baselines', `${name}.mjs`)]
+  const env = { PATH: process.env.PATH ?? '' }
+  let folder = null
+  if (name === 'uws-durable') {
+    folder = mkdtempSync(join(tmpdir(), 'skylark-bench-floor-'))
+    args.push('0', join(folder, 'floor.seg'))
+    env.FILL = '1'
+  }
+  const child = startChild(process.execPath, args, {
+    env,
     name,
     ready: (line) => (line.startsWith('{"port"') ? JSON.parse(line).port : null),
+    timeoutMs: 60_000,
   })
   const port = await child.port
-  return { name, pid: child.proc.pid, port, url: `http://127.0.0.1:${port}`, stop: () => child.stop('SIGKILL') }
+  const stop = async () => {
+    await child.stop('SIGKILL')
+    if (folder) rmSync(folder, { recursive: true, force: true })
+  }
+  return { name, pid: child.proc.pid, port, url: `http://127.0.0.1:${port}`, stop }
 }
 
 /** The Node flags `npm start` and bin/skylark.js run the server with (test/unit/docs.test.ts keeps them equal). */

@@ -35,7 +35,10 @@ export function evaluateTargets(report) {
       const note = loadgen === 'autocannon' ? ' (autocannon-bound: indicative only)' : ''
       const uws = findBaseline(report, 'uws-raw', 'capture', loadgen)
       const node = findBaseline(report, 'node-http', 'capture', loadgen)
-      if (r.uws !== null) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, r.uws, r.uws >= 0.6, `${s.rps} vs ${uws.rps} req/s${note}`, [s, uws])
+      // Where a durable answer can go here at all: the floor's ratio, and skylark's share of it.
+      const floor = findBaseline(report, 'uws-durable', 'capture', loadgen)
+      const floorNote = floor && uws ? `; durable floor ${floor.rps} req/s = ${round(floor.rps / uws.rps, 2)}× raw uWS, skylark ${round(s.rps / floor.rps, 2)}× the floor` : ''
+      if (r.uws !== null) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, r.uws, r.uws >= 0.6, `${s.rps} vs ${uws.rps} req/s${floorNote}${note}`, [s, uws])
       if (r.node !== null) add('/capture/ ≥ 1.0× node:http', `${sink}, ${loadgen}`, r.node, r.node >= 1.0, `${s.rps} vs ${node.rps} req/s${note}`, [s, node])
     }
   }

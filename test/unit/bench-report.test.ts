@@ -99,3 +99,15 @@ t.test('the stored run itself has a /decide lag for both sinks, within its targe
   )
   for (const row of rows) t.ok(row.met && row.value !== null && row.value < 1000, row.where)
 })
+
+t.test("a run with the durable floor names it, and skylark's share of it, beside the /capture/ target", async (t) => {
+  const base = stored() as Report & { baselines: Array<{ name: string; body: string; loadgen: string; rps: number }> }
+  const raw = base.baselines.find((b) => b.name === 'uws-raw' && b.body === 'capture' && b.loadgen === 'wrk')!
+  const report = { ...base, baselines: [...base.baselines, { ...raw, name: 'uws-durable', rps: raw.rps / 2 }] }
+  const detail = (r: Report) =>
+    (evaluateTargets(r) as Array<TargetRow & { detail: string }>).find((row) => row.target === '/capture/ ≥ 0.6× raw uWS' && row.where === 'sqlite, wrk')!.detail
+  t.match(detail(report), `durable floor ${raw.rps / 2} req/s = 0.5× raw uWS`)
+  t.match(detail(report), /skylark \d+(\.\d+)?× the floor/)
+  t.notMatch(detail(base), 'durable floor', 'runs without it say nothing of it')
+  t.match(renderMarkdown(report, 'chart.svg'), `| uws-durable | capture | wrk |`, 'its row is in the baselines table')
+})
