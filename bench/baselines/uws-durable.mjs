@@ -1,21 +1,24 @@
-// The floor of a durable /capture/ on this machine, not part of `npm run bench`: uWebSockets.js reading the
-// body as uws-raw.mjs does, JSON.parse of it, and 200 only once a group write of the bodies (O_DSYNC, libuv's
-// thread pool, the next group gathering while one runs) has returned: what skylark's spool does, with nothing
-// else. FILL=1 writes at offsets into a file zero-filled beforehand (skylark's spool since `…5d7852a`),
-// otherwise it appends. docs/performance.md quotes it under "Where the misses come from". Usage:
+// The floor of a durable /capture/ on this machine, the suite's third /capture/ baseline: uWebSockets.js reading
+// the body as uws-raw.mjs does, JSON.parse of it, and 200 only once a group write of the bodies (O_DSYNC,
+// libuv's thread pool, the next group gathering while one runs) has returned: what skylark's spool does, with
+// nothing else. FILL=1 writes at offsets into a file zero-filled beforehand, as skylark's spool does
+// (bench/lib/servers.mjs starts it so), otherwise it appends. By hand:
 //
 //   FILL=1 node bench/baselines/uws-durable.mjs 8124 /tmp/floor.seg &
 //   wrk -t1 -c50 -d6s -s bench/wrk/post.lua http://127.0.0.1:8124/capture/ -- BODIES_FILE POST 1
-import { closeSync, constants, openSync, writeSync, writev } from 'node:fs'
+import { closeSync, constants, fdatasyncSync, openSync, writeSync, writev } from 'node:fs'
 import { listenAndReport, uws } from './uws-native.mjs'
 
 const FILL_BYTES = 512 * 1024 * 1024
 const fill = process.env.FILL === '1'
 const path = process.argv[3] ?? '/tmp/uws-durable.seg'
 if (fill) {
-  const zeros = Buffer.alloc(1024 * 1024)
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_DSYNC)
+  // 16 KB writes and one sync, as the spool fills (src/ingestion/spool/writer.ts): larger writes leave large
+  // page-cache folios that every later small write dirties whole.
+  const zeros = Buffer.alloc(16 * 1024)
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC)
   for (let at = 0; at < FILL_BYTES; at += zeros.length) writeSync(fd, zeros, 0, zeros.length, at)
+  fdatasyncSync(fd)
   closeSync(fd)
 }
 const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC | (fill ? 0 : constants.O_APPEND | constants.O_TRUNC))
