@@ -14,6 +14,7 @@ import { ConsumerHandle } from './consumer/handle.js'
 import { IngestionService } from './service.js'
 import { SpikeDetector } from './spike.js'
 import { DurableNotifier } from './spool/durable-notifier.js'
+import { FillThread } from './spool/filler.js'
 import { SpoolWriter } from './spool/writer.js'
 
 /** Longest the consumer may learn of durable events late (spool/durable-notifier.ts). */
@@ -45,11 +46,13 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
   const { config, paths, logger } = deps
   let consumer: ConsumerHandle | null = null
   const notifier = new DurableNotifier((lane, segment, offset) => consumer?.durable(lane, segment, offset), DURABLE_NOTIFY_MS)
+  const filler = new FillThread()
   const spool = new SpoolWriter({
     dir: paths.spool,
     segmentBytes: config.spool.segmentBytes,
     maxBytes: config.spool.maxBytes,
     fsyncIntervalMs: config.spool.fsyncIntervalMs,
+    fill: filler.fill,
     onDurable: notifier.report,
     onError: (error) => logger.error({ err: error }, 'spool write failed; answering 503 until the disk recovers'),
   })
@@ -88,6 +91,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
     consumer: handle,
     stop: async (timeoutMs) => {
       await spool.close()
+      await filler.close()
       notifier.flush()
       await handle.stop(timeoutMs)
     },

@@ -4,39 +4,41 @@
  * while a write runs share the next one (group commit), so durability costs one synced write per group,
  * not per request. Writes run on libuv's thread pool: the event loop never waits for the disk.
  *
- * Segments are written at explicit offsets into space zero-filled ahead of the frames (#fillAhead): an
- * O_DSYNC write that grows a file must also commit its new size through the filesystem's journal, one into
- * blocks already written only flushes its data (PostgreSQL zero-fills its WAL segments for the same reason).
+ * Segments are written at explicit offsets into space zero-filled ahead of the frames (#fillAhead, on the
+ * fill thread of filler.ts) while a lane's group writes are small: an O_DSYNC write that grows a file must
+ * also commit its new size through the filesystem's journal, one into blocks already written only flushes its
+ * data (PostgreSQL zero-fills its WAL segments for the same reason).
  * A segment is cut back to its frames when it is closed; after a crash its zero tail reads as unused space.
  *
  * On startup every lane begins a new segment: old segments (possibly with a torn tail from a crash) are
  * never appended to, and the consumer reads them to their last valid frame.
  */
-import { close as closeFile, closeSync, constants, fdatasync, ftruncateSync, open as openFile, openSync, unlinkSync, write, writev } from 'node:fs'
+import { closeSync, constants, ftruncateSync, openSync, unlinkSync, writev } from 'node:fs'
 import { promisify } from 'node:util'
 import { AppError } from '../../common/errors.js'
 import type { Lane } from '../types.js'
+import type { ZeroFill } from './filler.js'
 import { LANES, listSegments, segmentPath } from './layout.js'
 
 const writevAsync = promisify(writev)
 /** Durable on return from each write (the per-write equivalent of fdatasync). */
 const SEGMENT_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC
 /**
- * Zeros are written this far ahead of the frames, the next step starting when less than half is left.
- * Measured here: a group write ≈0.44 → ≈0.3 ms in a bare server; /capture/ with wrk +15 % on SQLite and +9 % on
- * ClickHouse in alternated runs (docs/performance.md).
- * fallocate would not do: its unwritten extents are converted, a journaled change, on their first write.
+ * Zeros are kept up to FILL_AHEAD_BYTES ahead of the frames, FILL_STEP_BYTES a fill (each synced when done),
+ * while the lane's group writes are small. Measured on the first AMD machine: a group write ≈0.44 → ≈0.3 ms in
+ * a bare server; /capture/ with wrk +15 % on SQLite and +9 % on ClickHouse in alternated runs
+ * (docs/performance.md). fallocate would not do: its unwritten extents are converted, a journaled change, on
+ * their first write.
  */
-const FILL_STEP_BYTES = 4 * 1024 * 1024
+const FILL_STEP_BYTES = 2 * 1024 * 1024
+const FILL_AHEAD_BYTES = 8 * 1024 * 1024
 /**
- * The fill is written 16 KB at a time, through a descriptor of its own without O_DSYNC, then synced once.
- * Linux (6.x) caches a file in folios as large as the writes that made them, and a later write into part of
- * a folio dirties all of it: with 1 MB zero writes every 13 KB group write sent ≈1 MB to the disk (58 KB of
- * device writes an event under /capture/, `write_bytes` of the pool threads). 16 KB writes keep a group write
- * at ≈29 KB (4 KB: ≈17 KB, at four times the fill's callbacks on the main thread).
+ * Lanes whose group writes average more than this append instead: the journal commit of growing the file is
+ * small beside such a write, and the zeros would double what the disk takes. Under /batch/ 100 (≈1.2 MB a
+ * group) on the Firecracker machine two thirds of the writes waited for a fill that the disk, busy with the
+ * frames, the zeros and the event store, could not write fast enough.
  */
-const FILL_WRITE_BYTES = 16 * 1024
-const ZEROS = Buffer.alloc(FILL_WRITE_BYTES)
+const FILL_MAX_GROUP_BYTES = 256 * 1024
 
 /** How long clients are told to wait when the spool is full or the disk failed. */
 const RETRY_AFTER_SECONDS = 5
@@ -48,6 +50,8 @@ export interface SpoolWriterOptions {
   segmentBytes: number
   maxBytes: number
   fsyncIntervalMs: number
+  /** Writes the zeros ahead of the frames (filler.ts: FillThread in the service, writeZerosSync in tests). */
+  fill: ZeroFill
   /** Told after every successful sync: frames up to `offset` of `segment` are durable. */
   onDurable: (lane: Lane, segment: number, offset: number) => void
   onError: (error: Error) => void
@@ -78,6 +82,8 @@ interface LaneState {
   size: number
   /** Bytes from the start of the segment already written, by frames or zeros: writes below it grow nothing. */
   filled: number
+  /** Moving average of this lane's group writes, in bytes (FILL_MAX_GROUP_BYTES). */
+  groupBytes: number
   /** The zero fill in progress, if any (it writes past `filled`). */
   filling: Promise<void> | null
   pending: Buffer[]
@@ -114,6 +120,7 @@ export class SpoolWriter {
         segment,
         size: 0,
         filled: 0,
+        groupBytes: 0,
         filling: null,
         pending: [],
         pendingBytes: 0,
@@ -227,10 +234,11 @@ export class SpoolWriter {
         this.#lastError = null
         state.size += bytes
         state.filled = Math.max(state.filled, state.size)
+        state.groupBytes += (bytes - state.groupBytes) / 8
         this.#options.onDurable(state.lane, state.segment, state.size)
         group.resolve()
         if (state.size >= this.#options.segmentBytes) await this.#rotate(state)
-        else if (state.filled - state.size < FILL_STEP_BYTES / 2) this.#fillAhead(state)
+        else if (state.filled - state.size < FILL_AHEAD_BYTES && state.groupBytes <= FILL_MAX_GROUP_BYTES) this.#fillAhead(state)
       }),
     )
   }
@@ -240,7 +248,7 @@ export class SpoolWriter {
     const from = state.filled
     const to = Math.min(this.#options.segmentBytes, from + FILL_STEP_BYTES)
     if (state.filling || state.fd < 0 || to <= from) return
-    state.filling = writeZeros(segmentPath(this.#options.dir, state.lane, state.segment), from, to).then(
+    state.filling = this.#options.fill(segmentPath(this.#options.dir, state.lane, state.segment), from, to).then(
       () => {
         state.filled = Math.max(state.filled, to)
         state.filling = null
@@ -303,26 +311,6 @@ export class SpoolWriter {
       }
     }
   }
-}
-
-/** Zeros over [from, to) of the file at `path`, FILL_WRITE_BYTES per write, durable when it resolves. */
-function writeZeros(path: string, from: number, to: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    openFile(path, 'r+', (error, fd) => {
-      if (error) return reject(error)
-      const finish = (failure: Error | null) => closeFile(fd, () => (failure ? reject(failure) : resolve()))
-      // Callbacks, not promises: a fill is a thousand writes, each answered on the main thread.
-      const next = (at: number): void => {
-        if (at >= to) return fdatasync(fd, finish)
-        write(fd, ZEROS, 0, Math.min(ZEROS.length, to - at), at, (failure, written) => {
-          if (failure) finish(failure)
-          else if (written === 0) finish(new Error('the disk took no bytes of the zero fill'))
-          else next(at + written)
-        })
-      }
-      next(from)
-    })
-  })
 }
 
 /** Writes `buffers` at `position`; returns the position after them. */

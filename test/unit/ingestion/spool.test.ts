@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { encodeFrame, FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
 import { listSegments, segmentPath } from '../../../src/ingestion/spool/layout.js'
 import { LaneReader, type CorruptionReport } from '../../../src/ingestion/spool/reader.js'
+import { writeZerosSync } from '../../../src/ingestion/spool/filler.js'
 import { SpoolWriter } from '../../../src/ingestion/spool/writer.js'
 import type { Lane } from '../../../src/ingestion/types.js'
 
@@ -15,6 +16,7 @@ function writer(dir: string, opts: { maxBytes?: number; segmentBytes?: number } 
     segmentBytes: opts.segmentBytes ?? 1024 * 1024,
     maxBytes: opts.maxBytes ?? 10 * 1024 * 1024,
     fsyncIntervalMs: 1,
+    fill: async (path, from, to) => writeZerosSync(path, from, to),
     onDurable: (lane, segment, offset) => durable.push([lane, segment, offset]),
     onError: () => {},
   })
@@ -116,17 +118,29 @@ const deviceWrites = () => Number(/write_bytes: (\d+)/.exec(readFileSync('/proc/
 
 t.test('a group write into the zero fill sends about its own size to the disk, not the size of the fill writes', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spool-'))
-  const { w } = writer(dir, { segmentBytes: 8 * 1024 * 1024 })
+  // One fill step reaches the segment's end: no fill runs while the group writes are measured.
+  const { w } = writer(dir, { segmentBytes: 2 * 1024 * 1024 })
   const path = segmentPath(dir, 'main', w.currentState().segments.main)
   const group = frame('x'.repeat(13_000))
   await w.append('main', [group], group.length)
-  for (let i = 0; i < 300 && statSync(path).size < 4 * 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 10))
+  for (let i = 0; i < 300 && statSync(path).size < 2 * 1024 * 1024; i++) await new Promise((r) => setTimeout(r, 10))
   await new Promise((r) => setTimeout(r, 200)) // the fill's closing sync
   const before = deviceWrites()
   for (let i = 0; i < 50; i++) await w.append('main', [group], group.length)
   const perWrite = (deviceWrites() - before) / 50
   // 1 MB fill writes made every group write rewrite ≈1 MB (Linux 6.x page-cache folios as large as the writes).
   t.ok(perWrite < 128 * 1024, `${Math.round(perWrite / 1024)} KB of device writes per ${Math.round(group.length / 1024)} KB group write`)
+  await w.close()
+})
+
+t.test('a lane whose group writes are large stops zero-filling and appends', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const { w } = writer(dir, { segmentBytes: 64 * 1024 * 1024, maxBytes: 64 * 1024 * 1024 })
+  const path = segmentPath(dir, 'main', w.currentState().segments.main)
+  const group = frame('x'.repeat(512 * 1024))
+  for (let i = 0; i < 24; i++) await w.append('main', [group], group.length)
+  await new Promise((r) => setTimeout(r, 300)) // a fill still running would grow the file now
+  t.equal(statSync(path).size, 24 * group.length, 'the frames reach past every fill, and nothing is filled ahead of them')
   await w.close()
 })
 
