@@ -341,7 +341,7 @@ async function main() {
     autocannon: null,
     wrkCommand: null,
     notes: [
-      'autocannon runs in the runner process (one Node thread) and saturates its core at ≈80–90 k req/s here without pipelining: autocannon rows of fast routes measure the load generator, see the wrk rows.',
+      'autocannon runs in the runner process (one Node thread) and saturates its core below the uWS ceiling without pipelining (≈80–90 k req/s on the earlier machines, ≈20 k on the Firecracker one; the raw uWS autocannon row says where in this run): autocannon rows of fast routes measure the load generator, see the wrk rows.',
       'The load generator shares the 2 cores with the server (no pinning); "other cores" is CPU used by anything else on the machine during the measured window.',
       'autocannon latencies have whole-millisecond resolution; wrk and the steady-rate generator (bench/lib/steady.mjs, used for rate-limited runs) report microseconds.',
     ],

@@ -1,6 +1,7 @@
-// Load generators. autocannon runs in this process (one Node thread; it saturates its core at ≈80–90 k
-// req/s here without pipelining); wrk (Debian's, one thread, a Lua script for POST bodies) is used where
-// the autocannon ceiling would hide the server's, i.e. for the baselines and /capture/.
+// Load generators. autocannon runs in this process (one Node thread; it saturates its core without
+// pipelining at ≈80–90 k req/s on the earlier machines, ≈20 k on the Firecracker one); wrk (Debian's, one
+// thread, a Lua script for POST bodies) is used where the autocannon ceiling would hide the server's, i.e. for
+// the baselines and /capture/.
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
