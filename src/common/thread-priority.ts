@@ -5,9 +5,10 @@
  * on SQLite and +8 % on ClickHouse, because a normal thread waking preempts an idle-policy thread at once,
  * where nice only shrinks its share (docs/performance.md). Their backlog is durable in the spool.
  */
-import { spawnSync } from 'node:child_process'
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
+import { execFile, spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { getPriority, setPriority } from 'node:os'
+import { promisify } from 'node:util'
 
 export const THREAD_POLICIES = ['idle', 'other'] as const
 export type ThreadPolicy = (typeof THREAD_POLICIES)[number]
@@ -48,4 +49,68 @@ export function lowerThreadPriority(policy: ThreadPolicy, nice: number): Lowered
     if (chrt.status === 0) lowered = 'idle'
   }
   return lowered
+}
+
+/** SCHED_IDLE's number in `stat`'s policy field. */
+const SCHED_IDLE = 5
+
+/** Fields of /proc/self/task/<tid>/stat after the parenthesised name (which may hold spaces). */
+function statFields(tid: number): string[] {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/**
+ * The threads of this process that lowerThreadPriority lowered (SCHED_IDLE, or the given niceness under the
+ * other policy): nothing else in the process runs below normal, so these are the ingestion threads.
+ */
+export function loweredThreads(policy: ThreadPolicy, nice: number): number[] {
+  const out: number[] = []
+  for (const name of readdirSync('/proc/self/task')) {
+    try {
+      const fields = statFields(Number(name))
+      const lowered = policy === 'idle' ? Number(fields[38]) === SCHED_IDLE : Number(fields[16]) === nice
+      if (lowered) out.push(Number(name))
+    } catch {
+      // the thread ended while we looked
+    }
+  }
+  return out
+}
+
+/** Milliseconds a thread has run and has waited runnable for a core (/proc/…/schedstat), or null once it has ended. */
+export function threadCpu(tid: number): { runMs: number; waitMs: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')
+    return { runMs: Number(run) / 1e6, waitMs: Number(wait) / 1e6 }
+  } catch {
+    return null
+  }
+}
+
+const execFileAsync = promisify(execFile)
+
+/**
+ * Raises a lowered thread to the normal policy and the calling thread's niceness, from that thread (the
+ * lowered one may be getting no CPU at all). Leaving SCHED_IDLE and lowering niceness need CAP_SYS_NICE or an
+ * RLIMIT_NICE that allows it: false when not allowed.
+ */
+export async function raiseThread(tid: number, policy: ThreadPolicy): Promise<boolean> {
+  try {
+    if (policy === 'idle') await execFileAsync('chrt', ['--other', '--pid', '0', String(tid)], { timeout: 5000 })
+    setPriority(tid, getPriority())
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Puts a raised thread back where lowerThreadPriority had put it (always allowed). */
+export async function lowerThreadAgain(tid: number, policy: ThreadPolicy, nice: number): Promise<void> {
+  try {
+    if (nice > 0) setPriority(tid, nice)
+    if (policy === 'idle') await execFileAsync('chrt', ['--idle', '--pid', '0', String(tid)], { timeout: 5000 })
+  } catch {
+    // the thread has ended
+  }
 }

@@ -11,6 +11,7 @@ import type { Logger } from '../../observability/logger.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
+import { PriorityWatch } from './priority-watch.js'
 import type { ConsumerWorkerData } from './thread.js'
 
 export type ConsumerSettings = Omit<ConsumerWorkerData, 'activeSegments' | 'durable' | 'geoipData'>
@@ -42,6 +43,7 @@ export class ConsumerHandle {
   #stopping = false
   #stopped: Promise<void> | null = null
   #stats: ConsumerStats | null = null
+  #watch: PriorityWatch | null = null
 
   private constructor(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger) {
     this.#settings = settings
@@ -83,6 +85,9 @@ export class ConsumerHandle {
       workerData: { ...this.#settings, geoipData, activeSegments: current.segments, durable: current.sizes } satisfies ConsumerWorkerData,
     })
     this.#worker = worker
+    this.#watch?.stop()
+    const { policy, nice } = this.#settings
+    this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger) : null
     return new Promise((resolve, reject) => {
       let ready = false
       worker.on('message', (message: FromConsumer) => {
@@ -129,6 +134,7 @@ export class ConsumerHandle {
    */
   stop(timeoutMs: number): Promise<void> {
     this.#stopping = true
+    this.#watch?.stop()
     this.#stopped ??= new Promise<void>((resolve) => {
       const worker = this.#worker
       if (!worker) return resolve()

@@ -44,7 +44,7 @@ export interface ConsumerWorkerData {
   retryMaxMs: number
   /** ClickHouse: longest span of batches one INSERT takes while the consumer is behind; 0 = one per batch. */
   insertSpanMs: number
-  /** Scheduling of this thread and, inherited, of the insert thread it starts. */
+  /** Scheduling of this thread and of the insert thread it starts (which puts itself under it). */
   policy: ThreadPolicy
   /** Niceness under the `other` policy (0 = unchanged). */
   nice: number
@@ -53,7 +53,7 @@ export interface ConsumerWorkerData {
 export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerData): Promise<void> {
   const send = (message: FromConsumer) => port.postMessage(message)
   const log = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => send({ type: 'log', level, msg, fields })
-  // Before the insert thread exists: Linux threads inherit their creator's policy and niceness.
+  // The insert thread lowers itself in the same way when it starts (workers/event-sink.ts).
   const lowered = lowerThreadPriority(data.policy, data.nice)
   if (lowered !== (data.policy === 'idle' ? 'idle' : data.nice > 0 ? 'nice' : null)) {
     log('info', 'ingestion thread priority not fully applied (not Linux, chrt missing, or not allowed)', { policy: data.policy, nice: data.nice, applied: lowered })
@@ -70,6 +70,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       spec,
       entry: EVENT_SINK_URL,
       resourceLimits: workerLimits(EVENT_SINK_HEAP_MB, WORKER_YOUNG_MB),
+      scheduling: { policy: data.policy, nice: data.nice },
     })
   let sink: ThreadedSink | null = data.clickhouse ? null : threadedSink({ kind: 'sqlite', file: data.eventsPath })
   let stopping = false

@@ -10,6 +10,7 @@
  * beside the sink loop), as they could on the consumer thread.
  */
 import { Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads'
+import type { ThreadPolicy } from '../../common/thread-priority.js'
 import { ClickHouseEventSink } from './clickhouse.js'
 import type { ClickHouseOptions, ServerFeatures } from './clickhouse-schema.js'
 import { packedLength, packRows, transferable, type PackedRows } from './packed-rows.js'
@@ -36,6 +37,22 @@ export interface SinkThreadOptions {
   /** The thread's entry module (workers/event-sink.js). */
   entry: URL
   resourceLimits?: ResourceLimits
+  /**
+   * Scheduling the thread puts itself under when it starts, rather than inheriting the starting thread's:
+   * that one may be raised for a while (src/ingestion/consumer/priority-watch.ts).
+   */
+  scheduling?: SinkScheduling
+}
+
+export interface SinkScheduling {
+  policy: ThreadPolicy
+  nice: number
+}
+
+/** What the thread receives as workerData. */
+export interface SinkWorkerData {
+  spec: SinkSpec
+  scheduling: SinkScheduling | null
 }
 
 export class ThreadedSink implements EventSink {
@@ -122,7 +139,8 @@ export class ThreadedSink implements EventSink {
    * cannot be opened shows up as a failed write the sink writer retries, not as a crash of the caller).
    */
   #spawn(): Worker {
-    const worker = new Worker(this.#o.entry, { workerData: this.#o.spec, resourceLimits: this.#o.resourceLimits })
+    const workerData: SinkWorkerData = { spec: this.#o.spec, scheduling: this.#o.scheduling ?? null }
+    const worker = new Worker(this.#o.entry, { workerData, resourceLimits: this.#o.resourceLimits })
     worker.on('message', (reply: Reply) => {
       const resolve = this.#pending.get(reply.id)
       this.#pending.delete(reply.id)

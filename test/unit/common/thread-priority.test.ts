@@ -1,3 +1,4 @@
+import { getPriority } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
 import { hasChrt, SCHED_IDLE, threadScheduling, type ThreadScheduling } from '../../helpers/threads.js'
@@ -43,4 +44,23 @@ t.test('the idle policy puts the calling thread and the threads it starts under 
   t.equal(of(w.childTid).policy, SCHED_IDLE, 'a thread it started afterwards')
   t.same(of(process.pid), main, 'the main thread is untouched')
   await w.stop()
+})
+
+t.test('another thread finds the lowered threads, reads their CPU, raises them and lowers them again', { skip: linuxOnly || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
+  const { loweredThreads, lowerThreadAgain, raiseThread, threadCpu } = await import('../../../src/common/thread-priority.js')
+  const w = await lowerInWorker('idle', 19)
+  const found = loweredThreads('idle', 19)
+  // (Under tap each worker also has a module-loader thread of its own, lowered with it.)
+  t.ok(found.includes(w.tid) && found.includes(w.childTid), 'the lowered thread and the one it started')
+  t.notOk(found.includes(process.pid), 'not the main thread')
+  const cpu = threadCpu(w.tid)
+  t.ok(cpu && cpu.runMs > 0 && cpu.waitMs >= 0, `run ${cpu?.runMs.toFixed(1)} ms, waited ${cpu?.waitMs.toFixed(1)} ms`)
+  // Leaving SCHED_IDLE for a lower niceness needs CAP_SYS_NICE (CI runs as root).
+  const allowed = process.getuid?.() === 0
+  t.equal(await raiseThread(w.tid, 'idle'), allowed, allowed ? 'raised' : 'not allowed without CAP_SYS_NICE')
+  if (allowed) t.same(of(w.tid), { nice: getPriority(), policy: 0 }, "the normal policy at this thread's niceness")
+  await lowerThreadAgain(w.tid, 'idle', 19)
+  t.same(of(w.tid), { nice: 19, policy: SCHED_IDLE }, 'back under SCHED_IDLE at nice 19')
+  await w.stop()
+  t.equal(threadCpu(w.tid), null, 'an ended thread has no CPU to read')
 })

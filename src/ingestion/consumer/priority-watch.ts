@@ -1,0 +1,104 @@
+/**
+ * The main thread's watch over the lowered ingestion threads (starvation.ts decides): every second it
+ * samples their CPU from /proc, raises them when other processes starve them, and lowers them again a
+ * few seconds later. Linux only; nothing to do when the threads were not lowered.
+ */
+import { getPriority } from 'node:os'
+import { loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
+import type { Logger } from '../../observability/logger.js'
+import { StarvationGuard, type ThreadInterval } from './starvation.js'
+
+const INTERVAL_MS = 1000
+/** Lowered threads are found again this often (the insert thread restarts after a failure). */
+const RESCAN_TICKS = 10
+const LOG_EVERY_MS = 60_000
+
+export class PriorityWatch {
+  readonly #policy: ThreadPolicy
+  readonly #nice: number
+  readonly #logger: Logger
+  readonly #guard = new StarvationGuard()
+  readonly #timer: NodeJS.Timeout
+  #tids: number[] = []
+  #last = new Map<number, ThreadInterval>()
+  #ticks = 0
+  #raises = 0
+  #loggedAt = 0
+  #busy = false
+
+  constructor(policy: ThreadPolicy, nice: number, logger: Logger) {
+    this.#policy = policy
+    this.#nice = nice
+    this.#logger = logger
+    this.#timer = setInterval(() => void this.#tick(), INTERVAL_MS).unref()
+  }
+
+  /** Whether anything was lowered: a process started at the configured niceness or lower has no threads below it. */
+  static applies(policy: ThreadPolicy, nice: number): boolean {
+    return process.platform === 'linux' && (policy === 'idle' || nice > getPriority())
+  }
+
+  stop(): void {
+    clearInterval(this.#timer)
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#busy) return
+    this.#busy = true
+    try {
+      if (this.#guard.raised) {
+        // A thread started while raised (the insert thread, on the first insert) lowered itself: raise it too.
+        const started = loweredThreads(this.#policy, this.#nice)
+        if (started.length > 0) {
+          await Promise.all(started.map((tid) => raiseThread(tid, this.#policy)))
+          this.#tids.push(...started)
+        }
+      } else if (this.#ticks++ % RESCAN_TICKS === 0 || this.#tids.length === 0) {
+        this.#tids = loweredThreads(this.#policy, this.#nice)
+      }
+      const action = this.#guard.tick(this.#sample(), INTERVAL_MS)
+      if (action === 'raise') await this.#raise()
+      else if (action === 'lower') {
+        await Promise.all(this.#tids.map((tid) => lowerThreadAgain(tid, this.#policy, this.#nice)))
+        this.#tids = loweredThreads(this.#policy, this.#nice)
+        this.#last.clear()
+      }
+    } finally {
+      this.#busy = false
+    }
+  }
+
+  /** Each thread's run and wait over the last interval (the first sample of a thread only sets its base). */
+  #sample(): ThreadInterval[] {
+    const out: ThreadInterval[] = []
+    for (const tid of this.#tids) {
+      const now = threadCpu(tid)
+      const before = this.#last.get(tid)
+      if (now) this.#last.set(tid, now)
+      if (now && before) out.push({ runMs: now.runMs - before.runMs, waitMs: now.waitMs - before.waitMs })
+    }
+    return out
+  }
+
+  async #raise(): Promise<void> {
+    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy)))
+    if (raised.length > 0 && raised.every((ok) => !ok)) {
+      this.#logger.warn(
+        { component: 'consumer', policy: this.#policy, nice: this.#nice },
+        'other processes are starving the ingestion threads and this process may not raise them (CAP_SYS_NICE or RLIMIT_NICE): stored events will lag; on a machine shared with busy processes set INGEST_THREAD_POLICY=other and INGEST_THREAD_NICE=0',
+      )
+      this.stop()
+      return
+    }
+    this.#raises++
+    const now = Date.now()
+    if (now - this.#loggedAt >= LOG_EVERY_MS) {
+      this.#logger.info(
+        { component: 'consumer', raises: this.#raises },
+        'other processes were starving the ingestion threads: they run at normal priority for a few seconds at a time',
+      )
+      this.#loggedAt = now
+      this.#raises = 0
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Other processes keeping both cores busy: the ingestion threads, under SCHED_IDLE by default, would get
+ * almost no CPU (2,000 events took 69 s to be stored here), so the server raises them while they are
+ * starved and lowers them again afterwards.
+ */
+import t from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { startServer } from '../../helpers/server.js'
+import { hasChrt, SCHED_IDLE, schedulingByThread } from '../../helpers/threads.js'
+import { sleep, until } from './lib.js'
+
+const EVENTS = 2000
+
+t.test('events are stored within seconds while other processes keep every core busy', { skip: (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
+  const server = await startServer()
+  const hogs: ChildProcess[] = []
+  t.teardown(async () => {
+    for (const hog of hogs) hog.kill('SIGKILL')
+    await server.stop()
+    server.cleanup()
+  })
+  const pid = server.proc.pid!
+  const idleThreads = () => [...schedulingByThread(pid).values()].filter((s) => s.policy === SCHED_IDLE).length
+  const stored = async () => Number(/skylark_consumer_total\{kind="stored"\} (\d+)/.exec((await server.request('GET', '/metrics')).text)?.[1] ?? 0)
+
+  // The insert thread starts with the first insert.
+  t.equal((await server.request('POST', '/capture/', { body: { api_key: server.boot.project_api_key, event: 'first', distinct_id: 'd' } })).status, 200)
+  await until('the first event to be stored', async () => (await stored()) === 1)
+  const lowered = idleThreads()
+  t.ok(lowered >= 2, `${lowered} threads under SCHED_IDLE: the consumer, the insert thread and what they started`)
+
+  for (let i = 0; i < 2; i++) hogs.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }))
+  await sleep(500)
+  const started = Date.now()
+  for (let r = 0; r < EVENTS / 100; r++) {
+    const batch = Array.from({ length: 100 }, (_, i) => ({ event: 'under load', properties: { distinct_id: `u${i % 10}` } }))
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })).status, 200)
+  }
+  await until(`${EVENTS} events to be stored`, async () => (await stored()) === EVENTS + 1, 30_000, 100)
+  const seconds = (Date.now() - started) / 1000
+  t.ok(seconds < 20, `stored ${seconds.toFixed(1)} s after the first was sent`)
+
+  const root = process.getuid?.() === 0
+  const said = (text: string) => server.stdout.some((line) => line.includes(text))
+  if (root) t.ok(said('other processes were starving the ingestion threads'), 'the server says it raised them')
+  else t.ok(said('this process may not raise them'), 'without CAP_SYS_NICE the server says it may not raise them, and what to set')
+
+  for (const hog of hogs) hog.kill('SIGKILL')
+  await until('the ingestion threads to be lowered again', () => idleThreads() === lowered, 15_000)
+  t.pass('both back under SCHED_IDLE once the load from elsewhere is gone')
+})

@@ -1,0 +1,39 @@
+import t from 'tap'
+import { RAISED_TICKS, STARVED_TICKS, StarvationGuard, starved } from '../../../src/ingestion/consumer/starvation.js'
+
+const STARVED = { runMs: 3, waitMs: 900 }
+const BUSY = { runMs: 400, waitMs: 500 } // shares the cores with the request thread, and keeps up
+const ASLEEP = { runMs: 1, waitMs: 0 } // nothing to do
+
+t.test('starved: waiting runnable for at least half the interval while running for at most a tenth of it', async (t) => {
+  t.ok(starved(STARVED, 1000))
+  t.ok(starved({ runMs: 100, waitMs: 500 }, 1000), 'both bounds inclusive')
+  t.notOk(starved(BUSY, 1000), 'it ran for 40 %')
+  t.notOk(starved(ASLEEP, 1000), 'it had nothing to wait for')
+  t.notOk(starved({ runMs: 0, waitMs: 499 }, 1000))
+})
+
+t.test(`raised after ${STARVED_TICKS} starved intervals in a row, lowered ${RAISED_TICKS} intervals later`, async (t) => {
+  const guard = new StarvationGuard()
+  const actions: Array<string | null> = []
+  for (let i = 0; i < STARVED_TICKS + RAISED_TICKS; i++) actions.push(guard.tick([ASLEEP, STARVED], 1000))
+  t.same(actions, [...Array(STARVED_TICKS - 1).fill(null), 'raise', ...Array(RAISED_TICKS - 1).fill(null), 'lower'])
+  t.notOk(guard.raised)
+  t.same(
+    Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 1000)),
+    [...Array(STARVED_TICKS - 1).fill(null), 'raise'],
+    'still starved: raised again after the same wait',
+  )
+})
+
+t.test('a starved interval between others is not starvation', async (t) => {
+  const guard = new StarvationGuard()
+  const actions = [STARVED, BUSY, STARVED, ASLEEP, STARVED].map((s) => guard.tick([s], 1000))
+  t.same(actions, [null, null, null, null, null])
+  t.notOk(guard.raised)
+})
+
+t.test('threads that were never sampled are not starved', async (t) => {
+  const guard = new StarvationGuard()
+  t.same([guard.tick([], 1000), guard.tick([], 1000), guard.tick([], 1000)], [null, null, null])
+})
