@@ -34,9 +34,10 @@ export async function experimentServer(env: Record<string, string> = {}) {
   const base = `/api/projects/${server.boot.project_id}`
   let counter = 0
 
+  const eventsPage = (query: string) => server.api('GET', `${base}/events/?limit=1&${query}`)
   /** Counts stored events matching the events API query. */
   const count = async (query: string): Promise<number> => {
-    const res = await server.api('GET', `${base}/events/?limit=1&${query}`)
+    const res = await eventsPage(query)
     if (res.status !== 200) throw new Error(`events API: ${res.status} ${res.text}`)
     return res.body.count as number
   }
@@ -72,7 +73,10 @@ export async function experimentServer(env: Record<string, string> = {}) {
       const deadline = Date.now() + timeoutMs
       let last = 0
       while (Date.now() < deadline) {
-        last = await count(query)
+        // 503 until the consumer has connected to (and migrated) ClickHouse, which a busy machine delays.
+        const res = await eventsPage(query)
+        if (res.status !== 200 && res.status !== 503) throw new Error(`events API: ${res.status} ${res.text}`)
+        last = res.status === 200 ? (res.body.count as number) : 0
         if (last >= expected) return
         await new Promise((r) => setTimeout(r, 150))
       }
