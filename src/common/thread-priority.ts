@@ -88,6 +88,19 @@ export function threadCpu(tid: number): { runMs: number; waitMs: number } | null
   }
 }
 
+/**
+ * Busy CPU time of the whole machine and of this process so far, in ms (/proc/stat and /proc/self/stat,
+ * both in clock ticks of 10 ms): their difference over an interval is what other processes used.
+ */
+export function cpuTotals(): { machineMs: number; processMs: number } {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0].trim().split(/\s+/).map(Number)
+  // user nice system idle iowait irq softirq steal: busy is everything but idle and iowait (guest time is in user).
+  const busy = ticks.slice(0, 8).reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]
+  const stat = readFileSync('/proc/self/stat', 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { machineMs: busy * 10, processMs: (Number(fields[11]) + Number(fields[12])) * 10 }
+}
+
 const execFileAsync = promisify(execFile)
 
 /**

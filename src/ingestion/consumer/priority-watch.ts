@@ -1,16 +1,16 @@
 /**
- * The main thread's watch over the lowered ingestion threads (starvation.ts decides): every second it
- * samples their CPU from /proc, raises them when other processes starve them, and lowers them again a
- * few seconds later. Linux only; nothing to do when the threads were not lowered.
+ * The main thread's watch over the lowered ingestion threads (starvation.ts decides): four times a second
+ * it samples their CPU and other processes' from /proc (≈20 µs a file), raises the threads when other
+ * processes starve them, and lowers them again a few seconds later. Linux only; nothing to do when the
+ * threads were not lowered.
  */
 import { getPriority } from 'node:os'
-import { loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
+import { cpuTotals, loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
 import type { Logger } from '../../observability/logger.js'
-import { StarvationGuard, type ThreadInterval } from './starvation.js'
+import { INTERVAL_MS, StarvationGuard, type ThreadInterval } from './starvation.js'
 
-const INTERVAL_MS = 1000
-/** Lowered threads are found again this often (the insert thread restarts after a failure). */
-const RESCAN_TICKS = 10
+/** Lowered threads are found again this often (5 s; the insert thread restarts after a failure). */
+const RESCAN_TICKS = 20
 const LOG_EVERY_MS = 60_000
 
 export class PriorityWatch {
@@ -21,6 +21,8 @@ export class PriorityWatch {
   readonly #timer: NodeJS.Timeout
   #tids: number[] = []
   #last = new Map<number, ThreadInterval>()
+  #lastTotals = cpuTotals()
+  #lastAt = performance.now()
   #ticks = 0
   #raises = 0
   #loggedAt = 0
@@ -56,7 +58,8 @@ export class PriorityWatch {
       } else if (this.#ticks++ % RESCAN_TICKS === 0 || this.#tids.length === 0) {
         this.#tids = loweredThreads(this.#policy, this.#nice)
       }
-      const action = this.#guard.tick(this.#sample(), INTERVAL_MS)
+      const { elapsed, othersCores } = this.#others()
+      const action = this.#guard.tick(this.#sample(), elapsed, othersCores)
       if (action === 'raise') await this.#raise()
       else if (action === 'lower') {
         await Promise.all(this.#tids.map((tid) => lowerThreadAgain(tid, this.#policy, this.#nice)))
@@ -66,6 +69,17 @@ export class PriorityWatch {
     } finally {
       this.#busy = false
     }
+  }
+
+  /** Time since the last tick, and the cores other processes used in it: the machine's busy time less this process's. */
+  #others(): { elapsed: number; othersCores: number } {
+    const totals = cpuTotals()
+    const now = performance.now()
+    const elapsed = now - this.#lastAt
+    const othersMs = totals.machineMs - this.#lastTotals.machineMs - (totals.processMs - this.#lastTotals.processMs)
+    this.#lastTotals = totals
+    this.#lastAt = now
+    return { elapsed, othersCores: othersMs / elapsed }
   }
 
   /** Each thread's run and wait over the last interval (the first sample of a thread only sets its base). */

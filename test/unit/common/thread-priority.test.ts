@@ -64,3 +64,14 @@ t.test('another thread finds the lowered threads, reads their CPU, raises them a
   await w.stop()
   t.equal(threadCpu(w.tid), null, 'an ended thread has no CPU to read')
 })
+
+t.test('the machine and process CPU totals grow with this process busy, the machine by at least as much', { skip: linuxOnly }, async (t) => {
+  const { cpuTotals } = await import('../../../src/common/thread-priority.js')
+  const before = cpuTotals()
+  const until = performance.now() + 300
+  while (performance.now() < until) Math.sqrt(Math.random())
+  const after = cpuTotals()
+  const processMs = after.processMs - before.processMs
+  t.ok(processMs >= 200, `this process: ${processMs} ms of CPU in 300 ms of spinning`)
+  t.ok(after.machineMs - before.machineMs >= processMs - 20, `the machine: ${after.machineMs - before.machineMs} ms (clock ticks of 10 ms)`)
+})
