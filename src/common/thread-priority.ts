@@ -45,18 +45,26 @@ export function lowerThreadPriority(policy: ThreadPolicy, nice: number): Lowered
     // not allowed: try the policy anyway
   }
   if (policy === 'idle') {
-    const chrt = spawnSync('chrt', ['--idle', '--pid', '0', String(tid)], { stdio: 'ignore', timeout: 5000 })
+    const chrt = spawnSync('chrt', chrtArgs('idle', tid), { stdio: 'ignore', timeout: 5000 })
     if (chrt.status === 0) lowered = 'idle'
   }
   return lowered
 }
 
-/** SCHED_IDLE's number in `stat`'s policy field. */
-const SCHED_IDLE = 5
+/** util-linux's chrt setting a thread's policy (SCHED_IDLE or SCHED_OTHER, priority 0). */
+function chrtArgs(policy: ThreadPolicy, tid: number): string[] {
+  return [policy === 'idle' ? '--idle' : '--other', '--pid', '0', String(tid)]
+}
 
-/** Fields of /proc/self/task/<tid>/stat after the parenthesised name (which may hold spaces). */
-function statFields(tid: number): string[] {
-  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+/** SCHED_IDLE's number in `stat`'s policy field. */
+export const SCHED_IDLE = 5
+
+/**
+ * Fields of a /proc `stat` file (a process's or a thread's) after the parenthesised name, which may hold
+ * spaces: niceness is [16], policy [38], user and system time [11] and [12].
+ */
+export function procStatFields(path: string): string[] {
+  const stat = readFileSync(path, 'utf8')
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
 }
 
@@ -68,7 +76,7 @@ export function loweredThreads(policy: ThreadPolicy, nice: number): number[] {
   const out: number[] = []
   for (const name of readdirSync('/proc/self/task')) {
     try {
-      const fields = statFields(Number(name))
+      const fields = procStatFields(`/proc/self/task/${name}/stat`)
       const lowered = policy === 'idle' ? Number(fields[38]) === SCHED_IDLE : Number(fields[16]) === nice
       if (lowered) out.push(Number(name))
     } catch {
@@ -93,11 +101,10 @@ export function threadCpu(tid: number): { runMs: number; waitMs: number } | null
  * both in clock ticks of 10 ms): their difference over an interval is what other processes used.
  */
 export function cpuTotals(): { machineMs: number; processMs: number } {
-  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0].trim().split(/\s+/).map(Number)
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).map(Number)
   // user nice system idle iowait irq softirq steal: busy is everything but idle and iowait (guest time is in user).
   const busy = ticks.slice(0, 8).reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]
-  const stat = readFileSync('/proc/self/stat', 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const fields = procStatFields('/proc/self/stat')
   return { machineMs: busy * 10, processMs: (Number(fields[11]) + Number(fields[12])) * 10 }
 }
 
@@ -110,7 +117,7 @@ const execFileAsync = promisify(execFile)
  */
 export async function raiseThread(tid: number, policy: ThreadPolicy): Promise<boolean> {
   try {
-    if (policy === 'idle') await execFileAsync('chrt', ['--other', '--pid', '0', String(tid)], { timeout: 5000 })
+    if (policy === 'idle') await execFileAsync('chrt', chrtArgs('other', tid), { timeout: 5000 })
     setPriority(tid, getPriority())
     return true
   } catch {
@@ -122,7 +129,7 @@ export async function raiseThread(tid: number, policy: ThreadPolicy): Promise<bo
 export async function lowerThreadAgain(tid: number, policy: ThreadPolicy, nice: number): Promise<void> {
   try {
     if (nice > 0) setPriority(tid, nice)
-    if (policy === 'idle') await execFileAsync('chrt', ['--idle', '--pid', '0', String(tid)], { timeout: 5000 })
+    if (policy === 'idle') await execFileAsync('chrt', chrtArgs('idle', tid), { timeout: 5000 })
   } catch {
     // the thread has ended
   }

@@ -9,8 +9,12 @@ import { cpuTotals, loweredThreads, lowerThreadAgain, raiseThread, threadCpu, ty
 import type { Logger } from '../../observability/logger.js'
 import { INTERVAL_MS, StarvationGuard, type ThreadInterval } from './starvation.js'
 
-/** Lowered threads are found again this often (5 s; the insert thread restarts after a failure). */
+/**
+ * Lowered threads are looked for this often (≈20 µs a thread of the process, on the request thread): every
+ * 5 s (the insert thread restarts after a failure), every second while raised (one started then lowers itself).
+ */
 const RESCAN_TICKS = 20
+const RAISED_RESCAN_TICKS = 4
 const LOG_EVERY_MS = 60_000
 
 export class PriorityWatch {
@@ -48,15 +52,15 @@ export class PriorityWatch {
     if (this.#busy) return
     this.#busy = true
     try {
-      if (this.#guard.raised) {
-        // A thread started while raised (the insert thread, on the first insert) lowered itself: raise it too.
-        const started = loweredThreads(this.#policy, this.#nice)
-        if (started.length > 0) {
-          await Promise.all(started.map((tid) => raiseThread(tid, this.#policy)))
-          this.#tids.push(...started)
+      const raised = this.#guard.raised
+      if (this.#ticks++ % (raised ? RAISED_RESCAN_TICKS : RESCAN_TICKS) === 0 || this.#tids.length === 0) {
+        const found = loweredThreads(this.#policy, this.#nice)
+        if (!raised) this.#tids = found
+        else if (found.length > 0) {
+          // Started while raised (the insert thread, on the first insert), it lowered itself: raise it too.
+          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy)))
+          this.#tids.push(...found)
         }
-      } else if (this.#ticks++ % RESCAN_TICKS === 0 || this.#tids.length === 0) {
-        this.#tids = loweredThreads(this.#policy, this.#nice)
       }
       const { elapsed, othersCores } = this.#others()
       const action = this.#guard.tick(this.#sample(), elapsed, othersCores)
