@@ -83,5 +83,6 @@ const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${ser
 const chPeak = clickhouse?.pid ? readFileSync(`/proc/${clickhouse.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/) : null
 const chPeakText = chPeak ? `; ClickHouse peak RSS ${Math.round(Number(chPeak[1]) / 1024)} MB` : ''
 console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB${chPeakText}`)
-await server.stop()
+// A --cpu-prof profile is only written on a graceful exit.
+await server.stop({ graceful: args['node-arg'].some((a) => a.startsWith('--cpu-prof')) })
 await clickhouse?.destroy()

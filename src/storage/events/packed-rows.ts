@@ -65,15 +65,23 @@ export class RowPacker {
     this.#buf = spare && spare.byteLength >= capacity ? Buffer.from(spare) : Buffer.allocUnsafeSlow(Math.max(capacity, 4096))
   }
 
+  /**
+   * Row by row against a bound of its size (3 bytes per UTF-16 unit), measured exactly only near the end of
+   * the buffer: measuring every string before writing it was ≈4 % of the consumer thread.
+   */
   add(rows: readonly EventRow[]): void {
-    const size = packedSize(rows)
-    if (this.#at + size > this.#buf.length) {
-      const bigger = Buffer.allocUnsafeSlow(Math.max(this.#buf.length * 2, this.#at + size))
-      this.#buf.copy(bigger, 0, 0, this.#at)
-      this.#buf = bigger
+    for (const row of rows) {
+      if (this.#at + sizeBound(row) > this.#buf.length) this.#makeRoom(packedSize([row]))
+      this.#at = writeRow(this.#buf, this.#at, row)
     }
-    this.#at = writeRows(this.#buf, this.#at, rows)
     this.#count += rows.length
+  }
+
+  #makeRoom(size: number): void {
+    if (this.#at + size <= this.#buf.length) return
+    const bigger = Buffer.allocUnsafeSlow(Math.max(this.#buf.length * 2, this.#at + size))
+    this.#buf.copy(bigger, 0, 0, this.#at)
+    this.#buf = bigger
   }
 
   finish(): PackedRows {
@@ -92,30 +100,39 @@ function packedSize(rows: readonly EventRow[]): number {
   return size
 }
 
+/** At least the packed size of `row`: no UTF-16 unit takes more than 3 bytes of UTF-8 (a pair takes 4). */
+function sizeBound(row: EventRow): number {
+  const g = row.groups
+  const units =
+    row.uuid.length + row.event.length + row.distinct_id.length + row.person_id.length + row.properties.length +
+    g[0].length + g[1].length + g[2].length + g[3].length + g[4].length + row.elements_chain.length
+  return 24 + 4 * STRINGS_PER_ROW + 3 * units
+}
+
 /** Writes the rows from `at` (the buffer has room: packedSize); returns where they end. */
 function writeRows(buf: Buffer, at: number, rows: readonly EventRow[]): number {
-  const text = (s: string | null): void => {
-    if (s === null) {
-      at = buf.writeInt32LE(-1, at)
-      return
-    }
-    const n = buf.write(s, at + 4)
-    buf.writeInt32LE(n, at)
-    at += 4 + n
-  }
-  for (const r of rows) {
-    at = buf.writeDoubleLE(r.team_id, at)
-    at = buf.writeDoubleLE(r.timestamp, at)
-    at = buf.writeDoubleLE(r.created_at, at)
-    text(r.uuid)
-    text(r.event)
-    text(r.distinct_id)
-    text(r.person_id)
-    text(r.properties)
-    for (const group of r.groups) text(group)
-    text(r.elements_chain)
-  }
+  for (const r of rows) at = writeRow(buf, at, r)
   return at
+}
+
+function writeRow(buf: Buffer, at: number, r: EventRow): number {
+  at = buf.writeDoubleLE(r.team_id, at)
+  at = buf.writeDoubleLE(r.timestamp, at)
+  at = buf.writeDoubleLE(r.created_at, at)
+  at = writeText(buf, at, r.uuid)
+  at = writeText(buf, at, r.event)
+  at = writeText(buf, at, r.distinct_id)
+  at = writeText(buf, at, r.person_id)
+  at = writeText(buf, at, r.properties)
+  for (const group of r.groups) at = writeText(buf, at, group)
+  return writeText(buf, at, r.elements_chain)
+}
+
+function writeText(buf: Buffer, at: number, s: string | null): number {
+  if (s === null) return buf.writeInt32LE(-1, at)
+  const n = buf.write(s, at + 4)
+  buf.writeInt32LE(n, at)
+  return at + 4 + n
 }
 
 function byteLength(s: string | null): number {

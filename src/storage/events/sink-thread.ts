@@ -135,8 +135,9 @@ export class ThreadedSink implements EventSink {
   }
 
   /**
-   * Started on first use and again after the thread died (it opens the store itself, so an events.db that
-   * cannot be opened shows up as a failed write the sink writer retries, not as a crash of the caller).
+   * Started on first use (the consumer pings it when it creates the sink) and again after the thread died. It
+   * opens the store itself, so an events.db that cannot be opened shows up as a failed write the sink writer
+   * retries, not as a crash of the caller.
    */
   #spawn(): Worker {
     const workerData: SinkWorkerData = { spec: this.#o.spec, scheduling: this.#o.scheduling ?? null }

@@ -96,6 +96,18 @@ t.test('rows packed a few at a time grow their buffer and read back in order', a
   t.same(unpackRows(new RowPacker(0).finish()), [], 'nothing packed: no parts')
 })
 
+t.test('a packer fills a buffer of exactly the rows’ size, multi-byte text included, without growing it', async (t) => {
+  const rows = Array.from({ length: 40 }, (_, i) => row({ distinct_id: `ü-${i}`, properties: JSON.stringify({ i, text: '€🦔'.repeat(i) }) }))
+  const exact = packRows(rows)
+  const spare = new ArrayBuffer(exact.length)
+  const packer = new RowPacker(exact.length, spare)
+  for (let i = 0; i < rows.length; i += 7) packer.add(rows.slice(i, i + 7))
+  const packed = packer.finish()
+  t.equal(packed.parts[0].buffer, spare, 'the same buffer: rows near its end were measured, not bounded')
+  t.equal(packed.parts[0].length, exact.length)
+  t.same(unpackRows(packed), rows)
+})
+
 t.test('packed parts are stored in order, and stay with the caller when the thread fails', async (t) => {
   const dir = join(t.testdir(), 'later')
   const file = join(dir, 'events.db')
