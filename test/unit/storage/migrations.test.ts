@@ -1,7 +1,8 @@
-import { rmSync } from 'node:fs'
+import { rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { migrate, openDatabase, prepareDataDir, schemaVersion } from '../../../src/storage/index.js'
+import { CHECKPOINT_WAL_BYTES } from '../../../src/storage/sqlite/database.js'
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from '../../../src/storage/sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
@@ -64,4 +65,23 @@ t.test('migrate', async (t) => {
     t.equal(schemaVersion(reopened), EVENTS_MIGRATIONS.length)
     reopened.close()
   })
+})
+
+t.test('the WAL is checkpointed every few megabytes whatever the page size', async (t) => {
+  const dir = tempDir('skylark-wal-')
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (const pageSize of [4096, EVENTS_PAGE_SIZE]) {
+    const file = join(dir, `pages-${pageSize}.db`)
+    const db = openDatabase(file, { pageSize })
+    t.teardown(() => db.close())
+    t.equal(db.pragma('page_size', { simple: true }), pageSize)
+    t.equal((db.pragma('wal_autocheckpoint', { simple: true }) as number) * pageSize, CHECKPOINT_WAL_BYTES)
+    db.exec('CREATE TABLE t (x BLOB)')
+    const insert = db.prepare('INSERT INTO t (x) VALUES (?)')
+    const row = Buffer.alloc(100 * 1024, 7)
+    // 20 MB in 100 KB transactions: without checkpoints the WAL would hold all of it.
+    for (let i = 0; i < 200; i++) insert.run(row)
+    const walBytes = statSync(`${file}-wal`).size
+    t.ok(walBytes < CHECKPOINT_WAL_BYTES + 2 * 1024 * 1024, `${pageSize} B pages: WAL of ${walBytes} bytes stays near ${CHECKPOINT_WAL_BYTES}`)
+  }
 })
