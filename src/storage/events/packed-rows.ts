@@ -104,9 +104,14 @@ function packedSize(rows: readonly EventRow[]): number {
 function sizeBound(row: EventRow): number {
   const g = row.groups
   const units =
-    row.uuid.length + row.event.length + row.distinct_id.length + row.person_id.length + row.properties.length +
-    g[0].length + g[1].length + g[2].length + g[3].length + g[4].length + row.elements_chain.length
+    units16(row.uuid) + units16(row.event) + units16(row.distinct_id) + units16(row.person_id) + units16(row.properties) +
+    units16(g[0]) + units16(g[1]) + units16(g[2]) + units16(g[3]) + units16(g[4]) + units16(row.elements_chain)
   return 24 + 4 * STRINGS_PER_ROW + 3 * units
+}
+
+/** UTF-16 units of a field (null is packed as no bytes, as packRows allows). */
+function units16(s: string | null): number {
+  return s === null ? 0 : s.length
 }
 
 /** Writes the rows from `at` (the buffer has room: packedSize); returns where they end. */
