@@ -162,5 +162,11 @@ export async function runLagProbes({ url, token, projectId, personalKey, probes,
     return { n: sorted.length, p50: round(percentile(sorted, 50), 1), p99: round(percentile(sorted, 99), 1), max: round(sorted.at(-1) ?? null, 1) }
   }
   const timeouts = probes - failures - Math.min(eventLags.size, personLags.length, decideLags.length)
-  return { probes, timeouts, failures, pollMs, eventsMs: stats(eventLags.values()), personsMs: stats(personLags), decideMs: stats(decideLags) }
+  // Per probe, in order: [n, ms from the first probe's ack to its ack, events API lag in ms or null]. Shows
+  // whether the tail is a stall (a run of probes made visible at once) or a drift over the run.
+  const first = Math.min(...[...acked.values()].map((a) => a.ackAt))
+  const eventsTrace = [...acked.values()]
+    .sort((a, b) => a.n - b.n)
+    .map((a) => [a.n, round(a.ackAt - first, 0), eventLags.has(a.n) ? round(eventLags.get(a.n), 0) : null])
+  return { probes, timeouts, failures, pollMs, eventsMs: stats(eventLags.values()), personsMs: stats(personLags), decideMs: stats(decideLags), eventsTrace }
 }

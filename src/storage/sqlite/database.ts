@@ -24,8 +24,8 @@ export interface OpenOptions {
  * WAL bytes between two automatic checkpoints, whatever the page size: SQLite counts pages (1,000 by default,
  * 4 MB of 4 KB pages), and events.db's 16 KB pages had made each checkpoint 16 MB. A checkpoint syncs the WAL
  * and then the database file, and a burst that large held the spool's synchronous writes back behind it on the
- * Firecracker machine: /capture/ p99 58–68 → 24–29 ms with wrk, and a /batch/ backlog on SQLite drained at
- * 19.1–22.2 k events/s against 16.3–16.7 k (alternated runs; 1 MB checkpoints drained 18.9 k, 2 MB ones 19.5–22.2 k).
+ * Firecracker machine: /capture/ p99 57–77 → 26–29 ms with wrk, and a /batch/ backlog on SQLite drained at
+ * 19.1–20.1 k events/s against 16.3–16.7 k (alternated runs; 1 and 2 MB checkpoints were no better).
  */
 export const CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024
 
