@@ -57,7 +57,7 @@ export class PriorityWatch {
         const found = loweredThreads(this.#policy, this.#nice)
         if (!raised) this.#tids = found
         else if (found.length > 0) {
-          // Started while raised (the insert thread, on the first insert), it lowered itself: raise it too.
+          // Started while raised (an insert thread restarted after a failure), it lowered itself: raise it too.
           await Promise.all(found.map((tid) => raiseThread(tid, this.#policy)))
           this.#tids.push(...found)
         }

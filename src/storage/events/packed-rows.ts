@@ -71,7 +71,7 @@ export class RowPacker {
    */
   add(rows: readonly EventRow[]): void {
     for (const row of rows) {
-      if (this.#at + sizeBound(row) > this.#buf.length) this.#makeRoom(packedSize([row]))
+      if (this.#at + rowSize(row, utf8Bound) > this.#buf.length) this.#makeRoom(rowSize(row, byteLength))
       this.#at = writeRow(this.#buf, this.#at, row)
     }
     this.#count += rows.length
@@ -91,27 +91,23 @@ export class RowPacker {
 
 function packedSize(rows: readonly EventRow[]): number {
   let size = 0
-  for (const r of rows) {
-    const g = r.groups
-    size += 24 + 4 * STRINGS_PER_ROW
-    size += byteLength(r.uuid) + byteLength(r.event) + byteLength(r.distinct_id) + byteLength(r.person_id) + byteLength(r.properties)
-    size += byteLength(g[0]) + byteLength(g[1]) + byteLength(g[2]) + byteLength(g[3]) + byteLength(g[4]) + byteLength(r.elements_chain)
-  }
+  for (const r of rows) size += rowSize(r, byteLength)
   return size
 }
 
-/** At least the packed size of `row`: no UTF-16 unit takes more than 3 bytes of UTF-8 (a pair takes 4). */
-function sizeBound(row: EventRow): number {
-  const g = row.groups
-  const units =
-    units16(row.uuid) + units16(row.event) + units16(row.distinct_id) + units16(row.person_id) + units16(row.properties) +
-    units16(g[0]) + units16(g[1]) + units16(g[2]) + units16(g[3]) + units16(g[4]) + units16(row.elements_chain)
-  return 24 + 4 * STRINGS_PER_ROW + 3 * units
+/** A row's packed size with each string's bytes given by `bytes`. */
+function rowSize(r: EventRow, bytes: (s: string | null) => number): number {
+  const g = r.groups
+  return (
+    24 + 4 * STRINGS_PER_ROW +
+    bytes(r.uuid) + bytes(r.event) + bytes(r.distinct_id) + bytes(r.person_id) + bytes(r.properties) +
+    bytes(g[0]) + bytes(g[1]) + bytes(g[2]) + bytes(g[3]) + bytes(g[4]) + bytes(r.elements_chain)
+  )
 }
 
-/** UTF-16 units of a field (null is packed as no bytes, as packRows allows). */
-function units16(s: string | null): number {
-  return s === null ? 0 : s.length
+/** At least a string's UTF-8 bytes: no UTF-16 unit takes more than 3 (a pair takes 4). */
+function utf8Bound(s: string | null): number {
+  return s === null ? 0 : 3 * s.length
 }
 
 /** Writes the rows from `at` (the buffer has room: packedSize); returns where they end. */
