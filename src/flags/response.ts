@@ -4,7 +4,7 @@
  * per-flag details. Config fields are what posthog-js reads at start-up, set so it starts cleanly and
  * does not try features skylark doesn't serve (recordings, site apps, surveys).
  */
-import type { EvaluationList, FlagResult } from './types.js'
+import type { EvaluationList, FlagResult, PersonState } from './types.js'
 
 export type ResponseShape = 'v1' | 'v2' | 'v3' | 'v4'
 
@@ -205,11 +205,16 @@ function answerHead(result: EvaluationList, options: ResponseOptions): string {
 }
 
 /**
- * The longest head kept (one-byte characters): a 50-flag answer's is ≈2.6 K. PersonReader keeps up to 10,000
- * persons, so kept heads stay under ≈40 MB; larger flag sets write their text each time, where evaluation
- * costs far more than the text.
+ * The longest head kept on a person's holder alone (one-byte characters): a 50-flag answer's is ≈2.6 K.
+ * PersonReader keeps up to 10,000 persons, so these stay under ≈40 MB.
  */
 const KEPT_HEAD_MAX = 4096
+/**
+ * Longer heads (350 flags: ≈13 K) are kept within this many characters over all persons, the least recently
+ * used given up first: ≈1,200 persons of 350 flags. Writing such a head and flattening it was about a third
+ * of a 350-flag /decide (docs/performance.md).
+ */
+const LARGE_HEADS_MAX_CHARS = 16 * 1024 * 1024
 
 /** A person's last answer up to its request id, with what it was written from. */
 interface KeptHead {
@@ -220,6 +225,44 @@ interface KeptHead {
   supportedCompression: string[]
   head: string
 }
+
+/** The kept heads over KEPT_HEAD_MAX, by holder, least recently used first (a Map iterates in insertion order). */
+export class LargeHeads {
+  readonly #kept = new Map<PersonState, KeptHead>()
+  #chars = 0
+
+  constructor(readonly maxChars: number) {}
+
+  get chars(): number {
+    return this.#chars
+  }
+
+  /** Marks the holder's head as just used. */
+  used(state: PersonState, kept: KeptHead): void {
+    this.#kept.delete(state)
+    this.#kept.set(state, kept)
+  }
+
+  /** The holder's new head (null: one under KEPT_HEAD_MAX, not counted here); gives up the oldest over the budget. */
+  replace(state: PersonState, kept: KeptHead | null): void {
+    const before = this.#kept.get(state)
+    if (before !== undefined) {
+      this.#kept.delete(state)
+      this.#chars -= before.head.length
+    }
+    if (kept === null) return
+    this.#kept.set(state, kept)
+    this.#chars += kept.head.length
+    for (const [oldest, head] of this.#kept) {
+      if (this.#chars <= this.maxChars) break
+      this.#kept.delete(oldest)
+      this.#chars -= head.head.length
+      if (oldest.answer === head) oldest.answer = undefined
+    }
+  }
+}
+
+const largeHeads = new LargeHeads(LARGE_HEADS_MAX_CHARS)
 
 /** Whether two result lists write the same text: the same objects (kept answers) or equal in every field. */
 function sameResults(a: readonly FlagResult[], b: readonly FlagResult[]): boolean {
@@ -251,13 +294,16 @@ function keptHead(result: EvaluationList, options: ResponseOptions): string {
     last.supportedCompression === options.supportedCompression &&
     last.errors === result.errorsWhileComputingFlags &&
     sameResults(last.results, result.results)
-  )
+  ) {
+    if (last.head.length > KEPT_HEAD_MAX) largeHeads.used(state!, last)
     return last.head
+  }
   const head = answerHead(result, options)
-  if (state !== undefined && head.length <= KEPT_HEAD_MAX) {
+  if (state !== undefined) {
     head.charCodeAt(0) // flattens the string in place
     const kept: KeptHead = { results: result.results, errors: result.errorsWhileComputingFlags, shape: options.shape, withConfig: options.withConfig, supportedCompression: options.supportedCompression, head }
     state.answer = kept
+    if (head.length > KEPT_HEAD_MAX || (last !== undefined && last.head.length > KEPT_HEAD_MAX)) largeHeads.replace(state, head.length > KEPT_HEAD_MAX ? kept : null)
   }
   return head
 }

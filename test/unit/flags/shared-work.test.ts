@@ -7,7 +7,7 @@
 import t from 'tap'
 import { compileSetData } from '../../../src/flags/compile.js'
 import { compileFlags, type EvaluationInput, type EvaluationList, type FlagDefinition, type FlagResult } from '../../../src/flags/index.js'
-import { flagsJson, type ResponseShape } from '../../../src/flags/response.js'
+import { flagsJson, LargeHeads, type ResponseShape } from '../../../src/flags/response.js'
 import type { PersonState } from '../../../src/flags/types.js'
 import { flagsBody } from './fixtures/flags-body.js'
 import { Rng, fuzzSeed } from '../fuzz/rng.js'
@@ -289,5 +289,28 @@ t.test(`a person's kept answer text is reused only for results that write the sa
   }
   const long: EvaluationList = { results: Array.from({ length: 300 }, (_, i) => make(rng, i)), errorsWhileComputingFlags: false, personState: {} }
   t.equal(flagsJson(long, options), JSON.stringify(flagsBody(long, options)))
-  t.equal(long.personState!.answer, undefined, 'an answer of 300 flags is written each time, not kept')
+  const longKept = long.personState!.answer
+  t.ok(longKept, 'an answer of 300 flags is kept too')
+  const again: EvaluationList = { ...long, results: [...long.results] }
+  t.equal(flagsJson(again, { ...options, requestId: 'again' }), JSON.stringify(flagsBody(again, { ...options, requestId: 'again' })))
+  t.equal(long.personState!.answer, longKept, 'and reused for the same results')
+})
+
+t.test('long kept answers stay within their budget, the least recently used given up first', async (t) => {
+  const heads = new LargeHeads(10_000)
+  const head = (chars: number) => ({ results: [], errors: false, shape: 'v3' as const, withConfig: false, supportedCompression: [], head: 'x'.repeat(chars) })
+  const holders: PersonState[] = [{}, {}, {}, {}]
+  for (const h of holders.slice(0, 3)) heads.replace(h, (h.answer = head(3_000)))
+  t.equal(heads.chars, 9_000)
+  heads.used(holders[0], holders[0].answer as ReturnType<typeof head>)
+  heads.replace(holders[3], (holders[3].answer = head(3_000)))
+  t.equal(heads.chars, 9_000, 'one was given up for the fourth')
+  t.equal(holders[1].answer, undefined, 'the least recently used one')
+  t.ok(holders[0].answer && holders[2].answer && holders[3].answer)
+  heads.replace(holders[0], null)
+  t.equal(heads.chars, 6_000, 'a holder whose new answer is short no longer counts its long one')
+  t.ok(holders[0].answer, 'and keeps its own answer (the caller replaces it)')
+  heads.replace(holders[2], (holders[2].answer = head(20_000)))
+  t.equal(heads.chars, 0, 'a head over the whole budget is not kept, and pushes out the others on its way')
+  t.same([holders[2].answer, holders[3].answer], [undefined, undefined])
 })
