@@ -58,7 +58,9 @@ let prev = first
 let last = first
 let still = 0
 console.log(`load over: ${first.m.skylark_events_received_total} events received, ${stored(first.m)} stored`)
-while (still < 3) {
+// Until everything received is stored; a spanning INSERT (CLICKHOUSE_INSERT_SPAN_MS) can store nothing for
+// seconds, so a stall only ends the wait after 10 s.
+while (still < 10 && stored(prev.m) < prev.m.skylark_events_received_total) {
   await new Promise((resolve) => setTimeout(resolve, 1000))
   const now = { m: (await scrape(server.url)).m, at: performance.now(), threads: threads(server.pid), ch: processCpuSeconds(clickhouse?.pid ?? 0) ?? 0 }
   const busy = Object.entries(now.threads)
