@@ -263,6 +263,8 @@ export interface CompiledSetData {
   initialValues: (boolean | undefined)[]
   /** `plan.order` resolved to the flags and whether each is active, so the request loop reads no definition. */
   ordered: { pi: number; flag: CompiledFlag; active: boolean }[]
+  /** `ordered` without the `personAlone` flags: what a returning person's request evaluates again (evaluate.ts). */
+  rerun: { pi: number; flag: CompiledFlag; active: boolean }[]
   /** Distinct property tests (`ResolvedPropertyTest.slot` ranges below this). */
   testSlots: number
   /** The slots of group-property and date tests: the request's groups and `now` decide them, not the person alone. */
@@ -322,6 +324,7 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
   }
   const cohorts = new CohortSet(options.cohorts, tz)
   const usage = collectUsage(planFlags.map((p) => flags[p]), cohorts)
+  const ordered = plan.order.map((pi) => ({ pi, flag: flags[planFlags[pi]], active: flags[planFlags[pi]].definition.active }))
   return {
     flags,
     cohorts,
@@ -336,6 +339,7 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
     initialValues: flags.map((f) => (isCurrentRow(f) && !f.definition.active ? false : undefined)),
     testSlots: ctx.slots.size,
     volatileSlots: ctx.volatile,
-    ordered: plan.order.map((pi) => ({ pi, flag: flags[planFlags[pi]], active: flags[planFlags[pi]].definition.active })),
+    ordered,
+    rerun: ordered.filter((o) => !o.flag.personAlone),
   }
 }
