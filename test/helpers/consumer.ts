@@ -26,10 +26,14 @@ export interface ConsumerCaps {
   writeMs?: number
 }
 
-/** One write to the event store: how many chunks of reads the person loop had processed when it began and ended. */
+/**
+ * One write to the event store: how many chunks of reads the person loop had processed when it began and
+ * ended, and how many rows were queued besides its own when it ended.
+ */
 export interface WriteSpan {
   readsAtStart: number
   readsAtEnd: number
+  queuedAtEnd: number
 }
 
 /** A spool with `count` events of ≈1 KB in one finished segment of the main lane, and a consumer over it. */
@@ -77,13 +81,15 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
         t.fail('rows reach the store packed')
       },
       writePacked: async (rows) => {
-        const write = { readsAtStart: processed.length, readsAtEnd: 0 }
+        const write = { readsAtStart: processed.length, readsAtEnd: 0, queuedAtEnd: 0 }
         writes.push(write)
         if (caps.writeMs) await new Promise((resolve) => setTimeout(resolve, caps.writeMs))
         inserts.push(unpackRows(rows))
         insertBytes.push(packedLength(rows))
         for (const part of rows.parts) buffers.push(part.buffer)
         write.readsAtEnd = processed.length
+        // the rows it took still count until the store has them (RowQueue.settle)
+        write.queuedAtEnd = consumer.refreshStats().queuedRows - rows.count
       },
       ping: async () => true,
       close: async () => {},

@@ -15,19 +15,28 @@ t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thr
       await server.stop()
       server.cleanup()
     })
-    // The insert thread starts with the first insert: wait until the event is stored.
+    // The insert thread is started by the consumer thread: wait until the event is stored.
     const res = await server.request('POST', '/capture/', { body: { api_key: server.boot.project_api_key, event: 'e', distinct_id: 'd' } })
     t.equal(res.status, 200)
     const stored = async () => (await server.api('GET', `/api/projects/${server.boot.project_id}/events/`)).body.results?.length > 0
     for (let i = 0; i < 100 && !(await stored()); i++) await new Promise((r) => setTimeout(r, 50))
     const pid = server.proc.pid!
-    const threads = schedulingByThread(pid)
-    const main = threads.get(pid)!
-    const idle = [...threads.values()].filter((s) => s.policy === SCHED_IDLE).length
-    const niced = [...threads.values()].filter((s) => s.nice === 19).length
+    // At least the consumer thread and the insert thread it started. On a busy machine the starvation watch
+    // (priority-watch.ts) may have raised them for a moment, so the count is read until it holds or 5 s pass.
+    const lowest = (threads: ReturnType<typeof schedulingByThread>) => ({
+      idle: [...threads.values()].filter((s) => s.policy === SCHED_IDLE).length,
+      niced: [...threads.values()].filter((s) => s.nice === 19).length,
+    })
+    const holds = ({ idle, niced }: { idle: number; niced: number }) =>
+      lowered === 'policy' ? idle >= 2 : lowered === 'nice' ? niced >= 2 && idle === 0 : niced === 0 && idle === 0
+    let threads = schedulingByThread(pid)
+    for (let i = 0; i < 100 && !holds(lowest(threads)); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+      threads = schedulingByThread(pid)
+    }
+    const { idle, niced } = lowest(threads)
     const label = JSON.stringify(env)
-    t.same(main, { nice: getPriority(), policy: 0 }, `${label}: the request thread keeps the scheduling it started with`)
-    // At least the consumer thread and the insert thread it started.
+    t.same(threads.get(pid)!, { nice: getPriority(), policy: 0 }, `${label}: the request thread keeps the scheduling it started with`)
     if (lowered === 'policy') t.ok(idle >= 2, `${label}: ${idle} threads under SCHED_IDLE`)
     if (lowered === 'nice') t.ok(niced >= 2 && idle === 0, `${label}: ${niced} threads at nice 19, none idle`)
     if (lowered === 'none') t.ok(niced === 0 && idle === 0, `${label}: every thread as it was`)

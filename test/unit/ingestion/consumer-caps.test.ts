@@ -42,8 +42,10 @@ t.test('the next write is on its way before the person loop, woken by the last o
   await consumer.run()
   t.equal(inserts.flat().length, 600)
   t.ok(writes.length > 10, `${writes.length} writes`)
-  const late = writes.slice(1).filter((w, i) => w.readsAtStart > writes[i].readsAtEnd)
-  t.same(late, [], 'nothing was processed between a write ending and the next one starting')
+  // A write that left nothing queued waits for the person loop (on a busy machine it can fall behind).
+  const late = writes.slice(1).filter((w, i) => writes[i].queuedAtEnd > 0 && w.readsAtStart > writes[i].readsAtEnd)
+  t.ok(writes.filter((w) => w.queuedAtEnd > 0).length > 10, 'most writes ended with rows queued behind them')
+  t.same(late, [], 'nothing was processed between a write ending with rows queued and the next one starting')
 })
 
 t.test('reads are packed into the buffers of rows the store already has', async (t) => {
