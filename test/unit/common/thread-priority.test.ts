@@ -67,11 +67,19 @@ t.test('another thread finds the lowered threads, reads their CPU, raises them a
 
 t.test('the machine and process CPU totals grow with this process busy, the machine by at least as much', { skip: linuxOnly }, async (t) => {
   const { cpuTotals } = await import('../../../src/common/thread-priority.js')
+  const usage = process.cpuUsage()
+  const spentMs = () => {
+    const { user, system } = process.cpuUsage(usage)
+    return (user + system) / 1000
+  }
   const before = cpuTotals()
-  const until = performance.now() + 300
-  while (performance.now() < until) Math.sqrt(Math.random())
+  // until this process has used 300 ms of CPU by getrusage, however long a busy machine makes that take
+  const deadline = performance.now() + 5000
+  while (spentMs() < 300 && performance.now() < deadline) for (let i = 0; i < 10_000; i++) Math.sqrt(Math.random())
   const after = cpuTotals()
+  const spent = spentMs()
   const processMs = after.processMs - before.processMs
-  t.ok(processMs >= 200, `this process: ${processMs} ms of CPU in 300 ms of spinning`)
+  t.ok(spent >= 300, `spun for ${Math.round(spent)} ms of CPU`)
+  t.ok(Math.abs(processMs - spent) <= 30, `this process: ${processMs} ms of CPU, getrusage ${Math.round(spent)} ms (clock ticks of 10 ms)`)
   t.ok(after.machineMs - before.machineMs >= processMs - 20, `the machine: ${after.machineMs - before.machineMs} ms (clock ticks of 10 ms)`)
 })
