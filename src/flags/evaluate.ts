@@ -42,7 +42,7 @@ interface Kept {
   answers: (FlagResult | undefined)[]
   /**
    * The flag values after a run over every flag that left each active `personAlone` flag's answer stored: a
-   * later such run starts from them and from `answers`, and evaluates only `data.rerun` (≈40 of the
+   * later such run starts from them and from `answers`, and evaluates only `data.rerun` (38 of the
    * benchmark's 350 flags).
    */
   values: (FlagValue | undefined)[] | null

@@ -303,7 +303,7 @@ function keptHead(result: EvaluationList, options: ResponseOptions): string {
     head.charCodeAt(0) // flattens the string in place
     const kept: KeptHead = { results: result.results, errors: result.errorsWhileComputingFlags, shape: options.shape, withConfig: options.withConfig, supportedCompression: options.supportedCompression, head }
     state.answer = kept
-    if (head.length > KEPT_HEAD_MAX || (last !== undefined && last.head.length > KEPT_HEAD_MAX)) largeHeads.replace(state, head.length > KEPT_HEAD_MAX ? kept : null)
+    largeHeads.replace(state, head.length > KEPT_HEAD_MAX ? kept : null)
   }
   return head
 }

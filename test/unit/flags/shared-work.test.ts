@@ -74,6 +74,20 @@ function randomInput(rng: Rng, i: number): EvaluationInput {
   return { distinctId: `user-${i}`, personProperties: props, groups, groupProperties, now: NOW + rng.int(60) * 86_400_000 }
 }
 
+/**
+ * Requests of `count` persons, each one object for all its requests (as the evaluator hands them out) with
+ * its holder, under its own distinct id with probability `ownId`.
+ */
+function* returningRequests(rng: Rng, count: number, requests: number, ownId: number) {
+  const persons = Array.from({ length: count }, (_, i) => randomInput(rng, i).personProperties)
+  const states: PersonState[] = persons.map(() => ({}))
+  for (let i = 0; i < requests; i++) {
+    const k = i % count
+    const input: EvaluationInput = { ...randomInput(rng, i), personProperties: persons[k], distinctId: rng.chance(ownId) ? `person-${k}` : `other-${i}` }
+    yield { i, input, state: states[k] }
+  }
+}
+
 t.test(`identical tests share a slot and answer as if run separately (FUZZ_SEED=${SEED})`, async (t) => {
   const mapping = { '0': 'company', '1': 'project' }
   for (let s = 0; s < 20; s++) {
@@ -100,17 +114,12 @@ t.test(`a reused person's kept test results answer as a fresh evaluation, whatev
     const rng = new Rng(SEED, 200 + s)
     const defs = Array.from({ length: 40 }, (_, i) => randomFlag(rng, i))
     const set = compileFlags(defs, { groupTypeMapping: mapping, cohorts: [] })
-    // a few persons, each one object for all its requests (as the evaluator hands them out), mostly under
-    // their own distinct id, some requests with what can change without them
-    const persons = Array.from({ length: 4 }, (_, i) => randomInput(rng, i).personProperties)
-    const states = persons.map(() => ({}))
-    for (let i = 0; i < 50; i++) {
-      const k = i % persons.length
-      const input: EvaluationInput = { ...randomInput(rng, i), personProperties: persons[k], distinctId: rng.chance(0.8) ? `person-${k}` : `other-${i}` }
+    // a few persons, mostly under their own distinct id, some requests with what can change without them
+    for (const { i, input, state } of returningRequests(rng, 4, 50, 0.8)) {
       if (rng.chance(0.2)) input.hashKeyOverrides = { [`flag-${rng.int(40)}`]: `override-${rng.int(3)}` }
       if (rng.chance(0.3)) input.deviceId = `device-${rng.int(3)}`
       if (rng.chance(0.3)) input.anonDistinctId = `anon-${rng.int(3)}`
-      const kept = set.evaluateAll({ ...input, personState: states[k] })
+      const kept = set.evaluateAll({ ...input, personState: state })
       const fresh = set.evaluateAll({ ...input, personProperties: { ...input.personProperties } })
       if (!t.same(kept, fresh, `set ${s}, request ${i}`)) return
     }
@@ -131,21 +140,17 @@ t.test(`a returning person's whole runs, which evaluate again only the flags tha
     }
     defs.push(flag('broken', { groups: 'not a list' as unknown as [] }))
     const set = compileFlags(defs, { groupTypeMapping: mapping, cohorts: [] })
-    const persons = Array.from({ length: 3 }, (_, i) => randomInput(rng, i).personProperties)
-    const states = persons.map(() => ({}))
-    for (let i = 0; i < 60; i++) {
-      const k = i % persons.length
-      const input: EvaluationInput = { ...randomInput(rng, i), personProperties: persons[k], distinctId: rng.chance(0.9) ? `person-${k}` : `other-${i}` }
+    for (const { i, input, state } of returningRequests(rng, 3, 60, 0.9)) {
       const fresh = { ...input, personProperties: { ...input.personProperties } }
       const step = rng.int(5)
       if (step === 0) {
         // a diagnostic forcing one flag, inactive ones included, with the same holder
         const key = rng.pick(defs).key
-        if (!t.same(set.evaluateFlag(key, { ...input, personState: states[k] }), set.evaluateFlag(key, fresh), `set ${s}, request ${i}: ${key} alone`)) return
+        if (!t.same(set.evaluateFlag(key, { ...input, personState: state }), set.evaluateFlag(key, fresh), `set ${s}, request ${i}: ${key} alone`)) return
       } else if (step === 1) {
         const flagKeys = defs.filter(() => rng.chance(0.3)).map((d) => d.key)
-        if (!t.same(set.evaluateAll({ ...input, flagKeys, personState: states[k] }), set.evaluateAll({ ...fresh, flagKeys }), `set ${s}, request ${i}: some keys`)) return
-      } else if (!t.same(set.evaluateList({ ...input, personState: states[k] }), set.evaluateList(fresh), `set ${s}, request ${i}`)) return
+        if (!t.same(set.evaluateAll({ ...input, flagKeys, personState: state }), set.evaluateAll({ ...fresh, flagKeys }), `set ${s}, request ${i}: some keys`)) return
+      } else if (!t.same(set.evaluateList({ ...input, personState: state }), set.evaluateList(fresh), `set ${s}, request ${i}`)) return
     }
   }
 })
