@@ -45,16 +45,27 @@ export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
   }
   const senders = Array.from({ length: 4 }, sender)
 
+  // Each kill comes only after the (re)started server has acknowledged traffic, then at a random
+  // moment: a fixed sleep let a slow CI machine spend whole intervals restarting, so the run proved little.
+  const ackedPerLife: number[] = []
+  const serveThenWait = async (extraMs: number) => {
+    const before = acked.size
+    const deadline = Date.now() + 20_000
+    while (acked.size - before < 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    await new Promise((r) => setTimeout(r, Math.random() * extraMs))
+    ackedPerLife.push(acked.size - before)
+  }
   for (let kill = 0; kill < options.kills; kill++) {
-    await new Promise((r) => setTimeout(r, 400 + Math.random() * 800))
+    await serveThenWait(600)
     await server.kill()
     server = await startServer({ dataDir, env: options.env })
   }
-  await new Promise((r) => setTimeout(r, 500))
+  await serveThenWait(200)
   running = false
   await Promise.all(senders)
 
-  t.ok(acked.size > 500, `${acked.size} events acknowledged over ${requests} requests across ${options.kills} kills`)
+  t.ok(ackedPerLife.every((n) => n >= 100),
+    `every server life acknowledged events before its kill (${ackedPerLife.join(', ')} over ${requests} requests)`)
   const deadline = Date.now() + 60_000
   let stored: string[] = []
   while (Date.now() < deadline) {
