@@ -181,10 +181,7 @@ export class Consumer {
         continue
       }
       if (this.#stopping) break
-      await new Promise<void>((resolve) => {
-        this.#wakePersons = resolve
-        setTimeout(resolve, 1000)
-      })
+      await wakeOrAfter(1000, (wake) => (this.#wakePersons = wake))
       this.#wakePersons = null
     }
     this.#personsDone = true
@@ -260,19 +257,13 @@ export class Consumer {
           if (span?.busy) await this.#spanSettled()
           return
         }
-        await new Promise<void>((resolve) => {
-          this.#wakeSink = resolve
-          if (span?.open) setTimeout(resolve, span.spanLeft())
-        })
+        await wakeOrAfter(span?.open ? span.spanLeft() : null, (wake) => (this.#wakeSink = wake))
         this.#wakeSink = null
         continue
       }
       const age = this.#o.clock.now() - this.#queue.oldestAt
       if (!this.#queue.batchReady && age < this.#o.flushIntervalMs && !this.#stopping) {
-        await new Promise<void>((resolve) => {
-          this.#wakeSink = resolve
-          setTimeout(resolve, this.#o.flushIntervalMs - age)
-        })
+        await wakeOrAfter(this.#o.flushIntervalMs - age, (wake) => (this.#wakeSink = wake))
         this.#wakeSink = null
         continue
       }
@@ -395,4 +386,18 @@ export class Consumer {
     this.#o.deadLetter(entries)
     this.stats.deadLettered += entries.length
   }
+}
+
+/**
+ * Waits until the handed-out wake is called or ms pass (null: only the wake). The timer is cleared on
+ * wake: a stopped consumer must not hold the process open for the rest of a long flush interval.
+ */
+function wakeOrAfter(ms: number | null, handOut: (wake: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = ms === null ? undefined : setTimeout(resolve, ms)
+    handOut(() => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
 }

@@ -3,9 +3,9 @@ import { consumerOverSpool as setup } from '../../helpers/consumer.js'
 
 t.test('reads and inserts are capped by bytes, and every event is stored once, in order', async (t) => {
   // A flush interval far beyond the test: inserts happen because the queue holds a batch's worth of bytes.
-  const { consumer, processed, inserts, insertBytes } = setup(300, { batchBytes: 50_000, readBytes: 10_000, flushIntervalMs: 2_000 })
+  const { consumer, processed, inserts, insertBytes } = setup(300, { batchBytes: 50_000, readBytes: 10_000, flushIntervalMs: 600_000 })
   const running = consumer.run()
-  for (let waited = 0; consumer.stats.stored < 250 && waited < 1500; waited += 10) await new Promise((r) => setTimeout(r, 10))
+  for (let waited = 0; consumer.stats.stored < 250 && waited < 20_000; waited += 10) await new Promise((r) => setTimeout(r, 10))
   t.ok(consumer.stats.stored >= 250, `full batches were inserted without waiting for the interval (${consumer.stats.stored})`)
   consumer.stop()
   await running
