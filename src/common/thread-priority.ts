@@ -111,14 +111,14 @@ export function cpuTotals(): { machineMs: number; processMs: number } {
 const execFileAsync = promisify(execFile)
 
 /**
- * Raises a lowered thread to the normal policy and the calling thread's niceness, from that thread (the
- * lowered one may be getting no CPU at all). Leaving SCHED_IDLE and lowering niceness need CAP_SYS_NICE or an
- * RLIMIT_NICE that allows it: false when not allowed.
+ * Raises a lowered thread to the normal policy at niceness `nice`, from another thread (the lowered one may be
+ * getting no CPU at all). Leaving SCHED_IDLE and lowering niceness need CAP_SYS_NICE or an RLIMIT_NICE that
+ * allows it: false when not allowed.
  */
-export async function raiseThread(tid: number, policy: ThreadPolicy): Promise<boolean> {
+export async function raiseThread(tid: number, policy: ThreadPolicy, nice: number): Promise<boolean> {
   try {
     if (policy === 'idle') await execFileAsync('chrt', chrtArgs('other', tid), { timeout: 5000 })
-    setPriority(tid, getPriority())
+    setPriority(tid, nice)
     return true
   } catch {
     return false

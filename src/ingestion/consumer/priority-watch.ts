@@ -1,5 +1,5 @@
 /**
- * The main thread's watch over the lowered ingestion threads (starvation.ts decides): four times a second
+ * The main thread's watch over the lowered ingestion threads (starvation.ts decides): ten times a second
  * it samples their CPU and other processes' from /proc (≈20 µs a file), raises the threads when other
  * processes starve them, and lowers them again a few seconds later. Linux only; nothing to do when the
  * threads were not lowered.
@@ -7,14 +7,14 @@
 import { getPriority } from 'node:os'
 import { cpuTotals, loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
 import type { Logger } from '../../observability/logger.js'
-import { INTERVAL_MS, StarvationGuard, type ThreadInterval } from './starvation.js'
+import { INTERVAL_MS, raisedNice, StarvationGuard, type ThreadInterval } from './starvation.js'
 
 /**
  * Lowered threads are looked for this often (≈20 µs a thread of the process, on the request thread): every
  * 5 s (the insert thread restarts after a failure), every second while raised (one started then lowers itself).
  */
-const RESCAN_TICKS = 20
-const RAISED_RESCAN_TICKS = 4
+const RESCAN_TICKS = 5_000 / INTERVAL_MS
+const RAISED_RESCAN_TICKS = 1_000 / INTERVAL_MS
 const LOG_EVERY_MS = 60_000
 
 export class PriorityWatch {
@@ -48,6 +48,10 @@ export class PriorityWatch {
     clearInterval(this.#timer)
   }
 
+  #raisedNice(): number {
+    return raisedNice(this.#policy, this.#nice, getPriority())
+  }
+
   async #tick(): Promise<void> {
     if (this.#busy) return
     this.#busy = true
@@ -58,7 +62,7 @@ export class PriorityWatch {
         if (!raised) this.#tids = found
         else if (found.length > 0) {
           // Started while raised (an insert thread restarted after a failure), it lowered itself: raise it too.
-          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy)))
+          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy, this.#raisedNice())))
           this.#tids.push(...found)
         }
       }
@@ -99,7 +103,7 @@ export class PriorityWatch {
   }
 
   async #raise(): Promise<void> {
-    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy)))
+    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy, this.#raisedNice())))
     if (raised.length > 0 && raised.every((ok) => !ok)) {
       this.#logger.warn(
         { component: 'consumer', policy: this.#policy, nice: this.#nice },

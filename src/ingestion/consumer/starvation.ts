@@ -6,11 +6,13 @@
  * or two at a time. A thread that waited runnable for most of an interval and ran for almost none of it,
  * while other processes used at least half a core, is starved by them (waiting for this process's own
  * request thread is what the policy is for, and a load generator as light as wrk does not count). After
- * STARVED_TICKS such intervals in a row the threads are raised to normal for RAISED_TICKS intervals, then
+ * STARVED_TICKS such intervals in a row the threads are raised (raisedNice) for RAISED_TICKS intervals, then
  * lowered again and watched anew (the consumer's own view of its backlog is no guide: starved, it has not
  * even read the spool writer's latest "durable up to here"). Under a lasting load from elsewhere they are
- * raised 5 s of every 5.5. Pure: the caller samples the threads and applies the answer.
+ * raised 5 s of every 5.2. Pure: the caller samples the threads and applies the answer.
  */
+
+import type { ThreadPolicy } from '../../common/thread-priority.js'
 
 /** What one thread did over the last interval, from /proc/…/schedstat. */
 export interface ThreadInterval {
@@ -20,18 +22,39 @@ export interface ThreadInterval {
 
 export type StarvationAction = 'raise' | 'lower' | null
 
-/** How often the caller samples the threads. */
-export const INTERVAL_MS = 250
-/** Intervals in a row a thread must be starved before it is raised (0.5 s): one slow interval is not starvation. */
+/**
+ * How often the caller samples the threads. At 250 ms (raised after 0.5 s) most stalls under the bench's `lag`
+ * load (ClickHouse merging, the load generators) ended before the threads were raised: persons API p99
+ * 290–462 ms against 169–222 ms at 100 ms (three alternated pairs; 55–71 ms never lowered).
+ */
+export const INTERVAL_MS = 100
+/** Intervals in a row a thread must be starved before it is raised (0.2 s): one slow interval is not starvation. */
 export const STARVED_TICKS = 2
 /** Intervals the threads stay raised before they are lowered again (5 s). */
-export const RAISED_TICKS = 20
+export const RAISED_TICKS = 50
+/**
+ * Raised threads run this much nicer than the request thread (CFS weight ≈⅓ of its): enough to end a stall,
+ * and they leave it most of a core. With 100 ms intervals and raised to its niceness, they cost /capture/ on
+ * ClickHouse 14–32 % in three alternated pairs (ClickHouse alone uses ≈0.3–0.5 cores there, so they are raised
+ * often); 5 nicer read −16 to +10 % in six, within the machine's noise.
+ */
+export const RAISED_NICE_ABOVE_MAIN = 5
 /** Starved: runnable but waiting for at least this share of the interval… */
 const WAITING_SHARE = 0.5
 /** …while running for at most this share. A thread keeping up with its work runs or sleeps instead. */
 const RUNNING_SHARE = 0.1
 /** Cores other processes must have used over the interval for a waiting thread to be starved by them. */
 export const OTHERS_CORES = 0.5
+
+/**
+ * The niceness raised threads get: RAISED_NICE_ABOVE_MAIN nicer than the request thread (`mainNice`), unless
+ * that is no higher than where they were lowered to (INGEST_THREAD_NICE of 5 or less under the other policy,
+ * where it would not raise them): then the request thread's own.
+ */
+export function raisedNice(policy: ThreadPolicy, loweredNice: number, mainNice: number): number {
+  const above = Math.min(19, mainNice + RAISED_NICE_ABOVE_MAIN)
+  return policy === 'idle' || above < loweredNice ? above : mainNice
+}
 
 export function starved(thread: ThreadInterval, intervalMs: number): boolean {
   return thread.waitMs >= intervalMs * WAITING_SHARE && thread.runMs <= intervalMs * RUNNING_SHARE

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { OTHERS_CORES, RAISED_TICKS, STARVED_TICKS, StarvationGuard, starved } from '../../../src/ingestion/consumer/starvation.js'
+import { OTHERS_CORES, RAISED_NICE_ABOVE_MAIN, RAISED_TICKS, STARVED_TICKS, StarvationGuard, raisedNice, starved } from '../../../src/ingestion/consumer/starvation.js'
 
 const STARVED = { runMs: 3, waitMs: 900 }
 const BUSY = { runMs: 400, waitMs: 500 } // shares the cores with the request thread, and keeps up
@@ -44,4 +44,12 @@ t.test(`waiting while other processes use under ${OTHERS_CORES} cores is yieldin
   t.same(light, Array(STARVED_TICKS + 2).fill(null), 'a load generator as light as wrk beside the server')
   const heavy = Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 1000, OTHERS_CORES))
   t.same(heavy, [...Array(STARVED_TICKS - 1).fill(null), 'raise'], 'half a core used elsewhere')
+})
+
+t.test(`raised threads run ${RAISED_NICE_ABOVE_MAIN} nicer than the request thread, and always above where they were lowered`, async (t) => {
+  t.equal(raisedNice('idle', 19, 0), RAISED_NICE_ABOVE_MAIN, 'out of SCHED_IDLE')
+  t.equal(raisedNice('other', 19, 0), RAISED_NICE_ABOVE_MAIN, 'from nice 19')
+  t.equal(raisedNice('idle', 19, 17), 19, 'never past 19')
+  t.equal(raisedNice('other', RAISED_NICE_ABOVE_MAIN, 0), 0, 'lowered only as far as the raise would go: the request thread’s own')
+  t.equal(raisedNice('other', 8, 4), 4, 'lowered less than the raise would put them: the request thread’s own')
 })
