@@ -12,7 +12,7 @@
 // (no baselines; wrk only with --wrk, for the scenarios that use it): the machine drifts by ±15 % between runs of one build (docs/performance.md,
 // "Caveats"), so builds are compared run for run, never a series of one against a series of the other.
 // Prints a line per run (requests/s, p99, stored events/s, peak RSS, CPU by thread, ClickHouse's CPU and its
-// merges) and the medians per revision.
+// merges; for the `lag` scenario the p50 and p99 of each path) and the medians per revision.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -60,7 +60,7 @@ function build(dir) {
   execFileSync(process.execPath, [join(dir, 'scripts', 'build-if-needed.mjs')], { cwd: dir, stdio: 'inherit' })
 }
 
-/** One run of run.mjs from `dir`; its scenarios as recorded in the results file. */
+/** One run of run.mjs from `dir`; its scenarios, and its `lag` probes apart, as recorded in the results file. */
 function runOnce(dir, env) {
   const out = mkdtempSync(join(tmpdir(), 'skylark-ab-run-'))
   try {
@@ -78,11 +78,19 @@ function runOnce(dir, env) {
       throw error
     }
     const file = readdirSync(out).find((f) => f.endsWith('.json'))
-    return file ? JSON.parse(readFileSync(join(out, file), 'utf8')).scenarios : []
+    const report = file ? JSON.parse(readFileSync(join(out, file), 'utf8')) : {}
+    return [...(report.scenarios ?? []), ...(report.lag ?? []).map((l) => ({ ...l, kind: 'lag' }))]
   } finally {
     rmSync(out, { recursive: true, force: true })
   }
 }
+
+/** The `lag` scenario's paths: label and key of its p50/p99 in the results file. */
+const LAG_PATHS = [
+  ['events API', 'eventsMs'],
+  ['persons API', 'personsMs'],
+  ['/decide', 'decideMs'],
+]
 
 const fmt = (v, digits = 0) => (typeof v === 'number' ? v.toLocaleString('en-US', { maximumFractionDigits: digits }) : '–')
 const median = (xs) => {
@@ -108,6 +116,10 @@ try {
           continue
         }
         results.get(spec.label).push(s)
+        if (s.kind === 'lag') {
+          console.log(`${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} ${LAG_PATHS.map(([path, key]) => `${path} p50 ${fmt(s[key].p50)} p99 ${fmt(s[key].p99)} ms`).join('  ')}`)
+          continue
+        }
         const threads = s.serverThreadCores
         const ch = s.clickhouseCores === undefined ? '' : `  clickhouse ${fmt(s.clickhouseCores, 2)} (merges ${fmt(s.clickhouseThreadCores?.merges, 2)})`
         console.log(
@@ -119,6 +131,10 @@ try {
   console.log('\nmedians')
   for (const spec of specs) {
     for (const [name, runs] of byScenario(results.get(spec.label))) {
+      if (runs[0].kind === 'lag') {
+        console.log(`${spec.label.padEnd(width)}  ${name.padEnd(24)} p99 ${LAG_PATHS.map(([path, key]) => `${path} ${fmt(median(runs.map((r) => r[key].p99)))} ms`).join('  ')}  (${runs.length} runs)`)
+        continue
+      }
       console.log(`${spec.label.padEnd(width)}  ${name.padEnd(24)} stored/s ${fmt(median(runs.map((r) => r.e2e?.storedPerS)))}  req/s ${fmt(median(runs.map((r) => r.rps)))}  p99 ${fmt(median(runs.map((r) => r.latencyMs?.p99)), 2)} ms  RSS ${fmt(median(runs.map((r) => r.peakRssMB)))} MB  (${runs.length} runs)`)
     }
   }
