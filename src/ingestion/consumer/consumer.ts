@@ -25,6 +25,7 @@ import type { EventRow } from '../../storage/events/types.js'
 import { compareCursors, deleteSegmentsBefore, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
 import type { Lane } from '../types.js'
+import { Alarm } from './alarm.js'
 import { Checkpoints } from './checkpoints.js'
 import { PersonBatches, type OnUnreadable, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
@@ -79,8 +80,8 @@ export class Consumer {
   #stopping = false
   #replaying = false
   #personsDone = false
-  #wakePersons: (() => void) | null = null
-  #wakeSink: (() => void) | null = null
+  readonly #personsAlarm = new Alarm()
+  readonly #sinkAlarm = new Alarm()
   readonly #span: SpanningInsert | null
   readonly stats: ConsumerStats = {
     stored: 0,
@@ -97,7 +98,7 @@ export class Consumer {
     this.#o = options
     this.#queue = new RowQueue(options.batchRows, options.batchBytes ?? BATCH_BYTES)
     this.#readBytes = options.readBytes ?? READ_BYTES
-    this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#wakeSink?.()) : null
+    this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#sinkAlarm.wake()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#persons = new PersonBatches({
       db: options.personsDb,
@@ -129,7 +130,7 @@ export class Consumer {
     // After a restart of this thread alone (not of the process) the stretch to replay can end in the segment
     // the writer is still appending to, which the replay reader reads only as far as it is told is durable.
     state.replay?.reader.durable(segment, offset)
-    this.#wakePersons?.()
+    this.#personsAlarm.wake()
   }
 
   /** Runs both loops until stop() and everything durable is stored (or the sink writer gives up). */
@@ -141,8 +142,8 @@ export class Consumer {
   /** Drain: read what is durable now, store it, then let run() resolve. */
   stop(): void {
     this.#stopping = true
-    this.#wakePersons?.()
-    this.#wakeSink?.()
+    this.#personsAlarm.wake()
+    this.#sinkAlarm.wake()
   }
 
   refreshStats(): ConsumerStats {
@@ -172,7 +173,7 @@ export class Consumer {
   async #personsLoop(): Promise<void> {
     for (;;) {
       if (this.#queue.atCapacity) {
-        await new Promise<void>((resolve) => (this.#wakePersons = resolve))
+        await this.#personsAlarm.sleep(null)
         continue
       }
       const did = this.#processOneBatch()
@@ -181,11 +182,10 @@ export class Consumer {
         continue
       }
       if (this.#stopping) break
-      await wakeOrAfter(1000, (wake) => (this.#wakePersons = wake))
-      this.#wakePersons = null
+      await this.#personsAlarm.sleep(1000)
     }
     this.#personsDone = true
-    this.#wakeSink?.()
+    this.#sinkAlarm.wake()
   }
 
   /** Reads and processes one batch from the next lane that has data; false when no lane had any. */
@@ -240,7 +240,7 @@ export class Consumer {
 
   #enqueue(lane: Lane, rows: PackedRows, end: Cursor, replay = false): void {
     this.#queue.push(lane, rows, end, this.#o.clock.now(), replay)
-    this.#wakeSink?.()
+    this.#sinkAlarm.wake()
   }
 
   async #sinkLoop(): Promise<void> {
@@ -257,14 +257,12 @@ export class Consumer {
           if (span?.busy) await this.#spanSettled()
           return
         }
-        await wakeOrAfter(span?.open ? span.spanLeft() : null, (wake) => (this.#wakeSink = wake))
-        this.#wakeSink = null
+        await this.#sinkAlarm.sleep(span?.open ? span.spanLeft() : null)
         continue
       }
       const age = this.#o.clock.now() - this.#queue.oldestAt
       if (!this.#queue.batchReady && age < this.#o.flushIntervalMs && !this.#stopping) {
-        await wakeOrAfter(this.#o.flushIntervalMs - age, (wake) => (this.#wakeSink = wake))
-        this.#wakeSink = null
+        await this.#sinkAlarm.sleep(this.#o.flushIntervalMs - age)
         continue
       }
       const batch = this.#queue.take()
@@ -272,7 +270,7 @@ export class Consumer {
       if (span?.ready && !batch.replay) {
         await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
         this.#settle(batch)
-        this.#wakePersons?.()
+        this.#personsAlarm.wake()
         if ((this.#caughtUp() || span.spanLeft() <= 0) && !(await this.#commitSpan(span))) return
         continue
       }
@@ -286,7 +284,7 @@ export class Consumer {
       this.#settle(batch)
       this.stats.stored += batch.rows.count
       this.#afterStored(batch.items)
-      this.#wakePersons?.()
+      this.#personsAlarm.wake()
     }
   }
 
@@ -386,18 +384,4 @@ export class Consumer {
     this.#o.deadLetter(entries)
     this.stats.deadLettered += entries.length
   }
-}
-
-/**
- * Waits until the handed-out wake is called or ms pass (null: only the wake). The timer is cleared on
- * wake: a stopped consumer must not hold the process open for the rest of a long flush interval.
- */
-function wakeOrAfter(ms: number | null, handOut: (wake: () => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = ms === null ? undefined : setTimeout(resolve, ms)
-    handOut(() => {
-      clearTimeout(timer)
-      resolve()
-    })
-  })
 }

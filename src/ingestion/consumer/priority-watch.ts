@@ -48,10 +48,6 @@ export class PriorityWatch {
     clearInterval(this.#timer)
   }
 
-  #raisedNice(): number {
-    return raisedNice(this.#policy, this.#nice, getPriority())
-  }
-
   async #tick(): Promise<void> {
     if (this.#busy) return
     this.#busy = true
@@ -62,7 +58,8 @@ export class PriorityWatch {
         if (!raised) this.#tids = found
         else if (found.length > 0) {
           // Started while raised (an insert thread restarted after a failure), it lowered itself: raise it too.
-          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy, this.#raisedNice())))
+          const nice = raisedNice(this.#policy, this.#nice, getPriority())
+          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy, nice)))
           this.#tids.push(...found)
         }
       }
@@ -103,7 +100,8 @@ export class PriorityWatch {
   }
 
   async #raise(): Promise<void> {
-    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy, this.#raisedNice())))
+    const nice = raisedNice(this.#policy, this.#nice, getPriority())
+    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy, nice)))
     if (raised.length > 0 && raised.every((ok) => !ok)) {
       this.#logger.warn(
         { component: 'consumer', policy: this.#policy, nice: this.#nice },
