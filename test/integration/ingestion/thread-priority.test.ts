@@ -22,7 +22,7 @@ t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thr
     for (let i = 0; i < 100 && !(await stored()); i++) await new Promise((r) => setTimeout(r, 50))
     const pid = server.proc.pid!
     // At least the consumer thread and the insert thread it started. On a busy machine the starvation watch
-    // (priority-watch.ts) may have raised them for a moment, so the count is read until it holds or 5 s pass.
+    // (priority-watch.ts) may have raised them (5 s at a time), so the count is read until it holds or 15 s pass.
     const lowest = (threads: ReturnType<typeof schedulingByThread>) => ({
       idle: [...threads.values()].filter((s) => s.policy === SCHED_IDLE).length,
       niced: [...threads.values()].filter((s) => s.nice === 19).length,
@@ -30,8 +30,8 @@ t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thr
     const holds = ({ idle, niced }: { idle: number; niced: number }) =>
       lowered === 'policy' ? idle >= 2 : lowered === 'nice' ? niced >= 2 && idle === 0 : niced === 0 && idle === 0
     let threads = schedulingByThread(pid)
-    for (let i = 0; i < 100 && !holds(lowest(threads)); i++) {
-      await new Promise((r) => setTimeout(r, 50))
+    for (let i = 0; i < 750 && !holds(lowest(threads)); i++) {
+      await new Promise((r) => setTimeout(r, 20))
       threads = schedulingByThread(pid)
     }
     const { idle, niced } = lowest(threads)
