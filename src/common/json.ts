@@ -48,9 +48,3 @@ function assignOwn(target: JsonObject, source: JsonObject): JsonObject {
   for (const key of Object.keys(source)) setOwn(target, key, source[key])
   return target
 }
-
-/** An object's JSON text with `members` (`"k":v,…` or '') added before its closing brace. */
-export function appendMembers(objectJson: string, members: string): string {
-  if (!members) return objectJson
-  return objectJson.length === 2 ? `{${members}}` : `${objectJson.slice(0, -1)},${members}}`
-}

@@ -29,6 +29,7 @@ export {
   isDistinctIdIllegal,
   isIgnorableUpdate,
   splitSets,
+  storedProperties,
   storedPropertiesJson,
   type EventSets,
 } from './properties.js'

@@ -4,7 +4,8 @@
  * never be merged, how `$set`/`$set_once`/`$unset` change a person's properties, and which event properties are
  * copied onto the person (`$initial_*` and latest-touch campaign values).
  */
-import { appendMembers, copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { CLOSE_BRACE, COMMA, JsonText, OPEN_BRACE } from '../common/json-text.js'
 import { GEO_FIELDS, type GeoProperties } from '../geoip/index.js'
 
 // ---------------------------------------------------------------------------------------------------------
@@ -146,11 +147,11 @@ export function addGeoProperties(properties: JsonObject, sets: EventSets, geo: G
   }
 }
 
-/** A GeoIP result as JSON members: the event's keys, those of `$set` and those of `$set_once`. */
+/** A GeoIP result as JSON members (`"k":v,…`, UTF-8): the event's keys, those of `$set` and those of `$set_once`. */
 interface GeoText {
-  event: string
-  set: string
-  setOnce: string
+  event: Uint8Array
+  set: Uint8Array
+  setOnce: Uint8Array
 }
 
 /** Per lookup result: the GeoIP cache hands out the same object for every event from an address. */
@@ -167,33 +168,61 @@ function geoText(geo: GeoProperties): GeoText {
       set[key] = geo[key] ?? null
       setOnce[initialKey] = geo[key] ?? null
     }
-    const members = (o: JsonObject) => JSON.stringify(o).slice(1, -1)
+    const members = (o: JsonObject) => Buffer.from(JSON.stringify(o).slice(1, -1))
     text = { event: members(event), set: members(set), setOnce: members(setOnce) }
     GEO_TEXT.set(geo, text)
   }
   return text
 }
 
+const SET_NAME = Buffer.from('"$set":')
+const SET_ONCE_NAME = Buffer.from('"$set_once":')
+
 /**
  * The JSON text of the event's properties as stored: `properties`, then the GeoIP result's keys (`geo`,
- * null = none), then `$set` and `$set_once` with the GeoIP keys of `sets` (NO_SETS = neither).
+ * null = none), then `$set` and `$set_once` with the GeoIP keys of `sets` (NO_SETS = neither). In pieces
+ * (JsonText): the GeoIP members are copied as bytes, and the row packer writes the rest without joining it.
  */
-export function storedPropertiesJson(properties: JsonObject, sets: EventSets, geo: GeoProperties | null): string {
-  const text = geo === null ? null : geoText(geo)
+export function storedProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties | null): JsonText {
+  const text = new JsonText()
+  let hasMembers = openObject(text, JSON.stringify(properties))
+  const geoEvent = geo === null ? null : geoText(geo).event
+  if (geoEvent !== null && geoEvent.length > 0) {
+    if (hasMembers) text.add(COMMA)
+    text.add(geoEvent)
+    hasMembers = true
+  }
   const geoSets = sets.geo === null ? null : geoText(sets.geo)
-  let members = text === null ? '' : text.event
-  members = joinMembers(members, setMember('$set', sets.$set, geoSets?.set))
-  members = joinMembers(members, setMember('$set_once', sets.$set_once, geoSets?.setOnce))
-  return appendMembers(JSON.stringify(properties), members)
+  hasMembers = addSet(text, hasMembers, SET_NAME, sets.$set, geoSets?.set)
+  addSet(text, hasMembers, SET_ONCE_NAME, sets.$set_once, geoSets?.setOnce)
+  text.add(CLOSE_BRACE)
+  return text
 }
 
-function setMember(name: string, value: unknown, geoMembers: string | undefined): string {
-  if (geoMembers === undefined) return value === undefined ? '' : `"${name}":${JSON.stringify(value)}`
-  return `"${name}":${isPlainObject(value) ? appendMembers(JSON.stringify(value), geoMembers) : `{${geoMembers}}`}`
+/** storedProperties as one string. */
+export function storedPropertiesJson(properties: JsonObject, sets: EventSets, geo: GeoProperties | null): string {
+  return storedProperties(properties, sets, geo).toString()
 }
 
-function joinMembers(a: string, b: string): string {
-  return a === '' ? b : b === '' ? a : `${a},${b}`
+/** Adds an object's text but for its closing brace; true when it has members. */
+function openObject(text: JsonText, objectJson: string): boolean {
+  text.add(objectJson.length === 2 ? OPEN_BRACE : objectJson.slice(0, -1))
+  return objectJson.length > 2
+}
+
+/** Adds `"$set":…` (or `$set_once`) unless there is nothing to add; true when the object now has members. */
+function addSet(text: JsonText, hasMembers: boolean, name: Uint8Array, value: unknown, geoMembers: Uint8Array | undefined): boolean {
+  if (geoMembers === undefined && value === undefined) return hasMembers
+  if (hasMembers) text.add(COMMA)
+  text.add(name)
+  if (geoMembers === undefined) {
+    text.add(JSON.stringify(value))
+    return true
+  }
+  if (openObject(text, isPlainObject(value) ? JSON.stringify(value) : '{}')) text.add(COMMA)
+  text.add(geoMembers)
+  text.add(CLOSE_BRACE)
+  return true
 }
 
 // ---------------------------------------------------------------------------------------------------------

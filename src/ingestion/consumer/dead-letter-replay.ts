@@ -30,7 +30,7 @@ export async function replayDeadLetters(store: DeadLetters, deps: ReplayDeps, on
       if (entry.stage === 'persons') {
         const event = JSON.parse(entry.payload) as CapturedEvent
         const outcomes = deps.personsDb.transaction(() => deps.stage.process([event])).immediate()
-        rows = toEventRows([event], outcomes, deps.clock.now())
+        rows = toEventRows([event], outcomes, deps.clock.now()).map((row) => ({ ...row, properties: String(row.properties) }))
       } else {
         rows = [JSON.parse(entry.payload) as EventRow]
       }

@@ -1,11 +1,11 @@
 /** Captured events plus their person outcomes → the rows the event store receives. */
-import { storedPropertiesJson, type PersonOutcome } from '../../persons/index.js'
-import type { EventRow } from '../../storage/events/types.js'
+import { storedProperties, type PersonOutcome } from '../../persons/index.js'
+import type { RowToPack } from '../../storage/events/packed-rows.js'
 import type { CapturedEvent } from '../types.js'
 
 /** One row per event the person stage kept (events it dropped, PostHog-style, have a `dropReason`). */
-export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number): EventRow[] {
-  const rows: EventRow[] = []
+export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number): RowToPack[] {
+  const rows: RowToPack[] = []
   for (let i = 0; i < events.length; i++) {
     const event = events[i]
     const outcome = outcomes[i]
@@ -17,7 +17,7 @@ export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly
       event: event.event,
       distinct_id: event.distinct_id,
       person_id: outcome.personId,
-      properties: storedPropertiesJson(outcome.properties, outcome.sets, outcome.geo),
+      properties: storedProperties(outcome.properties, outcome.sets, outcome.geo),
       timestamp: event.timestamp,
       created_at: createdAt,
       groups: outcome.groups,

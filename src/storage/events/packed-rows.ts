@@ -8,9 +8,13 @@
  * Per row: team_id, timestamp, created_at as float64; then uuid, event, distinct_id, person_id, properties,
  * group_0…group_4, elements_chain, each as an int32 byte length (-1 = null) and its UTF-8 bytes.
  */
+import type { JsonText } from '../../common/json-text.js'
 import type { EventRow } from './types.js'
 
 const STRINGS_PER_ROW = 11
+
+/** A row to pack: the consumer's rows carry their properties in pieces, written without joining them first. */
+export type RowToPack = Omit<EventRow, 'properties'> & { properties: string | JsonText }
 
 /** Packed rows in one or more buffers, back to back in this order, and how many rows they hold. */
 export interface PackedRows {
@@ -19,7 +23,7 @@ export interface PackedRows {
 }
 
 /** The rows packed in one part. */
-export function packedRows(rows: readonly EventRow[]): PackedRows {
+export function packedRows(rows: readonly RowToPack[]): PackedRows {
   return { parts: rows.length === 0 ? [] : [packRows(rows)], count: rows.length }
 }
 
@@ -40,7 +44,7 @@ export function transferable(size: number, spare: ArrayBuffer | null): Buffer {
 }
 
 /** Packs into `spare` when it is large enough, else into a new buffer (see transferable). */
-export function packRows(rows: readonly EventRow[], spare: ArrayBuffer | null = null): Buffer {
+export function packRows(rows: readonly RowToPack[], spare: ArrayBuffer | null = null): Buffer {
   const buf = transferable(packedSize(rows), spare)
   writeRows(buf, 0, rows)
   return buf
@@ -69,7 +73,7 @@ export class RowPacker {
    * Row by row against a bound of its size (3 bytes per UTF-16 unit), measured exactly only near the end of
    * the buffer: measuring every string before writing it was ≈4 % of the consumer thread.
    */
-  add(rows: readonly EventRow[]): void {
+  add(rows: readonly RowToPack[]): void {
     for (const row of rows) {
       if (this.#at + rowSize(row, utf8Bound) > this.#buf.length) this.#makeRoom(rowSize(row, byteLength))
       this.#at = writeRow(this.#buf, this.#at, row)
@@ -89,14 +93,14 @@ export class RowPacker {
   }
 }
 
-function packedSize(rows: readonly EventRow[]): number {
+function packedSize(rows: readonly RowToPack[]): number {
   let size = 0
   for (const r of rows) size += rowSize(r, byteLength)
   return size
 }
 
 /** A row's packed size with each string's bytes given by `bytes`. */
-function rowSize(r: EventRow, bytes: (s: string | null) => number): number {
+function rowSize(r: RowToPack, bytes: (s: string | JsonText | null) => number): number {
   const g = r.groups
   return (
     24 + 4 * STRINGS_PER_ROW +
@@ -106,17 +110,17 @@ function rowSize(r: EventRow, bytes: (s: string | null) => number): number {
 }
 
 /** At least a string's UTF-8 bytes: no UTF-16 unit takes more than 3 (a pair takes 4). */
-function utf8Bound(s: string | null): number {
-  return s === null ? 0 : 3 * s.length
+function utf8Bound(s: string | JsonText | null): number {
+  return s === null ? 0 : typeof s === 'string' ? 3 * s.length : s.bound
 }
 
 /** Writes the rows from `at` (the buffer has room: packedSize); returns where they end. */
-function writeRows(buf: Buffer, at: number, rows: readonly EventRow[]): number {
+function writeRows(buf: Buffer, at: number, rows: readonly RowToPack[]): number {
   for (const r of rows) at = writeRow(buf, at, r)
   return at
 }
 
-function writeRow(buf: Buffer, at: number, r: EventRow): number {
+function writeRow(buf: Buffer, at: number, r: RowToPack): number {
   at = buf.writeDoubleLE(r.team_id, at)
   at = buf.writeDoubleLE(r.timestamp, at)
   at = buf.writeDoubleLE(r.created_at, at)
@@ -129,15 +133,15 @@ function writeRow(buf: Buffer, at: number, r: EventRow): number {
   return writeText(buf, at, r.elements_chain)
 }
 
-function writeText(buf: Buffer, at: number, s: string | null): number {
+function writeText(buf: Buffer, at: number, s: string | JsonText | null): number {
   if (s === null) return buf.writeInt32LE(-1, at)
-  const n = buf.write(s, at + 4)
+  const n = typeof s === 'string' ? buf.write(s, at + 4) : s.write(buf, at + 4) - (at + 4)
   buf.writeInt32LE(n, at)
   return at + 4 + n
 }
 
-function byteLength(s: string | null): number {
-  return s === null ? 0 : Buffer.byteLength(s)
+function byteLength(s: string | JsonText | null): number {
+  return s === null ? 0 : typeof s === 'string' ? Buffer.byteLength(s) : s.byteLength()
 }
 
 /** The rows back as objects (a store that refused a batch is retried with halves of it; tests). */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { appendMembers, copyObject, mergeObjects } from '../../../src/common/json.js'
+import { copyObject, mergeObjects } from '../../../src/common/json.js'
 
 t.test('copyObject gives an independent shallow copy with the same keys in the same order', async (t) => {
   const nested = { deep: 1 }
@@ -27,11 +27,4 @@ t.test('mergeObjects is { ...base, ...over }: base keys first, over values win, 
   t.equal(Object.getPrototypeOf(merged), Object.prototype)
   t.strictSame(base, { a: 1, b: 2 })
   t.strictSame(Object.keys(over), ['b', 'c', '__proto__'])
-})
-
-t.test('appendMembers adds JSON members before the closing brace of an object, empty or not', async (t) => {
-  t.equal(appendMembers('{"a":1}', '"b":2'), '{"a":1,"b":2}')
-  t.equal(appendMembers('{}', '"b":2'), '{"b":2}')
-  t.equal(appendMembers('{"a":1}', ''), '{"a":1}')
-  t.same(JSON.parse(appendMembers(JSON.stringify({ a: { c: [1] } }), '"b":null,"d":"}"')), { a: { c: [1] }, b: null, d: '}' })
 })

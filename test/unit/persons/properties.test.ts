@@ -171,3 +171,26 @@ t.test('mergeGroupProperties', async (t) => {
     t.same(mergeGroupProperties(current as any, set as any), { properties, changed }, JSON.stringify([current, set]))
   }
 })
+
+t.test('the stored text is the properties, the GeoIP keys, then $set and $set_once, for every combination of empty and absent parts', async (t) => {
+  const all = (prefix: string, geo: Record<string, unknown>) => Object.fromEntries(GEO_FIELDS.map((field) => [`${prefix}${field}`, geo[`$geoip_${field}`] ?? null]))
+  const geos = [null, {}, { $geoip_city_name: 'Zürich', $geoip_latitude: 47.4 }]
+  const values = [undefined, {}, { s: '🦜', n: 1 }, 'nope', [1]]
+  let checked = 0
+  for (const properties of [{}, { a: 1, ü: 'ö' }])
+    for (const geo of geos)
+      for (const setsGeo of geos)
+        for (const $set of values)
+          for (const $set_once of values) {
+            const expected: Record<string, unknown> = { ...properties }
+            if (geo) for (const [key, value] of Object.entries(geo)) expected[key] = value
+            const withGeo = (value: unknown, prefix: string) =>
+              setsGeo === null ? value : { ...(value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {}), ...all(prefix, setsGeo) }
+            if ($set !== undefined || setsGeo) expected.$set = withGeo($set, '$geoip_')
+            if ($set_once !== undefined || setsGeo) expected.$set_once = withGeo($set_once, '$initial_geoip_')
+            const text = storedPropertiesJson(properties, { $set, $set_once, geo: setsGeo }, geo)
+            if (text !== JSON.stringify(expected)) t.fail(`${text} !== ${JSON.stringify(expected)}`)
+            checked++
+          }
+  t.equal(checked, 2 * 3 * 3 * 5 * 5)
+})

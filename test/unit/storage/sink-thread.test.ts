@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { JsonText } from '../../../src/common/json-text.js'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { PackedReader, packedRows, packRows, RowPacker, unpackRows } from '../../../src/storage/events/packed-rows.js'
 import { ThreadedSink } from '../../../src/storage/events/sink-thread.js'
@@ -74,6 +75,22 @@ t.test('packed rows read back field for field, including non-ASCII text, empty s
   const packer = new RowPacker(0)
   packer.add(rows)
   t.same(unpack(packer.finish().parts[0]), fields, 'the same from a packer')
+})
+
+t.test('rows whose properties are in pieces pack to the same bytes as with their joined text', async (t) => {
+  const pieces = (i: number) => {
+    const text = new JsonText()
+    for (const piece of ['{"i":', String(i), Buffer.from(',"text":"'), '€🦔'.repeat(i), '"', 0x7d]) text.add(piece)
+    return text
+  }
+  const joined = Array.from({ length: 40 }, (_, i) => row({ distinct_id: `ü-${i}`, properties: pieces(i).toString() }))
+  const inPieces = joined.map((r, i) => ({ ...r, properties: pieces(i) }))
+  const exact = packRows(joined)
+  t.same(packRows(inPieces), exact, 'measured exactly')
+  const packer = new RowPacker(exact.length, new ArrayBuffer(exact.length))
+  for (let i = 0; i < inPieces.length; i += 7) packer.add(inPieces.slice(i, i + 7))
+  t.same(packer.finish().parts[0], exact, 'bounded, then measured near the end of an exactly sized buffer')
+  t.same(unpackRows(packedRows(inPieces)), joined)
 })
 
 t.test('a spare buffer is reused only when it is large enough', async (t) => {
