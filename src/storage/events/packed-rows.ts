@@ -135,6 +135,8 @@ function writeRow(buf: Buffer, at: number, r: RowToPack): number {
 
 function writeText(buf: Buffer, at: number, s: string | JsonText | null): number {
   if (s === null) return buf.writeInt32LE(-1, at)
+  // Most rows' groups and elements chain: no call into the encoder for them.
+  if (s === '') return buf.writeInt32LE(0, at)
   const n = typeof s === 'string' ? buf.write(s, at + 4) : s.write(buf, at + 4) - (at + 4)
   buf.writeInt32LE(n, at)
   return at + 4 + n
