@@ -4,7 +4,8 @@
 //   node bench/drain.mjs [--sink clickhouse|sqlite] [--load-s 10] [--env KEY=VALUE …] [--node-arg FLAG …]
 //
 // Loads /batch/ 100 (autocannon, 50 connections) for --load-s seconds, which leaves a backlog in the spool,
-// stops the load, then samples every second until the consumer has stored everything: events stored, CPU of
+// stops the load, then samples every second until the consumer has stored everything (and every second of the
+// load too): events received and stored, CPU of
 // each server thread, and from /proc/…/schedstat how long each thread waited for a core while runnable (the
 // consumer's CPU can be below 1 core with no idle time of its own: it is preempted). Prints a line a second
 // and a summary with the peak RSS of the whole run. The full suite's /batch/ figures include this drain
@@ -50,10 +51,30 @@ const ms = (ns) => Math.round(ns / 1e6)
 
 const bodies = batchBodies(server.boot.project_api_key, 100, 100)
 const requests = bodies.map((body) => ({ method: 'POST', path: '/batch/', headers: { 'content-type': 'application/json' }, body }))
+const sample = async () => ({ m: (await scrape(server.url)).m, at: performance.now(), threads: threads(server.pid), ch: processCpuSeconds(clickhouse?.pid ?? 0) ?? 0 })
+
+/** A line for one second: events received and stored, ClickHouse's CPU, and each busy thread's run and wait. */
+function report(prev, now) {
+  const busy = Object.entries(now.threads)
+    .map(([tid, t]) => ({ tid, ...t, dRun: t.run - (prev.threads[tid]?.run ?? 0), dWait: t.wait - (prev.threads[tid]?.wait ?? 0) }))
+    .filter((t) => t.dRun > 2e7)
+    .map((t) => `${t.name}/${t.tid} ${ms(t.dRun)}+${ms(t.dWait)}w`)
+  const received = (now.m.skylark_events_received_total ?? 0) - (prev.m.skylark_events_received_total ?? 0)
+  console.log(`received +${received}  stored +${(stored(now.m) ?? 0) - (stored(prev.m) ?? 0)}  ClickHouse ${(now.ch - prev.ch).toFixed(2)} cores  threads (ms run + ms waiting for a core): ${busy.join('  ')}`)
+}
+
+// The same lines during the load: a thread whose run and wait add up to well under a second was blocked.
+let loadPrev = await sample()
+const loadTimer = setInterval(async () => {
+  const now = await sample()
+  report(loadPrev, now)
+  loadPrev = now
+}, 1000)
 const load = autocannon({ url: server.url, connections: 50, duration: Number(args['load-s']), requests })
 await new Promise((resolve) => load.on('done', resolve))
+clearInterval(loadTimer)
 
-const first = { m: (await scrape(server.url)).m, at: performance.now(), threads: threads(server.pid), ch: processCpuSeconds(clickhouse?.pid ?? 0) ?? 0 }
+const first = await sample()
 let prev = first
 let last = first
 let still = 0
@@ -62,12 +83,8 @@ console.log(`load over: ${first.m.skylark_events_received_total} events received
 // seconds, so a stall only ends the wait after 10 s.
 while (still < 10 && stored(prev.m) < prev.m.skylark_events_received_total) {
   await new Promise((resolve) => setTimeout(resolve, 1000))
-  const now = { m: (await scrape(server.url)).m, at: performance.now(), threads: threads(server.pid), ch: processCpuSeconds(clickhouse?.pid ?? 0) ?? 0 }
-  const busy = Object.entries(now.threads)
-    .map(([tid, t]) => ({ tid, ...t, dRun: t.run - (prev.threads[tid]?.run ?? 0), dWait: t.wait - (prev.threads[tid]?.wait ?? 0) }))
-    .filter((t) => t.dRun > 2e7)
-    .map((t) => `${t.name}/${t.tid} ${ms(t.dRun)}+${ms(t.dWait)}w`)
-  console.log(`stored +${stored(now.m) - stored(prev.m)}  ClickHouse ${(now.ch - prev.ch).toFixed(2)} cores  threads (ms run + ms waiting for a core): ${busy.join('  ')}`)
+  const now = await sample()
+  report(prev, now)
   if (stored(now.m) > stored(last.m)) {
     last = now
     still = 0
