@@ -87,7 +87,7 @@ export class ConsumerHandle {
     this.#worker = worker
     this.#watch?.stop()
     const { policy, nice } = this.#settings
-    this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger) : null
+    this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger, () => this.#stats?.backlogBytes ?? 0) : null
     return new Promise((resolve, reject) => {
       let ready = false
       worker.on('message', (message: FromConsumer) => {

@@ -1,8 +1,8 @@
 /**
  * The main thread's watch over the lowered ingestion threads (starvation.ts decides): ten times a second
  * it samples their CPU and other processes' from /proc (≈20 µs a file), raises the threads when other
- * processes starve them, and lowers them again a few seconds later. Linux only; nothing to do when the
- * threads were not lowered.
+ * processes starve them or when the consumer is behind, and lowers them again a few seconds later. Linux
+ * only; nothing to do when the threads were not lowered.
  */
 import { getPriority } from 'node:os'
 import { cpuTotals, loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
@@ -16,6 +16,10 @@ import { INTERVAL_MS, raisedNice, StarvationGuard, type ThreadInterval } from '.
 const RESCAN_TICKS = 5_000 / INTERVAL_MS
 const RAISED_RESCAN_TICKS = 1_000 / INTERVAL_MS
 const LOG_EVERY_MS = 60_000
+const RAISE_MESSAGES = {
+  raise: 'other processes were starving the ingestion threads: they run at normal priority for a few seconds at a time',
+  'catch-up': "the ingest consumer is behind the front: it runs at the request thread's priority until it catches up, and requests are answered slower meanwhile",
+} as const
 
 export class PriorityWatch {
   readonly #policy: ThreadPolicy
@@ -28,14 +32,17 @@ export class PriorityWatch {
   #lastTotals = cpuTotals()
   #lastAt = performance.now()
   #ticks = 0
-  #raises = 0
-  #loggedAt = 0
+  /** Raises since each reason was last logged, and when. */
+  readonly #logs = { raise: { count: 0, at: 0 }, 'catch-up': { count: 0, at: 0 } }
   #busy = false
+  readonly #backlogBytes: () => number
 
-  constructor(policy: ThreadPolicy, nice: number, logger: Logger) {
+  /** `backlogBytes`: the consumer's latest count of durable spool bytes it has not read. */
+  constructor(policy: ThreadPolicy, nice: number, logger: Logger, backlogBytes: () => number) {
     this.#policy = policy
     this.#nice = nice
     this.#logger = logger
+    this.#backlogBytes = backlogBytes
     this.#timer = setInterval(() => void this.#tick(), INTERVAL_MS).unref()
   }
 
@@ -64,8 +71,8 @@ export class PriorityWatch {
         }
       }
       const { elapsed, othersCores } = this.#others()
-      const action = this.#guard.tick(this.#sample(), elapsed, othersCores)
-      if (action === 'raise') await this.#raise()
+      const action = this.#guard.tick(this.#sample(), elapsed, othersCores, this.#backlogBytes())
+      if (action === 'raise' || action === 'catch-up') await this.#raise(action)
       else if (action === 'lower') {
         await Promise.all(this.#tids.map((tid) => lowerThreadAgain(tid, this.#policy, this.#nice)))
         this.#tids = loweredThreads(this.#policy, this.#nice)
@@ -99,26 +106,30 @@ export class PriorityWatch {
     return out
   }
 
-  async #raise(): Promise<void> {
-    const nice = raisedNice(this.#policy, this.#nice, getPriority())
+  /** Raises the threads (see StarvationAction), saying so at most once a minute for each reason. */
+  async #raise(reason: 'raise' | 'catch-up'): Promise<void> {
+    const nice = reason === 'raise' ? raisedNice(this.#policy, this.#nice, getPriority()) : getPriority()
+    if (!(await this.#raiseTo(nice))) return
+    const log = this.#logs[reason]
+    log.count++
+    const now = Date.now()
+    if (now - log.at < LOG_EVERY_MS) return
+    this.#logger.info({ component: 'consumer', reason, times: log.count, backlogBytes: this.#backlogBytes() }, RAISE_MESSAGES[reason])
+    log.at = now
+    log.count = 0
+  }
+
+  /** Raises every watched thread to `nice` under the normal policy; false (and the watch stops) when not allowed. */
+  async #raiseTo(nice: number): Promise<boolean> {
     const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy, nice)))
     if (raised.length > 0 && raised.every((ok) => !ok)) {
       this.#logger.warn(
         { component: 'consumer', policy: this.#policy, nice: this.#nice },
-        'other processes are starving the ingestion threads and this process may not raise them (CAP_SYS_NICE or RLIMIT_NICE): stored events will lag; on a machine shared with busy processes set INGEST_THREAD_POLICY=other and INGEST_THREAD_NICE=0',
+        'other processes are starving the ingestion threads, or the consumer is behind, and this process may not raise them (CAP_SYS_NICE or RLIMIT_NICE): stored events will lag; on a machine shared with busy processes set INGEST_THREAD_POLICY=other and INGEST_THREAD_NICE=0',
       )
       this.stop()
-      return
+      return false
     }
-    this.#raises++
-    const now = Date.now()
-    if (now - this.#loggedAt >= LOG_EVERY_MS) {
-      this.#logger.info(
-        { component: 'consumer', raises: this.#raises },
-        'other processes were starving the ingestion threads: they run at normal priority for a few seconds at a time',
-      )
-      this.#loggedAt = now
-      this.#raises = 0
-    }
+    return true
   }
 }

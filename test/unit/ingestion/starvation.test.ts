@@ -1,5 +1,5 @@
 import t from 'tap'
-import { OTHERS_CORES, RAISED_NICE_ABOVE_MAIN, RAISED_TICKS, STARVED_TICKS, StarvationGuard, raisedNice, starved } from '../../../src/ingestion/consumer/starvation.js'
+import { BEHIND_BYTES, OTHERS_CORES, RAISED_NICE_ABOVE_MAIN, RAISED_TICKS, STARVED_TICKS, StarvationGuard, raisedNice, starved } from '../../../src/ingestion/consumer/starvation.js'
 
 const STARVED = { runMs: 3, waitMs: 900 }
 const BUSY = { runMs: 400, waitMs: 500 } // shares the cores with the request thread, and keeps up
@@ -16,11 +16,11 @@ t.test('starved: waiting runnable for at least half the interval while running f
 t.test(`raised after ${STARVED_TICKS} starved intervals in a row, lowered ${RAISED_TICKS} intervals later`, async (t) => {
   const guard = new StarvationGuard()
   const actions: Array<string | null> = []
-  for (let i = 0; i < STARVED_TICKS + RAISED_TICKS; i++) actions.push(guard.tick([ASLEEP, STARVED], 1000, 1.5))
+  for (let i = 0; i < STARVED_TICKS + RAISED_TICKS; i++) actions.push(guard.tick([ASLEEP, STARVED], 1000, 1.5, 0))
   t.same(actions, [...Array(STARVED_TICKS - 1).fill(null), 'raise', ...Array(RAISED_TICKS - 1).fill(null), 'lower'])
   t.notOk(guard.raised)
   t.same(
-    Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 1000, 1.5)),
+    Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 1000, 1.5, 0)),
     [...Array(STARVED_TICKS - 1).fill(null), 'raise'],
     'still starved: raised again after the same wait',
   )
@@ -28,21 +28,21 @@ t.test(`raised after ${STARVED_TICKS} starved intervals in a row, lowered ${RAIS
 
 t.test('a starved interval between others is not starvation', async (t) => {
   const guard = new StarvationGuard()
-  const actions = [STARVED, BUSY, STARVED, ASLEEP, STARVED].map((s) => guard.tick([s], 1000, 1.5))
+  const actions = [STARVED, BUSY, STARVED, ASLEEP, STARVED].map((s) => guard.tick([s], 1000, 1.5, 0))
   t.same(actions, [null, null, null, null, null])
   t.notOk(guard.raised)
 })
 
 t.test('threads that were never sampled are not starved', async (t) => {
   const guard = new StarvationGuard()
-  t.same([guard.tick([], 1000, 2), guard.tick([], 1000, 2), guard.tick([], 1000, 2)], [null, null, null])
+  t.same([guard.tick([], 1000, 2, 0), guard.tick([], 1000, 2, 0), guard.tick([], 1000, 2, 0)], [null, null, null])
 })
 
 t.test(`waiting while other processes use under ${OTHERS_CORES} cores is yielding to this process's request thread, not starvation`, async (t) => {
   const guard = new StarvationGuard()
-  const light = Array.from({ length: STARVED_TICKS + 2 }, () => guard.tick([STARVED], 1000, OTHERS_CORES - 0.05))
+  const light = Array.from({ length: STARVED_TICKS + 2 }, () => guard.tick([STARVED], 1000, OTHERS_CORES - 0.05, 0))
   t.same(light, Array(STARVED_TICKS + 2).fill(null), 'a load generator as light as wrk beside the server')
-  const heavy = Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 1000, OTHERS_CORES))
+  const heavy = Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 1000, OTHERS_CORES, 0))
   t.same(heavy, [...Array(STARVED_TICKS - 1).fill(null), 'raise'], 'half a core used elsewhere')
 })
 
@@ -52,4 +52,13 @@ t.test(`raised threads run ${RAISED_NICE_ABOVE_MAIN} nicer than the request thre
   t.equal(raisedNice('idle', 19, 17), 19, 'never past 19')
   t.equal(raisedNice('other', RAISED_NICE_ABOVE_MAIN, 0), 0, 'lowered only as far as the raise would go: the request thread’s own')
   t.equal(raisedNice('other', 8, 4), 4, 'lowered less than the raise would put them: the request thread’s own')
+})
+
+t.test(`a consumer ${BEHIND_BYTES / 2 ** 20} MB behind is raised to catch up at once, for ${RAISED_TICKS} intervals at a time`, async (t) => {
+  const guard = new StarvationGuard()
+  t.equal(guard.tick([BUSY], 100, 0, BEHIND_BYTES - 1), null, 'less behind: left lowered')
+  const actions = Array.from({ length: RAISED_TICKS + 1 }, () => guard.tick([BUSY], 100, 0, BEHIND_BYTES))
+  t.same(actions, ['catch-up', ...Array(RAISED_TICKS - 1).fill(null), 'lower'])
+  t.equal(guard.tick([BUSY], 100, 0, BEHIND_BYTES * 2), 'catch-up', 'still behind: raised again')
+  t.ok(guard.raised)
 })
