@@ -47,11 +47,10 @@ export const RAISED_TICKS = 50
  */
 export const RAISED_NICE_ABOVE_MAIN = 5
 /**
- * Durable spool the consumer has not read that makes it behind: ≈3 s of /capture/ at the rate the front
- * keeps up with on the Firecracker machine, half a second of /batch/ 100 accepted at full speed. At the
- * request thread's priority while behind, /batch/ on ClickHouse stored 18.6 / 18.2 k events/s against 17.8 /
- * 16.3 k (100 / 1,000 events a request, three alternated pairs, ingestion threads under the normal policy
- * at nice 0 for the whole run), the front answering half as many requests.
+ * Durable spool the consumer has not read that makes it behind: ≈3 s of /capture/ at the rate the consumer
+ * keeps up with on the Firecracker machine, half a second of /batch/ 100 accepted at full speed. Catching up,
+ * /batch/ on ClickHouse stored more in seven of eight alternated pairs (100 and 1,000 events a request, by up
+ * to 30 %; docs/performance.md), the front answering ≈30 % fewer requests meanwhile.
  */
 export const BEHIND_BYTES = 16 * 1024 * 1024
 /** Starved: runnable but waiting for at least this share of the interval… */
