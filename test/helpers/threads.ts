@@ -4,6 +4,8 @@ import { readdirSync } from 'node:fs'
 import { procStatFields } from '../../src/common/thread-priority.js'
 
 export { SCHED_IDLE } from '../../src/common/thread-priority.js'
+/** The normal policy's number in `stat`'s policy field: where a raise puts the ingestion threads. */
+export const SCHED_OTHER = 0
 
 /** util-linux's chrt, which the idle policy needs, is installed. */
 export const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0

@@ -32,6 +32,8 @@ export class PriorityWatch {
   #lastTotals = cpuTotals()
   #lastAt = performance.now()
   #ticks = 0
+  /** The niceness of the current raise (for threads found while raised), null while lowered. */
+  #raisedTo: number | null = null
   /** Raises since each reason was last logged, and when. */
   readonly #logs = { raise: { count: 0, at: 0 }, 'catch-up': { count: 0, at: 0 } }
   #busy = false
@@ -59,14 +61,13 @@ export class PriorityWatch {
     if (this.#busy) return
     this.#busy = true
     try {
-      const raised = this.#guard.raised
-      if (this.#ticks++ % (raised ? RAISED_RESCAN_TICKS : RESCAN_TICKS) === 0 || this.#tids.length === 0) {
+      const raisedTo = this.#raisedTo
+      if (this.#ticks++ % (raisedTo !== null ? RAISED_RESCAN_TICKS : RESCAN_TICKS) === 0 || this.#tids.length === 0) {
         const found = loweredThreads(this.#policy, this.#nice)
-        if (!raised) this.#tids = found
+        if (raisedTo === null) this.#tids = found
         else if (found.length > 0) {
           // Started while raised (an insert thread restarted after a failure), it lowered itself: raise it too.
-          const nice = raisedNice(this.#policy, this.#nice, getPriority())
-          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy, nice)))
+          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy, raisedTo)))
           this.#tids.push(...found)
         }
       }
@@ -75,6 +76,7 @@ export class PriorityWatch {
       if (action === 'raise' || action === 'catch-up') await this.#raise(action)
       else if (action === 'lower') {
         await Promise.all(this.#tids.map((tid) => lowerThreadAgain(tid, this.#policy, this.#nice)))
+        this.#raisedTo = null
         this.#tids = loweredThreads(this.#policy, this.#nice)
         this.#last.clear()
       }
@@ -110,6 +112,7 @@ export class PriorityWatch {
   async #raise(reason: 'raise' | 'catch-up'): Promise<void> {
     const nice = reason === 'raise' ? raisedNice(this.#policy, this.#nice, getPriority()) : getPriority()
     if (!(await this.#raiseTo(nice))) return
+    this.#raisedTo = nice
     const log = this.#logs[reason]
     log.count++
     const now = Date.now()

@@ -10,7 +10,7 @@ import pino from 'pino'
 import { lowerThreadAgain } from '../../../src/common/thread-priority.js'
 import { PriorityWatch } from '../../../src/ingestion/consumer/priority-watch.js'
 import { BEHIND_BYTES, INTERVAL_MS, RAISED_TICKS } from '../../../src/ingestion/consumer/starvation.js'
-import { hasChrt, SCHED_IDLE, threadScheduling } from '../../helpers/threads.js'
+import { hasChrt, SCHED_IDLE, SCHED_OTHER, threadScheduling } from '../../helpers/threads.js'
 import { until } from '../reliability/lib.js'
 
 t.test('a consumer behind the front runs at the request thread’s priority for a while, then is lowered again', { skip: (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
@@ -38,7 +38,10 @@ t.test('a consumer behind the front runs at the request thread’s priority for 
     return
   }
   // The raise sets the policy, then the niceness: wait for both.
-  const raised = () => scheduling().policy === 0 && scheduling().nice === getPriority()
+  const raised = () => {
+    const now = scheduling()
+    return now.policy === SCHED_OTHER && now.nice === getPriority()
+  }
   await until("the thread to get the request thread's scheduling", raised, 5000, INTERVAL_MS / 5)
   t.pass("raised to the request thread's own scheduling")
   await until('the watch to say why', () => lines.some((l) => l.includes('the ingest consumer is behind the front')), 1000, INTERVAL_MS / 5)

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { startServer } from '../../helpers/server.js'
-import { hasChrt, SCHED_IDLE, schedulingByThread } from '../../helpers/threads.js'
+import { hasChrt, SCHED_IDLE, SCHED_OTHER, schedulingByThread } from '../../helpers/threads.js'
 import { INTERVAL_MS } from '../../../src/ingestion/consumer/starvation.js'
 import { sleep, until } from './lib.js'
 
@@ -52,7 +52,6 @@ t.test('events are stored within seconds while other processes keep every core b
   // The rest of a full test run may still starve them, and then they are raised again STARVED_TICKS intervals
   // after each lowering, which lowers them one at a time: each thread is looked for on its own, often enough
   // to see it lowered in between (one that ended is not raised either).
-  const SCHED_OTHER = 0
   const notSeenLowered = new Set(lowered)
   await until(
     'each ingestion thread to be lowered again',
