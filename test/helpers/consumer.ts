@@ -55,7 +55,8 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
   }
   const path = segmentPath(spoolDir, 'main', 1)
   mkdirSync(dirname(path), { recursive: true })
-  writeFileSync(path, Buffer.concat(frames))
+  const spool = Buffer.concat(frames)
+  writeFileSync(path, spool)
 
   const personsDb = openDatabase(join(dir, 'persons.db'))
   migrate(personsDb, PERSONS_MIGRATIONS)
@@ -118,6 +119,8 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     log: () => {},
     onFreed: () => {},
   })
-  return { consumer, processed, inserts, insertBytes, buffers, writes }
+  /** Tells the consumer the whole spool is durable, as the writer does: it then counts what it has not read as its backlog. */
+  const markDurable = () => consumer.durable('main', 1, spool.length)
+  return { consumer, processed, inserts, insertBytes, buffers, writes, markDurable }
 }
 

@@ -12,9 +12,9 @@
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  *
  * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one
- * INSERT for up to `stream.spanMs` (one part instead of one per batch; ClickHouse's merges of small parts were
- * most of its CPU) and moves the sink checkpoint when that INSERT succeeds (spanning-insert.ts), while the next
- * one already takes appends. If it fails,
+ * INSERT for up to `stream.spanMs` or `stream.maxRows` rows (one part instead of one per batch; ClickHouse's
+ * merges of small parts were most of its CPU) and moves the sink checkpoint when that INSERT succeeds
+ * (spanning-insert.ts), while the next one already takes appends. If it fails,
  * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
@@ -249,7 +249,7 @@ export class Consumer {
       if (this.#queue.empty) {
         // Caught up or the span is over: make the open INSERT's rows visible.
         const span = this.#span
-        if (span?.open && (this.#personsDone || this.#caughtUp() || span.spanLeft() <= 0)) {
+        if (span?.open && (this.#personsDone || this.#caughtUp() || span.full || span.spanLeft() <= 0)) {
           if (!(await this.#commitSpan(span))) return
           continue
         }
@@ -271,7 +271,7 @@ export class Consumer {
         await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
         this.#settle(batch)
         this.#personsAlarm.wake()
-        if ((this.#caughtUp() || span.spanLeft() <= 0) && !(await this.#commitSpan(span))) return
+        if ((this.#caughtUp() || span.full || span.spanLeft() <= 0) && !(await this.#commitSpan(span))) return
         continue
       }
       if (span?.open && !(await this.#commitSpan(span))) return

@@ -8,8 +8,18 @@ import type { PackedRows } from '../../storage/events/packed-rows.js'
 import type { Cursor } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
+/**
+ * Rows after which an INSERT ends before its span is over. ClickHouse holds an open INSERT's rows in memory
+ * until it ends, so its peak grows with the rows of a span, not its length: 2.5 s of /batch/ at ≈55 k events/s
+ * (≈140 k rows) took it from 752 to 1,914 MB on an earlier machine, and 5 s at ≈20–26 k here from ≈500 to
+ * ≈960 MB, while 3 s here (≈60–80 k rows) cost ≈10 MB. A faster machine ends its spans sooner instead.
+ */
+export const MAX_SPAN_ROWS = 65_536
+
 export interface StreamTarget {
   spanMs: number
+  /** The INSERT ends once it holds this many rows (MAX_SPAN_ROWS but in tests). */
+  maxRows: number
   /** False until the store is connected: batches go one per INSERT (with the usual retries) until then. */
   ready(): boolean
   /** Adds rows to the open INSERT (opening one); they are not stored before commit(). */
@@ -63,6 +73,11 @@ export class SpanningInsert {
   /** An INSERT is committing or has failed: settled() has something to wait for or to throw. */
   get busy(): boolean {
     return this.#committing !== null || this.#failure !== null
+  }
+
+  /** The open INSERT holds as many rows as one may (StreamTarget.maxRows): time to commit it. */
+  get full(): boolean {
+    return this.#rows >= this.#target.maxRows
   }
 
   /** Milliseconds left of the open INSERT's span (0 when none is open). */

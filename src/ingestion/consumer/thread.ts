@@ -19,6 +19,7 @@ import type { Lane } from '../types.js'
 import { Consumer } from './consumer.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
+import { MAX_SPAN_ROWS } from './spanning-insert.js'
 
 const EVENT_SINK_URL = new URL('../../../workers/event-sink.js', import.meta.url)
 /**
@@ -122,6 +123,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       data.clickhouse && data.insertSpanMs > 0
         ? {
             spanMs: data.insertSpanMs,
+            maxRows: MAX_SPAN_ROWS,
             ready: () => sink !== null,
             append: (rows) => sink!.appendPacked(rows),
             commit: (rows) => sink!.commit(rows),

@@ -1,7 +1,7 @@
 /**
  * One ClickHouse INSERT kept open across several batches (`CLICKHOUSE_INSERT_SPAN_MS`). ClickHouse writes a
  * part per INSERT, and under /batch/ load merging the ≈1,700-row parts of one INSERT per batch again and
- * again was most of its CPU (docs/performance.md); one INSERT for a second of batches makes one large part.
+ * again was most of its CPU (docs/performance.md); one INSERT for a few seconds of batches makes one large part.
  * Appended rows are not stored until commit() resolves. If it throws, any of them may be missing, and the
  * caller writes them all again (the table deduplicates by uuid). `execInsert` is the request itself, also
  * for the one-batch INSERTs of clickhouse.ts.

@@ -5,12 +5,16 @@ import { consumerOverSpool } from '../../helpers/consumer.js'
 
 /** ClickHouse's side of spanning inserts, as the consumer sees it: each commit waits until the test settles it. */
 class HeldInserts implements StreamTarget {
-  // 0: an INSERT per batch, so every append is followed by a commit.
-  readonly spanMs = 0
   /** The distinct ids of each INSERT; the last one is open. */
   readonly inserts: string[][] = [[]]
   readonly commits: Array<{ rows: number; resolve: () => void; reject: (error: Error) => void }> = []
   settleAll = false
+
+  /** By default a span of 0 (an INSERT per batch, so every append is followed by a commit) and no row cap. */
+  constructor(
+    readonly spanMs = 0,
+    readonly maxRows = Infinity,
+  ) {}
 
   ready(): boolean {
     return true
@@ -66,4 +70,23 @@ t.test('an INSERT that fails while the next one takes rows stops the consumer, w
   await t.rejects(running, /a spanning ClickHouse insert failed \(ClickHouse went away\)/)
   t.equal(consumer.stats.stored, 0, 'none of its rows count as stored')
   consumer.stop()
+})
+
+t.test('a spanning INSERT ends once it holds maxRows rows, before its span is over', async (t) => {
+  // A minute's span: only the row cap (or catching up) can end an INSERT here.
+  const clickhouse = new HeldInserts(60_000, 100)
+  clickhouse.settleAll = true
+  const { consumer, markDurable } = consumerOverSpool(1000, { batchBytes: 20_000, readBytes: 10_000, stream: clickhouse })
+  // ≈1 MB unread: behind, so batches are appended to spanning INSERTs until the last 20 KB.
+  markDurable()
+  const running = consumer.run()
+  await until(() => consumer.stats.stored === 1000)
+  consumer.stop()
+  await running
+  const sizes = clickhouse.inserts.slice(0, -1).map((ids) => ids.length)
+  const capped = sizes.filter((n) => n >= 100)
+  t.ok(capped.length >= 3, `INSERTs ended by the cap: ${capped.length} (rows of each INSERT: ${sizes.join(', ')})`)
+  // It ends with the batch that takes it to the cap: a batch is at most 20 KB of packed rows of over 1 KB each.
+  t.ok(Math.max(...sizes) < 100 + 20, `no INSERT holds more than the cap and one batch (largest: ${Math.max(...sizes)} rows)`)
+  t.same(clickhouse.inserts.flat(), Array.from({ length: 1000 }, (_, i) => `d${i}`), 'every event once, in spool order')
 })
