@@ -33,7 +33,7 @@ export const VARIABLES = [
   {
     name: 'CLICKHOUSE_INSERT_SPAN_MS',
     kind: 'int',
-    // 3 s rather than 1: ClickHouse merged no parts during /batch/ load (0.19–0.25 cores against 0.35–0.42),
+    // 3 s rather than 1: ClickHouse merged no parts during /batch/ load (0.19–0.25 cores against 0.31–0.42),
     // and the consumer stored ≈10 % more (eight of nine alternated pairs for /batch/ 100 and for 1,000),
     // for ≈10 MB more of ClickHouse's memory. 5 s stored no more and doubled it (≈960 MB against ≈500).
     default: '3000',
