@@ -13,7 +13,7 @@ import { bodyBudgetSpent, type Admission, type Ticket } from './admission.js'
 import { corsHeaders, preflightHeaders } from './cors.js'
 import { errorReply, json } from './reply.js'
 import type { Router } from './router.js'
-import type { Handler, Reply, RequestContext, RouteOptions } from './types.js'
+import { REQUEST_HEADERS, type Handler, type Reply, type RequestContext, type RequestHeaders, type RouteOptions } from './types.js'
 import { loadNativeUws, type HttpRequest, type HttpResponse, type us_listen_socket, type UwsModule } from './uws.js'
 
 const STATUS_LINES = new Map<number, string>()
@@ -34,15 +34,14 @@ const REQUEST_ID_PREFIX = randomBytes(4).toString('hex')
  */
 const BATCH_MAX_CHARS = 256 * 1024
 
-/**
- * Collects the headers of the request being read (req.forEach's callback is allocated once, not per request).
- * A repeated header is joined with ", ". Only a string already there counts as one: a name like `constructor`
- * finds Object.prototype's function, which `key in` took for an earlier header (and it cost a runtime call).
- */
-let headerTarget: Record<string, string> = {}
-function collectHeader(key: string, value: string): void {
-  const earlier: unknown = headerTarget[key]
-  headerTarget[key] = typeof earlier === 'string' ? `${earlier}, ${value}` : value
+/** The headers the service reads (REQUEST_HEADERS), each asked of uWS by name. */
+function readHeaders(req: HttpRequest): RequestHeaders {
+  const headers: RequestHeaders = {}
+  for (const name of REQUEST_HEADERS) {
+    const value = req.getHeader(name)
+    if (value !== '') headers[name] = value
+  }
+  return headers
 }
 
 interface Exchange {
@@ -201,8 +200,7 @@ export class HttpServer {
   }
 
   #readContext(res: HttpResponse, req: HttpRequest): RequestContext {
-    const headers: Record<string, string> = (headerTarget = {})
-    req.forEach(collectHeader)
+    const headers = readHeaders(req)
     const incomingId = headers['x-request-id']
     const requestId =
       incomingId && incomingId.length <= 64 && /^[\w.-]+$/.test(incomingId)

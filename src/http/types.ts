@@ -1,5 +1,27 @@
 /** Plain request and reply shapes: what the rest of the service sees instead of uWS objects. */
 
+/**
+ * The request headers the service reads. The front asks uWS for each by name (`getHeader`, ≈0.2 µs) instead of
+ * visiting every header the client sent (`forEach`, a call into JS per header): a browser's /capture/ or
+ * /decide carries ≈16 headers, which took ≈7.5 µs a request that way against ≈2 µs for these ten. A header
+ * not listed here is not seen: add its name to read it.
+ */
+export const REQUEST_HEADERS = [
+  'content-type',
+  'content-encoding',
+  'content-length',
+  'transfer-encoding',
+  'origin',
+  'authorization',
+  'x-request-id',
+  'x-forwarded-for',
+  'if-none-match',
+  'access-control-request-headers',
+] as const
+
+/** Lower-case names; a header sent more than once has its first value, one absent or empty is left out. */
+export type RequestHeaders = Partial<Record<(typeof REQUEST_HEADERS)[number], string>>
+
 export interface RequestContext {
   /** Lower-case method. */
   readonly method: string
@@ -7,8 +29,7 @@ export interface RequestContext {
   readonly path: string
   /** Raw query string (no leading `?`). */
   readonly query: string
-  /** Lower-case header names; repeated headers are joined with `, `. */
-  readonly headers: Readonly<Record<string, string>>
+  readonly headers: Readonly<RequestHeaders>
   /** Socket address of the client (not X-Forwarded-For). */
   readonly remoteAddress: string
   readonly requestId: string
