@@ -249,7 +249,7 @@ export class Consumer {
       if (this.#queue.empty) {
         // Caught up or the span is over: make the open INSERT's rows visible.
         const span = this.#span
-        if (span?.open && (this.#personsDone || this.#caughtUp() || span.full || span.spanLeft() <= 0)) {
+        if (span?.open && (this.#personsDone || this.#caughtUp() || span.over)) {
           if (!(await this.#commitSpan(span))) return
           continue
         }
@@ -271,7 +271,7 @@ export class Consumer {
         await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
         this.#settle(batch)
         this.#personsAlarm.wake()
-        if ((this.#caughtUp() || span.full || span.spanLeft() <= 0) && !(await this.#commitSpan(span))) return
+        if ((this.#caughtUp() || span.over) && !(await this.#commitSpan(span))) return
         continue
       }
       if (span?.open && !(await this.#commitSpan(span))) return

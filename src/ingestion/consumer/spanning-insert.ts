@@ -75,9 +75,9 @@ export class SpanningInsert {
     return this.#committing !== null || this.#failure !== null
   }
 
-  /** The open INSERT holds as many rows as one may (StreamTarget.maxRows): time to commit it. */
-  get full(): boolean {
-    return this.#rows >= this.#target.maxRows
+  /** The open INSERT has run its span or holds as many rows as one may (StreamTarget.maxRows): time to commit it. */
+  get over(): boolean {
+    return this.#rows >= this.#target.maxRows || this.spanLeft() <= 0
   }
 
   /** Milliseconds left of the open INSERT's span (0 when none is open). */
