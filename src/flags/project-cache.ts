@@ -32,6 +32,8 @@ export interface ProjectFlags {
 const GROUP_TYPES_TTL_MS = 1000
 
 interface Entry extends ProjectFlags {
+  /** The flags and cohorts revision alone: compared as it is, not as a prefix of `revision` made per request. */
+  flagsRevision: string
   mappingCheckedAt: number
 }
 
@@ -51,7 +53,7 @@ export class ProjectFlagCache {
     const now = this.#now()
     const flagsRevision = this.#flags.revision(teamId)
     const cached = this.#entries.get(teamId)
-    if (cached && cached.revision.startsWith(flagsRevision + '#')) {
+    if (cached && cached.flagsRevision === flagsRevision) {
       if (now - cached.mappingCheckedAt < GROUP_TYPES_TTL_MS) return cached
       const mapping = this.#groupTypes.groupTypeMapping(teamId)
       cached.mappingCheckedAt = now
@@ -74,6 +76,7 @@ export class ProjectFlagCache {
     const entry: Entry = {
       set: compileFlags(flags, { groupTypeMapping, cohorts }),
       revision: `${flagsRevision}#${JSON.stringify(groupTypeMapping)}`,
+      flagsRevision,
       definitions: flags,
       cohorts,
       groupTypeMapping,

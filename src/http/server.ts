@@ -34,14 +34,19 @@ const REQUEST_ID_PREFIX = randomBytes(4).toString('hex')
  */
 const BATCH_MAX_CHARS = 256 * 1024
 
-/** The headers the service reads (REQUEST_HEADERS), each asked of uWS by name. */
-function readHeaders(req: HttpRequest): RequestHeaders {
+/** The headers the service reads (REQUEST_HEADERS, and the conditional ones where they apply), each asked of uWS by name. */
+function readHeaders(req: HttpRequest, method: string): RequestHeaders {
   const headers: RequestHeaders = {}
-  for (const name of REQUEST_HEADERS) {
-    const value = req.getHeader(name)
-    if (value !== '') headers[name] = value
-  }
+  for (const name of REQUEST_HEADERS) readHeader(req, headers, name)
+  if (headers['content-length'] === undefined) readHeader(req, headers, 'transfer-encoding')
+  if (method === 'get' || method === 'head') readHeader(req, headers, 'if-none-match')
+  else if (method === 'options') readHeader(req, headers, 'access-control-request-headers')
   return headers
+}
+
+function readHeader(req: HttpRequest, headers: RequestHeaders, name: keyof RequestHeaders): void {
+  const value = req.getHeader(name)
+  if (value !== '') headers[name] = value
 }
 
 interface Exchange {
@@ -200,14 +205,15 @@ export class HttpServer {
   }
 
   #readContext(res: HttpResponse, req: HttpRequest): RequestContext {
-    const headers = readHeaders(req)
+    const method = req.getMethod()
+    const headers = readHeaders(req, method)
     const incomingId = headers['x-request-id']
     const requestId =
       incomingId && incomingId.length <= 64 && /^[\w.-]+$/.test(incomingId)
         ? incomingId
         : `${REQUEST_ID_PREFIX}-${(++this.#requestCounter).toString(36)}`
     return {
-      method: req.getMethod(),
+      method,
       path: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,

@@ -27,8 +27,13 @@ t.test('decodeBody reads every encoding PostHog SDKs send', async (t) => {
     ['base64 of gzip', gzipSync(json).toString('base64'), { compression: 'base64' }],
     ['JSON sent as a form by curl -d', json, { contentType: 'application/x-www-form-urlencoded' }],
     ['a gzip hint on plain JSON', json, { compression: 'gzip' }],
+    ['a form without its content type', `data=${encodeURIComponent(b64)}&compression=base64`, { contentType: 'text/plain' }],
   ]
   for (const [name, body, opts] of cases) t.equal(decode(body, opts), json, name)
+  const form = { contentType: 'application/x-www-form-urlencoded; charset=utf-8' }
+  t.equal(decode(` \r\n\t${json}`, form), ` \r\n\t${json}`, 'JSON after blanks, sent as a form, is read as JSON')
+  t.equal(decode(`${' '.repeat(64)}{}`, { contentType: 'application/json' }), `${' '.repeat(64)}{}`, 'JSON after 64 blanks, not labelled a form')
+  t.throws(() => decode(`${' '.repeat(64)}{}`, form), { code: 'invalid_payload' }, 'a form whose first 64 bytes are blank is a form')
 })
 
 t.test('decodeBody refuses broken bodies with invalid_payload', async (t) => {
@@ -36,6 +41,7 @@ t.test('decodeBody refuses broken bodies with invalid_payload', async (t) => {
   t.throws(() => decode('!!!', { compression: 'lz64' }), { code: 'invalid_payload' }, 'broken lz64')
   t.throws(() => decode('%%%', { compression: 'base64' }), { code: 'invalid_payload' }, 'broken base64')
   t.throws(() => decode('foo=bar', { contentType: 'application/x-www-form-urlencoded' }), { code: 'invalid_payload' }, 'form without data')
+  t.throws(() => decode('foo=bar', { contentType: 'Application/X-WWW-Form-Urlencoded;charset=UTF-8' }), { code: 'invalid_payload' }, 'the form type in any case')
   t.throws(() => decode(''), { code: 'invalid_payload' }, 'empty')
 })
 

@@ -1,0 +1,76 @@
+import t from 'tap'
+import { ProjectFlagCache, type FlagSource, type GroupTypeSource } from '../../../src/flags/project-cache.js'
+import type { FlagDefinition } from '../../../src/flags/types.js'
+import { flag } from './fixtures/vectors.js'
+
+/** A project's definitions as a FlagSource sees them: a revision that moves with every change, and a load count. */
+function source(flags: FlagDefinition[]) {
+  const state = { flags, revision: 1, loads: 0 }
+  const flagSource: FlagSource = {
+    load: () => {
+      state.loads++
+      return { flags: state.flags, cohorts: [] }
+    },
+    // a new string each call, as a source reading its store would hand out
+    revision: () => `${state.revision}.0.0`,
+  }
+  return { state, flagSource }
+}
+
+function groupTypes(mapping: Record<string, string>) {
+  const state = { mapping, reads: 0 }
+  const groupSource: GroupTypeSource = {
+    groupTypeMapping: () => {
+      state.reads++
+      return { ...state.mapping }
+    },
+  }
+  return { state, groupSource }
+}
+
+t.test('a project is compiled once while its flags and group types stay the same', async (t) => {
+  const { state, flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
+  const { groupSource } = groupTypes({ 0: 'company' })
+  let now = 0
+  const cache = new ProjectFlagCache(flagSource, groupSource, () => now)
+  const first = cache.get(1)
+  now = 500
+  t.equal(cache.get(1), first, 'the same compiled set')
+  t.equal(state.loads, 1)
+  t.equal(first.revision, '1.0.0#{"0":"company"}', 'the revision names the flags and the mapping it was compiled with')
+  t.equal(first.activeCount, 1)
+})
+
+t.test('a changed flag revision compiles the project again', async (t) => {
+  const { state, flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
+  const cache = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0)
+  const first = cache.get(1)
+  state.flags = [...state.flags, flag('b', { groups: [{ properties: [], rollout_percentage: 100 }] })]
+  state.revision = 2
+  const second = cache.get(1)
+  t.not(second, first)
+  t.equal(second.activeCount, 2)
+  t.equal(state.loads, 2)
+  t.equal(cache.get(1), second, 'and keeps the new one')
+})
+
+t.test('a new group type is noticed once the mapping is due for a check', async (t) => {
+  const { state: flags, flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
+  const { state, groupSource } = groupTypes({ 0: 'company' })
+  let now = 0
+  const cache = new ProjectFlagCache(flagSource, groupSource, () => now)
+  const first = cache.get(1)
+  state.mapping = { 0: 'company', 1: 'team' }
+  now = 999
+  t.equal(cache.get(1), first, 'within the check interval the mapping is not read')
+  now = 1000
+  const second = cache.get(1)
+  t.not(second, first)
+  t.same(second.groupTypeMapping, { 0: 'company', 1: 'team' })
+  t.equal(second.groupTypeIndexByName.get('team'), 1)
+  t.equal(flags.loads, 2)
+  now = 2500
+  const reads = state.reads
+  t.equal(cache.get(1), second, 'an unchanged mapping keeps the compiled set')
+  t.equal(state.reads, reads + 1)
+})
