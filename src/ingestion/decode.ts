@@ -63,11 +63,20 @@ function parseForm(text: string): { data: string | null; compression: string | n
   return { data: form.get('data'), compression: form.get('compression') }
 }
 
+/** JSON's whitespace, which may come before its first `{` or `[`. */
+function isBlank(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+}
+
+function opensJson(c: number): boolean {
+  return c === 0x7b || c === 0x5b // { or [
+}
+
 function looksLikeJson(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0xfeff) continue
-    return c === 0x7b || c === 0x5b // { or [
+    if (isBlank(c) || c === 0xfeff) continue
+    return opensJson(c)
   }
   return false
 }
@@ -79,9 +88,8 @@ function looksLikeJson(text: string): boolean {
 function bytesLookLikeJson(buf: Buffer, limit: number): boolean {
   const end = Math.min(buf.length, limit)
   for (let i = 0; i < end; i++) {
-    const c = buf[i]
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue
-    return c === 0x7b || c === 0x5b // { or [
+    if (isBlank(buf[i])) continue
+    return opensJson(buf[i])
   }
   return false
 }
