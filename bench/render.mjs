@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Re-renders the Markdown table and SVG chart of a results file (and re-judges the targets):
-// `node bench/render.mjs bench/results/<run>.json` writes <run>.md and <run>.svg beside it.
+// Re-renders the Markdown table and SVG chart of a results file and re-judges its targets:
+// `node bench/render.mjs bench/results/<run>.json` writes <run>.md and <run>.svg beside it and the new
+// judgement into the file itself, so the three agree.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { renderMarkdown, renderSvg } from './lib/report.mjs'
@@ -13,6 +14,7 @@ if (!file || !file.endsWith('.json')) {
 }
 const report = JSON.parse(readFileSync(file, 'utf8'))
 report.targets = evaluateTargets(report)
+writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
 const stem = file.slice(0, -'.json'.length)
 writeFileSync(`${stem}.md`, renderMarkdown(report, `${basename(stem)}.svg`))
 writeFileSync(`${stem}.svg`, renderSvg(report))

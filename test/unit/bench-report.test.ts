@@ -111,3 +111,21 @@ t.test("a run with the durable floor names it, and skylark's share of it, beside
   t.notMatch(detail(base), 'durable floor', 'runs without it say nothing of it')
   t.match(renderMarkdown(report, 'chart.svg'), `| uws-durable | capture | wrk |`, 'its row is in the baselines table')
 })
+
+t.test('a ratio just under its target is not met, and is shown with the digit that says so', async (t) => {
+  const base = stored() as Report & {
+    ceilings: Array<{ sink: string; rowsPerS: number }>
+    scenarios: Array<{ name: string; sink: string; loadgen: string; e2e?: { storedPerS: number } }>
+  }
+  const ceiling = base.ceilings.find((c) => c.sink === 'clickhouse')!.rowsPerS
+  const withStored = (ratio: number) => ({
+    ...base,
+    scenarios: base.scenarios.map((s) =>
+      s.name === 'batch-1000' && s.sink === 'clickhouse' ? { ...s, e2e: { ...s.e2e!, storedPerS: ceiling * ratio } } : s,
+    ),
+  })
+  const row = (r: Report) => evaluateTargets(r).find((x) => x.target === '/batch/ end to end ≥ 0.5× sink ceiling' && x.where === 'batch-1000, clickhouse')!
+  t.same([row(withStored(0.4957)).value, row(withStored(0.4957)).met], [0.496, false], 'two decimals would read 0.5')
+  t.same([row(withStored(0.5043)).value, row(withStored(0.5043)).met], [0.5, true])
+  t.same([row(withStored(0.4843)).value, row(withStored(0.4843)).met], [0.48, false])
+})
