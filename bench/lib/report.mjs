@@ -1,5 +1,6 @@
 // The Markdown summary and the SVG chart of a run (hand-written SVG: no dependency).
-import { findBaseline, ratios } from './targets.mjs'
+import { round } from './system.mjs'
+import { findBaseline, ratios, shown } from './targets.mjs'
 
 const n = (v, digits = 0) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
 const ms = (v) => (v === null || v === undefined ? '–' : v >= 100 ? n(v) : v >= 10 ? n(v, 1) : n(v, 2))
@@ -97,7 +98,12 @@ export function renderMarkdown(report, svgName) {
         continue
       }
       const e2e = (name) => report.scenarios.find((s) => s.name === name && s.sink === c.sink && s.status === 'ok')?.e2e?.storedPerS ?? null
-      const ratio = (v) => (v === null ? '–' : x(v / c.rowsPerS))
+      // As the targets table judges it: three decimals where two would round it onto 0.5.
+      const ratio = (v) => {
+        if (v === null) return '–'
+        const r = shown(v / c.rowsPerS, 0.5)
+        return round(r, 2) === r ? x(r) : `${r}×`
+      }
       const warmup = c.warmupRowsPerS ? ` (after a warm-up insert at ${n(c.warmupRowsPerS)}, not counted)` : ''
       lines.push(`| ${c.sink} | ${n(c.rows)} | ${n(c.rowsPerS)} | ${c.allRowsPerS.map((v) => n(v)).join(', ')}${warmup} | ${n(e2e('batch-100'))} | ${ratio(e2e('batch-100'))} | ${n(e2e('batch-1000'))} | ${ratio(e2e('batch-1000'))} |`)
     }

@@ -20,7 +20,7 @@ export function ratios(report, s) {
  * A ratio as the targets table shows it: two decimals, or three where two would round it onto the other side
  * of its threshold (0.4957 is shown 0.496, not 0.5 beside a "no").
  */
-function shown(value, threshold) {
+export function shown(value, threshold) {
   const two = round(value, 2)
   return two >= threshold === value >= threshold ? two : round(value, 3)
 }

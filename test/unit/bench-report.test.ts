@@ -128,4 +128,7 @@ t.test('a ratio just under its target is not met, and is shown with the digit th
   t.same([row(withStored(0.4957)).value, row(withStored(0.4957)).met], [0.496, false], 'two decimals would read 0.5')
   t.same([row(withStored(0.5043)).value, row(withStored(0.5043)).met], [0.5, true])
   t.same([row(withStored(0.4843)).value, row(withStored(0.4843)).met], [0.48, false])
+  const ceilingRow = (r: Report) => renderMarkdown(r, 'chart.svg').split('\n').find((l) => l.startsWith('| clickhouse | 100,000 |'))
+  t.match(ceilingRow(withStored(0.4957)), / \| 0\.496× \|$/, 'the ceilings table shows it as the targets table does')
+  t.match(ceilingRow(withStored(0.5043)), / \| 0\.50× \|$/)
 })
