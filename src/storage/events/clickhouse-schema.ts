@@ -66,11 +66,9 @@ const MIGRATIONS: readonly ChMigration[] = [
   {
     version: 1,
     name: 'events',
-    // 1,024 rows a granule, not 8,192: a stored row is ≈2.5 KB (its properties), ClickHouse reads whole
-    // granules, and 18.16 has no granules bounded by bytes (newer servers cap them at 10 MB). On 414 k browser
-    // events a page of a rare event took 64–70 ms against 0.9–1.2 s, a breakdown over every row 1.0–1.4 s
-    // against 1.8–2.0 s (docs/performance.md). A table's granularity is fixed when it is created, so a
-    // database made before this keeps 8,192.
+    // 1,024 rows a granule, not 8,192: ClickHouse reads whole granules, a stored row is ≈2.5 KB, and 18.16
+    // cannot bound granules by bytes (docs/architecture.md, "1,024-row granules"). Fixed when a table is
+    // created: databases made before keep 8,192.
     sql: (db, f) => `CREATE TABLE IF NOT EXISTS ${db}.events (
       uuid UUID,
       event String,
