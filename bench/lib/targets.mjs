@@ -8,12 +8,12 @@ export function findBaseline(report, name, body, loadgen) {
 const ok = (s) => s && s.status === 'ok'
 const scenario = (report, name, sink, loadgen) => report.scenarios.find((s) => s.name === name && s.sink === sink && s.loadgen === loadgen)
 
-/** Ratios of a scenario's req/s to the baselines with the same body and load generator. */
+/** Ratios of a scenario's req/s to the baselines with the same body and load generator (unrounded: judged as they are). */
 export function ratios(report, s) {
   if (!ok(s) || s.load?.overallRate) return { uws: null, node: null }
   const uws = findBaseline(report, 'uws-raw', s.baseline, s.loadgen)
   const node = findBaseline(report, 'node-http', s.baseline, s.loadgen)
-  return { uws: uws ? round(s.rps / uws.rps, 2) : null, node: node ? round(s.rps / node.rps, 2) : null }
+  return { uws: uws ? s.rps / uws.rps : null, node: node ? s.rps / node.rps : null }
 }
 
 /**
@@ -40,14 +40,15 @@ export function evaluateTargets(report) {
     for (const loadgen of ['wrk', 'autocannon']) {
       const s = scenario(report, 'capture', sink, loadgen)
       if (!ok(s)) continue
+      const r = ratios(report, s)
       const note = loadgen === 'autocannon' ? ' (autocannon-bound: indicative only)' : ''
       const uws = findBaseline(report, 'uws-raw', 'capture', loadgen)
       const node = findBaseline(report, 'node-http', 'capture', loadgen)
       // Where a durable answer can go here at all: the floor's ratio, and skylark's share of it.
       const floor = findBaseline(report, 'uws-durable', 'capture', loadgen)
       const floorNote = floor && uws ? `; durable floor ${floor.rps} req/s = ${round(floor.rps / uws.rps, 2)}× raw uWS, skylark ${round(s.rps / floor.rps, 2)}× the floor` : ''
-      if (uws) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, shown(s.rps / uws.rps, 0.6), s.rps / uws.rps >= 0.6, `${s.rps} vs ${uws.rps} req/s${floorNote}${note}`, [s, uws])
-      if (node) add('/capture/ ≥ 1.0× node:http', `${sink}, ${loadgen}`, shown(s.rps / node.rps, 1), s.rps / node.rps >= 1, `${s.rps} vs ${node.rps} req/s${note}`, [s, node])
+      if (r.uws !== null) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, shown(r.uws, 0.6), r.uws >= 0.6, `${s.rps} vs ${uws.rps} req/s${floorNote}${note}`, [s, uws])
+      if (r.node !== null) add('/capture/ ≥ 1.0× node:http', `${sink}, ${loadgen}`, shown(r.node, 1), r.node >= 1.0, `${s.rps} vs ${node.rps} req/s${note}`, [s, node])
     }
   }
 
