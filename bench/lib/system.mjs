@@ -161,6 +161,25 @@ export function gitInfo(root) {
   return { sha: sha && /^[0-9a-f]+$/.test(sha) ? sha : 'unknown', dirty: Boolean(status) }
 }
 
+/**
+ * The CPU as the results name it: the model string, and on x86 Linux its family and model numbers, since
+ * machines of one vendor string ("AMD EPYC") have differed by 2–3× in the same session's figures.
+ */
+export function cpuLabel(model, cpuinfo) {
+  const field = (name) => cpuinfo?.match(new RegExp(`^${name}\\s*: (\\d+)$`, 'm'))?.[1]
+  const family = field('cpu family')
+  const number = field('model')
+  return family && number ? `${model} (family ${family}, model ${number})` : model
+}
+
+function readCpuinfo() {
+  try {
+    return readFileSync('/proc/cpuinfo', 'utf8')
+  } catch {
+    return null
+  }
+}
+
 export function machineInfo(root) {
   const require = createRequire(import.meta.url)
   const cpus = os.cpus()
@@ -173,7 +192,7 @@ export function machineInfo(root) {
   }
   const wrkLine = command('wrk', ['-v'])?.split('\n')[0] ?? null
   return {
-    cpu: cpus[0]?.model ?? 'unknown',
+    cpu: cpuLabel(cpus[0]?.model ?? 'unknown', readCpuinfo()),
     cores: cpus.length,
     memoryGiB: round(os.totalmem() / 2 ** 30, 1),
     kernel: `${os.type()} ${os.release()}`,
