@@ -60,7 +60,23 @@ function propertyCondition(filter: EventPropertyFilter): SqlFragment {
   }
 }
 
-export function compileSqliteWhere(filter: EventFilter): SqlFragment {
+/**
+ * Every block (EVENTS_BLOCK_ROWS) from the project's first event's to its last's. The distinct-id index
+ * leads with the block, so a lookup seeks it once per block; min and max are single seeks of the same index.
+ */
+const TEAM_BLOCKS = `WITH RECURSIVE b(n) AS (SELECT min(block) FROM events WHERE team_id = ?
+  UNION ALL SELECT n + 1 FROM b WHERE n < (SELECT max(block) FROM events WHERE team_id = ?)) SELECT n FROM b`
+
+/** A WHERE clause over events, and the table to read with it. */
+export interface EventsWhere extends SqlFragment {
+  /**
+   * `events`, or with a distinct id the index by block named: given the choice, SQLite scans the project's
+   * events in time order instead (0.5 s against 0.2 ms for one distinct id among 700,000 rows).
+   */
+  from: string
+}
+
+export function compileSqliteWhere(filter: EventFilter): EventsWhere {
   const parts = ['team_id = ?']
   const params: unknown[] = [filter.teamId]
   if (filter.event !== undefined) {
@@ -69,8 +85,8 @@ export function compileSqliteWhere(filter: EventFilter): SqlFragment {
     params.push(...names)
   }
   if (filter.distinctId !== undefined) {
-    parts.push('distinct_id = ?')
-    params.push(filter.distinctId)
+    parts.push(`block IN (${TEAM_BLOCKS})`, 'distinct_id = ?')
+    params.push(filter.teamId, filter.teamId, filter.distinctId)
   }
   if (filter.after !== undefined) {
     parts.push('timestamp >= ?')
@@ -85,5 +101,6 @@ export function compileSqliteWhere(filter: EventFilter): SqlFragment {
     parts.push(c.sql)
     params.push(...c.params)
   }
-  return { sql: parts.join(' AND '), params }
+  const from = filter.distinctId === undefined ? 'events' : 'events INDEXED BY events_team_block_distinct'
+  return { sql: parts.join(' AND '), params, from }
 }

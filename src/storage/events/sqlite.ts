@@ -3,6 +3,7 @@
  * through a separate read-only connection (WAL lets both run at once).
  */
 import { openDatabase, type Db } from '../sqlite/database.js'
+import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
 import { PackedReader } from './packed-rows.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
@@ -30,17 +31,23 @@ export class SqliteEventSink implements EventSink {
   readonly #insertMany: (rows: readonly EventRow[]) => void
   readonly #insertPacked: (packed: Buffer) => void
 
-  constructor(file: string) {
+  /** Rows this connection has inserted or tried to, counted on from the table's last rowid: what `block` numbers. */
+  #rows: number
+
+  /** `blockRows` is EVENTS_BLOCK_ROWS but in tests. */
+  constructor(file: string, blockRows = EVENTS_BLOCK_ROWS) {
     this.#db = openDatabase(file)
+    this.#rows = (this.#db.prepare('SELECT max(rowid) AS n FROM events').get() as { n: number | null }).n ?? 0
+    const block = () => Math.floor(this.#rows++ / blockRows)
     const insert = this.#db.prepare(
-      `INSERT OR IGNORE INTO events (uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
+      `INSERT OR IGNORE INTO events (block, uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
          group_0, group_1, group_2, group_3, group_4, elements_chain)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     this.#insertMany = this.#db.transaction((rows: readonly EventRow[]) => {
       for (const r of rows) {
         const g = r.groups
-        insert.run(r.uuid, r.team_id, r.event, r.distinct_id, r.person_id, r.properties, r.timestamp, r.created_at, g[0], g[1], g[2], g[3], g[4], r.elements_chain)
+        insert.run(block(), r.uuid, r.team_id, r.event, r.distinct_id, r.person_id, r.properties, r.timestamp, r.created_at, g[0], g[1], g[2], g[3], g[4], r.elements_chain)
       }
     })
     this.#insertPacked = this.#db.transaction((packed: Buffer) => {
@@ -50,7 +57,7 @@ export class SqliteEventSink implements EventSink {
         const timestamp = r.number()
         const createdAt = r.number()
         // Arguments are evaluated left to right: the strings come out in the column order packRows wrote.
-        insert.run(r.text(), teamId, r.text(), r.text(), r.text(), r.text(), timestamp, createdAt, r.text(), r.text(), r.text(), r.text(), r.text(), r.text())
+        insert.run(block(), r.text(), teamId, r.text(), r.text(), r.text(), r.text(), timestamp, createdAt, r.text(), r.text(), r.text(), r.text(), r.text(), r.text())
       }
     })
   }
@@ -129,14 +136,14 @@ export class SqliteEventStore implements EventStore {
   async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
     const where = compileSqliteWhere(filter)
     const rows = this.#db
-      .prepare(`SELECT * FROM events WHERE ${where.sql} ORDER BY timestamp DESC, uuid DESC LIMIT ? OFFSET ?`)
+      .prepare(`SELECT * FROM ${where.from} WHERE ${where.sql} ORDER BY timestamp DESC, uuid DESC LIMIT ? OFFSET ?`)
       .all(...where.params, page.limit, page.offset) as EventDbRow[]
     return rows.map(toStoredEvent)
   }
 
   async count(filter: EventFilter): Promise<number> {
     const where = compileSqliteWhere(filter)
-    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM events WHERE ${where.sql}`).get(...where.params) as { n: number }).n
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM ${where.from} WHERE ${where.sql}`).get(...where.params) as { n: number }).n
   }
 
   async breakdown(query: BreakdownQuery): Promise<BreakdownRow[]> {
@@ -144,7 +151,7 @@ export class SqliteEventStore implements EventStore {
     const value = propertyText(query.breakdown)
     const measure = query.math === 'persons' ? 'COUNT(DISTINCT person_id)' : 'COUNT(*)'
     const rows = this.#db
-      .prepare(`SELECT ${value.sql} AS value, ${measure} AS n FROM events WHERE ${where.sql} GROUP BY 1 ORDER BY 2 DESC`)
+      .prepare(`SELECT ${value.sql} AS value, ${measure} AS n FROM ${where.from} WHERE ${where.sql} GROUP BY 1 ORDER BY 2 DESC`)
       .all(...value.params, ...where.params) as Array<{ value: unknown; n: number }>
     return rows.map((r) => ({ value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
   }
@@ -154,7 +161,7 @@ export class SqliteEventStore implements EventStore {
     const value = propertyText(query.breakdown)
     const measure = query.math === 'persons' ? 'COUNT(DISTINCT person_id)' : 'COUNT(*)'
     const rows = this.#db
-      .prepare(`SELECT timestamp / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM events WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2`)
+      .prepare(`SELECT timestamp / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM ${where.from} WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2`)
       .all(...value.params, ...where.params) as Array<{ day: number; value: unknown; n: number }>
     return rows.map((r) => ({ day: dayOf(r.day), value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
   }
@@ -169,7 +176,7 @@ export class SqliteEventStore implements EventStore {
   async distinctIds(filter: EventFilter): Promise<string[]> {
     const where = compileSqliteWhere(filter)
     const rows = this.#db
-      .prepare(`SELECT DISTINCT distinct_id FROM events WHERE ${where.sql} ORDER BY distinct_id`)
+      .prepare(`SELECT DISTINCT distinct_id FROM ${where.from} WHERE ${where.sql} ORDER BY distinct_id`)
       .all(...where.params) as Array<{ distinct_id: string }>
     return rows.map((r) => r.distinct_id)
   }
