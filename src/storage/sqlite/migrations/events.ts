@@ -12,10 +12,10 @@ export const EVENTS_PAGE_SIZE = 16384
  * Rows per `block`: the insert thread numbers blocks in insertion order, and the distinct-id index leads
  * with the block, so new entries land in the newest block's few pages instead of all over an index keyed
  * by distinct id alone. That index (version 1) had every commit rewrite one 16 KB page per distinct id it
- * held once it outgrew the commit: a row cost 15.6 µs and 7.7 KB of device writes at 100,000 rows and
- * 70–75 µs and 33 KB past a million (100,000 distinct ids, bench/micro/event-insert.mjs). With blocks it
- * stays at ≈14 µs and ≈6 KB. A lookup by distinct id then seeks once per block the project spans:
- * ≈300 seeks for 10 million rows.
+ * held once it outgrew the commit: a row cost ≈16 µs and 7.7 KB of writes at 100,000 rows and 66–75 µs
+ * and 27–33 KB past 700,000 (100,000 distinct ids, bench/micro/event-insert.mjs). With blocks it takes
+ * 15–27 µs and 6.9 KB up to 1.5 million. A lookup by distinct id then seeks once per block the project
+ * spans: ≈300 seeks for 10 million rows.
  */
 export const EVENTS_BLOCK_ROWS = 32768
 
