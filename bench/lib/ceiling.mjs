@@ -31,17 +31,20 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 /**
  * SQLite: a fresh events.db migrated with the service's own migrations (dist/), the service's prepared
  * `INSERT OR IGNORE`, all `rows` in one transaction; WAL + synchronous=NORMAL and the events file's page size
- * through the service's openDatabase. Median rows/s of `repeats` fresh files.
+ * through the service's openDatabase. Median rows/s of `repeats` fresh files. The rows get what the service
+ * gives them: UUIDv7s, ordered in time as capture's are (random v4s read ≈5 % lower, the unique index taking
+ * them all over), and the insert thread's blocks.
  */
 export async function sqliteCeiling(root, sample, rows, repeats) {
   const dist = (path) => import(pathToFileURL(join(root, 'dist', 'src', path)).href)
   const { openDatabase, migrate } = await dist('storage/sqlite/database.js')
-  const { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } = await dist('storage/sqlite/migrations/events.js')
-  const columns = ['uuid', 'team_id', 'event', 'distinct_id', 'person_id', 'properties', 'timestamp', 'created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'elements_chain']
+  const { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_BLOCK_ROWS } = await dist('storage/sqlite/migrations/events.js')
+  const { uuidv7 } = await dist('common/ids.js')
+  const columns = ['block', 'uuid', 'team_id', 'event', 'distinct_id', 'person_id', 'properties', 'timestamp', 'created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'elements_chain']
   const params = []
   for (let i = 0; i < rows; i++) {
     const row = sample[i % sample.length]
-    params.push(columns.map((c) => (c === 'uuid' ? randomUUID() : row[c])))
+    params.push(columns.map((c) => (c === 'uuid' ? uuidv7() : c === 'block' ? Math.floor(i / EVENTS_BLOCK_ROWS) : row[c])))
   }
   const rates = []
   const bytes = sample.reduce((n, r) => n + r.properties.length, 0) / sample.length
@@ -57,7 +60,7 @@ export async function sqliteCeiling(root, sample, rows, repeats) {
       const start = performance.now()
       writeAll()
       rates.push(rows / ((performance.now() - start) / 1000))
-      for (const p of params) p[0] = randomUUID()
+      for (const p of params) p[1] = uuidv7()
     } finally {
       db.close()
       rmSync(dir, { recursive: true, force: true })
