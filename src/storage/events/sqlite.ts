@@ -31,14 +31,12 @@ export class SqliteEventSink implements EventSink {
   readonly #insertMany: (rows: readonly EventRow[]) => void
   readonly #insertPacked: (packed: Buffer) => void
 
-  /** Rows this connection has inserted or tried to, counted on from the table's last rowid: what `block` numbers. */
-  #rows: number
-
   /** `blockRows` is EVENTS_BLOCK_ROWS but in tests. */
   constructor(file: string, blockRows = EVENTS_BLOCK_ROWS) {
     this.#db = openDatabase(file)
-    this.#rows = (this.#db.prepare('SELECT max(rowid) AS n FROM events').get() as { n: number | null }).n ?? 0
-    const block = () => Math.floor(this.#rows++ / blockRows)
+    // A row's block: the rows this connection has inserted or tried to, counted on from the table's last rowid.
+    let rows = (this.#db.prepare('SELECT max(rowid) AS n FROM events').get() as { n: number | null }).n ?? 0
+    const block = () => Math.floor(rows++ / blockRows)
     const insert = this.#db.prepare(
       `INSERT OR IGNORE INTO events (block, uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
          group_0, group_1, group_2, group_3, group_4, elements_chain)
