@@ -1,6 +1,5 @@
 // The sinks' own insert ceilings, for the rows the /batch/ scenario stored: sampled from the store after the
 // scenario, repeated with fresh uuids, written without the service in between.
-import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -10,6 +9,8 @@ import { round } from './system.mjs'
 
 const require = createRequire(import.meta.url)
 const SAMPLE = 1000
+/** A module of the service as built (dist/), so the ceilings use its own schema and ids. */
+const dist = (root, path) => import(pathToFileURL(join(root, 'dist', 'src', path)).href)
 
 /** Up to SAMPLE stored rows, as the store holds them. */
 export async function sampleRows(server, sink, clickhouse) {
@@ -36,10 +37,9 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
  * them all over), and the insert thread's blocks.
  */
 export async function sqliteCeiling(root, sample, rows, repeats) {
-  const dist = (path) => import(pathToFileURL(join(root, 'dist', 'src', path)).href)
-  const { openDatabase, migrate } = await dist('storage/sqlite/database.js')
-  const { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_BLOCK_ROWS } = await dist('storage/sqlite/migrations/events.js')
-  const { uuidv7 } = await dist('common/ids.js')
+  const { openDatabase, migrate } = await dist(root, 'storage/sqlite/database.js')
+  const { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_BLOCK_ROWS } = await dist(root, 'storage/sqlite/migrations/events.js')
+  const { uuidv7 } = await dist(root, 'common/ids.js')
   const columns = ['block', 'uuid', 'team_id', 'event', 'distinct_id', 'person_id', 'properties', 'timestamp', 'created_at', 'group_0', 'group_1', 'group_2', 'group_3', 'group_4', 'elements_chain']
   const params = []
   for (let i = 0; i < rows; i++) {
@@ -84,13 +84,14 @@ async function waitForMerges(clickhouse, maxMs = 120_000) {
 
 /**
  * ClickHouse: a table created by the service's own migrateClickHouse (dist/), one HTTP INSERT of `rows`
- * pre-serialised JSONEachRow lines (the sampled rows with fresh uuids), each sample once the server has no
+ * pre-serialised JSONEachRow lines (the sampled rows with fresh UUIDv7s, as capture gives), each sample once the server has no
  * merges running. Median of `repeats` fresh databases after one warm-up insert that is not counted: the
  * server's first large insert was the slowest sample in every run (31.5 k, 44.6 k rows/s against 55–94 k for
  * the two after it, no merges running), as if it paid for memory it then kept.
  */
 export async function clickhouseCeiling(root, clickhouse, sample, rows, repeats, dbPrefix) {
-  const { migrateClickHouse } = await import(pathToFileURL(join(root, 'dist', 'src', 'storage', 'events', 'clickhouse-schema.js')).href)
+  const { migrateClickHouse } = await dist(root, 'storage/events/clickhouse-schema.js')
+  const { uuidv7 } = await dist(root, 'common/ids.js')
   const rates = []
   const mergesAtStart = []
   let bodyBytes = 0
@@ -99,7 +100,7 @@ export async function clickhouseCeiling(root, clickhouse, sample, rows, repeats,
     const database = clickhouse.database(`${dbPrefix}_ceiling_${r < 0 ? 'warmup' : r}`)
     await migrateClickHouse({ url: clickhouse.url, database, user: 'default', password: '' })
     const lines = []
-    for (let i = 0; i < rows; i++) lines.push(JSON.stringify({ ...sample[i % sample.length], uuid: randomUUID() }))
+    for (let i = 0; i < rows; i++) lines.push(JSON.stringify({ ...sample[i % sample.length], uuid: uuidv7() }))
     // Encoded before the clock starts: a 250 MB string's UTF-8 encoding inside the request is client work.
     const body = Buffer.from(lines.join('\n') + '\n')
     bodyBytes = body.length
