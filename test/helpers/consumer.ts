@@ -24,6 +24,10 @@ export interface ConsumerCaps {
   stream?: StreamTarget
   /** How long each write to the event store takes (default: it resolves at once). */
   writeMs?: number
+  /** Called where the consumer makes the stores durable, before it deletes consumed segments (default: nothing). */
+  syncStores?: () => void
+  /** The consumer's log (default: dropped). */
+  log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void
 }
 
 /**
@@ -116,11 +120,12 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     flushIntervalMs: caps.flushIntervalMs ?? 10,
     stream: caps.stream ?? null,
     clock: { now: () => Date.now() },
-    log: () => {},
+    log: caps.log ?? (() => {}),
     onFreed: () => {},
+    syncStores: caps.syncStores ?? (() => {}),
   })
   /** Tells the consumer the whole spool is durable, as the writer does: it then counts what it has not read as its backlog. */
   const markDurable = () => consumer.durable('main', 1, spool.length)
-  return { consumer, processed, inserts, insertBytes, buffers, writes, markDurable }
+  return { consumer, processed, inserts, insertBytes, buffers, writes, markDurable, segment: path }
 }
 

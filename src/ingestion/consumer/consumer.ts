@@ -56,6 +56,8 @@ export interface ConsumerOptions {
   clock: Clock
   log: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void
   onFreed: (bytes: number) => void
+  /** Makes everything the stores (persons, dead letters, an embedded event store) committed durable; throws if it can't. */
+  syncStores: () => void
 }
 
 interface LaneState {
@@ -351,15 +353,32 @@ export class Consumer {
     this.#releaseSegments(touched)
   }
 
-  /** Deletes segments that both checkpoints have left behind and tells the writer the space is free. */
+  /**
+   * Deletes segments that both checkpoints have left behind and tells the writer the space is free. A deleted
+   * segment's events then exist only in the stores, so what the stores committed is made durable first
+   * (syncStores): their commits are not synced one by one. When that fails, the segments stay until a later call.
+   */
   #releaseSegments(lanes: Set<Lane>): void {
     let bytes = 0
-    for (const lane of lanes) {
-      const state = this.#lanes.get(lane)!
-      const keepFrom = Math.min(state.personsAt.segment, state.sinkAt.segment)
-      bytes += deleteSegmentsBefore(this.#o.spoolDir, lane, keepFrom, (segment, error) =>
-        this.#o.log('warn', 'could not delete a consumed spool segment', { lane, segment, error: String(error) }),
-      )
+    let synced = false
+    const syncFirst = (): void => {
+      if (!synced) this.#o.syncStores()
+      synced = true
+    }
+    try {
+      for (const lane of lanes) {
+        const state = this.#lanes.get(lane)!
+        const keepFrom = Math.min(state.personsAt.segment, state.sinkAt.segment)
+        bytes += deleteSegmentsBefore(
+          this.#o.spoolDir,
+          lane,
+          keepFrom,
+          (segment, error) => this.#o.log('warn', 'could not delete a consumed spool segment', { lane, segment, error: String(error) }),
+          syncFirst,
+        )
+      }
+    } catch (error) {
+      this.#o.log('warn', 'could not make the stores durable; consumed spool segments are kept for now', { error: String(error) })
     }
     if (bytes > 0) this.#o.onFreed(bytes)
   }

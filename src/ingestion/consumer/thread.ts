@@ -13,7 +13,7 @@ import { DeadLetters } from '../../storage/dead-letters.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
 import { ThreadedSink, type SinkSpec } from '../../storage/events/sink-thread.js'
 import type { EventSink } from '../../storage/events/types.js'
-import { openDatabase } from '../../storage/index.js'
+import { openDatabase, syncCommitted } from '../../storage/index.js'
 import { WORKER_YOUNG_MB, workerLimits } from '../../pool/index.js'
 import type { Lane } from '../types.js'
 import { Consumer } from './consumer.js'
@@ -132,6 +132,10 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     clock: systemClock,
     log,
     onFreed: (bytes) => send({ type: 'freed', bytes }),
+    // On ClickHouse the events' durability is ClickHouse's own (its settings decide whether a part is synced).
+    syncStores: () => {
+      for (const file of [data.personsPath, data.deadLettersPath, ...(data.clickhouse ? [] : [data.eventsPath])]) syncCommitted(file)
+    },
   })
   for (const [lane, offset] of Object.entries(data.durable) as Array<[Lane, number]>) {
     if (offset > 0) consumer.durable(lane, data.activeSegments[lane], offset)

@@ -2,6 +2,7 @@
  * Opening SQLite files and applying versioned migrations. Every database skylark owns goes through
  * openDatabase so WAL, busy timeouts and foreign keys are set the same way everywhere.
  */
+import { closeSync, fdatasyncSync, openSync } from 'node:fs'
 import Database from 'better-sqlite3'
 
 export type Db = Database.Database
@@ -42,6 +43,30 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   }
   db.pragma('foreign_keys = ON')
   return db
+}
+
+/**
+ * Makes every transaction committed to `file` so far durable, whichever connection or thread committed it.
+ * With WAL and synchronous=NORMAL a commit only writes its frames to the `-wal` file; SQLite syncs that file
+ * before a checkpoint and the database file after one, so the commits since the last checkpoint could roll
+ * back at a power loss or a kernel crash (not at a process crash). fdatasync of the WAL covers them: it
+ * flushes the file, not one descriptor's writes. False when there is no WAL (nothing committed since the
+ * last connection closed, which checkpointed and synced).
+ */
+export function syncCommitted(file: string): boolean {
+  let fd: number
+  try {
+    fd = openSync(`${file}-wal`, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  try {
+    fdatasyncSync(fd)
+    return true
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /** Applies the migrations newer than the stored version, each in its own transaction. */
