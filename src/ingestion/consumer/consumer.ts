@@ -22,7 +22,7 @@ import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
 import { packedRows, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { EventRow } from '../../storage/events/types.js'
-import { compareCursors, deleteSegmentsBefore, LANES, type Cursor } from '../spool/layout.js'
+import { compareCursors, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
 import type { Lane } from '../types.js'
 import { Alarm } from './alarm.js'
@@ -34,6 +34,7 @@ import { BATCH_BYTES, RowQueue, type Batch } from './row-queue.js'
 import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
 import { toEventRows } from './rows.js'
 import { replayDeadLetters } from './dead-letter-replay.js'
+import { releaseSegments } from './segment-release.js'
 import { SinkWriter } from './sink-writer.js'
 
 export interface ConsumerOptions {
@@ -353,33 +354,13 @@ export class Consumer {
     this.#releaseSegments(touched)
   }
 
-  /**
-   * Deletes segments that both checkpoints have left behind and tells the writer the space is free. A deleted
-   * segment's events then exist only in the stores, so what the stores committed is made durable first
-   * (syncStores): their commits are not synced one by one. When that fails, the segments stay until a later call.
-   */
+  /** Deletes segments that both checkpoints have left behind (segment-release.ts) and tells the writer the space is free. */
   #releaseSegments(lanes: Set<Lane>): void {
-    let bytes = 0
-    let synced = false
-    const syncFirst = (): void => {
-      if (!synced) this.#o.syncStores()
-      synced = true
-    }
-    try {
-      for (const lane of lanes) {
-        const state = this.#lanes.get(lane)!
-        const keepFrom = Math.min(state.personsAt.segment, state.sinkAt.segment)
-        bytes += deleteSegmentsBefore(
-          this.#o.spoolDir,
-          lane,
-          keepFrom,
-          (segment, error) => this.#o.log('warn', 'could not delete a consumed spool segment', { lane, segment, error: String(error) }),
-          syncFirst,
-        )
-      }
-    } catch (error) {
-      this.#o.log('warn', 'could not make the stores durable; consumed spool segments are kept for now', { error: String(error) })
-    }
+    const keepFrom = [...lanes].map((lane) => {
+      const state = this.#lanes.get(lane)!
+      return [lane, Math.min(state.personsAt.segment, state.sinkAt.segment)] as const
+    })
+    const bytes = releaseSegments(this.#o.spoolDir, keepFrom, this.#o.syncStores, this.#o.log)
     if (bytes > 0) this.#o.onFreed(bytes)
   }
 

@@ -106,6 +106,9 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     abandoned: () => abandon,
   })
   const stage = new PersonsStage(personsDb, { geoip, clock: systemClock })
+  // The SQLite files the consumer syncs before deleting spool segments. On ClickHouse the events' durability
+  // is ClickHouse's own (its settings decide whether a part is synced).
+  const storeFiles = [data.personsPath, data.deadLettersPath, ...(data.clickhouse ? [] : [data.eventsPath])]
   consumer = new Consumer({
     spoolDir: data.spoolDir,
     personsDb,
@@ -132,9 +135,8 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     clock: systemClock,
     log,
     onFreed: (bytes) => send({ type: 'freed', bytes }),
-    // On ClickHouse the events' durability is ClickHouse's own (its settings decide whether a part is synced).
     syncStores: () => {
-      for (const file of [data.personsPath, data.deadLettersPath, ...(data.clickhouse ? [] : [data.eventsPath])]) syncCommitted(file)
+      for (const file of storeFiles) syncCommitted(file)
     },
   })
   for (const [lane, offset] of Object.entries(data.durable) as Array<[Lane, number]>) {

@@ -28,25 +28,10 @@ export function listSegments(spoolDir: string, lane: Lane): SegmentInfo[] {
     .sort((a, b) => a.segment - b.segment)
 }
 
-/**
- * Deletes a lane's segments older than `keepFrom`; returns the bytes freed. `beforeDelete` runs once, before
- * the first delete (when it throws, nothing is deleted). A failed delete is reported and skipped.
- */
-export function deleteSegmentsBefore(
-  spoolDir: string,
-  lane: Lane,
-  keepFrom: number,
-  onError: (segment: number, error: unknown) => void,
-  beforeDelete: () => void = () => {},
-): number {
+/** Deletes the given segments of a lane; returns the bytes freed. A failed delete is reported and skipped. */
+export function deleteSegments(spoolDir: string, lane: Lane, segments: readonly SegmentInfo[], onError: (segment: number, error: unknown) => void): number {
   let bytes = 0
-  let first = true
-  for (const s of listSegments(spoolDir, lane)) {
-    if (s.segment >= keepFrom) break
-    if (first) {
-      beforeDelete()
-      first = false
-    }
+  for (const s of segments) {
     try {
       unlinkSync(segmentPath(spoolDir, lane, s.segment))
       bytes += s.bytes
