@@ -148,14 +148,28 @@ async function measure({ url, requests, loadgen, load, pids, label, afterWarmup 
   const run = async (durationS, phase) => {
     const l = { ...load, durationS }
     if (loadgen === 'wrk') return runWrk(url, requests, l, { onSpawn, onTick: tick(phase, durationS) })
-    if (loadgen === 'steady') return runSteady(url, requests, { connections: l.connections, rate: l.overallRate, durationS }, { onSpawn, onTick: tick(phase, durationS) })
     return runAutocannon(autocannonOptions(url, requests, l), tick(phase, durationS))
   }
-  if (load.warmupS > 0) await run(load.warmupS, 'warm-up')
-  await afterWarmup()
-  const before = pids.metrics ? await scrape(url) : null
-  const sampler = startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid })
-  const result = await run(load.durationS, 'load')
+  // What the load is measured against: the store counted, the metrics scraped, the CPU sampler started.
+  const open = async () => {
+    await afterWarmup()
+    const before = pids.metrics ? await scrape(url) : null
+    return { before, sampler: startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid }) }
+  }
+  let window = null
+  let result
+  if (loadgen === 'steady') {
+    // One process warms up and measures (steady-client.mjs says why); the window opens when it switches.
+    const phaseTick = (phase, seconds, count) => tick(phase, phase === 'load' ? load.durationS : load.warmupS)(seconds, count)
+    const onMeasure = () => (window = open())
+    result = await runSteady(url, requests, { connections: load.connections, rate: load.overallRate, warmupS: load.warmupS, durationS: load.durationS }, { onSpawn, onTick: phaseTick, onMeasure })
+    window = await window
+  } else {
+    if (load.warmupS > 0) await run(load.warmupS, 'warm-up')
+    window = await open()
+    result = await run(load.durationS, 'load')
+  }
+  const { before, sampler } = window
   const usage = sampler.stop()
   const after = before ? await scrape(url) : null
   const memory = after
@@ -290,7 +304,7 @@ async function checkScenario(scenario, ctx, requests) {
 async function steadyFloor(requests, load) {
   const server = await startBaseline(BENCH, 'uws-raw')
   try {
-    const r = await runSteady(server.url, requests, { connections: load.connections, rate: load.overallRate, durationS: Math.min(load.durationS, 4) })
+    const r = await runSteady(server.url, requests, { connections: load.connections, rate: load.overallRate, warmupS: load.warmupS, durationS: Math.min(load.durationS, 4) })
     return { p50: round(r.latencyMs.p50, 2), p99: round(r.latencyMs.p99, 2) }
   } finally {
     await server.stop()

@@ -1,6 +1,13 @@
 // An open-loop, constant-rate load generator for latency at a given throughput ("p99 at half of max"),
 // run in a process of its own by steady.mjs, which writes its options as JSON to its stdin. It prints
-// `tick <second> <answers>` lines while it runs and one `result <json>` line at the end.
+// `tick <phase> <second> <answers>` lines while it runs, `measure` when the warm-up ends, and one
+// `result <json>` line at the end.
+//
+// The warm-up runs in this process, at the same rate, and its answers are not counted. A freshly started
+// client is slow for its first ≈250 ms (its code not yet compiled, its connections new): against raw uWS,
+// which does no work, 166–805 answers of a 4 s run took over 10 ms, all of them in its first 250 ms, and
+// against skylark up to 1,159 of 142,854 (p99 6.51 ms; 1.75 ms without its first second). A warm-up in a
+// process of its own handed the measurement a cold client every time.
 //
 // autocannon's rate limit is not steady: each connection sends back to back until it has made its share of
 // the second, then waits for the next second, so a "half rate" run is full speed half of each second. This
@@ -55,44 +62,53 @@ function connection(port) {
   }
 }
 
-/** Sends `rate` requests/s for `durationS` over up to `connections` connections; same result shape as runAutocannon. */
-async function runSteady(url, requests, { connections, rate, durationS }, onTick = () => {}) {
+/**
+ * Sends `rate` requests/s for `warmupS` + `durationS` over up to `connections` connections and measures the
+ * last `durationS`; same result shape as runAutocannon. `onMeasure()` is called when the warm-up ends.
+ */
+async function runSteady(url, requests, { connections, rate, warmupS = 0, durationS }, { onTick = () => {}, onMeasure = () => {} } = {}) {
   const { hostname, port } = new URL(url)
   const prebuilt = requests.map((r) => requestBytes(`${hostname}:${port}`, r))
   const pool = Array.from({ length: connections }, () => connection(Number(port)))
   await Promise.all(pool.map((c) => c.ready))
   const idle = [...pool]
-  const waiting = [] // scheduled times of requests waiting for a connection
-  const total = Math.round(rate * durationS)
-  const latencies = new Float64Array(total)
+  const waiting = [] // requests waiting for a connection: [scheduled time, measured]
+  const warm = Math.round(rate * warmupS) // requests sent before the measured ones
+  const total = warm + Math.round(rate * durationS)
+  const latencies = new Float64Array(total - warm)
   let answered = 0
   const statusCodes = {}
   let errors = 0
   let sent = 0
   let next = 0
   const start = performance.now()
-  let finished = 0
+  const measureStart = start + warmupS * 1000
+  let finished = 0 // answered or failed, warm-up included
+  let measuredFinished = 0
   let tickSecond = 0
   let lastCount = 0
 
   await new Promise((resolve) => {
-    const fire = (scheduledAt, conn) => {
+    const fire = (scheduledAt, measured, conn) => {
       const bytes = prebuilt[next++ % prebuilt.length]
       conn.send(bytes).then(
         (status) => {
-          latencies[answered++] = performance.now() - scheduledAt
-          statusCodes[status] = (statusCodes[status] ?? 0) + 1
-          release(conn)
+          if (measured) {
+            latencies[answered++] = performance.now() - scheduledAt
+            statusCodes[status] = (statusCodes[status] ?? 0) + 1
+          }
+          release(conn, measured)
         },
         () => {
-          errors++
-          release(conn)
+          if (measured) errors++
+          release(conn, measured)
         },
       )
     }
-    const release = (conn) => {
+    const release = (conn, measured) => {
       finished++
-      if (waiting.length > 0) fire(waiting.shift(), conn)
+      if (measured) measuredFinished++
+      if (waiting.length > 0) fire(...waiting.shift(), conn)
       else idle.push(conn)
       if (finished === total) resolve()
     }
@@ -102,16 +118,18 @@ async function runSteady(url, requests, { connections, rate, durationS }, onTick
       while (sent < due) {
         // Latency counts from this tick (not from the ideal send time, which the 1 ms timer can miss by up to
         // a tick): a request that then waits for a free connection still counts its wait.
-        const scheduledAt = now
+        const measured = sent >= warm
+        if (sent === warm) onMeasure()
         sent++
         const conn = idle.pop()
-        if (conn) fire(scheduledAt, conn)
-        else waiting.push(scheduledAt)
+        if (conn) fire(now, measured, conn)
+        else waiting.push([now, measured])
       }
       const second = Math.floor((now - start) / 1000)
       if (second > tickSecond) {
         tickSecond = second
-        onTick(second, finished - lastCount)
+        const inWarmup = second <= warmupS
+        onTick(inWarmup ? 'warm-up' : 'load', inWarmup ? second : second - warmupS, finished - lastCount)
         lastCount = finished
       }
       if (sent >= total) clearInterval(timer)
@@ -120,18 +138,18 @@ async function runSteady(url, requests, { connections, rate, durationS }, onTick
     setTimeout(() => {
       clearInterval(timer)
       resolve()
-    }, (durationS + 10) * 1000).unref()
+    }, (warmupS + durationS + 10) * 1000).unref()
   })
-  const elapsed = (performance.now() - start) / 1000
+  const elapsed = (performance.now() - measureStart) / 1000
   for (const c of pool) c.close()
   const sorted = latencies.subarray(0, answered).sort()
   const ok = Object.entries(statusCodes).reduce((n, [code, count]) => (code.startsWith('2') ? n + count : n), 0)
   return {
     loadgen: 'steady',
     durationS: elapsed,
-    requests: finished,
+    requests: measuredFinished,
     ok,
-    non2xx: finished - ok - errors,
+    non2xx: measuredFinished - ok - errors,
     errors,
     timeouts: 0,
     statusCodes,
@@ -146,6 +164,9 @@ async function runSteady(url, requests, { connections, rate, durationS }, onTick
   }
 }
 
-const { url, requests, connections, rate, durationS } = JSON.parse(readFileSync(0, 'utf8'))
-const result = await runSteady(url, requests, { connections, rate, durationS }, (second, count) => process.stdout.write(`tick ${second} ${count}\n`))
+const { url, requests, connections, rate, warmupS, durationS } = JSON.parse(readFileSync(0, 'utf8'))
+const result = await runSteady(url, requests, { connections, rate, warmupS, durationS }, {
+  onTick: (phase, second, count) => process.stdout.write(`tick ${phase} ${second} ${count}\n`),
+  onMeasure: () => process.stdout.write('measure\n'),
+})
 process.stdout.write(`result ${JSON.stringify(result)}\n`)

@@ -14,18 +14,21 @@ import { createInterface } from 'node:readline'
 const CLIENT_NODE_ARGS = ['--single-threaded-gc', '--max-semi-space-size=32']
 
 /**
- * Sends `rate` requests/s for `durationS` over up to `connections` connections; answers the same result
- * shape as runAutocannon. `onSpawn(pid)` gets the client's process (its CPU is the load generator's).
+ * Sends `rate` requests/s for `warmupS` + `durationS` over up to `connections` connections and measures the
+ * last `durationS` (steady-client.mjs says why the warm-up is in the same process); answers the same result
+ * shape as runAutocannon. `onSpawn(pid)` gets the client's process (its CPU is the load generator's),
+ * `onMeasure()` is called when the warm-up ends, `onTick(phase, second, answers)` every second.
  */
-export async function runSteady(url, requests, { connections, rate, durationS }, { onSpawn = () => {}, onTick = () => {} } = {}) {
+export async function runSteady(url, requests, { connections, rate, warmupS = 0, durationS }, { onSpawn = () => {}, onTick = () => {}, onMeasure = () => {} } = {}) {
   const wire = requests.map((r) => (Buffer.isBuffer(r.body) ? { ...r, body: r.body.toString('base64'), bodyBase64: true } : r))
   const proc = spawn(process.execPath, [...CLIENT_NODE_ARGS, join(import.meta.dirname, 'steady-client.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] })
   onSpawn(proc.pid)
-  proc.stdin.end(JSON.stringify({ url, requests: wire, connections, rate, durationS }))
+  proc.stdin.end(JSON.stringify({ url, requests: wire, connections, rate, warmupS, durationS }))
   let result = null
   createInterface({ input: proc.stdout }).on('line', (line) => {
-    const [kind, a, b] = line.split(' ')
-    if (kind === 'tick') onTick(Number(a), Number(b))
+    const [kind, phase, second, answers] = line.split(' ')
+    if (kind === 'tick') onTick(phase, Number(second), Number(answers))
+    else if (kind === 'measure') onMeasure()
     else if (kind === 'result') result = JSON.parse(line.slice('result '.length))
   })
   const code = await new Promise((resolve) => proc.once('close', resolve))
