@@ -611,7 +611,7 @@ async function runCeiling(scenario, sink, samples, clickhouse, report, stopCurre
         ? await sqliteCeiling(build.root, sample.rows, rows, scenario.repeats)
         : await clickhouseCeiling(build.root, clickhouse, sample.rows, rows, scenario.repeats, `skylark_bench_${runId.replace(/[^a-z0-9]/gi, '_')}`)
     report.ceilings.push({ status: 'ok', rowsFrom: sample.from, ...result })
-    say(`✓ sink-ceiling@${sink}: ${fmt(result.rowsPerS)} rows/s (median of ${result.repeats} × ${fmt(rows)} rows; ${result.allRowsPerS.map((x) => fmt(x)).join(', ')})  [${elapsed()}]`)
+    say(`✓ sink-ceiling@${sink}: ${fmt(result.rowsPerS)} rows/s (best of ${result.repeats} × ${fmt(rows)} rows; ${result.allRowsPerS.map((x) => fmt(x)).join(', ')})  [${elapsed()}]`)
   } catch (error) {
     report.ceilings.push({ sink, status: 'error', reason: error.message })
     say(`✗ sink-ceiling@${sink}: ${error.message}`)
