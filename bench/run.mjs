@@ -156,20 +156,20 @@ async function measure({ url, requests, loadgen, load, pids, label, afterWarmup 
     const before = pids.metrics ? await scrape(url) : null
     return { before, sampler: startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid }) }
   }
-  let window = null
+  let opening = null
   let result
   if (loadgen === 'steady') {
     // One process warms up and measures (steady-client.mjs says why); the window opens when it switches.
-    const phaseTick = (phase, seconds, count) => tick(phase, phase === 'load' ? load.durationS : load.warmupS)(seconds, count)
-    const onMeasure = () => (window = open())
-    result = await runSteady(url, requests, { connections: load.connections, rate: load.overallRate, warmupS: load.warmupS, durationS: load.durationS }, { onSpawn, onTick: phaseTick, onMeasure })
-    window = await window
+    const onTick = (phase, seconds, count) => tick(phase, phase === 'load' ? load.durationS : load.warmupS)(seconds, count)
+    const options = { connections: load.connections, rate: load.overallRate, warmupS: load.warmupS, durationS: load.durationS }
+    result = await runSteady(url, requests, options, { onSpawn, onTick, onMeasure: () => (opening = open()) })
   } else {
     if (load.warmupS > 0) await run(load.warmupS, 'warm-up')
-    window = await open()
+    opening = open()
+    await opening // opened before the load starts
     result = await run(load.durationS, 'load')
   }
-  const { before, sampler } = window
+  const { before, sampler } = await opening
   const usage = sampler.stop()
   const after = before ? await scrape(url) : null
   const memory = after
