@@ -1,5 +1,6 @@
 /** Where spool segments live: `<spool>/<lane>/<16-digit sequence>.seg`, read and deleted in order. */
 import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Lane } from '../types.js'
 
@@ -16,6 +17,20 @@ export function segmentPath(spoolDir: string, lane: Lane, segment: number): stri
 export interface SegmentInfo {
   segment: number
   bytes: number
+}
+
+/**
+ * fsync of a folder: makes the names created in it durable. A file's own sync (O_DSYNC, fdatasync) covers its
+ * data, not its entry in the folder; ext4 and XFS happen to commit that entry with the file's first sync,
+ * other filesystems need this (PostgreSQL syncs pg_wal for each new WAL segment).
+ */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
 }
 
 /** Segments of a lane, oldest first. */

@@ -11,14 +11,16 @@
  * A segment is cut back to its frames when it is closed; after a crash its zero tail reads as unused space.
  *
  * On startup every lane begins a new segment: old segments (possibly with a torn tail from a crash) are
- * never appended to, and the consumer reads them to their last valid frame.
+ * never appended to, and the consumer reads them to their last valid frame. A new segment's first frames are
+ * acknowledged only once its folder is synced too (LaneState.named), or a power loss could lose its name.
  */
 import { closeSync, constants, ftruncateSync, openSync, unlinkSync, writev } from 'node:fs'
+import { dirname } from 'node:path'
 import { promisify } from 'node:util'
 import { AppError } from '../../common/errors.js'
 import type { Lane } from '../types.js'
 import type { ZeroFill } from './filler.js'
-import { LANES, listSegments, segmentPath } from './layout.js'
+import { LANES, laneDir, listSegments, segmentPath, syncDirectory } from './layout.js'
 
 const writevAsync = promisify(writev)
 /** Durable on return from each write (the per-write equivalent of fdatasync). */
@@ -52,6 +54,8 @@ export interface SpoolWriterOptions {
   fsyncIntervalMs: number
   /** Writes the zeros ahead of the frames (filler.ts: FillThread in the service, writeZerosSync in tests). */
   fill: ZeroFill
+  /** fsync of a folder (layout.ts's syncDirectory unless a test controls it). */
+  syncDir?: (dir: string) => Promise<void>
   /** Told after every successful sync: frames up to `offset` of `segment` are durable. */
   onDurable: (lane: Lane, segment: number, offset: number) => void
   onError: (error: Error) => void
@@ -86,6 +90,8 @@ interface LaneState {
   groupBytes: number
   /** The zero fill in progress, if any (it writes past `filled`). */
   filling: Promise<void> | null
+  /** The sync of the folders naming this segment, until the segment's first write has waited for it. */
+  named: Promise<void> | null
   pending: Buffer[]
   pendingBytes: number
   /** The appends waiting for the next write of this lane; null when none. */
@@ -101,6 +107,7 @@ export interface SpoolState {
 
 export class SpoolWriter {
   readonly #options: SpoolWriterOptions
+  readonly #syncDir: (dir: string) => Promise<void>
   readonly #lanes = new Map<Lane, LaneState>()
   #usedBytes = 0
   #timer: NodeJS.Timeout | null = null
@@ -110,6 +117,9 @@ export class SpoolWriter {
 
   constructor(options: SpoolWriterOptions) {
     this.#options = options
+    this.#syncDir = options.syncDir ?? syncDirectory
+    // A new DATA_DIR's spool and lane folders are new names too: the lanes' first segments wait for them.
+    const parents = Promise.all([this.#syncDir(options.dir), this.#syncDir(dirname(options.dir))])
     for (const lane of LANES) {
       const segments = listSegments(options.dir, lane)
       for (const s of segments) this.#usedBytes += s.bytes
@@ -122,6 +132,7 @@ export class SpoolWriter {
         filled: 0,
         groupBytes: 0,
         filling: null,
+        named: quiet(Promise.all([parents, this.#syncDir(laneDir(options.dir, lane))]).then(() => {})),
         pending: [],
         pendingBytes: 0,
         group: null,
@@ -221,6 +232,10 @@ export class SpoolWriter {
           for (let i = 0; i < frames.length; i += IOV_MAX) {
             at = await writeAll(state.fd, frames.slice(i, i + IOV_MAX), at)
           }
+          if (state.named) {
+            await state.named
+            state.named = null
+          }
         } catch (error) {
           this.#usedBytes -= bytes
           this.#lastError = error as Error
@@ -279,6 +294,7 @@ export class SpoolWriter {
     state.filled = 0
     try {
       state.fd = openSync(segmentPath(this.#options.dir, state.lane, state.segment), SEGMENT_FLAGS)
+      state.named = quiet(this.#syncDir(laneDir(this.#options.dir, state.lane)))
     } catch (error) {
       this.#lastError = error as Error
       this.#options.onError(error as Error)
@@ -311,6 +327,12 @@ export class SpoolWriter {
       }
     }
   }
+}
+
+/** `promise`, marked handled: a failed sync is reported by the write that awaits it, not as unhandled. */
+function quiet(promise: Promise<void>): Promise<void> {
+  promise.catch(() => {})
+  return promise
 }
 
 /** Writes `buffers` at `position`; returns the position after them. */

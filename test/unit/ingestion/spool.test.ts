@@ -214,3 +214,78 @@ t.test('segments rotate at the size limit and a checkpoint resumes mid-lane', as
   await w.close()
   t.ok(readFileSync(segmentPath(dir, 'main', first)).length > 0)
 })
+
+t.test('the first frames of a new segment are acknowledged only once the folders naming it are synced', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  // Each folder sync waits until the test lets the syncs requested so far finish.
+  const requested: string[] = []
+  let waiting: Array<() => void> = []
+  const finishSyncs = () => {
+    for (const finish of waiting) finish()
+    waiting = []
+  }
+  const w = new SpoolWriter({
+    dir,
+    segmentBytes: 64,
+    maxBytes: 1024 * 1024,
+    fsyncIntervalMs: 0,
+    fill: async (path, from, to) => writeZerosSync(path, from, to),
+    syncDir: (folder) => {
+      requested.push(folder)
+      return new Promise((resolve) => waiting.push(resolve))
+    },
+    onDurable: () => {},
+    onError: () => t.fail('no write error'),
+  })
+  const settled = (promise: Promise<void>) => {
+    const state = { done: false }
+    void promise.then(() => (state.done = true))
+    return state
+  }
+  const pause = () => new Promise((r) => setTimeout(r, 50))
+  const first = frame(`a-${'x'.repeat(64)}`) // fills the 64-byte segment: the lane rotates after it
+  const segment = w.currentState().segments.main
+  const a = settled(w.append('main', [first], first.length))
+  await pause()
+  t.ok(statSync(segmentPath(dir, 'main', segment)).size >= first.length, 'the frame is written')
+  t.notOk(a.done, 'but not acknowledged while the folders are being synced')
+  t.ok([dir, join(dir, '..'), join(dir, 'main')].every((folder) => requested.some((r) => join(r) === join(folder))), 'the spool folder, its parent and the lane folder')
+  finishSyncs()
+  await pause()
+  t.ok(a.done, 'acknowledged once they are synced')
+  t.equal(w.currentState().segments.main, segment + 1, 'the lane rotated')
+  t.same(requested.slice(5), [join(dir, 'main')], 'and asked for the lane folder once more')
+
+  const b = settled(w.append('main', [frame('b')], frame('b').length))
+  await pause()
+  t.notOk(b.done, 'the next segment waits for its own sync')
+  finishSyncs()
+  await pause()
+  t.ok(b.done)
+  const c = settled(w.append('main', [frame('c')], frame('c').length))
+  await pause()
+  t.ok(c.done, 'later frames of the same segment do not wait for a folder sync')
+  finishSyncs()
+  await w.close()
+})
+
+t.test('a failed folder sync refuses the frames that waited for it with 503', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  let failures = 1
+  const w = new SpoolWriter({
+    dir,
+    segmentBytes: 1024 * 1024,
+    maxBytes: 1024 * 1024,
+    fsyncIntervalMs: 0,
+    fill: async (path, from, to) => writeZerosSync(path, from, to),
+    syncDir: async () => {
+      if (failures-- > 0) throw new Error('EIO')
+    },
+    onDurable: () => {},
+    onError: () => {},
+  })
+  await t.rejects(w.append('main', [frame('a')], frame('a').length), { code: 'service_unavailable' })
+  await w.append('main', [frame('b')], frame('b').length)
+  t.pass('the next segment takes frames once the folder syncs again')
+  await w.close()
+})
