@@ -118,10 +118,11 @@ export class SpoolWriter {
   constructor(options: SpoolWriterOptions) {
     this.#options = options
     this.#syncDir = options.syncDir ?? syncDirectory
+    const existing = LANES.map((lane) => listSegments(options.dir, lane)) // creates the folders on a first start
     // A new DATA_DIR's spool and lane folders are new names too: the lanes' first segments wait for them.
     const parents = Promise.all([this.#syncDir(options.dir), this.#syncDir(dirname(options.dir))])
-    for (const lane of LANES) {
-      const segments = listSegments(options.dir, lane)
+    for (const [i, lane] of LANES.entries()) {
+      const segments = existing[i]
       for (const s of segments) this.#usedBytes += s.bytes
       const segment = (segments.at(-1)?.segment ?? 0) + 1
       this.#lanes.set(lane, {

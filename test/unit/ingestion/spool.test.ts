@@ -1,5 +1,5 @@
 import t from 'tap'
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeFrame, FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
@@ -216,9 +216,10 @@ t.test('segments rotate at the size limit and a checkpoint resumes mid-lane', as
 })
 
 t.test('the first frames of a new segment are acknowledged only once the folders naming it are synced', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = join(mkdtempSync(join(tmpdir(), 'spool-')), 'spool') // a first start: the folders are new
   // Each folder sync waits until the test lets the syncs requested so far finish.
   const requested: string[] = []
+  const lanesAtSpoolSync: string[] = []
   let waiting: Array<() => void> = []
   const finishSyncs = () => {
     for (const finish of waiting) finish()
@@ -231,6 +232,7 @@ t.test('the first frames of a new segment are acknowledged only once the folders
     fsyncIntervalMs: 0,
     fill: async (path, from, to) => writeZerosSync(path, from, to),
     syncDir: (folder) => {
+      if (folder === dir) lanesAtSpoolSync.push(...readdirSync(dir))
       requested.push(folder)
       return new Promise((resolve) => waiting.push(resolve))
     },
@@ -250,6 +252,7 @@ t.test('the first frames of a new segment are acknowledged only once the folders
   t.ok(statSync(segmentPath(dir, 'main', segment)).size >= first.length, 'the frame is written')
   t.notOk(a.done, 'but not acknowledged while the folders are being synced')
   t.ok([dir, join(dir, '..'), join(dir, 'main')].every((folder) => requested.some((r) => join(r) === join(folder))), 'the spool folder, its parent and the lane folder')
+  t.same(lanesAtSpoolSync.sort(), ['historical', 'main', 'overflow'], 'the spool folder is synced once its lane folders exist')
   finishSyncs()
   await pause()
   t.ok(a.done, 'acknowledged once they are synced')
