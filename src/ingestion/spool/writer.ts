@@ -91,7 +91,7 @@ interface LaneState {
   /** The zero fill in progress, if any (it writes past `filled`). */
   filling: Promise<void> | null
   /** The sync of the folders naming this segment, until the segment's first write has waited for it. */
-  named: Promise<void> | null
+  named: Promise<unknown> | null
   pending: Buffer[]
   pendingBytes: number
   /** The appends waiting for the next write of this lane; null when none. */
@@ -133,7 +133,7 @@ export class SpoolWriter {
         filled: 0,
         groupBytes: 0,
         filling: null,
-        named: quiet(Promise.all([parents, this.#syncDir(laneDir(options.dir, lane))]).then(() => {})),
+        named: quiet(Promise.all([parents, this.#syncDir(laneDir(options.dir, lane))])),
         pending: [],
         pendingBytes: 0,
         group: null,
@@ -331,7 +331,7 @@ export class SpoolWriter {
 }
 
 /** `promise`, marked handled: a failed sync is reported by the write that awaits it, not as unhandled. */
-function quiet(promise: Promise<void>): Promise<void> {
+function quiet<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => {})
   return promise
 }

@@ -6,10 +6,12 @@ import { encodeFrame, FrameKind, readFrame } from '../../../src/ingestion/spool/
 import { listSegments, segmentPath } from '../../../src/ingestion/spool/layout.js'
 import { LaneReader, type CorruptionReport } from '../../../src/ingestion/spool/reader.js'
 import { writeZerosSync } from '../../../src/ingestion/spool/filler.js'
-import { SpoolWriter } from '../../../src/ingestion/spool/writer.js'
+import { SpoolWriter, type SpoolWriterOptions } from '../../../src/ingestion/spool/writer.js'
 import type { Lane } from '../../../src/ingestion/types.js'
 
-function writer(dir: string, opts: { maxBytes?: number; segmentBytes?: number } = {}) {
+type WriterOptions = Partial<Pick<SpoolWriterOptions, 'maxBytes' | 'segmentBytes' | 'syncDir' | 'onError'>>
+
+function writer(dir: string, opts: WriterOptions = {}) {
   const durable: Array<[Lane, number, number]> = []
   const w = new SpoolWriter({
     dir,
@@ -17,8 +19,9 @@ function writer(dir: string, opts: { maxBytes?: number; segmentBytes?: number } 
     maxBytes: opts.maxBytes ?? 10 * 1024 * 1024,
     fsyncIntervalMs: 1,
     fill: async (path, from, to) => writeZerosSync(path, from, to),
+    syncDir: opts.syncDir,
     onDurable: (lane, segment, offset) => durable.push([lane, segment, offset]),
-    onError: () => {},
+    onError: opts.onError ?? (() => {}),
   })
   return { w, durable }
 }
@@ -225,18 +228,13 @@ t.test('the first frames of a new segment are acknowledged only once the folders
     for (const finish of waiting) finish()
     waiting = []
   }
-  const w = new SpoolWriter({
-    dir,
+  const { w } = writer(dir, {
     segmentBytes: 64,
-    maxBytes: 1024 * 1024,
-    fsyncIntervalMs: 0,
-    fill: async (path, from, to) => writeZerosSync(path, from, to),
     syncDir: (folder) => {
       if (folder === dir) lanesAtSpoolSync.push(...readdirSync(dir))
       requested.push(folder)
       return new Promise((resolve) => waiting.push(resolve))
     },
-    onDurable: () => {},
     onError: () => t.fail('no write error'),
   })
   const settled = (promise: Promise<void>) => {
@@ -275,17 +273,10 @@ t.test('the first frames of a new segment are acknowledged only once the folders
 t.test('a failed folder sync refuses the frames that waited for it with 503', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spool-'))
   let failures = 1
-  const w = new SpoolWriter({
-    dir,
-    segmentBytes: 1024 * 1024,
-    maxBytes: 1024 * 1024,
-    fsyncIntervalMs: 0,
-    fill: async (path, from, to) => writeZerosSync(path, from, to),
+  const { w } = writer(dir, {
     syncDir: async () => {
       if (failures-- > 0) throw new Error('EIO')
     },
-    onDurable: () => {},
-    onError: () => {},
   })
   await t.rejects(w.append('main', [frame('a')], frame('a').length), { code: 'service_unavailable' })
   await w.append('main', [frame('b')], frame('b').length)
