@@ -21,7 +21,8 @@
 //   --drain S         BENCH_DRAIN_MAX 15: longest wait for the consumer to store the backlog
 //   --retries N       BENCH_RETRIES 0: repeats of a run that other processes disturbed (>0.25 cores);
 //                     every run records those "other cores" and the report marks disturbed runs
-//   --cpu-prof        run the server with --cpu-prof; summaries go into the results, the profiles to
+//   --cpu-prof        run the server with --cpu-prof; summaries go into the results, a flame graph of each
+//                     thread beside them (<run>-flames/), the profiles to
 //                     $TMPDIR/skylark-bench-profiles/<run>/<server>/ (open them in Chrome DevTools)
 //   --env KEY=VALUE   extra server environment (repeatable), e.g. --env SPOOL_FSYNC_INTERVAL_MS=0
 //   --node-arg FLAG   extra Node flag for the server (repeatable), e.g. --node-arg=--perf-basic-prof-only-functions
@@ -38,6 +39,7 @@ import { clickhouseCeiling, sampleRows, sqliteCeiling } from './lib/ceiling.mjs'
 import { elu, runLagProbes, scrape, storeCounter, waitForDrain } from './lib/e2e.mjs'
 import { autocannonOptions, describeAutocannon, runAutocannon, runWrk, startBackground } from './lib/load.mjs'
 import { summariseProfiles } from './lib/profile.mjs'
+import { writeFlameGraph } from './lib/flame.mjs'
 import { runSteady } from './lib/steady.mjs'
 import { renderMarkdown, renderSvg } from './lib/report.mjs'
 import { snapshotBuild, startBaseline, startClickHouse, startSkylark } from './lib/servers.mjs'
@@ -618,6 +620,18 @@ async function runCeiling(scenario, sink, samples, clickhouse, report, stopCurre
   }
 }
 
+/** With --cpu-prof: a flame graph of each server thread's profile in <stem>-flames/, named in the report. */
+function writeFlameGraphs(report, stem) {
+  for (const s of report.scenarios) {
+    // Scenarios served by one server share its profile entries: each thread's graph is written once.
+    for (const p of s.profile ?? []) {
+      if (p.flame || !existsSync(p.path)) continue
+      p.flame = `${stem}-flames/${s.serverKey.replace(/[^a-z0-9@.-]+/gi, '_')}.thread${p.thread}.svg`
+      writeFlameGraph(p.path, join(outDir, p.flame), { root: build.root, title: `${s.serverKey}, thread ${p.thread} (${report.runId})` })
+    }
+  }
+}
+
 function writeResults(report) {
   mkdirSync(outDir, { recursive: true })
   let stem = report.runId
@@ -627,6 +641,7 @@ function writeResults(report) {
     writeFileSync(tmp, text)
     renameSync(tmp, join(outDir, `${stem}.${ext}`))
   }
+  writeFlameGraphs(report, stem)
   write('json', JSON.stringify(report, null, 2) + '\n')
   write('md', renderMarkdown(report, `${stem}.svg`))
   write('svg', renderSvg(report))

@@ -5,9 +5,10 @@ import { join, relative } from 'node:path'
 import { round } from './system.mjs'
 
 // Frames that are waiting, not working: V8's idle marker and piscina's blocking Atomics.wait between tasks.
-const WAITING = new Set(['(idle)', 'atomicsWaitLoop'])
+export const WAITING = new Set(['(idle)', 'atomicsWaitLoop'])
 
-function frameName(root, callFrame) {
+/** A frame as the reports name it: function, then file:line relative to the build root. */
+export function frameName(root, callFrame) {
   const { functionName, url, lineNumber } = callFrame
   const where = url.startsWith('file://') ? `${relative(root, url.slice(7))}:${lineNumber + 1}` : url ? `${url}:${lineNumber + 1}` : ''
   return `${functionName || '(anonymous)'} ${where}`.trim()
@@ -51,7 +52,7 @@ export function summariseProfiles(dir, root, limit = 15) {
         const caller = [...(callers.get(fn) ?? new Map()).entries()].sort((a, b) => b[1] - a[1])[0]
         return { fn, ms: round(us / 1000, 1), pct: round((100 * us) / total, 1), caller: caller ? caller[0] : null }
       })
-    out.push({ file, thread: thread ? Number(thread[2]) : null, busyMs: round(total / 1000), idleMs: round(idle / 1000), top })
+    out.push({ file, path: join(dir, file), thread: thread ? Number(thread[2]) : null, busyMs: round(total / 1000), idleMs: round(idle / 1000), top })
   }
   return out
 }

@@ -126,7 +126,8 @@ export function renderMarkdown(report, svgName) {
       if (seen.has(s.serverKey)) continue
       seen.add(s.serverKey)
       for (const p of s.profile) {
-        lines.push(`**${s.serverKey}**, thread ${p.thread} (${n(p.busyMs)} ms busy, ${n(p.idleMs)} ms idle):`, '')
+        const flame = p.flame ? `, [flame graph](${p.flame})` : ''
+        lines.push(`**${s.serverKey}**, thread ${p.thread} (${n(p.busyMs)} ms busy, ${n(p.idleMs)} ms idle${flame}):`, '')
         for (const f of p.top.slice(0, 10)) lines.push(`- ${n(f.pct, 1)} % ${esc(f.fn)}${f.caller ? ` ← ${esc(f.caller)}` : ''}`)
         lines.push('')
       }
