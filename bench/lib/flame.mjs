@@ -1,5 +1,7 @@
 // Flame graphs of V8 .cpuprofile files, as self-contained SVG (no script): each box is a function in one
-// call stack, as wide as the CPU time spent in it and in what it called; callers below callees. Boxes of the
+// call stack, as wide as the time sampled in it and in what it called; callers below callees. V8 samples a
+// thread's stack whether it computes or blocks in a system call, so a blocking call is as wide as it
+// blocks: "busy", as the self-time summary says, not CPU. Boxes of the
 // same function under the same caller are merged, siblings are in name order (so two graphs compare side by
 // side), and the time of waiting frames (WAITING: V8's idle marker, piscina's wait between tasks) is left
 // out, as in the self-time summary. Hovering a box shows its name, time and share.
@@ -81,7 +83,7 @@ export function flameSvg(profile, { root, title, minFraction = 0.001 } = {}) {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="11">`,
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
     `<text x="4" y="16" font-size="13">${escapeXml(title ?? 'CPU profile')}</text>`,
-    `<text x="4" y="30" fill="#555">${escapeXml(`${ms(total)} of CPU, waiting left out; a box is a function with what it called, callers below`)}</text>`,
+    `<text x="4" y="30" fill="#555">${escapeXml(`${ms(total)} busy (sampled; a blocking call counts while it blocks), waiting left out; a box is a function with what it called, callers below`)}</text>`,
   ]
   for (const { frame, x, level } of boxes) {
     const w = frame.us * scale
