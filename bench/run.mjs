@@ -31,7 +31,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, relative } from 'node:path'
+import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -626,7 +626,8 @@ function writeFlameGraphs(report, stem) {
     // Scenarios served by one server share its profile entries: each thread's graph is written once.
     for (const p of s.profile ?? []) {
       if (p.flame || !existsSync(p.path)) continue
-      p.flame = `${stem}-flames/${s.serverKey.replace(/[^a-z0-9@.-]+/gi, '_')}.thread${p.thread}.svg`
+      // The profile's folder is named after its server (serverFor).
+      p.flame = `${stem}-flames/${basename(dirname(p.path))}.thread${p.thread}.svg`
       writeFlameGraph(p.path, join(outDir, p.flame), { root: build.root, title: `${s.serverKey}, thread ${p.thread} (${report.runId})` })
     }
   }
