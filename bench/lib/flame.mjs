@@ -1,13 +1,14 @@
 // Flame graphs of V8 .cpuprofile files, as self-contained SVG (no script): each box is a function in one
 // call stack, as wide as the time sampled in it and in what it called; callers below callees. V8 samples a
 // thread's stack whether it computes or blocks in a system call, so a blocking call is as wide as it
-// blocks: "busy", as the self-time summary says, not CPU. Boxes of the
-// same function under the same caller are merged, siblings are in name order (so two graphs compare side by
-// side), and the time of waiting frames (WAITING: V8's idle marker, piscina's wait between tasks) is left
-// out, as in the self-time summary. Hovering a box shows its name, time and share.
+// blocks: "busy", as the self-time summary says, not CPU. Boxes of the same function under the same caller
+// are merged, siblings are in name order (so two graphs compare side by side), and the time of waiting
+// frames (WAITING: V8's idle marker, piscina's wait between tasks) is left out, as in the self-time summary.
+// Hovering a box shows its name, time and share.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { frameName, WAITING } from './profile.mjs'
+import { xml } from './report.mjs'
 
 const WIDTH = 1200
 const ROW = 16
@@ -82,8 +83,8 @@ export function flameSvg(profile, { root, title, minFraction = 0.001 } = {}) {
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="11">`,
     `<rect width="${WIDTH}" height="${height}" fill="#fff"/>`,
-    `<text x="4" y="16" font-size="13">${escapeXml(title ?? 'CPU profile')}</text>`,
-    `<text x="4" y="30" fill="#555">${escapeXml(`${ms(total)} busy (sampled; a blocking call counts while it blocks), waiting left out; a box is a function with what it called, callers below`)}</text>`,
+    `<text x="4" y="16" font-size="13">${xml(title ?? 'CPU profile')}</text>`,
+    `<text x="4" y="30" fill="#555">${xml(`${ms(total)} busy (sampled; a blocking call counts while it blocks), waiting left out; a box is a function with what it called, callers below`)}</text>`,
   ]
   for (const { frame, x, level } of boxes) {
     const w = frame.us * scale
@@ -93,9 +94,9 @@ export function flameSvg(profile, { root, title, minFraction = 0.001 } = {}) {
     const fits = Math.floor((w - 6) / CHAR_PX)
     const text = fits >= 3 ? (label.length <= fits ? label : `${label.slice(0, fits - 1)}…`) : ''
     out.push(
-      `<g><title>${escapeXml(`${label} — ${ms(frame.us)}, ${share}`)}</title>` +
+      `<g><title>${xml(`${label} — ${ms(frame.us)}, ${share}`)}</title>` +
         `<rect x="${x * scale}" y="${y}" width="${Math.max(w - 0.5, 0.1)}" height="${ROW - 1}" fill="${colour(frame.name)}"/>` +
-        (text ? `<text x="${x * scale + 3}" y="${y + ROW - 4}">${escapeXml(text)}</text>` : '') +
+        (text ? `<text x="${x * scale + 3}" y="${y + ROW - 4}">${xml(text)}</text>` : '') +
         '</g>',
     )
   }
@@ -116,10 +117,6 @@ function colour(name) {
   if (name.includes(' node:')) return `hsl(210, 55%, ${light}%)`
   if (name.includes('dist/') || name.includes('src/') || name.includes('workers/')) return `hsl(${18 + (Math.abs(hash) % 30)}, 80%, ${light}%)`
   return `hsl(0, 0%, ${light + 8}%)`
-}
-
-function escapeXml(text) {
-  return text.replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c])
 }
 
 /** Writes the flame graph of the .cpuprofile at `profilePath` to `svgPath`, names relative to `root`. */

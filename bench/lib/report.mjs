@@ -8,8 +8,8 @@ const x = (v) => (v === null || v === undefined ? '–' : `${n(v, 2)}×`)
 const disturbed = (report, run) => `${n(run.otherCores, 2)}${run.otherCores > (report.options.disturbedAboveCores ?? 0.25) ? ' ⚠' : ''}`
 /** Text inside a Markdown table cell. */
 const esc = (s) => String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ')
-/** Text inside SVG. */
-const xml = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+/** Text inside SVG (element content; the charts here and the flame graphs). */
+export const xml = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 export function renderMarkdown(report, svgName) {
   const m = report.machine
