@@ -38,7 +38,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { clickhouseCeiling, sampleRows, sqliteCeiling } from './lib/ceiling.mjs'
 import { elu, runLagProbes, scrape, storeCounter, waitForDrain } from './lib/e2e.mjs'
 import { autocannonOptions, describeAutocannon, runAutocannon, runWrk, startBackground } from './lib/load.mjs'
-import { summariseProfiles } from './lib/profile.mjs'
+import { summariseProfiles, threadLabel, threadRoles } from './lib/profile.mjs'
 import { writeFlameGraph } from './lib/flame.mjs'
 import { runSteady } from './lib/steady.mjs'
 import { renderMarkdown, renderSvg } from './lib/report.mjs'
@@ -378,7 +378,7 @@ async function main() {
     // VmHWM: the server's peak RSS over its whole life (for a fresh server, exactly its scenario's peak).
     const hwm = processMemory(server.pid)?.hwm ?? null
     await server.stop({ graceful: Boolean(args['cpu-prof']) })
-    const summary = args['cpu-prof'] && server.profileDir && existsSync(server.profileDir) ? summariseProfiles(server.profileDir, build.root) : null
+    const summary = args['cpu-prof'] && server.profileDir && existsSync(server.profileDir) ? summariseProfiles(server.profileDir, build.root, 15, threadRoles(server.threadLines)) : null
     for (const s of [...report.scenarios, ...report.lag].filter((x) => x.serverKey === key)) {
       if (hwm !== null) s.serverVmHwmMB = round(hwm / 2 ** 20)
       if (summary) s.profile = summary
@@ -627,8 +627,8 @@ function writeFlameGraphs(report, stem) {
     for (const p of s.profile ?? []) {
       if (p.flame || !existsSync(p.path)) continue
       // The profile's folder is named after its server (serverFor).
-      p.flame = `${stem}-flames/${basename(dirname(p.path))}.thread${p.thread}.svg`
-      writeFlameGraph(p.path, join(outDir, p.flame), { root: build.root, title: `${s.serverKey}, thread ${p.thread} (${report.runId})` })
+      p.flame = `${stem}-flames/${basename(dirname(p.path))}.thread${p.thread}${p.role ? `-${p.role}` : ''}.svg`
+      writeFlameGraph(p.path, join(outDir, p.flame), { root: build.root, title: `${s.serverKey}, ${threadLabel(p)} (${report.runId})` })
     }
   }
 }

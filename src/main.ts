@@ -10,7 +10,7 @@ import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
 import { startIngestion } from './ingestion/index.js'
 import { ManagementFlagSource, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
-import { createLogger, type Logger } from './observability/logger.js'
+import { createLogger, THREAD_STARTED, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
 import { FlagEvaluator } from './flags/evaluator.js'
 import { ProjectFlagCache } from './flags/project-cache.js'
@@ -46,7 +46,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
     management.accounts.projects().length === 0 ? bootstrap(management.accounts, management.keys, { createKey: true }) : null
   if (firstRun) management.projects.reload()
 
-  const pool = config.pool.size > 0 ? new WorkerPool({ size: config.pool.size, maxQueue: config.pool.maxQueue, workerData: { dataDir: config.dataDir } }) : null
+  const pool =
+    config.pool.size > 0
+      ? new WorkerPool({
+          size: config.pool.size,
+          maxQueue: config.pool.maxQueue,
+          workerData: { dataDir: config.dataDir },
+          onThreadStart: (threadId) => logger.info({ thread: 'pool', threadId }, THREAD_STARTED),
+        })
+      : null
   const resolveProject = createProjectResolver(management.projects, management.keys, management.accounts)
   const ingestion = await startIngestion({ config, paths, logger, metrics, clock: systemClock, pool, resolveProject })
   const clickhouse = config.clickhouse.url

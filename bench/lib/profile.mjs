@@ -14,8 +14,32 @@ export function frameName(root, callFrame) {
   return `${functionName || '(anonymous)'} ${where}`.trim()
 }
 
-/** Top `limit` functions by self time for each profile in `dir` (one per thread: main thread is tid 0). */
-export function summariseProfiles(dir, root, limit = 15) {
+/**
+ * Thread id → role ('main', 'pool', 'consumer', 'insert', 'fill') from the server's log lines: it logs
+ * `thread started` with the id V8 puts in each thread's profile name (src/observability/logger.ts).
+ */
+export function threadRoles(lines) {
+  const roles = new Map([[0, 'main']])
+  for (const line of lines) {
+    if (!line.includes('"thread started"')) continue
+    try {
+      const { msg, thread, threadId } = JSON.parse(line)
+      if (msg === 'thread started' && Number.isInteger(threadId)) roles.set(threadId, thread)
+    } catch {
+      // Not a log line (the first-run banner, a stack trace).
+    }
+  }
+  return roles
+}
+
+/** How reports name a profile's thread: 'consumer thread 2', or 'thread 2' when its role is unknown. */
+export const threadLabel = (p) => `${p.role ? `${p.role} ` : ''}thread ${p.thread}`
+
+/**
+ * Top `limit` functions by self time for each profile in `dir` (one per thread: main thread is tid 0), each
+ * named by its role in `roles` (threadRoles) where known.
+ */
+export function summariseProfiles(dir, root, limit = 15, roles = new Map()) {
   const out = []
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
@@ -52,7 +76,8 @@ export function summariseProfiles(dir, root, limit = 15) {
         const caller = [...(callers.get(fn) ?? new Map()).entries()].sort((a, b) => b[1] - a[1])[0]
         return { fn, ms: round(us / 1000, 1), pct: round((100 * us) / total, 1), caller: caller ? caller[0] : null }
       })
-    out.push({ file, path: join(dir, file), thread: thread ? Number(thread[2]) : null, busyMs: round(total / 1000), idleMs: round(idle / 1000), top })
+    const tid = thread ? Number(thread[2]) : null
+    out.push({ file, path: join(dir, file), thread: tid, role: roles.get(tid) ?? null, busyMs: round(total / 1000), idleMs: round(idle / 1000), top })
   }
   return out
 }

@@ -1,6 +1,7 @@
 // The Markdown summary and the SVG chart of a run (hand-written SVG: no dependency).
 import { round } from './system.mjs'
 import { findBaseline, ratios, shown } from './targets.mjs'
+import { threadLabel } from './profile.mjs'
 
 const n = (v, digits = 0) => (v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }))
 const ms = (v) => (v === null || v === undefined ? '–' : v >= 100 ? n(v) : v >= 10 ? n(v, 1) : n(v, 2))
@@ -127,7 +128,7 @@ export function renderMarkdown(report, svgName) {
       seen.add(s.serverKey)
       for (const p of s.profile) {
         const flame = p.flame ? `, [flame graph](${p.flame})` : ''
-        lines.push(`**${s.serverKey}**, thread ${p.thread} (${n(p.busyMs)} ms busy, ${n(p.idleMs)} ms idle${flame}):`, '')
+        lines.push(`**${s.serverKey}**, ${threadLabel(p)} (${n(p.busyMs)} ms busy, ${n(p.idleMs)} ms idle${flame}):`, '')
         for (const f of p.top.slice(0, 10)) lines.push(`- ${n(f.pct, 1)} % ${esc(f.fn)}${f.caller ? ` ← ${esc(f.caller)}` : ''}`)
         lines.push('')
       }

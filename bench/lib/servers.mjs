@@ -24,9 +24,12 @@ export function snapshotBuild(root) {
 function startChild(file, args, { env, cwd, ready, name, timeoutMs = 30_000 }) {
   const proc = spawn(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
   const output = []
+  // The last 200 lines, and every thread start (which the first 200 would push out of a long run's).
+  const threadLines = []
   const keep = (line) => {
     output.push(line)
     if (output.length > 200) output.shift()
+    if (line.includes('"thread started"')) threadLines.push(line)
   }
   createInterface({ input: proc.stderr }).on('line', keep)
   const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)))
@@ -53,7 +56,7 @@ function startChild(file, args, { env, cwd, ready, name, timeoutMs = 30_000 }) {
       clearTimeout(timer)
     }
   }
-  return { proc, port, exited, output, stop }
+  return { proc, port, exited, output, threadLines, stop }
 }
 
 /**
@@ -126,6 +129,8 @@ export async function startSkylark(root, { env = {}, nodeArgs = [], label = 'sky
     dataDir,
     boot,
     output: child.output,
+    /** Its `thread started` log lines so far (bench/lib/profile.mjs threadRoles). */
+    threadLines: child.threadLines,
     env,
     /** SIGTERM (graceful: lets a --cpu-prof profile be written) or SIGKILL (no drain wait), then remove the folder. */
     async stop({ graceful = false } = {}) {

@@ -20,6 +20,12 @@ export const REDACTED_PATHS = [
   '*.token',
 ]
 
+/**
+ * Logged with `{ thread, threadId }` when the service starts a worker thread (and again if one restarts):
+ * `threadId` is the number V8 puts in the thread's `--cpu-prof` file name, so a profile can be named by role.
+ */
+export const THREAD_STARTED = 'thread started'
+
 export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
   return pino(
     {

@@ -47,6 +47,8 @@ export interface PoolOptions {
   maxQueue: number
   /** Given to every worker: where the data folder is, so workers can open SQLite read-only. */
   workerData: { dataDir: string }
+  /** Told each worker's thread id as it starts (for logs). */
+  onThreadStart?: (threadId: number) => void
 }
 
 export class WorkerPool {
@@ -62,6 +64,8 @@ export class WorkerPool {
       workerData: options.workerData,
       resourceLimits: workerLimits(WORKER_HEAP_MB, POOL_YOUNG_MB),
     })
+    const { onThreadStart } = options
+    if (onThreadStart) this.#pool.on('workerCreate', (worker: { id: number }) => onThreadStart(worker.id))
   }
 
   get queued(): number {

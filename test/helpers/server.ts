@@ -22,6 +22,8 @@ export interface ServerOptions {
   dataDir?: string
   /** Skip creating the default project before start (to test first-run behaviour). */
   fresh?: boolean
+  /** Node flags before the CLI (`--cpu-prof` may not go in NODE_OPTIONS). */
+  nodeArgs?: string[]
 }
 
 export interface TestServer {
@@ -78,7 +80,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const boot = options.fresh
     ? ({ organization_id: '', project_id: 0, project_api_key: '', personal_api_key: '', created: false } as BootstrapResult)
     : bootstrapDataDir(dataDir)
-  const proc = spawn(process.execPath, [CLI, 'serve'], {
+  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'serve'], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',

@@ -20,6 +20,7 @@ import { Consumer } from './consumer.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
 import { MAX_SPAN_ROWS } from './spanning-insert.js'
+import { THREAD_STARTED } from '../../observability/logger.js'
 
 const EVENT_SINK_URL = new URL('../../../workers/event-sink.js', import.meta.url)
 /**
@@ -72,6 +73,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       entry: EVENT_SINK_URL,
       resourceLimits: workerLimits(EVENT_SINK_HEAP_MB, WORKER_YOUNG_MB),
       scheduling: { policy: data.policy, nice: data.nice },
+      onThreadStart: (threadId) => log('info', THREAD_STARTED, { thread: 'insert', threadId }),
     })
     // The thread starts and opens the store now, not at the first insert, whose rows would wait for it (the
     // first event after a start was visible after ≈460 ms here, the next ones after ≈110 ms).

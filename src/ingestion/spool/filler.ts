@@ -76,6 +76,12 @@ export class FillThread {
   #worker: Worker | null = null
   #nextId = 0
   readonly #pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>()
+  readonly #onThreadStart
+
+  /** `onThreadStart`: told the thread's id each time one starts (for logs). */
+  constructor(onThreadStart?: (threadId: number) => void) {
+    this.#onThreadStart = onThreadStart
+  }
 
   readonly fill: ZeroFill = (path, from, to) =>
     new Promise((resolve, reject) => {
@@ -87,6 +93,7 @@ export class FillThread {
   #thread(): Worker {
     if (this.#worker) return this.#worker
     const worker = new Worker(WORKER_URL)
+    this.#onThreadStart?.(worker.threadId)
     worker.unref()
     worker.on('message', ({ id, error }: FillDone) => {
       const waiting = this.#pending.get(id)

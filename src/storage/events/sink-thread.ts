@@ -42,6 +42,8 @@ export interface SinkThreadOptions {
    * that one may be raised for a while (src/ingestion/consumer/priority-watch.ts).
    */
   scheduling?: SinkScheduling
+  /** Told the thread's id each time one starts (for logs). */
+  onThreadStart?: (threadId: number) => void
 }
 
 export interface SinkScheduling {
@@ -142,6 +144,7 @@ export class ThreadedSink implements EventSink {
   #spawn(): Worker {
     const workerData: SinkWorkerData = { spec: this.#o.spec, scheduling: this.#o.scheduling ?? null }
     const worker = new Worker(this.#o.entry, { workerData, resourceLimits: this.#o.resourceLimits })
+    this.#o.onThreadStart?.(worker.threadId)
     worker.on('message', (reply: Reply) => {
       const resolve = this.#pending.get(reply.id)
       this.#pending.delete(reply.id)
