@@ -8,6 +8,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { systemClock } from '../../common/clock.js'
 import { lowerThreadPriority, type ThreadPolicy } from '../../common/thread-priority.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
+import { THREAD_STARTED } from '../../observability/logger.js'
 import { PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
@@ -20,7 +21,6 @@ import { Consumer } from './consumer.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
 import { MAX_SPAN_ROWS } from './spanning-insert.js'
-import { THREAD_STARTED } from '../../observability/logger.js'
 
 const EVENT_SINK_URL = new URL('../../../workers/event-sink.js', import.meta.url)
 /**
