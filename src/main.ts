@@ -10,7 +10,7 @@ import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
 import { startIngestion } from './ingestion/index.js'
 import { ManagementFlagSource, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
-import { createLogger, THREAD_STARTED, type Logger } from './observability/logger.js'
+import { createLogger, logThreadStart, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
 import { FlagEvaluator } from './flags/evaluator.js'
 import { ProjectFlagCache } from './flags/project-cache.js'
@@ -52,7 +52,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           size: config.pool.size,
           maxQueue: config.pool.maxQueue,
           workerData: { dataDir: config.dataDir },
-          onThreadStart: (threadId) => logger.info({ thread: 'pool', threadId }, THREAD_STARTED),
+          onThreadStart: logThreadStart(logger, 'pool'),
         })
       : null
   const resolveProject = createProjectResolver(management.projects, management.keys, management.accounts)

@@ -14,17 +14,21 @@ export function frameName(root, callFrame) {
   return `${functionName || '(anonymous)'} ${where}`.trim()
 }
 
+/** The server's log message for a worker thread's start (THREAD_STARTED in src/observability/logger.ts). */
+const THREAD_STARTED = 'thread started'
+/** A cheap test for a line that may log a thread's start (threadRoles parses it). */
+export const isThreadStart = (line) => line.includes(`"${THREAD_STARTED}"`)
+
 /**
  * Thread id → role ('main', 'pool', 'consumer', 'insert', 'fill') from the server's log lines: it logs
  * `thread started` with the id V8 puts in each thread's profile name (src/observability/logger.ts).
  */
 export function threadRoles(lines) {
   const roles = new Map([[0, 'main']])
-  for (const line of lines) {
-    if (!line.includes('"thread started"')) continue
+  for (const line of lines.filter(isThreadStart)) {
     try {
       const { msg, thread, threadId } = JSON.parse(line)
-      if (msg === 'thread started' && Number.isInteger(threadId)) roles.set(threadId, thread)
+      if (msg === THREAD_STARTED && Number.isInteger(threadId)) roles.set(threadId, thread)
     } catch {
       // Not a log line (the first-run banner, a stack trace).
     }

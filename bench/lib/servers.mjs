@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { isThreadStart } from './profile.mjs'
 
 /**
  * A private copy of the compiled service (dist/, bin/, package.json; node_modules linked) for the whole run:
@@ -29,7 +30,7 @@ function startChild(file, args, { env, cwd, ready, name, timeoutMs = 30_000 }) {
   const keep = (line) => {
     output.push(line)
     if (output.length > 200) output.shift()
-    if (line.includes('"thread started"')) threadLines.push(line)
+    if (isThreadStart(line)) threadLines.push(line)
   }
   createInterface({ input: proc.stderr }).on('line', keep)
   const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)))

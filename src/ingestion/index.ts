@@ -6,7 +6,7 @@
 import type { Clock } from '../common/clock.js'
 import type { Config } from '../config/index.js'
 import type { ProjectResolver } from '../management/index.js'
-import { THREAD_STARTED, type Logger } from '../observability/logger.js'
+import { logThreadStart, type Logger } from '../observability/logger.js'
 import type { Metrics } from '../observability/metrics.js'
 import type { WorkerPool } from '../pool/index.js'
 import type { DataPaths } from '../storage/index.js'
@@ -46,7 +46,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
   const { config, paths, logger } = deps
   let consumer: ConsumerHandle | null = null
   const notifier = new DurableNotifier((lane, segment, offset) => consumer?.durable(lane, segment, offset), DURABLE_NOTIFY_MS)
-  const filler = new FillThread((threadId) => logger.info({ thread: 'fill', threadId }, THREAD_STARTED))
+  const filler = new FillThread(logThreadStart(logger, 'fill'))
   const spool = new SpoolWriter({
     dir: paths.spool,
     segmentBytes: config.spool.segmentBytes,

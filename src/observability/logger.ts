@@ -26,6 +26,12 @@ export const REDACTED_PATHS = [
  */
 export const THREAD_STARTED = 'thread started'
 
+/** Logs a `thread` (its role) starting, given its id: the one shape bench/lib/profile.mjs reads. */
+export const logThreadStart =
+  (logger: Logger, thread: string) =>
+  (threadId: number): void =>
+    logger.info({ thread, threadId }, THREAD_STARTED)
+
 export function createLogger(level: LogLevel, destination?: NodeJS.WritableStream): Logger {
   return pino(
     {

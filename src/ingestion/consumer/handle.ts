@@ -7,7 +7,7 @@ import { access } from 'node:fs/promises'
 import { Worker } from 'node:worker_threads'
 import { loadGeoIpData } from '../../geoip/index.js'
 import { workerLimits } from '../../pool/index.js'
-import { THREAD_STARTED, type Logger } from '../../observability/logger.js'
+import { logThreadStart, type Logger } from '../../observability/logger.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
@@ -85,7 +85,7 @@ export class ConsumerHandle {
       workerData: { ...this.#settings, geoipData, activeSegments: current.segments, durable: current.sizes } satisfies ConsumerWorkerData,
     })
     this.#worker = worker
-    this.#logger.info({ thread: 'consumer', threadId: worker.threadId }, THREAD_STARTED)
+    logThreadStart(this.#logger, 'consumer')(worker.threadId)
     this.#watch?.stop()
     const { policy, nice } = this.#settings
     this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger, () => this.#stats?.backlogBytes ?? 0) : null
