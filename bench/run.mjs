@@ -38,6 +38,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { clickhouseCeiling, sampleRows, sqliteCeiling } from './lib/ceiling.mjs'
 import { elu, runLagProbes, scrape, storeCounter, waitForDrain } from './lib/e2e.mjs'
 import { autocannonOptions, describeAutocannon, runAutocannon, runWrk, startBackground } from './lib/load.mjs'
+import { startSpeedProbe } from './lib/speed.mjs'
 import { summariseProfiles, threadLabel, threadRoles } from './lib/profile.mjs'
 import { writeFlameGraph } from './lib/flame.mjs'
 import { runSteady } from './lib/steady.mjs'
@@ -156,7 +157,7 @@ async function measure({ url, requests, loadgen, load, pids, label, afterWarmup 
   const open = async () => {
     await afterWarmup()
     const before = pids.metrics ? await scrape(url) : null
-    return { before, sampler: startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid }) }
+    return { before, from: Date.now(), sampler: startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid }) }
   }
   let opening = null
   let result
@@ -171,13 +172,14 @@ async function measure({ url, requests, loadgen, load, pids, label, afterWarmup 
     await opening // opened before the load starts
     result = await run(load.durationS, 'load')
   }
-  const { before, sampler } = await opening
+  const { before, from, sampler } = await opening
   const usage = sampler.stop()
+  const cpuSpeed = speed.between(from, Date.now())
   const after = before ? await scrape(url) : null
   const memory = after
     ? { mainHeapMB: round(after.m.nodejs_heap_size_total_bytes / 2 ** 20), mainExternalMB: round(after.m.nodejs_external_memory_bytes / 2 ** 20) }
     : null
-  return { result, usage, elu: before && after ? elu(before, after) : null, memory }
+  return { result, usage, elu: before && after ? elu(before, after) : null, memory, cpuSpeed }
 }
 
 function loadFor(scenario, done, sink) {
@@ -246,8 +248,8 @@ async function runBaselines(scenarios, all, useWrk, report) {
           // A fresh process per run: node:http drifts between runs of one long-lived process (perf-limits.md).
           const server = await startBaseline(BENCH, name)
           try {
-            const { result, usage } = await measure({ url: server.url, requests, loadgen, load: LOAD, pids: { metrics: false, sample: { server: server.pid } }, label })
-            const run = { name, body, loadgen, ...loadFields(result), ...usageFields(usage), quiet, attempt, command: result.command }
+            const { result, usage, cpuSpeed } = await measure({ url: server.url, requests, loadgen, load: LOAD, pids: { metrics: false, sample: { server: server.pid } }, label })
+            const run = { name, body, loadgen, ...loadFields(result), ...usageFields(usage), cpuSpeed, quiet, attempt, command: result.command }
             if (entry === null || run.otherCores < entry.otherCores) entry = run
             entry.attempts = attempt
             if (run.otherCores <= DISTURBED) break
@@ -331,6 +333,8 @@ function rssWatch(pid) {
 
 /** The report being built (module-level: the scenario runners add to it). */
 let report = null
+/** The vCPU speed probes, running for the whole run (bench/lib/speed.mjs). */
+let speed = null
 /** The private copy of the compiled service the run uses (see snapshotBuild). */
 let build = null
 
@@ -347,19 +351,21 @@ async function main() {
   const runId = `${new Date().toISOString().slice(0, 10)}-${git.sha}${groups || only ? `-${(groups ?? only).join('+')}` : ''}`
   // Profiles are large: they stay outside the tree; their summaries go into the results.
   const profileRoot = join(tmpdir(), 'skylark-bench-profiles', runId)
+  speed = startSpeedProbe()
   report = {
     suite: 'skylark-bench/1',
     runId,
     date: new Date().toISOString(),
     git,
     machine: { ...machineInfo(ROOT), clickhouse: clickhouse?.version ?? null },
-    options: { ...LOAD, drainMaxS: DRAIN_MAX_MS / 1000, retries: RETRIES, disturbedAboveCores: DISTURBED, sinks, wrk: useWrk, serverEnv: SERVER_ENV, groups, only, cpuProf: Boolean(args['cpu-prof']), serverNodeArgs: args['node-arg'] ?? [] },
+    options: { ...LOAD, drainMaxS: DRAIN_MAX_MS / 1000, retries: RETRIES, disturbedAboveCores: DISTURBED, sinks, wrk: useWrk, serverEnv: SERVER_ENV, groups, only, cpuProf: Boolean(args['cpu-prof']), serverNodeArgs: args['node-arg'] ?? [], speedProbePinned: speed.pinned },
     autocannon: null,
     wrkCommand: null,
     notes: [
       'autocannon runs in the runner process (one Node thread) and saturates its core below the uWS ceiling without pipelining (≈80–90 k req/s on the earlier machines, ≈20 k on the Firecracker one; the raw uWS autocannon row says where in this run): autocannon rows of fast routes measure the load generator, see the wrk rows.',
       'The load generator shares the 2 cores with the server (no pinning); "other cores" is CPU used by anything else on the machine during the measured window.',
       'autocannon latencies have whole-millisecond resolution; wrk and the steady-rate generator (bench/lib/steady.mjs, used for rate-limited runs) report microseconds.',
+      `"CPU probe ns" is how long a fixed unit of JSON and SHA-1 work took on the machine's vCPUs during the measured window (bench/lib/speed.mjs; the median of each vCPU's reports, averaged${speed.pinned ? '' : '; unpinned: taskset is missing'}): higher is slower. A vCPU of a shared host can run at half speed for seconds at a time, so a ratio whose two runs read far apart compares different machines.`,
     ],
     baselines: [],
     scenarios: [],
@@ -445,6 +451,7 @@ async function main() {
   } finally {
     await stopCurrent().catch(() => {})
     if (clickhouse) await clickhouse.destroy().catch(() => {})
+    speed.stop()
     build.destroy()
   }
 
@@ -501,7 +508,7 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
       if (loadgen === 'autocannon') report.autocannon ??= describeAutocannon(autocannonOptions('', requests, { ...load, overallRate: undefined }))
       else report.wrkCommand ??= measured.result.command?.replace(/http:\/\/127\.0\.0\.1:\d+/, 'http://127.0.0.1:PORT')
       const run = { ...base, status: 'ok', load: { connections: load.connections, pipelining: load.pipelining, durationS: load.durationS, warmupS: load.warmupS, overallRate: load.overallRate ?? null }, quiet, attempt }
-      Object.assign(run, loadFields(measured.result), usageFields(measured.usage))
+      Object.assign(run, loadFields(measured.result), usageFields(measured.usage), { cpuSpeed: measured.cpuSpeed })
       run.eventsPerS = round(run.rps * scenario.eventsPerRequest)
       run.elu = round(measured.elu, 2)
       // The main thread's V8 heap and external (Buffer/ArrayBuffer) memory at the end of the load; RSS - these ≈ the worker threads.
@@ -612,7 +619,10 @@ async function runCeiling(scenario, sink, samples, clickhouse, report, stopCurre
       sink === 'sqlite'
         ? await sqliteCeiling(build.root, sample.rows, rows, scenario.repeats)
         : await clickhouseCeiling(build.root, clickhouse, sample.rows, rows, scenario.repeats, `skylark_bench_${runId.replace(/[^a-z0-9]/gi, '_')}`)
-    report.ceilings.push({ status: 'ok', rowsFrom: sample.from, ...result })
+    const { windows, ...figures } = result
+    // The SQLite ceiling held this thread: the probes' reports of its windows are still in their pipes.
+    await sleep(250)
+    report.ceilings.push({ status: 'ok', rowsFrom: sample.from, ...figures, cpuSpeeds: windows.map(([from, to]) => speed.between(from, to)) })
     say(`✓ sink-ceiling@${sink}: ${fmt(result.rowsPerS)} rows/s (best of ${result.repeats} × ${fmt(rows)} rows; ${result.allRowsPerS.map((x) => fmt(x)).join(', ')})  [${elapsed()}]`)
   } catch (error) {
     report.ceilings.push({ sink, status: 'error', reason: error.message })

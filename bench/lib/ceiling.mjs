@@ -52,6 +52,7 @@ export async function sqliteCeiling(root, sample, rows, repeats) {
     params.push(columns.map((c) => (c === 'uuid' ? uuidv7() : c === 'block' ? Math.floor(i / EVENTS_BLOCK_ROWS) : row[c])))
   }
   const rates = []
+  const windows = []
   const bytes = sample.reduce((n, r) => n + r.properties.length, 0) / sample.length
   for (let r = 0; r < repeats; r++) {
     const dir = mkdtempSync(join(tmpdir(), 'skylark-bench-sqlite-'))
@@ -63,15 +64,17 @@ export async function sqliteCeiling(root, sample, rows, repeats) {
         for (const p of params) insert.run(...p)
       })
       const start = performance.now()
+      const from = Date.now()
       writeAll()
       rates.push(rows / ((performance.now() - start) / 1000))
+      windows.push([from, Date.now()])
       for (const p of params) p[1] = uuidv7()
     } finally {
       db.close()
       rmSync(dir, { recursive: true, force: true })
     }
   }
-  return { sink: 'sqlite', rows, repeats, rowsPerS: round(best(rates)), allRowsPerS: rates.map((x) => round(x)), avgPropertiesBytes: round(bytes) }
+  return { sink: 'sqlite', rows, repeats, rowsPerS: round(best(rates)), allRowsPerS: rates.map((x) => round(x)), windows, avgPropertiesBytes: round(bytes) }
 }
 
 /**
@@ -98,6 +101,7 @@ export async function clickhouseCeiling(root, clickhouse, sample, rows, repeats,
   const { migrateClickHouse } = await dist(root, 'storage/events/clickhouse-schema.js')
   const { uuidv7 } = await dist(root, 'common/ids.js')
   const rates = []
+  const windows = []
   const mergesAtStart = []
   let bodyBytes = 0
   let warmupRowsPerS = null
@@ -111,15 +115,17 @@ export async function clickhouseCeiling(root, clickhouse, sample, rows, repeats,
     bodyBytes = body.length
     const merges = await waitForMerges(clickhouse)
     const start = performance.now()
+    const from = Date.now()
     await clickhouse.query(`INSERT INTO ${database}.events FORMAT JSONEachRow`, body)
     const rate = rows / ((performance.now() - start) / 1000)
     if (r < 0) warmupRowsPerS = round(rate)
     else {
       rates.push(rate)
+      windows.push([from, Date.now()])
       mergesAtStart.push(merges)
     }
     const stored = Number((await clickhouse.query(`SELECT count() FROM ${database}.events`)).trim())
     if (stored !== rows) throw new Error(`ClickHouse ceiling: inserted ${rows} rows, table holds ${stored}`)
   }
-  return { sink: 'clickhouse', rows, repeats, rowsPerS: round(best(rates)), allRowsPerS: rates.map((x) => round(x)), bytesPerRow: round(bodyBytes / rows), warmupRowsPerS, mergesAtStart }
+  return { sink: 'clickhouse', rows, repeats, rowsPerS: round(best(rates)), allRowsPerS: rates.map((x) => round(x)), windows, bytesPerRow: round(bodyBytes / rows), warmupRowsPerS, mergesAtStart }
 }

@@ -7,6 +7,8 @@ const n = (v, digits = 0) => (v === null || v === undefined || !Number.isFinite(
 const ms = (v) => (v === null || v === undefined ? '–' : v >= 100 ? n(v) : v >= 10 ? n(v, 1) : n(v, 2))
 const x = (v) => (v === null || v === undefined ? '–' : `${n(v, 2)}×`)
 const disturbed = (report, run) => `${n(run.otherCores, 2)}${run.otherCores > (report.options.disturbedAboveCores ?? 0.25) ? ' ⚠' : ''}`
+/** The vCPU probe's reading for a window (bench/lib/speed.mjs); results from before it have none. */
+const probe = (speed) => n(speed?.nsPerUnit)
 /** Text inside a Markdown table cell. */
 const esc = (s) => String(s).replace(/\|/g, '\\|').replace(/\n/g, ' ')
 /** Text inside SVG (element content; the charts here and the flame graphs). */
@@ -30,11 +32,11 @@ export function renderMarkdown(report, svgName) {
   lines.push('')
 
   lines.push('## Scenarios', '', `![throughput and p99 per scenario beside its baselines](${svgName})`, '')
-  lines.push('| scenario | sink | load gen | req/s | events/s | p50 ms | p99 ms | × raw uWS | × node:http | stored events/s (during load) | ELU | server cores (main thread) | load gen cores | other cores | peak RSS MB |')
-  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+  lines.push('| scenario | sink | load gen | req/s | events/s | p50 ms | p99 ms | × raw uWS | × node:http | stored events/s (during load) | ELU | server cores (main thread) | load gen cores | other cores | CPU probe ns | peak RSS MB |')
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const s of report.scenarios) {
     if (s.status !== 'ok') {
-      lines.push(`| ${esc(s.title ?? s.name)} | ${s.sink} | ${s.loadgen} | **${s.status}** | | | | | | ${esc((s.reason ?? '').slice(0, 120))} | | | | | |`)
+      lines.push(`| ${esc(s.title ?? s.name)} | ${s.sink} | ${s.loadgen} | **${s.status}** | | | | | | ${esc((s.reason ?? '').slice(0, 120))} | | | | | | |`)
       continue
     }
     const r = ratios(report, s)
@@ -43,7 +45,7 @@ export function renderMarkdown(report, svgName) {
     const rate = s.load.overallRate ? ` @ ${n(s.load.overallRate)}/s offered${floor}` : ''
     const bad = s.non2xx || s.errors ? ` ‡ ${n(s.non2xx + s.errors)} non-2xx/errors` : ''
     lines.push(
-      `| ${esc(s.title)}${rate} | ${s.sink} | ${s.loadgen} | ${n(s.rps)}${bad} | ${s.eventsPerRequest ? n(s.eventsPerS) : '–'} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${x(r.uws)} | ${x(r.node)} | ${e2e} | ${n(s.elu, 2)} | ${n(s.serverCores, 2)} (${n(s.serverThreadCores?.main, 2)}) | ${n(s.loadgenCores, 2)} | ${disturbed(report, s)} | ${n(s.peakRssMB)} |`,
+      `| ${esc(s.title)}${rate} | ${s.sink} | ${s.loadgen} | ${n(s.rps)}${bad} | ${s.eventsPerRequest ? n(s.eventsPerS) : '–'} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${x(r.uws)} | ${x(r.node)} | ${e2e} | ${n(s.elu, 2)} | ${n(s.serverCores, 2)} (${n(s.serverThreadCores?.main, 2)}) | ${n(s.loadgenCores, 2)} | ${disturbed(report, s)} | ${probe(s.cpuSpeed)} | ${n(s.peakRssMB)} |`,
     )
   }
   lines.push(
@@ -66,10 +68,10 @@ export function renderMarkdown(report, svgName) {
   }
 
   lines.push('## Baselines (same run, same load settings)', '')
-  lines.push('| server | body | load gen | req/s | p50 ms | p99 ms | server cores | load gen cores | other cores |')
-  lines.push('|---|---|---|---|---|---|---|---|---|')
+  lines.push('| server | body | load gen | req/s | p50 ms | p99 ms | server cores | load gen cores | other cores | CPU probe ns |')
+  lines.push('|---|---|---|---|---|---|---|---|---|---|')
   for (const b of report.baselines) {
-    lines.push(`| ${b.name} | ${b.body} | ${b.loadgen} | ${n(b.rps)} | ${ms(b.latencyMs.p50)} | ${ms(b.latencyMs.p99)} | ${n(b.serverCores, 2)} | ${n(b.loadgenCores, 2)} | ${disturbed(report, b)} |`)
+    lines.push(`| ${b.name} | ${b.body} | ${b.loadgen} | ${n(b.rps)} | ${ms(b.latencyMs.p50)} | ${ms(b.latencyMs.p99)} | ${n(b.serverCores, 2)} | ${n(b.loadgenCores, 2)} | ${disturbed(report, b)} | ${probe(b.cpuSpeed)} |`)
   }
   lines.push('')
 
@@ -91,11 +93,11 @@ export function renderMarkdown(report, svgName) {
 
   if (report.ceilings.length > 0) {
     lines.push('## Sink insert ceilings (same rows as /batch/)', '')
-    lines.push('| sink | rows per insert | rows/s (best) | runs | /batch/ 100 stored/s | ratio | /batch/ 1,000 stored/s | ratio |')
-    lines.push('|---|---|---|---|---|---|---|---|')
+    lines.push('| sink | rows per insert | rows/s (best) | runs | CPU probe ns per run | /batch/ 100 stored/s | ratio | /batch/ 1,000 stored/s | ratio |')
+    lines.push('|---|---|---|---|---|---|---|---|---|')
     for (const c of report.ceilings) {
       if (c.status !== 'ok') {
-        lines.push(`| ${c.sink} | **${c.status}** ${esc(c.reason ?? '')} | | | | | | |`)
+        lines.push(`| ${c.sink} | **${c.status}** ${esc(c.reason ?? '')} | | | | | | | |`)
         continue
       }
       const e2e = (name) => report.scenarios.find((s) => s.name === name && s.sink === c.sink && s.status === 'ok')?.e2e?.storedPerS ?? null
@@ -106,7 +108,7 @@ export function renderMarkdown(report, svgName) {
         return round(r, 2) === r ? x(r) : `${r}×`
       }
       const warmup = c.warmupRowsPerS ? ` (after a warm-up insert at ${n(c.warmupRowsPerS)}, not counted)` : ''
-      lines.push(`| ${c.sink} | ${n(c.rows)} | ${n(c.rowsPerS)} | ${c.allRowsPerS.map((v) => n(v)).join(', ')}${warmup} | ${n(e2e('batch-100'))} | ${ratio(e2e('batch-100'))} | ${n(e2e('batch-1000'))} | ${ratio(e2e('batch-1000'))} |`)
+      lines.push(`| ${c.sink} | ${n(c.rows)} | ${n(c.rowsPerS)} | ${c.allRowsPerS.map((v) => n(v)).join(', ')}${warmup} | ${c.cpuSpeeds ? c.cpuSpeeds.map(probe).join(', ') : '–'} | ${n(e2e('batch-100'))} | ${ratio(e2e('batch-100'))} | ${n(e2e('batch-1000'))} | ${ratio(e2e('batch-1000'))} |`)
     }
     lines.push('')
   }

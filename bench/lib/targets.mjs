@@ -25,6 +25,25 @@ export function shown(value, threshold) {
   return two >= threshold === value >= threshold ? two : round(value, 3)
 }
 
+/** Probe readings this far apart (the slower over the faster) mark a ratio whose two runs saw different CPUs. */
+export const SPEED_APART = 1.25
+
+/**
+ * How fast the vCPUs ran in the two windows a ratio compares (`cpuSpeed`, bench/lib/speed.mjs), as a note on
+ * the target; flagged when they are SPEED_APART or more apart. Empty when either was not probed.
+ */
+export function speedNote(measured, against, name) {
+  const a = measured?.nsPerUnit
+  const b = against?.nsPerUnit
+  if (!a || !b) return ''
+  const apart = Math.max(a, b) / Math.min(a, b)
+  const flag = apart >= SPEED_APART ? ` — ⚠ the CPUs ran ${round(apart, 2)}× slower in the ${a > b ? 'measured run' : name} than in the other` : ''
+  return `; CPU probe ${a} vs ${b} ns${flag}`
+}
+
+/** The probe reading of the ceiling's best sample (the one its ratio is against). */
+const bestCeilingSpeed = (ceiling) => ceiling.cpuSpeeds?.[ceiling.allRowsPerS.indexOf(ceiling.rowsPerS)] ?? null
+
 export function evaluateTargets(report) {
   const out = []
   const limit = report.options.disturbedAboveCores ?? 0.25
@@ -47,8 +66,8 @@ export function evaluateTargets(report) {
       // Where a durable answer can go here at all: the floor's ratio, and skylark's share of it.
       const floor = findBaseline(report, 'uws-durable', 'capture', loadgen)
       const floorNote = floor && uws ? `; durable floor ${floor.rps} req/s = ${round(floor.rps / uws.rps, 2)}× raw uWS, skylark ${round(s.rps / floor.rps, 2)}× the floor` : ''
-      if (r.uws !== null) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, shown(r.uws, 0.6), r.uws >= 0.6, `${s.rps} vs ${uws.rps} req/s${floorNote}${note}`, [s, uws])
-      if (r.node !== null) add('/capture/ ≥ 1.0× node:http', `${sink}, ${loadgen}`, shown(r.node, 1), r.node >= 1.0, `${s.rps} vs ${node.rps} req/s${note}`, [s, node])
+      if (r.uws !== null) add('/capture/ ≥ 0.6× raw uWS', `${sink}, ${loadgen}`, shown(r.uws, 0.6), r.uws >= 0.6, `${s.rps} vs ${uws.rps} req/s${floorNote}${note}${speedNote(s.cpuSpeed, uws.cpuSpeed, 'baseline')}`, [s, uws])
+      if (r.node !== null) add('/capture/ ≥ 1.0× node:http', `${sink}, ${loadgen}`, shown(r.node, 1), r.node >= 1.0, `${s.rps} vs ${node.rps} req/s${note}${speedNote(s.cpuSpeed, node.cpuSpeed, 'baseline')}`, [s, node])
     }
   }
 
@@ -63,7 +82,7 @@ export function evaluateTargets(report) {
         continue
       }
       const ratio = s.e2e.storedPerS / ceiling.rowsPerS
-      add('/batch/ end to end ≥ 0.5× sink ceiling', `${name}, ${sink}`, shown(ratio, 0.5), ratio >= 0.5, `${s.e2e.storedPerS} stored/s vs ${ceiling.rowsPerS} rows/s`, [s])
+      add('/batch/ end to end ≥ 0.5× sink ceiling', `${name}, ${sink}`, shown(ratio, 0.5), ratio >= 0.5, `${s.e2e.storedPerS} stored/s vs ${ceiling.rowsPerS} rows/s${speedNote(s.cpuSpeed, bestCeilingSpeed(ceiling), 'ceiling')}`, [s])
     }
   }
 
@@ -76,7 +95,7 @@ export function evaluateTargets(report) {
     if (!ok(d50) || !uws) continue
     const ratio = d50.rps / uws.rps
     const note = loadgen === 'autocannon' ? ' (autocannon-bound: indicative only)' : ''
-    add('/decide 50 flags ≥ 0.25× raw uWS', `sqlite, ${loadgen}`, shown(ratio, 0.25), ratio >= 0.25, `${d50.rps} vs ${uws.rps} req/s${note}`, [d50, uws])
+    add('/decide 50 flags ≥ 0.25× raw uWS', `sqlite, ${loadgen}`, shown(ratio, 0.25), ratio >= 0.25, `${d50.rps} vs ${uws.rps} req/s${note}${speedNote(d50.cpuSpeed, uws.cpuSpeed, 'baseline')}`, [d50, uws])
   }
   const half = report.scenarios.find((s) => s.name === 'decide-50-half-rate' && s.sink === 'sqlite')
   if (ok(half)) {

@@ -12,6 +12,7 @@ interface Ceiling {
   repeats: number
   rowsPerS: number
   allRowsPerS: number[]
+  windows: [number, number][]
 }
 const { sqliteCeiling } = (await import(join(ROOT, 'bench', 'lib', 'ceiling.mjs'))) as {
   sqliteCeiling: (root: string, sample: object[], rows: number, repeats: number) => Promise<Ceiling>
@@ -39,4 +40,10 @@ t.test('the SQLite ceiling is the best of its samples', async (t) => {
   t.equal(ceiling.allRowsPerS.length, 4, 'one rate per sample')
   for (const rate of ceiling.allRowsPerS) t.ok(rate > 0 && Number.isFinite(rate), `${rate} rows/s`)
   t.equal(ceiling.rowsPerS, Math.max(...ceiling.allRowsPerS))
+  // Each sample's wall-clock window, for the CPU probe's reading of it (bench/lib/speed.mjs).
+  t.equal(ceiling.windows.length, 4)
+  for (const [i, [from, to]] of ceiling.windows.entries()) {
+    t.ok(from <= to, `sample ${i} ends after it starts`)
+    if (i > 0) t.ok(from >= ceiling.windows[i - 1][1], `sample ${i} starts after sample ${i - 1} ends`)
+  }
 })

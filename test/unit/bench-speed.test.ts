@@ -1,0 +1,72 @@
+/**
+ * The suite's CPU probe (bench/lib/speed.mjs): a probe process per vCPU reports how long a fixed unit of work
+ * takes, each run records the reading of its window, and a target's ratio says when its two runs saw CPUs that
+ * ran at different speeds.
+ */
+import t from 'tap'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { ROOT } from '../helpers/server.js'
+
+interface Speed {
+  nsPerUnit: number
+  perCpu: { cpu: number | 'any'; nsPerUnit: number; reports: number }[]
+}
+const { speedIn, startSpeedProbe } = (await import(join(ROOT, 'bench', 'lib', 'speed.mjs'))) as {
+  speedIn: (reports: Map<number, [number, number][]>, from: number, to: number) => Speed | null
+  startSpeedProbe: () => { pinned: boolean; between: (from: number, to: number) => Speed | null; stop: () => void }
+}
+const { evaluateTargets, speedNote } = (await import(join(ROOT, 'bench', 'lib', 'targets.mjs'))) as {
+  evaluateTargets: (report: object) => { target: string; detail: string }[]
+  speedNote: (measured: object | undefined, against: object | undefined, name: string) => string
+}
+
+t.test('a window reads the median of each vCPU inside it and their mean', async (t) => {
+  const reports = new Map<number, [number, number][]>([
+    [0, [[100, 9000], [200, 3000], [300, 3100], [400, 2900], [500, 9000]]],
+    [1, [[150, 1000], [250, 6200], [350, 5800], [390, 6000], [550, 1000]]],
+  ])
+  const speed = speedIn(reports, 200, 400)
+  t.same(speed?.perCpu, [
+    { cpu: 0, nsPerUnit: 3000, reports: 3 },
+    { cpu: 1, nsPerUnit: 6000, reports: 3 },
+  ])
+  t.equal(speed?.nsPerUnit, 4500)
+  t.equal(speedIn(reports, 600, 700), null, 'no report in the window: no reading')
+})
+
+t.test('a ratio notes both readings and flags readings a quarter or more apart', async (t) => {
+  t.equal(speedNote({ nsPerUnit: 3000 }, { nsPerUnit: 3600 }, 'baseline'), '; CPU probe 3000 vs 3600 ns')
+  t.match(speedNote({ nsPerUnit: 3000 }, { nsPerUnit: 6000 }, 'baseline'), /⚠ the CPUs ran 2× slower in the baseline than/)
+  t.match(speedNote({ nsPerUnit: 6000 }, { nsPerUnit: 4000 }, 'ceiling'), /⚠ the CPUs ran 1\.5× slower in the measured run than/)
+  t.equal(speedNote(undefined, { nsPerUnit: 3000 }, 'baseline'), '', 'results from before the probe have no reading')
+})
+
+t.test('the /batch/ target compares its run with the ceiling sample it is judged against', async (t) => {
+  const report = {
+    options: { sinks: ['sqlite'] },
+    baselines: [],
+    lag: [],
+    scenarios: [{ name: 'batch-100', sink: 'sqlite', loadgen: 'autocannon', status: 'ok', e2e: { storedPerS: 30_000 }, cpuSpeed: { nsPerUnit: 6000 } }],
+    ceilings: [{ sink: 'sqlite', status: 'ok', rowsPerS: 70_000, allRowsPerS: [50_000, 70_000, 60_000], cpuSpeeds: [{ nsPerUnit: 6000 }, { nsPerUnit: 3000 }, { nsPerUnit: 6100 }] }],
+  }
+  const batch = evaluateTargets(report).find((x) => x.target.startsWith('/batch/'))
+  t.match(batch?.detail, '30000 stored/s vs 70000 rows/s; CPU probe 6000 vs 3000 ns — ⚠ the CPUs ran 2× slower in the measured run')
+})
+
+t.test('the probes report from every vCPU while they run, and end when stopped', async (t) => {
+  const probe = startSpeedProbe()
+  const from = Date.now()
+  await sleep(1500)
+  const speed = probe.between(from, Date.now())
+  probe.stop()
+  t.ok(speed, 'a reading')
+  const cpus = probe.pinned ? (await import('node:os')).cpus().length : 1
+  t.equal(speed?.perCpu.length, cpus, probe.pinned ? 'one probe per vCPU' : 'one unpinned probe')
+  for (const cpu of speed?.perCpu ?? []) {
+    t.ok(cpu.reports >= 3, `vCPU ${cpu.cpu}: ${cpu.reports} reports in 1.5 s (one per 200 ms after start-up)`)
+    t.ok(cpu.nsPerUnit > 100 && cpu.nsPerUnit < 1_000_000, `vCPU ${cpu.cpu}: ${cpu.nsPerUnit} ns a unit`)
+  }
+  await sleep(500)
+  t.same(probe.between(Date.now() - 400, Date.now()), null, 'no report after stop')
+})
