@@ -2,7 +2,7 @@
 // Every TICK_MS it times BURSTS short bursts of a fixed unit of work (parse, change, stringify and SHA-1 a
 // /capture/ event: the server's kind of work) and prints `<Date.now()> <ns a unit>` for the second-fastest
 // burst. Short bursts and a low rank: a burst that a server thread preempted or a scavenge hit reads slow and
-// drops out, and what is left is how fast this vCPU runs at the moment. ≈0.3 ms of work a tick.
+// drops out, and what is left is how fast this vCPU runs at the moment. 0.5–0.9 ms of work a tick.
 import { hash } from 'node:crypto'
 
 const TICK_MS = 200

@@ -3,7 +3,7 @@
 // few seconds and independently of the other vCPU, with no steal time reported: two runs a few minutes apart,
 // which every ratio of the suite compares, can see CPUs that differ by that much. One probe process pinned to
 // each vCPU (speed-probe.mjs) reports every 200 ms for the whole run; a run records the median of each vCPU's
-// reports within its window, and their mean. Higher is slower. The probes use ≈0.3 ms a tick each.
+// reports within its window, and their mean. Higher is slower. Each probe works 0.5–0.9 ms a tick.
 import { execFileSync, spawn } from 'node:child_process'
 import os from 'node:os'
 import { join } from 'node:path'

@@ -56,15 +56,20 @@ t.test('the /batch/ target compares its run with the ceiling sample it is judged
 
 t.test('the probes report from every vCPU while they run, and end when stopped', async (t) => {
   const probe = startSpeedProbe()
+  const cpus = probe.pinned ? (await import('node:os')).cpus().length : 1
   const from = Date.now()
-  await sleep(1500)
-  const speed = probe.between(from, Date.now())
+  // A report every 200 ms once a probe has started and compiled its work (slower while other tests load the machine).
+  let speed: Speed | null = null
+  for (let waited = 0; waited < 15_000; waited += 100) {
+    await sleep(100)
+    speed = probe.between(from, Date.now())
+    if (speed?.perCpu.length === cpus && speed.perCpu.every((c) => c.reports >= 3)) break
+  }
   probe.stop()
   t.ok(speed, 'a reading')
-  const cpus = probe.pinned ? (await import('node:os')).cpus().length : 1
   t.equal(speed?.perCpu.length, cpus, probe.pinned ? 'one probe per vCPU' : 'one unpinned probe')
   for (const cpu of speed?.perCpu ?? []) {
-    t.ok(cpu.reports >= 3, `vCPU ${cpu.cpu}: ${cpu.reports} reports in 1.5 s (one per 200 ms after start-up)`)
+    t.ok(cpu.reports >= 3, `vCPU ${cpu.cpu}: ${cpu.reports} reports`)
     t.ok(cpu.nsPerUnit > 100 && cpu.nsPerUnit < 1_000_000, `vCPU ${cpu.cpu}: ${cpu.nsPerUnit} ns a unit`)
   }
   await sleep(500)
