@@ -5,7 +5,7 @@
 // each vCPU (speed-probe.mjs) reports every 200 ms for the whole run; a run records the median of each vCPU's
 // reports within its window, and their mean. Higher is slower. Each probe works 0.5–0.9 ms a tick.
 import { execFileSync, spawn } from 'node:child_process'
-import os from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const PROBE = join(import.meta.dirname, 'speed-probe.mjs')
@@ -33,15 +33,36 @@ function hasTaskset() {
   }
 }
 
-/** Starts a probe on each vCPU (one unpinned probe where util-linux's taskset is missing). */
+/** The vCPUs this process may run on, from a list such as `0-1` or `0,2-3`. Pure. */
+export function parseCpuList(list) {
+  return list
+    .trim()
+    .split(',')
+    .flatMap((part) => {
+      const [from, to = from] = part.split('-').map(Number)
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i)
+    })
+}
+
+/** The vCPUs to probe: those this process may run on (a container's cpuset need not start at 0); null when unknown. */
+function allowedCpus() {
+  try {
+    const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+    return list ? parseCpuList(list) : null
+  } catch {
+    return null
+  }
+}
+
+/** Starts a probe on each vCPU (one unpinned probe where util-linux's taskset or the vCPU list is missing). */
 export function startSpeedProbe() {
-  const pinned = hasTaskset()
+  const cpus = hasTaskset() ? allowedCpus() : null
+  const pinned = cpus !== null
   const reports = new Map()
   const children = []
-  for (let cpu = 0; cpu < (pinned ? os.cpus().length : 1); cpu++) {
-    const key = pinned ? cpu : 'any'
+  for (const cpu of cpus ?? ['any']) {
     const list = []
-    reports.set(key, list)
+    reports.set(cpu, list)
     const [command, args] = pinned ? ['taskset', ['-c', String(cpu), process.execPath, PROBE]] : [process.execPath, [PROBE]]
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'] })
     let partial = ''
@@ -57,6 +78,7 @@ export function startSpeedProbe() {
   }
   return {
     pinned,
+    cpus: [...reports.keys()],
     between: (from, to) => speedIn(reports, from, to),
     stop: () => children.forEach((child) => child.kill()),
   }

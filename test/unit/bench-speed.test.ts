@@ -12,9 +12,10 @@ interface Speed {
   nsPerUnit: number
   perCpu: { cpu: number | 'any'; nsPerUnit: number; reports: number }[]
 }
-const { speedIn, startSpeedProbe } = (await import(join(ROOT, 'bench', 'lib', 'speed.mjs'))) as {
+const { parseCpuList, speedIn, startSpeedProbe } = (await import(join(ROOT, 'bench', 'lib', 'speed.mjs'))) as {
+  parseCpuList: (list: string) => number[]
   speedIn: (reports: Map<number, [number, number][]>, from: number, to: number) => Speed | null
-  startSpeedProbe: () => { pinned: boolean; between: (from: number, to: number) => Speed | null; stop: () => void }
+  startSpeedProbe: () => { pinned: boolean; cpus: (number | 'any')[]; between: (from: number, to: number) => Speed | null; stop: () => void }
 }
 const { evaluateTargets, speedNote } = (await import(join(ROOT, 'bench', 'lib', 'targets.mjs'))) as {
   evaluateTargets: (report: object) => { target: string; detail: string }[]
@@ -33,6 +34,12 @@ t.test('a window reads the median of each vCPU inside it and their mean', async 
   ])
   t.equal(speed?.nsPerUnit, 4500)
   t.equal(speedIn(reports, 600, 700), null, 'no report in the window: no reading')
+})
+
+t.test('the probed vCPUs are those the process may run on, as the kernel lists them', async (t) => {
+  t.same(parseCpuList('0-1\n'), [0, 1])
+  t.same(parseCpuList('0,2-4,7'), [0, 2, 3, 4, 7])
+  t.same(parseCpuList('3'), [3])
 })
 
 t.test('a ratio notes both readings and flags readings a quarter or more apart', async (t) => {
@@ -56,7 +63,7 @@ t.test('the /batch/ target compares its run with the ceiling sample it is judged
 
 t.test('the probes report from every vCPU while they run, and end when stopped', async (t) => {
   const probe = startSpeedProbe()
-  const cpus = probe.pinned ? (await import('node:os')).cpus().length : 1
+  const cpus = probe.cpus.length
   const from = Date.now()
   // A report every 200 ms once a probe has started and compiled its work (slower while other tests load the machine).
   let speed: Speed | null = null
@@ -67,7 +74,8 @@ t.test('the probes report from every vCPU while they run, and end when stopped',
   }
   probe.stop()
   t.ok(speed, 'a reading')
-  t.equal(speed?.perCpu.length, cpus, probe.pinned ? 'one probe per vCPU' : 'one unpinned probe')
+  t.ok(probe.pinned ? cpus >= 1 : probe.cpus[0] === 'any', probe.pinned ? `pinned to vCPUs ${probe.cpus.join(', ')}` : 'one unpinned probe')
+  t.same(speed?.perCpu.map((c) => c.cpu), probe.cpus, 'a reading from each probe')
   for (const cpu of speed?.perCpu ?? []) {
     t.ok(cpu.reports >= 3, `vCPU ${cpu.cpu}: ${cpu.reports} reports`)
     t.ok(cpu.nsPerUnit > 100 && cpu.nsPerUnit < 1_000_000, `vCPU ${cpu.cpu}: ${cpu.nsPerUnit} ns a unit`)
