@@ -100,7 +100,9 @@ t.test('frames narrower than the given share are left out, their time kept in th
 t.test('a profile Node wrote names the functions that ran', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skylark-flame-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const script = 'function spinForFlameGraph() { let x = 0; const end = Date.now() + 300; while (Date.now() < end) x += Math.sqrt(x + 1); return x } spinForFlameGraph()'
+  // A second of spinning: Node's own start-up is in the profile too, and on a loaded or slowed vCPU it took
+  // ≈300 ms, as long as a 300 ms spin (593 of 1,200 px in one CI run).
+  const script = 'function spinForFlameGraph() { let x = 0; const end = Date.now() + 1000; while (Date.now() < end) x += Math.sqrt(x + 1); return x } spinForFlameGraph()'
   execFileSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '-e', script])
   const [file] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))
   execFileSync(process.execPath, [join(ROOT, 'bench', 'flame.mjs'), dir])
