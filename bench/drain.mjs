@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { scrape } from './lib/e2e.mjs'
 import { startClickHouse, startSkylark } from './lib/servers.mjs'
+import { startSpeedProbe } from './lib/speed.mjs'
 import { processCpuSeconds } from './lib/system.mjs'
 import { batchBodies } from './scenarios/_payloads.mjs'
 
@@ -32,6 +33,8 @@ const clickhouse = args.sink === 'clickhouse' ? await startClickHouse() : null
 if (args.sink === 'clickhouse' && !clickhouse) throw new Error('no ClickHouse: set CLICKHOUSE_URL or put clickhouse-server on PATH')
 if (clickhouse) Object.assign(env, { CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: clickhouse.database(`skylark_drain_${Date.now().toString(36)}`) })
 const server = await startSkylark(root, { env, nodeArgs: args['node-arg'] })
+// Drains of two builds compare only at close readings: this machine's vCPUs change speed for seconds at a time.
+const probe = startSpeedProbe()
 
 /** Per thread: CPU ns, runnable-but-waiting ns (schedstat), and the thread's name. */
 function threads(pid) {
@@ -75,6 +78,7 @@ await new Promise((resolve) => load.on('done', resolve))
 clearInterval(loadTimer)
 
 const first = await sample()
+const drainFrom = Date.now()
 let prev = first
 let last = first
 let still = 0
@@ -101,7 +105,10 @@ const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${ser
 // ClickHouse holds an open INSERT's rows in memory until it ends (CLICKHOUSE_INSERT_SPAN_MS).
 const chPeak = clickhouse?.pid ? readFileSync(`/proc/${clickhouse.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+)/) : null
 const chPeakText = chPeak ? `; ClickHouse peak RSS ${Math.round(Number(chPeak[1]) / 1024)} MB` : ''
-console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB${chPeakText}`)
+const speed = probe.between(drainFrom, drainFrom + seconds * 1000)
+probe.stop()
+const speedText = speed ? `; CPU probe ${speed.nsPerUnit.toLocaleString('en-US')} ns` : ''
+console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB${chPeakText}${speedText}`)
 // A --cpu-prof profile is only written on a graceful exit.
 await server.stop({ graceful: args['node-arg'].some((a) => a.startsWith('--cpu-prof')) })
 await clickhouse?.destroy()

@@ -1,19 +1,22 @@
 // Micro benchmark of the consumer thread's work per event, without HTTP, spool or sink: decode a spooled
-// event (JSON.parse), person processing in one persons.db transaction per read, rows for the sink and their
-// packing for the insert thread, 64 events at a time as person-batch.ts does (CHUNK=1800: a whole read at
-// once). Events are the /batch/ scenario's (_payloads.mjs), 10,000 distinct ids, so after the first pass
-// persons exist, as in a load run. Runs on the compiled output: `npx tsc -p . && node bench/micro/consumer.mjs`
-// (add --cpu-prof to profile, --max-semi-space-size=8 --trace-gc-nvp for the consumer's young generation and
-// what it promotes). GEOIP=0 leaves GeoIP out; NEW_PERSONS=1 gives every event a distinct id never seen before
-// (a person created per event, as for first visits); BODIES=1000 makes it 100,000 distinct ids, more than the
-// person cache holds (20,000).
+// event (decodeFrames of the frames capture wrote), person processing in one persons.db transaction per read,
+// rows for the sink and their packing for the insert thread, 64 events at a time as person-batch.ts does
+// (CHUNK=1800: a whole read at once). Events are the /batch/ scenario's (_payloads.mjs), 10,000 distinct ids,
+// so after the first pass persons exist, as in a load run. Runs on the compiled output: `npx tsc -p . && node
+// bench/micro/consumer.mjs` (add --cpu-prof to profile, --max-semi-space-size=8 --trace-gc-nvp for the
+// consumer's young generation and what it promotes). GEOIP=0 leaves GeoIP out; NEW_PERSONS=1 gives every event
+// a distinct id never seen before (a person created per event, as for first visits); BODIES=1000 makes it
+// 100,000 distinct ids, more than the person cache holds (20,000).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { systemClock } from '../../dist/src/common/clock.js'
 import { openGeoIp } from '../../dist/src/geoip/index.js'
+import { decodeFrames } from '../../dist/src/ingestion/consumer/read-batch.js'
+import { encodePayload } from '../../dist/src/ingestion/frames.js'
 import { parsePayload } from '../../dist/src/ingestion/parse.js'
+import { readFrame } from '../../dist/src/ingestion/spool/format.js'
 import { toEventRows } from '../../dist/src/ingestion/consumer/rows.js'
 import { PersonsStage } from '../../dist/src/persons/index.js'
 import { RowPacker } from '../../dist/src/storage/events/packed-rows.js'
@@ -32,8 +35,15 @@ try {
   const geoip = process.env.GEOIP === '0' ? null : await openGeoIp()
   const stage = new PersonsStage(db, { geoip, clock: systemClock })
   const ctx = { now: Date.now(), ip: '127.0.0.1', queryUnderscore: null, queryToken: null, uuid: randomUUID, resolveProject: () => ({ id: 1, anonymizeIps: false }) }
-  // What the spool holds: one JSON text per captured event.
-  const spooled = batchBodies('phc_bench', 100, Number(process.env.BODIES ?? 100)).flatMap((body) => parsePayload(body, ctx).events.map((e) => Buffer.from(JSON.stringify(e))))
+  // What the spool holds: the frames capture wrote for the bodies' events.
+  const spooled = []
+  for (const body of batchBodies('phc_bench', 100, Number(process.env.BODIES ?? 100))) {
+    const frames = Buffer.from(encodePayload(parsePayload(body, ctx)).frames)
+    for (let at = 0; at < frames.length; at = spooled.at(-1).next) spooled.push(readFrame(frames, at))
+  }
+  const unreadable = (_, error) => {
+    throw error
+  }
 
   const newPersons = process.env.NEW_PERSONS === '1'
   let at = 0
@@ -43,13 +53,11 @@ try {
     const packer = new RowPacker(READ * 2600, spare)
     db.transaction(() => {
       for (let c = 0; c < READ; c += CHUNK) {
-        const events = []
-        for (let i = 0; i < CHUNK; i++, at = (at + 1) % spooled.length) {
-          const event = JSON.parse(spooled[at].toString('utf8'))
-          if (newPersons) event.distinct_id = `new-${fresh++}`
-          events.push(event)
-        }
-        packer.add(toEventRows(events, stage.process(events), Date.now()))
+        const frames = []
+        for (let i = 0; i < CHUNK; i++, at = (at + 1) % spooled.length) frames.push(spooled[at])
+        const { events, propertiesTexts } = decodeFrames(frames, unreadable)
+        if (newPersons) for (const event of events) event.distinct_id = `new-${fresh++}`
+        packer.add(toEventRows(events, stage.process(events, propertiesTexts), Date.now()))
       }
     }).immediate()
     spare = packer.finish().parts[0].buffer

@@ -9,8 +9,10 @@
  * depended on, so the consumer's parse of it (decodeCapture) gives the same event and warnings.
  */
 import { crc32 } from 'node:zlib'
+import { isPlainObject, setOwn, type JsonObject } from '../common/json.js'
 import { encodeFrame, FrameKind, HEADER_BYTES, writeFrame } from './spool/format.js'
 import { parsePayload, type ParsedPayload } from './parse.js'
+import type { CapturedEvent } from './types.js'
 
 export interface EncodedPayload {
   teamId: number
@@ -45,16 +47,52 @@ export function encodePayload(parsed: ParsedPayload): EncodedPayload {
   let total = 0
   for (let i = 0; i < n; i++) {
     const event = parsed.events[i]
-    texts[i] = JSON.stringify(event)
+    texts[i] = eventPartsText(event)
     offsets[i] = total
     total += HEADER_BYTES + Buffer.byteLength(texts[i])
     keyHashes[i] = fnv1a(`${event.team_id}:${event.distinct_id}`)
   }
   offsets[n] = total
   const frames = Buffer.allocUnsafe(total)
-  for (let i = 0; i < n; i++) writeFrame(frames, offsets[i], FrameKind.event, texts[i])
+  for (let i = 0; i < n; i++) writeFrame(frames, offsets[i], FrameKind.eventParts, texts[i])
   const warningFrames = Buffer.concat(parsed.warnings.map((w) => encodeFrame(FrameKind.warning, JSON.stringify(w))))
   return { teamId: parsed.teamId, historical: parsed.historical, frames, offsets, keyHashes, warningFrames, dropReasons: dropReasons(parsed) }
+}
+
+/**
+ * An `eventParts` payload: the JSON of the event's properties but `$set`/`$set_once`, a newline (never part
+ * of JSON.stringify's output), then the JSON of the event with those two as its only properties. The first
+ * line is the text of the properties the consumer stores (they go with `$set`/`$set_once` rebuilt at their
+ * end), so it copies it instead of serialising them again when person processing changed none of them: 6–8 %
+ * less of the consumer's time a /batch/ event, for ≈0.3–0.4 µs more here (docs/performance.md).
+ */
+export function eventPartsText(event: CapturedEvent): string {
+  const { properties } = event
+  let rest = properties
+  const sets: JsonObject = {}
+  if (Object.hasOwn(properties, '$set') || Object.hasOwn(properties, '$set_once')) {
+    rest = {}
+    for (const key of Object.keys(properties)) setOwn(key === '$set' || key === '$set_once' ? sets : rest, key, properties[key])
+  }
+  const head: CapturedEvent = { uuid: event.uuid, event: event.event, distinct_id: event.distinct_id, properties: sets, timestamp: event.timestamp, team_id: event.team_id, now: event.now }
+  return `${JSON.stringify(rest)}\n${JSON.stringify(head)}`
+}
+
+/**
+ * The event of an `eventParts` payload, its properties whole again (`$set`/`$set_once` last), and the text of
+ * those properties but `$set`/`$set_once` (a view of `payload`).
+ */
+export function decodeEventParts(payload: Buffer): { event: CapturedEvent; propertiesText: Buffer } {
+  const newline = payload.indexOf(0x0a)
+  if (newline < 0) throw new Error('the event record has no line of properties')
+  const propertiesText = payload.subarray(0, newline)
+  const properties: unknown = JSON.parse(propertiesText.toString('utf8'))
+  const event = JSON.parse(payload.toString('utf8', newline + 1)) as CapturedEvent
+  if (!isPlainObject(properties) || !isPlainObject(event) || !isPlainObject(event.properties)) throw new Error('the event record is not two JSON objects')
+  const sets = event.properties
+  for (const key of Object.keys(sets)) setOwn(properties, key, sets[key])
+  event.properties = properties
+  return { event, propertiesText }
 }
 
 function dropReasons(parsed: ParsedPayload): string[] {

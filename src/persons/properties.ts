@@ -133,19 +133,25 @@ function ownObject(sets: EventSets, key: '$set' | '$set_once'): JsonObject {
  * PostHog's GeoIP transformation: the looked-up keys go onto the event, and into `$set` (every GeoIP key,
  * null when unknown, overriding client values) and `$set_once` as `$initial_geoip_*` (see EventSets). Keys
  * the client sent under those names give way: they are removed, so the stored JSON has each key once, with
- * GeoIP's value. The event's own keys are appended as text by storedPropertiesJson, not added here.
+ * GeoIP's value. The event's own keys are appended as text by storedPropertiesJson, not added here. True
+ * when it removed one of `properties`.
  */
 const GEO_KEYS = GEO_FIELDS.map((field) => [`$geoip_${field}`, `$initial_geoip_${field}`] as const)
 
-export function addGeoProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties): void {
+export function addGeoProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties): boolean {
   sets.geo = geo
   const set = isPlainObject(sets.$set) ? sets.$set : null
   const setOnce = isPlainObject(sets.$set_once) ? sets.$set_once : null
+  let removed = false
   for (const [key, initialKey] of GEO_KEYS) {
-    if (Object.hasOwn(geo, key) && Object.hasOwn(properties, key)) delete properties[key]
+    if (Object.hasOwn(geo, key) && Object.hasOwn(properties, key)) {
+      delete properties[key]
+      removed = true
+    }
     if (set !== null && Object.hasOwn(set, key)) delete set[key]
     if (setOnce !== null && Object.hasOwn(setOnce, initialKey)) delete setOnce[initialKey]
   }
+  return removed
 }
 
 /** A GeoIP result as JSON members (`"k":v,…`, UTF-8): the event's keys, those of `$set` and those of `$set_once`. */
@@ -183,10 +189,16 @@ const SET_ONCE_NAME = Buffer.from('"$set_once":')
  * The JSON text of the event's properties as stored: `properties`, then the GeoIP result's keys (`geo`,
  * null = none), then `$set` and `$set_once` with the GeoIP keys of `sets` (NO_SETS = neither). In pieces
  * (JsonText): the GeoIP members are copied as bytes, and the row packer writes the rest without joining it.
+ * `propertiesText`, when given, is JSON.stringify(properties) as UTF-8 (from the spool frame), copied instead.
  */
-export function storedProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties | null): JsonText {
+export function storedProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties | null, propertiesText: Uint8Array | null = null): JsonText {
   const text = new JsonText()
-  let hasMembers = openObject(text, JSON.stringify(properties))
+  let hasMembers: boolean
+  if (propertiesText === null) hasMembers = openObject(text, JSON.stringify(properties))
+  else {
+    hasMembers = propertiesText.length > 2
+    text.add(hasMembers ? propertiesText.subarray(0, propertiesText.length - 1) : OPEN_BRACE)
+  }
   const geoEvent = geo === null ? null : geoText(geo).event
   if (geoEvent !== null && geoEvent.length > 0) {
     if (hasMembers) text.add(COMMA)

@@ -59,6 +59,11 @@ export interface PersonOutcome {
   /** The GeoIP result whose keys the stored event gets; null = none. */
   geo: GeoProperties | null
   /**
+   * JSON.stringify(properties) as UTF-8 when the spool frame had it and processing changed none of them
+   * (storedProperties copies it instead of serialising them); null = serialise them.
+   */
+  propertiesText: Uint8Array | null
+  /**
    * Set when PostHog drops the event instead of storing it (an `$identify`, `$create_alias`,
    * `$merge_dangerously` or `$groupidentify` sent with `$process_person_profile: false`): the reason.
    */
@@ -83,6 +88,8 @@ interface Normalised {
   properties: JsonObject
   sets: EventSets
   geo: GeoProperties | null
+  /** The text the event came with, for as long as `properties` are still what it says (every change clears it). */
+  propertiesText: Uint8Array | null
   processPerson: boolean
   dropReason: string | null
   warnings: Warning[]
@@ -101,7 +108,7 @@ const DROP_PERSONLESS_PERSON_EVENT = 'invalid_event_when_process_person_profile_
 
 /** What the stored event gets from its person processing. */
 function outcome(personId: string, groups: GroupColumns, n: Normalised): PersonOutcome {
-  return { personId, groups, properties: n.properties, sets: n.sets, geo: n.geo }
+  return { personId, groups, properties: n.properties, sets: n.sets, geo: n.geo, propertiesText: n.propertiesText }
 }
 
 function eventDetails(event: CapturedEvent): Record<string, unknown> {
@@ -114,8 +121,8 @@ export class PersonsStage {
   private readonly warnings: WarningWriter
   private readonly geoip: GeoIp | null
   private readonly clock: Clock
-  private readonly inSavepoint: (event: CapturedEvent) => PersonOutcome
-  private readonly inBatchSavepoint: (events: readonly CapturedEvent[]) => PersonOutcome[]
+  private readonly inSavepoint: (event: CapturedEvent, propertiesText: Uint8Array | null) => PersonOutcome
+  private readonly inBatchSavepoint: (events: readonly CapturedEvent[], propertiesTexts: ReadonlyArray<Uint8Array | null> | undefined) => PersonOutcome[]
 
   constructor(db: Db, options: PersonsStageOptions) {
     this.geoip = options.geoip
@@ -124,10 +131,10 @@ export class PersonsStage {
     this.groups = new GroupStore(db)
     this.warnings = new WarningWriter(db, options.clock)
     // Inside the caller's transaction better-sqlite3 turns this into SAVEPOINT … RELEASE.
-    this.inSavepoint = db.transaction((event: CapturedEvent) => this.processOne(event))
-    this.inBatchSavepoint = db.transaction((events: readonly CapturedEvent[]) => {
+    this.inSavepoint = db.transaction((event: CapturedEvent, propertiesText: Uint8Array | null) => this.processOne(event, propertiesText))
+    this.inBatchSavepoint = db.transaction((events: readonly CapturedEvent[], propertiesTexts: ReadonlyArray<Uint8Array | null> | undefined) => {
       const outcomes = new Array<PersonOutcome>(events.length)
-      for (let i = 0; i < events.length; i++) outcomes[i] = this.processOne(events[i])
+      for (let i = 0; i < events.length; i++) outcomes[i] = this.processOne(events[i], propertiesTexts?.[i] ?? null)
       return outcomes
     })
   }
@@ -135,29 +142,30 @@ export class PersonsStage {
   /**
    * Applies the events' person and group effects in order, inside a transaction the caller opened; returns
    * one outcome per event (same order). Bad event content never throws: it becomes an ingestion warning.
+   * `propertiesTexts[i]`, when given, is JSON.stringify of `events[i]`'s properties but `$set`/`$set_once`.
    *
    * A savepoint per event costs two statements per event, and bad content is rare: the batch runs in one
    * savepoint, and only when an event fails on its content is it rolled back and redone with one
    * savepoint per event, which gives the same outcome as if every event had had its own.
    */
-  process(events: readonly CapturedEvent[]): PersonOutcome[] {
+  process(events: readonly CapturedEvent[], propertiesTexts?: ReadonlyArray<Uint8Array | null>): PersonOutcome[] {
     try {
-      return this.inBatchSavepoint(events)
+      return this.inBatchSavepoint(events, propertiesTexts)
     } catch (error) {
       if (error instanceof Database.SqliteError) throw error
       this.resetCache()
     }
     const outcomes = new Array<PersonOutcome>(events.length)
-    for (let i = 0; i < events.length; i++) outcomes[i] = this.processSafely(events[i])
+    for (let i = 0; i < events.length; i++) outcomes[i] = this.processSafely(events[i], propertiesTexts?.[i] ?? null)
     return outcomes
   }
 
   /** Re-derives the outcome of an event that was already processed, changing nothing in persons.db. */
   enrich(event: CapturedEvent): PersonOutcome {
-    const n = this.normalise(event)
+    const n = this.normalise(event, null)
     const personless = this.personlessOutcome(event, n)
     if (personless) return personless
-    this.addGroupColumns(event, n.properties, false)
+    this.addGroupColumns(event, n, false)
     const person = this.persons.fetch(event.team_id, event.distinct_id)
     return outcome(person?.uuid ?? personUuidFor(event.team_id, event.distinct_id), groupColumns(n.properties), n)
   }
@@ -169,9 +177,9 @@ export class PersonsStage {
     this.warnings.resetCache()
   }
 
-  private processSafely(event: CapturedEvent): PersonOutcome {
+  private processSafely(event: CapturedEvent, propertiesText: Uint8Array | null): PersonOutcome {
     try {
-      return this.inSavepoint(event)
+      return this.inSavepoint(event, propertiesText)
     } catch (error) {
       if (error instanceof Database.SqliteError) throw error
       // The savepoint was rolled back; cached persons may hold its changes.
@@ -186,18 +194,19 @@ export class PersonsStage {
         properties: isPlainObject(event.properties) ? copyObject(event.properties) : {},
         sets: NO_SETS,
         geo: null,
+        propertiesText: null,
       }
     }
   }
 
-  private processOne(event: CapturedEvent): PersonOutcome {
-    const n = this.normalise(event)
+  private processOne(event: CapturedEvent, propertiesText: Uint8Array | null): PersonOutcome {
+    const n = this.normalise(event, propertiesText)
     for (const w of n.warnings) this.warnings.write(event.team_id, w.type, w.details, w.debounceKey)
     const personless = this.personlessOutcome(event, n, true)
     if (personless) return personless
 
     const ctx: EventContext = { event, properties: n.properties, sets: n.sets, updateIsIdentified: false }
-    this.addGroupColumns(event, n.properties, true)
+    this.addGroupColumns(event, n, true)
     if (event.event === '$groupidentify') this.upsertGroup(ctx)
     const person = this.applyPersonEffects(ctx)
     return outcome(person.uuid, groupColumns(n.properties), n)
@@ -209,7 +218,11 @@ export class PersonsStage {
       return { ...outcome(personUuidFor(event.team_id, event.distinct_id), noGroups(), n), dropReason: n.dropReason }
     }
     if (n.processPerson) return null
-    for (const key of GROUP_COLUMN_KEYS) delete n.properties[key]
+    for (const key of GROUP_COLUMN_KEYS) {
+      if (!Object.hasOwn(n.properties, key)) continue
+      delete n.properties[key]
+      n.propertiesText = null
+    }
     const person = this.persons.fetch(event.team_id, event.distinct_id)
     if (!person && record) this.persons.markPersonless(event.team_id, event.distinct_id)
     return outcome(person?.uuid ?? personUuidFor(event.team_id, event.distinct_id), noGroups(), n)
@@ -218,17 +231,20 @@ export class PersonsStage {
   /**
    * The stored form of the event's properties (a copy; the event is not changed) and whether it gets person
    * processing: `$process_person_profile`, GeoIP, `$initial_*`/campaign copies, `$set*` removal.
+   * `propertiesText` (the event's properties but `$set`/`$set_once` as JSON, or null) is kept while they stay so.
    */
-  private normalise(event: CapturedEvent): Normalised {
+  private normalise(event: CapturedEvent, text: Uint8Array | null): Normalised {
     const { properties, sets } = splitSets(isPlainObject(event.properties) ? event.properties : {})
     const warnings: Warning[] = []
     let processPerson = true
     let dropReason: string | null = null
+    let propertiesText = text
 
     if (Object.hasOwn(properties, '$process_person_profile')) {
       const value = properties.$process_person_profile
       if (value === false) processPerson = false
-      else if (value !== true) {
+      else propertiesText = null // removed below; `false` is written back as it was
+      if (value !== false && value !== true) {
         warnings.push({
           type: 'invalid_process_person_profile',
           details: {
@@ -249,15 +265,18 @@ export class PersonsStage {
     let geo: GeoProperties | null = null
     if (this.geoip && !properties.$geoip_disable && typeof ip === 'string' && ip !== '') {
       geo = this.geoip.lookup(ip)
-      if (geo) addGeoProperties(properties, sets, geo)
+      if (geo && addGeoProperties(properties, sets, geo)) propertiesText = null
     }
     addInitialAndCampaignProperties(event.event, properties, sets)
 
     const keepsSets = processPerson && event.event !== '$groupidentify'
-    if (!keepsSets) delete properties.$unset
+    if (!keepsSets && Object.hasOwn(properties, '$unset')) {
+      delete properties.$unset
+      propertiesText = null
+    }
     if (processPerson) delete properties.$process_person_profile
     else properties.$process_person_profile = false
-    return { properties, sets: keepsSets ? sets : NO_SETS, geo, processPerson, dropReason, warnings }
+    return { properties, sets: keepsSets ? sets : NO_SETS, geo, propertiesText, processPerson, dropReason, warnings }
   }
 
   /** Only where a row is created: formatting it for every event cost ≈2 % of the consumer thread. */
@@ -270,12 +289,14 @@ export class PersonsStage {
   // Groups
 
   /** `$groups: {type: key}` → `$group_<index>: key`, creating indexes for new types when `create`. */
-  private addGroupColumns(event: CapturedEvent, properties: JsonObject, create: boolean): void {
-    const groups = properties.$groups
+  private addGroupColumns(event: CapturedEvent, n: Normalised, create: boolean): void {
+    const groups = n.properties.$groups
     if (!isPlainObject(groups)) return
     for (const [groupType, groupKey] of Object.entries(groups)) {
       const index = this.groupTypeIndex(event, groupType, create)
-      if (index !== null) properties[`$group_${index}`] = groupKey
+      if (index === null) continue
+      n.properties[`$group_${index}`] = groupKey
+      n.propertiesText = null
     }
   }
 

@@ -65,7 +65,7 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
   const personsDb = openDatabase(join(dir, 'persons.db'))
   migrate(personsDb, PERSONS_MIGRATIONS)
   const processed: number[] = []
-  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null })
+  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null, propertiesText: null })
   const stage: PersonStage = {
     process: (events) => {
       processed.push(events.length)

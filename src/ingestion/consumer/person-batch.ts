@@ -29,7 +29,8 @@ const MAX_SPARES = 4
 
 /** What the consumer needs from person processing (src/persons implements it). */
 export interface PersonStage {
-  process(events: CapturedEvent[]): PersonOutcome[]
+  /** `propertiesTexts[i]`: the text of `events[i]`'s properties but `$set`/`$set_once`, when known (decodeFrames). */
+  process(events: CapturedEvent[], propertiesTexts?: ReadonlyArray<Uint8Array | null>): PersonOutcome[]
   enrich(event: CapturedEvent): PersonOutcome
   resetCache(): void
 }
@@ -80,7 +81,7 @@ export class PersonBatches {
           const chunk = decodeFrames(frames.slice(decoded, decoded + CHUNK_EVENTS), onUnreadable)
           decoded = Math.min(decoded + CHUNK_EVENTS, frames.length)
           for (const w of chunk.warnings) warnings.push(w)
-          packer.add(toEventRows(chunk.events, stage.process(chunk.events), clock.now()))
+          packer.add(toEventRows(chunk.events, stage.process(chunk.events, chunk.propertiesTexts), clock.now()))
           processed += chunk.events.length
         }
         this.#writeWarnings(warnings)

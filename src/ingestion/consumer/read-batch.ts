@@ -5,7 +5,7 @@
  * leaves room for (≤ READ_STEP); more than `maxBytes` only when frames differ much in size. `decodeFrames`
  * turns a read into events and ingestion warnings.
  */
-import { decodeCapture } from '../frames.js'
+import { decodeCapture, decodeEventParts } from '../frames.js'
 import { FrameKind } from '../spool/format.js'
 import type { Cursor } from '../spool/layout.js'
 import type { CorruptionReport, LaneReader, SpoolFrame } from '../spool/reader.js'
@@ -40,27 +40,41 @@ export function readBatch(reader: LaneReader, maxBytes: number, onCorrupt: (r: C
 /**
  * Parses each frame (a `capture` frame is parsed as capture parsed its body, giving its one event and its
  * warnings); one that does not parse goes to `onUnreadable` (the consumer dead-letters it) and the rest go on.
+ * `propertiesTexts[i]` is the text of `events[i]`'s properties but `$set`/`$set_once` where its frame had it
+ * (`eventParts`), else null.
  */
 export function decodeFrames(
   frames: ReadonlyArray<{ kind: number; payload: Buffer }>,
   onUnreadable: (payload: Buffer, error: unknown) => void,
-): { events: CapturedEvent[]; warnings: IngestionWarning[] } {
+): { events: CapturedEvent[]; propertiesTexts: Array<Buffer | null>; warnings: IngestionWarning[] } {
   const events: CapturedEvent[] = []
+  const propertiesTexts: Array<Buffer | null> = []
   const warnings: IngestionWarning[] = []
   for (const frame of frames) {
     try {
+      if (frame.kind === FrameKind.eventParts) {
+        const { event, propertiesText } = decodeEventParts(frame.payload)
+        events.push(event)
+        propertiesTexts.push(propertiesText)
+        continue
+      }
       if (frame.kind === FrameKind.capture) {
         const parsed = decodeCapture(frame.payload)
-        for (const e of parsed.events) events.push(e)
+        for (const e of parsed.events) {
+          events.push(e)
+          propertiesTexts.push(null)
+        }
         for (const w of parsed.warnings) warnings.push(w)
         continue
       }
       const value = JSON.parse(frame.payload.toString('utf8'))
-      if (frame.kind === FrameKind.event) events.push(value as CapturedEvent)
-      else warnings.push(value as IngestionWarning)
+      if (frame.kind === FrameKind.event) {
+        events.push(value as CapturedEvent)
+        propertiesTexts.push(null)
+      } else warnings.push(value as IngestionWarning)
     } catch (error) {
       onUnreadable(frame.payload, error)
     }
   }
-  return { events, warnings }
+  return { events, propertiesTexts, warnings }
 }

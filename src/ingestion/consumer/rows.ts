@@ -17,7 +17,7 @@ export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly
       event: event.event,
       distinct_id: event.distinct_id,
       person_id: outcome.personId,
-      properties: storedProperties(outcome.properties, outcome.sets, outcome.geo),
+      properties: storedProperties(outcome.properties, outcome.sets, outcome.geo, outcome.propertiesText),
       timestamp: event.timestamp,
       created_at: createdAt,
       groups: outcome.groups,

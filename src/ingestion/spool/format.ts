@@ -11,9 +11,11 @@ export const HEADER_BYTES = 9
 /**
  * `event`: a CapturedEvent as JSON. `warning`: an IngestionWarning as JSON. `capture`: a request that yielded
  * one event, as its decoded body behind a line of JSON recording what parsing it depended on (frames.ts,
- * encodeCapture); the consumer parses it again.
+ * encodeCapture); the consumer parses it again. `eventParts`: a CapturedEvent as a line of its properties
+ * but `$set`/`$set_once`, then the event with those two as its only properties (frames.ts, eventPartsText);
+ * what captures of several events write since `event` frames, which the consumer still reads.
  */
-export const FrameKind = { event: 1, warning: 2, capture: 3 } as const
+export const FrameKind = { event: 1, warning: 2, capture: 3, eventParts: 4 } as const
 export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind]
 
 /** Largest payload a frame may declare; anything bigger is treated as corruption. */
@@ -52,6 +54,6 @@ export function readFrame(buf: Buffer, offset: number): FrameRead {
   const payload = buf.subarray(offset + HEADER_BYTES, end)
   if (crc32(payload) !== buf.readUInt32LE(offset + 4)) return { status: 'corrupt', reason: 'checksum mismatch' }
   const kind = buf[offset + 8]
-  if (kind !== FrameKind.event && kind !== FrameKind.warning && kind !== FrameKind.capture) return { status: 'corrupt', reason: `unknown frame kind ${kind}` }
+  if (kind < FrameKind.event || kind > FrameKind.eventParts) return { status: 'corrupt', reason: `unknown frame kind ${kind}` }
   return { status: 'ok', kind, payload, next: end }
 }

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { decodeFrames } from '../../../src/ingestion/consumer/read-batch.js'
 import { decodeBodyBytes } from '../../../src/ingestion/decode.js'
-import { decodeCapture, encodeCapture, encodePayload, fnv1a } from '../../../src/ingestion/frames.js'
+import { decodeCapture, decodeEventParts, encodeCapture, encodePayload, eventPartsText, fnv1a } from '../../../src/ingestion/frames.js'
 import { parsePayload } from '../../../src/ingestion/parse.js'
 import { FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
@@ -17,7 +17,7 @@ const event = (i: number, name: string): CapturedEvent => ({
   now: 1_700_000_000_000,
 })
 
-t.test("a body's events are framed back to back, each at its offset, with its checksum and its exact JSON", async (t) => {
+t.test("a body's events are framed back to back, each at its offset, with its checksum and its parts' exact JSON", async (t) => {
   const events = ['$pageview', 'Zoë 🦜 ユーザー', 'x', '\u2028"\\'].map((name, i) => event(i + 1, name))
   const warnings = [{ team_id: 2, type: 'event_dropped', source: 'capture', details: { reason: 'missing_event_name' }, timestamp: 1 }]
   const encoded = encodePayload({ teamId: 2, historical: false, events, warnings })
@@ -28,14 +28,36 @@ t.test("a body's events are framed back to back, each at its offset, with its ch
     const read = readFrame(frames, encoded.offsets[i])
     t.equal(read.status, 'ok', `frame ${i} reads with a valid checksum`)
     if (read.status !== 'ok') return
-    t.equal(read.kind, FrameKind.event)
-    t.equal(read.payload.toString('utf8'), JSON.stringify(e))
+    t.equal(read.kind, FrameKind.eventParts)
+    t.equal(read.payload.toString('utf8'), eventPartsText(e))
     t.equal(read.next, encoded.offsets[i + 1], 'it ends where the next one starts')
     t.equal(encoded.keyHashes[i], fnv1a(`2:${e.distinct_id}`))
   })
   const warning = readFrame(Buffer.from(encoded.warningFrames), 0)
   t.ok(warning.status === 'ok' && warning.kind === FrameKind.warning && JSON.parse(warning.payload.toString()).type === 'event_dropped')
   t.same(encoded.dropReasons, ['missing_event_name'])
+})
+
+t.test("an event's frame holds its properties but $set/$set_once as one line, and decodes to the same event", async (t) => {
+  const properties: Record<string, unknown> = { a: 1, $set: { plan: 'pro' }, 'Zoë 🦜': '\u2028\n"', $set_once: { first: true }, nested: { x: [1, null] } }
+  Object.defineProperty(properties, '__proto__', { value: 'an own key', enumerable: true, writable: true, configurable: true })
+  const cases: Array<[string, CapturedEvent]> = [
+    ['with $set and $set_once among other keys', { ...event(1, '$identify'), properties }],
+    ['without them', event(2, '$pageview')],
+    ['with no properties at all', { ...event(3, 'x'), properties: {} }],
+  ]
+  for (const [name, e] of cases) {
+    const payload = Buffer.from(eventPartsText(e))
+    const { event: decoded, propertiesText } = decodeEventParts(payload)
+    const isSet = ([key]: [string, unknown]) => key === '$set' || key === '$set_once'
+    const rest = Object.fromEntries(Object.entries(e.properties).filter((entry) => !isSet(entry)))
+    const sets = Object.fromEntries(Object.entries(e.properties).filter(isSet))
+    t.equal(propertiesText.toString(), JSON.stringify(rest), `${name}: the first line is the JSON of the other properties`)
+    t.same(decoded, e, `${name}: the event decodes whole`)
+    t.equal(JSON.stringify(decoded.properties), JSON.stringify({ ...rest, ...sets }), `${name}: $set and $set_once come last`)
+  }
+  t.throws(() => decodeEventParts(Buffer.from('{"a":1}')), /no line of properties/, 'a payload without its two lines is refused')
+  t.throws(() => decodeEventParts(Buffer.from('[1]\n{"properties":{}}')), /not two JSON objects/)
 })
 
 t.test('a body with no accepted events has no frames', async (t) => {

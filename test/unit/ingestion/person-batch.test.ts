@@ -27,7 +27,7 @@ t.test('a read that fails as a whole is redone event by event: the rest stored i
   t.teardown(() => db.close())
   migrate(db, PERSONS_MIGRATIONS)
   const checkpoints = new Checkpoints(db)
-  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null })
+  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null, propertiesText: null })
   // Throws (as a database error would) for any batch holding the bad event, which persons then never take.
   const stage: PersonStage = {
     process: (events) => {
