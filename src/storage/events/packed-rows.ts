@@ -202,4 +202,13 @@ export class PackedReader {
     this.#at += n
     return value
   }
+
+  /** The next string's UTF-8 bytes, a view of the packed buffer (an empty view for a null string). */
+  bytes(): Buffer {
+    const n = Math.max(0, this.#buf.readInt32LE(this.#at))
+    this.#at += 4
+    const view = this.#buf.subarray(this.#at, this.#at + n)
+    this.#at += n
+    return view
+  }
 }

@@ -37,10 +37,13 @@ export class SqliteEventSink implements EventSink {
     // A row's block: the rows this connection has inserted or tried to, counted on from the table's last rowid.
     let rows = (this.#db.prepare('SELECT max(rowid) AS n FROM events').get() as { n: number | null }).n ?? 0
     const block = () => Math.floor(rows++ / blockRows)
+    // `properties` may come as UTF-8 bytes (packed rows): bound as a blob and cast, SQLite stores them as
+    // TEXT as they are, where a string is decoded here and encoded again by the binding, ≈2 µs a row of
+    // 2.7 KB (≈10 % of a row's insert with its WAL writes). A string casts to itself.
     const insert = this.#db.prepare(
       `INSERT OR IGNORE INTO events (block, uuid, team_id, event, distinct_id, person_id, properties, timestamp, created_at,
          group_0, group_1, group_2, group_3, group_4, elements_chain)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, CAST(? AS TEXT), ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     this.#insertMany = this.#db.transaction((rows: readonly EventRow[]) => {
       for (const r of rows) {
@@ -55,7 +58,7 @@ export class SqliteEventSink implements EventSink {
         const timestamp = r.number()
         const createdAt = r.number()
         // Arguments are evaluated left to right: the strings come out in the column order packRows wrote.
-        insert.run(block(), r.text(), teamId, r.text(), r.text(), r.text(), r.text(), timestamp, createdAt, r.text(), r.text(), r.text(), r.text(), r.text(), r.text())
+        insert.run(block(), r.text(), teamId, r.text(), r.text(), r.text(), r.bytes(), timestamp, createdAt, r.text(), r.text(), r.text(), r.text(), r.text(), r.text())
       }
     })
   }

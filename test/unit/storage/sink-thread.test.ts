@@ -75,6 +75,15 @@ t.test('packed rows read back field for field, including non-ASCII text, empty s
   const packer = new RowPacker(0)
   packer.add(rows)
   t.same(unpack(packer.finish().parts[0]), fields, 'the same from a packer')
+  const r = new PackedReader(packRows(rows))
+  const properties = []
+  while (!r.done) {
+    Array.from({ length: 3 }, () => r.number())
+    Array.from({ length: 4 }, () => r.text())
+    properties.push(r.bytes().toString())
+    Array.from({ length: 6 }, () => r.text())
+  }
+  t.same(properties, rows.map((row) => row.properties), 'a string read as its UTF-8 bytes')
 })
 
 t.test('rows whose properties are in pieces pack to the same bytes as with their joined text', async (t) => {
@@ -149,13 +158,18 @@ t.test('the insert thread stores rows exactly as given, batch after batch', asyn
   const sink = new ThreadedSink({ spec: { kind: 'sqlite', file }, entry: ENTRY })
   t.teardown(() => sink.close())
   const first = Array.from({ length: 200 }, (_, i) => row({ distinct_id: `user-${i}`, groups: ['g', '', '', '', ''] }))
-  const second = [row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"' })]
+  const second = [row({ distinct_id: 'Zoë 🦜', properties: '{"emoji":"🦜","ö":"ü","escaped":"\\u0000\\ud800"}', elements_chain: 'button:text="Pay"' })]
   await sink.write(first)
   // The second batch is packed into the first one's (larger) returned buffer: nothing of the first may be re-read.
   await sink.write(second)
   await sink.write(second) // a replay: deduplicated by uuid
   await sink.write([]) // a batch whose events were all dropped
   t.same(storedRows(file), [...first, ...second])
+  const db = openDatabase(file, { readonly: true })
+  t.teardown(() => db.close())
+  // Packed properties are bound as their UTF-8 bytes and cast: stored as TEXT, as a string would be.
+  t.same(db.prepare('SELECT DISTINCT typeof(properties) FROM events').pluck().all(), ['text'])
+  t.equal(db.prepare("SELECT properties ->> '$.emoji' FROM events WHERE distinct_id = 'Zoë 🦜'").pluck().get(), '🦜', 'and read by SQLite as JSON')
   t.equal(await sink.ping(), true)
 })
 
