@@ -193,12 +193,7 @@ const SET_ONCE_NAME = Buffer.from('"$set_once":')
  */
 export function storedProperties(properties: JsonObject, sets: EventSets, geo: GeoProperties | null, propertiesText: Uint8Array | null = null): JsonText {
   const text = new JsonText()
-  let hasMembers: boolean
-  if (propertiesText === null) hasMembers = openObject(text, JSON.stringify(properties))
-  else {
-    hasMembers = propertiesText.length > 2
-    text.add(hasMembers ? propertiesText.subarray(0, propertiesText.length - 1) : OPEN_BRACE)
-  }
+  let hasMembers = openObject(text, propertiesText ?? JSON.stringify(properties))
   const geoEvent = geo === null ? null : geoText(geo).event
   if (geoEvent !== null && geoEvent.length > 0) {
     if (hasMembers) text.add(COMMA)
@@ -217,9 +212,10 @@ export function storedPropertiesJson(properties: JsonObject, sets: EventSets, ge
   return storedProperties(properties, sets, geo).toString()
 }
 
-/** Adds an object's text but for its closing brace; true when it has members. */
-function openObject(text: JsonText, objectJson: string): boolean {
-  text.add(objectJson.length === 2 ? OPEN_BRACE : objectJson.slice(0, -1))
+/** Adds an object's text (a string, or its UTF-8 bytes) but for its closing brace; true when it has members. */
+function openObject(text: JsonText, objectJson: string | Uint8Array): boolean {
+  if (objectJson.length === 2) text.add(OPEN_BRACE)
+  else text.add(typeof objectJson === 'string' ? objectJson.slice(0, -1) : objectJson.subarray(0, objectJson.length - 1))
   return objectJson.length > 2
 }
 

@@ -9,9 +9,10 @@
  * - Any other event creates its person on first sight and applies `$set_once`, `$set`, `$unset`.
  * - `$groups` fills `$group_0..4`; `$groupidentify` creates or updates the group row.
  *
- * The caller owns the transaction; a batch runs in one savepoint, redone with a savepoint per event when
- * one breaks on bad content, so that event is rolled back alone and reported as an ingestion warning, while
- * database errors propagate.
+ * The event's stored form and whether it gets person processing come from normalise.ts. The caller owns the
+ * transaction; a batch runs in one savepoint, redone with a savepoint per event when one breaks on bad
+ * content, so that event is rolled back alone and reported as an ingestion warning, while database errors
+ * propagate.
  */
 import Database from 'better-sqlite3'
 import { iso, type Clock } from '../common/clock.js'
@@ -20,17 +21,14 @@ import type { GeoIp, GeoProperties } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
 import { GROUP_COLUMN_KEYS, groupColumns, noGroups, type GroupColumns } from './group-columns.js'
 import { GroupStore, MAX_GROUP_TYPES_PER_TEAM } from './groups.js'
+import { eventDetails, normaliseEvent, type Normalised } from './normalise.js'
 import {
   NO_SETS,
-  PERSON_ONLY_EVENTS,
-  addGeoProperties,
-  addInitialAndCampaignProperties,
   applyPropertyUpdates,
   computePropertyUpdates,
   initialPersonProperties,
   isDistinctIdIllegal,
   isIgnorableUpdate,
-  splitSets,
   type EventSets,
 } from './properties.js'
 import { PersonStore, personUuidFor, type Person } from './store.js'
@@ -77,24 +75,6 @@ export interface PersonsStageOptions {
   cacheSize?: number
 }
 
-interface Warning {
-  type: string
-  details: Record<string, unknown>
-  /** Present: debounced per key (hourly); absent: always written. */
-  debounceKey?: string
-}
-
-interface Normalised {
-  properties: JsonObject
-  sets: EventSets
-  geo: GeoProperties | null
-  /** The text the event came with, for as long as `properties` are still what it says (every change clears it). */
-  propertiesText: Uint8Array | null
-  processPerson: boolean
-  dropReason: string | null
-  warnings: Warning[]
-}
-
 /** What one event's person processing needs to know. */
 interface EventContext {
   readonly event: CapturedEvent
@@ -104,15 +84,9 @@ interface EventContext {
   updateIsIdentified: boolean
 }
 
-const DROP_PERSONLESS_PERSON_EVENT = 'invalid_event_when_process_person_profile_is_false'
-
 /** What the stored event gets from its person processing. */
 function outcome(personId: string, groups: GroupColumns, n: Normalised): PersonOutcome {
   return { personId, groups, properties: n.properties, sets: n.sets, geo: n.geo, propertiesText: n.propertiesText }
-}
-
-function eventDetails(event: CapturedEvent): Record<string, unknown> {
-  return { eventUuid: event.uuid, event: event.event, distinctId: event.distinct_id }
 }
 
 export class PersonsStage {
@@ -162,7 +136,7 @@ export class PersonsStage {
 
   /** Re-derives the outcome of an event that was already processed, changing nothing in persons.db. */
   enrich(event: CapturedEvent): PersonOutcome {
-    const n = this.normalise(event, null)
+    const n = normaliseEvent(event, null, this.geoip)
     const personless = this.personlessOutcome(event, n)
     if (personless) return personless
     this.addGroupColumns(event, n, false)
@@ -200,7 +174,7 @@ export class PersonsStage {
   }
 
   private processOne(event: CapturedEvent, propertiesText: Uint8Array | null): PersonOutcome {
-    const n = this.normalise(event, propertiesText)
+    const n = normaliseEvent(event, propertiesText, this.geoip)
     for (const w of n.warnings) this.warnings.write(event.team_id, w.type, w.details, w.debounceKey)
     const personless = this.personlessOutcome(event, n, true)
     if (personless) return personless
@@ -226,57 +200,6 @@ export class PersonsStage {
     const person = this.persons.fetch(event.team_id, event.distinct_id)
     if (!person && record) this.persons.markPersonless(event.team_id, event.distinct_id)
     return outcome(person?.uuid ?? personUuidFor(event.team_id, event.distinct_id), noGroups(), n)
-  }
-
-  /**
-   * The stored form of the event's properties (a copy; the event is not changed) and whether it gets person
-   * processing: `$process_person_profile`, GeoIP, `$initial_*`/campaign copies, `$set*` removal.
-   * `propertiesText` (the event's properties but `$set`/`$set_once` as JSON, or null) is kept while they stay so.
-   */
-  private normalise(event: CapturedEvent, text: Uint8Array | null): Normalised {
-    const { properties, sets } = splitSets(isPlainObject(event.properties) ? event.properties : {})
-    const warnings: Warning[] = []
-    let processPerson = true
-    let dropReason: string | null = null
-    let propertiesText = text
-
-    if (Object.hasOwn(properties, '$process_person_profile')) {
-      const value = properties.$process_person_profile
-      if (value === false) processPerson = false
-      else propertiesText = null // removed below; `false` is written back as it was
-      if (value !== false && value !== true) {
-        warnings.push({
-          type: 'invalid_process_person_profile',
-          details: {
-            ...eventDetails(event),
-            $process_person_profile: value,
-            message: 'Only a boolean value is valid for the $process_person_profile property',
-          },
-          debounceKey: '',
-        })
-      }
-    }
-    if (!processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
-      dropReason = DROP_PERSONLESS_PERSON_EVENT
-      warnings.push({ type: DROP_PERSONLESS_PERSON_EVENT, details: eventDetails(event) })
-    }
-
-    const ip = properties.$ip
-    let geo: GeoProperties | null = null
-    if (this.geoip && !properties.$geoip_disable && typeof ip === 'string' && ip !== '') {
-      geo = this.geoip.lookup(ip)
-      if (geo && addGeoProperties(properties, sets, geo)) propertiesText = null
-    }
-    addInitialAndCampaignProperties(event.event, properties, sets)
-
-    const keepsSets = processPerson && event.event !== '$groupidentify'
-    if (!keepsSets && Object.hasOwn(properties, '$unset')) {
-      delete properties.$unset
-      propertiesText = null
-    }
-    if (processPerson) delete properties.$process_person_profile
-    else properties.$process_person_profile = false
-    return { properties, sets: keepsSets ? sets : NO_SETS, geo, propertiesText, processPerson, dropReason, warnings }
   }
 
   /** Only where a row is created: formatting it for every event cost ≈2 % of the consumer thread. */

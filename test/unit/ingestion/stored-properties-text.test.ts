@@ -1,23 +1,12 @@
 import t from 'tap'
 import { fixedClock } from '../../../src/common/clock.js'
-import type { GeoIp, GeoProperties } from '../../../src/geoip/index.js'
 import { decodeFrames } from '../../../src/ingestion/consumer/read-batch.js'
 import { toEventRows } from '../../../src/ingestion/consumer/rows.js'
 import { encodePayload } from '../../../src/ingestion/frames.js'
 import { readFrame } from '../../../src/ingestion/spool/format.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { PersonsStage } from '../../../src/persons/index.js'
-import { migrate, openDatabase } from '../../../src/storage/index.js'
-import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
-
-const T0 = Date.parse('2024-03-01T12:00:00.000Z')
-
-class FakeGeoIp implements GeoIp {
-  readonly source = 'fake'
-  lookup(ip: string): GeoProperties | null {
-    return ip === '81.2.69.142' ? { $geoip_country_code: 'GB', $geoip_city_name: 'Bracknell' } : null
-  }
-}
+import { FakeGeoIp, T0, personsDb } from '../persons/fixtures.js'
 
 function rng(seed: number): () => number {
   let s = seed >>> 0
@@ -56,8 +45,7 @@ function corpus(count: number): CapturedEvent[] {
 
 /** The stored properties of each stored event, with the spool's properties text used or not. */
 function storedTexts(events: CapturedEvent[], useText: boolean): { texts: string[]; copied: number } {
-  const db = openDatabase(':memory:')
-  migrate(db, PERSONS_MIGRATIONS)
+  const db = personsDb()
   const stage = new PersonsStage(db, { geoip: new FakeGeoIp(), clock: fixedClock(T0) })
   const encoded = encodePayload({ teamId: 2, historical: false, events, warnings: [] })
   const buf = Buffer.from(encoded.frames)

@@ -1,7 +1,7 @@
 /** Shared set-up for the persons tests: a migrated persons.db, a stage over it, and an event builder. */
 import { fixedClock } from '../../../src/common/clock.js'
 import { uuidv7 } from '../../../src/common/ids.js'
-import type { GeoIp } from '../../../src/geoip/index.js'
+import type { GeoIp, GeoProperties } from '../../../src/geoip/index.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { PersonsStage, type PersonOutcome } from '../../../src/persons/index.js'
 import { migrate, openDatabase, type Db } from '../../../src/storage/index.js'
@@ -22,6 +22,16 @@ let seq = 0
 export function ev(event: string, distinctId: string, properties: Record<string, unknown> = {}, extra: Partial<CapturedEvent> = {}): CapturedEvent {
   const timestamp = T0 + 1000 * seq++
   return { uuid: uuidv7(timestamp), event, distinct_id: distinctId, properties, timestamp, team_id: TEAM, now: timestamp, ...extra }
+}
+
+/** GeoIP that knows one address (81.2.69.142, GB) and throws for `boom`. */
+export class FakeGeoIp implements GeoIp {
+  readonly source = 'fake'
+  lookup(ip: string): GeoProperties | null {
+    if (ip === '81.2.69.142') return { $geoip_country_code: 'GB', $geoip_country_name: 'United Kingdom', $geoip_city_name: 'Bracknell' }
+    if (ip === 'boom') throw new Error('lookup exploded')
+    return null
+  }
 }
 
 export interface Harness {

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { uuidv5 } from '../../../src/common/ids.js'
-import type { GeoIp, GeoProperties } from '../../../src/geoip/index.js'
 import { PERSON_UUID_NAMESPACE, personUuidFor, storedPropertiesJson, type PersonOutcome } from '../../../src/persons/index.js'
-import { TEAM, ev, harness } from './fixtures.js'
+import { FakeGeoIp, TEAM, ev, harness } from './fixtures.js'
 
 /** The properties as the event store gets them. */
 const stored = (out: PersonOutcome): Record<string, any> => JSON.parse(storedPropertiesJson(out.properties, out.sets, out.geo))
@@ -331,15 +330,6 @@ t.test('groups', async (t) => {
     t.same(b.groups, ['y', 'z', '', '', ''])
   })
 })
-
-class FakeGeoIp implements GeoIp {
-  readonly source = 'fake'
-  lookup(ip: string): GeoProperties | null {
-    if (ip === '81.2.69.142') return { $geoip_country_code: 'GB', $geoip_country_name: 'United Kingdom', $geoip_city_name: 'Bracknell' }
-    if (ip === 'boom') throw new Error('lookup exploded')
-    return null
-  }
-}
 
 t.test('GeoIP enrichment', async (t) => {
   t.test('adds $geoip_* to the event, $set and, as $initial_geoip_*, $set_once', async (t) => {
