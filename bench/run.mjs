@@ -36,7 +36,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { clickhouseCeiling, sampleRows, sqliteCeiling } from './lib/ceiling.mjs'
-import { elu, runLagProbes, scrape, storeCounter, waitForDrain } from './lib/e2e.mjs'
+import { elu, runLagProbes, scrape, startLagSampler, storeCounter, waitForDrain } from './lib/e2e.mjs'
 import { autocannonOptions, describeAutocannon, runAutocannon, runWrk, startBackground } from './lib/load.mjs'
 import { startSpeedProbe } from './lib/speed.mjs'
 import { summariseProfiles, threadLabel, threadRoles } from './lib/profile.mjs'
@@ -157,7 +157,8 @@ async function measure({ url, requests, loadgen, load, pids, label, afterWarmup 
   const open = async () => {
     await afterWarmup()
     const before = pids.metrics ? await scrape(url) : null
-    return { before, from: Date.now(), sampler: startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid }) }
+    const lag = pids.lag ? startLagSampler(url) : null
+    return { before, from: Date.now(), lag, sampler: startSampler({ ...pids.sample, loadgen: loadgen === 'autocannon' ? 'self' : () => loadgenPid }) }
   }
   let opening = null
   let result
@@ -172,14 +173,15 @@ async function measure({ url, requests, loadgen, load, pids, label, afterWarmup 
     await opening // opened before the load starts
     result = await run(load.durationS, 'load')
   }
-  const { before, from, sampler } = await opening
+  const { before, from, lag, sampler } = await opening
   const usage = sampler.stop()
+  const ingestionLagS = await lag?.stop()
   const cpuSpeed = speed.between(from, Date.now())
   const after = before ? await scrape(url) : null
   const memory = after
     ? { mainHeapMB: round(after.m.nodejs_heap_size_total_bytes / 2 ** 20), mainExternalMB: round(after.m.nodejs_external_memory_bytes / 2 ** 20) }
     : null
-  return { result, usage, elu: before && after ? elu(before, after) : null, memory, cpuSpeed }
+  return { result, usage, elu: before && after ? elu(before, after) : null, memory, cpuSpeed, ingestionLagS }
 }
 
 function loadFor(scenario, done, sink) {
@@ -489,6 +491,7 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
     if (background) await sleep(1000)
     const pids = {
       metrics: true,
+      lag: Boolean(scenario.e2e),
       sample: { server: server.pid, ...(sink === 'clickhouse' && clickhouse.pid ? { clickhouse: clickhouse.pid } : {}), ...(background ? { background: background.pid } : {}) },
     }
     // A run that other processes disturbed (other cores above DISTURBED) is repeated; the least disturbed is kept.
@@ -511,6 +514,7 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
       Object.assign(run, loadFields(measured.result), usageFields(measured.usage), { cpuSpeed: measured.cpuSpeed })
       run.eventsPerS = round(run.rps * scenario.eventsPerRequest)
       run.elu = round(measured.elu, 2)
+      if (measured.ingestionLagS) run.ingestionLagS = measured.ingestionLagS
       // The main thread's V8 heap and external (Buffer/ArrayBuffer) memory at the end of the load; RSS - these ≈ the worker threads.
       run.mainMemory = measured.memory
       run.requestsCycled = requests.length

@@ -103,6 +103,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       metrics.queueDepth.set({ queue: 'http_inflight' }, admission.inflight)
       metrics.queueDepth.set({ queue: 'http_body_bytes' }, admission.bodyBytes)
       metrics.eventLoopActive.set(performance.eventLoopUtilization().active / 1000)
+      metrics.ingestionLag.set(ingestion.consumer.lagSeconds())
       if (stats) {
         metrics.queueDepth.set({ queue: 'sink_backlog_bytes' }, stats.backlogBytes)
         metrics.queueDepth.set({ queue: 'sink_queued_rows' }, stats.queuedRows)

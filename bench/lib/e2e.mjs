@@ -27,6 +27,30 @@ export async function scrape(url) {
   return { at: performance.now(), m: parseMetrics(await res.text()) }
 }
 
+/**
+ * Samples the server's ingestion lag (skylark_ingestion_lag_seconds: how long the oldest acknowledged event the
+ * store has not confirmed has waited) every `everyMs` until stop(), which gives its p50 and max in seconds.
+ */
+export function startLagSampler(url, everyMs = 250) {
+  const samples = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const lag = (await scrape(url).catch(() => null))?.m.skylark_ingestion_lag_seconds
+      if (Number.isFinite(lag)) samples.push(lag)
+      await sleep(everyMs)
+    }
+  })()
+  return {
+    async stop() {
+      running = false
+      await loop
+      const sorted = samples.sort((a, b) => a - b)
+      return sorted.length ? { n: sorted.length, p50: round(percentile(sorted, 50), 2), max: round(sorted.at(-1), 2) } : null
+    },
+  }
+}
+
 /** Main-thread event-loop utilisation between two scrapes (the skylark_event_loop_active_seconds gauge). */
 export function elu(before, after) {
   const active = after.m.skylark_event_loop_active_seconds - before.m.skylark_event_loop_active_seconds

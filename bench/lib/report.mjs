@@ -32,25 +32,27 @@ export function renderMarkdown(report, svgName) {
   lines.push('')
 
   lines.push('## Scenarios', '', `![throughput and p99 per scenario beside its baselines](${svgName})`, '')
-  lines.push('| scenario | sink | load gen | req/s | events/s | p50 ms | p99 ms | × raw uWS | × node:http | stored events/s (during load) | ELU | server cores (main thread) | load gen cores | other cores | CPU probe ns | peak RSS MB |')
-  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+  lines.push('| scenario | sink | load gen | req/s | events/s | p50 ms | p99 ms | × raw uWS | × node:http | stored events/s (during load) | ingestion lag p50 / max s | ELU | server cores (main thread) | load gen cores | other cores | CPU probe ns | peak RSS MB |')
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const s of report.scenarios) {
     if (s.status !== 'ok') {
-      lines.push(`| ${esc(s.title ?? s.name)} | ${s.sink} | ${s.loadgen} | **${s.status}** | | | | | | ${esc((s.reason ?? '').slice(0, 120))} | | | | | | |`)
+      lines.push(`| ${esc(s.title ?? s.name)} | ${s.sink} | ${s.loadgen} | **${s.status}** | | | | | | ${esc((s.reason ?? '').slice(0, 120))} | | | | | | | |`)
       continue
     }
     const r = ratios(report, s)
     const e2e = s.e2e ? `${n(s.e2e.storedPerS)} (${n(s.e2e.storedPerSDuringLoad)})${s.e2e.drained ? '' : ' †'}` : '–'
+    const lag = s.ingestionLagS ? `${n(s.ingestionLagS.p50, 2)} / ${n(s.ingestionLagS.max, 2)}` : '–'
     const floor = s.generatorFloorMs ? ` (generator alone: p99 ${ms(s.generatorFloorMs.p99)} ms)` : ''
     const rate = s.load.overallRate ? ` @ ${n(s.load.overallRate)}/s offered${floor}` : ''
     const bad = s.non2xx || s.errors ? ` ‡ ${n(s.non2xx + s.errors)} non-2xx/errors` : ''
     lines.push(
-      `| ${esc(s.title)}${rate} | ${s.sink} | ${s.loadgen} | ${n(s.rps)}${bad} | ${s.eventsPerRequest ? n(s.eventsPerS) : '–'} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${x(r.uws)} | ${x(r.node)} | ${e2e} | ${n(s.elu, 2)} | ${n(s.serverCores, 2)} (${n(s.serverThreadCores?.main, 2)}) | ${n(s.loadgenCores, 2)} | ${disturbed(report, s)} | ${probe(s.cpuSpeed)} | ${n(s.peakRssMB)} |`,
+      `| ${esc(s.title)}${rate} | ${s.sink} | ${s.loadgen} | ${n(s.rps)}${bad} | ${s.eventsPerRequest ? n(s.eventsPerS) : '–'} | ${ms(s.latencyMs.p50)} | ${ms(s.latencyMs.p99)} | ${x(r.uws)} | ${x(r.node)} | ${e2e} | ${lag} | ${n(s.elu, 2)} | ${n(s.serverCores, 2)} (${n(s.serverThreadCores?.main, 2)}) | ${n(s.loadgenCores, 2)} | ${disturbed(report, s)} | ${probe(s.cpuSpeed)} | ${n(s.peakRssMB)} |`,
     )
   }
   lines.push(
     '',
     '† the backlog was not drained within the wait: the rate is over the window until then (the sink was busy all along). Stored = counted in the store; "during load" = stored between the end of the warm-up and the end of the load. ' +
+      'Ingestion lag: the server\'s skylark_ingestion_lag_seconds (how long the oldest acknowledged event the store has not confirmed has waited), sampled every 250 ms of the load. ' +
       `⚠ = disturbed: other processes on the machine used more than ${report.options.disturbedAboveCores ?? 0.25} cores during the run, so the figure is low by an unknown amount.`,
     '',
   )

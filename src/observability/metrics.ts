@@ -39,12 +39,17 @@ export function createMetrics() {
     help: '1 when the last write to the event store succeeded, 0 while it is failing',
     registers: [registry],
   })
+  const ingestionLag = new Gauge({
+    name: 'skylark_ingestion_lag_seconds',
+    help: 'How long the oldest acknowledged event the event store has not confirmed yet has waited; 0 when it is caught up',
+    registers: [registry],
+  })
   const eventLoopActive = new Gauge({
     name: 'skylark_event_loop_active_seconds',
     help: 'Busy time of the main-thread event loop since start; its increase over wall time is the event-loop utilisation',
     registers: [registry],
   })
-  return { registry, http, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, eventLoopActive }
+  return { registry, http, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, ingestionLag, eventLoopActive }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

@@ -59,6 +59,8 @@ export interface ConsumerOptions {
   onFreed: (bytes: number) => void
   /** Makes everything the stores (persons, dead letters, an embedded event store) committed durable; throws if it can't. */
   syncStores: () => void
+  /** A lane's sink checkpoint moved (and once for each lane at the start): the main thread's ingestion lag (lateness.ts) compares against it. */
+  onStoredAt?: (lane: Lane, at: Cursor) => void
 }
 
 interface LaneState {
@@ -123,6 +125,7 @@ export class Consumer {
         personsAt,
         sinkAt,
       })
+      options.onStoredAt?.(lane, sinkAt)
     }
   }
 
@@ -229,6 +232,7 @@ export class Consumer {
       .immediate()
     state.personsAt = at
     state.sinkAt = at
+    this.#o.onStoredAt?.(state.lane, at)
     this.#releaseSegments(new Set([state.lane]))
   }
 
@@ -350,7 +354,11 @@ export class Consumer {
       state.sinkAt = item.end
       touched.add(item.lane)
     }
-    for (const lane of touched) this.#checkpoints.set('sink', lane, this.#lanes.get(lane)!.sinkAt)
+    for (const lane of touched) {
+      const at = this.#lanes.get(lane)!.sinkAt
+      this.#checkpoints.set('sink', lane, at)
+      this.#o.onStoredAt?.(lane, at)
+    }
     this.#releaseSegments(touched)
   }
 

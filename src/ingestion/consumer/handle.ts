@@ -11,10 +11,11 @@ import { logThreadStart, type Logger } from '../../observability/logger.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
+import { Lateness, StoredCursors } from './lateness.js'
 import { PriorityWatch } from './priority-watch.js'
 import type { ConsumerWorkerData } from './thread.js'
 
-export type ConsumerSettings = Omit<ConsumerWorkerData, 'activeSegments' | 'durable' | 'geoipData'>
+export type ConsumerSettings = Omit<ConsumerWorkerData, 'activeSegments' | 'durable' | 'geoipData' | 'storedCursors'>
 
 /** How long an abandoned consumer gets to return from its current store call: SQLite's busy timeout + 2 s. */
 const ABANDON_GRACE_MS = 7000
@@ -44,6 +45,9 @@ export class ConsumerHandle {
   #stopped: Promise<void> | null = null
   #stats: ConsumerStats | null = null
   #watch: PriorityWatch | null = null
+  /** The consumer's sink checkpoints (one buffer for every thread it restarts as) and when each durable position went out. */
+  readonly #stored = new StoredCursors()
+  readonly #lateness = new Lateness()
 
   private constructor(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger) {
     this.#settings = settings
@@ -61,11 +65,17 @@ export class ConsumerHandle {
     return this.#stats
   }
 
+  /** Seconds the oldest acknowledged event the event store has not confirmed has waited; 0 when caught up. */
+  lagSeconds(): number {
+    return this.#lateness.ageMs(this.#stored, performance.now()) / 1000
+  }
+
   get running(): boolean {
     return this.#worker !== null
   }
 
   durable(lane: Lane, segment: number, offset: number): void {
+    this.#lateness.durable(lane, segment, offset, performance.now())
     this.#post({ type: 'durable', lane, segment, offset })
   }
 
@@ -82,7 +92,13 @@ export class ConsumerHandle {
     const current = this.#spool.currentState()
     const worker = new Worker(WORKER_URL, {
       resourceLimits: workerLimits(CONSUMER_HEAP_MB, CONSUMER_YOUNG_MB),
-      workerData: { ...this.#settings, geoipData, activeSegments: current.segments, durable: current.sizes } satisfies ConsumerWorkerData,
+      workerData: {
+        ...this.#settings,
+        geoipData,
+        activeSegments: current.segments,
+        durable: current.sizes,
+        storedCursors: this.#stored.buffer,
+      } satisfies ConsumerWorkerData,
     })
     this.#worker = worker
     logThreadStart(this.#logger, 'consumer')(worker.threadId)

@@ -18,6 +18,7 @@ import { openDatabase, syncCommitted } from '../../storage/index.js'
 import { WORKER_YOUNG_MB, workerLimits } from '../../pool/index.js'
 import type { Lane } from '../types.js'
 import { Consumer } from './consumer.js'
+import { StoredCursors } from './lateness.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
 import { MAX_SPAN_ROWS } from './spanning-insert.js'
@@ -50,6 +51,8 @@ export interface ConsumerWorkerData {
   policy: ThreadPolicy
   /** Niceness under the `other` policy (0 = unchanged). */
   nice: number
+  /** StoredCursors' shared memory: this thread's sink checkpoints, for the main thread's lateness watch. */
+  storedCursors: SharedArrayBuffer
 }
 
 export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerData): Promise<void> {
@@ -110,6 +113,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   const stage = new PersonsStage(personsDb, { geoip, clock: systemClock })
   // The SQLite files the consumer syncs before deleting spool segments. On ClickHouse the events' durability
   // is ClickHouse's own (its settings decide whether a part is synced).
+  const storedCursors = new StoredCursors(data.storedCursors)
   const storeFiles = [data.personsPath, data.deadLettersPath, ...(data.clickhouse ? [] : [data.eventsPath])]
   consumer = new Consumer({
     spoolDir: data.spoolDir,
@@ -140,6 +144,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     syncStores: () => {
       for (const file of storeFiles) syncCommitted(file)
     },
+    onStoredAt: (lane, at) => storedCursors.set(lane, at),
   })
   for (const [lane, offset] of Object.entries(data.durable) as Array<[Lane, number]>) {
     if (offset > 0) consumer.durable(lane, data.activeSegments[lane], offset)

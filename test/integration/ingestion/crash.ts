@@ -79,6 +79,13 @@ export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
   t.same(missing, [], 'every acknowledged event is stored')
   t.equal(stored.length, storedSet.size, 'no event is stored twice')
   t.ok([...storedSet].every((u) => sent.has(u)), 'nothing was stored that was not sent')
+  // The last start found its predecessor's events in the spool: stored, they no longer count as waiting.
+  let lag = ''
+  for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+    lag = /^skylark_ingestion_lag_seconds (\S+)$/m.exec((await server.request('GET', '/metrics')).text)?.[1] ?? ''
+    if (lag === '0') break
+  }
+  t.equal(lag, '0', 'no acknowledged event is left waiting: the ingestion lag reads 0')
   await server.stop()
   server.cleanup()
 }

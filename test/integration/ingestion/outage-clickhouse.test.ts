@@ -59,9 +59,12 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
     t.match(metrics, /skylark_sink_up 0/)
     t.ok(Number(/skylark_queue_depth\{queue="spool_bytes"\} (\d+)/.exec(metrics)?.[1]) > 100_000, 'the backlog is visible')
     await new Promise((r) => setTimeout(r, 2000))
+    const lag = Number(/^skylark_ingestion_lag_seconds (\S+)$/m.exec((await server.request('GET', '/metrics')).text)?.[1])
+    t.ok(lag >= (Date.now() - started - 200) / 1000, `the lag counts from the first event the store has not confirmed (${lag} s)`)
 
     await ch.start()
     await until('the backlog drained', async () => (await storedCount(ch.query, 'outage')) === acked.length, 60_000)
+    await until('the lag back to 0', async () => /^skylark_ingestion_lag_seconds 0$/m.test((await server.request('GET', '/metrics')).text))
     t.comment(`outage lasted ${Date.now() - started} ms`)
     const stored = new Set((await ch.query(`SELECT toString(uuid) FROM outage.events FINAL WHERE event = 'outage' FORMAT TabSeparated`)).trim().split('\n'))
     t.ok(acked.every((u) => stored.has(u)), `all ${acked.length} acknowledged events are stored`)
