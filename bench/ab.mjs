@@ -11,10 +11,10 @@
 // applies to all. Each rep runs every revision once, in turn, through that revision's own bench/run.mjs
 // (no baselines; wrk only with --wrk, for the scenarios that use it): the machine drifts by ±15 % between runs of one build (docs/performance.md,
 // "Caveats"), so builds are compared run for run, never a series of one against a series of the other.
-// Prints a line per run (requests/s, p99, stored events/s, peak RSS, CPU by thread, ClickHouse's CPU and its
-// merges, and the CPU probe's reading where the revision's suite has the probe: on a machine whose vCPUs change
-// speed, a pair of runs is only a comparison when the readings are close; for the `lag` scenario the p50 and
-// p99 of each path) and the medians per revision.
+// Prints a line per run (requests/s, p99, stored events/s, the ingestion lag p50 / max where the suite samples
+// it, peak RSS, CPU by thread, ClickHouse's CPU and its merges, and the CPU probe's reading where the revision's
+// suite has the probe: on a machine whose vCPUs change speed, a pair of runs is only a comparison when the
+// readings are close; for the `lag` scenario the p50 and p99 of each path) and the medians per revision.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -125,7 +125,7 @@ try {
         const threads = s.serverThreadCores
         const ch = s.clickhouseCores === undefined ? '' : `  clickhouse ${fmt(s.clickhouseCores, 2)} (merges ${fmt(s.clickhouseThreadCores?.merges, 2)})`
         console.log(
-          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  p99 ${fmt(s.latencyMs?.p99, 2)} ms  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}  CPU probe ${fmt(s.cpuSpeed?.nsPerUnit)} ns`,
+          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  p99 ${fmt(s.latencyMs?.p99, 2)} ms  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}${s.ingestionLagS ? `  lag ${fmt(s.ingestionLagS.p50, 2)} / ${fmt(s.ingestionLagS.max, 2)} s` : ''}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}  CPU probe ${fmt(s.cpuSpeed?.nsPerUnit)} ns`,
         )
       }
     }
