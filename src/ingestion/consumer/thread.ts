@@ -51,7 +51,7 @@ export interface ConsumerWorkerData {
   policy: ThreadPolicy
   /** Niceness under the `other` policy (0 = unchanged). */
   nice: number
-  /** StoredCursors' shared memory: this thread's sink checkpoints, for the main thread's lateness watch. */
+  /** StoredCursors' shared memory: this thread's sink checkpoints, which the main thread's ingestion lag compares against. */
   storedCursors: SharedArrayBuffer
 }
 
@@ -111,9 +111,9 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     abandoned: () => abandon,
   })
   const stage = new PersonsStage(personsDb, { geoip, clock: systemClock })
+  const storedCursors = new StoredCursors(data.storedCursors)
   // The SQLite files the consumer syncs before deleting spool segments. On ClickHouse the events' durability
   // is ClickHouse's own (its settings decide whether a part is synced).
-  const storedCursors = new StoredCursors(data.storedCursors)
   const storeFiles = [data.personsPath, data.deadLettersPath, ...(data.clickhouse ? [] : [data.eventsPath])]
   consumer = new Consumer({
     spoolDir: data.spoolDir,
