@@ -50,28 +50,26 @@ export function decodeFrames(
   const events: CapturedEvent[] = []
   const propertiesTexts: Array<Buffer | null> = []
   const warnings: IngestionWarning[] = []
+  const add = (event: CapturedEvent, propertiesText: Buffer | null = null) => {
+    events.push(event)
+    propertiesTexts.push(propertiesText)
+  }
   for (const frame of frames) {
     try {
       if (frame.kind === FrameKind.eventParts) {
         const { event, propertiesText } = decodeEventParts(frame.payload)
-        events.push(event)
-        propertiesTexts.push(propertiesText)
+        add(event, propertiesText)
         continue
       }
       if (frame.kind === FrameKind.capture) {
         const parsed = decodeCapture(frame.payload)
-        for (const e of parsed.events) {
-          events.push(e)
-          propertiesTexts.push(null)
-        }
+        for (const e of parsed.events) add(e)
         for (const w of parsed.warnings) warnings.push(w)
         continue
       }
       const value = JSON.parse(frame.payload.toString('utf8'))
-      if (frame.kind === FrameKind.event) {
-        events.push(value as CapturedEvent)
-        propertiesTexts.push(null)
-      } else warnings.push(value as IngestionWarning)
+      if (frame.kind === FrameKind.event) add(value as CapturedEvent)
+      else warnings.push(value as IngestionWarning)
     } catch (error) {
       onUnreadable(frame.payload, error)
     }

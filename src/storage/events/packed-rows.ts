@@ -187,16 +187,13 @@ export class PackedReader {
 
   /** Steps over the next string without decoding it; returns its byte length (a null string has none). */
   skipText(): number {
-    const n = this.#buf.readInt32LE(this.#at)
-    this.#at += 4
-    if (n <= 0) return 0
+    const n = Math.max(0, this.#length())
     this.#at += n
     return n
   }
 
   text(): string | null {
-    const n = this.#buf.readInt32LE(this.#at)
-    this.#at += 4
+    const n = this.#length()
     if (n <= 0) return n === 0 ? '' : null
     const value = this.#buf.toString('utf8', this.#at, this.#at + n)
     this.#at += n
@@ -205,10 +202,16 @@ export class PackedReader {
 
   /** The next string's UTF-8 bytes, a view of the packed buffer (an empty view for a null string). */
   bytes(): Buffer {
-    const n = Math.max(0, this.#buf.readInt32LE(this.#at))
-    this.#at += 4
+    const n = Math.max(0, this.#length())
     const view = this.#buf.subarray(this.#at, this.#at + n)
     this.#at += n
     return view
+  }
+
+  /** Reads the next string's length prefix (-1: null) and moves past it. */
+  #length(): number {
+    const n = this.#buf.readInt32LE(this.#at)
+    this.#at += 4
+    return n
   }
 }
