@@ -13,6 +13,7 @@ import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
 import { Lateness, StoredCursors } from './lateness.js'
 import { PriorityWatch } from './priority-watch.js'
+import type { ConsumerWork } from './starvation.js'
 import type { ConsumerWorkerData } from './thread.js'
 
 export type ConsumerSettings = Omit<ConsumerWorkerData, 'activeSegments' | 'durable' | 'geoipData' | 'storedCursors'>
@@ -104,7 +105,8 @@ export class ConsumerHandle {
     logThreadStart(this.#logger, 'consumer')(worker.threadId)
     this.#watch?.stop()
     const { policy, nice } = this.#settings
-    this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger, () => this.#stats?.backlogBytes ?? 0) : null
+    const work = (): ConsumerWork => ({ backlogBytes: this.#stats?.backlogBytes ?? 0, stored: this.#stats?.stored ?? 0, waiting: this.lagSeconds() > 0 })
+    this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger, work) : null
     return new Promise((resolve, reject) => {
       let ready = false
       worker.on('message', (message: FromConsumer) => {
@@ -135,8 +137,8 @@ export class ConsumerHandle {
         if (!ready) reject(new Error(`ingest consumer exited with ${code} before it was ready`))
         if (this.#stopping) return
         // Until the new thread reports, nothing is being stored: readiness and skylark_sink_up must not go on
-        // showing the dead thread's last "up".
-        if (this.#stats) this.#stats = { ...this.#stats, sinkUp: false, lastError: 'the ingest consumer stopped; restarting' }
+        // showing the dead thread's last "up", nor the priority watch its count (the new thread warms up anew).
+        if (this.#stats) this.#stats = { ...this.#stats, stored: 0, sinkUp: false, lastError: 'the ingest consumer stopped; restarting' }
         this.#logger.error({ component: 'consumer', code }, 'ingest consumer stopped unexpectedly; restarting in 1 s')
         setTimeout(() => {
           if (!this.#stopping) this.#spawn().catch((error: unknown) => this.#logger.error({ err: error }, 'consumer restart failed'))

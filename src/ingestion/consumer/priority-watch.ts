@@ -1,13 +1,13 @@
 /**
  * The main thread's watch over the lowered ingestion threads (starvation.ts decides): ten times a second
  * it samples their CPU and other processes' from /proc (≈20 µs a file), raises the threads when other
- * processes starve them or when the consumer is behind, and lowers them again a few seconds later. Linux
- * only; nothing to do when the threads were not lowered.
+ * processes starve them, when the consumer is behind or while a new one warms up, and lowers them again a few
+ * seconds later. Linux only; nothing to do when the threads were not lowered.
  */
 import { getPriority } from 'node:os'
 import { cpuTotals, loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
 import type { Logger } from '../../observability/logger.js'
-import { INTERVAL_MS, raisedNice, StarvationGuard, type ThreadInterval } from './starvation.js'
+import { INTERVAL_MS, raisedNice, StarvationGuard, type ConsumerWork, type ThreadInterval } from './starvation.js'
 
 /**
  * Lowered threads are looked for this often (≈20 µs a thread of the process, on the request thread): every
@@ -37,14 +37,14 @@ export class PriorityWatch {
   /** Raises since each reason was last logged, and when. */
   readonly #logs = { raise: { count: 0, at: 0 }, 'catch-up': { count: 0, at: 0 } }
   #busy = false
-  readonly #backlogBytes: () => number
+  readonly #work: () => ConsumerWork
 
-  /** `backlogBytes`: the consumer's latest count of durable spool bytes it has not read. */
-  constructor(policy: ThreadPolicy, nice: number, logger: Logger, backlogBytes: () => number) {
+  /** `work`: what the consumer has reported of its work, and whether acknowledged events wait. */
+  constructor(policy: ThreadPolicy, nice: number, logger: Logger, work: () => ConsumerWork) {
     this.#policy = policy
     this.#nice = nice
     this.#logger = logger
-    this.#backlogBytes = backlogBytes
+    this.#work = work
     this.#timer = setInterval(() => void this.#tick(), INTERVAL_MS).unref()
   }
 
@@ -72,8 +72,8 @@ export class PriorityWatch {
         }
       }
       const { elapsed, othersCores } = this.#others()
-      const action = this.#guard.tick(this.#sample(), elapsed, othersCores, this.#backlogBytes())
-      if (action === 'raise' || action === 'catch-up') await this.#raise(action)
+      const action = this.#guard.tick(this.#sample(), elapsed, othersCores, this.#work())
+      if (action === 'raise' || action === 'catch-up' || action === 'warm-up') await this.#raise(action)
       else if (action === 'lower') {
         await Promise.all(this.#tids.map((tid) => lowerThreadAgain(tid, this.#policy, this.#nice)))
         this.#raisedTo = null
@@ -108,24 +108,32 @@ export class PriorityWatch {
     return out
   }
 
-  /** Raises the threads (see StarvationAction), saying so at most once a minute for each reason. */
-  async #raise(reason: 'raise' | 'catch-up'): Promise<void> {
+  /**
+   * Raises the threads (see StarvationAction), saying so at most once a minute for each reason but warm-up,
+   * which every new consumer thread goes through once.
+   */
+  async #raise(reason: 'raise' | 'catch-up' | 'warm-up'): Promise<void> {
     const nice = reason === 'raise' ? raisedNice(this.#policy, this.#nice, getPriority()) : getPriority()
-    if (!(await this.#raiseTo(nice))) return
+    if (!(await this.#raiseTo(nice, reason !== 'warm-up'))) return
     this.#raisedTo = nice
+    if (reason === 'warm-up') return
     const log = this.#logs[reason]
     log.count++
     const now = Date.now()
     if (now - log.at < LOG_EVERY_MS) return
-    this.#logger.info({ component: 'consumer', reason, times: log.count, backlogBytes: this.#backlogBytes() }, RAISE_MESSAGES[reason])
+    this.#logger.info({ component: 'consumer', reason, times: log.count, backlogBytes: this.#work().backlogBytes }, RAISE_MESSAGES[reason])
     log.at = now
     log.count = 0
   }
 
-  /** Raises every watched thread to `nice` under the normal policy; false (and the watch stops) when not allowed. */
-  async #raiseTo(nice: number): Promise<boolean> {
+  /**
+   * Raises every watched thread to `nice` under the normal policy; false when not allowed, and then, when
+   * the raise was `needed` (not a warm-up, which only shortens the first second of load), the watch stops.
+   */
+  async #raiseTo(nice: number, needed: boolean): Promise<boolean> {
     const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy, nice)))
     if (raised.length > 0 && raised.every((ok) => !ok)) {
+      if (!needed) return false
       this.#logger.warn(
         { component: 'consumer', policy: this.#policy, nice: this.#nice },
         'other processes are starving the ingestion threads, or the consumer is behind, and this process may not raise them (CAP_SYS_NICE or RLIMIT_NICE): stored events will lag; on a machine shared with busy processes set INGEST_THREAD_POLICY=other and INGEST_THREAD_NICE=0',

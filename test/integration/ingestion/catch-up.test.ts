@@ -1,19 +1,23 @@
 /**
- * A consumer behind the front (BEHIND_BYTES of durable spool unread) runs at the request thread's priority
- * for a few seconds at a time, then is lowered again. A real thread lowered as the ingestion threads are,
- * the real watch on this thread; the backlog is the watch's input.
+ * The ingestion threads run at the request thread's priority for a while when the consumer is behind the
+ * front (BEHIND_BYTES of durable spool unread) and when a new consumer's first events wait (its code cold),
+ * then are lowered again. A real thread lowered as the ingestion threads are, the real watch on this
+ * thread; the consumer's report of its work is the watch's input.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { getPriority } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import pino from 'pino'
 import { lowerThreadAgain } from '../../../src/common/thread-priority.js'
 import { PriorityWatch } from '../../../src/ingestion/consumer/priority-watch.js'
-import { BEHIND_BYTES, INTERVAL_MS, RAISED_TICKS } from '../../../src/ingestion/consumer/starvation.js'
+import { BEHIND_BYTES, INTERVAL_MS, RAISED_TICKS, WARM_EVENTS, type ConsumerWork } from '../../../src/ingestion/consumer/starvation.js'
 import { hasChrt, SCHED_IDLE, SCHED_OTHER, threadScheduling } from '../../helpers/threads.js'
 import { until } from '../reliability/lib.js'
 
-t.test('a consumer behind the front runs at the request thread’s priority for a while, then is lowered again', { skip: (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
+const skip = (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chrt (util-linux) missing')
+
+/** A thread lowered as the ingestion threads are, watched with `work` as the consumer's report; its scheduling and the watch's log. */
+async function watchedThread(t: Test, work: () => ConsumerWork) {
   const worker = new Worker(
     "require('worker_threads').parentPort.postMessage(Number(require('fs').readlinkSync('/proc/thread-self').split('/').pop())); setInterval(() => {}, 1000)",
     { eval: true },
@@ -22,25 +26,29 @@ t.test('a consumer behind the front runs at the request thread’s priority for 
   await lowerThreadAgain(tid, 'idle', 19)
   const scheduling = () => threadScheduling(process.pid, tid)
   t.equal(scheduling().policy, SCHED_IDLE, 'lowered as the ingestion threads are')
-
   const lines: string[] = []
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
-  let backlog = BEHIND_BYTES
-  const watch = new PriorityWatch('idle', 19, logger, () => backlog)
+  const watch = new PriorityWatch('idle', 19, logger, work)
   t.teardown(async () => {
     watch.stop()
     await worker.terminate()
   })
+  // The raise sets the policy, then the niceness: both must be the request thread's.
+  const raised = () => {
+    const now = scheduling()
+    return now.policy === SCHED_OTHER && now.nice === getPriority()
+  }
+  return { scheduling, lines, raised }
+}
+
+t.test('a consumer behind the front runs at the request thread’s priority for a while, then is lowered again', { skip }, async (t) => {
+  let backlog = BEHIND_BYTES
+  const { scheduling, lines, raised } = await watchedThread(t, () => ({ backlogBytes: backlog, stored: WARM_EVENTS, waiting: true }))
 
   if (process.getuid?.() !== 0) {
     await until('the watch to say it may not raise the threads', () => lines.some((l) => l.includes('may not raise them')), 5000, INTERVAL_MS)
     t.pass('without CAP_SYS_NICE the server says it may not raise them, and what to set')
     return
-  }
-  // The raise sets the policy, then the niceness: wait for both.
-  const raised = () => {
-    const now = scheduling()
-    return now.policy === SCHED_OTHER && now.nice === getPriority()
   }
   await until("the thread to get the request thread's scheduling", raised, 5000, INTERVAL_MS / 5)
   t.pass("raised to the request thread's own scheduling")
@@ -53,4 +61,28 @@ t.test('a consumer behind the front runs at the request thread’s priority for 
   t.pass('lowered again at the end of the raise')
   await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS))
   t.equal(scheduling().policy, SCHED_IDLE, 'caught up: it stays lowered')
+})
+
+t.test(`a new consumer's first ${WARM_EVENTS} events are stored at the request thread’s priority, then it is lowered for good`, { skip }, async (t) => {
+  let stored = 0
+  let waiting = false
+  const { scheduling, lines, raised } = await watchedThread(t, () => ({ backlogBytes: 0, stored, waiting }))
+  await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS))
+  t.equal(scheduling().policy, SCHED_IDLE, 'no events yet: left lowered')
+
+  waiting = true
+  if (process.getuid?.() !== 0) {
+    await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS))
+    t.notOk(lines.some((l) => l.includes('may not raise them')), 'without CAP_SYS_NICE a warm-up is skipped without a warning')
+    return
+  }
+  await until("the thread to get the request thread's scheduling", raised, 5000, INTERVAL_MS / 5)
+  t.pass('raised when the first events wait')
+  stored = WARM_EVENTS
+  // Lowered within a few intervals, long before a raise's RAISED_TICKS would end it.
+  await until('the thread to be lowered', () => scheduling().policy === SCHED_IDLE, (RAISED_TICKS * INTERVAL_MS) / 2, INTERVAL_MS / 5)
+  t.pass('lowered once it has stored them')
+  await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS))
+  t.equal(scheduling().policy, SCHED_IDLE, 'events still waiting do not raise it again')
+  t.equal(lines.length, 0, 'a warm-up is not logged: every start has one')
 })
