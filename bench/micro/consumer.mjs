@@ -9,7 +9,7 @@
 // 100,000 distinct ids, more than the person cache holds (20,000). ONE_TEXT=1 alternates reads of these
 // frames with reads of the same events as one JSON text each (the `event` frames spools held before
 // `eventParts`), timing each kind apart: alternated every read (≈30 ms), both see the same vCPU speed, where
-// two runs of this machine can differ by 1.8× (docs/performance.md, "CPU probe").
+// two runs of this machine can differ by 1.8× (docs/performance-rounds.md, "Round `…a0b6e13c8a`").
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
