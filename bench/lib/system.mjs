@@ -68,6 +68,22 @@ export function processMemory(pid) {
   }
 }
 
+/** Polls a process's RSS every 100 ms until the returned function is called, which answers the peak. */
+export function rssWatch(pid) {
+  let peak = 0
+  const read = () => {
+    const mem = processMemory(pid)
+    if (mem) peak = Math.max(peak, mem.rss)
+  }
+  read()
+  const timer = setInterval(read, 100)
+  return () => {
+    clearInterval(timer)
+    read()
+    return peak
+  }
+}
+
 /**
  * Samples processes and the machine every `intervalMs` until stopped. `pids` maps a role (server, loadgen,
  * clickhouse…) to a pid, 'self', or a function answering one (wrk is spawned after the sampler starts).
