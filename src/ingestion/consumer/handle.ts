@@ -105,7 +105,10 @@ export class ConsumerHandle {
     logThreadStart(this.#logger, 'consumer')(worker.threadId)
     this.#watch?.stop()
     const { policy, nice } = this.#settings
-    const work = (): ConsumerWork => ({ backlogBytes: this.#stats?.backlogBytes ?? 0, stored: this.#stats?.stored ?? 0, waiting: this.lagSeconds() > 0 })
+    const work = (): ConsumerWork => {
+      const backlogBytes = this.#stats?.backlogBytes ?? 0
+      return { backlogBytes, stored: this.#stats?.stored ?? 0, waiting: backlogBytes > 0 || this.lagSeconds() > 0 }
+    }
     this.#watch = PriorityWatch.applies(policy, nice) ? new PriorityWatch(policy, nice, this.#logger, work) : null
     return new Promise((resolve, reject) => {
       let ready = false

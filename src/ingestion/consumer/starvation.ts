@@ -36,7 +36,7 @@ export interface ConsumerWork {
   backlogBytes: number
   /** Events it has stored since its thread started. */
   stored: number
-  /** Acknowledged events are waiting to be stored (the ingestion lag is above 0). */
+  /** Acknowledged events are waiting to be stored: the ingestion lag is above 0, or the spool holds unread bytes (after a restart). */
   waiting: boolean
 }
 

@@ -32,6 +32,8 @@ export class LaneReader {
   /** Segments at or above this one belong to the running writer and are trusted only up to `#durable`. */
   readonly #firstLive: number
   readonly #durable = new Map<number, number>()
+  /** The sizes of the segments from before a restart that are left to read: they count in the backlog. */
+  readonly #older: ReadonlyMap<number, number>
   #maxKnownSegment: number
   #position: Cursor
   #fd = -1
@@ -47,6 +49,8 @@ export class LaneReader {
     // A checkpoint in a segment that is gone (or none: segment 0) reads as an exhausted segment, and
     // #advanceSegment moves on to the oldest segment still on disk.
     this.#position = { ...start }
+    const older = listSegments(dir, lane).filter((s) => s.segment >= start.segment && s.segment < firstLiveSegment)
+    this.#older = new Map(older.map((s) => [s.segment, s.bytes]))
   }
 
   get position(): Cursor {
@@ -59,10 +63,18 @@ export class LaneReader {
     if (segment > this.#maxKnownSegment) this.#maxKnownSegment = segment
   }
 
-  /** Bytes known durable but not read yet (an estimate for metrics). */
+  /**
+   * Bytes known durable but not read yet: an estimate for metrics and the priority watch. Segments from
+   * before a restart count by their size, so after a crash their unused zero-filled tail counts until the
+   * reader reaches it.
+   */
   backlogBytes(): number {
+    return this.#unread(this.#older) + this.#unread(this.#durable)
+  }
+
+  #unread(ends: ReadonlyMap<number, number>): number {
     let total = 0
-    for (const [segment, end] of this.#durable) {
+    for (const [segment, end] of ends) {
       if (segment > this.#position.segment) total += end
       else if (segment === this.#position.segment) total += Math.max(0, end - this.#position.offset)
     }

@@ -101,6 +101,26 @@ t.test('after a restart the reader skips a torn tail and reports damage in the m
   await next.close()
 })
 
+t.test('after a restart the backlog counts the older segments left to read, and nothing once they are read', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const { w } = writer(dir)
+  await w.append('main', [frame('a'), frame('b')], 2 * frame('a').length)
+  const segment = w.currentState().segments.main
+  await w.close()
+  writeFileSync(segmentPath(dir, 'main', segment + 1), frame('c'))
+  const { w: next, durable } = writer(dir)
+  const live = next.currentState().segments.main
+  await next.append('main', [frame('d')], frame('d').length)
+  const reader = new LaneReader(dir, 'main', { segment, offset: frame('a').length }, live)
+  for (const [lane, s, offset] of durable) if (lane === 'main') reader.durable(s, offset)
+  t.equal(reader.backlogBytes(), 3 * frame('a').length, "'b' and 'c' from before the restart, 'd' since")
+  t.same(reader.read(2, () => t.fail('no corruption')).map((f) => f.payload.toString()), ['b', 'c'])
+  t.equal(reader.backlogBytes(), frame('d').length, 'only what the running writer made durable is left')
+  t.same(reader.read(10, () => {}).map((f) => f.payload.toString()), ['d'])
+  t.equal(reader.backlogBytes(), 0)
+  await next.close()
+})
+
 t.test('a segment is zero-filled ahead of its frames and cut back to them when closed', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spool-'))
   const { w } = writer(dir, { segmentBytes: 256 * 1024 })
