@@ -24,7 +24,7 @@ export function createMetrics() {
   })
   const queueDepth = new Gauge({
     name: 'skylark_queue_depth',
-    help: 'Items waiting, by queue (spool_bytes, spool_records, pool_tasks, sink_backlog_records)',
+    help: 'Items waiting, by queue: spool_bytes (on disk, not yet released), pool_tasks, http_inflight, http_body_bytes, sink_backlog_bytes (spool the consumer has not read), sink_queued_rows',
     labelNames: ['queue'] as const,
     registers: [registry],
   })
