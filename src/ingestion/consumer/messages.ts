@@ -13,7 +13,7 @@ export interface ConsumerStats {
   deadLettered: number
   sinkErrors: number
   sinkUp: boolean
-  /** Durable spool bytes not read yet plus rows waiting for the sink. */
+  /** Durable spool bytes not read yet (LaneReader.backlogBytes over the lanes); the rows waiting for the sink are `queuedRows`. */
   backlogBytes: number
   queuedRows: number
   lastError: string | null

@@ -104,7 +104,7 @@ export function starved(thread: ThreadInterval, intervalMs: number): boolean {
 export class StarvationGuard {
   #starvedTicks = 0
   #raisedTicks = 0
-  /** 'cold' until the first events wait, 'warming' while raised for them, then 'warm' for good. */
+  /** 'cold' until the first events wait, 'warming' while raised for them, then 'warm' for good (a consumer that stored WARM_EVENTS first is never raised for it). */
   #warmth: 'cold' | 'warming' | 'warm' = 'cold'
 
   get raised(): boolean {
@@ -124,12 +124,10 @@ export class StarvationGuard {
       this.#starvedTicks = 0
       return 'lower'
     }
-    if (this.#warmth === 'cold' && work.waiting) {
-      this.#warmth = work.stored < WARM_EVENTS ? 'warming' : 'warm'
-      if (this.#warmth === 'warming') {
-        this.#raisedTicks = 1
-        return 'warm-up'
-      }
+    if (this.#warmth === 'cold' && work.waiting && work.stored < WARM_EVENTS) {
+      this.#warmth = 'warming'
+      this.#raisedTicks = 1
+      return 'warm-up'
     }
     if (work.backlogBytes >= BEHIND_BYTES) {
       this.#raisedTicks = 1

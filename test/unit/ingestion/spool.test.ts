@@ -28,6 +28,16 @@ function writer(dir: string, opts: WriterOptions = {}) {
 
 const frame = (text: string) => encodeFrame(FrameKind.event, text)
 
+/** Writes `texts` to a segment of the main lane and closes the writer, as a run before a restart does; the segment's number. */
+async function earlierRun(dir: string, texts: string[]): Promise<number> {
+  const { w } = writer(dir)
+  const frames = texts.map(frame)
+  await w.append('main', frames, Buffer.concat(frames).length)
+  const segment = w.currentState().segments.main
+  await w.close()
+  return segment
+}
+
 t.test('frames round-trip and detect damage', async (t) => {
   const f = frame('{"a":"ü"}')
   const ok = readFrame(f, 0)
@@ -77,10 +87,7 @@ t.test('a full spool refuses appends with 503 and Retry-After', async (t) => {
 
 t.test('after a restart the reader skips a torn tail and reports damage in the middle', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spool-'))
-  const { w } = writer(dir)
-  await w.append('main', [frame('a'), frame('b')], 2 * frame('a').length)
-  const segment = w.currentState().segments.main
-  await w.close()
+  const segment = await earlierRun(dir, ['a', 'b'])
   // a crash mid-write leaves half a frame at the end of the segment
   appendFileSync(segmentPath(dir, 'main', segment), frame('never acknowledged').subarray(0, 7))
   // a second old segment whose middle frame is damaged
@@ -103,10 +110,7 @@ t.test('after a restart the reader skips a torn tail and reports damage in the m
 
 t.test('after a restart the backlog counts the older segments left to read, and nothing once they are read', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'spool-'))
-  const { w } = writer(dir)
-  await w.append('main', [frame('a'), frame('b')], 2 * frame('a').length)
-  const segment = w.currentState().segments.main
-  await w.close()
+  const segment = await earlierRun(dir, ['a', 'b'])
   writeFileSync(segmentPath(dir, 'main', segment + 1), frame('c'))
   const { w: next, durable } = writer(dir)
   const live = next.currentState().segments.main
