@@ -114,7 +114,10 @@ export class PriorityWatch {
    */
   async #raise(reason: 'raise' | 'catch-up' | 'warm-up'): Promise<void> {
     const nice = reason === 'raise' ? raisedNice(this.#policy, this.#nice, getPriority()) : getPriority()
-    if (!(await this.#raiseTo(nice, reason !== 'warm-up'))) return
+    if (!(await this.#raiseTo(nice, reason !== 'warm-up'))) {
+      this.#guard.notRaised()
+      return
+    }
     this.#raisedTo = nice
     if (reason === 'warm-up') return
     const log = this.#logs[reason]

@@ -112,6 +112,16 @@ export class StarvationGuard {
   }
 
   /**
+   * The raise just asked for could not be made (no CAP_SYS_NICE): the threads are still lowered, so the guard
+   * watches them as such. A warm-up is not tried again: the consumer counts as warm.
+   */
+  notRaised(): void {
+    this.#raisedTicks = 0
+    this.#starvedTicks = 0
+    if (this.#warmth === 'warming') this.#warmth = 'warm'
+  }
+
+  /**
    * One interval: the lowered threads' samples (any of them starved counts), the cores other processes used,
    * and the consumer's latest report of its work.
    */

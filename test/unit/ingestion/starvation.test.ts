@@ -93,3 +93,17 @@ t.test('warming up, a consumer behind is lowered when warm and raised again at o
   t.equal(guard.tick([BUSY], 100, 0, work(BEHIND_BYTES, { stored: WARM_EVENTS, waiting: true })), 'lower')
   t.equal(guard.tick([BUSY], 100, 0, work(BEHIND_BYTES, { stored: WARM_EVENTS, waiting: true })), 'catch-up')
 })
+
+t.test('a warm-up the process may not make leaves the threads watched as lowered, and is not asked for again', async (t) => {
+  const guard = new StarvationGuard()
+  t.equal(guard.tick([BUSY], 100, 0, work(0, { waiting: true })), 'warm-up')
+  guard.notRaised()
+  t.notOk(guard.raised)
+  t.same(
+    Array.from({ length: STARVED_TICKS }, () => guard.tick([STARVED], 100, 1.5, work(0, { waiting: true }))),
+    [...Array(STARVED_TICKS - 1).fill(null), 'raise'],
+    'starved by others at once: raised as if there had been no warm-up',
+  )
+  guard.notRaised()
+  t.equal(guard.tick([BUSY], 100, 0, work(BEHIND_BYTES, { waiting: true })), 'catch-up', 'behind: raised to catch up at once')
+})
