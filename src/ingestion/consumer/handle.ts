@@ -8,10 +8,11 @@ import { Worker } from 'node:worker_threads'
 import { loadGeoIpData } from '../../geoip/index.js'
 import { workerLimits } from '../../pool/index.js'
 import { logThreadStart, type Logger } from '../../observability/logger.js'
+import { LANES, listSegments } from '../spool/layout.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
-import { Lateness, StoredCursors } from './lateness.js'
+import { Lateness, leftover, StoredCursors } from './lateness.js'
 import { PriorityWatch } from './priority-watch.js'
 import type { ConsumerWork } from './starvation.js'
 import type { ConsumerWorkerData } from './thread.js'
@@ -49,6 +50,7 @@ export class ConsumerHandle {
   /** The consumer's sink checkpoints (one buffer for every thread it restarts as) and when each durable position went out. */
   readonly #stored = new StoredCursors()
   readonly #lateness = new Lateness()
+  #leftoverNoted = false
 
   private constructor(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger) {
     this.#settings = settings
@@ -116,6 +118,8 @@ export class ConsumerHandle {
         switch (message.type) {
           case 'ready':
             ready = true
+            // The thread has published its checkpoints: what the last run left beyond them waits too.
+            if (!this.#leftoverNoted) this.#noteLeftover(current.segments)
             resolve()
             break
           case 'stats':
@@ -148,6 +152,19 @@ export class ConsumerHandle {
         }, 1000)
       })
     })
+  }
+
+  /**
+   * Counts the events an earlier run acknowledged and the store has not confirmed as waiting since their
+   * oldest spool segment was last written: after a restart the lag reads how late they are, not 0.
+   */
+  #noteLeftover(firstLive: Record<Lane, number>): void {
+    this.#leftoverNoted = true
+    const now = performance.now()
+    for (const lane of LANES) {
+      const left = leftover(listSegments(this.#settings.spoolDir, lane), firstLive[lane], this.#stored.get(lane))
+      if (left) this.#lateness.leftover(lane, left.end, now - Math.max(0, Date.now() - left.writtenAt))
+    }
   }
 
   /**

@@ -7,7 +7,7 @@
  * backlog in bytes does not say this: one second behind is ≈3 MB under the bench's `lag` load and ≈12 MB at
  * full /capture/ speed. The age is low by the notifier's ≤10 ms coalescing and the group write's time.
  */
-import { compareCursors, LANES, type Cursor } from '../spool/layout.js'
+import { compareCursors, LANES, type Cursor, type SegmentInfo } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
 /** A cursor as one atomic 64-bit word: segment numbers below 2^23, offsets below 1 TiB. */
@@ -56,6 +56,11 @@ export class Lateness {
     else pending.push({ segment, offset, at })
   }
 
+  /** `lane` holds events up to `end` that an earlier run acknowledged, at `at` or before: older than any durable() of this run. */
+  leftover(lane: Lane, end: Cursor, at: number): void {
+    this.#pending.get(lane)!.unshift({ ...end, at })
+  }
+
   /** Milliseconds the oldest durable event the store has not confirmed has waited at `now`; 0 when there is none. */
   ageMs(stored: StoredCursors, now: number): number {
     let oldest = now
@@ -68,4 +73,16 @@ export class Lateness {
     }
     return now - oldest
   }
+}
+
+/**
+ * What an earlier run left in a lane's spool that the store has not confirmed: the segments before this run's
+ * first (`firstLive`) that end beyond the lane's sink checkpoint. It ends where the last of them does, which the
+ * checkpoint reaches once all of it is stored, a crash's torn tail included (the consumer moves the checkpoint
+ * past what it could not frame). Its events were acknowledged no later than the oldest of them was last written.
+ */
+export function leftover(segments: readonly SegmentInfo[], firstLive: number, stored: Cursor): { end: Cursor; writtenAt: number } | null {
+  const unstored = segments.filter((s) => s.segment < firstLive && compareCursors({ segment: s.segment, offset: s.bytes }, stored) > 0)
+  const last = unstored.at(-1)
+  return last ? { end: { segment: last.segment, offset: last.bytes }, writtenAt: unstored[0].modifiedAt } : null
 }

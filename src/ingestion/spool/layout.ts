@@ -17,6 +17,8 @@ export function segmentPath(spoolDir: string, lane: Lane, segment: number): stri
 export interface SegmentInfo {
   segment: number
   bytes: number
+  /** When it was last written, ms since the epoch. */
+  modifiedAt: number
 }
 
 /**
@@ -39,7 +41,10 @@ export function listSegments(spoolDir: string, lane: Lane): SegmentInfo[] {
   mkdirSync(dir, { recursive: true })
   return readdirSync(dir)
     .filter((name) => /^\d{16}\.seg$/.test(name))
-    .map((name) => ({ segment: Number(name.slice(0, 16)), bytes: statSync(join(dir, name)).size }))
+    .map((name) => {
+      const stat = statSync(join(dir, name))
+      return { segment: Number(name.slice(0, 16)), bytes: stat.size, modifiedAt: stat.mtimeMs }
+    })
     .sort((a, b) => a.segment - b.segment)
 }
 

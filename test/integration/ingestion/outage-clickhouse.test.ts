@@ -72,6 +72,34 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
     t.match((await server.request('GET', '/metrics')).text, /skylark_sink_up 1/)
   })
 
+  t.test('after a crash during the outage, the events left in the spool count as late from when they were written', async (t) => {
+    const env = { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'restart', SINK_RETRY_MAX_MS: '500' }
+    const first = await startServer({ env })
+    t.equal((await send(first, 'before', 20)).status, 200)
+    await until('the schema made and the first events stored', async () => (await storedCount(ch.query, 'restart')) === 20)
+    await ch.stop()
+    const during = await send(first, 'during', 100)
+    t.equal(during.status, 200)
+    const ackedAt = Date.now()
+    await new Promise((r) => setTimeout(r, 1500))
+    await first.kill()
+    const restarted = Date.now()
+    const server = await startServer({ dataDir: first.dataDir, env })
+    t.teardown(async () => {
+      await server.stop()
+      server.cleanup()
+    })
+    const lagNow = async () => Number(/^skylark_ingestion_lag_seconds (\S+)$/m.exec((await server.request('GET', '/metrics')).text)?.[1])
+    const lag = await lagNow()
+    const sinceAck = (Date.now() - ackedAt) / 1000
+    t.ok(lag >= sinceAck - 0.2 && lag <= sinceAck + 1, `the lag reads ${lag} s, ${sinceAck} s after the last acknowledgement`)
+    t.ok(lag > (Date.now() - restarted) / 1000 + 1, 'older than the restart: counted from the spool, not from the start')
+
+    await ch.start()
+    await until('the leftover stored', async () => (await storedCount(ch.query, 'restart')) === 120, 60_000)
+    await until('the lag back to 0', async () => (await lagNow()) === 0)
+  })
+
   t.test('a full spool answers 503 with Retry-After and recovers by itself', async (t) => {
     const server = await startServer({
       env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'full', SPOOL_MAX_BYTES: '256KB', SPOOL_SEGMENT_BYTES: '16KB', SINK_RETRY_MAX_MS: '500' },

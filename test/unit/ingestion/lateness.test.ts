@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
-import { Lateness, StoredCursors } from '../../../src/ingestion/consumer/lateness.js'
+import { Lateness, leftover, StoredCursors } from '../../../src/ingestion/consumer/lateness.js'
 
 t.test('a stored cursor written on one thread reads the same on another, up to a segment of 2^23 and an offset of 1 TiB', async (t) => {
   const main = new StoredCursors()
@@ -55,4 +55,26 @@ t.test('past 2,000 waiting positions a lane keeps the oldest one’s age exact a
   t.equal(lateness.ageMs(stored, 3000), 1000, 'the 2,000th position, which took the last 500 reports, is still waiting')
   stored.set('main', { segment: 1, offset: 25_000 })
   t.equal(lateness.ageMs(stored, 3000), 0, 'every report was kept in some position: all stored, none late')
+})
+
+t.test('an earlier run’s unstored segments wait from when the oldest was last written until the store passes the last one’s end', async (t) => {
+  const segments = [
+    { segment: 3, bytes: 4096, modifiedAt: 100 }, // stored to its end before the crash
+    { segment: 4, bytes: 8192, modifiedAt: 200 },
+    { segment: 5, bytes: 1024, modifiedAt: 300 },
+    { segment: 6, bytes: 0, modifiedAt: 400 }, // this run's first
+  ]
+  t.same(leftover(segments, 6, { segment: 3, offset: 4096 }), { end: { segment: 5, offset: 1024 }, writtenAt: 200 })
+  t.same(leftover(segments, 6, { segment: 4, offset: 100 }), { end: { segment: 5, offset: 1024 }, writtenAt: 200 }, 'a segment stored in part still waits')
+  t.same(leftover(segments, 6, { segment: 5, offset: 1024 }), null, 'all stored: nothing left over')
+  t.same(leftover(segments, 5, { segment: 3, offset: 4096 }), { end: { segment: 4, offset: 8192 }, writtenAt: 200 }, 'this run’s segments are not left over')
+
+  const stored = new StoredCursors()
+  stored.set('main', { segment: 3, offset: 4096 })
+  const lateness = new Lateness()
+  lateness.durable('main', 6, 500, 1000)
+  lateness.leftover('main', { segment: 5, offset: 1024 }, 400)
+  t.equal(lateness.ageMs(stored, 1100), 700, 'older than what this run made durable, though noted after it')
+  stored.set('main', { segment: 5, offset: 1024 })
+  t.equal(lateness.ageMs(stored, 1100), 100, 'stored: this run’s own events are the oldest waiting')
 })
