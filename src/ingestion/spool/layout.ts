@@ -35,17 +35,17 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
-/** Segments of a lane, oldest first. */
+/** Segments of a lane, oldest first. One deleted while it is listed (the consumer frees segments) is left out. */
 export function listSegments(spoolDir: string, lane: Lane): SegmentInfo[] {
   const dir = laneDir(spoolDir, lane)
   mkdirSync(dir, { recursive: true })
-  return readdirSync(dir)
-    .filter((name) => /^\d{16}\.seg$/.test(name))
-    .map((name) => {
-      const stat = statSync(join(dir, name))
-      return { segment: Number(name.slice(0, 16)), bytes: stat.size, modifiedAt: stat.mtimeMs }
-    })
-    .sort((a, b) => a.segment - b.segment)
+  const segments: SegmentInfo[] = []
+  for (const name of readdirSync(dir)) {
+    if (!/^\d{16}\.seg$/.test(name)) continue
+    const stat = statSync(join(dir, name), { throwIfNoEntry: false })
+    if (stat) segments.push({ segment: Number(name.slice(0, 16)), bytes: stat.size, modifiedAt: stat.mtimeMs })
+  }
+  return segments.sort((a, b) => a.segment - b.segment)
 }
 
 /** Deletes the given segments of a lane; returns the bytes freed. A failed delete is reported and skipped. */
