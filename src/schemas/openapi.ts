@@ -2,6 +2,7 @@
  * Builds an OpenAPI 3.1 document from operation descriptions and the very schema objects the validators
  * and serializers compile, so the published contract can't drift from what the server enforces.
  */
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../common/pagination.js'
 import { errorEnvelopeSchema, type JsonSchema } from './shared.js'
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete'
@@ -11,6 +12,12 @@ export interface QueryParamDoc {
   readonly description: string
   readonly schema: JsonSchema
 }
+
+/** The `limit` and `offset` of every limit/offset list (common/pagination.ts). */
+export const PAGE_QUERY: readonly QueryParamDoc[] = [
+  { name: 'limit', description: `Page size (default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}).`, schema: { type: 'integer', minimum: 1 } },
+  { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
+]
 
 export interface OperationDoc {
   readonly operationId: string

@@ -5,7 +5,7 @@
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { cohortCreateSchema, cohortPageSchema, cohortSchema, cohortUpdateSchema } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
-import type { OperationDoc } from '../../schemas/openapi.js'
+import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
@@ -20,10 +20,7 @@ export const COHORT_OPERATIONS = [
     summary: 'List live cohorts, newest first.',
     tag: TAG,
     scope: 'cohort:read',
-    query: [
-      { name: 'limit', description: 'Page size (default 100, at most 1000).', schema: { type: 'integer', minimum: 1 } },
-      { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
-    ],
+    query: PAGE_QUERY,
     responses: { 200: 'PaginatedCohortList' },
   },
   { operationId: 'cohorts_create', method: 'post', path: `${COHORTS}/`, summary: 'Create a cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortCreate', responses: { 201: 'Cohort' } },

@@ -17,7 +17,7 @@ import {
   experimentWithCohortSchema,
 } from '../../schemas/experiment.js'
 import { compileSerializer } from '../../schemas/index.js'
-import type { OperationDoc, QueryParamDoc } from '../../schemas/openapi.js'
+import { PAGE_QUERY, type OperationDoc, type QueryParamDoc } from '../../schemas/openapi.js'
 import type { EventStore } from '../../storage/events/index.js'
 import { answer, intParam, noContent, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
@@ -26,8 +26,7 @@ const EXPERIMENTS = '/api/projects/:project_id/experiments'
 const TAG = 'experiments'
 
 const LIST_QUERY: readonly QueryParamDoc[] = [
-  { name: 'limit', description: 'Page size (default 100, at most 1000).', schema: { type: 'integer', minimum: 1 } },
-  { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
+  ...PAGE_QUERY,
   { name: 'status', description: 'Only drafts, running or complete experiments (`all`: no filter).', schema: { type: 'string', enum: ['draft', 'running', 'complete', 'all'] } },
   { name: 'archived', description: '`true`: only archived experiments; otherwise only experiments that are not archived.', schema: { type: 'string' } },
   { name: 'search', description: 'Case-insensitive match on the name.', schema: { type: 'string' } },

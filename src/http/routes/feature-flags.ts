@@ -19,17 +19,12 @@ import {
   roleAccessSchema,
 } from '../../schemas/feature-flag.js'
 import { compileSerializer } from '../../schemas/index.js'
-import type { OperationDoc, QueryParamDoc } from '../../schemas/openapi.js'
+import { PAGE_QUERY, type OperationDoc, type QueryParamDoc } from '../../schemas/openapi.js'
 import { answer, intParam, noContent, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
 const FLAGS = '/api/projects/:project_id/feature_flags'
 const TAG = 'feature_flags'
-
-const PAGE_QUERY: readonly QueryParamDoc[] = [
-  { name: 'limit', description: 'Page size (default 100, at most 1000).', schema: { type: 'integer', minimum: 1 } },
-  { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
-]
 
 const LIST_QUERY: readonly QueryParamDoc[] = [
   ...PAGE_QUERY,
