@@ -60,7 +60,7 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
   const client = new Client(server.boot.project_api_key, {
     host: server.baseUrl,
     persistence: 'memory',
-    flushAt: 20,
+    flushAt: 20, // the burst's slices (below)
     flushInterval: 200,
     maxQueueSize: BURST * 2,
   })
@@ -72,13 +72,15 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
   client.identify(user, { $set: { email: `${p}@example.com`, plan: 'pro' }, $set_once: { first_lib: f.version } })
   client.alias(alias)
   client.group('company', company, { name: 'Acme', tier: 'gold' })
-  // In slices, yielding between them as events from a running app would: js-lite re-serialises its whole
-  // queue on every capture (memory persistence), so 2,000 captures in one synchronous loop block the event
-  // loop for seconds, long enough on a busy machine for skylark to close the idle keep-alive sockets
-  // (uWS: after 8–12 s) under requests undici has queued on them ("other side closed").
+  // In slices of flushAt, yielding between them as events from a running app would: js-lite re-serialises its
+  // whole queue on every capture (memory persistence), so 2,000 captures in one synchronous loop block the
+  // event loop for seconds, long enough on a busy machine for skylark to close the idle keep-alive sockets
+  // (uWS: after 8–12 s) under requests undici has queued on them ("other side closed"). Slices of 100 still
+  // let the queue grow while its batches were in flight: the burst took 5.7–8 s of the test's 60, against
+  // 0.6–2.1 s so.
   for (let i = 0; i < BURST; i++) {
     client.capture(`burst ${p}`, { i, odd: i % 2 === 1 })
-    if (i % 100 === 99) await new Promise((resolve) => setTimeout(resolve, 5))
+    if (i % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 1))
   }
   await client.flush()
 
