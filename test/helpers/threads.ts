@@ -1,6 +1,7 @@
 /** Reading a thread's scheduling from /proc (Linux). */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
+import { Worker } from 'node:worker_threads'
 import { procStatFields } from '../../src/common/thread-priority.js'
 
 export { SCHED_IDLE } from '../../src/common/thread-priority.js'
@@ -9,6 +10,8 @@ export const SCHED_OTHER = 0
 
 /** util-linux's chrt, which the idle policy needs, is installed. */
 export const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0
+/** util-linux's setpriv, which runs a process without CAP_SYS_NICE, is installed. */
+export const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0
 
 export interface ThreadScheduling {
   nice: number
@@ -26,4 +29,13 @@ export function schedulingByThread(pid: number): Map<number, ThreadScheduling> {
   const out = new Map<number, ThreadScheduling>()
   for (const tid of readdirSync(`/proc/${pid}/task`)) out.set(Number(tid), threadScheduling(pid, Number(tid)))
   return out
+}
+
+/** A worker thread that idles until terminated, and its Linux thread id (to lower and watch it). */
+export async function idleThread(): Promise<{ worker: Worker; tid: number }> {
+  const worker = new Worker(
+    "require('worker_threads').parentPort.postMessage(Number(require('fs').readlinkSync('/proc/thread-self').split('/').pop())); setInterval(() => {}, 1000)",
+    { eval: true },
+  )
+  return { worker, tid: await new Promise<number>((resolve) => worker.once('message', resolve)) }
 }

@@ -5,24 +5,20 @@
  * thread; the consumer's report of its work is the watch's input.
  */
 import t, { type Test } from 'tap'
+import { spawnSync } from 'node:child_process'
 import { getPriority } from 'node:os'
-import { Worker } from 'node:worker_threads'
 import pino from 'pino'
 import { lowerThreadAgain } from '../../../src/common/thread-priority.js'
 import { PriorityWatch } from '../../../src/ingestion/consumer/priority-watch.js'
 import { BEHIND_BYTES, INTERVAL_MS, RAISED_TICKS, WARM_EVENTS, type ConsumerWork } from '../../../src/ingestion/consumer/starvation.js'
-import { hasChrt, SCHED_IDLE, SCHED_OTHER, threadScheduling } from '../../helpers/threads.js'
+import { hasChrt, hasSetpriv, idleThread, SCHED_IDLE, SCHED_OTHER, threadScheduling } from '../../helpers/threads.js'
 import { until } from '../reliability/lib.js'
 
 const skip = (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chrt (util-linux) missing')
 
 /** A thread lowered as the ingestion threads are, watched with `work` as the consumer's report; its scheduling and the watch's log. */
 async function watchedThread(t: Test, work: () => ConsumerWork) {
-  const worker = new Worker(
-    "require('worker_threads').parentPort.postMessage(Number(require('fs').readlinkSync('/proc/thread-self').split('/').pop())); setInterval(() => {}, 1000)",
-    { eval: true },
-  )
-  const tid = await new Promise<number>((resolve) => worker.once('message', resolve))
+  const { worker, tid } = await idleThread()
   await lowerThreadAgain(tid, 'idle', 19)
   const scheduling = () => threadScheduling(process.pid, tid)
   t.equal(scheduling().policy, SCHED_IDLE, 'lowered as the ingestion threads are')
@@ -85,4 +81,21 @@ t.test(`a new consumer's first ${WARM_EVENTS} events are stored at the request t
   await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS))
   t.equal(scheduling().policy, SCHED_IDLE, 'events still waiting do not raise it again')
   t.equal(lines.length, 0, 'a warm-up is not logged: every start has one')
+})
+
+t.test('without CAP_SYS_NICE the warm-up is skipped without a word, and a backlog is still reported at once', { skip: skip || (!hasSetpriv && 'setpriv (util-linux) missing') }, async (t) => {
+  const script = new URL('./watch-without-nice.ts', import.meta.url).pathname
+  const node = [process.execPath, ...process.execArgv, script]
+  // As root, the same process less CAP_SYS_NICE; any other user lacks it already.
+  const command = process.getuid?.() === 0 ? ['setpriv', '--inh-caps=-sys_nice', '--bounding-set=-sys_nice', ...node] : node
+  const child = spawnSync(command[0], command.slice(1), { encoding: 'utf8', timeout: 30_000 })
+  t.equal(child.status, 0, child.stderr)
+  const out = child.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { at: number; line?: string; behind?: boolean })
+  const behindAt = out.find((o) => o.behind)?.at ?? NaN
+  const logged = out.filter((o) => o.line !== undefined)
+  t.ok(logged.every((o) => o.at > behindAt), 'nothing logged while the first events waited: the warm-up was skipped')
+  const warned = logged.find((o) => o.line!.includes('may not raise them'))
+  t.ok(warned, 'behind, the watch says it may not raise the threads, and what to set')
+  // A guard left "raised" by the refused warm-up would look again only after RAISED_TICKS intervals (5 s).
+  t.ok(warned !== undefined && warned.at - behindAt < 1000, `said ${Math.round((warned?.at ?? NaN) - behindAt)} ms after the backlog appeared`)
 })
