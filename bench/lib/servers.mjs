@@ -1,12 +1,11 @@
 // The processes a run talks to: skylark itself (the compiled CLI, `skylark serve`, on a free port with a
-// fresh temp DATA_DIR), the two baselines, and a throw-away ClickHouse like test/helpers/clickhouse.ts starts.
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+// fresh temp DATA_DIR), the two baselines, and a throw-away ClickHouse (scripts/clickhouse-local.mjs, as the tests start it).
+import { execFileSync, spawn } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { clickhouseBinary, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
 import { isThreadStart } from './profile.mjs'
 
 /**
@@ -141,49 +140,6 @@ export async function startSkylark(root, { env = {}, nodeArgs = [], label = 'sky
   }
 }
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-export function clickhouseBinary() {
-  const found = spawnSync('sh', ['-c', 'command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null'], { encoding: 'utf8' })
-  return found.stdout.trim().split('\n')[0] || null
-}
-
-const USERS_XML = `<yandex>
-  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
-</yandex>
-`
-
-function configXml(dir, httpPort, tcpPort) {
-  return `<yandex>
-  <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/error.log</errorlog><console>0</console></logger>
-  <http_port>${httpPort}</http_port>
-  <tcp_port>${tcpPort}</tcp_port>
-  <listen_host>127.0.0.1</listen_host>
-  <path>${dir}/data/</path>
-  <tmp_path>${dir}/tmp/</tmp_path>
-  <user_files_path>${dir}/user_files/</user_files_path>
-  <format_schema_path>${dir}/format_schemas/</format_schema_path>
-  <mark_cache_size>5368709</mark_cache_size>
-  <max_concurrent_queries>50</max_concurrent_queries>
-  <users_config>users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mlock_executable>false</mlock_executable>
-</yandex>
-`
-}
-
 /**
  * ClickHouse for the run: the server at CLICKHOUSE_URL when set (databases created by the run are dropped at
  * the end), else a clickhouse-server from PATH in a temp folder (removed at the end), else null.
@@ -217,24 +173,10 @@ export async function startClickHouse() {
   }
   const binary = clickhouseBinary()
   if (!binary) return null
-  const dir = mkdtempSync(join(tmpdir(), 'skylark-bench-ch-'))
-  const httpPort = await freePort()
-  const tcpPort = await freePort()
-  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort))
-  writeFileSync(join(dir, 'users.xml'), USERS_XML)
-  const url = `http://127.0.0.1:${httpPort}`
-  const proc = spawn(binary, [`--config-file=${join(dir, 'config.xml')}`], { cwd: dir, stdio: 'ignore' })
+  const prepared = await prepareClickHouse('skylark-bench-ch-', 4_000_000_000)
+  const { dir, url } = prepared
+  const proc = await spawnClickHouse(binary, prepared, 60_000)
   const exited = new Promise((resolve) => proc.once('exit', resolve))
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/ping`)).ok) break
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`clickhouse-server did not start (see ${dir}/error.log)`)
-    await sleep(100)
-  }
   const q = query(url)
   return {
     url,

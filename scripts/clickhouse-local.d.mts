@@ -1,0 +1,11 @@
+import type { ChildProcess } from 'node:child_process'
+
+export interface PreparedClickHouse {
+  readonly dir: string
+  readonly url: string
+}
+
+export function clickhouseBinary(): string | null
+export function freePort(): Promise<number>
+export function prepareClickHouse(prefix: string, maxMemoryBytes: number): Promise<PreparedClickHouse>
+export function spawnClickHouse(binary: string, prepared: PreparedClickHouse, timeoutMs: number): Promise<ChildProcess>

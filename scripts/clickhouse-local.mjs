@@ -1,0 +1,79 @@
+// A throwaway clickhouse-server for the tests and the benchmarks: Debian's package from PATH, configured in a
+// temp folder (loopback only, free ports, user `default` without a password), started and awaited. Shared by
+// test/helpers/clickhouse.ts (which stops, kills and restarts it) and bench/lib/servers.mjs.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+/** The clickhouse-server binary, or null when it is not installed. */
+export function clickhouseBinary() {
+  const found = spawnSync('sh', ['-c', 'command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null'], { encoding: 'utf8' })
+  return found.stdout.trim().split('\n')[0] || null
+}
+
+/** A TCP port nothing listens on at the moment, on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+const usersXml = (maxMemoryBytes) => `<yandex>
+  <profiles><default><max_memory_usage>${maxMemoryBytes}</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`
+
+const configXml = (dir, httpPort, tcpPort) => `<yandex>
+  <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/error.log</errorlog><console>0</console></logger>
+  <http_port>${httpPort}</http_port>
+  <tcp_port>${tcpPort}</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>${dir}/data/</path>
+  <tmp_path>${dir}/tmp/</tmp_path>
+  <user_files_path>${dir}/user_files/</user_files_path>
+  <format_schema_path>${dir}/format_schemas/</format_schema_path>
+  <mark_cache_size>5368709</mark_cache_size>
+  <max_concurrent_queries>50</max_concurrent_queries>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mlock_executable>false</mlock_executable>
+</yandex>
+`
+
+/** A new temp folder (named from `prefix`) configured for a server on two free ports; nothing started yet. */
+export async function prepareClickHouse(prefix, maxMemoryBytes) {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const httpPort = await freePort()
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, await freePort()))
+  writeFileSync(join(dir, 'users.xml'), usersXml(maxMemoryBytes))
+  return { dir, url: `http://127.0.0.1:${httpPort}` }
+}
+
+/** Starts the server of a prepared folder and resolves once it answers /ping; it may be started again after it stopped. */
+export async function spawnClickHouse(binary, prepared, timeoutMs) {
+  const proc = spawn(binary, [`--config-file=${join(prepared.dir, 'config.xml')}`], { cwd: prepared.dir, stdio: 'ignore' })
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if ((await fetch(`${prepared.url}/ping`)).ok) return proc
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill('SIGKILL')
+      throw new Error(`clickhouse-server did not start within ${timeoutMs / 1000} s (see ${prepared.dir}/error.log)`)
+    }
+    await sleep(100)
+  }
+}
