@@ -9,6 +9,7 @@ import { loadGeoIpData } from '../../geoip/index.js'
 import { workerLimits } from '../../pool/index.js'
 import { logThreadStart, type Logger } from '../../observability/logger.js'
 import { LANES, listSegments } from '../spool/layout.js'
+import { holdsDataAt } from '../spool/reader.js'
 import type { SpoolWriter } from '../spool/writer.js'
 import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
@@ -162,7 +163,9 @@ export class ConsumerHandle {
     this.#leftoverNoted = true
     const now = performance.now()
     for (const lane of LANES) {
-      const left = leftover(listSegments(this.#settings.spoolDir, lane), firstLive[lane], this.#stored.get(lane))
+      const { spoolDir } = this.#settings
+      const holdsData = (segment: number, offset: number) => holdsDataAt(spoolDir, lane, segment, offset)
+      const left = leftover(listSegments(spoolDir, lane), firstLive[lane], this.#stored.get(lane), holdsData)
       if (left) this.#lateness.leftover(lane, left.end, now - Math.max(0, Date.now() - left.writtenAt))
     }
   }

@@ -77,12 +77,24 @@ export class Lateness {
 
 /**
  * What an earlier run left in a lane's spool that the store has not confirmed: the segments before this run's
- * first (`firstLive`) that end beyond the lane's sink checkpoint. It ends where the last of them does, which the
- * checkpoint reaches once all of it is stored, a crash's torn tail included (the consumer moves the checkpoint
- * past what it could not frame). Its events were acknowledged no later than the oldest of them was last written.
+ * first (`firstLive`) with something but unused space (`holdsData`) where reading them resumes, at the lane's
+ * sink checkpoint or at their start. A lane never written has an empty segment from each start, and one whose
+ * events were all stored may have a crash's zero tail: neither waits. It ends where the last of them does,
+ * which the checkpoint reaches once all of it is stored, a torn tail included (the consumer moves the
+ * checkpoint past what it could not frame). Its events were acknowledged no later than the oldest of them was
+ * last written.
  */
-export function leftover(segments: readonly SegmentInfo[], firstLive: number, stored: Cursor): { end: Cursor; writtenAt: number } | null {
-  const unstored = segments.filter((s) => s.segment < firstLive && compareCursors({ segment: s.segment, offset: s.bytes }, stored) > 0)
+export function leftover(
+  segments: readonly SegmentInfo[],
+  firstLive: number,
+  stored: Cursor,
+  holdsData: (segment: number, offset: number) => boolean,
+): { end: Cursor; writtenAt: number } | null {
+  const unstored = segments.filter((s) => {
+    if (s.segment < stored.segment || s.segment >= firstLive) return false
+    const from = s.segment === stored.segment ? stored.offset : 0
+    return s.bytes > from && holdsData(s.segment, from)
+  })
   const last = unstored.at(-1)
   return last ? { end: { segment: last.segment, offset: last.bytes }, writtenAt: unstored[0].modifiedAt } : null
 }

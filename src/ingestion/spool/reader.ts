@@ -26,6 +26,21 @@ export interface CorruptionReport {
   reason: string
 }
 
+/** Whether a segment holds anything but unused space (zero fill) at `offset`: a frame, or what is left of one. */
+export function holdsDataAt(dir: string, lane: Lane, segment: number, offset: number): boolean {
+  let fd = -1
+  try {
+    fd = openSync(segmentPath(dir, lane, segment), 'r')
+    const header = Buffer.alloc(HEADER_BYTES)
+    const n = readSync(fd, header, 0, HEADER_BYTES, offset)
+    return n > 0 && readFrame(header.subarray(0, n), 0).status !== 'unused'
+  } catch {
+    return false // deleted meanwhile: nothing left to read
+  } finally {
+    if (fd >= 0) closeSync(fd)
+  }
+}
+
 export class LaneReader {
   readonly lane: Lane
   readonly #dir: string

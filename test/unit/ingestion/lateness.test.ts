@@ -64,10 +64,19 @@ t.test('an earlier run’s unstored segments wait from when the oldest was last 
     { segment: 5, bytes: 1024, modifiedAt: 300 },
     { segment: 6, bytes: 0, modifiedAt: 400 }, // this run's first
   ]
-  t.same(leftover(segments, 6, { segment: 3, offset: 4096 }), { end: { segment: 5, offset: 1024 }, writtenAt: 200 })
-  t.same(leftover(segments, 6, { segment: 4, offset: 100 }), { end: { segment: 5, offset: 1024 }, writtenAt: 200 }, 'a segment stored in part still waits')
-  t.same(leftover(segments, 6, { segment: 5, offset: 1024 }), null, 'all stored: nothing left over')
-  t.same(leftover(segments, 5, { segment: 3, offset: 4096 }), { end: { segment: 4, offset: 8192 }, writtenAt: 200 }, 'this run’s segments are not left over')
+  // Frames fill each segment; a crash's zero fill would follow them.
+  const framesEnd = new Map(segments.map((s) => [s.segment, s.bytes]))
+  const frames = (segment: number, offset: number) => offset < (framesEnd.get(segment) ?? 0)
+  t.same(leftover(segments, 6, { segment: 3, offset: 4096 }, frames), { end: { segment: 5, offset: 1024 }, writtenAt: 200 })
+  t.same(leftover(segments, 6, { segment: 4, offset: 100 }, frames), { end: { segment: 5, offset: 1024 }, writtenAt: 200 }, 'a segment stored in part still waits')
+  t.same(leftover(segments, 6, { segment: 5, offset: 1024 }, frames), null, 'all stored: nothing left over')
+  t.same(leftover(segments, 5, { segment: 3, offset: 4096 }, frames), { end: { segment: 4, offset: 8192 }, writtenAt: 200 }, 'this run’s segments are not left over')
+
+  const unwritten = [{ segment: 1, bytes: 0, modifiedAt: 50 }, ...segments] // a lane's segment from a start that wrote nothing to it
+  t.equal(leftover(unwritten, 6, { segment: 0, offset: 0 }, frames)?.writtenAt, 100, 'an empty segment does not wait: the lag counts from the first with frames')
+  framesEnd.set(5, 512) // the rest of segment 5 is a crash's zero fill
+  t.same(leftover(segments, 6, { segment: 5, offset: 512 }, frames), null, 'all its frames stored: a zero tail does not wait')
+  t.same(leftover(segments, 6, { segment: 5, offset: 100 }, frames), { end: { segment: 5, offset: 1024 }, writtenAt: 300 }, 'the zero tail counts to the end the store will reach')
 
   const stored = new StoredCursors()
   stored.set('main', { segment: 3, offset: 4096 })

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeFrame, FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
 import { listSegments, segmentPath } from '../../../src/ingestion/spool/layout.js'
-import { LaneReader, type CorruptionReport } from '../../../src/ingestion/spool/reader.js'
+import { holdsDataAt, LaneReader, type CorruptionReport } from '../../../src/ingestion/spool/reader.js'
 import { writeZerosSync } from '../../../src/ingestion/spool/filler.js'
 import { SpoolWriter, type SpoolWriterOptions } from '../../../src/ingestion/spool/writer.js'
 import type { Lane } from '../../../src/ingestion/types.js'
@@ -123,6 +123,21 @@ t.test('after a restart the backlog counts the older segments left to read, and 
   t.same(reader.read(10, () => {}).map((f) => f.payload.toString()), ['d'])
   t.equal(reader.backlogBytes(), 0)
   await next.close()
+})
+
+t.test('a segment holds data where a frame, whole or torn, starts, not in its zero fill nor past its end', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const segment = await earlierRun(dir, ['a', 'b'])
+  const path = segmentPath(dir, 'main', segment)
+  const framesEnd = 2 * frame('a').length
+  appendFileSync(path, Buffer.alloc(4096)) // a crash's zero fill
+  t.ok(holdsDataAt(dir, 'main', segment, 0))
+  t.ok(holdsDataAt(dir, 'main', segment, frame('a').length), "'b'")
+  t.notOk(holdsDataAt(dir, 'main', segment, framesEnd), 'the zero fill')
+  t.notOk(holdsDataAt(dir, 'main', segment, framesEnd + 4096), 'the end of the file')
+  writeFileSync(path, Buffer.concat([frame('a'), frame('b').subarray(0, 4)]))
+  t.ok(holdsDataAt(dir, 'main', segment, frame('a').length), 'a torn frame is for the reader to skip')
+  t.notOk(holdsDataAt(dir, 'main', segment + 5, 0), 'a segment that is gone')
 })
 
 t.test('a segment is zero-filled ahead of its frames and cut back to them when closed', async (t) => {
