@@ -162,8 +162,8 @@ export class ConsumerHandle {
   #noteLeftover(firstLive: Record<Lane, number>): void {
     this.#leftoverNoted = true
     const now = performance.now()
+    const { spoolDir } = this.#settings
     for (const lane of LANES) {
-      const { spoolDir } = this.#settings
       const holdsData = (segment: number, offset: number) => holdsDataAt(spoolDir, lane, segment, offset)
       const left = leftover(listSegments(spoolDir, lane), firstLive[lane], this.#stored.get(lane), holdsData)
       if (left) this.#lateness.leftover(lane, left.end, now - Math.max(0, Date.now() - left.writtenAt))
