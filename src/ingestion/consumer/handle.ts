@@ -51,7 +51,6 @@ export class ConsumerHandle {
   /** The consumer's sink checkpoints (one buffer for every thread it restarts as) and when each durable position went out. */
   readonly #stored = new StoredCursors()
   readonly #lateness = new Lateness()
-  #leftoverNoted = false
 
   private constructor(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger) {
     this.#settings = settings
@@ -61,7 +60,10 @@ export class ConsumerHandle {
 
   static async start(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger): Promise<ConsumerHandle> {
     const handle = new ConsumerHandle(settings, spool, logger)
+    const firstLive = spool.currentState().segments
+    // Ready, the first thread has published its checkpoints: what the last run left beyond them waits too.
     await handle.#spawn()
+    handle.#noteLeftover(firstLive)
     return handle
   }
 
@@ -119,8 +121,6 @@ export class ConsumerHandle {
         switch (message.type) {
           case 'ready':
             ready = true
-            // The thread has published its checkpoints: what the last run left beyond them waits too.
-            if (!this.#leftoverNoted) this.#noteLeftover(current.segments)
             resolve()
             break
           case 'stats':
@@ -160,7 +160,6 @@ export class ConsumerHandle {
    * oldest spool segment was last written: after a restart the lag reads how late they are, not 0.
    */
   #noteLeftover(firstLive: Record<Lane, number>): void {
-    this.#leftoverNoted = true
     const now = performance.now()
     const { spoolDir } = this.#settings
     for (const lane of LANES) {
