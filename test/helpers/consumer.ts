@@ -1,7 +1,6 @@
 /** A consumer over a spool of ≈1 KB events, with a person stage and event store that only record what they get. */
 import t from 'tap'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Consumer } from '../../src/ingestion/consumer/consumer.js'
 import type { PersonStage } from '../../src/ingestion/consumer/person-batch.js'
@@ -15,6 +14,7 @@ import { packedLength, unpackRows } from '../../src/storage/events/packed-rows.j
 import type { EventRow } from '../../src/storage/events/types.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
+import { testDir } from './temp.js'
 
 export interface ConsumerCaps {
   batchBytes: number
@@ -42,7 +42,7 @@ export interface WriteSpan {
 
 /** A spool with `count` events of ≈1 KB in one finished segment of the main lane, and a consumer over it. */
 export function consumerOverSpool(count: number, caps: ConsumerCaps) {
-  const dir = mkdtempSync(join(tmpdir(), 'consumer-caps-'))
+  const dir = testDir(t, 'consumer-caps-')
   const spoolDir = join(dir, 'spool')
   const frames: Buffer[] = []
   for (let i = 0; i < count; i++) {

@@ -4,14 +4,14 @@
  * the same code the `bootstrap` command uses.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { systemClock } from '../../src/common/clock.js'
 import { bootstrap, createManagement, type BootstrapResult } from '../../src/management/index.js'
 import { openManagementDb, prepareDataDir } from '../../src/storage/index.js'
+import { tempDir } from './temp.js'
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(ROOT, 'bin', 'skylark.js')
@@ -60,9 +60,7 @@ export interface TestResponse {
   body: any
 }
 
-export function tempDir(prefix = 'skylark-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
-}
+export { tempDir }
 
 export function bootstrapDataDir(dataDir: string): BootstrapResult {
   const paths = prepareDataDir(dataDir)

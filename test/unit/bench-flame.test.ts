@@ -1,10 +1,10 @@
 /** The benchmark suite's flame graphs of V8 CPU profiles (bench/lib/flame.mjs). */
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from '../helpers/server.js'
+import { testDir } from '../helpers/temp.js'
 
 interface CallFrame {
   functionName: string
@@ -98,8 +98,7 @@ t.test('frames narrower than the given share are left out, their time kept in th
 })
 
 t.test('a profile Node wrote names the functions that ran', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'skylark-flame-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = testDir(t, 'skylark-flame-')
   // A second of spinning: Node's own start-up is in the profile too, and on a loaded or slowed vCPU it took
   // ≈300 ms, as long as a 300 ms spin (593 of 1,200 px in one CI run).
   const script = 'function spinForFlameGraph() { let x = 0; const end = Date.now() + 1000; while (Date.now() < end) x += Math.sqrt(x + 1); return x } spinForFlameGraph()'

@@ -1,6 +1,5 @@
 import t from 'tap'
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { encodeFrame, FrameKind, readFrame } from '../../../src/ingestion/spool/format.js'
 import { listSegments, segmentPath } from '../../../src/ingestion/spool/layout.js'
@@ -8,6 +7,7 @@ import { holdsDataAt, LaneReader, type CorruptionReport } from '../../../src/ing
 import { writeZerosSync } from '../../../src/ingestion/spool/filler.js'
 import { SpoolWriter, type SpoolWriterOptions } from '../../../src/ingestion/spool/writer.js'
 import type { Lane } from '../../../src/ingestion/types.js'
+import { testDir } from '../../helpers/temp.js'
 
 type WriterOptions = Partial<Pick<SpoolWriterOptions, 'maxBytes' | 'segmentBytes' | 'syncDir' | 'onError'>>
 
@@ -51,7 +51,7 @@ t.test('frames round-trip and detect damage', async (t) => {
 })
 
 t.test('appends resolve only once durable, and the reader sees them in order', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w, durable } = writer(dir)
   const first = w.currentState().segments.main
   await Promise.all([w.append('main', [frame('1'), frame('2')], 2 * frame('1').length), w.append('main', [frame('3')], frame('3').length)])
@@ -65,7 +65,7 @@ t.test('appends resolve only once durable, and the reader sees them in order', a
 })
 
 t.test('appends made before a write starts share it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w, durable } = writer(dir)
   const a = w.append('main', [frame('a')], frame('a').length)
   const b = w.append('main', [frame('b')], frame('b').length)
@@ -75,7 +75,7 @@ t.test('appends made before a write starts share it', async (t) => {
 })
 
 t.test('a full spool refuses appends with 503 and Retry-After', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w } = writer(dir, { maxBytes: 100, segmentBytes: 100 })
   await t.rejects(w.append('main', [Buffer.alloc(200)], 200), { code: 'service_unavailable', retryAfter: 5 })
   t.notOk(w.hasRoom(101))
@@ -86,7 +86,7 @@ t.test('a full spool refuses appends with 503 and Retry-After', async (t) => {
 })
 
 t.test('after a restart the reader skips a torn tail and reports damage in the middle', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const segment = await earlierRun(dir, ['a', 'b'])
   // a crash mid-write leaves half a frame at the end of the segment
   appendFileSync(segmentPath(dir, 'main', segment), frame('never acknowledged').subarray(0, 7))
@@ -109,7 +109,7 @@ t.test('after a restart the reader skips a torn tail and reports damage in the m
 })
 
 t.test('after a restart the backlog counts the older segments left to read, and nothing once they are read', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const segment = await earlierRun(dir, ['a', 'b'])
   writeFileSync(segmentPath(dir, 'main', segment + 1), frame('c'))
   const { w: next, durable } = writer(dir)
@@ -126,7 +126,7 @@ t.test('after a restart the backlog counts the older segments left to read, and 
 })
 
 t.test('a segment holds data where a frame, whole or torn, starts, not in its zero fill nor past its end', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const segment = await earlierRun(dir, ['a', 'b'])
   const path = segmentPath(dir, 'main', segment)
   const framesEnd = 2 * frame('a').length
@@ -141,7 +141,7 @@ t.test('a segment holds data where a frame, whole or torn, starts, not in its ze
 })
 
 t.test('a segment is zero-filled ahead of its frames and cut back to them when closed', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w } = writer(dir, { segmentBytes: 256 * 1024 })
   const segment = w.currentState().segments.main
   const path = segmentPath(dir, 'main', segment)
@@ -159,7 +159,7 @@ t.test('a segment is zero-filled ahead of its frames and cut back to them when c
 const deviceWrites = () => Number(/write_bytes: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1])
 
 t.test('a group write into the zero fill sends about its own size to the disk, not the size of the fill writes', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   // One fill step reaches the segment's end: no fill runs while the group writes are measured.
   const { w } = writer(dir, { segmentBytes: 2 * 1024 * 1024 })
   const path = segmentPath(dir, 'main', w.currentState().segments.main)
@@ -176,7 +176,7 @@ t.test('a group write into the zero fill sends about its own size to the disk, n
 })
 
 t.test('a lane whose group writes are large stops zero-filling and appends', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w } = writer(dir, { segmentBytes: 64 * 1024 * 1024, maxBytes: 64 * 1024 * 1024 })
   const path = segmentPath(dir, 'main', w.currentState().segments.main)
   const group = frame('x'.repeat(512 * 1024))
@@ -187,7 +187,7 @@ t.test('a lane whose group writes are large stops zero-filling and appends', asy
 })
 
 t.test('frames appended while fills and rotations run are all read back in order, and closed segments hold only frames', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w } = writer(dir, { segmentBytes: 48 * 1024 })
   const first = w.currentState().segments.main
   const sent: string[] = []
@@ -218,7 +218,7 @@ t.test('frames appended while fills and rotations run are all read back in order
 })
 
 t.test('after a crash the reader stops at the zero fill, skips a frame cut off before it, and reports damage followed by frames', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   mkdirSync(join(dir, 'main'))
   const zeros = Buffer.alloc(8192)
   // ended by the fill: nothing was being written
@@ -241,7 +241,7 @@ t.test('after a crash the reader stops at the zero fill, skips a frame cut off b
 })
 
 t.test('segments rotate at the size limit and a checkpoint resumes mid-lane', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   const { w, durable } = writer(dir, { segmentBytes: 64 })
   const first = w.currentState().segments.main
   for (let i = 0; i < 10; i++) await w.append('main', [frame(`event-${i}-${'x'.repeat(20)}`)], frame(`event-${i}-${'x'.repeat(20)}`).length)
@@ -258,7 +258,7 @@ t.test('segments rotate at the size limit and a checkpoint resumes mid-lane', as
 })
 
 t.test('the first frames of a new segment are acknowledged only once the folders naming it are synced', async (t) => {
-  const dir = join(mkdtempSync(join(tmpdir(), 'spool-')), 'spool') // a first start: the folders are new
+  const dir = join(testDir(t, 'spool-'), 'spool') // a first start: the folders are new
   // Each folder sync waits until the test lets the syncs requested so far finish.
   const requested: string[] = []
   const lanesAtSpoolSync: string[] = []
@@ -310,7 +310,7 @@ t.test('the first frames of a new segment are acknowledged only once the folders
 })
 
 t.test('a failed folder sync refuses the frames that waited for it with 503', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'spool-'))
+  const dir = testDir(t, 'spool-')
   let failures = 1
   const { w } = writer(dir, {
     syncDir: async () => {

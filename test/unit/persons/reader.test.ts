@@ -1,19 +1,17 @@
 import t from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { HashKeyOverrideWriter, PersonReader } from '../../../src/persons/index.js'
 import { CHECK_EVERY_MS } from '../../../src/persons/reader.js'
 import { openDatabase } from '../../../src/storage/index.js'
+import { testDir } from '../../helpers/temp.js'
 import { TEAM, ev, harness, personsDb } from './fixtures.js'
 
 t.test('PersonReader over a read-only connection', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'skylark-persons-'))
+  const dir = testDir(t, 'skylark-persons-')
   const file = join(dir, 'persons.db')
   const h = harness({ db: personsDb(file) })
   const reader = new PersonReader(openDatabase(file, { readonly: true }))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
   h.run(
     ev('$pageview', 'anon-1', { $set: { plan: 'free' } }),

@@ -6,7 +6,7 @@ import { CHECKPOINT_WAL_BYTES } from '../../../src/storage/sqlite/database.js'
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from '../../../src/storage/sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/persons.js'
-import { tempDir } from '../../helpers/server.js'
+import { testDir } from '../../helpers/temp.js'
 
 t.test('migrate', async (t) => {
   t.test('applies pending migrations once, in version order', async (t) => {
@@ -36,8 +36,7 @@ t.test('migrate', async (t) => {
   })
 
   t.test('a new events.db gets large pages; the other files and an existing events.db keep theirs', async (t) => {
-    const dir = tempDir('skylark-pages-')
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const dir = testDir(t, 'skylark-pages-')
     const pageSize = (file: string) => {
       const db = openDatabase(file, { readonly: true })
       try {
@@ -68,8 +67,7 @@ t.test('migrate', async (t) => {
 })
 
 t.test('the WAL is checkpointed every few megabytes whatever the page size', async (t) => {
-  const dir = tempDir('skylark-wal-')
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = testDir(t, 'skylark-wal-')
   for (const pageSize of [4096, EVENTS_PAGE_SIZE]) {
     const file = join(dir, `pages-${pageSize}.db`)
     const db = openDatabase(file, { pageSize })

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
@@ -6,7 +5,7 @@ import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../../src/s
 import { compileSqliteWhere } from '../../../src/storage/events/sqlite-filters.js'
 import { migrate, openDatabase, prepareDataDir } from '../../../src/storage/index.js'
 import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
-import { tempDir } from '../../helpers/server.js'
+import { testDir } from '../../helpers/temp.js'
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z')
 
@@ -35,8 +34,7 @@ const blocksOf = (file: string) => {
 }
 
 t.test('a distinct id is found in every block its project spans, and only in its project', async (t) => {
-  const dir = tempDir('skylark-blocks-')
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = testDir(t, 'skylark-blocks-')
   const paths = prepareDataDir(dir)
   const sink = new SqliteEventSink(paths.events, 3)
   const store = new SqliteEventStore(paths.events)
@@ -69,8 +67,7 @@ t.test('a lookup by distinct id seeks the block index instead of scanning the pr
 })
 
 t.test('events stored before the block index keep block 0, are still found, and new ones count on from them', async (t) => {
-  const dir = tempDir('skylark-blocks-old-')
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = testDir(t, 'skylark-blocks-old-')
   const file = join(dir, 'events.db')
   const old = openDatabase(file)
   migrate(old, EVENTS_MIGRATIONS.filter((m) => m.version === 1))

@@ -1,12 +1,11 @@
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { openDatabase, syncCommitted } from '../../../src/storage/index.js'
-import { tempDir } from '../../helpers/server.js'
+import { testDir } from '../../helpers/temp.js'
 
 t.test('syncCommitted syncs the WAL that holds the commits, and reports when there is none', async (t) => {
-  const dir = tempDir()
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = testDir(t)
   const file = join(dir, 'store.db')
   const db = openDatabase(file)
   db.exec('CREATE TABLE t (a INTEGER)')
