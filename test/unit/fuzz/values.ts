@@ -294,6 +294,49 @@ export function pickEncoding(rng: Rng, size: number): Encoding {
   return size > 16 * 1024 && encoding.startsWith('lz64') ? 'gzip' : encoding
 }
 
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+
+/**
+ * What `LZString.compressToBase64` makes of 'a' repeated 1 + 2 + … + `phrases` times, written directly.
+ * LZW codes that run as phrases each one 'a' longer than the last, so the stream is short, but lz-string
+ * takes ≈5 s to compress 2.5 MB of it (it builds every phrase as a string). The widths and the end marker
+ * follow lz-string's compressor; a test compares the two for small runs.
+ */
+export function lzRunOfA(phrases: number): string {
+  const out: string[] = []
+  let value = 0
+  let bits = 0
+  const put = (code: number, width: number) => {
+    for (let i = 0; i < width; i++) {
+      value = (value << 1) | ((code >> i) & 1)
+      if (++bits === 6) {
+        out.push(BASE64[value])
+        value = 0
+        bits = 0
+      }
+    }
+  }
+  let width = 2
+  let enlargeIn = 2
+  const counted = () => {
+    if (--enlargeIn === 0) {
+      enlargeIn = 2 ** width
+      width++
+    }
+  }
+  put(0, width) // a literal 8-bit character: 'a', which becomes code 3
+  put(97, 8)
+  counted()
+  counted()
+  for (let code = 4; code < phrases + 3; code++) {
+    put(code, width) // the phrase of code n is n - 2 characters long
+    counted()
+  }
+  put(2, width) // end of stream
+  put(0, 6 - bits) // lz-string always ends with a character holding the last bits, or none
+  return out.join('').padEnd(Math.ceil(out.length / 4) * 4, '=')
+}
+
 /** Bombs are built once: a small body that decompresses far past every limit. */
 let bombs: Buffer[] | null = null
 export function bombBodies(): Buffer[] {
@@ -301,8 +344,8 @@ export function bombBodies(): Buffer[] {
   const zeros = Buffer.alloc(64 * 1024 * 1024, 0x20)
   const gz = gzipSync(zeros, { level: 9 })
   const jsonBomb = gzipSync(Buffer.from(`{"api_key":"x","batch":[${'{"event":"e","properties":{"distinct_id":"d"}},'.repeat(400_000)}{}]}`), { level: 9 })
-  // lz-string compresses ≈1 MB/s, so this one only beats the capture and decide limits (2 MB, 1 MB).
-  const lz = Buffer.from(`data=${encodeURIComponent(LZString.compressToBase64('a'.repeat(2.5 * 1024 * 1024)))}&compression=lz64`)
+  // 2,623,195 characters from 20 KB: past the capture and decide limits (2 MB, 1 MB).
+  const lz = Buffer.from(`data=${encodeURIComponent(lzRunOfA(2290))}&compression=lz64`)
   bombs = [gz, gzipSync(gz, { level: 9 }), jsonBomb, lz, Buffer.from(gz.toString('base64'))]
   return bombs
 }
