@@ -5,7 +5,7 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { clickhouseBinary, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
+import { clickhouseBinary, clickhouseQuery, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
 import { isThreadStart } from './profile.mjs'
 
 /**
@@ -145,12 +145,7 @@ export async function startSkylark(root, { env = {}, nodeArgs = [], label = 'sky
  * the end), else a clickhouse-server from PATH in a temp folder (removed at the end), else null.
  */
 export async function startClickHouse() {
-  const query = (url) => async (sql, body) => {
-    const res = await fetch(`${url}/?query=${encodeURIComponent(sql)}`, { method: 'POST', body })
-    const text = await res.text()
-    if (!res.ok) throw new Error(`ClickHouse ${res.status}: ${text.slice(0, 500)}`)
-    return text
-  }
+  const query = (url) => (sql, body) => clickhouseQuery(url, sql, body)
   const external = process.env.CLICKHOUSE_URL
   if (external) {
     const url = external.replace(/\/$/, '')

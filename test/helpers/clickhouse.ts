@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { clickhouseBinary, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
+import { clickhouseBinary, clickhouseQuery, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
 
 export interface TestClickHouse {
   readonly url: string
@@ -34,12 +34,7 @@ export async function startClickHouse(): Promise<TestClickHouse> {
   const { dir, url } = prepared
   let proc: ChildProcess | null = null
 
-  const query = async (sql: string): Promise<string> => {
-    const res = await fetch(`${url}/?query=${encodeURIComponent(sql)}`, { method: 'POST' })
-    const text = await res.text()
-    if (!res.ok) throw new Error(`ClickHouse ${res.status}: ${text}`)
-    return text
-  }
+  const query = (sql: string): Promise<string> => clickhouseQuery(url, sql)
 
   const start = async (): Promise<void> => {
     proc = await spawnClickHouse(binary, prepared, 30_000)
