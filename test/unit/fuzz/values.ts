@@ -333,7 +333,7 @@ export function lzRunOfA(phrases: number): string {
     counted()
   }
   put(2, width) // end of stream
-  put(0, 6 - bits) // lz-string always ends with a character holding the last bits, or none
+  put(0, 6 - bits) // lz-string pads the open character with zero bits, or adds a zero one when none is open
   return out.join('').padEnd(Math.ceil(out.length / 4) * 4, '=')
 }
 
@@ -344,7 +344,7 @@ export function bombBodies(): Buffer[] {
   const zeros = Buffer.alloc(64 * 1024 * 1024, 0x20)
   const gz = gzipSync(zeros, { level: 9 })
   const jsonBomb = gzipSync(Buffer.from(`{"api_key":"x","batch":[${'{"event":"e","properties":{"distinct_id":"d"}},'.repeat(400_000)}{}]}`), { level: 9 })
-  // 2,623,195 characters from 20 KB: past the capture and decide limits (2 MB, 1 MB).
+  // 2,623,195 characters from a 4 KB body: past the capture and decide limits (2 MB, 1 MB).
   const lz = Buffer.from(`data=${encodeURIComponent(lzRunOfA(2290))}&compression=lz64`)
   bombs = [gz, gzipSync(gz, { level: 9 }), jsonBomb, lz, Buffer.from(gz.toString('base64'))]
   return bombs
