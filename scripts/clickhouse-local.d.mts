@@ -9,5 +9,4 @@ export function clickhouseBinary(): string | null
 export function freePort(): Promise<number>
 export function prepareClickHouse(prefix: string, maxMemoryBytes: number): Promise<PreparedClickHouse>
 export function spawnClickHouse(binary: string, prepared: PreparedClickHouse, timeoutMs: number): Promise<ChildProcess>
-export function clickhouseRequest(url: string, body?: string | Buffer): Promise<{ status: number; text: string }>
 export function clickhouseQuery(url: string, sql: string, body?: string | Buffer): Promise<string>

@@ -66,7 +66,7 @@ export async function prepareClickHouse(prefix, maxMemoryBytes) {
  * One HTTP request to ClickHouse on a connection of its own, closed after it: on SIGTERM ClickHouse waits
  * for its open connections (≈7 s for the keep-alive one `fetch` leaves), and tests and benchmarks stop it often.
  */
-export function clickhouseRequest(url, body) {
+function clickhouseRequest(url, body) {
   return new Promise((resolve, reject) => {
     const client = url.startsWith('https:') ? https : http
     const req = client.request(url, { method: body === undefined ? 'GET' : 'POST', agent: false }, (res) => {
