@@ -32,14 +32,31 @@ export class StreamedInsert {
     })
   }
 
-  /** Resolves once the chunks are handed to the request (waiting while ClickHouse reads slower than we write). */
+  /**
+   * Resolves once the chunks are handed to the request (waiting while ClickHouse reads slower than we write).
+   * Chunks that cannot be made (rows the encoding refuses) abort the INSERT.
+   */
   async append(chunks: Iterable<Buffer>, rows: number): Promise<void> {
-    for (const chunk of chunks) {
-      if (this.#failure) throw this.#failure
-      if (!this.#body.write(chunk)) await Promise.race([once(this.#body, 'drain'), this.#done])
+    try {
+      for (const chunk of chunks) {
+        if (this.#failure) throw this.#failure
+        if (!this.#body.write(chunk)) await Promise.race([once(this.#body, 'drain'), this.#done])
+      }
+    } catch (error) {
+      this.abort()
+      throw error
     }
     if (this.#failure) throw this.#failure
     this.rows += rows
+  }
+
+  /**
+   * Ends the INSERT unfinished: ClickHouse 18.16 stores the rows it read, so the caller writes them all again
+   * (the table keeps one of each uuid). Without an error: the body may not be piped to the request yet, and an
+   * 'error' with no listener would end the thread.
+   */
+  abort(): void {
+    this.#body.destroy()
   }
 
   /** Ends the INSERT; resolves once ClickHouse has stored every appended row. */

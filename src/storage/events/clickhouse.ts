@@ -1,7 +1,7 @@
 /**
- * ClickHouse as the event store. The sink sends pre-serialised TabSeparated text in one INSERT per batch,
- * or per span of batches while the consumer is behind (clickhouse-stream.ts; the client's own object
- * serialisation is the bottleneck at scale, see clickhouse-tsv.ts); queries read with FINAL so replayed
+ * ClickHouse as the event store. The sink sends pre-serialised RowBinary in one INSERT per batch, or per
+ * span of batches while the consumer is behind (clickhouse-stream.ts; the client's own object serialisation
+ * is the bottleneck at scale, see clickhouse-rowbinary.ts); queries read with FINAL so replayed
  * events are never counted twice.
  */
 import { Readable } from 'node:stream'
@@ -11,7 +11,7 @@ import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-f
 import { dayOf } from './days.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
-import { tabSeparated, tsvColumns } from './clickhouse-tsv.js'
+import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
 import { createClickHouseClient, identifier, quote, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
   SinkError,
@@ -35,6 +35,8 @@ function errorCode(error: unknown): number | null {
 }
 
 function insertFailed(error: unknown): SinkError {
+  // Rows the insert's encoding refused (rowBinary) fail before ClickHouse sees them.
+  if (error instanceof SinkError) return error
   const code = errorCode(error)
   return new SinkError(`ClickHouse insert failed: ${(error as Error).message.split('\n')[0]}`, code !== null && DATA_ERROR_CODES.has(code))
 }
@@ -49,7 +51,7 @@ export class ClickHouseEventSink implements EventSink {
   constructor(options: ClickHouseOptions, features: ServerFeatures) {
     this.#client = createClickHouseClient(options)
     this.#features = features
-    this.#insert = `INSERT INTO ${identifier(options.database)}.events (${tsvColumns(features)}) FORMAT TabSeparated`
+    this.#insert = `INSERT INTO ${identifier(options.database)}.events (${insertColumns(features)}) FORMAT RowBinary`
   }
 
   async write(rows: readonly EventRow[]): Promise<void> {
@@ -58,14 +60,14 @@ export class ClickHouseEventSink implements EventSink {
 
   /** Rows from packRows() (the insert thread's input); `packed` must stay unchanged until this resolves. */
   async writePacked(packed: Buffer): Promise<void> {
-    if (packed.length > 0) await this.#insertChunks(tabSeparated(packed, this.#features))
+    if (packed.length > 0) await this.#insertChunks(rowBinary(packed, this.#features))
   }
 
   /** Adds `rows` packed rows to the open INSERT (opening one); nothing is stored before commit(). */
   async appendPacked(packed: Buffer, rows: number): Promise<void> {
     const insert = (this.#open ??= new StreamedInsert(this.#client, this.#insert))
     try {
-      await insert.append(tabSeparated(packed, this.#features), rows)
+      await insert.append(rowBinary(packed, this.#features), rows)
     } catch (error) {
       this.#open = null
       throw insertFailed(error)
@@ -80,7 +82,9 @@ export class ClickHouseEventSink implements EventSink {
     const insert = this.#open
     this.#open = null
     if (!insert || insert.rows !== rows) {
-      throw new SinkError(`the open insert holds ${insert?.rows ?? 0} of the ${rows} rows appended to it`, false)
+      const error = new SinkError(`the open insert holds ${insert?.rows ?? 0} of the ${rows} rows appended to it`, false)
+      insert?.abort()
+      throw error
     }
     try {
       await insert.commit()

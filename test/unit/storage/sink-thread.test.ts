@@ -7,6 +7,7 @@ import { JsonText } from '../../../src/common/json-text.js'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { PackedReader, packedRows, packRows, RowPacker, unpackRows } from '../../../src/storage/events/packed-rows.js'
 import { ThreadedSink } from '../../../src/storage/events/sink-thread.js'
+import { ClickHouseEventSink } from '../../../src/storage/events/clickhouse.js'
 import { SinkError, type EventRow } from '../../../src/storage/events/types.js'
 import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
@@ -230,7 +231,7 @@ t.test('the ClickHouse insert thread stores rows exactly as given, and an outage
   t.teardown(() => sink.close())
   t.equal(sink.kind, 'clickhouse')
   const first = Array.from({ length: 200 }, (_, i) => row({ distinct_id: `user-${i}`, groups: ['g', '', '', '', ''] }))
-  // Every byte TabSeparated escapes (backslash, tab, newline, CR, NUL), in every kind of string column.
+  // Bytes text formats escape (backslash, tab, newline, CR, NUL) and quotes, in every kind of string column.
   const hostile = 'a\\b\tc\nd\re\u0000f "g" \\\\'
   const second = [
     row({ distinct_id: 'Zoë 🦜', elements_chain: 'button:text="Pay"', properties: '{"emoji":"🦜"}' }),
@@ -286,7 +287,6 @@ t.test('a spanning ClickHouse insert stores its appended batches only at commit,
   t.teardown(() => sink.close())
   const count = async () => Number((await ch.query('SELECT count() FROM skylark_span.events FINAL')).trim())
   const parts = async () => Number((await ch.query("SELECT count() FROM system.parts WHERE database = 'skylark_span' AND table = 'events' AND active")).trim())
-
   const batches = [0, 1, 2].map((b) => Array.from({ length: 100 }, (_, i) => row({ distinct_id: `span-${b}-${i}` })))
   for (const batch of batches) await sink.appendPacked(packedRows(batch))
   t.equal(await count(), 0, 'nothing is stored before the commit')
@@ -300,10 +300,44 @@ t.test('a spanning ClickHouse insert stores its appended batches only at commit,
   const nothingOpen = await sink.commit(1).catch((e: unknown) => e)
   t.ok(nothingOpen instanceof SinkError, 'and so does a commit with no insert open')
 
+  await sink.appendPacked(packedRows([row({ distinct_id: 'span-before-a-bad-batch' })]))
+  const refused = await sink.appendPacked(packedRows([row({ uuid: 'not-a-uuid' })])).catch((e: unknown) => e)
+  t.ok(refused instanceof SinkError && refused.permanent, 'a batch that cannot be encoded is refused for good')
+  const after = row({ distinct_id: 'span-after-a-bad-batch' })
+  await sink.appendPacked(packedRows([after]))
+  await sink.commit(1)
+  t.equal((await ch.query(`SELECT count() FROM skylark_span.events WHERE uuid = '${after.uuid}'`)).trim(), '1', 'a new insert takes the next batches')
+
   await sink.appendPacked(packedRows([row({ distinct_id: 'span-before-the-outage' })]))
   await ch.kill()
   const failed = await sink.commit(1).catch((e: unknown) => e)
   t.ok(failed instanceof SinkError && !failed.permanent, 'ClickHouse dying with the insert open fails the commit (retryable)')
   await ch.start()
   t.equal(Number((await ch.query("SELECT count() FROM skylark_span.events WHERE distinct_id = 'span-before-the-outage'")).trim()), 0, 'and the row is not there')
+})
+
+t.test('an insert given up (a miscounted commit, a batch that cannot be encoded) is ended, not left open on ClickHouse', { skip: skipClickHouse ?? false }, async (t) => {
+  const ch = await startClickHouse()
+  t.teardown(() => ch.destroy())
+  const options = { url: ch.url, database: 'skylark_given_up', user: 'default', password: '' }
+  const features = await migrateClickHouse(options)
+  const sink = new ClickHouseEventSink(options, features)
+  t.teardown(() => sink.close())
+  const insertsRunning = async () => Number((await ch.query("SELECT count() FROM system.processes WHERE query LIKE 'INSERT INTO%'")).trim())
+  const insertEnds = async () => {
+    for (let tries = 0; tries < 20 && (await insertsRunning()) > 0; tries++) await new Promise((resolve) => setTimeout(resolve, 100))
+    return (await insertsRunning()) === 0
+  }
+  // Enough bytes that the request has reached ClickHouse (the first kilobytes may wait in buffers).
+  const big = packRows(Array.from({ length: 2000 }, (_, i) => row({ distinct_id: `open-${i}`, elements_chain: 'x'.repeat(500) })))
+
+  await sink.appendPacked(big, 2000)
+  t.equal(await insertsRunning(), 1, 'an insert is open')
+  t.ok((await sink.commit(1).catch((e: unknown) => e)) instanceof SinkError, 'a miscounted commit fails')
+  t.ok(await insertEnds(), 'and ends the insert')
+
+  await sink.appendPacked(big, 2000)
+  t.equal(await insertsRunning(), 1, 'an insert is open')
+  t.ok((await sink.appendPacked(packRows([row({ uuid: 'not-a-uuid' })]), 1).catch((e: unknown) => e)) instanceof SinkError, 'a batch that cannot be encoded fails')
+  t.ok(await insertEnds(), 'and ends the insert')
 })
