@@ -82,9 +82,8 @@ export class ClickHouseEventSink implements EventSink {
     const insert = this.#open
     this.#open = null
     if (!insert || insert.rows !== rows) {
-      const error = new SinkError(`the open insert holds ${insert?.rows ?? 0} of the ${rows} rows appended to it`, false)
       insert?.abort()
-      throw error
+      throw new SinkError(`the open insert holds ${insert?.rows ?? 0} of the ${rows} rows appended to it`, false)
     }
     try {
       await insert.commit()
