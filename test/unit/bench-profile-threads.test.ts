@@ -3,10 +3,10 @@
  * starts, which is the id V8 puts in the thread's `--cpu-prof` file name (bench/lib/profile.mjs threadRoles).
  */
 import t from 'tap'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, startServer } from '../helpers/server.js'
+import { testDir } from '../helpers/temp.js'
 
 interface Summary {
   path: string
@@ -51,12 +51,9 @@ t.test('threadRoles reads the thread starts among other lines, and the main thre
 })
 
 t.test('each profile of a loaded server is named by the role of the thread that ran it', async (t) => {
-  const profiles = mkdtempSync(join(tmpdir(), 'skylark-profile-threads-'))
+  const profiles = testDir(t, 'skylark-profile-threads-')
   const server = await startServer({ nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profiles] })
-  t.teardown(() => {
-    server.cleanup()
-    rmSync(profiles, { recursive: true, force: true })
-  })
+  t.teardown(() => server.cleanup())
   const token = server.boot.project_api_key
   const total = 3000
   const statuses = new Set<number>()

@@ -130,11 +130,11 @@ export function* rowBinary(packed: Buffer, features: ServerFeatures): Generator<
         if (end - start > SHORT) at += packed.copy(out, at, start, end)
         else for (let i = start; i < end; i++) out[at++] = packed[i]
       }
-      const [teamId, timestamp, createdAt] = [numbers[r * 3], numbers[r * 3 + 1], numbers[r * 3 + 2]]
-      at = writeInt64(out, at, teamId)
+      const timestamp = numbers[r * 3 + 1]
+      at = writeInt64(out, at, numbers[r * 3])
       at = writeTime(out, at, timestamp, dateTime64)
       if (!dateTime64) at = writeInt64(out, at, Math.round(timestamp))
-      at = writeTime(out, at, createdAt, dateTime64)
+      at = writeTime(out, at, numbers[r * 3 + 2], dateTime64)
       at = out.writeUInt32LE(now, at)
     }
     yield out

@@ -3,9 +3,6 @@
  * stores with the same rows: SQLite always, a real ClickHouse (Debian's 18.16 or newer) when installed.
  */
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import {
   ClickHouseEventSink,
@@ -20,6 +17,7 @@ import {
 } from '../../../src/storage/events/index.js'
 import { prepareDataDir } from '../../../src/storage/index.js'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
+import { testDir } from '../../helpers/temp.js'
 
 const TEAM = 7
 const T0 = Date.parse('2024-03-01T00:00:00Z')
@@ -166,14 +164,10 @@ async function fill(sink: EventSink): Promise<void> {
 }
 
 t.test('SQLite event store', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'skylark-eq-'))
-  const paths = prepareDataDir(dir)
+  const paths = prepareDataDir(testDir(t, 'skylark-eq-'))
   await fill(new SqliteEventSink(paths.events))
   const store = new SqliteEventStore(paths.events)
-  t.teardown(async () => {
-    await store.close()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  t.teardown(() => store.close()) // teardowns run last-in first-out: closed before its folder goes
   queries(t, () => store)
 })
 

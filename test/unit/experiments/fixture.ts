@@ -3,15 +3,14 @@
  * owner), a real SQLite event store in a temp folder that tests fill with rows, a clock tests can move,
  * and the Experiments service over them, with statistics inline unless an offload is given.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { Experiments, StatsRunner, type CohortMembers, type StatsOffload } from '../../../src/experiments/index.js'
 import { createManagement, MembershipLevel } from '../../../src/management/index.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../../src/storage/events/index.js'
 import { migrate, openDatabase, prepareDataDir } from '../../../src/storage/index.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
+import { tempDir } from '../../helpers/temp.js'
 
 export const T0 = Date.parse('2024-05-01T00:00:00.000Z')
 export const HOUR = 3_600_000
@@ -36,7 +35,7 @@ export function experimentWorld(options: WorldOptions = {}) {
   const project = m.accounts.createProject(org.id, 'Project')
   const other = m.accounts.createProject(org.id, 'Other project')
 
-  const dir = mkdtempSync(join(tmpdir(), 'skylark-exp-'))
+  const dir = tempDir('skylark-exp-')
   const paths = prepareDataDir(dir)
   const sink = new SqliteEventSink(paths.events)
   const store = new SqliteEventStore(paths.events)
