@@ -1,38 +1,29 @@
-// Micro benchmark of the ClickHouse sink's inserts, without the consumer: packed rows of ≈1 KB of properties
-// (a browser's $pageview with its GeoIP keys and $set/$set_once) encoded as the insert's RowBinary body
-// (µs a row, one thread), then, when ClickHouse is available (CLICKHOUSE_URL, or clickhouse-server on PATH),
-// REPS serial inserts of 100,000 of them through the sink with merges stopped: rows/s, this process's CPU and
-// ClickHouse's. Runs on the compiled output: `npx tsc -p . && node bench/micro/clickhouse-insert.mjs`. The
-// round `…5f57748dcf` of docs/performance.md compared RowBinary with TabSeparated this way.
-import { readFileSync } from 'node:fs'
-import { randomUUID } from 'node:crypto'
+// Micro benchmark of the ClickHouse sink's inserts, without the consumer: rows as the consumer packs them for
+// the /batch/ scenario's events (persons processed, GeoIP's keys and $set/$set_once in the properties, ≈2.5 KB a
+// row as stored) encoded as the insert's RowBinary body (µs a row, one thread), then, when ClickHouse is
+// available (CLICKHOUSE_URL, or clickhouse-server on PATH), REPS serial inserts of 100,000 of them through the
+// sink with merges stopped: rows/s, this process's CPU and ClickHouse's. Runs on the compiled output: `npx tsc
+// -p . && node bench/micro/clickhouse-insert.mjs` (with the server's MALLOC_MMAP_THRESHOLD_=131072, as the
+// rounds `…5f57748dcf` and after of docs/performance.md ran it; the first used ≈1.2 KB rows made here).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startClickHouse } from '../lib/servers.mjs'
+import { openGeoIp } from '../../dist/src/geoip/index.js'
 import { rowBinary } from '../../dist/src/storage/events/clickhouse-rowbinary.js'
 import { migrateClickHouse } from '../../dist/src/storage/events/clickhouse-schema.js'
 import { ClickHouseEventSink } from '../../dist/src/storage/events/clickhouse.js'
-import { packRows } from '../../dist/src/storage/events/packed-rows.js'
-import { pageview } from '../scenarios/_payloads.mjs'
+import { consumerRows, personsStage } from './_consumer-pipeline.mjs'
 
 const REPS = Number(process.env.REPS ?? 4)
 const BATCH = 20_000
 const BATCHES = 5
 
-const geo = { $geoip_city_name: 'Paris', $geoip_country_name: 'France', $geoip_country_code: 'FR', $geoip_continent_code: 'EU', $geoip_latitude: 48.86, $geoip_longitude: 2.35, $geoip_time_zone: 'Europe/Paris' }
-function properties(i) {
-  const { properties: p } = pageview(`user-${i}`, i)
-  const initial = Object.fromEntries(['$current_url', '$browser', '$os', '$referrer'].map((k) => [`$initial_${k.slice(1)}`, p[k]]))
-  return JSON.stringify({ ...p, ...geo, $set: { $current_url: p.$current_url, $browser: p.$browser, $os: p.$os, ...geo }, $set_once: initial })
-}
-const now = Date.now()
-const batches = Array.from({ length: BATCHES }, (_, b) =>
-  packRows(
-    Array.from({ length: BATCH }, (_, i) => {
-      const n = b * BATCH + i
-      const distinctId = `user-${String(n).padStart(6, '0')}`
-      return { uuid: randomUUID(), team_id: 1, event: '$pageview', distinct_id: distinctId, person_id: randomUUID(), properties: properties(n), timestamp: now + n, created_at: now, groups: ['', '', '', '', ''], elements_chain: '' }
-    }),
-  ),
-)
+const dir = mkdtempSync(join(tmpdir(), 'skylark-insert-bench-'))
+const { db, stage } = personsStage(dir, await openGeoIp())
+const batches = consumerRows(stage, db, BATCHES, BATCH)
+db.close()
+rmSync(dir, { recursive: true, force: true })
 const features = { version: '18.16', dateTime64: false, jsonExtract: false }
 
 let bytes = 0

@@ -13,19 +13,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { randomUUID } from 'node:crypto'
-import { systemClock } from '../../dist/src/common/clock.js'
 import { openGeoIp } from '../../dist/src/geoip/index.js'
 import { decodeFrames } from '../../dist/src/ingestion/consumer/read-batch.js'
-import { encodePayload } from '../../dist/src/ingestion/frames.js'
-import { parsePayload } from '../../dist/src/ingestion/parse.js'
 import { encodeFrame, FrameKind, readFrame } from '../../dist/src/ingestion/spool/format.js'
 import { toEventRows } from '../../dist/src/ingestion/consumer/rows.js'
-import { PersonsStage } from '../../dist/src/persons/index.js'
 import { RowPacker } from '../../dist/src/storage/events/packed-rows.js'
-import { migrate, openDatabase } from '../../dist/src/storage/index.js'
-import { PERSONS_MIGRATIONS } from '../../dist/src/storage/sqlite/migrations/persons.js'
-import { batchBodies } from '../scenarios/_payloads.mjs'
+import { personsStage, spooledFrames, unreadable } from './_consumer-pipeline.mjs'
 
 const DURATION_MS = Number(process.env.BENCH_MS ?? 4000)
 const READ = 1800 // events per read, about what READ_BYTES gives for these events
@@ -33,20 +26,10 @@ const CHUNK = Number(process.env.CHUNK ?? 64)
 
 const dir = mkdtempSync(join(tmpdir(), 'skylark-consumer-bench-'))
 try {
-  const db = openDatabase(join(dir, 'persons.db'))
-  migrate(db, PERSONS_MIGRATIONS)
   const geoip = process.env.GEOIP === '0' ? null : await openGeoIp()
-  const stage = new PersonsStage(db, { geoip, clock: systemClock })
-  const ctx = { now: Date.now(), ip: '127.0.0.1', queryUnderscore: null, queryToken: null, uuid: randomUUID, resolveProject: () => ({ id: 1, anonymizeIps: false }) }
+  const { db, stage } = personsStage(dir, geoip)
   // What the spool holds: the frames capture wrote for the bodies' events.
-  const spooled = []
-  for (const body of batchBodies('phc_bench', 100, Number(process.env.BODIES ?? 100))) {
-    const frames = Buffer.from(encodePayload(parsePayload(body, ctx)).frames)
-    for (let at = 0; at < frames.length; at = spooled.at(-1).next) spooled.push(readFrame(frames, at))
-  }
-  const unreadable = (_, error) => {
-    throw error
-  }
+  const spooled = spooledFrames(Number(process.env.BODIES ?? 100))
   const oneText = process.env.ONE_TEXT === '1'
   const oneTextFrames = oneText ? spooled.map((f) => readFrame(encodeFrame(FrameKind.event, JSON.stringify(decodeFrames([f], unreadable).events[0])), 0)) : null
 

@@ -26,7 +26,7 @@ import { MAX_SPAN_ROWS } from './spanning-insert.js'
 const EVENT_SINK_URL = new URL('../../../workers/event-sink.js', import.meta.url)
 /**
  * The insert thread's batches stay outside its heap (packed buffers) and it makes one row's strings at a time
- * (ClickHouse: one 64-row chunk of RowBinary), so its live set is a few MB; the limit is headroom, far below
+ * (ClickHouse: one chunk of RowBinary, at most 64 rows), so its live set is a few MB; the limit is headroom, far below
  * the default (a share of the machine's memory).
  */
 const EVENT_SINK_HEAP_MB = 256

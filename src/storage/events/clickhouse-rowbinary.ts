@@ -10,7 +10,16 @@ import type { ServerFeatures } from './clickhouse-schema.js'
 import { PackedReader } from './packed-rows.js'
 import { SinkError } from './types.js'
 
-const ROWS_PER_CHUNK = 64
+/**
+ * A chunk ends after CHUNK_ROWS rows or once it holds CHUNK_BYTES, so that it stays below glibc's 128 KB mmap
+ * threshold (MALLOC_MMAP_THRESHOLD_, bin/skylark.js) unless its last row is over 32 KB. A chunk over the
+ * threshold is a mapping of its own: every page of it faults when first written, and it is unmapped when
+ * collected. 64 browser events (≈2.5 KB each as stored) made ≈158 KB chunks, and page faults were 29 % of the
+ * insert thread's CPU under /batch/ on ClickHouse (perf); below the threshold a chunk reuses the thread's malloc
+ * arena (docs/performance.md, "What changed in this round").
+ */
+const CHUNK_ROWS = 64
+const CHUNK_BYTES = 96 * 1024
 /** DateTime is seconds from 1970 in a UInt32: times are clamped to 1970…2106-02-07 06:28:14 (the text formats' bound). */
 const MAX_DATETIME_MS = 4294967295000
 /** Per row in packed order: uuid, event, distinct_id, person_id, properties, $group_0…4, elements_chain. */
@@ -92,18 +101,18 @@ function writeTime(out: Buffer, at: number, ms: number, dateTime64: boolean): nu
   return dateTime64 ? writeInt64(out, at, clamped * 1000) : out.writeUInt32LE(Math.floor(clamped / 1000), at)
 }
 
-/** RowBinary of packed rows, one buffer per ROWS_PER_CHUNK rows, made as the insert's stream pulls. */
+/** RowBinary of packed rows, a buffer per chunk of rows (CHUNK_BYTES), made as the insert's stream pulls. */
 export function* rowBinary(packed: Buffer, features: ServerFeatures): Generator<Buffer> {
   const reader = new PackedReader(packed)
   const dateTime64 = features.dateTime64
   const now = Math.floor(Date.now() / 1000)
   // Per row of a chunk: the strings' [start, end) in `packed`; and its three numbers.
-  const spans = new Int32Array(ROWS_PER_CHUNK * STRINGS * 2)
-  const numbers = new Float64Array(ROWS_PER_CHUNK * 3)
+  const spans = new Int32Array(CHUNK_ROWS * STRINGS * 2)
+  const numbers = new Float64Array(CHUNK_ROWS * 3)
   while (!reader.done) {
     let rows = 0
     let size = 0
-    for (; rows < ROWS_PER_CHUNK && !reader.done; rows++) {
+    for (; rows < CHUNK_ROWS && size < CHUNK_BYTES && !reader.done; rows++) {
       for (let n = 0; n < 3; n++) numbers[rows * 3 + n] = reader.number()
       for (let s = 0; s < STRINGS; s++) {
         const length = reader.skipText()

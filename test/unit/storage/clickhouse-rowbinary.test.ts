@@ -90,6 +90,21 @@ for (const dateTime64 of [true, false]) {
   })
 }
 
+t.test('chunks end once they hold 96 KB, below the 128 KB at which malloc maps each buffer anew', async (t) => {
+  // Browser events with their GeoIP keys and $set/$set_once are ≈2.5 KB: 64 of them made ≈158 KB chunks.
+  const rows = Array.from({ length: 160 }, (_, i) => ({ ...row(i), properties: JSON.stringify({ i, long: 'p'.repeat(2500) }) }))
+  rows[90] = { ...rows[90], properties: JSON.stringify({ big: 'b'.repeat(200_000) }) }
+  const chunks = [...rowBinary(packRows(rows), features(true))]
+  const decoded = chunks.map((chunk) => decode(t, chunk, true))
+  t.same(decoded.flat().map((d) => d.properties), rows.map((r) => r.properties), 'every row once, in order')
+  const big = decoded.findIndex((c) => c.some((d) => (d.properties as string).includes('"big"')))
+  t.match(decoded[big].at(-1)?.properties, /"big"/, 'a row of 200 KB ends its chunk')
+  const others = chunks.filter((_, i) => i !== big)
+  t.ok(others.every((c) => c.length < 128 * 1024), `the others: ${others.map((c) => c.length).join(', ')} bytes`)
+  t.ok(chunks.slice(0, -1).every((c) => c.length >= 96 * 1024), 'each filled to 96 KB before the next begins')
+  t.ok(decoded.every((c) => c.length < 64), 'fewer than 64 rows a chunk')
+})
+
 t.test('times are whole milliseconds, clamped to what DateTime holds, not sent as something ClickHouse refuses', async (t) => {
   const times = [-5, 1005.7, 9e15]
   const rows = times.map((ms, i) => ({ ...row(i), timestamp: ms, created_at: ms }))
