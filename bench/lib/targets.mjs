@@ -100,7 +100,9 @@ export function evaluateTargets(report) {
   const half = report.scenarios.find((s) => s.name === 'decide-50-half-rate' && s.sink === 'sqlite')
   if (ok(half)) {
     const floor = half.generatorFloorMs ? `; the generator alone against raw uWS at that rate: p50 ${half.generatorFloorMs.p50} ms, p99 ${half.generatorFloorMs.p99} ms` : ''
-    add('/decide 50 flags p99 < 10 ms at half max', `sqlite, ${half.load.overallRate} req/s offered (${half.loadgen})`, half.latencyMs.p99, half.latencyMs.p99 < 10, `achieved ${half.rps} req/s, p50 ${half.latencyMs.p50} ms${floor}`, [half])
+    // Half of a maximum measured on faster vCPUs is more than half of what the server can do at the speed of this run.
+    const max = speedNote(half.cpuSpeed, scenario(report, 'decide-50', 'sqlite', 'autocannon')?.cpuSpeed, 'run whose maximum it halves')
+    add('/decide 50 flags p99 < 10 ms at half max', `sqlite, ${half.load.overallRate} req/s offered (${half.loadgen})`, half.latencyMs.p99, half.latencyMs.p99 < 10, `achieved ${half.rps} req/s, p50 ${half.latencyMs.p50} ms${floor}${max}`, [half])
   } else if (half) notMeasured('/decide 50 flags p99 < 10 ms at half max', 'sqlite', half.status)
   const d350 = scenario(report, 'decide-350', 'sqlite', 'autocannon')
   if (ok(d350)) {

@@ -61,6 +61,22 @@ t.test('the /batch/ target compares its run with the ceiling sample it is judged
   t.match(batch?.detail, '30000 stored/s vs 70000 rows/s; CPU probe 6000 vs 3000 ns — ⚠ the CPUs ran 2× slower in the measured run')
 })
 
+t.test('p99 at half of max compares its run with the run whose maximum it halves', async (t) => {
+  const decide = { sink: 'sqlite', status: 'ok', latencyMs: { p50: 1, p99: 26 } }
+  const report = {
+    options: { sinks: ['sqlite'] },
+    baselines: [],
+    lag: [],
+    ceilings: [],
+    scenarios: [
+      { ...decide, name: 'decide-50', loadgen: 'autocannon', rps: 40_000, cpuSpeed: { nsPerUnit: 3300 } },
+      { ...decide, name: 'decide-50-half-rate', loadgen: 'steady', rps: 20_000, load: { overallRate: 20_000 }, cpuSpeed: { nsPerUnit: 5500 } },
+    ],
+  }
+  const half = evaluateTargets(report).find((x) => x.target.includes('half max'))
+  t.match(half?.detail, 'achieved 20000 req/s, p50 1 ms; CPU probe 5500 vs 3300 ns — ⚠ the CPUs ran 1.67× slower in the measured run')
+})
+
 t.test('the probes report from every vCPU while they run, and end when stopped', async (t) => {
   const probe = startSpeedProbe()
   const cpus = probe.cpus.length
