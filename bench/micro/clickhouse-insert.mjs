@@ -3,8 +3,9 @@
 // row as stored) encoded as the insert's RowBinary body (µs a row, one thread), then, when ClickHouse is
 // available (CLICKHOUSE_URL, or clickhouse-server on PATH), REPS serial inserts of 100,000 of them through the
 // sink with merges stopped: rows/s, this process's CPU and ClickHouse's. Runs on the compiled output: `npx tsc
-// -p . && node bench/micro/clickhouse-insert.mjs` (with the server's MALLOC_MMAP_THRESHOLD_=131072, as the
-// rounds `…5f57748dcf` and after of docs/performance.md ran it; the first used ≈1.2 KB rows made here).
+// -p . && MALLOC_MMAP_THRESHOLD_=131072 node bench/micro/clickhouse-insert.mjs` (malloc set as the server's, so
+// buffers are allocated as they are there; docs/performance.md, round `…675e202c4f`; the round `…5f57748dcf`
+// measured ≈1.2 KB rows made here).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,10 +21,14 @@ const BATCH = 20_000
 const BATCHES = 5
 
 const dir = mkdtempSync(join(tmpdir(), 'skylark-insert-bench-'))
-const { db, stage } = personsStage(dir, await openGeoIp())
-const batches = consumerRows(stage, db, BATCHES, BATCH)
-db.close()
-rmSync(dir, { recursive: true, force: true })
+let batches
+try {
+  const { db, stage } = personsStage(dir, await openGeoIp())
+  batches = consumerRows(stage, db, BATCHES, BATCH)
+  db.close()
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
 const features = { version: '18.16', dateTime64: false, jsonExtract: false }
 
 let bytes = 0

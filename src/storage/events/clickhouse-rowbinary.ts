@@ -101,7 +101,7 @@ function writeTime(out: Buffer, at: number, ms: number, dateTime64: boolean): nu
   return dateTime64 ? writeInt64(out, at, clamped * 1000) : out.writeUInt32LE(Math.floor(clamped / 1000), at)
 }
 
-/** RowBinary of packed rows, a buffer per chunk of rows (CHUNK_BYTES), made as the insert's stream pulls. */
+/** RowBinary of packed rows, a buffer per chunk (CHUNK_ROWS rows or CHUNK_BYTES), made as the insert's stream pulls. */
 export function* rowBinary(packed: Buffer, features: ServerFeatures): Generator<Buffer> {
   const reader = new PackedReader(packed)
   const dateTime64 = features.dateTime64
