@@ -7,7 +7,8 @@
 // stops the load, then samples every second until the consumer has stored everything (and every second of the
 // load too): events received and stored, CPU of
 // each server thread, and from /proc/…/schedstat how long each thread waited for a core while runnable (the
-// consumer's CPU can be below 1 core with no idle time of its own: it is preempted). Prints a line a second
+// consumer's CPU can be below 1 core with no idle time of its own: it is preempted), and each thread's minor
+// page faults (≈2.8 µs each on the Firecracker VM; docs/performance.md, round `…675e202c4f`). Prints a line a second
 // and a summary with the peak RSS of the whole run. The full suite's /batch/ figures include this drain
 // (stored events/s runs until drained).
 import autocannon from 'autocannon'
@@ -36,13 +37,16 @@ const server = await startSkylark(root, { env, nodeArgs: args['node-arg'] })
 // Drains of two builds compare only at close readings: this machine's vCPUs change speed for seconds at a time.
 const probe = startSpeedProbe()
 
-/** Per thread: CPU ns, runnable-but-waiting ns (schedstat), and the thread's name. */
+/** Per thread: CPU ns, runnable-but-waiting ns (schedstat), minor page faults, and the thread's name. */
 function threads(pid) {
   const out = {}
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
-      out[tid] = { run, wait, name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() }
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      // minflt, the 10th field: the 8th after the ") " that ends the thread's name.
+      const faults = Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[7])
+      out[tid] = { run, wait, faults, name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() }
     } catch {
       // the thread ended between the reads
     }
@@ -59,11 +63,11 @@ const sample = async () => ({ m: (await scrape(server.url)).m, at: performance.n
 /** A line for one second: events received and stored, ClickHouse's CPU, and each busy thread's run and wait. */
 function report(prev, now) {
   const busy = Object.entries(now.threads)
-    .map(([tid, t]) => ({ tid, ...t, dRun: t.run - (prev.threads[tid]?.run ?? 0), dWait: t.wait - (prev.threads[tid]?.wait ?? 0) }))
+    .map(([tid, t]) => ({ tid, ...t, dRun: t.run - (prev.threads[tid]?.run ?? 0), dWait: t.wait - (prev.threads[tid]?.wait ?? 0), dFaults: t.faults - (prev.threads[tid]?.faults ?? 0) }))
     .filter((t) => t.dRun > 2e7)
-    .map((t) => `${t.name}/${t.tid} ${ms(t.dRun)}+${ms(t.dWait)}w`)
+    .map((t) => `${t.name}/${t.tid} ${ms(t.dRun)}+${ms(t.dWait)}w ${t.dFaults}f`)
   const received = (now.m.skylark_events_received_total ?? 0) - (prev.m.skylark_events_received_total ?? 0)
-  console.log(`received +${received}  stored +${(stored(now.m) ?? 0) - (stored(prev.m) ?? 0)}  ClickHouse ${(now.ch - prev.ch).toFixed(2)} cores  threads (ms run + ms waiting for a core): ${busy.join('  ')}`)
+  console.log(`received +${received}  stored +${(stored(now.m) ?? 0) - (stored(prev.m) ?? 0)}  ClickHouse ${(now.ch - prev.ch).toFixed(2)} cores  threads (ms run + ms waiting for a core, minor page faults): ${busy.join('  ')}`)
 }
 
 // The same lines during the load: a thread whose run and wait add up to well under a second was blocked.
@@ -97,9 +101,9 @@ while (still < 10 && stored(prev.m) < prev.m.skylark_events_received_total) {
 }
 const seconds = (last.at - first.at) / 1000
 const cores = Object.entries(last.threads)
-  .map(([tid, t]) => [`${t.name}/${tid}`, (t.run - (first.threads[tid]?.run ?? 0)) / 1e9 / seconds])
+  .map(([tid, t]) => [`${t.name}/${tid}`, (t.run - (first.threads[tid]?.run ?? 0)) / 1e9 / seconds, (t.faults - (first.threads[tid]?.faults ?? 0)) / seconds])
   .filter(([, c]) => c > 0.02)
-  .map(([name, c]) => `${name} ${c.toFixed(2)}`)
+  .map(([name, c, faults]) => `${name} ${c.toFixed(2)} (${Math.round(faults).toLocaleString('en-US')} faults/s)`)
 // VmHWM: the process's peak resident set so far, the load included.
 const peakMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]) / 1024)
 // ClickHouse holds an open INSERT's rows in memory until it ends (CLICKHOUSE_INSERT_SPAN_MS).
