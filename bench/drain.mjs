@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util'
 import { scrape } from './lib/e2e.mjs'
 import { startClickHouse, startSkylark } from './lib/servers.mjs'
 import { startSpeedProbe } from './lib/speed.mjs'
-import { processCpuSeconds } from './lib/system.mjs'
+import { minorFaults, processCpuSeconds } from './lib/system.mjs'
 import { batchBodies } from './scenarios/_payloads.mjs'
 
 const { values: args } = parseArgs({
@@ -43,10 +43,7 @@ function threads(pid) {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      // minflt, the 10th field: the 8th after the ") " that ends the thread's name.
-      const faults = Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[7])
-      out[tid] = { run, wait, faults, name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() }
+      out[tid] = { run, wait, faults: minorFaults(`${pid}/task/${tid}`) ?? 0, name: readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() }
     } catch {
       // the thread ended between the reads
     }

@@ -15,15 +15,26 @@ export function machineTicks() {
   return { busy: user + nice + system + irq + softirq + steal, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), idle: idle + iowait }
 }
 
-/** CPU seconds (user + system, all threads) of a process, or null when it is gone. */
-export function processCpuSeconds(pid) {
+/** The fields of /proc/<pid>/stat after the name (fields[0] is the state, the 3rd field), or null when it is gone. */
+function statFields(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / TICKS
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   } catch {
     return null
   }
+}
+
+/** CPU seconds (user + system, all threads) of a process, or null when it is gone. */
+export function processCpuSeconds(pid) {
+  const fields = statFields(pid)
+  return fields && (Number(fields[11]) + Number(fields[12])) / TICKS
+}
+
+/** Minor page faults of a process (or of one thread: `pid/task/tid`), or null when it is gone. */
+export function minorFaults(pid) {
+  const fields = statFields(pid)
+  return fields && Number(fields[7])
 }
 
 /** CPU seconds of each thread of a process: { tid: seconds } (the main thread's tid is the pid). */

@@ -6,10 +6,11 @@
 // -p . && MALLOC_MMAP_THRESHOLD_=131072 node bench/micro/clickhouse-insert.mjs` (malloc set as the server's, so
 // buffers are allocated as they are there; docs/performance.md, round `…675e202c4f`; the round `…5f57748dcf`
 // measured ≈1.2 KB rows made here).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startClickHouse } from '../lib/servers.mjs'
+import { processCpuSeconds } from '../lib/system.mjs'
 import { openGeoIp } from '../../dist/src/geoip/index.js'
 import { rowBinary } from '../../dist/src/storage/events/clickhouse-rowbinary.js'
 import { migrateClickHouse } from '../../dist/src/storage/events/clickhouse-schema.js'
@@ -53,11 +54,7 @@ try {
   const sink = new ClickHouseEventSink(options, await migrateClickHouse(options))
   await ch.query(`SYSTEM STOP MERGES ${options.database}.events`)
   // ClickHouse's CPU from /proc when it runs here; an external server's is not ours to read.
-  const clickhouseCpuMs = () => {
-    if (!ch.pid) return null
-    const fields = readFileSync(`/proc/${ch.pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-  }
+  const clickhouseCpuMs = () => (ch.pid ? processCpuSeconds(ch.pid) * 1000 : null)
   for (let rep = 0; rep < REPS; rep++) {
     const cpu = process.cpuUsage()
     const chCpu = clickhouseCpuMs()
