@@ -1,9 +1,9 @@
 /**
- * An event's stored form before any person is read: its properties as the event store gets them (a copy; the
- * event is not changed), its `$set`/`$set_once` with the GeoIP result, and whether it gets person processing
+ * An event's stored form before any person is read: its properties as the event store gets them (the event's
+ * own object until something changes them, then a copy: the event's properties are not changed), its `$set`/`$set_once` with the GeoIP result, and whether it gets person processing
  * (`$process_person_profile`, PostHog's drop of personless person events). PersonsStage applies the rest.
  */
-import { isPlainObject, type JsonObject } from '../common/json.js'
+import { copyObject, isPlainObject, type JsonObject } from '../common/json.js'
 import type { GeoIp, GeoProperties } from '../geoip/index.js'
 import type { CapturedEvent } from '../schemas/captured-event.js'
 import { NO_SETS, PERSON_ONLY_EVENTS, addGeoProperties, addInitialAndCampaignProperties, splitSets, type EventSets } from './properties.js'
@@ -17,6 +17,7 @@ export interface NormaliseWarning {
 }
 
 export interface Normalised {
+  /** The event's own properties object until something changes them: change them only through writableProperties. */
   properties: JsonObject
   sets: EventSets
   geo: GeoProperties | null
@@ -34,22 +35,31 @@ export function eventDetails(event: CapturedEvent): Record<string, unknown> {
 }
 
 /**
+ * `n.properties`, to be changed: copied first while they are the event's own object, and no longer what
+ * `propertiesText` says. The event stays as it came, so it can be processed again (a batch redone event by
+ * event after a rollback, `enrich`) with the same result.
+ */
+export function writableProperties(n: Normalised, event: CapturedEvent): JsonObject {
+  if (n.properties === event.properties) n.properties = copyObject(n.properties)
+  n.propertiesText = null
+  return n.properties
+}
+
+/**
  * `$process_person_profile`, GeoIP, `$initial_*`/campaign copies, `$set*` removal. `text` (the event's
  * properties but `$set`/`$set_once` as JSON, or null) is kept as `propertiesText` while they stay so.
  */
 export function normaliseEvent(event: CapturedEvent, text: Uint8Array | null, geoip: GeoIp | null): Normalised {
   const { properties, sets } = splitSets(isPlainObject(event.properties) ? event.properties : {})
-  const warnings: NormaliseWarning[] = []
-  let processPerson = true
-  let dropReason: string | null = null
-  let propertiesText = text
+  const n: Normalised = { properties, sets, geo: null, propertiesText: text, processPerson: true, dropReason: null, warnings: [] }
 
-  if (Object.hasOwn(properties, '$process_person_profile')) {
+  const hasProcessPerson = Object.hasOwn(properties, '$process_person_profile')
+  if (hasProcessPerson) {
     const value = properties.$process_person_profile
-    if (value === false) processPerson = false
-    else propertiesText = null // removed below; `false` is written back as it was
+    // `false` stays as it was; anything else is removed (below).
+    if (value === false) n.processPerson = false
     if (value !== false && value !== true) {
-      warnings.push({
+      n.warnings.push({
         type: 'invalid_process_person_profile',
         details: {
           ...eventDetails(event),
@@ -60,25 +70,27 @@ export function normaliseEvent(event: CapturedEvent, text: Uint8Array | null, ge
       })
     }
   }
-  if (!processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
-    dropReason = DROP_PERSONLESS_PERSON_EVENT
-    warnings.push({ type: DROP_PERSONLESS_PERSON_EVENT, details: eventDetails(event) })
+  if (!n.processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
+    n.dropReason = DROP_PERSONLESS_PERSON_EVENT
+    n.warnings.push({ type: DROP_PERSONLESS_PERSON_EVENT, details: eventDetails(event) })
   }
 
   const ip = properties.$ip
-  let geo: GeoProperties | null = null
   if (geoip && !properties.$geoip_disable && typeof ip === 'string' && ip !== '') {
-    geo = geoip.lookup(ip)
-    if (geo && addGeoProperties(properties, sets, geo)) propertiesText = null
+    n.geo = geoip.lookup(ip)
+    if (n.geo) {
+      const kept = addGeoProperties(properties, sets, n.geo)
+      if (kept !== properties) {
+        n.properties = kept
+        n.propertiesText = null
+      }
+    }
   }
-  addInitialAndCampaignProperties(event.event, properties, sets)
+  addInitialAndCampaignProperties(event.event, n.properties, sets)
 
-  const keepsSets = processPerson && event.event !== '$groupidentify'
-  if (!keepsSets && Object.hasOwn(properties, '$unset')) {
-    delete properties.$unset
-    propertiesText = null
-  }
-  if (processPerson) delete properties.$process_person_profile
-  else properties.$process_person_profile = false
-  return { properties, sets: keepsSets ? sets : NO_SETS, geo, propertiesText, processPerson, dropReason, warnings }
+  const keepsSets = n.processPerson && event.event !== '$groupidentify'
+  if (!keepsSets && Object.hasOwn(n.properties, '$unset')) delete writableProperties(n, event).$unset
+  if (n.processPerson && hasProcessPerson) delete writableProperties(n, event).$process_person_profile
+  if (!keepsSets) n.sets = NO_SETS
+  return n
 }

@@ -21,7 +21,7 @@ import type { GeoIp, GeoProperties } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
 import { GROUP_COLUMN_KEYS, groupColumns, noGroups, type GroupColumns } from './group-columns.js'
 import { GroupStore, MAX_GROUP_TYPES_PER_TEAM } from './groups.js'
-import { eventDetails, normaliseEvent, type Normalised } from './normalise.js'
+import { eventDetails, normaliseEvent, writableProperties, type Normalised } from './normalise.js'
 import {
   NO_SETS,
   applyPropertyUpdates,
@@ -179,8 +179,8 @@ export class PersonsStage {
     const personless = this.personlessOutcome(event, n, true)
     if (personless) return personless
 
-    const ctx: EventContext = { event, properties: n.properties, sets: n.sets, updateIsIdentified: false }
     this.addGroupColumns(event, n, true)
+    const ctx: EventContext = { event, properties: n.properties, sets: n.sets, updateIsIdentified: false }
     if (event.event === '$groupidentify') this.upsertGroup(ctx)
     const person = this.applyPersonEffects(ctx)
     return outcome(person.uuid, groupColumns(n.properties), n)
@@ -193,9 +193,7 @@ export class PersonsStage {
     }
     if (n.processPerson) return null
     for (const key of GROUP_COLUMN_KEYS) {
-      if (!Object.hasOwn(n.properties, key)) continue
-      delete n.properties[key]
-      n.propertiesText = null
+      if (Object.hasOwn(n.properties, key)) delete writableProperties(n, event)[key]
     }
     const person = this.persons.fetch(event.team_id, event.distinct_id)
     if (!person && record) this.persons.markPersonless(event.team_id, event.distinct_id)
@@ -218,8 +216,7 @@ export class PersonsStage {
     for (const [groupType, groupKey] of Object.entries(groups)) {
       const index = this.groupTypeIndex(event, groupType, create)
       if (index === null) continue
-      n.properties[`$group_${index}`] = groupKey
-      n.propertiesText = null
+      writableProperties(n, event)[`$group_${index}`] = groupKey
     }
   }
 

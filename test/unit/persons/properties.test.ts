@@ -14,8 +14,8 @@ import {
 
 /** What the stage does with an event's properties before its person updates, with GeoIP when given. */
 function prepared(event: string, source: Record<string, unknown>, geo?: Record<string, unknown>) {
-  const { properties, sets } = splitSets(source)
-  if (geo) addGeoProperties(properties, sets, geo)
+  let { properties, sets } = splitSets(source)
+  if (geo) properties = addGeoProperties(properties, sets, geo)
   addInitialAndCampaignProperties(event, properties, sets)
   return { properties, sets, stored: JSON.parse(storedPropertiesJson(properties, sets, geo ?? null)) }
 }
