@@ -9,6 +9,8 @@ export function usageFields(usage) {
     clickhouseCores: usage.cores.clickhouse === undefined ? undefined : round(usage.cores.clickhouse, 2),
     clickhouseThreadCores: usage.cores.clickhouse === undefined ? undefined : clickhouseThreadCores(usage.clickhouseThreads),
     otherCores: round(usage.otherCores, 2),
+    // Part of otherCores: the hypervisor's. A vCPU taken away for tens of ms stalls every process on it.
+    stealCores: round(usage.stealCores, 3),
   }
 }
 

@@ -53,7 +53,7 @@ export function renderMarkdown(report, svgName) {
     '',
     '† the backlog was not drained within the wait: the rate is over the window until then (the sink was busy all along). Stored = counted in the store; "during load" = stored between the end of the warm-up and the end of the load. ' +
       'Ingestion lag: the server\'s skylark_ingestion_lag_seconds (how long the oldest acknowledged event the store has not confirmed has waited), sampled every 250 ms of the load. ' +
-      `⚠ = disturbed: other processes on the machine used more than ${report.options.disturbedAboveCores ?? 0.25} cores during the run, so the figure is low by an unknown amount.`,
+      `⚠ = disturbed: other processes on the machine used more than ${report.options.disturbedAboveCores ?? 0.25} cores during the run, so the figure is low by an unknown amount. "Other cores" include the hypervisor's steal (the JSON keeps it apart as stealCores).`,
     '',
   )
 

@@ -8,11 +8,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 
 const TICKS = 100 // USER_HZ; `getconf CLK_TCK` is 100 on every Linux build we run on
 
-/** Busy and total jiffies of the machine (first line of /proc/stat). */
+/**
+ * Busy and total jiffies of the machine (first line of /proc/stat), and its steal: time its vCPUs were runnable
+ * but the hypervisor ran something else (counted as busy, as the machine's time lost to it).
+ */
 export function machineTicks() {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number)
   const [user, nice, system, idle, iowait, irq, softirq, steal] = fields
-  return { busy: user + nice + system + irq + softirq + steal, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), idle: idle + iowait }
+  return { busy: user + nice + system + irq + softirq + steal, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), idle: idle + iowait, steal }
 }
 
 /** The fields of /proc/<pid>/stat after the name (fields[0] is the state, the 3rd field), or null when it is gone. */
@@ -149,7 +152,8 @@ export function startSampler(pids, intervalMs = 100) {
       if (pids.clickhouse) {
         for (const [name, s] of Object.entries(threadCpuByName(pids.clickhouse))) clickhouseThreads[name] = (s - (first.clickhouseThreads[name] ?? 0)) / wall
       }
-      return { wall, cores, machineCores, otherCores: machineCores - known, peakRss, serverThreads: { main, others: others.filter((c) => c >= 0.02) }, clickhouseThreads }
+      const stealCores = (machine.steal - first.machine.steal) / TICKS / wall
+      return { wall, cores, machineCores, otherCores: machineCores - known, stealCores, peakRss, serverThreads: { main, others: others.filter((c) => c >= 0.02) }, clickhouseThreads }
     },
   }
 }
