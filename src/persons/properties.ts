@@ -75,7 +75,7 @@ export const NO_SETS: EventSets = Object.freeze({ $set: undefined, $set_once: un
 
 /**
  * The event's properties without `$set`/`$set_once` (`source` itself when it has neither, else a copy), and
- * those two as its EventSets. Without the copy, the consumer's work for a browser event fell by ≈7 %
+ * those two as its EventSets. Without the copy, the consumer's work for a browser event fell by 4–7 %
  * (bench/micro/consumer.mjs); whoever changes the result must copy it first (normalise.ts, writableProperties).
  */
 export function splitSets(source: JsonObject): { properties: JsonObject; sets: EventSets } {
