@@ -8,8 +8,8 @@
 // load too): events received and stored, CPU of
 // each server thread, and from /proc/…/schedstat how long each thread waited for a core while runnable (the
 // consumer's CPU can be below 1 core with no idle time of its own: it is preempted), and each thread's minor
-// page faults (≈2.8 µs each on the Firecracker VM; docs/performance.md, round `…675e202c4f`). Prints a line a second
-// and a summary with the peak RSS of the whole run. The full suite's /batch/ figures include this drain
+// page faults (≈2.8 µs each on the Firecracker VM; docs/performance-rounds.md, round `…675e202c4f`). Prints a
+// line a second and a summary with the peak RSS of the whole run. The full suite's /batch/ figures include this drain
 // (stored events/s runs until drained).
 import autocannon from 'autocannon'
 import { readdirSync, readFileSync } from 'node:fs'

@@ -43,6 +43,13 @@ export async function consumerPipeline(root) {
     return spooled
   }
 
+  /** One chunk of a read as the consumer handles it: `frames` decoded, `edit(events)`, persons processed, rows packed. */
+  function packFrames(stage, packer, frames, edit) {
+    const { events, propertiesTexts } = decodeFrames(frames, unreadable)
+    edit?.(events)
+    packer.add(toEventRows(events, stage.process(events, propertiesTexts), Date.now()))
+  }
+
   /**
    * `count` buffers of `rows` rows each, packed as the consumer packs the /batch/ scenario's events for the insert
    * thread: persons processed, GeoIP's keys and `$set`/`$set_once` in the properties (≈2.5 KB a row as stored).
@@ -53,16 +60,15 @@ export async function consumerPipeline(root) {
       const packer = new RowPacker(rowCount * 3000)
       db.transaction(() => {
         for (let at = 0; at < rowCount; at += 100) {
-          const { events, propertiesTexts } = decodeFrames(spooled.slice(at, Math.min(at + 100, rowCount)), unreadable)
-          for (const event of events) event.uuid = randomUUID() // each buffer new rows, as a backlog's are
-          packer.add(toEventRows(events, stage.process(events, propertiesTexts), Date.now()))
+          // each buffer new rows, as a backlog's are
+          packFrames(stage, packer, spooled.slice(at, Math.min(at + 100, rowCount)), (events) => events.forEach((event) => (event.uuid = randomUUID())))
         }
       }).immediate()
       return packer.finish().parts[0]
     })
   }
 
-  return { openGeoIp: geoip.openGeoIp, decodeFrames, toEventRows, RowPacker, readFrame, encodeFrame: format.encodeFrame, FrameKind: format.FrameKind, personsStage, spooledFrames, consumerRows }
+  return { openGeoIp: geoip.openGeoIp, decodeFrames, RowPacker, readFrame, encodeFrame: format.encodeFrame, FrameKind: format.FrameKind, personsStage, spooledFrames, packFrames, consumerRows }
 }
 
 export const { personsStage, spooledFrames, consumerRows } = await consumerPipeline(fileURLToPath(new URL('../..', import.meta.url)))

@@ -4,7 +4,7 @@
 // available (CLICKHOUSE_URL, or clickhouse-server on PATH), REPS serial inserts of 100,000 of them through the
 // sink with merges stopped: rows/s, this process's CPU and ClickHouse's. Runs on the compiled output: `npx tsc
 // -p . && MALLOC_MMAP_THRESHOLD_=131072 node bench/micro/clickhouse-insert.mjs` (malloc set as the server's, so
-// buffers are allocated as they are there; docs/performance.md, round `…675e202c4f`; the round `…5f57748dcf`
+// buffers are allocated as they are there; docs/performance-rounds.md, round `…675e202c4f`; the round `…5f57748dcf`
 // measured ≈1.2 KB rows made here).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

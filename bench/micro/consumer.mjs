@@ -43,9 +43,7 @@ async function consumerOf(root, dir) {
       for (let c = 0; c < READ; c += CHUNK) {
         const frames = []
         for (let i = 0; i < CHUNK; i++, at = (at + 1) % spooled.length) frames.push(source[at])
-        const { events, propertiesTexts } = p.decodeFrames(frames, unreadable)
-        if (newPersons) for (const event of events) event.distinct_id = `new-${fresh++}`
-        packer.add(p.toEventRows(events, stage.process(events, propertiesTexts), Date.now()))
+        p.packFrames(stage, packer, frames, newPersons ? (events) => events.forEach((event) => (event.distinct_id = `new-${fresh++}`)) : undefined)
       }
     }).immediate()
     spare = packer.finish().parts[0].buffer

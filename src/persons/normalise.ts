@@ -1,7 +1,8 @@
 /**
  * An event's stored form before any person is read: its properties as the event store gets them (the event's
- * own object until something changes them, then a copy: the event's properties are not changed), its `$set`/`$set_once` with the GeoIP result, and whether it gets person processing
- * (`$process_person_profile`, PostHog's drop of personless person events). PersonsStage applies the rest.
+ * own object until something changes them, then a copy: the event's properties are not changed), its
+ * `$set`/`$set_once` with the GeoIP result, and whether it gets person processing (`$process_person_profile`,
+ * PostHog's drop of personless person events). PersonsStage applies the rest.
  */
 import { copyObject, isPlainObject, type JsonObject } from '../common/json.js'
 import type { GeoIp, GeoProperties } from '../geoip/index.js'

@@ -16,7 +16,7 @@ import { SinkError } from './types.js'
  * threshold is a mapping of its own: every page of it faults when first written, and it is unmapped when
  * collected. 64 browser events (≈2.5 KB each as stored) made ≈158 KB chunks, and page faults were 29 % of the
  * insert thread's CPU under /batch/ on ClickHouse (perf); below the threshold a chunk reuses the thread's malloc
- * arena (docs/performance.md, "What changed in this round").
+ * arena (docs/performance-rounds.md, "Round `…675e202c4f`").
  */
 const CHUNK_ROWS = 64
 const CHUNK_BYTES = 96 * 1024
