@@ -6,6 +6,9 @@
  */
 export type JsonPiece = string | Uint8Array | number
 
+/** A piece that steps back one byte, so that the next piece overwrites the last byte written (addOpen). */
+const BACK = -1
+
 export const COMMA = 0x2c
 export const OPEN_BRACE = 0x7b
 export const CLOSE_BRACE = 0x7d
@@ -19,6 +22,16 @@ export class JsonText {
     this.#bound += typeof piece === 'string' ? 3 * piece.length : typeof piece === 'number' ? 1 : piece.length
   }
 
+  /**
+   * Adds an object's text (`{…}`, not `{}`) but for its closing brace: the text is written whole, and the
+   * piece added next (one must follow) overwrites the brace. Slicing the brace off made a substring or a view
+   * for every event.
+   */
+  addOpen(objectText: string | Uint8Array): void {
+    this.add(objectText)
+    this.#pieces.push(BACK)
+  }
+
   /** At least the bytes write() takes (no UTF-16 unit takes more than 3 in UTF-8), without measuring. */
   get bound(): number {
     return this.#bound
@@ -27,7 +40,7 @@ export class JsonText {
   /** The exact bytes write() takes. */
   byteLength(): number {
     let bytes = 0
-    for (const piece of this.#pieces) bytes += typeof piece === 'string' ? Buffer.byteLength(piece) : typeof piece === 'number' ? 1 : piece.length
+    for (const piece of this.#pieces) bytes += typeof piece === 'string' ? Buffer.byteLength(piece) : typeof piece === 'number' ? (piece === BACK ? -1 : 1) : piece.length
     return bytes
   }
 
@@ -35,6 +48,7 @@ export class JsonText {
   write(buf: Buffer, at: number): number {
     for (const piece of this.#pieces) {
       if (typeof piece === 'string') at += buf.write(piece, at)
+      else if (piece === BACK) at--
       else if (typeof piece === 'number') buf[at++] = piece
       else {
         buf.set(piece, at)

@@ -96,6 +96,10 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
   const skipHostOs = properties.$is_server === true
   let set: JsonObject | null = null
   let setOnce: JsonObject | null = null
+  // Objects made here (the client sent none) lack every key until it is added: each key of `properties` comes
+  // once, and so does its `$initial_` name. Only the client's objects are asked (bench/micro/consumer.mjs).
+  let newSet = false
+  let newSetOnce = false
   // The event's own keys (≈15 for a browser's) looked up among the 44 names, in the event's order, rather
   // than the event asked for each of the 44.
   for (const key of Object.keys(properties)) {
@@ -103,12 +107,15 @@ export function addInitialAndCampaignProperties(event: string, properties: JsonO
     if (initialKey === undefined) continue
     if (skipHostOs && (key === '$os' || key === '$os_version')) continue
     if (set === null || setOnce === null) {
+      newSet = !isPlainObject(sets.$set)
+      newSetOnce = !isPlainObject(sets.$set_once)
       set = ownObject(sets, '$set')
       setOnce = ownObject(sets, '$set_once')
     }
     const value = properties[key]
-    if (!Object.hasOwn(set, key)) setOwn(set, key, value)
-    if (value !== null && value !== undefined && !Object.hasOwn(setOnce, initialKey)) setOnce[initialKey] = value
+    // Names of INITIAL_KEYS, never `__proto__`: plain stores.
+    if (newSet || !Object.hasOwn(set, key)) set[key] = value
+    if (value !== null && value !== undefined && (newSetOnce || !Object.hasOwn(setOnce, initialKey))) setOnce[initialKey] = value
   }
   if (set === null || setOnce === null) return
   if (Object.hasOwn(properties, '$os_name') && !skipHostOs) {
@@ -147,6 +154,8 @@ export function addGeoProperties(properties: JsonObject, sets: EventSets, geo: G
   sets.geo = geo
   const set = isPlainObject(sets.$set) ? sets.$set : null
   const setOnce = isPlainObject(sets.$set_once) ? sets.$set_once : null
+  // Most events carry no GeoIP key of their own: one pass over their keys instead of asking for the 30.
+  if (set === null && setOnce === null && !hasGeoKey(properties)) return properties
   let kept = properties
   for (const [key, initialKey] of GEO_KEYS) {
     if (Object.hasOwn(geo, key) && Object.hasOwn(kept, key)) {
@@ -157,6 +166,11 @@ export function addGeoProperties(properties: JsonObject, sets: EventSets, geo: G
     if (setOnce !== null && Object.hasOwn(setOnce, initialKey)) delete setOnce[initialKey]
   }
   return kept
+}
+
+function hasGeoKey(properties: JsonObject): boolean {
+  for (const key in properties) if (key.startsWith('$geoip_')) return true
+  return false
 }
 
 /** A GeoIP result as JSON members (`"k":v,…`, UTF-8): the event's keys, those of `$set` and those of `$set_once`. */
@@ -220,7 +234,7 @@ export function storedPropertiesJson(properties: JsonObject, sets: EventSets, ge
 /** Adds an object's text (a string, or its UTF-8 bytes) but for its closing brace; true when it has members. */
 function openObject(text: JsonText, objectJson: string | Uint8Array): boolean {
   if (objectJson.length === 2) text.add(OPEN_BRACE)
-  else text.add(typeof objectJson === 'string' ? objectJson.slice(0, -1) : objectJson.subarray(0, objectJson.length - 1))
+  else text.addOpen(objectJson)
   return objectJson.length > 2
 }
 

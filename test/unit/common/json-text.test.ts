@@ -27,3 +27,19 @@ t.test('an empty text writes nothing', async (t) => {
   t.equal(text.toString(), '')
   t.equal(text.byteLength(), 0)
 })
+
+t.test("an object added open loses its closing brace to the next piece, in a buffer of exactly the text's bytes", async (t) => {
+  for (const open of ['{"a":"ü"}', Buffer.from('{"b":"🦜"}')]) {
+    const text = new JsonText()
+    text.addOpen(open)
+    text.add(COMMA)
+    text.add('"c":1')
+    text.add(CLOSE_BRACE)
+    const joined = `${open.toString().slice(0, -1)},"c":1}`
+    const buf = Buffer.alloc(text.byteLength())
+    t.equal(text.byteLength(), Buffer.byteLength(joined), 'byteLength counts the brace out')
+    t.equal(text.write(buf, 0), buf.length, 'it fills the buffer exactly')
+    t.equal(buf.toString(), joined)
+    t.equal(text.toString(), joined)
+  }
+})
