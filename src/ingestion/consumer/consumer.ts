@@ -275,8 +275,9 @@ export class Consumer {
       const batch = this.#queue.take()
       const span = this.#span
       if (span?.ready && !batch.replay) {
-        await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
-        this.#settle(batch)
+        // The batch's buffers went to the insert thread; the ones it gave back are packed into again.
+        const back = await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
+        this.#settle(batch, back)
         this.#personsAlarm.wake()
         if ((this.#caughtUp() || span.over) && !(await this.#commitSpan(span))) return
         continue
@@ -295,9 +296,9 @@ export class Consumer {
     }
   }
 
-  #settle(batch: Batch): void {
+  #settle(batch: Batch, rows: PackedRows = batch.rows): void {
     this.#queue.settle(batch)
-    this.#persons.recycle(batch.rows)
+    this.#persons.recycle(rows)
   }
 
   /**

@@ -22,8 +22,11 @@ export interface StreamTarget {
   maxRows: number
   /** False until the store is connected: batches go one per INSERT (with the usual retries) until then. */
   ready(): boolean
-  /** Adds rows to the open INSERT (opening one); they are not stored before commit(). */
-  append(rows: PackedRows): Promise<void>
+  /**
+   * Adds rows to the open INSERT (opening one); they are not stored before commit(). Resolves with the same
+   * rows, whose buffers may be others (handed to the insert thread and back): those are the ones to reuse.
+   */
+  append(rows: PackedRows): Promise<PackedRows>
   /** Ends the open INSERT, which holds the `rows` appended since the last commit; throws if any may be missing. */
   commit(rows: number): Promise<void>
 }
@@ -85,12 +88,16 @@ export class SpanningInsert {
     return this.#openedAt === null ? 0 : this.#openedAt + this.#target.spanMs - this.#now()
   }
 
-  /** Throws when the rows may be lost (nothing of this INSERT can be confirmed any more). */
-  async append(rows: PackedRows, stretches: readonly Stretch[]): Promise<void> {
+  /**
+   * Throws when the rows may be lost (nothing of this INSERT can be confirmed any more). Resolves with the rows
+   * as StreamTarget.append gave them back.
+   */
+  async append(rows: PackedRows, stretches: readonly Stretch[]): Promise<PackedRows> {
     this.#openedAt ??= this.#now()
-    await this.#target.append(rows)
+    const back = await this.#target.append(rows)
     for (const { lane, end } of stretches) this.#stretches.push({ lane, end })
     this.#rows += rows.count
+    return back
   }
 
   /**

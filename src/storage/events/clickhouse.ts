@@ -63,11 +63,14 @@ export class ClickHouseEventSink implements EventSink {
     if (packed.length > 0) await this.#insertChunks(rowBinary(packed, this.#features))
   }
 
-  /** Adds `rows` packed rows to the open INSERT (opening one); nothing is stored before commit(). */
-  async appendPacked(packed: Buffer, rows: number): Promise<void> {
+  /** Adds `rows` packed rows, in parts, to the open INSERT (opening one); nothing is stored before commit(). */
+  async appendPacked(parts: readonly Buffer[], rows: number): Promise<void> {
     const insert = (this.#open ??= new StreamedInsert(this.#client, this.#insert))
+    const features = this.#features
     try {
-      await insert.append(rowBinary(packed, this.#features), rows)
+      await insert.append((function* () {
+        for (const part of parts) yield* rowBinary(part, features)
+      })(), rows)
     } catch (error) {
       this.#open = null
       throw insertFailed(error)

@@ -20,8 +20,9 @@ class HeldInserts implements StreamTarget {
     return true
   }
 
-  async append(rows: PackedRows): Promise<void> {
+  async append(rows: PackedRows): Promise<PackedRows> {
     this.inserts[this.inserts.length - 1].push(...unpackRows(rows).map((r) => r.distinct_id))
+    return rows
   }
 
   commit(rows: number): Promise<void> {

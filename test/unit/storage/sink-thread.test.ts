@@ -289,7 +289,14 @@ t.test('a spanning ClickHouse insert stores its appended batches only at commit,
   const parts = async () => Number((await ch.query("SELECT count() FROM system.parts WHERE database = 'skylark_span' AND table = 'events' AND active")).trim())
 
   const batches = [0, 1, 2].map((b) => Array.from({ length: 100 }, (_, i) => row({ distinct_id: `span-${b}-${i}` })))
-  for (const batch of batches) await sink.appendPacked(packedRows(batch))
+  // The first two batches as one append of two parts, as the consumer's row queue gives them.
+  const twoParts = { parts: [packRows(batches[0]), packRows(batches[1])], count: 200 }
+  const bytes = twoParts.parts.map((part) => Buffer.from(part))
+  const back = await sink.appendPacked(twoParts)
+  t.equal(twoParts.parts[0].buffer.byteLength, 0, "the parts' buffers are handed to the thread, not copied")
+  t.same(back.parts.map((part) => Buffer.from(part)), bytes, 'and come back holding the same rows')
+  t.equal(back.count, 200)
+  await sink.appendPacked(packedRows(batches[2]))
   t.equal(await count(), 0, 'nothing is stored before the commit')
   await sink.commit(300)
   t.equal(await count(), 300, 'all three batches are stored once it resolves')
@@ -333,13 +340,13 @@ t.test('an insert given up (a miscounted commit, a batch that cannot be encoded)
   // Enough bytes that the request has reached ClickHouse (the first kilobytes may wait in buffers).
   const big = packRows(Array.from({ length: 2000 }, (_, i) => row({ distinct_id: `open-${i}`, elements_chain: 'x'.repeat(500) })))
 
-  await sink.appendPacked(big, 2000)
+  await sink.appendPacked([big], 2000)
   t.ok(await insertsBecome(1), 'an insert is open')
   t.ok((await sink.commit(1).catch((e: unknown) => e)) instanceof SinkError, 'a miscounted commit fails')
   t.ok(await insertsBecome(0), 'and ends the insert')
 
-  await sink.appendPacked(big, 2000)
+  await sink.appendPacked([big], 2000)
   t.ok(await insertsBecome(1), 'an insert is open')
-  t.ok((await sink.appendPacked(packRows([row({ uuid: 'not-a-uuid' })]), 1).catch((e: unknown) => e)) instanceof SinkError, 'a batch that cannot be encoded fails')
+  t.ok((await sink.appendPacked([packRows([row({ uuid: 'not-a-uuid' })])], 1).catch((e: unknown) => e)) instanceof SinkError, 'a batch that cannot be encoded fails')
   t.ok(await insertsBecome(0), 'and ends the insert')
 })
