@@ -167,6 +167,7 @@ export class Consumer {
         if (frames.length === 0) break
         const events = decodeFrames(frames, this.#unreadable(state.lane)).events
         const rows = packedRows(toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now()))
+        state.replay.reader.release()
         replayed += rows.count
         this.#enqueue(state.lane, rows, frames[frames.length - 1].end, true)
       }
@@ -207,6 +208,7 @@ export class Consumer {
       }
       const end = frames[frames.length - 1].end
       const { rows, processed } = this.#persons.process(lane, frames, end, this.#unreadable(lane))
+      state.reader.release()
       this.stats.personsProcessed += processed
       state.personsAt = end
       this.#enqueue(lane, rows, end)

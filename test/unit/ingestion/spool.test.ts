@@ -322,3 +322,26 @@ t.test('a failed folder sync refuses the frames that waited for it with 503', as
   t.pass('the next segment takes frames once the folder syncs again')
   await w.close()
 })
+
+t.test('the reader reads into a chunk buffer again only once the frames viewing it are released', async (t) => {
+  const dir = testDir(t, 'spool-')
+  // 13 MB of 100 KB frames in a segment from before a restart: the reader takes it in 4 MB chunks.
+  const texts = Array.from({ length: 130 }, (_, i) => `${i}:`.padEnd(100_000, String.fromCharCode(97 + (i % 26))))
+  mkdirSync(join(dir, 'main'), { recursive: true })
+  writeFileSync(segmentPath(dir, 'main', 1), Buffer.concat(texts.map(frame)))
+  const { w } = writer(dir)
+  const reader = new LaneReader(dir, 'main', { segment: 0, offset: 0 }, w.currentState().segments.main)
+  const read = (n: number) => reader.read(n, () => t.fail('no corruption'))
+
+  const first = read(50) // the first chunk and part of the second
+  const second = read(50) // the rest of the second and part of the third
+  t.same([...first, ...second].map((f) => f.payload.toString()), texts.slice(0, 100), 'frames not released keep their bytes while later chunks are read')
+  reader.release()
+  const third = read(30)
+  const current = second[second.length - 1].payload.buffer
+  const replaced = new Set([...first, ...second].map((f) => f.payload.buffer).filter((b) => b !== current))
+  t.ok(third.some((f) => replaced.has(f.payload.buffer)), 'once released, an earlier chunk buffer is read into again')
+  t.same(third.map((f) => f.payload.toString()), texts.slice(100), 'and the frames read into it are whole')
+  reader.close()
+  await w.close()
+})
