@@ -204,7 +204,8 @@ export class LaneReader {
     if (this.#whole !== null) this.#replaced.push(this.#whole)
     const free = want <= READ_CHUNK ? this.#free : null
     if (free !== null) this.#free = null
-    const buf = free ?? Buffer.allocUnsafe(want)
+    // Full size even for a short read (near the durable end, as while the consumer keeps up): so it can be reused.
+    const buf = free ?? Buffer.allocUnsafe(Math.max(want, READ_CHUNK))
     this.#whole = buf.length === READ_CHUNK ? buf : null
     const n = readSync(this.#fd, buf, 0, want, offset)
     this.#buffer = buf.subarray(0, n)
