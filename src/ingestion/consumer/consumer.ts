@@ -23,13 +23,13 @@ import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js
 import { packedRows, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { EventRow } from '../../storage/events/types.js'
 import { compareCursors, LANES, type Cursor } from '../spool/layout.js'
-import { LaneReader, type CorruptionReport, type SpoolFrame } from '../spool/reader.js'
+import { LaneReader, type CorruptionReport } from '../spool/reader.js'
 import type { Lane } from '../types.js'
 import { Alarm } from './alarm.js'
 import { Checkpoints } from './checkpoints.js'
 import { PersonBatches, type OnUnreadable, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
-import { decodeFrames, readBatch, READ_BYTES } from './read-batch.js'
+import { decodeFrames, readBatch, READ_BYTES, type FrameBatch } from './read-batch.js'
 import { BATCH_BYTES, RowQueue, type Batch } from './row-queue.js'
 import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
 import { toEventRows } from './rows.js'
@@ -164,12 +164,12 @@ export class Consumer {
       let replayed = 0
       for (;;) {
         const frames = this.#read(state.replay.reader, state.replay.until)
-        if (frames.length === 0) break
-        const events = decodeFrames(frames, this.#unreadable(state.lane)).events
+        if (frames.count === 0) break
+        const events = decodeFrames(frames.frames(), this.#unreadable(state.lane)).events
         const rows = packedRows(toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now()))
         state.replay.reader.release()
         replayed += rows.count
-        this.#enqueue(state.lane, rows, frames[frames.length - 1].end, true)
+        this.#enqueue(state.lane, rows, frames.end, true)
       }
       state.replay.reader.close()
       state.replay = null
@@ -202,12 +202,12 @@ export class Consumer {
       this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
       const state = this.#lanes.get(lane)!
       const frames = this.#read(state.reader)
-      if (frames.length === 0) {
+      if (frames.count === 0) {
         this.#passEmptySegments(state)
         continue
       }
-      const end = frames[frames.length - 1].end
-      const { rows, processed } = this.#persons.process(lane, frames, end, this.#unreadable(lane))
+      const { end } = frames
+      const { rows, processed } = this.#persons.process(lane, frames, this.#unreadable(lane))
       state.reader.release()
       this.stats.personsProcessed += processed
       state.personsAt = end
@@ -238,7 +238,7 @@ export class Consumer {
     this.#releaseSegments(new Set([state.lane]))
   }
 
-  #read(reader: LaneReader, until?: Cursor): SpoolFrame[] {
+  #read(reader: LaneReader, until?: Cursor): FrameBatch {
     return readBatch(reader, this.#readBytes, (r) => this.#corrupt(r), until)
   }
 

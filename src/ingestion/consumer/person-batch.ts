@@ -13,10 +13,9 @@ import type { DeadLetterInput } from '../../storage/dead-letters.js'
 import { RowPacker, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { Db } from '../../storage/index.js'
 import type { Cursor } from '../spool/layout.js'
-import type { SpoolFrame } from '../spool/reader.js'
 import type { CapturedEvent, IngestionWarning, Lane } from '../types.js'
 import type { Checkpoints } from './checkpoints.js'
-import { decodeFrames } from './read-batch.js'
+import { decodeFrames, type FrameBatch } from './read-batch.js'
 import { toEventRows } from './rows.js'
 
 /**
@@ -61,10 +60,9 @@ export class PersonBatches {
   }
 
   /** The read's rows for the event store, and how many of its events persons processed. */
-  process(lane: Lane, frames: readonly SpoolFrame[], end: Cursor, onUnreadable: OnUnreadable): { rows: PackedRows; processed: number } {
+  process(lane: Lane, frames: FrameBatch, onUnreadable: OnUnreadable): { rows: PackedRows; processed: number } {
     const { db, stage, checkpoints, clock } = this.#d
-    let spoolBytes = 0
-    for (const frame of frames) spoolBytes += frame.payload.length
+    const { end, bytes: spoolBytes } = frames
     const needed = Math.ceil(spoolBytes * this.#growth * 1.1)
     const spare = this.#takeSpare(needed)
     // A new buffer gets a quarter more than this read needs: reads vary by up to ≈15 %, and it should fit them.
@@ -77,9 +75,9 @@ export class PersonBatches {
       // transaction that read first could not upgrade to a write after such a commit (SQLITE_BUSY at once,
       // whatever the busy timeout), and its events would be dead-lettered; this one waits its turn instead.
       db.transaction(() => {
-        while (decoded < frames.length) {
-          const chunk = decodeFrames(frames.slice(decoded, decoded + CHUNK_EVENTS), onUnreadable)
-          decoded = Math.min(decoded + CHUNK_EVENTS, frames.length)
+        while (decoded < frames.count) {
+          const chunk = decodeFrames(frames.frames(decoded, decoded + CHUNK_EVENTS), onUnreadable)
+          decoded = Math.min(decoded + CHUNK_EVENTS, frames.count)
           for (const w of chunk.warnings) warnings.push(w)
           packer.add(toEventRows(chunk.events, stage.process(chunk.events, chunk.propertiesTexts), clock.now()))
           processed += chunk.events.length
@@ -95,8 +93,8 @@ export class PersonBatches {
       // dead-letter the events that still fail. Frames read before the failure were reported already.
       stage.resetCache()
       this.#d.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
-      const before = decodeFrames(frames.slice(0, decoded), () => {})
-      const after = decodeFrames(frames.slice(decoded), onUnreadable)
+      const before = decodeFrames(frames.frames(0, decoded), () => {})
+      const after = decodeFrames(frames.frames(decoded), onUnreadable)
       return this.#eventByEvent(lane, [...before.events, ...after.events], [...before.warnings, ...after.warnings], end)
     }
   }

@@ -21,20 +21,64 @@ export const READ_BYTES = 1024 * 1024
 const FIRST_STEP = 16
 const READ_STEP = 256
 
-export function readBatch(reader: LaneReader, maxBytes: number, onCorrupt: (r: CorruptionReport) => void, until?: Cursor): SpoolFrame[] {
-  const frames: SpoolFrame[] = []
-  let bytes = 0
-  while (frames.length < FRAMES_PER_BATCH && bytes < maxBytes) {
-    const room = frames.length === 0 ? FIRST_STEP : Math.ceil((maxBytes - bytes) / (bytes / frames.length))
-    const wanted = Math.min(room, READ_STEP, FRAMES_PER_BATCH - frames.length)
-    const step = reader.read(wanted, onCorrupt, until)
-    for (const frame of step) {
-      frames.push(frame)
-      bytes += frame.payload.length
+/**
+ * A read's frames as numbers, not objects: frame i is its kind and where its payload lies in one of the
+ * buffers the reader read it into. A read lives through the person step (tens of milliseconds), so objects of its own
+ * per frame (the frame, its payload view, its end cursor: ≈160 bytes) outlived two of the consumer's scavenges
+ * and were promoted. Under /batch/ 100 on ClickHouse (8 s of load and its drain) the consumer promoted 70 MB with
+ * them and 13 MB without, its scavenges took 548 → 328 ms and it ran 2 mark-compacts instead of 11.
+ * `frames()` makes them for a few dozen frames at a time, which die young.
+ */
+export class FrameBatch {
+  count = 0
+  /** Payload bytes of all the frames. */
+  bytes = 0
+  /** Where the last frame ends (the start position while there is none). */
+  end: Cursor
+  readonly #buffers: ArrayBuffer[] = []
+  readonly #kinds = new Uint8Array(FRAMES_PER_BATCH)
+  readonly #bufferOf = new Uint16Array(FRAMES_PER_BATCH)
+  readonly #starts = new Uint32Array(FRAMES_PER_BATCH)
+  readonly #lengths = new Uint32Array(FRAMES_PER_BATCH)
+
+  constructor(start: Cursor) {
+    this.end = start
+  }
+
+  /** Adds a frame (at most FRAMES_PER_BATCH); keeps its payload's bytes, not the view. */
+  add(frame: SpoolFrame): void {
+    const { buffer, byteOffset, length } = frame.payload
+    const last = this.#buffers.length - 1
+    if (last < 0 || this.#buffers[last] !== buffer) this.#buffers.push(buffer as ArrayBuffer)
+    const i = this.count++
+    this.#kinds[i] = frame.kind
+    this.#bufferOf[i] = this.#buffers.length - 1
+    this.#starts[i] = byteOffset
+    this.#lengths[i] = length
+    this.bytes += length
+    this.end = frame.end
+  }
+
+  /** Frames `from` to `to` (exclusive) as objects, for decodeFrames. */
+  frames(from = 0, to = this.count): Array<{ kind: number; payload: Buffer }> {
+    const out: Array<{ kind: number; payload: Buffer }> = []
+    for (let i = from; i < Math.min(to, this.count); i++) {
+      out.push({ kind: this.#kinds[i], payload: Buffer.from(this.#buffers[this.#bufferOf[i]], this.#starts[i], this.#lengths[i]) })
     }
+    return out
+  }
+}
+
+export function readBatch(reader: LaneReader, maxBytes: number, onCorrupt: (r: CorruptionReport) => void, until?: Cursor): FrameBatch {
+  const batch = new FrameBatch(reader.position)
+  while (batch.count < FRAMES_PER_BATCH && batch.bytes < maxBytes) {
+    const room = batch.count === 0 ? FIRST_STEP : Math.ceil((maxBytes - batch.bytes) / (batch.bytes / batch.count))
+    const wanted = Math.min(room, READ_STEP, FRAMES_PER_BATCH - batch.count)
+    const step = reader.read(wanted, onCorrupt, until)
+    for (const frame of step) batch.add(frame)
     if (step.length < wanted) break // nothing more durable (or `until` reached)
   }
-  return frames
+  return batch
 }
 
 /**

@@ -2,6 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { Checkpoints } from '../../../src/ingestion/consumer/checkpoints.js'
 import { PersonBatches, type PersonStage } from '../../../src/ingestion/consumer/person-batch.js'
+import { FrameBatch } from '../../../src/ingestion/consumer/read-batch.js'
 import { FrameKind } from '../../../src/ingestion/spool/format.js'
 import type { SpoolFrame } from '../../../src/ingestion/spool/reader.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
@@ -20,7 +21,7 @@ const event = (i: number, name = 'e'): CapturedEvent => ({
   team_id: 1,
   now: 1_700_000_000_000,
 })
-const frame = (kind: number, text: string, at: number): SpoolFrame => ({ kind, payload: Buffer.from(text), end: { segment: 1, offset: at } })
+const frame = (kind: number, text: string, at: number): SpoolFrame => ({ kind, payload: Buffer.from(text), end: { segment: 1, offset: at + 1 } })
 
 t.test('a read that fails as a whole is redone event by event: the rest stored in order, each failure and unreadable frame reported once', async (t) => {
   const db = openDatabase(join(t.testdir(), 'persons.db'))
@@ -42,15 +43,15 @@ t.test('a read that fails as a whole is redone event by event: the rest stored i
 
   // 150 frames, 64 a chunk: an unreadable one in the first chunk (parsed before the failure), the bad event
   // in the second, another unreadable one and a warning in the third (parsed only by the redo).
-  const frames: SpoolFrame[] = []
+  const frames = new FrameBatch({ segment: 1, offset: 0 })
   for (let i = 0; i < 150; i++) {
-    if (i === 10 || i === 140) frames.push(frame(FrameKind.event, `{"torn`, i))
-    else if (i === 145) frames.push(frame(FrameKind.warning, JSON.stringify({ team_id: 1, type: 'event_dropped', source: 'capture', details: { reason: 'r' }, timestamp: 0 }), i))
-    else frames.push(frame(FrameKind.event, JSON.stringify(event(i, i === 100 ? 'bad' : 'e')), i))
+    if (i === 10 || i === 140) frames.add(frame(FrameKind.event, `{"torn`, i))
+    else if (i === 145) frames.add(frame(FrameKind.warning, JSON.stringify({ team_id: 1, type: 'event_dropped', source: 'capture', details: { reason: 'r' }, timestamp: 0 }), i))
+    else frames.add(frame(FrameKind.event, JSON.stringify(event(i, i === 100 ? 'bad' : 'e')), i))
   }
   const unreadable: string[] = []
   const end = { segment: 1, offset: 150 }
-  const { rows, processed } = batches.process('main', frames, end, (payload) => unreadable.push(payload.toString()))
+  const { rows, processed } = batches.process('main', frames, (payload) => unreadable.push(payload.toString()))
 
   const stored = unpackRows(rows).map((r) => r.distinct_id)
   const expected = Array.from({ length: 150 }, (_, i) => i).filter((i) => ![10, 100, 140, 145].includes(i)).map((i) => `d${i}`)
