@@ -56,13 +56,13 @@ export class LaneReader {
   #buffer: Buffer = Buffer.alloc(0)
   #bufferStart = 0
   /**
-   * Full-size (READ_CHUNK) buffers: `#whole` is the one `#buffer` views, `#replaced` those read from before
-   * it, which frames handed out may still view, and `#free` one that none does any more (release()), read
-   * into again. A fresh 4 MB buffer is a mapping of its own (glibc's mmap threshold, architecture.md "malloc")
-   * whose every page faults when the read fills it: ≈1.5 % of the consumer thread's time in a drain.
+   * Full-size (READ_CHUNK) buffers: `#whole` is the one `#buffer` views, `#replaced` the last one read from
+   * before it, which frames handed out may still view, and `#free` one that none does any more (release()),
+   * read into again. A fresh 4 MB buffer is a mapping of its own (glibc's mmap threshold, architecture.md
+   * "malloc") whose every page faults when the read fills it: ≈1.5 % of the consumer thread's time in a drain.
    */
   #whole: Buffer | null = null
-  #replaced: Buffer[] = []
+  #replaced: Buffer | null = null
   #free: Buffer | null = null
 
   constructor(dir: string, lane: Lane, start: Cursor, firstLiveSegment: number) {
@@ -89,8 +89,9 @@ export class LaneReader {
 
   /** The caller is done with every frame read so far: their buffers may be read into again. */
   release(): void {
-    if (this.#replaced.length > 0) this.#free = this.#replaced[this.#replaced.length - 1]
-    this.#replaced = []
+    if (this.#replaced === null) return
+    this.#free = this.#replaced
+    this.#replaced = null
   }
 
   /**
@@ -180,7 +181,7 @@ export class LaneReader {
   #closeFinished(): void {
     if (this.#fd >= 0 && this.#fdSegment < this.#position.segment) {
       this.close()
-      if (this.#whole !== null) this.#replaced.push(this.#whole)
+      if (this.#whole !== null) this.#replaced = this.#whole
       this.#whole = null
       this.#buffer = Buffer.alloc(0)
       this.#bufferStart = 0
@@ -201,7 +202,7 @@ export class LaneReader {
       this.#fdSegment = segment
     }
     const want = Math.min(limit - offset, Math.max(READ_CHUNK, this.#frameSizeAt(offset)))
-    if (this.#whole !== null) this.#replaced.push(this.#whole)
+    if (this.#whole !== null) this.#replaced = this.#whole
     const free = want <= READ_CHUNK ? this.#free : null
     if (free !== null) this.#free = null
     // Full size even for a short read (near the durable end, as while the consumer keeps up): so it can be reused.

@@ -66,11 +66,8 @@ export class ClickHouseEventSink implements EventSink {
   /** Adds `rows` packed rows, in parts, to the open INSERT (opening one); nothing is stored before commit(). */
   async appendPacked(parts: readonly Buffer[], rows: number): Promise<void> {
     const insert = (this.#open ??= new StreamedInsert(this.#client, this.#insert))
-    const features = this.#features
     try {
-      await insert.append((function* () {
-        for (const part of parts) yield* rowBinary(part, features)
-      })(), rows)
+      await insert.append(rowBinaryOfParts(parts, this.#features), rows)
     } catch (error) {
       this.#open = null
       throw insertFailed(error)
@@ -258,4 +255,9 @@ export class ClickHouseEventStore implements EventStore {
   async close(): Promise<void> {
     await this.#client.close()
   }
+}
+
+/** rowBinary of each part in turn, made as the insert's stream pulls. */
+function* rowBinaryOfParts(parts: readonly Buffer[], features: ServerFeatures): Generator<Buffer> {
+  for (const part of parts) yield* rowBinary(part, features)
 }
