@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // How fast the ingest consumer drains a backlog with the front idle, and where its thread's time goes:
 //
-//   node bench/drain.mjs [--sink clickhouse|sqlite] [--load-s 10] [--env KEY=VALUE …] [--node-arg FLAG …]
+//   node bench/drain.mjs [--sink clickhouse|sqlite] [--load-s 10] [--env KEY=VALUE …] [--node-arg FLAG …] [--merges]
 //
 // Loads /batch/ 100 (autocannon, 50 connections) for --load-s seconds, which leaves a backlog in the spool,
 // stops the load, then samples every second until the consumer has stored everything (and every second of the
@@ -26,6 +26,7 @@ const { values: args } = parseArgs({
     'load-s': { type: 'string', default: '10' },
     env: { type: 'string', multiple: true, default: [] },
     'node-arg': { type: 'string', multiple: true, default: [] },
+    merges: { type: 'boolean', default: false },
   },
 })
 const root = new URL('..', import.meta.url).pathname
@@ -69,6 +70,7 @@ function report(prev, now) {
 
 // The same lines during the load: a thread whose run and wait add up to well under a second was blocked.
 let loadPrev = await sample()
+const start = loadPrev
 const loadTimer = setInterval(async () => {
   const now = await sample()
   report(loadPrev, now)
@@ -110,6 +112,26 @@ const speed = probe.between(drainFrom, drainFrom + seconds * 1000)
 probe.stop()
 const speedText = speed ? `; CPU probe ${speed.nsPerUnit.toLocaleString('en-US')} ns` : ''
 console.log(`drained ${stored(last.m) - stored(first.m)} events in ${seconds.toFixed(1)} s: ${Math.round((stored(last.m) - stored(first.m)) / seconds)} events/s; cores ${cores.join(', ')}; ClickHouse ${((last.ch - first.ch) / seconds).toFixed(2)}; peak RSS ${peakMb} MB${chPeakText}${speedText}`)
+if (args.merges && clickhouse) await reportMerges()
 // A --cpu-prof profile is only written on a graceful exit.
 await server.stop({ graceful: args['node-arg'].some((a) => a.startsWith('--cpu-prof')) })
 await clickhouse?.destroy()
+
+/**
+ * --merges: waits until ClickHouse has run no merge for 10 s in a row (at most 120 s), then prints its CPU from
+ * the start of the load until then per stored event, and the table's parts. Larger INSERTs make fewer, larger
+ * parts, so fewer merges: the drain alone would count the merges that ran before it ended, not those after.
+ */
+async function reportMerges() {
+  const database = env.CLICKHOUSE_DATABASE
+  const deadline = Date.now() + 120_000
+  for (let quiet = 0; quiet < 10 && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const running = Number((await clickhouse.query(`SELECT count() FROM system.merges WHERE database = '${database}'`)).trim())
+    quiet = running === 0 ? quiet + 1 : 0
+  }
+  const cpu = processCpuSeconds(clickhouse.pid) - start.ch
+  const events = stored(last.m) - (stored(start.m) ?? 0)
+  const parts = (await clickhouse.query(`SELECT count(), max(rows) FROM system.parts WHERE database = '${database}' AND table = 'events' AND active`)).trim().split('\t')
+  console.log(`ClickHouse, load to no merges for 10 s: ${cpu.toFixed(1)} CPU s, ${((cpu / events) * 1e6).toFixed(1)} µs a stored event; ${parts[0]} active parts, the largest ${Number(parts[1]).toLocaleString('en-US')} rows`)
+}
