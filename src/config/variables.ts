@@ -40,7 +40,7 @@ export const VARIABLES = [
     min: 0,
     // Well under the client's 60 s request timeout, which an open INSERT counts against.
     max: 10000,
-    description: 'While the consumer is behind, one ClickHouse INSERT takes the batches of up to this long, or of 65,536 rows (one large part instead of one per batch); 0 = one INSERT per batch.',
+    description: 'While the consumer is behind, one ClickHouse INSERT takes the batches of up to this long, or of 65,536 rows or 192 MB (one large part instead of one per batch); 0 = one INSERT per batch.',
   },
   { name: 'POOL_SIZE', kind: 'int', default: '1', min: 0, max: 64, description: 'Worker threads for parsing capture bodies over 256 KB and flag sets over FLAGS_INLINE_MAX (0 = everything on the main thread).' },
   { name: 'POOL_MAX_QUEUE', kind: 'int', default: '256', min: 1, description: 'Tasks that may wait for a worker before requests get 503.' },

@@ -12,7 +12,7 @@
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  *
  * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one
- * INSERT for up to `stream.spanMs` or `stream.maxRows` rows (one part instead of one per batch; ClickHouse's
+ * INSERT for up to `stream.spanMs`, `stream.maxRows` rows or `stream.maxBytes` (one part instead of one per batch; ClickHouse's
  * merges of small parts were most of its CPU) and moves the sink checkpoint when that INSERT succeeds
  * (spanning-insert.ts), while the next one already takes appends. If it fails,
  * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.

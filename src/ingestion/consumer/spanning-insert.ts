@@ -4,7 +4,7 @@
  * appended stretch of a lane ends, not the rows, so the sink checkpoint can move there once the INSERT
  * succeeds while the rows themselves are already let go.
  */
-import type { PackedRows } from '../../storage/events/packed-rows.js'
+import { packedLength, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { Cursor } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
@@ -15,11 +15,20 @@ import type { Lane } from '../types.js'
  * ≈960 MB, while 3 s here (≈60–80 k rows) cost ≈10 MB. A faster machine ends its spans sooner instead.
  */
 export const MAX_SPAN_ROWS = 65_536
+/**
+ * Packed bytes after which an INSERT ends: ClickHouse's peak grows with the bytes it holds, and 65,536 rows of
+ * browser events (≈2.6 KB each, packed) are ≈170 MB, so this cap leaves them to MAX_SPAN_ROWS and keeps spans
+ * of larger events (exceptions with stack traces, say) to about the same memory. Shorter or longer spans of
+ * those rows cost ClickHouse more CPU an event, merges included (docs/performance.md, round `…d27458736a`).
+ */
+export const MAX_SPAN_BYTES = 192 * 1024 * 1024
 
 export interface StreamTarget {
   spanMs: number
-  /** The INSERT ends once it holds this many rows (MAX_SPAN_ROWS but in tests). */
+  /** The INSERT ends once it holds this many rows (MAX_SPAN_ROWS but in tests)… */
   maxRows: number
+  /** …or this many bytes of packed rows (MAX_SPAN_BYTES but in tests). */
+  maxBytes: number
   /** False until the store is connected: batches go one per INSERT (with the usual retries) until then. */
   ready(): boolean
   /**
@@ -49,6 +58,7 @@ export class SpanningInsert {
   readonly #onFailed: () => void
   #stretches: Stretch[] = []
   #rows = 0
+  #bytes = 0
   #openedAt: number | null = null
   /** The previous INSERT while it commits (never rejects: a failure is kept in `#failure`). */
   #committing: Promise<void> | null = null
@@ -78,9 +88,9 @@ export class SpanningInsert {
     return this.#committing !== null || this.#failure !== null
   }
 
-  /** The open INSERT has run its span or holds as many rows as one may (StreamTarget.maxRows): time to commit it. */
+  /** The open INSERT has run its span or holds as many rows or bytes as one may: time to commit it. */
   get over(): boolean {
-    return this.#rows >= this.#target.maxRows || this.spanLeft() <= 0
+    return this.#rows >= this.#target.maxRows || this.#bytes >= this.#target.maxBytes || this.spanLeft() <= 0
   }
 
   /** Milliseconds left of the open INSERT's span (0 when none is open). */
@@ -94,6 +104,8 @@ export class SpanningInsert {
    */
   async append(rows: PackedRows, stretches: readonly Stretch[]): Promise<PackedRows> {
     this.#openedAt ??= this.#now()
+    // Measured before the append: it may hand the buffers to the insert thread, which leaves them empty here.
+    this.#bytes += packedLength(rows)
     const back = await this.#target.append(rows)
     for (const { lane, end } of stretches) this.#stretches.push({ lane, end })
     this.#rows += rows.count
@@ -112,6 +124,7 @@ export class SpanningInsert {
     const committed = { rows: this.#rows, stretches: this.#stretches }
     this.#stretches = []
     this.#rows = 0
+    this.#bytes = 0
     this.#openedAt = null
     this.#committing = this.#target.commit(committed.rows).then(
       () => {

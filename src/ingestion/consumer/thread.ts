@@ -21,7 +21,7 @@ import { Consumer } from './consumer.js'
 import { StoredCursors } from './lateness.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
-import { MAX_SPAN_ROWS } from './spanning-insert.js'
+import { MAX_SPAN_BYTES, MAX_SPAN_ROWS } from './spanning-insert.js'
 
 const EVENT_SINK_URL = new URL('../../../workers/event-sink.js', import.meta.url)
 /**
@@ -133,6 +133,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
         ? {
             spanMs: data.insertSpanMs,
             maxRows: MAX_SPAN_ROWS,
+            maxBytes: MAX_SPAN_BYTES,
             ready: () => sink !== null,
             append: (rows) => sink!.appendPacked(rows),
             commit: (rows) => sink!.commit(rows),

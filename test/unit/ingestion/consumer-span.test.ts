@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { StreamTarget } from '../../../src/ingestion/consumer/spanning-insert.js'
-import { unpackRows, type PackedRows } from '../../../src/storage/events/packed-rows.js'
+import { packedLength, unpackRows, type PackedRows } from '../../../src/storage/events/packed-rows.js'
 import { consumerOverSpool } from '../../helpers/consumer.js'
 
 /** ClickHouse's side of spanning inserts, as the consumer sees it: each commit waits until the test settles it. */
@@ -10,10 +10,14 @@ class HeldInserts implements StreamTarget {
   readonly commits: Array<{ rows: number; resolve: () => void; reject: (error: Error) => void }> = []
   settleAll = false
 
-  /** By default a span of 0 (an INSERT per batch, so every append is followed by a commit) and no row cap. */
+  /** Packed bytes appended to each INSERT, in step with `inserts`. */
+  readonly bytes: number[] = [0]
+
+  /** By default a span of 0 (an INSERT per batch, so every append is followed by a commit) and no row or byte cap. */
   constructor(
     readonly spanMs = 0,
     readonly maxRows = Infinity,
+    readonly maxBytes = Infinity,
   ) {}
 
   ready(): boolean {
@@ -22,11 +26,13 @@ class HeldInserts implements StreamTarget {
 
   async append(rows: PackedRows): Promise<PackedRows> {
     this.inserts[this.inserts.length - 1].push(...unpackRows(rows).map((r) => r.distinct_id))
+    this.bytes[this.bytes.length - 1] += packedLength(rows)
     return rows
   }
 
   commit(rows: number): Promise<void> {
     this.inserts.push([])
+    this.bytes.push(0)
     if (this.settleAll) return Promise.resolve()
     return new Promise((resolve, reject) => this.commits.push({ rows, resolve, reject }))
   }
@@ -73,21 +79,38 @@ t.test('an INSERT that fails while the next one takes rows stops the consumer, w
   consumer.stop()
 })
 
-t.test('a spanning INSERT ends once it holds maxRows rows, before its span is over', async (t) => {
-  // A minute's span: only the row cap (or catching up) can end an INSERT here.
-  const clickhouse = new HeldInserts(60_000, 100)
+/**
+ * Stores 1,000 spooled events (≈1 MB, over 1 KB each packed) through INSERTs spanning a minute: only a cap (or
+ * catching up, for the last 20 KB) ends one. Resolves with `clickhouse`'s INSERTs once all are stored.
+ */
+async function storeBehind(clickhouse: HeldInserts): Promise<HeldInserts> {
   clickhouse.settleAll = true
   const { consumer, markDurable } = consumerOverSpool(1000, { batchBytes: 20_000, readBytes: 10_000, stream: clickhouse })
-  // ≈1 MB unread: behind, so batches are appended to spanning INSERTs until the last 20 KB.
   markDurable()
   const running = consumer.run()
   await until(() => consumer.stats.stored === 1000)
   consumer.stop()
   await running
-  const sizes = clickhouse.inserts.slice(0, -1).map((ids) => ids.length)
-  const capped = sizes.filter((n) => n >= 100)
-  t.ok(capped.length >= 3, `INSERTs ended by the cap: ${capped.length} (rows of each INSERT: ${sizes.join(', ')})`)
-  // It ends with the batch that takes it to the cap: a batch is at most 20 KB of packed rows of over 1 KB each.
-  t.ok(Math.max(...sizes) < 100 + 20, `no INSERT holds more than the cap and one batch (largest: ${Math.max(...sizes)} rows)`)
-  t.same(clickhouse.inserts.flat(), Array.from({ length: 1000 }, (_, i) => `d${i}`), 'every event once, in spool order')
+  return clickhouse
+}
+
+/** Each INSERT but the empty last one is at most `cap` and one batch (20 KB packed, ≈18 rows); `min` end at the cap. */
+function checkCapped(t: Test, sizes: number[], cap: number, batch: number, min: number): void {
+  const capped = sizes.filter((n) => n >= cap)
+  t.ok(capped.length >= min, `INSERTs ended by the cap: ${capped.length} (each INSERT: ${sizes.join(', ')})`)
+  t.ok(Math.max(...sizes) < cap + batch, `no INSERT holds more than the cap and one batch (largest: ${Math.max(...sizes)})`)
+}
+
+const inSpoolOrder = Array.from({ length: 1000 }, (_, i) => `d${i}`)
+
+t.test('a spanning INSERT ends once it holds maxRows rows, before its span is over', async (t) => {
+  const clickhouse = await storeBehind(new HeldInserts(60_000, 100))
+  checkCapped(t, clickhouse.inserts.slice(0, -1).map((ids) => ids.length), 100, 20, 3)
+  t.same(clickhouse.inserts.flat(), inSpoolOrder, 'every event once, in spool order')
+})
+
+t.test('a spanning INSERT ends once it holds maxBytes of packed rows, whatever its rows', async (t) => {
+  const clickhouse = await storeBehind(new HeldInserts(60_000, Infinity, 100_000))
+  checkCapped(t, clickhouse.bytes.slice(0, -1), 100_000, 20_000, 5)
+  t.same(clickhouse.inserts.flat(), inSpoolOrder, 'every event once, in spool order')
 })
