@@ -39,7 +39,7 @@ export interface Config {
   }
   readonly pool: { readonly size: number; readonly maxQueue: number }
   readonly spool: { readonly maxBytes: number; readonly segmentBytes: number; readonly fsyncIntervalMs: number }
-  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly threadPolicy: ThreadPolicy; readonly threadNice: number }
+  readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly insertMinSpanMs: number; readonly threadPolicy: ThreadPolicy; readonly threadNice: number }
   readonly spike: { readonly burst: number; readonly ratePerSec: number }
   readonly flags: { readonly inlineMax: number }
   readonly geoip: { readonly mmdbPath: string | null }
@@ -167,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       flushIntervalMs: num('SINK_FLUSH_INTERVAL_MS'),
       retryMaxMs: num('SINK_RETRY_MAX_MS'),
       insertSpanMs: num('CLICKHOUSE_INSERT_SPAN_MS'),
+      insertMinSpanMs: num('CLICKHOUSE_INSERT_MIN_SPAN_MS'),
       threadPolicy: str('INGEST_THREAD_POLICY') as ThreadPolicy,
       threadNice: num('INGEST_THREAD_NICE'),
     },

@@ -42,6 +42,18 @@ export const VARIABLES = [
     max: 10000,
     description: 'While the consumer is behind, one ClickHouse INSERT takes the batches of up to this long, or of 65,536 rows or 192 MB (one large part instead of one per batch); 0 = one INSERT per batch.',
   },
+  {
+    name: 'CLICKHOUSE_INSERT_MIN_SPAN_MS',
+    kind: 'int',
+    // Each INSERT makes a part, and 18.16 merges a stream of small ones again and again (a part of /capture/'s
+    // rows reached merge level 9 in 12 s): with 250 ms, ClickHouse took 0.26–0.35 cores under /capture/
+    // against 0.36–0.51, its merges 0.11–0.16 against 0.22–0.30, for ≈290 ms more from acknowledgement to
+    // visible in the events API (docs/performance.md, round `…d27458736a`).
+    default: '250',
+    min: 0,
+    max: 10000,
+    description: 'While the consumer keeps up, one ClickHouse INSERT takes the batches of at least this long before its rows become visible (at most one part per this long instead of one per batch); 0 = one INSERT per batch.',
+  },
   { name: 'POOL_SIZE', kind: 'int', default: '1', min: 0, max: 64, description: 'Worker threads for parsing capture bodies over 256 KB and flag sets over FLAGS_INLINE_MAX (0 = everything on the main thread).' },
   { name: 'POOL_MAX_QUEUE', kind: 'int', default: '256', min: 1, description: 'Tasks that may wait for a worker before requests get 503.' },
   { name: 'CAPTURE_MAX_BYTES', kind: 'bytes', default: '2MB', min: 1024, description: 'Body limit of /capture/, /e/, /i/v0/e/, /track/, /engage/.' },

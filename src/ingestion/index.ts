@@ -70,6 +70,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
       flushIntervalMs: config.sink.flushIntervalMs,
       retryMaxMs: config.sink.retryMaxMs,
       insertSpanMs: config.sink.insertSpanMs,
+      insertMinSpanMs: config.sink.insertMinSpanMs,
       policy: config.sink.threadPolicy,
       nice: config.sink.threadNice,
     },

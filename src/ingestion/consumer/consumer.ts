@@ -14,7 +14,8 @@
  * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one
  * INSERT for up to `stream.spanMs`, `stream.maxRows` rows or `stream.maxBytes` (one part instead of one per batch; ClickHouse's
  * merges of small parts were most of its CPU) and moves the sink checkpoint when that INSERT succeeds
- * (spanning-insert.ts), while the next one already takes appends. If it fails,
+ * (spanning-insert.ts), while the next one already takes appends. Caught up, an INSERT still takes batches for
+ * `stream.minSpanMs` before it commits, for the same reason. If it fails,
  * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
@@ -258,7 +259,7 @@ export class Consumer {
       if (this.#queue.empty) {
         // Caught up or the span is over: make the open INSERT's rows visible.
         const span = this.#span
-        if (span?.open && (this.#personsDone || this.#caughtUp() || span.over)) {
+        if (span?.open && (this.#personsDone || span.over || this.#mayCommitCaughtUp(span))) {
           if (!(await this.#commitSpan(span))) return
           continue
         }
@@ -266,7 +267,7 @@ export class Consumer {
           if (span?.busy) await this.#spanSettled()
           return
         }
-        await this.#sinkAlarm.sleep(span?.open ? span.spanLeft() : null)
+        await this.#sinkAlarm.sleep(span?.open ? (this.#caughtUp() ? span.minSpanLeft() : span.spanLeft()) : null)
         continue
       }
       const age = this.#o.clock.now() - this.#queue.oldestAt
@@ -281,7 +282,7 @@ export class Consumer {
         const back = await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
         this.#settle(batch, back)
         this.#personsAlarm.wake()
-        if ((this.#caughtUp() || span.over) && !(await this.#commitSpan(span))) return
+        if ((span.over || this.#mayCommitCaughtUp(span)) && !(await this.#commitSpan(span))) return
         continue
       }
       if (span?.open && !(await this.#commitSpan(span))) return
@@ -309,6 +310,11 @@ export class Consumer {
    */
   #caughtUp(): boolean {
     return this.#backlogBytes() < (this.#o.batchBytes ?? BATCH_BYTES)
+  }
+
+  /** Caught up, and the open INSERT has taken batches for its shortest span (StreamTarget.minSpanMs). */
+  #mayCommitCaughtUp(span: SpanningInsert): boolean {
+    return this.#caughtUp() && span.minSpanLeft() <= 0
   }
 
   /** Durable spool not yet read, over all lanes. */

@@ -25,6 +25,11 @@ export const MAX_SPAN_BYTES = 192 * 1024 * 1024
 
 export interface StreamTarget {
   spanMs: number
+  /**
+   * While the consumer keeps up, an INSERT stays open at least this long before it commits, so that a steady
+   * stream of batches makes a part per `minSpanMs`, not one per batch (0: it commits after every batch).
+   */
+  minSpanMs: number
   /** The INSERT ends once it holds this many rows (MAX_SPAN_ROWS but in tests)… */
   maxRows: number
   /** …or this many bytes of packed rows (MAX_SPAN_BYTES but in tests). */
@@ -91,6 +96,11 @@ export class SpanningInsert {
   /** The open INSERT has run its span or holds as many rows or bytes as one may: time to commit it. */
   get over(): boolean {
     return this.#rows >= this.#target.maxRows || this.#bytes >= this.#target.maxBytes || this.spanLeft() <= 0
+  }
+
+  /** Milliseconds until the open INSERT has been open StreamTarget.minSpanMs (0 or less: it may commit, caught up). */
+  minSpanLeft(): number {
+    return this.#openedAt === null ? 0 : this.#openedAt + this.#target.minSpanMs - this.#now()
   }
 
   /** Milliseconds left of the open INSERT's span (0 when none is open). */

@@ -47,6 +47,8 @@ export interface ConsumerWorkerData {
   retryMaxMs: number
   /** ClickHouse: longest span of batches one INSERT takes while the consumer is behind; 0 = one per batch. */
   insertSpanMs: number
+  /** ClickHouse: shortest span of batches one INSERT takes while the consumer keeps up; 0 = one per batch. */
+  insertMinSpanMs: number
   /** Scheduling of this thread and of the insert thread it starts (which puts itself under it). */
   policy: ThreadPolicy
   /** Niceness under the `other` policy (0 = unchanged). */
@@ -132,6 +134,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       data.clickhouse && data.insertSpanMs > 0
         ? {
             spanMs: data.insertSpanMs,
+            minSpanMs: data.insertMinSpanMs,
             maxRows: MAX_SPAN_ROWS,
             maxBytes: MAX_SPAN_BYTES,
             ready: () => sink !== null,

@@ -12,12 +12,19 @@ class HeldInserts implements StreamTarget {
 
   /** Packed bytes appended to each INSERT, in step with `inserts`. */
   readonly bytes: number[] = [0]
+  /** When each INSERT took its first rows and when it was committed (ms). */
+  readonly openedAt: number[] = []
+  readonly committedAt: number[] = []
 
-  /** By default a span of 0 (an INSERT per batch, so every append is followed by a commit) and no row or byte cap. */
+  /**
+   * By default a span of 0 (an INSERT per batch, so every append is followed by a commit), no row or byte cap
+   * and no shortest span.
+   */
   constructor(
     readonly spanMs = 0,
     readonly maxRows = Infinity,
     readonly maxBytes = Infinity,
+    readonly minSpanMs = 0,
   ) {}
 
   ready(): boolean {
@@ -25,12 +32,14 @@ class HeldInserts implements StreamTarget {
   }
 
   async append(rows: PackedRows): Promise<PackedRows> {
+    if (this.inserts[this.inserts.length - 1].length === 0) this.openedAt.push(Date.now())
     this.inserts[this.inserts.length - 1].push(...unpackRows(rows).map((r) => r.distinct_id))
     this.bytes[this.bytes.length - 1] += packedLength(rows)
     return rows
   }
 
   commit(rows: number): Promise<void> {
+    this.committedAt.push(Date.now())
     this.inserts.push([])
     this.bytes.push(0)
     if (this.settleAll) return Promise.resolve()
@@ -114,3 +123,34 @@ t.test('a spanning INSERT ends once it holds maxBytes of packed rows, whatever i
   checkCapped(t, clickhouse.bytes.slice(0, -1), 100_000, 20_000, 5)
   t.same(clickhouse.inserts.flat(), inSpoolOrder, 'every event once, in spool order')
 })
+
+t.test('caught up, an INSERT takes the batches of minSpanMs before it commits, instead of committing each', async (t) => {
+  // No durable mark: the consumer counts no backlog, so it is caught up from the start; a minute's span.
+  const perBatch = await storeCaughtUp(t, new HeldInserts(60_000, Infinity, Infinity, 0))
+  t.ok(perBatch.inserts.filter((ids) => ids.length > 0).length >= 2, `without a shortest span, an INSERT per batch (${perBatch.inserts.length - 1})`)
+
+  const held = new HeldInserts(60_000, Infinity, Infinity, 300)
+  const stored = await storeCaughtUp(t, held, (consumer) => {
+    t.equal(held.committedAt.length, 0, 'no INSERT has committed 100 ms after the first rows came')
+    t.equal(consumer.stats.stored, 0, 'and none of its rows count as stored')
+  })
+  t.same(stored.inserts.slice(0, -1).map((ids) => ids.length), [300], 'with 300 ms, the batches of the whole spool went into one INSERT')
+  t.ok(held.committedAt[0] - held.openedAt[0] >= 300, `committed ${held.committedAt[0] - held.openedAt[0]} ms after it opened`)
+})
+
+/** Stores the 300 events of a spool the consumer keeps up with; `at100ms` runs 100 ms after the first INSERT opened. */
+async function storeCaughtUp(t: Test, clickhouse: HeldInserts, at100ms?: (consumer: { stats: { stored: number } }) => void): Promise<HeldInserts> {
+  clickhouse.settleAll = true
+  const { consumer } = consumerOverSpool(300, { batchBytes: 20_000, readBytes: 10_000, stream: clickhouse })
+  const running = consumer.run()
+  if (at100ms) {
+    await until(() => clickhouse.openedAt.length > 0)
+    await new Promise((r) => setTimeout(r, clickhouse.openedAt[0] + 100 - Date.now()))
+    at100ms(consumer)
+  }
+  await until(() => consumer.stats.stored === 300)
+  consumer.stop()
+  await running
+  t.same(clickhouse.inserts.flat(), inSpoolOrder.slice(0, 300), 'every event once, in spool order')
+  return clickhouse
+}
