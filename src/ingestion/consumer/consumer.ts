@@ -15,7 +15,7 @@
  * INSERT for up to `stream.spanMs`, `stream.maxRows` rows or `stream.maxBytes` (one part instead of one per batch; ClickHouse's
  * merges of small parts were most of its CPU) and moves the sink checkpoint when that INSERT succeeds
  * (spanning-insert.ts), while the next one already takes appends. Caught up, an INSERT still takes batches for
- * `stream.minSpanMs` before it commits, for the same reason. If it fails,
+ * `stream.minSpanMs` before it commits, for the same reason, unless no events have arrived for a flush interval. If it fails,
  * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
@@ -86,6 +86,8 @@ export class Consumer {
   #stopping = false
   #replaying = false
   #personsDone = false
+  /** When the writer last reported new durable data (clock ms; at first, the start): when events last arrived. */
+  #lastDurableAt: number
   readonly #personsAlarm = new Alarm()
   readonly #sinkAlarm = new Alarm()
   readonly #span: SpanningInsert | null
@@ -104,6 +106,7 @@ export class Consumer {
     this.#o = options
     this.#queue = new RowQueue(options.batchRows, options.batchBytes ?? BATCH_BYTES)
     this.#readBytes = options.readBytes ?? READ_BYTES
+    this.#lastDurableAt = options.clock.now()
     this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#sinkAlarm.wake()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#persons = new PersonBatches({
@@ -137,6 +140,7 @@ export class Consumer {
     // After a restart of this thread alone (not of the process) the stretch to replay can end in the segment
     // the writer is still appending to, which the replay reader reads only as far as it is told is durable.
     state.replay?.reader.durable(segment, offset)
+    this.#lastDurableAt = this.#o.clock.now()
     this.#personsAlarm.wake()
   }
 
@@ -267,7 +271,7 @@ export class Consumer {
           if (span?.busy) await this.#spanSettled()
           return
         }
-        await this.#sinkAlarm.sleep(span?.open ? (this.#caughtUp() ? span.minSpanLeft() : span.spanLeft()) : null)
+        await this.#sinkAlarm.sleep(span?.open ? (this.#caughtUp() ? Math.min(span.minSpanLeft(), this.#quietLeft()) : span.spanLeft()) : null)
         continue
       }
       const age = this.#o.clock.now() - this.#queue.oldestAt
@@ -312,9 +316,18 @@ export class Consumer {
     return this.#backlogBytes() < (this.#o.batchBytes ?? BATCH_BYTES)
   }
 
-  /** Caught up, and the open INSERT has taken batches for its shortest span (StreamTarget.minSpanMs). */
+  /**
+   * Caught up, and the open INSERT has taken batches for its shortest span (StreamTarget.minSpanMs), or no
+   * events have arrived for a flush interval: then no batch is coming that it could wait for, and light
+   * traffic (or the end of a backlog) is stored as soon as without the span.
+   */
   #mayCommitCaughtUp(span: SpanningInsert): boolean {
-    return this.#caughtUp() && span.minSpanLeft() <= 0
+    return this.#caughtUp() && (span.minSpanLeft() <= 0 || this.#quietLeft() <= 0)
+  }
+
+  /** Milliseconds until no events will have arrived for a flush interval (0 or less: none have). */
+  #quietLeft(): number {
+    return this.#lastDurableAt + this.#o.flushIntervalMs - this.#o.clock.now()
   }
 
   /** Durable spool not yet read, over all lanes. */

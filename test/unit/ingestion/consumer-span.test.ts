@@ -47,8 +47,8 @@ class HeldInserts implements StreamTarget {
   }
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition() && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5))
+async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  for (let waited = 0; !condition() && waited < timeoutMs; waited += 5) await new Promise((r) => setTimeout(r, 5))
 }
 
 t.test('the next spanning INSERT takes rows while the previous one commits, and rows count as stored only once committed', async (t) => {
@@ -124,22 +124,29 @@ t.test('a spanning INSERT ends once it holds maxBytes of packed rows, whatever i
   t.same(clickhouse.inserts.flat(), inSpoolOrder, 'every event once, in spool order')
 })
 
-t.test('caught up, an INSERT takes the batches of minSpanMs before it commits, instead of committing each', async (t) => {
-  // No durable mark: the consumer counts no backlog, so it is caught up from the start; a minute's span.
-  const perBatch = await storeCaughtUp(t, new HeldInserts(60_000, Infinity, Infinity, 0))
+t.test('caught up, an INSERT takes the batches of minSpanMs while events keep arriving, instead of committing each', async (t) => {
+  // No durable mark: the consumer counts no backlog, so it is caught up from the start; a minute's span. With a
+  // flush interval of 1 s, the events (all there at the start) count as still arriving for that long.
+  const perBatch = await storeCaughtUp(t, new HeldInserts(60_000, Infinity, Infinity, 0), 1000)
   t.ok(perBatch.inserts.filter((ids) => ids.length > 0).length >= 2, `without a shortest span, an INSERT per batch (${perBatch.inserts.length - 1})`)
 
-  const held = await storeCaughtUp(t, new HeldInserts(60_000, Infinity, Infinity, 300))
+  const held = await storeCaughtUp(t, new HeldInserts(60_000, Infinity, Infinity, 300), 1000)
   t.same(held.inserts.slice(0, -1).map((ids) => ids.length), [300], 'with 300 ms, the batches of the whole spool went into one INSERT')
   t.ok(held.committedAt[0] - held.openedAt[0] >= 300, `committed ${held.committedAt[0] - held.openedAt[0]} ms after it opened`)
 })
 
-/** Stores the 300 events of a spool the consumer keeps up with. */
-async function storeCaughtUp(t: Test, clickhouse: HeldInserts): Promise<HeldInserts> {
+t.test('caught up, an INSERT commits before minSpanMs once no events have arrived for a flush interval', async (t) => {
+  const held = await storeCaughtUp(t, new HeldInserts(60_000, Infinity, Infinity, 5000), 10)
+  const openFor = held.committedAt[0] - held.openedAt[0]
+  t.ok(openFor < 2500, `the first INSERT committed ${openFor} ms after it opened, not 5 s`)
+})
+
+/** Stores the 300 events of a spool the consumer keeps up with, its flush interval `flushIntervalMs`. */
+async function storeCaughtUp(t: Test, clickhouse: HeldInserts, flushIntervalMs: number): Promise<HeldInserts> {
   clickhouse.settleAll = true
-  const { consumer } = consumerOverSpool(300, { batchBytes: 20_000, readBytes: 10_000, stream: clickhouse })
+  const { consumer } = consumerOverSpool(300, { batchBytes: 20_000, readBytes: 10_000, stream: clickhouse, flushIntervalMs })
   const running = consumer.run()
-  await until(() => consumer.stats.stored === 300)
+  await until(() => consumer.stats.stored === 300, 5000)
   consumer.stop()
   await running
   t.same(clickhouse.inserts.flat(), inSpoolOrder.slice(0, 300), 'every event once, in spool order')
