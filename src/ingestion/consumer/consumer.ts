@@ -11,12 +11,10 @@
  * down. After a crash the sink resumes from its own checkpoint: events between it and the person
  * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
  *
- * On ClickHouse, while more than an insert's worth of spool is unread, the sink loop appends batches to one
- * INSERT for up to `stream.spanMs`, `stream.maxRows` rows or `stream.maxBytes` (one part instead of one per batch; ClickHouse's
- * merges of small parts were most of its CPU) and moves the sink checkpoint when that INSERT succeeds
- * (spanning-insert.ts), while the next one already takes appends. Caught up, an INSERT still takes batches for
- * `stream.minSpanMs` before it commits, for the same reason, unless no events have arrived for a flush interval. If it fails,
- * the thread stops and is restarted, and the restart path writes those events again, one batch per INSERT.
+ * On ClickHouse the sink loop appends batches to one INSERT spanning several (one part instead of one per batch;
+ * when it commits: SpanningInsert.commitIn) and moves the sink checkpoint once that INSERT succeeds, while the
+ * next one already takes appends. If it fails, the thread stops and is restarted, and the restart path writes
+ * those events again, one batch per INSERT.
  */
 import type { Clock } from '../../common/clock.js'
 import type { Db } from '../../storage/index.js'
@@ -52,7 +50,7 @@ export interface ConsumerOptions {
   batchBytes?: number
   /** Bytes of spool frames read at a time (default READ_BYTES). */
   readBytes?: number
-  /** ClickHouse: one INSERT spanning the batches of up to `spanMs` while the consumer is behind; null: none. */
+  /** ClickHouse: INSERTs spanning several batches (spanning-insert.ts); null: an INSERT per batch. */
   stream?: StreamTarget | null
   flushIntervalMs: number
   clock: Clock
@@ -263,7 +261,8 @@ export class Consumer {
       if (this.#queue.empty) {
         // Caught up or the span is over: make the open INSERT's rows visible.
         const span = this.#span
-        if (span?.open && (this.#personsDone || span.over || this.#mayCommitCaughtUp(span))) {
+        const commitIn = span?.open ? this.#commitIn(span) : null
+        if (span && commitIn !== null && (this.#personsDone || commitIn <= 0)) {
           if (!(await this.#commitSpan(span))) return
           continue
         }
@@ -271,7 +270,7 @@ export class Consumer {
           if (span?.busy) await this.#spanSettled()
           return
         }
-        await this.#sinkAlarm.sleep(span?.open ? (this.#caughtUp() ? Math.min(span.minSpanLeft(), this.#quietLeft()) : span.spanLeft()) : null)
+        await this.#sinkAlarm.sleep(commitIn)
         continue
       }
       const age = this.#o.clock.now() - this.#queue.oldestAt
@@ -283,10 +282,10 @@ export class Consumer {
       const span = this.#span
       if (span?.ready && !batch.replay) {
         // The batch's buffers went to the insert thread; the ones it gave back are packed into again.
-        const back = await span.append(batch.rows, batch.items).catch((error: unknown) => this.#insertLost(error))
+        const back = await span.append(batch.rows, batch.items)
         this.#settle(batch, back)
         this.#personsAlarm.wake()
-        if ((span.over || this.#mayCommitCaughtUp(span)) && !(await this.#commitSpan(span))) return
+        if (this.#commitIn(span) <= 0 && !(await this.#commitSpan(span))) return
         continue
       }
       if (span?.open && !(await this.#commitSpan(span))) return
@@ -316,18 +315,9 @@ export class Consumer {
     return this.#backlogBytes() < (this.#o.batchBytes ?? BATCH_BYTES)
   }
 
-  /**
-   * Caught up, and the open INSERT has taken batches for its shortest span (StreamTarget.minSpanMs), or no
-   * events have arrived for a flush interval: then no batch is coming that it could wait for, and light
-   * traffic (or the end of a backlog) is stored as soon as without the span.
-   */
-  #mayCommitCaughtUp(span: SpanningInsert): boolean {
-    return this.#caughtUp() && (span.minSpanLeft() <= 0 || this.#quietLeft() <= 0)
-  }
-
-  /** Milliseconds until no events will have arrived for a flush interval (0 or less: none have). */
-  #quietLeft(): number {
-    return this.#lastDurableAt + this.#o.flushIntervalMs - this.#o.clock.now()
+  /** SpanningInsert.commitIn, "quiet" once no events have arrived for a flush interval. */
+  #commitIn(span: SpanningInsert): number {
+    return span.commitIn(this.#caughtUp(), this.#lastDurableAt + this.#o.flushIntervalMs - this.#o.clock.now())
   }
 
   /** Durable spool not yet read, over all lanes. */
@@ -347,26 +337,19 @@ export class Consumer {
     )
   }
 
-  /** Waits for a committing INSERT: false when it failed while shutting down (its events stay in the spool). */
+  /**
+   * Waits for a committing INSERT: false when it failed while shutting down (its events stay in the spool);
+   * otherwise its failure ends this thread (SpanningInsert's lost()), to be restarted from the checkpoints.
+   */
   async #spanSettled(settled = this.#span?.settled()): Promise<boolean> {
     try {
       await settled
       return true
     } catch (error) {
-      if (!this.#stopping) this.#insertLost(error)
+      if (!this.#stopping) throw error
       this.#o.log('warn', 'the last spanning insert failed at shutdown; its events are written at the next start', { error: String(error) })
       return false
     }
-  }
-
-  /**
-   * A spanning INSERT failed, so some of its rows may be missing, and they are no longer queued. The sink
-   * checkpoint has not moved past them: stopping this thread makes its handle start a new one, whose restart
-   * path re-derives them from the spool and writes them one batch per INSERT, with the usual retries and
-   * dead-lettering of rows the store refuses.
-   */
-  #insertLost(error: unknown): never {
-    throw new Error(`a spanning ClickHouse insert failed (${error instanceof Error ? error.message : String(error)}); restarting from the checkpoints`)
   }
 
   #afterStored(items: readonly Stretch[]): void {

@@ -1,6 +1,7 @@
 /**
- * The ClickHouse INSERT the sink loop keeps open across batches while the consumer is behind (consumer.ts;
- * the request itself is storage/events/clickhouse-stream.ts, in the insert thread). It remembers where each
+ * The ClickHouse INSERT the sink loop keeps open across batches (consumer.ts): up to `spanMs` while the
+ * consumer is behind, at least `minSpanMs` while it keeps up (commitIn). The request itself is
+ * storage/events/clickhouse-stream.ts, in the insert thread. It remembers where each
  * appended stretch of a lane ends, not the rows, so the sink checkpoint can move there once the INSERT
  * succeeds while the rows themselves are already let go.
  */
@@ -93,30 +94,29 @@ export class SpanningInsert {
     return this.#committing !== null || this.#failure !== null
   }
 
-  /** The open INSERT has run its span or holds as many rows or bytes as one may: time to commit it. */
-  get over(): boolean {
-    return this.#rows >= this.#target.maxRows || this.#bytes >= this.#target.maxBytes || this.spanLeft() <= 0
-  }
-
-  /** Milliseconds until the open INSERT has been open StreamTarget.minSpanMs (0 or less: it may commit, caught up). */
-  minSpanLeft(): number {
-    return this.#openedAt === null ? 0 : this.#openedAt + this.#target.minSpanMs - this.#now()
-  }
-
-  /** Milliseconds left of the open INSERT's span (0 when none is open). */
-  spanLeft(): number {
-    return this.#openedAt === null ? 0 : this.#openedAt + this.#target.spanMs - this.#now()
+  /**
+   * Milliseconds until the open INSERT is to commit (0 or less: now; 0 when none is open). It commits once it
+   * holds as many rows or bytes as one may, or its span is over; the consumer `caughtUp`, once it has been open
+   * StreamTarget.minSpanMs, or when no events will have arrived for a while (`quietLeft`, ms): then no batch is
+   * coming that it could wait for, and light traffic (or the end of a backlog) is stored as soon as without it.
+   */
+  commitIn(caughtUp: boolean, quietLeft: number): number {
+    if (this.#openedAt === null || this.#rows >= this.#target.maxRows || this.#bytes >= this.#target.maxBytes) return 0
+    const spanLeft = this.#openedAt + this.#target.spanMs - this.#now()
+    return caughtUp ? Math.min(spanLeft, this.#openedAt + this.#target.minSpanMs - this.#now(), quietLeft) : spanLeft
   }
 
   /**
-   * Throws when the rows may be lost (nothing of this INSERT can be confirmed any more). Resolves with the rows
+   * Throws (see lost()) when the rows may be lost (nothing of this INSERT can be confirmed any more). Resolves with the rows
    * as StreamTarget.append gave them back.
    */
   async append(rows: PackedRows, stretches: readonly Stretch[]): Promise<PackedRows> {
     this.#openedAt ??= this.#now()
     // Measured before the append: it may hand the buffers to the insert thread, which leaves them empty here.
     this.#bytes += packedLength(rows)
-    const back = await this.#target.append(rows)
+    const back = await this.#target.append(rows).catch((error: unknown) => {
+      throw lost(error)
+    })
     for (const { lane, end } of stretches) this.#stretches.push({ lane, end })
     this.#rows += rows.count
     return back
@@ -152,6 +152,16 @@ export class SpanningInsert {
   /** Resolves once no INSERT is committing; throws when one failed (any of its rows may be missing). */
   async settled(): Promise<void> {
     await this.#committing
-    if (this.#failure) throw this.#failure.error
+    if (this.#failure) throw lost(this.#failure.error)
   }
+}
+
+/**
+ * A spanning INSERT failed, so some of its rows may be missing, and they are no longer queued. The sink
+ * checkpoint has not moved past them: the consumer thread stops, and its handle starts a new one, whose restart
+ * path re-derives them from the spool and writes them one batch per INSERT, with the usual retries and
+ * dead-lettering of rows the store refuses.
+ */
+function lost(error: unknown): Error {
+  return new Error(`a spanning ClickHouse insert failed (${error instanceof Error ? error.message : String(error)}); restarting from the checkpoints`)
 }
