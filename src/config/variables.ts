@@ -48,7 +48,7 @@ export const VARIABLES = [
     // Each INSERT makes a part, and 18.16 merges a stream of small ones again and again (a part of /capture/'s
     // rows reached merge level 9 in 12 s): with 250 ms, ClickHouse took 0.26–0.38 cores under /capture/
     // against 0.35–0.51, its merges 0.11–0.18 against 0.26–0.37, for ≈250 ms more from acknowledgement to
-    // visible in the events API (docs/performance.md, round `…b49dddbaa4`).
+    // visible in the events API (docs/performance-rounds.md, "Round `…b49dddbaa4`").
     default: '250',
     min: 0,
     max: 10000,

@@ -20,7 +20,8 @@ export const MAX_SPAN_ROWS = 65_536
  * Packed bytes after which an INSERT ends: ClickHouse's peak grows with the bytes it holds, and 65,536 rows of
  * browser events (≈2.6 KB each, packed) are ≈170 MB, so this cap leaves them to MAX_SPAN_ROWS and keeps spans
  * of larger events (exceptions with stack traces, say) to about the same memory. Shorter or longer spans of
- * those rows cost ClickHouse more CPU an event, merges included (docs/performance.md, round `…b49dddbaa4`).
+ * those rows cost ClickHouse more CPU an event, merges included (docs/performance-rounds.md, "Round
+ * `…b49dddbaa4`").
  */
 export const MAX_SPAN_BYTES = 192 * 1024 * 1024
 
