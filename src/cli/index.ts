@@ -171,7 +171,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     io.out(USAGE + '\n')
     return name ? 0 : 2
   }
-  const command = commands[name]
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined
   if (!command) {
     io.err(`unknown command: ${name}\n\n${USAGE}\n`)
     return 2

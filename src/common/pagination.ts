@@ -34,6 +34,28 @@ export function parsePage(query: URLSearchParams, defaultLimit = DEFAULT_PAGE_SI
   }
 }
 
+/** A list's sort: a column, ascending or descending. */
+export interface ListOrder {
+  column: string
+  descending: boolean
+}
+
+/** PostHog's default order of its lists: `-created_at`. */
+export const NEWEST_FIRST: ListOrder = { column: 'created_at', descending: true }
+
+/**
+ * `order` as PostHog's list endpoints read it: a field, `-` for descending; `fallback` without one. `columns`
+ * maps the fields accepted to their columns, and anything else is refused. A Map, because the column goes into
+ * SQL: a plain object also answers `constructor` or `toString`, and their functions' text made a 500.
+ */
+export function parseListOrder(raw: string | null, columns: ReadonlyMap<string, string>, fallback: ListOrder): ListOrder {
+  if (!raw) return fallback
+  const descending = raw.startsWith('-')
+  const column = columns.get(descending ? raw.slice(1) : raw)
+  if (column === undefined) throw new ValidationError('invalid_input', `Cannot order by "${raw}".`, 'order')
+  return { column, descending }
+}
+
 /** Builds next/previous links from the request's own URL so every other filter is kept. */
 export function pageEnvelope<T>(
   baseUrl: string,

@@ -24,14 +24,15 @@ export type Metric =
 
 const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
 const DAY_MS = 86_400_000
-const UNIT_MS: Readonly<Record<string, number>> = {
-  second: 1000,
-  minute: 60_000,
-  hour: 3_600_000,
-  day: DAY_MS,
-  week: 7 * DAY_MS,
-  month: 30 * DAY_MS,
-}
+/** A Map: the unit comes from the request, and a plain object would also answer `constructor`. */
+const UNIT_MS: ReadonlyMap<string, number> = new Map([
+  ['second', 1000],
+  ['minute', 60_000],
+  ['hour', 3_600_000],
+  ['day', DAY_MS],
+  ['week', 7 * DAY_MS],
+  ['month', 30 * DAY_MS],
+])
 /** PostHog's default funnel conversion window. */
 export const DEFAULT_FUNNEL_WINDOW_MS = 14 * DAY_MS
 
@@ -96,7 +97,7 @@ function funnelWindowMs(filters: JsonObject): number {
   const interval = filters.funnel_window_interval
   if (typeof interval === 'number' && interval > 0) {
     const unit = typeof filters.funnel_window_interval_unit === 'string' ? filters.funnel_window_interval_unit : 'day'
-    const ms = UNIT_MS[unit]
+    const ms = UNIT_MS.get(unit)
     if (!ms) throw refuse(`Unknown funnel_window_interval_unit "${unit}".`)
     return interval * ms
   }

@@ -3,6 +3,7 @@
  * `search`, `created_by_id`, `order`). No rules here: callers validate and authorise.
  */
 import { ValidationError } from '../common/errors.js'
+import { NEWEST_FIRST, parseListOrder, type ListOrder } from '../common/pagination.js'
 import type { Db } from '../storage/index.js'
 import { toRecord, toRow, type ExperimentRecord, type ExperimentRow, type ExperimentStatus } from './record.js'
 
@@ -12,22 +13,22 @@ export interface ExperimentListFilter {
   archived: boolean
   search?: string
   createdById?: number
-  order: { column: string; descending: boolean }
+  order: ListOrder
 }
 
-const ORDER_COLUMNS: Readonly<Record<string, string>> = {
-  id: 'id',
-  name: 'name',
-  description: 'description',
-  created_at: 'created_at',
-  updated_at: 'updated_at',
-  start_date: 'start_date',
-  end_date: 'end_date',
-  archived: 'archived',
-  created_by: 'created_by_id',
-  created_by_id: 'created_by_id',
-  type: 'type',
-}
+const ORDER_COLUMNS: ReadonlyMap<string, string> = new Map([
+  ['id', 'id'],
+  ['name', 'name'],
+  ['description', 'description'],
+  ['created_at', 'created_at'],
+  ['updated_at', 'updated_at'],
+  ['start_date', 'start_date'],
+  ['end_date', 'end_date'],
+  ['archived', 'archived'],
+  ['created_by', 'created_by_id'],
+  ['created_by_id', 'created_by_id'],
+  ['type', 'type'],
+])
 
 const STATUSES: readonly string[] = ['draft', 'running', 'complete']
 
@@ -36,7 +37,7 @@ const STATUSES: readonly string[] = ['draft', 'running', 'complete']
  * "true" (any case) and defaults to false; `order` is a field, `-` for descending (default `-created_at`).
  */
 export function parseExperimentListQuery(query: URLSearchParams): ExperimentListFilter {
-  const filter: ExperimentListFilter = { archived: false, order: { column: 'created_at', descending: true } }
+  const filter: ExperimentListFilter = { archived: false, order: parseListOrder(query.get('order'), ORDER_COLUMNS, NEWEST_FIRST) }
   const status = query.get('status')?.toLowerCase()
   if (status && STATUSES.includes(status)) filter.status = status as ExperimentStatus
   const archived = query.get('archived')
@@ -47,13 +48,6 @@ export function parseExperimentListQuery(query: URLSearchParams): ExperimentList
   if (createdBy !== null && createdBy !== '') {
     if (!/^\d+$/.test(createdBy)) throw new ValidationError('invalid', 'A valid integer is required.', 'created_by_id')
     filter.createdById = Number(createdBy)
-  }
-  const order = query.get('order')
-  if (order) {
-    const descending = order.startsWith('-')
-    const column = ORDER_COLUMNS[descending ? order.slice(1) : order]
-    if (!column) throw new ValidationError('invalid_input', `Cannot order by "${order}".`, 'order')
-    filter.order = { column, descending }
   }
   return filter
 }

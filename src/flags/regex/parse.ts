@@ -14,7 +14,13 @@ export { fixedWidth, RegexSyntaxError, type AssertKind, type Node, type Parsed }
 const REPEAT_LIMIT = 100_000
 const ALL: CharSet = negate(EMPTY)
 const ASSERT_ESCAPES: Record<string, AssertKind> = { A: 'start', z: 'end', B: 'notWord', '<': 'wordStart', '>': 'wordEnd' }
-const WORD_BOUNDARIES: Record<string, AssertKind> = { start: 'wordStart', end: 'wordEnd', 'start-half': 'wordStartHalf', 'end-half': 'wordEndHalf' }
+/** A Map: the name comes from the pattern, and a plain object would also answer `\b{constructor}`. */
+const WORD_BOUNDARIES: ReadonlyMap<string, AssertKind> = new Map([
+  ['start', 'wordStart'],
+  ['end', 'wordEnd'],
+  ['start-half', 'wordStartHalf'],
+  ['end-half', 'wordEndHalf'],
+])
 
 export function parseRegex(pattern: string): Parsed {
   return new Parser(pattern).parse()
@@ -203,7 +209,7 @@ class Parser {
     if (c in ASSERT_ESCAPES) return { type: 'assert', kind: ASSERT_ESCAPES[c], unicode: flags.u }
     if (c === 'b') {
       if (!sc.eat('{')) return { type: 'assert', kind: 'word', unicode: flags.u }
-      const kind = WORD_BOUNDARIES[sc.until('}', 'word boundary')]
+      const kind = WORD_BOUNDARIES.get(sc.until('}', 'word boundary'))
       if (kind === undefined) throw new RegexSyntaxError('unknown word boundary')
       return { type: 'assert', kind, unicode: flags.u }
     }

@@ -124,23 +124,26 @@ export function perlClass(letter: 'd' | 's' | 'w', unicode: boolean): CharSet {
   return scan('[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]')
 }
 
-const POSIX: Record<string, number[]> = {
-  alnum: [48, 57, 65, 90, 97, 122],
-  alpha: [65, 90, 97, 122],
-  ascii: [0, 127],
-  blank: [9, 9, 32, 32],
-  cntrl: [0, 31, 127, 127],
-  digit: [48, 57],
-  graph: [33, 126],
-  lower: [97, 122],
-  print: [32, 126],
-  punct: [33, 47, 58, 64, 91, 96, 123, 126],
-  space: [9, 13, 32, 32],
-  upper: [65, 90],
-  word: [48, 57, 65, 90, 95, 95, 97, 122],
-  xdigit: [48, 57, 65, 70, 97, 102],
-}
+/** A Map: the name comes from the pattern, and a plain object would also answer `[[:constructor:]]`. */
+const POSIX: ReadonlyMap<string, number[]> = new Map(
+  Object.entries({
+    alnum: [48, 57, 65, 90, 97, 122],
+    alpha: [65, 90, 97, 122],
+    ascii: [0, 127],
+    blank: [9, 9, 32, 32],
+    cntrl: [0, 31, 127, 127],
+    digit: [48, 57],
+    graph: [33, 126],
+    lower: [97, 122],
+    print: [32, 126],
+    punct: [33, 47, 58, 64, 91, 96, 123, 126],
+    space: [9, 13, 32, 32],
+    upper: [65, 90],
+    word: [48, 57, 65, 90, 95, 95, 97, 122],
+    xdigit: [48, 57, 65, 70, 97, 102],
+  }),
+)
 
 export function posixClass(name: string): CharSet | null {
-  return POSIX[name] ?? null
+  return POSIX.get(name) ?? null
 }

@@ -6,6 +6,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { tryParseJson } from '../../common/json.js'
+import { NEWEST_FIRST, parseListOrder, type ListOrder } from '../../common/pagination.js'
 
 export type FlagType = 'boolean' | 'multivariant' | 'experiment' | 'remote_config'
 
@@ -18,22 +19,22 @@ export interface FlagListFilter {
   evaluationRuntime?: string
   tags?: string[]
   excludedKeys?: string[]
-  order: { column: string; descending: boolean }
+  order: ListOrder
 }
 
 /** `order` values accepted, mapped to columns. */
-const ORDER_COLUMNS: Readonly<Record<string, string>> = {
-  id: 'id',
-  key: 'key',
-  name: 'name',
-  created_at: 'created_at',
-  updated_at: 'updated_at',
-  active: 'active',
-  version: 'version',
-  created_by: 'created_by_id',
-  created_by_id: 'created_by_id',
-  evaluation_runtime: 'evaluation_runtime',
-}
+const ORDER_COLUMNS: ReadonlyMap<string, string> = new Map([
+  ['id', 'id'],
+  ['key', 'key'],
+  ['name', 'name'],
+  ['created_at', 'created_at'],
+  ['updated_at', 'updated_at'],
+  ['active', 'active'],
+  ['version', 'version'],
+  ['created_by', 'created_by_id'],
+  ['created_by_id', 'created_by_id'],
+  ['evaluation_runtime', 'evaluation_runtime'],
+])
 
 const FLAG_TYPES: readonly FlagType[] = ['boolean', 'multivariant', 'experiment', 'remote_config']
 
@@ -45,7 +46,7 @@ function stringList(raw: string | null): string[] | undefined {
 }
 
 export function parseFlagListQuery(query: URLSearchParams): FlagListFilter {
-  const filter: FlagListFilter = { order: { column: 'created_at', descending: true } }
+  const filter: FlagListFilter = { order: parseListOrder(query.get('order'), ORDER_COLUMNS, NEWEST_FIRST) }
   const search = query.get('search')
   if (search) filter.search = search
   const active = query.get('active')
@@ -64,12 +65,5 @@ export function parseFlagListQuery(query: URLSearchParams): FlagListFilter {
   if (tags?.length) filter.tags = tags
   const excluded = stringList(query.get('excluded_properties'))
   if (excluded?.length) filter.excludedKeys = excluded
-  const order = query.get('order')
-  if (order) {
-    const descending = order.startsWith('-')
-    const column = ORDER_COLUMNS[descending ? order.slice(1) : order]
-    if (!column) throw new ValidationError('invalid_input', `Cannot order by "${order}".`, 'order')
-    filter.order = { column, descending }
-  }
   return filter
 }

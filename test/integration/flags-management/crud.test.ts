@@ -56,6 +56,9 @@ t.test('feature flags API', async (t) => {
     const search = await server.api('GET', `${flags}?search=LIST-&active=true&order=key`)
     t.same(search.body.results.map((r: { key: string }) => r.key), ['list-a', 'list-b'])
     t.equal((await server.api('GET', `${flags}?limit=x`)).body.attr, 'limit')
+    const inherited = await server.api('GET', `${flags}?order=constructor`)
+    t.equal(inherited.status, 400, 'an order only Object.prototype knows is refused, not a 500')
+    t.same(inherited.body, { type: 'validation_error', code: 'invalid_input', detail: 'Cannot order by "constructor".', attr: 'order' })
   })
 
   t.test('GET :id answers the flag and 404 for unknown ids', async (t) => {

@@ -174,6 +174,12 @@ t.test('primary results', async (t) => {
       { code: 'invalid', detail: 'Trend math "dau" is not supported in experiment metrics; only the total count is.' },
     ],
     ['a metric without events', { insight: 'FUNNELS', events: [] }, [], { code: 'invalid', detail: 'Experiment has no target metric' }],
+    [
+      'a funnel window in a unit only Object.prototype knows',
+      { ...FUNNEL, funnel_window_interval: 30, funnel_window_interval_unit: 'constructor' },
+      [],
+      { code: 'invalid', detail: 'Unknown funnel_window_interval_unit "constructor".' },
+    ],
   ]
   for (const [name, filters, rows, wanted] of errors) {
     t.test(`400 for ${name}`, async (t) => {

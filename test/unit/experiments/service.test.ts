@@ -212,6 +212,9 @@ t.test('list', async (t) => {
   t.same(names('', { limit: 2, offset: 1 }), ['Beta running', 'Alpha draft'], 'pages')
   t.equal(w.experiments.list(w.project, new URLSearchParams(), { limit: 1, offset: 0 }).count, 3)
   t.match(thrown(() => names('order=bogus')), { status: 400, attr: 'order' })
+  for (const name of ['constructor', '-valueOf', '__proto__']) {
+    t.match(thrown(() => names(`order=${name}`)), { status: 400, attr: 'order' }, `order=${name} is refused, not looked up on Object.prototype`)
+  }
   t.match(thrown(() => names('created_by_id=x')), { status: 400, attr: 'created_by_id' })
   t.ok([draft, running, complete, archived].every((e) => e.id > 0))
 })

@@ -58,6 +58,10 @@ t.test('Rust regex syntax', async (t) => {
       ['(?)', 'x', null],
       ['(?i-)', 'x', null],
       ['(?z)', 'x', null],
+      // Names that only Object.prototype knows are unknown names, as in Rust.
+      ['\\b{constructor}x', 'x', null],
+      ['\\b{__proto__}', 'x', null],
+      ['\\p{constructor}', 'c', null],
     ]))
 
   t.test('has Unicode classes and case folding by default', async (t) =>

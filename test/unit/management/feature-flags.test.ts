@@ -219,6 +219,9 @@ t.test('listing flags', async (t) => {
   t.same(keys('order=-key'), ['gamma', 'beta', 'alpha-flag'])
   t.same(keys('excluded_properties=["beta"]'), ['gamma', 'alpha-flag'])
   t.throws(() => keys('order=secret'), { code: 'invalid_input', attr: 'order' })
+  for (const name of ['constructor', '-toString', '__proto__', 'hasOwnProperty']) {
+    t.throws(() => keys(`order=${name}`), { code: 'invalid_input', attr: 'order' }, `order=${name} is refused, not looked up on Object.prototype`)
+  }
   t.throws(() => keys('created_by_id=me'), { code: 'invalid', attr: 'created_by_id' })
 
   t.test('pages with limit and offset', async (t) => {
