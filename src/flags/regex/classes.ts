@@ -101,12 +101,13 @@ export function classBody(sc: Scanner, flags: Flags): CharSet {
       continue
     }
     if (c === '[') {
+      // As regex-syntax reads it: `[:name:]` with a name it does not know is a nested class (`[[:loower:]]`
+      // holds `:elorw`), not an error. Every known name is lower-case ASCII of at most 6 letters.
       const posix = /^\[:(\^?)([a-z]+):\]/.exec(String.fromCodePoint(...sc.cps.slice(sc.pos, sc.pos + 12)))
-      if (posix !== null) {
-        const set = posixClass(posix[2])
-        if (set === null) throw new RegexSyntaxError('unknown POSIX class')
-        sc.pos += posix[0].length
-        acc.push(...(posix[1] === '^' ? negate(set) : set))
+      const set = posix === null ? null : posixClass(posix[2])
+      if (set !== null) {
+        sc.pos += posix![0].length
+        acc.push(...(posix![1] === '^' ? negate(set) : set))
       } else {
         sc.pos++
         acc.push(...classBody(sc, flags))

@@ -97,6 +97,13 @@ t.test('Rust regex syntax', async (t) => {
   t.test('supports nested classes, set operations and POSIX classes', async (t) =>
     rows(t, [
       ['[[:alpha:]]+', 'abc', true],
+      // regex-syntax reads `[:name:]` with an unknown name as a nested class: `[[:loower:]]` is `[:elorw]`.
+      ['[[:loower:]]', 'w', true],
+      ['[[:loower:]]', ':', true],
+      ['[[:loower:]]', 'a', false],
+      ['[[:^loower:]]', '^', true],
+      ['[[:constructor:]]', 'c', true],
+      ['[[:constructor:]]', 'a', false],
       ['[[:^digit:]]', '5', false],
       ['[a-z&&[^aeiou]]', 'e', false],
       ['[a-z&&[^aeiou]]', 'x', true],
