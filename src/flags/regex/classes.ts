@@ -105,9 +105,9 @@ export function classBody(sc: Scanner, flags: Flags): CharSet {
       // holds `:elorw`), not an error. Every known name is lower-case ASCII of at most 6 letters.
       const posix = /^\[:(\^?)([a-z]+):\]/.exec(String.fromCodePoint(...sc.cps.slice(sc.pos, sc.pos + 12)))
       const set = posix === null ? null : posixClass(posix[2])
-      if (set !== null) {
-        sc.pos += posix![0].length
-        acc.push(...(posix![1] === '^' ? negate(set) : set))
+      if (posix !== null && set !== null) {
+        sc.pos += posix[0].length
+        acc.push(...(posix[1] === '^' ? negate(set) : set))
       } else {
         sc.pos++
         acc.push(...classBody(sc, flags))

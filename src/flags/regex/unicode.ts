@@ -124,7 +124,7 @@ export function perlClass(letter: 'd' | 's' | 'w', unicode: boolean): CharSet {
   return scan('[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]')
 }
 
-/** A Map: the name comes from the pattern, and a plain object would also answer `[[:constructor:]]`. */
+/** A Map, as every table read with text from a pattern or a request (docs/architecture.md, "Decisions"). */
 const POSIX: ReadonlyMap<string, number[]> = new Map(
   Object.entries({
     alnum: [48, 57, 65, 90, 97, 122],
