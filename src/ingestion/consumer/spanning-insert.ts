@@ -1,9 +1,9 @@
 /**
  * The ClickHouse INSERT the sink loop keeps open across batches (consumer.ts): up to `spanMs` while the
  * consumer is behind, at least `minSpanMs` while it keeps up (commitIn). The request itself is
- * storage/events/clickhouse-stream.ts, in the insert thread. It remembers where each
- * appended stretch of a lane ends, not the rows, so the sink checkpoint can move there once the INSERT
- * succeeds while the rows themselves are already let go.
+ * storage/events/clickhouse-stream.ts, in the insert thread. It remembers where each appended stretch of a lane
+ * ends, not the rows, so the sink checkpoint can move there once the INSERT succeeds while the rows themselves
+ * are already let go.
  */
 import { packedLength, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { Cursor } from '../spool/layout.js'
@@ -103,13 +103,14 @@ export class SpanningInsert {
    */
   commitIn(caughtUp: boolean, quietLeft: number): number {
     if (this.#openedAt === null || this.#rows >= this.#target.maxRows || this.#bytes >= this.#target.maxBytes) return 0
-    const spanLeft = this.#openedAt + this.#target.spanMs - this.#now()
-    return caughtUp ? Math.min(spanLeft, this.#openedAt + this.#target.minSpanMs - this.#now(), quietLeft) : spanLeft
+    const openFor = this.#now() - this.#openedAt
+    const spanLeft = this.#target.spanMs - openFor
+    return caughtUp ? Math.min(spanLeft, this.#target.minSpanMs - openFor, quietLeft) : spanLeft
   }
 
   /**
-   * Throws (see lost()) when the rows may be lost (nothing of this INSERT can be confirmed any more). Resolves with the rows
-   * as StreamTarget.append gave them back.
+   * Throws (see lost()) when the rows may be lost (nothing of this INSERT can be confirmed any more). Resolves
+   * with the rows as StreamTarget.append gave them back.
    */
   async append(rows: PackedRows, stretches: readonly Stretch[]): Promise<PackedRows> {
     this.#openedAt ??= this.#now()
