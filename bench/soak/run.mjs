@@ -43,7 +43,7 @@ const KINDS = {
   disk: () => [['test/integration/reliability/disk.test.ts'], {}],
 }
 const order = which === 'all' ? Object.keys(KINDS) : [which]
-if (!order.every((k) => k in KINDS)) {
+if (!order.every((k) => Object.hasOwn(KINDS, k))) {
   process.stderr.write(`unknown soak "${which}"; one of: ${Object.keys(KINDS).join(', ')}, all\n`)
   process.exit(2)
 }

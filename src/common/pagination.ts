@@ -56,6 +56,14 @@ export function parseListOrder(raw: string | null, columns: ReadonlyMap<string, 
   return { column, descending }
 }
 
+/** `created_by_id` as the lists read it: a user id, or undefined when absent or empty. */
+export function parseCreatedById(query: URLSearchParams): number | undefined {
+  const raw = query.get('created_by_id')
+  if (raw === null || raw === '') return undefined
+  if (!/^\d+$/.test(raw)) throw new ValidationError('invalid', 'A valid integer is required.', 'created_by_id')
+  return Number(raw)
+}
+
 /** Builds next/previous links from the request's own URL so every other filter is kept. */
 export function pageEnvelope<T>(
   baseUrl: string,

@@ -2,8 +2,7 @@
  * SQL over `experiments` and the list endpoint's query parameters (PostHog's `status`, `archived`,
  * `search`, `created_by_id`, `order`). No rules here: callers validate and authorise.
  */
-import { ValidationError } from '../common/errors.js'
-import { NEWEST_FIRST, parseListOrder, type ListOrder } from '../common/pagination.js'
+import { NEWEST_FIRST, parseCreatedById, parseListOrder, type ListOrder } from '../common/pagination.js'
 import type { Db } from '../storage/index.js'
 import { toRecord, toRow, type ExperimentRecord, type ExperimentRow, type ExperimentStatus } from './record.js'
 
@@ -44,11 +43,8 @@ export function parseExperimentListQuery(query: URLSearchParams): ExperimentList
   if (archived !== null) filter.archived = archived.toLowerCase() === 'true'
   const search = query.get('search')
   if (search) filter.search = search
-  const createdBy = query.get('created_by_id')
-  if (createdBy !== null && createdBy !== '') {
-    if (!/^\d+$/.test(createdBy)) throw new ValidationError('invalid', 'A valid integer is required.', 'created_by_id')
-    filter.createdById = Number(createdBy)
-  }
+  const createdById = parseCreatedById(query)
+  if (createdById !== undefined) filter.createdById = createdById
   return filter
 }
 

@@ -4,9 +4,8 @@
  * `created_by_id`, `evaluation_runtime`, `tags` and `excluded_properties` (JSON lists; malformed JSON is
  * ignored) and `order` (a field, `-` for descending; default `-created_at`).
  */
-import { ValidationError } from '../../common/errors.js'
 import { tryParseJson } from '../../common/json.js'
-import { NEWEST_FIRST, parseListOrder, type ListOrder } from '../../common/pagination.js'
+import { NEWEST_FIRST, parseCreatedById, parseListOrder, type ListOrder } from '../../common/pagination.js'
 
 export type FlagType = 'boolean' | 'multivariant' | 'experiment' | 'remote_config'
 
@@ -54,11 +53,8 @@ export function parseFlagListQuery(query: URLSearchParams): FlagListFilter {
   else if (active !== null && active !== '') filter.active = active === 'true'
   const type = query.get('type')
   if (type && (FLAG_TYPES as readonly string[]).includes(type)) filter.type = type as FlagType
-  const createdBy = query.get('created_by_id')
-  if (createdBy !== null && createdBy !== '') {
-    if (!/^\d+$/.test(createdBy)) throw new ValidationError('invalid', 'A valid integer is required.', 'created_by_id')
-    filter.createdById = Number(createdBy)
-  }
+  const createdById = parseCreatedById(query)
+  if (createdById !== undefined) filter.createdById = createdById
   const runtime = query.get('evaluation_runtime')
   if (runtime) filter.evaluationRuntime = runtime
   const tags = stringList(query.get('tags'))
