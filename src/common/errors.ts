@@ -1,7 +1,8 @@
 /**
  * The one error catalogue. Every error a client can see is an AppError whose `code` is a key of
  * CATALOGUE (or, for field validation, any snake_case code with status 400). The HTTP layer turns it
- * into the contract's envelope `{type, code, detail, attr}`; nothing else builds error bodies.
+ * into the contract's envelope `{type, code, detail, attr}` (without `attr` where the contract's table says
+ * "absent"); nothing else builds error bodies.
  */
 
 export type ErrorType =
@@ -16,6 +17,8 @@ interface CatalogueEntry {
   status: number
   type: ErrorType
   detail: string
+  /** The contract's error table marks `attr` "absent" for this code: its body has no `attr` at all. */
+  attrAbsent?: true
 }
 
 export const CATALOGUE = {
@@ -33,11 +36,13 @@ export const CATALOGUE = {
     status: 401,
     type: 'authentication_error',
     detail: 'Project API key invalid. You can find your project API key in your project settings.',
+    attrAbsent: true,
   },
   invalid_personal_api_key: {
     status: 401,
     type: 'authentication_error',
     detail: 'Personal API key found in request Authorization header is invalid.',
+    attrAbsent: true,
   },
   not_authenticated: {
     status: 401,
@@ -70,7 +75,7 @@ export interface ErrorEnvelope {
   type: ErrorType
   code: string
   detail: string
-  attr: string | null
+  attr?: string | null
 }
 
 export interface AppErrorOptions {
@@ -88,6 +93,7 @@ export class AppError extends Error {
   readonly code: string
   readonly detail: string
   readonly attr: string | null
+  readonly #attrAbsent: boolean
   readonly retryAfter: number | undefined
   readonly extra: Record<string, unknown> | undefined
 
@@ -101,11 +107,13 @@ export class AppError extends Error {
     this.code = code
     this.detail = detail
     this.attr = options.attr ?? null
+    this.#attrAbsent = entry.attrAbsent === true && this.attr === null
     this.retryAfter = options.retryAfter
     this.extra = options.extra
   }
 
   envelope(): ErrorEnvelope & Record<string, unknown> {
+    if (this.#attrAbsent) return { type: this.type, code: this.code, detail: this.detail, ...this.extra }
     return { type: this.type, code: this.code, detail: this.detail, attr: this.attr, ...this.extra }
   }
 }

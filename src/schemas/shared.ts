@@ -54,8 +54,9 @@ export const errorEnvelopeSchema: JsonSchema = {
     type: { type: 'string' },
     code: { type: 'string' },
     detail: { type: 'string' },
+    // Absent on the contract's 401s (invalid_api_key, invalid_personal_api_key); null or a field elsewhere.
     attr: { type: ['string', 'null'] },
   },
-  required: ['type', 'code', 'detail', 'attr'],
+  required: ['type', 'code', 'detail'],
   additionalProperties: true,
 }

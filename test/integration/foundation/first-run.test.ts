@@ -1,4 +1,5 @@
 import t from 'tap'
+import { CATALOGUE } from '../../../src/common/errors.js'
 import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
 
 t.test('first start on an empty data folder', async (t) => {
@@ -63,8 +64,8 @@ t.test('management API authentication and errors', async (t) => {
   t.test('an unknown key gets 401 invalid_personal_api_key', async (t) => {
     const res = await server.api('GET', '/api/projects/', undefined, 'phx_thisisnotarealkey')
     t.equal(res.status, 401)
-    t.equal(res.body.type, 'authentication_error')
-    t.equal(res.body.code, 'invalid_personal_api_key')
+    // The contract's error table: attr is "absent" on this 401.
+    t.same(res.body, { type: 'authentication_error', code: 'invalid_personal_api_key', detail: CATALOGUE.invalid_personal_api_key.detail })
   })
 
   t.test('@current resolves to the key owner project', async (t) => {

@@ -95,14 +95,18 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawRespons
   })
 }
 
-/** True when `body` is the contract's error envelope: `{type, code, detail, attr}` with the right types. */
+/**
+ * True when `body` is the contract's error envelope: `{type, code, detail, attr}` with the right types, `attr`
+ * left out exactly where the contract's table says "absent".
+ */
 export function isEnvelope(body: Buffer): boolean {
   try {
     const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return false
+    const attrAbsent = parsed.code === 'invalid_api_key' || parsed.code === 'invalid_personal_api_key'
     return (
-      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) &&
       typeof parsed.type === 'string' && typeof parsed.code === 'string' && typeof parsed.detail === 'string' &&
-      'attr' in parsed && (parsed.attr === null || typeof parsed.attr === 'string')
+      (attrAbsent ? !('attr' in parsed) : 'attr' in parsed && (parsed.attr === null || typeof parsed.attr === 'string'))
     )
   } catch {
     return false

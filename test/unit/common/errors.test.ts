@@ -19,6 +19,19 @@ t.test('error catalogue', async (t) => {
     })
   })
 
+  t.test('the 401s the contract marks attr-absent leave attr out, and every other code keeps it', async (t) => {
+    for (const code of ['invalid_api_key', 'invalid_personal_api_key'] as const) {
+      t.same(new AppError(code).envelope(), { type: 'authentication_error', code, detail: CATALOGUE[code].detail }, code)
+    }
+    t.same(new AppError('not_authenticated').envelope(), {
+      type: 'authentication_error',
+      code: 'not_authenticated',
+      detail: CATALOGUE.not_authenticated.detail,
+      attr: null,
+    })
+    t.same(new AppError('not_found').envelope().attr, null)
+  })
+
   t.test('validation errors carry the rule as code and the field as attr', async (t) => {
     const e = new ValidationError('unique', 'There is already a feature flag with this key.', 'key')
     t.equal(e.status, 400)
