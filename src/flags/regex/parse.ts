@@ -22,6 +22,18 @@ const WORD_BOUNDARIES: ReadonlyMap<string, AssertKind> = new Map([
   ['end-half', 'wordEndHalf'],
 ])
 
+const EMPTY_NODE: Node = { type: 'empty' }
+
+/**
+ * Whether a quantifier may follow `node`, as fancy_regex decides it (from 0.17, after Oniguruma): not on an
+ * assertion, a look-around or nothing. Its non-capturing groups are their contents, so `(?:^)*` is refused
+ * where `(^)*` is not.
+ */
+function repeatable(node: Node): boolean {
+  if (node.type === 'group' && node.capture === null) return repeatable(node.node)
+  return node.type !== 'assert' && node.type !== 'look' && node.type !== 'empty'
+}
+
 export function parseRegex(pattern: string): Parsed {
   return new Parser(pattern).parse()
 }
@@ -59,39 +71,55 @@ class Parser {
         items = []
         continue
       }
-      if (c === '*' || c === '+' || c === '?' || c === '{') throw new RegexSyntaxError('repetition operator missing expression')
+      // fancy_regex reads a `{` where no quantifier can stand as a literal, so only these three have nothing to repeat
+      if (c === '*' || c === '+' || c === '?') throw new RegexSyntaxError('repetition operator missing expression')
       const atom = this.#atom(flags)
-      if (atom !== null) items.push(this.#quantified(atom, flags))
+      // a bare flag group is fancy_regex's Empty: a quantifier after it is refused as a target not repeatable
+      const quantified = this.#quantified(atom ?? EMPTY_NODE, flags)
+      if (atom !== null) items.push(quantified)
     }
     branches.push(concat(items))
     sc.depth--
     return branches.length === 1 ? branches[0] : { type: 'alt', items: branches }
   }
 
+  /**
+   * `atom` and the quantifier after it, if any. As fancy_regex parses a piece: one quantifier at most (a second
+   * `*`, `+` or `?` is an error, a `{` starts the next atom), and only what can repeat may carry one.
+   */
   #quantified(atom: Node, flags: Flags): Node {
     const sc = this.#sc
     sc.skipVerbose(flags)
     const c = sc.peek()
-    let min: number
-    let max: number
-    if (c === '*') [min, max] = [0, Infinity]
-    else if (c === '+') [min, max] = [1, Infinity]
-    else if (c === '?') [min, max] = [0, 1]
-    else if (c === '{') [min, max] = this.#counted(flags)
+    let range: [number, number] | null
+    if (c === '*') range = [0, Infinity]
+    else if (c === '+') range = [1, Infinity]
+    else if (c === '?') range = [0, 1]
+    else if (c === '{') range = this.#counted(flags)
     else return atom
+    if (range === null) return atom
+    if (!repeatable(atom)) throw new RegexSyntaxError('target of repetition is not repeatable')
     if (c !== '{') sc.pos++
+    const [min, max] = range
     let greedy = true
     let possessive = false
+    sc.skipVerbose(flags)
     if (sc.eat('?')) greedy = false
     else if (sc.eat('+')) possessive = this.#fancy = true
+    sc.skipVerbose(flags)
     const next = sc.peek()
-    if (next === '*' || next === '+' || next === '?' || next === '{') throw new RegexSyntaxError('repetition operator missing expression')
+    if (next === '*' || next === '+' || next === '?') throw new RegexSyntaxError('repetition operator missing expression')
     return { type: 'repeat', node: atom, min, max, greedy, possessive }
   }
 
-  /** `{n}`, `{n,}`, `{n,m}`; leaves the cursor after the closing brace. */
-  #counted(flags: Flags): [number, number] {
+  /**
+   * `{n}`, `{n,}`, `{n,m}`, and fancy_regex's `{,m}` and `{,}` (from 0); leaves the cursor after the closing
+   * brace. Anything else is not a quantifier: null, the cursor left on the `{`, which is then a literal
+   * (fancy_regex follows PCRE and Oniguruma there, where regex-syntax alone would refuse the pattern).
+   */
+  #counted(flags: Flags): [number, number] | null {
     const sc = this.#sc
+    const start = sc.pos
     sc.pos++
     const num = (): number | null => {
       sc.skipVerbose(flags)
@@ -100,10 +128,12 @@ class Parser {
       sc.skipVerbose(flags)
       return s === '' ? null : Number(s)
     }
-    const min = num()
-    if (min === null) throw new RegexSyntaxError('invalid counted repetition')
-    const max = sc.eat(',') ? (num() ?? Infinity) : min
-    if (!sc.eat('}')) throw new RegexSyntaxError('unclosed counted repetition')
+    const min = num() ?? (sc.peek() === ',' ? 0 : null)
+    const max = min === null ? null : sc.eat(',') ? (num() ?? Infinity) : min
+    if (min === null || max === null || !sc.eat('}')) {
+      sc.pos = start
+      return null
+    }
     if (max < min) throw new RegexSyntaxError('invalid repetition range')
     if (min > REPEAT_LIMIT || (max !== Infinity && max > REPEAT_LIMIT)) throw new RegexSyntaxError('repetition too large')
     return [min, max]
@@ -142,6 +172,7 @@ class Parser {
         this.#fancy = true
         return { type: 'atomic', node: this.#body({ ...outer }) }
       }
+      if (sc.eat('P=')) return this.#namedBackref(sc.until(')', 'group name'), outer)
       if (sc.eat('P<') || sc.eat('<')) capture = this.#newCapture(sc.name())
       else {
         const [next, scoped] = this.#flags(outer)
@@ -218,14 +249,17 @@ class Parser {
       while (/[0-9]/.test(sc.peek())) n += sc.cps[sc.pos++] - 48
       return this.#backref(Number(n), flags)
     }
-    if (c === 'k' && sc.eat('<')) {
-      const index = this.#names.get(sc.name())
-      if (index === undefined) throw new RegexSyntaxError('unknown group name')
-      return this.#backref(index, flags)
-    }
+    if (c === 'k' && sc.eat('<')) return this.#namedBackref(sc.name(), flags)
     const set = charEscape(sc, c, flags)
     if (set === null) throw new RegexSyntaxError('unrecognized escape')
     return { type: 'set', set }
+  }
+
+  /** `\k<name>` and Python's `(?P=name)`: a backreference to a group named before it. */
+  #namedBackref(name: string, flags: Flags): Node {
+    const index = this.#names.get(name)
+    if (index === undefined) throw new RegexSyntaxError('unknown group name')
+    return this.#backref(index, flags)
   }
 
   #backref(group: number, flags: Flags): Node {
