@@ -16,42 +16,60 @@ export interface Version {
 }
 
 const NUMERIC = /^[0-9]+$/
-const IDENT = /^[0-9A-Za-z-]+$/
 
-function identifiers(s: string, numericNoLeadingZero: boolean): Identifier[] | null {
-  const out: Identifier[] = []
-  for (const part of s.split('.')) {
-    if (!IDENT.test(part)) return null
-    if (NUMERIC.test(part)) {
-      if (numericNoLeadingZero && part.length > 1 && part[0] === '0') return null
-      out.push(numericNoLeadingZero ? Number(part) : part)
-    } else out.push(part)
-  }
-  return out
+/** A parse step: what was read and the text after it, or null where the crate returns an error. */
+type Step<T> = { value: T; rest: string } | null
+
+/**
+ * The crate's `numeric_identifier`: digits without a leading zero. The crate reads them as u64; past 2^53
+ * JavaScript numbers are inexact, so such a component fails here (no real version has one).
+ */
+function numeric(s: string): Step<number> {
+  const digits = /^[0-9]+/.exec(s)?.[0]
+  if (digits === undefined || (digits.length > 1 && digits[0] === '0')) return null
+  const n = Number(digits)
+  return Number.isSafeInteger(n) ? { value: n, rest: s.slice(digits.length) } : null
 }
 
-function component(s: string): number | null {
-  if (!NUMERIC.test(s) || (s.length > 1 && s[0] === '0')) return null
-  const n = Number(s)
-  return Number.isSafeInteger(n) ? n : null
+/**
+ * The crate's `identifier`: dot-separated runs of `[0-9A-Za-z-]` up to the first other character, at least
+ * one, none empty; numeric pre-release identifiers may not have a leading zero and compare as numbers.
+ */
+function identifiers(s: string, pre: boolean): Step<Identifier[]> {
+  const run = /^[0-9A-Za-z-]*(?:\.[0-9A-Za-z-]*)*/.exec(s)![0]
+  const parts = run.split('.')
+  if (parts.some((part) => part === '')) return null
+  const value: Identifier[] = []
+  for (const part of parts) {
+    if (!pre || !NUMERIC.test(part)) value.push(part)
+    else if (part.length > 1 && part[0] === '0') return null
+    else value.push(Number(part))
+  }
+  return { value, rest: s.slice(run.length) }
+}
+
+/** An optional `-pre` or `+build` part: null for a malformed one, an empty list when absent. */
+function suffix(s: string, mark: '-' | '+'): Step<Identifier[]> {
+  return s[0] === mark ? identifiers(s.slice(1), mark === '-') : { value: [], rest: s }
 }
 
 /** Strict `MAJOR.MINOR.PATCH[-pre][+build]`, as `semver::Version::parse`. */
 export function parseVersion(s: string): Version | null {
-  const plus = s.indexOf('+')
-  const build = plus < 0 ? [] : identifiers(s.slice(plus + 1), false)
-  const head = plus < 0 ? s : s.slice(0, plus)
-  const dash = head.indexOf('-')
-  const pre = dash < 0 ? [] : identifiers(head.slice(dash + 1), true)
-  const core = (dash < 0 ? head : head.slice(0, dash)).split('.')
-  if (build === null || pre === null || core.length !== 3) return null
-  const [major, minor, patch] = core.map(component)
-  if (major === null || minor === null || patch === null) return null
-  return { major, minor, patch, pre, build }
+  const major = numeric(s)
+  const minor = major?.rest[0] === '.' ? numeric(major.rest.slice(1)) : null
+  const patch = minor?.rest[0] === '.' ? numeric(minor.rest.slice(1)) : null
+  const pre = patch && suffix(patch.rest, '-')
+  const build = pre && suffix(pre.rest, '+')
+  if (!major || !minor || !patch || !pre || !build || build.rest !== '') return null
+  return { major: major.value, minor: minor.value, patch: patch.value, pre: pre.value, build: build.value }
 }
 
+/** Rust's `str::trim`: Unicode White_Space at both ends (U+0085 included, U+FEFF not, unlike JS's `trim`). */
+const RUST_WHITESPACE = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'
+const RUST_TRIM = new RegExp(`^[${RUST_WHITESPACE}]+|[${RUST_WHITESPACE}]+$`, 'g')
+
 function normalize(s: string): string {
-  return (s.startsWith('v') ? s.slice(1) : s).trim()
+  return (s.startsWith('v') ? s.slice(1) : s).replace(RUST_TRIM, '')
 }
 
 function stripLeadingZeros(part: string): string {
@@ -134,39 +152,59 @@ interface Comparator {
   pre: Identifier[]
 }
 
-const COMPARATOR = /^(=|>=|<=|>|<|~|\^)?\s*([0-9]+|[xX*])(?:\.([0-9]+|[xX*]))?(?:\.([0-9]+|[xX*]))?(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/
+const STAR: Comparator = { op: '*', major: -1, minor: null, patch: null, pre: [] }
+const OPERATORS = ['>=', '<=', '=', '>', '<', '~', '^'] as const
+const WILDCARD = /^[*xX]/
+const MAX_COMPARATORS = 32
+const skipSpaces = (s: string): string => s.replace(/^ +/, '')
 
-function parseComparator(text: string): Comparator | null {
-  const m = COMPARATOR.exec(text.trim())
-  if (m === null) return null
-  const parts = [m[2], m[3], m[4]]
-  const wild = parts.map((p) => p !== undefined && /^[xX*]$/.test(p))
-  const firstWild = wild.indexOf(true)
-  if (firstWild >= 0) {
-    // after a wildcard only wildcards may follow, and a wildcard takes no operator or pre-release
-    if (parts.slice(firstWild).some((p, i) => p !== undefined && !wild[firstWild + i])) return null
-    if ((m[1] !== undefined && m[1] !== '=') || m[5] !== undefined) return null
-    if (firstWild === 0) return { op: '*', major: -1, minor: null, patch: null, pre: [] }
+/**
+ * The crate's `comparator`: an operator (caret by default), a major, then a minor and patch that may be
+ * wildcards (`*`, `x`, `X`; only a default operator turns into the wildcard one, so `>1.*` is `>1`), and
+ * a `-pre` and `+build` only after a patch. Only spaces are skipped, not other whitespace.
+ */
+function parseComparator(input: string): Step<Comparator> {
+  const written = OPERATORS.find((o) => input.startsWith(o))
+  let op: Op = written ?? '^'
+  const major = numeric(skipSpaces(input.slice(written?.length ?? 0)))
+  if (major === null) return null
+  let rest = major.rest
+  const part = (afterWildcard: boolean): Step<number | null> => {
+    if (rest[0] !== '.') return { value: null, rest }
+    const s = rest.slice(1)
+    if (WILDCARD.test(s)) {
+      if (written === undefined) op = '*'
+      return { value: null, rest: s.slice(1) }
+    }
+    return afterWildcard ? null : numeric(s)
   }
-  const nums = parts.map((p, i) => (p === undefined || wild[i] ? null : component(p)))
-  if (nums[0] === null || (parts[1] !== undefined && !wild[1] && nums[1] === null) || (parts[2] !== undefined && !wild[2] && nums[2] === null)) return null
-  const pre = m[5] === undefined ? [] : identifiers(m[5], true)
-  if (pre === null || (pre.length > 0 && nums[2] === null)) return null
-  const op: Op = firstWild > 0 ? '*' : ((m[1] as Op | undefined) ?? '^')
-  return { op, major: nums[0], minor: nums[1], patch: nums[2], pre }
+  const hadMinor = rest[0] === '.'
+  const minor = part(false)
+  if (minor === null) return null
+  rest = minor.rest
+  const patch = part(hadMinor && minor.value === null)
+  if (patch === null) return null
+  rest = patch.rest
+  const pre = patch.value === null ? { value: [], rest } : suffix(rest, '-')
+  const build = pre && (patch.value === null ? pre : suffix(pre.rest, '+'))
+  if (!pre || !build) return null
+  return { value: { op, major: major.value, minor: minor.value, patch: patch.value, pre: pre.value }, rest: skipSpaces(build.rest) }
 }
 
-/** `semver::VersionReq::parse`: comma-separated comparators; a bare version means caret. */
+/** `semver::VersionReq::from_str`: a lone wildcard, or up to 32 comma-separated comparators. */
 export function parseRequirement(text: string): Comparator[] | null {
-  const t = text.trim()
-  if (t === '*' || t === 'x' || t === 'X') return [{ op: '*', major: -1, minor: null, patch: null, pre: [] }]
+  let rest = skipSpaces(text)
+  if (WILDCARD.test(rest)) return skipSpaces(rest.slice(1)) === '' ? [STAR] : null
   const out: Comparator[] = []
-  for (const part of t.split(',')) {
-    const c = parseComparator(part)
-    if (c === null) return null
-    out.push(c)
+  for (;;) {
+    const comparator = parseComparator(rest)
+    if (comparator === null) return null
+    out.push(comparator.value)
+    rest = comparator.rest
+    if (rest === '') return out
+    if (rest[0] !== ',' || out.length === MAX_COMPARATORS) return null
+    rest = skipSpaces(rest.slice(1))
   }
-  return out
 }
 
 function matchesExact(c: Comparator, v: Version): boolean {
@@ -229,7 +267,7 @@ function matchesComparator(c: Comparator, v: Version): boolean {
     case '^':
       return matchesCaret(c, v)
     case '*':
-      return c.major < 0 || matchesExact(c, v)
+      return c === STAR || matchesExact(c, v)
   }
 }
 

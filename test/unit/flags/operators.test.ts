@@ -299,4 +299,29 @@ t.test('semver operators', async (t) => {
       ['semver_tilde', 'not-a-version', '1.0.0', false],
       ['semver_caret', '1.2.3', MISSING, false],
     ]))
+
+  // The requirement is read as semver's VersionReq::from_str reads it (1.0.27); each row differed before.
+  t.test('requirements parse as the semver crate parses them', async (t) =>
+    table(t, [
+      // a lone wildcard is the only one: `*.*` turns into `x.x`, which the crate refuses
+      ['semver_wildcard', '*.*', '1.2.3', false],
+      ['semver_wildcard', 'x.x.x', '1.2.3', false],
+      // a written operator stays: a wildcard after it only leaves the part out
+      ['semver_wildcard', '>1.*', '2.0.0', true],
+      ['semver_wildcard', '>1.*', '1.9.0', false],
+      ['semver_wildcard', '<2.x', '1.5.0', true],
+      ['semver_tilde', '1.2.x', '1.2.5', true],
+      ['semver_tilde', '1.2.*', '1.3.0', false],
+      ['semver_caret', '1.2.*', '1.9.5', true],
+      // build metadata only after a patch; only spaces between comparators; at most 32 of them
+      ['semver_wildcard', '1.2+b', '1.2.0', false],
+      ['semver_wildcard', '>=1.0.0, <2', '1.5.0', true],
+      ['semver_wildcard', '>=1.0.0,\t<2', '1.5.0', false],
+      ['semver_wildcard', Array(32).fill('>=1.0.0').join(','), '1.0.0', true],
+      ['semver_wildcard', Array(33).fill('>=1.0.0').join(','), '1.0.0', false],
+      // Rust's trim: U+0085 is whitespace, U+FEFF is not
+      ['semver_tilde', '1.2.3\u0085', '1.2.3', true],
+      ['semver_tilde', '\ufeff1.2.3', '1.2.3', false],
+      ['semver_eq', '1.2.3', '1.2.3\u0085', true],
+    ]))
 })
