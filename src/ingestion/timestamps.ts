@@ -50,7 +50,7 @@ export function parseTimestamp(value: unknown): number | null {
     const ms = frac ? Number((frac + '000').slice(0, 3)) : 0
     let utc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms)
     if (Number(y) < 100) utc = setFullYear(utc, Number(y))
-    if (Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31) return null
+    if (!realDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null
     if (zone && zone.toUpperCase() !== 'Z') {
       const sign = zone[0] === '-' ? -1 : 1
       const digits = zone.slice(1).replace(':', '')
@@ -60,13 +60,23 @@ export function parseTimestamp(value: unknown): number | null {
     return Number.isFinite(utc) ? utc : null
   }
   const us = US_DATE.exec(text)
-  if (us) return Date.UTC(Number(us[3]), Number(us[1]) - 1, Number(us[2]))
+  if (us) return realDate(Number(us[3]), Number(us[1]), Number(us[2])) ? Date.UTC(Number(us[3]), Number(us[1]) - 1, Number(us[2])) : null
   // RFC 2822 and other textual forms carry their own zone; Date.parse handles them.
   if (/[a-z]{3}/i.test(text) && /(GMT|UTC|[+-]\d{4}|\b[A-Z]{2,4}\b)/.test(text)) {
     const parsed = Date.parse(text)
     return Number.isNaN(parsed) ? null : parsed
   }
   return null
+}
+
+/**
+ * Whether the calendar has that day. Date.UTC rolls 2023-02-30 over into March and 25:00 into the next day;
+ * Rust capture's parsers refuse such times, so the event gets the time of receipt instead.
+ */
+function realDate(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  return day <= (month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31)
 }
 
 function setFullYear(ms: number, year: number): number {

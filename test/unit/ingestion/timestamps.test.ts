@@ -46,6 +46,16 @@ t.test('parseTimestamp accepts the formats PostHog accepts', async (t) => {
     ['notISO', null],
     ['2023-13-01', null],
     ['', null],
+    // days and times the calendar does not have are refused, not rolled over (Rust capture's parsers)
+    ['2023-02-30T00:00:00Z', null],
+    ['2023-04-31', null],
+    ['2023-01-01T25:00:00Z', null],
+    ['2023-01-01T12:60:00Z', null],
+    ['02/30/2023', null],
+    ['2024-02-29', '2024-02-29T00:00:00.000Z'],
+    ['2023-02-29', null],
+    ['2000-02-29', '2000-02-29T00:00:00.000Z'],
+    ['1900-02-29', null],
   ]
   for (const [input, expected] of cases) {
     const ms = parseTimestamp(input)
