@@ -28,6 +28,7 @@ export function parseBatch(task: ParseTask): ParseTaskResult | ReturnType<typeof
       ip: task.ip,
       queryUnderscore: task.queryUnderscore,
       queryToken: task.queryToken,
+      engage: task.engage ? 'nameless' : undefined,
       uuid: ctx.uuid,
       resolveProject: ctx.resolveProject,
     })

@@ -65,10 +65,14 @@ export function uuidv5(name: string, namespace: string): string {
 
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i
 
-/** Accepts the forms Python's uuid.UUID accepts in practice (hyphens optional, any case). */
+/**
+ * Accepts the forms Python's uuid.UUID and Rust's `Uuid::parse_str` accept in practice: hyphens optional,
+ * any case, in braces or after `urn:uuid:`. Returns the canonical lower-case hyphenated form.
+ */
 export function normaliseUuid(value: string): string | null {
-  if (!UUID_RE.test(value)) return null
-  const hex = value.replace(/-/g, '').toLowerCase()
+  const bare = value.startsWith('{') && value.endsWith('}') ? value.slice(1, -1) : value.replace(/^urn:uuid:/i, '')
+  if (!UUID_RE.test(bare)) return null
+  const hex = bare.replace(/-/g, '').toLowerCase()
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 

@@ -113,6 +113,8 @@ export interface CaptureInputs {
   queryUnderscore: string | null
   /** The UUIDv7 capture gave the event, or null when it came with its own. */
   uuid: string | null
+  /** Sent to `/engage/` (events without a name are engage updates there). */
+  engage: boolean
 }
 
 const NO_FRAMES = new Uint8Array(0)
@@ -122,7 +124,7 @@ const NO_FRAMES = new Uint8Array(0)
  * `parsed` is what parsing them gave, with exactly one event; its warnings travel inside the frame.
  */
 export function encodeCapture(parsed: ParsedPayload, inputs: CaptureInputs, body: Buffer): EncodedPayload {
-  const line = JSON.stringify([inputs.teamId, inputs.anonymizeIps, inputs.now, inputs.ip, inputs.queryUnderscore, inputs.uuid])
+  const line = JSON.stringify([inputs.teamId, inputs.anonymizeIps, inputs.now, inputs.ip, inputs.queryUnderscore, inputs.uuid, inputs.engage])
   const lineBytes = Buffer.byteLength(line)
   const payloadBytes = lineBytes + 1 + body.length
   const frame = Buffer.allocUnsafe(HEADER_BYTES + payloadBytes)
@@ -148,13 +150,14 @@ export function encodeCapture(parsed: ParsedPayload, inputs: CaptureInputs, body
 export function decodeCapture(payload: Buffer): ParsedPayload {
   const newline = payload.indexOf(0x0a)
   if (newline < 0) throw new Error('the capture record has no line of inputs')
-  const [teamId, anonymizeIps, now, ip, queryUnderscore, uuid] = JSON.parse(payload.toString('utf8', 0, newline)) as [
+  const [teamId, anonymizeIps, now, ip, queryUnderscore, uuid, engage] = JSON.parse(payload.toString('utf8', 0, newline)) as [
     number,
     boolean,
     number,
     string | null,
     string | null,
     string | null,
+    boolean | undefined,
   ]
   const project = { id: teamId, anonymizeIps }
   return parsePayload(payload.toString('utf8', newline + 1), {
@@ -162,6 +165,8 @@ export function decodeCapture(payload: Buffer): ParsedPayload {
     ip,
     queryUnderscore,
     queryToken: null,
+    // Records without the flag were spooled by versions that converted engage updates on every path.
+    engage: engage === undefined ? 'legacy' : engage ? 'nameless' : undefined,
     uuid: () => {
       if (uuid === null) throw new Error('the capture record has no uuid for an event without one')
       return uuid

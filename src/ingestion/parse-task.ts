@@ -12,6 +12,7 @@ export interface ParseTask {
   ip: string | null
   queryUnderscore: string | null
   queryToken: string | null
+  engage: boolean
   now: number
 }
 

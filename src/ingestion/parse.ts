@@ -9,18 +9,19 @@
 import { AppError } from '../common/errors.js'
 import { normaliseUuid } from '../common/ids.js'
 import { copyObject, isPlainObject, mergeObjects, type JsonObject } from '../common/json.js'
-import { engageToIdentify, isEngageObject } from './engage.js'
+import { becomesIdentify, engageToIdentify, type EngageRule } from './engage.js'
 import { resolveSentAt, resolveTimestamp } from './timestamps.js'
 import type { CapturedEvent, IngestionWarning } from './types.js'
 
 export const MAX_EVENT_NAME = 200
 export const MAX_DISTINCT_ID = 200
 /**
- * Deepest nesting of objects/arrays accepted in a request body. JSON.parse copes with any depth, but
- * JSON.stringify (spool records, API answers) overflows the stack at a few thousand levels, and the main
- * thread's stack is smaller than a worker's; a fixed limit keeps every later step safe.
+ * Deepest nesting of objects/arrays accepted in a request body: serde_json's, so Rust capture's (its
+ * recursion limit of 128 refuses the 128th level). JSON.parse copes with any depth, but JSON.stringify
+ * (spool records, API answers) overflows the stack at a few thousand levels, and the main thread's stack is
+ * smaller than a worker's; a fixed limit keeps every later step safe.
  */
-export const MAX_NESTING = 100
+export const MAX_NESTING = 127
 
 /**
  * True when objects/arrays in a parsed body nest deeper than `limit` (the outermost level counts as 1).
@@ -48,6 +49,8 @@ export interface ParseContext {
   queryUnderscore: string | null
   /** Token from the query string (`?token=` / `?api_key=`), if any. */
   queryToken: string | null
+  /** Which events without a name are engage updates (`$identify`): all on `/engage/`, none elsewhere. */
+  engage?: EngageRule
   uuid: () => string
   /** Resolves a project API key (or a personal key with a project id) to a project; throws the 401/400. */
   resolveProject: (token: string | null, projectIdHint: unknown) => { id: number; anonymizeIps: boolean }
@@ -117,11 +120,14 @@ function typeName(value: unknown): string {
   return { string: 'str', number: 'int', boolean: 'bool' }[typeof value as string] ?? typeof value
 }
 
-/** distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules). */
+/**
+ * distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules), cut at
+ * 200 characters as Rust capture cuts them (code points: a cut never splits a surrogate pair).
+ */
 function distinctIdText(value: unknown): string | null {
   if (value === undefined || value === null) return null
-  const text = typeof value === 'string' ? value : JSON.stringify(value)
-  return text.replace(/\u0000/g, '\uFFFD').slice(0, MAX_DISTINCT_ID)
+  const text = (typeof value === 'string' ? value : JSON.stringify(value)).replace(/\u0000/g, '\uFFFD')
+  return text.length <= MAX_DISTINCT_ID ? text : Array.from(text).slice(0, MAX_DISTINCT_ID).join('')
 }
 
 function tokenOf(event: JsonObject): string | null {
@@ -131,22 +137,15 @@ function tokenOf(event: JsonObject): string | null {
   return null
 }
 
-/** An engage update (Mixpanel shape, old posthog-js `/engage/`) becomes `$identify`; anything else is as sent. */
-function engageOrEvent(item: unknown): unknown {
-  return isPlainObject(item) && isEngageObject(item) ? engageToIdentify(item) : item
-}
-
-/**
- * Splits the accepted shapes (single event, array of events, batch object) into the event list. A single
- * object or array item in the engage shape is converted to `$identify` (batch items are events by contract).
- */
+/** Splits the accepted shapes (single event, array of events, batch object) into the event list. */
 function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | null; historical: boolean; sentAt: unknown; projectId: unknown } {
-  if (Array.isArray(payload)) return { items: payload.map(engageOrEvent), batchToken: null, historical: false, sentAt: undefined, projectId: undefined }
+  if (Array.isArray(payload)) return { items: payload, batchToken: null, historical: false, sentAt: undefined, projectId: undefined }
   if (!isPlainObject(payload)) throw invalidPayload('the body must be a JSON object or array.')
   if ('batch' in payload) {
     if (!Array.isArray(payload.batch)) throw invalidPayload('"batch" must be a list of events.')
     const token = typeof payload.api_key === 'string' ? payload.api_key : typeof payload.token === 'string' ? payload.token : null
-    if (payload.historical_migration !== undefined && typeof payload.historical_migration !== 'boolean') {
+    // An Option<bool> in Rust capture: null is the same as absent.
+    if (payload.historical_migration != null && typeof payload.historical_migration !== 'boolean') {
       throw invalidPayload('"historical_migration" must be a boolean.')
     }
     return {
@@ -157,18 +156,23 @@ function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | nu
       projectId: payload.project_id,
     }
   }
-  return { items: [engageOrEvent(payload)], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
+  return { items: [payload], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
 }
 
 export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {
   const body = parseJson(text)
   if (nestingExceeds(body, MAX_NESTING)) throw invalidPayload(`objects and arrays may nest at most ${MAX_NESTING} levels deep.`)
   const shape = eventsOf(body)
+  // Rust capture's EmptyBatch: a request that holds no event is refused before its key is read.
+  if (shape.items.length === 0) throw invalidPayload('the request holds no events.')
   for (const item of shape.items) {
     if (item === null) throw invalidPayload('some events are null')
     if (!isPlainObject(item)) throw invalidPayload('every event must be a JSON object.')
   }
-  const items = shape.items as JsonObject[]
+  // Only on /engage/, as Rust capture: elsewhere an event without a name is a silent drop (the contract's rule).
+  const rule = ctx.engage
+  const inBatch = isPlainObject(body) && 'batch' in body
+  const items = rule ? (shape.items as JsonObject[]).map((item) => (becomesIdentify(item, rule, inBatch) ? engageToIdentify(item) : item)) : (shape.items as JsonObject[])
 
   // One token per request: the batch's, or the events' own, which must then agree (Rust capture's rule).
   let token = shape.batchToken
@@ -217,7 +221,8 @@ function normaliseEvent(
     throw invalidPayload(`Event field "event" must be a string, received ${typeName(item.event)}!`)
   }
   let uuid: string | null = null
-  if (item.uuid !== undefined && item.uuid !== null) {
+  // Rust capture reads an empty uuid as none and gives the event a new one.
+  if (item.uuid !== undefined && item.uuid !== null && item.uuid !== '') {
     uuid = typeof item.uuid === 'string' ? normaliseUuid(item.uuid) : null
     if (uuid === null) throw invalidPayload('Event field "uuid" is not a valid UUID!')
   }

@@ -41,6 +41,8 @@ export interface CaptureRequest {
   ip: string | null
   /** Decoded size limit (the route's body limit). */
   maxBytes: number
+  /** Sent to `/engage/`, where an event without a name is an engage update. */
+  engage: boolean
 }
 
 export interface IngestionDeps {
@@ -89,6 +91,7 @@ export class IngestionService {
         ip: req.ip,
         queryUnderscore,
         queryToken,
+        engage: req.engage,
         now,
       }
       const result = await this.#d.pool.run<ParseTaskResult>('parseBatch', task, [body])
@@ -115,13 +118,14 @@ export class IngestionService {
       ip: req.ip,
       queryUnderscore,
       queryToken,
+      engage: req.engage ? 'nameless' : undefined,
       uuid: () => (uuid = uuidv7(now)),
       resolveProject: (token, hint) => (project = this.#d.resolveProject(token, hint)),
     })
     return parsed.events.length === 1
       ? encodeCapture(
           parsed,
-          { teamId: project.id, anonymizeIps: project.anonymizeIps, now, ip: req.ip, queryUnderscore, uuid },
+          { teamId: project.id, anonymizeIps: project.anonymizeIps, now, ip: req.ip, queryUnderscore, uuid, engage: req.engage },
           decoded.bytes ?? Buffer.from(decoded.text, 'utf8'),
         )
       : encodePayload(parsed)

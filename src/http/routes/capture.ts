@@ -22,7 +22,7 @@ const OK: Reply = Object.freeze({ status: 200, headers: JSON_HEADERS, body: JSON
 /** Most SDK requests carry no query string; they share this (nothing writes to it). */
 const NO_QUERY = new URLSearchParams()
 
-function captureHandler(ingestion: IngestionService, maxBytes: number): Handler {
+function captureHandler(ingestion: IngestionService, maxBytes: number, engage: boolean): Handler {
   return async (ctx) => {
     const query = ctx.query === '' ? NO_QUERY : new URLSearchParams(ctx.query)
     let body = ctx.body
@@ -42,6 +42,7 @@ function captureHandler(ingestion: IngestionService, maxBytes: number): Handler 
       query,
       ip: clientIp(ctx),
       maxBytes,
+      engage,
     })
     if (query.get('beacon') === '1') return empty(204)
     return OK
@@ -59,7 +60,7 @@ export function registerCaptureRoutes(router: Router, ingestion: IngestionServic
   ]
   for (const [path, maxBytes] of routes) {
     const options = { maxBodyBytes: maxBytes, cors: true }
-    router.add(['post', 'get'], path, captureHandler(ingestion, maxBytes), options)
+    router.add(['post', 'get'], path, captureHandler(ingestion, maxBytes, path === '/engage/'), options)
     router.add('options', path, preflightReply, options)
   }
   router.add('get', '/', () => json(200, { status: 1, service: 'skylark' }), { maxBodyBytes: 0 })

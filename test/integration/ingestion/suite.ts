@@ -145,6 +145,22 @@ export function ingestionSuite(t: Test, setup: StoreSetup): void {
     t.match(metrics, /skylark_events_dropped_total\{reason="empty_distinct_id"\} 1/)
   })
 
+  t.test('an event without a name is dropped on /capture/ even with $set, and is $identify only on /engage/', async (t) => {
+    const update = { $token: token(), $distinct_id: 'engage-path', $set: { plan: 'pro' } }
+    t.same((await server.request('POST', '/capture/', { body: update })).body, { status: 1 }, 'still 200 on /capture/')
+    t.equal((await server.request('POST', '/engage/', { body: { ...update, $set: { plan: 'team' } } })).status, 200)
+    const stored = await waitForEvents(server, 'distinct_id=engage-path', 1)
+    t.same(stored.map((e: any) => [e.event, e.properties.$set]), [['$identify', { plan: 'team' }]], 'only the /engage/ one was stored')
+  })
+
+  t.test('a request that holds no events is 400 invalid_payload, as in Rust capture', async (t) => {
+    for (const body of [{ api_key: token(), batch: [] }, []]) {
+      const res = await server.request('POST', '/batch/', { body })
+      t.equal(res.status, 400, JSON.stringify(body))
+      t.equal(res.body.code, 'invalid_payload')
+    }
+  })
+
   t.test('malformed payloads are 400 invalid_payload and store nothing', async (t) => {
     const before = (await server.api('GET', `/api/projects/${server.boot.project_id}/events/?limit=1`)).body.count
     const cases: Array<[string, string | Buffer, Record<string, string>?]> = [

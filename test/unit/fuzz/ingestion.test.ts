@@ -117,6 +117,9 @@ t.test(`capture core under ${CASES} hostile bodies (FUZZ_SEED=${SEED})`, async (
     if (process.env.FUZZ_TRACE) process.stderr.write(`case ${i}\n`)
     const rng = new Rng(SEED, i)
     const input = body(rng)
+    // A tenth of the bodies go to /engage/, where events without a name become $identify.
+    const engage = rng.chance(0.1)
+    context.engage = engage ? 'nameless' : undefined
     const started = performance.now()
     let outcome: string
     try {
@@ -125,7 +128,7 @@ t.test(`capture core under ${CASES} hostile bodies (FUZZ_SEED=${SEED})`, async (
       const parsed = parsePayload(decoded.text, context)
       const encoded = encodePayload(parsed)
       if (parsed.events.length === 1) {
-        const inputs = { teamId: 7, anonymizeIps: false, now: context.now, ip: context.ip, queryUnderscore: null, uuid: lastUuid }
+        const inputs = { teamId: 7, anonymizeIps: false, now: context.now, ip: context.ip, queryUnderscore: null, uuid: lastUuid, engage }
         const spooled = encodeCapture(parsed, inputs, decoded.bytes ?? Buffer.from(decoded.text, 'utf8'))
         const frame = readFrame(Buffer.from(spooled.frames), 0)
         if (frame.status !== 'ok') throw new Error(`the capture frame does not read back: ${frame.status}`)
@@ -139,7 +142,7 @@ t.test(`capture core under ${CASES} hostile bodies (FUZZ_SEED=${SEED})`, async (
       for (const e of parsed.events) {
         const ok =
           typeof e.event === 'string' && e.event.length > 0 && e.event.length <= 200 &&
-          typeof e.distinct_id === 'string' && e.distinct_id.trim() !== '' && e.distinct_id.length <= 200 &&
+          typeof e.distinct_id === 'string' && e.distinct_id.trim() !== '' && [...e.distinct_id].length <= 200 &&
           UUID.test(e.uuid) && Number.isFinite(e.timestamp) && e.team_id === 7 &&
           typeof e.properties === 'object' && e.properties !== null && !Array.isArray(e.properties)
         if (!ok) throw new Error(`malformed event: ${JSON.stringify(e).slice(0, 300)}`)

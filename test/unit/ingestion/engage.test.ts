@@ -2,7 +2,7 @@ import t from 'tap'
 import LZString from 'lz-string'
 import { AppError } from '../../../src/common/errors.js'
 import { decodeBody } from '../../../src/ingestion/decode.js'
-import { engageToIdentify, isEngageObject } from '../../../src/ingestion/engage.js'
+import { engageToIdentify } from '../../../src/ingestion/engage.js'
 import { parsePayload, type ParseContext } from '../../../src/ingestion/parse.js'
 
 const NOW = Date.parse('2024-05-01T12:00:00Z')
@@ -17,17 +17,8 @@ const ctx: ParseContext = {
     throw new AppError('invalid_api_key')
   },
 }
-const parse = (body: unknown) => parsePayload(JSON.stringify(body), ctx)
-
-t.test('isEngageObject recognises Mixpanel engage updates only', async (t) => {
-  t.ok(isEngageObject({ $distinct_id: 'u', $token: 'phc_a', $set: { a: 1 } }))
-  t.ok(isEngageObject({ distinct_id: 'u', $set_once: { a: 1 } }))
-  t.ok(isEngageObject({ $distinct_id: 'u', $unset: ['a'] }))
-  t.ok(isEngageObject({ $distinct_id: 'u', $add: { n: 1 } }), 'any engage operation')
-  t.notOk(isEngageObject({ event: 'e', $distinct_id: 'u', $set: { a: 1 } }), 'an event with a name stays an event')
-  t.notOk(isEngageObject({ $token: 'phc_a', $set: { a: 1 } }), 'no distinct id')
-  t.notOk(isEngageObject({ $distinct_id: 'u', properties: { a: 1 } }), 'no operation')
-})
+const engage: ParseContext = { ...ctx, engage: 'nameless' }
+const parse = (body: unknown, context = engage) => parsePayload(JSON.stringify(body), context)
 
 t.test('an engage update becomes an $identify event with its $set, $set_once and $unset', async (t) => {
   const result = parse({ $distinct_id: 'user-9', $token: 'phc_a', $set: { email: 'a@b.c' }, $set_once: { first: 'x' }, $unset: ['old', 3] })
@@ -42,15 +33,24 @@ t.test('an engage update becomes an $identify event with its $set, $set_once and
   t.same(result.warnings, [], 'nothing is dropped')
 })
 
-t.test('engage updates in an array are converted one by one; batch items are not', async (t) => {
+t.test('on /engage/ every event without a name is $identify, in every shape, as in Rust capture', async (t) => {
   const array = parse([
     { $distinct_id: 'a', $token: 'phc_a', $set: { n: 1 } },
     { event: 'clicked', properties: { distinct_id: 'a', token: 'phc_a' } },
+    { event: '', distinct_id: 'b', $token: 'phc_a' },
   ])
-  t.same(array.events.map((e) => e.event), ['$identify', 'clicked'])
-  const batch = parse({ api_key: 'phc_a', batch: [{ $distinct_id: 'a', $set: { n: 1 } }] })
-  t.equal(batch.events.length, 0, 'a batch item without a name is dropped, as before')
-  t.equal(batch.warnings[0].details.reason, 'missing_event_name')
+  t.same(array.events.map((e) => e.event), ['$identify', 'clicked', '$identify'])
+  const batch = parse({ api_key: 'phc_a', batch: [{ $distinct_id: 'a', $set: { n: 1 } }, { distinct_id: 'c', properties: { x: 1 } }] })
+  t.same(batch.events.map((e) => [e.event, e.distinct_id]), [['$identify', 'a'], ['$identify', 'c']])
+  t.throws(() => parse({ $distinct_id: 'a', $token: 'phc_a', properties: [1] }), { code: 'invalid_payload' }, 'properties that are not an object are still refused')
+})
+
+t.test('on any other path an event without a name is a silent drop, engage operations or not', async (t) => {
+  for (const body of [{ $distinct_id: 'a', $token: 'phc_a', $set: { n: 1 } }, [{ $distinct_id: 'a', $token: 'phc_a', $set: { n: 1 } }]]) {
+    const result = parse(body, ctx)
+    t.equal(result.events.length, 0)
+    t.same(result.warnings.map((w) => w.details.reason), ['missing_event_name'])
+  }
 })
 
 t.test('engageToIdentify keeps the caller’s own $unset and properties', async (t) => {
@@ -77,7 +77,7 @@ t.test('old posthog-js /engage/ bodies (lz64 and base64 forms) decode to engage 
     maxBytes: 1 << 20,
   })
   for (const text of [lz, b64]) {
-    const [e] = parsePayload(text, ctx).events
+    const [e] = parsePayload(text, engage).events
     t.equal(e.event, '$identify')
     t.same(e.properties.$set, { plan: 'pro' })
   }

@@ -68,7 +68,7 @@ t.test('a body with no accepted events has no frames', async (t) => {
 })
 
 /** Parses `body` as capture does on the main thread and spools it as a `capture` frame; returns both sides. */
-function spoolCapture(body: Buffer, inputs: { anonymizeIps?: boolean; ip?: string | null; queryUnderscore?: string | null } = {}) {
+function spoolCapture(body: Buffer, inputs: { anonymizeIps?: boolean; ip?: string | null; queryUnderscore?: string | null; engage?: boolean } = {}) {
   const now = Date.parse('2025-03-01T12:00:00Z')
   let uuid: string | null = null
   const project = { id: 2, anonymizeIps: inputs.anonymizeIps ?? false }
@@ -80,11 +80,12 @@ function spoolCapture(body: Buffer, inputs: { anonymizeIps?: boolean; ip?: strin
     ip,
     queryUnderscore,
     queryToken: null,
+    engage: inputs.engage ? 'nameless' : undefined,
     uuid: () => (uuid = '01955a1e-0000-7000-8000-000000000001'),
     resolveProject: () => project,
   })
   const bytes = decoded.bytes ?? Buffer.from(decoded.text)
-  const encoded = encodeCapture(parsed, { teamId: 2, anonymizeIps: project.anonymizeIps, now, ip, queryUnderscore, uuid }, bytes)
+  const encoded = encodeCapture(parsed, { teamId: 2, anonymizeIps: project.anonymizeIps, now, ip, queryUnderscore, uuid, engage: inputs.engage ?? false }, bytes)
   // What the spool held before, as the consumer read it.
   const expected = JSON.parse(JSON.stringify({ events: parsed.events, warnings: parsed.warnings })) as unknown
   return { parsed, encoded, expected, bytes }
@@ -97,7 +98,9 @@ t.test("a request with one event is spooled as the body it came in, and the cons
     ['a gzip body with top-level $set and Zoë 🦜 in it', gzipSync(JSON.stringify({ api_key: 'phc_x', event: 'Zoë 🦜', distinct_id: 'ユーザー', $set: { plan: 'pro' }, properties: { $set: { a: 1 } } }))],
     ['a clock-skewed event with a warning', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', timestamp: 'not a time', sent_at: '2025-03-01T11:00:00Z' }))],
     ['a batch where one event is dropped', Buffer.from(JSON.stringify({ api_key: 'phc_x', batch: [{ event: 'kept', distinct_id: 'u1' }, { event: 'dropped' }] }))],
-    ['an engage update', Buffer.from(JSON.stringify({ $token: 'phc_x', $distinct_id: 'u1', $set: { name: 'Ann' } }))],
+    ['an engage update sent to /engage/', Buffer.from(JSON.stringify({ $token: 'phc_x', $distinct_id: 'u1', $set: { name: 'Ann' } })), { engage: true }],
+    ['a nameless event without engage operations sent to /engage/', Buffer.from(JSON.stringify([{ $token: 'phc_x', distinct_id: 'u2' }])), { engage: true }],
+    ['an array elsewhere where an engage update is dropped', Buffer.from(JSON.stringify([{ $token: 'phc_x', event: 'e', distinct_id: 'u1' }, { $token: 'phc_x', $distinct_id: 'u2', $set: { a: 1 } }]))],
     ['a project that anonymises IPs', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', properties: { $ip: '1.2.3.4' } })), { anonymizeIps: true }],
     ['a send time from the _ parameter and no client address', Buffer.from(JSON.stringify({ api_key: 'phc_x', event: 'e', distinct_id: 'u1', offset: 500 })), { ip: null, queryUnderscore: '1740830400000' }],
     ['invalid UTF-8 in a property', Buffer.concat([Buffer.from('{"api_key":"phc_x","event":"e","distinct_id":"u1","properties":{"p":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')])],
@@ -116,6 +119,16 @@ t.test("a request with one event is spooled as the body it came in, and the cons
     t.same(encoded.warningFrames.length, 0, `${name}: its warnings travel inside the frame`)
     t.same(encoded.dropReasons, parsed.warnings.filter((w) => w.type === 'event_dropped').map((w) => w.details.reason))
   }
+})
+
+t.test('capture records spooled before the engage flag are read with the rule they were acknowledged under', async (t) => {
+  const legacy = (body: unknown) => {
+    const text = JSON.stringify(body)
+    return decodeCapture(Buffer.from(`[2,false,${Date.parse('2025-03-01T12:00:00Z')},null,null,"01955a1e-0000-7000-8000-000000000001"]\n${text}`))
+  }
+  t.same(legacy({ $token: 'phc_x', $distinct_id: 'u1', $set: { a: 1 } }).events.map((e) => e.event), ['$identify'], 'an engage update on any path')
+  t.same(legacy({ api_key: 'phc_x', batch: [{ event: 'kept', distinct_id: 'u1' }, { distinct_id: 'u2', $set: { a: 1 } }] }).events.map((e) => e.event), ['kept'], 'never a batch item')
+  t.same(legacy([{ event: 'kept', distinct_id: 'u1' }, { distinct_id: 'u2' }]).events.map((e) => e.event), ['kept'], 'never without an engage operation')
 })
 
 t.test('the consumer decodes capture frames among event and warning frames, in order', async (t) => {

@@ -82,12 +82,28 @@ t.test('parsePayload refuses malformed requests', async (t) => {
     ['properties as a list', { api_key: 'phc_a', event: 'e', distinct_id: 'd', properties: [] }, 'invalid_payload'],
     ['bad uuid', { api_key: 'phc_a', event: 'e', distinct_id: 'd', uuid: 'x' }, 'invalid_payload'],
     ['numeric uuid', { api_key: 'phc_a', event: 'e', distinct_id: 'd', uuid: 5 }, 'invalid_payload'],
-    ['historical_migration not boolean', { api_key: 'phc_a', historical_migration: 'yes', batch: [] }, 'invalid_payload'],
+    ['historical_migration not boolean', { api_key: 'phc_a', historical_migration: 'yes', batch: [{ event: 'e', distinct_id: 'd' }] }, 'invalid_payload'],
+    // Rust capture's EmptyBatch, checked before the key
+    ['an empty batch', { api_key: 'phc_a', batch: [] }, 'invalid_payload'],
+    ['an empty array without a key', [], 'invalid_payload'],
     ['unknown key', { api_key: 'phc_zzz', event: 'e', distinct_id: 'd' }, 'invalid_api_key'],
     ['no key', { event: 'e', distinct_id: 'd' }, 'invalid_api_key'],
     ['inconsistent keys', [{ event: 'e', distinct_id: 'd', api_key: 'phc_a' }, { event: 'e', distinct_id: 'd', api_key: 'phc_anon' }], 'invalid_api_key'],
   ]
   for (const [name, body, code] of cases) t.throws(() => parse(body), { code }, name)
+})
+
+t.test('fields read as Rust capture reads them', async (t) => {
+  const one = (fields: Record<string, unknown>) => parse({ api_key: 'phc_a', event: 'e', distinct_id: 'd', ...fields }).events[0]
+  t.match(one({ uuid: '' }).uuid, /^00000000-0000-7000-8000-\d{12}$/, 'an empty uuid is none: the event gets a new one')
+  const canonical = '0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b'
+  for (const written of ['{0190A1B2-C3D4-7E5F-8A6B-7C8D9E0F1A2B}', 'urn:uuid:0190a1b2-c3d4-7e5f-8a6b-7c8d9e0f1a2b', '0190a1b2c3d47e5f8a6b7c8d9e0f1a2b']) {
+    t.equal(one({ uuid: written }).uuid, canonical, written)
+  }
+  t.equal(parse({ api_key: 'phc_a', historical_migration: null, batch: [{ event: 'e', distinct_id: 'd' }] }).historical, false, 'historical_migration null is absent')
+  const emoji = '😀'.repeat(150)
+  t.equal(one({ distinct_id: emoji }).distinct_id, emoji, '150 characters outside the BMP are under 200 characters')
+  t.equal(one({ distinct_id: 'a'.repeat(199) + '😀x' }).distinct_id, 'a'.repeat(199) + '😀', 'the cut never splits a surrogate pair')
 })
 
 t.test('NaN and Infinity from Python clients read as null', async (t) => {
@@ -102,7 +118,9 @@ t.test('nesting is limited', async (t) => {
   t.ok(nestingExceeds(JSON.parse('{"a":1,"b":[2,{"c":{"d":null}}]}'), 3), 'objects and arrays count alike, past a first member that is not deep')
   t.ok(nestingExceeds(JSON.parse('{"__proto__":{"x":{}}}'), 2), 'an own __proto__ key is walked like any other')
   const deep = (levels: number) => `{"api_key":"phc_a","event":"e","distinct_id":"d","properties":{"x":${'['.repeat(levels)}${']'.repeat(levels)}}}`
+  // serde_json's limit, so Rust capture's: 127 levels pass, the 128th is refused
+  t.equal(MAX_NESTING, 127)
   t.equal(parse(deep(MAX_NESTING - 2)).events.length, 1, 'the limit counts the body and the properties object')
-  t.throws(() => parse(deep(MAX_NESTING - 1)), { code: 'invalid_payload', detail: /nest at most 100 levels/ })
+  t.throws(() => parse(deep(MAX_NESTING - 1)), { code: 'invalid_payload', detail: /nest at most 127 levels/ })
   t.throws(() => parse(deep(200_000)), { code: 'invalid_payload', detail: /nest at most/ }, 'far deeper than any stack')
 })
