@@ -18,9 +18,11 @@ function byKey(results: readonly (FlagResult | undefined)[]): Record<string, Fla
 }
 
 /**
- * PostHog's rule for loading stored properties, split into its request-independent part: a condition rolled
- * out above 0% with a cohort filter needs them always; one with property filters needs them when the
- * request's overrides lack one of those keys.
+ * PostHog's rule for loading stored properties (`FlagFilters::requires_db_properties`), split into its
+ * request-independent part. Always: a flag aggregated by a group (at the flag or a condition), or a
+ * condition rolled out above 0% with a cohort filter. When the request's overrides lack the key: an
+ * early-access flag's enrollment property, and the property filters of conditions (the legacy super
+ * condition included) rolled out above 0%.
  */
 interface StoredNeed {
   always: boolean
@@ -31,7 +33,9 @@ function storedNeed(flags: readonly CompiledFlag[]): StoredNeed {
   const keys = new Set<string>()
   let always = false
   for (const f of flags) {
-    for (const c of f.conditions) {
+    if (f.aggregation !== null || f.conditions.some((c) => c.aggregation !== null)) always = true
+    if (f.enrollmentKey !== null) keys.add(f.enrollmentKey)
+    for (const c of f.superCondition === null ? f.conditions : [...f.conditions, f.superCondition.condition]) {
       if (c.rollout <= 0) continue
       if (c.cohorts.length > 0) always = true
       for (const t of c.tests) if (t.kind === 'property') keys.add(t.key)

@@ -125,6 +125,17 @@ t.test('/decide', async (t) => {
     t.equal(overridden.body.featureFlags.acme, false, 'request properties win')
   })
 
+  t.test("an early-access flag reads the person's stored enrollment even when nothing else loads the person", async (t) => {
+    await createFlag(server, { key: 'beta-ea', filters: { feature_enrollment: true, groups: [{ properties: [], rollout_percentage: 0 }] } })
+    const ask = () => decide(server, { distinct_id: 'ea-user', flag_keys_to_evaluate: ['beta-ea'] })
+    t.equal((await ask()).body.featureFlags['beta-ea'], false, 'not enrolled yet')
+    await capture([{ event: '$set', properties: { distinct_id: 'ea-user', $set: { '$feature_enrollment/beta-ea': true } } }])
+    await waitForPerson(server, 'ea-user', (p) => p['$feature_enrollment/beta-ea'] === true)
+    t.equal((await ask()).body.featureFlags['beta-ea'], true, 'the stored enrollment turns it on')
+    const optedOut = await decide(server, { distinct_id: 'ea-user', flag_keys_to_evaluate: ['beta-ea'], person_properties: { '$feature_enrollment/beta-ea': false } })
+    t.equal(optedOut.body.featureFlags['beta-ea'], false, 'an override wins')
+  })
+
   t.test('evaluates group flags with stored and overridden group properties', async (t) => {
     await capture([{ event: '$groupidentify', properties: { distinct_id: 'g-user', $group_type: 'company', $group_key: 'acme-inc', $group_set: { plan: 'enterprise' } } }])
     await waitForEvents(server, 'event=%24groupidentify', 1)

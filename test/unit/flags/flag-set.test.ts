@@ -18,6 +18,7 @@ const set = compileFlags(
     flag('group', { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'plan', value: 'pro', type: 'group', group_type_index: 0 }] }] }),
     flag('mixed', { groups: [{ aggregation_group_type_index: 1, rollout_percentage: 100 }] }),
     flag('ea', { feature_enrollment: true, groups: [] }),
+    flag('ea-legacy', { super_groups: [{ properties: [person('$feature_enrollment/ea-legacy', true)], rollout_percentage: 100 }], groups: [{ rollout_percentage: 0 }] }),
     flag('sticky', { groups: [{ rollout_percentage: 40 }] }, { ensure_experience_continuity: true }),
     flag('sticky-full', { groups: [{ rollout_percentage: 100 }] }, { ensure_experience_continuity: true }),
     flag('off', { groups: [{ properties: [{ key: 'id', value: 4, type: 'cohort' }] }] }, { active: false }),
@@ -27,10 +28,10 @@ const set = compileFlags(
 )
 
 t.test('CompiledFlagSet metadata', async (t) => {
-  t.test('counts active, non-deleted flags', async (t) => t.equal(set.flagCount, 8))
+  t.test('counts active, non-deleted flags', async (t) => t.equal(set.flagCount, 9))
 
   t.test('lists the person properties the active flags and their cohorts read', async (t) => {
-    t.same([...set.personPropertyKeys].sort(), ['$feature_enrollment/ea', '__posthog_person_metadata__created_at', 'cohort_prop', 'email', 'never_loaded'])
+    t.same([...set.personPropertyKeys].sort(), ['$feature_enrollment/ea', '$feature_enrollment/ea-legacy', '__posthog_person_metadata__created_at', 'cohort_prop', 'email', 'never_loaded'])
   })
 
   t.test('lists group types and static cohorts (through dynamic ones, active flags only)', async (t) => {
@@ -51,8 +52,12 @@ t.test('CompiledFlagSet metadata', async (t) => {
     t.equal(set.needsStoredProperties({ email: 'a', created_at: 1 }, ['person']), false, 'overrides cover the keys')
     t.equal(set.needsStoredProperties({}, ['zero']), false, 'a 0% condition never needs them')
     t.equal(set.needsStoredProperties({ cohort_prop: 1 }, ['cohort']), true, 'cohorts always do')
-    t.equal(set.needsStoredProperties({}, ['group']), true, 'group filters are checked against person overrides, as in PostHog')
-    t.equal(set.needsStoredProperties({}, ['mixed', 'ea', 'sticky']), false)
+    t.equal(set.needsStoredProperties({ plan: 'pro' }, ['group']), true, 'a group-aggregated flag always does')
+    t.equal(set.needsStoredProperties({}, ['mixed']), true, 'so does a condition aggregated by a group')
+    t.equal(set.needsStoredProperties({}, ['ea']), true, "an early-access flag reads the person's stored enrollment")
+    t.equal(set.needsStoredProperties({ '$feature_enrollment/ea': true }, ['ea']), false, 'unless the overrides carry it')
+    t.equal(set.needsStoredProperties({}, ['ea-legacy']), true, "and a legacy super condition's keys")
+    t.equal(set.needsStoredProperties({}, ['sticky']), false)
   })
 
   t.test('falls back to UTC for an unknown time zone and says so', async (t) => {
