@@ -73,15 +73,17 @@ export class ProjectFlagCache {
   #build(teamId: number, flagsRevision: string, now: number): Entry {
     const { flags, cohorts } = this.#flags.load(teamId)
     const groupTypeMapping = this.#groupTypes.groupTypeMapping(teamId)
+    // PostHog's flags cache leaves these out: their payloads are ciphertext only /remote_config decrypts.
+    const evaluated = flags.filter((f) => !(f.is_remote_configuration === true && f.has_encrypted_payloads === true))
     const entry: Entry = {
-      set: compileFlags(flags, { groupTypeMapping, cohorts }),
+      set: compileFlags(evaluated, { groupTypeMapping, cohorts }),
       revision: `${flagsRevision}#${JSON.stringify(groupTypeMapping)}`,
       flagsRevision,
       definitions: flags,
       cohorts,
       groupTypeMapping,
       groupTypeIndexByName: new Map(Object.entries(groupTypeMapping).map(([index, name]) => [name, Number(index)])),
-      activeCount: flags.filter((f) => f.active && !f.deleted).length,
+      activeCount: evaluated.filter((f) => f.active && !f.deleted).length,
       mappingCheckedAt: now,
     }
     this.#entries.set(teamId, entry)

@@ -16,6 +16,9 @@ export interface FlagDefinition {
   version: number | null
   /** `"device_id"` hashes `$device_id` instead of distinct_id for person conditions (a column in PostHog, not a filter). */
   bucketing_identifier?: string | null
+  /** A remote config flag with encrypted payloads is served by `/remote_config` only, never evaluated by /flags. */
+  is_remote_configuration?: boolean
+  has_encrypted_payloads?: boolean
 }
 
 /** A cohort as referenced by flags: static ones are answered by membership, dynamic ones by their filters. */

@@ -74,3 +74,17 @@ t.test('a new group type is noticed once the mapping is due for a check', async 
   t.equal(cache.get(1), second, 'an unchanged mapping keeps the compiled set')
   t.equal(state.reads, reads + 1)
 })
+
+t.test('remote config flags with encrypted payloads are kept for /remote_config but never evaluated, as in PostHog', async (t) => {
+  const all = { groups: [{ properties: [], rollout_percentage: 100 }] }
+  const { flagSource } = source([
+    flag('plain', all),
+    flag('config', all, { is_remote_configuration: true, has_encrypted_payloads: false }),
+    flag('secret', all, { is_remote_configuration: true, has_encrypted_payloads: true }),
+    flag('encrypted-flag', all, { is_remote_configuration: false, has_encrypted_payloads: true }),
+  ])
+  const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  t.same(['plain', 'config', 'secret', 'encrypted-flag'].map((k) => project.set.hasFlag(k)), [true, true, false, true])
+  t.equal(project.activeCount, 3)
+  t.ok(project.definitions.some((f) => f.key === 'secret'), 'the definition stays for /remote_config')
+})
