@@ -49,6 +49,7 @@ function randomFlag(rng: Rng, i: number): FlagDefinition {
   const filters: Record<string, unknown> = { groups: conditions, payloads: { true: '{"on":true}', test: 7 } }
   if (rng.chance(0.2)) filters.multivariate = { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] }
   if (rng.chance(0.1)) filters.super_groups = [{ properties: pool.splice(0, 1).map((k) => FILTERS[k]), rollout_percentage: 100 }]
+  else if (rng.chance(0.1)) filters.feature_enrollment = true
   if (rng.chance(0.1)) filters.aggregation_group_type_index = 0
   const extra = rng.chance(0.1) ? { ensure_experience_continuity: true } : rng.chance(0.1) ? { bucketing_identifier: 'device_id' } : {}
   return flag(`flag-${i}`, filters, extra)
@@ -193,17 +194,26 @@ t.test('a reused person keeps no answer that static cohorts or another flag deci
 })
 
 /** PostHog's rule read off the definitions: a condition above 0% with a cohort, or a property key the overrides lack. */
+/** Rust's `FlagFilters::requires_db_properties`, over any of the flags. */
 function postHogNeedsStored(defs: FlagDefinition[], overrides: Record<string, unknown>): boolean {
-  return defs.some((d) =>
-    (d.filters.groups as { properties?: { key: string; type: string }[]; rollout_percentage?: number }[]).some(
-      (g) => (g.rollout_percentage ?? 100) > 0 && (g.properties ?? []).some((p) => p.type === 'cohort' || (p.type !== 'flag' && !Object.hasOwn(overrides, p.key))),
-    ),
-  )
+  type Group = { properties?: { key: string; type: string }[]; rollout_percentage?: number; aggregation_group_type_index?: number | null }
+  const needs = (g: Group) =>
+    (g.rollout_percentage ?? 100) > 0 && (g.properties ?? []).some((p) => p.type === 'cohort' || (p.type !== 'flag' && !Object.hasOwn(overrides, p.key)))
+  return defs.some((d) => {
+    const groups = d.filters.groups as Group[]
+    return (
+      d.filters.aggregation_group_type_index != null ||
+      (d.filters.feature_enrollment === true && !Object.hasOwn(overrides, `$feature_enrollment/${d.key}`)) ||
+      groups.some((g) => g.aggregation_group_type_index != null) ||
+      ((d.filters.super_groups as Group[] | undefined) ?? []).some(needs) ||
+      groups.some(needs)
+    )
+  })
 }
 
 t.test(`the load decisions for all flags, answered once, match asking for every key (FUZZ_SEED=${SEED})`, async (t) => {
   const cohorts = [{ id: 1, is_static: true, filters: null }]
-  const overrideKeys = ['email', 'country', 'plan', 'age', 'version', 'signup', 'created_at', 'employees']
+  const overrideKeys = ['email', 'country', 'plan', 'age', 'version', 'signup', 'created_at', 'employees', '$feature_enrollment/flag-0', '$feature_enrollment/flag-1']
   for (let s = 0; s < 30; s++) {
     const rng = new Rng(SEED, 500 + s)
     const defs = Array.from({ length: 1 + rng.int(6) }, (_, i) => randomFlag(rng, i))
