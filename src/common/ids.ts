@@ -63,6 +63,14 @@ export function uuidv5(name: string, namespace: string): string {
   return format(digest.subarray(0, 16))
 }
 
+/** Longest distinct id PostHog's capture and flag services keep, in characters (code points). */
+export const MAX_DISTINCT_ID = 200
+
+/** `text` cut at MAX_DISTINCT_ID characters, as Rust's `chars().take(200)`: never inside a surrogate pair. */
+export function cutDistinctId(text: string): string {
+  return text.length <= MAX_DISTINCT_ID ? text : Array.from(text).slice(0, MAX_DISTINCT_ID).join('')
+}
+
 const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i
 
 /**

@@ -7,8 +7,9 @@
  */
 import type { GeoIp } from '../geoip/index.js'
 import { copyObject, mergeObjects, type JsonObject } from '../common/json.js'
+import type { CompiledFlagSet } from './flag-set.js'
 import type { ProjectFlagCache, ProjectFlags } from './project-cache.js'
-import type { DecideRequest } from './request.js'
+import type { DecideRequest, EvaluationRuntime } from './request.js'
 import type { EvaluationInput, EvaluationList, EvaluationResponse, PersonState } from './types.js'
 
 /** The persons.db reads evaluation needs (PersonReader fulfils it). */
@@ -24,7 +25,7 @@ export interface HashKeyWriter {
 }
 
 /** Evaluates in a pool worker that compiles the same revision from its own connections. */
-export type OffloadEvaluation = (teamId: number, revision: string, input: EvaluationInput) => Promise<EvaluationResponse>
+export type OffloadEvaluation = (teamId: number, revision: string, runtime: EvaluationRuntime | null, input: EvaluationInput) => Promise<EvaluationResponse>
 
 export interface FlagEvaluatorOptions {
   cache: ProjectFlagCache
@@ -38,6 +39,8 @@ export interface FlagEvaluatorOptions {
 
 export interface PreparedEvaluation {
   project: ProjectFlags
+  /** The project's flags for the caller's runtime. */
+  set: CompiledFlagSet
   input: EvaluationInput
   /** Loading stored data failed somewhere: answer with what could be computed, flagged. */
   loadFailed: boolean
@@ -87,27 +90,33 @@ export class FlagEvaluator {
    * The flags' answer: at once when evaluated inline, a promise when the set is large enough for the pool
    * (a promise on the inline path cost /decide two promise jobs a request for nothing).
    */
-  evaluate(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): EvaluationList | Promise<EvaluationList> {
-    const prepared = this.prepare(teamId, request, distinctId, ip)
-    const { project, input, loadFailed } = prepared
+  evaluate(
+    teamId: number,
+    request: DecideRequest,
+    distinctId: string,
+    ip: string | null,
+    runtime: EvaluationRuntime | null = 'all',
+  ): EvaluationList | Promise<EvaluationList> {
+    const prepared = this.prepare(teamId, request, distinctId, ip, runtime)
+    const { project, set, input, loadFailed } = prepared
     if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: loadFailed }
     if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
       // the worker gets a copy of the properties: nothing to keep beside it
-      return this.#o.offload(teamId, project.revision, { ...input, personState: undefined }).then((offloaded) => ({
+      return this.#o.offload(teamId, project.revision, runtime, { ...input, personState: undefined }).then((offloaded) => ({
         results: Object.values(offloaded.flags),
         errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags || loadFailed,
       }))
     }
-    const result = project.set.evaluateList(input)
+    const result = set.evaluateList(input)
     if (loadFailed) result.errorsWhileComputingFlags = true
     result.personState = input.personState
     return result
   }
 
   /** Everything but the evaluation itself: also used by evaluation_reasons and blast radius. */
-  prepare(teamId: number, request: DecideRequest, distinctId: string, ip: string | null): PreparedEvaluation {
+  prepare(teamId: number, request: DecideRequest, distinctId: string, ip: string | null, runtime: EvaluationRuntime | null = 'all'): PreparedEvaluation {
     const project = this.#o.cache.get(teamId)
-    const { set } = project
+    const set = project.setFor(runtime)
     let loadFailed = false
     // Not a spread: keys added to a spread copy cost ≈1 µs each (see copyObject), ≈8 µs for a GeoIP result.
     const overrides: JsonObject = copyObject(request.personProperties)
@@ -176,7 +185,7 @@ export class FlagEvaluator {
       now: this.#o.now(),
       flagKeys: request.flagKeys,
     }
-    return { project, input, loadFailed }
+    return { project, set, input, loadFailed }
   }
 
   /**

@@ -5,7 +5,8 @@
  * types are noticed within `GROUP_TYPES_TTL_MS`.
  */
 import { compileFlags, type CompiledFlagSet } from './index.js'
-import type { CohortDefinition, FlagDefinition } from './types.js'
+import { runtimeOf, type EvaluationRuntime } from './request.js'
+import type { CohortDefinition, CompileOptions, FlagDefinition } from './types.js'
 
 export interface FlagSource {
   load(teamId: number): { flags: FlagDefinition[]; cohorts: CohortDefinition[] }
@@ -18,7 +19,14 @@ export interface GroupTypeSource {
 }
 
 export interface ProjectFlags {
+  /** Every flag /flags evaluates, whatever its runtime. */
   set: CompiledFlagSet
+  /**
+   * The flags a caller of `runtime` gets (null: not detected): those for `all` and for its runtime, as PostHog
+   * filters them before evaluating (a dependency on a flag left out is a missing one). `set` itself when no
+   * flag is limited to a runtime or the caller is `all`.
+   */
+  setFor(runtime: EvaluationRuntime | null): CompiledFlagSet
   /** Flags and cohorts revision plus the group type mapping it was compiled with. */
   revision: string
   definitions: FlagDefinition[]
@@ -75,8 +83,11 @@ export class ProjectFlagCache {
     const groupTypeMapping = this.#groupTypes.groupTypeMapping(teamId)
     // PostHog's flags cache leaves these out: their payloads are ciphertext only /remote_config decrypts.
     const evaluated = flags.filter((f) => !(f.is_remote_configuration === true && f.has_encrypted_payloads === true))
+    const options: CompileOptions = { groupTypeMapping, cohorts }
+    const set = compileFlags(evaluated, options)
     const entry: Entry = {
-      set: compileFlags(evaluated, { groupTypeMapping, cohorts }),
+      set,
+      setFor: runtimeSets(set, evaluated, options),
       revision: `${flagsRevision}#${JSON.stringify(groupTypeMapping)}`,
       flagsRevision,
       definitions: flags,
@@ -88,5 +99,19 @@ export class ProjectFlagCache {
     }
     this.#entries.set(teamId, entry)
     return entry
+  }
+}
+
+/** `ProjectFlags.setFor`: the sets for runtimes compiled on first use, only for projects with limited flags. */
+function runtimeSets(all: CompiledFlagSet, flags: readonly FlagDefinition[], options: CompileOptions): ProjectFlags['setFor'] {
+  if (flags.every((f) => runtimeOf(f.evaluation_runtime) === 'all')) return () => all
+  const sets = new Map<EvaluationRuntime | null, CompiledFlagSet>([['all', all]])
+  return (runtime) => {
+    let set = sets.get(runtime)
+    if (set === undefined) {
+      set = compileFlags(flags.filter((f) => ['all', runtime].includes(runtimeOf(f.evaluation_runtime))), options)
+      sets.set(runtime, set)
+    }
+    return set
   }
 }

@@ -3,6 +3,7 @@
  * aliases, numbers accepted where ids are expected, unknown types ignored rather than refused.
  */
 import { AppError } from '../common/errors.js'
+import { cutDistinctId } from '../common/ids.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 
 export interface DecideRequest {
@@ -18,9 +19,10 @@ export interface DecideRequest {
   geoipDisable: boolean
   deviceId: string | undefined
   projectIdHint: unknown
+  /** `evaluation_runtime` as the SDK sent it, if it did (see requestRuntime). */
+  evaluationRuntime: string | null
 }
 
-const MAX_DISTINCT_ID = 200
 
 /** The first of a field's names that the body gives a value (fixed parameters: a rest array was made per call). */
 function first(body: JsonObject, a: string, b: string, c?: string): unknown {
@@ -30,7 +32,7 @@ function first(body: JsonObject, a: string, b: string, c?: string): unknown {
 }
 
 function idText(value: unknown): string | null {
-  if (typeof value === 'string') return value.slice(0, MAX_DISTINCT_ID)
+  if (typeof value === 'string') return cutDistinctId(value)
   if (typeof value === 'number' && Number.isFinite(value)) return JSON.stringify(value)
   return null
 }
@@ -69,5 +71,47 @@ export function readDecideRequest(body: unknown): DecideRequest {
     geoipDisable: body.geoip_disable === true,
     deviceId: typeof body.$device_id === 'string' ? body.$device_id : undefined,
     projectIdHint: body.project_id,
+    evaluationRuntime: typeof body.evaluation_runtime === 'string' ? body.evaluation_runtime : null,
   }
+}
+
+/** Where a flag may be evaluated, and where a request comes from: PostHog's `EvaluationRuntime`. */
+export type EvaluationRuntime = 'all' | 'client' | 'server'
+
+/** `client` or `server` in any case; anything else (absent, unknown) is `all`, as PostHog reads it. */
+export function runtimeOf(text: string | null | undefined): EvaluationRuntime {
+  const lower = text?.toLowerCase()
+  return lower === 'client' || lower === 'server' ? lower : 'all'
+}
+
+/** The request headers PostHog's flag service judges a caller's runtime by. */
+export interface RuntimeHeaders {
+  'user-agent'?: string
+  origin?: string
+  referer?: string
+  'sec-fetch-mode'?: string
+  'sec-fetch-site'?: string
+}
+
+const BROWSER_AGENT = /Mozilla\/|Chrome\/|Safari\/|Firefox\/|Edge\//
+const SERVER_AGENT = /^posthog-(python|ruby|php|java|go|node|dotnet|elixir)\/|python-requests\/|curl\//
+const MOBILE_AGENT = /^posthog-(android|ios|react-native|flutter)\//
+
+/**
+ * The caller's runtime, as PostHog's flag service detects it: the body's `evaluation_runtime`, else a browser,
+ * server-SDK or mobile-SDK User-Agent, else browser-only headers (Origin, Referer, Sec-Fetch-*) mean a client;
+ * null when nothing tells. Only flags for `all` (or the caller's runtime) are evaluated for it.
+ */
+export function requestRuntime(explicit: string | null, headers: RuntimeHeaders): EvaluationRuntime | null {
+  if (explicit !== null) return runtimeOf(explicit)
+  const agent = headers['user-agent']
+  if (agent !== undefined) {
+    if (BROWSER_AGENT.test(agent)) return 'client'
+    if (SERVER_AGENT.test(agent)) return 'server'
+    if (MOBILE_AGENT.test(agent)) return 'client'
+  }
+  if (headers.origin !== undefined || headers.referer !== undefined || headers['sec-fetch-mode'] !== undefined || headers['sec-fetch-site'] !== undefined) {
+    return 'client'
+  }
+  return null
 }

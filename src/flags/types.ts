@@ -19,6 +19,8 @@ export interface FlagDefinition {
   /** A remote config flag with encrypted payloads is served by `/remote_config` only, never evaluated by /flags. */
   is_remote_configuration?: boolean
   has_encrypted_payloads?: boolean
+  /** `client`, `server` or `all` (absent or anything else): which SDKs the flag is evaluated for. */
+  evaluation_runtime?: string | null
 }
 
 /** A cohort as referenced by flags: static ones are answered by membership, dynamic ones by their filters. */

@@ -185,6 +185,7 @@ export class HttpServer {
     exchange.options = route.options
     ctx.params = params
     const options = route.options
+    if (options.readsHeaders) for (const name of options.readsHeaders) readHeader(req, ctx.headers as RequestHeaders, name)
     if (length > options.maxBodyBytes) {
       this.#refuseTooLarge(exchange, length)
       return

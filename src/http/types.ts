@@ -18,9 +18,17 @@ export const REQUEST_HEADERS = [
 
 /**
  * Headers asked for only where they mean something, saving a call into uWS each elsewhere: Transfer-Encoding
- * when there is no Content-Length, If-None-Match on GET and HEAD, Access-Control-Request-Headers on OPTIONS.
+ * when there is no Content-Length, If-None-Match on GET and HEAD, Access-Control-Request-Headers on OPTIONS,
+ * and those a route lists in `readsHeaders` (the ones /decide judges the caller's runtime by).
  */
-export type ConditionalHeader = 'transfer-encoding' | 'if-none-match' | 'access-control-request-headers'
+export type ConditionalHeader =
+  | 'transfer-encoding'
+  | 'if-none-match'
+  | 'access-control-request-headers'
+  | 'user-agent'
+  | 'referer'
+  | 'sec-fetch-mode'
+  | 'sec-fetch-site'
 
 /** Lower-case names; a header sent more than once has its first value, one absent or empty is left out. */
 export type RequestHeaders = Partial<Record<(typeof REQUEST_HEADERS)[number] | ConditionalHeader, string>>
@@ -66,4 +74,6 @@ export interface RouteOptions {
    * (HttpServer.#send says why). Only for routes whose POSTs a client never pipelines behind.
    */
   batchPostAnswers?: boolean
+  /** Headers this route reads beyond REQUEST_HEADERS (read only for it, never for every request). */
+  readsHeaders?: readonly ConditionalHeader[]
 }

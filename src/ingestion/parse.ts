@@ -7,14 +7,13 @@
  * per-event problems that the contract answers with 200 become drop warnings, never exceptions.
  */
 import { AppError } from '../common/errors.js'
-import { normaliseUuid } from '../common/ids.js'
+import { cutDistinctId, normaliseUuid } from '../common/ids.js'
 import { copyObject, isPlainObject, mergeObjects, type JsonObject } from '../common/json.js'
 import { becomesIdentify, engageToIdentify, type EngageRule } from './engage.js'
 import { resolveSentAt, resolveTimestamp } from './timestamps.js'
 import type { CapturedEvent, IngestionWarning } from './types.js'
 
 export const MAX_EVENT_NAME = 200
-export const MAX_DISTINCT_ID = 200
 /**
  * Deepest nesting of objects/arrays accepted in a request body: serde_json's, so Rust capture's (its
  * recursion limit of 128 refuses the 128th level). JSON.parse copes with any depth, but JSON.stringify
@@ -120,14 +119,10 @@ function typeName(value: unknown): string {
   return { string: 'str', number: 'int', boolean: 'bool' }[typeof value as string] ?? typeof value
 }
 
-/**
- * distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules), cut at
- * 200 characters as Rust capture cuts them (code points: a cut never splits a surrogate pair).
- */
+/** distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules), cut as Rust capture cuts them. */
 function distinctIdText(value: unknown): string | null {
   if (value === undefined || value === null) return null
-  const text = (typeof value === 'string' ? value : JSON.stringify(value)).replace(/\u0000/g, '\uFFFD')
-  return text.length <= MAX_DISTINCT_ID ? text : Array.from(text).slice(0, MAX_DISTINCT_ID).join('')
+  return cutDistinctId((typeof value === 'string' ? value : JSON.stringify(value)).replace(/\u0000/g, '\uFFFD'))
 }
 
 function tokenOf(event: JsonObject): string | null {

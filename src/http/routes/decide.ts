@@ -6,7 +6,7 @@
 import { AppError } from '../../common/errors.js'
 import { uuidv4 } from '../../common/ids.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
-import { readDecideRequest } from '../../flags/request.js'
+import { readDecideRequest, requestRuntime } from '../../flags/request.js'
 import { flagsJson, type ResponseShape } from '../../flags/response.js'
 import type { EvaluationList } from '../../flags/types.js'
 import { decodeBody } from '../../ingestion/decode.js'
@@ -18,6 +18,8 @@ import type { Router } from '../router.js'
 import type { Handler, Reply, RequestContext } from '../types.js'
 
 const DECIDE_COMPRESSION = ['gzip', 'lz64']
+/** What `requestRuntime` reads beside Origin, which every route reads. */
+const RUNTIME_HEADERS = ['user-agent', 'referer', 'sec-fetch-mode', 'sec-fetch-site'] as const
 const FLAGS_COMPRESSION = ['gzip', 'gzip-js']
 
 interface Endpoint {
@@ -65,7 +67,7 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const options = { shape, withConfig, supportedCompression: compression, requestId }
     if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
-    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx))
+    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), requestRuntime(request.evaluationRuntime, ctx.headers))
     const answer = (r: EvaluationList): Reply => rawJson(200, flagsJson(r, options))
     return result instanceof Promise ? result.then(answer) : answer(result)
   }
@@ -76,7 +78,7 @@ export function registerDecideRoutes(router: Router, evaluator: FlagEvaluator, r
     ['/decide/', { via: 'decide' }],
     ['/flags/', { via: 'flags' }],
   ] as const) {
-    const options = { maxBodyBytes: maxBytes, cors: true, label: path, batchPostAnswers: true }
+    const options = { maxBodyBytes: maxBytes, cors: true, label: path, batchPostAnswers: true, readsHeaders: RUNTIME_HEADERS }
     router.add(['post', 'get'], path, decideHandler(evaluator, resolve, maxBytes, endpoint), options)
     router.add('options', path, () => ({ status: 204, headers: { Allow: 'GET, POST, OPTIONS, HEAD' } }), options)
   }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { startServer, type TestServer } from '../../helpers/server.js'
@@ -134,6 +135,33 @@ t.test('/decide', async (t) => {
     t.equal((await ask()).body.featureFlags['beta-ea'], true, 'the stored enrollment turns it on')
     const optedOut = await decide(server, { distinct_id: 'ea-user', flag_keys_to_evaluate: ['beta-ea'], person_properties: { '$feature_enrollment/beta-ea': false } })
     t.equal(optedOut.body.featureFlags['beta-ea'], false, 'an override wins')
+  })
+
+  t.test("answers each caller with the flags for its runtime, judged as PostHog judges it", async (t) => {
+    await createFlag(server, { key: 'rt-browser', evaluation_runtime: 'client', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    await createFlag(server, { key: 'rt-backend', evaluation_runtime: 'server', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    const keys = async (body: Record<string, unknown>, headers: Record<string, string>) => {
+      const flags = (await decide(server, { distinct_id: 'rt-user', ...body }, 'v=3', headers)).body.featureFlags
+      return ['rt-browser', 'rt-backend', 'simple-flag'].filter((k) => k in flags)
+    }
+    t.same(await keys({}, { 'user-agent': 'posthog-node/5.8.0' }), ['rt-backend', 'simple-flag'], 'a server SDK')
+    t.same(await keys({}, { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0' }), ['rt-browser', 'simple-flag'], 'a browser')
+    t.same(await keys({}, { 'user-agent': 'node', origin: 'https://shop.example' }), ['rt-browser', 'simple-flag'], 'browser-only headers')
+    t.same(await keys({ evaluation_runtime: 'server' }, { 'user-agent': 'Mozilla/5.0' }), ['rt-backend', 'simple-flag'], 'the body says so')
+    // fetch itself sends Sec-Fetch-Mode: cors, a browser-only header to PostHog's rule
+    t.same(await keys({}, { 'user-agent': 'node' }), ['rt-browser', 'simple-flag'], 'a bare fetch reads as a browser')
+    t.same(await keys({ evaluation_runtime: 'all' }, {}), ['rt-browser', 'rt-backend', 'simple-flag'])
+    const bare = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const body = JSON.stringify({ token: server.boot.project_api_key, distinct_id: 'rt-user' })
+      const req = httpRequest(`${server.baseUrl}/decide/?v=3`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        let text = ''
+        res.on('data', (chunk) => (text += chunk))
+        res.on('end', () => resolve(JSON.parse(text).featureFlags))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    t.same(['rt-browser', 'rt-backend', 'simple-flag'].filter((k) => k in bare), ['simple-flag'], 'nothing tells: only unrestricted flags')
   })
 
   t.test('evaluates group flags with stored and overridden group properties', async (t) => {

@@ -88,3 +88,31 @@ t.test('remote config flags with encrypted payloads are kept for /remote_config 
   t.equal(project.activeCount, 3)
   t.ok(project.definitions.some((f) => f.key === 'secret'), 'the definition stays for /remote_config')
 })
+
+t.test('a caller gets the flags for all runtimes and for its own, as PostHog filters them', async (t) => {
+  const all = { groups: [{ properties: [], rollout_percentage: 100 }] }
+  const { flagSource } = source([
+    flag('anywhere', all, { evaluation_runtime: 'all' }),
+    flag('legacy', all),
+    flag('browser', all, { evaluation_runtime: 'client' }),
+    flag('backend', all, { evaluation_runtime: 'server' }),
+    flag('needs-browser', { groups: [{ properties: [{ key: 'browser', type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] }, { evaluation_runtime: 'server' }),
+  ])
+  const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend', 'needs-browser'].filter((k) => project.setFor(runtime).hasFlag(k))
+  t.same(keys('all'), ['anywhere', 'legacy', 'browser', 'backend', 'needs-browser'])
+  t.equal(project.setFor('all'), project.set)
+  t.same(keys('client'), ['anywhere', 'legacy', 'browser'])
+  t.same(keys('server'), ['anywhere', 'legacy', 'backend', 'needs-browser'])
+  t.same(keys(null), ['anywhere', 'legacy'], 'a caller whose runtime is unknown gets only the unrestricted ones')
+  t.equal(project.setFor('client'), project.setFor('client'), 'each compiled once')
+  const input = { distinctId: 'u', personProperties: {}, groups: {}, groupProperties: {}, now: 0 }
+  const [result] = project.setFor('server').evaluateList({ ...input, flagKeys: ['needs-browser'] }).results
+  t.equal(result.enabled, false, "a dependency on a flag of the other runtime is a missing one")
+})
+
+t.test('a project without runtime-limited flags answers every runtime with one set', async (t) => {
+  const { flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
+  const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor(runtime), project.set)
+})

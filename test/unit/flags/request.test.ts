@@ -1,5 +1,5 @@
 import t from 'tap'
-import { readDecideRequest } from '../../../src/flags/request.js'
+import { readDecideRequest, requestRuntime, runtimeOf } from '../../../src/flags/request.js'
 
 t.test("a /decide body's fields are read under each name PostHog's flag service accepts, the first given winning", async (t) => {
   t.equal(readDecideRequest({ token: 'a', $token: 'b', api_key: 'c' }).token, 'a')
@@ -21,4 +21,31 @@ t.test("a /decide body's fields are read under each name PostHog's flag service 
 
 t.test('a /decide body that is not a JSON object is refused with invalid_payload', async (t) => {
   for (const body of [null, [], 'text', 3]) t.throws(() => readDecideRequest(body), { code: 'invalid_payload' })
+})
+
+t.test('a distinct id is cut at 200 characters, never inside a surrogate pair', async (t) => {
+  t.equal(readDecideRequest({ distinct_id: '😀'.repeat(150) }).distinctId, '😀'.repeat(150))
+  t.equal(readDecideRequest({ distinct_id: 'a'.repeat(199) + '😀x' }).distinctId, 'a'.repeat(199) + '😀')
+})
+
+t.test("the caller's runtime is read as PostHog's flag service detects it", async (t) => {
+  t.same(['client', 'SERVER', 'all', 'edge', ''].map(runtimeOf), ['client', 'server', 'all', 'all', 'all'])
+  t.equal(readDecideRequest({ evaluation_runtime: 'server' }).evaluationRuntime, 'server')
+  const cases: Array<[string | null, Record<string, string>, string | null]> = [
+    ['server', { 'user-agent': 'Mozilla/5.0' }, 'server'],
+    ['Client', {}, 'client'],
+    ['whatever', { 'user-agent': 'posthog-node/5.0.0' }, 'all'],
+    [null, { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/120' }, 'client'],
+    [null, { 'user-agent': 'posthog-node/5.8.0' }, 'server'],
+    [null, { 'user-agent': 'posthog-python/6.0' }, 'server'],
+    [null, { 'user-agent': 'python-requests/2.32' }, 'server'],
+    [null, { 'user-agent': 'curl/8.5.0' }, 'server'],
+    [null, { 'user-agent': 'posthog-ios/3.0.0' }, 'client'],
+    [null, { 'user-agent': 'node' }, null],
+    [null, { 'user-agent': 'node', origin: 'https://shop.example' }, 'client'],
+    [null, { referer: 'https://shop.example/' }, 'client'],
+    [null, { 'sec-fetch-mode': 'cors' }, 'client'],
+    [null, {}, null],
+  ]
+  for (const [explicit, headers, expected] of cases) t.equal(requestRuntime(explicit, headers), expected, `${explicit} ${JSON.stringify(headers)}`)
 })
