@@ -1,4 +1,9 @@
-/** The client's address: the first X-Forwarded-For entry (set by proxies), else the socket's. */
+/**
+ * The client's address: the first X-Forwarded-For entry (set by proxies), else the socket's. As PostHog's
+ * flag service reads the header: a port is dropped (`203.0.113.7:8080`, `[2001:db8::1]:443`), and an entry
+ * that is not an address falls back to the socket's.
+ */
+import { isIP } from 'node:net'
 import type { RequestContext } from './types.js'
 
 /** The last socket address and what it mapped to: kept-alive clients send many requests from one address. */
@@ -9,7 +14,8 @@ export function clientIp(ctx: RequestContext): string | null {
   const forwarded = ctx.headers['x-forwarded-for']
   if (forwarded) {
     const first = forwarded.split(',')[0].trim()
-    if (first) return first.replace(/^\[|\](:\d+)?$/g, '')
+    const address = first.startsWith('[') ? first.replace(/^\[|\](:\d+)?$/g, '') : first.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
+    if (isIP(address) !== 0) return address
   }
   const socket = ctx.remoteAddress
   if (!socket) return null
