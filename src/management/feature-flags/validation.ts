@@ -11,7 +11,8 @@ import { pyJsonDumps, pyStr } from './python-format.js'
 export const MAX_PROPERTY_VALUES = 1000
 const KEY_RE = /^[a-zA-Z0-9_-]+$/
 const STRING_VALUE_OPERATORS = new Set(['regex', 'icontains', 'not_regex', 'not_icontains', 'gte', 'lte', 'gt', 'lt'])
-const DATE_OPERATORS = new Set(['is_date_before', 'is_date_after', 'is_date_exact'])
+/** PostHog checks the dates of these two only: `is_date_exact` with an unreadable date is stored (and never matches). */
+const DATE_OPERATORS = new Set(['is_date_before', 'is_date_after'])
 const RELATIVE_DATE_RE = /^-?(\d+)([hdwmy])$/
 
 /** What the rules need to look up: other flags and cohorts of the same project. */

@@ -84,6 +84,8 @@ t.test('flag create validation', async (t) => {
           { properties: [{ key: 'id', type: 'cohort', value: String(staticCohort.id), operator: 'in' }], rollout_percentage: null },
           { properties: [{ key: String(taken.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }] },
           { properties: [person({ operator: 'is_date_before', value: '2024-02-01T00:00:00Z' })] },
+          // PostHog's serializer checks the dates of is_date_before and is_date_after only
+          { properties: [person({ operator: 'is_date_exact', value: 'notadate' })] },
         ],
         multivariate: { variants: [{ key: 'a', rollout_percentage: 34 }, { key: 'b', rollout_percentage: 66 }] },
         payloads: { a: { x: 'é', y: [1, 2] }, b: '"quoted"' },
