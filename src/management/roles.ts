@@ -1,6 +1,6 @@
 /**
- * Organisation roles and their members. Feature-flag role access (flags issue) grants edit rights to the
- * members of a role, so roles are real records with real memberships, not labels.
+ * Organisation roles and their members. A role's feature-flag access level decides what its members may edit
+ * (`canEditFlag`), so roles are real records with real memberships, not labels.
  */
 import { iso, type Clock } from '../common/clock.js'
 import { AppError, ValidationError } from '../common/errors.js'
@@ -130,12 +130,13 @@ export class Roles {
     })
   }
 
-  /** Role ids the user is a member of, for role-access checks. */
-  roleIdsOf(userId: number): Set<string> {
-    const rows = prepared(this.#db, 'SELECT role_id FROM role_memberships WHERE user_id = ?').all(userId) as Array<{
-      role_id: string
-    }>
-    return new Set(rows.map((r) => r.role_id))
+  /** The roles the user is a member of, each with its feature-flag access level, for edit checks. */
+  flagAccessOf(userId: number): Map<string, number> {
+    const rows = prepared(
+      this.#db,
+      'SELECT r.id, r.feature_flags_access_level AS level FROM role_memberships m JOIN roles r ON r.id = m.role_id WHERE m.user_id = ?',
+    ).all(userId) as Array<{ id: string; level: number }>
+    return new Map(rows.map((r) => [r.id, r.level]))
   }
 
   #row(organizationId: string, id: string): RoleRow {

@@ -1,7 +1,7 @@
 /**
- * Role access to a feature flag: which organisation roles may edit it. Reading is open to project members;
- * adding or removing roles follows the same rule as editing the flag (see `canEditFlag`), answered with
- * PostHog's "You can't edit roles for this feature flag.".
+ * Role access to a feature flag: which view-only organisation roles may edit it anyway. Reading is open to
+ * project members; adding or removing roles follows the same rule as editing the flag (see `canEditFlag`),
+ * answered with PostHog's "You can't edit roles for this feature flag.".
  */
 import { iso, type Clock } from '../../common/clock.js'
 import { AppError, ValidationError } from '../../common/errors.js'

@@ -5,6 +5,7 @@
  */
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
+import { FlagAccessLevel } from '../roles.js'
 import type { FeatureFlagRecord } from './record.js'
 import type { FlagRepository } from './repository.js'
 
@@ -47,18 +48,22 @@ export interface Viewer {
   userId: number
   /** Organisation admin or owner. */
   isAdmin: boolean
-  /** Roles the user is a member of. */
-  roleIds: ReadonlySet<string>
+  /** The roles the user is a member of, each with its `feature_flags_access_level`. */
+  roles: ReadonlyMap<string, number>
 }
 
 /**
- * A flag without role access rows is editable by every project member; once roles are attached, only its
- * creator, organisation admins and members of those roles may change it or its role access.
+ * PostHog's `can_user_edit_feature_flag` (role-based access, no organisation-wide setting, so "can always
+ * edit" by default): the creator and organisation admins may; otherwise the user's highest role level
+ * decides, the default when in no role. "Can always edit" (37) may edit every flag; "can only view" (21)
+ * only the flags whose role access names one of the user's roles.
  */
 export function canEditFlag(flag: Pick<FeatureFlagRecord, 'created_by_id'>, viewer: Viewer, flagRoleIds: readonly string[]): boolean {
-  if (flagRoleIds.length === 0 || viewer.isAdmin) return true
-  if (flag.created_by_id !== null && flag.created_by_id === viewer.userId) return true
-  return flagRoleIds.some((id) => viewer.roleIds.has(id))
+  if (viewer.isAdmin || (flag.created_by_id !== null && flag.created_by_id === viewer.userId)) return true
+  const levels = [...viewer.roles.values()]
+  const level = levels.length === 0 ? FlagAccessLevel.edit : Math.max(...levels)
+  if (level === FlagAccessLevel.view) return flagRoleIds.some((id) => viewer.roles.has(id))
+  return level === FlagAccessLevel.edit
 }
 
 const groupsOf = (filters: JsonObject): JsonObject[] => (Array.isArray(filters.groups) ? (filters.groups as JsonObject[]) : [])

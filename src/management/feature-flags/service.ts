@@ -78,7 +78,7 @@ export class FeatureFlags {
 
   viewer(project: Project, userId: number): Viewer {
     const level = this.#deps.accounts.membershipLevel(project.organization_id, userId) ?? 0
-    return { userId, isAdmin: level >= MembershipLevel.admin, roleIds: this.#deps.roles.roleIdsOf(userId) }
+    return { userId, isAdmin: level >= MembershipLevel.admin, roles: this.#deps.roles.flagAccessOf(userId) }
   }
 
   /** Whether the user may change the flag and its role access. */
