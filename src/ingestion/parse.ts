@@ -164,10 +164,13 @@ export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {
     if (item === null) throw invalidPayload('some events are null')
     if (!isPlainObject(item)) throw invalidPayload('every event must be a JSON object.')
   }
+  const items = shape.items as JsonObject[]
   // Only on /engage/, as Rust capture: elsewhere an event without a name is a silent drop (the contract's rule).
-  const rule = ctx.engage
-  const inBatch = isPlainObject(body) && 'batch' in body
-  const items = rule ? (shape.items as JsonObject[]).map((item) => (becomesIdentify(item, rule, inBatch) ? engageToIdentify(item) : item)) : (shape.items as JsonObject[])
+  // The items are this request's own (fresh from JSON.parse), so they are replaced in place.
+  if (ctx.engage) {
+    const inBatch = isPlainObject(body) && 'batch' in body
+    for (let i = 0; i < items.length; i++) if (becomesIdentify(items[i], ctx.engage, inBatch)) items[i] = engageToIdentify(items[i])
+  }
 
   // One token per request: the batch's, or the events' own, which must then agree (Rust capture's rule).
   let token = shape.batchToken

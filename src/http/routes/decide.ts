@@ -4,7 +4,7 @@
  * picks the answer's shape as PostHog's flag service does (posthog-semantics §1.3).
  */
 import { AppError } from '../../common/errors.js'
-import { uuidv4 } from '../../common/ids.js'
+import { normaliseUuid, uuidv4 } from '../../common/ids.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { readDecideRequest, requestRuntime } from '../../flags/request.js'
 import { flagsJson, type ResponseShape } from '../../flags/response.js'
@@ -57,7 +57,8 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
   return (ctx) => {
     const query = new URLSearchParams(ctx.query)
     const { shape, withConfig } = version(query, endpoint)
-    const requestId = uuidv4()
+    // PostHog's flag service answers with the caller's X-Request-Id when it is a UUID.
+    const requestId = normaliseUuid(ctx.headers['x-request-id'] ?? '') ?? uuidv4()
     if ((ctx.method === 'get' || ctx.method === 'head') && !query.get('data')) {
       // PostHog answers a bare GET with the config and no flags, and HEAD with 200 (the server drops the body).
       return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))

@@ -137,6 +137,13 @@ t.test('/decide', async (t) => {
     t.equal(optedOut.body.featureFlags['beta-ea'], false, 'an override wins')
   })
 
+  t.test("answers with the caller's X-Request-Id as requestId when it is a UUID, else a new one", async (t) => {
+    const id = '0190A1B2-C3D4-7E5F-8A6B-7C8D9E0F1A2B'
+    t.equal((await decide(server, { distinct_id: 'rid' }, 'v=3', { 'x-request-id': id })).body.requestId, id.toLowerCase())
+    const fresh = (await decide(server, { distinct_id: 'rid' }, 'v=3', { 'x-request-id': 'trace-7' })).body.requestId
+    t.match(fresh, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
+
   t.test("answers each caller with the flags for its runtime, judged as PostHog judges it", async (t) => {
     await createFlag(server, { key: 'rt-browser', evaluation_runtime: 'client', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
     await createFlag(server, { key: 'rt-backend', evaluation_runtime: 'server', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
