@@ -159,6 +159,8 @@ export class Experiments {
       groups: [{ properties: [], rollout_percentage: 100 }],
       multivariate: { variants: structuredClone(variants) },
       aggregation_group_type_index: parameters.aggregation_group_type_index ?? null,
+      // PostHog writes the experiment's holdout here; skylark has no holdouts, so always none
+      holdout_groups: null,
     }
     const created = flags.create(
       project,
@@ -205,8 +207,9 @@ export class Experiments {
 
   /**
    * PostHog's update rules that involve the flag: the key and `type` can't change; once launched the
-   * variants are fixed; a draft's `parameters.feature_flag_variants` are written to the flag; launching
-   * (a start date on a draft) activates the flag. Ending an experiment leaves the flag as it is.
+   * variants are fixed; any non-empty `parameters` on a draft rewrite the flag's variants (those sent, else
+   * the default pair) and aggregation (that sent, else none), as PostHog's update does; launching (a start
+   * date on a draft) activates the flag. Ending an experiment leaves the flag as it is.
    */
   #applyToFlag(project: Project, current: ExperimentRecord, next: ExperimentRecord, body: ExperimentWrite, flag: FeatureFlagRecord, userId: number): void {
     checkUpdatableKeys(body, flag.key)
@@ -214,17 +217,15 @@ export class Experiments {
     if (!draft) checkVariantsUnchanged(body.parameters, flag)
     checkNoGlobalProperties(body.filters)
     const flags = this.#deps.featureFlags
-    const variants = body.parameters?.feature_flag_variants
-    if (draft && variants !== undefined) {
-      const aggregation =
-        body.parameters && 'aggregation_group_type_index' in body.parameters
-          ? (body.parameters.aggregation_group_type_index ?? null)
-          : (flag.filters.aggregation_group_type_index ?? null)
+    const parameters = body.parameters
+    if (draft && parameters && Object.keys(parameters).length > 0) {
+      const variants = parameters.feature_flag_variants ?? []
       const filters = {
         ...flag.filters,
         groups: Array.isArray(flag.filters.groups) ? flag.filters.groups : [],
         multivariate: { variants: structuredClone(variants.length ? variants : DEFAULT_VARIANTS) },
-        aggregation_group_type_index: aggregation,
+        aggregation_group_type_index: parameters.aggregation_group_type_index ?? null,
+        holdout_groups: null,
       }
       flags.update(project, flag.id, { filters }, userId)
     }

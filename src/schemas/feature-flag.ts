@@ -59,7 +59,8 @@ export const flagFiltersSchema: JsonSchema = {
     // Checked by the flag rules so the message is PostHog's ("Payloads must be passed as a dictionary").
     payloads: anyJson,
     super_groups: { type: 'array', items: releaseGroupSchema },
-    holdout_groups: { type: 'array', items: releaseGroupSchema },
+    // null is what PostHog's experiments write for "no holdout"
+    holdout_groups: { type: ['array', 'null'], items: releaseGroupSchema },
   },
 }
 

@@ -61,6 +61,26 @@ t.test('update', async (t) => {
     t.same(w.activity('FeatureFlag').map((a) => a.activity), ['created', 'updated'])
   })
 
+  t.test("any parameters on a draft rewrite the flag's variants and aggregation, as PostHog's update does", async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const variants = [
+      { key: 'control', rollout_percentage: 34 },
+      { key: 'a', rollout_percentage: 33 },
+      { key: 'b', rollout_percentage: 33 },
+    ]
+    const e = w.create({ name: 'n', feature_flag_key: 'k2', parameters: { feature_flag_variants: variants, aggregation_group_type_index: 0 } })
+    t.equal(e.feature_flag!.filters.aggregation_group_type_index, 0)
+    const u = w.update(e.id, { parameters: { minimum_detectable_effect: 5 } })
+    t.same((u.feature_flag!.filters.multivariate as any).variants.map((v: any) => v.key), ['control', 'test'], 'the default pair')
+    t.equal(u.feature_flag!.filters.aggregation_group_type_index, null, 'no aggregation sent: none')
+    const kept = w.update(e.id, { parameters: { feature_flag_variants: variants } })
+    t.equal(kept.feature_flag!.filters.aggregation_group_type_index, null)
+    const same = w.update(e.id, { name: 'renamed' })
+    t.equal(same.feature_flag!.version, kept.feature_flag!.version, 'no parameters: the flag is left alone')
+    t.equal(w.update(e.id, { parameters: {} }).feature_flag!.version, kept.feature_flag!.version, 'nor with empty ones')
+  })
+
   t.test('launching a draft activates its flag; ending leaves the flag alone', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
