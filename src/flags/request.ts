@@ -23,7 +23,6 @@ export interface DecideRequest {
   evaluationRuntime: string | null
 }
 
-
 /** The first of a field's names that the body gives a value (fixed parameters: a rest array was made per call). */
 function first(body: JsonObject, a: string, b: string, c?: string): unknown {
   const value = body[a] ?? body[b]

@@ -184,11 +184,12 @@ function parseComparator(input: string): Step<Comparator> {
   rest = minor.rest
   const patch = part(hadMinor && minor.value === null)
   if (patch === null) return null
-  rest = patch.rest
-  const pre = patch.value === null ? { value: [], rest } : suffix(rest, '-')
-  const build = pre && (patch.value === null ? pre : suffix(pre.rest, '+'))
+  const comparator = { op, major: major.value, minor: minor.value, patch: patch.value, pre: [] as Identifier[] }
+  if (patch.value === null) return { value: comparator, rest: skipSpaces(patch.rest) }
+  const pre = suffix(patch.rest, '-')
+  const build = pre && suffix(pre.rest, '+')
   if (!pre || !build) return null
-  return { value: { op, major: major.value, minor: minor.value, patch: patch.value, pre: pre.value }, rest: skipSpaces(build.rest) }
+  return { value: { ...comparator, pre: pre.value }, rest: skipSpaces(build.rest) }
 }
 
 /** `semver::VersionReq::from_str`: a lone wildcard, or up to 32 comma-separated comparators. */

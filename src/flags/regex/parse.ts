@@ -103,9 +103,10 @@ class Parser {
     const [min, max] = range
     let greedy = true
     let possessive = false
+    // fancy_regex: a lazy `?`, then a possessive `+` (the two may come together), with no space between
     sc.skipVerbose(flags)
     if (sc.eat('?')) greedy = false
-    else if (sc.eat('+')) possessive = this.#fancy = true
+    if (sc.eat('+')) possessive = this.#fancy = true
     sc.skipVerbose(flags)
     const next = sc.peek()
     if (next === '*' || next === '+' || next === '?') throw new RegexSyntaxError('repetition operator missing expression')

@@ -18,9 +18,9 @@ import type { Router } from '../router.js'
 import type { Handler, Reply, RequestContext } from '../types.js'
 
 const DECIDE_COMPRESSION = ['gzip', 'lz64']
+const FLAGS_COMPRESSION = ['gzip', 'gzip-js']
 /** What `requestRuntime` reads beside Origin, which every route reads. */
 const RUNTIME_HEADERS = ['user-agent', 'referer', 'sec-fetch-mode', 'sec-fetch-site'] as const
-const FLAGS_COMPRESSION = ['gzip', 'gzip-js']
 
 interface Endpoint {
   via: 'decide' | 'flags'

@@ -98,6 +98,9 @@ t.test('Rust regex syntax', async (t) => {
       ['(?:^)*', 'x', null],
       ['(?i){2}', 'x', null],
       ['a*?*', 'a', null],
+      // a lazy and a possessive mark together: an atomic lazy repeat, which commits to its first (shortest) try
+      ['^a{1,3}?+b$', 'aab', false],
+      ['^a{1,3}?+ab$', 'aab', true],
       ['()*', 'x', true],
       ['(^)*x', 'x', true],
     ]))
