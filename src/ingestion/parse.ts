@@ -119,7 +119,10 @@ function typeName(value: unknown): string {
   return { string: 'str', number: 'int', boolean: 'bool' }[typeof value as string] ?? typeof value
 }
 
-/** distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules), cut as Rust capture cuts them. */
+/**
+ * distinct ids arrive as strings, numbers or anything JSON; they are stored as text (PostHog rules), cut as
+ * Rust capture cuts them.
+ */
 function distinctIdText(value: unknown): string | null {
   if (value === undefined || value === null) return null
   return cutDistinctId((typeof value === 'string' ? value : JSON.stringify(value)).replace(/\u0000/g, '\uFFFD'))
