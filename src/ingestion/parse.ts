@@ -6,6 +6,7 @@
  * Whole-request errors throw AppError (400 invalid_payload, 401 invalid_api_key, 400 invalid_project);
  * per-event problems that the contract answers with 200 become drop warnings, never exceptions.
  */
+import { setFlagsFromString } from 'node:v8'
 import { AppError } from '../common/errors.js'
 import { cutDistinctId, normaliseUuid } from '../common/ids.js'
 import { copyObject, isPlainObject, mergeObjects, type JsonObject } from '../common/json.js'
@@ -69,21 +70,46 @@ function invalidPayload(detail: string): AppError {
   return new AppError('invalid_payload', { detail: `Invalid payload: ${detail}` })
 }
 
+/** A JSON.parse reviver; `context.source` is the value's text (see parseJsonWithExactIds). */
+type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown
+
 /** JSON.parse, plus Python-style NaN/Infinity (posthog-python can send them) read as null. */
-export function parseJson(text: string): unknown {
+export function parseJson(text: string, reviver?: Reviver): unknown {
   try {
-    return JSON.parse(text)
+    return JSON.parse(text, reviver)
   } catch (error) {
     const patched = replaceNonFiniteTokens(text)
     if (patched !== text) {
       try {
-        return JSON.parse(patched)
+        return JSON.parse(patched, reviver)
       } catch {
         // fall through to the original message
       }
     }
     throw new AppError('invalid_payload', { detail: `Malformed request data: ${(error as Error).message}` })
   }
+}
+
+/** An integer JSON number a double cannot hold exactly: JSON.parse has already rounded it. */
+export function isInexactInteger(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)
+}
+
+let sourceTextEnabled = false
+const ID_KEYS = new Set(['distinct_id', '$distinct_id', '$anon_distinct_id', 'anon_distinct_id'])
+
+/**
+ * `text` parsed again with every distinct id that is an integer past 2^53 read as its literal text, as PostHog's
+ * Rust services keep it (`1234567890123456789`, not `…800`: another person, another hash). A second parse,
+ * made only when the first found such an id: the reviver costs every key a call. JSON.parse hands a reviver
+ * the source text under V8's `--harmony-json-parse-with-source` (on by default from Node 22).
+ */
+export function parseJsonWithExactIds(text: string): unknown {
+  if (!sourceTextEnabled) {
+    setFlagsFromString('--harmony-json-parse-with-source')
+    sourceTextEnabled = true
+  }
+  return parseJson(text, (key, value, context) => (ID_KEYS.has(key) && isInexactInteger(value) && context?.source !== undefined ? context.source : value))
 }
 
 function replaceNonFiniteTokens(text: string): string {
@@ -157,10 +183,22 @@ function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | nu
   return { items: [payload], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
 }
 
+/** Whether an event's distinct id (at the top or in its properties) is an integer JSON.parse rounded. */
+function hasInexactId(item: unknown): boolean {
+  if (!isPlainObject(item)) return false
+  if (isInexactInteger(item.distinct_id) || isInexactInteger(item.$distinct_id)) return true
+  const props = item.properties
+  return isPlainObject(props) && (isInexactInteger(props.distinct_id) || isInexactInteger(props.$distinct_id))
+}
+
 export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {
-  const body = parseJson(text)
+  let body = parseJson(text)
   if (nestingExceeds(body, MAX_NESTING)) throw invalidPayload(`objects and arrays may nest at most ${MAX_NESTING} levels deep.`)
-  const shape = eventsOf(body)
+  let shape = eventsOf(body)
+  if (shape.items.some(hasInexactId)) {
+    body = parseJsonWithExactIds(text)
+    shape = eventsOf(body)
+  }
   // Rust capture's EmptyBatch: a request that holds no event is refused before its key is read.
   if (shape.items.length === 0) throw invalidPayload('the request holds no events.')
   for (const item of shape.items) {

@@ -137,6 +137,15 @@ t.test('/decide', async (t) => {
     t.equal(optedOut.body.featureFlags['beta-ea'], false, 'an override wins')
   })
 
+  t.test('hashes an integer distinct id past 2^53 by its literal, as PostHog does', async (t) => {
+    // 1234567890123456790 is 1234567890123456800 as a double; the two land on opposite sides of simple-flag's 45%
+    const raw = (id: string) =>
+      server.request('POST', '/decide/?v=3', { rawBody: `{"token":"${server.boot.project_api_key}","distinct_id":${id}}`, headers: { 'content-type': 'application/json' } })
+    const literal = (await raw('1234567890123456790')).body.featureFlags['simple-flag']
+    t.equal(literal, (await decide(server, { distinct_id: '1234567890123456790' })).body.featureFlags['simple-flag'])
+    t.not(literal, (await decide(server, { distinct_id: '1234567890123456800' })).body.featureFlags['simple-flag'])
+  })
+
   t.test("answers with the caller's X-Request-Id as requestId when it is a UUID, else a new one", async (t) => {
     const id = '0190A1B2-C3D4-7E5F-8A6B-7C8D9E0F1A2B'
     t.equal((await decide(server, { distinct_id: 'rid' }, 'v=3', { 'x-request-id': id })).body.requestId, id.toLowerCase())

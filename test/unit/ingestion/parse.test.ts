@@ -106,6 +106,14 @@ t.test('fields read as Rust capture reads them', async (t) => {
   t.equal(one({ distinct_id: 'a'.repeat(199) + '😀x' }).distinct_id, 'a'.repeat(199) + '😀', 'the cut never splits a surrogate pair')
 })
 
+t.test('an integer distinct id past 2^53 keeps its literal, as Rust capture keeps it', async (t) => {
+  const text = '{"api_key":"phc_a","batch":[{"event":"a","distinct_id":1234567890123456789},{"event":"b","properties":{"distinct_id":1234567890123456790,"n":12345678901234567890}},{"event":"c","$distinct_id":42}]}'
+  const events = parse(text).events
+  t.same(events.map((e) => e.distinct_id), ['1234567890123456789', '1234567890123456790', '42'], 'two ids one double apart stay two ids')
+  t.equal(events[1].properties.distinct_id, '1234567890123456790', 'the property carries the literal too')
+  t.equal(events[1].properties.n, 12345678901234567000, "other numbers are JSON.parse's")
+})
+
 t.test('NaN and Infinity from Python clients read as null', async (t) => {
   const [e] = parse('{"api_key":"phc_a","event":"e","distinct_id":"d","properties":{"a":NaN,"b":-Infinity,"c":"NaN stays"}}').events
   t.same(e.properties, { a: null, b: null, c: 'NaN stays', $ip: '203.0.113.9' })
