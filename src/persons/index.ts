@@ -27,6 +27,7 @@ export {
   applyPropertyUpdates,
   computePropertyUpdates,
   isDistinctIdIllegal,
+  isDistinctIdUnmergeable,
   isIgnorableUpdate,
   splitSets,
   storedProperties,

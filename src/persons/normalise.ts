@@ -30,6 +30,7 @@ export interface Normalised {
 }
 
 const DROP_PERSONLESS_PERSON_EVENT = 'invalid_event_when_process_person_profile_is_false'
+const MAX_GROUP_KEY = 400
 
 export function eventDetails(event: CapturedEvent): Record<string, unknown> {
   return { eventUuid: event.uuid, event: event.event, distinctId: event.distinct_id }
@@ -74,6 +75,13 @@ export function normaliseEvent(event: CapturedEvent, text: Uint8Array | null, ge
   if (!n.processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
     n.dropReason = DROP_PERSONLESS_PERSON_EVENT
     n.warnings.push({ type: DROP_PERSONLESS_PERSON_EVENT, details: eventDetails(event) })
+  }
+  // PostHog's event-property check: a group key longer than its column drops the `$groupidentify` (truthy keys only).
+  const groupKey = properties.$group_key
+  if (n.dropReason === null && event.event === '$groupidentify' && groupKey && String(groupKey).length > MAX_GROUP_KEY) {
+    n.dropReason = 'group_key_too_long'
+    const details = { ...eventDetails(event), groupKey, groupKeyLength: String(groupKey).length, maxLength: MAX_GROUP_KEY }
+    n.warnings.push({ type: 'group_key_too_long', details })
   }
 
   const ip = properties.$ip

@@ -21,6 +21,17 @@ export function isDistinctIdIllegal(id: string): boolean {
   return id.trim() === '' || CASE_INSENSITIVE.has(id.toLowerCase()) || CASE_SENSITIVE.has(id)
 }
 
+/** Longest distinct id a merge accepts, in characters: PostHog's distinct-id column. */
+const MAX_MERGEABLE_ID = 400
+
+/**
+ * PostHog's `isDistinctIdUnmergeable`: an illegal id, or one its distinct-id column cannot hold (a NUL, more than
+ * 400 characters). Merge ids (`$anon_distinct_id`, `alias`) are not cut at capture as the event's own id is.
+ */
+export function isDistinctIdUnmergeable(id: string): boolean {
+  return isDistinctIdIllegal(id) || id.includes('\u0000') || (id.length > MAX_MERGEABLE_ID && Array.from(id).length > MAX_MERGEABLE_ID)
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Event kinds
 

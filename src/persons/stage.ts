@@ -27,7 +27,7 @@ import {
   applyPropertyUpdates,
   computePropertyUpdates,
   initialPersonProperties,
-  isDistinctIdIllegal,
+  isDistinctIdUnmergeable,
   isIgnorableUpdate,
   type EventSets,
 } from './properties.js'
@@ -286,7 +286,7 @@ export class PersonsStage {
     if (otherId === intoId) return null
     const teamId = ctx.event.team_id
     for (const [illegal, other] of [[intoId, otherId], [otherId, intoId]] as const) {
-      if (isDistinctIdIllegal(illegal)) {
+      if (isDistinctIdUnmergeable(illegal)) {
         this.warnings.write(teamId, 'cannot_merge_with_illegal_distinct_id', {
           illegalDistinctId: illegal,
           otherDistinctId: other,

@@ -7,6 +7,7 @@ import {
   applyPropertyUpdates,
   computePropertyUpdates,
   isDistinctIdIllegal,
+  isDistinctIdUnmergeable,
   mergeGroupProperties,
   splitSets,
   storedPropertiesJson,
@@ -46,6 +47,19 @@ t.test('isDistinctIdIllegal', async (t) => {
     ['anonymous-123', false],
   ]
   for (const [id, illegal] of cases) t.equal(isDistinctIdIllegal(id), illegal, JSON.stringify(id))
+})
+
+t.test('isDistinctIdUnmergeable adds the ids no distinct-id column holds', async (t) => {
+  const cases: Array<[string, boolean]> = [
+    ['null', true],
+    ['a\u0000b', true],
+    ['a'.repeat(400), false],
+    ['a'.repeat(401), true],
+    ['😀'.repeat(400), false],
+    ['😀'.repeat(401), true],
+    ['user-1', false],
+  ]
+  for (const [id, unmergeable] of cases) t.equal(isDistinctIdUnmergeable(id), unmergeable, `${JSON.stringify(id.slice(0, 8))}… (${id.length})`)
 })
 
 t.test('computePropertyUpdates', async (t) => {

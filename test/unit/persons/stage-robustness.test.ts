@@ -21,6 +21,16 @@ t.test('robustness', async (t) => {
     t.match(h.warnings(), [{ type: 'cannot_merge_with_illegal_distinct_id', details: { illegalDistinctId: '[object Object]' } }])
   })
 
+  t.test('merge ids no distinct-id column holds are refused like illegal ones, as PostHog refuses them', async (t) => {
+    const h = harness()
+    const long = 'a'.repeat(401)
+    h.run(ev('$create_alias', 'u2', { alias: long }), ev('$identify', 'u3', { $anon_distinct_id: 'x\u0000y' }), ev('$create_alias', 'u4', { alias: '😀'.repeat(400) }))
+    t.notOk(h.person(long), 'over 400 characters')
+    t.notOk(h.person('x\u0000y'), 'a NUL')
+    t.equal(h.person('😀'.repeat(400))?.id, h.person('u4')!.id, '400 characters outside the BMP are 400 characters')
+    t.same(h.warnings().map((w: any) => w.details.illegalDistinctId), [long, 'x\u0000y'])
+  })
+
   t.test('an event that breaks processing is rolled back alone and reported', async (t) => {
     const h = harness({ geoip: new FakeGeoIp() })
     const outs = h.run(ev('$pageview', 'a', { $set: { ok: 1 } }), ev('$pageview', 'b', { $ip: 'boom', $set: { x: 1 } }), ev('$pageview', 'c'))

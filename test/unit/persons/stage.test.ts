@@ -162,6 +162,17 @@ t.test('personless events', async (t) => {
     t.equal(h.warnings().length, 4)
   })
 
+  t.test('a $groupidentify with a group key over 400 characters is dropped with a warning, as PostHog drops it', async (t) => {
+    const h = harness()
+    const long = 'k'.repeat(401)
+    const [dropped] = h.run(ev('$groupidentify', 'u', { $group_type: 'company', $group_key: long, $group_set: { a: 1 } }))
+    t.equal(dropped.dropReason, 'group_key_too_long')
+    t.match(h.warnings(), [{ type: 'group_key_too_long', details: { groupKey: long, groupKeyLength: 401, maxLength: 400 } }])
+    const [kept] = h.run(ev('$groupidentify', 'u', { $group_type: 'company', $group_key: 'k'.repeat(400), $group_set: { a: 1 } }))
+    t.equal(kept.dropReason, undefined, '400 characters are kept')
+    t.equal(h.scalar('SELECT COUNT(*) FROM groups'), 1)
+  })
+
   t.test('a non-boolean $process_person_profile is processed and warned about once', async (t) => {
     const h = harness()
     h.run(ev('$pageview', 'u', { $process_person_profile: 'false' }), ev('$pageview', 'u', { $process_person_profile: 0 }))
