@@ -52,8 +52,10 @@ function readBody(ctx: RequestContext, query: URLSearchParams, maxBytes: number)
   })
   const parsed = parseJson(text)
   // An integer id past 2^53 was rounded: read again, keeping its literal (PostHog hashes the literal).
-  const ids = isPlainObject(parsed) ? [parsed.distinct_id, parsed.$distinct_id, parsed.$anon_distinct_id, parsed.anon_distinct_id] : []
-  return ids.some(isInexactInteger) ? parseJsonWithExactIds(text) : parsed
+  const rounded =
+    isPlainObject(parsed) &&
+    (isInexactInteger(parsed.distinct_id) || isInexactInteger(parsed.$distinct_id) || isInexactInteger(parsed.$anon_distinct_id) || isInexactInteger(parsed.anon_distinct_id))
+  return rounded ? parseJsonWithExactIds(text) : parsed
 }
 
 export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, endpoint: Endpoint): Handler {
