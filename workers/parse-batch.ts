@@ -3,6 +3,7 @@ import { Piscina } from 'piscina'
 import { isAppError } from '../src/common/errors.js'
 import { decodeBody } from '../src/ingestion/decode.js'
 import { encodePayload } from '../src/ingestion/frames.js'
+import { engageRule } from '../src/ingestion/engage.js'
 import { parsePayload } from '../src/ingestion/parse.js'
 import type { ParseTask, ParseTaskResult } from '../src/ingestion/parse-task.js'
 import { workerContext } from './context.js'
@@ -28,7 +29,7 @@ export function parseBatch(task: ParseTask): ParseTaskResult | ReturnType<typeof
       ip: task.ip,
       queryUnderscore: task.queryUnderscore,
       queryToken: task.queryToken,
-      engage: task.engage ? 'nameless' : undefined,
+      engage: engageRule(task.engage),
       uuid: ctx.uuid,
       resolveProject: ctx.resolveProject,
     })

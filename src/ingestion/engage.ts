@@ -12,6 +12,14 @@ import { isPlainObject, type JsonObject } from '../common/json.js'
 /** Which events without a name become `$identify`: all of them (a request to `/engage/`), or the legacy rule. */
 export type EngageRule = 'nameless' | 'legacy'
 
+/**
+ * The rule for a request or spooled record: `engage` says whether it came to `/engage/`; a `capture` record
+ * without the flag was spooled by a version that converted engage updates on every path (the legacy rule).
+ */
+export function engageRule(engage: boolean | undefined): EngageRule | undefined {
+  return engage === undefined ? 'legacy' : engage ? 'nameless' : undefined
+}
+
 const ENGAGE_OPERATIONS = ['$set', '$set_once', '$unset', '$add', '$append', '$union', '$remove', '$delete'] as const
 
 /**

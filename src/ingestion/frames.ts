@@ -11,6 +11,7 @@
 import { crc32 } from 'node:zlib'
 import { isPlainObject, setOwn, type JsonObject } from '../common/json.js'
 import { encodeFrame, FrameKind, HEADER_BYTES, writeFrame } from './spool/format.js'
+import { engageRule } from './engage.js'
 import { parsePayload, type ParsedPayload } from './parse.js'
 import type { CapturedEvent } from './types.js'
 
@@ -165,8 +166,7 @@ export function decodeCapture(payload: Buffer): ParsedPayload {
     ip,
     queryUnderscore,
     queryToken: null,
-    // Records without the flag were spooled by versions that converted engage updates on every path.
-    engage: engage === undefined ? 'legacy' : engage ? 'nameless' : undefined,
+    engage: engageRule(engage),
     uuid: () => {
       if (uuid === null) throw new Error('the capture record has no uuid for an event without one')
       return uuid

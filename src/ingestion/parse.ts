@@ -91,12 +91,17 @@ export function parseJson(text: string, reviver?: Reviver): unknown {
 }
 
 /** An integer JSON number a double cannot hold exactly: JSON.parse has already rounded it. */
-export function isInexactInteger(value: unknown): boolean {
+function isInexactInteger(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)
 }
 
 let sourceTextEnabled = false
-const ID_KEYS = new Set(['distinct_id', '$distinct_id', '$anon_distinct_id', 'anon_distinct_id'])
+const ID_KEYS = ['distinct_id', '$distinct_id', '$anon_distinct_id', 'anon_distinct_id']
+
+/** Whether one of `object`'s distinct ids (the keys parseJsonWithExactIds reads again) was rounded. */
+export function hasRoundedId(object: unknown): boolean {
+  return isPlainObject(object) && ID_KEYS.some((key) => isInexactInteger(object[key]))
+}
 
 /**
  * `text` parsed again with every distinct id that is an integer past 2^53 read as its literal text, as PostHog's
@@ -109,7 +114,7 @@ export function parseJsonWithExactIds(text: string): unknown {
     setFlagsFromString('--harmony-json-parse-with-source')
     sourceTextEnabled = true
   }
-  return parseJson(text, (key, value, context) => (ID_KEYS.has(key) && isInexactInteger(value) && context?.source !== undefined ? context.source : value))
+  return parseJson(text, (key, value, context) => (ID_KEYS.includes(key) && isInexactInteger(value) && context?.source !== undefined ? context.source : value))
 }
 
 function replaceNonFiniteTokens(text: string): string {
@@ -183,19 +188,12 @@ function eventsOf(payload: unknown): { items: unknown[]; batchToken: string | nu
   return { items: [payload], batchToken: null, historical: false, sentAt: payload.sent_at, projectId: payload.project_id }
 }
 
-/** Whether an event's distinct id (at the top or in its properties) is an integer JSON.parse rounded. */
-function hasInexactId(item: unknown): boolean {
-  if (!isPlainObject(item)) return false
-  if (isInexactInteger(item.distinct_id) || isInexactInteger(item.$distinct_id)) return true
-  const props = item.properties
-  return isPlainObject(props) && (isInexactInteger(props.distinct_id) || isInexactInteger(props.$distinct_id))
-}
-
 export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {
   let body = parseJson(text)
   if (nestingExceeds(body, MAX_NESTING)) throw invalidPayload(`objects and arrays may nest at most ${MAX_NESTING} levels deep.`)
   let shape = eventsOf(body)
-  if (shape.items.some(hasInexactId)) {
+  // an event's distinct id, at its top or in its properties
+  if (shape.items.some((item) => hasRoundedId(item) || (isPlainObject(item) && hasRoundedId(item.properties)))) {
     body = parseJsonWithExactIds(text)
     shape = eventsOf(body)
   }

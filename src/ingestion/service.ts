@@ -12,6 +12,7 @@ import type { Metrics } from '../observability/metrics.js'
 import type { WorkerPool } from '../pool/index.js'
 import { decodeBodyBytes } from './decode.js'
 import { encodeCapture, encodePayload, type EncodedPayload } from './frames.js'
+import { engageRule } from './engage.js'
 import { parsePayload } from './parse.js'
 import type { ParseTask, ParseTaskResult, SerializedError } from './parse-task.js'
 import type { SpikeDetector } from './spike.js'
@@ -118,7 +119,7 @@ export class IngestionService {
       ip: req.ip,
       queryUnderscore,
       queryToken,
-      engage: req.engage ? 'nameless' : undefined,
+      engage: engageRule(req.engage),
       uuid: () => (uuid = uuidv7(now)),
       resolveProject: (token, hint) => (project = this.#d.resolveProject(token, hint)),
     })

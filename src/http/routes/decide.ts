@@ -5,13 +5,12 @@
  */
 import { AppError } from '../../common/errors.js'
 import { normaliseUuid, uuidv4 } from '../../common/ids.js'
-import { isPlainObject } from '../../common/json.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { readDecideRequest, requestRuntime } from '../../flags/request.js'
 import { flagsJson, type ResponseShape } from '../../flags/response.js'
 import type { EvaluationList } from '../../flags/types.js'
 import { decodeBody } from '../../ingestion/decode.js'
-import { isInexactInteger, parseJson, parseJsonWithExactIds } from '../../ingestion/parse.js'
+import { hasRoundedId, parseJson, parseJsonWithExactIds } from '../../ingestion/parse.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { clientIp } from '../client-ip.js'
 import { rawJson } from '../reply.js'
@@ -52,10 +51,7 @@ function readBody(ctx: RequestContext, query: URLSearchParams, maxBytes: number)
   })
   const parsed = parseJson(text)
   // An integer id past 2^53 was rounded: read again, keeping its literal (PostHog hashes the literal).
-  const rounded =
-    isPlainObject(parsed) &&
-    (isInexactInteger(parsed.distinct_id) || isInexactInteger(parsed.$distinct_id) || isInexactInteger(parsed.$anon_distinct_id) || isInexactInteger(parsed.anon_distinct_id))
-  return rounded ? parseJsonWithExactIds(text) : parsed
+  return hasRoundedId(parsed) ? parseJsonWithExactIds(text) : parsed
 }
 
 export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, endpoint: Endpoint): Handler {

@@ -137,14 +137,19 @@ export async function rejected(promise: Promise<unknown>): Promise<any> {
 }
 
 /** A flag body for a multivariate flag with the given variants (equal split when percentages are absent). */
+/** Variants with these keys, sharing 100% evenly and the first taking the rest: `control` 34, then 33s. */
+export function variantsOf(keys: string[]): Array<{ key: string; rollout_percentage: number }> {
+  const share = Math.floor(100 / keys.length)
+  return keys.map((key, i) => ({ key, rollout_percentage: i === 0 ? 100 - share * (keys.length - 1) : share }))
+}
+
 export function multivariateFlag(key: string, variants: string[], extra: Record<string, unknown> = {}) {
-  const share = Math.floor(100 / variants.length)
   return {
     key,
     filters: {
       groups: [{ properties: [], rollout_percentage: 100 }],
       multivariate: {
-        variants: variants.map((v, i) => ({ key: v, rollout_percentage: i === 0 ? 100 - share * (variants.length - 1) : share })),
+        variants: variantsOf(variants),
       },
     },
     ...extra,

@@ -3,7 +3,7 @@
  * end / archive, and soft delete.
  */
 import t from 'tap'
-import { HOUR, T0, experimentWorld, thrown } from './fixture.js'
+import { HOUR, T0, experimentWorld, thrown, variantsOf } from './fixture.js'
 
 t.test('update', async (t) => {
   t.test('changes fields, bumps updated_at and logs the changes', async (t) => {
@@ -64,11 +64,7 @@ t.test('update', async (t) => {
   t.test("any parameters on a draft rewrite the flag's variants and aggregation, as PostHog's update does", async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
-    const variants = [
-      { key: 'control', rollout_percentage: 34 },
-      { key: 'a', rollout_percentage: 33 },
-      { key: 'b', rollout_percentage: 33 },
-    ]
+    const variants = variantsOf(['control', 'a', 'b'])
     const e = w.create({ name: 'n', feature_flag_key: 'k2', parameters: { feature_flag_variants: variants, aggregation_group_type_index: 0 } })
     t.equal(e.feature_flag!.filters.aggregation_group_type_index, 0)
     const u = w.update(e.id, { parameters: { minimum_detectable_effect: 5 } })

@@ -4,7 +4,7 @@
  * flag-implementation check and exposure cohorts in service-exposure.test.ts.
  */
 import t from 'tap'
-import { T0, experimentWorld, multivariateFlag, thrown } from './fixture.js'
+import { T0, experimentWorld, multivariateFlag, thrown, variantsOf } from './fixture.js'
 
 t.test('create', async (t) => {
   t.test('creates a draft with a new inactive control/test flag named after the experiment', async (t) => {
@@ -73,11 +73,7 @@ t.test('create', async (t) => {
   t.test('takes variants, group aggregation and experience continuity from parameters', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
-    const variants = [
-      { key: 'control', rollout_percentage: 34 },
-      { key: 'a', rollout_percentage: 33 },
-      { key: 'b', rollout_percentage: 33 },
-    ]
+    const variants = variantsOf(['control', 'a', 'b'])
     const e = w.create({
       name: 'Three',
       feature_flag_key: 'three',
