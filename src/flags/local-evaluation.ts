@@ -1,12 +1,15 @@
 /**
  * The definitions server SDKs poll for local evaluation (`local_evaluation`, `/flags/definitions`), as
- * PostHog builds them: every live flag but remote-config ones (inactive included, so SDKs answer false
- * for them), the project's group type mapping, and with `send_cohorts` the dynamic cohorts the flags use.
+ * PostHog builds them: every live flag but remote-config ones with encrypted payloads, which only
+ * `remote_config` decrypts (inactive flags included, so SDKs answer false for them; plain remote-config
+ * flags included, so `getFeatureFlagPayload` answers locally), the project's group type mapping, and with
+ * cohorts the dynamic cohorts the flags use; without them a flag's one cohort is inlined (cohort-inline.ts).
  * Flag-dependency filters name flags by id in storage; SDKs look flags up by key, so the key is rewritten
  * and `dependency_chain` lists what to evaluate first (topologically, ending with the dependency itself;
  * empty when the chain is broken by a cycle or a missing flag).
  */
 import { isPlainObject, type JsonObject } from '../common/json.js'
+import { inlineSingleCohort } from './cohort-inline.js'
 import type { CohortDefinition, FlagDefinition } from './types.js'
 
 export interface LocalEvaluationFlag extends FlagDefinition {
@@ -86,13 +89,18 @@ export function localEvaluationBody(
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rewrite(v)]))
   }
 
-  const served = live.filter((f) => !f.is_remote_configuration)
+  const liveCohorts = new Map(cohorts.filter((c) => !c.deleted).map((c) => [c.id, c]))
+  const filtersOf = (f: LocalEvaluationFlag): JsonObject => {
+    const inlined = sendCohorts ? null : inlineSingleCohort(f.filters.groups, liveCohorts)
+    return rewrite(inlined ? { ...f.filters, groups: inlined } : f.filters) as JsonObject
+  }
+  const served = live.filter((f) => !(f.is_remote_configuration && f.has_encrypted_payloads))
   const flags = served.map((f) => ({
     id: f.id,
     team_id: f.team_id,
     name: f.name,
     key: f.key,
-    filters: rewrite(f.filters) as JsonObject,
+    filters: filtersOf(f),
     deleted: false,
     active: f.active,
     ensure_experience_continuity: f.ensure_experience_continuity,
@@ -104,12 +112,11 @@ export function localEvaluationBody(
 
   const cohortMap: Record<string, unknown> = {}
   if (sendCohorts) {
-    const byCohortId = new Map(cohorts.filter((c) => !c.deleted).map((c) => [c.id, c]))
     const wanted = new Set<number>()
     for (const f of served) cohortRefs(f.filters, wanted)
     for (const id of wanted) {
       // Cohorts referencing cohorts: send the whole closure, SDKs resolve nested references themselves.
-      const cohort = byCohortId.get(id)
+      const cohort = liveCohorts.get(id)
       if (!cohort || cohort.is_static) continue
       cohortMap[String(id)] = cohort.filters?.properties ?? { type: 'AND', values: [] }
       cohortRefs(cohort.filters, wanted)

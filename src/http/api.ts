@@ -95,6 +95,27 @@ function finish(result: ApiResult | Promise<ApiResult>, status: number): Reply |
   return result instanceof Promise ? result.then((r) => toReply(r, status)) : toReply(result, status)
 }
 
+export const TOKEN_DETAIL = 'The token query parameter must be a valid project API key.'
+
+/** The project a project API key names, if the personal key can see it. */
+export function tokenProject(api: ApiContext, principal: Principal, token: string): Project | null {
+  const ref = api.management.projects.byToken(token)
+  return ref ? api.management.auth.visibleProject(principal, String(ref.id)) : null
+}
+
+/**
+ * The project a request under /api/projects/:project_id/ is about. As PostHog's TeamAndOrgViewSetMixin, a
+ * `?token=` (project API key) names it over the path (posthog-node sends `@current` with its key). An
+ * unknown token, or one of a project the key can't see, is 401 alike: keys can't probe other tokens.
+ */
+export function requestProject(api: ApiContext, req: ApiRequest): Project {
+  const token = req.query.get('token')
+  if (!token) return api.management.auth.project(req.principal, req.params.project_id)
+  const project = tokenProject(api, req.principal, token)
+  if (!project) throw new AppError('invalid_api_key', { detail: TOKEN_DETAIL })
+  return project
+}
+
 /** A route under /api/projects/:project_id/ — the project must be visible to the key. */
 export function projectRoute(
   api: ApiContext,
@@ -104,8 +125,7 @@ export function projectRoute(
   return (ctx) => {
     const req = base(api, ctx)
     if (spec.scope) requireScope(req.principal, spec.scope)
-    const project = api.management.auth.project(req.principal, ctx.params.project_id)
-    return finish(fn({ ...req, project }), spec.status ?? 200)
+    return finish(fn({ ...req, project: requestProject(api, req) }), spec.status ?? 200)
   }
 }
 

@@ -17,7 +17,7 @@ import { readDecideRequest } from '../../flags/request.js'
 import { requireScope } from '../../management/index.js'
 import type { StaticCohortWriter } from '../../persons/index.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import { answer, apiRoute, intParam, projectRoute, type ApiContext, type ApiRequest, type ApiResult, type ProjectApiRequest } from '../api.js'
+import { answer, apiRoute, intParam, projectRoute, tokenProject, TOKEN_DETAIL, type ApiContext, type ApiRequest, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
 const FLAGS = '/api/projects/:project_id/feature_flags'
@@ -25,7 +25,7 @@ const TAG = 'feature_flags'
 const FREE_FORM = { type: 'object', additionalProperties: true } as const
 
 export const FLAG_EVALUATION_OPERATIONS = [
-  { operationId: 'feature_flags_local_evaluation', method: 'get', path: `${FLAGS}/local_evaluation/`, summary: 'Flag definitions for SDK local evaluation (ETag / If-None-Match answered 304).', tag: TAG, scope: 'feature_flag:read', query: [{ name: 'send_cohorts', description: 'Include the dynamic cohorts the flags use.', schema: { type: 'string' } }], responses: { 200: 'LocalEvaluation', 304: null } },
+  { operationId: 'feature_flags_local_evaluation', method: 'get', path: `${FLAGS}/local_evaluation/`, summary: 'Flag definitions for SDK local evaluation (ETag / If-None-Match answered 304).', tag: TAG, scope: 'feature_flag:read', query: [{ name: 'send_cohorts', description: 'Include the dynamic cohorts the flags use (bare, or any value but false/0/no/off); without it a flag reaching one plain person-property cohort gets that cohort inlined as conditions.', schema: { type: 'string' } }], responses: { 200: 'LocalEvaluation', 304: null } },
   { operationId: 'feature_flags_evaluation_reasons', method: 'get', path: `${FLAGS}/evaluation_reasons/`, summary: 'Each flag’s value for a user and why.', tag: TAG, scope: 'feature_flag:read', query: [{ name: 'distinct_id', description: 'The user.', schema: { type: 'string' } }, { name: 'groups', description: 'JSON object: group type → group key.', schema: { type: 'string' } }], responses: { 200: 'EvaluationReasons' } },
   { operationId: 'feature_flags_my_flags', method: 'get', path: `${FLAGS}/my_flags/`, summary: 'Every active flag evaluated for the calling user.', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'MyFlags' } },
   { operationId: 'feature_flags_create_static_cohort_for_flag', method: 'post', path: `${FLAGS}/:id/create_static_cohort_for_flag/`, summary: 'A static cohort of every stored person the flag is on for (optionally: with `variant`).', tag: TAG, scope: 'feature_flag:write', requestBody: 'StaticCohortForFlagRequest', responses: { 200: 'StaticCohortForFlag' } },
@@ -71,35 +71,45 @@ function minimalFlag(f: LocalEvaluationFlag) {
   }
 }
 
+/** `send_cohorts` as the SDKs send it (bare: `?token=…&send_cohorts`); an explicit false value turns it off. */
+function sendCohorts(query: URLSearchParams): boolean {
+  const value = query.get('send_cohorts')
+  return value !== null && !/^(false|f|0|no|n|off)$/i.test(value)
+}
+
 export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, deps: FlagEvaluationDeps, maxBodyBytes: number): void {
   const { evaluator } = deps
 
-  /** Serves definitions with an ETag so polling SDKs get 304 while nothing changed. */
-  const definitions = (req: ApiRequest, teamId: number): ApiResult => {
+  /**
+   * Serves definitions with a weak ETag so polling SDKs get 304 while nothing changed. As PostHog, the
+   * client's tag is compared without `W/` and quotes, and both answers say `private, must-revalidate`.
+   */
+  const definitions = (req: ApiRequest, teamId: number, sendCohorts: boolean): ApiResult => {
     const project = evaluator.cache.get(teamId)
-    const sendCohorts = req.query.has('send_cohorts')
     const body = JSON.stringify(
       localEvaluationBody(project.definitions as LocalEvaluationFlag[], project.cohorts, project.groupTypeMapping, sendCohorts),
     )
-    const etag = `"${createHash('sha1').update(body).digest('hex').slice(0, 32)}"`
+    const tag = createHash('sha1').update(body).digest('hex').slice(0, 32)
+    const headers = { ETag: `W/"${tag}"`, 'Cache-Control': 'private, must-revalidate' }
     const match = req.ctx.headers['if-none-match']
-    if (match && match.split(',').some((m) => m.trim().replace(/^W\//, '') === etag)) return answer(304, null, { ETag: etag })
-    return answer(200, body, { ETag: etag, 'Cache-Control': 'private, max-age=0' })
+    if (match?.split(',').some((m) => m.trim().replace(/^W\//, '').replace(/^"+|"+$/g, '') === tag)) return answer(304, null, headers)
+    return answer(200, body, headers)
   }
 
-  /** `?token=<project key>` plus a personal key that can see that project (posthog-node's polling form). */
-  const byToken = (req: ApiRequest): ApiResult => {
+  /**
+   * `?token=<project key>` plus a personal key that can see that project (the SDKs' polling forms). Rust's
+   * `/flags/definitions` always sends cohorts; Django's `local_evaluation` only when asked.
+   */
+  const byToken = (req: ApiRequest, alwaysCohorts: boolean): ApiResult => {
     requireScope(req.principal, 'feature_flag:read')
     const token = req.query.get('token') ?? req.query.get('api_key')
-    const ref = token ? api.management.projects.byToken(token) : undefined
-    // The token of a project the key can't see is answered like an unknown token: keys can't probe tokens.
-    const project = ref ? api.management.auth.visibleProject(req.principal, String(ref.id)) : null
-    if (!project) throw new AppError('invalid_api_key', { detail: 'The token query parameter must be a valid project API key.' })
-    return definitions(req, project.id)
+    const project = token ? tokenProject(api, req.principal, token) : null
+    if (!project) throw new AppError('invalid_api_key', { detail: TOKEN_DETAIL })
+    return definitions(req, project.id, alwaysCohorts || sendCohorts(req.query))
   }
 
   const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult | Promise<ApiResult>> = {
-    feature_flags_local_evaluation: (req) => definitions(req, req.project.id),
+    feature_flags_local_evaluation: (req) => definitions(req, req.project.id, sendCohorts(req.query)),
 
     feature_flags_evaluation_reasons: (req) => {
       const distinctId = req.query.get('distinct_id')
@@ -181,7 +191,10 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
   for (const op of FLAG_EVALUATION_OPERATIONS) {
     router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
   }
-  for (const path of ['/api/feature_flag/local_evaluation/', '/flags/definitions/']) {
-    router.add('get', path, apiRoute(api, { scope: null }, byToken), { maxBodyBytes: 0, label: path })
+  for (const [path, alwaysCohorts] of [
+    ['/api/feature_flag/local_evaluation/', false],
+    ['/flags/definitions/', true],
+  ] as const) {
+    router.add('get', path, apiRoute(api, { scope: null }, (req) => byToken(req, alwaysCohorts)), { maxBodyBytes: 0, label: path })
   }
 }

@@ -9,7 +9,8 @@
  * - `GET /api/projects/:project_id/feature_flags/:id/remote_config/` (personal key, `feature_flag:read`):
  *   posthog-node's `getRemoteConfigPayload`. As PostHog's `remote_config` action: the flag by id (digits)
  *   or key, 404 unless it is a remote-configuration flag, else its `"true"` payload (`null` when unset).
- *   posthog-node sends `?token=<project key>` with `@current`; that token names the project then.
+ *   posthog-node sends `?token=<project key>` with `@current`; a token names the project on every
+ *   project route (api.ts, requestProject).
  */
 import { AppError } from '../../common/errors.js'
 import { isPlainObject } from '../../common/json.js'
@@ -18,7 +19,7 @@ import type { LocalEvaluationFlag } from '../../flags/local-evaluation.js'
 import { remoteConfigBody } from '../../flags/response.js'
 import { requireScope } from '../../management/index.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import { answer, apiRoute, type ApiContext, type ApiRequest, type ApiResult } from '../api.js'
+import { answer, apiRoute, requestProject, type ApiContext, type ApiRequest, type ApiResult } from '../api.js'
 import { json } from '../reply.js'
 import type { Router } from '../router.js'
 import type { Handler, RequestContext } from '../types.js'
@@ -31,7 +32,7 @@ export const REMOTE_CONFIG_OPERATIONS = [
     summary: 'The "true" payload of a remote-configuration flag, by id or key (404 for other flags).',
     tag: 'feature_flags',
     scope: 'feature_flag:read',
-    query: [{ name: 'token', description: 'Project API key; with `@current` it names the project.', schema: { type: 'string' } }],
+    query: [{ name: 'token', description: 'Project API key: names the project over the path (401 when unknown or not visible to the key).', schema: { type: 'string' } }],
     responses: { 200: 'RemoteConfigPayload' },
   },
 ] as const satisfies readonly OperationDoc[]
@@ -80,14 +81,7 @@ export function registerRemoteConfigRoutes(router: Router, api: ApiContext, eval
 
   const payload = (req: ApiRequest): ApiResult => {
     requireScope(req.principal, 'feature_flag:read')
-    let projectId = req.params.project_id
-    const token = req.query.get('token')
-    if (projectId === '@current' && token) {
-      const ref = api.management.projects.byToken(token)
-      // A token of a project the key can't see is treated like an unknown one: keys can't probe tokens.
-      if (ref && api.management.auth.visibleProject(req.principal, String(ref.id))) projectId = String(ref.id)
-    }
-    const project = api.management.auth.project(req.principal, projectId)
+    const project = requestProject(api, req)
     const ref = req.params.id
     const flags = evaluator.cache.get(project.id).definitions as LocalEvaluationFlag[]
     const flag = /^\d+$/.test(ref) ? flags.find((f) => f.id === Number(ref)) : flags.find((f) => f.key === ref)

@@ -44,8 +44,31 @@ t.test('flag evaluation endpoints', async (t) => {
     t.match(c.filters.groups[0].properties[0], { key: 'flag-b', type: 'flag', dependency_chain: ['flag-a', 'flag-b'] })
     t.same(res.body.group_type_mapping, {})
     t.same(Object.keys(res.body.cohorts), [String(cohort.body.id)])
-    const plain = await server.api('GET', `${base}/local_evaluation/`)
-    t.same(plain.body.cohorts, {}, 'cohorts only with send_cohorts')
+    t.same(res.body.flags.find((f: any) => f.key === 'pro').filters.groups[0].properties, [{ key: 'id', value: cohort.body.id, type: 'cohort' }])
+  })
+
+  t.test('local_evaluation serves remote config flags but those with encrypted payloads', async (t) => {
+    const config = { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '{"theme":"dark"}' } }
+    const plain = await createFlag(server, { key: 'remote-plain', is_remote_configuration: true, filters: config })
+    const secret = await createFlag(server, { key: 'remote-secret', is_remote_configuration: true, has_encrypted_payloads: true, filters: config })
+    t.teardown(async () => {
+      for (const id of [plain.id, secret.id]) await server.api('PATCH', `${base}/${id}/`, { deleted: true })
+    })
+    const res = await server.api('GET', `${base}/local_evaluation/?send_cohorts`)
+    const keys = res.body.flags.map((f: any) => f.key)
+    t.ok(keys.includes('remote-plain'), 'a plain payload is read locally (getFeatureFlagPayload)')
+    t.notOk(keys.includes('remote-secret'), 'an encrypted one only through remote_config')
+  })
+
+  t.test('without send_cohorts a flag’s one simple cohort is inlined as person conditions', async (t) => {
+    for (const query of ['', '?send_cohorts=false']) {
+      const plain = await server.api('GET', `${base}/local_evaluation/${query}`)
+      t.same(plain.body.cohorts, {}, `no cohorts with "${query}"`)
+      t.same(plain.body.flags.find((f: any) => f.key === 'pro').filters.groups, [{ properties: [{ key: 'plan', value: 'pro', type: 'person' }], rollout_percentage: 100 }])
+    }
+    const key = server.boot.personal_api_key!
+    const rust = await server.request('GET', `/flags/definitions?token=${server.boot.project_api_key}`, { headers: { authorization: `Bearer ${key}` } })
+    t.same(Object.keys(JSON.parse(rust.text).cohorts), [String(cohort.body.id)], '/flags/definitions always sends cohorts, as PostHog’s Rust service')
   })
 
   t.test('the token forms posthog-node polls answer 304 while nothing changed', async (t) => {
@@ -55,10 +78,13 @@ t.test('flag evaluation endpoints', async (t) => {
       const first = await server.request('GET', path, { headers: { authorization: `Bearer ${key}` } })
       t.equal(first.status, 200, path)
       const etag = first.headers.get('etag')
-      t.ok(etag, 'an ETag')
-      const again = await server.request('GET', path, { headers: { authorization: `Bearer ${key}`, 'if-none-match': etag! } })
-      t.equal(again.status, 304)
-      t.equal(again.text, '')
+      t.match(etag, /^W\/"[0-9a-f]{32}"$/, 'a weak ETag')
+      for (const sent of [etag!, etag!.slice(2), etag!.slice(3, -1)]) {
+        const again = await server.request('GET', path, { headers: { authorization: `Bearer ${key}`, 'if-none-match': sent } })
+        t.equal(again.status, 304, `If-None-Match: ${sent}`)
+        t.equal(again.text, '')
+        t.equal(again.headers.get('cache-control'), 'private, must-revalidate')
+      }
     }
     const noKey = await server.request('GET', `/flags/definitions?token=${token}`)
     t.equal(noKey.status, 401)

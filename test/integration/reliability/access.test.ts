@@ -236,6 +236,11 @@ t.test('access matrix and isolation', async (t) => {
   // posthog-node's remote config form names the project by token under `@current`.
   const byToken = (token: string) => call('get', `/api/projects/@current/feature_flags/remote/remote_config/?token=${token}`, strangerKey)
   same('remote_config by token, stranger: existing vs missing', await byToken(boot.project_api_key), await byToken(missing.token))
+  // As PostHog, a token names the project over the path on every project route.
+  const overPath = await call('get', `/api/projects/${theirProject.id}/feature_flags/remote/remote_config/?token=${boot.project_api_key}`, boot.personal_api_key!)
+  t.equal(overPath.status, 200, 'our token under their project id: our flag')
+  expectRefusal('their token with our key', await call('get', `${base}/feature_flags/?token=${theirProject.api_token}`, boot.personal_api_key!), 401, 'invalid_api_key')
+  expectRefusal('an unknown token', await call('get', `${base}/feature_flags/local_evaluation/?token=${missing.token}`, boot.personal_api_key!), 401, 'invalid_api_key')
   t.same(problems, [], `${routes.length} routes × 6 keys: only the key with the scope gets through`)
   t.comment(`${tried} access cases tried over ${routes.length} management routes`)
 

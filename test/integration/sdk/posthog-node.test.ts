@@ -139,6 +139,7 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
       'sdk-variant': 'test',
       'sdk-pro': true,
     })
+    t.same(await local.getFeatureFlagPayload('sdk-remote', `${p}-local`, undefined, { onlyEvaluateLocally: true }), PAYLOAD_REMOTE, 'a remote config flag’s payload, locally')
     const remote = await local.getRemoteConfigPayload('sdk-remote')
     t.same(f.parsesRemoteConfig ? remote : JSON.parse(remote), PAYLOAD_REMOTE, 'getRemoteConfigPayload answers the "true" payload')
 
