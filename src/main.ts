@@ -181,6 +181,7 @@ function firstRunBanner(baseUrl: string, boot: BootstrapResult): string {
     `│ Project id        ${boot.project_id}`,
     `│ Project API key   ${boot.project_api_key}   (public: put it in your SDKs)`,
     `│ Personal API key  ${key}   (secret: shown only now)`,
+    `│ Secret API key    ${boot.project_secret_api_key}   (server SDKs' secretKey for local evaluation)`,
     '│',
     '│ Capture an event:',
     `│   curl -X POST ${baseUrl}/capture/ -H 'Content-Type: application/json' \\`,

@@ -7,7 +7,7 @@ import { systemClock } from '../common/clock.js'
 import { AppError } from '../common/errors.js'
 import { ConfigError, loadConfig, type Config } from '../config/index.js'
 import { runUntilSignalled } from '../main.js'
-import { ALL_SCOPES, MembershipLevel, bootstrap, createManagement, type Management } from '../management/index.js'
+import { ALL_SCOPES, MembershipLevel, bootstrap, createManagement, type Management, type Project } from '../management/index.js'
 import { openManagementDb, prepareDataDir } from '../storage/index.js'
 import { dlqCommand } from './dlq.js'
 
@@ -50,6 +50,11 @@ function withManagement<T>(config: Config, fn: (m: Management) => T): T {
   }
 }
 
+/** A project as the CLI shows it: its keys included, the secret one only here (never in the HTTP API). */
+function projectSummary(p: Project) {
+  return { id: p.id, name: p.name, organization_id: p.organization_id, api_token: p.api_token, secret_api_token: p.secret_api_token }
+}
+
 function print(io: CliIo, asJson: boolean | undefined, value: unknown, text: string): void {
   io.out(asJson ? JSON.stringify(value, null, 2) + '\n' : text + '\n')
 }
@@ -65,7 +70,12 @@ const commands: Record<string, Command> = {
     const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } })
     const result = withManagement(configFrom(io, values['data-dir']), (m) => bootstrap(m.accounts, m.keys, { createKey: true }))
     const { created: _created, ...out } = result
-    print(io, values.json, out, `project id: ${out.project_id}\nproject API key: ${out.project_api_key}\npersonal API key: ${out.personal_api_key}`)
+    print(
+      io,
+      values.json,
+      out,
+      `project id: ${out.project_id}\nproject API key: ${out.project_api_key}\nproject secret API key: ${out.project_secret_api_key}\npersonal API key: ${out.personal_api_key}`,
+    )
     return 0
   },
 
@@ -77,15 +87,15 @@ const commands: Record<string, Command> = {
     })
     return withManagement(configFrom(io, values['data-dir']), (m) => {
       if (sub === 'list') {
-        const projects = m.accounts.projects().map((p) => ({ id: p.id, name: p.name, organization_id: p.organization_id, api_token: p.api_token }))
-        print(io, values.json, projects, projects.map((p) => `${p.id}\t${p.name}\t${p.api_token}`).join('\n'))
+        const projects = m.accounts.projects().map(projectSummary)
+        print(io, values.json, projects, projects.map((p) => `${p.id}\t${p.name}\t${p.api_token}\t${p.secret_api_token}`).join('\n'))
         return 0
       }
       if (sub !== 'create' || !values.name) throw new UsageError('projects create needs --name')
       const orgId = values.organization ?? m.accounts.projects()[0]?.organization_id ?? bootstrap(m.accounts, m.keys, { createKey: false }).organization_id
       if (!m.accounts.organizationById(orgId)) throw new UsageError(`no organization ${orgId}`)
       const project = m.accounts.createProject(orgId, values.name)
-      print(io, values.json, { id: project.id, name: project.name, organization_id: orgId, api_token: project.api_token }, `project ${project.id} created; API key ${project.api_token}`)
+      print(io, values.json, projectSummary(project), `project ${project.id} created; API key ${project.api_token}; secret API key ${project.secret_api_token}`)
       return 0
     })
   },

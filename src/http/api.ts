@@ -116,6 +116,37 @@ export function requestProject(api: ApiContext, req: ApiRequest): Project {
   return project
 }
 
+export interface SecretKeyRequest {
+  readonly ctx: RequestContext
+  readonly params: Record<string, string>
+  readonly query: URLSearchParams
+  /** The project whose secret key authenticated the request. */
+  readonly projectId: number
+}
+
+/**
+ * Server SDKs' flag reads (definitions, remote config) also take a project secret key (`Bearer phs_…`,
+ * PostHog's ProjectSecretAPIKeyAuthentication, posthog-node's `secretKey`). It reads its own project's
+ * flags and nothing else: a `?token=` must name that project (401 otherwise, as a wrong token) and so must a
+ * project id in the path (404 otherwise, as a project out of sight). Any other credential goes to `personal`.
+ */
+export function orProjectSecretKey(api: ApiContext, personal: Handler, fn: (req: SecretKeyRequest) => ApiResult): Handler {
+  return (ctx) => {
+    const secret = /^Bearer\s+(phs_\S+)\s*$/i.exec(ctx.headers.authorization ?? '')?.[1]
+    if (secret === undefined) return personal(ctx)
+    const project = api.management.projects.bySecret(secret)
+    if (!project) throw new AppError('invalid_personal_api_key', { detail: 'Project secret API key found in request Authorization header is invalid.' })
+    const query = new URLSearchParams(ctx.query)
+    const token = query.get('token') ?? query.get('api_key')
+    if (token && token !== project.apiToken) throw new AppError('invalid_api_key', { detail: TOKEN_DETAIL })
+    const pathId = ctx.params.project_id
+    if (pathId !== undefined && pathId !== '@current' && pathId !== String(project.id)) {
+      throw new AppError('not_found', { detail: 'Project not found.' })
+    }
+    return finish(fn({ ctx, params: ctx.params, query, projectId: project.id }), 200)
+  }
+}
+
 /** A route under /api/projects/:project_id/ — the project must be visible to the key. */
 export function projectRoute(
   api: ApiContext,

@@ -8,6 +8,7 @@ import type { Db } from '../storage/sqlite/database.js'
 import { prepared } from '../storage/sqlite/database.js'
 
 export const PROJECT_KEY_PREFIX = 'phc_'
+export const SECRET_KEY_PREFIX = 'phs_'
 
 /** PostHog's OrganizationMembership levels. */
 export const MembershipLevel = { member: 1, admin: 8, owner: 15 } as const
@@ -35,6 +36,8 @@ export interface Project {
   organization_id: string
   name: string
   api_token: string
+  /** The project secret API key (`phs_…`): reads flag definitions and remote config, nothing else. */
+  secret_api_token: string
   anonymize_ips: number
   created_at: string
   updated_at: string
@@ -105,9 +108,9 @@ export class Accounts {
   createProject(organizationId: string, name: string): Project {
     const now = iso(this.#clock.now())
     const info = prepared(this.#db, 
-        `INSERT INTO projects (organization_id, name, api_token, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+        `INSERT INTO projects (organization_id, name, api_token, secret_api_token, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
       )
-      .run(organizationId, name, randomKey(PROJECT_KEY_PREFIX), now, now)
+      .run(organizationId, name, randomKey(PROJECT_KEY_PREFIX), randomKey(SECRET_KEY_PREFIX), now, now)
     return this.projectById(Number(info.lastInsertRowid))!
   }
 

@@ -13,6 +13,8 @@ export interface BootstrapResult {
   organization_id: string
   project_id: number
   project_api_key: string
+  /** Server-only: reads this project's flag definitions and remote config (SDKs' `secretKey`). */
+  project_secret_api_key: string
   personal_api_key: string | null
   /** True when this call created the organisation and project. */
   created: boolean
@@ -39,6 +41,7 @@ export function bootstrap(accounts: Accounts, keys: PersonalKeys, options: { cre
         organization_id: project.organization_id,
         project_id: project.id,
         project_api_key: project.api_token,
+        project_secret_api_key: project.secret_api_token,
         personal_api_key: personal,
         created,
       }

@@ -1,5 +1,5 @@
 /**
- * Project API key → project, in memory. The public endpoints look up every request here, so it never
+ * Project API key (and project secret key) → project, in memory. The public endpoints look up every request here, so it never
  * queries SQLite on a hit. Another process (the CLI) may add projects; `PRAGMA data_version` changes when
  * any other connection commits, so a miss re-reads the table only when something actually changed.
  */
@@ -15,6 +15,7 @@ export interface ProjectRef {
 export class ProjectDirectory {
   readonly #db: Db
   #byToken = new Map<string, ProjectRef>()
+  #bySecret = new Map<string, ProjectRef>()
   #byId = new Map<number, ProjectRef>()
   #dataVersion = -1
 
@@ -30,6 +31,14 @@ export class ProjectDirectory {
     return this.#byToken.get(token)
   }
 
+  /** The project whose secret API key (`phs_…`) this is. */
+  bySecret(secret: string): ProjectRef | undefined {
+    const hit = this.#bySecret.get(secret)
+    if (hit || !this.#changedElsewhere()) return hit
+    this.reload()
+    return this.#bySecret.get(secret)
+  }
+
   byId(id: number): ProjectRef | undefined {
     const hit = this.#byId.get(id)
     if (hit || !this.#changedElsewhere()) return hit
@@ -40,9 +49,10 @@ export class ProjectDirectory {
   /** Call after this process changes projects; other processes are noticed through data_version. */
   reload(): void {
     const rows = this.#db
-      .prepare('SELECT id, organization_id, api_token, anonymize_ips FROM projects')
-      .all() as Array<{ id: number; organization_id: string; api_token: string; anonymize_ips: number }>
+      .prepare('SELECT id, organization_id, api_token, secret_api_token, anonymize_ips FROM projects')
+      .all() as Array<{ id: number; organization_id: string; api_token: string; secret_api_token: string; anonymize_ips: number }>
     const byToken = new Map<string, ProjectRef>()
+    const bySecret = new Map<string, ProjectRef>()
     const byId = new Map<number, ProjectRef>()
     for (const row of rows) {
       const ref = Object.freeze({
@@ -52,9 +62,11 @@ export class ProjectDirectory {
         anonymizeIps: row.anonymize_ips === 1,
       })
       byToken.set(ref.apiToken, ref)
+      bySecret.set(row.secret_api_token, ref)
       byId.set(ref.id, ref)
     }
     this.#byToken = byToken
+    this.#bySecret = bySecret
     this.#byId = byId
     this.#dataVersion = this.#currentDataVersion()
   }

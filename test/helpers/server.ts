@@ -76,7 +76,7 @@ export function bootstrapDataDir(dataDir: string): BootstrapResult {
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir()
   const boot = options.fresh
-    ? ({ organization_id: '', project_id: 0, project_api_key: '', personal_api_key: '', created: false } as BootstrapResult)
+    ? ({ organization_id: '', project_id: 0, project_api_key: '', project_secret_api_key: '', personal_api_key: '', created: false } as BootstrapResult)
     : bootstrapDataDir(dataDir)
   const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'serve'], {
     env: {

@@ -17,8 +17,9 @@ import { readDecideRequest } from '../../flags/request.js'
 import { requireScope } from '../../management/index.js'
 import type { StaticCohortWriter } from '../../persons/index.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import { answer, apiRoute, intParam, projectRoute, tokenProject, TOKEN_DETAIL, type ApiContext, type ApiRequest, type ApiResult, type ProjectApiRequest } from '../api.js'
+import { answer, apiRoute, intParam, orProjectSecretKey, projectRoute, tokenProject, TOKEN_DETAIL, type ApiContext, type ApiRequest, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
+import type { RequestContext } from '../types.js'
 
 const FLAGS = '/api/projects/:project_id/feature_flags'
 const TAG = 'feature_flags'
@@ -84,7 +85,7 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
    * Serves definitions with a weak ETag so polling SDKs get 304 while nothing changed. As PostHog, the
    * client's tag is compared without `W/` and quotes, and both answers say `private, must-revalidate`.
    */
-  const definitions = (req: ApiRequest, teamId: number, sendCohorts: boolean): ApiResult => {
+  const definitions = (req: { ctx: RequestContext }, teamId: number, sendCohorts: boolean): ApiResult => {
     const project = evaluator.cache.get(teamId)
     const body = JSON.stringify(
       localEvaluationBody(project.definitions as LocalEvaluationFlag[], project.cohorts, project.groupTypeMapping, sendCohorts),
@@ -189,12 +190,19 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
   }
 
   for (const op of FLAG_EVALUATION_OPERATIONS) {
-    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
+    const route = projectRoute(api, { scope: op.scope }, handlers[op.operationId])
+    const handler =
+      op.operationId === 'feature_flags_local_evaluation'
+        ? orProjectSecretKey(api, route, (req) => definitions(req, req.projectId, sendCohorts(req.query)))
+        : route
+    router.add(op.method, op.path, handler, { maxBodyBytes })
   }
   for (const [path, alwaysCohorts] of [
     ['/api/feature_flag/local_evaluation/', false],
     ['/flags/definitions/', true],
   ] as const) {
-    router.add('get', path, apiRoute(api, { scope: null }, (req) => byToken(req, alwaysCohorts)), { maxBodyBytes: 0, label: path })
+    const personal = apiRoute(api, { scope: null }, (req) => byToken(req, alwaysCohorts))
+    const handler = orProjectSecretKey(api, personal, (req) => definitions(req, req.projectId, alwaysCohorts || sendCohorts(req.query)))
+    router.add('get', path, handler, { maxBodyBytes: 0, label: path })
   }
 }

@@ -6,7 +6,8 @@
  *   reading config from /flags. The script is served, not a 404: posthog-js would fall back to the JSON
  *   form, but the browser logs the failed script load as a console error first. Unknown tokens are 404,
  *   malformed ones 400, as PostHog's remote-config service answers; `OPTIONS` is 204 with `Allow`.
- * - `GET /api/projects/:project_id/feature_flags/:id/remote_config/` (personal key, `feature_flag:read`):
+ * - `GET /api/projects/:project_id/feature_flags/:id/remote_config/` (personal key with `feature_flag:read`,
+ *   or the project's secret key):
  *   posthog-node's `getRemoteConfigPayload`. As PostHog's `remote_config` action: the flag by id (digits)
  *   or key, 404 unless it is a remote-configuration flag, else its `"true"` payload (`null` when unset).
  *   posthog-node sends `?token=<project key>` with `@current`; a token names the project on every
@@ -19,7 +20,7 @@ import type { LocalEvaluationFlag } from '../../flags/local-evaluation.js'
 import { remoteConfigBody } from '../../flags/response.js'
 import { requireScope } from '../../management/index.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import { answer, apiRoute, requestProject, type ApiContext, type ApiRequest, type ApiResult } from '../api.js'
+import { answer, apiRoute, orProjectSecretKey, requestProject, type ApiContext, type ApiRequest, type ApiResult } from '../api.js'
 import { json } from '../reply.js'
 import type { Router } from '../router.js'
 import type { Handler, RequestContext } from '../types.js'
@@ -79,11 +80,8 @@ export function registerRemoteConfigRoutes(router: Router, api: ApiContext, eval
     router.add('options', path, () => OPTIONS_REPLY, options)
   }
 
-  const payload = (req: ApiRequest): ApiResult => {
-    requireScope(req.principal, 'feature_flag:read')
-    const project = requestProject(api, req)
-    const ref = req.params.id
-    const flags = evaluator.cache.get(project.id).definitions as LocalEvaluationFlag[]
+  const payload = (projectId: number, ref: string): ApiResult => {
+    const flags = evaluator.cache.get(projectId).definitions as LocalEvaluationFlag[]
     const flag = /^\d+$/.test(ref) ? flags.find((f) => f.id === Number(ref)) : flags.find((f) => f.key === ref)
     if (!flag || flag.deleted || !flag.is_remote_configuration) throw new AppError('not_found')
     const payloads = isPlainObject(flag.filters.payloads) ? flag.filters.payloads : {}
@@ -91,7 +89,11 @@ export function registerRemoteConfigRoutes(router: Router, api: ApiContext, eval
     const value = payloads.true || null
     return answer(200, JSON.stringify(value))
   }
+  const personal = apiRoute(api, { scope: null }, (req: ApiRequest) => {
+    requireScope(req.principal, 'feature_flag:read')
+    return payload(requestProject(api, req).id, req.params.id)
+  })
   for (const op of REMOTE_CONFIG_OPERATIONS) {
-    router.add(op.method, op.path, apiRoute(api, { scope: null }, payload), { maxBodyBytes: 0 })
+    router.add(op.method, op.path, orProjectSecretKey(api, personal, (req) => payload(req.projectId, req.params.id)), { maxBodyBytes: 0 })
   }
 }

@@ -97,6 +97,30 @@ t.test('flag evaluation endpoints', async (t) => {
     await server.api('PATCH', `${base}/${off.id}/`, { active: false })
   })
 
+  t.test('a project secret key reads its project’s definitions and remote config, and nothing else', async (t) => {
+    const secret = server.boot.project_secret_api_key
+    const token = server.boot.project_api_key
+    t.match(secret, /^phs_/)
+    const remote = await createFlag(server, { key: 'remote-by-secret', is_remote_configuration: true, filters: { groups: [{ rollout_percentage: 100 }], payloads: { true: '{"on":1}' } } })
+    t.teardown(() => server.api('PATCH', `${base}/${remote.id}/`, { deleted: true }))
+    const get = (path: string, key = secret) => server.request('GET', path, { headers: { authorization: `Bearer ${key}` } })
+    const personal = await get(`/flags/definitions?token=${token}`, server.boot.personal_api_key!)
+    for (const path of [`/flags/definitions?token=${token}`, '/flags/definitions', '/api/feature_flag/local_evaluation?send_cohorts', `${base}/local_evaluation/?send_cohorts`, '/api/projects/@current/feature_flags/local_evaluation/?send_cohorts']) {
+      const res = await get(path)
+      t.equal(res.status, 200, path)
+      t.equal(res.text, personal.text, `${path}: the same definitions as with a personal key`)
+    }
+    const config = await get(`/api/projects/@current/feature_flags/remote-by-secret/remote_config?token=${token}`)
+    t.equal(config.status, 200)
+    t.equal(config.body, '{"on":1}')
+    t.equal((await get(`/flags/definitions?token=phc_someone_else`)).status, 401, 'another token: 401')
+    t.equal((await get(`/api/projects/${pid + 1000}/feature_flags/local_evaluation/`)).status, 404, 'another project: 404')
+    const list = await get(`${base}/`)
+    t.equal(list.status, 401, 'the flag list does not take it')
+    t.equal(list.body.code, 'invalid_personal_api_key')
+    t.equal((await get('/flags/definitions', 'phs_not_a_real_key')).status, 401)
+  })
+
   t.test('evaluation_reasons explains each flag, inactive ones as disabled', async (t) => {
     const res = await server.api('GET', `${base}/evaluation_reasons/?distinct_id=nobody`)
     t.same(res.body['switched-off'], { value: false, evaluation: { reason: 'disabled', condition_index: null } })

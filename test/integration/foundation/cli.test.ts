@@ -11,10 +11,12 @@ t.test('skylark CLI', async (t) => {
     t.equal(first.code, 0, first.stderr)
     const a = JSON.parse(first.stdout)
     const b = JSON.parse(second.stdout)
-    t.same(Object.keys(a).sort(), ['organization_id', 'personal_api_key', 'project_api_key', 'project_id'])
+    t.same(Object.keys(a).sort(), ['organization_id', 'personal_api_key', 'project_api_key', 'project_id', 'project_secret_api_key'])
     t.equal(a.project_id, b.project_id)
     t.equal(a.organization_id, b.organization_id)
     t.equal(a.project_api_key, b.project_api_key)
+    t.equal(a.project_secret_api_key, b.project_secret_api_key, 'the project secret key is kept, not renewed')
+    t.match(a.project_secret_api_key, /^phs_[A-Za-z0-9]{43}$/)
     t.not(a.personal_api_key, b.personal_api_key)
     t.match(a.personal_api_key, /^phx_[A-Za-z0-9]{43}$/)
   })
@@ -71,6 +73,12 @@ t.test('skylark CLI', async (t) => {
     const res = await server.api('GET', `/api/projects/${project.id}/`)
     t.equal(res.status, 200)
     t.equal(res.body.name, 'Second')
+    t.notOk(res.text.includes(project.secret_api_token), 'the HTTP API never shows the secret key')
+    // Its secret key reads its definitions at once (the server notices the new project).
+    const definitions = await server.request('GET', `/flags/definitions?token=${project.api_token}`, { headers: { authorization: `Bearer ${project.secret_api_token}` } })
+    t.equal(definitions.status, 200)
+    const listed = JSON.parse((await runCli(['projects', 'list', '--json'], env)).stdout)
+    t.equal(listed.find((p: { id: number }) => p.id === project.id).secret_api_token, project.secret_api_token, 'projects list shows it again')
   })
 
   t.test('roles create makes a role visible in the API', async (t) => {

@@ -24,6 +24,7 @@ import {
   type Exchange,
   type StoreRun,
 } from './harness.js'
+import type { TestServer } from '../../helpers/server.js'
 
 const BURST = 2000
 
@@ -38,6 +39,8 @@ interface Flavour {
   /** 5.x parses the remote-config payload; 4.x hands back the JSON text PostHog answers. */
   parsesRemoteConfig: boolean
   etag: boolean
+  /** The server-only key for local evaluation: 5.x as PostHog now documents it (a project secret key as `secretKey`), 4.x a personal key. */
+  serverKey: (boot: TestServer['boot']) => Record<string, unknown>
 }
 
 const FLAVOURS: Flavour[] = [
@@ -50,6 +53,7 @@ const FLAVOURS: Flavour[] = [
     gzip: true,
     parsesRemoteConfig: true,
     etag: true,
+    serverKey: (boot) => ({ secretKey: boot.project_secret_api_key }),
   },
   {
     name: 'posthog-node 4',
@@ -60,6 +64,7 @@ const FLAVOURS: Flavour[] = [
     gzip: false,
     parsesRemoteConfig: false,
     etag: false,
+    serverKey: (boot) => ({ personalApiKey: boot.personal_api_key }),
   },
 ]
 
@@ -116,7 +121,7 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
   t.test('local evaluation with a personal key polling definitions', async (t) => {
     const local = f.make(token, {
       host: server.baseUrl,
-      personalApiKey: server.boot.personal_api_key,
+      ...f.serverKey(server.boot),
       featureFlagsPollingInterval: 150,
       flushAt: 5,
       flushInterval: 200,

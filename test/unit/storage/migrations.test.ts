@@ -35,6 +35,20 @@ t.test('migrate', async (t) => {
     }
   })
 
+  t.test('projects made before secret keys get one each, distinct', async (t) => {
+    const db = openDatabase(':memory:')
+    migrate(db, MANAGEMENT_MIGRATIONS.filter((m) => m.version === 1))
+    db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('o', 'O', '2024-01-01')").run()
+    for (const token of ['phc_a', 'phc_b']) {
+      db.prepare("INSERT INTO projects (organization_id, name, api_token, created_at, updated_at) VALUES ('o', 'P', ?, '2024-01-01', '2024-01-01')").run(token)
+    }
+    migrate(db, MANAGEMENT_MIGRATIONS)
+    const secrets = (db.prepare('SELECT secret_api_token FROM projects').all() as Array<{ secret_api_token: string }>).map((r) => r.secret_api_token)
+    t.equal(secrets.length, 2)
+    t.ok(secrets.every((s) => /^phs_[0-9a-f]{48}$/.test(s)), secrets.join(', '))
+    t.not(secrets[0], secrets[1])
+  })
+
   t.test('a new events.db gets large pages; the other files and an existing events.db keep theirs', async (t) => {
     const dir = testDir(t, 'skylark-pages-')
     const pageSize = (file: string) => {

@@ -163,4 +163,15 @@ CREATE TABLE activity_log (
 CREATE INDEX activity_log_item ON activity_log(team_id, scope, item_id, id);
 `,
   },
+  {
+    // PostHog's Team.secret_api_token: a server-only key (`phs_…`) that reads the project's flag definitions
+    // and remote config. Projects made before it get one here (SQLite's randomblob draws from the OS).
+    version: 2,
+    name: 'project secret api keys',
+    sql: `
+ALTER TABLE projects ADD COLUMN secret_api_token TEXT;
+UPDATE projects SET secret_api_token = 'phs_' || lower(hex(randomblob(24))) WHERE secret_api_token IS NULL;
+CREATE UNIQUE INDEX projects_secret_api_token ON projects(secret_api_token);
+`,
+  },
 ]
