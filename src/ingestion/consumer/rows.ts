@@ -2,6 +2,7 @@
 import { storedProperties, type PersonOutcome } from '../../persons/index.js'
 import type { RowToPack } from '../../storage/events/packed-rows.js'
 import type { CapturedEvent } from '../types.js'
+import { storedElements } from './elements.js'
 
 /** One row per event the person stage kept (events it dropped, PostHog-style, have a `dropReason`). */
 export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], createdAt: number): RowToPack[] {
@@ -10,18 +11,20 @@ export function toEventRows(events: readonly CapturedEvent[], outcomes: readonly
     const event = events[i]
     const outcome = outcomes[i]
     if (outcome.dropReason) continue
-    const chain = outcome.properties.$elements_chain
+    const elements = storedElements(outcome.properties)
     rows.push({
       uuid: event.uuid,
       team_id: event.team_id,
       event: event.event,
       distinct_id: event.distinct_id,
       person_id: outcome.personId,
-      properties: storedProperties(outcome.properties, outcome.sets, outcome.geo, outcome.propertiesText),
+      properties: elements.properties
+        ? storedProperties(elements.properties, outcome.sets, outcome.geo)
+        : storedProperties(outcome.properties, outcome.sets, outcome.geo, outcome.propertiesText),
       timestamp: event.timestamp,
       created_at: createdAt,
       groups: outcome.groups,
-      elements_chain: typeof chain === 'string' ? chain : '',
+      elements_chain: elements.chain,
     })
   }
   return rows

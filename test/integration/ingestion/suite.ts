@@ -56,6 +56,19 @@ export function ingestionSuite(t: Test, setup: StoreSetup): void {
     t.match(event.person_id, /^[0-9a-f-]{36}$/)
   })
 
+  t.test('autocapture elements are stored as the chain, not as properties', async (t) => {
+    const chain = 'button.cta:nth-child="1"nth-of-type="1"text="Go"'
+    const batch = [
+      { event: '$autocapture', properties: { distinct_id: 'elements-user', $elements_chain: chain, $event_type: 'click' } },
+      { event: '$autocapture', properties: { distinct_id: 'elements-user', $elements: [{ tag_name: 'div', nth_child: 1, nth_of_type: 2, $el_text: 'text' }] } },
+    ]
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: token(), batch } })).status, 200)
+    const events = await waitForEvents(server, 'distinct_id=elements-user', 2)
+    t.same(events.map((e) => e.elements_chain).sort(), [chain, 'div:nth-child="1"nth-of-type="2"text="text"'].sort())
+    for (const e of events) t.notOk('$elements' in e.properties || '$elements_chain' in e.properties, 'neither stays a property')
+    t.equal(events.find((e) => e.elements_chain === chain).properties.$event_type, 'click')
+  })
+
   t.test('/batch/ stores every event with distinct_id inside properties', async (t) => {
     const batch = Array.from({ length: 150 }, (_, i) => ({ event: 'batch item', properties: { distinct_id: 'batch-user', i } }))
     const res = await server.request('POST', '/batch/', { body: { api_key: token(), batch } })
