@@ -21,7 +21,7 @@ import {
   type Project,
 } from '../management/index.js'
 import { experimentCreateSchema, experimentUpdateSchema, type ExperimentWrite } from '../schemas/experiment.js'
-import { assertValid, createAjv, type ValidateFunction } from '../schemas/index.js'
+import { assertValid, lazyWriteValidators } from '../schemas/index.js'
 import type { Db } from '../storage/index.js'
 import type { EventStore } from '../storage/events/index.js'
 import { activitySnapshot, type ExperimentRecord } from './record.js'
@@ -62,14 +62,7 @@ export interface ExperimentDeps {
   cohortMembers: CohortMembers | null
 }
 
-let validators: { create: ValidateFunction<ExperimentWrite>; update: ValidateFunction<ExperimentWrite> } | undefined
-function compiled() {
-  if (!validators) {
-    const ajv = createAjv()
-    validators = { create: ajv.compile<ExperimentWrite>(experimentCreateSchema), update: ajv.compile<ExperimentWrite>(experimentUpdateSchema) }
-  }
-  return validators
-}
+const compiled = lazyWriteValidators<ExperimentWrite>(experimentCreateSchema, experimentUpdateSchema)
 
 export class Experiments {
   readonly #deps: ExperimentDeps

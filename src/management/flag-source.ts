@@ -6,7 +6,7 @@
  * (`onChange` in this process, `PRAGMA data_version` for other processes such as the CLI).
  */
 import type { Db } from '../storage/sqlite/database.js'
-import type { Cohorts } from './cohorts.js'
+import type { Cohorts } from './cohorts/index.js'
 import { liveFlagDefinitions, type FlagDefinition } from './feature-flags/definitions.js'
 import type { FeatureFlags } from './feature-flags/service.js'
 

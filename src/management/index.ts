@@ -8,7 +8,7 @@ import { Accounts } from './accounts.js'
 import { ActivityLog } from './activity-log.js'
 import { PersonalKeys } from './api-keys.js'
 import { Authenticator } from './auth.js'
-import { Cohorts } from './cohorts.js'
+import { Cohorts } from './cohorts/index.js'
 import { Dashboards } from './dashboards.js'
 import { FeatureFlags, FlagRoleAccess } from './feature-flags/index.js'
 import { ProjectDirectory } from './project-directory.js'
@@ -28,7 +28,7 @@ export {
   type ActivityPageRequest,
   type Change,
 } from './activity-log.js'
-export { Cohorts, cohortLeaves, type CohortObject, type CohortRecord } from './cohorts.js'
+export { Cohorts, cohortLeaves, type CohortObject, type CohortRecord } from './cohorts/index.js'
 export {
   activeFlagDefinitions,
   canEditFlag,

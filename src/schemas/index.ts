@@ -40,3 +40,20 @@ export type Serializer = (value: unknown) => string
 export function compileSerializer(schema: object): Serializer {
   return fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]) as Serializer
 }
+
+export interface WriteValidators<T> {
+  create: ValidateFunction<T>
+  update: ValidateFunction<T>
+}
+
+/** A resource's create and update validators, compiled on the first call and kept for the process. */
+export function lazyWriteValidators<T>(createSchema: object, updateSchema: object): () => WriteValidators<T> {
+  let validators: WriteValidators<T> | undefined
+  return () => {
+    if (!validators) {
+      const ajv = createAjv()
+      validators = { create: ajv.compile<T>(createSchema), update: ajv.compile<T>(updateSchema) }
+    }
+    return validators
+  }
+}

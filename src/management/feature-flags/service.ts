@@ -11,7 +11,7 @@ import { assertValid, createAjv, type ValidateFunction } from '../../schemas/ind
 import type { Db } from '../../storage/sqlite/database.js'
 import { MembershipLevel, type Accounts, type Project } from '../accounts.js'
 import { changesBetween, jsonEqual, type ActivityLog, type ActivityPage, type ActivityPageRequest } from '../activity-log.js'
-import { cohortLeaves, type Cohorts } from '../cohorts.js'
+import { hasBehaviouralLeaf, type Cohorts } from '../cohorts/index.js'
 import type { Roles } from '../roles.js'
 import { describeFlags, recordFromCreate, recordFromUpdate, type ApplyContext } from './apply.js'
 import { parseFlagListQuery } from './list-query.js'
@@ -251,7 +251,7 @@ export class FeatureFlags {
           return flag && !flag.deleted ? flag : null
         },
         cohortWithDependencies: (id) => cohorts.withDependencies(project.id, id),
-        isBehaviouralCohort: (cohort) => cohortLeaves(cohort.filters).some((leaf) => leaf.type === 'behavioral'),
+        isBehaviouralCohort: (cohort) => !cohort.is_static && hasBehaviouralLeaf(cohort.filters),
       },
       dashboards: (ids) => this.#repo.dashboardIds(project.id, ids),
     }

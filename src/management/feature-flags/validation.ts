@@ -20,8 +20,9 @@ export interface FlagLookups {
   liveFlagByKey(key: string): { id: number } | null
   liveFlag(id: number): { id: number; key: string; active: boolean; filters: JsonObject } | null
   /** The cohort and the cohorts it references, transitively; empty when it does not exist (or is deleted). */
-  cohortWithDependencies(id: number): Array<{ id: number; name: string; filters: JsonObject }>
-  isBehaviouralCohort(cohort: { filters: JsonObject }): boolean
+  cohortWithDependencies(id: number): Array<{ id: number; name: string; filters: JsonObject; is_static: boolean }>
+  /** Event filters make a dynamic cohort unusable; a static cohort's members are stored, so its filters never count. */
+  isBehaviouralCohort(cohort: { filters: JsonObject; is_static: boolean }): boolean
 }
 
 const invalid = (detail: string, code = 'invalid') => new ValidationError(code, detail, 'filters')

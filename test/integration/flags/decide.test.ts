@@ -261,7 +261,7 @@ t.test('/decide', async (t) => {
   t.test('one broken flag sets errorComputingFlags and the rest still answer', async (t) => {
     const cohort = await server.api('POST', `/api/projects/${server.boot.project_id}/cohorts/`, {
       name: 'to break',
-      filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'email', value: 'x', type: 'person' }] }] } },
+      filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'email', value: 'x', operator: 'exact', type: 'person' }] }] } },
     })
     await createFlag(server, { key: 'cohort-flag', filters: { groups: [{ properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }], rollout_percentage: 100 }] } })
     const db = new Database(join(server.dataDir, 'management.db'))

@@ -31,7 +31,7 @@ t.test('flag evaluation endpoints', async (t) => {
   const off = await createFlag(server, { key: 'switched-off', active: false, filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
   const cohort = await server.api('POST', `/api/projects/${pid}/cohorts/`, {
     name: 'Pro users',
-    filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] }] } },
+    filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }] }] } },
   })
   await createFlag(server, { key: 'pro', filters: { groups: [{ properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }], rollout_percentage: 100 }] } })
 

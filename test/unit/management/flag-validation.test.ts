@@ -13,7 +13,7 @@ t.test('flag create validation', async (t) => {
   const disabled = w.create(simple('disabled', { active: false }))
   const behavioural = w.cohort({
     name: 'Did things',
-    filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ key: '$pageview', type: 'behavioral', value: 'performed_event' }] }] } },
+    filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ key: '$pageview', type: 'behavioral', value: 'performed_event', event_type: 'events' }] }] } },
   })
   const wrapsBehavioural = w.cohort({
     name: 'Wrapper',

@@ -1,0 +1,256 @@
+/**
+ * Cohorts, the part flags need: named property-group trees (`filters.properties`), static or dynamic,
+ * soft-deleted. Static members live in persons.db (src/persons writes them); `count` here is what the
+ * last write of them reported, null for dynamic cohorts. Behavioural (event-based) filters are allowed in
+ * a cohort but refused while an active flag uses it.
+ */
+import { iso, type Clock } from '../../common/clock.js'
+import { AppError, ValidationError } from '../../common/errors.js'
+import type { JsonObject } from '../../common/json.js'
+import { assertValid, lazyWriteValidators } from '../../schemas/index.js'
+import { cohortCreateSchema, cohortUpdateSchema, type CohortWrite } from '../../schemas/cohort.js'
+import { prepared, type Db } from '../../storage/sqlite/database.js'
+import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
+import { activeFlagDefinitions } from '../feature-flags/definitions.js'
+import { cohortRefs, hasBehaviouralLeaf, hasCriteria, parseCohortFilters } from './filters.js'
+import { flagsUsing, namesList } from './usage.js'
+
+export interface CohortRecord {
+  id: number
+  team_id: number
+  name: string
+  description: string
+  filters: JsonObject
+  is_static: boolean
+  deleted: boolean
+  count: number | null
+  version: number
+  created_by_id: number | null
+  created_at: string
+  updated_at: string
+}
+
+export interface CohortObject {
+  id: number
+  name: string
+  description: string
+  filters: JsonObject
+  is_static: boolean
+  deleted: boolean
+  is_calculating: boolean
+  errors_calculating: number
+  last_calculation: string | null
+  count: number | null
+  version: number
+  created_by: UserSummary | null
+  created_at: string
+}
+
+interface CohortRow extends Omit<CohortRecord, 'filters' | 'is_static' | 'deleted'> {
+  filters: string
+  is_static: number
+  deleted: number
+}
+
+const toRecord = (row: CohortRow): CohortRecord => ({
+  ...row,
+  filters: JSON.parse(row.filters) as JsonObject,
+  is_static: row.is_static === 1,
+  deleted: row.deleted === 1,
+})
+
+const compiled = lazyWriteValidators<CohortWrite>(cohortCreateSchema, cohortUpdateSchema)
+
+export class Cohorts {
+  readonly #db: Db
+  readonly #accounts: Accounts
+  readonly #clock: Clock
+  readonly #listeners = new Set<(teamId: number) => void>()
+
+  constructor(db: Db, accounts: Accounts, clock: Clock) {
+    this.#db = db
+    this.#accounts = accounts
+    this.#clock = clock
+  }
+
+  /** Calls `listener(teamId)` after a cohort of the project changed (for evaluation caches). */
+  onChange(listener: (teamId: number) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  /** The cohort of the project, deleted or not; null when there is none. */
+  record(teamId: number, id: number): CohortRecord | null {
+    const row = prepared(this.#db, 'SELECT * FROM cohorts WHERE id = ? AND team_id = ?').get(id, teamId) as CohortRow | undefined
+    return row ? toRecord(row) : null
+  }
+
+  /**
+   * The cohort and every live cohort it references, transitively, each once, the cohort first. Static
+   * cohorts end the walk: their members are stored, so what their filters name is never evaluated.
+   */
+  withDependencies(teamId: number, id: number): CohortRecord[] {
+    const seen = new Map<number, CohortRecord>()
+    const visit = (cohortId: number): void => {
+      if (seen.has(cohortId)) return
+      const cohort = this.record(teamId, cohortId)
+      if (!cohort || cohort.deleted) return
+      seen.set(cohortId, cohort)
+      if (!cohort.is_static) cohortRefs(cohort.filters).forEach(visit)
+    }
+    visit(id)
+    return [...seen.values()]
+  }
+
+  count(teamId: number): number {
+    return (prepared(this.#db, 'SELECT COUNT(*) AS n FROM cohorts WHERE team_id = ? AND deleted = 0').get(teamId) as { n: number }).n
+  }
+
+  list(teamId: number, limit: number, offset: number): CohortObject[] {
+    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
+      .all(teamId, limit, offset) as CohortRow[]
+    return rows.map((row) => this.#toObject(toRecord(row)))
+  }
+
+  get(teamId: number, id: number): CohortObject {
+    const cohort = this.record(teamId, id)
+    if (!cohort) throw new AppError('not_found')
+    return this.#toObject(cohort)
+  }
+
+  create(teamId: number, body: unknown, userId: number | null): CohortObject {
+    assertValid(compiled().create, body)
+    const isStatic = body.is_static ?? false
+    const filters = body.filters === undefined ? {} : this.#parseFilters(teamId, null, body.filters, isStatic)
+    const now = iso(this.#clock.now())
+    const info = prepared(this.#db, 
+        `INSERT INTO cohorts (team_id, name, description, filters, is_static, deleted, created_by_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(teamId, body.name ?? '', body.description ?? '', JSON.stringify(filters), isStatic ? 1 : 0, body.deleted ? 1 : 0, userId, now, now)
+    for (const listener of this.#listeners) listener(teamId)
+    return this.get(teamId, Number(info.lastInsertRowid))
+  }
+
+  update(teamId: number, id: number, body: unknown): CohortObject {
+    assertValid(compiled().update, body)
+    const updated = this.#db.transaction(() => {
+      const current = this.record(teamId, id)
+      if (!current) throw new AppError('not_found')
+      const isStatic = body.is_static ?? current.is_static
+      const filters = body.filters === undefined ? current.filters : this.#parseFilters(teamId, id, body.filters, isStatic)
+      // PostHog checks the new tree, or on a static → dynamic flip the kept one, which starts to be evaluated.
+      if (!(current.is_static && isStatic) && (body.filters !== undefined || current.is_static)) {
+        this.#checkFlagsAllow(teamId, id, filters)
+      }
+      const filtersChanged = JSON.stringify(filters) !== JSON.stringify(current.filters)
+      if (isStatic && filtersChanged && (hasCriteria(current.filters) || hasCriteria(filters))) {
+        throw new ValidationError('invalid', 'Editing the criteria of a static cohort is not supported yet. Create a new static cohort instead.')
+      }
+      if (body.deleted === true && !current.deleted) this.#checkUnused(teamId, current)
+      const next: CohortRecord = {
+        ...current,
+        name: body.name === undefined ? current.name : (body.name ?? ''),
+        description: body.description ?? current.description,
+        filters,
+        is_static: isStatic,
+        deleted: body.deleted ?? current.deleted,
+        version: filtersChanged ? current.version + 1 : current.version,
+        updated_at: iso(this.#clock.now()),
+      }
+      prepared(this.#db, 
+          `UPDATE cohorts SET name = @name, description = @description, filters = @filters, is_static = @is_static,
+           deleted = @deleted, version = @version, updated_at = @updated_at WHERE id = @id`,
+        )
+        .run({ ...next, filters: JSON.stringify(next.filters), is_static: next.is_static ? 1 : 0, deleted: next.deleted ? 1 : 0 })
+      return this.#toObject(next)
+    })()
+    for (const listener of this.#listeners) listener(teamId)
+    return updated
+  }
+
+  /** Records how many persons a static cohort holds, after its members in persons.db were written. */
+  setCount(teamId: number, id: number, count: number): void {
+    prepared(this.#db, 'UPDATE cohorts SET count = ?, updated_at = ? WHERE id = ? AND team_id = ?').run(count, iso(this.#clock.now()), id, teamId)
+    for (const listener of this.#listeners) listener(teamId)
+  }
+
+  /**
+   * PostHog's CohortFilters rules (a static cohort without criteria keeps what it was sent, as PostHog's
+   * does), then the references: each must be a live cohort of the project, and none may lead back here.
+   */
+  #parseFilters(teamId: number, selfId: number | null, raw: JsonObject, isStatic: boolean): JsonObject {
+    if (isStatic && !hasCriteria(raw)) return raw
+    const filters = parseCohortFilters(raw)
+    for (const ref of cohortRefs(filters)) {
+      const target = this.record(teamId, ref)
+      if (!target || target.deleted) throw new ValidationError('invalid_input', 'Invalid Cohort ID in filter', 'filters')
+      if (selfId !== null && this.withDependencies(teamId, ref).some((c) => c.id === selfId)) {
+        throw new ValidationError('invalid_input', 'Cohorts cannot reference other cohorts in a loop.', 'filters')
+      }
+    }
+    return filters
+  }
+
+  /** While an active flag evaluates the cohort, its tree may not gain event filters, itself or through a cohort it names. */
+  #checkFlagsAllow(teamId: number, id: number, filters: JsonObject): void {
+    if (this.#flagsUsing(teamId, id).length === 0) return
+    if (hasBehaviouralLeaf(filters)) {
+      throw new ValidationError('behavioral_cohort_found', 'Behavioral filters cannot be added to cohorts used in feature flags.', 'filters')
+    }
+    for (const ref of cohortRefs(filters)) {
+      const behavioural = this.withDependencies(teamId, ref).find((c) => !c.is_static && hasBehaviouralLeaf(c.filters))
+      if (behavioural) {
+        throw new ValidationError(
+          'behavioral_cohort_found',
+          `A cohort dependency (${behavioural.name}) has filters based on events. These cohorts can't be used in feature flags.`,
+          'filters',
+        )
+      }
+    }
+  }
+
+  /** PostHog refuses to delete a cohort that active flags or other live cohorts still need; flags are checked first. */
+  #checkUnused(teamId: number, cohort: CohortRecord): void {
+    const flags = this.#flagsUsing(teamId, cohort.id)
+    if (flags.length > 0) {
+      throw new ValidationError(
+        'invalid',
+        `This cohort is used in ${flags.length} active feature flag(s): ${flags.map((f) => f.name || f.key).join(', ')}. ` +
+          'Please remove the cohort from these feature flags before deleting it.',
+      )
+    }
+    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 AND id != ? ORDER BY id').all(teamId, cohort.id) as CohortRow[]
+    const dependants = rows.map(toRecord).filter((c) => cohortRefs(c.filters).includes(cohort.id))
+    if (dependants.length > 0) {
+      throw new ValidationError(
+        'invalid',
+        `This cohort is used as criteria in ${dependants.length} other cohort(s): ${namesList(dependants.map((c) => c.name || 'Unnamed'))}. ` +
+          'Please remove this cohort from those cohort definitions before deleting it.',
+      )
+    }
+  }
+
+  #flagsUsing(teamId: number, id: number) {
+    return flagsUsing(id, activeFlagDefinitions(this.#db, teamId), (ref) => this.record(teamId, ref))
+  }
+
+  #toObject(cohort: CohortRecord): CohortObject {
+    const creator = cohort.created_by_id === null ? null : this.#accounts.userById(cohort.created_by_id)
+    return {
+      id: cohort.id,
+      name: cohort.name,
+      description: cohort.description,
+      filters: cohort.filters,
+      is_static: cohort.is_static,
+      deleted: cohort.deleted,
+      is_calculating: false,
+      errors_calculating: 0,
+      last_calculation: null,
+      count: cohort.count,
+      version: cohort.version,
+      created_by: creator ? userSummary(creator) : null,
+      created_at: cohort.created_at,
+    }
+  }
+}
