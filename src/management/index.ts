@@ -28,7 +28,7 @@ export {
   type ActivityPageRequest,
   type Change,
 } from './activity-log.js'
-export { Cohorts, cohortLeaves, type CohortObject, type CohortRecord } from './cohorts/index.js'
+export { Cohorts, cohortLeaves, type CohortListQuery, type CohortObject, type CohortRecord } from './cohorts/index.js'
 export {
   activeFlagDefinitions,
   canEditFlag,

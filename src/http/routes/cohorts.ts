@@ -6,6 +6,7 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { cohortCreateSchema, cohortPageSchema, cohortSchema, cohortUpdateSchema } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import type { CohortListQuery } from '../../management/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
@@ -20,7 +21,12 @@ export const COHORT_OPERATIONS = [
     summary: 'List live cohorts, newest first.',
     tag: TAG,
     scope: 'cohort:read',
-    query: PAGE_QUERY,
+    query: [
+      ...PAGE_QUERY,
+      { name: 'type', description: '`static` or `dynamic` cohorts only (any other value: both).', schema: { type: 'string' } },
+      { name: 'search', description: 'Cohorts whose name contains this, case-insensitively.', schema: { type: 'string' } },
+      { name: 'hide_behavioral_cohorts', description: '`true`: leave out dynamic cohorts that flags cannot use (event filters, themselves or in a cohort they reference).', schema: { type: 'string' } },
+    ],
     responses: { 200: 'PaginatedCohortList' },
   },
   { operationId: 'cohorts_create', method: 'post', path: `${COHORTS}/`, summary: 'Create a cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortCreate', responses: { 201: 'Cohort' } },
@@ -37,14 +43,24 @@ export const COHORT_COMPONENTS = {
 
 type OperationId = (typeof COHORT_OPERATIONS)[number]['operationId']
 
+/** PostHog's list filters; values it does not know are ignored, as its viewset ignores them. */
+function listQuery(query: URLSearchParams): CohortListQuery {
+  const type = query.get('type')
+  return {
+    type: type === 'static' || type === 'dynamic' ? type : null,
+    search: query.get('search'),
+    hideBehavioural: (query.get('hide_behavioral_cohorts') ?? 'false').toLowerCase() === 'true',
+  }
+}
+
 export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyBytes: number): void {
   const cohorts = api.management.cohorts
   const json = { cohort: compileSerializer(cohortSchema), page: compileSerializer(cohortPageSchema) }
   const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult> = {
     cohorts_list: (req) => {
       const page = parsePage(req.query)
-      const results = cohorts.list(req.project.id, page.limit, page.offset)
-      return answer(200, json.page(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, cohorts.count(req.project.id), results)))
+      const { count, results } = cohorts.list(req.project.id, listQuery(req.query), page.limit, page.offset)
+      return answer(200, json.page(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results)))
     },
     cohorts_create: (req) => answer(201, json.cohort(cohorts.create(req.project.id, req.body, req.principal.user.id))),
     cohorts_retrieve: (req) => answer(200, json.cohort(cohorts.get(req.project.id, intParam(req.params.id)))),

@@ -1,2 +1,2 @@
-export { Cohorts, type CohortObject, type CohortRecord } from './service.js'
+export { Cohorts, type CohortListQuery, type CohortObject, type CohortRecord } from './service.js'
 export { cohortLeaves, hasBehaviouralLeaf } from './filters.js'

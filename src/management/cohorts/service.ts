@@ -102,14 +102,21 @@ export class Cohorts {
     return [...seen.values()]
   }
 
-  count(teamId: number): number {
-    return (prepared(this.#db, 'SELECT COUNT(*) AS n FROM cohorts WHERE team_id = ? AND deleted = 0').get(teamId) as { n: number }).n
-  }
-
-  list(teamId: number, limit: number, offset: number): CohortObject[] {
-    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?')
-      .all(teamId, limit, offset) as CohortRow[]
-    return rows.map((row) => this.#toObject(toRecord(row)))
+  /** Live cohorts, newest first, narrowed as PostHog's list is (`type`, `search`, `hide_behavioral_cohorts`). */
+  list(teamId: number, query: CohortListQuery, limit: number, offset: number): { count: number; results: CohortObject[] } {
+    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 ORDER BY created_at DESC, id DESC')
+      .all(teamId) as CohortRow[]
+    let live = rows.map(toRecord)
+    if (query.hideBehavioural) {
+      const hidden = behaviouralIds(live)
+      live = live.filter((c) => !hidden.has(c.id))
+    }
+    if (query.type !== null) live = live.filter((c) => c.is_static === (query.type === 'static'))
+    if (query.search !== null) {
+      const needle = query.search.toLowerCase()
+      live = live.filter((c) => c.name.toLowerCase().includes(needle))
+    }
+    return { count: live.length, results: live.slice(offset, offset + limit).map((c) => this.#toObject(c)) }
   }
 
   get(teamId: number, id: number): CohortObject {
@@ -253,4 +260,31 @@ export class Cohorts {
       created_at: cohort.created_at,
     }
   }
+}
+
+export interface CohortListQuery {
+  type: 'static' | 'dynamic' | null
+  /** Case-insensitive part of the name. */
+  search: string | null
+  hideBehavioural: boolean
+}
+
+/**
+ * What PostHog's `hide_behavioral_cohorts` leaves out (the flag editor's cohort picker): dynamic cohorts
+ * with event filters and those that reference one, transitively. Static cohorts stay, since flags accept
+ * them whatever their filters say.
+ */
+function behaviouralIds(cohorts: readonly CohortRecord[]): Set<number> {
+  const byId = new Map(cohorts.map((c) => [c.id, c]))
+  const verdicts = new Map<number, boolean>()
+  const isBehavioural = (id: number): boolean => {
+    const known = verdicts.get(id)
+    if (known !== undefined) return known
+    verdicts.set(id, false) // a loop (refused on write, but old rows) ends here
+    const cohort = byId.get(id)
+    const verdict = cohort !== undefined && !cohort.is_static && (hasBehaviouralLeaf(cohort.filters) || cohortRefs(cohort.filters).some(isBehavioural))
+    verdicts.set(id, verdict)
+    return verdict
+  }
+  return new Set(cohorts.filter((c) => isBehavioural(c.id)).map((c) => c.id))
 }

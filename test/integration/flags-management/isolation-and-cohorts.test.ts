@@ -141,6 +141,34 @@ t.test('cohorts API', async (t) => {
     t.equal(flag.body.filters.groups[0].properties[0].cohort_name, 'Named')
   })
 
+  t.test("the list narrows by type, by part of the name and to cohorts flags can use, as PostHog's does", async (t) => {
+    const events = { type: 'OR', values: [{ type: 'AND', values: [{ key: 'signup', type: 'behavioral', value: 'performed_event', event_type: 'events' }] }] }
+    const names = async (query: string) => {
+      const res = await server.api('GET', `${cohorts}?limit=2&${query}`)
+      const all = [...res.body.results]
+      for (let next = res.body.next; next; ) {
+        const page = await server.api('GET', new URL(next).pathname + new URL(next).search)
+        all.push(...page.body.results)
+        next = page.body.next
+      }
+      return { count: res.body.count as number, names: all.map((c: { name: string }) => c.name).filter((n: string) => n.startsWith('L·')) }
+    }
+    const fixed = (await server.api('POST', cohorts, { name: 'L·Fixed list', is_static: true })).body
+    const signups = (await server.api('POST', cohorts, { name: 'L·Signups', filters: { properties: events } })).body
+    await server.api('POST', cohorts, { name: 'L·Wraps signups', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'id', type: 'cohort', value: signups.id }] }] } } })
+    await server.api('POST', cohorts, { name: 'L·Wraps fixed', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'id', type: 'cohort', value: fixed.id }] }] } } })
+    await server.api('POST', cohorts, { name: 'L·Events but static', is_static: true, filters: { properties: events } })
+    await server.api('POST', cohorts, { name: 'L·Plain', filters: tree })
+
+    t.same((await names('type=static')).names, ['L·Events but static', 'L·Fixed list'])
+    t.same((await names('type=dynamic')).names, ['L·Plain', 'L·Wraps fixed', 'L·Wraps signups', 'L·Signups'])
+    t.same((await names('search=WRAPS')).names, ['L·Wraps fixed', 'L·Wraps signups'], 'search ignores case')
+    const usable = await names('hide_behavioral_cohorts=TRUE')
+    t.same(usable.names, ['L·Plain', 'L·Events but static', 'L·Wraps fixed', 'L·Fixed list'])
+    t.equal((await names('hide_behavioral_cohorts=false&type=other')).names.length, 6, 'unknown values change nothing')
+    t.equal((await names('search=l·&hide_behavioral_cohorts=true')).count, 4, 'count is of the narrowed list')
+  })
+
   t.test('cohort scopes', async (t) => {
     const reader = f.member(MembershipLevel.member, ['cohort:read'])
     t.equal((await reader.call('GET', cohorts)).status, 200)
