@@ -272,7 +272,7 @@ export class Experiments {
         this.#checkCohortAllowed(current)
         const cohorts = this.#deps.cohorts
         const cohort = cohorts.create(project.id, { name: `Users exposed to experiment "${current.name}"`, is_static: true }, userId)
-        cohortMembers.replaceMembers(project.id, cohort.id, distinctIds)
+        cohorts.setCount(project.id, cohort.id, cohortMembers.replaceMembers(project.id, cohort.id, distinctIds))
         // `exposure_cohort` is excluded from the activity log (PostHog's exclusions), so no entry is written.
         this.#repo.update({ ...current, exposure_cohort_id: cohort.id })
         return { experiment: this.toObject({ ...current, exposure_cohort_id: cohort.id }), cohort: cohorts.get(project.id, cohort.id) }

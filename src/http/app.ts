@@ -62,7 +62,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
-  registerCohortRoutes(router, api, apiMax)
+  registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerSchemaRoutes(router)
 }

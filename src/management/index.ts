@@ -28,7 +28,17 @@ export {
   type ActivityPageRequest,
   type Change,
 } from './activity-log.js'
-export { Cohorts, cohortLeaves, type CohortListQuery, type CohortObject, type CohortRecord } from './cohorts/index.js'
+export {
+  Cohorts,
+  addPersonsToStaticCohort,
+  cohortLeaves,
+  createCohort,
+  removePersonFromStaticCohort,
+  type CohortListQuery,
+  type CohortObject,
+  type CohortRecord,
+  type StaticCohortMembers,
+} from './cohorts/index.js'
 export {
   activeFlagDefinitions,
   canEditFlag,

@@ -1,7 +1,8 @@
 /**
  * Static cohort membership in persons.db (`cohort_people`), written from the main thread (experiment
- * exposure cohorts). The consumer thread writes persons.db too; WAL and the busy timeout make these small
- * transactions wait their turn instead of failing. Needs a writable connection.
+ * exposure cohorts, cohorts from a flag, persons added or removed through the cohort API). The consumer
+ * thread writes persons.db too; WAL and the busy timeout make these small transactions wait their turn
+ * instead of failing. Needs a writable connection.
  */
 import type { Statement, Transaction } from 'better-sqlite3'
 import type { Db } from '../storage/index.js'
@@ -14,6 +15,11 @@ export class StaticCohortWriter {
   readonly #clear: Statement<[number, number]>
   readonly #insert: Statement<[number, number, number]>
   readonly #replace: Transaction<(teamId: number, cohortId: number, distinctIds: readonly string[]) => number>
+  readonly #personsByUuid: Statement<[number, string], { id: number }>
+  readonly #remove: Statement<[number, number, number]>
+  readonly #count: Statement<[number, number], { n: number }>
+  readonly #add: Transaction<(teamId: number, cohortId: number, uuids: readonly string[]) => MembersChange>
+  readonly #drop: Transaction<(teamId: number, cohortId: number, uuid: string) => MembersChange>
 
   constructor(db: Db) {
     this.#personsOf = db.prepare(
@@ -31,6 +37,19 @@ export class StaticCohortWriter {
       }
       return written
     })
+    this.#personsByUuid = db.prepare('SELECT id FROM persons WHERE team_id = ? AND uuid IN (SELECT value FROM json_each(?))')
+    this.#remove = db.prepare('DELETE FROM cohort_people WHERE cohort_id = ? AND person_id = ? AND team_id = ?')
+    this.#count = db.prepare('SELECT COUNT(*) AS n FROM cohort_people WHERE cohort_id = ? AND team_id = ?')
+    this.#add = db.transaction((teamId: number, cohortId: number, uuids: readonly string[]) => {
+      const persons = this.#personsByUuid.all(teamId, JSON.stringify(uuids.map((u) => u.toLowerCase())))
+      for (const { id } of persons) this.#insert.run(cohortId, id, teamId)
+      return { found: persons.length, count: this.#count.get(cohortId, teamId)!.n }
+    })
+    this.#drop = db.transaction((teamId: number, cohortId: number, uuid: string) => {
+      const persons = this.#personsByUuid.all(teamId, JSON.stringify([uuid.toLowerCase()]))
+      for (const { id } of persons) this.#remove.run(cohortId, id, teamId)
+      return { found: persons.length, count: this.#count.get(cohortId, teamId)!.n }
+    })
   }
 
   /**
@@ -42,4 +61,20 @@ export class StaticCohortWriter {
     // IMMEDIATE: the consumer thread writes persons.db; a deferred read-then-write could not upgrade.
     return this.#replace.immediate(teamId, cohortId, distinctIds)
   }
+
+  /** Adds the persons of the project with these UUIDs (the others are skipped); already members stay once. */
+  addPersons(teamId: number, cohortId: number, uuids: readonly string[]): MembersChange {
+    return this.#add.immediate(teamId, cohortId, uuids)
+  }
+
+  /** Removes the person of the project with this UUID, if a member; `found` 0 when the project has no such person. */
+  removePerson(teamId: number, cohortId: number, uuid: string): MembersChange {
+    return this.#drop.immediate(teamId, cohortId, uuid)
+  }
+}
+
+/** How many of the given persons the project has, and how many members the cohort holds after the change. */
+export interface MembersChange {
+  found: number
+  count: number
 }

@@ -19,13 +19,44 @@ const writableCohortProperties: Record<string, JsonSchema> = {
   deleted: { type: 'boolean' },
 }
 
-export const cohortCreateSchema: JsonSchema = {
+export const cohortUpdateSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: writableCohortProperties,
 }
 
-export const cohortUpdateSchema: JsonSchema = cohortCreateSchema
+export const cohortCreateSchema: JsonSchema = {
+  ...cohortUpdateSchema,
+  properties: {
+    ...writableCohortProperties,
+    _create_static_person_ids: {
+      type: 'array',
+      items: { type: 'string' },
+      writeOnly: true,
+      description: 'A static cohort starts with the persons of these UUIDs (unknown ones are skipped).',
+    },
+  },
+}
+
+/** `PATCH …/add_persons_to_static_cohort/`; checked by the cohort rules, with PostHog's messages. */
+export const cohortAddPersonsSchema: JsonSchema = {
+  type: 'object',
+  properties: { person_ids: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 1000, description: 'Person UUIDs.' } },
+  required: ['person_ids'],
+}
+
+/** `PATCH …/remove_person_from_static_cohort/`. */
+export const cohortRemovePersonSchema: JsonSchema = {
+  type: 'object',
+  properties: { person_id: { type: 'string', format: 'uuid' } },
+  required: ['person_id'],
+}
+
+export const cohortMembersChangedSchema: JsonSchema = {
+  type: 'object',
+  properties: { success: { type: 'boolean' } },
+  required: ['success'],
+}
 
 export interface CohortWrite {
   name?: string | null
@@ -33,6 +64,7 @@ export interface CohortWrite {
   filters?: Record<string, unknown>
   is_static?: boolean
   deleted?: boolean
+  _create_static_person_ids?: string[]
 }
 
 export const cohortSchema: JsonSchema = {

@@ -1,12 +1,21 @@
 /**
- * /api/projects/:project_id/cohorts/ — the minimal cohort API flags need: list, create, read, change
- * (soft delete with PATCH `{"deleted": true}`). The operation table is also published by /api/schema/.
+ * /api/projects/:project_id/cohorts/ — the cohort API flags need: list, create, read, change (soft delete
+ * with PATCH `{"deleted": true}`), and adding or removing a static cohort's persons. The operation table is
+ * also published by /api/schema/.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { cohortCreateSchema, cohortPageSchema, cohortSchema, cohortUpdateSchema } from '../../schemas/cohort.js'
+import {
+  cohortAddPersonsSchema,
+  cohortCreateSchema,
+  cohortMembersChangedSchema,
+  cohortPageSchema,
+  cohortRemovePersonSchema,
+  cohortSchema,
+  cohortUpdateSchema,
+} from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import type { CohortListQuery } from '../../management/index.js'
+import { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type CohortListQuery, type StaticCohortMembers } from '../../management/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
@@ -32,12 +41,17 @@ export const COHORT_OPERATIONS = [
   { operationId: 'cohorts_create', method: 'post', path: `${COHORTS}/`, summary: 'Create a cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortCreate', responses: { 201: 'Cohort' } },
   { operationId: 'cohorts_retrieve', method: 'get', path: `${COHORTS}/:id/`, summary: 'A cohort (deleted ones too).', tag: TAG, scope: 'cohort:read', responses: { 200: 'Cohort' } },
   { operationId: 'cohorts_partial_update', method: 'patch', path: `${COHORTS}/:id/`, summary: 'Change a cohort; `{"deleted": true}` soft-deletes it.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortUpdate', responses: { 200: 'Cohort' } },
+  { operationId: 'cohorts_add_persons_to_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/add_persons_to_static_cohort/`, summary: 'Add persons, by UUID, to a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortAddPersons', responses: { 200: 'CohortMembersChanged' } },
+  { operationId: 'cohorts_remove_person_from_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/remove_person_from_static_cohort/`, summary: 'Remove a person, by UUID, from a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortRemovePerson', responses: { 200: 'CohortMembersChanged' } },
 ] as const satisfies readonly OperationDoc[]
 
 export const COHORT_COMPONENTS = {
   Cohort: cohortSchema,
   CohortCreate: cohortCreateSchema,
   CohortUpdate: cohortUpdateSchema,
+  CohortAddPersons: cohortAddPersonsSchema,
+  CohortRemovePerson: cohortRemovePersonSchema,
+  CohortMembersChanged: cohortMembersChangedSchema,
   PaginatedCohortList: cohortPageSchema,
 }
 
@@ -53,20 +67,33 @@ function listQuery(query: URLSearchParams): CohortListQuery {
   }
 }
 
-export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyBytes: number): void {
+/** `members` writes static cohorts' persons (persons.db); without it their routes are not served. */
+export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyBytes: number, members: StaticCohortMembers | null): void {
   const cohorts = api.management.cohorts
-  const json = { cohort: compileSerializer(cohortSchema), page: compileSerializer(cohortPageSchema) }
+  const json = { cohort: compileSerializer(cohortSchema), page: compileSerializer(cohortPageSchema), changed: compileSerializer(cohortMembersChangedSchema) }
   const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult> = {
     cohorts_list: (req) => {
       const page = parsePage(req.query)
       const { count, results } = cohorts.list(req.project.id, listQuery(req.query), page.limit, page.offset)
       return answer(200, json.page(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results)))
     },
-    cohorts_create: (req) => answer(201, json.cohort(cohorts.create(req.project.id, req.body, req.principal.user.id))),
+    cohorts_create: (req) =>
+      answer(201, json.cohort(members ? createCohort(cohorts, members, req.project.id, req.body, req.principal.user.id) : cohorts.create(req.project.id, req.body, req.principal.user.id))),
     cohorts_retrieve: (req) => answer(200, json.cohort(cohorts.get(req.project.id, intParam(req.params.id)))),
     cohorts_partial_update: (req) => answer(200, json.cohort(cohorts.update(req.project.id, intParam(req.params.id), req.body))),
+    cohorts_add_persons_to_static_cohort_partial_update: (req) => {
+      addPersonsToStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body)
+      return answer(200, json.changed({ success: true }))
+    },
+    cohorts_remove_person_from_static_cohort_partial_update: (req) => {
+      removePersonFromStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body)
+      return answer(200, json.changed({ success: true }))
+    },
   }
   for (const op of COHORT_OPERATIONS) {
+    // Static cohorts' persons live in persons.db: without its writer these routes are not served (and the
+    // person ids on create are ignored).
+    if (!members && op.path.endsWith('_static_cohort/')) continue
     router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
   }
 }

@@ -170,8 +170,8 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
         req.principal.user.id,
       )
       const members = await personsWithFlag(project, deps.audience, req.project.id, flag.key, variant, deps.now())
-      const count = deps.staticCohorts.replaceMembers(req.project.id, cohort.id, members)
-      return answer(200, { cohort: { ...api.management.cohorts.get(req.project.id, cohort.id), count } })
+      api.management.cohorts.setCount(req.project.id, cohort.id, deps.staticCohorts.replaceMembers(req.project.id, cohort.id, members))
+      return answer(200, { cohort: api.management.cohorts.get(req.project.id, cohort.id) })
     },
 
     feature_flags_user_blast_radius: async (req) => {

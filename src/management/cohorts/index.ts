@@ -1,2 +1,3 @@
 export { Cohorts, type CohortListQuery, type CohortObject, type CohortRecord } from './service.js'
 export { cohortLeaves, hasBehaviouralLeaf } from './filters.js'
+export { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type StaticCohortMembers } from './members.js'

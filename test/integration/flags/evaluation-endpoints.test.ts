@@ -162,6 +162,7 @@ t.test('flag evaluation endpoints', async (t) => {
     const res = await server.api('POST', `${base}/${a.id}/create_static_cohort_for_flag/`, {})
     t.equal(res.status, 200)
     t.match(res.body.cohort, { is_static: true, name: /^Users with feature flag flag-a enabled at /, count: 12 })
+    t.equal((await server.api('GET', `/api/projects/${pid}/cohorts/${res.body.cohort.id}/`)).body.count, 12, 'the count is kept')
     const viaStatic = await createFlag(server, { key: 'from-static', filters: { groups: [{ properties: [{ key: 'id', value: res.body.cohort.id, type: 'cohort' }], rollout_percentage: 100 }] } })
     t.ok(viaStatic.id)
     const member = await server.request('POST', '/decide/?v=3', { body: { token: server.boot.project_api_key, distinct_id: 'br-3' } })

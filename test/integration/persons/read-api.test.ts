@@ -1,10 +1,7 @@
 import t from 'tap'
-import { systemClock } from '../../../src/common/clock.js'
 import { uuidv7 } from '../../../src/common/ids.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
-import { createManagement } from '../../../src/management/index.js'
-import { PersonsStage } from '../../../src/persons/index.js'
-import { dataPaths, openDatabase, openManagementDb } from '../../../src/storage/index.js'
+import { foreignProject, seedPersons } from '../../helpers/seed.js'
 import { bootstrapDataDir, runCli, startServer, tempDir } from '../../helpers/server.js'
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z')
@@ -20,26 +17,17 @@ t.test('persons and groups read API', async (t) => {
   const team = boot.project_id
 
   // A project of another organisation: its persons must stay invisible to the bootstrap key.
-  const managementDb = openManagementDb(dataPaths(dataDir))
-  const accounts = createManagement(managementDb, systemClock).accounts
-  const otherProject = accounts.createProject(accounts.createOrganization('Elsewhere').id, 'Hidden').id
-  managementDb.close()
-
-  const personsDb = openDatabase(dataPaths(dataDir).persons)
-  const stage = new PersonsStage(personsDb, { geoip: null, clock: systemClock })
-  personsDb.transaction(() =>
-    stage.process([
-      ev(team, '$pageview', 'anon-1', { $set: { plan: 'free' } }),
-      ev(team, '$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'one@example.com' } }),
-      ev(team, '$pageview', 'user-2', { $set: { name: 'Two' } }),
-      ev(team, '$pageview', 'user-3'),
-      ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } }),
-      ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta' } }),
-      ev(team, '$pageview', 'user-1', { $groups: { company: 'acme', project: 'p-1' } }),
-      ev(otherProject, '$pageview', 'secret-user'),
-    ]),
-  )()
-  personsDb.close()
+  const otherProject = foreignProject(dataDir)
+  seedPersons(dataDir, [
+    ev(team, '$pageview', 'anon-1', { $set: { plan: 'free' } }),
+    ev(team, '$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'one@example.com' } }),
+    ev(team, '$pageview', 'user-2', { $set: { name: 'Two' } }),
+    ev(team, '$pageview', 'user-3'),
+    ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } }),
+    ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta' } }),
+    ev(team, '$pageview', 'user-1', { $groups: { company: 'acme', project: 'p-1' } }),
+    ev(otherProject, '$pageview', 'secret-user'),
+  ])
 
   const server = await startServer({ dataDir })
   t.teardown(async () => {
