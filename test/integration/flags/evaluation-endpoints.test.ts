@@ -64,7 +64,7 @@ t.test('flag evaluation endpoints', async (t) => {
     for (const query of ['', '?send_cohorts=false']) {
       const plain = await server.api('GET', `${base}/local_evaluation/${query}`)
       t.same(plain.body.cohorts, {}, `no cohorts with "${query}"`)
-      t.same(plain.body.flags.find((f: any) => f.key === 'pro').filters.groups, [{ properties: [{ key: 'plan', value: 'pro', type: 'person' }], rollout_percentage: 100 }])
+      t.same(plain.body.flags.find((f: any) => f.key === 'pro').filters.groups, [{ properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }], rollout_percentage: 100 }])
     }
     const key = server.boot.personal_api_key!
     const rust = await server.request('GET', `/flags/definitions?token=${server.boot.project_api_key}`, { headers: { authorization: `Bearer ${key}` } })

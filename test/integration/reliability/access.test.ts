@@ -132,6 +132,9 @@ t.test('access matrix and isolation', async (t) => {
     [`post ${P}/cohorts/`]: { scope: 'cohort:write', ok: [201], body: { name: 'New cohort' } },
     [`get ${P}/cohorts/:id/`]: { scope: 'cohort:read', ok: [200], params: () => ({ id: cohort.id }) },
     [`patch ${P}/cohorts/:id/`]: { scope: 'cohort:write', ok: [200], body: { name: 'Renamed' }, params: () => ({ id: cohort.id }) },
+    // Ours is dynamic: the key gets as far as the cohort's own rule (400 invalid), past auth, scope and project.
+    [`patch ${P}/cohorts/:id/add_persons_to_static_cohort/`]: { scope: 'cohort:write', ok: [], okCodes: ['invalid'], body: { person_ids: [randomUUID()] }, params: () => ({ id: cohort.id }) },
+    [`patch ${P}/cohorts/:id/remove_person_from_static_cohort/`]: { scope: 'cohort:write', ok: [], okCodes: ['invalid'], body: { person_id: randomUUID() }, params: () => ({ id: cohort.id }) },
     [`get ${EX}/`]: { scope: 'experiment:read', ok: [200] },
     [`post ${EX}/`]: { scope: 'experiment:write', ok: [201], body: () => ({ name: 'New', feature_flag_key: `exp-new-${++keyCounter}` }) },
     [`get ${EX}/requires_flag_implementation/`]: { scope: 'experiment:read', ok: [200] },
