@@ -73,7 +73,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     hashKeys: new HashKeyOverrideWriter(personsWriteDb),
     geoip,
     now: () => systemClock.now(),
-    offload: pool ? (teamId, revision, runtime, input) => pool.run<EvaluationResponse>('evaluateFlags', { teamId, revision, runtime, input }) : null,
+    offload: pool ? (teamId, revision, scope, input) => pool.run<EvaluationResponse>('evaluateFlags', { teamId, revision, scope, input }) : null,
     inlineMax: config.flags.inlineMax,
   })
 

@@ -4,19 +4,19 @@
  * keeps it cached, so only the input crosses the thread boundary.
  */
 import { evaluateAll } from '../src/flags/index.js'
-import type { EvaluationRuntime } from '../src/flags/request.js'
+import type { RequestScope } from '../src/flags/scope.js'
 import type { EvaluationInput, EvaluationResponse } from '../src/flags/types.js'
 import { flagContext } from './context.js'
 
 export interface EvaluateFlagsTask {
   teamId: number
   revision: string
-  runtime: EvaluationRuntime | null
+  scope: RequestScope
   input: EvaluationInput
 }
 
 export function evaluateFlags(task: EvaluateFlagsTask): EvaluationResponse {
   const cache = flagContext().cache
   const project = cache.getAt(task.teamId, task.revision) ?? cache.get(task.teamId)
-  return evaluateAll(project.setFor(task.runtime), task.input)
+  return evaluateAll(project.setFor(task.scope), task.input)
 }

@@ -265,6 +265,10 @@ export interface CompiledSetData {
   ordered: { pi: number; flag: CompiledFlag; active: boolean }[]
   /** `ordered` without the `personAlone` flags: what a returning person's request evaluates again (evaluate.ts). */
   rerun: { pi: number; flag: CompiledFlag; active: boolean }[]
+  /** Definition positions the request leaves out (`excludeFlags`); empty for a compiled set. */
+  excluded: ReadonlySet<number>
+  /** Some flag that is not left out is in a dependency cycle: the response reports errors. */
+  cycleError: boolean
   /** Distinct property tests (`ResolvedPropertyTest.slot` ranges below this). */
   testSlots: number
   /** The slots of group-property and date tests: the request's groups and `now` decide them, not the person alone. */
@@ -337,9 +341,29 @@ export function compileSetData(definitions: readonly FlagDefinition[], options: 
     warnings,
     initialKeys: [...usage.personKeys].filter((k) => INITIAL_PROPERTY.has(k)),
     initialValues: flags.map((f) => (isCurrentRow(f) && !f.definition.active ? false : undefined)),
+    excluded: new Set(),
+    cycleError: plan.cyclic.size > 0,
     testSlots: ctx.slots.size,
     volatileSlots: ctx.volatile,
     ordered,
     rerun: ordered.filter((o) => !o.flag.personAlone),
+  }
+}
+
+/**
+ * `data` with the flags at the `excluded` positions left out of a request, as PostHog's flag service leaves out
+ * the flags of another runtime, non-survey flags or flags of other evaluation tags: never evaluated nor
+ * answered, yet still in the dependency plan, and `false` to the flags that depend on them (PostHog seeds
+ * their value so), so a `flag_evaluates_to: false` condition on one matches. The compiled flags are shared.
+ */
+export function excludeFlags(data: CompiledSetData, excluded: ReadonlySet<number>): CompiledSetData {
+  const kept = (o: { flag: CompiledFlag }): boolean => !excluded.has(o.flag.position)
+  return {
+    ...data,
+    excluded,
+    initialValues: data.initialValues.map((v, p) => (excluded.has(p) ? false : v)),
+    ordered: data.ordered.filter(kept),
+    rerun: data.rerun.filter(kept),
+    cycleError: [...data.plan.cyclic].some((pi) => !excluded.has(data.planFlags[pi])),
   }
 }

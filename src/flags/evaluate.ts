@@ -130,7 +130,7 @@ export function run(data: CompiledSetData, input: EvaluationInput, hash: HashFn,
   req.cohortScope.person = req.person
   // stored answers are those of active flags, at their positions: what a whole run gives them
   const results: (FlagResult | undefined)[] = settled !== null ? answers!.slice() : new Array(data.flags.length)
-  let errors = data.plan.cyclic.size > 0
+  let errors = data.cycleError
   // whether every active personAlone flag's answer is now stored (none failed)
   let allStored = true
   const anyMissing = data.plan.missing.size > 0

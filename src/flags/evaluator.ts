@@ -9,7 +9,8 @@ import type { GeoIp } from '../geoip/index.js'
 import { copyObject, mergeObjects, type JsonObject } from '../common/json.js'
 import type { CompiledFlagSet } from './flag-set.js'
 import type { ProjectFlagCache, ProjectFlags } from './project-cache.js'
-import type { DecideRequest, EvaluationRuntime } from './request.js'
+import type { DecideRequest } from './request.js'
+import { EVERY_FLAG, type RequestScope } from './scope.js'
 import type { EvaluationInput, EvaluationList, EvaluationResponse, PersonState } from './types.js'
 
 /** The persons.db reads evaluation needs (PersonReader fulfils it). */
@@ -25,7 +26,7 @@ export interface HashKeyWriter {
 }
 
 /** Evaluates in a pool worker that compiles the same revision from its own connections. */
-export type OffloadEvaluation = (teamId: number, revision: string, runtime: EvaluationRuntime | null, input: EvaluationInput) => Promise<EvaluationResponse>
+export type OffloadEvaluation = (teamId: number, revision: string, scope: RequestScope, input: EvaluationInput) => Promise<EvaluationResponse>
 
 export interface FlagEvaluatorOptions {
   cache: ProjectFlagCache
@@ -39,7 +40,7 @@ export interface FlagEvaluatorOptions {
 
 export interface PreparedEvaluation {
   project: ProjectFlags
-  /** The project's flags for the caller's runtime. */
+  /** The project's flags the request gets (its scope). */
   set: CompiledFlagSet
   input: EvaluationInput
   /** Loading stored data failed somewhere: answer with what could be computed, flagged. */
@@ -95,14 +96,14 @@ export class FlagEvaluator {
     request: DecideRequest,
     distinctId: string,
     ip: string | null,
-    runtime: EvaluationRuntime | null = 'all',
+    scope: RequestScope = EVERY_FLAG,
   ): EvaluationList | Promise<EvaluationList> {
-    const prepared = this.prepare(teamId, request, distinctId, ip, runtime)
+    const prepared = this.prepare(teamId, request, distinctId, ip, scope)
     const { project, set, input, loadFailed } = prepared
     if (project.activeCount === 0) return { results: [], errorsWhileComputingFlags: loadFailed }
     if (this.#o.offload && project.activeCount > this.#o.inlineMax) {
       // the worker gets a copy of the properties: nothing to keep beside it
-      return this.#o.offload(teamId, project.revision, runtime, { ...input, personState: undefined }).then((offloaded) => ({
+      return this.#o.offload(teamId, project.revision, scope, { ...input, personState: undefined }).then((offloaded) => ({
         results: Object.values(offloaded.flags),
         errorsWhileComputingFlags: offloaded.errorsWhileComputingFlags || loadFailed,
       }))
@@ -114,9 +115,9 @@ export class FlagEvaluator {
   }
 
   /** Everything but the evaluation itself: also used by evaluation_reasons and blast radius. */
-  prepare(teamId: number, request: DecideRequest, distinctId: string, ip: string | null, runtime: EvaluationRuntime | null = 'all'): PreparedEvaluation {
+  prepare(teamId: number, request: DecideRequest, distinctId: string, ip: string | null, scope: RequestScope = EVERY_FLAG): PreparedEvaluation {
     const project = this.#o.cache.get(teamId)
-    const set = project.setFor(runtime)
+    const set = project.setFor(scope)
     let loadFailed = false
     // Not a spread: keys added to a spread copy cost ≈1 µs each (see copyObject), ≈8 µs for a GeoIP result.
     const overrides: JsonObject = copyObject(request.personProperties)

@@ -3,12 +3,12 @@
  * which stored data to load (person row, static cohorts, groups, hash-key overrides) — and the two entry
  * points that evaluate it.
  */
-import { collectUsage, compileSetData, type CompiledFlag, type CompiledSetData } from './compile.js'
+import { collectUsage, excludeFlags, type CompiledFlag, type CompiledSetData } from './compile.js'
 import { missingDependencyResult, run } from './evaluate.js'
 import { sha1Hash } from './hash.js'
 import { HASH_TABLE } from './match.js'
 import { Sha1Batch, type BatchTable } from './sha1x4/batch.js'
-import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationList, EvaluationResponse, FlagDefinition, FlagResult, HashFn } from './types.js'
+import type { EvaluateOptions, EvaluationInput, EvaluationList, EvaluationResponse, FlagResult, HashFn } from './types.js'
 
 /** Results by key; a later flag with the same key replaces an earlier one (in its place). */
 function byKey(results: readonly (FlagResult | undefined)[]): Record<string, FlagResult> {
@@ -78,14 +78,18 @@ export class CompiledFlagSet {
   readonly #keysInOrder: boolean
   readonly #storedNeed: StoredNeed
   readonly #overridesNeeded: boolean
-  /** Made on the first SHA-1 evaluation (a set compiled only for local evaluation or listing never needs it). */
-  #batch: Sha1Batch | null | undefined
+  /**
+   * Made on the first SHA-1 evaluation (a set compiled only for local evaluation or listing never needs it);
+   * shared with the sets made by `without`, which hash the same flags at the same positions.
+   */
+  readonly #hashes: { batch?: Sha1Batch | null }
 
-  constructor(flags: readonly FlagDefinition[], options: CompileOptions) {
-    const data = compileSetData(flags, options)
+  constructor(data: CompiledSetData, hashes: { batch?: Sha1Batch | null } = {}) {
     this.#data = data
-    for (const p of data.planFlags) this.#byKey.set(data.flags[p].key, p)
-    this.#keysInOrder = this.#byKey.size === data.planFlags.length && ![...this.#byKey.keys()].some((k) => k === '__proto__' || /^(0|[1-9][0-9]*)$/.test(k))
+    this.#hashes = hashes
+    const planned = data.planFlags.filter((p) => !data.excluded.has(p))
+    for (const p of planned) this.#byKey.set(data.flags[p].key, p)
+    this.#keysInOrder = this.#byKey.size === planned.length && ![...this.#byKey.keys()].some((k) => k === '__proto__' || /^(0|[1-9][0-9]*)$/.test(k))
     const active = this.#active(undefined)
     this.flagCount = active.length
     const usage = collectUsage(active, data.cohorts)
@@ -99,6 +103,15 @@ export class CompiledFlagSet {
     // what every request without `flag_keys` asks, answered once
     this.#storedNeed = storedNeed(active)
     this.#overridesNeeded = this.#needsOverrides(active)
+  }
+
+  /**
+   * This set with the flags at `excluded` (definition positions) left out of every request, as PostHog's
+   * filters by runtime, survey and evaluation tags leave them: absent from answers, `false` to their
+   * dependents (`excludeFlags`). Nothing is compiled again.
+   */
+  without(excluded: ReadonlySet<number>): CompiledFlagSet {
+    return new CompiledFlagSet(excludeFlags(this.#data, excluded), this.#hashes)
   }
 
   get usesGroups(): boolean {
@@ -132,6 +145,7 @@ export class CompiledFlagSet {
     const needed = this.#needed(keys)
     return this.#data.planFlags
       .filter((_, pi) => needed === null || needed.has(pi))
+      .filter((p) => !this.#data.excluded.has(p))
       .map((p) => this.#data.flags[p])
       .filter((f) => f.definition.active)
   }
@@ -159,8 +173,8 @@ export class CompiledFlagSet {
   /** The hash and, for SHA-1, the batch that goes with it. */
   #hashing(options: EvaluateOptions | undefined): [HashFn, Sha1Batch | null] {
     if (options?.hash !== undefined && options.hash !== sha1Hash) return [options.hash, null]
-    if (this.#batch === undefined) this.#batch = hashBatch(this.#data.flags)
-    return [sha1Hash, this.#batch]
+    if (this.#hashes.batch === undefined) this.#hashes.batch = hashBatch(this.#data.flags)
+    return [sha1Hash, this.#hashes.batch]
   }
 
   evaluateAll(input: EvaluationInput, options?: EvaluateOptions): EvaluationResponse {

@@ -32,11 +32,12 @@
  * Semantics follow PostHog's current Rust flag service (see the file comments, and the test vectors under
  * test/unit/flags/). Regexes never run on V8's backtracking engine: see `regex/index.ts`.
  */
+import { compileSetData } from './compile.js'
 import { CompiledFlagSet } from './flag-set.js'
 import type { CompileOptions, EvaluateOptions, EvaluationInput, EvaluationResponse, FlagDefinition, FlagResult } from './types.js'
 
 export function compileFlags(flags: readonly FlagDefinition[], options: CompileOptions): CompiledFlagSet {
-  return new CompiledFlagSet(flags, options)
+  return new CompiledFlagSet(compileSetData(flags, options))
 }
 
 export function evaluateAll(set: CompiledFlagSet, input: EvaluationInput, options?: EvaluateOptions): EvaluationResponse {

@@ -5,8 +5,8 @@
  * types are noticed within `GROUP_TYPES_TTL_MS`.
  */
 import { compileFlags, type CompiledFlagSet } from './index.js'
-import { runtimeOf, type EvaluationRuntime } from './request.js'
-import type { CohortDefinition, CompileOptions, FlagDefinition } from './types.js'
+import { scopedSets, type RequestScope } from './scope.js'
+import type { CohortDefinition, FlagDefinition } from './types.js'
 
 export interface FlagSource {
   load(teamId: number): { flags: FlagDefinition[]; cohorts: CohortDefinition[] }
@@ -22,11 +22,11 @@ export interface ProjectFlags {
   /** Every flag /flags evaluates, whatever its runtime. */
   set: CompiledFlagSet
   /**
-   * The flags a caller of `runtime` gets (null: not detected): those for `all` and for its runtime, as PostHog
-   * filters them before evaluating (a dependency on a flag left out is a missing one). `set` itself when no
-   * flag is limited to a runtime or the caller is `all`.
+   * The flags a request gets (`RequestScope`), as PostHog filters them before evaluating: the others are
+   * neither evaluated nor answered, and `false` to the flags depending on them. `set` itself when the request
+   * leaves nothing out.
    */
-  setFor(runtime: EvaluationRuntime | null): CompiledFlagSet
+  setFor(scope: RequestScope): CompiledFlagSet
   /** Flags and cohorts revision plus the group type mapping it was compiled with. */
   revision: string
   definitions: FlagDefinition[]
@@ -83,11 +83,10 @@ export class ProjectFlagCache {
     const groupTypeMapping = this.#groupTypes.groupTypeMapping(teamId)
     // PostHog's flags cache leaves these out: their payloads are ciphertext only /remote_config decrypts.
     const evaluated = flags.filter((f) => !(f.is_remote_configuration === true && f.has_encrypted_payloads === true))
-    const options: CompileOptions = { groupTypeMapping, cohorts }
-    const set = compileFlags(evaluated, options)
+    const set = compileFlags(evaluated, { groupTypeMapping, cohorts })
     const entry: Entry = {
       set,
-      setFor: runtimeSets(set, evaluated, options),
+      setFor: scopedSets(set, evaluated),
       revision: `${flagsRevision}#${JSON.stringify(groupTypeMapping)}`,
       flagsRevision,
       definitions: flags,
@@ -99,19 +98,5 @@ export class ProjectFlagCache {
     }
     this.#entries.set(teamId, entry)
     return entry
-  }
-}
-
-/** `ProjectFlags.setFor`: the sets for runtimes compiled on first use, only for projects with limited flags. */
-function runtimeSets(all: CompiledFlagSet, flags: readonly FlagDefinition[], options: CompileOptions): ProjectFlags['setFor'] {
-  if (flags.every((f) => runtimeOf(f.evaluation_runtime) === 'all')) return () => all
-  const sets = new Map<EvaluationRuntime | null, CompiledFlagSet>([['all', all]])
-  return (runtime) => {
-    let set = sets.get(runtime)
-    if (set === undefined) {
-      set = compileFlags(flags.filter((f) => ['all', runtime].includes(runtimeOf(f.evaluation_runtime))), options)
-      sets.set(runtime, set)
-    }
-    return set
   }
 }

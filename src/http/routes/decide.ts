@@ -70,7 +70,7 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const options = { shape, withConfig, supportedCompression: compression, requestId }
     if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
-    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), requestRuntime(request.evaluationRuntime, ctx.headers))
+    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), { runtime: requestRuntime(request.evaluationRuntime, ctx.headers) })
     const answer = (r: EvaluationList): Reply => rawJson(200, flagsJson(r, options))
     return result instanceof Promise ? result.then(answer) : answer(result)
   }

@@ -180,6 +180,17 @@ t.test('/decide', async (t) => {
     t.same(['rt-browser', 'rt-backend', 'simple-flag'].filter((k) => k in bare), ['simple-flag'], 'nothing tells: only unrestricted flags')
   })
 
+  t.test("a flag of another runtime is false to its dependents, as PostHog's flag service seeds it", async (t) => {
+    const base = await createFlag(server, { key: 'base-client', evaluation_runtime: 'client', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    const on = (value: boolean) => ({ groups: [{ properties: [{ key: String(base.id), type: 'flag', operator: 'flag_evaluates_to', value }] }] })
+    await createFlag(server, { key: 'dep-true', filters: on(true) })
+    await createFlag(server, { key: 'dep-false', filters: on(false) })
+    const { flags } = (await decide(server, { distinct_id: 'rt-dep-user' }, 'v=4', { 'user-agent': 'curl/8.5.0' })).body
+    t.notOk('base-client' in flags, 'the client flag is left out of a curl request')
+    t.match(flags['dep-false'], { enabled: true, reason: { code: 'condition_match', condition_index: 0 } })
+    t.match(flags['dep-true'], { enabled: false, reason: { code: 'no_condition_match', condition_index: 0 } })
+  })
+
   t.test('evaluates group flags with stored and overridden group properties', async (t) => {
     await capture([{ event: '$groupidentify', properties: { distinct_id: 'g-user', $group_type: 'company', $group_key: 'acme-inc', $group_set: { plan: 'enterprise' } } }])
     await waitForEvents(server, 'event=%24groupidentify', 1)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { ProjectFlagCache, type FlagSource, type GroupTypeSource } from '../../../src/flags/project-cache.js'
 import type { FlagDefinition } from '../../../src/flags/types.js'
-import { flag } from './fixtures/vectors.js'
+import { flag, input } from './fixtures/vectors.js'
 
 /** A project's definitions as a FlagSource sees them: a revision that moves with every change, and a load count. */
 function source(flags: FlagDefinition[]) {
@@ -96,23 +96,37 @@ t.test('a caller gets the flags for all runtimes and for its own, as PostHog fil
     flag('legacy', all),
     flag('browser', all, { evaluation_runtime: 'client' }),
     flag('backend', all, { evaluation_runtime: 'server' }),
-    flag('needs-browser', { groups: [{ properties: [{ key: 'browser', type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] }, { evaluation_runtime: 'server' }),
   ])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend', 'needs-browser'].filter((k) => project.setFor(runtime).hasFlag(k))
-  t.same(keys('all'), ['anywhere', 'legacy', 'browser', 'backend', 'needs-browser'])
-  t.equal(project.setFor('all'), project.set)
+  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend'].filter((k) => project.setFor({ runtime }).hasFlag(k))
+  t.same(keys('all'), ['anywhere', 'legacy', 'browser', 'backend'])
+  t.equal(project.setFor({ runtime: 'all' }), project.set)
   t.same(keys('client'), ['anywhere', 'legacy', 'browser'])
-  t.same(keys('server'), ['anywhere', 'legacy', 'backend', 'needs-browser'])
+  t.same(keys('server'), ['anywhere', 'legacy', 'backend'])
   t.same(keys(null), ['anywhere', 'legacy'], 'a caller whose runtime is unknown gets only the unrestricted ones')
-  t.equal(project.setFor('client'), project.setFor('client'), 'each compiled once')
-  const input = { distinctId: 'u', personProperties: {}, groups: {}, groupProperties: {}, now: 0 }
-  const [result] = project.setFor('server').evaluateList({ ...input, flagKeys: ['needs-browser'] }).results
-  t.equal(result.enabled, false, "a dependency on a flag of the other runtime is a missing one")
+  t.equal(project.setFor({ runtime: 'client' }), project.setFor({ runtime: 'client' }), 'each made once')
+  const answer = project.setFor({ runtime: 'server' }).evaluateList(input('u')).results.map((r) => r.key)
+  t.same(answer, ['anywhere', 'legacy', 'backend'], 'a left-out flag is not answered')
+})
+
+t.test("a flag of another runtime is false to its dependents, not a missing dependency, as in PostHog's service", async (t) => {
+  const on = (value: boolean) => ({ groups: [{ properties: [{ key: '1', type: 'flag', operator: 'flag_evaluates_to', value }] }] })
+  const { flagSource } = source([
+    flag('base-client', { groups: [{ properties: [], rollout_percentage: 100 }] }, { id: 1, evaluation_runtime: 'client' }),
+    flag('dep-true', on(true), { id: 2 }),
+    flag('dep-false', on(false), { id: 3 }),
+  ])
+  const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  const { flags } = project.setFor({ runtime: 'server' }).evaluateAll(input('u'))
+  t.same(Object.keys(flags), ['dep-true', 'dep-false'], 'base-client is neither evaluated nor answered')
+  t.same([flags['dep-false'].enabled, flags['dep-false'].reason.code, flags['dep-false'].reason.condition_index], [true, 'condition_match', 0])
+  t.same([flags['dep-true'].enabled, flags['dep-true'].reason.code, flags['dep-true'].reason.condition_index], [false, 'no_condition_match', 0])
+  const client = project.setFor({ runtime: 'client' }).evaluateAll(input('u')).flags
+  t.same([client['base-client'].enabled, client['dep-true'].enabled, client['dep-false'].enabled], [true, true, false], 'the client gets it evaluated')
 })
 
 t.test('a project without runtime-limited flags answers every runtime with one set', async (t) => {
   const { flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor(runtime), project.set)
+  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor({ runtime }), project.set)
 })
