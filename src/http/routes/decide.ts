@@ -26,13 +26,19 @@ interface Endpoint {
   via: 'decide' | 'flags'
 }
 
+/** A boolean query parameter as PostHog's flag service reads one (`config`, `only_evaluate_survey_feature_flags`). */
+function queryFlag(query: URLSearchParams, name: string): boolean {
+  const value = query.get(name)
+  return value === 'true' || value === '1'
+}
+
 function version(query: URLSearchParams, endpoint: Endpoint): { shape: ResponseShape; withConfig: boolean } {
   const raw = query.get('v')
   const config = query.get('config')
   if (endpoint.via === 'flags') {
     if (raw === null && config === null) return { shape: 'v4', withConfig: true }
     const v = raw === null ? 1 : Number.parseInt(raw, 10)
-    return { shape: Number.isNaN(v) || v < 2 ? 'v3' : 'v4', withConfig: config === 'true' || config === '1' }
+    return { shape: Number.isNaN(v) || v < 2 ? 'v3' : 'v4', withConfig: queryFlag(query, 'config') }
   }
   const v = raw === null ? 1 : Number.parseInt(raw, 10)
   const shape: ResponseShape = Number.isNaN(v) || v <= 1 ? 'v1' : v === 2 ? 'v2' : v === 3 ? 'v3' : 'v4'
@@ -70,7 +76,8 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const options = { shape, withConfig, supportedCompression: compression, requestId }
     if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
-    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), { runtime: requestRuntime(request.evaluationRuntime, ctx.headers) })
+    const scope = { runtime: requestRuntime(request.evaluationRuntime, ctx.headers), surveyOnly: queryFlag(query, 'only_evaluate_survey_feature_flags') }
+    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), scope)
     const answer = (r: EvaluationList): Reply => rawJson(200, flagsJson(r, options))
     return result instanceof Promise ? result.then(answer) : answer(result)
   }

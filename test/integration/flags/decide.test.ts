@@ -191,6 +191,17 @@ t.test('/decide', async (t) => {
     t.match(flags['dep-true'], { enabled: false, reason: { code: 'no_condition_match', condition_index: 0 } })
   })
 
+  t.test('only_evaluate_survey_feature_flags evaluates the survey targeting flags alone, the others false to them', async (t) => {
+    const gate = await createFlag(server, { key: 'survey-gate', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    await createFlag(server, { key: 'survey-targeting-gated', filters: { groups: [{ properties: [{ key: String(gate.id), type: 'flag', operator: 'flag_evaluates_to', value: false }] }] } })
+    const flags = async (query: string) => (await server.request('POST', `/flags/?${query}`, { body: { token: server.boot.project_api_key, distinct_id: 'survey-user' } })).body.flags
+    const only = await flags('v=2&only_evaluate_survey_feature_flags=true')
+    t.same(Object.keys(only), ['survey-targeting-gated'])
+    t.equal(only['survey-targeting-gated'].enabled, true, 'the left-out gate reads as false')
+    const every = await flags('v=2')
+    t.same([every['survey-gate'].enabled, every['survey-targeting-gated'].enabled], [true, false])
+  })
+
   t.test('evaluates group flags with stored and overridden group properties', async (t) => {
     await capture([{ event: '$groupidentify', properties: { distinct_id: 'g-user', $group_type: 'company', $group_key: 'acme-inc', $group_set: { plan: 'enterprise' } } }])
     await waitForEvents(server, 'event=%24groupidentify', 1)

@@ -98,14 +98,14 @@ t.test('a caller gets the flags for all runtimes and for its own, as PostHog fil
     flag('backend', all, { evaluation_runtime: 'server' }),
   ])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend'].filter((k) => project.setFor({ runtime }).hasFlag(k))
+  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend'].filter((k) => project.setFor({ runtime, surveyOnly: false }).hasFlag(k))
   t.same(keys('all'), ['anywhere', 'legacy', 'browser', 'backend'])
-  t.equal(project.setFor({ runtime: 'all' }), project.set)
+  t.equal(project.setFor({ runtime: 'all', surveyOnly: false }), project.set)
   t.same(keys('client'), ['anywhere', 'legacy', 'browser'])
   t.same(keys('server'), ['anywhere', 'legacy', 'backend'])
   t.same(keys(null), ['anywhere', 'legacy'], 'a caller whose runtime is unknown gets only the unrestricted ones')
-  t.equal(project.setFor({ runtime: 'client' }), project.setFor({ runtime: 'client' }), 'each made once')
-  const answer = project.setFor({ runtime: 'server' }).evaluateList(input('u')).results.map((r) => r.key)
+  t.equal(project.setFor({ runtime: 'client', surveyOnly: false }), project.setFor({ runtime: 'client', surveyOnly: false }), 'each made once')
+  const answer = project.setFor({ runtime: 'server', surveyOnly: false }).evaluateList(input('u')).results.map((r) => r.key)
   t.same(answer, ['anywhere', 'legacy', 'backend'], 'a left-out flag is not answered')
 })
 
@@ -117,16 +117,31 @@ t.test("a flag of another runtime is false to its dependents, not a missing depe
     flag('dep-false', on(false), { id: 3 }),
   ])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  const { flags } = project.setFor({ runtime: 'server' }).evaluateAll(input('u'))
+  const { flags } = project.setFor({ runtime: 'server', surveyOnly: false }).evaluateAll(input('u'))
   t.same(Object.keys(flags), ['dep-true', 'dep-false'], 'base-client is neither evaluated nor answered')
   t.same([flags['dep-false'].enabled, flags['dep-false'].reason.code, flags['dep-false'].reason.condition_index], [true, 'condition_match', 0])
   t.same([flags['dep-true'].enabled, flags['dep-true'].reason.code, flags['dep-true'].reason.condition_index], [false, 'no_condition_match', 0])
-  const client = project.setFor({ runtime: 'client' }).evaluateAll(input('u')).flags
+  const client = project.setFor({ runtime: 'client', surveyOnly: false }).evaluateAll(input('u')).flags
   t.same([client['base-client'].enabled, client['dep-true'].enabled, client['dep-false'].enabled], [true, true, false], 'the client gets it evaluated')
 })
 
 t.test('a project without runtime-limited flags answers every runtime with one set', async (t) => {
   const { flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor({ runtime }), project.set)
+  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor({ runtime, surveyOnly: false }), project.set)
+})
+
+t.test('only_evaluate_survey_feature_flags leaves every flag but the surveys\' out, false to their dependents', async (t) => {
+  const { flagSource } = source([
+    flag('plain', { groups: [{ properties: [], rollout_percentage: 100 }] }, { id: 11 }),
+    flag('survey-targeting-nps', { groups: [{ properties: [{ key: '11', type: 'flag', operator: 'flag_evaluates_to', value: false }] }] }, { id: 12 }),
+    flag('survey-targeting-csat', { groups: [{ properties: [{ key: 'plan', value: ['pro'], type: 'person' }] }] }, { id: 13 }),
+  ])
+  const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  const surveys = project.setFor({ runtime: 'all', surveyOnly: true })
+  const { flags } = surveys.evaluateAll(input('u', { plan: 'pro' }))
+  t.same(Object.keys(flags), ['survey-targeting-nps', 'survey-targeting-csat'])
+  t.same([flags['survey-targeting-nps'].enabled, flags['survey-targeting-nps'].reason.code], [true, 'condition_match'], 'the left-out flag reads as false')
+  t.equal(surveys, project.setFor({ runtime: 'all', surveyOnly: true }), 'made once')
+  t.same(Object.keys(project.set.evaluateAll(input('u')).flags), ['plain', 'survey-targeting-nps', 'survey-targeting-csat'], 'without it every flag is evaluated')
 })
