@@ -50,7 +50,7 @@ export interface CompiledFlag {
   payloads: Record<string, unknown> | null
   enrollmentKey: string | null
   superCondition: { condition: CompiledCondition; keys: string[] } | null
-  holdout: { percentage: number; variant: string | null; legacy: boolean } | null
+  holdout: { percentage: number; variant: string } | null
   deviceBucketing: boolean
   error: FlagEvaluationError | null
   /** The answer follows from the person's properties and distinct id alone (`personAlone`). */
@@ -159,19 +159,17 @@ function compileVariants(raw: unknown): { key: string; upper: number }[] {
   })
 }
 
+/**
+ * PostHog's current service reads `filters.holdout` alone: `holdout_groups`, which flags written before that
+ * model carry (and experiments still write as null), applies no holdout.
+ */
 function compileHoldout(filters: Record<string, unknown>): CompiledFlag['holdout'] {
   const h = filters.holdout
-  if (h !== undefined && h !== null) {
-    if (!isObject(h) || optionalInt(h.id, 'holdout id') === null) throw new DefinitionError('malformed holdout')
-    const pct = optionalNumber(h.exclusion_percentage, 'exclusion_percentage')
-    if (pct === null) throw new DefinitionError('holdout without exclusion_percentage')
-    return { percentage: Math.min(100, Math.max(0, pct)), variant: `holdout-${h.id}`, legacy: false }
-  }
-  // Flags written before PostHog moved to `holdout` keep `holdout_groups`; the first entry applies.
-  const legacy = Array.isArray(filters.holdout_groups) ? filters.holdout_groups[0] : undefined
-  if (!isObject(legacy)) return null
-  if (Array.isArray(legacy.properties) && legacy.properties.length > 0) return null
-  return { percentage: optionalNumber(legacy.rollout_percentage, 'holdout rollout') ?? 100, variant: typeof legacy.variant === 'string' ? legacy.variant : null, legacy: true }
+  if (h === undefined || h === null) return null
+  if (!isObject(h) || optionalInt(h.id, 'holdout id') === null) throw new DefinitionError('malformed holdout')
+  const pct = optionalNumber(h.exclusion_percentage, 'exclusion_percentage')
+  if (pct === null) throw new DefinitionError('holdout without exclusion_percentage')
+  return { percentage: Math.min(100, Math.max(0, pct)), variant: `holdout-${h.id}` }
 }
 
 function compileFlag(def: FlagDefinition, position: number, ctx: Context): CompiledFlag {

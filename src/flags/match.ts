@@ -144,8 +144,7 @@ function holdoutMatch(flag: CompiledFlag, req: Request): FlagResult | null {
   const h = flag.holdout!
   const inHoldout = h.percentage >= 100 || req.hash(holdoutHashInput(identifier(flag, flag.aggregation, req, false))) <= h.percentage / 100
   if (!inHoldout) return null
-  const variant = h.legacy ? (h.variant ?? variantFor(flag, flag.aggregation, req) ?? 'holdout') : h.variant
-  return matchResult(flag, true, variant, 'holdout_condition_value', null, payloadFor(flag, variant))
+  return matchResult(flag, true, h.variant, 'holdout_condition_value', null, payloadFor(flag, h.variant))
 }
 
 export function matchFlag(flag: CompiledFlag, req: Request): FlagResult {
