@@ -141,7 +141,9 @@ function members(flags: readonly FlagResult[], include: (f: FlagResult) => boole
 
 const all = (): boolean => true
 const enabled = (f: FlagResult): boolean => f.enabled
-const withPayload = (f: FlagResult): boolean => f.enabled && f.payload !== null && f.payload !== undefined
+// Whenever the result carries one, enabled or not: an early-access flag (or legacy super condition) answered
+// false keeps its "true" payload, as PostHog's flag service sends it
+const withPayload = (f: FlagResult): boolean => f.payload !== null && f.payload !== undefined
 
 /** `"key":value` (`,"key":value` after the first), the value being the variant or else whether the flag is enabled. */
 function valueMember(f: FlagResult, first = true): string {
@@ -157,7 +159,7 @@ function payloadMember(f: FlagResult, first: boolean): string {
 }
 
 function v4Member(f: FlagResult): string {
-  const payload = f.enabled ? (f.payload ?? null) : null
+  const payload = f.payload ?? null
   return (
     `${keyTexts(f.key).prefix}{"key":${quoted(f.key)},"enabled":${f.enabled},"variant":${jsonText(f.variant)},"reason":${reasonText(f.reason)},` +
     `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":null,"payload":${jsonText(payload)}}${f.failed ? ',"failed":true' : ''}}`

@@ -137,6 +137,17 @@ t.test('/decide', async (t) => {
     t.equal(optedOut.body.featureFlags['beta-ea'], false, 'an override wins')
   })
 
+  t.test("an early-access flag opted out of still sends its payload, as PostHog's enrollment branch does", async (t) => {
+    await createFlag(server, { key: 'ea-payload', filters: { feature_enrollment: true, groups: [{ properties: [], rollout_percentage: 0 }], payloads: { true: '{"beta":1}' } } })
+    const body = { distinct_id: 'ea-payload-user', flag_keys_to_evaluate: ['ea-payload'], person_properties: { '$feature_enrollment/ea-payload': false } }
+    const v3 = (await decide(server, body)).body
+    t.same([v3.featureFlags['ea-payload'], v3.featureFlagPayloads['ea-payload']], [false, '{"beta":1}'])
+    const v4 = (await decide(server, body, 'v=4')).body.flags['ea-payload']
+    t.match(v4, { enabled: false, reason: { code: 'super_condition_value' }, metadata: { payload: '{"beta":1}' } })
+    const unenrolled = (await decide(server, { distinct_id: 'ea-payload-user', flag_keys_to_evaluate: ['ea-payload'] })).body
+    t.notOk('ea-payload' in unenrolled.featureFlagPayloads, 'a flag out of its rollout carries none')
+  })
+
   t.test('hashes an integer distinct id past 2^53 by its literal, as PostHog does', async (t) => {
     // 1234567890123456790 is 1234567890123456800 as a double; the two land on opposite sides of simple-flag's 45%
     const raw = (id: string) =>
