@@ -167,7 +167,7 @@ export class FlagEvaluator {
     let hashKeyOverrides: Record<string, string> | undefined
     if (needsOverrides) {
       try {
-        hashKeyOverrides = this.#continuity(teamId, person, request.anonDistinctId, set.continuityFlagKeys)
+        hashKeyOverrides = this.#continuity(teamId, person, request.anonDistinctId, project.continuityFlagKeys)
       } catch {
         loadFailed = true
       }
@@ -191,7 +191,8 @@ export class FlagEvaluator {
 
   /**
    * Experience continuity (posthog-semantics §1.9): with `$anon_distinct_id`, the persons of both ids get
-   * an override row per continuity flag ("first override wins") and the overrides are read back, the
+   * an override row per active continuity flag of the project, not only those the request evaluates, as
+   * PostHog writes them ("first override wins") and the overrides are read back, the
    * first id's winning. Without it the stored overrides of the person are read (the current Rust service
    * does this too, so a user keeps the bucket on later calls that no longer carry the anonymous id).
    */

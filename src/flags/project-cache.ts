@@ -35,6 +35,11 @@ export interface ProjectFlags {
   /** The mapping read the other way: group type name → index. */
   groupTypeIndexByName: ReadonlyMap<string, number>
   activeCount: number
+  /**
+   * Every active continuity flag of the project, whatever the request leaves out or how the flag buckets:
+   * the keys PostHog writes a person's hash-key override rows for (`try_set_feature_flag_hash_key_overrides`).
+   */
+  continuityFlagKeys: readonly string[]
 }
 
 const GROUP_TYPES_TTL_MS = 1000
@@ -94,6 +99,7 @@ export class ProjectFlagCache {
       groupTypeMapping,
       groupTypeIndexByName: new Map(Object.entries(groupTypeMapping).map(([index, name]) => [name, Number(index)])),
       activeCount: evaluated.filter((f) => f.active && !f.deleted).length,
+      continuityFlagKeys: flags.filter((f) => f.active && !f.deleted && f.ensure_experience_continuity).map((f) => f.key),
       mappingCheckedAt: now,
     }
     this.#entries.set(teamId, entry)
