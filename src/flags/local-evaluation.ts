@@ -107,7 +107,8 @@ export function localEvaluationBody(
     has_encrypted_payloads: f.has_encrypted_payloads ?? false,
     version: f.version ?? 1,
     evaluation_runtime: f.evaluation_runtime ?? 'all',
-    evaluation_tags: [],
+    evaluation_tags: f.evaluation_tags ?? [],
+    bucketing_identifier: f.bucketing_identifier ?? null,
   }))
 
   const cohortMap: Record<string, unknown> = {}

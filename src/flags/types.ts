@@ -21,6 +21,8 @@ export interface FlagDefinition {
   has_encrypted_payloads?: boolean
   /** `client`, `server` or `all` (absent or anything else): which SDKs the flag is evaluated for. */
   evaluation_runtime?: string | null
+  /** Tags that limit the requests the flag is evaluated for (a /flags request's `evaluation_environments`). */
+  evaluation_tags?: readonly string[] | null
 }
 
 /** A cohort as referenced by flags: static ones are answered by membership, dynamic ones by their filters. */

@@ -83,6 +83,11 @@ const writableFlagProperties: Record<string, JsonSchema> = {
   is_remote_configuration: { type: 'boolean' },
   has_encrypted_payloads: { type: 'boolean' },
   evaluation_runtime: { type: 'string', enum: [...EVALUATION_RUNTIMES] },
+  bucketing_identifier: {
+    type: ['string', 'null'],
+    enum: ['device_id', null],
+    description: 'What person conditions hash: null for the distinct id, device_id for $device_id.',
+  },
 }
 
 export const featureFlagCreateSchema: JsonSchema = {
@@ -116,6 +121,7 @@ export interface FeatureFlagWrite {
   is_remote_configuration?: boolean
   has_encrypted_payloads?: boolean
   evaluation_runtime?: (typeof EVALUATION_RUNTIMES)[number]
+  bucketing_identifier?: 'device_id' | null
 }
 
 const nullableUser: JsonSchema = { ...userSummarySchema, type: ['object', 'null'] }
@@ -153,6 +159,7 @@ export const featureFlagSchema: JsonSchema = {
     has_encrypted_payloads: { type: 'boolean' },
     status: { type: 'string', enum: ['ACTIVE', 'STALE', 'DELETED'] },
     evaluation_runtime: { type: 'string', enum: [...EVALUATION_RUNTIMES] },
+    bucketing_identifier: { type: ['string', 'null'], enum: ['device_id', null] },
     last_called_at: { type: ['string', 'null'], format: 'date-time' },
   },
   required: ['id', 'name', 'key', 'filters', 'deleted', 'active', 'created_by', 'created_at', 'version'],

@@ -1,7 +1,8 @@
 /**
  * Turning a validated create/update body into the record to store, with PostHog's rules: field checks in
  * serializer order (key, filters, analytics dashboards), PATCH without `filters.groups` keeps the stored
- * filters, `active: true` clears `performed_rollback`, tags are normalised (trimmed, lower-case, unique).
+ * filters, `active: true` clears `performed_rollback`, tags are normalised (trimmed, lower-case, unique), and
+ * evaluation tags must be among the tags the body sends.
  */
 import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
@@ -15,6 +16,19 @@ export const DEFAULT_FILTERS: JsonObject = Object.freeze({ groups: [{ properties
 
 export function normaliseTags(tags: readonly string[]): string[] {
   return [...new Set(tags.map((t) => t.trim().toLowerCase()))].sort()
+}
+
+/**
+ * The body's evaluation tags, normalised, once checked against the tags the same body sends (none when it
+ * sends none, as PostHog's serializer reads them from the request, even on a PATCH); undefined when absent.
+ */
+function evaluationTags(body: FeatureFlagWrite): string[] | undefined {
+  if (body.evaluation_tags === undefined) return undefined
+  const tags = new Set(normaliseTags(body.tags ?? []))
+  const evaluation = normaliseTags(body.evaluation_tags)
+  const invalid = evaluation.filter((t) => !tags.has(t))
+  if (invalid.length > 0) throw new ValidationError('invalid_input', `Evaluation tags must be a subset of tags. Invalid evaluation tags: ${invalid.join(', ')}`)
+  return evaluation
 }
 
 export interface ApplyContext {
@@ -39,6 +53,7 @@ export function recordFromCreate(body: FeatureFlagWrite & { key: string }, ctx: 
     body.filters === undefined
       ? structuredClone(DEFAULT_FILTERS)
       : validateFilters(body.filters, { creating: true, flagId: null, flagKey: body.key }, ctx.lookups)
+  const evaluation = evaluationTags(body)
   checkDashboards(body.analytics_dashboards, ctx)
   const active = body.active ?? true
   return {
@@ -51,10 +66,12 @@ export function recordFromCreate(body: FeatureFlagWrite & { key: string }, ctx: 
     rollback_conditions: body.rollback_conditions ?? null,
     performed_rollback: body.active === true ? false : (body.performed_rollback ?? false),
     tags: normaliseTags(body.tags ?? []),
+    evaluation_tags: evaluation ?? [],
     analytics_dashboards: [...new Set(body.analytics_dashboards ?? [])],
     has_enriched_analytics: body.has_enriched_analytics ?? false,
     usage_dashboard_id: null,
     evaluation_runtime: body.evaluation_runtime ?? 'all',
+    bucketing_identifier: body.bucketing_identifier ?? null,
     is_remote_configuration: body.is_remote_configuration ?? false,
     has_encrypted_payloads: body.has_encrypted_payloads ?? false,
     created_at: body.created_at === undefined ? undefined : iso(Date.parse(body.created_at)),
@@ -75,6 +92,7 @@ export function recordFromUpdate(current: FeatureFlagRecord, body: FeatureFlagWr
   if (body.filters !== undefined && 'groups' in body.filters) {
     filters = validateFilters(body.filters, { creating: false, flagId: current.id, flagKey: current.key }, ctx.lookups)
   }
+  const evaluation = evaluationTags(body)
   checkDashboards(body.analytics_dashboards, ctx)
   return {
     ...current,
@@ -87,9 +105,11 @@ export function recordFromUpdate(current: FeatureFlagRecord, body: FeatureFlagWr
     rollback_conditions: body.rollback_conditions === undefined ? current.rollback_conditions : body.rollback_conditions,
     performed_rollback: body.active === true ? false : (body.performed_rollback ?? current.performed_rollback),
     tags: body.tags === undefined ? current.tags : normaliseTags(body.tags),
+    evaluation_tags: evaluation ?? current.evaluation_tags,
     analytics_dashboards: body.analytics_dashboards === undefined ? current.analytics_dashboards : [...new Set(body.analytics_dashboards)],
     has_enriched_analytics: body.has_enriched_analytics ?? current.has_enriched_analytics,
     evaluation_runtime: body.evaluation_runtime ?? current.evaluation_runtime,
+    bucketing_identifier: body.bucketing_identifier === undefined ? current.bucketing_identifier : body.bucketing_identifier,
     is_remote_configuration: body.is_remote_configuration ?? current.is_remote_configuration,
     has_encrypted_payloads: body.has_encrypted_payloads ?? current.has_encrypted_payloads,
     created_at: body.created_at === undefined ? current.created_at : iso(Date.parse(body.created_at)),

@@ -19,6 +19,8 @@ export interface FlagDefinition {
   ensure_experience_continuity: boolean
   version: number
   evaluation_runtime: string
+  evaluation_tags: string[]
+  bucketing_identifier: string | null
   is_remote_configuration: boolean
   has_encrypted_payloads: boolean
 }
@@ -35,6 +37,8 @@ function toDefinition(flag: FeatureFlagRecord): FlagDefinition {
     ensure_experience_continuity: flag.ensure_experience_continuity,
     version: flag.version,
     evaluation_runtime: flag.evaluation_runtime,
+    evaluation_tags: flag.evaluation_tags,
+    bucketing_identifier: flag.bucketing_identifier,
     is_remote_configuration: flag.is_remote_configuration,
     has_encrypted_payloads: flag.has_encrypted_payloads,
   }

@@ -13,10 +13,14 @@ export interface FeatureFlagRecord {
   rollback_conditions: unknown
   performed_rollback: boolean
   tags: string[]
+  /** The tags that limit where the flag is evaluated (`evaluation_environments` of a /flags request). */
+  evaluation_tags: string[]
   analytics_dashboards: number[]
   has_enriched_analytics: boolean
   usage_dashboard_id: number | null
   evaluation_runtime: string
+  /** null (the distinct id) or `device_id`: what person conditions hash. */
+  bucketing_identifier: string | null
   is_remote_configuration: boolean
   has_encrypted_payloads: boolean
   version: number
@@ -38,10 +42,12 @@ export interface FeatureFlagRow {
   rollback_conditions: string | null
   performed_rollback: number
   tags: string
+  evaluation_tags: string
   analytics_dashboards: string
   has_enriched_analytics: number
   usage_dashboard_id: number | null
   evaluation_runtime: string
+  bucketing_identifier: string | null
   is_remote_configuration: number
   has_encrypted_payloads: number
   version: number
@@ -61,6 +67,7 @@ export function toRecord(row: FeatureFlagRow): FeatureFlagRecord {
     rollback_conditions: row.rollback_conditions === null ? null : (JSON.parse(row.rollback_conditions) as unknown),
     performed_rollback: row.performed_rollback === 1,
     tags: JSON.parse(row.tags) as string[],
+    evaluation_tags: JSON.parse(row.evaluation_tags) as string[],
     analytics_dashboards: JSON.parse(row.analytics_dashboards) as number[],
     has_enriched_analytics: row.has_enriched_analytics === 1,
     is_remote_configuration: row.is_remote_configuration === 1,
@@ -79,6 +86,7 @@ export function toRow(record: FeatureFlagRecord): FeatureFlagRow {
     rollback_conditions: record.rollback_conditions === null || record.rollback_conditions === undefined ? null : JSON.stringify(record.rollback_conditions),
     performed_rollback: bit(record.performed_rollback),
     tags: JSON.stringify(record.tags),
+    evaluation_tags: JSON.stringify(record.evaluation_tags),
     analytics_dashboards: JSON.stringify(record.analytics_dashboards),
     has_enriched_analytics: bit(record.has_enriched_analytics),
     is_remote_configuration: bit(record.is_remote_configuration),
@@ -106,6 +114,8 @@ export function activitySnapshot(flag: FeatureFlagRecord): Record<string, unknow
     is_remote_configuration: flag.is_remote_configuration,
     has_encrypted_payloads: flag.has_encrypted_payloads,
     evaluation_runtime: flag.evaluation_runtime,
+    bucketing_identifier: flag.bucketing_identifier,
+    evaluation_tags: flag.evaluation_tags,
   }
 }
 

@@ -46,11 +46,11 @@ export class FlagRepository {
     const row = toRow({ ...record, id: 0 })
     const info = prepared(this.#db, 
         `INSERT INTO feature_flags (team_id, key, name, filters, deleted, active, ensure_experience_continuity,
-           rollback_conditions, performed_rollback, tags, analytics_dashboards, has_enriched_analytics, usage_dashboard_id,
-           evaluation_runtime, is_remote_configuration, has_encrypted_payloads, version, created_by_id, last_modified_by_id,
+           rollback_conditions, performed_rollback, tags, evaluation_tags, analytics_dashboards, has_enriched_analytics, usage_dashboard_id,
+           evaluation_runtime, bucketing_identifier, is_remote_configuration, has_encrypted_payloads, version, created_by_id, last_modified_by_id,
            created_at, updated_at)
          VALUES (@team_id, @key, @name, @filters, @deleted, @active, @ensure_experience_continuity, @rollback_conditions,
-           @performed_rollback, @tags, @analytics_dashboards, @has_enriched_analytics, @usage_dashboard_id, @evaluation_runtime,
+           @performed_rollback, @tags, @evaluation_tags, @analytics_dashboards, @has_enriched_analytics, @usage_dashboard_id, @evaluation_runtime, @bucketing_identifier,
            @is_remote_configuration, @has_encrypted_payloads, @version, @created_by_id, @last_modified_by_id, @created_at,
            @updated_at)`,
       )
@@ -62,8 +62,8 @@ export class FlagRepository {
     prepared(this.#db, 
         `UPDATE feature_flags SET key = @key, name = @name, filters = @filters, deleted = @deleted, active = @active,
            ensure_experience_continuity = @ensure_experience_continuity, rollback_conditions = @rollback_conditions,
-           performed_rollback = @performed_rollback, tags = @tags, analytics_dashboards = @analytics_dashboards,
-           has_enriched_analytics = @has_enriched_analytics, evaluation_runtime = @evaluation_runtime,
+           performed_rollback = @performed_rollback, tags = @tags, evaluation_tags = @evaluation_tags, analytics_dashboards = @analytics_dashboards,
+           has_enriched_analytics = @has_enriched_analytics, evaluation_runtime = @evaluation_runtime, bucketing_identifier = @bucketing_identifier,
            is_remote_configuration = @is_remote_configuration, has_encrypted_payloads = @has_encrypted_payloads,
            version = @version, last_modified_by_id = @last_modified_by_id, created_at = @created_at, updated_at = @updated_at
          WHERE id = @id AND team_id = @team_id`,

@@ -40,6 +40,7 @@ export interface FeatureFlagObject {
   has_encrypted_payloads: boolean
   status: FlagStatus
   evaluation_runtime: string
+  bucketing_identifier: string | null
   last_called_at: string | null
 }
 
@@ -191,7 +192,7 @@ export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeConte
     performed_rollback: flag.performed_rollback,
     can_edit: canEdit,
     tags: flag.tags,
-    evaluation_tags: [],
+    evaluation_tags: flag.evaluation_tags,
     usage_dashboard: flag.usage_dashboard_id,
     analytics_dashboards: flag.analytics_dashboards,
     has_enriched_analytics: flag.has_enriched_analytics,
@@ -200,6 +201,7 @@ export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeConte
     has_encrypted_payloads: flag.has_encrypted_payloads,
     status: flagStatus(flag, ctx.nowMs),
     evaluation_runtime: flag.evaluation_runtime,
+    bucketing_identifier: flag.bucketing_identifier,
     last_called_at: null,
   }
 }

@@ -83,6 +83,24 @@ t.test('feature flags API', async (t) => {
     t.equal(res.body.last_modified_by.email, 'admin@skylark.local')
   })
 
+  t.test('evaluation_tags and bucketing_identifier are stored and served, evaluation tags among the tags', async (t) => {
+    const created = await server.api('POST', flags, { ...simpleFlag('tagged-device'), tags: ['Web', 'app'], evaluation_tags: ['web'], bucketing_identifier: 'device_id' })
+    t.equal(created.status, 201)
+    t.match(created.body, { tags: ['app', 'web'], evaluation_tags: ['web'], bucketing_identifier: 'device_id' })
+    const read = (await server.api('GET', `${flags}${created.body.id}/`)).body
+    t.same([read.evaluation_tags, read.bucketing_identifier], [['web'], 'device_id'])
+    const kept = await server.api('PATCH', `${flags}${created.body.id}/`, { name: 'Renamed' })
+    t.same([kept.body.evaluation_tags, kept.body.bucketing_identifier], [['web'], 'device_id'], 'a PATCH without them keeps them')
+    const cleared = await server.api('PATCH', `${flags}${created.body.id}/`, { evaluation_tags: [], bucketing_identifier: null })
+    t.same([cleared.body.evaluation_tags, cleared.body.bucketing_identifier], [[], null])
+    t.equal((await server.api('POST', flags, simpleFlag('plain-bucketing'))).body.bucketing_identifier, null, 'null by default')
+    const stray = await server.api('POST', flags, { ...simpleFlag('stray-eval-tag'), tags: ['web'], evaluation_tags: ['web', 'ios'] })
+    t.equal(stray.status, 400)
+    t.match(stray.body, { type: 'validation_error', code: 'invalid_input', detail: 'Evaluation tags must be a subset of tags. Invalid evaluation tags: ios' })
+    const badBucket = await server.api('POST', flags, { ...simpleFlag('bad-bucketing'), bucketing_identifier: 'session_id' })
+    t.match(badBucket.body, { type: 'validation_error', attr: 'bucketing_identifier' })
+  })
+
   t.test('PATCH with a stale version answers 409 with the current flag', async (t) => {
     const created = (await server.api('POST', flags, simpleFlag('contended'))).body
     await server.api('PATCH', `${flags}${created.id}/`, { name: 'first writer', version: 1 })

@@ -171,4 +171,11 @@ t.test('flag evaluation endpoints', async (t) => {
     t.equal(other.body.featureFlags['from-static'], false)
     t.equal((await server.api('POST', `${base}/99999/create_static_cohort_for_flag/`, {})).status, 404)
   })
+
+  t.test('local evaluation serves the stored evaluation tags and bucketing identifier', async (t) => {
+    await createFlag(server, { key: 'tagged-device', tags: ['web', 'app'], evaluation_tags: ['web'], bucketing_identifier: 'device_id', filters: { groups: [{ properties: [], rollout_percentage: 50 }] } })
+    const served = (await server.api('GET', `${base}/local_evaluation/`)).body.flags
+    t.match(served.find((f: any) => f.key === 'tagged-device'), { evaluation_tags: ['web'], bucketing_identifier: 'device_id' })
+    t.match(served.find((f: any) => f.key === 'flag-a'), { evaluation_tags: [], bucketing_identifier: null })
+  })
 })

@@ -282,6 +282,8 @@ t.test('flag definitions for evaluation', async (t) => {
       ensure_experience_continuity: true,
       version: 1,
       evaluation_runtime: 'all',
+      evaluation_tags: [],
+      bucketing_identifier: null,
       is_remote_configuration: false,
       has_encrypted_payloads: false,
     },

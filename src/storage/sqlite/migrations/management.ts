@@ -174,4 +174,14 @@ UPDATE projects SET secret_api_token = 'phs_' || lower(hex(randomblob(24))) WHER
 CREATE UNIQUE INDEX projects_secret_api_token ON projects(secret_api_token);
 `,
   },
+  {
+    // PostHog's flag fields the API had dropped: evaluation tags (a subset of the flag's tags that limits the
+    // requests it is evaluated for) and the bucketing identifier (null, or "device_id")
+    version: 3,
+    name: 'flag evaluation tags and bucketing identifier',
+    sql: `
+ALTER TABLE feature_flags ADD COLUMN evaluation_tags TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE feature_flags ADD COLUMN bucketing_identifier TEXT;
+`,
+  },
 ]
