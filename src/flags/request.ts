@@ -21,6 +21,8 @@ export interface DecideRequest {
   projectIdHint: unknown
   /** `evaluation_runtime` as the SDK sent it, if it did (see requestRuntime). */
   evaluationRuntime: string | null
+  /** `evaluation_environments`: when some are given, flags with evaluation tags none of them names are left out. */
+  evaluationEnvironments: string[]
 }
 
 /** The first of a field's names that the body gives a value (fixed parameters: a rest array was made per call). */
@@ -71,6 +73,7 @@ export function readDecideRequest(body: unknown): DecideRequest {
     deviceId: typeof body.$device_id === 'string' ? body.$device_id : undefined,
     projectIdHint: body.project_id,
     evaluationRuntime: typeof body.evaluation_runtime === 'string' ? body.evaluation_runtime : null,
+    evaluationEnvironments: Array.isArray(body.evaluation_environments) ? body.evaluation_environments.filter((e): e is string => typeof e === 'string') : [],
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Which of a project's flags a request leaves out, as PostHog's flag service filters them before evaluating
  * (handler/flags.rs): flags limited to another runtime than the caller's, and with
- * `only_evaluate_survey_feature_flags` every flag but the surveys' targeting flags. A left-out flag stays in
+ * `only_evaluate_survey_feature_flags` every flag but the surveys' targeting flags, and with
+ * `evaluation_environments` the flags with evaluation tags that name none of them. A left-out flag stays in
  * the dependency plan and is `false` to its dependents (`CompiledFlagSet.without`).
  */
 import type { CompiledFlagSet } from './flag-set.js'
@@ -13,9 +14,17 @@ export interface RequestScope {
   runtime: EvaluationRuntime | null
   /** Only flags whose key starts with `survey-targeting-` (the flags surveys create) are evaluated. */
   surveyOnly: boolean
+  /** The request's `evaluation_environments`; none: evaluation tags leave nothing out. */
+  environments: readonly string[]
 }
 
-export const EVERY_FLAG: RequestScope = { runtime: 'all', surveyOnly: false }
+export const EVERY_FLAG: RequestScope = { runtime: 'all', surveyOnly: false, environments: [] }
+
+/**
+ * Sets kept per project: environments are the caller's own words, so the subsets of tagged flags they leave
+ * out are few in practice but unbounded; past this many the kept sets are dropped and made again.
+ */
+const MAX_SETS = 32
 
 const SURVEY_FLAG_PREFIX = 'survey-targeting-'
 
@@ -26,19 +35,25 @@ const SURVEY_FLAG_PREFIX = 'survey-targeting-'
 export function scopedSets(all: CompiledFlagSet, flags: readonly FlagDefinition[]): (scope: RequestScope) => CompiledFlagSet {
   const runtimes = flags.map((f) => runtimeOf(f.evaluation_runtime))
   const limited = runtimes.some((r) => r !== 'all')
+  const tagged: number[] = []
+  flags.forEach((f, p) => {
+    if ((f.evaluation_tags?.length ?? 0) > 0) tagged.push(p)
+  })
   const sets = new Map<string, CompiledFlagSet>()
   return (scope) => {
     const runtime = limited ? scope.runtime : 'all'
-    if (runtime === 'all' && !scope.surveyOnly) return all
-    const name = `${runtime} ${scope.surveyOnly}`
+    const outByTags = scope.environments.length === 0 ? [] : tagged.filter((p) => !flags[p].evaluation_tags!.some((t) => scope.environments.includes(t)))
+    if (runtime === 'all' && !scope.surveyOnly && outByTags.length === 0) return all
+    const name = `${runtime} ${scope.surveyOnly} ${outByTags.join(',')}`
     let set = sets.get(name)
     if (set === undefined) {
-      const excluded = new Set<number>()
+      const excluded = new Set<number>(outByTags)
       flags.forEach((f, p) => {
         const otherRuntime = runtime !== 'all' && runtimes[p] !== 'all' && runtimes[p] !== runtime
         if (otherRuntime || (scope.surveyOnly && !f.key.startsWith(SURVEY_FLAG_PREFIX))) excluded.add(p)
       })
       set = all.without(excluded)
+      if (sets.size >= MAX_SETS) sets.clear()
       sets.set(name, set)
     }
     return set

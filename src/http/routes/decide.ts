@@ -76,7 +76,11 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const options = { shape, withConfig, supportedCompression: compression, requestId }
     if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
-    const scope = { runtime: requestRuntime(request.evaluationRuntime, ctx.headers), surveyOnly: queryFlag(query, 'only_evaluate_survey_feature_flags') }
+    const scope = {
+      runtime: requestRuntime(request.evaluationRuntime, ctx.headers),
+      surveyOnly: queryFlag(query, 'only_evaluate_survey_feature_flags'),
+      environments: request.evaluationEnvironments,
+    }
     const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), scope)
     const answer = (r: EvaluationList): Reply => rawJson(200, flagsJson(r, options))
     return result instanceof Promise ? result.then(answer) : answer(result)

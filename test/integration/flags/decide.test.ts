@@ -213,6 +213,19 @@ t.test('/decide', async (t) => {
     t.same([every['survey-gate'].enabled, every['survey-targeting-gated'].enabled], [true, false])
   })
 
+  t.test('evaluation_environments leave out flags whose evaluation tags name none of them, false to their dependents', async (t) => {
+    const web = await createFlag(server, { key: 'env-web', tags: ['web'], evaluation_tags: ['web'], filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    await createFlag(server, { key: 'env-not-web', filters: { groups: [{ properties: [{ key: String(web.id), type: 'flag', operator: 'flag_evaluates_to', value: false }] }] } })
+    const flags = async (environments?: string[]) =>
+      (await server.request('POST', '/flags/?v=2', { body: { token: server.boot.project_api_key, distinct_id: 'env-user', evaluation_environments: environments } })).body.flags
+    const app = await flags(['app'])
+    t.notOk('env-web' in app, 'a flag tagged for another environment is left out')
+    t.equal(app['env-not-web'].enabled, true, 'and reads as false')
+    const onWeb = await flags(['web', 'app'])
+    t.same([onWeb['env-web'].enabled, onWeb['env-not-web'].enabled], [true, false])
+    t.equal((await flags())['env-web'].enabled, true, 'no environments: evaluated')
+  })
+
   t.test('evaluates group flags with stored and overridden group properties', async (t) => {
     await capture([{ event: '$groupidentify', properties: { distinct_id: 'g-user', $group_type: 'company', $group_key: 'acme-inc', $group_set: { plan: 'enterprise' } } }])
     await waitForEvents(server, 'event=%24groupidentify', 1)

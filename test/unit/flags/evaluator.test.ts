@@ -32,6 +32,6 @@ t.test("override rows are written for every active continuity flag of the projec
   }
   const evaluator = new FlagEvaluator({ cache, persons, hashKeys, geoip: null, now: () => 0, offload: null, inlineMax: 1000 })
   const request = readDecideRequest({ distinct_id: 'known', $anon_distinct_id: 'anon' })
-  evaluator.evaluate(1, request, 'known', null, { runtime: 'server', surveyOnly: false })
+  evaluator.evaluate(1, request, 'known', null, { runtime: 'server', surveyOnly: false, environments: [] })
   t.same(writes, [['sticky-server', 'sticky-client', 'sticky-company', 'sticky-device']], 'the client flag, the group and the device flag included')
 })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { ProjectFlagCache, type FlagSource, type GroupTypeSource } from '../../../src/flags/project-cache.js'
+import type { RequestScope } from '../../../src/flags/scope.js'
 import type { FlagDefinition } from '../../../src/flags/types.js'
 import { flag, input } from './fixtures/vectors.js'
 
@@ -15,6 +16,11 @@ function source(flags: FlagDefinition[]) {
     revision: () => `${state.revision}.0.0`,
   }
   return { state, flagSource }
+}
+
+/** A request's scope (`RequestScope`): its runtime, survey-only, its evaluation environments. */
+function scope(runtime: 'all' | 'client' | 'server' | null, surveyOnly = false, environments: string[] = []): RequestScope {
+  return { runtime, surveyOnly, environments }
 }
 
 function groupTypes(mapping: Record<string, string>) {
@@ -98,14 +104,14 @@ t.test('a caller gets the flags for all runtimes and for its own, as PostHog fil
     flag('backend', all, { evaluation_runtime: 'server' }),
   ])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend'].filter((k) => project.setFor({ runtime, surveyOnly: false }).hasFlag(k))
+  const keys = (runtime: 'all' | 'client' | 'server' | null) => ['anywhere', 'legacy', 'browser', 'backend'].filter((k) => project.setFor(scope(runtime)).hasFlag(k))
   t.same(keys('all'), ['anywhere', 'legacy', 'browser', 'backend'])
-  t.equal(project.setFor({ runtime: 'all', surveyOnly: false }), project.set)
+  t.equal(project.setFor(scope('all')), project.set)
   t.same(keys('client'), ['anywhere', 'legacy', 'browser'])
   t.same(keys('server'), ['anywhere', 'legacy', 'backend'])
   t.same(keys(null), ['anywhere', 'legacy'], 'a caller whose runtime is unknown gets only the unrestricted ones')
-  t.equal(project.setFor({ runtime: 'client', surveyOnly: false }), project.setFor({ runtime: 'client', surveyOnly: false }), 'each made once')
-  const answer = project.setFor({ runtime: 'server', surveyOnly: false }).evaluateList(input('u')).results.map((r) => r.key)
+  t.equal(project.setFor(scope('client')), project.setFor(scope('client')), 'each made once')
+  const answer = project.setFor(scope('server')).evaluateList(input('u')).results.map((r) => r.key)
   t.same(answer, ['anywhere', 'legacy', 'backend'], 'a left-out flag is not answered')
 })
 
@@ -117,18 +123,18 @@ t.test("a flag of another runtime is false to its dependents, not a missing depe
     flag('dep-false', on(false), { id: 3 }),
   ])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  const { flags } = project.setFor({ runtime: 'server', surveyOnly: false }).evaluateAll(input('u'))
+  const { flags } = project.setFor(scope('server')).evaluateAll(input('u'))
   t.same(Object.keys(flags), ['dep-true', 'dep-false'], 'base-client is neither evaluated nor answered')
   t.same([flags['dep-false'].enabled, flags['dep-false'].reason.code, flags['dep-false'].reason.condition_index], [true, 'condition_match', 0])
   t.same([flags['dep-true'].enabled, flags['dep-true'].reason.code, flags['dep-true'].reason.condition_index], [false, 'no_condition_match', 0])
-  const client = project.setFor({ runtime: 'client', surveyOnly: false }).evaluateAll(input('u')).flags
+  const client = project.setFor(scope('client')).evaluateAll(input('u')).flags
   t.same([client['base-client'].enabled, client['dep-true'].enabled, client['dep-false'].enabled], [true, true, false], 'the client gets it evaluated')
 })
 
 t.test('a project without runtime-limited flags answers every runtime with one set', async (t) => {
   const { flagSource } = source([flag('a', { groups: [{ properties: [], rollout_percentage: 100 }] })])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor({ runtime, surveyOnly: false }), project.set)
+  for (const runtime of ['all', 'client', 'server', null] as const) t.equal(project.setFor(scope(runtime)), project.set)
 })
 
 t.test('only_evaluate_survey_feature_flags leaves every flag but the surveys\' out, false to their dependents', async (t) => {
@@ -138,10 +144,30 @@ t.test('only_evaluate_survey_feature_flags leaves every flag but the surveys\' o
     flag('survey-targeting-csat', { groups: [{ properties: [{ key: 'plan', value: ['pro'], type: 'person' }] }] }, { id: 13 }),
   ])
   const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
-  const surveys = project.setFor({ runtime: 'all', surveyOnly: true })
+  const surveys = project.setFor(scope('all', true))
   const { flags } = surveys.evaluateAll(input('u', { plan: 'pro' }))
   t.same(Object.keys(flags), ['survey-targeting-nps', 'survey-targeting-csat'])
   t.same([flags['survey-targeting-nps'].enabled, flags['survey-targeting-nps'].reason.code], [true, 'condition_match'], 'the left-out flag reads as false')
-  t.equal(surveys, project.setFor({ runtime: 'all', surveyOnly: true }), 'made once')
+  t.equal(surveys, project.setFor(scope('all', true)), 'made once')
   t.same(Object.keys(project.set.evaluateAll(input('u')).flags), ['plain', 'survey-targeting-nps', 'survey-targeting-csat'], 'without it every flag is evaluated')
+})
+
+t.test('evaluation_environments leave out the flags whose evaluation tags name none of them, false to their dependents', async (t) => {
+  const all = { groups: [{ properties: [], rollout_percentage: 100 }] }
+  const { flagSource } = source([
+    flag('untagged', all),
+    flag('web-only', all, { id: 21, evaluation_tags: ['web'] }),
+    flag('web-or-app', all, { evaluation_tags: ['web', 'app'] }),
+    flag('not-web', { groups: [{ properties: [{ key: '21', type: 'flag', operator: 'flag_evaluates_to', value: false }] }] }),
+  ])
+  const project = new ProjectFlagCache(flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  const answer = (environments: string[]) => project.setFor(scope('all', false, environments)).evaluateAll(input('u')).flags
+  const app = answer(['app'])
+  t.same(Object.keys(app), ['untagged', 'web-or-app', 'not-web'])
+  t.equal(app['not-web'].enabled, true, 'the left-out flag reads as false')
+  t.same(Object.keys(answer(['web'])), ['untagged', 'web-only', 'web-or-app', 'not-web'])
+  t.equal(answer(['web'])['not-web'].enabled, false)
+  t.equal(project.setFor(scope('all', false, [])), project.set, 'no environments: every flag')
+  t.equal(project.setFor(scope('all', false, ['web', 'other'])), project.set, 'nothing left out: the compiled set')
+  t.same(Object.keys(answer(['ios'])), ['untagged', 'not-web'])
 })
