@@ -24,7 +24,8 @@ export const EVERY_FLAG: RequestScope = { runtime: 'all', surveyOnly: false, env
  * Sets kept per project: environments are the caller's own words, so the subsets of tagged flags they leave
  * out are few in practice but unbounded; past this many the kept sets are dropped and made again.
  */
-const MAX_SETS = 32
+const MAX_SETS = 16
+const NONE: readonly number[] = []
 
 const SURVEY_FLAG_PREFIX = 'survey-targeting-'
 
@@ -42,7 +43,7 @@ export function scopedSets(all: CompiledFlagSet, flags: readonly FlagDefinition[
   const sets = new Map<string, CompiledFlagSet>()
   return (scope) => {
     const runtime = limited ? scope.runtime : 'all'
-    const outByTags = scope.environments.length === 0 ? [] : tagged.filter((p) => !flags[p].evaluation_tags!.some((t) => scope.environments.includes(t)))
+    const outByTags = scope.environments.length === 0 || tagged.length === 0 ? NONE : tagged.filter((p) => !flags[p].evaluation_tags!.some((t) => scope.environments.includes(t)))
     if (runtime === 'all' && !scope.surveyOnly && outByTags.length === 0) return all
     const name = `${runtime} ${scope.surveyOnly} ${outByTags.join(',')}`
     let set = sets.get(name)

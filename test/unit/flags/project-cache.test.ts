@@ -1,4 +1,5 @@
 import t from 'tap'
+import { sha1Hash } from '../../../src/flags/hash.js'
 import { ProjectFlagCache, type FlagSource, type GroupTypeSource } from '../../../src/flags/project-cache.js'
 import type { RequestScope } from '../../../src/flags/scope.js'
 import type { FlagDefinition } from '../../../src/flags/types.js'
@@ -170,4 +171,16 @@ t.test('evaluation_environments leave out the flags whose evaluation tags name n
   t.equal(project.setFor(scope('all', false, [])), project.set, 'no environments: every flag')
   t.equal(project.setFor(scope('all', false, ['web', 'other'])), project.set, 'nothing left out: the compiled set')
   t.same(Object.keys(answer(['ios'])), ['untagged', 'not-web'])
+})
+
+t.test("a runtime's set hashes with its own batch what SHA-1 alone answers", async (t) => {
+  const flags = Array.from({ length: 40 }, (_, i) =>
+    flag(`f${i}`, { groups: [{ properties: [], rollout_percentage: 10 + i * 2 }], ...(i % 3 === 0 ? { multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] } } : {}) }, i % 2 ? { evaluation_runtime: 'client' } : {}),
+  )
+  const project = new ProjectFlagCache(source(flags).flagSource, groupTypes({}).groupSource, () => 0).get(1)
+  const server = project.setFor(scope('server'))
+  for (let i = 0; i < 200; i++) {
+    const batched = server.evaluateAll(input(`user-${i}`)).flags
+    if (!t.same(batched, server.evaluateAll(input(`user-${i}`), { hash: (s) => sha1Hash(s) }).flags, `user-${i}`)) return
+  }
 })
