@@ -322,3 +322,25 @@ t.test('/decide', async (t) => {
     t.equal(res.body.featureFlags['simple-flag'], true)
   })
 })
+
+t.test('a pool worker leaves out the same flags as the main thread, false to their dependents', async (t) => {
+  const server = await startServer({ env: { FLAGS_INLINE_MAX: '1' } })
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+  const all = { groups: [{ properties: [], rollout_percentage: 100 }] }
+  const browser = await createFlag(server, { key: 'pool-browser', evaluation_runtime: 'client', filters: all })
+  const web = await createFlag(server, { key: 'pool-web', tags: ['web'], evaluation_tags: ['web'], filters: all })
+  const off = (id: number) => ({ groups: [{ properties: [{ key: String(id), type: 'flag', operator: 'flag_evaluates_to', value: false }] }] })
+  await createFlag(server, { key: 'survey-targeting-pool', filters: off(browser.id) })
+  await createFlag(server, { key: 'pool-not-web', filters: off(web.id) })
+  const ask = async (query: string, body: Record<string, unknown>) =>
+    (await server.request('POST', `/flags/?${query}`, { body: { token: server.boot.project_api_key, distinct_id: 'pool-user', ...body }, headers: { 'user-agent': 'curl/8.5.0' } })).body.flags
+  const server1 = await ask('v=2', { evaluation_environments: ['app'] })
+  t.same(Object.keys(server1).sort(), ['pool-not-web', 'survey-targeting-pool'])
+  t.same([server1['survey-targeting-pool'].enabled, server1['pool-not-web'].enabled], [true, true])
+  const surveys = await ask('v=2&only_evaluate_survey_feature_flags=true', { evaluation_runtime: 'client' })
+  t.same(Object.keys(surveys), ['survey-targeting-pool'])
+  t.equal(surveys['survey-targeting-pool'].enabled, true, 'pool-browser is left out as a non-survey flag')
+})
