@@ -8,7 +8,7 @@
  * const set = compileFlags(flagRows, { groupTypeMapping: { '0': 'company' }, cohorts, timezone: 'Europe/Paris' })
  * // decide what to load for this request
  * if (set.needsStoredProperties(overrides, flagKeys)) { person row, set.staticCohortIds membership, group rows }
- * if (set.needsHashKeyOverrides(flagKeys) && anonDistinctId) { write/read hash-key overrides for set.continuityFlagKeys }
+ * if (set.needsHashKeyOverrides(flagKeys) && anonDistinctId) { write/read hash-key overrides for the project's continuity flags }
  * const { flags, errorsWhileComputingFlags } = evaluateAll(set, {
  *   distinctId, personProperties: { ...stored, ...overrides, distinct_id: distinctId },
  *   groups, groupProperties, hashKeyOverrides, anonDistinctId, staticCohortIds, deviceId, now: clock.now(), flagKeys,
@@ -22,6 +22,9 @@
  *   `input.flagKeys` and their dependencies). Inactive and deleted flags are absent, as are flags caught in a
  *   dependency cycle (which sets `errorsWhileComputingFlags`, as PostHog does).
  * - `evaluateFlag(set, key, input, { hash? }) → FlagResult | undefined` — one flag even when inactive.
+ * - `set.without(positions) → CompiledFlagSet` — the flags at those definition positions left out of every
+ *   request (not evaluated nor answered, `false` to their dependents), as PostHog's runtime, survey and
+ *   evaluation-tag filters leave them; nothing is compiled again (`scope.ts` picks them per request).
  * - `FlagResult` is PostHog's v4 `flags[key]` content: `{key, enabled, variant, reason: {code, condition_index,
  *   description}, payload, id, version, failed}`; the HTTP layer wraps `payload`/`id`/`version` in `metadata`.
  * - A flag that cannot be evaluated (unreadable definition, missing or cyclic cohort) is `enabled: false`,
