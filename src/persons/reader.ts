@@ -127,6 +127,7 @@ export class PersonReader {
     listPersons: Statement<[number, number, number], PersonRowDb>
     countPersons: Statement<[number], { n: number }>
     distinctIdsOf: Statement<[string], { person_id: number; distinct_id: string }>
+    distinctIdsOfUuid: Statement<[number, string], { distinct_id: string | null }>
     listGroups: Statement<[number, number, number, number], { group_key: string; properties: string; created_at: string }>
     countGroups: Statement<[number, number], { n: number }>
     listWarnings: Statement<[number, number, number], { type: string; source: string; details: string; timestamp: string }>
@@ -166,6 +167,10 @@ export class PersonReader {
       distinctIdsOf: db.prepare(
         `SELECT person_id, distinct_id FROM person_distinct_ids
          WHERE person_id IN (SELECT value FROM json_each(?)) ORDER BY distinct_id`,
+      ),
+      distinctIdsOfUuid: db.prepare(
+        `SELECT d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id
+         WHERE p.team_id = ? AND p.uuid = ? ORDER BY d.distinct_id`,
       ),
       listGroups: db.prepare(
         `SELECT group_key, properties, created_at FROM groups WHERE team_id = ? AND group_type_index = ?
@@ -316,6 +321,13 @@ export class PersonReader {
     const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
     for (const row of this.s.distinctIdsOf.all(JSON.stringify([...ids.keys()]))) ids.get(row.person_id)?.push(row.distinct_id)
     return rows.map((row) => ({ ...toPerson(row), distinct_ids: ids.get(row.id) ?? [] }))
+  }
+
+  /** The distinct ids of the person with this uuid, or null when the project has no such person. */
+  distinctIdsOfPerson(teamId: number, uuid: string): string[] | null {
+    const rows = this.s.distinctIdsOfUuid.all(teamId, uuid.toLowerCase())
+    if (rows.length === 0) return null
+    return rows.flatMap((r) => (r.distinct_id === null ? [] : [r.distinct_id]))
   }
 
   countPersons(teamId: number, filter: { distinctId?: string | null } = {}): number {

@@ -1,52 +1,45 @@
 /**
- * Reading stored events: GET /api/projects/:id/events/ (scope `query:read`), newest first, with filters
- * `event`, `distinct_id`, `after`, `before` (ISO 8601 or epoch) and `properties` (PostHog's JSON list of
- * `{key, value, operator}`), so users can see what arrived. Also the project's ingestion warnings.
+ * Reading stored events: GET /api/projects/:id/events/ (scope `query:read`), as PostHog's events list reads its
+ * query: `event`, `distinct_id`, `person_id` (all of that person's distinct ids), `after` (strict) and `before`
+ * (ISO 8601, epoch, or relative such as `-1d`; `before` defaults to 5 s from now so that events stamped in the
+ * future do not lead the list), `properties` (see property-filters.ts) and `orderBy` (`["-timestamp"]`,
+ * newest first, the default, or `["timestamp"]`). Also the project's ingestion warnings.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
-import { isPlainObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
+import { parseRelativeDate } from '../../common/relative-dates.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import type { PersonReader } from '../../persons/index.js'
-import type { EventFilter, EventPropertyFilter, EventStore, PropertyOperator } from '../../storage/events/index.js'
+import type { EventFilter, EventStore } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
+import { parsePropertyFilters, refuseUnsupported } from './property-filters.js'
 
-const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
+/** PostHog's default upper bound: now plus this. */
+const BEFORE_NOW_MS = 5000
 
-function timeParam(query: URLSearchParams, name: string): number | undefined {
+/** Filters of PostHog's events list that skylark does not evaluate (actions, HogQL). */
+const UNSUPPORTED = ['action_id', 'where', 'select']
+
+function timeParam(query: URLSearchParams, name: string, now: number): number | undefined {
   const raw = query.get(name)
   if (raw === null || raw === '') return undefined
-  const ms = parseTimestamp(raw)
-  if (ms === null) throw new ValidationError('invalid_input', `${name} must be an ISO 8601 timestamp.`, name)
+  const ms = parseTimestamp(raw) ?? parseRelativeDate(raw, now)
+  if (ms === null) throw new ValidationError('invalid_input', `${name} must be an ISO 8601 timestamp or a relative date such as -1d.`, name)
   return ms
 }
 
-function propertiesParam(raw: string | null): EventPropertyFilter[] | undefined {
-  if (raw === null || raw === '') return undefined
+/** True for oldest first. */
+function ascendingParam(raw: string | null): boolean {
+  if (raw === null || raw === '') return false
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)
   } catch {
-    throw new ValidationError('invalid_input', 'properties must be a JSON list of property filters.', 'properties')
+    parsed = undefined
   }
-  if (isPlainObject(parsed) && Array.isArray(parsed.values)) parsed = parsed.values
-  if (!Array.isArray(parsed)) throw new ValidationError('invalid_input', 'properties must be a JSON list of property filters.', 'properties')
-  return parsed.map((f, i) => {
-    if (!isPlainObject(f) || typeof f.key !== 'string') {
-      throw new ValidationError('invalid_input', `properties[${i}] needs a string key.`, 'properties')
-    }
-    const operator = (f.operator ?? 'exact') as PropertyOperator
-    if (!OPERATORS.includes(operator)) {
-      throw new ValidationError('invalid_input', `properties[${i}].operator must be one of ${OPERATORS.join(', ')}.`, 'properties')
-    }
-    const value = f.value
-    const scalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v)
-    if (!(scalar(value) || value === undefined || (Array.isArray(value) && value.every(scalar)))) {
-      throw new ValidationError('invalid_input', `properties[${i}].value must be a scalar or a list of scalars.`, 'properties')
-    }
-    return { key: f.key, operator, value: value as EventPropertyFilter['value'] }
-  })
+  if (Array.isArray(parsed) && parsed.length === 1 && (parsed[0] === 'timestamp' || parsed[0] === '-timestamp')) return parsed[0] === 'timestamp'
+  throw new ValidationError('invalid_input', 'orderBy must be ["timestamp"] or ["-timestamp"].', 'orderBy')
 }
 
 export function registerEventRoutes(router: Router, api: ApiContext, events: EventStore, persons: PersonReader | undefined, maxBodyBytes: number): void {
@@ -55,15 +48,24 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
     '/api/projects/:project_id/events/',
     projectRoute(api, { scope: 'query:read' }, async (req) => {
       const q = req.query
+      refuseUnsupported(q, persons ? UNSUPPORTED : [...UNSUPPORTED, 'person_id'])
+      const now = Date.now()
+      const after = timeParam(q, 'after', now)
+      const before = timeParam(q, 'before', now)
+      const upper = before ?? now + BEFORE_NOW_MS
       const filter: EventFilter = {
         teamId: req.project.id,
         event: q.get('event') || undefined,
         distinctId: q.get('distinct_id') ?? undefined,
-        after: timeParam(q, 'after'),
-        before: timeParam(q, 'before'),
-        properties: propertiesParam(q.get('properties')),
+        // Stored times are whole milliseconds, so "after t" is "from the next millisecond on".
+        after: after === undefined ? undefined : Math.floor(after) + 1,
+        before: upper,
+        properties: parsePropertyFilters(q.get('properties'), ['event']),
       }
-      const page = parsePage(q)
+      const personId = q.get('person_id')
+      // An unknown person has no events: an empty list, never the unfiltered one.
+      if (persons && personId) filter.distinctIds = persons.distinctIdsOfPerson(req.project.id, personId) ?? []
+      const page = { ...parsePage(q), ascending: ascendingParam(q.get('orderBy')) }
       let count: number
       let results
       try {
@@ -72,10 +74,13 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         if (error instanceof AppError) throw error
         throw new AppError('service_unavailable', { detail: 'The event store is not reachable right now.', retryAfter: 5 })
       }
+      // The links keep the default bound the first page had: events arriving meanwhile would shift the pages.
+      const linkQuery = new URLSearchParams(q)
+      if (before === undefined) linkQuery.set('before', new Date(upper).toISOString())
       return pageEnvelope(
         req.baseUrl,
         req.ctx.path,
-        q,
+        linkQuery,
         page,
         count,
         results.map((e) => ({ ...e, elements: [] })),

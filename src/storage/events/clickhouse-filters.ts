@@ -1,18 +1,39 @@
 /**
  * EventFilter → a ClickHouse WHERE clause. Values are inlined through quote() because 18.16 has no query
  * parameters. Property text forms match the SQLite store: strings unquoted, other JSON as written, JSON
- * null and missing keys as NULL. On servers without JSONExtract (before 19.3) the visitParam functions are
- * used; they find a key at any nesting level, a documented limitation of those old servers.
+ * null and missing keys as NULL; only top-level keys count, as in SQLite and PostHog.
  */
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
-import type { EventFilter, EventPropertyFilter } from './types.js'
+import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
+
+/**
+ * Servers without JSONExtract (before 19.3, such as Debian's 18.16) only have the visitParam functions, which
+ * take the first `"key":` at any depth: `plan` would match an event's `$set.plan`. So they read a copy of the
+ * properties whose nested objects and arrays are emptied: the text cut into string literals, brackets and the
+ * rest, each token's depth summed from the brackets, and only the tokens at the top level kept (with the
+ * brackets of a nested value, which stays `{}` or `[]`). ClickHouse computes the copy once per row however
+ * many conditions read it, as it does any repeated expression.
+ */
+const TOKENS = quote('"(?:[^"\\\\]|\\\\.)*"|[{}\\[\\]]|[^"{}\\[\\]]+')
+const TOP_LEVEL = `arrayStringConcat(arrayFilter((t, d) -> d <= 1 OR (d = 2 AND (t = '{' OR t = '[')),
+  extractAll(properties, ${TOKENS}),
+  arrayCumSum(arrayMap(t -> multiIf(t = '{' OR t = '[', 1, t = '}' OR t = ']', -1, 0), extractAll(properties, ${TOKENS})))))`
+
+/** True when the top-level key is present, whatever its value (JSON null included), as PostHog's JSONHas. */
+function presentExpr(key: string, f: ServerFeatures): string {
+  return f.jsonExtract ? `JSONHas(properties, ${quote(key)})` : `visitParamHas(${TOP_LEVEL}, ${quote(key)})`
+}
 
 export function propertyTextExpr(key: string, f: ServerFeatures): string {
   const k = quote(key)
   if (f.jsonExtract) {
     return `if(JSONHas(properties, ${k}) AND JSONType(properties, ${k}) != 'Null', if(JSONType(properties, ${k}) = 'String', JSONExtractString(properties, ${k}), JSONExtractRaw(properties, ${k})), NULL)`
   }
-  return `if(visitParamHas(properties, ${k}) AND visitParamExtractRaw(properties, ${k}) != 'null', if(substring(visitParamExtractRaw(properties, ${k}), 1, 1) = '"', visitParamExtractString(properties, ${k}), visitParamExtractRaw(properties, ${k})), NULL)`
+  const raw = `visitParamExtractRaw(${TOP_LEVEL}, ${k})`
+  // A nested value is emptied in the copy; its text comes from the whole properties (right unless the key
+  // also appears, nested, before it).
+  const text = `if(substring(${raw}, 1, 1) IN ('{', '['), visitParamExtractRaw(properties, ${k}), ${raw})`
+  return `if(visitParamHas(${TOP_LEVEL}, ${k}) AND ${raw} != 'null', if(substring(${raw}, 1, 1) = '"', visitParamExtractString(${TOP_LEVEL}, ${k}), ${text}), NULL)`
 }
 
 /** Milliseconds since the epoch of a time column. */
@@ -39,9 +60,9 @@ function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): stri
     case 'not_icontains':
       return `ifNull(positionCaseInsensitiveUTF8(${v}, ${quote(textOf(filter.value))}) = 0, 1)`
     case 'is_set':
-      return `isNotNull(${v})`
+      return presentExpr(filter.key, f)
     case 'is_not_set':
-      return `isNull(${v})`
+      return `NOT ${presentExpr(filter.key, f)}`
     case 'gt':
     case 'gte':
     case 'lt':
@@ -52,6 +73,13 @@ function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): stri
       return `ifNull(toFloat64OrNull(${v}) ${op} ${n}, 0)`
     }
   }
+}
+
+/** A property filter or group as one condition; an empty group holds. */
+function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
+  if ('key' in node) return propertyCondition(node, f)
+  if (node.values.length === 0) return '1'
+  return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }
 
 function timeBound(ms: number, op: '>=' | '<', f: ServerFeatures): string {
@@ -70,8 +98,11 @@ export function compileClickHouseWhere(filter: EventFilter, f: ServerFeatures): 
     parts.push(names.length === 0 ? '0' : `event IN (${names.map(quote).join(', ')})`)
   }
   if (filter.distinctId !== undefined) parts.push(`distinct_id = ${quote(filter.distinctId)}`)
+  if (filter.distinctIds !== undefined) {
+    parts.push(filter.distinctIds.length === 0 ? '0' : `distinct_id IN (${filter.distinctIds.map(quote).join(', ')})`)
+  }
   if (filter.after !== undefined) parts.push(timeBound(filter.after, '>=', f))
   if (filter.before !== undefined) parts.push(timeBound(filter.before, '<', f))
-  for (const p of filter.properties ?? []) parts.push(propertyCondition(p, f))
+  if (filter.properties !== undefined && filter.properties.length > 0) parts.push(nodeCondition({ type: 'AND', values: filter.properties }, f))
   return parts.join(' AND ')
 }

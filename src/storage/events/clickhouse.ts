@@ -19,6 +19,7 @@ import {
   type BreakdownRow,
   type DailyBreakdownRow,
   type EventFilter,
+  type EventPage,
   type EventRow,
   type EventSink,
   type EventStore,
@@ -170,12 +171,13 @@ export class ClickHouseEventStore implements EventStore {
    * two took 400–421 ms. Versions written in the same second tie on `_timestamp`; they are replays of one
    * event, equal but for their person when a merge came in between.
    */
-  async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
+  async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {
     const f = this.#features
     const ts = msExpr('timestamp', f)
+    const order = page.ascending ? 'ASC' : 'DESC'
     const keys = await this.#rows<ChEventKey>(
       `SELECT toString(uuid) AS uuid, event, distinct_id, ${ts} AS ts
-       FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, f)} ORDER BY ts DESC, uuid DESC
+       FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, f)} ORDER BY ts ${order}, uuid ${order}
        LIMIT ${Math.trunc(page.limit)} OFFSET ${Math.trunc(page.offset)}`,
     )
     if (keys.length === 0) return []

@@ -2,7 +2,7 @@
 import { ClickHouseEventStore } from './clickhouse.js'
 import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
 import { SqliteEventStore } from './sqlite.js'
-import type { BreakdownQuery, BreakdownRow, DailyBreakdownRow, EventFilter, EventStore, FunnelQuery, FunnelRow, StoredEvent } from './types.js'
+import type { BreakdownQuery, BreakdownRow, DailyBreakdownRow, EventFilter, EventPage, EventStore, FunnelQuery, FunnelRow, StoredEvent } from './types.js'
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
@@ -36,7 +36,7 @@ class LazyClickHouseStore implements EventStore {
     return this.#store
   }
 
-  async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
+  async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {
     return (await this.#get()).list(filter, page)
   }
 

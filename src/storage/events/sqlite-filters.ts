@@ -1,9 +1,11 @@
 /**
  * EventFilter → SQL for events.db. Property values are compared by their text form (JSON true/false as
  * `true`/`false`, numbers as written), as PostHog's property filters do; a missing property never equals
- * anything, and `is_not`/`not_icontains` include events without the property.
+ * anything, and `is_not`/`not_icontains` include events without the property. `is_set` asks whether the key
+ * is there, a JSON null included, as PostHog's JSONHas does. The property conditions read a column named
+ * `properties`, so persons.db's persons table takes them as well.
  */
-import type { EventFilter, EventPropertyFilter } from './types.js'
+import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
 export interface SqlFragment {
   sql: string
@@ -26,6 +28,12 @@ export function propertyText(key: string): SqlFragment {
   }
 }
 
+/** SQL true when the top-level key is present, whatever its value (JSON null included). */
+function propertyPresent(key: string): SqlFragment {
+  if (/["\\]/.test(key)) return { sql: 'EXISTS (SELECT 1 FROM json_each(properties) WHERE key = ?)', params: [key] }
+  return { sql: 'json_type(properties, ?) IS NOT NULL', params: [`$."${key}"`] }
+}
+
 function textOf(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value)
 }
@@ -46,10 +54,14 @@ function propertyCondition(filter: EventPropertyFilter): SqlFragment {
       return { sql: `instr(lower(${v.sql}), lower(?)) > 0`, params: [...v.params, textOf(filter.value)] }
     case 'not_icontains':
       return { sql: `(${v.sql} IS NULL OR instr(lower(${v.sql}), lower(?)) = 0)`, params: [...v.params, ...v.params, textOf(filter.value)] }
-    case 'is_set':
-      return { sql: `${v.sql} IS NOT NULL`, params: v.params }
-    case 'is_not_set':
-      return { sql: `${v.sql} IS NULL`, params: v.params }
+    case 'is_set': {
+      const present = propertyPresent(filter.key)
+      return { sql: present.sql, params: present.params }
+    }
+    case 'is_not_set': {
+      const present = propertyPresent(filter.key)
+      return { sql: `NOT ${present.sql}`, params: present.params }
+    }
     case 'gt':
     case 'gte':
     case 'lt':
@@ -58,6 +70,19 @@ function propertyCondition(filter: EventPropertyFilter): SqlFragment {
       return { sql: `CAST(${v.sql} AS REAL) ${op} ?`, params: [...v.params, Number(filter.value)] }
     }
   }
+}
+
+/** A property filter or group as one SQL condition; an empty group holds. */
+function nodeCondition(node: PropertyNode): SqlFragment {
+  if ('key' in node) return propertyCondition(node)
+  if (node.values.length === 0) return { sql: '1', params: [] }
+  const parts = node.values.map(nodeCondition)
+  return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }
+}
+
+/** Property filters that must all hold, over the `properties` column of the row read. */
+export function compileSqliteProperties(nodes: readonly PropertyNode[]): SqlFragment {
+  return nodeCondition({ type: 'AND', values: nodes })
 }
 
 /**
@@ -88,6 +113,10 @@ export function compileSqliteWhere(filter: EventFilter): EventsWhere {
     parts.push(`block IN (${TEAM_BLOCKS})`, 'distinct_id = ?')
     params.push(filter.teamId, filter.teamId, filter.distinctId)
   }
+  if (filter.distinctIds !== undefined) {
+    parts.push(filter.distinctIds.length === 0 ? '0' : `distinct_id IN (${filter.distinctIds.map(() => '?').join(', ')})`)
+    params.push(...filter.distinctIds)
+  }
   if (filter.after !== undefined) {
     parts.push('timestamp >= ?')
     params.push(filter.after)
@@ -96,8 +125,8 @@ export function compileSqliteWhere(filter: EventFilter): EventsWhere {
     parts.push('timestamp < ?')
     params.push(filter.before)
   }
-  for (const p of filter.properties ?? []) {
-    const c = propertyCondition(p)
+  if (filter.properties !== undefined && filter.properties.length > 0) {
+    const c = compileSqliteProperties(filter.properties)
     parts.push(c.sql)
     params.push(...c.params)
   }

@@ -14,6 +14,7 @@ import {
   type BreakdownRow,
   type DailyBreakdownRow,
   type EventFilter,
+  type EventPage,
   type EventRow,
   type EventSink,
   type EventStore,
@@ -134,10 +135,11 @@ export class SqliteEventStore implements EventStore {
     this.#db = openDatabase(file, { readonly: true })
   }
 
-  async list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]> {
+  async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {
     const where = compileSqliteWhere(filter)
+    const order = page.ascending ? 'ASC' : 'DESC'
     const rows = this.#db
-      .prepare(`SELECT * FROM ${where.from} WHERE ${where.sql} ORDER BY timestamp DESC, uuid DESC LIMIT ? OFFSET ?`)
+      .prepare(`SELECT * FROM ${where.from} WHERE ${where.sql} ORDER BY timestamp ${order}, uuid ${order} LIMIT ? OFFSET ?`)
       .all(...where.params, page.limit, page.offset) as EventDbRow[]
     return rows.map(toStoredEvent)
   }

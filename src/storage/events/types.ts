@@ -57,16 +57,34 @@ export interface EventPropertyFilter {
   value?: string | number | boolean | Array<string | number | boolean> | null
 }
 
+/** PostHog's property group: every value holds (AND) or any does (OR); groups nest. */
+export interface PropertyGroup {
+  type: 'AND' | 'OR'
+  values: readonly PropertyNode[]
+}
+
+export type PropertyNode = EventPropertyFilter | PropertyGroup
+
 export interface EventFilter {
   teamId: number
   /** One name or any of several. */
   event?: string | readonly string[]
   distinctId?: string
+  /** Any of these distinct ids (a person's); an empty list matches nothing. */
+  distinctIds?: readonly string[]
   /** Inclusive lower bound, ms. */
   after?: number
   /** Exclusive upper bound, ms. */
   before?: number
-  properties?: readonly EventPropertyFilter[]
+  /** Conditions on the event's top-level properties, all of which must hold. */
+  properties?: readonly PropertyNode[]
+}
+
+/** A page of a list: `ascending` reads oldest first (the default is newest first). */
+export interface EventPage {
+  limit: number
+  offset: number
+  ascending?: boolean
 }
 
 /** An event as the API returns it. */
@@ -134,7 +152,7 @@ export interface FunnelRow {
 }
 
 export interface EventStore {
-  list(filter: EventFilter, page: { limit: number; offset: number }): Promise<StoredEvent[]>
+  list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]>
   count(filter: EventFilter): Promise<number>
   breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
   /** The same counts per UTC day (days without events are absent), oldest first. */

@@ -1,0 +1,48 @@
+/**
+ * PostHog's relative dates (relative_date_parse), as its events list reads `after` and `before`: `-1d`, `-2h`,
+ * `-30M` (minutes), `-10s`, `-1w`, `-1m` (months), `-1q` (13 weeks), `-1y`, counted back from now, and `dStart`,
+ * `-1dEnd`, `hStart`, `mStart`, `yStart`… for the start or end of the hour, day, month or year. Times are UTC:
+ * skylark projects have no timezone (PostHog's default is UTC too).
+ */
+
+const RELATIVE = /^-?(\d+)?([hdwmMsqy])(Start|End)?$/
+
+const DAY = 86_400_000
+/** What one unit takes away, for the units counted in fixed time (months and years move the calendar). */
+const UNIT_MS: Record<string, number> = { s: 1000, M: 60_000, h: 3_600_000, d: DAY, w: 7 * DAY, q: 91 * DAY }
+
+function daysIn(year: number, month: number): number {
+  return new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+}
+
+/**
+ * Milliseconds since the epoch of `text` taken back from `now`, or null when it is not a relative date. As
+ * dateutil's relativedelta: the month (and year) moves first, the day kept within the month reached, then the
+ * hours, days and weeks are taken away.
+ */
+export function parseRelativeDate(text: string, now: number): number | null {
+  const match = RELATIVE.exec(text.trim())
+  if (!match) return null
+  const n = Number(match[1] ?? 0)
+  const kind = match[2]
+  const position = match[3]
+  const d = new Date(now)
+  let year = d.getUTCFullYear()
+  let month = d.getUTCMonth() - (kind === 'm' ? n : 0) - (kind === 'y' ? 12 * n : 0)
+  year += Math.floor(month / 12)
+  month = ((month % 12) + 12) % 12
+  let day = d.getUTCDate()
+  let [h, mi, s, ms] = [d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()]
+  if (position === 'Start') {
+    if (kind === 'h') [mi, s, ms] = [0, 0, 0]
+    if (kind === 'd') [h, mi, s, ms] = [0, 0, 0, 0]
+    if (kind === 'm') day = 1
+    if (kind === 'y') [month, day] = [0, 1]
+  } else if (position === 'End') {
+    if (kind === 'h') [mi, s, ms] = [59, 59, 999]
+    if (kind === 'd') [h, mi, s, ms] = [23, 59, 59, 999]
+    if (kind === 'm' || kind === 'y') day = 31
+  }
+  day = Math.min(day, daysIn(year, month))
+  return Date.UTC(year, month, day, h, mi, s, ms) - n * (UNIT_MS[kind] ?? 0)
+}
