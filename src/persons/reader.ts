@@ -6,6 +6,7 @@
 import type { Statement, Transaction } from 'better-sqlite3'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
+import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 
 export interface PersonRecord {
   /** Row id: what cohorts and hash-key overrides reference. */
@@ -43,8 +44,7 @@ export interface IngestionWarningRecord {
   timestamp: string
 }
 
-export interface PersonListFilter {
-  distinctId?: string | null
+export interface PersonListFilter extends PersonFilters {
   limit: number
   offset: number
 }
@@ -74,6 +74,11 @@ function toPerson(row: PersonRowDb): PersonRecord {
     is_identified: row.is_identified === 1,
     created_at: row.created_at,
   }
+}
+
+/** True when any filter is set: the list then needs a statement of its own. */
+function filtered(filter: PersonFilters & GroupFilters): boolean {
+  return Boolean(filter.distinctId || filter.email || filter.search || filter.groupKey || filter.properties?.length)
 }
 
 /** A row's identity for the read cache: a person's id (a group's is 0) and its version. */
@@ -136,7 +141,10 @@ export class PersonReader {
     groupsAfter: Statement<[number, number, string, number], { group_key: string; properties: string }>
   }
 
+  readonly #db: Db
+
   constructor(db: Db) {
+    this.#db = db
     this.s = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       personFor: db.prepare(
@@ -161,7 +169,7 @@ export class PersonReader {
       ),
       listPersons: db.prepare(
         `SELECT id, uuid, properties, is_identified, created_at FROM persons
-         WHERE team_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+         WHERE team_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
       ),
       countPersons: db.prepare('SELECT COUNT(*) AS n FROM persons WHERE team_id = ?'),
       distinctIdsOf: db.prepare(
@@ -308,14 +316,16 @@ export class PersonReader {
     return out
   }
 
-  /** Persons of a project, newest first, each with its distinct ids; `distinctId` narrows to its person. */
+  /** Persons of a project, newest first (PostHog's `-created_at, -id`), each with its distinct ids, filtered. */
   listPersons(teamId: number, filter: PersonListFilter): PersonWithDistinctIds[] {
     let rows: PersonRowDb[]
-    if (filter.distinctId !== undefined && filter.distinctId !== null) {
-      const row = filter.offset === 0 ? this.s.personFor.get(teamId, filter.distinctId) : undefined
-      rows = row ? [row] : []
-    } else {
+    if (!filtered(filter)) {
       rows = this.s.listPersons.all(teamId, filter.limit, filter.offset)
+    } else {
+      const where = personsWhere(teamId, filter)
+      rows = this.#db
+        .prepare(`SELECT id, uuid, properties, is_identified, created_at FROM persons WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+        .all(...where.params, filter.limit, filter.offset) as PersonRowDb[]
     }
     if (rows.length === 0) return []
     const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
@@ -330,14 +340,25 @@ export class PersonReader {
     return rows.flatMap((r) => (r.distinct_id === null ? [] : [r.distinct_id]))
   }
 
-  countPersons(teamId: number, filter: { distinctId?: string | null } = {}): number {
-    if (filter.distinctId !== undefined && filter.distinctId !== null) return this.s.personFor.get(teamId, filter.distinctId) ? 1 : 0
-    return this.s.countPersons.get(teamId)?.n ?? 0
+  countPersons(teamId: number, filter: PersonFilters = {}): number {
+    if (!filtered(filter)) return this.s.countPersons.get(teamId)?.n ?? 0
+    const where = personsWhere(teamId, filter)
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM persons WHERE ${where.sql}`).get(...where.params) as { n: number }).n
   }
 
-  /** Groups of one type, newest first (as PostHog: created_at, then key, descending). */
-  listGroups(teamId: number, groupTypeIndex: number, limit: number, offset: number): GroupRecord[] {
-    return this.s.listGroups.all(teamId, groupTypeIndex, limit, offset).map((row) => ({
+  /** Groups of one type, newest first (as PostHog: created_at, then key, descending), filtered. */
+  listGroups(teamId: number, groupTypeIndex: number, limit: number, offset: number, filter: GroupFilters = {}): GroupRecord[] {
+    type Row = { group_key: string; properties: string; created_at: string }
+    let rows: Row[]
+    if (!filtered(filter)) {
+      rows = this.s.listGroups.all(teamId, groupTypeIndex, limit, offset)
+    } else {
+      const where = groupsWhere(teamId, groupTypeIndex, filter)
+      rows = this.#db
+        .prepare(`SELECT group_key, properties, created_at FROM groups WHERE ${where.sql} ORDER BY created_at DESC, group_key DESC LIMIT ? OFFSET ?`)
+        .all(...where.params, limit, offset) as Row[]
+    }
+    return rows.map((row) => ({
       group_type_index: groupTypeIndex,
       group_key: row.group_key,
       group_properties: parseObject(row.properties),
@@ -345,8 +366,10 @@ export class PersonReader {
     }))
   }
 
-  countGroups(teamId: number, groupTypeIndex: number): number {
-    return this.s.countGroups.get(teamId, groupTypeIndex)?.n ?? 0
+  countGroups(teamId: number, groupTypeIndex: number, filter: GroupFilters = {}): number {
+    if (!filtered(filter)) return this.s.countGroups.get(teamId, groupTypeIndex)?.n ?? 0
+    const where = groupsWhere(teamId, groupTypeIndex, filter)
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM groups WHERE ${where.sql}`).get(...where.params) as { n: number }).n
   }
 
   /** Ingestion warnings of a project, newest first. */

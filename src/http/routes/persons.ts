@@ -1,7 +1,9 @@
 /**
- * Read-only persons and groups API, over persons.db:
- * GET /api/projects/:project_id/persons/ (`person:read`; `?distinct_id=` narrows to that id's person),
- * GET /api/projects/:project_id/groups/?group_type_index=N (`group:read`),
+ * Read-only persons and groups API, over persons.db, filtered as PostHog's:
+ * GET /api/projects/:project_id/persons/ (`person:read`; `distinct_id` (that id's person), `email` (exact),
+ * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property filters)),
+ * GET /api/projects/:project_id/groups/?group_type_index=N (`group:read`; `group_key` (key containing it),
+ * `search` (properties containing it, or the exact key)),
  * GET /api/projects/:project_id/groups_types/ (`group:read`).
  */
 import { ValidationError } from '../../common/errors.js'
@@ -9,6 +11,7 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { PersonReader, PersonWithDistinctIds } from '../../persons/index.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
+import { parsePropertyFilters } from './property-filters.js'
 
 /** PostHog's display name: email, name or username property, else the first distinct id. */
 function displayName(person: PersonWithDistinctIds): string {
@@ -47,11 +50,17 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
     'get',
     '/api/projects/:project_id/persons/',
     projectRoute(api, { scope: 'person:read' }, (req) => {
-      const page = parsePage(req.query)
-      const distinctId = req.query.get('distinct_id') || null
+      const q = req.query
+      const page = parsePage(q)
+      const filter = {
+        distinctId: q.get('distinct_id') || null,
+        email: q.get('email') || null,
+        search: q.get('search') || null,
+        properties: parsePropertyFilters(q.get('properties'), ['person']),
+      }
       const teamId = req.project.id
-      const results = persons.listPersons(teamId, { distinctId, ...page }).map(personObject)
-      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.countPersons(teamId, { distinctId }), results)
+      const results = persons.listPersons(teamId, { ...filter, ...page }).map(personObject)
+      return pageEnvelope(req.baseUrl, req.ctx.path, q, page, persons.countPersons(teamId, filter), results)
     }),
     options,
   )
@@ -62,8 +71,9 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
       const index = groupTypeIndexOf(req.query)
       const page = parsePage(req.query)
       const teamId = req.project.id
-      const results = persons.listGroups(teamId, index, page.limit, page.offset)
-      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.countGroups(teamId, index), results)
+      const filter = { groupKey: req.query.get('group_key') || null, search: req.query.get('search') || null }
+      const results = persons.listGroups(teamId, index, page.limit, page.offset, filter)
+      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.countGroups(teamId, index, filter), results)
     }),
     options,
   )

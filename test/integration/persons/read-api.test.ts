@@ -74,6 +74,52 @@ t.test('persons and groups read API', async (t) => {
     t.same([none.status, none.body.count, none.body.results], [200, 0, []])
   })
 
+  const names = async (query: string) => {
+    const res = await server.api('GET', `${persons}?${query}`)
+    t.equal(res.status, 200, query)
+    t.equal(res.body.count, res.body.results.length, `${query}: count agrees`)
+    return res.body.results.map((p: any) => p.distinct_ids.at(-1))
+  }
+  const props = (filters: unknown) => `properties=${encodeURIComponent(JSON.stringify(filters))}`
+
+  t.test('email matches the email property exactly', async (t) => {
+    t.same(await names('email=one@example.com'), ['user-1'])
+    t.same(await names('email=ONE@example.com'), [])
+    t.same(await names('email=one@'), [])
+  })
+
+  t.test('search matches part of the email in any case, or a whole distinct id or uuid', async (t) => {
+    t.same(await names('search=EXAMPLE'), ['user-1'])
+    t.same(await names('search=anon-1'), ['user-1'])
+    t.same(await names('search=user'), [], 'part of a distinct id is not enough')
+    const [three] = (await server.api('GET', `${persons}?distinct_id=user-3`)).body.results
+    t.same(await names(`search=${three.uuid}`), ['user-3'])
+  })
+
+  t.test('properties filter on person properties, AND/OR groups included', async (t) => {
+    t.same(await names(props([{ key: 'plan', value: 'free' }])), ['user-1'])
+    t.same(await names(props([{ key: 'plan', value: 'free', type: 'person' }, { key: 'email', operator: 'icontains', value: 'one' }])), ['user-1'])
+    t.same(await names(props({ type: 'OR', values: [{ key: 'name', value: 'Two' }, { key: 'email', operator: 'is_set' }] })), ['user-2', 'user-1'])
+    t.same(await names(props([{ key: 'plan', operator: 'is_not_set' }])), ['user-3', 'user-2'])
+    for (const type of ['event', 'cohort']) {
+      const bad = await server.api('GET', `${persons}?${props([{ key: 'plan', value: 'free', type }])}`)
+      t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties' }], type)
+    }
+  })
+
+  t.test('groups filter by part of the key, and search their properties', async (t) => {
+    const keys = async (query: string) => {
+      const res = await server.api('GET', `${groups}?group_type_index=0&${query}`)
+      t.equal(res.body.count, res.body.results.length)
+      return res.body.results.map((g: any) => g.group_key)
+    }
+    t.same(await keys('group_key=AC'), ['acme'])
+    t.same(await keys('group_key=nope'), [])
+    t.same(await keys('search=eta'), ['beta'], 'the name Beta')
+    t.same(await keys('search=ACME'), ['acme'])
+    t.same(await keys('search=nothing'), [])
+  })
+
   t.test('lists groups of a type; the type index is required', async (t) => {
     const res = await server.api('GET', `${groups}?group_type_index=0`)
     t.equal(res.status, 200)
