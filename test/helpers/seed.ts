@@ -5,15 +5,23 @@ import { createManagement } from '../../src/management/index.js'
 import { PersonsStage } from '../../src/persons/index.js'
 import { dataPaths, openDatabase, openManagementDb } from '../../src/storage/index.js'
 
-/** A project in a new organisation, whose data must stay invisible to the bootstrap key. */
-export function foreignProject(dataDir: string, organisation = 'Elsewhere', name = 'Hidden'): number {
+function withAccounts<T>(dataDir: string, fn: (accounts: ReturnType<typeof createManagement>['accounts']) => T): T {
   const db = openManagementDb(dataPaths(dataDir))
   try {
-    const accounts = createManagement(db, systemClock).accounts
-    return accounts.createProject(accounts.createOrganization(organisation).id, name).id
+    return fn(createManagement(db, systemClock).accounts)
   } finally {
     db.close()
   }
+}
+
+/** A project in a new organisation, whose data must stay invisible to the bootstrap key. */
+export function foreignProject(dataDir: string, organisation = 'Elsewhere', name = 'Hidden'): number {
+  return withAccounts(dataDir, (accounts) => accounts.createProject(accounts.createOrganization(organisation).id, name).id)
+}
+
+/** Another project of an existing organisation (the bootstrap key sees it when it is the key's). */
+export function projectIn(dataDir: string, organisationId: string, name: string): number {
+  return withAccounts(dataDir, (accounts) => accounts.createProject(organisationId, name).id)
 }
 
 /** Runs the events through the persons stage into persons.db, as the consumer would; returns what `read` reads then. */

@@ -13,24 +13,44 @@ import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 import { parsePropertyFilters } from './property-filters.js'
 
-/** PostHog's display name: email, name or username property, else the first distinct id. */
-function displayName(person: PersonWithDistinctIds): string {
-  for (const key of ['email', 'name', 'username']) {
+/** PostHog's default display-name properties, first set one wins. */
+const NAME_PROPERTIES = ['email', 'Email', '$email', 'name', 'Name', 'username', 'Username', 'UserName']
+
+/** PostHog's is_anonymous_id: five lowercase alphanumeric runs joined by dashes, as generated ids (UUIDs) are. */
+const ANONYMOUS_ID = /^([a-z0-9]+-){4}[a-z0-9]+$/
+
+/** The distinct ids as PostHog lists them: those that look chosen (not generated) first, else in stored order. */
+function distinctIdsInOrder(ids: readonly string[]): string[] {
+  return [...ids.filter((id) => !ANONYMOUS_ID.test(id)), ...ids.filter((id) => ANONYMOUS_ID.test(id))]
+}
+
+/** PostHog's display name: a display-name property, else the first distinct id in that order, else the uuid. */
+function displayName(person: PersonWithDistinctIds, distinctIds: readonly string[]): string {
+  for (const key of NAME_PROPERTIES) {
     const value = person.properties[key]
     if (typeof value === 'string' && value !== '') return value
   }
-  return person.distinct_ids[0] ?? person.uuid
+  return distinctIds[0] ?? person.uuid
 }
 
+/**
+ * A person as PostHog's persons list answers it (an actor). skylark does not track when a person was last
+ * seen, and has no recordings or insight data points, so those fields are null or empty.
+ */
 export function personObject(person: PersonWithDistinctIds) {
+  const distinctIds = distinctIdsInOrder(person.distinct_ids)
   return {
+    type: 'person',
     id: person.uuid,
     uuid: person.uuid,
-    name: displayName(person),
-    distinct_ids: person.distinct_ids,
+    name: displayName(person, distinctIds),
+    distinct_ids: distinctIds,
     properties: person.properties,
     is_identified: person.is_identified,
     created_at: person.created_at,
+    last_seen_at: null,
+    matched_recordings: [],
+    value_at_data_point: null,
   }
 }
 
@@ -80,7 +100,10 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
   router.add(
     'get',
     '/api/projects/:project_id/groups_types/',
-    projectRoute(api, { scope: 'group:read' }, (req) => persons.groupTypes(req.project.id)),
+    // skylark keeps neither dashboards nor column choices per group type, nor when a type was first seen.
+    projectRoute(api, { scope: 'group:read' }, (req) =>
+      persons.groupTypes(req.project.id).map((type) => ({ ...type, detail_dashboard: null, default_columns: null, created_at: null })),
+    ),
     options,
   )
 }

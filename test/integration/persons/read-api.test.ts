@@ -1,7 +1,7 @@
 import t from 'tap'
 import { uuidv7 } from '../../../src/common/ids.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
-import { foreignProject, seedPersons } from '../../helpers/seed.js'
+import { foreignProject, projectIn, seedPersons } from '../../helpers/seed.js'
 import { bootstrapDataDir, runCli, startServer, tempDir } from '../../helpers/server.js'
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z')
@@ -18,6 +18,9 @@ t.test('persons and groups read API', async (t) => {
 
   // A project of another organisation: its persons must stay invisible to the bootstrap key.
   const otherProject = foreignProject(dataDir)
+  // A second project of the key's organisation, for display names and the order of persons.
+  const namesProject = projectIn(dataDir, boot.organization_id, 'Names')
+  const generatedId = '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'
   seedPersons(dataDir, [
     ev(team, '$pageview', 'anon-1', { $set: { plan: 'free' } }),
     ev(team, '$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'one@example.com' } }),
@@ -27,6 +30,11 @@ t.test('persons and groups read API', async (t) => {
     ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta' } }),
     ev(team, '$pageview', 'user-1', { $groups: { company: 'acme', project: 'p-1' } }),
     ev(otherProject, '$pageview', 'secret-user'),
+    ev(namesProject, '$pageview', generatedId),
+    ev(namesProject, '$identify', 'zed', { $anon_distinct_id: generatedId }),
+    ev(namesProject, '$pageview', 'x', { $set: { Email: 'cap@example.com' } }),
+    // Created last, stamped first: the list follows created_at, not the row id.
+    { ...ev(namesProject, '$pageview', 'early'), timestamp: T0 - 86_400_000 },
   ])
 
   const server = await startServer({ dataDir })
@@ -138,13 +146,27 @@ t.test('persons and groups read API', async (t) => {
     }
   })
 
-  t.test('lists group types', async (t) => {
+  t.test('lists group types with the fields PostHog has, null where skylark keeps none', async (t) => {
     const res = await server.api('GET', `/api/projects/${team}/groups_types/`)
     t.equal(res.status, 200)
+    const unknown = { name_singular: null, name_plural: null, detail_dashboard: null, default_columns: null, created_at: null }
     t.same(res.body, [
-      { group_type: 'company', group_type_index: 0, name_singular: null, name_plural: null },
-      { group_type: 'project', group_type_index: 1, name_singular: null, name_plural: null },
+      { group_type: 'company', group_type_index: 0, ...unknown },
+      { group_type: 'project', group_type_index: 1, ...unknown },
     ])
+  })
+
+  t.test('persons come newest created first, named by a chosen distinct id before a generated one', async (t) => {
+    const res = await server.api('GET', `/api/projects/${namesProject}/persons/`)
+    t.same(
+      res.body.results.map((p: any) => [p.name, p.distinct_ids]),
+      [
+        ['cap@example.com', ['x']],
+        ['zed', ['zed', generatedId]],
+        ['early', ['early']],
+      ],
+    )
+    t.match(res.body.results[0], { type: 'person', last_seen_at: null, matched_recordings: [], value_at_data_point: null })
   })
 
   t.test('needs person:read and group:read', async (t) => {
