@@ -6,6 +6,7 @@
 import type { Statement, Transaction } from 'better-sqlite3'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
+import type { PropertyNode } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 
 export interface PersonRecord {
@@ -338,6 +339,29 @@ export class PersonReader {
     const rows = this.s.distinctIdsOfUuid.all(teamId, uuid.toLowerCase())
     if (rows.length === 0) return null
     return rows.flatMap((r) => (r.distinct_id === null ? [] : [r.distinct_id]))
+  }
+
+  /**
+   * The distinct ids of the project's persons whose properties meet every filter, or null once their text
+   * passes `maxChars` (read no further).
+   */
+  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number): string[] | null {
+    const where = personsWhere(teamId, { properties })
+    const ids: string[] = []
+    let chars = 0
+    const rows = this.#db
+      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id IN (SELECT id FROM persons WHERE ${where.sql})`)
+      .pluck()
+      .iterate(teamId, ...where.params) as IterableIterator<string>
+    for (const id of rows) {
+      chars += id.length
+      if (chars > maxChars) {
+        rows.return?.()
+        return null
+      }
+      ids.push(id)
+    }
+    return ids
   }
 
   countPersons(teamId: number, filter: PersonFilters = {}): number {

@@ -2,7 +2,7 @@
  * Reading stored events: GET /api/projects/:id/events/ (scope `query:read`), as PostHog's events list reads its
  * query: `event`, `distinct_id`, `person_id` (all of that person's distinct ids), `after` (strict) and `before`
  * (ISO 8601, epoch, or relative such as `-1d`; `before` defaults to 5 s from now so that events stamped in the
- * future do not lead the list), `properties` (see property-filters.ts) and `orderBy` (`["-timestamp"]`,
+ * future do not lead the list), `properties` (event and person property filters; see property-filters.ts) and `orderBy` (`["-timestamp"]`,
  * newest first, the default, or `["timestamp"]`). Also the project's ingestion warnings.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
@@ -13,7 +13,7 @@ import type { PersonReader } from '../../persons/index.js'
 import type { EventFilter, EventStore } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
-import { parsePropertyFilters, refuseUnsupported } from './property-filters.js'
+import { asIs, parsePropertyFilters, refuseUnsupported, type FilterKinds } from './property-filters.js'
 
 /** PostHog's default upper bound: now plus this. */
 const BEFORE_NOW_MS = 5000
@@ -27,6 +27,30 @@ function timeParam(query: URLSearchParams, name: string, now: number): number | 
   const ms = parseTimestamp(raw) ?? parseRelativeDate(raw, now)
   if (ms === null) throw new ValidationError('invalid_input', `${name} must be an ISO 8601 timestamp or a relative date such as -1d.`, name)
   return ms
+}
+
+/**
+ * How much distinct-id text a person property filter may resolve to. ClickHouse 18.16 takes no query
+ * parameters, so the ids are written into the query, which the server refuses past 256 KiB (max_query_size).
+ */
+const PERSON_FILTER_MAX_CHARS = 128 * 1024
+
+/**
+ * Event property filters as they are; person property filters (with persons.db at hand) as the distinct ids of
+ * the persons they match now, as PostHog's events list joins them when persons are not on the events.
+ */
+function eventFilterKinds(persons: PersonReader | undefined, teamId: number): FilterKinds {
+  const kinds = new Map([['event', asIs]])
+  if (persons) {
+    kinds.set('person', (filter) => {
+      const distinctIds = persons.distinctIdsMatching(teamId, [filter], PERSON_FILTER_MAX_CHARS)
+      if (distinctIds === null) {
+        throw new ValidationError('invalid_input', `The person filter on ${filter.key} matches too many persons to list their events; narrow it.`, 'properties')
+      }
+      return { distinctIds }
+    })
+  }
+  return { byDefault: 'event', kinds }
 }
 
 /** True for oldest first. */
@@ -60,7 +84,7 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         // Stored times are whole milliseconds, so "after t" is "from the next millisecond on".
         after: after === undefined ? undefined : Math.floor(after) + 1,
         before: upper,
-        properties: parsePropertyFilters(q.get('properties'), ['event']),
+        properties: parsePropertyFilters(q.get('properties'), eventFilterKinds(persons, req.project.id)),
       }
       const personId = q.get('person_id')
       // An unknown person has no events: an empty list, never the unfiltered one.

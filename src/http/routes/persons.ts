@@ -11,7 +11,10 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { PersonReader, PersonWithDistinctIds } from '../../persons/index.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
-import { parsePropertyFilters } from './property-filters.js'
+import { asIs, parsePropertyFilters, type FilterKinds } from './property-filters.js'
+
+/** Person property filters, on the persons listed. */
+const PERSON_FILTERS: FilterKinds = { byDefault: 'person', kinds: new Map([['person', asIs]]) }
 
 /** PostHog's default display-name properties, first set one wins. */
 const NAME_PROPERTIES = ['email', 'Email', '$email', 'name', 'Name', 'username', 'Username', 'UserName']
@@ -76,7 +79,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         distinctId: q.get('distinct_id') || null,
         email: q.get('email') || null,
         search: q.get('search') || null,
-        properties: parsePropertyFilters(q.get('properties'), ['person']),
+        properties: parsePropertyFilters(q.get('properties'), PERSON_FILTERS),
       }
       const teamId = req.project.id
       const results = persons.listPersons(teamId, { ...filter, ...page }).map(personObject)

@@ -1,12 +1,24 @@
 /**
  * The `properties` query parameter of the read APIs (events, persons), as PostHog takes it: a JSON list of
  * `{key, value, operator, type}` filters that must all hold, or a group `{type: "AND"|"OR", values: […]}`,
- * where a value may itself be a group. Each endpoint names the filter types it evaluates; any other type
+ * where a value may itself be a group. Each endpoint says how it evaluates each filter type; any other type
  * answers 400 rather than being tested as something it is not.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject } from '../../common/json.js'
-import type { PropertyNode, PropertyOperator } from '../../storage/events/index.js'
+import type { EventPropertyFilter, PropertyNode, PropertyOperator } from '../../storage/events/index.js'
+
+/**
+ * The filter types an endpoint evaluates, each with what a filter of that type becomes: itself (a condition on
+ * the listed rows' properties) or another condition. A Map: the type comes from the request.
+ */
+export interface FilterKinds {
+  /** The type of a filter that names none. */
+  readonly byDefault: string
+  readonly kinds: ReadonlyMap<string, (filter: EventPropertyFilter) => PropertyNode>
+}
+
+export const asIs = (filter: EventPropertyFilter): PropertyNode => filter
 
 const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
 
@@ -19,15 +31,17 @@ function isScalar(v: unknown): boolean {
   return v === null || ['string', 'number', 'boolean'].includes(typeof v)
 }
 
-function parseNode(node: unknown, path: string, types: readonly string[], depth: number): PropertyNode {
+function parseNode(node: unknown, path: string, kinds: FilterKinds, depth: number): PropertyNode {
   if (!isPlainObject(node)) throw invalid(`${path} must be a property filter or a group.`)
   if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) {
     if (depth >= MAX_DEPTH) throw invalid(`properties nest at most ${MAX_DEPTH} groups deep.`)
-    return { type: node.type, values: node.values.map((v, i) => parseNode(v, `${path}.values[${i}]`, types, depth + 1)) }
+    return { type: node.type, values: node.values.map((v, i) => parseNode(v, `${path}.values[${i}]`, kinds, depth + 1)) }
   }
   if (typeof node.key !== 'string') throw invalid(`${path} needs a string key.`)
-  if (node.type !== undefined && !types.includes(node.type as string)) {
-    throw invalid(`${path} has type ${JSON.stringify(node.type)}; this endpoint filters on ${types.join(' or ')} properties only.`)
+  const type = node.type === undefined ? kinds.byDefault : node.type
+  const kind = typeof type === 'string' ? kinds.kinds.get(type) : undefined
+  if (kind === undefined) {
+    throw invalid(`${path} has type ${JSON.stringify(node.type)}; this endpoint filters on ${[...kinds.kinds.keys()].join(' or ')} properties only.`)
   }
   const operator = (node.operator ?? 'exact') as PropertyOperator
   if (!OPERATORS.includes(operator)) throw invalid(`${path}.operator must be one of ${OPERATORS.join(', ')}.`)
@@ -35,11 +49,11 @@ function parseNode(node: unknown, path: string, types: readonly string[], depth:
   if (!(value === undefined || isScalar(value) || (Array.isArray(value) && value.every(isScalar)))) {
     throw invalid(`${path}.value must be a scalar or a list of scalars.`)
   }
-  return { key: node.key, operator, value: value as Extract<PropertyNode, { key: string }>['value'] }
+  return kind({ key: node.key, operator, value: value as EventPropertyFilter['value'] })
 }
 
-/** The filters that must all hold, or undefined without the parameter. `types`: the `type`s evaluated. */
-export function parsePropertyFilters(raw: string | null, types: readonly string[]): PropertyNode[] | undefined {
+/** The filters that must all hold, or undefined without the parameter. */
+export function parsePropertyFilters(raw: string | null, kinds: FilterKinds): PropertyNode[] | undefined {
   if (raw === null || raw === '') return undefined
   let parsed: unknown
   try {
@@ -47,9 +61,9 @@ export function parsePropertyFilters(raw: string | null, types: readonly string[
   } catch {
     throw invalid('properties must be a JSON list of property filters.')
   }
-  if (isPlainObject(parsed)) return [parseNode(parsed, 'properties', types, 0)]
+  if (isPlainObject(parsed)) return [parseNode(parsed, 'properties', kinds, 0)]
   if (!Array.isArray(parsed)) throw invalid('properties must be a JSON list of property filters.')
-  return parsed.map((node, i) => parseNode(node, `properties[${i}]`, types, 1))
+  return parsed.map((node, i) => parseNode(node, `properties[${i}]`, kinds, 1))
 }
 
 /** 400 for a parameter PostHog filters by and this endpoint does not: answering unfiltered would mislead. */

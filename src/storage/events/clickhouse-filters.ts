@@ -78,6 +78,7 @@ function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): stri
 /** A property filter or group as one condition; an empty group holds. */
 function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   if ('key' in node) return propertyCondition(node, f)
+  if ('distinctIds' in node) return node.distinctIds.length === 0 ? '0' : `distinct_id IN (${node.distinctIds.map(quote).join(', ')})`
   if (node.values.length === 0) return '1'
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }

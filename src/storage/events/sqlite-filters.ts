@@ -75,6 +75,8 @@ function propertyCondition(filter: EventPropertyFilter): SqlFragment {
 /** A property filter or group as one SQL condition; an empty group holds. */
 function nodeCondition(node: PropertyNode): SqlFragment {
   if ('key' in node) return propertyCondition(node)
+  // One bound JSON list, however many ids: SQLite caps the number of parameters.
+  if ('distinctIds' in node) return { sql: 'distinct_id IN (SELECT value FROM json_each(?))', params: [JSON.stringify(node.distinctIds)] }
   if (node.values.length === 0) return { sql: '1', params: [] }
   const parts = node.values.map(nodeCondition)
   return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }

@@ -63,7 +63,12 @@ export interface PropertyGroup {
   values: readonly PropertyNode[]
 }
 
-export type PropertyNode = EventPropertyFilter | PropertyGroup
+/** Events sent by one of these distinct ids: a person property filter, resolved against the persons first. */
+export interface DistinctIdCondition {
+  distinctIds: readonly string[]
+}
+
+export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition
 
 export interface EventFilter {
   teamId: number

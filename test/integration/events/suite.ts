@@ -14,7 +14,7 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
   t.before(async () => {
     server = await startServer({ env: setup.env() })
     const batch = [
-      { event: 'read', timestamp: '2023-05-01T00:00:00Z', properties: { distinct_id: 'anon-r', color: 'red', size: 3 } },
+      { event: 'read', timestamp: '2023-05-01T00:00:00Z', properties: { distinct_id: 'anon-r', color: 'red', size: 3, $set: { plan: 'pro' } } },
       { event: '$identify', timestamp: '2023-05-01T00:00:01Z', properties: { distinct_id: 'user-r', $anon_distinct_id: 'anon-r' } },
       { event: 'read', timestamp: '2023-05-02T00:00:00Z', properties: { distinct_id: 'user-r', color: 'blue', size: 10, note: null } },
       // A nested key of the same name comes first in the text: only the top-level one counts.
@@ -46,8 +46,16 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same((await props([or, { key: 'size', value: 3 }])).colors, ['red'], 'a list is an AND of its filters and groups')
   })
 
+  t.test('person property filters list the events of the persons they match now', async (t) => {
+    t.same((await props([{ key: 'plan', value: 'pro', type: 'person' }])).colors, ['blue', 'red'], 'both ids of the merged person')
+    t.same((await props([{ key: 'plan', value: 'pro' }])).colors, [], 'an event filter does not read $set')
+    const either = { type: 'OR', values: [{ key: 'plan', value: 'pro', type: 'person' }, { key: 'color', value: 'green' }] }
+    t.same((await props(either)).colors, ['green', 'blue', 'red'])
+    t.same((await props([{ key: 'plan', value: 'free', type: 'person' }])).colors, [])
+  })
+
   t.test('property filters of a type the events list does not evaluate answer 400', async (t) => {
-    for (const type of ['person', 'cohort', 'group', 'element']) {
+    for (const type of ['cohort', 'group', 'element', 'session']) {
       const res: any = await props([{ key: 'email', value: 'x', type }])
       t.equal(res.status, 400, type)
       t.match(res.body, { type: 'validation_error', attr: 'properties' })
