@@ -54,6 +54,19 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same((await props([{ key: 'plan', value: 'free', type: 'person' }])).colors, [])
   })
 
+  t.test('a person filter matching more than 128 KB of distinct ids answers 400, never a partial list', async (t) => {
+    // 3,300 persons with 41-character ids: 135 KB of ids.
+    const batch = Array.from({ length: 3300 }, (_, i) => ({
+      event: 'bulk',
+      timestamp: '2023-06-01T00:00:00Z',
+      properties: { distinct_id: `bulk-${String(i).padStart(36, '0')}`, $set: { tier: 'many' } },
+    }))
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })).status, 200)
+    await waitForEvents(server, 'event=bulk', 3300, 60_000)
+    const res: any = await props([{ key: 'tier', value: 'many', type: 'person' }])
+    t.same([res.status, res.body.type, res.body.attr], [400, 'validation_error', 'properties'])
+  })
+
   t.test('property filters of a type the events list does not evaluate answer 400', async (t) => {
     for (const type of ['cohort', 'group', 'element', 'session']) {
       const res: any = await props([{ key: 'email', value: 'x', type }])
