@@ -10,7 +10,7 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import type { PersonReader } from '../../persons/index.js'
-import type { EventFilter, EventStore } from '../../storage/events/index.js'
+import { chainToElements, type EventFilter, type EventStore } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 import { asIs, parsePropertyFilters, refuseUnsupported, type FilterKinds } from './property-filters.js'
@@ -107,7 +107,7 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         linkQuery,
         page,
         count,
-        results.map((e) => ({ ...e, elements: [] })),
+        results.map((e) => ({ ...e, elements: chainToElements(e.elements_chain) })),
       )
     }),
     { maxBodyBytes },

@@ -7,6 +7,7 @@ import type { BreakdownQuery, BreakdownRow, DailyBreakdownRow, EventFilter, Even
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
 export { compileSqliteProperties } from './sqlite-filters.js'
+export { chainToElements, type ElementJson } from './elements-chain.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 

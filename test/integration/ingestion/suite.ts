@@ -67,6 +67,9 @@ export function ingestionSuite(t: Test, setup: StoreSetup): void {
     t.same(events.map((e) => e.elements_chain).sort(), [chain, 'div:nth-child="1"nth-of-type="2"text="text"'].sort())
     for (const e of events) t.notOk('$elements' in e.properties || '$elements_chain' in e.properties, 'neither stays a property')
     t.equal(events.find((e) => e.elements_chain === chain).properties.$event_type, 'click')
+    t.same(events.find((e) => e.elements_chain !== chain).elements, [
+      { text: 'text', tag_name: 'div', attr_class: null, href: null, attr_id: null, nth_child: 1, nth_of_type: 2, attributes: {}, order: 0 },
+    ], 'the events API reads the chain back as elements')
   })
 
   t.test('/batch/ stores every event with distinct_id inside properties', async (t) => {
