@@ -1,19 +1,13 @@
 /**
  * Persons and groups: the ingestion stage that keeps persons.db current (PersonsStage) and the readers that
- * flags and the API use (PersonReader, HashKeyOverrideWriter). Imports: common, config, storage,
+ * flags and the API use (PersonReader and its PersonListing, HashKeyOverrideWriter). Imports: common, config, storage,
  * observability, geoip.
  */
 export { PersonsStage, type CapturedEvent, type GroupColumns, type PersonOutcome, type PersonsStageOptions } from './stage.js'
-export {
-  HashKeyOverrideWriter,
-  PersonReader,
-  type GroupRecord,
-  type GroupTypeRecord,
-  type IngestionWarningRecord,
-  type PersonListFilter,
-  type PersonRecord,
-  type PersonWithDistinctIds,
-} from './reader.js'
+export { PersonReader, type GroupTypeRecord } from './reader.js'
+export { PersonListing, type GroupRecord, type IngestionWarningRecord, type PersonListFilter, type PersonWithDistinctIds } from './listing.js'
+export type { PersonRecord } from './rows.js'
+export { HashKeyOverrideWriter } from './hash-key-overrides.js'
 export { StaticCohortWriter } from './static-cohorts.js'
 export { PERSON_UUID_NAMESPACE, personUuidFor } from './store.js'
 export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties } from './groups.js'

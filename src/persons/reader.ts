@@ -1,85 +1,19 @@
 /**
- * The read side of persons.db, for flag evaluation and the API. Works on a read-only connection (WAL lets
- * it read while the consumer thread writes); every statement is prepared once. `HashKeyOverrideWriter` is
- * the one write that happens outside ingestion (experience continuity, §1.9) and needs a writable connection.
+ * The read side of persons.db for flag evaluation (cached), and through `listing` for the API. Works on a
+ * read-only connection (WAL lets it read while the consumer thread writes); every statement is prepared once.
+ * The one write outside ingestion, experience continuity's overrides, is hash-key-overrides.ts.
  */
-import type { Statement, Transaction } from 'better-sqlite3'
-import { isPlainObject, type JsonObject } from '../common/json.js'
+import type { Statement } from 'better-sqlite3'
+import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import type { PropertyNode } from '../storage/events/index.js'
-import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
-
-export interface PersonRecord {
-  /** Row id: what cohorts and hash-key overrides reference. */
-  id: number
-  uuid: string
-  properties: JsonObject
-  is_identified: boolean
-  /** ISO 8601. */
-  created_at: string
-}
-
-export interface PersonWithDistinctIds extends PersonRecord {
-  distinct_ids: string[]
-}
-
-export interface GroupRecord {
-  group_type_index: number
-  group_key: string
-  group_properties: JsonObject
-  created_at: string
-}
+import { PersonListing } from './listing.js'
+import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
 export interface GroupTypeRecord {
   group_type: string
   group_type_index: number
   name_singular: string | null
   name_plural: string | null
-}
-
-export interface IngestionWarningRecord {
-  type: string
-  source: string
-  details: JsonObject
-  /** ISO 8601. */
-  timestamp: string
-}
-
-export interface PersonListFilter extends PersonFilters {
-  limit: number
-  offset: number
-}
-
-interface PersonRowDb {
-  id: number
-  uuid: string
-  properties: string
-  is_identified: number
-  created_at: string
-}
-
-function parseObject(text: string): JsonObject {
-  try {
-    const value = JSON.parse(text) as unknown
-    return isPlainObject(value) ? value : {}
-  } catch {
-    return {}
-  }
-}
-
-function toPerson(row: PersonRowDb): PersonRecord {
-  return {
-    id: row.id,
-    uuid: row.uuid,
-    properties: parseObject(row.properties),
-    is_identified: row.is_identified === 1,
-    created_at: row.created_at,
-  }
-}
-
-/** True when any filter is set: the list then needs a statement of its own. */
-function filtered(filter: PersonFilters & GroupFilters): boolean {
-  return Boolean(filter.distinctId || filter.email || filter.search || filter.groupKey || filter.properties?.length)
 }
 
 /** A row's identity for the read cache: a person's id (a group's is 0) and its version. */
@@ -130,22 +64,15 @@ export class PersonReader {
     groupStamp: Statement<[number, number, string], Stamp>
     cohorts: Statement<[number], { cohort_id: number }>
     overrides: Statement<[number, string], { person_id: number; feature_flag_key: string; hash_key: string }>
-    listPersons: Statement<[number, number, number], PersonRowDb>
-    countPersons: Statement<[number], { n: number }>
-    distinctIdsOf: Statement<[string], { person_id: number; distinct_id: string }>
-    distinctIdsOfUuid: Statement<[number, string], { distinct_id: string | null }>
-    listGroups: Statement<[number, number, number, number], { group_key: string; properties: string; created_at: string }>
-    countGroups: Statement<[number, number], { n: number }>
-    listWarnings: Statement<[number, number, number], { type: string; source: string; details: string; timestamp: string }>
-    countWarnings: Statement<[number], { n: number }>
     personsAfter: Statement<[number, number, number], { id: number; properties: string; distinct_id: string | null }>
     groupsAfter: Statement<[number, number, string, number], { group_key: string; properties: string }>
   }
 
-  readonly #db: Db
+  /** The API's lists (persons, groups, ingestion warnings) over the same connection. */
+  readonly listing: PersonListing
 
   constructor(db: Db) {
-    this.#db = db
+    this.listing = new PersonListing(db)
     this.s = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       personFor: db.prepare(
@@ -168,29 +95,6 @@ export class PersonReader {
         `SELECT person_id, feature_flag_key, hash_key FROM hash_key_overrides
          WHERE team_id = ? AND person_id IN (SELECT value FROM json_each(?))`,
       ),
-      listPersons: db.prepare(
-        `SELECT id, uuid, properties, is_identified, created_at FROM persons
-         WHERE team_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-      ),
-      countPersons: db.prepare('SELECT COUNT(*) AS n FROM persons WHERE team_id = ?'),
-      distinctIdsOf: db.prepare(
-        `SELECT person_id, distinct_id FROM person_distinct_ids
-         WHERE person_id IN (SELECT value FROM json_each(?)) ORDER BY distinct_id`,
-      ),
-      distinctIdsOfUuid: db.prepare(
-        `SELECT d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id
-         WHERE p.team_id = ? AND p.uuid = ? ORDER BY d.distinct_id`,
-      ),
-      listGroups: db.prepare(
-        `SELECT group_key, properties, created_at FROM groups WHERE team_id = ? AND group_type_index = ?
-         ORDER BY created_at DESC, group_key DESC LIMIT ? OFFSET ?`,
-      ),
-      countGroups: db.prepare('SELECT COUNT(*) AS n FROM groups WHERE team_id = ? AND group_type_index = ?'),
-      listWarnings: db.prepare(
-        `SELECT type, source, details, timestamp FROM ingestion_warnings
-         WHERE team_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
-      ),
-      countWarnings: db.prepare('SELECT COUNT(*) AS n FROM ingestion_warnings WHERE team_id = ?'),
       personsAfter: db.prepare(
         `SELECT p.id, p.properties, (SELECT MIN(d.distinct_id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_id
          FROM persons p WHERE p.team_id = ? AND p.id > ? ORDER BY p.id LIMIT ?`,
@@ -315,139 +219,5 @@ export class PersonReader {
     const out: Record<string, string> = {}
     for (const [flagKey, { hashKey }] of best) out[flagKey] = hashKey
     return out
-  }
-
-  /** Persons of a project, newest first (PostHog's `-created_at, -id`), each with its distinct ids, filtered. */
-  listPersons(teamId: number, filter: PersonListFilter): PersonWithDistinctIds[] {
-    let rows: PersonRowDb[]
-    if (!filtered(filter)) {
-      rows = this.s.listPersons.all(teamId, filter.limit, filter.offset)
-    } else {
-      const where = personsWhere(teamId, filter)
-      rows = this.#db
-        .prepare(`SELECT id, uuid, properties, is_identified, created_at FROM persons WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
-        .all(...where.params, filter.limit, filter.offset) as PersonRowDb[]
-    }
-    if (rows.length === 0) return []
-    const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
-    for (const row of this.s.distinctIdsOf.all(JSON.stringify([...ids.keys()]))) ids.get(row.person_id)?.push(row.distinct_id)
-    return rows.map((row) => ({ ...toPerson(row), distinct_ids: ids.get(row.id) ?? [] }))
-  }
-
-  /** The distinct ids of the person with this uuid, or null when the project has no such person. */
-  distinctIdsOfPerson(teamId: number, uuid: string): string[] | null {
-    const rows = this.s.distinctIdsOfUuid.all(teamId, uuid.toLowerCase())
-    if (rows.length === 0) return null
-    return rows.flatMap((r) => (r.distinct_id === null ? [] : [r.distinct_id]))
-  }
-
-  /**
-   * The distinct ids of the project's persons whose properties meet every filter, or null once their text
-   * passes `maxChars` (read no further).
-   */
-  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number): string[] | null {
-    const where = personsWhere(teamId, { properties })
-    const ids: string[] = []
-    let chars = 0
-    const rows = this.#db
-      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id IN (SELECT id FROM persons WHERE ${where.sql})`)
-      .pluck()
-      .iterate(teamId, ...where.params) as IterableIterator<string>
-    for (const id of rows) {
-      chars += id.length
-      if (chars > maxChars) {
-        rows.return?.()
-        return null
-      }
-      ids.push(id)
-    }
-    return ids
-  }
-
-  countPersons(teamId: number, filter: PersonFilters = {}): number {
-    if (!filtered(filter)) return this.s.countPersons.get(teamId)?.n ?? 0
-    const where = personsWhere(teamId, filter)
-    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM persons WHERE ${where.sql}`).get(...where.params) as { n: number }).n
-  }
-
-  /** Groups of one type, newest first (as PostHog: created_at, then key, descending), filtered. */
-  listGroups(teamId: number, groupTypeIndex: number, limit: number, offset: number, filter: GroupFilters = {}): GroupRecord[] {
-    type Row = { group_key: string; properties: string; created_at: string }
-    let rows: Row[]
-    if (!filtered(filter)) {
-      rows = this.s.listGroups.all(teamId, groupTypeIndex, limit, offset)
-    } else {
-      const where = groupsWhere(teamId, groupTypeIndex, filter)
-      rows = this.#db
-        .prepare(`SELECT group_key, properties, created_at FROM groups WHERE ${where.sql} ORDER BY created_at DESC, group_key DESC LIMIT ? OFFSET ?`)
-        .all(...where.params, limit, offset) as Row[]
-    }
-    return rows.map((row) => ({
-      group_type_index: groupTypeIndex,
-      group_key: row.group_key,
-      group_properties: parseObject(row.properties),
-      created_at: row.created_at,
-    }))
-  }
-
-  countGroups(teamId: number, groupTypeIndex: number, filter: GroupFilters = {}): number {
-    if (!filtered(filter)) return this.s.countGroups.get(teamId, groupTypeIndex)?.n ?? 0
-    const where = groupsWhere(teamId, groupTypeIndex, filter)
-    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM groups WHERE ${where.sql}`).get(...where.params) as { n: number }).n
-  }
-
-  /** Ingestion warnings of a project, newest first. */
-  listIngestionWarnings(teamId: number, limit: number, offset: number): IngestionWarningRecord[] {
-    return this.s.listWarnings.all(teamId, limit, offset).map((row) => ({
-      type: row.type,
-      source: row.source,
-      details: parseObject(row.details),
-      timestamp: row.timestamp,
-    }))
-  }
-
-  countIngestionWarnings(teamId: number): number {
-    return this.s.countWarnings.get(teamId)?.n ?? 0
-  }
-}
-
-/**
- * Experience continuity (§1.9): records `hashKey` as the bucketing key of each flag for each existing person,
- * unless one of those persons already has an override for that flag ("first override wins").
- */
-export class HashKeyOverrideWriter {
-  private readonly existingPersons: Statement<[string, number], { id: number }>
-  private readonly existingFlags: Statement<[number, string], { feature_flag_key: string }>
-  private readonly insert: Statement<[number, number, string, string]>
-  private readonly writeAll: Transaction<(teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string) => number>
-
-  constructor(db: Db) {
-    this.existingPersons = db.prepare('SELECT id FROM persons WHERE id IN (SELECT value FROM json_each(?)) AND team_id = ?')
-    this.existingFlags = db.prepare(
-      `SELECT DISTINCT feature_flag_key FROM hash_key_overrides
-       WHERE team_id = ? AND person_id IN (SELECT value FROM json_each(?))`,
-    )
-    this.insert = db.prepare(
-      'INSERT OR IGNORE INTO hash_key_overrides (team_id, person_id, feature_flag_key, hash_key) VALUES (?, ?, ?, ?)',
-    )
-    this.writeAll = db.transaction((teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string) => {
-      const ids = JSON.stringify(personIds)
-      const persons = this.existingPersons.all(ids, teamId).map((row) => row.id)
-      if (persons.length === 0) return 0
-      const taken = new Set(this.existingFlags.all(teamId, ids).map((row) => row.feature_flag_key))
-      let written = 0
-      for (const flagKey of new Set(flagKeys)) {
-        if (taken.has(flagKey)) continue
-        for (const personId of persons) written += this.insert.run(teamId, personId, flagKey, hashKey).changes
-      }
-      return written
-    })
-  }
-
-  /** Returns how many override rows were written. */
-  writeHashKeyOverrides(teamId: number, personIds: readonly number[], flagKeys: readonly string[], hashKey: string): number {
-    if (personIds.length === 0 || flagKeys.length === 0) return 0
-    // IMMEDIATE: the consumer thread writes persons.db; a deferred read-then-write could not upgrade.
-    return this.writeAll.immediate(teamId, personIds, flagKeys, hashKey)
   }
 }

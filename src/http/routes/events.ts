@@ -43,7 +43,7 @@ function eventFilterKinds(persons: PersonReader | undefined, teamId: number): Fi
   const kinds = new Map([['event', asIs]])
   if (persons) {
     kinds.set('person', (filter) => {
-      const distinctIds = persons.distinctIdsMatching(teamId, [filter], PERSON_FILTER_MAX_CHARS)
+      const distinctIds = persons.listing.distinctIdsMatching(teamId, [filter], PERSON_FILTER_MAX_CHARS)
       if (distinctIds === null) {
         throw new ValidationError('invalid_input', `The person filter on ${filter.key} matches too many persons to list their events; narrow it.`, 'properties')
       }
@@ -88,7 +88,7 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       }
       const personId = q.get('person_id')
       // An unknown person has no events: an empty list, never the unfiltered one.
-      if (persons && personId) filter.distinctIds = persons.distinctIdsOfPerson(req.project.id, personId) ?? []
+      if (persons && personId) filter.distinctIds = persons.listing.distinctIdsOfPerson(req.project.id, personId) ?? []
       const page = { ...parsePage(q), ascending: ascendingParam(q.get('orderBy')) }
       let count: number
       let results
@@ -118,8 +118,8 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       '/api/projects/:project_id/ingestion_warnings/',
       projectRoute(api, { scope: 'project:read' }, (req) => {
         const page = parsePage(req.query)
-        const total = persons.countIngestionWarnings(req.project.id)
-        const results = persons.listIngestionWarnings(req.project.id, page.limit, page.offset)
+        const total = persons.listing.countIngestionWarnings(req.project.id)
+        const results = persons.listing.listIngestionWarnings(req.project.id, page.limit, page.offset)
         return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, total, results)
       }),
       { maxBodyBytes },

@@ -82,8 +82,8 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         properties: parsePropertyFilters(q.get('properties'), PERSON_FILTERS),
       }
       const teamId = req.project.id
-      const results = persons.listPersons(teamId, { ...filter, ...page }).map(personObject)
-      return pageEnvelope(req.baseUrl, req.ctx.path, q, page, persons.countPersons(teamId, filter), results)
+      const results = persons.listing.listPersons(teamId, { ...filter, ...page }).map(personObject)
+      return pageEnvelope(req.baseUrl, req.ctx.path, q, page, persons.listing.countPersons(teamId, filter), results)
     }),
     options,
   )
@@ -95,8 +95,8 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
       const page = parsePage(req.query)
       const teamId = req.project.id
       const filter = { groupKey: req.query.get('group_key') || null, search: req.query.get('search') || null }
-      const results = persons.listGroups(teamId, index, page.limit, page.offset, filter)
-      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.countGroups(teamId, index, filter), results)
+      const results = persons.listing.listGroups(teamId, index, page.limit, page.offset, filter)
+      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.listing.countGroups(teamId, index, filter), results)
     }),
     options,
   )

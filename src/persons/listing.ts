@@ -1,0 +1,175 @@
+/**
+ * The persons API's reads of persons.db: persons, groups and ingestion warnings of a project, listed and
+ * counted with PostHog's filters (list-filters.ts), and the distinct ids the events API narrows to.
+ */
+import type { Statement } from 'better-sqlite3'
+import type { JsonObject } from '../common/json.js'
+import type { Db } from '../storage/index.js'
+import type { PropertyNode } from '../storage/events/index.js'
+import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
+import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
+
+export interface PersonWithDistinctIds extends PersonRecord {
+  distinct_ids: string[]
+}
+
+export interface GroupRecord {
+  group_type_index: number
+  group_key: string
+  group_properties: JsonObject
+  created_at: string
+}
+
+export interface IngestionWarningRecord {
+  type: string
+  source: string
+  details: JsonObject
+  /** ISO 8601. */
+  timestamp: string
+}
+
+export interface PersonListFilter extends PersonFilters {
+  limit: number
+  offset: number
+}
+
+/** True when any filter is set: the list then needs a statement of its own. */
+function filtered(filter: PersonFilters & GroupFilters): boolean {
+  return Boolean(filter.distinctId || filter.email || filter.search || filter.groupKey || filter.properties?.length)
+}
+
+export class PersonListing {
+  readonly #db: Db
+  private readonly s: {
+    listPersons: Statement<[number, number, number], PersonRowDb>
+    countPersons: Statement<[number], { n: number }>
+    distinctIdsOf: Statement<[string], { person_id: number; distinct_id: string }>
+    distinctIdsOfUuid: Statement<[number, string], { distinct_id: string | null }>
+    listGroups: Statement<[number, number, number, number], { group_key: string; properties: string; created_at: string }>
+    countGroups: Statement<[number, number], { n: number }>
+    listWarnings: Statement<[number, number, number], { type: string; source: string; details: string; timestamp: string }>
+    countWarnings: Statement<[number], { n: number }>
+  }
+
+  constructor(db: Db) {
+    this.#db = db
+    this.s = {
+      listPersons: db.prepare(
+        `SELECT id, uuid, properties, is_identified, created_at FROM persons
+         WHERE team_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+      ),
+      countPersons: db.prepare('SELECT COUNT(*) AS n FROM persons WHERE team_id = ?'),
+      distinctIdsOf: db.prepare(
+        `SELECT person_id, distinct_id FROM person_distinct_ids
+         WHERE person_id IN (SELECT value FROM json_each(?)) ORDER BY distinct_id`,
+      ),
+      distinctIdsOfUuid: db.prepare(
+        `SELECT d.distinct_id FROM persons p LEFT JOIN person_distinct_ids d ON d.person_id = p.id
+         WHERE p.team_id = ? AND p.uuid = ? ORDER BY d.distinct_id`,
+      ),
+      listGroups: db.prepare(
+        `SELECT group_key, properties, created_at FROM groups WHERE team_id = ? AND group_type_index = ?
+         ORDER BY created_at DESC, group_key DESC LIMIT ? OFFSET ?`,
+      ),
+      countGroups: db.prepare('SELECT COUNT(*) AS n FROM groups WHERE team_id = ? AND group_type_index = ?'),
+      listWarnings: db.prepare(
+        `SELECT type, source, details, timestamp FROM ingestion_warnings
+         WHERE team_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
+      ),
+      countWarnings: db.prepare('SELECT COUNT(*) AS n FROM ingestion_warnings WHERE team_id = ?'),
+    }
+  }
+
+  /** Persons of a project, newest first (PostHog's `-created_at, -id`), each with its distinct ids, filtered. */
+  listPersons(teamId: number, filter: PersonListFilter): PersonWithDistinctIds[] {
+    let rows: PersonRowDb[]
+    if (!filtered(filter)) {
+      rows = this.s.listPersons.all(teamId, filter.limit, filter.offset)
+    } else {
+      const where = personsWhere(teamId, filter)
+      rows = this.#db
+        .prepare(`SELECT id, uuid, properties, is_identified, created_at FROM persons WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+        .all(...where.params, filter.limit, filter.offset) as PersonRowDb[]
+    }
+    if (rows.length === 0) return []
+    const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
+    for (const row of this.s.distinctIdsOf.all(JSON.stringify([...ids.keys()]))) ids.get(row.person_id)?.push(row.distinct_id)
+    return rows.map((row) => ({ ...toPerson(row), distinct_ids: ids.get(row.id) ?? [] }))
+  }
+
+  /** The distinct ids of the person with this uuid, or null when the project has no such person. */
+  distinctIdsOfPerson(teamId: number, uuid: string): string[] | null {
+    const rows = this.s.distinctIdsOfUuid.all(teamId, uuid.toLowerCase())
+    if (rows.length === 0) return null
+    return rows.flatMap((r) => (r.distinct_id === null ? [] : [r.distinct_id]))
+  }
+
+  /**
+   * The distinct ids of the project's persons whose properties meet every filter, or null once their text
+   * passes `maxChars` (read no further).
+   */
+  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number): string[] | null {
+    const where = personsWhere(teamId, { properties })
+    const ids: string[] = []
+    let chars = 0
+    const rows = this.#db
+      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id IN (SELECT id FROM persons WHERE ${where.sql})`)
+      .pluck()
+      .iterate(teamId, ...where.params) as IterableIterator<string>
+    for (const id of rows) {
+      chars += id.length
+      if (chars > maxChars) {
+        rows.return?.()
+        return null
+      }
+      ids.push(id)
+    }
+    return ids
+  }
+
+  countPersons(teamId: number, filter: PersonFilters = {}): number {
+    if (!filtered(filter)) return this.s.countPersons.get(teamId)?.n ?? 0
+    const where = personsWhere(teamId, filter)
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM persons WHERE ${where.sql}`).get(...where.params) as { n: number }).n
+  }
+
+  /** Groups of one type, newest first (as PostHog: created_at, then key, descending), filtered. */
+  listGroups(teamId: number, groupTypeIndex: number, limit: number, offset: number, filter: GroupFilters = {}): GroupRecord[] {
+    type Row = { group_key: string; properties: string; created_at: string }
+    let rows: Row[]
+    if (!filtered(filter)) {
+      rows = this.s.listGroups.all(teamId, groupTypeIndex, limit, offset)
+    } else {
+      const where = groupsWhere(teamId, groupTypeIndex, filter)
+      rows = this.#db
+        .prepare(`SELECT group_key, properties, created_at FROM groups WHERE ${where.sql} ORDER BY created_at DESC, group_key DESC LIMIT ? OFFSET ?`)
+        .all(...where.params, limit, offset) as Row[]
+    }
+    return rows.map((row) => ({
+      group_type_index: groupTypeIndex,
+      group_key: row.group_key,
+      group_properties: parseObject(row.properties),
+      created_at: row.created_at,
+    }))
+  }
+
+  countGroups(teamId: number, groupTypeIndex: number, filter: GroupFilters = {}): number {
+    if (!filtered(filter)) return this.s.countGroups.get(teamId, groupTypeIndex)?.n ?? 0
+    const where = groupsWhere(teamId, groupTypeIndex, filter)
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM groups WHERE ${where.sql}`).get(...where.params) as { n: number }).n
+  }
+
+  /** Ingestion warnings of a project, newest first. */
+  listIngestionWarnings(teamId: number, limit: number, offset: number): IngestionWarningRecord[] {
+    return this.s.listWarnings.all(teamId, limit, offset).map((row) => ({
+      type: row.type,
+      source: row.source,
+      details: parseObject(row.details),
+      timestamp: row.timestamp,
+    }))
+  }
+
+  countIngestionWarnings(teamId: number): number {
+    return this.s.countWarnings.get(teamId)?.n ?? 0
+  }
+}
