@@ -52,6 +52,8 @@ export interface CompiledFlag {
   superCondition: { condition: CompiledCondition; keys: string[] } | null
   holdout: { percentage: number; variant: string } | null
   deviceBucketing: boolean
+  /** `filters.early_exit`: a condition whose properties match but whose rollout leaves the user out ends the flag. */
+  earlyExit: boolean
   error: FlagEvaluationError | null
   /** The answer follows from the person's properties and distinct id alone (`personAlone`). */
   personAlone: boolean
@@ -188,6 +190,7 @@ function compileFlag(def: FlagDefinition, position: number, ctx: Context): Compi
     superCondition: null,
     holdout: null,
     deviceBucketing: def.bucketing_identifier === 'device_id',
+    earlyExit: isObject(def.filters) && def.filters.early_exit === true,
     error: null,
     personAlone: false,
   }

@@ -192,6 +192,8 @@ export function matchFlag(flag: CompiledFlag, req: Request): FlagResult {
       const variant = c.variant ?? variantFor(flag, c.aggregation, req)
       return matchResult(flag, true, variant, best, bestIndex, payloadFor(flag, variant))
     }
+    // early_exit: the user met this condition and only its rollout left them out; later ones are not tried.
+    if (outcome === Outcome.OutOfRollout && flag.earlyExit) break
   }
   return matchResult(flag, false, null, best === 'no_condition_match' && skippedGroups ? 'no_condition_match_groups_not_evaluated' : best, bestIndex, null)
 }

@@ -21,7 +21,10 @@ export interface DecideRequest {
   projectIdHint: unknown
   /** `evaluation_runtime` as the SDK sent it, if it did (see requestRuntime). */
   evaluationRuntime: string | null
-  /** `evaluation_environments`: when some are given, flags with evaluation tags none of them names are left out. */
+  /**
+   * `evaluation_contexts` (current SDKs' name; PostHog's service reads `evaluation_environments` as its alias):
+   * when some are given, flags with evaluation tags none of them names are left out.
+   */
   evaluationEnvironments: string[]
 }
 
@@ -73,9 +76,11 @@ export function readDecideRequest(body: unknown): DecideRequest {
     deviceId: typeof body.$device_id === 'string' ? body.$device_id : undefined,
     projectIdHint: body.project_id,
     evaluationRuntime: typeof body.evaluation_runtime === 'string' ? body.evaluation_runtime : null,
-    evaluationEnvironments: Array.isArray(body.evaluation_environments) ? body.evaluation_environments.filter((e): e is string => typeof e === 'string') : [],
+    evaluationEnvironments: stringList(first(body, 'evaluation_contexts', 'evaluation_environments')),
   }
 }
+
+const stringList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((e): e is string => typeof e === 'string') : [])
 
 /** Where a flag may be evaluated, and where a request comes from: PostHog's `EvaluationRuntime`. */
 export type EvaluationRuntime = 'all' | 'client' | 'server'

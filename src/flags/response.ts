@@ -14,6 +14,8 @@ export interface ResponseOptions {
   /** `["gzip", "lz64"]` on /decide (the contract's values); `["gzip", "gzip-js"]` on /flags (what posthog-js looks for). */
   supportedCompression: string[]
   requestId: string
+  /** When the flags were evaluated, ms since the epoch (PostHog's `evaluatedAt`, on every shape). */
+  evaluatedAt: number
 }
 
 export function configFields(supportedCompression: string[]): Record<string, unknown> {
@@ -312,5 +314,5 @@ function keptHead(result: EvaluationList, options: ResponseOptions): string {
 
 /** The answer's JSON text. */
 export function flagsJson(result: EvaluationList, options: ResponseOptions): string {
-  return `${keptHead(result, options)}${JSON.stringify(options.requestId)}}`
+  return `${keptHead(result, options)}${JSON.stringify(options.requestId)},"evaluatedAt":${options.evaluatedAt}}`
 }

@@ -67,13 +67,13 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const { shape, withConfig } = version(query, endpoint)
     // PostHog's flag service answers with the caller's X-Request-Id when it is a UUID.
     const requestId = normaliseUuid(ctx.headers['x-request-id'] ?? '') ?? uuidv4()
+    const options = { shape, withConfig, supportedCompression: compression, requestId, evaluatedAt: Date.now() }
     if ((ctx.method === 'get' || ctx.method === 'head') && !query.get('data')) {
       // PostHog answers a bare GET with the config and no flags, and HEAD with 200 (the server drops the body).
-      return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, { shape, withConfig, supportedCompression: compression, requestId }))
+      return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     }
     const request = readDecideRequest(readBody(ctx, query, maxBytes))
     const project = resolve(request.token ?? query.get('token') ?? query.get('api_key'), request.projectIdHint)
-    const options = { shape, withConfig, supportedCompression: compression, requestId }
     if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
     const scope = {

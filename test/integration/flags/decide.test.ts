@@ -164,6 +164,14 @@ t.test('/decide', async (t) => {
     t.match(fresh, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   })
 
+  t.test('says when it evaluated (evaluatedAt, ms), on every shape, as PostHog does', async (t) => {
+    for (const v of ['v=1', 'v=2', 'v=3', 'v=4']) {
+      const before = Date.now()
+      const at = (await decide(server, { distinct_id: 'when' }, v)).body.evaluatedAt
+      t.ok(Number.isInteger(at) && at >= before && at <= Date.now(), `${v}: ${at}`)
+    }
+  })
+
   t.test("answers each caller with the flags for its runtime, judged as PostHog judges it", async (t) => {
     await createFlag(server, { key: 'rt-browser', evaluation_runtime: 'client', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
     await createFlag(server, { key: 'rt-backend', evaluation_runtime: 'server', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
@@ -213,14 +221,15 @@ t.test('/decide', async (t) => {
     t.same([every['survey-gate'].enabled, every['survey-targeting-gated'].enabled], [true, false])
   })
 
-  t.test('evaluation_environments leave out flags whose evaluation tags name none of them, false to their dependents', async (t) => {
+  t.test('evaluation_contexts (or evaluation_environments) leave out flags whose evaluation tags name none of them, false to their dependents', async (t) => {
     const web = await createFlag(server, { key: 'env-web', tags: ['web'], evaluation_tags: ['web'], filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
     await createFlag(server, { key: 'env-not-web', filters: { groups: [{ properties: [{ key: String(web.id), type: 'flag', operator: 'flag_evaluates_to', value: false }] }] } })
-    const flags = async (environments?: string[]) =>
-      (await server.request('POST', '/flags/?v=2', { body: { token: server.boot.project_api_key, distinct_id: 'env-user', evaluation_environments: environments } })).body.flags
+    const flags = async (environments?: string[], field = 'evaluation_environments') =>
+      (await server.request('POST', '/flags/?v=2', { body: { token: server.boot.project_api_key, distinct_id: 'env-user', [field]: environments } })).body.flags
     const app = await flags(['app'])
     t.notOk('env-web' in app, 'a flag tagged for another environment is left out')
     t.equal(app['env-not-web'].enabled, true, 'and reads as false')
+    t.notOk('env-web' in (await flags(['app'], 'evaluation_contexts')), 'the name posthog-node 5 sends (evaluationContexts) works alike')
     const onWeb = await flags(['web', 'app'])
     t.same([onWeb['env-web'].enabled, onWeb['env-not-web'].enabled], [true, false])
     t.equal((await flags())['env-web'].enabled, true, 'no environments: evaluated')

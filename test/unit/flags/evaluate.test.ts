@@ -21,6 +21,16 @@ t.test('release conditions', async (t) => {
     t.same([second.variant, second.reason.condition_index, second.reason.description], ['test', 1, 'Matched condition set 2'])
   })
 
+  t.test('with early_exit, stop at a condition the user meets but whose rollout leaves them out', async (t) => {
+    const groups = [{ properties: [prop('plan', 'pro')], rollout_percentage: 0 }, { properties: [], rollout_percentage: 100 }]
+    const set = compile([flag('exit', { groups, early_exit: true }), flag('plain', { groups })])
+    const pro = evaluateAll(set, input('u', { plan: 'pro' }), { hash: () => 0.5 }).flags
+    t.same([pro.exit.enabled, pro.exit.reason.code, pro.exit.reason.condition_index], [false, 'out_of_rollout_bound', 0], 'the later catch-all is not tried')
+    t.same([pro.plain.enabled, pro.plain.reason.condition_index], [true, 1], 'without early_exit it is')
+    const free = evaluateAll(set, input('u', { plan: 'free' }), { hash: () => 0.5 }).flags
+    t.same([free.exit.enabled, free.exit.reason.condition_index], [true, 1], 'a condition the user does not meet does not stop it')
+  })
+
   t.test('ignore a variant override that names no variant', async (t) => {
     const set = compile([flag('f', { groups: [{ properties: [], variant: 'ghost' }], multivariate: { variants: [{ key: 'a', rollout_percentage: 100 }] } })])
     t.equal(evaluateAll(set, input('u')).flags.f.variant, 'a')

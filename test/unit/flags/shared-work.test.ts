@@ -277,7 +277,7 @@ t.test(`flagsJson writes JSON.stringify(flagsBody(…)) for every shape (FUZZ_SE
     const list: EvaluationList = { results, errorsWhileComputingFlags: rng.chance(0.3) }
     for (const shape of ['v1', 'v2', 'v3', 'v4'] as ResponseShape[]) {
       for (const withConfig of [true, false]) {
-        const options = { shape, withConfig, supportedCompression: ['gzip', 'lz64'], requestId: 'req-1' }
+        const options = { shape, withConfig, supportedCompression: ['gzip', 'lz64'], requestId: 'req-1', evaluatedAt: 1_700_000_000_123 }
         if (!t.equal(flagsJson(list, options), JSON.stringify(flagsBody(list, options)), `${shape} config=${withConfig} case ${s}`)) return
       }
     }
@@ -321,7 +321,7 @@ t.test(`a person's kept answer text is reused only for results that write the sa
   const personState: PersonState = {}
   const rng = new Rng(SEED, 2000)
   let results = Array.from({ length: 8 }, (_, i) => make(rng, i))
-  let options = { shape: 'v3' as ResponseShape, withConfig: true, supportedCompression: compressions[0], requestId: 'req-0' }
+  let options = { shape: 'v3' as ResponseShape, withConfig: true, supportedCompression: compressions[0], requestId: 'req-0', evaluatedAt: 1_700_000_000_000 }
   let errors = false
   for (let s = 0; s < 2000; s++) {
     const step = rng.int(6)
