@@ -49,6 +49,8 @@ function readHeader(req: HttpRequest, headers: RequestHeaders, name: keyof Reque
   if (value !== '') headers[name] = value
 }
 
+const UNMATCHED_OPTIONS: RouteOptions = { maxBodyBytes: 0, cors: true }
+
 interface Exchange {
   ctx: RequestContext
   res: HttpResponse
@@ -165,7 +167,10 @@ export class HttpServer {
       return
     }
     if (match.kind === 'not_found') {
-      // A body is read and dropped first (as for 413): closing under a client still sending is a reset.
+      // With CORS headers, so a browser SDK calling a route skylark lacks sees the 404 (and its envelope),
+      // not an opaque network error. A body is read and dropped first (as for 413): closing under a client
+      // still sending is a reset.
+      exchange.options = UNMATCHED_OPTIONS
       this.#answerEarly(exchange, errorReply(new AppError('not_found', { detail: `No route for ${ctx.path}` })), bodiless, length)
       return
     }

@@ -1,6 +1,6 @@
 /**
- * Public capture routes. /capture/ and /batch/ are the contract's; /e/, /i/v0/e/, /track/ and /engage/
- * are the paths PostHog's SDKs use for the same thing. Every one accepts every payload shape (one event,
+ * Public capture routes. /capture/ and /batch/ are the contract's; /e/, /i/v0/e/, /track/, /engage/ and
+ * /i/v0/ai/batch/ are the paths PostHog's SDKs use for the same thing. Every one accepts every payload shape (one event,
  * an array, a batch object), as PostHog capture does. 200 `{"status": 1}` is sent only once the events
  * are durable in the spool; `beacon=1` (sendBeacon) gets 204.
  */
@@ -57,6 +57,8 @@ export function registerCaptureRoutes(router: Router, ingestion: IngestionServic
     ['/track/', limits.captureMaxBytes],
     ['/engage/', limits.captureMaxBytes],
     ['/batch/', limits.batchMaxBytes],
+    // posthog-node's captureAi: $ai_* events in a /batch/ body, sent apart so PostHog can take large traces
+    ['/i/v0/ai/batch/', limits.batchMaxBytes],
   ]
   for (const [path, maxBytes] of routes) {
     const options = { maxBodyBytes: maxBytes, cors: true }

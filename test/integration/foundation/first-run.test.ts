@@ -80,11 +80,15 @@ t.test('management API authentication and errors', async (t) => {
     t.equal(res.body.code, 'not_found')
   })
 
-  t.test('unknown routes answer the 404 envelope', async (t) => {
+  t.test('unknown routes answer the 404 envelope, readable by a browser page', async (t) => {
     const res = await server.request('GET', '/no/such/route')
     t.equal(res.status, 404)
     t.same(Object.keys(res.body).sort(), ['attr', 'code', 'detail', 'type'])
     t.equal(res.body.code, 'not_found')
+    t.equal(res.headers.get('access-control-allow-origin'), null, 'no CORS without an Origin')
+    const fromPage = await server.request('GET', '/api/not_served/?token=x', { headers: { origin: 'https://app.example.com' } })
+    t.equal(fromPage.status, 404)
+    t.equal(fromPage.headers.get('access-control-allow-origin'), 'https://app.example.com', 'an SDK sees the 404, not a CORS failure')
   })
 
   t.test('a wrong method answers 405 method_not_allowed', async (t) => {

@@ -86,6 +86,8 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
   client.identify({ distinctId: user, properties: { $set: { email: `${p}@example.com`, plan: 'pro' }, $set_once: { first_lib: f.version } } })
   client.alias({ distinctId: user, alias })
   client.groupIdentify({ groupType: 'company', groupKey: company, properties: { name: 'Acme', tier: 'gold' } })
+  // 5.x sends LLM analytics events to their own batch route
+  client.captureAi?.({ distinctId: user, event: '$ai_generation', properties: { $ai_model: 'gpt-test', $ai_input_tokens: 12 } })
   for (let i = 0; i < BURST; i++) {
     client.capture({ distinctId: `${p}-burst-${i % 10}`, event: `burst ${p}`, properties: { i, odd: i % 2 === 1 } })
   }
@@ -169,6 +171,10 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
     t.match(identify.properties.$set, { email: `${p}@example.com`, plan: 'pro' })
     await storedEvents(server, { distinct_id: user, event: '$create_alias' }, 1)
     await storedEvents(server, { distinct_id: `$company_${company}`, event: '$groupidentify' }, 1)
+    if (client.captureAi) {
+      const [ai] = await storedEvents(server, { distinct_id: user, event: '$ai_generation' }, 1)
+      t.match(ai.properties, { $ai_model: 'gpt-test', $ai_input_tokens: 12 }, 'captureAi’s batch is stored')
+    }
     const called = await storedEvents(server, { distinct_id: user, event: '$feature_flag_called' }, 1)
     t.ok(called.some((e) => e.properties.$feature_flag === 'sdk-variant' && e.properties.$feature_flag_response === 'test'), '$feature_flag_called')
 
