@@ -64,7 +64,7 @@ export function flagSummary(flag: FeatureFlagRecord): ExperimentFlagSummary {
     has_encrypted_payloads: flag.has_encrypted_payloads,
     version: flag.version,
     evaluation_runtime: flag.evaluation_runtime,
-    evaluation_tags: [],
+    evaluation_tags: flag.evaluation_tags,
   }
 }
 

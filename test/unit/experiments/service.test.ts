@@ -87,9 +87,10 @@ t.test('create', async (t) => {
   t.test('links an existing eligible flag and leaves it as it is', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
-    const flag = w.m.featureFlags.create(w.project, multivariateFlag('existing', ['control', 'x', 'y'], { active: false }), w.owner.id)
+    const flag = w.m.featureFlags.create(w.project, multivariateFlag('existing', ['control', 'x', 'y'], { active: false, tags: ['web'], evaluation_tags: ['web'] }), w.owner.id)
     const e = w.create({ name: 'Reuse', feature_flag_key: 'existing', start_date: '2024-05-01T00:00:00Z', parameters: { feature_flag_variants: [{ key: 'control' }] } })
     t.equal(e.feature_flag!.id, flag.id)
+    t.same(e.feature_flag!.evaluation_tags, ['web'], 'the embedded flag shows its evaluation tags')
     t.equal(e.feature_flag!.version, 1, 'the flag is not changed')
     t.equal(e.feature_flag!.active, false, 'PostHog does not activate a linked flag on create')
     t.same(w.m.featureFlags.get(w.project, flag.id, w.owner.id).experiment_set, [e.id])
