@@ -107,7 +107,9 @@ export function localEvaluationBody(
     has_encrypted_payloads: f.has_encrypted_payloads ?? false,
     version: f.version ?? 1,
     evaluation_runtime: f.evaluation_runtime ?? 'all',
+    // PostHog renamed the field evaluation_contexts (posthog-node reads it first); older SDKs read evaluation_tags
     evaluation_tags: f.evaluation_tags ?? [],
+    evaluation_contexts: f.evaluation_tags ?? [],
     bucketing_identifier: f.bucketing_identifier ?? null,
   }))
 

@@ -78,6 +78,7 @@ const writableFlagProperties: Record<string, JsonSchema> = {
   performed_rollback: { type: 'boolean' },
   tags: { type: 'array', items: { type: 'string' } },
   evaluation_tags: { type: 'array', items: { type: 'string' } },
+  evaluation_contexts: { type: 'array', items: { type: 'string' }, description: "PostHog's current name for evaluation_tags (either is taken; contexts wins)." },
   analytics_dashboards: { type: 'array', items: { type: 'integer' } },
   has_enriched_analytics: { type: 'boolean' },
   is_remote_configuration: { type: 'boolean' },
@@ -116,6 +117,7 @@ export interface FeatureFlagWrite {
   performed_rollback?: boolean
   tags?: string[]
   evaluation_tags?: string[]
+  evaluation_contexts?: string[]
   analytics_dashboards?: number[]
   has_enriched_analytics?: boolean
   is_remote_configuration?: boolean
@@ -151,6 +153,7 @@ export const featureFlagSchema: JsonSchema = {
     can_edit: { type: 'boolean' },
     tags: { type: 'array', items: { type: 'string' } },
     evaluation_tags: { type: 'array', items: { type: 'string' } },
+    evaluation_contexts: { type: 'array', items: { type: 'string' } },
     usage_dashboard: { type: ['integer', 'null'] },
     analytics_dashboards: { type: 'array', items: { type: 'integer' } },
     has_enriched_analytics: { type: 'boolean' },

@@ -23,9 +23,11 @@ export function normaliseTags(tags: readonly string[]): string[] {
  * sends none, as PostHog's serializer reads them from the request, even on a PATCH); undefined when absent.
  */
 function evaluationTags(body: FeatureFlagWrite): string[] | undefined {
-  if (body.evaluation_tags === undefined) return undefined
+  // `evaluation_contexts` is the field's current name in PostHog's API; `evaluation_tags` is still read
+  const requested = body.evaluation_contexts ?? body.evaluation_tags
+  if (requested === undefined) return undefined
   const tags = new Set(normaliseTags(body.tags ?? []))
-  const evaluation = normaliseTags(body.evaluation_tags)
+  const evaluation = normaliseTags(requested)
   const invalid = evaluation.filter((t) => !tags.has(t))
   if (invalid.length > 0) throw new ValidationError('invalid_input', `Evaluation tags must be a subset of tags. Invalid evaluation tags: ${invalid.join(', ')}`)
   return evaluation

@@ -32,6 +32,7 @@ export interface FeatureFlagObject {
   can_edit: boolean
   tags: string[]
   evaluation_tags: string[]
+  evaluation_contexts: string[]
   usage_dashboard: number | null
   analytics_dashboards: number[]
   has_enriched_analytics: boolean
@@ -193,6 +194,7 @@ export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeConte
     can_edit: canEdit,
     tags: flag.tags,
     evaluation_tags: flag.evaluation_tags,
+    evaluation_contexts: flag.evaluation_tags,
     usage_dashboard: flag.usage_dashboard_id,
     analytics_dashboards: flag.analytics_dashboards,
     has_enriched_analytics: flag.has_enriched_analytics,

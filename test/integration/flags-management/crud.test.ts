@@ -99,6 +99,11 @@ t.test('feature flags API', async (t) => {
     t.match(stray.body, { type: 'validation_error', code: 'invalid_input', detail: 'Evaluation tags must be a subset of tags. Invalid evaluation tags: ios' })
     const badBucket = await server.api('POST', flags, { ...simpleFlag('bad-bucketing'), bucketing_identifier: 'session_id' })
     t.match(badBucket.body, { type: 'validation_error', attr: 'bucketing_identifier' })
+    // PostHog's current name for the field: taken on write, served beside the old one (posthog-node reads it first)
+    const contexts = await server.api('POST', flags, { ...simpleFlag('with-contexts'), tags: ['ios'], evaluation_contexts: ['ios'] })
+    t.match(contexts.body, { evaluation_contexts: ['ios'], evaluation_tags: ['ios'] })
+    const served = (await server.api('GET', `${flags}local_evaluation/`)).body.flags.find((f: { key: string }) => f.key === 'with-contexts')
+    t.match(served, { evaluation_contexts: ['ios'], evaluation_tags: ['ios'] })
   })
 
   t.test('PATCH with a stale version answers 409 with the current flag', async (t) => {
