@@ -25,6 +25,7 @@ import { registerProjectRoutes } from './routes/projects.js'
 import { registerRemoteConfigRoutes } from './routes/remote-config.js'
 import { registerRoleRoutes } from './routes/roles.js'
 import { registerSchemaRoutes } from './routes/schema.js'
+import { registerStaticAssetRoutes } from './routes/static-assets.js'
 
 export interface AppDeps {
   config: Config
@@ -56,6 +57,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
     registerFlagEvaluationRoutes(router, api, { evaluator: deps.flags, audience: deps.persons, staticCohorts: deps.staticCohorts, now: Date.now }, apiMax)
   }
   if (deps.flags) registerRemoteConfigRoutes(router, api, deps.flags)
+  registerStaticAssetRoutes(router)
   if (deps.events) registerEventRoutes(router, api, deps.events, deps.persons, apiMax)
   if (deps.events) registerDashboardRoutes(router, api, deps.events, apiMax)
   registerProjectRoutes(router, api, apiMax)
