@@ -22,6 +22,7 @@ import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
 import { registerHealthRoutes, type ReadinessCheck } from './routes/health.js'
 import { registerPersonRoutes } from './routes/persons.js'
 import { registerProjectRoutes } from './routes/projects.js'
+import { registerPublicListRoutes } from './routes/public-lists.js'
 import { registerRemoteConfigRoutes } from './routes/remote-config.js'
 import { registerRoleRoutes } from './routes/roles.js'
 import { registerSchemaRoutes } from './routes/schema.js'
@@ -57,6 +58,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
     registerFlagEvaluationRoutes(router, api, { evaluator: deps.flags, audience: deps.persons, staticCohorts: deps.staticCohorts, now: Date.now }, apiMax)
   }
   if (deps.flags) registerRemoteConfigRoutes(router, api, deps.flags)
+  if (deps.flags) registerPublicListRoutes(router, api, deps.flags)
   registerStaticAssetRoutes(router)
   if (deps.events) registerEventRoutes(router, api, deps.events, deps.persons, apiMax)
   if (deps.events) registerDashboardRoutes(router, api, deps.events, apiMax)

@@ -69,11 +69,15 @@ export const FLAGS = [
   { key: 'sdk-remote', is_remote_configuration: true, filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: dumps(PAYLOAD_REMOTE) } } },
 ]
 
+/** Creates a flag in the default project through the API; the created flag. */
+export async function createFlag(server: TestServer, flag: Record<string, unknown>): Promise<any> {
+  const res = await server.api('POST', `/api/projects/${server.boot.project_id}/feature_flags/`, flag)
+  if (res.status !== 201) throw new Error(`creating ${String(flag.key)}: ${res.status} ${res.text}`)
+  return res.body
+}
+
 async function setupProject(server: TestServer): Promise<void> {
-  for (const flag of FLAGS) {
-    const res = await server.api('POST', `/api/projects/${server.boot.project_id}/feature_flags/`, flag)
-    if (res.status !== 201) throw new Error(`creating ${flag.key}: ${res.status} ${res.text}`)
-  }
+  for (const flag of FLAGS) await createFlag(server, flag)
 }
 
 /** What a user with `plan: pro`, in a gold company, gets from the server (remote evaluation). */
