@@ -1,8 +1,9 @@
 /**
  * `GET /static/<name>.js` and `/static/<version>/<name>.js`: the JavaScript files of the installed posthog-js
- * build (node_modules/posthog-js/dist, MIT), as PostHog's assets host serves them. PostHog's HTML snippet loads
- * `<api_host>/static/array.js`, and posthog-js loads its extensions (surveys, recorder, …) from the API host:
- * first `/static/<its version>/<name>.js`, then `/static/<name>.js?v=<its version>` when that fails.
+ * build (node_modules/posthog-js/dist; the package is licensed "Apache-2.0 AND MIT"), as PostHog's assets host
+ * serves them. PostHog's HTML snippet loads `<api_host>/static/array.js`, and posthog-js loads its extensions
+ * (surveys, recorder, …) from the API host: first `/static/<its version>/<name>.js`, then
+ * `/static/<name>.js?v=<its version>` when that fails.
  *
  * Only names that are files of that dist folder are served: the request names a key of a list read once, never
  * a path, so `..` or an encoded slash can't reach another file. Each file is read on its first request and kept.
@@ -13,7 +14,7 @@
  * says, as PostHog's `/static/<name>.js` is its current build; it is cached for minutes, so an upgrade of
  * skylark's posthog-js reaches browsers soon.
  */
-import { readdirSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -33,8 +34,7 @@ export interface PosthogJsBuild {
 /** The installed posthog-js: a runtime dependency, so its absence is a broken install and fails at boot. */
 export function installedPosthogJs(): PosthogJsBuild {
   const manifest = createRequire(import.meta.url).resolve('posthog-js/package.json')
-  const require = createRequire(manifest)
-  const { version } = require('./package.json') as { version: string }
+  const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }
   return { version, dir: join(dirname(manifest), 'dist') }
 }
 
