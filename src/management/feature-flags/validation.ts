@@ -74,19 +74,24 @@ function props(filters: JsonObject): Prop[] {
 export function validateFilters(filters: JsonObject, ctx: FiltersContext, lookups: FlagLookups): JsonObject {
   const groups = (filters.groups ?? []) as JsonObject[]
   if (ctx.creating && groups.length === 0) throw invalid('Feature flags must have at least one condition set (group).')
-  const all = props(filters)
   const aggregation = filters.aggregation_group_type_index ?? null
-  if (aggregation === null) {
-    if (!all.every((p) => p.type === 'person' || p.type === 'cohort' || p.type === 'flag')) {
-      throw invalid('Filters are not valid (can only use person, cohort, and flag properties)')
+  // A condition may aggregate by its own group type, or by persons with an explicit null (PostHog's mixed
+  // targeting: flag-level null, group conditions beside person ones); its properties follow its own.
+  for (const group of groups) {
+    const own = Object.hasOwn(group, 'aggregation_group_type_index') ? (group.aggregation_group_type_index ?? null) : aggregation
+    const conditionProps = props({ groups: [group] })
+    if (own === null) {
+      if (!conditionProps.every((p) => p.type === 'person' || p.type === 'cohort' || p.type === 'flag')) {
+        throw invalid('Filters are not valid (can only use person, cohort, and flag properties)')
+      }
+      if (!conditionProps.every((p) => p.type !== 'flag' || p.operator === 'flag_evaluates_to')) {
+        throw invalid("Flag properties must use the 'flag_evaluates_to' operator")
+      }
+    } else if (!conditionProps.every((p) => p.type === 'group' && p.group_type_index === own)) {
+      throw invalid('Filters are not valid (can only use group properties)')
     }
-    if (!all.every((p) => p.type !== 'flag' || p.operator === 'flag_evaluates_to')) {
-      throw invalid("Flag properties must use the 'flag_evaluates_to' operator")
-    }
-    checkDependencies(filters, ctx, lookups)
-  } else if (!all.every((p) => p.type === 'group' && p.group_type_index === aggregation)) {
-    throw invalid('Filters are not valid (can only use group properties)')
   }
+  if (aggregation === null) checkDependencies(filters, ctx, lookups)
 
   const variantList = ((filters.multivariate as JsonObject | null | undefined)?.variants ?? []) as JsonObject[]
   const variants = new Set(variantList.map((v) => v.key as string))

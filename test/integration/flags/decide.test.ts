@@ -254,6 +254,26 @@ t.test('/decide', async (t) => {
     t.equal(overridden.body.featureFlags.enterprise, false, 'request group properties win')
   })
 
+  t.test('mixed targeting: person and group conditions in one flag, each judged by its own aggregation', async (t) => {
+    const mixed = {
+      groups: [
+        { properties: [{ key: 'plan', value: 'pro', type: 'person' }], rollout_percentage: 100 },
+        { aggregation_group_type_index: 0, properties: [{ key: 'plan', value: 'enterprise', type: 'group', group_type_index: 0 }], rollout_percentage: 100 },
+      ],
+    }
+    await createFlag(server, { key: 'mixed', filters: mixed })
+    const ask = async (body: Record<string, unknown>) => (await decide(server, { distinct_id: 'mixed-user', ...body })).body.featureFlags.mixed
+    t.equal(await ask({ person_properties: { plan: 'pro' } }), true, 'the person condition')
+    t.equal(await ask({ groups: { company: 'acme-inc' } }), true, 'the group condition, from the stored group')
+    t.equal(await ask({ groups: { company: 'acme-inc' }, group_properties: { company: { plan: 'free' } } }), false)
+    const wrong = await server.api('POST', `/api/projects/${server.boot.project_id}/feature_flags/`, {
+      key: 'mixed-wrong',
+      filters: { groups: [{ aggregation_group_type_index: 0, properties: [{ key: 'plan', value: 'pro', type: 'person' }] }] },
+    })
+    t.equal(wrong.status, 400)
+    t.match(wrong.body, { detail: 'Filters are not valid (can only use group properties)' }, 'a group condition takes group properties only')
+  })
+
   t.test('fills $geoip_* from X-Forwarded-For unless disabled or sent', async (t) => {
     await createFlag(server, { key: 'uk-only', filters: { groups: [{ properties: [{ key: '$geoip_country_code', value: 'GB', type: 'person' }], rollout_percentage: 100 }] } })
     const uk = { 'x-forwarded-for': '81.2.69.142' }
