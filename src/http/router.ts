@@ -3,7 +3,10 @@
  * matched segment by segment. A trailing slash is optional everywhere, as PostHog's SDKs use both.
  * A path that exists with another method gives 405 rather than 404.
  */
-import type { Handler, RouteOptions } from './types.js'
+import type { Handler, Reply, RouteOptions } from './types.js'
+
+/** A browser GET's preflight: 204 with what the route allows (HEAD is GET without the body). */
+const BROWSER_GET_OPTIONS: Reply = { status: 204, headers: { Allow: 'GET, OPTIONS, HEAD' } }
 
 export interface Route {
   readonly method: string
@@ -53,6 +56,12 @@ export class Router {
       entry.routes.set(m, route)
     }
     return this
+  }
+
+  /** A public GET that pages on any origin call (remote config, posthog-js's files and lists): CORS, OPTIONS 204. */
+  addBrowserGet(pattern: string, handler: Handler): this {
+    const options = { maxBodyBytes: 0, cors: true, label: pattern }
+    return this.add('get', pattern, handler, options).add('options', pattern, () => BROWSER_GET_OPTIONS, options)
   }
 
   match(method: string, rawPath: string): Match {

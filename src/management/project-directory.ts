@@ -14,9 +14,8 @@ export interface ProjectRef {
 
 export class ProjectDirectory {
   readonly #db: Db
-  #byToken = new Map<string, ProjectRef>()
-  #bySecret = new Map<string, ProjectRef>()
-  #byId = new Map<number, ProjectRef>()
+  /** Each lookup's map, replaced whole by reload(). */
+  #maps: Record<'token' | 'secret' | 'id', Map<string | number, ProjectRef>> = { token: new Map(), secret: new Map(), id: new Map() }
   #dataVersion = -1
 
   constructor(db: Db) {
@@ -25,25 +24,24 @@ export class ProjectDirectory {
   }
 
   byToken(token: string): ProjectRef | undefined {
-    const hit = this.#byToken.get(token)
-    if (hit || !this.#changedElsewhere()) return hit
-    this.reload()
-    return this.#byToken.get(token)
+    return this.#find('token', token)
   }
 
   /** The project whose secret API key (`phs_…`) this is. */
   bySecret(secret: string): ProjectRef | undefined {
-    const hit = this.#bySecret.get(secret)
-    if (hit || !this.#changedElsewhere()) return hit
-    this.reload()
-    return this.#bySecret.get(secret)
+    return this.#find('secret', secret)
   }
 
   byId(id: number): ProjectRef | undefined {
-    const hit = this.#byId.get(id)
+    return this.#find('id', id)
+  }
+
+  /** A hit as it is; a miss looked up again once after a reload, when another process changed projects. */
+  #find(kind: 'token' | 'secret' | 'id', key: string | number): ProjectRef | undefined {
+    const hit = this.#maps[kind].get(key)
     if (hit || !this.#changedElsewhere()) return hit
     this.reload()
-    return this.#byId.get(id)
+    return this.#maps[kind].get(key)
   }
 
   /** Call after this process changes projects; other processes are noticed through data_version. */
@@ -51,9 +49,9 @@ export class ProjectDirectory {
     const rows = this.#db
       .prepare('SELECT id, organization_id, api_token, secret_api_token, anonymize_ips FROM projects')
       .all() as Array<{ id: number; organization_id: string; api_token: string; secret_api_token: string; anonymize_ips: number }>
-    const byToken = new Map<string, ProjectRef>()
-    const bySecret = new Map<string, ProjectRef>()
-    const byId = new Map<number, ProjectRef>()
+    const byToken = new Map<string | number, ProjectRef>()
+    const bySecret = new Map<string | number, ProjectRef>()
+    const byId = new Map<string | number, ProjectRef>()
     for (const row of rows) {
       const ref = Object.freeze({
         id: row.id,
@@ -65,9 +63,7 @@ export class ProjectDirectory {
       bySecret.set(row.secret_api_token, ref)
       byId.set(ref.id, ref)
     }
-    this.#byToken = byToken
-    this.#bySecret = bySecret
-    this.#byId = byId
+    this.#maps = { token: byToken, secret: bySecret, id: byId }
     this.#dataVersion = this.#currentDataVersion()
   }
 

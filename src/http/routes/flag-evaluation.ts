@@ -13,6 +13,7 @@ import { blastRadius, personsWithFlag, type AudienceSource } from '../../flags/a
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { evaluateFlag } from '../../flags/index.js'
 import { localEvaluationBody, type LocalEvaluationFlag } from '../../flags/local-evaluation.js'
+import type { ProjectFlags } from '../../flags/project-cache.js'
 import { readDecideRequest } from '../../flags/request.js'
 import { requireScope } from '../../management/index.js'
 import type { StaticCohortWriter } from '../../persons/index.js'
@@ -78,6 +79,30 @@ function sendCohorts(query: URLSearchParams): boolean {
   return value !== null && !/^(false|f|0|no|n|off)$/i.test(value)
 }
 
+interface DefinitionsText {
+  body: string
+  tag: string
+  headers: Record<string, string>
+}
+
+/**
+ * A project's definitions text and tag, built once per compiled project and cohort choice: SDKs poll every
+ * few seconds, and the cache hands out a new ProjectFlags whenever flags, cohorts or group types change.
+ */
+const definitionsTexts = new WeakMap<ProjectFlags, Map<boolean, DefinitionsText>>()
+
+function definitionsOf(project: ProjectFlags, sendCohorts: boolean): DefinitionsText {
+  let byChoice = definitionsTexts.get(project)
+  if (!byChoice) definitionsTexts.set(project, (byChoice = new Map()))
+  let text = byChoice.get(sendCohorts)
+  if (!text) {
+    const body = JSON.stringify(localEvaluationBody(project.definitions as LocalEvaluationFlag[], project.cohorts, project.groupTypeMapping, sendCohorts))
+    const tag = createHash('sha1').update(body).digest('hex').slice(0, 32)
+    byChoice.set(sendCohorts, (text = { body, tag, headers: { ETag: `W/"${tag}"`, 'Cache-Control': 'private, must-revalidate' } }))
+  }
+  return text
+}
+
 export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, deps: FlagEvaluationDeps, maxBodyBytes: number): void {
   const { evaluator } = deps
 
@@ -86,12 +111,7 @@ export function registerFlagEvaluationRoutes(router: Router, api: ApiContext, de
    * client's tag is compared without `W/` and quotes, and both answers say `private, must-revalidate`.
    */
   const definitions = (req: { ctx: RequestContext }, teamId: number, sendCohorts: boolean): ApiResult => {
-    const project = evaluator.cache.get(teamId)
-    const body = JSON.stringify(
-      localEvaluationBody(project.definitions as LocalEvaluationFlag[], project.cohorts, project.groupTypeMapping, sendCohorts),
-    )
-    const tag = createHash('sha1').update(body).digest('hex').slice(0, 32)
-    const headers = { ETag: `W/"${tag}"`, 'Cache-Control': 'private, must-revalidate' }
+    const { body, tag, headers } = definitionsOf(evaluator.cache.get(teamId), sendCohorts)
     const match = req.ctx.headers['if-none-match']
     if (match?.split(',').some((m) => m.trim().replace(/^W\//, '').replace(/^"+|"+$/g, '') === tag)) return answer(304, null, headers)
     return answer(200, body, headers)

@@ -17,9 +17,7 @@ import type { LocalEvaluationFlag } from '../../flags/local-evaluation.js'
 import type { ApiContext } from '../api.js'
 import { json } from '../reply.js'
 import type { Router } from '../router.js'
-import type { Handler, RequestContext, Reply } from '../types.js'
-
-const OPTIONS_REPLY: Reply = { status: 204, headers: { Allow: 'GET, OPTIONS, HEAD' } }
+import type { Handler, RequestContext } from '../types.js'
 
 export function registerPublicListRoutes(router: Router, api: ApiContext, evaluator: FlagEvaluator): void {
   /** The id of the project `?token=` names (PostHog's get_token also reads `api_key`). */
@@ -48,9 +46,5 @@ export function registerPublicListRoutes(router: Router, api: ApiContext, evalua
       }),
     ],
   ]
-  for (const [path, handler] of routes) {
-    const options = { maxBodyBytes: 0, cors: true, label: path }
-    router.add('get', path, handler, options)
-    router.add('options', path, () => OPTIONS_REPLY, options)
-  }
+  for (const [path, handler] of routes) router.addBrowserGet(path, handler)
 }

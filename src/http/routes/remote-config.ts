@@ -45,7 +45,6 @@ export const REMOTE_CONFIG_COMPONENTS = {
 /** PostHog's remote-config token check: 1–200 characters of `[A-Za-z0-9_-]`. */
 const TOKEN = /^[A-Za-z0-9_-]{1,200}$/
 const CACHE_HEADERS = { 'Cache-Control': 'public, max-age=300', Vary: 'Origin, Referer' }
-const OPTIONS_REPLY = { status: 204, headers: { Allow: 'GET, OPTIONS, HEAD' } }
 
 export function registerRemoteConfigRoutes(router: Router, api: ApiContext, evaluator: FlagEvaluator): void {
   const configFor = (ctx: RequestContext): Record<string, unknown> => {
@@ -71,14 +70,7 @@ export function registerRemoteConfigRoutes(router: Router, api: ApiContext, eval
       '})();'
     return { status: 200, headers: { 'Content-Type': 'application/javascript', ...CACHE_HEADERS }, body }
   }
-  for (const [path, handler] of [
-    ['/array/:token/config', configJson],
-    ['/array/:token/config.js', configJs],
-  ] as const) {
-    const options = { maxBodyBytes: 0, cors: true, label: path }
-    router.add('get', path, handler, options)
-    router.add('options', path, () => OPTIONS_REPLY, options)
-  }
+  router.addBrowserGet('/array/:token/config', configJson).addBrowserGet('/array/:token/config.js', configJs)
 
   const payload = (projectId: number, ref: string): ApiResult => {
     const flags = evaluator.cache.get(projectId).definitions as LocalEvaluationFlag[]

@@ -22,7 +22,6 @@ import { AppError } from '../../common/errors.js'
 import type { Router } from '../router.js'
 import type { Handler, Reply } from '../types.js'
 
-const OPTIONS_REPLY: Reply = { status: 204, headers: { Allow: 'GET, OPTIONS, HEAD' } }
 const VERSIONED_CACHE = 'public, max-age=31536000, immutable'
 const CURRENT_CACHE = 'public, max-age=300'
 
@@ -60,12 +59,5 @@ export function registerStaticAssetRoutes(router: Router, build: PosthogJsBuild 
     }
     return serve(ctx.params.file, VERSIONED_CACHE)
   }
-  for (const [path, handler] of [
-    ['/static/:file', current],
-    ['/static/:version/:file', versioned],
-  ] as const) {
-    const options = { maxBodyBytes: 0, cors: true, label: path }
-    router.add('get', path, handler, options)
-    router.add('options', path, () => OPTIONS_REPLY, options)
-  }
+  router.addBrowserGet('/static/:file', current).addBrowserGet('/static/:version/:file', versioned)
 }
