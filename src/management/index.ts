@@ -44,8 +44,10 @@ export {
   canEditFlag,
   FeatureFlags,
   flagStatus,
+  flagStatusReason,
   FlagRoleAccess,
   liveFlagDefinitions,
+  rolloutInfo,
   type FeatureFlagObject,
   type FeatureFlagRecord,
   type FlagDefinition,
@@ -67,7 +69,8 @@ export function createManagement(db: Db, clock: Clock) {
   const roles = new Roles(db, accounts, clock)
   const activity = new ActivityLog(db, clock)
   const cohorts = new Cohorts(db, accounts, clock)
-  const featureFlags = new FeatureFlags({ db, clock, accounts, roles, cohorts, activity })
+  const dashboards = new Dashboards(db, accounts, clock)
+  const featureFlags = new FeatureFlags({ db, clock, accounts, roles, cohorts, activity, dashboards })
   return {
     db,
     accounts,
@@ -77,7 +80,7 @@ export function createManagement(db: Db, clock: Clock) {
     cohorts,
     featureFlags,
     flagRoleAccess: new FlagRoleAccess(db, clock, featureFlags, roles),
-    dashboards: new Dashboards(db, accounts, clock),
+    dashboards,
     auth: new Authenticator(accounts, keys),
     projects: new ProjectDirectory(db),
   }

@@ -7,6 +7,9 @@
 import { anyJson, freeFormObject, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const
+export const BUCKETING_IDENTIFIERS = ['distinct_id', 'device_id'] as const
+/** PostHog's `creation_context` choices. */
+export const CREATION_CONTEXTS = ['feature_flags', 'experiments', 'surveys', 'early_access_features', 'web_experiments', 'product_tours'] as const
 
 /** One condition of a release group: `{key, value, operator?, type?, group_type_index?, negation?}`. */
 export const propertyFilterSchema: JsonSchema = {
@@ -86,9 +89,12 @@ const writableFlagProperties: Record<string, JsonSchema> = {
   evaluation_runtime: { type: 'string', enum: [...EVALUATION_RUNTIMES] },
   bucketing_identifier: {
     type: ['string', 'null'],
-    enum: ['device_id', null],
-    description: 'What person conditions hash: null for the distinct id, device_id for $device_id.',
+    enum: [...BUCKETING_IDENTIFIERS, '', null],
+    description: 'What person conditions hash: device_id for $device_id; distinct_id, blank or null for the distinct id.',
   },
+  creation_context: { type: 'string', enum: [...CREATION_CONTEXTS], description: 'The product the flag was made in (write-only; PostHog reads it for analytics).' },
+  _create_in_folder: { type: 'string', description: "PostHog's folder for the new flag (write-only; skylark has no folders)." },
+  _should_create_usage_dashboard: { type: 'boolean', description: 'Create the flag\'s usage dashboard with it (default true; create only).' },
 }
 
 export const featureFlagCreateSchema: JsonSchema = {
@@ -101,7 +107,13 @@ export const featureFlagCreateSchema: JsonSchema = {
 export const featureFlagUpdateSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: writableFlagProperties,
+  properties: {
+    ...writableFlagProperties,
+    original_flag: {
+      ...anyJson,
+      description: 'The flag as the client last read it: with a stale `version`, the change is refused (409) only for fields someone else changed since.',
+    },
+  },
 }
 
 export interface FeatureFlagWrite {
@@ -123,7 +135,11 @@ export interface FeatureFlagWrite {
   is_remote_configuration?: boolean
   has_encrypted_payloads?: boolean
   evaluation_runtime?: (typeof EVALUATION_RUNTIMES)[number]
-  bucketing_identifier?: 'device_id' | null
+  bucketing_identifier?: (typeof BUCKETING_IDENTIFIERS)[number] | '' | null
+  creation_context?: (typeof CREATION_CONTEXTS)[number]
+  _create_in_folder?: string
+  _should_create_usage_dashboard?: boolean
+  original_flag?: unknown
 }
 
 const nullableUser: JsonSchema = { ...userSummarySchema, type: ['object', 'null'] }
@@ -162,13 +178,70 @@ export const featureFlagSchema: JsonSchema = {
     has_encrypted_payloads: { type: 'boolean' },
     status: { type: 'string', enum: ['ACTIVE', 'STALE', 'DELETED'] },
     evaluation_runtime: { type: 'string', enum: [...EVALUATION_RUNTIMES] },
-    bucketing_identifier: { type: ['string', 'null'], enum: ['device_id', null] },
+    bucketing_identifier: { type: ['string', 'null'], enum: [...BUCKETING_IDENTIFIERS, '', null] },
     last_called_at: { type: ['string', 'null'], format: 'date-time' },
+    is_used_in_replay_settings: { type: 'boolean' },
   },
   required: ['id', 'name', 'key', 'filters', 'deleted', 'active', 'created_by', 'created_at', 'version'],
 }
 
 export const featureFlagPageSchema: JsonSchema = paginated(featureFlagSchema)
+
+export const flagStatusSchema: JsonSchema = {
+  type: 'object',
+  properties: { status: { type: 'string', enum: ['active', 'stale', 'deleted', 'unknown'] }, reason: { type: 'string' } },
+  required: ['status', 'reason'],
+}
+
+export const dependentFlagsSchema: JsonSchema = {
+  type: 'array',
+  items: { type: 'object', properties: { id: { type: 'integer' }, key: { type: 'string' }, name: { type: 'string', description: 'The name, or the key when the name is blank.' } }, required: ['id', 'key', 'name'] },
+}
+
+const flagIdList: JsonSchema = { type: 'array', items: { type: ['integer', 'string'] }, description: 'Flag ids (integers or strings of digits).' }
+
+export const flagIdsSchema: JsonSchema = { type: 'object', properties: { ids: flagIdList } }
+
+export const bulkKeysSchema: JsonSchema = {
+  type: 'object',
+  properties: { keys: { type: 'object', additionalProperties: { type: 'string' } }, warning: { type: 'string' } },
+  required: ['keys'],
+}
+
+export const matchingIdsSchema: JsonSchema = {
+  type: 'object',
+  properties: { ids: { type: 'array', items: { type: 'integer' } }, total: { type: 'integer' } },
+  required: ['ids', 'total'],
+}
+
+export const bulkDeleteRequestSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    filters: { type: 'object', additionalProperties: true, description: 'List filters: active, created_by_id, search, type, evaluation_runtime, excluded_properties, tags, has_evaluation_tags.' },
+    ids: flagIdList,
+  },
+}
+
+export const bulkDeleteSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    deleted: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'integer' },
+          key: { type: 'string' },
+          rollout_state: { type: 'string', enum: ['fully_rolled_out', 'not_rolled_out', 'partial'] },
+          active_variant: { type: ['string', 'null'] },
+        },
+        required: ['id', 'key', 'rollout_state', 'active_variant'],
+      },
+    },
+    errors: { type: 'array', items: { type: 'object', properties: { id: anyJson, key: { type: 'string' }, reason: { type: 'string' } }, required: ['id', 'reason'] } },
+  },
+  required: ['deleted', 'errors'],
+}
 
 export const roleAccessCreateSchema: JsonSchema = {
   type: 'object',

@@ -23,15 +23,32 @@ export function createAjv(options: Options = {}): Ajv {
   return ajv
 }
 
-/** Turns the first Ajv error into the contract's 400 with `attr` naming the field. */
+/** The value at an Ajv instance path (`/a/0/b`). */
+function valueAt(value: unknown, instancePath: string): unknown {
+  let at = value
+  for (const part of instancePath.split('/').slice(1)) {
+    const key = part.replace(/~1/g, '/').replace(/~0/g, '~')
+    at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined
+  }
+  return at
+}
+
+/**
+ * Turns the first Ajv error into the contract's 400 with `attr` naming the field. A value outside a list
+ * of choices gets DRF's ChoiceField message, which PostHog's serializers answer.
+ */
 export function assertValid<T>(validate: ValidateFunction<T>, value: unknown): asserts value is T {
   if (validate(value)) return
   const error = validate.errors?.[0]
   const path = error?.instancePath.replace(/^\//, '').replace(/\//g, '.') ?? ''
-  const attr = error?.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : path || null
-  const code = error?.keyword === 'required' ? 'required' : 'invalid_input'
-  const detail = error?.keyword === 'required' ? 'This field is required.' : `${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`
-  throw new ValidationError(code, detail, attr)
+  if (error?.keyword === 'required') throw new ValidationError('required', 'This field is required.', (error.params as { missingProperty: string }).missingProperty)
+  const attr = path || null
+  if (error?.keyword === 'enum') {
+    const given = valueAt(value, error.instancePath)
+    if (given === null) throw new ValidationError('null', 'This field may not be null.', attr)
+    throw new ValidationError('invalid_choice', `"${typeof given === 'string' ? given : JSON.stringify(given)}" is not a valid choice.`, attr)
+  }
+  throw new ValidationError('invalid_input', `${attr ?? 'body'} ${error?.message ?? 'is invalid'}.`, attr)
 }
 
 export type Serializer = (value: unknown) => string

@@ -3,13 +3,23 @@
  * soft-deleted with PATCH `{"deleted": true}`), activity, and role access. The operation table below is
  * both what gets registered and what /api/schema/ publishes.
  *
- * Literal paths (`activity`) are registered before `:id` ones: the router takes the first pattern that
+ * Also PostHog's other viewset actions: `:id/status`, `:id/dependent_flags`, `bulk_keys`, `matching_ids`
+ * and `bulk_delete`. Their refusals use the error envelope where PostHog answers `{"error": …}`.
+ *
+ * Literal paths (`activity`, `matching_ids`, …) are registered before `:id` ones: the router takes the first pattern that
  * matches, so routes such as `feature_flags/local_evaluation` must be registered before these.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { activityPageEnvelope, parseActivityPage } from '../../management/index.js'
 import { activityPageSchema } from '../../schemas/activity-log.js'
 import {
+  bulkDeleteRequestSchema,
+  bulkDeleteSchema,
+  bulkKeysSchema,
+  dependentFlagsSchema,
+  flagIdsSchema,
+  flagStatusSchema,
+  matchingIdsSchema,
   featureFlagCreateSchema,
   featureFlagPageSchema,
   featureFlagSchema,
@@ -46,10 +56,15 @@ const ACTIVITY_QUERY: readonly QueryParamDoc[] = [
 export const FEATURE_FLAG_OPERATIONS = [
   { operationId: 'feature_flags_list', method: 'get', path: `${FLAGS}/`, summary: 'List live feature flags.', tag: TAG, scope: 'feature_flag:read', query: LIST_QUERY, responses: { 200: 'PaginatedFeatureFlagList' } },
   { operationId: 'feature_flags_create', method: 'post', path: `${FLAGS}/`, summary: 'Create a feature flag.', tag: TAG, scope: 'feature_flag:write', requestBody: 'FeatureFlagCreate', responses: { 201: 'FeatureFlag' } },
+  { operationId: 'feature_flags_matching_ids', method: 'get', path: `${FLAGS}/matching_ids/`, summary: 'Ids of the live flags the list filters match that the caller may change.', tag: TAG, scope: 'feature_flag:read', query: LIST_QUERY.filter((q) => !PAGE_QUERY.includes(q)), responses: { 200: 'FeatureFlagMatchingIds' } },
+  { operationId: 'feature_flags_bulk_keys', method: 'post', path: `${FLAGS}/bulk_keys/`, summary: 'Keys of live flags by id (`{"ids": [...]}`); unreadable ids are named in `warning`.', tag: TAG, scope: 'feature_flag:read', requestBody: 'FeatureFlagIds', responses: { 200: 'FeatureFlagBulkKeys' } },
+  { operationId: 'feature_flags_bulk_delete', method: 'post', path: `${FLAGS}/bulk_delete/`, summary: 'Soft-delete the flags that list filters (`filters`) or `ids` name; refusals per flag in `errors`.', tag: TAG, scope: 'feature_flag:write', requestBody: 'FeatureFlagBulkDeleteRequest', responses: { 200: 'FeatureFlagBulkDelete' } },
   { operationId: 'feature_flags_all_activity', method: 'get', path: `${FLAGS}/activity/`, summary: "Activity of the project's flags, newest first.", tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'feature_flags_retrieve', method: 'get', path: `${FLAGS}/:id/`, summary: 'A feature flag (deleted ones too).', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlag' } },
   { operationId: 'feature_flags_partial_update', method: 'patch', path: `${FLAGS}/:id/`, summary: 'Change a feature flag; `{"deleted": true}` soft-deletes it. A stale `version` answers 409.', tag: TAG, scope: 'feature_flag:write', requestBody: 'FeatureFlagUpdate', responses: { 200: 'FeatureFlag', 409: 'Error' } },
   { operationId: 'feature_flags_destroy', method: 'delete', path: `${FLAGS}/:id/`, summary: 'Refused: flags are soft-deleted with PATCH.', tag: TAG, scope: 'feature_flag:write', responses: { 405: null } },
+  { operationId: 'feature_flags_status', method: 'get', path: `${FLAGS}/:id/status/`, summary: 'The flag\'s status (active, stale or deleted) and why; 404 with status unknown for no such flag.', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlagStatus', 404: 'FeatureFlagStatus' } },
+  { operationId: 'feature_flags_dependent_flags', method: 'get', path: `${FLAGS}/:id/dependent_flags/`, summary: 'The active flags with a condition on this flag.', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlagDependents' } },
   { operationId: 'feature_flags_activity', method: 'get', path: `${FLAGS}/:id/activity/`, summary: 'Activity of one flag, newest first.', tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'feature_flags_role_access_list', method: 'get', path: `${FLAGS}/:feature_flag_id/role_access/`, summary: 'Roles with access to the flag.', tag: TAG, scope: 'feature_flag:read', query: PAGE_QUERY, responses: { 200: 'PaginatedFeatureFlagRoleAccessList' } },
   { operationId: 'feature_flags_role_access_create', method: 'post', path: `${FLAGS}/:feature_flag_id/role_access/`, summary: 'Give a role access to the flag.', tag: TAG, scope: 'feature_flag:write', requestBody: 'FeatureFlagRoleAccessCreate', responses: { 201: 'FeatureFlagRoleAccess' } },
@@ -66,7 +81,17 @@ export const FEATURE_FLAG_COMPONENTS = {
   FeatureFlagRoleAccessCreate: roleAccessCreateSchema,
   PaginatedFeatureFlagRoleAccessList: roleAccessPageSchema,
   ActivityLogPage: activityPageSchema,
+  FeatureFlagStatus: flagStatusSchema,
+  FeatureFlagDependents: dependentFlagsSchema,
+  FeatureFlagIds: flagIdsSchema,
+  FeatureFlagBulkKeys: bulkKeysSchema,
+  FeatureFlagMatchingIds: matchingIdsSchema,
+  FeatureFlagBulkDeleteRequest: bulkDeleteRequestSchema,
+  FeatureFlagBulkDelete: bulkDeleteSchema,
 }
+
+/** PostHog's answer for an id with no flag behind it. */
+const UNKNOWN_STATUS = { status: 'unknown', reason: 'Flag could not be found' }
 
 type OperationId = (typeof FEATURE_FLAG_OPERATIONS)[number]['operationId']
 
@@ -79,6 +104,11 @@ export function registerFeatureFlagRoutes(router: Router, api: ApiContext, maxBo
     activity: compileSerializer(activityPageSchema),
     roleAccess: compileSerializer(roleAccessSchema),
     roleAccessPage: compileSerializer(roleAccessPageSchema),
+    status: compileSerializer(flagStatusSchema),
+    dependents: compileSerializer(dependentFlagsSchema),
+    bulkKeys: compileSerializer(bulkKeysSchema),
+    matchingIds: compileSerializer(matchingIdsSchema),
+    bulkDelete: compileSerializer(bulkDeleteSchema),
   }
   const userId = (req: ProjectApiRequest) => req.principal.user.id
   const activity = (req: ProjectApiRequest, flagId: number | null) => {
@@ -94,12 +124,20 @@ export function registerFeatureFlagRoutes(router: Router, api: ApiContext, maxBo
       return answer(200, json.flagPage(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results)))
     },
     feature_flags_create: (req) => answer(201, json.flag(flags.create(req.project, req.body, userId(req)))),
+    feature_flags_matching_ids: (req) => answer(200, json.matchingIds(flags.matchingIds(req.project, req.query, userId(req)))),
+    feature_flags_bulk_keys: (req) => answer(200, json.bulkKeys(flags.bulkKeys(req.project, req.body))),
+    feature_flags_bulk_delete: (req) => answer(200, json.bulkDelete(flags.bulkDelete(req.project, req.body, userId(req)))),
     feature_flags_all_activity: (req) => activity(req, null),
     feature_flags_retrieve: (req) => answer(200, json.flag(flags.get(req.project, intParam(req.params.id), userId(req)))),
     feature_flags_partial_update: (req) =>
       answer(200, json.flag(flags.update(req.project, intParam(req.params.id), req.body, userId(req)))),
     // PostHog forbids hard deletion: 405 with no body, after authentication and the scope check.
     feature_flags_destroy: () => answer(405),
+    feature_flags_status: (req) => {
+      const status = flags.status(req.project, intParam(req.params.id))
+      return status ? answer(200, json.status(status)) : answer(404, json.status(UNKNOWN_STATUS))
+    },
+    feature_flags_dependent_flags: (req) => answer(200, json.dependents(flags.dependentFlags(req.project, intParam(req.params.id)))),
     feature_flags_activity: (req) => activity(req, intParam(req.params.id)),
     feature_flags_role_access_list: (req) => {
       const page = parsePage(req.query)

@@ -8,7 +8,7 @@ import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 import type { FeatureFlagWrite } from '../../schemas/feature-flag.js'
-import type { FeatureFlagRecord } from './record.js'
+import { mapConditionProperties, type FeatureFlagRecord } from './record.js'
 import { validateFilters, validateKey, type FlagLookups } from './validation.js'
 
 /** What a flag created with a key only evaluates with: one group, no conditions, everyone. */
@@ -29,7 +29,7 @@ function evaluationTags(body: FeatureFlagWrite): string[] | undefined {
   const tags = new Set(normaliseTags(body.tags ?? []))
   const evaluation = normaliseTags(requested)
   const invalid = evaluation.filter((t) => !tags.has(t))
-  if (invalid.length > 0) throw new ValidationError('invalid_input', `Evaluation tags must be a subset of tags. Invalid evaluation tags: ${invalid.join(', ')}`)
+  if (invalid.length > 0) throw new ValidationError('invalid', `Evaluation tags must be a subset of tags. Invalid evaluation tags: ${invalid.join(', ')}`)
   return evaluation
 }
 
@@ -94,6 +94,7 @@ export function recordFromUpdate(current: FeatureFlagRecord, body: FeatureFlagWr
   if (body.filters !== undefined && 'groups' in body.filters) {
     filters = validateFilters(body.filters, { creating: false, flagId: current.id, flagKey: current.key }, ctx.lookups)
   }
+  if (key !== current.key) filters = withEnrollmentKey(filters, key)
   const evaluation = evaluationTags(body)
   checkDashboards(body.analytics_dashboards, ctx)
   return {
@@ -116,6 +117,18 @@ export function recordFromUpdate(current: FeatureFlagRecord, body: FeatureFlagWr
     has_encrypted_payloads: body.has_encrypted_payloads ?? current.has_encrypted_payloads,
     created_at: body.created_at === undefined ? current.created_at : iso(Date.parse(body.created_at)),
   }
+}
+
+const ENROLLMENT_PREFIX = '$feature_enrollment/'
+
+/**
+ * An early-access flag's super groups match the person property `$feature_enrollment/<flag key>`: a new key
+ * renames it there, as PostHog's update does, or enrolled people would drop out of the flag.
+ */
+function withEnrollmentKey(filters: JsonObject, key: string): JsonObject {
+  return mapConditionProperties(filters, 'super_groups', (p) =>
+    typeof p.key === 'string' && p.key.startsWith(ENROLLMENT_PREFIX) ? { ...p, key: ENROLLMENT_PREFIX + key } : p,
+  )
 }
 
 /** "a (ID: 1), b (ID: 2), and 3 more" as PostHog lists flags in refusals. */

@@ -2,7 +2,9 @@
  * The list endpoint's query parameters, as PostHog reads them: `search` (key or name, case-insensitive),
  * `active` (`true`, `false` or `STALE`), `type` (`boolean`, `multivariant`, `experiment`, `remote_config`),
  * `created_by_id`, `evaluation_runtime`, `tags` and `excluded_properties` (JSON lists; malformed JSON is
- * ignored) and `order` (a field, `-` for descending; default `-created_at`).
+ * ignored), `has_evaluation_tags` (`true`, `1` or `yes`: with evaluation tags; anything else: without) and
+ * `order` (a field, `-` for descending; default `-created_at`). Bulk delete sends the same filters as a JSON
+ * object (`filtersAsQuery`).
  */
 import { tryParseJson } from '../../common/json.js'
 import { NEWEST_FIRST, parseCreatedById, parseListOrder, type ListOrder } from '../../common/pagination.js'
@@ -18,6 +20,7 @@ export interface FlagListFilter {
   evaluationRuntime?: string
   tags?: string[]
   excludedKeys?: string[]
+  hasEvaluationTags?: boolean
   order: ListOrder
 }
 
@@ -61,5 +64,17 @@ export function parseFlagListQuery(query: URLSearchParams): FlagListFilter {
   if (tags?.length) filter.tags = tags
   const excluded = stringList(query.get('excluded_properties'))
   if (excluded?.length) filter.excludedKeys = excluded
+  const hasEvaluationTags = query.get('has_evaluation_tags')
+  if (hasEvaluationTags !== null) filter.hasEvaluationTags = ['true', '1', 'yes'].includes(hasEvaluationTags.toLowerCase())
   return filter
+}
+
+/** The filter keys bulk delete accepts (PostHog's allow-list: nothing that would widen a deletion by accident). */
+export const BULK_FILTER_KEYS: ReadonlySet<string> = new Set(['active', 'created_by_id', 'search', 'type', 'evaluation_runtime', 'excluded_properties', 'tags', 'has_evaluation_tags'])
+
+/** A JSON object of list filters as the query the list reads: strings as they are, other values as JSON text. */
+export function filtersAsQuery(filters: Record<string, unknown>): URLSearchParams {
+  const query = new URLSearchParams()
+  for (const [key, value] of Object.entries(filters)) query.set(key, typeof value === 'string' ? value : JSON.stringify(value))
+  return query
 }

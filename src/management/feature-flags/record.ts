@@ -119,6 +119,15 @@ export function activitySnapshot(flag: FeatureFlagRecord): Record<string, unknow
   }
 }
 
+/** `filters` with each property of its `groups` (or `super_groups`) conditions passed through `map`. */
+export function mapConditionProperties(filters: JsonObject, list: 'groups' | 'super_groups', map: (property: JsonObject) => JsonObject): JsonObject {
+  if (!Array.isArray(filters[list])) return filters
+  const conditions = (filters[list] as JsonObject[]).map((c) =>
+    Array.isArray(c.properties) ? { ...c, properties: (c.properties as JsonObject[]).map(map) } : c,
+  )
+  return { ...filters, [list]: conditions }
+}
+
 /** Flag-type conditions in the release groups: the ids of the flags this one depends on. */
 export function flagDependencyRefs(filters: JsonObject): unknown[] {
   const refs: unknown[] = []

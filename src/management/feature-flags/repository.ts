@@ -42,6 +42,14 @@ export class FlagRepository {
     return row ? toRecord(row) : null
   }
 
+  /** The live flags of the project among `ids`, by id. */
+  liveByIds(teamId: number, ids: readonly number[]): FeatureFlagRecord[] {
+    if (ids.length === 0) return []
+    const rows = prepared(this.#db, `SELECT * FROM feature_flags WHERE team_id = ? AND deleted = 0 AND id IN (SELECT value FROM json_each(?)) ORDER BY id`)
+      .all(teamId, JSON.stringify([...new Set(ids)])) as FeatureFlagRow[]
+    return rows.map(toRecord)
+  }
+
   insert(record: Omit<FeatureFlagRecord, 'id'>): number {
     const row = toRow({ ...record, id: 0 })
     const info = prepared(this.#db, 
@@ -140,6 +148,7 @@ export class FlagRepository {
       where.push(`EXISTS (SELECT 1 FROM json_each(f.tags) t WHERE t.value IN (${placeholders(filter.tags)}))`)
       params.push(...filter.tags)
     }
+    if (filter.hasEvaluationTags !== undefined) where.push(`json_array_length(f.evaluation_tags) ${filter.hasEvaluationTags ? '>' : '='} 0`)
     if (filter.excludedKeys) {
       where.push(`f.key NOT IN (${placeholders(filter.excludedKeys)})`)
       params.push(...filter.excludedKeys)

@@ -3,11 +3,12 @@
  * `rollout_percentage`, `status`, `experiment_set`, `can_edit`, …). Related rows are loaded once per
  * request for all flags being answered.
  */
-import { isPlainObject, type JsonObject } from '../../common/json.js'
+import type { JsonObject } from '../../common/json.js'
 import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
 import { FlagAccessLevel } from '../roles.js'
-import type { FeatureFlagRecord } from './record.js'
+import { mapConditionProperties, type FeatureFlagRecord } from './record.js'
 import type { FlagRepository } from './repository.js'
+import { flagStatus, type FlagStatus } from './status.js'
 
 export interface FeatureFlagObject {
   id: number
@@ -43,6 +44,7 @@ export interface FeatureFlagObject {
   evaluation_runtime: string
   bucketing_identifier: string | null
   last_called_at: string | null
+  is_used_in_replay_settings: boolean
 }
 
 /** Who is looking: decides `can_edit`. */
@@ -75,31 +77,6 @@ export function isSimpleFlag(filters: JsonObject): boolean {
   if (groups.length !== 1) return false
   const props = groups[0].properties
   return (!Array.isArray(props) || props.length === 0) && (filters.aggregation_group_type_index ?? null) === null
-}
-
-export type FlagStatus = 'ACTIVE' | 'STALE' | 'DELETED'
-
-const THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000
-const fullyRolledOut = (g: JsonObject) => g.rollout_percentage === 100 && (!Array.isArray(g.properties) || g.properties.length === 0)
-
-/**
- * PostHog's status without usage data (skylark does not track `last_called_at`, so there is no
- * `INACTIVE`): deleted, or stale when an active flag older than 30 days can only evaluate one way.
- */
-export function flagStatus(flag: FeatureFlagRecord, nowMs: number): FlagStatus {
-  if (flag.deleted) return 'DELETED'
-  if (!flag.active || Date.parse(flag.created_at) >= nowMs - THIRTY_DAYS_MS) return 'ACTIVE'
-  const groups = groupsOf(flag.filters)
-  const multivariate = flag.filters.multivariate
-  let rolledOut: boolean
-  if (isPlainObject(multivariate) && Object.keys(multivariate).length > 0) {
-    const variants = Array.isArray(multivariate.variants) ? (multivariate.variants as JsonObject[]) : []
-    const full = groups.filter(fullyRolledOut)
-    rolledOut = full.length > 0 && (full.some((g) => g.variant) || variants.some((v) => v.rollout_percentage === 100))
-  } else {
-    rolledOut = Object.keys(flag.filters).length === 0 || groups.some(fullyRolledOut)
-  }
-  return rolledOut ? 'STALE' : 'ACTIVE'
 }
 
 /** Everything related to a batch of flags, loaded with one query per kind. */
@@ -153,18 +130,7 @@ export function serializeContext(
 
 /** Cohort conditions carry the cohort's name in answers (`cohort_name`), never in storage. */
 function withCohortNames(filters: JsonObject, names: Map<number, string>): JsonObject {
-  if (!Array.isArray(filters.groups)) return filters
-  const groups = (filters.groups as JsonObject[]).map((g) =>
-    Array.isArray(g.properties)
-      ? {
-          ...g,
-          properties: (g.properties as JsonObject[]).map((p) =>
-            p.type === 'cohort' ? { ...p, cohort_name: names.get(Number(p.value)) ?? null } : p,
-          ),
-        }
-      : g,
-  )
-  return { ...filters, groups }
+  return mapConditionProperties(filters, 'groups', (p) => (p.type === 'cohort' ? { ...p, cohort_name: names.get(Number(p.value)) ?? null } : p))
 }
 
 export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeContext): FeatureFlagObject {
@@ -205,5 +171,7 @@ export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeConte
     evaluation_runtime: flag.evaluation_runtime,
     bucketing_identifier: flag.bucketing_identifier,
     last_called_at: null,
+    // skylark serves no session-replay settings, so no flag gates a recording
+    is_used_in_replay_settings: false,
   }
 }

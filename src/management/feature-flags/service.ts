@@ -12,15 +12,23 @@ import type { Db } from '../../storage/sqlite/database.js'
 import { MembershipLevel, type Accounts, type Project } from '../accounts.js'
 import { changesBetween, jsonEqual, type ActivityLog, type ActivityPage, type ActivityPageRequest } from '../activity-log.js'
 import { hasBehaviouralLeaf, type Cohorts } from '../cohorts/index.js'
+import type { Dashboards } from '../dashboards.js'
 import type { Roles } from '../roles.js'
 import { describeFlags, recordFromCreate, recordFromUpdate, type ApplyContext } from './apply.js'
-import { parseFlagListQuery } from './list-query.js'
+import { bodyIds, bulkDeleteRequest, parseFlagIds } from './bulk.js'
+import { filtersAsQuery, parseFlagListQuery, type FlagListFilter } from './list-query.js'
+import { pyStr } from './python-format.js'
+import { conflictingFields } from './conflicts.js'
 import { activitySnapshot, flagDependencyRefs, safeInt, type FeatureFlagRecord } from './record.js'
 import { FlagRepository } from './repository.js'
-import { canEditFlag, flagStatus, serializeContext, toFeatureFlagObject, type FeatureFlagObject, type Viewer } from './serialize.js'
+import { canEditFlag, serializeContext, toFeatureFlagObject, type FeatureFlagObject, type Viewer } from './serialize.js'
+import { flagStatus, flagStatusReason, rolloutInfo, type RolloutInfo } from './status.js'
 
 export const FLAG_SCOPE = 'FeatureFlag'
 export const EDIT_DENIED = "You don't have edit permissions for this feature flag."
+
+export type BulkDeleted = { id: number; key: string } & RolloutInfo
+export type BulkError = { id: unknown; key?: string; reason: string }
 
 interface Validators {
   create: ValidateFunction<FeatureFlagWrite & { key: string }>
@@ -46,6 +54,7 @@ export interface FeatureFlagDeps {
   roles: Roles
   cohorts: Cohorts
   activity: ActivityLog
+  dashboards: Dashboards
 }
 
 export class FeatureFlags {
@@ -108,14 +117,112 @@ export class FeatureFlags {
     let count: number
     let records: FeatureFlagRecord[]
     if (filter.stale) {
-      const now = this.#deps.clock.now()
-      const stale = this.#repo.list(project.id, filter).records.filter((f) => flagStatus(f, now) === 'STALE')
+      const stale = this.#matching(project, filter)
       count = stale.length
       records = stale.slice(page.offset, page.offset + page.limit)
     } else {
       ;({ count, records } = this.#repo.list(project.id, filter, page.limit, page.offset))
     }
     return { count, results: this.toObjects(project, records, userId) }
+  }
+
+  /** Every live flag the filter matches (stale ones by their filters), in the list's order. */
+  #matching(project: Project, filter: FlagListFilter): FeatureFlagRecord[] {
+    const records = this.#repo.list(project.id, filter).records
+    if (!filter.stale) return records
+    const now = this.#deps.clock.now()
+    return records.filter((f) => flagStatus(f, now) === 'STALE')
+  }
+
+  /** The ones of `flags` the user may change. */
+  #editable(project: Project, flags: FeatureFlagRecord[], userId: number): FeatureFlagRecord[] {
+    const viewer = this.viewer(project, userId)
+    const roleIds = this.#repo.roleAccessRoleIds(flags.map((f) => f.id))
+    return flags.filter((f) => canEditFlag(f, viewer, roleIds.get(f.id) ?? []))
+  }
+
+  /** PostHog's `matching_ids`: the ids of the live flags the list query matches that the user may change. */
+  matchingIds(project: Project, query: URLSearchParams, userId: number): { ids: number[]; total: number } {
+    const ids = this.#editable(project, this.#matching(project, parseFlagListQuery(query)), userId).map((f) => f.id)
+    return { ids, total: ids.length }
+  }
+
+  /** PostHog's `status` action (lower-case, with its reason); null when the project has no such flag. */
+  status(project: Project, id: number): { status: string; reason: string } | null {
+    const flag = this.#repo.get(project.id, id)
+    if (!flag) return null
+    const { status, reason } = flagStatusReason(flag, this.#deps.clock.now())
+    return { status: status.toLowerCase(), reason }
+  }
+
+  /** PostHog's `dependent_flags`: the active live flags with a condition on this one, by key. */
+  dependentFlags(project: Project, id: number): Array<{ id: number; key: string; name: string }> {
+    this.record(project, id)
+    return this.#repo.dependents(project.id, id).map((f) => ({ id: f.id, key: f.key, name: f.name || f.key }))
+  }
+
+  /** PostHog's `bulk_keys`: id → key of the live flags among `ids`, and a warning naming the unreadable ids. */
+  bulkKeys(project: Project, body: unknown): { keys: Record<string, string>; warning?: string } {
+    const ids = bodyIds(body)
+    if (ids.length === 0) return { keys: {} }
+    const { valid, invalid } = parseFlagIds(ids)
+    if (valid.length === 0) throw new ValidationError('invalid_input', 'Invalid flag IDs provided', 'ids')
+    const keys: Record<string, string> = {}
+    for (const flag of this.#repo.liveByIds(project.id, valid)) keys[String(flag.id)] = flag.key
+    return invalid.length > 0 ? { keys, warning: `Invalid flag IDs ignored: ${pyStr(invalid)}` } : { keys }
+  }
+
+  /**
+   * PostHog's `bulk_delete`: soft-deletes the live flags that the filters (or ids) name and the user may
+   * change, but not those an experiment or another active flag outside the batch still needs, which are
+   * reported in `errors` with ids that are malformed or name no such flag. One activity entry per deletion;
+   * as PostHog's, the version stays.
+   */
+  bulkDelete(project: Project, body: unknown, userId: number): { deleted: BulkDeleted[]; errors: BulkError[] } {
+    const request = bulkDeleteRequest(body)
+    const result = this.#deps.db
+      .transaction(() => {
+        const errors: BulkError[] = []
+        let candidates: FeatureFlagRecord[]
+        if ('filters' in request) {
+          candidates = this.#matching(project, parseFlagListQuery(filtersAsQuery(request.filters)))
+        } else {
+          candidates = this.#repo.liveByIds(project.id, parseFlagIds(request.ids).valid)
+        }
+        const flags = this.#editable(project, candidates, userId)
+        if ('ids' in request) {
+          const found = new Set(flags.map((f) => f.id))
+          for (const raw of request.ids) {
+            const [id] = parseFlagIds([raw]).valid
+            if (id === undefined) errors.push({ id: raw, reason: 'Invalid flag ID format' })
+            else if (!found.has(id)) errors.push({ id, reason: 'Flag not found' })
+          }
+        }
+        const batch = new Set(flags.map((f) => f.id))
+        const experiments = this.#repo.experimentIds([...batch])
+        const deleted: BulkDeleted[] = []
+        const now = iso(this.#deps.clock.now())
+        for (const flag of flags) {
+          const linked = experiments.get(flag.id) ?? []
+          if (linked.length > 0) {
+            errors.push({ id: flag.id, key: flag.key, reason: `Cannot delete a feature flag linked to active experiment(s): ${linked.join(', ')}` })
+            continue
+          }
+          const dependents = this.#repo.dependents(project.id, flag.id).filter((d) => !batch.has(d.id))
+          if (dependents.length > 0) {
+            errors.push({ id: flag.id, key: flag.key, reason: `Cannot delete because other flags depend on it: ${describeFlags(dependents, 3)}` })
+            continue
+          }
+          const next: FeatureFlagRecord = { ...flag, deleted: true, last_modified_by_id: userId, updated_at: now }
+          this.#repo.update(next)
+          this.#log(project, userId, flag.id, 'deleted', flag.key, changesBetween(FLAG_SCOPE, activitySnapshot(flag), activitySnapshot(next)))
+          deleted.push({ id: flag.id, key: flag.key, ...rolloutInfo(flag.filters) })
+        }
+        return { deleted, errors }
+      })
+      .immediate()
+    if (result.deleted.length > 0) this.#changed(project.id)
+    return result
   }
 
   create(project: Project, body: unknown, userId: number): FeatureFlagObject {
@@ -135,6 +242,11 @@ export class FeatureFlags {
         }
         const id = this.#repo.insert(record)
         this.#log(project, userId, id, 'created', record.key, [])
+        // PostHog gives every new flag its usage dashboard unless asked not to; enriched tiles come later,
+        // from the `dashboard` action.
+        if (body._should_create_usage_dashboard !== false) {
+          this.#deps.dashboards.createUsageDashboard(project.id, { id, key: record.key, usage_dashboard_id: null, has_enriched_analytics: false }, userId)
+        }
         return this.get(project, id, userId)
       })
       .immediate()
@@ -151,7 +263,9 @@ export class FeatureFlags {
         assertValid(compiled().update, body)
         const next = recordFromUpdate(current, body, this.#applyContext(project))
         this.#checkStateChange(project, current, body)
-        if (body.version !== undefined && body.version !== current.version) throw this.#conflict(project, current, userId)
+        if (body.version !== undefined && body.version !== current.version && conflictingFields(current, next, body, userId).length > 0) {
+          throw this.#conflict(project, current, userId)
+        }
         const unchanged =
           changesBetween(FLAG_SCOPE, activitySnapshot(current), activitySnapshot(next)).length === 0 &&
           next.created_at === current.created_at &&

@@ -78,7 +78,7 @@ t.test('feature flag activity', async (t) => {
   t.test('a refused change writes no activity', async (t) => {
     const before = (await server.api('GET', `${flags}activity/`)).body.total_count
     t.equal((await server.api('PATCH', `${flags}${other.id}/`, { key: 'not valid!' })).status, 400)
-    t.equal((await server.api('PATCH', `${flags}${other.id}/`, { name: 'late', version: 7 })).status, 409)
+    t.equal((await server.api('PATCH', `${flags}${other.id}/`, { name: 'late', version: 7, original_flag: { name: 'before' } })).status, 409)
     t.equal((await server.api('GET', `${flags}activity/`)).body.total_count, before)
   })
 })

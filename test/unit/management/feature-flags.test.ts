@@ -2,7 +2,9 @@ import t from 'tap'
 import {
   activeFlagDefinitions,
   flagStatus,
+  flagStatusReason,
   liveFlagDefinitions,
+  rolloutInfo,
   type FeatureFlagRecord,
 } from '../../../src/management/index.js'
 import { flagWorld, simple, T0 } from './flag-fixture.js'
@@ -35,7 +37,7 @@ t.test('creating a flag', async (t) => {
       performed_rollback: false,
       can_edit: true,
       tags: [],
-      usage_dashboard: null,
+      usage_dashboard: Number,
       analytics_dashboards: [],
       has_enriched_analytics: false,
       is_remote_configuration: false,
@@ -108,17 +110,25 @@ t.test('updating a flag', async (t) => {
     t.equal(activity(w, flag.id).length, before)
   })
 
-  t.test('a stale version answers 409 with the current flag', async (t) => {
-    const error = t.throws(() => w.update(flag.id, { name: 'third', version: 1 })) as unknown as { status: number; code: string; detail: string; extra: { original_flag: { version: number; name: string } } }
+  t.test('a stale version without original_flag is applied, as PostHog does', async (t) => {
+    const stale = w.update(flag.id, { name: 'third', version: 1 })
+    t.same([stale.name, stale.version], ['third', 3])
+    w.update(flag.id, { name: 'second', version: 3 })
+  })
+
+  t.test('a stale version answers 409 with the current flag when original_flag shows the field changed since', async (t) => {
+    const error = t.throws(() => w.update(flag.id, { name: 'third', version: 1, original_flag: { name: 'first' } })) as unknown as { status: number; code: string; detail: string; extra: { original_flag: { version: number; name: string } } }
     t.equal(error.status, 409)
     t.equal(error.code, 'conflict')
     t.equal(error.detail, 'The feature flag was updated by owner@example.com since you started editing it. Please refresh and try again.')
-    t.same([error.extra.original_flag.version, error.extra.original_flag.name], [2, 'second'])
+    t.same([error.extra.original_flag.version, error.extra.original_flag.name], [4, 'second'])
     t.equal(w.m.featureFlags.get(w.project, flag.id, w.owner.id).name, 'second', 'nothing was written')
+    t.equal(w.update(flag.id, { name: 'second', version: 1, original_flag: { name: 'first' } }).version, 4, 'writing what is already there does not conflict')
+    t.equal(w.update(flag.id, { active: true, version: 1, original_flag: { name: 'first', active: false } }).active, true, 'nor does a field nobody else changed')
   })
 
   t.test('the current version is accepted', async (t) => {
-    t.equal(w.update(flag.id, { name: 'third', version: 2 }).version, 3)
+    t.equal(w.update(flag.id, { name: 'third', version: 5 }).version, 6)
   })
 
   t.test('activating clears performed_rollback', async (t) => {
@@ -259,6 +269,31 @@ t.test('flagStatus', async (t) => {
   t.equal(flagStatus(flag({ ...full, multivariate: variants(100) }), T0), 'STALE')
   t.equal(flagStatus(flag({ ...full, multivariate: variants(50) }), T0), 'ACTIVE')
   t.equal(flagStatus(flag({ groups: [{ properties: [], rollout_percentage: 100, variant: 'a' }], multivariate: variants(50) }), T0), 'STALE')
+})
+
+t.test('flagStatusReason gives PostHog\'s sentence for each status', async (t) => {
+  const flag = (filters: Record<string, unknown>, extra: Partial<FeatureFlagRecord> = {}) =>
+    ({ filters, active: true, deleted: false, created_at: '2023-01-01T00:00:00.000Z', ...extra }) as FeatureFlagRecord
+  const full = { groups: [{ properties: [], rollout_percentage: 100 }] }
+  const variants = { variants: [{ key: 'a', rollout_percentage: 0 }, { key: 'b', rollout_percentage: 100 }] }
+  t.same(flagStatusReason(flag(full, { deleted: true }), T0), { status: 'DELETED', reason: 'Flag has been deleted' })
+  t.same(flagStatusReason(flag(full), T0), { status: 'STALE', reason: 'This boolean flag will always evaluate to "true"' })
+  t.same(flagStatusReason(flag({ ...full, multivariate: variants }), T0), { status: 'STALE', reason: 'This flag will always use the variant "b"' })
+  t.same(
+    flagStatusReason(flag({ groups: [{ properties: [], rollout_percentage: 100, variant: 'a' }], multivariate: variants }), T0).reason,
+    'This flag will always use the variant "a"',
+    "a fully rolled-out condition's override wins over the 100 % variant",
+  )
+  t.same(flagStatusReason(flag(full, { active: false }), T0), { status: 'ACTIVE', reason: 'Flag is active and being evaluated' })
+})
+
+t.test('rolloutInfo says how far a deleted flag was rolled out', async (t) => {
+  const variants = { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] }
+  t.same(rolloutInfo({ groups: [{ properties: [], rollout_percentage: 100 }] }), { rollout_state: 'fully_rolled_out', active_variant: null })
+  t.same(rolloutInfo({ groups: [{ properties: [], rollout_percentage: 100, variant: 'b' }], multivariate: variants }), { rollout_state: 'fully_rolled_out', active_variant: 'b' })
+  t.same(rolloutInfo({ groups: [{ properties: [], rollout_percentage: 100 }], multivariate: variants }), { rollout_state: 'partial', active_variant: null }, 'no variant takes everyone')
+  t.same(rolloutInfo({ groups: [{ rollout_percentage: 0 }, { properties: [{ key: 'x' }], rollout_percentage: 0 }] }), { rollout_state: 'not_rolled_out', active_variant: null })
+  t.same(rolloutInfo({ groups: [{ rollout_percentage: 0 }, { rollout_percentage: null }] }), { rollout_state: 'partial', active_variant: null }, 'null is not 0 %')
 })
 
 t.test('flag definitions for evaluation', async (t) => {

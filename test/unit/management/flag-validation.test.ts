@@ -31,7 +31,7 @@ t.test('flag create validation', async (t) => {
     ['key is unique among live flags', { key: 'taken' }, { code: 'unique', attr: 'key', detail: 'There is already a feature flag with this key.' }],
     ['active must be a boolean', { key: 'a1', active: 'yes' }, { code: 'invalid_input', attr: 'active' }],
     ['tags must be strings', { key: 'a2', tags: [1] }, { code: 'invalid_input', attr: 'tags.0' }],
-    ['evaluation_runtime is a choice', { key: 'a3', evaluation_runtime: 'edge' }, { code: 'invalid_input', attr: 'evaluation_runtime' }],
+    ['evaluation_runtime is a choice', { key: 'a3', evaluation_runtime: 'edge' }, { code: 'invalid_choice', detail: '"edge" is not a valid choice.', attr: 'evaluation_runtime' }],
     ['rollout_percentage must be a number', { key: 'a4', filters: { groups: [{ rollout_percentage: 'all' }] } }, { code: 'invalid_input', attr: 'filters.groups.0.rollout_percentage' }],
     ['a condition needs a key', { key: 'a5', filters: { groups: [{ properties: [{ value: 1, type: 'person' }] }] } }, { code: 'required', attr: 'key' }],
     ['filters need a condition set on create', { key: 'b1', filters: { groups: [] } }, { code: 'invalid', attr: 'filters', detail: 'Feature flags must have at least one condition set (group).' }],
