@@ -54,11 +54,13 @@ export const CATALOGUE = {
     type: 'authentication_error',
     detail: 'You do not have permission to perform this action.',
   },
-  // 404 / 405 / 409 / 413 — the resource
+  // 404 / 405 / 409 / 413 / 415 — the resource
   not_found: { status: 404, type: 'invalid_request', detail: 'Not found.' },
   method_not_allowed: { status: 405, type: 'invalid_request', detail: 'Method not allowed.' },
   conflict: { status: 409, type: 'invalid_request', detail: 'The resource was changed by someone else.' },
   request_too_large: { status: 413, type: 'client_error', detail: 'Request too large.' },
+  // capture v1 (/i/v1/analytics/events) takes JSON only, in the encodings it names
+  unsupported_media_type: { status: 415, type: 'invalid_request', detail: 'Unsupported media type in request.' },
   // 429 / 5xx — the service
   throttled: { status: 429, type: 'throttled_error', detail: 'Request was throttled.' },
   internal_error: { status: 500, type: 'server_error', detail: 'Internal server error.' },

@@ -69,6 +69,14 @@ export function parseTimestamp(value: unknown): number | null {
   return null
 }
 
+/** RFC 3339 as chrono's `parse_from_rfc3339` reads it: a full date and time, and a zone (`Z` or `±HH:MM`). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/
+
+/** An RFC 3339 time in ms, or null: capture v1 takes nothing else (no date alone, no zone left out, no epoch numbers). */
+export function parseRfc3339(value: string): number | null {
+  return RFC3339.test(value) ? parseTimestamp(value) : null
+}
+
 /**
  * Whether the calendar has that day. Date.UTC rolls 2023-02-30 over into March and 25:00 into the next day;
  * Rust capture's parsers refuse such times, so the event gets the time of receipt instead.
