@@ -19,7 +19,8 @@ export const REQUEST_HEADERS = [
 /**
  * Headers asked for only where they mean something, saving a call into uWS each elsewhere: Transfer-Encoding
  * when there is no Content-Length, If-None-Match on GET and HEAD, Access-Control-Request-Headers on OPTIONS,
- * and those a route lists in `readsHeaders` (the ones /decide judges the caller's runtime by).
+ * and those a route lists in `readsHeaders` (the ones /decide judges the caller's runtime by, and capture
+ * v1's PostHog-* request headers).
  */
 export type ConditionalHeader =
   | 'transfer-encoding'
@@ -29,6 +30,10 @@ export type ConditionalHeader =
   | 'referer'
   | 'sec-fetch-mode'
   | 'sec-fetch-site'
+  | 'posthog-sdk-info'
+  | 'posthog-attempt'
+  | 'posthog-request-id'
+  | 'posthog-request-timestamp'
 
 /** Lower-case names; a header sent more than once has its first value, one absent or empty is left out. */
 export type RequestHeaders = Partial<Record<(typeof REQUEST_HEADERS)[number] | ConditionalHeader, string>>

@@ -24,3 +24,17 @@ export interface SerializedError {
 }
 
 export type ParseTaskResult = ({ ok: true } & EncodedPayload) | { ok: false; error: SerializedError }
+
+/** The `parseV1Batch` pool task: a capture v1 body, its project and headers already read on the main thread. */
+export interface V1ParseTask {
+  body: ArrayBuffer
+  encoding: string | null
+  maxBytes: number
+  ip: string | null
+  now: number
+  project: { id: number; anonymizeIps: boolean }
+  lib: { name: string; version: string } | null
+  sentAt: number
+}
+
+export type V1ParseTaskResult = ({ ok: true; response: string } & EncodedPayload) | { ok: false; error: SerializedError }

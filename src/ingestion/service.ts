@@ -10,11 +10,13 @@ import type { Counter } from 'prom-client'
 import type { ProjectResolver } from '../management/project-resolver.js'
 import type { Metrics } from '../observability/metrics.js'
 import type { WorkerPool } from '../pool/index.js'
-import { decodeBodyBytes } from './decode.js'
+import { encodeV1Batch, type V1ParseContext } from './capture-v1/batch.js'
+import { readV1Envelope, type V1Headers } from './capture-v1/request.js'
+import { decodeBodyBytes, decodeContentEncoding } from './decode.js'
 import { encodeCapture, encodePayload, type EncodedPayload } from './frames.js'
 import { engageRule } from './engage.js'
 import { parsePayload } from './parse.js'
-import type { ParseTask, ParseTaskResult, SerializedError } from './parse-task.js'
+import type { ParseTask, ParseTaskResult, SerializedError, V1ParseTask, V1ParseTaskResult } from './parse-task.js'
 import type { SpikeDetector } from './spike.js'
 import type { SpoolWriter } from './spool/writer.js'
 import type { Lane } from './types.js'
@@ -33,6 +35,15 @@ function decodedSize(body: Buffer): number {
   return body.length
 }
 
+/**
+ * The body as an ArrayBuffer a worker may take over: its own when the body is all of it (a joined body, or one
+ * chunk over 4 KB, is), else a copy (never a shared pool slab or uWS memory).
+ */
+function transferable(body: Buffer): ArrayBuffer {
+  const whole = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+  return whole ? (body.buffer as ArrayBuffer) : new Uint8Array(body).buffer
+}
+
 export interface CaptureRequest {
   body: Buffer
   contentType: string | undefined
@@ -44,6 +55,15 @@ export interface CaptureRequest {
   maxBytes: number
   /** Sent to `/engage/`, where an event without a name is an engage update. */
   engage: boolean
+}
+
+/** A capture v1 request (`POST /i/v1/analytics/events`): its headers decide the project and the decoding. */
+export interface CaptureV1Request {
+  headers: V1Headers
+  body: Buffer
+  ip: string | null
+  /** Decoded size limit (the route's body limit). */
+  maxBytes: number
 }
 
 export interface IngestionDeps {
@@ -58,6 +78,11 @@ export interface IngestionDeps {
 function rethrow(error: SerializedError): never {
   if (error.code in CATALOGUE) throw new AppError(error.code as CatalogueCode, { detail: error.detail, attr: error.attr })
   throw new AppError('invalid_payload', { detail: error.detail, attr: error.attr })
+}
+
+/** Decoded, parsed and framed on this thread; a function of its own for the reason #encodeInline is. */
+function encodeV1Inline(req: CaptureV1Request, encoding: string | null, ctx: V1ParseContext): { encoded: EncodedPayload; response: string } {
+  return encodeV1Batch(decodeContentEncoding(req.body, encoding, req.maxBytes).toString('utf8'), ctx)
 }
 
 export class IngestionService {
@@ -79,10 +104,7 @@ export class IngestionService {
     const queryToken = req.query.get('token') ?? req.query.get('api_key')
     let encoded: EncodedPayload
     if (this.#d.pool && decodedSize(req.body) > INLINE_PARSE_MAX_BYTES) {
-      // The worker takes the body's ArrayBuffer over when the body is all of it (a joined body, or one chunk
-      // over 4 KB, is); otherwise it gets a copy of its own (never a shared pool slab or uWS memory).
-      const whole = req.body.byteOffset === 0 && req.body.byteLength === req.body.buffer.byteLength
-      const body = whole ? (req.body.buffer as ArrayBuffer) : new Uint8Array(req.body).buffer
+      const body = transferable(req.body)
       const task: ParseTask = {
         body,
         contentType: req.contentType,
@@ -102,6 +124,30 @@ export class IngestionService {
     for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
     await this.#append(encoded, now)
     return { accepted: encoded.offsets.length - 1 }
+  }
+
+  /**
+   * Capture v1: the same spool, lanes and consumer as /batch/, after v1's own checks of headers and body.
+   * Resolves with the answer's text (per-event results) once every kept event is durable; v1's per-event
+   * `retry` is never needed, as a spool that can't take the batch refuses all of it (503).
+   */
+  async captureV1(req: CaptureV1Request): Promise<string> {
+    const envelope = readV1Envelope(req.headers)
+    const project = this.#d.resolveProject(envelope.token, undefined)
+    const now = this.#d.clock.now()
+    const ctx = { now, ip: req.ip, project: { id: project.id, anonymizeIps: project.anonymizeIps }, lib: envelope.lib, sentAt: envelope.sentAt }
+    let result: { encoded: EncodedPayload; response: string }
+    if (this.#d.pool && decodedSize(req.body) > INLINE_PARSE_MAX_BYTES) {
+      const body = transferable(req.body)
+      const task: V1ParseTask = { body, encoding: envelope.encoding, maxBytes: req.maxBytes, ...ctx }
+      const done = await this.#d.pool.run<V1ParseTaskResult>('parseV1Batch', task, [body])
+      if (!done.ok) rethrow(done.error)
+      result = { encoded: done, response: done.response }
+    } else result = encodeV1Inline(req, envelope.encoding, ctx)
+    const { encoded, response } = result
+    for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
+    await this.#append(encoded, now)
+    return response
   }
 
   /**

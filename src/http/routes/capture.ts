@@ -3,14 +3,18 @@
  * /i/v0/ai/batch/ are the paths PostHog's SDKs use for the same thing. Every one accepts every payload shape (one event,
  * an array, a batch object), as PostHog capture does. 200 `{"status": 1}` is sent only once the events
  * are durable in the spool; `beacon=1` (sendBeacon) gets 204.
+ *
+ * /i/v1/analytics/events is PostHog's capture v1 (posthog-node with POSTHOG_CAPTURE_MODE=v1): its own body
+ * and headers, the key in `Authorization: Bearer`, and a 200 naming each event's outcome by uuid, which the
+ * SDK reads to decide what to resend. Its events go to the same spool as /batch/'s.
  */
 import { AppError } from '../../common/errors.js'
 import type { IngestionService } from '../../ingestion/service.js'
 import { clientIp } from '../client-ip.js'
-import { empty, json, JSON_HEADERS } from '../reply.js'
+import { empty, json, JSON_HEADERS, rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import { preflightReply } from '../server.js'
-import type { Handler, Reply } from '../types.js'
+import type { ConditionalHeader, Handler, Reply } from '../types.js'
 
 export interface CaptureLimits {
   captureMaxBytes: number
@@ -49,6 +53,32 @@ function captureHandler(ingestion: IngestionService, maxBytes: number, engage: b
   }
 }
 
+/** Capture v1's headers beyond the ones every request has read (REQUEST_HEADERS). */
+const V1_HEADERS: readonly ConditionalHeader[] = ['user-agent', 'posthog-sdk-info', 'posthog-attempt', 'posthog-request-id', 'posthog-request-timestamp']
+const NO_BODY = Buffer.alloc(0)
+
+function captureV1Handler(ingestion: IngestionService, maxBytes: number): Handler {
+  return async (ctx) => {
+    const h = ctx.headers
+    const response = await ingestion.captureV1({
+      headers: {
+        authorization: h.authorization,
+        contentType: h['content-type'],
+        contentEncoding: h['content-encoding'],
+        userAgent: h['user-agent'],
+        sdkInfo: h['posthog-sdk-info'],
+        attempt: h['posthog-attempt'],
+        requestId: h['posthog-request-id'],
+        requestTimestamp: h['posthog-request-timestamp'],
+      },
+      body: ctx.body ?? NO_BODY,
+      ip: clientIp(ctx),
+      maxBytes,
+    })
+    return rawJson(200, response)
+  }
+}
+
 export function registerCaptureRoutes(router: Router, ingestion: IngestionService, limits: CaptureLimits): void {
   const routes: Array<[string, number]> = [
     ['/capture/', limits.captureMaxBytes],
@@ -65,5 +95,9 @@ export function registerCaptureRoutes(router: Router, ingestion: IngestionServic
     router.add(['post', 'get'], path, captureHandler(ingestion, maxBytes, path === '/engage/'), options)
     router.add('options', path, preflightReply, options)
   }
+  // POST only, as Rust capture's v1 router (OPTIONS answers browsers' preflight)
+  const v1 = { maxBodyBytes: limits.batchMaxBytes, cors: true, readsHeaders: V1_HEADERS }
+  router.add('post', '/i/v1/analytics/events', captureV1Handler(ingestion, limits.batchMaxBytes), v1)
+  router.add('options', '/i/v1/analytics/events', preflightReply, { maxBodyBytes: 0, cors: true })
   router.add('get', '/', () => json(200, { status: 1, service: 'skylark' }), { maxBodyBytes: 0 })
 }

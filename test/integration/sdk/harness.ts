@@ -180,7 +180,7 @@ export function summarise(log: readonly Exchange[]): string[] {
   return [...lines].map(([line, { n, sizes }]) => `${n}× ${line}${sizes.length ? ` [${Math.min(...sizes)}–${Math.max(...sizes)} B]` : ''}`)
 }
 
-export const CAPTURE_PATH = /^\/(e|i\/v0\/e|batch|capture|track|engage)\/?$/
+export const CAPTURE_PATH = /^\/(e|i\/v0\/e|batch|capture|track|engage|i\/v1\/analytics\/events)\/?$/
 
 /**
  * Every exchange answered 2xx (or 304 for definitions), none failed, and no capture body was sent twice
