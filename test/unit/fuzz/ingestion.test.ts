@@ -8,15 +8,14 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import t from 'tap'
-import { isAppError } from '../../../src/common/errors.js'
 import { decodeBodyBytes } from '../../../src/ingestion/decode.js'
 import { decodeCapture, encodeCapture, encodePayload } from '../../../src/ingestion/frames.js'
 import { readFrame } from '../../../src/ingestion/spool/format.js'
 import { parsePayload, type ParseContext } from '../../../src/ingestion/parse.js'
 import { AppError } from '../../../src/common/errors.js'
-import { Rng, fuzzSeed } from './rng.js'
+import type { Rng } from './rng.js'
+import { fuzzCases, fuzzRun } from './run.js'
 import {
-  POLLUTION_MARKER,
   bombBodies,
   encode,
   hostileString,
@@ -30,12 +29,10 @@ import {
   truncate,
 } from './values.js'
 
-const SEED = fuzzSeed()
-const CASES = Number(process.env.FUZZ_UNIT_CASES ?? 30_000)
-const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZZ_CASE)
+const RUN = fuzzRun(30_000)
 const MAX_BYTES = 2 * 1024 * 1024
 // About 0.5 ms a case on a slow machine; larger runs (FUZZ_UNIT_CASES, the soak) get the time they need.
-t.setTimeout(Math.max(120_000, CASES * 2))
+t.setTimeout(Math.max(120_000, RUN.cases * 2))
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 let uuidCounter = 0
@@ -109,63 +106,37 @@ function body(rng: Rng): { body: Buffer; contentType: string | undefined; conten
   return { body: encoded.body, contentType: encoded.headers['content-type'], contentEncoding: encoded.headers['content-encoding'], compression }
 }
 
-t.test(`capture core under ${CASES} hostile bodies (FUZZ_SEED=${SEED})`, async (t) => {
-  const outcomes = new Map<string, number>()
-  const failures: string[] = []
-  let slowest = 0
-  for (let i = ONLY ?? 0; i < (ONLY === null ? CASES : ONLY + 1) && failures.length < 10; i++) {
-    if (process.env.FUZZ_TRACE) process.stderr.write(`case ${i}\n`)
-    const rng = new Rng(SEED, i)
+t.test(`capture core under ${RUN.cases} hostile bodies (FUZZ_SEED=${RUN.seed})`, async (t) => {
+  fuzzCases(t, RUN, 'body', (rng) => {
     const input = body(rng)
     // A tenth of the bodies go to /engage/, where events without a name become $identify.
     const engage = rng.chance(0.1)
     context.engage = engage ? 'nameless' : undefined
-    const started = performance.now()
-    let outcome: string
-    try {
-      const decoded = decodeBodyBytes({ ...input, maxBytes: MAX_BYTES })
-      lastUuid = null
-      const parsed = parsePayload(decoded.text, context)
-      const encoded = encodePayload(parsed)
-      if (parsed.events.length === 1) {
-        const inputs = { teamId: 7, anonymizeIps: false, now: context.now, ip: context.ip, queryUnderscore: null, uuid: lastUuid, engage }
-        const spooled = encodeCapture(parsed, inputs, decoded.bytes ?? Buffer.from(decoded.text, 'utf8'))
-        const frame = readFrame(Buffer.from(spooled.frames), 0)
-        if (frame.status !== 'ok') throw new Error(`the capture frame does not read back: ${frame.status}`)
-        const again = decodeCapture(frame.payload)
-        // The events were completed in place: compare them as they are now, not as they were parsed.
-        const json = (p: { events: unknown; warnings: unknown }) => JSON.parse(JSON.stringify([p.events, p.warnings])) as unknown
-        if (!isDeepStrictEqual(json(again), json(parsed))) {
-          throw new Error(`the consumer's parse differs: ${JSON.stringify(again).slice(0, 300)} vs ${JSON.stringify(parsed).slice(0, 300)}`)
-        }
-      }
-      for (const e of parsed.events) {
-        const ok =
-          typeof e.event === 'string' && e.event.length > 0 && e.event.length <= 200 &&
-          typeof e.distinct_id === 'string' && e.distinct_id.trim() !== '' && [...e.distinct_id].length <= 200 &&
-          UUID.test(e.uuid) && Number.isFinite(e.timestamp) && e.team_id === 7 &&
-          typeof e.properties === 'object' && e.properties !== null && !Array.isArray(e.properties)
-        if (!ok) throw new Error(`malformed event: ${JSON.stringify(e).slice(0, 300)}`)
-      }
-      if (encoded.offsets.length !== parsed.events.length + 1) throw new Error('frames do not match events')
-      outcome = `accepted ${parsed.events.length > 0 ? 'some' : 'none'}`
-    } catch (error) {
-      if (isAppError(error) && error.status >= 400 && error.status < 500) outcome = `${error.status} ${error.code}`
-      else {
-        outcome = 'crash'
-        failures.push(`case ${i}: ${error instanceof Error ? error.stack : String(error)}`.slice(0, 1500))
+    const decoded = decodeBodyBytes({ ...input, maxBytes: MAX_BYTES })
+    lastUuid = null
+    const parsed = parsePayload(decoded.text, context)
+    const encoded = encodePayload(parsed)
+    if (parsed.events.length === 1) {
+      const inputs = { teamId: 7, anonymizeIps: false, now: context.now, ip: context.ip, queryUnderscore: null, uuid: lastUuid, engage }
+      const spooled = encodeCapture(parsed, inputs, decoded.bytes ?? Buffer.from(decoded.text, 'utf8'))
+      const frame = readFrame(Buffer.from(spooled.frames), 0)
+      if (frame.status !== 'ok') throw new Error(`the capture frame does not read back: ${frame.status}`)
+      const again = decodeCapture(frame.payload)
+      // The events were completed in place: compare them as they are now, not as they were parsed.
+      const json = (p: { events: unknown; warnings: unknown }) => JSON.parse(JSON.stringify([p.events, p.warnings])) as unknown
+      if (!isDeepStrictEqual(json(again), json(parsed))) {
+        throw new Error(`the consumer's parse differs: ${JSON.stringify(again).slice(0, 300)} vs ${JSON.stringify(parsed).slice(0, 300)}`)
       }
     }
-    const ms = performance.now() - started
-    slowest = Math.max(slowest, ms)
-    if (ms > 2000) failures.push(`case ${i}: took ${Math.round(ms)} ms`)
-    if ((Object.prototype as Record<string, unknown>)[POLLUTION_MARKER] !== undefined) {
-      failures.push(`case ${i}: Object.prototype.${POLLUTION_MARKER} was set`)
-      delete (Object.prototype as Record<string, unknown>)[POLLUTION_MARKER]
+    for (const e of parsed.events) {
+      const ok =
+        typeof e.event === 'string' && e.event.length > 0 && e.event.length <= 200 &&
+        typeof e.distinct_id === 'string' && e.distinct_id.trim() !== '' && [...e.distinct_id].length <= 200 &&
+        UUID.test(e.uuid) && Number.isFinite(e.timestamp) && e.team_id === 7 &&
+        typeof e.properties === 'object' && e.properties !== null && !Array.isArray(e.properties)
+      if (!ok) throw new Error(`malformed event: ${JSON.stringify(e).slice(0, 300)}`)
     }
-    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
-  }
-  t.same(failures, [], `every body is accepted or refused with a 4xx (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)
-  t.ok((outcomes.get('accepted some') ?? 0) > CASES / 20 || ONLY !== null, 'a fair share of the bodies got through to the events')
-  t.comment(`outcomes: ${JSON.stringify(Object.fromEntries([...outcomes].sort((a, b) => b[1] - a[1])))}; slowest case ${slowest.toFixed(1)} ms`)
+    if (encoded.offsets.length !== parsed.events.length + 1) throw new Error('frames do not match events')
+    return `accepted ${parsed.events.length > 0 ? 'some' : 'none'}`
+  })
 })

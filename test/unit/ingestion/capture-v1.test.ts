@@ -3,21 +3,13 @@ import t from 'tap'
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib'
 import { encodeV1Batch, parseV1Batch, type V1ParseContext } from '../../../src/ingestion/capture-v1/batch.js'
 import { readV1Envelope, sdkLib, type V1Headers } from '../../../src/ingestion/capture-v1/request.js'
+import { V1_HEADERS } from '../../helpers/capture-v1.js'
 import { decodeContentEncoding } from '../../../src/ingestion/decode.js'
 import { decodeEventParts } from '../../../src/ingestion/frames.js'
 import { HEADER_BYTES } from '../../../src/ingestion/spool/format.js'
 import { parseRfc3339 } from '../../../src/ingestion/timestamps.js'
 
 const NOW = Date.parse('2026-03-19T14:30:00Z')
-const HEADERS: V1Headers = {
-  authorization: 'Bearer phc_test',
-  contentType: 'application/json',
-  userAgent: 'posthog-node/5.70.0',
-  sdkInfo: 'posthog-node/5.70.0',
-  attempt: '1',
-  requestId: '019cf0a2-7b1c-7d3e-9f00-123456789abc',
-  requestTimestamp: '2026-03-19T14:30:00.000Z',
-}
 const ctx = (over: Partial<V1ParseContext> = {}): V1ParseContext => ({
   now: NOW,
   ip: '203.0.113.9',
@@ -34,17 +26,17 @@ const parse = (batch: unknown[], over: Partial<V1ParseContext> = {}) => parseV1B
 const results = (batch: unknown[], over: Partial<V1ParseContext> = {}) => JSON.parse(parse(batch, over).response).results
 
 t.test('readV1Envelope takes the key from Authorization: Bearer and reads the PostHog-* headers', async (t) => {
-  const envelope = readV1Envelope(HEADERS)
+  const envelope = readV1Envelope(V1_HEADERS)
   t.same(envelope, { token: 'phc_test', lib: { name: 'posthog-node', version: '5.70.0' }, sentAt: NOW, encoding: null })
-  t.equal(readV1Envelope({ ...HEADERS, authorization: 'bEaReR   phc_test  ' }).token, 'phc_test', 'the scheme in any case, the key trimmed')
-  t.equal(readV1Envelope({ ...HEADERS, contentType: 'Application/JSON; charset=utf-8', contentEncoding: 'GZIP' }).encoding, 'gzip')
+  t.equal(readV1Envelope({ ...V1_HEADERS, authorization: 'bEaReR   phc_test  ' }).token, 'phc_test', 'the scheme in any case, the key trimmed')
+  t.equal(readV1Envelope({ ...V1_HEADERS, contentType: 'Application/JSON; charset=utf-8', contentEncoding: 'GZIP' }).encoding, 'gzip')
   t.same(sdkLib('posthog/sub-sdk/2.3.4'), { name: 'posthog/sub-sdk', version: '2.3.4' }, 'split at the last slash')
   for (const bad of ['no-slash', '/1.0.0', 'posthog-rs/', ' / ', `posthog-rs/${'9'.repeat(200)}`]) t.equal(sdkLib(bad), null, `no $lib from ${JSON.stringify(bad.slice(0, 20))}`)
 })
 
 t.test('readV1Envelope refuses requests as Rust capture v1 does, in its order', async (t) => {
   const refused = (over: Partial<V1Headers>, code: string, status: number, detail?: RegExp) => {
-    const headers = { ...HEADERS, ...over }
+    const headers = { ...V1_HEADERS, ...over }
     for (const key of Object.keys(over) as Array<keyof V1Headers>) if (over[key] === undefined) delete headers[key]
     t.throws(() => readV1Envelope(headers), { code, status, ...(detail ? { detail } : {}) }, `${JSON.stringify(over)} → ${status} ${code}`)
   }
