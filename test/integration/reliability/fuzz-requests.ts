@@ -1,10 +1,12 @@
 /**
  * Builds the HTTP fuzz's requests: for case i, a route from the server's own table, its path parameters,
  * query, headers and body, all drawn from `Rng(seed, i)`. Public routes get hostile payloads in every
- * encoding; management routes get broken flag, cohort, experiment and role bodies with a valid key (so
- * they reach the domain rules) and sometimes a broken one.
+ * encoding (capture v1 its own batches and PostHog-* headers, the key as Bearer); management routes get broken
+ * flag, cohort, experiment and role bodies with a valid key (so they reach the domain rules) and sometimes a
+ * broken one.
  */
 import { randomUUID } from 'node:crypto'
+import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib'
 import type { Route } from '../../../src/http/router.js'
 import { Rng } from '../../unit/fuzz/rng.js'
 import { captureEvent, cohortBody, decideBody, experimentBody, flagBody, propertyFilter } from '../../unit/fuzz/shapes.js'
@@ -47,7 +49,8 @@ export interface FuzzRequest {
   uuids: string[]
 }
 
-const CAPTURE = new Set(['/capture/', '/e/', '/i/v0/e/', '/track/', '/engage/', '/batch/'])
+const CAPTURE = new Set(['/capture/', '/e/', '/i/v0/e/', '/track/', '/engage/', '/batch/', '/i/v1/analytics/events'])
+const CAPTURE_V1 = '/i/v1/analytics/events'
 const DECIDE = new Set(['/decide/', '/flags/'])
 /**
  * Routes whose work grows with the stored data (they walk every person or scan events): still fuzzed, less
@@ -156,6 +159,43 @@ function captureBody(rng: Rng, i: number, t: FuzzTargets): Record<string, unknow
   ])()
 }
 
+/** A capture v1 batch: /batch/'s hostile events in v1's shape (every field v1 requires, most well formed). */
+function captureV1Body(rng: Rng, i: number): Record<string, unknown> {
+  const batch = Array.from({ length: rng.size(5, 100) }, (_, k) => {
+    const { event, distinct_id: distinctId, properties } = captureEvent(rng)
+    return {
+      event,
+      uuid: garbageUuid(i, k),
+      distinct_id: typeof distinctId === 'string' ? distinctId : 'fuzz-0',
+      timestamp: rng.chance(0.9) ? new Date().toISOString() : hostileString(rng),
+      session_id: rng.chance(0.02) ? 7 : rng.pick([undefined, null, 'fuzz-session']),
+      options: rng.pick([undefined, {}, { process_person_profile: rng.pick([false, 'true', 'maybe']) }, 'x']),
+      properties,
+    }
+  })
+  return { created_at: rng.chance(0.95) ? new Date().toISOString() : hostileString(rng), historical_migration: rng.chance(0.1), batch }
+}
+
+/** A capture v1 request: its headers (the key as Bearer) mostly right, its body broken as the others are. */
+function captureV1Request(rng: Rng, i: number, t: FuzzTargets, headers: Record<string, string>, uuids: string[]): Buffer {
+  Object.assign(headers, {
+    authorization: rng.weighted<string>([[12, `Bearer ${t.token}`], [1, 'Bearer phc_doesnotexist'], [1, `Bearer ${headerValue(rng)}`], [1, headerValue(rng)]]),
+    'content-type': 'application/json',
+    'user-agent': 'posthog-node/5.70.0',
+    'posthog-sdk-info': rng.chance(0.9) ? 'posthog-node/5.70.0' : headerValue(rng),
+    'posthog-attempt': rng.chance(0.9) ? '1' : headerValue(rng),
+    'posthog-request-id': rng.chance(0.9) ? randomUUID() : headerValue(rng),
+    'posthog-request-timestamp': rng.chance(0.9) ? new Date().toISOString() : headerValue(rng),
+  })
+  if (rng.chance(0.05)) delete headers[rng.pick(Object.keys(headers))]
+  const text = corrupt(rng, captureV1Body(rng, i))
+  uuids.push(...new Set(Buffer.isBuffer(text) ? text.toString('latin1').match(GARBAGE_UUID) ?? [] : text.match(GARBAGE_UUID) ?? []))
+  const raw = Buffer.isBuffer(text) ? text : Buffer.from(text)
+  const encoding = rng.pick([null, 'gzip', 'gzip', 'deflate', 'br'] as const)
+  if (encoding !== null) headers['content-encoding'] = encoding
+  return encoding === 'gzip' ? gzipSync(raw) : encoding === 'deflate' ? deflateRawSync(raw) : encoding === 'br' ? brotliCompressSync(raw) : raw
+}
+
 function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, unknown> {
   const p = route.pattern
   if (p.endsWith('/role_access/')) return { role_id: rng.chance(0.7) ? rng.pick(t.ids.role.length > 0 ? t.ids.role : ['x']) : hostileString(rng) }
@@ -188,7 +228,9 @@ export function fuzzRequest(seed: number, i: number, routes: readonly Route[], t
   let body: string | Buffer | undefined
   const uuids: string[] = []
 
-  if (kind === 'capture' || kind === 'decide') {
+  if (route.pattern === CAPTURE_V1 && method === 'POST') {
+    body = rng.chance(0.015) ? rng.pick(bombBodies()) : captureV1Request(rng, i, t, headers, uuids)
+  } else if (kind === 'capture' || kind === 'decide') {
     const json = method === 'GET' && rng.chance(0.7) ? JSON.stringify(kind === 'capture' ? captureBody(rng, i, t) : decideBody(rng, t.token)) : null
     const data = json !== null && json.length < 40_000 ? encodeURIComponent(Buffer.from(json).toString('base64')) : null
     if (data !== null) {
