@@ -60,8 +60,6 @@ export interface V1ParseContext {
   sentAt: number
 }
 
-export type V1Result = 'ok' | 'drop' | 'warning'
-
 export interface V1Parsed {
   parsed: ParsedPayload
   /** The 200 answer's text: `{"results": {<uuid>: {"result", "details"?}}}`, in the batch's order. */
