@@ -63,6 +63,12 @@ export class ExperimentRepository {
     return row ? toRecord(row) : null
   }
 
+  /** Any experiment of the project, deleted ones too (PATCH `deleted: false` restores them). */
+  getAny(teamId: number, id: number): ExperimentRecord | null {
+    const row = this.#db.prepare('SELECT * FROM experiments WHERE id = ? AND team_id = ?').get(id, teamId) as ExperimentRow | undefined
+    return row ? toRecord(row) : null
+  }
+
   list(teamId: number, filter: ExperimentListFilter, limit: number, offset: number): { count: number; records: ExperimentRecord[] } {
     const where = ['team_id = ?', 'deleted = 0', 'archived = ?']
     const params: unknown[] = [teamId, filter.archived ? 1 : 0]

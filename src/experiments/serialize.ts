@@ -1,11 +1,16 @@
 /**
- * The experiment object the API answers: stored fields, the embedded flag summary, the creator, and
+ * The experiment object the API answers: stored fields, the embedded flag summary, the creator, `status`
+ * and the flag's config projected into `parameters` (both derived from the flag, as PostHog does), and
  * PostHog's fields skylark does not model (holdouts, saved metrics, the new metrics engine, conclusions)
  * answered with their empty values.
  */
 import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord, UserSummary } from '../management/index.js'
+import type { EXPERIMENT_STATUSES } from '../schemas/experiment.js'
+import { projectFlagConfig } from './flag-config.js'
 import type { ExperimentRecord } from './record.js'
+
+export type ExperimentStatusLabel = (typeof EXPERIMENT_STATUSES)[number]
 
 export interface ExperimentFlagSummary {
   id: number
@@ -43,6 +48,7 @@ export interface ExperimentObject {
   created_at: string
   updated_at: string
   type: string
+  status: ExperimentStatusLabel
   exposure_criteria: null
   metrics: JsonObject[]
   metrics_secondary: JsonObject[]
@@ -68,6 +74,13 @@ export function flagSummary(flag: FeatureFlagRecord): ExperimentFlagSummary {
   }
 }
 
+/** PostHog's `status`: a launched, not ended experiment whose flag is off is `paused`. */
+export function statusLabel(e: Pick<ExperimentRecord, 'start_date' | 'end_date'>, flag: Pick<FeatureFlagRecord, 'active'> | null): ExperimentStatusLabel {
+  if (e.start_date === null) return 'draft'
+  if (e.end_date !== null) return 'stopped'
+  return flag && !flag.active ? 'paused' : 'running'
+}
+
 export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord | null, creator: UserSummary | null): ExperimentObject {
   return {
     id: e.id,
@@ -80,7 +93,7 @@ export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord 
     holdout: null,
     holdout_id: null,
     exposure_cohort: e.exposure_cohort_id,
-    parameters: e.parameters,
+    parameters: projectFlagConfig(e.parameters, flag),
     secondary_metrics: e.secondary_metrics,
     saved_metrics: [],
     filters: e.filters,
@@ -90,6 +103,7 @@ export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord 
     created_at: e.created_at,
     updated_at: e.updated_at,
     type: e.type,
+    status: statusLabel(e, flag),
     exposure_criteria: null,
     metrics: [],
     metrics_secondary: [],

@@ -7,7 +7,7 @@
  */
 import { iso, type Clock } from '../common/clock.js'
 import { AppError, ValidationError } from '../common/errors.js'
-import type { JsonObject } from '../common/json.js'
+import { isPlainObject } from '../common/json.js'
 import type { Page } from '../common/pagination.js'
 import {
   changesBetween,
@@ -29,13 +29,13 @@ import { ExperimentRepository, parseExperimentListQuery } from './repository.js'
 import { ExperimentResults, type ResultPackage } from './results.js'
 import { toExperimentObject, type ExperimentObject } from './serialize.js'
 import type { StatsRunner } from './stats-runner.js'
+import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
+import { LinkedFlags } from './linked-flag.js'
 import {
-  DEFAULT_VARIANTS,
   checkDates,
   checkEligibleFlag,
   checkName,
   checkNoGlobalProperties,
-  checkParameters,
   checkUpdatableKeys,
   checkVariantsUnchanged,
   flagVariants,
@@ -68,9 +68,11 @@ export class Experiments {
   readonly #deps: ExperimentDeps
   readonly #repo: ExperimentRepository
   readonly #results: ExperimentResults | null
+  readonly flags: LinkedFlags
 
   constructor(deps: ExperimentDeps) {
     this.#deps = deps
+    this.flags = new LinkedFlags(deps.featureFlags)
     this.#repo = new ExperimentRepository(deps.db)
     this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats) : null
   }
@@ -82,13 +84,14 @@ export class Experiments {
     return experiment
   }
 
-  #flag(experiment: ExperimentRecord): FeatureFlagRecord | null {
-    return this.#deps.featureFlags.repository.get(experiment.team_id, experiment.feature_flag_id)
+  /** The experiment's flag (deleted flags included: the experiment still names them). */
+  flagOf(experiment: ExperimentRecord): FeatureFlagRecord | null {
+    return this.flags.get(experiment.team_id, experiment.feature_flag_id)
   }
 
   toObject(experiment: ExperimentRecord): ExperimentObject {
     const creator = experiment.created_by_id === null ? null : this.#deps.accounts.userById(experiment.created_by_id)
-    return toExperimentObject(experiment, this.#flag(experiment), creator ? userSummary(creator) : null)
+    return toExperimentObject(experiment, this.flagOf(experiment), creator ? userSummary(creator) : null)
   }
 
   get(project: Project, id: number): ExperimentObject {
@@ -105,14 +108,12 @@ export class Experiments {
       .transaction(() => {
         assertValid(compiled().create, body)
         checkName(body.name)
-        checkParameters(body.parameters)
         const start = parseDateField(body.start_date, 'start_date') ?? null
         const end = parseDateField(body.end_date, 'end_date') ?? null
         checkDates(start, end)
-        checkNoGlobalProperties(body.filters)
         const flagId = this.#linkOrCreateFlag(project, body, start !== null, userId)
         const now = iso(this.#deps.clock.now())
-        const record: Omit<ExperimentRecord, 'id'> = {
+        return this.insert(project, userId, {
           team_id: project.id,
           name: body.name!,
           description: body.description ?? '',
@@ -120,7 +121,7 @@ export class Experiments {
           exposure_cohort_id: null,
           start_date: start,
           end_date: end,
-          parameters: body.parameters === undefined ? {} : body.parameters,
+          parameters: body.parameters === undefined ? {} : withoutFlagConfig(body.parameters)!,
           secondary_metrics: body.secondary_metrics ?? [],
           filters: body.filters ?? {},
           archived: body.archived ?? false,
@@ -129,54 +130,53 @@ export class Experiments {
           created_by_id: userId,
           created_at: now,
           updated_at: now,
-        }
-        const id = this.#repo.insert(record)
-        this.#log(project, userId, id, 'created', record.name, [])
-        return this.toObject({ ...record, id })
+        })
       })
       .immediate()
   }
 
-  /** PostHog reuses a live flag with the key (when eligible) and otherwise creates one, active once launched. */
+  /** Stores a new experiment (its flag already linked) and logs its creation. */
+  insert(project: Project, userId: number, record: Omit<ExperimentRecord, 'id'>): ExperimentObject {
+    const id = this.#repo.insert(record)
+    this.#log(project, userId, id, 'created', record.name, [])
+    return this.toObject({ ...record, id })
+  }
+
+  /**
+   * PostHog links a flag that exists with the key (refusing flag config in the same request: the flag is
+   * linked as it is) when it is eligible, and otherwise creates one from the config sent.
+   */
   #linkOrCreateFlag(project: Project, body: ExperimentWrite, launched: boolean, userId: number): number {
-    const flags = this.#deps.featureFlags
     const key = body.feature_flag_key!
-    const existing = flags.repository.liveByKey(project.id, key)
+    const existing = this.flags.liveByKey(project.id, key)
+    const change = flagConfigChange(body.parameters, null)
+    if (existing && change) {
+      throw new ValidationError(
+        'invalid',
+        `A feature flag with key '${key}' already exists; the experiment links to it as-is, so its config cannot be set here. ` +
+          'Omit feature_flag to reuse the existing flag, or edit the flag directly.',
+        'feature_flag',
+      )
+    }
+    if (change?.variants) checkVariants(change.variants)
+    checkNoGlobalProperties(body.filters)
     if (existing) {
       checkEligibleFlag(existing)
       return existing.id
     }
-    const parameters = body.parameters ?? {}
-    const variants = parameters.feature_flag_variants?.length ? parameters.feature_flag_variants : DEFAULT_VARIANTS
-    const filters: JsonObject = {
-      groups: [{ properties: [], rollout_percentage: 100 }],
-      multivariate: { variants: structuredClone(variants) },
-      aggregation_group_type_index: parameters.aggregation_group_type_index ?? null,
-      // PostHog writes the experiment's holdout here; skylark has no holdouts, so always none
-      holdout_groups: null,
-    }
-    const created = flags.create(
-      project,
-      {
-        key,
-        name: `Feature Flag for Experiment ${body.name}`,
-        filters,
-        active: launched,
-        ensure_experience_continuity: parameters.ensure_experience_continuity ?? false,
-      },
-      userId,
-    )
-    return created.id
+    return this.flags.create(project, body, launched, userId)
   }
 
   update(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
     return this.#deps.db
       .transaction(() => {
-        const current = this.record(project, id)
-        const flag = this.#flag(current)
+        // As PostHog, a PATCH that sets `deleted: false` reaches a deleted experiment: it restores it.
+        const restoring = isPlainObject(body) && body.deleted === false
+        const current = restoring ? this.#repo.getAny(project.id, id) : this.#repo.get(project.id, id)
+        if (!current) throw new AppError('not_found')
+        const flag = this.flagOf(current)
         assertValid(compiled().update, body)
         checkName(body.name)
-        checkParameters(body.parameters)
         const start = parseDateField(body.start_date, 'start_date')
         const end = parseDateField(body.end_date, 'end_date')
         const next: ExperimentRecord = {
@@ -185,44 +185,56 @@ export class Experiments {
           description: body.description === undefined ? current.description : (body.description ?? ''),
           start_date: start === undefined ? current.start_date : start,
           end_date: end === undefined ? current.end_date : end,
-          parameters: body.parameters === undefined ? current.parameters : body.parameters,
+          parameters: body.parameters === undefined ? current.parameters : withoutFlagConfig(body.parameters)!,
           secondary_metrics: body.secondary_metrics === undefined ? current.secondary_metrics : (body.secondary_metrics ?? []),
           filters: body.filters ?? current.filters,
           archived: body.archived ?? current.archived,
           deleted: body.deleted ?? current.deleted,
         }
         checkDates(next.start_date, next.end_date)
-        if (flag) this.#applyToFlag(project, current, next, body, flag, userId)
-        return this.#store(project, userId, current, next)
+        if (flag) this.#applyToFlag(project, current, body, flag, userId)
+        return this.commit(project, userId, current, next)
       })
       .immediate()
   }
 
   /**
-   * PostHog's update rules that involve the flag: the key and `type` can't change; once launched the
-   * variants are fixed; any non-empty `parameters` on a draft rewrite the flag's variants (those sent, else
-   * the default pair) and aggregation (that sent, else none), as PostHog's update does; launching (a start
-   * date on a draft) activates the flag. Ending an experiment leaves the flag as it is.
+   * PostHog's update rules that involve the flag, in its order. Flag config in `parameters` that differs
+   * from the flag's is applied to the flag on a draft, and on a launched experiment only with
+   * `update_feature_flag_params` (and the same variant keys); config left out stays as the flag has it.
+   * Restoring needs a live flag; launching (a start date on a draft) needs an eligible one and
+   * activates it. Ending an experiment leaves the flag as it is.
    */
-  #applyToFlag(project: Project, current: ExperimentRecord, next: ExperimentRecord, body: ExperimentWrite, flag: FeatureFlagRecord, userId: number): void {
-    checkUpdatableKeys(body, flag.key)
+  #applyToFlag(project: Project, current: ExperimentRecord, body: ExperimentWrite, flag: FeatureFlagRecord, userId: number): void {
     const draft = current.start_date === null
-    if (!draft) checkVariantsUnchanged(body.parameters, flag)
-    checkNoGlobalProperties(body.filters)
-    const flags = this.#deps.featureFlags
-    const parameters = body.parameters
-    if (draft && parameters && Object.keys(parameters).length > 0) {
-      const variants = parameters.feature_flag_variants ?? []
-      const filters = {
-        ...flag.filters,
-        groups: Array.isArray(flag.filters.groups) ? flag.filters.groups : [],
-        multivariate: { variants: structuredClone(variants.length ? variants : DEFAULT_VARIANTS) },
-        aggregation_group_type_index: parameters.aggregation_group_type_index ?? null,
-        holdout_groups: null,
-      }
-      flags.update(project, flag.id, { filters }, userId)
+    const change = flagConfigChange(body.parameters, flag)
+    if (change && !draft && body.update_feature_flag_params !== true) {
+      throw new ValidationError(
+        'invalid',
+        'This experiment is running. To change its flag config, send update_feature_flag_params=true (or edit the feature flag directly).',
+        'feature_flag',
+      )
     }
-    if (draft && next.start_date !== null && !flag.active) flags.update(project, flag.id, { active: true }, userId)
+    if (change?.variants) checkVariants(change.variants)
+    if (current.deleted && body.deleted === false && flag.deleted) {
+      throw new ValidationError(
+        'invalid',
+        'Cannot restore experiment: the linked feature flag has been deleted. Restore the feature flag first, then restore the experiment.',
+      )
+    }
+    const launching = draft && body.start_date !== undefined && body.start_date !== null
+    if (launching) this.#checkLaunchable(flag)
+    checkUpdatableKeys(body, flag.key)
+    if (!draft && change?.variants) checkVariantsUnchanged(change.variants, flag)
+    checkNoGlobalProperties(body.filters)
+    if (change) this.flags.applyConfig(project, flag, change, userId)
+    if (launching) this.flags.setActive(project, this.flagOf(current)!, true, userId)
+  }
+
+  /** A deleted flag serves nobody, so nothing launches on it; nor on one that lost its control variant. */
+  #checkLaunchable(flag: FeatureFlagRecord): void {
+    if (flag.deleted) throw new ValidationError('invalid', 'Experiment cannot be launched because its feature flag has been deleted.')
+    checkEligibleFlag(flag)
   }
 
   /** Soft delete (DELETE answers 204): the experiment disappears from the API; its flag is left alone. */
@@ -230,12 +242,13 @@ export class Experiments {
     this.#deps.db
       .transaction(() => {
         const current = this.record(project, id)
-        this.#store(project, userId, current, { ...current, deleted: true })
+        this.commit(project, userId, current, { ...current, deleted: true })
       })
       .immediate()
   }
 
-  #store(project: Project, userId: number, current: ExperimentRecord, next: ExperimentRecord): ExperimentObject {
+  /** Stores the experiment's new state with its activity entry; a change that changes nothing writes nothing. */
+  commit(project: Project, userId: number, current: ExperimentRecord, next: ExperimentRecord): ExperimentObject {
     const changes = changesBetween(EXPERIMENT_SCOPE, activitySnapshot(current), activitySnapshot(next))
     if (changes.length === 0) return this.toObject(current)
     next.updated_at = iso(this.#deps.clock.now())
@@ -254,7 +267,7 @@ export class Experiments {
     const { events, cohortMembers } = this.#deps
     if (!events || !cohortMembers) throw new AppError('service_unavailable', { detail: 'Exposure cohorts need the event store and persons.db.' })
     const experiment = this.record(project, id)
-    const flag = this.#flag(experiment)
+    const flag = this.flagOf(experiment)
     if (!flag) throw new ValidationError('invalid', 'Experiment does not have a feature flag')
     this.#checkCohortAllowed(experiment)
     const distinctIds = await events.distinctIds({
@@ -301,7 +314,7 @@ export class Experiments {
   }
 
   #requireFlag(experiment: ExperimentRecord): FeatureFlagRecord {
-    const flag = this.#flag(experiment)
+    const flag = this.flagOf(experiment)
     if (!flag) throw new ValidationError('invalid', 'Experiment does not have a feature flag')
     return flag
   }
@@ -309,7 +322,7 @@ export class Experiments {
   /** Running experiments (launched, not ended, not archived) whose flag no `$feature_flag_called` event ever named. */
   async requiringFlagImplementation(project: Project): Promise<ExperimentObject[]> {
     const events = this.#deps.events
-    const running = this.#repo.running(project.id).map((e) => ({ experiment: e, flag: this.#flag(e) }))
+    const running = this.#repo.running(project.id).map((e) => ({ experiment: e, flag: this.flagOf(e) }))
     if (running.length === 0) return []
     const keys = [...new Set(running.flatMap((r) => (r.flag ? [r.flag.key] : [])))]
     const seen = new Set<string>()

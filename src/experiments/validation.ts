@@ -1,14 +1,13 @@
 /**
- * PostHog's experiment rules with its messages (ee/clickhouse/views/experiments.py). Field rules carry the
+ * PostHog's experiment rules with its messages (products/experiments/backend/experiment_service.py and
+ * presentation/serializers.py; formerly ee/clickhouse/views/experiments.py). Field rules carry the
  * field as `attr`; rules PostHog raises from `validate()`, `create()` or `update()` have `attr: null`. All
  * codes are DRF's default `invalid` unless DRF names another.
  */
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord } from '../management/index.js'
-import type { ExperimentParametersWrite, ExperimentWrite } from '../schemas/experiment.js'
-
-export const MAX_VARIANTS = 20
+import type { ExperimentWrite } from '../schemas/experiment.js'
 
 export const DEFAULT_VARIANTS: ReadonlyArray<Readonly<{ key: string; name: string; rollout_percentage: number }>> = [
   { key: 'control', name: 'Control Group', rollout_percentage: 50 },
@@ -38,15 +37,6 @@ export function checkName(name: string | undefined): void {
   if (name !== undefined && name.trim() === '') throw fail('This field may not be blank.', 'name', 'blank')
 }
 
-/** `validate_parameters`: fewer than 21 variants, one of them `control`. */
-export function checkParameters(parameters: ExperimentParametersWrite | null | undefined): void {
-  const variants = parameters?.feature_flag_variants ?? []
-  if (variants.length > MAX_VARIANTS) throw fail(`Feature flag variants must be less than ${MAX_VARIANTS + 1}`, 'parameters')
-  if (variants.length > 0 && !variants.some((v) => v.key === 'control')) {
-    throw fail('Feature flag variants must contain a control variant', 'parameters')
-  }
-}
-
 /** `validate()`: when both dates are known, the end must come after the start. */
 export function checkDates(start: string | null, end: string | null): void {
   if (start !== null && end !== null && Date.parse(end) <= Date.parse(start)) throw fail('End date must be after start date')
@@ -59,14 +49,14 @@ export function checkNoGlobalProperties(filters: JsonObject | undefined): void {
   if (nonEmpty) throw fail('Experiments do not support global filter properties')
 }
 
-/** An existing flag may back an experiment when it is multivariate with control as the first of > 1 variants. */
+/**
+ * An existing flag may back an experiment, or a draft be launched on its flag, when it has at least two
+ * variants, one keyed `control` (PostHog's `_validate_existing_flag`; control need not come first).
+ */
 export function checkEligibleFlag(flag: FeatureFlagRecord): void {
   const variants = flagVariants(flag.filters)
-  if (variants.length > 1) {
-    if (variants[0].key !== 'control') throw fail('Feature flag must have control as the first variant.')
-    return
-  }
-  throw fail('Feature flag is not eligible for experiments.')
+  if (variants.length < 2) throw fail('Feature flag must have at least 2 variants (control and at least one test variant)')
+  if (!variants.some((v) => v.key === 'control')) throw fail("Feature flag must have a variant with key 'control'")
 }
 
 /** PATCH may not carry fields PostHog's update refuses: a different flag key, or `type`. */
@@ -77,12 +67,10 @@ export function checkUpdatableKeys(body: ExperimentWrite, currentFlagKey: string
   if (extra.length > 0) throw fail(`Can't update keys: ${extra.sort().join(', ')} on Experiment`)
 }
 
-/** After launch the variants are fixed: the same number, each key once and known to the flag. */
-export function checkVariantsUnchanged(parameters: ExperimentParametersWrite | null | undefined, flag: FeatureFlagRecord): void {
-  const proposed = parameters?.feature_flag_variants
-  if (proposed === undefined) return
+/** After launch the variants' keys are fixed: the same number, each key once and known to the flag. */
+export function checkVariantsUnchanged(variants: readonly JsonObject[], flag: FeatureFlagRecord): void {
   const current = flagVariants(flag.filters)
-  const same = proposed.length === current.length && proposed.every((v) => current.filter((c) => c.key === v.key).length === 1)
+  const same = variants.length === current.length && variants.every((v) => current.filter((c) => c.key === v.key).length === 1)
   if (!same) throw fail("Can't update feature_flag_variants on Experiment")
 }
 

@@ -47,6 +47,7 @@ export {
   flagStatusReason,
   FlagRoleAccess,
   liveFlagDefinitions,
+  pyStr,
   rolloutInfo,
   type FeatureFlagObject,
   type FeatureFlagRecord,

@@ -7,6 +7,8 @@
 import { anyJson, freeFormObject, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EXPERIMENT_TYPES = ['web', 'product'] as const
+/** PostHog's `status` of an experiment (`exposure_frozen` is not modelled). */
+export const EXPERIMENT_STATUSES = ['draft', 'running', 'paused', 'stopped'] as const
 
 const variantSchema: JsonSchema = {
   type: 'object',
@@ -16,6 +18,7 @@ const variantSchema: JsonSchema = {
     key: { type: 'string' },
     name: { type: ['string', 'null'] },
     rollout_percentage: { type: 'number' },
+    split_percent: { type: 'number', description: "PostHog's current name for `rollout_percentage`; wins when both are sent." },
   },
 }
 
@@ -24,9 +27,13 @@ const parametersSchema: JsonSchema = {
   additionalProperties: true,
   properties: {
     feature_flag_variants: { type: 'array', items: variantSchema },
+    rollout_percentage: { type: ['integer', 'null'], minimum: 0, maximum: 100 },
     aggregation_group_type_index: { type: ['integer', 'null'] },
+    feature_flag_payloads: { type: ['object', 'null'], additionalProperties: true },
     ensure_experience_continuity: { type: ['boolean', 'null'] },
   },
+  description:
+    'Flag config (`feature_flag_variants`, `rollout_percentage`, `aggregation_group_type_index`) is applied to the linked flag, never stored; answers project the flag\'s config here.',
 }
 
 /** Writable fields, in PostHog's serializer order. */
@@ -42,6 +49,7 @@ const writableExperimentProperties: Record<string, JsonSchema> = {
   archived: { type: 'boolean' },
   deleted: { type: 'boolean' },
   type: { type: ['string', 'null'], enum: [...EXPERIMENT_TYPES, null] },
+  update_feature_flag_params: { type: 'boolean', description: 'Apply flag config sent in `parameters` to the flag of a launched experiment (drafts always apply it).' },
 }
 
 export const experimentCreateSchema: JsonSchema = {
@@ -66,7 +74,9 @@ export interface ExperimentVariantWrite {
 
 export interface ExperimentParametersWrite {
   feature_flag_variants?: ExperimentVariantWrite[]
+  rollout_percentage?: number | null
   aggregation_group_type_index?: number | null
+  feature_flag_payloads?: Record<string, unknown> | null
   ensure_experience_continuity?: boolean | null
   [other: string]: unknown
 }
@@ -83,6 +93,7 @@ export interface ExperimentWrite {
   archived?: boolean
   deleted?: boolean
   type?: (typeof EXPERIMENT_TYPES)[number] | null
+  update_feature_flag_params?: boolean
 }
 
 /** The flag summary embedded as `feature_flag` (PostHog's MinimalFeatureFlagSerializer). */
@@ -128,6 +139,11 @@ export const experimentSchema: JsonSchema = {
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
     type: { type: ['string', 'null'] },
+    status: {
+      type: 'string',
+      enum: [...EXPERIMENT_STATUSES],
+      description: '`paused`: launched, not ended, its flag switched off (derived from the flag, as in PostHog).',
+    },
     exposure_criteria: anyJson,
     metrics: { type: 'array', items: freeFormObject },
     metrics_secondary: { type: 'array', items: freeFormObject },

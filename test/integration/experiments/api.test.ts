@@ -70,6 +70,37 @@ t.test('experiments API', async (t) => {
     )
   })
 
+  t.test("answers PostHog's status and the flag's config in parameters; PATCH deleted:false restores", async (t) => {
+    const created = await f.api('POST', f.experiments, {
+      name: 'Projected',
+      feature_flag_key: 'projected',
+      parameters: { feature_flag_variants: [{ key: 'Control', split_percent: 25 }, { key: 'test', split_percent: 75 }], rollout_percentage: 60, custom: 1 },
+    })
+    t.equal(created.status, 201)
+    t.same(created.body.parameters, {
+      custom: 1,
+      feature_flag_variants: [
+        { key: 'control', rollout_percentage: 25, split_percent: 25 },
+        { key: 'test', rollout_percentage: 75, split_percent: 75 },
+      ],
+      rollout_percentage: 60,
+      ensure_experience_continuity: false,
+    })
+    t.equal(created.body.status, 'draft')
+    const id = created.body.id
+    const launched = await f.api('PATCH', url(id), { start_date: new Date(Date.now() - HOUR).toISOString() })
+    t.equal(launched.body.status, 'running')
+    await f.api('PATCH', `${f.base}/feature_flags/${created.body.feature_flag.id}/`, { active: false })
+    t.equal((await f.api('GET', url(id))).body.status, 'paused', 'its flag switched off')
+    t.equal((await f.api('PATCH', url(id), { end_date: new Date().toISOString() })).body.status, 'stopped')
+
+    t.equal((await f.api('DELETE', url(id))).status, 204)
+    const restored = await f.api('PATCH', url(id), { deleted: false })
+    t.equal(restored.status, 200)
+    t.equal(restored.body.deleted, false)
+    t.equal((await f.api('GET', url(id))).status, 200)
+  })
+
   t.test('ids that are not experiments of the project are 404; other methods 405', async (t) => {
     for (const id of ['999999', 'abc', '1.5']) t.equal((await f.api('GET', url(id))).status, 404, id)
     t.equal((await f.api('PUT', url(1), { name: 'x' })).status, 405)
@@ -83,7 +114,7 @@ t.test('experiments API', async (t) => {
     const cases: Array<[unknown, Record<string, unknown>]> = [
       [{ feature_flag_key: 'x' }, { code: 'required', attr: 'name' }],
       [{ name: 'x', feature_flag_key: 'x', start_date: '2024-02-02T00:00:00Z', end_date: '2024-02-01T00:00:00Z' }, { detail: 'End date must be after start date', attr: null }],
-      [{ name: 'x', feature_flag_key: 'x', parameters: { feature_flag_variants: [{ key: 'a', rollout_percentage: 100 }] } }, { detail: 'Feature flag variants must contain a control variant', attr: 'parameters' }],
+      [{ name: 'x', feature_flag_key: 'x', parameters: { feature_flag_variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] } }, { detail: /^Feature flag variants must contain a variant with key 'control'/, attr: null }],
       ['not json', { code: 'parse_error' }],
     ]
     for (const [body, wanted] of cases) {
@@ -135,7 +166,7 @@ t.test('experiments API', async (t) => {
     const bool = await f.api('POST', flags, { key: 'plain', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
     t.equal(bool.status, 201)
     const refused = await f.api('POST', f.experiments, { name: 'n', feature_flag_key: 'plain' })
-    t.match(refused, { status: 400, body: { detail: 'Feature flag is not eligible for experiments.' } })
+    t.match(refused, { status: 400, body: { detail: 'Feature flag must have at least 2 variants (control and at least one test variant)' } })
 
     const mv = await f.api('POST', flags, {
       key: 'three-way',
@@ -156,7 +187,9 @@ t.test('experiments API', async (t) => {
     t.match(flagActivity.body.results[0], { activity: 'updated', scope: 'FeatureFlag', detail: { changes: [{ field: 'active', before: false, after: true }] } })
 
     const variants = await f.api('PATCH', url(e.body.id), { parameters: { feature_flag_variants: [{ key: 'control' }, { key: 'a' }] } })
-    t.match(variants, { status: 400, body: { detail: "Can't update feature_flag_variants on Experiment" } })
+    t.match(variants, { status: 400, body: { attr: 'feature_flag', detail: /^This experiment is running\./ } })
+    const keys = await f.api('PATCH', url(e.body.id), { parameters: { feature_flag_variants: [{ key: 'control' }, { key: 'a' }] }, update_feature_flag_params: true })
+    t.match(keys, { status: 400, body: { detail: "Can't update feature_flag_variants on Experiment" } })
     const key = await f.api('PATCH', url(e.body.id), { feature_flag_key: 'other' })
     t.match(key, { status: 400, body: { detail: "Can't update keys: get_feature_flag_key on Experiment" } })
 

@@ -61,20 +61,28 @@ t.test('update', async (t) => {
     t.same(w.activity('FeatureFlag').map((a) => a.activity), ['created', 'updated'])
   })
 
-  t.test("any parameters on a draft rewrite the flag's variants and aggregation, as PostHog's update does", async (t) => {
+  t.test('a draft applies the flag config it is sent to its flag; the rest of the flag and parameters stay', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
     const variants = variantsOf(['control', 'a', 'b'])
     const e = w.create({ name: 'n', feature_flag_key: 'k2', parameters: { feature_flag_variants: variants, aggregation_group_type_index: 0 } })
     t.equal(e.feature_flag!.filters.aggregation_group_type_index, 0)
-    const u = w.update(e.id, { parameters: { minimum_detectable_effect: 5 } })
-    t.same((u.feature_flag!.filters.multivariate as any).variants.map((v: any) => v.key), ['control', 'test'], 'the default pair')
-    t.equal(u.feature_flag!.filters.aggregation_group_type_index, null, 'no aggregation sent: none')
-    const kept = w.update(e.id, { parameters: { feature_flag_variants: variants } })
-    t.equal(kept.feature_flag!.filters.aggregation_group_type_index, null)
-    const same = w.update(e.id, { name: 'renamed' })
-    t.equal(same.feature_flag!.version, kept.feature_flag!.version, 'no parameters: the flag is left alone')
-    t.equal(w.update(e.id, { parameters: {} }).feature_flag!.version, kept.feature_flag!.version, 'nor with empty ones')
+    const other = w.update(e.id, { parameters: { minimum_detectable_effect: 5 } })
+    t.equal(other.feature_flag!.version, 1, 'parameters without flag config leave the flag alone')
+    t.same(other.parameters, {
+      minimum_detectable_effect: 5,
+      feature_flag_variants: variants.map((v) => ({ ...v, split_percent: v.rollout_percentage })),
+      aggregation_group_type_index: 0,
+      rollout_percentage: 100,
+      ensure_experience_continuity: false,
+    })
+    t.equal(w.update(e.id, { parameters: other.parameters as Record<string, unknown> }).feature_flag!.version, 1, 'echoing an answer back changes nothing')
+    const ungrouped = w.update(e.id, { parameters: { aggregation_group_type_index: null, rollout_percentage: 40 } })
+    t.equal(ungrouped.feature_flag!.filters.aggregation_group_type_index, null)
+    t.same(ungrouped.feature_flag!.filters.groups, [{ properties: [], rollout_percentage: 40 }])
+    t.same((ungrouped.feature_flag!.filters.multivariate as any).variants, variants, 'variants not sent are kept')
+    t.notOk('aggregation_group_type_index' in (ungrouped.parameters as object), 'no aggregation: none answered')
+    t.same(JSON.parse(w.scalar(`SELECT parameters FROM experiments WHERE id = ${e.id}`) as string), {}, 'flag config is never stored')
   })
 
   t.test('launching a draft activates its flag; ending leaves the flag alone', async (t) => {
@@ -98,22 +106,30 @@ t.test('update', async (t) => {
     t.match(thrown(() => w.update(e.id, { end_date: '2024-05-01T11:00:00Z' })), { detail: 'End date must be after start date' }, 'checked against the stored start')
   })
 
-  t.test('after launch the variants are fixed (same keys may be resent)', async (t) => {
+  t.test('after launch flag config changes need update_feature_flag_params, and the variant keys stay', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
     const e = w.create({ name: 'n', feature_flag_key: 'k', start_date: '2024-05-01T00:00:00Z' })
-    const same = [
-      { key: 'test', rollout_percentage: 50 },
-      { key: 'control', rollout_percentage: 50 },
+    t.equal(w.update(e.id, { parameters: e.parameters as Record<string, unknown>, description: 'd' }).feature_flag!.version, 1, 'the answer echoed back is no change')
+    const skewed = [
+      { key: 'control', rollout_percentage: 20 },
+      { key: 'test', rollout_percentage: 80 },
     ]
-    t.same(w.update(e.id, { parameters: { feature_flag_variants: same } }).parameters, { feature_flag_variants: same })
-    for (const variants of [[{ key: 'control' }], [{ key: 'control' }, { key: 'other' }], [{ key: 'control' }, { key: 'test' }, { key: 'x' }]]) {
-      t.match(thrown(() => w.update(e.id, { parameters: { feature_flag_variants: variants } })), {
+    t.match(thrown(() => w.update(e.id, { parameters: { feature_flag_variants: skewed } })), {
+      status: 400,
+      code: 'invalid',
+      attr: 'feature_flag',
+      detail: 'This experiment is running. To change its flag config, send update_feature_flag_params=true (or edit the feature flag directly).',
+    })
+    const applied = w.update(e.id, { parameters: { feature_flag_variants: skewed }, update_feature_flag_params: true })
+    t.same((applied.feature_flag!.filters.multivariate as any).variants, skewed)
+    for (const keys of [['control', 'other'], ['control', 'test', 'x']]) {
+      t.match(thrown(() => w.update(e.id, { parameters: { feature_flag_variants: variantsOf(keys) }, update_feature_flag_params: true })), {
         code: 'invalid',
         detail: "Can't update feature_flag_variants on Experiment",
       })
     }
-    t.equal(w.flag('k')!.version, 1, 'the flag is unchanged')
+    t.equal(w.flag('k')!.version, 2, 'only the allowed change reached the flag')
   })
 
   t.test('refuses global filter properties', async (t) => {
@@ -173,4 +189,36 @@ t.test('delete', async (t) => {
     t.equal(w.update(e.id, { deleted: true }).deleted, true)
     t.match(thrown(() => w.experiments.get(w.project, e.id)), { status: 404 })
   })
+
+  t.test('PATCH {"deleted": false} restores a deleted experiment, unless its flag was deleted since', async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const e = w.create({ name: 'Back', feature_flag_key: 'k' })
+    w.experiments.delete(w.project, e.id, w.owner.id)
+    t.match(thrown(() => w.update(e.id, { name: 'x' })), { status: 404 }, 'other changes still 404')
+    const restored = w.update(e.id, { deleted: false })
+    t.equal(restored.deleted, false)
+    t.equal(w.experiments.get(w.project, e.id).id, e.id)
+    t.equal(w.activity('Experiment').at(-1)!.activity, 'restored')
+
+    w.experiments.delete(w.project, e.id, w.owner.id)
+    w.m.featureFlags.update(w.project, e.feature_flag!.id, { deleted: true }, w.owner.id)
+    t.match(thrown(() => w.update(e.id, { deleted: false })), {
+      status: 400,
+      attr: null,
+      detail: 'Cannot restore experiment: the linked feature flag has been deleted. Restore the feature flag first, then restore the experiment.',
+    })
+  })
+})
+
+t.test('launching by start_date needs an eligible flag, as the launch action does', async (t) => {
+  const w = experimentWorld()
+  t.teardown(() => w.close())
+  const e = w.create({ name: 'n', feature_flag_key: 'k' })
+  w.m.featureFlags.update(w.project, e.feature_flag!.id, { filters: { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: null } }, w.owner.id)
+  t.match(thrown(() => w.update(e.id, { start_date: '2024-05-01T12:00:00Z' })), {
+    status: 400,
+    detail: 'Feature flag must have at least 2 variants (control and at least one test variant)',
+  })
+  t.equal(w.experiments.get(w.project, e.id).start_date, null)
 })

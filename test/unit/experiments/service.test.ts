@@ -70,30 +70,78 @@ t.test('create', async (t) => {
     t.equal(e.feature_flag!.active, true)
   })
 
-  t.test('takes variants, group aggregation and experience continuity from parameters', async (t) => {
+  t.test('takes the flag config from parameters, stores the rest, and answers the flag config in parameters', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
     const variants = variantsOf(['control', 'a', 'b'])
+    const payloads = { control: '{"color":"blue"}', a: '{"color":"red"}' }
     const e = w.create({
       name: 'Three',
       feature_flag_key: 'three',
-      parameters: { feature_flag_variants: variants, ensure_experience_continuity: true, minimum_detectable_effect: 5 },
+      parameters: {
+        feature_flag_variants: variants,
+        rollout_percentage: 30,
+        feature_flag_payloads: payloads,
+        ensure_experience_continuity: true,
+        minimum_detectable_effect: 5,
+      },
     })
     t.same((e.feature_flag!.filters.multivariate as any).variants, variants)
+    t.same(e.feature_flag!.filters.groups, [{ properties: [], rollout_percentage: 30 }])
+    t.same(e.feature_flag!.filters.payloads, payloads)
     t.equal(e.feature_flag!.ensure_experience_continuity, true)
-    t.same(e.parameters, { feature_flag_variants: variants, ensure_experience_continuity: true, minimum_detectable_effect: 5 })
+    t.same(e.parameters, {
+      feature_flag_variants: variants.map((v) => ({ ...v, split_percent: v.rollout_percentage })),
+      rollout_percentage: 30,
+      feature_flag_payloads: payloads,
+      ensure_experience_continuity: true,
+      minimum_detectable_effect: 5,
+    })
+    const stored = JSON.parse(w.scalar(`SELECT parameters FROM experiments WHERE id = ${e.id}`) as string)
+    t.same(Object.keys(stored).sort(), ['ensure_experience_continuity', 'feature_flag_payloads', 'minimum_detectable_effect'], 'variants, rollout and aggregation live on the flag only')
+  })
+
+  t.test("normalises variants as PostHog does: 'Control' becomes control, split_percent is the share", async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const e = w.create({
+      name: 'n',
+      feature_flag_key: 'k',
+      parameters: { feature_flag_variants: [{ key: 'Control', split_percent: 30 }, { key: 'test', rollout_percentage: 10, split_percent: 70 }] },
+    })
+    t.same((e.feature_flag!.filters.multivariate as any).variants, [
+      { key: 'control', rollout_percentage: 30 },
+      { key: 'test', rollout_percentage: 70 },
+    ])
   })
 
   t.test('links an existing eligible flag and leaves it as it is', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
     const flag = w.m.featureFlags.create(w.project, multivariateFlag('existing', ['control', 'x', 'y'], { active: false, tags: ['web'], evaluation_tags: ['web'] }), w.owner.id)
-    const e = w.create({ name: 'Reuse', feature_flag_key: 'existing', start_date: '2024-05-01T00:00:00Z', parameters: { feature_flag_variants: [{ key: 'control' }] } })
+    const e = w.create({ name: 'Reuse', feature_flag_key: 'existing', start_date: '2024-05-01T00:00:00Z', parameters: { minimum_detectable_effect: 1 } })
     t.equal(e.feature_flag!.id, flag.id)
     t.same(e.feature_flag!.evaluation_tags, ['web'], 'the embedded flag shows its evaluation tags')
     t.equal(e.feature_flag!.version, 1, 'the flag is not changed')
     t.equal(e.feature_flag!.active, false, 'PostHog does not activate a linked flag on create')
+    t.same((e.parameters as any).feature_flag_variants.map((v: any) => v.key), ['control', 'x', 'y'], "parameters answer the flag's variants")
     t.same(w.m.featureFlags.get(w.project, flag.id, w.owner.id).experiment_set, [e.id])
+  })
+
+  t.test('refuses flag config for a flag that exists: it is linked as it is', async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    w.m.featureFlags.create(w.project, multivariateFlag('existing', ['control', 'x']), w.owner.id)
+    for (const parameters of [{ feature_flag_variants: variantsOf(['control', 'z']) }, { rollout_percentage: 50 }, { aggregation_group_type_index: 0 }]) {
+      t.match(thrown(() => w.create({ name: 'n', feature_flag_key: 'existing', parameters })), {
+        status: 400,
+        code: 'invalid',
+        attr: 'feature_flag',
+        detail:
+          "A feature flag with key 'existing' already exists; the experiment links to it as-is, so its config cannot be set here. Omit feature_flag to reuse the existing flag, or edit the flag directly.",
+      })
+    }
+    t.equal(w.scalar('SELECT COUNT(*) AS n FROM experiments'), 0)
   })
 
   const refusals: Array<[string, Record<string, unknown>, { code: string; detail: string | RegExp; attr: string | null }]> = [
@@ -104,12 +152,21 @@ t.test('create', async (t) => {
     [
       '21 variants',
       { name: 'n', feature_flag_key: 'k', parameters: { feature_flag_variants: Array.from({ length: 21 }, (_, i) => ({ key: i ? `v${i}` : 'control', rollout_percentage: 0 })) } },
-      { code: 'invalid', detail: 'Feature flag variants must be less than 21', attr: 'parameters' },
+      { code: 'invalid', detail: 'Feature flag variants must be less than 21', attr: null },
+    ],
+    [
+      'one variant',
+      { name: 'n', feature_flag_key: 'k', parameters: { feature_flag_variants: [{ key: 'control', rollout_percentage: 100 }] } },
+      { code: 'invalid', detail: 'Feature flag must have at least 2 variants (control and at least one test variant)', attr: null },
     ],
     [
       'variants without control',
-      { name: 'n', feature_flag_key: 'k', parameters: { feature_flag_variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] } },
-      { code: 'invalid', detail: 'Feature flag variants must contain a control variant', attr: 'parameters' },
+      { name: 'n', feature_flag_key: 'k', parameters: { feature_flag_variants: [{ key: 'a', rollout_percentage: 50 }, { key: "b's", rollout_percentage: 50 }] } },
+      {
+        code: 'invalid',
+        detail: `Feature flag variants must contain a variant with key 'control' (lowercase, exactly). Got keys: ['a', "b's"]. Rename the baseline variant's 'key' to 'control'.`,
+        attr: null,
+      },
     ],
     [
       'a malformed date',
@@ -155,9 +212,9 @@ t.test('create', async (t) => {
   }
 
   const ineligible: Array<[string, Record<string, unknown>, string]> = [
-    ['a boolean flag', { key: 'f', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }, 'Feature flag is not eligible for experiments.'],
-    ['a flag with one variant', multivariateFlag('f', ['control']), 'Feature flag is not eligible for experiments.'],
-    ['a flag whose first variant is not control', multivariateFlag('f', ['test', 'control']), 'Feature flag must have control as the first variant.'],
+    ['a boolean flag', { key: 'f', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } }, 'Feature flag must have at least 2 variants (control and at least one test variant)'],
+    ['a flag with one variant', multivariateFlag('f', ['control']), 'Feature flag must have at least 2 variants (control and at least one test variant)'],
+    ['a flag without control', multivariateFlag('f', ['a', 'b']), "Feature flag must have a variant with key 'control'"],
   ]
   for (const [name, flag, detail] of ineligible) {
     t.test(`refuses to link ${name}`, async (t) => {
@@ -167,6 +224,13 @@ t.test('create', async (t) => {
       t.match(thrown(() => w.create({ name: 'n', feature_flag_key: 'f' })), { code: 'invalid', detail, attr: null })
     })
   }
+
+  t.test('links a flag whose control variant is not the first', async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const flag = w.m.featureFlags.create(w.project, multivariateFlag('f', ['test', 'control']), w.owner.id)
+    t.equal(w.create({ name: 'n', feature_flag_key: 'f' }).feature_flag!.id, flag.id)
+  })
 
   t.test('a deleted flag with the key does not count: a new one is created', async (t) => {
     const w = experimentWorld()
