@@ -5,6 +5,7 @@
  * Persons and the worker pool are reached through interfaces the composition root fills
  * (`CohortMembers`, `StatsOffload`).
  */
+export { drfBoolean } from './actions.js'
 export { Experiments, EXPERIMENT_SCOPE, type CohortMembers, type ExperimentDeps } from './service.js'
 export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type MetricStep } from './metrics.js'
 export { experimentStatus, type ExperimentRecord, type ExperimentStatus } from './record.js'

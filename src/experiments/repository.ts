@@ -92,6 +92,20 @@ export class ExperimentRepository {
     return { count, records: rows.map(toRecord) }
   }
 
+  /** Whether a live experiment of the project has this name (duplicates number their names). */
+  nameTaken(teamId: number, name: string): boolean {
+    return this.#db.prepare('SELECT 1 FROM experiments WHERE team_id = ? AND name = ? AND deleted = 0').get(teamId, name) !== undefined
+  }
+
+  /** Whether another live, unarchived experiment uses the flag (archiving leaves such a flag on). */
+  othersUsingFlag(teamId: number, flagId: number, exceptId: number): boolean {
+    return (
+      this.#db
+        .prepare('SELECT 1 FROM experiments WHERE team_id = ? AND feature_flag_id = ? AND id != ? AND deleted = 0 AND archived = 0')
+        .get(teamId, flagId, exceptId) !== undefined
+    )
+  }
+
   /** Launched, not ended, not archived, not deleted: the experiments whose flag must be implemented by now. */
   running(teamId: number): ExperimentRecord[] {
     const rows = this.#db

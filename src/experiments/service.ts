@@ -1,6 +1,7 @@
 /**
  * Experiment use-cases: list, read, create (linking or creating the flag), update (launch, end, archive,
- * soft delete), the exposure cohort, results, and the flag-implementation check. Every write runs in one
+ * soft delete, restore), the exposure cohort, results, and the flag-implementation check; the lifecycle
+ * actions are in actions.ts. Every write runs in one
  * IMMEDIATE transaction on management.db that validates against the current rows, changes the flag
  * through the FeatureFlags service (its rules and its own activity entries apply; nested calls become
  * savepoints), stores the experiment and writes the experiment's activity entry.
@@ -29,6 +30,7 @@ import { ExperimentRepository, parseExperimentListQuery } from './repository.js'
 import { ExperimentResults, type ResultPackage } from './results.js'
 import { toExperimentObject, type ExperimentObject } from './serialize.js'
 import type { StatsRunner } from './stats-runner.js'
+import { ExperimentActions } from './actions.js'
 import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
 import { LinkedFlags } from './linked-flag.js'
 import {
@@ -69,10 +71,13 @@ export class Experiments {
   readonly #repo: ExperimentRepository
   readonly #results: ExperimentResults | null
   readonly flags: LinkedFlags
+  /** Launch, end, pause, resume, reset, archive, unarchive, ship a variant, duplicate. */
+  readonly actions: ExperimentActions
 
   constructor(deps: ExperimentDeps) {
     this.#deps = deps
     this.flags = new LinkedFlags(deps.featureFlags)
+    this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
     this.#repo = new ExperimentRepository(deps.db)
     this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats) : null
   }

@@ -180,3 +180,56 @@ export const experimentsRequiringFlagSchema: JsonSchema = {
   properties: { result: { type: 'array', items: experimentSchema } },
   required: ['result'],
 }
+
+export const EXPERIMENT_CONCLUSIONS = ['won', 'lost', 'inconclusive', 'stopped_early', 'invalid'] as const
+/** DRF's BooleanField takes these as well as JSON booleans. */
+const drfBoolean: JsonSchema = { type: ['boolean', 'string', 'integer'] }
+
+const conclusionProperties: Record<string, JsonSchema> = {
+  conclusion: { type: ['string', 'null'], description: `One of ${EXPERIMENT_CONCLUSIONS.join(', ')}. Checked, not stored (skylark keeps no conclusion).` },
+  conclusion_comment: { type: ['string', 'null'], maxLength: 4000 },
+}
+
+/** POST …/:id/end/ (PostHog's EndExperimentSerializer; `open_cleanup_pr` is ignored, as PostHog does off its allowlist). */
+export const experimentEndSchema: JsonSchema = { type: 'object', additionalProperties: false, properties: conclusionProperties }
+
+/** POST …/:id/ship_variant/. */
+export const experimentShipVariantSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['variant_key'],
+  properties: {
+    ...conclusionProperties,
+    variant_key: { type: 'string', description: 'The variant to roll out to 100% of the split.' },
+    release_to_everyone: { ...drfBoolean, description: 'Also put a catch-all 100% condition first, so everyone gets the variant.' },
+  },
+}
+
+/** POST …/:id/archive/. */
+export const experimentArchiveSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    disable_feature_flag: { ...drfBoolean, description: 'Also switch the flag off (needs `feature_flag:write`) unless another live experiment uses it.' },
+  },
+}
+
+/** POST …/:id/duplicate/. */
+export const experimentDuplicateSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: ['string', 'null'], description: 'Default: `<name> (Copy)`, numbered while taken.' },
+    feature_flag_key: { type: ['string', 'null'], description: "Default: the source's flag, which the copy then shares." },
+  },
+}
+
+export interface ExperimentActionWrite {
+  conclusion?: string | null
+  conclusion_comment?: string | null
+  variant_key?: string
+  release_to_everyone?: boolean | string | number
+  disable_feature_flag?: boolean | string | number
+  name?: string | null
+  feature_flag_key?: string | null
+}

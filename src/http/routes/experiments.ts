@@ -1,14 +1,19 @@
 /**
- * /api/projects/:project_id/experiments/ — experiment CRUD (DELETE is a soft delete answering 204), the
+ * /api/projects/:project_id/experiments/ — experiment CRUD (DELETE is a soft delete answering 204), PostHog's
+ * lifecycle actions (launch, end, pause, resume, reset, archive, unarchive, ship_variant, duplicate), the
  * exposure cohort, primary and secondary results, and the flag-implementation check. The operation
  * table below is both what gets registered and what /api/schema/ publishes. Routes are registered even
  * without an event store (results then answer 503), so the document always matches the router.
  */
 import { systemClock } from '../../common/clock.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { Experiments, StatsRunner, type CohortMembers, type StatsOffload, type StatsOutcome } from '../../experiments/index.js'
+import { drfBoolean, Experiments, StatsRunner, type CohortMembers, type StatsOffload, type StatsOutcome } from '../../experiments/index.js'
 import {
+  experimentArchiveSchema,
   experimentCreateSchema,
+  experimentDuplicateSchema,
+  experimentEndSchema,
+  experimentShipVariantSchema,
   experimentPageSchema,
   experimentResultsSchema,
   experimentSchema,
@@ -16,6 +21,8 @@ import {
   experimentUpdateSchema,
   experimentWithCohortSchema,
 } from '../../schemas/experiment.js'
+import { isPlainObject } from '../../common/json.js'
+import { requireScope } from '../../management/index.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc, type QueryParamDoc } from '../../schemas/openapi.js'
 import type { EventStore } from '../../storage/events/index.js'
@@ -34,6 +41,20 @@ const LIST_QUERY: readonly QueryParamDoc[] = [
   { name: 'order', description: 'Field to order by, `-` for descending (default `-created_at`).', schema: { type: 'string' } },
 ]
 
+/** A POST action on one experiment (PostHog's `@action(detail=True)`), answering the experiment. */
+function lifecycleOperation<A extends string, E extends Partial<OperationDoc> = Record<never, never>>(action: A, summary: string, extra?: E) {
+  return {
+    operationId: `experiments_${action}` as const,
+    method: 'post' as const,
+    path: `${EXPERIMENTS}/:id/${action}/` as const,
+    summary,
+    tag: TAG,
+    scope: 'experiment:write' as const,
+    responses: { 200: 'Experiment', 400: 'Error' },
+    ...(extra as E),
+  }
+}
+
 export const EXPERIMENT_OPERATIONS = [
   { operationId: 'experiments_list', method: 'get', path: `${EXPERIMENTS}/`, summary: 'List experiments (not deleted), newest first.', tag: TAG, scope: 'experiment:read', query: LIST_QUERY, responses: { 200: 'PaginatedExperimentList' } },
   { operationId: 'experiments_create', method: 'post', path: `${EXPERIMENTS}/`, summary: 'Create an experiment, linking an eligible flag with `feature_flag_key` or creating one.', tag: TAG, scope: 'experiment:write', requestBody: 'ExperimentCreate', responses: { 201: 'Experiment' } },
@@ -43,6 +64,22 @@ export const EXPERIMENT_OPERATIONS = [
   { operationId: 'experiments_destroy', method: 'delete', path: `${EXPERIMENTS}/:id/`, summary: 'Soft-delete an experiment (its flag stays).', tag: TAG, scope: 'experiment:write', responses: { 204: null } },
   { operationId: 'experiments_create_exposure_cohort_for_experiment', method: 'post', path: `${EXPERIMENTS}/:id/create_exposure_cohort_for_experiment/`, summary: 'Make a static cohort of the persons exposed since launch; answers the experiment with the new `cohort`.', tag: TAG, scope: 'experiment:write', responses: { 200: 'ExperimentWithExposureCohort', 400: 'Error' } },
   { operationId: 'experiments_results', method: 'get', path: `${EXPERIMENTS}/:id/results/`, summary: 'Results of the primary metric (`filters`).', tag: TAG, scope: 'experiment:read', responses: { 200: 'ExperimentResults', 400: 'Error' } },
+  lifecycleOperation('launch', 'Launch a draft now: its flag (live, with a control variant) is switched on.'),
+  lifecycleOperation('end', 'End a running experiment now; the flag keeps serving its variants.', { requestBody: 'ExperimentEnd' }),
+  lifecycleOperation('pause', 'Switch the flag of a running experiment off (status `paused`).'),
+  lifecycleOperation('resume', 'Switch the flag of a paused experiment back on.'),
+  lifecycleOperation('reset', 'Back to draft: no dates, not archived; the flag is left as it is.'),
+  lifecycleOperation('archive', 'Archive an ended experiment; `disable_feature_flag` also switches its flag off (needs `feature_flag:write`).', {
+    requestBody: 'ExperimentArchive',
+  }),
+  lifecycleOperation('unarchive', 'Unarchive an archived experiment.'),
+  lifecycleOperation('ship_variant', 'Roll one variant out to 100% of the split and end the experiment if it is running.', {
+    requestBody: 'ExperimentShipVariant',
+  }),
+  lifecycleOperation('duplicate', 'Copy into a new draft (sharing the flag unless `feature_flag_key` names another).', {
+    requestBody: 'ExperimentDuplicate',
+    responses: { 201: 'Experiment', 400: 'Error' },
+  }),
   {
     operationId: 'experiments_secondary_results',
     method: 'get',
@@ -63,6 +100,10 @@ export const EXPERIMENT_COMPONENTS = {
   ExperimentWithExposureCohort: experimentWithCohortSchema,
   ExperimentResults: experimentResultsSchema,
   ExperimentsRequiringFlagImplementation: experimentsRequiringFlagSchema,
+  ExperimentEnd: experimentEndSchema,
+  ExperimentShipVariant: experimentShipVariantSchema,
+  ExperimentArchive: experimentArchiveSchema,
+  ExperimentDuplicate: experimentDuplicateSchema,
 }
 
 type OperationId = (typeof EXPERIMENT_OPERATIONS)[number]['operationId']
@@ -96,6 +137,7 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
     withCohort: compileSerializer(experimentWithCohortSchema),
     requiringFlag: compileSerializer(experimentsRequiringFlagSchema),
   }
+  const actions = experiments.actions
   const userId = (req: ProjectApiRequest) => req.principal.user.id
   const id = (req: ProjectApiRequest) => intParam(req.params.id)
 
@@ -118,6 +160,20 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
       const { experiment, cohort } = await experiments.createExposureCohort(req.project, id(req), userId(req))
       return answer(200, json.withCohort({ ...experiment, cohort }))
     },
+    experiments_launch: (req) => answer(200, json.experiment(actions.launch(req.project, id(req), userId(req)))),
+    experiments_end: (req) => answer(200, json.experiment(actions.end(req.project, id(req), req.body, userId(req)))),
+    experiments_pause: (req) => answer(200, json.experiment(actions.setPaused(req.project, id(req), true, userId(req)))),
+    experiments_resume: (req) => answer(200, json.experiment(actions.setPaused(req.project, id(req), false, userId(req)))),
+    experiments_reset: (req) => answer(200, json.experiment(actions.reset(req.project, id(req), userId(req)))),
+    experiments_archive: (req) => {
+      // As PostHog, switching the flag off is a flag write: the key needs feature_flag:write as well.
+      const body = req.body as { disable_feature_flag?: unknown } | null
+      if (isPlainObject(body) && drfBoolean(body.disable_feature_flag, 'disable_feature_flag')) requireScope(req.principal, 'feature_flag:write')
+      return answer(200, json.experiment(actions.archive(req.project, id(req), req.body, userId(req))))
+    },
+    experiments_unarchive: (req) => answer(200, json.experiment(actions.unarchive(req.project, id(req), userId(req)))),
+    experiments_ship_variant: (req) => answer(200, json.experiment(actions.shipVariant(req.project, id(req), req.body, userId(req)))),
+    experiments_duplicate: (req) => answer(201, json.experiment(actions.duplicate(req.project, id(req), req.body, userId(req)))),
     experiments_results: async (req) => answer(200, await experiments.results(req.project, id(req))),
     experiments_secondary_results: async (req) => answer(200, await experiments.secondaryResults(req.project, id(req), req.query.get('id'))),
   }

@@ -286,10 +286,13 @@ t.test('experiments API', async (t) => {
       ['post', '/api/projects/{project_id}/experiments/{id}/create_exposure_cohort_for_experiment/', 'experiment:write'],
       ['get', '/api/projects/{project_id}/experiments/{id}/results/', 'experiment:read'],
       ['get', '/api/projects/{project_id}/experiments/{id}/secondary_results/', 'experiment:read'],
+      ...['launch', 'end', 'pause', 'resume', 'reset', 'archive', 'unarchive', 'ship_variant', 'duplicate'].map(
+        (action): [string, string, string] => ['post', `/api/projects/{project_id}/experiments/{id}/${action}/`, 'experiment:write'],
+      ),
     ]
     for (const [method, path, scope] of wanted) t.equal(doc.paths[path]?.[method]?.['x-required-scope'], scope, `${method} ${path}`)
     const documented = Object.keys(doc.paths).filter((p) => p.includes('/experiments/'))
-    t.equal(documented.length, 6, 'no other experiment paths')
+    t.equal(documented.length, 15, 'no other experiment paths')
     t.ok(doc.components.schemas.Experiment && doc.components.schemas.ExperimentCreate && doc.components.schemas.ExperimentResults)
   })
 })

@@ -86,6 +86,7 @@ t.test('access matrix and isolation', async (t) => {
   const experiment = await created('POST', `${base}/experiments/`, { name: 'Ours', feature_flag_key: 'exp-ours', start_date: '2024-01-01T00:00:00Z', filters: { events: [{ id: '$pageview', order: 0 }], insight: 'TRENDS' } })
   const doomedExperiment = await created('POST', `${base}/experiments/`, { name: 'Doomed', feature_flag_key: 'exp-doomed' })
   const exposure = await created('POST', `${base}/experiments/`, { name: 'Exposure', feature_flag_key: 'exp-exposure', start_date: '2024-01-01T00:00:00Z' })
+  const cycled = await created('POST', `${base}/experiments/`, { name: 'Cycled', feature_flag_key: 'exp-cycled', start_date: '2024-01-01T00:00:00Z' })
   const role = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Readers' })
   const doomedRole = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Doomed' })
   const membership = await created('POST', `/api/organizations/${boot.organization_id}/roles/${role.id}/role_memberships/`, { user_uuid: colleague.uuid })
@@ -147,6 +148,13 @@ t.test('access matrix and isolation', async (t) => {
     [`patch ${EX}/:id/`]: { scope: 'experiment:write', ok: [200], body: { description: 'changed' } },
     [`delete ${EX}/:id/`]: { scope: 'experiment:write', ok: [204], params: () => ({ id: doomedExperiment.id }) },
     [`post ${EX}/:id/create_exposure_cohort_for_experiment/`]: { scope: 'experiment:write', ok: [200], params: () => ({ id: exposure.id }) },
+    // Lifecycle actions on an experiment of their own; a state refusal (400 invalid) is past auth, scope and project.
+    ...Object.fromEntries(
+      ['launch', 'end', 'pause', 'resume', 'reset', 'archive', 'unarchive', 'ship_variant', 'duplicate'].map((action) => [
+        `post ${EX}/:id/${action}/`,
+        { scope: 'experiment:write', ok: [200, 201], okCodes: ['invalid'], body: action === 'ship_variant' ? { variant_key: 'test' } : {}, params: () => ({ id: cycled.id }) },
+      ]),
+    ),
     // No events yet: the documented "no results" refusals are what a valid request gets.
     [`get ${EX}/:id/results/`]: { scope: 'experiment:read', ok: [200], okCodes: ['no-results', 'invalid'] },
     [`get ${EX}/:id/secondary_results/`]: { scope: 'experiment:read', ok: [200], okCodes: ['no-results', 'invalid', 'invalid_input'] },

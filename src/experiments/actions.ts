@@ -1,0 +1,251 @@
+/**
+ * PostHog's experiment lifecycle actions (products/experiments/backend/experiment_service.py): launch, end,
+ * pause, resume, reset, archive, unarchive, ship a variant, duplicate. Each runs in one IMMEDIATE
+ * transaction, refuses with PostHog's messages when the experiment is in the wrong state, changes the
+ * flag through the FeatureFlags service and stores the experiment through `Experiments.commit` (its
+ * activity entry). Conclusions are checked but not kept: management.db has no column for them.
+ */
+import { iso, type Clock } from '../common/clock.js'
+import { ValidationError } from '../common/errors.js'
+import type { Project } from '../management/index.js'
+import {
+  EXPERIMENT_CONCLUSIONS,
+  experimentArchiveSchema,
+  experimentDuplicateSchema,
+  experimentEndSchema,
+  experimentShipVariantSchema,
+  type ExperimentActionWrite,
+  type ExperimentVariantWrite,
+} from '../schemas/experiment.js'
+import { assertValid, createAjv, type ValidateFunction } from '../schemas/index.js'
+import type { Db } from '../storage/index.js'
+import { checkVariants, storedVariants, withoutFlagConfig } from './flag-config.js'
+import type { ExperimentRecord } from './record.js'
+import { ExperimentRepository } from './repository.js'
+import type { ExperimentObject } from './serialize.js'
+import type { Experiments } from './service.js'
+import { checkEligibleFlag } from './validation.js'
+
+type ActionBody = 'end' | 'ship' | 'archive' | 'duplicate'
+const SCHEMAS: Record<ActionBody, object> = {
+  end: experimentEndSchema,
+  ship: experimentShipVariantSchema,
+  archive: experimentArchiveSchema,
+  duplicate: experimentDuplicateSchema,
+}
+let validators: Map<ActionBody, ValidateFunction<ExperimentActionWrite>> | undefined
+
+/** Compiled on first use, once per process. */
+function validator(name: ActionBody): ValidateFunction<ExperimentActionWrite> {
+  if (!validators) {
+    const ajv = createAjv()
+    validators = new Map(Object.entries(SCHEMAS).map(([key, schema]) => [key as ActionBody, ajv.compile<ExperimentActionWrite>(schema)]))
+  }
+  return validators.get(name)!
+}
+
+/** The body of an action; PostHog's action serializers read an absent body as `{}`. */
+function parseBody(name: ActionBody, body: unknown): ExperimentActionWrite {
+  const value = body === undefined || body === null ? {} : body
+  assertValid(validator(name), value)
+  return value
+}
+
+const fail = (detail: string, attr: string | null = null, code = 'invalid') => new ValidationError(code, detail, attr)
+
+const TRUE = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true])
+const FALSE = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false])
+
+/** DRF's BooleanField: its true and false spellings, absent is false, anything else "Must be a valid boolean.". */
+export function drfBoolean(value: unknown, attr: string): boolean {
+  if (value === undefined || FALSE.has(value)) return false
+  if (TRUE.has(value)) return true
+  throw fail('Must be a valid boolean.', attr)
+}
+
+function checkConclusion(body: ExperimentActionWrite): void {
+  const conclusion = body.conclusion
+  if (typeof conclusion === 'string' && !(EXPERIMENT_CONCLUSIONS as readonly string[]).includes(conclusion)) {
+    throw fail(`"${conclusion}" is not a valid choice.`, 'conclusion', 'invalid_choice')
+  }
+}
+
+export interface ActionDeps {
+  experiments: Experiments
+  db: Db
+  clock: Clock
+}
+
+export class ExperimentActions {
+  readonly #deps: ActionDeps
+  readonly #experiments: Experiments
+  readonly #repo: ExperimentRepository
+
+  constructor(deps: ActionDeps) {
+    this.#deps = deps
+    this.#experiments = deps.experiments
+    this.#repo = new ExperimentRepository(deps.db)
+  }
+
+  #now(): string {
+    return iso(this.#deps.clock.now())
+  }
+
+  #run(fn: () => ExperimentObject): ExperimentObject {
+    return this.#deps.db.transaction(fn).immediate()
+  }
+
+  #save(project: Project, userId: number, current: ExperimentRecord, change: Partial<ExperimentRecord>): ExperimentObject {
+    return this.#experiments.commit(project, userId, current, { ...current, ...change })
+  }
+
+  #flag(experiment: ExperimentRecord) {
+    const flag = this.#experiments.flagOf(experiment)
+    if (!flag) throw fail('Experiment does not have a feature flag linked.')
+    return flag
+  }
+
+  /** A draft goes live now: its flag must be live and eligible, and is switched on. */
+  launch(project: Project, id: number, userId: number): ExperimentObject {
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      if (current.start_date !== null) throw fail('Experiment has already been launched.')
+      const flag = this.#flag(current)
+      if (flag.deleted) throw fail('Experiment cannot be launched because its feature flag has been deleted.')
+      checkEligibleFlag(flag)
+      this.#experiments.flags.setActive(project, flag, true, userId)
+      return this.#save(project, userId, current, { start_date: this.#now() })
+    })
+  }
+
+  /** Freezes the results window at now; the flag keeps serving its variants. */
+  end(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
+    const parsed = parseBody('end', body)
+    checkConclusion(parsed)
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      this.#checkRunning(current)
+      return this.#save(project, userId, current, { end_date: this.#now() })
+    })
+  }
+
+  #checkRunning(experiment: ExperimentRecord): void {
+    if (experiment.start_date === null) throw fail('Experiment has not been launched yet.')
+    if (experiment.end_date !== null) throw fail('Experiment has already ended.')
+  }
+
+  /** Pause and resume switch the flag off and on; the experiment itself does not change. */
+  setPaused(project: Project, id: number, paused: boolean, userId: number): ExperimentObject {
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      this.#checkRunning(current)
+      const flag = this.#flag(current)
+      if (paused && !flag.active) throw fail('Experiment is already paused.')
+      if (!paused && flag.active) throw fail('Experiment is not paused.')
+      this.#experiments.flags.setActive(project, flag, !paused, userId)
+      return this.#experiments.toObject(current)
+    })
+  }
+
+  /** Back to draft: no dates, not archived. The flag is left as it is, so users keep their variants. */
+  reset(project: Project, id: number, userId: number): ExperimentObject {
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      if (current.start_date === null) throw fail('Experiment is already in draft state.')
+      return this.#save(project, userId, current, { start_date: null, end_date: null, archived: false })
+    })
+  }
+
+  /**
+   * Archives an ended experiment. With `disable_feature_flag` its flag is also switched off, unless another
+   * live, unarchived experiment uses it (PostHog also archives the flag; skylark's flags have no archive).
+   */
+  archive(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
+    const disable = drfBoolean(parseBody('archive', body).disable_feature_flag, 'disable_feature_flag')
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      if (current.archived) throw fail('Experiment is already archived.')
+      if (current.start_date === null || current.end_date === null) throw fail('Experiment must be ended before it can be archived.')
+      const archived = this.#save(project, userId, current, { archived: true })
+      const flag = this.#experiments.flagOf(current)
+      if (disable && flag && !flag.deleted && flag.active && !this.#repo.othersUsingFlag(project.id, flag.id, current.id)) {
+        this.#experiments.flags.setActive(project, flag, false, userId)
+        return this.#experiments.get(project, id)
+      }
+      return archived
+    })
+  }
+
+  unarchive(project: Project, id: number, userId: number): ExperimentObject {
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      if (!current.archived) throw fail('Experiment is not archived.')
+      return this.#save(project, userId, current, { archived: false })
+    })
+  }
+
+  /**
+   * Rolls one variant out to 100% of the split (see LinkedFlags.ship) and ends the experiment if it is
+   * still running; an ended one only has its flag rewritten ("end first, ship later").
+   */
+  shipVariant(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
+    const parsed = parseBody('ship', body)
+    const variantKey = parsed.variant_key!
+    if (variantKey.trim() === '') throw fail('This field may not be blank.', 'variant_key', 'blank')
+    const everyone = drfBoolean(parsed.release_to_everyone, 'release_to_everyone')
+    checkConclusion(parsed)
+    return this.#run(() => {
+      const current = this.#experiments.record(project, id)
+      if (current.start_date === null) throw fail('Experiment has not been launched yet.')
+      const flag = this.#experiments.flagOf(current)
+      if (!flag) throw fail('Experiment does not have a linked feature flag.')
+      if (!storedVariants(flag.filters).some((v) => v.key === variantKey)) throw fail(`Variant '${variantKey}' not found on feature flag.`)
+      this.#experiments.flags.ship(project, flag, variantKey, everyone, userId)
+      if (current.end_date !== null) return this.#experiments.toObject(current)
+      return this.#save(project, userId, current, { end_date: this.#now() })
+    })
+  }
+
+  /**
+   * A new draft copying the name (`<name> (Copy)`, numbered while taken), description, type, parameters and
+   * metric filters, as PostHog's clone does (not the secondary metrics). By default it shares the source's
+   * flag; a new key gets a flag with the source flag's variants, an existing one is linked if eligible.
+   */
+  duplicate(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
+    const parsed = parseBody('duplicate', body)
+    return this.#run(() => {
+      const source = this.#experiments.record(project, id)
+      const sourceFlag = this.#flag(source)
+      const key = parsed.feature_flag_key ?? sourceFlag.key
+      let name = parsed.name || `${source.name} (Copy)`
+      if (!parsed.name) for (let n = 1; this.#repo.nameTaken(project.id, name); n++) name = `${source.name} (Copy) ${n}`
+      const parameters = withoutFlagConfig(source.parameters) ?? {}
+      const existing = this.#experiments.flags.liveByKey(project.id, key)
+      const variants = storedVariants((existing ?? sourceFlag).filters)
+      checkVariants(variants)
+      if (existing) checkEligibleFlag(existing)
+      const flagId =
+        existing?.id ??
+        this.#experiments.flags.create(project, { name, feature_flag_key: key, parameters: { ...parameters, feature_flag_variants: variants as ExperimentVariantWrite[] } }, false, userId)
+      const now = this.#now()
+      return this.#experiments.insert(project, userId, {
+        team_id: project.id,
+        name,
+        description: source.description,
+        feature_flag_id: flagId,
+        exposure_cohort_id: null,
+        start_date: null,
+        end_date: null,
+        parameters,
+        secondary_metrics: [],
+        filters: source.filters,
+        archived: false,
+        deleted: false,
+        type: source.type,
+        created_by_id: userId,
+        created_at: now,
+        updated_at: now,
+      })
+    })
+  }
+}
