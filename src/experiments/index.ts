@@ -8,7 +8,7 @@
 export { drfBoolean } from './actions.js'
 export { Experiments, EXPERIMENT_SCOPE, type CohortMembers, type ExperimentDeps } from './service.js'
 export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type MetricStep } from './metrics.js'
-export { experimentStatus, type ExperimentRecord, type ExperimentStatus } from './record.js'
+export type { ExperimentRecord } from './record.js'
 export { parseExperimentListQuery, type ExperimentListFilter } from './repository.js'
 export { ExperimentResults, type ResultPackage } from './results.js'
 export { toExperimentObject, type ExperimentFlagSummary, type ExperimentObject } from './serialize.js'

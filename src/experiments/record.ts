@@ -76,14 +76,6 @@ export function toRow(record: ExperimentRecord): ExperimentRow {
   }
 }
 
-/** Draft: not launched. Running: launched, not ended. Complete: ended. */
-export type ExperimentStatus = 'draft' | 'running' | 'complete'
-
-export function experimentStatus(e: Pick<ExperimentRecord, 'start_date' | 'end_date'>): ExperimentStatus {
-  if (e.end_date !== null) return 'complete'
-  return e.start_date === null ? 'draft' : 'running'
-}
-
 /**
  * The fields the activity log compares, in the order of PostHog's model. `feature_flag` and
  * `exposure_cohort` are listed so the scope's exclusions (activity-log.ts) decide, as in PostHog.

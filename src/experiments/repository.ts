@@ -1,50 +1,102 @@
 /**
  * SQL over `experiments` and the list endpoint's query parameters (PostHog's `status`, `archived`,
- * `search`, `created_by_id`, `order`). No rules here: callers validate and authorise.
+ * `search`, `created_by_id`, `feature_flag_id`, `order`). No rules here: callers validate and authorise.
  */
-import { NEWEST_FIRST, parseCreatedById, parseListOrder, type ListOrder } from '../common/pagination.js'
+import { ValidationError } from '../common/errors.js'
 import type { Db } from '../storage/index.js'
-import { toRecord, toRow, type ExperimentRecord, type ExperimentRow, type ExperimentStatus } from './record.js'
+import { toRecord, toRow, type ExperimentRecord, type ExperimentRow } from './record.js'
+
+/** PostHog's list statuses; `running` and `paused` part on whether the flag is on. */
+export type ExperimentListStatus = 'draft' | 'running' | 'paused' | 'stopped'
 
 export interface ExperimentListFilter {
-  status?: ExperimentStatus
+  status?: ExperimentListStatus
   /** Only archived (true) or only not archived (false, the default). */
   archived: boolean
   search?: string
-  createdById?: number
-  order: ListOrder
+  createdByIds?: number[]
+  featureFlagId?: number
+  /** An ORDER BY clause from ORDERS. */
+  order: string
 }
 
-const ORDER_COLUMNS: ReadonlyMap<string, string> = new Map([
-  ['id', 'id'],
-  ['name', 'name'],
-  ['description', 'description'],
+const FLAG_ACTIVE = 'EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = experiments.feature_flag_id AND f.active = 1)'
+const DURATION = `CASE WHEN start_date IS NULL THEN NULL WHEN end_date IS NOT NULL THEN julianday(end_date) - julianday(start_date)
+  ELSE julianday('now') - julianday(start_date) END`
+const STATUS_RANK = 'CASE WHEN start_date IS NULL THEN 0 WHEN end_date IS NULL THEN 1 ELSE 2 END'
+const CREATOR = `(SELECT COALESCE(NULLIF(u.first_name, ''), u.email) FROM users u WHERE u.id = experiments.created_by_id)`
+
+/** PostHog's EXPERIMENT_ORDER_ALLOWLIST; `created_by` sorts by first name, else e-mail, as its list column does. */
+const ORDER_EXPRESSIONS: ReadonlyMap<string, string> = new Map([
   ['created_at', 'created_at'],
   ['updated_at', 'updated_at'],
+  ['name', 'name'],
   ['start_date', 'start_date'],
   ['end_date', 'end_date'],
-  ['archived', 'archived'],
-  ['created_by', 'created_by_id'],
-  ['created_by_id', 'created_by_id'],
-  ['type', 'type'],
+  ['duration', DURATION],
+  ['status', STATUS_RANK],
+  ['created_by', CREATOR],
 ])
 
-const STATUSES: readonly string[] = ['draft', 'running', 'complete']
+/** Nulls sort as in PostgreSQL: last going up, first going down. */
+function orderClause(raw: string | null): string {
+  const value = raw || '-created_at'
+  const descending = value.startsWith('-')
+  const expression = ORDER_EXPRESSIONS.get(descending ? value.slice(1) : value)
+  if (expression === undefined) throw new ValidationError('invalid', `Invalid order field: '${value}'`)
+  const direction = descending ? 'DESC NULLS FIRST' : 'ASC NULLS LAST'
+  return `${expression} ${direction}, id ${descending ? 'DESC' : 'ASC'}`
+}
+
+/** PostHog's `parse_created_by_ids`: one id, a comma-separated list or a JSON list; what isn't an id is skipped. */
+export function parseCreatedByIds(raw: string | null): number[] {
+  const text = raw?.trim()
+  if (!text) return []
+  let items: unknown[]
+  if (text.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(text)
+      items = Array.isArray(parsed) ? parsed : [parsed]
+    } catch {
+      return []
+    }
+  } else {
+    items = text.split(',')
+  }
+  return items.flatMap((item) => {
+    const id = typeof item === 'number' ? item : typeof item === 'string' && /^\s*[+-]?\d+\s*$/.test(item) ? Number(item) : NaN
+    return Number.isSafeInteger(id) ? [id] : []
+  })
+}
+
+const STATUSES: ReadonlyMap<string, ExperimentListStatus> = new Map([
+  ['draft', 'draft'],
+  ['running', 'running'],
+  ['paused', 'paused'],
+  ['stopped', 'stopped'],
+  ['complete', 'stopped'],
+])
 
 /**
- * As PostHog reads them: an unknown `status` (or `all`) filters nothing; `archived` is true only for
- * "true" (any case) and defaults to false; `order` is a field, `-` for descending (default `-created_at`).
+ * As PostHog reads them: an unknown `status` (or `all`) filters nothing, `complete` is `stopped`;
+ * `archived` is true only for "true" (any case) and defaults to false; `order` is one of PostHog's
+ * fields, `-` for descending (default `-created_at`).
  */
 export function parseExperimentListQuery(query: URLSearchParams): ExperimentListFilter {
-  const filter: ExperimentListFilter = { archived: false, order: parseListOrder(query.get('order'), ORDER_COLUMNS, NEWEST_FIRST) }
-  const status = query.get('status')?.toLowerCase()
-  if (status && STATUSES.includes(status)) filter.status = status as ExperimentStatus
+  const filter: ExperimentListFilter = { archived: false, order: orderClause(query.get('order')) }
+  const status = STATUSES.get(query.get('status')?.toLowerCase() ?? '')
+  if (status) filter.status = status
   const archived = query.get('archived')
   if (archived !== null) filter.archived = archived.toLowerCase() === 'true'
   const search = query.get('search')
   if (search) filter.search = search
-  const createdById = parseCreatedById(query)
-  if (createdById !== undefined) filter.createdById = createdById
+  const createdByIds = parseCreatedByIds(query.get('created_by_id'))
+  if (createdByIds.length > 0) filter.createdByIds = createdByIds
+  const flagId = query.get('feature_flag_id')
+  if (flagId) {
+    if (!/^\s*[+-]?\d{1,15}\s*$/.test(flagId)) throw new ValidationError('invalid', 'feature_flag_id must be an integer')
+    filter.featureFlagId = Number(flagId)
+  }
   return filter
 }
 
@@ -73,21 +125,25 @@ export class ExperimentRepository {
     const where = ['team_id = ?', 'deleted = 0', 'archived = ?']
     const params: unknown[] = [teamId, filter.archived ? 1 : 0]
     if (filter.status === 'draft') where.push('start_date IS NULL')
-    if (filter.status === 'running') where.push('start_date IS NOT NULL AND end_date IS NULL')
-    if (filter.status === 'complete') where.push('end_date IS NOT NULL')
+    if (filter.status === 'running') where.push(`start_date IS NOT NULL AND end_date IS NULL AND ${FLAG_ACTIVE}`)
+    if (filter.status === 'paused') where.push(`start_date IS NOT NULL AND end_date IS NULL AND NOT ${FLAG_ACTIVE}`)
+    if (filter.status === 'stopped') where.push('start_date IS NOT NULL AND end_date IS NOT NULL')
     if (filter.search !== undefined) {
       where.push(`name LIKE ? ESCAPE '\\'`)
       params.push(`%${filter.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`)
     }
-    if (filter.createdById !== undefined) {
-      where.push('created_by_id = ?')
-      params.push(filter.createdById)
+    if (filter.createdByIds !== undefined) {
+      where.push(`created_by_id IN (${filter.createdByIds.map(() => '?').join(', ')})`)
+      params.push(...filter.createdByIds)
+    }
+    if (filter.featureFlagId !== undefined) {
+      where.push('feature_flag_id = ?')
+      params.push(filter.featureFlagId)
     }
     const clause = where.join(' AND ')
     const count = (this.#db.prepare(`SELECT COUNT(*) AS n FROM experiments WHERE ${clause}`).get(...params) as { n: number }).n
-    const direction = filter.order.descending ? 'DESC' : 'ASC'
     const rows = this.#db
-      .prepare(`SELECT * FROM experiments WHERE ${clause} ORDER BY ${filter.order.column} ${direction}, id ${direction} LIMIT ? OFFSET ?`)
+      .prepare(`SELECT * FROM experiments WHERE ${clause} ORDER BY ${filter.order} LIMIT ? OFFSET ?`)
       .all(...params, limit, offset) as ExperimentRow[]
     return { count, records: rows.map(toRecord) }
   }

@@ -34,11 +34,20 @@ const TAG = 'experiments'
 
 const LIST_QUERY: readonly QueryParamDoc[] = [
   ...PAGE_QUERY,
-  { name: 'status', description: 'Only drafts, running or complete experiments (`all`: no filter).', schema: { type: 'string', enum: ['draft', 'running', 'complete', 'all'] } },
+  {
+    name: 'status',
+    description: 'Drafts, running (flag on), paused (flag off), or stopped experiments; `complete` is `stopped`, `all` (or anything else) filters nothing.',
+    schema: { type: 'string', enum: ['draft', 'running', 'paused', 'stopped', 'complete', 'all'] },
+  },
   { name: 'archived', description: '`true`: only archived experiments; otherwise only experiments that are not archived.', schema: { type: 'string' } },
   { name: 'search', description: 'Case-insensitive match on the name.', schema: { type: 'string' } },
-  { name: 'created_by_id', description: 'Id of the user who created the experiment.', schema: { type: 'integer' } },
-  { name: 'order', description: 'Field to order by, `-` for descending (default `-created_at`).', schema: { type: 'string' } },
+  { name: 'created_by_id', description: 'Creator ids: one, comma-separated, or a JSON list; what is not an id is skipped.', schema: { type: 'string' } },
+  { name: 'feature_flag_id', description: 'Only experiments linked to this flag.', schema: { type: 'integer' } },
+  {
+    name: 'order',
+    description: 'One of `created_at`, `updated_at`, `name`, `start_date`, `end_date`, `duration`, `status`, `created_by`; `-` for descending (default `-created_at`).',
+    schema: { type: 'string' },
+  },
 ]
 
 /** A POST action on one experiment (PostHog's `@action(detail=True)`), answering the experiment. */

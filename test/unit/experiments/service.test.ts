@@ -246,6 +246,7 @@ t.test('list', async (t) => {
   const w = experimentWorld()
   t.teardown(() => w.close())
   const other = w.m.accounts.createUser({ email: 'other@example.com' })
+  const zed = w.m.accounts.createUser({ email: 'zed@example.com', first_name: 'Aaron' })
   const draft = w.create({ name: 'Alpha draft', feature_flag_key: 'a' })
   w.advance(1000)
   const running = w.create({ name: 'Beta running', feature_flag_key: 'b', start_date: '2024-05-01T00:00:00Z' })
@@ -253,30 +254,43 @@ t.test('list', async (t) => {
   const complete = w.experiments.create(w.project, { name: 'Gamma done', feature_flag_key: 'c', start_date: '2024-05-01T00:00:00Z', end_date: '2024-05-02T00:00:00Z' }, other.id)
   w.advance(1000)
   const archived = w.create({ name: 'Delta archived', feature_flag_key: 'd', archived: true })
+  w.advance(1000)
+  const paused = w.experiments.create(w.project, { name: 'Epsilon paused', feature_flag_key: 'p', start_date: '2024-04-01T00:00:00Z' }, zed.id)
+  w.m.featureFlags.update(w.project, paused.feature_flag!.id, { active: false }, w.owner.id)
   w.experiments.create(w.other, { name: 'Elsewhere', feature_flag_key: 'e' }, w.owner.id)
   const names = (query: string, page = { limit: 100, offset: 0 }) =>
     w.experiments.list(w.project, new URLSearchParams(query), page).results.map((e) => e.name)
 
+  const all = ['Epsilon paused', 'Gamma done', 'Beta running', 'Alpha draft']
   const cases: Array<[string, string, string[]]> = [
-    ['newest first, archived hidden, one project only', '', ['Gamma done', 'Beta running', 'Alpha draft']],
+    ['newest first, archived hidden, one project only', '', all],
     ['status=draft', 'status=draft', ['Alpha draft']],
-    ['status=running', 'status=running', ['Beta running']],
-    ['status=complete', 'status=COMPLETE', ['Gamma done']],
-    ['status=all and unknown statuses filter nothing', 'status=whatever', ['Gamma done', 'Beta running', 'Alpha draft']],
+    ['status=running: launched, not ended, the flag on', 'status=running', ['Beta running']],
+    ['status=paused: launched, not ended, the flag off', 'status=paused', ['Epsilon paused']],
+    ['status=stopped', 'status=stopped', ['Gamma done']],
+    ['status=complete is stopped', 'status=COMPLETE', ['Gamma done']],
+    ['status=all and unknown statuses filter nothing', 'status=whatever', all],
     ['archived=true lists the archived only', 'archived=true', ['Delta archived']],
-    ['archived=false', 'archived=false', ['Gamma done', 'Beta running', 'Alpha draft']],
+    ['archived=false', 'archived=false', all],
     ['search matches the name, case-insensitively', 'search=BETA', ['Beta running']],
     ['created_by_id', `created_by_id=${other.id}`, ['Gamma done']],
-    ['order=name', 'order=name', ['Alpha draft', 'Beta running', 'Gamma done']],
-    ['order=-name', 'order=-name', ['Gamma done', 'Beta running', 'Alpha draft']],
+    ['created_by_id takes a comma-separated list', `created_by_id=${other.id},${zed.id}`, ['Epsilon paused', 'Gamma done']],
+    ['created_by_id takes a JSON list', `created_by_id=[${zed.id}]`, ['Epsilon paused']],
+    ['created_by_id that names nobody filters nothing', 'created_by_id=x', all],
+    ['feature_flag_id', `feature_flag_id=${running.feature_flag!.id}`, ['Beta running']],
+    ['order=name', 'order=name', ['Alpha draft', 'Beta running', 'Epsilon paused', 'Gamma done']],
+    ['order=-name', 'order=-name', ['Gamma done', 'Epsilon paused', 'Beta running', 'Alpha draft']],
+    ['order=status: drafts, running, stopped', 'order=status', ['Alpha draft', 'Beta running', 'Epsilon paused', 'Gamma done']],
+    ['order=duration: shortest first, drafts last', 'order=duration', ['Gamma done', 'Beta running', 'Epsilon paused', 'Alpha draft']],
+    ['order=-duration: drafts first, as PostgreSQL sorts nulls', 'order=-duration', ['Alpha draft', 'Epsilon paused', 'Beta running', 'Gamma done']],
+    ['order=created_by: first name, else e-mail', 'order=created_by', ['Epsilon paused', 'Alpha draft', 'Beta running', 'Gamma done']],
   ]
   for (const [name, query, wanted] of cases) t.same(names(query), wanted, name)
-  t.same(names('', { limit: 2, offset: 1 }), ['Beta running', 'Alpha draft'], 'pages')
-  t.equal(w.experiments.list(w.project, new URLSearchParams(), { limit: 1, offset: 0 }).count, 3)
-  t.match(thrown(() => names('order=bogus')), { status: 400, attr: 'order' })
-  for (const name of ['constructor', '-valueOf', '__proto__']) {
-    t.match(thrown(() => names(`order=${name}`)), { status: 400, attr: 'order' }, `order=${name} is refused, not looked up on Object.prototype`)
+  t.same(names('', { limit: 2, offset: 1 }), ['Gamma done', 'Beta running'], 'pages')
+  t.equal(w.experiments.list(w.project, new URLSearchParams(), { limit: 1, offset: 0 }).count, 4)
+  for (const order of ['bogus', 'id', 'constructor', '-valueOf', '__proto__']) {
+    t.match(thrown(() => names(`order=${order}`)), { status: 400, code: 'invalid', attr: null, detail: `Invalid order field: '${order}'` }, `order=${order} is refused`)
   }
-  t.match(thrown(() => names('created_by_id=x')), { status: 400, attr: 'created_by_id' })
+  t.match(thrown(() => names('feature_flag_id=x')), { status: 400, attr: null, detail: 'feature_flag_id must be an integer' })
   t.ok([draft, running, complete, archived].every((e) => e.id > 0))
 })
