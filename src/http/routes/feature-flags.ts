@@ -63,7 +63,7 @@ export const FEATURE_FLAG_OPERATIONS = [
   { operationId: 'feature_flags_retrieve', method: 'get', path: `${FLAGS}/:id/`, summary: 'A feature flag (deleted ones too).', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlag' } },
   { operationId: 'feature_flags_partial_update', method: 'patch', path: `${FLAGS}/:id/`, summary: 'Change a feature flag; `{"deleted": true}` soft-deletes it. A stale `version` answers 409.', tag: TAG, scope: 'feature_flag:write', requestBody: 'FeatureFlagUpdate', responses: { 200: 'FeatureFlag', 409: 'Error' } },
   { operationId: 'feature_flags_destroy', method: 'delete', path: `${FLAGS}/:id/`, summary: 'Refused: flags are soft-deleted with PATCH.', tag: TAG, scope: 'feature_flag:write', responses: { 405: null } },
-  { operationId: 'feature_flags_status', method: 'get', path: `${FLAGS}/:id/status/`, summary: 'The flag\'s status (active, stale or deleted) and why; 404 with status unknown for no such flag.', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlagStatus', 404: 'FeatureFlagStatus' } },
+  { operationId: 'feature_flags_status', method: 'get', path: `${FLAGS}/:id/status/`, summary: 'The flag\'s status (active, stale or deleted) and why.', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlagStatus', 404: 'Error' } },
   { operationId: 'feature_flags_dependent_flags', method: 'get', path: `${FLAGS}/:id/dependent_flags/`, summary: 'The active flags with a condition on this flag.', tag: TAG, scope: 'feature_flag:read', responses: { 200: 'FeatureFlagDependents' } },
   { operationId: 'feature_flags_activity', method: 'get', path: `${FLAGS}/:id/activity/`, summary: 'Activity of one flag, newest first.', tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'feature_flags_role_access_list', method: 'get', path: `${FLAGS}/:feature_flag_id/role_access/`, summary: 'Roles with access to the flag.', tag: TAG, scope: 'feature_flag:read', query: PAGE_QUERY, responses: { 200: 'PaginatedFeatureFlagRoleAccessList' } },
@@ -89,9 +89,6 @@ export const FEATURE_FLAG_COMPONENTS = {
   FeatureFlagBulkDeleteRequest: bulkDeleteRequestSchema,
   FeatureFlagBulkDelete: bulkDeleteSchema,
 }
-
-/** PostHog's answer for an id with no flag behind it. */
-const UNKNOWN_STATUS = { status: 'unknown', reason: 'Flag could not be found' }
 
 type OperationId = (typeof FEATURE_FLAG_OPERATIONS)[number]['operationId']
 
@@ -133,10 +130,7 @@ export function registerFeatureFlagRoutes(router: Router, api: ApiContext, maxBo
       answer(200, json.flag(flags.update(req.project, intParam(req.params.id), req.body, userId(req)))),
     // PostHog forbids hard deletion: 405 with no body, after authentication and the scope check.
     feature_flags_destroy: () => answer(405),
-    feature_flags_status: (req) => {
-      const status = flags.status(req.project, intParam(req.params.id))
-      return status ? answer(200, json.status(status)) : answer(404, json.status(UNKNOWN_STATUS))
-    },
+    feature_flags_status: (req) => answer(200, json.status(flags.status(req.project, intParam(req.params.id)))),
     feature_flags_dependent_flags: (req) => answer(200, json.dependents(flags.dependentFlags(req.project, intParam(req.params.id)))),
     feature_flags_activity: (req) => activity(req, intParam(req.params.id)),
     feature_flags_role_access_list: (req) => {

@@ -147,11 +147,12 @@ export class FeatureFlags {
     return { ids, total: ids.length }
   }
 
-  /** PostHog's `status` action (lower-case, with its reason); null when the project has no such flag. */
-  status(project: Project, id: number): { status: string; reason: string } | null {
-    const flag = this.#repo.get(project.id, id)
-    if (!flag) return null
-    const { status, reason } = flagStatusReason(flag, this.#deps.clock.now())
+  /**
+   * PostHog's `status` action (lower-case, with its reason). No such flag is the contract's 404 envelope with
+   * PostHog's sentence, not PostHog's `{"status": "unknown"}` body: every error here has one shape.
+   */
+  status(project: Project, id: number): { status: string; reason: string } {
+    const { status, reason } = flagStatusReason(this.record(project, id, 'Flag could not be found'), this.#deps.clock.now())
     return { status: status.toLowerCase(), reason }
   }
 

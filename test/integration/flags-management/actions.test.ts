@@ -33,7 +33,7 @@ t.test("PostHog's other flag actions", async (t) => {
     t.same((await status(gone.id)).body, { status: 'deleted', reason: 'Flag has been deleted' })
     const unknown = await status(999_999)
     t.equal(unknown.status, 404)
-    t.same(unknown.body, { status: 'unknown', reason: 'Flag could not be found' })
+    t.same(unknown.body, { type: 'invalid_request', code: 'not_found', detail: 'Flag could not be found', attr: null }, 'the contract envelope, PostHog\'s sentence')
     t.equal((await server.api('GET', `${flags}${rolledOut.id}/`)).body.status, 'STALE', 'the flag object agrees, upper-case as PostHog serializes it')
   })
 
