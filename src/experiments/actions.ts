@@ -3,10 +3,11 @@
  * pause, resume, reset, archive, unarchive, ship a variant, duplicate. Each runs in one IMMEDIATE
  * transaction, refuses with PostHog's messages when the experiment is in the wrong state, changes the
  * flag through the FeatureFlags service and stores the experiment through `Experiments.commit` (its
- * activity entry). Conclusions are checked but not kept: management.db has no column for them.
+ * activity entry). `end` and `ship_variant` store the conclusion they are sent.
  */
 import { iso, type Clock } from '../common/clock.js'
 import { ValidationError } from '../common/errors.js'
+import type { JsonObject } from '../common/json.js'
 import type { Project } from '../management/index.js'
 import {
   EXPERIMENT_CONCLUSIONS,
@@ -15,16 +16,17 @@ import {
   experimentEndSchema,
   experimentShipVariantSchema,
   type ExperimentActionWrite,
-  type ExperimentVariantWrite,
 } from '../schemas/experiment.js'
 import { assertValid, createAjv, type ValidateFunction } from '../schemas/index.js'
 import type { Db } from '../storage/index.js'
 import { checkVariants, storedVariants, withoutFlagConfig } from './flag-config.js'
+import { fingerprintContext, withFingerprints } from './metric-list.js'
 import type { ExperimentRecord } from './record.js'
+import { clonedSettings, settingsOnCreate } from './settings.js'
 import { ExperimentRepository } from './repository.js'
 import type { ExperimentObject } from './serialize.js'
 import type { Experiments } from './service.js'
-import { checkEligibleFlag } from './validation.js'
+import { checkEligibleFlag, drfBoolean } from './validation.js'
 
 type ActionBody = 'end' | 'ship' | 'archive' | 'duplicate'
 const SCHEMAS: Record<ActionBody, object> = {
@@ -52,16 +54,6 @@ function parseBody(name: ActionBody, body: unknown): ExperimentActionWrite {
 }
 
 const fail = (detail: string, attr: string | null = null, code = 'invalid') => new ValidationError(code, detail, attr)
-
-const TRUE = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true])
-const FALSE = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false])
-
-/** DRF's BooleanField: its true and false spellings, absent is false, anything else "Must be a valid boolean.". */
-export function drfBoolean(value: unknown, attr: string): boolean {
-  if (value === undefined || FALSE.has(value)) return false
-  if (TRUE.has(value)) return true
-  throw fail('Must be a valid boolean.', attr)
-}
 
 function checkConclusion(body: ExperimentActionWrite): void {
   const conclusion = body.conclusion
@@ -114,7 +106,11 @@ export class ExperimentActions {
       if (flag.deleted) throw fail('Experiment cannot be launched because its feature flag has been deleted.')
       checkEligibleFlag(flag)
       this.#experiments.flags.setActive(project, flag, true, userId)
-      return this.#save(project, userId, current, { start_date: this.#now() })
+      const start = this.#now()
+      // PostHog's launch refingerprints without `only_count_matured_users` (it passes the default, false).
+      const ctx = { ...fingerprintContext(current, start), onlyMatured: false }
+      const refingerprint = (list: JsonObject[] | null) => (list && list.length > 0 ? withFingerprints(list, ctx) : list)
+      return this.#save(project, userId, current, { start_date: start, metrics: refingerprint(current.metrics), metrics_secondary: refingerprint(current.metrics_secondary) })
     })
   }
 
@@ -125,7 +121,8 @@ export class ExperimentActions {
     return this.#run(() => {
       const current = this.#experiments.record(project, id)
       this.#checkRunning(current)
-      return this.#save(project, userId, current, { end_date: this.#now() })
+      // As PostHog, ending sets the conclusion to what was sent, null included.
+      return this.#save(project, userId, current, { end_date: this.#now(), conclusion: parsed.conclusion ?? null, conclusion_comment: parsed.conclusion_comment ?? null })
     })
   }
 
@@ -147,12 +144,12 @@ export class ExperimentActions {
     })
   }
 
-  /** Back to draft: no dates, not archived. The flag is left as it is, so users keep their variants. */
+  /** Back to draft: no dates, no conclusion, not archived. The flag is left as it is, so users keep their variants. */
   reset(project: Project, id: number, userId: number): ExperimentObject {
     return this.#run(() => {
       const current = this.#experiments.record(project, id)
       if (current.start_date === null) throw fail('Experiment is already in draft state.')
-      return this.#save(project, userId, current, { start_date: null, end_date: null, archived: false })
+      return this.#save(project, userId, current, { start_date: null, end_date: null, archived: false, conclusion: null, conclusion_comment: null })
     })
   }
 
@@ -201,15 +198,21 @@ export class ExperimentActions {
       if (!flag) throw fail('Experiment does not have a linked feature flag.')
       if (!storedVariants(flag.filters).some((v) => v.key === variantKey)) throw fail(`Variant '${variantKey}' not found on feature flag.`)
       this.#experiments.flags.ship(project, flag, variantKey, everyone, userId)
-      if (current.end_date !== null) return this.#experiments.toObject(current)
-      return this.#save(project, userId, current, { end_date: this.#now() })
+      // A conclusion left out (or null) keeps the one stored, as PostHog's ship_variant does.
+      const change: Partial<ExperimentRecord> = {}
+      if (current.end_date === null) change.end_date = this.#now()
+      if (parsed.conclusion !== undefined && parsed.conclusion !== null) change.conclusion = parsed.conclusion
+      if (parsed.conclusion_comment !== undefined && parsed.conclusion_comment !== null) change.conclusion_comment = parsed.conclusion_comment
+      return this.#save(project, userId, current, change)
     })
   }
 
   /**
-   * A new draft copying the name (`<name> (Copy)`, numbered while taken), description, type, parameters and
-   * metric filters, as PostHog's clone does (not the secondary metrics). By default it shares the source's
-   * flag; a new key gets a flag with the source flag's variants, an existing one is linked if eligible.
+   * A new draft copying what PostHog's clone copies: the name (`<name> (Copy)`, numbered while taken),
+   * description, type, parameters, metric filters, metrics (with new uuids, the orderings following),
+   * stats, exposure, scheduling and running-time settings and `only_count_matured_users`; not the
+   * secondary metrics, excluded variants or conclusion. By default it shares the source's flag; a new key
+   * gets a flag with the source flag's variants, an existing one is linked if eligible.
    */
   duplicate(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
     const parsed = parseBody('duplicate', body)
@@ -224,9 +227,8 @@ export class ExperimentActions {
       const variants = storedVariants((existing ?? sourceFlag).filters)
       checkVariants(variants)
       if (existing) checkEligibleFlag(existing)
-      const flagId =
-        existing?.id ??
-        this.#experiments.flags.create(project, { name, feature_flag_key: key, parameters: { ...parameters, feature_flag_variants: variants as ExperimentVariantWrite[] } }, false, userId)
+      const flagId = existing?.id ?? this.#experiments.flags.create(project, key, name, { ...parameters, feature_flag_variants: variants }, false, userId)
+      const variantKeys = variants.map((v) => v.key as string)
       const now = this.#now()
       return this.#experiments.insert(project, userId, {
         team_id: project.id,
@@ -245,6 +247,7 @@ export class ExperimentActions {
         created_by_id: userId,
         created_at: now,
         updated_at: now,
+        ...settingsOnCreate(clonedSettings(source), variantKeys, null),
       })
     })
   }

@@ -18,6 +18,9 @@ export interface FlagConfigChange {
   variants?: JsonObject[]
   rollout_percentage?: number
   aggregation_group_type_index?: number | null
+  /** Only from the `feature_flag` object: the deprecated `parameters` keys set these on create only. */
+  payloads?: JsonObject
+  ensure_experience_continuity?: boolean
 }
 
 /** A request's `parameters` (free-form apart from the keys read here). */
@@ -98,9 +101,10 @@ export function projectFlagConfig(stored: JsonObject | null, flag: FeatureFlagRe
 
 /**
  * The flag config keys of a request's `parameters` that differ from the flag's (all present keys when
- * there is no flag yet), or null when there are none. Variants are compared normalised.
+ * there is no flag yet), or null when there are none. Variants are compared normalised. With `all`
+ * (config from the `feature_flag` object) payloads and experience continuity count too.
  */
-export function flagConfigChange(parameters: Parameters, flag: FeatureFlagRecord | null): FlagConfigChange | null {
+export function flagConfigChange(parameters: Parameters, flag: FeatureFlagRecord | null, all = false): FlagConfigChange | null {
   if (!parameters) return null
   const projected = flag ? projectFlagConfig(null, flag)! : {}
   const change: FlagConfigChange = {}
@@ -118,6 +122,12 @@ export function flagConfigChange(parameters: Parameters, flag: FeatureFlagRecord
       if (aggregation !== (projected.aggregation_group_type_index ?? null)) change.aggregation_group_type_index = aggregation
     }
   }
+  if (all) {
+    const payloads = parameters.feature_flag_payloads
+    if (isPlainObject(payloads) && !jsonEqual(payloads, projected.feature_flag_payloads ?? {})) change.payloads = payloads
+    const continuity = parameters.ensure_experience_continuity
+    if (typeof continuity === 'boolean' && continuity !== projected.ensure_experience_continuity) change.ensure_experience_continuity = continuity
+  }
   return Object.keys(change).length > 0 ? change : null
 }
 
@@ -131,5 +141,6 @@ export function applyFlagConfig(filters: JsonObject, change: FlagConfigChange): 
     next.groups = groups
   }
   if (change.aggregation_group_type_index !== undefined) next.aggregation_group_type_index = change.aggregation_group_type_index
+  if (change.payloads !== undefined) next.payloads = change.payloads
   return next
 }

@@ -5,7 +5,6 @@
  * Persons and the worker pool are reached through interfaces the composition root fills
  * (`CohortMembers`, `StatsOffload`).
  */
-export { drfBoolean } from './actions.js'
 export { Experiments, EXPERIMENT_SCOPE, type CohortMembers, type ExperimentDeps } from './service.js'
 export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type MetricStep } from './metrics.js'
 export type { ExperimentRecord } from './record.js'
@@ -14,4 +13,4 @@ export { ExperimentResults, type ResultPackage } from './results.js'
 export { toExperimentObject, type ExperimentFlagSummary, type ExperimentObject } from './serialize.js'
 export { OFFLOAD_FROM_VARIANTS, StatsRunner, type StatsOffload } from './stats-runner.js'
 export { computeStats, runStatsTask, unwrapOutcome, type StatsOutcome, type StatsResult, type StatsTask } from './stats-task.js'
-export { DEFAULT_VARIANTS, flagVariants, parseDateField } from './validation.js'
+export { DEFAULT_VARIANTS, drfBoolean, flagVariants, parseDateField } from './validation.js'

@@ -5,8 +5,8 @@
  */
 import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord, FeatureFlags, Project } from '../management/index.js'
-import type { ExperimentWrite } from '../schemas/experiment.js'
 import { applyFlagConfig, flagConfigChange, storedVariants, type FlagConfigChange } from './flag-config.js'
+import type { FlagConfigParameters } from './flag-input.js'
 import { DEFAULT_VARIANTS } from './validation.js'
 
 export class LinkedFlags {
@@ -25,11 +25,12 @@ export class LinkedFlags {
   }
 
   /**
-   * PostHog's `_ensure_feature_flag` for a new key: the config sent in `parameters` (variants, else the
-   * default pair; rollout, else 100%; aggregation; payloads) and active only once launched.
+   * PostHog's `_ensure_feature_flag` for a new key: the config sent (variants, else the default pair;
+   * rollout, else 100%; aggregation; payloads; experience continuity, else off: skylark's projects have
+   * no `flags_persistence_default`) and active only once launched.
    */
-  create(project: Project, body: ExperimentWrite, launched: boolean, userId: number): number {
-    const parameters = (body.parameters ?? {}) as JsonObject
+  create(project: Project, key: string, name: string, config: FlagConfigParameters | null | undefined, launched: boolean, userId: number): number {
+    const parameters = (config ?? {}) as JsonObject
     const change = flagConfigChange(parameters, null) ?? {}
     const filters: JsonObject = {
       groups: [{ properties: [], rollout_percentage: change.rollout_percentage ?? 100 }],
@@ -44,8 +45,8 @@ export class LinkedFlags {
     const created = this.#flags.create(
       project,
       {
-        key: body.feature_flag_key,
-        name: `Feature Flag for Experiment ${body.name}`,
+        key,
+        name: `Feature Flag for Experiment ${name}`,
         filters,
         active: launched,
         ensure_experience_continuity: typeof continuity === 'boolean' ? continuity : false,
@@ -56,7 +57,8 @@ export class LinkedFlags {
   }
 
   applyConfig(project: Project, flag: FeatureFlagRecord, change: FlagConfigChange, userId: number): void {
-    this.#flags.update(project, flag.id, { filters: applyFlagConfig(flag.filters, change) }, userId)
+    const continuity = change.ensure_experience_continuity
+    this.#flags.update(project, flag.id, { filters: applyFlagConfig(flag.filters, change), ...(continuity === undefined ? {} : { ensure_experience_continuity: continuity }) }, userId)
   }
 
   setActive(project: Project, flag: FeatureFlagRecord, active: boolean, userId: number): void {

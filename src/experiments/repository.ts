@@ -4,7 +4,7 @@
  */
 import { ValidationError } from '../common/errors.js'
 import type { Db } from '../storage/index.js'
-import { toRecord, toRow, type ExperimentRecord, type ExperimentRow } from './record.js'
+import { SETTINGS_KEYS, toRecord, toRow, type ExperimentRecord, type ExperimentRow } from './record.js'
 
 /** PostHog's list statuses; `running` and `paused` part on whether the flag is on. */
 export type ExperimentListStatus = 'draft' | 'running' | 'paused' | 'stopped'
@@ -177,9 +177,10 @@ export class ExperimentRepository {
     const info = this.#db
       .prepare(
         `INSERT INTO experiments (team_id, name, description, feature_flag_id, exposure_cohort_id, start_date, end_date,
-           parameters, secondary_metrics, filters, archived, deleted, type, created_by_id, created_at, updated_at)
+           parameters, secondary_metrics, filters, archived, deleted, type, created_by_id, created_at, updated_at, ${SETTINGS_KEYS.join(', ')})
          VALUES (@team_id, @name, @description, @feature_flag_id, @exposure_cohort_id, @start_date, @end_date,
-           @parameters, @secondary_metrics, @filters, @archived, @deleted, @type, @created_by_id, @created_at, @updated_at)`,
+           @parameters, @secondary_metrics, @filters, @archived, @deleted, @type, @created_by_id, @created_at, @updated_at,
+           ${SETTINGS_KEYS.map((k) => `@${k}`).join(', ')})`,
       )
       .run(toRow({ ...record, id: 0 }))
     return Number(info.lastInsertRowid)
@@ -191,7 +192,8 @@ export class ExperimentRepository {
       .prepare(
         `UPDATE experiments SET name = @name, description = @description, exposure_cohort_id = @exposure_cohort_id,
            start_date = @start_date, end_date = @end_date, parameters = @parameters, secondary_metrics = @secondary_metrics,
-           filters = @filters, archived = @archived, deleted = @deleted, type = @type, updated_at = @updated_at
+           filters = @filters, archived = @archived, deleted = @deleted, type = @type, updated_at = @updated_at,
+           ${SETTINGS_KEYS.map((k) => `${k} = @${k}`).join(', ')}
          WHERE id = @id AND team_id = @team_id`,
       )
       .run(row)

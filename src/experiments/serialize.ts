@@ -1,8 +1,7 @@
 /**
  * The experiment object the API answers: stored fields, the embedded flag summary, the creator, `status`
  * and the flag's config projected into `parameters` (both derived from the flag, as PostHog does), and
- * PostHog's fields skylark does not model (holdouts, saved metrics, the new metrics engine, conclusions)
- * answered with their empty values.
+ * PostHog's fields skylark does not model (holdouts, shared saved metrics) answered with their empty values.
  */
 import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord, UserSummary } from '../management/index.js'
@@ -49,12 +48,19 @@ export interface ExperimentObject {
   updated_at: string
   type: string
   status: ExperimentStatusLabel
-  exposure_criteria: null
-  metrics: JsonObject[]
-  metrics_secondary: JsonObject[]
-  stats_config: null
-  conclusion: null
-  conclusion_comment: null
+  exposure_criteria: JsonObject | null
+  metrics: JsonObject[] | null
+  metrics_secondary: JsonObject[] | null
+  stats_config: JsonObject | null
+  scheduling_config: unknown
+  running_time_calculation: JsonObject | null
+  excluded_variants: string[] | null
+  primary_metrics_ordered_uuids: string[] | null
+  secondary_metrics_ordered_uuids: string[] | null
+  only_count_matured_users: boolean
+  conclusion: string | null
+  conclusion_comment: string | null
+  is_legacy: boolean
 }
 
 export function flagSummary(flag: FeatureFlagRecord): ExperimentFlagSummary {
@@ -104,11 +110,19 @@ export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord 
     updated_at: e.updated_at,
     type: e.type,
     status: statusLabel(e, flag),
-    exposure_criteria: null,
-    metrics: [],
-    metrics_secondary: [],
-    stats_config: null,
-    conclusion: null,
-    conclusion_comment: null,
+    exposure_criteria: e.exposure_criteria,
+    metrics: e.metrics,
+    metrics_secondary: e.metrics_secondary,
+    stats_config: e.stats_config,
+    scheduling_config: e.scheduling_config,
+    running_time_calculation: e.running_time_calculation,
+    excluded_variants: e.excluded_variants,
+    primary_metrics_ordered_uuids: e.primary_metrics_ordered_uuids,
+    secondary_metrics_ordered_uuids: e.secondary_metrics_ordered_uuids,
+    only_count_matured_users: e.only_count_matured_users,
+    conclusion: e.conclusion,
+    conclusion_comment: e.conclusion_comment,
+    // PostHog's legacy-engine metric kinds; skylark refuses them on write, so only a hand-edited row has them.
+    is_legacy: [...(e.metrics ?? []), ...(e.metrics_secondary ?? [])].some((m) => m.kind === 'ExperimentTrendsQuery' || m.kind === 'ExperimentFunnelsQuery'),
   }
 }

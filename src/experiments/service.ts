@@ -32,6 +32,8 @@ import { toExperimentObject, type ExperimentObject } from './serialize.js'
 import type { StatsRunner } from './stats-runner.js'
 import { ExperimentActions } from './actions.js'
 import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
+import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
+import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
 import { LinkedFlags } from './linked-flag.js'
 import {
   checkDates,
@@ -65,6 +67,24 @@ export interface ExperimentDeps {
 }
 
 const compiled = lazyWriteValidators<ExperimentWrite>(experimentCreateSchema, experimentUpdateSchema)
+
+interface RequestedFlagConfig {
+  /** The config in `parameters` keys, or null when the request carries none. */
+  parameters: FlagConfigParameters | null | undefined
+  /** Sent as the `feature_flag` object: any such config counts as a change (PostHog compares nothing). */
+  fromObject: boolean
+}
+
+/**
+ * The flag config a request asks for. PostHog's serializer takes the `feature_flag` object when there is
+ * one, and then ignores the deprecated `parameters` keys for variants, rollout and aggregation (payloads
+ * and experience continuity left in `parameters` still apply on create, unless the object sets them).
+ */
+function requestedFlagConfig(body: ExperimentWrite): RequestedFlagConfig {
+  const fromObject = flagConfigFromInput(body.feature_flag)
+  if (!fromObject) return { parameters: body.parameters as FlagConfigParameters | null | undefined, fromObject: false }
+  return { parameters: { ...(withoutFlagConfig(body.parameters) ?? {}), ...fromObject }, fromObject: true }
+}
 
 export class Experiments {
   readonly #deps: ExperimentDeps
@@ -113,10 +133,12 @@ export class Experiments {
       .transaction(() => {
         assertValid(compiled().create, body)
         checkName(body.name)
+        checkSettingFields(body)
         const start = parseDateField(body.start_date, 'start_date') ?? null
         const end = parseDateField(body.end_date, 'end_date') ?? null
         checkDates(start, end)
         const flagId = this.#linkOrCreateFlag(project, body, start !== null, userId)
+        const variantKeys = flagVariants(this.flags.get(project.id, flagId)!.filters).map((v) => v.key)
         const now = iso(this.#deps.clock.now())
         return this.insert(project, userId, {
           team_id: project.id,
@@ -135,6 +157,7 @@ export class Experiments {
           created_by_id: userId,
           created_at: now,
           updated_at: now,
+          ...settingsOnCreate(body, variantKeys, start),
         })
       })
       .immediate()
@@ -149,13 +172,14 @@ export class Experiments {
 
   /**
    * PostHog links a flag that exists with the key (refusing flag config in the same request: the flag is
-   * linked as it is) when it is eligible, and otherwise creates one from the config sent.
+   * linked as it is) when it is eligible, and otherwise creates one from the config sent: the
+   * `feature_flag` object, else the deprecated `parameters` keys.
    */
   #linkOrCreateFlag(project: Project, body: ExperimentWrite, launched: boolean, userId: number): number {
     const key = body.feature_flag_key!
     const existing = this.flags.liveByKey(project.id, key)
-    const change = flagConfigChange(body.parameters, null)
-    if (existing && change) {
+    const config = requestedFlagConfig(body)
+    if (existing && (config.fromObject || flagConfigChange(config.parameters, null))) {
       throw new ValidationError(
         'invalid',
         `A feature flag with key '${key}' already exists; the experiment links to it as-is, so its config cannot be set here. ` +
@@ -163,13 +187,14 @@ export class Experiments {
         'feature_flag',
       )
     }
+    const change = flagConfigChange(config.parameters, null)
     if (change?.variants) checkVariants(change.variants)
     checkNoGlobalProperties(body.filters)
     if (existing) {
       checkEligibleFlag(existing)
       return existing.id
     }
-    return this.flags.create(project, body, launched, userId)
+    return this.flags.create(project, key, body.name!, config.parameters, launched, userId)
   }
 
   update(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
@@ -182,6 +207,7 @@ export class Experiments {
         const flag = this.flagOf(current)
         assertValid(compiled().update, body)
         checkName(body.name)
+        checkSettingFields(body)
         const start = parseDateField(body.start_date, 'start_date')
         const end = parseDateField(body.end_date, 'end_date')
         const next: ExperimentRecord = {
@@ -197,23 +223,27 @@ export class Experiments {
           deleted: body.deleted ?? current.deleted,
         }
         checkDates(next.start_date, next.end_date)
-        if (flag) this.#applyToFlag(project, current, body, flag, userId)
+        const config = requestedFlagConfig(body)
+        if (flag) this.#applyToFlag(project, current, body, config, flag, userId)
+        const variantKeys = flag ? flagVariants(this.flagOf(current)!.filters).map((v) => v.key) : []
+        const variantsSent = config.parameters?.feature_flag_variants !== undefined
+        Object.assign(next, settingsOnUpdate(body, current, variantKeys, variantsSent, next.start_date))
         return this.commit(project, userId, current, next)
       })
       .immediate()
   }
 
   /**
-   * PostHog's update rules that involve the flag, in its order. Flag config in `parameters` that differs
-   * from the flag's is applied to the flag on a draft, and on a launched experiment only with
-   * `update_feature_flag_params` (and the same variant keys); config left out stays as the flag has it.
-   * Restoring needs a live flag; launching (a start date on a draft) needs an eligible one and
-   * activates it. Ending an experiment leaves the flag as it is.
+   * PostHog's update rules that involve the flag, in its order. Flag config (the `feature_flag` object,
+   * else the deprecated `parameters` keys when they differ from the flag's) is applied to the flag on a
+   * draft, and on a launched experiment only with `update_feature_flag_params` (and the same variant
+   * keys); config left out stays as the flag has it. Restoring needs a live flag; launching (a start date
+   * on a draft) needs an eligible one and activates it. Ending an experiment leaves the flag as it is.
    */
-  #applyToFlag(project: Project, current: ExperimentRecord, body: ExperimentWrite, flag: FeatureFlagRecord, userId: number): void {
+  #applyToFlag(project: Project, current: ExperimentRecord, body: ExperimentWrite, config: RequestedFlagConfig, flag: FeatureFlagRecord, userId: number): void {
     const draft = current.start_date === null
-    const change = flagConfigChange(body.parameters, flag)
-    if (change && !draft && body.update_feature_flag_params !== true) {
+    const change = flagConfigChange(config.parameters, flag, config.fromObject)
+    if ((config.fromObject || change) && !draft && body.update_feature_flag_params !== true) {
       throw new ValidationError(
         'invalid',
         'This experiment is running. To change its flag config, send update_feature_flag_params=true (or edit the feature flag directly).',

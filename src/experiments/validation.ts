@@ -32,6 +32,16 @@ function normaliseOffset(offset: string | undefined): string {
   return offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`
 }
 
+const TRUE = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true])
+const FALSE = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false])
+
+/** DRF's BooleanField: its true and false spellings, absent is false, anything else "Must be a valid boolean.". */
+export function drfBoolean(value: unknown, attr: string): boolean {
+  if (value === undefined || FALSE.has(value)) return false
+  if (TRUE.has(value)) return true
+  throw fail('Must be a valid boolean.', attr)
+}
+
 /** `name`: a CharField, so blank is refused. */
 export function checkName(name: string | undefined): void {
   if (name !== undefined && name.trim() === '') throw fail('This field may not be blank.', 'name', 'blank')

@@ -7,6 +7,7 @@
 import { anyJson, freeFormObject, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EXPERIMENT_TYPES = ['web', 'product'] as const
+export const EXPERIMENT_CONCLUSIONS = ['won', 'lost', 'inconclusive', 'stopped_early', 'invalid'] as const
 /** PostHog's `status` of an experiment (`exposure_frozen` is not modelled). */
 export const EXPERIMENT_STATUSES = ['draft', 'running', 'paused', 'stopped'] as const
 
@@ -49,7 +50,31 @@ const writableExperimentProperties: Record<string, JsonSchema> = {
   archived: { type: 'boolean' },
   deleted: { type: 'boolean' },
   type: { type: ['string', 'null'], enum: [...EXPERIMENT_TYPES, null] },
-  update_feature_flag_params: { type: 'boolean', description: 'Apply flag config sent in `parameters` to the flag of a launched experiment (drafts always apply it).' },
+  update_feature_flag_params: {
+    type: 'boolean',
+    description: 'Apply flag config sent in `feature_flag` (or `parameters`) to the flag of a launched experiment (drafts always apply it).',
+  },
+  feature_flag: {
+    type: ['object', 'null'],
+    additionalProperties: true,
+    description:
+      "Flag config in the flag's own shape: `{filters: {multivariate: {variants}, groups: [{properties: [], rollout_percentage}], aggregation_group_type_index, payloads}, ensure_experience_continuity}`; " +
+      'wins over the same config in `parameters`. Unknown keys are refused; an object with an `id` (a GET echoed back) is ignored.',
+  },
+  metrics: { ...anyJson, description: "`ExperimentMetric`s (`metric_type` mean, funnel, ratio or retention); each gets a `uuid` and `fingerprint`. Stored, not computed: results come from `filters`." },
+  metrics_secondary: { ...anyJson, description: 'Secondary `ExperimentMetric`s, as `metrics`.' },
+  primary_metrics_ordered_uuids: { type: ['array', 'null'], items: { type: 'string' } },
+  secondary_metrics_ordered_uuids: { type: ['array', 'null'], items: { type: 'string' } },
+  saved_metrics_ids: { ...anyJson, description: 'Skylark has no shared saved metrics: only an empty list is accepted.' },
+  stats_config: { type: ['object', 'null'], additionalProperties: true, description: '`method` bayesian (default) or frequentist, `baseline_variant_key`, …' },
+  exposure_criteria: { ...anyJson, description: '`filterTestAccounts` (default true), `exposure_config`.' },
+  scheduling_config: anyJson,
+  running_time_calculation: { ...anyJson, description: '`minimum_detectable_effect`, `recommended_running_time`, `recommended_sample_size`, `exposure_estimate_config`.' },
+  excluded_variants: { type: ['array', 'null'], items: { type: 'string' }, description: 'Variant keys left out of the analysis (not the baseline).' },
+  only_count_matured_users: { type: 'boolean' },
+  conclusion: { type: ['string', 'null'], enum: [...EXPERIMENT_CONCLUSIONS, null] },
+  conclusion_comment: { type: ['string', 'null'], maxLength: 4000 },
+  allow_unknown_events: { type: 'boolean', description: 'Accepted for PostHog clients; skylark does not check metric event names.' },
 }
 
 export const experimentCreateSchema: JsonSchema = {
@@ -94,6 +119,21 @@ export interface ExperimentWrite {
   deleted?: boolean
   type?: (typeof EXPERIMENT_TYPES)[number] | null
   update_feature_flag_params?: boolean
+  feature_flag?: Record<string, unknown> | null
+  metrics?: unknown
+  metrics_secondary?: unknown
+  primary_metrics_ordered_uuids?: string[] | null
+  secondary_metrics_ordered_uuids?: string[] | null
+  saved_metrics_ids?: unknown
+  stats_config?: Record<string, unknown> | null
+  exposure_criteria?: unknown
+  scheduling_config?: unknown
+  running_time_calculation?: unknown
+  excluded_variants?: string[] | null
+  only_count_matured_users?: boolean
+  conclusion?: (typeof EXPERIMENT_CONCLUSIONS)[number] | null
+  conclusion_comment?: string | null
+  allow_unknown_events?: boolean
 }
 
 /** The flag summary embedded as `feature_flag` (PostHog's MinimalFeatureFlagSerializer). */
@@ -145,11 +185,18 @@ export const experimentSchema: JsonSchema = {
       description: '`paused`: launched, not ended, its flag switched off (derived from the flag, as in PostHog).',
     },
     exposure_criteria: anyJson,
-    metrics: { type: 'array', items: freeFormObject },
-    metrics_secondary: { type: 'array', items: freeFormObject },
+    metrics: { type: ['array', 'null'], items: freeFormObject },
+    metrics_secondary: { type: ['array', 'null'], items: freeFormObject },
     stats_config: anyJson,
+    scheduling_config: anyJson,
+    running_time_calculation: anyJson,
+    excluded_variants: { type: ['array', 'null'], items: { type: 'string' } },
+    primary_metrics_ordered_uuids: { type: ['array', 'null'], items: { type: 'string' } },
+    secondary_metrics_ordered_uuids: { type: ['array', 'null'], items: { type: 'string' } },
+    only_count_matured_users: { type: 'boolean' },
     conclusion: { type: ['string', 'null'] },
     conclusion_comment: { type: ['string', 'null'] },
+    is_legacy: { type: 'boolean', description: 'Whether `metrics` hold legacy-engine queries (never, since skylark refuses them).' },
   },
   required: ['id', 'name', 'feature_flag_key', 'feature_flag', 'exposure_cohort', 'filters', 'archived', 'created_by', 'created_at'],
 }
@@ -181,12 +228,11 @@ export const experimentsRequiringFlagSchema: JsonSchema = {
   required: ['result'],
 }
 
-export const EXPERIMENT_CONCLUSIONS = ['won', 'lost', 'inconclusive', 'stopped_early', 'invalid'] as const
 /** DRF's BooleanField takes these as well as JSON booleans. */
 const drfBoolean: JsonSchema = { type: ['boolean', 'string', 'integer'] }
 
 const conclusionProperties: Record<string, JsonSchema> = {
-  conclusion: { type: ['string', 'null'], description: `One of ${EXPERIMENT_CONCLUSIONS.join(', ')}. Checked, not stored (skylark keeps no conclusion).` },
+  conclusion: { type: ['string', 'null'], description: `One of ${EXPERIMENT_CONCLUSIONS.join(', ')}; stored on the experiment.` },
   conclusion_comment: { type: ['string', 'null'], maxLength: 4000 },
 }
 

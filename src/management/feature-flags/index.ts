@@ -10,5 +10,5 @@ export { FlagRoleAccess, ROLE_EDIT_DENIED, type RoleAccessObject } from './role-
 export { canEditFlag, isSimpleFlag, type FeatureFlagObject, type Viewer } from './serialize.js'
 export { flagStatus, flagStatusReason, rolloutInfo } from './status.js'
 export { EDIT_DENIED, FLAG_SCOPE, FeatureFlags } from './service.js'
-export { pyStr } from './python-format.js'
+export { pyJsonDumps, pyRepr, pyStr, pyTypeName } from './python-format.js'
 export { isParseableDate, validateFilters, validateKey, type FlagLookups } from './validation.js'

@@ -11,7 +11,8 @@ export function pyStr(value: unknown): string {
   return pyRepr(value)
 }
 
-function pyRepr(value: unknown): string {
+/** Python's repr() of a JSON value. */
+export function pyRepr(value: unknown): string {
   if (value === null || value === undefined) return 'None'
   if (value === true) return 'True'
   if (value === false) return 'False'
@@ -22,18 +23,40 @@ function pyRepr(value: unknown): string {
   return String(value)
 }
 
-/** json.dumps(value) with Python's defaults: `, ` and `: ` separators, non-ASCII escaped. */
-export function pyJsonDumps(value: unknown): string {
-  if (value === null || value === undefined) return 'null'
-  if (typeof value === 'string') return asciiJsonString(value)
-  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value)
-  if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(', ')}]`
-  if (isPlainObject(value)) {
-    return `{${Object.entries(value).map(([k, v]) => `${asciiJsonString(k)}: ${pyJsonDumps(v)}`).join(', ')}}`
+export interface PyJsonOptions {
+  /** json.dumps's sort_keys. */
+  sortKeys?: boolean
+  /** separators=(",", ":") instead of the default (", ", ": "). */
+  compact?: boolean
+}
+
+/** json.dumps(value) with Python's defaults (non-ASCII escaped), optionally with sort_keys and compact separators. */
+export function pyJsonDumps(value: unknown, options: PyJsonOptions = {}): string {
+  const [item, pair] = options.compact ? [',', ':'] : [', ', ': ']
+  const dump = (v: unknown): string => {
+    if (v === null || v === undefined) return 'null'
+    if (typeof v === 'string') return asciiJsonString(v)
+    if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v)
+    if (Array.isArray(v)) return `[${v.map(dump).join(item)}]`
+    if (isPlainObject(v)) {
+      const entries = Object.entries(v)
+      if (options.sortKeys) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      return `{${entries.map(([k, x]) => `${asciiJsonString(k)}${pair}${dump(x)}`).join(item)}}`
+    }
+    return JSON.stringify(v)
   }
-  return JSON.stringify(value)
+  return dump(value)
 }
 
 function asciiJsonString(text: string): string {
   return JSON.stringify(text).replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
+}
+
+/** Python's `type(value).__name__` of a JSON value, as DRF's and PostHog's messages print it. */
+export function pyTypeName(value: unknown): string {
+  if (value === null || value === undefined) return 'NoneType'
+  if (typeof value === 'boolean') return 'bool'
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float'
+  if (typeof value === 'string') return 'str'
+  return Array.isArray(value) ? 'list' : 'dict'
 }

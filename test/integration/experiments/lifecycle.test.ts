@@ -43,7 +43,7 @@ t.test('experiment lifecycle actions', async (t) => {
     t.match(await act(e.id, 'resume'), refused('Experiment is not paused.'))
 
     const ended = await act(e.id, 'end', { conclusion: 'won', conclusion_comment: 'clear win' })
-    t.match(ended.body, { status: 'stopped', end_date: String, feature_flag: { active: true } })
+    t.match(ended.body, { status: 'stopped', end_date: String, feature_flag: { active: true }, conclusion: 'won', conclusion_comment: 'clear win' })
     t.ok(['control', 'test'].includes(await decide('cycle', 'u1')), 'ended: the flag keeps serving')
     t.match(await act(e.id, 'end'), refused('Experiment has already ended.'))
     t.match(await act(e.id, 'pause'), refused('Experiment has already ended.'))
@@ -52,8 +52,8 @@ t.test('experiment lifecycle actions', async (t) => {
     const activity = f.db.prepare("SELECT detail FROM activity_log WHERE scope = 'Experiment' AND item_id = ? ORDER BY id").all(String(e.id)) as Array<{ detail: string }>
     t.same(
       activity.map((a) => JSON.parse(a.detail).changes.map((c: { field: string }) => c.field)),
-      [[], ['start_date'], ['end_date']],
-      'launch and end are logged; pause and resume change only the flag',
+      [[], ['start_date'], ['end_date', 'conclusion', 'conclusion_comment']],
+      'launch and end (with its conclusion) are logged; pause and resume change only the flag',
     )
   })
 

@@ -106,6 +106,45 @@ export function experimentBody(rng: Rng, flagKeys: readonly string[] = []): Reco
       : randomJson(rng, 2),
     secondary_metrics: rng.chance(0.3) ? [{ name: hostileString(rng), filters: { events: [{ id: 'e' }], insight: 'TRENDS' } }] : randomJson(rng, 1),
     ...(rng.chance(0.2) ? { archived: rng.chance(0.5) } : {}),
+    ...(rng.chance(0.3)
+      ? {
+          feature_flag: rng.chance(0.7)
+            ? {
+                filters: {
+                  multivariate: { variants: [{ key: rng.pick(['control', 'Control', hostileString(rng)]), split_percent: 50 }, { key: 'test', rollout_percentage: rng.int(120) }] },
+                  groups: [{ properties: rng.chance(0.8) ? [] : [propertyFilter(rng)], rollout_percentage: rng.pick([rng.int(120), null, hostileString(rng)]) }],
+                },
+                ensure_experience_continuity: rng.pick([true, 'yes', null, hostileString(rng)]),
+              }
+            : randomJson(rng, 2),
+        }
+      : {}),
+    ...(rng.chance(0.3)
+      ? {
+          metrics: rng.chance(0.7)
+            ? [
+                {
+                  kind: rng.pick(['ExperimentMetric', 'ExperimentTrendsQuery', hostileString(rng)]),
+                  metric_type: rng.pick(['mean', 'funnel', 'ratio', 'retention', 'constructor', hostileString(rng)]),
+                  source: rng.chance(0.8) ? { kind: 'EventsNode', event: hostileString(rng) } : randomJson(rng, 1),
+                  series: [{ kind: rng.pick(['EventsNode', 'ActionsNode']), event: 'e', id: rng.int(10) }],
+                  ...(rng.chance(0.5) ? { uuid: rng.pick(['dup', hostileString(rng)]) } : {}),
+                },
+              ]
+            : randomJson(rng, 2),
+          metrics_secondary: rng.chance(0.5) ? [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x' }, uuid: 'dup' }] : randomJson(rng, 1),
+        }
+      : {}),
+    ...(rng.chance(0.2)
+      ? {
+          stats_config: rng.pick([{ method: 'frequentist' }, { baseline_variant_key: hostileString(rng) }, randomJson(rng, 1)]),
+          exposure_criteria: rng.chance(0.5) ? { filterTestAccounts: rng.pick([true, 'no']), exposure_config: randomJson(rng, 1) } : randomJson(rng, 2),
+          excluded_variants: rng.pick([['test'], [hostileString(rng)], randomJson(rng, 1)]),
+          running_time_calculation: randomJson(rng, 1),
+          primary_metrics_ordered_uuids: rng.pick([[], ['dup'], null, randomJson(rng, 1)]),
+          conclusion: rng.pick(['won', hostileString(rng), null]),
+        }
+      : {}),
   }
 }
 

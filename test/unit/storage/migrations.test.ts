@@ -49,6 +49,27 @@ t.test('migrate', async (t) => {
     t.not(secrets[0], secrets[1])
   })
 
+  t.test('experiments made before version 4 get empty metric lists and null settings, and take new ones', async (t) => {
+    const db = openDatabase(':memory:')
+    migrate(db, MANAGEMENT_MIGRATIONS.filter((m) => m.version <= 3))
+    db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('o', 'O', '2024-01-01')").run()
+    db.prepare("INSERT INTO projects (id, organization_id, name, api_token, created_at, updated_at) VALUES (1, 'o', 'P', 'phc_a', '2024-01-01', '2024-01-01')").run()
+    db.prepare("INSERT INTO feature_flags (id, team_id, key, created_at, updated_at) VALUES (1, 1, 'k', '2024-01-01', '2024-01-01')").run()
+    db.prepare("INSERT INTO experiments (team_id, name, feature_flag_id, created_at, updated_at) VALUES (1, 'old', 1, '2024-01-01', '2024-01-01')").run()
+    t.equal(migrate(db, MANAGEMENT_MIGRATIONS), MANAGEMENT_MIGRATIONS.length - 3)
+    t.same(db.prepare('SELECT metrics, metrics_secondary, stats_config, exposure_criteria, excluded_variants, only_count_matured_users, conclusion FROM experiments').get(), {
+      metrics: '[]',
+      metrics_secondary: '[]',
+      stats_config: null,
+      exposure_criteria: null,
+      excluded_variants: null,
+      only_count_matured_users: 0,
+      conclusion: null,
+    })
+    db.prepare(`UPDATE experiments SET metrics = '[{"kind":"ExperimentMetric"}]', conclusion = 'won'`).run()
+    t.same(db.prepare('SELECT metrics, conclusion FROM experiments').get(), { metrics: '[{"kind":"ExperimentMetric"}]', conclusion: 'won' })
+  })
+
   t.test('a new events.db gets large pages; the other files and an existing events.db keep theirs', async (t) => {
     const dir = testDir(t, 'skylark-pages-')
     const pageSize = (file: string) => {

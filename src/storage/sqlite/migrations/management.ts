@@ -184,4 +184,26 @@ ALTER TABLE feature_flags ADD COLUMN evaluation_tags TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE feature_flags ADD COLUMN bucketing_identifier TEXT;
 `,
   },
+  {
+    // PostHog's experiment fields the API had dropped: the new metrics engine's metrics and their order,
+    // stats, exposure, scheduling and running-time settings, excluded variants, and the conclusion. JSON
+    // columns hold the value as sent (NULL is JSON null); rows made before keep what the API answered for
+    // them: empty metric lists, null settings.
+    version: 4,
+    name: 'experiment metrics, settings and conclusions',
+    sql: `
+ALTER TABLE experiments ADD COLUMN metrics TEXT DEFAULT '[]';
+ALTER TABLE experiments ADD COLUMN metrics_secondary TEXT DEFAULT '[]';
+ALTER TABLE experiments ADD COLUMN primary_metrics_ordered_uuids TEXT;
+ALTER TABLE experiments ADD COLUMN secondary_metrics_ordered_uuids TEXT;
+ALTER TABLE experiments ADD COLUMN stats_config TEXT;
+ALTER TABLE experiments ADD COLUMN exposure_criteria TEXT;
+ALTER TABLE experiments ADD COLUMN scheduling_config TEXT;
+ALTER TABLE experiments ADD COLUMN running_time_calculation TEXT;
+ALTER TABLE experiments ADD COLUMN excluded_variants TEXT;
+ALTER TABLE experiments ADD COLUMN only_count_matured_users INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE experiments ADD COLUMN conclusion TEXT;
+ALTER TABLE experiments ADD COLUMN conclusion_comment TEXT;
+`,
+  },
 ]
