@@ -18,6 +18,7 @@ import { registerDecideRoutes } from './routes/decide.js'
 import { registerEventRoutes } from './routes/events.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
+import { registerGroupRoutes } from './routes/groups.js'
 import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
 import { registerHealthRoutes, type ReadinessCheck } from './routes/health.js'
 import { registerPersonRoutes } from './routes/persons.js'
@@ -65,6 +66,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerProjectRoutes(router, api, apiMax)
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, apiMax)
+  if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerExperimentRoutes(router, api, deps, apiMax)

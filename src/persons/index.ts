@@ -5,6 +5,7 @@
  */
 export { PersonsStage, type CapturedEvent, type GroupColumns, type PersonOutcome, type PersonsStageOptions } from './stage.js'
 export { PersonReader, type GroupTypeRecord } from './reader.js'
+export { GroupReads } from './group-reads.js'
 export { PersonListing, type GroupRecord, type IngestionWarningRecord, type PersonListFilter, type PersonWithDistinctIds } from './listing.js'
 export type { PersonRecord } from './rows.js'
 export { HashKeyOverrideWriter } from './hash-key-overrides.js'

@@ -24,6 +24,8 @@ export interface OperationDoc {
   readonly method: HttpMethod
   /** Router pattern: `:name` parameters, trailing slash. */
   readonly path: string
+  /** Path parameters that are strings (uuids, keys) where the name alone says an integer id. */
+  readonly stringParams?: readonly string[]
   readonly summary: string
   readonly tag: string
   /** Personal key scope; null = no authentication. */
@@ -49,15 +51,16 @@ const ERROR_STATUSES: Record<number, string> = {
 }
 
 /** `:project_id` is a string (`@current` works); other path parameters are the ids of objects. */
-function pathParameter(name: string): Record<string, unknown> {
-  const schema = name === 'project_id' || name.endsWith('uuid') ? { type: 'string' } : { type: 'integer' }
+function pathParameter(name: string, op: OperationDoc): Record<string, unknown> {
+  const isString = name === 'project_id' || name.endsWith('uuid') || op.stringParams?.includes(name)
+  const schema = isString ? { type: 'string' } : { type: 'integer' }
   return { name, in: 'path', required: true, schema }
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 
 function operationObject(op: OperationDoc): Record<string, unknown> {
-  const params = [...op.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => pathParameter(m[1]))
+  const params = [...op.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => pathParameter(m[1], op))
   for (const q of op.query ?? []) params.push({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })
   const responses: Record<string, unknown> = {}
   for (const [status, component] of Object.entries(op.responses)) {

@@ -1,19 +1,121 @@
 /**
- * Reading stored events: GET /api/projects/:id/events/ (scope `query:read`), as PostHog's events list reads its
- * query: `event`, `distinct_id`, `person_id` (all of that person's distinct ids), `after` (strict) and `before`
- * (ISO 8601, epoch, or relative such as `-1d`; `before` defaults to 5 s from now so that events stamped in the
- * future do not lead the list), `properties` (event and person property filters; see property-filters.ts) and `orderBy` (`["-timestamp"]`,
- * newest first, the default, or `["timestamp"]`). Also the project's ingestion warnings.
+ * Reading stored events (scope `query:read`, as PostHog's EventViewSet):
+ * GET /api/projects/:id/events/, as PostHog's events list reads its query: `event`, `distinct_id`, `person_id`
+ * (all of that person's distinct ids), `after` (strict) and `before` (ISO 8601, epoch, or relative such as
+ * `-1d`; `before` defaults to 5 s from now so that events stamped in the future do not lead the list),
+ * `properties` (event and person property filters; see property-filters.ts) and `orderBy` (`["-timestamp"]`,
+ * newest first, the default, or `["timestamp"]`);
+ * GET events/:id/, one event by uuid, as the list gives it;
+ * GET events/values/?key=&event_name=, the distinct values of a property on the named events of the last
+ * seven days, as PostHog's values action answers them.
+ * Also the project's ingestion warnings (`project:read`).
  */
 import { AppError, ValidationError } from '../../common/errors.js'
+import { normaliseUuid } from '../../common/ids.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import type { PersonReader } from '../../persons/index.js'
-import { chainToElements, type EventFilter, type EventStore } from '../../storage/events/index.js'
-import { projectRoute, type ApiContext } from '../api.js'
+import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { freeFormObject } from '../../schemas/shared.js'
+import {
+  chainToElements,
+  VALUE_COLUMNS,
+  type EventFilter,
+  type EventStore,
+  type PropertyValuesQuery,
+  type StoredEvent,
+  type ValueColumn,
+} from '../../storage/events/index.js'
+import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { asIs, parsePropertyFilters, refuseUnsupported, type FilterKinds } from './property-filters.js'
+import { valueNames } from './value-names.js'
+
+const PROJECT = '/api/projects/:project_id'
+const param = (name: string, description: string) => ({ name, description, schema: { type: 'string' } })
+
+export const EVENT_OPERATIONS = [
+  {
+    operationId: 'events_list',
+    method: 'get',
+    path: `${PROJECT}/events/`,
+    summary: "The project's events, newest first, filtered as PostHog's events list.",
+    tag: 'events',
+    scope: 'query:read',
+    query: [
+      ...PAGE_QUERY,
+      ...['event', 'distinct_id', 'person_id', 'after', 'before', 'properties', 'orderBy'].map((name) => param(name, `PostHog's \`${name}\` filter.`)),
+    ],
+    responses: { 200: 'EventList' },
+  },
+  {
+    operationId: 'events_values',
+    method: 'get',
+    path: `${PROJECT}/events/values/`,
+    summary: 'Up to 10 distinct values of an event property on the named events of the last 7 days.',
+    tag: 'events',
+    scope: 'query:read',
+    query: [
+      param('key', 'The property (or with `is_column=true` the column: event, distinct_id, person_id, $group_0–4).'),
+      param('event_name', 'An event name; repeat for several. Required with a personal API key, as in PostHog.'),
+      param('value', 'Only values containing this text, in any case; shortest first.'),
+      param('is_column', '`true`: `key` names a column.'),
+    ],
+    responses: { 200: 'EventPropertyValues' },
+  },
+  {
+    operationId: 'events_retrieve',
+    method: 'get',
+    path: `${PROJECT}/events/:id/`,
+    stringParams: ['id'],
+    summary: 'One event, by its uuid.',
+    tag: 'events',
+    scope: 'query:read',
+    responses: { 200: 'Event' },
+  },
+  {
+    operationId: 'ingestion_warnings_list',
+    method: 'get',
+    path: `${PROJECT}/ingestion_warnings/`,
+    summary: "The project's ingestion warnings, newest first.",
+    tag: 'events',
+    scope: 'project:read',
+    query: PAGE_QUERY,
+    responses: { 200: 'IngestionWarningList' },
+  },
+] as const satisfies readonly OperationDoc[]
+
+const EVENT_SCHEMA = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    uuid: { type: 'string' },
+    event: { type: 'string' },
+    distinct_id: { type: 'string' },
+    person_id: { type: ['string', 'null'] },
+    properties: freeFormObject,
+    timestamp: { type: 'string' },
+    created_at: { type: 'string' },
+    elements_chain: { type: 'string' },
+    elements: { type: 'array', items: freeFormObject },
+    groups: { type: 'array', items: { type: 'string' } },
+  },
+}
+const page = (items: Record<string, unknown>) => ({
+  type: 'object',
+  properties: { count: { type: 'integer' }, next: { type: ['string', 'null'] }, previous: { type: ['string', 'null'] }, results: { type: 'array', items } },
+})
+
+export const EVENT_COMPONENTS = {
+  Event: EVENT_SCHEMA,
+  EventList: page(EVENT_SCHEMA),
+  EventPropertyValues: {
+    type: 'object',
+    properties: { results: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } }, refreshing: { type: 'boolean' } },
+  },
+  IngestionWarningList: page(freeFormObject),
+}
 
 /** PostHog's default upper bound: now plus this. */
 const BEFORE_NOW_MS = 5000
@@ -66,11 +168,55 @@ function ascendingParam(raw: string | null): boolean {
   throw new ValidationError('invalid_input', 'orderBy must be ["timestamp"] or ["-timestamp"].', 'orderBy')
 }
 
+/** PostHog's values action: this many distinct values, seen in the days since midnight (UTC) this many days ago. */
+const VALUES_LIMIT = 10
+const VALUES_DAYS = 7
+const DAY_MS = 86_400_000
+
+/** An event as the list answers it: the stored event and its elements read from the chain. */
+function eventObject(event: StoredEvent) {
+  return { ...event, elements: chainToElements(event.elements_chain) }
+}
+
+/** A read of the event store; a store that does not answer is a 503 the client may retry. */
+export async function fromStore<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read
+  } catch (error) {
+    if (error instanceof AppError) throw error
+    throw new AppError('service_unavailable', { detail: 'The event store is not reachable right now.', retryAfter: 5 })
+  }
+}
+
+function valuesQuery(req: ProjectApiRequest): PropertyValuesQuery {
+  const q = req.query
+  const key = q.get('key')
+  if (!key) throw new ValidationError('invalid', 'You must provide a key', 'key')
+  // PostHog refuses a personal API key (skylark's only kind) without event_name: the scan stays on named events.
+  const eventNames = q.getAll('event_name')
+  if (eventNames.length === 0) throw new ValidationError('invalid', 'The event_name parameter is required when using a personal API key.', 'event_name')
+  // PostHog lists custom event names for this key from its own list of system events, which skylark does not
+  // keep; ad hoc `properties_<key>` filters are not evaluated. Never an unfiltered answer in their place.
+  if (key === 'custom_event') throw new ValidationError('invalid', 'skylark does not list custom event names; list events instead.', 'key')
+  for (const name of new Set(q.keys())) {
+    if (name.startsWith('properties_')) throw new ValidationError('invalid', `skylark does not filter values by ${name}.`, name)
+  }
+  const isColumn = (q.get('is_column') ?? 'false').toLowerCase() === 'true'
+  if (isColumn && !(VALUE_COLUMNS as readonly string[]).includes(key)) {
+    throw new ValidationError('invalid', `Events have no column ${key}; skylark reads ${VALUE_COLUMNS.join(', ')}.`, 'key')
+  }
+  const today = Math.floor(Date.now() / DAY_MS) * DAY_MS
+  return {
+    filter: { teamId: req.project.id, event: eventNames, after: today - VALUES_DAYS * DAY_MS, before: today + DAY_MS },
+    source: isColumn ? { column: key as ValueColumn } : { property: key },
+    search: q.get('value') || undefined,
+    limit: VALUES_LIMIT,
+  }
+}
+
 export function registerEventRoutes(router: Router, api: ApiContext, events: EventStore, persons: PersonReader | undefined, maxBodyBytes: number): void {
-  router.add(
-    'get',
-    '/api/projects/:project_id/events/',
-    projectRoute(api, { scope: 'query:read' }, async (req) => {
+  const handlers = {
+    events_list: async (req: ProjectApiRequest) => {
       const q = req.query
       refuseUnsupported(q, persons ? UNSUPPORTED : [...UNSUPPORTED, 'person_id'])
       const now = Date.now()
@@ -90,39 +236,34 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       // An unknown person has no events: an empty list, never the unfiltered one.
       if (persons && personId) filter.distinctIds = persons.listing.distinctIdsOfPerson(req.project.id, personId) ?? []
       const page = { ...parsePage(q), ascending: ascendingParam(q.get('orderBy')) }
-      let count: number
-      let results
-      try {
-        ;[count, results] = await Promise.all([events.count(filter), events.list(filter, page)])
-      } catch (error) {
-        if (error instanceof AppError) throw error
-        throw new AppError('service_unavailable', { detail: 'The event store is not reachable right now.', retryAfter: 5 })
-      }
+      const [count, results] = await fromStore(Promise.all([events.count(filter), events.list(filter, page)]))
       // The links keep the default bound the first page had: events arriving meanwhile would shift the pages.
       const linkQuery = new URLSearchParams(q)
       if (before === undefined) linkQuery.set('before', new Date(upper).toISOString())
-      return pageEnvelope(
-        req.baseUrl,
-        req.ctx.path,
-        linkQuery,
-        page,
-        count,
-        results.map((e) => ({ ...e, elements: chainToElements(e.elements_chain) })),
-      )
-    }),
-    { maxBodyBytes },
-  )
-  if (persons) {
-    router.add(
-      'get',
-      '/api/projects/:project_id/ingestion_warnings/',
-      projectRoute(api, { scope: 'project:read' }, (req) => {
-        const page = parsePage(req.query)
-        const total = persons.listing.countIngestionWarnings(req.project.id)
-        const results = persons.listing.listIngestionWarnings(req.project.id, page.limit, page.offset)
-        return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, total, results)
-      }),
-      { maxBodyBytes },
-    )
+      return pageEnvelope(req.baseUrl, req.ctx.path, linkQuery, page, count, results.map(eventObject))
+    },
+    // PostHog answers {results, refreshing} and lets clients cache it for 10 s.
+    events_values: async (req: ProjectApiRequest) => {
+      const values = await fromStore(events.propertyValues(valuesQuery(req)))
+      return answer(200, { results: valueNames(values), refreshing: false }, { 'Cache-Control': 'max-age=10' })
+    },
+    events_retrieve: async (req: ProjectApiRequest) => {
+      const uuid = normaliseUuid(req.params.id)
+      if (uuid === null) throw new ValidationError('invalid', 'Invalid UUID')
+      const event = await fromStore(events.get(req.project.id, uuid))
+      if (!event) throw new AppError('not_found', { detail: `No events exist for event UUID ${req.params.id}` })
+      return eventObject(event)
+    },
+    ingestion_warnings_list: (req: ProjectApiRequest) => {
+      const page = parsePage(req.query)
+      const total = persons!.listing.countIngestionWarnings(req.project.id)
+      const results = persons!.listing.listIngestionWarnings(req.project.id, page.limit, page.offset)
+      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, total, results)
+    },
+  }
+  for (const op of EVENT_OPERATIONS) {
+    // The warnings live in persons.db.
+    if (op.operationId === 'ingestion_warnings_list' && !persons) continue
+    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
   }
 }

@@ -99,6 +99,12 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }
 
+/** The group key column of a type index (0–4): checked, as it is written into SQL. */
+export function groupColumn(index: number): string {
+  if (!Number.isInteger(index) || index < 0 || index > 4) throw new RangeError(`group type index ${index}`)
+  return `\`$group_${index}\``
+}
+
 function timeBound(ms: number, op: '>=' | '<', f: ServerFeatures): string {
   const bounded = Math.min(Math.max(Math.trunc(ms), 0), 4294967294000)
   if (f.dateTime64) return `timestamp ${op} toDateTime64(${bounded / 1000}, 3, 'UTC')`
@@ -118,6 +124,7 @@ export function compileClickHouseWhere(filter: EventFilter, f: ServerFeatures): 
   if (filter.distinctIds !== undefined) {
     parts.push(filter.distinctIds.length === 0 ? '0' : `distinct_id IN (${filter.distinctIds.map(quote).join(', ')})`)
   }
+  if (filter.group !== undefined) parts.push(`${groupColumn(filter.group.index)} = ${quote(filter.group.key)}`)
   if (filter.after !== undefined) parts.push(timeBound(filter.after, '>=', f))
   if (filter.before !== undefined) parts.push(timeBound(filter.before, '<', f))
   if (filter.properties !== undefined && filter.properties.length > 0) parts.push(nodeCondition({ type: 'AND', values: filter.properties }, f))

@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
-import { compileClickHouseWhere, propertyTextExpr, msExpr } from './clickhouse-filters.js'
+import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
@@ -25,7 +25,9 @@ import {
   type EventStore,
   type FunnelQuery,
   type FunnelRow,
+  type PropertyValuesQuery,
   type StoredEvent,
+  type ValueColumn,
 } from './types.js'
 
 /** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
@@ -142,6 +144,35 @@ interface ChEventRow {
   g4: string
 }
 
+/** The columns of a stored event's row, read without FINAL (the newest version of a row is taken by `_timestamp`). */
+function eventColumns(f: ServerFeatures): string {
+  return `toString(uuid) AS id, event, distinct_id, ${msExpr('timestamp', f)} AS ts, toString(person_id) AS person_id, properties,
+    ${msExpr('created_at', f)} AS created, elements_chain,
+    \`$group_0\` AS g0, \`$group_1\` AS g1, \`$group_2\` AS g2, \`$group_3\` AS g3, \`$group_4\` AS g4`
+}
+
+function toStoredEvent(r: ChEventRow): StoredEvent {
+  return {
+    id: r.id,
+    uuid: r.id,
+    event: r.event,
+    distinct_id: r.distinct_id,
+    person_id: r.person_id,
+    properties: JSON.parse(r.properties) as Record<string, unknown>,
+    timestamp: new Date(Number(r.ts)).toISOString(),
+    created_at: new Date(Number(r.created)).toISOString(),
+    elements_chain: r.elements_chain,
+    groups: [r.g0, r.g1, r.g2, r.g3, r.g4],
+  }
+}
+
+/** A column's text for events/values; an empty group key is no value. */
+function columnExpr(column: ValueColumn): string {
+  if (column === 'event' || column === 'distinct_id') return column
+  if (column === 'person_id') return 'toString(person_id)'
+  return `nullIf(${groupColumn(Number(column.slice(-1)))}, '')`
+}
+
 export class ClickHouseEventStore implements EventStore {
   readonly #client: ClickHouseClient
   readonly #features: ServerFeatures
@@ -183,9 +214,7 @@ export class ClickHouseEventStore implements EventStore {
     if (keys.length === 0) return []
     const events = [...new Set(keys.map((k) => k.event))]
     const rows = await this.#rows<ChEventRow>(
-      `SELECT toString(uuid) AS id, event, distinct_id, ${ts} AS ts, toString(person_id) AS person_id, properties,
-        ${msExpr('created_at', f)} AS created, elements_chain,
-        \`$group_0\` AS g0, \`$group_1\` AS g1, \`$group_2\` AS g2, \`$group_3\` AS g3, \`$group_4\` AS g4
+      `SELECT ${eventColumns(f)}
        FROM ${this.#events}
        WHERE team_id = ${Math.trunc(filter.teamId)} AND event IN (${events.map(quote).join(', ')})
          AND toString(uuid) IN (${[...new Set(keys.map((k) => k.uuid))].map(quote).join(', ')})
@@ -196,21 +225,40 @@ export class ClickHouseEventStore implements EventStore {
     for (const k of keys) {
       const r = byKey.get(rowKey(k.uuid, k))
       // Gone between the two queries: only a deletion (none in skylark) could do that.
-      if (!r) continue
-      out.push({
-        id: k.uuid,
-        uuid: k.uuid,
-        event: r.event,
-        distinct_id: r.distinct_id,
-        person_id: r.person_id,
-        properties: JSON.parse(r.properties) as Record<string, unknown>,
-        timestamp: new Date(Number(r.ts)).toISOString(),
-        created_at: new Date(Number(r.created)).toISOString(),
-        elements_chain: r.elements_chain,
-        groups: [r.g0, r.g1, r.g2, r.g3, r.g4],
-      })
+      if (r) out.push(toStoredEvent(r))
     }
     return out
+  }
+
+  async get(teamId: number, uuid: string): Promise<StoredEvent | null> {
+    const [row] = await this.#rows<ChEventRow>(
+      `SELECT ${eventColumns(this.#features)} FROM ${this.#events}
+       WHERE team_id = ${Math.trunc(teamId)} AND uuid = toUUID(${quote(uuid)}) ORDER BY _timestamp DESC LIMIT 1`,
+    )
+    return row ? toStoredEvent(row) : null
+  }
+
+  /** Read without FINAL: a replayed row has the same values, and distinct values count it once anyway. */
+  async propertyValues(query: PropertyValuesQuery): Promise<string[]> {
+    const f = this.#features
+    const value = 'property' in query.source ? propertyTextExpr(query.source.property, f) : columnExpr(query.source.column)
+    const search = query.search === undefined ? '' : `AND positionCaseInsensitiveUTF8(v, ${quote(query.search)}) > 0`
+    const order = query.search === undefined ? 'last DESC, value' : 'length(value), last DESC, value'
+    // Aliases are global in ClickHouse: naming the outer column `v` too would make WHERE read assumeNotNull(v).
+    const rows = await this.#rows<{ value: string }>(
+      `SELECT assumeNotNull(v) AS value, max(ts) AS last
+       FROM (SELECT ${value} AS v, ${msExpr('timestamp', f)} AS ts FROM ${this.#events} WHERE ${compileClickHouseWhere(query.filter, f)})
+       WHERE isNotNull(v) ${search} GROUP BY value ORDER BY ${order} LIMIT ${Math.trunc(query.limit)}`,
+    )
+    return rows.map((r) => r.value)
+  }
+
+  async groupKeys(filter: EventFilter): Promise<string[][]> {
+    const columns = [0, 1, 2, 3, 4].map((i) => `groupUniqArray(${groupColumn(i)}) AS g${i}`).join(', ')
+    const [row] = await this.#rows<Record<string, string[]>>(
+      `SELECT ${columns} FROM ${this.#events} WHERE ${compileClickHouseWhere(filter, this.#features)}`,
+    )
+    return [0, 1, 2, 3, 4].map((i) => (row?.[`g${i}`] ?? []).filter((key) => key !== '').sort())
   }
 
   async count(filter: EventFilter): Promise<number> {

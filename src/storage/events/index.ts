@@ -2,7 +2,18 @@
 import { ClickHouseEventStore } from './clickhouse.js'
 import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
 import { SqliteEventStore } from './sqlite.js'
-import type { BreakdownQuery, BreakdownRow, DailyBreakdownRow, EventFilter, EventPage, EventStore, FunnelQuery, FunnelRow, StoredEvent } from './types.js'
+import type {
+  BreakdownQuery,
+  BreakdownRow,
+  DailyBreakdownRow,
+  EventFilter,
+  EventPage,
+  EventStore,
+  FunnelQuery,
+  FunnelRow,
+  PropertyValuesQuery,
+  StoredEvent,
+} from './types.js'
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
@@ -40,6 +51,18 @@ class LazyClickHouseStore implements EventStore {
 
   async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {
     return (await this.#get()).list(filter, page)
+  }
+
+  async get(teamId: number, uuid: string): Promise<StoredEvent | null> {
+    return (await this.#get()).get(teamId, uuid)
+  }
+
+  async propertyValues(query: PropertyValuesQuery): Promise<string[]> {
+    return (await this.#get()).propertyValues(query)
+  }
+
+  async groupKeys(filter: EventFilter): Promise<string[][]> {
+    return (await this.#get()).groupKeys(filter)
   }
 
   async count(filter: EventFilter): Promise<number> {

@@ -94,6 +94,12 @@ export function compileSqliteProperties(nodes: readonly PropertyNode[]): SqlFrag
 const TEAM_BLOCKS = `WITH RECURSIVE b(n) AS (SELECT min(block) FROM events WHERE team_id = ?
   UNION ALL SELECT n + 1 FROM b WHERE n < (SELECT max(block) FROM events WHERE team_id = ?)) SELECT n FROM b`
 
+/** The group key column of a type index (0–4): checked, as it is written into SQL. */
+export function groupColumn(index: number): string {
+  if (!Number.isInteger(index) || index < 0 || index > 4) throw new RangeError(`group type index ${index}`)
+  return `group_${index}`
+}
+
 /** A WHERE clause over events, and the table to read with it. */
 export interface EventsWhere extends SqlFragment {
   /**
@@ -118,6 +124,10 @@ export function compileSqliteWhere(filter: EventFilter): EventsWhere {
   if (filter.distinctIds !== undefined) {
     parts.push(filter.distinctIds.length === 0 ? '0' : `distinct_id IN (${filter.distinctIds.map(() => '?').join(', ')})`)
     params.push(...filter.distinctIds)
+  }
+  if (filter.group !== undefined) {
+    parts.push(`${groupColumn(filter.group.index)} = ?`)
+    params.push(filter.group.key)
   }
   if (filter.after !== undefined) {
     parts.push('timestamp >= ?')

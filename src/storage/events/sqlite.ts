@@ -7,7 +7,7 @@ import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
 import { PackedReader } from './packed-rows.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
-import { compileSqliteWhere, propertyText } from './sqlite-filters.js'
+import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import {
   SinkError,
   type BreakdownQuery,
@@ -20,7 +20,9 @@ import {
   type EventStore,
   type FunnelQuery,
   type FunnelRow,
+  type PropertyValuesQuery,
   type StoredEvent,
+  type ValueColumn,
 } from './types.js'
 
 // Errors where retrying later can succeed (disk full, I/O, locks); anything else is about the rows.
@@ -128,6 +130,12 @@ export function toStoredEvent(row: EventDbRow): StoredEvent {
   }
 }
 
+/** A column's text for events/values; an empty group key or no person is no value. */
+function columnText(column: ValueColumn): SqlFragment {
+  if (column === 'event' || column === 'distinct_id' || column === 'person_id') return { sql: column, params: [] }
+  return { sql: `NULLIF(${groupColumn(Number(column.slice(-1)))}, '')`, params: [] }
+}
+
 export class SqliteEventStore implements EventStore {
   readonly #db: Db
 
@@ -142,6 +150,42 @@ export class SqliteEventStore implements EventStore {
       .prepare(`SELECT * FROM ${where.from} WHERE ${where.sql} ORDER BY timestamp ${order}, uuid ${order} LIMIT ? OFFSET ?`)
       .all(...where.params, page.limit, page.offset) as EventDbRow[]
     return rows.map(toStoredEvent)
+  }
+
+  async get(teamId: number, uuid: string): Promise<StoredEvent | null> {
+    const row = this.#db.prepare('SELECT * FROM events WHERE uuid = ? AND team_id = ?').get(uuid, teamId) as EventDbRow | undefined
+    return row ? toStoredEvent(row) : null
+  }
+
+  async propertyValues(query: PropertyValuesQuery): Promise<string[]> {
+    const where = compileSqliteWhere(query.filter)
+    const value = 'property' in query.source ? propertyText(query.source.property) : columnText(query.source.column)
+    const search = query.search === undefined ? '' : 'AND instr(lower(v), lower(?)) > 0'
+    // Byte length, as ClickHouse's length() that PostHog orders by.
+    const order = query.search === undefined ? 'last DESC, v' : 'length(CAST(v AS BLOB)), last DESC, v'
+    const rows = this.#db
+      .prepare(
+        `SELECT v, max(timestamp) AS last FROM (SELECT ${value.sql} AS v, timestamp FROM ${where.from} WHERE ${where.sql})
+         WHERE v IS NOT NULL ${search} GROUP BY v ORDER BY ${order} LIMIT ?`,
+      )
+      .all(...value.params, ...where.params, ...(query.search === undefined ? [] : [query.search]), query.limit) as Array<{ v: unknown }>
+    return rows.map((r) => String(r.v))
+  }
+
+  async groupKeys(filter: EventFilter): Promise<string[][]> {
+    const keys = [0, 1, 2, 3, 4].map(() => new Set<string>())
+    // A person's ids one at a time: only a single distinct id reads through the distinct-id index (see
+    // compileSqliteWhere); a list of them would scan the project's events in time order.
+    const filters = filter.distinctIds === undefined ? [filter] : filter.distinctIds.map((id) => ({ ...filter, distinctIds: undefined, distinctId: id }))
+    for (const f of filters) {
+      const where = compileSqliteWhere(f)
+      const rows = this.#db
+        .prepare(`SELECT DISTINCT group_0, group_1, group_2, group_3, group_4 FROM ${where.from} WHERE ${where.sql}`)
+        .raw()
+        .all(...where.params) as string[][]
+      for (const row of rows) row.forEach((key, index) => key && keys[index].add(key))
+    }
+    return keys.map((set) => [...set].sort())
   }
 
   async count(filter: EventFilter): Promise<number> {

@@ -77,6 +77,8 @@ export interface EventFilter {
   distinctId?: string
   /** Any of these distinct ids (a person's); an empty list matches nothing. */
   distinctIds?: readonly string[]
+  /** Events of this group: its key in the group column of that type index (0–4). */
+  group?: { index: number; key: string }
   /** Inclusive lower bound, ms. */
   after?: number
   /** Exclusive upper bound, ms. */
@@ -156,8 +158,30 @@ export interface FunnelRow {
   counts: number[]
 }
 
+/** The columns PostHog's events/values reads with `is_column=true` that skylark stores. */
+export const VALUE_COLUMNS = ['event', 'distinct_id', 'person_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'] as const
+export type ValueColumn = (typeof VALUE_COLUMNS)[number]
+
+/**
+ * The distinct values of a property (or column) on matching events, as text (strings unquoted, other JSON as
+ * written), null and missing left out; most recently seen first, or with `search` the shortest first.
+ */
+export interface PropertyValuesQuery {
+  filter: EventFilter
+  /** A top-level property key, or a column. */
+  source: { property: string } | { column: ValueColumn }
+  /** Only values whose text contains this, in any case. */
+  search?: string
+  limit: number
+}
+
 export interface EventStore {
   list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]>
+  /** The project's event with this uuid (canonical lower-case form), or null. */
+  get(teamId: number, uuid: string): Promise<StoredEvent | null>
+  propertyValues(query: PropertyValuesQuery): Promise<string[]>
+  /** For each group type index 0–4, the distinct non-empty group keys of matching events, sorted. */
+  groupKeys(filter: EventFilter): Promise<string[][]>
   count(filter: EventFilter): Promise<number>
   breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
   /** The same counts per UTC day (days without events are absent), oldest first. */

@@ -11,8 +11,11 @@ import { openApiPath } from '../../../src/schemas/openapi.js'
 import { registeredRoutes } from '../../helpers/routes.js'
 import { flagServer } from './fixture.js'
 
-/** The routes this document must describe: flags (management and evaluation), role access, activity, cohorts, the schema. */
-const DOCUMENTED = /\/(feature_flags|cohorts|experiments|dashboards)\/|^\/api\/schema\/$/
+/**
+ * The routes this document must describe: flags (management and evaluation), role access, activity, cohorts,
+ * experiments, dashboards, events and ingestion warnings, the groups API's actions, the schema.
+ */
+const DOCUMENTED = /\/(feature_flags|cohorts|experiments|dashboards|events|ingestion_warnings)\/|\/groups\/(find|related|property_definitions|property_values)\/$|^\/api\/schema\/$/
 
 function documentedRoutes(): Array<{ method: string; path: string }> {
   return registeredRoutes()
