@@ -131,12 +131,12 @@ async function relatedActors(persons: PersonReader, events: EventStore, req: Pro
   const filter: EventFilter = { teamId, after: now - RELATED_DAYS * 86_400_000 + 1, before: now }
   if (index === null) filter.distinctIds = persons.listing.distinctIdsOfPerson(teamId, id) ?? []
   else filter.group = { index, key: id }
-  const people = index === null ? [] : persons.groups.personsOf(teamId, await fromStore(events.distinctIds(filter))).map(personObject)
-  const keys = await fromStore(events.groupKeys(filter))
+  const { distinctIds, groupKeys } = await fromStore(events.actors(filter))
+  const people = index === null ? [] : persons.groups.personsOf(teamId, distinctIds).map(personObject)
   const groups = persons
     .groupTypes(teamId)
     .filter((type) => type.group_type_index !== index)
-    .flatMap((type) => persons.groups.byKeys(teamId, type.group_type_index, keys[type.group_type_index] ?? []).map(groupActor))
+    .flatMap((type) => persons.groups.byKeys(teamId, type.group_type_index, groupKeys[type.group_type_index] ?? []).map(groupActor))
   return [...people, ...groups]
 }
 

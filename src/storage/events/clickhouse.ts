@@ -18,6 +18,7 @@ import {
   type BreakdownQuery,
   type BreakdownRow,
   type DailyBreakdownRow,
+  type EventActors,
   type EventFilter,
   type EventPage,
   type EventRow,
@@ -253,12 +254,15 @@ export class ClickHouseEventStore implements EventStore {
     return rows.map((r) => r.value)
   }
 
-  async groupKeys(filter: EventFilter): Promise<string[][]> {
-    const columns = [0, 1, 2, 3, 4].map((i) => `groupUniqArray(${groupColumn(i)}) AS g${i}`).join(', ')
+  async actors(filter: EventFilter): Promise<EventActors> {
+    const groups = [0, 1, 2, 3, 4].map((i) => `groupUniqArray(${groupColumn(i)}) AS g${i}`).join(', ')
     const [row] = await this.#rows<Record<string, string[]>>(
-      `SELECT ${columns} FROM ${this.#events} WHERE ${compileClickHouseWhere(filter, this.#features)}`,
+      `SELECT groupUniqArray(distinct_id) AS d, ${groups} FROM ${this.#events} WHERE ${compileClickHouseWhere(filter, this.#features)}`,
     )
-    return [0, 1, 2, 3, 4].map((i) => (row?.[`g${i}`] ?? []).filter((key) => key !== '').sort())
+    return {
+      distinctIds: [...(row?.d ?? [])].sort(),
+      groupKeys: [0, 1, 2, 3, 4].map((i) => (row?.[`g${i}`] ?? []).filter((key) => key !== '').sort()),
+    }
   }
 
   async count(filter: EventFilter): Promise<number> {

@@ -6,6 +6,7 @@ import type {
   BreakdownQuery,
   BreakdownRow,
   DailyBreakdownRow,
+  EventActors,
   EventFilter,
   EventPage,
   EventStore,
@@ -61,8 +62,8 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).propertyValues(query)
   }
 
-  async groupKeys(filter: EventFilter): Promise<string[][]> {
-    return (await this.#get()).groupKeys(filter)
+  async actors(filter: EventFilter): Promise<EventActors> {
+    return (await this.#get()).actors(filter)
   }
 
   async count(filter: EventFilter): Promise<number> {

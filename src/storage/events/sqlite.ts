@@ -13,6 +13,7 @@ import {
   type BreakdownQuery,
   type BreakdownRow,
   type DailyBreakdownRow,
+  type EventActors,
   type EventFilter,
   type EventPage,
   type EventRow,
@@ -172,7 +173,8 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => String(r.v))
   }
 
-  async groupKeys(filter: EventFilter): Promise<string[][]> {
+  async actors(filter: EventFilter): Promise<EventActors> {
+    const distinctIds = new Set<string>()
     const keys = [0, 1, 2, 3, 4].map(() => new Set<string>())
     // A person's ids one at a time: only a single distinct id reads through the distinct-id index (see
     // compileSqliteWhere); a list of them would scan the project's events in time order.
@@ -180,12 +182,15 @@ export class SqliteEventStore implements EventStore {
     for (const f of filters) {
       const where = compileSqliteWhere(f)
       const rows = this.#db
-        .prepare(`SELECT DISTINCT group_0, group_1, group_2, group_3, group_4 FROM ${where.from} WHERE ${where.sql}`)
+        .prepare(`SELECT DISTINCT distinct_id, group_0, group_1, group_2, group_3, group_4 FROM ${where.from} WHERE ${where.sql}`)
         .raw()
         .all(...where.params) as string[][]
-      for (const row of rows) row.forEach((key, index) => key && keys[index].add(key))
+      for (const [distinctId, ...groups] of rows) {
+        distinctIds.add(distinctId)
+        groups.forEach((key, index) => key && keys[index].add(key))
+      }
     }
-    return keys.map((set) => [...set].sort())
+    return { distinctIds: [...distinctIds].sort(), groupKeys: keys.map((set) => [...set].sort()) }
   }
 
   async count(filter: EventFilter): Promise<number> {

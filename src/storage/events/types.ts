@@ -175,13 +175,19 @@ export interface PropertyValuesQuery {
   limit: number
 }
 
+/** The distinct ids of a set of events and, per group type index 0–4, their non-empty group keys; all sorted. */
+export interface EventActors {
+  distinctIds: string[]
+  groupKeys: string[][]
+}
+
 export interface EventStore {
   list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]>
   /** The project's event with this uuid (canonical lower-case form), or null. */
   get(teamId: number, uuid: string): Promise<StoredEvent | null>
   propertyValues(query: PropertyValuesQuery): Promise<string[]>
-  /** For each group type index 0–4, the distinct non-empty group keys of matching events, sorted. */
-  groupKeys(filter: EventFilter): Promise<string[][]>
+  /** Who matching events were sent by and for, in one read (groups/related). */
+  actors(filter: EventFilter): Promise<EventActors>
   count(filter: EventFilter): Promise<number>
   breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
   /** The same counts per UTC day (days without events are absent), oldest first. */
