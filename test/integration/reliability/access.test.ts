@@ -97,6 +97,14 @@ t.test('access matrix and isolation', async (t) => {
   await created('POST', `${base}/feature_flags/${enriched.id}/dashboard/`, {})
   await created('PATCH', `${base}/feature_flags/${enriched.id}/`, { has_enriched_analytics: true })
   const dashboardId = (await created('GET', `${base}/feature_flags/${enriched.id}/`, undefined)).usage_dashboard
+  // An event and a group, through /batch/, for the routes that read one.
+  const eventUuid = randomUUID()
+  const fixtures = [
+    { event: '$groupidentify', properties: { distinct_id: 'fixture', $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } } },
+    { event: 'view', uuid: eventUuid, properties: { distinct_id: 'fixture', plan: 'pro', $groups: { company: 'acme' } } },
+  ]
+  t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch: fixtures } })).status, 200)
+  await until('the fixture event and group are stored', async () => (await api('GET', `${base}/groups/find/?group_type_index=0&group_key=acme`)).status === 200 && storedEvents(dataDir, 'uuid = ?', [eventUuid]).length === 1)
   let keyCounter = 0
 
   const CASES: Record<string, RouteCase> = {
@@ -159,10 +167,16 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${EX}/:id/results/`]: { scope: 'experiment:read', ok: [200], okCodes: ['no-results', 'invalid'] },
     [`get ${EX}/:id/secondary_results/`]: { scope: 'experiment:read', ok: [200], okCodes: ['no-results', 'invalid', 'invalid_input'] },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
+    [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
+    [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
     [`get ${P}/ingestion_warnings/`]: { scope: 'project:read', ok: [200] },
     [`get ${P}/persons/`]: { scope: 'person:read', ok: [200] },
     [`get ${P}/groups/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0' },
     [`get ${P}/groups_types/`]: { scope: 'group:read', ok: [200] },
+    [`get ${P}/groups/find/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0&group_key=acme' },
+    [`get ${P}/groups/related/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0&id=acme' },
+    [`get ${P}/groups/property_definitions/`]: { scope: 'group:read', ok: [200] },
+    [`get ${P}/groups/property_values/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0&key=name' },
     'get /api/feature_flag/local_evaluation/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
     'get /flags/definitions/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
   }

@@ -56,11 +56,11 @@ const DECIDE = new Set(['/decide/', '/flags/'])
  * Routes whose work grows with the stored data (they walk every person or scan events): still fuzzed, less
  * often, so the run's length does not grow with the data the run itself stores.
  */
-const HEAVY = /\/(results|secondary_results|create_exposure_cohort_for_experiment|requires_flag_implementation|user_blast_radius|create_static_cohort_for_flag|events)\/$/
+const HEAVY = /\/(results|secondary_results|create_exposure_cohort_for_experiment|requires_flag_implementation|user_blast_radius|create_static_cohort_for_flag|events|values|related|property_definitions|property_values)\/$/
 const QUERY_KEYS = [
   'limit', 'offset', 'search', 'order', 'status', 'archived', 'active', 'type', 'tags', 'created_by_id', 'distinct_id', 'groups', 'event',
   'properties', 'after', 'before', 'send_cohorts', 'id', 'group_type_index', 'page', 'token', 'v', 'config', 'compression', 'ip', '_',
-  'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key',
+  'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key', 'key', 'value', 'event_name', 'is_column', 'group_key',
 ]
 
 /** A uuid the fuzz can recognise in the store: `f0220000-…` with the case number in the last group. */
