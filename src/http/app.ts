@@ -65,7 +65,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   if (deps.events) registerDashboardRoutes(router, api, deps.events, apiMax)
   registerProjectRoutes(router, api, apiMax)
   registerRoleRoutes(router, api, apiMax)
-  if (deps.persons) registerPersonRoutes(router, api, deps.persons, apiMax)
+  if (deps.persons) registerPersonRoutes(router, api, deps.persons, deps.ingestion ?? null, apiMax)
   if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)

@@ -13,13 +13,15 @@ import type { WorkerPool } from '../pool/index.js'
 import { encodeV1Batch, type V1ParseContext } from './capture-v1/batch.js'
 import { readV1Envelope, type V1Headers } from './capture-v1/request.js'
 import { decodeBodyBytes, decodeContentEncoding } from './decode.js'
+import { encodeControl } from './control.js'
 import { encodeCapture, encodePayload, type EncodedPayload } from './frames.js'
 import { engageRule } from './engage.js'
 import { parsePayload } from './parse.js'
 import type { ParseTask, ParseTaskResult, SerializedError, V1ParseTask, V1ParseTaskResult } from './parse-task.js'
 import type { SpikeDetector } from './spike.js'
+import { encodeFrame, FrameKind } from './spool/format.js'
 import type { SpoolWriter } from './spool/writer.js'
-import type { Lane } from './types.js'
+import type { CapturedEvent, Lane } from './types.js'
 
 /**
  * Bodies whose decoded size is above this go to the pool when there is one. SDK batches (≤100 events,
@@ -176,6 +178,41 @@ export class IngestionService {
           decoded.bytes ?? Buffer.from(decoded.text, 'utf8'),
         )
       : encodePayload(parsed)
+  }
+
+  /**
+   * An event the service itself sends for a distinct id (the persons API's `$set` and
+   * `$delete_person_property`, as PostHog's capture_internal): spooled on the main lane like a captured one,
+   * so it is ordered with the person's other events; resolves once durable.
+   */
+  async captureInternal(teamId: number, distinctId: string, event: string, properties: Record<string, unknown>): Promise<void> {
+    const now = this.#d.clock.now()
+    const captured: CapturedEvent = { uuid: uuidv7(now), event, distinct_id: distinctId, properties, timestamp: now, team_id: teamId, now }
+    await this.#appendOne(encodeFrame(FrameKind.event, JSON.stringify(captured)))
+    this.#received.main.inc()
+  }
+
+  /**
+   * Deletes persons through the consumer (control.ts): resolves once the deletion is durable in the spool,
+   * which, as for events, is what the answer acknowledges. It carries the other lanes' durable ends, so the
+   * consumer first processes every event acknowledged before it.
+   */
+  async deletePersons(teamId: number, persons: { uuids: string[]; distinctIds: string[]; deleteEvents: boolean }): Promise<void> {
+    const { segments, sizes } = this.#d.spool.currentState()
+    const after = {
+      historical: { segment: segments.historical, offset: sizes.historical },
+      overflow: { segment: segments.overflow, offset: sizes.overflow },
+    }
+    await this.#appendOne(
+      encodeControl({ op: 'delete_persons', team_id: teamId, uuids: persons.uuids, distinct_ids: persons.distinctIds, delete_events: persons.deleteEvents, after }),
+    )
+  }
+
+  #appendOne(frame: Buffer): Promise<void> {
+    if (!this.#d.spool.hasRoom(frame.length)) {
+      throw new AppError('service_unavailable', { detail: 'The event spool is full; the event store is behind.', retryAfter: 5 })
+    }
+    return this.#d.spool.append('main', [frame], frame.length)
   }
 
   #append(encoded: EncodedPayload, now: number): Promise<void> {

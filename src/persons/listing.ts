@@ -43,6 +43,7 @@ export class PersonListing {
   private readonly s: {
     listPersons: Statement<[number, number, number], PersonRowDb>
     countPersons: Statement<[number], { n: number }>
+    personByUuid: Statement<[number, string], PersonRowDb>
     distinctIdsOf: Statement<[string], { person_id: number; distinct_id: string }>
     distinctIdsOfUuid: Statement<[number, string], { distinct_id: string | null }>
     listGroups: Statement<[number, number, number, number], { group_key: string; properties: string; created_at: string }>
@@ -59,6 +60,7 @@ export class PersonListing {
          WHERE team_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
       ),
       countPersons: db.prepare('SELECT COUNT(*) AS n FROM persons WHERE team_id = ?'),
+      personByUuid: db.prepare('SELECT id, uuid, properties, is_identified, created_at FROM persons WHERE team_id = ? AND uuid = ?'),
       distinctIdsOf: db.prepare(
         `SELECT person_id, distinct_id FROM person_distinct_ids
          WHERE person_id IN (SELECT value FROM json_each(?)) ORDER BY distinct_id`,
@@ -95,6 +97,13 @@ export class PersonListing {
     const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
     for (const row of this.s.distinctIdsOf.all(JSON.stringify([...ids.keys()]))) ids.get(row.person_id)?.push(row.distinct_id)
     return rows.map((row) => ({ ...toPerson(row), distinct_ids: ids.get(row.id) ?? [] }))
+  }
+
+  /** The project's person with this uuid (lower-case), with its distinct ids, or null. */
+  personByUuid(teamId: number, uuid: string): PersonWithDistinctIds | null {
+    const row = this.s.personByUuid.get(teamId, uuid)
+    if (!row) return null
+    return { ...toPerson(row), distinct_ids: this.s.distinctIdsOf.all(JSON.stringify([row.id])).map((r) => r.distinct_id) }
   }
 
   /** The distinct ids of the person with this uuid, or null when the project has no such person. */

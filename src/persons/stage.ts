@@ -144,6 +144,11 @@ export class PersonsStage {
     return outcome(person?.uuid ?? personUuidFor(event.team_id, event.distinct_id), groupColumns(n.properties), n)
   }
 
+  /** Deletes persons inside the caller's transaction (PersonStore.deletePersons); returns their distinct ids. */
+  deletePersons(teamId: number, uuids: readonly string[], distinctIds: readonly string[]): string[] {
+    return this.persons.deletePersons(teamId, uuids, distinctIds)
+  }
+
   /** Drops in-memory caches (after the caller's transaction rolled back). */
   resetCache(): void {
     this.persons.resetCache()

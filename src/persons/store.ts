@@ -69,6 +69,10 @@ export class PersonStore {
     deletePerson: Statement<[number]>
     insertPersonless: Statement<[number, string]>
     selectPersonless: Statement<[number, string], { one: number }>
+    idsByUuid: Statement<[number, string], number>
+    idsByDistinctId: Statement<[number, string], number>
+    distinctIdsOf: Statement<[number], string>
+    dropDistinctIds: Statement<[number]>
   }
 
   constructor(private readonly db: Db, cacheSize: number) {
@@ -97,6 +101,12 @@ export class PersonStore {
       deletePerson: db.prepare('DELETE FROM persons WHERE id = ?'),
       insertPersonless: db.prepare('INSERT OR IGNORE INTO personless_distinct_ids (team_id, distinct_id) VALUES (?, ?)'),
       selectPersonless: db.prepare('SELECT 1 AS one FROM personless_distinct_ids WHERE team_id = ? AND distinct_id = ?'),
+      idsByUuid: db.prepare<[number, string], number>('SELECT id FROM persons WHERE team_id = ? AND uuid IN (SELECT value FROM json_each(?))').pluck(),
+      idsByDistinctId: db
+        .prepare<[number, string], number>('SELECT DISTINCT person_id FROM person_distinct_ids WHERE team_id = ? AND distinct_id IN (SELECT value FROM json_each(?))')
+        .pluck(),
+      distinctIdsOf: db.prepare<[number], string>('SELECT distinct_id FROM person_distinct_ids WHERE person_id = ?').pluck(),
+      dropDistinctIds: db.prepare('DELETE FROM person_distinct_ids WHERE person_id = ?'),
     }
   }
 
@@ -185,6 +195,27 @@ export class PersonStore {
     this.s.moveDistinctIds.run(target.id, source.id)
     this.s.deletePerson.run(source.id)
     source.mergedInto = target
+  }
+
+  /**
+   * Deletes the project's persons with these uuids or owning these distinct ids: the person, its distinct ids,
+   * static cohort memberships and hash-key overrides. Returns the distinct ids they had; each is "no person"
+   * from now on, so its next event creates a new one.
+   */
+  deletePersons(teamId: number, uuids: readonly string[], distinctIds: readonly string[]): string[] {
+    const ids = new Set([...this.s.idsByUuid.all(teamId, JSON.stringify(uuids)), ...this.s.idsByDistinctId.all(teamId, JSON.stringify(distinctIds))])
+    const freed: string[] = []
+    for (const id of ids) {
+      for (const distinctId of this.s.distinctIdsOf.all(id)) {
+        freed.push(distinctId)
+        this.cache.set(this.key(teamId, distinctId), NO_PERSON)
+      }
+      this.s.dropCohorts.run(id)
+      this.s.dropOverrides.run(id)
+      this.s.dropDistinctIds.run(id)
+      this.s.deletePerson.run(id)
+    }
+    return freed
   }
 
   /** Notes that a distinct id was used by a personless event while it had no person. */

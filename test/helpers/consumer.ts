@@ -72,6 +72,7 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
       return events.map(outcome)
     },
     enrich: outcome,
+    deletePersons: () => [],
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []
@@ -85,6 +86,7 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
       write: async () => {
         t.fail('rows reach the store packed')
       },
+      deleteEvents: async () => {},
       writePacked: async (rows) => {
         const write = { readsAtStart: processed.length, readsAtEnd: 0, queuedAtEnd: 0 }
         writes.push(write)

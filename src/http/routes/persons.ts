@@ -1,61 +1,74 @@
 /**
- * Read-only persons and groups API, over persons.db, filtered as PostHog's:
+ * Persons and groups API, read from persons.db, filtered as PostHog's:
  * GET /api/projects/:project_id/persons/ (`person:read`; `distinct_id` (that id's person), `email` (exact),
  * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property filters)),
+ * GET and DELETE persons/:id/, POST persons/bulk_delete/, persons/:id/update_property/ and
+ * persons/:id/delete_property/ as PostHog's PersonViewSet (person-writes.ts): writes go through ingestion,
+ * never straight to persons.db, whose one writer is the consumer thread,
  * GET /api/projects/:project_id/groups/?group_type_index=N (`group:read`; `group_key` (key containing it),
  * `search` (properties containing it, or the exact key)),
  * GET /api/projects/:project_id/groups_types/ (`group:read`).
  */
 import { ValidationError } from '../../common/errors.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import type { PersonReader, PersonWithDistinctIds } from '../../persons/index.js'
-import { projectRoute, type ApiContext } from '../api.js'
+import type { IngestionService } from '../../ingestion/index.js'
+import type { PersonReader } from '../../persons/index.js'
+import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
+import { personObject, personOf } from './person-object.js'
+import { personWriteHandlers } from './person-writes.js'
 import { asIs, parsePropertyFilters, type FilterKinds } from './property-filters.js'
+
+const PROJECT = '/api/projects/:project_id'
+const FREE_FORM = { type: 'object', additionalProperties: true } as const
+
+export const PERSON_OPERATIONS = [
+  { operationId: 'persons_list', method: 'get', path: `${PROJECT}/persons/`, summary: 'Persons, newest first, filtered by distinct_id, email, search or person properties.', tag: 'persons', scope: 'person:read', query: PAGE_QUERY, responses: { 200: 'PaginatedPersonList' } },
+  { operationId: 'persons_retrieve', method: 'get', path: `${PROJECT}/persons/:id/`, summary: 'One person, by its uuid.', tag: 'persons', scope: 'person:read', responses: { 200: 'Person' } },
+  { operationId: 'persons_destroy', method: 'delete', path: `${PROJECT}/persons/:id/`, summary: 'Delete the person (its distinct ids, cohort memberships and flag overrides); with ?delete_events=true its events too. Done in order with ingestion; 202 once durable.', tag: 'persons', scope: 'person:write', query: [{ name: 'delete_events', description: 'Also delete the events of its distinct ids.', schema: { type: 'boolean' } }], responses: { 202: null } },
+  { operationId: 'persons_bulk_delete', method: 'post', path: `${PROJECT}/persons/bulk_delete/`, summary: 'Delete up to 1000 persons by distinct_ids, else by ids (uuids).', tag: 'persons', scope: 'person:write', requestBody: 'PersonBulkDelete', responses: { 202: null } },
+  { operationId: 'persons_update_property', method: 'post', path: `${PROJECT}/persons/:id/update_property/`, summary: 'Set one person property (captured as a $set event).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertyUpdate', responses: { 202: null } },
+  { operationId: 'persons_delete_property', method: 'post', path: `${PROJECT}/persons/:id/delete_property/`, summary: 'Remove one person property (captured as a $delete_person_property event with $unset).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertyDelete', responses: { 201: 'Success' } },
+] as const satisfies readonly OperationDoc[]
+
+const PERSON = {
+  type: 'object',
+  properties: {
+    type: { type: 'string' },
+    id: { type: 'string', format: 'uuid' },
+    uuid: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    distinct_ids: { type: 'array', items: { type: 'string' } },
+    properties: FREE_FORM,
+    is_identified: { type: 'boolean' },
+    created_at: { type: 'string', format: 'date-time' },
+    last_seen_at: { type: ['string', 'null'] },
+    matched_recordings: { type: 'array', items: FREE_FORM },
+    value_at_data_point: { type: ['number', 'null'] },
+  },
+} as const
+
+export const PERSON_COMPONENTS = {
+  Person: PERSON,
+  PaginatedPersonList: {
+    type: 'object',
+    properties: { count: { type: 'integer' }, next: { type: ['string', 'null'] }, previous: { type: ['string', 'null'] }, results: { type: 'array', items: PERSON } },
+  },
+  PersonBulkDelete: {
+    type: 'object',
+    properties: {
+      distinct_ids: { type: 'array', items: { type: 'string' }, maxItems: 1000 },
+      ids: { type: 'array', items: { type: 'string', format: 'uuid' }, maxItems: 1000 },
+      delete_events: { type: 'boolean' },
+    },
+  },
+  PersonPropertyUpdate: { type: 'object', properties: { key: { type: 'string' }, value: {} }, required: ['key', 'value'] },
+  PersonPropertyDelete: { type: 'object', properties: { $unset: { type: 'string' } }, required: ['$unset'] },
+}
 
 /** Person property filters, on the persons listed. */
 const PERSON_FILTERS: FilterKinds = { byDefault: 'person', kinds: new Map([['person', asIs]]) }
-
-/** PostHog's default display-name properties, first set one wins. */
-const NAME_PROPERTIES = ['email', 'Email', '$email', 'name', 'Name', 'username', 'Username', 'UserName']
-
-/** PostHog's is_anonymous_id: five lowercase alphanumeric runs joined by dashes, as generated ids (UUIDs) are. */
-const ANONYMOUS_ID = /^([a-z0-9]+-){4}[a-z0-9]+$/
-
-/** The distinct ids as PostHog lists them: those that look chosen (not generated) first, else in stored order. */
-function distinctIdsInOrder(ids: readonly string[]): string[] {
-  return [...ids.filter((id) => !ANONYMOUS_ID.test(id)), ...ids.filter((id) => ANONYMOUS_ID.test(id))]
-}
-
-/** PostHog's display name: a display-name property, else the first distinct id in that order, else the uuid. */
-function displayName(person: PersonWithDistinctIds, distinctIds: readonly string[]): string {
-  for (const key of NAME_PROPERTIES) {
-    const value = person.properties[key]
-    if (typeof value === 'string' && value !== '') return value
-  }
-  return distinctIds[0] ?? person.uuid
-}
-
-/**
- * A person as PostHog's persons list answers it (an actor). skylark does not track when a person was last
- * seen, and has no recordings or insight data points, so those fields are null or empty.
- */
-export function personObject(person: PersonWithDistinctIds) {
-  const distinctIds = distinctIdsInOrder(person.distinct_ids)
-  return {
-    type: 'person',
-    id: person.uuid,
-    uuid: person.uuid,
-    name: displayName(person, distinctIds),
-    distinct_ids: distinctIds,
-    properties: person.properties,
-    is_identified: person.is_identified,
-    created_at: person.created_at,
-    last_seen_at: null,
-    matched_recordings: [],
-    value_at_data_point: null,
-  }
-}
 
 const GROUP_TYPE_INDEX_REQUIRED =
   'You must pass ?group_type_index= in this URL. To get a list of valid group types, call /api/:project_id/groups_types/.'
@@ -67,12 +80,12 @@ function groupTypeIndexOf(query: URLSearchParams): number {
   return Number(raw)
 }
 
-export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, maxBodyBytes: number): void {
+/** `ingestion` null (tests without capture): the persons API reads only. */
+export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, maxBodyBytes: number): void {
   const options = { maxBodyBytes }
-  router.add(
-    'get',
-    '/api/projects/:project_id/persons/',
-    projectRoute(api, { scope: 'person:read' }, (req) => {
+  const writes = ingestion ? personWriteHandlers(persons, ingestion) : null
+  const handlers = {
+    persons_list: (req: ProjectApiRequest) => {
       const q = req.query
       const page = parsePage(q)
       const filter = {
@@ -84,9 +97,14 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
       const teamId = req.project.id
       const results = persons.listing.listPersons(teamId, { ...filter, ...page }).map(personObject)
       return pageEnvelope(req.baseUrl, req.ctx.path, q, page, persons.listing.countPersons(teamId, filter), results)
-    }),
-    options,
-  )
+    },
+    persons_retrieve: (req: ProjectApiRequest) => personObject(personOf(persons, req)),
+    ...writes,
+  }
+  for (const op of PERSON_OPERATIONS) {
+    const handler = handlers[op.operationId as keyof typeof handlers]
+    if (handler) router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), options)
+  }
   router.add(
     'get',
     '/api/projects/:project_id/groups/',

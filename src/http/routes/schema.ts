@@ -14,6 +14,7 @@ import { EVENT_COMPONENTS, EVENT_OPERATIONS } from './events.js'
 import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
 import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-config.js'
+import { PERSON_COMPONENTS, PERSON_OPERATIONS } from './persons.js'
 
 export const SCHEMA_OPERATION: OperationDoc = {
   operationId: 'schema_retrieve',
@@ -32,7 +33,18 @@ export function managementApiDocument(): Record<string, unknown> {
       version: '1',
       description: "PostHog-compatible project management API. Authenticate with `Authorization: Bearer <personal API key>`.",
     },
-    [...FEATURE_FLAG_OPERATIONS, ...FLAG_EVALUATION_OPERATIONS, ...DASHBOARD_OPERATIONS, ...REMOTE_CONFIG_OPERATIONS, ...COHORT_OPERATIONS, ...EXPERIMENT_OPERATIONS, ...EVENT_OPERATIONS, ...GROUP_OPERATIONS, SCHEMA_OPERATION],
+    [
+      ...FEATURE_FLAG_OPERATIONS,
+      ...FLAG_EVALUATION_OPERATIONS,
+      ...DASHBOARD_OPERATIONS,
+      ...REMOTE_CONFIG_OPERATIONS,
+      ...COHORT_OPERATIONS,
+      ...EXPERIMENT_OPERATIONS,
+      ...EVENT_OPERATIONS,
+      ...PERSON_OPERATIONS,
+      ...GROUP_OPERATIONS,
+      SCHEMA_OPERATION,
+    ],
     {
       ...FEATURE_FLAG_COMPONENTS,
       ...FLAG_EVALUATION_COMPONENTS,
@@ -41,6 +53,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...COHORT_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...EVENT_COMPONENTS,
+      ...PERSON_COMPONENTS,
       ...GROUP_COMPONENTS,
     },
   )

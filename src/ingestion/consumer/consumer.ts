@@ -15,6 +15,11 @@
  * when it commits: SpanningInsert.commitIn) and moves the sink checkpoint once that INSERT succeeds, while the
  * next one already takes appends. If it fails, the thread stops and is restarted, and the restart path writes
  * those events again, one batch per INSERT.
+ *
+ * Person deletions arrive as control frames on the main lane (control.ts). The person loop applies one once the
+ * other lanes are past what was durable when it was acknowledged (the main lane waits meanwhile), in the
+ * persons transaction that moves the main checkpoint past it; with `delete_events` the sink loop deletes the
+ * persons' events once every row queued before the deletion is stored, before any row queued after it.
  */
 import type { Clock } from '../../common/clock.js'
 import type { Db } from '../../storage/index.js'
@@ -23,6 +28,7 @@ import { packedRows, type PackedRows } from '../../storage/events/packed-rows.js
 import type { EventRow } from '../../storage/events/types.js'
 import { compareCursors, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport } from '../spool/reader.js'
+import { decodeControl, type EventDeletion, type PersonDeletion } from '../control.js'
 import type { Lane } from '../types.js'
 import { Alarm } from './alarm.js'
 import { Checkpoints } from './checkpoints.js'
@@ -35,6 +41,7 @@ import { toEventRows } from './rows.js'
 import { replayDeadLetters } from './dead-letter-replay.js'
 import { releaseSegments } from './segment-release.js'
 import { SinkWriter } from './sink-writer.js'
+import { PendingDeletions } from './pending-deletions.js'
 
 export interface ConsumerOptions {
   spoolDir: string
@@ -69,7 +76,11 @@ interface LaneState {
   replay: { reader: LaneReader; until: Cursor } | null
   personsAt: Cursor
   sinkAt: Cursor
+  /** A person deletion read but not applied yet: the lane reads nothing more until it is. */
+  held: { record: PersonDeletion; end: Cursor } | null
 }
+
+const NO_ROWS = packedRows([])
 
 /** Lanes are served in this repeating order: the live lane most, the historical lane next, overflow least. */
 const SCHEDULE: readonly Lane[] = ['main', 'main', 'main', 'historical', 'main', 'main', 'main', 'overflow']
@@ -89,6 +100,7 @@ export class Consumer {
   readonly #personsAlarm = new Alarm()
   readonly #sinkAlarm = new Alarm()
   readonly #span: SpanningInsert | null
+  readonly #pending: PendingDeletions
   readonly stats: ConsumerStats = {
     stored: 0,
     personsProcessed: 0,
@@ -107,6 +119,7 @@ export class Consumer {
     this.#lastDurableAt = options.clock.now()
     this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#sinkAlarm.wake()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
+    this.#pending = new PendingDeletions(options.personsDb)
     this.#persons = new PersonBatches({
       db: options.personsDb,
       stage: options.stage,
@@ -126,6 +139,7 @@ export class Consumer {
         replay: behind ? { reader: new LaneReader(options.spoolDir, lane, sinkAt, active), until: personsAt } : null,
         personsAt,
         sinkAt,
+        held: null,
       })
       options.onStoredAt?.(lane, sinkAt)
     }
@@ -161,22 +175,37 @@ export class Consumer {
     return this.stats
   }
 
+  /**
+   * Event deletions not carried out before the restart split the stretches: each lane's rows up to the
+   * deletion's cut are queued, then the deletion, and only then the rows after it.
+   */
   #replayAfterRestart(): void {
+    let replayed = 0
+    for (const pending of this.#pending.all()) {
+      for (const state of this.#lanes.values()) replayed += this.#replayLane(state, pending.cut[state.lane])
+      this.#enqueue('main', NO_ROWS, pending.cut.main, true, pending)
+    }
     for (const state of this.#lanes.values()) {
-      if (!state.replay) continue
-      let replayed = 0
-      for (;;) {
-        const frames = this.#read(state.replay.reader, state.replay.until)
-        if (frames.count === 0) break
-        const events = decodeFrames(frames.frames(), this.#unreadable(state.lane)).events
-        const rows = packedRows(toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now()))
-        state.replay.reader.release()
-        replayed += rows.count
-        this.#enqueue(state.lane, rows, frames.end, true)
-      }
-      state.replay.reader.close()
+      replayed += this.#replayLane(state)
+      state.replay?.reader.close()
       state.replay = null
-      if (replayed > 0) this.#o.log('info', 'replaying events not yet confirmed by the event store', { lane: state.lane, events: replayed })
+    }
+    if (replayed > 0) this.#o.log('info', 'replaying events not yet confirmed by the event store', { events: replayed })
+  }
+
+  /** Queues the lane's replay rows up to `until` (or the end of its stretch); returns how many. */
+  #replayLane(state: LaneState, until?: Cursor): number {
+    if (!state.replay) return 0
+    const stop = until && compareCursors(until, state.replay.until) < 0 ? until : state.replay.until
+    let replayed = 0
+    for (;;) {
+      const frames = this.#read(state.replay.reader, stop)
+      if (frames.count === 0) return replayed
+      const events = decodeFrames(frames.frames(), this.#unreadable(state.lane)).events
+      const rows = packedRows(toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now()))
+      state.replay.reader.release()
+      replayed += rows.count
+      this.#enqueue(state.lane, rows, frames.end, true)
     }
   }
 
@@ -204,20 +233,85 @@ export class Consumer {
       const lane = SCHEDULE[this.#schedulePos]
       this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
       const state = this.#lanes.get(lane)!
+      if (state.held) {
+        if (this.#applyHeld(state)) return true
+        continue
+      }
       const frames = this.#read(state.reader)
       if (frames.count === 0) {
         this.#passEmptySegments(state)
         continue
       }
-      const { end } = frames
-      const { rows, processed } = this.#persons.process(lane, frames, this.#unreadable(lane))
+      const control = frames.takeControl()
+      if (frames.count > 0) {
+        const { end } = frames
+        const { rows, processed } = this.#persons.process(lane, frames, this.#unreadable(lane))
+        this.stats.personsProcessed += processed
+        state.personsAt = end
+        this.#enqueue(lane, rows, end)
+      }
+      if (control) this.#hold(state, control.payload, control.end)
       state.reader.release()
-      this.stats.personsProcessed += processed
-      state.personsAt = end
-      this.#enqueue(lane, rows, end)
       return true
     }
     return false
+  }
+
+  /** A control frame was read: held until it can be applied (at once, usually); one this version can't read is dead-lettered. */
+  #hold(state: LaneState, payload: Buffer, end: Cursor): void {
+    try {
+      state.held = { record: decodeControl(payload), end }
+    } catch (error) {
+      this.#unreadable(state.lane)(payload, error)
+      this.#passControl(state, end, () => null)
+      return
+    }
+    this.#applyHeld(state)
+  }
+
+  /**
+   * Applies the held deletion once every other lane is past what was durable when it was acknowledged (or,
+   * where nothing was durable in that lane's segment then, has nothing left to read); false while not.
+   */
+  #applyHeld(state: LaneState): boolean {
+    const { record, end } = state.held!
+    for (const [lane, at] of Object.entries(record.after) as Array<[Lane, Cursor]>) {
+      const other = this.#lanes.get(lane)!
+      if (compareCursors(other.personsAt, at) < 0 && !(at.offset === 0 && other.reader.backlogBytes() === 0)) return false
+    }
+    const cut = {} as Record<Lane, Cursor>
+    for (const other of this.#lanes.values()) cut[other.lane] = other === state ? end : other.personsAt
+    let freed: string[] = []
+    try {
+      this.#passControl(state, end, () => {
+        freed = this.#o.stage.deletePersons(record.team_id, record.uuids, record.distinct_ids)
+        return record.delete_events && freed.length > 0 ? this.#pending.add(record.team_id, freed, cut) : null
+      })
+    } catch (error) {
+      this.#o.stage.resetCache()
+      this.#deadLetter([{ lane: state.lane, stage: 'persons', error: `person deletion failed: ${String(error)}`, payload: JSON.stringify(record) }])
+      this.#passControl(state, end, () => null)
+      return true
+    }
+    this.#o.log('info', 'persons deleted', { team_id: record.team_id, distinct_ids: freed.length, delete_events: record.delete_events })
+    return true
+  }
+
+  /**
+   * Moves the lane's persons checkpoint past a control frame in the transaction of `apply`, and queues what
+   * the sink must do there (the event deletion `apply` answers, or nothing but moving its checkpoint).
+   */
+  #passControl(state: LaneState, end: Cursor, apply: () => EventDeletion | null): void {
+    let deletion: EventDeletion | null = null
+    this.#o.personsDb
+      .transaction(() => {
+        deletion = apply()
+        this.#checkpoints.set('persons', state.lane, end)
+      })
+      .immediate()
+    state.held = null
+    state.personsAt = end
+    this.#enqueue(state.lane, NO_ROWS, end, false, deletion)
   }
 
   /**
@@ -250,8 +344,8 @@ export class Consumer {
       this.#deadLetter([{ lane, stage: 'spool', error: `unreadable record: ${String(error)}`, payload: payload.toString('base64') }])
   }
 
-  #enqueue(lane: Lane, rows: PackedRows, end: Cursor, replay = false): void {
-    this.#queue.push(lane, rows, end, this.#o.clock.now(), replay)
+  #enqueue(lane: Lane, rows: PackedRows, end: Cursor, replay = false, deletion: EventDeletion | null = null): void {
+    this.#queue.push(lane, rows, end, this.#o.clock.now(), replay, deletion)
     this.#sinkAlarm.wake()
   }
 
@@ -280,7 +374,7 @@ export class Consumer {
       }
       const batch = this.#queue.take()
       const span = this.#span
-      if (span?.ready && !batch.replay) {
+      if (span?.ready && !batch.replay && !batch.deletion) {
         // The batch's buffers went to the insert thread; the ones it gave back are packed into again.
         const back = await span.append(batch.rows, batch.items)
         this.#settle(batch, back)
@@ -293,11 +387,15 @@ export class Consumer {
       // last pass, process a whole read before this write reaches the insert thread, which then sits idle
       // (measured: /batch/ on SQLite stored 24.6 k events/s instead of 32.0 k).
       if (span?.busy && !(await this.#spanSettled())) return
-      const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
-      if (!stored) return // shutdown gave up: the spool still has these rows for the next start
+      if (batch.rows.count > 0) {
+        const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
+        if (!stored) return // shutdown gave up: the spool still has these rows for the next start
+      }
+      const { deletion } = batch
+      if (deletion && !(await this.#o.sinkWriter.deleteEvents(deletion.teamId, deletion.distinctIds))) return
       this.#settle(batch)
       this.stats.stored += batch.rows.count
-      this.#afterStored(batch.items)
+      this.#afterStored(batch.items, deletion)
       this.#personsAlarm.wake()
     }
   }
@@ -352,18 +450,21 @@ export class Consumer {
     }
   }
 
-  #afterStored(items: readonly Stretch[]): void {
+  /** Moves the sink checkpoints past stored items, and forgets the event deletion carried out with them in the same transaction. */
+  #afterStored(items: readonly Stretch[], deletion: EventDeletion | null = null): void {
     const touched = new Set<Lane>()
     for (const item of items) {
       const state = this.#lanes.get(item.lane)!
       state.sinkAt = item.end
       touched.add(item.lane)
     }
-    for (const lane of touched) {
-      const at = this.#lanes.get(lane)!.sinkAt
-      this.#checkpoints.set('sink', lane, at)
-      this.#o.onStoredAt?.(lane, at)
-    }
+    this.#o.personsDb
+      .transaction(() => {
+        for (const lane of touched) this.#checkpoints.set('sink', lane, this.#lanes.get(lane)!.sinkAt)
+        if (deletion) this.#pending.done(deletion.id)
+      })
+      .immediate()
+    for (const lane of touched) this.#o.onStoredAt?.(lane, this.#lanes.get(lane)!.sinkAt)
     this.#releaseSegments(touched)
   }
 

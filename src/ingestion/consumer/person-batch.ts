@@ -31,6 +31,8 @@ export interface PersonStage {
   /** `propertiesTexts[i]`: the text of `events[i]`'s properties but `$set`/`$set_once`, when known (decodeFrames). */
   process(events: CapturedEvent[], propertiesTexts?: ReadonlyArray<Uint8Array | null>): PersonOutcome[]
   enrich(event: CapturedEvent): PersonOutcome
+  /** Deletes the persons with these uuids or owning these distinct ids, inside the caller's transaction; returns their distinct ids. */
+  deletePersons(teamId: number, uuids: readonly string[], distinctIds: readonly string[]): string[]
   resetCache(): void
 }
 

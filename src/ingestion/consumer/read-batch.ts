@@ -40,13 +40,17 @@ export class FrameBatch {
   readonly #bufferOf = new Uint16Array(FRAMES_PER_BATCH)
   readonly #starts = new Uint32Array(FRAMES_PER_BATCH)
   readonly #lengths = new Uint32Array(FRAMES_PER_BATCH)
+  /** Where the last frame starts. */
+  #lastStart: Cursor
 
   constructor(start: Cursor) {
     this.end = start
+    this.#lastStart = start
   }
 
   /** Adds a frame (at most FRAMES_PER_BATCH); keeps its payload's bytes, not the view. */
   add(frame: SpoolFrame): void {
+    this.#lastStart = this.end
     const { buffer, byteOffset, length } = frame.payload
     const last = this.#buffers.length - 1
     if (last < 0 || this.#buffers[last] !== buffer) this.#buffers.push(buffer as ArrayBuffer)
@@ -57,6 +61,21 @@ export class FrameBatch {
     this.#lengths[i] = length
     this.bytes += length
     this.end = frame.end
+  }
+
+  /**
+   * Takes the last frame out when it is a control frame (a read ends at one, LaneReader.read): its payload
+   * and where it lies. The batch then ends where the control frame starts.
+   */
+  takeControl(): { payload: Buffer; start: Cursor; end: Cursor } | null {
+    const i = this.count - 1
+    if (i < 0 || this.#kinds[i] !== FrameKind.control) return null
+    const [{ payload }] = this.frames(i, i + 1)
+    const taken = { payload, start: this.#lastStart, end: this.end }
+    this.count = i
+    this.bytes -= this.#lengths[i]
+    this.end = this.#lastStart
+    return taken
   }
 
   /** Frames `from` to `to` (exclusive) as objects, for decodeFrames. */
@@ -99,6 +118,8 @@ export function decodeFrames(
     propertiesTexts.push(propertiesText)
   }
   for (const frame of frames) {
+    // Control frames are the consumer's to apply (consumer.ts); a replay passes over them.
+    if (frame.kind === FrameKind.control) continue
     try {
       if (frame.kind === FrameKind.eventParts) {
         const { event, propertiesText } = decodeEventParts(frame.payload)

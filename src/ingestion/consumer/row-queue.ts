@@ -5,6 +5,7 @@
  * while an insert runs.
  */
 import { packedLength, type PackedRows } from '../../storage/events/packed-rows.js'
+import type { EventDeletion } from '../control.js'
 import type { Cursor } from '../spool/layout.js'
 import type { Lane } from '../types.js'
 
@@ -26,12 +27,16 @@ export interface QueueItem {
   queuedAt: number
   /** Re-derived after a restart: written one batch at a time, never into a spanning insert. */
   replay: boolean
+  /** Events to delete once these rows, and every row queued before them, are stored. */
+  deletion: EventDeletion | null
 }
 
 export interface Batch {
   items: QueueItem[]
   rows: PackedRows
   replay: boolean
+  /** The last item's deletion: a batch ends at an item with one, so no later row is stored before it runs. */
+  deletion: EventDeletion | null
 }
 
 export class RowQueue {
@@ -65,14 +70,14 @@ export class RowQueue {
     return this.#rows >= Math.max(this.#batchRows * 4, 20_000) || this.#bytes >= this.#batchBytes * QUEUED_BATCHES
   }
 
-  /** A whole insert's worth is waiting: write now rather than at the flush interval. */
+  /** A whole insert's worth, or a deletion, is waiting: write now rather than at the flush interval. */
   get batchReady(): boolean {
-    return this.#rows >= this.#batchRows || this.#bytes >= this.#batchBytes
+    return this.#rows >= this.#batchRows || this.#bytes >= this.#batchBytes || this.#items.some((i) => i.deletion !== null)
   }
 
-  push(lane: Lane, rows: PackedRows, end: Cursor, now: number, replay = false): void {
+  push(lane: Lane, rows: PackedRows, end: Cursor, now: number, replay = false, deletion: EventDeletion | null = null): void {
     const bytes = packedLength(rows)
-    this.#items.push({ lane, rows, bytes, end, queuedAt: now, replay })
+    this.#items.push({ lane, rows, bytes, end, queuedAt: now, replay, deletion })
     this.#rows += rows.count
     this.#bytes += bytes
   }
@@ -88,9 +93,10 @@ export class RowQueue {
       items.push(this.#items.shift()!)
       rows += next.rows.count
       bytes += next.bytes
+      if (next.deletion) break
     }
     const packed = { parts: items.flatMap((i) => i.rows.parts), count: rows }
-    return { items, rows: packed, replay: items.some((i) => i.replay) }
+    return { items, rows: packed, replay: items.some((i) => i.replay), deletion: items.at(-1)!.deletion }
   }
 
   /** The store has a taken batch: its rows stop counting against the bounds. */

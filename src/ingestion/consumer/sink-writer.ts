@@ -34,11 +34,24 @@ export class SinkWriter {
   }
 
   /** Resolves true when every row is stored or dead-lettered, false when abandoned at shutdown. */
-  async write(rows: PackedRows, lane: string): Promise<boolean> {
+  write(rows: PackedRows, lane: string): Promise<boolean> {
+    return this.#retrying(() => this.#writeIsolating(rows, lane))
+  }
+
+  /** Deletes the project's events of these distinct ids, retrying as writes do; false when abandoned at shutdown. */
+  deleteEvents(teamId: number, distinctIds: readonly string[]): Promise<boolean> {
+    return this.#retrying(async () => {
+      const sink = this.#o.sink()
+      if (!sink) throw new SinkError('the event store is not ready yet', false)
+      await sink.deleteEvents(teamId, distinctIds)
+    })
+  }
+
+  async #retrying(attempt: () => Promise<void>): Promise<boolean> {
     let delay = 50
     for (;;) {
       try {
-        await this.#writeIsolating(rows, lane)
+        await attempt()
         this.#o.onSuccess()
         return true
       } catch (error) {

@@ -13,9 +13,10 @@ export const HEADER_BYTES = 9
  * one event, as its decoded body behind a line of JSON recording what parsing it depended on (frames.ts,
  * encodeCapture); the consumer parses it again. `eventParts`: a CapturedEvent as a line of its properties
  * but `$set`/`$set_once`, then the event with those two as its only properties (frames.ts, eventPartsText);
- * what captures of several events write since `event` frames, which the consumer still reads.
+ * what captures of several events write since `event` frames, which the consumer still reads. `control`: an
+ * instruction to the consumer as JSON (ingestion/control.ts: a person deletion), applied in spool order.
  */
-export const FrameKind = { event: 1, warning: 2, capture: 3, eventParts: 4 } as const
+export const FrameKind = { event: 1, warning: 2, capture: 3, eventParts: 4, control: 5 } as const
 export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind]
 
 /** Largest payload a frame may declare; anything bigger is treated as corruption. */
@@ -54,6 +55,6 @@ export function readFrame(buf: Buffer, offset: number): FrameRead {
   const payload = buf.subarray(offset + HEADER_BYTES, end)
   if (crc32(payload) !== buf.readUInt32LE(offset + 4)) return { status: 'corrupt', reason: 'checksum mismatch' }
   const kind = buf[offset + 8]
-  if (kind < FrameKind.event || kind > FrameKind.eventParts) return { status: 'corrupt', reason: `unknown frame kind ${kind}` }
+  if (kind < FrameKind.event || kind > FrameKind.control) return { status: 'corrupt', reason: `unknown frame kind ${kind}` }
   return { status: 'ok', kind, payload, next: end }
 }

@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import type { Lane } from '../types.js'
-import { HEADER_BYTES, readFrame } from './format.js'
+import { FrameKind, HEADER_BYTES, readFrame } from './format.js'
 import { compareCursors, listSegments, segmentPath, type Cursor } from './layout.js'
 
 const READ_CHUNK = 4 * 1024 * 1024
@@ -114,7 +114,8 @@ export class LaneReader {
 
   /**
    * Up to `maxFrames` frames from the current position; empty when nothing durable is left. With `until`,
-   * stops at that position (used to replay a stretch that was already read once).
+   * stops at that position (used to replay a stretch that was already read once). A control frame is always
+   * the last of a read: what follows it must wait until the consumer has applied it.
    */
   read(maxFrames: number, onCorrupt: (report: CorruptionReport) => void, until?: Cursor): SpoolFrame[] {
     const frames: SpoolFrame[] = []
@@ -132,6 +133,7 @@ export class LaneReader {
       if (result.status === 'ok') {
         this.#position = { segment, offset: this.#position.offset + result.next }
         frames.push({ kind: result.kind, payload: result.payload, end: { ...this.#position } })
+        if (result.kind === FrameKind.control) break
         continue
       }
       // The chunk always reaches either a whole frame or the readable limit, so this frame is damaged, cut

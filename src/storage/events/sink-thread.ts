@@ -29,6 +29,7 @@ type Request =
   | { id: number; op: 'write'; packed: ArrayBuffer; length: number }
   | { id: number; op: 'append'; buffers: ArrayBuffer[]; ranges: number[]; rows: number }
   | { id: number; op: 'commit'; rows: number }
+  | { id: number; op: 'delete'; teamId: number; distinctIds: readonly string[] }
   | { id: number; op: 'ping' | 'close' }
 /** A write's or an append's reply hands its buffers back (`packed`, `buffers`) for later batches to be packed into. */
 type Reply = { id: number; packed?: ArrayBuffer; buffers?: ArrayBuffer[] } & ({ ok: true } | { ok: false; message: string; permanent: boolean })
@@ -130,6 +131,11 @@ export class ThreadedSink implements EventSink {
     if (!reply.ok) throw new SinkError(reply.message, reply.permanent)
   }
 
+  async deleteEvents(teamId: number, distinctIds: readonly string[]): Promise<void> {
+    const reply = await this.#call({ id: 0, op: 'delete', teamId, distinctIds })
+    if (!reply.ok) throw new SinkError(reply.message, reply.permanent)
+  }
+
   async ping(): Promise<boolean> {
     return (await this.#call({ id: 0, op: 'ping' }).catch(() => null))?.ok === true
   }
@@ -193,6 +199,7 @@ export function serveSink(port: MessagePort, spec: SinkSpec): void {
     let reply: Reply = { id: request.id, ok: true, packed, buffers }
     try {
       if (request.op === 'write') await sink.writePacked(Buffer.from(request.packed, 0, request.length))
+      else if (request.op === 'delete') await sink.deleteEvents(request.teamId, request.distinctIds)
       else if (request.op === 'append' || request.op === 'commit') {
         if (!(sink instanceof ClickHouseEventSink)) throw new SinkError('only ClickHouse inserts span several batches', true)
         if (request.op === 'append') await sink.appendPacked(viewsOf(request.buffers, request.ranges), request.rows)

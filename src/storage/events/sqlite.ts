@@ -71,6 +71,12 @@ export class SqliteEventSink implements EventSink {
     this.#guarded(() => this.#insertMany(rows))
   }
 
+  async deleteEvents(teamId: number, distinctIds: readonly string[]): Promise<void> {
+    this.#guarded(() => {
+      this.#db.prepare('DELETE FROM events WHERE team_id = ? AND distinct_id IN (SELECT value FROM json_each(?))').run(teamId, JSON.stringify(distinctIds))
+    })
+  }
+
   /** Rows from packRows() (the insert thread's input). */
   async writePacked(packed: Buffer): Promise<void> {
     this.#guarded(() => this.#insertPacked(packed))

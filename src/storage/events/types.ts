@@ -33,6 +33,11 @@ export interface EventSink {
   readonly kind: 'sqlite' | 'clickhouse'
   /** Stores the rows; replaying rows already stored is a no-op (dedup by uuid). Throws SinkError. */
   write(rows: readonly EventRow[]): Promise<void>
+  /**
+   * Deletes the project's stored events of these distinct ids (a deleted person's, with `delete_events`):
+   * the rows stored before the call, never rows written after it. Throws SinkError.
+   */
+  deleteEvents(teamId: number, distinctIds: readonly string[]): Promise<void>
   /** True when the store answers. */
   ping(): Promise<boolean>
   close(): Promise<void>

@@ -36,6 +36,7 @@ t.test('a read that fails as a whole is redone event by event: the rest stored i
       return events.map(outcome)
     },
     enrich: outcome,
+    deletePersons: () => [],
     resetCache: () => {},
   }
   const deadLetters: DeadLetterInput[] = []

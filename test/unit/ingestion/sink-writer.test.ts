@@ -26,6 +26,7 @@ function store(downFor = 0) {
     async writePacked(packed) {
       await sink.write(unpackRows(packed))
     },
+    async deleteEvents() {},
     async write(rows) {
       calls++
       if (calls <= downFor) throw new SinkError('connection refused', false)

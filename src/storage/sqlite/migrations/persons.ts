@@ -89,4 +89,19 @@ CREATE INDEX hash_key_overrides_person ON hash_key_overrides(person_id);
 CREATE INDEX groups_team_type_created ON groups(team_id, group_type_index, created_at, group_key);
 `,
   },
+  {
+    version: 3,
+    name: 'pending event deletions',
+    sql: `
+-- Events of deleted persons' distinct ids waiting to be deleted from the event store. Written with the person
+-- deletion, removed with the sink checkpoint past it; \`cut\` holds each lane's persons position at the deletion
+-- (JSON lane → cursor), so a replay after a crash stores the rows before it, deletes, then stores the rest.
+CREATE TABLE pending_event_deletions (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL,
+  distinct_ids TEXT NOT NULL,
+  cut TEXT NOT NULL
+);
+`,
+  },
 ]

@@ -1,0 +1,175 @@
+/**
+ * The persons API's writes (DELETE, bulk_delete, update_property, delete_property) against the running server,
+ * once per event store: what the persons API, /decide and the events API see afterwards, and a deletion
+ * acknowledged just before a kill -9 carried out after the restart.
+ */
+import type { Test } from 'tap'
+import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
+import { waitForEvents, type StoreSetup } from '../ingestion/suite.js'
+
+async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last = await read()
+  while (!done(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)?.slice(0, 500)}`)
+    await new Promise((r) => setTimeout(r, 100))
+    last = await read()
+  }
+  return last
+}
+
+export function personWritesSuite(t: Test, setup: StoreSetup): void {
+  let server: TestServer
+  t.before(async () => {
+    server = await startServer({ env: setup.env() })
+  })
+  t.teardown(async () => {
+    await server?.stop()
+    server?.cleanup()
+  })
+  const base = () => `/api/projects/${server.boot.project_id}`
+  const capture = async (batch: unknown[]) => {
+    const res = await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
+    if (res.status !== 200) throw new Error(`batch answered ${res.status}`)
+  }
+  const personOf = async (distinctId: string) => (await server.api('GET', `${base()}/persons/?distinct_id=${encodeURIComponent(distinctId)}`)).body.results[0] ?? null
+  const waitPerson = (distinctId: string, ok: (p: any) => boolean = (p) => p !== null) => until(`the person of ${distinctId}`, () => personOf(distinctId), ok)
+  const eventsOf = async (distinctId: string) => (await server.api('GET', `${base()}/events/?distinct_id=${encodeURIComponent(distinctId)}&limit=1000`)).body.count as number
+  const decide = async (distinctId: string) =>
+    (await server.request('POST', '/decide/?v=3', { body: { api_key: server.boot.project_api_key, distinct_id: distinctId } })).body.featureFlags?.['pro-plan']
+
+  t.test('a person is read by its uuid in any form PostHog takes, as the list answers it', async (t) => {
+    await capture([{ event: '$identify', properties: { distinct_id: 'reader', $anon_distinct_id: 'reader-anon', $set: { email: 'r@example.com' } } }])
+    const listed = await waitPerson('reader', (p) => p?.distinct_ids.length === 2)
+    const one = await server.api('GET', `${base()}/persons/${listed.uuid}/`)
+    t.equal(one.status, 200)
+    t.same(one.body, listed)
+    for (const form of [listed.uuid.replaceAll('-', ''), listed.uuid.toUpperCase(), `{${listed.uuid}}`, `urn:uuid:${listed.uuid}`]) {
+      t.same((await server.api('GET', `${base()}/persons/${encodeURIComponent(form)}/`)).body, listed, form)
+    }
+    const unknown = await server.api('GET', `${base()}/persons/00000000-0000-4000-8000-000000000000/`)
+    t.match(unknown, { status: 404, body: { type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null } })
+    t.match(await server.api('GET', `${base()}/persons/42/`), { status: 404, body: { code: 'not_found' } }, 'a row id names no person skylark shows')
+    t.match(await server.api('DELETE', `${base()}/persons/reader/`), {
+      status: 400,
+      body: { type: 'validation_error', code: 'invalid_input', attr: null, detail: /If you are using a distinctId, please use \/persons\?distinct_id=reader instead\./ },
+    })
+  })
+
+  t.test('update_property and delete_property change what the persons API and /decide see', async (t) => {
+    const flag = await server.api('POST', `${base()}/feature_flags/`, {
+      key: 'pro-plan',
+      filters: { groups: [{ properties: [{ key: 'plan', value: 'pro', type: 'person', operator: 'exact' }], rollout_percentage: 100 }] },
+    })
+    t.equal(flag.status, 201)
+    await capture([{ event: '$identify', properties: { distinct_id: 'paula', $set: { plan: 'free', email: 'p@example.com' } } }])
+    const paula = await waitPerson('paula')
+    t.equal(await decide('paula'), false)
+
+    const set = await server.api('POST', `${base()}/persons/${paula.uuid}/update_property/`, { key: 'plan', value: 'pro' })
+    t.equal(set.status, 202)
+    t.equal(set.text, '')
+    await waitPerson('paula', (p) => p?.properties.plan === 'pro')
+    t.equal(await until('/decide to see plan pro', () => decide('paula'), (v) => v === true), true)
+
+    const unset = await server.api('POST', `${base()}/persons/${paula.uuid}/delete_property/`, { $unset: 'plan' })
+    t.same([unset.status, unset.body], [201, { success: true }])
+    const after = await waitPerson('paula', (p) => p !== null && !('plan' in p.properties))
+    t.equal(after.properties.email, 'p@example.com', 'the other properties stay')
+    t.equal(await until('/decide to see no plan', () => decide('paula'), (v) => v === false), false)
+    t.equal(await until('both events stored', () => eventsOf('paula'), (n) => n === 3), 3, '$identify, $set and $delete_person_property are events of the person')
+
+    t.match(await server.api('POST', `${base()}/persons/${paula.uuid}/update_property/`, { key: 'plan' }), { status: 400, body: { code: 'required', attr: 'value' } })
+    t.match(await server.api('POST', `${base()}/persons/${paula.uuid}/update_property/`, { value: 1 }), { status: 400, body: { code: 'required', attr: 'key' } })
+    t.match(await server.api('POST', `${base()}/persons/${paula.uuid}/delete_property/`, {}), { status: 400, body: { code: 'required', attr: '$unset' } })
+  })
+
+  t.test('DELETE removes the person everywhere; with delete_events its events too; new events make a new person', async (t) => {
+    await capture([
+      { event: '$pageview', properties: { distinct_id: 'alice-anon' } },
+      { event: '$identify', properties: { distinct_id: 'alice', $anon_distinct_id: 'alice-anon', $set: { plan: 'pro' } } },
+      { event: '$pageview', properties: { distinct_id: 'alice' } },
+      { event: '$pageview', properties: { distinct_id: 'bob', $set: { plan: 'pro' } } },
+      { event: '$pageview', properties: { distinct_id: 'bob' } },
+    ])
+    const alice = await waitPerson('alice', (p) => p?.distinct_ids.length === 2)
+    const bob = await waitPerson('bob')
+    await waitForEvents(server, 'distinct_id=alice', 2)
+    await waitForEvents(server, 'distinct_id=bob', 2)
+    t.equal(await until('/decide to see alice', () => decide('alice'), (v) => v === true), true)
+
+    const gone = await server.api('DELETE', `${base()}/persons/${alice.uuid}/?delete_events=true`)
+    t.same([gone.status, gone.text], [202, ''])
+    await until('alice gone', () => server.api('GET', `${base()}/persons/${alice.uuid}/`), (r) => r.status === 404)
+    t.equal(await personOf('alice-anon'), null, 'every distinct id is free')
+    t.equal(await until('/decide to forget alice', () => decide('alice'), (v) => v === false), false)
+    t.equal(await until("alice's events gone", () => eventsOf('alice'), (n) => n === 0), 0)
+    t.equal(await until("alice-anon's events gone", () => eventsOf('alice-anon'), (n) => n === 0), 0)
+
+    t.same([(await server.api('DELETE', `${base()}/persons/${bob.uuid}/`)).status], [202])
+    await until('bob gone', () => personOf('bob'), (p) => p === null)
+    t.equal(await eventsOf('bob'), 2, 'without delete_events the events stay')
+    t.equal((await server.api('DELETE', `${base()}/persons/${bob.uuid}/`)).status, 404, 'a deleted person is not found again')
+
+    await capture([{ event: 'came back', properties: { distinct_id: 'alice', $set: { returning: true } } }])
+    const fresh = await waitPerson('alice')
+    t.same(fresh.distinct_ids, ['alice'])
+    t.same(fresh.properties, { returning: true, $creator_event_uuid: fresh.properties.$creator_event_uuid }, 'nothing of the deleted person comes back')
+    t.ok(Date.parse(fresh.created_at) >= Date.parse(alice.created_at))
+    const events = await waitForEvents(server, 'distinct_id=alice', 1)
+    t.same(events.map((e: any) => e.event), ['came back'], 'events after the deletion are kept')
+    t.equal(await decide('alice'), false)
+  })
+
+  t.test('bulk_delete takes distinct_ids, else ids, up to 1000, and refuses neither', async (t) => {
+    await capture([
+      { event: '$pageview', properties: { distinct_id: 'carol', $set: { plan: 'pro' } } },
+      { event: '$pageview', properties: { distinct_id: 'dan' } },
+    ])
+    const dan = await waitPerson('dan')
+    await waitPerson('carol')
+    await waitForEvents(server, 'distinct_id=carol', 1)
+    t.match(await server.api('POST', `${base()}/persons/bulk_delete/`, {}), { status: 400, body: { type: 'validation_error', detail: 'You need to specify either distinct_ids or ids' } })
+    const many = Array.from({ length: 1001 }, (_, i) => `x${i}`)
+    t.match(await server.api('POST', `${base()}/persons/bulk_delete/`, { distinct_ids: many }), { status: 400, body: { detail: 'You can only pass 1000 distinct_ids in one call', attr: 'distinct_ids' } })
+    t.match(await server.api('POST', `${base()}/persons/bulk_delete/`, { ids: many }), { status: 400, body: { detail: 'You can only pass 1000 ids in one call', attr: 'ids' } })
+    t.match(await server.api('POST', `${base()}/persons/bulk_delete/`, { ids: 'nope' }), { status: 400, body: { type: 'validation_error', attr: 'ids' } })
+
+    t.equal((await server.api('POST', `${base()}/persons/bulk_delete/`, { distinct_ids: ['carol', 'nobody'], delete_events: true })).status, 202)
+    t.equal((await server.api('POST', `${base()}/persons/bulk_delete/`, { ids: [dan.uuid, 'not-a-uuid'] })).status, 202)
+    await until('carol and dan gone', async () => [await personOf('carol'), await personOf('dan')], (ps) => ps.every((p) => p === null))
+    t.equal(await until("carol's events gone", () => eventsOf('carol'), (n) => n === 0), 0)
+    t.equal(await eventsOf('dan'), 1)
+  })
+}
+
+/** A deletion answered 202 and the server killed at once: after the restart the person and its events are gone. */
+export function deletionCrashSuite(t: Test, setup: StoreSetup): void {
+  t.test('a deletion acknowledged just before kill -9 is carried out after the restart', async (t) => {
+    const dataDir = tempDir()
+    let server = await startServer({ dataDir, env: setup.env() })
+    t.teardown(async () => {
+      await server.stop()
+      server.cleanup()
+    })
+    const base = `/api/projects/${server.boot.project_id}`
+    for (let round = 0; round < 3; round++) {
+      const id = `crash-${round}`
+      const batch = Array.from({ length: 20 }, (_, i) => ({ event: 'before', properties: { distinct_id: id, i, $set: { round } } }))
+      await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
+      await waitForEvents(server, `distinct_id=${id}`, 20)
+      const person = (await server.api('GET', `${base}/persons/?distinct_id=${id}`)).body.results[0]
+      // More events in flight, then the deletion, then the kill: the consumer has most likely not reached it.
+      await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch: batch.map((e) => ({ ...e, event: 'just before' })) } })
+      t.equal((await server.api('DELETE', `${base}/persons/${person.uuid}/?delete_events=true`)).status, 202)
+      await server.kill()
+      server = await startServer({ dataDir, env: setup.env() })
+      await until(`the person of ${id} gone`, () => server.api('GET', `${base}/persons/${person.uuid}/`), (r) => r.status === 404)
+      const count = async () => (await server.api('GET', `${base}/events/?distinct_id=${id}`)).body.count
+      t.equal(await until(`the events of ${id} gone`, count, (n) => n === 0), 0, `round ${round}`)
+      // And it stays done: events sent afterwards are kept, as a new person.
+      await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch: [{ event: 'after', properties: { distinct_id: id } }] } })
+      await waitForEvents(server, `distinct_id=${id}`, 1)
+    }
+  })
+}
