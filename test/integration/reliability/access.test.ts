@@ -15,6 +15,7 @@ import { ALL_SCOPES, MembershipLevel, createManagement } from '../../../src/mana
 import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
 import { bootstrapDataDir, startServer, tempDir, type TestResponse } from '../../helpers/server.js'
 import { registeredRoutes, storedEvents, until } from './lib.js'
+import { seedPersons } from '../../helpers/seed.js'
 
 /** What each management route needs, and what a valid request with the right key is answered. */
 interface RouteCase {
@@ -64,6 +65,13 @@ t.test('access matrix and isolation', async (t) => {
     if (!keysWithout.has(scope)) keysWithout.set(scope, m.keys.create({ userId: owner.id, label: `all but ${scope}`, scopes: ALL_SCOPES.filter((s) => !implied.includes(s)) }).key)
     return keysWithout.get(scope)!
   }
+
+  // Persons for the persons routes: one to read and change, one to delete (the one key with the scope does).
+  const now = Date.now()
+  const personEvent = (distinctId: string) => ({ uuid: randomUUID(), event: '$pageview', distinct_id: distinctId, properties: {}, timestamp: now, team_id: boot.project_id, now })
+  const [kept, doomed] = seedPersons(dataDir, [personEvent('access-kept'), personEvent('access-doomed')], (pdb) =>
+    ['access-kept', 'access-doomed'].map((id) => (pdb.prepare('SELECT uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id WHERE d.distinct_id = ?').get(id) as { uuid: string }).uuid),
+  )
 
   const server = await startServer({ dataDir, env: { LOG_LEVEL: 'trace' } })
   t.teardown(async () => {
@@ -171,6 +179,11 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
     [`get ${P}/ingestion_warnings/`]: { scope: 'project:read', ok: [200] },
     [`get ${P}/persons/`]: { scope: 'person:read', ok: [200] },
+    [`get ${P}/persons/:id/`]: { scope: 'person:read', ok: [200], params: () => ({ id: kept }) },
+    [`delete ${P}/persons/:id/`]: { scope: 'person:write', ok: [202], params: () => ({ id: doomed }) },
+    [`post ${P}/persons/bulk_delete/`]: { scope: 'person:write', ok: [202], body: { ids: [randomUUID()] } },
+    [`post ${P}/persons/:id/update_property/`]: { scope: 'person:write', ok: [202], body: { key: 'plan', value: 'pro' }, params: () => ({ id: kept }) },
+    [`post ${P}/persons/:id/delete_property/`]: { scope: 'person:write', ok: [201], body: { $unset: 'plan' }, params: () => ({ id: kept }) },
     [`get ${P}/groups/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0' },
     [`get ${P}/groups_types/`]: { scope: 'group:read', ok: [200] },
     [`get ${P}/groups/find/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0&group_key=acme' },
