@@ -203,10 +203,22 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.endsWith('/roles/')) return { name: hostileString(rng), feature_flags_access_level: rng.pick([0, 21, 37, 'x']) }
   if (p.endsWith('/user_blast_radius/')) return { condition: { properties: [propertyFilter(rng, t.ids.cohort, t.ids.flag)], rollout_percentage: 50 }, group_type_index: rng.pick([null, 0, 4, 5, 'x']) }
   if (p.endsWith('/create_static_cohort_for_flag/')) return { variant: rng.pick([null, 'v0', hostileString(rng)]) }
+  if (p.includes('/persons/')) return personsBody(rng)
   if (p.includes('/experiments/')) return experimentBody(rng, t.flagKeys)
   if (p.includes('/cohorts/')) return cohortBody(rng, t.ids.cohort)
   if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
   return randomJson(rng, 2) as Record<string, unknown>
+}
+
+/** Bodies of the persons writes: their fields, often of the wrong type or size. */
+function personsBody(rng: Rng): Record<string, unknown> {
+  const ids = () => rng.pick([[randomUUID()], [hostileString(rng)], 'x', Array.from({ length: 1001 }, () => randomUUID()), [], null])
+  return rng.pick([
+    { ids: ids(), delete_events: rng.pick([true, 'false', 0, [], null]) },
+    { distinct_ids: ids(), ids: ids() },
+    { key: rng.pick([hostileString(rng), 1, null]), value: rng.pick([hostileString(rng), null, { a: 1 }, 0]) },
+    { $unset: rng.pick([hostileString(rng), 1, null, ['k']]) },
+  ])
 }
 
 /** The request for fuzz case `i`. */
