@@ -15,7 +15,7 @@ import type { EventFilter, EventStore } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { fromStore } from './events.js'
-import { personObject } from './persons.js'
+import { personObject } from './person-object.js'
 
 const PROJECT = '/api/projects/:project_id'
 const param = (name: string, description: string, type = 'string') => ({ name, description, schema: { type } })
