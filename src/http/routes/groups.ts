@@ -1,15 +1,17 @@
 /**
- * PostHog's read actions on groups (scope `group:read`), from persons.db and the event store:
+ * The groups API as PostHog's (scope `group:read`), read from persons.db and the event store:
+ * GET groups/?group_type_index=N (the list: `group_key` containing it, `search` in the properties or the exact key),
+ * GET groups_types/ (the project's group types),
  * GET groups/find/?group_type_index=&group_key= (one group, exactly by key),
  * GET groups/related/?group_type_index=&id= (the persons and groups that shared events with a group, or with a
  * person when there is no group_type_index, in the last 90 days),
  * GET groups/property_definitions/ (each type's property keys with how many groups carry them),
  * GET groups/property_values/?group_type_index=&key=&value= (a property's most common values).
- * The list and the group types are in persons.ts.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import type { GroupRecord, PersonReader } from '../../persons/index.js'
-import type { OperationDoc } from '../../schemas/openapi.js'
+import { pageEnvelope, parsePage } from '../../common/pagination.js'
+import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
 import type { EventFilter, EventStore } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
@@ -22,6 +24,25 @@ const param = (name: string, description: string, type = 'string') => ({ name, d
 const INDEX_PARAM = param('group_type_index', 'The group type (0–4).', 'integer')
 
 export const GROUP_OPERATIONS = [
+  {
+    operationId: 'groups_list',
+    method: 'get',
+    path: `${PROJECT}/groups/`,
+    summary: 'Groups of one type, newest first, filtered by group_key (containing it) or search (properties containing it, or the exact key).',
+    tag: 'groups',
+    scope: 'group:read',
+    query: [INDEX_PARAM, param('group_key', 'Part of the group key.'), param('search', 'Text in the properties, or the exact key.'), ...PAGE_QUERY],
+    responses: { 200: 'PaginatedGroupList' },
+  },
+  {
+    operationId: 'groups_types_list',
+    method: 'get',
+    path: `${PROJECT}/groups_types/`,
+    summary: "The project's group types, by index.",
+    tag: 'groups',
+    scope: 'group:read',
+    responses: { 200: 'GroupTypeList' },
+  },
   {
     operationId: 'groups_find',
     method: 'get',
@@ -65,7 +86,17 @@ export const GROUP_OPERATIONS = [
 
 const NAME_COUNT = { type: 'object', properties: { name: { type: 'string' }, count: { type: 'integer' } } }
 
+const GROUP = {
+  type: 'object',
+  properties: { group_type_index: { type: 'integer' }, group_key: { type: 'string' }, group_properties: freeFormObject, created_at: { type: 'string' } },
+} as const
+
 export const GROUP_COMPONENTS = {
+  PaginatedGroupList: {
+    type: 'object',
+    properties: { count: { type: 'integer' }, next: { type: ['string', 'null'] }, previous: { type: ['string', 'null'] }, results: { type: 'array', items: GROUP } },
+  },
+  GroupTypeList: { type: 'array', items: freeFormObject },
   GroupFound: {
     type: 'object',
     properties: {
@@ -91,10 +122,24 @@ function required(query: URLSearchParams, name: string): string {
   return value
 }
 
-/** A required group type index; not a number is 400, as skylark's group list answers it. */
+const INTEGER = /^[-+]?\d{1,9}$/
+const NOT_AN_INTEGER = 'A valid integer is required.'
+
+/** A required group type index; not a number is 400 (PostHog answers 500 on find and property_values). */
 function requiredIndex(query: URLSearchParams): number {
   const raw = required(query, 'group_type_index').trim()
-  if (!/^[-+]?\d{1,9}$/.test(raw)) throw new ValidationError('invalid', 'A valid integer is required.', 'group_type_index')
+  if (!INTEGER.test(raw)) throw new ValidationError('invalid', NOT_AN_INTEGER, 'group_type_index')
+  return Number(raw)
+}
+
+const LIST_INDEX_REQUIRED =
+  'You must pass ?group_type_index= in this URL. To get a list of valid group types, call /api/:project_id/groups_types/.'
+
+/** The group list's index, missing with PostHog's own sentence for that route. */
+function listIndex(query: URLSearchParams): number {
+  const raw = query.get('group_type_index')?.trim() ?? ''
+  if (raw === '') throw new ValidationError('invalid', LIST_INDEX_REQUIRED, 'group_type_index')
+  if (!INTEGER.test(raw)) throw new ValidationError('invalid', NOT_AN_INTEGER, 'group_type_index')
   return Number(raw)
 }
 
@@ -142,6 +187,17 @@ async function relatedActors(persons: PersonReader, events: EventStore, req: Pro
 
 export function registerGroupRoutes(router: Router, api: ApiContext, persons: PersonReader, events: EventStore | undefined, maxBodyBytes: number): void {
   const handlers = {
+    groups_list: (req: ProjectApiRequest) => {
+      const index = listIndex(req.query)
+      const page = parsePage(req.query)
+      const teamId = req.project.id
+      const filter = { groupKey: req.query.get('group_key') || null, search: req.query.get('search') || null }
+      const results = persons.listing.listGroups(teamId, index, page.limit, page.offset, filter)
+      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.listing.countGroups(teamId, index, filter), results)
+    },
+    // skylark keeps neither dashboards nor column choices per group type, nor when a type was first seen.
+    groups_types_list: (req: ProjectApiRequest) =>
+      persons.groupTypes(req.project.id).map((type) => ({ ...type, detail_dashboard: null, default_columns: null, created_at: null })),
     groups_find: (req: ProjectApiRequest) => {
       const index = requiredIndex(req.query)
       const group = persons.groups.find(req.project.id, index, required(req.query, 'group_key'))

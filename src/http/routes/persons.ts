@@ -1,15 +1,12 @@
 /**
- * Persons and groups API, read from persons.db, filtered as PostHog's:
+ * Persons API, read from persons.db, filtered as PostHog's:
  * GET /api/projects/:project_id/persons/ (`person:read`; `distinct_id` (that id's person), `email` (exact),
  * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property filters)),
  * GET and DELETE persons/:id/, POST persons/bulk_delete/, persons/:id/update_property/ and
  * persons/:id/delete_property/ as PostHog's PersonViewSet (person-writes.ts): writes go through ingestion,
- * never straight to persons.db, whose one writer is the consumer thread,
- * GET /api/projects/:project_id/groups/?group_type_index=N (`group:read`; `group_key` (key containing it),
- * `search` (properties containing it, or the exact key)),
- * GET /api/projects/:project_id/groups_types/ (`group:read`).
+ * never straight to persons.db, whose one writer is the consumer thread.
+ * The groups API is in groups.ts.
  */
-import { ValidationError } from '../../common/errors.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
 import type { PersonReader } from '../../persons/index.js'
@@ -70,16 +67,6 @@ export const PERSON_COMPONENTS = {
 /** Person property filters, on the persons listed. */
 const PERSON_FILTERS: FilterKinds = { byDefault: 'person', kinds: new Map([['person', asIs]]) }
 
-const GROUP_TYPE_INDEX_REQUIRED =
-  'You must pass ?group_type_index= in this URL. To get a list of valid group types, call /api/:project_id/groups_types/.'
-
-function groupTypeIndexOf(query: URLSearchParams): number {
-  const raw = query.get('group_type_index')?.trim() ?? ''
-  if (raw === '') throw new ValidationError('invalid', GROUP_TYPE_INDEX_REQUIRED, 'group_type_index')
-  if (!/^[-+]?\d{1,9}$/.test(raw)) throw new ValidationError('invalid', 'A valid integer is required.', 'group_type_index')
-  return Number(raw)
-}
-
 /** `ingestion` null (tests without capture): the persons API reads only. */
 export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, maxBodyBytes: number): void {
   const options = { maxBodyBytes }
@@ -105,26 +92,4 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
     const handler = handlers[op.operationId as keyof typeof handlers]
     if (handler) router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), options)
   }
-  router.add(
-    'get',
-    '/api/projects/:project_id/groups/',
-    projectRoute(api, { scope: 'group:read' }, (req) => {
-      const index = groupTypeIndexOf(req.query)
-      const page = parsePage(req.query)
-      const teamId = req.project.id
-      const filter = { groupKey: req.query.get('group_key') || null, search: req.query.get('search') || null }
-      const results = persons.listing.listGroups(teamId, index, page.limit, page.offset, filter)
-      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.listing.countGroups(teamId, index, filter), results)
-    }),
-    options,
-  )
-  router.add(
-    'get',
-    '/api/projects/:project_id/groups_types/',
-    // skylark keeps neither dashboards nor column choices per group type, nor when a type was first seen.
-    projectRoute(api, { scope: 'group:read' }, (req) =>
-      persons.groupTypes(req.project.id).map((type) => ({ ...type, detail_dashboard: null, default_columns: null, created_at: null })),
-    ),
-    options,
-  )
 }
