@@ -8,6 +8,7 @@
  * An object carrying a non-null `id` is the read-only flag a client echoes back from a GET, and one
  * with neither `filters` nor `ensure_experience_continuity` is a stub: both are ignored, as in PostHog.
  */
+import { drfInteger, drfText } from '../common/drf-fields.js'
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { pyTypeName as pyType } from '../management/index.js'
@@ -27,7 +28,7 @@ export interface FlagConfigParameters {
 const ATTR = 'feature_flag'
 const UNSUPPORTED = 'Unsupported key for the experiment feature_flag input.'
 
-const err = (code: string, detail: string, path: readonly (string | number)[]) => new ValidationError(code, detail, [ATTR, ...path].join('.'))
+const err = (code: string, detail: string, path: readonly (string | number)[]) => new ValidationError(code, detail, attrOf(path))
 
 /** A nested serializer's value: a dict whose keys are all known (`_StrictFieldsMixin`). */
 function strictObject(value: unknown, known: readonly string[], path: readonly (string | number)[]): JsonObject {
@@ -45,26 +46,15 @@ function list(value: unknown, path: readonly (string | number)[], maxLength?: nu
   return value
 }
 
-/** DRF's IntegerField: integral numbers and digit strings, optionally null, within bounds. */
+const attrOf = (path: readonly (string | number)[]) => [ATTR, ...path].join('.')
+
 function integer(value: unknown, path: readonly (string | number)[], options: { nullable?: boolean; min?: number; max?: number }): number | null {
-  if (value === null) {
-    if (options.nullable) return null
-    throw err('null', 'This field may not be null.', path)
-  }
-  const n = typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : value
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw err('invalid', 'A valid integer is required.', path)
-  if (options.min !== undefined && n < options.min) throw err('min_value', `Ensure this value is greater than or equal to ${options.min}.`, path)
-  if (options.max !== undefined && n > options.max) throw err('max_value', `Ensure this value is less than or equal to ${options.max}.`, path)
-  return n
+  return drfInteger(value, attrOf(path), options)
 }
 
-/** DRF's CharField: strings (numbers become strings), blank only where allowed. */
+/** Kept as sent (not trimmed), as this serializer's fields were always read. */
 function text(value: unknown, path: readonly (string | number)[], allowBlank: boolean): string {
-  if (value === null) throw err('null', 'This field may not be null.', path)
-  if (typeof value !== 'string' && typeof value !== 'number') throw err('invalid', 'Not a valid string.', path)
-  const s = String(value)
-  if (!allowBlank && s.trim() === '') throw err('blank', 'This field may not be blank.', path)
-  return s
+  return drfText(value, attrOf(path), { allowBlank, trim: false })
 }
 
 function variants(raw: unknown, path: readonly (string | number)[]): JsonObject[] {

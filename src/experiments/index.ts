@@ -10,7 +10,7 @@ export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type
 export type { ExperimentRecord } from './record.js'
 export { parseExperimentListQuery, type ExperimentListFilter } from './repository.js'
 export { ExperimentResults, type ResultPackage } from './results.js'
-export { toExperimentObject, type ExperimentFlagSummary, type ExperimentObject } from './serialize.js'
+export { toExperimentObject, type ExperimentObject } from './serialize.js'
 export { OFFLOAD_FROM_VARIANTS, StatsRunner, type StatsOffload } from './stats-runner.js'
 export { computeStats, runStatsTask, unwrapOutcome, type StatsOutcome, type StatsResult, type StatsTask } from './stats-task.js'
 export { DEFAULT_VARIANTS, drfBoolean, flagVariants, parseDateField } from './validation.js'

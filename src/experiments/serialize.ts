@@ -4,27 +4,13 @@
  * PostHog's fields skylark does not model (holdouts, shared saved metrics) answered with their empty values.
  */
 import type { JsonObject } from '../common/json.js'
-import type { FeatureFlagRecord, UserSummary } from '../management/index.js'
+import { minimalFlag, type FeatureFlagRecord, type MinimalFlag, type UserSummary } from '../management/index.js'
 import type { EXPERIMENT_STATUSES } from '../schemas/experiment.js'
 import { projectFlagConfig } from './flag-config.js'
 import type { ExperimentRecord } from './record.js'
 
 export type ExperimentStatusLabel = (typeof EXPERIMENT_STATUSES)[number]
 
-export interface ExperimentFlagSummary {
-  id: number
-  team_id: number
-  name: string
-  key: string
-  filters: JsonObject
-  deleted: boolean
-  active: boolean
-  ensure_experience_continuity: boolean
-  has_encrypted_payloads: boolean
-  version: number
-  evaluation_runtime: string
-  evaluation_tags: string[]
-}
 
 export interface ExperimentObject {
   id: number
@@ -33,7 +19,7 @@ export interface ExperimentObject {
   start_date: string | null
   end_date: string | null
   feature_flag_key: string
-  feature_flag: ExperimentFlagSummary | null
+  feature_flag: MinimalFlag | null
   holdout: null
   holdout_id: null
   exposure_cohort: number | null
@@ -63,22 +49,6 @@ export interface ExperimentObject {
   is_legacy: boolean
 }
 
-export function flagSummary(flag: FeatureFlagRecord): ExperimentFlagSummary {
-  return {
-    id: flag.id,
-    team_id: flag.team_id,
-    name: flag.name,
-    key: flag.key,
-    filters: flag.filters,
-    deleted: flag.deleted,
-    active: flag.active,
-    ensure_experience_continuity: flag.ensure_experience_continuity,
-    has_encrypted_payloads: flag.has_encrypted_payloads,
-    version: flag.version,
-    evaluation_runtime: flag.evaluation_runtime,
-    evaluation_tags: flag.evaluation_tags,
-  }
-}
 
 /** PostHog's `status`: a launched, not ended experiment whose flag is off is `paused`. */
 export function statusLabel(e: Pick<ExperimentRecord, 'start_date' | 'end_date'>, flag: Pick<FeatureFlagRecord, 'active'> | null): ExperimentStatusLabel {
@@ -95,7 +65,7 @@ export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord 
     start_date: e.start_date,
     end_date: e.end_date,
     feature_flag_key: flag?.key ?? '',
-    feature_flag: flag ? flagSummary(flag) : null,
+    feature_flag: flag ? minimalFlag(flag) : null,
     holdout: null,
     holdout_id: null,
     exposure_cohort: e.exposure_cohort_id,

@@ -13,6 +13,7 @@ import type { ApiContext } from './api.js'
 import type { Router } from './router.js'
 import { registerCaptureRoutes } from './routes/capture.js'
 import { registerCohortRoutes } from './routes/cohorts.js'
+import { registerEarlyAccessFeatureRoutes } from './routes/early-access-features.js'
 import { registerDashboardRoutes } from './routes/dashboards.js'
 import { registerDecideRoutes } from './routes/decide.js'
 import { registerEventRoutes } from './routes/events.js'
@@ -59,7 +60,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
     registerFlagEvaluationRoutes(router, api, { evaluator: deps.flags, audience: deps.persons, staticCohorts: deps.staticCohorts, now: Date.now }, apiMax)
   }
   if (deps.flags) registerRemoteConfigRoutes(router, api, deps.flags)
-  if (deps.flags) registerPublicListRoutes(router, api, deps.flags)
+  registerPublicListRoutes(router, api)
   registerStaticAssetRoutes(router)
   if (deps.events) registerEventRoutes(router, api, deps.events, deps.persons, apiMax)
   if (deps.events) registerDashboardRoutes(router, api, deps.events, apiMax)
@@ -69,6 +70,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
+  registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerSchemaRoutes(router)
 }

@@ -1,6 +1,6 @@
 /**
- * Management: projects, users, personal API keys, scopes, roles (and, in their own files, flags and the
- * activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
+ * Management: projects, users, personal API keys, scopes, roles (and, in their own folders, flags, cohorts,
+ * early access features and the activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
  */
 import type { Clock } from '../common/clock.js'
 import type { Db } from '../storage/sqlite/database.js'
@@ -10,6 +10,7 @@ import { PersonalKeys } from './api-keys.js'
 import { Authenticator } from './auth.js'
 import { Cohorts } from './cohorts/index.js'
 import { Dashboards } from './dashboards.js'
+import { EarlyAccessFeatures } from './early-access/index.js'
 import { FeatureFlags, FlagRoleAccess } from './feature-flags/index.js'
 import { ProjectDirectory } from './project-directory.js'
 import { Roles } from './roles.js'
@@ -47,6 +48,7 @@ export {
   flagStatusReason,
   FlagRoleAccess,
   liveFlagDefinitions,
+  minimalFlag,
   pyJsonDumps,
   pyRepr,
   pyStr,
@@ -55,6 +57,7 @@ export {
   type FeatureFlagObject,
   type FeatureFlagRecord,
   type FlagDefinition,
+  type MinimalFlag,
   type RoleAccessObject,
 } from './feature-flags/index.js'
 export { PersonalKeys, hashPersonalKey, maskPersonalKey } from './api-keys.js'
@@ -62,6 +65,7 @@ export { Authenticator, requireScope, type Principal } from './auth.js'
 export { bootstrap, type BootstrapResult } from './bootstrap.js'
 export { ProjectDirectory, type ProjectRef } from './project-directory.js'
 export { Dashboards, type DashboardObject } from './dashboards.js'
+export { EarlyAccessFeatures, type EarlyAccessFeatureObject, type PublicEarlyAccessFeature } from './early-access/index.js'
 export { ManagementFlagSource, type ProjectFlagData } from './flag-source.js'
 export { createProjectResolver, type ProjectResolver, type ResolvedProject } from './project-resolver.js'
 export { Roles, type RoleObject } from './roles.js'
@@ -84,6 +88,7 @@ export function createManagement(db: Db, clock: Clock) {
     cohorts,
     featureFlags,
     flagRoleAccess: new FlagRoleAccess(db, clock, featureFlags, roles),
+    earlyAccess: new EarlyAccessFeatures({ db, clock, accounts, featureFlags }),
     dashboards,
     auth: new Authenticator(accounts, keys),
     projects: new ProjectDirectory(db),

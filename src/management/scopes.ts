@@ -7,6 +7,7 @@ export const SCOPE_OBJECTS = [
   'activity_log',
   'cohort',
   'dashboard',
+  'early_access_feature',
   'experiment',
   'feature_flag',
   'group',

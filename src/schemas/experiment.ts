@@ -4,7 +4,7 @@
  * DRF's. `parameters`, `filters` and `secondary_metrics` are free-form apart from the parts the rules
  * read (`feature_flag_variants`, the metric filters). Results answers are free-form objects.
  */
-import { anyJson, freeFormObject, paginated, userSummarySchema, type JsonSchema } from './shared.js'
+import { anyJson, freeFormObject, minimalFeatureFlagSchema, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EXPERIMENT_TYPES = ['web', 'product'] as const
 export const EXPERIMENT_CONCLUSIONS = ['won', 'lost', 'inconclusive', 'stopped_early', 'invalid'] as const
@@ -136,25 +136,6 @@ export interface ExperimentWrite {
   allow_unknown_events?: boolean
 }
 
-/** The flag summary embedded as `feature_flag` (PostHog's MinimalFeatureFlagSerializer). */
-export const experimentFlagSchema: JsonSchema = {
-  type: ['object', 'null'],
-  properties: {
-    id: { type: 'integer' },
-    team_id: { type: 'integer' },
-    name: { type: 'string' },
-    key: { type: 'string' },
-    filters: freeFormObject,
-    deleted: { type: 'boolean' },
-    active: { type: 'boolean' },
-    ensure_experience_continuity: { type: 'boolean' },
-    has_encrypted_payloads: { type: 'boolean' },
-    version: { type: 'integer' },
-    evaluation_runtime: { type: 'string' },
-    evaluation_tags: { type: 'array', items: { type: 'string' } },
-  },
-  required: ['id', 'team_id', 'name', 'key', 'filters', 'deleted', 'active', 'ensure_experience_continuity'],
-}
 
 export const experimentSchema: JsonSchema = {
   type: 'object',
@@ -165,7 +146,7 @@ export const experimentSchema: JsonSchema = {
     start_date: { type: ['string', 'null'], format: 'date-time' },
     end_date: { type: ['string', 'null'], format: 'date-time' },
     feature_flag_key: { type: 'string' },
-    feature_flag: experimentFlagSchema,
+    feature_flag: minimalFeatureFlagSchema,
     holdout: { type: ['object', 'null'], additionalProperties: true },
     holdout_id: { type: ['integer', 'null'] },
     exposure_cohort: { type: ['integer', 'null'] },

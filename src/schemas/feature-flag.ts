@@ -4,6 +4,7 @@
  * serializers compile. `filters`, its payloads and `rollback_conditions` are free-form: their
  * known parts are type-checked on the way in and every key is kept on the way out.
  */
+import { publicEarlyAccessFeatureSchema } from './early-access-feature.js'
 import { anyJson, freeFormObject, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EVALUATION_RUNTIMES = ['server', 'client', 'all'] as const
@@ -163,7 +164,7 @@ export const featureFlagSchema: JsonSchema = {
     ensure_experience_continuity: { type: 'boolean' },
     experiment_set: { type: 'array', items: { type: 'integer' } },
     surveys: { type: 'array', items: freeFormObject },
-    features: { type: 'array', items: freeFormObject },
+    features: { type: 'array', items: publicEarlyAccessFeatureSchema, description: 'The early access features linked to the flag, as posthog-js reads them.' },
     rollback_conditions: anyJson,
     performed_rollback: { type: 'boolean' },
     can_edit: { type: 'boolean' },

@@ -60,3 +60,23 @@ export const errorEnvelopeSchema: JsonSchema = {
   required: ['type', 'code', 'detail'],
   additionalProperties: true,
 }
+
+/** A flag as other objects embed it (PostHog's MinimalFeatureFlagSerializer): experiments, early-access features. */
+export const minimalFeatureFlagSchema: JsonSchema = {
+  type: ['object', 'null'],
+  properties: {
+    id: { type: 'integer' },
+    team_id: { type: 'integer' },
+    name: { type: 'string' },
+    key: { type: 'string' },
+    filters: freeFormObject,
+    deleted: { type: 'boolean' },
+    active: { type: 'boolean' },
+    ensure_experience_continuity: { type: 'boolean' },
+    has_encrypted_payloads: { type: 'boolean' },
+    version: { type: 'integer' },
+    evaluation_runtime: { type: 'string' },
+    evaluation_tags: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['id', 'team_id', 'name', 'key', 'filters', 'deleted', 'active', 'ensure_experience_continuity'],
+}

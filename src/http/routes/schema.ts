@@ -7,6 +7,7 @@ import { openApiDocument, type OperationDoc } from '../../schemas/openapi.js'
 import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
+import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
 import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
 import { FEATURE_FLAG_COMPONENTS, FEATURE_FLAG_OPERATIONS } from './feature-flags.js'
 import { DASHBOARD_COMPONENTS, DASHBOARD_OPERATIONS } from './dashboards.js'
@@ -39,6 +40,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...DASHBOARD_OPERATIONS,
       ...REMOTE_CONFIG_OPERATIONS,
       ...COHORT_OPERATIONS,
+      ...EARLY_ACCESS_FEATURE_OPERATIONS,
       ...EXPERIMENT_OPERATIONS,
       ...EVENT_OPERATIONS,
       ...PERSON_OPERATIONS,
@@ -51,6 +53,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...DASHBOARD_COMPONENTS,
       ...REMOTE_CONFIG_COMPONENTS,
       ...COHORT_COMPONENTS,
+      ...EARLY_ACCESS_FEATURE_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...EVENT_COMPONENTS,
       ...PERSON_COMPONENTS,

@@ -7,7 +7,7 @@ export { activeFlagDefinitions, liveFlagDefinitions, type FlagDefinition } from 
 export { parseFlagListQuery, type FlagListFilter } from './list-query.js'
 export type { FeatureFlagRecord } from './record.js'
 export { FlagRoleAccess, ROLE_EDIT_DENIED, type RoleAccessObject } from './role-access.js'
-export { canEditFlag, isSimpleFlag, type FeatureFlagObject, type Viewer } from './serialize.js'
+export { canEditFlag, isSimpleFlag, minimalFlag, type FeatureFlagObject, type MinimalFlag, type Viewer } from './serialize.js'
 export { flagStatus, flagStatusReason, rolloutInfo } from './status.js'
 export { EDIT_DENIED, FLAG_SCOPE, FeatureFlags } from './service.js'
 export { pyJsonDumps, pyRepr, pyStr, pyTypeName } from './python-format.js'

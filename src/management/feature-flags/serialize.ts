@@ -5,6 +5,8 @@
  */
 import type { JsonObject } from '../../common/json.js'
 import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
+import { toPublicFeature, type PublicEarlyAccessFeature } from '../early-access/serialize.js'
+import type { EarlyAccessRepository } from '../early-access/repository.js'
 import { FlagAccessLevel } from '../roles.js'
 import { mapConditionProperties, type FeatureFlagRecord } from './record.js'
 import type { FlagRepository } from './repository.js'
@@ -27,7 +29,7 @@ export interface FeatureFlagObject {
   ensure_experience_continuity: boolean
   experiment_set: number[]
   surveys: JsonObject[]
-  features: JsonObject[]
+  features: PublicEarlyAccessFeature[]
   rollback_conditions: unknown
   performed_rollback: boolean
   can_edit: boolean
@@ -45,6 +47,39 @@ export interface FeatureFlagObject {
   bucketing_identifier: string | null
   last_called_at: string | null
   is_used_in_replay_settings: boolean
+}
+
+/** The flag as other objects embed it (PostHog's MinimalFeatureFlagSerializer): experiments, early-access features. */
+export interface MinimalFlag {
+  id: number
+  team_id: number
+  name: string
+  key: string
+  filters: JsonObject
+  deleted: boolean
+  active: boolean
+  ensure_experience_continuity: boolean
+  has_encrypted_payloads: boolean
+  version: number
+  evaluation_runtime: string
+  evaluation_tags: string[]
+}
+
+export function minimalFlag(flag: FeatureFlagRecord): MinimalFlag {
+  return {
+    id: flag.id,
+    team_id: flag.team_id,
+    name: flag.name,
+    key: flag.key,
+    filters: flag.filters,
+    deleted: flag.deleted,
+    active: flag.active,
+    ensure_experience_continuity: flag.ensure_experience_continuity,
+    has_encrypted_payloads: flag.has_encrypted_payloads,
+    version: flag.version,
+    evaluation_runtime: flag.evaluation_runtime,
+    evaluation_tags: flag.evaluation_tags,
+  }
 }
 
 /** Who is looking: decides `can_edit`. */
@@ -87,6 +122,7 @@ export interface SerializeContext {
   experimentIds: Map<number, number[]>
   roleIds: Map<number, string[]>
   cohortNames: Map<number, string>
+  features: Map<number, PublicEarlyAccessFeature[]>
 }
 
 function cohortIds(flags: readonly FeatureFlagRecord[]): number[] {
@@ -103,6 +139,7 @@ function cohortIds(flags: readonly FeatureFlagRecord[]): number[] {
 
 export function serializeContext(
   repo: FlagRepository,
+  features: EarlyAccessRepository,
   accounts: Accounts,
   teamId: number,
   flags: readonly FeatureFlagRecord[],
@@ -125,6 +162,7 @@ export function serializeContext(
     experimentIds: repo.experimentIds(ids),
     roleIds: repo.roleAccessRoleIds(ids),
     cohortNames: repo.cohortNames(teamId, cohortIds(flags)),
+    features: new Map([...features.ofFlags(ids)].map(([id, list]) => [id, list.map(toPublicFeature)])),
   }
 }
 
@@ -154,7 +192,7 @@ export function toFeatureFlagObject(flag: FeatureFlagRecord, ctx: SerializeConte
     ensure_experience_continuity: flag.ensure_experience_continuity,
     experiment_set: ctx.experimentIds.get(flag.id) ?? [],
     surveys: [],
-    features: [],
+    features: ctx.features.get(flag.id) ?? [],
     rollback_conditions: flag.rollback_conditions,
     performed_rollback: flag.performed_rollback,
     can_edit: canEdit,

@@ -21,6 +21,7 @@ import { pyStr } from './python-format.js'
 import { conflictingFields } from './conflicts.js'
 import { activitySnapshot, flagDependencyRefs, safeInt, type FeatureFlagRecord } from './record.js'
 import { FlagRepository } from './repository.js'
+import { EarlyAccessRepository } from '../early-access/repository.js'
 import { canEditFlag, serializeContext, toFeatureFlagObject, type FeatureFlagObject, type Viewer } from './serialize.js'
 import { flagStatus, flagStatusReason, rolloutInfo, type RolloutInfo } from './status.js'
 
@@ -60,11 +61,13 @@ export interface FeatureFlagDeps {
 export class FeatureFlags {
   readonly #deps: FeatureFlagDeps
   readonly #repo: FlagRepository
+  readonly #features: EarlyAccessRepository
   readonly #listeners = new Set<(teamId: number) => void>()
 
   constructor(deps: FeatureFlagDeps) {
     this.#deps = deps
     this.#repo = new FlagRepository(deps.db)
+    this.#features = new EarlyAccessRepository(deps.db)
   }
 
   get repository(): FlagRepository {
@@ -103,7 +106,7 @@ export class FeatureFlags {
   }
 
   toObjects(project: Project, flags: readonly FeatureFlagRecord[], userId: number): FeatureFlagObject[] {
-    const ctx = serializeContext(this.#repo, this.#deps.accounts, project.id, flags, this.viewer(project, userId), this.#deps.clock.now())
+    const ctx = serializeContext(this.#repo, this.#features, this.#deps.accounts, project.id, flags, this.viewer(project, userId), this.#deps.clock.now())
     return flags.map((f) => toFeatureFlagObject(f, ctx))
   }
 
@@ -204,6 +207,10 @@ export class FeatureFlags {
         const deleted: BulkDeleted[] = []
         const now = iso(this.#deps.clock.now())
         for (const flag of flags) {
+          if (this.#features.flagHasFeature(flag.id)) {
+            errors.push({ id: flag.id, key: flag.key, reason: 'Cannot delete a feature flag that is in use with early access features' })
+            continue
+          }
           const linked = experiments.get(flag.id) ?? []
           if (linked.length > 0) {
             errors.push({ id: flag.id, key: flag.key, reason: `Cannot delete a feature flag linked to active experiment(s): ${linked.join(', ')}` })
@@ -317,6 +324,9 @@ export class FeatureFlags {
   /** Refusals PostHog makes when deleting, disabling or enabling a flag. */
   #checkStateChange(project: Project, current: FeatureFlagRecord, body: FeatureFlagWrite): void {
     if (body.deleted === true) {
+      if (this.#features.flagHasFeature(current.id)) {
+        throw new ValidationError('invalid', 'Cannot delete a feature flag that is in use with early access features. Please delete the early access feature before deleting the flag.')
+      }
       const experiments = this.#repo.experimentIds([current.id]).get(current.id) ?? []
       if (experiments.length > 0) {
         throw new ValidationError(

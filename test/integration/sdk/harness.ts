@@ -76,6 +76,13 @@ export async function createFlag(server: TestServer, flag: Record<string, unknow
   return res.body
 }
 
+/** An early access feature through the management API (it creates its flag unless it links one). */
+export async function createFeature(server: TestServer, feature: Record<string, unknown>): Promise<any> {
+  const res = await server.api('POST', `/api/projects/${server.boot.project_id}/early_access_feature/`, feature)
+  if (res.status !== 201) throw new Error(`creating feature ${String(feature.name)}: ${res.status} ${res.text}`)
+  return res.body
+}
+
 async function setupProject(server: TestServer): Promise<void> {
   for (const flag of FLAGS) await createFlag(server, flag)
 }

@@ -6,7 +6,7 @@
  *   from skylark, start posthog-js and capture an event.
  * - the npm build (`dist/module.js`, what `import posthog from 'posthog-js'` bundles) with a default init: it
  *   loads its surveys extension from `/static/<version>/surveys.js`; `getSurveys` and `getEarlyAccessFeatures`
- *   call back with what skylark has (no surveys, the project's early-access flag).
+ *   call back with what skylark has (no surveys, the project's early access feature).
  *
  * Either page must leave no console error or warning, no failed request and no non-2xx answer from skylark.
  * The pages set `opt_out_useragent_filter: true`: Chromium runs with `navigator.webdriver`, a bot to posthog-js.
@@ -20,7 +20,7 @@ import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { startServer, type TestServer } from '../../helpers/server.js'
 import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from './chromium.js'
-import { createFlag, storedEvents } from './harness.js'
+import { createFeature, storedEvents } from './harness.js'
 
 const require = createRequire(import.meta.url)
 const DIST = join(require.resolve('posthog-js/package.json'), '..', 'dist')
@@ -115,7 +115,7 @@ t.test('posthog-js loaded from skylark, in Chromium', { skip: chromiumSkip() }, 
     await server.stop()
     server.cleanup()
   })
-  await createFlag(server, { key: 'beta-editor', name: 'The new editor', filters: { groups: [{ properties: [], rollout_percentage: 0 }], feature_enrollment: true } })
+  await createFeature(server, { name: 'The new editor', stage: 'beta' })
   const site = await startSite(server.boot.project_api_key, server.baseUrl)
   t.teardown(() => new Promise<void>((resolve) => site.server.close(() => resolve())))
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
@@ -146,8 +146,8 @@ t.test('posthog-js loaded from skylark, in Chromium', { skip: chromiumSkip() }, 
     const [surveys, features] = lists as [any, any]
     t.same(surveys.surveys, [], 'getSurveys calls back with no surveys')
     t.notOk(surveys.context?.error, 'and no load error')
-    t.match(features, [{ name: 'The new editor', description: '', stage: 'beta', documentationUrl: null, flagKey: 'beta-editor', id: /^[0-9a-f-]{36}$/ }])
-    t.equal(features.length, 1, 'getEarlyAccessFeatures calls back with the early-access flag')
+    t.match(features, [{ name: 'The new editor', description: '', stage: 'beta', documentationUrl: '', flagKey: 'the-new-editor', id: /^[0-9a-f-]{36}$/ }])
+    t.equal(features.length, 1, 'getEarlyAccessFeatures calls back with the early access feature')
     await tab.waitForFunction(() => (globalThis as any).__PosthogExtensions__?.generateSurveys !== undefined, undefined, { timeout: 10_000 })
     t.ok(seen.answers.includes(`GET /static/${VERSION}/surveys.js → 200`), 'the surveys extension came from skylark at its version path')
     t.ok(seen.answers.includes('GET /api/surveys/?token=…&_=… → 200'), 'getSurveys asked skylark')

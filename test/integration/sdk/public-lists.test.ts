@@ -1,13 +1,14 @@
 /**
- * The lists posthog-js asks for by project key: surveys and web experiments (none in skylark), early-access
- * features (the project's early-access flags), with CORS, OPTIONS, and 401 for missing or unknown tokens.
+ * The lists posthog-js asks for by project key: surveys and web experiments (none in skylark), early access
+ * features (the project's features in the stages asked for), with CORS, OPTIONS, and 401 for missing or unknown
+ * tokens.
  */
 import t from 'tap'
 import { startServer, type TestServer } from '../../helpers/server.js'
-import { createFlag } from './harness.js'
+import { createFeature as createFeatureIn, createFlag } from './harness.js'
 
 const ORIGIN = 'http://shop.example:3000'
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 t.test('public lists', async (t) => {
   const server: TestServer = await startServer()
@@ -16,7 +17,7 @@ t.test('public lists', async (t) => {
     server.cleanup()
   })
   const token = server.boot.project_api_key
-  const enrollment = { groups: [{ properties: [], rollout_percentage: 0 }], feature_enrollment: true }
+  const createFeature = (body: Record<string, unknown>) => createFeatureIn(server, body)
 
   t.test('surveys: an empty list and no config, with CORS', async (t) => {
     const res = await server.request('GET', `/api/surveys/?token=${token}`, { headers: { origin: ORIGIN } })
@@ -32,40 +33,37 @@ t.test('public lists', async (t) => {
     t.equal(res.headers.get('access-control-allow-origin'), ORIGIN)
   })
 
-  t.test('early-access features: the active early-access flags, in beta, with stable ids', async (t) => {
+  t.test("early access features: the project's features in beta, in PostHog's public shape", async (t) => {
     const none = await server.request('GET', `/api/early_access_features/?token=${token}`)
-    t.same(none.body, { earlyAccessFeatures: [] }, 'none before an early-access flag exists')
+    t.same(none.body, { earlyAccessFeatures: [] }, 'none before a feature exists')
 
-    await createFlag(server, { key: 'new-editor', name: 'The new editor', filters: enrollment })
-    await createFlag(server, { key: 'unnamed-beta', filters: enrollment })
-    await createFlag(server, { key: 'paused-beta', name: 'Paused', active: false, filters: enrollment })
-    const gone = await createFlag(server, { key: 'gone-beta', name: 'Gone', filters: enrollment })
-    await server.api('PATCH', `/api/projects/${server.boot.project_id}/feature_flags/${gone.id}/`, { deleted: true })
-    await createFlag(server, { key: 'plain', name: 'Plain flag', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    const editor = await createFeature({ name: 'The new editor', description: 'Edit faster.', stage: 'beta', documentation_url: 'https://docs.example.com/editor', payload: { tier: 'pro' } })
+    await createFeature({ name: 'Dark mode', stage: 'beta', assignee: null })
+    await createFeature({ name: 'Teleport', stage: 'alpha' })
+    await createFeature({ name: 'Mind reading', stage: 'concept' })
+    await createFeature({ name: 'Old news', stage: 'general-availability' })
+    // An early-access flag without a feature is no feature: PostHog lists features, not flags.
+    await createFlag(server, { key: 'bare-enrollment', name: 'Bare', filters: { groups: [{ properties: [], rollout_percentage: 0 }], feature_enrollment: true } })
 
     const res = await server.request('GET', `/api/early_access_features/?token=${token}&stage=beta`, { headers: { origin: ORIGIN } })
     t.equal(res.status, 200)
     t.equal(res.headers.get('access-control-allow-origin'), ORIGIN)
-    const features = res.body.earlyAccessFeatures
-    t.match(features, [
-      { id: UUID, name: 'The new editor', description: '', stage: 'beta', documentationUrl: null, flagKey: 'new-editor' },
-      { id: UUID, name: 'unnamed-beta', description: '', stage: 'beta', documentationUrl: null, flagKey: 'unnamed-beta' },
-    ])
-    t.equal(features.length, 2, 'inactive, deleted and ordinary flags are not features')
-    t.same(Object.keys(features[0]).sort(), ['description', 'documentationUrl', 'flagKey', 'id', 'name', 'stage'])
-    t.not(features[0].id, features[1].id)
+    const [first, second, ...rest] = res.body.earlyAccessFeatures
+    t.same(first, { id: editor.id, name: 'The new editor', description: 'Edit faster.', stage: 'beta', documentationUrl: 'https://docs.example.com/editor', flagKey: 'the-new-editor', payload: { tier: 'pro' }, assignee: { type: 'user', name: 'Admin' } })
+    t.same(second, { id: second?.id, name: 'Dark mode', description: '', stage: 'beta', documentationUrl: '', flagKey: 'dark-mode', payload: {}, assignee: null })
+    t.match(second.id, UUID)
+    t.same(rest, [], 'features of other stages, and flags without a feature, are not listed')
 
     const again = await server.request('GET', `/api/early_access_features/?token=${token}`)
-    t.same(again.body, res.body, 'no stage means beta; the ids are the same on every request')
+    t.same(again.body, res.body, 'no stage means beta')
   })
 
-  t.test('early-access features: a stage filter without beta lists none', async (t) => {
-    for (const query of ['stage=alpha', 'stage=concept&stage=general-availability']) {
-      const res = await server.request('GET', `/api/early_access_features/?token=${token}&${query}`)
-      t.same(res.body, { earlyAccessFeatures: [] }, query)
-    }
-    const both = await server.request('GET', `/api/early_access_features/?token=${token}&stage=alpha&stage=beta`)
-    t.equal(both.body.earlyAccessFeatures.length, 2, 'stage=alpha&stage=beta includes beta')
+  t.test('early access features: stage names the stages to list, repeatable', async (t) => {
+    const names = async (query: string) => (await server.request('GET', `/api/early_access_features/?token=${token}&${query}`)).body.earlyAccessFeatures.map((f: { name: string }) => f.name)
+    t.same(await names('stage=alpha'), ['Teleport'])
+    t.same(await names('stage=concept&stage=general-availability'), ['Mind reading', 'Old news'])
+    t.same(await names('stage=alpha&stage=beta'), ['The new editor', 'Dark mode', 'Teleport'])
+    t.same(await names('stage=unknown'), [])
   })
 
   t.test('a missing or unknown token is 401 invalid_api_key, with CORS', async (t) => {

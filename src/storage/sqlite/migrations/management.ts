@@ -1,4 +1,4 @@
-/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, activity. */
+/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, early-access features, activity. */
 import type { Migration } from '../database.js'
 
 export const MANAGEMENT_MIGRATIONS: readonly Migration[] = [
@@ -204,6 +204,31 @@ ALTER TABLE experiments ADD COLUMN excluded_variants TEXT;
 ALTER TABLE experiments ADD COLUMN only_count_matured_users INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE experiments ADD COLUMN conclusion TEXT;
 ALTER TABLE experiments ADD COLUMN conclusion_comment TEXT;
+`,
+  },
+  {
+    // PostHog's early access features: a feature in a stage, linked to the flag whose enrollment it drives (a
+    // flag with features can't be deleted, so no ON DELETE); assigned to a user or a role of the organisation.
+    // The id is a UUID, as PostHog's; posthog-js and the public list read it as text.
+    version: 5,
+    name: 'early access features',
+    sql: `
+CREATE TABLE early_access_features (
+  id TEXT PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  feature_flag_id INTEGER REFERENCES feature_flags(id),
+  name TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  stage TEXT NOT NULL,
+  documentation_url TEXT NOT NULL DEFAULT '',
+  payload TEXT NOT NULL DEFAULT '{}',
+  created_by_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  assigned_user_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  assigned_role_id TEXT REFERENCES roles(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX early_access_features_team ON early_access_features(team_id, created_at);
+CREATE INDEX early_access_features_flag ON early_access_features(feature_flag_id);
 `,
   },
 ]
