@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { MembershipLevel } from '../../../src/management/index.js'
+import { createAjv } from '../../../src/schemas/index.js'
 import { flagServer, simpleFlag } from './fixture.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -221,6 +222,22 @@ t.test('early access feature API', async (t) => {
     t.same(res.body, { type: 'authentication_error', code: 'permission_denied', detail: "You don't have sufficient permissions to modify the linked feature flag.", attr: null })
     t.equal((await api('GET', `${features}${feature.id}/`)).body.stage, 'concept', 'nothing changed')
     t.equal((await viewer.call('PATCH', `${features}${feature.id}/`, { description: 'allowed' })).status, 200, 'fields that leave the flag alone are open')
+  })
+
+  t.test('served answers match the schemas /api/schema/ publishes', async (t) => {
+    const schemas = (await server.request('GET', '/api/schema/')).body.components.schemas
+    const matches = (name: string, body: unknown) => {
+      const validate = createAjv({ removeAdditional: false }).compile(schemas[name])
+      t.ok(validate(body), `${name}: ${JSON.stringify(validate.errors)}`)
+    }
+    const feature = await create({ name: 'Schema check', stage: 'beta', payload: [1, 'two'] })
+    matches('EarlyAccessFeature', feature)
+    matches('PaginatedEarlyAccessFeatureList', (await api('GET', features)).body)
+    matches('FeatureFlag', await flag(feature.feature_flag.id))
+    const doc = (await server.request('GET', '/api/schema/')).body.paths['/api/projects/{project_id}/early_access_feature/{id}/']
+    t.same(Object.keys(doc).sort(), ['delete', 'get', 'patch'])
+    t.equal(doc.patch['x-required-scope'], 'early_access_feature:write')
+    t.same(doc.get.parameters.find((p: { name: string }) => p.name === 'id').schema, { type: 'string' }, 'the id is a UUID string')
   })
 
   t.test('the list pages features in creation order', async (t) => {

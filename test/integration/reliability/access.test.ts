@@ -33,6 +33,7 @@ interface RouteCase {
 const P = '/api/projects/:project_id'
 const FF = `${P}/feature_flags`
 const EX = `${P}/experiments`
+const EA = `${P}/early_access_feature`
 const ORG = '/api/organizations/:organization_id/roles'
 
 t.test('access matrix and isolation', async (t) => {
@@ -95,6 +96,8 @@ t.test('access matrix and isolation', async (t) => {
   const doomedExperiment = await created('POST', `${base}/experiments/`, { name: 'Doomed', feature_flag_key: 'exp-doomed' })
   const exposure = await created('POST', `${base}/experiments/`, { name: 'Exposure', feature_flag_key: 'exp-exposure', start_date: '2024-01-01T00:00:00Z' })
   const cycled = await created('POST', `${base}/experiments/`, { name: 'Cycled', feature_flag_key: 'exp-cycled', start_date: '2024-01-01T00:00:00Z' })
+  const feature = await created('POST', `${base}/early_access_feature/`, { name: 'Our feature', stage: 'beta' })
+  const doomedFeature = await created('POST', `${base}/early_access_feature/`, { name: 'Doomed feature', stage: 'concept' })
   const role = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Readers' })
   const doomedRole = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Doomed' })
   const membership = await created('POST', `/api/organizations/${boot.organization_id}/roles/${role.id}/role_memberships/`, { user_uuid: colleague.uuid })
@@ -174,6 +177,11 @@ t.test('access matrix and isolation', async (t) => {
     // No events yet: the documented "no results" refusals are what a valid request gets.
     [`get ${EX}/:id/results/`]: { scope: 'experiment:read', ok: [200], okCodes: ['no-results', 'invalid'] },
     [`get ${EX}/:id/secondary_results/`]: { scope: 'experiment:read', ok: [200], okCodes: ['no-results', 'invalid', 'invalid_input'] },
+    [`get ${EA}/`]: { scope: 'early_access_feature:read', ok: [200] },
+    [`post ${EA}/`]: { scope: 'early_access_feature:write', ok: [201], body: () => ({ name: `New feature ${++keyCounter}`, stage: 'beta' }) },
+    [`get ${EA}/:id/`]: { scope: 'early_access_feature:read', ok: [200], params: () => ({ id: feature.id }) },
+    [`patch ${EA}/:id/`]: { scope: 'early_access_feature:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: feature.id }) },
+    [`delete ${EA}/:id/`]: { scope: 'early_access_feature:write', ok: [204], params: () => ({ id: doomedFeature.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },

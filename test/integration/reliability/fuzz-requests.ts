@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib'
 import type { Route } from '../../../src/http/router.js'
 import { Rng } from '../../unit/fuzz/rng.js'
-import { captureEvent, cohortBody, decideBody, experimentBody, flagBody, propertyFilter } from '../../unit/fuzz/shapes.js'
+import { captureEvent, cohortBody, decideBody, earlyAccessFeatureBody, experimentBody, flagBody, propertyFilter } from '../../unit/fuzz/shapes.js'
 import {
   METACHARACTERS,
   bombBodies,
@@ -32,7 +32,7 @@ export interface FuzzTargets {
   organizationId: string
   personalKey: string
   /** Ids of objects that exist, so path parameters often name something real. */
-  ids: { flag: number[]; cohort: number[]; experiment: number[]; role: string[]; roleAccess: number[]; user: string[] }
+  ids: { flag: number[]; cohort: number[]; experiment: number[]; role: string[]; roleAccess: number[]; user: string[]; feature: string[] }
   flagKeys: string[]
 }
 
@@ -60,7 +60,7 @@ const HEAVY = /\/(results|secondary_results|create_exposure_cohort_for_experimen
 const QUERY_KEYS = [
   'limit', 'offset', 'search', 'order', 'status', 'archived', 'active', 'type', 'tags', 'created_by_id', 'distinct_id', 'groups', 'event',
   'properties', 'after', 'before', 'send_cohorts', 'id', 'group_type_index', 'page', 'token', 'v', 'config', 'compression', 'ip', '_',
-  'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key', 'key', 'value', 'event_name', 'is_column', 'group_key',
+  'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key', 'key', 'value', 'event_name', 'is_column', 'group_key', 'stage',
 ]
 
 /** A uuid the fuzz can recognise in the store: `f0220000-…` with the case number in the last group. */
@@ -110,7 +110,7 @@ function pathParam(rng: Rng, name: string, t: FuzzTargets): string {
       case 'membership_id':
         return rng.pick(t.ids.user)
       default:
-        return rng.pick([...t.ids.flag, ...t.ids.cohort, ...t.ids.experiment, ...t.ids.roleAccess, ...t.flagKeys.slice(0, 3)])
+        return rng.pick([...t.ids.flag, ...t.ids.cohort, ...t.ids.experiment, ...t.ids.roleAccess, ...t.ids.feature, ...t.flagKeys.slice(0, 3)])
     }
   }
   const value = rng.chance(0.75)
@@ -206,6 +206,7 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.includes('/persons/')) return personsBody(rng)
   if (p.includes('/experiments/')) return experimentBody(rng, t.flagKeys)
   if (p.includes('/cohorts/')) return cohortBody(rng, t.ids.cohort)
+  if (p.includes('/early_access_feature/')) return earlyAccessFeatureBody(rng, t.ids.flag, t.ids.role)
   if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
   return randomJson(rng, 2) as Record<string, unknown>
 }

@@ -67,7 +67,8 @@ t.test(`HTTP fuzz: ${TOTAL} hostile requests on every route (FUZZ_SEED=${SEED})`
   const experiment = await api('POST', `${base}/experiments/`, { name: 'fuzz experiment', feature_flag_key: 'fuzz-exp', start_date: '2024-01-01T00:00:00Z', filters: { events: [{ id: '$pageview', order: 0 }], insight: 'TRENDS' } })
   const role = await api('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'fuzz role' })
   const access = await api('POST', `${base}/feature_flags/${flags[0]}/role_access/`, { role_id: role.body.id })
-  t.same([cohort.status, experiment.status, role.status, access.status], [201, 201, 201, 201], 'fixture objects created')
+  const feature = await api('POST', `${base}/early_access_feature/`, { name: 'fuzz feature', stage: 'beta' })
+  t.same([cohort.status, experiment.status, role.status, access.status, feature.status], [201, 201, 201, 201, 201], 'fixture objects created')
   // The canary lives in the control project, which the fuzz key can't reach: it turns on only if some
   // request planted `fuzz_polluted` on Object.prototype in the server.
   const canary = await server.api('POST', `/api/projects/${boot.project_id}/feature_flags/`, {
@@ -81,7 +82,7 @@ t.test(`HTTP fuzz: ${TOTAL} hostile requests on every route (FUZZ_SEED=${SEED})`
     projectId: project.id,
     organizationId: boot.organization_id,
     personalKey: fuzzKey,
-    ids: { flag: flags, cohort: [cohort.body.id], experiment: [experiment.body.id], role: [role.body.id], roleAccess: [access.body.id], user: [owner.uuid] },
+    ids: { flag: flags, cohort: [cohort.body.id], experiment: [experiment.body.id], role: [role.body.id], roleAccess: [access.body.id], user: [owner.uuid], feature: [feature.body.id] },
     flagKeys,
   }
   const routes = registeredRoutes()

@@ -8,6 +8,9 @@
  *   loads its surveys extension from `/static/<version>/surveys.js`; `getSurveys` and `getEarlyAccessFeatures`
  *   call back with what skylark has (no surveys, the project's early access feature).
  *
+ * On the npm page a person then opts in to a beta feature (`updateEarlyAccessFeatureEnrollment`): once the event
+ * is stored, skylark's /flags and /decide serve the feature's flag to that person; opting out takes it away.
+ *
  * Either page must leave no console error or warning, no failed request and no non-2xx answer from skylark.
  * The pages set `opt_out_useragent_filter: true`: Chromium runs with `navigator.webdriver`, a bot to posthog-js.
  */
@@ -20,7 +23,7 @@ import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { startServer, type TestServer } from '../../helpers/server.js'
 import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from './chromium.js'
-import { createFeature, storedEvents } from './harness.js'
+import { createFeature, storedEvents, until } from './harness.js'
 
 const require = createRequire(import.meta.url)
 const DIST = join(require.resolve('posthog-js/package.json'), '..', 'dist')
@@ -116,6 +119,7 @@ t.test('posthog-js loaded from skylark, in Chromium', { skip: chromiumSkip() }, 
     server.cleanup()
   })
   await createFeature(server, { name: 'The new editor', stage: 'beta' })
+  await createFeature(server, { name: 'Mind reading', description: 'Coming soon.', stage: 'concept' })
   const site = await startSite(server.boot.project_api_key, server.baseUrl)
   t.teardown(() => new Promise<void>((resolve) => site.server.close(() => resolve())))
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
@@ -152,6 +156,47 @@ t.test('posthog-js loaded from skylark, in Chromium', { skip: chromiumSkip() }, 
     t.ok(seen.answers.includes(`GET /static/${VERSION}/surveys.js → 200`), 'the surveys extension came from skylark at its version path')
     t.ok(seen.answers.includes('GET /api/surveys/?token=…&_=… → 200'), 'getSurveys asked skylark')
     t.ok(seen.answers.includes('GET /api/early_access_features/?token=…&_=… → 200'), 'getEarlyAccessFeatures asked skylark')
+    assertClean(t, seen)
+  })
+
+  t.test('a person who opts in to a beta with posthog-js gets its flag from /flags and /decide; opting out takes it away', async (t) => {
+    const { tab, seen } = await watchedTab(t, browser, server)
+    await tab.goto(`${site.url}/npm`)
+    await tab.waitForFunction(() => (globalThis as any).posthog?.__loaded === true, undefined, { timeout: 15_000 })
+    const listed = (await tab.evaluate(
+      () =>
+        new Promise<unknown>((resolve) => {
+          const ph = (globalThis as any).posthog
+          ph.onFeatureFlags(() => ph.getEarlyAccessFeatures((features: unknown) => resolve(features), true, ['concept', 'beta']))
+        }),
+    )) as Array<{ name: string; stage: string; flagKey: string }>
+    t.same(listed.map((f) => [f.name, f.stage, f.flagKey]), [['The new editor', 'beta', 'the-new-editor'], ['Mind reading', 'concept', 'mind-reading']], 'both stages asked for, in creation order')
+    // posthog-js processes persons only once they are identified (`person_profiles: 'identified_only'`), so an
+    // anonymous visitor's enrollment would live in the browser alone.
+    const distinctId = 'early-adopter'
+    await tab.evaluate((id) => (globalThis as any).posthog.identify(id), distinctId)
+    const token = server.boot.project_api_key
+    /** The flag as skylark evaluates it for the person from what it stored, without the browser's overrides. */
+    const served = async () => {
+      const flags = (await server.request('POST', '/flags/?v=2', { body: { token, distinct_id: distinctId } })).body.flags['the-new-editor']
+      const decide = (await server.request('POST', '/decide/?v=3', { body: { token, distinct_id: distinctId } })).body.featureFlags['the-new-editor']
+      return { flags: flags.enabled, reason: flags.reason.code, decide }
+    }
+    t.same(await served(), { flags: false, reason: 'out_of_rollout_bound', decide: false }, 'off before opting in (the flag rolls out to nobody)')
+
+    await tab.evaluate(() => (globalThis as any).posthog.updateEarlyAccessFeatureEnrollment('the-new-editor', true, 'beta'))
+    t.equal(await tab.evaluate(() => (globalThis as any).posthog.isFeatureEnabled('the-new-editor')), true, 'posthog-js switches it on at once')
+    const [event] = await storedEvents(server, { event: '$feature_enrollment_update' }, 1)
+    t.match(event.properties, { $feature_flag: 'the-new-editor', $feature_enrollment: true, $feature_enrollment_stage: 'beta', $early_access_feature_name: 'The new editor' })
+    t.same(
+      await until('the enrollment reaches the person', async () => ((await served()).flags ? served() : undefined)),
+      { flags: true, reason: 'super_condition_value', decide: true },
+      'skylark serves it to the enrolled person',
+    )
+
+    await tab.evaluate(() => (globalThis as any).posthog.updateEarlyAccessFeatureEnrollment('the-new-editor', false))
+    await until('the opt-out reaches the person', async () => ((await served()).flags ? undefined : true))
+    t.same(await served(), { flags: false, reason: 'super_condition_value', decide: false }, 'and takes it away again')
     assertClean(t, seen)
   })
 })

@@ -185,3 +185,26 @@ export function decideBody(rng: Rng, token: string): Record<string, unknown> {
     ...(rng.chance(0.05) ? { disable_flags: true } : {}),
   }
 }
+
+/** An early access feature body: its fields, often of the wrong type, shape or size, and flags to link. */
+export function earlyAccessFeatureBody(rng: Rng, flagIds: readonly number[] = [], roleIds: readonly string[] = []): Record<string, unknown> {
+  const stages = ['draft', 'concept', 'alpha', 'beta', 'general-availability', 'archived']
+  const body: Record<string, unknown> = {
+    name: rng.chance(0.8) ? `feature ${rng.int(1000)}` : rng.pick([hostileString(rng), '', 'x'.repeat(201), null, 7]),
+    stage: rng.chance(0.8) ? rng.pick(stages) : rng.pick([hostileString(rng), null, 1, true, '']),
+  }
+  if (rng.chance(0.5)) body.description = rng.chance(0.8) ? hostileString(rng) : randomJson(rng, 1)
+  if (rng.chance(0.4)) {
+    body.documentation_url = rng.pick(['https://docs.example.com/x?y=1#z', 'javascript:alert(1)', 'http://[::1]:99999/', `https://${'a'.repeat(70)}.com/`, `https://x.io/${'a'.repeat(800)}`, hostileString(rng)])
+  }
+  if (rng.chance(0.4)) body.payload = randomJson(rng, 2)
+  if (rng.chance(0.4)) {
+    body.feature_flag_id = flagIds.length > 0 && rng.chance(0.6) ? rng.pick(flagIds) : rng.pick([0, -1, '12', 1.5, true, null, 2 ** 60, hostileString(rng)])
+  }
+  if (rng.chance(0.3)) {
+    const role = roleIds.length > 0 ? rng.pick(roleIds) : 'x'
+    body.assignee = rng.pick([null, { type: 'user', id: rng.pick([1, '1', 'x', 999_999, null]) }, { type: 'role', id: rng.pick([role, 'x', 1]) }, { type: hostileString(rng), id: 1 }, hostileString(rng), []])
+  }
+  if (rng.chance(0.2)) body.rollout_to_all = randomJson(rng, 1)
+  return body
+}
