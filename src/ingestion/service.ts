@@ -181,15 +181,17 @@ export class IngestionService {
   }
 
   /**
-   * An event the service itself sends for a distinct id (the persons API's `$set` and
-   * `$delete_person_property`, as PostHog's capture_internal): spooled on the main lane like a captured one,
-   * so it is ordered with the person's other events; resolves once durable.
+   * An event the service itself sends (the persons API's `$set` and `$delete_person_property`, the groups API's
+   * `$groupidentify` and `$delete_group_property`, as PostHog's capture_internal): spooled on the main lane like a
+   * captured one, so it is ordered with the events acknowledged before it; resolves once durable, with the
+   * event's timestamp (ms).
    */
-  async captureInternal(teamId: number, distinctId: string, event: string, properties: Record<string, unknown>): Promise<void> {
+  async captureInternal(teamId: number, distinctId: string, event: string, properties: Record<string, unknown>): Promise<number> {
     const now = this.#d.clock.now()
-    const captured: CapturedEvent = { uuid: uuidv7(now), event, distinct_id: distinctId, properties, timestamp: now, team_id: teamId, now }
+    const captured: CapturedEvent = { uuid: uuidv7(now), event, distinct_id: distinctId, properties, timestamp: now, team_id: teamId, now, internal: true }
     await this.#appendOne(encodeFrame(FrameKind.event, JSON.stringify(captured)))
     this.#received.main.inc()
+    return now
   }
 
   /**

@@ -1,12 +1,14 @@
 /**
  * Group types and groups on ingestion, after PostHog's group-type-manager.ts and groups/group-update.ts:
  * each project gets up to five group types, indexed 0–4 in order of first sight; `$groupidentify` creates or
- * updates a group row, setting each `$group_set` key that is absent or different.
+ * updates a group row, setting each `$group_set` key that is absent or different. The groups API's
+ * `$delete_group_property` removes its `$group_unset` keys (PostHog's API writes that change itself).
  */
 import type { Statement } from 'better-sqlite3'
-import { copyObject, isPlainObject, setOwn, type JsonObject } from '../common/json.js'
+import { copyObject, setOwn, type JsonObject } from '../common/json.js'
 import { Lru } from '../geoip/index.js'
 import type { Db } from '../storage/index.js'
+import { parseObject } from './rows.js'
 
 export const MAX_GROUP_TYPES_PER_TEAM = 5
 
@@ -31,6 +33,16 @@ export function mergeGroupProperties(current: JsonObject, set: JsonObject): { pr
     }
   }
   return { properties, changed }
+}
+
+/** Group properties without the `$group_unset` keys (strings; anything else names no key). */
+export function unsetGroupProperties(current: JsonObject, keys: unknown): { properties: JsonObject; changed: boolean } {
+  if (!Array.isArray(keys)) return { properties: current, changed: false }
+  const present = keys.filter((key): key is string => typeof key === 'string' && Object.hasOwn(current, key))
+  if (present.length === 0) return { properties: current, changed: false }
+  const properties = copyObject(current)
+  for (const key of present) delete properties[key]
+  return { properties, changed: true }
 }
 
 export class GroupStore {
@@ -90,8 +102,15 @@ export class GroupStore {
       this.s.insertGroup.run(teamId, groupTypeIndex, groupKey, JSON.stringify(properties), createdAt)
       return
     }
-    const current = JSON.parse(row.properties) as unknown
-    const { properties, changed } = mergeGroupProperties(isPlainObject(current) ? current : {}, set)
+    const { properties, changed } = mergeGroupProperties(parseObject(row.properties), set)
+    if (changed) this.s.updateGroup.run(JSON.stringify(properties), teamId, groupTypeIndex, groupKey)
+  }
+
+  /** Removes the `$group_unset` keys from an existing group; a group that does not exist stays so. */
+  unset(teamId: number, groupTypeIndex: number, groupKey: string, keys: unknown): void {
+    const row = this.s.group.get(teamId, groupTypeIndex, groupKey)
+    if (!row) return
+    const { properties, changed } = unsetGroupProperties(parseObject(row.properties), keys)
     if (changed) this.s.updateGroup.run(JSON.stringify(properties), teamId, groupTypeIndex, groupKey)
   }
 

@@ -12,7 +12,7 @@ export { notAPersonIdDetail, parsePersonId, type PersonIdRef } from './person-id
 export { HashKeyOverrideWriter } from './hash-key-overrides.js'
 export { StaticCohortWriter } from './static-cohorts.js'
 export { PERSON_UUID_NAMESPACE, personUuidFor } from './store.js'
-export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties } from './groups.js'
+export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties, unsetGroupProperties } from './groups.js'
 export {
   FILTERED_PERSON_UPDATE_PROPERTIES,
   NO_PERSON_UPDATE_EVENTS,

@@ -72,7 +72,9 @@ export function normaliseEvent(event: CapturedEvent, text: Uint8Array | null, ge
       })
     }
   }
-  if (!n.processPerson && PERSON_ONLY_EVENTS.has(event.event)) {
+  // The groups API's own `$groupidentify` is personless, as PostHog's capture_internal sends it, and is kept
+  // (PostHog's ingestion drops it and writes the group from the API instead).
+  if (!n.processPerson && PERSON_ONLY_EVENTS.has(event.event) && event.internal !== true) {
     n.dropReason = DROP_PERSONLESS_PERSON_EVENT
     n.warnings.push({ type: DROP_PERSONLESS_PERSON_EVENT, details: eventDetails(event) })
   }

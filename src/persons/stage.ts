@@ -8,6 +8,8 @@
  * - `$identify` (`$anon_distinct_id`), `$create_alias` and `$merge_dangerously` (`alias`) merge two ids.
  * - Any other event creates its person on first sight and applies `$set_once`, `$set`, `$unset`.
  * - `$groups` fills `$group_0..4`; `$groupidentify` creates or updates the group row.
+ * - The groups API's own events (`internal`, personless) write their group: `$groupidentify` sets,
+ *   `$delete_group_property` unsets.
  *
  * The event's stored form and whether it gets person processing come from normalise.ts. The caller owns the
  * transaction; a batch runs in one savepoint, redone with a savepoint per event when one breaks on bad
@@ -182,7 +184,10 @@ export class PersonsStage {
     const n = normaliseEvent(event, propertiesText, this.geoip)
     for (const w of n.warnings) this.warnings.write(event.team_id, w.type, w.details, w.debounceKey)
     const personless = this.personlessOutcome(event, n, true)
-    if (personless) return personless
+    if (personless) {
+      if (event.internal === true && personless.dropReason === undefined) this.applyApiGroupWrite(event, n.properties)
+      return personless
+    }
 
     this.addGroupColumns(event, n, true)
     const ctx: EventContext = { event, properties: n.properties, sets: n.sets, updateIsIdentified: false }
@@ -236,6 +241,25 @@ export class PersonsStage {
       )
     }
     return resolved.index
+  }
+
+  /**
+   * The groups API's writes, personless events skylark sends itself: `$groupidentify` applies `$group_set` as a
+   * client's does, `$delete_group_property` removes the `$group_unset` keys. PostHog's API writes these to its
+   * databases directly; here they travel the spool, so they land in order after the events acknowledged before
+   * them. The API checked that the type exists, so none is created here.
+   */
+  private applyApiGroupWrite(event: CapturedEvent, properties: JsonObject): void {
+    const { $group_type: groupType, $group_key: groupKey } = properties
+    if (typeof groupType !== 'string' || typeof groupKey !== 'string') return
+    const index = this.groups.resolveType(event.team_id, groupType, false).index
+    if (index === null) return
+    if (event.event === '$groupidentify') {
+      const set = properties.$group_set
+      this.groups.upsert(event.team_id, index, groupKey, isPlainObject(set) ? set : {}, this.createdAtOf(event))
+    } else if (event.event === '$delete_group_property') {
+      this.groups.unset(event.team_id, index, groupKey, properties.$group_unset)
+    }
   }
 
   private upsertGroup(ctx: EventContext): void {

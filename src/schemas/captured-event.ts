@@ -20,4 +20,9 @@ export interface CapturedEvent {
   team_id: number
   /** When capture received the request, ms since the epoch. */
   now: number
+  /**
+   * Sent by skylark itself (IngestionService.captureInternal), never by a client: capture builds its events
+   * field by field. Only such an event may apply the groups API's writes (persons/stage.ts).
+   */
+  internal?: true
 }

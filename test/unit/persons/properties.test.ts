@@ -9,6 +9,7 @@ import {
   isDistinctIdIllegal,
   isDistinctIdUnmergeable,
   mergeGroupProperties,
+  unsetGroupProperties,
   splitSets,
   storedPropertiesJson,
 } from '../../../src/persons/index.js'
@@ -183,6 +184,24 @@ t.test('mergeGroupProperties', async (t) => {
   ]
   for (const [current, set, properties, changed] of cases) {
     t.same(mergeGroupProperties(current as any, set as any), { properties, changed }, JSON.stringify([current, set]))
+  }
+})
+
+t.test('unsetGroupProperties', async (t) => {
+  const cases: Array<[object, unknown, object, boolean]> = [
+    [{ a: 1, b: 2 }, ['a'], { b: 2 }, true],
+    [{ a: 1, b: 2 }, ['a', 'b', 'c'], {}, true],
+    [{ a: 1 }, ['b'], { a: 1 }, false],
+    [{ a: null }, ['a'], {}, true],
+    [{ a: 1, '1': 2 }, [1, null, { a: 1 }], { a: 1, '1': 2 }, false],
+    [{ a: 1 }, 'a', { a: 1 }, false],
+    [{ a: 1 }, { a: true }, { a: 1 }, false],
+    [{ toString: 1 }, ['toString', 'constructor'], {}, true],
+  ]
+  for (const [current, keys, properties, changed] of cases) {
+    const before = JSON.stringify(current)
+    t.same(unsetGroupProperties(current as any, keys), { properties, changed }, JSON.stringify([current, keys]))
+    t.equal(JSON.stringify(current), before, 'the current properties are not changed')
   }
 })
 

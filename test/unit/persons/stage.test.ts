@@ -217,6 +217,47 @@ t.test('groups', async (t) => {
     t.match(h.warnings(), [{ type: 'group_type_limit_exceeded', details: { groupType: 'f', maxGroupTypes: 5 } }], 'warned once')
   })
 
+  t.test("the groups API's personless $groupidentify and $delete_group_property write the group; a client's do not", async (t) => {
+    const h = harness()
+    const api = (event: string, properties: Record<string, unknown>) => ev(event, 'project', { $process_person_profile: false, $group_type: 'company', $group_key: 'acme', ...properties }, { internal: true })
+    const row = () => h.db.prepare('SELECT properties, version FROM groups').get() as { properties: string; version: number } | undefined
+    h.run(ev('$pageview', 'u', { $groups: { company: 'acme' } }))
+    const [created] = h.run(api('$groupidentify', { $group_set: { name: 'Acme', plan: 'free', size: 3 } }))
+    t.equal(created.dropReason, undefined, 'kept, unlike a personless $groupidentify from a client')
+    t.match(stored(created), { $group_type: 'company', $group_set: { name: 'Acme' }, $process_person_profile: false })
+    t.same(created.groups, ['', '', '', '', ''])
+    t.same([JSON.parse(row()!.properties), row()!.version], [{ name: 'Acme', plan: 'free', size: 3 }, 1])
+    t.equal(h.person('project'), undefined, 'no person for the distinct id it is sent with')
+
+    const [unset] = h.run(api('$delete_group_property', { $group_unset: ['plan', 'nope', 7] }))
+    t.equal(unset.dropReason, undefined)
+    t.same([JSON.parse(row()!.properties), row()!.version], [{ name: 'Acme', size: 3 }, 2], 'the named keys go, the version moves')
+    h.run(api('$delete_group_property', { $group_unset: ['plan'] }))
+    t.equal(row()!.version, 2, 'nothing left to remove writes nothing')
+
+    h.run(ev('$delete_group_property', 'u', { $group_type: 'company', $group_key: 'acme', $group_unset: ['name'] }))
+    h.run(ev('$delete_group_property', 'u', { $process_person_profile: false, $group_type: 'company', $group_key: 'acme', $group_unset: ['name'] }))
+    t.same(JSON.parse(row()!.properties), { name: 'Acme', size: 3 }, "a client's $delete_group_property is only an event, as in PostHog")
+    const [refused] = h.run(ev('$groupidentify', 'u', { $process_person_profile: false, $group_type: 'company', $group_key: 'acme', $group_set: { size: 4 } }))
+    t.equal(refused.dropReason, 'invalid_event_when_process_person_profile_is_false')
+    t.equal(JSON.parse(row()!.properties).size, 3)
+  })
+
+  t.test("the groups API's writes land in spool order with the clients' $groupidentify, and create no group type", async (t) => {
+    const h = harness()
+    const client = (set: Record<string, unknown>) => ev('$groupidentify', 'u', { $group_type: 'company', $group_key: 'acme', $group_set: set })
+    const api = (set: Record<string, unknown>, type = 'company') =>
+      ev('$groupidentify', 'project', { $process_person_profile: false, $group_type: type, $group_key: 'acme', $group_set: set }, { internal: true })
+    const plan = () => JSON.parse(h.scalar('SELECT properties FROM groups') as string).plan
+    h.run(client({ plan: 'free' }), api({ plan: 'pro' }))
+    t.equal(plan(), 'pro', 'the change made after the event wins')
+    h.run(api({ plan: 'team' }), client({ plan: 'free' }))
+    t.equal(plan(), 'free', 'an event acknowledged after the change wins')
+    h.run(api({ plan: 'x' }, 'unknown'))
+    t.equal(h.scalar('SELECT COUNT(*) FROM group_type_mappings'), 1, 'a type the project lacks is not created')
+    t.equal(h.scalar('SELECT COUNT(*) FROM groups'), 1)
+  })
+
   t.test('group types are per project', async (t) => {
     const h = harness()
     const [a, b] = h.run(ev('$pageview', 'u', { $groups: { org: 'x' } }), ev('$pageview', 'u', { $groups: { team: 'y', org: 'z' } }, { team_id: 99 }))
