@@ -67,7 +67,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerProjectRoutes(router, api, apiMax)
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, deps.ingestion ?? null, apiMax)
-  if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, apiMax)
+  if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, deps.ingestion ?? null, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)

@@ -5,7 +5,7 @@
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../common/pagination.js'
 import { errorEnvelopeSchema, type JsonSchema } from './shared.js'
 
-export type HttpMethod = 'get' | 'post' | 'patch' | 'delete'
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete'
 
 export interface QueryParamDoc {
   readonly name: string

@@ -1,5 +1,5 @@
 /**
- * The groups API as PostHog's (scope `group:read`), read from persons.db and the event store:
+ * The groups API as PostHog's, read (scope `group:read`) from persons.db and the event store:
  * GET groups/?group_type_index=N (the list: `group_key` containing it, `search` in the properties or the exact key),
  * GET groups_types/ (the project's group types),
  * GET groups/find/?group_type_index=&group_key= (one group, exactly by key),
@@ -7,6 +7,8 @@
  * person when there is no group_type_index, in the last 90 days),
  * GET groups/property_definitions/ (each type's property keys with how many groups carry them),
  * GET groups/property_values/?group_type_index=&key=&value= (a property's most common values).
+ * The writes (scope `group:write`: POST groups/, groups/update_property/, groups/delete_property/) go through
+ * ingestion, never straight to persons.db (group-writes.ts).
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import type { GroupRecord, PersonReader } from '../../persons/index.js'
@@ -14,14 +16,18 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
 import type { EventFilter, EventStore } from '../../storage/events/index.js'
+import type { IngestionService } from '../../ingestion/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { fromStore } from './events.js'
+import { groupWriteHandlers } from './group-writes.js'
+import { listIndex, optionalIndex, required, requiredIndex } from './group-params.js'
 import { personObject } from './person-object.js'
 
 const PROJECT = '/api/projects/:project_id'
 const param = (name: string, description: string, type = 'string') => ({ name, description, schema: { type } })
 const INDEX_PARAM = param('group_type_index', 'The group type (0–4).', 'integer')
+const GROUP_QUERY = [INDEX_PARAM, param('group_key', 'The key of the group.')]
 
 export const GROUP_OPERATIONS = [
   {
@@ -50,7 +56,7 @@ export const GROUP_OPERATIONS = [
     summary: 'One group, by type and exact key.',
     tag: 'groups',
     scope: 'group:read',
-    query: [INDEX_PARAM, param('group_key', 'The key of the group.')],
+    query: GROUP_QUERY,
     responses: { 200: 'GroupFound' },
   },
   {
@@ -82,6 +88,38 @@ export const GROUP_OPERATIONS = [
     query: [INDEX_PARAM, param('key', 'The property.'), param('value', 'Only values like `%value%`, in any case.')],
     responses: { 200: 'GroupPropertyValues' },
   },
+  {
+    operationId: 'groups_create',
+    method: 'post',
+    path: `${PROJECT}/groups/`,
+    summary: 'Create a group of an existing type (400 when the key exists). Written through ingestion, as a $groupidentify event; 201 once durable.',
+    tag: 'groups',
+    scope: 'group:write',
+    requestBody: 'GroupCreate',
+    responses: { 201: 'Group' },
+  },
+  {
+    operationId: 'groups_update_property',
+    method: 'post',
+    path: `${PROJECT}/groups/update_property/`,
+    summary: "Set one property of a group (a $groupidentify event with $group_set); answers the group as it becomes.",
+    tag: 'groups',
+    scope: 'group:write',
+    query: GROUP_QUERY,
+    requestBody: 'GroupPropertyUpdate',
+    responses: { 200: 'Group' },
+  },
+  {
+    operationId: 'groups_delete_property',
+    method: 'post',
+    path: `${PROJECT}/groups/delete_property/`,
+    summary: 'Remove one property of a group (a $delete_group_property event with $group_unset); answers the group as it becomes.',
+    tag: 'groups',
+    scope: 'group:write',
+    query: GROUP_QUERY,
+    requestBody: 'GroupPropertyDelete',
+    responses: { 200: 'Group' },
+  },
 ] as const satisfies readonly OperationDoc[]
 
 const NAME_COUNT = { type: 'object', properties: { name: { type: 'string' }, count: { type: 'integer' } } }
@@ -92,6 +130,14 @@ const GROUP = {
 } as const
 
 export const GROUP_COMPONENTS = {
+  Group: GROUP,
+  GroupCreate: {
+    type: 'object',
+    properties: { group_type_index: { type: 'integer' }, group_key: { type: 'string', maxLength: 400 }, group_properties: { type: ['object', 'null'], additionalProperties: true } },
+    required: ['group_type_index', 'group_key'],
+  },
+  GroupPropertyUpdate: { type: 'object', properties: { key: { type: 'string' }, value: {} }, required: ['key', 'value'] },
+  GroupPropertyDelete: { type: 'object', properties: { $unset: { type: 'string' } }, required: ['$unset'] },
   PaginatedGroupList: {
     type: 'object',
     properties: { count: { type: 'integer' }, next: { type: ['string', 'null'] }, previous: { type: ['string', 'null'] }, results: { type: 'array', items: GROUP } },
@@ -114,44 +160,6 @@ export const GROUP_COMPONENTS = {
 
 /** PostHog's window for related actors. */
 const RELATED_DAYS = 90
-const REQUIRED = 'This query parameter is required.'
-
-function required(query: URLSearchParams, name: string): string {
-  const value = query.get(name)
-  if (!value) throw new ValidationError('invalid', REQUIRED, name)
-  return value
-}
-
-const INTEGER = /^[-+]?\d{1,9}$/
-const NOT_AN_INTEGER = 'A valid integer is required.'
-
-/** A required group type index; not a number is 400 (PostHog answers 500 on find and property_values). */
-function requiredIndex(query: URLSearchParams): number {
-  const raw = required(query, 'group_type_index').trim()
-  if (!INTEGER.test(raw)) throw new ValidationError('invalid', NOT_AN_INTEGER, 'group_type_index')
-  return Number(raw)
-}
-
-const LIST_INDEX_REQUIRED =
-  'You must pass ?group_type_index= in this URL. To get a list of valid group types, call /api/:project_id/groups_types/.'
-
-/** The group list's index, missing with PostHog's own sentence for that route. */
-function listIndex(query: URLSearchParams): number {
-  const raw = query.get('group_type_index')?.trim() ?? ''
-  if (raw === '') throw new ValidationError('invalid', LIST_INDEX_REQUIRED, 'group_type_index')
-  if (!INTEGER.test(raw)) throw new ValidationError('invalid', NOT_AN_INTEGER, 'group_type_index')
-  return Number(raw)
-}
-
-/** groups/related's optional index, read as PostHog's validate_group_type_index: an int from 0 to 4. */
-function optionalIndex(query: URLSearchParams): number | null {
-  const raw = query.get('group_type_index')
-  if (raw === null) return null
-  const index = /^\s*[-+]?\d{1,9}\s*$/.test(raw) ? Number(raw) : Number.NaN
-  if (!(index >= 0 && index < 5)) throw new ValidationError('invalid', 'group_type_index is required to be at least 0 and less than 5')
-  return index
-}
-
 /** A group as PostHog's actors are serialised (serialize_groups). */
 function groupActor(group: GroupRecord) {
   return {
@@ -185,7 +193,16 @@ async function relatedActors(persons: PersonReader, events: EventStore, req: Pro
   return [...people, ...groups]
 }
 
-export function registerGroupRoutes(router: Router, api: ApiContext, persons: PersonReader, events: EventStore | undefined, maxBodyBytes: number): void {
+/** `ingestion` null (tests without capture): the groups API reads only. */
+export function registerGroupRoutes(
+  router: Router,
+  api: ApiContext,
+  persons: PersonReader,
+  events: EventStore | undefined,
+  ingestion: IngestionService | null,
+  maxBodyBytes: number,
+): void {
+  const writes = ingestion ? groupWriteHandlers(persons, ingestion) : null
   const handlers = {
     groups_list: (req: ProjectApiRequest) => {
       const index = listIndex(req.query)
@@ -212,10 +229,12 @@ export function registerGroupRoutes(router: Router, api: ApiContext, persons: Pe
       const results = persons.groups.propertyValues(req.project.id, index, required(req.query, 'key'), req.query.get('value') || null)
       return answer(200, { results, refreshing: false })
     },
+    ...writes,
   }
   for (const op of GROUP_OPERATIONS) {
+    const handler = handlers[op.operationId as keyof typeof handlers]
     // Related actors are found through shared events.
-    if (op.operationId === 'groups_related' && !events) continue
-    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
+    if (!handler || (op.operationId === 'groups_related' && !events)) continue
+    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), { maxBodyBytes })
   }
 }

@@ -3,6 +3,8 @@
  * one writer is the ingest consumer thread, and each write goes through the spool so the consumer applies it
  * in order with the person's events, durable once answered.
  * - DELETE persons/:id/ and POST persons/bulk_delete/ spool a person deletion (ingestion/control.ts); 202.
+ * - PUT and PATCH persons/:id/ `{properties}` capture `$set` with those properties for the person's first distinct
+ *   id (202): keys not given stay, on PUT too, as PostHog's update does.
  * - POST persons/:id/update_property/ captures `$set` with `{$set: {key: value}}` for the person's first
  *   distinct id (202), persons/:id/delete_property/ captures `$delete_person_property` with `{$unset: [key]}`
  *   (201 `{"success": true}`), as PostHog's capture_internal does.
@@ -49,6 +51,17 @@ function idList(value: unknown, attr: 'ids' | 'distinct_ids'): string[] {
 export function personWriteHandlers(persons: PersonReader, ingestion: IngestionService) {
   /** The distinct id PostHog captures for: its first (skylark keeps no order of addition; the listed first). */
   const firstDistinctId = (req: ProjectApiRequest): string | null => personObject(personOf(persons, req)).distinct_ids[0] ?? null
+  /**
+   * PUT and PATCH: `properties` are required (before the person is looked up, as PostHog checks), then captured
+   * as they are, as PostHog's `$set` (a value that is not an object changes nothing, as from a client).
+   */
+  const setProperties = async (req: ProjectApiRequest) => {
+    const properties = body(req).properties
+    if (properties === undefined || properties === null) throw new ValidationError('required', 'This field is required.', 'properties')
+    const distinctId = firstDistinctId(req)
+    if (distinctId !== null) await ingestion.captureInternal(req.project.id, distinctId, '$set', { $set: properties })
+    return answer(202)
+  }
   return {
     persons_destroy: async (req: ProjectApiRequest) => {
       const person = personOf(persons, req)
@@ -70,6 +83,8 @@ export function personWriteHandlers(persons: PersonReader, ingestion: IngestionS
       await ingestion.deletePersons(req.project.id, { uuids, distinctIds, deleteEvents: truthy(b.delete_events) })
       return answer(202)
     },
+    persons_update: (req: ProjectApiRequest) => setProperties(req),
+    persons_partial_update: (req: ProjectApiRequest) => setProperties(req),
     persons_update_property: async (req: ProjectApiRequest) => {
       const b = body(req)
       if (b.value === undefined || b.value === null) throw new ValidationError('required', 'This field is required.', 'value')

@@ -2,7 +2,7 @@
  * Persons API, read from persons.db, filtered as PostHog's:
  * GET /api/projects/:project_id/persons/ (`person:read`; `distinct_id` (that id's person), `email` (exact),
  * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property filters)),
- * GET and DELETE persons/:id/, POST persons/bulk_delete/, persons/:id/update_property/ and
+ * GET, PUT, PATCH and DELETE persons/:id/, POST persons/bulk_delete/, persons/:id/update_property/ and
  * persons/:id/delete_property/ as PostHog's PersonViewSet (person-writes.ts): writes go through ingestion,
  * never straight to persons.db, whose one writer is the consumer thread.
  * The groups API is in groups.ts.
@@ -23,6 +23,8 @@ const FREE_FORM = { type: 'object', additionalProperties: true } as const
 export const PERSON_OPERATIONS = [
   { operationId: 'persons_list', method: 'get', path: `${PROJECT}/persons/`, summary: 'Persons, newest first, filtered by distinct_id, email, search or person properties.', tag: 'persons', scope: 'person:read', query: PAGE_QUERY, responses: { 200: 'PaginatedPersonList' } },
   { operationId: 'persons_retrieve', method: 'get', path: `${PROJECT}/persons/:id/`, summary: 'One person, by its uuid.', tag: 'persons', scope: 'person:read', responses: { 200: 'Person' } },
+  { operationId: 'persons_update', method: 'put', path: `${PROJECT}/persons/:id/`, summary: 'Set the person properties given (captured as a $set event; the others stay as they are).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertiesUpdate', responses: { 202: null } },
+  { operationId: 'persons_partial_update', method: 'patch', path: `${PROJECT}/persons/:id/`, summary: 'The same as PUT: set the person properties given (a $set event).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertiesUpdate', responses: { 202: null } },
   { operationId: 'persons_destroy', method: 'delete', path: `${PROJECT}/persons/:id/`, summary: 'Delete the person (its distinct ids, cohort memberships and flag overrides); with ?delete_events=true its events too. Done in order with ingestion; 202 once durable.', tag: 'persons', scope: 'person:write', query: [{ name: 'delete_events', description: 'Also delete the events of its distinct ids.', schema: { type: 'boolean' } }], responses: { 202: null } },
   { operationId: 'persons_bulk_delete', method: 'post', path: `${PROJECT}/persons/bulk_delete/`, summary: 'Delete up to 1000 persons by distinct_ids, else by ids (uuids).', tag: 'persons', scope: 'person:write', requestBody: 'PersonBulkDelete', responses: { 202: null } },
   { operationId: 'persons_update_property', method: 'post', path: `${PROJECT}/persons/:id/update_property/`, summary: 'Set one person property (captured as a $set event).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertyUpdate', responses: { 202: null } },
@@ -60,6 +62,7 @@ export const PERSON_COMPONENTS = {
       delete_events: { type: 'boolean' },
     },
   },
+  PersonPropertiesUpdate: { type: 'object', properties: { properties: FREE_FORM }, required: ['properties'] },
   PersonPropertyUpdate: { type: 'object', properties: { key: { type: 'string' }, value: {} }, required: ['key', 'value'] },
   PersonPropertyDelete: { type: 'object', properties: { $unset: { type: 'string' } }, required: ['$unset'] },
 }
