@@ -25,6 +25,10 @@ import {
   truncate,
 } from '../../unit/fuzz/values.js'
 
+/** A group of the fuzz project (type index 0), which the groups writes' queries often name, so their bodies are read. */
+export const FUZZ_GROUP = { type: 'company', key: 'fuzz-group' } as const
+const GROUP_PROPERTY_WRITE = /\/groups\/(update|delete)_property\/$/
+
 export interface FuzzTargets {
   /** The fuzz project: public token, id, organisation, and a personal key limited to it. */
   token: string
@@ -126,6 +130,7 @@ function buildPath(rng: Rng, route: Route, t: FuzzTargets): string {
     path = rng.pick([path.replace(/(.)\/$/, '$1'), path.replace(/\//g, '//'), `${path}./`, `/./${path.slice(1)}`, `${path}%00`])
   }
   const params: string[] = []
+  if (GROUP_PROPERTY_WRITE.test(route.pattern) && rng.chance(0.7)) params.push(`group_type_index=0&group_key=${FUZZ_GROUP.key}`)
   for (let n = rng.int(4); n > 0; n--) params.push(`${rng.pick(QUERY_KEYS)}=${percent(queryValue(rng))}`)
   return params.length > 0 ? `${path}?${params.join('&')}` : path
 }
@@ -204,6 +209,7 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.endsWith('/user_blast_radius/')) return { condition: { properties: [propertyFilter(rng, t.ids.cohort, t.ids.flag)], rollout_percentage: 50 }, group_type_index: rng.pick([null, 0, 4, 5, 'x']) }
   if (p.endsWith('/create_static_cohort_for_flag/')) return { variant: rng.pick([null, 'v0', hostileString(rng)]) }
   if (p.includes('/persons/')) return personsBody(rng)
+  if (p.includes('/groups/')) return groupsBody(rng)
   if (p.includes('/experiments/')) return experimentBody(rng, t.flagKeys)
   if (p.includes('/cohorts/')) return cohortBody(rng, t.ids.cohort)
   if (p.includes('/early_access_feature/')) return earlyAccessFeatureBody(rng, t.ids.flag, t.ids.role)
@@ -219,6 +225,17 @@ function personsBody(rng: Rng): Record<string, unknown> {
     { distinct_ids: ids(), ids: ids() },
     { key: rng.pick([hostileString(rng), 1, null]), value: rng.pick([hostileString(rng), null, { a: 1 }, 0]) },
     { $unset: rng.pick([hostileString(rng), 1, null, ['k']]) },
+    { properties: rng.pick([{ plan: hostileString(rng) }, null, 'x', [1], {}, randomJson(rng, 2)]) },
+  ])
+}
+
+/** Bodies of the groups writes: a group to create, a property to set or remove, often of the wrong type or size. */
+function groupsBody(rng: Rng): Record<string, unknown> {
+  const key = () => rng.pick([hostileString(rng), `fuzz-${rng.int(1000)}`, 'k'.repeat(401), 'a\u0000b', 1, null, true, ['k']])
+  return rng.pick([
+    { group_type_index: rng.pick([0, 1, 4, 5, -1, 2 ** 31, '0', '1.0', 'x', null, true]), group_key: key(), group_properties: rng.pick([{ plan: hostileString(rng) }, null, [], [1], 'x', randomJson(rng, 2)]) },
+    { key: key(), value: rng.pick([hostileString(rng), null, { a: 1 }, 0, false]) },
+    { $unset: rng.pick([hostileString(rng), 'name', 1, null, ['k']]) },
   ])
 }
 

@@ -19,7 +19,7 @@ import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
 import { bootstrapDataDir, startServer, tempDir } from '../../helpers/server.js'
 import { fuzzSeed } from '../../unit/fuzz/rng.js'
 import { CATASTROPHIC_REGEXES, POLLUTION_MARKER, bombBodies } from '../../unit/fuzz/values.js'
-import { fuzzRequest, validRequest, type FuzzRequest, type FuzzTargets, type ValidEvent } from './fuzz-requests.js'
+import { FUZZ_GROUP, fuzzRequest, validRequest, type FuzzRequest, type FuzzTargets, type ValidEvent } from './fuzz-requests.js'
 import { RequestFailed, isEnvelope, rawRequest, registeredRoutes, storedEvents, until, type RawResponse } from './lib.js'
 
 const SEED = fuzzSeed()
@@ -68,7 +68,10 @@ t.test(`HTTP fuzz: ${TOTAL} hostile requests on every route (FUZZ_SEED=${SEED})`
   const role = await api('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'fuzz role' })
   const access = await api('POST', `${base}/feature_flags/${flags[0]}/role_access/`, { role_id: role.body.id })
   const feature = await api('POST', `${base}/early_access_feature/`, { name: 'fuzz feature', stage: 'beta' })
-  t.same([cohort.status, experiment.status, role.status, access.status, feature.status], [201, 201, 201, 201, 201], 'fixture objects created')
+  const groupIdentify = { event: '$groupidentify', properties: { distinct_id: 'fuzz', $group_type: FUZZ_GROUP.type, $group_key: FUZZ_GROUP.key, $group_set: { name: 'Fuzz' } } }
+  const captured = await server.request('POST', '/batch/', { body: { api_key: project.api_token, batch: [groupIdentify] } })
+  await until('the fuzz group is stored', async () => (await api('GET', `${base}/groups/find/?group_type_index=0&group_key=${FUZZ_GROUP.key}`)).status === 200)
+  t.same([cohort.status, experiment.status, role.status, access.status, feature.status, captured.status], [201, 201, 201, 201, 201, 200], 'fixture objects created')
   // The canary lives in the control project, which the fuzz key can't reach: it turns on only if some
   // request planted `fuzz_polluted` on Object.prototype in the server.
   const canary = await server.api('POST', `/api/projects/${boot.project_id}/feature_flags/`, {
