@@ -87,7 +87,8 @@ export function personWriteHandlers(persons: PersonReader, ingestion: IngestionS
     persons_partial_update: (req: ProjectApiRequest) => setProperties(req),
     persons_update_property: async (req: ProjectApiRequest) => {
       const b = body(req)
-      if (b.value === undefined || b.value === null) throw new ValidationError('required', 'This field is required.', 'value')
+      // PostHog's newest check is for the key's presence: `{"value": null}` sets the property to null.
+      if (!Object.hasOwn(b, 'value')) throw new ValidationError('required', 'This field is required.', 'value')
       if (b.key === undefined || b.key === null) throw new ValidationError('required', 'This field is required.', 'key')
       if (typeof b.key !== 'string') throw new ValidationError('invalid', 'Not a valid string.', 'key')
       const distinctId = firstDistinctId(req)

@@ -81,6 +81,8 @@ export function personWritesSuite(t: Test, setup: StoreSetup): void {
     t.equal(await until('/decide to see no plan', () => decide('paula'), (v) => v === false), false)
     t.equal(await until('both events stored', () => eventsOf('paula'), (n) => n === 3), 3, '$identify, $set and $delete_person_property are events of the person')
 
+    t.equal((await server.api('POST', `${base()}/persons/${paula.uuid}/update_property/`, { key: 'trial', value: null })).status, 202, 'a null value is a value, as PostHog now reads it')
+    await waitPerson('paula', (p) => p !== null && p.properties.trial === null)
     t.match(await server.api('POST', `${base()}/persons/${paula.uuid}/update_property/`, { key: 'plan' }), { status: 400, body: { code: 'required', attr: 'value' } })
     t.match(await server.api('POST', `${base()}/persons/${paula.uuid}/update_property/`, { value: 1 }), { status: 400, body: { code: 'required', attr: 'key' } })
     t.match(await server.api('POST', `${base()}/persons/${paula.uuid}/delete_property/`, {}), { status: 400, body: { code: 'required', attr: '$unset' } })
