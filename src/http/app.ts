@@ -16,6 +16,7 @@ import { registerCohortRoutes } from './routes/cohorts.js'
 import { registerEarlyAccessFeatureRoutes } from './routes/early-access-features.js'
 import { registerDashboardRoutes } from './routes/dashboards.js'
 import { registerDecideRoutes } from './routes/decide.js'
+import { registerDefinitionRoutes } from './routes/definitions.js'
 import { registerEventRoutes } from './routes/events.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
@@ -68,6 +69,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, deps.ingestion ?? null, apiMax)
   if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, deps.ingestion ?? null, apiMax)
+  if (deps.persons) registerDefinitionRoutes(router, api, deps.persons, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)

@@ -8,12 +8,14 @@ export const SCOPE_OBJECTS = [
   'cohort',
   'dashboard',
   'early_access_feature',
+  'event_definition',
   'experiment',
   'feature_flag',
   'group',
   'organization',
   'person',
   'project',
+  'property_definition',
   'query',
 ] as const
 

@@ -5,6 +5,16 @@
  */
 export { PersonsStage, type CapturedEvent, type GroupColumns, type PersonOutcome, type PersonsStageOptions } from './stage.js'
 export { PersonReader, type GroupTypeRecord } from './reader.js'
+export { DefinitionRecorder, PROPERTY_KINDS } from './definitions.js'
+export {
+  DefinitionReads,
+  type EventDefinitionFilter,
+  type EventDefinitionRecord,
+  type EventOrderField,
+  type PropertyDefinitionFilter,
+  type PropertyDefinitionRecord,
+} from './definition-reads.js'
+export { detectPropertyType, type PropertyType } from './property-types.js'
 export { GroupReads } from './group-reads.js'
 export { PersonListing, type GroupRecord, type IngestionWarningRecord, type PersonListFilter, type PersonWithDistinctIds } from './listing.js'
 export type { PersonRecord } from './rows.js'

@@ -6,6 +6,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
+import { DefinitionReads } from './definition-reads.js'
 import { GroupReads } from './group-reads.js'
 import { PersonListing } from './listing.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
@@ -73,10 +74,13 @@ export class PersonReader {
   readonly listing: PersonListing
   /** The groups API's other lookups (find, related, property definitions and values). */
   readonly groups: GroupReads
+  /** Event and property definitions. */
+  readonly definitions: DefinitionReads
 
   constructor(db: Db) {
     this.listing = new PersonListing(db)
     this.groups = new GroupReads(db)
+    this.definitions = new DefinitionReads(db)
     this.s = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       personFor: db.prepare(

@@ -11,6 +11,7 @@ import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from
 import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
 import { FEATURE_FLAG_COMPONENTS, FEATURE_FLAG_OPERATIONS } from './feature-flags.js'
 import { DASHBOARD_COMPONENTS, DASHBOARD_OPERATIONS } from './dashboards.js'
+import { DEFINITION_COMPONENTS, DEFINITION_OPERATIONS } from './definitions.js'
 import { EVENT_COMPONENTS, EVENT_OPERATIONS } from './events.js'
 import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
@@ -45,6 +46,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...EVENT_OPERATIONS,
       ...PERSON_OPERATIONS,
       ...GROUP_OPERATIONS,
+      ...DEFINITION_OPERATIONS,
       SCHEMA_OPERATION,
     ],
     {
@@ -58,6 +60,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...EVENT_COMPONENTS,
       ...PERSON_COMPONENTS,
       ...GROUP_COMPONENTS,
+      ...DEFINITION_COMPONENTS,
     },
   )
 }

@@ -32,7 +32,7 @@ import { decodeControl, type EventDeletion, type PersonDeletion } from '../contr
 import type { Lane } from '../types.js'
 import { Alarm } from './alarm.js'
 import { Checkpoints } from './checkpoints.js'
-import { PersonBatches, type OnUnreadable, type PersonStage } from './person-batch.js'
+import { PersonBatches, type DefinitionRecorder, type OnUnreadable, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
 import { decodeFrames, readBatch, READ_BYTES, type FrameBatch } from './read-batch.js'
 import { BATCH_BYTES, RowQueue, type Batch } from './row-queue.js'
@@ -47,6 +47,8 @@ export interface ConsumerOptions {
   spoolDir: string
   personsDb: Db
   stage: PersonStage
+  /** Records event and property definitions in the persons transaction; absent: none are recorded. */
+  definitions?: DefinitionRecorder
   sinkWriter: SinkWriter
   deadLetter: (entries: DeadLetterInput[]) => void
   /** One attempt at the event store, no retries (dead-letter replay decides itself what a failure means). */
@@ -123,6 +125,7 @@ export class Consumer {
     this.#persons = new PersonBatches({
       db: options.personsDb,
       stage: options.stage,
+      definitions: options.definitions,
       checkpoints: this.#checkpoints,
       clock: options.clock,
       log: options.log,

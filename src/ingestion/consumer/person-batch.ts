@@ -36,9 +36,21 @@ export interface PersonStage {
   resetCache(): void
 }
 
+/** What the consumer needs to record definitions (src/persons/definitions.ts implements it). */
+export interface DefinitionRecorder {
+  /** Notes what the processed events define, writing nothing yet. */
+  observe(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], now: number): void
+  /** Writes what was noted, inside the caller's transaction. */
+  write(): void
+  /** The transaction rolled back: forget what was noted and what is known. */
+  reset(): void
+}
+
 export interface PersonBatchDeps {
   db: Db
   stage: PersonStage
+  /** Absent: no definitions are recorded. */
+  definitions?: DefinitionRecorder
   checkpoints: Checkpoints
   clock: Clock
   log: (level: 'warn', msg: string, fields?: Record<string, unknown>) => void
@@ -63,7 +75,7 @@ export class PersonBatches {
 
   /** The read's rows for the event store, and how many of its events persons processed. */
   process(lane: Lane, frames: FrameBatch, onUnreadable: OnUnreadable): { rows: PackedRows; processed: number } {
-    const { db, stage, checkpoints, clock } = this.#d
+    const { db, stage, checkpoints, clock, definitions } = this.#d
     const { end, bytes: spoolBytes } = frames
     const needed = Math.ceil(spoolBytes * this.#growth * 1.1)
     const spare = this.#takeSpare(needed)
@@ -81,9 +93,13 @@ export class PersonBatches {
           const chunk = decodeFrames(frames.frames(decoded, decoded + CHUNK_EVENTS), onUnreadable)
           decoded = Math.min(decoded + CHUNK_EVENTS, frames.count)
           for (const w of chunk.warnings) warnings.push(w)
-          packer.add(toEventRows(chunk.events, stage.process(chunk.events, chunk.propertiesTexts), clock.now()))
+          const outcomes = stage.process(chunk.events, chunk.propertiesTexts)
+          const now = clock.now()
+          packer.add(toEventRows(chunk.events, outcomes, now))
+          definitions?.observe(chunk.events, outcomes, now)
           processed += chunk.events.length
         }
+        definitions?.write()
         this.#writeWarnings(warnings)
         checkpoints.set('persons', lane, end)
       }).immediate()
@@ -94,6 +110,7 @@ export class PersonBatches {
       // One bad event must not hold up the rest: redo the batch one event per transaction and
       // dead-letter the events that still fail. Frames read before the failure were reported already.
       stage.resetCache()
+      definitions?.reset()
       this.#d.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
       const before = decodeFrames(frames.frames(0, decoded), () => {})
       const after = decodeFrames(frames.frames(decoded), onUnreadable)
@@ -115,15 +132,21 @@ export class PersonBatches {
   }
 
   #eventByEvent(lane: Lane, events: CapturedEvent[], warnings: IngestionWarning[], end: Cursor): { rows: PackedRows; processed: number } {
-    const { db, stage, checkpoints, clock } = this.#d
+    const { db, stage, checkpoints, clock, definitions } = this.#d
     const packer = new RowPacker(0)
     const failed: DeadLetterInput[] = []
     for (const event of events) {
       try {
-        const [outcome] = db.transaction(() => stage.process([event])).immediate()
+        const [outcome] = db.transaction(() => {
+          const outcomes = stage.process([event])
+          definitions?.observe([event], outcomes, clock.now())
+          definitions?.write()
+          return outcomes
+        }).immediate()
         packer.add(toEventRows([event], [outcome], clock.now()))
       } catch (inner) {
         stage.resetCache()
+        definitions?.reset()
         failed.push({ lane, stage: 'persons', error: String(inner), payload: JSON.stringify(event) })
       }
     }

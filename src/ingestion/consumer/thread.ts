@@ -9,7 +9,7 @@ import { systemClock } from '../../common/clock.js'
 import { lowerThreadPriority, type ThreadPolicy } from '../../common/thread-priority.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { THREAD_STARTED } from '../../observability/logger.js'
-import { PersonsStage } from '../../persons/index.js'
+import { DefinitionRecorder, PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
 import { ThreadedSink, type SinkSpec } from '../../storage/events/sink-thread.js'
@@ -121,6 +121,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     spoolDir: data.spoolDir,
     personsDb,
     stage,
+    definitions: new DefinitionRecorder(personsDb),
     sinkWriter,
     deadLetter: (entries) => deadLetters.add(entries),
     writeDirect: async (rows) => {

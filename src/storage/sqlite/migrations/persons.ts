@@ -104,4 +104,38 @@ CREATE TABLE pending_event_deletions (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'definitions',
+    sql: `
+-- What each project has captured, recorded by the consumer as events are processed (src/persons/definitions.ts),
+-- as PostHog's posthog_eventdefinition, posthog_propertydefinition and posthog_eventproperty.
+CREATE TABLE event_definitions (
+  id TEXT PRIMARY KEY,
+  team_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL,
+  UNIQUE (team_id, name)
+);
+-- type: 1 event, 2 person, 3 group (PostHog's PropertyDefinition.Type); group_type_index -1 unless a group's.
+CREATE TABLE property_definitions (
+  id TEXT PRIMARY KEY,
+  team_id INTEGER NOT NULL,
+  type INTEGER NOT NULL,
+  group_type_index INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  property_type TEXT,
+  is_numerical INTEGER NOT NULL,
+  UNIQUE (team_id, type, group_type_index, name)
+);
+-- Which event properties were seen on which events; keyed for "was this property seen on these events".
+CREATE TABLE event_properties (
+  team_id INTEGER NOT NULL,
+  property TEXT NOT NULL,
+  event TEXT NOT NULL,
+  PRIMARY KEY (team_id, property, event)
+) WITHOUT ROWID;
+`,
+  },
 ]
