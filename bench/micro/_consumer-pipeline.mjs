@@ -25,11 +25,15 @@ export async function consumerPipeline(root) {
   const { RowPacker } = packed
   const { readFrame } = format
 
-  /** A new persons.db in `dir` and the stage that processes events against it (`geoip`: an open GeoIP, or null). */
+  /**
+   * A new persons.db in `dir`, the stage that processes events against it (`geoip`: an open GeoIP, or null) and
+   * the recorder of their definitions (null for a build from before there was one).
+   */
   function personsStage(dir, geoipReader) {
     const db = storage.openDatabase(join(dir, 'persons.db'))
     storage.migrate(db, migrations.PERSONS_MIGRATIONS)
-    return { db, stage: new persons.PersonsStage(db, { geoip: geoipReader, clock: clock.systemClock }) }
+    const definitions = persons.DefinitionRecorder ? new persons.DefinitionRecorder(db) : null
+    return { db, stage: new persons.PersonsStage(db, { geoip: geoipReader, clock: clock.systemClock }), definitions }
   }
 
   /** The spool frames capture writes for `bodies` /batch/ bodies of 100 events (10,000 distinct ids for 100). */
@@ -43,11 +47,17 @@ export async function consumerPipeline(root) {
     return spooled
   }
 
-  /** One chunk of a read as the consumer handles it: `frames` decoded, `edit(events)`, persons processed, rows packed. */
-  function packFrames(stage, packer, frames, edit) {
+  /**
+   * One chunk of a read as the consumer handles it: `frames` decoded, `edit(events)`, persons processed, rows
+   * packed, definitions noted (`definitions.write()` ends the read).
+   */
+  function packFrames(stage, packer, frames, edit, definitions = null) {
     const { events, propertiesTexts } = decodeFrames(frames, unreadable)
     edit?.(events)
-    packer.add(toEventRows(events, stage.process(events, propertiesTexts), Date.now()))
+    const outcomes = stage.process(events, propertiesTexts)
+    const now = Date.now()
+    packer.add(toEventRows(events, outcomes, now))
+    definitions?.observe(events, outcomes, now)
   }
 
   /**

@@ -1,5 +1,6 @@
 // Micro benchmark of the consumer thread's work per event, without HTTP, spool or sink: decode a spooled
-// event (decodeFrames of the frames capture wrote), person processing in one persons.db transaction per read,
+// event (decodeFrames of the frames capture wrote), person processing and definitions (a build with a recorder)
+// in one persons.db transaction per read,
 // rows for the sink and their packing for the insert thread, 64 events at a time as person-batch.ts does
 // (CHUNK=1800: a whole read at once). Events are the /batch/ scenario's (_payloads.mjs), 10,000 distinct ids,
 // so after the first pass persons exist, as in a load run. Runs on the compiled output: `npx tsc -p . && node
@@ -31,7 +32,7 @@ const newPersons = process.env.NEW_PERSONS === '1'
 async function consumerOf(root, dir) {
   const p = await consumerPipeline(root)
   const geoip = process.env.GEOIP === '0' ? null : await p.openGeoIp()
-  const { db, stage } = p.personsStage(dir, geoip)
+  const { db, stage, definitions } = p.personsStage(dir, geoip)
   // What the spool holds: the frames capture wrote for the bodies' events.
   const spooled = p.spooledFrames(Number(process.env.BODIES ?? 100))
   let at = 0
@@ -43,8 +44,9 @@ async function consumerOf(root, dir) {
       for (let c = 0; c < READ; c += CHUNK) {
         const frames = []
         for (let i = 0; i < CHUNK; i++, at = (at + 1) % spooled.length) frames.push(source[at])
-        p.packFrames(stage, packer, frames, newPersons ? (events) => events.forEach((event) => (event.distinct_id = `new-${fresh++}`)) : undefined)
+        p.packFrames(stage, packer, frames, newPersons ? (events) => events.forEach((event) => (event.distinct_id = `new-${fresh++}`)) : undefined, definitions)
       }
+      definitions?.write()
     }).immediate()
     spare = packer.finish().parts[0].buffer
   }
