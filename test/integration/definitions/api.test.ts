@@ -103,16 +103,17 @@ t.test('definitions API', async (t) => {
     t.same(await names('/property_definitions/?search=paid'), ['paid', 'paid_at'])
     t.same(await names('/property_definitions/?is_feature_flag=true'), ['$feature/beta'])
     t.notOk((await names('/property_definitions/?is_feature_flag=false')).includes('$feature/beta'))
-    t.same(await names('/property_definitions/?exclude_core_properties=true'), ['amount', 'note', 'paid', 'paid_at', 'reason'], 'no $ keys, no currency or utm_source')
-    t.same(await names(`/property_definitions/?exclude_core_properties=1&excluded_properties=${encodeURIComponent('["note","reason"]')}`), ['amount', 'paid', 'paid_at'])
+    // As in PostHog, this replaces the list always left out, so the distinct_id /batch/ events carry shows.
+    t.same(await names('/property_definitions/?exclude_core_properties=true'), ['amount', 'distinct_id', 'note', 'paid', 'paid_at', 'reason'], 'no $ keys, no currency or utm_source')
+    t.same(await names(`/property_definitions/?exclude_core_properties=1&excluded_properties=${encodeURIComponent('["note","reason","distinct_id"]')}`), ['amount', 'paid', 'paid_at'])
 
     const seen = await get(`/property_definitions/?search=a&event_names=${encodeURIComponent('["purchase"]')}`)
     t.same(
       seen.body.results.map((d: any) => [d.name, d.is_seen_on_filtered_events]),
-      [['amount', true], ['paid', true], ['paid_at', true], ['$current_url', false], ['$screen_width', false], ['reason', false]],
+      [['amount', true], ['paid', true], ['paid_at', true], ['$feature/beta', false], ['reason', false]],
       'those seen on the events first',
     )
-    t.same(await names(`/property_definitions/?event_names=${encodeURIComponent('["purchase_refunded"]')}&filter_by_event_names=true`), ['amount', 'reason'])
+    t.same(await names(`/property_definitions/?event_names=${encodeURIComponent('["purchase_refunded"]')}&filter_by_event_names=true`), ['$ip', 'amount', 'reason'])
     t.notOk(
       (await names(`/property_definitions/?event_names=${encodeURIComponent('["$pageview"]')}&filter_by_event_names=true`)).includes('$feature/beta'),
       'flag keys are not paired with events',

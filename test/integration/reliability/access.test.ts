@@ -116,6 +116,9 @@ t.test('access matrix and isolation', async (t) => {
   ]
   t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch: fixtures } })).status, 200)
   await until('the fixture event and group are stored', async () => (await api('GET', `${base}/groups/find/?group_type_index=0&group_key=acme`)).status === 200 && storedEvents(dataDir, 'uuid = ?', [eventUuid]).length === 1)
+  const definitionId = async (list: string) => (await created('GET', `${base}/${list}/`, undefined)).results[0].id as string
+  const eventDefinition = await definitionId('event_definitions')
+  const propertyDefinition = await definitionId('property_definitions')
   let keyCounter = 0
 
   const CASES: Record<string, RouteCase> = {
@@ -204,6 +207,10 @@ t.test('access matrix and isolation', async (t) => {
     // The fixture group's `name`, which only this one request (the key with the scope) removes.
     [`post ${P}/groups/delete_property/`]: { scope: 'group:write', ok: [200], query: '?group_type_index=0&group_key=acme', body: { $unset: 'name' } },
     [`get ${P}/groups/property_values/`]: { scope: 'group:read', ok: [200], query: '?group_type_index=0&key=name' },
+    [`get ${P}/event_definitions/`]: { scope: 'event_definition:read', ok: [200] },
+    [`get ${P}/event_definitions/:id/`]: { scope: 'event_definition:read', ok: [200], params: () => ({ id: eventDefinition }) },
+    [`get ${P}/property_definitions/`]: { scope: 'property_definition:read', ok: [200] },
+    [`get ${P}/property_definitions/:id/`]: { scope: 'property_definition:read', ok: [200], params: () => ({ id: propertyDefinition }) },
     'get /api/feature_flag/local_evaluation/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
     'get /flags/definitions/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
   }

@@ -65,6 +65,8 @@ const QUERY_KEYS = [
   'limit', 'offset', 'search', 'order', 'status', 'archived', 'active', 'type', 'tags', 'created_by_id', 'distinct_id', 'groups', 'event',
   'properties', 'after', 'before', 'send_cohorts', 'id', 'group_type_index', 'page', 'token', 'v', 'config', 'compression', 'ip', '_',
   'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key', 'key', 'value', 'event_name', 'is_column', 'group_key', 'stage',
+  'event_type', 'names', 'ordering', 'exclude_stale', 'event_names', 'filter_by_event_names', 'is_numerical', 'is_feature_flag',
+  'exclude_core_properties',
 ]
 
 /** A uuid the fuzz can recognise in the store: `f0220000-…` with the case number in the last group. */
