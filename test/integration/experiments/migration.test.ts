@@ -22,11 +22,14 @@ t.test('an experiment in a version-3 management.db is served and takes the new f
   const boot = bootstrap(m.accounts, m.keys, { createKey: false })
   const project = m.accounts.projects()[0]!
   const owner = db.prepare('SELECT user_id FROM organization_memberships LIMIT 1').pluck().get() as number
-  const flag = m.featureFlags.create(
-    project,
-    { key: 'legacy', filters: { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] } } },
-    owner,
-  )
+  // The flag row as a version-3 database holds it: today's flag service reads tables of later versions.
+  const filters = { groups: [{ properties: [], rollout_percentage: 100 }], multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'test', rollout_percentage: 50 }] } }
+  const flag = db
+    .prepare(
+      `INSERT INTO feature_flags (team_id, key, filters, created_by_id, created_at, updated_at)
+       VALUES (?, 'legacy', ?, ?, '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z') RETURNING id`,
+    )
+    .get(project.id, JSON.stringify(filters), owner) as { id: number }
   // The row as skylark stored experiments before version 4.
   db.prepare(
     `INSERT INTO experiments (team_id, name, description, feature_flag_id, parameters, filters, created_by_id, created_at, updated_at)
@@ -68,6 +71,6 @@ t.test('an experiment in a version-3 management.db is served and takes the new f
   t.same(again.body.primary_metrics_ordered_uuids, [again.body.metrics[0].uuid])
 
   const reopened = openDatabase(paths.management, { readonly: true })
-  t.equal(schemaVersion(reopened), 4)
+  t.equal(schemaVersion(reopened), MANAGEMENT_MIGRATIONS.at(-1)!.version, 'migrated to the latest version')
   reopened.close()
 })
