@@ -6,7 +6,8 @@
  * current config count as a change, so a client echoing a GET back changes nothing.
  */
 import { isPlainObject, type JsonObject } from '../common/json.js'
-import { jsonEqual, pyStr, type FeatureFlagRecord } from '../management/index.js'
+import { pyStr } from '../common/python-format.js'
+import { jsonEqual, type FeatureFlagRecord } from '../management/index.js'
 import { ValidationError } from '../common/errors.js'
 
 /** The `parameters` keys that are flag config (PostHog's FEATURE_FLAG_CONFIG_KEYS). */

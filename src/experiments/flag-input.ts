@@ -11,7 +11,7 @@
 import { drfInteger, drfText } from '../common/drf-fields.js'
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
-import { pyTypeName as pyType } from '../management/index.js'
+import { pyTypeName as pyType } from '../common/python-format.js'
 import { checkVariants, normaliseVariants } from './flag-config.js'
 import { drfBoolean } from './validation.js'
 

@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { ValidationError } from '../common/errors.js'
 import type { JsonObject } from '../common/json.js'
-import { pyJsonDumps, pyStr } from '../management/index.js'
+import { pyJsonDumps, pyStr } from '../common/python-format.js'
 import type { ExperimentSettings } from './record.js'
 
 /**

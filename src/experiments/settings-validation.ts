@@ -6,7 +6,7 @@
  */
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
-import { pyRepr, pyStr, pyTypeName as pyType } from '../management/index.js'
+import { pyRepr, pyStr, pyTypeName as pyType } from '../common/python-format.js'
 
 const fail = (detail: string, attr: string | null = null) => new ValidationError('invalid', detail, attr)
 

@@ -6,7 +6,7 @@
  * the float 1.0 is `1.0`.
  */
 import { isPlainObject } from '../../common/json.js'
-import { pyJsonDumps } from '../../management/feature-flags/python-format.js'
+import { pyJsonDumps } from '../../common/python-format.js'
 
 /** Python's json whitespace; JS's trim() also takes Unicode spaces, which json.loads refuses. */
 const JSON_SPACE = /^[ \t\n\r]+|[ \t\n\r]+$/g

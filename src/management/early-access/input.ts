@@ -6,7 +6,7 @@
 import { drfInteger, drfText, pyTruthy } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { pyStr, pyTypeName } from '../feature-flags/python-format.js'
+import { pyStr, pyTypeName } from '../../common/python-format.js'
 import { STAGES, type Stage } from './record.js'
 
 export interface FeatureFields {

@@ -10,5 +10,4 @@ export { FlagRoleAccess, ROLE_EDIT_DENIED, type RoleAccessObject } from './role-
 export { canEditFlag, isSimpleFlag, minimalFlag, type FeatureFlagObject, type MinimalFlag, type Viewer } from './serialize.js'
 export { flagStatus, flagStatusReason, rolloutInfo } from './status.js'
 export { EDIT_DENIED, FLAG_SCOPE, FeatureFlags } from './service.js'
-export { pyJsonDumps, pyRepr, pyStr, pyTypeName } from './python-format.js'
 export { isParseableDate, validateFilters, validateKey, type FlagLookups } from './validation.js'

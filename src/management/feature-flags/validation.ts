@@ -6,7 +6,7 @@
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { flagDependencyRefs, safeInt } from './record.js'
-import { pyJsonDumps, pyStr } from './python-format.js'
+import { pyJsonDumps, pyStr } from '../../common/python-format.js'
 
 export const MAX_PROPERTY_VALUES = 1000
 const KEY_RE = /^[a-zA-Z0-9_-]+$/

@@ -7,17 +7,7 @@
 import t from 'tap'
 import { foreignProject } from '../../helpers/seed.js'
 import { startServer, type TestServer } from '../../helpers/server.js'
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last = await read()
-  while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)?.slice(0, 500)}`)
-    await new Promise((r) => setTimeout(r, 100))
-    last = await read()
-  }
-  return last
-}
+import { readUntil as until } from '../../helpers/wait.js'
 
 const BATCH = [
   { event: '$pageview', properties: { distinct_id: 'u1', $current_url: 'https://a.example/x', $screen_width: 1440, utm_source: 42, $set: { email: 'u1@example.com' } } },

@@ -7,18 +7,8 @@
 import type { Test } from 'tap'
 import { projectDistinctId } from '../../../src/http/routes/group-writes.js'
 import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
+import { readUntil as until } from '../../helpers/wait.js'
 import { waitForEvents, type StoreSetup } from '../ingestion/suite.js'
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last = await read()
-  while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)?.slice(0, 500)}`)
-    await new Promise((r) => setTimeout(r, 100))
-    last = await read()
-  }
-  return last
-}
 
 export function personWritesSuite(t: Test, setup: StoreSetup): void {
   let server: TestServer

@@ -3,7 +3,7 @@
  * value with str() (`Invalid value for operator gt: [1, 2]`) and object payloads normalised with
  * json.dumps (`{"a": 1}`, the string SDKs receive).
  */
-import { isPlainObject } from '../../common/json.js'
+import { isPlainObject } from './json.js'
 
 /** str(value) for JSON values. */
 export function pyStr(value: unknown): string {
