@@ -8,40 +8,39 @@
  *                segments both checkpoints have passed
  *
  * Because the loops are decoupled, person properties stay fresh for /decide while the event store is
- * down. After a crash the sink resumes from its own checkpoint: events between it and the person
- * checkpoint are re-derived with `enrich` (no second person update) and deduplicated by uuid in the store.
+ * down. After a crash the sink resumes from its own checkpoint (restart-replay.ts).
  *
  * On ClickHouse the sink loop appends batches to one INSERT spanning several (one part instead of one per batch;
  * when it commits: SpanningInsert.commitIn) and moves the sink checkpoint once that INSERT succeeds, while the
  * next one already takes appends. If it fails, the thread stops and is restarted, and the restart path writes
  * those events again, one batch per INSERT.
  *
- * Person deletions arrive as control frames on the main lane (control.ts). The person loop applies one once the
- * other lanes are past what was durable when it was acknowledged (the main lane waits meanwhile), in the
- * persons transaction that moves the main checkpoint past it; with `delete_events` the sink loop deletes the
- * persons' events once every row queued before the deletion is stored, before any row queued after it.
+ * Person deletions arrive as control frames on the main lane; the person loop holds and applies them
+ * (held-deletions.ts), and with `delete_events` the sink loop deletes the persons' events once every row queued
+ * before the deletion is stored, before any row queued after it.
  */
 import type { Clock } from '../../common/clock.js'
 import type { Db } from '../../storage/index.js'
 import type { DeadLetterInput, DeadLetters } from '../../storage/dead-letters.js'
-import { packedRows, type PackedRows } from '../../storage/events/packed-rows.js'
+import type { PackedRows } from '../../storage/events/packed-rows.js'
 import type { EventRow } from '../../storage/events/types.js'
 import { compareCursors, LANES, type Cursor } from '../spool/layout.js'
 import { LaneReader, type CorruptionReport } from '../spool/reader.js'
-import { decodeControl, type EventDeletion, type PersonDeletion } from '../control.js'
+import type { EventDeletion } from '../control.js'
 import type { Lane } from '../types.js'
 import { Alarm } from './alarm.js'
 import { Checkpoints } from './checkpoints.js'
 import { PersonBatches, type DefinitionRecorder, type OnUnreadable, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
-import { decodeFrames, readBatch, READ_BYTES, type FrameBatch } from './read-batch.js'
+import { readBatch, READ_BYTES, type FrameBatch } from './read-batch.js'
 import { BATCH_BYTES, RowQueue, type Batch } from './row-queue.js'
 import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
-import { toEventRows } from './rows.js'
 import { replayDeadLetters } from './dead-letter-replay.js'
 import { releaseSegments } from './segment-release.js'
 import { SinkWriter } from './sink-writer.js'
 import { PendingDeletions } from './pending-deletions.js'
+import { HeldDeletions, type LaneState } from './held-deletions.js'
+import { replayAfterRestart } from './restart-replay.js'
 
 export interface ConsumerOptions {
   spoolDir: string
@@ -71,19 +70,6 @@ export interface ConsumerOptions {
   onStoredAt?: (lane: Lane, at: Cursor) => void
 }
 
-interface LaneState {
-  lane: Lane
-  reader: LaneReader
-  /** Reads the stretch between the sink and person checkpoints once after a restart. */
-  replay: { reader: LaneReader; until: Cursor } | null
-  personsAt: Cursor
-  sinkAt: Cursor
-  /** A person deletion read but not applied yet: the lane reads nothing more until it is. */
-  held: { record: PersonDeletion; end: Cursor } | null
-}
-
-const NO_ROWS = packedRows([])
-
 /** Lanes are served in this repeating order: the live lane most, the historical lane next, overflow least. */
 const SCHEDULE: readonly Lane[] = ['main', 'main', 'main', 'historical', 'main', 'main', 'main', 'overflow']
 export class Consumer {
@@ -103,6 +89,7 @@ export class Consumer {
   readonly #sinkAlarm = new Alarm()
   readonly #span: SpanningInsert | null
   readonly #pending: PendingDeletions
+  readonly #deletions: HeldDeletions
   readonly stats: ConsumerStats = {
     stored: 0,
     personsProcessed: 0,
@@ -122,6 +109,17 @@ export class Consumer {
     this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#sinkAlarm.wake()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#pending = new PendingDeletions(options.personsDb)
+    this.#deletions = new HeldDeletions({
+      lanes: this.#lanes,
+      personsDb: options.personsDb,
+      checkpoints: this.#checkpoints,
+      pending: this.#pending,
+      stage: options.stage,
+      enqueue: (lane, rows, end, replay, deletion) => this.#enqueue(lane, rows, end, replay, deletion),
+      unreadable: (lane) => this.#unreadable(lane),
+      deadLetter: (entries) => this.#deadLetter(entries),
+      log: options.log,
+    })
     this.#persons = new PersonBatches({
       db: options.personsDb,
       stage: options.stage,
@@ -161,7 +159,16 @@ export class Consumer {
 
   /** Runs both loops until stop() and everything durable is stored (or the sink writer gives up). */
   async run(): Promise<void> {
-    this.#replayAfterRestart()
+    const replayed = replayAfterRestart({
+      lanes: this.#lanes,
+      pending: this.#pending,
+      stage: this.#o.stage,
+      clock: this.#o.clock,
+      read: (reader, until) => this.#read(reader, until),
+      unreadable: (lane) => this.#unreadable(lane),
+      enqueue: (lane, rows, end, replay, deletion) => this.#enqueue(lane, rows, end, replay, deletion),
+    })
+    if (replayed > 0) this.#o.log('info', 'replaying events not yet confirmed by the event store', { events: replayed })
     await Promise.all([this.#personsLoop(), this.#sinkLoop()])
   }
 
@@ -176,40 +183,6 @@ export class Consumer {
     this.stats.backlogBytes = this.#backlogBytes()
     this.stats.queuedRows = this.#queue.rows
     return this.stats
-  }
-
-  /**
-   * Event deletions not carried out before the restart split the stretches: each lane's rows up to the
-   * deletion's cut are queued, then the deletion, and only then the rows after it.
-   */
-  #replayAfterRestart(): void {
-    let replayed = 0
-    for (const pending of this.#pending.all()) {
-      for (const state of this.#lanes.values()) replayed += this.#replayLane(state, pending.cut[state.lane])
-      this.#enqueue('main', NO_ROWS, pending.cut.main, true, pending)
-    }
-    for (const state of this.#lanes.values()) {
-      replayed += this.#replayLane(state)
-      state.replay?.reader.close()
-      state.replay = null
-    }
-    if (replayed > 0) this.#o.log('info', 'replaying events not yet confirmed by the event store', { events: replayed })
-  }
-
-  /** Queues the lane's replay rows up to `until` (or the end of its stretch); returns how many. */
-  #replayLane(state: LaneState, until?: Cursor): number {
-    if (!state.replay) return 0
-    const stop = until && compareCursors(until, state.replay.until) < 0 ? until : state.replay.until
-    let replayed = 0
-    for (;;) {
-      const frames = this.#read(state.replay.reader, stop)
-      if (frames.count === 0) return replayed
-      const events = decodeFrames(frames.frames(), this.#unreadable(state.lane)).events
-      const rows = packedRows(toEventRows(events, events.map((e) => this.#o.stage.enrich(e)), this.#o.clock.now()))
-      state.replay.reader.release()
-      replayed += rows.count
-      this.#enqueue(state.lane, rows, frames.end, true)
-    }
   }
 
   async #personsLoop(): Promise<void> {
@@ -237,7 +210,7 @@ export class Consumer {
       this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
       const state = this.#lanes.get(lane)!
       if (state.held) {
-        if (this.#applyHeld(state)) return true
+        if (this.#deletions.apply(state)) return true
         continue
       }
       const frames = this.#read(state.reader)
@@ -253,68 +226,11 @@ export class Consumer {
         state.personsAt = end
         this.#enqueue(lane, rows, end)
       }
-      if (control) this.#hold(state, control.payload, control.end)
+      if (control) this.#deletions.hold(state, control.payload, control.end)
       state.reader.release()
       return true
     }
     return false
-  }
-
-  /** A control frame was read: held until it can be applied (at once, usually); one this version can't read is dead-lettered. */
-  #hold(state: LaneState, payload: Buffer, end: Cursor): void {
-    try {
-      state.held = { record: decodeControl(payload), end }
-    } catch (error) {
-      this.#unreadable(state.lane)(payload, error)
-      this.#passControl(state, end, () => null)
-      return
-    }
-    this.#applyHeld(state)
-  }
-
-  /**
-   * Applies the held deletion once every other lane is past what was durable when it was acknowledged (or,
-   * where nothing was durable in that lane's segment then, has nothing left to read); false while not.
-   */
-  #applyHeld(state: LaneState): boolean {
-    const { record, end } = state.held!
-    for (const [lane, at] of Object.entries(record.after) as Array<[Lane, Cursor]>) {
-      const other = this.#lanes.get(lane)!
-      if (compareCursors(other.personsAt, at) < 0 && !(at.offset === 0 && other.reader.backlogBytes() === 0)) return false
-    }
-    const cut = {} as Record<Lane, Cursor>
-    for (const other of this.#lanes.values()) cut[other.lane] = other === state ? end : other.personsAt
-    let freed: string[] = []
-    try {
-      this.#passControl(state, end, () => {
-        freed = this.#o.stage.deletePersons(record.team_id, record.uuids, record.distinct_ids)
-        return record.delete_events && freed.length > 0 ? this.#pending.add(record.team_id, freed, cut) : null
-      })
-    } catch (error) {
-      this.#o.stage.resetCache()
-      this.#deadLetter([{ lane: state.lane, stage: 'persons', error: `person deletion failed: ${String(error)}`, payload: JSON.stringify(record) }])
-      this.#passControl(state, end, () => null)
-      return true
-    }
-    this.#o.log('info', 'persons deleted', { team_id: record.team_id, distinct_ids: freed.length, delete_events: record.delete_events })
-    return true
-  }
-
-  /**
-   * Moves the lane's persons checkpoint past a control frame in the transaction of `apply`, and queues what
-   * the sink must do there (the event deletion `apply` answers, or nothing but moving its checkpoint).
-   */
-  #passControl(state: LaneState, end: Cursor, apply: () => EventDeletion | null): void {
-    let deletion: EventDeletion | null = null
-    this.#o.personsDb
-      .transaction(() => {
-        deletion = apply()
-        this.#checkpoints.set('persons', state.lane, end)
-      })
-      .immediate()
-    state.held = null
-    state.personsAt = end
-    this.#enqueue(state.lane, NO_ROWS, end, false, deletion)
   }
 
   /**
