@@ -8,13 +8,14 @@
 import { AppError, ValidationError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import type {
-  EventDefinitionFilter,
-  EventDefinitionRecord,
-  EventOrderField,
-  PersonReader,
-  PropertyDefinitionFilter,
-  PropertyDefinitionRecord,
+import {
+  MAX_GROUP_TYPES_PER_TEAM,
+  type EventDefinitionFilter,
+  type EventDefinitionRecord,
+  type EventOrderField,
+  type PersonReader,
+  type PropertyDefinitionFilter,
+  type PropertyDefinitionRecord,
 } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { nullable, paginated } from '../../schemas/shared.js'
@@ -126,8 +127,6 @@ export const DEFINITION_COMPONENTS = {
 /** PostHog's STALE_EVENT_DAYS. */
 const STALE_DAYS = 30
 const DAY_MS = 86_400_000
-/** PostHog's group types per project. */
-const GROUP_TYPES = 5
 
 /**
  * An event definition as PostHog's serializer gives one that ingestion made: no tags, schema enforcement off,
@@ -250,7 +249,7 @@ function propertyFilter(query: URLSearchParams): PropertyDefinitionFilter {
   // The serializer's own checks, after every field's, with no field named (PostHog's order and wording).
   if (kind === 3 && groupTypeIndex === null) throw new ValidationError('invalid', '`group_type_index` must be set for `group` type')
   if (kind !== 3 && groupTypeIndex !== null) throw new ValidationError('invalid', '`group_type_index` can only set for `group` type')
-  if (groupTypeIndex !== null && (groupTypeIndex < 0 || groupTypeIndex >= GROUP_TYPES)) {
+  if (groupTypeIndex !== null && (groupTypeIndex < 0 || groupTypeIndex >= MAX_GROUP_TYPES_PER_TEAM)) {
     throw new ValidationError('invalid', 'Invalid value for `group_type_index`')
   }
   if (kind !== 1 && query.get('event_names')) throw new ValidationError('invalid', '`event_names` can only be set for `event` type')

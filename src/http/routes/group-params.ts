@@ -1,5 +1,6 @@
 /** The groups API's query parameters, read as PostHog's GroupsViewSet reads them, with its sentences. */
 import { ValidationError } from '../../common/errors.js'
+import { MAX_GROUP_TYPES_PER_TEAM } from '../../persons/index.js'
 
 const REQUIRED = 'This query parameter is required.'
 
@@ -35,6 +36,6 @@ export function optionalIndex(query: URLSearchParams): number | null {
   const raw = query.get('group_type_index')
   if (raw === null) return null
   const index = /^\s*[-+]?\d{1,9}\s*$/.test(raw) ? Number(raw) : Number.NaN
-  if (!(index >= 0 && index < 5)) throw new ValidationError('invalid', 'group_type_index is required to be at least 0 and less than 5')
+  if (!(index >= 0 && index < MAX_GROUP_TYPES_PER_TEAM)) throw new ValidationError('invalid', 'group_type_index is required to be at least 0 and less than 5')
   return index
 }
