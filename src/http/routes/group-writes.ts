@@ -15,6 +15,7 @@ import { uuidv5 } from '../../common/ids.js'
 import { copyObject, isPlainObject, setOwn, type JsonObject } from '../../common/json.js'
 import type { IngestionService } from '../../ingestion/index.js'
 import { pyTypeName } from '../../common/python-format.js'
+import { drfInteger, drfText } from '../../common/drf-fields.js'
 import type { GroupRecord, PersonReader } from '../../persons/index.js'
 import { answer, type ProjectApiRequest } from '../api.js'
 import { required, requiredIndex } from './group-params.js'
@@ -35,37 +36,10 @@ const INT_MAX = 2147483647
 const fieldError = (code: string, detail: string, attr: string) => new ValidationError(code, detail, attr)
 const REQUIRED_FIELD = 'This field is required.'
 
-function present(body: JsonObject, attr: string): unknown {
-  const value = body[attr]
-  if (value === undefined) throw fieldError('required', REQUIRED_FIELD, attr)
-  if (value === null) throw fieldError('null', 'This field may not be null.', attr)
-  return value
-}
-
-/** DRF's IntegerField: integral numbers, and digit strings (`"3"`, `"3.0"`), within the column's range. */
-function integerField(body: JsonObject, attr: string): number {
-  const value = present(body, attr)
-  const n = typeof value === 'string' && /^\s*[+-]?\d+(\.0*)?\s*$/.test(value) && value.length <= 1000 ? Number.parseInt(value, 10) : value
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw fieldError('invalid', 'A valid integer is required.', attr)
-  if (n < INT_MIN) throw fieldError('min_value', `Ensure this value is greater than or equal to ${INT_MIN}.`, attr)
-  if (n > INT_MAX) throw fieldError('max_value', `Ensure this value is less than or equal to ${INT_MAX}.`, attr)
-  return n
-}
-
-/** DRF's CharField: strings and numbers, trimmed, not blank, with its length, NUL and surrogate checks. */
-function charField(body: JsonObject, attr: string, maxLength: number): string {
-  const value = present(body, attr)
-  if (typeof value !== 'string' && typeof value !== 'number') throw fieldError('invalid', 'Not a valid string.', attr)
-  const text = String(value).trim()
-  if (text === '') throw fieldError('blank', 'This field may not be blank.', attr)
-  if (text.length > maxLength) throw fieldError('max_length', `Ensure this field has no more than ${maxLength} characters.`, attr)
-  if (text.includes('\u0000')) throw fieldError('null_characters_not_allowed', 'Null characters are not allowed.', attr)
-  const surrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.exec(text)
-  if (surrogate) {
-    const code = surrogate[0].charCodeAt(0).toString(16).toUpperCase()
-    throw fieldError('surrogate_characters_not_allowed', `Surrogate characters are not allowed: U+${code}.`, attr)
-  }
-  return text
+/** A missing field is the serializer's `required`; a present one gets its field's own checks (drf-fields.ts). */
+function bodyField(body: JsonObject, attr: string): unknown {
+  if (body[attr] === undefined) throw fieldError('required', REQUIRED_FIELD, attr)
+  return body[attr]
 }
 
 export interface GroupCreate {
@@ -81,8 +55,8 @@ export interface GroupCreate {
  */
 export function readGroupCreate(body: unknown): GroupCreate {
   if (!isPlainObject(body)) throw new ValidationError('parse_error', 'The body must be a JSON object.')
-  const index = integerField(body, 'group_type_index')
-  const key = charField(body, 'group_key', MAX_GROUP_KEY)
+  const index = drfInteger(bodyField(body, 'group_type_index'), 'group_type_index', { min: INT_MIN, max: INT_MAX }) as number
+  const key = drfText(bodyField(body, 'group_key'), 'group_key', { maxLength: MAX_GROUP_KEY })
   const raw = body.group_properties
   const empty = raw === undefined || raw === null || raw === false || raw === 0 || raw === '' || (Array.isArray(raw) && raw.length === 0)
   if (!empty && !isPlainObject(raw)) throw fieldError('not_a_dict', `Expected a dictionary of items but got type "${pyTypeName(raw)}".`, 'group_properties')

@@ -123,6 +123,7 @@ t.test('early access feature API', async (t) => {
       [{ name: 'x', stage: 'beta', documentation_url: 'javascript:alert(1)' }, 'invalid', 'Enter a valid URL.', 'documentation_url'],
       [{ name: 'x', stage: 'beta', documentation_url: `https://x.io/${'a'.repeat(800)}` }, 'max_length', 'Ensure this field has no more than 800 characters.', 'documentation_url'],
       [{ name: 'x', stage: 'beta', payload: null }, 'null', 'This field may not be null.', 'payload'],
+      [{ name: 'Beta\u0000', stage: 'beta' }, 'null_characters_not_allowed', 'Null characters are not allowed.', 'name'],
       [{ name: 'x', stage: 'beta', feature_flag_id: 'one' }, 'invalid', 'A valid integer is required.', 'feature_flag_id'],
       [{ name: 'x', stage: 'beta', assignee: { type: 'team', id: 1 } }, 'invalid', 'Expected null or an object of shape {"type": "user" | "role", "id": ...}.', 'assignee'],
       [{ name: 'x', stage: 'beta', assignee: { type: 'user', id: 'abc' } }, 'invalid', 'Assignee ID is invalid.', 'assignee'],

@@ -22,6 +22,7 @@ t.test('a valid body: DRF coercions, trimmed key, empty properties as {}', async
     t.same(readGroupCreate({ group_type_index: 0, group_key: 'k', group_properties: empty }).properties, {}, `${JSON.stringify(empty)} is no properties, as create_group reads it`)
   }
   t.equal(readGroupCreate({ group_type_index: 0, group_key: 'k'.repeat(400) }).key.length, 400)
+  t.equal(readGroupCreate({ group_type_index: 0, group_key: '🦜'.repeat(400) }).key, '🦜'.repeat(400), 'the 400 are characters, as Python counts them')
 })
 
 t.test('refusals name the first field in error, with DRF codes and messages', async (t) => {
@@ -35,6 +36,7 @@ t.test('refusals name the first field in error, with DRF codes and messages', as
     [{ group_type_index: true, group_key: 'k' }, 'invalid', 'A valid integer is required.', 'group_type_index'],
     [{ group_type_index: 2 ** 31, group_key: 'k' }, 'max_value', 'Ensure this value is less than or equal to 2147483647.', 'group_type_index'],
     [{ group_type_index: -(2 ** 31) - 1, group_key: 'k' }, 'min_value', 'Ensure this value is greater than or equal to -2147483648.', 'group_type_index'],
+    [{ group_type_index: '1'.repeat(1001), group_key: 'k' }, 'max_string_length', 'String value too large.', 'group_type_index'],
     [{ group_type_index: 0 }, 'required', 'This field is required.', 'group_key'],
     [{ group_type_index: 0, group_key: '   ' }, 'blank', 'This field may not be blank.', 'group_key'],
     [{ group_type_index: 0, group_key: true }, 'invalid', 'Not a valid string.', 'group_key'],
