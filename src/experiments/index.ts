@@ -8,6 +8,7 @@
 export { Experiments, EXPERIMENT_SCOPE, type CohortMembers, type ExperimentDeps } from './service.js'
 export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type MetricStep } from './metrics.js'
 export type { ExperimentRecord } from './record.js'
+export type { KnownEvents } from './settings-validation.js'
 export { parseExperimentListQuery, type ExperimentListFilter } from './repository.js'
 export { ExperimentResults, type ResultPackage } from './results.js'
 export { toExperimentObject, type ExperimentObject } from './serialize.js'

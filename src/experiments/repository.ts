@@ -1,6 +1,6 @@
 /**
  * SQL over `experiments` and the list endpoint's query parameters (PostHog's `status`, `archived`,
- * `search`, `created_by_id`, `feature_flag_id`, `order`). No rules here: callers validate and authorise.
+ * `search`, `created_by_id`, `feature_flag_id`, `event`, `order`). No rules here: callers validate and authorise.
  */
 import { ValidationError } from '../common/errors.js'
 import type { Db } from '../storage/index.js'
@@ -16,9 +16,19 @@ export interface ExperimentListFilter {
   search?: string
   createdByIds?: number[]
   featureFlagId?: number
+  /** Only experiments whose metrics name this event. */
+  event?: string
   /** An ORDER BY clause from ORDERS. */
   order: string
 }
+
+/**
+ * An EventsNode anywhere in a metric list that names the event (PostHog walks the whole metric;
+ * `t.path` is the node holding the `event` key). Without actions or saved metrics, as skylark has
+ * neither, these are all the references PostHog's filter resolves.
+ */
+const namesEvent = (column: string) =>
+  `EXISTS (SELECT 1 FROM json_tree(${column}) t WHERE t.key = 'event' AND t.type = 'text' AND t.atom = ? AND json_extract(${column}, t.path || '.kind') = 'EventsNode')`
 
 const FLAG_ACTIVE = 'EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = experiments.feature_flag_id AND f.active = 1)'
 const DURATION = `CASE WHEN start_date IS NULL THEN NULL WHEN end_date IS NOT NULL THEN julianday(end_date) - julianday(start_date)
@@ -97,6 +107,8 @@ export function parseExperimentListQuery(query: URLSearchParams): ExperimentList
     if (!/^\s*[+-]?\d{1,15}\s*$/.test(flagId)) throw new ValidationError('invalid', 'feature_flag_id must be an integer')
     filter.featureFlagId = Number(flagId)
   }
+  const event = query.get('event')
+  if (event) filter.event = event
   return filter
 }
 
@@ -139,6 +151,10 @@ export class ExperimentRepository {
     if (filter.featureFlagId !== undefined) {
       where.push('feature_flag_id = ?')
       params.push(filter.featureFlagId)
+    }
+    if (filter.event !== undefined) {
+      where.push(`(${namesEvent('metrics')} OR ${namesEvent('metrics_secondary')})`)
+      params.push(filter.event, filter.event)
     }
     const clause = where.join(' AND ')
     const count = (this.#db.prepare(`SELECT COUNT(*) AS n FROM experiments WHERE ${clause}`).get(...params) as { n: number }).n

@@ -34,6 +34,7 @@ import { ExperimentActions } from './actions.js'
 import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
 import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
+import { checkMetricEvents, type KnownEvents } from './settings-validation.js'
 import { LinkedFlags } from './linked-flag.js'
 import {
   checkDates,
@@ -64,6 +65,8 @@ export interface ExperimentDeps {
   events: EventStore | null
   stats: StatsRunner
   cohortMembers: CohortMembers | null
+  /** The project's ingested event names, which metrics must name (null: not checked). */
+  knownEvents: KnownEvents | null
 }
 
 const compiled = lazyWriteValidators<ExperimentWrite>(experimentCreateSchema, experimentUpdateSchema)
@@ -134,6 +137,7 @@ export class Experiments {
         assertValid(compiled().create, body)
         checkName(body.name)
         checkSettingFields(body)
+        this.#checkMetricEvents(project, body)
         const start = parseDateField(body.start_date, 'start_date') ?? null
         const end = parseDateField(body.end_date, 'end_date') ?? null
         checkDates(start, end)
@@ -161,6 +165,14 @@ export class Experiments {
         })
       })
       .immediate()
+  }
+
+  /** The metric lists a write sends name only ingested events, unless it sets `allow_unknown_events`. */
+  #checkMetricEvents(project: Project, body: ExperimentWrite): void {
+    const known = this.#deps.knownEvents
+    if (known === null || body.allow_unknown_events === true) return
+    checkMetricEvents(body.metrics, project.id, known)
+    checkMetricEvents(body.metrics_secondary, project.id, known)
   }
 
   /** Stores a new experiment (its flag already linked) and logs its creation. */
@@ -208,6 +220,7 @@ export class Experiments {
         assertValid(compiled().update, body)
         checkName(body.name)
         checkSettingFields(body)
+        this.#checkMetricEvents(project, body)
         const start = parseDateField(body.start_date, 'start_date')
         const end = parseDateField(body.end_date, 'end_date')
         const next: ExperimentRecord = {

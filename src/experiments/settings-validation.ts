@@ -131,6 +131,39 @@ export function checkMetrics(metrics: unknown, attr: string): void {
   }
 }
 
+/** The event names a checked metric list's EventsNodes name; blank and absent ones are "all events". */
+export function metricEventNames(metrics: readonly JsonObject[]): string[] {
+  const names = new Set<string>()
+  for (const metric of metrics) {
+    for (const node of metricNodes(metric)) {
+      if (isPlainObject(node) && node.kind === 'EventsNode' && typeof node.event === 'string' && node.event.trim() !== '') names.add(node.event)
+    }
+  }
+  return [...names]
+}
+
+/** Which of the names the project has ingested (its event definitions). */
+export type KnownEvents = (projectId: number, names: readonly string[]) => ReadonlySet<string>
+
+/**
+ * PostHog's `validate_metric_event_names`: a metric naming an event the project never ingested is
+ * most likely a typo, refused unless the request sets `allow_unknown_events`.
+ */
+export function checkMetricEvents(metrics: unknown, projectId: number, known: KnownEvents): void {
+  if (!Array.isArray(metrics)) return
+  const names = metricEventNames(metrics as JsonObject[])
+  if (names.length === 0) return
+  const seen = known(projectId, names)
+  const unknown = names.filter((n) => !seen.has(n)).sort()
+  if (unknown.length === 0) return
+  throw fail(
+    `Event(s) ${unknown.map((n) => `'${n}'`).join(', ')} not found. No events with these names have been ingested by this project. ` +
+      'If you meant a different event, please correct it. Only if the user has explicitly confirmed they want to proceed with ' +
+      'the unknown event (e.g. they will instrument it shortly), call again with allow_unknown_events=True. ' +
+      'Do not flip the flag silently to bypass this check.',
+  )
+}
+
 const EXPOSURE_CONFIG_KINDS = ['ExperimentEventExposureConfig', 'ActionsNode']
 const EXPOSURE_CONFIG_HINT =
   "Expected either an event-based config like {'kind': 'ExperimentEventExposureConfig', 'event': '<event_name>', 'properties': []} " +

@@ -151,6 +151,14 @@ export class DefinitionReads {
     return row ? toProperty(row) : null
   }
 
+  /** Which of the names the project has ingested events of. */
+  eventNamesSeen(teamId: number, names: readonly string[]): Set<string> {
+    const rows = this.#statement('SELECT name FROM event_definitions WHERE team_id = ? AND name IN (SELECT value FROM json_each(?))')
+      .pluck()
+      .all(teamId, JSON.stringify(names)) as string[]
+    return new Set(rows)
+  }
+
   /** One page of the project's event definitions, and how many match. */
   events(teamId: number, filter: EventDefinitionFilter, page: Page): { count: number; results: EventDefinitionRecord[] } {
     const where = new Where()

@@ -74,7 +74,7 @@ const writableExperimentProperties: Record<string, JsonSchema> = {
   only_count_matured_users: { type: 'boolean' },
   conclusion: { type: ['string', 'null'], enum: [...EXPERIMENT_CONCLUSIONS, null] },
   conclusion_comment: { type: ['string', 'null'], maxLength: 4000 },
-  allow_unknown_events: { type: 'boolean', description: 'Accepted for PostHog clients; skylark does not check metric event names.' },
+  allow_unknown_events: { type: 'boolean', description: 'Write-only. Allows metrics to name events this project has not ingested (refused otherwise: most likely a typo).' },
 }
 
 export const experimentCreateSchema: JsonSchema = {

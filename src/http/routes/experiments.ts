@@ -26,6 +26,7 @@ import { requireScope } from '../../management/index.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc, type QueryParamDoc } from '../../schemas/openapi.js'
 import type { EventStore } from '../../storage/events/index.js'
+import type { PersonReader } from '../../persons/index.js'
 import { answer, intParam, noContent, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
@@ -43,6 +44,7 @@ const LIST_QUERY: readonly QueryParamDoc[] = [
   { name: 'search', description: 'Case-insensitive match on the name.', schema: { type: 'string' } },
   { name: 'created_by_id', description: 'Creator ids: one, comma-separated, or a JSON list; what is not an id is skipped.', schema: { type: 'string' } },
   { name: 'feature_flag_id', description: 'Only experiments linked to this flag.', schema: { type: 'integer' } },
+  { name: 'event', description: 'Only experiments with a metric (primary or secondary) on this event.', schema: { type: 'string' } },
   {
     name: 'order',
     description: 'One of `created_at`, `updated_at`, `name`, `start_date`, `end_date`, `duration`, `status`, `created_by`; `-` for descending (default `-created_at`).',
@@ -123,6 +125,8 @@ export interface ExperimentRouteDeps {
   pool?: { run<T>(name: string, task: unknown): Promise<T> } | null
   /** Writes exposure cohort members into persons.db. */
   staticCohorts?: CohortMembers
+  /** The event definitions metrics are checked against. */
+  persons?: PersonReader
 }
 
 export function registerExperimentRoutes(router: Router, api: ApiContext, deps: ExperimentRouteDeps, maxBodyBytes: number): void {
@@ -139,6 +143,7 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
     events: deps.events ?? null,
     stats: new StatsRunner(offload),
     cohortMembers: deps.staticCohorts ?? null,
+    knownEvents: deps.persons ? (projectId, names) => deps.persons!.definitions.eventNamesSeen(projectId, names) : null,
   })
   const json = {
     experiment: compileSerializer(experimentSchema),

@@ -64,6 +64,7 @@ t.test('an experiment in a version-3 management.db is served and takes the new f
   const patched = await server.api('PATCH', url, {
     metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: '$pageview' } }],
     conclusion: 'stopped_early',
+    allow_unknown_events: true,
   })
   t.equal(patched.status, 200, patched.text)
   const again = await server.api('GET', url)

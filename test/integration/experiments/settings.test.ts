@@ -12,6 +12,10 @@ t.test('experiment settings over HTTP', async (t) => {
   let f: ExperimentServer
   t.before(async () => {
     f = await experimentServer()
+    // The metrics below name these: PostHog refuses metric events a project never ingested.
+    const at = Date.now()
+    await f.send([{ event: '$pageview', distinct_id: 'seed', at }, { event: 'paid', distinct_id: 'seed', at }])
+    await f.waitFor('distinct_id=seed', 2)
   })
   t.teardown(() => f?.close())
   const url = (id: number, action = '') => `${f.experiments}${id}/${action ? `${action}/` : ''}`
@@ -55,6 +59,42 @@ t.test('experiment settings over HTTP', async (t) => {
 
     const flag = await f.api('GET', `${f.base}/feature_flags/${created.body.feature_flag.id}/`)
     t.match(flag.body, { ensure_experience_continuity: true, filters: { multivariate: { variants: [{ key: 'control', rollout_percentage: 50 }, { key: 'cheaper', rollout_percentage: 50 }] } } })
+  })
+
+  t.test("metrics naming events the project never ingested are refused unless allow_unknown_events is set, as PostHog's", async (t) => {
+    const typo = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'paid' }, { kind: 'EventsNode', event: 'signed_up' }] }
+    const ratio = { kind: 'ExperimentMetric', metric_type: 'ratio', numerator: { kind: 'EventsNode', event: 'zz' }, denominator: { kind: 'EventsNode', event: '$pageview' } }
+    const refused = await f.api('POST', f.experiments, { name: 'Typo', feature_flag_key: 'typo', metrics: [typo], metrics_secondary: [ratio] })
+    t.equal(refused.status, 400)
+    t.match(refused.body, { type: 'validation_error', code: 'invalid', attr: null, detail: /^Event\(s\) 'signed_up' not found\. No events with these names have been ingested by this project\./ })
+    t.equal(f.m.featureFlags.repository.liveByKey(f.server.boot.project_id, 'typo'), null, 'nothing was created')
+    const secondary = await f.api('POST', f.experiments, { name: 'Typo', feature_flag_key: 'typo', metrics_secondary: [ratio] })
+    t.match(secondary.body, { detail: /^Event\(s\) 'zz' not found\./ }, 'the secondary list is checked too')
+    const blankIsAllEvents = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: ' ' } }
+    const known = await f.api('POST', f.experiments, { name: 'Known', feature_flag_key: 'known', metrics: [pageviews, blankIsAllEvents] })
+    t.equal(known.status, 201, known.text)
+
+    const allowed = await f.api('POST', f.experiments, { name: 'Ahead', feature_flag_key: 'ahead', metrics: [typo], allow_unknown_events: true })
+    t.equal(allowed.status, 201, allowed.text)
+    t.notOk('allow_unknown_events' in allowed.body, 'write-only')
+    const url = `${f.experiments}${allowed.body.id}/`
+    const patched = await f.api('PATCH', url, { metrics_secondary: [ratio] })
+    t.match(patched, { status: 400, body: { detail: /^Event\(s\) 'zz' not found\./ } }, 'an update is checked for the lists it sends')
+    const renamed = await f.api('PATCH', url, { name: 'Ahead of instrumentation' })
+    t.equal(renamed.status, 200, 'lists an update leaves alone are not checked again')
+    const copy = await f.api('POST', `${url}duplicate/`, { feature_flag_key: 'ahead-copy' })
+    t.equal(copy.status, 201, `duplicate copies the metrics as they are: ${copy.text}`)
+
+    const named = async (query: string) => {
+      const res = await f.api('GET', `${f.experiments}?${query}`)
+      t.equal(res.status, 200, res.text)
+      return (res.body.results as Array<{ name: string }>).map((e) => e.name).sort()
+    }
+    t.same(await named('event=signed_up'), ['Ahead of instrumentation', 'Ahead of instrumentation (Copy)'], 'the list filter `event` finds metrics on it')
+    t.ok((await named('event=%24pageview')).includes('Known'))
+    t.notOk((await named('event=%24pageview')).includes('Ahead of instrumentation'))
+    t.same(await named('event=zz'), [], 'the refused PATCH stored nothing')
+    t.same(await named('event=EventsNode'), [], 'only an EventsNode event matches, not any value')
   })
 
   t.test('PATCH round-trips metrics, orderings and conclusions; a GET echoed back answers the same', async (t) => {

@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
-import { Experiments, StatsRunner, type CohortMembers, type StatsOffload } from '../../../src/experiments/index.js'
+import { Experiments, StatsRunner, type CohortMembers, type KnownEvents, type StatsOffload } from '../../../src/experiments/index.js'
 import { createManagement, MembershipLevel } from '../../../src/management/index.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../../src/storage/events/index.js'
 import { migrate, openDatabase, prepareDataDir } from '../../../src/storage/index.js'
@@ -21,6 +21,8 @@ export interface WorldOptions {
   cohortMembers?: CohortMembers | null
   /** No event store: results and exposure cohorts are unavailable. */
   noEvents?: boolean
+  /** The ingested event names metrics are checked against (absent: not checked). */
+  knownEvents?: KnownEvents | null
 }
 
 export function experimentWorld(options: WorldOptions = {}) {
@@ -56,6 +58,7 @@ export function experimentWorld(options: WorldOptions = {}) {
     events: options.noEvents ? null : store,
     stats: new StatsRunner(options.offload ?? null),
     cohortMembers,
+    knownEvents: options.knownEvents ?? null,
   })
 
   const w = {
