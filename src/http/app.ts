@@ -18,6 +18,7 @@ import { registerDashboardRoutes } from './routes/dashboards.js'
 import { registerDecideRoutes } from './routes/decide.js'
 import { registerDefinitionRoutes } from './routes/definitions.js'
 import { registerEventRoutes } from './routes/events.js'
+import { registerEnvironmentAliases } from './routes/environments.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
 import { registerGroupRoutes } from './routes/groups.js'
@@ -74,5 +75,6 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
+  registerEnvironmentAliases(router)
   registerSchemaRoutes(router)
 }

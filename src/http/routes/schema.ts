@@ -12,6 +12,7 @@ import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
 import { FEATURE_FLAG_COMPONENTS, FEATURE_FLAG_OPERATIONS } from './feature-flags.js'
 import { DASHBOARD_COMPONENTS, DASHBOARD_OPERATIONS } from './dashboards.js'
 import { DEFINITION_COMPONENTS, DEFINITION_OPERATIONS } from './definitions.js'
+import { environmentOperations } from './environments.js'
 import { EVENT_COMPONENTS, EVENT_OPERATIONS } from './events.js'
 import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
@@ -29,26 +30,27 @@ export const SCHEMA_OPERATION: OperationDoc = {
 }
 
 export function managementApiDocument(): Record<string, unknown> {
+  const operations = [
+    ...FEATURE_FLAG_OPERATIONS,
+    ...FLAG_EVALUATION_OPERATIONS,
+    ...DASHBOARD_OPERATIONS,
+    ...REMOTE_CONFIG_OPERATIONS,
+    ...COHORT_OPERATIONS,
+    ...EARLY_ACCESS_FEATURE_OPERATIONS,
+    ...EXPERIMENT_OPERATIONS,
+    ...EVENT_OPERATIONS,
+    ...PERSON_OPERATIONS,
+    ...GROUP_OPERATIONS,
+    ...DEFINITION_OPERATIONS,
+    SCHEMA_OPERATION,
+  ]
   return openApiDocument(
     {
       title: 'skylark management API',
       version: '1',
       description: "PostHog-compatible project management API. Authenticate with `Authorization: Bearer <personal API key>`.",
     },
-    [
-      ...FEATURE_FLAG_OPERATIONS,
-      ...FLAG_EVALUATION_OPERATIONS,
-      ...DASHBOARD_OPERATIONS,
-      ...REMOTE_CONFIG_OPERATIONS,
-      ...COHORT_OPERATIONS,
-      ...EARLY_ACCESS_FEATURE_OPERATIONS,
-      ...EXPERIMENT_OPERATIONS,
-      ...EVENT_OPERATIONS,
-      ...PERSON_OPERATIONS,
-      ...GROUP_OPERATIONS,
-      ...DEFINITION_OPERATIONS,
-      SCHEMA_OPERATION,
-    ],
+    [...operations, ...environmentOperations(operations)],
     {
       ...FEATURE_FLAG_COMPONENTS,
       ...FLAG_EVALUATION_COMPONENTS,

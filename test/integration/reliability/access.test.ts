@@ -31,6 +31,7 @@ interface RouteCase {
 }
 
 const P = '/api/projects/:project_id'
+const E = '/api/environments/:project_id'
 const FF = `${P}/feature_flags`
 const EX = `${P}/experiments`
 const EA = `${P}/early_access_feature`
@@ -67,11 +68,12 @@ t.test('access matrix and isolation', async (t) => {
     return keysWithout.get(scope)!
   }
 
-  // Persons for the persons routes: one to read and change, one to delete (the one key with the scope does).
+  // Persons for the persons routes: one to read and change, one to delete under each prefix (the one key with the scope does).
   const now = Date.now()
   const personEvent = (distinctId: string) => ({ uuid: randomUUID(), event: '$pageview', distinct_id: distinctId, properties: {}, timestamp: now, team_id: boot.project_id, now })
-  const [kept, doomed] = seedPersons(dataDir, [personEvent('access-kept'), personEvent('access-doomed')], (pdb) =>
-    ['access-kept', 'access-doomed'].map((id) => (pdb.prepare('SELECT uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id WHERE d.distinct_id = ?').get(id) as { uuid: string }).uuid),
+  const seeded = ['access-kept', 'access-doomed', 'access-doomed-env']
+  const [kept, doomed, doomedInEnvironment] = seedPersons(dataDir, seeded.map(personEvent), (pdb) =>
+    seeded.map((id) => (pdb.prepare('SELECT uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id WHERE d.distinct_id = ?').get(id) as { uuid: string }).uuid),
   )
 
   const server = await startServer({ dataDir, env: { LOG_LEVEL: 'trace' } })
@@ -111,7 +113,7 @@ t.test('access matrix and isolation', async (t) => {
   // An event and a group, through /batch/, for the routes that read one.
   const eventUuid = randomUUID()
   const fixtures = [
-    { event: '$groupidentify', properties: { distinct_id: 'fixture', $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } } },
+    { event: '$groupidentify', properties: { distinct_id: 'fixture', $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme', tier: 'gold' } } },
     { event: 'view', uuid: eventUuid, properties: { distinct_id: 'fixture', plan: 'pro', $groups: { company: 'acme' } } },
   ]
   t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch: fixtures } })).status, 200)
@@ -215,6 +217,13 @@ t.test('access matrix and isolation', async (t) => {
     'get /flags/definitions/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
   }
 
+  // PostHog's environment paths of the team-scoped routes (src/http/routes/environments.ts): the same scopes and answers.
+  for (const [key, c] of Object.entries(CASES)) {
+    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
+  }
+  CASES[`delete ${E}/persons/:id/`] = { ...CASES[`delete ${P}/persons/:id/`]!, params: () => ({ id: doomedInEnvironment }) }
+  CASES[`post ${E}/groups/delete_property/`] = { ...CASES[`post ${P}/groups/delete_property/`]!, body: { $unset: 'tier' } }
+
   // Every route that takes a personal key is in the table, and the table names nothing that isn't served. The
   // public /api/ routes browsers call (CORS: the schema, posthog-js's lists by project key) take none.
   const routes = registeredRoutes().filter((r) => (r.pattern.startsWith('/api/') && !r.options.cors) || r.pattern === '/flags/definitions/')
@@ -280,6 +289,7 @@ t.test('access matrix and isolation', async (t) => {
     } else {
       const ghostPath = path
         .replace(`/api/projects/${A}/`, `/api/projects/${missing.project_id}/`)
+        .replace(`/api/environments/${A}/`, `/api/environments/${missing.project_id}/`)
         .replace(`/api/organizations/${boot.organization_id}/`, `/api/organizations/${missing.organization_id}/`)
         .replace(boot.project_api_key, missing.token)
       if (ghostPath === path) problems.push(`${label}: no project, organisation or token to swap`)
