@@ -200,14 +200,35 @@ export class IngestionService {
    * consumer first processes every event acknowledged before it.
    */
   async deletePersons(teamId: number, persons: { uuids: string[]; distinctIds: string[]; deleteEvents: boolean }): Promise<void> {
+    await this.#appendOne(
+      encodeControl({ op: 'delete_persons', team_id: teamId, uuids: persons.uuids, distinct_ids: persons.distinctIds, delete_events: persons.deleteEvents, after: this.#otherLanesEnd() }),
+    )
+  }
+
+  /**
+   * Splits a person through the consumer (control.ts), as deletePersons: durable when it resolves, applied after
+   * every event acknowledged before it and before every event acknowledged after it.
+   */
+  async splitPerson(teamId: number, split: { uuid: string; mainDistinctId: string | null; distinctIdsToSplit: string[] | null }): Promise<void> {
+    await this.#appendOne(
+      encodeControl({
+        op: 'split_person',
+        team_id: teamId,
+        uuid: split.uuid,
+        main_distinct_id: split.mainDistinctId,
+        distinct_ids_to_split: split.distinctIdsToSplit,
+        after: this.#otherLanesEnd(),
+      }),
+    )
+  }
+
+  /** The durable ends of the lanes other than main, where a control record is written. */
+  #otherLanesEnd() {
     const { segments, sizes } = this.#d.spool.currentState()
-    const after = {
+    return {
       historical: { segment: segments.historical, offset: sizes.historical },
       overflow: { segment: segments.overflow, offset: sizes.overflow },
     }
-    await this.#appendOne(
-      encodeControl({ op: 'delete_persons', team_id: teamId, uuids: persons.uuids, distinct_ids: persons.distinctIds, delete_events: persons.deleteEvents, after }),
-    )
   }
 
   #appendOne(frame: Buffer): Promise<void> {

@@ -22,6 +22,7 @@ export { notAPersonIdDetail, parsePersonId, type PersonIdRef } from './person-id
 export { HashKeyOverrideWriter } from './hash-key-overrides.js'
 export { StaticCohortWriter } from './static-cohorts.js'
 export { PERSON_UUID_NAMESPACE, personUuidFor } from './store.js'
+export { distinctIdsToSplit, originDistinctId } from './split.js'
 export { MAX_GROUP_TYPES_PER_TEAM, mergeGroupProperties, unsetGroupProperties } from './groups.js'
 export {
   FILTERED_PERSON_UPDATE_PROPERTIES,

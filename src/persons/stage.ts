@@ -33,6 +33,7 @@ import {
   isIgnorableUpdate,
   type EventSets,
 } from './properties.js'
+import { distinctIdsToSplit } from './split.js'
 import { PersonStore, personUuidFor, type Person } from './store.js'
 import { WarningWriter } from './warnings.js'
 import type { CapturedEvent } from '../schemas/captured-event.js'
@@ -40,6 +41,9 @@ import type { CapturedEvent } from '../schemas/captured-event.js'
 export type { CapturedEvent } from '../schemas/captured-event.js'
 
 export type { GroupColumns } from './group-columns.js'
+
+/** PostHog's version step for a split-off person: above a deletion's + 100 (SPLIT_VERSION_OFFSET in personhog). */
+const SPLIT_VERSION_OFFSET = 101
 
 export interface PersonOutcome {
   /**
@@ -149,6 +153,21 @@ export class PersonsStage {
   /** Deletes persons inside the caller's transaction (PersonStore.deletePersons); returns their distinct ids. */
   deletePersons(teamId: number, uuids: readonly string[], distinctIds: readonly string[]): string[] {
     return this.persons.deletePersons(teamId, uuids, distinctIds)
+  }
+
+  /**
+   * Splits a person inside the caller's transaction (PostHog's split_person): the distinct ids
+   * `distinctIdsToSplit` chooses move onto new persons of their own (version: the person's + 101, as PostHog's);
+   * the person keeps its properties, cohorts and overrides. Returns the new persons' uuids by distinct id.
+   */
+  splitPerson(teamId: number, uuid: string, main: string | null, only: readonly string[] | null): Array<{ distinctId: string; uuid: string }> {
+    const person = this.persons.byUuid(teamId, uuid)
+    if (person === null) return []
+    const createdAt = iso(this.clock.now())
+    return distinctIdsToSplit(this.persons.distinctIdsOf(person.id), main, only).map((distinctId) => ({
+      distinctId,
+      uuid: this.persons.splitOff(teamId, distinctId, person.version + SPLIT_VERSION_OFFSET, createdAt).uuid,
+    }))
   }
 
   /** Drops in-memory caches (after the caller's transaction rolled back). */

@@ -73,6 +73,8 @@ export class PersonStore {
     idsByDistinctId: Statement<[number, string], number>
     distinctIdsOf: Statement<[number], string>
     dropDistinctIds: Statement<[number]>
+    byUuid: Statement<[number, string], { id: number; version: number }>
+    moveDistinctId: Statement<[number, number, string]>
   }
 
   constructor(private readonly db: Db, cacheSize: number) {
@@ -107,6 +109,8 @@ export class PersonStore {
         .pluck(),
       distinctIdsOf: db.prepare<[number], string>('SELECT distinct_id FROM person_distinct_ids WHERE person_id = ?').pluck(),
       dropDistinctIds: db.prepare('DELETE FROM person_distinct_ids WHERE person_id = ?'),
+      byUuid: db.prepare('SELECT id, version FROM persons WHERE team_id = ? AND uuid = ?'),
+      moveDistinctId: db.prepare('UPDATE person_distinct_ids SET person_id = ? WHERE team_id = ? AND distinct_id = ?'),
     }
   }
 
@@ -216,6 +220,34 @@ export class PersonStore {
       this.s.deletePerson.run(id)
     }
     return freed
+  }
+
+  /** The project's person with this uuid (row id and version), or null. */
+  byUuid(teamId: number, uuid: string): { id: number; version: number } | null {
+    return this.s.byUuid.get(teamId, uuid) ?? null
+  }
+
+  /** The distinct ids of a person (by row id), in no particular order. */
+  distinctIdsOf(personId: number): string[] {
+    return this.s.distinctIdsOf.all(personId)
+  }
+
+  /**
+   * Moves a distinct id onto a new person of its own, without properties, as PostHog's split: its uuid is the
+   * uuidv5 of the distinct id, or a fresh UUIDv7 when that is taken (by the person it leaves, when the split
+   * keeps another id than the one it was created from). PostHog moves it onto the person holding that uuid instead.
+   */
+  splitOff(teamId: number, distinctId: string, version: number, createdAt: string): Person {
+    let uuid = personUuidFor(teamId, distinctId)
+    let result = this.s.insertPerson.run(uuid, teamId, '{}', 0, version, createdAt)
+    if (result.changes === 0) {
+      uuid = uuidv7()
+      result = this.s.insertPerson.run(uuid, teamId, '{}', 0, version, createdAt)
+    }
+    const person: Person = { id: Number(result.lastInsertRowid), uuid, teamId, properties: {}, isIdentified: false, version, createdAt, mergedInto: null }
+    this.s.moveDistinctId.run(person.id, teamId, distinctId)
+    this.cache.set(this.key(teamId, distinctId), person)
+    return person
   }
 
   /** Notes that a distinct id was used by a personless event while it had no person. */

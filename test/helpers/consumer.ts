@@ -73,6 +73,7 @@ export function consumerOverSpool(count: number, caps: ConsumerCaps) {
     },
     enrich: outcome,
     deletePersons: () => [],
+    splitPerson: () => [],
     resetCache: () => {},
   }
   const inserts: EventRow[][] = []

@@ -3,8 +3,9 @@
  * GET /api/projects/:project_id/persons/ (`person:read`; `distinct_id` (that id's person), `email` (exact),
  * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property filters)),
  * GET, PUT, PATCH and DELETE persons/:id/, POST persons/bulk_delete/, persons/:id/update_property/ and
- * persons/:id/delete_property/ as PostHog's PersonViewSet (person-writes.ts): writes go through ingestion,
- * never straight to persons.db, whose one writer is the consumer thread.
+ * persons/:id/delete_property/ (person-writes.ts) and persons/:id/split/ (person-split.ts) as PostHog's
+ * PersonViewSet: writes go through ingestion, never straight to persons.db, whose one writer is the consumer
+ * thread.
  * The groups API is in groups.ts.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
@@ -14,6 +15,7 @@ import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
+import { personSplitHandler } from './person-split.js'
 import { personWriteHandlers } from './person-writes.js'
 import { asIs, parsePropertyFilters, type FilterKinds } from './property-filters.js'
 
@@ -28,6 +30,7 @@ export const PERSON_OPERATIONS = [
   { operationId: 'persons_destroy', method: 'delete', path: `${PROJECT}/persons/:id/`, summary: 'Delete the person (its distinct ids, cohort memberships and flag overrides); with ?delete_events=true its events too. Done in order with ingestion; 202 once durable.', tag: 'persons', scope: 'person:write', query: [{ name: 'delete_events', description: 'Also delete the events of its distinct ids.', schema: { type: 'boolean' } }], responses: { 202: null } },
   { operationId: 'persons_bulk_delete', method: 'post', path: `${PROJECT}/persons/bulk_delete/`, summary: 'Delete up to 1000 persons by distinct_ids, else by ids (uuids).', tag: 'persons', scope: 'person:write', requestBody: 'PersonBulkDelete', responses: { 202: null } },
   { operationId: 'persons_update_property', method: 'post', path: `${PROJECT}/persons/:id/update_property/`, summary: 'Set one person property (captured as a $set event).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertyUpdate', responses: { 202: null } },
+  { operationId: 'persons_split', method: 'post', path: `${PROJECT}/persons/:id/split/`, summary: "Split a person merged by mistake: every distinct id but main_distinct_id (by default the person's oldest), or only distinct_ids_to_split, becomes a new person without properties; the person keeps its properties. Done in order with ingestion; 201 once durable.", tag: 'persons', scope: 'person:write', requestBody: 'PersonSplit', responses: { 201: 'Success' } },
   { operationId: 'persons_delete_property', method: 'post', path: `${PROJECT}/persons/:id/delete_property/`, summary: 'Remove one person property (captured as a $delete_person_property event with $unset).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertyDelete', responses: { 201: 'Success' } },
 ] as const satisfies readonly OperationDoc[]
 
@@ -64,6 +67,10 @@ export const PERSON_COMPONENTS = {
   },
   PersonPropertiesUpdate: { type: 'object', properties: { properties: FREE_FORM }, required: ['properties'] },
   PersonPropertyUpdate: { type: 'object', properties: { key: { type: 'string' }, value: {} }, required: ['key', 'value'] },
+  PersonSplit: {
+    type: 'object',
+    properties: { main_distinct_id: { type: ['string', 'null'] }, distinct_ids_to_split: { type: ['array', 'null'], items: { type: 'string' }, minItems: 1 } },
+  },
   PersonPropertyDelete: { type: 'object', properties: { $unset: { type: 'string' } }, required: ['$unset'] },
 }
 
@@ -90,6 +97,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
     },
     persons_retrieve: (req: ProjectApiRequest) => personObject(personOf(persons, req)),
     ...writes,
+    ...(ingestion ? { persons_split: personSplitHandler(persons, ingestion) } : null),
   }
   for (const op of PERSON_OPERATIONS) {
     const handler = handlers[op.operationId as keyof typeof handlers]

@@ -15,8 +15,8 @@
  * next one already takes appends. If it fails, the thread stops and is restarted, and the restart path writes
  * those events again, one batch per INSERT.
  *
- * Person deletions arrive as control frames on the main lane; the person loop holds and applies them
- * (held-deletions.ts), and with `delete_events` the sink loop deletes the persons' events once every row queued
+ * Person deletions and splits arrive as control frames on the main lane; the person loop holds and applies them
+ * (held-controls.ts), and with `delete_events` the sink loop deletes the persons' events once every row queued
  * before the deletion is stored, before any row queued after it.
  */
 import type { Clock } from '../../common/clock.js'
@@ -39,7 +39,7 @@ import { replayDeadLetters } from './dead-letter-replay.js'
 import { releaseSegments } from './segment-release.js'
 import { SinkWriter } from './sink-writer.js'
 import { PendingDeletions } from './pending-deletions.js'
-import { HeldDeletions, type LaneState } from './held-deletions.js'
+import { HeldControls, type LaneState } from './held-controls.js'
 import { replayAfterRestart } from './restart-replay.js'
 
 export interface ConsumerOptions {
@@ -89,7 +89,7 @@ export class Consumer {
   readonly #sinkAlarm = new Alarm()
   readonly #span: SpanningInsert | null
   readonly #pending: PendingDeletions
-  readonly #deletions: HeldDeletions
+  readonly #controls: HeldControls
   readonly stats: ConsumerStats = {
     stored: 0,
     personsProcessed: 0,
@@ -109,7 +109,7 @@ export class Consumer {
     this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#sinkAlarm.wake()) : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#pending = new PendingDeletions(options.personsDb)
-    this.#deletions = new HeldDeletions({
+    this.#controls = new HeldControls({
       lanes: this.#lanes,
       personsDb: options.personsDb,
       checkpoints: this.#checkpoints,
@@ -210,7 +210,7 @@ export class Consumer {
       this.#schedulePos = (this.#schedulePos + 1) % SCHEDULE.length
       const state = this.#lanes.get(lane)!
       if (state.held) {
-        if (this.#deletions.apply(state)) return true
+        if (this.#controls.apply(state)) return true
         continue
       }
       const frames = this.#read(state.reader)
@@ -226,7 +226,7 @@ export class Consumer {
         state.personsAt = end
         this.#enqueue(lane, rows, end)
       }
-      if (control) this.#deletions.hold(state, control.payload, control.end)
+      if (control) this.#controls.hold(state, control.payload, control.end)
       state.reader.release()
       return true
     }

@@ -33,6 +33,8 @@ export interface PersonStage {
   enrich(event: CapturedEvent): PersonOutcome
   /** Deletes the persons with these uuids or owning these distinct ids, inside the caller's transaction; returns their distinct ids. */
   deletePersons(teamId: number, uuids: readonly string[], distinctIds: readonly string[]): string[]
+  /** Moves distinct ids of the person onto new persons of their own, inside the caller's transaction; returns them with their new uuids. */
+  splitPerson(teamId: number, uuid: string, main: string | null, only: readonly string[] | null): Array<{ distinctId: string; uuid: string }>
   resetCache(): void
 }
 

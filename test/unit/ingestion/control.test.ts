@@ -1,5 +1,5 @@
 import t from 'tap'
-import { decodeControl, encodeControl, type PersonDeletion } from '../../../src/ingestion/control.js'
+import { decodeControl, encodeControl, type PersonDeletion, type PersonSplit } from '../../../src/ingestion/control.js'
 import { FrameBatch } from '../../../src/ingestion/consumer/read-batch.js'
 import { RowQueue } from '../../../src/ingestion/consumer/row-queue.js'
 import { FrameKind, HEADER_BYTES, readFrame } from '../../../src/ingestion/spool/format.js'
@@ -22,6 +22,25 @@ t.test('a person deletion is a control frame that reads back as written', async 
   t.same(decodeControl(frame.payload), deletion)
 })
 
+const split: PersonSplit = {
+  op: 'split_person',
+  team_id: 3,
+  uuid: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b',
+  main_distinct_id: 'alice',
+  distinct_ids_to_split: null,
+  after: { overflow: { segment: 4, offset: 1200 } },
+}
+
+t.test('a person split is a control frame of the same kind that reads back as written', async (t) => {
+  for (const record of [split, { ...split, main_distinct_id: null, distinct_ids_to_split: ['bob'] }]) {
+    const frame = readFrame(encodeControl(record), 0)
+    t.equal(frame.status, 'ok')
+    if (frame.status !== 'ok') return
+    t.equal(frame.kind, FrameKind.control)
+    t.same(decodeControl(frame.payload), record)
+  }
+})
+
 t.test('a control record this version cannot read is refused, not guessed at', async (t) => {
   const bad = [
     '{"op":"delete_everything"}',
@@ -30,6 +49,10 @@ t.test('a control record this version cannot read is refused, not guessed at', a
     JSON.stringify({ ...deletion, uuids: [1] }),
     JSON.stringify({ ...deletion, delete_events: 'yes' }),
     JSON.stringify({ ...deletion, after: { overflow: { segment: 1 } } }),
+    JSON.stringify({ ...split, uuid: 5 }),
+    JSON.stringify({ ...split, main_distinct_id: 1 }),
+    JSON.stringify({ ...split, distinct_ids_to_split: 'bob' }),
+    JSON.stringify({ ...split, after: null }),
   ]
   for (const text of bad) t.throws(() => decodeControl(Buffer.from(text)), text)
 })

@@ -37,6 +37,7 @@ t.test('a read that fails as a whole is redone event by event: the rest stored i
     },
     enrich: outcome,
     deletePersons: () => [],
+    splitPerson: () => [],
     resetCache: () => {},
   }
   const deadLetters: DeadLetterInput[] = []
