@@ -228,6 +228,7 @@ function personsBody(rng: Rng): Record<string, unknown> {
     { key: rng.pick([hostileString(rng), 1, null]), value: rng.pick([hostileString(rng), null, { a: 1 }, 0]) },
     { $unset: rng.pick([hostileString(rng), 1, null, ['k']]) },
     { properties: rng.pick([{ plan: hostileString(rng) }, null, 'x', [1], {}, randomJson(rng, 2)]) },
+    { main_distinct_id: rng.pick([hostileString(rng), '', 1, null, ['k']]), distinct_ids_to_split: rng.pick([undefined, ids()]) },
   ])
 }
 
