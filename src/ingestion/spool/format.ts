@@ -14,7 +14,7 @@ export const HEADER_BYTES = 9
  * encodeCapture); the consumer parses it again. `eventParts`: a CapturedEvent as a line of its properties
  * but `$set`/`$set_once`, then the event with those two as its only properties (frames.ts, eventPartsText);
  * what captures of several events write since `event` frames, which the consumer still reads. `control`: an
- * instruction to the consumer as JSON (ingestion/control.ts: a person deletion), applied in spool order.
+ * instruction to the consumer as JSON (ingestion/control.ts: a person deletion or split), applied in spool order.
  */
 export const FrameKind = { event: 1, warning: 2, capture: 3, eventParts: 4, control: 5 } as const
 export type FrameKindValue = (typeof FrameKind)[keyof typeof FrameKind]
