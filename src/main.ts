@@ -9,7 +9,7 @@ import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
 import { startIngestion } from './ingestion/index.js'
-import { ManagementFlagSource, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
+import { ManagementFlagSource, ScheduledChangeApplier, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
 import { createLogger, logThreadStart, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
 import { FlagEvaluator } from './flags/evaluator.js'
@@ -146,6 +146,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const server = new HttpServer({ router, logger, metrics, admission, batchAnswers: config.http.batchAnswers })
   const port = await server.listen(config.http.host, config.http.port)
   baseUrl = siteUrl(config, port)
+  // Here, on the thread that writes management.db, so applied changes take the same path as a user's PATCH.
+  const applier = new ScheduledChangeApplier({ db: managementDb, clock: systemClock, accounts: management.accounts, featureFlags: management.featureFlags, changes: management.scheduledChanges, logger })
+  applier.start()
   if (firstRun?.created && firstRun.personal_api_key) {
     ;(options.banner ?? ((text) => process.stderr.write(text)))(firstRunBanner(baseUrl, firstRun))
   }
@@ -156,6 +159,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     stopping ??= (async () => {
       logger.info({ reason, inflight: server.inflight }, 'shutting down')
       server.stopAccepting()
+      applier.stop()
       const drained = await server.drain(config.shutdownTimeoutMs)
       if (!drained) logger.warn({ inflight: server.inflight }, 'shutdown timeout: requests still in flight')
       await ingestion.stop(config.shutdownTimeoutMs)

@@ -58,3 +58,29 @@ export function pyTruthy(value: unknown): boolean {
   if (typeof value === 'object') return Object.keys(value).length > 0
   return true
 }
+
+/** DRF's DateTimeField: ISO 8601; a time without an offset is UTC (Django's default time zone). */
+export function parseDateField(value: string | null | undefined, attr: string): string | null | undefined {
+  if (value === undefined || value === null) return value
+  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(value.trim())
+  const ms = iso ? Date.parse(`${iso[1]}-${iso[2]}-${iso[3]}T${iso[4] ?? '00'}:${iso[5] ?? '00'}:${iso[6] ?? '00'}${(iso[7] ?? '').slice(0, 4)}${normaliseOffset(iso[8])}`) : NaN
+  if (!Number.isFinite(ms)) {
+    throw new ValidationError('invalid', 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr)
+  }
+  return new Date(ms).toISOString()
+}
+
+function normaliseOffset(offset: string | undefined): string {
+  if (!offset || offset.toUpperCase() === 'Z') return 'Z'
+  return offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`
+}
+
+const TRUE = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true])
+const FALSE = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false])
+
+/** DRF's BooleanField: its true and false spellings, absent is false, anything else "Must be a valid boolean.". */
+export function drfBoolean(value: unknown, attr: string): boolean {
+  if (value === undefined || FALSE.has(value)) return false
+  if (TRUE.has(value)) return true
+  throw new ValidationError('invalid', 'Must be a valid boolean.', attr)
+}

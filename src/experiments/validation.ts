@@ -4,6 +4,7 @@
  * field as `attr`; rules PostHog raises from `validate()`, `create()` or `update()` have `attr: null`. All
  * codes are DRF's default `invalid` unless DRF names another.
  */
+import { drfBoolean, parseDateField } from '../common/drf-fields.js'
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord } from '../management/index.js'
@@ -14,33 +15,9 @@ export const DEFAULT_VARIANTS: ReadonlyArray<Readonly<{ key: string; name: strin
   { key: 'test', name: 'Test Variant', rollout_percentage: 50 },
 ]
 
+export { drfBoolean, parseDateField }
+
 const fail = (detail: string, attr: string | null = null, code = 'invalid') => new ValidationError(code, detail, attr)
-
-/** DRF's DateTimeField: ISO 8601; a time without an offset is UTC (Django's default time zone). */
-export function parseDateField(value: string | null | undefined, attr: string): string | null | undefined {
-  if (value === undefined || value === null) return value
-  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(value.trim())
-  const ms = iso ? Date.parse(`${iso[1]}-${iso[2]}-${iso[3]}T${iso[4] ?? '00'}:${iso[5] ?? '00'}:${iso[6] ?? '00'}${(iso[7] ?? '').slice(0, 4)}${normaliseOffset(iso[8])}`) : NaN
-  if (!Number.isFinite(ms)) {
-    throw fail('Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr)
-  }
-  return new Date(ms).toISOString()
-}
-
-function normaliseOffset(offset: string | undefined): string {
-  if (!offset || offset.toUpperCase() === 'Z') return 'Z'
-  return offset.includes(':') ? offset : `${offset.slice(0, 3)}:${offset.slice(3)}`
-}
-
-const TRUE = new Set<unknown>(['t', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1', 1, true])
-const FALSE = new Set<unknown>(['f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0', 0, false])
-
-/** DRF's BooleanField: its true and false spellings, absent is false, anything else "Must be a valid boolean.". */
-export function drfBoolean(value: unknown, attr: string): boolean {
-  if (value === undefined || FALSE.has(value)) return false
-  if (TRUE.has(value)) return true
-  throw fail('Must be a valid boolean.', attr)
-}
 
 /** `name`: a CharField, so blank is refused. */
 export function checkName(name: string | undefined): void {

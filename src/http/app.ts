@@ -29,6 +29,7 @@ import { registerProjectRoutes } from './routes/projects.js'
 import { registerPublicListRoutes } from './routes/public-lists.js'
 import { registerRemoteConfigRoutes } from './routes/remote-config.js'
 import { registerRoleRoutes } from './routes/roles.js'
+import { registerScheduledChangeRoutes } from './routes/scheduled-changes.js'
 import { registerSchemaRoutes } from './routes/schema.js'
 import { registerStaticAssetRoutes } from './routes/static-assets.js'
 
@@ -74,6 +75,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
+  registerScheduledChangeRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerEnvironmentAliases(router)
   registerSchemaRoutes(router)

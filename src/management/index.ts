@@ -1,6 +1,6 @@
 /**
  * Management: projects, users, personal API keys, scopes, roles (and, in their own folders, flags, cohorts,
- * early access features and the activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
+ * early access features, scheduled changes and the activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
  */
 import type { Clock } from '../common/clock.js'
 import type { Db } from '../storage/sqlite/database.js'
@@ -14,6 +14,7 @@ import { EarlyAccessFeatures } from './early-access/index.js'
 import { FeatureFlags, FlagRoleAccess } from './feature-flags/index.js'
 import { ProjectDirectory } from './project-directory.js'
 import { Roles } from './roles.js'
+import { ScheduledChanges } from './scheduled-changes/index.js'
 
 export { Accounts, MembershipLevel, userSummary, type Project, type User, type UserSummary } from './accounts.js'
 export {
@@ -65,6 +66,7 @@ export { EarlyAccessFeatures, type EarlyAccessFeatureObject, type PublicEarlyAcc
 export { ManagementFlagSource, type ProjectFlagData } from './flag-source.js'
 export { createProjectResolver, type ProjectResolver, type ResolvedProject } from './project-resolver.js'
 export { Roles, type RoleObject } from './roles.js'
+export { ScheduledChangeApplier, ScheduledChanges, type ScheduledChangeObject } from './scheduled-changes/index.js'
 export { ALL_SCOPES, hasScope, isValidScope, type Scope } from './scopes.js'
 
 export function createManagement(db: Db, clock: Clock) {
@@ -85,6 +87,7 @@ export function createManagement(db: Db, clock: Clock) {
     featureFlags,
     flagRoleAccess: new FlagRoleAccess(db, clock, featureFlags, roles),
     earlyAccess: new EarlyAccessFeatures({ db, clock, accounts, featureFlags }),
+    scheduledChanges: new ScheduledChanges({ db, clock, accounts, featureFlags }),
     dashboards,
     auth: new Authenticator(accounts, keys),
     projects: new ProjectDirectory(db),

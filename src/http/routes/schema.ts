@@ -18,6 +18,7 @@ import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
 import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-config.js'
 import { PERSON_COMPONENTS, PERSON_OPERATIONS } from './persons.js'
+import { SCHEDULED_CHANGE_COMPONENTS, SCHEDULED_CHANGE_OPERATIONS } from './scheduled-changes.js'
 
 export const SCHEMA_OPERATION: OperationDoc = {
   operationId: 'schema_retrieve',
@@ -37,6 +38,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...REMOTE_CONFIG_OPERATIONS,
     ...COHORT_OPERATIONS,
     ...EARLY_ACCESS_FEATURE_OPERATIONS,
+    ...SCHEDULED_CHANGE_OPERATIONS,
     ...EXPERIMENT_OPERATIONS,
     ...EVENT_OPERATIONS,
     ...PERSON_OPERATIONS,
@@ -58,6 +60,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...REMOTE_CONFIG_COMPONENTS,
       ...COHORT_COMPONENTS,
       ...EARLY_ACCESS_FEATURE_COMPONENTS,
+      ...SCHEDULED_CHANGE_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...EVENT_COMPONENTS,
       ...PERSON_COMPONENTS,

@@ -231,4 +231,35 @@ CREATE INDEX early_access_features_team ON early_access_features(team_id, create
 CREATE INDEX early_access_features_flag ON early_access_features(feature_flag_id);
 `,
   },
+  {
+    // PostHog's ScheduledChange: a change to a flag (`payload`) applied at `scheduled_at` by the main thread's
+    // applier, which records `executed_at` or `failure_reason` (JSON: the error and its retry state). Recurring
+    // rows move `scheduled_at` forward instead. `record_id` is text, as PostHog's; no foreign key, so a change
+    // outlives its flag and fails with a reason. Times are ISO 8601 with milliseconds and Z, so text order is
+    // time order and the due index serves `scheduled_at <= now`.
+    version: 6,
+    name: 'scheduled changes',
+    sql: `
+CREATE TABLE scheduled_changes (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  record_id TEXT NOT NULL,
+  model_name TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  scheduled_at TEXT NOT NULL,
+  executed_at TEXT,
+  failure_reason TEXT,
+  failure_count INTEGER NOT NULL DEFAULT 0,
+  is_recurring INTEGER NOT NULL DEFAULT 0,
+  recurrence_interval TEXT,
+  last_executed_at TEXT,
+  end_date TEXT,
+  created_by_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX scheduled_changes_due ON scheduled_changes(scheduled_at) WHERE executed_at IS NULL;
+CREATE INDEX scheduled_changes_team ON scheduled_changes(team_id, model_name, record_id);
+`,
+  },
 ]
