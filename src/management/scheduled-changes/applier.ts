@@ -63,8 +63,11 @@ export class ScheduledChangeApplier {
 
   /** Applies every change due by the clock, oldest first; one change's failure never stops the others. */
   runDue(): Map<number, Outcome> {
+    return this.#runDueAt(this.#deps.clock.now())
+  }
+
+  #runDueAt(now: number): Map<number, Outcome> {
     const outcomes = new Map<number, Outcome>()
-    const now = this.#deps.clock.now()
     for (const id of this.#deps.changes.repository.dueIds(iso(now))) {
       if ((this.#retryAt.get(id) ?? 0) > now) continue
       try {
@@ -81,21 +84,26 @@ export class ScheduledChangeApplier {
   #tick(): void {
     this.#timer = null
     if (!this.#running) return
+    const ranAt = this.#deps.clock.now()
     try {
-      this.runDue()
+      this.#runDueAt(ranAt)
     } finally {
-      this.#arm()
+      this.#arm(undefined, ranAt)
     }
   }
 
-  /** Sleeps until the next change or retry is due, at most CHECK_MS; `delay` forces an earlier look. */
-  #arm(delay?: number): void {
+  /**
+   * Sleeps until the next change or retry is due, at most CHECK_MS; `delay` forces an earlier look. The next
+   * change is the first due after `ranAt`, the time the last run read: one that fell due while that run worked
+   * is due now, not a minute from now.
+   */
+  #arm(delay?: number, ranAt?: number): void {
     if (!this.#running) return
     if (this.#timer) clearTimeout(this.#timer)
     let wait = delay ?? CHECK_MS
     if (delay === undefined) {
       const now = this.#deps.clock.now()
-      const next = this.#deps.changes.repository.nextDueAfter(iso(now))
+      const next = this.#deps.changes.repository.nextDueAfter(iso(ranAt ?? now))
       if (next !== null) wait = Math.min(wait, Date.parse(next) - now)
       for (const [id, at] of this.#retryAt) {
         if (this.#deps.changes.repository.byId(id)?.executed_at !== null) this.#retryAt.delete(id)

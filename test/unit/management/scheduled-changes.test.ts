@@ -18,6 +18,7 @@ import { tempDir } from '../../helpers/temp.js'
 
 const at = (s: string) => Date.parse(s)
 const isoOf = (ms: number) => new Date(ms).toISOString()
+const TURN_ON_PAYLOAD = { operation: 'update_status', value: true }
 
 const refusal = (fn: () => unknown) => {
   try {
@@ -196,4 +197,20 @@ t.test('the timer wakes for a change written to fall due soon, not a minute late
   while (!m.featureFlags.get(project, flag.id, user.id).active && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 25))
   t.ok(m.featureFlags.get(project, flag.id, user.id).active, 'applied without waiting for the minute')
   t.ok(Date.now() - started < 2_000, `in ${Date.now() - started} ms`)
+})
+
+t.test('a change that falls due while a run works is applied at once, not a minute later', async (t) => {
+  const { m, user, project, applier, schedule, advance, change } = setup(t)
+  const first = m.featureFlags.create(project, { key: 'first', active: false }, user.id)
+  const second = m.featureFlags.create(project, { key: 'second', active: false }, user.id)
+  const a = schedule(first.id, TURN_ON_PAYLOAD, 0)
+  const b = schedule(second.id, TURN_ON_PAYLOAD, 5)
+  // Applying the first change takes the clock past the second's time.
+  m.featureFlags.onChange(() => advance(10))
+  applier.start()
+  t.teardown(() => applier.stop())
+  const started = Date.now()
+  while (change(b.id).executed_at === null && Date.now() - started < 2_000) await new Promise((r) => setTimeout(r, 10))
+  t.not(change(a.id).executed_at, null)
+  t.not(change(b.id).executed_at, null, 'the second ran on the next tick')
 })

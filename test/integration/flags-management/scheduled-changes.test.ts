@@ -1,0 +1,137 @@
+/**
+ * PostHog's scheduled change API over HTTP, against the real server and its applier: a change scheduled a
+ * moment ahead turns a flag on and /decide answers the new value; a change whose flag was deleted, or whose
+ * creator may no longer edit the flag, fails with a reason; refusals carry the contract's envelope with DRF's
+ * messages; the list filters; and the flag scopes and project boundaries hold.
+ */
+import t from 'tap'
+import { MembershipLevel } from '../../../src/management/index.js'
+import { readUntil } from '../../helpers/wait.js'
+import { flagServer, simpleFlag } from './fixture.js'
+
+const FIELDS = ['id', 'team_id', 'record_id', 'model_name', 'payload', 'scheduled_at', 'executed_at', 'failure_reason', 'created_at', 'created_by', 'updated_at', 'is_recurring', 'recurrence_interval', 'cron_expression', 'last_executed_at', 'end_date', 'timezone']
+const TURN_ON = { operation: 'update_status', value: true }
+
+t.test('scheduled change API', async (t) => {
+  const f = await flagServer()
+  t.teardown(() => f.close())
+  const { server, base, flags } = f
+  const changes = `${base}/scheduled_changes/`
+  const api = (method: string, path: string, body?: unknown) => server.api(method, path, body)
+  const newFlag = async (key: string, extra: Record<string, unknown> = {}) => (await api('POST', flags, simpleFlag(key, extra))).body
+  const schedule = (recordId: unknown, inMs: number, payload: unknown = TURN_ON) =>
+    api('POST', changes, { record_id: recordId, model_name: 'FeatureFlag', payload, scheduled_at: new Date(Date.now() + inMs).toISOString() })
+  const settled = (id: number) => readUntil(`change ${id} to run`, async () => (await api('GET', `${changes}${id}/`)).body, (c) => c.executed_at !== null, 10_000)
+
+  t.test('a change scheduled a moment ahead turns the flag on, and /decide answers the new value', async (t) => {
+    const flag = await newFlag('launch-day', { active: false })
+    const decide = async () => (await server.request('POST', '/decide/?v=3', { body: { api_key: server.boot.project_api_key, distinct_id: 'visitor' } })).body.featureFlags['launch-day']
+    t.notOk(await decide(), 'off before')
+    const res = await schedule(flag.id, 1_500)
+    t.equal(res.status, 201)
+    t.same(Object.keys(res.body), FIELDS, "PostHog's fields, in its order")
+    t.match(res.body, { record_id: String(flag.id), model_name: 'FeatureFlag', payload: TURN_ON, executed_at: null, failure_reason: null, is_recurring: false, timezone: 'UTC', created_by: { email: 'admin@skylark.local' } })
+    t.equal(await decide(), undefined, 'still off until it is due')
+    t.equal(await readUntil('/decide to serve the flag', decide, (v) => v === true, 10_000), true)
+    const done = (await api('GET', `${changes}${res.body.id}/`)).body
+    t.ok(Date.parse(done.executed_at) >= Date.parse(res.body.scheduled_at), `executed at ${done.executed_at}, due ${res.body.scheduled_at}`)
+    t.equal(done.failure_reason, null)
+    const after = (await api('GET', `${flags}${flag.id}/`)).body
+    t.match(after, { active: true, version: flag.version + 1 })
+    const activity = (await api('GET', `${flags}${flag.id}/activity/`)).body.results
+    t.match(activity[0], { activity: 'updated', user: { email: 'admin@skylark.local' }, detail: { changes: [{ field: 'active', before: false, after: true }] } })
+    const again = await api('PATCH', `${changes}${res.body.id}/`, { scheduled_at: '2030-01-01T00:00:00Z' })
+    t.same(again.body, { type: 'validation_error', code: 'invalid', detail: 'Cannot modify a scheduled change that has already executed.', attr: null })
+  })
+
+  t.test('a change whose flag was deleted fails with a reason; the others still run', async (t) => {
+    const doomed = await newFlag('doomed')
+    const other = await newFlag('survivor', { active: false })
+    const gone = (await schedule(doomed.id, 800)).body
+    const fine = (await schedule(other.id, 800)).body
+    await api('PATCH', `${flags}${doomed.id}/`, { deleted: true })
+    t.equal((await settled(gone.id)).failure_reason, 'Feature flag not found (permanent error)')
+    t.equal((await settled(fine.id)).failure_reason, null)
+    t.equal((await api('GET', `${flags}${other.id}/`)).body.active, true)
+  })
+
+  t.test("a change is applied as its creator's PATCH: one who may no longer edit the flag fails", async (t) => {
+    const member = f.member(MembershipLevel.member)
+    const flag = (await member.call('POST', flags, simpleFlag('guarded', { active: false }))).body
+    const change = (await member.call('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: new Date(Date.now() + 1_500).toISOString() })).body
+    // Taken out of the flag's editors before it runs: the only role with access is one the member lacks.
+    const role = (await api('POST', `/api/organizations/${f.orgId}/roles/`, { name: 'Flag owners' })).body
+    t.equal((await api('POST', `${flags}${flag.id}/role_access/`, { role_id: role.id })).status, 201)
+    const viewers = (await api('POST', `/api/organizations/${f.orgId}/roles/`, { name: 'Viewers only', feature_flags_access_level: 21 })).body
+    await api('POST', `/api/organizations/${f.orgId}/roles/${viewers.id}/role_memberships/`, { user_uuid: member.user.uuid })
+    // The member created the flag, and a flag's creator may always edit it; hand it to someone else.
+    f.db.prepare('UPDATE feature_flags SET created_by_id = NULL WHERE id = ?').run(flag.id)
+    t.equal((await settled(change.id)).failure_reason, "You don't have edit permissions for this feature flag. (permanent error)")
+    t.equal((await api('GET', `${flags}${flag.id}/`)).body.active, false)
+  })
+
+  t.test("refusals carry the contract's envelope with DRF's messages", async (t) => {
+    const flag = await newFlag('target')
+    const refused = async (method: string, path: string, body: unknown, expected: object) => {
+      const res = await api(method, path, body)
+      t.equal(res.status, 400, JSON.stringify(body))
+      t.same(res.body, { type: 'validation_error', ...expected })
+    }
+    await refused('POST', changes, {}, { code: 'required', detail: 'This field is required.', attr: 'record_id' })
+    await refused('POST', changes, { record_id: flag.id, model_name: 'Survey' }, { code: 'invalid_choice', detail: '"Survey" is not a valid choice.', attr: 'model_name' })
+    await refused('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: 'tomorrow' }, {
+      code: 'invalid',
+      detail: 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].',
+      attr: 'scheduled_at',
+    })
+    await refused('POST', changes, { record_id: 'nope', model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: '2030-01-01' }, { code: 'invalid', detail: 'Feature flag not found', attr: null })
+    await refused('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: '2030-01-01', is_recurring: true }, {
+      code: 'invalid',
+      detail: 'Either recurrence_interval or cron_expression is required when is_recurring is true.',
+      attr: 'recurrence_interval',
+    })
+    const pending = (await schedule(flag.id, 3_600_000)).body
+    await refused('PATCH', `${changes}${pending.id}/`, { record_id: '999' }, { code: 'invalid', detail: 'Cannot change the target record of an existing scheduled change.', attr: 'record_id' })
+    // PostHog compares the text: another spelling of the same id is a change of target too.
+    await refused('PATCH', `${changes}${pending.id}/`, { record_id: `0${flag.id}` }, { code: 'invalid', detail: 'Cannot change the target record of an existing scheduled change.', attr: 'record_id' })
+    const moved = await api('PATCH', `${changes}${pending.id}/`, { scheduled_at: '2031-02-03T04:05:06+01:00', record_id: ` ${flag.id} ` })
+    t.equal(moved.status, 200, 'the stored id, blanks trimmed as a CharField does, is no change of target')
+    t.equal(moved.body.scheduled_at, '2031-02-03T03:05:06.000Z')
+    t.equal((await api('GET', `${changes}abc/`)).status, 404)
+  })
+
+  t.test('the list filters by model_name and record_id, oldest first', async (t) => {
+    const a = await newFlag('listed-a')
+    const b = await newFlag('listed-b')
+    const first = (await schedule(`00${a.id}`, 3_600_000)).body
+    const second = (await schedule(a.id, 7_200_000)).body
+    await schedule(b.id, 3_600_000)
+    t.equal(first.record_id, String(a.id), "stored as the flag's own id, whatever spelling created it")
+    const ofA = (await api('GET', `${changes}?model_name=FeatureFlag&record_id=${a.id}`)).body
+    t.same(ofA.results.map((c: { id: number }) => c.id), [first.id, second.id])
+    t.equal(ofA.count, 2)
+    t.equal((await api('GET', `${changes}?model_name=Survey`)).body.count, 0)
+    const deleted = await api('DELETE', `${changes}${second.id}/`)
+    t.equal(deleted.status, 204)
+    t.equal((await api('GET', `${changes}${second.id}/`)).status, 404)
+  })
+
+  t.test('flag scopes and project boundaries', async (t) => {
+    const flag = await newFlag('scoped')
+    const reader = f.keyFor(f.m.accounts.userByEmail('admin@skylark.local')!, ['feature_flag:read'])
+    const none = f.keyFor(f.m.accounts.userByEmail('admin@skylark.local')!, ['experiment:write'])
+    const body = { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: '2030-01-01T00:00:00Z' }
+    t.equal((await reader.call('GET', changes)).status, 200, 'feature_flag:read lists')
+    t.match(await reader.call('POST', changes, body), { status: 403, body: { type: 'authentication_error', code: 'permission_denied' } })
+    t.equal((await none.call('GET', changes)).status, 403)
+    // Another project of the organisation: its changes and flags are not this project's.
+    const elsewhere = f.m.accounts.createProject(f.orgId, 'Elsewhere')
+    t.match((await api('POST', `/api/projects/${elsewhere.id}/scheduled_changes/`, body)).body, { code: 'invalid', detail: 'Feature flag not found' }, "this project's flag is no flag there")
+    const theirFlag = (await api('POST', `/api/projects/${elsewhere.id}/feature_flags/`, simpleFlag('theirs'))).body
+    const created = await api('POST', `/api/projects/${elsewhere.id}/scheduled_changes/`, { ...body, record_id: theirFlag.id })
+    t.equal(created.status, 201)
+    t.equal((await api('GET', `${changes}${created.body.id}/`)).status, 404, "another project's change is not found here")
+    t.equal((await api('DELETE', `${changes}${created.body.id}/`)).status, 404)
+    t.equal((await api('GET', `/api/projects/${elsewhere.id}/scheduled_changes/${created.body.id}/`)).status, 200)
+  })
+})
