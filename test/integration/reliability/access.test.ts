@@ -35,6 +35,7 @@ const E = '/api/environments/:project_id'
 const FF = `${P}/feature_flags`
 const EX = `${P}/experiments`
 const EA = `${P}/early_access_feature`
+const SC = `${P}/scheduled_changes`
 const ORG = '/api/organizations/:organization_id/roles'
 
 t.test('access matrix and isolation', async (t) => {
@@ -100,6 +101,10 @@ t.test('access matrix and isolation', async (t) => {
   const cycled = await created('POST', `${base}/experiments/`, { name: 'Cycled', feature_flag_key: 'exp-cycled', start_date: '2024-01-01T00:00:00Z' })
   const feature = await created('POST', `${base}/early_access_feature/`, { name: 'Our feature', stage: 'beta' })
   const doomedFeature = await created('POST', `${base}/early_access_feature/`, { name: 'Doomed feature', stage: 'concept' })
+  // Far ahead, so the applier leaves them alone while the matrix runs.
+  const change = { record_id: flag.id, model_name: 'FeatureFlag', payload: { operation: 'update_status', value: true }, scheduled_at: '2099-01-01T00:00:00Z' }
+  const scheduled = await created('POST', `${base}/scheduled_changes/`, change)
+  const doomedScheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const role = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Readers' })
   const doomedRole = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Doomed' })
   const membership = await created('POST', `/api/organizations/${boot.organization_id}/roles/${role.id}/role_memberships/`, { user_uuid: colleague.uuid })
@@ -187,6 +192,11 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${EA}/:id/`]: { scope: 'early_access_feature:read', ok: [200], params: () => ({ id: feature.id }) },
     [`patch ${EA}/:id/`]: { scope: 'early_access_feature:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: feature.id }) },
     [`delete ${EA}/:id/`]: { scope: 'early_access_feature:write', ok: [204], params: () => ({ id: doomedFeature.id }) },
+    [`get ${SC}/`]: { scope: 'feature_flag:read', ok: [200], query: '?model_name=FeatureFlag' },
+    [`post ${SC}/`]: { scope: 'feature_flag:write', ok: [201], body: change },
+    [`get ${SC}/:id/`]: { scope: 'feature_flag:read', ok: [200], params: () => ({ id: scheduled.id }) },
+    [`patch ${SC}/:id/`]: { scope: 'feature_flag:write', ok: [200], body: { scheduled_at: '2098-01-01T00:00:00Z' }, params: () => ({ id: scheduled.id }) },
+    [`delete ${SC}/:id/`]: { scope: 'feature_flag:write', ok: [204], params: () => ({ id: doomedScheduled.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },

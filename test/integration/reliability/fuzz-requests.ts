@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib'
 import type { Route } from '../../../src/http/router.js'
 import { Rng } from '../../unit/fuzz/rng.js'
-import { captureEvent, cohortBody, decideBody, earlyAccessFeatureBody, experimentBody, flagBody, propertyFilter } from '../../unit/fuzz/shapes.js'
+import { captureEvent, cohortBody, decideBody, earlyAccessFeatureBody, experimentBody, flagBody, propertyFilter, scheduledChangeBody } from '../../unit/fuzz/shapes.js'
 import {
   METACHARACTERS,
   bombBodies,
@@ -66,7 +66,7 @@ const QUERY_KEYS = [
   'properties', 'after', 'before', 'send_cohorts', 'id', 'group_type_index', 'page', 'token', 'v', 'config', 'compression', 'ip', '_',
   'beacon', 'data', 'evaluation_runtime', 'excluded_properties', 'api_key', 'key', 'value', 'event_name', 'is_column', 'group_key', 'stage',
   'event_type', 'names', 'ordering', 'exclude_stale', 'event_names', 'filter_by_event_names', 'is_numerical', 'is_feature_flag',
-  'exclude_core_properties',
+  'exclude_core_properties', 'model_name', 'record_id',
 ]
 
 /** A uuid the fuzz can recognise in the store: `f0220000-…` with the case number in the last group. */
@@ -215,6 +215,7 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.includes('/experiments/')) return experimentBody(rng, t.flagKeys)
   if (p.includes('/cohorts/')) return cohortBody(rng, t.ids.cohort)
   if (p.includes('/early_access_feature/')) return earlyAccessFeatureBody(rng, t.ids.flag, t.ids.role)
+  if (p.includes('/scheduled_changes/')) return scheduledChangeBody(rng, t.ids.flag, t.ids.cohort)
   if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
   return randomJson(rng, 2) as Record<string, unknown>
 }

@@ -208,3 +208,32 @@ export function earlyAccessFeatureBody(rng: Rng, flagIds: readonly number[] = []
   if (rng.chance(0.2)) body.rollout_to_all = randomJson(rng, 1)
   return body
 }
+
+/**
+ * A scheduled change: usually one the server takes, due now or soon so the applier meets its payload (which is
+ * checked only then), with hostile operations, values, variants and dates among them.
+ */
+export function scheduledChangeBody(rng: Rng, flagIds: readonly number[] = [], cohortIds: readonly number[] = []): Record<string, unknown> {
+  const variants = () => rng.pick([[{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }], [{ key: 'a', rollout_percentage: 'x' }], [1], 'x', null])
+  const value = () =>
+    rng.pick([
+      rng.pick([true, false, 'true', 1, null]),
+      { groups: rng.pick([flagFilters(rng, cohortIds, flagIds).groups, 'x', [1], null]) },
+      { variants: variants(), payloads: rng.pick([{ a: '1' }, { z: 1 }, [], null]) },
+      randomJson(rng, 2),
+    ])
+  const operation = rng.chance(0.85) ? rng.pick(['update_status', 'add_release_condition', 'update_variants']) : rng.pick([hostileString(rng), null, 1, ['update_status']])
+  const payload = rng.chance(0.85) ? { operation, value: value() } : randomJson(rng, 2)
+  const when = rng.chance(0.8) ? new Date(Date.now() + rng.pick([-60_000, 0, 200, 2_000])).toISOString() : rng.pick(['2025-13-01', hostileString(rng), 0, null, '9999-12-31T23:59:59Z'])
+  const body: Record<string, unknown> = {
+    record_id: flagIds.length > 0 && rng.chance(0.8) ? rng.pick(flagIds) : rng.pick(['0', 'x', -1, 2 ** 60, null, hostileString(rng)]),
+    model_name: rng.chance(0.9) ? 'FeatureFlag' : rng.pick(['Survey', null, hostileString(rng)]),
+    payload,
+    scheduled_at: when,
+  }
+  if (rng.chance(0.3)) body.is_recurring = rng.pick([true, false, 'yes', null])
+  if (rng.chance(0.3)) body.recurrence_interval = rng.pick(['daily', 'weekly', 'monthly', 'yearly', 'hourly', null, 1])
+  if (rng.chance(0.15)) body.end_date = rng.pick([null, '2099-01-01T00:00:00Z', '2000-01-01', hostileString(rng)])
+  if (rng.chance(0.1)) body.cron_expression = rng.pick([null, '', '0 9 * * 1-5', hostileString(rng)])
+  return body
+}
