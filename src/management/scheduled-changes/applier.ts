@@ -85,10 +85,14 @@ export class ScheduledChangeApplier {
     this.#timer = null
     if (!this.#running) return
     const ranAt = this.#deps.clock.now()
+    // A timer callback that throws would take the process down: a database that can't be read now is tried
+    // again a minute later.
     try {
       this.#runDueAt(ranAt)
-    } finally {
       this.#arm(undefined, ranAt)
+    } catch (error) {
+      this.#deps.logger?.error({ err: error }, 'scheduled changes could not be read')
+      this.#arm(CHECK_MS)
     }
   }
 

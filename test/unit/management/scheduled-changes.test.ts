@@ -214,3 +214,15 @@ t.test('a change that falls due while a run works is applied at once, not a minu
   t.not(change(a.id).executed_at, null)
   t.not(change(b.id).executed_at, null, 'the second ran on the next tick')
 })
+
+t.test("a database the timer can't read is logged and tried again later, not thrown out of the timer", async (t) => {
+  const { db, m, applier, schedule, user, project } = setup(t)
+  const flag = m.featureFlags.create(project, { key: 'unread' }, user.id)
+  schedule(flag.id, TURN_ON_PAYLOAD, 0)
+  db.exec('ALTER TABLE scheduled_changes RENAME TO scheduled_changes_away')
+  applier.start()
+  t.teardown(() => applier.stop())
+  await new Promise((r) => setTimeout(r, 100))
+  t.pass('the process is still here after the timer ran')
+  db.exec('ALTER TABLE scheduled_changes_away RENAME TO scheduled_changes')
+})
