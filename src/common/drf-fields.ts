@@ -3,6 +3,7 @@
  * serializers answer these, and clients show them. `attr` names the field in the error envelope.
  */
 import { ValidationError } from './errors.js'
+import { pyTypeName } from './python-format.js'
 
 const nullError = (attr: string) => new ValidationError('null', 'This field may not be null.', attr)
 
@@ -59,15 +60,27 @@ export function pyTruthy(value: unknown): boolean {
   return true
 }
 
-/** DRF's DateTimeField: ISO 8601; a time without an offset is UTC (Django's default time zone). */
+const DATETIME_FORMAT = 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].'
+
+/** DRF's DateTimeField on a string: ISO 8601; a time without an offset is UTC (Django's default time zone). */
 export function parseDateField(value: string | null | undefined, attr: string): string | null | undefined {
   if (value === undefined || value === null) return value
   const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(value.trim())
   const ms = iso ? Date.parse(`${iso[1]}-${iso[2]}-${iso[3]}T${iso[4] ?? '00'}:${iso[5] ?? '00'}:${iso[6] ?? '00'}${(iso[7] ?? '').slice(0, 4)}${normaliseOffset(iso[8])}`) : NaN
   if (!Number.isFinite(ms)) {
-    throw new ValidationError('invalid', 'Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].', attr)
+    throw new ValidationError('invalid', DATETIME_FORMAT, attr)
   }
   return new Date(ms).toISOString()
+}
+
+/** DRF's DateTimeField on any JSON value: null where the field allows it, anything but a string is refused. */
+export function drfDateTime(value: unknown, attr: string, options: { nullable?: boolean } = {}): string | null {
+  if (value === null) {
+    if (options.nullable) return null
+    throw nullError(attr)
+  }
+  if (typeof value !== 'string') throw new ValidationError('invalid', DATETIME_FORMAT, attr)
+  return parseDateField(value, attr)!
 }
 
 function normaliseOffset(offset: string | undefined): string {
@@ -83,4 +96,14 @@ export function drfBoolean(value: unknown, attr: string): boolean {
   if (value === undefined || FALSE.has(value)) return false
   if (TRUE.has(value)) return true
   throw new ValidationError('invalid', 'Must be a valid boolean.', attr)
+}
+
+/** ListField: a JSON array (a string or an object is not a list), at most `maxLength` items. */
+export function drfList(value: unknown, attr: string, options: { maxLength?: number } = {}): unknown[] {
+  if (value === null) throw nullError(attr)
+  if (!Array.isArray(value)) throw new ValidationError('not_a_list', `Expected a list of items but got type "${pyTypeName(value)}".`, attr)
+  if (options.maxLength !== undefined && value.length > options.maxLength) {
+    throw new ValidationError('max_length', `Ensure this field has no more than ${options.maxLength} elements.`, attr)
+  }
+  return value
 }

@@ -8,7 +8,7 @@
  * An object carrying a non-null `id` is the read-only flag a client echoes back from a GET, and one
  * with neither `filters` nor `ensure_experience_continuity` is a stub: both are ignored, as in PostHog.
  */
-import { drfInteger, drfText } from '../common/drf-fields.js'
+import { drfInteger, drfList, drfText } from '../common/drf-fields.js'
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { pyTypeName as pyType } from '../common/python-format.js'
@@ -40,10 +40,7 @@ function strictObject(value: unknown, known: readonly string[], path: readonly (
 }
 
 function list(value: unknown, path: readonly (string | number)[], maxLength?: number): unknown[] {
-  if (value === null) throw err('null', 'This field may not be null.', path)
-  if (!Array.isArray(value)) throw err('not_a_list', `Expected a list of items but got type "${pyType(value)}".`, path)
-  if (maxLength !== undefined && value.length > maxLength) throw err('max_length', `Ensure this field has no more than ${maxLength} elements.`, path)
-  return value
+  return drfList(value, attrOf(path), { maxLength })
 }
 
 const attrOf = (path: readonly (string | number)[]) => [ATTR, ...path].join('.')

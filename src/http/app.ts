@@ -11,6 +11,7 @@ import type { WorkerPool } from '../pool/index.js'
 import type { StaticCohortWriter } from '../persons/index.js'
 import type { ApiContext } from './api.js'
 import type { Router } from './router.js'
+import { registerAnnotationRoutes } from './routes/annotations.js'
 import { registerCaptureRoutes } from './routes/capture.js'
 import { registerCohortRoutes } from './routes/cohorts.js'
 import { registerEarlyAccessFeatureRoutes } from './routes/early-access-features.js'
@@ -76,6 +77,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerScheduledChangeRoutes(router, api, apiMax)
+  registerAnnotationRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerEnvironmentAliases(router)
   registerSchemaRoutes(router)

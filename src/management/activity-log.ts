@@ -33,6 +33,8 @@ export interface ActivityDetail {
   name: string | null
   short_id: string | null
   type: string | null
+  /** What PostHog's `Detail.context` holds for the scopes that give one (annotations: their scope and dashboard). */
+  context?: Record<string, unknown>
 }
 
 /** Fields no scope reports (PostHog's `common_field_exclusions`). */
@@ -109,6 +111,7 @@ export interface ActivityEntryInput {
   name: string | null
   changes: Change[] | null
   trigger?: ActivityTrigger | null
+  context?: Record<string, unknown>
 }
 
 export type ActivityUser = { first_name: string; email: string } | { first_name: 'System'; email: null; is_system: true }
@@ -167,6 +170,7 @@ export class ActivityLog {
       short_id: null,
       type: null,
     }
+    if (entry.context !== undefined) detail.context = entry.context
     prepared(this.#db, 
         `INSERT INTO activity_log (team_id, organization_id, user_id, is_system, activity, scope, item_id, detail, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

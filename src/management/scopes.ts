@@ -5,6 +5,7 @@
 
 export const SCOPE_OBJECTS = [
   'activity_log',
+  'annotation',
   'cohort',
   'dashboard',
   'early_access_feature',

@@ -6,6 +6,7 @@
 import { openApiDocument, type OperationDoc } from '../../schemas/openapi.js'
 import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
+import { ANNOTATION_COMPONENTS, ANNOTATION_OPERATIONS } from './annotations.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
 import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
 import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
@@ -39,6 +40,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...COHORT_OPERATIONS,
     ...EARLY_ACCESS_FEATURE_OPERATIONS,
     ...SCHEDULED_CHANGE_OPERATIONS,
+    ...ANNOTATION_OPERATIONS,
     ...EXPERIMENT_OPERATIONS,
     ...EVENT_OPERATIONS,
     ...PERSON_OPERATIONS,
@@ -61,6 +63,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...COHORT_COMPONENTS,
       ...EARLY_ACCESS_FEATURE_COMPONENTS,
       ...SCHEDULED_CHANGE_COMPONENTS,
+      ...ANNOTATION_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...EVENT_COMPONENTS,
       ...PERSON_COMPONENTS,

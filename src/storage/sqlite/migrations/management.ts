@@ -1,4 +1,4 @@
-/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, early-access features, activity. */
+/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, early-access features, annotations, activity. */
 import type { Migration } from '../database.js'
 
 export const MANAGEMENT_MIGRATIONS: readonly Migration[] = [
@@ -260,6 +260,34 @@ CREATE TABLE scheduled_changes (
 );
 CREATE INDEX scheduled_changes_due ON scheduled_changes(scheduled_at) WHERE executed_at IS NULL;
 CREATE INDEX scheduled_changes_team ON scheduled_changes(team_id, model_name, record_id);
+`,
+  },
+  {
+    // PostHog's annotations: a note at a moment (date_marker) for a project, or with scope 'organization' for
+    // every project of the organisation. Insights and recordings don't exist here, so there is no column for
+    // them; a dashboard's annotations go with it (SET NULL, as PostHog's). Soft-deleted, never removed.
+    version: 7,
+    name: 'annotations',
+    sql: `
+CREATE TABLE annotations (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  content TEXT,
+  date_marker TEXT,
+  creation_type TEXT NOT NULL DEFAULT 'USR',
+  scope TEXT NOT NULL DEFAULT 'dashboard_item',
+  dashboard_id INTEGER REFERENCES dashboards(id) ON DELETE SET NULL,
+  emoji TEXT,
+  hidden_in_user_interface INTEGER,
+  tags TEXT NOT NULL DEFAULT '[]',
+  deleted INTEGER NOT NULL DEFAULT 0,
+  created_by_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX annotations_team ON annotations(team_id, date_marker);
+CREATE INDEX annotations_organization ON annotations(organization_id, date_marker) WHERE scope = 'organization';
 `,
   },
 ]
