@@ -36,6 +36,7 @@ const FF = `${P}/feature_flags`
 const EX = `${P}/experiments`
 const EA = `${P}/early_access_feature`
 const SC = `${P}/scheduled_changes`
+const AN = `${P}/annotations`
 const ORG = '/api/organizations/:organization_id/roles'
 
 t.test('access matrix and isolation', async (t) => {
@@ -105,6 +106,7 @@ t.test('access matrix and isolation', async (t) => {
   const change = { record_id: flag.id, model_name: 'FeatureFlag', payload: { operation: 'update_status', value: true }, scheduled_at: '2099-01-01T00:00:00Z' }
   const scheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const doomedScheduled = await created('POST', `${base}/scheduled_changes/`, change)
+  const annotation = await created('POST', `${base}/annotations/`, { content: 'v1.2 deployed', scope: 'project' })
   const role = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Readers' })
   const doomedRole = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Doomed' })
   const membership = await created('POST', `/api/organizations/${boot.organization_id}/roles/${role.id}/role_memberships/`, { user_uuid: colleague.uuid })
@@ -197,6 +199,11 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${SC}/:id/`]: { scope: 'feature_flag:read', ok: [200], params: () => ({ id: scheduled.id }) },
     [`patch ${SC}/:id/`]: { scope: 'feature_flag:write', ok: [200], body: { scheduled_at: '2098-01-01T00:00:00Z' }, params: () => ({ id: scheduled.id }) },
     [`delete ${SC}/:id/`]: { scope: 'feature_flag:write', ok: [204], params: () => ({ id: doomedScheduled.id }) },
+    [`get ${AN}/`]: { scope: 'annotation:read', ok: [200] },
+    [`post ${AN}/`]: { scope: 'annotation:write', ok: [201], body: { content: 'v1.3 deployed', date_marker: '2024-01-01T00:00:00Z' } },
+    [`get ${AN}/:id/`]: { scope: 'annotation:read', ok: [200], params: () => ({ id: annotation.id }) },
+    [`patch ${AN}/:id/`]: { scope: 'annotation:write', ok: [200], body: { content: 'changed' }, params: () => ({ id: annotation.id }) },
+    [`delete ${AN}/:id/`]: { scope: 'annotation:write', ok: [405], params: () => ({ id: annotation.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
