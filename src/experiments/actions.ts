@@ -236,6 +236,8 @@ export class ExperimentActions {
         description: source.description,
         feature_flag_id: flagId,
         exposure_cohort_id: null,
+        // As PostHog's clone_experiment, the copy has no holdout.
+        holdout_id: null,
         start_date: null,
         end_date: null,
         parameters,

@@ -1,10 +1,11 @@
 /**
  * Experiments: CRUD over management.db with PostHog's rules, the linked feature flag (through the
- * FeatureFlags service), exposure cohorts, and results computed from stored events with the statistics
+ * FeatureFlags service), holdouts (`holdouts/`), exposure cohorts, and results computed from stored events with the statistics
  * module (`stats/`, pure). Imports: common, config, storage, observability, flags, management, schemas.
  * Persons and the worker pool are reached through interfaces the composition root fills
  * (`CohortMembers`, `StatsOffload`).
  */
+export { ExperimentHoldouts, holdoutFiltersForFlag, holdoutVariant, type HoldoutObject } from './holdouts/index.js'
 export { Experiments, EXPERIMENT_SCOPE, type CohortMembers, type ExperimentDeps } from './service.js'
 export { parseMetric, metricInsight, DEFAULT_FUNNEL_WINDOW_MS, type Metric, type MetricStep } from './metrics.js'
 export type { ExperimentRecord } from './record.js'

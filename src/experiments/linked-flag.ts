@@ -5,6 +5,7 @@
  */
 import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord, FeatureFlags, Project } from '../management/index.js'
+import { holdoutFiltersForFlag, type HoldoutRecord } from './holdouts/index.js'
 import { applyFlagConfig, flagConfigChange, storedVariants, type FlagConfigChange } from './flag-config.js'
 import type { FlagConfigParameters } from './flag-input.js'
 import { DEFAULT_VARIANTS } from './validation.js'
@@ -27,17 +28,16 @@ export class LinkedFlags {
   /**
    * PostHog's `_ensure_feature_flag` for a new key: the config sent (variants, else the default pair;
    * rollout, else 100%; aggregation; payloads; experience continuity, else off: skylark's projects have
-   * no `flags_persistence_default`) and active only once launched.
+   * no `flags_persistence_default`), the experiment's holdout, and active only once launched.
    */
-  create(project: Project, key: string, name: string, config: FlagConfigParameters | null | undefined, launched: boolean, userId: number): number {
+  create(project: Project, key: string, name: string, config: FlagConfigParameters | null | undefined, launched: boolean, userId: number, holdout: HoldoutRecord | null = null): number {
     const parameters = (config ?? {}) as JsonObject
     const change = flagConfigChange(parameters, null) ?? {}
     const filters: JsonObject = {
       groups: [{ properties: [], rollout_percentage: change.rollout_percentage ?? 100 }],
       multivariate: { variants: change.variants?.length ? change.variants : structuredClone(DEFAULT_VARIANTS) },
       aggregation_group_type_index: change.aggregation_group_type_index ?? null,
-      // PostHog writes the experiment's holdout here; skylark has no holdouts, so always none
-      holdout_groups: null,
+      ...holdoutFiltersForFlag(holdout),
     }
     const payloads = parameters.feature_flag_payloads
     if (payloads && typeof payloads === 'object' && Object.keys(payloads).length > 0) filters.payloads = payloads

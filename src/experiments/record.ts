@@ -43,6 +43,8 @@ export interface ExperimentRecord extends ExperimentSettings {
   description: string
   feature_flag_id: number
   exposure_cohort_id: number | null
+  /** The project's holdout the experiment's flag holds out (management.db version 8). */
+  holdout_id: number | null
   /** ISO 8601 (UTC, milliseconds); null while a draft. */
   start_date: string | null
   end_date: string | null

@@ -192,9 +192,9 @@ export class ExperimentRepository {
   insert(record: Omit<ExperimentRecord, 'id'>): number {
     const info = this.#db
       .prepare(
-        `INSERT INTO experiments (team_id, name, description, feature_flag_id, exposure_cohort_id, start_date, end_date,
+        `INSERT INTO experiments (team_id, name, description, feature_flag_id, exposure_cohort_id, holdout_id, start_date, end_date,
            parameters, secondary_metrics, filters, archived, deleted, type, created_by_id, created_at, updated_at, ${SETTINGS_KEYS.join(', ')})
-         VALUES (@team_id, @name, @description, @feature_flag_id, @exposure_cohort_id, @start_date, @end_date,
+         VALUES (@team_id, @name, @description, @feature_flag_id, @exposure_cohort_id, @holdout_id, @start_date, @end_date,
            @parameters, @secondary_metrics, @filters, @archived, @deleted, @type, @created_by_id, @created_at, @updated_at,
            ${SETTINGS_KEYS.map((k) => `@${k}`).join(', ')})`,
       )
@@ -206,7 +206,7 @@ export class ExperimentRepository {
     const row = toRow(record)
     this.#db
       .prepare(
-        `UPDATE experiments SET name = @name, description = @description, exposure_cohort_id = @exposure_cohort_id,
+        `UPDATE experiments SET name = @name, description = @description, exposure_cohort_id = @exposure_cohort_id, holdout_id = @holdout_id,
            start_date = @start_date, end_date = @end_date, parameters = @parameters, secondary_metrics = @secondary_metrics,
            filters = @filters, archived = @archived, deleted = @deleted, type = @type, updated_at = @updated_at,
            ${SETTINGS_KEYS.map((k) => `${k} = @${k}`).join(', ')}

@@ -15,6 +15,7 @@ import { ValidationError } from '../common/errors.js'
 import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord } from '../management/index.js'
 import type { BreakdownRow, EventPropertyFilter, EventStore } from '../storage/events/index.js'
+import { holdoutVariant } from './holdouts/index.js'
 import { parseMetric, type MetricStep } from './metrics.js'
 import type { ExperimentRecord } from './record.js'
 import { CONTROL_VARIANT_KEY, type FunnelVariant, type TrendVariant, type VariantSplit } from './stats/index.js'
@@ -80,7 +81,7 @@ export class ExperimentResults {
   /** `GET …/results`: the primary metric in `filters`, validated (missing variants are 400s, as in PostHog). */
   async primary(experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number): Promise<ResultPackage> {
     if (Object.keys(experiment.filters).length === 0) throw invalid('Experiment has no target metric')
-    const scope = this.#scope(experiment, flag, nowMs)
+    const scope = this.#scope(experiment, flag, nowMs, true)
     const outcome = await this.#metric(scope, experiment.filters, `${experiment.id}:primary`, false, true)
     return { result: outcome.body, last_refresh: iso(nowMs), is_cached: false }
   }
@@ -112,7 +113,12 @@ export class ExperimentResults {
     return { result: rawId === null ? results : results[0], last_refresh: iso(nowMs), is_cached: false }
   }
 
-  #scope(experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number): Scope {
+  /**
+   * The primary metric counts the holdout's people as one more variant (`holdout-<id>`), as PostHog's legacy
+   * trend and funnel results do; secondary metrics do not (PostHog passes them no holdout). The split, which
+   * the sample ratio check reads, stays the flag's variants.
+   */
+  #scope(experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number, withHoldout = false): Scope {
     if (experiment.start_date === null) throw invalid('Experiment has not been launched yet')
     const variants = flagVariants(flag.filters)
     return {
@@ -120,7 +126,7 @@ export class ExperimentResults {
       flag,
       after: Date.parse(experiment.start_date),
       before: experiment.end_date === null ? nowMs : Date.parse(experiment.end_date),
-      keys: variants.map((v) => v.key),
+      keys: [...variants.map((v) => v.key), ...(withHoldout && experiment.holdout_id !== null ? [holdoutVariant(experiment.holdout_id)] : [])],
       split: variants.map(({ key, rollout_percentage }) => ({ key, rollout_percentage })),
     }
   }

@@ -1,12 +1,13 @@
 /**
  * The experiment object the API answers: stored fields, the embedded flag summary, the creator, `status`
- * and the flag's config projected into `parameters` (both derived from the flag, as PostHog does), and
- * PostHog's fields skylark does not model (holdouts, shared saved metrics) answered with their empty values.
+ * and the flag's config projected into `parameters` (both derived from the flag, as PostHog does), the holdout,
+ * and PostHog's fields skylark does not model (shared saved metrics) answered with their empty values.
  */
 import type { JsonObject } from '../common/json.js'
 import { minimalFlag, type FeatureFlagRecord, type MinimalFlag, type UserSummary } from '../management/index.js'
 import type { EXPERIMENT_STATUSES } from '../schemas/experiment.js'
 import { projectFlagConfig } from './flag-config.js'
+import type { HoldoutObject } from './holdouts/index.js'
 import type { ExperimentRecord } from './record.js'
 
 export type ExperimentStatusLabel = (typeof EXPERIMENT_STATUSES)[number]
@@ -20,8 +21,8 @@ export interface ExperimentObject {
   end_date: string | null
   feature_flag_key: string
   feature_flag: MinimalFlag | null
-  holdout: null
-  holdout_id: null
+  holdout: HoldoutObject | null
+  holdout_id: number | null
   exposure_cohort: number | null
   parameters: JsonObject | null
   secondary_metrics: JsonObject[]
@@ -57,7 +58,7 @@ export function statusLabel(e: Pick<ExperimentRecord, 'start_date' | 'end_date'>
   return flag && !flag.active ? 'paused' : 'running'
 }
 
-export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord | null, creator: UserSummary | null): ExperimentObject {
+export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord | null, creator: UserSummary | null, holdout: HoldoutObject | null = null): ExperimentObject {
   return {
     id: e.id,
     name: e.name,
@@ -66,8 +67,8 @@ export function toExperimentObject(e: ExperimentRecord, flag: FeatureFlagRecord 
     end_date: e.end_date,
     feature_flag_key: flag?.key ?? '',
     feature_flag: flag ? minimalFlag(flag) : null,
-    holdout: null,
-    holdout_id: null,
+    holdout,
+    holdout_id: holdout?.id ?? null,
     exposure_cohort: e.exposure_cohort_id,
     parameters: projectFlagConfig(e.parameters, flag),
     secondary_metrics: e.secondary_metrics,

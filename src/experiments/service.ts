@@ -8,6 +8,7 @@
  */
 import { iso, type Clock } from '../common/clock.js'
 import { AppError, ValidationError } from '../common/errors.js'
+import { pyTruthy } from '../common/drf-fields.js'
 import { isPlainObject } from '../common/json.js'
 import type { Page } from '../common/pagination.js'
 import {
@@ -36,6 +37,7 @@ import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
 import { checkMetricEvents, type KnownEvents } from './settings-validation.js'
 import { LinkedFlags } from './linked-flag.js'
+import { ExperimentHoldouts, type HoldoutRecord } from './holdouts/index.js'
 import {
   checkDates,
   checkEligibleFlag,
@@ -94,12 +96,14 @@ export class Experiments {
   readonly #repo: ExperimentRepository
   readonly #results: ExperimentResults | null
   readonly flags: LinkedFlags
+  readonly holdouts: ExperimentHoldouts
   /** Launch, end, pause, resume, reset, archive, unarchive, ship a variant, duplicate. */
   readonly actions: ExperimentActions
 
   constructor(deps: ExperimentDeps) {
     this.#deps = deps
     this.flags = new LinkedFlags(deps.featureFlags)
+    this.holdouts = new ExperimentHoldouts(deps)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
     this.#repo = new ExperimentRepository(deps.db)
     this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats) : null
@@ -119,7 +123,8 @@ export class Experiments {
 
   toObject(experiment: ExperimentRecord): ExperimentObject {
     const creator = experiment.created_by_id === null ? null : this.#deps.accounts.userById(experiment.created_by_id)
-    return toExperimentObject(experiment, this.flagOf(experiment), creator ? userSummary(creator) : null)
+    const holdout = this.holdouts.byId(experiment.team_id, experiment.holdout_id)
+    return toExperimentObject(experiment, this.flagOf(experiment), creator ? userSummary(creator) : null, holdout && this.holdouts.toObject(holdout))
   }
 
   get(project: Project, id: number): ExperimentObject {
@@ -140,8 +145,9 @@ export class Experiments {
         this.#checkMetricEvents(project, body)
         const start = parseDateField(body.start_date, 'start_date') ?? null
         const end = parseDateField(body.end_date, 'end_date') ?? null
+        const holdout = this.holdouts.resolve(project, body.holdout_id) ?? null
         checkDates(start, end)
-        const flagId = this.#linkOrCreateFlag(project, body, start !== null, userId)
+        const flagId = this.#linkOrCreateFlag(project, body, start !== null, userId, holdout)
         const variantKeys = flagVariants(this.flags.get(project.id, flagId)!.filters).map((v) => v.key)
         const now = iso(this.#deps.clock.now())
         return this.insert(project, userId, {
@@ -150,6 +156,7 @@ export class Experiments {
           description: body.description ?? '',
           feature_flag_id: flagId,
           exposure_cohort_id: null,
+          holdout_id: holdout?.id ?? null,
           start_date: start,
           end_date: end,
           parameters: body.parameters === undefined ? {} : withoutFlagConfig(body.parameters)!,
@@ -185,9 +192,10 @@ export class Experiments {
   /**
    * PostHog links a flag that exists with the key (refusing flag config in the same request: the flag is
    * linked as it is) when it is eligible, and otherwise creates one from the config sent: the
-   * `feature_flag` object, else the deprecated `parameters` keys.
+   * `feature_flag` object, else the deprecated `parameters` keys. Only a created flag gets the holdout: PostHog
+   * links an existing flag as it is.
    */
-  #linkOrCreateFlag(project: Project, body: ExperimentWrite, launched: boolean, userId: number): number {
+  #linkOrCreateFlag(project: Project, body: ExperimentWrite, launched: boolean, userId: number, holdout: HoldoutRecord | null): number {
     const key = body.feature_flag_key!
     const existing = this.flags.liveByKey(project.id, key)
     const config = requestedFlagConfig(body)
@@ -206,7 +214,7 @@ export class Experiments {
       checkEligibleFlag(existing)
       return existing.id
     }
-    return this.flags.create(project, key, body.name!, config.parameters, launched, userId)
+    return this.flags.create(project, key, body.name!, config.parameters, launched, userId, holdout)
   }
 
   update(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
@@ -223,6 +231,7 @@ export class Experiments {
         this.#checkMetricEvents(project, body)
         const start = parseDateField(body.start_date, 'start_date')
         const end = parseDateField(body.end_date, 'end_date')
+        const holdout = this.holdouts.resolve(project, body.holdout_id)
         const next: ExperimentRecord = {
           ...current,
           name: body.name ?? current.name,
@@ -234,10 +243,12 @@ export class Experiments {
           filters: body.filters ?? current.filters,
           archived: body.archived ?? current.archived,
           deleted: body.deleted ?? current.deleted,
+          holdout_id: holdout === undefined ? current.holdout_id : (holdout?.id ?? null),
         }
         checkDates(next.start_date, next.end_date)
         const config = requestedFlagConfig(body)
         if (flag) this.#applyToFlag(project, current, body, config, flag, userId)
+        this.#applyHoldout(project, current, holdout, body, userId)
         const variantKeys = flag ? flagVariants(this.flagOf(current)!.filters).map((v) => v.key) : []
         const variantsSent = config.parameters?.feature_flag_variants !== undefined
         Object.assign(next, settingsOnUpdate(body, current, variantKeys, variantsSent, next.start_date))
@@ -279,6 +290,20 @@ export class Experiments {
     if (launching) this.flags.setActive(project, this.flagOf(current)!, true, userId)
   }
 
+  /**
+   * PostHog's holdout rules on update: a launched experiment keeps its holdout; a draft's flag takes the holdout
+   * sent, and is written again from the experiment's holdout when flag config (`parameters`) is sent.
+   */
+  #applyHoldout(project: Project, current: ExperimentRecord, holdout: HoldoutRecord | null | undefined, body: ExperimentWrite, userId: number): void {
+    const draft = current.start_date === null
+    if (!draft && holdout !== undefined && (holdout?.id ?? null) !== current.holdout_id) {
+      throw new ValidationError('invalid', "Can't update holdout on running Experiment")
+    }
+    const flag = this.flagOf(current)
+    if (!draft || !flag || (holdout === undefined && !pyTruthy(body.parameters))) return
+    this.holdouts.setFlagHoldout(project, flag, holdout === undefined ? this.holdouts.byId(project.id, current.holdout_id) : holdout, userId)
+  }
+
   /** A deleted flag serves nobody, so nothing launches on it; nor on one that lost its control variant. */
   #checkLaunchable(flag: FeatureFlagRecord): void {
     if (flag.deleted) throw new ValidationError('invalid', 'Experiment cannot be launched because its feature flag has been deleted.')
@@ -298,7 +323,8 @@ export class Experiments {
   /** Stores the experiment's new state with its activity entry; a change that changes nothing writes nothing. */
   commit(project: Project, userId: number, current: ExperimentRecord, next: ExperimentRecord): ExperimentObject {
     const changes = changesBetween(EXPERIMENT_SCOPE, activitySnapshot(current), activitySnapshot(next))
-    if (changes.length === 0) return this.toObject(current)
+    // The holdout is left out of the activity log (PostHog's exclusions), yet changing it is a change.
+    if (changes.length === 0 && next.holdout_id === current.holdout_id) return this.toObject(current)
     next.updated_at = iso(this.#deps.clock.now())
     this.#repo.update(next)
     const activity = current.deleted === next.deleted ? 'updated' : next.deleted ? 'deleted' : 'restored'

@@ -20,6 +20,7 @@ import { registerDecideRoutes } from './routes/decide.js'
 import { registerDefinitionRoutes } from './routes/definitions.js'
 import { registerEventRoutes } from './routes/events.js'
 import { registerEnvironmentAliases } from './routes/environments.js'
+import { registerExperimentHoldoutRoutes } from './routes/experiment-holdouts.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
 import { registerGroupRoutes } from './routes/groups.js'
@@ -79,6 +80,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerScheduledChangeRoutes(router, api, apiMax)
   registerAnnotationRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
+  registerExperimentHoldoutRoutes(router, api, apiMax)
   registerEnvironmentAliases(router)
   registerSchemaRoutes(router)
 }

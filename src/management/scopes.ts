@@ -11,6 +11,7 @@ export const SCOPE_OBJECTS = [
   'early_access_feature',
   'event_definition',
   'experiment',
+  'experiment_holdout',
   'feature_flag',
   'group',
   'organization',

@@ -4,6 +4,7 @@
  * DRF's. `parameters`, `filters` and `secondary_metrics` are free-form apart from the parts the rules
  * read (`feature_flag_variants`, the metric filters). Results answers are free-form objects.
  */
+import { experimentHoldoutSchema } from './experiment-holdout.js'
 import { anyJson, freeFormObject, minimalFeatureFlagSchema, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EXPERIMENT_TYPES = ['web', 'product'] as const
@@ -44,6 +45,7 @@ const writableExperimentProperties: Record<string, JsonSchema> = {
   start_date: { type: ['string', 'null'], description: 'ISO 8601; setting it on a draft launches the experiment (activates its flag).' },
   end_date: { type: ['string', 'null'], description: 'ISO 8601; setting it ends the experiment.' },
   feature_flag_key: { type: 'string', description: 'An existing multivariate flag (control first) or the key of the flag to create. Immutable.' },
+  holdout_id: { ...anyJson, description: "A holdout of the project (null: none); a created flag holds out its share. Only a draft's holdout can change." },
   parameters: parametersSchema,
   secondary_metrics: { type: ['array', 'null'], items: freeFormObject },
   filters: freeFormObject,
@@ -112,6 +114,7 @@ export interface ExperimentWrite {
   start_date?: string | null
   end_date?: string | null
   feature_flag_key?: string
+  holdout_id?: unknown
   parameters?: ExperimentParametersWrite | null
   secondary_metrics?: Array<Record<string, unknown>> | null
   filters?: Record<string, unknown>
@@ -147,7 +150,7 @@ export const experimentSchema: JsonSchema = {
     end_date: { type: ['string', 'null'], format: 'date-time' },
     feature_flag_key: { type: 'string' },
     feature_flag: minimalFeatureFlagSchema,
-    holdout: { type: ['object', 'null'], additionalProperties: true },
+    holdout: { ...experimentHoldoutSchema, type: ['object', 'null'] },
     holdout_id: { type: ['integer', 'null'] },
     exposure_cohort: { type: ['integer', 'null'] },
     parameters: anyJson,

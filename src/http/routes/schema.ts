@@ -9,6 +9,7 @@ import type { Router } from '../router.js'
 import { ANNOTATION_COMPONENTS, ANNOTATION_OPERATIONS } from './annotations.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
 import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
+import { EXPERIMENT_HOLDOUT_COMPONENTS, EXPERIMENT_HOLDOUT_OPERATIONS } from './experiment-holdouts.js'
 import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
 import { FEATURE_FLAG_COMPONENTS, FEATURE_FLAG_OPERATIONS } from './feature-flags.js'
 import { DASHBOARD_COMPONENTS, DASHBOARD_OPERATIONS } from './dashboards.js'
@@ -42,6 +43,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...SCHEDULED_CHANGE_OPERATIONS,
     ...ANNOTATION_OPERATIONS,
     ...EXPERIMENT_OPERATIONS,
+    ...EXPERIMENT_HOLDOUT_OPERATIONS,
     ...EVENT_OPERATIONS,
     ...PERSON_OPERATIONS,
     ...GROUP_OPERATIONS,
@@ -65,6 +67,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...SCHEDULED_CHANGE_COMPONENTS,
       ...ANNOTATION_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
+      ...EXPERIMENT_HOLDOUT_COMPONENTS,
       ...EVENT_COMPONENTS,
       ...PERSON_COMPONENTS,
       ...GROUP_COMPONENTS,

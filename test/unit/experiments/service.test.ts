@@ -41,7 +41,7 @@ t.test('create', async (t) => {
           ],
         },
         aggregation_group_type_index: null,
-        holdout_groups: null,
+        holdout: null,
       },
       deleted: false,
       active: false,

@@ -1,4 +1,4 @@
-/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, early-access features, annotations, activity. */
+/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, experiment holdouts, early-access features, scheduled changes, annotations, activity. */
 import type { Migration } from '../database.js'
 
 export const MANAGEMENT_MIGRATIONS: readonly Migration[] = [
@@ -288,6 +288,28 @@ CREATE TABLE annotations (
 );
 CREATE INDEX annotations_team ON annotations(team_id, date_marker);
 CREATE INDEX annotations_organization ON annotations(organization_id, date_marker) WHERE scope = 'organization';
+`,
+  },
+  {
+    // PostHog's experiment holdouts: a share of people held out of every experiment that names the holdout (its
+    // flag serves them `holdout-<id>`). `filters` is PostHog's list of release groups as JSON. Deleting a holdout
+    // leaves its experiments without one, as PostHog's SET_NULL.
+    version: 8,
+    name: 'experiment holdouts',
+    sql: `
+CREATE TABLE experiment_holdouts (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  description TEXT,
+  filters TEXT NOT NULL DEFAULT '[]',
+  created_by_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX experiment_holdouts_team ON experiment_holdouts(team_id, created_at);
+ALTER TABLE experiments ADD COLUMN holdout_id INTEGER REFERENCES experiment_holdouts(id) ON DELETE SET NULL;
+CREATE INDEX experiments_holdout ON experiments(holdout_id);
 `,
   },
 ]
