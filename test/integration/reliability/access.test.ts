@@ -37,6 +37,7 @@ const EX = `${P}/experiments`
 const EA = `${P}/early_access_feature`
 const SC = `${P}/scheduled_changes`
 const AN = `${P}/annotations`
+const EH = `${P}/experiment_holdouts`
 const ORG = '/api/organizations/:organization_id/roles'
 
 t.test('access matrix and isolation', async (t) => {
@@ -107,6 +108,8 @@ t.test('access matrix and isolation', async (t) => {
   const scheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const doomedScheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const annotation = await created('POST', `${base}/annotations/`, { content: 'v1.2 deployed', scope: 'project' })
+  const holdout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Our holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
+  const doomedHoldout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Doomed holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
   const role = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Readers' })
   const doomedRole = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Doomed' })
   const membership = await created('POST', `/api/organizations/${boot.organization_id}/roles/${role.id}/role_memberships/`, { user_uuid: colleague.uuid })
@@ -204,6 +207,11 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${AN}/:id/`]: { scope: 'annotation:read', ok: [200], params: () => ({ id: annotation.id }) },
     [`patch ${AN}/:id/`]: { scope: 'annotation:write', ok: [200], body: { content: 'changed' }, params: () => ({ id: annotation.id }) },
     [`delete ${AN}/:id/`]: { scope: 'annotation:write', ok: [405], params: () => ({ id: annotation.id }) },
+    [`get ${EH}/`]: { scope: 'experiment_holdout:read', ok: [200] },
+    [`post ${EH}/`]: { scope: 'experiment_holdout:write', ok: [201], body: { name: 'New holdout', filters: [{ properties: [], rollout_percentage: 5 }] } },
+    [`get ${EH}/:id/`]: { scope: 'experiment_holdout:read', ok: [200], params: () => ({ id: holdout.id }) },
+    [`patch ${EH}/:id/`]: { scope: 'experiment_holdout:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: holdout.id }) },
+    [`delete ${EH}/:id/`]: { scope: 'experiment_holdout:write', ok: [204], params: () => ({ id: doomedHoldout.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
