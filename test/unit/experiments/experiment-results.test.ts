@@ -99,6 +99,22 @@ t.test('primary results', async (t) => {
     t.match(r.exposure_filters, { events: [{ id: '$feature_flag_called', math: 'dau' }], breakdown: '$feature_flag_response' })
   })
 
+  t.test("a holdout's people are one more variant of the primary metric, not of secondary ones, as in PostHog", async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    w.advance(3 * DAY)
+    const h = w.experiments.holdouts.create(w.project, { name: 'H', filters: [{ rollout_percentage: 10 }] }, w.owner.id)
+    const held = `holdout-${h.id}`
+    const e = launched(w, TREND, { holdout_id: h.id, secondary_metrics: [{ name: 'clicks', filters: TREND }] })
+    await w.events([...trendRows('k', 'control', 150, 150), ...trendRows('k', 'test', 150, 160), ...trendRows('k', held, 30, 20)])
+    const r = ((await w.experiments.results(w.project, e.id)) as any).result
+    t.same(r.variants.map((v: any) => [v.key, v.count, v.absolute_exposure]), [['control', 150, 150], ['test', 160, 150], [held, 20, 30]])
+    t.same(Object.keys(r.probability), ['control', 'test', held])
+    t.same(r.srm.observed, { control: 150, test: 150 }, 'the sample ratio check reads the flag split alone')
+    const secondary = ((await w.experiments.secondaryResults(w.project, e.id, '0')) as any).result
+    t.same(secondary.result, { control: 150, test: 160 })
+  })
+
   t.test('exposures missing for a variant count as 1, as in PostHog', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())
