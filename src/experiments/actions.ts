@@ -22,6 +22,7 @@ import type { Db } from '../storage/index.js'
 import { checkVariants, storedVariants, withoutFlagConfig } from './flag-config.js'
 import { fingerprintContext, withFingerprints } from './metric-list.js'
 import type { ExperimentRecord } from './record.js'
+import { linkedOnCreate } from './saved-metrics/links.js'
 import { clonedSettings, settingsOnCreate } from './settings.js'
 import { ExperimentRepository } from './repository.js'
 import type { ExperimentObject } from './serialize.js'
@@ -209,8 +210,8 @@ export class ExperimentActions {
 
   /**
    * A new draft copying what PostHog's clone copies: the name (`<name> (Copy)`, numbered while taken),
-   * description, type, parameters, metric filters, metrics (with new uuids, the orderings following),
-   * stats, exposure, scheduling and running-time settings and `only_count_matured_users`; not the
+   * description, type, parameters, metric filters, metrics (with new uuids, the orderings following), the
+   * shared metric links, stats, exposure, scheduling and running-time settings and `only_count_matured_users`; not the
    * secondary metrics, excluded variants or conclusion. By default it shares the source's flag; a new key
    * gets a flag with the source flag's variants, an existing one is linked if eligible.
    */
@@ -229,6 +230,7 @@ export class ExperimentActions {
       if (existing) checkEligibleFlag(existing)
       const flagId = existing?.id ?? this.#experiments.flags.create(project, key, name, { ...parameters, feature_flag_variants: variants }, false, userId)
       const variantKeys = variants.map((v) => v.key as string)
+      const links = this.#experiments.savedMetrics.current(project.id, source.id)
       const now = this.#now()
       return this.#experiments.insert(project, userId, {
         team_id: project.id,
@@ -249,8 +251,8 @@ export class ExperimentActions {
         created_by_id: userId,
         created_at: now,
         updated_at: now,
-        ...settingsOnCreate(clonedSettings(source), variantKeys, null),
-      })
+        ...settingsOnCreate(clonedSettings(source), variantKeys, null, linkedOnCreate(links)),
+      }, links)
     })
   }
 }

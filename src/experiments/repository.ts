@@ -16,7 +16,7 @@ export interface ExperimentListFilter {
   search?: string
   createdByIds?: number[]
   featureFlagId?: number
-  /** Only experiments whose metrics name this event. */
+  /** Only experiments whose metrics (inline or linked shared ones) name this event. */
   event?: string
   /** An ORDER BY clause from ORDERS. */
   order: string
@@ -24,11 +24,14 @@ export interface ExperimentListFilter {
 
 /**
  * An EventsNode anywhere in a metric list that names the event (PostHog walks the whole metric;
- * `t.path` is the node holding the `event` key). Without actions or saved metrics, as skylark has
- * neither, these are all the references PostHog's filter resolves.
+ * `t.path` is the node holding the `event` key). Skylark has no actions, so these, in the inline
+ * metrics and the linked shared metrics' queries, are all the references PostHog's filter resolves.
  */
 const namesEvent = (column: string) =>
   `EXISTS (SELECT 1 FROM json_tree(${column}) t WHERE t.key = 'event' AND t.type = 'text' AND t.atom = ? AND json_extract(${column}, t.path || '.kind') = 'EventsNode')`
+
+const SAVED_METRIC_NAMES_EVENT = `EXISTS (SELECT 1 FROM experiment_to_saved_metrics l JOIN experiment_saved_metrics s ON s.id = l.saved_metric_id
+  WHERE l.experiment_id = experiments.id AND ${namesEvent('s.query')})`
 
 const FLAG_ACTIVE = 'EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = experiments.feature_flag_id AND f.active = 1)'
 const DURATION = `CASE WHEN start_date IS NULL THEN NULL WHEN end_date IS NOT NULL THEN julianday(end_date) - julianday(start_date)
@@ -153,8 +156,8 @@ export class ExperimentRepository {
       params.push(filter.featureFlagId)
     }
     if (filter.event !== undefined) {
-      where.push(`(${namesEvent('metrics')} OR ${namesEvent('metrics_secondary')})`)
-      params.push(filter.event, filter.event)
+      where.push(`(${namesEvent('metrics')} OR ${namesEvent('metrics_secondary')} OR ${SAVED_METRIC_NAMES_EVENT})`)
+      params.push(filter.event, filter.event, filter.event)
     }
     const clause = where.join(' AND ')
     const count = (this.#db.prepare(`SELECT COUNT(*) AS n FROM experiments WHERE ${clause}`).get(...params) as { n: number }).n

@@ -1,7 +1,8 @@
 /**
  * The experiment object the API answers: stored fields, the embedded flag summary, the creator, `status`
- * and the flag's config projected into `parameters` (both derived from the flag, as PostHog does), the holdout,
- * and PostHog's fields skylark does not model (shared saved metrics) answered with their empty values.
+ * and the flag's config projected into `parameters` (both derived from the flag, as PostHog does), and the
+ * holdout. `saved_metrics` is left empty here: the service fills it from the experiment's links
+ * (saved-metrics/links.ts).
  */
 import type { JsonObject } from '../common/json.js'
 import { minimalFlag, type FeatureFlagRecord, type MinimalFlag, type UserSummary } from '../management/index.js'

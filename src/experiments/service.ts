@@ -38,6 +38,7 @@ import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settin
 import { checkMetricEvents, type KnownEvents } from './settings-validation.js'
 import { LinkedFlags } from './linked-flag.js'
 import { ExperimentHoldouts, type HoldoutRecord } from './holdouts/index.js'
+import { linkedOnCreate, SavedMetricLinks, type RequestedLink } from './saved-metrics/links.js'
 import {
   checkDates,
   checkEligibleFlag,
@@ -97,6 +98,8 @@ export class Experiments {
   readonly #results: ExperimentResults | null
   readonly flags: LinkedFlags
   readonly holdouts: ExperimentHoldouts
+  /** Links to shared metrics (`saved_metrics_ids`, `saved_metrics`). */
+  readonly savedMetrics: SavedMetricLinks
   /** Launch, end, pause, resume, reset, archive, unarchive, ship a variant, duplicate. */
   readonly actions: ExperimentActions
 
@@ -104,6 +107,7 @@ export class Experiments {
     this.#deps = deps
     this.flags = new LinkedFlags(deps.featureFlags)
     this.holdouts = new ExperimentHoldouts(deps)
+    this.savedMetrics = new SavedMetricLinks(deps.db, deps.clock)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
     this.#repo = new ExperimentRepository(deps.db)
     this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats) : null
@@ -124,7 +128,8 @@ export class Experiments {
   toObject(experiment: ExperimentRecord): ExperimentObject {
     const creator = experiment.created_by_id === null ? null : this.#deps.accounts.userById(experiment.created_by_id)
     const holdout = this.holdouts.byId(experiment.team_id, experiment.holdout_id)
-    return toExperimentObject(experiment, this.flagOf(experiment), creator ? userSummary(creator) : null, holdout && this.holdouts.toObject(holdout))
+    const object = toExperimentObject(experiment, this.flagOf(experiment), creator ? userSummary(creator) : null, holdout && this.holdouts.toObject(holdout))
+    return { ...object, saved_metrics: this.savedMetrics.answer(experiment) }
   }
 
   get(project: Project, id: number): ExperimentObject {
@@ -143,6 +148,7 @@ export class Experiments {
         checkName(body.name)
         checkSettingFields(body)
         this.#checkMetricEvents(project, body)
+        const links = this.savedMetrics.resolve(project.id, body.saved_metrics_ids)
         const start = parseDateField(body.start_date, 'start_date') ?? null
         const end = parseDateField(body.end_date, 'end_date') ?? null
         const holdout = this.holdouts.resolve(project, body.holdout_id) ?? null
@@ -168,8 +174,8 @@ export class Experiments {
           created_by_id: userId,
           created_at: now,
           updated_at: now,
-          ...settingsOnCreate(body, variantKeys, start),
-        })
+          ...settingsOnCreate(body, variantKeys, start, linkedOnCreate(links)),
+        }, links)
       })
       .immediate()
   }
@@ -182,9 +188,10 @@ export class Experiments {
     checkMetricEvents(body.metrics_secondary, project.id, known)
   }
 
-  /** Stores a new experiment (its flag already linked) and logs its creation. */
-  insert(project: Project, userId: number, record: Omit<ExperimentRecord, 'id'>): ExperimentObject {
+  /** Stores a new experiment (its flag already linked) with its shared metric links and logs its creation. */
+  insert(project: Project, userId: number, record: Omit<ExperimentRecord, 'id'>, links: readonly RequestedLink[] | null = null): ExperimentObject {
     const id = this.#repo.insert(record)
+    if (links) this.savedMetrics.create(id, links)
     this.#log(project, userId, id, 'created', record.name, [])
     return this.toObject({ ...record, id })
   }
@@ -229,6 +236,8 @@ export class Experiments {
         checkName(body.name)
         checkSettingFields(body)
         this.#checkMetricEvents(project, body)
+        // As PostHog, `saved_metrics_ids: null` unlinks every shared metric.
+        const links = body.saved_metrics_ids === undefined ? undefined : (this.savedMetrics.resolve(project.id, body.saved_metrics_ids) ?? [])
         const start = parseDateField(body.start_date, 'start_date')
         const end = parseDateField(body.end_date, 'end_date')
         const holdout = this.holdouts.resolve(project, body.holdout_id)
@@ -251,7 +260,8 @@ export class Experiments {
         this.#applyHoldout(project, current, holdout, body, userId)
         const variantKeys = flag ? flagVariants(this.flagOf(current)!.filters).map((v) => v.key) : []
         const variantsSent = config.parameters?.feature_flag_variants !== undefined
-        Object.assign(next, settingsOnUpdate(body, current, variantKeys, variantsSent, next.start_date))
+        Object.assign(next, settingsOnUpdate(body, current, variantKeys, variantsSent, next.start_date, this.savedMetrics.onUpdate(project.id, current.id, links)))
+        if (links !== undefined) this.savedMetrics.sync(current.id, links)
         return this.commit(project, userId, current, next)
       })
       .immediate()

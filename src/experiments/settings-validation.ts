@@ -63,10 +63,11 @@ function metricNodes(metric: JsonObject): unknown[] {
   return (metricSpec(type)?.nodes ?? []).map((field) => metric[field]).filter((n) => n !== undefined && n !== null)
 }
 
-function metricError(metric: JsonObject, i: number): string | null {
+/** The first problem of an ExperimentMetric, after `prefix` (which says where the metric is), if any. */
+function metricError(metric: JsonObject, prefix: string): string | null {
   const spec = metricSpec(metric.metric_type)
   if (!spec) {
-    return `Invalid metric at index ${i}: ${pyErrors([
+    return `${prefix}${pyErrors([
       metric.metric_type === undefined
         ? { loc: [], type: 'union_tag_not_found', msg: "Unable to extract tag using discriminator 'metric_type'" }
         : { loc: [], type: 'union_tag_invalid', msg: `Input tag '${pyStr(metric.metric_type)}' found using 'metric_type' does not match any of the expected tags: 'mean', 'funnel', 'ratio', 'retention'` },
@@ -89,46 +90,58 @@ function metricError(metric: JsonObject, i: number): string | null {
   }
   if (errors.length > 0) {
     const hint = errors.some((e) => e.type === 'extra_forbidden' && e.loc.at(-1) === 'id') ? ` ${EVENTS_NODE_ID_HINT}` : ''
-    return `Invalid metric at index ${i}: ${pyErrors(errors.slice(0, 15))}.${hint}`
+    return `${prefix}${pyErrors(errors.slice(0, 15))}.${hint}`
   }
   if (metric.metric_type === 'funnel' && (metric.series as unknown[]).length === 0) {
-    return `Invalid metric at index ${i}: funnel metrics require at least one step. The experiment exposure event is added as the initial step automatically.`
+    return `${prefix}funnel metrics require at least one step. The experiment exposure event is added as the initial step automatically.`
   }
   if (metric.metric_type === 'mean' && metric.threshold !== undefined && metric.threshold !== null) {
     const math = isPlainObject(metric.source) ? metric.source.math : undefined
     if (math !== undefined && math !== null && math !== 'total' && math !== 'sum') {
-      return `Invalid metric at index ${i}: a threshold is only supported for sum or count (total) math types.`
+      return `${prefix}a threshold is only supported for sum or count (total) math types.`
     }
-    if (typeof metric.threshold !== 'number' || metric.threshold <= 0) return `Invalid metric at index ${i}: threshold must be a positive number.`
+    if (typeof metric.threshold !== 'number' || metric.threshold <= 0) return `${prefix}threshold must be a positive number.`
     if ((metric.lower_bound_percentile ?? null) !== null || (metric.upper_bound_percentile ?? null) !== null) {
-      return `Invalid metric at index ${i}: a threshold cannot be combined with outlier handling (winsorization).`
+      return `${prefix}a threshold cannot be combined with outlier handling (winsorization).`
     }
   }
   return null
 }
 
 /**
- * `metrics` / `metrics_secondary`: null, or a list of `ExperimentMetric`s. Skylark has no actions, so an
- * ActionsNode names an action that does not exist, which PostHog refuses.
+ * One ExperimentMetric: a dict of kind ExperimentMetric (legacy kinds refused) with the shape its
+ * `metric_type` needs. `prefix` says where it is (PostHog's `error_prefix`): "Invalid metric at index 2: "
+ * in an experiment's list, "Invalid metric: " for a shared metric's query.
  */
-export function checkMetrics(metrics: unknown, attr: string): void {
-  if (metrics === null || metrics === undefined) return
-  if (!Array.isArray(metrics)) throw fail('Metrics must be a list', attr)
-  metrics.forEach((metric, i) => {
-    if (!isPlainObject(metric)) throw fail(`Invalid metric at index ${i}: must be a dict`, attr)
-    if (typeof metric.kind === 'string' && LEGACY_METRIC_KINDS.has(metric.kind)) {
-      throw fail(`Invalid metric at index ${i}: legacy metric kind '${metric.kind}' is no longer supported for new experiments. Use 'ExperimentMetric' instead.`, attr)
-    }
-    if (metric.kind !== 'ExperimentMetric') throw fail(`Invalid metric at index ${i}: metric kind must be 'ExperimentMetric'`, attr)
-    const error = metricError(metric, i)
-    if (error) throw fail(error, attr)
-  })
-  const actionIds = [...new Set(metrics.flatMap((m) => metricNodes(m as JsonObject)).flatMap((n) => (isPlainObject(n) && n.kind === 'ActionsNode' ? [n.id as number] : [])))]
+export function checkMetric(metric: unknown, prefix: string, attr: string | null): void {
+  if (!isPlainObject(metric)) throw fail(`${prefix}must be a dict`, attr)
+  if (typeof metric.kind === 'string' && LEGACY_METRIC_KINDS.has(metric.kind)) {
+    throw fail(`${prefix}legacy metric kind '${metric.kind}' is no longer supported for new experiments. Use 'ExperimentMetric' instead.`, attr)
+  }
+  if (metric.kind !== 'ExperimentMetric') throw fail(`${prefix}metric kind must be 'ExperimentMetric'`, attr)
+  const error = metricError(metric, prefix)
+  if (error) throw fail(error, attr)
+}
+
+/**
+ * PostHog's `validate_metric_action_ids`. Skylark has no actions, so an ActionsNode names an action
+ * that does not exist, which PostHog refuses.
+ */
+export function checkMetricActions(metrics: readonly JsonObject[]): void {
+  const actionIds = [...new Set(metrics.flatMap((m) => metricNodes(m)).flatMap((n) => (isPlainObject(n) && n.kind === 'ActionsNode' ? [n.id as number] : [])))]
   if (actionIds.length > 0) {
     throw fail(
       `Action(s) with ID ${actionIds.sort((a, b) => a - b).join(', ')} not found or deleted. Each ActionsNode must reference an existing action belonging to this project.`,
     )
   }
+}
+
+/** `metrics` / `metrics_secondary`: null, or a list of `ExperimentMetric`s. */
+export function checkMetrics(metrics: unknown, attr: string): void {
+  if (metrics === null || metrics === undefined) return
+  if (!Array.isArray(metrics)) throw fail('Metrics must be a list', attr)
+  metrics.forEach((metric, i) => checkMetric(metric, `Invalid metric at index ${i}: `, attr))
+  checkMetricActions(metrics as JsonObject[])
 }
 
 /** The event names a checked metric list's EventsNodes name; blank and absent ones are "all events". */
@@ -222,8 +235,8 @@ export function checkRunningTimeCalculation(value: unknown): void {
 }
 
 /**
- * `saved_metrics_ids`: each `{id, metadata: {type}}`. Skylark has no shared saved metrics, so any id is one
- * that "does not exist", as PostHog answers for an id of another project.
+ * `saved_metrics_ids`: each `{id, metadata: {type}}` (the serializer's shape checks). Whether the ids name
+ * shared metrics of the project is checked against the rows (saved-metrics/links.ts).
  */
 export function checkSavedMetricsIds(value: unknown): void {
   const attr = 'saved_metrics_ids'
@@ -235,7 +248,6 @@ export function checkSavedMetricsIds(value: unknown): void {
     if ('metadata' in item && !isPlainObject(item.metadata)) throw fail('Metadata must be an object', attr)
     if ('metadata' in item && !('type' in (item.metadata as JsonObject))) throw fail('Metadata must have a type key', attr)
   }
-  if (value.length > 0) throw fail('Saved metric does not exist or does not belong to this project', attr)
 }
 
 const STATS_METHODS = ['bayesian', 'frequentist']

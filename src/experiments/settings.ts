@@ -20,6 +20,7 @@ import {
   type FingerprintContext,
 } from './metric-list.js'
 import type { ExperimentRecord, ExperimentSettings } from './record.js'
+import { appendMissing, asMetrics, NO_LINKS, syncLinkedOrdering, type LinkedUuids } from './saved-metrics/ordering.js'
 import {
   baselineKey,
   checkExcludedVariants,
@@ -42,9 +43,12 @@ export function checkSettingFields(body: ExperimentWrite): void {
 /** A metric list that passed `checkMetrics` (absent stays absent). */
 const metricList = (value: unknown): JsonObject[] | null | undefined => value as JsonObject[] | null | undefined
 
-/** Create: the body's settings with PostHog's defaults, checked against the variants the flag ended up with. */
-export function settingsOnCreate(body: ExperimentWrite, variantKeys: readonly string[], startDate: string | null): ExperimentSettings {
-  const seen = new Set<string>()
+/**
+ * Create: the body's settings with PostHog's defaults, checked against the variants the flag ended up with.
+ * Linked shared metrics keep their uuids (inline metrics may not take them) and join the orderings.
+ */
+export function settingsOnCreate(body: ExperimentWrite, variantKeys: readonly string[], startDate: string | null, linked: LinkedUuids = NO_LINKS): ExperimentSettings {
+  const seen = new Set<string>([...linked.primary, ...linked.secondary])
   const metrics = assignUuids(metricList(body.metrics) ?? null, seen)
   const secondary = assignUuids(metricList(body.metrics_secondary) ?? null, seen)
   checkStatsConfig(body.stats_config, variantKeys)
@@ -57,8 +61,8 @@ export function settingsOnCreate(body: ExperimentWrite, variantKeys: readonly st
   const settings: ExperimentSettings = {
     metrics: withFingerprints(metrics, ctx) ?? [],
     metrics_secondary: withFingerprints(secondary, ctx) ?? [],
-    primary_metrics_ordered_uuids: orderingOnCreate(body.primary_metrics_ordered_uuids, metrics),
-    secondary_metrics_ordered_uuids: orderingOnCreate(body.secondary_metrics_ordered_uuids, secondary),
+    primary_metrics_ordered_uuids: appendMissing(orderingOnCreate(body.primary_metrics_ordered_uuids, metrics), linked.primary),
+    secondary_metrics_ordered_uuids: appendMissing(orderingOnCreate(body.secondary_metrics_ordered_uuids, secondary), linked.secondary),
     stats_config: stats,
     exposure_criteria: exposure,
     scheduling_config: body.scheduling_config ?? null,
@@ -75,7 +79,8 @@ export function settingsOnCreate(body: ExperimentWrite, variantKeys: readonly st
 /**
  * Update: what the body sends replaces what is stored (no defaults). A new metric list keeps its uuids
  * apart from the other, stored list; stats config is checked again when it or the variants change;
- * fingerprints follow the new settings and start date; orderings follow added and removed metrics.
+ * fingerprints follow the new settings and start date; orderings follow added and removed metrics, linked
+ * shared metrics included.
  */
 export function settingsOnUpdate(
   body: ExperimentWrite,
@@ -83,9 +88,10 @@ export function settingsOnUpdate(
   variantKeys: readonly string[],
   variantsSent: boolean,
   startDate: string | null,
+  linked: LinkedUuids = NO_LINKS,
 ): ExperimentSettings {
   const has = (key: keyof ExperimentWrite) => body[key] !== undefined
-  const seen = new Set<string>()
+  const seen = new Set<string>([...linked.primary, ...linked.secondary])
   if (has('metrics') && !has('metrics_secondary')) for (const u of uuidsOf(current.metrics_secondary)) seen.add(u)
   if (has('metrics_secondary') && !has('metrics')) for (const u of uuidsOf(current.metrics)) seen.add(u)
   const metrics = has('metrics') ? assignUuids(metricList(body.metrics)!, seen) : current.metrics
@@ -117,8 +123,12 @@ export function settingsOnUpdate(
     conclusion: has('conclusion') ? (body.conclusion ?? null) : current.conclusion,
     conclusion_comment: has('conclusion_comment') ? (body.conclusion_comment ?? null) : current.conclusion_comment,
   }
-  checkOrdering(next.metrics, next.primary_metrics_ordered_uuids, 'primary')
-  checkOrdering(next.metrics_secondary, next.secondary_metrics_ordered_uuids, 'secondary')
+  if (linked.before) {
+    next.primary_metrics_ordered_uuids = syncLinkedOrdering(next.primary_metrics_ordered_uuids, linked.before.primary, linked.primary)
+    next.secondary_metrics_ordered_uuids = syncLinkedOrdering(next.secondary_metrics_ordered_uuids, linked.before.secondary, linked.secondary)
+  }
+  checkOrdering([...(next.metrics ?? []), ...asMetrics(linked.primary)], next.primary_metrics_ordered_uuids, 'primary')
+  checkOrdering([...(next.metrics_secondary ?? []), ...asMetrics(linked.secondary)], next.secondary_metrics_ordered_uuids, 'secondary')
   return next
 }
 

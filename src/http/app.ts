@@ -22,6 +22,7 @@ import { registerEventRoutes } from './routes/events.js'
 import { registerEnvironmentAliases } from './routes/environments.js'
 import { registerExperimentHoldoutRoutes } from './routes/experiment-holdouts.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
+import { registerSavedMetricRoutes } from './routes/experiment-saved-metrics.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
 import { registerGroupRoutes } from './routes/groups.js'
 import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
@@ -81,6 +82,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerAnnotationRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerExperimentHoldoutRoutes(router, api, apiMax)
+  registerSavedMetricRoutes(router, api, apiMax)
   registerEnvironmentAliases(router)
   registerSchemaRoutes(router)
 }

@@ -51,6 +51,7 @@ export {
   FlagRoleAccess,
   liveFlagDefinitions,
   minimalFlag,
+  normaliseTags,
   rolloutInfo,
   type FeatureFlagObject,
   type FeatureFlagRecord,

@@ -12,6 +12,7 @@ export const SCOPE_OBJECTS = [
   'event_definition',
   'experiment',
   'experiment_holdout',
+  'experiment_saved_metric',
   'feature_flag',
   'group',
   'organization',

@@ -5,6 +5,7 @@
  * read (`feature_flag_variants`, the metric filters). Results answers are free-form objects.
  */
 import { experimentHoldoutSchema } from './experiment-holdout.js'
+import { savedMetricLinkSchema } from './experiment-saved-metric.js'
 import { anyJson, freeFormObject, minimalFeatureFlagSchema, paginated, userSummarySchema, type JsonSchema } from './shared.js'
 
 export const EXPERIMENT_TYPES = ['web', 'product'] as const
@@ -67,7 +68,10 @@ const writableExperimentProperties: Record<string, JsonSchema> = {
   metrics_secondary: { ...anyJson, description: 'Secondary `ExperimentMetric`s, as `metrics`.' },
   primary_metrics_ordered_uuids: { type: ['array', 'null'], items: { type: 'string' } },
   secondary_metrics_ordered_uuids: { type: ['array', 'null'], items: { type: 'string' } },
-  saved_metrics_ids: { ...anyJson, description: 'Skylark has no shared saved metrics: only an empty list is accepted.' },
+  saved_metrics_ids: {
+    ...anyJson,
+    description: 'Write-only. Shared metrics of the project to link: `[{"id": <id>, "metadata": {"type": "primary" | "secondary"}}]`; an update replaces the links (null unlinks all).',
+  },
   stats_config: { type: ['object', 'null'], additionalProperties: true, description: '`method` bayesian (default) or frequentist, `baseline_variant_key`, …' },
   exposure_criteria: { ...anyJson, description: '`filterTestAccounts` (default true), `exposure_config`.' },
   scheduling_config: anyJson,
@@ -155,7 +159,7 @@ export const experimentSchema: JsonSchema = {
     exposure_cohort: { type: ['integer', 'null'] },
     parameters: anyJson,
     secondary_metrics: anyJson,
-    saved_metrics: { type: 'array', items: freeFormObject },
+    saved_metrics: { type: 'array', items: savedMetricLinkSchema },
     filters: freeFormObject,
     archived: { type: 'boolean' },
     deleted: { type: 'boolean' },

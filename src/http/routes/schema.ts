@@ -11,6 +11,7 @@ import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
 import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
 import { EXPERIMENT_HOLDOUT_COMPONENTS, EXPERIMENT_HOLDOUT_OPERATIONS } from './experiment-holdouts.js'
 import { EXPERIMENT_COMPONENTS, EXPERIMENT_OPERATIONS } from './experiments.js'
+import { SAVED_METRIC_COMPONENTS, SAVED_METRIC_OPERATIONS } from './experiment-saved-metrics.js'
 import { FEATURE_FLAG_COMPONENTS, FEATURE_FLAG_OPERATIONS } from './feature-flags.js'
 import { DASHBOARD_COMPONENTS, DASHBOARD_OPERATIONS } from './dashboards.js'
 import { DEFINITION_COMPONENTS, DEFINITION_OPERATIONS } from './definitions.js'
@@ -44,6 +45,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...ANNOTATION_OPERATIONS,
     ...EXPERIMENT_OPERATIONS,
     ...EXPERIMENT_HOLDOUT_OPERATIONS,
+    ...SAVED_METRIC_OPERATIONS,
     ...EVENT_OPERATIONS,
     ...PERSON_OPERATIONS,
     ...GROUP_OPERATIONS,
@@ -68,6 +70,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...ANNOTATION_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...EXPERIMENT_HOLDOUT_COMPONENTS,
+      ...SAVED_METRIC_COMPONENTS,
       ...EVENT_COMPONENTS,
       ...PERSON_COMPONENTS,
       ...GROUP_COMPONENTS,

@@ -38,6 +38,7 @@ const EA = `${P}/early_access_feature`
 const SC = `${P}/scheduled_changes`
 const AN = `${P}/annotations`
 const EH = `${P}/experiment_holdouts`
+const SM = `${P}/experiment_saved_metrics`
 const ORG = '/api/organizations/:organization_id/roles'
 
 t.test('access matrix and isolation', async (t) => {
@@ -110,6 +111,9 @@ t.test('access matrix and isolation', async (t) => {
   const annotation = await created('POST', `${base}/annotations/`, { content: 'v1.2 deployed', scope: 'project' })
   const holdout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Our holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
   const doomedHoldout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Doomed holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
+  const metricQuery = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: '$pageview' } }
+  const savedMetric = await created('POST', `${base}/experiment_saved_metrics/`, { name: 'Our metric', query: metricQuery })
+  const doomedMetric = await created('POST', `${base}/experiment_saved_metrics/`, { name: 'Doomed metric', query: metricQuery })
   const role = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Readers' })
   const doomedRole = await created('POST', `/api/organizations/${boot.organization_id}/roles/`, { name: 'Doomed' })
   const membership = await created('POST', `/api/organizations/${boot.organization_id}/roles/${role.id}/role_memberships/`, { user_uuid: colleague.uuid })
@@ -212,6 +216,11 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${EH}/:id/`]: { scope: 'experiment_holdout:read', ok: [200], params: () => ({ id: holdout.id }) },
     [`patch ${EH}/:id/`]: { scope: 'experiment_holdout:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: holdout.id }) },
     [`delete ${EH}/:id/`]: { scope: 'experiment_holdout:write', ok: [204], params: () => ({ id: doomedHoldout.id }) },
+    [`get ${SM}/`]: { scope: 'experiment_saved_metric:read', ok: [200] },
+    [`post ${SM}/`]: { scope: 'experiment_saved_metric:write', ok: [201], body: () => ({ name: `New metric ${++keyCounter}`, query: metricQuery }) },
+    [`get ${SM}/:id/`]: { scope: 'experiment_saved_metric:read', ok: [200], params: () => ({ id: savedMetric.id }) },
+    [`patch ${SM}/:id/`]: { scope: 'experiment_saved_metric:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: savedMetric.id }) },
+    [`delete ${SM}/:id/`]: { scope: 'experiment_saved_metric:write', ok: [204], params: () => ({ id: doomedMetric.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },

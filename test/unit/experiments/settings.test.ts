@@ -129,7 +129,7 @@ t.test('create', async (t) => {
     ['an exposure config of another kind', { exposure_criteria: { exposure_config: { kind: 'X' } } }, "exposure_criteria.exposure_config.kind must be one of ['ExperimentEventExposureConfig', 'ActionsNode'], got 'X'.", 'exposure_criteria'],
     ['unknown running-time keys', { running_time_calculation: { b: 1, a: 2 } }, "running_time_calculation got unknown keys: ['a', 'b']", 'running_time_calculation'],
     ['a running-time figure that is no number', { running_time_calculation: { recommended_sample_size: '10' } }, 'recommended_sample_size must be a number', 'running_time_calculation'],
-    ['a saved metric (skylark has none)', { saved_metrics_ids: [{ id: 1, metadata: { type: 'primary' } }] }, 'Saved metric does not exist or does not belong to this project', 'saved_metrics_ids'],
+    ['a saved metric the project does not have', { saved_metrics_ids: [{ id: 1, metadata: { type: 'primary' } }] }, 'Saved metric does not exist or does not belong to this project', 'saved_metrics_ids'],
     ['a saved metric without id', { saved_metrics_ids: [{}] }, 'Saved metric must have an id', 'saved_metrics_ids'],
   ]
   for (const [name, body, detail, attr] of refused) {

@@ -1,4 +1,4 @@
-/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, experiment holdouts, early-access features, scheduled changes, annotations, activity. */
+/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, experiment holdouts and shared metrics, early-access features, scheduled changes, annotations, activity. */
 import type { Migration } from '../database.js'
 
 export const MANAGEMENT_MIGRATIONS: readonly Migration[] = [
@@ -310,6 +310,37 @@ CREATE TABLE experiment_holdouts (
 CREATE INDEX experiment_holdouts_team ON experiment_holdouts(team_id, created_at);
 ALTER TABLE experiments ADD COLUMN holdout_id INTEGER REFERENCES experiment_holdouts(id) ON DELETE SET NULL;
 CREATE INDEX experiments_holdout ON experiments(holdout_id);
+`,
+  },
+  {
+    // PostHog's shared ("saved") experiment metrics and experiments' links to them. A link's metadata says which
+    // list of the experiment the metric counts in ({"type": "primary" | "secondary"}); deleting a metric or an
+    // experiment drops its links, as PostHog's cascades do. Numbered 9: versions 6 to 8 are other branches'.
+    version: 9,
+    name: 'experiment saved metrics',
+    sql: `
+CREATE TABLE experiment_saved_metrics (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  description TEXT,
+  query TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT '[]',
+  created_by_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX experiment_saved_metrics_team ON experiment_saved_metrics(team_id);
+CREATE TABLE experiment_to_saved_metrics (
+  id INTEGER PRIMARY KEY,
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  saved_metric_id INTEGER NOT NULL REFERENCES experiment_saved_metrics(id) ON DELETE CASCADE,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX experiment_to_saved_metrics_experiment ON experiment_to_saved_metrics(experiment_id);
+CREATE INDEX experiment_to_saved_metrics_metric ON experiment_to_saved_metrics(saved_metric_id);
 `,
   },
 ]
