@@ -3,6 +3,7 @@
  * serializers answer these, and clients show them. `attr` names the field in the error envelope.
  */
 import { ValidationError } from './errors.js'
+import { isPlainObject, type JsonObject } from './json.js'
 import { pyTypeName } from './python-format.js'
 
 const nullError = (attr: string) => new ValidationError('null', 'This field may not be null.', attr)
@@ -106,4 +107,11 @@ export function drfList(value: unknown, attr: string, options: { maxLength?: num
     throw new ValidationError('max_length', `Ensure this field has no more than ${options.maxLength} elements.`, attr)
   }
   return value
+}
+
+/** A serializer's body must be a dict (DRF's `non_field_errors`, answered with attr null); no body reads as `{}`. */
+export function drfDict(body: unknown): JsonObject {
+  if (isPlainObject(body)) return body
+  if (body === null || body === undefined) return {}
+  throw new ValidationError('invalid', `Invalid data. Expected a dictionary, but got ${pyTypeName(body)}.`)
 }

@@ -4,9 +4,8 @@
  * answered; unknown and read-only fields ignored. The name's uniqueness and the query's metric rules are
  * the service's (they need the rows).
  */
-import { drfText } from '../../common/drf-fields.js'
+import { drfDict, drfText } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
-import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { pyTypeName } from '../../common/python-format.js'
 
 export interface SavedMetricFields {
@@ -23,13 +22,6 @@ const MAX_LENGTH = 400
 const required = (field: string) => new ValidationError('required', 'This field is required.', field)
 const notNull = (field: string) => new ValidationError('null', 'This field may not be null.', field)
 
-/** A serializer's body must be a dict (DRF's `non_field_errors`, answered with attr null). */
-function dict(body: unknown): JsonObject {
-  if (isPlainObject(body)) return body
-  if (body === null || body === undefined) return {}
-  throw new ValidationError('invalid', `Invalid data. Expected a dictionary, but got ${pyTypeName(body)}.`)
-}
-
 /** TaggedItemSerializerMixin's ListField of tag names. */
 function tags(value: unknown): string[] {
   if (value === null) throw notNull('tags')
@@ -42,7 +34,7 @@ function tags(value: unknown): string[] {
  * `validate_name`, which DRF runs before it reads the next field.
  */
 export function readSavedMetricBody(body: unknown, creating: boolean, checkName: (name: string) => void): SavedMetricFields {
-  const b = dict(body)
+  const b = drfDict(body)
   const out: SavedMetricFields = {}
   if (b.name !== undefined) {
     out.name = drfText(b.name, 'name', { maxLength: MAX_LENGTH })

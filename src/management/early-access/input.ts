@@ -3,7 +3,7 @@
  * messages (the first broken field is the one answered), unknown and read-only fields ignored. What refers to
  * other rows (the flag, the assignee) is checked by the service.
  */
-import { drfInteger, drfText, pyTruthy } from '../../common/drf-fields.js'
+import { drfDict, drfInteger, drfText, pyTruthy } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { pyStr, pyTypeName } from '../../common/python-format.js'
@@ -30,13 +30,6 @@ export interface CreateFields extends FeatureFields {
 export interface UpdateFields extends FeatureFields {
   /** With a move to general-availability: serve the flag to everyone instead of the enrolled. */
   rollout_to_all: boolean
-}
-
-/** A serializer's body must be a dict (DRF's `non_field_errors`, answered with attr null). */
-function dict(body: unknown): JsonObject {
-  if (isPlainObject(body)) return body
-  if (body === null || body === undefined) return {}
-  throw new ValidationError('invalid', `Invalid data. Expected a dictionary, but got ${pyTypeName(body)}.`)
 }
 
 function stage(value: unknown): Stage {
@@ -79,7 +72,7 @@ function shared(body: JsonObject, out: FeatureFields, creating: boolean): void {
 }
 
 export function readCreate(raw: unknown): CreateFields {
-  const body = dict(raw)
+  const body = drfDict(raw)
   const out: FeatureFields = {}
   shared(body, out, true)
   // The create serializer's JSONField: any value but null, `{}` when absent.
@@ -92,7 +85,7 @@ export function readCreate(raw: unknown): CreateFields {
 }
 
 export function readUpdate(raw: unknown): UpdateFields {
-  const body = dict(raw)
+  const body = drfDict(raw)
   const out: FeatureFields = {}
   shared(body, out, false)
   // PostHog reads these two from the raw body, unchecked: any JSON payload, and rollout_to_all by truthiness.
