@@ -19,6 +19,7 @@ import { isPlainObject, type JsonObject } from '../common/json.js'
 import { GEO_FIELDS, type GeoKey, type GeoProperties } from '../geoip/index.js'
 import type { CapturedEvent } from '../schemas/captured-event.js'
 import type { Db } from '../storage/index.js'
+import { splitSets } from './properties.js'
 import { detectPropertyType, type PropertyType } from './property-types.js'
 import type { PersonOutcome } from './stage.js'
 
@@ -76,9 +77,17 @@ interface ProjectState {
   groupIndexes: Map<string, number>
 }
 
-type EventRow = [teamId: number, name: string, at: string]
-type PropertyRow = [teamId: number, kind: number, groupTypeIndex: number, name: string, type: PropertyType | null]
-type PairRow = [teamId: number, property: string, event: string]
+export type EventRow = [teamId: number, name: string, at: string]
+/** `at`: when the value that gave the type (or none) was seen, for the back-fill (definition-backfill.ts). */
+export type PropertyRow = [teamId: number, kind: number, groupTypeIndex: number, name: string, type: PropertyType | null, at: number]
+export type PairRow = [teamId: number, property: string, event: string]
+
+/** What observe() noted and write() writes. */
+export interface NotedDefinitions {
+  events: EventRow[]
+  properties: PropertyRow[]
+  pairs: PairRow[]
+}
 
 function tooLong(name: string): boolean {
   // A UTF-8 byte per UTF-16 unit at least, three at most.
@@ -86,7 +95,7 @@ function tooLong(name: string): boolean {
 }
 
 /** NUL is replaced as PostHog does, whose Postgres columns refuse it. */
-function clean(name: string): string {
+export function clean(name: string): string {
   return name.includes('\u0000') ? name.replace(/\u0000/g, '\uFFFD') : name
 }
 
@@ -161,13 +170,31 @@ export class DefinitionRecorder {
 
   /** Notes what the processed events define (`outcomes[i]` is `events[i]`'s), at `now`; write() writes it. */
   observe(events: readonly CapturedEvent[], outcomes: readonly PersonOutcome[], now: number): void {
-    if (this.#entries > MAX_ENTRIES) this.#forget()
+    // Only what is known: the rows noted since the last write() are not written yet.
+    if (this.#entries > MAX_ENTRIES) this.#forgetKnown()
     const hour = Math.floor(now / HOUR_MS)
     for (let i = 0; i < events.length; i++) {
       const outcome = outcomes[i]
       // A dropped event is not stored, so it defines nothing.
-      if (outcome.dropReason === undefined) this.#observe(events[i], outcome, now, hour)
+      if (outcome.dropReason === undefined) this.#observe(events[i].team_id, events[i].event, outcome, now, hour)
     }
+  }
+
+  /**
+   * Notes what an event read back from the event store defines, as observe() did when it was processed at
+   * `at` (its `created_at`): its stored properties hold the `$set` and `$set_once` it was stored with.
+   */
+  observeStored(teamId: number, name: string, properties: JsonObject, at: number): void {
+    if (this.#entries > MAX_ENTRIES) this.#forgetKnown()
+    const split = splitSets(properties)
+    this.#observe(teamId, name, { properties: split.properties, sets: split.sets, geo: null }, at, Math.floor(at / HOUR_MS))
+  }
+
+  /** What was noted since the last write() or take(), for a caller that writes it its own way. */
+  take(): NotedDefinitions {
+    const noted = { events: this.#events, properties: this.#properties, pairs: this.#pairs }
+    this.#clearPending()
+    return noted
   }
 
   /** Writes what observe() noted since the last write, inside the caller's persons.db transaction. */
@@ -186,9 +213,13 @@ export class DefinitionRecorder {
   }
 
   #forget(): void {
+    this.#forgetKnown()
+    this.#clearPending()
+  }
+
+  #forgetKnown(): void {
     this.#projects.clear()
     this.#entries = 0
-    this.#clearPending()
   }
 
   #clearPending(): void {
@@ -213,10 +244,8 @@ export class DefinitionRecorder {
     return project
   }
 
-  #observe(event: CapturedEvent, outcome: PersonOutcome, now: number, hour: number): void {
-    const teamId = event.team_id
+  #observe(teamId: number, name: string, outcome: Pick<PersonOutcome, 'properties' | 'sets' | 'geo'>, now: number, hour: number): void {
     const project = this.#project(teamId)
-    const name = event.event
     let state = project.events.get(name)
     if (state === undefined) {
       const recorded = !IGNORED_EVENTS.has(name) && !tooLong(name)
@@ -347,7 +376,7 @@ export class DefinitionRecorder {
     if (current === undefined || type !== null) {
       if (current === undefined) this.#entries++
       known.set(key, type !== null)
-      this.#properties.push([teamId, kind, groupTypeIndex, key, type])
+      this.#properties.push([teamId, kind, groupTypeIndex, key, type, now])
     }
     return type !== null
   }
