@@ -6,6 +6,7 @@
 export { PersonsStage, type CapturedEvent, type GroupColumns, type PersonOutcome, type PersonsStageOptions } from './stage.js'
 export { PersonReader, type GroupTypeRecord } from './reader.js'
 export { DefinitionRecorder, PROPERTY_KINDS } from './definitions.js'
+export { DefinitionBackfill, type BackfillState, type StoredDefinitionSource } from './definition-backfill.js'
 export {
   DefinitionReads,
   type EventDefinitionFilter,

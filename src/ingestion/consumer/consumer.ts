@@ -41,6 +41,7 @@ import { SinkWriter } from './sink-writer.js'
 import { PendingDeletions } from './pending-deletions.js'
 import { HeldControls, type LaneState } from './held-controls.js'
 import { replayAfterRestart } from './restart-replay.js'
+import type { BackfillRunner } from './backfill.js'
 
 export interface ConsumerOptions {
   spoolDir: string
@@ -48,6 +49,8 @@ export interface ConsumerOptions {
   stage: PersonStage
   /** Records event and property definitions in the persons transaction; absent: none are recorded. */
   definitions?: DefinitionRecorder
+  /** Derives the definitions of events stored before they were recorded (backfill.ts); absent: none. */
+  backfill?: BackfillRunner
   sinkWriter: SinkWriter
   deadLetter: (entries: DeadLetterInput[]) => void
   /** One attempt at the event store, no retries (dead-letter replay decides itself what a failure means). */
@@ -85,6 +88,8 @@ export class Consumer {
   #personsDone = false
   /** When the writer last reported new durable data (clock ms; at first, the start): when events last arrived. */
   #lastDurableAt: number
+  /** Each lane's persons checkpoint at the start: once the sink has passed them all, the restart's replay is stored. */
+  readonly #startedAt = new Map<Lane, Cursor>()
   readonly #personsAlarm = new Alarm()
   readonly #sinkAlarm = new Alarm()
   readonly #span: SpanningInsert | null
@@ -143,6 +148,7 @@ export class Consumer {
         held: null,
       })
       options.onStoredAt?.(lane, sinkAt)
+      this.#startedAt.set(lane, personsAt)
     }
   }
 
@@ -172,6 +178,11 @@ export class Consumer {
     await Promise.all([this.#personsLoop(), this.#sinkLoop()])
   }
 
+  /** The person loop has other work than the spool (a back-fill slice is ready). */
+  wake(): void {
+    this.#personsAlarm.wake()
+  }
+
   /** Drain: read what is durable now, store it, then let run() resolve. */
   stop(): void {
     this.#stopping = true
@@ -193,14 +204,29 @@ export class Consumer {
       }
       const did = this.#processOneBatch()
       if (did) {
+        this.#backfillSlice(false)
         await new Promise((resolve) => setImmediate(resolve))
         continue
       }
       if (this.#stopping) break
+      // Nothing to read: back-fill slices back to back, looking at the spool between them.
+      if (this.#backfillSlice(true)) {
+        await new Promise((resolve) => setImmediate(resolve))
+        continue
+      }
       await this.#personsAlarm.sleep(1000)
     }
+    await this.#o.backfill?.close()
     this.#personsDone = true
     this.#sinkAlarm.wake()
+  }
+
+  /** One slice of the definitions back-fill (backfill.ts), started once the restart's replay is stored; true if one ran. */
+  #backfillSlice(idle: boolean): boolean {
+    const backfill = this.#o.backfill
+    if (!backfill || backfill.done) return false
+    if (LANES.every((lane) => compareCursors(this.#lanes.get(lane)!.sinkAt, this.#startedAt.get(lane)!) >= 0)) backfill.start()
+    return backfill.slice(idle)
   }
 
   /** Reads and processes one batch from the next lane that has data; false when no lane had any. */

@@ -9,14 +9,17 @@ import { systemClock } from '../../common/clock.js'
 import { lowerThreadPriority, type ThreadPolicy } from '../../common/thread-priority.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { THREAD_STARTED } from '../../observability/logger.js'
-import { DefinitionRecorder, PersonsStage } from '../../persons/index.js'
+import { DefinitionBackfill, DefinitionRecorder, PersonsStage } from '../../persons/index.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
 import { ThreadedSink, type SinkSpec } from '../../storage/events/sink-thread.js'
+import { SqliteEventScan } from '../../storage/events/scan.js'
+import { ClickHouseEventScan } from '../../storage/events/clickhouse-scan.js'
 import type { EventSink } from '../../storage/events/types.js'
 import { openDatabase, syncCommitted } from '../../storage/index.js'
 import { WORKER_YOUNG_MB, workerLimits } from '../../pool/index.js'
 import type { Lane } from '../types.js'
+import { BackfillRunner } from './backfill.js'
 import { Consumer } from './consumer.js'
 import { StoredCursors } from './lateness.js'
 import type { FromConsumer, ToConsumer } from './messages.js'
@@ -117,11 +120,21 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   // The SQLite files the consumer syncs before deleting spool segments. On ClickHouse the events' durability
   // is ClickHouse's own (its settings decide whether a part is synced).
   const storeFiles = [data.personsPath, data.deadLettersPath, ...(data.clickhouse ? [] : [data.eventsPath])]
+  // The definitions of events stored before they were recorded: read from the store once it is migrated.
+  const scan = data.clickhouse ? new ClickHouseEventScan(data.clickhouse) : new SqliteEventScan(data.eventsPath)
+  const backfill = new BackfillRunner({
+    backfill: new DefinitionBackfill(personsDb),
+    scan: () => (sink ? scan : null),
+    clock: systemClock,
+    log,
+    wake: () => consumer?.wake(),
+  })
   consumer = new Consumer({
     spoolDir: data.spoolDir,
     personsDb,
     stage,
     definitions: new DefinitionRecorder(personsDb),
+    backfill,
     sinkWriter,
     deadLetter: (entries) => deadLetters.add(entries),
     writeDirect: async (rows) => {
@@ -195,6 +208,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   clearInterval(replayTimer)
   send({ type: 'stats', stats: consumer.refreshStats() })
   await sink?.close()
+  await scan.close()
   deadLetters.close()
   personsDb.close()
   send({ type: 'stopped' })

@@ -137,5 +137,32 @@ CREATE TABLE event_properties (
   PRIMARY KEY (team_id, property, event)
 ) WITHOUT ROWID;
 `,
+  },  {
+    // 6, not 5: another change takes 5.
+    version: 6,
+    name: 'definitions back-fill',
+    sql: `
+-- Definitions of the events stored before migration 4, derived once from the event store by the consumer
+-- (src/persons/definition-backfill.ts). One row: \`bound\` the store's end when it began and \`cursor\` the last
+-- event done, in the store's order (JSON, the store's own form); \`done_at\` once finished. Every data folder
+-- starts with it to do: a new one finds an empty store.
+CREATE TABLE definitions_backfill (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  bound TEXT,
+  cursor TEXT,
+  done_at TEXT
+);
+INSERT INTO definitions_backfill (id) VALUES (1);
+-- While it runs: the property types it set and when the value that gave each was stored (ms), so a type
+-- from an event stored earlier replaces it, and one from an event stored later does not. Emptied when done.
+CREATE TABLE definitions_backfill_types (
+  team_id INTEGER NOT NULL,
+  type INTEGER NOT NULL,
+  group_type_index INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (team_id, type, group_type_index, name)
+) WITHOUT ROWID;
+`,
   },
 ]
