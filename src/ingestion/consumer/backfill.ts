@@ -45,6 +45,7 @@ export class BackfillRunner {
   #retry: NodeJS.Timeout | null = null
   #lastSliceAt = Number.NEGATIVE_INFINITY
   #applied = 0
+  #announced = false
 
   constructor(options: BackfillRunnerOptions) {
     this.#o = options
@@ -59,7 +60,6 @@ export class BackfillRunner {
   start(): void {
     if (this.#started || this.#done) return
     this.#started = true
-    this.#o.log('info', 'back-filling event and property definitions from the event store')
     void this.#fetch()
   }
 
@@ -107,7 +107,12 @@ export class BackfillRunner {
       if (bound === null) {
         bound = await scan.bound()
         this.#o.backfill.begin(bound, this.#o.clock.now())
-        if (bound === null) return this.#finished()
+        // A new data folder: an empty store, nothing to say.
+        if (bound === null) return void (this.#done = true)
+      }
+      if (!this.#announced) {
+        this.#announced = true
+        this.#o.log('info', 'back-filling event and property definitions from the event store', { resumed: cursor !== null })
       }
       const page = await scan.page(cursor, bound, BACKFILL_PAGE_EVENTS)
       if (this.#closed) return
