@@ -84,6 +84,8 @@ export function backfillSuite(t: Test, store: StoreUnderTest): void {
     const properties = async (query: string) =>
       Object.fromEntries((await get(`/property_definitions/?limit=500&${query}`)).results.map((d: any) => [d.name, d.property_type]))
     const logged = (msg: string) => server.stdout.some((line) => line.includes(`"msg":"${msg}"`))
+    /** What the uninterrupted back-fill (with the one event recorded meanwhile) ended with. */
+    let complete: unknown = null
 
     const [first, bulk, last] = batches()
     await capture(first)
@@ -103,7 +105,8 @@ export function backfillSuite(t: Test, store: StoreUnderTest): void {
       // Recorded by the consumer while the back-fill runs: stored later, so its type does not win.
       await capture([{ event: 'purchase', properties: { distinct_id: 'u9', amount: 'ten', fresh_key: true } }])
       await readUntil('the back-fill done', async () => backfillRow(dataDir).done_at, (done) => done !== null, 60_000)
-      t.ok(logged(START_LOG) && logged(DONE_LOG))
+      await readUntil('the new event recorded', () => properties('type=event'), (event) => 'fresh_key' in event)
+      await readUntil('the back-fill logged', async () => logged(START_LOG) && logged(DONE_LOG), (both) => both)
       t.same(await eventNames(), ['$groupidentify', 'a_event', 'backdated', 'purchase', 'viewed', 'z_event'].sort())
       const event = await properties('type=event')
       t.match(event, { idx: 'Numeric', section: 'String', amount: 'Numeric', paid: 'Boolean', paid_at: 'DateTime', note: null, old_key: 'String', flavour: 'Numeric' })
@@ -122,6 +125,22 @@ export function backfillSuite(t: Test, store: StoreUnderTest): void {
       const [purchaseFirst] = await store.createdRange(teamId, 'purchase')
       t.equal(defs.purchase.created_at, new Date(purchaseFirst).toISOString(), 'the earlier of the two first sightings')
       t.ok(Date.parse(defs.purchase.last_seen_at) > Date.parse(defs.z_event.last_seen_at), 'last seen: the event recorded since')
+      complete = { names: await eventNames(), event, person: await properties('type=person') }
+    })
+
+    t.test('killed while it runs, it finishes after the restart with the same result', async (t) => {
+      await server.stop()
+      downgradeToVersion3(dataDir)
+      server = await startServer({ dataDir, env: store.env() })
+      // Wherever the kill lands (before the first page, or between slices), the next start must end the same.
+      // Killed as soon as a page is done (mostly mid-way; if it is already over, the check below still holds).
+      for (let row = backfillRow(dataDir); row.cursor === null && row.done_at === null; row = backfillRow(dataDir)) await new Promise((r) => setTimeout(r, 2))
+      await server.kill()
+      const { done_at: doneAtKill, cursor } = backfillRow(dataDir)
+      t.comment(`killed with cursor ${cursor}, done: ${doneAtKill !== null}`)
+      server = await startServer({ dataDir, env: store.env() })
+      await readUntil('the back-fill done', async () => backfillRow(dataDir).done_at, (done) => done !== null, 60_000)
+      t.same({ names: await eventNames(), event: await properties('type=event'), person: await properties('type=person') }, complete)
     })
 
     t.test('it does not run again', async (t) => {
