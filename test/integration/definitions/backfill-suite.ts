@@ -2,7 +2,8 @@
  * The definitions back-fill against the running server, on either event store: events are captured and
  * stored, persons.db is taken back to version 3 (no definition tables, no back-fill state: a data folder
  * from before migration 4), and the next start derives the definitions from the stored events while new
- * ones are recorded, resumes from a cursor left mid-way, and never runs again once done.
+ * ones are recorded, ends the same when killed while it runs, resumes from a cursor left mid-way, and never
+ * runs again once done.
  */
 import type { Test } from 'tap'
 import { openDatabase } from '../../../src/storage/index.js'
