@@ -12,7 +12,7 @@
  *
  * Each call to apply() is one persons.db transaction, with the cursor when a page of the store is done, so a
  * crash redoes at most a page, whose writes are all idempotent. The state is one row of persons.db
- * (migration 6). Runs in the consumer thread, persons.db's writer (src/ingestion/consumer/backfill.ts).
+ * (migration 5). Runs in the consumer thread, persons.db's writer (src/ingestion/consumer/backfill.ts).
  */
 import type { Statement } from 'better-sqlite3'
 import { iso } from '../common/clock.js'

@@ -137,9 +137,9 @@ CREATE TABLE event_properties (
   PRIMARY KEY (team_id, property, event)
 ) WITHOUT ROWID;
 `,
-  },  {
-    // 6, not 5: another change takes 5.
-    version: 6,
+  },
+  {
+    version: 5,
     name: 'definitions back-fill',
     sql: `
 -- Definitions of the events stored before migration 4, derived once from the event store by the consumer
