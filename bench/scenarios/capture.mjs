@@ -1,11 +1,30 @@
 // /capture/ with one ~500-byte $pageview per request: the durable-acknowledgement path (200 only after the
 // spool's fdatasync). Measured with autocannon and with wrk (autocannon saturates before uWS does).
-import { captureBodies } from './_payloads.mjs'
+import { batchBodies, captureBodies } from './_payloads.mjs'
 
 const requests = (ctx) =>
   captureBodies(ctx.token).map((body) => ({ method: 'POST', path: '/capture/', headers: { 'content-type': 'application/json' }, body }))
 
 const check = (res) => (res.status === 200 && res.json?.status === 1 ? null : `expected 200 {"status":1}, got ${res.status} ${res.text.slice(0, 200)}`)
+
+const STORED = 100_000
+// A property no stored event has: the events API walks every one of the project's events to find none.
+const SCAN = `?properties=${encodeURIComponent(JSON.stringify([{ key: 'bench_absent', value: 'x', operator: 'exact' }]))}`
+
+/** Stores STORED events through /batch/ and waits until the events API counts them all. */
+async function storeEvents(ctx) {
+  for (const body of batchBodies(ctx.token, 1000, STORED / 1000)) {
+    const res = await ctx.request('POST', '/batch/', { body, headers: { 'content-type': 'application/json' } })
+    if (res.status !== 200) throw new Error(`/batch/ answered ${res.status}: ${res.text.slice(0, 200)}`)
+  }
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    const res = await ctx.api('GET', `/api/projects/${ctx.projectId}/events/?limit=1`)
+    if (res.json?.count >= STORED) return
+    if (Date.now() > deadline) throw new Error(`${res.json?.count ?? res.status} of ${STORED} events stored after 120 s`)
+    await new Promise((r) => setTimeout(r, 500))
+  }
+}
 
 export default [
   {
@@ -19,6 +38,28 @@ export default [
     baseline: 'capture',
     eventsPerRequest: 1,
     e2e: true,
+    requests,
+    check,
+  },
+  // While someone reads the events API with a filter that scans all of those events, back to back on one
+  // connection: the reads must not hold the acknowledgements (docs/performance.md, "Event reads off the main thread").
+  {
+    name: 'capture-reading',
+    title: `/capture/ one event, while the events API scans ${STORED.toLocaleString('en')} events`,
+    groups: ['capture'],
+    kind: 'load',
+    server: 'fresh',
+    sinks: ['sqlite', 'clickhouse'],
+    loadgens: ['autocannon'],
+    baseline: 'capture',
+    eventsPerRequest: 1,
+    e2e: false,
+    setup: storeEvents,
+    background: {
+      rate: 1000,
+      connections: 1,
+      requests: (ctx) => [{ method: 'GET', path: `/api/projects/${ctx.projectId}/events/${SCAN}`, headers: { authorization: `Bearer ${ctx.personalKey}` } }],
+    },
     requests,
     check,
   },
