@@ -60,7 +60,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const clickhouse = config.clickhouse.url
     ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
     : null
-  const events = openEventStore({ sqlitePath: paths.events, clickhouse })
+  const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query') })
   const personReader = new PersonReader(personsDb)
   const personsWriteDb = openDatabase(paths.persons)
   const geoip = await openGeoIp({ mmdbPath: config.geoip.mmdbPath }).catch((error: unknown) => {

@@ -1,7 +1,7 @@
 /** Opening the event store for queries: SQLite (events.db) or ClickHouse when CLICKHOUSE_URL is set. */
 import { ClickHouseEventStore } from './clickhouse.js'
 import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
-import { SqliteEventStore } from './sqlite.js'
+import { ThreadedEventStore } from './query-thread.js'
 import type {
   BreakdownQuery,
   BreakdownRow,
@@ -91,6 +91,8 @@ class LazyClickHouseStore implements EventStore {
   }
 }
 
-export function openEventStore(options: { sqlitePath: string; clickhouse: ClickHouseOptions | null }): EventStore {
-  return options.clickhouse ? new LazyClickHouseStore(options.clickhouse) : new SqliteEventStore(options.sqlitePath)
+/** The service's reads: ClickHouse's over HTTP, the embedded store's on a thread of their own (query-thread.ts). */
+export function openEventStore(options: { sqlitePath: string; clickhouse: ClickHouseOptions | null; onThreadStart?: (threadId: number) => void }): EventStore {
+  if (options.clickhouse) return new LazyClickHouseStore(options.clickhouse)
+  return new ThreadedEventStore({ file: options.sqlitePath, onThreadStart: options.onThreadStart })
 }
