@@ -28,6 +28,7 @@ import { registerGroupRoutes } from './routes/groups.js'
 import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
 import { registerHealthRoutes, type ReadinessCheck } from './routes/health.js'
 import { registerPersonRoutes } from './routes/persons.js'
+import { registerOrganizationRoutes } from './routes/organizations.js'
 import { registerProjectRoutes } from './routes/projects.js'
 import { registerPublicListRoutes } from './routes/public-lists.js'
 import { registerRemoteConfigRoutes } from './routes/remote-config.js'
@@ -35,6 +36,7 @@ import { registerRoleRoutes } from './routes/roles.js'
 import { registerScheduledChangeRoutes } from './routes/scheduled-changes.js'
 import { registerSchemaRoutes } from './routes/schema.js'
 import { registerStaticAssetRoutes } from './routes/static-assets.js'
+import { registerUserRoutes } from './routes/users.js'
 
 export interface AppDeps {
   config: Config
@@ -70,7 +72,9 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerStaticAssetRoutes(router)
   if (deps.events) registerEventRoutes(router, api, deps.events, deps.persons, apiMax)
   if (deps.events) registerDashboardRoutes(router, api, deps.events, apiMax)
-  registerProjectRoutes(router, api, apiMax)
+  registerProjectRoutes(router, api, deps.persons, apiMax)
+  registerOrganizationRoutes(router, api, deps.persons, apiMax)
+  registerUserRoutes(router, api, deps.persons, apiMax)
   registerRoleRoutes(router, api, apiMax)
   if (deps.persons) registerPersonRoutes(router, api, deps.persons, deps.ingestion ?? null, apiMax)
   if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, deps.ingestion ?? null, apiMax)

@@ -138,6 +138,24 @@ export class Accounts {
     return prepared(this.#db, 'SELECT * FROM projects ORDER BY id').all() as Project[]
   }
 
+  organizations(): Organization[] {
+    return prepared(this.#db, 'SELECT * FROM organizations ORDER BY created_at, id').all() as Organization[]
+  }
+
+  memberCount(organizationId: string): number {
+    return prepared(this.#db, 'SELECT COUNT(*) FROM organization_memberships WHERE organization_id = ?').pluck().get(organizationId) as number
+  }
+
+  /** Changes a project's settings (the caller reloads the ProjectDirectory so capture sees them at once). */
+  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean }): Project {
+    const now = iso(this.#clock.now())
+    prepared(this.#db, 
+        `UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips), updated_at = @now WHERE id = @id`,
+      )
+      .run({ id, now, name: changes.name ?? null, anonymize_ips: changes.anonymize_ips === undefined ? null : changes.anonymize_ips ? 1 : 0 })
+    return this.projectById(id)!
+  }
+
   /** Membership level of the user in the organisation, or null when not a member. */
   membershipLevel(organizationId: string, userId: number): number | null {
     const row = prepared(this.#db, 'SELECT level FROM organization_memberships WHERE organization_id = ? AND user_id = ?')

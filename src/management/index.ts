@@ -17,7 +17,7 @@ import { ProjectDirectory } from './project-directory.js'
 import { Roles } from './roles.js'
 import { ScheduledChanges } from './scheduled-changes/index.js'
 
-export { Accounts, MembershipLevel, userSummary, type Project, type User, type UserSummary } from './accounts.js'
+export { Accounts, MembershipLevel, userSummary, type Organization, type Project, type User, type UserSummary } from './accounts.js'
 export {
   ActivityLog,
   activityPageEnvelope,
@@ -59,6 +59,17 @@ export {
   type MinimalFlag,
   type RoleAccessObject,
 } from './feature-flags/index.js'
+export {
+  organizationBasic,
+  organizationObject,
+  organizationSlugs,
+  projectObject,
+  projectUuid,
+  teamBasic,
+  userObject,
+  type ProjectFacts,
+} from './account-objects.js'
+export { parseProjectPatch, requireProjectAdmin } from './project-settings.js'
 export { PersonalKeys, hashPersonalKey, maskPersonalKey } from './api-keys.js'
 export { Authenticator, requireScope, type Principal } from './auth.js'
 export { bootstrap, type BootstrapResult } from './bootstrap.js'

@@ -20,6 +20,7 @@ export const SCOPE_OBJECTS = [
   'project',
   'property_definition',
   'query',
+  'user',
 ] as const
 
 export type ScopeObject = (typeof SCOPE_OBJECTS)[number]

@@ -151,6 +151,11 @@ export class DefinitionReads {
     return row ? toProperty(row) : null
   }
 
+  /** Whether the project has ingested any event (PostHog's team.ingested_event). */
+  hasEvents(teamId: number): boolean {
+    return this.#statement('SELECT 1 FROM event_definitions WHERE team_id = ? LIMIT 1').get(teamId) !== undefined
+  }
+
   /** Which of the names the project has ingested events of. */
   eventNamesSeen(teamId: number, names: readonly string[]): Set<string> {
     const rows = this.#statement('SELECT name FROM event_definitions WHERE team_id = ? AND name IN (SELECT value FROM json_each(?))')

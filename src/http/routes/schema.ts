@@ -20,7 +20,10 @@ import { EVENT_COMPONENTS, EVENT_OPERATIONS } from './events.js'
 import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
 import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-config.js'
+import { ORGANIZATION_COMPONENTS, ORGANIZATION_OPERATIONS } from './organizations.js'
 import { PERSON_COMPONENTS, PERSON_OPERATIONS } from './persons.js'
+import { PROJECT_COMPONENTS, PROJECT_OPERATIONS } from './projects.js'
+import { USER_COMPONENTS, USER_OPERATIONS } from './users.js'
 import { SCHEDULED_CHANGE_COMPONENTS, SCHEDULED_CHANGE_OPERATIONS } from './scheduled-changes.js'
 
 export const SCHEMA_OPERATION: OperationDoc = {
@@ -35,6 +38,9 @@ export const SCHEMA_OPERATION: OperationDoc = {
 
 export function managementApiDocument(): Record<string, unknown> {
   const operations = [
+    ...USER_OPERATIONS,
+    ...ORGANIZATION_OPERATIONS,
+    ...PROJECT_OPERATIONS,
     ...FEATURE_FLAG_OPERATIONS,
     ...FLAG_EVALUATION_OPERATIONS,
     ...DASHBOARD_OPERATIONS,
@@ -75,6 +81,9 @@ export function managementApiDocument(): Record<string, unknown> {
       ...PERSON_COMPONENTS,
       ...GROUP_COMPONENTS,
       ...DEFINITION_COMPONENTS,
+      ...USER_COMPONENTS,
+      ...ORGANIZATION_COMPONENTS,
+      ...PROJECT_COMPONENTS,
     },
   )
 }

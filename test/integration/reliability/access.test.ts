@@ -140,6 +140,14 @@ t.test('access matrix and isolation', async (t) => {
   const CASES: Record<string, RouteCase> = {
     'get /api/projects/': { scope: 'project:read', ok: [200] },
     [`get ${P}/`]: { scope: 'project:read', ok: [200] },
+    // The settings as they are: the matrix changes nothing.
+    [`patch ${P}/`]: { scope: 'project:write', ok: [200], body: { anonymize_ips: false } },
+    [`get ${E}/`]: { scope: 'project:read', ok: [200] },
+    [`patch ${E}/`]: { scope: 'project:write', ok: [200], body: { anonymize_ips: false } },
+    'get /api/users/:uuid/': { scope: 'user:read', ok: [200], params: () => ({ uuid: '@me' }) },
+    'get /api/organizations/': { scope: 'organization:read', ok: [200] },
+    'get /api/organizations/:organization_id/': { scope: 'organization:read', ok: [200] },
+    'get /api/organizations/:organization_id/projects/': { scope: 'project:read', ok: [200] },
     [`get ${ORG}/`]: { scope: 'organization:read', ok: [200] },
     [`post ${ORG}/`]: { scope: 'organization:write', ok: [201], body: { name: 'New role' } },
     [`get ${ORG}/:role_id/`]: { scope: 'organization:read', ok: [200] },
@@ -318,10 +326,19 @@ t.test('access matrix and isolation', async (t) => {
     // Another organisation's key: someone else's project (or organisation, or token) answers exactly like
     // one that does not exist.
     const stranger = await call(route.method, path, strangerKey, body())
-    if (route.pattern === '/api/projects/') {
+    if (route.pattern === '/api/projects/' || route.pattern === '/api/organizations/') {
       tried++
-      const ids = (stranger.body?.results ?? []).map((p: { id: number }) => p.id)
-      if (stranger.status !== 200 || ids.includes(A) || !ids.includes(theirProject.id)) problems.push(`${label}, stranger: lists ${JSON.stringify(ids)}`)
+      const ours = route.pattern === '/api/projects/' ? A : boot.organization_id
+      const theirs = route.pattern === '/api/projects/' ? theirProject.id : otherOrg.id
+      const ids = (stranger.body?.results ?? []).map((p: { id: number | string }) => p.id)
+      if (stranger.status !== 200 || ids.includes(ours) || !ids.includes(theirs)) problems.push(`${label}, stranger: lists ${JSON.stringify(ids)}`)
+    } else if (route.pattern === '/api/users/:uuid/') {
+      // `@me` is whoever holds the key: the stranger sees itself, in its own organisation, and nothing of ours.
+      tried++
+      const me = stranger.body
+      if (stranger.status !== 200 || me?.email !== 'stranger@example.com' || me?.organization?.id !== otherOrg.id || stranger.text.includes(boot.organization_id)) {
+        problems.push(`${label}, stranger: ${stranger.status} ${stranger.text.slice(0, 160)}`)
+      }
     } else {
       const ghostPath = path
         .replace(`/api/projects/${A}/`, `/api/projects/${missing.project_id}/`)

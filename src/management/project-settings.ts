@@ -1,0 +1,93 @@
+/**
+ * PATCH of a project (or its environment) as PostHog's ProjectBackwardCompatSerializer / TeamSerializer
+ * take it, for the two settings skylark keeps: `name` (CharField, 1–200 characters, trimmed, unique in the
+ * organisation ignoring case: 409 otherwise) and `anonymize_ips` (BooleanField). Both are admin settings
+ * there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403).
+ * Read-only fields and names the serializer doesn't know are ignored, as DRF ignores them; a setting
+ * PostHog keeps and skylark doesn't is accepted only with the value skylark answers for it, so a client
+ * never believes a change was made that wasn't.
+ */
+import { drfBoolean, drfDict, drfText } from '../common/drf-fields.js'
+import { AppError, ValidationError } from '../common/errors.js'
+import { MembershipLevel, type Accounts, type Project } from './accounts.js'
+
+/** Writable settings of PostHog's project that skylark doesn't keep, with the value skylark answers (undefined: not answered). */
+const FIXED_SETTINGS: Record<string, unknown> = {
+  product_description: null,
+  app_urls: [],
+  completed_snippet_onboarding: false,
+  has_completed_onboarding_for: null,
+  is_demo: false,
+  timezone: 'UTC',
+  access_control: false,
+  test_account_filters: [],
+  session_recording_opt_in: false,
+  week_start_day: null,
+  primary_dashboard: null,
+  inject_web_apps: false,
+  ...Object.fromEntries(
+    [
+      'test_account_filters_default_checked', 'path_cleaning_filters', 'data_attributes', 'person_display_name_properties',
+      'correlation_config', 'autocapture_opt_out', 'autocapture_exceptions_opt_in', 'autocapture_web_vitals_opt_in',
+      'autocapture_web_vitals_allowed_metrics', 'autocapture_exceptions_errors_to_ignore', 'capture_console_log_opt_in',
+      'capture_performance_opt_in', 'session_recording_sample_rate', 'session_recording_minimum_duration_milliseconds',
+      'session_recording_linked_flag', 'session_recording_network_payload_capture_config', 'session_recording_masking_config',
+      'session_recording_url_trigger_config', 'session_recording_url_blocklist_config', 'session_recording_event_trigger_config',
+      'session_recording_trigger_match_type_config', 'session_recording_trigger_groups', 'session_recording_retention_period',
+      'session_replay_config', 'survey_config', 'live_events_columns', 'recording_domains', 'extra_settings', 'modifiers',
+      'surveys_opt_in', 'heatmaps_opt_in', 'flags_persistence_default', 'receive_org_level_activity_logs', 'business_model',
+      'conversations_enabled', 'conversations_settings', 'logs_settings', 'proactive_tasks_enabled', 'revenue_analytics_config',
+      'marketing_analytics_config', 'customer_analytics_config', 'workflows_config', 'base_currency', 'capture_dead_clicks',
+      'cookieless_server_hash_mode', 'human_friendly_comparison_periods', 'feature_flag_confirmation_enabled',
+      'feature_flag_confirmation_message', 'default_evaluation_contexts_enabled', 'require_evaluation_contexts',
+      'default_data_theme', 'onboarding_tasks', 'web_analytics_pre_aggregated_tables_enabled',
+    ].map((name) => [name, undefined]),
+  ),
+}
+
+const ADMIN_SETTINGS = ['anonymize_ips', 'name'] as const
+
+export interface ProjectChanges {
+  name?: string
+  anonymize_ips?: boolean
+}
+
+/** Reads a PATCH body into the changes skylark makes, with DRF's messages, in the serializer's field order. */
+export function parseProjectPatch(body: unknown, project: Project, accounts: Accounts): ProjectChanges {
+  const data = drfDict(body)
+  const changes: ProjectChanges = {}
+  if ('name' in data) changes.name = projectName(data.name, project, accounts)
+  if ('anonymize_ips' in data) {
+    if (data.anonymize_ips === null) throw new ValidationError('null', 'This field may not be null.', 'anonymize_ips')
+    changes.anonymize_ips = drfBoolean(data.anonymize_ips, 'anonymize_ips')
+  }
+  for (const [field, value] of Object.entries(data)) {
+    if (!(field in FIXED_SETTINGS)) continue
+    const answered = FIXED_SETTINGS[field]
+    if (answered === undefined || JSON.stringify(value) !== JSON.stringify(answered)) {
+      const keeps = answered === undefined ? 'does not keep this setting' : `keeps this setting at ${JSON.stringify(answered)}`
+      throw new ValidationError('unsupported', `skylark ${keeps}.`, field)
+    }
+  }
+  return changes
+}
+
+function projectName(value: unknown, project: Project, accounts: Accounts): string {
+  const name = drfText(value, 'name', { maxLength: 200 })
+  if (name === project.name) return name
+  const taken = accounts
+    .projects()
+    .some((p) => p.organization_id === project.organization_id && p.id !== project.id && p.name.trim().toLowerCase() === name.toLowerCase())
+  if (taken) {
+    throw new AppError('conflict', { detail: `There is already a project called "${name}" in this organization. Choose a different name.` })
+  }
+  return name
+}
+
+/** PostHog's validate_team_attrs: only organisation admins (and owners) change admin settings. */
+export function requireProjectAdmin(changes: ProjectChanges, membershipLevel: number | null): void {
+  const touched = ADMIN_SETTINGS.filter((field) => changes[field] !== undefined)
+  if (touched.length > 0 && (membershipLevel === null || membershipLevel < MembershipLevel.admin)) {
+    throw new AppError('permission_denied', { detail: `Only project admins can modify these settings: ${touched.join(', ')}` })
+  }
+}

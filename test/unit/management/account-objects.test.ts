@@ -1,0 +1,98 @@
+import t from 'tap'
+import { systemClock } from '../../../src/common/clock.js'
+import { AppError } from '../../../src/common/errors.js'
+import {
+  MembershipLevel,
+  createManagement,
+  organizationBasic,
+  organizationObject,
+  organizationSlugs,
+  parseProjectPatch,
+  projectObject,
+  projectUuid,
+  requireProjectAdmin,
+  teamBasic,
+  userObject,
+  type ProjectFacts,
+} from '../../../src/management/index.js'
+import { migrate, openDatabase } from '../../../src/storage/index.js'
+import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
+
+function accounts() {
+  const db = openDatabase(':memory:')
+  migrate(db, MANAGEMENT_MIGRATIONS)
+  const m = createManagement(db, systemClock)
+  const org = m.accounts.createOrganization('Acme Inc.')
+  const user = m.accounts.createUser({ email: 'ada@example.com', first_name: 'Ada' })
+  m.accounts.addMember(org.id, user.id, MembershipLevel.owner)
+  const project = m.accounts.createProject(org.id, 'Web')
+  return { m, org, user, project }
+}
+
+const facts: ProjectFacts = {
+  ingested: (id) => id === 1,
+  groupTypes: () => [{ group_type: 'company', group_type_index: 0, name_singular: null, name_plural: null }],
+}
+
+t.test('a project is answered as the team it also is', async (t) => {
+  const { project, org } = accounts()
+  const uuid = projectUuid(project)
+  t.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a version 5 UUID')
+  t.equal(projectUuid(project), uuid, 'stable')
+  t.not(projectUuid({ ...project, id: project.id + 1 }), uuid, 'distinct per project')
+  t.same(teamBasic(project, facts), {
+    id: project.id, uuid, organization: org.id, project_id: project.id, api_token: project.api_token, name: 'Web',
+    completed_snippet_onboarding: false, has_completed_onboarding_for: null, ingested_event: true, is_demo: false, timezone: 'UTC', access_control: false,
+  })
+  const full = projectObject({ ...project, anonymize_ips: 1 }, MembershipLevel.member, facts)
+  t.match(full, { anonymize_ips: true, effective_membership_level: 1, user_access_level: 'member', has_group_types: true, created_at: project.created_at })
+  t.notOk('secret_api_token' in full, 'the secret key is never answered')
+})
+
+t.test('organisations get the slug of their name, a later namesake a suffixed one', async (t) => {
+  const { m, org, user, project } = accounts()
+  const namesake = m.accounts.createOrganization('ACME inc')
+  const slugs = organizationSlugs(m.accounts.organizations())
+  t.equal(slugs.get(org.id), 'acme-inc')
+  t.equal(slugs.get(namesake.id), `acme-inc-${namesake.id.slice(0, 8)}`)
+  t.equal(organizationSlugs([{ id: 'x', name: 'Łódź ☃', created_at: '' }]).get('x'), 'odz')
+  t.match(organizationBasic(org, 'acme-inc', 15), { id: org.id, slug: 'acme-inc', membership_level: 15, is_active: true })
+  const full = organizationObject(org, { facts, slug: 'acme-inc', membershipLevel: 15, memberCount: 1, projects: [project] })
+  t.same(full.projects, [{ id: project.id, organization_id: org.id, name: 'Web' }])
+  t.same(full.teams, [teamBasic(project, facts)])
+  t.equal(full.updated_at, org.created_at)
+  const me = userObject(user, { facts, team: project, organization: full, organizations: [] })
+  t.match(me, { uuid: user.uuid, email: 'ada@example.com', first_name: 'Ada', is_staff: false, team: { id: project.id }, organization: { id: org.id }, is_organization_first_user: true })
+  t.equal(userObject(user, { facts, team: null, organization: null, organizations: [] }).team, null)
+})
+
+t.test('a project PATCH body, field by field as DRF reads it', async (t) => {
+  const { m, org, project } = accounts()
+  m.accounts.createProject(org.id, 'Mobile')
+  const refusal = (body: unknown) => {
+    try {
+      parseProjectPatch(body, project, m.accounts)
+      return null
+    } catch (error) {
+      return error as AppError
+    }
+  }
+  t.same(parseProjectPatch({ name: ' Shop ', anonymize_ips: 'on', uuid: 'ignored', nonsense: 1 }, project, m.accounts), { name: 'Shop', anonymize_ips: true })
+  t.same(parseProjectPatch({ name: 'Web' }, project, m.accounts), { name: 'Web' }, 'its own name')
+  t.match(refusal({ name: ' mobile ' }), { status: 409, code: 'conflict', detail: 'There is already a project called "mobile" in this organization. Choose a different name.' })
+  t.match(refusal({ name: 5 }), null, 'a number is a string to DRF')
+  t.match(refusal({ name: true }), { code: 'invalid', attr: 'name', detail: 'Not a valid string.' })
+  t.match(refusal({ anonymize_ips: 2 }), { code: 'invalid', attr: 'anonymize_ips' })
+  t.match(refusal([]), { code: 'invalid', detail: 'Invalid data. Expected a dictionary, but got list.' })
+  t.match(refusal({ test_account_filters: [] }), null)
+  t.match(refusal({ test_account_filters: [{ key: 'email' }] }), { code: 'unsupported', attr: 'test_account_filters' })
+  t.doesNotThrow(() => requireProjectAdmin({ name: 'x' }, MembershipLevel.admin))
+  t.doesNotThrow(() => requireProjectAdmin({}, MembershipLevel.member))
+  let denied: unknown = null
+  try {
+    requireProjectAdmin({ anonymize_ips: false }, MembershipLevel.member)
+  } catch (error) {
+    denied = error
+  }
+  t.match(denied, { status: 403, detail: 'Only project admins can modify these settings: anonymize_ips' })
+})
