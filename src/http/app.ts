@@ -11,6 +11,7 @@ import type { WorkerPool } from '../pool/index.js'
 import type { StaticCohortWriter } from '../persons/index.js'
 import type { ApiContext } from './api.js'
 import type { Router } from './router.js'
+import { registerActionRoutes } from './routes/actions.js'
 import { registerAnnotationRoutes } from './routes/annotations.js'
 import { registerCaptureRoutes } from './routes/capture.js'
 import { registerCohortRoutes } from './routes/cohorts.js'
@@ -84,6 +85,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerScheduledChangeRoutes(router, api, apiMax)
   registerAnnotationRoutes(router, api, apiMax)
+  registerActionRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerExperimentHoldoutRoutes(router, api, apiMax)
   registerSavedMetricRoutes(router, api, apiMax)

@@ -4,6 +4,7 @@
  */
 
 export const SCOPE_OBJECTS = [
+  'action',
   'activity_log',
   'annotation',
   'cohort',

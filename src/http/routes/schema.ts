@@ -6,6 +6,7 @@
 import { openApiDocument, type OperationDoc } from '../../schemas/openapi.js'
 import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
+import { ACTION_COMPONENTS, ACTION_OPERATIONS } from './actions.js'
 import { ANNOTATION_COMPONENTS, ANNOTATION_OPERATIONS } from './annotations.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
 import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
@@ -49,6 +50,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...EARLY_ACCESS_FEATURE_OPERATIONS,
     ...SCHEDULED_CHANGE_OPERATIONS,
     ...ANNOTATION_OPERATIONS,
+    ...ACTION_OPERATIONS,
     ...EXPERIMENT_OPERATIONS,
     ...EXPERIMENT_HOLDOUT_OPERATIONS,
     ...SAVED_METRIC_OPERATIONS,
@@ -74,6 +76,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...EARLY_ACCESS_FEATURE_COMPONENTS,
       ...SCHEDULED_CHANGE_COMPONENTS,
       ...ANNOTATION_COMPONENTS,
+      ...ACTION_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...EXPERIMENT_HOLDOUT_COMPONENTS,
       ...SAVED_METRIC_COMPONENTS,

@@ -1,4 +1,4 @@
-/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, experiment holdouts and shared metrics, early-access features, scheduled changes, annotations, activity. */
+/** Schema of management.db: organisations, projects, users, keys, roles, flags, experiments, experiment holdouts and shared metrics, early-access features, scheduled changes, annotations, actions, activity. */
 import type { Migration } from '../database.js'
 
 export const MANAGEMENT_MIGRATIONS: readonly Migration[] = [
@@ -341,6 +341,31 @@ CREATE TABLE experiment_to_saved_metrics (
 );
 CREATE INDEX experiment_to_saved_metrics_experiment ON experiment_to_saved_metrics(experiment_id);
 CREATE INDEX experiment_to_saved_metrics_metric ON experiment_to_saved_metrics(saved_metric_id);
+`,
+  },
+  {
+    // PostHog's Action (products/actions/backend/models/action.py) with its steps as JSON, as PostHog's
+    // steps_json keeps them; `last_calculated_at` is its deprecated field, set at creation, which lists sort by.
+    version: 10,
+    name: 'actions',
+    sql: `
+CREATE TABLE actions (
+  id INTEGER PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name TEXT,
+  description TEXT NOT NULL DEFAULT '',
+  tags TEXT NOT NULL DEFAULT '[]',
+  post_to_slack INTEGER NOT NULL DEFAULT 0,
+  slack_message_format TEXT NOT NULL DEFAULT '',
+  steps TEXT NOT NULL DEFAULT '[]',
+  deleted INTEGER NOT NULL DEFAULT 0,
+  pinned_at TEXT,
+  created_by_id INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  last_calculated_at TEXT NOT NULL
+);
+CREATE INDEX actions_team ON actions(team_id, deleted);
 `,
   },
 ]

@@ -1,0 +1,98 @@
+/**
+ * An action step's `properties` read as skylark's event property filters (the operators and text forms of
+ * src/storage/events, which the SQL stores apply): a list of `{key, value, operator, type}` that must all
+ * hold, where an item may be an AND/OR group. PostHog also evaluates person, element, cohort and HogQL
+ * filters and the regex operators here; a step holding one of those can't be evaluated by skylark, and
+ * says which (`null` answers: nothing is refused).
+ */
+import { isPlainObject } from '../../common/json.js'
+import type { EventPropertyFilter, PropertyNode, PropertyOperator } from '../../storage/events/index.js'
+
+const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
+const MAX_DEPTH = 8
+
+export type StepProperties = { nodes: PropertyNode[] } | { unsupported: string }
+
+const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v)
+
+function readNode(node: unknown, depth: number): PropertyNode | string {
+  if (!isPlainObject(node)) return 'a property filter that is not an object'
+  if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) {
+    if (depth >= MAX_DEPTH) return `property groups nested over ${MAX_DEPTH} deep`
+    const values: PropertyNode[] = []
+    for (const value of node.values) {
+      const read = readNode(value, depth + 1)
+      if (typeof read === 'string') return read
+      values.push(read)
+    }
+    return { type: node.type, values }
+  }
+  const type = node.type ?? 'event'
+  if (type !== 'event') return `${String(type)} property filters`
+  if (typeof node.key !== 'string') return 'a property filter without a key'
+  const operator = (node.operator ?? 'exact') as PropertyOperator
+  if (!OPERATORS.includes(operator)) return `the property operator ${JSON.stringify(node.operator)}`
+  const value = node.value
+  if (!(value === undefined || isScalar(value) || (Array.isArray(value) && value.every(isScalar)))) return `a property filter value that is not a scalar or a list of them`
+  const filter: EventPropertyFilter = { key: node.key, operator, value: value as EventPropertyFilter['value'] }
+  return filter
+}
+
+export function readStepProperties(properties: readonly unknown[] | null): StepProperties {
+  const nodes: PropertyNode[] = []
+  for (const item of properties ?? []) {
+    const read = readNode(item, 1)
+    if (typeof read === 'string') return { unsupported: read }
+    nodes.push(read)
+  }
+  return { nodes }
+}
+
+/** A top-level property's text form, as the stores compare it: strings as they are, other JSON as written. */
+export function propertyText(properties: Record<string, unknown>, key: string): string | null {
+  if (!Object.hasOwn(properties, key)) return null
+  const value = properties[key]
+  if (value === null || value === undefined) return null
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+const textOf = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value))
+/** ClickHouse's toFloat64OrNull of a property's text: a plain decimal number, else none. */
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+function filterHolds(filter: EventPropertyFilter, properties: Record<string, unknown>): boolean {
+  const text = propertyText(properties, filter.key)
+  const values = (Array.isArray(filter.value) ? filter.value : [filter.value]).filter((v) => v !== null && v !== undefined).map(textOf)
+  switch (filter.operator) {
+    case 'exact':
+      return text !== null && values.includes(text)
+    case 'is_not':
+      return text === null || !values.includes(text)
+    case 'icontains':
+      return text !== null && text.toLowerCase().includes(textOf(filter.value).toLowerCase())
+    case 'not_icontains':
+      return text === null || !text.toLowerCase().includes(textOf(filter.value).toLowerCase())
+    case 'is_set':
+      return Object.hasOwn(properties, filter.key)
+    case 'is_not_set':
+      return !Object.hasOwn(properties, filter.key)
+    default: {
+      const bound = Number(filter.value)
+      if (text === null || !NUMBER.test(text) || !Number.isFinite(bound)) return false
+      const n = Number(text)
+      return filter.operator === 'gt' ? n > bound : filter.operator === 'gte' ? n >= bound : filter.operator === 'lt' ? n < bound : n <= bound
+    }
+  }
+}
+
+/** Whether every node holds on the event's properties; an empty group holds. */
+export function propertiesHold(nodes: readonly PropertyNode[], properties: Record<string, unknown>): boolean {
+  return nodes.every((node) => nodeHolds(node, properties))
+}
+
+function nodeHolds(node: PropertyNode, properties: Record<string, unknown>): boolean {
+  if ('key' in node) return filterHolds(node, properties)
+  if ('distinctIds' in node) return false
+  if (node.values.length === 0) return true
+  return node.type === 'OR' ? node.values.some((v) => nodeHolds(v, properties)) : node.values.every((v) => nodeHolds(v, properties))
+}
