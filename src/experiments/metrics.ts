@@ -2,7 +2,7 @@
  * Reading a metric from PostHog's insight filter format (`filters` and each secondary metric's
  * `filters`): `insight` FUNNELS or TRENDS, `events` (and `actions`) with `id` and `order`, optional
  * event-property filters per step, and the funnel conversion window. What skylark cannot compute is
- * refused with a 400 naming it, rather than answered wrongly: actions (there is no action model),
+ * refused with a 400 naming it, rather than answered wrongly: actions (not yet translated to the stores' SQL),
  * person/cohort property filters (events carry no person properties here), and trend math other than
  * the total count.
  */

@@ -16,19 +16,24 @@ export interface ExperimentListFilter {
   search?: string
   createdByIds?: number[]
   featureFlagId?: number
-  /** Only experiments whose metrics (inline or linked shared ones) name this event. */
+  /** Only experiments whose metrics (inline or linked shared ones) name this event, or an action with a step on it. */
   event?: string
   /** An ORDER BY clause from ORDERS. */
   order: string
 }
 
 /**
- * An EventsNode anywhere in a metric list that names the event (PostHog walks the whole metric;
- * `t.path` is the node holding the `event` key). Skylark has no actions, so these, in the inline
- * metrics and the linked shared metrics' queries, are all the references PostHog's filter resolves.
+ * A metric list naming the event anywhere (PostHog's `filter_metric_group_ids_by_event` walks the whole
+ * metric; `t.path` is the node holding the key): an EventsNode with it, or an ActionsNode whose action, a
+ * live one of the experiment's project, has a step on it (PostHog resolves actions to their step events, not
+ * their names). Two parameters: the event, twice.
  */
 const namesEvent = (column: string) =>
-  `EXISTS (SELECT 1 FROM json_tree(${column}) t WHERE t.key = 'event' AND t.type = 'text' AND t.atom = ? AND json_extract(${column}, t.path || '.kind') = 'EventsNode')`
+  `(EXISTS (SELECT 1 FROM json_tree(${column}) t WHERE t.key = 'event' AND t.type = 'text' AND t.atom = ? AND json_extract(${column}, t.path || '.kind') = 'EventsNode')
+  OR EXISTS (SELECT 1 FROM json_tree(${column}) t JOIN actions a ON a.id = CAST(t.atom AS INTEGER)
+    WHERE t.key = 'id' AND (t.type = 'integer' OR (t.type = 'text' AND t.atom <> '' AND t.atom NOT GLOB '*[^0-9]*'))
+      AND json_extract(${column}, t.path || '.kind') = 'ActionsNode' AND a.team_id = experiments.team_id AND a.deleted = 0
+      AND EXISTS (SELECT 1 FROM json_each(a.steps) s WHERE json_extract(s.value, '$.event') = ?)))`
 
 const SAVED_METRIC_NAMES_EVENT = `EXISTS (SELECT 1 FROM experiment_to_saved_metrics l JOIN experiment_saved_metrics s ON s.id = l.saved_metric_id
   WHERE l.experiment_id = experiments.id AND ${namesEvent('s.query')})`
@@ -157,7 +162,7 @@ export class ExperimentRepository {
     }
     if (filter.event !== undefined) {
       where.push(`(${namesEvent('metrics')} OR ${namesEvent('metrics_secondary')} OR ${SAVED_METRIC_NAMES_EVENT})`)
-      params.push(filter.event, filter.event, filter.event)
+      params.push(...Array<string>(6).fill(filter.event))
     }
     const clause = where.join(' AND ')
     const count = (this.#db.prepare(`SELECT COUNT(*) AS n FROM experiments WHERE ${clause}`).get(...params) as { n: number }).n

@@ -35,7 +35,8 @@ import { ExperimentActions } from './actions.js'
 import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
 import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
-import { checkMetricEvents, type KnownEvents } from './settings-validation.js'
+import { liveActionIds, type ProjectActions } from './action-refs.js'
+import { checkMetricActions, checkMetricEvents, metricActionIds, type KnownEvents } from './settings-validation.js'
 import { LinkedFlags } from './linked-flag.js'
 import { ExperimentHoldouts, type HoldoutRecord } from './holdouts/index.js'
 import { linkedOnCreate, SavedMetricLinks, type RequestedLink } from './saved-metrics/links.js'
@@ -70,6 +71,8 @@ export interface ExperimentDeps {
   cohortMembers: CohortMembers | null
   /** The project's ingested event names, which metrics must name (null: not checked). */
   knownEvents: KnownEvents | null
+  /** The project's actions, which ActionsNodes must name. */
+  actions: ProjectActions
 }
 
 const compiled = lazyWriteValidators<ExperimentWrite>(experimentCreateSchema, experimentUpdateSchema)
@@ -147,6 +150,7 @@ export class Experiments {
         assertValid(compiled().create, body)
         checkName(body.name)
         checkSettingFields(body)
+        this.#checkMetricActions(project, body, null)
         this.#checkMetricEvents(project, body)
         const links = this.savedMetrics.resolve(project.id, body.saved_metrics_ids)
         const start = parseDateField(body.start_date, 'start_date') ?? null
@@ -178,6 +182,18 @@ export class Experiments {
         }, links)
       })
       .immediate()
+  }
+
+  /**
+   * The ActionsNodes of the metric lists a write sends name live actions of the project; on an update, those
+   * the experiment already stores are not checked again (PostHog's `known_action_ids`).
+   */
+  #checkMetricActions(project: Project, body: ExperimentWrite, current: ExperimentRecord | null): void {
+    const known = current ? metricActionIds([...(current.metrics ?? []), ...(current.metrics_secondary ?? [])]) : []
+    const live = liveActionIds(this.#deps.actions)
+    // Both lists passed checkSettingFields: lists of metrics, or absent.
+    checkMetricActions(body.metrics as unknown[] | undefined, project.id, live, known)
+    checkMetricActions(body.metrics_secondary as unknown[] | undefined, project.id, live, known)
   }
 
   /** The metric lists a write sends name only ingested events, unless it sets `allow_unknown_events`. */
@@ -235,6 +251,7 @@ export class Experiments {
         assertValid(compiled().update, body)
         checkName(body.name)
         checkSettingFields(body)
+        this.#checkMetricActions(project, body, current)
         this.#checkMetricEvents(project, body)
         // As PostHog, `saved_metrics_ids: null` unlinks every shared metric.
         const links = body.saved_metrics_ids === undefined ? undefined : (this.savedMetrics.resolve(project.id, body.saved_metrics_ids) ?? [])

@@ -123,16 +123,31 @@ export function checkMetric(metric: unknown, prefix: string, attr: string | null
   if (error) throw fail(error, attr)
 }
 
+/** The action ids the ActionsNodes of a checked metric list name (PostHog's `extract_entity_nodes`). */
+export function metricActionIds(metrics: readonly unknown[] | null | undefined): number[] {
+  const ids = new Set<number>()
+  for (const metric of metrics ?? []) {
+    if (!isPlainObject(metric)) continue
+    for (const node of metricNodes(metric)) if (isPlainObject(node) && node.kind === 'ActionsNode' && Number.isInteger(node.id)) ids.add(node.id as number)
+  }
+  return [...ids].sort((a, b) => a - b)
+}
+
+/** Which of these ids name a live (not deleted) action of the project. */
+export type LiveActionIds = (projectId: number, ids: readonly number[]) => ReadonlySet<number>
+
 /**
- * PostHog's `validate_metric_action_ids`. Skylark has no actions, so an ActionsNode names an action
- * that does not exist, which PostHog refuses.
+ * PostHog's `validate_metric_action_ids`: every ActionsNode must name a live action of the project. Ids in
+ * `known` (already stored on the experiment or shared metric) are not checked again, so deleting an action
+ * an experiment uses does not block every later edit that sends its metrics back.
  */
-export function checkMetricActions(metrics: readonly JsonObject[]): void {
-  const actionIds = [...new Set(metrics.flatMap((m) => metricNodes(m)).flatMap((n) => (isPlainObject(n) && n.kind === 'ActionsNode' ? [n.id as number] : [])))]
-  if (actionIds.length > 0) {
-    throw fail(
-      `Action(s) with ID ${actionIds.sort((a, b) => a - b).join(', ')} not found or deleted. Each ActionsNode must reference an existing action belonging to this project.`,
-    )
+export function checkMetricActions(metrics: readonly unknown[] | null | undefined, projectId: number, live: LiveActionIds, known: readonly number[] = []): void {
+  const ids = metricActionIds(metrics).filter((id) => !known.includes(id))
+  if (ids.length === 0) return
+  const found = live(projectId, ids)
+  const missing = ids.filter((id) => !found.has(id))
+  if (missing.length > 0) {
+    throw fail(`Action(s) with ID ${missing.join(', ')} not found or deleted. Each ActionsNode must reference an existing action belonging to this project.`)
   }
 }
 
@@ -141,7 +156,6 @@ export function checkMetrics(metrics: unknown, attr: string): void {
   if (metrics === null || metrics === undefined) return
   if (!Array.isArray(metrics)) throw fail('Metrics must be a list', attr)
   metrics.forEach((metric, i) => checkMetric(metric, `Invalid metric at index ${i}: `, attr))
-  checkMetricActions(metrics as JsonObject[])
 }
 
 /** The event names a checked metric list's EventsNodes name; blank and absent ones are "all events". */

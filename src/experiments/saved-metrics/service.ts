@@ -12,8 +12,10 @@ import type { JsonObject } from '../../common/json.js'
 import type { Page } from '../../common/pagination.js'
 import { normaliseTags, userSummary, type Accounts, type Project, type UserSummary } from '../../management/index.js'
 import type { Db } from '../../storage/index.js'
+import { actionStepEvents, liveActionIds, type ProjectActions } from '../action-refs.js'
+import { checkMetricActions, metricActionIds } from '../settings-validation.js'
 import { readSavedMetricBody } from './input.js'
-import { queryNamesEvent, queryToStore } from './query.js'
+import { queryActionIds, queryNamesEvent, queryToStore } from './query.js'
 import type { SavedMetricRecord } from './record.js'
 import { SavedMetricRepository } from './repository.js'
 
@@ -33,6 +35,8 @@ export interface SavedMetricDeps {
   db: Db
   clock: Clock
   accounts: Accounts
+  /** The project's actions, which ActionsNodes must name. */
+  actions: ProjectActions
 }
 
 /** DRF's SearchFilter: every term (split on spaces and commas) in the name, the description or a tag. */
@@ -79,9 +83,10 @@ export class SavedMetrics {
   list(project: Project, query: URLSearchParams, page: Page): { count: number; results: SavedMetricObject[] } {
     const search = query.get('search')
     const event = query.get('event')
-    const matching = this.#repo
-      .all(project.id)
-      .filter((m) => (!search || matchesSearch(m, search)) && (!event || queryNamesEvent(m.query, event)))
+    const all = this.#repo.all(project.id)
+    // Every action the metrics name, resolved to its step events at once (PostHog's one batched query).
+    const actionEvents = event ? actionStepEvents(this.#deps.actions, project.id, queryActionIds(all.map((m) => m.query))) : new Map<number, string[]>()
+    const matching = all.filter((m) => (!search || matchesSearch(m, search)) && (!event || queryNamesEvent(m.query, event, actionEvents)))
     return { count: matching.length, results: matching.slice(page.offset, page.offset + page.limit).map((m) => this.toObject(m)) }
   }
 
@@ -94,7 +99,7 @@ export class SavedMetrics {
           team_id: project.id,
           name: fields.name!,
           description: fields.description ?? null,
-          query: queryToStore(fields.query, null),
+          query: this.#query(project, fields.query, null),
           tags: normaliseTags(fields.tags ?? []),
           created_by_id: userId,
           created_at: now,
@@ -114,7 +119,7 @@ export class SavedMetrics {
           ...current,
           name: fields.name ?? current.name,
           description: fields.description === undefined ? current.description : fields.description,
-          query: fields.query === undefined ? current.query : queryToStore(fields.query, current.query),
+          query: fields.query === undefined ? current.query : this.#query(project, fields.query, current.query),
           tags: fields.tags === undefined ? current.tags : normaliseTags(fields.tags),
           updated_at: iso(this.#deps.clock.now()),
         }
@@ -130,6 +135,13 @@ export class SavedMetrics {
         this.#repo.delete(project.id, this.#record(project, id).id)
       })
       .immediate()
+  }
+
+  /** The query to store, whose ActionsNodes name live actions of the project (those already stored excepted). */
+  #query(project: Project, query: unknown, stored: JsonObject | null): JsonObject {
+    const next = queryToStore(query, stored)
+    checkMetricActions([next], project.id, liveActionIds(this.#deps.actions), metricActionIds(stored ? [stored] : []))
+    return next
   }
 
   /** Names are unique within a project, ignoring case (PostHog's `name__iexact`). */

@@ -41,7 +41,7 @@ type OperationId = (typeof SAVED_METRIC_OPERATIONS)[number]['operationId']
 
 export function registerSavedMetricRoutes(router: Router, api: ApiContext, maxBodyBytes: number): void {
   const m = api.management
-  const metrics = new SavedMetrics({ db: m.db, clock: systemClock, accounts: m.accounts })
+  const metrics = new SavedMetrics({ db: m.db, clock: systemClock, accounts: m.accounts, actions: m.actions })
   const json = { metric: compileSerializer(savedMetricSchema), page: compileSerializer(savedMetricPageSchema) }
   const id = (req: ProjectApiRequest) => intParam(req.params.id)
   const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult> = {

@@ -144,6 +144,7 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
     stats: new StatsRunner(offload),
     cohortMembers: deps.staticCohorts ?? null,
     knownEvents: deps.persons ? (projectId, names) => deps.persons!.definitions.eventNamesSeen(projectId, names) : null,
+    actions: m.actions,
   })
   const json = {
     experiment: compileSerializer(experimentSchema),

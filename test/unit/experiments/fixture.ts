@@ -59,6 +59,7 @@ export function experimentWorld(options: WorldOptions = {}) {
     stats: new StatsRunner(options.offload ?? null),
     cohortMembers,
     knownEvents: options.knownEvents ?? null,
+    actions: m.actions,
   })
 
   const w = {

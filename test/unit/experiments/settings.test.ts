@@ -109,7 +109,7 @@ t.test('create', async (t) => {
       'metrics',
     ],
     [
-      'an action (skylark has none)',
+      'an action the project does not have',
       { metrics: [{ ...pageviews, source: { kind: 'ActionsNode', id: 7 } }] },
       'Action(s) with ID 7 not found or deleted. Each ActionsNode must reference an existing action belonging to this project.',
       null,
