@@ -37,6 +37,7 @@ const EX = `${P}/experiments`
 const EA = `${P}/early_access_feature`
 const SC = `${P}/scheduled_changes`
 const AN = `${P}/annotations`
+const AC = `${P}/actions`
 const EH = `${P}/experiment_holdouts`
 const SM = `${P}/experiment_saved_metrics`
 const ORG = '/api/organizations/:organization_id/roles'
@@ -109,6 +110,7 @@ t.test('access matrix and isolation', async (t) => {
   const scheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const doomedScheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const annotation = await created('POST', `${base}/annotations/`, { content: 'v1.2 deployed', scope: 'project' })
+  const action = await created('POST', `${base}/actions/`, { name: 'Signed up', steps: [{ event: 'signed_up' }] })
   const holdout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Our holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
   const doomedHoldout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Doomed holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
   const metricQuery = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: '$pageview' } }
@@ -219,6 +221,11 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${AN}/:id/`]: { scope: 'annotation:read', ok: [200], params: () => ({ id: annotation.id }) },
     [`patch ${AN}/:id/`]: { scope: 'annotation:write', ok: [200], body: { content: 'changed' }, params: () => ({ id: annotation.id }) },
     [`delete ${AN}/:id/`]: { scope: 'annotation:write', ok: [405], params: () => ({ id: annotation.id }) },
+    [`get ${AC}/`]: { scope: 'action:read', ok: [200] },
+    [`post ${AC}/`]: { scope: 'action:write', ok: [201], body: () => ({ name: `New action ${++keyCounter}`, steps: [{ event: '$pageview', url: '/pricing' }] }) },
+    [`get ${AC}/:id/`]: { scope: 'action:read', ok: [200], params: () => ({ id: action.id }) },
+    [`patch ${AC}/:id/`]: { scope: 'action:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: action.id }) },
+    [`delete ${AC}/:id/`]: { scope: 'action:write', ok: [405], params: () => ({ id: action.id }) },
     [`get ${EH}/`]: { scope: 'experiment_holdout:read', ok: [200] },
     [`post ${EH}/`]: { scope: 'experiment_holdout:write', ok: [201], body: { name: 'New holdout', filters: [{ properties: [], rollout_percentage: 5 }] } },
     [`get ${EH}/:id/`]: { scope: 'experiment_holdout:read', ok: [200], params: () => ({ id: holdout.id }) },

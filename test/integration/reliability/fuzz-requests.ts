@@ -216,8 +216,36 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.includes('/cohorts/')) return cohortBody(rng, t.ids.cohort)
   if (p.includes('/early_access_feature/')) return earlyAccessFeatureBody(rng, t.ids.flag, t.ids.role)
   if (p.includes('/scheduled_changes/')) return scheduledChangeBody(rng, t.ids.flag, t.ids.cohort)
+  if (p.includes('/actions/')) return actionBody(rng)
   if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
   return randomJson(rng, 2) as Record<string, unknown>
+}
+
+/** Bodies of action writes: steps whose selectors, regexes, LIKE patterns and filters are often broken or hostile. */
+function actionBody(rng: Rng): Record<string, unknown> {
+  const text = () => rng.pick([hostileString(rng), null, '', 1, ['x'], '(', '[data-x="a"] > .b#c:nth-child(2)', '%_\\', 'a'.repeat(70_000)])
+  const matching = () => rng.pick(['contains', 'regex', 'exact', null, 'x', 1])
+  const filter = () => ({ key: hostileString(rng), value: rng.pick([hostileString(rng), 1, [true], null, { a: 1 }]), operator: rng.pick(['exact', 'regex', 'gt', 'is_set', 'x']), type: rng.pick(['event', 'person', undefined]) })
+  const step = () => ({
+    event: rng.pick([text(), '$autocapture', '$pageview']),
+    url: text(),
+    url_matching: matching(),
+    selector: text(),
+    tag_name: text(),
+    text: text(),
+    text_matching: matching(),
+    href: text(),
+    href_matching: matching(),
+    properties: rng.pick([null, 'x', [1], [filter(), filter()]]),
+  })
+  return {
+    name: rng.pick([hostileString(rng), null, '', 'x'.repeat(401)]),
+    description: text(),
+    tags: rng.pick([[hostileString(rng)], 'x', null]),
+    steps: rng.pick([[step(), step()], 'x', null, [1], []]),
+    deleted: rng.pick([true, false, 'x', null]),
+    pinned_at: rng.pick([null, '', 'x', '2024-01-01T00:00:00Z']),
+  }
 }
 
 /** Bodies of the persons writes: their fields, often of the wrong type or size. */
