@@ -1,22 +1,31 @@
 /**
  * Reading a metric from PostHog's insight filter format (`filters` and each secondary metric's
- * `filters`): `insight` FUNNELS or TRENDS, `events` (and `actions`) with `id` and `order`, optional
- * event-property filters per step, and the funnel conversion window. What skylark cannot compute is
- * refused with a 400 naming it, rather than answered wrongly: actions (not yet translated to the stores' SQL),
- * person/cohort property filters (events carry no person properties here), and trend math other than
- * the total count.
+ * `filters`): `insight` FUNNELS or TRENDS, `events` and `actions` with `id` and `order`, optional
+ * event-property filters per step, and the funnel conversion window. An action becomes the stores' condition
+ * for its steps (src/management/actions), read from the events its steps name (any event when one names
+ * none). What skylark cannot compute is refused with a 400 naming it, rather than answered wrongly:
+ * person/cohort property filters (events carry no person properties here, in actions' steps neither), and
+ * trend math other than the total count.
  */
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
-import type { EventPropertyFilter, PropertyOperator } from '../storage/events/index.js'
+import { actionCondition, type ActionRecord } from '../management/index.js'
+import type { EventPropertyFilter, PropertyNode, PropertyOperator } from '../storage/events/index.js'
 
 export interface MetricStep {
-  event: string
+  /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
+  id: string | number
+  type: 'events' | 'actions'
+  /** The event names read: one, any of an action's, or any event (null). */
+  event: string | string[] | null
   name: string
   custom_name: string | null
   order: number
-  properties: EventPropertyFilter[]
+  properties: PropertyNode[]
 }
+
+/** An action of the experiment's project by id (a deleted one too, as PostHog's `Entity.get_action`), or null. */
+export type ActionById = (id: number) => Pick<ActionRecord, 'name' | 'steps'> | null
 
 export type Metric =
   | { insight: 'FUNNELS'; steps: MetricStep[]; windowMs: number }
@@ -64,25 +73,53 @@ function toPropertyFilter(leaf: JsonObject): EventPropertyFilter {
   return { key: leaf.key, operator, value: value as EventPropertyFilter['value'] }
 }
 
+interface Entity extends Omit<MetricStep, 'order'> {
+  order: number
+  math: unknown
+}
+
+function eventEntity(entity: unknown, index: number): Entity {
+  if (!isPlainObject(entity) || typeof entity.id !== 'string' || entity.id === '') {
+    throw refuse('Every metric event needs an event name as its id (all events is not supported).')
+  }
+  return {
+    id: entity.id,
+    type: 'events',
+    event: entity.id,
+    name: typeof entity.name === 'string' ? entity.name : entity.id,
+    custom_name: typeof entity.custom_name === 'string' ? entity.custom_name : null,
+    order: typeof entity.order === 'number' ? entity.order : index,
+    properties: propertyLeaves(entity.properties).map(toPropertyFilter),
+    math: entity.math,
+  }
+}
+
+/** An `actions` entity: the action's steps as one condition, read from the events they name. */
+function actionEntity(entity: unknown, index: number, actionById: ActionById): Entity {
+  const raw = isPlainObject(entity) ? entity.id : undefined
+  const id = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw
+  if (!isPlainObject(entity) || typeof id !== 'number' || !Number.isSafeInteger(id)) throw refuse('Every metric action needs an action id.')
+  const action = actionById(id)
+  // PostHog's Entity.get_action message.
+  if (!action) throw refuse(`Action ID ${id} does not exist!`)
+  const named = action.steps.every((step) => step.event)
+  return {
+    id,
+    type: 'actions',
+    event: action.steps.length > 0 && named ? [...new Set(action.steps.map((step) => step.event!))] : null,
+    name: typeof entity.name === 'string' ? entity.name : (action.name ?? String(id)),
+    custom_name: typeof entity.custom_name === 'string' ? entity.custom_name : null,
+    order: typeof entity.order === 'number' ? entity.order : index,
+    properties: [...propertyLeaves(entity.properties).map(toPropertyFilter), actionCondition(action.steps)],
+    math: entity.math,
+  }
+}
+
 /** `events` and `actions` together, by `order` (position when missing), as PostHog orders funnel steps. */
-function steps(filters: JsonObject): MetricStep[] {
-  const actions = Array.isArray(filters.actions) ? filters.actions : []
-  if (actions.length > 0) throw refuse('Actions are not supported in experiment metrics; use events.')
+function steps(filters: JsonObject, actionById: ActionById): MetricStep[] {
   const events = Array.isArray(filters.events) ? filters.events : []
-  return events
-    .map((entity, index) => {
-      if (!isPlainObject(entity) || typeof entity.id !== 'string' || entity.id === '') {
-        throw refuse('Every metric event needs an event name as its id (all events is not supported).')
-      }
-      return {
-        event: entity.id,
-        name: typeof entity.name === 'string' ? entity.name : entity.id,
-        custom_name: typeof entity.custom_name === 'string' ? entity.custom_name : null,
-        order: typeof entity.order === 'number' ? entity.order : index,
-        properties: propertyLeaves(entity.properties).map(toPropertyFilter),
-        math: entity.math,
-      }
-    })
+  const actions = Array.isArray(filters.actions) ? filters.actions : []
+  return [...events.map(eventEntity), ...actions.map((a, i) => actionEntity(a, events.length + i, actionById))]
     .sort((a, b) => a.order - b.order)
     .map(({ math, ...step }) => {
       if (math !== undefined && math !== null && math !== 'total' && filters.insight === 'TRENDS') {
@@ -114,9 +151,9 @@ export function metricInsight(filters: JsonObject, secondary: boolean): 'FUNNELS
   return 'FUNNELS'
 }
 
-export function parseMetric(filters: JsonObject, secondary: boolean): Metric {
+export function parseMetric(filters: JsonObject, secondary: boolean, actionById: ActionById): Metric {
   const insight = metricInsight(filters, secondary)
-  const all = steps({ ...filters, insight })
+  const all = steps({ ...filters, insight }, actionById)
   if (all.length === 0) throw refuse(secondary ? 'Secondary metric has no events' : 'Experiment has no target metric')
   if (insight === 'TRENDS') return { insight, series: all[0] }
   return { insight, steps: all, windowMs: funnelWindowMs(filters) }

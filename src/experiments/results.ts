@@ -16,7 +16,7 @@ import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord } from '../management/index.js'
 import type { BreakdownRow, EventPropertyFilter, EventStore } from '../storage/events/index.js'
 import { holdoutVariant } from './holdouts/index.js'
-import { parseMetric, type MetricStep } from './metrics.js'
+import { parseMetric, type ActionById, type MetricStep } from './metrics.js'
 import type { ExperimentRecord } from './record.js'
 import { CONTROL_VARIANT_KEY, type FunnelVariant, type TrendVariant, type VariantSplit } from './stats/index.js'
 import type { StatsRunner } from './stats-runner.js'
@@ -71,10 +71,12 @@ function statsFields(stats: StatsResult): JsonObject {
 
 export class ExperimentResults {
   readonly #events: EventStore
+  readonly #actionById: (teamId: number, id: number) => ReturnType<ActionById>
   readonly #stats: StatsRunner
 
-  constructor(events: EventStore, stats: StatsRunner) {
+  constructor(events: EventStore, stats: StatsRunner, actionById: (teamId: number, id: number) => ReturnType<ActionById>) {
     this.#events = events
+    this.#actionById = actionById
     this.#stats = stats
   }
 
@@ -132,7 +134,7 @@ export class ExperimentResults {
   }
 
   async #metric(scope: Scope, filters: JsonObject, seed: string, secondary: boolean, validate: boolean): Promise<MetricOutcome> {
-    const metric = parseMetric(filters, secondary)
+    const metric = parseMetric(filters, secondary, (id) => this.#actionById(scope.experiment.team_id, id))
     const echo: JsonObject = {
       ...filters,
       date_from: scope.experiment.start_date,
@@ -161,12 +163,12 @@ export class ExperimentResults {
     const seen = scope.keys.filter((k) => counts.has(k))
     const insight = seen.map((key) =>
       steps.map((step, order) => ({
-        action_id: step.event,
+        action_id: step.id,
         name: step.name,
         custom_name: step.custom_name,
         order,
         count: counts.get(key)![order],
-        type: 'events',
+        type: step.type,
         breakdown: [key],
         breakdown_value: [key],
       })),
@@ -196,7 +198,7 @@ export class ExperimentResults {
     const [countRows, exposureRows] = await Promise.all([
       this.#events.breakdown({
         teamId,
-        event: series.event,
+        event: series.event ?? undefined,
         properties: [...series.properties, { key: breakdown, operator: 'exact', value: scope.keys }],
         after: scope.after,
         before: scope.before,
@@ -216,7 +218,7 @@ export class ExperimentResults {
     const count = byValue(countRows)
     const exposure = byValue(exposureRows)
     const seen = scope.keys.filter((k) => (count.get(k) ?? 0) > 0)
-    const action = { id: series.event, type: 'events', order: series.order, name: series.name, custom_name: series.custom_name, math: 'total' }
+    const action = { id: series.id, type: series.type, order: series.order, name: series.name, custom_name: series.custom_name, math: 'total' }
     const insight = seen.map((key) => ({ action, label: series.name, breakdown_value: key, count: count.get(key)! }))
     const exposureFilters: JsonObject = {
       insight: 'TRENDS',

@@ -113,7 +113,7 @@ export class Experiments {
     this.savedMetrics = new SavedMetricLinks(deps.db, deps.clock)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
     this.#repo = new ExperimentRepository(deps.db)
-    this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats) : null
+    this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats, (teamId, id) => deps.actions.byId(teamId, id)) : null
   }
 
   /** The live experiment of the project, or 404 (deleted experiments are gone from the API). */

@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { clickhouseBinary, clickhouseQuery, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
+import { ClickHouseEventSink, ClickHouseEventStore, migrateClickHouse } from '../../src/storage/events/index.js'
 
 export interface TestClickHouse {
   readonly url: string
@@ -67,4 +68,19 @@ export async function startClickHouse(): Promise<TestClickHouse> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** A ClickHouse server with a migrated database, and the store's sink and reader on it; all closed after `t`. */
+export async function clickhouseEventStore(t: { teardown(fn: () => unknown): void }, database: string) {
+  const ch = await startClickHouse()
+  t.teardown(() => ch.destroy())
+  const options = { url: ch.url, database, user: 'default', password: '' }
+  const features = await migrateClickHouse(options)
+  const sink = new ClickHouseEventSink(options, features)
+  const store = new ClickHouseEventStore(options, features)
+  t.teardown(async () => {
+    await sink.close()
+    await store.close()
+  })
+  return { ch, options, features, sink, store }
 }

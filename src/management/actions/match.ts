@@ -1,7 +1,8 @@
 /**
- * Does a stored event match an action? PostHog's `action_to_expr` (posthog/hogql/property.py), evaluated on
- * one event instead of compiled to SQL: any step matching is enough, and an action without steps matches
- * every event, as does a step without conditions. Within a step every condition must hold:
+ * Does a stored event match an action? PostHog's `action_to_expr` (posthog/hogql/property.py), read once into
+ * the stores' `ActionStepCondition`s (which the SQLite and ClickHouse stores compile to SQL) and evaluated
+ * here on one event: any step matching is enough, and an action without steps matches every event, as does
+ * a step without conditions. Within a step every condition must hold:
  *
  * - `event`: the event's name, when the step names one;
  * - `url` (when non-empty) on `$current_url`: `exact` is equality, `regex` a search, anything else
@@ -13,15 +14,15 @@
  * - `properties`: skylark's event property filters (properties.ts).
  *
  * Regexes run on skylark's safe engine (Rust syntax, as close to ClickHouse's re2 as skylark has); a pattern
- * it refuses matches nothing. Pure; `compileAction` reads the steps once.
+ * it refuses matches nothing. Pure.
  */
 import { ValidationError } from '../../common/errors.js'
+import { like } from '../../common/sql-like.js'
 import { compileRegex } from '../../flags/index.js'
-import type { PropertyNode } from '../../storage/events/index.js'
-import { like } from './like.js'
-import { propertiesHold, readStepProperties } from './properties.js'
+import { chainHref, chainValues, USEFUL_ELEMENTS, type ActionCondition, type ActionStepCondition, type TextMatch } from '../../storage/events/index.js'
+import { propertiesHold, propertyText, readStepProperties } from './properties.js'
 import type { ActionStep, StepMatching } from './record.js'
-import { parseSelector, selectorRegex, USEFUL_ELEMENTS } from './selector.js'
+import { parseSelector, selectorRegex } from './selector.js'
 
 /** What a step reads of an event: a stored event (the events API's shape) has all of it. */
 export interface MatchableEvent {
@@ -34,84 +35,85 @@ export type EventTest = (event: MatchableEvent) => boolean
 
 const AUTOCAPTURE = '$autocapture'
 
-/** A search with skylark's safe regex engine; an invalid pattern or one out of budget matches nothing. */
-function searches(pattern: string): (text: string) => boolean {
-  const regex = compileRegex(pattern)
-  return (text) => regex?.test(text) === true
+/** `href` and `text`: exact unless told otherwise, and contains ignores case. */
+function elementMatch(value: string, matching: StepMatching | null): TextMatch {
+  if (matching === 'regex') return { mode: 'regex', pattern: value }
+  if (matching === 'contains') return { mode: 'ilike', pattern: `%${value}%` }
+  return { mode: 'exact', pattern: value }
 }
 
-/** The chain's materialised columns, as PostHog's events table extracts them. */
-const HREF = /(?::|")href="(.*?)"/
-const TEXTS = /(?::|")text="(.*?)"/g
-const IDS = /(?::|")attr_id="(.*?)"/g
-const ELEMENTS = new RegExp(`(?:^|;)(${USEFUL_ELEMENTS.join('|')})(?:\\.|$|:)`, 'g')
-
-const chainHref = (chain: string): string => HREF.exec(chain)?.[1] ?? ''
-const chainAll = (chain: string, pattern: RegExp): string[] => [...new Set(Array.from(chain.matchAll(pattern), (m) => m[1]!))]
-
-function textTest(value: string, matching: StepMatching | null, contains: 'LIKE' | 'ILIKE'): (text: string) => boolean {
-  if (matching === 'regex') return searches(value)
-  if (matching === 'contains') return (text) => like(text, `%${value}%`, contains === 'ILIKE')
-  return (text) => text === value
+/** `url`: contains (case-sensitive LIKE) unless told otherwise. */
+function urlMatch(value: string, matching: StepMatching | null): TextMatch {
+  if (matching === 'exact' || matching === 'regex') return { mode: matching, pattern: value }
+  return { mode: 'like', pattern: `%${value}%` }
 }
 
-function selectorTest(selector: string): EventTest {
-  const parts = parseSelector(selector)
-  const regex = searches(selectorRegex(parts))
-  const ids = parts.flatMap((p) => (p.attrId === null ? [] : [p.attrId]))
-  const hasId = (chain: string) => ids.every((id) => chainAll(chain, IDS).includes(id))
-  // A lone part naming only an id is matched by the id alone (PostHog's shortcut, which it keeps).
-  if (parts.length === 1 && parts[0]!.dataKeys === 1 && ids.length === 1) return (e) => hasId(e.elements_chain)
-  const useful = parts.flatMap((p) => (p.tagName !== null && (USEFUL_ELEMENTS as readonly string[]).includes(p.tagName) ? [p.tagName] : []))
-  return (e) => {
-    const chain = e.elements_chain
-    if (!regex(chain) || !hasId(chain)) return false
-    return useful.length === 0 || chainAll(chain, ELEMENTS).some((tag) => useful.includes(tag))
+function stepCondition(step: ActionStep, index: number): ActionStepCondition {
+  const read = readStepProperties(step.properties)
+  if ('unsupported' in read) throw new ValidationError('unsupported', `Action step ${index + 1} uses ${read.unsupported}, which skylark can't evaluate.`)
+  const condition = {
+    event: step.event || null,
+    url: step.url ? urlMatch(step.url, step.url_matching) : null,
+    chainRegexes: [] as string[],
+    chainIds: [] as string[],
+    chainTags: [] as string[],
+    href: null as TextMatch | null,
+    text: null as TextMatch | null,
+    properties: read.nodes,
   }
-}
-
-function stepTest(step: ActionStep, properties: PropertyNode[]): EventTest {
-  const tests: EventTest[] = []
-  if (step.event) {
-    const name = step.event
-    tests.push((e) => e.event === name)
-  }
-  if (step.event === AUTOCAPTURE) {
-    if (step.selector) tests.push(selectorTest(step.selector))
-    if (step.tag_name !== null) {
-      const tag = searches(`(^|;)${step.tag_name}(\\.|$|;|:)`)
-      tests.push((e) => tag(e.elements_chain))
-    }
-    if (step.href !== null) {
-      const href = textTest(step.href, step.href_matching, 'ILIKE')
-      tests.push((e) => href(chainHref(e.elements_chain)))
-    }
-    if (step.text !== null) {
-      const text = textTest(step.text, step.text_matching, 'ILIKE')
-      tests.push((e) => chainAll(e.elements_chain, TEXTS).some(text))
+  if (step.event !== AUTOCAPTURE) return condition
+  if (step.selector) {
+    const parts = parseSelector(step.selector)
+    condition.chainIds = parts.flatMap((p) => (p.attrId === null ? [] : [p.attrId]))
+    // A lone part naming only an id is matched by the id alone (PostHog's shortcut, which it keeps).
+    const idOnly = parts.length === 1 && parts[0]!.dataKeys === 1 && condition.chainIds.length === 1
+    const regex = selectorRegex(parts)
+    if (!idOnly) {
+      if (regex) condition.chainRegexes.push(regex)
+      condition.chainTags = parts.flatMap((p) => (p.tagName !== null && (USEFUL_ELEMENTS as readonly string[]).includes(p.tagName) ? [p.tagName] : []))
     }
   }
-  if (step.url) {
-    const url = step.url
-    const matching = step.url_matching
-    const test = matching === 'exact' ? (t: string) => t === url : matching === 'regex' ? searches(url) : (t: string) => like(t, `%${url}%`)
-    // A missing or non-text `$current_url` reads as PostHog's NULL: no comparison holds.
-    tests.push((e) => typeof e.properties.$current_url === 'string' && test(e.properties.$current_url))
-  }
-  if (properties.length > 0) tests.push((e) => propertiesHold(properties, e.properties))
-  return (e) => tests.every((t) => t(e))
+  if (step.tag_name !== null) condition.chainRegexes.push(`(^|;)${step.tag_name}(\\.|$|;|:)`)
+  if (step.href !== null) condition.href = elementMatch(step.href, step.href_matching)
+  if (step.text !== null) condition.text = elementMatch(step.text, step.text_matching)
+  return condition
 }
 
 /**
- * The action's steps as one test. A step whose property filters skylark can't evaluate (person, element,
- * cohort or HogQL filters, the regex operators) is refused with a 400 naming it, rather than ignored.
+ * The action's steps as the stores' condition. A step whose property filters skylark can't evaluate (person,
+ * element, cohort or HogQL filters, the regex operators) is refused with a 400 naming it, rather than ignored.
  */
+export function actionCondition(steps: readonly ActionStep[]): ActionCondition {
+  return { actionSteps: steps.map(stepCondition) }
+}
+
+/** A text against a match; a missing text (SQL's NULL) matches nothing, a refused regex neither. */
+export function textMatches(text: string | null, m: TextMatch): boolean {
+  if (text === null) return false
+  if (m.mode === 'exact') return text === m.pattern
+  if (m.mode === 'regex') return compileRegex(m.pattern)?.test(text) === true
+  return like(text, m.pattern, m.mode === 'ilike')
+}
+
+function stepHolds(c: ActionStepCondition, e: MatchableEvent): boolean {
+  const chain = e.elements_chain
+  if (c.event !== null && e.event !== c.event) return false
+  if (!c.chainRegexes.every((r) => textMatches(chain, { mode: 'regex', pattern: r }))) return false
+  if (c.chainIds.length > 0 && !c.chainIds.every((id) => chainValues(chain, 'attr_id').includes(id))) return false
+  if (c.chainTags.length > 0 && !chainValues(chain, 'element').some((tag) => c.chainTags.includes(tag))) return false
+  if (c.href !== null && !textMatches(chainHref(chain), c.href)) return false
+  if (c.text !== null && !chainValues(chain, 'text').some((t) => textMatches(t, c.text!))) return false
+  if (c.url !== null && !textMatches(propertyText(e.properties, '$current_url'), c.url)) return false
+  return propertiesHold(c.properties, e.properties)
+}
+
+/** Whether an event matches the action's condition: any step, or any event when there are none. */
+export function conditionHolds(condition: ActionCondition, e: MatchableEvent): boolean {
+  return condition.actionSteps.length === 0 || condition.actionSteps.some((step) => stepHolds(step, e))
+}
+
+/** The action's steps as one test, read once. */
 export function compileAction(steps: readonly ActionStep[]): EventTest {
-  if (steps.length === 0) return () => true
-  const tests = steps.map((step, i) => {
-    const read = readStepProperties(step.properties)
-    if ('unsupported' in read) throw new ValidationError('unsupported', `Action step ${i + 1} uses ${read.unsupported}, which skylark can't evaluate.`)
-    return stepTest(step, read.nodes)
-  })
-  return (e) => tests.some((t) => t(e))
+  const condition = actionCondition(steps)
+  return (e) => conditionHolds(condition, e)
 }

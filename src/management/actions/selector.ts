@@ -24,9 +24,6 @@ const POSITIONAL = /:(nth-child|nth-of-type)\((\d+)\)/g
 /** A dot that is not inside square brackets (Tailwind's arbitrary values keep theirs). */
 const CLASS_DOT = /\.(?![^[]*\])/
 
-/** PostHog's `Element.USEFUL_ELEMENTS`, the tags its events table materialises. */
-export const USEFUL_ELEMENTS = ['a', 'button', 'form', 'input', 'select', 'textarea', 'label'] as const
-
 function* splitSelector(selector: string): Generator<string> {
   let inAttribute = false
   let quote: string | null = null

@@ -56,6 +56,11 @@ export class Actions {
     return this.#toObject(this.#record(project, id))
   }
 
+  /** The project's action by id, a deleted one too (PostHog's `Entity.get_action` reads those), or null. */
+  byId(teamId: number, id: number): ActionRecord | null {
+    return this.#repo.get(teamId, id)
+  }
+
   /** The project's live actions among these ids (a deleted one or another project's is absent). */
   live(teamId: number, ids: readonly number[]): ActionRecord[] {
     return this.#repo.live(teamId, ids)

@@ -3,6 +3,7 @@
  * parameters. Property text forms match the SQLite store: strings unquoted, other JSON as written, JSON
  * null and missing keys as NULL; only top-level keys count, as in SQLite and PostHog.
  */
+import { clickHouseActionCondition } from './clickhouse-actions.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
@@ -95,6 +96,9 @@ function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): stri
 function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   if ('key' in node) return propertyCondition(node, f)
   if ('distinctIds' in node) return node.distinctIds.length === 0 ? '0' : `distinct_id IN (${node.distinctIds.map(quote).join(', ')})`
+  if ('actionSteps' in node) {
+    return clickHouseActionCondition(node, { properties: (nodes) => nodeCondition({ type: 'AND', values: nodes }, f), currentUrl: propertyTextExpr('$current_url', f) })
+  }
   if (node.values.length === 0) return '1'
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }

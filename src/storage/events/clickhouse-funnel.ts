@@ -9,13 +9,13 @@
  */
 import { compileClickHouseWhere, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
-import type { FunnelQuery } from './types.js'
+import { funnelEventNames, type FunnelQuery } from './types.js'
 
 const UINT32_TICKS = 4_000_000_000
 
 /** `team_id = … AND <conditions>` of one step, or of the breakdown value check. */
-function condition(q: FunnelQuery, event: string | undefined, properties: FunnelQuery['steps'][number]['properties'], f: ServerFeatures) {
-  return compileClickHouseWhere({ teamId: q.teamId, event, properties }, f)
+function condition(q: FunnelQuery, event: FunnelQuery['steps'][number]['event'] | undefined, properties: FunnelQuery['steps'][number]['properties'], f: ServerFeatures) {
+  return compileClickHouseWhere({ teamId: q.teamId, event: event ?? undefined, properties }, f)
 }
 
 export function compileClickHouseFunnel(q: FunnelQuery, table: string, f: ServerFeatures): string {
@@ -32,7 +32,7 @@ export function compileClickHouseFunnel(q: FunnelQuery, table: string, f: Server
     const base = condition(q, step.event, step.properties, f)
     return i === 0 ? `(${base} AND ${inValues}) AS c0` : `(${base}) AS c${i}`
   })
-  const names = [...new Set(q.steps.map((s) => s.event))].map(quote).join(', ')
+  const names = funnelEventNames(q)
   const where = compileClickHouseWhere({ teamId: q.teamId, event: undefined, after: q.after, before: q.before }, f)
   const conds = q.steps.map((_, i) => `c${i}`).join(', ')
   const stepIndex = n === 1 ? '0' : `multiIf(${q.steps.map((_, i) => `c${i}, ${i}`).join(', ')}, 0)`
@@ -43,7 +43,7 @@ export function compileClickHouseFunnel(q: FunnelQuery, table: string, f: Server
       SELECT person_id, ${propertyTextExpr(q.breakdown, f)} AS v, ${ms} AS ts,
         ${stepFlags.join(', ')},
         toUInt32(intDiv(${ms} - ${after}, ${tick}) * ${n} + ${stepIndex}) AS rt
-      FROM ${table} WHERE ${where} AND event IN (${names})
+      FROM ${table} WHERE ${where}${names === null ? '' : ` AND event IN (${names.map(quote).join(', ')})`}
     )
     GROUP BY person_id
   ) WHERE lvl >= 1 GROUP BY value ORDER BY value`

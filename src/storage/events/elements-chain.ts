@@ -76,3 +76,31 @@ export function chainToElements(chain: string): ElementJson[] {
     return element
   })
 }
+
+/**
+ * The chain as PostHog's events table materialises it for action steps (`elements_chain_href`, `_texts`,
+ * `_ids`, `_elements`): the first `href`, and the distinct `text`s, `attr_id`s and "useful" tags, each found
+ * by the same patterns ClickHouse runs here.
+ */
+export const USEFUL_ELEMENTS = ['a', 'button', 'form', 'input', 'select', 'textarea', 'label'] as const
+export const CHAIN_PATTERNS = {
+  href: '(?::|")href="(.*?)"',
+  text: '(?::|")text="(.*?)"',
+  attr_id: '(?::|")attr_id="(.*?)"',
+  element: `(?:^|;)(${USEFUL_ELEMENTS.join('|')})(?:\\.|$|:)`,
+} as const
+export type ChainColumn = keyof typeof CHAIN_PATTERNS
+
+const CHAIN_REGEXES = Object.fromEntries(Object.entries(CHAIN_PATTERNS).map(([k, p]) => [k, new RegExp(p, 'g')])) as Record<ChainColumn, RegExp>
+
+/** The first `href` of the chain, '' without one (ClickHouse's `extract`). */
+export function chainHref(chain: string): string {
+  const re = CHAIN_REGEXES.href
+  re.lastIndex = 0
+  return re.exec(chain)?.[1] ?? ''
+}
+
+/** Every distinct value of a column in the chain (ClickHouse's `arrayDistinct(extractAll(…))`). */
+export function chainValues(chain: string, column: Exclude<ChainColumn, 'href'>): string[] {
+  return [...new Set(Array.from(chain.matchAll(CHAIN_REGEXES[column]), (m) => m[1]!))]
+}

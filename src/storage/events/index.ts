@@ -19,7 +19,8 @@ import type {
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
 export { compileSqliteProperties } from './sqlite-filters.js'
-export { chainToElements, type ElementJson } from './elements-chain.js'
+export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
+export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 

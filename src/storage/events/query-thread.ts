@@ -11,6 +11,7 @@
  * that read's error, and it is started again at the next read after it died.
  */
 import { Worker, type MessagePort } from 'node:worker_threads'
+import type { RegexEngine } from './sqlite-actions.js'
 import { SqliteEventStore } from './sqlite.js'
 import type { EventStore } from './types.js'
 
@@ -106,8 +107,11 @@ export class ThreadedEventStore implements EventStore {
   }
 }
 
-/** The thread's side: one read-only store, calls answered in order, each reply carrying its request's id. */
-export function serveQueries(port: MessagePort, file: string): void {
+/**
+ * The thread's side: one read-only store, calls answered in order, each reply carrying its request's id.
+ * `regex` runs action steps' regexes (sqlite-actions.ts); the entry hands in the flags' safe engine.
+ */
+export function serveQueries(port: MessagePort, file: string, regex: RegexEngine): void {
   let store: SqliteEventStore | null = null
   port.on('message', async (request: Request) => {
     if (request.method === 'close') {
@@ -117,7 +121,7 @@ export function serveQueries(port: MessagePort, file: string): void {
     }
     let reply: Reply
     try {
-      store ??= new SqliteEventStore(file)
+      store ??= new SqliteEventStore(file, regex)
       const read = store[request.method] as (...args: unknown[]) => Promise<unknown>
       reply = { id: request.id, ok: true, value: await read.apply(store, request.args) }
     } catch (error) {

@@ -5,6 +5,7 @@
  * is there, a JSON null included, as PostHog's JSONHas does. The property conditions read a column named
  * `properties`, so persons.db's persons table takes them as well.
  */
+import { actionCondition } from './sqlite-actions.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
 export interface SqlFragment {
@@ -77,6 +78,8 @@ function nodeCondition(node: PropertyNode): SqlFragment {
   if ('key' in node) return propertyCondition(node)
   // One bound JSON list, however many ids: SQLite caps the number of parameters.
   if ('distinctIds' in node) return { sql: 'distinct_id IN (SELECT value FROM json_each(?))', params: [JSON.stringify(node.distinctIds)] }
+  // Over events only: the action's chain and url read events' columns.
+  if ('actionSteps' in node) return actionCondition(node, { properties: compileSqliteProperties, currentUrl: propertyText('$current_url') })
   if (node.values.length === 0) return { sql: '1', params: [] }
   const parts = node.values.map(nodeCondition)
   return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }

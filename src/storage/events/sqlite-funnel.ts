@@ -6,24 +6,24 @@
  * any of their chains does, and is counted under the breakdown value of their earliest first-step event.
  */
 import { compileSqliteWhere, propertyText, type SqlFragment } from './sqlite-filters.js'
-import type { FunnelQuery } from './types.js'
+import { funnelEventNames, type FunnelQuery } from './types.js'
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ')
 
 export function compileSqliteFunnel(q: FunnelQuery): SqlFragment {
   const params: unknown[] = []
-  const steps = q.steps.map((step) => compileSqliteWhere({ teamId: q.teamId, event: step.event, properties: step.properties }))
+  const steps = q.steps.map((step) => compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }))
   const value = propertyText(q.breakdown)
-  const names = [...new Set(q.steps.map((s) => s.event))]
+  const names = funnelEventNames(q)
 
   const flags = steps.map((step, i) => `(${step.sql}) AS c${i}`).join(', ')
   params.push(...value.params, ...steps.flatMap((s) => s.params))
   let sql = `WITH ev AS MATERIALIZED (
     SELECT COALESCE(person_id, 'distinct:' || distinct_id) AS p, timestamp AS t, ${value.sql} AS v, ${flags}
-    FROM events WHERE team_id = ? AND event IN (${marks(names.length)}) AND timestamp >= ? AND timestamp < ?
+    FROM events WHERE team_id = ? AND ${names === null ? '1' : `event IN (${marks(names.length)})`} AND timestamp >= ? AND timestamp < ?
   ),
   s0 AS MATERIALIZED (SELECT p, t AS start, t FROM ev WHERE c0 AND v IN (${marks(q.breakdownValues.length)}))`
-  params.push(q.teamId, ...names, q.after, q.before, ...q.breakdownValues)
+  params.push(q.teamId, ...(names ?? []), q.after, q.before, ...q.breakdownValues)
 
   for (let k = 1; k < q.steps.length; k++) {
     sql += `,

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
 import { PackedReader } from './packed-rows.js'
+import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import {
@@ -146,8 +147,10 @@ function columnText(column: ValueColumn): SqlFragment {
 export class SqliteEventStore implements EventStore {
   readonly #db: Db
 
-  constructor(file: string) {
+  /** `regex` runs the regexes of action steps (none given: a query with one fails). */
+  constructor(file: string, regex: RegexEngine | null = null) {
     this.#db = openDatabase(file, { readonly: true })
+    registerActionFunctions(this.#db, regex)
   }
 
   async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {

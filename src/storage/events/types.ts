@@ -73,7 +73,43 @@ export interface DistinctIdCondition {
   distinctIds: readonly string[]
 }
 
-export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition
+/**
+ * How a text is compared, as PostHog's action steps compare: equality, SQL's LIKE (`%` any run, `_` one
+ * character, `\` escapes; `ilike` ignores case) or a regex search.
+ */
+export interface TextMatch {
+  mode: 'exact' | 'like' | 'ilike' | 'regex'
+  pattern: string
+}
+
+/**
+ * One step of an action as the stores test it (src/management/actions builds it from PostHog's
+ * `action_to_expr`): every condition set must hold. The chain conditions read `elements_chain` as PostHog's
+ * materialised columns do.
+ */
+export interface ActionStepCondition {
+  event: string | null
+  /** On the `$current_url` property's text. */
+  url: TextMatch | null
+  /** Regex searches over the whole chain, all of which must hold (a selector's, a tag's). */
+  chainRegexes: readonly string[]
+  /** `attr_id` values that must all be in the chain. */
+  chainIds: readonly string[]
+  /** Tags (of PostHog's useful elements) one of which must be in the chain; empty: no check. */
+  chainTags: readonly string[]
+  /** On the chain's first `href`, '' when it has none. */
+  href: TextMatch | null
+  /** On any of the chain's `text`s. */
+  text: TextMatch | null
+  properties: readonly PropertyNode[]
+}
+
+/** Events matching any step of an action; an action without steps matches every event. */
+export interface ActionCondition {
+  actionSteps: readonly ActionStepCondition[]
+}
+
+export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | ActionCondition
 
 export interface EventFilter {
   teamId: number
@@ -131,10 +167,10 @@ export interface DailyBreakdownRow extends BreakdownRow {
   day: string
 }
 
-/** One step of a funnel: an event name and conditions on that event's properties. */
+/** One step of a funnel: an event name (or any of several, or any event when null) and conditions on the event. */
 export interface FunnelStep {
-  event: string
-  properties?: readonly EventPropertyFilter[]
+  event: string | readonly string[] | null
+  properties?: readonly PropertyNode[]
 }
 
 /**
@@ -155,6 +191,16 @@ export interface FunnelQuery {
   windowMs: number
   breakdown: string
   breakdownValues: readonly string[]
+}
+
+/** The event names a funnel reads, or null when a step takes any event. */
+export function funnelEventNames(q: Pick<FunnelQuery, 'steps'>): string[] | null {
+  const names = new Set<string>()
+  for (const step of q.steps) {
+    if (step.event === null) return null
+    for (const name of typeof step.event === 'string' ? [step.event] : step.event) names.add(name)
+  }
+  return [...names]
 }
 
 /** Persons of one breakdown value: `counts[i]` reached at least step i + 1 (`counts[0]` entered). */

@@ -176,7 +176,7 @@ t.test('primary results', async (t) => {
       trendRows('k', 'control', 5, 5),
       { code: 'invalid', detail: '{"no-events": false, "no-flag-info": false, "no-control-variant": false, "no-test-variant": true}' },
     ],
-    ['actions', { insight: 'FUNNELS', actions: [{ id: 3, order: 0 }] }, [], { code: 'invalid', detail: 'Actions are not supported in experiment metrics; use events.' }],
+    ['an action the project does not have', { insight: 'FUNNELS', actions: [{ id: 3, order: 0 }] }, [], { code: 'invalid', detail: 'Action ID 3 does not exist!' }],
     [
       'person property filters',
       { insight: 'TRENDS', events: [{ id: 'x', properties: [{ key: 'email', value: 'a', type: 'person' }] }] },

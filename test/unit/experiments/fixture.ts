@@ -6,6 +6,7 @@
 import { rmSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { Experiments, StatsRunner, type CohortMembers, type KnownEvents, type StatsOffload } from '../../../src/experiments/index.js'
+import { compileRegex } from '../../../src/flags/index.js'
 import { createManagement, MembershipLevel } from '../../../src/management/index.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../../src/storage/events/index.js'
 import { migrate, openDatabase, prepareDataDir } from '../../../src/storage/index.js'
@@ -40,7 +41,7 @@ export function experimentWorld(options: WorldOptions = {}) {
   const dir = tempDir('skylark-exp-')
   const paths = prepareDataDir(dir)
   const sink = new SqliteEventSink(paths.events)
-  const store = new SqliteEventStore(paths.events)
+  const store = new SqliteEventStore(paths.events, compileRegex)
   const members: Array<{ teamId: number; cohortId: number; distinctIds: string[] }> = []
   const cohortMembers: CohortMembers = options.cohortMembers ?? {
     replaceMembers: (teamId, cohortId, distinctIds) => {
@@ -94,7 +95,7 @@ export function experimentWorld(options: WorldOptions = {}) {
         detail: string
       }>
     },
-    async events(rows: Array<{ distinctId: string; event: string; at: number; properties?: Record<string, unknown>; teamId?: number }>) {
+    async events(rows: Array<{ distinctId: string; event: string; at: number; properties?: Record<string, unknown>; teamId?: number; elementsChain?: string }>) {
       const built: EventRow[] = rows.map((r) => ({
         uuid: randomUUID(),
         team_id: r.teamId ?? project.id,
@@ -105,7 +106,7 @@ export function experimentWorld(options: WorldOptions = {}) {
         timestamp: r.at,
         created_at: r.at,
         groups: ['', '', '', '', ''],
-        elements_chain: '',
+        elements_chain: r.elementsChain ?? '',
       }))
       await sink.write(built)
     },

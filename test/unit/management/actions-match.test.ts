@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { compileAction, type MatchableEvent } from '../../../src/management/actions/index.js'
-import { like } from '../../../src/management/actions/like.js'
+import { like } from '../../../src/common/sql-like.js'
 import { toStep, type ActionStep } from '../../../src/management/actions/record.js'
 import { parseSelector, selectorRegex } from '../../../src/management/actions/selector.js'
 

@@ -5,8 +5,8 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ClickHouseEventSink, ClickHouseEventStore, migrateClickHouse, type EventRow } from '../../../src/storage/events/index.js'
-import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
+import type { EventRow } from '../../../src/storage/events/index.js'
+import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 
 const TEAM = 3
 const T0 = Date.parse('2024-05-01T12:00:00Z')
@@ -30,18 +30,9 @@ function row(i: number, over: Partial<EventRow> = {}): EventRow {
 }
 
 t.test('a page of ClickHouse events equals what FINAL gives, replayed versions included', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
-  const ch = await startClickHouse()
-  t.teardown(() => ch.destroy())
-  const options = { url: ch.url, database: 'skylark_list', user: 'default', password: '' }
-  const features = await migrateClickHouse(options)
+  const { ch, features, sink, store } = await clickhouseEventStore(t, 'skylark_list')
   // Unmerged, a replay stays a second version beside the first: what FINAL resolves at query time.
   await ch.query('SYSTEM STOP MERGES skylark_list.events')
-  const sink = new ClickHouseEventSink(options, features)
-  const store = new ClickHouseEventStore(options, features)
-  t.teardown(async () => {
-    await sink.close()
-    await store.close()
-  })
 
   const rows = Array.from({ length: 30 }, (_, i) => row(i))
   // The same uuid under another event name is another row for FINAL (another sorting key).
@@ -90,16 +81,7 @@ t.test('a page of ClickHouse events equals what FINAL gives, replayed versions i
 })
 
 t.test('a rare event is read from the granules that hold it, not from a whole part', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
-  const ch = await startClickHouse()
-  t.teardown(() => ch.destroy())
-  const options = { url: ch.url, database: 'skylark_granules', user: 'default', password: '' }
-  const features = await migrateClickHouse(options)
-  const sink = new ClickHouseEventSink(options, features)
-  const store = new ClickHouseEventStore(options, features)
-  t.teardown(async () => {
-    await sink.close()
-    await store.close()
-  })
+  const { ch, features, sink, store } = await clickhouseEventStore(t, 'skylark_granules')
   // One INSERT, one part: 20,000 page views and 50 identifies, which the sorting key keeps side by side
   // (and ahead of the page views, so not in the part's last granule, which may be short).
   const rows = Array.from({ length: 20_050 }, (_, i) => row(i, { event: i % 401 === 0 ? '$identify' : '$pageview' }))

@@ -1,7 +1,8 @@
 /**
- * SQL's LIKE as ClickHouse and HogQL run it for action steps (`url` contains is `LIKE '%url%'`, `href` and
- * `text` contains are ILIKE): `%` any run, `_` one character, `\` makes the next one literal. Matched by
- * the two-pointer wildcard walk, which stays O(pattern × text) where a regex could backtrack without bound.
+ * SQL's LIKE as ClickHouse and HogQL run it (PostHog's action steps: `url` contains is `LIKE '%url%'`, `href`
+ * and `text` contains are ILIKE), for the action matcher and the SQLite store, whose LIKE ignores ASCII case:
+ * `%` any run, `_` one character, `\` makes the next one literal. Matched by the two-pointer wildcard walk,
+ * which stays O(pattern × text) where a regex could backtrack without bound.
  */
 
 type Token = { kind: 'any' } | { kind: 'one' } | { kind: 'char'; char: string }
