@@ -9,9 +9,9 @@ import { drfBoolean, drfDateTime, drfDict, drfList, drfText } from '../../common
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { pyStr, pyTypeName } from '../../common/python-format.js'
-import { compileRegex } from '../../flags/index.js'
 import { normaliseTags } from '../feature-flags/index.js'
 import { STEP_MATCHING, type ActionStep, type StepMatching } from './record.js'
+import { storesCanRun } from './regex.js'
 
 export interface ActionFields {
   name?: string | null
@@ -49,11 +49,11 @@ function properties(value: unknown, attr: string): JsonObject[] | null {
   })
 }
 
-/** A pattern PostHog's store (re2) could not compile is refused where the step asks for a regex. */
+/** A pattern the stores could not run (re2's syntax) is refused where the step asks for a regex. */
 function checkRegex(step: Partial<ActionStep>, field: 'url' | 'href' | 'text', attr: string): void {
   const value = step[field]
   if (step[`${field}_matching`] !== 'regex' || typeof value !== 'string') return
-  if (compileRegex(value) === null) throw new ValidationError('invalid', `Invalid regular expression: ${JSON.stringify(value)}.`, `${attr}.${field}`)
+  if (!storesCanRun(value)) throw new ValidationError('invalid', `Invalid regular expression: ${JSON.stringify(value)}.`, `${attr}.${field}`)
 }
 
 function step(raw: unknown, attr: string): Partial<ActionStep> {

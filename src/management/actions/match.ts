@@ -22,6 +22,7 @@ import { compileRegex } from '../../flags/index.js'
 import { chainHref, chainValues, USEFUL_ELEMENTS, type ActionCondition, type ActionStepCondition, type TextMatch } from '../../storage/events/index.js'
 import { propertiesHold, propertyText, readStepProperties } from './properties.js'
 import type { ActionStep, StepMatching } from './record.js'
+import { storesCanRun } from './regex.js'
 import { parseSelector, selectorRegex } from './selector.js'
 
 /** What a step reads of an event: a stored event (the events API's shape) has all of it. */
@@ -79,12 +80,21 @@ function stepCondition(step: ActionStep, index: number): ActionStepCondition {
   return condition
 }
 
+/** The regexes a step runs, which must all be ones the stores can run. */
+const stepRegexes = (c: ActionStepCondition): string[] => [...c.chainRegexes, ...[c.url, c.href, c.text].flatMap((m) => (m?.mode === 'regex' ? [m.pattern] : []))]
+
+/** A condition no event meets (an empty list of distinct ids), for an action whose every step is impossible. */
+const NOTHING: ActionStepCondition = { event: null, url: null, chainRegexes: [], chainIds: [], chainTags: [], href: null, text: null, properties: [{ distinctIds: [] }] }
+
 /**
  * The action's steps as the stores' condition. A step whose property filters skylark can't evaluate (person,
- * element, cohort or HogQL filters, the regex operators) is refused with a 400 naming it, rather than ignored.
+ * element, cohort or HogQL filters, the regex operators) is refused with a 400 naming it, rather than ignored;
+ * a step with a regex the stores can't run (regex.ts) matches nothing.
  */
 export function actionCondition(steps: readonly ActionStep[]): ActionCondition {
-  return { actionSteps: steps.map(stepCondition) }
+  if (steps.length === 0) return { actionSteps: [] }
+  const possible = steps.map(stepCondition).filter((c) => stepRegexes(c).every(storesCanRun))
+  return { actionSteps: possible.length > 0 ? possible : [NOTHING] }
 }
 
 /** A text against a match; a missing text (SQL's NULL) matches nothing, a refused regex neither. */

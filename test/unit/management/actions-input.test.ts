@@ -58,6 +58,7 @@ t.test('a regex the store could not compile is refused where the step asks for a
   for (const field of ['url', 'href', 'text'] as const) {
     const bad = { event: '$pageview', [field]: '/shardlibrary/\\d+\\', [`${field}_matching`]: 'regex' }
     t.match(refusal(() => readAction({ steps: [bad] })), { code: 'invalid', attr: `steps.0.${field}` }, field)
+    t.match(refusal(() => readAction({ steps: [{ ...bad, [field]: '(?<=/)shop' }] })), { attr: `steps.0.${field}` }, `${field}: re2 has no look-behind`)
     t.ok(readAction({ steps: [{ ...bad, [field]: '/shardlibrary/\\d+' }] }), `${field}: a valid regex passes`)
     for (const mode of ['exact', 'contains']) t.ok(readAction({ steps: [{ ...bad, [`${field}_matching`]: mode }] }), `${field}: ${mode} is not a regex`)
   }

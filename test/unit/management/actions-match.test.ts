@@ -47,6 +47,8 @@ t.test("the url matches $current_url: contains (the default, case-sensitive LIKE
   t.ok(regex(at('https://posthog.com/docs/12')))
   t.notOk(regex(at('https://posthog.com/docs/x')))
   t.notOk(action({ url: '(', url_matching: 'regex' })(at('(')), 'an invalid pattern matches nothing')
+  t.notOk(action({ url: 'a(?=b)', url_matching: 'regex' })(at('ab')), 'nor does one re2 could not run')
+  t.ok(action({ url: 'a(?=b)', url_matching: 'regex' }, { url: 'ab' })(at('ab')), 'while the other steps still match')
 })
 
 t.test('element conditions read the chain of $autocapture events and are ignored on other steps', async (t) => {

@@ -55,6 +55,8 @@ const ACTIONS: Record<string, Partial<ActionStep>[]> = {
   'element conditions ignored off $autocapture': [{ event: '$pageview', text: 'nothing' }],
   'properties': [{ properties: [{ key: 'amount', operator: 'gt', value: 10 }, { key: 'plan', operator: 'is_not', value: 'free' }] }],
   'is_set holds for a null': [{ event: 'purchase', properties: [{ key: 'plan', operator: 'is_set' }] }],
+  'a regex the stores cannot run matches nothing': [{ event: '$autocapture', tag_name: 'a(' }],
+  'a look-around (not re2) matches nothing, other steps still do': [{ url: 'x(?=\\.io)', url_matching: 'regex' }, { event: 'purchase' }],
   'any of two steps': [{ event: 'purchase', properties: [{ key: 'plan', value: 'pro' }] }, { event: '$autocapture', selector: 'button', text: 'Sign up' }],
 }
 
