@@ -15,6 +15,7 @@ import { normaliseUuid } from '../../common/ids.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
+import { actionCondition, type Actions } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
@@ -23,6 +24,7 @@ import {
   VALUE_COLUMNS,
   type EventFilter,
   type EventStore,
+  type PropertyNode,
   type PropertyValuesQuery,
   type StoredEvent,
   type ValueColumn,
@@ -46,6 +48,7 @@ export const EVENT_OPERATIONS = [
     query: [
       ...PAGE_QUERY,
       ...['event', 'distinct_id', 'person_id', 'after', 'before', 'properties', 'orderBy'].map((name) => param(name, `PostHog's \`${name}\` filter.`)),
+      param('action_id', "Only events matching this action of the project (none when it has no steps or is not the project's)."),
     ],
     responses: { 200: 'EventList' },
   },
@@ -120,8 +123,22 @@ export const EVENT_COMPONENTS = {
 /** PostHog's default upper bound: now plus this. */
 const BEFORE_NOW_MS = 5000
 
-/** Filters of PostHog's events list that skylark does not evaluate (actions, HogQL). */
-const UNSUPPORTED = ['action_id', 'where', 'select']
+/** Filters of PostHog's events list that skylark does not evaluate (HogQL). */
+const UNSUPPORTED = ['where', 'select']
+
+/** No event meets it: an empty list of distinct ids. */
+const NO_EVENTS: PropertyNode = { distinctIds: [] }
+
+/**
+ * `action_id` as PostHog's events list reads it: the project's action (a deleted one too) as a condition on the
+ * events; an unknown one, or one without steps, lists nothing.
+ */
+function actionFilter(actions: Actions, teamId: number, raw: string | null): PropertyNode | null {
+  if (raw === null || raw === '') return null
+  if (!/^\s*\d{1,15}\s*$/.test(raw)) throw new ValidationError('invalid_input', 'action_id must be an integer.', 'action_id')
+  const action = actions.byId(teamId, Number(raw))
+  return action && action.steps.length > 0 ? actionCondition(action.steps) : NO_EVENTS
+}
 
 function timeParam(query: URLSearchParams, name: string, now: number): number | undefined {
   const raw = query.get(name)
@@ -232,6 +249,8 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         before: upper,
         properties: parsePropertyFilters(q.get('properties'), eventFilterKinds(persons, req.project.id)),
       }
+      const action = actionFilter(api.management.actions, req.project.id, q.get('action_id'))
+      if (action) filter.properties = [...(filter.properties ?? []), action]
       const personId = q.get('person_id')
       // An unknown person has no events: an empty list, never the unfiltered one.
       if (persons && personId) filter.distinctIds = persons.listing.distinctIdsOfPerson(req.project.id, personId) ?? []
