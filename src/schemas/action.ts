@@ -82,6 +82,7 @@ export const actionSchema: JsonSchema = {
     pinned_at: { type: ['string', 'null'], format: 'date-time' },
     creation_context: { type: ['string', 'null'] },
     user_access_level: { type: 'string', enum: ['editor'] },
+    reference_count: { type: 'integer', description: 'In lists asked for it with `include_reference_count`: how many experiments and cohorts name the action.' },
   },
   required: [
     'id', 'name', 'description', 'tags', 'post_to_slack', 'slack_message_format', 'steps', 'created_at', 'created_by', 'deleted',
@@ -90,3 +91,19 @@ export const actionSchema: JsonSchema = {
 }
 
 export const actionPageSchema: JsonSchema = paginated(actionSchema)
+
+export const actionReferencesSchema: JsonSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      type: { type: 'string', enum: ['experiment', 'cohort'] },
+      id: { type: 'string' },
+      name: { type: 'string' },
+      url: { type: 'string', description: 'The path of the resource in PostHog\'s app.' },
+      created_at: { type: ['string', 'null'], format: 'date-time' },
+      created_by: { ...userSummarySchema, type: ['object', 'null'] },
+    },
+    required: ['type', 'id', 'name', 'url', 'created_at', 'created_by'],
+  },
+}

@@ -5,7 +5,7 @@
  * operation table is also published by /api/schema/.
  */
 import { MAX_PAGE_SIZE, pageEnvelope, parsePage } from '../../common/pagination.js'
-import { actionPageSchema, actionSchema, actionWriteSchema } from '../../schemas/action.js'
+import { actionPageSchema, actionReferencesSchema, actionSchema, actionWriteSchema } from '../../schemas/action.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
@@ -31,6 +31,7 @@ export const ACTION_OPERATIONS = [
       text('created_by', 'Comma-separated creator user ids; what is not an id is skipped.'),
       text('tags', 'A JSON list of tag names: actions having any of them.'),
       text('ordering', '`name`, `created_at`, `pinned_at` or `created_by` (the creator\'s name), `-` for descending; anything else keeps the default.'),
+      text('include_reference_count', 'Any value: each action gets `reference_count`.'),
     ],
     responses: { 200: 'PaginatedActionList' },
   },
@@ -46,6 +47,15 @@ export const ACTION_OPERATIONS = [
     requestBody: 'ActionWrite',
     responses: { 200: 'Action', 400: 'Error' },
   },
+  {
+    operationId: 'actions_references',
+    method: 'get',
+    path: `${ACTIONS}/:id/references/`,
+    summary: 'The live experiments, then cohorts, that name the action (50 at most).',
+    tag: TAG,
+    scope: 'action:read',
+    responses: { 200: 'ActionReferenceList' },
+  },
   { operationId: 'actions_destroy', method: 'delete', path: `${ACTIONS}/:id/`, summary: 'Refused: actions are soft-deleted with PATCH.', tag: TAG, scope: 'action:write', responses: { 405: null } },
 ] as const satisfies readonly OperationDoc[]
 
@@ -53,13 +63,14 @@ export const ACTION_COMPONENTS = {
   Action: actionSchema,
   ActionWrite: actionWriteSchema,
   PaginatedActionList: actionPageSchema,
+  ActionReferenceList: actionReferencesSchema,
 }
 
 type OperationId = (typeof ACTION_OPERATIONS)[number]['operationId']
 
 export function registerActionRoutes(router: Router, api: ApiContext, maxBodyBytes: number): void {
   const actions = api.management.actions
-  const json = { action: compileSerializer(actionSchema), page: compileSerializer(actionPageSchema) }
+  const json = { action: compileSerializer(actionSchema), page: compileSerializer(actionPageSchema), references: compileSerializer(actionReferencesSchema) }
   const userId = (req: ProjectApiRequest) => req.principal.user.id
   const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult> = {
     actions_list: (req) => {
@@ -70,6 +81,7 @@ export function registerActionRoutes(router: Router, api: ApiContext, maxBodyByt
     actions_create: (req) => answer(201, json.action(actions.create(req.project, req.body, userId(req)))),
     actions_retrieve: (req) => answer(200, json.action(actions.get(req.project, intParam(req.params.id)))),
     actions_partial_update: (req) => answer(200, json.action(actions.update(req.project, intParam(req.params.id), req.body, userId(req)))),
+    actions_references: (req) => answer(200, json.references(actions.references(req.project, intParam(req.params.id)))),
     actions_destroy: () => answer(405),
   }
   for (const op of ACTION_OPERATIONS) {

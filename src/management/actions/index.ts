@@ -6,4 +6,4 @@
 export { Actions } from './service.js'
 export { actionCondition, compileAction, conditionHolds, type EventTest, type MatchableEvent } from './match.js'
 export { stepEvents, STEP_MATCHING, type ActionRecord, type ActionStep, type StepMatching } from './record.js'
-export type { ActionObject, ActionStepObject } from './serialize.js'
+export type { ActionObject, ActionReferenceObject, ActionStepObject } from './serialize.js'

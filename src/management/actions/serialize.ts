@@ -29,6 +29,18 @@ export interface ActionObject {
   pinned_at: string | null
   creation_context: null
   user_access_level: 'editor'
+  /** Only in lists asked for it (`include_reference_count`): how many experiments and cohorts name the action. */
+  reference_count?: number
+}
+
+/** PostHog's ActionReferenceSerializer. */
+export interface ActionReferenceObject {
+  type: 'experiment' | 'cohort'
+  id: string
+  name: string
+  url: string
+  created_at: string
+  created_by: UserSummary | null
 }
 
 const toStepObject = (s: ActionStep): ActionStepObject => ({

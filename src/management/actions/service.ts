@@ -14,7 +14,8 @@ import { changesBetween, type ActivityLog } from '../activity-log.js'
 import { readAction, readListQuery, type ActionFields } from './input.js'
 import { toStep, type ActionRecord } from './record.js'
 import { ActionRepository } from './repository.js'
-import { toActionObject, type ActionObject } from './serialize.js'
+import { countActionReferences, findActionReferences, referrers } from './references.js'
+import { toActionObject, type ActionObject, type ActionReferenceObject } from './serialize.js'
 
 const SCOPE = 'Action'
 
@@ -49,7 +50,21 @@ export class Actions {
   /** Newest first then by name, or as `ordering` asks, narrowed by PostHog's opt-in filters. */
   list(project: Project, query: URLSearchParams, page: Page): { count: number; results: ActionObject[] } {
     const { count, records } = this.#repo.list(project.id, readListQuery(query), page.limit, page.offset)
-    return { count, results: records.map((a) => this.#toObject(a)) }
+    const results = records.map((a) => this.#toObject(a))
+    if (query.get('include_reference_count')) {
+      const all = referrers(this.#deps.db, project.id)
+      for (const a of results) a.reference_count = countActionReferences(all, a.id)
+    }
+    return { count, results }
+  }
+
+  /** PostHog's `references/`: the live experiments, then cohorts, naming the action (50 at most). */
+  references(project: Project, id: number): ActionReferenceObject[] {
+    this.#record(project, id)
+    return findActionReferences(referrers(this.#deps.db, project.id), id).map(({ created_by_id, ...ref }) => {
+      const creator = created_by_id === null ? null : this.#deps.accounts.userById(created_by_id)
+      return { ...ref, created_by: creator ? userSummary(creator) : null }
+    })
   }
 
   get(project: Project, id: number): ActionObject {

@@ -119,6 +119,36 @@ t.test('actions API', async (t) => {
     t.equal((await f.api('POST', actions, { name: 'by a writer' }, f.keyWith(['action:write']).key)).status, 201)
   })
 
+  t.test('references/ lists the live experiments, then cohorts, naming the action; lists can count them', async (t) => {
+    const project = f.m.accounts.createProject(f.server.boot.organization_id, 'References')
+    const base = `/api/projects/${project.id}`
+    const action = await create({ name: 'Referenced', steps: [{ event: 'purchase' }] }, `${base}/actions/`)
+    const other = await create({ name: 'Unreferenced', steps: [{ event: 'refund' }] }, `${base}/actions/`)
+    const experiment = async (name: string, body: object) => {
+      const res = await f.api('POST', `${base}/experiments/`, { name, feature_flag_key: name.toLowerCase().replace(/ /g, '-'), ...body })
+      if (res.status !== 201) throw new Error(`${name}: ${res.status} ${res.text}`)
+      return res.body
+    }
+    const inline = await experiment('By metric', { metrics: [{ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'ActionsNode', id: action.id } }] })
+    const legacy = await experiment('By filters', { filters: { insight: 'FUNNELS', actions: [{ id: String(action.id), order: 0 }] } })
+    const gone = await experiment('Deleted', { filters: { insight: 'TRENDS', actions: [{ id: action.id, type: 'actions' }] } })
+    t.equal((await f.api('DELETE', `${base}/experiments/${gone.id}/`)).status, 204)
+    await experiment('Elsewhere', { filters: { insight: 'TRENDS', actions: [{ id: other.id, type: 'actions' }] } })
+    const cohort = await f.api('POST', `${base}/cohorts/`, {
+      name: 'Buyers',
+      filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ type: 'behavioral', key: action.id, value: 'performed_event', event_type: 'actions' }] }] } },
+    })
+    t.equal(cohort.status, 201, cohort.text)
+    const refs = await f.api('GET', `${base}/actions/${action.id}/references/`)
+    t.equal(refs.status, 200)
+    t.same(refs.body.map((r: { type: string; id: string }) => [r.type, r.id]), [['experiment', String(inline.id)], ['experiment', String(legacy.id)], ['cohort', String(cohort.body.id)]])
+    t.match(refs.body[0], { name: 'By metric', url: `/experiments/${inline.id}`, created_at: String, created_by: { email: 'admin@skylark.local' } })
+    const counted = (await f.api('GET', `${base}/actions/?include_reference_count=1&ordering=name`)).body.results
+    t.same(counted.map((a: { name: string; reference_count: number }) => [a.name, a.reference_count]), [['Referenced', 3], ['Unreferenced', 1]])
+    t.notOk('reference_count' in (await f.api('GET', `${base}/actions/`)).body.results[0], 'only when asked')
+    t.equal((await f.api('GET', `${actions}${action.id}/references/`)).status, 404, "another project's action")
+  })
+
   t.test('an experiment metric naming an action is accepted once the action exists', async (t) => {
     const metric = (id: number) => ({ kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'ActionsNode', id } })
     const nextId = (f.db.prepare('SELECT coalesce(max(id), 0) + 1 FROM actions').pluck().get() as number) + 10

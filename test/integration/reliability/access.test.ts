@@ -225,6 +225,7 @@ t.test('access matrix and isolation', async (t) => {
     [`post ${AC}/`]: { scope: 'action:write', ok: [201], body: () => ({ name: `New action ${++keyCounter}`, steps: [{ event: '$pageview', url: '/pricing' }] }) },
     [`get ${AC}/:id/`]: { scope: 'action:read', ok: [200], params: () => ({ id: action.id }) },
     [`patch ${AC}/:id/`]: { scope: 'action:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: action.id }) },
+    [`get ${AC}/:id/references/`]: { scope: 'action:read', ok: [200], params: () => ({ id: action.id }) },
     [`delete ${AC}/:id/`]: { scope: 'action:write', ok: [405], params: () => ({ id: action.id }) },
     [`get ${EH}/`]: { scope: 'experiment_holdout:read', ok: [200] },
     [`post ${EH}/`]: { scope: 'experiment_holdout:write', ok: [201], body: { name: 'New holdout', filters: [{ properties: [], rollout_percentage: 5 }] } },
