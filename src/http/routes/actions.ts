@@ -80,7 +80,7 @@ export function registerActionRoutes(router: Router, api: ApiContext, maxBodyByt
     },
     actions_create: (req) => answer(201, json.action(actions.create(req.project, req.body, userId(req)))),
     actions_retrieve: (req) => answer(200, json.action(actions.get(req.project, intParam(req.params.id)))),
-    actions_partial_update: (req) => answer(200, json.action(actions.update(req.project, intParam(req.params.id), req.body, userId(req)))),
+    actions_partial_update: (req) => answer(200, json.action(actions.update(req.project, intParam(req.params.id), req.body))),
     actions_references: (req) => answer(200, json.references(actions.references(req.project, intParam(req.params.id)))),
     actions_destroy: () => answer(405),
   }

@@ -103,13 +103,13 @@ export class Actions {
           last_calculated_at: now,
         }
         const created: ActionRecord = { ...record, id: this.#repo.insert(record) }
-        this.#log(project, created, userId, 'created', [])
+        this.#log(project, created, 'created', [])
         return this.#toObject(created)
       })
       .immediate()
   }
 
-  update(project: Project, id: number, body: unknown, userId: number): ActionObject {
+  update(project: Project, id: number, body: unknown): ActionObject {
     return this.#deps.db
       .transaction(() => {
         const current = this.#record(project, id)
@@ -122,7 +122,7 @@ export class Actions {
         if (pinnedAt !== undefined) next.pinned_at = pinnedAt ? (current.pinned_at ?? iso(this.#deps.clock.now())) : null
         this.#repo.update(next)
         const activity = !current.deleted && next.deleted ? 'deleted' : 'updated'
-        this.#log(project, next, userId, activity, changesBetween(SCOPE, snapshot(current), snapshot(next)))
+        this.#log(project, next, activity, changesBetween(SCOPE, snapshot(current), snapshot(next)))
         return this.#toObject(next)
       })
       .immediate()
@@ -146,7 +146,8 @@ export class Actions {
     return toActionObject(a, creator ? userSummary(creator) : null)
   }
 
-  #log(project: Project, a: ActionRecord, userId: number, activity: 'created' | 'updated' | 'deleted', changes: ReturnType<typeof changesBetween>): void {
-    this.#deps.activity.log({ teamId: a.team_id, organizationId: project.organization_id, userId, scope: SCOPE, itemId: a.id, activity, name: a.name, changes })
+  /** As PostHog's `handle_action_change`, the entry names the action's creator, whoever made the change. */
+  #log(project: Project, a: ActionRecord, activity: 'created' | 'updated' | 'deleted', changes: ReturnType<typeof changesBetween>): void {
+    this.#deps.activity.log({ teamId: a.team_id, organizationId: project.organization_id, userId: a.created_by_id, scope: SCOPE, itemId: a.id, activity, name: a.name, changes })
   }
 }

@@ -79,15 +79,17 @@ t.test('actions API', async (t) => {
   t.test('PATCH soft-deletes and restores; DELETE is refused with 405; the list shows live actions', async (t) => {
     const a = await create({ name: 'doomed', steps: [{ event: '$pageview', url: '/bye', url_matching: 'exact' }] })
     t.equal((await f.api('DELETE', `${actions}${a.id}/`)).status, 405)
-    const deleted = await f.api('PATCH', `${actions}${a.id}/`, { deleted: true })
+    // By another member: PostHog's activity entry names the action's creator all the same.
+    const deleted = await f.api('PATCH', `${actions}${a.id}/`, { deleted: true }, f.keyWith(['action:write']).key)
     t.match(deleted, { status: 200, body: { deleted: true } })
     const names = async () => (await f.api('GET', `${actions}?limit=1000`)).body.results.map((x: { name: string }) => x.name)
     t.notOk((await names()).includes('doomed'))
     t.equal((await f.api('GET', `${actions}${a.id}/`)).status, 200, 'still read by id, as in PostHog')
     await create({ name: 'doomed' })
     t.match(await f.api('PATCH', `${actions}${a.id}/`, { deleted: false }), { status: 200, body: { deleted: false } }, 'restored')
-    const rows = f.db.prepare("SELECT activity FROM activity_log WHERE scope = 'Action' AND item_id = ? ORDER BY id").all(String(a.id)) as Array<{ activity: string }>
+    const rows = f.db.prepare("SELECT activity, user_id FROM activity_log WHERE scope = 'Action' AND item_id = ? ORDER BY id").all(String(a.id)) as Array<{ activity: string; user_id: number }>
     t.same(rows.map((r) => r.activity), ['created', 'deleted', 'updated'])
+    t.same(new Set(rows.map((r) => r.user_id)).size, 1, 'all under the creator')
   })
 
   t.test('the list filters, orders and pages as PostHog does', async (t) => {

@@ -24,7 +24,7 @@ t.test('an ActionsNode metric is accepted once the action exists, and refused wh
     attr: null,
     detail: missing(`${theirs.id}, 999`),
   })
-  w.m.actions.update(w.project, signup.id, { deleted: true }, w.owner.id)
+  w.m.actions.update(w.project, signup.id, { deleted: true })
   t.match(thrown(() => w.create({ name: 'n3', feature_flag_key: 'k3', metrics: [byAction(signup.id)] })), { detail: missing(String(signup.id)) })
   // The experiment already stores it: sending its metrics back, with a new one, is checked for the new one only.
   const renamed = w.update(e.id, { name: 'renamed', metrics: [...(e.metrics ?? []), { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'x' } }] })
@@ -43,10 +43,10 @@ t.test('the event filters find metrics through an action with a step on the even
   t.same(listed('purchase'), ['via action'], "by the action's step events, not its name")
   t.same(listed('$pageview'), ['via action'])
   t.same(listed('refund'), ['named like it'])
-  w.m.actions.update(w.project, checkout.id, { steps: [{ event: 'order_completed' }] }, w.owner.id)
+  w.m.actions.update(w.project, checkout.id, { steps: [{ event: 'order_completed' }] })
   t.same(listed('purchase'), [], 'read live: the action changed')
   t.same(listed('order_completed'), ['via action'])
-  w.m.actions.update(w.project, checkout.id, { deleted: true }, w.owner.id)
+  w.m.actions.update(w.project, checkout.id, { deleted: true })
   t.same(listed('order_completed'), [], 'a deleted action names nothing')
   t.ok(viaAction)
 
@@ -55,6 +55,6 @@ t.test('the event filters find metrics through an action with a step on the even
   t.same(shared.list(w.project, new URLSearchParams({ event: 'refund' }), { limit: 10, offset: 0 }).results.map((m) => m.id), [refund.id])
   t.equal(shared.list(w.project, new URLSearchParams({ event: 'purchase' }), { limit: 10, offset: 0 }).count, 0)
   t.match(thrown(() => shared.create(w.project, { name: 'Gone', query: byAction(checkout.id) }, w.owner.id)), { detail: missing(String(checkout.id)) })
-  w.m.actions.update(w.project, other.id, { deleted: true }, w.owner.id)
+  w.m.actions.update(w.project, other.id, { deleted: true })
   t.ok(shared.update(w.project, refund.id, { name: 'Refunds, renamed', query: { ...refund.query } }), 'its stored action is not checked again')
 })
