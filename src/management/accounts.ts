@@ -139,7 +139,8 @@ export class Accounts {
   }
 
   organizations(): Organization[] {
-    return prepared(this.#db, 'SELECT * FROM organizations ORDER BY created_at, id').all() as Organization[]
+    // Creation order, ties (one millisecond) by insertion: the slugs (account-objects.ts) give the first namesake the plain one.
+    return prepared(this.#db, 'SELECT * FROM organizations ORDER BY created_at, rowid').all() as Organization[]
   }
 
   memberCount(organizationId: string): number {

@@ -76,8 +76,8 @@ t.test('each profile of a loaded server is named by the role of the thread that 
   const byRole = new Map(summaries.map((s) => [s.role, s]))
   t.same(
     summaries.flatMap((s) => (s.role ? [s.role] : [])).sort(),
-    ['consumer', 'fill', 'insert', 'main', 'pool'],
-    'one profile per thread of the service, each with a role',
+    ['consumer', 'fill', 'insert', 'main', 'pool', 'query'],
+    'one profile per thread of the service, each with a role (query: the events API reads above)',
   )
   // Under tap the server has more threads: tap's module hooks, which it injects into every child process.
   for (const s of summaries.filter((s) => !s.role)) t.notOk(ran(s.path, '.js', undefined, 'dist/'), `thread ${s.thread} ran none of the service's code`)
@@ -86,4 +86,6 @@ t.test('each profile of a loaded server is named by the role of the thread that 
   t.ok(ran(byRole.get('consumer')!.path, 'src/ingestion/consumer/person-batch.js'), 'the consumer ran the person step')
   t.ok(ran(byRole.get('insert')!.path, 'src/storage/events/sqlite.js'), 'the insert thread ran the SQLite inserts')
   t.ok(ran(byRole.get('fill')!.path, 'src/ingestion/spool/filler.js', 'writeZerosSync'), 'the fill thread wrote zeros')
+  t.ok(ran(byRole.get('query')!.path, 'src/storage/events/sqlite.js'), 'the query thread ran the events API reads')
+  t.notOk(ran(byRole.get('main')!.path, 'src/storage/events/sqlite.js'), 'the main thread ran no events.db read')
 })
