@@ -32,6 +32,7 @@ import { ExperimentResults, type ResultPackage } from './results.js'
 import { toExperimentObject, type ExperimentObject } from './serialize.js'
 import type { StatsRunner } from './stats-runner.js'
 import { ExperimentActions } from './actions.js'
+import { ExposureCohorts } from './exposure-cohort.js'
 import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
 import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
@@ -105,6 +106,7 @@ export class Experiments {
   readonly savedMetrics: SavedMetricLinks
   /** Launch, end, pause, resume, reset, archive, unarchive, ship a variant, duplicate. */
   readonly actions: ExperimentActions
+  readonly #exposure: ExposureCohorts
 
   constructor(deps: ExperimentDeps) {
     this.#deps = deps
@@ -112,6 +114,7 @@ export class Experiments {
     this.holdouts = new ExperimentHoldouts(deps)
     this.savedMetrics = new SavedMetricLinks(deps.db, deps.clock)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
+    this.#exposure = new ExposureCohorts({ experiments: this, db: deps.db, cohorts: deps.cohorts, events: deps.events, cohortMembers: deps.cohortMembers })
     this.#repo = new ExperimentRepository(deps.db)
     this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats, (teamId, id) => deps.actions.byId(teamId, id)) : null
   }
@@ -359,44 +362,9 @@ export class Experiments {
     return this.toObject(next)
   }
 
-  /**
-   * A static cohort of the persons exposed since launch (`$feature_flag_called` for the flag with one of
-   * its variants as the response), stored as the experiment's `exposure_cohort`. PostHog's refusals: no
-   * start date, or a cohort already made. Membership goes to persons.db, resolved through distinct ids.
-   */
-  async createExposureCohort(project: Project, id: number, userId: number): Promise<{ experiment: ExperimentObject; cohort: CohortObject }> {
-    const { events, cohortMembers } = this.#deps
-    if (!events || !cohortMembers) throw new AppError('service_unavailable', { detail: 'Exposure cohorts need the event store and persons.db.' })
-    const experiment = this.record(project, id)
-    const flag = this.flagOf(experiment)
-    if (!flag) throw new ValidationError('invalid', 'Experiment does not have a feature flag')
-    this.#checkCohortAllowed(experiment)
-    const distinctIds = await events.distinctIds({
-      teamId: project.id,
-      event: '$feature_flag_called',
-      after: Date.parse(experiment.start_date!),
-      properties: [
-        { key: '$feature_flag', operator: 'exact', value: flag.key },
-        { key: '$feature_flag_response', operator: 'exact', value: flagVariants(flag.filters).map((v) => v.key) },
-      ],
-    })
-    return this.#deps.db
-      .transaction(() => {
-        const current = this.record(project, id)
-        this.#checkCohortAllowed(current)
-        const cohorts = this.#deps.cohorts
-        const cohort = cohorts.create(project.id, { name: `Users exposed to experiment "${current.name}"`, is_static: true }, userId)
-        cohorts.setCount(project.id, cohort.id, cohortMembers.replaceMembers(project.id, cohort.id, distinctIds))
-        // `exposure_cohort` is excluded from the activity log (PostHog's exclusions), so no entry is written.
-        this.#repo.update({ ...current, exposure_cohort_id: cohort.id })
-        return { experiment: this.toObject({ ...current, exposure_cohort_id: cohort.id }), cohort: cohorts.get(project.id, cohort.id) }
-      })
-      .immediate()
-  }
-
-  #checkCohortAllowed(experiment: ExperimentRecord): void {
-    if (experiment.start_date === null) throw new ValidationError('invalid', 'Experiment does not have a start date')
-    if (experiment.exposure_cohort_id !== null) throw new ValidationError('invalid', 'Experiment already has an exposure cohort')
+  /** PostHog's `create_exposure_cohort_for_experiment` (exposure-cohort.ts). */
+  createExposureCohort(project: Project, id: number, userId: number): Promise<{ experiment: ExperimentObject; cohort: CohortObject }> {
+    return this.#exposure.create(project, id, userId)
   }
 
   async results(project: Project, id: number): Promise<ResultPackage> {
