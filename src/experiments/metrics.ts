@@ -10,7 +10,7 @@
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
-import type { EventPropertyFilter, PropertyNode, PropertyOperator } from '../storage/events/index.js'
+import { PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -31,7 +31,7 @@ export type Metric =
   | { insight: 'FUNNELS'; steps: MetricStep[]; windowMs: number }
   | { insight: 'TRENDS'; series: MetricStep }
 
-const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
+const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
 const DAY_MS = 86_400_000
 /** A Map: the unit comes from the request, and a plain object would also answer `constructor`. */
 const UNIT_MS: ReadonlyMap<string, number> = new Map([

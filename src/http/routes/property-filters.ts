@@ -6,7 +6,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject } from '../../common/json.js'
-import type { EventPropertyFilter, PropertyNode, PropertyOperator } from '../../storage/events/index.js'
+import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from '../../storage/events/index.js'
 
 /**
  * The filter types an endpoint evaluates, each with what a filter of that type becomes: itself (a condition on
@@ -20,16 +20,13 @@ export interface FilterKinds {
 
 export const asIs = (filter: EventPropertyFilter): PropertyNode => filter
 
-const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
+const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
 
-/** Deeper groups are refused: each level is a nested SQL condition. */
-const MAX_DEPTH = 8
+const MAX_DEPTH = MAX_PROPERTY_DEPTH
 
 const invalid = (detail: string) => new ValidationError('invalid_input', detail, 'properties')
 
-function isScalar(v: unknown): boolean {
-  return v === null || ['string', 'number', 'boolean'].includes(typeof v)
-}
+const isScalar = isFilterScalar
 
 function parseNode(node: unknown, path: string, kinds: FilterKinds, depth: number): PropertyNode {
   if (!isPlainObject(node)) throw invalid(`${path} must be a property filter or a group.`)

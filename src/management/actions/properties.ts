@@ -6,14 +6,14 @@
  * says which (`null` answers: nothing is refused).
  */
 import { isPlainObject } from '../../common/json.js'
-import type { EventPropertyFilter, PropertyNode, PropertyOperator } from '../../storage/events/index.js'
+import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from '../../storage/events/index.js'
 
-const OPERATORS: readonly PropertyOperator[] = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte']
-const MAX_DEPTH = 8
+const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
+const MAX_DEPTH = MAX_PROPERTY_DEPTH
 
 export type StepProperties = { nodes: PropertyNode[] } | { unsupported: string }
 
-const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v)
+const isScalar = isFilterScalar
 
 function readNode(node: unknown, depth: number): PropertyNode | string {
   if (!isPlainObject(node)) return 'a property filter that is not an object'

@@ -43,17 +43,18 @@ export interface EventSink {
   close(): Promise<void>
 }
 
-export type PropertyOperator =
-  | 'exact'
-  | 'is_not'
-  | 'icontains'
-  | 'not_icontains'
-  | 'is_set'
-  | 'is_not_set'
-  | 'gt'
-  | 'gte'
-  | 'lt'
-  | 'lte'
+/** The property operators both stores evaluate; a filter with another one is refused where it is read. */
+export const PROPERTY_OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte'] as const
+
+export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number]
+
+/** Groups of filters nest at most this deep: each level is a nested SQL condition. */
+export const MAX_PROPERTY_DEPTH = 8
+
+/** A value a filter may compare with (a list of these is "any of"). */
+export function isFilterScalar(v: unknown): v is string | number | boolean | null {
+  return v === null || ['string', 'number', 'boolean'].includes(typeof v)
+}
 
 export interface EventPropertyFilter {
   key: string

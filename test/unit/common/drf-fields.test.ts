@@ -1,17 +1,7 @@
 /** DRF's IntegerField and CharField as PostHog's serializers run them: what they take, and each refusal's code and message. */
 import t from 'tap'
 import { drfInteger, drfText } from '../../../src/common/drf-fields.js'
-import { ValidationError } from '../../../src/common/errors.js'
-
-function refusal(read: () => unknown): { code: string; detail: string; attr: string | null } | null {
-  try {
-    read()
-    return null
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error
-    return { code: error.code, detail: error.detail, attr: error.attr }
-  }
-}
+import { refusal } from '../../helpers/refusal.js'
 
 t.test('IntegerField takes integral numbers, digit strings and a .0 tail, as int() after DRF strips it', async (t) => {
   const read = (v: unknown) => drfInteger(v, 'n')

@@ -6,11 +6,8 @@
 import t from 'tap'
 import { holdoutFiltersForFlag, readHoldoutFilters, readHoldoutRef } from '../../../src/experiments/holdouts/index.js'
 import { experimentWorld, thrown } from './fixture.js'
+import { refusal } from '../../helpers/refusal.js'
 
-const refusal = (fn: () => unknown) => {
-  const e = thrown(fn)
-  return e && { code: e.code, detail: e.detail, attr: e.attr }
-}
 
 t.test("filters are checked with PostHog's messages", async (t) => {
   const cases: Array<[unknown, string]> = [

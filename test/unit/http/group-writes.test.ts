@@ -1,17 +1,9 @@
 /** POST groups/'s body, read as PostHog's CreateGroupSerializer reads it, and the distinct id of the groups API's events. */
 import t from 'tap'
-import { ValidationError } from '../../../src/common/errors.js'
+import { refusal } from '../../helpers/refusal.js'
 import { projectDistinctId, readGroupCreate } from '../../../src/http/routes/group-writes.js'
 
-function refusal(body: unknown): { code: string; detail: string; attr: string | null } | null {
-  try {
-    readGroupCreate(body)
-    return null
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error
-    return { code: error.code, detail: error.detail, attr: error.attr }
-  }
-}
+const refused = (body: unknown) => refusal(() => readGroupCreate(body))
 
 t.test('a valid body: DRF coercions, trimmed key, empty properties as {}', async (t) => {
   t.same(readGroupCreate({ group_type_index: 0, group_key: 'acme', group_properties: { a: 1 } }), { index: 0, key: 'acme', properties: { a: 1 } })
@@ -47,8 +39,8 @@ t.test('refusals name the first field in error, with DRF codes and messages', as
     [{ group_type_index: 0, group_key: 'k', group_properties: [1] }, 'not_a_dict', 'Expected a dictionary of items but got type "list".', 'group_properties'],
     [{ group_type_index: 0, group_key: 'k', group_properties: 'plan' }, 'not_a_dict', 'Expected a dictionary of items but got type "str".', 'group_properties'],
   ]
-  for (const [body, code, detail, attr] of cases) t.same(refusal(body), { code, detail, attr }, JSON.stringify(body))
-  t.equal(refusal({ group_type_index: 0, group_key: '\ud83e\udd9c' }), null, 'a surrogate pair is a character')
+  for (const [body, code, detail, attr] of cases) t.same(refused(body), { code, detail, attr }, JSON.stringify(body))
+  t.equal(refused({ group_type_index: 0, group_key: '\ud83e\udd9c' }), null, 'a surrogate pair is a character')
 })
 
 t.test("the groups API's events carry one uuid per project", async (t) => {

@@ -6,12 +6,8 @@
 import t from 'tap'
 import { readAction, readListQuery } from '../../../src/management/actions/input.js'
 import { toStep } from '../../../src/management/actions/record.js'
-import { thrown } from '../experiments/fixture.js'
+import { refusal } from '../../helpers/refusal.js'
 
-const refusal = (fn: () => unknown) => {
-  const e = thrown(fn)
-  return e && { code: e.code, detail: e.detail, attr: e.attr }
-}
 const STEP_KEYS = ['event', 'properties', 'selector', 'tag_name', 'text', 'text_matching', 'href', 'href_matching', 'url', 'url_matching']
 
 t.test('a body is read field by field with the values PostHog stores', async (t) => {

@@ -5,16 +5,7 @@
  */
 import t from 'tap'
 import { readAnnotation, readListQuery } from '../../../src/management/annotations/index.js'
-
-const refusal = (fn: () => unknown) => {
-  try {
-    fn()
-  } catch (e) {
-    const err = e as { code: string; detail: string; attr: string | null }
-    return { code: err.code, detail: err.detail, attr: err.attr }
-  }
-  return null
-}
+import { refusal } from '../../helpers/refusal.js'
 
 t.test('a body is read field by field with the values PostHog stores', async (t) => {
   t.same(readAnnotation({ content: '  v1.2 deployed\n', date_marker: '2024-05-01 12:30+0200', creation_type: 'GIT', scope: 'organization', id: 5, created_by: 1 }), {

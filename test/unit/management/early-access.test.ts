@@ -10,6 +10,7 @@ import { isDjangoUrl, slugify, withEnrollment } from '../../../src/management/ea
 import { readCreate, readUpdate } from '../../../src/management/early-access/input.js'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
+import { refusal } from '../../helpers/refusal.js'
 
 function management() {
   const db = openDatabase(':memory:')
@@ -20,16 +21,6 @@ function management() {
   m.accounts.addMember(org.id, user.id, 15)
   const project = m.accounts.createProject(org.id, 'p')
   return { m, db, user, project }
-}
-
-const refusal = (fn: () => unknown) => {
-  try {
-    fn()
-  } catch (e) {
-    const err = e as { code: string; detail: string; attr: string | null }
-    return { code: err.code, detail: err.detail, attr: err.attr }
-  }
-  return null
 }
 
 t.test("a feature's flag key is Django's slug of its name", async (t) => {

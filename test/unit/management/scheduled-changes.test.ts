@@ -15,20 +15,11 @@ import { failureContext, formatFailureReason, nextRun, nextRunAfter } from '../.
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { MANAGEMENT_MIGRATIONS } from '../../../src/storage/sqlite/migrations/management.js'
 import { tempDir } from '../../helpers/temp.js'
+import { refusal } from '../../helpers/refusal.js'
 
 const at = (s: string) => Date.parse(s)
 const isoOf = (ms: number) => new Date(ms).toISOString()
 const TURN_ON_PAYLOAD = { operation: 'update_status', value: true }
-
-const refusal = (fn: () => unknown) => {
-  try {
-    fn()
-  } catch (e) {
-    const err = e as { code?: string; detail?: string; attr?: string | null; message: string }
-    return { code: err.code, detail: err.detail ?? err.message, attr: err.attr }
-  }
-  return null
-}
 
 t.test('recurring runs follow the calendar, clamped to the end of a short month, and skip what was missed', async (t) => {
   t.equal(isoOf(nextRun(at('2025-01-31T09:00:00Z'), 'monthly')), '2025-02-28T09:00:00.000Z')
