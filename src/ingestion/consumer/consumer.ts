@@ -10,10 +10,8 @@
  * Because the loops are decoupled, person properties stay fresh for /decide while the event store is
  * down. After a crash the sink resumes from its own checkpoint (restart-replay.ts).
  *
- * On ClickHouse the sink loop appends batches to one INSERT spanning several (one part instead of one per batch;
- * when it commits: SpanningInsert.commitIn) and moves the sink checkpoint once that INSERT succeeds, while the
- * next one already takes appends. If it fails, the thread stops and is restarted, and the restart path writes
- * those events again, one batch per INSERT.
+ * On ClickHouse the sink loop appends batches to one INSERT spanning several, and the sink checkpoint moves once
+ * it commits (sink-span.ts says when and why); if it fails, the thread restarts and writes those events again.
  *
  * Person deletions and splits arrive as control frames on the main lane; the person loop holds and applies them
  * (held-controls.ts), and with `delete_events` the sink loop deletes the persons' events once every row queued
@@ -34,7 +32,8 @@ import { PersonBatches, type DefinitionRecorder, type OnUnreadable, type PersonS
 import type { ConsumerStats } from './messages.js'
 import { readBatch, READ_BYTES, type FrameBatch } from './read-batch.js'
 import { BATCH_BYTES, RowQueue, type Batch } from './row-queue.js'
-import { SpanningInsert, type StreamTarget, type Stretch } from './spanning-insert.js'
+import type { StreamTarget, Stretch } from './spanning-insert.js'
+import { backlogBytes, SinkSpan } from './sink-span.js'
 import { replayDeadLetters } from './dead-letter-replay.js'
 import { releaseSegments } from './segment-release.js'
 import { SinkWriter } from './sink-writer.js'
@@ -86,32 +85,26 @@ export class Consumer {
   #stopping = false
   #replaying = false
   #personsDone = false
-  /** When the writer last reported new durable data (clock ms; at first, the start): when events last arrived. */
-  #lastDurableAt: number
   /** Each lane's persons checkpoint at the start: once the sink has passed them all, the restart's replay is stored. */
   readonly #startedAt = new Map<Lane, Cursor>()
   readonly #personsAlarm = new Alarm()
   readonly #sinkAlarm = new Alarm()
-  readonly #span: SpanningInsert | null
+  readonly #span: SinkSpan | null
   readonly #pending: PendingDeletions
   readonly #controls: HeldControls
-  readonly stats: ConsumerStats = {
-    stored: 0,
-    personsProcessed: 0,
-    deadLettered: 0,
-    sinkErrors: 0,
-    sinkUp: true,
-    backlogBytes: 0,
-    queuedRows: 0,
-    lastError: null,
-  }
+  readonly stats: ConsumerStats = { stored: 0, personsProcessed: 0, deadLettered: 0, sinkErrors: 0, sinkUp: true, backlogBytes: 0, queuedRows: 0, lastError: null }
 
   constructor(options: ConsumerOptions) {
     this.#o = options
     this.#queue = new RowQueue(options.batchRows, options.batchBytes ?? BATCH_BYTES)
     this.#readBytes = options.readBytes ?? READ_BYTES
-    this.#lastDurableAt = options.clock.now()
-    this.#span = options.stream ? new SpanningInsert(options.stream, () => options.clock.now(), () => this.#sinkAlarm.wake()) : null
+    this.#span = options.stream
+      ? new SinkSpan(options.stream, this.#lanes, options, {
+          stopping: () => this.#stopping,
+          onFailed: () => this.#sinkAlarm.wake(),
+          onStored: ({ rows, stretches }) => this.#afterStored(rows, stretches),
+        })
+      : null
     this.#checkpoints = new Checkpoints(options.personsDb)
     this.#pending = new PendingDeletions(options.personsDb)
     this.#controls = new HeldControls({
@@ -159,7 +152,7 @@ export class Consumer {
     // After a restart of this thread alone (not of the process) the stretch to replay can end in the segment
     // the writer is still appending to, which the replay reader reads only as far as it is told is durable.
     state.replay?.reader.durable(segment, offset)
-    this.#lastDurableAt = this.#o.clock.now()
+    this.#span?.arrived()
     this.#personsAlarm.wake()
   }
 
@@ -191,7 +184,7 @@ export class Consumer {
   }
 
   refreshStats(): ConsumerStats {
-    this.stats.backlogBytes = this.#backlogBytes()
+    this.stats.backlogBytes = backlogBytes(this.#lanes)
     this.stats.queuedRows = this.#queue.rows
     return this.stats
   }
@@ -295,18 +288,18 @@ export class Consumer {
   }
 
   async #sinkLoop(): Promise<void> {
+    const span = this.#span
     for (;;) {
-      if (this.#span?.failed && !(await this.#spanSettled())) return
+      if (span?.insert.failed && !(await span.settled())) return
       if (this.#queue.empty) {
         // Caught up or the span is over: make the open INSERT's rows visible.
-        const span = this.#span
-        const commitIn = span?.open ? this.#commitIn(span) : null
+        const commitIn = span?.insert.open ? span.commitIn() : null
         if (span && commitIn !== null && (this.#personsDone || commitIn <= 0)) {
-          if (!(await this.#commitSpan(span))) return
+          if (!(await span.commit())) return
           continue
         }
         if (this.#personsDone) {
-          if (span?.busy) await this.#spanSettled()
+          if (span?.insert.busy) await span.settled()
           return
         }
         await this.#sinkAlarm.sleep(commitIn)
@@ -318,20 +311,19 @@ export class Consumer {
         continue
       }
       const batch = this.#queue.take()
-      const span = this.#span
-      if (span?.ready && !batch.replay && !batch.deletion) {
+      if (span?.insert.ready && !batch.replay && !batch.deletion) {
         // The batch's buffers went to the insert thread; the ones it gave back are packed into again.
-        const back = await span.append(batch.rows, batch.items)
+        const back = await span.insert.append(batch.rows, batch.items)
         this.#settle(batch, back)
         this.#personsAlarm.wake()
-        if (this.#commitIn(span) <= 0 && !(await this.#commitSpan(span))) return
+        if (span.commitIn() <= 0 && !(await span.commit())) return
         continue
       }
-      if (span?.open && !(await this.#commitSpan(span))) return
+      if (span?.insert.open && !(await span.commit())) return
       // Only when there is something to wait for: any await here lets the person loop, woken at the end of the
       // last pass, process a whole read before this write reaches the insert thread, which then sits idle
       // (measured: /batch/ on SQLite stored 24.6 k events/s instead of 32.0 k).
-      if (span?.busy && !(await this.#spanSettled())) return
+      if (span?.insert.busy && !(await span.settled())) return
       if (batch.rows.count > 0) {
         const stored = await this.#o.sinkWriter.write(batch.rows, batch.items.map((i) => i.lane).join(','))
         if (!stored) return // shutdown gave up: the spool still has these rows for the next start
@@ -339,8 +331,7 @@ export class Consumer {
       const { deletion } = batch
       if (deletion && !(await this.#o.sinkWriter.deleteEvents(deletion.teamId, deletion.distinctIds))) return
       this.#settle(batch)
-      this.stats.stored += batch.rows.count
-      this.#afterStored(batch.items, deletion)
+      this.#afterStored(batch.rows.count, batch.items, deletion)
       this.#personsAlarm.wake()
     }
   }
@@ -350,53 +341,9 @@ export class Consumer {
     this.#persons.recycle(rows)
   }
 
-  /**
-   * Less than one insert's worth of durable spool is unread: the consumer keeps up, and holding the INSERT
-   * open would only delay visibility (with traffic arriving all the time, the backlog is never quite zero).
-   */
-  #caughtUp(): boolean {
-    return this.#backlogBytes() < (this.#o.batchBytes ?? BATCH_BYTES)
-  }
-
-  /** SpanningInsert.commitIn, "quiet" once no events have arrived for a flush interval. */
-  #commitIn(span: SpanningInsert): number {
-    return span.commitIn(this.#caughtUp(), this.#lastDurableAt + this.#o.flushIntervalMs - this.#o.clock.now())
-  }
-
-  /** Durable spool not yet read, over all lanes. */
-  #backlogBytes(): number {
-    let backlog = 0
-    for (const state of this.#lanes.values()) backlog += state.reader.backlogBytes()
-    return backlog
-  }
-
-  /** Starts committing the open INSERT (see SpanningInsert.commit); false as for #spanSettled(). */
-  #commitSpan(span: SpanningInsert): Promise<boolean> {
-    return this.#spanSettled(
-      span.commit((stored) => {
-        this.stats.stored += stored.rows
-        this.#afterStored(stored.stretches)
-      }),
-    )
-  }
-
-  /**
-   * Waits for a committing INSERT: false when it failed while shutting down (its events stay in the spool);
-   * otherwise its failure ends this thread (SpanningInsert's lost()), to be restarted from the checkpoints.
-   */
-  async #spanSettled(settled = this.#span?.settled()): Promise<boolean> {
-    try {
-      await settled
-      return true
-    } catch (error) {
-      if (!this.#stopping) throw error
-      this.#o.log('warn', 'the last spanning insert failed at shutdown; its events are written at the next start', { error: String(error) })
-      return false
-    }
-  }
-
-  /** Moves the sink checkpoints past stored items, and forgets the event deletion carried out with them in the same transaction. */
-  #afterStored(items: readonly Stretch[], deletion: EventDeletion | null = null): void {
+  /** Counts stored rows, moves the sink checkpoints past their items, and forgets the event deletion carried out with them in the same transaction. */
+  #afterStored(rows: number, items: readonly Stretch[], deletion: EventDeletion | null = null): void {
+    this.stats.stored += rows
     const touched = new Set<Lane>()
     for (const item of items) {
       const state = this.#lanes.get(item.lane)!
