@@ -1,14 +1,14 @@
 /**
  * Experiment use-cases: list, read, create (linking or creating the flag), update (launch, end, archive,
  * soft delete, restore), the exposure cohort, results, and the flag-implementation check; the lifecycle
- * actions are in actions.ts. Every write runs in one
+ * actions are in actions.ts, the checks against other rows (actions, events, shared metrics, holdout) in
+ * write-checks.ts. Every write runs in one
  * IMMEDIATE transaction on management.db that validates against the current rows, changes the flag
  * through the FeatureFlags service (its rules and its own activity entries apply; nested calls become
  * savepoints), stores the experiment and writes the experiment's activity entry.
  */
 import { iso, type Clock } from '../common/clock.js'
 import { AppError, ValidationError } from '../common/errors.js'
-import { pyTruthy } from '../common/drf-fields.js'
 import { isPlainObject } from '../common/json.js'
 import type { Page } from '../common/pagination.js'
 import {
@@ -36,8 +36,9 @@ import { ExposureCohorts } from './exposure-cohort.js'
 import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
 import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
-import { liveActionIds, type ProjectActions } from './action-refs.js'
-import { checkMetricActions, checkMetricEvents, metricActionIds, type KnownEvents } from './settings-validation.js'
+import type { ProjectActions } from './action-refs.js'
+import type { KnownEvents } from './settings-validation.js'
+import { WriteChecks } from './write-checks.js'
 import { LinkedFlags } from './linked-flag.js'
 import { ExperimentHoldouts, type HoldoutRecord } from './holdouts/index.js'
 import { linkedOnCreate, SavedMetricLinks, type RequestedLink } from './saved-metrics/links.js'
@@ -107,6 +108,7 @@ export class Experiments {
   /** Launch, end, pause, resume, reset, archive, unarchive, ship a variant, duplicate. */
   readonly actions: ExperimentActions
   readonly #exposure: ExposureCohorts
+  readonly #checks: WriteChecks
 
   constructor(deps: ExperimentDeps) {
     this.#deps = deps
@@ -115,6 +117,13 @@ export class Experiments {
     this.savedMetrics = new SavedMetricLinks(deps.db, deps.clock)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
     this.#exposure = new ExposureCohorts({ experiments: this, db: deps.db, cohorts: deps.cohorts, events: deps.events, cohortMembers: deps.cohortMembers })
+    this.#checks = new WriteChecks({
+      actions: deps.actions,
+      knownEvents: deps.knownEvents,
+      savedMetrics: this.savedMetrics,
+      holdouts: this.holdouts,
+      flagOf: (e) => this.flagOf(e),
+    })
     this.#repo = new ExperimentRepository(deps.db)
     this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats, (teamId, id) => deps.actions.byId(teamId, id)) : null
   }
@@ -153,9 +162,8 @@ export class Experiments {
         assertValid(compiled().create, body)
         checkName(body.name)
         checkSettingFields(body)
-        this.#checkMetricActions(project, body, null)
-        this.#checkMetricEvents(project, body)
-        const links = this.savedMetrics.resolve(project.id, body.saved_metrics_ids)
+        this.#checks.metrics(project, body, null)
+        const links = this.#checks.linksOnCreate(project, body)
         const start = parseDateField(body.start_date, 'start_date') ?? null
         const end = parseDateField(body.end_date, 'end_date') ?? null
         const holdout = this.holdouts.resolve(project, body.holdout_id) ?? null
@@ -185,26 +193,6 @@ export class Experiments {
         }, links)
       })
       .immediate()
-  }
-
-  /**
-   * The ActionsNodes of the metric lists a write sends name live actions of the project; on an update, those
-   * the experiment already stores are not checked again (PostHog's `known_action_ids`).
-   */
-  #checkMetricActions(project: Project, body: ExperimentWrite, current: ExperimentRecord | null): void {
-    const known = current ? metricActionIds([...(current.metrics ?? []), ...(current.metrics_secondary ?? [])]) : []
-    const live = liveActionIds(this.#deps.actions)
-    // Both lists passed checkSettingFields: lists of metrics, or absent.
-    checkMetricActions(body.metrics as unknown[] | undefined, project.id, live, known)
-    checkMetricActions(body.metrics_secondary as unknown[] | undefined, project.id, live, known)
-  }
-
-  /** The metric lists a write sends name only ingested events, unless it sets `allow_unknown_events`. */
-  #checkMetricEvents(project: Project, body: ExperimentWrite): void {
-    const known = this.#deps.knownEvents
-    if (known === null || body.allow_unknown_events === true) return
-    checkMetricEvents(body.metrics, project.id, known)
-    checkMetricEvents(body.metrics_secondary, project.id, known)
   }
 
   /** Stores a new experiment (its flag already linked) with its shared metric links and logs its creation. */
@@ -254,10 +242,8 @@ export class Experiments {
         assertValid(compiled().update, body)
         checkName(body.name)
         checkSettingFields(body)
-        this.#checkMetricActions(project, body, current)
-        this.#checkMetricEvents(project, body)
-        // As PostHog, `saved_metrics_ids: null` unlinks every shared metric.
-        const links = body.saved_metrics_ids === undefined ? undefined : (this.savedMetrics.resolve(project.id, body.saved_metrics_ids) ?? [])
+        this.#checks.metrics(project, body, current)
+        const links = this.#checks.linksOnUpdate(project, body)
         const start = parseDateField(body.start_date, 'start_date')
         const end = parseDateField(body.end_date, 'end_date')
         const holdout = this.holdouts.resolve(project, body.holdout_id)
@@ -277,7 +263,7 @@ export class Experiments {
         checkDates(next.start_date, next.end_date)
         const config = requestedFlagConfig(body)
         if (flag) this.#applyToFlag(project, current, body, config, flag, userId)
-        this.#applyHoldout(project, current, holdout, body, userId)
+        this.#checks.holdoutOnUpdate(project, current, holdout, body, userId)
         const variantKeys = flag ? flagVariants(this.flagOf(current)!.filters).map((v) => v.key) : []
         const variantsSent = config.parameters?.feature_flag_variants !== undefined
         Object.assign(next, settingsOnUpdate(body, current, variantKeys, variantsSent, next.start_date, this.savedMetrics.onUpdate(project.id, current.id, links)))
@@ -318,20 +304,6 @@ export class Experiments {
     checkNoGlobalProperties(body.filters)
     if (change) this.flags.applyConfig(project, flag, change, userId)
     if (launching) this.flags.setActive(project, this.flagOf(current)!, true, userId)
-  }
-
-  /**
-   * PostHog's holdout rules on update: a launched experiment keeps its holdout; a draft's flag takes the holdout
-   * sent, and is written again from the experiment's holdout when flag config (`parameters`) is sent.
-   */
-  #applyHoldout(project: Project, current: ExperimentRecord, holdout: HoldoutRecord | null | undefined, body: ExperimentWrite, userId: number): void {
-    const draft = current.start_date === null
-    if (!draft && holdout !== undefined && (holdout?.id ?? null) !== current.holdout_id) {
-      throw new ValidationError('invalid', "Can't update holdout on running Experiment")
-    }
-    const flag = this.flagOf(current)
-    if (!draft || !flag || (holdout === undefined && !pyTruthy(body.parameters))) return
-    this.holdouts.setFlagHoldout(project, flag, holdout === undefined ? this.holdouts.byId(project.id, current.holdout_id) : holdout, userId)
   }
 
   /** A deleted flag serves nobody, so nothing launches on it; nor on one that lost its control variant. */
