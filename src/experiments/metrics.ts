@@ -10,7 +10,7 @@
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
-import { PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from '../storage/events/index.js'
+import { eventFiltersOnly, readPropertyFilter, type NodeRefusal, type NodeRules, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -31,7 +31,6 @@ export type Metric =
   | { insight: 'FUNNELS'; steps: MetricStep[]; windowMs: number }
   | { insight: 'TRENDS'; series: MetricStep }
 
-const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
 const DAY_MS = 86_400_000
 /** A Map: the unit comes from the request, and a plain object would also answer `constructor`. */
 const UNIT_MS: ReadonlyMap<string, number> = new Map([
@@ -59,19 +58,31 @@ function propertyLeaves(node: unknown): JsonObject[] {
   return [node]
 }
 
-function toPropertyFilter(leaf: JsonObject): EventPropertyFilter {
-  const type = leaf.type ?? 'event'
-  if (type !== 'event') throw refuse(`Only event property filters are supported in experiment metrics, not "${String(type)}".`)
-  if (typeof leaf.key !== 'string') throw refuse('Every metric property filter needs a key.')
-  const operator = (leaf.operator ?? 'exact') as PropertyOperator
-  if (!OPERATORS.includes(operator)) throw refuse(`Unsupported property operator in experiment metrics: ${String(leaf.operator)}.`)
-  const scalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v)
-  const value = leaf.value
-  if (!(value === undefined || scalar(value) || (Array.isArray(value) && value.every(scalar)))) {
-    throw refuse(`Metric property filter "${leaf.key}" needs a scalar value or a list of them.`)
+function leafRefusal(r: NodeRefusal): ValidationError {
+  switch (r.why) {
+    case 'type':
+      return refuse(`Only event property filters are supported in experiment metrics, not "${String(r.node.type)}".`)
+    case 'no_key':
+      return refuse('Every metric property filter needs a key.')
+    case 'operator':
+      return refuse(`Unsupported property operator in experiment metrics: ${String(r.node.operator)}.`)
+    case 'value':
+      return refuse(`Metric property filter "${String(r.node.key)}" needs a scalar value or a list of them.`)
+    default:
+      // propertyLeaves reads the structure (objects, groups): the leaf reader refuses neither.
+      return refuse('Metric property filters must be objects.')
   }
-  return { key: leaf.key, operator, value: value as EventPropertyFilter['value'] }
 }
+
+/** A leaf as an event property filter (storage/events/property-nodes.ts), refused as a metric's 400. */
+const LEAF_RULES: NodeRules = {
+  kind: eventFiltersOnly,
+  refuse: (r) => {
+    throw leafRefusal(r)
+  },
+}
+
+const toPropertyFilter = (leaf: JsonObject): PropertyNode => readPropertyFilter(leaf, 'properties', LEAF_RULES)
 
 interface Entity extends Omit<MetricStep, 'order'> {
   order: number

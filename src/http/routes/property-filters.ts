@@ -1,12 +1,20 @@
 /**
  * The `properties` query parameter of the read APIs (events, persons), as PostHog takes it: a JSON list of
  * `{key, value, operator, type}` filters that must all hold, or a group `{type: "AND"|"OR", values: […]}`,
- * where a value may itself be a group. Each endpoint says how it evaluates each filter type; any other type
- * answers 400 rather than being tested as something it is not.
+ * where a value may itself be a group (read by storage/events/property-nodes.ts). Each endpoint says how it
+ * evaluates each filter type; any other type answers 400 rather than being tested as something it is not.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject } from '../../common/json.js'
-import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from '../../storage/events/index.js'
+import {
+  MAX_PROPERTY_DEPTH,
+  PROPERTY_OPERATORS,
+  readPropertyNode,
+  type EventPropertyFilter,
+  type NodeRefusal,
+  type NodeRules,
+  type PropertyNode,
+} from '../../storage/events/index.js'
 
 /**
  * The filter types an endpoint evaluates, each with what a filter of that type becomes: itself (a condition on
@@ -20,33 +28,38 @@ export interface FilterKinds {
 
 export const asIs = (filter: EventPropertyFilter): PropertyNode => filter
 
-const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
-
-const MAX_DEPTH = MAX_PROPERTY_DEPTH
-
 const invalid = (detail: string) => new ValidationError('invalid_input', detail, 'properties')
 
-const isScalar = isFilterScalar
+/** Each refusal as a 400 naming where in the parameter it is. */
+function refusal(r: NodeRefusal, kinds: FilterKinds): ValidationError {
+  switch (r.why) {
+    case 'not_object':
+      return invalid(`${r.path} must be a property filter or a group.`)
+    case 'too_deep':
+      return invalid(`properties nest at most ${MAX_PROPERTY_DEPTH} groups deep.`)
+    case 'no_key':
+      return invalid(`${r.path} needs a string key.`)
+    case 'type':
+      return invalid(`${r.path} has type ${JSON.stringify(r.node.type)}; this endpoint filters on ${[...kinds.kinds.keys()].join(' or ')} properties only.`)
+    case 'operator':
+      return invalid(`${r.path}.operator must be one of ${PROPERTY_OPERATORS.join(', ')}.`)
+    case 'value':
+      return invalid(`${r.path}.value must be a scalar or a list of scalars.`)
+  }
+}
 
-function parseNode(node: unknown, path: string, kinds: FilterKinds, depth: number): PropertyNode {
-  if (!isPlainObject(node)) throw invalid(`${path} must be a property filter or a group.`)
-  if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) {
-    if (depth >= MAX_DEPTH) throw invalid(`properties nest at most ${MAX_DEPTH} groups deep.`)
-    return { type: node.type, values: node.values.map((v, i) => parseNode(v, `${path}.values[${i}]`, kinds, depth + 1)) }
+/** The node rules of an endpoint: its filter types (a missing key is named first), refused with a 400. */
+function rulesOf(kinds: FilterKinds): NodeRules {
+  return {
+    kind: (type) => {
+      const named = type === undefined ? kinds.byDefault : type
+      return typeof named === 'string' ? kinds.kinds.get(named) : undefined
+    },
+    keyFirst: true,
+    refuse: (r) => {
+      throw refusal(r, kinds)
+    },
   }
-  if (typeof node.key !== 'string') throw invalid(`${path} needs a string key.`)
-  const type = node.type === undefined ? kinds.byDefault : node.type
-  const kind = typeof type === 'string' ? kinds.kinds.get(type) : undefined
-  if (kind === undefined) {
-    throw invalid(`${path} has type ${JSON.stringify(node.type)}; this endpoint filters on ${[...kinds.kinds.keys()].join(' or ')} properties only.`)
-  }
-  const operator = (node.operator ?? 'exact') as PropertyOperator
-  if (!OPERATORS.includes(operator)) throw invalid(`${path}.operator must be one of ${OPERATORS.join(', ')}.`)
-  const value = node.value
-  if (!(value === undefined || isScalar(value) || (Array.isArray(value) && value.every(isScalar)))) {
-    throw invalid(`${path}.value must be a scalar or a list of scalars.`)
-  }
-  return kind({ key: node.key, operator, value: value as EventPropertyFilter['value'] })
 }
 
 /** The filters that must all hold, or undefined without the parameter. */
@@ -58,9 +71,10 @@ export function parsePropertyFilters(raw: string | null, kinds: FilterKinds): Pr
   } catch {
     throw invalid('properties must be a JSON list of property filters.')
   }
-  if (isPlainObject(parsed)) return [parseNode(parsed, 'properties', kinds, 0)]
+  const rules = rulesOf(kinds)
+  if (isPlainObject(parsed)) return [readPropertyNode(parsed, 'properties', 0, rules)]
   if (!Array.isArray(parsed)) throw invalid('properties must be a JSON list of property filters.')
-  return parsed.map((node, i) => parseNode(node, `properties[${i}]`, kinds, 1))
+  return parsed.map((node, i) => readPropertyNode(node, `properties[${i}]`, 1, rules))
 }
 
 /** 400 for a parameter PostHog filters by and this endpoint does not: answering unfiltered would mislead. */

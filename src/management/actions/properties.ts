@@ -5,47 +5,47 @@
  * filters and the regex operators here; a step holding one of those can't be evaluated by skylark, and
  * says which (`null` answers: nothing is refused).
  */
-import { isPlainObject } from '../../common/json.js'
-import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from '../../storage/events/index.js'
-
-const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
-const MAX_DEPTH = MAX_PROPERTY_DEPTH
+import { eventFiltersOnly, MAX_PROPERTY_DEPTH, readPropertyNode, type EventPropertyFilter, type NodeRefusal, type NodeRules, type PropertyNode } from '../../storage/events/index.js'
 
 export type StepProperties = { nodes: PropertyNode[] } | { unsupported: string }
 
-const isScalar = isFilterScalar
+/** A step's property node skylark can't evaluate, and what it is. */
+class Unsupported {
+  constructor(readonly reason: string) {}
+}
 
-function readNode(node: unknown, depth: number): PropertyNode | string {
-  if (!isPlainObject(node)) return 'a property filter that is not an object'
-  if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) {
-    if (depth >= MAX_DEPTH) return `property groups nested over ${MAX_DEPTH} deep`
-    const values: PropertyNode[] = []
-    for (const value of node.values) {
-      const read = readNode(value, depth + 1)
-      if (typeof read === 'string') return read
-      values.push(read)
-    }
-    return { type: node.type, values }
+function reason(r: NodeRefusal): string {
+  switch (r.why) {
+    case 'not_object':
+      return 'a property filter that is not an object'
+    case 'too_deep':
+      return `property groups nested over ${MAX_PROPERTY_DEPTH} deep`
+    case 'type':
+      return `${String(r.node.type)} property filters`
+    case 'no_key':
+      return 'a property filter without a key'
+    case 'operator':
+      return `the property operator ${JSON.stringify(r.node.operator)}`
+    case 'value':
+      return 'a property filter value that is not a scalar or a list of them'
   }
-  const type = node.type ?? 'event'
-  if (type !== 'event') return `${String(type)} property filters`
-  if (typeof node.key !== 'string') return 'a property filter without a key'
-  const operator = (node.operator ?? 'exact') as PropertyOperator
-  if (!OPERATORS.includes(operator)) return `the property operator ${JSON.stringify(node.operator)}`
-  const value = node.value
-  if (!(value === undefined || isScalar(value) || (Array.isArray(value) && value.every(isScalar)))) return `a property filter value that is not a scalar or a list of them`
-  const filter: EventPropertyFilter = { key: node.key, operator, value: value as EventPropertyFilter['value'] }
-  return filter
+}
+
+/** The nodes as storage/events/property-nodes.ts reads them, event property filters only; a refusal says what can't be evaluated. */
+const STEP_RULES: NodeRules = {
+  kind: eventFiltersOnly,
+  refuse: (r) => {
+    throw new Unsupported(reason(r))
+  },
 }
 
 export function readStepProperties(properties: readonly unknown[] | null): StepProperties {
-  const nodes: PropertyNode[] = []
-  for (const item of properties ?? []) {
-    const read = readNode(item, 1)
-    if (typeof read === 'string') return { unsupported: read }
-    nodes.push(read)
+  try {
+    return { nodes: (properties ?? []).map((item) => readPropertyNode(item, 'properties', 1, STEP_RULES)) }
+  } catch (error) {
+    if (error instanceof Unsupported) return { unsupported: error.reason }
+    throw error
   }
-  return { nodes }
 }
 
 /** A top-level property's text form, as the stores compare it: strings as they are, other JSON as written. */

@@ -1,0 +1,50 @@
+/**
+ * Reading a property node as PostHog writes one (`{key, value, operator, type}`, or an AND/OR group of nodes)
+ * into what the stores evaluate (types.ts). Three places read them: the read APIs' `properties` parameter
+ * (src/http/routes/property-filters.ts), action steps (src/management/actions/properties.ts) and experiment
+ * metrics' step filters (src/experiments/metrics.ts, leaves only). The shape is read once here; each caller
+ * decides which filter types it evaluates and words its own refusals (a 400 in the envelope, the reason a step
+ * can't be evaluated, a metric's 400), so the refusal callback throws and the read stops at the first.
+ */
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from './types.js'
+
+/** What can't be read, with where (`properties[0].values[1]`, from the caller's `path`) and the node read. */
+export type NodeRefusal =
+  | { why: 'not_object' | 'too_deep'; path: string }
+  | { why: 'no_key' | 'type' | 'operator' | 'value'; path: string; node: JsonObject }
+
+export interface NodeRules {
+  /** What a filter of the node's `type` (as sent: absent and null included) becomes; undefined refuses it. */
+  kind(type: unknown): ((filter: EventPropertyFilter) => PropertyNode) | undefined
+  /** A missing key is refused before a refused type (the read APIs' order); by default after it. */
+  keyFirst?: boolean
+  refuse(refusal: NodeRefusal): never
+}
+
+const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
+
+/** NodeRules.kind of a reader of event property filters only: a filter without a type (or a null one) is one. */
+export const eventFiltersOnly: NodeRules['kind'] = (type) => ((type ?? 'event') === 'event' ? (filter) => filter : undefined)
+
+/** A node at `depth` (a list's items are at 1): a group of nodes, nested at most MAX_PROPERTY_DEPTH deep, or a filter. */
+export function readPropertyNode(node: unknown, path: string, depth: number, rules: NodeRules): PropertyNode {
+  if (!isPlainObject(node)) return rules.refuse({ why: 'not_object', path })
+  if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) {
+    if (depth >= MAX_PROPERTY_DEPTH) return rules.refuse({ why: 'too_deep', path })
+    return { type: node.type, values: node.values.map((v, i) => readPropertyNode(v, `${path}.values[${i}]`, depth + 1, rules)) }
+  }
+  return readPropertyFilter(node, path, rules)
+}
+
+/** A node that is no group: its type, key, operator (`exact` when absent) and value (a scalar or a list of them). */
+export function readPropertyFilter(node: JsonObject, path: string, rules: NodeRules): PropertyNode {
+  if (rules.keyFirst && typeof node.key !== 'string') return rules.refuse({ why: 'no_key', path, node })
+  const kind = rules.kind(node.type) ?? rules.refuse({ why: 'type', path, node })
+  if (typeof node.key !== 'string') return rules.refuse({ why: 'no_key', path, node })
+  const operator = (node.operator ?? 'exact') as PropertyOperator
+  if (!OPERATORS.includes(operator)) return rules.refuse({ why: 'operator', path, node })
+  const value = node.value
+  if (!(value === undefined || isFilterScalar(value) || (Array.isArray(value) && value.every(isFilterScalar)))) return rules.refuse({ why: 'value', path, node })
+  return kind({ key: node.key, operator, value: value as EventPropertyFilter['value'] })
+}
