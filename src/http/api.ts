@@ -4,6 +4,7 @@
  * specific to them.
  */
 import { AppError, ValidationError } from '../common/errors.js'
+import { MAX_NESTING, nestingExceeds } from '../common/json.js'
 import type { Management, Principal, Project, Scope } from '../management/index.js'
 import { requireScope } from '../management/index.js'
 import { rawJson, empty } from './reply.js'
@@ -46,11 +47,15 @@ export interface ApiContext {
 
 function parseBody(ctx: RequestContext): unknown {
   if (!ctx.body || ctx.body.length === 0) return {}
+  let body: unknown
   try {
-    return JSON.parse(ctx.body.toString('utf8'))
+    body = JSON.parse(ctx.body.toString('utf8'))
   } catch (error) {
     throw new ValidationError('parse_error', `JSON parse error - ${(error as Error).message}`)
   }
+  // Deeper bodies overflowed the stack of the readers and serialisers after this (a 500 instead of a 400).
+  if (nestingExceeds(body, MAX_NESTING)) throw new ValidationError('parse_error', `JSON parse error - objects and arrays may nest at most ${MAX_NESTING} levels deep.`)
+  return body
 }
 
 function toReply(result: ApiResult, defaultStatus: number): Reply {

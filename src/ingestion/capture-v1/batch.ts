@@ -15,9 +15,9 @@
  */
 import { AppError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
-import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { isPlainObject, MAX_NESTING, nestingExceeds, type JsonObject } from '../../common/json.js'
 import { encodePayload, type EncodedPayload } from '../frames.js'
-import { MAX_NESTING, nestingExceeds, parseJson, type ParsedPayload } from '../parse.js'
+import { parseJson, type ParsedPayload } from '../parse.js'
 import { parseRfc3339, resolveTimestamp } from '../timestamps.js'
 import type { CapturedEvent, IngestionWarning } from '../types.js'
 import type { V1Envelope } from './request.js'

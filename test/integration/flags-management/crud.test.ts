@@ -157,6 +157,21 @@ t.test('feature flags API', async (t) => {
     t.match(parse.body, { type: 'validation_error', code: 'parse_error' })
   })
 
+  t.test('a body nested deeper than capture accepts is a 400, not a 500 from the readers and serialisers after it', async (t) => {
+    const auth = { authorization: `Bearer ${server.boot.personal_api_key}`, 'content-type': 'application/json' }
+    const nested = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels)
+    const payloadFlag = (key: string, levels: number) => `{"key":"${key}","filters":{"groups":[{"properties":[]}],"payloads":{"true":${nested(levels)}}}}`
+    // 100,000 levels overflowed the Python-style payload writer's stack.
+    const deep = await server.request('POST', flags, { rawBody: payloadFlag('deep-payload', 100_000), headers: auth })
+    t.equal(deep.status, 400)
+    t.match(deep.body, { type: 'validation_error', code: 'parse_error', detail: /nest at most 127 levels/, attr: null })
+    // The body, filters and payloads are 3 of the 127 levels.
+    const deepest = await server.request('POST', flags, { rawBody: payloadFlag('deepest-payload', 124), headers: auth })
+    t.equal(deepest.status, 201, 'the deepest body allowed is stored')
+    const over = await server.request('POST', flags, { rawBody: payloadFlag('too-deep-payload', 125), headers: auth })
+    t.equal(over.status, 400)
+  })
+
   t.test('PATCH rejects wrong types with attr set', async (t) => {
     const created = (await server.api('POST', flags, simpleFlag('typed-patch'))).body
     const res = await server.api('PATCH', `${flags}${created.id}/`, { version: '1' })

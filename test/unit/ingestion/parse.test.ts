@@ -1,6 +1,7 @@
 import t from 'tap'
 import { AppError } from '../../../src/common/errors.js'
-import { MAX_NESTING, nestingExceeds, parsePayload, type ParseContext } from '../../../src/ingestion/parse.js'
+import { MAX_NESTING, nestingExceeds } from '../../../src/common/json.js'
+import { parsePayload, type ParseContext } from '../../../src/ingestion/parse.js'
 
 const NOW = Date.parse('2024-05-01T12:00:00Z')
 let n = 0
