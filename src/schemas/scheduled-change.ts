@@ -18,9 +18,14 @@ const writable: Record<string, JsonSchema> = {
       "The change: `{\"operation\": ..., \"value\": ...}` with `update_status` (value true or false: switch the flag on or off), `add_release_condition` (value `{\"groups\": [...]}`: conditions appended to the flag's) or `update_variants` (value `{\"variants\": [...], \"payloads\": {...}}`: rollouts summing to 100). Checked when applied.",
   },
   scheduled_at: { ...dateTime, description: 'When to apply the change (ISO 8601). A time already past applies at once.' },
-  is_recurring: { type: 'boolean', description: 'Repeat every `recurrence_interval` (not for add_release_condition). Set false on an existing schedule to pause it.' },
-  recurrence_interval: { ...INTERVAL, description: 'Required when `is_recurring` is true.' },
-  cron_expression: { type: ['string', 'null'], description: 'Refused unless null or blank: skylark runs no cron schedules.' },
+  is_recurring: { type: 'boolean', description: 'Repeat every `recurrence_interval` or on `cron_expression` (not for add_release_condition). Set false on an existing schedule to pause it.' },
+  recurrence_interval: { ...INTERVAL, description: 'One of `recurrence_interval` and `cron_expression` is required when `is_recurring` is true.' },
+  cron_expression: {
+    type: ['string', 'null'],
+    maxLength: 100,
+    description:
+      "A five-field cron expression (minute hour day month weekday, UTC, croniter's syntax), e.g. '0 9 * * 1-5': after each run the change is rescheduled to the next time it matches. Only with `is_recurring` and without `recurrence_interval`.",
+  },
   end_date: { type: ['string', 'null'], format: 'date-time', description: 'A recurring schedule stops after this time; after `scheduled_at`.' },
 }
 
@@ -48,7 +53,7 @@ export const scheduledChangeSchema: JsonSchema = {
     updated_at: dateTime,
     is_recurring: { type: 'boolean' },
     recurrence_interval: INTERVAL,
-    cron_expression: { type: 'null' },
+    cron_expression: { type: ['string', 'null'] },
     last_executed_at: { type: ['string', 'null'], format: 'date-time', description: 'The last run of a recurring schedule.' },
     end_date: { type: ['string', 'null'], format: 'date-time' },
     timezone: { type: 'string', enum: ['UTC'] },

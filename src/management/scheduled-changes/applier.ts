@@ -16,8 +16,10 @@ import type { Db } from '../../storage/sqlite/database.js'
 import type { Accounts } from '../accounts.js'
 import type { FeatureFlags } from '../feature-flags/index.js'
 import { ChangeRefused, flagPatchFor } from './operations.js'
-import { isPaused, type ScheduledChangeRecord } from './record.js'
-import { failureContext, nextRunAfter } from './schedule.js'
+import { NoNextRun } from './cron.js'
+import { CronSyntaxError } from './cron-fields.js'
+import { hasRecurrence, isPaused, type ScheduledChangeRecord } from './record.js'
+import { nextRunAfter, stepOf, withFailure } from './schedule.js'
 import { flagIdOf, FLAG_NOT_FOUND, type ScheduledChanges } from './service.js'
 
 /** The longest the timer sleeps, and how long a change that failed for a passing reason waits to be retried. */
@@ -124,30 +126,37 @@ export class ScheduledChangeApplier {
     if (!change || change.executed_at !== null || isPaused(change)) return 'skipped'
     const at = iso(now)
     // A recurring schedule whose window closed ends without a last run.
-    if (change.end_date !== null && Date.parse(change.end_date) <= now && change.recurrence_interval !== null) {
+    if (change.end_date !== null && Date.parse(change.end_date) <= now && hasRecurrence(change)) {
       repo.update({ ...change, executed_at: at, updated_at: at })
       return 'skipped'
     }
     try {
-      this.#deps.db.transaction(() => repo.update(this.#apply(change, now))).immediate()
+      const [after, outcome] = this.#deps.db
+        .transaction(() => {
+          const done = this.#apply(change, now)
+          repo.update(done[0])
+          return done
+        })
+        .immediate()
       this.#retryAt.delete(id)
-      return 'applied'
+      if (outcome === 'failed') this.#deps.logger?.info({ scheduledChangeId: id, error: after.failure_reason }, 'scheduled change has no next run')
+      return outcome
     } catch (error) {
       const permanent = error instanceof ChangeRefused || isAppError(error)
       const message = isAppError(error) ? error.detail : error instanceof Error ? error.message : String(error)
       const type = error instanceof ChangeRefused ? error.errorType : error instanceof Error ? error.name : 'Error'
-      const failures = change.failure_count + 1
-      const context = failureContext(message, type, permanent, failures)
-      repo.update({ ...change, failure_count: failures, failure_reason: JSON.stringify(context), executed_at: context.will_retry ? null : at, updated_at: at })
-      if (context.will_retry) this.#retryAt.set(id, now + CHECK_MS)
+      const failed = withFailure(change, message, type, permanent, at)
+      repo.update(failed)
+      const willRetry = failed.executed_at === null
+      if (willRetry) this.#retryAt.set(id, now + CHECK_MS)
       else this.#retryAt.delete(id)
-      this.#deps.logger?.info({ scheduledChangeId: id, error: message, willRetry: context.will_retry }, 'scheduled change failed')
-      return context.will_retry ? 'retrying' : 'failed'
+      this.#deps.logger?.info({ scheduledChangeId: id, error: message, willRetry }, 'scheduled change failed')
+      return willRetry ? 'retrying' : 'failed'
     }
   }
 
-  /** Changes the flag and answers the change as it is after a successful run. */
-  #apply(change: ScheduledChangeRecord, now: number): ScheduledChangeRecord {
+  /** Changes the flag and answers the change as it is after the run, and how the run went. */
+  #apply(change: ScheduledChangeRecord, now: number): [ScheduledChangeRecord, Outcome] {
     const { accounts, featureFlags } = this.#deps
     const project = accounts.projectById(change.team_id)
     const flagId = flagIdOf(change.record_id)
@@ -158,9 +167,18 @@ export class ScheduledChangeApplier {
     if (userId === null) throw new ChangeRefused('The user who scheduled this change no longer exists', 'DoesNotExist')
     featureFlags.update(project, flag.id, flagPatchFor(change.payload, flag.filters), userId)
     const at = iso(now)
-    if (!change.is_recurring || change.recurrence_interval === null) return { ...change, executed_at: at, updated_at: at }
-    const next = nextRunAfter(Date.parse(change.scheduled_at), change.recurrence_interval, now)
+    const step = stepOf(change)
+    if (step === null) return [{ ...change, executed_at: at, updated_at: at }, 'applied']
+    let next: number
+    try {
+      next = nextRunAfter(Date.parse(change.scheduled_at), step, now)
+    } catch (error) {
+      if (!(error instanceof NoNextRun || error instanceof CronSyntaxError)) throw error
+      // A cron expression no date matches (`0 0 31 2 *`), or whose `R` drew a value out of range: PostHog's
+      // task has changed the flag by then and keeps that change; the schedule fails for good, its time as it was.
+      return [withFailure(change, error.message, error.name, true, at), 'failed']
+    }
     const ended = change.end_date !== null && next > Date.parse(change.end_date)
-    return { ...change, scheduled_at: iso(next), last_executed_at: at, executed_at: ended ? at : null, updated_at: at }
+    return [{ ...change, scheduled_at: iso(next), last_executed_at: at, executed_at: ended ? at : null, updated_at: at }, 'applied']
   }
 }

@@ -7,6 +7,7 @@ import { drfBoolean, drfText, parseDateField } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { pyStr, pyTypeName } from '../../common/python-format.js'
+import { isValidCron } from './cron.js'
 import { MODEL_NAMES, RECURRENCE_INTERVALS, type RecurrenceInterval, type ScheduledChangeRecord } from './record.js'
 
 export interface ChangeFields {
@@ -16,6 +17,7 @@ export interface ChangeFields {
   scheduled_at?: string
   is_recurring?: boolean
   recurrence_interval?: RecurrenceInterval | null
+  cron_expression?: string | null
   end_date?: string | null
 }
 
@@ -23,7 +25,10 @@ const invalid = (detail: string, attr: string | null = null) => new ValidationEr
 const required = (attr: string) => new ValidationError('required', 'This field is required.', attr)
 const notNull = (attr: string) => new ValidationError('null', 'This field may not be null.', attr)
 
-export const CRON_UNSUPPORTED = 'skylark does not run cron schedules; use is_recurring with recurrence_interval.'
+/** PostHog's sentences for a cron expression it won't run. */
+export const CRON_BOTH = 'Cannot set both cron_expression and recurrence_interval. Use one or the other.'
+export const CRON_FIVE_FIELDS = "Only standard 5-field cron expressions are supported (minute hour day month weekday). Example: '0 9 * * 1-5'."
+export const CRON_INVALID = "Invalid cron expression. Use standard 5-field cron syntax (e.g., '0 9 * * 1-5')."
 
 /** A serializer's body must be a dict (DRF's `non_field_errors`, answered with attr null). */
 function dict(body: unknown): JsonObject {
@@ -69,10 +74,7 @@ function fields(body: JsonObject, creating: boolean): ChangeFields {
     out.is_recurring = drfBoolean(body.is_recurring, 'is_recurring')
   } else if (creating) out.is_recurring = false
   if (has('recurrence_interval')) out.recurrence_interval = body.recurrence_interval === null ? null : choice(body.recurrence_interval, RECURRENCE_INTERVALS, 'recurrence_interval')
-  if (has('cron_expression') && body.cron_expression !== null) {
-    const cron = drfText(body.cron_expression, 'cron_expression', { allowBlank: true, maxLength: 100 })
-    if (cron !== '') throw invalid(CRON_UNSUPPORTED, 'cron_expression')
-  }
+  if (has('cron_expression')) out.cron_expression = body.cron_expression === null ? null : drfText(body.cron_expression, 'cron_expression', { allowBlank: true, maxLength: 100 })
   if (has('end_date')) out.end_date = dateTime(body.end_date, 'end_date', true)
   return out
 }
@@ -91,16 +93,23 @@ function validate(out: ChangeFields, current: ScheduledChangeRecord | null): voi
   }
   const isRecurring = out.is_recurring ?? current?.is_recurring ?? false
   const interval = out.recurrence_interval !== undefined ? out.recurrence_interval : (current?.recurrence_interval ?? null)
+  const cron = out.cron_expression !== undefined ? out.cron_expression : (current?.cron_expression ?? null)
   const payload = out.payload !== undefined ? out.payload : (current?.payload ?? {})
+  if (cron && interval) throw invalid(CRON_BOTH, 'cron_expression')
+  if (cron) {
+    if (cron.trim().split(/\s+/).length !== 5) throw invalid(CRON_FIVE_FIELDS, 'cron_expression')
+    if (!isValidCron(cron)) throw invalid(CRON_INVALID, 'cron_expression')
+  }
   if (isRecurring) {
-    if (!interval) throw invalid('Either recurrence_interval or cron_expression is required when is_recurring is true.', 'recurrence_interval')
+    if (!interval && !cron) throw invalid('Either recurrence_interval or cron_expression is required when is_recurring is true.', 'recurrence_interval')
     // It appends condition groups on every run.
     if (isPlainObject(payload) && payload.operation === 'add_release_condition') {
       throw invalid('Recurring schedules are not supported for add_release_condition because it appends conditions on each run, creating duplicates.', 'payload')
     }
   }
-  // An update may keep the interval with is_recurring off: that pauses the schedule.
+  // An update may keep the interval or the cron expression with is_recurring off: that pauses the schedule.
   if (!current && !isRecurring && interval) throw invalid('Cannot set recurrence_interval when is_recurring is false for new schedules.', 'recurrence_interval')
+  if (!current && !isRecurring && cron) throw invalid('Cannot set cron_expression when is_recurring is false for new schedules.', 'cron_expression')
   const end = out.end_date !== undefined ? out.end_date : (current?.end_date ?? null)
   const start = out.scheduled_at ?? current?.scheduled_at ?? null
   if (end && start && Date.parse(end) <= Date.parse(start)) throw invalid('End date must be after the scheduled start date.', 'end_date')

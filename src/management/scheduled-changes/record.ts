@@ -23,6 +23,8 @@ export interface ScheduledChangeRecord {
   failure_count: number
   is_recurring: boolean
   recurrence_interval: RecurrenceInterval | null
+  /** A five-field cron expression (UTC), the other way to recur; '' is kept as given and means none. */
+  cron_expression: string | null
   last_executed_at: string | null
   end_date: string | null
   created_by_id: number | null
@@ -39,8 +41,11 @@ export const toRecord = (row: ScheduledChangeRow): ScheduledChangeRecord => ({ .
 
 export const toRow = (r: ScheduledChangeRecord): ScheduledChangeRow => ({ ...r, payload: JSON.stringify(r.payload ?? null), is_recurring: r.is_recurring ? 1 : 0 })
 
+/** Whether the row carries a recurrence, an interval or a cron expression (PostHog's `has_recurrence_config`). */
+export const hasRecurrence = (r: Pick<ScheduledChangeRecord, 'recurrence_interval' | 'cron_expression'>): boolean => r.recurrence_interval !== null || !!r.cron_expression
+
 /**
  * PostHog's pause: a row that keeps its recurrence but is no longer recurring. The applier skips it; setting
  * `is_recurring` back resumes it.
  */
-export const isPaused = (r: Pick<ScheduledChangeRecord, 'is_recurring' | 'recurrence_interval'>): boolean => !r.is_recurring && r.recurrence_interval !== null
+export const isPaused = (r: Pick<ScheduledChangeRecord, 'is_recurring' | 'recurrence_interval' | 'cron_expression'>): boolean => !r.is_recurring && hasRecurrence(r)

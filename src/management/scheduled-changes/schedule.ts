@@ -1,9 +1,11 @@
 /**
  * The applier's arithmetic, pure: when a recurring change runs next (PostHog's `compute_next_run`, dateutil's
- * relativedelta: a month or year later on the same day, clamped to the month's last day), and what a failure
- * leaves behind (PostHog's failure context, stored as JSON, and the sentence the API shows for it).
+ * relativedelta: a month or year later on the same day, clamped to the month's last day; or its
+ * `compute_next_run_cron`, cron.ts), and what a failure leaves behind (PostHog's failure context, stored as
+ * JSON, and the sentence the API shows for it).
  */
-import type { RecurrenceInterval } from './record.js'
+import { nextCronRun } from './cron.js'
+import type { RecurrenceInterval, ScheduledChangeRecord } from './record.js'
 
 /** PostHog's MAX_RETRY_ATTEMPTS: a change that keeps failing for a passing reason stops after this many tries. */
 export const MAX_RETRY_ATTEMPTS = 5
@@ -32,11 +34,28 @@ export function nextRun(ms: number, interval: RecurrenceInterval): number {
   }
 }
 
-/** The first run after `now` that follows `scheduled` on its rhythm: runs missed while late are skipped, not replayed. */
-export function nextRunAfter(scheduled: number, interval: RecurrenceInterval, now: number): number {
-  let next = nextRun(scheduled, interval)
-  for (let i = 0; next <= now && i < MAX_CATCHUP; i++) next = nextRun(next, interval)
-  return next <= now ? nextRun(now, interval) : next
+/** A schedule's rhythm: the run after a given one. */
+export type Step = (ms: number) => number
+
+/**
+ * The rhythm of a change that recurs, or null: its cron expression if it has one (PostHog tries it first),
+ * else its interval.
+ */
+export function stepOf(change: Pick<ScheduledChangeRecord, 'is_recurring' | 'recurrence_interval' | 'cron_expression'>): Step | null {
+  if (!change.is_recurring) return null
+  const { cron_expression: cron, recurrence_interval: interval } = change
+  if (cron) return (ms) => nextCronRun(cron, ms)
+  return interval === null ? null : (ms) => nextRun(ms, interval)
+}
+
+/**
+ * The first run after `now` that follows `scheduled` on its rhythm: runs missed while late are skipped, not
+ * replayed. Throws what the step throws (a cron expression with no next date).
+ */
+export function nextRunAfter(scheduled: number, step: Step, now: number): number {
+  let next = step(scheduled)
+  for (let i = 0; next <= now && i < MAX_CATCHUP; i++) next = step(next)
+  return next <= now ? step(now) : next
 }
 
 export interface FailureContext {
@@ -65,6 +84,13 @@ export function failureContext(error: string, errorType: string, permanent: bool
   }
   if (exhausted) context.retry_exhausted = true
   return context
+}
+
+/** The change after a failed attempt at `at`: counted, its reason stored, and ended unless it will be retried. */
+export function withFailure(change: ScheduledChangeRecord, error: string, errorType: string, permanent: boolean, at: string): ScheduledChangeRecord {
+  const failures = change.failure_count + 1
+  const context = failureContext(error, errorType, permanent, failures)
+  return { ...change, failure_count: failures, failure_reason: JSON.stringify(context), executed_at: context.will_retry ? null : at, updated_at: at }
 }
 
 /** PostHog's `formatted_failure_reason`: the error and its retry state, without the rest of the context. */

@@ -6,7 +6,6 @@ import { formatFailureReason } from './schedule.js'
 /** The record less what PostHog keeps to itself (the failure count, the creator's id), plus its answered fields. */
 export type ScheduledChangeObject = Omit<ScheduledChangeRecord, 'failure_count' | 'created_by_id'> & {
   created_by: UserSummary | null
-  cron_expression: null
   timezone: string
 }
 
@@ -25,10 +24,10 @@ export function toScheduledChangeObject(r: ScheduledChangeRecord, createdBy: Use
     updated_at: r.updated_at,
     is_recurring: r.is_recurring,
     recurrence_interval: r.recurrence_interval,
-    // skylark runs no cron schedules (input.ts refuses them), and its projects are all UTC.
-    cron_expression: null,
+    cron_expression: r.cron_expression,
     last_executed_at: r.last_executed_at,
     end_date: r.end_date,
+    // PostHog answers the project's timezone as it was when the change was made: skylark's projects are all UTC.
     timezone: 'UTC',
   }
 }

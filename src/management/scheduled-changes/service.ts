@@ -90,6 +90,7 @@ export class ScheduledChanges {
           failure_count: 0,
           is_recurring: fields.is_recurring,
           recurrence_interval: fields.recurrence_interval ?? null,
+          cron_expression: fields.cron_expression ?? null,
           last_executed_at: null,
           end_date: fields.end_date ?? null,
           created_by_id: userId,
@@ -115,6 +116,7 @@ export class ScheduledChanges {
           scheduled_at: fields.scheduled_at ?? current.scheduled_at,
           is_recurring: fields.is_recurring ?? current.is_recurring,
           recurrence_interval: fields.recurrence_interval !== undefined ? fields.recurrence_interval : current.recurrence_interval,
+          cron_expression: fields.cron_expression !== undefined ? fields.cron_expression : current.cron_expression,
           end_date: fields.end_date !== undefined ? fields.end_date : current.end_date,
           updated_at: iso(this.#deps.clock.now()),
         }

@@ -28,7 +28,7 @@ t.test('recurring runs follow the calendar, clamped to the end of a short month,
   t.equal(isoOf(nextRun(at('2025-12-15T09:00:00Z'), 'monthly')), '2026-01-15T09:00:00.000Z')
   t.equal(isoOf(nextRun(at('2025-03-01T09:00:00Z'), 'weekly')), '2025-03-08T09:00:00.000Z')
   // Three days late: the missed daily runs are skipped, the rhythm (09:00) kept.
-  t.equal(isoOf(nextRunAfter(at('2025-03-01T09:00:00Z'), 'daily', at('2025-03-04T10:00:00Z'))), '2025-03-05T09:00:00.000Z')
+  t.equal(isoOf(nextRunAfter(at('2025-03-01T09:00:00Z'), (ms) => nextRun(ms, 'daily'), at('2025-03-04T10:00:00Z'))), '2025-03-05T09:00:00.000Z')
 })
 
 t.test("failures read as PostHog's formatted_failure_reason", async (t) => {
@@ -72,7 +72,6 @@ t.test("bodies are read in the serializer's order, then its cross-field rules", 
   t.match(refusal(() => readCreate({ ...body, recurrence_interval: 'daily' })), { attr: 'recurrence_interval', detail: 'Cannot set recurrence_interval when is_recurring is false for new schedules.' })
   t.match(refusal(() => readCreate({ ...body, is_recurring: true, recurrence_interval: 'daily', payload: { operation: 'add_release_condition', value: {} } })), { attr: 'payload' })
   t.match(refusal(() => readCreate({ ...body, end_date: '2025-06-01T13:00:00Z' })), { attr: 'end_date', detail: 'End date must be after the scheduled start date.' })
-  t.match(refusal(() => readCreate({ ...body, cron_expression: '0 9 * * 1-5' })), { attr: 'cron_expression' })
   t.match(readCreate({ ...body, record_id: 7, cron_expression: '' }), { record_id: '7', is_recurring: false, scheduled_at: '2025-06-01T14:00:00.000Z' })
   const stored = { ...body, id: 1, payload: body.payload, executed_at: null, is_recurring: false, recurrence_interval: null, end_date: null } as unknown as ScheduledChangeRecord
   t.match(refusal(() => readUpdate({ record_id: '2' }, stored)), { attr: 'record_id', detail: 'Cannot change the target record of an existing scheduled change.' })
@@ -216,4 +215,33 @@ t.test("a database the timer can't read is logged and tried again later, not thr
   await new Promise((r) => setTimeout(r, 100))
   t.pass('the process is still here after the timer ran')
   db.exec('ALTER TABLE scheduled_changes_away RENAME TO scheduled_changes')
+})
+
+t.test('a cron schedule runs, moves to the next time its expression matches, pauses, and ends at its end date', async (t) => {
+  const { m, user, project, applier, schedule, advance, change } = setup(t)
+  const flag = m.featureFlags.create(project, { key: 'weekday-mornings', active: false }, user.id)
+  // 2025-06-01 is a Sunday; the clock stands at 12:00.
+  const c = schedule(flag.id, TURN_ON_PAYLOAD, 0, { is_recurring: true, cron_expression: '0 9 * * 1-5', end_date: '2025-06-04T00:00:00Z' })
+  t.match(c, { cron_expression: '0 9 * * 1-5', recurrence_interval: null, timezone: 'UTC' })
+  t.same([...applier.runDue()], [[c.id, 'applied']])
+  t.equal(m.featureFlags.get(project, flag.id, user.id).active, true)
+  t.match(change(c.id), { scheduled_at: '2025-06-02T09:00:00.000Z', last_executed_at: '2025-06-01T12:00:00.000Z', executed_at: null, failure_reason: null })
+  m.scheduledChanges.update(project, c.id, { is_recurring: false }, user.id)
+  advance(86_400_000)
+  t.same([...applier.runDue()], [[c.id, 'skipped']], 'paused: the expression is kept')
+  m.scheduledChanges.update(project, c.id, { is_recurring: true }, user.id)
+  t.same([...applier.runDue()], [[c.id, 'applied']], 'resumed, a day late')
+  t.match(change(c.id), { scheduled_at: '2025-06-03T09:00:00.000Z', last_executed_at: '2025-06-02T12:00:00.000Z', executed_at: null }, 'the next run follows the expression, not the late hour')
+  advance(86_400_000)
+  t.same([...applier.runDue()], [[c.id, 'applied']])
+  t.match(change(c.id), { executed_at: '2025-06-03T12:00:00.000Z', last_executed_at: '2025-06-03T12:00:00.000Z' }, 'the next run would pass the end date: done')
+})
+
+t.test('a cron expression no date matches: the flag changes once, then the schedule fails for good', async (t) => {
+  const { m, user, project, applier, schedule, change } = setup(t)
+  const flag = m.featureFlags.create(project, { key: 'never-again', active: false }, user.id)
+  const c = schedule(flag.id, TURN_ON_PAYLOAD, 0, { is_recurring: true, cron_expression: '0 0 31 2 *' })
+  t.same([...applier.runDue()], [[c.id, 'failed']])
+  t.equal(m.featureFlags.get(project, flag.id, user.id).active, true, "PostHog's task applied the change before looking for the next run, and keeps it")
+  t.match(change(c.id), { failure_reason: 'failed to find next date (permanent error)', executed_at: '2025-06-01T12:00:00.000Z', scheduled_at: '2025-06-01T12:00:00.000Z', last_executed_at: null })
 })

@@ -368,4 +368,11 @@ CREATE TABLE actions (
 CREATE INDEX actions_team ON actions(team_id, deleted);
 `,
   },
+  {
+    // PostHog's ScheduledChange.cron_expression: a recurring change may follow a five-field cron expression
+    // (UTC) instead of recurrence_interval. Null on the rows written before, as PostHog's column is.
+    version: 11,
+    name: 'scheduled change cron expressions',
+    sql: `ALTER TABLE scheduled_changes ADD COLUMN cron_expression TEXT;`,
+  },
 ]
