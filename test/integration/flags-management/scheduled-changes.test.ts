@@ -1,7 +1,8 @@
 /**
  * PostHog's scheduled change API over HTTP, against the real server and its applier: a change scheduled a
- * moment ahead turns a flag on and /decide answers the new value; a change whose flag was deleted, or whose
- * creator may no longer edit the flag, fails with a reason; refusals carry the contract's envelope with DRF's
+ * moment ahead turns a flag on and /decide answers the new value; a cron schedule runs and moves to the next
+ * minute its expression matches; a change whose flag was deleted, or whose creator may no longer edit the flag,
+ * or whose expression matches no date, fails with a reason; refusals carry the contract's envelope with DRF's
  * messages; the list filters; and the flag scopes and project boundaries hold.
  */
 import t from 'tap'
@@ -90,6 +91,19 @@ t.test('scheduled change API', async (t) => {
       detail: 'Either recurrence_interval or cron_expression is required when is_recurring is true.',
       attr: 'recurrence_interval',
     })
+    const recurring = { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: '2030-01-01', is_recurring: true }
+    await refused('POST', changes, { ...recurring, cron_expression: '0 9 * *' }, {
+      code: 'invalid',
+      detail: "Only standard 5-field cron expressions are supported (minute hour day month weekday). Example: '0 9 * * 1-5'.",
+      attr: 'cron_expression',
+    })
+    await refused('POST', changes, { ...recurring, cron_expression: '0 9 * * 1L' }, { code: 'invalid', detail: "Invalid cron expression. Use standard 5-field cron syntax (e.g., '0 9 * * 1-5').", attr: 'cron_expression' })
+    await refused('POST', changes, { ...recurring, cron_expression: '0 9 * * 1', recurrence_interval: 'weekly' }, {
+      code: 'invalid',
+      detail: 'Cannot set both cron_expression and recurrence_interval. Use one or the other.',
+      attr: 'cron_expression',
+    })
+    await refused('POST', changes, { ...recurring, is_recurring: false, cron_expression: '0 9 * * 1' }, { code: 'invalid', detail: 'Cannot set cron_expression when is_recurring is false for new schedules.', attr: 'cron_expression' })
     const pending = (await schedule(flag.id, 3_600_000)).body
     await refused('PATCH', `${changes}${pending.id}/`, { record_id: '999' }, { code: 'invalid', detail: 'Cannot change the target record of an existing scheduled change.', attr: 'record_id' })
     // PostHog compares the text: another spelling of the same id is a change of target too.
@@ -98,6 +112,38 @@ t.test('scheduled change API', async (t) => {
     t.equal(moved.status, 200, 'the stored id, blanks trimmed as a CharField does, is no change of target')
     t.equal(moved.body.scheduled_at, '2031-02-03T03:05:06.000Z')
     t.equal((await api('GET', `${changes}abc/`)).status, 404)
+  })
+
+  t.test('a cron schedule is applied by the server and rescheduled to the next minute its expression matches', async (t) => {
+    const flag = await newFlag('every-minute', { active: false })
+    const decide = async () => (await server.request('POST', '/decide/?v=3', { body: { api_key: server.boot.project_api_key, distinct_id: 'visitor' } })).body.featureFlags['every-minute']
+    const scheduledAt = new Date(Date.now() + 1_500).toISOString()
+    const res = await api('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: scheduledAt, is_recurring: true, cron_expression: ' * * * * * ' })
+    t.equal(res.status, 201)
+    t.match(res.body, { is_recurring: true, recurrence_interval: null, cron_expression: '* * * * *', timezone: 'UTC', last_executed_at: null })
+    const ran = await readUntil(`change ${res.body.id} to run`, async () => (await api('GET', `${changes}${res.body.id}/`)).body, (c) => c.last_executed_at !== null, 10_000)
+    const runAt = Date.parse(ran.last_executed_at)
+    t.ok(runAt >= Date.parse(scheduledAt), 'not before it was due')
+    t.equal(ran.executed_at, null, 'a recurring change is never done')
+    t.equal(ran.failure_reason, null)
+    t.equal(ran.scheduled_at, new Date(Math.floor(runAt / 60_000) * 60_000 + 60_000).toISOString(), 'the first whole minute after the run')
+    t.equal(await decide(), true, '/decide serves the change')
+    const listed = (await api('GET', `${changes}?record_id=${flag.id}`)).body.results
+    t.match(listed, [{ id: res.body.id, cron_expression: '* * * * *', scheduled_at: ran.scheduled_at }], 'the list answers the expression too')
+    const paused = await api('PATCH', `${changes}${res.body.id}/`, { is_recurring: false })
+    t.match(paused.body, { is_recurring: false, cron_expression: '* * * * *' }, 'paused: the expression is kept')
+    const switched = await api('PATCH', `${changes}${res.body.id}/`, { is_recurring: true, cron_expression: null, recurrence_interval: 'daily' })
+    t.match(switched.body, { is_recurring: true, cron_expression: null, recurrence_interval: 'daily' })
+  })
+
+  t.test('a cron expression no date matches: the flag changes once, then the change fails for good', async (t) => {
+    const flag = await newFlag('leap-ghost', { active: false })
+    const res = await api('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: new Date(Date.now() + 800).toISOString(), is_recurring: true, cron_expression: '0 0 31 2 *' })
+    t.equal(res.status, 201, 'croniter takes it: 31 February is a valid field value')
+    const done = await settled(res.body.id)
+    t.equal(done.failure_reason, 'failed to find next date (permanent error)')
+    t.equal(done.scheduled_at, res.body.scheduled_at)
+    t.equal((await api('GET', `${flags}${flag.id}/`)).body.active, true)
   })
 
   t.test('the list filters by model_name and record_id, oldest first', async (t) => {

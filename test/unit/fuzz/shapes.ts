@@ -234,6 +234,7 @@ export function scheduledChangeBody(rng: Rng, flagIds: readonly number[] = [], c
   if (rng.chance(0.3)) body.is_recurring = rng.pick([true, false, 'yes', null])
   if (rng.chance(0.3)) body.recurrence_interval = rng.pick(['daily', 'weekly', 'monthly', 'yearly', 'hourly', null, 1])
   if (rng.chance(0.15)) body.end_date = rng.pick([null, '2099-01-01T00:00:00Z', '2000-01-01', hostileString(rng)])
-  if (rng.chance(0.1)) body.cron_expression = rng.pick([null, '', '0 9 * * 1-5', hostileString(rng)])
+  // croniter's corners too: every minute (due again soon), no date ever, a random minute, a never-matching nth.
+  if (rng.chance(0.15)) body.cron_expression = rng.pick([null, '', '0 9 * * 1-5', '* * * * *', '0 0 31 2 *', 'R * * * *', '0 0 13 * 5#3', '60 * * * *', '@daily', hostileString(rng)])
   return body
 }
