@@ -16,7 +16,7 @@ import { FlagEvaluator } from './flags/evaluator.js'
 import { ProjectFlagCache } from './flags/project-cache.js'
 import type { EvaluationResponse } from './flags/types.js'
 import { openGeoIp } from './geoip/index.js'
-import { HashKeyOverrideWriter, PersonReader, StaticCohortWriter } from './persons/index.js'
+import { HashKeyOverrideWriter, PersonReader, StaticCohortWriter, personScanThread } from './persons/index.js'
 import { WorkerPool } from './pool/index.js'
 import { openEventStore } from './storage/events/index.js'
 import { openDatabase, openManagementDb, prepareDataDir } from './storage/index.js'
@@ -61,7 +61,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
     ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
     : null
   const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query') })
-  const personReader = new PersonReader(personsDb)
+  // The persons API's lists, searches and counts scan persons.db: a thread of their own, as the events API's reads.
+  const personScans = personScanThread({ file: paths.persons, onThreadStart: logThreadStart(logger, 'person-query') })
+  const personReader = new PersonReader(personsDb, personScans)
   const personsWriteDb = openDatabase(paths.persons)
   const geoip = await openGeoIp({ mmdbPath: config.geoip.mmdbPath }).catch((error: unknown) => {
     logger.warn({ err: error }, 'GeoIP database unavailable; flags get no $geoip_* properties')
@@ -165,6 +167,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await ingestion.stop(config.shutdownTimeoutMs)
       await pool?.close()
       await events.close()
+      await personScans.close()
       managementDb.close()
       personsDb.close()
       personsWriteDb.close()

@@ -5,6 +5,7 @@
  */
 export { PersonsStage, type CapturedEvent, type GroupColumns, type PersonOutcome, type PersonsStageOptions } from './stage.js'
 export { PersonReader, type GroupTypeRecord } from './reader.js'
+export { personScanThread, type PersonScans } from './scans.js'
 export { DefinitionRecorder, PROPERTY_KINDS } from './definitions.js'
 export { DefinitionBackfill, type BackfillState, type StoredDefinitionSource } from './definition-backfill.js'
 export {

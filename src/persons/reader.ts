@@ -1,7 +1,8 @@
 /**
- * The read side of persons.db for flag evaluation (cached), and through `listing` for the API. Works on a
- * read-only connection (WAL lets it read while the consumer thread writes); every statement is prepared once.
- * The one write outside ingestion, experience continuity's overrides, is hash-key-overrides.ts.
+ * The read side of persons.db for flag evaluation (cached), and through `listing`, `groups`, `definitions`
+ * (keyed lookups) and `scans` (the reads that scan, asked of a thread of their own by the service) for the API.
+ * Works on a read-only connection (WAL lets it read while the consumer thread writes); every statement is
+ * prepared once. The one write outside ingestion, experience continuity's overrides, is hash-key-overrides.ts.
  */
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
@@ -9,6 +10,7 @@ import type { Db } from '../storage/index.js'
 import { DefinitionReads } from './definition-reads.js'
 import { GroupReads } from './group-reads.js'
 import { PersonListing } from './listing.js'
+import { inPlaceScans, type PersonScans } from './scans.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
 export interface GroupTypeRecord {
@@ -70,17 +72,21 @@ export class PersonReader {
     groupsAfter: Statement<[number, number, string, number], { group_key: string; properties: string }>
   }
 
-  /** The API's lists (persons, groups, ingestion warnings) over the same connection. */
-  readonly listing: PersonListing
-  /** The groups API's other lookups (find, related, property definitions and values). */
-  readonly groups: GroupReads
-  /** Event and property definitions. */
-  readonly definitions: DefinitionReads
+  /** The persons API's keyed lookups over the same connection (its lists are in `scans`). */
+  readonly listing: Pick<PersonListing, 'personByUuid' | 'distinctIdsOfPerson'>
+  /** The groups API's keyed lookups (find, by keys). */
+  readonly groups: Pick<GroupReads, 'find' | 'byKeys'>
+  /** Event and property definitions by id or name. */
+  readonly definitions: Pick<DefinitionReads, 'event' | 'property' | 'hasEvents' | 'eventNamesSeen'>
+  /** The API's reads that scan: the lists and their counts, searches, definitions lists, group property values. */
+  readonly scans: PersonScans
 
-  constructor(db: Db) {
+  /** `scans` defaults to the same reads over `db` on the calling thread. */
+  constructor(db: Db, scans: PersonScans = inPlaceScans(db)) {
     this.listing = new PersonListing(db)
     this.groups = new GroupReads(db)
     this.definitions = new DefinitionReads(db)
+    this.scans = scans
     this.s = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       personFor: db.prepare(

@@ -69,6 +69,13 @@ t.test('each profile of a loaded server is named by the role of the thread that 
     if (stored < total) await new Promise((resolve) => setTimeout(resolve, 100))
   }
   t.equal(stored, total, 'every event stored')
+  // A person property filter no person meets walks the project's 3,000 persons: asked 20 times, tens of
+  // milliseconds of reads, which the main thread's profile would show had it run them.
+  const absent = encodeURIComponent(JSON.stringify([{ key: 'absent', value: 'x', operator: 'exact', type: 'person' }]))
+  for (let i = 0; i < 20; i++) {
+    const res = await server.api('GET', `/api/projects/${server.boot.project_id}/persons/?properties=${absent}&search=nobody`)
+    t.equal(res.body?.count, 0, 'no person matches')
+  }
   t.equal(await server.stop(), 0)
 
   const roles = threadRoles(server.stdout)
@@ -76,8 +83,8 @@ t.test('each profile of a loaded server is named by the role of the thread that 
   const byRole = new Map(summaries.map((s) => [s.role, s]))
   t.same(
     summaries.flatMap((s) => (s.role ? [s.role] : [])).sort(),
-    ['consumer', 'fill', 'insert', 'main', 'pool', 'query'],
-    'one profile per thread of the service, each with a role (query: the events API reads above)',
+    ['consumer', 'fill', 'insert', 'main', 'person-query', 'pool', 'query'],
+    'one profile per thread of the service, each with a role (query: the events API reads above; person-query: the persons list)',
   )
   // Under tap the server has more threads: tap's module hooks, which it injects into every child process.
   for (const s of summaries.filter((s) => !s.role)) t.notOk(ran(s.path, '.js', undefined, 'dist/'), `thread ${s.thread} ran none of the service's code`)
@@ -89,4 +96,5 @@ t.test('each profile of a loaded server is named by the role of the thread that 
   // The query thread's own samples of those reads are too few to count on (a read here takes well under a
   // millisecond, the profiler's interval); that it started is in the roles above.
   t.notOk(ran(byRole.get('main')!.path, 'src/storage/events/sqlite.js'), 'the main thread ran no events.db read')
+  for (const read of ['listPersons', 'countPersons']) t.notOk(ran(byRole.get('main')!.path, 'src/persons/listing.js', read), `the main thread ran no persons.db ${read}`)
 })

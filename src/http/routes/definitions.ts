@@ -278,9 +278,9 @@ function definitionId(req: ProjectApiRequest): string {
 export function registerDefinitionRoutes(router: Router, api: ApiContext, persons: PersonReader, maxBodyBytes: number): void {
   const definitions = persons.definitions
   const handlers = {
-    event_definitions_list: (req: ProjectApiRequest) => {
+    event_definitions_list: async (req: ProjectApiRequest) => {
       const page = parsePage(req.query)
-      const { count, results } = definitions.events(req.project.id, eventFilter(req.query, Date.now()), page)
+      const { count, results } = await persons.scans.definitions.events(req.project.id, eventFilter(req.query, Date.now()), page)
       return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results.map(eventDefinitionObject))
     },
     event_definitions_retrieve: (req: ProjectApiRequest) => {
@@ -288,10 +288,10 @@ export function registerDefinitionRoutes(router: Router, api: ApiContext, person
       if (!found) throw new AppError('not_found')
       return eventDefinitionObject(found)
     },
-    property_definitions_list: (req: ProjectApiRequest) => {
+    property_definitions_list: async (req: ProjectApiRequest) => {
       const filter = propertyFilter(req.query)
       const page = parsePage(req.query)
-      const { count, results } = definitions.properties(req.project.id, filter, page)
+      const { count, results } = await persons.scans.definitions.properties(req.project.id, filter, page)
       return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results.map(propertyDefinitionObject))
     },
     property_definitions_retrieve: (req: ProjectApiRequest) => {

@@ -23,6 +23,7 @@ import {
   chainToElements,
   VALUE_COLUMNS,
   type EventFilter,
+  type EventPropertyFilter,
   type EventStore,
   type PropertyNode,
   type PropertyValuesQuery,
@@ -31,7 +32,7 @@ import {
 } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
-import { asIs, parsePropertyFilters, refuseUnsupported, type FilterKinds } from './property-filters.js'
+import { asIs, parsePropertyFilters, refuseUnsupported } from './property-filters.js'
 import { valueNames } from './value-names.js'
 
 const PROJECT = '/api/projects/:project_id'
@@ -155,21 +156,30 @@ function timeParam(query: URLSearchParams, name: string, now: number): number | 
 const PERSON_FILTER_MAX_CHARS = 128 * 1024
 
 /**
- * Event property filters as they are; person property filters (with persons.db at hand) as the distinct ids of
- * the persons they match now, as PostHog's events list joins them when persons are not on the events.
+ * The `properties` of the events list: event property filters as they are; person property filters (with
+ * persons.db at hand) as the distinct ids of the persons they match now, as PostHog's events list joins them
+ * when persons are not on the events. Those are found after the parse, in order, by the persons read thread (a
+ * person filter scans the project's persons).
  */
-function eventFilterKinds(persons: PersonReader | undefined, teamId: number): FilterKinds {
+async function eventPropertyFilters(raw: string | null, persons: PersonReader | undefined, teamId: number): Promise<PropertyNode[] | undefined> {
   const kinds = new Map([['event', asIs]])
+  const personFilters: Array<{ filter: EventPropertyFilter; node: { distinctIds: readonly string[] } }> = []
   if (persons) {
     kinds.set('person', (filter) => {
-      const distinctIds = persons.listing.distinctIdsMatching(teamId, [filter], PERSON_FILTER_MAX_CHARS)
-      if (distinctIds === null) {
-        throw new ValidationError('invalid_input', `The person filter on ${filter.key} matches too many persons to list their events; narrow it.`, 'properties')
-      }
-      return { distinctIds }
+      const node = { distinctIds: [] as readonly string[] }
+      personFilters.push({ filter, node })
+      return node
     })
   }
-  return { byDefault: 'event', kinds }
+  const properties = parsePropertyFilters(raw, { byDefault: 'event', kinds })
+  for (const { filter, node } of personFilters) {
+    const distinctIds = await persons!.scans.listing.distinctIdsMatching(teamId, [filter], PERSON_FILTER_MAX_CHARS)
+    if (distinctIds === null) {
+      throw new ValidationError('invalid_input', `The person filter on ${filter.key} matches too many persons to list their events; narrow it.`, 'properties')
+    }
+    node.distinctIds = distinctIds
+  }
+  return properties
 }
 
 /** True for oldest first. */
@@ -247,7 +257,7 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         // Stored times are whole milliseconds, so "after t" is "from the next millisecond on".
         after: after === undefined ? undefined : Math.floor(after) + 1,
         before: upper,
-        properties: parsePropertyFilters(q.get('properties'), eventFilterKinds(persons, req.project.id)),
+        properties: await eventPropertyFilters(q.get('properties'), persons, req.project.id),
       }
       const action = actionFilter(api.management.actions, req.project.id, q.get('action_id'))
       if (action) filter.properties = [...(filter.properties ?? []), action]
@@ -273,10 +283,9 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       if (!event) throw new AppError('not_found', { detail: `No events exist for event UUID ${req.params.id}` })
       return eventObject(event)
     },
-    ingestion_warnings_list: (req: ProjectApiRequest) => {
+    ingestion_warnings_list: async (req: ProjectApiRequest) => {
       const page = parsePage(req.query)
-      const total = persons!.listing.countIngestionWarnings(req.project.id)
-      const results = persons!.listing.listIngestionWarnings(req.project.id, page.limit, page.offset)
+      const [total, results] = await Promise.all([persons!.scans.listing.countIngestionWarnings(req.project.id), persons!.scans.listing.listIngestionWarnings(req.project.id, page.limit, page.offset)])
       return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, total, results)
     },
   }

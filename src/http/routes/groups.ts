@@ -185,7 +185,7 @@ async function relatedActors(persons: PersonReader, events: EventStore, req: Pro
   if (index === null) filter.distinctIds = persons.listing.distinctIdsOfPerson(teamId, id) ?? []
   else filter.group = { index, key: id }
   const { distinctIds, groupKeys } = await fromStore(events.actors(filter))
-  const people = index === null ? [] : persons.groups.personsOf(teamId, distinctIds).map(personObject)
+  const people = index === null ? [] : (await persons.scans.groups.personsOf(teamId, distinctIds)).map(personObject)
   const groups = persons
     .groupTypes(teamId)
     .filter((type) => type.group_type_index !== index)
@@ -204,13 +204,13 @@ export function registerGroupRoutes(
 ): void {
   const writes = ingestion ? groupWriteHandlers(persons, ingestion) : null
   const handlers = {
-    groups_list: (req: ProjectApiRequest) => {
+    groups_list: async (req: ProjectApiRequest) => {
       const index = listIndex(req.query)
       const page = parsePage(req.query)
       const teamId = req.project.id
       const filter = { groupKey: req.query.get('group_key') || null, search: req.query.get('search') || null }
-      const results = persons.listing.listGroups(teamId, index, page.limit, page.offset, filter)
-      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, persons.listing.countGroups(teamId, index, filter), results)
+      const [results, count] = await Promise.all([persons.scans.listing.listGroups(teamId, index, page.limit, page.offset, filter), persons.scans.listing.countGroups(teamId, index, filter)])
+      return pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results)
     },
     // skylark keeps neither dashboards nor column choices per group type, nor when a type was first seen.
     groups_types_list: (req: ProjectApiRequest) =>
@@ -223,10 +223,10 @@ export function registerGroupRoutes(
       return { ...group, notebook: null }
     },
     groups_related: (req: ProjectApiRequest) => relatedActors(persons, events!, req),
-    groups_property_definitions: (req: ProjectApiRequest) => persons.groups.propertyDefinitions(req.project.id),
-    groups_property_values: (req: ProjectApiRequest) => {
+    groups_property_definitions: (req: ProjectApiRequest) => persons.scans.groups.propertyDefinitions(req.project.id),
+    groups_property_values: async (req: ProjectApiRequest) => {
       const index = requiredIndex(req.query)
-      const results = persons.groups.propertyValues(req.project.id, index, required(req.query, 'key'), req.query.get('value') || null)
+      const results = await persons.scans.groups.propertyValues(req.project.id, index, required(req.query, 'key'), req.query.get('value') || null)
       return answer(200, { results, refreshing: false })
     },
     ...writes,

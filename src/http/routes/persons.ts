@@ -82,7 +82,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
   const options = { maxBodyBytes }
   const writes = ingestion ? personWriteHandlers(persons, ingestion) : null
   const handlers = {
-    persons_list: (req: ProjectApiRequest) => {
+    persons_list: async (req: ProjectApiRequest) => {
       const q = req.query
       const page = parsePage(q)
       const filter = {
@@ -92,8 +92,8 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         properties: parsePropertyFilters(q.get('properties'), PERSON_FILTERS),
       }
       const teamId = req.project.id
-      const results = persons.listing.listPersons(teamId, { ...filter, ...page }).map(personObject)
-      return pageEnvelope(req.baseUrl, req.ctx.path, q, page, persons.listing.countPersons(teamId, filter), results)
+      const [rows, count] = await Promise.all([persons.scans.listing.listPersons(teamId, { ...filter, ...page }), persons.scans.listing.countPersons(teamId, filter)])
+      return pageEnvelope(req.baseUrl, req.ctx.path, q, page, count, rows.map(personObject))
     },
     persons_retrieve: (req: ProjectApiRequest) => personObject(personOf(persons, req)),
     ...writes,

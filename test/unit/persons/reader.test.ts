@@ -84,27 +84,27 @@ t.test('PersonReader over a read-only connection', async (t) => {
   })
 
   t.test('lists persons newest first with their distinct ids, paginated and filtered', async (t) => {
-    const all = reader.listing.listPersons(TEAM, { limit: 10, offset: 0 })
+    const all = await reader.scans.listing.listPersons(TEAM, { limit: 10, offset: 0 })
     t.same(all.map((p) => p.distinct_ids), [['user-3'], ['user-2'], ['anon-1', 'user-1']])
-    t.equal(reader.listing.countPersons(TEAM), 3)
-    t.same(reader.listing.listPersons(TEAM, { limit: 1, offset: 1 }).map((p) => p.distinct_ids), [['user-2']])
-    t.same(reader.listing.listPersons(TEAM, { distinctId: 'anon-1', limit: 10, offset: 0 }).map((p) => p.distinct_ids), [['anon-1', 'user-1']])
-    t.equal(reader.listing.countPersons(TEAM, { distinctId: 'anon-1' }), 1)
-    t.same(reader.listing.listPersons(TEAM, { distinctId: 'nobody', limit: 10, offset: 0 }), [])
-    t.equal(reader.listing.countPersons(TEAM, { distinctId: 'nobody' }), 0)
+    t.equal(await reader.scans.listing.countPersons(TEAM), 3)
+    t.same((await reader.scans.listing.listPersons(TEAM, { limit: 1, offset: 1 })).map((p) => p.distinct_ids), [['user-2']])
+    t.same((await reader.scans.listing.listPersons(TEAM, { distinctId: 'anon-1', limit: 10, offset: 0 })).map((p) => p.distinct_ids), [['anon-1', 'user-1']])
+    t.equal(await reader.scans.listing.countPersons(TEAM, { distinctId: 'anon-1' }), 1)
+    t.same(await reader.scans.listing.listPersons(TEAM, { distinctId: 'nobody', limit: 10, offset: 0 }), [])
+    t.equal(await reader.scans.listing.countPersons(TEAM, { distinctId: 'nobody' }), 0)
   })
 
   t.test('lists groups of one type, newest first', async (t) => {
-    t.same(reader.listing.listGroups(TEAM, 0, 10, 0).map((g) => g.group_key), ['beta', 'acme'])
-    t.match(reader.listing.listGroups(TEAM, 0, 1, 1), [{ group_type_index: 0, group_key: 'acme', group_properties: { name: 'Acme' }, created_at: String }])
-    t.equal(reader.listing.countGroups(TEAM, 0), 2)
-    t.same(reader.listing.listGroups(TEAM, 4, 10, 0), [])
+    t.same((await reader.scans.listing.listGroups(TEAM, 0, 10, 0)).map((g) => g.group_key), ['beta', 'acme'])
+    t.match(await reader.scans.listing.listGroups(TEAM, 0, 1, 1), [{ group_type_index: 0, group_key: 'acme', group_properties: { name: 'Acme' }, created_at: String }])
+    t.equal(await reader.scans.listing.countGroups(TEAM, 0), 2)
+    t.same(await reader.scans.listing.listGroups(TEAM, 4, 10, 0), [])
   })
 
   t.test('lists ingestion warnings newest first', async (t) => {
-    t.match(reader.listing.listIngestionWarnings(TEAM, 10, 0), [{ type: 'cannot_merge_with_illegal_distinct_id', source: 'persons', details: { illegalDistinctId: 'null' }, timestamp: String }])
-    t.equal(reader.listing.countIngestionWarnings(TEAM), 1)
-    t.same(reader.listing.listIngestionWarnings(TEAM + 1, 10, 0), [])
+    t.match(await reader.scans.listing.listIngestionWarnings(TEAM, 10, 0), [{ type: 'cannot_merge_with_illegal_distinct_id', source: 'persons', details: { illegalDistinctId: 'null' }, timestamp: String }])
+    t.equal(await reader.scans.listing.countIngestionWarnings(TEAM), 1)
+    t.same(await reader.scans.listing.listIngestionWarnings(TEAM + 1, 10, 0), [])
   })
 
   t.test('static cohorts of a person', async (t) => {

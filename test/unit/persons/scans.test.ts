@@ -1,0 +1,79 @@
+/** The persons API's scanning reads give the same answer, to the byte, through their thread as in place. */
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import t from 'tap'
+import type { CapturedEvent } from '../../../src/ingestion/types.js'
+import { DefinitionRecorder, personScanThread, type PersonScans } from '../../../src/persons/index.js'
+import { inPlaceScans } from '../../../src/persons/scans.js'
+import { openDatabase } from '../../../src/storage/index.js'
+import { ROOT } from '../../helpers/server.js'
+import { T0, TEAM, ev, harness, personsDb } from './fixtures.js'
+
+// The thread runs the compiled entry, as the service does (`npm test` builds dist/ first).
+const ENTRY = pathToFileURL(join(ROOT, 'dist', 'workers', 'person-query.js'))
+
+function filledFile(dir: string): string {
+  const file = join(dir, 'persons.db')
+  const h = harness({ db: personsDb(file) })
+  const recorder = new DefinitionRecorder(h.db)
+  const events: CapturedEvent[] = []
+  for (let i = 0; i < 60; i++) {
+    events.push(ev('$identify', `user-${i}`, { $set: { email: `u${i}@${i % 3 ? 'example.com' : 'other.io'}`, plan: i % 2 ? 'pro' : 'free', age: 20 + i, 'quote"d': 'a\\b' } }))
+    if (i % 4 === 0) events.push(ev('$identify', `user-${i}`, { $anon_distinct_id: `anon-${i}` }))
+    events.push(ev('$groupidentify', `user-${i}`, { $group_type: 'company', $group_key: `co-${i % 7}`, $group_set: { name: `Co ${i % 7}`, size: i % 7 } }))
+  }
+  events.push(ev('$identify', 'user-1', { $anon_distinct_id: 'null' }))
+  h.db.transaction(() => {
+    recorder.observe(events, h.stage.process(events), T0)
+    recorder.write()
+  })()
+  h.db.close()
+  return file
+}
+
+t.test('every scanning read answers through the thread what it answers in place', async (t) => {
+  const file = filledFile(t.testdir())
+  const db = openDatabase(file, { readonly: true })
+  const direct = inPlaceScans(db)
+  const started: number[] = []
+  const threaded = personScanThread({ file, entry: ENTRY, onThreadStart: (id) => started.push(id) })
+  t.teardown(async () => {
+    await threaded.close()
+    db.close()
+  })
+  const plan = [{ key: 'plan', operator: 'exact' as const, value: 'pro' }]
+  const seen = { kind: 1, groupTypeIndex: -1, names: null, numerical: false, featureFlag: null, search: [], excluded: [], excludeCore: false, eventNames: ['$identify'], onlySeen: false }
+  const reads: Array<[string, (s: PersonScans) => Promise<unknown>]> = [
+    ['listPersons', (s) => s.listing.listPersons(TEAM, { limit: 20, offset: 5 })],
+    ['listPersons filtered', (s) => s.listing.listPersons(TEAM, { properties: plan, search: 'example', limit: 10, offset: 0 })],
+    ['listPersons matching none', (s) => s.listing.listPersons(TEAM, { properties: [{ key: 'absent', operator: 'exact', value: 'x' }], limit: 10, offset: 0 })],
+    ['countPersons', (s) => s.listing.countPersons(TEAM, { properties: plan })],
+    ['distinctIdsMatching', (s) => s.listing.distinctIdsMatching(TEAM, plan, 1_000)],
+    ['distinctIdsMatching past its bound', (s) => s.listing.distinctIdsMatching(TEAM, plan, 20)],
+    ['listGroups', (s) => s.listing.listGroups(TEAM, 0, 5, 1, { search: 'co' })],
+    ['countGroups', (s) => s.listing.countGroups(TEAM, 0)],
+    ['listIngestionWarnings', (s) => s.listing.listIngestionWarnings(TEAM, 10, 0)],
+    ['countIngestionWarnings', (s) => s.listing.countIngestionWarnings(TEAM)],
+    ['groupPropertyDefinitions', (s) => s.groups.propertyDefinitions(TEAM)],
+    ['groupPropertyValues', (s) => s.groups.propertyValues(TEAM, 0, 'name', 'co')],
+    ['personsOf', (s) => s.groups.personsOf(TEAM, ['anon-4', 'user-4', 'user-9'])],
+    ['eventDefinitions', (s) => s.definitions.events(TEAM, { search: [], kind: 'all', names: null, excluded: [], seenAfter: null, order: [] }, { limit: 10, offset: 0 })],
+    ['propertyDefinitions', (s) => s.definitions.properties(TEAM, seen, { limit: 10, offset: 0 })],
+  ]
+  for (const [name, read] of reads) {
+    const here = await read(direct)
+    t.equal(JSON.stringify(await read(threaded)), JSON.stringify(here), name)
+  }
+  t.ok((await direct.listing.listPersons(TEAM, { properties: plan, search: 'example', limit: 10, offset: 0 })).length > 0, 'the filtered fixture matches')
+  t.equal(await direct.listing.listIngestionWarnings(TEAM, 10, 0).then((w) => w.length), 1, 'the fixture has a warning')
+  t.equal(started.length, 1, 'one thread answered them all')
+})
+
+t.test('a persons.db that cannot be opened fails each read with why, and the thread reads it once it exists', async (t) => {
+  const dir = t.testdir()
+  const threaded = personScanThread({ file: join(dir, 'persons.db'), entry: ENTRY })
+  t.teardown(() => threaded.close())
+  await t.rejects(threaded.listing.countPersons(TEAM), { message: /unable to open|directory does not exist|no such file/i })
+  filledFile(dir)
+  t.equal(await threaded.listing.countPersons(TEAM), 60)
+})
