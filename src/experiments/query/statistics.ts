@@ -1,0 +1,220 @@
+/**
+ * The new experiment engine's statistics (PostHog's products/experiments/stats and the result builders of
+ * posthog/hogql_queries/experiments/utils.py), pure: per-variant sufficient statistics in, PostHog's
+ * ExperimentQueryResponse `baseline` and `variant_results` out.
+ *
+ * - Each variant is checked first (`validate_variant_result`): fewer than 50 samples is
+ *   `not-enough-exposures`, a funnel with fewer than 5 conversions `not-enough-metric-data`, a baseline
+ *   whose sum is 0 `baseline-mean-is-zero`; a variant with a failure (or any, when the baseline has one) is
+ *   answered without statistics.
+ * - A variant is a sample mean (mean metrics: mean and variance from n, sum and sum of squares), a proportion
+ *   (funnels: p(1 − p)) or a ratio (delta method with the numerator–denominator covariance).
+ * - Bayesian (the default): the effect, relative (T − C)/C by default or absolute, with its delta-method
+ *   variance, under a flat prior is the posterior N(effect, variance); chance to win is P(effect > 0), the
+ *   credible interval its central `ci_level` (0.95), significant when the chance to win is beyond
+ *   `ci_level` either way. Proportions need 5 successes and 5 failures in both groups.
+ * - Frequentist: Welch's two-sided t-test on the same effect and variance with Welch–Satterthwaite degrees
+ *   of freedom; p-value, the `1 − alpha` confidence interval (alpha 0.05), significant when p < alpha.
+ *
+ * A computation PostHog's code refuses (a zero variance, a non-positive control mean for a relative effect)
+ * throws StatisticError, which the caller answers as PostHog's error handler does.
+ */
+import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
+
+export type MetricType = 'mean' | 'funnel' | 'ratio'
+export type StatsMethod = 'bayesian' | 'frequentist'
+type Difference = 'RELATIVE' | 'ABSOLUTE'
+
+export class StatisticError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'StatisticError'
+  }
+}
+
+/** One variant's aggregates, as the experiment query gives them. */
+export interface VariantStats {
+  key: string
+  number_of_samples: number
+  sum: number
+  sum_squares: number
+  /** Funnels: entities that reached at least step i (0-based), for each step. */
+  step_counts?: number[]
+  /** Ratio metrics. */
+  denominator_sum?: number
+  denominator_sum_squares?: number
+  numerator_denominator_sum_product?: number
+}
+
+export type ValidationFailure = 'not-enough-exposures' | 'not-enough-metric-data' | 'baseline-mean-is-zero'
+
+const MIN_SAMPLES = 50
+const MIN_CONVERSIONS = 5
+
+/** `validate_variant_result`. */
+export function validationFailures(v: VariantStats, type: MetricType, baseline: boolean): ValidationFailure[] {
+  const failures: ValidationFailure[] = []
+  if (v.number_of_samples < MIN_SAMPLES) failures.push('not-enough-exposures')
+  if (type === 'funnel' && v.sum < MIN_CONVERSIONS) failures.push('not-enough-metric-data')
+  if (baseline && v.sum === 0) failures.push('baseline-mean-is-zero')
+  return failures
+}
+
+interface Statistic {
+  kind: 'mean' | 'proportion' | 'ratio'
+  n: number
+  mean: number
+  /** Per-unit variance (the sample variance, p(1 − p), or the ratio's delta-method variance). */
+  variance: number
+  sum: number
+}
+
+function sampleMean(n: number, sum: number, sumSquares: number): Statistic {
+  if (n <= 0) throw new StatisticError('Sample size must be positive')
+  // A relative tolerance: values all equal leave sum_squares a rounding short of sum²/n.
+  const floor = n === 1 ? sum * sum : (sum * sum) / n
+  if (sumSquares < floor - 1e-9 * Math.abs(floor)) throw new StatisticError('sum_squares incompatible with sum and n')
+  const variance = n === 1 ? 0 : Math.max(0, sumSquares - (sum * sum) / n) / (n - 1)
+  return { kind: 'mean', n, mean: sum / n, variance, sum }
+}
+
+/** `metric_variant_to_statistic`. */
+export function toStatistic(type: MetricType, v: VariantStats): Statistic {
+  const n = v.number_of_samples
+  if (type === 'mean') return sampleMean(n, v.sum, v.sum_squares)
+  if (type === 'funnel') {
+    if (n <= 0) throw new StatisticError('Sample size must be positive')
+    const sum = Math.trunc(v.sum)
+    if (sum < 0 || sum > n) throw new StatisticError('Number of successes out of range')
+    const p = sum / n
+    return { kind: 'proportion', n, mean: p, variance: p * (1 - p), sum }
+  }
+  const m = sampleMean(n, v.sum, v.sum_squares)
+  const d = sampleMean(n, v.denominator_sum ?? 0, v.denominator_sum_squares ?? 0)
+  if (Math.abs(d.mean) < 1e-10) throw new StatisticError('Denominator mean cannot be zero for ratio calculation')
+  const covariance = n === 1 ? 0 : ((v.numerator_denominator_sum_product ?? 0) - (m.sum * d.sum) / n) / (n - 1)
+  const variance = m.variance / d.mean ** 2 + (m.mean ** 2 * d.variance) / d.mean ** 4 - (2 * m.mean * covariance) / d.mean ** 3
+  return { kind: 'ratio', n, mean: m.sum / d.sum, variance, sum: m.sum }
+}
+
+/** The effect of treatment against control and its variance (`calculate_effect_size_and_variance`, `calculate_variance_pooled`). */
+function effect(t: Statistic, c: Statistic, difference: Difference, strictlyPositiveControl: boolean): { estimate: number; variance: number } {
+  if (difference === 'ABSOLUTE') return { estimate: t.mean - c.mean, variance: t.variance / t.n + c.variance / c.n }
+  if (strictlyPositiveControl ? c.mean <= 0 : Math.abs(c.mean) < 1e-10) throw new StatisticError('Control mean must be positive for relative difference calculation')
+  return {
+    estimate: (t.mean - c.mean) / c.mean,
+    variance: t.variance / (t.n * c.mean ** 2) + (t.mean ** 2 * c.variance) / (c.n * c.mean ** 4),
+  }
+}
+
+export interface BayesianOutcome {
+  chance_to_win: number
+  credible_interval: [number, number]
+  significant: boolean
+}
+
+/** BayesianMethod.run_test with a flat (improper) Gaussian prior, as PostHog's default config has. */
+export function bayesianTest(t: Statistic, c: Statistic, ciLevel = 0.95, difference: Difference = 'RELATIVE'): BayesianOutcome {
+  if (!(ciLevel > 0 && ciLevel < 1)) throw new StatisticError('ci_level must be between 0 and 1')
+  if (t.kind === 'proportion') {
+    for (const [name, s] of [['treatment', t], ['control', c]] as const) {
+      if (s.sum < 5) throw new StatisticError(`Normal approximation invalid: ${name} has only ${s.sum} successes (need ≥5).`)
+      if (s.n - s.sum < 5) throw new StatisticError(`Normal approximation invalid: ${name} has only ${s.n - s.sum} failures (need ≥5).`)
+    }
+  }
+  if (t.variance < 0 || c.variance < 0) throw new StatisticError('Variance cannot be negative')
+  const { estimate, variance } = effect(t, c, difference, true)
+  if (!(variance > 0)) throw new StatisticError('Effect variance must be positive')
+  const sd = Math.sqrt(variance)
+  const chance = normalSf(-estimate / sd)
+  const alpha = 1 - ciLevel
+  return {
+    chance_to_win: chance,
+    credible_interval: [estimate + sd * normalPpf(alpha / 2), estimate + sd * normalPpf(1 - alpha / 2)],
+    significant: chance > ciLevel || chance < 1 - ciLevel,
+  }
+}
+
+export interface FrequentistOutcome {
+  p_value: number
+  confidence_interval: [number, number]
+  significant: boolean
+}
+
+/** FrequentistMethod.run_test: Welch's two-sided t-test. */
+export function frequentistTest(t: Statistic, c: Statistic, alpha = 0.05, difference: Difference = 'RELATIVE'): FrequentistOutcome {
+  if (!(alpha > 0 && alpha < 1)) throw new StatisticError('Alpha must be between 0 and 1')
+  if (t.n < 5 || c.n < 5) throw new StatisticError('Sample size below minimum (5)')
+  const { estimate, variance } = effect(t, c, difference, false)
+  if (Math.min(t.n, c.n) < 2) throw new StatisticError('Welch-Satterthwaite requires n ≥ 2 per group.')
+  const a = t.variance / t.n
+  const b = c.variance / c.n
+  const denominator = a ** 2 / (t.n - 1) + b ** 2 / (c.n - 1)
+  if (denominator === 0) throw new StatisticError('float division by zero')
+  const df = (a + b) ** 2 / denominator
+  if (!(variance > 0)) throw new StatisticError('Pooled variance must be positive')
+  const statistic = estimate / Math.sqrt(variance)
+  const p = 2 * (1 - studentTCdf(Math.abs(statistic), df))
+  const margin = studentTPpf(1 - alpha / 2, df) * Math.sqrt(variance)
+  return { p_value: p, confidence_interval: [estimate - margin, estimate + margin], significant: p < alpha }
+}
+
+/** A float in [min, max] from a config value, else the default (`_validate_numeric_range`). */
+function numberIn(value: unknown, min: number, max: number, fallback: number): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN
+  return n >= min && n <= max ? n : fallback
+}
+
+/** An enum member by name (`_parse_enum_config`): 'RELATIVE' or 'ABSOLUTE', else relative. */
+function differenceOf(value: unknown): Difference {
+  return value === 'ABSOLUTE' || value === 'RELATIVE' ? value : 'RELATIVE'
+}
+
+function configOf(stats: Record<string, unknown> | null, method: StatsMethod): Record<string, unknown> {
+  const section = stats?.[method]
+  return section !== null && typeof section === 'object' && !Array.isArray(section) ? (section as Record<string, unknown>) : {}
+}
+
+/** The stats method of an experiment (`get_experiment_stats_method`): bayesian unless it says frequentist. */
+export function statsMethod(stats: Record<string, unknown> | null): StatsMethod {
+  return stats?.method === 'frequentist' ? 'frequentist' : 'bayesian'
+}
+
+/** A variant as PostHog's ExperimentStatsBaseValidated serialises it (unset fields null). */
+function validated(v: VariantStats, type: MetricType, failures: ValidationFailure[]) {
+  return {
+    key: v.key,
+    number_of_samples: v.number_of_samples,
+    sum: v.sum,
+    sum_squares: v.sum_squares,
+    denominator_sum: type === 'ratio' ? (v.denominator_sum ?? 0) : null,
+    denominator_sum_squares: type === 'ratio' ? (v.denominator_sum_squares ?? 0) : null,
+    numerator_denominator_sum_product: type === 'ratio' ? (v.numerator_denominator_sum_product ?? 0) : null,
+    step_counts: type === 'funnel' ? (v.step_counts ?? []) : null,
+    step_sessions: null,
+    validation_failures: failures,
+  }
+}
+
+/**
+ * `get_bayesian_experiment_result` / `get_frequentist_experiment_result`: the baseline (control) and a result
+ * per test variant, in the order given.
+ */
+export function experimentResult(type: MetricType, method: StatsMethod, stats: Record<string, unknown> | null, control: VariantStats, tests: readonly VariantStats[]) {
+  const config = configOf(stats, method)
+  const difference = differenceOf(config.difference_type)
+  const baselineFailures = validationFailures(control, type, true)
+  const controlStat = baselineFailures.length === 0 ? toStatistic(type, control) : null
+  const variant_results = tests.map((v) => {
+    const failures = validationFailures(v, type, false)
+    const base = validated(v, type, failures)
+    const run = controlStat !== null && failures.length === 0
+    if (method === 'frequentist') {
+      const outcome = run ? frequentistTest(toStatistic(type, v), controlStat, numberIn(config.alpha ?? 0.05, 0, 1, 0.05), difference) : null
+      return { ...base, method, significant: outcome?.significant ?? null, p_value: outcome?.p_value ?? null, confidence_interval: outcome?.confidence_interval ?? null }
+    }
+    const outcome = run ? bayesianTest(toStatistic(type, v), controlStat, numberIn(config.ci_level ?? 0.95, 0, 1, 0.95), difference) : null
+    return { ...base, method, significant: outcome?.significant ?? null, chance_to_win: outcome?.chance_to_win ?? null, credible_interval: outcome?.credible_interval ?? null }
+  })
+  return { baseline: validated(control, type, baselineFailures), variant_results }
+}

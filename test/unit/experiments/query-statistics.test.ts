@@ -1,0 +1,112 @@
+import t, { type Test } from 'tap'
+import { normalCdf, normalPpf, normalSf, studentTCdf, studentTPpf } from '../../../src/experiments/stats/gaussian.js'
+import {
+  bayesianTest,
+  experimentResult,
+  frequentistTest,
+  StatisticError,
+  statsMethod,
+  toStatistic,
+  validationFailures,
+  type VariantStats,
+} from '../../../src/experiments/query/statistics.js'
+
+function near(t: Test, found: number, wanted: number, tolerance: number, message: string) {
+  t.ok(Math.abs(found - wanted) <= tolerance, message, { found, wanted, tolerance })
+}
+
+const mean = (n: number, sum: number, sum_squares: number, key = 'v'): VariantStats => ({ key, number_of_samples: n, sum, sum_squares })
+
+// Reference values from scipy 1.17.1 (norm.sf, norm.ppf, t.cdf, t.ppf), which PostHog's engine calls.
+t.test('the normal and t distributions agree with scipy', async (t) => {
+  for (const [z, sf] of [[-8, 0.9999999999999993], [-1.5, 0.9331927987311419], [0, 0.5], [0.3, 0.3820885778110474], [2.5, 0.006209665325776132]] as const) {
+    near(t, normalSf(z), sf, 1e-14, `norm.sf(${z})`)
+    near(t, normalCdf(-z), sf, 1e-14, `norm.cdf(${-z})`)
+  }
+  t.ok(Math.abs(normalSf(9) / 1.1285884059538324e-19 - 1) < 1e-10, 'the far tail keeps its relative precision')
+  for (const [p, z] of [[1e-10, -6.361340902404056], [0.025, -1.9599639845400545], [0.3, -0.5244005127080409], [0.975, 1.959963984540054], [1 - 1e-9, 5.997807019601637]] as const) {
+    near(t, normalPpf(p), z, 1e-9, `norm.ppf(${p})`)
+  }
+  t.equal(normalPpf(0.5), 0)
+  for (const [x, df, p] of [[1.2, 3.5, 0.8474927573110678], [-2, 10, 0.03669401738537018], [0.5, 4000.7, 0.6914487116602215], [4, 2.2, 0.975634686636118]] as const) {
+    near(t, studentTCdf(x, df), p, 1e-12, `t.cdf(${x}, ${df})`)
+  }
+  for (const [p, df, x] of [[0.975, 3.5, 2.9400886379827282], [0.975, 4955.3, 1.9604428336362285], [0.9, 12, 1.356217334023205], [0.995, 1.5, 17.820310514462804]] as const) {
+    near(t, studentTPpf(p, df), x, 1e-8 * Math.abs(x), `t.ppf(${p}, ${df})`)
+    near(t, studentTPpf(1 - p, df), -x, 1e-8 * Math.abs(x), `t.ppf(${1 - p}, ${df})`)
+  }
+})
+
+// PostHog's own test vectors: products/experiments/stats/tests/test_frequentist.py and test_bayesian.py (places=4).
+t.test("the frequentist t-test matches PostHog's test vectors", async (t) => {
+  const meanResult = frequentistTest(toStatistic('mean', mean(2461, 1922.7, 94698.29)), toStatistic('mean', mean(2507, 1196.87, 37377.9767)))
+  near(t, meanResult.p_value, 0.08487, 5e-5, 'sample mean: p-value')
+  near(t, meanResult.confidence_interval[0], -0.0875, 5e-5, 'sample mean: lower bound')
+  near(t, meanResult.confidence_interval[1], 1.36048, 5e-5, 'sample mean: upper bound')
+  t.equal(meanResult.significant, false)
+
+  const proportion = frequentistTest(toStatistic('funnel', mean(1471, 62, 62)), toStatistic('funnel', mean(1529, 87, 87)))
+  near(t, proportion.p_value, 0.03096, 5e-5, 'proportion: p-value')
+  near(t, proportion.confidence_interval[0], -0.49475, 5e-5, 'proportion: lower bound')
+  near(t, proportion.confidence_interval[1], -0.02376, 5e-5, 'proportion: upper bound')
+  t.equal(proportion.significant, true)
+
+  const ratio = (n: number, sum: number, squares: number, d: number): VariantStats => ({
+    key: 'v',
+    number_of_samples: n,
+    sum,
+    sum_squares: squares,
+    denominator_sum: d,
+    denominator_sum_squares: d,
+    numerator_denominator_sum_product: sum,
+  })
+  const r = frequentistTest(toStatistic('ratio', ratio(2034, 99673.9364269569, 11298745.182728939, 947)), toStatistic('ratio', ratio(1966, 94605.79858780127, 10463129.505392816, 936)))
+  near(t, r.p_value, 0.0032826, 5e-5, 'ratio: p-value')
+  near(t, r.confidence_interval[0], 0.01378609, 5e-5, 'ratio: lower bound')
+  near(t, r.confidence_interval[1], 0.0689, 5e-5, 'ratio: upper bound')
+})
+
+t.test("the Bayesian test matches PostHog's realistic example", async (t) => {
+  const result = bayesianTest(toStatistic('mean', mean(2461, 1922.7, 94698.29)), toStatistic('mean', mean(2507, 1196.87, 37377.9767)))
+  near(t, result.chance_to_win, 0.95759, 5e-5, 'chance to win')
+  near(t, result.credible_interval[0], -0.0873, 5e-5, 'lower bound')
+  near(t, result.credible_interval[1], 1.36026, 5e-5, 'upper bound')
+  t.equal(result.significant, true, 'beyond the 95% level')
+  const absolute = bayesianTest(toStatistic('mean', mean(100, 550, 3050)), toStatistic('mean', mean(100, 500, 2550)), 0.95, 'ABSOLUTE')
+  const variance = (3050 - 550 ** 2 / 100) / 99 / 100 + (2550 - 500 ** 2 / 100) / 99 / 100
+  near(t, (absolute.credible_interval[0] + absolute.credible_interval[1]) / 2, 0.5, 1e-12, 'absolute effect 5.5 − 5')
+  near(t, absolute.chance_to_win, normalSf(-0.5 / Math.sqrt(variance)), 1e-12, 'P(effect > 0)')
+})
+
+t.test('what PostHog refuses is a StatisticError', async (t) => {
+  t.throws(() => bayesianTest(toStatistic('mean', mean(100, 100, 100)), toStatistic('mean', mean(100, 0, 0))), StatisticError, 'control mean 0, relative')
+  t.throws(() => bayesianTest(toStatistic('funnel', mean(100, 3, 3)), toStatistic('funnel', mean(100, 50, 50))), StatisticError, 'fewer than 5 successes')
+  t.throws(() => bayesianTest(toStatistic('funnel', mean(100, 98, 98)), toStatistic('funnel', mean(100, 50, 50))), StatisticError, 'fewer than 5 failures')
+  t.throws(() => frequentistTest(toStatistic('mean', mean(100, 100, 100)), toStatistic('mean', mean(100, 100, 100))), StatisticError, 'no variance anywhere')
+  t.throws(() => toStatistic('mean', mean(10, 10, 5)), StatisticError, 'sum_squares below sum²/n')
+})
+
+t.test('variants are validated as PostHog validates them before any statistics', async (t) => {
+  t.same(validationFailures(mean(49, 10, 10), 'mean', false), ['not-enough-exposures'])
+  t.same(validationFailures(mean(60, 4, 4), 'funnel', false), ['not-enough-metric-data'])
+  t.same(validationFailures(mean(60, 0, 0), 'funnel', true), ['not-enough-metric-data', 'baseline-mean-is-zero'])
+  t.same(validationFailures(mean(60, 0, 0), 'mean', false), [])
+
+  const control = { ...mean(2507, 1196.87, 37377.9767, 'control') }
+  const small = { ...mean(20, 30, 60, 'small') }
+  const test = { ...mean(2461, 1922.7, 94698.29, 'test') }
+  const answer = experimentResult('mean', 'bayesian', null, control, [test, small])
+  t.same(answer.baseline.validation_failures, [])
+  t.equal(answer.baseline.step_counts, null)
+  t.equal(answer.variant_results[0].method, 'bayesian')
+  near(t, answer.variant_results[0].chance_to_win!, 0.95759, 5e-5, 'the test variant has its chance to win')
+  t.same(answer.variant_results[1].validation_failures, ['not-enough-exposures'])
+  t.equal(answer.variant_results[1].chance_to_win, null, 'a variant with too few samples has no statistics')
+
+  const frequentist = experimentResult('mean', statsMethod({ method: 'frequentist', frequentist: { alpha: 0.1 } }), { method: 'frequentist', frequentist: { alpha: 0.1 } }, control, [test])
+  t.equal(frequentist.variant_results[0].method, 'frequentist')
+  t.equal(frequentist.variant_results[0].significant, true, 'p = 0.085 is significant at the configured alpha 0.1')
+  const zeroBaseline = experimentResult('mean', 'bayesian', null, mean(100, 0, 0, 'control'), [test])
+  t.same(zeroBaseline.baseline.validation_failures, ['baseline-mean-is-zero'])
+  t.equal(zeroBaseline.variant_results[0].significant, null, 'no statistics against a failed baseline')
+})
