@@ -47,7 +47,7 @@ export const DEFAULT_FUNNEL_WINDOW_MS = 14 * DAY_MS
 const refuse = (detail: string) => new ValidationError('invalid', detail)
 
 /** Leaves of a property list or an AND group; OR groups of several conditions can't be expressed as one step filter. */
-function propertyLeaves(node: unknown): JsonObject[] {
+export function propertyLeaves(node: unknown): JsonObject[] {
   if (node === undefined || node === null) return []
   if (Array.isArray(node)) return node.flatMap(propertyLeaves)
   if (!isPlainObject(node)) throw refuse('Metric property filters must be objects.')
@@ -82,7 +82,7 @@ const LEAF_RULES: NodeRules = {
   },
 }
 
-const toPropertyFilter = (leaf: JsonObject): PropertyNode => readPropertyFilter(leaf, 'properties', LEAF_RULES)
+export const toPropertyFilter = (leaf: JsonObject): PropertyNode => readPropertyFilter(leaf, 'properties', LEAF_RULES)
 
 interface Entity extends Omit<MetricStep, 'order'> {
   order: number

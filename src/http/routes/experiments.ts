@@ -29,6 +29,7 @@ import type { EventStore } from '../../storage/events/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { answer, intParam, noContent, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
+import { registerQueryRoutes } from './query.js'
 
 const EXPERIMENTS = '/api/projects/:project_id/experiments'
 const TAG = 'experiments'
@@ -196,4 +197,6 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
   for (const op of EXPERIMENT_OPERATIONS) {
     router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
   }
+  // The new engine's results (`POST …/query/`) read the same experiments.
+  if (deps.events) registerQueryRoutes(router, api, deps.events, experiments, maxBodyBytes)
 }

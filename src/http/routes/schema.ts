@@ -24,6 +24,7 @@ import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-con
 import { ORGANIZATION_COMPONENTS, ORGANIZATION_OPERATIONS } from './organizations.js'
 import { PERSON_COMPONENTS, PERSON_OPERATIONS } from './persons.js'
 import { PROJECT_COMPONENTS, PROJECT_OPERATIONS } from './projects.js'
+import { QUERY_COMPONENTS, QUERY_OPERATIONS } from './query.js'
 import { USER_COMPONENTS, USER_OPERATIONS } from './users.js'
 import { SCHEDULED_CHANGE_COMPONENTS, SCHEDULED_CHANGE_OPERATIONS } from './scheduled-changes.js'
 
@@ -54,6 +55,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...EXPERIMENT_OPERATIONS,
     ...EXPERIMENT_HOLDOUT_OPERATIONS,
     ...SAVED_METRIC_OPERATIONS,
+    ...QUERY_OPERATIONS,
     ...EVENT_OPERATIONS,
     ...PERSON_OPERATIONS,
     ...GROUP_OPERATIONS,
@@ -78,6 +80,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...ANNOTATION_COMPONENTS,
       ...ACTION_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
+      ...QUERY_COMPONENTS,
       ...EXPERIMENT_HOLDOUT_COMPONENTS,
       ...SAVED_METRIC_COMPONENTS,
       ...EVENT_COMPONENTS,

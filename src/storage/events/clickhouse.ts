@@ -6,6 +6,7 @@
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
+import { compileClickHouseExposures, compileClickHouseMetricEvents } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
@@ -14,6 +15,7 @@ import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
 import { createClickHouseClient, identifier, quote, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
+  MAX_EXPERIMENT_STEPS,
   SinkError,
   type BreakdownQuery,
   type BreakdownRow,
@@ -24,6 +26,8 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type ExperimentEvents,
+  type ExperimentEventsQuery,
   type FunnelQuery,
   type FunnelRow,
   type PropertyValuesQuery,
@@ -336,6 +340,24 @@ export class ClickHouseEventStore implements EventStore {
       `SELECT DISTINCT distinct_id FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, this.#features)} ORDER BY distinct_id`,
     )
     return rows.map((r) => r.distinct_id)
+  }
+
+  async experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents> {
+    if (query.metric.steps.length === 0 || query.metric.steps.length > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
+    const [exposures, events] = await Promise.all([
+      this.#rows<{ e: string; v: string | null; t: string }>(compileClickHouseExposures(query, this.#table, this.#features)),
+      this.#rows<Record<string, string | number | null>>(compileClickHouseMetricEvents(query, this.#table, this.#features)),
+    ])
+    return {
+      exposures: exposures.filter((r) => r.v !== null).map((r) => [r.e, r.v as string, Number(r.t)]),
+      events: events.map((r) => [
+        String(r.e),
+        Number(r.t),
+        Number(r.m),
+        query.metric.valueProperties.map((_, i) => (r[`v${i}`] === null ? null : String(r[`v${i}`]))),
+        r.s === null ? null : String(r.s),
+      ]),
+    }
   }
 
   async close(): Promise<void> {

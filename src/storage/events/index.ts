@@ -10,6 +10,8 @@ import type {
   EventFilter,
   EventPage,
   EventStore,
+  ExperimentEvents,
+  ExperimentEventsQuery,
   FunnelQuery,
   FunnelRow,
   PropertyValuesQuery,
@@ -86,6 +88,10 @@ class LazyClickHouseStore implements EventStore {
 
   async distinctIds(filter: EventFilter): Promise<string[]> {
     return (await this.#get()).distinctIds(filter)
+  }
+
+  async experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents> {
+    return (await this.#get()).experimentEvents(query)
   }
 
   async close(): Promise<void> {

@@ -7,9 +7,11 @@ import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
+import { compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import {
+  MAX_EXPERIMENT_STEPS,
   SinkError,
   type BreakdownQuery,
   type BreakdownRow,
@@ -20,6 +22,8 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type ExperimentEvents,
+  type ExperimentEventsQuery,
   type FunnelQuery,
   type FunnelRow,
   type PropertyValuesQuery,
@@ -240,6 +244,24 @@ export class SqliteEventStore implements EventStore {
       .prepare(`SELECT DISTINCT distinct_id FROM ${where.from} WHERE ${where.sql} ORDER BY distinct_id`)
       .all(...where.params) as Array<{ distinct_id: string }>
     return rows.map((r) => r.distinct_id)
+  }
+
+  async experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents> {
+    if (query.metric.steps.length === 0 || query.metric.steps.length > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
+    const exposures = compileSqliteExposures(query)
+    const events = compileSqliteMetricEvents(query)
+    return {
+      exposures: (this.#db.prepare(exposures.sql).raw().all(...exposures.params) as Array<[string, unknown, number]>)
+        .filter((r) => r[1] !== null)
+        .map(([e, v, t]) => [e, String(v), t]),
+      events: (this.#db.prepare(events.sql).raw().all(...events.params) as Array<[string, number, number, unknown, ...unknown[]]>).map(([e, t, m, s, ...values]) => [
+        e,
+        t,
+        m,
+        values.map((v) => (v === null ? null : String(v))),
+        s === null ? null : String(s),
+      ]),
+    }
   }
 
   async close(): Promise<void> {

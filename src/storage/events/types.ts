@@ -210,6 +210,44 @@ export interface FunnelRow {
   counts: number[]
 }
 
+/**
+ * What the new experiment engine reads (src/experiments/query): each exposed entity's exposures and the
+ * metric events those entities sent. An entity is a person (its person id, or `distinct:<id>` for an event
+ * stored without one) or, with `groupTypeIndex`, a group key of that type (events without one are left out).
+ */
+export interface ExperimentEventsQuery {
+  teamId: number
+  groupTypeIndex: number | null
+  /** The exposure events: name, window and conditions (the flag, the variant among the experiment's). */
+  exposure: EventFilter
+  /** The property holding the variant of an exposure. */
+  variantProperty: string
+  /** The metric events of exposed entities: `after` inclusive, `before` exclusive, matching any step. */
+  metric: {
+    after: number
+    before: number
+    /** At most 30: an event's steps come back as bits. */
+    steps: readonly FunnelStep[]
+    /** The properties whose text each event carries back, in order. */
+    valueProperties: readonly string[]
+    /** Whether each event carries back its `$session_id`. */
+    session: boolean
+  }
+}
+
+/** [entity, variant, first exposure ms] per entity and variant it was exposed to. */
+export type ExposureRow = [string, string, number]
+/** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), session id or null], oldest first. */
+export type MetricEventRow = [string, number, number, Array<string | null>, string | null]
+
+export interface ExperimentEvents {
+  exposures: ExposureRow[]
+  events: MetricEventRow[]
+}
+
+/** The most steps an ExperimentEventsQuery takes. */
+export const MAX_EXPERIMENT_STEPS = 30
+
 /** The columns PostHog's events/values reads with `is_column=true` that skylark stores. */
 export const VALUE_COLUMNS = ['event', 'distinct_id', 'person_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'] as const
 export type ValueColumn = (typeof VALUE_COLUMNS)[number]
@@ -248,5 +286,7 @@ export interface EventStore {
   funnel(query: FunnelQuery): Promise<FunnelRow[]>
   /** The distinct ids that sent matching events, each once, sorted. */
   distinctIds(filter: EventFilter): Promise<string[]>
+  /** The exposures and metric events of an experiment metric, per entity (ExperimentEventsQuery). */
+  experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents>
   close(): Promise<void>
 }

@@ -238,6 +238,7 @@ t.test('access matrix and isolation', async (t) => {
     [`patch ${SM}/:id/`]: { scope: 'experiment_saved_metric:write', ok: [200], body: { description: 'changed' }, params: () => ({ id: savedMetric.id }) },
     [`delete ${SM}/:id/`]: { scope: 'experiment_saved_metric:write', ok: [204], params: () => ({ id: doomedMetric.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
+    [`post ${P}/query/`]: { scope: 'query:read', ok: [200], body: () => ({ query: { kind: 'ExperimentQuery', experiment_id: experiment.id, metric: metricQuery } }) },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
     [`get ${P}/ingestion_warnings/`]: { scope: 'project:read', ok: [200] },
@@ -271,7 +272,7 @@ t.test('access matrix and isolation', async (t) => {
 
   // PostHog's environment paths of the team-scoped routes (src/http/routes/environments.ts): the same scopes and answers.
   for (const [key, c] of Object.entries(CASES)) {
-    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
+    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
   }
   CASES[`delete ${E}/persons/:id/`] = { ...CASES[`delete ${P}/persons/:id/`]!, params: () => ({ id: doomedInEnvironment }) }
   CASES[`post ${E}/groups/delete_property/`] = { ...CASES[`post ${P}/groups/delete_property/`]!, body: { $unset: 'tier' } }

@@ -99,9 +99,10 @@ t.test('variants are validated as PostHog validates them before any statistics',
   t.same(answer.baseline.validation_failures, [])
   t.equal(answer.baseline.step_counts, null)
   t.equal(answer.variant_results[0].method, 'bayesian')
-  near(t, answer.variant_results[0].chance_to_win!, 0.95759, 5e-5, 'the test variant has its chance to win')
+  const first = answer.variant_results[0] as { chance_to_win: number | null }
+  near(t, first.chance_to_win!, 0.95759, 5e-5, 'the test variant has its chance to win')
   t.same(answer.variant_results[1].validation_failures, ['not-enough-exposures'])
-  t.equal(answer.variant_results[1].chance_to_win, null, 'a variant with too few samples has no statistics')
+  t.equal((answer.variant_results[1] as { chance_to_win: number | null }).chance_to_win, null, 'a variant with too few samples has no statistics')
 
   const frequentist = experimentResult('mean', statsMethod({ method: 'frequentist', frequentist: { alpha: 0.1 } }), { method: 'frequentist', frequentist: { alpha: 0.1 } }, control, [test])
   t.equal(frequentist.variant_results[0].method, 'frequentist')

@@ -1,0 +1,124 @@
+/**
+ * An ExperimentMetric (the new engine's `metrics` entries and shared metrics' queries) read into what the
+ * event store and the aggregation need, as PostHog's base_query_utils.py reads it:
+ *
+ * - a source (EventsNode by event name — none: every event —, ActionsNode by the project's action; a missing
+ *   action matches nothing) with its event property filters becomes one step condition;
+ * - its `math`: `sum`, `avg`, `min`, `max` of `math_property` (the property's number, 0 when it is not one;
+ *   without a property each event counts 1), `unique_session` (distinct `$session_id`s), anything else the
+ *   event count (`total`; PostHog's `dau` and `unique_group` fall there too);
+ * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
+ *   the experiment's end;
+ * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`;
+ * - funnel `series` in order (`funnel_order_type` ordered).
+ *
+ * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL math, unordered
+ * and strict funnels, non-event property filters.
+ */
+import { ValidationError } from '../../common/errors.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { actionCondition, type ActionRecord } from '../../management/index.js'
+import { MAX_EXPERIMENT_STEPS, type FunnelStep } from '../../storage/events/index.js'
+import { propertyLeaves, toPropertyFilter } from '../metrics.js'
+import type { MetricType } from './statistics.js'
+
+export type SourceMath = { kind: 'count' } | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string } | { kind: 'unique_session' }
+
+export interface MetricPlan {
+  type: MetricType
+  /** Mean: the source; ratio: numerator then denominator; funnel: the series. */
+  steps: FunnelStep[]
+  /** Mean: one; ratio: two; funnel: none. */
+  sources: SourceMath[]
+  windowMs: number | null
+  lowerPercentile: number | null
+  upperPercentile: number | null
+  ignoreZeros: boolean
+}
+
+export type ActionLookup = (id: number) => Pick<ActionRecord, 'steps'> | null
+
+const refuse = (detail: string) => new ValidationError('invalid', detail)
+
+const SECONDS: ReadonlyMap<string, number> = new Map([
+  ['second', 1],
+  ['minute', 60],
+  ['hour', 3600],
+  ['day', 86_400],
+  ['week', 7 * 86_400],
+  ['month', 30 * 86_400],
+])
+
+/** `conversion_window_to_seconds`, in ms; null when the metric sets no window. */
+function windowMs(metric: JsonObject): number | null {
+  const { conversion_window: n, conversion_window_unit: unit } = metric
+  if (n === undefined || n === null || unit === undefined || unit === null) return null
+  const seconds = typeof unit === 'string' ? SECONDS.get(unit) : undefined
+  if (seconds === undefined) throw refuse(`Unsupported conversion window unit: ${String(unit)}`)
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw refuse('conversion_window must be an integer.')
+  return n * seconds * 1000
+}
+
+function source(node: unknown, actionById: ActionLookup): { step: FunnelStep; math: SourceMath } {
+  if (!isPlainObject(node)) throw refuse('A metric source must be an object.')
+  if (node.kind === 'ExperimentDataWarehouseNode') throw refuse('Data warehouse metrics are not supported: skylark has no data warehouse.')
+  const properties = propertyLeaves(node.properties).map(toPropertyFilter)
+  let step: FunnelStep
+  if (node.kind === 'ActionsNode') {
+    const id = typeof node.id === 'string' && /^\d+$/.test(node.id) ? Number(node.id) : node.id
+    const action = typeof id === 'number' && Number.isSafeInteger(id) ? actionById(id) : null
+    // PostHog's event_or_action_to_filter: an action that does not exist matches no events.
+    step = { event: null, properties: [...properties, action ? actionCondition(action.steps) : { distinctIds: [] }] }
+  } else if (node.kind === 'EventsNode') {
+    if (node.event !== undefined && node.event !== null && typeof node.event !== 'string') throw refuse('An EventsNode event must be a string.')
+    step = { event: typeof node.event === 'string' ? node.event : null, properties }
+  } else throw refuse(`Unsupported metric source kind: ${String(node.kind)}`)
+  const math = node.math
+  const property = typeof node.math_property === 'string' && node.math_property !== '' ? node.math_property : null
+  if (math === 'hogql') throw refuse('HogQL math is not supported in experiment metrics here.')
+  if (math === 'unique_session') return { step, math: { kind: 'unique_session' } }
+  if ((math === 'sum' || math === 'avg' || math === 'min' || math === 'max') && property !== null) return { step, math: { kind: math, property } }
+  return { step, math: { kind: 'count' } }
+}
+
+function percentile(value: unknown, name: string): number | null {
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1)) throw refuse(`${name} must be a number between 0 and 1.`)
+  // PostHog winsorises only when a bound is truthy: 0 is no bound.
+  return value === 0 ? null : value
+}
+
+/** Reads a metric already checked by checkMetric (its kind, type and nodes). */
+export function planMetric(metric: JsonObject, actionById: ActionLookup): MetricPlan {
+  const base = { windowMs: windowMs(metric), lowerPercentile: null, upperPercentile: null, ignoreZeros: false }
+  if (metric.metric_type === 'mean') {
+    const s = source(metric.source, actionById)
+    return {
+      ...base,
+      type: 'mean',
+      steps: [s.step],
+      sources: [s.math],
+      lowerPercentile: percentile(metric.lower_bound_percentile, 'lower_bound_percentile'),
+      upperPercentile: percentile(metric.upper_bound_percentile, 'upper_bound_percentile'),
+      ignoreZeros: metric.ignore_zeros === true,
+    }
+  }
+  if (metric.metric_type === 'ratio') {
+    const numerator = source(metric.numerator, actionById)
+    const denominator = source(metric.denominator, actionById)
+    return { ...base, type: 'ratio', steps: [numerator.step, denominator.step], sources: [numerator.math, denominator.math] }
+  }
+  if (metric.metric_type === 'funnel') {
+    const order = metric.funnel_order_type ?? 'ordered'
+    if (order !== 'ordered') throw refuse(`Funnel order type '${String(order)}' is not supported in experiment metrics here; only 'ordered' is.`)
+    const series = metric.series as unknown[]
+    if (series.length > MAX_EXPERIMENT_STEPS) throw refuse(`Funnel metrics take at most ${MAX_EXPERIMENT_STEPS} steps here.`)
+    return { ...base, type: 'funnel', steps: series.map((node) => source(node, actionById).step), sources: [] }
+  }
+  throw refuse(`Metric type '${String(metric.metric_type)}' is not supported here; mean, funnel and ratio metrics are.`)
+}
+
+/** The event properties the aggregation reads from each event, in order. */
+export function valueProperties(plan: MetricPlan): string[] {
+  return [...new Set(plan.sources.flatMap((m) => ('property' in m ? [m.property] : [])))]
+}

@@ -1,0 +1,162 @@
+/**
+ * PostHog's ExperimentQueryRunner (posthog/hogql_queries/experiments/experiment_query_runner.py) for
+ * `POST …/query/` with `{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}`: the experiment's
+ * exposures and the metric's events from the event store, aggregated per entity and variant
+ * (aggregate.ts), and the new engine's statistics (statistics.ts), answered in PostHog's
+ * ExperimentQueryResponse shape (`baseline`, `variant_results`) with the query API's cache fields.
+ *
+ * Exposure as PostHog's default (exposure_query_logic.py): `$feature_flag_called` with `$feature_flag` the
+ * experiment's flag and `$feature_flag_response` one of its variants (plus `holdout-<id>` with a holdout), or
+ * the custom event of `exposure_criteria.exposure_config` with the variant in `$feature/<flag key>` and its
+ * property filters; from `start_date` (a draft: the last 7 days, PostHog's default range) to `end_date` or
+ * now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
+ * nothing: skylark projects have no test account filters.
+ */
+import { iso } from '../../common/clock.js'
+import { AppError, ValidationError } from '../../common/errors.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
+import type { EventFilter, EventStore, PropertyNode } from '../../storage/events/index.js'
+import { holdoutVariant } from '../holdouts/index.js'
+import { propertyLeaves, toPropertyFilter } from '../metrics.js'
+import type { ExperimentRecord } from '../record.js'
+import { checkMetric } from '../settings-validation.js'
+import { flagVariants } from '../validation.js'
+import { aggregateVariants, exposuresByEntity, type MultipleVariantHandling } from './aggregate.js'
+import { planMetric, valueProperties } from './metric.js'
+import { experimentResult, StatisticError, statsMethod } from './statistics.js'
+
+/** The query kinds `/query/` answers. */
+export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
+
+const CONTROL = 'control'
+const DAY_MS = 86_400_000
+const CACHE_MS = DAY_MS
+const FLAG_CALLED = '$feature_flag_called'
+
+// PostHog's experiment_error_handler messages.
+const STATISTICS_FAILED = 'Unable to calculate experiment statistics. Please ensure your experiment has sufficient data and try again.'
+const INVALID_SETUP = 'Invalid experiment configuration detected. Please check your experiment setup.'
+
+const invalid = (detail: string, attr: string | null = null) => new ValidationError('invalid', detail, attr)
+
+export interface ExperimentSource {
+  /** The live experiment of the project; throws AppError not_found otherwise. */
+  record(project: Project, id: number): ExperimentRecord
+  flagOf(experiment: ExperimentRecord): FeatureFlagRecord | null
+}
+
+export type ProjectActionById = (teamId: number, id: number) => Pick<ActionRecord, 'steps'> | null
+
+function experimentOf(source: ExperimentSource, project: Project, id: number): ExperimentRecord {
+  try {
+    return source.record(project, id)
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') throw invalid(`Experiment with id ${id} not found`)
+    throw error
+  }
+}
+
+/** The query's ExperimentQuery, or PostHog's refusals of what is not one. */
+function experimentQuery(body: unknown): { experimentId: number; metric: JsonObject } {
+  if (!isPlainObject(body) || body.query === undefined || body.query === null) throw new ValidationError('required', 'This field is required.', 'query')
+  const query = body.query
+  if (!isPlainObject(query)) throw invalid('The query must be an object.', 'query')
+  if (query.kind !== 'ExperimentQuery') {
+    throw new ValidationError('unsupported_query_kind', `Query kind ${JSON.stringify(query.kind ?? null)} is not served here: skylark serves ${SERVED_QUERY_KINDS.join(', ')}.`, 'kind')
+  }
+  const id = query.experiment_id
+  if (id === undefined || id === null || id === 0) throw invalid('experiment_id is required')
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw invalid('experiment_id must be an integer', 'experiment_id')
+  checkMetric(query.metric, 'Invalid metric: ', 'metric')
+  return { experimentId: id, metric: query.metric as JsonObject }
+}
+
+/** Where exposures come from (`get_exposure_event_and_property`, `build_common_exposure_conditions`). */
+function exposureOf(experiment: ExperimentRecord, flagKey: string, variants: string[], after: number, before: number, teamId: number) {
+  const config = isPlainObject(experiment.exposure_criteria?.exposure_config) ? experiment.exposure_criteria.exposure_config : null
+  const custom = config !== null && typeof config.event === 'string' && config.event !== FLAG_CALLED ? config.event : null
+  const variantProperty = custom === null ? '$feature_flag_response' : `$feature/${flagKey}`
+  const properties: PropertyNode[] = [{ key: variantProperty, operator: 'exact', value: variants }]
+  if (custom === null) properties.push({ key: '$feature_flag', operator: 'exact', value: flagKey })
+  else if (config?.kind === 'ExperimentEventExposureConfig') properties.push(...propertyLeaves(config.properties).map(toPropertyFilter))
+  const filter: EventFilter = { teamId, event: custom ?? FLAG_CALLED, after, before, properties }
+  return { filter, variantProperty }
+}
+
+export class ExperimentQueryRunner {
+  constructor(
+    private readonly events: EventStore,
+    private readonly experiments: ExperimentSource,
+    private readonly actionById: ProjectActionById,
+  ) {}
+
+  async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
+    const { experimentId, metric } = experimentQuery(body)
+    const experiment = experimentOf(this.experiments, project, experimentId)
+    const flag = this.experiments.flagOf(experiment)
+    if (!flag) throw invalid(INVALID_SETUP)
+    const plan = planMetric(metric, (id) => this.actionById(project.id, id))
+
+    const variants = flagVariants(flag.filters).map((v) => v.key)
+    if (experiment.holdout_id !== null) variants.push(holdoutVariant(experiment.holdout_id))
+    const after = experiment.start_date === null ? Math.floor((nowMs - 7 * DAY_MS) / DAY_MS) * DAY_MS : Date.parse(experiment.start_date)
+    const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
+    const group = flag.filters.aggregation_group_type_index
+    const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
+    const rows = await this.events.experimentEvents({
+      teamId: project.id,
+      groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
+      exposure: exposure.filter,
+      variantProperty: exposure.variantProperty,
+      metric: {
+        after,
+        // With a conversion window the metric's events run to first exposure + window, past the end too.
+        before: to + 1 + (plan.windowMs ?? 0),
+        steps: plan.steps,
+        valueProperties: valueProperties(plan),
+        session: plan.sources.some((s) => s.kind === 'unique_session'),
+      },
+    })
+
+    const handling: MultipleVariantHandling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
+    const perVariant = aggregateVariants(plan, variants, exposuresByEntity(rows.exposures, handling), rows.events)
+    const control = perVariant.filter((v) => v.key === CONTROL)
+    if (control.length !== 1) throw invalid(INVALID_SETUP)
+    let result
+    try {
+      result = experimentResult(
+        plan.type,
+        statsMethod(experiment.stats_config),
+        experiment.stats_config,
+        control[0],
+        perVariant.filter((v) => v.key !== CONTROL),
+      )
+    } catch (error) {
+      if (error instanceof StatisticError) throw invalid(STATISTICS_FAILED)
+      throw error
+    }
+    return {
+      // The legacy fields of ExperimentQueryResponse, unset by the new engine.
+      kind: null,
+      insight: null,
+      metric: null,
+      variants: null,
+      probability: null,
+      significant: null,
+      significance_code: null,
+      stats_version: null,
+      p_value: null,
+      credible_intervals: null,
+      ...result,
+      // What PostHog's query API adds to a computed (not cached) answer.
+      cache_key: `experiment_query_${experiment.id}_${nowMs}`,
+      is_cached: false,
+      last_refresh: iso(nowMs),
+      next_allowed_client_refresh: iso(nowMs),
+      cache_target_age: iso(nowMs + CACHE_MS),
+      timezone: 'UTC',
+      query_status: null,
+    }
+  }
+}

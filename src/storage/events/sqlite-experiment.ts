@@ -1,0 +1,49 @@
+/**
+ * ExperimentEventsQuery → two SQL statements over events.db: the first exposure per entity and variant
+ * (GROUP BY), and the metric events of the exposed entities with one bit per step they match. Joining each
+ * event to its entity's first exposure, windows and aggregation happen in src/experiments/query, the same
+ * code for both stores.
+ */
+import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
+import { funnelEventNames, type ExperimentEventsQuery } from './types.js'
+
+/** The entity of an event: its person (or distinct id when stored without one), or a group key. */
+export function sqliteEntity(q: ExperimentEventsQuery): string {
+  return q.groupTypeIndex === null ? `COALESCE(person_id, 'distinct:' || distinct_id)` : groupColumn(q.groupTypeIndex)
+}
+
+function exposureWhere(q: ExperimentEventsQuery): SqlFragment {
+  const where = compileSqliteWhere(q.exposure)
+  const entity = sqliteEntity(q)
+  return q.groupTypeIndex === null ? where : { sql: `${where.sql} AND ${entity} != ''`, params: where.params }
+}
+
+export function compileSqliteExposures(q: ExperimentEventsQuery): SqlFragment {
+  const where = exposureWhere(q)
+  const variant = propertyText(q.variantProperty)
+  return {
+    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, MIN(timestamp) AS t FROM events WHERE ${where.sql} GROUP BY e, v`,
+    params: [...variant.params, ...where.params],
+  }
+}
+
+export function compileSqliteMetricEvents(q: ExperimentEventsQuery): SqlFragment {
+  const m = q.metric
+  const entity = sqliteEntity(q)
+  const steps = m.steps.map((step) => compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }))
+  const mask = steps.map((step, i) => `((${step.sql}) << ${i})`).join(' | ')
+  const values = m.valueProperties.map(propertyText)
+  const session = m.session ? propertyText('$session_id') : { sql: 'NULL', params: [] }
+  const names = funnelEventNames(m)
+  const exposed = exposureWhere(q)
+  const sql = `SELECT e, t, m, s${values.map((_, i) => `, v${i}`).join('')} FROM (
+    SELECT ${entity} AS e, timestamp AS t, (${mask}) AS m, ${session.sql} AS s${values.map((v, i) => `, ${v.sql} AS v${i}`).join('')}, uuid
+    FROM events WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
+      ${names === null ? '' : `AND event IN (${names.map(() => '?').join(', ')})`}
+      AND ${entity} IN (SELECT ${entity} FROM events WHERE ${exposed.sql})
+  ) WHERE m != 0 ORDER BY t, uuid`
+  return {
+    sql,
+    params: [...steps.flatMap((s) => s.params), ...session.params, ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), ...exposed.params],
+  }
+}
