@@ -61,7 +61,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
         // A second call later: the first one is the exposure.
         call(id, at + 100_000, variant)
         for (let c = 0; c < p.clicks; c++) out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}` } })
-        out.push({ event: 'viewed pricing', distinct_id: id, at: at + 10_000 })
+        out.push({ event: 'viewed pricing', distinct_id: id, at: at + 10_000, properties: { '$feature/q-flag': variant } })
         if (p.converts) out.push({ event: 'purchased', distinct_id: id, at: at + 20_000, properties: { amount: p.amount } })
         // A purchase before viewing converts nobody in an ordered funnel, and adds nothing to the sum.
         else if (i % 4 === 1) out.push({ event: 'purchased', distinct_id: id, at: at + 5000, properties: { amount: 'n/a' } })
@@ -163,6 +163,22 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.equal(body.variant_results[0].method, 'frequentist')
     t.ok(body.variant_results[0].p_value < 0.001)
     await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config: { method: 'bayesian' } })
+  })
+
+  t.test('exposure criteria: the first-seen variant, and a custom exposure event', async (t) => {
+    const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
+    t.equal((await patch({ multiple_variant_handling: 'first_seen' })).status, 200)
+    const firstSeen = await query(mean(clicked))
+    const clicks = expect((v, i) => plan(v, i).clicks)
+    t.same([firstSeen.baseline.number_of_samples, firstSeen.baseline.sum], [clicks.control.n + 1, clicks.control.sum + 5], 'the person exposed to both counts under control, seen first')
+    t.same([firstSeen.variant_results[0].number_of_samples, firstSeen.variant_results[0].sum], [clicks.test.n, clicks.test.sum])
+
+    // Exposed when viewing pricing (variant in `$feature/q-flag`): clicks came before, purchases after.
+    t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: 'viewed pricing', properties: [] } })).status, 200)
+    const purchases = await query(mean({ kind: 'EventsNode', event: 'purchased' }))
+    checkAnswer(t, purchases, expect((v, i) => (plan(v, i).converts ? 1 : 0)), 'mean')
+    t.equal((await query(mean(clicked))).baseline.sum, 0, 'no click follows the custom exposure')
+    t.equal((await patch({ filterTestAccounts: true })).status, 200)
   })
 
   t.test('refusals: other query kinds, unknown experiments, bad metrics', async (t) => {

@@ -1,0 +1,88 @@
+import t from 'tap'
+import { aggregateVariants, exposuresByEntity, furthestStep, MULTIPLE_VARIANT_KEY, quantile } from '../../../src/experiments/query/aggregate.js'
+import type { MetricPlan } from '../../../src/experiments/query/metric.js'
+import type { ExposureRow, MetricEventRow } from '../../../src/storage/events/index.js'
+
+const plan = (over: Partial<MetricPlan>): MetricPlan => ({
+  type: 'mean',
+  steps: [{ event: 'e' }],
+  sources: [{ kind: 'count' }],
+  windowMs: null,
+  lowerPercentile: null,
+  upperPercentile: null,
+  ignoreZeros: false,
+  ...over,
+})
+const ev = (entity: string, t: number, mask = 1, values: Array<string | null> = [], session: string | null = null): MetricEventRow => [entity, t, mask, values, session]
+
+t.test('an entity seen in two variants is $multiple, or its earliest variant with first_seen', async (t) => {
+  const rows: ExposureRow[] = [
+    ['a', 'control', 100],
+    ['b', 'test', 300],
+    ['b', 'control', 200],
+  ]
+  t.same([...exposuresByEntity(rows, 'exclude')], [['a', { variant: 'control', first: 100 }], ['b', { variant: MULTIPLE_VARIANT_KEY, first: 200 }]])
+  t.same(exposuresByEntity(rows, 'first_seen').get('b'), { variant: 'control', first: 200 })
+})
+
+t.test('mean metrics count only events at or after first exposure, within the conversion window', async (t) => {
+  const exposures = exposuresByEntity([['a', 'control', 1000], ['b', 'test', 1000], ['c', 'test', 5000]], 'exclude')
+  const events = [ev('a', 999), ev('a', 1000), ev('a', 1500), ev('a', 2100), ev('b', 1200), ev('x', 1200)]
+  const all = aggregateVariants(plan({}), ['control', 'test'], exposures, events)
+  t.same(all, [
+    { key: 'control', number_of_samples: 1, sum: 3, sum_squares: 9 },
+    { key: 'test', number_of_samples: 2, sum: 1, sum_squares: 1 },
+  ])
+  const windowed = aggregateVariants(plan({ windowMs: 1000 }), ['control', 'test'], exposures, events)
+  t.equal(windowed[0].sum, 2, 'the event at first exposure + window is out')
+  t.same(aggregateVariants(plan({}), ['control', 'test', 'holdout-1'], exposures, [])[2], { key: 'holdout-1', number_of_samples: 0, sum: 0, sum_squares: 0 })
+})
+
+t.test('property math reads numbers (anything else is 0) and unique sessions count distinct ids', async (t) => {
+  const exposures = exposuresByEntity([['a', 'control', 0]], 'exclude')
+  const events = [ev('a', 1, 1, ['5'], 's1'), ev('a', 2, 1, ['2.5'], 's1'), ev('a', 3, 1, ['n/a'], 's2'), ev('a', 4, 1, [null], null)]
+  const value = (math: MetricPlan['sources'][number]) => aggregateVariants(plan({ sources: [math] }), ['control'], exposures, events)[0].sum
+  t.equal(value({ kind: 'sum', property: 'amount' }), 7.5)
+  t.equal(value({ kind: 'avg', property: 'amount' }), 7.5 / 4)
+  t.equal(value({ kind: 'min', property: 'amount' }), 0)
+  t.equal(value({ kind: 'max', property: 'amount' }), 5)
+  t.equal(value({ kind: 'unique_session' }), 2)
+})
+
+t.test('winsorisation clamps to ClickHouse-style quantiles over all entities; ignore_zeros takes the upper bound over non-zero values', async (t) => {
+  t.equal(quantile([1, 2, 3, 4], 0.5), 2.5)
+  t.equal(quantile([0, 10], 0.9), 9)
+  const rows: ExposureRow[] = ['a', 'b', 'c', 'd', 'e'].map((e) => [e, 'control', 0])
+  const events = [...Array(10)].map((_, i) => ev('a', i + 1)).concat([ev('b', 1), ev('c', 1), ev('c', 2)])
+  const counts = [10, 1, 2, 0, 0]
+  const upper = quantile(counts, 0.8)
+  const clamped = aggregateVariants(plan({ upperPercentile: 0.8 }), ['control'], exposuresByEntity(rows, 'exclude'), events)[0]
+  t.equal(clamped.sum, counts.map((c) => Math.min(c, upper)).reduce((a, b) => a + b))
+  const nonZeroUpper = quantile([10, 1, 2], 0.8)
+  const ignoring = aggregateVariants(plan({ upperPercentile: 0.8, ignoreZeros: true }), ['control'], exposuresByEntity(rows, 'exclude'), events)[0]
+  t.equal(ignoring.sum, counts.map((c) => Math.min(c, nonZeroUpper)).reduce((a, b) => a + b))
+})
+
+t.test('funnels: steps in order within the window of the first step; one event advances one step', async (t) => {
+  t.equal(furthestStep([ev('a', 1, 0b10), ev('a', 2, 0b01)], 2, 100), 0, 'step 2 before step 1 does not count')
+  t.equal(furthestStep([ev('a', 1, 0b01), ev('a', 2, 0b10)], 2, 100), 1)
+  t.equal(furthestStep([ev('a', 1, 0b01), ev('a', 200, 0b10)], 2, 100), 0, 'outside the window')
+  t.equal(furthestStep([ev('a', 1, 0b01), ev('a', 150, 0b01), ev('a', 200, 0b10)], 2, 100), 1, 'a later first step starts a new chain')
+  t.equal(furthestStep([ev('a', 1, 0b11)], 2, 100), 0, 'one event is one step')
+  t.equal(furthestStep([], 2, 100), -1)
+  const exposures = exposuresByEntity([['a', 'control', 0], ['b', 'control', 0], ['c', 'control', 0]], 'exclude')
+  const stats = aggregateVariants(plan({ type: 'funnel', steps: [{ event: 'x' }, { event: 'y' }, { event: 'z' }], sources: [] }), ['control'], exposures, [
+    ev('a', 1, 0b001),
+    ev('a', 2, 0b010),
+    ev('a', 3, 0b100),
+    ev('b', 1, 0b001),
+  ])
+  t.same(stats[0], { key: 'control', number_of_samples: 3, sum: 1, sum_squares: 1, step_counts: [2, 1, 1] })
+})
+
+t.test('ratio metrics sum numerator and denominator per entity, with their squares and products', async (t) => {
+  const exposures = exposuresByEntity([['a', 'control', 0], ['b', 'control', 0]], 'exclude')
+  const ratio = plan({ type: 'ratio', steps: [{ event: 'n' }, { event: 'd' }], sources: [{ kind: 'sum', property: 'v' }, { kind: 'count' }] })
+  const [s] = aggregateVariants(ratio, ['control'], exposures, [ev('a', 1, 0b01, ['3']), ev('a', 2, 0b10), ev('a', 3, 0b10), ev('b', 1, 0b01, ['4'])])
+  t.same(s, { key: 'control', number_of_samples: 2, sum: 7, sum_squares: 25, denominator_sum: 2, denominator_sum_squares: 4, numerator_denominator_sum_product: 6 })
+})
