@@ -154,6 +154,24 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.same(body.variant_results[0].step_counts, [PER_VARIANT, converted.test.sum])
   })
 
+  t.test('a ratio: purchase amount per pricing view', async (t) => {
+    const body = await query({
+      kind: 'ExperimentMetric',
+      metric_type: 'ratio',
+      numerator: { kind: 'EventsNode', event: 'purchased', math: 'sum', math_property: 'amount' },
+      denominator: { kind: 'EventsNode', event: 'viewed pricing' },
+    })
+    const amount = expect((v, i) => (plan(v, i).converts ? plan(v, i).amount : 0))
+    for (const [answer, variant] of [[body.baseline, 'control'], [body.variant_results[0], 'test']] as const) {
+      t.same(
+        [answer.number_of_samples, answer.sum, answer.sum_squares, answer.denominator_sum, answer.denominator_sum_squares, answer.numerator_denominator_sum_product],
+        [PER_VARIANT, amount[variant].sum, amount[variant].sum_squares, PER_VARIANT, PER_VARIANT, amount[variant].sum],
+        `${variant}: numerator and denominator sums`,
+      )
+    }
+    t.type(body.variant_results[0].chance_to_win, 'number')
+  })
+
   t.test("frequentist when the experiment's stats_config says so", async (t) => {
     const stats = { method: 'frequentist' }
     const res = await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config: stats })
