@@ -110,12 +110,13 @@ export function quantile(values: readonly number[], level: number): number {
 function winsorise(values: number[], plan: MetricPlan): number[] {
   if (plan.lowerPercentile === null && plan.upperPercentile === null) return values
   if (values.length === 0) return values
-  const lower = plan.lowerPercentile === null ? Math.min(...values) : quantile(values, plan.lowerPercentile)
+  // Loops, not Math.min(...values): a spread of many thousands of persons overflows the stack.
+  const lower = plan.lowerPercentile === null ? values.reduce((a, b) => Math.min(a, b)) : quantile(values, plan.lowerPercentile)
   // ignore_zeros: the upper bound is taken over the entities that did something (PostHog's outlier setting
   // "Ignore zeros when calculating upper bound").
   const upperBase = plan.ignoreZeros ? values.filter((v) => v !== 0) : values
   const upper =
-    plan.upperPercentile === null ? Math.max(...values) : upperBase.length === 0 ? quantile(values, plan.upperPercentile) : quantile(upperBase, plan.upperPercentile)
+    plan.upperPercentile === null ? values.reduce((a, b) => Math.max(a, b)) : upperBase.length === 0 ? quantile(values, plan.upperPercentile) : quantile(upperBase, plan.upperPercentile)
   return values.map((v) => Math.min(Math.max(lower, v), upper))
 }
 

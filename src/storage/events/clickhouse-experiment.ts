@@ -26,7 +26,7 @@ export function compileClickHouseExposures(q: ExperimentEventsQuery, table: stri
 export function compileClickHouseMetricEvents(q: ExperimentEventsQuery, table: string, f: ServerFeatures): string {
   const m = q.metric
   const mask = m.steps
-    .map((step, i) => `toUInt32(${compileClickHouseWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }, f)}) * ${2 ** i}`)
+    .map((step, i) => `ifNull(toUInt32(${compileClickHouseWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }, f)}), 0) * ${2 ** i}`)
     .join(' + ')
   const names = funnelEventNames(m)
   const where = compileClickHouseWhere({ teamId: q.teamId, after: m.after, before: m.before, event: names ?? undefined }, f)

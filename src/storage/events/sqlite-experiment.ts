@@ -31,7 +31,8 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery): SqlFragment
   const m = q.metric
   const entity = sqliteEntity(q)
   const steps = m.steps.map((step) => compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }))
-  const mask = steps.map((step, i) => `((${step.sql}) << ${i})`).join(' | ')
+  // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
+  const mask = steps.map((step, i) => `(IFNULL((${step.sql}), 0) << ${i})`).join(' | ')
   const values = m.valueProperties.map(propertyText)
   const session = m.session ? propertyText('$session_id') : { sql: 'NULL', params: [] }
   const names = funnelEventNames(m)

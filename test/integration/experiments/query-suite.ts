@@ -152,6 +152,17 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     checkAnswer(t, body, converted, 'funnel')
     t.same(body.baseline.step_counts, [PER_VARIANT, converted.control.sum])
     t.same(body.variant_results[0].step_counts, [PER_VARIANT, converted.test.sum])
+
+    // A step whose property is missing on an event is no match, and leaves the event's other steps standing.
+    const missing = await query({
+      kind: 'ExperimentMetric',
+      metric_type: 'funnel',
+      series: [
+        { kind: 'EventsNode', event: 'viewed pricing' },
+        { kind: 'EventsNode', event: 'viewed pricing', properties: [{ key: 'absent', operator: 'exact', value: 'x', type: 'event' }] },
+      ],
+    })
+    t.same(missing.baseline.step_counts, [PER_VARIANT, 0])
   })
 
   t.test('a ratio: purchase amount per pricing view', async (t) => {
