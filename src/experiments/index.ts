@@ -17,3 +17,4 @@ export { OFFLOAD_FROM_VARIANTS, StatsRunner, type StatsOffload } from './stats-r
 export { computeStats, runStatsTask, unwrapOutcome, type StatsOutcome, type StatsResult, type StatsTask } from './stats-task.js'
 export { DEFAULT_VARIANTS, drfBoolean, flagVariants, parseDateField } from './validation.js'
 export { SavedMetrics, type SavedMetricObject } from './saved-metrics/service.js'
+export { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from './query/runner.js'

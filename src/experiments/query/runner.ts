@@ -84,19 +84,25 @@ function exposureOf(experiment: ExperimentRecord, flagKey: string, variants: str
   return { filter, variantProperty }
 }
 
+export interface ExperimentQueryDeps {
+  events: EventStore
+  experiments: ExperimentSource
+  actionById: ProjectActionById
+}
+
 export class ExperimentQueryRunner {
-  constructor(
-    private readonly events: EventStore,
-    private readonly experiments: ExperimentSource,
-    private readonly actionById: ProjectActionById,
-  ) {}
+  readonly #deps: ExperimentQueryDeps
+
+  constructor(deps: ExperimentQueryDeps) {
+    this.#deps = deps
+  }
 
   async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
     const { experimentId, metric } = experimentQuery(body)
-    const experiment = experimentOf(this.experiments, project, experimentId)
-    const flag = this.experiments.flagOf(experiment)
+    const experiment = experimentOf(this.#deps.experiments, project, experimentId)
+    const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
-    const plan = planMetric(metric, (id) => this.actionById(project.id, id))
+    const plan = planMetric(metric, (id) => this.#deps.actionById(project.id, id))
 
     const variants = flagVariants(flag.filters).map((v) => v.key)
     if (experiment.holdout_id !== null) variants.push(holdoutVariant(experiment.holdout_id))
@@ -104,7 +110,7 @@ export class ExperimentQueryRunner {
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
-    const rows = await this.events.experimentEvents({
+    const rows = await this.#deps.events.experimentEvents({
       teamId: project.id,
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
       exposure: exposure.filter,

@@ -6,7 +6,7 @@
  */
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
-import { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from '../../experiments/query/runner.js'
+import { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from '../../experiments/index.js'
 import type { EventStore } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
@@ -39,7 +39,7 @@ export const QUERY_COMPONENTS = {
 }
 
 export function registerQueryRoutes(router: Router, api: ApiContext, events: EventStore, experiments: ExperimentSource, maxBodyBytes: number): void {
-  const runner = new ExperimentQueryRunner(events, experiments, (teamId, id) => api.management.actions.byId(teamId, id))
+  const runner = new ExperimentQueryRunner({ events, experiments, actionById: (teamId, id) => api.management.actions.byId(teamId, id) })
   for (const op of QUERY_OPERATIONS) {
     router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, async (req) => answer(200, await runner.run(req.project, req.body, Date.now()))), { maxBodyBytes })
   }
