@@ -174,7 +174,23 @@ t.test('posthog-js loaded from skylark, in Chromium', { skip: chromiumSkip() }, 
     // posthog-js processes persons only once they are identified (`person_profiles: 'identified_only'`), so an
     // anonymous visitor's enrollment would live in the browser alone.
     const distinctId = 'early-adopter'
-    await tab.evaluate((id) => (globalThis as any).posthog.identify(id), distinctId)
+    // identify reloads the flags; enrolling while that answer is in flight let it overwrite the enrollment's
+    // local value on a loaded machine, so the test waits for it (onFeatureFlags answers once at once, then per load).
+    await tab.evaluate(
+      (id) =>
+        new Promise<void>((resolve, reject) => {
+          const ph = (globalThis as any).posthog
+          let calls = 0
+          const off = ph.onFeatureFlags(() => {
+            if (++calls < 2) return
+            off()
+            resolve()
+          })
+          setTimeout(() => reject(new Error('identify did not reload the flags within 10 s')), 10_000)
+          ph.identify(id)
+        }),
+      distinctId,
+    )
     const token = server.boot.project_api_key
     /** The flag as skylark evaluates it for the person from what it stored, without the browser's overrides. */
     const served = async () => {
