@@ -18,22 +18,17 @@
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { actionCondition, type ActionRecord } from '../../management/index.js'
-import { MAX_EXPERIMENT_STEPS, type FunnelStep } from '../../storage/events/index.js'
+import { MAX_EXPERIMENT_STEPS, type ExperimentAggregation, type FunnelStep, type SourceMath } from '../../storage/events/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { MetricType } from './statistics.js'
 
-export type SourceMath = { kind: 'count' } | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string } | { kind: 'unique_session' }
-
-export interface MetricPlan {
+/** What the event store reads (`steps`) and how it aggregates them (ExperimentAggregation, in the store). */
+export interface MetricPlan extends ExperimentAggregation {
   type: MetricType
   /** Mean: the source; ratio: numerator then denominator; funnel: the series. */
   steps: FunnelStep[]
   /** Mean: one; ratio: two; funnel: none. */
   sources: SourceMath[]
-  windowMs: number | null
-  lowerPercentile: number | null
-  upperPercentile: number | null
-  ignoreZeros: boolean
 }
 
 export type ActionLookup = (id: number) => Pick<ActionRecord, 'steps'> | null

@@ -1,8 +1,9 @@
 /**
  * PostHog's ExperimentQueryRunner (posthog/hogql_queries/experiments/experiment_query_runner.py) for
  * `POST …/query/` with `{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}`: the experiment's
- * exposures and the metric's events from the event store, aggregated per entity and variant
- * (aggregate.ts), and the new engine's statistics (statistics.ts), answered in PostHog's
+ * exposures and the metric's events aggregated per entity and variant by the event store where it reads them
+ * (src/storage/events/experiment-aggregate.ts; SQLite on its read thread, ClickHouse in SQL), and the new
+ * engine's statistics (statistics.ts) over those per-variant sums, answered in PostHog's
  * ExperimentQueryResponse shape (`baseline`, `variant_results`) with the query API's cache fields.
  *
  * Exposure as PostHog's default (exposure_query_logic.py): `$feature_flag_called` with `$feature_flag` the
@@ -22,7 +23,6 @@ import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
-import { aggregateVariants, exposuresByEntity, type MultipleVariantHandling } from './aggregate.js'
 import { planMetric, valueProperties } from './metric.js'
 import { experimentResult, StatisticError, statsMethod } from './statistics.js'
 
@@ -110,7 +110,8 @@ export class ExperimentQueryRunner {
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
-    const rows = await this.#deps.events.experimentEvents({
+    const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
+    const perVariant = await this.#deps.events.experimentVariants({
       teamId: project.id,
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
       exposure: exposure.filter,
@@ -123,10 +124,10 @@ export class ExperimentQueryRunner {
         valueProperties: valueProperties(plan),
         session: plan.sources.some((s) => s.kind === 'unique_session'),
       },
+      variants,
+      multipleVariantHandling: handling,
+      aggregation: plan,
     })
-
-    const handling: MultipleVariantHandling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
-    const perVariant = aggregateVariants(plan, variants, exposuresByEntity(rows.exposures, handling), rows.events)
     const control = perVariant.filter((v) => v.key === CONTROL)
     if (control.length !== 1) throw invalid(INVALID_SETUP)
     let result

@@ -19,6 +19,7 @@
  * A computation PostHog's code refuses (a zero variance, a non-positive control mean for a relative effect)
  * throws StatisticError, which the caller answers as PostHog's error handler does.
  */
+import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
 
 export type MetricType = 'mean' | 'funnel' | 'ratio'
@@ -32,19 +33,8 @@ export class StatisticError extends Error {
   }
 }
 
-/** One variant's aggregates, as the experiment query gives them. */
-export interface VariantStats {
-  key: string
-  number_of_samples: number
-  sum: number
-  sum_squares: number
-  /** Funnels: entities that reached at least step i (0-based), for each step. */
-  step_counts?: number[]
-  /** Ratio metrics. */
-  denominator_sum?: number
-  denominator_sum_squares?: number
-  numerator_denominator_sum_product?: number
-}
+/** One variant's aggregates, as the event store sums them (experimentVariants). */
+export type VariantStats = VariantSums
 
 export type ValidationFailure = 'not-enough-exposures' | 'not-enough-metric-data' | 'baseline-mean-is-zero'
 

@@ -1,11 +1,13 @@
 /**
- * ExperimentEventsQuery → two ClickHouse queries, as sqlite-experiment.ts: the first exposure per entity and
- * variant, and the metric events of the exposed entities with one bit per step they match. Functions every
- * supported server has (18.16 included); times come back as text (Int64 in JSON) and are read as numbers.
+ * ExperimentVariantsQuery → one ClickHouse query that aggregates per entity (and, where nothing needs every
+ * entity's value, per variant) in SQL, so what comes back is a few numbers per entity or per variant rather
+ * than every metric event. Functions every supported server has (18.16 included: argMin over a tuple,
+ * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
-import type { ServerFeatures } from './clickhouse-schema.js'
-import { funnelEventNames, type ExperimentEventsQuery } from './types.js'
+import { quote, type ServerFeatures } from './clickhouse-schema.js'
+import { MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
+import { funnelEventNames, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
 
 function entity(q: ExperimentEventsQuery): string {
   return q.groupTypeIndex === null ? 'toString(person_id)' : groupColumn(q.groupTypeIndex)
@@ -16,26 +18,78 @@ function exposureWhere(q: ExperimentEventsQuery, f: ServerFeatures): string {
   return q.groupTypeIndex === null ? where : `${where} AND ${entity(q)} != ''`
 }
 
-export function compileClickHouseExposures(q: ExperimentEventsQuery, table: string, f: ServerFeatures): string {
-  return `SELECT x_entity AS e, x_variant AS v, toString(min(x_ms)) AS t FROM (
-    SELECT ${entity(q)} AS x_entity, ${propertyTextExpr(q.variantProperty, f)} AS x_variant, ${msExpr('timestamp', f)} AS x_ms
-    FROM ${table} WHERE ${exposureWhere(q, f)}
-  ) GROUP BY x_entity, x_variant`
+/** Each exposed entity of the variants counted: its first exposure and variant (`$multiple` left out). */
+function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
+  const variant = propertyTextExpr(q.variantProperty, f)
+  // The variant of the earliest exposure, the smaller name on a tie (as experiment-aggregate.ts).
+  const first = 'argMin(x_v, (x_ms, x_v))'
+  const chosen = q.multipleVariantHandling === 'first_seen' ? first : `if(uniqExact(x_v) > 1, ${quote(MULTIPLE_VARIANT_KEY)}, ${first})`
+  return `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant FROM (
+      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms
+      FROM ${table} WHERE ${exposureWhere(q, f)} AND isNotNull(${variant})
+    ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
 }
 
-export function compileClickHouseMetricEvents(q: ExperimentEventsQuery, table: string, f: ServerFeatures): string {
+/** The metric events of exposed entities: step bits, and what the sources read (numbers, session, order). */
+function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
   const m = q.metric
   const mask = m.steps
     .map((step, i) => `ifNull(toUInt32(${compileClickHouseWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }, f)}), 0) * ${2 ** i}`)
     .join(' + ')
   const names = funnelEventNames(m)
   const where = compileClickHouseWhere({ teamId: q.teamId, after: m.after, before: m.before, event: names ?? undefined }, f)
-  const values = m.valueProperties.map((key, i) => `, ${propertyTextExpr(key, f)} AS v${i}`).join('')
-  const session = m.session ? propertyTextExpr('$session_id', f) : 'NULL'
-  return `SELECT e, toString(x_ms) AS t, m, s${m.valueProperties.map((_, i) => `, v${i}`).join('')} FROM (
-    SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m, ${session} AS s${values}, uuid
-    FROM ${table}
-    WHERE ${where} AND ${entity(q)} IN (SELECT ${entity(q)} FROM ${table} WHERE ${exposureWhere(q, f)})
-  ) WHERE m != 0 ORDER BY x_ms, uuid`
+  // HogQL's toFloat: a number, else 0 once coalesced; infinities are no number (as Number.isFinite in Node).
+  const numbers = m.valueProperties.map((key, i) => {
+    const n = `toFloat64OrZero(ifNull(${propertyTextExpr(key, f)}, ''))`
+    return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
+  })
+  const columns = [...m.valueProperties.map((_, i) => `x${i}`), ...(m.session ? ['s'] : []), ...(q.aggregation.type === 'funnel' ? ['u'] : [])]
+  return `SELECT e, x_ms AS t, m${columns.map((c) => `, ${c}`).join('')} FROM (
+      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m${numbers.join('')}
+        ${m.session ? `, ifNull(${propertyTextExpr('$session_id', f)}, '') AS s` : ''}${q.aggregation.type === 'funnel' ? ', toString(uuid) AS u' : ''}
+      FROM ${table}
+      WHERE ${where} AND ${entity(q)} IN (SELECT ${entity(q)} FROM ${table} WHERE ${exposureWhere(q, f)})
+    ) WHERE m != 0`
 }
 
+/** One source's per-entity aggregate over its step's events in the window (`c`), 0 without any. */
+function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string): string {
+  const x = 'property' in math ? `x${q.metric.valueProperties.indexOf(math.property)}` : '1'
+  switch (math.kind) {
+    case 'count':
+      return `toFloat64(countIf(${c}))`
+    case 'unique_session':
+      return `toFloat64(uniqExactIf(s, ${c} AND s != ''))`
+    case 'sum':
+      return `sumIf(${x}, ${c})`
+    case 'avg':
+      return `if(countIf(${c}) = 0, 0, sumIf(${x}, ${c}) / countIf(${c}))`
+    case 'min':
+    case 'max':
+      return `if(countIf(${c}) = 0, 0, ${math.kind}If(${x}, ${c}))`
+  }
+}
+
+/**
+ * An ExperimentVariantsQuery as one query, PostHog's shape: each exposed entity's first exposure and variant,
+ * its metric events joined on (ALL LEFT JOIN, so entities without events count with 0), the conversion
+ * window applied, one row per entity. Means without winsorisation and ratios are added up per variant here
+ * too (`perVariant`: rows `variant, n, sum, sum_squares[, denominator sums]`); winsorised means answer each
+ * entity's value (`variant, a`), the bounds being quantiles Node takes as the SQLite store does, and funnels
+ * each entity's events in order as [ms, step bits] (`variant, f`), walked in Node (experiment-aggregate.ts).
+ */
+export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): { sql: string; perVariant: boolean } {
+  const a = q.aggregation
+  const inWindow = `t >= x_first${a.windowMs === null ? '' : ` AND t < x_first + ${Math.trunc(a.windowMs)}`}`
+  const joined = `(${exposuresPerEntity(q, table, f)}) ALL LEFT JOIN (${metricEvents(q, table, f)}) USING e`
+  if (a.type === 'funnel') {
+    const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${inWindow}))`
+    return { sql: `SELECT x_variant AS variant, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f FROM ${joined} GROUP BY e, x_variant`, perVariant: false }
+  }
+  const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
+  const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i))} AS ${i === 0 ? 'a' : 'b'}`)
+  const perEntity = `SELECT x_variant AS variant, ${values.join(', ')} FROM ${joined} GROUP BY e, x_variant`
+  if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
+  const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''
+  return { sql: `SELECT variant, count() AS n, sum(a) AS s, sum(a * a) AS ss${ratio} FROM (${perEntity}) GROUP BY variant`, perVariant: true }
+}

@@ -6,10 +6,11 @@
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
-import { compileClickHouseExposures, compileClickHouseMetricEvents } from './clickhouse-experiment.js'
+import { compileClickHouseExperiment } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
+import { DEFAULT_FUNNEL_WINDOW_MS, furthestStep, VariantSummer } from './experiment-aggregate.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
@@ -26,13 +27,13 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
-  type ExperimentEvents,
-  type ExperimentEventsQuery,
+  type ExperimentVariantsQuery,
   type FunnelQuery,
   type FunnelRow,
   type PropertyValuesQuery,
   type StoredEvent,
   type ValueColumn,
+  type VariantSums,
 } from './types.js'
 
 /** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
@@ -163,6 +164,19 @@ interface ChEventKey {
 /** What tells two rows of FINAL apart here: the sorting key's columns (team and day follow from them). */
 function rowKey(uuid: string, r: { event: string; distinct_id: string; ts: string | number }): string {
   return `${uuid}\n${r.event}\n${r.distinct_id}\n${r.ts}`
+}
+
+/** A row of compileClickHouseExperiment: per variant (n … p), or per entity (a, or a funnel's f). */
+interface ChExperimentRow {
+  variant: string
+  n?: string
+  s?: number
+  ss?: number
+  ds?: number
+  dss?: number
+  p?: number
+  a?: number
+  f?: Array<[string, number]>
 }
 
 interface ChEventRow {
@@ -342,22 +356,37 @@ export class ClickHouseEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
-  async experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents> {
-    if (query.metric.steps.length === 0 || query.metric.steps.length > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
-    const [exposures, events] = await Promise.all([
-      this.#rows<{ e: string; v: string | null; t: string }>(compileClickHouseExposures(query, this.#table, this.#features)),
-      this.#rows<Record<string, string | number | null>>(compileClickHouseMetricEvents(query, this.#table, this.#features)),
-    ])
-    return {
-      exposures: exposures.filter((r) => r.v !== null).map((r) => [r.e, r.v as string, Number(r.t)]),
-      events: events.map((r) => [
-        String(r.e),
-        Number(r.t),
-        Number(r.m),
-        query.metric.valueProperties.map((_, i) => (r[`v${i}`] === null ? null : String(r[`v${i}`]))),
-        r.s === null ? null : String(r.s),
-      ]),
+  /**
+   * Aggregated in ClickHouse (clickhouse-experiment.ts): a few rows per variant, or a few numbers per entity
+   * read as a stream, each chunk added up as it arrives so no one step holds the event loop long.
+   */
+  async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
+    const steps = query.metric.steps.length
+    if (steps === 0 || steps > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
+    const { sql, perVariant } = compileClickHouseExperiment(query, this.#table, this.#features)
+    const a = query.aggregation
+    const summer = new VariantSummer(a, query.variants, steps)
+    const window = a.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS
+    const result = await this.#client.query({ query: sql, format: 'JSONEachRow' })
+    for await (const rows of result.stream<ChExperimentRow>()) {
+      for (const row of rows) {
+        const r = row.json()
+        if (perVariant) {
+          const ratio = a.type === 'ratio' ? { denominator_sum: r.ds!, denominator_sum_squares: r.dss!, numerator_denominator_sum_product: r.p! } : {}
+          summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio })
+        } else if (a.type === 'funnel') {
+          summer.addFunnel(
+            r.variant,
+            furthestStep(
+              r.f!.map(([t, m]) => [Number(t), m]),
+              steps,
+              window,
+            ),
+          )
+        } else summer.addValue(r.variant, r.a!)
+      }
     }
+    return summer.result()
   }
 
   async close(): Promise<void> {

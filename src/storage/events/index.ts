@@ -10,12 +10,12 @@ import type {
   EventFilter,
   EventPage,
   EventStore,
-  ExperimentEvents,
-  ExperimentEventsQuery,
+  ExperimentVariantsQuery,
   FunnelQuery,
   FunnelRow,
   PropertyValuesQuery,
   StoredEvent,
+  VariantSums,
 } from './types.js'
 
 export * from './types.js'
@@ -90,8 +90,8 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).distinctIds(filter)
   }
 
-  async experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents> {
-    return (await this.#get()).experimentEvents(query)
+  async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
+    return (await this.#get()).experimentVariants(query)
   }
 
   async close(): Promise<void> {

@@ -43,7 +43,7 @@ export class ThreadedEventStore implements EventStore {
   dailyBreakdown: EventStore['dailyBreakdown'] = (...args) => this.#call('dailyBreakdown', args)
   funnel: EventStore['funnel'] = (...args) => this.#call('funnel', args)
   distinctIds: EventStore['distinctIds'] = (...args) => this.#call('distinctIds', args)
-  experimentEvents: EventStore['experimentEvents'] = (...args) => this.#call('experimentEvents', args)
+  experimentVariants: EventStore['experimentVariants'] = (...args) => this.#call('experimentVariants', args)
 
   /** Ends the thread once the reads asked before are answered; a later read starts another. */
   close(): Promise<void> {

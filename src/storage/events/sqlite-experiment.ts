@@ -1,8 +1,8 @@
 /**
  * ExperimentEventsQuery → two SQL statements over events.db: the first exposure per entity and variant
  * (GROUP BY), and the metric events of the exposed entities with one bit per step they match. Joining each
- * event to its entity's first exposure, windows and aggregation happen in src/experiments/query, the same
- * code for both stores.
+ * event to its entity's first exposure, windows and aggregation happen beside them on the read thread
+ * (experiment-aggregate.ts), so only per-variant sums leave it.
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import { funnelEventNames, type ExperimentEventsQuery } from './types.js'

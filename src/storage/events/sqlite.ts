@@ -5,6 +5,7 @@
 import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
+import { aggregateVariants, exposuresByEntity } from './experiment-aggregate.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
@@ -22,13 +23,15 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
-  type ExperimentEvents,
-  type ExperimentEventsQuery,
+  type ExperimentVariantsQuery,
+  type ExposureRow,
   type FunnelQuery,
   type FunnelRow,
+  type MetricEventRow,
   type PropertyValuesQuery,
   type StoredEvent,
   type ValueColumn,
+  type VariantSums,
 } from './types.js'
 
 // Errors where retrying later can succeed (disk full, I/O, locks); anything else is about the rows.
@@ -246,22 +249,23 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
-  async experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents> {
-    if (query.metric.steps.length === 0 || query.metric.steps.length > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
+  /** Runs on the read thread: the rows stay here and only the per-variant sums cross to the caller. */
+  async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
+    const steps = query.metric.steps.length
+    if (steps === 0 || steps > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
     const exposures = compileSqliteExposures(query)
     const events = compileSqliteMetricEvents(query)
-    return {
-      exposures: (this.#db.prepare(exposures.sql).raw().all(...exposures.params) as Array<[string, unknown, number]>)
-        .filter((r) => r[1] !== null)
-        .map(([e, v, t]) => [e, String(v), t]),
-      events: (this.#db.prepare(events.sql).raw().all(...events.params) as Array<[string, number, number, unknown, ...unknown[]]>).map(([e, t, m, s, ...values]) => [
-        e,
-        t,
-        m,
-        values.map((v) => (v === null ? null : String(v))),
-        s === null ? null : String(s),
-      ]),
+    const exposureRows: ExposureRow[] = []
+    for (const [e, v, t] of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<[string, unknown, number]>) {
+      if (v !== null) exposureRows.push([e, String(v), t])
     }
+    const rows = function* (db: Db): Generator<MetricEventRow> {
+      for (const [e, t, m, s, ...values] of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<[string, number, number, unknown, ...unknown[]]>) {
+        yield [e, t, m, values.map((v) => (v === null ? null : String(v))), s === null ? null : String(s)]
+      }
+    }
+    const byEntity = exposuresByEntity(exposureRows, query.multipleVariantHandling)
+    return aggregateVariants(query.aggregation, steps, query.metric.valueProperties, query.variants, byEntity, rows(this.#db))
   }
 
   async close(): Promise<void> {

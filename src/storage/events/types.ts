@@ -235,15 +235,49 @@ export interface ExperimentEventsQuery {
   }
 }
 
+/** How one event's value counts for a mean or ratio source: its count, a property's number, or distinct sessions. */
+export type SourceMath = { kind: 'count' } | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string } | { kind: 'unique_session' }
+
+/**
+ * How the metric events of each exposed entity become per-variant sums (experiment-aggregate.ts says how):
+ * `sources` are the mean's one or the ratio's numerator and denominator, each matching the step of its index.
+ */
+export interface ExperimentAggregation {
+  type: 'mean' | 'ratio' | 'funnel'
+  sources: readonly SourceMath[]
+  /** The conversion window after first exposure (and a funnel's from its first step), in ms. */
+  windowMs: number | null
+  lowerPercentile: number | null
+  upperPercentile: number | null
+  ignoreZeros: boolean
+}
+
+/** An ExperimentEventsQuery with the variants counted and how its events aggregate. */
+export interface ExperimentVariantsQuery extends ExperimentEventsQuery {
+  /** The variants answered, in this order; entities exposed to none of them (`$multiple`) are left out. */
+  variants: readonly string[]
+  multipleVariantHandling: 'exclude' | 'first_seen'
+  aggregation: ExperimentAggregation
+}
+
+/** A variant's sufficient statistics, the new engine's statistics' input (PostHog's ExperimentStatsBase). */
+export interface VariantSums {
+  key: string
+  number_of_samples: number
+  sum: number
+  sum_squares: number
+  /** Funnels: entities that reached at least step i (0-based), for each step. */
+  step_counts?: number[]
+  /** Ratio metrics. */
+  denominator_sum?: number
+  denominator_sum_squares?: number
+  numerator_denominator_sum_product?: number
+}
+
 /** [entity, variant, first exposure ms] per entity and variant it was exposed to. */
 export type ExposureRow = [string, string, number]
 /** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), session id or null], oldest first. */
 export type MetricEventRow = [string, number, number, Array<string | null>, string | null]
-
-export interface ExperimentEvents {
-  exposures: ExposureRow[]
-  events: MetricEventRow[]
-}
 
 /** The most steps an ExperimentEventsQuery takes. */
 export const MAX_EXPERIMENT_STEPS = 30
@@ -286,7 +320,10 @@ export interface EventStore {
   funnel(query: FunnelQuery): Promise<FunnelRow[]>
   /** The distinct ids that sent matching events, each once, sorted. */
   distinctIds(filter: EventFilter): Promise<string[]>
-  /** The exposures and metric events of an experiment metric, per entity (ExperimentEventsQuery). */
-  experimentEvents(query: ExperimentEventsQuery): Promise<ExperimentEvents>
+  /**
+   * An experiment metric's per-variant sums, aggregated where the events are read (ExperimentVariantsQuery):
+   * only these numbers reach the caller, whatever the number of events.
+   */
+  experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]>
   close(): Promise<void>
 }

@@ -1,6 +1,9 @@
 /**
- * From the store's rows (exposures per entity and variant, metric events of exposed entities) to each
- * variant's sufficient statistics, as PostHog's ExperimentQueryRunner computes them in SQL:
+ * From an experiment's exposures and metric events to each variant's sufficient statistics, as PostHog's
+ * ExperimentQueryRunner computes them in SQL. Pure, and run where the events are read: the SQLite store runs
+ * all of it on its read thread (`aggregateVariants` over the rows), ClickHouse computes the per-entity part in
+ * SQL (clickhouse-experiment.ts) and `VariantSummer` adds up what comes back, so only per-variant numbers
+ * reach the main thread's caller (docs/architecture.md, "Experiments").
  *
  * - Exposure: each entity's first exposure time; an entity exposed to more than one variant is `$multiple`
  *   and left out (`multiple_variant_handling` "exclude", the default), or counted under the variant of its
@@ -14,13 +17,10 @@
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
  *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
  */
-import type { ExposureRow, MetricEventRow } from '../../storage/events/index.js'
-import type { MetricPlan, SourceMath } from './metric.js'
-import { valueProperties } from './metric.js'
-import type { VariantStats } from './statistics.js'
+import type { ExperimentAggregation, ExposureRow, MetricEventRow, SourceMath, VariantSums } from './types.js'
 
 export const MULTIPLE_VARIANT_KEY = '$multiple'
-const DEFAULT_FUNNEL_WINDOW_MS = 3 * 365 * 86_400_000
+export const DEFAULT_FUNNEL_WINDOW_MS = 3 * 365 * 86_400_000
 
 export type MultipleVariantHandling = 'exclude' | 'first_seen'
 
@@ -107,24 +107,32 @@ export function quantile(values: readonly number[], level: number): number {
 }
 
 /** `get_winsorized_metric_values_query`: every value clamped to the bounds over all variants' values. */
-function winsorise(values: number[], plan: MetricPlan): number[] {
-  if (plan.lowerPercentile === null && plan.upperPercentile === null) return values
+function winsorise(values: number[], a: ExperimentAggregation): number[] {
+  if (a.lowerPercentile === null && a.upperPercentile === null) return values
   if (values.length === 0) return values
   // Loops, not Math.min(...values): a spread of many thousands of persons overflows the stack.
-  const lower = plan.lowerPercentile === null ? values.reduce((a, b) => Math.min(a, b)) : quantile(values, plan.lowerPercentile)
+  const lower = a.lowerPercentile === null ? values.reduce((x, y) => Math.min(x, y)) : quantile(values, a.lowerPercentile)
   // ignore_zeros: the upper bound is taken over the entities that did something (PostHog's outlier setting
   // "Ignore zeros when calculating upper bound").
-  const upperBase = plan.ignoreZeros ? values.filter((v) => v !== 0) : values
+  const upperBase = a.ignoreZeros ? values.filter((v) => v !== 0) : values
   const upper =
-    plan.upperPercentile === null ? values.reduce((a, b) => Math.max(a, b)) : upperBase.length === 0 ? quantile(values, plan.upperPercentile) : quantile(upperBase, plan.upperPercentile)
+    a.upperPercentile === null ? values.reduce((x, y) => Math.max(x, y)) : upperBase.length === 0 ? quantile(values, a.upperPercentile) : quantile(upperBase, a.upperPercentile)
   return values.map((v) => Math.min(Math.max(lower, v), upper))
 }
 
+/** Whether the per-entity values must all be known before any is added up (winsorisation's bounds). */
+export function needsAllValues(a: ExperimentAggregation): boolean {
+  return a.type === 'mean' && (a.lowerPercentile !== null || a.upperPercentile !== null)
+}
+
+/** An entity's events for a funnel: [ms, step bits], oldest first. */
+export type StepEvent = readonly [t: number, mask: number]
+
 /** The furthest funnel step (0-based) an entity's events reach in order, -1 for none. */
-export function furthestStep(events: readonly MetricEventRow[], steps: number, windowMs: number): number {
+export function furthestStep(events: readonly StepEvent[], steps: number, windowMs: number): number {
   // reach[k]: the latest start (first-step time) of a chain that has reached step k.
   const reach: Array<number | null> = new Array(steps).fill(null)
-  for (const [, t, mask] of events) {
+  for (const [t, mask] of events) {
     // From the last step back, so one event advances a chain by one step at most.
     for (let k = steps - 1; k >= 0; k--) {
       if ((mask & (1 << k)) === 0) continue
@@ -139,74 +147,129 @@ export function furthestStep(events: readonly MetricEventRow[], steps: number, w
   return -1
 }
 
-/** Per-variant statistics, in the order of `variants`; variants nobody was exposed to answer zeros. */
+/**
+ * Per-variant sums, added up one entity at a time in any order (winsorised means keep each entity's value
+ * until `result`, the bounds being over all of them). Entities of other variants are left out.
+ */
+export class VariantSummer {
+  readonly #a: ExperimentAggregation
+  readonly #variants: readonly string[]
+  readonly #stats = new Map<string, VariantSums>()
+  /** Winsorised means: [variant, value] of each entity, in the order added. */
+  readonly #held: Array<[VariantSums, number]> = []
+
+  constructor(aggregation: ExperimentAggregation, variants: readonly string[], steps: number) {
+    this.#a = aggregation
+    this.#variants = variants
+    for (const key of variants) {
+      const s: VariantSums = { key, number_of_samples: 0, sum: 0, sum_squares: 0 }
+      if (aggregation.type === 'funnel') s.step_counts = new Array(steps).fill(0)
+      if (aggregation.type === 'ratio') Object.assign(s, { denominator_sum: 0, denominator_sum_squares: 0, numerator_denominator_sum_product: 0 })
+      this.#stats.set(key, s)
+    }
+  }
+
+  /** A mean's (or a ratio's numerator and denominator) value for one entity. */
+  addValue(variant: string, value: number, denominator = 0): void {
+    const s = this.#stats.get(variant)
+    if (!s) return
+    if (needsAllValues(this.#a)) this.#held.push([s, value])
+    else this.#add(s, value, denominator)
+  }
+
+  /** A funnel entity's furthest step (-1: none). */
+  addFunnel(variant: string, reached: number): void {
+    const s = this.#stats.get(variant)
+    if (!s) return
+    s.number_of_samples++
+    for (let i = 0; i <= reached; i++) s.step_counts![i]++
+    if (reached === s.step_counts!.length - 1) {
+      s.sum++
+      s.sum_squares++
+    }
+  }
+
+  /** Sums already added up elsewhere (ClickHouse's GROUP BY variant) for one variant. */
+  addSums(variant: string, sums: Omit<VariantSums, 'key'>): void {
+    const s = this.#stats.get(variant)
+    if (s) Object.assign(s, sums, { key: variant })
+  }
+
+  result(): VariantSums[] {
+    if (this.#held.length > 0) {
+      const values = winsorise(
+        this.#held.map(([, v]) => v),
+        this.#a,
+      )
+      this.#held.forEach(([s], i) => this.#add(s, values[i], 0))
+      this.#held.length = 0
+    }
+    return this.#variants.map((key) => this.#stats.get(key)!)
+  }
+
+  #add(s: VariantSums, value: number, d: number): void {
+    s.number_of_samples++
+    s.sum += value
+    s.sum_squares += value * value
+    if (this.#a.type === 'ratio') {
+      s.denominator_sum! += d
+      s.denominator_sum_squares! += d * d
+      s.numerator_denominator_sum_product! += value * d
+    }
+  }
+}
+
+/**
+ * Per-variant statistics from the rows, in the order of `variants`; variants nobody was exposed to answer
+ * zeros. `valueProperties` names the properties whose texts each event row carries, in order.
+ */
 export function aggregateVariants(
-  plan: MetricPlan,
+  a: ExperimentAggregation,
+  steps: number,
+  valueProperties: readonly string[],
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,
-  events: readonly MetricEventRow[],
-): VariantStats[] {
+  events: Iterable<MetricEventRow>,
+): VariantSums[] {
   const byEntity = new Map<string, MetricEventRow[]>()
   for (const row of events) {
     const exposure = exposures.get(row[0])
-    if (!exposure || !inWindow(row[1], exposure, plan.windowMs)) continue
+    if (!exposure || !inWindow(row[1], exposure, a.windowMs)) continue
     const list = byEntity.get(row[0])
     if (list) list.push(row)
     else byEntity.set(row[0], [row])
   }
-  const entities = [...exposures].filter(([, e]) => variants.includes(e.variant))
-  const stats = new Map(variants.map((key) => [key, { key, number_of_samples: 0, sum: 0, sum_squares: 0 } as VariantStats]))
+  const summer = new VariantSummer(a, variants, steps)
 
-  if (plan.type === 'funnel') {
-    const n = plan.steps.length
-    for (const v of stats.values()) v.step_counts = new Array(n).fill(0)
-    for (const [entity, e] of entities) {
-      const s = stats.get(e.variant)!
-      const reached = furthestStep(byEntity.get(entity) ?? [], n, plan.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS)
-      s.number_of_samples++
-      for (let i = 0; i <= reached; i++) s.step_counts![i]++
-      if (reached === n - 1) {
-        s.sum++
-        s.sum_squares++
-      }
+  if (a.type === 'funnel') {
+    const window = a.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS
+    for (const [entity, e] of exposures) {
+      const rows = byEntity.get(entity) ?? []
+      summer.addFunnel(
+        e.variant,
+        furthestStep(
+          rows.map((r) => [r[1], r[2]]),
+          steps,
+          window,
+        ),
+      )
     }
-    return variants.map((key) => stats.get(key)!)
+    return summer.result()
   }
 
-  const props = valueProperties(plan)
-  const perSource = (entity: string, index: number): number => {
-    const math = plan.sources[index]
+  const perSource = (rows: readonly MetricEventRow[], index: number): number => {
+    const math = a.sources[index]
     const agg = new SourceAggregate()
-    const propIndex = 'property' in math ? props.indexOf(math.property) : -1
-    for (const [, , mask, values, session] of byEntity.get(entity) ?? []) {
+    const propIndex = 'property' in math ? valueProperties.indexOf(math.property) : -1
+    for (const [, , mask, values, session] of rows) {
       if ((mask & (1 << index)) === 0) continue
       agg.add(propIndex < 0 ? 1 : (toFloat(values[propIndex] ?? null) ?? 0), session)
     }
     return agg.result(math)
   }
-  const numerators = winsorise(
-    entities.map(([entity]) => perSource(entity, 0)),
-    plan,
-  )
-  entities.forEach(([entity, e], i) => {
-    const s = stats.get(e.variant)!
-    const value = numerators[i]
-    s.number_of_samples++
-    s.sum += value
-    s.sum_squares += value * value
-    if (plan.type === 'ratio') {
-      const d = perSource(entity, 1)
-      s.denominator_sum = (s.denominator_sum ?? 0) + d
-      s.denominator_sum_squares = (s.denominator_sum_squares ?? 0) + d * d
-      s.numerator_denominator_sum_product = (s.numerator_denominator_sum_product ?? 0) + value * d
-    }
-  })
-  if (plan.type === 'ratio') {
-    for (const s of stats.values()) {
-      s.denominator_sum ??= 0
-      s.denominator_sum_squares ??= 0
-      s.numerator_denominator_sum_product ??= 0
-    }
+  for (const [entity, e] of exposures) {
+    const rows = byEntity.get(entity) ?? []
+    summer.addValue(e.variant, perSource(rows, 0), a.type === 'ratio' ? perSource(rows, 1) : 0)
   }
-  return variants.map((key) => stats.get(key)!)
+  return summer.result()
 }

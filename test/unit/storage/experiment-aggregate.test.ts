@@ -1,11 +1,19 @@
 import t from 'tap'
-import { aggregateVariants, exposuresByEntity, furthestStep, MULTIPLE_VARIANT_KEY, quantile } from '../../../src/experiments/query/aggregate.js'
-import type { MetricPlan } from '../../../src/experiments/query/metric.js'
-import type { ExposureRow, MetricEventRow } from '../../../src/storage/events/index.js'
+import {
+  aggregateVariants as aggregate,
+  exposuresByEntity,
+  furthestStep as furthest,
+  MULTIPLE_VARIANT_KEY,
+  quantile,
+  VariantSummer,
+  type Exposure,
+} from '../../../src/storage/events/experiment-aggregate.js'
+import type { ExperimentAggregation, ExposureRow, MetricEventRow } from '../../../src/storage/events/index.js'
 
-const plan = (over: Partial<MetricPlan>): MetricPlan => ({
+type Plan = ExperimentAggregation & { steps: number }
+const plan = (over: Partial<Plan>): Plan => ({
   type: 'mean',
-  steps: [{ event: 'e' }],
+  steps: 1,
   sources: [{ kind: 'count' }],
   windowMs: null,
   lowerPercentile: null,
@@ -14,6 +22,15 @@ const plan = (over: Partial<MetricPlan>): MetricPlan => ({
   ...over,
 })
 const ev = (entity: string, t: number, mask = 1, values: Array<string | null> = [], session: string | null = null): MetricEventRow => [entity, t, mask, values, session]
+/** The store's call: the value properties are those the sources name, in order. */
+const aggregateVariants = (p: Plan, variants: string[], exposures: ReadonlyMap<string, Exposure>, events: MetricEventRow[]) =>
+  aggregate(p, p.steps, [...new Set(p.sources.flatMap((m) => ('property' in m ? [m.property] : [])))], variants, exposures, events)
+const furthestStep = (events: MetricEventRow[], steps: number, windowMs: number) =>
+  furthest(
+    events.map((r) => [r[1], r[2]]),
+    steps,
+    windowMs,
+  )
 
 t.test('an entity seen in two variants is $multiple, or its earliest variant with first_seen', async (t) => {
   const rows: ExposureRow[] = [
@@ -41,7 +58,7 @@ t.test('mean metrics count only events at or after first exposure, within the co
 t.test('property math reads numbers (anything else is 0) and unique sessions count distinct ids', async (t) => {
   const exposures = exposuresByEntity([['a', 'control', 0]], 'exclude')
   const events = [ev('a', 1, 1, ['5'], 's1'), ev('a', 2, 1, ['2.5'], 's1'), ev('a', 3, 1, ['n/a'], 's2'), ev('a', 4, 1, [null], null)]
-  const value = (math: MetricPlan['sources'][number]) => aggregateVariants(plan({ sources: [math] }), ['control'], exposures, events)[0].sum
+  const value = (math: Plan['sources'][number]) => aggregateVariants(plan({ sources: [math] }), ['control'], exposures, events)[0].sum
   t.equal(value({ kind: 'sum', property: 'amount' }), 7.5)
   t.equal(value({ kind: 'avg', property: 'amount' }), 7.5 / 4)
   t.equal(value({ kind: 'min', property: 'amount' }), 0)
@@ -71,7 +88,7 @@ t.test('funnels: steps in order within the window of the first step; one event a
   t.equal(furthestStep([ev('a', 1, 0b11)], 2, 100), 0, 'one event is one step')
   t.equal(furthestStep([], 2, 100), -1)
   const exposures = exposuresByEntity([['a', 'control', 0], ['b', 'control', 0], ['c', 'control', 0]], 'exclude')
-  const stats = aggregateVariants(plan({ type: 'funnel', steps: [{ event: 'x' }, { event: 'y' }, { event: 'z' }], sources: [] }), ['control'], exposures, [
+  const stats = aggregateVariants(plan({ type: 'funnel', steps: 3, sources: [] }), ['control'], exposures, [
     ev('a', 1, 0b001),
     ev('a', 2, 0b010),
     ev('a', 3, 0b100),
@@ -82,7 +99,34 @@ t.test('funnels: steps in order within the window of the first step; one event a
 
 t.test('ratio metrics sum numerator and denominator per entity, with their squares and products', async (t) => {
   const exposures = exposuresByEntity([['a', 'control', 0], ['b', 'control', 0]], 'exclude')
-  const ratio = plan({ type: 'ratio', steps: [{ event: 'n' }, { event: 'd' }], sources: [{ kind: 'sum', property: 'v' }, { kind: 'count' }] })
+  const ratio = plan({ type: 'ratio', steps: 2, sources: [{ kind: 'sum', property: 'v' }, { kind: 'count' }] })
   const [s] = aggregateVariants(ratio, ['control'], exposures, [ev('a', 1, 0b01, ['3']), ev('a', 2, 0b10), ev('a', 3, 0b10), ev('b', 1, 0b01, ['4'])])
   t.same(s, { key: 'control', number_of_samples: 2, sum: 7, sum_squares: 25, denominator_sum: 2, denominator_sum_squares: 4, numerator_denominator_sum_product: 6 })
+})
+
+t.test('per-entity values added up in any order give the same sums; winsorised ones wait for every value', async (t) => {
+  const a = plan({ upperPercentile: 0.8 })
+  const values: Array<[string, number]> = [
+    ['control', 10],
+    ['test', 1],
+    ['control', 2],
+    ['test', 0],
+    ['other', 99],
+  ]
+  const sum = (order: Array<[string, number]>) => {
+    const summer = new VariantSummer(a, ['control', 'test'], 1)
+    for (const [variant, value] of order) summer.addValue(variant, value)
+    return summer.result()
+  }
+  const upper = quantile([10, 1, 2, 0], 0.8)
+  t.same(sum(values), [
+    { key: 'control', number_of_samples: 2, sum: Math.min(10, upper) + 2, sum_squares: Math.min(10, upper) ** 2 + 4 },
+    { key: 'test', number_of_samples: 2, sum: 1, sum_squares: 1 },
+  ], 'a variant not asked for is left out of the bounds and the sums')
+  t.same(sum([...values].reverse()), sum(values))
+  const funnel = new VariantSummer(plan({ type: 'funnel', steps: 2 }), ['control'], 2)
+  funnel.addFunnel('control', 1)
+  funnel.addFunnel('control', -1)
+  funnel.addSums('elsewhere', { number_of_samples: 5, sum: 5, sum_squares: 5 })
+  t.same(funnel.result(), [{ key: 'control', number_of_samples: 2, sum: 1, sum_squares: 1, step_counts: [1, 1] }])
 })
