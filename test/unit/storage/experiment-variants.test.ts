@@ -1,0 +1,113 @@
+/**
+ * An experiment metric's per-variant sums are aggregated where each store reads its events: SQLite in Node
+ * beside its reads, ClickHouse in SQL (per entity, and per variant where nothing needs every value). Both must
+ * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels with
+ * steps sharing a millisecond, both multiple-variant handlings and group entities.
+ */
+import { randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import t from 'tap'
+import { SqliteEventSink, SqliteEventStore, type EventRow, type ExperimentVariantsQuery, type SourceMath } from '../../../src/storage/events/index.js'
+import { migrate, openDatabase } from '../../../src/storage/index.js'
+import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
+import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+
+const TEAM = 4
+const T0 = Date.parse('2024-06-01T00:00:00Z')
+const VARIANTS = ['control', 'test']
+const person = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
+
+/**
+ * 60 persons (a few exposed to both variants, a few never), their events before and after exposure. Amounts
+ * are multiples of 0.5, so sums are exact whatever order each store adds them in.
+ */
+function rows(): EventRow[] {
+  const out: EventRow[] = []
+  const add = (n: number, event: string, at: number, properties: Record<string, unknown>) =>
+    out.push({
+      uuid: randomUUID(),
+      team_id: TEAM,
+      event,
+      distinct_id: `d-${n}`,
+      person_id: person(n),
+      properties: JSON.stringify(properties),
+      timestamp: at,
+      created_at: at,
+      groups: [`org-${n % 7}`, '', '', '', ''],
+      elements_chain: '',
+    })
+  for (let n = 0; n < 60; n++) {
+    const exposed = T0 + n * 60_000
+    const variant = VARIANTS[n % 2]
+    if (n % 10 !== 9) add(n, '$feature_flag_called', exposed, { $feature_flag: 'f', $feature_flag_response: variant })
+    if (n % 6 === 0) add(n, '$feature_flag_called', exposed + (n % 12 === 0 ? 5000 : -5000), { $feature_flag: 'f', $feature_flag_response: VARIANTS[(n + 1) % 2] })
+    add(n, 'clicked', exposed - 1000, { amount: 100, $session_id: 'before' })
+    for (let c = 0; c < n % 5; c++) add(n, 'clicked', exposed + 1000 * (c + 1) * (n % 3), { amount: (n % 4) * 2.5, $session_id: `s${c % 2}` })
+    if (n % 3 === 0) add(n, 'viewed', exposed + 2000, { amount: n % 7 === 0 ? 'n/a' : n })
+    // A purchase in the same millisecond as the view for some: the step order falls back on the uuid.
+    if (n % 4 !== 3) add(n, 'purchased', exposed + (n % 5 === 0 ? 2000 : 9000), { amount: n % 8 })
+  }
+  return out
+}
+
+function query(over: Partial<ExperimentVariantsQuery['aggregation']>, more: Partial<ExperimentVariantsQuery> = {}): ExperimentVariantsQuery {
+  const sources: SourceMath[] = over.sources ? [...over.sources] : [{ kind: 'count' }]
+  const type = over.type ?? 'mean'
+  const steps = type === 'funnel' ? [{ event: 'clicked' }, { event: 'viewed' }, { event: 'purchased' }] : type === 'ratio' ? [{ event: 'purchased' }, { event: 'clicked' }] : [{ event: 'clicked' }]
+  const props = [...new Set(sources.flatMap((m) => ('property' in m ? [m.property] : [])))]
+  return {
+    teamId: TEAM,
+    groupTypeIndex: null,
+    exposure: { teamId: TEAM, event: '$feature_flag_called', after: T0, before: T0 + 3_600_000, properties: [{ key: '$feature_flag_response', operator: 'exact', value: VARIANTS }] },
+    variantProperty: '$feature_flag_response',
+    metric: { after: T0, before: T0 + 7_200_000, steps, valueProperties: props, session: sources.some((s) => s.kind === 'unique_session') },
+    variants: VARIANTS,
+    multipleVariantHandling: 'exclude',
+    aggregation: { type, sources, windowMs: null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, ...over },
+    ...more,
+  }
+}
+
+const CASES: Array<[string, ExperimentVariantsQuery]> = [
+  ['count', query({})],
+  ['sum', query({ sources: [{ kind: 'sum', property: 'amount' }] })],
+  ['avg', query({ sources: [{ kind: 'avg', property: 'amount' }] })],
+  ['min', query({ sources: [{ kind: 'min', property: 'amount' }] })],
+  ['max', query({ sources: [{ kind: 'max', property: 'amount' }] })],
+  ['unique sessions', query({ sources: [{ kind: 'unique_session' }] })],
+  ['a conversion window', query({ windowMs: 2500 })],
+  ['winsorised', query({ sources: [{ kind: 'sum', property: 'amount' }], lowerPercentile: 0.1, upperPercentile: 0.9 })],
+  ['winsorised ignoring zeros', query({ upperPercentile: 0.75, ignoreZeros: true })],
+  ['a ratio', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }] })],
+  ['a funnel', query({ type: 'funnel', sources: [] })],
+  ['a funnel with a window', query({ type: 'funnel', sources: [], windowMs: 9500 })],
+  ['first seen', query({}, { multipleVariantHandling: 'first_seen' })],
+  // Every organisation has persons of both variants: counted under the first seen.
+  ['group entities', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
+]
+
+t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const fixture = rows()
+  const file = join(t.testdir(), 'events.db')
+  const db = openDatabase(file)
+  migrate(db, EVENTS_MIGRATIONS)
+  db.close()
+  const sqliteSink = new SqliteEventSink(file)
+  await sqliteSink.write(fixture)
+  await sqliteSink.close()
+  const sqlite = new SqliteEventStore(file)
+  t.teardown(() => sqlite.close())
+  const { sink, store } = await clickhouseEventStore(t, 'skylark_experiment_variants')
+  await sink.write(fixture)
+
+  const excluded = await sqlite.experimentVariants(query({}))
+  t.equal(excluded[0].number_of_samples + excluded[1].number_of_samples, 44, 'the fixture exposes 44 persons to one variant only')
+  for (const [name, q] of CASES) {
+    const expected = await sqlite.experimentVariants(q)
+    t.ok(
+      expected.some((v) => v.sum !== 0),
+      `${name}: the fixture gives something to add up`,
+    )
+    t.same(await store.experimentVariants(q), expected, name)
+  }
+})
