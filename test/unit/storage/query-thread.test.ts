@@ -59,6 +59,20 @@ t.test('every read gives the same answer through the thread as on the calling th
     ['dailyBreakdown', (s) => s.dailyBreakdown({ teamId: 1, breakdown: '$feature_flag_response', math: 'events', after: T0, before: T0 + 300 * HOUR })],
     ['funnel', (s) => s.funnel({ teamId: 1, steps: [{ event: '$pageview' }, { event: 'signed up' }], after: T0, before: T0 + 300 * HOUR, windowMs: 14 * 24 * HOUR, breakdown: '$feature_flag_response', breakdownValues: ['control', 'test'] })],
     ['distinctIds', (s) => s.distinctIds(filter)],
+    [
+      'experimentVariants',
+      (s) =>
+        s.experimentVariants({
+          teamId: 1,
+          groupTypeIndex: null,
+          exposure: { teamId: 1, event: 'signed up', after: T0, before: T0 + 300 * HOUR, properties: [{ key: '$feature_flag_response', operator: 'exact', value: ['control', 'test'] }] },
+          variantProperty: '$feature_flag_response',
+          metric: { after: T0, before: T0 + 300 * HOUR, steps: [{ event: '$pageview' }], valueProperties: ['n'], session: false },
+          variants: ['control', 'test'],
+          multipleVariantHandling: 'first_seen',
+          aggregation: { type: 'mean', sources: [{ kind: 'sum', property: 'n' }], windowMs: null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false },
+        }),
+    ],
   ]
   for (const [name, read] of reads) t.same(await read(threaded), await read(direct), name)
 })
