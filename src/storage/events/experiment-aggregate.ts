@@ -96,14 +96,14 @@ function inWindow(t: number, exposure: Exposure, windowMs: number | null): boole
   return t >= exposure.first && (windowMs === null || t < exposure.first + windowMs)
 }
 
-/** ClickHouse's `quantile(level)` over the values: linear interpolation between the sorted neighbours. */
-export function quantile(values: readonly number[], level: number): number {
+/**
+ * ClickHouse's `quantileExact(level)`, with which PostHog's mean query builder takes winsorisation's bounds: the
+ * element at floor(level × n) of the sorted values (the last for level 1), never a value between two.
+ */
+export function quantileExact(values: readonly number[], level: number): number {
   if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  const index = level * (sorted.length - 1)
-  const lo = Math.floor(index)
-  const hi = Math.min(lo + 1, sorted.length - 1)
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (index - lo)
+  const sorted = Float64Array.from(values).sort()
+  return sorted[level < 1 ? Math.floor(level * sorted.length) : sorted.length - 1]
 }
 
 /** `get_winsorized_metric_values_query`: every value clamped to the bounds over all variants' values. */
@@ -111,12 +111,12 @@ function winsorise(values: number[], a: ExperimentAggregation): number[] {
   if (a.lowerPercentile === null && a.upperPercentile === null) return values
   if (values.length === 0) return values
   // Loops, not Math.min(...values): a spread of many thousands of persons overflows the stack.
-  const lower = a.lowerPercentile === null ? values.reduce((x, y) => Math.min(x, y)) : quantile(values, a.lowerPercentile)
+  const lower = a.lowerPercentile === null ? values.reduce((x, y) => Math.min(x, y)) : quantileExact(values, a.lowerPercentile)
   // ignore_zeros: the upper bound is taken over the entities that did something (PostHog's outlier setting
   // "Ignore zeros when calculating upper bound").
   const upperBase = a.ignoreZeros ? values.filter((v) => v !== 0) : values
   const upper =
-    a.upperPercentile === null ? values.reduce((x, y) => Math.max(x, y)) : upperBase.length === 0 ? quantile(values, a.upperPercentile) : quantile(upperBase, a.upperPercentile)
+    a.upperPercentile === null ? values.reduce((x, y) => Math.max(x, y)) : upperBase.length === 0 ? quantileExact(values, a.upperPercentile) : quantileExact(upperBase, a.upperPercentile)
   return values.map((v) => Math.min(Math.max(lower, v), upper))
 }
 

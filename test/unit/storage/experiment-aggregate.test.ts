@@ -4,7 +4,7 @@ import {
   exposuresByEntity,
   furthestStep as furthest,
   MULTIPLE_VARIANT_KEY,
-  quantile,
+  quantileExact,
   VariantSummer,
   type Exposure,
 } from '../../../src/storage/events/experiment-aggregate.js'
@@ -66,16 +66,18 @@ t.test('property math reads numbers (anything else is 0) and unique sessions cou
   t.equal(value({ kind: 'unique_session' }), 2)
 })
 
-t.test('winsorisation clamps to ClickHouse-style quantiles over all entities; ignore_zeros takes the upper bound over non-zero values', async (t) => {
-  t.equal(quantile([1, 2, 3, 4], 0.5), 2.5)
-  t.equal(quantile([0, 10], 0.9), 9)
+t.test('winsorisation clamps to quantileExact bounds over all entities; ignore_zeros takes the upper bound over non-zero values', async (t) => {
+  t.equal(quantileExact([4, 1, 3, 2], 0.5), 3, 'the element at floor(0.5 × 4) of the sorted values, not 2.5')
+  t.equal(quantileExact([0, 10], 0.9), 10)
+  t.equal(quantileExact([5, 1, 9], 1), 9)
+  t.equal(quantileExact([5, 1, 9], 0), 1)
   const rows: ExposureRow[] = ['a', 'b', 'c', 'd', 'e'].map((e) => [e, 'control', 0])
   const events = [...Array(10)].map((_, i) => ev('a', i + 1)).concat([ev('b', 1), ev('c', 1), ev('c', 2)])
   const counts = [10, 1, 2, 0, 0]
-  const upper = quantile(counts, 0.8)
+  const upper = quantileExact(counts, 0.8)
   const clamped = aggregateVariants(plan({ upperPercentile: 0.8 }), ['control'], exposuresByEntity(rows, 'exclude'), events)[0]
   t.equal(clamped.sum, counts.map((c) => Math.min(c, upper)).reduce((a, b) => a + b))
-  const nonZeroUpper = quantile([10, 1, 2], 0.8)
+  const nonZeroUpper = quantileExact([10, 1, 2], 0.8)
   const ignoring = aggregateVariants(plan({ upperPercentile: 0.8, ignoreZeros: true }), ['control'], exposuresByEntity(rows, 'exclude'), events)[0]
   t.equal(ignoring.sum, counts.map((c) => Math.min(c, nonZeroUpper)).reduce((a, b) => a + b))
 })
@@ -118,7 +120,7 @@ t.test('per-entity values added up in any order give the same sums; winsorised o
     for (const [variant, value] of order) summer.addValue(variant, value)
     return summer.result()
   }
-  const upper = quantile([10, 1, 2, 0], 0.8)
+  const upper = quantileExact([10, 1, 2, 0], 0.8)
   t.same(sum(values), [
     { key: 'control', number_of_samples: 2, sum: Math.min(10, upper) + 2, sum_squares: Math.min(10, upper) ** 2 + 4 },
     { key: 'test', number_of_samples: 2, sum: 1, sum_squares: 1 },

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import t from 'tap'
 import { SqliteEventSink, SqliteEventStore, type EventRow, type ExperimentVariantsQuery, type SourceMath } from '../../../src/storage/events/index.js'
+import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
 import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
 import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
@@ -97,7 +98,7 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
   await sqliteSink.close()
   const sqlite = new SqliteEventStore(file)
   t.teardown(() => sqlite.close())
-  const { sink, store } = await clickhouseEventStore(t, 'skylark_experiment_variants')
+  const { ch, sink, store } = await clickhouseEventStore(t, 'skylark_experiment_variants')
   await sink.write(fixture)
 
   const excluded = await sqlite.experimentVariants(query({}))
@@ -109,5 +110,14 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
       `${name}: the fixture gives something to add up`,
     )
     t.same(await store.experimentVariants(q), expected, name)
+  }
+
+  // The bounds are computed in Node on both stores: they must be the ones ClickHouse's quantileExact gives.
+  const sets = [[1, 2, 3, 4], [0, 10], [7, 7, 1, 0, 0, 3.5, 12, 2], [...Array(37)].map((_, i) => (i * 7919) % 101)]
+  for (const values of sets) {
+    for (const level of [0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.8, 0.9, 0.95, 0.99, 1]) {
+      const text = await ch.query(`SELECT quantileExact(${level})(x) FROM (SELECT arrayJoin([${values.map((v) => `toFloat64(${v})`).join(',')}]) AS x)`)
+      t.equal(quantileExact(values, level), Number(text.trim()), `quantileExact(${level}) of ${values.length} values`)
+    }
   }
 })
