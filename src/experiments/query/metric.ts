@@ -79,8 +79,8 @@ function source(node: unknown, actionById: ActionLookup): { step: FunnelStep; ma
 function percentile(value: unknown, name: string): number | null {
   if (value === undefined || value === null) return null
   if (typeof value !== 'number' || !(value >= 0 && value <= 1)) throw refuse(`${name} must be a number between 0 and 1.`)
-  // PostHog winsorises only when a bound is truthy: 0 is no bound.
-  return value === 0 ? null : value
+  // A bound of 0 is a bound, as in PostHog's mean query builder (`is not None`): quantileExact(0) is the least value.
+  return value
 }
 
 /** Reads a metric already checked by checkMetric (its kind, type and nodes). */
