@@ -59,7 +59,9 @@ t.test('only the requests sent after the warm-up are counted, and the warm-up is
   t.equal(result.requests, 200, 'rate × duration, the warm-up left out')
   t.equal(result.ok, 200)
   t.equal(s.received(), 300, 'the warm-up was sent, at the same rate')
-  t.ok(receivedAtMeasure >= 90 && receivedAtMeasure <= 100, `the warm-up's requests came first (${receivedAtMeasure})`)
+  // The announcement comes over the generator's IPC channel and the requests over their sockets, so a request
+  // or two sent after it can reach this server first (a clean-clone CI run read 101).
+  t.ok(receivedAtMeasure >= 90 && receivedAtMeasure <= 104, `the warm-up's requests came first (${receivedAtMeasure})`)
   t.ok(result.durationS >= 0.95 && result.durationS < 1.5, `the measured window is the load's (${result.durationS} s)`)
 })
 
