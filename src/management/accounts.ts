@@ -150,10 +150,12 @@ export class Accounts {
   /** Changes a project's settings (the caller reloads the ProjectDirectory so capture sees them at once). */
   updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean }): Project {
     const now = iso(this.#clock.now())
-    prepared(this.#db, 
-        `UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips), updated_at = @now WHERE id = @id`,
-      )
-      .run({ id, now, name: changes.name ?? null, anonymize_ips: changes.anonymize_ips === undefined ? null : changes.anonymize_ips ? 1 : 0 })
+    prepared(this.#db, 'UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips), updated_at = @now WHERE id = @id').run({
+      id,
+      now,
+      name: changes.name ?? null,
+      anonymize_ips: changes.anonymize_ips === undefined ? null : changes.anonymize_ips ? 1 : 0,
+    })
     return this.projectById(id)!
   }
 

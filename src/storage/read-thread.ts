@@ -96,7 +96,6 @@ export class ReadThread {
       }
     })
     this.#worker = worker
-    this.#outstanding = 0
     return worker
   }
 }

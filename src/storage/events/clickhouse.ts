@@ -10,13 +10,12 @@ import { compileClickHouseExperiment } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
-import { DEFAULT_FUNNEL_WINDOW_MS, furthestStep, VariantSummer } from './experiment-aggregate.js'
+import { experimentSteps, funnelWindow, furthestStep, VariantSummer } from './experiment-aggregate.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
 import { createClickHouseClient, identifier, quote, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
-  MAX_EXPERIMENT_STEPS,
   SinkError,
   type BreakdownQuery,
   type BreakdownRow,
@@ -361,12 +360,11 @@ export class ClickHouseEventStore implements EventStore {
    * read as a stream, each chunk added up as it arrives so no one step holds the event loop long.
    */
   async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
-    const steps = query.metric.steps.length
-    if (steps === 0 || steps > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
+    const steps = experimentSteps(query)
     const { sql, perVariant } = compileClickHouseExperiment(query, this.#table, this.#features)
     const a = query.aggregation
     const summer = new VariantSummer(a, query.variants, steps)
-    const window = a.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS
+    const window = funnelWindow(a)
     const result = await this.#client.query({ query: sql, format: 'JSONEachRow' })
     for await (const rows of result.stream<ChExperimentRow>()) {
       for (const row of rows) {

@@ -17,10 +17,21 @@
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
  *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
  */
-import type { ExperimentAggregation, ExposureRow, MetricEventRow, SourceMath, VariantSums } from './types.js'
+import { MAX_EXPERIMENT_STEPS, type ExperimentAggregation, type ExperimentVariantsQuery, type ExposureRow, type MetricEventRow, type SourceMath, type VariantSums } from './types.js'
 
 export const MULTIPLE_VARIANT_KEY = '$multiple'
-export const DEFAULT_FUNNEL_WINDOW_MS = 3 * 365 * 86_400_000
+/** PostHog's funnel window for the new engine when the metric sets none (the legacy results' is 14 days). */
+const DEFAULT_FUNNEL_WINDOW_MS = 3 * 365 * 86_400_000
+
+/** How long after its first step a funnel may run on: the metric's conversion window, else the default. */
+export const funnelWindow = (a: ExperimentAggregation): number => a.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS
+
+/** The query's step count, which both stores take from 1 to MAX_EXPERIMENT_STEPS: an event's steps travel as one number's bits. */
+export function experimentSteps(query: ExperimentVariantsQuery): number {
+  const steps = query.metric.steps.length
+  if (steps === 0 || steps > MAX_EXPERIMENT_STEPS) throw new RangeError(`an experiment metric reads 1 to ${MAX_EXPERIMENT_STEPS} steps`)
+  return steps
+}
 
 export type MultipleVariantHandling = 'exclude' | 'first_seen'
 
@@ -242,7 +253,7 @@ export function aggregateVariants(
   const summer = new VariantSummer(a, variants, steps)
 
   if (a.type === 'funnel') {
-    const window = a.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS
+    const window = funnelWindow(a)
     for (const [entity, e] of exposures) {
       const rows = byEntity.get(entity) ?? []
       summer.addFunnel(

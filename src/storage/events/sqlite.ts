@@ -5,14 +5,13 @@
 import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf } from './days.js'
-import { aggregateVariants, exposuresByEntity } from './experiment-aggregate.js'
+import { aggregateVariants, experimentSteps, exposuresByEntity } from './experiment-aggregate.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import {
-  MAX_EXPERIMENT_STEPS,
   SinkError,
   type BreakdownQuery,
   type BreakdownRow,
@@ -251,8 +250,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Runs on the read thread: the rows stay here and only the per-variant sums cross to the caller. */
   async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
-    const steps = query.metric.steps.length
-    if (steps === 0 || steps > MAX_EXPERIMENT_STEPS) throw new RangeError('an experiment metric reads 1 to 30 steps')
+    const steps = experimentSteps(query)
     const exposures = compileSqliteExposures(query)
     const events = compileSqliteMetricEvents(query)
     const exposureRows: ExposureRow[] = []
