@@ -20,10 +20,25 @@ function tokens(pattern: string): Token[] {
   return out
 }
 
+/** Patterns read into tokens, by case mode and text: a scan matches every row against the same few patterns. */
+const read = new Map<string, Token[]>()
+const READ_LIMIT = 1000
+
+function tokensOf(pattern: string, caseInsensitive: boolean): Token[] {
+  const key = (caseInsensitive ? 'i' : 's') + pattern
+  let p = read.get(key)
+  if (!p) {
+    p = tokens(caseInsensitive ? pattern.toLowerCase() : pattern)
+    if (read.size >= READ_LIMIT) read.clear()
+    read.set(key, p)
+  }
+  return p
+}
+
 /** Whether `text` matches the LIKE `pattern` (ILIKE with `caseInsensitive`). */
 export function like(text: string, pattern: string, caseInsensitive = false): boolean {
   const t = Array.from(caseInsensitive ? text.toLowerCase() : text)
-  const p = tokens(caseInsensitive ? pattern.toLowerCase() : pattern)
+  const p = tokensOf(pattern, caseInsensitive)
   let ti = 0
   let pi = 0
   let star = -1
