@@ -355,6 +355,8 @@ async function runLoadScenario({ scenario, sink, loadgen, server, ctx, clickhous
       return run
     })
     entry.peakRssMB = round(stopRss() / 2 ** 20)
+    // What the load beside it got, over its whole life (from a second before the first warm-up to now).
+    if (background) entry.background = await background.stop()
     say(
       `✓ ${label}: ${fmt(entry.rps)} req/s${scenario.eventsPerRequest ? ` (${fmt(entry.eventsPerS)} events/s)` : ''}, p50 ${fmt(entry.latencyMs.p50, 2)} ms, p99 ${fmt(entry.latencyMs.p99, 2)} ms` +
         `${entry.non2xx ? `, ${fmt(entry.non2xx)} non-2xx` : ''}${entry.e2e ? `, stored ${fmt(entry.e2e.storedPerS)}/s${entry.e2e.drained ? '' : ' (not drained)'}` : ''}` +

@@ -69,6 +69,18 @@ export function renderMarkdown(report, svgName) {
     lines.push('')
   }
 
+  const beside = report.scenarios.filter((s) => s.status === 'ok' && s.background?.latencyMs)
+  if (beside.length > 0) {
+    lines.push('What the requests made beside the load got (a scenario\'s background load, from a second before the warm-up to the end of the load):', '')
+    lines.push('| scenario | sink | load gen | background req/s | p50 ms | p99 ms | max ms | non-2xx |')
+    lines.push('|---|---|---|---|---|---|---|---|')
+    for (const s of beside) {
+      const b = s.background
+      lines.push(`| ${esc(s.title)} | ${s.sink} | ${s.loadgen} | ${n(b.rps, 1)} | ${ms(b.latencyMs.p50)} | ${ms(b.latencyMs.p99)} | ${ms(b.latencyMs.max)} | ${n(b.non2xx)} |`)
+    }
+    lines.push('')
+  }
+
   lines.push('## Baselines (same run, same load settings)', '')
   lines.push('| server | body | load gen | req/s | p50 ms | p99 ms | server cores | load gen cores | other cores | CPU probe ns |')
   lines.push('|---|---|---|---|---|---|---|---|---|---|')
