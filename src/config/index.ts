@@ -42,6 +42,8 @@ export interface Config {
   readonly sink: { readonly batchRows: number; readonly flushIntervalMs: number; readonly retryMaxMs: number; readonly insertSpanMs: number; readonly insertMinSpanMs: number; readonly threadPolicy: ThreadPolicy; readonly threadNice: number }
   readonly spike: { readonly burst: number; readonly ratePerSec: number }
   readonly flags: { readonly inlineMax: number }
+  /** The in-memory cache of POST …/query/ answers (src/experiments/query/cached-runner.ts). */
+  readonly queryCache: { readonly maxEntries: number; readonly maxBytes: number }
   readonly geoip: { readonly mmdbPath: string | null }
   readonly shutdownTimeoutMs: number
 }
@@ -173,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     spike: { burst: num('SPIKE_BURST'), ratePerSec: num('SPIKE_RATE_PER_SEC') },
     flags: { inlineMax: num('FLAGS_INLINE_MAX') },
+    queryCache: { maxEntries: num('QUERY_CACHE_MAX_ENTRIES'), maxBytes: num('QUERY_CACHE_MAX_BYTES') },
     geoip: { mmdbPath: opt('GEOIP_MMDB_PATH') },
     shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
   })

@@ -75,6 +75,8 @@ export const VARIABLES = [
   { name: 'SPIKE_BURST', kind: 'int', default: '1000', min: 1, description: 'Events one (project, distinct_id) may send at once before the rest go to the overflow lane.' },
   { name: 'SPIKE_RATE_PER_SEC', kind: 'int', default: '100', min: 1, description: 'Sustained events per second per (project, distinct_id) before overflow.' },
   { name: 'FLAGS_INLINE_MAX', kind: 'int', default: '1000', min: 0, description: 'Projects with up to this many active flags are evaluated on the main thread; more go to the pool.' },
+  { name: 'QUERY_CACHE_MAX_ENTRIES', kind: 'int', default: '1000', min: 0, description: 'Answers of POST …/query/ kept in memory for reuse (PostHog serves an experiment query from its cache for 24 hours); least recently used go first (0 = no cache: every request computes).' },
+  { name: 'QUERY_CACHE_MAX_BYTES', kind: 'bytes', default: '32MB', min: 0, description: 'Bytes of JSON those kept answers may take in all; least recently used go first.' },
   { name: 'GEOIP_MMDB_PATH', kind: 'string', description: 'A GeoLite2/GeoIP2 City .mmdb to use instead of the bundled database.' },
   { name: 'SHUTDOWN_TIMEOUT_MS', kind: 'int', default: '10000', min: 0, description: 'How long SIGTERM/SIGINT waits for in-flight requests and the spool to drain.' },
 ] as const satisfies readonly Variable[]

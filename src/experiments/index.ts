@@ -18,3 +18,5 @@ export { computeStats, runStatsTask, unwrapOutcome, type StatsOutcome, type Stat
 export { DEFAULT_VARIANTS, drfBoolean, flagVariants, parseDateField } from './validation.js'
 export { SavedMetrics, type SavedMetricObject } from './saved-metrics/service.js'
 export { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from './query/runner.js'
+export { CachedExperimentQueries, type CacheOutcome, type QueryCacheLimits } from './query/cached-runner.js'
+export { MAX_CLIENT_QUERY_ID_LENGTH, REFRESH_MODES } from './query/refresh.js'

@@ -49,7 +49,13 @@ export function createMetrics() {
     help: 'Busy time of the main-thread event loop since start; its increase over wall time is the event-loop utilisation',
     registers: [registry],
   })
-  return { registry, http, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, ingestionLag, eventLoopActive }
+  const queryCache = new Counter({
+    name: 'skylark_query_cache_total',
+    help: 'POST …/query/ answers by cache outcome (hit, stale, miss), and computations started (computed) or waited on by an identical request (joined)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
+  return { registry, http, queryCache, eventsReceived, eventsDropped, queueDepth, consumerTotals, sinkUp, ingestionLag, eventLoopActive }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

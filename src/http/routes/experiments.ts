@@ -7,7 +7,7 @@
  */
 import { systemClock } from '../../common/clock.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { drfBoolean, Experiments, StatsRunner, type CohortMembers, type StatsOffload, type StatsOutcome } from '../../experiments/index.js'
+import { drfBoolean, Experiments, StatsRunner, type CacheOutcome, type CohortMembers, type QueryCacheLimits, type StatsOffload, type StatsOutcome } from '../../experiments/index.js'
 import {
   experimentArchiveSchema,
   experimentCreateSchema,
@@ -128,6 +128,10 @@ export interface ExperimentRouteDeps {
   staticCohorts?: CohortMembers
   /** The event definitions metrics are checked against. */
   persons?: PersonReader
+  /** The bounds of the query API's answer cache. */
+  config: { queryCache: QueryCacheLimits }
+  /** Counts the query cache's outcomes. */
+  metrics?: { queryCache: { inc(labels: { outcome: CacheOutcome }): void } }
 }
 
 export function registerExperimentRoutes(router: Router, api: ApiContext, deps: ExperimentRouteDeps, maxBodyBytes: number): void {
@@ -198,5 +202,7 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
     router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
   }
   // The new engine's results (`POST …/query/`) read the same experiments.
-  if (deps.events) registerQueryRoutes(router, api, deps.events, experiments, maxBodyBytes)
+  const queryCounter = deps.metrics?.queryCache
+  const count = queryCounter ? (outcome: CacheOutcome) => queryCounter.inc({ outcome }) : undefined
+  if (deps.events) registerQueryRoutes(router, api, deps.events, experiments, deps.config.queryCache, maxBodyBytes, count)
 }

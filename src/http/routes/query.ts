@@ -2,11 +2,22 @@
  * PostHog's query endpoint, `POST /api/projects/:id/query/` (and `/api/environments/:id/query/`, scope
  * `query:read`), for the one kind skylark computes: `ExperimentQuery`, the new experiment engine's results
  * that PostHog's UI and MCP tools ask for (src/experiments/query). Any other kind is a 400 naming the kinds
- * served.
+ * served. Answers go through the query cache and its `refresh` modes (cached-runner.ts); asynchronous modes
+ * are polled at `GET …/query/:query_id/`, answered as PostHog's `retrieve`: 202 while running, 200 when done,
+ * 400 with the refusal's message, 500 for an internal failure.
  */
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
-import { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from '../../experiments/index.js'
+import {
+  CachedExperimentQueries,
+  ExperimentQueryRunner,
+  MAX_CLIENT_QUERY_ID_LENGTH,
+  REFRESH_MODES,
+  SERVED_QUERY_KINDS,
+  type CacheOutcome,
+  type ExperimentSource,
+  type QueryCacheLimits,
+} from '../../experiments/index.js'
 import type { EventStore } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
@@ -16,31 +27,104 @@ export const QUERY_OPERATIONS = [
     operationId: 'query_create',
     method: 'post',
     path: '/api/projects/:project_id/query/',
-    summary: `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse.`,
+    summary:
+      `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse. ` +
+      'Answers are cached in memory for 24 hours (`is_cached`, `last_refresh`: when it was computed); `refresh` `true` or `force_blocking` computes again, ' +
+      '`blocking` (the default; `false` and `force_cache` too) computes when nothing fresh is cached, and `async`, `lazy_async`, `async_except_on_cache_miss` and `force_async` ' +
+      'answer 202 with a running `query_status` (polled at …/query/:query_id/; `client_query_id` names it) instead of waiting.',
     tag: 'query',
     scope: 'query:read',
     requestBody: 'QueryRequest',
-    responses: { 200: 'ExperimentQueryResponse', 400: 'Error' },
+    responses: { 200: 'ExperimentQueryResponse', 202: 'QueryStatusResponse', 400: 'Error' },
+  },
+  {
+    operationId: 'query_retrieve',
+    method: 'get',
+    path: '/api/projects/:project_id/query/:query_id/',
+    stringParams: ['query_id'],
+    summary:
+      "The status of an asynchronous query of the project, as PostHog's QueryStatusResponse: 202 while it runs, 200 when complete (its answer in `results`), " +
+      '400 with `error_message` when the query was refused, 500 when it failed otherwise; 404 once it is unknown or 10 minutes past its end.',
+    tag: 'query',
+    scope: 'query:read',
+    responses: { 200: 'QueryStatusResponse', 202: 'QueryStatusResponse', 400: 'QueryStatusResponse', 404: 'Error' },
   },
 ] as const satisfies readonly OperationDoc[]
 
+/** PostHog's QueryStatus (its fields that skylark sets; the rest are null). */
+const queryStatus = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    team_id: { type: 'integer' },
+    query_async: { type: 'boolean' },
+    complete: { type: 'boolean' },
+    error: { type: 'boolean' },
+    error_message: { type: ['string', 'null'] },
+    results: { oneOf: [freeFormObject, { type: 'null' }] },
+    start_time: { type: 'string', format: 'date-time' },
+    end_time: { type: ['string', 'null'], format: 'date-time' },
+    expiration_time: { type: ['string', 'null'], format: 'date-time' },
+  },
+  required: ['id', 'team_id', 'complete', 'error'],
+}
+
 export const QUERY_COMPONENTS = {
-  QueryRequest: { type: 'object', properties: { query: freeFormObject }, required: ['query'] },
+  QueryRequest: {
+    type: 'object',
+    properties: {
+      query: freeFormObject,
+      refresh: {
+        oneOf: [{ type: 'boolean' }, { type: 'string', enum: [...REFRESH_MODES] }],
+      },
+      client_query_id: { type: 'string', maxLength: MAX_CLIENT_QUERY_ID_LENGTH },
+      async: { type: 'boolean', description: 'Legacy: `true` is `refresh: "async"`.' },
+    },
+    required: ['query'],
+  },
   ExperimentQueryResponse: {
     type: 'object',
     properties: {
       baseline: freeFormObject,
       variant_results: { type: 'array', items: freeFormObject },
+      cache_key: { type: 'string' },
       is_cached: { type: 'boolean' },
       last_refresh: { type: 'string', format: 'date-time' },
+      next_allowed_client_refresh: { type: 'string', format: 'date-time' },
+      cache_target_age: { type: 'string', format: 'date-time' },
+      query_status: { oneOf: [queryStatus, { type: 'null' }] },
     },
-    required: ['baseline', 'variant_results', 'is_cached', 'last_refresh'],
+    required: ['baseline', 'variant_results', 'cache_key', 'is_cached', 'last_refresh'],
+  },
+  QueryStatusResponse: {
+    type: 'object',
+    description: 'A running or finished asynchronous query; a cache miss of an asynchronous mode also carries `cache_key`.',
+    properties: { query_status: queryStatus, cache_key: { type: 'string' } },
+    required: ['query_status'],
   },
 }
 
-export function registerQueryRoutes(router: Router, api: ApiContext, events: EventStore, experiments: ExperimentSource, maxBodyBytes: number): void {
-  const runner = new ExperimentQueryRunner({ events, experiments, actionById: (teamId, id) => api.management.actions.byId(teamId, id) })
-  for (const op of QUERY_OPERATIONS) {
-    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, async (req) => answer(200, await runner.run(req.project, req.body, Date.now()))), { maxBodyBytes })
-  }
+export function registerQueryRoutes(router: Router, api: ApiContext, events: EventStore, experiments: ExperimentSource, limits: QueryCacheLimits, maxBodyBytes: number, count?: (outcome: CacheOutcome) => void): void {
+  const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
+  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ events, experiments, actionById }), experiments, actionById, limits, count })
+  const [create, retrieve] = QUERY_OPERATIONS
+  router.add(
+    create.method,
+    create.path,
+    projectRoute(api, { scope: create.scope }, async (req) => {
+      const { status, body } = await queries.run(req.project, req.body)
+      return answer(status, body)
+    }),
+    { maxBodyBytes },
+  )
+  router.add(
+    retrieve.method,
+    retrieve.path,
+    projectRoute(api, { scope: retrieve.scope }, (req) => {
+      const status = queries.status(req.project, req.params.query_id)
+      const code = !status.complete ? 202 : !status.error ? 200 : status.error_message !== null ? 400 : 500
+      return answer(code, { query_status: status })
+    }),
+    { maxBodyBytes },
+  )
 }

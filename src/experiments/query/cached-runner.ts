@@ -1,0 +1,197 @@
+/**
+ * The query API's cache around the ExperimentQueryRunner, as PostHog's QueryRunner.run
+ * (posthog/hogql_queries/query_runner.py) wraps its runners' `calculate`, with the experiment runner's
+ * freshness (experiment_query_runner.py: an answer is fresh for 24 hours, its `cache_target_age`).
+ *
+ * - The key (`cache_key`, "cache_" + an MD5 as PostHog's generate_cache_key) is made of the project, the
+ *   query with its keys sorted and without `tags` (PostHog drops them too), and everything read to answer
+ *   it: the experiment's and its flag's stored records (dates, variants, exposure criteria, stats_config,
+ *   holdout, updated_at…) and the steps of the actions the metric names. Any edit of those gives a new key,
+ *   so an edited experiment is computed again; PostHog's key holds the query and the stats method only.
+ * - New events do not change the key: an answer is served until it is 24 hours old, its `last_refresh`
+ *   saying when it was computed, as PostHog does. `refresh: true` or `"force_blocking"` computes again.
+ * - Identical requests that need a computation while one runs wait for that one (PostHog's query coalescer);
+ *   a failure is shared by them and never cached.
+ * - Asynchronous modes answer at once (202 with the running `query_status`) and compute in the background;
+ *   the status is polled at `GET …/query/:query_id/` (query-status.ts).
+ *
+ * Answers live in memory, bounded in entries and bytes (QUERY_CACHE_MAX_ENTRIES, QUERY_CACHE_MAX_BYTES); a
+ * restart empties the cache.
+ */
+import { createHash } from 'node:crypto'
+import { iso } from '../../common/clock.js'
+import { uuidv7 } from '../../common/ids.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import type { Project } from '../../management/index.js'
+import { ByteLru } from './byte-lru.js'
+import { QueryStatuses, type QueryStatus } from './query-status.js'
+import { queryRequestOptions } from './refresh.js'
+import type { ExperimentQueryRunner, ExperimentSource, ProjectActionById } from './runner.js'
+
+const TARGET_AGE_MS = 24 * 3_600_000
+/** PostHog's `_refresh_frequency`: when a client may ask for a recomputation (not enforced, as PostHog). */
+const CLIENT_REFRESH_MS = 60_000
+/** Part of the key: a change in how answers are computed or shaped must not serve answers made before it. */
+const KEY_VERSION = 1
+
+export interface QueryCacheLimits {
+  maxEntries: number
+  maxBytes: number
+}
+
+/** What became of a request or a computation, counted for /metrics (PostHog counts hit, stale and miss). */
+export type CacheOutcome = 'hit' | 'stale' | 'miss' | 'computed' | 'joined'
+
+export interface CachedQueriesDeps {
+  runner: Pick<ExperimentQueryRunner, 'run'>
+  experiments: ExperimentSource
+  actionById: ProjectActionById
+  limits: QueryCacheLimits
+  now?: () => number
+  count?: (outcome: CacheOutcome) => void
+}
+
+export interface QueryAnswer {
+  status: 200 | 202
+  body: JsonObject
+}
+
+interface Cached {
+  answer: JsonObject
+  computedAt: number
+}
+
+/** `value` with object keys sorted at every depth, so equal queries serialise equally. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical)
+  if (!isPlainObject(value)) return value
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, canonical(value[k])]),
+  )
+}
+
+/** The ids of the metric's ActionsNode sources, at any depth (mean source, ratio sides, funnel series). */
+function actionIds(node: unknown, into: Set<number> = new Set()): Set<number> {
+  if (Array.isArray(node)) for (const item of node) actionIds(item, into)
+  else if (isPlainObject(node)) {
+    if (node.kind === 'ActionsNode' && typeof node.id === 'number') into.add(node.id)
+    for (const value of Object.values(node)) actionIds(value, into)
+  }
+  return into
+}
+
+export class CachedExperimentQueries {
+  readonly #deps: CachedQueriesDeps
+  readonly #now: () => number
+  readonly #answers: ByteLru<Cached>
+  readonly #running = new Map<string, Promise<Cached>>()
+  readonly #statuses: QueryStatuses
+  readonly #count: (outcome: CacheOutcome) => void
+
+  constructor(deps: CachedQueriesDeps) {
+    this.#deps = deps
+    this.#now = deps.now ?? Date.now
+    this.#answers = new ByteLru(deps.limits.maxEntries, deps.limits.maxBytes)
+    this.#statuses = new QueryStatuses(this.#now)
+    this.#count = deps.count ?? (() => {})
+  }
+
+  async run(project: Project, body: unknown): Promise<QueryAnswer> {
+    const { mode, clientQueryId } = queryRequestOptions(body)
+    const key = this.#keyOf(project, body)
+    // A query the runner will refuse (no experiment, not an ExperimentQuery…): its error, never cached.
+    if (key === null) return { status: 200, body: await this.#deps.runner.run(project, body, this.#now()) }
+    const queryId = clientQueryId ?? uuidv7(this.#now()).replaceAll('-', '')
+    const background = (refresh: boolean) => this.#statuses.track(project.id, queryId, this.#compute(project, body, key, refresh).then(this.#fresh))
+
+    if (mode === 'force_async') return { status: 202, body: { query_status: background(true) } }
+    const cached = mode === 'force_blocking' ? undefined : this.#answers.get(key)
+    if (mode !== 'force_blocking') this.#count(cached === undefined ? 'miss' : this.#isStale(cached) ? 'stale' : 'hit')
+    if (cached !== undefined && !this.#isStale(cached)) return { status: 200, body: this.#hit(cached, null) }
+    if (cached !== undefined && mode !== 'blocking') {
+      // Stale, asynchronous modes: the old answer now, a new one computed behind it.
+      return { status: 202, body: this.#hit(cached, background(true)) }
+    }
+    if (cached === undefined && (mode === 'async' || mode === 'lazy_async')) {
+      // PostHog's CacheMissResponse.
+      return { status: 202, body: { cache_key: key, query_status: background(false) } }
+    }
+    return { status: 200, body: this.#fresh(await this.#compute(project, body, key, mode === 'force_blocking')) }
+  }
+
+  /** The status of an asynchronous computation of the project's (404 when unknown or expired). */
+  status(project: Project, queryId: string): QueryStatus {
+    return this.#statuses.get(project.id, queryId)
+  }
+
+  /** The cache key of the query, or null when the request does not name a live experiment of the project. */
+  #keyOf(project: Project, body: unknown): string | null {
+    const query = isPlainObject(body) && isPlainObject(body.query) ? body.query : null
+    if (query === null || query.kind !== 'ExperimentQuery' || typeof query.experiment_id !== 'number') return null
+    let experiment
+    try {
+      experiment = this.#deps.experiments.record(project, query.experiment_id)
+    } catch {
+      return null
+    }
+    const { tags: _tags, ...rest } = query
+    const actions = [...actionIds(query.metric)].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
+    const payload = {
+      version: KEY_VERSION,
+      team_id: project.id,
+      query: rest,
+      experiment,
+      flag: this.#deps.experiments.flagOf(experiment),
+      actions,
+    }
+    return `cache_${createHash('md5').update(JSON.stringify(canonical(payload))).digest('hex')}`
+  }
+
+  /** One computation per key at a time; a forced refresh does not join one that may predate its request. */
+  #compute(project: Project, body: unknown, key: string, refresh: boolean): Promise<Cached> {
+    const running = this.#running.get(key)
+    if (running !== undefined && !refresh) {
+      this.#count('joined')
+      return running
+    }
+    this.#count('computed')
+    const computedAt = this.#now()
+    const computation = this.#deps.runner.run(project, body, computedAt).then((result) => {
+      const cached: Cached = { answer: this.#stamp(result, key, computedAt), computedAt }
+      this.#answers.set(key, cached, Buffer.byteLength(JSON.stringify(cached.answer)))
+      return cached
+    })
+    this.#running.set(key, computation)
+    const done = () => {
+      if (this.#running.get(key) === computation) this.#running.delete(key)
+    }
+    computation.then(done, done)
+    return computation
+  }
+
+  /** The cache fields of PostHog's CachedExperimentQueryResponse, for an answer computed at `at`. */
+  #stamp(result: JsonObject, key: string, at: number): JsonObject {
+    return {
+      ...result,
+      cache_key: key,
+      is_cached: false,
+      last_refresh: iso(at),
+      next_allowed_client_refresh: iso(at + CLIENT_REFRESH_MS),
+      cache_target_age: iso(at + TARGET_AGE_MS),
+      calculation_trigger: null,
+      query_status: null,
+    }
+  }
+
+  readonly #fresh = (cached: Cached): JsonObject => cached.answer
+
+  #hit(cached: Cached, status: QueryStatus | null): JsonObject {
+    return { ...cached.answer, is_cached: true, query_status: status }
+  }
+
+  #isStale(cached: Cached): boolean {
+    return this.#now() - cached.computedAt > TARGET_AGE_MS
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The statuses of asynchronous query computations, polled at `GET …/query/:query_id/`: PostHog's QueryStatus
+ * (posthog/clickhouse/client/execute_async.py keeps it in Redis for 10 minutes; PostHog's schema names the
+ * fields). Here they live in memory, per project, bounded in number (the oldest go first) and dropped 10
+ * minutes after their computation ends, as PostHog's expire.
+ */
+import { iso } from '../../common/clock.js'
+import { AppError } from '../../common/errors.js'
+import type { JsonObject } from '../../common/json.js'
+
+const STATUS_TTL_MS = 600_000
+const MAX_STATUSES = 1000
+
+export interface QueryStatus {
+  id: string
+  team_id: number
+  query_async: true
+  complete: boolean
+  error: boolean
+  error_message: string | null
+  results: JsonObject | null
+  start_time: string
+  pickup_time: string
+  end_time: string | null
+  expiration_time: string | null
+  dashboard_id: null
+  insight_id: null
+  labels: null
+  query_progress: null
+  task_id: null
+}
+
+export class QueryStatuses {
+  readonly #statuses = new Map<string, QueryStatus>()
+  readonly #now: () => number
+
+  constructor(now: () => number) {
+    this.#now = now
+  }
+
+  /** Records a computation as started and settles its status when it does; answers the (running) status. */
+  track(teamId: number, id: string, computation: Promise<JsonObject>): QueryStatus {
+    const started = iso(this.#now())
+    const status: QueryStatus = {
+      id,
+      team_id: teamId,
+      query_async: true,
+      complete: false,
+      error: false,
+      error_message: null,
+      results: null,
+      start_time: started,
+      pickup_time: started,
+      end_time: null,
+      expiration_time: null,
+      dashboard_id: null,
+      insight_id: null,
+      labels: null,
+      query_progress: null,
+      task_id: null,
+    }
+    const key = `${teamId}/${id}`
+    this.#statuses.delete(key)
+    this.#statuses.set(key, status)
+    this.#prune()
+    const settle = (change: Partial<QueryStatus>) => {
+      const ended = this.#now()
+      Object.assign(status, { complete: true, end_time: iso(ended), expiration_time: iso(ended + STATUS_TTL_MS) }, change)
+    }
+    computation.then(
+      (results) => settle({ results }),
+      // What a client may read of a failure: an AppError's detail (a refusal of the query), nothing else.
+      (error: unknown) => settle({ error: true, error_message: error instanceof AppError ? error.detail : null }),
+    )
+    // A copy: the caller answers it now, and the computation may settle before the answer is written.
+    return { ...status }
+  }
+
+  /** The status, or 404 as PostHog's QueryNotFoundError. */
+  get(teamId: number, id: string): QueryStatus {
+    this.#prune()
+    const status = this.#statuses.get(`${teamId}/${id}`)
+    if (status === undefined) throw new AppError('not_found', { detail: `Query ${id} not found for team ${teamId}` })
+    return status
+  }
+
+  #prune(): void {
+    const now = this.#now()
+    for (const [key, status] of this.#statuses) {
+      const expired = status.expiration_time !== null && Date.parse(status.expiration_time) <= now
+      if (expired || this.#statuses.size > MAX_STATUSES) this.#statuses.delete(key)
+    }
+  }
+}
