@@ -137,6 +137,9 @@ t.test('access matrix and isolation', async (t) => {
   const definitionId = async (list: string) => (await created('GET', `${base}/${list}/`, undefined)).results[0].id as string
   const eventDefinition = await definitionId('event_definitions')
   const propertyDefinition = await definitionId('property_definitions')
+  // An asynchronous query to poll (GET …/query/:query_id/): 202 while it runs, 200 once done.
+  const asyncQuery = { refresh: 'force_async', client_query_id: 'access-async', query: { kind: 'ExperimentQuery', experiment_id: experiment.id, metric: metricQuery } }
+  await created('POST', `${base}/query/`, asyncQuery)
   let keyCounter = 0
 
   const CASES: Record<string, RouteCase> = {
@@ -239,6 +242,7 @@ t.test('access matrix and isolation', async (t) => {
     [`delete ${SM}/:id/`]: { scope: 'experiment_saved_metric:write', ok: [204], params: () => ({ id: doomedMetric.id }) },
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`post ${P}/query/`]: { scope: 'query:read', ok: [200], body: () => ({ query: { kind: 'ExperimentQuery', experiment_id: experiment.id, metric: metricQuery } }) },
+    [`get ${P}/query/:query_id/`]: { scope: 'query:read', ok: [200, 202], params: () => ({ query_id: asyncQuery.client_query_id }) },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
     [`get ${P}/ingestion_warnings/`]: { scope: 'project:read', ok: [200] },
