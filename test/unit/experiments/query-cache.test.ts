@@ -1,0 +1,60 @@
+import t from 'tap'
+import { ByteLru } from '../../../src/experiments/query/byte-lru.js'
+import { queryRequestOptions } from '../../../src/experiments/query/refresh.js'
+
+const keys = (lru: ByteLru<number>, candidates: string[]) => candidates.filter((k) => lru.get(k) !== undefined)
+
+t.test('the answer cache keeps at most its number of entries, dropping the least recently used', async (t) => {
+  const lru = new ByteLru<number>(3, 1_000_000)
+  for (const [i, k] of ['a', 'b', 'c'].entries()) lru.set(k, i, 10)
+  t.equal(lru.get('a'), 0, 'reading a makes it the most recently used')
+  lru.set('d', 3, 10)
+  t.equal(lru.size, 3)
+  t.equal(lru.get('b'), undefined, 'b, least recently used, went')
+  t.same(keys(lru, ['a', 'c', 'd']), ['a', 'c', 'd'])
+  t.equal(lru.bytes, 30)
+})
+
+t.test('the answer cache keeps at most its bytes, dropping as many old entries as a large one needs', async (t) => {
+  const lru = new ByteLru<number>(100, 100)
+  for (const [i, k] of ['a', 'b', 'c', 'd'].entries()) lru.set(k, i, 25)
+  t.equal(lru.bytes, 100)
+  t.ok(lru.set('big', 9, 70), 'a 70-byte answer is kept')
+  t.same(keys(lru, ['a', 'b', 'c', 'd', 'big']), ['d', 'big'], 'the three oldest went for it')
+  t.equal(lru.bytes, 95)
+  t.notOk(lru.set('huge', 10, 101), 'an answer larger than the whole budget is not kept')
+  t.equal(lru.get('huge'), undefined)
+  t.equal(lru.bytes, 95, 'and evicts nothing')
+})
+
+t.test('storing a key again replaces its value and its size', async (t) => {
+  const lru = new ByteLru<number>(10, 100)
+  lru.set('a', 1, 60)
+  lru.set('a', 2, 30)
+  t.equal(lru.get('a'), 2)
+  t.equal(lru.size, 1)
+  t.equal(lru.bytes, 30)
+  lru.delete('a')
+  t.same([lru.size, lru.bytes], [0, 0])
+})
+
+t.test('a cache of no entries keeps nothing', async (t) => {
+  const lru = new ByteLru<number>(0, 100)
+  t.notOk(lru.set('a', 1, 1))
+  t.equal(lru.get('a'), undefined)
+})
+
+t.test("refresh is read as PostHog's query endpoint reads it", async (t) => {
+  const mode = (request: object) => queryRequestOptions({ query: {}, ...request }).mode
+  t.equal(mode({}), 'blocking', 'absent: blocking')
+  t.equal(mode({ refresh: false }), 'blocking')
+  t.equal(mode({ refresh: 'force_cache' }), 'blocking', 'the endpoint computes when the cache has nothing fresh, even for force_cache')
+  t.equal(mode({ refresh: true }), 'force_blocking')
+  for (const m of ['blocking', 'force_blocking', 'async', 'lazy_async', 'force_async', 'async_except_on_cache_miss']) t.equal(mode({ refresh: m }), m)
+  t.equal(mode({ refresh: 'blocking', async: true }), 'async', 'the legacy async flag')
+  t.throws(() => mode({ refresh: 'sometimes' }), { status: 400, code: 'invalid_input', attr: 'refresh' })
+  t.throws(() => mode({ refresh: 1 }), { status: 400, code: 'invalid_input', attr: 'refresh' })
+  t.same(queryRequestOptions({ client_query_id: 'abc' }).clientQueryId, 'abc')
+  t.throws(() => queryRequestOptions({ client_query_id: 'x'.repeat(201) }), { status: 400, code: 'invalid_input', attr: 'client_query_id' })
+  t.throws(() => queryRequestOptions({ client_query_id: 5 }), { status: 400, code: 'invalid_input', attr: 'client_query_id' })
+})
