@@ -66,6 +66,8 @@ export function experimentWorld(options: WorldOptions = {}) {
   const w = {
     db,
     m,
+    /** The event store (absent with `noEvents`). */
+    store: options.noEvents ? null : store,
     owner,
     project,
     other,

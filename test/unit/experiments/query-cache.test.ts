@@ -1,6 +1,10 @@
 import t from 'tap'
+import { iso } from '../../../src/common/clock.js'
 import { ByteLru } from '../../../src/experiments/query/byte-lru.js'
+import { CachedExperimentQueries } from '../../../src/experiments/query/cached-runner.js'
 import { queryRequestOptions } from '../../../src/experiments/query/refresh.js'
+import { ExperimentQueryRunner } from '../../../src/experiments/query/runner.js'
+import { DAY, HOUR, T0, experimentWorld } from './fixture.js'
 
 const keys = (lru: ByteLru<number>, candidates: string[]) => candidates.filter((k) => lru.get(k) !== undefined)
 
@@ -57,4 +61,61 @@ t.test("refresh is read as PostHog's query endpoint reads it", async (t) => {
   t.same(queryRequestOptions({ client_query_id: 'abc' }).clientQueryId, 'abc')
   t.throws(() => queryRequestOptions({ client_query_id: 'x'.repeat(201) }), { status: 400, code: 'invalid_input', attr: 'client_query_id' })
   t.throws(() => queryRequestOptions({ client_query_id: 5 }), { status: 400, code: 'invalid_input', attr: 'client_query_id' })
+})
+
+t.test('an answer is served until it is 24 hours old, then computed again (asynchronous modes: in the background)', async (t) => {
+  const w = experimentWorld()
+  t.teardown(() => w.close())
+  const e = w.create({ name: 'E', feature_flag_key: 'k', start_date: new Date(T0 - DAY).toISOString() })
+  const actionById = (teamId: number, id: number) => w.m.actions.byId(teamId, id)
+  const queries = new CachedExperimentQueries({
+    runner: new ExperimentQueryRunner({ events: w.store!, experiments: w.experiments, actionById }),
+    experiments: w.experiments,
+    actionById,
+    limits: { maxEntries: 10, maxBytes: 1_000_000 },
+    now: w.now,
+  })
+  let people = 0
+  const exposed = (variant: string, at: number) => {
+    const id = `p${++people}`
+    return w.events([
+      { distinctId: id, event: '$feature_flag_called', at, properties: { $feature_flag: 'k', $feature_flag_response: variant } },
+      { distinctId: id, event: 'clicked', at: at + 1000 },
+    ])
+  }
+  for (let i = 0; i < 5; i++) {
+    await exposed('control', T0 - 20 * HOUR + i)
+    await exposed('test', T0 - 20 * HOUR + i)
+  }
+  const body = (refresh: string) => ({ refresh, query: { kind: 'ExperimentQuery', experiment_id: e.id, metric: { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked' } } } })
+  const samples = (answer: any) => answer.baseline.number_of_samples
+
+  const first = await queries.run(w.project, body('blocking'))
+  t.match(first, { status: 200, body: { is_cached: false, last_refresh: iso(T0) } })
+  t.equal(samples(first.body), 5)
+  await exposed('control', T0 + HOUR)
+  w.advance(24 * HOUR)
+  const day = await queries.run(w.project, body('blocking'))
+  t.match(day.body, { is_cached: true, last_refresh: iso(T0) }, 'at 24 hours old it is still fresh')
+  t.equal(samples(day.body), 5, 'without the new exposure')
+
+  w.advance(1)
+  const stale = await queries.run(w.project, body('async'))
+  t.equal(stale.status, 202, 'stale, async: the old answer now')
+  t.match(stale.body, { is_cached: true, last_refresh: iso(T0), query_status: { complete: false } })
+  const id = (stale.body.query_status as { id: string }).id
+  for (let i = 0; i < 100 && !queries.status(w.project, id).complete; i++) await new Promise((r) => setTimeout(r, 10))
+  t.match(queries.status(w.project, id), { complete: true, error: false, results: { is_cached: false, last_refresh: iso(T0 + DAY + 1) } })
+  const renewed = await queries.run(w.project, body('blocking'))
+  t.match(renewed.body, { is_cached: true, last_refresh: iso(T0 + DAY + 1) }, 'the background answer replaced it')
+  t.equal(samples(renewed.body), 6)
+  t.throws(() => queries.status(w.other, id), { status: 404, code: 'not_found' }, "another project's status is unknown")
+  w.advance(10 * 60_000 - 1)
+  t.equal(queries.status(w.project, id).complete, true, 'a status is kept 10 minutes after its end')
+  w.advance(1)
+  t.throws(() => queries.status(w.project, id), { status: 404, code: 'not_found' }, 'and then goes')
+
+  w.advance(DAY)
+  const blocking = await queries.run(w.project, body('blocking'))
+  t.match(blocking, { status: 200, body: { is_cached: false, last_refresh: iso(T0 + 2 * DAY + 10 * 60_000 + 1) } }, 'stale, blocking: computed again')
 })
