@@ -4,8 +4,9 @@
  * that PostHog's UI and MCP tools ask for (src/experiments/query). Any other kind is a 400 naming the kinds
  * served. Answers go through the query cache and its `refresh` modes (cached-runner.ts); asynchronous modes
  * are polled at `GET …/query/:query_id/`, answered as PostHog's `retrieve`: 202 while running, 200 when done,
- * 400 with the refusal's message, 500 for an internal failure.
+ * 400 with the refusal's message, 500 for an internal failure (those two in the error envelope).
  */
+import { AppError } from '../../common/errors.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
 import {
@@ -44,10 +45,10 @@ export const QUERY_OPERATIONS = [
     stringParams: ['query_id'],
     summary:
       "The status of an asynchronous query of the project, as PostHog's QueryStatusResponse: 202 while it runs, 200 when complete (its answer in `results`), " +
-      '400 with `error_message` when the query was refused, 500 when it failed otherwise; 404 once it is unknown or 10 minutes past its end.',
+      '400 when the query was refused and 500 when it failed otherwise (the error envelope, its `detail` the status\'s `error_message`, with `query_status` beside it); 404 once it is unknown or 10 minutes past its end.',
     tag: 'query',
     scope: 'query:read',
-    responses: { 200: 'QueryStatusResponse', 202: 'QueryStatusResponse', 400: 'QueryStatusResponse', 404: 'Error' },
+    responses: { 200: 'QueryStatusResponse', 202: 'QueryStatusResponse', 400: 'Error', 404: 'Error' },
   },
 ] as const satisfies readonly OperationDoc[]
 
@@ -122,8 +123,10 @@ export function registerQueryRoutes(router: Router, api: ApiContext, events: Eve
     retrieve.path,
     projectRoute(api, { scope: retrieve.scope }, (req) => {
       const status = queries.status(req.project, req.params.query_id)
-      const code = !status.complete ? 202 : !status.error ? 200 : status.error_message !== null ? 400 : 500
-      return answer(code, { query_status: status })
+      if (!status.error) return answer(status.complete ? 200 : 202, { query_status: status })
+      // PostHog answers the status alone; here it rides on the error envelope, as 409's current object does.
+      const extra = { query_status: status }
+      throw status.error_message === null ? new AppError('internal_error', { extra }) : new AppError('invalid_input', { detail: status.error_message, extra })
     }),
     { maxBodyBytes },
   )

@@ -139,7 +139,8 @@ t.test('the query cache and its refresh modes', async (t) => {
       failed = await f.api('GET', `${f.base}/query/refused/`)
     }
     t.equal(failed.status, 400, 'a refused query: 400 with its message, as PostHog')
-    t.match(failed.body.query_status, { complete: true, error: true, error_message: /data warehouse/i, results: null })
+    t.match(failed.body, { type: 'validation_error', code: 'invalid_input', detail: /data warehouse/i }, 'in the error envelope')
+    t.match(failed.body.query_status, { complete: true, error: true, error_message: failed.body.detail, results: null })
 
     const unknown = await f.api('GET', `${f.base}/query/never-started/`)
     t.equal(unknown.status, 404)
