@@ -1,17 +1,17 @@
 /**
- * The query API's cache end to end (the embedded store; the cache sits above the store and is the same on
- * ClickHouse): repeated queries are served from it with the `last_refresh` of their computation, new events
+ * The query API's cache end to end, once per event store: repeated queries are served from it with the `last_refresh` of their computation, new events
  * show only when a refresh is forced (as PostHog, until 24 hours pass), an experiment edit is a new query,
  * identical concurrent requests share one computation, and the asynchronous modes answer 202 and are polled.
  */
-import t from 'tap'
+import type { Test } from 'tap'
 import { experimentServer, type BatchEvent, type ExperimentServer } from './fixture.js'
+import type { StoreSetup } from './query-suite.js'
 
 const HOUR = 3_600_000
 const PER_VARIANT = 10
 
-t.test('the query cache and its refresh modes', async (t) => {
-  const f: ExperimentServer = await experimentServer()
+export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void> {
+  const f: ExperimentServer = await experimentServer(setup.env())
   t.teardown(() => f.close())
   const start = Date.now() - 2 * HOUR
   const created = await f.api('POST', f.experiments, { name: 'Cached', feature_flag_key: 'c-flag', start_date: new Date(start).toISOString() })
@@ -152,4 +152,4 @@ t.test('the query cache and its refresh modes', async (t) => {
     t.equal(res.status, 400)
     t.match(res.body, { type: 'validation_error', code: 'invalid_input', attr: 'refresh', detail: /force_blocking/ })
   })
-})
+}
