@@ -103,8 +103,10 @@ export class CachedExperimentQueries {
     const key = this.#keyOf(project, body)
     // A query the runner will refuse (no experiment, not an ExperimentQuery…): its error, never cached.
     if (key === null) return { status: 200, body: await this.#deps.runner.run(project, body, this.#now()) }
-    const queryId = clientQueryId ?? uuidv7(this.#now()).replaceAll('-', '')
-    const background = (refresh: boolean) => this.#statuses.track(project.id, queryId, this.#compute(project, body, key, refresh).then(this.#fresh))
+    const background = (refresh: boolean) => {
+      const queryId = clientQueryId ?? uuidv7(this.#now()).replaceAll('-', '')
+      return this.#statuses.track(project.id, queryId, this.#compute(project, body, key, refresh).then((c) => c.answer))
+    }
 
     if (mode === 'force_async') return { status: 202, body: { query_status: background(true) } }
     const cached = mode === 'force_blocking' ? undefined : this.#answers.get(key)
@@ -118,7 +120,7 @@ export class CachedExperimentQueries {
       // PostHog's CacheMissResponse.
       return { status: 202, body: { cache_key: key, query_status: background(false) } }
     }
-    return { status: 200, body: this.#fresh(await this.#compute(project, body, key, mode === 'force_blocking')) }
+    return { status: 200, body: (await this.#compute(project, body, key, mode === 'force_blocking')).answer }
   }
 
   /** The status of an asynchronous computation of the project's (404 when unknown or expired). */
@@ -160,7 +162,9 @@ export class CachedExperimentQueries {
     const computedAt = this.#now()
     const computation = this.#deps.runner.run(project, body, computedAt).then((result) => {
       const cached: Cached = { answer: this.#stamp(result, key, computedAt), computedAt }
-      this.#answers.set(key, cached, Buffer.byteLength(JSON.stringify(cached.answer)))
+      // A forced computation may end before an older one still running: the older answer must not replace it.
+      const current = this.#answers.get(key)
+      if (current === undefined || current.computedAt <= computedAt) this.#answers.set(key, cached, Buffer.byteLength(JSON.stringify(cached.answer)))
       return cached
     })
     this.#running.set(key, computation)
@@ -184,8 +188,6 @@ export class CachedExperimentQueries {
       query_status: null,
     }
   }
-
-  readonly #fresh = (cached: Cached): JsonObject => cached.answer
 
   #hit(cached: Cached, status: QueryStatus | null): JsonObject {
     return { ...cached.answer, is_cached: true, query_status: status }
