@@ -10,15 +10,17 @@
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end;
  * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`;
- * - funnel `series` in order (`funnel_order_type` ordered).
+ * - funnel `series` in order (`funnel_order_type` ordered);
+ * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
+ *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
  * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL math, unordered
- * and strict funnels, non-event property filters.
+ * and strict funnels, non-event property filters, breakdowns of another type than event properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { actionCondition, type ActionRecord } from '../../management/index.js'
-import { MAX_EXPERIMENT_STEPS, type ExperimentAggregation, type FunnelStep, type SourceMath } from '../../storage/events/index.js'
+import { MAX_EXPERIMENT_BREAKDOWNS, MAX_EXPERIMENT_STEPS, type ExperimentAggregation, type FunnelStep, type SourceMath } from '../../storage/events/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { MetricType } from './statistics.js'
 
@@ -29,6 +31,8 @@ export interface MetricPlan extends ExperimentAggregation {
   steps: FunnelStep[]
   /** Mean: one; ratio: two; funnel: none. */
   sources: SourceMath[]
+  /** The event properties broken down by, in order (none: no breakdown). */
+  breakdowns: string[]
 }
 
 export type ActionLookup = (id: number) => Pick<ActionRecord, 'steps'> | null
@@ -83,9 +87,33 @@ function percentile(value: unknown, name: string): number | null {
   return value
 }
 
+/**
+ * The breakdowns' event properties (PostHog reads `breakdownFilter.breakdowns` only, and `str()`s a numeric
+ * property). Other breakdown types read persons, groups, sessions or HogQL, which the event store can't.
+ */
+export function breakdownProperties(metric: JsonObject): string[] {
+  const filter = metric.breakdownFilter
+  if (filter === undefined || filter === null) return []
+  if (!isPlainObject(filter)) throw refuse('breakdownFilter must be an object.')
+  const breakdowns = filter.breakdowns
+  if (breakdowns === undefined || breakdowns === null) return []
+  if (!Array.isArray(breakdowns)) throw refuse('breakdownFilter.breakdowns must be a list.')
+  if (breakdowns.length > MAX_EXPERIMENT_BREAKDOWNS) throw refuse(`Maximum of ${MAX_EXPERIMENT_BREAKDOWNS} breakdowns are supported for experiment metrics`)
+  return breakdowns.map((b) => {
+    if (!isPlainObject(b)) throw refuse('A breakdown must be an object.')
+    const { property, type } = b
+    if (type !== undefined && type !== null && type !== 'event') {
+      throw refuse(`Breakdowns of type ${JSON.stringify(type)} are not supported in experiment metrics here; only event property breakdowns are.`)
+    }
+    if (typeof property === 'string') return property
+    if (typeof property === 'number' && Number.isInteger(property)) return String(property)
+    throw refuse('A breakdown property must be a string or an integer.')
+  })
+}
+
 /** Reads a metric already checked by checkMetric (its kind, type and nodes). */
 export function planMetric(metric: JsonObject, actionById: ActionLookup): MetricPlan {
-  const base = { windowMs: windowMs(metric), lowerPercentile: null, upperPercentile: null, ignoreZeros: false }
+  const base = { windowMs: windowMs(metric), lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric) }
   if (metric.metric_type === 'mean') {
     const s = source(metric.source, actionById)
     return {

@@ -4,7 +4,8 @@
  * exposures and the metric's events aggregated per entity and variant by the event store where it reads them
  * (src/storage/events/experiment-aggregate.ts; SQLite on its read thread, ClickHouse in SQL), and the new
  * engine's statistics (statistics.ts) over those per-variant sums, answered in PostHog's
- * ExperimentQueryResponse shape (`baseline`, `variant_results`) with the query API's cache fields.
+ * ExperimentQueryResponse shape (`baseline`, `variant_results`, and with the metric's breakdowns
+ * `breakdown_results`: each group's `breakdown_value`, `baseline` and `variants`) with the query API's cache fields.
  *
  * Exposure as PostHog's default (exposure_query_logic.py): `$feature_flag_called` with `$feature_flag` the
  * experiment's flag and `$feature_flag_response` one of its variants (plus `holdout-<id>` with a holdout), or
@@ -24,7 +25,7 @@ import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
 import { planMetric, valueProperties } from './metric.js'
-import { experimentResult, StatisticError, statsMethod } from './statistics.js'
+import { experimentResult, StatisticError, statsMethod, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
 export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
@@ -111,11 +112,12 @@ export class ExperimentQueryRunner {
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
     const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
-    const perVariant = await this.#deps.events.experimentVariants({
+    const sums = await this.#deps.events.experimentVariants({
       teamId: project.id,
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
       exposure: exposure.filter,
       variantProperty: exposure.variantProperty,
+      breakdowns: plan.breakdowns,
       metric: {
         after,
         // With a conversion window the metric's events run to first exposure + window, past the end too.
@@ -128,21 +130,30 @@ export class ExperimentQueryRunner {
       multipleVariantHandling: handling,
       aggregation: plan,
     })
-    const control = perVariant.filter((v) => v.key === CONTROL)
-    if (control.length !== 1) throw invalid(INVALID_SETUP)
-    let result
-    try {
-      result = experimentResult(
-        plan.type,
-        statsMethod(experiment.stats_config),
-        experiment.stats_config,
-        control[0],
-        perVariant.filter((v) => v.key !== CONTROL),
-      )
-    } catch (error) {
-      if (error instanceof StatisticError) throw invalid(STATISTICS_FAILED)
-      throw error
+    const statistics = (perVariant: readonly VariantStats[]) => {
+      const control = perVariant.filter((v) => v.key === CONTROL)
+      if (control.length !== 1) throw invalid(INVALID_SETUP)
+      try {
+        return experimentResult(
+          plan.type,
+          statsMethod(experiment.stats_config),
+          experiment.stats_config,
+          control[0],
+          perVariant.filter((v) => v.key !== CONTROL),
+        )
+      } catch (error) {
+        // A group's statistics failing fails the query, as `_compute_breakdown_statistics` raises through the handler.
+        if (error instanceof StatisticError) throw invalid(STATISTICS_FAILED)
+        throw error
+      }
     }
+    const result = statistics(sums.variants)
+    // `_process_breakdown_results`: each group's statistics, `variants` being its variant_results.
+    const breakdownResults =
+      sums.breakdowns?.map((g) => {
+        const r = statistics(g.variants)
+        return { breakdown_value: g.values, baseline: r.baseline, variants: r.variant_results }
+      }) ?? null
     return {
       // The legacy fields of ExperimentQueryResponse, unset by the new engine.
       kind: null,
@@ -156,6 +167,7 @@ export class ExperimentQueryRunner {
       p_value: null,
       credible_intervals: null,
       ...result,
+      breakdown_results: breakdownResults,
       // What PostHog's query API adds to a computed (not cached) answer.
       cache_key: `experiment_query_${experiment.id}_${nowMs}`,
       is_cached: false,

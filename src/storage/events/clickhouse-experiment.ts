@@ -7,7 +7,7 @@
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
-import { funnelEventNames, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
+import { BREAKDOWN_NULL_LABEL, funnelEventNames, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
 
 function entity(q: ExperimentEventsQuery): string {
   return q.groupTypeIndex === null ? 'toString(person_id)' : groupColumn(q.groupTypeIndex)
@@ -18,14 +18,21 @@ function exposureWhere(q: ExperimentEventsQuery, f: ServerFeatures): string {
   return q.groupTypeIndex === null ? where : `${where} AND ${entity(q)} != ''`
 }
 
-/** Each exposed entity of the variants counted: its first exposure and variant (`$multiple` left out). */
+/**
+ * Each exposed entity of the variants counted: its first exposure, variant (`$multiple` left out) and the
+ * breakdown texts of its first exposure (`x_b0`…).
+ */
 function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
   const variant = propertyTextExpr(q.variantProperty, f)
   // The variant of the earliest exposure, the smaller name on a tie (as experiment-aggregate.ts).
   const first = 'argMin(x_v, (x_ms, x_v))'
   const chosen = q.multipleVariantHandling === 'first_seen' ? first : `if(uniqExact(x_v) > 1, ${quote(MULTIPLE_VARIANT_KEY)}, ${first})`
-  return `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant FROM (
-      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms
+  // Every breakdown from the same earliest row: one order, by time and then the texts (as experiment-aggregate.ts).
+  const raw = q.breakdowns.map((_, i) => `x_rb${i}`)
+  const order = `(x_ms${raw.map((r) => `, ${r}`).join('')})`
+  const texts = q.breakdowns.map((key, i) => `, ifNull(${propertyTextExpr(key, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join('')
+  return `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant${raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('')} FROM (
+      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms${texts}
       FROM ${table} WHERE ${exposureWhere(q, f)} AND isNotNull(${variant})
     ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
 }
@@ -73,23 +80,29 @@ function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string): st
 /**
  * An ExperimentVariantsQuery as one query, PostHog's shape: each exposed entity's first exposure and variant,
  * its metric events joined on (ALL LEFT JOIN, so entities without events count with 0), the conversion
- * window applied, one row per entity. Means without winsorisation and ratios are added up per variant here
- * too (`perVariant`: rows `variant, n, sum, sum_squares[, denominator sums]`); winsorised means answer each
- * entity's value (`variant, a`), the bounds being quantiles Node takes as the SQLite store does, and funnels
- * each entity's events in order as [ms, step bits] (`variant, f`), walked in Node (experiment-aggregate.ts).
+ * window applied, one row per entity. Means without winsorisation and ratios are added up per variant (and
+ * breakdown group) here too (`perVariant`: rows `variant, n, sum, sum_squares[, denominator sums]`); winsorised
+ * means answer each entity's value (`variant, a`), the bounds being quantiles Node takes as the SQLite store
+ * does, and funnels each entity's events in order as [ms, step bits] (`variant, f`), walked in Node
+ * (experiment-aggregate.ts). With breakdowns every row also carries its group's texts (`g`).
  */
 export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): { sql: string; perVariant: boolean } {
   const a = q.aggregation
   const inWindow = `t >= x_first${a.windowMs === null ? '' : ` AND t < x_first + ${Math.trunc(a.windowMs)}`}`
   const joined = `(${exposuresPerEntity(q, table, f)}) ALL LEFT JOIN (${metricEvents(q, table, f)}) USING e`
+  // The breakdown group: an array of the texts (`g`), grouped on beside the entity and variant.
+  const texts = q.breakdowns.map((_, i) => `x_b${i}`)
+  const group = texts.length === 0 ? '' : `, [${texts.join(', ')}] AS g`
+  const byEntity = `GROUP BY e, x_variant${texts.map((x) => `, ${x}`).join('')}`
   if (a.type === 'funnel') {
     const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${inWindow}))`
-    return { sql: `SELECT x_variant AS variant, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f FROM ${joined} GROUP BY e, x_variant`, perVariant: false }
+    return { sql: `SELECT x_variant AS variant${group}, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f FROM ${joined} ${byEntity}`, perVariant: false }
   }
   const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
   const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i))} AS ${i === 0 ? 'a' : 'b'}`)
-  const perEntity = `SELECT x_variant AS variant, ${values.join(', ')} FROM ${joined} GROUP BY e, x_variant`
+  const perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
   if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
   const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''
-  return { sql: `SELECT variant, count() AS n, sum(a) AS s, sum(a * a) AS ss${ratio} FROM (${perEntity}) GROUP BY variant`, perVariant: true }
+  const g = texts.length === 0 ? '' : ', g'
+  return { sql: `SELECT variant${g}, count() AS n, sum(a) AS s, sum(a * a) AS ss${ratio} FROM (${perEntity}) GROUP BY variant${g}`, perVariant: true }
 }

@@ -10,7 +10,7 @@ import { compileClickHouseExperiment } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf } from './days.js'
-import { experimentSteps, funnelWindow, furthestStep, VariantSummer } from './experiment-aggregate.js'
+import { BreakdownSummer, experimentSteps, funnelWindow, furthestStep } from './experiment-aggregate.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
@@ -26,13 +26,13 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type ExperimentSums,
   type ExperimentVariantsQuery,
   type FunnelQuery,
   type FunnelRow,
   type PropertyValuesQuery,
   type StoredEvent,
   type ValueColumn,
-  type VariantSums,
 } from './types.js'
 
 /** ClickHouse error codes that mean "this data can't be inserted": retrying the same rows never helps. */
@@ -168,6 +168,8 @@ function rowKey(uuid: string, r: { event: string; distinct_id: string; ts: strin
 /** A row of compileClickHouseExperiment: per variant (n … p), or per entity (a, or a funnel's f). */
 interface ChExperimentRow {
   variant: string
+  /** The breakdown group's texts, with breakdowns. */
+  g?: string[]
   n?: string
   s?: number
   ss?: number
@@ -359,16 +361,17 @@ export class ClickHouseEventStore implements EventStore {
    * Aggregated in ClickHouse (clickhouse-experiment.ts): a few rows per variant, or a few numbers per entity
    * read as a stream, each chunk added up as it arrives so no one step holds the event loop long.
    */
-  async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
+  async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const steps = experimentSteps(query)
     const { sql, perVariant } = compileClickHouseExperiment(query, this.#table, this.#features)
     const a = query.aggregation
-    const summer = new VariantSummer(a, query.variants, steps)
+    const groups = new BreakdownSummer(a, query.variants, steps, query.breakdowns.length)
     const window = funnelWindow(a)
     const result = await this.#client.query({ query: sql, format: 'JSONEachRow' })
     for await (const rows of result.stream<ChExperimentRow>()) {
       for (const row of rows) {
         const r = row.json()
+        const summer = groups.group(r.g ?? [])
         if (perVariant) {
           const ratio = a.type === 'ratio' ? { denominator_sum: r.ds!, denominator_sum_squares: r.dss!, numerator_denominator_sum_product: r.p! } : {}
           summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio })
@@ -384,7 +387,7 @@ export class ClickHouseEventStore implements EventStore {
         } else summer.addValue(r.variant, r.a!)
       }
     }
-    return summer.result()
+    return groups.result()
   }
 
   async close(): Promise<void> {

@@ -16,8 +16,21 @@
  *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
  *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
+ * - Breakdowns (PostHog's BreakdownInjector): an entity's group is the breakdown texts of its first exposure;
+ *   every group is summed as above on its own (winsorisation's bounds too, over the group's entities of all
+ *   variants), and the variants' sums over everyone are the groups' added up (`aggregate_variants_across_breakdowns`).
  */
-import { MAX_EXPERIMENT_STEPS, type ExperimentAggregation, type ExperimentVariantsQuery, type ExposureRow, type MetricEventRow, type SourceMath, type VariantSums } from './types.js'
+import {
+  MAX_EXPERIMENT_STEPS,
+  type BreakdownSums,
+  type ExperimentAggregation,
+  type ExperimentSums,
+  type ExperimentVariantsQuery,
+  type ExposureRow,
+  type MetricEventRow,
+  type SourceMath,
+  type VariantSums,
+} from './types.js'
 
 export const MULTIPLE_VARIANT_KEY = '$multiple'
 /** PostHog's funnel window for the new engine when the metric sets none (the legacy results' is 14 days). */
@@ -38,26 +51,53 @@ export type MultipleVariantHandling = 'exclude' | 'first_seen'
 export interface Exposure {
   variant: string
   first: number
+  /** The breakdown texts of the first exposure ([] without breakdowns). */
+  breakdown: string[]
 }
 
-/** Each entity's variant and first exposure (`get_experiment_exposure_query`). */
+/** Text order by code point, as ClickHouse compares strings (UTF-8 bytes) and Python sorts them. */
+export function compareText(a: string, b: string): number {
+  if (a === b) return 0
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!
+    const y = b.codePointAt(i)!
+    if (x !== y) return x - y
+    if (x > 0xffff) i++
+  }
+  return a.length - b.length
+}
+
+/** Tuples of texts in order, element by element. */
+export function compareTexts(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = compareText(a[i], b[i])
+    if (c !== 0) return c
+  }
+  return a.length - b.length
+}
+
+/**
+ * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
+ * the earliest exposure (the smaller name on a tie), and the breakdown texts of the earliest (the smaller
+ * texts on a tie), as ClickHouse's argMin over (time, value) picks them.
+ */
 export function exposuresByEntity(rows: readonly ExposureRow[], handling: MultipleVariantHandling): Map<string, Exposure> {
-  const seen = new Map<string, { variants: Set<string>; first: number; firstVariant: string }>()
-  for (const [entity, variant, first] of rows) {
+  const seen = new Map<string, { variants: Set<string>; first: number; firstVariant: string; breakdown: string[] }>()
+  for (const [entity, variant, first, breakdown] of rows) {
     const e = seen.get(entity)
-    if (!e) seen.set(entity, { variants: new Set([variant]), first, firstVariant: variant })
+    if (!e) seen.set(entity, { variants: new Set([variant]), first, firstVariant: variant, breakdown })
     else {
       e.variants.add(variant)
-      if (first < e.first || (first === e.first && variant < e.firstVariant)) {
-        e.first = first
-        e.firstVariant = variant
-      }
+      if (first < e.first || (first === e.first && compareText(variant, e.firstVariant) < 0)) e.firstVariant = variant
+      if (first < e.first || (first === e.first && compareTexts(breakdown, e.breakdown) < 0)) e.breakdown = breakdown
+      e.first = Math.min(e.first, first)
     }
   }
   const out = new Map<string, Exposure>()
   for (const [entity, e] of seen) {
     const variant = handling === 'first_seen' || e.variants.size === 1 ? e.firstVariant : MULTIPLE_VARIANT_KEY
-    out.set(entity, { variant, first: e.first })
+    out.set(entity, { variant, first: e.first, breakdown: e.breakdown })
   }
   return out
 }
@@ -231,17 +271,92 @@ export class VariantSummer {
 }
 
 /**
- * Per-variant statistics from the rows, in the order of `variants`; variants nobody was exposed to answer
- * zeros. `valueProperties` names the properties whose texts each event row carries, in order.
+ * PostHog's experiment query returns at most MAX_SELECT_RETURNED_ROWS (50,000) rows, one per variant and
+ * breakdown group with someone in it; the groups past that many rows (in the answer's order) are left out of
+ * the breakdown results here, while the sums over everyone still count them.
+ */
+export const MAX_BREAKDOWN_ROWS = 50_000
+
+/** `aggregate_variants_across_breakdowns`: each variant's sums added up over the groups. */
+export function sumAcrossGroups(groups: readonly BreakdownSums[], empty: VariantSums[]): VariantSums[] {
+  return empty.map((total, i) => {
+    const out: VariantSums = { ...total }
+    if (total.step_counts) out.step_counts = [...total.step_counts]
+    for (const group of groups) {
+      const v = group.variants[i]
+      out.number_of_samples += v.number_of_samples
+      out.sum += v.sum
+      out.sum_squares += v.sum_squares
+      v.step_counts?.forEach((c, k) => (out.step_counts![k] += c))
+      if (out.denominator_sum !== undefined) {
+        out.denominator_sum += v.denominator_sum!
+        out.denominator_sum_squares! += v.denominator_sum_squares!
+        out.numerator_denominator_sum_product! += v.numerator_denominator_sum_product!
+      }
+    }
+    return out
+  })
+}
+
+/**
+ * Sums per breakdown group, one VariantSummer each (so a winsorised mean's bounds are the group's); without
+ * breakdowns one group of everyone.
+ */
+export class BreakdownSummer {
+  readonly #a: ExperimentAggregation
+  readonly #variants: readonly string[]
+  readonly #steps: number
+  readonly #breakdowns: number
+  readonly #groups = new Map<string, { values: string[]; summer: VariantSummer }>()
+
+  constructor(aggregation: ExperimentAggregation, variants: readonly string[], steps: number, breakdowns: number) {
+    this.#a = aggregation
+    this.#variants = variants
+    this.#steps = steps
+    this.#breakdowns = breakdowns
+  }
+
+  /** The summer of a breakdown group (its texts, one per breakdown), made at its first entity. */
+  group(values: readonly string[]): VariantSummer {
+    const key = values.length === 1 ? values[0] : JSON.stringify(values)
+    let g = this.#groups.get(key)
+    if (!g) {
+      g = { values: [...values], summer: new VariantSummer(this.#a, this.#variants, this.#steps) }
+      this.#groups.set(key, g)
+    }
+    return g.summer
+  }
+
+  result(): ExperimentSums {
+    const empty = new VariantSummer(this.#a, this.#variants, this.#steps).result()
+    const groups: BreakdownSums[] = [...this.#groups.values()].map((g) => ({ values: g.values, variants: g.summer.result() }))
+    if (this.#breakdowns === 0) return { variants: groups[0]?.variants ?? empty, breakdowns: null }
+    // Only the variants answered count: a group of `$multiple` entities alone is no group (PostHog drops those rows).
+    const counted = groups.filter((g) => g.variants.some((v) => v.number_of_samples > 0)).sort((x, y) => compareTexts(x.values, y.values))
+    const kept: BreakdownSums[] = []
+    let rows = 0
+    for (const g of counted) {
+      rows += g.variants.filter((v) => v.number_of_samples > 0).length
+      if (rows > MAX_BREAKDOWN_ROWS) break
+      kept.push(g)
+    }
+    return { variants: sumAcrossGroups(counted, empty), breakdowns: kept }
+  }
+}
+
+/**
+ * Per-variant (and per breakdown group) statistics from the rows, in the order of `variants`; variants nobody
+ * was exposed to answer zeros. `valueProperties` names the properties whose texts each event row carries, in order.
  */
 export function aggregateVariants(
   a: ExperimentAggregation,
   steps: number,
+  breakdowns: number,
   valueProperties: readonly string[],
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,
   events: Iterable<MetricEventRow>,
-): VariantSums[] {
+): ExperimentSums {
   const byEntity = new Map<string, MetricEventRow[]>()
   for (const row of events) {
     const exposure = exposures.get(row[0])
@@ -250,13 +365,13 @@ export function aggregateVariants(
     if (list) list.push(row)
     else byEntity.set(row[0], [row])
   }
-  const summer = new VariantSummer(a, variants, steps)
+  const summer = new BreakdownSummer(a, variants, steps, breakdowns)
 
   if (a.type === 'funnel') {
     const window = funnelWindow(a)
     for (const [entity, e] of exposures) {
       const rows = byEntity.get(entity) ?? []
-      summer.addFunnel(
+      summer.group(e.breakdown).addFunnel(
         e.variant,
         furthestStep(
           rows.map((r) => [r[1], r[2]]),
@@ -280,7 +395,7 @@ export function aggregateVariants(
   }
   for (const [entity, e] of exposures) {
     const rows = byEntity.get(entity) ?? []
-    summer.addValue(e.variant, perSource(rows, 0), a.type === 'ratio' ? perSource(rows, 1) : 0)
+    summer.group(e.breakdown).addValue(e.variant, perSource(rows, 0), a.type === 'ratio' ? perSource(rows, 1) : 0)
   }
   return summer.result()
 }

@@ -10,12 +10,12 @@ import type {
   EventFilter,
   EventPage,
   EventStore,
+  ExperimentSums,
   ExperimentVariantsQuery,
   FunnelQuery,
   FunnelRow,
   PropertyValuesQuery,
   StoredEvent,
-  VariantSums,
 } from './types.js'
 
 export * from './types.js'
@@ -90,7 +90,7 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).distinctIds(filter)
   }
 
-  async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
+  async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     return (await this.#get()).experimentVariants(query)
   }
 

@@ -5,7 +5,7 @@
  * (experiment-aggregate.ts), so only per-variant sums leave it.
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
-import { funnelEventNames, type ExperimentEventsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, funnelEventNames, type ExperimentEventsQuery } from './types.js'
 
 /** The entity of an event: its person (or distinct id when stored without one), or a group key. */
 export function sqliteEntity(q: ExperimentEventsQuery): string {
@@ -18,12 +18,15 @@ function exposureWhere(q: ExperimentEventsQuery): SqlFragment {
   return q.groupTypeIndex === null ? where : { sql: `${where.sql} AND ${entity} != ''`, params: where.params }
 }
 
+/** The first exposure per entity, variant and breakdown texts (`b0`…; missing or null: the null label). */
 export function compileSqliteExposures(q: ExperimentEventsQuery): SqlFragment {
   const where = exposureWhere(q)
   const variant = propertyText(q.variantProperty)
+  const breakdowns = q.breakdowns.map(propertyText)
+  const columns = breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join('')
   return {
-    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, MIN(timestamp) AS t FROM events WHERE ${where.sql} GROUP BY e, v`,
-    params: [...variant.params, ...where.params],
+    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, MIN(timestamp) AS t${columns} FROM events WHERE ${where.sql} GROUP BY e, v${breakdowns.map((_, i) => `, b${i}`).join('')}`,
+    params: [...variant.params, ...breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]), ...where.params],
   }
 }
 

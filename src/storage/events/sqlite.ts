@@ -22,6 +22,7 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type ExperimentSums,
   type ExperimentVariantsQuery,
   type ExposureRow,
   type FunnelQuery,
@@ -30,7 +31,6 @@ import {
   type PropertyValuesQuery,
   type StoredEvent,
   type ValueColumn,
-  type VariantSums,
 } from './types.js'
 
 // Errors where retrying later can succeed (disk full, I/O, locks); anything else is about the rows.
@@ -248,14 +248,14 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
-  /** Runs on the read thread: the rows stay here and only the per-variant sums cross to the caller. */
-  async experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]> {
+  /** Runs on the read thread: the rows stay here and only the per-variant (and per-group) sums cross to the caller. */
+  async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const steps = experimentSteps(query)
     const exposures = compileSqliteExposures(query)
     const events = compileSqliteMetricEvents(query)
     const exposureRows: ExposureRow[] = []
-    for (const [e, v, t] of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<[string, unknown, number]>) {
-      if (v !== null) exposureRows.push([e, String(v), t])
+    for (const [e, v, t, ...b] of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<[string, unknown, number, ...unknown[]]>) {
+      if (v !== null) exposureRows.push([e, String(v), t, b.map(String)])
     }
     const rows = function* (db: Db): Generator<MetricEventRow> {
       for (const [e, t, m, s, ...values] of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<[string, number, number, unknown, ...unknown[]]>) {
@@ -263,7 +263,7 @@ export class SqliteEventStore implements EventStore {
       }
     }
     const byEntity = exposuresByEntity(exposureRows, query.multipleVariantHandling)
-    return aggregateVariants(query.aggregation, steps, query.metric.valueProperties, query.variants, byEntity, rows(this.#db))
+    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.variants, byEntity, rows(this.#db))
   }
 
   async close(): Promise<void> {

@@ -222,6 +222,11 @@ export interface ExperimentEventsQuery {
   exposure: EventFilter
   /** The property holding the variant of an exposure. */
   variantProperty: string
+  /**
+   * Event properties (at most MAX_EXPERIMENT_BREAKDOWNS) whose texts at each entity's first exposure split the
+   * sums into breakdown groups (missing or null: BREAKDOWN_NULL_LABEL); none for one group of everyone.
+   */
+  breakdowns: readonly string[]
   /** The metric events of exposed entities: `after` inclusive, `before` exclusive, matching any step. */
   metric: {
     after: number
@@ -274,13 +279,33 @@ export interface VariantSums {
   numerator_denominator_sum_product?: number
 }
 
-/** [entity, variant, first exposure ms] per entity and variant it was exposed to. */
-export type ExposureRow = [string, string, number]
+/** One breakdown group's per-variant sums, in the order of the query's variants. */
+export interface BreakdownSums {
+  /** The breakdown properties' texts, in the order of the query's `breakdowns`. */
+  values: string[]
+  variants: VariantSums[]
+}
+
+/** An experiment metric's sums: per variant over everyone, and per breakdown group (null without breakdowns). */
+export interface ExperimentSums {
+  variants: VariantSums[]
+  breakdowns: BreakdownSums[] | null
+}
+
+/**
+ * [entity, variant, first exposure ms, breakdown texts] per entity, variant and breakdown texts it was exposed
+ * with (the texts' first exposure: an entity's breakdown group is that of its earliest row).
+ */
+export type ExposureRow = [string, string, number, string[]]
 /** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), session id or null], oldest first. */
 export type MetricEventRow = [string, number, number, Array<string | null>, string | null]
 
 /** The most steps an ExperimentEventsQuery takes. */
 export const MAX_EXPERIMENT_STEPS = 30
+/** The most breakdowns an experiment metric takes (PostHog's ExperimentQueryRunner). */
+export const MAX_EXPERIMENT_BREAKDOWNS = 3
+/** A breakdown property's text when the exposure has it missing or null (PostHog's BREAKDOWN_NULL_STRING_LABEL). */
+export const BREAKDOWN_NULL_LABEL = '$$_posthog_breakdown_null_$$'
 
 /** The columns PostHog's events/values reads with `is_column=true` that skylark stores. */
 export const VALUE_COLUMNS = ['event', 'distinct_id', 'person_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'] as const
@@ -321,9 +346,9 @@ export interface EventStore {
   /** The distinct ids that sent matching events, each once, sorted. */
   distinctIds(filter: EventFilter): Promise<string[]>
   /**
-   * An experiment metric's per-variant sums, aggregated where the events are read (ExperimentVariantsQuery):
-   * only these numbers reach the caller, whatever the number of events.
+   * An experiment metric's per-variant sums (and per breakdown group), aggregated where the events are read
+   * (ExperimentVariantsQuery): only these numbers reach the caller, whatever the number of events.
    */
-  experimentVariants(query: ExperimentVariantsQuery): Promise<VariantSums[]>
+  experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums>
   close(): Promise<void>
 }

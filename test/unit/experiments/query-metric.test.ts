@@ -13,3 +13,23 @@ t.test("winsorisation bounds are read as PostHog's mean query builder reads them
     t.throws(() => mean({ upper_bound_percentile: bad }), { code: 'invalid', detail: 'upper_bound_percentile must be a number between 0 and 1.' }, JSON.stringify(bad))
   }
 })
+
+t.test('breakdowns are the event properties of breakdownFilter.breakdowns, at most 3; other types are refused', async (t) => {
+  t.same(mean({}).breakdowns, [], 'no breakdownFilter')
+  t.same(mean({ breakdownFilter: null }).breakdowns, [])
+  t.same(mean({ breakdownFilter: { breakdown_limit: 5 } }).breakdowns, [], 'a filter without breakdowns')
+  t.same(mean({ breakdownFilter: { breakdowns: [{ property: '$browser' }, { property: 'plan', type: 'event' }, { property: 7, type: null }] } }).breakdowns, ['$browser', 'plan', '7'])
+  const four = [1, 2, 3, 4].map((n) => ({ property: `p${n}` }))
+  t.throws(() => mean({ breakdownFilter: { breakdowns: four } }), { code: 'invalid', detail: 'Maximum of 3 breakdowns are supported for experiment metrics' })
+  for (const type of ['person', 'group', 'session', 'cohort', 'hogql', 'event_metadata', 'data_warehouse']) {
+    t.throws(
+      () => mean({ breakdownFilter: { breakdowns: [{ property: 'x', type }] } }),
+      { code: 'invalid', detail: `Breakdowns of type "${type}" are not supported in experiment metrics here; only event property breakdowns are.` },
+      type,
+    )
+  }
+  t.throws(() => mean({ breakdownFilter: { breakdowns: [{ type: 'event' }] } }), { code: 'invalid', detail: 'A breakdown property must be a string or an integer.' })
+  t.throws(() => mean({ breakdownFilter: { breakdowns: '$browser' } }), { code: 'invalid', detail: 'breakdownFilter.breakdowns must be a list.' })
+  t.throws(() => mean({ breakdownFilter: ['$browser'] }), { code: 'invalid', detail: 'breakdownFilter must be an object.' })
+  t.throws(() => mean({ breakdownFilter: { breakdowns: ['$browser'] } }), { code: 'invalid', detail: 'A breakdown must be an object.' })
+})

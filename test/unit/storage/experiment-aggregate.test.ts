@@ -1,8 +1,11 @@
 import t from 'tap'
 import {
   aggregateVariants as aggregate,
+  BreakdownSummer,
+  compareText,
   exposuresByEntity,
   furthestStep as furthest,
+  MAX_BREAKDOWN_ROWS,
   MULTIPLE_VARIANT_KEY,
   quantileExact,
   VariantSummer,
@@ -23,8 +26,12 @@ const plan = (over: Partial<Plan>): Plan => ({
 })
 const ev = (entity: string, t: number, mask = 1, values: Array<string | null> = [], session: string | null = null): MetricEventRow => [entity, t, mask, values, session]
 /** The store's call: the value properties are those the sources name, in order. */
-const aggregateVariants = (p: Plan, variants: string[], exposures: ReadonlyMap<string, Exposure>, events: MetricEventRow[]) =>
-  aggregate(p, p.steps, [...new Set(p.sources.flatMap((m) => ('property' in m ? [m.property] : [])))], variants, exposures, events)
+const aggregateGroups = (p: Plan, breakdowns: number, variants: string[], exposures: ReadonlyMap<string, Exposure>, events: MetricEventRow[]) =>
+  aggregate(p, p.steps, breakdowns, [...new Set(p.sources.flatMap((m) => ('property' in m ? [m.property] : [])))], variants, exposures, events)
+/** Without breakdowns: the per-variant sums. */
+const aggregateVariants = (p: Plan, variants: string[], exposures: ReadonlyMap<string, Exposure>, events: MetricEventRow[]) => aggregateGroups(p, 0, variants, exposures, events).variants
+/** Exposure rows without breakdown texts. */
+const exposed = (rows: Array<[string, string, number]>): ExposureRow[] => rows.map(([e, v, at]) => [e, v, at, []])
 const furthestStep = (events: MetricEventRow[], steps: number, windowMs: number) =>
   furthest(
     events.map((r) => [r[1], r[2]]),
@@ -33,17 +40,23 @@ const furthestStep = (events: MetricEventRow[], steps: number, windowMs: number)
   )
 
 t.test('an entity seen in two variants is $multiple, or its earliest variant with first_seen', async (t) => {
-  const rows: ExposureRow[] = [
+  const rows = exposed([
     ['a', 'control', 100],
     ['b', 'test', 300],
     ['b', 'control', 200],
-  ]
-  t.same([...exposuresByEntity(rows, 'exclude')], [['a', { variant: 'control', first: 100 }], ['b', { variant: MULTIPLE_VARIANT_KEY, first: 200 }]])
-  t.same(exposuresByEntity(rows, 'first_seen').get('b'), { variant: 'control', first: 200 })
+  ])
+  t.same(
+    [...exposuresByEntity(rows, 'exclude')],
+    [
+      ['a', { variant: 'control', first: 100, breakdown: [] }],
+      ['b', { variant: MULTIPLE_VARIANT_KEY, first: 200, breakdown: [] }],
+    ],
+  )
+  t.same(exposuresByEntity(rows, 'first_seen').get('b'), { variant: 'control', first: 200, breakdown: [] })
 })
 
 t.test('mean metrics count only events at or after first exposure, within the conversion window', async (t) => {
-  const exposures = exposuresByEntity([['a', 'control', 1000], ['b', 'test', 1000], ['c', 'test', 5000]], 'exclude')
+  const exposures = exposuresByEntity(exposed([['a', 'control', 1000], ['b', 'test', 1000], ['c', 'test', 5000]]), 'exclude')
   const events = [ev('a', 999), ev('a', 1000), ev('a', 1500), ev('a', 2100), ev('b', 1200), ev('x', 1200)]
   const all = aggregateVariants(plan({}), ['control', 'test'], exposures, events)
   t.same(all, [
@@ -56,7 +69,7 @@ t.test('mean metrics count only events at or after first exposure, within the co
 })
 
 t.test('property math reads numbers (anything else is 0) and unique sessions count distinct ids', async (t) => {
-  const exposures = exposuresByEntity([['a', 'control', 0]], 'exclude')
+  const exposures = exposuresByEntity(exposed([['a', 'control', 0]]), 'exclude')
   const events = [ev('a', 1, 1, ['5'], 's1'), ev('a', 2, 1, ['2.5'], 's1'), ev('a', 3, 1, ['n/a'], 's2'), ev('a', 4, 1, [null], null)]
   const value = (math: Plan['sources'][number]) => aggregateVariants(plan({ sources: [math] }), ['control'], exposures, events)[0].sum
   t.equal(value({ kind: 'sum', property: 'amount' }), 7.5)
@@ -71,7 +84,7 @@ t.test('winsorisation clamps to quantileExact bounds over all entities; ignore_z
   t.equal(quantileExact([0, 10], 0.9), 10)
   t.equal(quantileExact([5, 1, 9], 1), 9)
   t.equal(quantileExact([5, 1, 9], 0), 1)
-  const rows: ExposureRow[] = ['a', 'b', 'c', 'd', 'e'].map((e) => [e, 'control', 0])
+  const rows: ExposureRow[] = ['a', 'b', 'c', 'd', 'e'].map((e) => [e, 'control', 0, []])
   const events = [...Array(10)].map((_, i) => ev('a', i + 1)).concat([ev('b', 1), ev('c', 1), ev('c', 2)])
   const counts = [10, 1, 2, 0, 0]
   const upper = quantileExact(counts, 0.8)
@@ -89,7 +102,7 @@ t.test('funnels: steps in order within the window of the first step; one event a
   t.equal(furthestStep([ev('a', 1, 0b01), ev('a', 150, 0b01), ev('a', 200, 0b10)], 2, 100), 1, 'a later first step starts a new chain')
   t.equal(furthestStep([ev('a', 1, 0b11)], 2, 100), 0, 'one event is one step')
   t.equal(furthestStep([], 2, 100), -1)
-  const exposures = exposuresByEntity([['a', 'control', 0], ['b', 'control', 0], ['c', 'control', 0]], 'exclude')
+  const exposures = exposuresByEntity(exposed([['a', 'control', 0], ['b', 'control', 0], ['c', 'control', 0]]), 'exclude')
   const stats = aggregateVariants(plan({ type: 'funnel', steps: 3, sources: [] }), ['control'], exposures, [
     ev('a', 1, 0b001),
     ev('a', 2, 0b010),
@@ -100,7 +113,7 @@ t.test('funnels: steps in order within the window of the first step; one event a
 })
 
 t.test('ratio metrics sum numerator and denominator per entity, with their squares and products', async (t) => {
-  const exposures = exposuresByEntity([['a', 'control', 0], ['b', 'control', 0]], 'exclude')
+  const exposures = exposuresByEntity(exposed([['a', 'control', 0], ['b', 'control', 0]]), 'exclude')
   const ratio = plan({ type: 'ratio', steps: 2, sources: [{ kind: 'sum', property: 'v' }, { kind: 'count' }] })
   const [s] = aggregateVariants(ratio, ['control'], exposures, [ev('a', 1, 0b01, ['3']), ev('a', 2, 0b10), ev('a', 3, 0b10), ev('b', 1, 0b01, ['4'])])
   t.same(s, { key: 'control', number_of_samples: 2, sum: 7, sum_squares: 25, denominator_sum: 2, denominator_sum_squares: 4, numerator_denominator_sum_product: 6 })
@@ -131,4 +144,103 @@ t.test('per-entity values added up in any order give the same sums; winsorised o
   funnel.addFunnel('control', -1)
   funnel.addSums('elsewhere', { number_of_samples: 5, sum: 5, sum_squares: 5 })
   t.same(funnel.result(), [{ key: 'control', number_of_samples: 2, sum: 1, sum_squares: 1, step_counts: [1, 1] }])
+})
+
+t.test("an entity's breakdown group is its first exposure's texts, the smaller on a tie, whatever the variant", async (t) => {
+  const rows: ExposureRow[] = [
+    ['a', 'control', 200, ['Safari']],
+    ['a', 'control', 100, ['Chrome']],
+    ['b', 'test', 100, ['Zeta', 'x']],
+    ['b', 'test', 100, ['Alpha', 'y']],
+    ['c', 'test', 300, ['Firefox']],
+    ['c', 'control', 50, ['Edge']],
+  ]
+  const byEntity = exposuresByEntity(rows, 'first_seen')
+  t.same(byEntity.get('a'), { variant: 'control', first: 100, breakdown: ['Chrome'] })
+  t.same(byEntity.get('b'), { variant: 'test', first: 100, breakdown: ['Alpha', 'y'] }, 'one row gives every text')
+  t.same(byEntity.get('c'), { variant: 'control', first: 50, breakdown: ['Edge'] })
+  t.ok(compareText('\uffff', '\u{10000}') < 0, 'by code point, as UTF-8 bytes compare, not by UTF-16 unit')
+  t.ok(compareText('a', 'ab') < 0)
+  t.equal(compareText('$$_posthog_breakdown_null_$$', 'Chrome') < 0, true)
+})
+
+t.test('breakdown groups: each summed on its own and in text order, everyone the groups added up, winsorised per group', async (t) => {
+  // Chrome: a (control, 3 events), b (test, 1); Safari: c (control, 10), d (control, 0); e is $multiple.
+  const rows: ExposureRow[] = [
+    ['a', 'control', 0, ['Chrome']],
+    ['b', 'test', 0, ['Chrome']],
+    ['c', 'control', 0, ['Safari']],
+    ['d', 'control', 0, ['Safari']],
+    ['e', 'control', 0, ['Opera']],
+    ['e', 'test', 0, ['Opera']],
+  ]
+  const events = [ev('a', 1), ev('a', 2), ev('a', 3), ev('b', 1), ...[...Array(10)].map((_, i) => ev('c', i + 1)), ev('e', 1)]
+  const sums = aggregateGroups(plan({}), 1, ['control', 'test'], exposuresByEntity(rows, 'exclude'), events)
+  t.same(sums.breakdowns, [
+    {
+      values: ['Chrome'],
+      variants: [
+        { key: 'control', number_of_samples: 1, sum: 3, sum_squares: 9 },
+        { key: 'test', number_of_samples: 1, sum: 1, sum_squares: 1 },
+      ],
+    },
+    {
+      values: ['Safari'],
+      variants: [
+        { key: 'control', number_of_samples: 2, sum: 10, sum_squares: 100 },
+        { key: 'test', number_of_samples: 0, sum: 0, sum_squares: 0 },
+      ],
+    },
+  ], 'the $multiple entity makes no group; a variant nobody in a group saw answers zeros')
+  t.same(sums.variants, [
+    { key: 'control', number_of_samples: 3, sum: 13, sum_squares: 109 },
+    { key: 'test', number_of_samples: 1, sum: 1, sum_squares: 1 },
+  ])
+  // The upper bound per group: Chrome's values [3, 1] → quantileExact 0.5 = 3; Safari's [10, 0] → 10.
+  const winsorised = aggregateGroups(plan({ upperPercentile: 0.5 }), 1, ['control', 'test'], exposuresByEntity(rows, 'exclude'), events)
+  t.same(
+    winsorised.breakdowns!.map((g) => g.variants[0].sum),
+    [3, 10],
+    'each group clamps to its own bound (over everyone, 0.5 of [3, 1, 10, 0] would be 3)',
+  )
+  t.equal(winsorised.variants[0].sum, 13)
+  // Without breakdowns there is one group and no breakdown results, even with nobody exposed.
+  t.same(aggregateGroups(plan({ type: 'funnel', steps: 2, sources: [] }), 0, ['control'], new Map(), []), {
+    variants: [{ key: 'control', number_of_samples: 0, sum: 0, sum_squares: 0, step_counts: [0, 0] }],
+    breakdowns: null,
+  })
+})
+
+t.test('funnel and ratio sums add up over the groups, step counts step by step', async (t) => {
+  const funnel = new BreakdownSummer(plan({ type: 'funnel', steps: 2, sources: [] }), ['control'], 2, 1)
+  funnel.group(['x']).addFunnel('control', 1)
+  funnel.group(['y']).addFunnel('control', 0)
+  funnel.group(['y']).addFunnel('control', -1)
+  t.same(funnel.result().variants, [{ key: 'control', number_of_samples: 3, sum: 1, sum_squares: 1, step_counts: [2, 1] }])
+  const ratio = new BreakdownSummer(plan({ type: 'ratio', steps: 2 }), ['control'], 2, 2)
+  ratio.group(['x', 'p']).addValue('control', 2, 3)
+  ratio.group(['x', 'q']).addValue('control', 1, 1)
+  const r = ratio.result()
+  t.same(r.variants, [{ key: 'control', number_of_samples: 2, sum: 3, sum_squares: 5, denominator_sum: 4, denominator_sum_squares: 10, numerator_denominator_sum_product: 7 }])
+  t.same(
+    r.breakdowns!.map((g) => g.values),
+    [
+      ['x', 'p'],
+      ['x', 'q'],
+    ],
+  )
+})
+
+t.test("breakdown results stop at PostHog's row limit; the sums over everyone count every group", async (t) => {
+  const summer = new BreakdownSummer(plan({}), ['control', 'test'], 1, 1)
+  const groups = MAX_BREAKDOWN_ROWS / 2 + 1
+  for (let i = 0; i < groups; i++) {
+    const values = [String(i).padStart(6, '0')]
+    summer.group(values).addValue('control', 1)
+    summer.group(values).addValue('test', 2)
+  }
+  const sums = summer.result()
+  t.equal(sums.breakdowns!.length, MAX_BREAKDOWN_ROWS / 2, 'two rows a group: the last group is past the limit')
+  t.same(sums.breakdowns!.at(-1)!.values, [String(MAX_BREAKDOWN_ROWS / 2 - 1).padStart(6, '0')])
+  t.equal(sums.variants[0].number_of_samples, groups)
 })

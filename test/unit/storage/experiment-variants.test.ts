@@ -2,7 +2,9 @@
  * An experiment metric's per-variant sums are aggregated where each store reads its events: SQLite in Node
  * beside its reads, ClickHouse in SQL (per entity, and per variant where nothing needs every value). Both must
  * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels with
- * steps sharing a millisecond, both multiple-variant handlings and group entities.
+ * steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
+ * down by the exposure's properties (a text, a number, missing and null; a person's later exposure with
+ * another value, and two at the same millisecond).
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
@@ -37,11 +39,17 @@ function rows(): EventRow[] {
       groups: [`org-${n % 7}`, '', '', '', ''],
       elements_chain: '',
     })
+  const browsers: unknown[] = ['Chrome', 'Safari', 42, undefined, null]
   for (let n = 0; n < 60; n++) {
     const exposed = T0 + n * 60_000
     const variant = VARIANTS[n % 2]
-    if (n % 10 !== 9) add(n, '$feature_flag_called', exposed, { $feature_flag: 'f', $feature_flag_response: variant })
-    if (n % 6 === 0) add(n, '$feature_flag_called', exposed + (n % 12 === 0 ? 5000 : -5000), { $feature_flag: 'f', $feature_flag_response: VARIANTS[(n + 1) % 2] })
+    const call = (at: number, v: string, more: Record<string, unknown>) => add(n, '$feature_flag_called', at, { $feature_flag: 'f', $feature_flag_response: v, ...more })
+    const browser = browsers[n % 5] === undefined ? {} : { $browser: browsers[n % 5] }
+    if (n % 10 !== 9) call(exposed, variant, { ...browser, plan: n % 3 === 0 ? 'pro' : 'free' })
+    // The other variant, later (n % 12 = 0) or earlier than the first call, with another browser.
+    if (n % 6 === 0) call(exposed + (n % 12 === 0 ? 5000 : -5000), VARIANTS[(n + 1) % 2], { $browser: 'Edge' })
+    // Two exposures in one millisecond: the smaller text is the group on both stores.
+    if (n === 19) for (const b of ['Zeta', 'Alpha']) call(exposed, variant, { $browser: b, plan: b })
     add(n, 'clicked', exposed - 1000, { amount: 100, $session_id: 'before' })
     for (let c = 0; c < n % 5; c++) add(n, 'clicked', exposed + 1000 * (c + 1) * (n % 3), { amount: (n % 4) * 2.5, $session_id: `s${c % 2}` })
     if (n % 3 === 0) add(n, 'viewed', exposed + 2000, { amount: n % 7 === 0 ? 'n/a' : n })
@@ -61,6 +69,7 @@ function query(over: Partial<ExperimentVariantsQuery['aggregation']>, more: Part
     groupTypeIndex: null,
     exposure: { teamId: TEAM, event: '$feature_flag_called', after: T0, before: T0 + 3_600_000, properties: [{ key: '$feature_flag_response', operator: 'exact', value: VARIANTS }] },
     variantProperty: '$feature_flag_response',
+    breakdowns: [],
     metric: { after: T0, before: T0 + 7_200_000, steps, valueProperties: props, session: sources.some((s) => s.kind === 'unique_session') },
     variants: VARIANTS,
     multipleVariantHandling: 'exclude',
@@ -85,6 +94,12 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['first seen', query({}, { multipleVariantHandling: 'first_seen' })],
   // Every organisation has persons of both variants: counted under the first seen.
   ['group entities', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
+  ['a breakdown', query({}, { breakdowns: ['$browser'] })],
+  ['a breakdown, winsorised in each group', query({ sources: [{ kind: 'sum', property: 'amount' }], lowerPercentile: 0.1, upperPercentile: 0.9 }, { breakdowns: ['$browser'] })],
+  ['a ratio by two breakdowns', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }] }, { breakdowns: ['$browser', 'plan'] })],
+  ['a funnel by a breakdown', query({ type: 'funnel', sources: [] }, { breakdowns: ['$browser'] })],
+  ['first seen by a breakdown', query({}, { multipleVariantHandling: 'first_seen', breakdowns: ['$browser'] })],
+  ['group entities by a breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] })],
 ]
 
 t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
@@ -101,16 +116,23 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
   const { ch, sink, store } = await clickhouseEventStore(t, 'skylark_experiment_variants')
   await sink.write(fixture)
 
-  const excluded = await sqlite.experimentVariants(query({}))
-  t.equal(excluded[0].number_of_samples + excluded[1].number_of_samples, 44, 'the fixture exposes 44 persons to one variant only')
+  const excluded = (await sqlite.experimentVariants(query({}))).variants
+  t.equal(excluded[0].number_of_samples + excluded[1].number_of_samples, 45, 'the fixture exposes 45 persons to one variant only')
   for (const [name, q] of CASES) {
     const expected = await sqlite.experimentVariants(q)
     t.ok(
-      expected.some((v) => v.sum !== 0),
+      expected.variants.some((v) => v.sum !== 0),
       `${name}: the fixture gives something to add up`,
     )
+    if (q.breakdowns.length > 0) t.ok(expected.breakdowns!.length > 2, `${name}: the fixture gives several groups`)
     t.same(await store.experimentVariants(q), expected, name)
   }
+  const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
+  t.same(
+    groups.map((g) => g.values[0]),
+    ['$$_posthog_breakdown_null_$$', '42', 'Alpha', 'Chrome', 'Safari'],
+    'groups in text order: null and missing one group, a number as its text, the earlier of two same-millisecond texts',
+  )
 
   // The bounds are computed in Node on both stores: they must be the ones ClickHouse's quantileExact gives.
   const sets = [[1, 2, 3, 4], [0, 10], [7, 7, 1, 0, 0, 3.5, 12, 2], [...Array(37)].map((_, i) => (i * 7919) % 101)]

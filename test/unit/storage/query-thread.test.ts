@@ -67,6 +67,7 @@ t.test('every read gives the same answer through the thread as on the calling th
           groupTypeIndex: null,
           exposure: { teamId: 1, event: 'signed up', after: T0, before: T0 + 300 * HOUR, properties: [{ key: '$feature_flag_response', operator: 'exact', value: ['control', 'test'] }] },
           variantProperty: '$feature_flag_response',
+          breakdowns: ['$browser'],
           metric: { after: T0, before: T0 + 300 * HOUR, steps: [{ event: '$pageview' }], valueProperties: ['n'], session: false },
           variants: ['control', 'test'],
           multipleVariantHandling: 'first_seen',
