@@ -4,7 +4,7 @@
  * person exposed to both variants, one with an unknown variant, clicks before exposure and another flag's
  * calls, none of which may count), and `POST …/query/` with an ExperimentQuery must answer the counts, sums
  * and sums of squares computed here from the same plan, and the statistics the engine's formulas give for
- * them.
+ * them; broken down by the first flag call's `$browser` (and `plan`), per group too.
  */
 import type { Test } from 'tap'
 import { experimentResult } from '../../../src/experiments/query/statistics.js'
@@ -26,16 +26,28 @@ function plan(variant: Variant, i: number) {
   return { clicks, converts, amount: (i % 5) * 10 + (variant === 'test' ? 5 : 0) }
 }
 
+const NULL_LABEL = '$$_posthog_breakdown_null_$$'
+/** The first flag call's properties: Chrome for even i (60 a variant), Safari for i % 4 = 1 (30), else null or missing (30). */
+function browserOf(i: number): Record<string, unknown> {
+  const plan = i % 3 === 0 ? 'pro' : 'free'
+  if (i % 2 === 0) return { $browser: 'Chrome', plan }
+  if (i % 4 === 1) return { $browser: 'Safari', plan }
+  return i % 8 === 3 ? { $browser: null, plan } : { plan }
+}
+const groupOf = (i: number, keys: readonly string[]) => keys.map((k) => (browserOf(i)[k] ?? NULL_LABEL) as string)
+
 interface Expected {
   n: number
   sum: number
   sum_squares: number
 }
 
-function expect(value: (variant: Variant, i: number) => number): Record<Variant, Expected> {
+function expect(value: (variant: Variant, i: number) => number, only: (i: number) => boolean = () => true): Record<Variant, Expected> {
   const out = {} as Record<Variant, Expected>
   for (const variant of VARIANTS) {
-    const values = Array.from({ length: PER_VARIANT }, (_, i) => value(variant, i))
+    const values = Array.from({ length: PER_VARIANT }, (_, i) => i)
+      .filter(only)
+      .map((i) => value(variant, i))
     out[variant] = { n: values.length, sum: values.reduce((a, b) => a + b, 0), sum_squares: values.reduce((a, b) => a + b * b, 0) }
   }
   return out
@@ -49,17 +61,17 @@ export function querySuite(t: Test, setup: StoreSetup): void {
 
   function events(): BatchEvent[] {
     const out: BatchEvent[] = []
-    const call = (id: string, at: number, response: string, flag = 'q-flag') =>
-      out.push({ event: '$feature_flag_called', distinct_id: id, at, properties: { $feature_flag: flag, $feature_flag_response: response } })
+    const call = (id: string, at: number, response: string, flag = 'q-flag', more: Record<string, unknown> = {}) =>
+      out.push({ event: '$feature_flag_called', distinct_id: id, at, properties: { $feature_flag: flag, $feature_flag_response: response, ...more } })
     for (const variant of VARIANTS) {
       for (let i = 0; i < PER_VARIANT; i++) {
         const id = `q-${variant}-${i}`
         const at = exposedAt(variant, i)
         const p = plan(variant, i)
         out.push({ event: 'clicked', distinct_id: id, at: at - 60_000, properties: { $session_id: `${id}-before` } })
-        call(id, at, variant)
-        // A second call later: the first one is the exposure.
-        call(id, at + 100_000, variant)
+        call(id, at, variant, 'q-flag', browserOf(i))
+        // A second call later, from another browser: the first one is the exposure and its group.
+        call(id, at + 100_000, variant, 'q-flag', { $browser: 'Firefox', plan: 'enterprise' })
         for (let c = 0; c < p.clicks; c++) out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}` } })
         out.push({ event: 'viewed pricing', distinct_id: id, at: at + 10_000, properties: { '$feature/q-flag': variant } })
         if (p.converts) out.push({ event: 'purchased', distinct_id: id, at: at + 20_000, properties: { amount: p.amount } })
@@ -181,6 +193,95 @@ export function querySuite(t: Test, setup: StoreSetup): void {
       )
     }
     t.type(body.variant_results[0].chance_to_win, 'number')
+  })
+
+  t.test('breakdowns: each group of the first exposure’s $browser with its own counts and statistics', async (t) => {
+    const byBrowser = { breakdownFilter: { breakdowns: [{ property: '$browser', type: 'event' }] } }
+    const body = await query(mean(clicked, byBrowser))
+    // The sums over everyone are those without a breakdown.
+    checkAnswer(t, body, expect((v, i) => plan(v, i).clicks), 'mean')
+    t.same(
+      body.breakdown_results.map((r: any) => r.breakdown_value),
+      [[NULL_LABEL], ['Chrome'], ['Safari']],
+      'null and missing are one group; the later call’s Firefox is none',
+    )
+    const numbers = (v: any) => [v.key, v.number_of_samples, v.sum, v.sum_squares]
+    // By hand: i % 3 is 0, 1, 2 equally often in each group, and test clicks once more.
+    const [none, chrome, safari] = body.breakdown_results
+    t.same(numbers(chrome.baseline), ['control', 60, 60, 100])
+    t.same(numbers(chrome.variants[0]), ['test', 60, 120, 280])
+    t.same(numbers(safari.baseline), ['control', 30, 30, 50])
+    t.same(numbers(safari.variants[0]), ['test', 30, 60, 140])
+    t.same(numbers(none.baseline), ['control', 30, 30, 50])
+    t.same(numbers(none.variants[0]), ['test', 30, 60, 140])
+    // 60 a variant: statistics; 30: PostHog's validation says too few.
+    const want = experimentResult('mean', 'bayesian', null, { key: 'control', number_of_samples: 60, sum: 60, sum_squares: 100 }, [
+      { key: 'test', number_of_samples: 60, sum: 120, sum_squares: 280 },
+    ])
+    const wanted = want.variant_results[0] as Record<string, unknown>
+    t.same([chrome.variants[0].chance_to_win, chrome.variants[0].credible_interval], [wanted.chance_to_win, wanted.credible_interval], 'the group’s statistics')
+    t.same(safari.variants[0].validation_failures, ['not-enough-exposures'])
+    t.equal(safari.variants[0].chance_to_win, null)
+    t.equal((await query(mean(clicked))).breakdown_results, null, 'no breakdowns: null')
+
+    // A funnel and a ratio, by two breakdowns: every group against the plan.
+    const keys = ['$browser', 'plan']
+    const byTwo = { breakdownFilter: { breakdowns: keys.map((property) => ({ property })) } }
+    const funnel = await query({
+      kind: 'ExperimentMetric',
+      metric_type: 'funnel',
+      series: [
+        { kind: 'EventsNode', event: 'viewed pricing' },
+        { kind: 'EventsNode', event: 'purchased' },
+      ],
+      ...byTwo,
+    })
+    const ratio = await query({
+      kind: 'ExperimentMetric',
+      metric_type: 'ratio',
+      numerator: { kind: 'EventsNode', event: 'purchased', math: 'sum', math_property: 'amount' },
+      denominator: { kind: 'EventsNode', event: 'viewed pricing' },
+      ...byTwo,
+    })
+    const groups = [...new Set(Array.from({ length: PER_VARIANT }, (_, i) => JSON.stringify(groupOf(i, keys))))].sort()
+    t.equal(groups.length, 6)
+    t.same(
+      funnel.breakdown_results.map((r: any) => JSON.stringify(r.breakdown_value)),
+      groups,
+    )
+    t.same(
+      ratio.breakdown_results.map((r: any) => JSON.stringify(r.breakdown_value)),
+      groups,
+    )
+    groups.forEach((g, k) => {
+      const inGroup = (i: number) => JSON.stringify(groupOf(i, keys)) === g
+      const converted = expect((v, i) => (plan(v, i).converts ? 1 : 0), inGroup)
+      const amount = expect((v, i) => (plan(v, i).converts ? plan(v, i).amount : 0), inGroup)
+      for (const [fr, rr, variant] of [
+        [funnel.breakdown_results[k].baseline, ratio.breakdown_results[k].baseline, 'control'],
+        [funnel.breakdown_results[k].variants[0], ratio.breakdown_results[k].variants[0], 'test'],
+      ] as const) {
+        const n = converted[variant].n
+        t.same([fr.key, fr.number_of_samples, fr.sum, fr.step_counts], [variant, n, converted[variant].sum, [n, converted[variant].sum]], `funnel ${g} ${variant}`)
+        t.same(
+          [rr.number_of_samples, rr.sum, rr.sum_squares, rr.denominator_sum, rr.numerator_denominator_sum_product],
+          [n, amount[variant].sum, amount[variant].sum_squares, n, amount[variant].sum],
+          `ratio ${g} ${variant}`,
+        )
+      }
+    })
+    checkAnswer(t, funnel, expect((v, i) => (plan(v, i).converts ? 1 : 0)), 'funnel')
+  })
+
+  t.test('breakdowns skylark cannot compute, or more than 3, are a 400', async (t) => {
+    const post = (breakdowns: unknown[]) =>
+      f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean(clicked, { breakdownFilter: { breakdowns } }) } })
+    const person = await post([{ property: 'email', type: 'person' }])
+    t.equal(person.status, 400)
+    t.match(person.body, { type: 'validation_error', code: 'invalid', attr: null, detail: /type "person" are not supported/ })
+    const four = await post(['a', 'b', 'c', 'd'].map((property) => ({ property })))
+    t.equal(four.status, 400)
+    t.equal(four.body.detail, 'Maximum of 3 breakdowns are supported for experiment metrics')
   })
 
   t.test("frequentist when the experiment's stats_config says so", async (t) => {
