@@ -112,6 +112,20 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   }
   const mean = (source: object, extra: object = {}) => ({ kind: 'ExperimentMetric', metric_type: 'mean', source, ...extra })
   const clicked = { kind: 'EventsNode', event: 'clicked' }
+  const pricingFunnel = {
+    kind: 'ExperimentMetric',
+    metric_type: 'funnel',
+    series: [
+      { kind: 'EventsNode', event: 'viewed pricing' },
+      { kind: 'EventsNode', event: 'purchased' },
+    ],
+  }
+  const amountPerView = {
+    kind: 'ExperimentMetric',
+    metric_type: 'ratio',
+    numerator: { kind: 'EventsNode', event: 'purchased', math: 'sum', math_property: 'amount' },
+    denominator: { kind: 'EventsNode', event: 'viewed pricing' },
+  }
 
   /** The answer's counts must be the expected ones, and its statistics those of the engine for them. */
   function checkAnswer(t: Test, body: any, expected: Record<Variant, Expected>, type: 'mean' | 'funnel', stats: Record<string, unknown> | null = null) {
@@ -152,14 +166,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   })
 
   t.test('an ordered funnel after exposure', async (t) => {
-    const body = await query({
-      kind: 'ExperimentMetric',
-      metric_type: 'funnel',
-      series: [
-        { kind: 'EventsNode', event: 'viewed pricing' },
-        { kind: 'EventsNode', event: 'purchased' },
-      ],
-    })
+    const body = await query(pricingFunnel)
     const converted = expect((v, i) => (plan(v, i).converts ? 1 : 0))
     checkAnswer(t, body, converted, 'funnel')
     t.same(body.baseline.step_counts, [PER_VARIANT, converted.control.sum])
@@ -178,12 +185,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   })
 
   t.test('a ratio: purchase amount per pricing view', async (t) => {
-    const body = await query({
-      kind: 'ExperimentMetric',
-      metric_type: 'ratio',
-      numerator: { kind: 'EventsNode', event: 'purchased', math: 'sum', math_property: 'amount' },
-      denominator: { kind: 'EventsNode', event: 'viewed pricing' },
-    })
+    const body = await query(amountPerView)
     const amount = expect((v, i) => (plan(v, i).converts ? plan(v, i).amount : 0))
     for (const [answer, variant] of [[body.baseline, 'control'], [body.variant_results[0], 'test']] as const) {
       t.same(
@@ -227,22 +229,8 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     // A funnel and a ratio, by two breakdowns: every group against the plan.
     const keys = ['$browser', 'plan']
     const byTwo = { breakdownFilter: { breakdowns: keys.map((property) => ({ property })) } }
-    const funnel = await query({
-      kind: 'ExperimentMetric',
-      metric_type: 'funnel',
-      series: [
-        { kind: 'EventsNode', event: 'viewed pricing' },
-        { kind: 'EventsNode', event: 'purchased' },
-      ],
-      ...byTwo,
-    })
-    const ratio = await query({
-      kind: 'ExperimentMetric',
-      metric_type: 'ratio',
-      numerator: { kind: 'EventsNode', event: 'purchased', math: 'sum', math_property: 'amount' },
-      denominator: { kind: 'EventsNode', event: 'viewed pricing' },
-      ...byTwo,
-    })
+    const funnel = await query({ ...pricingFunnel, ...byTwo })
+    const ratio = await query({ ...amountPerView, ...byTwo })
     const groups = [...new Set(Array.from({ length: PER_VARIANT }, (_, i) => JSON.stringify(groupOf(i, keys))))].sort()
     t.equal(groups.length, 6)
     t.same(
