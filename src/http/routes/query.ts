@@ -8,7 +8,7 @@
  */
 import { AppError } from '../../common/errors.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import { freeFormObject } from '../../schemas/shared.js'
+import { freeFormObject, nullable } from '../../schemas/shared.js'
 import {
   CachedExperimentQueries,
   ExperimentQueryRunner,
@@ -29,7 +29,7 @@ export const QUERY_OPERATIONS = [
     method: 'post',
     path: '/api/projects/:project_id/query/',
     summary:
-      `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse. ` +
+      `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse; a metric's \`breakdownFilter.breakdowns\` (up to 3 event properties, read at each entity's first exposure) add \`breakdown_results\`. ` +
       'Answers are cached in memory for 24 hours (`is_cached`, `last_refresh`: when it was computed); `refresh` `true` or `force_blocking` computes again, ' +
       '`blocking` (the default; `false` and `force_cache` too) computes when nothing fresh is cached, and `async`, `lazy_async`, `async_except_on_cache_miss` and `force_async` ' +
       'answer 202 with a running `query_status` (polled at …/query/:query_id/; `client_query_id` names it) instead of waiting.',
@@ -88,6 +88,15 @@ export const QUERY_COMPONENTS = {
     properties: {
       baseline: freeFormObject,
       variant_results: { type: 'array', items: freeFormObject },
+      breakdown_results: nullable({
+        type: 'array',
+        description: "Null without breakdowns; else one entry per group of breakdown values (missing or null: '$$_posthog_breakdown_null_$$'), in value order.",
+        items: {
+          type: 'object',
+          properties: { breakdown_value: { type: 'array', items: { type: 'string' } }, baseline: freeFormObject, variants: { type: 'array', items: freeFormObject } },
+          required: ['breakdown_value', 'baseline', 'variants'],
+        },
+      }),
       cache_key: { type: 'string' },
       is_cached: { type: 'boolean' },
       last_refresh: { type: 'string', format: 'date-time' },

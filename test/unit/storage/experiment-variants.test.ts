@@ -3,8 +3,8 @@
  * beside its reads, ClickHouse in SQL (per entity, and per variant where nothing needs every value). Both must
  * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels with
  * steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
- * down by the exposure's properties (a text, a number, missing and null; a person's later exposure with
- * another value, and two at the same millisecond).
+ * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
+ * exposure with another value, and two at the same millisecond).
  */
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
@@ -39,12 +39,12 @@ function rows(): EventRow[] {
       groups: [`org-${n % 7}`, '', '', '', ''],
       elements_chain: '',
     })
-  const browsers: unknown[] = ['Chrome', 'Safari', 42, undefined, null]
+  const browsers: unknown[] = ['Chrome', 'Safari', 42, undefined, null, '']
   for (let n = 0; n < 60; n++) {
     const exposed = T0 + n * 60_000
     const variant = VARIANTS[n % 2]
     const call = (at: number, v: string, more: Record<string, unknown>) => add(n, '$feature_flag_called', at, { $feature_flag: 'f', $feature_flag_response: v, ...more })
-    const browser = browsers[n % 5] === undefined ? {} : { $browser: browsers[n % 5] }
+    const browser = browsers[n % 6] === undefined ? {} : { $browser: browsers[n % 6] }
     if (n % 10 !== 9) call(exposed, variant, { ...browser, plan: n % 3 === 0 ? 'pro' : 'free' })
     // The other variant, later (n % 12 = 0) or earlier than the first call, with another browser.
     if (n % 6 === 0) call(exposed + (n % 12 === 0 ? 5000 : -5000), VARIANTS[(n + 1) % 2], { $browser: 'Edge' })
@@ -130,8 +130,8 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
   const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
   t.same(
     groups.map((g) => g.values[0]),
-    ['$$_posthog_breakdown_null_$$', '42', 'Alpha', 'Chrome', 'Safari'],
-    'groups in text order: null and missing one group, a number as its text, the earlier of two same-millisecond texts',
+    ['', '$$_posthog_breakdown_null_$$', '42', 'Alpha', 'Safari'],
+    'groups in text order: an empty text its own, null and missing one group, a number as its text, the smaller of two same-millisecond texts; Chrome (n % 6 = 0, every one exposed to both variants) none',
   )
 
   // The bounds are computed in Node on both stores: they must be the ones ClickHouse's quantileExact gives.
