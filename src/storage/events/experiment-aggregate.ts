@@ -318,7 +318,8 @@ export class BreakdownSummer {
 
   /** The summer of a breakdown group (its texts, one per breakdown), made at its first entity. */
   group(values: readonly string[]): VariantSummer {
-    const key = values.length === 1 ? values[0] : JSON.stringify(values)
+    // One text is its own key (the count of breakdowns is fixed, so keys of different lengths never meet).
+    const key = values.length === 0 ? '' : values.length === 1 ? values[0] : JSON.stringify(values)
     let g = this.#groups.get(key)
     if (!g) {
       g = { values: [...values], summer: new VariantSummer(this.#a, this.#variants, this.#steps) }
