@@ -14,7 +14,6 @@
  * now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
  * nothing: skylark projects have no test account filters.
  */
-import { iso } from '../../common/clock.js'
 import { AppError, ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
@@ -32,7 +31,6 @@ export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
 
 const CONTROL = 'control'
 const DAY_MS = 86_400_000
-const CACHE_MS = DAY_MS
 const FLAG_CALLED = '$feature_flag_called'
 
 // PostHog's experiment_error_handler messages.
@@ -170,14 +168,8 @@ export class ExperimentQueryRunner {
       credible_intervals: null,
       ...result,
       breakdown_results: breakdownResults,
-      // What PostHog's query API adds to a computed (not cached) answer.
-      cache_key: `experiment_query_${experiment.id}_${nowMs}`,
-      is_cached: false,
-      last_refresh: iso(nowMs),
-      next_allowed_client_refresh: iso(nowMs),
-      cache_target_age: iso(nowMs + CACHE_MS),
+      // The cache fields (cache_key, last_refresh…) are the query cache's (cached-runner.ts).
       timezone: 'UTC',
-      query_status: null,
     }
   }
 }
