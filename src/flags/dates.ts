@@ -3,6 +3,7 @@
  * the nanosecond, numbers (and numeric strings) as Unix seconds, relative dates (`-7d`, `3m`, `1y`...) and
  * naive date strings read in the project's time zone, explicit offsets honoured. `now` is always passed in.
  */
+import { isKnownTimeZone, zoneOffsetMs } from '../common/time-zones.js'
 import { parseLenient } from './date-lenient.js'
 import { civilFromDays, daysFromCivil, lastDayOfMonth, parseRfc3339, strptime, validFields, type DateFields } from './strptime.js'
 import { parseRustF64 } from './values.js'
@@ -30,55 +31,13 @@ function naiveOf(f: DateFields): Naive {
 
 // ---- time zones -------------------------------------------------------------------------------------
 
-const formatters = new Map<string, Intl.DateTimeFormat>()
-
-function formatter(tz: string): Intl.DateTimeFormat {
-  let f = formatters.get(tz)
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hourCycle: 'h23',
-      era: 'short',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    })
-    formatters.set(tz, f)
-  }
-  return f
-}
-
 /** True when the runtime knows the zone; unknown zones fall back to UTC at compile time. */
-export function isValidTimeZone(tz: string): boolean {
-  try {
-    formatter(tz)
-    return true
-  } catch {
-    return false
-  }
-}
-
-const MAX_DATE_SECONDS = 8.64e12
+export const isValidTimeZone = isKnownTimeZone
 
 /** Seconds east of UTC that `tz` uses at the instant `s` (whole seconds), or null outside JS Date's range. */
 function offsetAt(tz: string, s: number): number | null {
-  if (Math.abs(s) > MAX_DATE_SECONDS) return null
-  const parts = formatter(tz).formatToParts(new Date(s * 1000))
-  let y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0, bc = false
-  for (const p of parts) {
-    if (p.type === 'year') y = Number(p.value)
-    else if (p.type === 'month') mo = Number(p.value)
-    else if (p.type === 'day') d = Number(p.value)
-    else if (p.type === 'hour') h = Number(p.value)
-    else if (p.type === 'minute') mi = Number(p.value)
-    else if (p.type === 'second') se = Number(p.value)
-    else if (p.type === 'era') bc = p.value.startsWith('B')
-  }
-  const local = daysFromCivil(bc ? 1 - y : y, mo, d) * 86400 + h * 3600 + mi * 60 + se
-  return local - s
+  const ms = zoneOffsetMs(tz, s * 1000)
+  return ms === null ? null : ms / 1000
 }
 
 /**

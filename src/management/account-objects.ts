@@ -79,7 +79,7 @@ export function teamBasic(project: Project, facts: ProjectFacts) {
     has_completed_onboarding_for: null,
     ingested_event: facts.ingested(project.id),
     is_demo: false,
-    timezone: 'UTC',
+    timezone: project.timezone,
     access_control: false,
   }
 }
@@ -87,9 +87,9 @@ export function teamBasic(project: Project, facts: ProjectFacts) {
 
 /**
  * ProjectBackwardCompatSerializer / TeamSerializer: what GET /api/projects/:id/ and /api/environments/:id/
- * answer, for a caller at `membershipLevel` in the project's organisation. Only `name` and `anonymize_ips`
- * are settings skylark keeps; the others answered say what skylark does (UTC, no recordings, no web apps,
- * no test account filters, no primary dashboard).
+ * answer, for a caller at `membershipLevel` in the project's organisation. Only `name`, `anonymize_ips` and
+ * `timezone` are settings skylark keeps; the others answered say what skylark does (no recordings, no web
+ * apps, no test account filters, no primary dashboard).
  */
 export function projectObject(project: Project, membershipLevel: number | null, facts: ProjectFacts) {
   const groupTypes = facts.groupTypes(project.id)

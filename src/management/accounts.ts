@@ -39,6 +39,8 @@ export interface Project {
   /** The project secret API key (`phs_…`): reads flag definitions and remote config, nothing else. */
   secret_api_token: string
   anonymize_ips: number
+  /** An IANA zone name (PostHog's Team.timezone, default UTC): the wall clock of the project's cron schedules. */
+  timezone: string
   created_at: string
   updated_at: string
 }
@@ -148,13 +150,18 @@ export class Accounts {
   }
 
   /** Changes a project's settings (the caller reloads the ProjectDirectory so capture sees them at once). */
-  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean }): Project {
+  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean; timezone?: string }): Project {
     const now = iso(this.#clock.now())
-    prepared(this.#db, 'UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips), updated_at = @now WHERE id = @id').run({
+    prepared(
+      this.#db,
+      `UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips),
+         timezone = COALESCE(@timezone, timezone), updated_at = @now WHERE id = @id`,
+    ).run({
       id,
       now,
       name: changes.name ?? null,
       anonymize_ips: changes.anonymize_ips === undefined ? null : changes.anonymize_ips ? 1 : 0,
+      timezone: changes.timezone ?? null,
     })
     return this.projectById(id)!
   }

@@ -1,14 +1,17 @@
 /**
  * PATCH of a project (or its environment) as PostHog's ProjectBackwardCompatSerializer / TeamSerializer
- * take it, for the two settings skylark keeps: `name` (CharField, 1–200 characters, trimmed, unique in the
- * organisation ignoring case: 409 otherwise) and `anonymize_ips` (BooleanField). Both are admin settings
- * there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403).
+ * take it, for the three settings skylark keeps: `name` (CharField, 1–200 characters, trimmed, unique in the
+ * organisation ignoring case: 409 otherwise), `anonymize_ips` (BooleanField) and `timezone` (a ChoiceField
+ * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise). All are admin
+ * settings there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403).
  * Read-only fields and names the serializer doesn't know are ignored, as DRF ignores them; a setting
  * PostHog keeps and skylark doesn't is accepted only with the value skylark answers for it, so a client
  * never believes a change was made that wasn't.
  */
 import { drfBoolean, drfDict, drfText } from '../common/drf-fields.js'
 import { AppError, ValidationError } from '../common/errors.js'
+import { pyStr } from '../common/python-format.js'
+import { isTimeZoneName } from '../common/time-zones.js'
 import { MembershipLevel, type Accounts, type Project } from './accounts.js'
 
 /** Writable settings of PostHog's project that skylark doesn't keep, with the value skylark answers (undefined: not answered). */
@@ -18,7 +21,6 @@ const FIXED_SETTINGS: Record<string, unknown> = {
   completed_snippet_onboarding: false,
   has_completed_onboarding_for: null,
   is_demo: false,
-  timezone: 'UTC',
   access_control: false,
   test_account_filters: [],
   session_recording_opt_in: false,
@@ -45,11 +47,12 @@ const FIXED_SETTINGS: Record<string, unknown> = {
   ),
 }
 
-const ADMIN_SETTINGS = ['anonymize_ips', 'name'] as const
+const ADMIN_SETTINGS = ['anonymize_ips', 'name', 'timezone'] as const
 
 export interface ProjectChanges {
   name?: string
   anonymize_ips?: boolean
+  timezone?: string
 }
 
 /** Reads a PATCH body into the changes skylark makes, with DRF's messages, in the serializer's field order. */
@@ -61,6 +64,7 @@ export function parseProjectPatch(body: unknown, project: Project, accounts: Acc
     if (data.anonymize_ips === null) throw new ValidationError('null', 'This field may not be null.', 'anonymize_ips')
     changes.anonymize_ips = drfBoolean(data.anonymize_ips, 'anonymize_ips')
   }
+  if ('timezone' in data) changes.timezone = timeZone(data.timezone)
   for (const [field, value] of Object.entries(data)) {
     if (!(field in FIXED_SETTINGS)) continue
     const answered = FIXED_SETTINGS[field]
@@ -81,6 +85,14 @@ function projectName(value: unknown, project: Project, accounts: Accounts): stri
   if (taken) {
     throw new AppError('conflict', { detail: `There is already a project called "${name}" in this organization. Choose a different name.` })
   }
+  return name
+}
+
+/** DRF's ChoiceField: the value as `str()` reads it must be one of the choices; blank is no choice. */
+function timeZone(value: unknown): string {
+  if (value === null) throw new ValidationError('null', 'This field may not be null.', 'timezone')
+  const name = typeof value === 'string' ? value : pyStr(value)
+  if (typeof value !== 'string' || !isTimeZoneName(name)) throw new ValidationError('invalid_choice', `"${name}" is not a valid choice.`, 'timezone')
   return name
 }
 

@@ -1,7 +1,7 @@
 /**
  * Projects, where users and PostHog's tools find their project id and key: GET /api/projects/ (PostHog's
  * basic project objects), GET and PATCH /api/projects/:id/ and the same project as its one environment under
- * /api/environments/:id/ (`@current` works on both). PATCH changes `name` and `anonymize_ips`
+ * /api/environments/:id/ (`@current` works on both). PATCH changes `name`, `anonymize_ips` and `timezone`
  * (management/project-settings.ts); the project directory is reloaded at once, so capture drops IPs from the
  * next event on without a restart.
  */
@@ -20,18 +20,24 @@ const E = '/api/environments/:project_id/'
 export const PROJECT_OPERATIONS = [
   { operationId: 'projects_list', method: 'get', path: '/api/projects/', summary: "The key's projects, oldest first.", tag: 'projects', scope: 'project:read', query: PAGE_QUERY, responses: { 200: 'PaginatedProjectBasicList' } },
   { operationId: 'projects_retrieve', method: 'get', path: P, summary: 'A project and its settings (`@current`: the key\'s first project).', tag: 'projects', scope: 'project:read', responses: { 200: 'Project' } },
-  { operationId: 'projects_partial_update', method: 'patch', path: P, summary: 'Change `name` or `anonymize_ips` (organisation admins); other settings only to the value answered.', tag: 'projects', scope: 'project:write', requestBody: 'PatchedProject', responses: { 200: 'Project' } },
+  { operationId: 'projects_partial_update', method: 'patch', path: P, summary: 'Change `name`, `anonymize_ips` or `timezone` (an IANA zone name; organisation admins); other settings only to the value answered.', tag: 'projects', scope: 'project:write', requestBody: 'PatchedProject', responses: { 200: 'Project' } },
   { operationId: 'environments_retrieve', method: 'get', path: E, summary: 'The project as its one environment (PostHog\'s team object).', tag: 'environments', scope: 'project:read', responses: { 200: 'Project' } },
   { operationId: 'environments_partial_update', method: 'patch', path: E, summary: 'As PATCH on the project.', tag: 'environments', scope: 'project:write', requestBody: 'PatchedProject', responses: { 200: 'Project' } },
 ] as const satisfies readonly OperationDoc[]
 
 const PROJECT_BASIC = { type: 'object', properties: { id: { type: 'integer' }, uuid: { type: 'string' }, organization: { type: 'string' }, project_id: { type: 'integer' }, api_token: { type: 'string' }, name: { type: 'string' } }, additionalProperties: true }
 
+const TIMEZONE = {
+  type: 'string',
+  maxLength: 240,
+  description: "An IANA zone name (default UTC): the wall clock of the project's scheduled cron changes, each keeping the zone it was made in.",
+}
+
 export const PROJECT_COMPONENTS = {
   ProjectBasic: PROJECT_BASIC,
   PaginatedProjectBasicList: paginated(PROJECT_BASIC),
-  Project: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, anonymize_ips: { type: 'boolean' }, api_token: { type: 'string' } }, additionalProperties: true },
-  PatchedProject: { ...freeFormObject, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, anonymize_ips: { type: 'boolean' } } },
+  Project: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, anonymize_ips: { type: 'boolean' }, timezone: TIMEZONE, api_token: { type: 'string' } }, additionalProperties: true },
+  PatchedProject: { ...freeFormObject, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, anonymize_ips: { type: 'boolean' }, timezone: TIMEZONE } },
 }
 
 /** ingested_event and group types from persons.db; a server without it knows of neither. */
@@ -51,7 +57,7 @@ function patchProject(management: Management, req: ProjectApiRequest): Project {
   const level = management.accounts.membershipLevel(req.project.organization_id, req.principal.user.id)
   const changes = parseProjectPatch(req.body, req.project, management.accounts)
   requireProjectAdmin(changes, level)
-  if (changes.name === undefined && changes.anonymize_ips === undefined) return req.project
+  if (changes.name === undefined && changes.anonymize_ips === undefined && changes.timezone === undefined) return req.project
   const updated = management.accounts.updateProject(req.project.id, changes)
   // Capture reads anonymize_ips from the directory's memory: refresh it before answering.
   management.projects.reload()

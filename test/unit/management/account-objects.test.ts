@@ -86,6 +86,12 @@ t.test('a project PATCH body, field by field as DRF reads it', async (t) => {
   t.match(refusal([]), { code: 'invalid', detail: 'Invalid data. Expected a dictionary, but got list.' })
   t.match(refusal({ test_account_filters: [] }), null)
   t.match(refusal({ test_account_filters: [{ key: 'email' }] }), { code: 'unsupported', attr: 'test_account_filters' })
+  t.same(parseProjectPatch({ timezone: 'Europe/Berlin' }, project, m.accounts), { timezone: 'Europe/Berlin' })
+  t.same(parseProjectPatch({ timezone: 'Asia/Kolkata' }, project, m.accounts), { timezone: 'Asia/Kolkata' }, 'a current name Intl lists under its old one (Asia/Calcutta)')
+  for (const [value, shown] of [['Europe/Berlinn', 'Europe/Berlinn'], ['europe/berlin', 'europe/berlin'], ['', ''], ['+01:00', '+01:00'], [5, '5'], [true, 'True'], [['UTC'], "['UTC']"]] as const) {
+    t.match(refusal({ timezone: value }), { code: 'invalid_choice', attr: 'timezone', detail: `"${shown}" is not a valid choice.` }, JSON.stringify(value))
+  }
+  t.match(refusal({ timezone: null }), { code: 'null', attr: 'timezone', detail: 'This field may not be null.' })
   t.doesNotThrow(() => requireProjectAdmin({ name: 'x' }, MembershipLevel.admin))
   t.doesNotThrow(() => requireProjectAdmin({}, MembershipLevel.member))
   let denied: unknown = null
@@ -95,4 +101,5 @@ t.test('a project PATCH body, field by field as DRF reads it', async (t) => {
     denied = error
   }
   t.match(denied, { status: 403, detail: 'Only project admins can modify these settings: anonymize_ips' })
+  t.throws(() => requireProjectAdmin({ timezone: 'UTC' }, MembershipLevel.member), { message: 'Only project admins can modify these settings: timezone' })
 })

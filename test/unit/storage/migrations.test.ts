@@ -70,6 +70,19 @@ t.test('migrate', async (t) => {
     t.same(db.prepare('SELECT metrics, conclusion FROM experiments').get(), { metrics: '[{"kind":"ExperimentMetric"}]', conclusion: 'won' })
   })
 
+  t.test('projects and scheduled changes made before timezones were kept are UTC, as they always ran', async (t) => {
+    const db = openDatabase(':memory:')
+    migrate(db, MANAGEMENT_MIGRATIONS.filter((m) => m.version <= 11))
+    db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('o', 'O', '2024-01-01')").run()
+    db.prepare("INSERT INTO projects (id, organization_id, name, api_token, secret_api_token, created_at, updated_at) VALUES (1, 'o', 'P', 'phc_a', 'phs_a', '2024-01-01', '2024-01-01')").run()
+    db.prepare(
+      "INSERT INTO scheduled_changes (team_id, record_id, model_name, payload, scheduled_at, is_recurring, cron_expression, created_at, updated_at) VALUES (1, '1', 'FeatureFlag', '{}', '2026-01-01T09:00:00.000Z', 1, '0 9 * * *', '2024-01-01', '2024-01-01')",
+    ).run()
+    t.equal(migrate(db, MANAGEMENT_MIGRATIONS), MANAGEMENT_MIGRATIONS.length - 11)
+    t.same(db.prepare('SELECT timezone FROM projects').get(), { timezone: 'UTC' })
+    t.same(db.prepare('SELECT timezone FROM scheduled_changes').get(), { timezone: 'UTC' })
+  })
+
   t.test('a new events.db gets large pages; the other files and an existing events.db keep theirs', async (t) => {
     const dir = testDir(t, 'skylark-pages-')
     const pageSize = (file: string) => {

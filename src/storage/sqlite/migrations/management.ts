@@ -375,4 +375,14 @@ CREATE INDEX actions_team ON actions(team_id, deleted);
     name: 'scheduled change cron expressions',
     sql: `ALTER TABLE scheduled_changes ADD COLUMN cron_expression TEXT;`,
   },
+  {
+    version: 12,
+    name: 'project timezone',
+    // Every project was UTC until now, and so was every scheduled change's wall clock: both start as 'UTC'.
+    // A change keeps the timezone its project had when it was made, as PostHog's ScheduledChange.timezone.
+    sql: `
+ALTER TABLE projects ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE scheduled_changes ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
+`,
+  },
 ]

@@ -1,0 +1,81 @@
+/**
+ * IANA time zones through the runtime's Intl (Node 20's ICU knows the tz database): which names a project may
+ * take as its timezone, and the offset a zone uses at an instant. One formatter per zone, made once.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone)
+  if (f === undefined) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      era: 'short',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    })
+    formatters.set(zone, f)
+  }
+  return f
+}
+
+/** True when the runtime can compute times in the zone (any spelling Intl takes). */
+export function isKnownTimeZone(zone: string): boolean {
+  try {
+    formatter(zone)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Intl's canonical names (CLDR's: `Asia/Calcutta`, `Europe/Kiev`) by lower case, and UTC, which it leaves out. */
+const CANONICAL = new Map([...Intl.supportedValuesOf('timeZone'), 'UTC'].map((name) => [name.toLowerCase(), name]))
+/** How every tz database name is written: parts starting with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
+const IANA_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(\/[A-Z][A-Za-z0-9_+-]*)*$/
+
+/**
+ * Whether `name` is a timezone PostHog's Team.timezone takes (its choices are pytz's all_timezones, spelled
+ * exactly). Intl lists only CLDR's canonical names, which are often the old ones (`Asia/Calcutta` and not
+ * `Asia/Kolkata`), so a name Intl knows that is not in its list (a current name or a link such as
+ * `US/Eastern`) is taken when written as tz database names are; a listed name must be spelled as listed.
+ */
+export function isTimeZoneName(name: string): boolean {
+  if (name.length > 240) return false
+  const listed = CANONICAL.get(name.toLowerCase())
+  if (listed !== undefined) return listed === name
+  return IANA_SHAPE.test(name) && isKnownTimeZone(name)
+}
+
+/** JS Date's range, in milliseconds either side of the epoch. */
+const MAX_DATE_MS = 8.64e15
+
+/**
+ * Milliseconds east of UTC that `zone` uses at the instant `ms` (whole seconds), or null outside JS Date's
+ * range. The zone must be known (isKnownTimeZone).
+ */
+export function zoneOffsetMs(zone: string, ms: number): number | null {
+  if (zone === 'UTC') return 0
+  if (Math.abs(ms) > MAX_DATE_MS) return null
+  const at = Math.floor(ms / 1000) * 1000
+  let year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, bc = false
+  for (const p of formatter(zone).formatToParts(new Date(at))) {
+    if (p.type === 'year') year = Number(p.value)
+    else if (p.type === 'month') month = Number(p.value)
+    else if (p.type === 'day') day = Number(p.value)
+    else if (p.type === 'hour') hour = Number(p.value)
+    else if (p.type === 'minute') minute = Number(p.value)
+    else if (p.type === 'second') second = Number(p.value)
+    else if (p.type === 'era') bc = p.value.startsWith('B')
+  }
+  // setUTCFullYear, not Date.UTC: the latter reads years 0–99 as 1900–1999.
+  const wall = new Date(0)
+  wall.setUTCFullYear(bc ? 1 - year : year, month - 1, day)
+  wall.setUTCHours(hour, minute, second, 0)
+  return wall.getTime() - at
+}

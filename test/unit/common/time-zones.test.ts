@@ -1,0 +1,31 @@
+/**
+ * Time zones through Node's Intl: which names a project's timezone takes (PostHog's choices are the tz
+ * database's names, spelled exactly) and the offset a zone has at an instant, across daylight saving.
+ */
+import t from 'tap'
+import { isKnownTimeZone, isTimeZoneName, zoneOffsetMs } from '../../../src/common/time-zones.js'
+
+const HOUR = 3_600_000
+
+t.test('names the tz database writes are taken, as written: canonical, current and linked', async (t) => {
+  for (const name of ['UTC', 'Europe/Berlin', 'America/New_York', 'America/Argentina/Buenos_Aires', 'Asia/Kolkata', 'Asia/Calcutta', 'Europe/Kyiv', 'US/Eastern', 'Etc/GMT+5', 'America/Port-au-Prince', 'Pacific/Chatham']) {
+    t.ok(isTimeZoneName(name), name)
+  }
+})
+
+t.test('names it does not write are refused: other cases, unknown places, offsets, blanks, overlong text', async (t) => {
+  for (const name of ['utc', 'europe/berlin', 'EUROPE/BERLIN', 'Europe/Atlantis', 'Mars/Olympus_Mons', '+01:00', 'GMT+1', '', ' UTC', 'Europe/Berlin ', 'Europe//Berlin', 'A'.repeat(241)]) {
+    t.notOk(isTimeZoneName(name), JSON.stringify(name))
+  }
+  t.notOk(isKnownTimeZone('Mars/Olympus_Mons'))
+})
+
+t.test('the offset at an instant follows daylight saving, half hours and the far past', async (t) => {
+  t.equal(zoneOffsetMs('Europe/Berlin', Date.parse('2026-03-29T00:59:59Z')), HOUR, 'CET just before the change')
+  t.equal(zoneOffsetMs('Europe/Berlin', Date.parse('2026-03-29T01:00:00Z')), 2 * HOUR, 'CEST from 01:00 UTC')
+  t.equal(zoneOffsetMs('America/New_York', Date.parse('2026-11-01T06:00:00Z')), -5 * HOUR)
+  t.equal(zoneOffsetMs('Asia/Kolkata', 0), 5.5 * HOUR)
+  t.equal(zoneOffsetMs('UTC', 1e18), 0)
+  t.equal(zoneOffsetMs('Europe/Berlin', 9e15), null, "outside JS Date's range")
+  t.equal(zoneOffsetMs('Europe/Berlin', Date.parse('0050-06-01T00:00:00Z')), 53 * 60_000 + 28_000, 'local mean time, in a year Date.UTC would have read as 1950')
+})
