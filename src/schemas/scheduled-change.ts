@@ -24,7 +24,7 @@ const writable: Record<string, JsonSchema> = {
     type: ['string', 'null'],
     maxLength: 100,
     description:
-      "A five-field cron expression (minute hour day month weekday, UTC, croniter's syntax), e.g. '0 9 * * 1-5': after each run the change is rescheduled to the next time it matches. Only with `is_recurring` and without `recurrence_interval`.",
+      "A five-field cron expression (minute hour day month weekday, croniter's syntax) read on the wall clock of the project's timezone when the change was made (`timezone`), e.g. '0 9 * * 1-5': after each run the change is rescheduled to the next time it matches. Only with `is_recurring` and without `recurrence_interval`.",
   },
   end_date: { type: ['string', 'null'], format: 'date-time', description: 'A recurring schedule stops after this time; after `scheduled_at`.' },
 }
@@ -56,7 +56,7 @@ export const scheduledChangeSchema: JsonSchema = {
     cron_expression: { type: ['string', 'null'] },
     last_executed_at: { type: ['string', 'null'], format: 'date-time', description: 'The last run of a recurring schedule.' },
     end_date: { type: ['string', 'null'], format: 'date-time' },
-    timezone: { type: 'string', enum: ['UTC'] },
+    timezone: { type: 'string', description: "The project's timezone when the change was made: the wall clock of `cron_expression`." },
   },
   required: [
     'id',

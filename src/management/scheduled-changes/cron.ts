@@ -1,12 +1,27 @@
 /**
  * When a cron schedule runs next, as PostHog's `compute_next_run_cron` asks croniter: the first whole minute
- * strictly after the given time whose month, day, hour and minute match, in UTC (PostHog reads the fields in
- * the timezone the project had when the change was made, and skylark's projects are all UTC, so there is no
- * daylight saving to cross). Days follow croniter: when both day fields are restricted a day matching either
- * runs (`0 0 13 * 5` is the 13th and every Friday), computed as two searches, one per day field; `#` and `L`
- * weekdays hold in both, and a search finding no date in 50 years fails the whole computation with croniter's
- * "failed to find next date": `0 0 31 2 *`, but also `0 0 30 2 1` and `0 0 13 * 5#3` (no third Friday is a 13th).
+ * strictly after the given time whose month, day, hour and minute match on the wall clock of the change's
+ * timezone (the project's when the change was made; PostHog hands croniter the run as a zoneinfo datetime in
+ * that zone and stores the answer in UTC). Days follow croniter: when both day fields are restricted a day
+ * matching either runs (`0 0 13 * 5` is the 13th and every Friday), computed as two searches, one per day
+ * field; `#` and `L` weekdays hold in both, and a search finding no date in 50 years fails the whole
+ * computation with croniter's "failed to find next date": `0 0 31 2 *`, but also `0 0 30 2 1` and
+ * `0 0 13 * 5#3` (no third Friday is a 13th).
+ *
+ * Daylight saving, as croniter 6.1+ does with a tz-aware start (its `_calc` and `_add_tzinfo`; checked against
+ * croniter 6.2.4 with zoneinfo). PostHog pins `croniter~=6.0.0`, whose DST code (a lag correction in
+ * `_get_next`, written for pytz) was rewritten in 6.1 as "Fix DST handling" along with zoneinfo support; skylark
+ * follows the rewrite, the behaviour croniter now documents and tests:
+ * - The search runs on the wall clock, from the minute after the start's wall time.
+ * - A matching wall time in a spring-forward gap: with a restricted hour field (`30 2 * * *`) it runs at the
+ *   first minute after the gap (03:00 in Berlin, once); with `*` hours (`30 * * * *`) the gap's minutes are
+ *   skipped and the next matching minute that exists runs.
+ * - A wall time the fall-back repeats runs at its first occurrence, and again at its second: `30 2 * * *`
+ *   runs at 02:30 CEST and 02:30 CET on the last Sunday of October, `0 * * * *` at both 02:00s. (The start's
+ *   offset differing from the answer's makes croniter look again from the start's wall time moved by the
+ *   difference, and the earlier of the two answers wins.)
  */
+import { zoneOffsetMs } from '../../common/time-zones.js'
 import { parseCronFields, CronSyntaxError, type CronFields } from './cron-fields.js'
 
 /** croniter's CroniterBadDateError: nothing matches within MAX_YEARS. */
@@ -88,14 +103,56 @@ function search(f: CronFields, startMs: number, useDays: boolean, useWeekdays: b
   }
 }
 
+/** The offset of a zone the caller checked; outside JS Date's range (never reached by a 50-year search) none. */
+const offsetOf = (zone: string, ms: number) => zoneOffsetMs(zone, ms) ?? 0
+
+/** The instants a wall-clock minute of `zone` names, earlier first: none in a gap, two where the clock repeats. */
+function instantsOf(zone: string, wall: number): number[] {
+  if (zone === 'UTC') return [wall]
+  const offsets = new Set([offsetOf(zone, wall - DAY_MS), offsetOf(zone, wall), offsetOf(zone, wall + DAY_MS)])
+  return [...offsets].map((o) => wall - o).filter((t) => offsetOf(zone, t) === wall - t).sort((a, b) => a - b)
+}
+
 /**
- * The run after `afterMs` (PostHog passes the run that just happened). `random` draws croniter's `R` values,
- * anew on each call as croniter does. Throws CronSyntaxError for an expression croniter refuses, NoNextRun
- * when none comes.
+ * croniter's `_add_tzinfo` going forward: a wall time that exists is its first occurrence, or its second when
+ * the first is not after `start`; one in a gap becomes the first minute after the gap, and `exists` is false.
  */
-export function nextCronRun(expression: string, afterMs: number, random: () => number = Math.random): number {
+function toInstant(zone: string, wall: number, start: number): { at: number; exists: boolean } {
+  const found = instantsOf(zone, wall)
+  if (found.length === 0) {
+    let after = wall + MINUTE_MS
+    while (instantsOf(zone, after).length === 0) after += MINUTE_MS
+    return { at: instantsOf(zone, after)[0]!, exists: false }
+  }
+  return { at: found.length > 1 && found[0]! <= start ? found[1]! : found[0]!, exists: true }
+}
+
+/** One of croniter's `_calc` searches from `start`, on the wall clock of `zone` (see the header for DST). */
+function calc(f: CronFields, start: number, zone: string, useDays: boolean, useWeekdays: boolean): number {
+  const after = (wall: number) => search(f, Math.floor(wall / MINUTE_MS) * MINUTE_MS + MINUTE_MS, useDays, useWeekdays)
+  const startOffset = offsetOf(zone, start)
+  const startWall = start + startOffset
+  let wall = after(startWall)
+  let { at, exists } = toInstant(zone, wall, start)
+  if (!exists && (at <= start || f.hours === null)) {
+    while (!exists) {
+      wall = after(wall)
+      ;({ at, exists } = toInstant(zone, wall, start))
+    }
+  }
+  const shift = offsetOf(zone, at) - startOffset
+  if (shift === 0) return at
+  const other = toInstant(zone, after(startWall + shift), start).at
+  return other > start && other < at ? other : at
+}
+
+/**
+ * The run after `afterMs` (PostHog passes the run that just happened), on the wall clock of `zone`, an IANA
+ * name the runtime knows. `random` draws croniter's `R` values, anew on each call as croniter does. Throws
+ * CronSyntaxError for an expression croniter refuses, NoNextRun when none comes.
+ */
+export function nextCronRun(expression: string, afterMs: number, zone = 'UTC', random: () => number = Math.random): number {
   const f = parseCronFields(expression, random)
-  const start = Math.floor(afterMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS
-  if (f.days && f.weekdays) return Math.min(search(f, start, true, false), search(f, start, false, true))
-  return search(f, start, true, true)
+  if (f.days && f.weekdays) return Math.min(calc(f, afterMs, zone, true, false), calc(f, afterMs, zone, false, true))
+  return calc(f, afterMs, zone, true, true)
 }

@@ -23,10 +23,15 @@ export interface ScheduledChangeRecord {
   failure_count: number
   is_recurring: boolean
   recurrence_interval: RecurrenceInterval | null
-  /** A five-field cron expression (UTC), the other way to recur; '' is kept as given and means none. */
+  /** A five-field cron expression (in `timezone`), the other way to recur; '' is kept as given and means none. */
   cron_expression: string | null
   last_executed_at: string | null
   end_date: string | null
+  /**
+   * The project's timezone when the change was made (PostHog's ScheduledChange.timezone): the wall clock its
+   * cron expression reads, kept when the project's timezone changes later.
+   */
+  timezone: string
   created_by_id: number | null
   created_at: string
   updated_at: string

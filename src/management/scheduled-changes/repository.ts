@@ -8,7 +8,7 @@ export interface ListFilter {
 }
 
 const COLUMNS = `team_id, record_id, model_name, payload, scheduled_at, executed_at, failure_reason, failure_count, is_recurring,
-  recurrence_interval, cron_expression, last_executed_at, end_date, created_by_id, created_at, updated_at`
+  recurrence_interval, cron_expression, last_executed_at, end_date, timezone, created_by_id, created_at, updated_at`
 
 export class ScheduledChangeRepository {
   readonly #db: Db

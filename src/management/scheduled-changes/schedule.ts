@@ -4,6 +4,7 @@
  * `compute_next_run_cron`, cron.ts), and what a failure leaves behind (PostHog's failure context, stored as
  * JSON, and the sentence the API shows for it).
  */
+import { isKnownTimeZone } from '../../common/time-zones.js'
 import { nextCronRun } from './cron.js'
 import type { RecurrenceInterval, ScheduledChangeRecord } from './record.js'
 
@@ -20,7 +21,11 @@ function addMonths(ms: number, months: number): number {
   return target.getTime()
 }
 
-/** The run after `ms` (UTC: skylark's projects are UTC). */
+/**
+ * The run after `ms` on an interval. In UTC whatever the change's timezone: PostHog's `compute_next_run` adds
+ * a relativedelta to `scheduled_at` as Django loads it, a UTC datetime (a daily change keeps its UTC time of day
+ * across daylight saving; only cron expressions read the project's wall clock).
+ */
 export function nextRun(ms: number, interval: RecurrenceInterval): number {
   switch (interval) {
     case 'daily':
@@ -41,10 +46,12 @@ export type Step = (ms: number) => number
  * The rhythm of a change that recurs, or null: its cron expression if it has one (PostHog tries it first),
  * else its interval.
  */
-export function stepOf(change: Pick<ScheduledChangeRecord, 'is_recurring' | 'recurrence_interval' | 'cron_expression'>): Step | null {
+export function stepOf(change: Pick<ScheduledChangeRecord, 'is_recurring' | 'recurrence_interval' | 'cron_expression' | 'timezone'>): Step | null {
   if (!change.is_recurring) return null
   const { cron_expression: cron, recurrence_interval: interval } = change
-  if (cron) return (ms) => nextCronRun(cron, ms)
+  // PostHog's resolve_schedule_timezone: a name the runtime no longer knows reads the expression in UTC.
+  const zone = isKnownTimeZone(change.timezone) ? change.timezone : 'UTC'
+  if (cron) return (ms) => nextCronRun(cron, ms, zone)
   return interval === null ? null : (ms) => nextRun(ms, interval)
 }
 

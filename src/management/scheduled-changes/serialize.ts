@@ -6,7 +6,6 @@ import { formatFailureReason } from './schedule.js'
 /** The record less what PostHog keeps to itself (the failure count, the creator's id), plus its answered fields. */
 export type ScheduledChangeObject = Omit<ScheduledChangeRecord, 'failure_count' | 'created_by_id'> & {
   created_by: UserSummary | null
-  timezone: string
 }
 
 export function toScheduledChangeObject(r: ScheduledChangeRecord, createdBy: UserSummary | null): ScheduledChangeObject {
@@ -27,7 +26,6 @@ export function toScheduledChangeObject(r: ScheduledChangeRecord, createdBy: Use
     cron_expression: r.cron_expression,
     last_executed_at: r.last_executed_at,
     end_date: r.end_date,
-    // PostHog answers the project's timezone as it was when the change was made: skylark's projects are all UTC.
-    timezone: 'UTC',
+    timezone: r.timezone,
   }
 }

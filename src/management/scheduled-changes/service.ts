@@ -93,6 +93,8 @@ export class ScheduledChanges {
           cron_expression: fields.cron_expression ?? null,
           last_executed_at: null,
           end_date: fields.end_date ?? null,
+          // PostHog captures the project's timezone at creation, so a later change of it moves no schedule.
+          timezone: project.timezone,
           created_by_id: userId,
           created_at: now,
           updated_at: now,

@@ -1,9 +1,10 @@
 /**
  * PostHog's scheduled change API over HTTP, against the real server and its applier: a change scheduled a
  * moment ahead turns a flag on and /decide answers the new value; a cron schedule runs and moves to the next
- * minute its expression matches; a change whose flag was deleted, or whose creator may no longer edit the flag,
- * or whose expression matches no date, fails with a reason; refusals carry the contract's envelope with DRF's
- * messages; the list filters; and the flag scopes and project boundaries hold.
+ * minute its expression matches, on the wall clock of the project's timezone when the change was made; a
+ * change whose flag was deleted, or whose creator may no longer edit the flag, or whose expression matches no
+ * date, fails with a reason; refusals carry the contract's envelope with DRF's messages; the list filters; and
+ * the flag scopes and project boundaries hold.
  */
 import t from 'tap'
 import { MembershipLevel } from '../../../src/management/index.js'
@@ -145,6 +146,35 @@ t.test('scheduled change API', async (t) => {
     t.equal(done.failure_reason, 'failed to find next date (permanent error)')
     t.equal(done.scheduled_at, res.body.scheduled_at)
     t.equal((await api('GET', `${flags}${flag.id}/`)).body.active, true)
+  })
+
+  t.test("a cron schedule runs on the wall clock of its project's timezone when it was made", async (t) => {
+    // Kathmandu is UTC+05:45: a minute field read there names a minute 45 away from the same field read in UTC.
+    const project = `${base}/`
+    t.equal((await api('PATCH', project, { timezone: 'Asia/Kathmandu' })).status, 200)
+    t.teardown(() => api('PATCH', project, { timezone: 'UTC' }))
+    const flag = await newFlag('kathmandu-minute', { active: false })
+    const firstRun = Date.now() + 1_500
+    // The run after the first: the first whole minute 10 s or more after it (room for a late applier), by its minute in Kathmandu.
+    const target = Math.ceil((firstRun + 10_000) / 60_000) * 60_000
+    const kathmanduMinute = new Date(target + (5 * 60 + 45) * 60_000).getUTCMinutes()
+    const res = await api('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: new Date(firstRun).toISOString(), is_recurring: true, cron_expression: `${kathmanduMinute} * * * *` })
+    t.match([res.status, res.body], [201, { timezone: 'Asia/Kathmandu', cron_expression: `${kathmanduMinute} * * * *` }])
+    const read = async () => (await api('GET', `${changes}${res.body.id}/`)).body
+    const first = await readUntil(`change ${res.body.id} to run`, read, (c) => c.last_executed_at !== null, 10_000)
+    t.equal(first.scheduled_at, new Date(target).toISOString(), `next at minute ${kathmanduMinute} in Kathmandu, not in UTC`)
+    // The project moves to UTC and the flag is switched off by hand: the change keeps its zone and switches it on again.
+    t.equal((await api('PATCH', project, { timezone: 'UTC' })).status, 200)
+    t.equal((await api('PATCH', `${flags}${flag.id}/`, { active: false })).body.active, false)
+    t.equal((await read()).timezone, 'Asia/Kathmandu', 'the timezone it was made in')
+    const second = await readUntil(`change ${res.body.id} to run again`, read, (c) => Date.parse(c.last_executed_at) >= target, target - Date.now() + 20_000)
+    const ranAt = Date.parse(second.last_executed_at)
+    t.ok(ranAt >= target && ranAt < target + 10_000, `ran at ${second.last_executed_at}, due ${new Date(target).toISOString()}`)
+    t.equal(second.scheduled_at, new Date(target + 3_600_000).toISOString(), 'then the same Kathmandu minute an hour on')
+    t.equal((await api('GET', `${flags}${flag.id}/`)).body.active, true)
+    const later = await api('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: '2030-01-01T00:00:00Z', is_recurring: true, cron_expression: '0 9 * * *' })
+    t.equal(later.body.timezone, 'UTC', "a change made now takes the project's new timezone")
+    await api('DELETE', `${changes}${res.body.id}/`)
   })
 
   t.test('the list filters by model_name and record_id, oldest first', async (t) => {
