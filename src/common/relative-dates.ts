@@ -1,9 +1,11 @@
 /**
  * PostHog's relative dates (relative_date_parse), as its events list reads `after` and `before`: `-1d`, `-2h`,
  * `-30M` (minutes), `-10s`, `-1w`, `-1m` (months), `-1q` (13 weeks), `-1y`, counted back from now, and `dStart`,
- * `-1dEnd`, `hStart`, `mStart`, `yStart`… for the start or end of the hour, day, month or year. Times are UTC:
- * skylark projects have no timezone (PostHog's default is UTC too).
+ * `-1dEnd`, `hStart`, `mStart`, `yStart`… for the start or end of the hour, day, month or year, on the wall clock of
+ * the project's timezone (PostHog passes `team.timezone_info`): `dStart` is the project's midnight, and taking days
+ * away keeps the time of day across a change of daylight saving.
  */
+import { wallToInstant, zoneOffsetMs } from './time-zones.js'
 
 const RELATIVE = /^-?(\d+)?([hdwmMsqy])(Start|End)?$/
 
@@ -16,17 +18,18 @@ function daysIn(year: number, month: number): number {
 }
 
 /**
- * Milliseconds since the epoch of `text` taken back from `now`, or null when it is not a relative date. As
- * dateutil's relativedelta: the month (and year) moves first, the day kept within the month reached, then the
- * hours, days and weeks are taken away.
+ * Milliseconds since the epoch of `text` taken back from `now` in `zone` (a name the runtime knows), or null when
+ * it is not a relative date. As dateutil's relativedelta on an aware datetime: on the wall clock, the month (and
+ * year) moves first, the day kept within the month reached, then the hours, days and weeks are taken away; the
+ * wall time reached is read as Python reads it (wallToInstant).
  */
-export function parseRelativeDate(text: string, now: number): number | null {
+export function parseRelativeDate(text: string, now: number, zone = 'UTC'): number | null {
   const match = RELATIVE.exec(text.trim())
   if (!match) return null
   const n = Number(match[1] ?? 0)
   const kind = match[2]
   const position = match[3]
-  const d = new Date(now)
+  const d = new Date(now + (zoneOffsetMs(zone, now) ?? 0))
   let year = d.getUTCFullYear()
   let month = d.getUTCMonth() - (kind === 'm' ? n : 0) - (kind === 'y' ? 12 * n : 0)
   year += Math.floor(month / 12)
@@ -44,5 +47,5 @@ export function parseRelativeDate(text: string, now: number): number | null {
     if (kind === 'm' || kind === 'y') day = 31
   }
   day = Math.min(day, daysIn(year, month))
-  return Date.UTC(year, month, day, h, mi, s, ms) - n * (UNIT_MS[kind] ?? 0)
+  return wallToInstant(zone, Date.UTC(year, month, day, h, mi, s, ms) - n * (UNIT_MS[kind] ?? 0))
 }

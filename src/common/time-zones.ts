@@ -79,3 +79,26 @@ export function zoneOffsetMs(zone: string, ms: number): number | null {
   wall.setUTCHours(hour, minute, second, 0)
   return wall.getTime() - at
 }
+
+const DAY_MS = 86_400_000
+
+/**
+ * The instants a wall-clock time of `zone` (its fields read as if UTC, in ms) names, earlier first: none in a
+ * spring-forward gap, two where the clock falls back and repeats it.
+ */
+export function wallInstants(zone: string, wall: number): number[] {
+  if (zone === 'UTC') return [wall]
+  const offsetAt = (ms: number) => zoneOffsetMs(zone, ms) ?? 0
+  const offsets = new Set([offsetAt(wall - DAY_MS), offsetAt(wall), offsetAt(wall + DAY_MS)])
+  return [...offsets].map((o) => wall - o).filter((t) => offsetAt(t) === wall - t).sort((a, b) => a - b)
+}
+
+/**
+ * A wall-clock time of `zone` as Python reads a zoneinfo datetime with fold=0 (what `replace(tzinfo=…)` and
+ * arithmetic on an aware datetime give): a repeated time is its first occurrence, a skipped one is read with the
+ * offset from before the gap (02:30 on a night Berlin skips to 03:00 is 03:30 CEST).
+ */
+export function wallToInstant(zone: string, wall: number): number {
+  const found = wallInstants(zone, wall)
+  return found[0] ?? wall - (zoneOffsetMs(zone, wall - DAY_MS) ?? 0)
+}

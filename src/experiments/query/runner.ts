@@ -169,7 +169,7 @@ export class ExperimentQueryRunner {
       ...result,
       breakdown_results: breakdownResults,
       // The cache fields (cache_key, last_refresh…) are the query cache's (cached-runner.ts).
-      timezone: 'UTC',
+      timezone: project.timezone,
     }
   }
 }

@@ -14,6 +14,7 @@ import { AppError, ValidationError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
+import { wallToInstant } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import { actionCondition, type Actions } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
@@ -141,10 +142,15 @@ function actionFilter(actions: Actions, teamId: number, raw: string | null): Pro
   return action && action.steps.length > 0 ? actionCondition(action.steps) : NO_EVENTS
 }
 
-function timeParam(query: URLSearchParams, name: string, now: number): number | undefined {
+/** An ISO 8601 date or date-time without an offset: PostHog reads it on the project's wall clock. */
+const NAIVE_ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)?$/
+
+/** `after` or `before` as PostHog's relative_date_parse reads it with the project's timezone. */
+function timeParam(query: URLSearchParams, name: string, now: number, zone: string): number | undefined {
   const raw = query.get(name)
   if (raw === null || raw === '') return undefined
-  const ms = parseTimestamp(raw) ?? parseRelativeDate(raw, now)
+  const absolute = parseTimestamp(raw)
+  const ms = absolute !== null && NAIVE_ISO.test(raw.trim()) ? wallToInstant(zone, absolute) : (absolute ?? parseRelativeDate(raw, now, zone))
   if (ms === null) throw new ValidationError('invalid_input', `${name} must be an ISO 8601 timestamp or a relative date such as -1d.`, name)
   return ms
 }
@@ -247,8 +253,8 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       const q = req.query
       refuseUnsupported(q, persons ? UNSUPPORTED : [...UNSUPPORTED, 'person_id'])
       const now = Date.now()
-      const after = timeParam(q, 'after', now)
-      const before = timeParam(q, 'before', now)
+      const after = timeParam(q, 'after', now, req.project.timezone)
+      const before = timeParam(q, 'before', now, req.project.timezone)
       const upper = before ?? now + BEFORE_NOW_MS
       const filter: EventFilter = {
         teamId: req.project.id,

@@ -21,7 +21,7 @@
  *   offset differing from the answer's makes croniter look again from the start's wall time moved by the
  *   difference, and the earlier of the two answers wins.)
  */
-import { zoneOffsetMs } from '../../common/time-zones.js'
+import { wallInstants, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseCronFields, CronSyntaxError, type CronFields } from './cron-fields.js'
 
 /** croniter's CroniterBadDateError: nothing matches within MAX_YEARS. */
@@ -106,23 +106,16 @@ function search(f: CronFields, startMs: number, useDays: boolean, useWeekdays: b
 /** The offset of a zone the caller checked; outside JS Date's range (never reached by a 50-year search) none. */
 const offsetOf = (zone: string, ms: number) => zoneOffsetMs(zone, ms) ?? 0
 
-/** The instants a wall-clock minute of `zone` names, earlier first: none in a gap, two where the clock repeats. */
-function instantsOf(zone: string, wall: number): number[] {
-  if (zone === 'UTC') return [wall]
-  const offsets = new Set([offsetOf(zone, wall - DAY_MS), offsetOf(zone, wall), offsetOf(zone, wall + DAY_MS)])
-  return [...offsets].map((o) => wall - o).filter((t) => offsetOf(zone, t) === wall - t).sort((a, b) => a - b)
-}
-
 /**
  * croniter's `_add_tzinfo` going forward: a wall time that exists is its first occurrence, or its second when
  * the first is not after `start`; one in a gap becomes the first minute after the gap, and `exists` is false.
  */
 function toInstant(zone: string, wall: number, start: number): { at: number; exists: boolean } {
-  const found = instantsOf(zone, wall)
+  const found = wallInstants(zone, wall)
   if (found.length === 0) {
     let after = wall + MINUTE_MS
-    while (instantsOf(zone, after).length === 0) after += MINUTE_MS
-    return { at: instantsOf(zone, after)[0]!, exists: false }
+    while (wallInstants(zone, after).length === 0) after += MINUTE_MS
+    return { at: wallInstants(zone, after)[0]!, exists: false }
   }
   return { at: found.length > 1 && found[0]! <= start ? found[1]! : found[0]!, exists: true }
 }

@@ -127,6 +127,17 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same([bad.status, bad.body.attr], [400, 'after'])
   })
 
+  t.test("dates without an offset are read on the project's wall clock, as relative_date_parse reads them", async (t) => {
+    const project = `/api/projects/${server.boot.project_id}/`
+    t.equal((await server.api('PATCH', project, { timezone: 'Asia/Tokyo' })).status, 200)
+    t.teardown(() => server.api('PATCH', project, { timezone: 'UTC' }))
+    // 2 May in Tokyo is 1 May 15:00 to 2 May 15:00 UTC: the event at 2 May 00:00 UTC, and only it.
+    t.same((await list('after=2023-05-02&before=2023-05-03')).colors, ['blue'])
+    t.same((await list('after=2023-05-02T08:59:59&before=2023-05-02T09:00:01')).colors, ['blue'], 'date-times too')
+    t.same((await list('after=2023-05-01T23:00:00Z&before=2023-05-02T01:00:00%2B00:00')).colors, ['blue'], 'an offset given is kept')
+    t.same((await list('after=-2h&before=-30M')).colors, ['recent'], 'relative dates are still counted back from now')
+  })
+
   t.test('without before, events stamped more than 5 s ahead are left out', async (t) => {
     t.equal((await list('')).count, 5)
     t.same((await list(`before=${encodeURIComponent(new Date(now + 2 * HOUR).toISOString())}&limit=1`)).colors, ['future'])

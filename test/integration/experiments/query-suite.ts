@@ -158,6 +158,14 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.equal(body.baseline.sum, expect((v, i) => plan(v, i).clicks).control.sum)
   })
 
+  t.test("the answer names the project's timezone, as PostHog's query runner does", async (t) => {
+    const project = `/api/projects/${f.server.boot.project_id}/`
+    t.equal((await query(mean(clicked))).timezone, 'UTC')
+    t.equal((await f.api('PATCH', project, { timezone: 'America/Sao_Paulo' })).status, 200)
+    t.teardown(() => f.api('PATCH', project, { timezone: 'UTC' }))
+    t.equal((await query(mean(clicked))).timezone, 'America/Sao_Paulo')
+  })
+
   t.test('a sum of a property, unique sessions and a conversion window', async (t) => {
     const amount = (v: Variant, i: number) => (plan(v, i).converts ? plan(v, i).amount : 0)
     checkAnswer(t, await query(mean({ ...{ kind: 'EventsNode', event: 'purchased' }, math: 'sum', math_property: 'amount' })), expect(amount), 'mean')

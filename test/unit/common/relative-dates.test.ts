@@ -34,3 +34,26 @@ t.test('Start and End set the hour, day or month edge before counting back', asy
 t.test('anything else is not a relative date', async (t) => {
   for (const text of ['yesterday', '2024-01-01', '-1x', '1.5d', '', '-d1']) t.equal(at(text), null, text)
 })
+
+// In a project's timezone: values from Python's relativedelta on a zoneinfo datetime, as relative_date_parse with
+// team.timezone_info computes them.
+const inZone = (text: string, now: string, zone: string) => {
+  const ms = parseRelativeDate(text, Date.parse(now), zone)
+  return ms === null ? null : new Date(ms).toISOString()
+}
+
+t.test("in a project's timezone, days start at its midnight and keep its time of day", async (t) => {
+  const now = '2026-03-30T10:15:00Z' // 12:15 in Berlin, the day after the clocks went forward
+  t.equal(inZone('dStart', now, 'Europe/Berlin'), '2026-03-29T22:00:00.000Z')
+  t.equal(inZone('-1dStart', now, 'Europe/Berlin'), '2026-03-28T23:00:00.000Z', 'the day before began in CET')
+  t.equal(inZone('-1dEnd', now, 'Europe/Berlin'), '2026-03-29T21:59:59.999Z')
+  t.equal(inZone('-1d', now, 'Europe/Berlin'), '2026-03-29T10:15:00.000Z', '12:15 the day before')
+  t.equal(inZone('-1h', now, 'Europe/Berlin'), '2026-03-30T09:15:00.000Z')
+  t.equal(inZone('mStart', now, 'Europe/Berlin'), '2026-03-01T11:15:00.000Z', 'the 1st at the same wall time, in CET')
+  t.equal(inZone('-1d', '2026-03-08T07:30:00Z', 'America/New_York'), '2026-03-07T08:30:00.000Z', '25 hours back across the change')
+})
+
+t.test('a wall time the clock skips or repeats is read as Python reads it (fold=0)', async (t) => {
+  t.equal(inZone('-1d', '2026-03-30T00:30:00Z', 'Europe/Berlin'), '2026-03-29T01:30:00.000Z', '02:30 on the 29th does not exist: read at the offset before the gap')
+  t.equal(inZone('-1d', '2026-10-26T01:30:00Z', 'Europe/Berlin'), '2026-10-25T00:30:00.000Z', '02:30 on the 25th happens twice: the first')
+})
