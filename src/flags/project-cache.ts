@@ -9,8 +9,9 @@ import { scopedSets, type RequestScope } from './scope.js'
 import type { CohortDefinition, FlagDefinition } from './types.js'
 
 export interface FlagSource {
-  load(teamId: number): { flags: FlagDefinition[]; cohorts: CohortDefinition[] }
-  /** Changes whenever the project's flags or cohorts change. */
+  /** `timezone`: the project's, in which date filters read dates without an offset and relative dates. */
+  load(teamId: number): { flags: FlagDefinition[]; cohorts: CohortDefinition[]; timezone?: string }
+  /** Changes whenever the project's flags, cohorts or timezone change. */
   revision(teamId: number): string
 }
 
@@ -84,11 +85,11 @@ export class ProjectFlagCache {
   }
 
   #build(teamId: number, flagsRevision: string, now: number): Entry {
-    const { flags, cohorts } = this.#flags.load(teamId)
+    const { flags, cohorts, timezone } = this.#flags.load(teamId)
     const groupTypeMapping = this.#groupTypes.groupTypeMapping(teamId)
     // PostHog's flags cache leaves these out: their payloads are ciphertext only /remote_config decrypts.
     const evaluated = flags.filter((f) => !(f.is_remote_configuration === true && f.has_encrypted_payloads === true))
-    const set = compileFlags(evaluated, { groupTypeMapping, cohorts })
+    const set = compileFlags(evaluated, { groupTypeMapping, cohorts, timezone })
     const entry: Entry = {
       set,
       setFor: scopedSets(set, evaluated),

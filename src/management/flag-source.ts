@@ -1,7 +1,7 @@
 /**
  * What flag evaluation reads from management.db: a project's live flags (inactive included, so
- * dependencies on them can be answered) and its cohorts, plus a revision string that changes whenever
- * any of them changes. The revision is derived from the rows themselves, so a worker thread with its own
+ * dependencies on them can be answered), its cohorts and its timezone (the one PostHog's flag service reads
+ * dates in), plus a revision string that changes whenever any of them changes. The revision is derived from the rows themselves, so a worker thread with its own
  * connection computes the same string, and the main thread only recomputes it after a change
  * (`onChange` in this process, `PRAGMA data_version` for other processes such as the CLI).
  */
@@ -9,6 +9,7 @@ import type { Db } from '../storage/sqlite/database.js'
 import type { Cohorts } from './cohorts/index.js'
 import { liveFlagDefinitions, type FlagDefinition } from './feature-flags/definitions.js'
 import type { FeatureFlags } from './feature-flags/service.js'
+import type { ProjectDirectory } from './project-directory.js'
 
 /** How often to ask SQLite whether another process (the CLI) changed flags or cohorts. */
 const OTHER_PROCESS_CHECK_MS = 100
@@ -23,6 +24,7 @@ export interface CohortDefinitionRow {
 export interface ProjectFlagData {
   flags: FlagDefinition[]
   cohorts: CohortDefinitionRow[]
+  timezone: string
 }
 
 export class ManagementFlagSource {
@@ -32,7 +34,7 @@ export class ManagementFlagSource {
   #dataVersion: number
   #checkedAt = 0
 
-  constructor(db: Db, changes?: { featureFlags: FeatureFlags; cohorts: Cohorts }) {
+  constructor(db: Db, changes?: { featureFlags: FeatureFlags; cohorts: Cohorts; projects: ProjectDirectory }) {
     this.#db = db
     // A prepared statement: db.pragma() would prepare one on every call.
     this.#dataVersionQuery = db.prepare('PRAGMA data_version').pluck()
@@ -40,6 +42,7 @@ export class ManagementFlagSource {
     const forget = (teamId: number) => this.#revisions.delete(teamId)
     changes?.featureFlags.onChange(forget)
     changes?.cohorts.onChange(forget)
+    changes?.projects.onReload(() => this.#revisions.clear())
   }
 
   load(teamId: number): ProjectFlagData {
@@ -54,6 +57,7 @@ export class ManagementFlagSource {
         deleted: c.deleted === 1,
         filters: JSON.parse(c.filters) as { properties?: unknown },
       })),
+      timezone: this.#timezone(teamId),
     }
   }
 
@@ -79,10 +83,14 @@ export class ManagementFlagSource {
       const c = this.#db
         .prepare('SELECT COUNT(*) AS n, COALESCE(MAX(updated_at), \'\') AS u, COALESCE(SUM(version), 0) AS v FROM cohorts WHERE team_id = ?')
         .get(teamId) as { n: number; u: string; v: number }
-      revision = `${f.n}.${f.m}.${f.v}.${f.u}|${c.n}.${c.v}.${c.u}`
+      revision = `${f.n}.${f.m}.${f.v}.${f.u}|${c.n}.${c.v}.${c.u}|${this.#timezone(teamId)}`
       this.#revisions.set(teamId, revision)
     }
     return revision
+  }
+
+  #timezone(teamId: number): string {
+    return (this.#db.prepare('SELECT timezone FROM projects WHERE id = ?').pluck().get(teamId) as string | undefined) ?? 'UTC'
   }
 
   #currentDataVersion(): number {

@@ -17,6 +17,7 @@ export class ProjectDirectory {
   /** Each lookup's map, replaced whole by reload(). */
   #maps: Record<'token' | 'secret' | 'id', Map<string | number, ProjectRef>> = { token: new Map(), secret: new Map(), id: new Map() }
   #dataVersion = -1
+  readonly #listeners = new Set<() => void>()
 
   constructor(db: Db) {
     this.#db = db
@@ -44,6 +45,11 @@ export class ProjectDirectory {
     return this.#maps[kind].get(key)
   }
 
+  /** Calls `listener` after each reload, as this process changed a project (its flag sets read its timezone). */
+  onReload(listener: () => void): void {
+    this.#listeners.add(listener)
+  }
+
   /** Call after this process changes projects; other processes are noticed through data_version. */
   reload(): void {
     const rows = this.#db
@@ -65,6 +71,7 @@ export class ProjectDirectory {
     }
     this.#maps = { token: byToken, secret: bySecret, id: byId }
     this.#dataVersion = this.#currentDataVersion()
+    for (const listener of this.#listeners) listener()
   }
 
   #currentDataVersion(): number {

@@ -1,7 +1,8 @@
 /**
  * A project's timezone over HTTP, as PostHog's Team.timezone: UTC until changed, changed by PATCH of the
  * project or its environment (organisation admins only), refused with DRF's ChoiceField sentence in the
- * contract's envelope when it names no zone, and kept in management.db across a restart of the server.
+ * contract's envelope when it names no zone, read by /decide's date filters at once, and kept in management.db
+ * across a restart of the server.
  */
 import t from 'tap'
 import { systemClock } from '../../../src/common/clock.js'
@@ -52,6 +53,19 @@ t.test('project timezone', async (t) => {
   t.test('only organisation admins change it, as every admin setting', async (t) => {
     const res = await server.api('PATCH', project, { timezone: 'UTC' }, memberKey)
     t.same([res.status, res.body.detail], [403, 'Only project admins can modify these settings: timezone'])
+  })
+
+  t.test("/decide reads a flag's dates without an offset in the project's timezone, as PostHog's flag service", async (t) => {
+    const properties = [{ key: 'signed_up', type: 'person', operator: 'is_date_before', value: '2026-03-01 00:00:00' }]
+    const flag = await server.api('POST', `${project}feature_flags/`, { key: 'early-birds', filters: { groups: [{ properties, rollout_percentage: 100 }] } })
+    t.equal(flag.status, 201)
+    // Signed up at 23:30 UTC on 28 February: before midnight in UTC, but already 00:30 on 1 March in Berlin.
+    const decide = async () =>
+      (await server.request('POST', '/decide/?v=3', { body: { api_key: boot.project_api_key, distinct_id: 'bird', person_properties: { signed_up: '2026-02-28T23:30:00Z' } } })).body.featureFlags['early-birds']
+    await server.api('PATCH', project, { timezone: 'UTC' })
+    t.equal(await decide(), true, 'in UTC')
+    await server.api('PATCH', project, { timezone: 'Europe/Berlin' })
+    t.equal(await decide(), false, 'in Berlin, at once')
   })
 
   t.test('it is kept across a restart of the server', async (t) => {
