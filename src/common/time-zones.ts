@@ -102,3 +102,27 @@ export function wallToInstant(zone: string, wall: number): number {
   const found = wallInstants(zone, wall)
   return found[0] ?? wall - (zoneOffsetMs(zone, wall - DAY_MS) ?? 0)
 }
+
+/**
+ * The offsets `zone` uses from `from` (inclusive) to `to` (exclusive): `[at, offset]` pairs, the first at `from`,
+ * then one at each change (to the second), so a store can turn instants into the zone's days without a tz database.
+ */
+export function offsetChanges(zone: string, from: number, to: number): Array<[at: number, offset: number]> {
+  const offsetAt = (ms: number) => zoneOffsetMs(zone, ms) ?? 0
+  const changes: Array<[number, number]> = [[from, offsetAt(from)]]
+  if (zone === 'UTC') return changes
+  // Zones change at most a few times a year: a day apart, then narrowed to the second it happened.
+  for (let start = from; start < to; start += DAY_MS) {
+    const end = Math.min(start + DAY_MS, to)
+    const before = changes.at(-1)![1]
+    if (offsetAt(end - 1000) === before) continue
+    let [lo, hi] = [start, end - 1000]
+    while (hi - lo > 1000) {
+      const mid = lo + Math.floor((hi - lo) / 2000) * 1000
+      if (offsetAt(mid) === before) lo = mid
+      else hi = mid
+    }
+    changes.push([hi, offsetAt(hi)])
+  }
+  return changes
+}

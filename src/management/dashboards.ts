@@ -8,7 +8,8 @@ import { iso, type Clock } from '../common/clock.js'
 import { AppError, ValidationError } from '../common/errors.js'
 import type { Db } from '../storage/sqlite/database.js'
 import type { EventStore } from '../storage/events/types.js'
-import { userSummary, type Accounts, type UserSummary } from './accounts.js'
+import { offsetChanges, wallToInstant, zoneOffsetMs } from '../common/time-zones.js'
+import { userSummary, type Accounts, type Project, type UserSummary } from './accounts.js'
 import { prepared } from '../storage/sqlite/database.js'
 
 export interface TileQuery {
@@ -140,24 +141,33 @@ export class Dashboards {
       .run(JSON.stringify([...tiles, ...enrichedTiles(flagKey, next)]), iso(this.#clock.now()), id)
   }
 
-  /** The dashboard with every tile's series computed from stored events (last `days` UTC days, today included). */
-  async render(teamId: number, id: number, events: EventStore): Promise<DashboardObject> {
+  /**
+   * The dashboard with every tile's series computed from stored events: the last `days` days of the project's
+   * timezone, today included, as PostHog's trends read `-30d` and bucket by day in the team's timezone.
+   */
+  async render(project: Pick<Project, 'id' | 'timezone'>, id: number, events: EventStore): Promise<DashboardObject> {
+    const teamId = project.id
+    const zone = project.timezone
     const row = this.#row(teamId, id)
     const creator = row.created_by_id === null ? null : this.#accounts.userById(row.created_by_id)
     const tiles = JSON.parse(row.tiles) as Tile[]
-    const today = Math.floor(this.#clock.now() / DAY_MS)
+    const now = this.#clock.now()
+    const today = Math.floor((now + (zoneOffsetMs(zone, now) ?? 0)) / DAY_MS)
     const rendered = await Promise.all(
       tiles.map(async (tile) => {
         const first = today - tile.query.days + 1
         const days = Array.from({ length: tile.query.days }, (_, i) => new Date((first + i) * DAY_MS).toISOString().slice(0, 10))
+        const after = wallToInstant(zone, first * DAY_MS)
+        const before = wallToInstant(zone, (today + 1) * DAY_MS)
         const rows = await events.dailyBreakdown({
           teamId,
           event: tile.query.event,
           properties: [{ key: tile.query.flagProperty, operator: 'exact', value: tile.query.flagKey }],
-          after: first * DAY_MS,
-          before: (today + 1) * DAY_MS,
+          after,
+          before,
           breakdown: tile.query.breakdown,
           math: tile.query.math,
+          offsets: offsetChanges(zone, after, before),
         })
         const byValue = new Map<string | null, number[]>()
         for (const r of rows) {

@@ -39,7 +39,7 @@ export function registerDashboardRoutes(router: Router, api: ApiContext, events:
       dashboards.enrichUsageDashboard(req.project.id, usageFlag(req))
       return { success: true }
     },
-    dashboards_retrieve: (req: ProjectApiRequest) => dashboards.render(req.project.id, intParam(req.params.id), events),
+    dashboards_retrieve: (req: ProjectApiRequest) => dashboards.render(req.project, intParam(req.params.id), events),
   }
   for (const op of DASHBOARD_OPERATIONS) {
     router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })

@@ -9,7 +9,7 @@ import type { ClickHouseClient } from '@clickhouse/client'
 import { compileClickHouseExperiment } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
-import { dayOf } from './days.js'
+import { dayOf, offsetSql } from './days.js'
 import { BreakdownSummer, experimentSteps, funnelWindow, furthestStep } from './experiment-aggregate.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
@@ -18,6 +18,7 @@ import { createClickHouseClient, identifier, quote, type ClickHouseOptions, type
 import {
   SinkError,
   type BreakdownQuery,
+  type DailyBreakdownQuery,
   type BreakdownRow,
   type DailyBreakdownRow,
   type EventActors,
@@ -333,12 +334,14 @@ export class ClickHouseEventStore implements EventStore {
     return rows.map((r) => ({ value: r.value, count: Number(r.n) }))
   }
 
-  async dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]> {
+  async dailyBreakdown(query: DailyBreakdownQuery): Promise<DailyBreakdownRow[]> {
     const value = propertyTextExpr(query.breakdown, this.#features)
     const measure = query.math === 'persons' ? 'uniqExact(person_id)' : 'count()'
-    // Days are computed from milliseconds, not toDate(), which would follow the server's time zone.
+    // Days are computed from milliseconds and the zone's offsets, not toDate(), which would follow the server's
+    // time zone (and 18.16's tz database, which may be older than Node's).
+    const ms = `toInt64(${msExpr('timestamp', this.#features)})`
     const rows = await this.#rows<{ day: string; value: string | null; n: string }>(
-      `SELECT intDiv(${msExpr('timestamp', this.#features)}, 86400000) AS day, ${value} AS value, ${measure} AS n FROM ${this.#table}
+      `SELECT intDiv(${ms} + ${offsetSql(ms, query.offsets ?? [])}, 86400000) AS day, ${value} AS value, ${measure} AS n FROM ${this.#table}
        WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY day, value ORDER BY day, value`,
     )
     return rows.map((r) => ({ day: dayOf(Number(r.day)), value: r.value, count: Number(r.n) }))

@@ -5,6 +5,7 @@ import { ThreadedEventStore } from './query-thread.js'
 import type {
   BreakdownQuery,
   BreakdownRow,
+  DailyBreakdownQuery,
   DailyBreakdownRow,
   EventActors,
   EventFilter,
@@ -78,7 +79,7 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).breakdown(query)
   }
 
-  async dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]> {
+  async dailyBreakdown(query: DailyBreakdownQuery): Promise<DailyBreakdownRow[]> {
     return (await this.#get()).dailyBreakdown(query)
   }
 

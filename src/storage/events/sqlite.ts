@@ -4,7 +4,7 @@
  */
 import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
-import { dayOf } from './days.js'
+import { dayOf, offsetSql } from './days.js'
 import { aggregateVariants, experimentSteps, exposuresByEntity } from './experiment-aggregate.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
@@ -14,6 +14,7 @@ import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from 
 import {
   SinkError,
   type BreakdownQuery,
+  type DailyBreakdownQuery,
   type BreakdownRow,
   type DailyBreakdownRow,
   type EventActors,
@@ -223,12 +224,12 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => ({ value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
   }
 
-  async dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]> {
+  async dailyBreakdown(query: DailyBreakdownQuery): Promise<DailyBreakdownRow[]> {
     const where = compileSqliteWhere(query)
     const value = propertyText(query.breakdown)
     const measure = query.math === 'persons' ? 'COUNT(DISTINCT person_id)' : 'COUNT(*)'
     const rows = this.#db
-      .prepare(`SELECT timestamp / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM ${where.from} WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2`)
+      .prepare(`SELECT (timestamp + ${offsetSql('timestamp', query.offsets ?? [])}) / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM ${where.from} WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2`)
       .all(...value.params, ...where.params) as Array<{ day: number; value: unknown; n: number }>
     return rows.map((r) => ({ day: dayOf(r.day), value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
   }

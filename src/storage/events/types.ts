@@ -163,7 +163,15 @@ export interface BreakdownRow {
   count: number
 }
 
-/** A breakdown per UTC day: `day` is `YYYY-MM-DD`. */
+/**
+ * A breakdown per day of a zone's wall clock, given as the offsets it uses over the query's range (`[at,
+ * offset]`, from `offsetChanges` in src/common/time-zones.ts; none or `[[after, 0]]` is UTC).
+ */
+export interface DailyBreakdownQuery extends BreakdownQuery {
+  offsets?: ReadonlyArray<readonly [at: number, offset: number]>
+}
+
+/** A breakdown per day: `day` is `YYYY-MM-DD` on the query's wall clock. */
 export interface DailyBreakdownRow extends BreakdownRow {
   day: string
 }
@@ -339,8 +347,8 @@ export interface EventStore {
   actors(filter: EventFilter): Promise<EventActors>
   count(filter: EventFilter): Promise<number>
   breakdown(query: BreakdownQuery): Promise<BreakdownRow[]>
-  /** The same counts per UTC day (days without events are absent), oldest first. */
-  dailyBreakdown(query: BreakdownQuery): Promise<DailyBreakdownRow[]>
+  /** The same counts per day of the query's wall clock (days without events are absent), oldest first. */
+  dailyBreakdown(query: DailyBreakdownQuery): Promise<DailyBreakdownRow[]>
   /** Ordered-funnel counts per breakdown value, aggregated in the store; values nobody entered are absent. */
   funnel(query: FunnelQuery): Promise<FunnelRow[]>
   /** The distinct ids that sent matching events, each once, sorted. */

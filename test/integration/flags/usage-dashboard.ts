@@ -63,4 +63,28 @@ export function usageDashboardSuite(t: Test, env: () => Record<string, string>):
     t.equal(enrich.body.detail, 'Usage dashboard already has enriched data')
     t.equal((await server.api('GET', `/api/projects/${pid}/dashboards/99999/`)).status, 404)
   })
+  t.test("its days are the project's: a call a minute either side of midnight in Kolkata lands on two days", async (t) => {
+    const server = await startServer({ env: env() })
+    t.teardown(async () => {
+      await server.stop()
+      server.cleanup()
+    })
+    const pid = server.boot.project_id
+    t.equal((await server.api('PATCH', `/api/projects/${pid}/`, { timezone: 'Asia/Kolkata' })).status, 200)
+    const flag = (await server.api('POST', `/api/projects/${pid}/feature_flags/`, { key: 'midnight', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })).body
+    // Kolkata keeps +05:30 all year: its midnight today, in UTC.
+    const offset = 5.5 * 3_600_000
+    const midnight = Math.floor((Date.now() + offset) / 86_400_000) * 86_400_000 - offset
+    const call = (at: number) => ({ event: '$feature_flag_called', timestamp: new Date(at).toISOString(), properties: { distinct_id: 'night-owl', $feature_flag: 'midnight', $feature_flag_response: true } })
+    const batch = [call(midnight - 60_000), call(midnight + 60_000)]
+    await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
+    // The list leaves out events more than 5 s ahead: the second call may be, just after Kolkata's midnight.
+    await waitForEvents(server, 'event=%24feature_flag_called&distinct_id=night-owl&before=2100-01-01T00:00:00Z', batch.length)
+    t.same((await server.api('POST', `/api/projects/${pid}/feature_flags/${flag.id}/dashboard/`, {})).body, { success: true })
+    const dashboardId = (await server.api('GET', `/api/projects/${pid}/feature_flags/${flag.id}/`)).body.usage_dashboard
+    const [volume] = (await server.api('GET', `/api/projects/${pid}/dashboards/${dashboardId}/`)).body.tiles
+    const series = volume.result.find((r: any) => r.breakdown_value === 'true')
+    t.equal(series.days.at(-1), new Date(midnight + offset).toISOString().slice(0, 10), "the last day is today in Kolkata")
+    t.same(series.data.slice(-2), [1, 1], 'one call before its midnight, one after (the same UTC day)')
+  })
 }

@@ -3,7 +3,7 @@
  * database's names, spelled exactly) and the offset a zone has at an instant, across daylight saving.
  */
 import t from 'tap'
-import { isKnownTimeZone, isTimeZoneName, zoneOffsetMs } from '../../../src/common/time-zones.js'
+import { isKnownTimeZone, isTimeZoneName, offsetChanges, wallInstants, wallToInstant, zoneOffsetMs } from '../../../src/common/time-zones.js'
 
 const HOUR = 3_600_000
 
@@ -28,4 +28,21 @@ t.test('the offset at an instant follows daylight saving, half hours and the far
   t.equal(zoneOffsetMs('UTC', 1e18), 0)
   t.equal(zoneOffsetMs('Europe/Berlin', 9e15), null, "outside JS Date's range")
   t.equal(zoneOffsetMs('Europe/Berlin', Date.parse('0050-06-01T00:00:00Z')), 53 * 60_000 + 28_000, 'local mean time, in a year Date.UTC would have read as 1950')
+})
+
+t.test('a wall time names one instant, none in a gap, two in a repeat; read with fold=0 it is always one', async (t) => {
+  const wall = (text: string) => Date.parse(`${text}Z`)
+  t.same(wallInstants('Europe/Berlin', wall('2026-03-29T02:30:00')), [])
+  t.same(wallInstants('Europe/Berlin', wall('2026-10-25T02:30:00')), [Date.parse('2026-10-25T00:30:00Z'), Date.parse('2026-10-25T01:30:00Z')])
+  t.equal(wallToInstant('Europe/Berlin', wall('2026-03-29T02:30:00')), Date.parse('2026-03-29T01:30:00Z'), 'the offset from before the gap')
+  t.equal(wallToInstant('Europe/Berlin', wall('2026-10-25T02:30:00')), Date.parse('2026-10-25T00:30:00Z'), 'the first occurrence')
+  t.equal(wallToInstant('UTC', wall('2026-03-29T02:30:00')), Date.parse('2026-03-29T02:30:00Z'))
+})
+
+t.test('the offsets over a range: where it starts, then each change to the second', async (t) => {
+  const from = Date.parse('2026-03-01T00:00:00Z')
+  const to = Date.parse('2026-11-01T00:00:00Z')
+  t.same(offsetChanges('Europe/Berlin', from, to), [[from, HOUR], [Date.parse('2026-03-29T01:00:00Z'), 2 * HOUR], [Date.parse('2026-10-25T01:00:00Z'), HOUR]])
+  t.same(offsetChanges('Asia/Kolkata', from, to), [[from, 5.5 * HOUR]])
+  t.same(offsetChanges('UTC', from, to), [[from, 0]])
 })
