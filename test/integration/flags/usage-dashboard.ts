@@ -4,12 +4,18 @@ import { startServer } from '../../helpers/server.js'
 import { waitForEvents } from '../ingestion/suite.js'
 
 export function usageDashboardSuite(t: Test, env: () => Record<string, string>): void {
-  t.test('a flag usage dashboard counts calls and unique users per variant per day', async (t) => {
+  /** A server of its own for the test, stopped after it. */
+  const serverFor = async (t: Test) => {
     const server = await startServer({ env: env() })
     t.teardown(async () => {
       await server.stop()
       server.cleanup()
     })
+    return server
+  }
+
+  t.test('a flag usage dashboard counts calls and unique users per variant per day', async (t) => {
+    const server = await serverFor(t)
     const pid = server.boot.project_id
     const flag = (
       await server.api('POST', `/api/projects/${pid}/feature_flags/`, {
@@ -63,12 +69,9 @@ export function usageDashboardSuite(t: Test, env: () => Record<string, string>):
     t.equal(enrich.body.detail, 'Usage dashboard already has enriched data')
     t.equal((await server.api('GET', `/api/projects/${pid}/dashboards/99999/`)).status, 404)
   })
+
   t.test("its days are the project's: a call a minute either side of midnight in Kolkata lands on two days", async (t) => {
-    const server = await startServer({ env: env() })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
+    const server = await serverFor(t)
     const pid = server.boot.project_id
     t.equal((await server.api('PATCH', `/api/projects/${pid}/`, { timezone: 'Asia/Kolkata' })).status, 200)
     const flag = (await server.api('POST', `/api/projects/${pid}/feature_flags/`, { key: 'midnight', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })).body
