@@ -10,12 +10,13 @@
  * Exposure as PostHog's default (exposure_query_logic.py): `$feature_flag_called` with `$feature_flag` the
  * experiment's flag and `$feature_flag_response` one of its variants (plus `holdout-<id>` with a holdout), or
  * the custom event of `exposure_criteria.exposure_config` with the variant in `$feature/<flag key>` and its
- * property filters; from `start_date` (a draft: the last 7 days, PostHog's default range) to `end_date` or
- * now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
+ * property filters; from `start_date` (a draft: from the project's midnight 7 days back, PostHog's default
+ * range) to `end_date` or now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
  * nothing: skylark projects have no test account filters.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { parseRelativeDate } from '../../common/relative-dates.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
 import type { EventFilter, EventStore, PropertyNode } from '../../storage/events/index.js'
 import { holdoutVariant } from '../holdouts/index.js'
@@ -124,7 +125,8 @@ export class ExperimentQueryRunner {
 
     const variants = flagVariants(flag.filters).map((v) => v.key)
     if (experiment.holdout_id !== null) variants.push(holdoutVariant(experiment.holdout_id))
-    const after = experiment.start_date === null ? Math.floor((nowMs - 7 * DAY_MS) / DAY_MS) * DAY_MS : Date.parse(experiment.start_date)
+    // A draft's window is QueryDateRange's default, from the project's midnight seven days back.
+    const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)

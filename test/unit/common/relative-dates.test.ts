@@ -46,6 +46,7 @@ t.test("in a project's timezone, days start at its midnight and keep its time of
   const now = '2026-03-30T10:15:00Z' // 12:15 in Berlin, the day after the clocks went forward
   t.equal(inZone('dStart', now, 'Europe/Berlin'), '2026-03-29T22:00:00.000Z')
   t.equal(inZone('-1dStart', now, 'Europe/Berlin'), '2026-03-28T23:00:00.000Z', 'the day before began in CET')
+  t.equal(inZone('-7dStart', now, 'America/New_York'), '2026-03-23T04:00:00.000Z', "a draft experiment's window: midnight in New York a week back")
   t.equal(inZone('-1dEnd', now, 'Europe/Berlin'), '2026-03-29T21:59:59.999Z')
   t.equal(inZone('-1d', now, 'Europe/Berlin'), '2026-03-29T10:15:00.000Z', '12:15 the day before')
   t.equal(inZone('-1h', now, 'Europe/Berlin'), '2026-03-30T09:15:00.000Z')
