@@ -14,7 +14,7 @@ import { AppError, ValidationError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
-import { wallToInstant } from '../../common/time-zones.js'
+import { wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import { actionCondition, type Actions } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
@@ -238,9 +238,12 @@ function valuesQuery(req: ProjectApiRequest): PropertyValuesQuery {
   if (isColumn && !(VALUE_COLUMNS as readonly string[]).includes(key)) {
     throw new ValidationError('invalid', `Events have no column ${key}; skylark reads ${VALUE_COLUMNS.join(', ')}.`, 'key')
   }
-  const today = Math.floor(Date.now() / DAY_MS) * DAY_MS
+  // PostHog's runner: from the project's midnight seven days back to the end of its today, on its wall clock.
+  const zone = req.project.timezone
+  const now = Date.now()
+  const today = Math.floor((now + (zoneOffsetMs(zone, now) ?? 0)) / DAY_MS) * DAY_MS
   return {
-    filter: { teamId: req.project.id, event: eventNames, after: today - VALUES_DAYS * DAY_MS, before: today + DAY_MS },
+    filter: { teamId: req.project.id, event: eventNames, after: wallToInstant(zone, today - VALUES_DAYS * DAY_MS), before: wallToInstant(zone, today + DAY_MS) },
     source: isColumn ? { column: key as ValueColumn } : { property: key },
     search: q.get('value') || undefined,
     limit: VALUES_LIMIT,

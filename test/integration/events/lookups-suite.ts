@@ -17,6 +17,7 @@ export function lookupsSuite(t: Test, setup: StoreSetup): void {
   const now = Date.now()
   const at = (ms: number) => new Date(now - ms).toISOString()
   const known = randomUUID()
+  const pagoMidnight = (Math.floor((now - 11 * HOUR) / DAY) - 7) * DAY + 11 * HOUR
   t.before(async () => {
     server = await startServer({ env: setup.env() })
     base = `/api/projects/${server.boot.project_id}`
@@ -51,6 +52,9 @@ export function lookupsSuite(t: Test, setup: StoreSetup): void {
       { event: 'view', timestamp: at(2 * HOUR), properties: { distinct_id: 'bob', $groups: { company: 'acme' }, plan: 'free' } },
       { event: 'view', timestamp: at(1 * HOUR), properties: { distinct_id: 'carol', $groups: { company: 'beta' }, plan: 'enterprise' } },
       { event: 'other', timestamp: at(1 * HOUR), properties: { distinct_id: 'alice', plan: 'other-event' } },
+      // A minute either side of midnight seven days back in Pago Pago (UTC-11 all year), for the values' window there.
+      { event: 'boundary', timestamp: new Date(pagoMidnight - 60_000).toISOString(), properties: { distinct_id: 'erin', plan: 'early' } },
+      { event: 'boundary', timestamp: new Date(pagoMidnight + 60_000).toISOString(), properties: { distinct_id: 'erin', plan: 'late' } },
       // Past the values' 7 days and the related actors' 90.
       { event: 'view', timestamp: at(9 * DAY), properties: { distinct_id: 'erin', plan: 'ancient' } },
       { event: 'view', timestamp: at(100 * DAY), properties: { distinct_id: 'dave', $groups: { company: 'acme', project: 'p2' }, plan: 'older' } },
@@ -100,6 +104,13 @@ export function lookupsSuite(t: Test, setup: StoreSetup): void {
     t.equal(res.headers.get('cache-control'), 'max-age=10', 'cached 10 s, as PostHog')
     t.same(await names('key=plan&event_name=view&event_name=other'), ['enterprise', 'other-event', 'free', 'pro'], 'event_name repeats')
     t.same(await names('key=plan&event_name=nothing'), [])
+  })
+
+  t.test("events/values/ reads its 7 days from the project's midnight, as PostHog's runner does", async (t) => {
+    t.equal((await server.api('PATCH', `${base}/`, { timezone: 'Pacific/Pago_Pago' })).status, 200)
+    t.teardown(() => server.api('PATCH', `${base}/`, { timezone: 'UTC' }))
+    // By UTC's midnight both or neither would be in, whatever the hour.
+    t.same(await names('key=plan&event_name=boundary'), ['late'])
   })
 
   t.test('events/values/ with value keeps the values containing it in any case, shortest first', async (t) => {
