@@ -116,13 +116,16 @@ export function offsetChanges(zone: string, from: number, to: number): Array<[at
     const end = Math.min(start + DAY_MS, to)
     const before = changes.at(-1)![1]
     if (offsetAt(end - 1000) === before) continue
-    let [lo, hi] = [start, end - 1000]
+    // The last second checked before this day had the old offset (a change in that very second is found here).
+    let [lo, hi] = [start === from ? from : start - 1000, end - 1000]
     while (hi - lo > 1000) {
       const mid = lo + Math.floor((hi - lo) / 2000) * 1000
       if (offsetAt(mid) === before) lo = mid
       else hi = mid
     }
-    changes.push([hi, offsetAt(hi)])
+    // Offsets change on a whole second, the one in (lo, hi].
+    const at = Math.floor(hi / 1000) * 1000
+    changes.push([at, offsetAt(at)])
   }
   return changes
 }
