@@ -6,7 +6,7 @@
  * - The key (`cache_key`, "cache_" + an MD5 as PostHog's generate_cache_key) is made of the project, the
  *   query with its keys sorted and without `tags` (PostHog drops them too), and everything read to answer
  *   it: the experiment's and its flag's stored records (dates, variants, exposure criteria, stats_config,
- *   holdout, updated_at…) and the steps of the actions the metric names. Any edit of those gives a new key,
+ *   holdout, updated_at…), the project's timezone and the steps of the actions the metric names. Any edit of those gives a new key,
  *   so an edited experiment is computed again; PostHog's key holds the query and the stats method only.
  * - New events do not change the key: an answer is served until it is 24 hours old, its `last_refresh`
  *   saying when it was computed, as PostHog does. `refresh: true` or `"force_blocking"` computes again.
@@ -143,6 +143,8 @@ export class CachedExperimentQueries {
     const payload = {
       version: KEY_VERSION,
       team_id: project.id,
+      // The answer names it, and a draft's window starts at its midnight.
+      timezone: project.timezone,
       query: rest,
       experiment,
       flag: this.#deps.experiments.flagOf(experiment),

@@ -282,7 +282,7 @@ export function fuzzRequest(seed: number, i: number, routes: readonly Route[], t
     const group = isCapture ? 'capture' : isDecide ? 'decide' : isApi ? 'management' : 'other'
     return group === kind && r.method !== 'options'
   })
-  const route = rng.weighted(candidates.map((r) => [HEAVY.test(r.pattern) ? 0.15 : 1, r] as const))
+  const route = rng.weighted(candidates.map((r) => [HEAVY.test(r.pattern) ? 0.2 : 1, r] as const))
   let method = route.method.toUpperCase()
   if (rng.chance(0.03)) method = rng.pick(['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'])
   let path = buildPath(rng, route, t)
