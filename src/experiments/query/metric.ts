@@ -4,9 +4,11 @@
  *
  * - a source (EventsNode by event name — none: every event —, ActionsNode by the project's action; a missing
  *   action matches nothing) with its event property filters becomes one step condition;
- * - its `math`: `sum`, `avg`, `min`, `max` of `math_property` (the property's number, 0 when it is not one;
- *   without a property each event counts 1), `unique_session` (distinct `$session_id`s), anything else the
- *   event count (`total`; PostHog's `dau` and `unique_group` fall there too);
+ * - its `math` (`get_source_value_expr`, `get_source_aggregation_expr`): `sum`, `avg`, `min`, `max` of
+ *   `math_property` (the property's number, 0 when it is not one; without a property each event counts 1),
+ *   `unique_session` (distinct `$session_id`s), `dau` (distinct persons), `unique_group` (distinct
+ *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
+ *   empty keys never counted; anything else the event count (`total`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end;
  * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`;
@@ -20,7 +22,14 @@
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { actionCondition, type ActionRecord } from '../../management/index.js'
-import { MAX_EXPERIMENT_BREAKDOWNS, MAX_EXPERIMENT_STEPS, type ExperimentAggregation, type FunnelStep, type SourceMath } from '../../storage/events/index.js'
+import {
+  MAX_EXPERIMENT_BREAKDOWNS,
+  MAX_EXPERIMENT_STEPS,
+  type DistinctKey,
+  type ExperimentAggregation,
+  type FunnelStep,
+  type SourceMath,
+} from '../../storage/events/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { MetricType } from './statistics.js'
 
@@ -75,9 +84,21 @@ function source(node: unknown, actionById: ActionLookup): { step: FunnelStep; ma
   const math = node.math
   const property = typeof node.math_property === 'string' && node.math_property !== '' ? node.math_property : null
   if (math === 'hogql') throw refuse('HogQL math is not supported in experiment metrics here.')
-  if (math === 'unique_session') return { step, math: { kind: 'unique_session' } }
+  if (math === 'unique_session') return { step, math: { kind: 'distinct', key: '$session_id' } }
+  if (math === 'dau') return { step, math: { kind: 'distinct', key: 'person' } }
+  if (math === 'unique_group') return { step, math: uniqueGroup(node.math_group_type_index) }
   if ((math === 'sum' || math === 'avg' || math === 'min' || math === 'max') && property !== null) return { step, math: { kind: math, property } }
   return { step, math: { kind: 'count' } }
+}
+
+/**
+ * `unique_group`: the distinct `$group_<n>` keys of the events. PostHog reads the type only when it is truthy,
+ * so with type 0 (or none) its value is the constant 1 and the distinct count says whether there was an event.
+ */
+function uniqueGroup(index: unknown): SourceMath {
+  if (index === undefined || index === null) return { kind: 'any' }
+  if (index !== 0 && index !== 1 && index !== 2 && index !== 3 && index !== 4) throw refuse('math_group_type_index must be one of 0, 1, 2, 3, 4.')
+  return index === 0 ? { kind: 'any' } : { kind: 'distinct', key: `$group_${index}` }
 }
 
 function percentile(value: unknown, name: string): number | null {
@@ -144,4 +165,9 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
 /** The event properties the aggregation reads from each event, in order. */
 export function valueProperties(plan: MetricPlan): string[] {
   return [...new Set(plan.sources.flatMap((m) => ('property' in m ? [m.property] : [])))]
+}
+
+/** The keys whose distinct texts the aggregation counts from each event, in order. */
+export function distinctKeys(plan: MetricPlan): DistinctKey[] {
+  return [...new Set(plan.sources.flatMap((m) => (m.kind === 'distinct' ? [m.key] : [])))]
 }

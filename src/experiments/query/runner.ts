@@ -24,7 +24,7 @@ import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
-import { planMetric, valueProperties } from './metric.js'
+import { distinctKeys, planMetric, valueProperties } from './metric.js'
 import { experimentResult, StatisticError, statsMethod, type MetricType, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
@@ -143,7 +143,7 @@ export class ExperimentQueryRunner {
         before: to + 1 + (plan.windowMs ?? 0),
         steps: plan.steps,
         valueProperties: valueProperties(plan),
-        session: plan.sources.some((s) => s.kind === 'unique_session'),
+        distinctKeys: distinctKeys(plan),
       },
       variants,
       multipleVariantHandling: handling,

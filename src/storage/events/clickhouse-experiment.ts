@@ -7,10 +7,19 @@
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
-import { BREAKDOWN_NULL_LABEL, funnelEventNames, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
+import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
+
+const PERSON = 'toString(person_id)'
 
 function entity(q: ExperimentEventsQuery): string {
-  return q.groupTypeIndex === null ? 'toString(person_id)' : groupColumn(q.groupTypeIndex)
+  return q.groupTypeIndex === null ? PERSON : groupColumn(q.groupTypeIndex)
+}
+
+/** The text a distinct count reads from an event, and what of it is no key (empty; a person's zero UUID). */
+function distinctKeyExpr(key: DistinctKey, f: ServerFeatures): { expr: string; none: string[] } {
+  if (key === 'person') return { expr: PERSON, none: ["''", quote('00000000-0000-0000-0000-000000000000')] }
+  if (key === '$session_id') return { expr: `ifNull(${propertyTextExpr(key, f)}, '')`, none: ["''"] }
+  return { expr: groupColumn(Number(key.slice('$group_'.length))), none: ["''"] }
 }
 
 function exposureWhere(q: ExperimentEventsQuery, f: ServerFeatures): string {
@@ -37,7 +46,7 @@ function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: Server
     ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
 }
 
-/** The metric events of exposed entities: step bits, and what the sources read (numbers, session, order). */
+/** The metric events of exposed entities: step bits, and what the sources read (numbers, distinct keys, order). */
 function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
   const m = q.metric
   const mask = m.steps
@@ -50,23 +59,28 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
     const n = `toFloat64OrZero(ifNull(${propertyTextExpr(key, f)}, ''))`
     return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
   })
-  const columns = [...m.valueProperties.map((_, i) => `x${i}`), ...(m.session ? ['s'] : []), ...(q.aggregation.type === 'funnel' ? ['u'] : [])]
+  const keys = m.distinctKeys.map((key, i) => `, ${distinctKeyExpr(key, f).expr} AS k${i}`)
+  const columns = [...m.valueProperties.map((_, i) => `x${i}`), ...m.distinctKeys.map((_, i) => `k${i}`), ...(q.aggregation.type === 'funnel' ? ['u'] : [])]
   return `SELECT e, x_ms AS t, m${columns.map((c) => `, ${c}`).join('')} FROM (
-      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m${numbers.join('')}
-        ${m.session ? `, ifNull(${propertyTextExpr('$session_id', f)}, '') AS s` : ''}${q.aggregation.type === 'funnel' ? ', toString(uuid) AS u' : ''}
+      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m${numbers.join('')}${keys.join('')}
+        ${q.aggregation.type === 'funnel' ? ', toString(uuid) AS u' : ''}
       FROM ${table}
       WHERE ${where} AND ${entity(q)} IN (SELECT ${entity(q)} FROM ${table} WHERE ${exposureWhere(q, f)})
     ) WHERE m != 0`
 }
 
 /** One source's per-entity aggregate over its step's events in the window (`c`), 0 without any. */
-function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string): string {
+function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string, f: ServerFeatures): string {
   const x = 'property' in math ? `x${q.metric.valueProperties.indexOf(math.property)}` : '1'
   switch (math.kind) {
     case 'count':
       return `toFloat64(countIf(${c}))`
-    case 'unique_session':
-      return `toFloat64(uniqExactIf(s, ${c} AND s != ''))`
+    case 'any':
+      return `toFloat64(countIf(${c}) > 0)`
+    case 'distinct': {
+      const k = `k${q.metric.distinctKeys.indexOf(math.key)}`
+      return `toFloat64(uniqExactIf(${k}, ${c}${distinctKeyExpr(math.key, f).none.map((v) => ` AND ${k} != ${v}`).join('')}))`
+    }
     case 'sum':
       return `sumIf(${x}, ${c})`
     case 'avg':
@@ -99,7 +113,7 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
     return { sql: `SELECT x_variant AS variant${group}, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f FROM ${joined} ${byEntity}`, perVariant: false }
   }
   const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
-  const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i))} AS ${i === 0 ? 'a' : 'b'}`)
+  const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
   const perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
   if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
   const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''

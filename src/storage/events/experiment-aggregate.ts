@@ -11,7 +11,7 @@
  * - An entity's metric events are those at or after its first exposure and, with a conversion window,
  *   before first exposure + window (else up to the experiment's end, which the store's bound already is).
  * - Mean: per entity the source's aggregate (count, sum / avg / min / max of the property's number, distinct
- *   sessions), 0 without events; winsorised to the percentile bounds when set; then per variant n, sum and
+ *   sessions, persons or group keys), 0 without events; winsorised to the percentile bounds when set; then per variant n, sum and
  *   sum of squares. Ratio: the numerator's and denominator's per-entity aggregates, their sums, sums of
  *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
@@ -23,6 +23,7 @@
 import {
   MAX_EXPERIMENT_STEPS,
   type BreakdownSums,
+  type DistinctKey,
   type ExperimentAggregation,
   type ExperimentSums,
   type ExperimentVariantsQuery,
@@ -109,27 +110,37 @@ function toFloat(text: string | null): number | null {
   return Number.isFinite(n) ? n : null
 }
 
+/** A person id that is no person: PostHog's distinct counts leave the zero UUID out, as they do empty texts. */
+const NO_PERSON = '00000000-0000-0000-0000-000000000000'
+
+/** Whether a distinct count counts a key's text (`get_source_aggregation_expr`: not null, not empty, no zero UUID). */
+export function countsAsDistinct(key: DistinctKey, text: string | null): text is string {
+  return text !== null && text !== '' && !(key === 'person' && text === NO_PERSON)
+}
+
 class SourceAggregate {
   count = 0
   sum = 0
   min = Number.POSITIVE_INFINITY
   max = Number.NEGATIVE_INFINITY
-  sessions = new Set<string>()
+  keys = new Set<string>()
 
-  add(value: number, session: string | null): void {
+  add(value: number, key: string | null): void {
     this.count++
     this.sum += value
     this.min = Math.min(this.min, value)
     this.max = Math.max(this.max, value)
-    if (session !== null && session !== '') this.sessions.add(session)
+    if (key !== null) this.keys.add(key)
   }
 
   result(math: SourceMath): number {
     switch (math.kind) {
       case 'count':
         return this.count
-      case 'unique_session':
-        return this.sessions.size
+      case 'distinct':
+        return this.keys.size
+      case 'any':
+        return this.count === 0 ? 0 : 1
       case 'sum':
         return this.sum
       case 'avg':
@@ -347,13 +358,15 @@ export class BreakdownSummer {
 
 /**
  * Per-variant (and per breakdown group) statistics from the rows, in the order of `variants`; variants nobody
- * was exposed to answer zeros. `valueProperties` names the properties whose texts each event row carries, in order.
+ * was exposed to answer zeros. `valueProperties` names the properties whose texts each event row carries, in order,
+ * `distinctKeys` the keys whose texts it carries for distinct counts.
  */
 export function aggregateVariants(
   a: ExperimentAggregation,
   steps: number,
   breakdowns: number,
   valueProperties: readonly string[],
+  distinctKeys: readonly DistinctKey[],
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,
   events: Iterable<MetricEventRow>,
@@ -388,9 +401,11 @@ export function aggregateVariants(
     const math = a.sources[index]
     const agg = new SourceAggregate()
     const propIndex = 'property' in math ? valueProperties.indexOf(math.property) : -1
-    for (const [, , mask, values, session] of rows) {
+    const keyIndex = math.kind === 'distinct' ? distinctKeys.indexOf(math.key) : -1
+    for (const [, , mask, values, keys] of rows) {
       if ((mask & (1 << index)) === 0) continue
-      agg.add(propIndex < 0 ? 1 : (toFloat(values[propIndex] ?? null) ?? 0), session)
+      const key = keyIndex < 0 ? null : (keys[keyIndex] ?? null)
+      agg.add(propIndex < 0 ? 1 : (toFloat(values[propIndex] ?? null) ?? 0), math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null)
     }
     return agg.result(math)
   }

@@ -5,11 +5,21 @@
  * (experiment-aggregate.ts), so only per-variant sums leave it.
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
-import { BREAKDOWN_NULL_LABEL, funnelEventNames, type ExperimentEventsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentEventsQuery } from './types.js'
 
-/** The entity of an event: its person (or distinct id when stored without one), or a group key. */
+/** An event's person: its person id, or its distinct id when stored without one. */
+const PERSON = `COALESCE(person_id, 'distinct:' || distinct_id)`
+
+/** The entity of an event: its person, or a group key. */
 export function sqliteEntity(q: ExperimentEventsQuery): string {
-  return q.groupTypeIndex === null ? `COALESCE(person_id, 'distinct:' || distinct_id)` : groupColumn(q.groupTypeIndex)
+  return q.groupTypeIndex === null ? PERSON : groupColumn(q.groupTypeIndex)
+}
+
+/** The text a distinct count reads from an event. */
+function distinctKeyText(key: DistinctKey): SqlFragment {
+  if (key === 'person') return { sql: PERSON, params: [] }
+  if (key === '$session_id') return propertyText(key)
+  return { sql: groupColumn(Number(key.slice('$group_'.length))), params: [] }
 }
 
 function exposureWhere(q: ExperimentEventsQuery): SqlFragment {
@@ -37,17 +47,17 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery): SqlFragment
   // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
   const mask = steps.map((step, i) => `(IFNULL((${step.sql}), 0) << ${i})`).join(' | ')
   const values = m.valueProperties.map(propertyText)
-  const session = m.session ? propertyText('$session_id') : { sql: 'NULL', params: [] }
+  const keys = m.distinctKeys.map(distinctKeyText)
   const names = funnelEventNames(m)
   const exposed = exposureWhere(q)
-  const sql = `SELECT e, t, m, s${values.map((_, i) => `, v${i}`).join('')} FROM (
-    SELECT ${entity} AS e, timestamp AS t, (${mask}) AS m, ${session.sql} AS s${values.map((v, i) => `, ${v.sql} AS v${i}`).join('')}, uuid
+  const sql = `SELECT e, t, m${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (
+    SELECT ${entity} AS e, timestamp AS t, (${mask}) AS m${keys.map((k, i) => `, ${k.sql} AS k${i}`).join('')}${values.map((v, i) => `, ${v.sql} AS v${i}`).join('')}, uuid
     FROM events WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
       ${names === null ? '' : `AND event IN (${names.map(() => '?').join(', ')})`}
       AND ${entity} IN (SELECT ${entity} FROM events WHERE ${exposed.sql})
   ) WHERE m != 0 ORDER BY t, uuid`
   return {
     sql,
-    params: [...steps.flatMap((s) => s.params), ...session.params, ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), ...exposed.params],
+    params: [...steps.flatMap((s) => s.params), ...keys.flatMap((k) => k.params), ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), ...exposed.params],
   }
 }

@@ -259,12 +259,14 @@ export class SqliteEventStore implements EventStore {
       if (v !== null) exposureRows.push([e, String(v), t, b.map(String)])
     }
     const rows = function* (db: Db): Generator<MetricEventRow> {
-      for (const [e, t, m, s, ...values] of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<[string, number, number, unknown, ...unknown[]]>) {
-        yield [e, t, m, values.map((v) => (v === null ? null : String(v))), s === null ? null : String(s)]
+      const keys = query.metric.distinctKeys.length
+      for (const [e, t, m, ...texts] of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<[string, number, number, ...unknown[]]>) {
+        const strings = texts.map((v) => (v === null ? null : String(v)))
+        yield [e, t, m, strings.slice(keys), strings.slice(0, keys)]
       }
     }
     const byEntity = exposuresByEntity(exposureRows, query.multipleVariantHandling)
-    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.variants, byEntity, rows(this.#db))
+    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows(this.#db))
   }
 
   async close(): Promise<void> {

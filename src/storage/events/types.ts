@@ -243,13 +243,27 @@ export interface ExperimentEventsQuery {
     steps: readonly FunnelStep[]
     /** The properties whose text each event carries back, in order. */
     valueProperties: readonly string[]
-    /** Whether each event carries back its `$session_id`. */
-    session: boolean
+    /** The keys whose text each event carries back for distinct counts, in order. */
+    distinctKeys: readonly DistinctKey[]
   }
 }
 
-/** How one event's value counts for a mean or ratio source: its count, a property's number, or distinct sessions. */
-export type SourceMath = { kind: 'count' } | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string } | { kind: 'unique_session' }
+/**
+ * What a distinct count counts (PostHog's `get_source_value_expr`): `$session_id`s (`unique_session`), persons
+ * (`dau`: the person id, or `distinct:<id>` for an event stored without one, as the entity), or group keys of
+ * a type (`unique_group`).
+ */
+export type DistinctKey = '$session_id' | 'person' | `$group_${0 | 1 | 2 | 3 | 4}`
+
+/**
+ * How one event's value counts for a mean or ratio source: its count, a property's number, the distinct
+ * non-empty keys of its events, or `any` (1 with an event, else 0: PostHog's distinct count of its constant 1).
+ */
+export type SourceMath =
+  | { kind: 'count' }
+  | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string }
+  | { kind: 'distinct'; key: DistinctKey }
+  | { kind: 'any' }
 
 /**
  * How the metric events of each exposed entity become per-variant sums (experiment-aggregate.ts says how):
@@ -305,8 +319,8 @@ export interface ExperimentSums {
  * with (the texts' first exposure: an entity's breakdown group is that of its earliest row).
  */
 export type ExposureRow = [string, string, number, string[]]
-/** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), session id or null], oldest first. */
-export type MetricEventRow = [string, number, number, Array<string | null>, string | null]
+/** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), the distinct keys' texts], oldest first. */
+export type MetricEventRow = [string, number, number, Array<string | null>, Array<string | null>]
 
 /** The most steps an ExperimentEventsQuery takes. */
 export const MAX_EXPERIMENT_STEPS = 30

@@ -72,7 +72,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
         call(id, at, variant, 'q-flag', browserOf(i))
         // A second call later, from another browser: the first one is the exposure and its group.
         call(id, at + 100_000, variant, 'q-flag', { $browser: 'Firefox', plan: 'enterprise' })
-        for (let c = 0; c < p.clicks; c++) out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}` } })
+        // Each click in a company of the person's, and in one of two teams (distinct teams: min(clicks, 2)).
+        for (let c = 0; c < p.clicks; c++) {
+          const $groups = { company: `co-${i % 4}`, team: `team-${c % 2}` }
+          out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}`, $groups } })
+        }
         out.push({ event: 'viewed pricing', distinct_id: id, at: at + 10_000, properties: { '$feature/q-flag': variant } })
         if (p.converts) out.push({ event: 'purchased', distinct_id: id, at: at + 20_000, properties: { amount: p.amount } })
         // A purchase before viewing converts nobody in an ordered funnel, and adds nothing to the sum.
@@ -171,6 +175,28 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     checkAnswer(t, await query(mean({ ...{ kind: 'EventsNode', event: 'purchased' }, math: 'sum', math_property: 'amount' })), expect(amount), 'mean')
     checkAnswer(t, await query(mean({ ...clicked, math: 'unique_session' })), expect((v, i) => Math.ceil(plan(v, i).clicks / 2)), 'mean')
     checkAnswer(t, await query(mean(clicked, { conversion_window: 5, conversion_window_unit: 'second' })), expect((v, i) => Math.min(plan(v, i).clicks, 2)), 'mean')
+  })
+
+  t.test('dau and unique_group count distinct persons and group keys per person, as PostHog’s base_query_utils', async (t) => {
+    const clicks = (v: Variant, i: number) => plan(v, i).clicks
+    checkAnswer(t, await query(mean({ ...clicked, math: 'dau' })), expect((v, i) => (clicks(v, i) > 0 ? 1 : 0)), 'mean')
+    const types = await f.api('GET', `${f.base}/groups_types/`)
+    const indexOf = (type: string) => (types.body as Array<{ group_type: string; group_type_index: number }>).find((g) => g.group_type === type)!.group_type_index
+    const team = indexOf('team')
+    const company = indexOf('company')
+    // Type 0 is falsy to PostHog, which then counts its constant 1: whether the person clicked at all.
+    const perType = (index: number, distinct: (v: Variant, i: number) => number) => (index === 0 ? (v: Variant, i: number) => (clicks(v, i) > 0 ? 1 : 0) : distinct)
+    for (const [index, distinct] of [
+      [team, (v: Variant, i: number) => Math.min(clicks(v, i), 2)],
+      [company, (v: Variant, i: number) => (clicks(v, i) > 0 ? 1 : 0)],
+    ] as const) {
+      checkAnswer(t, await query(mean({ ...clicked, math: 'unique_group', math_group_type_index: index })), expect(perType(index, distinct)), 'mean')
+    }
+    const bad = await f.api('POST', `${f.base}/query/`, {
+      query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean({ ...clicked, math: 'unique_group', math_group_type_index: 7 }) },
+    })
+    t.equal(bad.status, 400)
+    t.match(bad.body, { type: 'validation_error', code: 'invalid', detail: 'math_group_type_index must be one of 0, 1, 2, 3, 4.' })
   })
 
   t.test('an ordered funnel after exposure', async (t) => {

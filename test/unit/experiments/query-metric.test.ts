@@ -33,3 +33,15 @@ t.test('breakdowns are the event properties of breakdownFilter.breakdowns, at mo
   t.throws(() => mean({ breakdownFilter: ['$browser'] }), { code: 'invalid', detail: 'breakdownFilter must be an object.' })
   t.throws(() => mean({ breakdownFilter: { breakdowns: ['$browser'] } }), { code: 'invalid', detail: 'A breakdown must be an object.' })
 })
+
+t.test("math types are read as PostHog's base_query_utils reads them: dau distinct persons, unique_group distinct keys of a truthy type", async (t) => {
+  const math = (source: Record<string, unknown>) => mean({ source: { kind: 'EventsNode', event: 'purchase', ...source } }).sources[0]
+  t.same(math({ math: 'dau' }), { kind: 'distinct', key: 'person' })
+  t.same(math({ math: 'unique_session' }), { kind: 'distinct', key: '$session_id' })
+  t.same(math({ math: 'unique_group', math_group_type_index: 2 }), { kind: 'distinct', key: '$group_2' })
+  t.same(math({ math: 'unique_group', math_group_type_index: 0 }), { kind: 'any' }, 'type 0 is falsy: the constant 1, counted once')
+  t.same(math({ math: 'unique_group' }), { kind: 'any' })
+  t.throws(() => math({ math: 'unique_group', math_group_type_index: 5 }), { code: 'invalid', detail: 'math_group_type_index must be one of 0, 1, 2, 3, 4.' })
+  t.same(math({ math: 'total' }), { kind: 'count' })
+  t.same(math({ math: 'sum' }), { kind: 'count' }, 'a sum without a property sums 1 an event')
+})

@@ -24,10 +24,19 @@ const plan = (over: Partial<Plan>): Plan => ({
   ignoreZeros: false,
   ...over,
 })
-const ev = (entity: string, t: number, mask = 1, values: Array<string | null> = [], session: string | null = null): MetricEventRow => [entity, t, mask, values, session]
-/** The store's call: the value properties are those the sources name, in order. */
+const ev = (entity: string, t: number, mask = 1, values: Array<string | null> = [], keys: Array<string | null> = []): MetricEventRow => [entity, t, mask, values, keys]
+/** The store's call: the value properties and distinct keys are those the sources name, in order. */
 const aggregateGroups = (p: Plan, breakdowns: number, variants: string[], exposures: ReadonlyMap<string, Exposure>, events: MetricEventRow[]) =>
-  aggregate(p, p.steps, breakdowns, [...new Set(p.sources.flatMap((m) => ('property' in m ? [m.property] : [])))], variants, exposures, events)
+  aggregate(
+    p,
+    p.steps,
+    breakdowns,
+    [...new Set(p.sources.flatMap((m) => ('property' in m ? [m.property] : [])))],
+    [...new Set(p.sources.flatMap((m) => (m.kind === 'distinct' ? [m.key] : [])))],
+    variants,
+    exposures,
+    events,
+  )
 /** Without breakdowns: the per-variant sums. */
 const aggregateVariants = (p: Plan, variants: string[], exposures: ReadonlyMap<string, Exposure>, events: MetricEventRow[]) => aggregateGroups(p, 0, variants, exposures, events).variants
 /** Exposure rows without breakdown texts. */
@@ -70,13 +79,33 @@ t.test('mean metrics count only events at or after first exposure, within the co
 
 t.test('property math reads numbers (anything else is 0) and unique sessions count distinct ids', async (t) => {
   const exposures = exposuresByEntity(exposed([['a', 'control', 0]]), 'exclude')
-  const events = [ev('a', 1, 1, ['5'], 's1'), ev('a', 2, 1, ['2.5'], 's1'), ev('a', 3, 1, ['n/a'], 's2'), ev('a', 4, 1, [null], null)]
+  const events = [ev('a', 1, 1, ['5'], ['s1']), ev('a', 2, 1, ['2.5'], ['s1']), ev('a', 3, 1, ['n/a'], ['s2']), ev('a', 4, 1, [null], [null])]
   const value = (math: Plan['sources'][number]) => aggregateVariants(plan({ sources: [math] }), ['control'], exposures, events)[0].sum
   t.equal(value({ kind: 'sum', property: 'amount' }), 7.5)
   t.equal(value({ kind: 'avg', property: 'amount' }), 7.5 / 4)
   t.equal(value({ kind: 'min', property: 'amount' }), 0)
   t.equal(value({ kind: 'max', property: 'amount' }), 5)
-  t.equal(value({ kind: 'unique_session' }), 2)
+  t.equal(value({ kind: 'distinct', key: '$session_id' }), 2)
+})
+
+t.test('dau counts distinct persons and unique_group distinct group keys, never an empty one or the zero UUID; any says whether there was an event', async (t) => {
+  const exposures = exposuresByEntity(exposed([['org-a', 'control', 0], ['org-b', 'control', 0], ['org-c', 'control', 0]]), 'exclude')
+  const zero = '00000000-0000-0000-0000-000000000000'
+  const events = [
+    ev('org-a', 0b11, 1, [], ['p1', 'x']),
+    ev('org-a', 2, 0b11, [], ['p2', 'x']),
+    ev('org-a', 3, 0b11, [], ['p1', '']),
+    ev('org-a', 4, 0b11, [], [zero, 'y']),
+    ev('org-b', 0b11, 1, [], ['', '']),
+  ]
+  const per = (math: Plan['sources'][number], keys: Plan['sources'][number][]) =>
+    aggregateVariants(plan({ type: 'ratio', sources: [math, ...keys] }), ['control'], exposures, events)[0]
+  const dau = per({ kind: 'distinct', key: 'person' }, [{ kind: 'distinct', key: '$group_1' }])
+  t.equal(dau.sum, 2 + 0 + 0, 'org-a: p1 and p2 (the zero UUID no person); org-b: an empty person; org-c: no events')
+  t.equal(dau.denominator_sum, 2, 'org-a: x and y (an empty key none)')
+  t.equal(dau.numerator_denominator_sum_product, 4)
+  const any = aggregateVariants(plan({ sources: [{ kind: 'any' }] }), ['control'], exposures, events)[0]
+  t.same([any.number_of_samples, any.sum], [3, 2], 'org-a and org-b had events, org-c none')
 })
 
 t.test('winsorisation clamps to quantileExact bounds over all entities; ignore_zeros takes the upper bound over non-zero values', async (t) => {
