@@ -11,7 +11,8 @@
  *   empty keys never counted; anything else the event count (`total`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end;
- * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`;
+ * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`, and
+ *   `threshold` (each entity's value a binary "reached it", whose statistics are a proportion's);
  * - funnel `series` in order (`funnel_order_type` ordered);
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
@@ -145,6 +146,8 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
       lowerPercentile: percentile(metric.lower_bound_percentile, 'lower_bound_percentile'),
       upperPercentile: percentile(metric.upper_bound_percentile, 'upper_bound_percentile'),
       ignoreZeros: metric.ignore_zeros === true,
+      // Checked by checkMetric: positive, of a count or sum, without winsorisation (PostHog's _semantic_error).
+      threshold: typeof metric.threshold === 'number' && Number.isFinite(metric.threshold) ? metric.threshold : null,
     }
   }
   if (metric.metric_type === 'ratio') {

@@ -24,8 +24,8 @@ import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
-import { distinctKeys, planMetric, valueProperties } from './metric.js'
-import { experimentResult, StatisticError, statsMethod, type MetricType, type VariantStats } from './statistics.js'
+import { distinctKeys, planMetric, valueProperties, type MetricPlan } from './metric.js'
+import { experimentResult, StatisticError, statsMethod, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
 export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
@@ -85,16 +85,17 @@ function exposureOf(experiment: ExperimentRecord, flagKey: string, variants: str
 }
 
 /** The engine's statistics of control against the other variants, or PostHog's error handler's 400s. */
-function statisticsOf(type: MetricType, experiment: ExperimentRecord, perVariant: readonly VariantStats[]) {
+function statisticsOf(plan: MetricPlan, experiment: ExperimentRecord, perVariant: readonly VariantStats[]) {
   const control = perVariant.filter((v) => v.key === CONTROL)
   if (control.length !== 1) throw invalid(INVALID_SETUP)
   try {
     return experimentResult(
-      type,
+      plan.type,
       statsMethod(experiment.stats_config),
       experiment.stats_config,
       control[0],
       perVariant.filter((v) => v.key !== CONTROL),
+      { threshold: plan.threshold !== null && plan.threshold !== undefined },
     )
   } catch (error) {
     // A breakdown group's failing too fails the query, as `_compute_breakdown_statistics` raises through the handler.
@@ -149,11 +150,11 @@ export class ExperimentQueryRunner {
       multipleVariantHandling: handling,
       aggregation: plan,
     })
-    const result = statisticsOf(plan.type, experiment, sums.variants)
+    const result = statisticsOf(plan, experiment, sums.variants)
     // `_process_breakdown_results`: each group's statistics, `variants` being its variant_results.
     const breakdownResults =
       sums.breakdowns?.map((g) => {
-        const r = statisticsOf(plan.type, experiment, g.variants)
+        const r = statisticsOf(plan, experiment, g.variants)
         return { breakdown_value: g.values, baseline: r.baseline, variants: r.variant_results }
       }) ?? null
     return {

@@ -8,7 +8,8 @@
  *   whose sum is 0 `baseline-mean-is-zero`; a variant with a failure (or any, when the baseline has one) is
  *   answered without statistics.
  * - A variant is a sample mean (mean metrics: mean and variance from n, sum and sum of squares), a proportion
- *   (funnels: p(1 − p)) or a ratio (delta method with the numerator–denominator covariance).
+ *   (funnels, and mean metrics with a threshold, whose sum counts who reached it: p(1 − p)) or a ratio (delta
+ *   method with the numerator–denominator covariance).
  * - Bayesian (the default): the effect, relative (T − C)/C by default or absolute, with its delta-method
  *   variance, under a flat prior is the posterior N(effect, variance); chance to win is P(effect > 0), the
  *   credible interval its central `ci_level` (0.95), significant when the chance to win is beyond
@@ -186,24 +187,39 @@ function validated(v: VariantStats, type: MetricType, failures: ValidationFailur
   }
 }
 
+export interface ResultOptions {
+  /** A mean metric with a `threshold`: its sums count the entities that reached it. */
+  threshold?: boolean
+}
+
 /**
  * `get_bayesian_experiment_result` / `get_frequentist_experiment_result`: the baseline (control) and a result
  * per test variant, in the order given.
  */
-export function experimentResult(type: MetricType, method: StatsMethod, stats: Record<string, unknown> | null, control: VariantStats, tests: readonly VariantStats[]) {
+export function experimentResult(
+  type: MetricType,
+  method: StatsMethod,
+  stats: Record<string, unknown> | null,
+  control: VariantStats,
+  tests: readonly VariantStats[],
+  options: ResultOptions = {},
+) {
   const config = configOf(stats, method)
   const difference = differenceOf(config.difference_type)
+  // A thresholded mean is validated as a mean but is a proportion (`metric_variant_to_statistic`): its sum counts
+  // the entities that reached the threshold.
+  const statistic = (v: VariantStats) => toStatistic(options.threshold === true && type === 'mean' ? 'funnel' : type, v)
   const baselineFailures = validationFailures(control, type, true)
-  const controlStat = baselineFailures.length === 0 ? toStatistic(type, control) : null
+  const controlStat = baselineFailures.length === 0 ? statistic(control) : null
   const variant_results = tests.map((v) => {
     const failures = validationFailures(v, type, false)
     const base = validated(v, type, failures)
     const run = controlStat !== null && failures.length === 0
     if (method === 'frequentist') {
-      const outcome = run ? frequentistTest(toStatistic(type, v), controlStat, numberIn(config.alpha ?? 0.05, 0, 1, 0.05), difference) : null
+      const outcome = run ? frequentistTest(statistic(v), controlStat, numberIn(config.alpha ?? 0.05, 0, 1, 0.05), difference) : null
       return { ...base, method, significant: outcome?.significant ?? null, p_value: outcome?.p_value ?? null, confidence_interval: outcome?.confidence_interval ?? null }
     }
-    const outcome = run ? bayesianTest(toStatistic(type, v), controlStat, numberIn(config.ci_level ?? 0.95, 0, 1, 0.95), difference) : null
+    const outcome = run ? bayesianTest(statistic(v), controlStat, numberIn(config.ci_level ?? 0.95, 0, 1, 0.95), difference) : null
     return { ...base, method, significant: outcome?.significant ?? null, chance_to_win: outcome?.chance_to_win ?? null, credible_interval: outcome?.credible_interval ?? null }
   })
   return { baseline: validated(control, type, baselineFailures), variant_results }

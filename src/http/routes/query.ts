@@ -29,7 +29,7 @@ export const QUERY_OPERATIONS = [
     method: 'post',
     path: '/api/projects/:project_id/query/',
     summary:
-      `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse for mean metrics (math \`total\`, \`sum\`/\`avg\`/\`min\`/\`max\` of a property, \`unique_session\`, \`dau\`, \`unique_group\`), ordered funnels and ratios; a metric's \`breakdownFilter.breakdowns\` (up to 3 event properties, read at each entity's first exposure) add \`breakdown_results\`. ` +
+      `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse for mean metrics (math \`total\`, \`sum\`/\`avg\`/\`min\`/\`max\` of a property, \`unique_session\`, \`dau\`, \`unique_group\`; a \`threshold\` makes it the proportion who reached it), ordered funnels and ratios; a metric's \`breakdownFilter.breakdowns\` (up to 3 event properties, read at each entity's first exposure) add \`breakdown_results\`. ` +
       'Answers are cached in memory for 24 hours (`is_cached`, `last_refresh`: when it was computed); `refresh` `true` or `force_blocking` computes again, ' +
       '`blocking` (the default; `false` and `force_cache` too) computes when nothing fresh is cached, and `async`, `lazy_async`, `async_except_on_cache_miss` and `force_async` ' +
       'answer 202 with a running `query_status` (polled at …/query/:query_id/; `client_query_id` names it) instead of waiting.',

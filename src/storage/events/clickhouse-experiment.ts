@@ -114,6 +114,8 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
   }
   const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
   const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
+  // A mean's threshold (entityValue in experiment-aggregate.ts): whether each entity reached it.
+  if (a.type === 'mean' && a.threshold !== undefined && a.threshold !== null) values[0] = `toFloat64(${sourceExpr(q, a.sources[0], bit(0), f)} >= ${a.threshold}) AS a`
   const perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
   if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
   const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''

@@ -11,8 +11,8 @@
  * - An entity's metric events are those at or after its first exposure and, with a conversion window,
  *   before first exposure + window (else up to the experiment's end, which the store's bound already is).
  * - Mean: per entity the source's aggregate (count, sum / avg / min / max of the property's number, distinct
- *   sessions, persons or group keys), 0 without events; winsorised to the percentile bounds when set; then per variant n, sum and
- *   sum of squares. Ratio: the numerator's and denominator's per-entity aggregates, their sums, sums of
+ *   sessions, persons or group keys), 0 without events; winsorised to the percentile bounds when set, or with
+ *   a threshold 1 when it reaches it and else 0; then per variant n, sum and sum of squares. Ratio: the numerator's and denominator's per-entity aggregates, their sums, sums of
  *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
  *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
@@ -180,6 +180,14 @@ function winsorise(values: number[], a: ExperimentAggregation): number[] {
   const upper =
     a.upperPercentile === null ? values.reduce((x, y) => Math.max(x, y)) : upperBase.length === 0 ? quantileExact(values, a.upperPercentile) : quantileExact(upperBase, a.upperPercentile)
   return values.map((v) => Math.min(Math.max(lower, v), upper))
+}
+
+/**
+ * A mean entity's value as summed: with a threshold, whether it reached it (1 or 0), as PostHog's mean query
+ * builder's `if(value >= threshold, 1, 0)` turns the mean into a proportion.
+ */
+export function entityValue(a: ExperimentAggregation, value: number): number {
+  return a.type === 'mean' && a.threshold !== undefined && a.threshold !== null ? (value >= a.threshold ? 1 : 0) : value
 }
 
 /** Whether the per-entity values must all be known before any is added up (winsorisation's bounds). */
@@ -411,7 +419,7 @@ export function aggregateVariants(
   }
   for (const [entity, e] of exposures) {
     const rows = byEntity.get(entity) ?? []
-    summer.group(e.breakdown).addValue(e.variant, perSource(rows, 0), a.type === 'ratio' ? perSource(rows, 1) : 0)
+    summer.group(e.breakdown).addValue(e.variant, entityValue(a, perSource(rows, 0)), a.type === 'ratio' ? perSource(rows, 1) : 0)
   }
   return summer.result()
 }

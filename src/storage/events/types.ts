@@ -277,6 +277,8 @@ export interface ExperimentAggregation {
   lowerPercentile: number | null
   upperPercentile: number | null
   ignoreZeros: boolean
+  /** A mean's threshold: each entity's value becomes 1 when it reaches it, else 0 (absent or null: none). */
+  threshold?: number | null
 }
 
 /** An ExperimentEventsQuery with the variants counted and how its events aggregate. */

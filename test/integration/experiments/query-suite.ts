@@ -7,7 +7,7 @@
  * them; broken down by the first flag call's `$browser` (and `plan`), per group too.
  */
 import type { Test } from 'tap'
-import { experimentResult } from '../../../src/experiments/query/statistics.js'
+import { experimentResult, type ResultOptions } from '../../../src/experiments/query/statistics.js'
 import { experimentServer, type BatchEvent, type ExperimentServer } from './fixture.js'
 
 export interface StoreSetup {
@@ -132,7 +132,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   }
 
   /** The answer's counts must be the expected ones, and its statistics those of the engine for them. */
-  function checkAnswer(t: Test, body: any, expected: Record<Variant, Expected>, type: 'mean' | 'funnel', stats: Record<string, unknown> | null = null) {
+  function checkAnswer(t: Test, body: any, expected: Record<Variant, Expected>, type: 'mean' | 'funnel', stats: Record<string, unknown> | null = null, options: ResultOptions = {}) {
     const numbers = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
     t.same(numbers(body.baseline), expected.control, 'baseline: control counts')
     t.equal(body.baseline.key, 'control')
@@ -140,7 +140,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.equal(body.variant_results.length, 1)
     t.same(numbers(body.variant_results[0]), expected.test, 'test counts')
     const toStats = (key: Variant) => ({ key, number_of_samples: expected[key].n, sum: expected[key].sum, sum_squares: expected[key].sum_squares })
-    const want = experimentResult(type, (stats?.method as 'frequentist') ?? 'bayesian', stats, toStats('control'), [toStats('test')])
+    const want = experimentResult(type, (stats?.method as 'frequentist') ?? 'bayesian', stats, toStats('control'), [toStats('test')], options)
     for (const field of ['chance_to_win', 'credible_interval', 'p_value', 'confidence_interval', 'significant', 'method'] as const) {
       const wanted = (want.variant_results[0] as Record<string, unknown>)[field]
       if (wanted !== undefined) t.same(body.variant_results[0][field], wanted, field)
@@ -197,6 +197,27 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     })
     t.equal(bad.status, 400)
     t.match(bad.body, { type: 'validation_error', code: 'invalid', detail: 'math_group_type_index must be one of 0, 1, 2, 3, 4.' })
+  })
+
+  t.test('a threshold makes a mean the proportion of persons who reached it, as PostHog’s mean query builder', async (t) => {
+    const reached = expect((v, i) => (plan(v, i).clicks >= 2 ? 1 : 0))
+    t.same([reached.control.sum, reached.test.sum], [40, 80], 'i % 3 = 2 in control; 1 or 2 in test')
+    const body = await query(mean(clicked, { threshold: 2 }))
+    checkAnswer(t, body, reached, 'mean', null, { threshold: true })
+    t.equal(body.variant_results[0].significant, true)
+    const amount = (v: Variant, i: number) => (plan(v, i).converts && plan(v, i).amount >= 25 ? 1 : 0)
+    const frequentist = { method: 'frequentist' }
+    t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config: frequentist })).status, 200)
+    checkAnswer(t, await query(mean({ kind: 'EventsNode', event: 'purchased', math: 'sum', math_property: 'amount' }, { threshold: 25 })), expect(amount), 'mean', frequentist, {
+      threshold: true,
+    })
+    t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config: { method: 'bayesian' } })).status, 200)
+    const post = (metric: object) => f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric } })
+    const avg = await post(mean({ ...clicked, math: 'avg', math_property: 'amount' }, { threshold: 2 }))
+    t.equal(avg.status, 400)
+    t.equal(avg.body.detail, 'Invalid metric: a threshold is only supported for sum or count (total) math types.')
+    const winsorised = await post(mean(clicked, { threshold: 2, upper_bound_percentile: 0.9 }))
+    t.equal(winsorised.body.detail, 'Invalid metric: a threshold cannot be combined with outlier handling (winsorization).')
   })
 
   t.test('an ordered funnel after exposure', async (t) => {

@@ -111,3 +111,22 @@ t.test('variants are validated as PostHog validates them before any statistics',
   t.same(zeroBaseline.baseline.validation_failures, ['baseline-mean-is-zero'])
   t.equal(zeroBaseline.variant_results[0].significant, null, 'no statistics against a failed baseline')
 })
+
+t.test('a mean with a threshold is validated as a mean and tested as a proportion of who reached it', async (t) => {
+  const control = mean(200, 40, 40, 'control')
+  const test = mean(200, 60, 60, 'test')
+  for (const method of ['bayesian', 'frequentist'] as const) {
+    const thresholded = experimentResult('mean', method, { method }, control, [test], { threshold: true })
+    const funnel = experimentResult('funnel', method, { method }, control, [test])
+    const { step_counts: _, ...statistics } = funnel.variant_results[0]
+    t.match(thresholded.variant_results[0], { ...statistics, step_counts: null }, `${method}: the proportion's statistics`)
+    t.not(thresholded.variant_results[0].significant, null)
+  }
+  const plain = experimentResult('mean', 'bayesian', null, control, [test])
+  t.not((plain.variant_results[0] as { credible_interval: unknown }).credible_interval, null)
+  t.notSame(plain.variant_results[0], experimentResult('mean', 'bayesian', null, control, [test], { threshold: true }).variant_results[0], 'a sample mean’s variance is not p(1 − p)')
+  // Few who reached it is no funnel's not-enough-metric-data, but the proportion's normal approximation refuses it.
+  const few = mean(100, 3, 3, 'test')
+  t.same(validationFailures(few, 'mean', false), [])
+  t.throws(() => experimentResult('mean', 'bayesian', null, control, [few], { threshold: true }), StatisticError)
+})

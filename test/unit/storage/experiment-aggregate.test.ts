@@ -108,6 +108,15 @@ t.test('dau counts distinct persons and unique_group distinct group keys, never 
   t.same([any.number_of_samples, any.sum], [3, 2], 'org-a and org-b had events, org-c none')
 })
 
+t.test("a mean's threshold makes each entity 1 when its value reaches it, else 0", async (t) => {
+  const exposures = exposuresByEntity(exposed([['a', 'control', 0], ['b', 'control', 0], ['c', 'control', 0]]), 'exclude')
+  const events = [ev('a', 1, 1, ['3']), ev('a', 2, 1, ['2']), ev('b', 1, 1, ['4.5']), ev('c', 1, 1, ['9'])]
+  const sums = aggregateVariants(plan({ sources: [{ kind: 'sum', property: 'amount' }], threshold: 5 }), ['control'], exposures, events)[0]
+  t.same([sums.number_of_samples, sums.sum, sums.sum_squares], [3, 2, 2], 'a: 5 reaches 5, b: 4.5 does not, c: 9 does')
+  const counted = aggregateVariants(plan({ threshold: 2 }), ['control'], exposures, events)[0]
+  t.same([counted.sum, counted.sum_squares], [1, 1], 'only a has two events')
+})
+
 t.test('winsorisation clamps to quantileExact bounds over all entities; ignore_zeros takes the upper bound over non-zero values', async (t) => {
   t.equal(quantileExact([4, 1, 3, 2], 0.5), 3, 'the element at floor(0.5 × 4) of the sorted values, not 2.5')
   t.equal(quantileExact([0, 10], 0.9), 10)

@@ -91,6 +91,8 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['dau of group entities', query({ sources: [{ kind: 'distinct', key: 'person' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['a ratio of purchasers to sessions by a breakdown', query({ type: 'ratio', sources: [{ kind: 'distinct', key: 'person' }, { kind: 'distinct', key: '$session_id' }] }, { breakdowns: ['$browser'] })],
   ['a conversion window', query({ windowMs: 2500 })],
+  ['a threshold', query({ sources: [{ kind: 'sum', property: 'amount' }], threshold: 5 })],
+  ['a threshold of a count by a breakdown', query({ threshold: 2 }, { breakdowns: ['$browser'] })],
   ['winsorised', query({ sources: [{ kind: 'sum', property: 'amount' }], lowerPercentile: 0.1, upperPercentile: 0.9 })],
   ['winsorised ignoring zeros', query({ upperPercentile: 0.75, ignoreZeros: true })],
   ['a ratio', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }] })],
