@@ -25,7 +25,8 @@ import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
 import { distinctKeys, planMetric, valueProperties, type MetricPlan } from './metric.js'
-import { experimentResult, StatisticError, statsMethod, type VariantStats } from './statistics.js'
+import { cupedLookbackDays } from './cuped.js'
+import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
 export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
@@ -85,7 +86,7 @@ function exposureOf(experiment: ExperimentRecord, flagKey: string, variants: str
 }
 
 /** The engine's statistics of control against the other variants, or PostHog's error handler's 400s. */
-function statisticsOf(plan: MetricPlan, experiment: ExperimentRecord, perVariant: readonly VariantStats[]) {
+function statisticsOf(plan: MetricPlan, options: ResultOptions, experiment: ExperimentRecord, perVariant: readonly VariantStats[]) {
   const control = perVariant.filter((v) => v.key === CONTROL)
   if (control.length !== 1) throw invalid(INVALID_SETUP)
   try {
@@ -95,7 +96,7 @@ function statisticsOf(plan: MetricPlan, experiment: ExperimentRecord, perVariant
       experiment.stats_config,
       control[0],
       perVariant.filter((v) => v.key !== CONTROL),
-      { threshold: plan.threshold !== null && plan.threshold !== undefined },
+      options,
     )
   } catch (error) {
     // A breakdown group's failing too fails the query, as `_compute_breakdown_statistics` raises through the handler.
@@ -123,6 +124,8 @@ export class ExperimentQueryRunner {
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
     const plan = planMetric(metric, (id) => this.#deps.actionById(project.id, id))
+    const cupedDays = cupedLookbackDays(experiment.stats_config, metric)
+    const lookback = cupedDays === null ? 0 : cupedDays * DAY_MS
 
     const variants = flagVariants(flag.filters).map((v) => v.key)
     if (experiment.holdout_id !== null) variants.push(holdoutVariant(experiment.holdout_id))
@@ -139,7 +142,8 @@ export class ExperimentQueryRunner {
       variantProperty: exposure.variantProperty,
       breakdowns: plan.breakdowns,
       metric: {
-        after,
+        // With CUPED the events of each entity's lookback before its first exposure too (`build_metric_predicate`).
+        after: after - lookback,
         // With a conversion window the metric's events run to first exposure + window, past the end too.
         before: to + 1 + (plan.windowMs ?? 0),
         steps: plan.steps,
@@ -148,13 +152,14 @@ export class ExperimentQueryRunner {
       },
       variants,
       multipleVariantHandling: handling,
-      aggregation: plan,
+      aggregation: { ...plan, cupedLookbackMs: cupedDays === null ? null : lookback },
     })
-    const result = statisticsOf(plan, experiment, sums.variants)
+    const options = { threshold: plan.threshold !== null && plan.threshold !== undefined, cuped: cupedDays !== null }
+    const result = statisticsOf(plan, options, experiment, sums.variants)
     // `_process_breakdown_results`: each group's statistics, `variants` being its variant_results.
     const breakdownResults =
       sums.breakdowns?.map((g) => {
-        const r = statisticsOf(plan, experiment, g.variants)
+        const r = statisticsOf(plan, options, experiment, g.variants)
         return { breakdown_value: g.values, baseline: r.baseline, variants: r.variant_results }
       }) ?? null
     return {

@@ -14,6 +14,9 @@
  *   variance, under a flat prior is the posterior N(effect, variance); chance to win is P(effect > 0), the
  *   credible interval its central `ci_level` (0.95), significant when the chance to win is beyond
  *   `ci_level` either way. Proportions need 5 successes and 5 failures in both groups.
+ * - CUPED (`stats_config.cuped`, means and funnels; cuped.ts): before either test, a test variant and the
+ *   control are adjusted by their pre-exposure covariates with θ pooled over the two, and a relative effect
+ *   divides by the control's unadjusted mean.
  * - Frequentist: Welch's two-sided t-test on the same effect and variance with Welch–Satterthwaite degrees
  *   of freedom; p-value, the `1 − alpha` confidence interval (alpha 0.05), significant when p < alpha.
  *
@@ -22,6 +25,7 @@
  */
 import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
+import { covariateOf, cupedAdjust } from './cuped.js'
 
 export type MetricType = 'mean' | 'funnel' | 'ratio'
 export type StatsMethod = 'bayesian' | 'frequentist'
@@ -51,7 +55,7 @@ export function validationFailures(v: VariantStats, type: MetricType, baseline: 
   return failures
 }
 
-interface Statistic {
+export interface Statistic {
   kind: 'mean' | 'proportion' | 'ratio'
   n: number
   mean: number
@@ -88,13 +92,17 @@ export function toStatistic(type: MetricType, v: VariantStats): Statistic {
   return { kind: 'ratio', n, mean: m.sum / d.sum, variance, sum: m.sum }
 }
 
-/** The effect of treatment against control and its variance (`calculate_effect_size_and_variance`, `calculate_variance_pooled`). */
-function effect(t: Statistic, c: Statistic, difference: Difference, strictlyPositiveControl: boolean): { estimate: number; variance: number } {
+/**
+ * The effect of treatment against control and its variance (`calculate_effect_size_and_variance`,
+ * `calculate_variance_pooled`); a relative one divides by `base`, the control's mean or with CUPED its
+ * unadjusted mean (PostHog's `unadjusted_mean`).
+ */
+function effect(t: Statistic, c: Statistic, difference: Difference, strictlyPositiveControl: boolean, base = c.mean): { estimate: number; variance: number } {
   if (difference === 'ABSOLUTE') return { estimate: t.mean - c.mean, variance: t.variance / t.n + c.variance / c.n }
-  if (strictlyPositiveControl ? c.mean <= 0 : Math.abs(c.mean) < 1e-10) throw new StatisticError('Control mean must be positive for relative difference calculation')
+  if (strictlyPositiveControl ? base <= 0 : Math.abs(base) < 1e-10) throw new StatisticError('Control mean must be positive for relative difference calculation')
   return {
-    estimate: (t.mean - c.mean) / c.mean,
-    variance: t.variance / (t.n * c.mean ** 2) + (t.mean ** 2 * c.variance) / (c.n * c.mean ** 4),
+    estimate: (t.mean - c.mean) / base,
+    variance: t.variance / (t.n * base ** 2) + (t.mean ** 2 * c.variance) / (c.n * base ** 4),
   }
 }
 
@@ -105,7 +113,7 @@ export interface BayesianOutcome {
 }
 
 /** BayesianMethod.run_test with a flat (improper) Gaussian prior, as PostHog's default config has. */
-export function bayesianTest(t: Statistic, c: Statistic, ciLevel = 0.95, difference: Difference = 'RELATIVE'): BayesianOutcome {
+export function bayesianTest(t: Statistic, c: Statistic, ciLevel = 0.95, difference: Difference = 'RELATIVE', base = c.mean): BayesianOutcome {
   if (!(ciLevel > 0 && ciLevel < 1)) throw new StatisticError('ci_level must be between 0 and 1')
   if (t.kind === 'proportion') {
     for (const [name, s] of [['treatment', t], ['control', c]] as const) {
@@ -114,7 +122,7 @@ export function bayesianTest(t: Statistic, c: Statistic, ciLevel = 0.95, differe
     }
   }
   if (t.variance < 0 || c.variance < 0) throw new StatisticError('Variance cannot be negative')
-  const { estimate, variance } = effect(t, c, difference, true)
+  const { estimate, variance } = effect(t, c, difference, true, base)
   if (!(variance > 0)) throw new StatisticError('Effect variance must be positive')
   const sd = Math.sqrt(variance)
   const chance = normalSf(-estimate / sd)
@@ -133,10 +141,10 @@ export interface FrequentistOutcome {
 }
 
 /** FrequentistMethod.run_test: Welch's two-sided t-test. */
-export function frequentistTest(t: Statistic, c: Statistic, alpha = 0.05, difference: Difference = 'RELATIVE'): FrequentistOutcome {
+export function frequentistTest(t: Statistic, c: Statistic, alpha = 0.05, difference: Difference = 'RELATIVE', base = c.mean): FrequentistOutcome {
   if (!(alpha > 0 && alpha < 1)) throw new StatisticError('Alpha must be between 0 and 1')
   if (t.n < 5 || c.n < 5) throw new StatisticError('Sample size below minimum (5)')
-  const { estimate, variance } = effect(t, c, difference, false)
+  const { estimate, variance } = effect(t, c, difference, false, base)
   if (Math.min(t.n, c.n) < 2) throw new StatisticError('Welch-Satterthwaite requires n ≥ 2 per group.')
   const a = t.variance / t.n
   const b = c.variance / c.n
@@ -184,12 +192,17 @@ function validated(v: VariantStats, type: MetricType, failures: ValidationFailur
     step_counts: type === 'funnel' ? (v.step_counts ?? []) : null,
     step_sessions: null,
     validation_failures: failures,
+    covariate_sum: v.covariate_sum ?? null,
+    covariate_sum_squares: v.covariate_sum_squares ?? null,
+    covariate_sum_product: v.covariate_sum_product ?? null,
   }
 }
 
 export interface ResultOptions {
   /** A mean metric with a `threshold`: its sums count the entities that reached it. */
   threshold?: boolean
+  /** CUPED: each test variant and the control adjusted by their covariates' sums before the test (cuped.ts). */
+  cuped?: boolean
 }
 
 /**
@@ -211,15 +224,23 @@ export function experimentResult(
   const statistic = (v: VariantStats) => toStatistic(options.threshold === true && type === 'mean' ? 'funnel' : type, v)
   const baselineFailures = validationFailures(control, type, true)
   const controlStat = baselineFailures.length === 0 ? statistic(control) : null
+  // `_apply_cuped_adjustment_if_enabled`: with CUPED (means and funnels, never a thresholded mean) the test
+  // compares the adjusted statistics, a relative effect over the control's unadjusted mean.
+  const cuped = options.cuped === true && type !== 'ratio' && options.threshold !== true
+  const compared = (test: Statistic, controlStatistic: Statistic, v: VariantStats) => {
+    if (!cuped) return { test, control: controlStatistic, base: controlStatistic.mean }
+    const adjusted = cupedAdjust(test, controlStatistic, covariateOf(v), covariateOf(control))
+    return { test: adjusted.treatment, control: adjusted.control, base: adjusted.controlUnadjustedMean }
+  }
   const variant_results = tests.map((v) => {
     const failures = validationFailures(v, type, false)
     const base = validated(v, type, failures)
-    const run = controlStat !== null && failures.length === 0
+    const pair = controlStat !== null && failures.length === 0 ? compared(statistic(v), controlStat, v) : null
     if (method === 'frequentist') {
-      const outcome = run ? frequentistTest(statistic(v), controlStat, numberIn(config.alpha ?? 0.05, 0, 1, 0.05), difference) : null
+      const outcome = pair ? frequentistTest(pair.test, pair.control, numberIn(config.alpha ?? 0.05, 0, 1, 0.05), difference, pair.base) : null
       return { ...base, method, significant: outcome?.significant ?? null, p_value: outcome?.p_value ?? null, confidence_interval: outcome?.confidence_interval ?? null }
     }
-    const outcome = run ? bayesianTest(statistic(v), controlStat, numberIn(config.ci_level ?? 0.95, 0, 1, 0.95), difference) : null
+    const outcome = pair ? bayesianTest(pair.test, pair.control, numberIn(config.ci_level ?? 0.95, 0, 1, 0.95), difference, pair.base) : null
     return { ...base, method, significant: outcome?.significant ?? null, chance_to_win: outcome?.chance_to_win ?? null, credible_interval: outcome?.credible_interval ?? null }
   })
   return { baseline: validated(control, type, baselineFailures), variant_results }

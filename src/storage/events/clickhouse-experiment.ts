@@ -6,7 +6,7 @@
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
-import { MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
+import { cupedLookback, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
 
 const PERSON = 'toString(person_id)'
@@ -98,7 +98,8 @@ function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string, f: 
  * breakdown group) here too (`perVariant`: rows `variant, n, sum, sum_squares[, denominator sums]`); winsorised
  * means answer each entity's value (`variant, a`), the bounds being quantiles Node takes as the SQLite store
  * does, and funnels each entity's events in order as [ms, step bits] (`variant, f`), walked in Node
- * (experiment-aggregate.ts). With breakdowns every row also carries its group's texts (`g`).
+ * (experiment-aggregate.ts). With breakdowns every row also carries its group's texts (`g`); with CUPED the
+ * per-variant rows carry the covariate's sums (`cs, css, cp`) and the per-entity rows the covariate (`c`).
  */
 export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): { sql: string; perVariant: boolean } {
   const a = q.aggregation
@@ -108,17 +109,27 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
   const texts = q.breakdowns.map((_, i) => `x_b${i}`)
   const group = texts.length === 0 ? '' : `, [${texts.join(', ')}] AS g`
   const byEntity = `GROUP BY e, x_variant${texts.map((x) => `, ${x}`).join('')}`
+  // CUPED: the covariate (`c`) over each entity's events in the lookback before its first exposure.
+  const lookback = cupedLookback(a)
+  const pre = lookback === null ? null : `t >= x_first - ${Math.trunc(lookback)} AND t < x_first`
   if (a.type === 'funnel') {
     const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${inWindow}))`
-    return { sql: `SELECT x_variant AS variant${group}, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f FROM ${joined} ${byEntity}`, perVariant: false }
+    // The last step's event in the lookback (`build_funnel_covariate_value_expr`).
+    const covariate = pre === null ? '' : `, toFloat64(countIf(bitAnd(m, ${2 ** (q.metric.steps.length - 1)}) != 0 AND ${pre}) > 0) AS c`
+    return {
+      sql: `SELECT x_variant AS variant${group}, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f${covariate} FROM ${joined} ${byEntity}`,
+      perVariant: false,
+    }
   }
   const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
   const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
   // A mean's threshold (entityValue in experiment-aggregate.ts): whether each entity reached it.
   if (a.type === 'mean' && a.threshold !== undefined && a.threshold !== null) values[0] = `toFloat64(${sourceExpr(q, a.sources[0], bit(0), f)} >= ${a.threshold}) AS a`
+  if (pre !== null) values.push(`${sourceExpr(q, a.sources[0], `bitAnd(m, 1) != 0 AND ${pre}`, f)} AS c`)
   const perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
   if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
   const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''
+  const cuped = pre === null ? '' : ', sum(c) AS cs, sum(c * c) AS css, sum(a * c) AS cp'
   const g = texts.length === 0 ? '' : ', g'
-  return { sql: `SELECT variant${g}, count() AS n, sum(a) AS s, sum(a * a) AS ss${ratio} FROM (${perEntity}) GROUP BY variant${g}`, perVariant: true }
+  return { sql: `SELECT variant${g}, count() AS n, sum(a) AS s, sum(a * a) AS ss${ratio}${cuped} FROM (${perEntity}) GROUP BY variant${g}`, perVariant: true }
 }

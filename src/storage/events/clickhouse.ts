@@ -179,6 +179,11 @@ interface ChExperimentRow {
   p?: number
   a?: number
   f?: Array<[string, number]>
+  /** With CUPED: an entity's covariate, or a variant's covariate sums. */
+  c?: number
+  cs?: number
+  css?: number
+  cp?: number
 }
 
 interface ChEventRow {
@@ -377,7 +382,8 @@ export class ClickHouseEventStore implements EventStore {
         const summer = groups.group(r.g ?? [])
         if (perVariant) {
           const ratio = a.type === 'ratio' ? { denominator_sum: r.ds!, denominator_sum_squares: r.dss!, numerator_denominator_sum_product: r.p! } : {}
-          summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio })
+          const cuped = r.cs === undefined ? {} : { covariate_sum: r.cs, covariate_sum_squares: r.css!, covariate_sum_product: r.cp! }
+          summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio, ...cuped })
         } else if (a.type === 'funnel') {
           summer.addFunnel(
             r.variant,
@@ -386,8 +392,9 @@ export class ClickHouseEventStore implements EventStore {
               steps,
               window,
             ),
+            r.c ?? 0,
           )
-        } else summer.addValue(r.variant, r.a!)
+        } else summer.addValue(r.variant, r.a!, 0, r.c ?? 0)
       }
     }
     return groups.result()

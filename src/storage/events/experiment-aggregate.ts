@@ -16,6 +16,9 @@
  *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
  *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
+ * - CUPED (`cupedLookbackMs`, means and funnels): each entity's covariate over its events in the lookback
+ *   before its first exposure — a mean the same aggregate, a funnel 1 when its last step's event happened
+ *   then — summed per variant as `covariate_sum`, its squares and its products with the (winsorised) value.
  * - Breakdowns (PostHog's BreakdownInjector): an entity's group is the breakdown texts of its first exposure;
  *   every group is summed as above on its own (winsorisation's bounds too, over the group's entities of all
  *   variants), and the variants' sums over everyone are the groups' added up (`aggregate_variants_across_breakdowns`).
@@ -158,6 +161,16 @@ function inWindow(t: number, exposure: Exposure, windowMs: number | null): boole
   return t >= exposure.first && (windowMs === null || t < exposure.first + windowMs)
 }
 
+/** CUPED's lookback in ms, for the metrics PostHog adjusts (means and funnels), else null. */
+export function cupedLookback(a: ExperimentAggregation): number | null {
+  return a.type !== 'ratio' && a.cupedLookbackMs !== undefined && a.cupedLookbackMs !== null ? a.cupedLookbackMs : null
+}
+
+/** CUPED's pre-exposure window (`build_cuped_pre_window_predicate`): the lookback before first exposure. */
+function inPreWindow(t: number, exposure: Exposure, lookbackMs: number): boolean {
+  return t >= exposure.first - lookbackMs && t < exposure.first
+}
+
 /**
  * ClickHouse's `quantileExact(level)`, with which PostHog's mean query builder takes winsorisation's bounds: the
  * element at floor(level × n) of the sorted values (the last for level 1), never a value between two.
@@ -225,8 +238,8 @@ export class VariantSummer {
   readonly #a: ExperimentAggregation
   readonly #variants: readonly string[]
   readonly #stats = new Map<string, VariantSums>()
-  /** Winsorised means: [variant, value] of each entity, in the order added. */
-  readonly #held: Array<[VariantSums, number]> = []
+  /** Winsorised means: [variant, value, covariate] of each entity, in the order added. */
+  readonly #held: Array<[VariantSums, number, number]> = []
 
   constructor(aggregation: ExperimentAggregation, variants: readonly string[], steps: number) {
     this.#a = aggregation
@@ -235,28 +248,32 @@ export class VariantSummer {
       const s: VariantSums = { key, number_of_samples: 0, sum: 0, sum_squares: 0 }
       if (aggregation.type === 'funnel') s.step_counts = new Array(steps).fill(0)
       if (aggregation.type === 'ratio') Object.assign(s, { denominator_sum: 0, denominator_sum_squares: 0, numerator_denominator_sum_product: 0 })
+      if (cupedLookback(aggregation) !== null) Object.assign(s, { covariate_sum: 0, covariate_sum_squares: 0, covariate_sum_product: 0 })
       this.#stats.set(key, s)
     }
   }
 
-  /** A mean's (or a ratio's numerator and denominator) value for one entity. */
-  addValue(variant: string, value: number, denominator = 0): void {
+  /**
+   * A mean's (or a ratio's numerator and denominator) value for one entity, and with CUPED its covariate (not
+   * winsorised: PostHog clamps the value only).
+   */
+  addValue(variant: string, value: number, denominator = 0, covariate = 0): void {
     const s = this.#stats.get(variant)
     if (!s) return
-    if (needsAllValues(this.#a)) this.#held.push([s, value])
-    else this.#add(s, value, denominator)
+    if (needsAllValues(this.#a)) this.#held.push([s, value, covariate])
+    else this.#add(s, value, denominator, covariate)
   }
 
-  /** A funnel entity's furthest step (-1: none). */
-  addFunnel(variant: string, reached: number): void {
+  /** A funnel entity's furthest step (-1: none), and with CUPED its covariate (1 or 0). */
+  addFunnel(variant: string, reached: number, covariate = 0): void {
     const s = this.#stats.get(variant)
     if (!s) return
     s.number_of_samples++
     for (let i = 0; i <= reached; i++) s.step_counts![i]++
-    if (reached === s.step_counts!.length - 1) {
-      s.sum++
-      s.sum_squares++
-    }
+    const completed = reached === s.step_counts!.length - 1 ? 1 : 0
+    s.sum += completed
+    s.sum_squares += completed
+    this.#addCovariate(s, completed, covariate)
   }
 
   /** Sums already added up elsewhere (ClickHouse's GROUP BY variant) for one variant. */
@@ -271,13 +288,13 @@ export class VariantSummer {
         this.#held.map(([, v]) => v),
         this.#a,
       )
-      this.#held.forEach(([s], i) => this.#add(s, values[i], 0))
+      this.#held.forEach(([s, , covariate], i) => this.#add(s, values[i], 0, covariate))
       this.#held.length = 0
     }
     return this.#variants.map((key) => this.#stats.get(key)!)
   }
 
-  #add(s: VariantSums, value: number, d: number): void {
+  #add(s: VariantSums, value: number, d: number, covariate: number): void {
     s.number_of_samples++
     s.sum += value
     s.sum_squares += value * value
@@ -286,6 +303,14 @@ export class VariantSummer {
       s.denominator_sum_squares! += d * d
       s.numerator_denominator_sum_product! += value * d
     }
+    this.#addCovariate(s, value, covariate)
+  }
+
+  #addCovariate(s: VariantSums, value: number, covariate: number): void {
+    if (s.covariate_sum === undefined) return
+    s.covariate_sum += covariate
+    s.covariate_sum_squares! += covariate * covariate
+    s.covariate_sum_product! += value * covariate
   }
 }
 
@@ -311,6 +336,11 @@ export function sumAcrossGroups(groups: readonly BreakdownSums[], empty: Variant
         out.denominator_sum += v.denominator_sum!
         out.denominator_sum_squares! += v.denominator_sum_squares!
         out.numerator_denominator_sum_product! += v.numerator_denominator_sum_product!
+      }
+      if (out.covariate_sum !== undefined) {
+        out.covariate_sum += v.covariate_sum!
+        out.covariate_sum_squares! += v.covariate_sum_squares!
+        out.covariate_sum_product! += v.covariate_sum_product!
       }
     }
     return out
@@ -379,27 +409,35 @@ export function aggregateVariants(
   exposures: ReadonlyMap<string, Exposure>,
   events: Iterable<MetricEventRow>,
 ): ExperimentSums {
+  const lookback = cupedLookback(a)
   const byEntity = new Map<string, MetricEventRow[]>()
   for (const row of events) {
     const exposure = exposures.get(row[0])
-    if (!exposure || !inWindow(row[1], exposure, a.windowMs)) continue
+    if (!exposure || !(inWindow(row[1], exposure, a.windowMs) || (lookback !== null && inPreWindow(row[1], exposure, lookback)))) continue
     const list = byEntity.get(row[0])
     if (list) list.push(row)
     else byEntity.set(row[0], [row])
   }
+  /** An entity's events after exposure, and with CUPED those of its lookback before. */
+  const split = (rows: readonly MetricEventRow[], e: Exposure) =>
+    lookback === null ? { post: rows, pre: [] } : { post: rows.filter((r) => r[1] >= e.first), pre: rows.filter((r) => r[1] < e.first) }
   const summer = new BreakdownSummer(a, variants, steps, breakdowns)
 
   if (a.type === 'funnel') {
     const window = funnelWindow(a)
+    const last = 1 << (steps - 1)
     for (const [entity, e] of exposures) {
-      const rows = byEntity.get(entity) ?? []
+      const { post, pre } = split(byEntity.get(entity) ?? [], e)
+      // CUPED's funnel covariate (`build_funnel_covariate_value_expr`): the last step's event in the lookback.
+      const covariate = pre.some((r) => (r[2] & last) !== 0) ? 1 : 0
       summer.group(e.breakdown).addFunnel(
         e.variant,
         furthestStep(
-          rows.map((r) => [r[1], r[2]]),
+          post.map((r) => [r[1], r[2]]),
           steps,
           window,
         ),
+        covariate,
       )
     }
     return summer.result()
@@ -418,8 +456,10 @@ export function aggregateVariants(
     return agg.result(math)
   }
   for (const [entity, e] of exposures) {
-    const rows = byEntity.get(entity) ?? []
-    summer.group(e.breakdown).addValue(e.variant, entityValue(a, perSource(rows, 0)), a.type === 'ratio' ? perSource(rows, 1) : 0)
+    const { post, pre } = split(byEntity.get(entity) ?? [], e)
+    // CUPED's mean covariate: the same aggregate over the lookback's events.
+    const covariate = lookback === null ? 0 : perSource(pre, 0)
+    summer.group(e.breakdown).addValue(e.variant, entityValue(a, perSource(post, 0)), a.type === 'ratio' ? perSource(post, 1) : 0, covariate)
   }
   return summer.result()
 }

@@ -279,6 +279,11 @@ export interface ExperimentAggregation {
   ignoreZeros: boolean
   /** A mean's threshold: each entity's value becomes 1 when it reaches it, else 0 (absent or null: none). */
   threshold?: number | null
+  /**
+   * CUPED (means and funnels; absent or null: off): each entity's covariate over the metric events in this
+   * many ms before its first exposure, summed with the value as `covariate_*` (experiment-aggregate.ts).
+   */
+  cupedLookbackMs?: number | null
 }
 
 /** An ExperimentEventsQuery with the variants counted and how its events aggregate. */
@@ -301,6 +306,10 @@ export interface VariantSums {
   denominator_sum?: number
   denominator_sum_squares?: number
   numerator_denominator_sum_product?: number
+  /** With CUPED: the covariates' sum, sum of squares, and sum of their products with the values. */
+  covariate_sum?: number
+  covariate_sum_squares?: number
+  covariate_sum_product?: number
 }
 
 /** One breakdown group's per-variant sums, in the order of the query's variants. */

@@ -26,6 +26,12 @@ function plan(variant: Variant, i: number) {
   return { clicks, converts, amount: (i % 5) * 10 + (variant === 'test' ? 5 : 0) }
 }
 
+/** Browsing before exposure (recent: within a day of it; one more 36 hours before) and after, correlated. */
+function browsing(variant: Variant, i: number) {
+  const recent = i % 4
+  return { recent, after: recent + (i % 3 === 0 ? 1 : 0) + (variant === 'test' ? 1 : 0) }
+}
+
 const NULL_LABEL = '$$_posthog_breakdown_null_$$'
 /** The first flag call's properties: Chrome for even i (60 a variant), Safari for i % 4 = 1 (30), else null or missing (30). */
 function browserOf(i: number): Record<string, unknown> {
@@ -78,6 +84,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
           out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}`, $groups } })
         }
         out.push({ event: 'viewed pricing', distinct_id: id, at: at + 10_000, properties: { '$feature/q-flag': variant } })
+        // Browsing before exposure (CUPED's covariate): one browse 36 hours before, the rest before the start.
+        const b = browsing(variant, i)
+        out.push({ event: 'browsed', distinct_id: id, at: at - 36 * HOUR })
+        for (let k = 0; k < b.recent; k++) out.push({ event: 'browsed', distinct_id: id, at: start - 30 * 60_000 + k * 1000 })
+        for (let k = 0; k < b.after; k++) out.push({ event: 'browsed', distinct_id: id, at: at + 30_000 + k * 1000 })
         if (p.converts) out.push({ event: 'purchased', distinct_id: id, at: at + 20_000, properties: { amount: p.amount } })
         // A purchase before viewing converts nobody in an ordered funnel, and adds nothing to the sum.
         else if (i % 4 === 1) out.push({ event: 'purchased', distinct_id: id, at: at + 5000, properties: { amount: 'n/a' } })
@@ -218,6 +229,75 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.equal(avg.body.detail, 'Invalid metric: a threshold is only supported for sum or count (total) math types.')
     const winsorised = await post(mean(clicked, { threshold: 2, upper_bound_percentile: 0.9 }))
     t.equal(winsorised.body.detail, 'Invalid metric: a threshold cannot be combined with outlier handling (winsorization).')
+  })
+
+  t.test('CUPED, when stats_config asks for it: each person’s pre-exposure covariate over the lookback, and the adjusted statistics', async (t) => {
+    const patchStats = async (stats_config: object) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config })).status, 200)
+    const browsed = mean({ kind: 'EventsNode', event: 'browsed' })
+    /** The covariate sums from the plan: `pre` the covariate, `post` the value of each person. */
+    const covariates = (pre: (v: Variant, i: number) => number, post: (v: Variant, i: number) => number) => {
+      const out = {} as Record<Variant, { covariate_sum: number; covariate_sum_squares: number; covariate_sum_product: number }>
+      for (const v of VARIANTS) {
+        const is = Array.from({ length: PER_VARIANT }, (_, i) => i)
+        out[v] = {
+          covariate_sum: is.reduce((a, i) => a + pre(v, i), 0),
+          covariate_sum_squares: is.reduce((a, i) => a + pre(v, i) ** 2, 0),
+          covariate_sum_product: is.reduce((a, i) => a + pre(v, i) * post(v, i), 0),
+        }
+      }
+      return out
+    }
+    const checkCuped = (t: Test, body: any, expected: Record<Variant, Expected>, cov: ReturnType<typeof covariates>, type: 'mean' | 'funnel', stats: Record<string, unknown>) => {
+      const sums = (v: any) => ({ covariate_sum: v.covariate_sum, covariate_sum_squares: v.covariate_sum_squares, covariate_sum_product: v.covariate_sum_product })
+      t.same(sums(body.baseline), cov.control, 'control covariates')
+      t.same(sums(body.variant_results[0]), cov.test, 'test covariates')
+      const toStats = (key: Variant) => ({ key, number_of_samples: expected[key].n, sum: expected[key].sum, sum_squares: expected[key].sum_squares, ...cov[key] })
+      const method = stats.method === 'frequentist' ? 'frequentist' : 'bayesian'
+      const want = experimentResult(type, method, stats, toStats('control'), [toStats('test')], { cuped: true })
+      const plain = experimentResult(type, method, stats, toStats('control'), [toStats('test')])
+      const interval = method === 'frequentist' ? 'confidence_interval' : 'credible_interval'
+      t.same(body.variant_results[0][interval], (want.variant_results[0] as Record<string, unknown>)[interval], 'the adjusted statistics')
+      t.notSame(body.variant_results[0][interval], (plain.variant_results[0] as Record<string, unknown>)[interval], 'not the unadjusted ones')
+      t.same(numbersOf(body.baseline), expected.control, 'the values are the unadjusted ones')
+    }
+    const numbersOf = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
+    const after = (v: Variant, i: number) => browsing(v, i).after
+    const recent = (v: Variant, i: number) => browsing(v, i).recent
+
+    // Off by default: no covariates.
+    const off = await query(browsed)
+    t.same([off.baseline.covariate_sum, off.variant_results[0].covariate_sum_product], [null, null])
+    t.same(numbersOf(off.baseline), expect(after).control)
+
+    // A day's lookback: the browsing before the start counts, the one 36 hours before does not.
+    const bayesian = { method: 'bayesian', cuped: { enabled: true, lookback_days: 1 } }
+    await patchStats(bayesian)
+    const body = await query(browsed)
+    checkCuped(t, body, expect(after), covariates(recent, after), 'mean', bayesian)
+    const width = (b: any) => b.variant_results[0].credible_interval[1] - b.variant_results[0].credible_interval[0]
+    t.ok(width(body) < width(off), 'a narrower credible interval than without CUPED')
+
+    // Two days: the older browse too. Frequentist.
+    const frequentist = { method: 'frequentist', cuped: { enabled: true, lookback_days: 2 } }
+    await patchStats(frequentist)
+    checkCuped(t, await query(browsed), expect(after), covariates((v, i) => recent(v, i) + 1, after), 'mean', frequentist)
+    // A funnel: whether its last step's event happened in the lookback.
+    const browsedAfter = (v: Variant, i: number) => (after(v, i) > 0 ? 1 : 0)
+    const funnel = await query({ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'browsed' }] })
+    checkCuped(t, funnel, expect(browsedAfter), covariates(() => 1, browsedAfter), 'funnel', frequentist)
+    // Broken down: each group's covariates, adding up to everyone's.
+    const byBrowser = await query(mean({ kind: 'EventsNode', event: 'browsed' }, { breakdownFilter: { breakdowns: [{ property: '$browser' }] } }))
+    t.equal(byBrowser.breakdown_results.length, 3)
+    t.equal(
+      byBrowser.breakdown_results.reduce((a: number, g: any) => a + g.baseline.covariate_sum_product, 0),
+      byBrowser.baseline.covariate_sum_product,
+      'the groups’ covariate sums add up to everyone’s',
+    )
+    // Ratios and thresholded means are not adjusted, as in PostHog.
+    const ratio = await query(amountPerView)
+    t.same([ratio.baseline.covariate_sum, ratio.variant_results[0].covariate_sum], [null, null], 'no CUPED for a ratio')
+    t.equal((await query(mean({ kind: 'EventsNode', event: 'browsed' }, { threshold: 2 }))).baseline.covariate_sum, null, 'nor for a threshold')
+    await patchStats({ method: 'bayesian' })
   })
 
   t.test('an ordered funnel after exposure', async (t) => {

@@ -78,6 +78,12 @@ function query(over: Partial<ExperimentVariantsQuery['aggregation']>, more: Part
   }
 }
 
+/** A query with CUPED's lookback of 1.5 s, its metric events read from that long before the start. */
+function cuped(q: ExperimentVariantsQuery, steps?: ExperimentVariantsQuery['metric']['steps']): ExperimentVariantsQuery {
+  const lookback = 1500
+  return { ...q, metric: { ...q.metric, after: q.metric.after - lookback, steps: steps ?? q.metric.steps }, aggregation: { ...q.aggregation, cupedLookbackMs: lookback } }
+}
+
 const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['count', query({})],
   ['sum', query({ sources: [{ kind: 'sum', property: 'amount' }] })],
@@ -106,6 +112,13 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['a ratio by two breakdowns', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }] }, { breakdowns: ['$browser', 'plan'] })],
   ['a funnel by a breakdown', query({ type: 'funnel', sources: [] }, { breakdowns: ['$browser'] })],
   ['first seen by a breakdown', query({}, { multipleVariantHandling: 'first_seen', breakdowns: ['$browser'] })],
+  // CUPED: the metric events are read from the lookback before the experiment's start, as the runner asks.
+  ['CUPED on a sum', cuped(query({ sources: [{ kind: 'sum', property: 'amount' }] }))],
+  ['CUPED on unique sessions with a window', cuped(query({ sources: [{ kind: 'distinct', key: '$session_id' }], windowMs: 2500 }))],
+  ['CUPED on a winsorised count', cuped(query({ upperPercentile: 0.75, lowerPercentile: 0.2 }))],
+  ['CUPED on a funnel of two clicks', cuped(query({ type: 'funnel', sources: [] }), [{ event: 'clicked' }, { event: 'clicked' }])],
+  ['CUPED on a one-step funnel by a breakdown', cuped(query({ type: 'funnel', sources: [] }, { breakdowns: ['$browser'] }), [{ event: 'clicked' }])],
+  ['CUPED on group entities by a breakdown', cuped(query({ sources: [{ kind: 'count' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] }))],
   ['group entities by a breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] })],
 ]
 
@@ -132,6 +145,7 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
       `${name}: the fixture gives something to add up`,
     )
     if (q.breakdowns.length > 0) t.ok(expected.breakdowns!.length > 2, `${name}: the fixture gives several groups`)
+    if (q.aggregation.cupedLookbackMs) t.ok(expected.variants.some((v) => v.covariate_sum! > 0 && v.covariate_sum_product !== 0), `${name}: the fixture gives covariates`)
     t.same(await store.experimentVariants(q), expected, name)
   }
   const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
