@@ -5,12 +5,10 @@
  * their metric events before (the covariate, within the lookback) and after. Each store must give PostHog's sums.
  */
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
 import t from 'tap'
-import { SqliteEventSink, SqliteEventStore, type EventRow, type ExperimentVariantsQuery, type SourceMath, type VariantSums } from '../../../src/storage/events/index.js'
-import { migrate, openDatabase } from '../../../src/storage/index.js'
-import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
-import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import type { EventRow, ExperimentVariantsQuery, SourceMath, VariantSums } from '../../../src/storage/events/index.js'
+import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import { bothEventStores } from '../../helpers/event-stores.js'
 
 const DAY = 86_400_000
 const START = Date.parse('2020-01-10T00:00:00Z')
@@ -233,17 +231,7 @@ function query(team: number, s: Scenario): ExperimentVariantsQuery {
 
 t.test("both stores give PostHog's CUPED sums for the events of its query tests", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const fixture = SCENARIOS.flatMap((s, k) => rows(k + 1, s.events))
-  const file = join(t.testdir(), 'events.db')
-  const db = openDatabase(file)
-  migrate(db, EVENTS_MIGRATIONS)
-  db.close()
-  const sqliteSink = new SqliteEventSink(file)
-  await sqliteSink.write(fixture)
-  await sqliteSink.close()
-  const sqlite = new SqliteEventStore(file)
-  t.teardown(() => sqlite.close())
-  const { sink, store } = await clickhouseEventStore(t, 'skylark_experiment_cuped')
-  await sink.write(fixture)
+  const { sqlite, clickhouse: store } = await bothEventStores(t, fixture, 'skylark_experiment_cuped')
 
   for (const [k, s] of SCENARIOS.entries()) {
     for (const [name, events] of [

@@ -7,13 +7,11 @@
  * exposure with another value, and two at the same millisecond).
  */
 import { randomUUID } from 'node:crypto'
-import { join } from 'node:path'
 import t from 'tap'
-import { SqliteEventSink, SqliteEventStore, type EventRow, type ExperimentVariantsQuery, type SourceMath } from '../../../src/storage/events/index.js'
+import type { EventRow, ExperimentVariantsQuery, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
-import { migrate, openDatabase } from '../../../src/storage/index.js'
-import { EVENTS_MIGRATIONS } from '../../../src/storage/sqlite/migrations/events.js'
-import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import { bothEventStores } from '../../helpers/event-stores.js'
 
 const TEAM = 4
 const T0 = Date.parse('2024-06-01T00:00:00Z')
@@ -124,17 +122,7 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
 
 t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const fixture = rows()
-  const file = join(t.testdir(), 'events.db')
-  const db = openDatabase(file)
-  migrate(db, EVENTS_MIGRATIONS)
-  db.close()
-  const sqliteSink = new SqliteEventSink(file)
-  await sqliteSink.write(fixture)
-  await sqliteSink.close()
-  const sqlite = new SqliteEventStore(file)
-  t.teardown(() => sqlite.close())
-  const { ch, sink, store } = await clickhouseEventStore(t, 'skylark_experiment_variants')
-  await sink.write(fixture)
+  const { sqlite, clickhouse: store, ch } = await bothEventStores(t, fixture, 'skylark_experiment_variants')
 
   const excluded = (await sqlite.experimentVariants(query({}))).variants
   t.equal(excluded[0].number_of_samples + excluded[1].number_of_samples, 45, 'the fixture exposes 45 persons to one variant only')

@@ -1,0 +1,22 @@
+/** The same events in both event stores: a migrated SQLite file and a ClickHouse server, for tests comparing their reads. */
+import { join } from 'node:path'
+import type { Test } from 'tap'
+import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../src/storage/events/index.js'
+import { migrate, openDatabase } from '../../src/storage/index.js'
+import { EVENTS_MIGRATIONS } from '../../src/storage/sqlite/migrations/events.js'
+import { clickhouseEventStore } from './clickhouse.js'
+
+export async function bothEventStores(t: Test, rows: readonly EventRow[], database: string) {
+  const file = join(t.testdir(), 'events.db')
+  const db = openDatabase(file)
+  migrate(db, EVENTS_MIGRATIONS)
+  db.close()
+  const sqliteSink = new SqliteEventSink(file)
+  await sqliteSink.write(rows)
+  await sqliteSink.close()
+  const sqlite = new SqliteEventStore(file)
+  t.teardown(() => sqlite.close())
+  const clickhouse = await clickhouseEventStore(t, database)
+  await clickhouse.sink.write(rows)
+  return { sqlite, clickhouse: clickhouse.store, ch: clickhouse.ch }
+}
