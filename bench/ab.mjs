@@ -125,7 +125,7 @@ try {
         const threads = s.serverThreadCores
         const ch = s.clickhouseCores === undefined ? '' : `  clickhouse ${fmt(s.clickhouseCores, 2)} (merges ${fmt(s.clickhouseThreadCores?.merges, 2)})`
         console.log(
-          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  p99 ${fmt(s.latencyMs?.p99, 2)} ms  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}${s.ingestionLagS ? `  lag ${fmt(s.ingestionLagS.p50, 2)} / ${fmt(s.ingestionLagS.max, 2)} s` : ''}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}  CPU probe ${fmt(s.cpuSpeed?.nsPerUnit)} ns`,
+          `${spec.label.padEnd(width)}  ${runName(s).padEnd(24)} req/s ${fmt(s.rps).padStart(7)}  p99 ${fmt(s.latencyMs?.p99, 2)} ms  stored/s ${fmt(s.e2e?.storedPerS).padStart(7)}${s.ingestionLagS ? `  lag ${fmt(s.ingestionLagS.p50, 2)} / ${fmt(s.ingestionLagS.max, 2)} s` : ''}  RSS ${fmt(s.peakRssMB)} MB  server ${fmt(s.serverCores, 2)} (main ${fmt(threads?.main, 2)}; ${(threads?.others ?? []).slice(0, 3).map((c) => fmt(c, 2)).join(', ')})${ch}${s.background?.latencyMs ? `  beside: ${fmt(s.background.rps, 1)} req/s p50 ${fmt(s.background.latencyMs.p50)} ms` : ''}  CPU probe ${fmt(s.cpuSpeed?.nsPerUnit)} ns`,
         )
       }
     }

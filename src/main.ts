@@ -60,9 +60,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const clickhouse = config.clickhouse.url
     ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
     : null
-  const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query') })
+  const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query'), readThreadNice: config.readThreadNice })
   // The persons API's lists, searches and counts scan persons.db: a thread of their own, as the events API's reads.
-  const personScans = personScanThread({ file: paths.persons, onThreadStart: logThreadStart(logger, 'person-query') })
+  const personScans = personScanThread({ file: paths.persons, onThreadStart: logThreadStart(logger, 'person-query'), nice: config.readThreadNice })
   const personReader = new PersonReader(personsDb, personScans)
   const personsWriteDb = openDatabase(paths.persons)
   const geoip = await openGeoIp({ mmdbPath: config.geoip.mmdbPath }).catch((error: unknown) => {

@@ -44,6 +44,8 @@ export interface Config {
   readonly flags: { readonly inlineMax: number }
   /** The in-memory cache of POST …/query/ answers (src/experiments/query/cached-runner.ts). */
   readonly queryCache: { readonly maxEntries: number; readonly maxBytes: number }
+  /** Niceness of the embedded store's read threads (src/storage/read-thread.ts). */
+  readonly readThreadNice: number
   readonly geoip: { readonly mmdbPath: string | null }
   readonly shutdownTimeoutMs: number
 }
@@ -176,6 +178,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     spike: { burst: num('SPIKE_BURST'), ratePerSec: num('SPIKE_RATE_PER_SEC') },
     flags: { inlineMax: num('FLAGS_INLINE_MAX') },
     queryCache: { maxEntries: num('QUERY_CACHE_MAX_ENTRIES'), maxBytes: num('QUERY_CACHE_MAX_BYTES') },
+    readThreadNice: num('READ_THREAD_NICE'),
     geoip: { mmdbPath: opt('GEOIP_MMDB_PATH') },
     shutdownTimeoutMs: num('SHUTDOWN_TIMEOUT_MS'),
   })

@@ -72,11 +72,13 @@ export interface PersonScanThreadOptions {
   entry?: URL
   /** Told the thread's id each time one starts (for logs). */
   onThreadStart?: (threadId: number) => void
+  /** The thread's niceness (ReadThreadOptions.nice). */
+  nice?: number
 }
 
 /** The scanning reads on a thread of their own; `close` ends it (a later read starts another). */
 export function personScanThread(options: PersonScanThreadOptions): PersonScans & { close(): Promise<void> } {
-  const thread = new ReadThread({ entry: options.entry ?? ENTRY, workerData: options.file, name: 'the persons query thread', onThreadStart: options.onThreadStart })
+  const thread = new ReadThread({ entry: options.entry ?? ENTRY, workerData: options.file, name: 'the persons query thread', onThreadStart: options.onThreadStart, nice: options.nice })
   return { ...scansBy((reader, method, args) => thread.call(`${reader}.${method}`, args)), close: () => thread.close() }
 }
 

@@ -12,6 +12,7 @@
  */
 import { Worker, type MessagePort } from 'node:worker_threads'
 import { AppError, type AppErrorOptions, type CatalogueCode } from '../common/errors.js'
+import { lowerThreadPriority } from '../common/thread-priority.js'
 
 type Request = { id: number; method: string; args: unknown[] }
 type Failure = { message: string; app?: { code: CatalogueCode; options: AppErrorOptions } }
@@ -29,10 +30,18 @@ export interface ReadThreadOptions {
   name: string
   /** Told the thread's id each time one starts (for logs). */
   onThreadStart?: (threadId: number) => void
+  /**
+   * The thread's niceness (Linux; 0 or absent = unchanged). A scan holds its core for hundreds of
+   * milliseconds; below the request thread, it gives way each time that thread wakes (docs/performance.md,
+   * "Read threads below the request thread").
+   */
+  nice?: number
 }
 
 /** The request that ends a thread once the calls before it are answered. */
 const CLOSE = '\0close'
+/** The request that lowers the thread's priority, sent first: only the thread itself can name its Linux thread. */
+const NICE = '\0nice'
 
 export class ReadThread {
   readonly #o: ReadThreadOptions
@@ -73,6 +82,7 @@ export class ReadThread {
   #spawn(): Worker {
     const worker = new Worker(this.#o.entry, { workerData: this.#o.workerData })
     this.#o.onThreadStart?.(worker.threadId)
+    if (this.#o.nice) worker.postMessage({ id: 0, method: NICE, args: [this.#o.nice] } satisfies Request)
     worker.on('message', (reply: Reply) => {
       const pending = this.#pending.get(reply.id)
       this.#pending.delete(reply.id)
@@ -120,6 +130,10 @@ export function serveReads(port: MessagePort, open: () => Readable): void {
     if (request.method === CLOSE) {
       await target?.close()
       port.close()
+      return
+    }
+    if (request.method === NICE) {
+      lowerThreadPriority('other', request.args[0] as number)
       return
     }
     let reply: Reply

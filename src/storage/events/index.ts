@@ -101,7 +101,7 @@ class LazyClickHouseStore implements EventStore {
 }
 
 /** The service's reads: ClickHouse's over HTTP, the embedded store's on a thread of their own (query-thread.ts). */
-export function openEventStore(options: { sqlitePath: string; clickhouse: ClickHouseOptions | null; onThreadStart?: (threadId: number) => void }): EventStore {
+export function openEventStore(options: { sqlitePath: string; clickhouse: ClickHouseOptions | null; onThreadStart?: (threadId: number) => void; readThreadNice?: number }): EventStore {
   if (options.clickhouse) return new LazyClickHouseStore(options.clickhouse)
-  return new ThreadedEventStore({ file: options.sqlitePath, onThreadStart: options.onThreadStart })
+  return new ThreadedEventStore({ file: options.sqlitePath, onThreadStart: options.onThreadStart, nice: options.readThreadNice })
 }

@@ -25,13 +25,15 @@ export interface QueryThreadOptions {
   entry?: URL
   /** Told the thread's id each time one starts (for logs). */
   onThreadStart?: (threadId: number) => void
+  /** The thread's niceness (ReadThreadOptions.nice). */
+  nice?: number
 }
 
 export class ThreadedEventStore implements EventStore {
   readonly #thread: ReadThread
 
   constructor(options: QueryThreadOptions) {
-    this.#thread = new ReadThread({ entry: options.entry ?? ENTRY, workerData: options.file, name: 'the event query thread', onThreadStart: options.onThreadStart })
+    this.#thread = new ReadThread({ entry: options.entry ?? ENTRY, workerData: options.file, name: 'the event query thread', onThreadStart: options.onThreadStart, nice: options.nice })
   }
 
   list: EventStore['list'] = (...args) => this.#call('list', args)

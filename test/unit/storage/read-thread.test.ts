@@ -3,7 +3,7 @@
  * whole); a thread that died is replaced at the next call, and an idle one does not keep the process alive.
  */
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
@@ -19,7 +19,8 @@ function entry(dir: string): URL {
   const file = join(dir, 'entry.mjs')
   writeFileSync(
     file,
-    `import { parentPort, threadId, workerData } from 'node:worker_threads'
+    `import { readFileSync } from 'node:fs'
+import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { serveReads } from ${compiled('storage/read-thread.js')}
 import { AppError } from ${compiled('common/errors.js')}
 serveReads(parentPort, () => ({
@@ -28,6 +29,8 @@ serveReads(parentPort, () => ({
   fail: (message) => { throw new RangeError(message) },
   refuse: () => { throw new AppError('not_found', { detail: 'No such thing here.' }) },
   die: () => process.exit(3),
+  // stat's 19th field after the name: the calling thread's niceness
+  niceness: () => Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16]),
   close: () => {},
 }))
 `,
@@ -42,6 +45,16 @@ t.test('each call answers with its read’s result, a structured clone of it', a
   const answers = await Promise.all([thread.call('later', [30]), thread.call('echo', [1, 'two', { three: [3, -0] }])])
   t.same(answers, [30, { args: [1, 'two', { three: [3, -0] }], threadId: started[0], workerData: { file: 'x.db' } }], 'answered in the order asked')
   t.equal(started.length, 1, 'one thread for both')
+})
+
+t.test('a thread given a niceness runs its reads at it, one given none at the starting thread’s', { skip: process.platform === 'linux' ? false : 'Linux threads only' }, async (t) => {
+  const lowered = new ReadThread({ entry: entry(t.testdir()), workerData: null, name: 'the test thread', nice: 7 })
+  const plain = new ReadThread({ entry: entry(t.testdir()), workerData: null, name: 'the test thread' })
+  t.teardown(() => Promise.all([lowered.close(), plain.close()]))
+  const mine = Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16])
+  // setpriority sets the niceness itself: from above 7 it would be a raise, which needs CAP_SYS_NICE.
+  if (mine <= 7) t.equal(await lowered.call('niceness', []), 7, 'lowered to 7')
+  t.equal(await plain.call('niceness', []), mine, 'unchanged')
 })
 
 t.test('a failed read rejects with its message, an AppError as the same AppError, and the thread goes on', async (t) => {
