@@ -14,6 +14,9 @@
  * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`, and
  *   `threshold` (each entity's value a binary "reached it", whose statistics are a proportion's);
  * - funnel `series` in order (`funnel_order_type` ordered);
+ * - retention `start_event` and `completion_event` (the steps, in that order), `retention_window_start` /
+ *   `_end` / `_unit` and `start_handling` (experiment_retention_query_builder.py; the outcome is computed where
+ *   the events are read, src/storage/events/experiment-retention.ts), the conversion window bounding the start;
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
@@ -29,6 +32,8 @@ import {
   type DistinctKey,
   type ExperimentAggregation,
   type FunnelStep,
+  type RetentionUnit,
+  type RetentionWindow,
   type SourceMath,
 } from '../../storage/events/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
@@ -43,7 +48,11 @@ export interface MetricPlan extends ExperimentAggregation {
   sources: SourceMath[]
   /** The event properties broken down by, in order (none: no breakdown). */
   breakdowns: string[]
+  /** Retention: its window, to which the runner adds the experiment's bounds and the project's zone. */
+  retentionWindow?: RetentionFields
 }
+
+export type RetentionFields = Pick<RetentionWindow, 'startHandling' | 'unit' | 'start' | 'end'>
 
 export type ActionLookup = (id: number) => Pick<ActionRecord, 'steps'> | null
 
@@ -133,6 +142,20 @@ export function breakdownProperties(metric: JsonObject): string[] {
   })
 }
 
+/** A retention metric's window fields, checked as its pydantic model types them (all required). */
+function retentionWindow(metric: JsonObject): RetentionFields {
+  const integer = (name: string): number => {
+    const v = metric[name]
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw refuse(`${name} must be an integer.`)
+    return v
+  }
+  const unit = metric.retention_window_unit
+  if (typeof unit !== 'string' || !SECONDS.has(unit)) throw refuse(`retention_window_unit must be one of ${[...SECONDS.keys()].join(', ')}.`)
+  const handling = metric.start_handling
+  if (handling !== 'first_seen' && handling !== 'last_seen') throw refuse('start_handling must be first_seen or last_seen.')
+  return { start: integer('retention_window_start'), end: integer('retention_window_end'), unit: unit as RetentionUnit, startHandling: handling }
+}
+
 /** Reads a metric already checked by checkMetric (its kind, type and nodes). */
 export function planMetric(metric: JsonObject, actionById: ActionLookup): MetricPlan {
   const base = { windowMs: windowMs(metric), lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric) }
@@ -162,7 +185,12 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
     if (series.length > MAX_EXPERIMENT_STEPS) throw refuse(`Funnel metrics take at most ${MAX_EXPERIMENT_STEPS} steps here.`)
     return { ...base, type: 'funnel', steps: series.map((node) => source(node, actionById).step), sources: [] }
   }
-  throw refuse(`Metric type '${String(metric.metric_type)}' is not supported here; mean, funnel and ratio metrics are.`)
+  if (metric.metric_type === 'retention') {
+    const start = source(metric.start_event, actionById)
+    const completion = source(metric.completion_event, actionById)
+    return { ...base, type: 'retention', steps: [start.step, completion.step], sources: [], retentionWindow: retentionWindow(metric) }
+  }
+  throw refuse(`Metric type '${String(metric.metric_type)}' is not supported here; mean, funnel, ratio and retention metrics are.`)
 }
 
 /** The event properties the aggregation reads from each event, in order. */

@@ -18,7 +18,8 @@ import { AppError, ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
-import type { EventFilter, EventStore, PropertyNode } from '../../storage/events/index.js'
+import { offsetChanges } from '../../common/time-zones.js'
+import { RETENTION_UNIT_MS as UNIT_MS, type EventFilter, type EventStore, type PropertyNode, type RetentionWindow } from '../../storage/events/index.js'
 import { holdoutVariant } from '../holdouts/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
@@ -105,6 +106,26 @@ function statisticsOf(plan: MetricPlan, options: ResultOptions, experiment: Expe
   }
 }
 
+/** The latest instant a JS Date holds: a window past it reads every later event. */
+const MAX_MS = 8.64e15
+/** The zone's offsets are listed this far past the range at most (later events keep the last one). */
+const MAX_OFFSET_SPAN_MS = 20 * 366 * DAY_MS
+
+/**
+ * A retention metric's window with the experiment's bounds (`build_start_event_predicate`,
+ * `build_completion_event_predicate`) and the project zone's offsets over them, else null.
+ */
+function retentionOf(plan: MetricPlan, after: number, to: number, zone: string): RetentionWindow | null {
+  if (plan.type !== 'retention' || !plan.retentionWindow) return null
+  const w = plan.retentionWindow
+  const startBefore = Math.min(to + 1 + (plan.windowMs ?? 0), MAX_MS)
+  const completionBefore = Math.min(Math.max(startBefore + w.end * UNIT_MS[w.unit], after), MAX_MS)
+  // A day either side: a wall time is read at an instant up to a day from the events'.
+  const from = after - DAY_MS
+  const until = Math.min(Math.max(startBefore, completionBefore) + 32 * DAY_MS, from + MAX_OFFSET_SPAN_MS)
+  return { ...w, startBefore, completionBefore, offsets: offsetChanges(zone, from, until) }
+}
+
 export interface ExperimentQueryDeps {
   events: EventStore
   experiments: ExperimentSource
@@ -135,6 +156,7 @@ export class ExperimentQueryRunner {
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
     const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
+    const retention = retentionOf(plan, after, to, project.timezone)
     const sums = await this.#deps.events.experimentVariants({
       teamId: project.id,
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
@@ -144,15 +166,16 @@ export class ExperimentQueryRunner {
       metric: {
         // With CUPED the events of each entity's lookback before its first exposure too (`build_metric_predicate`).
         after: after - lookback,
-        // With a conversion window the metric's events run to first exposure + window, past the end too.
-        before: to + 1 + (plan.windowMs ?? 0),
+        // With a conversion window the metric's events run to first exposure + window, past the end too; a
+        // retention metric's completions to the end + window + its window's end.
+        before: Math.max(to + 1 + (plan.windowMs ?? 0), retention?.completionBefore ?? 0),
         steps: plan.steps,
         valueProperties: valueProperties(plan),
         distinctKeys: distinctKeys(plan),
       },
       variants,
       multipleVariantHandling: handling,
-      aggregation: { ...plan, cupedLookbackMs: cupedDays === null ? null : lookback },
+      aggregation: { ...plan, cupedLookbackMs: cupedDays === null ? null : lookback, retention },
     })
     const options = { threshold: plan.threshold !== null && plan.threshold !== undefined, cuped: cupedDays !== null }
     const result = statisticsOf(plan, options, experiment, sums.variants)

@@ -4,12 +4,13 @@
  * ExperimentQueryResponse `baseline` and `variant_results` out.
  *
  * - Each variant is checked first (`validate_variant_result`): fewer than 50 samples is
- *   `not-enough-exposures`, a funnel with fewer than 5 conversions `not-enough-metric-data`, a baseline
+ *   `not-enough-exposures`, a funnel or retention metric with fewer than 5 conversions `not-enough-metric-data`, a baseline
  *   whose sum is 0 `baseline-mean-is-zero`; a variant with a failure (or any, when the baseline has one) is
  *   answered without statistics.
  * - A variant is a sample mean (mean metrics: mean and variance from n, sum and sum of squares), a proportion
  *   (funnels, and mean metrics with a threshold, whose sum counts who reached it: p(1 − p)) or a ratio (delta
- *   method with the numerator–denominator covariance).
+ *   method with the numerator–denominator covariance; retention metrics too, as PostHog's
+ *   `metric_variant_to_statistic`: retained over started, every entity's denominator 1).
  * - Bayesian (the default): the effect, relative (T − C)/C by default or absolute, with its delta-method
  *   variance, under a flat prior is the posterior N(effect, variance); chance to win is P(effect > 0), the
  *   credible interval its central `ci_level` (0.95), significant when the chance to win is beyond
@@ -27,7 +28,7 @@ import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
 import { covariateOf, cupedAdjust } from './cuped.js'
 
-export type MetricType = 'mean' | 'funnel' | 'ratio'
+export type MetricType = 'mean' | 'funnel' | 'ratio' | 'retention'
 export type StatsMethod = 'bayesian' | 'frequentist'
 type Difference = 'RELATIVE' | 'ABSOLUTE'
 
@@ -50,7 +51,7 @@ const MIN_CONVERSIONS = 5
 export function validationFailures(v: VariantStats, type: MetricType, baseline: boolean): ValidationFailure[] {
   const failures: ValidationFailure[] = []
   if (v.number_of_samples < MIN_SAMPLES) failures.push('not-enough-exposures')
-  if (type === 'funnel' && v.sum < MIN_CONVERSIONS) failures.push('not-enough-metric-data')
+  if ((type === 'funnel' || type === 'retention') && v.sum < MIN_CONVERSIONS) failures.push('not-enough-metric-data')
   if (baseline && v.sum === 0) failures.push('baseline-mean-is-zero')
   return failures
 }
@@ -186,9 +187,9 @@ function validated(v: VariantStats, type: MetricType, failures: ValidationFailur
     number_of_samples: v.number_of_samples,
     sum: v.sum,
     sum_squares: v.sum_squares,
-    denominator_sum: type === 'ratio' ? (v.denominator_sum ?? 0) : null,
-    denominator_sum_squares: type === 'ratio' ? (v.denominator_sum_squares ?? 0) : null,
-    numerator_denominator_sum_product: type === 'ratio' ? (v.numerator_denominator_sum_product ?? 0) : null,
+    denominator_sum: type === 'ratio' || type === 'retention' ? (v.denominator_sum ?? 0) : null,
+    denominator_sum_squares: type === 'ratio' || type === 'retention' ? (v.denominator_sum_squares ?? 0) : null,
+    numerator_denominator_sum_product: type === 'ratio' || type === 'retention' ? (v.numerator_denominator_sum_product ?? 0) : null,
     step_counts: type === 'funnel' ? (v.step_counts ?? []) : null,
     step_sessions: null,
     validation_failures: failures,
@@ -226,7 +227,7 @@ export function experimentResult(
   const controlStat = baselineFailures.length === 0 ? statistic(control) : null
   // `_apply_cuped_adjustment_if_enabled`: with CUPED (means and funnels, never a thresholded mean) the test
   // compares the adjusted statistics, a relative effect over the control's unadjusted mean.
-  const cuped = options.cuped === true && type !== 'ratio' && options.threshold !== true
+  const cuped = options.cuped === true && (type === 'mean' || type === 'funnel') && options.threshold !== true
   const compared = (test: Statistic, controlStatistic: Statistic, v: VariantStats) => {
     if (!cuped) return { test, control: controlStatistic, base: controlStatistic.mean }
     const adjusted = cupedAdjust(test, controlStatistic, covariateOf(v), covariateOf(control))

@@ -60,10 +60,11 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
     return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
   })
   const keys = m.distinctKeys.map((key, i) => `, ${distinctKeyExpr(key, f).expr} AS k${i}`)
-  const columns = [...m.valueProperties.map((_, i) => `x${i}`), ...m.distinctKeys.map((_, i) => `k${i}`), ...(q.aggregation.type === 'funnel' ? ['u'] : [])]
+  const ordered = q.aggregation.type === 'funnel' || q.aggregation.type === 'retention'
+  const columns = [...m.valueProperties.map((_, i) => `x${i}`), ...m.distinctKeys.map((_, i) => `k${i}`), ...(ordered ? ['u'] : [])]
   return `SELECT e, x_ms AS t, m${columns.map((c) => `, ${c}`).join('')} FROM (
       SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m${numbers.join('')}${keys.join('')}
-        ${q.aggregation.type === 'funnel' ? ', toString(uuid) AS u' : ''}
+        ${ordered ? ', toString(uuid) AS u' : ''}
       FROM ${table}
       WHERE ${where} AND ${entity(q)} IN (SELECT ${entity(q)} FROM ${table} WHERE ${exposureWhere(q, f)})
     ) WHERE m != 0`
@@ -98,7 +99,7 @@ function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string, f: 
  * breakdown group) here too (`perVariant`: rows `variant, n, sum, sum_squares[, denominator sums]`); winsorised
  * means answer each entity's value (`variant, a`), the bounds being quantiles Node takes as the SQLite store
  * does, and funnels each entity's events in order as [ms, step bits] (`variant, f`), walked in Node
- * (experiment-aggregate.ts). With breakdowns every row also carries its group's texts (`g`); with CUPED the
+ * (experiment-aggregate.ts), as are a retention metric's with the first exposure (`variant, xf, f`). With breakdowns every row also carries its group's texts (`g`); with CUPED the
  * per-variant rows carry the covariate's sums (`cs, css, cp`) and the per-entity rows the covariate (`c`).
  */
 export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): { sql: string; perVariant: boolean } {
@@ -112,6 +113,15 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
   // CUPED: the covariate (`c`) over each entity's events in the lookback before its first exposure.
   const lookback = cupedLookback(a)
   const pre = lookback === null ? null : `t >= x_first - ${Math.trunc(lookback)} AND t < x_first`
+  if (a.type === 'retention') {
+    // Each entity's events from its first exposure on, in order, with that exposure (`x`): retentionOutcome
+    // (experiment-retention.ts) reads them in Node as on SQLite, the zone's calendar arithmetic included.
+    const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND t >= x_first))`
+    return {
+      sql: `SELECT x_variant AS variant${group}, any(x_first) AS xf, arrayMap(x -> (tupleElement(x, 1), tupleElement(x, 3)), ${events}) AS f FROM ${joined} ${byEntity}`,
+      perVariant: false,
+    }
+  }
   if (a.type === 'funnel') {
     const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${inWindow}))`
     // The last step's event in the lookback (`build_funnel_covariate_value_expr`).

@@ -11,6 +11,7 @@ import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf, offsetSql } from './days.js'
 import { BreakdownSummer, experimentSteps, funnelWindow, furthestStep } from './experiment-aggregate.js'
+import { retentionOutcome } from './experiment-retention.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
@@ -179,6 +180,8 @@ interface ChExperimentRow {
   p?: number
   a?: number
   f?: Array<[string, number]>
+  /** A retention entity's first exposure (ms). */
+  xf?: string | number
   /** With CUPED: an entity's covariate, or a variant's covariate sums. */
   c?: number
   cs?: number
@@ -384,6 +387,9 @@ export class ClickHouseEventStore implements EventStore {
           const ratio = a.type === 'ratio' ? { denominator_sum: r.ds!, denominator_sum_squares: r.dss!, numerator_denominator_sum_product: r.p! } : {}
           const cuped = r.cs === undefined ? {} : { covariate_sum: r.cs, covariate_sum_squares: r.css!, covariate_sum_product: r.cp! }
           summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio, ...cuped })
+        } else if (a.type === 'retention') {
+          const events = r.f!.map(([t, m]) => [Number(t), m] as const)
+          summer.addRetention(r.variant, retentionOutcome(a.retention!, a.windowMs, Number(r.xf), events))
         } else if (a.type === 'funnel') {
           summer.addFunnel(
             r.variant,

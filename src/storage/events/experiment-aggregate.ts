@@ -16,6 +16,9 @@
  *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
  *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
+ * - Retention (experiment-retention.ts): each entity's start and completion events from its first exposure on
+ *   give 1 (retained), 0, or nothing (no start event: not counted); summed as a ratio whose denominator is 1
+ *   for every entity counted (PostHog's retention query).
  * - CUPED (`cupedLookbackMs`, means and funnels): each entity's covariate over its events in the lookback
  *   before its first exposure — a mean the same aggregate, a funnel 1 when its last step's event happened
  *   then — summed per variant as `covariate_sum`, its squares and its products with the (winsorised) value.
@@ -35,6 +38,7 @@ import {
   type SourceMath,
   type VariantSums,
 } from './types.js'
+import { retentionOutcome } from './experiment-retention.js'
 
 export const MULTIPLE_VARIANT_KEY = '$multiple'
 /** PostHog's funnel window for the new engine when the metric sets none (the legacy results' is 14 days). */
@@ -163,7 +167,7 @@ function inWindow(t: number, exposure: Exposure, windowMs: number | null): boole
 
 /** CUPED's lookback in ms, for the metrics PostHog adjusts (means and funnels), else null. */
 export function cupedLookback(a: ExperimentAggregation): number | null {
-  return a.type !== 'ratio' && a.cupedLookbackMs !== undefined && a.cupedLookbackMs !== null ? a.cupedLookbackMs : null
+  return (a.type === 'mean' || a.type === 'funnel') && a.cupedLookbackMs !== undefined && a.cupedLookbackMs !== null ? a.cupedLookbackMs : null
 }
 
 /** CUPED's pre-exposure window (`build_cuped_pre_window_predicate`): the lookback before first exposure. */
@@ -247,7 +251,7 @@ export class VariantSummer {
     for (const key of variants) {
       const s: VariantSums = { key, number_of_samples: 0, sum: 0, sum_squares: 0 }
       if (aggregation.type === 'funnel') s.step_counts = new Array(steps).fill(0)
-      if (aggregation.type === 'ratio') Object.assign(s, { denominator_sum: 0, denominator_sum_squares: 0, numerator_denominator_sum_product: 0 })
+      if (aggregation.type === 'ratio' || aggregation.type === 'retention') Object.assign(s, { denominator_sum: 0, denominator_sum_squares: 0, numerator_denominator_sum_product: 0 })
       if (cupedLookback(aggregation) !== null) Object.assign(s, { covariate_sum: 0, covariate_sum_squares: 0, covariate_sum_product: 0 })
       this.#stats.set(key, s)
     }
@@ -276,6 +280,14 @@ export class VariantSummer {
     this.#addCovariate(s, completed, covariate)
   }
 
+  /**
+   * A retention entity's outcome (retentionOutcome): null (no start event) is not counted; 1 or 0 is, with a
+   * denominator of 1, as PostHog's retention query sums it for its ratio statistic.
+   */
+  addRetention(variant: string, outcome: 0 | 1 | null): void {
+    if (outcome !== null) this.addValue(variant, outcome, 1)
+  }
+
   /** Sums already added up elsewhere (ClickHouse's GROUP BY variant) for one variant. */
   addSums(variant: string, sums: Omit<VariantSums, 'key'>): void {
     const s = this.#stats.get(variant)
@@ -298,7 +310,7 @@ export class VariantSummer {
     s.number_of_samples++
     s.sum += value
     s.sum_squares += value * value
-    if (this.#a.type === 'ratio') {
+    if (this.#a.type === 'ratio' || this.#a.type === 'retention') {
       s.denominator_sum! += d
       s.denominator_sum_squares! += d * d
       s.numerator_denominator_sum_product! += value * d
@@ -394,6 +406,32 @@ export class BreakdownSummer {
   }
 }
 
+/** Retention (experiment-retention.ts): each exposed entity's events from its first exposure on, in order. */
+function aggregateRetention(
+  a: ExperimentAggregation,
+  steps: number,
+  breakdowns: number,
+  variants: readonly string[],
+  exposures: ReadonlyMap<string, Exposure>,
+  events: Iterable<MetricEventRow>,
+): ExperimentSums {
+  const window = a.retention
+  if (!window) throw new RangeError('a retention aggregation needs its window')
+  const byEntity = new Map<string, Array<[number, number]>>()
+  for (const [entity, t, mask] of events) {
+    const exposure = exposures.get(entity)
+    if (!exposure || t < exposure.first) continue
+    const list = byEntity.get(entity)
+    if (list) list.push([t, mask])
+    else byEntity.set(entity, [[t, mask]])
+  }
+  const summer = new BreakdownSummer(a, variants, steps, breakdowns)
+  for (const [entity, e] of exposures) {
+    summer.group(e.breakdown).addRetention(e.variant, retentionOutcome(window, a.windowMs, e.first, byEntity.get(entity) ?? []))
+  }
+  return summer.result()
+}
+
 /**
  * Per-variant (and per breakdown group) statistics from the rows, in the order of `variants`; variants nobody
  * was exposed to answer zeros. `valueProperties` names the properties whose texts each event row carries, in order,
@@ -409,6 +447,7 @@ export function aggregateVariants(
   exposures: ReadonlyMap<string, Exposure>,
   events: Iterable<MetricEventRow>,
 ): ExperimentSums {
+  if (a.type === 'retention') return aggregateRetention(a, steps, breakdowns, variants, exposures, events)
   const lookback = cupedLookback(a)
   const byEntity = new Map<string, MetricEventRow[]>()
   for (const row of events) {

@@ -26,6 +26,7 @@ export { eventFiltersOnly, readPropertyFilter, readPropertyNode, type NodeRefusa
 export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
 export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
+export { UNIT_MS as RETENTION_UNIT_MS } from './experiment-retention.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
 /**

@@ -270,7 +270,7 @@ export type SourceMath =
  * `sources` are the mean's one or the ratio's numerator and denominator, each matching the step of its index.
  */
 export interface ExperimentAggregation {
-  type: 'mean' | 'ratio' | 'funnel'
+  type: 'mean' | 'ratio' | 'funnel' | 'retention'
   sources: readonly SourceMath[]
   /** The conversion window after first exposure (and a funnel's from its first step), in ms. */
   windowMs: number | null
@@ -284,6 +284,30 @@ export interface ExperimentAggregation {
    * many ms before its first exposure, summed with the value as `covariate_*` (experiment-aggregate.ts).
    */
   cupedLookbackMs?: number | null
+  /** A retention metric's window (steps: the start event, then the completion event); absent otherwise. */
+  retention?: RetentionWindow | null
+}
+
+/** The units a retention window counts in (PostHog's FunnelConversionWindowTimeUnit). */
+export type RetentionUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month'
+
+/**
+ * PostHog's retention metric (experiment_retention_query_builder.py): an entity counts when its start event
+ * happened at or after its first exposure (within the conversion window `windowMs` when set, inclusive) and
+ * before `startBefore`; it is retained when another event of the completion step happened `start` to `end`
+ * units after the start (inclusive both ends, days and hours compared as the project's calendar periods).
+ */
+export interface RetentionWindow {
+  startHandling: 'first_seen' | 'last_seen'
+  unit: RetentionUnit
+  start: number
+  end: number
+  /** Start events count before this ms (the experiment's end + the conversion window). */
+  startBefore: number
+  /** Completion events count before this ms (the experiment's end + the conversion window + `end` units in seconds). */
+  completionBefore: number
+  /** The project time zone's offsets over the events' range (offsetChanges): `[from ms, offset ms]`, the first at or before every event. */
+  offsets: ReadonlyArray<readonly [at: number, offset: number]>
 }
 
 /** An ExperimentEventsQuery with the variants counted and how its events aggregate. */

@@ -1,0 +1,152 @@
+import t from 'tap'
+import { offsetChanges } from '../../../src/common/time-zones.js'
+import { aggregateVariants } from '../../../src/storage/events/experiment-aggregate.js'
+import { addUnits, retentionOutcome, withinRetention } from '../../../src/storage/events/experiment-retention.js'
+import type { ExperimentAggregation, MetricEventRow, RetentionWindow } from '../../../src/storage/events/index.js'
+
+const ms = (iso: string) => Date.parse(iso.endsWith('Z') ? iso : `${iso}Z`)
+const FAR = ms('2030-01-01T00:00:00')
+const win = (over: Partial<RetentionWindow> = {}): RetentionWindow => ({
+  startHandling: 'first_seen',
+  unit: 'day',
+  start: 1,
+  end: 7,
+  startBefore: FAR,
+  completionBefore: FAR,
+  offsets: [[0, 0]],
+  ...over,
+})
+const START = 1
+const DONE = 2
+
+t.test("a day window compares the project's calendar days, both ends inclusive (PostHog's test_retention_window_boundaries)", async (t) => {
+  const w = win({ start: 7, end: 14 })
+  const s = ms('2024-01-02T12:01:00')
+  const on = (day: number) => withinRetention(w, s, ms(`2024-01-${String(2 + day).padStart(2, '0')}T12:01:00`))
+  t.same([5, 6, 7, 9, 10, 12, 13, 14, 20].map(on), [false, false, true, true, true, true, true, true, false])
+  // Late on day 14 still counts (the truncation's buffer of a day); day 15 does not.
+  t.equal(withinRetention(w, s, ms('2024-01-16T23:59:00')), true)
+  t.equal(withinRetention(w, s, ms('2024-01-17T00:00:00')), false)
+})
+
+t.test('day 0 and hour 0 are the same calendar day or hour as the start (test_retention_day_zero…, test_retention_hour_based_same_hour)', async (t) => {
+  const day = win({ start: 0, end: 0 })
+  const s = ms('2024-01-02T10:00:00')
+  t.same([2, 8, 13, 24, 48].map((h) => withinRetention(day, s, s + h * 3_600_000)), [true, true, true, false, false])
+  const hour = win({ unit: 'hour', start: 0, end: 0 })
+  const at = (m: number) => ms('2024-01-02T10:00:00') + m * 60_000
+  t.equal(withinRetention(hour, at(10), at(15)), true)
+  t.equal(withinRetention(hour, at(55), at(59)), true)
+  t.equal(withinRetention(hour, at(59), at(61)), false)
+  t.equal(withinRetention(hour, at(0), at(0)), true)
+  t.equal(withinRetention(hour, at(45), at(105)), false)
+})
+
+t.test("days and hours are the project zone's: Kolkata's day starts at 18:30 UTC and its hours at :30", async (t) => {
+  const offsets = offsetChanges('Asia/Kolkata', ms('2024-01-01T00:00:00'), ms('2024-02-01T00:00:00'))
+  const day = win({ start: 1, end: 1, offsets })
+  // 18:00 UTC is 23:30 in Kolkata; 19:00 UTC is already the next day there.
+  t.equal(withinRetention(day, ms('2024-01-02T18:00:00'), ms('2024-01-02T19:00:00')), true)
+  t.equal(withinRetention(win({ start: 1, end: 1 }), ms('2024-01-02T18:00:00'), ms('2024-01-02T19:00:00')), false)
+  const hour = win({ unit: 'hour', start: 0, end: 0, offsets })
+  t.equal(withinRetention(hour, ms('2024-01-02T10:10:00'), ms('2024-01-02T10:25:00')), true)
+  t.equal(withinRetention(hour, ms('2024-01-02T10:25:00'), ms('2024-01-02T10:35:00')), false)
+})
+
+t.test('weeks and months are added on the calendar without truncation; a month keeps its day, clamped to the month', async (t) => {
+  t.equal(addUnits(win({ unit: 'month' }), ms('2024-01-31T10:00:00'), 1), ms('2024-02-29T10:00:00'))
+  t.equal(addUnits(win({ unit: 'month' }), ms('2023-01-31T10:00:00'), 1), ms('2023-02-28T10:00:00'))
+  t.equal(addUnits(win({ unit: 'month' }), ms('2024-11-15T10:00:00'), 3), ms('2025-02-15T10:00:00'))
+  // Across a DST change a calendar day keeps the wall time (Berlin goes to summer time on 31 March).
+  const berlin = offsetChanges('Europe/Berlin', ms('2024-03-01T00:00:00'), ms('2024-05-01T00:00:00'))
+  t.equal(addUnits(win({ unit: 'week', offsets: berlin }), ms('2024-03-28T11:00:00'), 1), ms('2024-04-04T10:00:00'))
+  const week = win({ unit: 'week', start: 1, end: 2 })
+  const s = ms('2024-01-01T12:00:00')
+  t.equal(withinRetention(week, s, ms('2024-01-08T11:59:59')), false)
+  t.equal(withinRetention(week, s, ms('2024-01-08T12:00:00')), true)
+  t.equal(withinRetention(week, s, ms('2024-01-15T12:00:00')), true)
+  t.equal(withinRetention(week, s, ms('2024-01-15T12:00:01')), false)
+  // A month window is also bounded by 30 days a month (the join's bound), whichever is earlier.
+  const month = win({ unit: 'month', start: 0, end: 1 })
+  t.equal(withinRetention(month, ms('2024-01-31T00:00:00'), ms('2024-02-29T00:00:00')), true)
+  t.equal(withinRetention(month, ms('2024-03-01T00:00:00'), ms('2024-03-31T12:00:00')), false)
+})
+
+t.test('the start is the first or last start event from first exposure on; nothing before exposure counts (test_retention_first_seen_vs_last_seen)', async (t) => {
+  const first = ms('2024-01-02T12:00:00')
+  const events: Array<[number, number]> = [
+    [ms('2024-01-01T10:00:00'), START],
+    [ms('2024-01-02T12:01:00'), START],
+    [ms('2024-01-05T12:01:00'), START],
+    [ms('2024-01-08T12:01:00'), DONE],
+  ]
+  t.equal(retentionOutcome(win(), null, first, events), 1)
+  t.equal(retentionOutcome(win({ startHandling: 'last_seen' }), null, first, events), 1)
+  // [1, 3]: the purchase is 6 days after the first signup, 3 after the last.
+  t.equal(retentionOutcome(win({ end: 3 }), null, first, events), 0)
+  t.equal(retentionOutcome(win({ end: 3, startHandling: 'last_seen' }), null, first, events), 1)
+  t.equal(retentionOutcome(win(), null, first, [[ms('2024-01-03T00:00:00'), DONE]]), null)
+})
+
+t.test('a conversion window bounds the start after first exposure, inclusive (test_retention_with_conversion_window)', async (t) => {
+  const first = ms('2024-01-02T12:00:00')
+  const user = (hours: number): Array<[number, number]> => [
+    [first + hours * 3_600_000, START],
+    [ms('2024-01-04T14:00:00'), DONE],
+  ]
+  const w = win({ start: 1, end: 3 })
+  t.same([1, 1.5, 2, 2.5, 3].map((h) => retentionOutcome(w, 2 * 3_600_000, first, user(h))), [1, 1, 1, null, null])
+  t.equal(retentionOutcome(w, null, first, user(3)), 1)
+  t.equal(retentionOutcome(win({ startBefore: first + 3_600_000 }), null, first, user(2)), null, 'starts after the experiment (+ window) are not read')
+  t.equal(retentionOutcome(win({ completionBefore: ms('2024-01-04T00:00:00') }), null, first, user(1)), 0)
+})
+
+t.test('the start event is never its own completion (test_retention_same_start_and_completion_event_excludes_self)', async (t) => {
+  const first = ms('2024-01-02T09:00:00')
+  const both = START | DONE
+  const repeatSameDay: Array<[number, number]> = [
+    [ms('2024-01-02T10:00:00'), both],
+    [ms('2024-01-02T14:00:00'), both],
+  ]
+  const single: Array<[number, number]> = [[ms('2024-01-02T10:00:00'), both]]
+  const repeatNextDay: Array<[number, number]> = [
+    [ms('2024-01-02T10:00:00'), both],
+    [ms('2024-01-03T10:00:00'), both],
+  ]
+  const outcomes = (w: RetentionWindow) => [repeatSameDay, single, repeatNextDay].map((e) => retentionOutcome(w, null, first, e))
+  t.same(outcomes(win({ start: 0, end: 0 })), [1, 0, 0])
+  t.same(outcomes(win({ start: 0, end: 0, startHandling: 'last_seen' })), [0, 0, 0])
+  t.same(outcomes(win({ start: 1, end: 1 })), [0, 0, 1])
+})
+
+t.test("per variant: only entities with a start count, each retained 1 or 0 over a denominator of 1 (test_basic_retention_calculation's sums)", async (t) => {
+  const a: ExperimentAggregation = {
+    type: 'retention',
+    sources: [],
+    windowMs: null,
+    lowerPercentile: null,
+    upperPercentile: null,
+    ignoreZeros: false,
+    retention: win(),
+  }
+  const exposed = ms('2020-01-02T12:00:00')
+  const exposures = new Map<string, { variant: string; first: number; breakdown: string[] }>()
+  const events: MetricEventRow[] = []
+  for (const [variant, started, retained] of [
+    ['control', 6, 4],
+    ['test', 8, 6],
+  ] as const) {
+    for (let i = 0; i < 10; i++) {
+      const e = `${variant}_${i}`
+      exposures.set(e, { variant, first: exposed, breakdown: [] })
+      if (i < started) events.push([e, ms('2020-01-02T12:01:00'), START, [], []])
+      if (i < retained) events.push([e, ms('2020-01-05T12:00:00'), DONE, [], []])
+    }
+  }
+  events.sort((x, y) => x[1] - y[1])
+  const sums = aggregateVariants(a, 2, 0, [], [], ['control', 'test'], exposures, events)
+  t.same(sums.variants, [
+    { key: 'control', number_of_samples: 6, sum: 4, sum_squares: 4, denominator_sum: 6, denominator_sum_squares: 6, numerator_denominator_sum_product: 4 },
+    { key: 'test', number_of_samples: 8, sum: 6, sum_squares: 6, denominator_sum: 8, denominator_sum_squares: 8, numerator_denominator_sum_product: 6 },
+  ])
+})
