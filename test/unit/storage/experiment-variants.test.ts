@@ -4,11 +4,12 @@
  * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels with
  * steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
  * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
- * exposure with another value, and two at the same millisecond).
+ * exposure with another value, and two at the same millisecond), and retention metrics' outcomes.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import type { EventRow, ExperimentVariantsQuery, SourceMath } from '../../../src/storage/events/index.js'
+import { offsetChanges } from '../../../src/common/time-zones.js'
+import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores } from '../../helpers/event-stores.js'
@@ -82,6 +83,15 @@ function cuped(q: ExperimentVariantsQuery, steps?: ExperimentVariantsQuery['metr
   return { ...q, metric: { ...q.metric, after: q.metric.after - lookback, steps: steps ?? q.metric.steps }, aggregation: { ...q.aggregation, cupedLookbackMs: lookback } }
 }
 
+/** A retention query from `start` to `completion` events, its window's bounds and zone as the runner gives them. */
+function retention(start: string, completion: string, window: Partial<RetentionWindow>, more: Partial<ExperimentVariantsQuery> = {}, windowMs: number | null = null): ExperimentVariantsQuery {
+  const q = query({ type: 'retention', sources: [], windowMs }, more)
+  const w: RetentionWindow = { startHandling: 'first_seen', unit: 'second', start: 1, end: 5, startBefore: T0 + 7_200_000, completionBefore: T0 + 7_200_000, offsets: [[T0 - 86_400_000, 0]], ...window }
+  return { ...q, metric: { ...q.metric, steps: [{ event: start }, { event: completion }] }, aggregation: { ...q.aggregation, retention: w } }
+}
+/** A zone 65 s behind UTC: its day starts between person 1's click (+1 s) and purchase (+9 s). */
+const SKEWED: RetentionWindow['offsets'] = [[T0 - 86_400_000, -65_000]]
+
 const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['count', query({})],
   ['sum', query({ sources: [{ kind: 'sum', property: 'amount' }] })],
@@ -117,6 +127,15 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['CUPED on a funnel of two clicks', cuped(query({ type: 'funnel', sources: [] }), [{ event: 'clicked' }, { event: 'clicked' }])],
   ['CUPED on a one-step funnel by a breakdown', cuped(query({ type: 'funnel', sources: [] }, { breakdowns: ['$browser'] }), [{ event: 'clicked' }])],
   ['CUPED on group entities by a breakdown', cuped(query({ sources: [{ kind: 'count' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] }))],
+  // Retention: the outcome is computed in Node on both stores from each entity's events in the same order.
+  ['retention from a click to a purchase, 1–10 s', retention('clicked', 'purchased', { end: 10 })],
+  ['retention from the last click, within a conversion window', retention('clicked', 'purchased', { startHandling: 'last_seen', start: 0, end: 8 }, {}, 2500)],
+  ['retention of a click repeated (never itself), same-millisecond clicks', retention('clicked', 'clicked', { start: 0, end: 3 })],
+  ['retention of the last of repeated clicks', retention('clicked', 'clicked', { start: 0, end: 3, startHandling: 'last_seen' })],
+  ['retention on the same day of a zone, by a breakdown', retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED }, { breakdowns: ['$browser'] })],
+  ['retention within the same hour of a real zone', retention('clicked', 'purchased', { unit: 'hour', start: 0, end: 0, offsets: offsetChanges('Asia/Kolkata', T0 - 86_400_000, T0 + 86_400_000) })],
+  ['retention within a minute, starts and completions cut by the end', retention('clicked', 'purchased', { unit: 'minute', start: 0, end: 1, startBefore: T0 + 1_800_000, completionBefore: T0 + 1_805_000 })],
+  ['retention of group entities, first seen', retention('clicked', 'purchased', { end: 10 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['group entities by a breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] })],
 ]
 
@@ -133,9 +152,13 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
       `${name}: the fixture gives something to add up`,
     )
     if (q.breakdowns.length > 0) t.ok(expected.breakdowns!.length > 2, `${name}: the fixture gives several groups`)
+    if (q.aggregation.retention) t.ok(expected.variants.some((v) => v.sum < v.number_of_samples), `${name}: the fixture gives some not retained`)
     if (q.aggregation.cupedLookbackMs) t.ok(expected.variants.some((v) => v.covariate_sum! > 0 && v.covariate_sum_product !== 0), `${name}: the fixture gives covariates`)
     t.same(await store.experimentVariants(q), expected, name)
   }
+  const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
+  const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
+  t.equal((await store.experimentVariants(skewed)).variants[1].sum, (await store.experimentVariants(utc)).variants[1].sum - 1, "the zone's day is the day compared")
   const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
   t.same(
     groups.map((g) => g.values[0]),
