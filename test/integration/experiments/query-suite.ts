@@ -332,6 +332,69 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.type(body.variant_results[0].chance_to_win, 'number')
   })
 
+  t.test("retention: of those who did the start event after exposure, who did the completion event within the window, as PostHog's retention query", async (t) => {
+    const retention = (start: string, completion: string, extra: object) => ({
+      kind: 'ExperimentMetric',
+      metric_type: 'retention',
+      start_event: { kind: 'EventsNode', event: start },
+      completion_event: { kind: 'EventsNode', event: completion },
+      retention_window_unit: 'second',
+      start_handling: 'first_seen',
+      ...extra,
+    })
+    /** Retained (1) or not (0) for the persons counted (those with a start), as sums with a denominator of 1 each. */
+    const sums = (outcome: (v: Variant, i: number) => 0 | 1 | null) =>
+      VARIANTS.map((variant) => {
+        const values = Array.from({ length: PER_VARIANT }, (_, i) => outcome(variant, i)).filter((x) => x !== null)
+        const sum = values.reduce<number>((a, b) => a + b, 0)
+        return { key: variant, number_of_samples: values.length, sum, sum_squares: sum, denominator_sum: values.length, denominator_sum_squares: values.length, numerator_denominator_sum_product: sum }
+      })
+    const check = (body: any, expected: ReturnType<typeof sums>, name: string) => {
+      const fields = (v: any) => [v.key, v.number_of_samples, v.sum, v.sum_squares, v.denominator_sum, v.denominator_sum_squares, v.numerator_denominator_sum_product]
+      t.same([fields(body.baseline), fields(body.variant_results[0])], expected.map(fields), `${name}: the sums`)
+      const want = experimentResult('retention', 'bayesian', null, expected[0], [expected[1]]).variant_results[0] as Record<string, unknown>
+      t.same(body.variant_results[0].chance_to_win, want.chance_to_win, `${name}: a ratio's chance to win`)
+      t.same(body.variant_results[0].credible_interval, want.credible_interval, `${name}: its interval`)
+    }
+    // Everyone views pricing 10 s after exposure; converters purchase 10 s later (the others' early purchase, before the view, never counts).
+    const viewed = await query(retention('viewed pricing', 'purchased', { retention_window_start: 0, retention_window_end: 15 }))
+    check(viewed, sums((v, i) => (plan(v, i).converts ? 1 : 0)), 'view → purchase in 0–15 s')
+    t.same(viewed.baseline.validation_failures, [])
+    t.equal(viewed.breakdown_results, null)
+    // Clicks at 2 s intervals after exposure (the one a minute before exposure is no start); a purchase at 20 s,
+    // or for some who don't convert at 5 s (before the view, but after a click).
+    const purchaseAt = (v: Variant, i: number) => (plan(v, i).converts ? 20 : i % 4 === 1 ? 5 : null)
+    const clickToPurchase = (handling: string) => retention('clicked', 'purchased', { retention_window_start: 0, retention_window_end: 17, start_handling: handling })
+    const started = (v: Variant, i: number) => plan(v, i).clicks > 0
+    const retainedFrom = (startAt: (v: Variant, i: number) => number) => (v: Variant, i: number) => {
+      if (!started(v, i)) return null
+      const p = purchaseAt(v, i)
+      return p !== null && p - startAt(v, i) >= 0 && p - startAt(v, i) <= 17 ? 1 : 0
+    }
+    check(await query(clickToPurchase('first_seen')), sums(retainedFrom(() => 2)), 'first click → purchase in 0–17 s')
+    check(await query(clickToPurchase('last_seen')), sums(retainedFrom((v, i) => 2 * plan(v, i).clicks)), 'last click → purchase in 0–17 s')
+    // The same event on both sides: the start click is never its own completion; the next, 2 s later, is.
+    check(await query(retention('clicked', 'clicked', { retention_window_start: 1, retention_window_end: 3 })), sums((v, i) => (started(v, i) ? (plan(v, i).clicks > 1 ? 1 : 0) : null)), 'a click again in 1–3 s')
+    // A conversion window bounds the start: only the first click (2 s after exposure) starts within 3 s.
+    const windowed = await query(retention('clicked', 'clicked', { retention_window_start: 1, retention_window_end: 3, start_handling: 'last_seen', conversion_window: 3, conversion_window_unit: 'second' }))
+    check(windowed, sums((v, i) => (started(v, i) ? (plan(v, i).clicks > 1 ? 1 : 0) : null)), 'the last click within 3 s of exposure, again in 1–3 s')
+    // Broken down by the first exposure's plan: each group's sums and statistics, added up to the whole.
+    const byPlan = await query(retention('viewed pricing', 'purchased', { retention_window_start: 0, retention_window_end: 15, breakdownFilter: { breakdowns: [{ property: 'plan' }] } }))
+    check(byPlan, sums((v, i) => (plan(v, i).converts ? 1 : 0)), 'by plan, over everyone')
+    for (const [k, group] of ['free', 'pro'].entries()) {
+      const r = byPlan.breakdown_results[k]
+      t.same(r.breakdown_value, [group])
+      check({ baseline: r.baseline, variant_results: r.variants }, sums((v, i) => (groupOf(i, ['plan'])[0] === group ? (plan(v, i).converts ? 1 : 0) : null)), `the ${group} plan`)
+    }
+    // Too few retained is PostHog's not-enough-metric-data, and no statistics.
+    const few = await query(retention('clicked', 'clicked', { retention_window_start: 1, retention_window_end: 1 }))
+    t.same(few.variant_results[0].validation_failures, ['not-enough-metric-data'])
+    t.equal(few.variant_results[0].chance_to_win, null)
+    const unit = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: retention('clicked', 'clicked', { retention_window_start: 1, retention_window_end: 2, retention_window_unit: 'fortnight' }) } })
+    t.equal(unit.status, 400)
+    t.match(unit.body, { type: 'validation_error', detail: /retention_window_unit/ })
+  })
+
   t.test('breakdowns: each group of the first exposure’s $browser with its own counts and statistics', async (t) => {
     const byBrowser = { breakdownFilter: { breakdowns: [{ property: '$browser', type: 'event' }] } }
     const body = await query(mean(clicked, byBrowser))
