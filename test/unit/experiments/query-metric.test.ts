@@ -45,3 +45,34 @@ t.test("math types are read as PostHog's base_query_utils reads them: dau distin
   t.same(math({ math: 'total' }), { kind: 'count' })
   t.same(math({ math: 'sum' }), { kind: 'count' }, 'a sum without a property sums 1 an event')
 })
+
+t.test("retention metrics are read as PostHog's retention query builder reads them: the start and completion steps, the window and the start handling", async (t) => {
+  const retention = (over: Record<string, unknown>) =>
+    planMetric(
+      {
+        kind: 'ExperimentMetric',
+        metric_type: 'retention',
+        start_event: { kind: 'EventsNode', event: 'signup' },
+        completion_event: { kind: 'EventsNode', event: 'login', properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }] },
+        retention_window_start: 1,
+        retention_window_end: 7,
+        retention_window_unit: 'day',
+        start_handling: 'first_seen',
+        ...over,
+      },
+      noActions,
+    )
+  t.match(retention({}), {
+    type: 'retention',
+    steps: [{ event: 'signup' }, { event: 'login', properties: [{ key: 'plan' }] }],
+    sources: [],
+    windowMs: null,
+    retentionWindow: { start: 1, end: 7, unit: 'day', startHandling: 'first_seen' },
+  })
+  t.match(retention({ conversion_window: 2, conversion_window_unit: 'hour', start_handling: 'last_seen' }), { windowMs: 7_200_000, retentionWindow: { startHandling: 'last_seen' } })
+  t.throws(() => retention({ retention_window_unit: 'fortnight' }), { code: 'invalid', detail: /^retention_window_unit must be one of second, minute, hour, day, week, month/ })
+  t.throws(() => retention({ retention_window_end: 1.5 }), { code: 'invalid', detail: 'retention_window_end must be an integer.' })
+  t.throws(() => retention({ retention_window_start: undefined }), { code: 'invalid', detail: 'retention_window_start must be an integer.' })
+  t.throws(() => retention({ start_handling: 'any' }), { code: 'invalid', detail: 'start_handling must be first_seen or last_seen.' })
+  t.throws(() => retention({ start_event: { kind: 'ExperimentDataWarehouseNode', table_name: 't' } }), { code: 'invalid', detail: /Data warehouse/ })
+})

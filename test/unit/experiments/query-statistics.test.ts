@@ -130,3 +130,31 @@ t.test('a mean with a threshold is validated as a mean and tested as a proportio
   t.same(validationFailures(few, 'mean', false), [])
   t.throws(() => experimentResult('mean', 'bayesian', null, control, [few], { threshold: true }), StatisticError)
 })
+
+t.test("a retention metric is validated as a funnel and tested as PostHog's ratio statistic: retained over started, each denominator 1", async (t) => {
+  const retention = (n: number, retained: number, key: string): VariantStats => ({
+    key,
+    number_of_samples: n,
+    sum: retained,
+    sum_squares: retained,
+    denominator_sum: n,
+    denominator_sum_squares: n,
+    numerator_denominator_sum_product: retained,
+  })
+  t.same(validationFailures(retention(60, 4, 'v'), 'retention', false), ['not-enough-metric-data'])
+  t.same(validationFailures(retention(60, 0, 'v'), 'retention', true), ['not-enough-metric-data', 'baseline-mean-is-zero'])
+  const control = retention(100, 40, 'control')
+  const test = retention(100, 60, 'test')
+  const answer = experimentResult('retention', 'bayesian', null, control, [test])
+  t.match(answer.baseline, { number_of_samples: 100, sum: 40, denominator_sum: 100, denominator_sum_squares: 100, numerator_denominator_sum_product: 40, step_counts: null })
+  // The delta method with a constant denominator: each variant's sample variance of its 0/1 outcomes.
+  const variance = (n: number, k: number) => (k - (k * k) / n) / (n - 1)
+  const effect = (0.6 - 0.4) / 0.4
+  const sd = Math.sqrt(variance(100, 60) / (100 * 0.4 ** 2) + (0.6 ** 2 * variance(100, 40)) / (100 * 0.4 ** 4))
+  const result = answer.variant_results[0] as { chance_to_win: number; credible_interval: [number, number] }
+  near(t, result.chance_to_win, normalSf(-effect / sd), 1e-12, 'the chance to win')
+  near(t, result.credible_interval[0], effect + sd * normalPpf(0.025), 1e-12, 'the interval')
+  near(t, result.credible_interval[1], effect + sd * normalPpf(0.975), 1e-12, 'the interval')
+  t.not(toStatistic('retention', test).variance, 0.6 * 0.4, 'not a proportion’s p(1 − p)')
+  t.equal(toStatistic('retention', test).kind, 'ratio')
+})
