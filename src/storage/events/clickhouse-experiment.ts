@@ -6,8 +6,9 @@
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
-import { cupedLookback, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
-import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentEventsQuery, type ExperimentVariantsQuery, type SourceMath } from './types.js'
+import { BreakdownSummer, cupedLookback, experimentSteps, funnelWindow, furthestStep, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
+import { retentionOutcome } from './experiment-retention.js'
+import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery, type SourceMath } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -142,4 +143,63 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
   const cuped = pre === null ? '' : ', sum(c) AS cs, sum(c * c) AS css, sum(a * c) AS cp'
   const g = texts.length === 0 ? '' : ', g'
   return { sql: `SELECT variant${g}, count() AS n, sum(a) AS s, sum(a * a) AS ss${ratio}${cuped} FROM (${perEntity}) GROUP BY variant${g}`, perVariant: true }
+}
+
+/** A row of compileClickHouseExperiment: per variant (n … p), or per entity (a, or a funnel's f). */
+export interface ChExperimentRow {
+  variant: string
+  /** The breakdown group's texts, with breakdowns. */
+  g?: string[]
+  n?: string
+  s?: number
+  ss?: number
+  ds?: number
+  dss?: number
+  p?: number
+  a?: number
+  f?: Array<[string, number]>
+  /** A retention entity's first exposure (ms). */
+  xf?: string | number
+  /** With CUPED: an entity's covariate, or a variant's covariate sums. */
+  c?: number
+  cs?: number
+  css?: number
+  cp?: number
+}
+
+/** Adds up the rows of compileClickHouseExperiment's query into per-variant (and per breakdown group) sums. */
+export class ExperimentRowSummer {
+  readonly #a: ExperimentAggregation
+  readonly #steps: number
+  readonly #window: number
+  readonly #perVariant: boolean
+  readonly #groups: BreakdownSummer
+
+  constructor(query: ExperimentVariantsQuery, perVariant: boolean) {
+    this.#a = query.aggregation
+    this.#steps = experimentSteps(query)
+    this.#window = funnelWindow(this.#a)
+    this.#perVariant = perVariant
+    this.#groups = new BreakdownSummer(this.#a, query.variants, this.#steps, query.breakdowns.length)
+  }
+
+  add(r: ChExperimentRow): void {
+    const a = this.#a
+    const summer = this.#groups.group(r.g ?? [])
+    if (this.#perVariant) {
+      const ratio = a.type === 'ratio' ? { denominator_sum: r.ds!, denominator_sum_squares: r.dss!, numerator_denominator_sum_product: r.p! } : {}
+      const cuped = r.cs === undefined ? {} : { covariate_sum: r.cs, covariate_sum_squares: r.css!, covariate_sum_product: r.cp! }
+      summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio, ...cuped })
+    } else if (a.type === 'retention') {
+      const events = r.f!.map(([t, m]) => [Number(t), m] as const)
+      summer.addRetention(r.variant, retentionOutcome(a.retention!, a.windowMs, Number(r.xf), events))
+    } else if (a.type === 'funnel') {
+      const events = r.f!.map(([t, m]) => [Number(t), m] as const)
+      summer.addFunnel(r.variant, furthestStep(events, this.#steps, this.#window), r.c ?? 0)
+    } else summer.addValue(r.variant, r.a!, 0, r.c ?? 0)
+  }
+
+  result(): ExperimentSums {
+    return this.#groups.result()
+  }
 }

@@ -6,12 +6,10 @@
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
-import { compileClickHouseExperiment } from './clickhouse-experiment.js'
+import { compileClickHouseExperiment, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf, offsetSql } from './days.js'
-import { BreakdownSummer, experimentSteps, funnelWindow, furthestStep } from './experiment-aggregate.js'
-import { retentionOutcome } from './experiment-retention.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
@@ -165,28 +163,6 @@ interface ChEventKey {
 /** What tells two rows of FINAL apart here: the sorting key's columns (team and day follow from them). */
 function rowKey(uuid: string, r: { event: string; distinct_id: string; ts: string | number }): string {
   return `${uuid}\n${r.event}\n${r.distinct_id}\n${r.ts}`
-}
-
-/** A row of compileClickHouseExperiment: per variant (n … p), or per entity (a, or a funnel's f). */
-interface ChExperimentRow {
-  variant: string
-  /** The breakdown group's texts, with breakdowns. */
-  g?: string[]
-  n?: string
-  s?: number
-  ss?: number
-  ds?: number
-  dss?: number
-  p?: number
-  a?: number
-  f?: Array<[string, number]>
-  /** A retention entity's first exposure (ms). */
-  xf?: string | number
-  /** With CUPED: an entity's covariate, or a variant's covariate sums. */
-  c?: number
-  cs?: number
-  css?: number
-  cp?: number
 }
 
 interface ChEventRow {
@@ -373,37 +349,11 @@ export class ClickHouseEventStore implements EventStore {
    * read as a stream, each chunk added up as it arrives so no one step holds the event loop long.
    */
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
-    const steps = experimentSteps(query)
     const { sql, perVariant } = compileClickHouseExperiment(query, this.#table, this.#features)
-    const a = query.aggregation
-    const groups = new BreakdownSummer(a, query.variants, steps, query.breakdowns.length)
-    const window = funnelWindow(a)
+    const summer = new ExperimentRowSummer(query, perVariant)
     const result = await this.#client.query({ query: sql, format: 'JSONEachRow' })
-    for await (const rows of result.stream<ChExperimentRow>()) {
-      for (const row of rows) {
-        const r = row.json()
-        const summer = groups.group(r.g ?? [])
-        if (perVariant) {
-          const ratio = a.type === 'ratio' ? { denominator_sum: r.ds!, denominator_sum_squares: r.dss!, numerator_denominator_sum_product: r.p! } : {}
-          const cuped = r.cs === undefined ? {} : { covariate_sum: r.cs, covariate_sum_squares: r.css!, covariate_sum_product: r.cp! }
-          summer.addSums(r.variant, { number_of_samples: Number(r.n), sum: r.s!, sum_squares: r.ss!, ...ratio, ...cuped })
-        } else if (a.type === 'retention') {
-          const events = r.f!.map(([t, m]) => [Number(t), m] as const)
-          summer.addRetention(r.variant, retentionOutcome(a.retention!, a.windowMs, Number(r.xf), events))
-        } else if (a.type === 'funnel') {
-          summer.addFunnel(
-            r.variant,
-            furthestStep(
-              r.f!.map(([t, m]) => [Number(t), m]),
-              steps,
-              window,
-            ),
-            r.c ?? 0,
-          )
-        } else summer.addValue(r.variant, r.a!, 0, r.c ?? 0)
-      }
-    }
-    return groups.result()
+    for await (const rows of result.stream<ChExperimentRow>()) for (const row of rows) summer.add(row.json())
+    return summer.result()
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,7 @@
 import t from 'tap'
 import {
-  aggregateVariants as aggregate,
   BreakdownSummer,
   compareText,
-  exposuresByEntity,
   furthestStep as furthest,
   MAX_BREAKDOWN_ROWS,
   MULTIPLE_VARIANT_KEY,
@@ -11,6 +9,7 @@ import {
   VariantSummer,
   type Exposure,
 } from '../../../src/storage/events/experiment-aggregate.js'
+import { aggregateVariants as aggregate, exposuresByEntity } from '../../../src/storage/events/experiment-rows.js'
 import type { ExperimentAggregation, ExposureRow, MetricEventRow } from '../../../src/storage/events/index.js'
 
 type Plan = ExperimentAggregation & { steps: number }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
-import { aggregateVariants } from '../../../src/storage/events/experiment-aggregate.js'
+import { aggregateVariants } from '../../../src/storage/events/experiment-rows.js'
 import { addUnits, retentionOutcome, withinRetention } from '../../../src/storage/events/experiment-retention.js'
 import type { ExperimentAggregation, MetricEventRow, RetentionWindow } from '../../../src/storage/events/index.js'
 

@@ -1,0 +1,202 @@
+/**
+ * The embedded store's side of experiment-aggregate.ts: from the rows its read thread reads (each exposure, each
+ * metric event with its step bits, property texts and distinct keys) to the per-variant sums, all of it on that
+ * thread (sqlite.ts). ClickHouse computes the per-entity part in SQL instead (clickhouse-experiment.ts) and
+ * shares only the summers.
+ */
+import {
+  BreakdownSummer,
+  compareText,
+  compareTexts,
+  cupedLookback,
+  entityValue,
+  funnelWindow,
+  furthestStep,
+  MULTIPLE_VARIANT_KEY,
+  type Exposure,
+  type MultipleVariantHandling,
+} from './experiment-aggregate.js'
+import { retentionOutcome } from './experiment-retention.js'
+import type { DistinctKey, ExperimentAggregation, ExperimentSums, ExposureRow, MetricEventRow, SourceMath } from './types.js'
+
+/**
+ * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
+ * the earliest exposure (the smaller name on a tie), and the breakdown texts of the earliest (the smaller
+ * texts on a tie), as ClickHouse's argMin over (time, value) picks them.
+ */
+export function exposuresByEntity(rows: readonly ExposureRow[], handling: MultipleVariantHandling): Map<string, Exposure> {
+  const seen = new Map<string, { variants: Set<string>; first: number; firstVariant: string; breakdown: string[] }>()
+  for (const [entity, variant, first, breakdown] of rows) {
+    const e = seen.get(entity)
+    if (!e) seen.set(entity, { variants: new Set([variant]), first, firstVariant: variant, breakdown })
+    else {
+      e.variants.add(variant)
+      if (first < e.first || (first === e.first && compareText(variant, e.firstVariant) < 0)) e.firstVariant = variant
+      if (first < e.first || (first === e.first && compareTexts(breakdown, e.breakdown) < 0)) e.breakdown = breakdown
+      e.first = Math.min(e.first, first)
+    }
+  }
+  const out = new Map<string, Exposure>()
+  for (const [entity, e] of seen) {
+    const variant = handling === 'first_seen' || e.variants.size === 1 ? e.firstVariant : MULTIPLE_VARIANT_KEY
+    out.set(entity, { variant, first: e.first, breakdown: e.breakdown })
+  }
+  return out
+}
+
+/** A property's text as HogQL's toFloat reads it: a number, else null (coalesced to 0 by the aggregations). */
+function toFloat(text: string | null): number | null {
+  if (text === null || text.trim() === '') return null
+  const n = Number(text)
+  return Number.isFinite(n) ? n : null
+}
+
+/** A person id that is no person: PostHog's distinct counts leave the zero UUID out, as they do empty texts. */
+const NO_PERSON = '00000000-0000-0000-0000-000000000000'
+
+/** Whether a distinct count counts a key's text (`get_source_aggregation_expr`: not null, not empty, no zero UUID). */
+export function countsAsDistinct(key: DistinctKey, text: string | null): text is string {
+  return text !== null && text !== '' && !(key === 'person' && text === NO_PERSON)
+}
+
+class SourceAggregate {
+  count = 0
+  sum = 0
+  min = Number.POSITIVE_INFINITY
+  max = Number.NEGATIVE_INFINITY
+  keys = new Set<string>()
+
+  add(value: number, key: string | null): void {
+    this.count++
+    this.sum += value
+    this.min = Math.min(this.min, value)
+    this.max = Math.max(this.max, value)
+    if (key !== null) this.keys.add(key)
+  }
+
+  result(math: SourceMath): number {
+    switch (math.kind) {
+      case 'count':
+        return this.count
+      case 'distinct':
+        return this.keys.size
+      case 'any':
+        return this.count === 0 ? 0 : 1
+      case 'sum':
+        return this.sum
+      case 'avg':
+        return this.count === 0 ? 0 : this.sum / this.count
+      case 'min':
+        return this.count === 0 ? 0 : this.min
+      case 'max':
+        return this.count === 0 ? 0 : this.max
+    }
+  }
+}
+
+/** The events that count for an entity: at or after its first exposure, within the conversion window. */
+function inWindow(t: number, exposure: Exposure, windowMs: number | null): boolean {
+  return t >= exposure.first && (windowMs === null || t < exposure.first + windowMs)
+}
+
+/** CUPED's pre-exposure window (`build_cuped_pre_window_predicate`): the lookback before first exposure. */
+function inPreWindow(t: number, exposure: Exposure, lookbackMs: number): boolean {
+  return t >= exposure.first - lookbackMs && t < exposure.first
+}
+
+/** Retention (experiment-retention.ts): each exposed entity's events from its first exposure on, in order. */
+function aggregateRetention(
+  a: ExperimentAggregation,
+  steps: number,
+  breakdowns: number,
+  variants: readonly string[],
+  exposures: ReadonlyMap<string, Exposure>,
+  events: Iterable<MetricEventRow>,
+): ExperimentSums {
+  const window = a.retention
+  if (!window) throw new RangeError('a retention aggregation needs its window')
+  const byEntity = new Map<string, Array<[number, number]>>()
+  for (const [entity, t, mask] of events) {
+    const exposure = exposures.get(entity)
+    if (!exposure || t < exposure.first) continue
+    const list = byEntity.get(entity)
+    if (list) list.push([t, mask])
+    else byEntity.set(entity, [[t, mask]])
+  }
+  const summer = new BreakdownSummer(a, variants, steps, breakdowns)
+  for (const [entity, e] of exposures) {
+    summer.group(e.breakdown).addRetention(e.variant, retentionOutcome(window, a.windowMs, e.first, byEntity.get(entity) ?? []))
+  }
+  return summer.result()
+}
+
+/**
+ * Per-variant (and per breakdown group) statistics from the rows, in the order of `variants`; variants nobody
+ * was exposed to answer zeros. `valueProperties` names the properties whose texts each event row carries, in order,
+ * `distinctKeys` the keys whose texts it carries for distinct counts.
+ */
+export function aggregateVariants(
+  a: ExperimentAggregation,
+  steps: number,
+  breakdowns: number,
+  valueProperties: readonly string[],
+  distinctKeys: readonly DistinctKey[],
+  variants: readonly string[],
+  exposures: ReadonlyMap<string, Exposure>,
+  events: Iterable<MetricEventRow>,
+): ExperimentSums {
+  if (a.type === 'retention') return aggregateRetention(a, steps, breakdowns, variants, exposures, events)
+  const lookback = cupedLookback(a)
+  const byEntity = new Map<string, MetricEventRow[]>()
+  for (const row of events) {
+    const exposure = exposures.get(row[0])
+    if (!exposure || !(inWindow(row[1], exposure, a.windowMs) || (lookback !== null && inPreWindow(row[1], exposure, lookback)))) continue
+    const list = byEntity.get(row[0])
+    if (list) list.push(row)
+    else byEntity.set(row[0], [row])
+  }
+  /** An entity's events after exposure, and with CUPED those of its lookback before. */
+  const split = (rows: readonly MetricEventRow[], e: Exposure) =>
+    lookback === null ? { post: rows, pre: [] } : { post: rows.filter((r) => r[1] >= e.first), pre: rows.filter((r) => r[1] < e.first) }
+  const summer = new BreakdownSummer(a, variants, steps, breakdowns)
+
+  if (a.type === 'funnel') {
+    const window = funnelWindow(a)
+    const last = 1 << (steps - 1)
+    for (const [entity, e] of exposures) {
+      const { post, pre } = split(byEntity.get(entity) ?? [], e)
+      // CUPED's funnel covariate (`build_funnel_covariate_value_expr`): the last step's event in the lookback.
+      const covariate = pre.some((r) => (r[2] & last) !== 0) ? 1 : 0
+      summer.group(e.breakdown).addFunnel(
+        e.variant,
+        furthestStep(
+          post.map((r) => [r[1], r[2]]),
+          steps,
+          window,
+        ),
+        covariate,
+      )
+    }
+    return summer.result()
+  }
+
+  const perSource = (rows: readonly MetricEventRow[], index: number): number => {
+    const math = a.sources[index]
+    const agg = new SourceAggregate()
+    const propIndex = 'property' in math ? valueProperties.indexOf(math.property) : -1
+    const keyIndex = math.kind === 'distinct' ? distinctKeys.indexOf(math.key) : -1
+    for (const [, , mask, values, keys] of rows) {
+      if ((mask & (1 << index)) === 0) continue
+      const key = keyIndex < 0 ? null : (keys[keyIndex] ?? null)
+      agg.add(propIndex < 0 ? 1 : (toFloat(values[propIndex] ?? null) ?? 0), math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null)
+    }
+    return agg.result(math)
+  }
+  for (const [entity, e] of exposures) {
+    const { post, pre } = split(byEntity.get(entity) ?? [], e)
+    // CUPED's mean covariate: the same aggregate over the lookback's events.
+    const covariate = lookback === null ? 0 : perSource(pre, 0)
+    summer.group(e.breakdown).addValue(e.variant, entityValue(a, perSource(post, 0)), a.type === 'ratio' ? perSource(post, 1) : 0, covariate)
+  }
+  return summer.result()
+}
