@@ -1,0 +1,151 @@
+/**
+ * What the new experiment engine asks the event store (src/experiments/query) and what it answers: the
+ * exposures and metric events read, how they aggregate, and the per-variant sums (re-exported by types.ts).
+ */
+import type { EventFilter, FunnelStep } from './types.js'
+
+/**
+ * What the new experiment engine reads (src/experiments/query): each exposed entity's exposures and the
+ * metric events those entities sent. An entity is a person (its person id, or `distinct:<id>` for an event
+ * stored without one) or, with `groupTypeIndex`, a group key of that type (events without one are left out).
+ */
+export interface ExperimentEventsQuery {
+  teamId: number
+  groupTypeIndex: number | null
+  /** The exposure events: name, window and conditions (the flag, the variant among the experiment's). */
+  exposure: EventFilter
+  /** The property holding the variant of an exposure. */
+  variantProperty: string
+  /**
+   * Event properties (at most MAX_EXPERIMENT_BREAKDOWNS) whose texts at each entity's first exposure split the
+   * sums into breakdown groups (missing or null: BREAKDOWN_NULL_LABEL); none for one group of everyone.
+   */
+  breakdowns: readonly string[]
+  /** The metric events of exposed entities: `after` inclusive, `before` exclusive, matching any step. */
+  metric: {
+    after: number
+    before: number
+    /** At most 30: an event's steps come back as bits. */
+    steps: readonly FunnelStep[]
+    /** The properties whose text each event carries back, in order. */
+    valueProperties: readonly string[]
+    /** The keys whose text each event carries back for distinct counts, in order. */
+    distinctKeys: readonly DistinctKey[]
+  }
+}
+
+/**
+ * What a distinct count counts (PostHog's `get_source_value_expr`): `$session_id`s (`unique_session`), persons
+ * (`dau`: the person id, or `distinct:<id>` for an event stored without one, as the entity), or group keys of
+ * a type (`unique_group`).
+ */
+export type DistinctKey = '$session_id' | 'person' | `$group_${0 | 1 | 2 | 3 | 4}`
+
+/**
+ * How one event's value counts for a mean or ratio source: its count, a property's number, the distinct
+ * non-empty keys of its events, or `any` (1 with an event, else 0: PostHog's distinct count of its constant 1).
+ */
+export type SourceMath =
+  | { kind: 'count' }
+  | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string }
+  | { kind: 'distinct'; key: DistinctKey }
+  | { kind: 'any' }
+
+/**
+ * How the metric events of each exposed entity become per-variant sums (experiment-aggregate.ts says how):
+ * `sources` are the mean's one or the ratio's numerator and denominator, each matching the step of its index.
+ */
+export interface ExperimentAggregation {
+  type: 'mean' | 'ratio' | 'funnel' | 'retention'
+  sources: readonly SourceMath[]
+  /** The conversion window after first exposure (and a funnel's from its first step), in ms. */
+  windowMs: number | null
+  lowerPercentile: number | null
+  upperPercentile: number | null
+  ignoreZeros: boolean
+  /** A mean's threshold: each entity's value becomes 1 when it reaches it, else 0 (absent or null: none). */
+  threshold?: number | null
+  /**
+   * CUPED (means and funnels; absent or null: off): each entity's covariate over the metric events in this
+   * many ms before its first exposure, summed with the value as `covariate_*` (experiment-aggregate.ts).
+   */
+  cupedLookbackMs?: number | null
+  /** A retention metric's window (steps: the start event, then the completion event); absent otherwise. */
+  retention?: RetentionWindow | null
+}
+
+/** The units a retention window counts in (PostHog's FunnelConversionWindowTimeUnit). */
+export type RetentionUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month'
+
+/**
+ * PostHog's retention metric (experiment_retention_query_builder.py): an entity counts when its start event
+ * happened at or after its first exposure (within the conversion window `windowMs` when set, inclusive) and
+ * before `startBefore`; it is retained when another event of the completion step happened `start` to `end`
+ * units after the start (inclusive both ends, days and hours compared as the project's calendar periods).
+ */
+export interface RetentionWindow {
+  startHandling: 'first_seen' | 'last_seen'
+  unit: RetentionUnit
+  start: number
+  end: number
+  /** Start events count before this ms (the experiment's end + the conversion window). */
+  startBefore: number
+  /** Completion events count before this ms (the experiment's end + the conversion window + `end` units in seconds). */
+  completionBefore: number
+  /** The project time zone's offsets over the events' range (offsetChanges): `[from ms, offset ms]`, the first at or before every event. */
+  offsets: ReadonlyArray<readonly [at: number, offset: number]>
+}
+
+/** An ExperimentEventsQuery with the variants counted and how its events aggregate. */
+export interface ExperimentVariantsQuery extends ExperimentEventsQuery {
+  /** The variants answered, in this order; entities exposed to none of them (`$multiple`) are left out. */
+  variants: readonly string[]
+  multipleVariantHandling: 'exclude' | 'first_seen'
+  aggregation: ExperimentAggregation
+}
+
+/** A variant's sufficient statistics, the new engine's statistics' input (PostHog's ExperimentStatsBase). */
+export interface VariantSums {
+  key: string
+  number_of_samples: number
+  sum: number
+  sum_squares: number
+  /** Funnels: entities that reached at least step i (0-based), for each step. */
+  step_counts?: number[]
+  /** Ratio metrics. */
+  denominator_sum?: number
+  denominator_sum_squares?: number
+  numerator_denominator_sum_product?: number
+  /** With CUPED: the covariates' sum, sum of squares, and sum of their products with the values. */
+  covariate_sum?: number
+  covariate_sum_squares?: number
+  covariate_sum_product?: number
+}
+
+/** One breakdown group's per-variant sums, in the order of the query's variants. */
+export interface BreakdownSums {
+  /** The breakdown properties' texts, in the order of the query's `breakdowns`. */
+  values: string[]
+  variants: VariantSums[]
+}
+
+/** An experiment metric's sums: per variant over everyone, and per breakdown group (null without breakdowns). */
+export interface ExperimentSums {
+  variants: VariantSums[]
+  breakdowns: BreakdownSums[] | null
+}
+
+/**
+ * [entity, variant, first exposure ms, breakdown texts] per entity, variant and breakdown texts it was exposed
+ * with (the texts' first exposure: an entity's breakdown group is that of its earliest row).
+ */
+export type ExposureRow = [string, string, number, string[]]
+/** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), the distinct keys' texts], oldest first. */
+export type MetricEventRow = [string, number, number, Array<string | null>, Array<string | null>]
+
+/** The most steps an ExperimentEventsQuery takes. */
+export const MAX_EXPERIMENT_STEPS = 30
+/** The most breakdowns an experiment metric takes (PostHog's ExperimentQueryRunner). */
+export const MAX_EXPERIMENT_BREAKDOWNS = 3
+/** A breakdown property's text when the exposure has it missing or null (PostHog's BREAKDOWN_NULL_STRING_LABEL). */
+export const BREAKDOWN_NULL_LABEL = '$$_posthog_breakdown_null_$$'
