@@ -56,6 +56,13 @@ function assignOwn(target: JsonObject, source: JsonObject): JsonObject {
  * payload text, metric filters) overflow the stack at a few thousand levels, and the main thread's stack is
  * smaller than a worker's; a fixed limit keeps every later step safe.
  */
+/** `value` with object keys sorted at every depth, as json.dumps(sort_keys=True) writes them (equal values serialise equally). */
+export function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys)
+  if (!isPlainObject(value)) return value
+  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys(value[k])]))
+}
+
 export const MAX_NESTING = 127
 
 /**

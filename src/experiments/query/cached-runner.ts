@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto'
 import { iso } from '../../common/clock.js'
 import { uuidv7 } from '../../common/ids.js'
-import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { isPlainObject, sortedKeys, type JsonObject } from '../../common/json.js'
 import type { Project } from '../../management/index.js'
 import { ByteLru } from './byte-lru.js'
 import { QueryStatuses, type QueryStatus } from './query-status.js'
@@ -59,17 +59,6 @@ export interface QueryAnswer {
 interface Cached {
   answer: JsonObject
   computedAt: number
-}
-
-/** `value` with object keys sorted at every depth, so equal queries serialise equally. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical)
-  if (!isPlainObject(value)) return value
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((k) => [k, canonical(value[k])]),
-  )
 }
 
 /** The ids of the metric's ActionsNode sources, at any depth (mean source, ratio sides, funnel series). */
@@ -150,7 +139,7 @@ export class CachedExperimentQueries {
       flag: this.#deps.experiments.flagOf(experiment),
       actions,
     }
-    return `cache_${createHash('md5').update(JSON.stringify(canonical(payload))).digest('hex')}`
+    return `cache_${createHash('md5').update(JSON.stringify(sortedKeys(payload))).digest('hex')}`
   }
 
   /** One computation per key at a time; a forced refresh does not join one that may predate its request. */

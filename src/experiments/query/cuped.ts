@@ -6,6 +6,7 @@
  * entity the metric over the lookback before its first exposure (a funnel: whether its last step's event
  * happened then), summed per variant with its square and its product with the value.
  */
+import { pyTruthy } from '../../common/drf-fields.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import type { VariantSums } from '../../storage/events/index.js'
 import type { Statistic } from './statistics.js'
@@ -15,15 +16,6 @@ const MIN_CUPED_LOOKBACK_DAYS = 1
 const MAX_CUPED_LOOKBACK_DAYS = 30
 /** Below this a variance is no variance (PostHog's VARIANCE_FLOOR). */
 const VARIANCE_FLOOR = 1e-10
-
-/** Python's truth of a JSON value (`bool(...)`): `"false"` is true, `0`, `""`, `[]` and `{}` are not. */
-function pyTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false
-  if (typeof value === 'number') return value !== 0
-  if (typeof value === 'string' || Array.isArray(value)) return value.length > 0
-  if (typeof value === 'object') return Object.keys(value).length > 0
-  return true
-}
 
 /** Python's `int(value)` of a JSON value, or null where it raises TypeError or ValueError. */
 function pyInt(value: unknown): number | null {

@@ -5,7 +5,7 @@
  * `true`/`false`, objects json.dumps with sorted keys, anything else str() — Python's, so None is `None` and
  * the float 1.0 is `1.0`.
  */
-import { isPlainObject } from '../../common/json.js'
+import { sortedKeys } from '../../common/json.js'
 import { pyJsonDumps } from '../../common/python-format.js'
 
 /** Python's json whitespace; JS's trim() also takes Unicode spaces, which json.loads refuses. */
@@ -47,13 +47,6 @@ function pyJsonLoads(raw: string): unknown {
   } catch {
     return undefined
   }
-}
-
-/** Keys sorted at every depth, as json.dumps(sort_keys=True) writes them. */
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys)
-  if (!isPlainObject(value)) return value
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys(value[k])]))
 }
 
 /** convert_property_value. */
