@@ -2,6 +2,7 @@
  * IANA time zones through the runtime's Intl (Node 20's ICU knows the tz database): which names a project may
  * take as its timezone, and the offset a zone uses at an instant. One formatter per zone, made once.
  */
+import { TZ_NAMES } from './tz-names.js'
 
 const formatters = new Map<string, Intl.DateTimeFormat>()
 
@@ -34,22 +35,15 @@ export function isKnownTimeZone(zone: string): boolean {
   }
 }
 
-/** Intl's canonical names (CLDR's: `Asia/Calcutta`, `Europe/Kiev`) by lower case, and UTC, which it leaves out. */
-const CANONICAL = new Map([...Intl.supportedValuesOf('timeZone'), 'UTC'].map((name) => [name.toLowerCase(), name]))
-/** How every tz database name is written: parts starting with a capital (`America/Port-au-Prince`, `Etc/GMT+5`). */
-const IANA_SHAPE = /^[A-Z][A-Za-z0-9_+-]*(\/[A-Z][A-Za-z0-9_+-]*)*$/
+/** Intl's own list, for zones newer than the tzdata TZ_NAMES was taken from. */
+const LISTED = new Set(Intl.supportedValuesOf('timeZone'))
 
 /**
- * Whether `name` is a timezone PostHog's Team.timezone takes (its choices are pytz's all_timezones, spelled
- * exactly). Intl lists only CLDR's canonical names, which are often the old ones (`Asia/Calcutta` and not
- * `Asia/Kolkata`), so a name Intl knows that is not in its list (a current name or a link such as
- * `US/Eastern`) is taken when written as tz database names are; a listed name must be spelled as listed.
+ * Whether `name` is a timezone PostHog's Team.timezone takes: a tz database name spelled exactly (`US/Eastern`,
+ * not `US/EASTERN`) that the runtime can compute times in.
  */
 export function isTimeZoneName(name: string): boolean {
-  if (name.length > 240) return false
-  const listed = CANONICAL.get(name.toLowerCase())
-  if (listed !== undefined) return listed === name
-  return IANA_SHAPE.test(name) && isKnownTimeZone(name)
+  return (TZ_NAMES.has(name) || LISTED.has(name)) && isKnownTimeZone(name)
 }
 
 /** JS Date's range, in milliseconds either side of the epoch. */
