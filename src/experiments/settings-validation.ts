@@ -96,8 +96,9 @@ function metricError(metric: JsonObject, prefix: string): string | null {
     return `${prefix}funnel metrics require at least one step. The experiment exposure event is added as the initial step automatically.`
   }
   if (metric.metric_type === 'mean' && metric.threshold !== undefined && metric.threshold !== null) {
+    // `is_threshold_supported_math`: sum or total only; no math (pydantic's None) is neither.
     const math = isPlainObject(metric.source) ? metric.source.math : undefined
-    if (math !== undefined && math !== null && math !== 'total' && math !== 'sum') {
+    if (math !== 'total' && math !== 'sum') {
       return `${prefix}a threshold is only supported for sum or count (total) math types.`
     }
     if (typeof metric.threshold !== 'number' || metric.threshold <= 0) return `${prefix}threshold must be a positive number.`

@@ -213,7 +213,8 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   t.test('a threshold makes a mean the proportion of persons who reached it, as PostHog’s mean query builder', async (t) => {
     const reached = expect((v, i) => (plan(v, i).clicks >= 2 ? 1 : 0))
     t.same([reached.control.sum, reached.test.sum], [40, 80], 'i % 3 = 2 in control; 1 or 2 in test')
-    const body = await query(mean(clicked, { threshold: 2 }))
+    const clicks = { ...clicked, math: 'total' }
+    const body = await query(mean(clicks, { threshold: 2 }))
     checkAnswer(t, body, reached, 'mean', null, { threshold: true })
     t.equal(body.variant_results[0].significant, true)
     const amount = (v: Variant, i: number) => (plan(v, i).converts && plan(v, i).amount >= 25 ? 1 : 0)
@@ -227,8 +228,13 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const avg = await post(mean({ ...clicked, math: 'avg', math_property: 'amount' }, { threshold: 2 }))
     t.equal(avg.status, 400)
     t.equal(avg.body.detail, 'Invalid metric: a threshold is only supported for sum or count (total) math types.')
-    const winsorised = await post(mean(clicked, { threshold: 2, upper_bound_percentile: 0.9 }))
+    const winsorised = await post(mean(clicks, { threshold: 2, upper_bound_percentile: 0.9 }))
     t.equal(winsorised.body.detail, 'Invalid metric: a threshold cannot be combined with outlier handling (winsorization).')
+    // No math is no `total` to PostHog's is_threshold_supported_math (pydantic's None), though it counts events.
+    for (const source of [clicked, { ...clicked, math: null }]) {
+      const noMath = await post(mean(source, { threshold: 2 }))
+      t.match(noMath, { status: 400, body: { type: 'validation_error', code: 'invalid', attr: 'metric', detail: 'Invalid metric: a threshold is only supported for sum or count (total) math types.' } })
+    }
   })
 
   t.test('CUPED, when stats_config asks for it: each person’s pre-exposure covariate over the lookback, and the adjusted statistics', async (t) => {
@@ -296,7 +302,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     // Ratios and thresholded means are not adjusted, as in PostHog.
     const ratio = await query(amountPerView)
     t.same([ratio.baseline.covariate_sum, ratio.variant_results[0].covariate_sum], [null, null], 'no CUPED for a ratio')
-    t.equal((await query(mean({ kind: 'EventsNode', event: 'browsed' }, { threshold: 2 }))).baseline.covariate_sum, null, 'nor for a threshold')
+    t.equal((await query(mean({ kind: 'EventsNode', event: 'browsed', math: 'total' }, { threshold: 2 }))).baseline.covariate_sum, null, 'nor for a threshold')
     await patchStats({ method: 'bayesian' })
   })
 

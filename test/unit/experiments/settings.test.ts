@@ -103,6 +103,18 @@ t.test('create', async (t) => {
       'metrics',
     ],
     [
+      'a threshold on a mean without math, which PostHog’s is_threshold_supported_math reads as neither sum nor total',
+      { metrics: [{ ...pageviews, source: { kind: 'EventsNode', event: '$pageview' }, threshold: 3 }] },
+      'Invalid metric at index 0: a threshold is only supported for sum or count (total) math types.',
+      'metrics',
+    ],
+    [
+      'a threshold on a mean whose math is null',
+      { metrics: [pageviews, { ...pageviews, source: { kind: 'EventsNode', event: '$pageview', math: null }, threshold: 3 }] },
+      'Invalid metric at index 1: a threshold is only supported for sum or count (total) math types.',
+      'metrics',
+    ],
+    [
       'an EventsNode with an id',
       { metrics: [{ ...pageviews, source: { kind: 'EventsNode', id: 3 } }] },
       "Invalid metric at index 0: [{'loc': ('ExperimentMeanMetric', 'source', 'EventsNode', 'id'), 'type': 'extra_forbidden', 'msg': 'Extra inputs are not permitted'}]. EventsNode does not accept an 'id' field.",
