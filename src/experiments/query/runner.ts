@@ -100,7 +100,7 @@ function statisticsOf(plan: MetricPlan, options: ResultOptions, experiment: Expe
       options,
     )
   } catch (error) {
-    // A breakdown group's failing too fails the query, as `_compute_breakdown_statistics` raises through the handler.
+    // Only a stats config PostHog's methods refuse gets here: a variant's failure leaves that variant without statistics.
     if (error instanceof StatisticError) throw invalid(STATISTICS_FAILED)
     throw error
   }

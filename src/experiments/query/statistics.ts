@@ -22,7 +22,10 @@
  *   of freedom; p-value, the `1 − alpha` confidence interval (alpha 0.05), significant when p < alpha.
  *
  * A computation PostHog's code refuses (a zero variance, a non-positive control mean for a relative effect)
- * throws StatisticError, which the caller answers as PostHog's error handler does.
+ * throws StatisticError. experimentResult catches it per variant as PostHog's result builders do: a test
+ * variant whose statistics fail keeps its sums and has its statistic fields null (a control whose statistic
+ * fails leaves every variant so); only a `ci_level` or `alpha` outside (0, 1), which PostHog's method configs
+ * refuse before any variant, reaches the caller, which answers it as PostHog's error handler does.
  */
 import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
@@ -199,6 +202,16 @@ function validated(v: VariantStats, type: MetricType, failures: ValidationFailur
   }
 }
 
+/** The computation's value, or null when it throws a StatisticError (PostHog's `experiment_statistics_skipped`). */
+function skippingFailure<T>(compute: () => T): T | null {
+  try {
+    return compute()
+  } catch (error) {
+    if (error instanceof StatisticError) return null
+    throw error
+  }
+}
+
 export interface ResultOptions {
   /** A mean metric with a `threshold`: its sums count the entities that reached it. */
   threshold?: boolean
@@ -220,11 +233,14 @@ export function experimentResult(
 ) {
   const config = configOf(stats, method)
   const difference = differenceOf(config.difference_type)
+  // `_validate_numeric_range` keeps 0 and 1, which BayesianConfig / FrequentistConfig then refuse, before any variant.
+  const level = method === 'frequentist' ? numberIn(config.alpha ?? 0.05, 0, 1, 0.05) : numberIn(config.ci_level ?? 0.95, 0, 1, 0.95)
+  if (!(level > 0 && level < 1)) throw new StatisticError(method === 'frequentist' ? 'Alpha must be between 0 and 1' : 'ci_level must be between 0 and 1')
   // A thresholded mean is validated as a mean but is a proportion (`metric_variant_to_statistic`): its sum counts
   // the entities that reached the threshold.
   const statistic = (v: VariantStats) => toStatistic(options.threshold === true && type === 'mean' ? 'funnel' : type, v)
   const baselineFailures = validationFailures(control, type, true)
-  const controlStat = baselineFailures.length === 0 ? statistic(control) : null
+  const controlStat = baselineFailures.length === 0 ? skippingFailure(() => statistic(control)) : null
   // `_apply_cuped_adjustment_if_enabled`: with CUPED (means and funnels, never a thresholded mean) the test
   // compares the adjusted statistics, a relative effect over the control's unadjusted mean.
   const cuped = options.cuped === true && (type === 'mean' || type === 'funnel') && options.threshold !== true
@@ -236,12 +252,18 @@ export function experimentResult(
   const variant_results = tests.map((v) => {
     const failures = validationFailures(v, type, false)
     const base = validated(v, type, failures)
-    const pair = controlStat !== null && failures.length === 0 ? compared(statistic(v), controlStat, v) : null
+    const tested = controlStat !== null && failures.length === 0
     if (method === 'frequentist') {
-      const outcome = pair ? frequentistTest(pair.test, pair.control, numberIn(config.alpha ?? 0.05, 0, 1, 0.05), difference, pair.base) : null
+      const outcome = tested ? skippingFailure(() => {
+        const pair = compared(statistic(v), controlStat, v)
+        return frequentistTest(pair.test, pair.control, level, difference, pair.base)
+      }) : null
       return { ...base, method, significant: outcome?.significant ?? null, p_value: outcome?.p_value ?? null, confidence_interval: outcome?.confidence_interval ?? null }
     }
-    const outcome = pair ? bayesianTest(pair.test, pair.control, numberIn(config.ci_level ?? 0.95, 0, 1, 0.95), difference, pair.base) : null
+    const outcome = tested ? skippingFailure(() => {
+      const pair = compared(statistic(v), controlStat, v)
+      return bayesianTest(pair.test, pair.control, level, difference, pair.base)
+    }) : null
     return { ...base, method, significant: outcome?.significant ?? null, chance_to_win: outcome?.chance_to_win ?? null, credible_interval: outcome?.credible_interval ?? null }
   })
   return { baseline: validated(control, type, baselineFailures), variant_results }

@@ -125,10 +125,44 @@ t.test('a mean with a threshold is validated as a mean and tested as a proportio
   const plain = experimentResult('mean', 'bayesian', null, control, [test])
   t.not((plain.variant_results[0] as { credible_interval: unknown }).credible_interval, null)
   t.notSame(plain.variant_results[0], experimentResult('mean', 'bayesian', null, control, [test], { threshold: true }).variant_results[0], 'a sample mean’s variance is not p(1 − p)')
-  // Few who reached it is no funnel's not-enough-metric-data, but the proportion's normal approximation refuses it.
+  // Few who reached it is no funnel's not-enough-metric-data, but the proportion's normal approximation refuses it:
+  // that variant is answered without statistics.
   const few = mean(100, 3, 3, 'test')
   t.same(validationFailures(few, 'mean', false), [])
-  t.throws(() => experimentResult('mean', 'bayesian', null, control, [few], { threshold: true }), StatisticError)
+  const refused = experimentResult('mean', 'bayesian', null, control, [few], { threshold: true }).variant_results[0]
+  t.match(refused, { key: 'test', number_of_samples: 100, sum: 3, validation_failures: [], chance_to_win: null, credible_interval: null, significant: null })
+})
+
+t.test("a variant whose statistics PostHog's engine refuses keeps its sums without statistics, as its result builders skip it", async (t) => {
+  const control = mean(2507, 1196.87, 37377.9767, 'control')
+  const good = mean(2461, 1922.7, 94698.29, 'test')
+  // Every value equal in a variant and in control: no variance, which both tests refuse.
+  const flat = mean(100, 100, 100, 'flat')
+  const flatControl = mean(100, 100, 100, 'control')
+  // Sums no set of values has (sum_squares below sum²/n): SampleMeanStatistic refuses them.
+  const impossible = mean(100, 100, 50, 'impossible')
+  for (const method of ['bayesian', 'frequentist'] as const) {
+    const [interval, chance] = method === 'bayesian' ? ['credible_interval', 'chance_to_win'] : ['confidence_interval', 'p_value']
+    const answer = experimentResult('mean', method, { method }, control, [good, impossible])
+    const [kept, skipped] = answer.variant_results as Array<Record<string, unknown>>
+    t.type(kept[chance], 'number', `${method}: the other variant keeps its statistics`)
+    t.same(kept, experimentResult('mean', method, { method }, control, [good]).variant_results[0], `${method}: the same as without the failing variant`)
+    t.match(skipped, { key: 'impossible', number_of_samples: 100, sum: 100, sum_squares: 50, validation_failures: [], method, significant: null, [chance]: null, [interval]: null })
+    const zero = experimentResult('mean', method, { method }, flatControl, [flat]).variant_results[0] as Record<string, unknown>
+    t.match(zero, { key: 'flat', sum: 100, validation_failures: [], significant: null, [chance]: null, [interval]: null }, `${method}: no variance`)
+    // A control whose statistic fails leaves every variant without statistics; the baseline is answered as it is.
+    const noControl = experimentResult('mean', method, { method }, mean(100, 100, 50, 'control'), [good])
+    t.match(noControl.baseline, { key: 'control', sum_squares: 50, validation_failures: [] })
+    t.match(noControl.variant_results[0], { key: 'test', sum: 1922.7, significant: null, [chance]: null })
+  }
+})
+
+t.test("a ci_level or alpha PostHog's method configs refuse fails the whole answer, whatever the data", async (t) => {
+  const control = mean(100, 0, 0, 'control')
+  t.throws(() => experimentResult('mean', 'bayesian', { bayesian: { ci_level: 1 } }, control, []), new StatisticError('ci_level must be between 0 and 1'))
+  t.throws(() => experimentResult('mean', 'frequentist', { frequentist: { alpha: 0 } }, control, []), new StatisticError('Alpha must be between 0 and 1'))
+  // Out of [0, 1] is the default instead (`_validate_numeric_range`).
+  t.doesNotThrow(() => experimentResult('mean', 'bayesian', { bayesian: { ci_level: 1.5 } }, control, []))
 })
 
 t.test("a retention metric is validated as a funnel and tested as PostHog's ratio statistic: retained over started, each denominator 1", async (t) => {
