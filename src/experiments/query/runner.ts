@@ -1,5 +1,5 @@
 /**
- * PostHog's ExperimentQueryRunner (posthog/hogql_queries/experiments/experiment_query_runner.py) for
+ * PostHog's ExperimentQueryRunner (products/experiments/backend/hogql_queries/experiment_query_runner.py) for
  * `POST …/query/` with `{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}`: the experiment's
  * exposures and the metric's events aggregated per entity and variant by the event store where it reads them
  * (src/storage/events/experiment-aggregate.ts; SQLite on its read thread, ClickHouse in SQL), and the new
@@ -7,8 +7,14 @@
  * ExperimentQueryResponse shape (`baseline`, `variant_results`, and with the metric's breakdowns
  * `breakdown_results`: each group's `breakdown_value`, `baseline` and `variants`) with the query API's cache fields.
  *
+ * The variants are the flag's, less the experiment's `excluded_variants`; a holdout's `holdout-<id>` is none of
+ * them (its people were never exposed to the experiment), so its calls are no exposures. The baseline is
+ * `stats_config.baseline_variant_key` (control by default), the others the test variants in the flag's order.
+ * A variant whose statistics fail keeps its sums without statistics (statistics.ts), in each breakdown group
+ * too; a flag without the baseline variant is PostHog's ExperimentDataError, a 400.
+ *
  * Exposure as PostHog's default (exposure_query_logic.py): `$feature_flag_called` with `$feature_flag` the
- * experiment's flag and `$feature_flag_response` one of its variants (plus `holdout-<id>` with a holdout), or
+ * experiment's flag and `$feature_flag_response` one of those variants, or
  * the custom event of `exposure_criteria.exposure_config` with the variant in `$feature/<flag key>` and its
  * property filters; from `start_date` (a draft: from the project's midnight 7 days back, PostHog's default
  * range) to `end_date` or now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
@@ -20,7 +26,6 @@ import { parseRelativeDate } from '../../common/relative-dates.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
 import { offsetChanges } from '../../common/time-zones.js'
 import { RETENTION_UNIT_MS as UNIT_MS, type EventFilter, type EventStore, type PropertyNode, type RetentionWindow } from '../../storage/events/index.js'
-import { holdoutVariant } from '../holdouts/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
@@ -36,8 +41,10 @@ const CONTROL = 'control'
 const DAY_MS = 86_400_000
 const FLAG_CALLED = '$feature_flag_called'
 
-// PostHog's experiment_error_handler messages.
+// PostHog's experiment_error_handler messages (StatisticError, ExperimentDataError), and skylark's for an
+// experiment whose flag is gone, which PostHog's required foreign key rules out.
 const STATISTICS_FAILED = 'Unable to calculate experiment statistics. Please ensure your experiment has sufficient data and try again.'
+const DATA_UNUSABLE = 'Unable to calculate experiment results from the collected data. This usually resolves once more exposures are recorded.'
 const INVALID_SETUP = 'Invalid experiment configuration detected. Please check your experiment setup.'
 
 const invalid = (detail: string, attr: string | null = null) => new ValidationError('invalid', detail, attr)
@@ -86,17 +93,27 @@ function exposureOf(experiment: ExperimentRecord, flagKey: string, variants: str
   return { filter, variantProperty }
 }
 
-/** The engine's statistics of control against the other variants, or PostHog's error handler's 400s. */
+/**
+ * The baseline's key: `stats_config.baseline_variant_key` when set (Python's `.get(key, "control")`, so a null
+ * one names no variant), else control.
+ */
+function baselineOf(stats: Record<string, unknown> | null): unknown {
+  return stats !== null && 'baseline_variant_key' in stats ? stats.baseline_variant_key : CONTROL
+}
+
+/** The engine's statistics of the baseline against the other variants, or PostHog's error handler's 400s. */
 function statisticsOf(plan: MetricPlan, options: ResultOptions, experiment: ExperimentRecord, perVariant: readonly VariantStats[]) {
-  const control = perVariant.filter((v) => v.key === CONTROL)
-  if (control.length !== 1) throw invalid(INVALID_SETUP)
+  const baseline = baselineOf(experiment.stats_config)
+  const control = perVariant.filter((v) => v.key === baseline)
+  // `split_baseline_and_test_variants`' ExperimentDataError ("No control variant found").
+  if (control.length !== 1) throw invalid(DATA_UNUSABLE)
   try {
     return experimentResult(
       plan.type,
       statsMethod(experiment.stats_config),
       experiment.stats_config,
       control[0],
-      perVariant.filter((v) => v.key !== CONTROL),
+      perVariant.filter((v) => v.key !== baseline),
       options,
     )
   } catch (error) {
@@ -148,8 +165,11 @@ export class ExperimentQueryRunner {
     const cupedDays = cupedLookbackDays(experiment.stats_config, metric)
     const lookback = cupedDays === null ? 0 : cupedDays * DAY_MS
 
-    const variants = flagVariants(flag.filters).map((v) => v.key)
-    if (experiment.holdout_id !== null) variants.push(holdoutVariant(experiment.holdout_id))
+    // No `holdout-<id>`: PostHog's runner leaves the holdout out of the scorecard, its people never having been exposed.
+    const excluded = new Set(experiment.excluded_variants ?? [])
+    const variants = flagVariants(flag.filters)
+      .map((v) => v.key)
+      .filter((key) => !excluded.has(key))
     // A draft's window is QueryDateRange's default, from the project's midnight seven days back.
     const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)

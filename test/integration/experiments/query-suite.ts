@@ -4,7 +4,8 @@
  * person exposed to both variants, one with an unknown variant, clicks before exposure and another flag's
  * calls, none of which may count), and `POST …/query/` with an ExperimentQuery must answer the counts, sums
  * and sums of squares computed here from the same plan, and the statistics the engine's formulas give for
- * them; broken down by the first flag call's `$browser` (and `plan`), per group too.
+ * them; broken down by the first flag call's `$browser` (and `plan`), per group too. A second experiment, with
+ * three variants and a holdout, shows which variants are counted and against which baseline.
  */
 import type { Test } from 'tap'
 import { experimentResult, type ResultOptions } from '../../../src/experiments/query/statistics.js'
@@ -59,9 +60,17 @@ function expect(value: (variant: Variant, i: number) => number, only: (i: number
   return out
 }
 
+/** The held-out experiment's arms: its flag's three variants and its holdout's people. */
+const HELD_ARMS = ['control', 'test', 'test-2', 'holdout'] as const
+const HELD_PER_ARM = 60
+/** Clicks of each person of the held-out experiment after exposure: 1 or 2 in a variant, 10 held out. */
+const heldClicks = (arm: (typeof HELD_ARMS)[number], i: number) => (arm === 'holdout' ? 10 : 1 + (i % 2))
+
 export function querySuite(t: Test, setup: StoreSetup): void {
   let f: ExperimentServer
   let experimentId = 0
+  let heldId = 0
+  let holdoutId = 0
   const start = Date.now() - 2 * HOUR
   const exposedAt = (variant: Variant, i: number) => start + HOUR + (variant === 'test' ? 500_000 : 0) + i * 1000
 
@@ -104,6 +113,21 @@ export function querySuite(t: Test, setup: StoreSetup): void {
       for (let c = 0; c < 5; c++) out.push({ event: 'clicked', distinct_id: id, at: start + HOUR + 2000 * (c + 1) })
       out.push({ event: 'purchased', distinct_id: id, at: start + HOUR + 30_000, properties: { amount: 1000 } })
     }
+    // The held-out experiment's flag: each arm's people, and two exposed twice: to control and then the
+    // holdout, and to control and then test-2.
+    for (const arm of HELD_ARMS) {
+      for (let i = 0; i < HELD_PER_ARM; i++) {
+        const id = `h-${arm}-${i}`
+        const at = start + HOUR + i * 1000
+        call(id, at, arm === 'holdout' ? `holdout-${holdoutId}` : arm, 'h-flag')
+        for (let c = 0; c < heldClicks(arm, i); c++) out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1) })
+      }
+    }
+    for (const [id, second] of [['h-mixed', `holdout-${holdoutId}`], ['h-mixed2', 'test-2']]) {
+      call(id, start + HOUR, 'control', 'h-flag')
+      call(id, start + HOUR + 1000, second, 'h-flag')
+      for (let c = 0; c < 4; c++) out.push({ event: 'clicked', distinct_id: id, at: start + HOUR + 10_000 + c * 1000 })
+    }
     return out
   }
 
@@ -112,6 +136,18 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const res = await f.api('POST', f.experiments, { name: 'New engine', feature_flag_key: 'q-flag', start_date: new Date(start).toISOString() })
     if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`)
     experimentId = res.body.id
+    const holdout = await f.api('POST', `${f.base}/experiment_holdouts/`, { name: 'Held out', filters: [{ properties: [], rollout_percentage: 20 }] })
+    if (holdout.status !== 201) throw new Error(`holdout: ${holdout.status} ${holdout.text}`)
+    holdoutId = holdout.body.id
+    const held = await f.api('POST', f.experiments, {
+      name: 'Held out',
+      feature_flag_key: 'h-flag',
+      holdout_id: holdoutId,
+      start_date: new Date(start).toISOString(),
+      parameters: { feature_flag_variants: ['control', 'test', 'test-2'].map((key, k) => ({ key, rollout_percentage: k === 0 ? 34 : 33 })) },
+    })
+    if (held.status !== 201) throw new Error(`held-out experiment: ${held.status} ${held.text}`)
+    heldId = held.body.id
     const all = events()
     await f.send(all)
     const byEvent = new Map<string, number>()
@@ -506,6 +542,64 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     checkAnswer(t, purchases, expect((v, i) => (plan(v, i).converts ? 1 : 0)), 'mean')
     t.equal((await query(mean(clicked))).baseline.sum, 0, 'no click follows the custom exposure')
     t.equal((await patch({ filterTestAccounts: true })).status, 200)
+  })
+
+  t.test("a variant whose statistics PostHog's engine refuses keeps its sums without statistics, and the query answers", async (t) => {
+    // Every person views pricing once: no variance in either variant, which both tests refuse.
+    const views = mean({ kind: 'EventsNode', event: 'viewed pricing' })
+    const patchStats = async (stats_config: object) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config })).status, 200)
+    const flat = { number_of_samples: PER_VARIANT, sum: PER_VARIANT, sum_squares: PER_VARIANT, validation_failures: [] }
+    const bayesian = await query(views)
+    t.match(bayesian.baseline, { key: 'control', ...flat })
+    t.match(bayesian.variant_results[0], { key: 'test', ...flat, method: 'bayesian', significant: null, chance_to_win: null, credible_interval: null })
+    await patchStats({ method: 'frequentist' })
+    t.match((await query(views)).variant_results[0], { key: 'test', ...flat, method: 'frequentist', significant: null, p_value: null, confidence_interval: null })
+    await patchStats({ method: 'bayesian' })
+    // In each breakdown group too: Chrome's 60 a variant pass validation and get no statistics either.
+    const byBrowser = await query(mean({ kind: 'EventsNode', event: 'viewed pricing' }, { breakdownFilter: { breakdowns: [{ property: '$browser' }] } }))
+    const chrome = byBrowser.breakdown_results.find((r: any) => r.breakdown_value[0] === 'Chrome')
+    t.match(chrome.variants[0], { key: 'test', number_of_samples: 60, sum: 60, validation_failures: [], chance_to_win: null, significant: null })
+    t.match(byBrowser.variant_results[0], { key: 'test', ...flat, chance_to_win: null })
+    // A ci_level PostHog's BayesianConfig refuses fails the whole query, through its error handler.
+    await patchStats({ bayesian: { ci_level: 1 } })
+    const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean(clicked) } })
+    t.match(refused, {
+      status: 400,
+      body: { type: 'validation_error', code: 'invalid', attr: null, detail: 'Unable to calculate experiment statistics. Please ensure your experiment has sufficient data and try again.' },
+    })
+    await patchStats({ method: 'bayesian' })
+  })
+
+  t.test("the variants are the flag's less excluded_variants, never the holdout's, against stats_config's baseline, as PostHog's runner", async (t) => {
+    const patch = async (body: object) => t.equal((await f.api('PATCH', `${f.experiments}${heldId}/`, body)).status, 200)
+    const run = async () => {
+      const res = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: heldId, metric: mean(clicked) } })
+      t.equal(res.status, 200, res.text)
+      return res.body
+    }
+    const counts = (v: any) => [v.key, v.number_of_samples, v.sum]
+    const arm = (key: 'control' | 'test' | 'test-2', extra: number[] = []) => {
+      const clicks = Array.from({ length: HELD_PER_ARM }, (_, i) => heldClicks(key, i)).concat(extra)
+      return [key, clicks.length, clicks.reduce((a, b) => a + b, 0)]
+    }
+    // The holdout's calls are no exposures: its people count nowhere, and who saw control then the holdout is
+    // control's (not two variants' $multiple); who saw control and test-2 is left out.
+    const all = await run()
+    t.same(counts(all.baseline), arm('control', [4]))
+    t.same(all.variant_results.map(counts), [arm('test'), arm('test-2')], 'no holdout variant')
+    // An excluded variant's calls are no exposures either: the second mixed person is control's too.
+    await patch({ excluded_variants: ['test-2'] })
+    const excluded = await run()
+    t.same(counts(excluded.baseline), arm('control', [4, 4]))
+    t.same(excluded.variant_results.map(counts), [arm('test')])
+    // Another baseline: the others are the test variants, in the flag's order.
+    await patch({ stats_config: { baseline_variant_key: 'test' } })
+    const againstTest = await run()
+    t.same(counts(againstTest.baseline), arm('test'))
+    t.same(againstTest.variant_results.map(counts), [arm('control', [4, 4])])
+    t.type(againstTest.variant_results[0].chance_to_win, 'number')
+    await patch({ excluded_variants: [] })
+    t.same((await run()).variant_results.map(counts), [arm('control', [4]), arm('test-2')])
   })
 
   t.test('refusals: other query kinds, unknown experiments, bad metrics', async (t) => {
