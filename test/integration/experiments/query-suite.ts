@@ -600,6 +600,16 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.type(againstTest.variant_results[0].chance_to_win, 'number')
     await patch({ excluded_variants: [] })
     t.same((await run()).variant_results.map(counts), [arm('control', [4]), arm('test-2')])
+    // A null baseline_variant_key names no variant (Python's `.get(key, "control")` gives None): PostHog's
+    // ExperimentDataError, through its error handler.
+    await patch({ stats_config: { baseline_variant_key: null } })
+    const noBaseline = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: heldId, metric: mean(clicked) } })
+    t.match(noBaseline, {
+      status: 400,
+      body: { type: 'validation_error', code: 'invalid', attr: null, detail: 'Unable to calculate experiment results from the collected data. This usually resolves once more exposures are recorded.' },
+    })
+    await patch({ stats_config: {} })
+    t.equal((await run()).baseline.key, 'control')
   })
 
   t.test('refusals: other query kinds, unknown experiments, bad metrics', async (t) => {
