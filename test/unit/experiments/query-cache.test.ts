@@ -1,9 +1,8 @@
 import t from 'tap'
 import { iso } from '../../../src/common/clock.js'
 import { ByteLru } from '../../../src/experiments/query/byte-lru.js'
-import { CachedExperimentQueries } from '../../../src/experiments/query/cached-runner.js'
 import { queryRequestOptions } from '../../../src/experiments/query/refresh.js'
-import { ExperimentQueryRunner } from '../../../src/experiments/query/runner.js'
+import { cachedQueries } from './cached-queries.js'
 import { DAY, HOUR, T0, experimentWorld } from './fixture.js'
 
 const keys = (lru: ByteLru<number>, candidates: string[]) => candidates.filter((k) => lru.get(k) !== undefined)
@@ -67,14 +66,7 @@ t.test('an answer is served until it is 24 hours old, then computed again (async
   const w = experimentWorld()
   t.teardown(() => w.close())
   const e = w.create({ name: 'E', feature_flag_key: 'k', start_date: new Date(T0 - DAY).toISOString() })
-  const actionById = (teamId: number, id: number) => w.m.actions.byId(teamId, id)
-  const queries = new CachedExperimentQueries({
-    runner: new ExperimentQueryRunner({ events: w.store!, experiments: w.experiments, actionById }),
-    experiments: w.experiments,
-    actionById,
-    limits: { maxEntries: 10, maxBytes: 1_000_000 },
-    now: w.now,
-  })
+  const queries = cachedQueries(w)
   let people = 0
   const exposed = (variant: string, at: number) => {
     const id = `p${++people}`
