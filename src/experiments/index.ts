@@ -20,3 +20,4 @@ export { SavedMetrics, type SavedMetricObject } from './saved-metrics/service.js
 export { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from './query/runner.js'
 export { CachedExperimentQueries, type CacheOutcome, type QueryCacheLimits } from './query/cached-runner.js'
 export { MAX_CLIENT_QUERY_ID_LENGTH, REFRESH_MODES } from './query/refresh.js'
+export { cancelMessage } from './query/query-status.js'

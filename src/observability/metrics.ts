@@ -51,7 +51,7 @@ export function createMetrics() {
   })
   const queryCache = new Counter({
     name: 'skylark_query_cache_total',
-    help: 'POST …/query/ answers by cache outcome (hit, stale, miss), and computations started (computed) or waited on by an identical request (joined)',
+    help: 'POST …/query/ answers by cache outcome (hit, stale, miss), and computations started (computed) or waited on by an identical request (joined), and computations that ended after every status asking for them was cancelled (abandoned: their answer not cached)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   })

@@ -14,6 +14,11 @@
  *   a failure is shared by them and never cached.
  * - Asynchronous modes answer at once (202 with the running `query_status`) and compute in the background;
  *   the status is polled at `GET …/query/:query_id/` (query-status.ts).
+ * - Cancelling a status (`DELETE …/query/:query_id/`) cannot stop a scan already on the read thread or in
+ *   ClickHouse: it withdraws that status's interest. A computation nobody wants any more (every status that
+ *   asked for it cancelled, no request waiting on it) still runs to its end, but its answer is dropped, not
+ *   cached, as PostHog's killed query caches nothing; an identical request arriving meanwhile takes it up
+ *   again rather than queueing a second scan behind it.
  *
  * Answers live in memory, bounded in entries and bytes (QUERY_CACHE_MAX_ENTRIES, QUERY_CACHE_MAX_BYTES); a
  * restart empties the cache.
@@ -24,7 +29,7 @@ import { uuidv7 } from '../../common/ids.js'
 import { isPlainObject, sortedKeys, type JsonObject } from '../../common/json.js'
 import type { Project } from '../../management/index.js'
 import { ByteLru } from './byte-lru.js'
-import { QueryStatuses, type QueryStatus } from './query-status.js'
+import { QueryStatuses, type CancelOutcome, type QueryStatus } from './query-status.js'
 import { queryRequestOptions } from './refresh.js'
 import type { ExperimentQueryRunner, ExperimentSource, ProjectActionById } from './runner.js'
 
@@ -40,7 +45,7 @@ export interface QueryCacheLimits {
 }
 
 /** What became of a request or a computation, counted for /metrics (PostHog counts hit, stale and miss). */
-export type CacheOutcome = 'hit' | 'stale' | 'miss' | 'computed' | 'joined'
+export type CacheOutcome = 'hit' | 'stale' | 'miss' | 'computed' | 'joined' | 'abandoned'
 
 export interface CachedQueriesDeps {
   runner: Pick<ExperimentQueryRunner, 'run'>
@@ -61,6 +66,12 @@ interface Cached {
   computedAt: number
 }
 
+interface Computation {
+  answer: Promise<Cached>
+  /** Requests waiting on it and statuses not cancelled; at 0 its answer is not cached. */
+  wanted: number
+}
+
 /** The ids of the metric's ActionsNode sources, at any depth (mean source, ratio sides, funnel series). */
 function actionIds(node: unknown, into: Set<number> = new Set()): Set<number> {
   if (Array.isArray(node)) for (const item of node) actionIds(item, into)
@@ -75,7 +86,7 @@ export class CachedExperimentQueries {
   readonly #deps: CachedQueriesDeps
   readonly #now: () => number
   readonly #answers: ByteLru<Cached>
-  readonly #running = new Map<string, Promise<Cached>>()
+  readonly #running = new Map<string, Computation>()
   readonly #statuses: QueryStatuses
   readonly #count: (outcome: CacheOutcome) => void
 
@@ -94,7 +105,8 @@ export class CachedExperimentQueries {
     if (key === null) return { status: 200, body: await this.#deps.runner.run(project, body, this.#now()) }
     const background = (refresh: boolean) => {
       const queryId = clientQueryId ?? uuidv7(this.#now()).replaceAll('-', '')
-      return this.#statuses.track(project.id, queryId, this.#compute(project, body, key, refresh).then((c) => c.answer))
+      const computation = this.#compute(project, body, key, refresh)
+      return this.#statuses.track(project.id, queryId, computation.answer.then((c) => c.answer), () => computation.wanted--)
     }
 
     if (mode === 'force_async') return { status: 202, body: { query_status: background(true) } }
@@ -109,12 +121,17 @@ export class CachedExperimentQueries {
       // PostHog's CacheMissResponse.
       return { status: 202, body: { cache_key: key, query_status: background(false) } }
     }
-    return { status: 200, body: (await this.#compute(project, body, key, mode === 'force_blocking')).answer }
+    return { status: 200, body: (await this.#compute(project, body, key, mode === 'force_blocking').answer).answer }
   }
 
   /** The status of an asynchronous computation of the project's (404 when unknown or expired). */
   status(project: Project, queryId: string): QueryStatus {
     return this.#statuses.get(project.id, queryId)
+  }
+
+  /** Cancels an asynchronous computation's status of the project (query-status.ts says what each outcome is). */
+  cancel(project: Project, queryId: string): CancelOutcome {
+    return this.#statuses.cancel(project.id, queryId)
   }
 
   /** The cache key of the query, or null when the request does not name a live experiment of the project. */
@@ -142,27 +159,35 @@ export class CachedExperimentQueries {
     return `cache_${createHash('md5').update(JSON.stringify(sortedKeys(payload))).digest('hex')}`
   }
 
-  /** One computation per key at a time; a forced refresh does not join one that may predate its request. */
-  #compute(project: Project, body: unknown, key: string, refresh: boolean): Promise<Cached> {
+  /**
+   * One computation per key at a time, wanted once more by each caller; a forced refresh does not join one
+   * that may predate its request. An abandoned one stays joinable until it ends: it is the scan a new
+   * request would start, already under way.
+   */
+  #compute(project: Project, body: unknown, key: string, refresh: boolean): Computation {
     const running = this.#running.get(key)
     if (running !== undefined && !refresh) {
       this.#count('joined')
+      running.wanted++
       return running
     }
     this.#count('computed')
     const computedAt = this.#now()
-    const computation = this.#deps.runner.run(project, body, computedAt).then((result) => {
+    const answer = this.#deps.runner.run(project, body, computedAt).then((result) => {
       const cached: Cached = { answer: this.#stamp(result, key, computedAt), computedAt }
       // A forced computation may end before an older one still running: the older answer must not replace it.
       const current = this.#answers.get(key)
-      if (current === undefined || current.computedAt <= computedAt) this.#answers.set(key, cached, Buffer.byteLength(JSON.stringify(cached.answer)))
+      const newest = current === undefined || current.computedAt <= computedAt
+      if (computation.wanted > 0 && newest) this.#answers.set(key, cached, Buffer.byteLength(JSON.stringify(cached.answer)))
       return cached
     })
+    const computation: Computation = { answer, wanted: 1 }
     this.#running.set(key, computation)
     const done = () => {
       if (this.#running.get(key) === computation) this.#running.delete(key)
+      if (computation.wanted === 0) this.#count('abandoned')
     }
-    computation.then(done, done)
+    answer.then(done, done)
     return computation
   }
 

@@ -3,6 +3,10 @@
  * (posthog/clickhouse/client/execute_async.py keeps it in Redis for 10 minutes; PostHog's schema names the
  * fields). Here they live in memory, per project, bounded in number (the oldest go first) and dropped 10
  * minutes after their computation ends, as PostHog's expire.
+ *
+ * Cancelling (`DELETE …/query/:query_id/`, PostHog's `cancel_query`) deletes a running status at once, so a
+ * later poll is a 404 as in PostHog, and tells whoever started the computation that this status no longer
+ * wants its answer; a complete status is kept ("Query already complete").
  */
 import { iso } from '../../common/clock.js'
 import { AppError } from '../../common/errors.js'
@@ -30,16 +34,34 @@ export interface QueryStatus {
   task_id: null
 }
 
+/** What `DELETE …/query/:query_id/` did: PostHog answers 200 in every case, with a message saying which. */
+export type CancelOutcome = 'cancelled' | 'complete' | 'unknown'
+
+export function cancelMessage(outcome: CancelOutcome, teamId: number, id: string): string {
+  if (outcome === 'complete') return 'Query already complete'
+  if (outcome === 'cancelled') return 'Query cancelled'
+  return `Query ${id} not found for team ${teamId}; nothing cancelled`
+}
+
+interface Tracked {
+  status: QueryStatus
+  /** Called when the status is cancelled while its computation runs. */
+  release: () => void
+}
+
 export class QueryStatuses {
-  readonly #statuses = new Map<string, QueryStatus>()
+  readonly #statuses = new Map<string, Tracked>()
   readonly #now: () => number
 
   constructor(now: () => number) {
     this.#now = now
   }
 
-  /** Records a computation as started and settles its status when it does; answers the (running) status. */
-  track(teamId: number, id: string, computation: Promise<JsonObject>): QueryStatus {
+  /**
+   * Records a computation as started and settles its status when it does; answers the (running) status.
+   * `release` is called if the status is cancelled before then.
+   */
+  track(teamId: number, id: string, computation: Promise<JsonObject>, release: () => void): QueryStatus {
     const started = iso(this.#now())
     const status: QueryStatus = {
       id,
@@ -61,7 +83,7 @@ export class QueryStatuses {
     }
     const key = `${teamId}/${id}`
     this.#statuses.delete(key)
-    this.#statuses.set(key, status)
+    this.#statuses.set(key, { status, release })
     this.#prune()
     const settle = (change: Partial<QueryStatus>) => {
       const ended = this.#now()
@@ -79,14 +101,26 @@ export class QueryStatuses {
   /** The status, or 404 as PostHog's QueryNotFoundError. */
   get(teamId: number, id: string): QueryStatus {
     this.#prune()
-    const status = this.#statuses.get(`${teamId}/${id}`)
-    if (status === undefined) throw new AppError('not_found', { detail: `Query ${id} not found for team ${teamId}` })
-    return status
+    const tracked = this.#statuses.get(`${teamId}/${id}`)
+    if (tracked === undefined) throw new AppError('not_found', { detail: `Query ${id} not found for team ${teamId}` })
+    return tracked.status
+  }
+
+  /** Cancels a running status (deleted, its computation released); a complete one is kept, as PostHog's. */
+  cancel(teamId: number, id: string): CancelOutcome {
+    this.#prune()
+    const key = `${teamId}/${id}`
+    const tracked = this.#statuses.get(key)
+    if (tracked === undefined) return 'unknown'
+    if (tracked.status.complete) return 'complete'
+    this.#statuses.delete(key)
+    tracked.release()
+    return 'cancelled'
   }
 
   #prune(): void {
     const now = this.#now()
-    for (const [key, status] of this.#statuses) {
+    for (const [key, { status }] of this.#statuses) {
       const expired = status.expiration_time !== null && Date.parse(status.expiration_time) <= now
       if (expired || this.#statuses.size > MAX_STATUSES) this.#statuses.delete(key)
     }

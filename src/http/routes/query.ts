@@ -4,13 +4,15 @@
  * that PostHog's UI and MCP tools ask for (src/experiments/query). Any other kind is a 400 naming the kinds
  * served. Answers go through the query cache and its `refresh` modes (cached-runner.ts); asynchronous modes
  * are polled at `GET …/query/:query_id/`, answered as PostHog's `retrieve`: 202 while running, 200 when done,
- * 400 with the refusal's message, 500 for an internal failure (those two in the error envelope).
+ * 400 with the refusal's message, 500 for an internal failure (those two in the error envelope), and
+ * cancelled at `DELETE …/query/:query_id/`, answered as PostHog's `destroy`: 200 and a message in every case.
  */
 import { AppError } from '../../common/errors.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject, nullable } from '../../schemas/shared.js'
 import {
   CachedExperimentQueries,
+  cancelMessage,
   ExperimentQueryRunner,
   MAX_CLIENT_QUERY_ID_LENGTH,
   REFRESH_MODES,
@@ -45,10 +47,23 @@ export const QUERY_OPERATIONS = [
     stringParams: ['query_id'],
     summary:
       "The status of an asynchronous query of the project, as PostHog's QueryStatusResponse: 202 while it runs, 200 when complete (its answer in `results`), " +
-      '400 when the query was refused and 500 when it failed otherwise (the error envelope, its `detail` the status\'s `error_message`, with `query_status` beside it); 404 once it is unknown or 10 minutes past its end.',
+      '400 when the query was refused and 500 when it failed otherwise (the error envelope, its `detail` the status\'s `error_message`, with `query_status` beside it); 404 once it is unknown, cancelled or 10 minutes past its end.',
     tag: 'query',
     scope: 'query:read',
     responses: { 200: 'QueryStatusResponse', 202: 'QueryStatusResponse', 400: 'Error', 404: 'Error' },
+  },
+  {
+    operationId: 'query_destroy',
+    method: 'delete',
+    path: '/api/projects/:project_id/query/:query_id/',
+    stringParams: ['query_id'],
+    summary:
+      "Cancels an asynchronous query of the project, as PostHog's: 200 with a `message` whatever the id. A running query's status is deleted at once (a later GET is a 404); " +
+      'a scan already under way runs to its end, and its answer is not cached unless an identical request or another status still wants it. A complete query is left as it is ' +
+      '(`Query already complete`); an unknown id changes nothing. `dequeue_only` is accepted and changes nothing, as skylark sends ClickHouse no `KILL QUERY` either way.',
+    tag: 'query',
+    scope: 'query:read',
+    responses: { 200: 'QueryCancelResponse' },
   },
 ] as const satisfies readonly OperationDoc[]
 
@@ -106,6 +121,11 @@ export const QUERY_COMPONENTS = {
     },
     required: ['baseline', 'variant_results', 'cache_key', 'is_cached', 'last_refresh'],
   },
+  QueryCancelResponse: {
+    type: 'object',
+    properties: { message: { type: 'string' } },
+    required: ['message'],
+  },
   QueryStatusResponse: {
     type: 'object',
     description: 'A running or finished asynchronous query; a cache miss of an asynchronous mode also carries `cache_key`.',
@@ -117,7 +137,7 @@ export const QUERY_COMPONENTS = {
 export function registerQueryRoutes(router: Router, api: ApiContext, events: EventStore, experiments: ExperimentSource, limits: QueryCacheLimits, maxBodyBytes: number, count?: (outcome: CacheOutcome) => void): void {
   const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
   const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ events, experiments, actionById }), experiments, actionById, limits, count })
-  const [create, retrieve] = QUERY_OPERATIONS
+  const [create, retrieve, destroy] = QUERY_OPERATIONS
   router.add(
     create.method,
     create.path,
@@ -136,6 +156,15 @@ export function registerQueryRoutes(router: Router, api: ApiContext, events: Eve
       // PostHog answers the status alone; here it rides on the error envelope, as 409's current object does.
       const extra = { query_status: status }
       throw status.error_message === null ? new AppError('internal_error', { extra }) : new AppError('invalid_input', { detail: status.error_message, extra })
+    }),
+    { maxBodyBytes },
+  )
+  router.add(
+    destroy.method,
+    destroy.path,
+    projectRoute(api, { scope: destroy.scope }, (req) => {
+      const outcome = queries.cancel(req.project, req.params.query_id)
+      return answer(200, { message: cancelMessage(outcome, req.project.id, req.params.query_id) })
     }),
     { maxBodyBytes },
   )

@@ -243,6 +243,8 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/events/`]: { scope: 'query:read', ok: [200] },
     [`post ${P}/query/`]: { scope: 'query:read', ok: [200], body: () => ({ query: { kind: 'ExperimentQuery', experiment_id: experiment.id, metric: metricQuery } }) },
     [`get ${P}/query/:query_id/`]: { scope: 'query:read', ok: [200, 202], params: () => ({ query_id: asyncQuery.client_query_id }) },
+    // PostHog answers 200 whatever the id; an unknown one is cancelled as nothing.
+    [`delete ${P}/query/:query_id/`]: { scope: 'query:read', ok: [200], params: () => ({ query_id: 'access-cancel' }) },
     [`get ${P}/events/values/`]: { scope: 'query:read', ok: [200], query: '?key=plan&event_name=view' },
     [`get ${P}/events/:id/`]: { scope: 'query:read', ok: [200], params: () => ({ id: eventUuid }) },
     [`get ${P}/ingestion_warnings/`]: { scope: 'project:read', ok: [200] },
