@@ -1,7 +1,8 @@
 /**
  * The query API's cache end to end, once per event store: repeated queries are served from it with the `last_refresh` of their computation, new events
  * show only when a refresh is forced (as PostHog, until 24 hours pass), an experiment edit is a new query,
- * identical concurrent requests share one computation, and the asynchronous modes answer 202 and are polled.
+ * identical concurrent requests share one computation, the asynchronous modes answer 202 and are polled, and
+ * are cancelled.
  */
 import type { Test } from 'tap'
 import { experimentServer, type BatchEvent, type ExperimentServer } from './fixture.js'
@@ -145,6 +146,64 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
     const unknown = await f.api('GET', `${f.base}/query/never-started/`)
     t.equal(unknown.status, 404)
     t.match(unknown.body, { type: 'invalid_request', code: 'not_found', detail: `Query never-started not found for team ${f.server.boot.project_id}` })
+  })
+
+  t.test("a query is cancelled at DELETE …/query/:query_id/, answered 200 with a message as PostHog's", async (t) => {
+    const project = f.server.boot.project_id
+    const poll = async (id: string) => {
+      let res = await f.api('GET', `${f.base}/query/${id}/`)
+      for (let i = 0; res.status === 202 && i < 100; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+        res = await f.api('GET', `${f.base}/query/${id}/`)
+      }
+      return res
+    }
+    const unknown = await f.api('DELETE', `${f.base}/query/never-started/`)
+    t.equal(unknown.status, 200, unknown.text)
+    t.same(unknown.body, { message: `Query never-started not found for team ${project}; nothing cancelled` }, 'an unknown id: 200, as PostHog, nothing done')
+
+    const done = await post({ refresh: 'async', client_query_id: 'cancel-done' }, metric('cancel-done'))
+    t.equal(done.status, 202)
+    t.equal((await poll('cancel-done')).status, 200)
+    const late = await f.api('DELETE', `${f.base}/query/cancel-done/`)
+    t.same([late.status, late.body], [200, { message: 'Query already complete' }])
+    t.match((await f.api('GET', `${f.base}/query/cancel-done/`)).body, { query_status: { complete: true, error: false } }, 'a complete query is left as it is')
+
+    // A computation here takes milliseconds: the DELETE that follows its 202 may come after its end, and then says so.
+    let caught = false
+    for (let attempt = 0; attempt < 5 && !caught; attempt++) {
+      const id = `cancel-running-${attempt}`
+      const m = metric(id)
+      const abandoned = await counted('abandoned')
+      t.equal((await post({ refresh: 'async', client_query_id: id }, m)).status, 202)
+      const cancelled = await f.api('DELETE', `${f.base}/query/${id}/`)
+      t.equal(cancelled.status, 200, cancelled.text)
+      if (cancelled.body.message === 'Query already complete') continue
+      caught = true
+      t.same(cancelled.body, { message: 'Query cancelled' })
+      const gone = await f.api('GET', `${f.base}/query/${id}/`)
+      t.equal(gone.status, 404, 'a later poll: 404, as PostHog deletes the status')
+      t.match(gone.body, { code: 'not_found', detail: `Query ${id} not found for team ${project}` })
+      for (let i = 0; i < 100 && (await counted('abandoned')) === abandoned; i++) await new Promise((r) => setTimeout(r, 50))
+      t.equal((await counted('abandoned')) - abandoned, 1, 'the scan ran to its end, its answer wanted by no one')
+      t.equal((await f.api('GET', `${f.base}/query/${id}/`)).status, 404, 'and brought no status back')
+      t.match((await post({}, m)).body, { is_cached: false }, 'nor anything into the cache')
+    }
+    t.ok(caught, 'a running query was cancelled')
+
+    // PostHog's web app cancels on the environment path, without the slash, dequeue_only (a queue skylark has not).
+    const m = metric('cancel-shared')
+    t.equal((await post({ refresh: 'async', client_query_id: 'cancel-shared' }, m)).status, 202)
+    const waiting = post({}, m)
+    const env = await f.api('DELETE', `/api/environments/${project}/query/cancel-shared?dequeue_only=true`)
+    t.equal(env.status, 200, env.text)
+    t.match(env.body, { message: /^Query (cancelled|already complete)$/ })
+    const answered = await waiting
+    t.equal(answered.status, 200, 'an identical request waiting on the computation is answered')
+    t.match(answered.body, { baseline: { number_of_samples: PER_VARIANT + 1 } })
+    // Cancelled while running, its answer was either the waiting request's or nobody's, never cached before it.
+    if (env.body.message === 'Query cancelled') t.equal(answered.body.is_cached, false, 'computed for it, not served from a cache')
+    t.match((await post({}, m)).body, { is_cached: true, last_refresh: answered.body.last_refresh }, 'and its answer cached')
   })
 
   t.test('refresh values PostHog does not take are refused in the error envelope', async (t) => {
