@@ -13,7 +13,10 @@
  * - Identical requests that need a computation while one runs wait for that one (PostHog's query coalescer);
  *   a failure is shared by them and never cached.
  * - Asynchronous modes answer at once (202 with the running `query_status`) and compute in the background;
- *   the status is polled at `GET …/query/:query_id/` (query-status.ts).
+ *   the status is polled at `GET …/query/:query_id/` (query-status.ts). Its id is the request's
+ *   `client_query_id`, else the cache key, as PostHog's; a cache miss in `async`/`lazy_async` mode answers a
+ *   status of that id still kept (running or complete) instead of starting another, as PostHog's
+ *   enqueue_process_query_task does without a refresh.
  * - Cancelling a status (`DELETE …/query/:query_id/`) cannot stop a scan already on the read thread or in
  *   ClickHouse: it withdraws that status's interest. A computation nobody wants any more (every status that
  *   asked for it cancelled, no request waiting on it) still runs to its end, but its answer is dropped, not
@@ -25,7 +28,6 @@
  */
 import { createHash } from 'node:crypto'
 import { iso } from '../../common/clock.js'
-import { uuidv7 } from '../../common/ids.js'
 import { isPlainObject, sortedKeys, type JsonObject } from '../../common/json.js'
 import type { Project } from '../../management/index.js'
 import { ByteLru } from './byte-lru.js'
@@ -103,8 +105,13 @@ export class CachedExperimentQueries {
     const key = this.#keyOf(project, body)
     // A query the runner will refuse (no experiment, not an ExperimentQuery…): its error, never cached.
     if (key === null) return { status: 200, body: await this.#deps.runner.run(project, body, this.#now()) }
+    // PostHog's `self.query_id or cache_key`: without a client_query_id the status is the cache key's, so
+    // identical asynchronous requests share it.
+    const queryId = clientQueryId ?? key
     const background = (refresh: boolean) => {
-      const queryId = clientQueryId ?? uuidv7(this.#now()).replaceAll('-', '')
+      // `enqueue_process_query_task`: a status already known is answered as it is unless a refresh is asked.
+      const known = refresh ? null : this.#statuses.find(project.id, queryId)
+      if (known !== null) return { ...known }
       const computation = this.#compute(project, body, key, refresh)
       return this.#statuses.track(project.id, queryId, computation.answer.then((c) => c.answer), () => computation.wanted--)
     }
@@ -112,7 +119,11 @@ export class CachedExperimentQueries {
     if (mode === 'force_async') return { status: 202, body: { query_status: background(true) } }
     const cached = mode === 'force_blocking' ? undefined : this.#answers.get(key)
     if (mode !== 'force_blocking') this.#count(cached === undefined ? 'miss' : this.#isStale(cached) ? 'stale' : 'hit')
-    if (cached !== undefined && !this.#isStale(cached)) return { status: 200, body: this.#hit(cached, null) }
+    if (cached !== undefined && !this.#isStale(cached)) {
+      // `get_async_query_status`: a computation of this id still running is named beside the cached answer.
+      const running = this.#statuses.find(project.id, queryId)
+      return { status: 200, body: this.#hit(cached, running !== null && !running.complete ? { ...running } : null) }
+    }
     if (cached !== undefined && mode !== 'blocking') {
       // Stale, asynchronous modes: the old answer now, a new one computed behind it.
       return { status: 202, body: this.#hit(cached, background(true)) }

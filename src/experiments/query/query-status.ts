@@ -1,8 +1,9 @@
 /**
  * The statuses of asynchronous query computations, polled at `GET …/query/:query_id/`: PostHog's QueryStatus
- * (posthog/clickhouse/client/execute_async.py keeps it in Redis for 10 minutes; PostHog's schema names the
- * fields). Here they live in memory, per project, bounded in number (the oldest go first) and dropped 10
- * minutes after their computation ends, as PostHog's expire.
+ * (posthog/clickhouse/client/execute_async.py's QueryStatusManager keeps it in Redis for 20 minutes from each
+ * write, so its `expiration_time` is set from the start; PostHog's schema names the fields). Here they live in
+ * memory, per project, bounded in number (the oldest go first) and dropped 20 minutes after their computation
+ * ends, as PostHog's expire.
  *
  * Cancelling (`DELETE …/query/:query_id/`, PostHog's `cancel_query`) deletes a running status at once, so a
  * later poll is a 404 as in PostHog, and tells whoever started the computation that this status no longer
@@ -12,7 +13,7 @@ import { iso } from '../../common/clock.js'
 import { AppError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 
-const STATUS_TTL_MS = 600_000
+const STATUS_TTL_MS = 20 * 60_000
 const MAX_STATUSES = 1000
 
 export interface QueryStatus {
@@ -26,7 +27,7 @@ export interface QueryStatus {
   start_time: string
   pickup_time: string
   end_time: string | null
-  expiration_time: string | null
+  expiration_time: string
   dashboard_id: null
   insight_id: null
   labels: null
@@ -74,7 +75,7 @@ export class QueryStatuses {
       start_time: started,
       pickup_time: started,
       end_time: null,
-      expiration_time: null,
+      expiration_time: iso(this.#now() + STATUS_TTL_MS),
       dashboard_id: null,
       insight_id: null,
       labels: null,
@@ -100,10 +101,15 @@ export class QueryStatuses {
 
   /** The status, or 404 as PostHog's QueryNotFoundError. */
   get(teamId: number, id: string): QueryStatus {
+    const status = this.find(teamId, id)
+    if (status === null) throw new AppError('not_found', { detail: `Query ${id} not found for team ${teamId}` })
+    return status
+  }
+
+  /** The status, or null when unknown or expired. */
+  find(teamId: number, id: string): QueryStatus | null {
     this.#prune()
-    const tracked = this.#statuses.get(`${teamId}/${id}`)
-    if (tracked === undefined) throw new AppError('not_found', { detail: `Query ${id} not found for team ${teamId}` })
-    return tracked.status
+    return this.#statuses.get(`${teamId}/${id}`)?.status ?? null
   }
 
   /** Cancels a running status (deleted, its computation released); a complete one is kept, as PostHog's. */
@@ -118,10 +124,11 @@ export class QueryStatuses {
     return 'cancelled'
   }
 
+  /** Drops complete statuses past their expiration (a running one is kept until it ends) and the oldest beyond the bound. */
   #prune(): void {
     const now = this.#now()
     for (const [key, { status }] of this.#statuses) {
-      const expired = status.expiration_time !== null && Date.parse(status.expiration_time) <= now
+      const expired = status.complete && Date.parse(status.expiration_time) <= now
       if (expired || this.#statuses.size > MAX_STATUSES) this.#statuses.delete(key)
     }
   }

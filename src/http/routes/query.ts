@@ -47,7 +47,7 @@ export const QUERY_OPERATIONS = [
     stringParams: ['query_id'],
     summary:
       "The status of an asynchronous query of the project, as PostHog's QueryStatusResponse: 202 while it runs, 200 when complete (its answer in `results`), " +
-      '400 when the query was refused and 500 when it failed otherwise (the error envelope, its `detail` the status\'s `error_message`, with `query_status` beside it); 404 once it is unknown, cancelled or 10 minutes past its end.',
+      '400 when the query was refused and 500 when it failed otherwise (the error envelope, its `detail` the status\'s `error_message`, with `query_status` beside it); 404 once it is unknown, cancelled or 20 minutes past its end.',
     tag: 'query',
     scope: 'query:read',
     responses: { 200: 'QueryStatusResponse', 202: 'QueryStatusResponse', 400: 'Error', 404: 'Error' },

@@ -96,18 +96,51 @@ t.test('an answer is served until it is 24 hours old, then computed again (async
   t.equal(stale.status, 202, 'stale, async: the old answer now')
   t.match(stale.body, { is_cached: true, last_refresh: iso(T0), query_status: { complete: false } })
   const id = (stale.body.query_status as { id: string }).id
+  t.equal(id, stale.body.cache_key, "without a client_query_id the status is the cache key's, as PostHog's")
+  t.match(queries.status(w.project, id), { complete: false, expiration_time: iso(T0 + DAY + 1 + 20 * 60_000) }, 'a running status already says when it expires')
   for (let i = 0; i < 100 && !queries.status(w.project, id).complete; i++) await new Promise((r) => setTimeout(r, 10))
   t.match(queries.status(w.project, id), { complete: true, error: false, results: { is_cached: false, last_refresh: iso(T0 + DAY + 1) } })
   const renewed = await queries.run(w.project, body('blocking'))
   t.match(renewed.body, { is_cached: true, last_refresh: iso(T0 + DAY + 1) }, 'the background answer replaced it')
   t.equal(samples(renewed.body), 6)
   t.throws(() => queries.status(w.other, id), { status: 404, code: 'not_found' }, "another project's status is unknown")
-  w.advance(10 * 60_000 - 1)
-  t.equal(queries.status(w.project, id).complete, true, 'a status is kept 10 minutes after its end')
+  w.advance(20 * 60_000 - 1)
+  t.equal(queries.status(w.project, id).complete, true, 'a status is kept 20 minutes after its end')
   w.advance(1)
   t.throws(() => queries.status(w.project, id), { status: 404, code: 'not_found' }, 'and then goes')
 
   w.advance(DAY)
   const blocking = await queries.run(w.project, body('blocking'))
-  t.match(blocking, { status: 200, body: { is_cached: false, last_refresh: iso(T0 + 2 * DAY + 10 * 60_000 + 1) } }, 'stale, blocking: computed again')
+  t.match(blocking, { status: 200, body: { is_cached: false, last_refresh: iso(T0 + 2 * DAY + 20 * 60_000 + 1) } }, 'stale, blocking: computed again')
+})
+
+t.test('asynchronous requests of one query share its status: a miss answers the status kept, a fresh answer names one running', async (t) => {
+  const w = experimentWorld()
+  t.teardown(() => w.close())
+  const e = w.create({ name: 'E', feature_flag_key: 'k', start_date: new Date(T0 - DAY).toISOString() })
+  const counts: string[] = []
+  const queries = cachedQueries(w, (outcome) => counts.push(outcome))
+  await w.events([{ distinctId: 'p1', event: '$feature_flag_called', at: T0 - HOUR, properties: { $feature_flag: 'k', $feature_flag_response: 'control' } }])
+  const body = (refresh: string, extra: object = {}) => ({ refresh, ...extra, query: { kind: 'ExperimentQuery', experiment_id: e.id, metric: { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked' } } } })
+  const status = (answer: { body: Record<string, any> }) => answer.body.query_status
+
+  // Each call reaches its answer without awaiting anything, so requests made together meet the same computation.
+  const [first, second, mine] = await Promise.all([queries.run(w.project, body('async')), queries.run(w.project, body('lazy_async')), queries.run(w.project, body('async', { client_query_id: 'mine' }))])
+  t.same([first.status, second.status, mine.status], [202, 202, 202])
+  t.equal(status(first).id, first.body.cache_key)
+  t.equal(status(second).id, status(first).id, 'the second miss answers the first status')
+  t.equal(status(mine).id, 'mine', 'a client_query_id names a status of its own')
+  t.same(counts.filter((c) => c === 'computed' || c === 'joined'), ['computed', 'joined'], 'the second miss starts nothing; the third joins the computation')
+  const key = first.body.cache_key as string
+  const settled = async (id: string) => {
+    for (let i = 0; i < 100 && !queries.status(w.project, id).complete; i++) await new Promise((r) => setTimeout(r, 10))
+  }
+  await settled(key)
+  t.equal(status(await queries.run(w.project, body('blocking'))), null, 'a fresh answer with no computation running names no status')
+
+  const [forced, hit] = await Promise.all([queries.run(w.project, body('force_async')), queries.run(w.project, body('blocking'))])
+  t.match(status(forced), { id: first.body.cache_key, complete: false }, 'force_async starts a status of that id again')
+  t.match(hit, { status: 200, body: { is_cached: true, query_status: { id: first.body.cache_key, complete: false } } }, 'a fresh answer names the computation of its id while it runs')
+  await settled(key)
+  t.equal(status(await queries.run(w.project, body('blocking'))), null, 'and nothing once it is complete')
 })
