@@ -1,6 +1,6 @@
 /**
  * PostHog's checks of the new metrics engine's fields (products/experiments/backend/experiment_service.py,
- * presentation/serializers.py), with its messages. Checks PostHog runs as field validators name the field
+ * presentation/serializers.py, hogql_queries/retention_validation.py), with its messages. Checks PostHog runs as field validators name the field
  * in `attr`; those its service runs have `attr: null`. Metrics are checked for their shape (kind,
  * metric_type and the nodes each type reads), not against PostHog's whole pydantic schema.
  */
@@ -19,7 +19,10 @@ const METRIC_TYPES: Readonly<Record<string, { cls: string; nodes: readonly strin
   ratio: { cls: 'ExperimentRatioMetric', nodes: ['numerator', 'denominator'] },
   retention: { cls: 'ExperimentRetentionMetric', nodes: ['start_event', 'completion_event'] },
 }
-const NODE_KINDS = new Set(['EventsNode', 'ActionsNode', 'ExperimentDataWarehouseNode'])
+const NODE_KINDS: readonly string[] = ['EventsNode', 'ActionsNode', 'ExperimentDataWarehouseNode']
+/** A retention metric's start may also be the experiment's exposure itself (PostHog's ExperimentExposureNode). */
+const EXPOSURE_NODE = 'ExperimentExposureNode'
+const RETENTION_START_KINDS: readonly string[] = [...NODE_KINDS, EXPOSURE_NODE]
 const EVENTS_NODE_ID_HINT =
   "EventsNode does not accept an 'id' field. To reference an event, use {'kind': 'EventsNode', 'event': '<event_name>'} (omit 'id'). " +
   "To reference an action, switch to {'kind': 'ActionsNode', 'id': <integer_action_id>} (omit 'event')."
@@ -36,12 +39,13 @@ function pyErrors(errors: readonly PydanticError[]): string {
   return `[${errors.map((e) => `{'loc': ${tuple(e.loc)}, 'type': ${pyRepr(e.type)}, 'msg': ${pyRepr(e.msg)}}`).join(', ')}]`
 }
 
-/** The first structural problem of a source node (EventsNode, ActionsNode, data warehouse node), if any. */
-function nodeError(node: unknown, loc: readonly (string | number)[]): PydanticError | null {
+/** The first structural problem of a source node (EventsNode, ActionsNode, data warehouse node, or one of `kinds`), if any. */
+function nodeError(node: unknown, loc: readonly (string | number)[], kinds: readonly string[] = NODE_KINDS): PydanticError | null {
   if (!isPlainObject(node)) return { loc, type: 'model_type', msg: 'Input should be a valid dictionary or instance of a model' }
   const kind = node.kind
-  if (typeof kind !== 'string' || !NODE_KINDS.has(kind)) {
-    return { loc: [...loc, 'kind'], type: 'union_tag_invalid', msg: `Input tag '${pyStr(kind)}' found using 'kind' does not match any of the expected tags: 'EventsNode', 'ActionsNode', 'ExperimentDataWarehouseNode'` }
+  if (typeof kind !== 'string' || !kinds.includes(kind)) {
+    const tags = kinds.map((k) => `'${k}'`).join(', ')
+    return { loc: [...loc, 'kind'], type: 'union_tag_invalid', msg: `Input tag '${pyStr(kind)}' found using 'kind' does not match any of the expected tags: ${tags}` }
   }
   if (kind === 'EventsNode' && 'id' in node) return { loc: [...loc, 'EventsNode', 'id'], type: 'extra_forbidden', msg: 'Extra inputs are not permitted' }
   if (kind === 'EventsNode' && node.event !== undefined && node.event !== null && typeof node.event !== 'string') {
@@ -84,7 +88,8 @@ function metricError(metric: JsonObject, prefix: string): string | null {
   for (const field of spec.nodes) {
     if (metric[field] === undefined) errors.push({ loc: [spec.cls, field], type: 'missing', msg: 'Field required' })
     else {
-      const error = nodeError(metric[field], [spec.cls, field])
+      const kinds = metric.metric_type === 'retention' && field === 'start_event' ? RETENTION_START_KINDS : NODE_KINDS
+      const error = nodeError(metric[field], [spec.cls, field], kinds)
       if (error) errors.push(error)
     }
   }
@@ -104,6 +109,15 @@ function metricError(metric: JsonObject, prefix: string): string | null {
     if (typeof metric.threshold !== 'number' || metric.threshold <= 0) return `${prefix}threshold must be a positive number.`
     if ((metric.lower_bound_percentile ?? null) !== null || (metric.upper_bound_percentile ?? null) !== null) {
       return `${prefix}a threshold cannot be combined with outlier handling (winsorization).`
+    }
+  }
+  if (metric.metric_type === 'retention' && isPlainObject(metric.start_event) && metric.start_event.kind === EXPOSURE_NODE) {
+    // PostHog's retention_metric_error: the engine ignores both for an exposure start, so they are not stored.
+    if ((metric.conversion_window ?? null) !== null || (metric.conversion_window_unit ?? null) !== null) {
+      return `${prefix}a conversion window cannot be combined with an experiment exposure start. Retention already anchors on each user's first exposure.`
+    }
+    if (metric.start_handling === 'last_seen') {
+      return `${prefix}start_handling 'last_seen' cannot be combined with an experiment exposure start. Retention always anchors on each user's first exposure.`
     }
   }
   return null

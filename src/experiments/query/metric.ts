@@ -17,6 +17,11 @@
  * - retention `start_event` and `completion_event` (the steps, in that order), `retention_window_start` /
  *   `_end` / `_unit` and `start_handling` (experiment_retention_query_builder.py; the outcome is computed where
  *   the events are read, src/storage/events/experiment-retention.ts), the conversion window bounding the start;
+ *   a `start_event` of kind ExperimentExposureNode starts the window at each entity's first exposure: the
+ *   exposure's own filter is then the start step, first seen (`metricSteps`), whose first event at or after the
+ *   first exposure is that exposure — its time and its event, what PostHog projects from its exposures CTE
+ *   (`first_exposure_time`, `exposure_event_uuid`) —, so every exposed entity counts and its exposure event is
+ *   never its own completion;
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
@@ -30,6 +35,7 @@ import {
   MAX_EXPERIMENT_BREAKDOWNS,
   MAX_EXPERIMENT_STEPS,
   type DistinctKey,
+  type EventFilter,
   type ExperimentAggregation,
   type FunnelStep,
   type RetentionUnit,
@@ -42,7 +48,10 @@ import type { MetricType } from './statistics.js'
 /** What the event store reads (`steps`) and how it aggregates them (ExperimentAggregation, in the store). */
 export interface MetricPlan extends ExperimentAggregation {
   type: MetricType
-  /** Mean: the source; ratio: numerator then denominator; funnel: the series. */
+  /**
+   * Mean: the source; ratio: numerator then denominator; funnel: the series; retention: start then completion
+   * (only the completion when it starts at the exposure: `metricSteps` puts the exposure's filter first).
+   */
   steps: FunnelStep[]
   /** Mean: one; ratio: two; funnel: none. */
   sources: SourceMath[]
@@ -50,6 +59,8 @@ export interface MetricPlan extends ExperimentAggregation {
   breakdowns: string[]
   /** Retention: its window, to which the runner adds the experiment's bounds and the project's zone. */
   retentionWindow?: RetentionFields
+  /** Retention started at the exposure (an ExperimentExposureNode `start_event`). */
+  startsAtExposure?: boolean
 }
 
 export type RetentionFields = Pick<RetentionWindow, 'startHandling' | 'unit' | 'start' | 'end'>
@@ -57,6 +68,9 @@ export type RetentionFields = Pick<RetentionWindow, 'startHandling' | 'unit' | '
 export type ActionLookup = (id: number) => Pick<ActionRecord, 'steps'> | null
 
 const refuse = (detail: string) => new ValidationError('invalid', detail)
+
+/** A retention start that is the experiment's exposure itself. */
+const EXPOSURE_NODE = 'ExperimentExposureNode'
 
 const SECONDS: ReadonlyMap<string, number> = new Map([
   ['second', 1],
@@ -186,11 +200,25 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
     return { ...base, type: 'funnel', steps: series.map((node) => source(node, actionById).step), sources: [] }
   }
   if (metric.metric_type === 'retention') {
-    const start = source(metric.start_event, actionById)
     const completion = source(metric.completion_event, actionById)
+    if (isPlainObject(metric.start_event) && metric.start_event.kind === EXPOSURE_NODE) {
+      // checkMetric refused a conversion window and `last_seen` with it (PostHog's retention_metric_error).
+      const window: RetentionFields = { ...retentionWindow(metric), startHandling: 'first_seen' }
+      return { ...base, type: 'retention', steps: [completion.step], sources: [], retentionWindow: window, startsAtExposure: true }
+    }
+    const start = source(metric.start_event, actionById)
     return { ...base, type: 'retention', steps: [start.step, completion.step], sources: [], retentionWindow: retentionWindow(metric) }
   }
   throw refuse(`Metric type '${String(metric.metric_type)}' is not supported here; mean, funnel, ratio and retention metrics are.`)
+}
+
+/**
+ * The steps the event store reads: the plan's, and for retention started at the exposure the exposure's filter
+ * (its event, flag and variants, the config's properties) first, so each entity's first exposure is its start.
+ */
+export function metricSteps(plan: MetricPlan, exposure: EventFilter): FunnelStep[] {
+  if (plan.startsAtExposure !== true) return plan.steps
+  return [{ event: exposure.event ?? null, properties: exposure.properties ?? [] }, ...plan.steps]
 }
 
 /** The event properties the aggregation reads from each event, in order. */

@@ -30,7 +30,7 @@ import { propertyLeaves, toPropertyFilter } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
-import { distinctKeys, planMetric, valueProperties, type MetricPlan } from './metric.js'
+import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
@@ -189,7 +189,7 @@ export class ExperimentQueryRunner {
         // With a conversion window the metric's events run to first exposure + window, past the end too; a
         // retention metric's completions to the end + window + its window's end.
         before: Math.max(to + 1 + (plan.windowMs ?? 0), retention?.completionBefore ?? 0),
-        steps: plan.steps,
+        steps: metricSteps(plan, exposure.filter),
         valueProperties: valueProperties(plan),
         distinctKeys: distinctKeys(plan),
       },

@@ -435,11 +435,61 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const unit = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: retention('clicked', 'clicked', { retention_window_start: 1, retention_window_end: 2, retention_window_unit: 'fortnight' }) } })
     t.equal(unit.status, 400)
     t.match(unit.body, { type: 'validation_error', detail: /retention_window_unit/ })
-    // PostHog's newer exposure-anchored start (ExperimentExposureNode) is not computed here: a 400 naming it.
-    const anchored = { ...retention('clicked', 'clicked', { retention_window_start: 1, retention_window_end: 2 }), start_event: { kind: 'ExperimentExposureNode' } }
-    const exposureStart = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: anchored } })
-    t.equal(exposureStart.status, 400)
-    t.match(exposureStart.body, { type: 'validation_error', detail: /start_event[\s\S]*ExperimentExposureNode/ })
+  })
+
+  t.test("retention started at the exposure (ExperimentExposureNode): every exposed person counts from the first flag call, which is never its own completion, as PostHog's retention query", async (t) => {
+    const fromExposure = (completion: string, extra: object) => ({
+      kind: 'ExperimentMetric',
+      metric_type: 'retention',
+      start_event: { kind: 'ExperimentExposureNode' },
+      completion_event: { kind: 'EventsNode', event: completion },
+      retention_window_unit: 'second',
+      start_handling: 'first_seen',
+      ...extra,
+    })
+    /** Of the 120 persons of each variant, how many were retained (a denominator of 1 each). */
+    const retained = (control: number, test: number) =>
+      VARIANTS.map((key, k) => {
+        const sum = [control, test][k]
+        return { key, number_of_samples: PER_VARIANT, sum, sum_squares: sum, denominator_sum: PER_VARIANT, denominator_sum_squares: PER_VARIANT, numerator_denominator_sum_product: sum }
+      })
+    const fields = (v: any) => [v.key, v.number_of_samples, v.sum, v.sum_squares, v.denominator_sum, v.denominator_sum_squares, v.numerator_denominator_sum_product]
+    const check = (body: any, expected: ReturnType<typeof retained>, name: string) => {
+      t.same([fields(body.baseline), fields(body.variant_results[0])], expected.map(fields), `${name}: the sums`)
+      const want = experimentResult('retention', 'bayesian', null, expected[0], [expected[1]]).variant_results[0] as Record<string, unknown>
+      t.same(body.variant_results[0].chance_to_win, want.chance_to_win, `${name}: a ratio's chance to win`)
+      t.same(body.variant_results[0].credible_interval, want.credible_interval, `${name}: its interval`)
+    }
+    // By hand: a purchase 5 s after the flag call for the non-converters with i % 4 = 1 (control: 30 of 120; test:
+    // 20, its i % 12 = 9 converting at 20 s), too late for everyone else (20 s) or never.
+    check(await query(fromExposure('purchased', { retention_window_start: 0, retention_window_end: 15 })), retained(30, 20), 'exposure → purchase in 0–15 s')
+    // Clicks at 2 s, 4 s… after the call: a second click (4 s) is within 3–5 s for control's i % 3 = 2 (40) and
+    // test's i % 3 ≥ 1 (80); those who never click still count, unlike a start on the click.
+    check(await query(fromExposure('clicked', { retention_window_start: 3, retention_window_end: 5 })), retained(40, 80), 'exposure → a second click in 3–5 s')
+    const byClick = await query({ ...fromExposure('clicked', { retention_window_start: 3, retention_window_end: 5 }), start_event: { kind: 'EventsNode', event: 'clicked' } })
+    t.same([byClick.baseline.number_of_samples, byClick.variant_results[0].number_of_samples], [80, 120], 'started on a click, only clickers count')
+    // The flag call as the completion: the first call (the exposure) is not its own; the second, 100 s later, is.
+    const calls = await query(fromExposure('$feature_flag_called', { retention_window_start: 0, retention_window_end: 99 }))
+    t.same([fields(calls.baseline), fields(calls.variant_results[0])], retained(0, 0).map(fields), 'no other call within 99 s')
+    // Broken down by the first call's plan, each group's sums adding up to the whole.
+    const byPlan = await query(fromExposure('purchased', { retention_window_start: 0, retention_window_end: 15, breakdownFilter: { breakdowns: [{ property: 'plan' }] } }))
+    check(byPlan, retained(30, 20), 'by plan, over everyone')
+    t.same(
+      byPlan.breakdown_results.map((r: any) => [r.breakdown_value, r.baseline.number_of_samples + r.variants[0].number_of_samples]),
+      [
+        [['free'], 160],
+        [['pro'], 80],
+      ],
+    )
+    // PostHog's retention_metric_error: a conversion window or last seen does not go with an exposure start.
+    for (const [extra, detail] of [
+      [{ conversion_window: 3, conversion_window_unit: 'second' }, "Invalid metric: a conversion window cannot be combined with an experiment exposure start. Retention already anchors on each user's first exposure."],
+      [{ start_handling: 'last_seen' }, "Invalid metric: start_handling 'last_seen' cannot be combined with an experiment exposure start. Retention always anchors on each user's first exposure."],
+    ] as const) {
+      const res = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: fromExposure('purchased', { retention_window_start: 0, retention_window_end: 15, ...extra }) } })
+      t.equal(res.status, 400)
+      t.match(res.body, { type: 'validation_error', detail })
+    }
   })
 
   t.test('breakdowns: each group of the first exposure’s $browser with its own counts and statistics', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { planMetric } from '../../../src/experiments/query/metric.js'
+import { metricSteps, planMetric } from '../../../src/experiments/query/metric.js'
 
 const noActions = () => null
 const mean = (over: Record<string, unknown>) =>
@@ -75,4 +75,13 @@ t.test("retention metrics are read as PostHog's retention query builder reads th
   t.throws(() => retention({ retention_window_start: undefined }), { code: 'invalid', detail: 'retention_window_start must be an integer.' })
   t.throws(() => retention({ start_handling: 'any' }), { code: 'invalid', detail: 'start_handling must be first_seen or last_seen.' })
   t.throws(() => retention({ start_event: { kind: 'ExperimentDataWarehouseNode', table_name: 't' } }), { code: 'invalid', detail: /Data warehouse/ })
+  // Started at the exposure (ExperimentExposureNode): the completion is the one step of the plan, and the
+  // steps read put the exposure's own filter before it.
+  const anchored = retention({ start_event: { kind: 'ExperimentExposureNode' } })
+  t.match(anchored, { steps: [{ event: 'login' }], startsAtExposure: true, retentionWindow: { start: 1, end: 7, unit: 'day', startHandling: 'first_seen' } })
+  t.equal(anchored.steps.length, 1)
+  t.equal(retention({}).startsAtExposure, undefined)
+  const exposure = { teamId: 1, event: '$feature_flag_called', after: 0, before: 1, properties: [{ key: '$feature_flag', operator: 'exact' as const, value: 'f' }] }
+  t.same(metricSteps(anchored, exposure), [{ event: '$feature_flag_called', properties: exposure.properties }, anchored.steps[0]])
+  t.same(metricSteps(retention({}), exposure), retention({}).steps, "a start event: the plan's steps")
 })

@@ -7,6 +7,17 @@ import t from 'tap'
 import { HOUR, T0, experimentWorld, thrown } from './fixture.js'
 
 const pageviews = { kind: 'ExperimentMetric', metric_type: 'mean', goal: 'increase', source: { kind: 'EventsNode', event: '$pageview', math: 'total' } }
+/** A retention metric started at the experiment's exposure (PostHog's ExperimentExposureNode start). */
+const returnsAfterExposure = {
+  kind: 'ExperimentMetric',
+  metric_type: 'retention',
+  start_event: { kind: 'ExperimentExposureNode' },
+  completion_event: { kind: 'EventsNode', event: '$pageview' },
+  retention_window_start: 1,
+  retention_window_end: 7,
+  retention_window_unit: 'day',
+  start_handling: 'first_seen',
+}
 const signup = { kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'signed_up' }] }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -126,6 +137,30 @@ t.test('create', async (t) => {
       'Action(s) with ID 7 not found or deleted. Each ActionsNode must reference an existing action belonging to this project.',
       null,
     ],
+    [
+      'a conversion window with a retention metric started at the exposure',
+      { metrics: [{ ...returnsAfterExposure, conversion_window: 2, conversion_window_unit: 'day' }] },
+      "Invalid metric at index 0: a conversion window cannot be combined with an experiment exposure start. Retention already anchors on each user's first exposure.",
+      'metrics',
+    ],
+    [
+      'last seen with a retention metric started at the exposure',
+      { metrics: [{ ...returnsAfterExposure, start_handling: 'last_seen' }] },
+      "Invalid metric at index 0: start_handling 'last_seen' cannot be combined with an experiment exposure start. Retention always anchors on each user's first exposure.",
+      'metrics',
+    ],
+    [
+      "the exposure as a retention metric's completion",
+      { metrics_secondary: [{ ...returnsAfterExposure, completion_event: { kind: 'ExperimentExposureNode' } }] },
+      "Invalid metric at index 0: [{'loc': ('ExperimentRetentionMetric', 'completion_event', 'kind'), 'type': 'union_tag_invalid', 'msg': \"Input tag 'ExperimentExposureNode' found using 'kind' does not match any of the expected tags: 'EventsNode', 'ActionsNode', 'ExperimentDataWarehouseNode'\"}].",
+      'metrics_secondary',
+    ],
+    [
+      'a retention start of an unknown kind',
+      { metrics: [{ ...returnsAfterExposure, start_event: { kind: 'Exposure' } }] },
+      "Invalid metric at index 0: [{'loc': ('ExperimentRetentionMetric', 'start_event', 'kind'), 'type': 'union_tag_invalid', 'msg': \"Input tag 'Exposure' found using 'kind' does not match any of the expected tags: 'EventsNode', 'ActionsNode', 'ExperimentDataWarehouseNode', 'ExperimentExposureNode'\"}].",
+      'metrics',
+    ],
     ['a stats method PostHog lacks', { stats_config: { method: 'bootstrap' } }, "Invalid stats method: 'bootstrap'. Must be one of: bayesian, frequentist", null],
     ['a baseline that is no variant', { stats_config: { baseline_variant_key: 'b' } }, "Invalid baseline_variant_key: 'b'. Must be one of: control, test", null],
     ['excluding the baseline', { excluded_variants: ['control'] }, "baseline variant cannot be excluded ('control')", null],
@@ -155,6 +190,13 @@ t.test('create', async (t) => {
       t.equal(w.flag('k'), null)
     })
   }
+
+  t.test('stores a retention metric started at the exposure, as PostHog accepts one', async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const e = w.create({ name: 'n', feature_flag_key: 'k', metrics: [returnsAfterExposure] })
+    t.match(e.metrics, [{ ...returnsAfterExposure, uuid: String, fingerprint: String }])
+  })
 
   t.test('a conclusion outside PostHog’s choices is refused', async (t) => {
     const w = experimentWorld()
