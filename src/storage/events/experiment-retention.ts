@@ -6,7 +6,10 @@
  *
  * - the start: the entity's first (`first_seen`) or last (`last_seen`) start event at or after its first exposure,
  *   before the experiment's end + conversion window and, with a conversion window, at most that long after the
- *   first exposure (inclusive); an entity without one is not counted at all (PostHog's INNER JOIN);
+ *   first exposure (inclusive); an entity without one is not counted at all (PostHog's INNER JOIN). A metric
+ *   started at the exposure (ExperimentExposureNode) reaches here as a first-seen start whose step is the
+ *   exposure's filter (src/experiments/query/metric.ts's metricSteps): its first event at or after the first
+ *   exposure is that exposure, the start PostHog projects from its exposures CTE, so every exposed entity counts;
  * - retained (1, else 0) when another event than that start one (PostHog compares uuids, so a metric whose
  *   start and completion are one event needs a second occurrence) matches the completion step, at or after the
  *   start and at most `end` units + one period (days and hours) after it, and whose time, truncated to the

@@ -119,34 +119,81 @@ t.test('the start event is never its own completion (test_retention_same_start_a
   t.same(outcomes(win({ start: 1, end: 1 })), [0, 0, 1])
 })
 
-t.test("per variant: only entities with a start count, each retained 1 or 0 over a denominator of 1 (test_basic_retention_calculation's sums)", async (t) => {
-  const a: ExperimentAggregation = {
-    type: 'retention',
-    sources: [],
-    windowMs: null,
-    lowerPercentile: null,
-    upperPercentile: null,
-    ignoreZeros: false,
-    retention: win(),
-  }
-  const exposed = ms('2020-01-02T12:00:00')
+/** Ten entities a variant exposed at `exposed`, each with the events `of` gives it, summed per variant. */
+function variantSums(w: RetentionWindow, exposed: number, of: (variant: string, i: number) => Array<[number, number]>) {
+  const a: ExperimentAggregation = { type: 'retention', sources: [], windowMs: null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, retention: w }
   const exposures = new Map<string, { variant: string; first: number; breakdown: string[] }>()
   const events: MetricEventRow[] = []
-  for (const [variant, started, retained] of [
-    ['control', 6, 4],
-    ['test', 8, 6],
-  ] as const) {
+  for (const variant of ['control', 'test']) {
     for (let i = 0; i < 10; i++) {
       const e = `${variant}_${i}`
       exposures.set(e, { variant, first: exposed, breakdown: [] })
-      if (i < started) events.push([e, ms('2020-01-02T12:01:00'), START, [], []])
-      if (i < retained) events.push([e, ms('2020-01-05T12:00:00'), DONE, [], []])
+      for (const [at, mask] of of(variant, i)) events.push([e, at, mask, [], []])
     }
   }
   events.sort((x, y) => x[1] - y[1])
-  const sums = aggregateVariants(a, 2, 0, [], [], ['control', 'test'], exposures, events)
-  t.same(sums.variants, [
-    { key: 'control', number_of_samples: 6, sum: 4, sum_squares: 4, denominator_sum: 6, denominator_sum_squares: 6, numerator_denominator_sum_product: 4 },
-    { key: 'test', number_of_samples: 8, sum: 6, sum_squares: 6, denominator_sum: 8, denominator_sum_squares: 8, numerator_denominator_sum_product: 6 },
-  ])
+  return aggregateVariants(a, 2, 0, [], [], ['control', 'test'], exposures, events).variants
+}
+/** A variant's ratio sums: `n` counted, `retained` of them retained, a denominator of 1 each. */
+const ratio = (key: string, n: number, r: number) => ({ key, number_of_samples: n, sum: r, sum_squares: r, denominator_sum: n, denominator_sum_squares: n, numerator_denominator_sum_product: r })
+
+t.test("per variant: only entities with a start count, each retained 1 or 0 over a denominator of 1 (test_basic_retention_calculation's sums)", async (t) => {
+  const counts: Record<string, [started: number, retained: number]> = { control: [6, 4], test: [8, 6] }
+  const sums = variantSums(win(), ms('2020-01-02T12:00:00'), (variant, i) => {
+    const [started, retained] = counts[variant]
+    const out: Array<[number, number]> = []
+    if (i < started) out.push([ms('2020-01-02T12:01:00'), START])
+    if (i < retained) out.push([ms('2020-01-05T12:00:00'), DONE])
+    return out
+  })
+  t.same(sums, [ratio('control', 6, 4), ratio('test', 8, 6)])
+})
+
+t.test("started at the exposure: the exposure's filter as a first-seen start, so every exposed entity counts from its first exposure and that exposure is never its own completion (build_retention_query with an ExperimentExposureNode start)", async (t) => {
+  // Exposed at 12:00 on 2 January (bit 0: the exposure's filter, its first event the first exposure); days 1 to 3.
+  const first = ms('2024-01-02T12:00:00')
+  const w = win({ start: 1, end: 3 })
+  const exposure: [number, number] = [first, START]
+  t.equal(retentionOutcome(w, null, first, [exposure]), 0, 'no completion: counted, not retained')
+  // 3 Jan 00:30 is day 1; 5 Jan 23:59 day 3; 6 Jan 00:00 day 4; 2 Jan 23:00 day 0.
+  t.same(
+    ['2024-01-03T00:30:00', '2024-01-05T23:59:00', '2024-01-06T00:00:00', '2024-01-02T23:00:00'].map((c) => retentionOutcome(w, null, first, [exposure, [ms(c), DONE]])),
+    [1, 1, 0, 0],
+  )
+  // A later exposure is no later start: first seen keeps the first (day 4 from it, day 1 from the later one).
+  t.equal(retentionOutcome(w, null, first, [exposure, [ms('2024-01-05T09:00:00'), START], [ms('2024-01-06T09:00:00'), DONE]]), 0)
+  // The completion is the exposure event: the first exposure is not its own completion; a later one, or a second
+  // one in the same millisecond (the larger uuid, after it in the stores' order), is.
+  const same = win({ start: 0, end: 0 })
+  const both = START | DONE
+  t.equal(retentionOutcome(same, null, first, [[first, both]]), 0)
+  t.equal(retentionOutcome(same, null, first, [[first, both], [first + 3_600_000, both]]), 1)
+  t.equal(retentionOutcome(same, null, first, [[first, both], [first, both]]), 1)
+  // Another event of the completion step in the exposure's millisecond is another event: it retains.
+  t.equal(retentionOutcome(same, null, first, [[first, START], [first, DONE]]), 1)
+  // Days are the project's: exposed at 23:30 in Kolkata (18:00 UTC), back at 00:30 there (19:00 UTC) is day 1.
+  const kolkata = offsetChanges('Asia/Kolkata', ms('2024-01-01T00:00:00'), ms('2024-02-01T00:00:00'))
+  const late = ms('2024-01-02T18:00:00')
+  const nextDay: Array<[number, number]> = [
+    [late, START],
+    [ms('2024-01-02T19:00:00'), DONE],
+  ]
+  t.equal(retentionOutcome(win({ start: 1, end: 1, offsets: kolkata }), null, late, nextDay), 1)
+  t.equal(retentionOutcome(win({ start: 1, end: 1 }), null, late, nextDay), 0, 'the same day in UTC')
+  // Completions at or after the end + window are not read.
+  t.equal(retentionOutcome(win({ start: 1, end: 3, completionBefore: ms('2024-01-03T00:00:00') }), null, first, [exposure, [ms('2024-01-03T00:30:00'), DONE]]), 0)
+})
+
+t.test('started at the exposure, per variant: the denominator is every exposed entity (hand-computed sums)', async (t) => {
+  // control: 10 exposed, 3 back on day 2; test: 10 exposed, 5 back on day 2, 2 more only on the day of exposure.
+  const counts: Record<string, [back: number, sameDay: number]> = { control: [3, 0], test: [5, 2] }
+  const exposed = ms('2020-01-02T12:00:00')
+  const sums = variantSums(win({ start: 1, end: 7 }), exposed, (variant, i) => {
+    const [back, sameDay] = counts[variant]
+    const out: Array<[number, number]> = [[exposed, START]]
+    if (i < back) out.push([ms('2020-01-04T08:00:00'), DONE])
+    else if (i < back + sameDay) out.push([ms('2020-01-02T20:00:00'), DONE])
+    return out
+  })
+  t.same(sums, [ratio('control', 10, 3), ratio('test', 10, 5)])
 })

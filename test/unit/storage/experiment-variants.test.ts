@@ -89,6 +89,14 @@ function retention(start: string, completion: string, window: Partial<RetentionW
   const w: RetentionWindow = { startHandling: 'first_seen', unit: 'second', start: 1, end: 5, startBefore: T0 + 7_200_000, completionBefore: T0 + 7_200_000, offsets: [[T0 - 86_400_000, 0]], ...window }
   return { ...q, metric: { ...q.metric, steps: [{ event: start }, { event: completion }] }, aggregation: { ...q.aggregation, retention: w } }
 }
+/**
+ * A retention query starting at each entity's first exposure (ExperimentExposureNode): the exposure's filter is
+ * the start step, first seen, as the runner's metricSteps puts it.
+ */
+function fromExposure(completion: string, window: Partial<RetentionWindow>, more: Partial<ExperimentVariantsQuery> = {}): ExperimentVariantsQuery {
+  const q = retention('', completion, window, more)
+  return { ...q, metric: { ...q.metric, steps: [{ event: q.exposure.event ?? null, properties: q.exposure.properties }, { event: completion }] } }
+}
 /** A zone 65 s behind UTC: its day starts between person 1's click (+1 s) and purchase (+9 s). */
 const SKEWED: RetentionWindow['offsets'] = [[T0 - 86_400_000, -65_000]]
 
@@ -136,6 +144,12 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['retention within the same hour of a real zone', retention('clicked', 'purchased', { unit: 'hour', start: 0, end: 0, offsets: offsetChanges('Asia/Kolkata', T0 - 86_400_000, T0 + 86_400_000) })],
   ['retention within a minute, starts and completions cut by the end', retention('clicked', 'purchased', { unit: 'minute', start: 0, end: 1, startBefore: T0 + 1_800_000, completionBefore: T0 + 1_805_000 })],
   ['retention of group entities, first seen', retention('clicked', 'purchased', { end: 10 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
+  // Anchored on the exposure: every exposed entity counts; its first exposure's event is never its completion,
+  // another call is (5 s after for n % 6 = 0 with first seen, two more in the same millisecond for n = 19).
+  ['retention from the exposure to a purchase, 1–5 s', fromExposure('purchased', { end: 5 })],
+  ['retention from the exposure to another flag call, first seen', fromExposure('$feature_flag_called', { start: 0, end: 10 }, { multipleVariantHandling: 'first_seen' })],
+  ['retention from the exposure on the same day of a zone, by a breakdown', fromExposure('clicked', { unit: 'day', start: 0, end: 0, offsets: SKEWED }, { breakdowns: ['$browser'] })],
+  ['retention from the exposure of group entities', fromExposure('purchased', { end: 10 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['group entities by a breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] })],
 ]
 
@@ -159,6 +173,17 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
   const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
   const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
   t.equal((await store.experimentVariants(skewed)).variants[1].sum, (await store.experimentVariants(utc)).variants[1].sum - 1, "the zone's day is the day compared")
+  // By hand: under first seen 25 persons are control and 30 test (n % 12 = 6 move to test, n = 19 is exposed by
+  // its two same-millisecond calls); another call within 10 s have n % 6 = 0 (5 in each) and n = 19 (test).
+  const calls = (await store.experimentVariants(fromExposure('$feature_flag_called', { start: 0, end: 10 }, { multipleVariantHandling: 'first_seen' }))).variants
+  t.same(
+    calls.map((v) => [v.key, v.number_of_samples, v.sum, v.denominator_sum]),
+    [
+      ['control', 25, 5, 25],
+      ['test', 30, 6, 30],
+    ],
+    'every exposed person counts, the exposure never its own completion',
+  )
   const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
   t.same(
     groups.map((g) => g.values[0]),
