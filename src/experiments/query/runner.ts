@@ -130,17 +130,21 @@ const MAX_OFFSET_SPAN_MS = 20 * 366 * DAY_MS
 
 /**
  * A retention metric's window with the experiment's bounds (`build_start_event_predicate`,
- * `build_completion_event_predicate`) and the project zone's offsets over them, else null.
+ * `build_completion_event_predicate`), its maturity as of `maturedAt` (with `only_count_matured_users`) and the
+ * project zone's offsets over them, else null.
  */
-function retentionOf(plan: MetricPlan, after: number, to: number, zone: string): RetentionWindow | null {
+function retentionOf(plan: MetricPlan, after: number, to: number, zone: string, maturedAt: number | null): RetentionWindow | null {
   if (plan.type !== 'retention' || !plan.retentionWindow) return null
   const w = plan.retentionWindow
   const startBefore = Math.min(to + 1 + (plan.windowMs ?? 0), MAX_MS)
   const completionBefore = Math.min(Math.max(startBefore + w.end * UNIT_MS[w.unit], after), MAX_MS)
+  // `build_retention_maturity_having_clause`: start + end units <= now, read to the second; none for a 0 window.
+  const maturity = w.end * UNIT_MS[w.unit]
+  const maturedBy = maturedAt === null || maturity === 0 ? null : Math.floor(maturedAt / 1000) * 1000 - maturity
   // A day either side: a wall time is read at an instant up to a day from the events'.
   const from = after - DAY_MS
   const until = Math.min(Math.max(startBefore, completionBefore) + 32 * DAY_MS, from + MAX_OFFSET_SPAN_MS)
-  return { ...w, startBefore, completionBefore, offsets: offsetChanges(zone, from, until) }
+  return { ...w, startBefore, completionBefore, maturedBy, offsets: offsetChanges(zone, from, until) }
 }
 
 export interface ExperimentQueryDeps {
@@ -176,7 +180,7 @@ export class ExperimentQueryRunner {
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
     const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
-    const retention = retentionOf(plan, after, to, project.timezone)
+    const retention = retentionOf(plan, after, to, project.timezone, experiment.only_count_matured_users ? nowMs : null)
     const sums = await this.#deps.events.experimentVariants({
       teamId: project.id,
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,

@@ -10,6 +10,8 @@
  *   started at the exposure (ExperimentExposureNode) reaches here as a first-seen start whose step is the
  *   exposure's filter (src/experiments/query/metric.ts's metricSteps): its first event at or after the first
  *   exposure is that exposure, the start PostHog projects from its exposures CTE, so every exposed entity counts;
+ *   with the experiment's `only_count_matured_users`, an entity whose start is less than `end` units (in
+ *   seconds) before now is not counted either (`build_retention_maturity_having_clause`);
  * - retained (1, else 0) when another event than that start one (PostHog compares uuids, so a metric whose
  *   start and completion are one event needs a second occurrence) matches the completion step, at or after the
  *   start and at most `end` units + one period (days and hours) after it, and whose time, truncated to the
@@ -107,6 +109,7 @@ export function retentionOutcome(w: RetentionWindow, conversionWindowMs: number 
   }
   if (start < 0) return null
   const s = events[start][0]
+  if (w.maturedBy !== null && s > w.maturedBy) return null
   for (let j = 0; j < events.length; j++) {
     const [t, mask] = events[j]
     if (j !== start && (mask & 2) !== 0 && t < w.completionBefore && withinRetention(w, s, t)) return 1

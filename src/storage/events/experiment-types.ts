@@ -92,6 +92,11 @@ export interface RetentionWindow {
   startBefore: number
   /** Completion events count before this ms (the experiment's end + the conversion window + `end` units in seconds). */
   completionBefore: number
+  /**
+   * With the experiment's `only_count_matured_users`, the latest start whose window has ended (now − `end`
+   * units in seconds): an entity whose start is later is not counted. Null: every start counts.
+   */
+  maturedBy: number | null
   /** The project time zone's offsets over the events' range (offsetChanges): `[from ms, offset ms]`, the first at or before every event. */
   offsets: ReadonlyArray<readonly [at: number, offset: number]>
 }

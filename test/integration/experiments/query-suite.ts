@@ -481,6 +481,18 @@ export function querySuite(t: Test, setup: StoreSetup): void {
         [['pro'], 80],
       ],
     )
+    // only_count_matured_users (PostHog's maturity gate): a person counts once the window's end has passed since
+    // the start. Everyone was exposed 50–60 minutes ago: a 30-minute window has ended for all, a 2-hour one for none.
+    const setMatured = async (on: boolean) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { only_count_matured_users: on })).status, 200)
+    await setMatured(true)
+    t.teardown(() => f.api('PATCH', `${f.experiments}${experimentId}/`, { only_count_matured_users: false }))
+    const samples = (body: any) => [body.baseline.number_of_samples, body.variant_results[0].number_of_samples]
+    const lasting = (minutes: number) => ({ retention_window_start: 0, retention_window_end: minutes, retention_window_unit: 'minute' })
+    t.same(samples(await query(fromExposure('purchased', lasting(30)))), [120, 120], 'every window of 30 minutes has ended')
+    t.same(samples(await query(fromExposure('purchased', lasting(120)))), [0, 0], 'no window of 2 hours has')
+    t.same(samples(await query({ ...fromExposure('purchased', lasting(120)), start_event: { kind: 'EventsNode', event: 'clicked' } })), [0, 0], 'nor from a click')
+    await setMatured(false)
+    t.same(samples(await query(fromExposure('purchased', lasting(120)))), [120, 120], 'without the setting, everyone counts')
     // PostHog's retention_metric_error: a conversion window or last seen does not go with an exposure start.
     for (const [extra, detail] of [
       [{ conversion_window: 3, conversion_window_unit: 'second' }, "Invalid metric: a conversion window cannot be combined with an experiment exposure start. Retention already anchors on each user's first exposure."],

@@ -13,6 +13,7 @@ const win = (over: Partial<RetentionWindow> = {}): RetentionWindow => ({
   end: 7,
   startBefore: FAR,
   completionBefore: FAR,
+  maturedBy: null,
   offsets: [[0, 0]],
   ...over,
 })
@@ -196,4 +197,24 @@ t.test('started at the exposure, per variant: the denominator is every exposed e
     return out
   })
   t.same(sums, [ratio('control', 10, 3), ratio('test', 10, 5)])
+})
+
+t.test("only counting matured entities leaves out those whose start is less than the window's end before now, the last start for last seen (build_retention_maturity_having_clause)", async (t) => {
+  const first = ms('2024-01-02T12:00:00')
+  // Starts at 13:00 on 2 and 4 January, a completion on 5 January.
+  const events = ([['2024-01-02T13:00:00', START], ['2024-01-04T13:00:00', START], ['2024-01-05T13:00:00', DONE]] as const).map(([iso, mask]): [number, number] => [ms(iso), mask])
+  // A window ending 7 days after the start, now 9 January 13:00: the first start has matured (on the dot), the second not.
+  const maturedBy = ms('2024-01-09T13:00:00') - 7 * 86_400_000
+  t.equal(retentionOutcome(win({ maturedBy }), null, first, events), 1)
+  t.equal(retentionOutcome(win({ maturedBy: maturedBy - 1 }), null, first, events), null, 'a millisecond short')
+  // Last seen is the last start or nothing: PostHog's HAVING reads max(timestamp), never an earlier matured start.
+  t.equal(retentionOutcome(win({ maturedBy, startHandling: 'last_seen' }), null, first, events), null)
+  t.equal(retentionOutcome(win({ maturedBy: ms('2024-01-04T13:00:00'), startHandling: 'last_seen' }), null, first, events), 1)
+  // Started at the exposure: its first exposure must have matured.
+  const exposure: Array<[number, number]> = [
+    [first, START],
+    [ms('2024-01-04T09:00:00'), DONE],
+  ]
+  t.equal(retentionOutcome(win({ maturedBy: first }), null, first, exposure), 1)
+  t.equal(retentionOutcome(win({ maturedBy: first - 1 }), null, first, exposure), null)
 })

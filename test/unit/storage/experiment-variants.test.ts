@@ -86,7 +86,7 @@ function cuped(q: ExperimentVariantsQuery, steps?: ExperimentVariantsQuery['metr
 /** A retention query from `start` to `completion` events, its window's bounds and zone as the runner gives them. */
 function retention(start: string, completion: string, window: Partial<RetentionWindow>, more: Partial<ExperimentVariantsQuery> = {}, windowMs: number | null = null): ExperimentVariantsQuery {
   const q = query({ type: 'retention', sources: [], windowMs }, more)
-  const w: RetentionWindow = { startHandling: 'first_seen', unit: 'second', start: 1, end: 5, startBefore: T0 + 7_200_000, completionBefore: T0 + 7_200_000, offsets: [[T0 - 86_400_000, 0]], ...window }
+  const w: RetentionWindow = { startHandling: 'first_seen', unit: 'second', start: 1, end: 5, startBefore: T0 + 7_200_000, completionBefore: T0 + 7_200_000, maturedBy: null, offsets: [[T0 - 86_400_000, 0]], ...window }
   return { ...q, metric: { ...q.metric, steps: [{ event: start }, { event: completion }] }, aggregation: { ...q.aggregation, retention: w } }
 }
 /**
