@@ -1,8 +1,8 @@
 /**
  * PostHog's checks of the new metrics engine's fields (products/experiments/backend/experiment_service.py,
- * presentation/serializers.py, hogql_queries/retention_validation.py), with its messages. Checks PostHog runs as field validators name the field
- * in `attr`; those its service runs have `attr: null`. Metrics are checked for their shape (kind,
- * metric_type and the nodes each type reads), not against PostHog's whole pydantic schema.
+ * presentation/serializers.py, hogql_queries/retention_validation.py), with its messages. Checks PostHog runs
+ * as field validators name the field in `attr`; those its service runs have `attr: null`. Metrics are checked
+ * for their shape (kind, metric_type and the nodes each type reads), not against PostHog's whole pydantic schema.
  */
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
