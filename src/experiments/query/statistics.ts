@@ -7,10 +7,11 @@
  *   `not-enough-exposures`, a funnel or retention metric with fewer than 5 conversions `not-enough-metric-data`, a baseline
  *   whose sum is 0 `baseline-mean-is-zero`; a variant with a failure (or any, when the baseline has one) is
  *   answered without statistics.
- * - A variant is a sample mean (mean metrics: mean and variance from n, sum and sum of squares), a proportion
- *   (funnels, and mean metrics with a threshold, whose sum counts who reached it: p(1 − p)) or a ratio (delta
- *   method with the numerator–denominator covariance; retention metrics too, as PostHog's
- *   `metric_variant_to_statistic`: retained over started, every entity's denominator 1).
+ * - A variant is a sample mean (mean metrics: mean and variance from n, sum and sum of squares, refused when the
+ *   sum of squares is below sum²/n by any amount, as SampleMeanStatistic is), a proportion (funnels, and mean
+ *   metrics with a threshold, whose sum counts who reached it: p(1 − p)) or a ratio (delta method with the
+ *   numerator–denominator covariance; retention metrics too, as PostHog's `metric_variant_to_statistic`:
+ *   retained over started, every entity's denominator 1).
  * - Bayesian (the default): the effect, relative (T − C)/C by default or absolute, with its delta-method
  *   variance, under a flat prior is the posterior N(effect, variance); chance to win is P(effect > 0), the
  *   credible interval its central `ci_level` (0.95), significant when the chance to win is beyond
@@ -68,12 +69,15 @@ export interface Statistic {
   sum: number
 }
 
+/**
+ * SampleMeanStatistic: refused without samples or when the sum of squares lies below sum²/n by any amount, as
+ * PostHog compares exactly (values all equal may leave a rounding's shortfall, which it refuses too).
+ */
 function sampleMean(n: number, sum: number, sumSquares: number): Statistic {
   if (n <= 0) throw new StatisticError('Sample size must be positive')
-  // A relative tolerance: values all equal leave sum_squares a rounding short of sum²/n.
-  const floor = n === 1 ? sum * sum : (sum * sum) / n
-  if (sumSquares < floor - 1e-9 * Math.abs(floor)) throw new StatisticError('sum_squares incompatible with sum and n')
-  const variance = n === 1 ? 0 : Math.max(0, sumSquares - (sum * sum) / n) / (n - 1)
+  if (n === 1 && sumSquares < sum * sum) throw new StatisticError('sum_squares must be >= sum^2 for single observation')
+  if (n > 1 && sumSquares < (sum * sum) / n) throw new StatisticError('sum_squares incompatible with sum and n')
+  const variance = n === 1 ? 0 : (sumSquares - (sum * sum) / n) / (n - 1)
   return { kind: 'mean', n, mean: sum / n, variance, sum }
 }
 

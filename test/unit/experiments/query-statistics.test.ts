@@ -192,3 +192,17 @@ t.test("a retention metric is validated as a funnel and tested as PostHog's rati
   t.not(toStatistic('retention', test).variance, 0.6 * 0.4, 'not a proportion’s p(1 − p)')
   t.equal(toStatistic('retention', test).kind, 'ratio')
 })
+
+t.test("a sum of squares below sum²/n by a rounding is refused as PostHog's SampleMeanStatistic refuses it", async (t) => {
+  // Sixty entities of 0.3 each, summed in order: sum² / n is 5.400000000000014, the sum of squares 5.399999999999996.
+  let sum = 0
+  let squares = 0
+  for (let i = 0; i < 60; i++) {
+    sum += 0.3
+    squares += 0.3 * 0.3
+  }
+  t.ok(squares < (sum * sum) / 60)
+  t.throws(() => toStatistic('mean', mean(60, sum, squares)), StatisticError)
+  const answer = experimentResult('mean', 'bayesian', null, mean(2507, 1196.87, 37377.9767, 'control'), [mean(60, sum, squares, 'flat')])
+  t.match(answer.variant_results[0], { key: 'flat', validation_failures: [], chance_to_win: null, credible_interval: null, significant: null })
+})
