@@ -102,7 +102,7 @@ export function cupedAdjustGroup(post: Statistic, x: Covariate, theta: number): 
   const adjustedVariance = Math.max(post.variance + theta * theta * preVariance(n, x) - 2 * theta * covariance(n, post.sum, x.sum, x.crossProducts), VARIANCE_FLOOR)
   const sum = adjustedMean * n
   const sumSquares = n > 1 ? adjustedVariance * (n - 1) + (sum * sum) / n : sum * sum
-  return { kind: 'mean', n, mean: sum / n, variance: n === 1 ? 0 : (sumSquares - (sum * sum) / n) / (n - 1), sum }
+  return { kind: 'mean', n, mean: sum / n, variance: n === 1 ? 0 : (sumSquares - (sum * sum) / n) / (n - 1), sum, sumSquares }
 }
 
 /**

@@ -14,8 +14,11 @@
  *   retained over started, every entity's denominator 1).
  * - Bayesian (the default): the effect, relative (T − C)/C by default or absolute, with its delta-method
  *   variance, under a flat prior is the posterior N(effect, variance); chance to win is P(effect > 0), the
- *   credible interval its central `ci_level` (0.95), significant when the chance to win is beyond
- *   `ci_level` either way. Proportions need 5 successes and 5 failures in both groups.
+ *   credible interval its central `ci_level` (0.95), and `significant` is PostHog's `is_decisive`: the chance to
+ *   win beyond `ci_level` either way (one-sided, so a 0.96 chance is significant while the 95% interval still
+ *   holds 0). Proportions need 5 successes and 5 failures in both groups; then `validate_test_inputs` refuses a
+ *   non-finite mean or variance, a sample mean's |sum| above 1e15 or sum of squares above 1e30, and a proportion
+ *   within 1e-10 of 0 or 1.
  * - CUPED (`stats_config.cuped`, means and funnels; cuped.ts): before either test, a test variant and the
  *   control are adjusted by their pre-exposure covariates with θ pooled over the two, and a relative effect
  *   divides by the control's unadjusted mean.
@@ -67,6 +70,8 @@ export interface Statistic {
   /** Per-unit variance (the sample variance, p(1 − p), or the ratio's delta-method variance). */
   variance: number
   sum: number
+  /** A sample mean's sum of squares (what the Bayesian test's input checks read); absent for the others. */
+  sumSquares?: number
 }
 
 /**
@@ -78,7 +83,7 @@ function sampleMean(n: number, sum: number, sumSquares: number): Statistic {
   if (n === 1 && sumSquares < sum * sum) throw new StatisticError('sum_squares must be >= sum^2 for single observation')
   if (n > 1 && sumSquares < (sum * sum) / n) throw new StatisticError('sum_squares incompatible with sum and n')
   const variance = n === 1 ? 0 : (sumSquares - (sum * sum) / n) / (n - 1)
-  return { kind: 'mean', n, mean: sum / n, variance, sum }
+  return { kind: 'mean', n, mean: sum / n, variance, sum, sumSquares }
 }
 
 /** `metric_variant_to_statistic`. */
@@ -120,6 +125,27 @@ export interface BayesianOutcome {
   significant: boolean
 }
 
+/**
+ * `validate_test_inputs` (shared/utils.py), which the Bayesian test runs on both groups and the frequentist one
+ * does not: a finite mean, a finite non-negative variance, then a sample mean's sums below overflow range and a
+ * proportion away from 0 and 1 (ratios have no checks of their own).
+ */
+function checkBayesianInput(s: Statistic, name: string): void {
+  const failures: string[] = []
+  if (!Number.isFinite(s.mean)) failures.push('Mean must be finite')
+  if (!Number.isFinite(s.variance) || s.variance < 0) failures.push('Variance must be finite and non-negative')
+  if (s.kind === 'mean') {
+    const sumSquares = s.sumSquares ?? 0
+    if (s.n > 1 && sumSquares < (s.sum * s.sum) / s.n - 1e-10) failures.push('sum_squares violates mathematical constraint')
+    if (Math.abs(s.sum) > 1e15) failures.push('Sum value extremely large - potential overflow risk')
+    if (sumSquares > 1e30) failures.push('Sum of squares extremely large - potential overflow risk')
+  }
+  if (s.kind === 'proportion' && (s.mean < 1e-10 || s.mean > 1 - 1e-10)) {
+    failures.push('Proportion extremely close to 0 or 1 - statistical tests may be unreliable')
+  }
+  if (failures.length > 0) throw new StatisticError(`${name} statistic validation failed: ${failures.join('; ')}`)
+}
+
 /** BayesianMethod.run_test with a flat (improper) Gaussian prior, as PostHog's default config has. */
 export function bayesianTest(t: Statistic, c: Statistic, ciLevel = 0.95, difference: Difference = 'RELATIVE', base = c.mean): BayesianOutcome {
   if (!(ciLevel > 0 && ciLevel < 1)) throw new StatisticError('ci_level must be between 0 and 1')
@@ -129,7 +155,8 @@ export function bayesianTest(t: Statistic, c: Statistic, ciLevel = 0.95, differe
       if (s.n - s.sum < 5) throw new StatisticError(`Normal approximation invalid: ${name} has only ${s.n - s.sum} failures (need ≥5).`)
     }
   }
-  if (t.variance < 0 || c.variance < 0) throw new StatisticError('Variance cannot be negative')
+  checkBayesianInput(t, 'Treatment')
+  checkBayesianInput(c, 'Control')
   const { estimate, variance } = effect(t, c, difference, true, base)
   if (!(variance > 0)) throw new StatisticError('Effect variance must be positive')
   const sd = Math.sqrt(variance)

@@ -206,3 +206,14 @@ t.test("a sum of squares below sum²/n by a rounding is refused as PostHog's Sam
   const answer = experimentResult('mean', 'bayesian', null, mean(2507, 1196.87, 37377.9767, 'control'), [mean(60, sum, squares, 'flat')])
   t.match(answer.variant_results[0], { key: 'flat', validation_failures: [], chance_to_win: null, credible_interval: null, significant: null })
 })
+
+t.test('the Bayesian test refuses sums beyond overflow range, as validate_test_inputs does, where the frequentist test does not', async (t) => {
+  const control = mean(100, 5e14, 5e27, 'control')
+  const huge = mean(100, 2e15, 8e28, 'huge')
+  const bayesian = experimentResult('mean', 'bayesian', null, control, [huge]).variant_results[0]
+  t.match(bayesian, { key: 'huge', chance_to_win: null, significant: null }, '|sum| above 1e15')
+  const frequentist = experimentResult('mean', 'frequentist', { method: 'frequentist' }, control, [huge]).variant_results[0]
+  t.type((frequentist as { p_value: unknown }).p_value, 'number')
+  const squares = experimentResult('mean', 'bayesian', null, mean(100, 1e14, 2e30, 'control'), [mean(100, 1e14, 1e29, 'test')]).variant_results[0]
+  t.match(squares, { chance_to_win: null }, 'a control sum of squares above 1e30')
+})
