@@ -20,8 +20,8 @@
  *   non-finite mean or variance, a sample mean's |sum| above 1e15 or sum of squares above 1e30, and a proportion
  *   within 1e-10 of 0 or 1.
  * - CUPED (`stats_config.cuped`, means and funnels; cuped.ts): before either test, a test variant and the
- *   control are adjusted by their pre-exposure covariates with θ pooled over the two, and a relative effect
- *   divides by the control's unadjusted mean.
+ *   control are adjusted by their pre-exposure covariates (each a SampleMeanStatistic, refused as one) with θ
+ *   pooled over the two, and a relative effect divides by the control's unadjusted mean.
  * - Frequentist: Welch's two-sided t-test on the same effect and variance with Welch–Satterthwaite degrees
  *   of freedom; p-value, the `1 − alpha` confidence interval (alpha 0.05), significant when p < alpha.
  *
@@ -33,7 +33,7 @@
  */
 import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
-import { covariateOf, cupedAdjust } from './cuped.js'
+import { covariateOf, cupedAdjust, type Covariate } from './cuped.js'
 
 export type MetricType = 'mean' | 'funnel' | 'ratio' | 'retention'
 export type StatsMethod = 'bayesian' | 'frequentist'
@@ -233,6 +233,15 @@ function validated(v: VariantStats, type: MetricType, failures: ValidationFailur
   }
 }
 
+/**
+ * A variant's covariate sums, refused as PostHog's `metric_variant_to_cuped_data` refuses them: it builds a
+ * SampleMeanStatistic of them, inside the variant's statistics, so impossible sums skip that variant.
+ */
+function checkedCovariate(v: VariantStats): Covariate {
+  sampleMean(v.number_of_samples, v.covariate_sum ?? 0, v.covariate_sum_squares ?? 0)
+  return covariateOf(v)
+}
+
 /** The computation's value, or null when it throws a StatisticError (PostHog's `experiment_statistics_skipped`). */
 function skippingFailure<T>(compute: () => T): T | null {
   try {
@@ -277,7 +286,7 @@ export function experimentResult(
   const cuped = options.cuped === true && (type === 'mean' || type === 'funnel') && options.threshold !== true
   const compared = (test: Statistic, controlStatistic: Statistic, v: VariantStats) => {
     if (!cuped) return { test, control: controlStatistic, base: controlStatistic.mean }
-    const adjusted = cupedAdjust(test, controlStatistic, covariateOf(v), covariateOf(control))
+    const adjusted = cupedAdjust(test, controlStatistic, checkedCovariate(v), checkedCovariate(control))
     return { test: adjusted.treatment, control: adjusted.control, base: adjusted.controlUnadjustedMean }
   }
   const variant_results = tests.map((v) => {

@@ -18,6 +18,16 @@ const control = mean(2801, 280, 560)
 const treatment = mean(2800, 205, 510)
 const controlPre = covariate(195, 390, -18)
 const treatmentPre = covariate(110, 380, -8)
+/** A variant's sums as the event store gives them with CUPED: its values' and its covariate's. */
+const sums = (key: string, n: number, sum: number, sumSquares: number, c: Covariate): VariantStats => ({
+  key,
+  number_of_samples: n,
+  sum,
+  sum_squares: sumSquares,
+  covariate_sum: c.sum,
+  covariate_sum_squares: c.sumSquares,
+  covariate_sum_product: c.crossProducts,
+})
 
 t.test("one group's adjustment matches PostHog's reference data", async (t) => {
   const unadjusted = cupedAdjustGroup(post5, pre5, 0)
@@ -84,15 +94,6 @@ t.test("three arms: each treatment's θ is its pair's with the control, as PostH
 })
 
 t.test('experiment results with CUPED carry the covariate sums and test the adjusted statistics', async (t) => {
-  const sums = (key: string, n: number, sum: number, sumSquares: number, c: Covariate): VariantStats => ({
-    key,
-    number_of_samples: n,
-    sum,
-    sum_squares: sumSquares,
-    covariate_sum: c.sum,
-    covariate_sum_squares: c.sumSquares,
-    covariate_sum_product: c.crossProducts,
-  })
   const stats = { method: 'frequentist' }
   const answer = experimentResult('mean', 'frequentist', stats, sums('control', 2801, 280, 560, controlPre), [sums('test', 2800, 205, 510, treatmentPre)], { cuped: true })
   t.match(answer.baseline, { covariate_sum: 195, covariate_sum_squares: 390, covariate_sum_product: -18 })
@@ -131,4 +132,20 @@ t.test("whether CUPED applies is PostHog's get_cuped_config with the team defaul
   t.equal(on({ enabled: true }, { ...mean, threshold: 10 }), null, 'not a thresholded mean, a proportion')
   t.equal(on({ enabled: true }, { ...mean, source: { kind: 'EventsNode', math: 'avg', math_property: '$session_duration' } }), null, 'not session property math')
   t.equal(on({ enabled: true }, { ...mean, source: { kind: 'EventsNode', math: 'avg', math_property: '$pageview_count', math_property_type: 'session_properties' } }), null)
+})
+
+t.test("covariate sums no values have skip the variant, as PostHog's metric_variant_to_cuped_data refuses them", async (t) => {
+  const control = sums('control', 2801, 280, 560, controlPre)
+  const good = sums('good', 2800, 205, 510, treatmentPre)
+  // A covariate sum of squares below sum²/n (110² / 2800 ≈ 4.3).
+  const impossible = sums('impossible', 2800, 205, 510, covariate(110, 1, -8))
+  for (const method of ['bayesian', 'frequentist'] as const) {
+    const [interval, chance] = method === 'bayesian' ? ['credible_interval', 'chance_to_win'] : ['confidence_interval', 'p_value']
+    const answer = experimentResult('mean', method, { method }, control, [good, impossible], { cuped: true })
+    t.type((answer.variant_results[0] as Record<string, unknown>)[chance], 'number', `${method}: the other variant is adjusted and tested`)
+    t.match(answer.variant_results[1], { key: 'impossible', covariate_sum_squares: 1, significant: null, [chance]: null, [interval]: null })
+    const badControl = experimentResult('mean', method, { method }, sums('control', 2801, 280, 560, covariate(195, 1, -18)), [good], { cuped: true })
+    t.match(badControl.variant_results[0], { key: 'good', significant: null, [chance]: null }, `${method}: the control's covariate fails every variant`)
+    t.type((experimentResult('mean', method, { method }, sums('control', 2801, 280, 560, covariate(195, 1, -18)), [good]).variant_results[0] as Record<string, unknown>)[chance], 'number', `${method}: without CUPED the covariate is not read`)
+  }
 })
