@@ -1,7 +1,8 @@
 /**
  * The new experiment engine's statistics (PostHog's products/experiments/stats and the result builders of
- * posthog/hogql_queries/experiments/utils.py), pure: per-variant sufficient statistics in, PostHog's
- * ExperimentQueryResponse `baseline` and `variant_results` out.
+ * products/experiments/backend/hogql_queries/utils.py), pure: per-variant sufficient statistics in, PostHog's
+ * ExperimentQueryResponse `baseline` and `variant_results` out. What `stats_config` asks for is read by
+ * stats-config.ts.
  *
  * - Each variant is checked first (`validate_variant_result`): fewer than 50 samples is
  *   `not-enough-exposures`, a funnel or retention metric with fewer than 5 conversions `not-enough-metric-data`, a baseline
@@ -34,10 +35,10 @@
 import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
 import { covariateOf, cupedAdjust, type Covariate } from './cuped.js'
+import { methodSettings, type Difference, type StatsMethod } from './stats-config.js'
 
+export { statsMethod, type StatsMethod } from './stats-config.js'
 export type MetricType = 'mean' | 'funnel' | 'ratio' | 'retention'
-export type StatsMethod = 'bayesian' | 'frequentist'
-type Difference = 'RELATIVE' | 'ABSOLUTE'
 
 export class StatisticError extends Error {
   constructor(message: string) {
@@ -193,27 +194,6 @@ export function frequentistTest(t: Statistic, c: Statistic, alpha = 0.05, differ
   return { p_value: p, confidence_interval: [estimate - margin, estimate + margin], significant: p < alpha }
 }
 
-/** A float in [min, max] from a config value, else the default (`_validate_numeric_range`). */
-function numberIn(value: unknown, min: number, max: number, fallback: number): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN
-  return n >= min && n <= max ? n : fallback
-}
-
-/** An enum member by name (`_parse_enum_config`): 'RELATIVE' or 'ABSOLUTE', else relative. */
-function differenceOf(value: unknown): Difference {
-  return value === 'ABSOLUTE' || value === 'RELATIVE' ? value : 'RELATIVE'
-}
-
-function configOf(stats: Record<string, unknown> | null, method: StatsMethod): Record<string, unknown> {
-  const section = stats?.[method]
-  return section !== null && typeof section === 'object' && !Array.isArray(section) ? (section as Record<string, unknown>) : {}
-}
-
-/** The stats method of an experiment (`get_experiment_stats_method`): bayesian unless it says frequentist. */
-export function statsMethod(stats: Record<string, unknown> | null): StatsMethod {
-  return stats?.method === 'frequentist' ? 'frequentist' : 'bayesian'
-}
-
 /** A variant as PostHog's ExperimentStatsBaseValidated serialises it (unset fields null). */
 function validated(v: VariantStats, type: MetricType, failures: ValidationFailure[]) {
   return {
@@ -271,10 +251,8 @@ export function experimentResult(
   tests: readonly VariantStats[],
   options: ResultOptions = {},
 ) {
-  const config = configOf(stats, method)
-  const difference = differenceOf(config.difference_type)
+  const { level, difference } = methodSettings(stats, method)
   // `_validate_numeric_range` keeps 0 and 1, which BayesianConfig / FrequentistConfig then refuse, before any variant.
-  const level = method === 'frequentist' ? numberIn(config.alpha ?? 0.05, 0, 1, 0.05) : numberIn(config.ci_level ?? 0.95, 0, 1, 0.95)
   if (!(level > 0 && level < 1)) throw new StatisticError(method === 'frequentist' ? 'Alpha must be between 0 and 1' : 'ci_level must be between 0 and 1')
   // A thresholded mean is validated as a mean but is a proportion (`metric_variant_to_statistic`): its sum counts
   // the entities that reached the threshold.
