@@ -24,7 +24,9 @@
  *   control are adjusted by their pre-exposure covariates (each a SampleMeanStatistic, refused as one) with θ
  *   pooled over the two, and a relative effect divides by the control's unadjusted mean.
  * - Frequentist: Welch's two-sided t-test on the same effect and variance with Welch–Satterthwaite degrees
- *   of freedom; p-value, the `1 − alpha` confidence interval (alpha 0.05), significant when p < alpha.
+ *   of freedom; p-value, the `1 − alpha` confidence interval (alpha 0.05), significant when p < alpha. With
+ *   `frequentist.sequential_testing_enabled` it is PostHog's SequentialTwoSidedTTest instead
+ *   (stats/sequential.ts): the always-valid p-value and confidence sequence of the same estimate and variance.
  *
  * A computation PostHog's code refuses (a zero variance, a non-positive control mean for a relative effect)
  * throws StatisticError. experimentResult catches it per variant as PostHog's result builders do: a test
@@ -34,6 +36,7 @@
  */
 import type { VariantSums } from '../../storage/events/index.js'
 import { normalPpf, normalSf, studentTCdf, studentTPpf } from '../stats/gaussian.js'
+import { sequentialHalfwidth, sequentialPValue, sequentialRho } from '../stats/sequential.js'
 import { covariateOf, cupedAdjust, type Covariate } from './cuped.js'
 import { methodSettings, type Difference, type StatsMethod } from './stats-config.js'
 
@@ -176,22 +179,50 @@ export interface FrequentistOutcome {
   significant: boolean
 }
 
-/** FrequentistMethod.run_test: Welch's two-sided t-test. */
-export function frequentistTest(t: Statistic, c: Statistic, alpha = 0.05, difference: Difference = 'RELATIVE', base = c.mean): FrequentistOutcome {
-  if (!(alpha > 0 && alpha < 1)) throw new StatisticError('Alpha must be between 0 and 1')
-  if (t.n < 5 || c.n < 5) throw new StatisticError('Sample size below minimum (5)')
-  const { estimate, variance } = effect(t, c, difference, false, base)
+/** `calculate_welch_satterthwaite_df`: the t distribution's (fractional) degrees of freedom for two groups. */
+export function welchDegreesOfFreedom(t: Statistic, c: Statistic): number {
   if (Math.min(t.n, c.n) < 2) throw new StatisticError('Welch-Satterthwaite requires n ≥ 2 per group.')
   const a = t.variance / t.n
   const b = c.variance / c.n
   const denominator = a ** 2 / (t.n - 1) + b ** 2 / (c.n - 1)
+  // Python's float division raises here, which FrequentistMethod turns into a StatisticError.
   if (denominator === 0) throw new StatisticError('float division by zero')
-  const df = (a + b) ** 2 / denominator
+  return (a + b) ** 2 / denominator
+}
+
+/**
+ * FrequentistMethod.run_test: Welch's two-sided t-test, or with a `sequentialTuning` parameter PostHog's
+ * SequentialTwoSidedTTest, whose p-value and interval come from the combined sample size rather than a t
+ * distribution.
+ */
+export function frequentistTest(
+  t: Statistic,
+  c: Statistic,
+  alpha = 0.05,
+  difference: Difference = 'RELATIVE',
+  base = c.mean,
+  sequentialTuning: number | null = null,
+): FrequentistOutcome {
+  if (!(alpha > 0 && alpha < 1)) throw new StatisticError('Alpha must be between 0 and 1')
+  if (sequentialTuning !== null && !(sequentialTuning > 0)) throw new StatisticError('Sequential tuning parameter must be positive')
+  if (t.n < 5 || c.n < 5) throw new StatisticError('Sample size below minimum (5)')
+  const { estimate, variance } = effect(t, c, difference, false, base)
+  if (sequentialTuning !== null) return sequentialTest(estimate, variance, t.n + c.n, alpha, sequentialTuning)
+  const df = welchDegreesOfFreedom(t, c)
   if (!(variance > 0)) throw new StatisticError('Pooled variance must be positive')
   const statistic = estimate / Math.sqrt(variance)
   const p = 2 * (1 - studentTCdf(Math.abs(statistic), df))
   const margin = studentTPpf(1 - alpha / 2, df) * Math.sqrt(variance)
   return { p_value: p, confidence_interval: [estimate - margin, estimate + margin], significant: p < alpha }
+}
+
+/** SequentialTwoSidedTTest.run_test after the effect: the e-value p-value and the confidence sequence around it. */
+function sequentialTest(estimate: number, variance: number, n: number, alpha: number, tuning: number): FrequentistOutcome {
+  if (!(variance > 0)) throw new StatisticError('Pooled variance must be positive')
+  const rho = sequentialRho(alpha, tuning)
+  const p = sequentialPValue(estimate, variance, n, rho)
+  const halfwidth = sequentialHalfwidth(variance, n, alpha, rho)
+  return { p_value: p, confidence_interval: [estimate - halfwidth, estimate + halfwidth], significant: p < alpha }
 }
 
 /** A variant as PostHog's ExperimentStatsBaseValidated serialises it (unset fields null). */
@@ -251,7 +282,7 @@ export function experimentResult(
   tests: readonly VariantStats[],
   options: ResultOptions = {},
 ) {
-  const { level, difference } = methodSettings(stats, method)
+  const { level, difference, sequentialTuning } = methodSettings(stats, method)
   // `_validate_numeric_range` keeps 0 and 1, which BayesianConfig / FrequentistConfig then refuse, before any variant.
   if (!(level > 0 && level < 1)) throw new StatisticError(method === 'frequentist' ? 'Alpha must be between 0 and 1' : 'ci_level must be between 0 and 1')
   // A thresholded mean is validated as a mean but is a proportion (`metric_variant_to_statistic`): its sum counts
@@ -274,7 +305,7 @@ export function experimentResult(
     if (method === 'frequentist') {
       const outcome = tested ? skippingFailure(() => {
         const pair = compared(statistic(v), controlStat, v)
-        return frequentistTest(pair.test, pair.control, level, difference, pair.base)
+        return frequentistTest(pair.test, pair.control, level, difference, pair.base, sequentialTuning)
       }) : null
       return { ...base, method, significant: outcome?.significant ?? null, p_value: outcome?.p_value ?? null, confidence_interval: outcome?.confidence_interval ?? null }
     }

@@ -1,11 +1,18 @@
 /**
  * What an experiment's `stats_config` asks of the new engine's statistics, read as PostHog's result builders read
  * it (products/experiments/backend/hogql_queries/utils.py): the method, each method's section with its
- * `_validate_numeric_range` and `_parse_enum_config` fallbacks. Nothing here refuses: a level of exactly 0 or 1
- * is kept for the method to refuse, as PostHog's configs do.
+ * `_validate_numeric_range` and `_parse_enum_config` fallbacks, and the frequentist method's sequential testing
+ * (`_resolve_sequential_settings`). Nothing here refuses: a level of exactly 0 or 1 is kept for the method to
+ * refuse, as PostHog's configs do.
  */
+import { pyTruthy } from '../../common/drf-fields.js'
+
 export type StatsMethod = 'bayesian' | 'frequentist'
 export type Difference = 'RELATIVE' | 'ABSOLUTE'
+
+/** SequentialTwoSidedTTest.DEFAULT_TUNING_PARAMETER, PostHog's when neither experiment nor team sets one. */
+export const DEFAULT_SEQUENTIAL_TUNING = 5000
+const MAX_SEQUENTIAL_TUNING = 1_000_000_000
 
 // Python's float() of a string: an optional sign, then digits (single underscores between them), a fraction and
 // an exponent, or inf, infinity and nan; JS's Number() also reads hex, octal and binary, which Python refuses.
@@ -51,11 +58,22 @@ export interface MethodSettings {
   /** The Bayesian `ci_level` (0.95) or the frequentist `alpha` (0.05); 0 and 1 pass through. */
   level: number
   difference: Difference
+  /** The frequentist test's tuning parameter when sequential testing is on, else null (the fixed-horizon t-test). */
+  sequentialTuning: number | null
 }
 
-/** The chosen method's settings. */
+/**
+ * The chosen method's settings. Sequential testing is on when `frequentist.sequential_testing_enabled` is present
+ * and true in Python's sense; absent is the team default, off as skylark has no team setting (as CUPED's).
+ */
 export function methodSettings(stats: Record<string, unknown> | null, method: StatsMethod): MethodSettings {
   const section = sectionOf(stats, method)
-  const level = method === 'bayesian' ? numberIn(section.ci_level ?? 0.95, 0, 1, 0.95) : numberIn(section.alpha ?? 0.05, 0, 1, 0.05)
-  return { level, difference: differenceOf(section.difference_type ?? 'RELATIVE') }
+  const difference = differenceOf(section.difference_type ?? 'RELATIVE')
+  if (method === 'bayesian') return { level: numberIn(section.ci_level ?? 0.95, 0, 1, 0.95), difference, sequentialTuning: null }
+  const sequential = 'sequential_testing_enabled' in section && pyTruthy(section.sequential_testing_enabled)
+  return {
+    level: numberIn(section.alpha ?? 0.05, 0, 1, 0.05),
+    difference,
+    sequentialTuning: sequential ? numberIn(section.sequential_tuning_parameter ?? DEFAULT_SEQUENTIAL_TUNING, 1, MAX_SEQUENTIAL_TUNING, DEFAULT_SEQUENTIAL_TUNING) : null,
+  }
 }
