@@ -114,7 +114,7 @@ export function toStatistic(type: MetricType, v: VariantStats): Statistic {
  * `calculate_variance_pooled`); a relative one divides by `base`, the control's mean or with CUPED its
  * unadjusted mean (PostHog's `unadjusted_mean`).
  */
-function effect(t: Statistic, c: Statistic, difference: Difference, strictlyPositiveControl: boolean, base = c.mean): { estimate: number; variance: number } {
+export function effect(t: Statistic, c: Statistic, difference: Difference, strictlyPositiveControl: boolean, base = c.mean): { estimate: number; variance: number } {
   if (difference === 'ABSOLUTE') return { estimate: t.mean - c.mean, variance: t.variance / t.n + c.variance / c.n }
   if (strictlyPositiveControl ? base <= 0 : Math.abs(base) < 1e-10) throw new StatisticError('Control mean must be positive for relative difference calculation')
   return {

@@ -1,11 +1,7 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
+import { almostEqual as places } from '../../helpers/almost-equal.js'
 import { cupedAdjust, cupedAdjustGroup, cupedLookbackDays, cupedTheta, type Covariate } from '../../../src/experiments/query/cuped.js'
 import { bayesianTest, experimentResult, frequentistTest, toStatistic, type VariantStats } from '../../../src/experiments/query/statistics.js'
-
-/** assertAlmostEqual(found, wanted, places): |found − wanted| rounded to `places` decimals is 0. */
-function places(t: Test, found: number, wanted: number, digits: number, message: string) {
-  t.ok(Math.round(Math.abs(found - wanted) * 10 ** digits) === 0, message, { found, wanted, digits })
-}
 
 const mean = (n: number, sum: number, sum_squares: number) => toStatistic('mean', { key: 'v', number_of_samples: n, sum, sum_squares })
 const proportion = (n: number, sum: number) => toStatistic('funnel', { key: 'v', number_of_samples: n, sum, sum_squares: sum })
