@@ -32,6 +32,7 @@ import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
 import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
+import { exposureMaturedBy, maturedBy } from './maturity.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
@@ -140,11 +141,11 @@ function retentionOf(plan: MetricPlan, after: number, to: number, zone: string, 
   const completionBefore = Math.min(Math.max(startBefore + w.end * UNIT_MS[w.unit], after), MAX_MS)
   // `build_retention_maturity_having_clause`: start + end units <= now, read to the second; none for a 0 window.
   const maturity = w.end * UNIT_MS[w.unit]
-  const maturedBy = maturedAt === null || maturity === 0 ? null : Math.floor(maturedAt / 1000) * 1000 - maturity
+  const startMaturedBy = maturedAt === null || maturity === 0 ? null : maturedBy(maturedAt, maturity)
   // A day either side: a wall time is read at an instant up to a day from the events'.
   const from = after - DAY_MS
   const until = Math.min(Math.max(startBefore, completionBefore) + 32 * DAY_MS, from + MAX_OFFSET_SPAN_MS)
-  return { ...w, startBefore, completionBefore, maturedBy, offsets: offsetChanges(zone, from, until) }
+  return { ...w, startBefore, completionBefore, maturedBy: startMaturedBy, offsets: offsetChanges(zone, from, until) }
 }
 
 export interface ExperimentQueryDeps {
@@ -180,7 +181,9 @@ export class ExperimentQueryRunner {
     const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
     const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
-    const retention = retentionOf(plan, after, to, project.timezone, experiment.only_count_matured_users ? nowMs : null)
+    // `only_count_matured_users`: retention gates each start event, the other metrics each first exposure (maturity.ts).
+    const maturedAt = experiment.only_count_matured_users ? nowMs : null
+    const retention = retentionOf(plan, after, to, project.timezone, maturedAt)
     const sums = await this.#deps.events.experimentVariants({
       teamId: project.id,
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
@@ -199,7 +202,7 @@ export class ExperimentQueryRunner {
       },
       variants,
       multipleVariantHandling: handling,
-      aggregation: { ...plan, cupedLookbackMs: cupedDays === null ? null : lookback, retention },
+      aggregation: { ...plan, cupedLookbackMs: cupedDays === null ? null : lookback, retention, maturedBy: exposureMaturedBy(plan.type, plan.windowMs, maturedAt) },
     })
     const options = { threshold: plan.threshold !== null && plan.threshold !== undefined, cuped: cupedDays !== null }
     const result = statisticsOf(plan, options, experiment, sums.variants)

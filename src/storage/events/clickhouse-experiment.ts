@@ -30,7 +30,7 @@ function exposureWhere(q: ExperimentEventsQuery, f: ServerFeatures): string {
 
 /**
  * Each exposed entity of the variants counted: its first exposure, variant (`$multiple` left out) and the
- * breakdown texts of its first exposure (`x_b0`…).
+ * breakdown texts of its first exposure (`x_b0`…); with `maturedBy`, only those first exposed by then.
  */
 function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
   const variant = propertyTextExpr(q.variantProperty, f)
@@ -41,10 +41,12 @@ function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: Server
   const raw = q.breakdowns.map((_, i) => `x_rb${i}`)
   const order = `(x_ms${raw.map((r) => `, ${r}`).join('')})`
   const texts = q.breakdowns.map((key, i) => `, ifNull(${propertyTextExpr(key, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join('')
+  const maturedBy = q.aggregation.maturedBy ?? null
+  const matured = maturedBy === null ? '' : ` AND x_first <= ${Math.trunc(maturedBy)}`
   return `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant${raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('')} FROM (
       SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms${texts}
       FROM ${table} WHERE ${exposureWhere(q, f)} AND isNotNull(${variant})
-    ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
+    ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})${matured}`
 }
 
 /** The metric events of exposed entities: step bits, and what the sources read (numbers, distinct keys, order). */

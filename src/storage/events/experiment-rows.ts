@@ -22,9 +22,10 @@ import type { DistinctKey, ExperimentAggregation, ExperimentSums, ExposureRow, M
 /**
  * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
  * the earliest exposure (the smaller name on a tie), and the breakdown texts of the earliest (the smaller
- * texts on a tie), as ClickHouse's argMin over (time, value) picks them.
+ * texts on a tie), as ClickHouse's argMin over (time, value) picks them. With `maturedBy` (the aggregation's),
+ * only the entities first exposed by then: PostHog's maturity HAVING on its exposures.
  */
-export function exposuresByEntity(rows: readonly ExposureRow[], handling: MultipleVariantHandling): Map<string, Exposure> {
+export function exposuresByEntity(rows: readonly ExposureRow[], handling: MultipleVariantHandling, maturedBy: number | null = null): Map<string, Exposure> {
   const seen = new Map<string, { variants: Set<string>; first: number; firstVariant: string; breakdown: string[] }>()
   for (const [entity, variant, first, breakdown] of rows) {
     const e = seen.get(entity)
@@ -38,6 +39,7 @@ export function exposuresByEntity(rows: readonly ExposureRow[], handling: Multip
   }
   const out = new Map<string, Exposure>()
   for (const [entity, e] of seen) {
+    if (maturedBy !== null && e.first > maturedBy) continue
     const variant = handling === 'first_seen' || e.variants.size === 1 ? e.firstVariant : MULTIPLE_VARIANT_KEY
     out.set(entity, { variant, first: e.first, breakdown: e.breakdown })
   }

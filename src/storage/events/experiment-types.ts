@@ -72,6 +72,12 @@ export interface ExperimentAggregation {
   cupedLookbackMs?: number | null
   /** A retention metric's window (steps: the start event, then the completion event); absent otherwise. */
   retention?: RetentionWindow | null
+  /**
+   * With the experiment's `only_count_matured_users` (means, funnels and ratios with a conversion window): the
+   * latest first exposure whose window has ended (now − window). An entity first exposed later is not counted
+   * at all, as PostHog's HAVING on its exposures leaves it out. Absent or null: every entity counts.
+   */
+  maturedBy?: number | null
 }
 
 /** The units a retention window counts in (PostHog's FunnelConversionWindowTimeUnit). */

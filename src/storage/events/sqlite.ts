@@ -266,7 +266,7 @@ export class SqliteEventStore implements EventStore {
         yield [e, t, m, strings.slice(keys), strings.slice(0, keys)]
       }
     }
-    const byEntity = exposuresByEntity(exposureRows, query.multipleVariantHandling)
+    const byEntity = exposuresByEntity(exposureRows, query.multipleVariantHandling, query.aggregation.maturedBy ?? null)
     return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows(this.#db))
   }
 

@@ -4,7 +4,8 @@
  * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels with
  * steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
  * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
- * exposure with another value, and two at the same millisecond), and retention metrics' outcomes.
+ * exposure with another value, and two at the same millisecond), retention metrics' outcomes, and only the
+ * entities first exposed by a cutoff (`only_count_matured_users`).
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
@@ -97,6 +98,8 @@ function fromExposure(completion: string, window: Partial<RetentionWindow>, more
   const q = retention('', completion, window, more)
   return { ...q, metric: { ...q.metric, steps: [{ event: q.exposure.event ?? null, properties: q.exposure.properties }, { event: completion }] } }
 }
+/** only_count_matured_users' cutoff on first exposures: person 31 (test, exposed once) is first exposed on the dot. */
+const MATURED_BY = T0 + 31 * 60_000
 /** A zone 65 s behind UTC: its day starts between person 1's click (+1 s) and purchase (+9 s). */
 const SKEWED: RetentionWindow['offsets'] = [[T0 - 86_400_000, -65_000]]
 
@@ -151,6 +154,13 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['retention from the exposure on the same day of a zone, by a breakdown', fromExposure('clicked', { unit: 'day', start: 0, end: 0, offsets: SKEWED }, { breakdowns: ['$browser'] })],
   ['retention from the exposure of group entities', fromExposure('purchased', { end: 10 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['group entities by a breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: ['plan'] })],
+  // only_count_matured_users: the entities first exposed by the cutoff (persons 0–31 of 60), left out of everything else.
+  ['matured users: a mean with a window', query({ windowMs: 2500, maturedBy: MATURED_BY })],
+  ['matured users: a funnel by a breakdown', query({ type: 'funnel', sources: [], windowMs: 9500, maturedBy: MATURED_BY }, { breakdowns: ['$browser'] })],
+  ['matured users: a ratio', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }], windowMs: 9500, maturedBy: MATURED_BY })],
+  ['matured users: winsorised, the bounds theirs', query({ sources: [{ kind: 'sum', property: 'amount' }], upperPercentile: 0.8, windowMs: 9500, maturedBy: MATURED_BY })],
+  ['matured users: CUPED', cuped(query({ sources: [{ kind: 'sum', property: 'amount' }], windowMs: 9500, maturedBy: MATURED_BY }))],
+  ['matured users: group entities, first seen', query({ windowMs: 9500, maturedBy: MATURED_BY }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
 ]
 
 t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
@@ -184,6 +194,17 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     ],
     'every exposed person counts, the exposure never its own completion',
   )
+  // By hand, on both stores: person 31 counts with the cutoff on its first exposure, not 1 ms short of it; person 30
+  // (first seen: test, 5 s before its control call) counts from its first exposure, not its later one.
+  for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
+    const samples = async (maturedBy: number, more: Partial<ExperimentVariantsQuery> = {}) =>
+      (await s.experimentVariants(query({ windowMs: 9500, maturedBy }, more))).variants.map((v) => v.number_of_samples)
+    t.same(await samples(MATURED_BY), [10, 14], `${name}: persons 0–31 exposed to one variant (not 9 and 29, never exposed, nor n % 6 = 0, exposed to both), 31 on the dot`)
+    t.same(await samples(MATURED_BY - 1), [10, 13], `${name}: 1 ms short, person 31 is not counted`)
+    const firstSeen = { multipleVariantHandling: 'first_seen' } as const
+    t.same(await samples(T0 + 30 * 60_000 - 5000, firstSeen), [13, 16], `${name}: first seen (6 and 18 moved to test), person 30 on the dot of its first exposure`)
+    t.same(await samples(T0 + 30 * 60_000 - 5001, firstSeen), [13, 15], `${name}: first seen, 1 ms short`)
+  }
   const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
   t.same(
     groups.map((g) => g.values[0]),
