@@ -374,6 +374,49 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.type(body.variant_results[0].chance_to_win, 'number')
   })
 
+  t.test("only_count_matured_users: a mean, funnel or ratio counts only the persons first exposed at least its conversion window ago, as PostHog's maturity HAVING on the exposures", async (t) => {
+    const setMatured = async (on: boolean) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { only_count_matured_users: on })).status, 200)
+    await setMatured(true)
+    t.teardown(() => f.api('PATCH', `${f.experiments}${experimentId}/`, { only_count_matured_users: false }))
+    // A window of whole seconds that has just passed for test's person 60: every control person (exposed 500 s
+    // earlier) has matured, test's first ones too, its later ones not. Each person's second call, 100 s after the
+    // first, does not hold it back: the window runs from the first exposure.
+    const seconds = Math.floor((Date.now() - exposedAt('test', 60)) / 1000)
+    const windowed = { conversion_window: seconds, conversion_window_unit: 'second' }
+    /** The test persons matured at `now` (read to the second), the first ones: exposure times grow with i. */
+    const maturedAt = (now: number) => Array.from({ length: PER_VARIANT }, (_, i) => i).filter((i) => exposedAt('test', i) + seconds * 1000 <= Math.floor(now / 1000) * 1000).length
+    /** The answer, and how many test persons it counted: those matured at some instant while it ran. */
+    const answer = async (metric: object) => {
+      const before = Date.now()
+      const body = await query(metric)
+      const k = body.variant_results[0].number_of_samples
+      t.ok(k >= maturedAt(before) && k <= maturedAt(Date.now()), `the ${k} test persons matured when the query ran (${maturedAt(before)} before it)`)
+      return { body, k }
+    }
+    /** Every control person's value, and those of test's first k persons. */
+    const matured = (value: (v: Variant, i: number) => number, k: number) => ({ control: expect(value).control, test: expect(value, (i) => i < k).test })
+
+    const clicks = await answer(mean(clicked, windowed))
+    checkAnswer(t, clicks.body, matured((v, i) => plan(v, i).clicks, clicks.k), 'mean')
+    const funnel = await answer({ ...pricingFunnel, ...windowed })
+    const converted = matured((v, i) => (plan(v, i).converts ? 1 : 0), funnel.k)
+    checkAnswer(t, funnel.body, converted, 'funnel')
+    t.same(funnel.body.variant_results[0].step_counts, [funnel.k, converted.test.sum], "the funnel's steps count matured persons only")
+    const ratio = await answer({ ...amountPerView, ...windowed })
+    const amount = matured((v, i) => (plan(v, i).converts ? plan(v, i).amount : 0), ratio.k)
+    const r = ratio.body.variant_results[0]
+    t.same([r.sum, r.sum_squares, r.denominator_sum, r.numerator_denominator_sum_product], [amount.test.sum, amount.test.sum_squares, ratio.k, amount.test.sum], 'the ratio’s sums over matured persons')
+    t.equal(ratio.body.baseline.denominator_sum, PER_VARIANT)
+    // Broken down: the groups hold the matured persons only.
+    const byBrowser = await answer(mean(clicked, { ...windowed, breakdownFilter: { breakdowns: [{ property: '$browser' }] } }))
+    t.equal(byBrowser.body.breakdown_results.reduce((a: number, g: any) => a + g.variants[0].number_of_samples, 0), byBrowser.k, 'the groups add up to the matured test persons')
+    // Without a conversion window there is nothing to wait for (PostHog's maturity seconds are 0): everyone counts.
+    const unbounded = await query(mean(clicked))
+    t.same([unbounded.baseline.number_of_samples, unbounded.variant_results[0].number_of_samples], [PER_VARIANT, PER_VARIANT])
+    await setMatured(false)
+    t.same((await query(mean(clicked, windowed))).variant_results[0].number_of_samples, PER_VARIANT, 'without the setting, everyone counts')
+  })
+
   t.test("retention: of those who did the start event after exposure, who did the completion event within the window, as PostHog's retention query", async (t) => {
     const retention = (start: string, completion: string, extra: object) => ({
       kind: 'ExperimentMetric',
