@@ -13,7 +13,7 @@
  *   the experiment's end;
  * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`, and
  *   `threshold` (each entity's value a binary "reached it", whose statistics are a proportion's);
- * - funnel `series` in order (`funnel_order_type` ordered);
+ * - funnel `series` and `funnel_order_type` (ordered, unordered or strict: src/storage/events/experiment-funnel.ts);
  * - retention `start_event` and `completion_event` (the steps, in that order), `retention_window_start` /
  *   `_end` / `_unit` and `start_handling` (experiment_retention_query_builder.py; the outcome is computed where
  *   the events are read, src/storage/events/experiment-retention.ts), the conversion window bounding the start;
@@ -25,8 +25,8 @@
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
- * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL math, unordered
- * and strict funnels, non-event property filters, breakdowns of another type than event properties.
+ * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL math, non-event
+ * property filters, breakdowns of another type than event properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -194,10 +194,10 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
   }
   if (metric.metric_type === 'funnel') {
     const order = metric.funnel_order_type ?? 'ordered'
-    if (order !== 'ordered') throw refuse(`Funnel order type '${String(order)}' is not supported in experiment metrics here; only 'ordered' is.`)
+    if (order !== 'ordered' && order !== 'unordered' && order !== 'strict') throw refuse('funnel_order_type must be one of ordered, unordered, strict.')
     const series = metric.series as unknown[]
     if (series.length > MAX_EXPERIMENT_STEPS) throw refuse(`Funnel metrics take at most ${MAX_EXPERIMENT_STEPS} steps here.`)
-    return { ...base, type: 'funnel', steps: series.map((node) => source(node, actionById).step), sources: [] }
+    return { ...base, type: 'funnel', funnelOrder: order, steps: series.map((node) => source(node, actionById).step), sources: [] }
   }
   if (metric.metric_type === 'retention') {
     const completion = source(metric.completion_event, actionById)

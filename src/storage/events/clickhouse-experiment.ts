@@ -6,9 +6,10 @@
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
-import { BreakdownSummer, cupedLookback, experimentSteps, funnelWindow, furthestStep, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
+import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
+import { funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery, type SourceMath } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery, type SourceMath } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -49,13 +50,17 @@ function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: Server
     ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})${matured}`
 }
 
-/** The metric events of exposed entities: step bits, and what the sources read (numbers, distinct keys, order). */
+/**
+ * The metric events of exposed entities: step bits (and EXPOSURE_BIT on the exposures, for the funnels that
+ * walk them), and what the sources read (numbers, distinct keys, order).
+ */
 function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
   const m = q.metric
-  const mask = m.steps
-    .map((step, i) => `ifNull(toUInt32(${compileClickHouseWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }, f)}), 0) * ${2 ** i}`)
-    .join(' + ')
-  const names = funnelEventNames(m)
+  const withExposures = readsExposures(q.aggregation)
+  const conditions = m.steps.map((step, i) => [compileClickHouseWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }, f), 2 ** i] as const)
+  if (withExposures) conditions.push([compileClickHouseWhere(q.exposure, f), EXPOSURE_BIT])
+  const mask = conditions.map(([where, bit]) => `ifNull(toUInt32(${where}), 0) * ${bit}`).join(' + ')
+  const names = metricEventNames(q, withExposures)
   const where = compileClickHouseWhere({ teamId: q.teamId, after: m.after, before: m.before, event: names ?? undefined }, f)
   // HogQL's toFloat: a number, else 0 once coalesced; infinities are no number (as Number.isFinite in Node).
   const numbers = m.valueProperties.map((key, i) => {
@@ -126,7 +131,8 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
     }
   }
   if (a.type === 'funnel') {
-    const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${inWindow}))`
+    // Unordered and strict funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
+    const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${readsExposures(a) ? 't >= x_first' : inWindow}))`
     // The last step's event in the lookback (`build_funnel_covariate_value_expr`).
     const covariate = pre === null ? '' : `, toFloat64(countIf(bitAnd(m, ${2 ** (q.metric.steps.length - 1)}) != 0 AND ${pre}) > 0) AS c`
     return {
@@ -173,14 +179,12 @@ export interface ChExperimentRow {
 export class ExperimentRowSummer {
   readonly #a: ExperimentAggregation
   readonly #steps: number
-  readonly #window: number
   readonly #perVariant: boolean
   readonly #groups: BreakdownSummer
 
   constructor(query: ExperimentVariantsQuery, perVariant: boolean) {
     this.#a = query.aggregation
     this.#steps = experimentSteps(query)
-    this.#window = funnelWindow(this.#a)
     this.#perVariant = perVariant
     this.#groups = new BreakdownSummer(this.#a, query.variants, this.#steps, query.breakdowns.length)
   }
@@ -196,8 +200,8 @@ export class ExperimentRowSummer {
       const events = r.f!.map(([t, m]) => [Number(t), m] as const)
       summer.addRetention(r.variant, retentionOutcome(a.retention!, a.windowMs, Number(r.xf), events))
     } else if (a.type === 'funnel') {
-      const events = r.f!.map(([t, m]) => [Number(t), m] as const)
-      summer.addFunnel(r.variant, furthestStep(events, this.#steps, this.#window), r.c ?? 0)
+      const events = r.f!.map(([t, m]) => [Number(t), Number(m)] as const)
+      summer.addFunnel(r.variant, funnelReached(a, events, this.#steps), r.c ?? 0)
     } else summer.addValue(r.variant, r.a!, 0, r.c ?? 0)
   }
 

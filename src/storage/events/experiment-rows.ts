@@ -10,12 +10,11 @@ import {
   compareTexts,
   cupedLookback,
   entityValue,
-  funnelWindow,
-  furthestStep,
   MULTIPLE_VARIANT_KEY,
   type Exposure,
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
+import { funnelReached, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
 import type { DistinctKey, ExperimentAggregation, ExperimentSums, ExposureRow, MetricEventRow, SourceMath } from './types.js'
 
@@ -149,10 +148,12 @@ export function aggregateVariants(
 ): ExperimentSums {
   if (a.type === 'retention') return aggregateRetention(a, steps, breakdowns, variants, exposures, events)
   const lookback = cupedLookback(a)
+  // Unordered and strict funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
+  const windowMs = readsExposures(a) ? null : a.windowMs
   const byEntity = new Map<string, MetricEventRow[]>()
   for (const row of events) {
     const exposure = exposures.get(row[0])
-    if (!exposure || !(inWindow(row[1], exposure, a.windowMs) || (lookback !== null && inPreWindow(row[1], exposure, lookback)))) continue
+    if (!exposure || !(inWindow(row[1], exposure, windowMs) || (lookback !== null && inPreWindow(row[1], exposure, lookback)))) continue
     const list = byEntity.get(row[0])
     if (list) list.push(row)
     else byEntity.set(row[0], [row])
@@ -163,7 +164,6 @@ export function aggregateVariants(
   const summer = new BreakdownSummer(a, variants, steps, breakdowns)
 
   if (a.type === 'funnel') {
-    const window = funnelWindow(a)
     const last = 1 << (steps - 1)
     for (const [entity, e] of exposures) {
       const { post, pre } = split(byEntity.get(entity) ?? [], e)
@@ -171,10 +171,10 @@ export function aggregateVariants(
       const covariate = pre.some((r) => (r[2] & last) !== 0) ? 1 : 0
       summer.group(e.breakdown).addFunnel(
         e.variant,
-        furthestStep(
+        funnelReached(
+          a,
           post.map((r) => [r[1], r[2]]),
           steps,
-          window,
         ),
         covariate,
       )

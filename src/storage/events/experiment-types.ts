@@ -78,7 +78,12 @@ export interface ExperimentAggregation {
    * at all, as PostHog's HAVING on its exposures leaves it out. Absent or null: every entity counts.
    */
   maturedBy?: number | null
+  /** A funnel's `funnel_order_type` (experiment-funnel.ts; absent or null: ordered). */
+  funnelOrder?: FunnelOrder | null
 }
+
+/** How a funnel's steps must follow each other (PostHog's StepOrderValue). */
+export type FunnelOrder = 'ordered' | 'unordered' | 'strict'
 
 /** The units a retention window counts in (PostHog's FunnelConversionWindowTimeUnit). */
 export type RetentionUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month'
@@ -151,11 +156,19 @@ export interface ExperimentSums {
  * with (the texts' first exposure: an entity's breakdown group is that of its earliest row).
  */
 export type ExposureRow = [string, string, number, string[]]
-/** [entity, ms, bit i set when step i matches, the value properties' texts (null: missing), the distinct keys' texts], oldest first. */
+/**
+ * [entity, ms, bit i set when step i matches (and EXPOSURE_BIT when the store reads the exposures among the
+ * events too), the value properties' texts (null: missing), the distinct keys' texts], oldest first.
+ */
 export type MetricEventRow = [string, number, number, Array<string | null>, Array<string | null>]
 
 /** The most steps an ExperimentEventsQuery takes. */
 export const MAX_EXPERIMENT_STEPS = 30
+/**
+ * The bit of an event's steps saying it is an exposure, past every step's: set only where the aggregation
+ * walks the exposures with the steps (unordered and strict funnels, experiment-funnel.ts).
+ */
+export const EXPOSURE_BIT = 2 ** MAX_EXPERIMENT_STEPS
 /** The most breakdowns an experiment metric takes (PostHog's ExperimentQueryRunner). */
 export const MAX_EXPERIMENT_BREAKDOWNS = 3
 /** A breakdown property's text when the exposure has it missing or null (PostHog's BREAKDOWN_NULL_STRING_LABEL). */

@@ -5,7 +5,8 @@
  * (experiment-aggregate.ts), so only per-variant sums leave it.
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
-import { BREAKDOWN_NULL_LABEL, funnelEventNames, type DistinctKey, type ExperimentEventsQuery } from './types.js'
+import { metricEventNames } from './experiment-funnel.js'
+import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type ExperimentEventsQuery } from './types.js'
 
 /** An event's person: its person id, or its distinct id when stored without one. */
 const PERSON = `COALESCE(person_id, 'distinct:' || distinct_id)`
@@ -40,15 +41,21 @@ export function compileSqliteExposures(q: ExperimentEventsQuery): SqlFragment {
   }
 }
 
-export function compileSqliteMetricEvents(q: ExperimentEventsQuery): SqlFragment {
+/**
+ * The metric events of the exposed entities, oldest first (then by uuid), each with its steps' bits; with
+ * `withExposures` the exposure events too, with EXPOSURE_BIT (experiment-funnel.ts walks them with the steps).
+ */
+export function compileSqliteMetricEvents(q: ExperimentEventsQuery, withExposures = false): SqlFragment {
   const m = q.metric
   const entity = sqliteEntity(q)
-  const steps = m.steps.map((step) => compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }))
+  const steps = m.steps.map((step, i) => ({ bit: i, where: compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }) }))
+  // EXPOSURE_BIT is the bit past every step's.
+  if (withExposures) steps.push({ bit: MAX_EXPERIMENT_STEPS, where: compileSqliteWhere(q.exposure) })
   // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
-  const mask = steps.map((step, i) => `(IFNULL((${step.sql}), 0) << ${i})`).join(' | ')
+  const mask = steps.map(({ bit, where }) => `(IFNULL((${where.sql}), 0) << ${bit})`).join(' | ')
   const values = m.valueProperties.map(propertyText)
   const keys = m.distinctKeys.map(distinctKeyText)
-  const names = funnelEventNames(m)
+  const names = metricEventNames(q, withExposures)
   const exposed = exposureWhere(q)
   const sql = `SELECT e, t, m${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (
     SELECT ${entity} AS e, timestamp AS t, (${mask}) AS m${keys.map((k, i) => `, ${k.sql} AS k${i}`).join('')}${values.map((v, i) => `, ${v.sql} AS v${i}`).join('')}, uuid
@@ -58,6 +65,6 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery): SqlFragment
   ) WHERE m != 0 ORDER BY t, uuid`
   return {
     sql,
-    params: [...steps.flatMap((s) => s.params), ...keys.flatMap((k) => k.params), ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), ...exposed.params],
+    params: [...steps.flatMap((s) => s.where.params), ...keys.flatMap((k) => k.params), ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), ...exposed.params],
   }
 }

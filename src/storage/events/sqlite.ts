@@ -6,6 +6,7 @@ import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf, offsetSql } from './days.js'
 import { experimentSteps } from './experiment-aggregate.js'
+import { readsExposures } from './experiment-funnel.js'
 import { aggregateVariants, exposuresByEntity } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
@@ -254,7 +255,7 @@ export class SqliteEventStore implements EventStore {
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const steps = experimentSteps(query)
     const exposures = compileSqliteExposures(query)
-    const events = compileSqliteMetricEvents(query)
+    const events = compileSqliteMetricEvents(query, readsExposures(query.aggregation))
     const exposureRows: ExposureRow[] = []
     for (const [e, v, t, ...b] of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<[string, unknown, number, ...unknown[]]>) {
       if (v !== null) exposureRows.push([e, String(v), t, b.map(String)])

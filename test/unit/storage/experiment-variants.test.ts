@@ -1,8 +1,8 @@
 /**
  * An experiment metric's per-variant sums are aggregated where each store reads its events: SQLite in Node
  * beside its reads, ClickHouse in SQL (per entity, and per variant where nothing needs every value). Both must
- * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels with
- * steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
+ * give the same sums for the same events: every source math, windows, winsorisation, ratios, funnels (of each
+ * order) with steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
  * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
  * exposure with another value, and two at the same millisecond), retention metrics' outcomes, and only the
  * entities first exposed by a cutoff (`only_count_matured_users`).
@@ -130,6 +130,14 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['a breakdown, winsorised in each group', query({ sources: [{ kind: 'sum', property: 'amount' }], lowerPercentile: 0.1, upperPercentile: 0.9 }, { breakdowns: ['$browser'] })],
   ['a ratio by two breakdowns', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }] }, { breakdowns: ['$browser', 'plan'] })],
   ['a funnel by a breakdown', query({ type: 'funnel', sources: [] }, { breakdowns: ['$browser'] })],
+  // Unordered and strict funnels walk each entity's exposures with its steps' events (experiment-funnel.ts).
+  ['an unordered funnel', query({ type: 'funnel', sources: [], funnelOrder: 'unordered' })],
+  ['an unordered funnel with a window, by a breakdown', query({ type: 'funnel', sources: [], funnelOrder: 'unordered', windowMs: 9500 }, { breakdowns: ['$browser'] })],
+  ['a strict funnel (a view and a purchase in one millisecond for some)', query({ type: 'funnel', sources: [], funnelOrder: 'strict' })],
+  // First seen: a later exposure to the other variant (n % 12 = 0) between a view and a purchase breaks the chain.
+  ['a strict funnel with a window, first seen', query({ type: 'funnel', sources: [], funnelOrder: 'strict', windowMs: 9500 }, { multipleVariantHandling: 'first_seen' })],
+  ['a strict funnel of group entities', query({ type: 'funnel', sources: [], funnelOrder: 'strict' }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
+  ['CUPED on an unordered funnel of two clicks', cuped(query({ type: 'funnel', sources: [], funnelOrder: 'unordered' }), [{ event: 'clicked' }, { event: 'clicked' }])],
   ['first seen by a breakdown', query({}, { multipleVariantHandling: 'first_seen', breakdowns: ['$browser'] })],
   // CUPED: the metric events are read from the lookback before the experiment's start, as the runner asks.
   ['CUPED on a sum', cuped(query({ sources: [{ kind: 'sum', property: 'amount' }] }))],
@@ -179,6 +187,13 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     if (q.aggregation.retention) t.ok(expected.variants.some((v) => v.sum < v.number_of_samples), `${name}: the fixture gives some not retained`)
     if (q.aggregation.cupedLookbackMs) t.ok(expected.variants.some((v) => v.covariate_sum! > 0 && v.covariate_sum_product !== 0), `${name}: the fixture gives covariates`)
     t.same(await store.experimentVariants(q), expected, name)
+  }
+  // The orders differ on these events: the sums are not the ordered funnel's.
+  const firstSeen = { multipleVariantHandling: 'first_seen' } as const
+  const ordered = (await sqlite.experimentVariants(query({ type: 'funnel', sources: [] }, firstSeen))).variants
+  for (const order of ['unordered', 'strict'] as const) {
+    const other = (await sqlite.experimentVariants(query({ type: 'funnel', sources: [], funnelOrder: order }, firstSeen))).variants
+    t.notSame(other.map((v) => v.step_counts), ordered.map((v) => v.step_counts), `${order} is not ordered here`)
   }
   const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
   const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
