@@ -68,6 +68,19 @@ export async function experimentServer(env: Record<string, string> = {}) {
       }
     },
     count,
+    /** Creates an experiment over the API and answers its id. */
+    async createExperiment(body: Record<string, unknown>): Promise<number> {
+      const res = await server.api('POST', `${base}/experiments/`, body)
+      if (res.status !== 201) throw new Error(`create: ${res.status} ${res.text}`)
+      return res.body.id as number
+    },
+    /** Sends the events and waits until the store has every one of each name. */
+    async sendAll(events: readonly BatchEvent[]): Promise<void> {
+      await this.send(events)
+      const byEvent = new Map<string, number>()
+      for (const e of events) byEvent.set(e.event, (byEvent.get(e.event) ?? 0) + 1)
+      for (const [event, n] of byEvent) await this.waitFor(`event=${encodeURIComponent(event)}`, n, 45_000)
+    },
     /** Polls until at least `expected` events match, or throws after `timeoutMs`. */
     async waitFor(query: string, expected: number, timeoutMs = 30_000): Promise<void> {
       const deadline = Date.now() + timeoutMs

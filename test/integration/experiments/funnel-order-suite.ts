@@ -1,0 +1,129 @@
+/**
+ * Unordered and strict funnel metrics end to end, once per event store: persons of a control/test flag
+ * each follow one of a few timelines after their flag call (the exposure, X) through a funnel of
+ * "viewed pricing" (V) then "purchased" (P), with clicks no step matches; `POST …/query/` must answer the
+ * step counts worked out by hand below from PostHog's aggregate_funnel UDF (its step 0 the exposure),
+ * with and without a one-hour conversion window. Test has two persons of each timeline, control one.
+ */
+import type { Test } from 'tap'
+import { experimentServer, type BatchEvent, type ExperimentServer } from './fixture.js'
+import type { StoreSetup } from './query-suite.js'
+
+const SECOND = 1000
+const HOUR = 3_600_000
+
+/** Where each timeline's events fall after the exposure (ms), and the step it reaches (−1 none, 0 V, 1 P). */
+interface Timeline {
+  events: Array<['X' | 'V' | 'P' | 'click', number]>
+  strict: number
+  unordered: number
+  strictHour: number
+  unorderedHour: number
+}
+
+const TIMELINES: Record<string, Timeline> = {
+  inOrder: { events: [['V', 10 * SECOND], ['P', 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  // P clears the exposure's chain in a strict funnel; unordered, the three steps are there.
+  reversed: { events: [['P', 5 * SECOND], ['V', 10 * SECOND]], strict: -1, unordered: 1, strictHour: -1, unorderedHour: 1 },
+  repeated: { events: [['V', 10 * SECOND], ['V', 15 * SECOND], ['P', 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  // Clicks match no step: they are not read, so they break nothing.
+  clicks: { events: [['V', 10 * SECOND], ['click', 12 * SECOND], ['P', 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  // Another exposure is an event of step 0: it restarts a strict chain.
+  reexposed: { events: [['V', 10 * SECOND], ['X', 15 * SECOND], ['P', 20 * SECOND]], strict: 0, unordered: 1, strictHour: 0, unorderedHour: 1 },
+  // V and P in one millisecond: taken in step order.
+  together: { events: [['P', 10 * SECOND], ['V', 10 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  // Unordered, P with the exposure is two of the three steps: step 0.
+  purchaseOnly: { events: [['P', 10 * SECOND]], strict: -1, unordered: 0, strictHour: -1, unorderedHour: 0 },
+  // Two hours on: past a one-hour window from the exposure, though V and P are within one of each other.
+  late: { events: [['V', 2 * HOUR], ['P', 2 * HOUR + 10 * SECOND]], strict: 1, unordered: 1, strictHour: -1, unorderedHour: 0 },
+  // Exposed again two hours on: the window runs from that exposure.
+  lateReexposed: { events: [['X', 2 * HOUR], ['V', 2 * HOUR + 10 * SECOND], ['P', 2 * HOUR + 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  // A purchase before the exposure is not read.
+  purchasedBefore: { events: [['P', -60 * SECOND], ['V', 10 * SECOND]], strict: 0, unordered: 0, strictHour: 0, unorderedHour: 0 },
+  exposedOnly: { events: [], strict: -1, unordered: -1, strictHour: -1, unorderedHour: -1 },
+}
+const PERSONS = { control: 1, test: 2 } as const
+type Variant = keyof typeof PERSONS
+type Reached = 'strict' | 'unordered' | 'strictHour' | 'unorderedHour'
+
+/** A variant's sums as the answer has them, from each timeline's step reached. */
+function expected(variant: Variant, reached: Reached) {
+  const steps = Object.values(TIMELINES).flatMap((t) => new Array<number>(PERSONS[variant]).fill(t[reached]))
+  const completed = steps.filter((s) => s === 1).length
+  return { number_of_samples: steps.length, sum: completed, sum_squares: completed, step_counts: [steps.filter((s) => s >= 0).length, completed] }
+}
+
+export function funnelOrderSuite(t: Test, setup: StoreSetup): void {
+  let f: ExperimentServer
+  let experimentId = 0
+  const start = Date.now() - 4 * HOUR
+  const exposedAt = start + HOUR / 2
+
+  function events(): BatchEvent[] {
+    const out: BatchEvent[] = []
+    const call = (id: string, at: number, variant: Variant) =>
+      out.push({ event: '$feature_flag_called', distinct_id: id, at, properties: { $feature_flag: 'fo-flag', $feature_flag_response: variant } })
+    const names = { V: 'viewed pricing', P: 'purchased', click: 'clicked' } as const
+    for (const variant of ['control', 'test'] as const) {
+      for (const [name, timeline] of Object.entries(TIMELINES)) {
+        for (let i = 0; i < PERSONS[variant]; i++) {
+          const id = `fo-${variant}-${name}-${i}`
+          call(id, exposedAt, variant)
+          for (const [step, after] of timeline.events) {
+            if (step === 'X') call(id, exposedAt + after, variant)
+            else out.push({ event: names[step], distinct_id: id, at: exposedAt + after })
+          }
+        }
+      }
+    }
+    return out
+  }
+
+  t.before(async () => {
+    f = await experimentServer(setup.env())
+    experimentId = await f.createExperiment({ name: 'Funnel orders', feature_flag_key: 'fo-flag', start_date: new Date(start).toISOString() })
+    await f.sendAll(events())
+  })
+  t.teardown(() => f?.close())
+
+  const funnel = (order: string, more: object = {}) => ({
+    kind: 'ExperimentMetric',
+    metric_type: 'funnel',
+    funnel_order_type: order,
+    series: [
+      { kind: 'EventsNode', event: 'viewed pricing' },
+      { kind: 'EventsNode', event: 'purchased' },
+    ],
+    ...more,
+  })
+  const query = (metric: object) => f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric } })
+  const sums = (v: any) => ({ number_of_samples: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares, step_counts: v.step_counts })
+  const check = async (t: Test, metric: object, reached: Reached) => {
+    const res = await query(metric)
+    t.equal(res.status, 200, res.text)
+    t.same(sums(res.body.baseline), expected('control', reached), 'control')
+    t.same(res.body.variant_results.map(sums), [expected('test', reached)], 'test')
+  }
+  const hour = { conversion_window: 1, conversion_window_unit: 'hour' }
+
+  t.test('a strict funnel: any exposure or step event out of sequence breaks the chain, events of no step do not', async (t) => {
+    await check(t, funnel('strict'), 'strict')
+  })
+
+  t.test('a strict funnel within an hour of the exposure that started the chain', async (t) => {
+    await check(t, funnel('strict', hour), 'strictHour')
+  })
+
+  t.test('an unordered funnel: the steps, the exposure one of them, in any order', async (t) => {
+    await check(t, funnel('unordered'), 'unordered')
+  })
+
+  t.test('an unordered funnel within an hour: the steps held within one hour of each other', async (t) => {
+    await check(t, funnel('unordered', hour), 'unorderedHour')
+  })
+
+  t.test('an order PostHog does not know is refused', async (t) => {
+    const res = await query(funnel('sideways'))
+    t.match(res, { status: 400, body: { type: 'validation_error', code: 'invalid', detail: 'funnel_order_type must be one of ordered, unordered, strict.' } })
+  })
+}
