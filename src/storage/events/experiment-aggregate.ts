@@ -15,7 +15,8 @@
  *   a threshold 1 when it reaches it and else 0; then per variant n, sum and sum of squares. Ratio: the numerator's and denominator's per-entity aggregates, their sums, sums of
  *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
  *   previous one, within the window of the entity's first step, else within three years as PostHog's
- *   default), `step_counts[i]` the entities reaching step i or beyond, sum the entities completing all.
+ *   default; unordered and strict funnels as experiment-funnel.ts walks them), `step_counts[i]` the entities
+ *   reaching step i or beyond, sum the entities completing all.
  * - Retention (experiment-retention.ts): each entity's start and completion events from its first exposure on
  *   give 1 (retained), 0, or nothing (no start event: not counted); summed as a ratio whose denominator is 1
  *   for every entity counted (PostHog's retention query).
