@@ -34,10 +34,10 @@ function lookbackDays(value: unknown): number {
 
 /**
  * `_metric_supports_cuped`: means without a threshold (a proportion then) whose math is not a session
- * property's, and funnels (the ordered ones skylark computes); not ratios.
+ * property's, and funnels but unordered ones (PostHog's reads no event before the exposure); not ratios.
  */
 function supportsCuped(metric: JsonObject): boolean {
-  if (metric.metric_type === 'funnel') return true
+  if (metric.metric_type === 'funnel') return metric.funnel_order_type !== 'unordered'
   if (metric.metric_type !== 'mean') return false
   if (metric.threshold !== undefined && metric.threshold !== null) return false
   const source = isPlainObject(metric.source) ? metric.source : {}

@@ -122,6 +122,20 @@ export function funnelOrderSuite(t: Test, setup: StoreSetup): void {
     await check(t, funnel('unordered', hour), 'unorderedHour')
   })
 
+  t.test('CUPED adjusts strict funnels, not unordered ones (PostHog’s _metric_supports_cuped)', async (t) => {
+    const patchStats = async (stats_config: object) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config })).status, 200)
+    await patchStats({ cuped: { enabled: true } })
+    const covariates = (v: any) => [v.covariate_sum, v.covariate_sum_squares, v.covariate_sum_product]
+    // The covariate is whether the last step's event happened in the lookback: the purchase before the exposure.
+    const strict = (await query(funnel('strict'))).body
+    t.same([covariates(strict.baseline), covariates(strict.variant_results[0])], [[1, 1, 0], [2, 2, 0]])
+    t.same(sums(strict.baseline), expected('control', 'strict'), 'the sums unchanged')
+    const unordered = (await query(funnel('unordered'))).body
+    t.same([covariates(unordered.baseline), covariates(unordered.variant_results[0])], [[null, null, null], [null, null, null]])
+    t.same(sums(unordered.variant_results[0]), expected('test', 'unordered'))
+    await patchStats({})
+  })
+
   t.test('an order PostHog does not know is refused', async (t) => {
     const res = await query(funnel('sideways'))
     t.match(res, { status: 400, body: { type: 'validation_error', code: 'invalid', detail: 'funnel_order_type must be one of ordered, unordered, strict.' } })

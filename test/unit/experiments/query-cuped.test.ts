@@ -124,6 +124,8 @@ t.test("whether CUPED applies is PostHog's get_cuped_config with the team defaul
   t.equal(on({ enabled: true, lookback_days: [3] }), 14)
   t.equal(on('yes'), null, 'a cuped that is no object is none')
   t.equal(on({ enabled: true }, funnel), 14, 'funnels')
+  t.equal(on({ enabled: true }, { ...funnel, funnel_order_type: 'strict' }), 14, 'strict ones too')
+  t.equal(on({ enabled: true }, { ...funnel, funnel_order_type: 'unordered' }), null, 'not unordered ones')
   t.equal(on({ enabled: true }, ratio), null, 'not ratios')
   t.equal(on({ enabled: true }, { ...mean, threshold: 10 }), null, 'not a thresholded mean, a proportion')
   t.equal(on({ enabled: true }, { ...mean, source: { kind: 'EventsNode', math: 'avg', math_property: '$session_duration' } }), null, 'not session property math')

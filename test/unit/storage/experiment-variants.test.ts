@@ -137,7 +137,7 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   // First seen: a later exposure to the other variant (n % 12 = 0) between a view and a purchase breaks the chain.
   ['a strict funnel with a window, first seen', query({ type: 'funnel', sources: [], funnelOrder: 'strict', windowMs: 9500 }, { multipleVariantHandling: 'first_seen' })],
   ['a strict funnel of group entities', query({ type: 'funnel', sources: [], funnelOrder: 'strict' }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
-  ['CUPED on an unordered funnel of two clicks', cuped(query({ type: 'funnel', sources: [], funnelOrder: 'unordered' }), [{ event: 'clicked' }, { event: 'clicked' }])],
+  ['CUPED on a strict funnel of two clicks', cuped(query({ type: 'funnel', sources: [], funnelOrder: 'strict' }), [{ event: 'clicked' }, { event: 'clicked' }])],
   ['first seen by a breakdown', query({}, { multipleVariantHandling: 'first_seen', breakdowns: ['$browser'] })],
   // CUPED: the metric events are read from the lookback before the experiment's start, as the runner asks.
   ['CUPED on a sum', cuped(query({ sources: [{ kind: 'sum', property: 'amount' }] }))],
