@@ -116,3 +116,14 @@ t.test('the exposure’s event names are read with the steps’ when the walk re
   t.equal(metricEventNames(q('$feature_flag_called', null), true), null, 'a step of any event')
   t.equal(metricEventNames(q(undefined, 'buy'), true), null, 'an exposure of any event')
 })
+
+t.test('thirty steps: the exposure’s bit is past every step’s', async (t) => {
+  const steps = 30
+  const all = Array.from({ length: steps }, (_, k): Ev => [10 * (k + 1), 1 << k])
+  const backwards = Array.from({ length: steps }, (_, k): Ev => [10 * (k + 1), 1 << (steps - 1 - k)])
+  t.equal(strict([[0, X], ...all], 1000, steps), 29, 'strict, in order')
+  t.equal(strict([[0, X], ...backwards], 1000, steps), -1, 'strict, backwards')
+  t.equal(unordered([[0, X], ...backwards], 1000, steps), 29, 'unordered, backwards')
+  t.equal(strict([[0, X], ...all.slice(1)], 1000, steps), -1, 'strict without the first step')
+  t.equal(unordered([[0, X], ...all.slice(1)], 1000, steps), 28, 'unordered: all but one of 31')
+})
