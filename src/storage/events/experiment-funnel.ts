@@ -18,17 +18,17 @@
  *   into one event per step and taken in step order without clearing, one event advancing a chain once.
  * - `unordered`: the steps' events, exposures included, in time order, each kept for the step among its
  *   own whose latest kept event is the oldest (an empty step first, then the lowest); before an event is
- *   taken, those more than the window older are dropped. The value is the most steps holding an event at
+ *   taken, those older than it by more than the window are dropped. The value is the most steps holding an event at
  *   once, so reaching step k is having k + 2 of the exposure and the series' steps, in any order and
  *   whichever they are, within one window.
  *
- * The answer is the series' step index reached (−1: none), which PostHog's value is minus one: its 0 is
- * the exposure alone.
+ * The answer is the series' step index reached (−1: none): PostHog's value minus one, its 0 being the
+ * exposure alone.
  */
 import { funnelWindow, furthestStep, type StepEvent } from './experiment-aggregate.js'
 import { EXPOSURE_BIT, funnelEventNames, type ExperimentAggregation, type ExperimentEventsQuery, type FunnelOrder } from './types.js'
 
-export const funnelOrder = (a: ExperimentAggregation): FunnelOrder => a.funnelOrder ?? 'ordered'
+const funnelOrder = (a: ExperimentAggregation): FunnelOrder => a.funnelOrder ?? 'ordered'
 
 /** Whether the aggregation walks the exposures among the metric events (EXPOSURE_BIT): unordered and strict funnels. */
 export const readsExposures = (a: ExperimentAggregation): boolean => a.type === 'funnel' && funnelOrder(a) !== 'ordered'

@@ -85,3 +85,14 @@ t.test("retention metrics are read as PostHog's retention query builder reads th
   t.same(metricSteps(anchored, exposure), [{ event: '$feature_flag_called', properties: exposure.properties }, anchored.steps[0]])
   t.same(metricSteps(retention({}), exposure), retention({}).steps, "a start event: the plan's steps")
 })
+
+t.test("a funnel's funnel_order_type is read as PostHog's StepOrderValue: ordered (also when absent or null), unordered, strict", async (t) => {
+  const funnel = (order: unknown) =>
+    planMetric({ kind: 'ExperimentMetric', metric_type: 'funnel', funnel_order_type: order, series: [{ kind: 'EventsNode', event: 'view' }, { kind: 'EventsNode', event: 'buy' }] }, noActions)
+  t.match(funnel(undefined), { type: 'funnel', funnelOrder: 'ordered', steps: [{ event: 'view' }, { event: 'buy' }] })
+  t.match(funnel(null), { funnelOrder: 'ordered' })
+  t.match(funnel('unordered'), { funnelOrder: 'unordered' })
+  t.match(funnel('strict'), { funnelOrder: 'strict' })
+  t.throws(() => funnel('Strict'), { code: 'invalid', detail: 'funnel_order_type must be one of ordered, unordered, strict.' })
+  t.throws(() => funnel(1), { code: 'invalid' })
+})
