@@ -47,8 +47,9 @@ type Variant = keyof typeof PERSONS
 type Reached = 'strict' | 'unordered' | 'strictHour' | 'unorderedHour'
 
 /** A variant's sums as the answer has them, from each timeline's step reached. */
-function expected(variant: Variant, reached: Reached) {
-  const steps = Object.values(TIMELINES).flatMap((t) => new Array<number>(PERSONS[variant]).fill(t[reached]))
+function expected(variant: Variant, reached: Reached | ((t: Timeline) => number)) {
+  const stepOf = typeof reached === 'function' ? reached : (t: Timeline) => t[reached]
+  const steps = Object.values(TIMELINES).flatMap((t) => new Array<number>(PERSONS[variant]).fill(stepOf(t)))
   const completed = steps.filter((s) => s === 1).length
   return { number_of_samples: steps.length, sum: completed, sum_squares: completed, step_counts: [steps.filter((s) => s >= 0).length, completed] }
 }
@@ -98,7 +99,7 @@ export function funnelOrderSuite(t: Test, setup: StoreSetup): void {
   })
   const query = (metric: object) => f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric } })
   const sums = (v: any) => ({ number_of_samples: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares, step_counts: v.step_counts })
-  const check = async (t: Test, metric: object, reached: Reached) => {
+  const check = async (t: Test, metric: object, reached: Parameters<typeof expected>[1]) => {
     const res = await query(metric)
     t.equal(res.status, 200, res.text)
     t.same(sums(res.body.baseline), expected('control', reached), 'control')
@@ -120,6 +121,23 @@ export function funnelOrderSuite(t: Test, setup: StoreSetup): void {
 
   t.test('an unordered funnel within an hour: the steps held within one hour of each other', async (t) => {
     await check(t, funnel('unordered', hour), 'unorderedHour')
+  })
+
+  t.test('steps by action and with property filters: an event their conditions leave out is not read', async (t) => {
+    const action = await f.api('POST', `${f.base}/actions/`, { name: 'Purchased', steps: [{ event: 'purchased' }] })
+    t.equal(action.status, 201, action.text)
+    const byAction = (order: string) =>
+      funnel(order, { series: [{ kind: 'EventsNode', event: 'viewed pricing' }, { kind: 'ActionsNode', id: action.body.id }] })
+    await check(t, byAction('strict'), 'strict')
+    await check(t, byAction('unordered'), 'unordered')
+    // No purchase has the property: purchases match no step, so they break no strict chain (V is reached).
+    const filtered = funnel('strict', {
+      series: [
+        { kind: 'EventsNode', event: 'viewed pricing' },
+        { kind: 'EventsNode', event: 'purchased', properties: [{ key: 'plan', operator: 'exact', value: 'pro', type: 'event' }] },
+      ],
+    })
+    await check(t, filtered, (timeline) => (timeline.events.some(([step]) => step === 'V') ? 0 : -1))
   })
 
   t.test('CUPED adjusts strict funnels, not unordered ones (PostHog’s _metric_supports_cuped)', async (t) => {
