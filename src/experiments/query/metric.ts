@@ -10,7 +10,7 @@
  *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
  *   empty keys never counted; anything else the event count (`total`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
- *   the experiment's end;
+ *   the experiment's end (a window of 0 or less is none, but for funnels, whose UDF takes it as set);
  * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`, and
  *   `threshold` (each entity's value a binary "reached it", whose statistics are a proportion's);
  * - funnel `series` and `funnel_order_type` (ordered, unordered or strict: src/storage/events/experiment-funnel.ts);
@@ -172,7 +172,10 @@ function retentionWindow(metric: JsonObject): RetentionFields {
 
 /** Reads a metric already checked by checkMetric (its kind, type and nodes). */
 export function planMetric(metric: JsonObject, actionById: ActionLookup): MetricPlan {
-  const base = { windowMs: windowMs(metric), lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric) }
+  const window = windowMs(metric)
+  // `_get_conversion_window_seconds` reads a window of 0 as none (falsy) and bounds events only when `> 0`, so a
+  // mean's, ratio's or retention start's window of 0 or less is none; a funnel hands any set window to its UDF.
+  const base = { windowMs: window !== null && window > 0 ? window : null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric) }
   if (metric.metric_type === 'mean') {
     const s = source(metric.source, actionById)
     return {
@@ -197,7 +200,7 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
     if (order !== 'ordered' && order !== 'unordered' && order !== 'strict') throw refuse('funnel_order_type must be one of ordered, unordered, strict.')
     const series = metric.series as unknown[]
     if (series.length > MAX_EXPERIMENT_STEPS) throw refuse(`Funnel metrics take at most ${MAX_EXPERIMENT_STEPS} steps here.`)
-    return { ...base, type: 'funnel', funnelOrder: order, steps: series.map((node) => source(node, actionById).step), sources: [] }
+    return { ...base, windowMs: window, type: 'funnel', funnelOrder: order, steps: series.map((node) => source(node, actionById).step), sources: [] }
   }
   if (metric.metric_type === 'retention') {
     const completion = source(metric.completion_event, actionById)

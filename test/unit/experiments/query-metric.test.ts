@@ -96,3 +96,13 @@ t.test("a funnel's funnel_order_type is read as PostHog's StepOrderValue: ordere
   t.throws(() => funnel('Strict'), { code: 'invalid', detail: 'funnel_order_type must be one of ordered, unordered, strict.' })
   t.throws(() => funnel(1), { code: 'invalid' })
 })
+
+t.test("a conversion window of 0 or less is none for means, ratios and retention, as PostHog's `> 0` test reads it; a funnel keeps it", async (t) => {
+  t.match(mean({ conversion_window: 2, conversion_window_unit: 'hour' }), { windowMs: 7_200_000 })
+  t.match(mean({ conversion_window: 0, conversion_window_unit: 'hour' }), { windowMs: null }, 'falsy: events up to the end')
+  t.match(mean({ conversion_window: -3, conversion_window_unit: 'day' }), { windowMs: null })
+  const ratio = planMetric({ kind: 'ExperimentMetric', metric_type: 'ratio', numerator: { kind: 'EventsNode', event: 'a' }, denominator: { kind: 'EventsNode', event: 'b' }, conversion_window: 0, conversion_window_unit: 'day' }, noActions)
+  t.equal(ratio.windowMs, null)
+  const funnel = planMetric({ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'buy' }], conversion_window: 0, conversion_window_unit: 'day' }, noActions)
+  t.equal(funnel.windowMs, 0, "aggregate_funnel_array is handed the window as set (`is not None`)")
+})
