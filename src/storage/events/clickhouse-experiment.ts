@@ -51,8 +51,8 @@ function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: Server
 }
 
 /**
- * The metric events of exposed entities: step bits (and EXPOSURE_BIT on the exposures, for the funnels that
- * walk them), and what the sources read (numbers, distinct keys, order).
+ * The metric events of exposed entities: step bits (and EXPOSURE_BIT on the exposures, for funnels, whose
+ * walk reads them), and what the sources read (numbers, distinct keys, order).
  */
 function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
   const m = q.metric
@@ -107,7 +107,7 @@ function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string, f: 
  * breakdown group) here too (`perVariant`: rows `variant, n, sum, sum_squares[, denominator sums]`); winsorised
  * means answer each entity's value (`variant, a`), the bounds being quantiles Node takes as the SQLite store
  * does, and funnels each entity's events in order as [ms, step bits] (`variant, f`), walked in Node
- * (experiment-aggregate.ts), as are a retention metric's with the first exposure (`variant, xf, f`). With breakdowns every row also carries its group's texts (`g`); with CUPED the
+ * (experiment-funnel.ts), as are a retention metric's with the first exposure (`variant, xf, f`). With breakdowns every row also carries its group's texts (`g`); with CUPED the
  * per-variant rows carry the covariate's sums (`cs, css, cp`) and the per-entity rows the covariate (`c`).
  */
 export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): { sql: string; perVariant: boolean } {
@@ -131,8 +131,8 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
     }
   }
   if (a.type === 'funnel') {
-    // Unordered and strict funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
-    const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND ${readsExposures(a) ? 't >= x_first' : inWindow}))`
+    // Funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
+    const events = `arraySort(groupArrayIf((t, u, m), m != 0 AND t >= x_first))`
     // The last step's event in the lookback (`build_funnel_covariate_value_expr`).
     const covariate = pre === null ? '' : `, toFloat64(countIf(bitAnd(m, ${2 ** (q.metric.steps.length - 1)}) != 0 AND ${pre}) > 0) AS c`
     return {

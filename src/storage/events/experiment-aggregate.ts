@@ -9,13 +9,14 @@
  *   and left out (`multiple_variant_handling` "exclude", the default), or counted under the variant of its
  *   earliest exposure ("first_seen").
  * - An entity's metric events are those at or after its first exposure and, with a conversion window,
- *   before first exposure + window (else up to the experiment's end, which the store's bound already is).
+ *   before first exposure + window (else up to the experiment's end, which the store's bound already is);
+ *   a funnel's are not cut there, its walk applying the window from each exposure.
  * - Mean: per entity the source's aggregate (count, sum / avg / min / max of the property's number, distinct
  *   sessions, persons or group keys), 0 without events; winsorised to the percentile bounds when set, or with
  *   a threshold 1 when it reaches it and else 0; then per variant n, sum and sum of squares. Ratio: the numerator's and denominator's per-entity aggregates, their sums, sums of
- *   squares and sum of products. Funnel: the furthest step reached in order (each step at or after the
- *   previous one, within the window of the entity's first step, else within three years as PostHog's
- *   default; unordered and strict funnels as experiment-funnel.ts walks them), `step_counts[i]` the entities
+ *   squares and sum of products. Funnel: the furthest step reached as experiment-funnel.ts walks each
+ *   entity's exposures and step events for the metric's order (PostHog's UDF, the exposure its step 0, the
+ *   window from each exposure, else three years as PostHog's default), `step_counts[i]` the entities
  *   reaching step i or beyond, sum the entities completing all.
  * - Retention (experiment-retention.ts): each entity's start and completion events from its first exposure on
  *   give 1 (retained), 0, or nothing (no start event: not counted); summed as a ratio whose denominator is 1
@@ -40,7 +41,7 @@ export const MULTIPLE_VARIANT_KEY = '$multiple'
 /** PostHog's funnel window for the new engine when the metric sets none (the legacy results' is 14 days). */
 const DEFAULT_FUNNEL_WINDOW_MS = 3 * 365 * 86_400_000
 
-/** How long after its first step a funnel may run on: the metric's conversion window, else the default. */
+/** How long after its exposure a funnel's chain may run on: the metric's conversion window as set (0 too), else the default. */
 export const funnelWindow = (a: ExperimentAggregation): number => a.windowMs ?? DEFAULT_FUNNEL_WINDOW_MS
 
 /** The query's step count, which both stores take from 1 to MAX_EXPERIMENT_STEPS: an event's steps travel as one number's bits. */
@@ -125,25 +126,6 @@ export function needsAllValues(a: ExperimentAggregation): boolean {
 
 /** An entity's events for a funnel: [ms, step bits], oldest first. */
 export type StepEvent = readonly [t: number, mask: number]
-
-/** The furthest funnel step (0-based) an entity's events reach in order, -1 for none. */
-export function furthestStep(events: readonly StepEvent[], steps: number, windowMs: number): number {
-  // reach[k]: the latest start (first-step time) of a chain that has reached step k.
-  const reach: Array<number | null> = new Array(steps).fill(null)
-  for (const [t, mask] of events) {
-    // From the last step back, so one event advances a chain by one step at most.
-    for (let k = steps - 1; k >= 0; k--) {
-      if ((mask & (1 << k)) === 0) continue
-      if (k === 0) reach[0] = t
-      else {
-        const start = reach[k - 1]
-        if (start !== null && t - start <= windowMs && (reach[k] === null || start > reach[k]!)) reach[k] = start
-      }
-    }
-  }
-  for (let k = steps - 1; k >= 0; k--) if (reach[k] !== null) return k
-  return -1
-}
 
 /**
  * Per-variant sums, added up one entity at a time in any order (winsorised means keep each entity's value

@@ -6,16 +6,21 @@
  * PostHog's experiment funnel (experiment_funnel_query_builder.py, `funnel_evaluation_expr` in
  * base_query_utils.py) hands each entity's events to its `aggregate_funnel_array` UDF (funnel-udf/src/steps.rs
  * and unordered_steps.rs) with the exposure as the funnel's step 0, the metric's series after it, the order
- * type and the conversion window (three years without one). The events are the entity's exposures and the
- * events matching any step, by time; unordered funnels read only those at or after the first exposure.
- * `ordered` keeps skylark's walk from the first series step (furthestStep in experiment-aggregate.ts); the
- * two others follow the UDF step for step here, the exposure being an event with EXPOSURE_BIT set:
+ * type and the conversion window as set (three years without one; 0 leaves only what shares the exposure's
+ * instant). The events are the entity's exposures and the events matching any step, by time; unordered
+ * funnels read only those at or after the first exposure (the others, read earlier too, can do nothing with
+ * an event before any exposure). The UDF is followed step for step here, the exposure being an event with
+ * EXPOSURE_BIT set:
  *
- * - `strict`: the ordered walk — every exposure starts a chain, each later event of the next step advances
- *   it while it is within the window of that exposure (inclusive) — where every event also clears each
- *   chain at a step it does not match. Only the events read break a chain: the exposures and those matching
- *   a step, never an event of the entity matching none. Events at one instant whose steps differ are split
- *   into one event per step and taken in step order without clearing, one event advancing a chain once.
+ * - `ordered`: every exposure starts a chain; each later event of a chain's next step advances it while it is
+ *   within the window of that exposure (inclusive at its end). A chain that has reached a step keeps it: a
+ *   later event of that step from the same exposure changes nothing, a later exposure's chain takes the step
+ *   over when it gets there. Events at one instant whose steps differ are split into one event per step and
+ *   taken in step order, one event advancing a chain once (so a step and the next at one millisecond both
+ *   count, whatever their uuids). The walk stops once a chain completes.
+ * - `strict`: the ordered walk where every event also clears each chain at a step it does not match. Only the
+ *   events read break a chain: the exposures and those matching a step, never an event of the entity matching
+ *   none. Events split at one instant clear nothing.
  * - `unordered`: the steps' events, exposures included, in time order, each kept for the step among its
  *   own whose latest kept event is the oldest (an empty step first, then the lowest); before an event is
  *   taken, those older than it by more than the window are dropped. The value is the most steps holding an event at
@@ -25,13 +30,13 @@
  * The answer is the series' step index reached (−1: none): PostHog's value minus one, its 0 being the
  * exposure alone.
  */
-import { funnelWindow, furthestStep, type StepEvent } from './experiment-aggregate.js'
+import { funnelWindow, type StepEvent } from './experiment-aggregate.js'
 import { EXPOSURE_BIT, funnelEventNames, type ExperimentAggregation, type ExperimentEventsQuery, type FunnelOrder } from './types.js'
 
 const funnelOrder = (a: ExperimentAggregation): FunnelOrder => a.funnelOrder ?? 'ordered'
 
-/** Whether the aggregation walks the exposures among the metric events (EXPOSURE_BIT): unordered and strict funnels. */
-export const readsExposures = (a: ExperimentAggregation): boolean => a.type === 'funnel' && funnelOrder(a) !== 'ordered'
+/** Whether the aggregation walks the exposures among the metric events (EXPOSURE_BIT): funnels of every order. */
+export const readsExposures = (a: ExperimentAggregation): boolean => a.type === 'funnel'
 
 /** The names the metric events can have (null: any), the exposure's among them when the exposures are read too. */
 export function metricEventNames(q: ExperimentEventsQuery, withExposures: boolean): string[] | null {
@@ -45,9 +50,8 @@ export function metricEventNames(q: ExperimentEventsQuery, withExposures: boolea
 /** The series' step (0-based) an entity's events reach under the aggregation's order, −1 for none. */
 export function funnelReached(a: ExperimentAggregation, events: readonly StepEvent[], steps: number): number {
   const order = funnelOrder(a)
-  if (order === 'strict') return strictFurthestStep(events, steps, funnelWindow(a))
   if (order === 'unordered') return unorderedFurthestStep(events, steps, funnelWindow(a))
-  return furthestStep(events, steps, funnelWindow(a))
+  return chainFurthestStep(events, steps, funnelWindow(a), order === 'strict')
 }
 
 /** An event's funnel positions, ascending: 1 for the exposure, k + 2 for series step k (the UDF's numbering). */
@@ -57,48 +61,59 @@ function positions(mask: number, steps: number): number[] {
   return out
 }
 
+/** Each position's bit in an event's mask (index 0 unused): EXPOSURE_BIT for 1, step k's for k + 2. */
+function bitsByPosition(steps: number): number[] {
+  return [0, EXPOSURE_BIT, ...Array.from({ length: steps }, (_, k) => 1 << k)]
+}
+
 /** The UDF's furthest position (1-based, 0: none) as the series' step index. */
 const seriesStep = (position: number): number => Math.max(position - 2, -1)
 
-/** A chain: the time of the exposure that started it and the events (indices) it took. */
-interface Chain {
-  start: number
-  used: readonly number[]
-}
+/** The UDF's "no timestamp yet" for a position no chain has reached (PostHog's 0.0). */
+const NONE = Number.NEGATIVE_INFINITY
+/** A chain's events, for its entries made outside one instant's pieces: their ids can never be checked again. */
+const NO_IDS: readonly number[] = []
 
-/** PostHog's strict funnel (steps.rs with `funnel_order_type` "strict"); events oldest first. */
-export function strictFurthestStep(events: readonly StepEvent[], steps: number, windowMs: number): number {
+/**
+ * PostHog's ordered and strict funnels (steps.rs, the same walk; `strict` adds the clearing); events oldest first.
+ * Every exposure starts a chain; an event of a chain's next step advances it while within the window of that
+ * exposure, inclusive.
+ */
+export function chainFurthestStep(events: readonly StepEvent[], steps: number, windowMs: number, strict: boolean): number {
   const last = steps + 1
-  // entered[p]: the chain that has reached position p; entered[0] is the instant being read.
-  const entered: Array<Chain | null> = new Array<Chain | null>(last + 1).fill(null)
+  const bits = bitsByPosition(steps)
+  // start[p]: the exposure time of the chain that has reached position p (NONE: none); start[0] is the instant read.
+  const start = new Array<number>(last + 1).fill(NONE)
+  // used[p]: the events (indices) that chain took at the instant being read, which one event may not advance twice.
+  const used = new Array<readonly number[]>(last + 1).fill(NO_IDS)
   let furthest = 0
   const advance = (t: number, p: number, id: number, split: boolean): void => {
-    const previous = entered[p - 1]
-    if (previous === null || t - previous.start > windowMs) return
+    const from = start[p - 1]
+    if (from === NONE || t - from > windowMs) return
     // The step already reached from the same exposure keeps its events.
-    if (entered[p]?.start === previous.start) return
-    if (split && previous.used.includes(id)) return
-    entered[p] = { start: previous.start, used: [...previous.used, id] }
-    furthest = Math.max(furthest, p)
+    if (start[p] === from) return
+    if (split && used[p - 1].includes(id)) return
+    start[p] = from
+    used[p] = split ? [...used[p - 1], id] : NO_IDS
+    if (p > furthest) furthest = p
   }
-  for (let i = 0; i < events.length && entered[last] === null; ) {
+  for (let i = 0; i < events.length && start[last] === NONE; ) {
     const t = events[i][0]
-    let j = i
-    while (j < events.length && events[j][0] === t) j++
-    entered[0] = { start: t, used: [] }
-    if (events.slice(i, j).every((e) => e[1] === events[i][1])) {
+    let j = i + 1
+    let alike = true
+    for (; j < events.length && events[j][0] === t; j++) if (events[j][1] !== events[i][1]) alike = false
+    start[0] = t
+    used[0] = NO_IDS
+    if (alike) {
       for (let k = i; k < j; k++) {
-        const own = positions(events[k][1], steps)
+        const mask = events[k][1]
         // From the furthest step back, so one event advances a chain by one step at most.
-        for (let s = own.length - 1; s >= 0; s--) advance(t, own[s], k, false)
-        for (let p = 1; p <= last; p++) if (!own.includes(p)) entered[p] = null
+        for (let p = last; p >= 1; p--) if ((mask & bits[p]) !== 0) advance(t, p, k, false)
+        if (strict) for (let p = 1; p <= last; p++) if ((mask & bits[p]) === 0) start[p] = NONE
       }
     } else {
-      const pieces: Array<[position: number, id: number]> = []
-      for (let k = i; k < j; k++) for (const p of positions(events[k][1], steps)) pieces.push([p, k])
-      // A stable sort: events of one step stay in (time, uuid) order.
-      pieces.sort((x, y) => x[0] - y[0])
-      for (const [p, k] of pieces) advance(t, p, k, true)
+      // One piece per event and step, in step order and, within a step, in (time, uuid) order; no clearing.
+      for (let p = 1; p <= last; p++) for (let k = i; k < j; k++) if ((events[k][1] & bits[p]) !== 0) advance(t, p, k, true)
     }
     i = j
   }

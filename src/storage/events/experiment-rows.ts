@@ -148,7 +148,7 @@ export function aggregateVariants(
 ): ExperimentSums {
   if (a.type === 'retention') return aggregateRetention(a, steps, breakdowns, variants, exposures, events)
   const lookback = cupedLookback(a)
-  // Unordered and strict funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
+  // Funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
   const windowMs = readsExposures(a) ? null : a.windowMs
   const byEntity = new Map<string, MetricEventRow[]>()
   for (const row of events) {

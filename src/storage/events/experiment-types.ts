@@ -58,7 +58,7 @@ export type SourceMath =
 export interface ExperimentAggregation {
   type: 'mean' | 'ratio' | 'funnel' | 'retention'
   sources: readonly SourceMath[]
-  /** The conversion window after first exposure (and a funnel's from its first step), in ms. */
+  /** The conversion window after first exposure (a funnel's after each exposure, experiment-funnel.ts), in ms. */
   windowMs: number | null
   lowerPercentile: number | null
   upperPercentile: number | null
@@ -166,7 +166,7 @@ export type MetricEventRow = [string, number, number, Array<string | null>, Arra
 export const MAX_EXPERIMENT_STEPS = 30
 /**
  * The bit of an event's steps saying it is an exposure, past every step's: set only where the aggregation
- * walks the exposures with the steps (unordered and strict funnels, experiment-funnel.ts).
+ * walks the exposures with the steps (funnels, experiment-funnel.ts).
  */
 export const EXPOSURE_BIT = 2 ** MAX_EXPERIMENT_STEPS
 /** The most breakdowns an experiment metric takes (PostHog's ExperimentQueryRunner). */

@@ -130,6 +130,13 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['a breakdown, winsorised in each group', query({ sources: [{ kind: 'sum', property: 'amount' }], lowerPercentile: 0.1, upperPercentile: 0.9 }, { breakdowns: ['$browser'] })],
   ['a ratio by two breakdowns', query({ type: 'ratio', sources: [{ kind: 'sum', property: 'amount' }, { kind: 'count' }] }, { breakdowns: ['$browser', 'plan'] })],
   ['a funnel by a breakdown', query({ type: 'funnel', sources: [] }, { breakdowns: ['$browser'] })],
+  // Ordered funnels walk each entity's exposures with its steps' events too (experiment-funnel.ts): a later call
+  // (n % 6 = 0 under first seen) starts a chain of its own, a view and a purchase share a millisecond for some
+  // (n % 15 = 0), and with a 9 s window n % 5 ≠ 0 purchase exactly at its end.
+  ['an ordered funnel, first seen', query({ type: 'funnel', sources: [], funnelOrder: 'ordered' }, { multipleVariantHandling: 'first_seen' })],
+  ['an ordered funnel whose 9 s window ends on a purchase, by a breakdown', query({ type: 'funnel', sources: [], windowMs: 9000 }, { breakdowns: ['$browser'] })],
+  ['an ordered funnel of the flag call with a window of 0 (n = 19: two calls in one millisecond)', query({ type: 'funnel', sources: [], windowMs: 0 }, { metric: { ...query({}).metric, steps: [{ event: '$feature_flag_called' }] } })],
+  ['an ordered funnel of group entities with a window', query({ type: 'funnel', sources: [], windowMs: 9500 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   // Unordered and strict funnels walk each entity's exposures with its steps' events (experiment-funnel.ts).
   ['an unordered funnel', query({ type: 'funnel', sources: [], funnelOrder: 'unordered' })],
   ['an unordered funnel with a window, by a breakdown', query({ type: 'funnel', sources: [], funnelOrder: 'unordered', windowMs: 9500 }, { breakdowns: ['$browser'] })],
@@ -194,6 +201,12 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
   for (const order of ['unordered', 'strict'] as const) {
     const other = (await sqlite.experimentVariants(query({ type: 'funnel', sources: [], funnelOrder: order }, firstSeen))).variants
     t.notSame(other.map((v) => v.step_counts), ordered.map((v) => v.step_counts), `${order} is not ordered here`)
+  }
+  // By hand: with a window of 0 a flag call completes the one-step funnel of flag calls only beside another
+  // call of its millisecond (n = 19, test); every other person's calls are seconds apart.
+  const instant = query({ type: 'funnel', sources: [], windowMs: 0 }, { metric: { ...query({}).metric, steps: [{ event: '$feature_flag_called' }] } })
+  for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
+    t.same((await s.experimentVariants(instant)).variants.map((v) => v.sum), [0, 1], `${name}: a window of 0 keeps one millisecond`)
   }
   const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
   const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
