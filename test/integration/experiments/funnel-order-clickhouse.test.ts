@@ -3,7 +3,7 @@ import { clickhouseUnavailableReason, startClickHouse, type TestClickHouse } fro
 import { funnelOrderSuite } from './funnel-order-suite.js'
 
 const skip = clickhouseUnavailableReason()
-t.test('unordered and strict funnel metrics (POST …/query/) end to end on ClickHouse', { skip: skip ?? false }, async (t) => {
+t.test('funnel metrics of each order (POST …/query/) end to end on ClickHouse', { skip: skip ?? false }, async (t) => {
   let ch: TestClickHouse
   t.before(async () => {
     ch = await startClickHouse()

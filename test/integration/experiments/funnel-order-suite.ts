@@ -1,5 +1,5 @@
 /**
- * Unordered and strict funnel metrics end to end, once per event store: persons of a control/test flag
+ * Funnel metrics of each order end to end, once per event store: persons of a control/test flag
  * each follow one of a few timelines after their flag call (the exposure, X) through a funnel of
  * "viewed pricing" (V) then "purchased" (P), with clicks no step matches; `POST …/query/` must answer the
  * step counts worked out by hand below from PostHog's aggregate_funnel UDF (its step 0 the exposure),
@@ -15,6 +15,8 @@ const HOUR = 3_600_000
 /** Where each timeline's events fall after the exposure (ms), and the step it reaches (−1 none, 0 V, 1 P). */
 interface Timeline {
   events: Array<['X' | 'V' | 'P' | 'click', number]>
+  ordered: number
+  orderedHour: number
   strict: number
   unordered: number
   strictHour: number
@@ -22,29 +24,33 @@ interface Timeline {
 }
 
 const TIMELINES: Record<string, Timeline> = {
-  inOrder: { events: [['V', 10 * SECOND], ['P', 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  inOrder: { events: [['V', 10 * SECOND], ['P', 20 * SECOND]], ordered: 1, orderedHour: 1, strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
   // P clears the exposure's chain in a strict funnel; unordered, the three steps are there.
-  reversed: { events: [['P', 5 * SECOND], ['V', 10 * SECOND]], strict: -1, unordered: 1, strictHour: -1, unorderedHour: 1 },
-  repeated: { events: [['V', 10 * SECOND], ['V', 15 * SECOND], ['P', 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  reversed: { events: [['P', 5 * SECOND], ['V', 10 * SECOND]], ordered: 0, orderedHour: 0, strict: -1, unordered: 1, strictHour: -1, unorderedHour: 1 },
+  repeated: { events: [['V', 10 * SECOND], ['V', 15 * SECOND], ['P', 20 * SECOND]], ordered: 1, orderedHour: 1, strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
   // Clicks match no step: they are not read, so they break nothing.
-  clicks: { events: [['V', 10 * SECOND], ['click', 12 * SECOND], ['P', 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  clicks: { events: [['V', 10 * SECOND], ['click', 12 * SECOND], ['P', 20 * SECOND]], ordered: 1, orderedHour: 1, strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
   // Another exposure is an event of step 0: it restarts a strict chain.
-  reexposed: { events: [['V', 10 * SECOND], ['X', 15 * SECOND], ['P', 20 * SECOND]], strict: 0, unordered: 1, strictHour: 0, unorderedHour: 1 },
-  // V and P in one millisecond: taken in step order.
-  together: { events: [['P', 10 * SECOND], ['V', 10 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  reexposed: { events: [['V', 10 * SECOND], ['X', 15 * SECOND], ['P', 20 * SECOND]], ordered: 1, orderedHour: 1, strict: 0, unordered: 1, strictHour: 0, unorderedHour: 1 },
+  // V and P in one millisecond: taken in step order, whichever uuid is the smaller.
+  together: { events: [['P', 10 * SECOND], ['V', 10 * SECOND]], ordered: 1, orderedHour: 1, strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
   // Unordered, P with the exposure is two of the three steps: step 0.
-  purchaseOnly: { events: [['P', 10 * SECOND]], strict: -1, unordered: 0, strictHour: -1, unorderedHour: 0 },
+  purchaseOnly: { events: [['P', 10 * SECOND]], ordered: -1, orderedHour: -1, strict: -1, unordered: 0, strictHour: -1, unorderedHour: 0 },
   // Two hours on: past a one-hour window from the exposure, though V and P are within one of each other.
-  late: { events: [['V', 2 * HOUR], ['P', 2 * HOUR + 10 * SECOND]], strict: 1, unordered: 1, strictHour: -1, unorderedHour: 0 },
-  // Exposed again two hours on: the window runs from that exposure.
-  lateReexposed: { events: [['X', 2 * HOUR], ['V', 2 * HOUR + 10 * SECOND], ['P', 2 * HOUR + 20 * SECOND]], strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  late: { events: [['V', 2 * HOUR], ['P', 2 * HOUR + 10 * SECOND]], ordered: 1, orderedHour: -1, strict: 1, unordered: 1, strictHour: -1, unorderedHour: 0 },
+  // Exposed again two hours on: the window runs from that exposure (ordered too: a chain starts at each one).
+  lateReexposed: { events: [['X', 2 * HOUR], ['V', 2 * HOUR + 10 * SECOND], ['P', 2 * HOUR + 20 * SECOND]], ordered: 1, orderedHour: 1, strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
   // A purchase before the exposure is not read.
-  purchasedBefore: { events: [['P', -60 * SECOND], ['V', 10 * SECOND]], strict: 0, unordered: 0, strictHour: 0, unorderedHour: 0 },
-  exposedOnly: { events: [], strict: -1, unordered: -1, strictHour: -1, unorderedHour: -1 },
+  purchasedBefore: { events: [['P', -60 * SECOND], ['V', 10 * SECOND]], ordered: 0, orderedHour: 0, strict: 0, unordered: 0, strictHour: 0, unorderedHour: 0 },
+  // P exactly an hour after the exposure: the window is inclusive at its end, in every order.
+  windowEnd: { events: [['V', HOUR / 2], ['P', HOUR]], ordered: 1, orderedHour: 1, strict: 1, unordered: 1, strictHour: 1, unorderedHour: 1 },
+  // 1 ms later: past it; unordered, V and P alone are within it (step 0).
+  windowPast: { events: [['V', HOUR / 2], ['P', HOUR + 1]], ordered: 1, orderedHour: 0, strict: 1, unordered: 1, strictHour: 0, unorderedHour: 0 },
+  exposedOnly: { events: [], ordered: -1, orderedHour: -1, strict: -1, unordered: -1, strictHour: -1, unorderedHour: -1 },
 }
 const PERSONS = { control: 1, test: 2 } as const
 type Variant = keyof typeof PERSONS
-type Reached = 'strict' | 'unordered' | 'strictHour' | 'unorderedHour'
+type Reached = 'ordered' | 'orderedHour' | 'strict' | 'unordered' | 'strictHour' | 'unorderedHour'
 
 /** A variant's sums as the answer has them, from each timeline's step reached. */
 function expected(variant: Variant, reached: Reached | ((t: Timeline) => number)) {
@@ -107,6 +113,20 @@ export function funnelOrderSuite(t: Test, setup: StoreSetup): void {
   }
   const hour = { conversion_window: 1, conversion_window_unit: 'hour' }
 
+  t.test('an ordered funnel (the default): chains from each exposure, steps out of sequence passed over, one millisecond in step order', async (t) => {
+    await check(t, funnel('ordered'), 'ordered')
+    const { funnel_order_type: _, ...absent } = funnel('ordered')
+    await check(t, absent, 'ordered')
+  })
+
+  t.test('an ordered funnel within an hour of the exposure that started the chain, inclusive at its end', async (t) => {
+    await check(t, funnel('ordered', hour), 'orderedHour')
+  })
+
+  t.test('an ordered funnel with a window of 0: only steps of the exposure’s millisecond, none here', async (t) => {
+    await check(t, funnel('ordered', { conversion_window: 0, conversion_window_unit: 'hour' }), () => -1)
+  })
+
   t.test('a strict funnel: any exposure or step event out of sequence breaks the chain, events of no step do not', async (t) => {
     await check(t, funnel('strict'), 'strict')
   })
@@ -140,14 +160,16 @@ export function funnelOrderSuite(t: Test, setup: StoreSetup): void {
     await check(t, filtered, (timeline) => (timeline.events.some(([step]) => step === 'V') ? 0 : -1))
   })
 
-  t.test('CUPED adjusts strict funnels, not unordered ones (PostHog’s _metric_supports_cuped)', async (t) => {
+  t.test('CUPED adjusts ordered and strict funnels, not unordered ones (PostHog’s _metric_supports_cuped)', async (t) => {
     const patchStats = async (stats_config: object) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config })).status, 200)
     await patchStats({ cuped: { enabled: true } })
     const covariates = (v: any) => [v.covariate_sum, v.covariate_sum_squares, v.covariate_sum_product]
     // The covariate is whether the last step's event happened in the lookback: the purchase before the exposure.
-    const strict = (await query(funnel('strict'))).body
-    t.same([covariates(strict.baseline), covariates(strict.variant_results[0])], [[1, 1, 0], [2, 2, 0]])
-    t.same(sums(strict.baseline), expected('control', 'strict'), 'the sums unchanged')
+    for (const order of ['ordered', 'strict'] as const) {
+      const body = (await query(funnel(order))).body
+      t.same([covariates(body.baseline), covariates(body.variant_results[0])], [[1, 1, 0], [2, 2, 0]], order)
+      t.same(sums(body.baseline), expected('control', order), `${order}: the sums unchanged`)
+    }
     const unordered = (await query(funnel('unordered'))).body
     t.same([covariates(unordered.baseline), covariates(unordered.variant_results[0])], [[null, null, null], [null, null, null]])
     t.same(sums(unordered.variant_results[0]), expected('test', 'unordered'))
