@@ -10,7 +10,8 @@
  *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
  *   empty keys never counted; anything else the event count (`total`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
- *   the experiment's end (a window of 0 or less is none, but for funnels, whose UDF takes it as set);
+ *   the experiment's end (a window of 0 or less is none); a funnel's window, as set (0 too, as its UDF takes
+ *   it), runs from each exposure in its walk instead;
  * - mean metrics' `lower_bound_percentile` / `upper_bound_percentile` (winsorisation), `ignore_zeros`, and
  *   `threshold` (each entity's value a binary "reached it", whose statistics are a proportion's);
  * - funnel `series` and `funnel_order_type` (ordered, unordered or strict: src/storage/events/experiment-funnel.ts);
