@@ -71,7 +71,7 @@ const seriesStep = (position: number): number => Math.max(position - 2, -1)
 
 /** The UDF's "no timestamp yet" for a position no chain has reached (PostHog's 0.0). */
 const NONE = Number.NEGATIVE_INFINITY
-/** A chain's events, for its entries made outside one instant's pieces: their ids can never be checked again. */
+/** The events a chain took, kept only within one instant's split pieces: only they compare ids (`already_used_event`). */
 const NO_IDS: readonly number[] = []
 
 /**
