@@ -7,7 +7,7 @@
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
-import { funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
+import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
 import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery, type SourceMath } from './types.js'
 
@@ -44,10 +44,18 @@ function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: Server
   const texts = q.breakdowns.map((key, i) => `, ifNull(${propertyTextExpr(key, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join('')
   const maturedBy = q.aggregation.maturedBy ?? null
   const matured = maturedBy === null ? '' : ` AND x_first <= ${Math.trunc(maturedBy)}`
-  return `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant${raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('')} FROM (
-      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms${texts}
+  const activation = q.activation ?? null
+  const flags = `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant${activation === null ? raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('') : ''} FROM (
+      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms${activation === null ? texts : ''}
       FROM ${table} WHERE ${exposureWhere(q, f)} AND isNotNull(${variant})
-    ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})${matured}`
+    ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
+  if (activation === null) return `${flags}${matured}`
+  // Activation mode: the first activation event at or after the entity's first exposure event is its exposure
+  // (time and breakdowns), the exposure events still giving its variant (`_build_activation_exposure_select_query`).
+  return `SELECT e, min(x_ms) AS x_first, any(a_variant) AS x_variant${raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('')} FROM (
+      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms${texts} FROM ${table} WHERE ${compileClickHouseWhere(activation, f)}
+    ) ALL INNER JOIN (SELECT e, x_first AS a_flag_first, x_variant AS a_variant FROM (${flags})) USING e
+    WHERE x_ms >= a_flag_first GROUP BY e HAVING 1${matured}`
 }
 
 /**
@@ -58,7 +66,7 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   const m = q.metric
   const withExposures = readsExposures(q.aggregation)
   const conditions = m.steps.map((step, i) => [compileClickHouseWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }, f), 2 ** i] as const)
-  if (withExposures) conditions.push([compileClickHouseWhere(q.exposure, f), EXPOSURE_BIT])
+  if (withExposures) conditions.push([compileClickHouseWhere(exposureStep(q), f), EXPOSURE_BIT])
   const mask = conditions.map(([where, bit]) => `ifNull(toUInt32(${where}), 0) * ${bit}`).join(' + ')
   const names = metricEventNames(q, withExposures)
   const where = compileClickHouseWhere({ teamId: q.teamId, after: m.after, before: m.before, event: names ?? undefined }, f)

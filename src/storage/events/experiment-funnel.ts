@@ -31,17 +31,20 @@
  * exposure alone.
  */
 import { funnelWindow, type StepEvent } from './experiment-aggregate.js'
-import { EXPOSURE_BIT, funnelEventNames, type ExperimentAggregation, type ExperimentEventsQuery, type FunnelOrder } from './types.js'
+import { EXPOSURE_BIT, funnelEventNames, type EventFilter, type ExperimentAggregation, type ExperimentEventsQuery, type FunnelOrder } from './types.js'
 
 const funnelOrder = (a: ExperimentAggregation): FunnelOrder => a.funnelOrder ?? 'ordered'
 
 /** Whether the aggregation walks the exposures among the metric events (EXPOSURE_BIT): funnels of every order. */
 export const readsExposures = (a: ExperimentAggregation): boolean => a.type === 'funnel'
 
+/** The events that are an entity's exposure among its metric events: the activation events in activation mode. */
+export const exposureStep = (q: ExperimentEventsQuery): EventFilter => q.activation ?? q.exposure
+
 /** The names the metric events can have (null: any), the exposure's among them when the exposures are read too. */
 export function metricEventNames(q: ExperimentEventsQuery, withExposures: boolean): string[] | null {
   const names = funnelEventNames(q.metric)
-  const exposure = q.exposure.event
+  const exposure = exposureStep(q).event
   if (!withExposures || names === null) return names
   if (exposure === undefined) return null
   return [...new Set([...names, ...(typeof exposure === 'string' ? [exposure] : exposure)])]

@@ -17,6 +17,12 @@ export interface ExperimentEventsQuery {
   /** The property holding the variant of an exposure. */
   variantProperty: string
   /**
+   * Activation mode (PostHog's `exposure_criteria.activation_config`): the events that expose an entity once
+   * they come at or after its first exposure event. Its first such event is then its exposure (time,
+   * breakdown texts, a funnel's step 0), while its exposure events still give its variant.
+   */
+  activation?: EventFilter | null
+  /**
    * Event properties (at most MAX_EXPERIMENT_BREAKDOWNS) whose texts at each entity's first exposure split the
    * sums into breakdown groups (missing or null: BREAKDOWN_NULL_LABEL); none for one group of everyone.
    */

@@ -1,12 +1,13 @@
 /**
- * ExperimentEventsQuery → two SQL statements over events.db: the first exposure per entity and variant
- * (GROUP BY), and the metric events of the exposed entities with one bit per step they match. Joining each
+ * ExperimentEventsQuery → SQL statements over events.db: the first exposure per entity and variant
+ * (GROUP BY; in activation mode also each entity's activations after its first exposure event), and the
+ * metric events of the exposed entities with one bit per step they match. Joining each
  * event to its entity's first exposure, windows and aggregation happen beside them on the read thread
  * (experiment-aggregate.ts), so only per-variant sums leave it.
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
-import { metricEventNames } from './experiment-funnel.js'
-import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type ExperimentEventsQuery } from './types.js'
+import { exposureStep, metricEventNames } from './experiment-funnel.js'
+import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type EventFilter, type ExperimentEventsQuery } from './types.js'
 
 /** An event's person: its person id, or its distinct id when stored without one. */
 const PERSON = `COALESCE(person_id, 'distinct:' || distinct_id)`
@@ -42,6 +43,24 @@ export function compileSqliteExposures(q: ExperimentEventsQuery): SqlFragment {
 }
 
 /**
+ * Activation mode's exposures: per entity and breakdown texts, the first activation event at or after the
+ * entity's first exposure event (`e, t, b0…`; experiment-activation.ts takes each entity's earliest).
+ */
+export function compileSqliteActivations(q: ExperimentEventsQuery & { activation: EventFilter }): SqlFragment {
+  const flags = exposureWhere(q)
+  const where = compileSqliteWhere(q.activation)
+  const entity = sqliteEntity(q)
+  const breakdowns = q.breakdowns.map(propertyText)
+  const columns = breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join('')
+  return {
+    sql: `SELECT ${entity} AS e, MIN(timestamp) AS t${columns} FROM events
+      JOIN (SELECT ${entity} AS x_e, MIN(timestamp) AS x_first FROM events WHERE ${flags.sql} GROUP BY x_e) ON ${entity} = x_e
+      WHERE ${where.sql} AND timestamp >= x_first GROUP BY e${breakdowns.map((_, i) => `, b${i}`).join('')}`,
+    params: [...breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]), ...flags.params, ...where.params],
+  }
+}
+
+/**
  * The metric events of the exposed entities, oldest first (then by uuid), each with its steps' bits; with
  * `withExposures` the exposure events too, with EXPOSURE_BIT (experiment-funnel.ts walks them with the steps).
  */
@@ -50,7 +69,7 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, withExposure
   const entity = sqliteEntity(q)
   const steps = m.steps.map((step, i) => ({ bit: i, where: compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }) }))
   // EXPOSURE_BIT is the bit past every step's.
-  if (withExposures) steps.push({ bit: MAX_EXPERIMENT_STEPS, where: compileSqliteWhere(q.exposure) })
+  if (withExposures) steps.push({ bit: MAX_EXPERIMENT_STEPS, where: compileSqliteWhere(exposureStep(q)) })
   // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
   const mask = steps.map(({ bit, where }) => `(IFNULL((${where.sql}), 0) << ${bit})`).join(' | ')
   const values = m.valueProperties.map(propertyText)

@@ -10,7 +10,8 @@ import { readsExposures } from './experiment-funnel.js'
 import { aggregateVariants, exposuresByEntity } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
-import { compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
+import { compileSqliteActivations, compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
+import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import {
@@ -267,8 +268,19 @@ export class SqliteEventStore implements EventStore {
         yield [e, t, m, strings.slice(keys), strings.slice(0, keys)]
       }
     }
-    const byEntity = exposuresByEntity(exposureRows, query.multipleVariantHandling, query.aggregation.maturedBy ?? null)
+    const maturedBy = query.aggregation.maturedBy ?? null
+    const activation = query.activation ?? null
+    const byEntity =
+      activation === null
+        ? exposuresByEntity(exposureRows, query.multipleVariantHandling, maturedBy)
+        : activatedExposures(exposuresByEntity(exposureRows, query.multipleVariantHandling), this.#activations({ ...query, activation }), maturedBy)
     return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows(this.#db))
+  }
+
+  #activations(query: ExperimentVariantsQuery & { activation: EventFilter }): Array<[string, number, string[]]> {
+    const { sql, params } = compileSqliteActivations(query)
+    const rows = this.#db.prepare(sql).raw().all(...params) as Array<[string, number, ...unknown[]]>
+    return rows.map(([e, t, ...b]) => [e, t, b.map(String)])
   }
 
   async close(): Promise<void> {
