@@ -39,6 +39,7 @@ import {
   type EventFilter,
   type ExperimentAggregation,
   type FunnelStep,
+  type PropertyNode,
   type RetentionUnit,
   type RetentionWindow,
   type SourceMath,
@@ -92,16 +93,20 @@ function windowMs(metric: JsonObject): number | null {
   return n * seconds * 1000
 }
 
+/** What an ActionsNode's `id` matches: its action's steps; PostHog's event_or_action_to_filter matches no events for an action that does not exist. */
+export function actionMatch(id: unknown, actionById: ActionLookup): PropertyNode {
+  const n = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : id
+  const action = typeof n === 'number' && Number.isSafeInteger(n) ? actionById(n) : null
+  return action ? actionCondition(action.steps) : { distinctIds: [] }
+}
+
 function source(node: unknown, actionById: ActionLookup): { step: FunnelStep; math: SourceMath } {
   if (!isPlainObject(node)) throw refuse('A metric source must be an object.')
   if (node.kind === 'ExperimentDataWarehouseNode') throw refuse('Data warehouse metrics are not supported: skylark has no data warehouse.')
   const properties = propertyLeaves(node.properties).map(toPropertyFilter)
   let step: FunnelStep
   if (node.kind === 'ActionsNode') {
-    const id = typeof node.id === 'string' && /^\d+$/.test(node.id) ? Number(node.id) : node.id
-    const action = typeof id === 'number' && Number.isSafeInteger(id) ? actionById(id) : null
-    // PostHog's event_or_action_to_filter: an action that does not exist matches no events.
-    step = { event: null, properties: [...properties, action ? actionCondition(action.steps) : { distinctIds: [] }] }
+    step = { event: null, properties: [...properties, actionMatch(node.id, actionById)] }
   } else if (node.kind === 'EventsNode') {
     if (node.event !== undefined && node.event !== null && typeof node.event !== 'string') throw refuse('An EventsNode event must be a string.')
     step = { event: typeof node.event === 'string' ? node.event : null, properties }

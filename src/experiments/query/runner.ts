@@ -13,11 +13,9 @@
  * A variant whose statistics fail keeps its sums without statistics (statistics.ts), in each breakdown group
  * too; a flag without the baseline variant is PostHog's ExperimentDataError, a 400.
  *
- * Exposure as PostHog's default (exposure_query_logic.py): `$feature_flag_called` with `$feature_flag` the
- * experiment's flag and `$feature_flag_response` one of those variants, or
- * the custom event of `exposure_criteria.exposure_config` with the variant in `$feature/<flag key>` and its
- * property filters; from `start_date` (a draft: from the project's midnight 7 days back, PostHog's default
- * range) to `end_date` or now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
+ * Exposure is `exposure_criteria`'s (exposure.ts: the flag's `$feature_flag_called`, an event or action of
+ * `exposure_config`, activation mode), with one of those variants; from `start_date` (a draft: from the
+ * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
  * nothing: skylark projects have no test account filters.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
@@ -25,13 +23,13 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
 import { offsetChanges } from '../../common/time-zones.js'
-import { RETENTION_UNIT_MS as UNIT_MS, type EventFilter, type EventStore, type PropertyNode, type RetentionWindow } from '../../storage/events/index.js'
-import { propertyLeaves, toPropertyFilter } from '../metrics.js'
+import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type RetentionWindow } from '../../storage/events/index.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { flagVariants } from '../validation.js'
 import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
+import { exposureOf } from './exposure.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
@@ -40,7 +38,6 @@ export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
 
 const CONTROL = 'control'
 const DAY_MS = 86_400_000
-const FLAG_CALLED = '$feature_flag_called'
 
 // PostHog's experiment_error_handler messages (StatisticError, ExperimentDataError), and skylark's for an
 // experiment whose flag is gone, which PostHog's required foreign key rules out.
@@ -80,18 +77,6 @@ function experimentQuery(body: unknown): { experimentId: number; metric: JsonObj
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw invalid('experiment_id must be an integer', 'experiment_id')
   checkMetric(query.metric, 'Invalid metric: ', 'metric')
   return { experimentId: id, metric: query.metric as JsonObject }
-}
-
-/** Where exposures come from (`get_exposure_event_and_property`, `build_common_exposure_conditions`). */
-function exposureOf(experiment: ExperimentRecord, flagKey: string, variants: string[], after: number, before: number, teamId: number) {
-  const config = isPlainObject(experiment.exposure_criteria?.exposure_config) ? experiment.exposure_criteria.exposure_config : null
-  const custom = config !== null && typeof config.event === 'string' && config.event !== FLAG_CALLED ? config.event : null
-  const variantProperty = custom === null ? '$feature_flag_response' : `$feature/${flagKey}`
-  const properties: PropertyNode[] = [{ key: variantProperty, operator: 'exact', value: variants }]
-  if (custom === null) properties.push({ key: '$feature_flag', operator: 'exact', value: flagKey })
-  else if (config?.kind === 'ExperimentEventExposureConfig') properties.push(...propertyLeaves(config.properties).map(toPropertyFilter))
-  const filter: EventFilter = { teamId, event: custom ?? FLAG_CALLED, after, before, properties }
-  return { filter, variantProperty }
 }
 
 /**
@@ -166,7 +151,8 @@ export class ExperimentQueryRunner {
     const experiment = experimentOf(this.#deps.experiments, project, experimentId)
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
-    const plan = planMetric(metric, (id) => this.#deps.actionById(project.id, id))
+    const actionById = (id: number) => this.#deps.actionById(project.id, id)
+    const plan = planMetric(metric, actionById)
     const cupedDays = cupedLookbackDays(experiment.stats_config, metric)
     const lookback = cupedDays === null ? 0 : cupedDays * DAY_MS
 
@@ -179,7 +165,7 @@ export class ExperimentQueryRunner {
     const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
     const group = flag.filters.aggregation_group_type_index
-    const exposure = exposureOf(experiment, flag.key, variants, after, to + 1, project.id)
+    const exposure = exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById)
     const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
     // `only_count_matured_users`: retention gates each start event, the other metrics each first exposure (maturity.ts).
     const maturedAt = experiment.only_count_matured_users ? nowMs : null
@@ -189,6 +175,7 @@ export class ExperimentQueryRunner {
       groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
       exposure: exposure.filter,
       variantProperty: exposure.variantProperty,
+      activation: exposure.activation,
       breakdowns: plan.breakdowns,
       metric: {
         // With CUPED the events of each entity's lookback before its first exposure too (`build_metric_predicate`).
@@ -196,7 +183,8 @@ export class ExperimentQueryRunner {
         // With a conversion window the metric's events run to first exposure + window, past the end too; a
         // retention metric's completions to the end + window + its window's end.
         before: Math.max(to + 1 + (plan.windowMs ?? 0), retention?.completionBefore ?? 0),
-        steps: metricSteps(plan, exposure.filter),
+        // A retention start at the exposure starts at the activation in activation mode, its exposure time.
+        steps: metricSteps(plan, exposure.activation ?? exposure.filter),
         valueProperties: valueProperties(plan),
         distinctKeys: distinctKeys(plan),
       },
