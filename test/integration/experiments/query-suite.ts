@@ -128,6 +128,53 @@ export function querySuite(t: Test, setup: StoreSetup): void {
       call(id, start + HOUR + 1000, second, 'h-flag')
       for (let c = 0; c < 4; c++) out.push({ event: 'clicked', distinct_id: id, at: start + HOUR + 10_000 + c * 1000 })
     }
+    out.push(...exposureModeEvents())
+    return out
+  }
+
+  /**
+   * The third experiment's (a-flag) people, as PostHog's test_activation_config.py sets them up: four a
+   * variant exposed by `$experiment_exposure` (1 purchase after in control, 2 in test), and for activation
+   * mode four a variant called, buying before activating (no count), activating (its `$browser` the
+   * activation's, the call's Flag) and buying after (1 in control, 2 in test), plus an early buyer a variant
+   * (bought between call and activation only), one called and never activated, one activated only before
+   * the call, and one called with both variants.
+   */
+  function exposureModeEvents(): BatchEvent[] {
+    const out: BatchEvent[] = []
+    const at0 = start + HOUR
+    const flag = (id: string, at: number, variant: string, event = '$feature_flag_called', key = 'a-flag') =>
+      out.push({ event, distinct_id: id, at, properties: { $feature_flag: key, $feature_flag_response: variant, $browser: 'Flag' } })
+    const plain = (id: string, event: string, at: number, properties: Record<string, unknown> = {}) => out.push({ event, distinct_id: id, at, properties })
+    for (const variant of VARIANTS) {
+      for (let i = 0; i < 4; i++) {
+        const id = `a-ee-${variant}-${i}`
+        flag(id, at0 + i * 1000, variant, '$experiment_exposure')
+        for (let k = 0; k < (variant === 'test' ? 2 : 1); k++) plain(id, 'a-bought', at0 + 60_000 + k * 1000)
+      }
+      // Another flag's copy: not this experiment's.
+      flag(`a-ee-other-${variant}`, at0, variant, '$experiment_exposure', 'another-flag')
+      plain(`a-ee-other-${variant}`, 'a-bought', at0 + 60_000)
+      for (let i = 0; i < 4; i++) {
+        const id = `a-act-${variant}-${i}`
+        flag(id, at0 + i * 1000, variant)
+        plain(id, 'a-bought', at0 + 10_000)
+        plain(id, 'a-activated', at0 + 20_000, { $browser: i % 2 === 0 ? 'Activated-Chrome' : 'Activated-Safari' })
+        for (let k = 0; k < (variant === 'test' ? 2 : 1); k++) plain(id, 'a-bought', at0 + 30_000 + k * 1000)
+      }
+      flag(`a-early-${variant}`, at0, variant)
+      plain(`a-early-${variant}`, 'a-bought', at0 + 10_000)
+      plain(`a-early-${variant}`, 'a-activated', at0 + 20_000, { $browser: 'Activated-Chrome' })
+    }
+    flag('a-flag-only', at0, 'control')
+    plain('a-flag-only', 'a-bought', at0 + 10_000)
+    plain('a-pre', 'a-activated', at0 - 60_000)
+    flag('a-pre', at0, 'control')
+    plain('a-pre', 'a-bought', at0 + 10_000)
+    flag('a-both', at0, 'control')
+    flag('a-both', at0 + 1000, 'test')
+    plain('a-both', 'a-activated', at0 + 20_000)
+    plain('a-both', 'a-bought', at0 + 30_000)
     return out
   }
 
@@ -647,6 +694,45 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     checkAnswer(t, purchases, expect((v, i) => (plan(v, i).converts ? 1 : 0)), 'mean')
     t.equal((await query(mean(clicked))).baseline.sum, 0, 'no click follows the custom exposure')
     t.equal((await patch({ filterTestAccounts: true })).status, 200)
+  })
+
+  t.test("exposure modes: $experiment_exposure named as the exposure event, and activation mode, as PostHog's exposure query builder counts them", async (t) => {
+    const id = await f.createExperiment({ name: 'Exposure modes', feature_flag_key: 'a-flag', start_date: new Date(start).toISOString() })
+    const patch = async (exposure_criteria: object) => t.equal((await f.api('PATCH', `${f.experiments}${id}/`, { exposure_criteria })).status, 200)
+    const run = async (metric: object) => {
+      const res = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: id, metric } })
+      t.equal(res.status, 200, res.text)
+      return res.body
+    }
+    const counts = (body: any) => [body.baseline.number_of_samples, body.baseline.sum, body.variant_results[0].number_of_samples, body.variant_results[0].sum]
+    const bought = mean({ kind: 'EventsNode', event: 'a-bought' })
+
+    // `$experiment_exposure` carries the flag call's properties: its variant is `$feature_flag_response`, and
+    // only this flag's count (a custom event's `$feature/a-flag` would find no exposure at all).
+    await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$experiment_exposure', properties: [] } })
+    t.same(counts(await run(bought)), [4, 4, 4, 8], '$experiment_exposure: four a variant')
+
+    // Activation mode: exposed at the first activation after the first call, so the purchase before it counts
+    // for nobody and the early buyer counts with 0; never activated, activated only before, and $multiple: no one.
+    await patch({ activation_config: { kind: 'ExperimentEventExposureConfig', event: 'a-activated', properties: [] } })
+    t.same(counts(await run(bought)), [5, 4, 5, 8], 'activation mode')
+    // The funnel's step 0 is the activation: the early buyer never converts.
+    const funnel = await run({ kind: 'ExperimentMetric', metric_type: 'funnel', series: [{ kind: 'EventsNode', event: 'a-bought' }] })
+    t.same(counts(funnel), [5, 4, 5, 4], 'activation mode funnel')
+    t.same([funnel.baseline.step_counts, funnel.variant_results[0].step_counts], [[4], [4]])
+    // Broken down by the activation event's properties, not the call's.
+    const byBrowser = await run(mean({ kind: 'EventsNode', event: 'a-bought' }, { breakdownFilter: { breakdowns: [{ property: '$browser' }] } }))
+    t.same(
+      byBrowser.breakdown_results.map((r: any) => [r.breakdown_value, r.baseline.number_of_samples, r.variants[0].number_of_samples]),
+      [
+        [['Activated-Chrome'], 3, 3],
+        [['Activated-Safari'], 2, 2],
+      ],
+    )
+    // One PostHog's runner can't read is its invalid-setup 400.
+    await patch({ activation_config: { kind: 'ActionsNode' } })
+    const unreadable = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: id, metric: bought } })
+    t.match(unreadable, { status: 400, body: { type: 'validation_error', code: 'invalid', detail: 'Invalid experiment configuration detected. Please check your experiment setup.' } })
   })
 
   t.test("a variant whose statistics PostHog's engine refuses keeps its sums without statistics, and the query answers", async (t) => {
