@@ -138,13 +138,13 @@ export function querySuite(t: Test, setup: StoreSetup): void {
    * mode four a variant called, buying before activating (no count), activating (its `$browser` the
    * activation's, the call's Flag) and buying after (1 in control, 2 in test), plus an early buyer a variant
    * (bought between call and activation only), one called and never activated, one activated only before
-   * the call, and one called with both variants.
+   * the call, and one called with both variants. The activating people's calls carry a `wave` (first: i < 2).
    */
   function exposureModeEvents(): BatchEvent[] {
     const out: BatchEvent[] = []
     const at0 = start + HOUR
-    const flag = (id: string, at: number, variant: string, event = '$feature_flag_called', key = 'a-flag') =>
-      out.push({ event, distinct_id: id, at, properties: { $feature_flag: key, $feature_flag_response: variant, $browser: 'Flag' } })
+    const flag = (id: string, at: number, variant: string, event = '$feature_flag_called', key = 'a-flag', more: Record<string, unknown> = {}) =>
+      out.push({ event, distinct_id: id, at, properties: { $feature_flag: key, $feature_flag_response: variant, $browser: 'Flag', ...more } })
     const plain = (id: string, event: string, at: number, properties: Record<string, unknown> = {}) => out.push({ event, distinct_id: id, at, properties })
     for (const variant of VARIANTS) {
       for (let i = 0; i < 4; i++) {
@@ -157,7 +157,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
       plain(`a-ee-other-${variant}`, 'a-bought', at0 + 60_000)
       for (let i = 0; i < 4; i++) {
         const id = `a-act-${variant}-${i}`
-        flag(id, at0 + i * 1000, variant)
+        flag(id, at0 + i * 1000, variant, '$feature_flag_called', 'a-flag', { wave: i < 2 ? 'first' : 'second' })
         plain(id, 'a-bought', at0 + 10_000)
         plain(id, 'a-activated', at0 + 20_000, { $browser: i % 2 === 0 ? 'Activated-Chrome' : 'Activated-Safari' })
         for (let k = 0; k < (variant === 'test' ? 2 : 1); k++) plain(id, 'a-bought', at0 + 30_000 + k * 1000)
@@ -711,6 +711,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     // only this flag's count (a custom event's `$feature/a-flag` would find no exposure at all).
     await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$experiment_exposure', properties: [] } })
     t.same(counts(await run(bought)), [4, 4, 4, 8], '$experiment_exposure: four a variant')
+
+    // The config's property filters narrow the default event too: the first wave's calls alone, and every
+    // purchase after them (before activating too, there being no activation here).
+    await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [{ key: 'wave', value: 'first', operator: 'exact', type: 'event' }] } })
+    t.same(counts(await run(bought)), [2, 4, 2, 6], "the default event's property filter")
 
     // Activation mode: exposed at the first activation after the first call, so the purchase before it counts
     // for nobody and the early buyer counts with 0; never activated, activated only before, and $multiple: no one.
