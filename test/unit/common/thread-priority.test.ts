@@ -6,22 +6,27 @@ import { hasChrt, SCHED_IDLE, threadScheduling, type ThreadScheduling } from '..
 const of = (tid: number) => threadScheduling(process.pid, tid)
 const linuxOnly = process.platform !== 'linux' && 'Linux only'
 
-/** A worker lowers itself, then starts a thread of its own; both report their thread ids. */
+/**
+ * A worker lowers itself, then starts a thread of its own; both report their thread ids. They stay alive until
+ * stopped (a minute at most): lowered to nice 19 on a machine kept busy by other processes, the child took over
+ * 5 s to load, and a 5 s limit ended it before it reported, leaving the test unfinished.
+ */
 async function lowerInWorker(policy: string, nice: number): Promise<{ lowered: string | null; tid: number; childTid: number; stop: () => Promise<number> }> {
   const moduleUrl = new URL('../../../src/common/thread-priority.ts', import.meta.url).href
   const imports = `import { parentPort, Worker } from 'node:worker_threads'; import { currentThreadId, lowerThreadPriority } from ${JSON.stringify(moduleUrl)}`
-  const childSource = `${imports}; parentPort.postMessage(currentThreadId()); setTimeout(() => {}, 5000)`
+  const childSource = `${imports}; parentPort.postMessage(currentThreadId()); setTimeout(() => {}, 60_000)`
   const source = `
     ${imports}
     const lowered = lowerThreadPriority(${JSON.stringify(policy)}, ${nice})
     const child = new Worker(${JSON.stringify(childSource)}, { eval: true, type: 'module' })
     child.once('message', (childTid) => parentPort.postMessage({ lowered, tid: currentThreadId(), childTid }))
-    setTimeout(() => child.terminate(), 5000)
+    setTimeout(() => child.terminate(), 60_000)
   `
   const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), { execArgv: process.execArgv })
   const reply = await new Promise<{ lowered: string | null; tid: number; childTid: number }>((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)
+    worker.once('exit', (code) => reject(new Error(`the worker exited (${code}) before it reported`)))
   })
   return { ...reply, stop: () => worker.terminate() }
 }
