@@ -16,7 +16,7 @@ import {
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import type { DistinctKey, ExperimentAggregation, ExperimentSums, ExposureRow, MetricEventRow, SourceMath } from './types.js'
+import { EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SourceMath } from './types.js'
 
 /**
  * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
@@ -43,6 +43,36 @@ export function exposuresByEntity(rows: readonly ExposureRow[], handling: Multip
     out.set(entity, { variant, first: e.first, breakdown: e.breakdown })
   }
   return out
+}
+
+/** An exposure event a funnel's walk reads among the metric events: [entity, ms, uuid]. */
+export type ExposureEvent = readonly [string, number, string]
+
+/** Whether (t, id) comes before (u, other) in the stores' event order: time, then uuid (SQLite's byte order). */
+const precedes = (t: number, id: string, u: number, other: string): boolean => t < u || (t === u && compareText(id, other) < 0)
+
+/** Exposure events in that order, in place: from one event name they come nearly so. */
+export function sortExposureEvents(events: ExposureEvent[]): ExposureEvent[] {
+  return events.sort((a, b) => a[1] - b[1] || compareText(a[2], b[2]))
+}
+
+/**
+ * The metric events (each with its uuid) and the exposure events as one stream in the stores' event order, the
+ * exposures with EXPOSURE_BIT and no texts (the walk reads only time and bits); an event that is both is one row
+ * with both. What the metric events' query gave when it read the exposures among them, with the exposures read
+ * once (compileSqliteExposureEvents). Both inputs in that order; the metric events are streamed.
+ */
+export function* withExposureEvents(events: Iterable<readonly [MetricEventRow, string]>, exposures: readonly ExposureEvent[]): Generator<MetricEventRow> {
+  let i = 0
+  for (const [row, id] of events) {
+    for (; i < exposures.length && precedes(exposures[i][1], exposures[i][2], row[1], id); i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, [], []]
+    if (i < exposures.length && exposures[i][2] === id) {
+      row[2] |= EXPOSURE_BIT
+      i++
+    }
+    yield row
+  }
+  for (; i < exposures.length; i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, [], []]
 }
 
 /** A property's text as HogQL's toFloat reads it: a number, else null (coalesced to 0 by the aggregations). */

@@ -1,7 +1,8 @@
 /**
  * ExperimentEventsQuery → SQL statements over events.db: the first exposure per entity and variant
- * (GROUP BY; in activation mode also each entity's activations after its first exposure event), and the
- * metric events of the exposed entities with one bit per step they match. Joining each
+ * (GROUP BY; for funnels every exposure event, which their walk reads too; in activation mode also each
+ * entity's activations after its first exposure event), and the metric events of the exposed entities with one
+ * bit per step they match. Joining each
  * event to its entity's first exposure, windows and aggregation happen beside them on the read thread
  * (experiment-aggregate.ts), so only per-variant sums leave it.
  */
@@ -32,12 +33,26 @@ function exposureWhere(q: ExperimentEventsQuery): SqlFragment {
 
 /** The first exposure per entity, variant and breakdown texts (`b0`…; missing or null: the null label). */
 export function compileSqliteExposures(q: ExperimentEventsQuery): SqlFragment {
+  return exposuresSql(q, true)
+}
+
+/**
+ * Every exposure event, ungrouped, with its uuid: `e, v, t, id, b0…`. Funnels read them once for both the first
+ * exposures (exposuresByEntity takes these rows as it takes the grouped ones) and the exposures their walk reads
+ * among the step events (withExposureEvents), where the metric events' query read them a second time.
+ */
+export function compileSqliteExposureEvents(q: ExperimentEventsQuery): SqlFragment {
+  return exposuresSql(q, false)
+}
+
+function exposuresSql(q: ExperimentEventsQuery, grouped: boolean): SqlFragment {
   const where = exposureWhere(q)
   const variant = propertyText(q.variantProperty)
   const breakdowns = q.breakdowns.map(propertyText)
   const columns = breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join('')
+  const group = grouped ? ` GROUP BY e, v${breakdowns.map((_, i) => `, b${i}`).join('')}` : ''
   return {
-    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, MIN(timestamp) AS t${columns} FROM events WHERE ${where.sql} GROUP BY e, v${breakdowns.map((_, i) => `, b${i}`).join('')}`,
+    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, ${grouped ? 'MIN(timestamp) AS t' : 'timestamp AS t, uuid AS id'}${columns} FROM events WHERE ${where.sql}${group}`,
     params: [...variant.params, ...breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]), ...where.params],
   }
 }
@@ -62,13 +77,14 @@ export function compileSqliteActivations(q: ExperimentEventsQuery & { activation
 
 /**
  * The metric events of the exposed entities, oldest first (then by uuid), each with its steps' bits; with
- * `withExposures` the exposure events too, with EXPOSURE_BIT (experiment-funnel.ts walks them with the steps).
+ * `withIds` each event's uuid after its bits (`e, t, m, id, k0…, v0…`), which withExposureEvents merges by; with
+ * `withExposures` the exposure step's events too (an activation-mode funnel's activations), with EXPOSURE_BIT.
  */
-export function compileSqliteMetricEvents(q: ExperimentEventsQuery, withExposures = false): SqlFragment {
+export function compileSqliteMetricEvents(q: ExperimentEventsQuery, { withIds = false, withExposures = false } = {}): SqlFragment {
   const m = q.metric
   const entity = sqliteEntity(q)
   const steps = m.steps.map((step, i) => ({ bit: i, where: compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }) }))
-  // EXPOSURE_BIT is the bit past every step's.
+  // EXPOSURE_BIT is the bit past every step's: an activation-mode funnel's step 0 is the activation event, read here.
   if (withExposures) steps.push({ bit: MAX_EXPERIMENT_STEPS, where: compileSqliteWhere(exposureStep(q)) })
   // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
   const mask = steps.map(({ bit, where }) => `(IFNULL((${where.sql}), 0) << ${bit})`).join(' | ')
@@ -76,7 +92,7 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, withExposure
   const keys = m.distinctKeys.map(distinctKeyText)
   const names = metricEventNames(q, withExposures)
   const exposed = exposureWhere(q)
-  const sql = `SELECT e, t, m${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (
+  const sql = `SELECT e, t, m${withIds ? ', uuid' : ''}${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (
     SELECT ${entity} AS e, timestamp AS t, (${mask}) AS m${keys.map((k, i) => `, ${k.sql} AS k${i}`).join('')}${values.map((v, i) => `, ${v.sql} AS v${i}`).join('')}, uuid
     FROM events WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
       ${names === null ? '' : `AND event IN (${names.map(() => '?').join(', ')})`}

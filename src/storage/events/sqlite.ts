@@ -7,10 +7,10 @@ import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf, offsetSql } from './days.js'
 import { experimentSteps } from './experiment-aggregate.js'
 import { readsExposures } from './experiment-funnel.js'
-import { aggregateVariants, exposuresByEntity } from './experiment-rows.js'
+import { aggregateVariants, exposuresByEntity, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
-import { compileSqliteActivations, compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
+import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
@@ -154,6 +154,10 @@ function columnText(column: ValueColumn): SqlFragment {
   return { sql: `NULLIF(${groupColumn(Number(column.slice(-1)))}, '')`, params: [] }
 }
 
+function* withoutIds(rows: Iterable<readonly [MetricEventRow, string]>): Generator<MetricEventRow> {
+  for (const [row] of rows) yield row
+}
+
 export class SqliteEventStore implements EventStore {
   readonly #db: Db
 
@@ -255,26 +259,37 @@ export class SqliteEventStore implements EventStore {
   /** Runs on the read thread: the rows stay here and only the per-variant (and per-group) sums cross to the caller. */
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const steps = experimentSteps(query)
-    const exposures = compileSqliteExposures(query)
-    const events = compileSqliteMetricEvents(query, readsExposures(query.aggregation))
+    // A funnel's walk reads every exposure among the step events: one read of the exposure events gives both
+    // the first exposures and those (withExposureEvents), where reading them again among the metric events
+    // cost an ordered funnel over 100,000 exposures ≈0.7 s of ≈2.5 (docs/performance.md). In activation mode
+    // the walk's step 0 is the activation event instead, read among the metric events with EXPOSURE_BIT.
+    const activation = query.activation ?? null
+    const funnel = readsExposures(query.aggregation)
+    const walks = funnel && activation === null
+    const exposures = walks ? compileSqliteExposureEvents(query) : compileSqliteExposures(query)
     const exposureRows: ExposureRow[] = []
-    for (const [e, v, t, ...b] of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<[string, unknown, number, ...unknown[]]>) {
-      if (v !== null) exposureRows.push([e, String(v), t, b.map(String)])
+    const walked: ExposureEvent[] = []
+    const { after, before } = query.metric
+    for (const row of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<unknown[]>) {
+      const [e, v, t] = row as [string, unknown, number]
+      if (v !== null) exposureRows.push([e, String(v), t, row.slice(walks ? 4 : 3).map(String)])
+      if (walks && t >= after && t < before) walked.push([e, t, row[3] as string])
     }
-    const rows = function* (db: Db): Generator<MetricEventRow> {
-      const keys = query.metric.distinctKeys.length
-      for (const [e, t, m, ...texts] of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<[string, number, number, ...unknown[]]>) {
-        const strings = texts.map((v) => (v === null ? null : String(v)))
-        yield [e, t, m, strings.slice(keys), strings.slice(0, keys)]
+    const events = compileSqliteMetricEvents(query, { withIds: walks, withExposures: funnel && !walks })
+    const keys = query.metric.distinctKeys.length
+    const read = function* (db: Db): Generator<[MetricEventRow, string]> {
+      for (const row of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<unknown[]>) {
+        const strings = row.slice(walks ? 4 : 3).map((v) => (v === null ? null : String(v)))
+        yield [[row[0] as string, row[1] as number, row[2] as number, strings.slice(keys), strings.slice(0, keys)], walks ? (row[3] as string) : '']
       }
     }
     const maturedBy = query.aggregation.maturedBy ?? null
-    const activation = query.activation ?? null
     const byEntity =
       activation === null
         ? exposuresByEntity(exposureRows, query.multipleVariantHandling, maturedBy)
         : activatedExposures(exposuresByEntity(exposureRows, query.multipleVariantHandling), this.#activations({ ...query, activation }), maturedBy)
-    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows(this.#db))
+    const rows = walks ? withExposureEvents(read(this.#db), sortExposureEvents(walked)) : withoutIds(read(this.#db))
+    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows)
   }
 
   #activations(query: ExperimentVariantsQuery & { activation: EventFilter }): Array<[string, number, string[]]> {
