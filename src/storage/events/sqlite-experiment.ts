@@ -76,11 +76,13 @@ export function compileSqliteActivations(q: ExperimentEventsQuery & { activation
 }
 
 /**
- * The metric events of the exposed entities, oldest first (then by uuid), each with its steps' bits; with
- * `withIds` each event's uuid after its bits (`e, t, m, id, k0…, v0…`), which withExposureEvents merges by; with
- * `withExposures` the exposure step's events too (an activation-mode funnel's activations), with EXPOSURE_BIT.
+ * The metric events of `entities` (the exposed ones, read first), oldest first (then by uuid), each with its
+ * steps' bits; with `withIds` each event's uuid after its bits (`e, t, m, id, k0…, v0…`), which
+ * withExposureEvents merges by; with `withExposures` the exposure step's events too (an activation-mode funnel's
+ * activations), with EXPOSURE_BIT. The entities come as one JSON array rather than a subquery over the exposure
+ * events, which read them a second time with the exposure's property filter (≈0.13 s of CPU for 120,000).
  */
-export function compileSqliteMetricEvents(q: ExperimentEventsQuery, { withIds = false, withExposures = false } = {}): SqlFragment {
+export function compileSqliteMetricEvents(q: ExperimentEventsQuery, entities: Iterable<string>, { withIds = false, withExposures = false } = {}): SqlFragment {
   const m = q.metric
   const entity = sqliteEntity(q)
   const steps = m.steps.map((step, i) => ({ bit: i, where: compileSqliteWhere({ teamId: q.teamId, event: step.event ?? undefined, properties: step.properties }) }))
@@ -91,15 +93,14 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, { withIds = 
   const values = m.valueProperties.map(propertyText)
   const keys = m.distinctKeys.map(distinctKeyText)
   const names = metricEventNames(q, withExposures)
-  const exposed = exposureWhere(q)
   const sql = `SELECT e, t, m${withIds ? ', uuid' : ''}${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (
     SELECT ${entity} AS e, timestamp AS t, (${mask}) AS m${keys.map((k, i) => `, ${k.sql} AS k${i}`).join('')}${values.map((v, i) => `, ${v.sql} AS v${i}`).join('')}, uuid
     FROM events WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
       ${names === null ? '' : `AND event IN (${names.map(() => '?').join(', ')})`}
-      AND ${entity} IN (SELECT ${entity} FROM events WHERE ${exposed.sql})
+      AND ${entity} IN (SELECT value FROM json_each(?))
   ) WHERE m != 0 ORDER BY t, uuid`
   return {
     sql,
-    params: [...steps.flatMap((s) => s.where.params), ...keys.flatMap((k) => k.params), ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), ...exposed.params],
+    params: [...steps.flatMap((s) => s.where.params), ...keys.flatMap((k) => k.params), ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), JSON.stringify([...entities])],
   }
 }

@@ -275,7 +275,13 @@ export class SqliteEventStore implements EventStore {
       if (v !== null) exposureRows.push([e, String(v), t, row.slice(walks ? 4 : 3).map(String)])
       if (walks && t >= after && t < before) walked.push([e, t, row[3] as string])
     }
-    const events = compileSqliteMetricEvents(query, { withIds: walks, withExposures: funnel && !walks })
+    const maturedBy = query.aggregation.maturedBy ?? null
+    const byEntity =
+      activation === null
+        ? exposuresByEntity(exposureRows, query.multipleVariantHandling, maturedBy)
+        : activatedExposures(exposuresByEntity(exposureRows, query.multipleVariantHandling), this.#activations({ ...query, activation }), maturedBy)
+    // Only these entities' events count (aggregateVariants skips the others'), the matured ones among them.
+    const events = compileSqliteMetricEvents(query, byEntity.keys(), { withIds: walks, withExposures: funnel && !walks })
     const keys = query.metric.distinctKeys.length
     const read = function* (db: Db): Generator<[MetricEventRow, string]> {
       for (const row of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<unknown[]>) {
@@ -283,11 +289,6 @@ export class SqliteEventStore implements EventStore {
         yield [[row[0] as string, row[1] as number, row[2] as number, strings.slice(keys), strings.slice(0, keys)], walks ? (row[3] as string) : '']
       }
     }
-    const maturedBy = query.aggregation.maturedBy ?? null
-    const byEntity =
-      activation === null
-        ? exposuresByEntity(exposureRows, query.multipleVariantHandling, maturedBy)
-        : activatedExposures(exposuresByEntity(exposureRows, query.multipleVariantHandling), this.#activations({ ...query, activation }), maturedBy)
     const rows = walks ? withExposureEvents(read(this.#db), sortExposureEvents(walked)) : withoutIds(read(this.#db))
     return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows)
   }
