@@ -45,6 +45,12 @@ export function exposuresByEntity(rows: readonly ExposureRow[], handling: Multip
   return out
 }
 
+/**
+ * The texts of a metric event that carries none (a funnel's, an exposure's), one array for every such row: two
+ * empty arrays a row were ≈19 MB of the read thread's heap for 295,000 rows.
+ */
+export const NO_TEXTS: ReadonlyArray<string | null> = Object.freeze([])
+
 /** An exposure event a funnel's walk reads among the metric events: [entity, ms, uuid]. */
 export type ExposureEvent = readonly [string, number, string]
 
@@ -65,14 +71,14 @@ export function sortExposureEvents(events: ExposureEvent[]): ExposureEvent[] {
 export function* withExposureEvents(events: Iterable<readonly [MetricEventRow, string]>, exposures: readonly ExposureEvent[]): Generator<MetricEventRow> {
   let i = 0
   for (const [row, id] of events) {
-    for (; i < exposures.length && precedes(exposures[i][1], exposures[i][2], row[1], id); i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, [], []]
+    for (; i < exposures.length && precedes(exposures[i][1], exposures[i][2], row[1], id); i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, NO_TEXTS, NO_TEXTS]
     if (i < exposures.length && exposures[i][2] === id) {
       row[2] |= EXPOSURE_BIT
       i++
     }
     yield row
   }
-  for (; i < exposures.length; i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, [], []]
+  for (; i < exposures.length; i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, NO_TEXTS, NO_TEXTS]
 }
 
 /** A property's text as HogQL's toFloat reads it: a number, else null (coalesced to 0 by the aggregations). */

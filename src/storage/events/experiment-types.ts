@@ -166,7 +166,7 @@ export type ExposureRow = [string, string, number, string[]]
  * [entity, ms, bit i set when step i matches (and EXPOSURE_BIT when the store reads the exposures among the
  * events too), the value properties' texts (null: missing), the distinct keys' texts], oldest first.
  */
-export type MetricEventRow = [string, number, number, Array<string | null>, Array<string | null>]
+export type MetricEventRow = [string, number, number, ReadonlyArray<string | null>, ReadonlyArray<string | null>]
 
 /** The most steps an ExperimentEventsQuery takes. */
 export const MAX_EXPERIMENT_STEPS = 30

@@ -5,9 +5,9 @@
 import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf, offsetSql } from './days.js'
-import { experimentSteps } from './experiment-aggregate.js'
+import { experimentSteps, type Exposure } from './experiment-aggregate.js'
 import { readsExposures } from './experiment-funnel.js'
-import { aggregateVariants, exposuresByEntity, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
+import { aggregateVariants, exposuresByEntity, NO_TEXTS, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
@@ -259,38 +259,49 @@ export class SqliteEventStore implements EventStore {
   /** Runs on the read thread: the rows stay here and only the per-variant (and per-group) sums cross to the caller. */
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const steps = experimentSteps(query)
-    // A funnel's walk reads every exposure among the step events: one read of the exposure events gives both
-    // the first exposures and those (withExposureEvents), where reading them again among the metric events
-    // cost an ordered funnel over 100,000 exposures ≈0.7 s of ≈2.5 (docs/performance.md). In activation mode
-    // the walk's step 0 is the activation event instead, read among the metric events with EXPOSURE_BIT.
-    const activation = query.activation ?? null
     const funnel = readsExposures(query.aggregation)
-    const walks = funnel && activation === null
-    const exposures = walks ? compileSqliteExposureEvents(query) : compileSqliteExposures(query)
-    const exposureRows: ExposureRow[] = []
-    const walked: ExposureEvent[] = []
-    const { after, before } = query.metric
-    for (const row of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<unknown[]>) {
-      const [e, v, t] = row as [string, unknown, number]
-      if (v !== null) exposureRows.push([e, String(v), t, row.slice(walks ? 4 : 3).map(String)])
-      if (walks && t >= after && t < before) walked.push([e, t, row[3] as string])
-    }
-    const maturedBy = query.aggregation.maturedBy ?? null
-    const byEntity =
-      activation === null
-        ? exposuresByEntity(exposureRows, query.multipleVariantHandling, maturedBy)
-        : activatedExposures(exposuresByEntity(exposureRows, query.multipleVariantHandling), this.#activations({ ...query, activation }), maturedBy)
+    // In activation mode a funnel's step 0 is the activation event, read among the metric events with EXPOSURE_BIT.
+    const walks = funnel && (query.activation ?? null) === null
+    const { byEntity, walked } = this.#experimentExposures(query, walks)
     // Only these entities' events count (aggregateVariants skips the others'), the matured ones among them.
     const events = compileSqliteMetricEvents(query, byEntity.keys(), { withIds: walks, withExposures: funnel && !walks })
     const keys = query.metric.distinctKeys.length
     const read = function* (db: Db): Generator<[MetricEventRow, string]> {
       for (const row of db.prepare(events.sql).raw().iterate(...events.params) as Iterable<unknown[]>) {
         const strings = row.slice(walks ? 4 : 3).map((v) => (v === null ? null : String(v)))
-        yield [[row[0] as string, row[1] as number, row[2] as number, strings.slice(keys), strings.slice(0, keys)], walks ? (row[3] as string) : '']
+        const texts = (from: number, to: number) => (from === to ? NO_TEXTS : strings.slice(from, to))
+        yield [[row[0] as string, row[1] as number, row[2] as number, texts(keys, strings.length), texts(0, keys)], walks ? (row[3] as string) : '']
       }
     }
-    const rows = walks ? withExposureEvents(read(this.#db), sortExposureEvents(walked)) : withoutIds(read(this.#db))
+    const rows = walks ? withExposureEvents(read(this.#db), walked) : withoutIds(read(this.#db))
     return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows)
+  }
+
+  /**
+   * Each exposed entity's first exposure, variant and breakdown group (in activation mode, its first activation
+   * after its first exposure for the time and group), and with `walks` the exposure events a funnel's walk reads
+   * among the step events (in the metric events' time range, in event order). A funnel reads every exposure
+   * event once for both, where reading them again among the metric events cost an ordered funnel over 100,000
+   * exposures ≈0.7 s of ≈2.5 (docs/performance.md). The rows read are dropped on return, before the metric
+   * events are read.
+   */
+  #experimentExposures(query: ExperimentVariantsQuery, walks: boolean): { byEntity: Map<string, Exposure>; walked: ExposureEvent[] } {
+    const exposures = walks ? compileSqliteExposureEvents(query) : compileSqliteExposures(query)
+    const rows: ExposureRow[] = []
+    const walked: ExposureEvent[] = []
+    const { after, before } = query.metric
+    for (const row of this.#db.prepare(exposures.sql).raw().iterate(...exposures.params) as Iterable<unknown[]>) {
+      const [e, v, t] = row as [string, unknown, number]
+      if (v !== null) rows.push([e, String(v), t, row.slice(walks ? 4 : 3).map(String)])
+      if (walks && t >= after && t < before) walked.push([e, t, row[3] as string])
+    }
+    const maturedBy = query.aggregation.maturedBy ?? null
+    const activation = query.activation ?? null
+    const byEntity =
+      activation === null
+        ? exposuresByEntity(rows, query.multipleVariantHandling, maturedBy)
+        : activatedExposures(exposuresByEntity(rows, query.multipleVariantHandling), this.#activations({ ...query, activation }), maturedBy)
+    return { byEntity, walked: sortExposureEvents(walked) }
   }
 
   #activations(query: ExperimentVariantsQuery & { activation: EventFilter }): Array<[string, number, string[]]> {
