@@ -1,10 +1,9 @@
 /**
- * ExperimentEventsQuery → SQL statements over events.db: the first exposure per entity and variant
- * (GROUP BY; for funnels every exposure event, which their walk reads too; in activation mode also each
- * entity's activations after its first exposure event), and the metric events of the exposed entities with one
- * bit per step they match. Joining each
- * event to its entity's first exposure, windows and aggregation happen beside them on the read thread
- * (experiment-aggregate.ts), so only per-variant sums leave it.
+ * ExperimentEventsQuery → SQL statements over events.db: the first exposure per entity and variant (GROUP BY;
+ * for funnels every exposure event, which their walk reads too; in activation mode also each entity's
+ * activations after its first exposure event), and the metric events of the exposed entities with one bit per
+ * step they match. Joining each event to its entity's first exposure, windows and aggregation happen beside
+ * them on the read thread (experiment-aggregate.ts), so only per-variant sums leave it.
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import { exposureStep, metricEventNames } from './experiment-funnel.js'

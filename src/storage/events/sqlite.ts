@@ -154,6 +154,7 @@ function columnText(column: ValueColumn): SqlFragment {
   return { sql: `NULLIF(${groupColumn(Number(column.slice(-1)))}, '')`, params: [] }
 }
 
+/** The metric events alone, for the metrics whose aggregation walks no exposure (their ids unread). */
 function* withoutIds(rows: Iterable<readonly [MetricEventRow, string]>): Generator<MetricEventRow> {
   for (const [row] of rows) yield row
 }
