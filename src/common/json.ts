@@ -49,13 +49,6 @@ function assignOwn(target: JsonObject, source: JsonObject): JsonObject {
   return target
 }
 
-/**
- * Deepest nesting of objects/arrays accepted in a JSON request body, capture's and the management API's:
- * serde_json's, so Rust capture's (its recursion limit of 128 refuses the 128th level). JSON.parse copes with
- * any depth, but JSON.stringify (spool records, API answers) and the recursive readers after it (Python-style
- * payload text, metric filters) overflow the stack at a few thousand levels, and the main thread's stack is
- * smaller than a worker's; a fixed limit keeps every later step safe.
- */
 /** `value` with object keys sorted at every depth, as json.dumps(sort_keys=True) writes them (equal values serialise equally). */
 export function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys)
@@ -63,6 +56,13 @@ export function sortedKeys(value: unknown): unknown {
   return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys(value[k])]))
 }
 
+/**
+ * Deepest nesting of objects/arrays accepted in a JSON request body, capture's and the management API's:
+ * serde_json's, so Rust capture's (its recursion limit of 128 refuses the 128th level). JSON.parse copes with
+ * any depth, but JSON.stringify (spool records, API answers) and the recursive readers after it (Python-style
+ * payload text, metric filters) overflow the stack at a few thousand levels, and the main thread's stack is
+ * smaller than a worker's; a fixed limit keeps every later step safe.
+ */
 export const MAX_NESTING = 127
 
 /**

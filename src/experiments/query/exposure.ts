@@ -24,7 +24,7 @@ import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import type { EventFilter, PropertyNode } from '../../storage/events/index.js'
 import { propertyLeaves, toPropertyFilter } from '../metrics.js'
-import { actionMatch, type ActionLookup } from './metric.js'
+import { actionId, actionMatch, type ActionLookup } from './metric.js'
 
 export const FLAG_CALLED = '$feature_flag_called'
 export const EXPERIMENT_EXPOSURE = '$experiment_exposure'
@@ -64,7 +64,7 @@ function activationOf(criteria: JsonObject | null, exposure: JsonObject | null, 
   const config = criteria?.activation_config
   if (config === undefined || config === null || !isDefault(exposure)) return null
   if (!isPlainObject(config)) throw unreadable()
-  const readable = config.kind === 'ActionsNode' ? Number.isSafeInteger(config.id) || (typeof config.id === 'string' && /^\d+$/.test(config.id)) : (config.kind ?? 'ExperimentEventExposureConfig') === 'ExperimentEventExposureConfig' && typeof config.event === 'string'
+  const readable = config.kind === 'ActionsNode' ? actionId(config.id) !== null : (config.kind ?? 'ExperimentEventExposureConfig') === 'ExperimentEventExposureConfig' && typeof config.event === 'string'
   if (!readable || (config.properties !== undefined && config.properties !== null && !Array.isArray(config.properties))) throw unreadable()
   return configMatch(config, window, actionById)
 }

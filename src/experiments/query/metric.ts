@@ -93,10 +93,16 @@ function windowMs(metric: JsonObject): number | null {
   return n * seconds * 1000
 }
 
+/** An ActionsNode's `id` as an action id (a whole number, or its digits as text), else null. */
+export function actionId(id: unknown): number | null {
+  const n = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : id
+  return typeof n === 'number' && Number.isSafeInteger(n) ? n : null
+}
+
 /** What an ActionsNode's `id` matches: its action's steps; PostHog's event_or_action_to_filter matches no events for an action that does not exist. */
 export function actionMatch(id: unknown, actionById: ActionLookup): PropertyNode {
-  const n = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : id
-  const action = typeof n === 'number' && Number.isSafeInteger(n) ? actionById(n) : null
+  const n = actionId(id)
+  const action = n === null ? null : actionById(n)
   return action ? actionCondition(action.steps) : { distinctIds: [] }
 }
 

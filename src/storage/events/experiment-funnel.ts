@@ -57,14 +57,7 @@ export function funnelReached(a: ExperimentAggregation, events: readonly StepEve
   return chainFurthestStep(events, steps, funnelWindow(a), order === 'strict')
 }
 
-/** An event's funnel positions, ascending: 1 for the exposure, k + 2 for series step k (the UDF's numbering). */
-function positions(mask: number, steps: number): number[] {
-  const out = (mask & EXPOSURE_BIT) !== 0 ? [1] : []
-  for (let k = 0; k < steps; k++) if ((mask & (1 << k)) !== 0) out.push(k + 2)
-  return out
-}
-
-/** Each position's bit in an event's mask (index 0 unused): EXPOSURE_BIT for 1, step k's for k + 2. */
+/** Each funnel position's bit in an event's mask (index 0 unused): EXPOSURE_BIT for 1, step k's for k + 2 (the UDF's numbering). */
 function bitsByPosition(steps: number): number[] {
   return [0, EXPOSURE_BIT, ...Array.from({ length: steps }, (_, k) => 1 << k)]
 }
@@ -126,6 +119,7 @@ export function chainFurthestStep(events: readonly StepEvent[], steps: number, w
 /** PostHog's unordered funnel (unordered_steps.rs); events oldest first, none before the first exposure. */
 export function unorderedFurthestStep(events: readonly StepEvent[], steps: number, windowMs: number): number {
   const count = steps + 1
+  const bits = bitsByPosition(steps)
   // Each position's kept times, oldest first, read from `head` on (dropped ones stay behind it).
   const kept = Array.from({ length: count }, () => ({ times: [] as number[], head: 0 }))
   const isEmpty = (q: { times: number[]; head: number }) => q.head >= q.times.length
@@ -143,7 +137,9 @@ export function unorderedFurthestStep(events: readonly StepEvent[], steps: numbe
       kept[oldest].head++
       if (isEmpty(kept[oldest])) held--
     }
-    const own = positions(mask, steps).map((p) => p - 1)
+    // The event's positions, ascending, as indices into `kept` (position − 1).
+    const own: number[] = []
+    for (let p = 1; p <= count; p++) if ((mask & bits[p]) !== 0) own.push(p - 1)
     if (own.length > 0) {
       const latest = (p: number) => (isEmpty(kept[p]) ? Number.NEGATIVE_INFINITY : kept[p].times[kept[p].times.length - 1])
       let chosen = own[0]

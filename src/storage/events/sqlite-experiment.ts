@@ -44,15 +44,23 @@ export function compileSqliteExposureEvents(q: ExperimentEventsQuery): SqlFragme
   return exposuresSql(q, false)
 }
 
+/** The breakdown texts as columns `b0…` (missing or null: the null label), and their names to group on. */
+function breakdownColumns(q: ExperimentEventsQuery): { columns: SqlFragment; names: string } {
+  const breakdowns = q.breakdowns.map(propertyText)
+  return {
+    columns: { sql: breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join(''), params: breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]) },
+    names: breakdowns.map((_, i) => `, b${i}`).join(''),
+  }
+}
+
 function exposuresSql(q: ExperimentEventsQuery, grouped: boolean): SqlFragment {
   const where = exposureWhere(q)
   const variant = propertyText(q.variantProperty)
-  const breakdowns = q.breakdowns.map(propertyText)
-  const columns = breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join('')
-  const group = grouped ? ` GROUP BY e, v${breakdowns.map((_, i) => `, b${i}`).join('')}` : ''
+  const { columns, names } = breakdownColumns(q)
+  const group = grouped ? ` GROUP BY e, v${names}` : ''
   return {
-    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, ${grouped ? 'MIN(timestamp) AS t' : 'timestamp AS t, uuid AS id'}${columns} FROM events WHERE ${where.sql}${group}`,
-    params: [...variant.params, ...breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]), ...where.params],
+    sql: `SELECT ${sqliteEntity(q)} AS e, ${variant.sql} AS v, ${grouped ? 'MIN(timestamp) AS t' : 'timestamp AS t, uuid AS id'}${columns.sql} FROM events WHERE ${where.sql}${group}`,
+    params: [...variant.params, ...columns.params, ...where.params],
   }
 }
 
@@ -64,13 +72,12 @@ export function compileSqliteActivations(q: ExperimentEventsQuery & { activation
   const flags = exposureWhere(q)
   const where = compileSqliteWhere(q.activation)
   const entity = sqliteEntity(q)
-  const breakdowns = q.breakdowns.map(propertyText)
-  const columns = breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join('')
+  const { columns, names } = breakdownColumns(q)
   return {
-    sql: `SELECT ${entity} AS e, MIN(timestamp) AS t${columns} FROM events
+    sql: `SELECT ${entity} AS e, MIN(timestamp) AS t${columns.sql} FROM events
       JOIN (SELECT ${entity} AS x_e, MIN(timestamp) AS x_first FROM events WHERE ${flags.sql} GROUP BY x_e) ON ${entity} = x_e
-      WHERE ${where.sql} AND timestamp >= x_first GROUP BY e${breakdowns.map((_, i) => `, b${i}`).join('')}`,
-    params: [...breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]), ...flags.params, ...where.params],
+      WHERE ${where.sql} AND timestamp >= x_first GROUP BY e${names}`,
+    params: [...columns.params, ...flags.params, ...where.params],
   }
 }
 
