@@ -8,7 +8,8 @@
  *   `math_property` (the property's number, 0 when it is not one; without a property each event counts 1),
  *   `unique_session` (distinct `$session_id`s), `dau` (distinct persons), `unique_group` (distinct
  *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
- *   empty keys never counted; anything else the event count (`total`);
+ *   empty keys never counted; `hogql` (`math_hogql`: an aggregation of an expression on event properties,
+ *   src/storage/events/hogql-math.ts); anything else the event count (`total`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end (a window of 0 or less is none); a funnel's window, as set (0 too, as its UDF takes
  *   it), runs from each exposure in its walk instead;
@@ -26,8 +27,8 @@
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
- * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL math, non-event
- * property filters, breakdowns of another type than event properties.
+ * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset
+ * hogql-math.ts reads, non-event property filters, breakdowns of another type than event properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -39,6 +40,9 @@ import {
   type EventFilter,
   type ExperimentAggregation,
   type FunnelStep,
+  HogqlMathError,
+  hogqlProperties,
+  parseHogqlMath,
   type PropertyNode,
   type RetentionUnit,
   type RetentionWindow,
@@ -119,12 +123,27 @@ function source(node: unknown, actionById: ActionLookup): { step: FunnelStep; ma
   } else throw refuse(`Unsupported metric source kind: ${String(node.kind)}`)
   const math = node.math
   const property = typeof node.math_property === 'string' && node.math_property !== '' ? node.math_property : null
-  if (math === 'hogql') throw refuse('HogQL math is not supported in experiment metrics here.')
+  if (math === 'hogql') return { step, math: hogqlMath(node.math_hogql) }
   if (math === 'unique_session') return { step, math: { kind: 'distinct', key: '$session_id' } }
   if (math === 'dau') return { step, math: { kind: 'distinct', key: 'person' } }
   if (math === 'unique_group') return { step, math: uniqueGroup(node.math_group_type_index) }
   if ((math === 'sum' || math === 'avg' || math === 'min' || math === 'max') && property !== null) return { step, math: { kind: math, property } }
   return { step, math: { kind: 'count' } }
+}
+
+/**
+ * `math: 'hogql'`: `math_hogql`'s aggregation and expression (src/storage/events/hogql-math.ts says what is
+ * read). Without one PostHog's value is the constant 1, summed: the event count.
+ */
+function hogqlMath(text: unknown): SourceMath {
+  if (text === undefined || text === null || text === '') return { kind: 'count' }
+  if (typeof text !== 'string') throw refuse('math_hogql must be a string.')
+  try {
+    return { kind: 'hogql', hogql: parseHogqlMath(text) }
+  } catch (error) {
+    if (error instanceof HogqlMathError) throw refuse(`math_hogql: ${error.message}`)
+    throw error
+  }
 }
 
 /**
@@ -238,7 +257,7 @@ export function metricSteps(plan: MetricPlan, exposure: EventFilter): FunnelStep
 
 /** The event properties the aggregation reads from each event, in order. */
 export function valueProperties(plan: MetricPlan): string[] {
-  return [...new Set(plan.sources.flatMap((m) => ('property' in m ? [m.property] : [])))]
+  return [...new Set(plan.sources.flatMap((m) => ('property' in m ? [m.property] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))]
 }
 
 /** The keys whose distinct texts the aggregation counts from each event, in order. */

@@ -5,11 +5,12 @@
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
+import { hogqlContributionSql } from './clickhouse-hogql.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery, type SourceMath } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -76,10 +77,19 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
     return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
   })
   const keys = m.distinctKeys.map((key, i) => `, ${distinctKeyExpr(key, f).expr} AS k${i}`)
+  // HogQL math: what each event adds to source i's aggregate (`h<i>`, NULL: nothing).
+  const hogql = q.aggregation.sources.flatMap((math, i) =>
+    math.kind === 'hogql' ? [`, ${hogqlContributionSql(math.hogql, (key) => propertyTextExpr(key, f), `h${i}`)} AS h${i}`] : [],
+  )
   const ordered = q.aggregation.type === 'funnel' || q.aggregation.type === 'retention'
-  const columns = [...m.valueProperties.map((_, i) => `x${i}`), ...m.distinctKeys.map((_, i) => `k${i}`), ...(ordered ? ['u'] : [])]
+  const columns = [
+    ...m.valueProperties.map((_, i) => `x${i}`),
+    ...m.distinctKeys.map((_, i) => `k${i}`),
+    ...q.aggregation.sources.flatMap((math, i) => (math.kind === 'hogql' ? [`h${i}`] : [])),
+    ...(ordered ? ['u'] : []),
+  ]
   return `SELECT e, x_ms AS t, m${columns.map((c) => `, ${c}`).join('')} FROM (
-      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m${numbers.join('')}${keys.join('')}
+      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms, (${mask}) AS m${numbers.join('')}${keys.join('')}${hogql.join('')}
         ${ordered ? ', toString(uuid) AS u' : ''}
       FROM ${table}
       WHERE ${where} AND ${entity(q)} IN (SELECT ${entity(q)} FROM ${table} WHERE ${exposureWhere(q, f)})
@@ -87,7 +97,24 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
 }
 
 /** One source's per-entity aggregate over its step's events in the window (`c`), 0 without any. */
-function sourceExpr(q: ExperimentVariantsQuery, math: SourceMath, c: string, f: ServerFeatures): string {
+function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: ServerFeatures): string {
+  const math = q.aggregation.sources[index]
+  if (math.kind === 'hogql') {
+    // Over the events that added a value (`h<index>` not NULL), as PostHog's aggregation skips NULLs.
+    const h = `h${index}`
+    const added = `${c} AND isNotNull(${h})`
+    const x = `ifNull(${h}, 0)`
+    switch (math.hogql.aggregation) {
+      case 'count':
+        return `toFloat64(countIf(${added}))`
+      case 'sum':
+        return `sumIf(${x}, ${added})`
+      case 'avg':
+        return `if(countIf(${added}) = 0, 0, sumIf(${x}, ${added}) / countIf(${added}))`
+      default:
+        return `if(countIf(${added}) = 0, 0, ${math.hogql.aggregation}If(${x}, ${added}))`
+    }
+  }
   const x = 'property' in math ? `x${q.metric.valueProperties.indexOf(math.property)}` : '1'
   switch (math.kind) {
     case 'count':
@@ -149,10 +176,10 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
     }
   }
   const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
-  const values = a.sources.map((math, i) => `${sourceExpr(q, math, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
+  const values = a.sources.map((_, i) => `${sourceExpr(q, i, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
   // A mean's threshold (entityValue in experiment-aggregate.ts): whether each entity reached it.
-  if (a.type === 'mean' && a.threshold !== undefined && a.threshold !== null) values[0] = `toFloat64(${sourceExpr(q, a.sources[0], bit(0), f)} >= ${a.threshold}) AS a`
-  if (pre !== null) values.push(`${sourceExpr(q, a.sources[0], `bitAnd(m, 1) != 0 AND ${pre}`, f)} AS c`)
+  if (a.type === 'mean' && a.threshold !== undefined && a.threshold !== null) values[0] = `toFloat64(${sourceExpr(q, 0, bit(0), f)} >= ${a.threshold}) AS a`
+  if (pre !== null) values.push(`${sourceExpr(q, 0, `bitAnd(m, 1) != 0 AND ${pre}`, f)} AS c`)
   const perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
   if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
   const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''

@@ -15,6 +15,7 @@ import {
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
+import { evaluateHogql, hogqlContribution, hogqlProperties, hogqlToFloat } from './hogql-math.js'
 import { retentionOutcome } from './experiment-retention.js'
 import { EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SourceMath } from './types.js'
 
@@ -81,13 +82,6 @@ export function* withExposureEvents(events: Iterable<readonly [MetricEventRow, s
   for (; i < exposures.length; i++) yield [exposures[i][0], exposures[i][1], EXPOSURE_BIT, NO_TEXTS, NO_TEXTS]
 }
 
-/** A property's text as HogQL's toFloat reads it: a number, else null (coalesced to 0 by the aggregations). */
-function toFloat(text: string | null): number | null {
-  if (text === null || text.trim() === '') return null
-  const n = Number(text)
-  return Number.isFinite(n) ? n : null
-}
-
 /** A person id that is no person: PostHog's distinct counts leave the zero UUID out, as they do empty texts. */
 const NO_PERSON = '00000000-0000-0000-0000-000000000000'
 
@@ -112,7 +106,8 @@ class SourceAggregate {
   }
 
   result(math: SourceMath): number {
-    switch (math.kind) {
+    // HogQL math: its aggregation over the values events added (`count` counts them).
+    switch (math.kind === 'hogql' ? math.hogql.aggregation : math.kind) {
       case 'count':
         return this.count
       case 'distinct':
@@ -129,6 +124,19 @@ class SourceAggregate {
         return this.count === 0 ? 0 : this.max
     }
   }
+}
+
+/**
+ * What one event adds to a source's aggregate, from its property texts (in `valueProperties`' order): a
+ * property's number (0 when it is none), a HogQL expression's contribution (null: nothing), else 1.
+ */
+function eventValue(math: SourceMath, valueProperties: readonly string[]): (values: ReadonlyArray<string | null>) => number | null {
+  if (math.kind === 'hogql') {
+    const at = new Map(hogqlProperties(math.hogql.expr).map((key) => [key, valueProperties.indexOf(key)]))
+    return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (key) => values[at.get(key)!] ?? null))
+  }
+  const i = 'property' in math ? valueProperties.indexOf(math.property) : -1
+  return i < 0 ? () => 1 : (values) => hogqlToFloat(values[i] ?? null) ?? 0
 }
 
 /** The events that count for an entity: at or after its first exposure, within the conversion window. */
@@ -218,15 +226,18 @@ export function aggregateVariants(
     return summer.result()
   }
 
+  const valueOf = a.sources.map((math) => eventValue(math, valueProperties))
   const perSource = (rows: readonly MetricEventRow[], index: number): number => {
     const math = a.sources[index]
     const agg = new SourceAggregate()
-    const propIndex = 'property' in math ? valueProperties.indexOf(math.property) : -1
+    const value = valueOf[index]
     const keyIndex = math.kind === 'distinct' ? distinctKeys.indexOf(math.key) : -1
     for (const [, , mask, values, keys] of rows) {
       if ((mask & (1 << index)) === 0) continue
+      const v = value(values)
+      if (v === null) continue
       const key = keyIndex < 0 ? null : (keys[keyIndex] ?? null)
-      agg.add(propIndex < 0 ? 1 : (toFloat(values[propIndex] ?? null) ?? 0), math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null)
+      agg.add(v, math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null)
     }
     return agg.result(math)
   }

@@ -2,6 +2,7 @@
  * What the new experiment engine asks the event store (src/experiments/query) and what it answers: the
  * exposures and metric events read, how they aggregate, and the per-variant sums (re-exported by types.ts).
  */
+import type { HogqlMath } from './hogql-math.js'
 import type { EventFilter, FunnelStep } from './types.js'
 
 /**
@@ -49,13 +50,15 @@ export type DistinctKey = '$session_id' | 'person' | `$group_${0 | 1 | 2 | 3 | 4
 
 /**
  * How one event's value counts for a mean or ratio source: its count, a property's number, the distinct
- * non-empty keys of its events, or `any` (1 with an event, else 0: PostHog's distinct count of its constant 1).
+ * non-empty keys of its events, `any` (1 with an event, else 0: PostHog's distinct count of its constant 1),
+ * or a HogQL expression's aggregate (hogql-math.ts).
  */
 export type SourceMath =
   | { kind: 'count' }
   | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string }
   | { kind: 'distinct'; key: DistinctKey }
   | { kind: 'any' }
+  | { kind: 'hogql'; hogql: HogqlMath }
 
 /**
  * How the metric events of each exposed entity become per-variant sums (experiment-aggregate.ts says how):

@@ -421,6 +421,23 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.type(body.variant_results[0].chance_to_win, 'number')
   })
 
+  t.test("HogQL math: an aggregation of an expression on each event's properties, as PostHog's mean query builder aggregates it", async (t) => {
+    const hogql = (math_hogql: string) => mean({ kind: 'EventsNode', event: 'purchased', math: 'hogql', math_hogql })
+    const converts = (v: Variant, i: number) => plan(v, i).converts
+    // The 'n/a' purchases (no conversion, i % 4 = 1) have no number: they add nothing to a sum or a count of it.
+    checkAnswer(t, await query(hogql('sum(properties.amount * 2 + 1)')), expect((v, i) => (converts(v, i) ? plan(v, i).amount * 2 + 1 : 0)), 'mean')
+    checkAnswer(t, await query(hogql('count(toFloat(properties.amount))')), expect((v, i) => (converts(v, i) ? 1 : 0)), 'mean')
+    checkAnswer(t, await query(hogql('count()')), expect((v, i) => (converts(v, i) || i % 4 === 1 ? 1 : 0)), 'mean')
+    // An 'n/a' purchase's condition is null, so if() gives 0: a value, which avg counts.
+    const big = (v: Variant, i: number) => (converts(v, i) && plan(v, i).amount > 20 ? plan(v, i).amount : 0)
+    checkAnswer(t, await query(hogql('avg(if(properties.amount > 20, properties.amount, 0))')), expect(big), 'mean')
+    const ratio = await query({ ...amountPerView, numerator: { kind: 'EventsNode', event: 'purchased', math: 'hogql', math_hogql: 'sum(properties.amount)' } })
+    t.same(ratio.variant_results, (await query(amountPerView)).variant_results, "a ratio's numerator of HogQL math answers as math_property's")
+    const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: hogql('quantile(0.9)(properties.amount)') } })
+    t.equal(refused.status, 400)
+    t.match(refused.body, { type: 'validation_error', detail: 'math_hogql: The aggregation quantile() is not supported in HogQL math here; sum, avg, min, max and count are.' })
+  })
+
   t.test("only_count_matured_users: a mean, funnel or ratio counts only the persons first exposed at least its conversion window ago, as PostHog's maturity HAVING on the exposures", async (t) => {
     const setMatured = async (on: boolean) => t.equal((await f.api('PATCH', `${f.experiments}${experimentId}/`, { only_count_matured_users: on })).status, 200)
     await setMatured(true)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { metricSteps, planMetric } from '../../../src/experiments/query/metric.js'
+import { metricSteps, planMetric, valueProperties } from '../../../src/experiments/query/metric.js'
 
 const noActions = () => null
 const mean = (over: Record<string, unknown>) =>
@@ -44,6 +44,16 @@ t.test("math types are read as PostHog's base_query_utils reads them: dau distin
   t.throws(() => math({ math: 'unique_group', math_group_type_index: 5 }), { code: 'invalid', detail: 'math_group_type_index must be one of 0, 1, 2, 3, 4.' })
   t.same(math({ math: 'total' }), { kind: 'count' })
   t.same(math({ math: 'sum' }), { kind: 'count' }, 'a sum without a property sums 1 an event')
+})
+
+t.test("HogQL math is read from math_hogql; without one PostHog's value is 1 an event, and a text it can't read is a 400", async (t) => {
+  const plan = (source: Record<string, unknown>) => mean({ source: { kind: 'EventsNode', event: 'purchase', math: 'hogql', ...source } })
+  const priced = plan({ math_hogql: 'avg(properties.price * properties.qty)' })
+  t.match(priced.sources[0], { kind: 'hogql', hogql: { aggregation: 'avg', expr: { op: '*' } } })
+  t.same(valueProperties(priced), ['price', 'qty'], 'the store reads the properties the expression does')
+  for (const none of [undefined, null, '']) t.same(plan({ math_hogql: none }).sources[0], { kind: 'count' }, String(none))
+  t.throws(() => plan({ math_hogql: 7 }), { code: 'invalid', detail: 'math_hogql must be a string.' })
+  t.throws(() => plan({ math_hogql: 'sum(person.properties.x)' }), { code: 'invalid', detail: /^math_hogql: Unknown field "person"/ })
 })
 
 t.test("retention metrics are read as PostHog's retention query builder reads them: the start and completion steps, the window and the start handling", async (t) => {

@@ -1,0 +1,141 @@
+/**
+ * HogQL math (hogql-math.ts) as ClickHouse SQL: the same expression, the same conversions, so that both stores
+ * answer the same numbers. A node of type number compiles to Nullable(Float64), of type text to
+ * Nullable(String). Written for 18.16 as well as current servers: `if` gets a condition that is never null
+ * (18.16 answers NULL for a NULL condition, and refuses a constant Nullable one), and and/or are spelled out
+ * as Kleene's, which 18.16's functions are not.
+ */
+import { quote } from './clickhouse-schema.js'
+import type { HogqlMath, HogqlNode } from './hogql-math.js'
+
+const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
+
+function literal(value: number): string {
+  // A literal too large for a double reads as infinity in HogQL too.
+  return Number.isFinite(value) ? `toFloat64(${String(value)})` : 'toFloat64(1e308 * 10)'
+}
+
+/**
+ * One expression's SQL. A value read twice (a finiteness test and the value; and/or's operands) is named once
+ * (`(sql AS name)`, ClickHouse's inline alias, resolved wherever it stands in the SELECT) and referred to by
+ * name after, as is each property's text: the SQL grows with the expression, not with its nesting (a
+ * property's text on 18.16 is several KB of SQL).
+ */
+class Compiler {
+  #n = 0
+  /** Each property's text is named at its first use. */
+  readonly #properties = new Map<string, string>()
+  constructor(
+    readonly prefix: string,
+    readonly property: (key: string) => string,
+  ) {}
+
+  /** The SQL twice: a definition for its first use, a name for the others. */
+  bind(sql: string): [string, string] {
+    const name = `${this.prefix}_${this.#n++}`
+    return [`(${sql} AS ${name})`, name]
+  }
+
+  /** A finite number as it is, else NULL (toFloat's reading, and what an event adds). */
+  finite(sql: string): string {
+    const [v, name] = this.bind(sql)
+    return `if(ifNull(isFinite(${v}), 0), ${name}, NULL)`
+  }
+
+  /** The node as a number: text through toFloat. */
+  number(node: HogqlNode): string {
+    if (node.type === 'null') return NULL_NUMBER
+    const sql = this.compile(node)
+    return node.type === 'text' ? this.finite(`toFloat64OrNull(${sql})`) : sql
+  }
+
+  /** An operand of a choice (coalesce, if) of the choice's type. */
+  chosen(choice: HogqlNode, node: HogqlNode): string {
+    if (node.type === 'null') return choice.type === 'number' ? NULL_NUMBER : 'CAST(NULL AS Nullable(String))'
+    return choice.type === 'number' ? this.number(node) : this.compile(node)
+  }
+
+  compile(node: HogqlNode): string {
+    switch (node.op) {
+      case 'number':
+        return literal(node.value)
+      case 'text':
+        return quote(node.value)
+      case 'null':
+        return 'NULL'
+      case 'property': {
+        const name = this.#properties.get(node.key)
+        if (name !== undefined) return name
+        const [def, ref] = this.bind(this.property(node.key))
+        this.#properties.set(node.key, ref)
+        return def
+      }
+      case '+':
+      case '-':
+      case '*':
+      case '/':
+        return `(${this.number(node.args[0])} ${node.op} ${this.number(node.args[1])})`
+      case 'negate':
+        return `(-${this.number(node.args[0])})`
+      case 'not':
+        return `toFloat64(${this.number(node.args[0])} = 0)`
+      case 'and':
+      case 'or':
+        return this.#logical(node.op, node.args)
+      case '=':
+      case '!=':
+      case '<':
+      case '<=':
+      case '>':
+      case '>=': {
+        const [l, r] = node.args
+        const numeric = l.type === 'number' || r.type === 'number'
+        const side = (n: HogqlNode) => (numeric ? this.number(n) : this.compile(n))
+        return `toFloat64(${side(l)} ${node.op} ${side(r)})`
+      }
+      case 'call':
+        return this.#call(node)
+    }
+  }
+
+  /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
+  #logical(op: 'and' | 'or', nodes: readonly HogqlNode[]): string {
+    const args = nodes.map((n) => this.bind(this.number(n)))
+    const decisive = args.map(([a]) => (op === 'and' ? `ifNull(${a} = 0, 0)` : `ifNull(${a} != 0, 0)`)).join(' OR ')
+    const unknown = args.map(([, name]) => `isNull(${name})`).join(' OR ')
+    const [win, lose] = op === 'and' ? ['0', '1'] : ['1', '0']
+    return `if(${decisive}, toFloat64(${win}), if(${unknown}, ${NULL_NUMBER}, toFloat64(${lose})))`
+  }
+
+  #call(node: HogqlNode & { op: 'call' }): string {
+    if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if')) return 'NULL'
+    const args = node.args
+    switch (node.fn) {
+      case 'coalesce':
+      case 'ifNull':
+        return `coalesce(${args.map((a) => this.chosen(node, a)).join(', ')})`
+      case 'if':
+        return `if(ifNull(${this.number(args[0])} != 0, 0), ${this.chosen(node, args[1])}, ${this.chosen(node, args[2])})`
+      case 'isNull':
+      case 'isNotNull':
+        return `toFloat64(${node.fn}(${this.compile(args[0])}))`
+      case 'toFloat':
+        return this.number(args[0])
+      default:
+        return `${node.fn}(${this.number(args[0])})`
+    }
+  }
+}
+
+/**
+ * What one event adds to its entity's aggregate (hogqlContribution): 1 for a value that is not null with
+ * `count`, else the value's finite number; NULL adds nothing. `prefix` names the SQL's inline aliases, unique
+ * in the query.
+ */
+export function hogqlContributionSql(math: HogqlMath, property: (key: string) => string, prefix: string): string {
+  const expr = math.expr
+  if (expr.type === 'null') return NULL_NUMBER
+  const c = new Compiler(prefix, property)
+  if (math.aggregation === 'count') return `if(isNull(${c.compile(expr)}), ${NULL_NUMBER}, toFloat64(1))`
+  return c.finite(c.number(expr))
+}

@@ -1,0 +1,103 @@
+import t from 'tap'
+import { evaluateHogql, hogqlContribution, hogqlProperties, HogqlMathError, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
+
+/** Evaluates `text`'s expression on an event with these property texts. */
+function value(text: string, props: Record<string, string | null> = {}): HogqlValue {
+  return evaluateHogql(parseHogqlMath(text).expr, (key) => props[key] ?? null)
+}
+
+t.test("the outermost aggregation is split off as PostHog's extract_aggregation_and_inner_expr splits it; none is a sum", async (t) => {
+  t.match(parseHogqlMath('sum(properties.price)'), { aggregation: 'sum', expr: { op: 'property', key: 'price' } })
+  t.match(parseHogqlMath('AVG(properties.price * 2)'), { aggregation: 'avg', expr: { op: '*' } }, 'aggregation names in any case')
+  t.match(parseHogqlMath('min(properties.a)'), { aggregation: 'min' })
+  t.match(parseHogqlMath('max(properties.a)'), { aggregation: 'max' })
+  t.match(parseHogqlMath('count()'), { aggregation: 'count', expr: { op: 'number', value: 1 } }, 'count() counts every event')
+  t.match(parseHogqlMath('properties.price - properties.cost'), { aggregation: 'sum', expr: { op: '-' } }, 'no aggregation: summed')
+})
+
+t.test('properties are read in every HogQL spelling, each once', async (t) => {
+  t.same(hogqlProperties(parseHogqlMath("sum(properties.$revenue + properties.`net amount` + properties.\"tax\" + properties['fee'] + properties.$revenue)").expr), [
+    '$revenue',
+    'net amount',
+    'tax',
+    'fee',
+  ])
+})
+
+t.test('arithmetic reads property texts as toFloat does, and a null operand makes the result null', async (t) => {
+  t.equal(value('properties.price * properties.qty + 1', { price: '2.5', qty: '4' }), 11)
+  t.equal(value('properties.a / properties.b', { a: '1', b: '4' }), 0.25)
+  t.equal(value('-properties.a - -2', { a: '5' }), -3)
+  t.equal(value('1 + 2 * 3 - 4 / 2'), 5, 'precedence')
+  t.equal(value('(1 + 2) * 3'), 9)
+  t.equal(value('properties.a + 1', { a: 'n/a' }), null, 'text that is no number')
+  t.equal(value('properties.a + 1', {}), null, 'a missing property')
+  t.equal(value('properties.a + 1', { a: 'Infinity' }), null, 'infinity is no number, as for math_property')
+  t.equal(value('1 / 0'), Infinity, 'division by zero is a float division')
+})
+
+t.test('comparisons are numeric when a side is a number, else text; and/or/not are three-valued', async (t) => {
+  t.equal(value('properties.amount > 20', { amount: '25' }), 1)
+  t.equal(value('properties.amount > 20', { amount: '100' }), 1, 'numerically, not as text')
+  t.equal(value("properties.plan = 'pro'", { plan: 'pro' }), 1)
+  t.equal(value("properties.plan != 'pro'", { plan: 'free' }), 1)
+  t.equal(value("properties.plan < 'b'", { plan: 'a' }), 1)
+  t.equal(value("properties.plan = 'pro'", {}), null, 'null compared is null')
+  t.equal(value('null and 0'), 0, 'false wins over unknown in and')
+  t.equal(value('null and 1'), null)
+  t.equal(value('null or 1'), 1, 'true wins over unknown in or')
+  t.equal(value('null or 0'), null)
+  t.equal(value('not null'), null)
+  t.equal(value('not 0'), 1)
+  t.equal(value('true and not false'), 1)
+})
+
+t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull', async (t) => {
+  t.equal(value('toFloat(properties.a)', { a: '3.5' }), 3.5)
+  t.equal(value('toFloat(properties.a)', { a: 'x' }), null)
+  t.equal(value('coalesce(properties.a, properties.b, 7)', { b: '2' }), 2, 'a number choice reads its text operands as numbers')
+  t.equal(value('coalesce(properties.a, properties.b)', { b: 'two' }), 'two', 'a text choice keeps the text')
+  t.equal(value('ifNull(properties.a, 0)', {}), 0)
+  t.equal(value("if(properties.plan = 'pro', properties.amount, 0)", { plan: 'pro', amount: '40' }), 40)
+  t.equal(value("if(properties.plan = 'pro', properties.amount, 0)", { amount: '40' }), 0, 'a null condition is false')
+  t.equal(value('abs(-2) + floor(1.7) + ceil(1.2)'), 5)
+  t.equal(value('isNull(properties.a) + isNotNull(properties.b)', { b: '' }), 2, 'an empty text is not null')
+  t.equal(value('IF(1, 2, 3)'), 2, 'function names in any case')
+})
+
+t.test("what an event adds: count counts values that are not null, the others add toFloat's finite number", async (t) => {
+  const add = (text: string, v: HogqlValue) => hogqlContribution(parseHogqlMath(text), v)
+  t.equal(add('count(properties.a)', 'x'), 1)
+  t.equal(add('count(properties.a)', null), null)
+  t.equal(add('sum(properties.a)', 'x'), null)
+  t.equal(add('sum(properties.a)', '2'), 2)
+  t.equal(add('sum(1 / 0)', Infinity), null)
+})
+
+t.test('what skylark cannot compute is refused by name; bad text never throws anything but HogqlMathError', async (t) => {
+  const refused = (text: string, message: RegExp) => t.throws(() => parseHogqlMath(text), { constructor: HogqlMathError, message }, text)
+  refused('quantile(0.9)(properties.a)', /quantile\(\) is not supported/)
+  refused('uniq(properties.a)', /uniq\(\) is not supported/)
+  refused('count(distinct properties.a)', /count\(distinct/)
+  refused('sum(properties.a) + 1', /must be the whole expression/)
+  refused('1 + sum(properties.a)', /can only be the outermost call/)
+  refused('sum(properties.a, properties.b)', /takes one argument/)
+  refused('sum()', /needs an argument/)
+  refused('person.properties.email', /Unknown field "person"/)
+  refused('properties.a.b', /Nested property access/)
+  refused('lower(properties.a)', /Unknown function lower\(\)/)
+  refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
+  refused("properties.a + 'x", /Unterminated string/)
+  refused('properties.a ; 1', /Unexpected character ";"/)
+  refused('(1 + 2', /Expected "\)"/)
+  refused('1 2', /Unexpected 2 after the expression/)
+  refused('', /empty/)
+  refused('('.repeat(100) + '1' + ')'.repeat(100), /nests deeper than 64/)
+  refused('-'.repeat(100) + '1', /nests deeper than 64/)
+  refused('not '.repeat(100) + '1', /nests deeper than 64/)
+  refused('1' + ' + 1'.repeat(100), /nests deeper than 64/)
+  t.equal(value('1' + ' + 1'.repeat(40)), 41, 'a chain within the limit')
+  for (const junk of ['*', ')', 'properties', 'properties[1]', 'properties.', '`x`', '1 +', 'sum(', ',', '[', "'a' 'b'"]) {
+    t.throws(() => parseHogqlMath(junk), HogqlMathError, JSON.stringify(junk))
+  }
+})
