@@ -1,0 +1,66 @@
+/**
+ * HogQL math under hostile text: random token soups (the grammar's words, operators and quotes, nested at
+ * random) and random characters are either read or refused with a 400 by the metric reader, and whatever is
+ * read evaluates on random property texts and compiles to ClickHouse SQL without throwing.
+ */
+import t from 'tap'
+import { planMetric } from '../../../src/experiments/query/metric.js'
+import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { evaluateHogql, hogqlContribution } from '../../../src/storage/events/hogql-math.js'
+import type { Rng } from './rng.js'
+import { fuzzCases, fuzzRun } from './run.js'
+
+const RUN = fuzzRun(3_000)
+const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", '"q"', 'person']
+const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';']
+const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
+
+function soup(rng: Rng, depth = 0): string {
+  const parts: string[] = []
+  for (let n = rng.int(6) + 1; n > 0; n--) {
+    const r = rng.next()
+    if (r < 0.45) parts.push(rng.pick(WORDS))
+    else if (r < 0.8) parts.push(rng.pick(PUNCT))
+    else if (depth < 8) parts.push(`${rng.pick(['', 'if', 'coalesce', 'sum', 'abs'])}(${soup(rng, depth + 1)}, ${soup(rng, depth + 1)})`)
+  }
+  return parts.join(rng.chance(0.5) ? ' ' : '')
+}
+
+/** An expression the grammar reads (mostly: operand types and arities are drawn at random too). */
+function grammatical(rng: Rng, depth = 0): string {
+  if (depth > 6 || rng.chance(0.3)) return rng.pick(WORDS.filter((w) => !/^[a-z]+$/i.test(w) || w === 'null' || w === 'true'))
+  return rng.weighted<() => string>([
+    [3, () => `${grammatical(rng, depth + 1)} ${rng.pick(['+', '-', '*', '/', '=', '!=', '<', '>=', 'and', 'or'])} ${grammatical(rng, depth + 1)}`],
+    [1, () => `${rng.pick(['-', 'not '])}${grammatical(rng, depth + 1)}`],
+    [2, () => `${rng.pick(['toFloat', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'coalesce', 'ifNull', 'if'])}(${Array.from({ length: rng.int(3) + 1 }, () => grammatical(rng, depth + 1)).join(', ')})`],
+    [1, () => `(${grammatical(rng, depth + 1)})`],
+  ])()
+}
+
+/** One token of `text` dropped or doubled, or a stray one put in. */
+function damaged(rng: Rng, text: string): string {
+  const at = rng.int(text.length + 1)
+  return rng.chance(0.5) ? text.slice(0, at) + rng.pick(PUNCT) + text.slice(at) : text.slice(0, at) + text.slice(at + 1 + rng.int(3))
+}
+
+t.test(`HogQL math under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
+  fuzzCases(t, RUN, 'math_hogql', (rng) => {
+    const inner = grammatical(rng)
+    const text = rng.weighted<() => string>([
+      [4, () => (rng.chance(0.5) ? `${rng.pick(['sum', 'avg', 'min', 'max', 'count'])}(${inner})` : inner)],
+      [2, () => damaged(rng, inner)],
+      [2, () => soup(rng)],
+      [1, () => rng.bytes(rng.int(40)).toString('latin1')],
+    ])()
+    const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'e', math: 'hogql', math_hogql: text } }
+    const source = planMetric(metric, () => null).sources[0]
+    if (source.kind !== 'hogql') return 'accepted none'
+    for (let k = 0; k < 5; k++) {
+      const value = evaluateHogql(source.hogql.expr, () => rng.pick(TEXTS))
+      const added = hogqlContribution(source.hogql, value)
+      if (added !== null && !Number.isFinite(added)) throw new Error(`${text} added ${added}`)
+    }
+    hogqlContributionSql(source.hogql, (key) => `p[${JSON.stringify(key)}]`, 'h')
+    return 'accepted some'
+  })
+})
