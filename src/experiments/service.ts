@@ -136,6 +136,10 @@ export class Experiments {
   }
 
   /** The experiment's flag (deleted flags included: the experiment still names them). */
+  holdoutOf(experiment: ExperimentRecord): HoldoutRecord | null {
+    return this.holdouts.byId(experiment.team_id, experiment.holdout_id)
+  }
+
   flagOf(experiment: ExperimentRecord): FeatureFlagRecord | null {
     return this.flags.get(experiment.team_id, experiment.feature_flag_id)
   }

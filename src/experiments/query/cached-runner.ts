@@ -6,8 +6,9 @@
  * - The key (`cache_key`, "cache_" + an MD5 as PostHog's generate_cache_key) is made of the project, the
  *   query with its keys sorted and without `tags` (PostHog drops them too), and everything read to answer
  *   it: the experiment's and its flag's stored records (dates, variants, exposure criteria, stats_config,
- *   holdout, updated_at…), the project's timezone and the steps of the actions the metric names. Any edit of those gives a new key,
- *   so an edited experiment is computed again; PostHog's key holds the query and the stats method only.
+ *   holdout, updated_at…), the holdout's, the project's timezone and the steps of the actions the metric and
+ *   the exposure criteria name. Any edit of those gives a new key, so an edited experiment is computed again;
+ *   PostHog's key holds the query and the stats method only. ExperimentExposureQuery answers are cached alike.
  * - New events do not change the key: an answer is served until it is 24 hours old, its `last_refresh`
  *   saying when it was computed, as PostHog does. `refresh: true` or `"force_blocking"` computes again.
  * - Identical requests that need a computation while one runs wait for that one (PostHog's query coalescer);
@@ -74,7 +75,7 @@ interface Computation {
   wanted: number
 }
 
-/** The ids of the metric's ActionsNode sources, at any depth (mean source, ratio sides, funnel series). */
+/** The ids of ActionsNodes at any depth (a metric's sources, an exposure config, an activation config). */
 function actionIds(node: unknown, into: Set<number> = new Set()): Set<number> {
   if (Array.isArray(node)) for (const item of node) actionIds(item, into)
   else if (isPlainObject(node)) {
@@ -148,7 +149,7 @@ export class CachedExperimentQueries {
   /** The cache key of the query, or null when the request does not name a live experiment of the project. */
   #keyOf(project: Project, body: unknown): string | null {
     const query = isPlainObject(body) && isPlainObject(body.query) ? body.query : null
-    if (query === null || query.kind !== 'ExperimentQuery' || typeof query.experiment_id !== 'number') return null
+    if (query === null || !(query.kind === 'ExperimentQuery' || query.kind === 'ExperimentExposureQuery') || typeof query.experiment_id !== 'number') return null
     let experiment
     try {
       experiment = this.#deps.experiments.record(project, query.experiment_id)
@@ -156,7 +157,7 @@ export class CachedExperimentQueries {
       return null
     }
     const { tags: _tags, ...rest } = query
-    const actions = [...actionIds(query.metric)].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
+    const actions = [...actionIds([query.metric, experiment.exposure_criteria])].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
     const payload = {
       version: KEY_VERSION,
       team_id: project.id,
@@ -165,6 +166,8 @@ export class CachedExperimentQueries {
       query: rest,
       experiment,
       flag: this.#deps.experiments.flagOf(experiment),
+      // The exposures' sample ratio mismatch reads its share.
+      holdout: this.#deps.experiments.holdoutOf(experiment),
       actions,
     }
     return `cache_${createHash('md5').update(JSON.stringify(sortedKeys(payload))).digest('hex')}`

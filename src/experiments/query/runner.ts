@@ -17,6 +17,8 @@
  * `exposure_config`, activation mode), with one of those variants; from `start_date` (a draft: from the
  * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
  * nothing: skylark projects have no test account filters.
+ *
+ * `{"kind": "ExperimentExposureQuery", "experiment_id"}` answers the exposures tab instead (exposures.ts).
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -24,17 +26,18 @@ import { parseRelativeDate } from '../../common/relative-dates.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
 import { offsetChanges } from '../../common/time-zones.js'
 import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type RetentionWindow } from '../../storage/events/index.js'
+import type { HoldoutRecord } from '../holdouts/index.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
-import { flagVariants } from '../validation.js'
 import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
-import { exposureOf } from './exposure.js'
+import { exposureOf, type ExposurePlan } from './exposure.js'
+import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
-export const SERVED_QUERY_KINDS = ['ExperimentQuery'] as const
+export const SERVED_QUERY_KINDS = ['ExperimentQuery', 'ExperimentExposureQuery'] as const
 
 const CONTROL = 'control'
 const DAY_MS = 86_400_000
@@ -51,6 +54,8 @@ export interface ExperimentSource {
   /** The live experiment of the project; throws AppError not_found otherwise. */
   record(project: Project, id: number): ExperimentRecord
   flagOf(experiment: ExperimentRecord): FeatureFlagRecord | null
+  /** The experiment's holdout, if any. */
+  holdoutOf(experiment: ExperimentRecord): Pick<HoldoutRecord, 'filters'> | null
 }
 
 export type ProjectActionById = (teamId: number, id: number) => Pick<ActionRecord, 'steps'> | null
@@ -64,19 +69,22 @@ function experimentOf(source: ExperimentSource, project: Project, id: number): E
   }
 }
 
-/** The query's ExperimentQuery, or PostHog's refusals of what is not one. */
-function experimentQuery(body: unknown): { experimentId: number; metric: JsonObject } {
+/** The request's query object of a served kind, or PostHog's refusals of what is not one. */
+function queryOf(body: unknown): JsonObject {
   if (!isPlainObject(body) || body.query === undefined || body.query === null) throw new ValidationError('required', 'This field is required.', 'query')
   const query = body.query
   if (!isPlainObject(query)) throw invalid('The query must be an object.', 'query')
-  if (query.kind !== 'ExperimentQuery') {
+  if (!(SERVED_QUERY_KINDS as readonly unknown[]).includes(query.kind)) {
     throw new ValidationError('unsupported_query_kind', `Query kind ${JSON.stringify(query.kind ?? null)} is not served here: skylark serves ${SERVED_QUERY_KINDS.join(', ')}.`, 'kind')
   }
+  return query
+}
+
+function experimentIdOf(query: JsonObject): number {
   const id = query.experiment_id
   if (id === undefined || id === null || id === 0) throw invalid('experiment_id is required')
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw invalid('experiment_id must be an integer', 'experiment_id')
-  checkMetric(query.metric, 'Invalid metric: ', 'metric')
-  return { experimentId: id, metric: query.metric as JsonObject }
+  return id
 }
 
 /**
@@ -133,6 +141,17 @@ function retentionOf(plan: MetricPlan, after: number, to: number, zone: string, 
   return { ...w, startBefore, completionBefore, maturedBy: startMaturedBy, offsets: offsetChanges(zone, from, until) }
 }
 
+/** The flag's group type, making the entity a group; null (persons) for none or one out of range. */
+function groupIndex(flag: FeatureFlagRecord): number | null {
+  const group = flag.filters.aggregation_group_type_index
+  return typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null
+}
+
+const handlingOf = (experiment: ExperimentRecord) => (experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude')
+
+/** What the store reads of an exposure plan (activation mode aside). */
+const exposureRead = (plan: ExposurePlan) => ({ exposure: plan.filter, variantProperty: plan.variantProperty })
+
 export interface ExperimentQueryDeps {
   events: EventStore
   experiments: ExperimentSource
@@ -147,34 +166,34 @@ export class ExperimentQueryRunner {
   }
 
   async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
-    const { experimentId, metric } = experimentQuery(body)
+    const query = queryOf(body)
+    const experimentId = experimentIdOf(query)
+    // The metric is checked before the experiment is looked up, as PostHog's request schema checks it first.
+    if (query.kind === 'ExperimentQuery') checkMetric(query.metric, 'Invalid metric: ', 'metric')
     const experiment = experimentOf(this.#deps.experiments, project, experimentId)
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
+    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, nowMs)
+    const metric = query.metric as JsonObject
     const actionById = (id: number) => this.#deps.actionById(project.id, id)
     const plan = planMetric(metric, actionById)
     const cupedDays = cupedLookbackDays(experiment.stats_config, metric)
     const lookback = cupedDays === null ? 0 : cupedDays * DAY_MS
 
     // No `holdout-<id>`: PostHog's runner leaves the holdout out of the scorecard, its people never having been exposed.
-    const excluded = new Set(experiment.excluded_variants ?? [])
-    const variants = flagVariants(flag.filters)
-      .map((v) => v.key)
-      .filter((key) => !excluded.has(key))
+    const { variants } = exposureVariants(flag, experiment)
     // A draft's window is QueryDateRange's default, from the project's midnight seven days back.
     const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
-    const group = flag.filters.aggregation_group_type_index
     const exposure = exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById)
-    const handling = experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude'
+    const handling = handlingOf(experiment)
     // `only_count_matured_users`: retention gates each start event, the other metrics each first exposure (maturity.ts).
     const maturedAt = experiment.only_count_matured_users ? nowMs : null
     const retention = retentionOf(plan, after, to, project.timezone, maturedAt)
     const sums = await this.#deps.events.experimentVariants({
       teamId: project.id,
-      groupTypeIndex: typeof group === 'number' && Number.isInteger(group) && group >= 0 && group <= 4 ? group : null,
-      exposure: exposure.filter,
-      variantProperty: exposure.variantProperty,
+      groupTypeIndex: groupIndex(flag),
+      ...exposureRead(exposure),
       activation: exposure.activation,
       breakdowns: plan.breakdowns,
       metric: {
@@ -217,5 +236,26 @@ export class ExperimentQueryRunner {
       // The cache fields (cache_key, last_refresh…) are the query cache's (cached-runner.ts).
       timezone: project.timezone,
     }
+  }
+
+  /** ExperimentExposureQuery (exposures.ts): the exposures per variant and day, read where the events are. */
+  async #exposures(project: Project, query: JsonObject, experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number): Promise<JsonObject> {
+    const { start, end } = exposureWindow(query, experiment)
+    const { split, variants, excluded } = exposureVariants(flag, experiment)
+    const actionById = (id: number) => this.#deps.actionById(project.id, id)
+    const handling = handlingOf(experiment)
+    const counts =
+      start === null
+        ? []
+        : await this.#deps.events.experimentExposures({
+            teamId: project.id,
+            groupTypeIndex: groupIndex(flag),
+            ...exposureRead(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById)),
+            variants,
+            multipleVariantHandling: handling,
+          })
+    const holdout = this.#deps.experiments.holdoutOf(experiment)
+    const answer = exposuresAnswer({ counts, split, variants, excluded, holdoutPercentage: holdoutPercentage(holdout?.filters ?? null), handling, start, end, zone: project.timezone, nowMs })
+    return { ...answer, timezone: project.timezone }
   }
 }

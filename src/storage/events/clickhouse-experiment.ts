@@ -10,11 +10,11 @@ import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExperimentVariantsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
-function entity(q: ExperimentEventsQuery): string {
+function entity(q: Pick<ExperimentEventsQuery, 'groupTypeIndex'>): string {
   return q.groupTypeIndex === null ? PERSON : groupColumn(q.groupTypeIndex)
 }
 
@@ -25,9 +25,41 @@ function distinctKeyExpr(key: DistinctKey, f: ServerFeatures): { expr: string; n
   return { expr: groupColumn(Number(key.slice('$group_'.length))), none: ["''"] }
 }
 
-function exposureWhere(q: ExperimentEventsQuery, f: ServerFeatures): string {
+function exposureWhere(q: Pick<ExperimentEventsQuery, 'groupTypeIndex' | 'exposure'>, f: ServerFeatures): string {
   const where = compileClickHouseWhere(q.exposure, f)
   return q.groupTypeIndex === null ? where : `${where} AND ${entity(q)} != ''`
+}
+
+/**
+ * Each entity's first exposure event: `e`, its time (`x_first`) and variant (`x_variant`: with `exclude`,
+ * `$multiple` for several), and with `texts` the breakdown texts of its earliest exposure (`x_b0`…).
+ */
+function firstExposures(q: ExperimentExposuresQuery & Pick<ExperimentEventsQuery, 'breakdowns'>, table: string, f: ServerFeatures, texts: boolean): string {
+  const variant = propertyTextExpr(q.variantProperty, f)
+  // The variant of the earliest exposure, the smaller name on a tie (as experiment-aggregate.ts).
+  const first = 'argMin(x_v, (x_ms, x_v))'
+  const chosen = q.multipleVariantHandling === 'first_seen' ? first : `if(uniqExact(x_v) > 1, ${quote(MULTIPLE_VARIANT_KEY)}, ${first})`
+  const { raw, order, columns } = breakdownTexts(q, f)
+  return `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant${texts ? raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('') : ''} FROM (
+      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms${texts ? columns : ''}
+      FROM ${table} WHERE ${exposureWhere(q, f)} AND isNotNull(${variant})
+    ) GROUP BY x_entity`
+}
+
+/** The breakdowns' texts as columns (`x_rb0`…), and the order that picks every one from the same earliest row: time, then the texts. */
+function breakdownTexts(q: Pick<ExperimentEventsQuery, 'breakdowns'>, f: ServerFeatures): { raw: string[]; order: string; columns: string } {
+  const raw = q.breakdowns.map((_, i) => `x_rb${i}`)
+  return {
+    raw,
+    order: `(x_ms${raw.map((r) => `, ${r}`).join('')})`,
+    columns: q.breakdowns.map((key, i) => `, ifNull(${propertyTextExpr(key, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join(''),
+  }
+}
+
+/** First exposures per variant (`$multiple` too) and quarter hour: ExperimentExposuresQuery's answer. */
+export function compileClickHouseExposureCounts(q: ExperimentExposuresQuery, table: string, f: ServerFeatures): string {
+  return `SELECT x_variant AS variant, intDiv(x_first, ${EXPOSURE_BUCKET_MS}) * ${EXPOSURE_BUCKET_MS} AS at, count() AS n
+    FROM (${firstExposures({ ...q, breakdowns: [] }, table, f, false)}) GROUP BY variant, at`
 }
 
 /**
@@ -35,26 +67,16 @@ function exposureWhere(q: ExperimentEventsQuery, f: ServerFeatures): string {
  * breakdown texts of its first exposure (`x_b0`…); with `maturedBy`, only those first exposed by then.
  */
 function exposuresPerEntity(q: ExperimentVariantsQuery, table: string, f: ServerFeatures): string {
-  const variant = propertyTextExpr(q.variantProperty, f)
-  // The variant of the earliest exposure, the smaller name on a tie (as experiment-aggregate.ts).
-  const first = 'argMin(x_v, (x_ms, x_v))'
-  const chosen = q.multipleVariantHandling === 'first_seen' ? first : `if(uniqExact(x_v) > 1, ${quote(MULTIPLE_VARIANT_KEY)}, ${first})`
-  // Every breakdown from the same earliest row: one order, by time and then the texts (as experiment-aggregate.ts).
-  const raw = q.breakdowns.map((_, i) => `x_rb${i}`)
-  const order = `(x_ms${raw.map((r) => `, ${r}`).join('')})`
-  const texts = q.breakdowns.map((key, i) => `, ifNull(${propertyTextExpr(key, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join('')
+  const { raw, order, columns } = breakdownTexts(q, f)
   const maturedBy = q.aggregation.maturedBy ?? null
   const matured = maturedBy === null ? '' : ` AND x_first <= ${Math.trunc(maturedBy)}`
   const activation = q.activation ?? null
-  const flags = `SELECT x_entity AS e, min(x_ms) AS x_first, ${chosen} AS x_variant${activation === null ? raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('') : ''} FROM (
-      SELECT ${entity(q)} AS x_entity, assumeNotNull(${variant}) AS x_v, ${msExpr('timestamp', f)} AS x_ms${activation === null ? texts : ''}
-      FROM ${table} WHERE ${exposureWhere(q, f)} AND isNotNull(${variant})
-    ) GROUP BY x_entity HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
+  const flags = `${firstExposures(q, table, f, activation === null)} HAVING x_variant IN (${q.variants.map(quote).join(', ')})`
   if (activation === null) return `${flags}${matured}`
   // Activation mode: the first activation event at or after the entity's first exposure event is its exposure
   // (time and breakdowns), the exposure events still giving its variant (`_build_activation_exposure_select_query`).
   return `SELECT e, min(x_ms) AS x_first, any(a_variant) AS x_variant${raw.map((r, i) => `, argMin(${r}, ${order}) AS x_b${i}`).join('')} FROM (
-      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms${texts} FROM ${table} WHERE ${compileClickHouseWhere(activation, f)}
+      SELECT ${entity(q)} AS e, ${msExpr('timestamp', f)} AS x_ms${columns} FROM ${table} WHERE ${compileClickHouseWhere(activation, f)}
     ) ALL INNER JOIN (SELECT e, x_first AS a_flag_first, x_variant AS a_variant FROM (${flags})) USING e
     WHERE x_ms >= a_flag_first GROUP BY e HAVING 1${matured}`
 }

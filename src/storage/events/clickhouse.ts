@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream'
 import type { ClickHouseClient } from '@clickhouse/client'
-import { compileClickHouseExperiment, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
+import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf, offsetSql } from './days.js'
@@ -27,7 +27,9 @@ import {
   type EventSink,
   type EventStore,
   type ExperimentSums,
+  type ExperimentExposuresQuery,
   type ExperimentVariantsQuery,
+  type ExposureCount,
   type FunnelQuery,
   type FunnelRow,
   type PropertyValuesQuery,
@@ -354,6 +356,11 @@ export class ClickHouseEventStore implements EventStore {
     const result = await this.#client.query({ query: sql, format: 'JSONEachRow' })
     for await (const rows of result.stream<ChExperimentRow>()) for (const row of rows) summer.add(row.json())
     return summer.result()
+  }
+
+  async experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]> {
+    const rows = await this.#rows<{ variant: string; at: string; n: string }>(compileClickHouseExposureCounts(query, this.#table, this.#features))
+    return rows.map((r) => ({ variant: r.variant, at: Number(r.at), count: Number(r.n) }))
   }
 
   async close(): Promise<void> {

@@ -17,7 +17,7 @@ import {
 import { funnelReached, readsExposures } from './experiment-funnel.js'
 import { evaluateHogql, hogqlContribution, hogqlProperties, hogqlToFloat } from './hogql-math.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { EXPOSURE_BIT, type DistinctKey, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SourceMath } from './types.js'
+import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SourceMath } from './types.js'
 
 /**
  * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
@@ -44,6 +44,19 @@ export function exposuresByEntity(rows: readonly ExposureRow[], handling: Multip
     out.set(entity, { variant, first: e.first, breakdown: e.breakdown })
   }
   return out
+}
+
+/** First exposures per variant and quarter hour (ExperimentExposuresQuery's answer). */
+export function countExposures(exposures: Iterable<Exposure>): ExposureCount[] {
+  const counts = new Map<string, ExposureCount>()
+  for (const { variant, first } of exposures) {
+    const at = Math.floor(first / EXPOSURE_BUCKET_MS) * EXPOSURE_BUCKET_MS
+    const key = `${at} ${variant}`
+    const c = counts.get(key)
+    if (c) c.count++
+    else counts.set(key, { variant, at, count: 1 })
+  }
+  return [...counts.values()]
 }
 
 /**

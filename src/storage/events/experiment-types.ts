@@ -129,6 +129,24 @@ export interface ExperimentVariantsQuery extends ExperimentEventsQuery {
   aggregation: ExperimentAggregation
 }
 
+/**
+ * The exposures alone (PostHog's ExperimentExposureQuery): each entity exposed to one of `variants`, counted
+ * once at its first exposure, under its variant (`$multiple` for several, with `exclude`).
+ */
+export type ExperimentExposuresQuery = Pick<ExperimentVariantsQuery, 'teamId' | 'groupTypeIndex' | 'exposure' | 'variantProperty' | 'variants' | 'multipleVariantHandling'>
+
+/**
+ * The counts are of first exposures per variant and quarter hour (`at`, its first ms): every time zone's offset
+ * since 1972 is a whole number of quarter hours, so the caller can tell each one's day in any zone.
+ */
+export const EXPOSURE_BUCKET_MS = 15 * 60_000
+
+export interface ExposureCount {
+  variant: string
+  at: number
+  count: number
+}
+
 /** A variant's sufficient statistics, the new engine's statistics' input (PostHog's ExperimentStatsBase). */
 export interface VariantSums {
   key: string

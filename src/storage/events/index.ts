@@ -11,8 +11,10 @@ import type {
   EventFilter,
   EventPage,
   EventStore,
+  ExperimentExposuresQuery,
   ExperimentSums,
   ExperimentVariantsQuery,
+  ExposureCount,
   FunnelQuery,
   FunnelRow,
   PropertyValuesQuery,
@@ -95,6 +97,10 @@ class LazyClickHouseStore implements EventStore {
 
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     return (await this.#get()).experimentVariants(query)
+  }
+
+  async experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]> {
+    return (await this.#get()).experimentExposures(query)
   }
 
   async close(): Promise<void> {

@@ -46,6 +46,7 @@ export class ThreadedEventStore implements EventStore {
   funnel: EventStore['funnel'] = (...args) => this.#call('funnel', args)
   distinctIds: EventStore['distinctIds'] = (...args) => this.#call('distinctIds', args)
   experimentVariants: EventStore['experimentVariants'] = (...args) => this.#call('experimentVariants', args)
+  experimentExposures: EventStore['experimentExposures'] = (...args) => this.#call('experimentExposures', args)
 
   /** Ends the thread once the reads asked before are answered; a later read starts another. */
   close(): Promise<void> {

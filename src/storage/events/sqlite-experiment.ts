@@ -9,11 +9,14 @@ import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from 
 import { exposureStep, metricEventNames } from './experiment-funnel.js'
 import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type EventFilter, type ExperimentEventsQuery } from './types.js'
 
+/** What the exposures' statements read of a query. */
+type ExposureSide = Pick<ExperimentEventsQuery, 'groupTypeIndex' | 'exposure' | 'variantProperty' | 'breakdowns'>
+
 /** An event's person: its person id, or its distinct id when stored without one. */
 const PERSON = `COALESCE(person_id, 'distinct:' || distinct_id)`
 
 /** The entity of an event: its person, or a group key. */
-export function sqliteEntity(q: ExperimentEventsQuery): string {
+export function sqliteEntity(q: Pick<ExperimentEventsQuery, 'groupTypeIndex'>): string {
   return q.groupTypeIndex === null ? PERSON : groupColumn(q.groupTypeIndex)
 }
 
@@ -24,14 +27,14 @@ function distinctKeyText(key: DistinctKey): SqlFragment {
   return { sql: groupColumn(Number(key.slice('$group_'.length))), params: [] }
 }
 
-function exposureWhere(q: ExperimentEventsQuery): SqlFragment {
+function exposureWhere(q: ExposureSide): SqlFragment {
   const where = compileSqliteWhere(q.exposure)
   const entity = sqliteEntity(q)
   return q.groupTypeIndex === null ? where : { sql: `${where.sql} AND ${entity} != ''`, params: where.params }
 }
 
 /** The first exposure per entity, variant and breakdown texts (`b0`…; missing or null: the null label). */
-export function compileSqliteExposures(q: ExperimentEventsQuery): SqlFragment {
+export function compileSqliteExposures(q: ExposureSide): SqlFragment {
   return exposuresSql(q, true)
 }
 
@@ -45,7 +48,7 @@ export function compileSqliteExposureEvents(q: ExperimentEventsQuery): SqlFragme
 }
 
 /** The breakdown texts as columns `b0…` (missing or null: the null label), and their names to group on. */
-function breakdownColumns(q: ExperimentEventsQuery): { columns: SqlFragment; names: string } {
+function breakdownColumns(q: ExposureSide): { columns: SqlFragment; names: string } {
   const breakdowns = q.breakdowns.map(propertyText)
   return {
     columns: { sql: breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join(''), params: breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]) },
@@ -53,7 +56,7 @@ function breakdownColumns(q: ExperimentEventsQuery): { columns: SqlFragment; nam
   }
 }
 
-function exposuresSql(q: ExperimentEventsQuery, grouped: boolean): SqlFragment {
+function exposuresSql(q: ExposureSide, grouped: boolean): SqlFragment {
   const where = exposureWhere(q)
   const variant = propertyText(q.variantProperty)
   const { columns, names } = breakdownColumns(q)

@@ -7,7 +7,7 @@ import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf, offsetSql } from './days.js'
 import { experimentSteps, type Exposure } from './experiment-aggregate.js'
 import { readsExposures } from './experiment-funnel.js'
-import { aggregateVariants, exposuresByEntity, NO_TEXTS, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
+import { aggregateVariants, countExposures, exposuresByEntity, NO_TEXTS, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
@@ -26,8 +26,10 @@ import {
   type EventRow,
   type EventSink,
   type EventStore,
+  type ExperimentExposuresQuery,
   type ExperimentSums,
   type ExperimentVariantsQuery,
+  type ExposureCount,
   type ExposureRow,
   type FunnelQuery,
   type FunnelRow,
@@ -276,6 +278,16 @@ export class SqliteEventStore implements EventStore {
     }
     const rows = walks ? withExposureEvents(read(this.#db), walked) : withoutIds(read(this.#db))
     return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows)
+  }
+
+  /** Runs on the read thread: each entity's first exposure and variant, counted per variant and quarter hour. */
+  async experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]> {
+    const { sql, params } = compileSqliteExposures({ ...query, breakdowns: [] })
+    const rows: ExposureRow[] = []
+    for (const [e, v, t] of this.#db.prepare(sql).raw().iterate(...params) as Iterable<[string, unknown, number]>) {
+      if (v !== null) rows.push([e, String(v), t, []])
+    }
+    return countExposures(exposuresByEntity(rows, query.multipleVariantHandling).values())
   }
 
   /**

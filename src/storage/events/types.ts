@@ -3,7 +3,7 @@
  * the API, experiments and dashboards read through. SQLite and ClickHouse implement both.
  */
 
-import type { ExperimentSums, ExperimentVariantsQuery } from './experiment-types.js'
+import type { ExperimentExposuresQuery, ExperimentSums, ExperimentVariantsQuery, ExposureCount } from './experiment-types.js'
 
 export * from './experiment-types.js'
 
@@ -265,5 +265,7 @@ export interface EventStore {
    * (ExperimentVariantsQuery): only these numbers reach the caller, whatever the number of events.
    */
   experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums>
+  /** Entities first exposed per variant and quarter hour (ExperimentExposuresQuery), counted where the events are read. */
+  experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]>
   close(): Promise<void>
 }

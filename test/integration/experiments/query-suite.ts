@@ -421,6 +421,36 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.type(body.variant_results[0].chance_to_win, 'number')
   })
 
+  t.test("ExperimentExposureQuery: each variant's people first exposed up to each day, the totals and the sample ratio mismatch, as PostHog's exposures runner", async (t) => {
+    const res = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId, feature_flag: { key: 'q-flag' } } })
+    t.equal(res.status, 200, res.text)
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+    const days: string[] = []
+    for (let d = day(start); d <= day(Date.now()); d = day(Date.parse(d) + 86_400_000)) days.push(d)
+    const upTo = (firsts: number[]) => days.map((d) => firsts.filter((ms) => day(ms) <= d).length)
+    const firsts = (variant: Variant) => Array.from({ length: PER_VARIANT }, (_, i) => exposedAt(variant, i))
+    t.same(res.body.timeseries, [
+      { variant: 'control', days, exposure_counts: upTo(firsts('control')) },
+      { variant: 'test', days, exposure_counts: upTo(firsts('test')) },
+      // q-both called control, then test: excluded as $multiple, shown last.
+      { variant: '$multiple', days, exposure_counts: upTo([start + HOUR]) },
+    ])
+    t.same(res.body.total_exposures, { control: PER_VARIANT, test: PER_VARIANT, $multiple: 1 })
+    t.same(res.body.sample_ratio_mismatch, { expected: { control: PER_VARIANT, test: PER_VARIANT }, p_value: 1 }, 'an even split, evenly exposed')
+    t.equal(res.body.bias_risk, null)
+    t.equal(res.body.date_range.date_from, `${new Date(start).toISOString().slice(0, 19)}${start % 1000 === 0 ? '' : `.${String(start % 1000).padStart(3, '0')}000`}+00:00`)
+    t.equal(res.body.is_cached, false)
+    const again = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId, feature_flag: { key: 'q-flag' } } })
+    t.equal(again.body.is_cached, true, 'cached as the experiment query is')
+    // The held-out experiment: its holdout's calls are no exposures (who saw control and then the holdout is
+    // control's), and its share of the flag rescales the split the totals are tested against.
+    const held = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: heldId } })
+    t.same(held.body.total_exposures, { control: HELD_PER_ARM + 1, test: HELD_PER_ARM, 'test-2': HELD_PER_ARM, $multiple: 1 })
+    t.same(Object.keys(held.body.sample_ratio_mismatch.expected), ['control', 'test', 'test-2'])
+    const draft = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId, start_date: null } })
+    t.same(draft.body.timeseries, [], 'no start date: no days')
+  })
+
   t.test("HogQL math: an aggregation of an expression on each event's properties, as PostHog's mean query builder aggregates it", async (t) => {
     const hogql = (math_hogql: string) => mean({ kind: 'EventsNode', event: 'purchased', math: 'hogql', math_hogql })
     const converts = (v: Variant, i: number) => plan(v, i).converts
