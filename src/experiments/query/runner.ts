@@ -256,6 +256,6 @@ export class ExperimentQueryRunner {
           })
     const holdout = this.#deps.experiments.holdoutOf(experiment)
     const answer = exposuresAnswer({ counts, split, variants, excluded, holdoutPercentage: holdoutPercentage(holdout?.filters ?? null), handling, start, end, zone: project.timezone, nowMs })
-    return { ...answer, timezone: project.timezone }
+    return { kind: 'ExperimentExposureQuery', ...answer, timezone: project.timezone }
   }
 }

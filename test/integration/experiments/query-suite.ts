@@ -424,6 +424,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   t.test("ExperimentExposureQuery: each variant's people first exposed up to each day, the totals and the sample ratio mismatch, as PostHog's exposures runner", async (t) => {
     const res = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId, feature_flag: { key: 'q-flag' } } })
     t.equal(res.status, 200, res.text)
+    t.equal(res.body.kind, 'ExperimentExposureQuery', "PostHog's ExperimentExposureQueryResponse names its kind")
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
     const days: string[] = []
     for (let d = day(start); d <= day(Date.now()); d = day(Date.parse(d) + 86_400_000)) days.push(d)

@@ -1,0 +1,302 @@
+/**
+ * Reading `math_hogql` (hogql-math.ts says which HogQL): a tokenizer and a recursive-descent parser giving
+ * every node its static type, with nesting bounded so that no text can exhaust the stack here, in the
+ * evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
+ */
+import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+
+export class HogqlMathError extends Error {
+  override name = 'HogqlMathError'
+}
+
+const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count'])
+/** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
+const OTHER_AGGREGATIONS = /^(median|quantiles?|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|count|avg|min|max)if)$/i
+/** [name, fewest arguments, most arguments]. */
+const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
+  ['toFloat', 1, 1],
+  ['coalesce', 1, 64],
+  ['ifNull', 2, 2],
+  ['if', 3, 3],
+  ['abs', 1, 1],
+  ['floor', 1, 1],
+  ['ceil', 1, 1],
+  ['isNull', 1, 1],
+  ['isNotNull', 1, 1],
+]
+const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
+const MAX_DEPTH = 64
+const MAX_LENGTH = 10_000
+const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
+
+type Token = { kind: 'number'; value: number } | { kind: 'text'; value: string } | { kind: 'name'; value: string; quoted: boolean } | { kind: 'punct'; value: string }
+
+const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '=', '<', '>']
+/** Sticky: each matches at `lastIndex` only. */
+const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
+const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y
+
+function match(re: RegExp, text: string, at: number): string | null {
+  re.lastIndex = at
+  return re.exec(text)?.[0] ?? null
+}
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = []
+  let i = 0
+  while (i < text.length) {
+    const c = text[i]
+    if (/\s/.test(c)) {
+      i++
+      continue
+    }
+    const number = match(NUMBER, text, i)
+    if (number !== null) {
+      tokens.push({ kind: 'number', value: Number(number) })
+      i += number.length
+      continue
+    }
+    const name = match(NAME, text, i)
+    if (name !== null) {
+      tokens.push({ kind: 'name', value: name, quoted: false })
+      i += name.length
+      continue
+    }
+    if (c === "'" || c === '`' || c === '"') {
+      const [value, end] = quoted(text, i)
+      tokens.push(c === "'" ? { kind: 'text', value } : { kind: 'name', value, quoted: true })
+      i = end
+      continue
+    }
+    const punct = PUNCTUATION.find((p) => text.startsWith(p, i))
+    if (!punct) throw new HogqlMathError(`Unexpected character ${JSON.stringify(c)} at position ${i}.`)
+    tokens.push({ kind: 'punct', value: punct })
+    i += punct.length
+  }
+  return tokens
+}
+
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f' }
+
+/** A quoted string or identifier from `start` (its quote): backslash escapes, and a doubled quote is one. */
+function quoted(text: string, start: number): [string, number] {
+  const q = text[start]
+  let out = ''
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text[i]
+    if (c === '\\' && i + 1 < text.length) {
+      out += ESCAPES[text[++i]] ?? text[i]
+    } else if (c === q) {
+      if (text[i + 1] !== q) return [out, i + 1]
+      out += q
+      i++
+    } else out += c
+  }
+  throw new HogqlMathError(`Unterminated ${q === "'" ? 'string' : 'identifier'} at position ${start}.`)
+}
+
+/** The type of a choice among operands (coalesce, if): text when every one that is not null is. */
+function unify(nodes: readonly HogqlNode[]): HogqlType {
+  const types = nodes.map((n) => n.type).filter((t) => t !== 'null')
+  if (types.length === 0) return 'null'
+  return types.every((t) => t === 'text') ? 'text' : 'number'
+}
+
+class Parser {
+  #i = 0
+  #depth = 0
+  constructor(readonly tokens: Token[]) {}
+
+  #peek(): Token | undefined {
+    return this.tokens[this.#i]
+  }
+
+  #isPunct(value: string): boolean {
+    const t = this.#peek()
+    return t?.kind === 'punct' && t.value === value
+  }
+
+  #isWord(word: string): boolean {
+    const t = this.#peek()
+    return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
+  }
+
+  #expect(value: string): void {
+    if (!this.#isPunct(value)) throw new HogqlMathError(`Expected "${value}" ${this.#where()}.`)
+    this.#i++
+  }
+
+  #where(): string {
+    const t = this.#peek()
+    return t === undefined ? 'at the end' : `before ${JSON.stringify(t.value)}`
+  }
+
+  done(): void {
+    if (this.#peek() !== undefined) throw new HogqlMathError(`Unexpected ${JSON.stringify(this.#peek()!.value)} after the expression.`)
+  }
+
+  expr(): HogqlNode {
+    if (++this.#depth > MAX_DEPTH) throw tooDeep()
+    const node = this.#logical('or', () => this.#logical('and', () => this.#not()))
+    this.#depth--
+    return node
+  }
+
+  #logical(word: 'and' | 'or', next: () => HogqlNode): HogqlNode {
+    const args = [next()]
+    while (this.#isWord(word)) {
+      this.#i++
+      args.push(next())
+    }
+    return args.length === 1 ? args[0] : { op: word, type: 'number', args }
+  }
+
+  #not(): HogqlNode {
+    if (!this.#isWord('not')) return this.#comparison()
+    this.#i++
+    return { op: 'not', type: 'number', args: [this.#nested(() => this.#not())] }
+  }
+
+  #comparison(): HogqlNode {
+    const left = this.#additive()
+    const t = this.#peek()
+    if (t?.kind !== 'punct' || !['=', '==', '!=', '<>', '<', '<=', '>', '>='].includes(t.value)) return left
+    this.#i++
+    const op = t.value === '==' ? '=' : t.value === '<>' ? '!=' : (t.value as '=' | '!=' | '<' | '<=' | '>' | '>=')
+    return { op, type: 'number', args: [left, this.#additive()] }
+  }
+
+  #additive(): HogqlNode {
+    return this.#arithmetic(['+', '-'], () => this.#arithmetic(['*', '/'], () => this.#unary()))
+  }
+
+  /** Left-associative operators of one precedence; each one nests the chain a level deeper. */
+  #arithmetic(ops: ReadonlyArray<'+' | '-' | '*' | '/'>, next: () => HogqlNode): HogqlNode {
+    let node = next()
+    let levels = 0
+    for (let op = ops.find((o) => this.#isPunct(o)); op !== undefined; op = ops.find((o) => this.#isPunct(o))) {
+      if (this.#depth + ++levels > MAX_DEPTH) throw tooDeep()
+      this.#i++
+      node = { op, type: 'number', args: [node, next()] }
+    }
+    return node
+  }
+
+  #unary(): HogqlNode {
+    if (!this.#isPunct('-')) return this.#primary()
+    this.#i++
+    return { op: 'negate', type: 'number', args: [this.#nested(() => this.#unary())] }
+  }
+
+  /** Recursion that does not pass through expr() counts toward the depth too. */
+  #nested(read: () => HogqlNode): HogqlNode {
+    if (++this.#depth > MAX_DEPTH) throw tooDeep()
+    const node = read()
+    this.#depth--
+    return node
+  }
+
+  #primary(): HogqlNode {
+    const t = this.#peek()
+    if (t === undefined) throw new HogqlMathError('The expression ends too early.')
+    this.#i++
+    if (t.kind === 'number') return { op: 'number', type: 'number', value: t.value }
+    if (t.kind === 'text') return { op: 'text', type: 'text', value: t.value }
+    if (t.kind === 'punct') {
+      if (t.value !== '(') throw new HogqlMathError(`Unexpected "${t.value}".`)
+      const node = this.expr()
+      this.#expect(')')
+      return node
+    }
+    const word = t.value.toLowerCase()
+    if (!t.quoted && (word === 'true' || word === 'false')) return { op: 'number', type: 'number', value: word === 'true' ? 1 : 0 }
+    if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
+    if (this.#isPunct('(')) return this.#call(t.value)
+    if (word === 'properties' && !t.quoted) return this.#property()
+    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>) in HogQL math.`)
+  }
+
+  #property(): HogqlNode {
+    let key: string
+    if (this.#isPunct('.')) {
+      this.#i++
+      const t = this.#peek()
+      if (t?.kind !== 'name') throw new HogqlMathError(`Expected a property name after "properties." ${this.#where()}.`)
+      key = t.value
+      this.#i++
+    } else if (this.#isPunct('[')) {
+      this.#i++
+      const t = this.#peek()
+      if (t?.kind !== 'text') throw new HogqlMathError("Expected a 'string' key in properties[...].")
+      key = t.value
+      this.#i++
+      this.#expect(']')
+    } else throw new HogqlMathError('"properties" must name a property: properties.<key>.')
+    if (this.#isPunct('.') || this.#isPunct('[')) throw new HogqlMathError(`Nested property access (in properties.${key}) is not supported in HogQL math here.`)
+    return { op: 'property', type: 'text', key }
+  }
+
+  #call(name: string): HogqlNode {
+    const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
+    if (!spec) {
+      if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) throw new HogqlMathError(`The aggregation ${name}() can only be the outermost call.`)
+      throw new HogqlMathError(`Unknown function ${name}(): HogQL math here takes ${FUNCTIONS.map((f) => f[0]).join(', ')}.`)
+    }
+    const [fn, fewest, most] = spec
+    const args = this.#arguments()
+    if (args.length < fewest || args.length > most) {
+      throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
+    }
+    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : 'number'
+    return { op: 'call', fn, type, args }
+  }
+
+  #arguments(): HogqlNode[] {
+    this.#expect('(')
+    const args: HogqlNode[] = []
+    if (this.#isPunct(')')) {
+      this.#i++
+      return args
+    }
+    for (;;) {
+      args.push(this.expr())
+      if (this.#isPunct(')')) {
+        this.#i++
+        return args
+      }
+      this.#expect(',')
+    }
+  }
+
+  /** The outermost aggregation, if the whole text is one call of it (`extract_aggregation_and_inner_expr`). */
+  aggregation(): { name: string; args: HogqlNode[] } | null {
+    const [first, second, third] = this.tokens
+    if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null
+    const name = first.value.toLowerCase()
+    if (!AGGREGATIONS.has(name) && !OTHER_AGGREGATIONS.test(first.value)) return null
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max and count are.`)
+    if (third?.kind === 'name' && !third.quoted && third.value.toLowerCase() === 'distinct') throw new HogqlMathError(`${first.value}(distinct ...) is not supported in HogQL math here.`)
+    this.#i = 1
+    const args = this.#arguments()
+    // `sum(x) + 1` is no aggregation call: PostHog reads it as a per-event expression, which ClickHouse refuses.
+    if (this.#peek() !== undefined) throw new HogqlMathError(`The aggregation ${first.value}() must be the whole expression.`)
+    return { name, args }
+  }
+}
+
+/** Reads a `math_hogql` text, or throws HogqlMathError saying what it can't read. */
+export function parseHogqlMath(text: string): HogqlMath {
+  if (text.length > MAX_LENGTH) throw new HogqlMathError(`math_hogql is longer than ${MAX_LENGTH} characters.`)
+  const parser = new Parser(tokenize(text))
+  if (parser.tokens.length === 0) throw new HogqlMathError('math_hogql is empty.')
+  const call = parser.aggregation()
+  if (call === null) {
+    const expr = parser.expr()
+    parser.done()
+    return { aggregation: 'sum', expr }
+  }
+  if (call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
+  const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }
+  if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
+  return { aggregation: call.name as HogqlAggregation, expr }
+}
