@@ -10,7 +10,7 @@
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
-import { eventFiltersOnly, readPropertyFilter, type NodeRefusal, type NodeRules, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -74,15 +74,31 @@ function leafRefusal(r: NodeRefusal): ValidationError {
   }
 }
 
-/** A leaf as an event property filter (storage/events/property-nodes.ts), refused as a metric's 400. */
-const LEAF_RULES: NodeRules = {
-  kind: eventFiltersOnly,
-  refuse: (r) => {
-    throw leafRefusal(r)
-  },
+/**
+ * What a person property filter reads as (the new engine's: the distinct ids of the persons it matches now,
+ * src/experiments/query/person-filters.ts); absent where person filters are refused.
+ */
+export type PersonFilterNode = (filter: EventPropertyFilter) => PropertyNode
+
+function leafRules(person: PersonFilterNode | null): NodeRules {
+  return {
+    kind: (type) => (type === 'person' && person !== null ? person : eventFiltersOnly(type)),
+    refuse: (r) => {
+      throw leafRefusal(r)
+    },
+  }
 }
 
-export const toPropertyFilter = (leaf: JsonObject): PropertyNode => readPropertyFilter(leaf, 'properties', LEAF_RULES)
+const LEAF_RULES = leafRules(null)
+
+/**
+ * A property list's leaves as filters (storage/events/property-nodes.ts): event ones, and person ones where
+ * `person` reads them; anything else a metric's 400.
+ */
+export function propertyFilters(node: unknown, person: PersonFilterNode | null = null): PropertyNode[] {
+  const rules = person === null ? LEAF_RULES : leafRules(person)
+  return propertyLeaves(node).map((leaf) => readPropertyFilter(leaf, 'properties', rules))
+}
 
 interface Entity extends Omit<MetricStep, 'order'> {
   order: number
@@ -100,7 +116,7 @@ function eventEntity(entity: unknown, index: number): Entity {
     name: typeof entity.name === 'string' ? entity.name : entity.id,
     custom_name: typeof entity.custom_name === 'string' ? entity.custom_name : null,
     order: typeof entity.order === 'number' ? entity.order : index,
-    properties: propertyLeaves(entity.properties).map(toPropertyFilter),
+    properties: propertyFilters(entity.properties),
     math: entity.math,
   }
 }
@@ -121,7 +137,7 @@ function actionEntity(entity: unknown, index: number, actionById: ActionById): E
     name: typeof entity.name === 'string' ? entity.name : (action.name ?? String(id)),
     custom_name: typeof entity.custom_name === 'string' ? entity.custom_name : null,
     order: typeof entity.order === 'number' ? entity.order : index,
-    properties: [...propertyLeaves(entity.properties).map(toPropertyFilter), actionCondition(action.steps)],
+    properties: [...propertyFilters(entity.properties), actionCondition(action.steps)],
     math: entity.math,
   }
 }

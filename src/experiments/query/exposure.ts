@@ -18,12 +18,13 @@
  *   event giving its exposure time and breakdowns while the flag exposures still give its variant. The stores
  *   join the two (ExperimentEventsQuery's `activation`).
  *
- * The window is the experiment's for every kind. Pure: the caller looks actions up.
+ * The window is the experiment's for every kind. Pure: the caller looks actions up, and person filters
+ * (person-filters.ts: the distinct ids of the persons they match).
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import type { EventFilter, PropertyNode } from '../../storage/events/index.js'
-import { propertyLeaves, toPropertyFilter } from '../metrics.js'
+import { propertyFilters, type PersonFilterNode } from '../metrics.js'
 import { actionId, actionMatch, type ActionLookup } from './metric.js'
 
 export const FLAG_CALLED = '$feature_flag_called'
@@ -47,9 +48,15 @@ interface Window {
 /** PostHog's runner validates the stored config with pydantic; one it can't read is its invalid setup. */
 const unreadable = () => new ValidationError('invalid', 'Invalid experiment configuration detected. Please check your experiment setup.')
 
+/** How a config's conditions are read: its actions, and its person filters (null: refused). */
+interface Readers {
+  actionById: ActionLookup
+  person: PersonFilterNode | null
+}
+
 /** An event config's or ActionsNode's own conditions: the event or action, and its property filters. */
-function configMatch(config: JsonObject, window: Window, actionById: ActionLookup): EventFilter {
-  const properties: PropertyNode[] = propertyLeaves(config.properties).map(toPropertyFilter)
+function configMatch(config: JsonObject, window: Window, { actionById, person }: Readers): EventFilter {
+  const properties: PropertyNode[] = propertyFilters(config.properties, person)
   if (config.kind === 'ActionsNode') return { ...window, properties: [actionMatch(config.id, actionById), ...properties] }
   return { ...window, event: config.event as string, properties }
 }
@@ -60,13 +67,13 @@ function isDefault(config: JsonObject | null): boolean {
 }
 
 /** The activation config when it applies (`has_activation_config`), or a 400 when it is no config PostHog reads. */
-function activationOf(criteria: JsonObject | null, exposure: JsonObject | null, window: Window, actionById: ActionLookup): EventFilter | null {
+function activationOf(criteria: JsonObject | null, exposure: JsonObject | null, window: Window, readers: Readers): EventFilter | null {
   const config = criteria?.activation_config
   if (config === undefined || config === null || !isDefault(exposure)) return null
   if (!isPlainObject(config)) throw unreadable()
   const readable = config.kind === 'ActionsNode' ? actionId(config.id) !== null : (config.kind ?? 'ExperimentEventExposureConfig') === 'ExperimentEventExposureConfig' && typeof config.event === 'string'
   if (!readable || (config.properties !== undefined && config.properties !== null && !Array.isArray(config.properties))) throw unreadable()
-  return configMatch(config, window, actionById)
+  return configMatch(config, window, readers)
 }
 
 export function exposureOf(
@@ -75,16 +82,18 @@ export function exposureOf(
   variants: readonly string[],
   window: Window,
   actionById: ActionLookup,
+  person: PersonFilterNode | null = null,
 ): ExposurePlan {
+  const readers = { actionById, person }
   const config = isPlainObject(criteria?.exposure_config) ? criteria.exposure_config : null
-  const activation = activationOf(criteria, config, window, actionById)
+  const activation = activationOf(criteria, config, window, readers)
   if (config !== null && !isDefault(config) && (config.kind === 'ActionsNode' || typeof config.event === 'string')) {
     const variantProperty = `$feature/${flagKey}`
-    const match = configMatch(config, window, actionById)
+    const match = configMatch(config, window, readers)
     return { filter: { ...match, properties: [{ key: variantProperty, operator: 'exact', value: [...variants] }, ...match.properties!] }, variantProperty, activation }
   }
   const variantProperty = '$feature_flag_response'
-  const own = config === null ? [] : propertyLeaves(config.properties).map(toPropertyFilter)
+  const own = config === null ? [] : propertyFilters(config.properties, person)
   const event = config?.event === EXPERIMENT_EXPOSURE ? EXPERIMENT_EXPOSURE : FLAG_CALLED
   const properties: PropertyNode[] = [{ key: variantProperty, operator: 'exact', value: [...variants] }, { key: '$feature_flag', operator: 'exact', value: flagKey }, ...own]
   return { filter: { ...window, event, properties }, variantProperty, activation }

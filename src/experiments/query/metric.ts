@@ -27,8 +27,9 @@
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
- * What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset
- * hogql-math.ts reads, non-event property filters, breakdowns of another type than event properties.
+ * Person property filters read as the planner's caller resolved them (person-filters.ts). What skylark can't
+ * compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset hogql-math.ts reads,
+ * other property filter types, breakdowns of another type than event properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -48,7 +49,7 @@ import {
   type RetentionWindow,
   type SourceMath,
 } from '../../storage/events/index.js'
-import { propertyLeaves, toPropertyFilter } from '../metrics.js'
+import { propertyFilters, type PersonFilterNode } from '../metrics.js'
 import type { MetricType } from './statistics.js'
 
 /** What the event store reads (`steps`) and how it aggregates them (ExperimentAggregation, in the store). */
@@ -110,10 +111,10 @@ export function actionMatch(id: unknown, actionById: ActionLookup): PropertyNode
   return action ? actionCondition(action.steps) : { distinctIds: [] }
 }
 
-function source(node: unknown, actionById: ActionLookup): { step: FunnelStep; math: SourceMath } {
+function sourceOf(node: unknown, actionById: ActionLookup, person: PersonFilterNode | null): { step: FunnelStep; math: SourceMath } {
   if (!isPlainObject(node)) throw refuse('A metric source must be an object.')
   if (node.kind === 'ExperimentDataWarehouseNode') throw refuse('Data warehouse metrics are not supported: skylark has no data warehouse.')
-  const properties = propertyLeaves(node.properties).map(toPropertyFilter)
+  const properties = propertyFilters(node.properties, person)
   let step: FunnelStep
   if (node.kind === 'ActionsNode') {
     step = { event: null, properties: [...properties, actionMatch(node.id, actionById)] }
@@ -201,14 +202,18 @@ function retentionWindow(metric: JsonObject): RetentionFields {
   return { start: integer('retention_window_start'), end: integer('retention_window_end'), unit: unit as RetentionUnit, startHandling: handling }
 }
 
-/** Reads a metric already checked by checkMetric (its kind, type and nodes). */
-export function planMetric(metric: JsonObject, actionById: ActionLookup): MetricPlan {
+/**
+ * Reads a metric already checked by checkMetric (its kind, type and nodes); person property filters as
+ * `person` reads them (none: refused).
+ */
+export function planMetric(metric: JsonObject, actionById: ActionLookup, person: PersonFilterNode | null = null): MetricPlan {
+  const source = (node: unknown) => sourceOf(node, actionById, person)
   const window = windowMs(metric)
   // `_get_conversion_window_seconds` reads a window of 0 as none (falsy) and bounds events only when `> 0`, so a
   // mean's, ratio's or retention start's window of 0 or less is none; a funnel hands any set window to its UDF.
   const base = { windowMs: window !== null && window > 0 ? window : null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric) }
   if (metric.metric_type === 'mean') {
-    const s = source(metric.source, actionById)
+    const s = source(metric.source)
     return {
       ...base,
       type: 'mean',
@@ -222,8 +227,8 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
     }
   }
   if (metric.metric_type === 'ratio') {
-    const numerator = source(metric.numerator, actionById)
-    const denominator = source(metric.denominator, actionById)
+    const numerator = source(metric.numerator)
+    const denominator = source(metric.denominator)
     return { ...base, type: 'ratio', steps: [numerator.step, denominator.step], sources: [numerator.math, denominator.math] }
   }
   if (metric.metric_type === 'funnel') {
@@ -231,16 +236,16 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup): Metric
     if (order !== 'ordered' && order !== 'unordered' && order !== 'strict') throw refuse('funnel_order_type must be one of ordered, unordered, strict.')
     const series = metric.series as unknown[]
     if (series.length > MAX_EXPERIMENT_STEPS) throw refuse(`Funnel metrics take at most ${MAX_EXPERIMENT_STEPS} steps here.`)
-    return { ...base, windowMs: window, type: 'funnel', funnelOrder: order, steps: series.map((node) => source(node, actionById).step), sources: [] }
+    return { ...base, windowMs: window, type: 'funnel', funnelOrder: order, steps: series.map((node) => source(node).step), sources: [] }
   }
   if (metric.metric_type === 'retention') {
-    const completion = source(metric.completion_event, actionById)
+    const completion = source(metric.completion_event)
     if (isPlainObject(metric.start_event) && metric.start_event.kind === EXPOSURE_NODE) {
       // checkMetric refused a conversion window and `last_seen` with it (PostHog's retention_metric_error).
       const window: RetentionFields = { ...retentionWindow(metric), startHandling: 'first_seen' }
       return { ...base, type: 'retention', steps: [completion.step], sources: [], retentionWindow: window, startsAtExposure: true }
     }
-    const start = source(metric.start_event, actionById)
+    const start = source(metric.start_event)
     return { ...base, type: 'retention', steps: [start.step, completion.step], sources: [], retentionWindow: retentionWindow(metric) }
   }
   throw refuse(`Metric type '${String(metric.metric_type)}' is not supported here; mean, funnel, ratio and retention metrics are.`)

@@ -15,8 +15,10 @@
  *
  * Exposure is `exposure_criteria`'s (exposure.ts: the flag's `$feature_flag_called`, an event or action of
  * `exposure_config`, activation mode), with one of those variants; from `start_date` (a draft: from the
- * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes
- * nothing: skylark projects have no test account filters.
+ * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's
+ * `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes nothing: skylark projects
+ * have no test account filters. Person property filters (of the metric or the exposure) match the persons'
+ * current properties (person-filters.ts).
  *
  * `{"kind": "ExperimentExposureQuery", "experiment_id"}` answers the exposures tab instead (exposures.ts).
  */
@@ -27,6 +29,7 @@ import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/
 import { offsetChanges } from '../../common/time-zones.js'
 import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type RetentionWindow } from '../../storage/events/index.js'
 import type { HoldoutRecord } from '../holdouts/index.js'
+import type { PersonFilterNode } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
@@ -34,6 +37,7 @@ import { cupedLookbackDays } from './cuped.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
+import { personFilterLookup, type PersonMatcher } from './person-filters.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
@@ -156,6 +160,8 @@ export interface ExperimentQueryDeps {
   events: EventStore
   experiments: ExperimentSource
   actionById: ProjectActionById
+  /** persons.db's distinct ids of a person filter's persons; absent: person filters are refused. */
+  persons?: PersonMatcher | null
 }
 
 export class ExperimentQueryRunner {
@@ -173,10 +179,11 @@ export class ExperimentQueryRunner {
     const experiment = experimentOf(this.#deps.experiments, project, experimentId)
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
-    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, nowMs)
+    const person = await personFilterLookup(this.#deps.persons ?? null, project.id, [query.metric, experiment.exposure_criteria])
+    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, person, nowMs)
     const metric = query.metric as JsonObject
     const actionById = (id: number) => this.#deps.actionById(project.id, id)
-    const plan = planMetric(metric, actionById)
+    const plan = planMetric(metric, actionById, person)
     const cupedDays = cupedLookbackDays(experiment.stats_config, metric)
     const lookback = cupedDays === null ? 0 : cupedDays * DAY_MS
 
@@ -185,7 +192,7 @@ export class ExperimentQueryRunner {
     // A draft's window is QueryDateRange's default, from the project's midnight seven days back.
     const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
-    const exposure = exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById)
+    const exposure = exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById, person)
     const handling = handlingOf(experiment)
     // `only_count_matured_users`: retention gates each start event, the other metrics each first exposure (maturity.ts).
     const maturedAt = experiment.only_count_matured_users ? nowMs : null
@@ -239,7 +246,7 @@ export class ExperimentQueryRunner {
   }
 
   /** ExperimentExposureQuery (exposures.ts): the exposures per variant and day, read where the events are. */
-  async #exposures(project: Project, query: JsonObject, experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number): Promise<JsonObject> {
+  async #exposures(project: Project, query: JsonObject, experiment: ExperimentRecord, flag: FeatureFlagRecord, person: PersonFilterNode | null, nowMs: number): Promise<JsonObject> {
     const { start, end } = exposureWindow(query, experiment)
     const { split, variants, excluded } = exposureVariants(flag, experiment)
     const actionById = (id: number) => this.#deps.actionById(project.id, id)
@@ -250,7 +257,7 @@ export class ExperimentQueryRunner {
         : await this.#deps.events.experimentExposures({
             teamId: project.id,
             groupTypeIndex: groupIndex(flag),
-            ...exposureRead(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById)),
+            ...exposureRead(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById, person)),
             variants,
             multipleVariantHandling: handling,
           })

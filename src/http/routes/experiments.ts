@@ -204,5 +204,6 @@ export function registerExperimentRoutes(router: Router, api: ApiContext, deps: 
   // The new engine's results (`POST …/query/`) read the same experiments.
   const queryCounter = deps.metrics?.queryCache
   const count = queryCounter ? (outcome: CacheOutcome) => queryCounter.inc({ outcome }) : undefined
-  if (deps.events) registerQueryRoutes(router, api, deps.events, experiments, deps.config.queryCache, maxBodyBytes, count)
+  const persons = deps.persons?.scans.listing ?? null
+  if (deps.events) registerQueryRoutes(router, api, { events: deps.events, experiments, persons }, deps.config.queryCache, maxBodyBytes, count)
 }

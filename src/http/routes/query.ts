@@ -19,6 +19,7 @@ import {
   SERVED_QUERY_KINDS,
   type CacheOutcome,
   type ExperimentSource,
+  type PersonMatcher,
   type QueryCacheLimits,
 } from '../../experiments/index.js'
 import type { EventStore } from '../../storage/events/index.js'
@@ -134,9 +135,17 @@ export const QUERY_COMPONENTS = {
   },
 }
 
-export function registerQueryRoutes(router: Router, api: ApiContext, events: EventStore, experiments: ExperimentSource, limits: QueryCacheLimits, maxBodyBytes: number, count?: (outcome: CacheOutcome) => void): void {
+export function registerQueryRoutes(
+  router: Router,
+  api: ApiContext,
+  sources: { events: EventStore; experiments: ExperimentSource; persons: PersonMatcher | null },
+  limits: QueryCacheLimits,
+  maxBodyBytes: number,
+  count?: (outcome: CacheOutcome) => void,
+): void {
+  const { experiments } = sources
   const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
-  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ events, experiments, actionById }), experiments, actionById, limits, count })
+  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ ...sources, actionById }), experiments, actionById, limits, count })
   const [create, retrieve, destroy] = QUERY_OPERATIONS
   router.add(
     create.method,

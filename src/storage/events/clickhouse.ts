@@ -5,7 +5,7 @@
  * events are never counted twice.
  */
 import { Readable } from 'node:stream'
-import type { ClickHouseClient } from '@clickhouse/client'
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
@@ -226,8 +226,8 @@ export class ClickHouseEventStore implements EventStore {
     this.#table = `${this.#events} FINAL`
   }
 
-  async #rows<T>(query: string): Promise<T[]> {
-    const result = await this.#client.query({ query, format: 'JSONEachRow' })
+  async #rows<T>(query: string, settings: ClickHouseSettings = {}): Promise<T[]> {
+    const result = await this.#client.query({ query, format: 'JSONEachRow', clickhouse_settings: settings })
     return (await result.json()) as T[]
   }
 
@@ -353,13 +353,13 @@ export class ClickHouseEventStore implements EventStore {
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const { sql, perVariant } = compileClickHouseExperiment(query, this.#table, this.#features)
     const summer = new ExperimentRowSummer(query, perVariant)
-    const result = await this.#client.query({ query: sql, format: 'JSONEachRow' })
+    const result = await this.#client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: EXPERIMENT_QUERY_SETTINGS })
     for await (const rows of result.stream<ChExperimentRow>()) for (const row of rows) summer.add(row.json())
     return summer.result()
   }
 
   async experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]> {
-    const rows = await this.#rows<{ variant: string; at: string; n: string }>(compileClickHouseExposureCounts(query, this.#table, this.#features))
+    const rows = await this.#rows<{ variant: string; at: string; n: string }>(compileClickHouseExposureCounts(query, this.#table, this.#features), EXPERIMENT_QUERY_SETTINGS)
     return rows.map((r) => ({ variant: r.variant, at: Number(r.at), count: Number(r.n) }))
   }
 
@@ -367,6 +367,12 @@ export class ClickHouseEventStore implements EventStore {
     await this.#client.close()
   }
 }
+
+/**
+ * The experiment reads' query size: a person filter of the new engine writes its persons' distinct ids into
+ * the query (up to 4 MiB; the exposure's appears twice), past 18.16's default of 256 KiB.
+ */
+const EXPERIMENT_QUERY_SETTINGS: ClickHouseSettings = { max_query_size: String(64 * 1024 * 1024) }
 
 /** rowBinary of each part in turn, made as the insert's stream pulls. */
 function* rowBinaryOfParts(parts: readonly Buffer[], features: ServerFeatures): Generator<Buffer> {

@@ -41,6 +41,7 @@ function browserOf(i: number): Record<string, unknown> {
   if (i % 4 === 1) return { $browser: 'Safari', plan }
   return i % 8 === 3 ? { $browser: null, plan } : { plan }
 }
+const gold = (i: number) => i % 5 === 0
 const groupOf = (i: number, keys: readonly string[]) => keys.map((k) => (browserOf(i)[k] ?? NULL_LABEL) as string)
 
 interface Expected {
@@ -84,7 +85,8 @@ export function querySuite(t: Test, setup: StoreSetup): void {
         const at = exposedAt(variant, i)
         const p = plan(variant, i)
         out.push({ event: 'clicked', distinct_id: id, at: at - 60_000, properties: { $session_id: `${id}-before` } })
-        call(id, at, variant, 'q-flag', browserOf(i))
+        // Every fifth person is a gold-tier one (a person property, for person filters).
+        call(id, at, variant, 'q-flag', { ...browserOf(i), $set: { tier: gold(i) ? 'gold' : 'basic' } })
         // A second call later, from another browser: the first one is the exposure and its group.
         call(id, at + 100_000, variant, 'q-flag', { $browser: 'Firefox', plan: 'enterprise' })
         // Each click in a company of the person's, and in one of two teams (distinct teams: min(clicks, 2)).
@@ -726,6 +728,21 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.equal(body.variant_results[0].method, 'frequentist')
     t.ok(body.variant_results[0].p_value < 0.001)
     await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config: { method: 'bayesian' } })
+  })
+
+  t.test("person property filters match the persons' current properties, on a metric's source and on the exposure", async (t) => {
+    const person = { key: 'tier', operator: 'exact', value: 'gold', type: 'person' }
+    checkAnswer(t, await query(mean({ ...clicked, properties: [person] })), expect((v, i) => (gold(i) ? plan(v, i).clicks : 0)), 'mean')
+    const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
+    t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [person] } })).status, 200)
+    const goldOnly = await query(mean(clicked))
+    const want = expect((v, i) => plan(v, i).clicks, gold)
+    const sums = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
+    t.same([sums(goldOnly.baseline), sums(goldOnly.variant_results[0])], [want.control, want.test], 'only the gold tier is exposed')
+    t.same(goldOnly.baseline.validation_failures, ['not-enough-exposures'], '24 a variant: under the 50 PostHog asks for')
+    const exposures = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId } })
+    t.same(exposures.body.total_exposures, { control: PER_VARIANT / 5, test: PER_VARIANT / 5 }, 'the exposures tab counts the gold tier only')
+    t.equal((await patch({ filterTestAccounts: true })).status, 200)
   })
 
   t.test('exposure criteria: the first-seen variant, and a custom exposure event', async (t) => {

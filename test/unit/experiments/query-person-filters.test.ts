@@ -1,0 +1,50 @@
+import t from 'tap'
+import type { CapturedEvent } from '../../../src/ingestion/types.js'
+import { exposureOf } from '../../../src/experiments/query/exposure.js'
+import { planMetric } from '../../../src/experiments/query/metric.js'
+import { personFilterLookup } from '../../../src/experiments/query/person-filters.js'
+import { inPlaceScans } from '../../../src/persons/scans.js'
+import { TEAM, ev, harness } from '../persons/fixtures.js'
+
+/** persons.db with ten persons (two distinct ids each for the even ones), every third of the gold tier. */
+function personsWithTiers() {
+  const h = harness()
+  const events: CapturedEvent[] = []
+  for (let i = 0; i < 10; i++) {
+    events.push(ev('$identify', `user-${i}`, { $set: { tier: i % 3 === 0 ? 'gold' : 'basic', age: 20 + i } }))
+    if (i % 2 === 0) events.push(ev('$identify', `user-${i}`, { $anon_distinct_id: `anon-${i}` }))
+  }
+  h.db.transaction(() => h.stage.process(events))()
+  return inPlaceScans(h.db).listing
+}
+
+const noActions = () => null
+const gold = { key: 'tier', operator: 'exact', value: 'gold', type: 'person' }
+
+t.test("a metric's person filter reads as the distinct ids of the persons it matches now, every id of each", async (t) => {
+  const persons = personsWithTiers()
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [gold, { key: 'plan', value: 'pro' }] } }
+  const lookup = await personFilterLookup(persons, TEAM, [metric])
+  const [step] = planMetric(metric, noActions, lookup).steps
+  const [personNode, eventNode] = step.properties as unknown as Array<Record<string, unknown>>
+  t.same([...(personNode.distinctIds as string[])].sort(), ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
+  t.same(eventNode, { key: 'plan', operator: 'exact', value: 'pro' }, 'an event filter stays one')
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event property filters are supported in experiment metrics, not "person".' }, 'without persons.db: refused')
+})
+
+t.test("the exposure config's person filters read alike, and one matching nobody matches no event", async (t) => {
+  const persons = personsWithTiers()
+  const older = { key: 'age', operator: 'gt', value: 27, type: 'person' }
+  const nobody = { key: 'tier', operator: 'exact', value: 'platinum', type: 'person' }
+  const criteria = { exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [older, nobody] } }
+  const lookup = await personFilterLookup(persons, TEAM, [criteria])
+  const plan = exposureOf(criteria, 'k', ['control', 'test'], { teamId: TEAM, after: 0, before: 1 }, noActions, lookup)
+  const nodes = plan.filter.properties!.slice(2) as Array<{ distinctIds: string[] }>
+  t.same([...nodes[0].distinctIds].sort(), ['anon-8', 'user-8', 'user-9'])
+  t.same(nodes[1].distinctIds, [])
+})
+
+t.test('a person filter matching too many persons is a 400 asking to narrow it', async (t) => {
+  const persons = { distinctIdsMatching: async () => null }
+  await t.rejects(personFilterLookup(persons, TEAM, [{ properties: [gold] }]), { code: 'invalid', detail: 'The person filter on tier matches too many persons to compute this query; narrow it.' })
+})
