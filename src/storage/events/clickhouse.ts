@@ -370,9 +370,14 @@ export class ClickHouseEventStore implements EventStore {
 
 /**
  * The experiment reads' query size: a person filter of the new engine writes its persons' distinct ids into
- * the query (up to 4 MiB; the exposure's appears twice), past 18.16's default of 256 KiB.
+ * the query (up to 4 MiB, ≈100,000 ids; the exposure's appears two or three times), past 18.16's defaults of
+ * 256 KiB of text and 50,000 elements of its syntax tree.
  */
-const EXPERIMENT_QUERY_SETTINGS: ClickHouseSettings = { max_query_size: String(64 * 1024 * 1024) }
+const EXPERIMENT_QUERY_SETTINGS: ClickHouseSettings = {
+  max_query_size: String(64 * 1024 * 1024),
+  max_ast_elements: String(2_000_000),
+  max_expanded_ast_elements: String(2_000_000),
+}
 
 /** rowBinary of each part in turn, made as the insert's stream pulls. */
 function* rowBinaryOfParts(parts: readonly Buffer[], features: ServerFeatures): Generator<Buffer> {

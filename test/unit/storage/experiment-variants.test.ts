@@ -12,6 +12,7 @@ import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
 import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
+import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores } from '../../helpers/event-stores.js'
 
@@ -63,7 +64,7 @@ function query(over: Partial<ExperimentVariantsQuery['aggregation']>, more: Part
   const sources: SourceMath[] = over.sources ? [...over.sources] : [{ kind: 'count' }]
   const type = over.type ?? 'mean'
   const steps = type === 'funnel' ? [{ event: 'clicked' }, { event: 'viewed' }, { event: 'purchased' }] : type === 'ratio' ? [{ event: 'purchased' }, { event: 'clicked' }] : [{ event: 'clicked' }]
-  const props = [...new Set(sources.flatMap((m) => ('property' in m ? [m.property] : [])))]
+  const props = [...new Set(sources.flatMap((m) => ('property' in m ? [m.property] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))]
   return {
     teamId: TEAM,
     groupTypeIndex: null,
@@ -98,6 +99,17 @@ function fromExposure(completion: string, window: Partial<RetentionWindow>, more
   const q = retention('', completion, window, more)
   return { ...q, metric: { ...q.metric, steps: [{ event: q.exposure.event ?? null, properties: q.exposure.properties }, { event: completion }] } }
 }
+const hogql = (text: string): SourceMath => ({ kind: 'hogql', hogql: parseHogqlMath(text) })
+/** The views (amount `n/a` for n % 7 = 0: no number) as the metric's one step. */
+const views = (source: SourceMath, more: Partial<ExperimentVariantsQuery> = {}) =>
+  query({ sources: [source] }, { ...more, metric: { ...query({ sources: [source] }).metric, steps: [{ event: 'viewed' }] } })
+/** The exposure narrowed to distinct ids, 30,000 that sent nothing among them: ≈400 KB of text in ClickHouse's query. */
+function manyIds(): Partial<ExperimentVariantsQuery> {
+  const q = query({})
+  const ids = [...Array.from({ length: 30_000 }, (_, i) => `nobody-${i}`), ...Array.from({ length: 40 }, (_, n) => `d-${n}`)]
+  return { exposure: { ...q.exposure, properties: [...q.exposure.properties!, { distinctIds: ids }] } }
+}
+
 /** only_count_matured_users' cutoff on first exposures: person 31 (test, exposed once) is first exposed on the dot. */
 const MATURED_BY = T0 + 31 * 60_000
 /** A zone 65 s behind UTC: its day starts between person 1's click (+1 s) and purchase (+9 s). */
@@ -176,6 +188,15 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['matured users: winsorised, the bounds theirs', query({ sources: [{ kind: 'sum', property: 'amount' }], upperPercentile: 0.8, windowMs: 9500, maturedBy: MATURED_BY })],
   ['matured users: CUPED', cuped(query({ sources: [{ kind: 'sum', property: 'amount' }], windowMs: 9500, maturedBy: MATURED_BY }))],
   ['matured users: group entities, first seen', query({ windowMs: 9500, maturedBy: MATURED_BY }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
+  // HogQL math: an expression evaluated per event (in Node on SQLite, in SQL on ClickHouse), then aggregated.
+  ['HogQL math: a sum of an expression', query({ sources: [hogql('sum(properties.amount * 2 + 1)')] })],
+  ["HogQL math: a sum of an if over a text, by a breakdown", query({ sources: [hogql("sum(if(properties.$session_id = 's1', properties.amount, -1))")] }, { breakdowns: ['$browser'] })],
+  ['HogQL math: an avg (each person clicks one amount: exact in any order)', query({ sources: [hogql('avg(properties.amount + 0.5)')] })],
+  ['HogQL math: a count of the views with a number (n/a: none)', views(hogql('count(toFloat(properties.amount))'))],
+  ['HogQL math: a max over the views, n/a left out', views(hogql('max(properties.amount / 2)'))],
+  ['HogQL math: a ratio of two expressions, winsorised', query({ type: 'ratio', sources: [hogql('sum(properties.amount)'), hogql('count(properties.$session_id)')], upperPercentile: 0.9 })],
+  ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
+  ['an exposure narrowed to 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds())],
 ]
 
 t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
@@ -232,6 +253,18 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     const firstSeen = { multipleVariantHandling: 'first_seen' } as const
     t.same(await samples(T0 + 30 * 60_000 - 5000, firstSeen), [13, 16], `${name}: first seen (6 and 18 moved to test), person 30 on the dot of its first exposure`)
     t.same(await samples(T0 + 30 * 60_000 - 5001, firstSeen), [13, 15], `${name}: first seen, 1 ms short`)
+  }
+  // The exposures tab's counts: each entity once, at its first exposure's quarter hour, under its variant.
+  for (const more of [{}, { multipleVariantHandling: 'first_seen' as const }, { groupTypeIndex: 0 }, manyIds()]) {
+    const q = { ...query({}), ...more }
+    const order = (rows: Array<{ variant: string; at: number; count: number }>) => [...rows].sort((a, b) => a.at - b.at || a.variant.localeCompare(b.variant))
+    const counts = order(await sqlite.experimentExposures(q))
+    t.same(order(await store.experimentExposures(q)), counts, `exposure counts alike: ${JSON.stringify(Object.keys(more))}`)
+    if (Object.keys(more).length === 0) {
+      const total = (variant: string) => counts.filter((c) => c.variant === variant).reduce((a, c) => a + c.count, 0)
+      t.same([total('control'), total('test'), total('$multiple')], [excluded[0].number_of_samples, excluded[1].number_of_samples, 10], "each variant's exposed persons, and the 10 with n % 6 = 0 exposed to both")
+      t.ok(counts.every((c) => c.at % 900_000 === 0), 'quarter hours')
+    }
   }
   const groups = (await sqlite.experimentVariants(query({}, { breakdowns: ['$browser'] }))).breakdowns!
   t.same(
