@@ -41,6 +41,8 @@ export interface Project {
   anonymize_ips: number
   /** An IANA zone name (PostHog's Team.timezone, default UTC): the wall clock of the project's cron schedules. */
   timezone: string
+  /** PostHog's Team.test_account_filters, as JSON text: the property filters experiments leave out with `filterTestAccounts`. */
+  test_account_filters: string
   created_at: string
   updated_at: string
 }
@@ -150,18 +152,20 @@ export class Accounts {
   }
 
   /** Changes a project's settings (the caller reloads the ProjectDirectory so capture sees them at once). */
-  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean; timezone?: string }): Project {
+  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean; timezone?: string; test_account_filters?: string }): Project {
     const now = iso(this.#clock.now())
     prepared(
       this.#db,
       `UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips),
-         timezone = COALESCE(@timezone, timezone), updated_at = @now WHERE id = @id`,
+         timezone = COALESCE(@timezone, timezone), test_account_filters = COALESCE(@test_account_filters, test_account_filters),
+         updated_at = @now WHERE id = @id`,
     ).run({
       id,
       now,
       name: changes.name ?? null,
       anonymize_ips: changes.anonymize_ips === undefined ? null : changes.anonymize_ips ? 1 : 0,
       timezone: changes.timezone ?? null,
+      test_account_filters: changes.test_account_filters ?? null,
     })
     return this.projectById(id)!
   }

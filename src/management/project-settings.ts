@@ -1,16 +1,19 @@
 /**
  * PATCH of a project (or its environment) as PostHog's ProjectBackwardCompatSerializer / TeamSerializer
- * take it, for the three settings skylark keeps: `name` (CharField, 1–200 characters, trimmed, unique in the
+ * take it, for the settings skylark keeps: `name` (CharField, 1–200 characters, trimmed, unique in the
  * organisation ignoring case: 409 otherwise), `anonymize_ips` (BooleanField) and `timezone` (a ChoiceField
- * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise). All are admin
- * settings there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403).
+ * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise), admin settings
+ * there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403), and
+ * `test_account_filters` (event and person property filters), which any member may change.
  * Read-only fields and names the serializer doesn't know are ignored, as DRF ignores them; a setting
  * PostHog keeps and skylark doesn't is accepted only with the value skylark answers for it, so a client
  * never believes a change was made that wasn't.
  */
 import { drfBoolean, drfDict, drfText } from '../common/drf-fields.js'
 import { AppError, ValidationError } from '../common/errors.js'
-import { pyStr } from '../common/python-format.js'
+import { isPlainObject, type JsonObject } from '../common/json.js'
+import { pyStr, pyTypeName } from '../common/python-format.js'
+import { readPropertyFilter, type NodeRules } from '../storage/events/index.js'
 import { isTimeZoneName } from '../common/time-zones.js'
 import { MembershipLevel, type Accounts, type Project } from './accounts.js'
 
@@ -22,7 +25,6 @@ const FIXED_SETTINGS: Record<string, unknown> = {
   has_completed_onboarding_for: null,
   is_demo: false,
   access_control: false,
-  test_account_filters: [],
   session_recording_opt_in: false,
   week_start_day: null,
   primary_dashboard: null,
@@ -53,6 +55,8 @@ export interface ProjectChanges {
   name?: string
   anonymize_ips?: boolean
   timezone?: string
+  /** JSON text of the filters. */
+  test_account_filters?: string
 }
 
 /** Reads a PATCH body into the changes skylark makes, with DRF's messages, in the serializer's field order. */
@@ -65,6 +69,7 @@ export function parseProjectPatch(body: unknown, project: Project, accounts: Acc
     changes.anonymize_ips = drfBoolean(data.anonymize_ips, 'anonymize_ips')
   }
   if ('timezone' in data) changes.timezone = timeZone(data.timezone)
+  if ('test_account_filters' in data) changes.test_account_filters = JSON.stringify(testAccountFilters(data.test_account_filters))
   for (const [field, value] of Object.entries(data)) {
     if (!(field in FIXED_SETTINGS)) continue
     const answered = FIXED_SETTINGS[field]
@@ -94,6 +99,28 @@ function timeZone(value: unknown): string {
   const name = typeof value === 'string' ? value : pyStr(value)
   if (typeof value !== 'string' || !isTimeZoneName(name)) throw new ValidationError('invalid_choice', `"${name}" is not a valid choice.`, 'timezone')
   return name
+}
+
+/**
+ * PostHog's validate_test_account_filters: a list of property filters. skylark keeps the event and person ones
+ * (the kinds its experiments evaluate; experiments/query/person-filters.ts) and refuses the others by name.
+ */
+function testAccountFilters(value: unknown): JsonObject[] {
+  const refuse = (why: string) => new ValidationError('invalid', `Must provide an array of valid property filters. ${why}`, 'test_account_filters')
+  if (!Array.isArray(value)) throw refuse(`Expected a list, got ${pyTypeName(value)}.`)
+  const rules: NodeRules = {
+    kind: (type) => (type === 'event' || type === 'person' ? (filter) => filter : undefined),
+    refuse: (r) => {
+      if (r.why === 'type') throw refuse(`skylark keeps event and person property filters here, not ${JSON.stringify(r.node.type ?? null)} (${r.path}).`)
+      throw refuse(r.why === 'no_key' ? `A filter needs a key (${r.path}).` : r.why === 'operator' ? `Unknown operator ${JSON.stringify(r.node.operator)} (${r.path}).` : r.why === 'value' ? `A filter's value must be a scalar or a list of them (${r.path}).` : `Every filter must be an object (${r.path}).`)
+    },
+  }
+  return value.map((item, i) => {
+    const path = `test_account_filters[${i}]`
+    if (!isPlainObject(item)) return rules.refuse({ why: 'not_object', path })
+    readPropertyFilter(item, path, rules)
+    return item
+  })
 }
 
 /** PostHog's validate_team_attrs: only organisation admins (and owners) change admin settings. */

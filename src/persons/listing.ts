@@ -114,15 +114,15 @@ export class PersonListing {
   }
 
   /**
-   * The distinct ids of the project's persons whose properties meet every filter, or null once their text
-   * passes `maxChars` (read no further).
+   * The distinct ids of the project's persons whose properties meet every filter (with `failing`, of those that
+   * do not), or null once their text passes `maxChars` (read no further).
    */
-  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number): string[] | null {
+  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing = false): string[] | null {
     const where = personsWhere(teamId, { properties })
     const ids: string[] = []
     let chars = 0
     const rows = this.#db
-      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id IN (SELECT id FROM persons WHERE ${where.sql})`)
+      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id ${failing ? 'NOT IN' : 'IN'} (SELECT id FROM persons WHERE ${where.sql})`)
       .pluck()
       .iterate(teamId, ...where.params) as IterableIterator<string>
     for (const id of rows) {

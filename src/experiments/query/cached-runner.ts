@@ -6,7 +6,7 @@
  * - The key (`cache_key`, "cache_" + an MD5 as PostHog's generate_cache_key) is made of the project, the
  *   query with its keys sorted and without `tags` (PostHog drops them too), and everything read to answer
  *   it: the experiment's and its flag's stored records (dates, variants, exposure criteria, stats_config,
- *   holdout, updated_at…), the holdout's, the project's timezone and the steps of the actions the metric and
+ *   holdout, updated_at…), the holdout's, the project's timezone and test account filters, the steps of the actions the metric and
  *   the exposure criteria name. Any edit of those gives a new key, so an edited experiment is computed again;
  *   PostHog's key holds the query and the stats method only. ExperimentExposureQuery answers are cached alike.
  * - New events do not change the key: an answer is served until it is 24 hours old, its `last_refresh`
@@ -163,6 +163,7 @@ export class CachedExperimentQueries {
       team_id: project.id,
       // The answer names it, and a draft's window starts at its midnight.
       timezone: project.timezone,
+      test_account_filters: project.test_account_filters,
       query: rest,
       experiment,
       flag: this.#deps.experiments.flagOf(experiment),

@@ -8,17 +8,21 @@
  *
  * The filters are found in the query's JSON and resolved before the metric is planned, so that planning stays
  * synchronous and pure (metric.ts and exposure.ts take the lookup). A filter matching more than
- * MAX_PERSON_FILTER_CHARS of distinct ids is a 400 asking to narrow it: ClickHouse reads the ids written into
- * the query (18.16 takes no query parameters).
+ * MAX_PERSON_FILTER_CHARS of distinct ids reads as the events of none of the distinct ids of the persons it
+ * fails (so a distinct id without a person passes it), and one both matching and failing that many is a 400
+ * asking to narrow it: ClickHouse reads the ids written into the query (18.16 takes no query parameters).
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject } from '../../common/json.js'
 import { readPropertyFilter, type EventPropertyFilter, type PropertyNode } from '../../storage/events/index.js'
 import type { PersonFilterNode } from '../metrics.js'
 
-/** persons.db's scan of the distinct ids of the persons matching filters (null: more than `maxChars` of them). */
+/**
+ * persons.db's scan of the distinct ids of the persons matching filters, or with `failing` of those not matching
+ * (null: more than `maxChars` of them).
+ */
 export interface PersonMatcher {
-  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number): Promise<string[] | null>
+  distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
 }
 
 /** The distinct-id text one person filter may resolve to (≈100,000 ids of 40 characters). */
@@ -52,13 +56,20 @@ function personFilters(node: unknown, into: Map<string, EventPropertyFilter>): M
  * The lookup planning reads person filters with: each filter found in `nodes` resolved to the distinct ids
  * it matches. Null without persons.db (person filters are then refused).
  */
-export async function personFilterLookup(matcher: PersonMatcher | null, teamId: number, nodes: readonly unknown[]): Promise<PersonFilterNode | null> {
+export async function personFilterLookup(
+  matcher: PersonMatcher | null,
+  teamId: number,
+  nodes: readonly unknown[],
+  maxChars = MAX_PERSON_FILTER_CHARS,
+): Promise<PersonFilterNode | null> {
   if (matcher === null) return null
-  const resolved = new Map<string, readonly string[]>()
+  const resolved = new Map<string, PropertyNode>()
   for (const [key, filter] of personFilters(nodes, new Map())) {
-    const ids = await matcher.distinctIdsMatching(teamId, [filter], MAX_PERSON_FILTER_CHARS)
-    if (ids === null) throw new ValidationError('invalid', `The person filter on ${filter.key} matches too many persons to compute this query; narrow it.`)
-    resolved.set(key, ids)
+    const ids = await matcher.distinctIdsMatching(teamId, [filter], maxChars)
+    // A filter most persons meet (a test account filter's "email does not contain"): the persons it fails.
+    const failing = ids === null ? await matcher.distinctIdsMatching(teamId, [filter], maxChars, true) : null
+    if (ids === null && failing === null) throw new ValidationError('invalid', `The person filter on ${filter.key} splits too many persons to compute this query; narrow it.`)
+    resolved.set(key, ids !== null ? { distinctIds: ids } : { distinctIds: failing!, excluded: true })
   }
-  return (filter) => ({ distinctIds: resolved.get(keyOf(filter)) ?? [] })
+  return (filter) => resolved.get(keyOf(filter)) ?? { distinctIds: [] }
 }

@@ -16,9 +16,9 @@
  * Exposure is `exposure_criteria`'s (exposure.ts: the flag's `$feature_flag_called`, an event or action of
  * `exposure_config`, activation mode), with one of those variants; from `start_date` (a draft: from the
  * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's
- * `aggregation_group_type_index` makes the entity a group. `filterTestAccounts` changes nothing: skylark projects
- * have no test account filters. Person property filters (of the metric or the exposure) match the persons'
- * current properties (person-filters.ts).
+ * `aggregation_group_type_index` makes the entity a group. With `filterTestAccounts` the project's
+ * `test_account_filters` narrow the exposure events and the metric's. Person property filters (of the metric,
+ * the exposure or the test accounts) match the persons' current properties (person-filters.ts).
  *
  * `{"kind": "ExperimentExposureQuery", "experiment_id"}` answers the exposures tab instead (exposures.ts).
  */
@@ -27,9 +27,9 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
 import { offsetChanges } from '../../common/time-zones.js'
-import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type RetentionWindow } from '../../storage/events/index.js'
+import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type PropertyNode, type RetentionWindow } from '../../storage/events/index.js'
 import type { HoldoutRecord } from '../holdouts/index.js'
-import type { PersonFilterNode } from '../metrics.js'
+import { propertyFilters, type PersonFilterNode } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
@@ -153,6 +153,19 @@ function groupIndex(flag: FeatureFlagRecord): number | null {
 
 const handlingOf = (experiment: ExperimentRecord) => (experiment.exposure_criteria?.multiple_variant_handling === 'first_seen' ? 'first_seen' : 'exclude')
 
+/**
+ * The project's test account filters when the experiment's `exposure_criteria.filterTestAccounts` is true
+ * (PostHog's `get_exposure_config_params_for_builder`: unset is false), else none.
+ */
+function testAccountFilters(project: Project, experiment: ExperimentRecord): JsonObject[] {
+  return experiment.exposure_criteria?.filterTestAccounts === true ? (JSON.parse(project.test_account_filters) as JsonObject[]) : []
+}
+
+/** The exposure events (not activation mode's) narrowed by the test account filters, as PostHog's exposure predicate. */
+function withoutTestAccounts(plan: ExposurePlan, outsiders: readonly PropertyNode[]): ExposurePlan {
+  return outsiders.length === 0 ? plan : { ...plan, filter: { ...plan.filter, properties: [...(plan.filter.properties ?? []), ...outsiders] } }
+}
+
 /** What the store reads of an exposure plan (activation mode aside). */
 const exposureRead = (plan: ExposurePlan) => ({ exposure: plan.filter, variantProperty: plan.variantProperty })
 
@@ -179,8 +192,10 @@ export class ExperimentQueryRunner {
     const experiment = experimentOf(this.#deps.experiments, project, experimentId)
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
-    const person = await personFilterLookup(this.#deps.persons ?? null, project.id, [query.metric, experiment.exposure_criteria])
-    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, person, nowMs)
+    const testAccounts = testAccountFilters(project, experiment)
+    const person = await personFilterLookup(this.#deps.persons ?? null, project.id, [query.metric, experiment.exposure_criteria, testAccounts])
+    const outsiders = propertyFilters(testAccounts, person)
+    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, person, outsiders, nowMs)
     const metric = query.metric as JsonObject
     const actionById = (id: number) => this.#deps.actionById(project.id, id)
     const plan = planMetric(metric, actionById, person)
@@ -192,7 +207,7 @@ export class ExperimentQueryRunner {
     // A draft's window is QueryDateRange's default, from the project's midnight seven days back.
     const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
-    const exposure = exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById, person)
+    const exposure = withoutTestAccounts(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById, person), outsiders)
     const handling = handlingOf(experiment)
     // `only_count_matured_users`: retention gates each start event, the other metrics each first exposure (maturity.ts).
     const maturedAt = experiment.only_count_matured_users ? nowMs : null
@@ -210,7 +225,7 @@ export class ExperimentQueryRunner {
         // retention metric's completions to the end + window + its window's end.
         before: Math.max(to + 1 + (plan.windowMs ?? 0), retention?.completionBefore ?? 0),
         // A retention start at the exposure starts at the activation in activation mode, its exposure time.
-        steps: metricSteps(plan, exposure.activation ?? exposure.filter),
+        steps: metricSteps(plan, exposure.activation ?? exposure.filter).map((step) => ({ ...step, properties: [...(step.properties ?? []), ...outsiders] })),
         valueProperties: valueProperties(plan),
         distinctKeys: distinctKeys(plan),
       },
@@ -246,7 +261,15 @@ export class ExperimentQueryRunner {
   }
 
   /** ExperimentExposureQuery (exposures.ts): the exposures per variant and day, read where the events are. */
-  async #exposures(project: Project, query: JsonObject, experiment: ExperimentRecord, flag: FeatureFlagRecord, person: PersonFilterNode | null, nowMs: number): Promise<JsonObject> {
+  async #exposures(
+    project: Project,
+    query: JsonObject,
+    experiment: ExperimentRecord,
+    flag: FeatureFlagRecord,
+    person: PersonFilterNode | null,
+    outsiders: readonly PropertyNode[],
+    nowMs: number,
+  ): Promise<JsonObject> {
     const { start, end } = exposureWindow(query, experiment)
     const { split, variants, excluded } = exposureVariants(flag, experiment)
     const actionById = (id: number) => this.#deps.actionById(project.id, id)
@@ -257,7 +280,7 @@ export class ExperimentQueryRunner {
         : await this.#deps.events.experimentExposures({
             teamId: project.id,
             groupTypeIndex: groupIndex(flag),
-            ...exposureRead(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById, person)),
+            ...exposureRead(withoutTestAccounts(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById, person), outsiders)),
             variants,
             multipleVariantHandling: handling,
           })

@@ -57,7 +57,7 @@ function patchProject(management: Management, req: ProjectApiRequest): Project {
   const level = management.accounts.membershipLevel(req.project.organization_id, req.principal.user.id)
   const changes = parseProjectPatch(req.body, req.project, management.accounts)
   requireProjectAdmin(changes, level)
-  if (changes.name === undefined && changes.anonymize_ips === undefined && changes.timezone === undefined) return req.project
+  if (Object.values(changes).every((v) => v === undefined)) return req.project
   const updated = management.accounts.updateProject(req.project.id, changes)
   // Capture reads anonymize_ips from the directory's memory: refresh it before answering.
   management.projects.reload()

@@ -95,7 +95,10 @@ function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): stri
 /** A property filter or group as one condition; an empty group holds. */
 function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   if ('key' in node) return propertyCondition(node, f)
-  if ('distinctIds' in node) return node.distinctIds.length === 0 ? '0' : `distinct_id IN (${node.distinctIds.map(quote).join(', ')})`
+  if ('distinctIds' in node) {
+    if (node.distinctIds.length === 0) return node.excluded ? '1' : '0'
+    return `distinct_id ${node.excluded ? 'NOT IN' : 'IN'} (${node.distinctIds.map(quote).join(', ')})`
+  }
   if ('actionSteps' in node) {
     return clickHouseActionCondition(node, { properties: (nodes) => nodeCondition({ type: 'AND', values: nodes }, f), currentUrl: propertyTextExpr('$current_url', f) })
   }

@@ -77,7 +77,7 @@ function propertyCondition(filter: EventPropertyFilter): SqlFragment {
 function nodeCondition(node: PropertyNode): SqlFragment {
   if ('key' in node) return propertyCondition(node)
   // One bound JSON list, however many ids: SQLite caps the number of parameters.
-  if ('distinctIds' in node) return { sql: 'distinct_id IN (SELECT value FROM json_each(?))', params: [JSON.stringify(node.distinctIds)] }
+  if ('distinctIds' in node) return { sql: `distinct_id ${node.excluded ? 'NOT IN' : 'IN'} (SELECT value FROM json_each(?))`, params: [JSON.stringify(node.distinctIds)] }
   // Over events only: the action's chain and url read events' columns.
   if ('actionSteps' in node) return actionCondition(node, { properties: compileSqliteProperties, currentUrl: propertyText('$current_url') })
   if (node.values.length === 0) return { sql: '1', params: [] }

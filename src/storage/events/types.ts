@@ -73,9 +73,13 @@ export interface PropertyGroup {
   values: readonly PropertyNode[]
 }
 
-/** Events sent by one of these distinct ids: a person property filter, resolved against the persons first. */
+/**
+ * Events sent by one of these distinct ids: a person property filter, resolved against the persons first; with
+ * `excluded`, events sent by none of them (a filter most persons match, resolved as the persons it fails).
+ */
 export interface DistinctIdCondition {
   distinctIds: readonly string[]
+  excluded?: boolean
 }
 
 /**

@@ -745,6 +745,21 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.equal((await patch({ filterTestAccounts: true })).status, 200)
   })
 
+  t.test("filterTestAccounts leaves out what the project's test_account_filters do not keep, as PostHog's exposure predicate", async (t) => {
+    const project = `/api/projects/${f.server.boot.project_id}/`
+    // Real users are the basic tier: the gold one are the team's own test accounts.
+    const filters = [{ key: 'tier', operator: 'is_not', value: 'gold', type: 'person' }]
+    const set = await f.api('PATCH', project, { test_account_filters: filters })
+    t.same([set.status, set.body.test_account_filters], [200, filters])
+    const criteria = (filterTestAccounts: boolean) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria: { filterTestAccounts } })
+    t.equal((await criteria(true)).status, 200)
+    checkAnswer(t, await query(mean(clicked)), expect((v, i) => plan(v, i).clicks, (i) => !gold(i)), 'mean')
+    t.equal((await criteria(false)).status, 200)
+    checkAnswer(t, await query(mean(clicked)), expect((v, i) => plan(v, i).clicks), 'mean', null, {})
+    t.same((await f.api('PATCH', project, { test_account_filters: [] })).body.test_account_filters, [])
+    t.equal((await criteria(true)).status, 200)
+  })
+
   t.test('exposure criteria: the first-seen variant, and a custom exposure event', async (t) => {
     const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
     t.equal((await patch({ multiple_variant_handling: 'first_seen' })).status, 200)

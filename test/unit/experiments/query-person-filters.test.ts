@@ -44,7 +44,13 @@ t.test("the exposure config's person filters read alike, and one matching nobody
   t.same(nodes[1].distinctIds, [])
 })
 
-t.test('a person filter matching too many persons is a 400 asking to narrow it', async (t) => {
-  const persons = { distinctIdsMatching: async () => null }
-  await t.rejects(personFilterLookup(persons, TEAM, [{ properties: [gold] }]), { code: 'invalid', detail: 'The person filter on tier matches too many persons to compute this query; narrow it.' })
+t.test('a filter most persons meet reads as the events of none of the persons it fails; one splitting too many either way is a 400', async (t) => {
+  const persons = personsWithTiers()
+  const basic = { key: 'tier', operator: 'is_not', value: 'gold', type: 'person' }
+  // 40 characters hold the gold tier's six ids (28), not the basic tier's fourteen.
+  const lookup = (await personFilterLookup(persons, TEAM, [{ properties: [basic] }], 40))!
+  const node = lookup({ key: 'tier', operator: 'is_not', value: 'gold' }) as { distinctIds: string[]; excluded?: boolean }
+  t.equal(node.excluded, true)
+  t.same([...node.distinctIds].sort(), ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
+  await t.rejects(personFilterLookup(persons, TEAM, [{ properties: [basic] }], 10), { code: 'invalid', detail: 'The person filter on tier splits too many persons to compute this query; narrow it.' })
 })

@@ -84,8 +84,22 @@ t.test('a project PATCH body, field by field as DRF reads it', async (t) => {
   t.match(refusal({ name: true }), { code: 'invalid', attr: 'name', detail: 'Not a valid string.' })
   t.match(refusal({ anonymize_ips: 2 }), { code: 'invalid', attr: 'anonymize_ips' })
   t.match(refusal([]), { code: 'invalid', detail: 'Invalid data. Expected a dictionary, but got list.' })
-  t.match(refusal({ test_account_filters: [] }), null)
-  t.match(refusal({ test_account_filters: [{ key: 'email' }] }), { code: 'unsupported', attr: 'test_account_filters' })
+  const filters = [
+    { key: 'email', operator: 'not_icontains', value: '@acme.com', type: 'person' },
+    { key: '$host', operator: 'is_not', value: ['localhost', '127.0.0.1'], type: 'event' },
+  ]
+  t.same(parseProjectPatch({ test_account_filters: filters }, project, m.accounts), { test_account_filters: JSON.stringify(filters) }, 'event and person filters, kept as given')
+  t.same(parseProjectPatch({ test_account_filters: [] }, project, m.accounts), { test_account_filters: '[]' })
+  const invalid = (value: unknown, why: string) =>
+    t.match(refusal({ test_account_filters: value }), { code: 'invalid', attr: 'test_account_filters', detail: `Must provide an array of valid property filters. ${why}` }, JSON.stringify(value))
+  invalid('email', 'Expected a list, got str.')
+  invalid(null, 'Expected a list, got NoneType.')
+  invalid([{ key: 'email' }], 'skylark keeps event and person property filters here, not null (test_account_filters[0]).')
+  invalid([filters[0], { key: 'id', value: 3, type: 'cohort' }], 'skylark keeps event and person property filters here, not "cohort" (test_account_filters[1]).')
+  invalid([{ type: 'person', value: 'x' }], 'A filter needs a key (test_account_filters[0]).')
+  invalid([{ key: 'email', operator: 'sounds_like', type: 'person' }], 'Unknown operator "sounds_like" (test_account_filters[0]).')
+  invalid([{ key: 'email', value: { a: 1 }, type: 'person' }], "A filter's value must be a scalar or a list of them (test_account_filters[0]).")
+  invalid([5], 'Every filter must be an object (test_account_filters[0]).')
   t.same(parseProjectPatch({ timezone: 'Europe/Berlin' }, project, m.accounts), { timezone: 'Europe/Berlin' })
   t.same(parseProjectPatch({ timezone: 'Asia/Kolkata' }, project, m.accounts), { timezone: 'Asia/Kolkata' }, 'a current name Intl lists under its old one (Asia/Calcutta)')
   for (const [value, shown] of [['Europe/Berlinn', 'Europe/Berlinn'], ['europe/berlin', 'europe/berlin'], ['', ''], ['+01:00', '+01:00'], [5, '5'], [true, 'True'], [['UTC'], "['UTC']"]] as const) {

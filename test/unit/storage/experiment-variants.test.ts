@@ -103,11 +103,14 @@ const hogql = (text: string): SourceMath => ({ kind: 'hogql', hogql: parseHogqlM
 /** The views (amount `n/a` for n % 7 = 0: no number) as the metric's one step. */
 const views = (source: SourceMath, more: Partial<ExperimentVariantsQuery> = {}) =>
   query({ sources: [source] }, { ...more, metric: { ...query({ sources: [source] }).metric, steps: [{ event: 'viewed' }] } })
-/** The exposure narrowed to distinct ids, 30,000 that sent nothing among them: ≈400 KB of text in ClickHouse's query. */
-function manyIds(): Partial<ExperimentVariantsQuery> {
+/**
+ * The exposure narrowed to distinct ids (or, `excluded`, to the others), 30,000 that sent nothing among them:
+ * ≈400 KB of text in ClickHouse's query.
+ */
+function manyIds(excluded = false): Partial<ExperimentVariantsQuery> {
   const q = query({})
   const ids = [...Array.from({ length: 30_000 }, (_, i) => `nobody-${i}`), ...Array.from({ length: 40 }, (_, n) => `d-${n}`)]
-  return { exposure: { ...q.exposure, properties: [...q.exposure.properties!, { distinctIds: ids }] } }
+  return { exposure: { ...q.exposure, properties: [...q.exposure.properties!, { distinctIds: ids, excluded }] } }
 }
 
 /** only_count_matured_users' cutoff on first exposures: person 31 (test, exposed once) is first exposed on the dot. */
@@ -197,6 +200,7 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: a ratio of two expressions, winsorised', query({ type: 'ratio', sources: [hogql('sum(properties.amount)'), hogql('count(properties.$session_id)')], upperPercentile: 0.9 })],
   ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
   ['an exposure narrowed to 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds())],
+  ['an exposure of all but 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds(true))],
 ]
 
 t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
@@ -255,7 +259,7 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     t.same(await samples(T0 + 30 * 60_000 - 5001, firstSeen), [13, 15], `${name}: first seen, 1 ms short`)
   }
   // The exposures tab's counts: each entity once, at its first exposure's quarter hour, under its variant.
-  for (const more of [{}, { multipleVariantHandling: 'first_seen' as const }, { groupTypeIndex: 0 }, manyIds()]) {
+  for (const more of [{}, { multipleVariantHandling: 'first_seen' as const }, { groupTypeIndex: 0 }, manyIds(), manyIds(true)]) {
     const q = { ...query({}), ...more }
     const order = (rows: Array<{ variant: string; at: number; count: number }>) => [...rows].sort((a, b) => a.at - b.at || a.variant.localeCompare(b.variant))
     const counts = order(await sqlite.experimentExposures(q))

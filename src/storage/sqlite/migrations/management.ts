@@ -385,4 +385,10 @@ ALTER TABLE projects ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
 ALTER TABLE scheduled_changes ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
 `,
   },
+  {
+    version: 13,
+    name: 'project test account filters',
+    // PostHog's Team.test_account_filters: a JSON list of property filters, none until set.
+    sql: `ALTER TABLE projects ADD COLUMN test_account_filters TEXT NOT NULL DEFAULT '[]';`,
+  },
 ]
