@@ -162,8 +162,8 @@ function testAccountFilters(project: Project, experiment: ExperimentRecord): Jso
 }
 
 /** The exposure events (not activation mode's) narrowed by the test account filters, as PostHog's exposure predicate. */
-function withoutTestAccounts(plan: ExposurePlan, outsiders: readonly PropertyNode[]): ExposurePlan {
-  return outsiders.length === 0 ? plan : { ...plan, filter: { ...plan.filter, properties: [...(plan.filter.properties ?? []), ...outsiders] } }
+function withoutTestAccounts(plan: ExposurePlan, realUsers: readonly PropertyNode[]): ExposurePlan {
+  return realUsers.length === 0 ? plan : { ...plan, filter: { ...plan.filter, properties: [...(plan.filter.properties ?? []), ...realUsers] } }
 }
 
 /** What the store reads of an exposure plan (activation mode aside). */
@@ -194,8 +194,9 @@ export class ExperimentQueryRunner {
     if (!flag) throw invalid(INVALID_SETUP)
     const testAccounts = testAccountFilters(project, experiment)
     const person = await personFilterLookup(this.#deps.persons ?? null, project.id, [query.metric, experiment.exposure_criteria, testAccounts])
-    const outsiders = propertyFilters(testAccounts, person)
-    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, person, outsiders, nowMs)
+    // The test account filters: what the events of real users meet.
+    const realUsers = propertyFilters(testAccounts, person)
+    if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, person, realUsers, nowMs)
     const metric = query.metric as JsonObject
     const actionById = (id: number) => this.#deps.actionById(project.id, id)
     const plan = planMetric(metric, actionById, person)
@@ -207,7 +208,7 @@ export class ExperimentQueryRunner {
     // A draft's window is QueryDateRange's default, from the project's midnight seven days back.
     const after = experiment.start_date === null ? parseRelativeDate('-7dStart', nowMs, project.timezone)! : Date.parse(experiment.start_date)
     const to = experiment.end_date === null ? nowMs : Date.parse(experiment.end_date)
-    const exposure = withoutTestAccounts(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById, person), outsiders)
+    const exposure = withoutTestAccounts(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after, before: to + 1 }, actionById, person), realUsers)
     const handling = handlingOf(experiment)
     // `only_count_matured_users`: retention gates each start event, the other metrics each first exposure (maturity.ts).
     const maturedAt = experiment.only_count_matured_users ? nowMs : null
@@ -225,7 +226,8 @@ export class ExperimentQueryRunner {
         // retention metric's completions to the end + window + its window's end.
         before: Math.max(to + 1 + (plan.windowMs ?? 0), retention?.completionBefore ?? 0),
         // A retention start at the exposure starts at the activation in activation mode, its exposure time.
-        steps: metricSteps(plan, exposure.activation ?? exposure.filter).map((step) => ({ ...step, properties: [...(step.properties ?? []), ...outsiders] })),
+        // The test account filters narrow the metric's steps; an exposure step has them already.
+        steps: metricSteps({ ...plan, steps: plan.steps.map((step) => ({ ...step, properties: [...(step.properties ?? []), ...realUsers] })) }, exposure.activation ?? exposure.filter),
         valueProperties: valueProperties(plan),
         distinctKeys: distinctKeys(plan),
       },
@@ -267,7 +269,7 @@ export class ExperimentQueryRunner {
     experiment: ExperimentRecord,
     flag: FeatureFlagRecord,
     person: PersonFilterNode | null,
-    outsiders: readonly PropertyNode[],
+    realUsers: readonly PropertyNode[],
     nowMs: number,
   ): Promise<JsonObject> {
     const { start, end } = exposureWindow(query, experiment)
@@ -280,7 +282,7 @@ export class ExperimentQueryRunner {
         : await this.#deps.events.experimentExposures({
             teamId: project.id,
             groupTypeIndex: groupIndex(flag),
-            ...exposureRead(withoutTestAccounts(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById, person), outsiders)),
+            ...exposureRead(withoutTestAccounts(exposureOf(experiment.exposure_criteria, flag.key, variants, { teamId: project.id, after: start, before: (end ?? nowMs) + 1 }, actionById, person), realUsers)),
             variants,
             multipleVariantHandling: handling,
           })
