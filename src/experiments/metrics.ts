@@ -75,14 +75,18 @@ function leafRefusal(r: NodeRefusal): ValidationError {
 }
 
 /**
- * What a person property filter reads as (the new engine's: the distinct ids of the persons it matches now,
- * src/experiments/query/person-filters.ts); absent where person filters are refused.
+ * What person property and cohort filters read as in the new engine (the distinct ids of the persons they
+ * match now, src/experiments/query/person-filters.ts); absent where they are refused.
  */
-export type PersonFilterNode = (filter: EventPropertyFilter) => PropertyNode
+export interface PersonLookup {
+  person(filter: EventPropertyFilter): PropertyNode
+  /** A `type: "cohort"` leaf, as found. */
+  cohort(leaf: JsonObject): PropertyNode
+}
 
-function leafRules(person: PersonFilterNode | null): NodeRules {
+function leafRules(lookup: PersonLookup | null): NodeRules {
   return {
-    kind: (type) => (type === 'person' && person !== null ? person : eventFiltersOnly(type)),
+    kind: (type) => (type === 'person' && lookup !== null ? (filter) => lookup.person(filter) : eventFiltersOnly(type)),
     refuse: (r) => {
       throw leafRefusal(r)
     },
@@ -92,12 +96,12 @@ function leafRules(person: PersonFilterNode | null): NodeRules {
 const LEAF_RULES = leafRules(null)
 
 /**
- * A property list's leaves as filters (storage/events/property-nodes.ts): event ones, and person ones where
- * `person` reads them; anything else a metric's 400.
+ * A property list's leaves as filters (storage/events/property-nodes.ts): event ones, and person and cohort ones
+ * where `lookup` reads them; anything else a metric's 400.
  */
-export function propertyFilters(node: unknown, person: PersonFilterNode | null = null): PropertyNode[] {
-  const rules = person === null ? LEAF_RULES : leafRules(person)
-  return propertyLeaves(node).map((leaf) => readPropertyFilter(leaf, 'properties', rules))
+export function propertyFilters(node: unknown, lookup: PersonLookup | null = null): PropertyNode[] {
+  const rules = lookup === null ? LEAF_RULES : leafRules(lookup)
+  return propertyLeaves(node).map((leaf) => (leaf.type === 'cohort' && lookup !== null ? lookup.cohort(leaf) : readPropertyFilter(leaf, 'properties', rules)))
 }
 
 interface Entity extends Omit<MetricStep, 'order'> {

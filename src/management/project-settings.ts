@@ -4,7 +4,7 @@
  * organisation ignoring case: 409 otherwise), `anonymize_ips` (BooleanField) and `timezone` (a ChoiceField
  * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise), admin settings
  * there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403), and
- * `test_account_filters` (event and person property filters), which any member may change.
+ * `test_account_filters` (event, person and cohort filters), which any member may change.
  * Read-only fields and names the serializer doesn't know are ignored, as DRF ignores them; a setting
  * PostHog keeps and skylark doesn't is accepted only with the value skylark answers for it, so a client
  * never believes a change was made that wasn't.
@@ -102,8 +102,9 @@ function timeZone(value: unknown): string {
 }
 
 /**
- * PostHog's validate_test_account_filters: a list of property filters. skylark keeps the event and person ones
- * (the kinds its experiments evaluate; experiments/query/person-filters.ts) and refuses the others by name.
+ * PostHog's validate_test_account_filters: a list of property filters. skylark keeps the event, person and
+ * cohort ones (the kinds its experiments evaluate; experiments/query/person-filters.ts) and refuses the others
+ * by name.
  */
 function testAccountFilters(value: unknown): JsonObject[] {
   const refuse = (why: string) => new ValidationError('invalid', `Must provide an array of valid property filters. ${why}`, 'test_account_filters')
@@ -111,13 +112,19 @@ function testAccountFilters(value: unknown): JsonObject[] {
   const rules: NodeRules = {
     kind: (type) => (type === 'event' || type === 'person' ? (filter) => filter : undefined),
     refuse: (r) => {
-      if (r.why === 'type') throw refuse(`skylark keeps event and person property filters here, not ${JSON.stringify(r.node.type ?? null)} (${r.path}).`)
+      if (r.why === 'type') throw refuse(`skylark keeps event, person and cohort filters here, not ${JSON.stringify(r.node.type ?? null)} (${r.path}).`)
       throw refuse(r.why === 'no_key' ? `A filter needs a key (${r.path}).` : r.why === 'operator' ? `Unknown operator ${JSON.stringify(r.node.operator)} (${r.path}).` : r.why === 'value' ? `A filter's value must be a scalar or a list of them (${r.path}).` : `Every filter must be an object (${r.path}).`)
     },
   }
   return value.map((item, i) => {
     const path = `test_account_filters[${i}]`
     if (!isPlainObject(item)) return rules.refuse({ why: 'not_object', path })
+    if (item.type === 'cohort') {
+      // PostHog's CohortPropertyFilter: a cohort id, `in` (the default) or `not_in` it.
+      if (!Number.isSafeInteger(item.value)) throw refuse(`A cohort filter's value is a cohort id (${path}).`)
+      if (!(item.operator === undefined || item.operator === null || item.operator === 'in' || item.operator === 'not_in')) throw refuse(`A cohort filter's operator is in or not_in (${path}).`)
+      return item
+    }
     readPropertyFilter(item, path, rules)
     return item
   })

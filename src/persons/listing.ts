@@ -119,12 +119,21 @@ export class PersonListing {
    */
   distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing = false): string[] | null {
     const where = personsWhere(teamId, { properties })
+    return this.#distinctIdsOf(teamId, `SELECT id FROM persons WHERE ${where.sql}`, where.params, maxChars, failing)
+  }
+
+  /** The distinct ids of a static cohort's members (with `failing`, of the other persons), as distinctIdsMatching. */
+  distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing = false): string[] | null {
+    return this.#distinctIdsOf(teamId, 'SELECT person_id FROM cohort_people WHERE team_id = ? AND cohort_id = ?', [teamId, cohortId], maxChars, failing)
+  }
+
+  #distinctIdsOf(teamId: number, persons: string, params: readonly unknown[], maxChars: number, failing: boolean): string[] | null {
     const ids: string[] = []
     let chars = 0
     const rows = this.#db
-      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id ${failing ? 'NOT IN' : 'IN'} (SELECT id FROM persons WHERE ${where.sql})`)
+      .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id ${failing ? 'NOT IN' : 'IN'} (${persons})`)
       .pluck()
-      .iterate(teamId, ...where.params) as IterableIterator<string>
+      .iterate(teamId, ...params) as IterableIterator<string>
     for (const id of rows) {
       chars += id.length
       if (chars > maxChars) {

@@ -6,7 +6,7 @@
  * - The key (`cache_key`, "cache_" + an MD5 as PostHog's generate_cache_key) is made of the project, the
  *   query with its keys sorted and without `tags` (PostHog drops them too), and everything read to answer
  *   it: the experiment's and its flag's stored records (dates, variants, exposure criteria, stats_config,
- *   holdout, updated_at…), the holdout's, the project's timezone and test account filters, the steps of the actions the metric and
+ *   holdout, updated_at…), the holdout's, the project's timezone and test account filters, the cohorts of cohort filters, the steps of the actions the metric and
  *   the exposure criteria name. Any edit of those gives a new key, so an edited experiment is computed again;
  *   PostHog's key holds the query and the stats method only. ExperimentExposureQuery answers are cached alike.
  * - New events do not change the key: an answer is served until it is 24 hours old, its `last_refresh`
@@ -34,6 +34,7 @@ import type { Project } from '../../management/index.js'
 import { ByteLru } from './byte-lru.js'
 import { QueryStatuses, type CancelOutcome, type QueryStatus } from './query-status.js'
 import { queryRequestOptions } from './refresh.js'
+import { cohortId, type CohortById } from './person-filters.js'
 import type { ExperimentQueryRunner, ExperimentSource, ProjectActionById } from './runner.js'
 
 const TARGET_AGE_MS = 24 * 3_600_000
@@ -54,6 +55,8 @@ export interface CachedQueriesDeps {
   runner: Pick<ExperimentQueryRunner, 'run'>
   experiments: ExperimentSource
   actionById: ProjectActionById
+  /** The cohorts cohort filters name: their definitions are part of the key. */
+  cohortById?: CohortById | null
   limits: QueryCacheLimits
   now?: () => number
   count?: (outcome: CacheOutcome) => void
@@ -73,6 +76,17 @@ interface Computation {
   answer: Promise<Cached>
   /** Requests waiting on it and statuses not cancelled; at 0 its answer is not cached. */
   wanted: number
+}
+
+/** The ids of the cohorts of cohort filters at any depth. */
+function cohortIds(node: unknown, into: Set<number> = new Set()): Set<number> {
+  if (Array.isArray(node)) for (const item of node) cohortIds(item, into)
+  else if (isPlainObject(node)) {
+    const id = node.type === 'cohort' ? cohortId(node) : null
+    if (id !== null) into.add(id)
+    for (const value of Object.values(node)) cohortIds(value, into)
+  }
+  return into
 }
 
 /** The ids of ActionsNodes at any depth (a metric's sources, an exposure config, an activation config). */
@@ -157,7 +171,12 @@ export class CachedExperimentQueries {
       return null
     }
     const { tags: _tags, ...rest } = query
-    const actions = [...actionIds([query.metric, experiment.exposure_criteria])].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
+    // What the answer reads besides the experiment: the query's metric, the exposure, the test account filters.
+    const read: unknown[] = [query.metric, experiment.exposure_criteria, JSON.parse(project.test_account_filters)]
+    const actions = [...actionIds(read)].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
+    const cohorts = [...cohortIds(read)]
+      .sort((a, b) => a - b)
+      .map((id) => [id, this.#deps.cohortById?.(project.id, id) ?? null])
     const payload = {
       version: KEY_VERSION,
       team_id: project.id,
@@ -170,6 +189,7 @@ export class CachedExperimentQueries {
       // The exposures' sample ratio mismatch reads its share.
       holdout: this.#deps.experiments.holdoutOf(experiment),
       actions,
+      cohorts,
     }
     return `cache_${createHash('md5').update(JSON.stringify(sortedKeys(payload))).digest('hex')}`
   }

@@ -24,7 +24,7 @@
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import type { EventFilter, PropertyNode } from '../../storage/events/index.js'
-import { propertyFilters, type PersonFilterNode } from '../metrics.js'
+import { propertyFilters, type PersonLookup } from '../metrics.js'
 import { actionId, actionMatch, type ActionLookup } from './metric.js'
 
 export const FLAG_CALLED = '$feature_flag_called'
@@ -51,7 +51,7 @@ const unreadable = () => new ValidationError('invalid', 'Invalid experiment conf
 /** How a config's conditions are read: its actions, and its person filters (null: refused). */
 interface Readers {
   actionById: ActionLookup
-  person: PersonFilterNode | null
+  person: PersonLookup | null
 }
 
 /** An event config's or ActionsNode's own conditions: the event or action, and its property filters. */
@@ -82,7 +82,7 @@ export function exposureOf(
   variants: readonly string[],
   window: Window,
   actionById: ActionLookup,
-  person: PersonFilterNode | null = null,
+  person: PersonLookup | null = null,
 ): ExposurePlan {
   const readers = { actionById, person }
   const config = isPlainObject(criteria?.exposure_config) ? criteria.exposure_config : null

@@ -27,7 +27,7 @@
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
- * Person property filters read as the planner's caller resolved them (person-filters.ts). What skylark can't
+ * Person property and cohort filters read as the planner's caller resolved them (person-filters.ts). What skylark can't
  * compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset hogql-math.ts reads,
  * other property filter types, breakdowns of another type than event properties.
  */
@@ -49,7 +49,7 @@ import {
   type RetentionWindow,
   type SourceMath,
 } from '../../storage/events/index.js'
-import { propertyFilters, type PersonFilterNode } from '../metrics.js'
+import { propertyFilters, type PersonLookup } from '../metrics.js'
 import type { MetricType } from './statistics.js'
 
 /** What the event store reads (`steps`) and how it aggregates them (ExperimentAggregation, in the store). */
@@ -111,7 +111,7 @@ export function actionMatch(id: unknown, actionById: ActionLookup): PropertyNode
   return action ? actionCondition(action.steps) : { distinctIds: [] }
 }
 
-function sourceOf(node: unknown, actionById: ActionLookup, person: PersonFilterNode | null): { step: FunnelStep; math: SourceMath } {
+function sourceOf(node: unknown, actionById: ActionLookup, person: PersonLookup | null): { step: FunnelStep; math: SourceMath } {
   if (!isPlainObject(node)) throw refuse('A metric source must be an object.')
   if (node.kind === 'ExperimentDataWarehouseNode') throw refuse('Data warehouse metrics are not supported: skylark has no data warehouse.')
   const properties = propertyFilters(node.properties, person)
@@ -206,7 +206,7 @@ function retentionWindow(metric: JsonObject): RetentionFields {
  * Reads a metric already checked by checkMetric (its kind, type and nodes); person property filters as
  * `person` reads them (none: refused).
  */
-export function planMetric(metric: JsonObject, actionById: ActionLookup, person: PersonFilterNode | null = null): MetricPlan {
+export function planMetric(metric: JsonObject, actionById: ActionLookup, person: PersonLookup | null = null): MetricPlan {
   const source = (node: unknown) => sourceOf(node, actionById, person)
   const window = windowMs(metric)
   // `_get_conversion_window_seconds` reads a window of 0 as none (falsy) and bounds events only when `> 0`, so a

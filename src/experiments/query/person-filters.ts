@@ -1,10 +1,15 @@
 /**
- * Person property filters in the new engine (a metric source's `properties`, an exposure or activation
- * config's): each reads as the distinct ids of the persons it matches now in persons.db, as PostHog evaluates
- * them in its `person_id_override_properties_joined` mode (the current person's properties, joined by
- * distinct id) and as skylark's events list does. Events carry no person properties here, so PostHog's
- * default — the properties a person had when each event was sent — is not what is computed: a person whose
- * property changed during the experiment counts with its current value for every event.
+ * Person property and cohort filters in the new engine (a metric source's `properties`, an exposure or
+ * activation config's, the project's test account filters): each reads as the distinct ids of the persons it
+ * matches now in persons.db, as PostHog evaluates them in its `person_id_override_properties_joined` mode (the
+ * current person's properties, joined by distinct id) and as skylark's events list does. Events carry no person
+ * properties here, so PostHog's default — the properties a person had when each event was sent — is not what
+ * is computed: a person whose property changed during the experiment counts with its current value for every
+ * event.
+ *
+ * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
+ * groups of them) match; a cohort with other conditions (behavioural, nested cohorts, negated ones) is a 400
+ * naming it. `not_in` reads the other persons.
  *
  * The filters are found in the query's JSON and resolved before the metric is planned, so that planning stays
  * synchronous and pure (metric.ts and exposure.ts take the lookup). A filter matching more than
@@ -13,63 +18,129 @@
  * asking to narrow it: ClickHouse reads the ids written into the query (18.16 takes no query parameters).
  */
 import { ValidationError } from '../../common/errors.js'
-import { isPlainObject } from '../../common/json.js'
-import { readPropertyFilter, type EventPropertyFilter, type PropertyNode } from '../../storage/events/index.js'
-import type { PersonFilterNode } from '../metrics.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { readPropertyFilter, readPropertyNode, type EventPropertyFilter, type NodeRules, type PropertyNode } from '../../storage/events/index.js'
+import type { PersonLookup } from '../metrics.js'
 
 /**
- * persons.db's scan of the distinct ids of the persons matching filters, or with `failing` of those not matching
- * (null: more than `maxChars` of them).
+ * persons.db's scans of the distinct ids of the persons matching filters, or of a static cohort's members; with
+ * `failing` of the other persons (null: more than `maxChars` of them).
  */
 export interface PersonMatcher {
   distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
+  distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing?: boolean): Promise<string[] | null>
 }
+
+/** What a cohort filter reads of its cohort. */
+export interface CohortSource {
+  is_static: boolean
+  deleted: boolean
+  filters: JsonObject | null
+}
+
+export type CohortById = (teamId: number, id: number) => CohortSource | null
 
 /** The distinct-id text one person filter may resolve to (≈100,000 ids of 40 characters). */
 export const MAX_PERSON_FILTER_CHARS = 4 * 1024 * 1024
 
-const keyOf = (f: EventPropertyFilter) => JSON.stringify([f.key, f.operator, f.value ?? null])
+const invalid = (detail: string) => new ValidationError('invalid', detail)
+const filterKey = (f: EventPropertyFilter) => JSON.stringify([f.key, f.operator, f.value ?? null])
 
-/** Every readable person filter in `node`, at any depth; one that can't be read is the planner's to refuse. */
-function personFilters(node: unknown, into: Map<string, EventPropertyFilter>): Map<string, EventPropertyFilter> {
-  if (Array.isArray(node)) for (const item of node) personFilters(item, into)
+/** A cohort leaf's cohort id (PostHog reads `int(value)`), null when it names none. */
+export function cohortId(leaf: JsonObject): number | null {
+  const v = typeof leaf.value === 'string' && /^\s*\d+\s*$/.test(leaf.value) ? Number(leaf.value) : leaf.value
+  return typeof v === 'number' && Number.isSafeInteger(v) ? v : null
+}
+
+const cohortKey = (leaf: JsonObject) => JSON.stringify([cohortId(leaf), leaf.operator === 'not_in'])
+
+/** Reads a node, throwing `Error` for what can't be read: the planner reads it again and refuses it in its words. */
+const ANY_FILTER: NodeRules = {
+  kind: () => (f) => f,
+  refuse: () => {
+    throw new Error('unreadable')
+  },
+}
+
+interface Found {
+  persons: Map<string, EventPropertyFilter>
+  cohorts: Map<string, JsonObject>
+}
+
+/** Every readable person and cohort filter in `node`, at any depth. */
+function findFilters(node: unknown, into: Found): Found {
+  if (Array.isArray(node)) for (const item of node) findFilters(item, into)
   else if (isPlainObject(node)) {
-    if (node.type === 'person' && typeof node.key === 'string') {
+    if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
+    else if (node.type === 'person' && typeof node.key === 'string') {
       try {
-        const filter = readPropertyFilter(node, 'properties', {
-          kind: () => (f) => f,
-          refuse: () => {
-            throw new Error('unreadable')
-          },
-        }) as EventPropertyFilter
-        into.set(keyOf(filter), filter)
+        const filter = readPropertyFilter(node, 'properties', ANY_FILTER) as EventPropertyFilter
+        into.persons.set(filterKey(filter), filter)
       } catch {
-        // The planner reads it again and refuses it with its message.
+        // The planner refuses it with its message.
       }
     }
-    for (const value of Object.values(node)) personFilters(value, into)
+    for (const value of Object.values(node)) findFilters(value, into)
   }
   return into
 }
 
+/** A dynamic cohort's conditions as one node over persons, or a 400 when any is not a person property one. */
+function cohortCondition(id: number, filters: JsonObject | null): PropertyNode {
+  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions are: no behavioural, nested cohort or negated ones).`)
+  const leaves = (node: unknown): unknown[] => (isPlainObject(node) && Array.isArray(node.values) ? node.values.flatMap(leaves) : [node])
+  const properties = filters?.properties
+  if (leaves(properties).some((leaf) => !isPlainObject(leaf) || leaf.type !== 'person' || leaf.negation === true)) throw refuse()
+  try {
+    return readPropertyNode(properties, 'properties', 0, { kind: (type) => (type === 'person' ? (f) => f : undefined), refuse: () => { throw refuse() } })
+  } catch (error) {
+    throw error instanceof ValidationError ? error : refuse()
+  }
+}
+
 /**
- * The lookup planning reads person filters with: each filter found in `nodes` resolved to the distinct ids
- * it matches. Null without persons.db (person filters are then refused).
+ * The lookup planning reads person and cohort filters with: each filter found in `nodes` resolved to the
+ * distinct ids it matches. Null without persons.db (such filters are then refused).
  */
 export async function personFilterLookup(
   matcher: PersonMatcher | null,
+  cohortById: CohortById | null,
   teamId: number,
   nodes: readonly unknown[],
   maxChars = MAX_PERSON_FILTER_CHARS,
-): Promise<PersonFilterNode | null> {
+): Promise<PersonLookup | null> {
   if (matcher === null) return null
-  const resolved = new Map<string, PropertyNode>()
-  for (const [key, filter] of personFilters(nodes, new Map())) {
-    const ids = await matcher.distinctIdsMatching(teamId, [filter], maxChars)
-    // A filter most persons meet (a test account filter's "email does not contain"): the persons it fails.
-    const failing = ids === null ? await matcher.distinctIdsMatching(teamId, [filter], maxChars, true) : null
-    if (ids === null && failing === null) throw new ValidationError('invalid', `The person filter on ${filter.key} splits too many persons to compute this query; narrow it.`)
-    resolved.set(key, ids !== null ? { distinctIds: ids } : { distinctIds: failing!, excluded: true })
+  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map() })
+  /** The persons a read names, or the ones it fails when they are too many; a 400 when both are. */
+  const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
+    const ids = await read(false)
+    if (ids !== null) return { distinctIds: ids }
+    const failing = await read(true)
+    if (failing === null) throw invalid(`${what} splits too many persons to compute this query; narrow it.`)
+    return { distinctIds: failing, excluded: true }
   }
-  return (filter) => resolved.get(keyOf(filter)) ?? { distinctIds: [] }
+  const persons = new Map<string, PropertyNode>()
+  for (const [key, filter] of found.persons) {
+    persons.set(key, await resolve(`The person filter on ${filter.key}`, (failing) => matcher.distinctIdsMatching(teamId, [filter], maxChars, failing)))
+  }
+  const cohorts = new Map<string, PropertyNode>()
+  for (const [key, leaf] of found.cohorts) {
+    const id = cohortId(leaf)!
+    const cohort = cohortById?.(teamId, id) ?? null
+    if (cohort === null || cohort.deleted) throw invalid(`The cohort filter names cohort ${id}, which does not exist.`)
+    const condition = cohort.is_static ? null : cohortCondition(id, cohort.filters)
+    const node = await resolve(`Cohort ${id}`, (failing) =>
+      condition === null ? matcher.distinctIdsInCohort(teamId, id, maxChars, failing) : matcher.distinctIdsMatching(teamId, [condition], maxChars, failing),
+    )
+    // `not_in`: the events of none of the members.
+    cohorts.set(key, leaf.operator === 'not_in' ? { ...node, excluded: !node.excluded } : node)
+  }
+  return {
+    person: (filter) => persons.get(filterKey(filter)) ?? { distinctIds: [] },
+    cohort: (leaf) => {
+      const node = cohorts.get(cohortKey(leaf))
+      if (node === undefined) throw invalid('A cohort filter needs the id of a cohort as its value.')
+      return node
+    },
+  }
 }

@@ -17,8 +17,8 @@
  * `exposure_config`, activation mode), with one of those variants; from `start_date` (a draft: from the
  * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's
  * `aggregation_group_type_index` makes the entity a group. With `filterTestAccounts` the project's
- * `test_account_filters` narrow the exposure events and the metric's. Person property filters (of the metric,
- * the exposure or the test accounts) match the persons' current properties (person-filters.ts).
+ * `test_account_filters` narrow the exposure events and the metric's. Person property and cohort filters (of the
+ * metric, the exposure or the test accounts) match the persons' current properties (person-filters.ts).
  *
  * `{"kind": "ExperimentExposureQuery", "experiment_id"}` answers the exposures tab instead (exposures.ts).
  */
@@ -29,7 +29,7 @@ import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/
 import { offsetChanges } from '../../common/time-zones.js'
 import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type PropertyNode, type RetentionWindow } from '../../storage/events/index.js'
 import type { HoldoutRecord } from '../holdouts/index.js'
-import { propertyFilters, type PersonFilterNode } from '../metrics.js'
+import { propertyFilters, type PersonLookup } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
@@ -37,7 +37,7 @@ import { cupedLookbackDays } from './cuped.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
-import { personFilterLookup, type PersonMatcher } from './person-filters.js'
+import { personFilterLookup, type CohortById, type PersonMatcher } from './person-filters.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
@@ -173,8 +173,10 @@ export interface ExperimentQueryDeps {
   events: EventStore
   experiments: ExperimentSource
   actionById: ProjectActionById
-  /** persons.db's distinct ids of a person filter's persons; absent: person filters are refused. */
+  /** persons.db's distinct ids of a person or cohort filter's persons; absent: such filters are refused. */
   persons?: PersonMatcher | null
+  /** The project's cohorts, for cohort filters. */
+  cohortById?: CohortById | null
 }
 
 export class ExperimentQueryRunner {
@@ -193,7 +195,7 @@ export class ExperimentQueryRunner {
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
     const testAccounts = testAccountFilters(project, experiment)
-    const person = await personFilterLookup(this.#deps.persons ?? null, project.id, [query.metric, experiment.exposure_criteria, testAccounts])
+    const person = await personFilterLookup(this.#deps.persons ?? null, this.#deps.cohortById ?? null, project.id, [query.metric, experiment.exposure_criteria, testAccounts])
     // The test account filters: what the events of real users meet.
     const realUsers = propertyFilters(testAccounts, person)
     if (query.kind === 'ExperimentExposureQuery') return this.#exposures(project, query, experiment, flag, person, realUsers, nowMs)
@@ -268,7 +270,7 @@ export class ExperimentQueryRunner {
     query: JsonObject,
     experiment: ExperimentRecord,
     flag: FeatureFlagRecord,
-    person: PersonFilterNode | null,
+    person: PersonLookup | null,
     realUsers: readonly PropertyNode[],
     nowMs: number,
   ): Promise<JsonObject> {

@@ -145,7 +145,8 @@ export function registerQueryRoutes(
 ): void {
   const { experiments } = sources
   const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
-  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ ...sources, actionById }), experiments, actionById, limits, count })
+  const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
+  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ ...sources, actionById, cohortById }), experiments, actionById, cohortById, limits, count })
   const [create, retrieve, destroy] = QUERY_OPERATIONS
   router.add(
     create.method,

@@ -730,9 +730,14 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     await f.api('PATCH', `${f.experiments}${experimentId}/`, { stats_config: { method: 'bayesian' } })
   })
 
-  t.test("person property filters match the persons' current properties, on a metric's source and on the exposure", async (t) => {
+  t.test("person property and cohort filters match the persons' current properties, on a metric's source and on the exposure", async (t) => {
     const person = { key: 'tier', operator: 'exact', value: 'gold', type: 'person' }
-    checkAnswer(t, await query(mean({ ...clicked, properties: [person] })), expect((v, i) => (gold(i) ? plan(v, i).clicks : 0)), 'mean')
+    const goldClicks = expect((v, i) => (gold(i) ? plan(v, i).clicks : 0))
+    checkAnswer(t, await query(mean({ ...clicked, properties: [person] })), goldClicks, 'mean')
+    // A dynamic cohort of the same persons: the same answer.
+    const cohort = await f.api('POST', `${f.base}/cohorts/`, { name: 'Gold', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [person] }] } } })
+    t.equal(cohort.status, 201, cohort.text)
+    checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }] })), goldClicks, 'mean')
     const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
     t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [person] } })).status, 200)
     const goldOnly = await query(mean(clicked))
@@ -753,6 +758,12 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.same([set.status, set.body.test_account_filters], [200, filters])
     const criteria = (filterTestAccounts: boolean) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria: { filterTestAccounts } })
     t.equal((await criteria(true)).status, 200)
+    checkAnswer(t, await query(mean(clicked)), expect((v, i) => plan(v, i).clicks, (i) => !gold(i)), 'mean')
+    // The same test accounts as a cohort they are not in.
+    const cohort = await f.api('POST', `${f.base}/cohorts/`, { name: 'Staff', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'tier', operator: 'exact', value: 'gold', type: 'person' }] }] } } })
+    t.equal(cohort.status, 201, cohort.text)
+    const staff = await f.api('PATCH', project, { test_account_filters: [{ key: 'id', value: cohort.body.id, type: 'cohort', operator: 'not_in' }] })
+    t.equal(staff.status, 200, staff.text)
     checkAnswer(t, await query(mean(clicked)), expect((v, i) => plan(v, i).clicks, (i) => !gold(i)), 'mean')
     t.equal((await criteria(false)).status, 200)
     checkAnswer(t, await query(mean(clicked)), expect((v, i) => plan(v, i).clicks), 'mean', null, {})

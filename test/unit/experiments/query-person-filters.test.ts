@@ -2,7 +2,8 @@ import t from 'tap'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { exposureOf } from '../../../src/experiments/query/exposure.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
-import { personFilterLookup } from '../../../src/experiments/query/person-filters.js'
+import { personFilterLookup, type CohortSource } from '../../../src/experiments/query/person-filters.js'
+import { StaticCohortWriter } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
 import { TEAM, ev, harness } from '../persons/fixtures.js'
 
@@ -15,6 +16,8 @@ function personsWithTiers() {
     if (i % 2 === 0) events.push(ev('$identify', `user-${i}`, { $anon_distinct_id: `anon-${i}` }))
   }
   h.db.transaction(() => h.stage.process(events))()
+  // A static cohort (1) of users 1 and 2.
+  new StaticCohortWriter(h.db).replaceMembers(TEAM, 1, ['user-1', 'user-2'])
   return inPlaceScans(h.db).listing
 }
 
@@ -24,7 +27,7 @@ const gold = { key: 'tier', operator: 'exact', value: 'gold', type: 'person' }
 t.test("a metric's person filter reads as the distinct ids of the persons it matches now, every id of each", async (t) => {
   const persons = personsWithTiers()
   const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [gold, { key: 'plan', value: 'pro' }] } }
-  const lookup = await personFilterLookup(persons, TEAM, [metric])
+  const lookup = await personFilterLookup(persons, null, TEAM, [metric])
   const [step] = planMetric(metric, noActions, lookup).steps
   const [personNode, eventNode] = step.properties as unknown as Array<Record<string, unknown>>
   t.same([...(personNode.distinctIds as string[])].sort(), ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
@@ -37,7 +40,7 @@ t.test("the exposure config's person filters read alike, and one matching nobody
   const older = { key: 'age', operator: 'gt', value: 27, type: 'person' }
   const nobody = { key: 'tier', operator: 'exact', value: 'platinum', type: 'person' }
   const criteria = { exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [older, nobody] } }
-  const lookup = await personFilterLookup(persons, TEAM, [criteria])
+  const lookup = await personFilterLookup(persons, null, TEAM, [criteria])
   const plan = exposureOf(criteria, 'k', ['control', 'test'], { teamId: TEAM, after: 0, before: 1 }, noActions, lookup)
   const nodes = plan.filter.properties!.slice(2) as Array<{ distinctIds: string[] }>
   t.same([...nodes[0].distinctIds].sort(), ['anon-8', 'user-8', 'user-9'])
@@ -48,9 +51,33 @@ t.test('a filter most persons meet reads as the events of none of the persons it
   const persons = personsWithTiers()
   const basic = { key: 'tier', operator: 'is_not', value: 'gold', type: 'person' }
   // 40 characters hold the gold tier's six ids (28), not the basic tier's fourteen.
-  const lookup = (await personFilterLookup(persons, TEAM, [{ properties: [basic] }], 40))!
-  const node = lookup({ key: 'tier', operator: 'is_not', value: 'gold' }) as { distinctIds: string[]; excluded?: boolean }
+  const lookup = (await personFilterLookup(persons, null, TEAM, [{ properties: [basic] }], 40))!
+  const node = lookup.person({ key: 'tier', operator: 'is_not', value: 'gold' }) as { distinctIds: string[]; excluded?: boolean }
   t.equal(node.excluded, true)
   t.same([...node.distinctIds].sort(), ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
-  await t.rejects(personFilterLookup(persons, TEAM, [{ properties: [basic] }], 10), { code: 'invalid', detail: 'The person filter on tier splits too many persons to compute this query; narrow it.' })
+  await t.rejects(personFilterLookup(persons, null, TEAM, [{ properties: [basic] }], 10), { code: 'invalid', detail: 'The person filter on tier splits too many persons to compute this query; narrow it.' })
+})
+
+t.test('a cohort filter reads as its static members, or the persons its person conditions match; not_in as the others', async (t) => {
+  const persons = personsWithTiers()
+  const cohorts = new Map<number, CohortSource>([
+    [1, { is_static: true, deleted: false, filters: null }],
+    [2, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'tier', value: 'gold', type: 'person' }, { key: 'age', operator: 'gt', value: 25, type: 'person' }] }] } } }],
+    [3, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'signed_up', event_type: 'events', type: 'behavioral', value: 'performed_event' }] } } }],
+    [4, { is_static: true, deleted: true, filters: null }],
+  ])
+  const cohortById = (teamId: number, id: number) => (teamId === TEAM ? (cohorts.get(id) ?? null) : null)
+  const leaf = (value: unknown, operator?: string) => ({ key: 'id', value, type: 'cohort', ...(operator ? { operator } : {}) })
+  const lookup = (await personFilterLookup(persons, cohortById, TEAM, [[leaf(1), leaf('2'), leaf(2, 'not_in')]]))!
+  const members = lookup.cohort(leaf(1)) as { distinctIds: string[] }
+  t.same([...members.distinctIds].sort(), ['anon-2', 'user-1', 'user-2'], "the static members, each person's every id")
+  const dynamic = lookup.cohort(leaf('2')) as { distinctIds: string[] }
+  t.same([...dynamic.distinctIds].sort(), ['anon-6', 'user-6', 'user-9'], 'gold and older than 25')
+  t.same(lookup.cohort(leaf(2, 'not_in')), { ...dynamic, excluded: true }, 'not_in: the events of none of them')
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [leaf(1)] } }
+  t.same(planMetric(metric, noActions, lookup).steps[0].properties, [members])
+  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(3)]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark's experiments can't evaluate/ })
+  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(4)]]), { code: 'invalid', detail: 'The cohort filter names cohort 4, which does not exist.' })
+  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(9)]]), { code: 'invalid', detail: 'The cohort filter names cohort 9, which does not exist.' })
+  t.throws(() => lookup.cohort(leaf('x')), { code: 'invalid', detail: 'A cohort filter needs the id of a cohort as its value.' })
 })
