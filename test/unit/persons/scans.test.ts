@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
-import { DefinitionRecorder, personScanThread, type PersonScans } from '../../../src/persons/index.js'
+import { DefinitionRecorder, personScanThread, StaticCohortWriter, type PersonScans } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
 import { openDatabase } from '../../../src/storage/index.js'
 import { ROOT } from '../../helpers/server.js'
@@ -27,6 +27,7 @@ function filledFile(dir: string): string {
     recorder.observe(events, h.stage.process(events), T0)
     recorder.write()
   })()
+  new StaticCohortWriter(h.db).replaceMembers(TEAM, 1, ['user-1', 'user-2', 'anon-4'])
   h.db.close()
   return file
 }
@@ -50,6 +51,9 @@ t.test('every scanning read answers through the thread what it answers in place'
     ['countPersons', (s) => s.listing.countPersons(TEAM, { properties: plan })],
     ['distinctIdsMatching', (s) => s.listing.distinctIdsMatching(TEAM, plan, 1_000)],
     ['distinctIdsMatching past its bound', (s) => s.listing.distinctIdsMatching(TEAM, plan, 20)],
+    ['distinctIdsMatching, the persons failing', (s) => s.listing.distinctIdsMatching(TEAM, plan, 1_000, true)],
+    ['distinctIdsInCohort', (s) => s.listing.distinctIdsInCohort(TEAM, 1, 1_000)],
+    ['distinctIdsInCohort, the others', (s) => s.listing.distinctIdsInCohort(TEAM, 1, 1_000, true)],
     ['listGroups', (s) => s.listing.listGroups(TEAM, 0, 5, 1, { search: 'co' })],
     ['countGroups', (s) => s.listing.countGroups(TEAM, 0)],
     ['listIngestionWarnings', (s) => s.listing.listIngestionWarnings(TEAM, 10, 0)],
@@ -66,6 +70,7 @@ t.test('every scanning read answers through the thread what it answers in place'
   }
   t.ok((await direct.listing.listPersons(TEAM, { properties: plan, search: 'example', limit: 10, offset: 0 })).length > 0, 'the filtered fixture matches')
   t.equal(await direct.listing.listIngestionWarnings(TEAM, 10, 0).then((w) => w.length), 1, 'the fixture has a warning')
+  t.same((await direct.listing.distinctIdsInCohort(TEAM, 1, 1_000))?.sort(), ['anon-4', 'user-1', 'user-2', 'user-4'], "the static cohort's members, each person's every id")
   t.equal(started.length, 1, 'one thread answered them all')
 })
 
