@@ -1,12 +1,16 @@
 /**
  * The new engine under hostile queries, in-process on a real SQLite store with exposures and metric events:
  * random ExperimentQuery metrics (every metric type and math, funnels of every order, retention windows,
- * breakdowns, winsorisation, thresholds, property filters, HogQL math), mutated at random, and exposure
- * queries with random windows, are answered or refused with a 4xx, never anything else.
+ * breakdowns, winsorisation, thresholds, event, person and cohort filters against a real persons.db, HogQL
+ * math), mutated at random, and exposure queries with random windows, are answered or refused with a 4xx, never
+ * anything else.
  */
 import t from 'tap'
 import { ExperimentQueryRunner } from '../../../src/experiments/query/runner.js'
+import { StaticCohortWriter } from '../../../src/persons/index.js'
+import { inPlaceScans } from '../../../src/persons/scans.js'
 import { DAY, HOUR, T0, experimentWorld } from '../experiments/fixture.js'
+import { ev, harness } from '../persons/fixtures.js'
 import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 import { hostileString, mutate, randomJson } from './values.js'
@@ -19,6 +23,7 @@ const PROPERTIES = ['amount', 'plan', '$browser', '$session_id', 'n/a', 'nested'
 const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'gt', 'lt', 'gte', 'is_set', 'is_not_set', 'is_date_before', 'between', 'in']
 
 function filter(rng: Rng): Record<string, unknown> {
+  if (rng.chance(0.15)) return { key: 'id', type: 'cohort', value: rng.pick([1, 2, 3, '2', 99, -1, 'x', null]), ...(rng.chance(0.4) ? { operator: rng.pick(['in', 'not_in', 'exact']) } : {}) }
   return { key: rng.pick(PROPERTIES), operator: rng.pick(OPERATORS), value: rng.pick(['pro', 5, [1, 2], '.*', null, '2024-01-01', hostileString(rng)]), type: rng.pick(['event', 'event', 'person', 'element']) }
 }
 
@@ -76,7 +81,22 @@ t.test(`the new engine under ${RUN.cases} hostile queries (FUZZ_SEED=${RUN.seed}
     rows.push({ distinctId: id, event: 'clicked', at: at - 2 * HOUR })
   }
   await w.events(rows)
-  const runner = new ExperimentQueryRunner({ events: w.store!, experiments: w.experiments, actionById: (teamId, id) => w.m.actions.byId(teamId, id) })
+  // persons.db with the same distinct ids: plans of every third person, a static cohort (1) and dynamic ones.
+  const persons = harness()
+  persons.db.transaction(() => persons.stage.process(Array.from({ length: 60 }, (_, i) => ev('$identify', `p${i}`, { $set: { plan: i % 3 === 0 ? 'pro' : 'free', amount: i } }, { team_id: w.project.id }))))()
+  new StaticCohortWriter(persons.db).replaceMembers(w.project.id, 1, ['p1', 'p2', 'p3'])
+  const cohorts = new Map([
+    [1, { is_static: true, deleted: false, filters: null }],
+    [2, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'plan', value: 'pro', type: 'person' }] }] } } }],
+    [3, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'x', type: 'behavioral', value: 'performed_event' }] } } }],
+  ])
+  const runner = new ExperimentQueryRunner({
+    events: w.store!,
+    experiments: w.experiments,
+    actionById: (teamId, id) => w.m.actions.byId(teamId, id),
+    persons: inPlaceScans(persons.db).listing,
+    cohortById: (teamId, id) => (teamId === w.project.id ? (cohorts.get(id) ?? null) : null),
+  })
   const answers: Array<Promise<string>> = []
   fuzzCases(t, RUN, 'query', (rng) => {
     const query: Record<string, unknown> = rng.chance(0.85)
