@@ -18,8 +18,8 @@
  *   event giving its exposure time and breakdowns while the flag exposures still give its variant. The stores
  *   join the two (ExperimentEventsQuery's `activation`).
  *
- * The window is the experiment's for every kind. Pure: the caller looks actions up, and person filters
- * (person-filters.ts: the distinct ids of the persons they match).
+ * The window is the experiment's for every kind. Pure: the caller looks actions up, and person and cohort
+ * filters (person-filters.ts: the distinct ids of the persons they match).
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -48,7 +48,7 @@ interface Window {
 /** PostHog's runner validates the stored config with pydantic; one it can't read is its invalid setup. */
 const unreadable = () => new ValidationError('invalid', 'Invalid experiment configuration detected. Please check your experiment setup.')
 
-/** How a config's conditions are read: its actions, and its person filters (null: refused). */
+/** How a config's conditions are read: its actions, and its person and cohort filters (null: refused). */
 interface Readers {
   actionById: ActionLookup
   person: PersonLookup | null

@@ -27,9 +27,9 @@
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
  *
- * Person property and cohort filters read as the planner's caller resolved them (person-filters.ts). What skylark can't
- * compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset hogql-math.ts reads,
- * other property filter types, breakdowns of another type than event properties.
+ * Person property and cohort filters read as the planner's caller resolved them (person-filters.ts). What
+ * skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset
+ * hogql-math.ts reads, other property filter types, breakdowns of another type than event properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
