@@ -94,7 +94,10 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   const names = metricEventNames(q, withExposures)
   const where = compileClickHouseWhere({ teamId: q.teamId, after: m.after, before: m.before, event: names ?? undefined }, f)
   // HogQL's toFloat: a number, else 0 once coalesced; infinities are no number (as Number.isFinite in Node).
-  const numbers = m.valueProperties.map((key, i) => {
+  // Only the properties a source's math reads as a number (a HogQL source reads its own in its column).
+  const numbered = new Set(q.aggregation.sources.flatMap((math) => ('property' in math ? [math.property] : [])))
+  const xs = m.valueProperties.flatMap((key, i) => (numbered.has(key) ? [[key, i] as const] : []))
+  const numbers = xs.map(([key, i]) => {
     const n = `toFloat64OrZero(ifNull(${propertyTextExpr(key, f)}, ''))`
     return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
   })
@@ -105,7 +108,7 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   )
   const ordered = q.aggregation.type === 'funnel' || q.aggregation.type === 'retention'
   const columns = [
-    ...m.valueProperties.map((_, i) => `x${i}`),
+    ...xs.map(([, i]) => `x${i}`),
     ...m.distinctKeys.map((_, i) => `k${i}`),
     ...q.aggregation.sources.flatMap((math, i) => (math.kind === 'hogql' ? [`h${i}`] : [])),
     ...(ordered ? ['u'] : []),
