@@ -8,8 +8,8 @@
  * event.
  *
  * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
- * groups of them) match; a cohort with other conditions (behavioural, nested cohorts, negated ones) is a 400
- * naming it. `not_in` reads the other persons.
+ * groups of them, the dynamic cohorts it names read in their place) match; a cohort with other conditions
+ * (behavioural, static cohorts, negated ones) is a 400 naming it. `not_in` reads the other persons.
  *
  * The filters are found in the query's JSON and resolved before the metric is planned, so that planning stays
  * synchronous and pure (metric.ts and exposure.ts take the lookup). A filter matching more than
@@ -85,12 +85,22 @@ function findFilters(node: unknown, into: Found): Found {
   return into
 }
 
-/** A dynamic cohort's conditions as one node over persons, or a 400 when any is not a person property one. */
-function cohortCondition(id: number, filters: JsonObject | null): PropertyNode {
-  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions are: no behavioural, nested cohort or negated ones).`)
-  const leaves = (node: unknown): unknown[] => (isPlainObject(node) && Array.isArray(node.values) ? node.values.flatMap(leaves) : [node])
-  const properties = filters?.properties
-  if (leaves(properties).some((leaf) => !isPlainObject(leaf) || leaf.type !== 'person' || leaf.negation === true)) throw refuse()
+/**
+ * A dynamic cohort's conditions as one node over persons, a dynamic cohort it names (`in` it) read in its place;
+ * a 400 when any condition is another kind (behavioural, negated, a static cohort, `not_in` a cohort, a cycle).
+ */
+function cohortCondition(id: number, cohortById: CohortById | null, teamId: number): PropertyNode {
+  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and dynamic cohorts of them are: no behavioural, static cohort or negated ones).`)
+  const expand = (node: unknown, seen: ReadonlySet<number>): unknown => {
+    if (isPlainObject(node) && Array.isArray(node.values)) return { ...node, values: node.values.map((v) => expand(v, seen)) }
+    if (!isPlainObject(node) || node.negation === true) throw refuse()
+    if (node.type === 'person') return node
+    const nested = node.type === 'cohort' && (node.operator ?? 'in') === 'in' ? cohortId(node) : null
+    const cohort = nested === null || seen.has(nested) ? null : (cohortById?.(teamId, nested) ?? null)
+    if (cohort === null || cohort.deleted || cohort.is_static) throw refuse()
+    return expand(cohort.filters?.properties, new Set([...seen, nested!]))
+  }
+  const properties = expand(cohortById?.(teamId, id)?.filters?.properties, new Set([id]))
   try {
     return readPropertyNode(properties, 'properties', 0, { kind: (type) => (type === 'person' ? (f) => f : undefined), refuse: () => { throw refuse() } })
   } catch (error) {
@@ -128,7 +138,7 @@ export async function personFilterLookup(
     const id = cohortId(leaf)!
     const cohort = cohortById?.(teamId, id) ?? null
     if (cohort === null || cohort.deleted) throw invalid(`The cohort filter names cohort ${id}, which does not exist.`)
-    const condition = cohort.is_static ? null : cohortCondition(id, cohort.filters)
+    const condition = cohort.is_static ? null : cohortCondition(id, cohortById, teamId)
     const node = await resolve(`Cohort ${id}`, (failing) =>
       condition === null ? matcher.distinctIdsInCohort(teamId, id, maxChars, failing) : matcher.distinctIdsMatching(teamId, [condition], maxChars, failing),
     )

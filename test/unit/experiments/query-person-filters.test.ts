@@ -65,6 +65,11 @@ t.test('a cohort filter reads as its static members, or the persons its person c
     [2, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ key: 'tier', value: 'gold', type: 'person' }, { key: 'age', operator: 'gt', value: 25, type: 'person' }] }] } } }],
     [3, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'signed_up', event_type: 'events', type: 'behavioral', value: 'performed_event' }] } } }],
     [4, { is_static: true, deleted: true, filters: null }],
+    // Nested: cohort 2 and younger than 29; one naming the static cohort; two naming each other.
+    [5, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 2, type: 'cohort' }, { key: 'age', operator: 'lt', value: 29, type: 'person' }] } } }],
+    [6, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 1, type: 'cohort' }] } } }],
+    [7, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 8, type: 'cohort' }] } } }],
+    [8, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 7, type: 'cohort' }] } } }],
   ])
   const cohortById = (teamId: number, id: number) => (teamId === TEAM ? (cohorts.get(id) ?? null) : null)
   const leaf = (value: unknown, operator?: string) => ({ key: 'id', value, type: 'cohort', ...(operator ? { operator } : {}) })
@@ -78,6 +83,9 @@ t.test('a cohort filter reads as its static members, or the persons its person c
   t.same(planMetric(metric, noActions, lookup).steps[0].properties, [members])
   await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(3)]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark's experiments can't evaluate/ })
   await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(4)]]), { code: 'invalid', detail: 'The cohort filter names cohort 4, which does not exist.' })
+  const nested = (await personFilterLookup(persons, cohortById, TEAM, [[leaf(5)]]))!.cohort(leaf(5)) as { distinctIds: string[] }
+  t.same([...nested.distinctIds].sort(), ['anon-6', 'user-6'], 'a dynamic cohort it names, read in its place: gold, 26 to 28')
+  for (const id of [6, 7]) await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(id)]]), { code: 'invalid', detail: new RegExp(`^Cohort ${id} has conditions`) }, `cohort ${id}`)
   await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(9)]]), { code: 'invalid', detail: 'The cohort filter names cohort 9, which does not exist.' })
   t.throws(() => lookup.cohort(leaf('x')), { code: 'invalid', detail: 'A cohort filter needs the id of a cohort as its value.' })
 })
