@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import type { PropertyNode } from '../storage/events/index.js'
+import { sqlitePropertyText, type PropertyNode } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -125,6 +125,32 @@ export class PersonListing {
   /** The distinct ids of a static cohort's members (with `failing`, of the other persons), as distinctIdsMatching. */
   distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing = false): string[] | null {
     return this.#distinctIdsOf(teamId, 'SELECT person_id FROM cohort_people WHERE team_id = ? AND cohort_id = ?', [teamId, cohortId], maxChars, failing)
+  }
+
+  /**
+   * Each text a person property has among the project's persons now (as the event store reads a property's
+   * text: strings unquoted, other JSON as written), with the distinct ids of the persons that have it; null once
+   * their ids pass `maxChars`.
+   */
+  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Array<{ text: string; distinctIds: string[] }> | null {
+    const text = sqlitePropertyText(key)
+    const rows = this.#db
+      .prepare(`SELECT d.distinct_id AS id, p.v AS v FROM person_distinct_ids d JOIN (SELECT id, ${text.sql} AS v FROM persons WHERE team_id = ?) p ON p.id = d.person_id WHERE d.team_id = ? AND p.v IS NOT NULL`)
+      .raw()
+      .iterate(...text.params, teamId, teamId) as IterableIterator<[string, string]>
+    const byText = new Map<string, string[]>()
+    let chars = 0
+    for (const [id, v] of rows) {
+      chars += id.length
+      if (chars > maxChars) {
+        rows.return?.()
+        return null
+      }
+      const ids = byText.get(v)
+      if (ids) ids.push(id)
+      else byText.set(v, [id])
+    }
+    return [...byText].map(([t, distinctIds]) => ({ text: t, distinctIds }))
   }
 
   #distinctIdsOf(teamId: number, persons: string, params: readonly unknown[], maxChars: number, failing: boolean): string[] | null {

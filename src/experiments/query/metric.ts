@@ -25,11 +25,12 @@
  *   (`first_exposure_time`, `exposure_event_uuid`) —, so every exposed entity counts and its exposure event is
  *   never its own completion;
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
- *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector).
+ *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector), or
+ *   person properties, their persons' values now (person-filters.ts).
  *
  * Person property and cohort filters read as the planner's caller resolved them (person-filters.ts). What
  * skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset
- * hogql-math.ts reads, other property filter types, breakdowns of another type than event properties.
+ * hogql-math.ts reads, other property filter types, breakdowns of other types than event and person properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -40,6 +41,7 @@ import {
   type DistinctKey,
   type EventFilter,
   type ExperimentAggregation,
+  type ExperimentBreakdown,
   type FunnelStep,
   HogqlMathError,
   hogqlProperties,
@@ -63,7 +65,7 @@ export interface MetricPlan extends ExperimentAggregation {
   /** Mean: one; ratio: two; funnel: none. */
   sources: SourceMath[]
   /** The event properties broken down by, in order (none: no breakdown). */
-  breakdowns: string[]
+  breakdowns: ExperimentBreakdown[]
   /** Retention: its window, to which the runner adds the experiment's bounds and the project's zone. */
   retentionWindow?: RetentionFields
   /** Retention started at the exposure (an ExperimentExposureNode `start_event`). */
@@ -166,9 +168,10 @@ function percentile(value: unknown, name: string): number | null {
 
 /**
  * The breakdowns' event properties (PostHog reads `breakdownFilter.breakdowns` only, and `str()`s a numeric
- * property). Other breakdown types read persons, groups, sessions or HogQL, which the event store can't.
+ * property), and person properties as `lookup` resolved them. Other breakdown types read groups, sessions,
+ * cohorts or HogQL, which skylark can't.
  */
-export function breakdownProperties(metric: JsonObject): string[] {
+export function breakdownProperties(metric: JsonObject, lookup: PersonLookup | null = null): ExperimentBreakdown[] {
   const filter = metric.breakdownFilter
   if (filter === undefined || filter === null) return []
   if (!isPlainObject(filter)) throw refuse('breakdownFilter must be an object.')
@@ -179,12 +182,13 @@ export function breakdownProperties(metric: JsonObject): string[] {
   return breakdowns.map((b) => {
     if (!isPlainObject(b)) throw refuse('A breakdown must be an object.')
     const { property, type } = b
-    if (type !== undefined && type !== null && type !== 'event') {
-      throw refuse(`Breakdowns of type ${JSON.stringify(type)} are not supported in experiment metrics here; only event property breakdowns are.`)
+    const person = type === 'person' && lookup !== null
+    if (type !== undefined && type !== null && type !== 'event' && !person) {
+      throw refuse(`Breakdowns of type ${JSON.stringify(type)} are not supported in experiment metrics here; only event and person property breakdowns are.`)
     }
-    if (typeof property === 'string') return property
-    if (typeof property === 'number' && Number.isInteger(property)) return String(property)
-    throw refuse('A breakdown property must be a string or an integer.')
+    const key = typeof property === 'string' ? property : typeof property === 'number' && Number.isInteger(property) ? String(property) : null
+    if (key === null) throw refuse('A breakdown property must be a string or an integer.')
+    return person ? lookup.breakdown(key) : key
   })
 }
 
@@ -211,7 +215,7 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup, person:
   const window = windowMs(metric)
   // `_get_conversion_window_seconds` reads a window of 0 as none (falsy) and bounds events only when `> 0`, so a
   // mean's, ratio's or retention start's window of 0 or less is none; a funnel hands any set window to its UDF.
-  const base = { windowMs: window !== null && window > 0 ? window : null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric) }
+  const base = { windowMs: window !== null && window > 0 ? window : null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, breakdowns: breakdownProperties(metric, person) }
   if (metric.metric_type === 'mean') {
     const s = source(metric.source)
     return {

@@ -11,6 +11,10 @@
  * groups of them, the dynamic cohorts it names read in their place) match; a cohort with other conditions
  * (behavioural, static cohorts, negated ones) is a 400 naming it. `not_in` reads the other persons.
  *
+ * A breakdown by a person property reads each exposure's distinct id's person's value now: every text the
+ * property has among the project's persons, with their distinct ids (an exposure by another distinct id is in
+ * the null group).
+ *
  * The filters are found in the query's JSON and resolved before the metric is planned, so that planning stays
  * synchronous and pure (metric.ts and exposure.ts take the lookup). A filter matching more than
  * MAX_PERSON_FILTER_CHARS of distinct ids reads as the events of none of the distinct ids of the persons it
@@ -19,7 +23,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { readPropertyFilter, readPropertyNode, type EventPropertyFilter, type NodeRules, type PropertyNode } from '../../storage/events/index.js'
+import { readPropertyFilter, readPropertyNode, type EventPropertyFilter, type NodeRules, type PersonBreakdown, type PropertyNode } from '../../storage/events/index.js'
 import type { PersonLookup } from '../metrics.js'
 
 /**
@@ -29,6 +33,8 @@ import type { PersonLookup } from '../metrics.js'
 export interface PersonMatcher {
   distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
   distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing?: boolean): Promise<string[] | null>
+  /** Each text a person property has, with its persons' distinct ids (null: more than `maxChars` of ids). */
+  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Promise<Array<{ text: string; distinctIds: string[] }> | null>
 }
 
 /** What a cohort filter reads of its cohort. */
@@ -65,6 +71,8 @@ const ANY_FILTER: NodeRules = {
 interface Found {
   persons: Map<string, EventPropertyFilter>
   cohorts: Map<string, JsonObject>
+  /** The person properties of breakdowns (`{property, type: "person"}`). */
+  breakdowns: Set<string>
 }
 
 /** Every readable person and cohort filter in `node`, at any depth. */
@@ -72,6 +80,7 @@ function findFilters(node: unknown, into: Found): Found {
   if (Array.isArray(node)) for (const item of node) findFilters(item, into)
   else if (isPlainObject(node)) {
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
+    else if (node.type === 'person' && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) into.breakdowns.add(String(node.property))
     else if (node.type === 'person' && typeof node.key === 'string') {
       try {
         const filter = readPropertyFilter(node, 'properties', ANY_FILTER) as EventPropertyFilter
@@ -120,7 +129,7 @@ export async function personFilterLookup(
   maxChars = MAX_PERSON_FILTER_CHARS,
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
-  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map() })
+  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Set() })
   /** The persons a read names, or the ones it fails when they are too many; a 400 when both are. */
   const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
     const ids = await read(false)
@@ -145,8 +154,15 @@ export async function personFilterLookup(
     // `not_in`: the events of none of the members.
     cohorts.set(key, leaf.operator === 'not_in' ? { ...node, excluded: !node.excluded } : node)
   }
+  const breakdowns = new Map<string, PersonBreakdown>()
+  for (const key of found.breakdowns) {
+    const texts = await matcher.distinctIdsByProperty(teamId, key, maxChars)
+    if (texts === null) throw invalid(`The breakdown by the person property ${key} covers too many persons to compute this query.`)
+    breakdowns.set(key, { person: texts })
+  }
   return {
     person: (filter) => persons.get(filterKey(filter)) ?? { distinctIds: [] },
+    breakdown: (key) => breakdowns.get(key) ?? { person: [] },
     cohort: (leaf) => {
       const node = cohorts.get(cohortKey(leaf))
       if (node === undefined) throw invalid('A cohort filter needs the id of a cohort as its value.')

@@ -10,7 +10,7 @@ import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -46,13 +46,20 @@ function firstExposures(q: ExperimentExposuresQuery & Pick<ExperimentEventsQuery
     ) GROUP BY x_entity`
 }
 
+/** An event property's text, or a person property's as its distinct id's persons have it (NULL for others). */
+function breakdownText(b: ExperimentBreakdown, f: ServerFeatures): string {
+  if (typeof b === 'string') return propertyTextExpr(b, f)
+  const cases = b.person.flatMap((v) => (v.distinctIds.length === 0 ? [] : [`distinct_id IN (${v.distinctIds.map(quote).join(', ')})`, quote(v.text)]))
+  return cases.length === 0 ? 'CAST(NULL AS Nullable(String))' : `multiIf(${cases.join(', ')}, NULL)`
+}
+
 /** The breakdowns' texts as columns (`x_rb0`…), and the order that picks every one from the same earliest row: time, then the texts. */
 function breakdownTexts(q: Pick<ExperimentEventsQuery, 'breakdowns'>, f: ServerFeatures): { raw: string[]; order: string; columns: string } {
   const raw = q.breakdowns.map((_, i) => `x_rb${i}`)
   return {
     raw,
     order: `(x_ms${raw.map((r) => `, ${r}`).join('')})`,
-    columns: q.breakdowns.map((key, i) => `, ifNull(${propertyTextExpr(key, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join(''),
+    columns: q.breakdowns.map((b, i) => `, ifNull(${breakdownText(b, f)}, ${quote(BREAKDOWN_NULL_LABEL)}) AS ${raw[i]}`).join(''),
   }
 }
 

@@ -24,10 +24,11 @@ export interface ExperimentEventsQuery {
    */
   activation?: EventFilter | null
   /**
-   * Event properties (at most MAX_EXPERIMENT_BREAKDOWNS) whose texts at each entity's first exposure split the
-   * sums into breakdown groups (missing or null: BREAKDOWN_NULL_LABEL); none for one group of everyone.
+   * Event properties, or person properties (ExperimentBreakdown), at most MAX_EXPERIMENT_BREAKDOWNS, whose texts
+   * at each entity's first exposure split the sums into breakdown groups (missing or null:
+   * BREAKDOWN_NULL_LABEL); none for one group of everyone.
    */
-  breakdowns: readonly string[]
+  breakdowns: readonly ExperimentBreakdown[]
   /** The metric events of exposed entities: `after` inclusive, `before` exclusive, matching any step. */
   metric: {
     after: number
@@ -127,6 +128,17 @@ export interface ExperimentVariantsQuery extends ExperimentEventsQuery {
   variants: readonly string[]
   multipleVariantHandling: 'exclude' | 'first_seen'
   aggregation: ExperimentAggregation
+}
+
+/**
+ * What a breakdown reads of each entity's first exposure: an event property's text, or a person property's value
+ * as its persons have it now (the persons' distinct ids for each value's text, resolved before the read; an
+ * exposure by another distinct id: the null label).
+ */
+export type ExperimentBreakdown = string | PersonBreakdown
+
+export interface PersonBreakdown {
+  person: ReadonlyArray<{ text: string; distinctIds: readonly string[] }>
 }
 
 /**

@@ -23,7 +23,7 @@ import type {
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
-export { compileSqliteProperties } from './sqlite-filters.js'
+export { compileSqliteProperties, propertyText as sqlitePropertyText } from './sqlite-filters.js'
 export { eventFiltersOnly, readPropertyFilter, readPropertyNode, type NodeRefusal, type NodeRules } from './property-nodes.js'
 export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
 export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'

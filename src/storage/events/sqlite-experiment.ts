@@ -7,7 +7,7 @@
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import { exposureStep, metricEventNames } from './experiment-funnel.js'
-import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type EventFilter, type ExperimentEventsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type EventFilter, type ExperimentBreakdown, type ExperimentEventsQuery } from './types.js'
 
 /** What the exposures' statements read of a query. */
 type ExposureSide = Pick<ExperimentEventsQuery, 'groupTypeIndex' | 'exposure' | 'variantProperty' | 'breakdowns'>
@@ -47,9 +47,19 @@ export function compileSqliteExposureEvents(q: ExperimentEventsQuery): SqlFragme
   return exposuresSql(q, false)
 }
 
+/** An event property's text, or a person property's as its distinct id's persons have it (NULL for others). */
+function breakdownText(b: ExperimentBreakdown): SqlFragment {
+  if (typeof b === 'string') return propertyText(b)
+  if (b.person.length === 0) return { sql: 'NULL', params: [] }
+  return {
+    sql: `CASE ${b.person.map(() => 'WHEN distinct_id IN (SELECT value FROM json_each(?)) THEN ?').join(' ')} END`,
+    params: b.person.flatMap((v) => [JSON.stringify(v.distinctIds), v.text]),
+  }
+}
+
 /** The breakdown texts as columns `b0…` (missing or null: the null label), and their names to group on. */
 function breakdownColumns(q: ExposureSide): { columns: SqlFragment; names: string } {
-  const breakdowns = q.breakdowns.map(propertyText)
+  const breakdowns = q.breakdowns.map(breakdownText)
   return {
     columns: { sql: breakdowns.map((b, i) => `, IFNULL(${b.sql}, ?) AS b${i}`).join(''), params: breakdowns.flatMap((b) => [...b.params, BREAKDOWN_NULL_LABEL]) },
     names: breakdowns.map((_, i) => `, b${i}`).join(''),

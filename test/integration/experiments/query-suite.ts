@@ -711,9 +711,9 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   t.test('breakdowns skylark cannot compute, or more than 3, are a 400', async (t) => {
     const post = (breakdowns: unknown[]) =>
       f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean(clicked, { breakdownFilter: { breakdowns } }) } })
-    const person = await post([{ property: 'email', type: 'person' }])
-    t.equal(person.status, 400)
-    t.match(person.body, { type: 'validation_error', code: 'invalid', attr: null, detail: /type "person" are not supported/ })
+    const group = await post([{ property: 'name', type: 'group', group_type_index: 0 }])
+    t.equal(group.status, 400)
+    t.match(group.body, { type: 'validation_error', code: 'invalid', attr: null, detail: /type "group" are not supported/ })
     const four = await post(['a', 'b', 'c', 'd'].map((property) => ({ property })))
     t.equal(four.status, 400)
     t.equal(four.body.detail, 'Maximum of 3 breakdowns are supported for experiment metrics')
@@ -748,6 +748,16 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const exposures = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId } })
     t.same(exposures.body.total_exposures, { control: PER_VARIANT / 5, test: PER_VARIANT / 5 }, 'the exposures tab counts the gold tier only')
     t.equal((await patch({ filterTestAccounts: true })).status, 200)
+  })
+
+  t.test("a breakdown by a person property: each group of the persons' tier now, as PostHog's joined person properties", async (t) => {
+    const body = await query(mean(clicked, { breakdownFilter: { breakdowns: [{ property: 'tier', type: 'person' }] } }))
+    t.same(body.breakdown_results.map((r: any) => r.breakdown_value), [['basic'], ['gold']], 'q-both, with no tier, is $multiple and left out')
+    const sums = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
+    for (const [group, tier] of [[body.breakdown_results[0], (i: number) => !gold(i)], [body.breakdown_results[1], gold]] as const) {
+      const want = expect((v, i) => plan(v, i).clicks, tier)
+      t.same([sums(group.baseline), sums(group.variants[0])], [want.control, want.test], group.breakdown_value[0])
+    }
   })
 
   t.test("filterTestAccounts leaves out what the project's test_account_filters do not keep, as PostHog's exposure predicate", async (t) => {

@@ -24,7 +24,7 @@ t.test('breakdowns are the event properties of breakdownFilter.breakdowns, at mo
   for (const type of ['person', 'group', 'session', 'cohort', 'hogql', 'event_metadata', 'data_warehouse']) {
     t.throws(
       () => mean({ breakdownFilter: { breakdowns: [{ property: 'x', type }] } }),
-      { code: 'invalid', detail: `Breakdowns of type "${type}" are not supported in experiment metrics here; only event property breakdowns are.` },
+      { code: 'invalid', detail: `Breakdowns of type "${type}" are not supported in experiment metrics here; only event and person property breakdowns are.` },
       type,
     )
   }

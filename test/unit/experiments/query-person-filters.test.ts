@@ -89,3 +89,18 @@ t.test('a cohort filter reads as its static members, or the persons its person c
   await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(9)]]), { code: 'invalid', detail: 'The cohort filter names cohort 9, which does not exist.' })
   t.throws(() => lookup.cohort(leaf('x')), { code: 'invalid', detail: 'A cohort filter needs the id of a cohort as its value.' })
 })
+
+t.test("a breakdown by a person property reads each text it has now, with its persons' distinct ids", async (t) => {
+  const persons = personsWithTiers()
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked' }, breakdownFilter: { breakdowns: [{ property: 'tier', type: 'person' }, { property: '$browser' }] } }
+  const lookup = await personFilterLookup(persons, null, TEAM, [metric])
+  const [tier, browser] = planMetric(metric, noActions, lookup).breakdowns as [{ person: Array<{ text: string; distinctIds: string[] }> }, string]
+  const byText = Object.fromEntries(tier.person.map((v) => [v.text, [...v.distinctIds].sort()]))
+  t.same(byText.gold, ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
+  t.equal(byText.basic.length, 9)
+  t.equal(browser, '$browser', 'an event property stays one')
+  const ages = (await personFilterLookup(persons, null, TEAM, [{ breakdowns: [{ property: 'age', type: 'person' }] }]))!.breakdown('age')
+  t.ok(ages.person.some((v) => v.text === '23'), "a number's text as the event store writes it")
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Breakdowns of type "person" are not supported in experiment metrics here; only event and person property breakdowns are.' }, 'without persons.db')
+  await t.rejects(personFilterLookup(persons, null, TEAM, [metric], 20), { code: 'invalid', detail: 'The breakdown by the person property tier covers too many persons to compute this query.' })
+})

@@ -54,6 +54,8 @@ t.test('every scanning read answers through the thread what it answers in place'
     ['distinctIdsMatching, the persons failing', (s) => s.listing.distinctIdsMatching(TEAM, plan, 1_000, true)],
     ['distinctIdsInCohort', (s) => s.listing.distinctIdsInCohort(TEAM, 1, 1_000)],
     ['distinctIdsInCohort, the others', (s) => s.listing.distinctIdsInCohort(TEAM, 1, 1_000, true)],
+    ['distinctIdsByProperty', (s) => s.listing.distinctIdsByProperty(TEAM, 'plan', 10_000)],
+    ['distinctIdsByProperty past its bound', (s) => s.listing.distinctIdsByProperty(TEAM, 'plan', 50)],
     ['listGroups', (s) => s.listing.listGroups(TEAM, 0, 5, 1, { search: 'co' })],
     ['countGroups', (s) => s.listing.countGroups(TEAM, 0)],
     ['listIngestionWarnings', (s) => s.listing.listIngestionWarnings(TEAM, 10, 0)],
@@ -71,6 +73,8 @@ t.test('every scanning read answers through the thread what it answers in place'
   t.ok((await direct.listing.listPersons(TEAM, { properties: plan, search: 'example', limit: 10, offset: 0 })).length > 0, 'the filtered fixture matches')
   t.equal(await direct.listing.listIngestionWarnings(TEAM, 10, 0).then((w) => w.length), 1, 'the fixture has a warning')
   t.same((await direct.listing.distinctIdsInCohort(TEAM, 1, 1_000))?.sort(), ['anon-4', 'user-1', 'user-2', 'user-4'], "the static cohort's members, each person's every id")
+  t.same((await direct.listing.distinctIdsByProperty(TEAM, 'plan', 10_000))?.map((v) => [v.text, v.distinctIds.length]).sort(), [['free', 45], ['pro', 30]], "each plan's persons' ids (the free ones' every fourth with an anon id too)")
+  t.equal(await direct.listing.distinctIdsByProperty(TEAM, 'plan', 50), null, 'past its bound')
   t.equal(started.length, 1, 'one thread answered them all')
 })
 

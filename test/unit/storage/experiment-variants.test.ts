@@ -113,6 +113,9 @@ function manyIds(excluded = false): Partial<ExperimentVariantsQuery> {
   return { exposure: { ...q.exposure, properties: [...q.exposure.properties!, { distinctIds: ids, excluded }] } }
 }
 
+/** A person property's groups as the runner resolves them: gold for n % 3 = 0, basic for n % 3 = 1, the rest no value. */
+const TIER = { person: [0, 1].map((r) => ({ text: r === 0 ? 'gold' : 'basic', distinctIds: Array.from({ length: 20 }, (_, k) => `d-${3 * k + r}`) })) }
+
 /** only_count_matured_users' cutoff on first exposures: person 31 (test, exposed once) is first exposed on the dot. */
 const MATURED_BY = T0 + 31 * 60_000
 /** A zone 65 s behind UTC: its day starts between person 1's click (+1 s) and purchase (+9 s). */
@@ -199,6 +202,8 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: a max over the views, n/a left out', views(hogql('max(properties.amount / 2)'))],
   ['HogQL math: a ratio of two expressions, winsorised', query({ type: 'ratio', sources: [hogql('sum(properties.amount)'), hogql('count(properties.$session_id)')], upperPercentile: 0.9 })],
   ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
+  ['a person property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [TIER] })],
+  ['a funnel by a person and an event property', query({ type: 'funnel', sources: [] }, { breakdowns: [TIER, '$browser'] })],
   ['an exposure narrowed to 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds())],
   ['an exposure of all but 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds(true))],
 ]
