@@ -84,6 +84,8 @@ export interface PersonLookup {
   cohort(leaf: JsonObject): PropertyNode
   /** A breakdown by a person property. */
   breakdown(key: string): PersonBreakdown
+  /** A `type: "group"` leaf, as found. */
+  group(leaf: JsonObject): PropertyNode
 }
 
 function leafRules(lookup: PersonLookup | null): NodeRules {
@@ -98,12 +100,16 @@ function leafRules(lookup: PersonLookup | null): NodeRules {
 const LEAF_RULES = leafRules(null)
 
 /**
- * A property list's leaves as filters (storage/events/property-nodes.ts): event ones, and person and cohort ones
- * where `lookup` reads them; anything else a metric's 400.
+ * A property list's leaves as filters (storage/events/property-nodes.ts): event ones, and person, cohort and group
+ * ones where `lookup` reads them; anything else a metric's 400.
  */
 export function propertyFilters(node: unknown, lookup: PersonLookup | null = null): PropertyNode[] {
   const rules = lookup === null ? LEAF_RULES : leafRules(lookup)
-  return propertyLeaves(node).map((leaf) => (leaf.type === 'cohort' && lookup !== null ? lookup.cohort(leaf) : readPropertyFilter(leaf, 'properties', rules)))
+  return propertyLeaves(node).map((leaf) => {
+    if (lookup !== null && leaf.type === 'cohort') return lookup.cohort(leaf)
+    if (lookup !== null && leaf.type === 'group') return lookup.group(leaf)
+    return readPropertyFilter(leaf, 'properties', rules)
+  })
 }
 
 interface Entity extends Omit<MetricStep, 'order'> {

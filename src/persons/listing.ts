@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { sqlitePropertyText, type PropertyNode } from '../storage/events/index.js'
+import { compileSqliteProperties, sqlitePropertyText, type PropertyNode } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -36,6 +36,21 @@ export interface PersonListFilter extends PersonFilters {
 /** True when any filter is set: the list then needs a statement of its own. */
 function filtered(filter: PersonFilters & GroupFilters): boolean {
   return Boolean(filter.distinctId || filter.email || filter.search || filter.groupKey || filter.properties?.length)
+}
+
+/** The texts of `rows`, or null (reading no further) once they pass `maxChars` together. */
+function capped(rows: IterableIterator<string>, maxChars: number): string[] | null {
+  const out: string[] = []
+  let chars = 0
+  for (const text of rows) {
+    chars += text.length
+    if (chars > maxChars) {
+      rows.return?.()
+      return null
+    }
+    out.push(text)
+  }
+  return out
 }
 
 export class PersonListing {
@@ -153,22 +168,26 @@ export class PersonListing {
     return [...byText].map(([t, distinctIds]) => ({ text: t, distinctIds }))
   }
 
+  /**
+   * The keys of the project's groups of a type whose properties meet every filter (with `failing`, of those that
+   * do not), or null once their text passes `maxChars`.
+   */
+  groupKeysMatching(teamId: number, groupTypeIndex: number, properties: readonly PropertyNode[], maxChars: number, failing = false): string[] | null {
+    const where = compileSqliteProperties(properties)
+    const rows = this.#db
+      // A filter on a property a group lacks is NULL there: such a group fails it.
+      .prepare(`SELECT group_key FROM groups WHERE team_id = ? AND group_type_index = ? AND ${failing ? 'NOT ' : ''}COALESCE((${where.sql}), 0)`)
+      .pluck()
+      .iterate(teamId, groupTypeIndex, ...where.params) as IterableIterator<string>
+    return capped(rows, maxChars)
+  }
+
   #distinctIdsOf(teamId: number, persons: string, params: readonly unknown[], maxChars: number, failing: boolean): string[] | null {
-    const ids: string[] = []
-    let chars = 0
     const rows = this.#db
       .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id ${failing ? 'NOT IN' : 'IN'} (${persons})`)
       .pluck()
       .iterate(teamId, ...params) as IterableIterator<string>
-    for (const id of rows) {
-      chars += id.length
-      if (chars > maxChars) {
-        rows.return?.()
-        return null
-      }
-      ids.push(id)
-    }
-    return ids
+    return capped(rows, maxChars)
   }
 
   countPersons(teamId: number, filter: PersonFilters = {}): number {

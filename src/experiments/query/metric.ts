@@ -28,9 +28,10 @@
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector), or
  *   person properties, their persons' values now (person-filters.ts).
  *
- * Person property and cohort filters read as the planner's caller resolved them (person-filters.ts). What
- * skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL beyond the subset
- * hogql-math.ts reads, other property filter types, breakdowns of other types than event and person properties.
+ * Person property, group property and cohort filters read as the planner's caller resolved them
+ * (person-filters.ts). What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL
+ * beyond the subset hogql-math.ts reads, other property filter types, breakdowns of other types than event and
+ * person properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'

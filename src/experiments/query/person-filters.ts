@@ -11,6 +11,9 @@
  * groups of them, the dynamic cohorts it names read in their place) match; a cohort with other conditions
  * (behavioural, static cohorts, negated ones) is a 400 naming it. `not_in` reads the other persons.
  *
+ * A group property filter (`type: "group"` with its `group_type_index`) reads as the keys of the groups of that
+ * type it matches now, and matches the events whose `$group_<index>` is one of them.
+ *
  * A breakdown by a person property reads each exposure's distinct id's person's value now: every text the
  * property has among the project's persons, with their distinct ids (an exposure by another distinct id is in
  * the null group).
@@ -33,6 +36,7 @@ import type { PersonLookup } from '../metrics.js'
 export interface PersonMatcher {
   distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
   distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing?: boolean): Promise<string[] | null>
+  groupKeysMatching(teamId: number, groupTypeIndex: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
   /** Each text a person property has, with its persons' distinct ids (null: more than `maxChars` of ids). */
   distinctIdsByProperty(teamId: number, key: string, maxChars: number): Promise<Array<{ text: string; distinctIds: string[] }> | null>
 }
@@ -68,12 +72,30 @@ const ANY_FILTER: NodeRules = {
   },
 }
 
+/** A group leaf as the planner reads it: any unreadable part a 400. */
+const GROUP_LEAF: NodeRules = {
+  kind: () => (f) => f,
+  refuse: (r) => {
+    throw invalid(r.why === 'no_key' ? 'Every metric property filter needs a key.' : `A group filter's ${r.why === 'operator' ? 'operator' : 'value'} can't be read.`)
+  },
+}
+
 interface Found {
   persons: Map<string, EventPropertyFilter>
   cohorts: Map<string, JsonObject>
   /** The person properties of breakdowns (`{property, type: "person"}`). */
   breakdowns: Set<string>
+  /** Group property filters, with their type's index. */
+  groups: Map<string, { index: number; filter: EventPropertyFilter }>
 }
+
+/** A group leaf's type index (0–4), null when it names none. */
+function groupIndexOf(leaf: JsonObject): number | null {
+  const i = leaf.group_type_index
+  return typeof i === 'number' && Number.isInteger(i) && i >= 0 && i <= 4 ? i : null
+}
+
+const groupKey = (index: number, f: EventPropertyFilter) => JSON.stringify([index, f.key, f.operator, f.value ?? null])
 
 /** Every readable person and cohort filter in `node`, at any depth. */
 function findFilters(node: unknown, into: Found): Found {
@@ -81,10 +103,12 @@ function findFilters(node: unknown, into: Found): Found {
   else if (isPlainObject(node)) {
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
     else if (node.type === 'person' && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) into.breakdowns.add(String(node.property))
-    else if (node.type === 'person' && typeof node.key === 'string') {
+    else if ((node.type === 'person' || node.type === 'group') && typeof node.key === 'string') {
       try {
         const filter = readPropertyFilter(node, 'properties', ANY_FILTER) as EventPropertyFilter
-        into.persons.set(filterKey(filter), filter)
+        const index = groupIndexOf(node)
+        if (node.type === 'person') into.persons.set(filterKey(filter), filter)
+        else if (index !== null) into.groups.set(groupKey(index, filter), { index, filter })
       } catch {
         // The planner refuses it with its message.
       }
@@ -129,13 +153,13 @@ export async function personFilterLookup(
   maxChars = MAX_PERSON_FILTER_CHARS,
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
-  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Set() })
+  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Set(), groups: new Map() })
   /** The persons a read names, or the ones it fails when they are too many; a 400 when both are. */
-  const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
+  const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
     const ids = await read(false)
     if (ids !== null) return { distinctIds: ids }
     const failing = await read(true)
-    if (failing === null) throw invalid(`${what} splits too many persons to compute this query; narrow it.`)
+    if (failing === null) throw invalid(`${what} splits too many ${of} to compute this query; narrow it.`)
     return { distinctIds: failing, excluded: true }
   }
   const persons = new Map<string, PropertyNode>()
@@ -154,6 +178,11 @@ export async function personFilterLookup(
     // `not_in`: the events of none of the members.
     cohorts.set(key, leaf.operator === 'not_in' ? { ...node, excluded: !node.excluded } : node)
   }
+  const groups = new Map<string, PropertyNode>()
+  for (const [key, { index, filter }] of found.groups) {
+    const node = await resolve(`The group filter on ${filter.key}`, (failing) => matcher.groupKeysMatching(teamId, index, [filter], maxChars, failing), 'groups')
+    groups.set(key, { groupTypeIndex: index, groupKeys: node.distinctIds, excluded: node.excluded })
+  }
   const breakdowns = new Map<string, PersonBreakdown>()
   for (const key of found.breakdowns) {
     const texts = await matcher.distinctIdsByProperty(teamId, key, maxChars)
@@ -163,6 +192,12 @@ export async function personFilterLookup(
   return {
     person: (filter) => persons.get(filterKey(filter)) ?? { distinctIds: [] },
     breakdown: (key) => breakdowns.get(key) ?? { person: [] },
+    group: (leaf) => {
+      const index = groupIndexOf(leaf)
+      if (index === null) throw invalid('A group filter needs a group_type_index from 0 to 4.')
+      const filter = readPropertyFilter(leaf, 'properties', GROUP_LEAF) as EventPropertyFilter
+      return groups.get(groupKey(index, filter)) ?? { groupTypeIndex: index, groupKeys: [] }
+    },
     cohort: (leaf) => {
       const node = cohorts.get(cohortKey(leaf))
       if (node === undefined) throw invalid('A cohort filter needs the id of a cohort as its value.')

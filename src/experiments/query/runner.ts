@@ -17,7 +17,7 @@
  * `exposure_config`, activation mode), with one of those variants; from `start_date` (a draft: from the
  * project's midnight 7 days back, PostHog's default range) to `end_date` or now. The flag's
  * `aggregation_group_type_index` makes the entity a group. With `filterTestAccounts` the project's
- * `test_account_filters` narrow the exposure events and the metric's. Person property and cohort filters (of the
+ * `test_account_filters` narrow the exposure events and the metric's. Person, group and cohort filters (of the
  * metric, the exposure or the test accounts) match the persons' current properties (person-filters.ts).
  *
  * `{"kind": "ExperimentExposureQuery", "experiment_id"}` answers the exposures tab instead (exposures.ts).

@@ -99,6 +99,10 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
     if (node.distinctIds.length === 0) return node.excluded ? '1' : '0'
     return `distinct_id ${node.excluded ? 'NOT IN' : 'IN'} (${node.distinctIds.map(quote).join(', ')})`
   }
+  if ('groupKeys' in node) {
+    if (node.groupKeys.length === 0) return node.excluded ? '1' : '0'
+    return `${groupColumn(node.groupTypeIndex)} ${node.excluded ? 'NOT IN' : 'IN'} (${node.groupKeys.map(quote).join(', ')})`
+  }
   if ('actionSteps' in node) {
     return clickHouseActionCondition(node, { properties: (nodes) => nodeCondition({ type: 'AND', values: nodes }, f), currentUrl: propertyTextExpr('$current_url', f) })
   }

@@ -78,6 +78,7 @@ function nodeCondition(node: PropertyNode): SqlFragment {
   if ('key' in node) return propertyCondition(node)
   // One bound JSON list, however many ids: SQLite caps the number of parameters.
   if ('distinctIds' in node) return { sql: `distinct_id ${node.excluded ? 'NOT IN' : 'IN'} (SELECT value FROM json_each(?))`, params: [JSON.stringify(node.distinctIds)] }
+  if ('groupKeys' in node) return { sql: `${groupColumn(node.groupTypeIndex)} ${node.excluded ? 'NOT IN' : 'IN'} (SELECT value FROM json_each(?))`, params: [JSON.stringify(node.groupKeys)] }
   // Over events only: the action's chain and url read events' columns.
   if ('actionSteps' in node) return actionCondition(node, { properties: compileSqliteProperties, currentUrl: propertyText('$current_url') })
   if (node.values.length === 0) return { sql: '1', params: [] }

@@ -118,7 +118,17 @@ export interface ActionCondition {
   actionSteps: readonly ActionStepCondition[]
 }
 
-export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | ActionCondition
+/**
+ * Events whose `$group_<index>` key is one of these: a group property filter, resolved against the groups
+ * first; with `excluded`, events whose key is none of them (a filter most groups meet, as the groups it fails).
+ */
+export interface GroupKeyCondition {
+  groupTypeIndex: number
+  groupKeys: readonly string[]
+  excluded?: boolean
+}
+
+export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | GroupKeyCondition | ActionCondition
 
 export interface EventFilter {
   teamId: number

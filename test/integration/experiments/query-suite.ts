@@ -131,6 +131,8 @@ export function querySuite(t: Test, setup: StoreSetup): void {
       for (let c = 0; c < 4; c++) out.push({ event: 'clicked', distinct_id: id, at: start + HOUR + 10_000 + c * 1000 })
     }
     out.push(...exposureModeEvents())
+    // The companies' sizes (a group property): co-k has k people.
+    for (let k = 0; k < 4; k++) out.push({ event: '$groupidentify', distinct_id: 'q-admin', at: start, properties: { $group_type: 'company', $group_key: `co-${k}`, $group_set: { size: k } } })
     return out
   }
 
@@ -748,6 +750,14 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const exposures = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentExposureQuery', experiment_id: experimentId } })
     t.same(exposures.body.total_exposures, { control: PER_VARIANT / 5, test: PER_VARIANT / 5 }, 'the exposures tab counts the gold tier only')
     t.equal((await patch({ filterTestAccounts: true })).status, 200)
+  })
+
+  t.test("a group property filter counts the events of the groups it matches now, as PostHog's joined group properties", async (t) => {
+    const types = await f.api('GET', `${f.base}/groups_types/`)
+    const company = (types.body as Array<{ group_type: string; group_type_index: number }>).find((g) => g.group_type === 'company')!.group_type_index
+    const big = { key: 'size', operator: 'gte', value: 2, type: 'group', group_type_index: company }
+    // Each person clicks in company co-(i % 4): co-2 and co-3 are the big ones.
+    checkAnswer(t, await query(mean({ ...clicked, properties: [big] })), expect((v, i) => (i % 4 >= 2 ? plan(v, i).clicks : 0)), 'mean')
   })
 
   t.test("a breakdown by a person property: each group of the persons' tier now, as PostHog's joined person properties", async (t) => {

@@ -14,6 +14,8 @@ function personsWithTiers() {
   for (let i = 0; i < 10; i++) {
     events.push(ev('$identify', `user-${i}`, { $set: { tier: i % 3 === 0 ? 'gold' : 'basic', age: 20 + i } }))
     if (i % 2 === 0) events.push(ev('$identify', `user-${i}`, { $anon_distinct_id: `anon-${i}` }))
+    // Companies (group type 0) co-0…co-4, their size 10 × i.
+    if (i < 5) events.push(ev('$groupidentify', `user-${i}`, { $group_type: 'company', $group_key: `co-${i}`, $group_set: { size: 10 * i } }))
   }
   h.db.transaction(() => h.stage.process(events))()
   // A static cohort (1) of users 1 and 2.
@@ -103,4 +105,20 @@ t.test("a breakdown by a person property reads each text it has now, with its pe
   t.ok(ages.person.some((v) => v.text === '23'), "a number's text as the event store writes it")
   t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Breakdowns of type "person" are not supported in experiment metrics here; only event and person property breakdowns are.' }, 'without persons.db')
   await t.rejects(personFilterLookup(persons, null, TEAM, [metric], 20), { code: 'invalid', detail: 'The breakdown by the person property tier covers too many persons to compute this query.' })
+})
+
+t.test('a group property filter reads as the keys of the groups of its type it matches now; most of them, as the ones it fails', async (t) => {
+  const persons = personsWithTiers()
+  const big = { key: 'size', operator: 'gte', value: 20, type: 'group', group_type_index: 0 }
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [big] } }
+  const lookup = await personFilterLookup(persons, null, TEAM, [metric])
+  const [node] = planMetric(metric, noActions, lookup).steps[0].properties as unknown as Array<{ groupTypeIndex: number; groupKeys: string[]; excluded?: boolean }>
+  t.same({ ...node, groupKeys: [...node.groupKeys].sort() }, { groupTypeIndex: 0, groupKeys: ['co-2', 'co-3', 'co-4'], excluded: undefined })
+  // 8 characters hold two keys: the three big companies are too many, the two that fail are not (co-0: size 0).
+  const failing = (await personFilterLookup(persons, null, TEAM, [[big]], 8))!.group(big) as unknown as { groupKeys: string[]; excluded?: boolean }
+  t.same([[...failing.groupKeys].sort(), failing.excluded], [['co-0', 'co-1'], true])
+  const none = { ...big, group_type_index: 3 }
+  t.same((await personFilterLookup(persons, null, TEAM, [[none]]))!.group(none), { groupTypeIndex: 3, groupKeys: [], excluded: undefined }, 'a type without groups: no key')
+  t.throws(() => lookup!.group({ ...big, group_type_index: 7 }), { code: 'invalid', detail: 'A group filter needs a group_type_index from 0 to 4.' })
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event property filters are supported in experiment metrics, not "group".' }, 'without persons.db')
 })

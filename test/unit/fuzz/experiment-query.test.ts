@@ -24,7 +24,10 @@ const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'gt
 
 function filter(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.15)) return { key: 'id', type: 'cohort', value: rng.pick([1, 2, 3, '2', 99, -1, 'x', null]), ...(rng.chance(0.4) ? { operator: rng.pick(['in', 'not_in', 'exact']) } : {}) }
-  return { key: rng.pick(PROPERTIES), operator: rng.pick(OPERATORS), value: rng.pick(['pro', 5, [1, 2], '.*', null, '2024-01-01', hostileString(rng)]), type: rng.pick(['event', 'event', 'person', 'element']) }
+  const type = rng.pick(['event', 'event', 'person', 'group', 'element'])
+  const leaf: Record<string, unknown> = { key: rng.pick(PROPERTIES), operator: rng.pick(OPERATORS), value: rng.pick(['pro', 5, [1, 2], '.*', null, '2024-01-01', hostileString(rng)]), type }
+  if (type === 'group') leaf.group_type_index = rng.pick([0, 1, 4, 5, -1, '0', null])
+  return leaf
 }
 
 function source(rng: Rng): Record<string, unknown> {

@@ -56,6 +56,8 @@ t.test('every scanning read answers through the thread what it answers in place'
     ['distinctIdsInCohort, the others', (s) => s.listing.distinctIdsInCohort(TEAM, 1, 1_000, true)],
     ['distinctIdsByProperty', (s) => s.listing.distinctIdsByProperty(TEAM, 'plan', 10_000)],
     ['distinctIdsByProperty past its bound', (s) => s.listing.distinctIdsByProperty(TEAM, 'plan', 50)],
+    ['groupKeysMatching', (s) => s.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000)],
+    ['groupKeysMatching, the groups failing', (s) => s.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000, true)],
     ['listGroups', (s) => s.listing.listGroups(TEAM, 0, 5, 1, { search: 'co' })],
     ['countGroups', (s) => s.listing.countGroups(TEAM, 0)],
     ['listIngestionWarnings', (s) => s.listing.listIngestionWarnings(TEAM, 10, 0)],
@@ -75,6 +77,8 @@ t.test('every scanning read answers through the thread what it answers in place'
   t.same((await direct.listing.distinctIdsInCohort(TEAM, 1, 1_000))?.sort(), ['anon-4', 'user-1', 'user-2', 'user-4'], "the static cohort's members, each person's every id")
   t.same((await direct.listing.distinctIdsByProperty(TEAM, 'plan', 10_000))?.map((v) => [v.text, v.distinctIds.length]).sort(), [['free', 45], ['pro', 30]], "each plan's persons' ids (the free ones' every fourth with an anon id too)")
   t.equal(await direct.listing.distinctIdsByProperty(TEAM, 'plan', 50), null, 'past its bound')
+  t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000))?.sort(), ['co-3', 'co-4', 'co-5', 'co-6'])
+  t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000, true))?.sort(), ['co-0', 'co-1', 'co-2'])
   t.equal(started.length, 1, 'one thread answered them all')
 })
 
