@@ -142,8 +142,8 @@ function cohortCondition(id: number, cohortById: CohortById | null, teamId: numb
 }
 
 /**
- * The lookup planning reads person and cohort filters with: each filter found in `nodes` resolved to the
- * distinct ids it matches. Null without persons.db (such filters are then refused).
+ * The lookup planning reads person, group and cohort filters and person property breakdowns with: each found in
+ * `nodes` resolved to the distinct ids (group keys) it matches. Null without persons.db (they are then refused).
  */
 export async function personFilterLookup(
   matcher: PersonMatcher | null,
@@ -154,7 +154,7 @@ export async function personFilterLookup(
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
   const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Set(), groups: new Map() })
-  /** The persons a read names, or the ones it fails when they are too many; a 400 when both are. */
+  /** The ids (distinct ids, or group keys) a read names, or the ones it fails when they are too many; a 400 when both are. */
   const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
     const ids = await read(false)
     if (ids !== null) return { distinctIds: ids }
