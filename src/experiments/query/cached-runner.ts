@@ -78,23 +78,14 @@ interface Computation {
   wanted: number
 }
 
-/** The ids of the cohorts of cohort filters at any depth. */
-function cohortIds(node: unknown, into: Set<number> = new Set()): Set<number> {
-  if (Array.isArray(node)) for (const item of node) cohortIds(item, into)
+/** The ids of the actions (ActionsNodes) and cohorts (cohort filters) named at any depth. */
+function referenced(node: unknown, into = { actions: new Set<number>(), cohorts: new Set<number>() }): typeof into {
+  if (Array.isArray(node)) for (const item of node) referenced(item, into)
   else if (isPlainObject(node)) {
-    const id = node.type === 'cohort' ? cohortId(node) : null
-    if (id !== null) into.add(id)
-    for (const value of Object.values(node)) cohortIds(value, into)
-  }
-  return into
-}
-
-/** The ids of ActionsNodes at any depth (a metric's sources, an exposure config, an activation config). */
-function actionIds(node: unknown, into: Set<number> = new Set()): Set<number> {
-  if (Array.isArray(node)) for (const item of node) actionIds(item, into)
-  else if (isPlainObject(node)) {
-    if (node.kind === 'ActionsNode' && typeof node.id === 'number') into.add(node.id)
-    for (const value of Object.values(node)) actionIds(value, into)
+    if (node.kind === 'ActionsNode' && typeof node.id === 'number') into.actions.add(node.id)
+    const cohort = node.type === 'cohort' ? cohortId(node) : null
+    if (cohort !== null) into.cohorts.add(cohort)
+    for (const value of Object.values(node)) referenced(value, into)
   }
   return into
 }
@@ -173,10 +164,9 @@ export class CachedExperimentQueries {
     const { tags: _tags, ...rest } = query
     // What the answer reads besides the experiment: the query's metric, the exposure, the test account filters.
     const read: unknown[] = [query.metric, experiment.exposure_criteria, JSON.parse(project.test_account_filters)]
-    const actions = [...actionIds(read)].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
-    const cohorts = [...cohortIds(read)]
-      .sort((a, b) => a - b)
-      .map((id) => [id, this.#deps.cohortById?.(project.id, id) ?? null])
+    const named = referenced(read)
+    const actions = [...named.actions].sort((a, b) => a - b).map((id) => [id, this.#deps.actionById(project.id, id)?.steps ?? null])
+    const cohorts = [...named.cohorts].sort((a, b) => a - b).map((id) => [id, this.#deps.cohortById?.(project.id, id) ?? null])
     const payload = {
       version: KEY_VERSION,
       team_id: project.id,
