@@ -10,7 +10,7 @@
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
-import { eventFiltersOnly, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type PersonBreakdown, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -82,8 +82,8 @@ export interface PersonLookup {
   person(filter: EventPropertyFilter): PropertyNode
   /** A `type: "cohort"` leaf, as found. */
   cohort(leaf: JsonObject): PropertyNode
-  /** A breakdown by a person property. */
-  breakdown(key: string): PersonBreakdown
+  /** A breakdown by a person property, or with `groupTypeIndex` by a property of the groups of that type. */
+  breakdown(key: string, groupTypeIndex?: number | null): HolderBreakdown
   /** A `type: "group"` leaf, as found. */
   group(leaf: JsonObject): PropertyNode
 }

@@ -53,6 +53,23 @@ function capped(rows: IterableIterator<string>, maxChars: number): string[] | nu
   return out
 }
 
+/** `[id, text]` rows as each text with its ids, or null once the ids' text passes `maxChars` (read no further). */
+function byText(rows: IterableIterator<[string, string]>, maxChars: number): Array<{ text: string; ids: string[] }> | null {
+  const out = new Map<string, string[]>()
+  let chars = 0
+  for (const [id, text] of rows) {
+    chars += id.length
+    if (chars > maxChars) {
+      rows.return?.()
+      return null
+    }
+    const ids = out.get(text)
+    if (ids) ids.push(id)
+    else out.set(text, [id])
+  }
+  return [...out].map(([text, ids]) => ({ text, ids }))
+}
+
 export class PersonListing {
   readonly #db: Db
   private readonly s: {
@@ -147,25 +164,23 @@ export class PersonListing {
    * text: strings unquoted, other JSON as written), with the distinct ids of the persons that have it; null once
    * their ids pass `maxChars`.
    */
-  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Array<{ text: string; distinctIds: string[] }> | null {
+  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Array<{ text: string; ids: string[] }> | null {
     const text = sqlitePropertyText(key)
     const rows = this.#db
       .prepare(`SELECT d.distinct_id AS id, p.v AS v FROM person_distinct_ids d JOIN (SELECT id, ${text.sql} AS v FROM persons WHERE team_id = ?) p ON p.id = d.person_id WHERE d.team_id = ? AND p.v IS NOT NULL`)
       .raw()
       .iterate(...text.params, teamId, teamId) as IterableIterator<[string, string]>
-    const byText = new Map<string, string[]>()
-    let chars = 0
-    for (const [id, v] of rows) {
-      chars += id.length
-      if (chars > maxChars) {
-        rows.return?.()
-        return null
-      }
-      const ids = byText.get(v)
-      if (ids) ids.push(id)
-      else byText.set(v, [id])
-    }
-    return [...byText].map(([t, distinctIds]) => ({ text: t, distinctIds }))
+    return byText(rows, maxChars)
+  }
+
+  /** Each text a group property has among the project's groups of a type now, with their keys, as distinctIdsByProperty. */
+  groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Array<{ text: string; ids: string[] }> | null {
+    const text = sqlitePropertyText(key)
+    const rows = this.#db
+      .prepare(`SELECT group_key, v FROM (SELECT group_key, ${text.sql} AS v FROM groups WHERE team_id = ? AND group_type_index = ?) WHERE v IS NOT NULL`)
+      .raw()
+      .iterate(...text.params, teamId, groupTypeIndex) as IterableIterator<[string, string]>
+    return byText(rows, maxChars)
   }
 
   /**

@@ -24,7 +24,7 @@ interface Readers {
 
 /** The scanning reads, by the reader that has them. */
 const SCANS = {
-  listing: ['listPersons', 'countPersons', 'distinctIdsMatching', 'distinctIdsInCohort', 'distinctIdsByProperty', 'groupKeysMatching', 'listGroups', 'countGroups', 'listIngestionWarnings', 'countIngestionWarnings'],
+  listing: ['listPersons', 'countPersons', 'distinctIdsMatching', 'distinctIdsInCohort', 'distinctIdsByProperty', 'groupKeysByProperty', 'groupKeysMatching', 'listGroups', 'countGroups', 'listIngestionWarnings', 'countIngestionWarnings'],
   groups: ['propertyDefinitions', 'propertyValues', 'personsOf'],
   definitions: ['events', 'properties'],
 } as const satisfies { [R in keyof Readers]: ReadonlyArray<keyof Readers[R]> }

@@ -26,12 +26,12 @@
  *   never its own completion;
  * - `breakdownFilter.breakdowns` (at most 3, ExperimentQueryRunner's `_get_breakdowns_for_builder`): the event
  *   properties whose values at each entity's first exposure split the results (PostHog's BreakdownInjector), or
- *   person properties, their persons' values now (person-filters.ts).
+ *   person or group properties, their persons' (the exposure's groups') values now (person-filters.ts).
  *
  * Person property, group property and cohort filters read as the planner's caller resolved them
  * (person-filters.ts). What skylark can't compute is refused with a 400 naming it: data warehouse sources, HogQL
- * beyond the subset hogql-math.ts reads, other property filter types, breakdowns of other types than event and
- * person properties.
+ * beyond the subset hogql-math.ts reads, other property filter types, breakdowns of other types than event,
+ * person and group properties.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -169,7 +169,7 @@ function percentile(value: unknown, name: string): number | null {
 
 /**
  * The breakdowns' event properties (PostHog reads `breakdownFilter.breakdowns` only, and `str()`s a numeric
- * property), and person properties as `lookup` resolved them. Other breakdown types read groups, sessions,
+ * property), and person and group properties as `lookup` resolved them. Other breakdown types read sessions,
  * cohorts or HogQL, which skylark can't.
  */
 export function breakdownProperties(metric: JsonObject, lookup: PersonLookup | null = null): ExperimentBreakdown[] {
@@ -183,13 +183,17 @@ export function breakdownProperties(metric: JsonObject, lookup: PersonLookup | n
   return breakdowns.map((b) => {
     if (!isPlainObject(b)) throw refuse('A breakdown must be an object.')
     const { property, type } = b
-    const person = type === 'person' && lookup !== null
-    if (type !== undefined && type !== null && type !== 'event' && !person) {
-      throw refuse(`Breakdowns of type ${JSON.stringify(type)} are not supported in experiment metrics here; only event and person property breakdowns are.`)
+    const holder = (type === 'person' || type === 'group') && lookup !== null
+    if (type !== undefined && type !== null && type !== 'event' && !holder) {
+      throw refuse(`Breakdowns of type ${JSON.stringify(type)} are not supported in experiment metrics here; only event, person and group property breakdowns are.`)
     }
     const key = typeof property === 'string' ? property : typeof property === 'number' && Number.isInteger(property) ? String(property) : null
     if (key === null) throw refuse('A breakdown property must be a string or an integer.')
-    return person ? lookup.breakdown(key) : key
+    if (!holder) return key
+    if (type === 'person') return lookup.breakdown(key)
+    const index = b.group_type_index
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > 4) throw refuse('A group breakdown needs a group_type_index from 0 to 4.')
+    return lookup.breakdown(key, index)
   })
 }
 

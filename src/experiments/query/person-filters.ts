@@ -16,7 +16,8 @@
  *
  * A breakdown by a person property reads each exposure's distinct id's person's value now: every text the
  * property has among the project's persons, with their distinct ids (an exposure by another distinct id is in
- * the null group).
+ * the null group). One by a group property (`type: "group"` with its `group_type_index`) reads the value the
+ * exposure's group of that type (its `$group_<index>`) has now, as PostHog's `group_<index>.properties` join does.
  *
  * The filters are found in the query's JSON and resolved before the metric is planned, so that planning stays
  * synchronous and pure (metric.ts and exposure.ts take the lookup). A filter matching more than
@@ -26,7 +27,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { readPropertyFilter, readPropertyNode, type EventPropertyFilter, type NodeRules, type PersonBreakdown, type PropertyNode } from '../../storage/events/index.js'
+import { readPropertyFilter, readPropertyNode, type EventPropertyFilter, type NodeRules, type HolderBreakdown, type PropertyNode } from '../../storage/events/index.js'
 import type { PersonLookup } from '../metrics.js'
 
 /**
@@ -38,7 +39,9 @@ export interface PersonMatcher {
   distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing?: boolean): Promise<string[] | null>
   groupKeysMatching(teamId: number, groupTypeIndex: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
   /** Each text a person property has, with its persons' distinct ids (null: more than `maxChars` of ids). */
-  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Promise<Array<{ text: string; distinctIds: string[] }> | null>
+  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
+  /** Each text a group property has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
+  groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
 }
 
 /** What a cohort filter reads of its cohort. */
@@ -83,8 +86,8 @@ const GROUP_LEAF: NodeRules = {
 interface Found {
   persons: Map<string, EventPropertyFilter>
   cohorts: Map<string, JsonObject>
-  /** The person properties of breakdowns (`{property, type: "person"}`). */
-  breakdowns: Set<string>
+  /** The person and group properties of breakdowns (`{property, type: "person"}`, `{property, type: "group", group_type_index}`), by breakdownKey. */
+  breakdowns: Map<string, { key: string; groupTypeIndex: number | null }>
   /** Group property filters, with their type's index. */
   groups: Map<string, { index: number; filter: EventPropertyFilter }>
 }
@@ -96,13 +99,17 @@ function groupIndexOf(leaf: JsonObject): number | null {
 }
 
 const groupKey = (index: number, f: EventPropertyFilter) => JSON.stringify([index, f.key, f.operator, f.value ?? null])
+const breakdownKey = (key: string, groupTypeIndex: number | null) => JSON.stringify([key, groupTypeIndex])
 
 /** Every readable person and cohort filter in `node`, at any depth. */
 function findFilters(node: unknown, into: Found): Found {
   if (Array.isArray(node)) for (const item of node) findFilters(item, into)
   else if (isPlainObject(node)) {
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
-    else if (node.type === 'person' && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) into.breakdowns.add(String(node.property))
+    else if ((node.type === 'person' || node.type === 'group') && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) {
+      const groupTypeIndex = node.type === 'group' ? groupIndexOf(node) : null
+      if (node.type === 'person' || groupTypeIndex !== null) into.breakdowns.set(breakdownKey(String(node.property), groupTypeIndex), { key: String(node.property), groupTypeIndex })
+    }
     else if ((node.type === 'person' || node.type === 'group') && typeof node.key === 'string') {
       try {
         const filter = readPropertyFilter(node, 'properties', ANY_FILTER) as EventPropertyFilter
@@ -153,7 +160,7 @@ export async function personFilterLookup(
   maxChars = MAX_PERSON_FILTER_CHARS,
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
-  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Set(), groups: new Map() })
+  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map() })
   /** The ids (distinct ids, or group keys) a read names, or the ones it fails when they are too many; a 400 when both are. */
   const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
     const ids = await read(false)
@@ -183,15 +190,15 @@ export async function personFilterLookup(
     const node = await resolve(`The group filter on ${filter.key}`, (failing) => matcher.groupKeysMatching(teamId, index, [filter], maxChars, failing), 'groups')
     groups.set(key, { groupTypeIndex: index, groupKeys: node.distinctIds, excluded: node.excluded })
   }
-  const breakdowns = new Map<string, PersonBreakdown>()
-  for (const key of found.breakdowns) {
-    const texts = await matcher.distinctIdsByProperty(teamId, key, maxChars)
-    if (texts === null) throw invalid(`The breakdown by the person property ${key} covers too many persons to compute this query.`)
-    breakdowns.set(key, { person: texts })
+  const breakdowns = new Map<string, HolderBreakdown>()
+  for (const [id, { key, groupTypeIndex }] of found.breakdowns) {
+    const values = await (groupTypeIndex === null ? matcher.distinctIdsByProperty(teamId, key, maxChars) : matcher.groupKeysByProperty(teamId, groupTypeIndex, key, maxChars))
+    if (values === null) throw invalid(`The breakdown by the ${groupTypeIndex === null ? 'person' : 'group'} property ${key} covers too many ${groupTypeIndex === null ? 'persons' : 'groups'} to compute this query.`)
+    breakdowns.set(id, { groupTypeIndex, values })
   }
   return {
     person: (filter) => persons.get(filterKey(filter)) ?? { distinctIds: [] },
-    breakdown: (key) => breakdowns.get(key) ?? { person: [] },
+    breakdown: (key, groupTypeIndex = null) => breakdowns.get(breakdownKey(key, groupTypeIndex)) ?? { groupTypeIndex, values: [] },
     group: (leaf) => {
       const index = groupIndexOf(leaf)
       if (index === null) throw invalid('A group filter needs a group_type_index from 0 to 4.')

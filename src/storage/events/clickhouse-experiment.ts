@@ -46,10 +46,11 @@ function firstExposures(q: ExperimentExposuresQuery & Pick<ExperimentEventsQuery
     ) GROUP BY x_entity`
 }
 
-/** An event property's text, or a person property's as its distinct id's persons have it (NULL for others). */
+/** An event property's text, or a person (group) property's as its distinct id's persons (its group) have it (NULL for others). */
 function breakdownText(b: ExperimentBreakdown, f: ServerFeatures): string {
   if (typeof b === 'string') return propertyTextExpr(b, f)
-  const cases = b.person.flatMap((v) => (v.distinctIds.length === 0 ? [] : [`distinct_id IN (${v.distinctIds.map(quote).join(', ')})`, quote(v.text)]))
+  const column = b.groupTypeIndex === null ? 'distinct_id' : groupColumn(b.groupTypeIndex)
+  const cases = b.values.flatMap((v) => (v.ids.length === 0 ? [] : [`${column} IN (${v.ids.map(quote).join(', ')})`, quote(v.text)]))
   return cases.length === 0 ? 'CAST(NULL AS Nullable(String))' : `multiIf(${cases.join(', ')}, NULL)`
 }
 

@@ -131,14 +131,17 @@ export interface ExperimentVariantsQuery extends ExperimentEventsQuery {
 }
 
 /**
- * What a breakdown reads of each entity's first exposure: an event property's text, or a person property's value
- * as its persons have it now (the persons' distinct ids for each value's text, resolved before the read; an
- * exposure by another distinct id: the null label).
+ * What a breakdown reads of each entity's first exposure: an event property's text, or a person or group
+ * property's value as its persons (groups) have it now (each value's text with the distinct ids of its persons,
+ * or the keys of its groups of `groupTypeIndex`, resolved before the read; an exposure by another distinct id, or
+ * with another or no `$group_<index>`: the null label).
  */
-export type ExperimentBreakdown = string | PersonBreakdown
+export type ExperimentBreakdown = string | HolderBreakdown
 
-export interface PersonBreakdown {
-  person: ReadonlyArray<{ text: string; distinctIds: readonly string[] }>
+export interface HolderBreakdown {
+  /** null: the values are persons', `ids` their distinct ids; else groups' of this type, `ids` their keys. */
+  groupTypeIndex: number | null
+  values: ReadonlyArray<{ text: string; ids: readonly string[] }>
 }
 
 /**

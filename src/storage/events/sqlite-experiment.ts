@@ -47,13 +47,14 @@ export function compileSqliteExposureEvents(q: ExperimentEventsQuery): SqlFragme
   return exposuresSql(q, false)
 }
 
-/** An event property's text, or a person property's as its distinct id's persons have it (NULL for others). */
+/** An event property's text, or a person (group) property's as its distinct id's persons (its group) have it (NULL for others). */
 function breakdownText(b: ExperimentBreakdown): SqlFragment {
   if (typeof b === 'string') return propertyText(b)
-  if (b.person.length === 0) return { sql: 'NULL', params: [] }
+  if (b.values.length === 0) return { sql: 'NULL', params: [] }
+  const column = b.groupTypeIndex === null ? 'distinct_id' : groupColumn(b.groupTypeIndex)
   return {
-    sql: `CASE ${b.person.map(() => 'WHEN distinct_id IN (SELECT value FROM json_each(?)) THEN ?').join(' ')} END`,
-    params: b.person.flatMap((v) => [JSON.stringify(v.distinctIds), v.text]),
+    sql: `CASE ${b.values.map(() => `WHEN ${column} IN (SELECT value FROM json_each(?)) THEN ?`).join(' ')} END`,
+    params: b.values.flatMap((v) => [JSON.stringify(v.ids), v.text]),
   }
 }
 

@@ -85,8 +85,8 @@ export function querySuite(t: Test, setup: StoreSetup): void {
         const at = exposedAt(variant, i)
         const p = plan(variant, i)
         out.push({ event: 'clicked', distinct_id: id, at: at - 60_000, properties: { $session_id: `${id}-before` } })
-        // Every fifth person is a gold-tier one (a person property, for person filters).
-        call(id, at, variant, 'q-flag', { ...browserOf(i), $set: { tier: gold(i) ? 'gold' : 'basic' } })
+        // Every fifth person is a gold-tier one (a person property, for person filters), in company co-(i % 4).
+        call(id, at, variant, 'q-flag', { ...browserOf(i), $set: { tier: gold(i) ? 'gold' : 'basic' }, $groups: { company: `co-${i % 4}` } })
         // A second call later, from another browser: the first one is the exposure and its group.
         call(id, at + 100_000, variant, 'q-flag', { $browser: 'Firefox', plan: 'enterprise' })
         // Each click in a company of the person's, and in one of two teams (distinct teams: min(clicks, 2)).
@@ -713,9 +713,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
   t.test('breakdowns skylark cannot compute, or more than 3, are a 400', async (t) => {
     const post = (breakdowns: unknown[]) =>
       f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean(clicked, { breakdownFilter: { breakdowns } }) } })
-    const group = await post([{ property: 'name', type: 'group', group_type_index: 0 }])
-    t.equal(group.status, 400)
-    t.match(group.body, { type: 'validation_error', code: 'invalid', attr: null, detail: /type "group" are not supported/ })
+    const session = await post([{ property: '$session_duration', type: 'session' }])
+    t.equal(session.status, 400)
+    t.match(session.body, { type: 'validation_error', code: 'invalid', attr: null, detail: /type "session" are not supported/ })
+    const unindexed = await post([{ property: 'name', type: 'group' }])
+    t.match([unindexed.status, unindexed.body.detail], [400, 'A group breakdown needs a group_type_index from 0 to 4.'])
     const four = await post(['a', 'b', 'c', 'd'].map((property) => ({ property })))
     t.equal(four.status, 400)
     t.equal(four.body.detail, 'Maximum of 3 breakdowns are supported for experiment metrics')
@@ -767,6 +769,18 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     for (const [group, tier] of [[body.breakdown_results[0], (i: number) => !gold(i)], [body.breakdown_results[1], gold]] as const) {
       const want = expect((v, i) => plan(v, i).clicks, tier)
       t.same([sums(group.baseline), sums(group.variants[0])], [want.control, want.test], group.breakdown_value[0])
+    }
+  })
+
+  t.test("a breakdown by a group property: each group of the size the exposure's company has now, as PostHog's joined group properties", async (t) => {
+    const types = await f.api('GET', `${f.base}/groups_types/`)
+    const company = (types.body as Array<{ group_type: string; group_type_index: number }>).find((g) => g.group_type === 'company')!.group_type_index
+    const body = await query(mean(clicked, { breakdownFilter: { breakdowns: [{ property: 'size', type: 'group', group_type_index: company }] } }))
+    t.same(body.breakdown_results.map((r: any) => r.breakdown_value), [['0'], ['1'], ['2'], ['3']], "co-k's size is k; q-both, with no company, is $multiple and left out")
+    const sums = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
+    for (const [k, group] of body.breakdown_results.entries()) {
+      const want = expect((v, i) => plan(v, i).clicks, (i) => i % 4 === k)
+      t.same([sums(group.baseline), sums(group.variants[0])], [want.control, want.test], `size ${k}`)
     }
   })
 

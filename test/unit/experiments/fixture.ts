@@ -97,7 +97,8 @@ export function experimentWorld(options: WorldOptions = {}) {
         detail: string
       }>
     },
-    async events(rows: Array<{ distinctId: string; event: string; at: number; properties?: Record<string, unknown>; teamId?: number; elementsChain?: string }>) {
+    /** Rows written as ingestion writes them; `groups`: the keys of group types 0–4 ('' for none). */
+    async events(rows: Array<{ distinctId: string; event: string; at: number; properties?: Record<string, unknown>; teamId?: number; elementsChain?: string; groups?: EventRow['groups'] }>) {
       const built: EventRow[] = rows.map((r) => ({
         uuid: randomUUID(),
         team_id: r.teamId ?? project.id,
@@ -107,7 +108,7 @@ export function experimentWorld(options: WorldOptions = {}) {
         properties: JSON.stringify(r.properties ?? {}),
         timestamp: r.at,
         created_at: r.at,
-        groups: ['', '', '', '', ''],
+        groups: r.groups ?? ['', '', '', '', ''],
         elements_chain: r.elementsChain ?? '',
       }))
       await sink.write(built)

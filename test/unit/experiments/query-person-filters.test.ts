@@ -96,15 +96,32 @@ t.test("a breakdown by a person property reads each text it has now, with its pe
   const persons = personsWithTiers()
   const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked' }, breakdownFilter: { breakdowns: [{ property: 'tier', type: 'person' }, { property: '$browser' }] } }
   const lookup = await personFilterLookup(persons, null, TEAM, [metric])
-  const [tier, browser] = planMetric(metric, noActions, lookup).breakdowns as [{ person: Array<{ text: string; distinctIds: string[] }> }, string]
-  const byText = Object.fromEntries(tier.person.map((v) => [v.text, [...v.distinctIds].sort()]))
+  const [tier, browser] = planMetric(metric, noActions, lookup).breakdowns as [{ groupTypeIndex: null; values: Array<{ text: string; ids: string[] }> }, string]
+  t.equal(tier.groupTypeIndex, null)
+  const byText = Object.fromEntries(tier.values.map((v) => [v.text, [...v.ids].sort()]))
   t.same(byText.gold, ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
   t.equal(byText.basic.length, 9)
   t.equal(browser, '$browser', 'an event property stays one')
   const ages = (await personFilterLookup(persons, null, TEAM, [{ breakdowns: [{ property: 'age', type: 'person' }] }]))!.breakdown('age')
-  t.ok(ages.person.some((v) => v.text === '23'), "a number's text as the event store writes it")
-  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Breakdowns of type "person" are not supported in experiment metrics here; only event and person property breakdowns are.' }, 'without persons.db')
+  t.ok(ages.values.some((v) => v.text === '23'), "a number's text as the event store writes it")
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Breakdowns of type "person" are not supported in experiment metrics here; only event, person and group property breakdowns are.' }, 'without persons.db')
   await t.rejects(personFilterLookup(persons, null, TEAM, [metric], 20), { code: 'invalid', detail: 'The breakdown by the person property tier covers too many persons to compute this query.' })
+})
+
+t.test("a breakdown by a group property reads each text it has now among the groups of its type, with their keys", async (t) => {
+  const persons = personsWithTiers()
+  const bySize = { property: 'size', type: 'group', group_type_index: 0 }
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked' }, breakdownFilter: { breakdowns: [bySize, { property: 'tier', type: 'person' }] } }
+  const lookup = await personFilterLookup(persons, null, TEAM, [metric])
+  const [size, tier] = planMetric(metric, noActions, lookup).breakdowns as Array<{ groupTypeIndex: number | null; values: Array<{ text: string; ids: string[] }> }>
+  t.same([size.groupTypeIndex, size.values.map((v) => [v.text, v.ids]).sort()], [0, [['0', ['co-0']], ['10', ['co-1']], ['20', ['co-2']], ['30', ['co-3']], ['40', ['co-4']]]])
+  t.equal(tier.groupTypeIndex, null, 'a person property beside it stays one')
+  const none = (await personFilterLookup(persons, null, TEAM, [{ ...bySize, group_type_index: 2 }]))!.breakdown('size', 2)
+  t.same(none, { groupTypeIndex: 2, values: [] }, 'a type without groups: every exposure in the null group')
+  const unindexed = { ...metric, breakdownFilter: { breakdowns: [{ property: 'size', type: 'group' }] } }
+  const unindexedLookup = await personFilterLookup(persons, null, TEAM, [unindexed])
+  t.throws(() => planMetric(unindexed, noActions, unindexedLookup), { code: 'invalid', detail: 'A group breakdown needs a group_type_index from 0 to 4.' })
+  await t.rejects(personFilterLookup(persons, null, TEAM, [metric], 8), { code: 'invalid', detail: 'The breakdown by the group property size covers too many groups to compute this query.' })
 })
 
 t.test('a group property filter reads as the keys of the groups of its type it matches now; most of them, as the ones it fails', async (t) => {

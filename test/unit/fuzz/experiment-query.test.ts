@@ -1,8 +1,8 @@
 /**
  * The new engine under hostile queries, in-process on a real SQLite store with exposures and metric events:
  * random ExperimentQuery metrics (every metric type and math, funnels of every order, retention windows,
- * breakdowns, winsorisation, thresholds, event, person and cohort filters against a real persons.db, HogQL
- * math), mutated at random, and exposure queries with random windows, are answered or refused with a 4xx, never
+ * event, person and group breakdowns, winsorisation, thresholds, event, person, group and cohort filters against
+ * a real persons.db, HogQL math), mutated at random, and exposure queries with random windows, are answered or refused with a 4xx, never
  * anything else.
  */
 import t from 'tap'
@@ -64,7 +64,14 @@ function metric(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.2)) Object.assign(m, { lower_bound_percentile: rng.pick([0, 0.05]), upper_bound_percentile: rng.pick([0.95, 1]) })
   if (rng.chance(0.15)) m.threshold = rng.pick([1, 10, 0])
   if (rng.chance(0.15)) m.ignore_zeros = true
-  if (rng.chance(0.25)) m.breakdownFilter = { breakdowns: Array.from({ length: rng.int(3) + 1 }, () => ({ property: rng.pick(PROPERTIES), type: rng.pick(['event', 'person']) })) }
+  if (rng.chance(0.25)) {
+    m.breakdownFilter = {
+      breakdowns: Array.from({ length: rng.int(3) + 1 }, () => {
+        const type = rng.pick(['event', 'person', 'group'])
+        return { property: rng.pick(PROPERTIES), type, ...(type === 'group' ? { group_type_index: rng.pick([0, 1, 4, 5, null]) } : {}) }
+      }),
+    }
+  }
   return m
 }
 
@@ -76,7 +83,8 @@ t.test(`the new engine under ${RUN.cases} hostile queries (FUZZ_SEED=${RUN.seed}
   for (let i = 0; i < 60; i++) {
     const id = `p${i}`
     const at = T0 - DAY + i * 600_000
-    rows.push({ distinctId: id, event: '$feature_flag_called', at, properties: { $feature_flag: 'k', $feature_flag_response: i % 7 === 0 ? 'test' : i % 2 === 0 ? 'control' : 'test', $browser: i % 3 === 0 ? 'Chrome' : null } })
+    const groups = [`c${i % 3}`, '', '', '', ''] as const
+    rows.push({ distinctId: id, event: '$feature_flag_called', at, groups, properties: { $feature_flag: 'k', $feature_flag_response: i % 7 === 0 ? 'test' : i % 2 === 0 ? 'control' : 'test', $browser: i % 3 === 0 ? 'Chrome' : null } })
     if (i % 11 === 0) rows.push({ distinctId: id, event: '$feature_flag_called', at: at + 1000, properties: { $feature_flag: 'k', $feature_flag_response: 'control' } })
     for (let k = 0; k < i % 4; k++) {
       rows.push({ distinctId: id, event: EVENTS[k], at: at + (k + 1) * HOUR, properties: { amount: [5, '7', 'n/a', null, 1e300][k % 5], plan: k % 2 === 0 ? 'pro' : 'free', $session_id: `${id}-${k}`, nested: { a: [1] } } })
@@ -84,9 +92,11 @@ t.test(`the new engine under ${RUN.cases} hostile queries (FUZZ_SEED=${RUN.seed}
     rows.push({ distinctId: id, event: 'clicked', at: at - 2 * HOUR })
   }
   await w.events(rows)
-  // persons.db with the same distinct ids: plans of every third person, a static cohort (1) and dynamic ones.
+  // persons.db with the same distinct ids: plans of every third person, three companies (group type 0) of the
+  // exposures, a static cohort (1) and dynamic ones.
   const persons = harness()
-  persons.db.transaction(() => persons.stage.process(Array.from({ length: 60 }, (_, i) => ev('$identify', `p${i}`, { $set: { plan: i % 3 === 0 ? 'pro' : 'free', amount: i } }, { team_id: w.project.id }))))()
+  const companies = [0, 1, 2].map((k) => ev('$groupidentify', 'p0', { $group_type: 'company', $group_key: `c${k}`, $group_set: { plan: k === 0 ? 'pro' : 'free', amount: k } }, { team_id: w.project.id }))
+  persons.db.transaction(() => persons.stage.process([...Array.from({ length: 60 }, (_, i) => ev('$identify', `p${i}`, { $set: { plan: i % 3 === 0 ? 'pro' : 'free', amount: i } }, { team_id: w.project.id })), ...companies]))()
   new StaticCohortWriter(persons.db).replaceMembers(w.project.id, 1, ['p1', 'p2', 'p3'])
   const cohorts = new Map([
     [1, { is_static: true, deleted: false, filters: null }],

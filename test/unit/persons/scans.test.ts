@@ -56,6 +56,8 @@ t.test('every scanning read answers through the thread what it answers in place'
     ['distinctIdsInCohort, the others', (s) => s.listing.distinctIdsInCohort(TEAM, 1, 1_000, true)],
     ['distinctIdsByProperty', (s) => s.listing.distinctIdsByProperty(TEAM, 'plan', 10_000)],
     ['distinctIdsByProperty past its bound', (s) => s.listing.distinctIdsByProperty(TEAM, 'plan', 50)],
+    ['groupKeysByProperty', (s) => s.listing.groupKeysByProperty(TEAM, 0, 'size', 1_000)],
+    ['groupKeysByProperty past its bound', (s) => s.listing.groupKeysByProperty(TEAM, 0, 'size', 10)],
     ['groupKeysMatching', (s) => s.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000)],
     ['groupKeysMatching, the groups failing', (s) => s.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000, true)],
     ['listGroups', (s) => s.listing.listGroups(TEAM, 0, 5, 1, { search: 'co' })],
@@ -75,8 +77,11 @@ t.test('every scanning read answers through the thread what it answers in place'
   t.ok((await direct.listing.listPersons(TEAM, { properties: plan, search: 'example', limit: 10, offset: 0 })).length > 0, 'the filtered fixture matches')
   t.equal(await direct.listing.listIngestionWarnings(TEAM, 10, 0).then((w) => w.length), 1, 'the fixture has a warning')
   t.same((await direct.listing.distinctIdsInCohort(TEAM, 1, 1_000))?.sort(), ['anon-4', 'user-1', 'user-2', 'user-4'], "the static cohort's members, each person's every id")
-  t.same((await direct.listing.distinctIdsByProperty(TEAM, 'plan', 10_000))?.map((v) => [v.text, v.distinctIds.length]).sort(), [['free', 45], ['pro', 30]], "each plan's persons' ids (the free ones' every fourth with an anon id too)")
+  t.same((await direct.listing.distinctIdsByProperty(TEAM, 'plan', 10_000))?.map((v) => [v.text, v.ids.length]).sort(), [['free', 45], ['pro', 30]], "each plan's persons' ids (the free ones' every fourth with an anon id too)")
   t.equal(await direct.listing.distinctIdsByProperty(TEAM, 'plan', 50), null, 'past its bound')
+  t.same((await direct.listing.groupKeysByProperty(TEAM, 0, 'size', 1_000))?.map((v) => [v.text, v.ids]).sort(), [0, 1, 2, 3, 4, 5, 6].map((i) => [String(i), [`co-${i}`]]), "each size's companies, a number's text as the event store writes it")
+  t.same(await direct.listing.groupKeysByProperty(TEAM, 1, 'size', 1_000), [], 'a type without groups')
+  t.equal(await direct.listing.groupKeysByProperty(TEAM, 0, 'size', 10), null, 'past its bound')
   t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000))?.sort(), ['co-3', 'co-4', 'co-5', 'co-6'])
   t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000, true))?.sort(), ['co-0', 'co-1', 'co-2'])
   t.equal(started.length, 1, 'one thread answered them all')

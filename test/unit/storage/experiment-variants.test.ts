@@ -114,7 +114,9 @@ function manyIds(excluded = false): Partial<ExperimentVariantsQuery> {
 }
 
 /** A person property's groups as the runner resolves them: gold for n % 3 = 0, basic for n % 3 = 1, the rest no value. */
-const TIER = { person: [0, 1].map((r) => ({ text: r === 0 ? 'gold' : 'basic', distinctIds: Array.from({ length: 20 }, (_, k) => `d-${3 * k + r}`) })) }
+const TIER = { groupTypeIndex: null, values: [0, 1].map((r) => ({ text: r === 0 ? 'gold' : 'basic', ids: Array.from({ length: 20 }, (_, k) => `d-${3 * k + r}`) })) }
+/** A group property's, as the runner resolves them: the organisations (type 0) 0 and 3 large, 1 small, the rest no value. */
+const SIZE = { groupTypeIndex: 0, values: [{ text: 'large', ids: ['org-0', 'org-3'] }, { text: 'small', ids: ['org-1'] }] }
 
 /** only_count_matured_users' cutoff on first exposures: person 31 (test, exposed once) is first exposed on the dot. */
 const MATURED_BY = T0 + 31 * 60_000
@@ -206,6 +208,8 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['an exposure of all organisations but two', query({}, { exposure: { ...query({}).exposure, properties: [...query({}).exposure.properties!, { groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'], excluded: true }] } })],
   ['a person property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [TIER] })],
   ['a funnel by a person and an event property', query({ type: 'funnel', sources: [] }, { breakdowns: [TIER, '$browser'] })],
+  ['a group property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [SIZE] })],
+  ['group entities, first seen, by their own property and a person property', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen', breakdowns: [SIZE, TIER] })],
   ['an exposure narrowed to 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds())],
   ['an exposure of all but 30,040 distinct ids', query({ sources: [{ kind: 'sum', property: 'amount' }] }, manyIds(true))],
 ]
