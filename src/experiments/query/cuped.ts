@@ -9,6 +9,7 @@
 import { pyTruthy } from '../../common/drf-fields.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import type { VariantSums } from '../../storage/events/index.js'
+import { isSessionPropertySource } from './metric.js'
 import type { Statistic } from './statistics.js'
 
 export const DEFAULT_CUPED_LOOKBACK_DAYS = 14
@@ -40,10 +41,7 @@ function supportsCuped(metric: JsonObject): boolean {
   if (metric.metric_type === 'funnel') return metric.funnel_order_type !== 'unordered'
   if (metric.metric_type !== 'mean') return false
   if (metric.threshold !== undefined && metric.threshold !== null) return false
-  const source = isPlainObject(metric.source) ? metric.source : {}
-  const property = source.math_property
-  const sessionProperty = property === '$session_duration' || (typeof property === 'string' && property !== '' && source.math_property_type === 'session_properties')
-  return !sessionProperty
+  return !isSessionPropertySource(metric.source)
 }
 
 /**

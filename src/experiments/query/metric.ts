@@ -9,7 +9,8 @@
  *   `unique_session` (distinct `$session_id`s), `dau` (distinct persons), `unique_group` (distinct
  *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
  *   empty keys never counted; `hogql` (`math_hogql`: an aggregation of an expression on event properties,
- *   src/storage/events/hogql-math.ts); anything else the event count (`total`);
+ *   src/storage/events/hogql-math.ts); anything else the event count (`total`); a mean of `$session_duration`
+ *   counts each session once (SessionMath, `_get_session_property_ctes`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end (a window of 0 or less is none); a funnel's window, as set (0 too, as its UDF takes
  *   it), runs from each exposure in its walk instead;
@@ -50,6 +51,7 @@ import {
   type PropertyNode,
   type RetentionUnit,
   type RetentionWindow,
+  type SessionMath,
   type SourceMath,
 } from '../../storage/events/index.js'
 import { propertyFilters, type PersonLookup } from '../metrics.js'
@@ -133,6 +135,32 @@ function sourceOf(node: unknown, actionById: ActionLookup, person: PersonLookup 
   if (math === 'unique_group') return { step, math: uniqueGroup(node.math_group_type_index) }
   if ((math === 'sum' || math === 'avg' || math === 'min' || math === 'max') && property !== null) return { step, math: { kind: math, property } }
   return { step, math: { kind: 'count' } }
+}
+
+/**
+ * Whether a metric source reads a session property (`is_session_property_metric`): `$session_duration` whatever
+ * its `math_property_type`, or any property typed `session_properties`.
+ */
+export function isSessionPropertySource(node: unknown): boolean {
+  if (!isPlainObject(node)) return false
+  const property = node.math_property
+  return property === '$session_duration' || (typeof property === 'string' && property !== '' && node.math_property_type === 'session_properties')
+}
+
+/**
+ * A mean's session property math (SessionMath), null for a source that reads none: `_build_value_aggregation_expr`
+ * over the sessions' values, `avg`, `min`, `max` as named, a distinct count for `unique_session`, `dau` and
+ * `unique_group`, else a sum. Session properties other than `$session_duration`, and HogQL math on one, are
+ * refused: skylark keeps no sessions table to read them from.
+ */
+function sessionMath(node: unknown): SessionMath | null {
+  if (!isSessionPropertySource(node)) return null
+  const { math, math_property: property } = node as JsonObject
+  if (property !== '$session_duration') throw refuse(`The session property ${String(property)} can't be computed here; of session properties only $session_duration can.`)
+  if (math === 'hogql') throw refuse('HogQL math over a session property is not supported here.')
+  if (math === 'avg' || math === 'min' || math === 'max') return { kind: 'session', aggregation: math }
+  const distinct = math === 'unique_session' || math === 'dau' || math === 'unique_group'
+  return { kind: 'session', aggregation: distinct ? 'distinct' : 'sum' }
 }
 
 /**
@@ -227,7 +255,7 @@ export function planMetric(metric: JsonObject, actionById: ActionLookup, person:
       ...base,
       type: 'mean',
       steps: [s.step],
-      sources: [s.math],
+      sources: [sessionMath(metric.source) ?? s.math],
       lowerPercentile: percentile(metric.lower_bound_percentile, 'lower_bound_percentile'),
       upperPercentile: percentile(metric.upper_bound_percentile, 'upper_bound_percentile'),
       ignoreZeros: metric.ignore_zeros === true,
@@ -274,7 +302,7 @@ export function valueProperties(plan: MetricPlan): string[] {
   return [...new Set(plan.sources.flatMap((m) => ('property' in m ? [m.property] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))]
 }
 
-/** The keys whose distinct texts the aggregation counts from each event, in order. */
+/** The keys whose distinct texts the aggregation counts from each event (a session metric's sessions too), in order. */
 export function distinctKeys(plan: MetricPlan): DistinctKey[] {
-  return [...new Set(plan.sources.flatMap((m) => (m.kind === 'distinct' ? [m.key] : [])))]
+  return [...new Set(plan.sources.flatMap((m): DistinctKey[] => (m.kind === 'distinct' ? [m.key] : m.kind === 'session' ? ['$session_id'] : [])))]
 }

@@ -10,7 +10,7 @@ import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery, SESSION_SPAN_MS, type SessionMath } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -165,7 +165,31 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
     case 'min':
     case 'max':
       return `if(countIf(${c}) = 0, 0, ${math.kind}If(${x}, ${c}))`
+    case 'session':
+      throw new RangeError('a session source is read per session (sessionsPerEntity)')
   }
+}
+
+/**
+ * A session property mean (SessionMath), PostHog's three layers: each exposed entity's sessions among its
+ * metric events with the first time it was seen in each (`st`), those first seen in its window joined (INNER,
+ * so an entity without one has no row) to their durations, and the entity's aggregate of them (`a`).
+ */
+function sessionsPerEntity(q: ExperimentVariantsQuery, math: SessionMath, joined: string, texts: readonly string[], group: string, reached: (value: string) => string, table: string, f: ServerFeatures): string {
+  const session = distinctKeyExpr('$session_id', f).expr
+  const k = `k${q.metric.distinctKeys.indexOf('$session_id')}`
+  const ms = msExpr('timestamp', f)
+  const spanned = compileClickHouseWhere({ teamId: q.teamId, after: q.metric.after - SESSION_SPAN_MS, before: q.metric.before + SESSION_SPAN_MS }, f)
+  // Every session of the range, not only the metric's: reading which those are would read the events again.
+  const durations = `SELECT s, intDiv(max(s_ms), 1000) - intDiv(min(s_ms), 1000) AS d FROM (SELECT ${session} AS s, ${ms} AS s_ms FROM ${table} WHERE ${spanned}) WHERE s != '' GROUP BY s`
+  const kept = texts.map((x) => `, ${x}`).join('')
+  const sessions = `SELECT e, x_variant${kept}, ${k} AS s, min(t) AS st, any(x_first) AS xf FROM ${joined} WHERE bitAnd(m, 1) != 0 AND ${k} != '' GROUP BY e, x_variant${kept}, s`
+  const window = q.aggregation.windowMs
+  const inWindow = `st >= xf${window === null ? '' : ` AND st < xf + ${Math.trunc(window)}`}`
+  const value = math.aggregation === 'distinct' ? 'toFloat64(uniqExact(d))' : `toFloat64(${math.aggregation}(d))`
+  return `SELECT x_variant AS variant${group}, ${reached(value)} AS a FROM (
+      SELECT e, x_variant${kept}, d FROM (${sessions}) ALL INNER JOIN (${durations}) USING s WHERE ${inWindow}
+    ) GROUP BY e, x_variant${kept}`
 }
 
 /**
@@ -209,11 +233,17 @@ export function compileClickHouseExperiment(q: ExperimentVariantsQuery, table: s
     }
   }
   const bit = (i: number) => `bitAnd(m, ${2 ** i}) != 0 AND ${inWindow}`
-  const values = a.sources.map((_, i) => `${sourceExpr(q, i, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
   // A mean's threshold (entityValue in experiment-aggregate.ts): whether each entity reached it.
-  if (a.type === 'mean' && a.threshold !== undefined && a.threshold !== null) values[0] = `toFloat64(${sourceExpr(q, 0, bit(0), f)} >= ${a.threshold}) AS a`
-  if (pre !== null) values.push(`${sourceExpr(q, 0, `bitAnd(m, 1) != 0 AND ${pre}`, f)} AS c`)
-  const perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
+  const reached = (value: string) => (a.type === 'mean' && a.threshold !== undefined && a.threshold !== null ? `toFloat64(${value} >= ${a.threshold})` : value)
+  const [first] = a.sources
+  let perEntity: string
+  if (first?.kind === 'session') perEntity = sessionsPerEntity(q, first, joined, texts, group, reached, table, f)
+  else {
+    const values = a.sources.map((_, i) => `${sourceExpr(q, i, bit(i), f)} AS ${i === 0 ? 'a' : 'b'}`)
+    values[0] = `${reached(sourceExpr(q, 0, bit(0), f))} AS a`
+    if (pre !== null) values.push(`${sourceExpr(q, 0, `bitAnd(m, 1) != 0 AND ${pre}`, f)} AS c`)
+    perEntity = `SELECT x_variant AS variant${group}, ${values.join(', ')} FROM ${joined} ${byEntity}`
+  }
   if (needsAllValues(a)) return { sql: perEntity, perVariant: false }
   const ratio = a.type === 'ratio' ? ', sum(b) AS ds, sum(b * b) AS dss, sum(a * b) AS p' : ''
   const cuped = pre === null ? '' : ', sum(c) AS cs, sum(c * c) AS css, sum(a * c) AS cp'

@@ -52,7 +52,7 @@ export type DistinctKey = '$session_id' | 'person' | `$group_${0 | 1 | 2 | 3 | 4
 /**
  * How one event's value counts for a mean or ratio source: its count, a property's number, the distinct
  * non-empty keys of its events, `any` (1 with an event, else 0: PostHog's distinct count of its constant 1),
- * or a HogQL expression's aggregate (hogql-math.ts).
+ * a HogQL expression's aggregate (hogql-math.ts), or `session`: a mean of `$session_duration` (SessionMath).
  */
 export type SourceMath =
   | { kind: 'count' }
@@ -60,6 +60,27 @@ export type SourceMath =
   | { kind: 'distinct'; key: DistinctKey }
   | { kind: 'any' }
   | { kind: 'hogql'; hogql: HogqlMath }
+  | SessionMath
+
+/**
+ * A mean of the session property `$session_duration` (PostHog's session-property metric, mean metrics only):
+ * each session counts once, not once per event. An entity's sessions are the `$session_id`s of its metric
+ * events; each session whose first metric event comes at or after the entity's first exposure (and within the
+ * conversion window after it) adds its duration, the whole seconds from the session's first event of any kind
+ * to its last, aggregated over the entity's sessions as `aggregation` says (`distinct`: the distinct durations,
+ * as PostHog's distinct count reads the session values). An exposed entity without such a session is not
+ * counted at all (PostHog's inner join). The session id must be among the metric's `distinctKeys`.
+ */
+export interface SessionMath {
+  kind: 'session'
+  aggregation: 'sum' | 'avg' | 'min' | 'max' | 'distinct'
+}
+
+/**
+ * How far a session's events reach beyond its metric events when its duration is read: PostHog's SDKs start a
+ * new session after 24 hours at most, so the events read are those within this of the metric events' range.
+ */
+export const SESSION_SPAN_MS = 24 * 3_600_000
 
 /**
  * How the metric events of each exposed entity become per-variant sums (experiment-aggregate.ts says how):

@@ -124,3 +124,17 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, entities: It
     params: [...steps.flatMap((s) => s.where.params), ...keys.flatMap((k) => k.params), ...values.flatMap((v) => v.params), q.teamId, m.after, m.before, ...(names ?? []), JSON.stringify([...entities])],
   }
 }
+
+/**
+ * The duration in whole seconds of each of `sessions` (SessionMath: its last event's second less its first's,
+ * events of any kind in [after, before)): `s, d`.
+ */
+export function compileSqliteSessionSeconds(teamId: number, after: number, before: number, sessions: Iterable<string>): SqlFragment {
+  const where = compileSqliteWhere({ teamId, after, before })
+  const session = distinctKeyText('$session_id')
+  return {
+    sql: `SELECT s, MAX(timestamp) / 1000 - MIN(timestamp) / 1000 AS d FROM (SELECT ${session.sql} AS s, timestamp FROM ${where.from} WHERE ${where.sql})
+      WHERE s IN (SELECT value FROM json_each(?)) GROUP BY s`,
+    params: [...session.params, ...where.params, JSON.stringify([...sessions])],
+  }
+}

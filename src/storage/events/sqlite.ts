@@ -10,7 +10,7 @@ import { readsExposures } from './experiment-funnel.js'
 import { aggregateVariants, countExposures, exposuresByEntity, NO_TEXTS, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
-import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents } from './sqlite-experiment.js'
+import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionSeconds } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
@@ -35,6 +35,7 @@ import {
   type FunnelRow,
   type MetricEventRow,
   type PropertyValuesQuery,
+  SESSION_SPAN_MS,
   type StoredEvent,
   type ValueColumn,
 } from './types.js'
@@ -277,7 +278,12 @@ export class SqliteEventStore implements EventStore {
       }
     }
     const rows = walks ? withExposureEvents(read(this.#db), walked) : withoutIds(read(this.#db))
-    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows)
+    const { after, before } = query.metric
+    const seconds = (sessions: ReadonlySet<string>) => {
+      const spans = compileSqliteSessionSeconds(query.teamId, after - SESSION_SPAN_MS, before + SESSION_SPAN_MS, sessions)
+      return new Map(this.#db.prepare(spans.sql).raw().all(...spans.params) as Array<[string, number]>)
+    }
+    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows, seconds)
   }
 
   /** Runs on the read thread: each entity's first exposure and variant, counted per variant and quarter hour. */

@@ -784,6 +784,17 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     }
   })
 
+  t.test("a mean of $session_duration counts each session once, whole, and only the people with a session after exposure", async (t) => {
+    const body = await query(mean({ ...clicked, math: 'sum', math_property: '$session_duration', math_property_type: 'session_properties' }))
+    // Clicks 2k and 2k + 1 share a session 2 s long; the click a minute before exposure is a session of its own,
+    // not counted. Control people with no click after exposure (i % 3 = 0) have no session: not counted.
+    const seconds = (v: Variant, i: number) => 2 * Math.floor(plan(v, i).clicks / 2)
+    const sums = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
+    t.same([sums(body.baseline), sums(body.variant_results[0])], [expect(seconds, (i) => i % 3 !== 0).control, expect(seconds).test])
+    const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean({ ...clicked, math: 'avg', math_property: '$pageview_count', math_property_type: 'session_properties' }) } })
+    t.match([refused.status, refused.body], [400, { type: 'validation_error', code: 'invalid', detail: /only \$session_duration can/ }])
+  })
+
   t.test("filterTestAccounts leaves out what the project's test_account_filters do not keep, as PostHog's exposure predicate", async (t) => {
     const project = `/api/projects/${f.server.boot.project_id}/`
     // Real users are the basic tier: the gold one are the team's own test accounts.

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { metricSteps, planMetric, valueProperties } from '../../../src/experiments/query/metric.js'
+import { distinctKeys, metricSteps, planMetric, valueProperties } from '../../../src/experiments/query/metric.js'
 
 const noActions = () => null
 const mean = (over: Record<string, unknown>) =>
@@ -24,7 +24,7 @@ t.test('breakdowns are the event properties of breakdownFilter.breakdowns, at mo
   for (const type of ['person', 'group', 'session', 'cohort', 'hogql', 'event_metadata', 'data_warehouse']) {
     t.throws(
       () => mean({ breakdownFilter: { breakdowns: [{ property: 'x', type }] } }),
-      { code: 'invalid', detail: `Breakdowns of type "${type}" are not supported in experiment metrics here; only event and person property breakdowns are.` },
+      { code: 'invalid', detail: `Breakdowns of type "${type}" are not supported in experiment metrics here; only event, person and group property breakdowns are.` },
       type,
     )
   }
@@ -44,6 +44,22 @@ t.test("math types are read as PostHog's base_query_utils reads them: dau distin
   t.throws(() => math({ math: 'unique_group', math_group_type_index: 5 }), { code: 'invalid', detail: 'math_group_type_index must be one of 0, 1, 2, 3, 4.' })
   t.same(math({ math: 'total' }), { kind: 'count' })
   t.same(math({ math: 'sum' }), { kind: 'count' }, 'a sum without a property sums 1 an event')
+})
+
+t.test("a mean of $session_duration is a session property metric, as PostHog's is_session_property_metric reads one; other session properties are refused", async (t) => {
+  const session = (source: Record<string, unknown>) => mean({ source: { kind: 'EventsNode', event: '$pageview', math_property: '$session_duration', ...source } })
+  t.same(session({ math: 'sum', math_property_type: 'session_properties' }).sources, [{ kind: 'session', aggregation: 'sum' }])
+  t.same(session({ math: 'avg' }).sources, [{ kind: 'session', aggregation: 'avg' }], 'without math_property_type too')
+  t.same(session({ math: 'max', math_property_type: 'event_properties' }).sources, [{ kind: 'session', aggregation: 'max' }], 'whatever its type')
+  t.same(session({ math: 'total' }).sources, [{ kind: 'session', aggregation: 'sum' }], "total: the default aggregation, a sum of the sessions' values")
+  t.same(session({ math: 'dau' }).sources, [{ kind: 'session', aggregation: 'distinct' }], 'a distinct count of their values')
+  const plan = session({ math: 'min' })
+  t.same([plan.steps, valueProperties(plan), distinctKeys(plan)], [[{ event: '$pageview', properties: [] }], [], ['$session_id']], 'the sessions are read from each event')
+  t.throws(() => session({ math: 'sum', math_property: '$is_bounce', math_property_type: 'session_properties' }), { code: 'invalid', detail: "The session property $is_bounce can't be computed here; of session properties only $session_duration can." })
+  t.throws(() => session({ math: 'hogql', math_hogql: 'sum(1)' }), { code: 'invalid', detail: 'HogQL math over a session property is not supported here.' })
+  t.same(mean({ source: { kind: 'EventsNode', math: 'sum', math_property: '$foo', math_property_type: 'person_properties' } }).sources, [{ kind: 'sum', property: '$foo' }], 'another type: no session metric')
+  const ratio = planMetric({ kind: 'ExperimentMetric', metric_type: 'ratio', numerator: { kind: 'EventsNode', math: 'sum', math_property: '$session_duration' }, denominator: { kind: 'EventsNode' } }, noActions)
+  t.same(ratio.sources[0], { kind: 'sum', property: '$session_duration' }, "a ratio reads it as an event property, as PostHog's ratio builder does")
 })
 
 t.test("HogQL math is read from math_hogql; without one PostHog's value is 1 an event, and a text it can't read is a 400", async (t) => {

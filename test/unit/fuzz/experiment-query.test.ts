@@ -1,9 +1,9 @@
 /**
  * The new engine under hostile queries, in-process on a real SQLite store with exposures and metric events:
  * random ExperimentQuery metrics (every metric type and math, funnels of every order, retention windows,
- * event, person and group breakdowns, winsorisation, thresholds, event, person, group and cohort filters against
- * a real persons.db, HogQL math), mutated at random, and exposure queries with random windows, are answered or refused with a 4xx, never
- * anything else.
+ * event, person and group breakdowns, session durations, winsorisation, thresholds, event, person, group and
+ * cohort filters against a real persons.db, HogQL math), mutated at random, and exposure queries with random
+ * windows, are answered or refused with a 4xx, never anything else.
  */
 import t from 'tap'
 import { ExperimentQueryRunner } from '../../../src/experiments/query/runner.js'
@@ -35,7 +35,8 @@ function source(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.3)) node.properties = Array.from({ length: rng.int(3) + 1 }, () => filter(rng))
   const math = rng.pick(['total', 'sum', 'avg', 'min', 'max', 'unique_session', 'dau', 'unique_group', 'hogql', 'median', undefined])
   if (math !== undefined) node.math = math
-  if (rng.chance(0.5)) node.math_property = rng.pick(PROPERTIES)
+  if (rng.chance(0.5)) node.math_property = rng.pick([...PROPERTIES, '$session_duration', '$is_bounce'])
+  if (rng.chance(0.2)) node.math_property_type = rng.pick(['session_properties', 'event_properties', null, 5])
   if (math === 'unique_group') node.math_group_type_index = rng.pick([0, 1, 4, 5, null])
   if (math === 'hogql') node.math_hogql = rng.pick(['sum(properties.amount * 2)', 'avg(if(properties.plan = \'pro\', 1, 0))', 'count()', 'properties.amount / 0', 'max(toFloat(properties.nested))', hostileString(rng)])
   return node

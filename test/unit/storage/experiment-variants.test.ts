@@ -5,12 +5,12 @@
  * order) with steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
  * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
  * exposure with another value, and two at the same millisecond), retention metrics' outcomes, and only the
- * entities first exposed by a cutoff (`only_count_matured_users`).
+ * entities first exposed by a cutoff (`only_count_matured_users`), and session duration means.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
-import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SourceMath } from '../../../src/storage/events/index.js'
+import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
@@ -56,6 +56,14 @@ function rows(): EventRow[] {
     if (n % 3 === 0) add(n, 'viewed', exposed + 2000, { amount: n % 7 === 0 ? 'n/a' : n })
     // A purchase in the same millisecond as the view for some: the step order falls back on the uuid.
     if (n % 4 !== 3) add(n, 'purchased', exposed + (n % 5 === 0 ? 2000 : 9000), { amount: n % 8 })
+    // Sessions (session durations): browsing in a session of its own that a pageview 2.5 s before exposure
+    // opened and the last browse n % 4 + 1 s later closes, and for n % 5 = 0 one more session, whose first
+    // browse came before exposure (not counted) though it browsed after too.
+    if (n % 3 !== 2) {
+      add(n, '$pageview', exposed - 2500, { $session_id: `p${n}-a` })
+      for (let b = 0; b <= n % 3; b++) add(n, 'browsed', exposed + 500 + b * 1000 * ((n % 4) + 1), { $session_id: `p${n}-a` })
+    }
+    if (n % 5 === 0) for (const at of [exposed - 300, exposed + 40_000]) add(n, 'browsed', at, { $session_id: `p${n}-b` })
   }
   return out
 }
@@ -112,6 +120,10 @@ function manyIds(excluded = false): Partial<ExperimentVariantsQuery> {
   const ids = [...Array.from({ length: 30_000 }, (_, i) => `nobody-${i}`), ...Array.from({ length: 40 }, (_, n) => `d-${n}`)]
   return { exposure: { ...q.exposure, properties: [...q.exposure.properties!, { distinctIds: ids, excluded }] } }
 }
+
+/** A mean of session durations (SessionMath) over the sessions of `event` (browsing: one session per person). */
+const sessions = (aggregation: SessionMath['aggregation'], over: Partial<ExperimentVariantsQuery['aggregation']> = {}, more: Partial<ExperimentVariantsQuery> = {}, event = 'browsed') =>
+  query({ sources: [{ kind: 'session', aggregation }], ...over }, { ...more, metric: { ...query({}).metric, steps: [{ event }], distinctKeys: ['$session_id'] } })
 
 /** A person property's groups as the runner resolves them: gold for n % 3 = 0, basic for n % 3 = 1, the rest no value. */
 const TIER = { groupTypeIndex: null, values: [0, 1].map((r) => ({ text: r === 0 ? 'gold' : 'basic', ids: Array.from({ length: 20 }, (_, k) => `d-${3 * k + r}`) })) }
@@ -206,6 +218,11 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
   ['a metric of the events of two organisations', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { metric: { ...query({ sources: [{ kind: 'sum', property: 'amount' }] }).metric, steps: [{ event: 'clicked', properties: [{ groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'] }] }] } })],
   ['an exposure of all organisations but two', query({}, { exposure: { ...query({}).exposure, properties: [...query({}).exposure.properties!, { groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'], excluded: true }] } })],
+  ['session durations: a sum', sessions('sum')],
+  ['session durations: an avg within a 2 s window, by a breakdown', sessions('avg', { windowMs: 2000 }, { breakdowns: ['$browser'] })],
+  ['session durations: the distinct ones of the clicks, whose sessions other persons share', sessions('distinct', {}, {}, 'clicked')],
+  ['session durations: a max, winsorised', sessions('max', { upperPercentile: 0.9 })],
+  ['session durations: a min, reached 2 s, of group entities', sessions('min', { threshold: 2 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['a person property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [TIER] })],
   ['a funnel by a person and an event property', query({ type: 'funnel', sources: [] }, { breakdowns: [TIER, '$browser'] })],
   ['a group property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [SIZE] })],
@@ -243,6 +260,19 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
   const instant = query({ type: 'funnel', sources: [], windowMs: 0 }, { metric: { ...query({}).metric, steps: [{ event: '$feature_flag_called' }] } })
   for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
     t.same((await s.experimentVariants(instant)).variants.map((v) => v.sum), [0, 1], `${name}: a window of 0 keeps one millisecond`)
+  }
+  // By hand: 40 persons browse in a session of their own (n % 3 != 2), each lasting from its pageview 2.5 s
+  // before exposure to its last browse; the second sessions of n % 5 = 0 began before exposure; n % 10 = 9
+  // is never exposed but n = 19 (its two same-millisecond calls), n % 6 = 0 to both: 27 persons left.
+  const own = (n: number) => 3 + (n % 3) * ((n % 4) + 1)
+  const counted = Array.from({ length: 60 }, (_, n) => n).filter((n) => n % 3 !== 2 && (n % 10 !== 9 || n === 19) && n % 6 !== 0)
+  const want = VARIANTS.map((v, i) => {
+    const ns = counted.filter((n) => n % 2 === i)
+    return [v, ns.length, ns.reduce((sum, n) => sum + own(n), 0)]
+  })
+  for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
+    const got = (await s.experimentVariants(sessions('sum'))).variants
+    t.same(got.map((v) => [v.key, v.number_of_samples, v.sum]), want, `${name}: each session's whole duration once, only persons with one counted`)
   }
   const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
   const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
