@@ -66,15 +66,17 @@ t.test('only the requests sent after the warm-up are counted, and the warm-up is
 })
 
 t.test("slow answers during the warm-up do not reach the measured latencies; slow ones after it do", async (t) => {
-  // The first 50 answers take 40 ms, as a cold start would; everything after is answered at once.
-  const coldStart = await server((n) => (n < 50 ? 40 : 0))
+  // The first 50 answers take 150 ms, as a cold start would; everything after is answered at once. The bound on
+  // the warmed run leaves room for a busy machine: a clean-clone CI run beside other tests read 45 ms.
+  const COLD_MS = 150
+  const coldStart = await server((n) => (n < 50 ? COLD_MS : 0))
   t.teardown(coldStart.close)
   const warmed = await runSteady(coldStart.url, REQUESTS, { connections: 50, rate: 200, warmupS: 0.5, durationS: 1 })
-  t.ok(warmed.latencyMs.max < 30, `max ${warmed.latencyMs.max} ms`)
+  t.ok(warmed.latencyMs.max < COLD_MS * 0.67, `max ${warmed.latencyMs.max} ms`)
 
-  const coldMeasured = await server((n) => (n < 50 ? 40 : 0))
+  const coldMeasured = await server((n) => (n < 50 ? COLD_MS : 0))
   t.teardown(coldMeasured.close)
   const unwarmed = await runSteady(coldMeasured.url, REQUESTS, { connections: 50, rate: 200, durationS: 1 })
-  t.ok(unwarmed.latencyMs.max >= 40, `max ${unwarmed.latencyMs.max} ms`)
-  t.ok(unwarmed.latencyMs.p99 >= 40, `p99 ${unwarmed.latencyMs.p99} ms`)
+  t.ok(unwarmed.latencyMs.max >= COLD_MS, `max ${unwarmed.latencyMs.max} ms`)
+  t.ok(unwarmed.latencyMs.p99 >= COLD_MS, `p99 ${unwarmed.latencyMs.p99} ms`)
 })
