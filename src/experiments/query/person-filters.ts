@@ -101,7 +101,7 @@ function groupIndexOf(leaf: JsonObject): number | null {
 const groupKey = (index: number, f: EventPropertyFilter) => JSON.stringify([index, f.key, f.operator, f.value ?? null])
 const breakdownKey = (key: string, groupTypeIndex: number | null) => JSON.stringify([key, groupTypeIndex])
 
-/** Every readable person and cohort filter in `node`, at any depth. */
+/** Every readable person, group and cohort filter and person or group breakdown in `node`, at any depth. */
 function findFilters(node: unknown, into: Found): Found {
   if (Array.isArray(node)) for (const item of node) findFilters(item, into)
   else if (isPlainObject(node)) {
@@ -109,8 +109,7 @@ function findFilters(node: unknown, into: Found): Found {
     else if ((node.type === 'person' || node.type === 'group') && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) {
       const groupTypeIndex = node.type === 'group' ? groupIndexOf(node) : null
       if (node.type === 'person' || groupTypeIndex !== null) into.breakdowns.set(breakdownKey(String(node.property), groupTypeIndex), { key: String(node.property), groupTypeIndex })
-    }
-    else if ((node.type === 'person' || node.type === 'group') && typeof node.key === 'string') {
+    } else if ((node.type === 'person' || node.type === 'group') && typeof node.key === 'string') {
       try {
         const filter = readPropertyFilter(node, 'properties', ANY_FILTER) as EventPropertyFilter
         const index = groupIndexOf(node)
