@@ -1,9 +1,9 @@
 /**
- * `create_exposure_cohort_for_experiment`: a static cohort of the persons exposed since launch
- * (`$feature_flag_called` for the flag with one of its variants as the response), stored as the experiment's
- * `exposure_cohort`. PostHog's refusals: no start date, or a cohort already made. Membership goes to
- * persons.db, resolved through distinct ids. (PostHog makes a dynamic behavioural cohort, which flags could
- * not use; docs/architecture.md.)
+ * `create_exposure_cohort_for_experiment`: a static cohort of the persons exposed since launch (who sent
+ * `$feature_flag_called` for the flag, whatever its response, as PostHog's cohort's event filter reads it),
+ * stored as the experiment's `exposure_cohort`. PostHog's refusals: no start date, or a cohort already made.
+ * Membership goes to persons.db, resolved through distinct ids. (PostHog makes a dynamic behavioural cohort,
+ * which flags could not use; docs/architecture.md.)
  */
 import { AppError, ValidationError } from '../common/errors.js'
 import type { CohortObject, Cohorts, Project } from '../management/index.js'
@@ -13,7 +13,6 @@ import type { ExperimentRecord } from './record.js'
 import { ExperimentRepository } from './repository.js'
 import type { ExperimentObject } from './serialize.js'
 import type { CohortMembers, Experiments } from './service.js'
-import { flagVariants } from './validation.js'
 
 export interface ExposureCohortDeps {
   experiments: Experiments
@@ -43,10 +42,7 @@ export class ExposureCohorts {
       teamId: project.id,
       event: '$feature_flag_called',
       after: Date.parse(experiment.start_date!),
-      properties: [
-        { key: '$feature_flag', operator: 'exact', value: flag.key },
-        { key: '$feature_flag_response', operator: 'exact', value: flagVariants(flag.filters).map((v) => v.key) },
-      ],
+      properties: [{ key: '$feature_flag', operator: 'exact', value: [flag.key] }],
     })
     return this.#deps.db
       .transaction(() => {
