@@ -10,6 +10,7 @@
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
+import { elementFilter } from './element-filters.js'
 import { eventFiltersOnly, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
@@ -100,14 +101,15 @@ function leafRules(lookup: PersonLookup | null): NodeRules {
 const LEAF_RULES = leafRules(null)
 
 /**
- * A property list's leaves as filters (storage/events/property-nodes.ts): event ones, and person, cohort and group
- * ones where `lookup` reads them; anything else a metric's 400.
+ * A property list's leaves as filters (storage/events/property-nodes.ts): event and element ones
+ * (element-filters.ts), and person, cohort and group ones where `lookup` reads them; anything else a metric's 400.
  */
 export function propertyFilters(node: unknown, lookup: PersonLookup | null = null): PropertyNode[] {
   const rules = lookup === null ? LEAF_RULES : leafRules(lookup)
   return propertyLeaves(node).map((leaf) => {
     if (lookup !== null && leaf.type === 'cohort') return lookup.cohort(leaf)
     if (lookup !== null && leaf.type === 'group') return lookup.group(leaf)
+    if (leaf.type === 'element') return elementFilter(leaf, (r) => { throw leafRefusal(r) })
     return readPropertyFilter(leaf, 'properties', rules)
   })
 }

@@ -1,6 +1,7 @@
 /** The same events in both event stores: a migrated SQLite file and a ClickHouse server, for tests comparing their reads. */
 import { join } from 'node:path'
 import type { Test } from 'tap'
+import { compileRegex } from '../../src/flags/index.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../src/storage/events/index.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { EVENTS_MIGRATIONS } from '../../src/storage/sqlite/migrations/events.js'
@@ -14,7 +15,8 @@ export async function bothEventStores(t: Test, rows: readonly EventRow[], databa
   const sqliteSink = new SqliteEventSink(file)
   await sqliteSink.write(rows)
   await sqliteSink.close()
-  const sqlite = new SqliteEventStore(file)
+  // The regex engine the service's read thread gets (workers/event-query.ts): action and element filters run it.
+  const sqlite = new SqliteEventStore(file, compileRegex)
   t.teardown(() => sqlite.close())
   const clickhouse = await clickhouseEventStore(t, database)
   await clickhouse.sink.write(rows)

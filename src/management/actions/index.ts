@@ -4,6 +4,6 @@
  * stored event against them.
  */
 export { Actions } from './service.js'
-export { actionCondition, compileAction, conditionHolds, type EventTest, type MatchableEvent } from './match.js'
+export { actionCondition, chainCondition, compileAction, conditionHolds, stepRunnable, type EventTest, type MatchableEvent } from './match.js'
 export { stepEvents, STEP_MATCHING, type ActionRecord, type ActionStep, type StepMatching } from './record.js'
 export type { ActionObject, ActionReferenceObject, ActionStepObject } from './serialize.js'

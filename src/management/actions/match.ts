@@ -49,22 +49,15 @@ function urlMatch(value: string, matching: StepMatching | null): TextMatch {
   return { mode: 'like', pattern: `%${value}%` }
 }
 
-function stepCondition(step: ActionStep, index: number): ActionStepCondition {
-  const read = readStepProperties(step.properties)
-  if ('unsupported' in read) throw new ValidationError('unsupported', `Action step ${index + 1} uses ${read.unsupported}, which skylark can't evaluate.`)
-  const condition = {
-    event: step.event || null,
-    url: step.url ? urlMatch(step.url, step.url_matching) : null,
-    chainRegexes: [] as string[],
-    chainIds: [] as string[],
-    chainTags: [] as string[],
-    href: null as TextMatch | null,
-    text: null as TextMatch | null,
-    properties: read.nodes,
-  }
-  if (step.event !== AUTOCAPTURE) return condition
-  if (step.selector) {
-    const parts = parseSelector(step.selector)
+/**
+ * A selector's and a tag name's conditions on the chain, as PostHog's `selector_to_expr` and `tag_name_to_expr`
+ * write them (an action step's, and an element filter's): the selector's regex, the ids it names and one of its
+ * useful tags; the tag's regex.
+ */
+export function chainCondition(selector: string | null, tagName: string | null): Pick<ActionStepCondition, 'chainRegexes' | 'chainIds' | 'chainTags'> {
+  const condition = { chainRegexes: [] as string[], chainIds: [] as string[], chainTags: [] as string[] }
+  if (selector) {
+    const parts = parseSelector(selector)
     condition.chainIds = parts.flatMap((p) => (p.attrId === null ? [] : [p.attrId]))
     // A lone part naming only an id is matched by the id alone (PostHog's shortcut, which it keeps).
     const idOnly = parts.length === 1 && parts[0]!.dataKeys === 1 && condition.chainIds.length === 1
@@ -74,10 +67,22 @@ function stepCondition(step: ActionStep, index: number): ActionStepCondition {
       condition.chainTags = parts.flatMap((p) => (p.tagName !== null && (USEFUL_ELEMENTS as readonly string[]).includes(p.tagName) ? [p.tagName] : []))
     }
   }
-  if (step.tag_name !== null) condition.chainRegexes.push(`(^|;)${step.tag_name}(\\.|$|;|:)`)
-  if (step.href !== null) condition.href = elementMatch(step.href, step.href_matching)
-  if (step.text !== null) condition.text = elementMatch(step.text, step.text_matching)
+  if (tagName !== null) condition.chainRegexes.push(`(^|;)${tagName}(\\.|$|;|:)`)
   return condition
+}
+
+function stepCondition(step: ActionStep, index: number): ActionStepCondition {
+  const read = readStepProperties(step.properties)
+  if ('unsupported' in read) throw new ValidationError('unsupported', `Action step ${index + 1} uses ${read.unsupported}, which skylark can't evaluate.`)
+  const autocapture = step.event === AUTOCAPTURE
+  return {
+    event: step.event || null,
+    url: step.url ? urlMatch(step.url, step.url_matching) : null,
+    ...(autocapture ? chainCondition(step.selector, step.tag_name) : { chainRegexes: [], chainIds: [], chainTags: [] }),
+    href: autocapture && step.href !== null ? elementMatch(step.href, step.href_matching) : null,
+    text: autocapture && step.text !== null ? elementMatch(step.text, step.text_matching) : null,
+    properties: read.nodes,
+  }
 }
 
 /** The regexes a step runs, which must all be ones the stores can run. */
@@ -86,6 +91,9 @@ const stepRegexes = (c: ActionStepCondition): string[] => [...c.chainRegexes, ..
 /** A condition no event meets (an empty list of distinct ids), for an action whose every step is impossible. */
 const NOTHING: ActionStepCondition = { event: null, url: null, chainRegexes: [], chainIds: [], chainTags: [], href: null, text: null, properties: [{ distinctIds: [] }] }
 
+/** Whether the stores can run every regex of a step (regex.ts); one that they can't matches nothing. */
+export const stepRunnable = (c: ActionStepCondition): boolean => stepRegexes(c).every(storesCanRun)
+
 /**
  * The action's steps as the stores' condition. A step whose property filters skylark can't evaluate (person,
  * element, cohort or HogQL filters, the regex operators) is refused with a 400 naming it, rather than ignored;
@@ -93,7 +101,7 @@ const NOTHING: ActionStepCondition = { event: null, url: null, chainRegexes: [],
  */
 export function actionCondition(steps: readonly ActionStep[]): ActionCondition {
   if (steps.length === 0) return { actionSteps: [] }
-  const possible = steps.map(stepCondition).filter((c) => stepRegexes(c).every(storesCanRun))
+  const possible = steps.map(stepCondition).filter(stepRunnable)
   return { actionSteps: possible.length > 0 ? possible : [NOTHING] }
 }
 

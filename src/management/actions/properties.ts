@@ -92,8 +92,8 @@ export function propertiesHold(nodes: readonly PropertyNode[], properties: Recor
 
 function nodeHolds(node: PropertyNode, properties: Record<string, unknown>): boolean {
   if ('key' in node) return filterHolds(node, properties)
-  // Neither is ever read from a step's properties.
-  if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node) return false
+  // None is ever read from a step's properties.
+  if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node) return false
   if (node.values.length === 0) return true
   return node.type === 'OR' ? node.values.some((v) => nodeHolds(v, properties)) : node.values.every((v) => nodeHolds(v, properties))
 }

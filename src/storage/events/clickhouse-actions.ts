@@ -29,16 +29,18 @@ function textMatch(expression: string, m: TextMatch): string {
   }
 }
 
-const values = (column: Exclude<ChainColumn, 'href'>) => `extractAll(elements_chain, ${quote(CHAIN_PATTERNS[column])})`
+/** The chain's values of a column (its materialised column's expression), and its first href ('' without one). */
+export const chainValuesExpr = (column: Exclude<ChainColumn, 'href'>) => `extractAll(elements_chain, ${quote(CHAIN_PATTERNS[column])})`
+export const chainHrefExpr = `extract(elements_chain, ${quote(CHAIN_PATTERNS.href)})`
 
 function stepCondition(step: ActionStepCondition, ctx: ClickHouseActionContext): string {
   const parts: string[] = []
   if (step.event !== null) parts.push(`event = ${quote(step.event)}`)
   for (const regex of step.chainRegexes) parts.push(`match(elements_chain, ${quote(regex)})`)
-  for (const id of step.chainIds) parts.push(`has(${values('attr_id')}, ${quote(id)})`)
-  if (step.chainTags.length > 0) parts.push(`hasAny(${values('element')}, [${step.chainTags.map(quote).join(', ')}])`)
-  if (step.href !== null) parts.push(textMatch(`extract(elements_chain, ${quote(CHAIN_PATTERNS.href)})`, step.href))
-  if (step.text !== null) parts.push(`arrayExists(x -> ${textMatch('x', step.text)}, ${values('text')})`)
+  for (const id of step.chainIds) parts.push(`has(${chainValuesExpr('attr_id')}, ${quote(id)})`)
+  if (step.chainTags.length > 0) parts.push(`hasAny(${chainValuesExpr('element')}, [${step.chainTags.map(quote).join(', ')}])`)
+  if (step.href !== null) parts.push(textMatch(chainHrefExpr, step.href))
+  if (step.text !== null) parts.push(`arrayExists(x -> ${textMatch('x', step.text)}, ${chainValuesExpr('text')})`)
   if (step.url !== null) parts.push(textMatch(ctx.currentUrl, step.url))
   if (step.properties.length > 0) parts.push(ctx.properties(step.properties))
   return parts.length === 0 ? '1' : `(${parts.join(' AND ')})`

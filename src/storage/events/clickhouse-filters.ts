@@ -3,7 +3,7 @@
  * parameters. Property text forms match the SQLite store: strings unquoted, other JSON as written, JSON
  * null and missing keys as NULL; only top-level keys count, as in SQLite and PostHog.
  */
-import { clickHouseActionCondition } from './clickhouse-actions.js'
+import { chainHrefExpr, chainValuesExpr, clickHouseActionCondition } from './clickhouse-actions.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
@@ -64,7 +64,11 @@ function textOf(value: unknown): string {
 }
 
 function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): string {
-  const v = propertyTextExpr(filter.key, f)
+  return compareText(propertyTextExpr(filter.key, f), presentExpr(filter.key, f), filter)
+}
+
+/** `filter`'s operator and value on a text (`v`, NULL when missing; `present`: whether the value is there at all). */
+function compareText(v: string, present: string, filter: EventPropertyFilter): string {
   const values = Array.isArray(filter.value) ? filter.value : [filter.value]
   const list = values.filter((x) => x !== null && x !== undefined).map((x) => quote(textOf(x)))
   switch (filter.operator) {
@@ -77,9 +81,9 @@ function propertyCondition(filter: EventPropertyFilter, f: ServerFeatures): stri
     case 'not_icontains':
       return `ifNull(positionCaseInsensitiveUTF8(${v}, ${quote(textOf(filter.value))}) = 0, 1)`
     case 'is_set':
-      return presentExpr(filter.key, f)
+      return present
     case 'is_not_set':
-      return `NOT ${presentExpr(filter.key, f)}`
+      return `NOT ${present}`
     case 'gt':
     case 'gte':
     case 'lt':
@@ -106,6 +110,12 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   if ('actionSteps' in node) {
     return clickHouseActionCondition(node, { properties: (nodes) => nodeCondition({ type: 'AND', values: nodes }, f), currentUrl: propertyTextExpr('$current_url', f) })
   }
+  if ('element' in node) {
+    if (node.element === 'text') return `arrayExists(x -> ${compareText('x', '1', node.filter)}, ${chainValuesExpr('text')})`
+    const href = `nullIf(${chainHrefExpr}, '')`
+    return compareText(href, `isNotNull(${href})`, node.filter)
+  }
+  if ('not' in node) return `NOT ifNull(${nodeCondition(node.not, f)}, 0)`
   if (node.values.length === 0) return '1'
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }

@@ -6,7 +6,7 @@
  * `properties`, so persons.db's persons table takes them as well.
  */
 import { actionCondition } from './sqlite-actions.js'
-import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
+import type { ElementCondition, EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
 export interface SqlFragment {
   sql: string
@@ -40,7 +40,11 @@ function textOf(value: unknown): string {
 }
 
 function propertyCondition(filter: EventPropertyFilter): SqlFragment {
-  const v = propertyText(filter.key)
+  return compareText(propertyText(filter.key), propertyPresent(filter.key), filter)
+}
+
+/** `filter`'s operator and value on a text (`v`, NULL when missing; `present`: whether the value is there at all). */
+function compareText(v: SqlFragment, present: SqlFragment, filter: EventPropertyFilter): SqlFragment {
   const values = Array.isArray(filter.value) ? filter.value : [filter.value]
   switch (filter.operator) {
     case 'exact':
@@ -55,14 +59,10 @@ function propertyCondition(filter: EventPropertyFilter): SqlFragment {
       return { sql: `instr(lower(${v.sql}), lower(?)) > 0`, params: [...v.params, textOf(filter.value)] }
     case 'not_icontains':
       return { sql: `(${v.sql} IS NULL OR instr(lower(${v.sql}), lower(?)) = 0)`, params: [...v.params, ...v.params, textOf(filter.value)] }
-    case 'is_set': {
-      const present = propertyPresent(filter.key)
-      return { sql: present.sql, params: present.params }
-    }
-    case 'is_not_set': {
-      const present = propertyPresent(filter.key)
+    case 'is_set':
+      return present
+    case 'is_not_set':
       return { sql: `NOT ${present.sql}`, params: present.params }
-    }
     case 'gt':
     case 'gte':
     case 'lt':
@@ -81,9 +81,24 @@ function nodeCondition(node: PropertyNode): SqlFragment {
   if ('groupKeys' in node) return { sql: `${groupColumn(node.groupTypeIndex)} ${node.excluded ? 'NOT IN' : 'IN'} (SELECT value FROM json_each(?))`, params: [JSON.stringify(node.groupKeys)] }
   // Over events only: the action's chain and url read events' columns.
   if ('actionSteps' in node) return actionCondition(node, { properties: compileSqliteProperties, currentUrl: propertyText('$current_url') })
+  if ('element' in node) return elementCondition(node)
+  if ('not' in node) {
+    const inner = nodeCondition(node.not)
+    return { sql: `NOT coalesce(${inner.sql}, 0)`, params: inner.params }
+  }
   if (node.values.length === 0) return { sql: '1', params: [] }
   const parts = node.values.map(nodeCondition)
   return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }
+}
+
+/** An element filter over the row's `elements_chain` (the read connection's chain functions, sqlite-actions.ts). */
+function elementCondition(node: ElementCondition): SqlFragment {
+  if (node.element === 'href') {
+    const href = { sql: "nullif(skylark_chain_href(elements_chain), '')", params: [] }
+    return compareText(href, { sql: `${href.sql} IS NOT NULL`, params: [] }, node.filter)
+  }
+  const any = compareText({ sql: 'value', params: [] }, { sql: '1', params: [] }, node.filter)
+  return { sql: `EXISTS (SELECT 1 FROM json_each(skylark_chain_values(elements_chain, 'text')) WHERE ${any.sql})`, params: any.params }
 }
 
 /** Property filters that must all hold, over the `properties` column of the row read. */

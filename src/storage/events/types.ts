@@ -128,7 +128,22 @@ export interface GroupKeyCondition {
   excluded?: boolean
 }
 
-export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | GroupKeyCondition | ActionCondition
+/**
+ * An element filter on the event's elements chain (PostHog's `property_to_expr` for `type: "element"`): `href`
+ * compares the chain's first href ('' read as none), `text` any one of its texts, each as `filter` (its operator
+ * and value) compares a property's text.
+ */
+export interface ElementCondition {
+  element: 'href' | 'text'
+  filter: EventPropertyFilter
+}
+
+/** The events a node does not hold for (an element selector or tag name filter's `is_not`). */
+export interface NegatedCondition {
+  not: PropertyNode
+}
+
+export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | GroupKeyCondition | ActionCondition | ElementCondition | NegatedCondition
 
 export interface EventFilter {
   teamId: number

@@ -1,9 +1,9 @@
 /**
  * The new engine under hostile queries, in-process on a real SQLite store with exposures and metric events:
  * random ExperimentQuery metrics (every metric type and math, funnels of every order, retention windows,
- * event, person and group breakdowns, session durations, winsorisation, thresholds, event, person, group and
- * cohort filters against a real persons.db, HogQL math), mutated at random, and exposure queries with random
- * windows, are answered or refused with a 4xx, never anything else.
+ * event, person and group breakdowns, session durations, winsorisation, thresholds, event, element, person,
+ * group and cohort filters against a real persons.db, HogQL math), mutated at random, and exposure queries with
+ * random windows, are answered or refused with a 4xx, never anything else.
  */
 import t from 'tap'
 import { ExperimentQueryRunner } from '../../../src/experiments/query/runner.js'
@@ -25,7 +25,8 @@ const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'gt
 function filter(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.15)) return { key: 'id', type: 'cohort', value: rng.pick([1, 2, 3, '2', 99, -1, 'x', null]), ...(rng.chance(0.4) ? { operator: rng.pick(['in', 'not_in', 'exact']) } : {}) }
   const type = rng.pick(['event', 'event', 'person', 'group', 'element'])
-  const leaf: Record<string, unknown> = { key: rng.pick(PROPERTIES), operator: rng.pick(OPERATORS), value: rng.pick(['pro', 5, [1, 2], '.*', null, '2024-01-01', hostileString(rng)]), type }
+  const key = type === 'element' && rng.chance(0.8) ? rng.pick(['selector', 'tag_name', 'href', 'text']) : rng.pick(PROPERTIES)
+  const leaf: Record<string, unknown> = { key, operator: rng.pick(OPERATORS), value: rng.pick(['pro', 5, [1, 2], '.*', null, '2024-01-01', 'a.btn > #x', [], hostileString(rng)]), type }
   if (type === 'group') leaf.group_type_index = rng.pick([0, 1, 4, 5, -1, '0', null])
   return leaf
 }
@@ -88,7 +89,7 @@ t.test(`the new engine under ${RUN.cases} hostile queries (FUZZ_SEED=${RUN.seed}
     rows.push({ distinctId: id, event: '$feature_flag_called', at, groups, properties: { $feature_flag: 'k', $feature_flag_response: i % 7 === 0 ? 'test' : i % 2 === 0 ? 'control' : 'test', $browser: i % 3 === 0 ? 'Chrome' : null } })
     if (i % 11 === 0) rows.push({ distinctId: id, event: '$feature_flag_called', at: at + 1000, properties: { $feature_flag: 'k', $feature_flag_response: 'control' } })
     for (let k = 0; k < i % 4; k++) {
-      rows.push({ distinctId: id, event: EVENTS[k], at: at + (k + 1) * HOUR, properties: { amount: [5, '7', 'n/a', null, 1e300][k % 5], plan: k % 2 === 0 ? 'pro' : 'free', $session_id: `${id}-${k}`, nested: { a: [1] } } })
+      rows.push({ distinctId: id, event: EVENTS[k], at: at + (k + 1) * HOUR, elementsChain: k % 2 ? 'a.btn:href="/x"nth-child="1"nth-of-type="1"text="Go"' : '', properties: { amount: [5, '7', 'n/a', null, 1e300][k % 5], plan: k % 2 === 0 ? 'pro' : 'free', $session_id: `${id}-${k}`, nested: { a: [1] } } })
     }
     rows.push({ distinctId: id, event: 'clicked', at: at - 2 * HOUR })
   }
