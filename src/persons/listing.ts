@@ -38,31 +38,29 @@ function filtered(filter: PersonFilters & GroupFilters): boolean {
   return Boolean(filter.distinctId || filter.email || filter.search || filter.groupKey || filter.properties?.length)
 }
 
-/** The texts of `rows`, or null (reading no further) once they pass `maxChars` together. */
-function capped(rows: IterableIterator<string>, maxChars: number): string[] | null {
-  const out: string[] = []
+/** The rows read while the text of their ids (`idOf`) stays within `maxChars` together; null (reading no further) past it. */
+function capped<T>(rows: IterableIterator<T>, maxChars: number, idOf: (row: T) => string): T[] | null {
+  const out: T[] = []
   let chars = 0
-  for (const text of rows) {
-    chars += text.length
+  for (const row of rows) {
+    chars += idOf(row).length
     if (chars > maxChars) {
       rows.return?.()
       return null
     }
-    out.push(text)
+    out.push(row)
   }
   return out
 }
 
+const itself = (id: string) => id
+
 /** `[id, text]` rows as each text with its ids, or null once the ids' text passes `maxChars` (read no further). */
 function byText(rows: IterableIterator<[string, string]>, maxChars: number): Array<{ text: string; ids: string[] }> | null {
+  const read = capped(rows, maxChars, ([id]) => id)
+  if (read === null) return null
   const out = new Map<string, string[]>()
-  let chars = 0
-  for (const [id, text] of rows) {
-    chars += id.length
-    if (chars > maxChars) {
-      rows.return?.()
-      return null
-    }
+  for (const [id, text] of read) {
     const ids = out.get(text)
     if (ids) ids.push(id)
     else out.set(text, [id])
@@ -194,7 +192,7 @@ export class PersonListing {
       .prepare(`SELECT group_key FROM groups WHERE team_id = ? AND group_type_index = ? AND ${failing ? 'NOT ' : ''}COALESCE((${where.sql}), 0)`)
       .pluck()
       .iterate(teamId, groupTypeIndex, ...where.params) as IterableIterator<string>
-    return capped(rows, maxChars)
+    return capped(rows, maxChars, itself)
   }
 
   #distinctIdsOf(teamId: number, persons: string, params: readonly unknown[], maxChars: number, failing: boolean): string[] | null {
@@ -202,7 +200,7 @@ export class PersonListing {
       .prepare(`SELECT distinct_id FROM person_distinct_ids WHERE team_id = ? AND person_id ${failing ? 'NOT IN' : 'IN'} (${persons})`)
       .pluck()
       .iterate(teamId, ...params) as IterableIterator<string>
-    return capped(rows, maxChars)
+    return capped(rows, maxChars, itself)
   }
 
   countPersons(teamId: number, filter: PersonFilters = {}): number {

@@ -191,8 +191,9 @@ export async function personFilterLookup(
   }
   const breakdowns = new Map<string, HolderBreakdown>()
   for (const [id, { key, groupTypeIndex }] of found.breakdowns) {
-    const values = await (groupTypeIndex === null ? matcher.distinctIdsByProperty(teamId, key, maxChars) : matcher.groupKeysByProperty(teamId, groupTypeIndex, key, maxChars))
-    if (values === null) throw invalid(`The breakdown by the ${groupTypeIndex === null ? 'person' : 'group'} property ${key} covers too many ${groupTypeIndex === null ? 'persons' : 'groups'} to compute this query.`)
+    const person = groupTypeIndex === null
+    const values = await (person ? matcher.distinctIdsByProperty(teamId, key, maxChars) : matcher.groupKeysByProperty(teamId, groupTypeIndex, key, maxChars))
+    if (values === null) throw invalid(`The breakdown by the ${person ? 'person' : 'group'} property ${key} covers too many ${person ? 'persons' : 'groups'} to compute this query.`)
     breakdowns.set(id, { groupTypeIndex, values })
   }
   return {

@@ -7,7 +7,7 @@
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import { exposureStep, metricEventNames } from './experiment-funnel.js'
-import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, type DistinctKey, type EventFilter, type ExperimentBreakdown, type ExperimentEventsQuery } from './types.js'
+import { BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, SESSION_SPAN_MS, type DistinctKey, type EventFilter, type ExperimentBreakdown, type ExperimentEventsQuery } from './types.js'
 
 /** What the exposures' statements read of a query. */
 type ExposureSide = Pick<ExperimentEventsQuery, 'groupTypeIndex' | 'exposure' | 'variantProperty' | 'breakdowns'>
@@ -127,10 +127,10 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, entities: It
 
 /**
  * The duration in whole seconds of each of `sessions` (SessionMath: its last event's second less its first's,
- * events of any kind in [after, before)): `s, d`.
+ * events of any kind within SESSION_SPAN_MS of the metric's range): `s, d`.
  */
-export function compileSqliteSessionSeconds(teamId: number, after: number, before: number, sessions: Iterable<string>): SqlFragment {
-  const where = compileSqliteWhere({ teamId, after, before })
+export function compileSqliteSessionSeconds(q: Pick<ExperimentEventsQuery, 'teamId' | 'metric'>, sessions: Iterable<string>): SqlFragment {
+  const where = compileSqliteWhere({ teamId: q.teamId, after: q.metric.after - SESSION_SPAN_MS, before: q.metric.before + SESSION_SPAN_MS })
   const session = distinctKeyText('$session_id')
   return {
     sql: `SELECT s, MAX(timestamp) / 1000 - MIN(timestamp) / 1000 AS d FROM (SELECT ${session.sql} AS s, timestamp FROM ${where.from} WHERE ${where.sql})

@@ -35,7 +35,6 @@ import {
   type FunnelRow,
   type MetricEventRow,
   type PropertyValuesQuery,
-  SESSION_SPAN_MS,
   type StoredEvent,
   type ValueColumn,
 } from './types.js'
@@ -278,9 +277,8 @@ export class SqliteEventStore implements EventStore {
       }
     }
     const rows = walks ? withExposureEvents(read(this.#db), walked) : withoutIds(read(this.#db))
-    const { after, before } = query.metric
     const seconds = (sessions: ReadonlySet<string>) => {
-      const spans = compileSqliteSessionSeconds(query.teamId, after - SESSION_SPAN_MS, before + SESSION_SPAN_MS, sessions)
+      const spans = compileSqliteSessionSeconds(query, sessions)
       return new Map(this.#db.prepare(spans.sql).raw().all(...spans.params) as Array<[string, number]>)
     }
     return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows, seconds)
