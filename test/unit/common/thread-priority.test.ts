@@ -1,7 +1,7 @@
 import { getPriority } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
-import { hasChrt, SCHED_IDLE, threadScheduling, type ThreadScheduling } from '../../helpers/threads.js'
+import { hasChrt, importTypeScript, SCHED_IDLE, threadScheduling, type ThreadScheduling } from '../../helpers/threads.js'
 
 const of = (tid: number) => threadScheduling(process.pid, tid)
 const linuxOnly = process.platform !== 'linux' && 'Linux only'
@@ -12,8 +12,8 @@ const linuxOnly = process.platform !== 'linux' && 'Linux only'
  * 5 s to load, and a 5 s limit ended it before it reported, leaving the test unfinished.
  */
 async function lowerInWorker(policy: string, nice: number): Promise<{ lowered: string | null; tid: number; childTid: number; stop: () => Promise<number> }> {
-  const moduleUrl = new URL('../../../src/common/thread-priority.ts', import.meta.url).href
-  const imports = `import { parentPort, Worker } from 'node:worker_threads'; import { currentThreadId, lowerThreadPriority } from ${JSON.stringify(moduleUrl)}`
+  const moduleUrl = new URL('../../../src/common/thread-priority.ts', import.meta.url)
+  const imports = `import { parentPort, Worker } from 'node:worker_threads'; ${importTypeScript('{ currentThreadId, lowerThreadPriority }', moduleUrl)}`
   const childSource = `${imports}; parentPort.postMessage(currentThreadId()); setTimeout(() => {}, 60_000)`
   const source = `
     ${imports}

@@ -1,15 +1,15 @@
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
 import { Lateness, leftover, StoredCursors } from '../../../src/ingestion/consumer/lateness.js'
+import { importTypeScript } from '../../helpers/threads.js'
 
 t.test('a stored cursor written on one thread reads the same on another, up to a segment of 2^23 and an offset of 1 TiB', async (t) => {
   const main = new StoredCursors()
   const far = { segment: 2 ** 23 - 1, offset: 2 ** 40 - 1 }
   // The consumer thread's side, as it runs there: its own StoredCursors over the same shared memory.
-  const moduleUrl = new URL('../../../src/ingestion/consumer/lateness.ts', import.meta.url).href
   const source = `
     import { parentPort, workerData } from 'node:worker_threads'
-    import { StoredCursors } from ${JSON.stringify(moduleUrl)}
+    ${importTypeScript('{ StoredCursors }', new URL('../../../src/ingestion/consumer/lateness.ts', import.meta.url))}
     const cursors = new StoredCursors(workerData.buffer)
     cursors.set('historical', workerData.far)
     cursors.set('main', { segment: 7, offset: 4096 })
