@@ -8,6 +8,7 @@
  */
 const onSpawn = (globalThis as Record<symbol, { listeners: unknown[] } | undefined>)[Symbol.for('process-on-spawn@*:singletonId')]
 if (onSpawn) onSpawn.listeners.length = 0
-const options = (process.env.NODE_OPTIONS ?? '').replace(/--import=\S*@tapjs\/processinfo\S*/g, '').trim()
+// tap writes it as `"--import=file:///…/@tapjs/processinfo/…"`, quotes included.
+const options = (process.env.NODE_OPTIONS ?? '').replace(/"--import=[^"]*@tapjs\/processinfo[^"]*"|--import=\S*@tapjs\/processinfo\S*/g, '').trim()
 if (options) process.env.NODE_OPTIONS = options
 else delete process.env.NODE_OPTIONS
