@@ -22,7 +22,7 @@ import t, { type Test } from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { startServer, type TestServer } from '../../helpers/server.js'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from './chromium.js'
+import { CHROMIUM, CHROMIUM_ARGS, browserContext, chromiumSkip } from './chromium.js'
 import { createFeature, storedEvents, until } from './harness.js'
 
 const require = createRequire(import.meta.url)
@@ -89,8 +89,7 @@ interface Watched {
 
 /** A new tab that records skylark's answers and every console error or warning, failed request, page error. */
 async function watchedTab(t: Test, browser: Browser, server: TestServer): Promise<{ tab: Page; seen: Watched }> {
-  const context = await browser.newContext()
-  t.teardown(() => context.close())
+  const context = await browserContext(t, browser)
   const tab = await context.newPage()
   const seen: Watched = { answers: [], problems: [] }
   tab.on('console', (m) => {

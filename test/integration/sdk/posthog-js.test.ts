@@ -20,7 +20,7 @@ import t, { type Test } from 'tap'
 import type { Browser, ConsoleMessage } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { ROOT } from '../../helpers/server.js'
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from './chromium.js'
+import { CHROMIUM, CHROMIUM_ARGS, browserContext, chromiumSkip } from './chromium.js'
 import {
   PAYLOAD_TEST,
   assertClean,
@@ -81,8 +81,7 @@ async function scenario(t: Test, { store, server }: StoreRun, browser: Browser):
   const token = server.boot.project_api_key
   const site = await startSite(() => page(token, server.baseUrl))
   t.teardown(() => new Promise<void>((resolve) => site.server.close(() => resolve())))
-  const context = await browser.newContext()
-  t.teardown(() => context.close())
+  const context = await browserContext(t, browser)
   const tab = await context.newPage()
 
   const log: Exchange[] = []
