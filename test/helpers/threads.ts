@@ -7,14 +7,15 @@ import { procStatFields } from '../../src/common/thread-priority.js'
 export { SCHED_IDLE } from '../../src/common/thread-priority.js'
 
 /**
- * Module source that imports a TypeScript module into a worker thread as `name`. tap runs the tests under tsx,
- * whose hooks reach only the main thread on Node 20, so the worker registers them itself first, and the module is
- * imported dynamically, after that.
+ * Module source for a worker thread that binds `names` (a destructuring pattern such as `{ a, b }`) to a
+ * TypeScript module's exports. tap runs the tests under tsx, whose hooks reach only the main thread on Node 20, so
+ * the worker registers them itself first, and imports the module dynamically after that.
  */
 export function importTypeScript(names: string, moduleUrl: URL): string {
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'))
   return `const { register } = await import(${tsx}); register(); const ${names} = await import(${JSON.stringify(moduleUrl.href)});`
 }
+
 /** The normal policy's number in `stat`'s policy field: where a raise puts the ingestion threads. */
 export const SCHED_OTHER = 0
 
