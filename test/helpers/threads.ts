@@ -1,4 +1,4 @@
-/** Reading a thread's scheduling from /proc (Linux). */
+/** Threads in tests: a thread's scheduling read from /proc (Linux), and TypeScript imported into a worker thread. */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
