@@ -6,7 +6,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ROOT } from '../helpers/server.js'
+import { ROOT } from '../../helpers/server.js'
 
 interface Speed {
   nsPerUnit: number

@@ -6,7 +6,7 @@ import t from 'tap'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { ROOT } from '../helpers/server.js'
+import { ROOT } from '../../helpers/server.js'
 
 interface SteadyResult {
   requests: number

@@ -2,7 +2,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT } from '../helpers/server.js'
+import { ROOT } from '../../helpers/server.js'
 
 interface Lag {
   p50: number

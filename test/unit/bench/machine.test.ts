@@ -1,7 +1,7 @@
 /** The machine a benchmark ran on is named precisely enough to tell one "AMD EPYC" from another. */
 import t from 'tap'
 import { join } from 'node:path'
-import { ROOT } from '../helpers/server.js'
+import { ROOT } from '../../helpers/server.js'
 
 const { cpuLabel } = (await import(join(ROOT, 'bench', 'lib', 'system.mjs'))) as {
   cpuLabel: (model: string, cpuinfo: string | null) => string

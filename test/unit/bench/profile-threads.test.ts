@@ -5,8 +5,8 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT, startServer } from '../helpers/server.js'
-import { testDir } from '../helpers/temp.js'
+import { ROOT, startServer } from '../../helpers/server.js'
+import { testDir } from '../../helpers/temp.js'
 
 interface Summary {
   path: string

@@ -3,8 +3,8 @@ import t from 'tap'
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT } from '../helpers/server.js'
-import { testDir } from '../helpers/temp.js'
+import { ROOT } from '../../helpers/server.js'
+import { testDir } from '../../helpers/temp.js'
 
 interface CallFrame {
   functionName: string

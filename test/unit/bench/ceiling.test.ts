@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { ROOT } from '../helpers/server.js'
+import { ROOT } from '../../helpers/server.js'
 
 interface Ceiling {
   sink: string
