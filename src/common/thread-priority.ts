@@ -5,10 +5,10 @@
  * on SQLite and +8 % on ClickHouse, because a normal thread waking preempts an idle-policy thread at once,
  * where nice only shrinks its share (docs/performance.md). Their backlog is durable in the spool.
  */
-import { execFile, spawnSync } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process'
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { getPriority, setPriority } from 'node:os'
-import { promisify } from 'node:util'
+import type { Readable, Writable } from 'node:stream'
 
 export const THREAD_POLICIES = ['idle', 'other'] as const
 export type ThreadPolicy = (typeof THREAD_POLICIES)[number]
@@ -45,15 +45,10 @@ export function lowerThreadPriority(policy: ThreadPolicy, nice: number): Lowered
     // not allowed: try the policy anyway
   }
   if (policy === 'idle') {
-    const chrt = spawnSync('chrt', chrtArgs('idle', tid), { stdio: 'ignore', timeout: 5000 })
+    const chrt = spawnSync('chrt', ['--idle', '--pid', '0', String(tid)], { stdio: 'ignore', timeout: 5000 })
     if (chrt.status === 0) lowered = 'idle'
   }
   return lowered
-}
-
-/** util-linux's chrt setting a thread's policy (SCHED_IDLE or SCHED_OTHER, priority 0). */
-function chrtArgs(policy: ThreadPolicy, tid: number): string[] {
-  return [policy === 'idle' ? '--idle' : '--other', '--pid', '0', String(tid)]
 }
 
 /** SCHED_IDLE's number in `stat`'s policy field. */
@@ -108,16 +103,63 @@ export function cpuTotals(): { machineMs: number; processMs: number } {
   return { machineMs: busy * 10, processMs: (Number(fields[11]) + Number(fields[12])) * 10 }
 }
 
-const execFileAsync = promisify(execFile)
+/**
+ * util-linux's chrt for other threads, run by one shell started with the watch: a process forked from Node's
+ * request thread stops it for as long as the fork takes, 12–43 ms at ≈190–240 MB of RSS under /capture/ load
+ * (measured), where the shell, a few MB, forks chrt on its own thread. Each line in is a policy and a thread id,
+ * each line out chrt's exit status, in order. The shell reads until this process closes its stdin or ends.
+ */
+export class PolicyShell {
+  readonly #shell: ChildProcessByStdio<Writable, Readable, null>
+  readonly #waiting: ((ok: boolean) => void)[] = []
+  #pending = ''
+  #ended = false
+
+  constructor() {
+    const loop = 'while read -r policy tid; do chrt "--$policy" --pid 0 "$tid" >/dev/null 2>&1; echo $?; done'
+    this.#shell = spawn('sh', ['-c', loop], { stdio: ['pipe', 'pipe', 'ignore'] })
+    this.#shell.stdout.setEncoding('utf8').on('data', (chunk: string) => this.#read(chunk))
+    this.#shell.on('error', () => this.#end()).on('exit', () => this.#end())
+    this.#shell.stdin.on('error', () => this.#end())
+    // An idle shell keeps nothing alive.
+    this.#shell.unref()
+    ;(this.#shell.stdout as Readable & { unref(): void }).unref()
+    ;(this.#shell.stdin as Writable & { unref(): void }).unref()
+  }
+
+  /** Sets a thread's policy (priority 0): false when chrt failed (not allowed, the thread ended) or the shell is gone. */
+  set(policy: ThreadPolicy, tid: number): Promise<boolean> {
+    if (this.#ended) return Promise.resolve(false)
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve)
+      this.#shell.stdin.write(`${policy} ${tid}\n`)
+    })
+  }
+
+  close(): void {
+    this.#shell.stdin.end()
+  }
+
+  #read(chunk: string): void {
+    const lines = (this.#pending + chunk).split('\n')
+    this.#pending = lines.pop()!
+    for (const status of lines) this.#waiting.shift()?.(status === '0')
+  }
+
+  #end(): void {
+    this.#ended = true
+    for (const resolve of this.#waiting.splice(0)) resolve(false)
+  }
+}
 
 /**
  * Raises a lowered thread to the normal policy at niceness `nice`, from another thread (the lowered one may be
  * getting no CPU at all). Leaving SCHED_IDLE and lowering niceness need CAP_SYS_NICE or an RLIMIT_NICE that
  * allows it: false when not allowed.
  */
-export async function raiseThread(tid: number, policy: ThreadPolicy, nice: number): Promise<boolean> {
+export async function raiseThread(shell: PolicyShell, tid: number, policy: ThreadPolicy, nice: number): Promise<boolean> {
+  if (policy === 'idle' && !(await shell.set('other', tid))) return false
   try {
-    if (policy === 'idle') await execFileAsync('chrt', chrtArgs('other', tid), { timeout: 5000 })
     setPriority(tid, nice)
     return true
   } catch {
@@ -126,11 +168,11 @@ export async function raiseThread(tid: number, policy: ThreadPolicy, nice: numbe
 }
 
 /** Puts a raised thread back where lowerThreadPriority had put it (always allowed). */
-export async function lowerThreadAgain(tid: number, policy: ThreadPolicy, nice: number): Promise<void> {
+export async function lowerThreadAgain(shell: PolicyShell, tid: number, policy: ThreadPolicy, nice: number): Promise<void> {
   try {
     if (nice > 0) setPriority(tid, nice)
-    if (policy === 'idle') await execFileAsync('chrt', chrtArgs('idle', tid), { timeout: 5000 })
   } catch {
     // the thread has ended
   }
+  if (policy === 'idle') await shell.set('idle', tid)
 }

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
-import { procStatFields } from '../../src/common/thread-priority.js'
+import { lowerThreadAgain, PolicyShell, procStatFields } from '../../src/common/thread-priority.js'
 
 export { SCHED_IDLE } from '../../src/common/thread-priority.js'
 
@@ -42,11 +42,15 @@ export function schedulingByThread(pid: number): Map<number, ThreadScheduling> {
   return out
 }
 
-/** A worker thread that idles until terminated, and its Linux thread id (to lower and watch it). */
+/** A worker thread that idles, lowered from this thread as the ingestion threads are (SCHED_IDLE at nice 19). */
 export async function idleThread(): Promise<{ worker: Worker; tid: number }> {
   const worker = new Worker(
     "require('worker_threads').parentPort.postMessage(Number(require('fs').readlinkSync('/proc/thread-self').split('/').pop())); setInterval(() => {}, 1000)",
     { eval: true },
   )
-  return { worker, tid: await new Promise<number>((resolve) => worker.once('message', resolve)) }
+  const tid = await new Promise<number>((resolve) => worker.once('message', resolve))
+  const shell = new PolicyShell()
+  await lowerThreadAgain(shell, tid, 'idle', 19)
+  shell.close()
+  return { worker, tid }
 }

@@ -5,7 +5,7 @@
  * seconds later. Linux only; nothing to do when the threads were not lowered.
  */
 import { getPriority } from 'node:os'
-import { cpuTotals, loweredThreads, lowerThreadAgain, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
+import { cpuTotals, loweredThreads, lowerThreadAgain, PolicyShell, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
 import type { Logger } from '../../observability/logger.js'
 import { INTERVAL_MS, raisedNice, StarvationGuard, type ConsumerWork, type ThreadInterval } from './starvation.js'
 
@@ -27,6 +27,8 @@ export class PriorityWatch {
   readonly #logger: Logger
   readonly #guard = new StarvationGuard()
   readonly #timer: NodeJS.Timeout
+  /** Started with the watch, while the process is small (see PolicyShell). */
+  readonly #shell = new PolicyShell()
   #tids: number[] = []
   #last = new Map<number, ThreadInterval>()
   #lastTotals = cpuTotals()
@@ -55,6 +57,7 @@ export class PriorityWatch {
 
   stop(): void {
     clearInterval(this.#timer)
+    this.#shell.close()
   }
 
   async #tick(): Promise<void> {
@@ -67,15 +70,16 @@ export class PriorityWatch {
         if (raisedTo === null) this.#tids = found
         else if (found.length > 0) {
           // Started while raised (an insert thread restarted after a failure), it lowered itself: raise it too.
-          await Promise.all(found.map((tid) => raiseThread(tid, this.#policy, raisedTo)))
-          this.#tids.push(...found)
+          // A thread started just before the raise may lower itself after it: raised again, it is listed once.
+          await Promise.all(found.map((tid) => raiseThread(this.#shell, tid, this.#policy, raisedTo)))
+          this.#tids.push(...found.filter((tid) => !this.#tids.includes(tid)))
         }
       }
       const { elapsed, othersCores } = this.#others()
       const action = this.#guard.tick(this.#sample(), elapsed, othersCores, this.#work())
       if (action === 'raise' || action === 'catch-up' || action === 'warm-up') await this.#raise(action)
       else if (action === 'lower') {
-        await Promise.all(this.#tids.map((tid) => lowerThreadAgain(tid, this.#policy, this.#nice)))
+        await Promise.all(this.#tids.map((tid) => lowerThreadAgain(this.#shell, tid, this.#policy, this.#nice)))
         this.#raisedTo = null
         this.#tids = loweredThreads(this.#policy, this.#nice)
         this.#last.clear()
@@ -134,7 +138,7 @@ export class PriorityWatch {
    * the raise was `needed` (not a warm-up, which only shortens the first second of load), the watch stops.
    */
   async #raiseTo(nice: number, needed: boolean): Promise<boolean> {
-    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(tid, this.#policy, nice)))
+    const raised = await Promise.all(this.#tids.map((tid) => raiseThread(this.#shell, tid, this.#policy, nice)))
     if (raised.length > 0 && raised.every((ok) => !ok)) {
       if (!needed) return false
       this.#logger.warn(

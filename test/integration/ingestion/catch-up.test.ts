@@ -8,7 +8,6 @@ import t, { type Test } from 'tap'
 import { spawnSync } from 'node:child_process'
 import { getPriority } from 'node:os'
 import pino from 'pino'
-import { lowerThreadAgain } from '../../../src/common/thread-priority.js'
 import { PriorityWatch } from '../../../src/ingestion/consumer/priority-watch.js'
 import { BEHIND_BYTES, INTERVAL_MS, RAISED_TICKS, WARM_EVENTS, type ConsumerWork } from '../../../src/ingestion/consumer/starvation.js'
 import { hasChrt, hasSetpriv, idleThread, SCHED_IDLE, SCHED_OTHER, threadScheduling } from '../../helpers/threads.js'
@@ -19,7 +18,6 @@ const skip = (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chr
 /** A thread lowered as the ingestion threads are, watched with `work` as the consumer's report; its scheduling and the watch's log. */
 async function watchedThread(t: Test, work: () => ConsumerWork) {
   const { worker, tid } = await idleThread()
-  await lowerThreadAgain(tid, 'idle', 19)
   const scheduling = () => threadScheduling(process.pid, tid)
   t.equal(scheduling().policy, SCHED_IDLE, 'lowered as the ingestion threads are')
   const lines: string[] = []

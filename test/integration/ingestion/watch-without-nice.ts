@@ -4,7 +4,6 @@
  * the backlog appeared, go to stdout as JSON lines timed from the start; it ends once the watch has warned.
  */
 import pino from 'pino'
-import { lowerThreadAgain } from '../../../src/common/thread-priority.js'
 import { PriorityWatch } from '../../../src/ingestion/consumer/priority-watch.js'
 import { BEHIND_BYTES } from '../../../src/ingestion/consumer/starvation.js'
 import { idleThread } from '../../helpers/threads.js'
@@ -14,7 +13,6 @@ const started = performance.now()
 const say = (fields: object) => process.stdout.write(`${JSON.stringify({ at: performance.now() - started, ...fields })}\n`)
 
 const { worker, tid } = await idleThread()
-await lowerThreadAgain(tid, 'idle', 19)
 let backlogBytes = 0
 let warned = (): void => {}
 const warning = new Promise<void>((resolve) => (warned = resolve))

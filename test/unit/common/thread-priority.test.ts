@@ -52,7 +52,9 @@ t.test('the idle policy puts the calling thread and the threads it starts under 
 })
 
 t.test('another thread finds the lowered threads, reads their CPU, raises them and lowers them again', { skip: linuxOnly || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
-  const { loweredThreads, lowerThreadAgain, raiseThread, threadCpu } = await import('../../../src/common/thread-priority.js')
+  const { loweredThreads, lowerThreadAgain, PolicyShell, raiseThread, threadCpu } = await import('../../../src/common/thread-priority.js')
+  const shell = new PolicyShell()
+  t.teardown(() => shell.close())
   const w = await lowerInWorker('idle', 19)
   const found = loweredThreads('idle', 19)
   // (Under tap each worker also has a module-loader thread of its own, lowered with it.)
@@ -63,12 +65,28 @@ t.test('another thread finds the lowered threads, reads their CPU, raises them a
   // Leaving SCHED_IDLE for a lower niceness needs CAP_SYS_NICE (CI runs as root).
   const allowed = process.getuid?.() === 0
   const nice = Math.min(19, getPriority() + 5)
-  t.equal(await raiseThread(w.tid, 'idle', nice), allowed, allowed ? 'raised' : 'not allowed without CAP_SYS_NICE')
+  t.equal(await raiseThread(shell, w.tid, 'idle', nice), allowed, allowed ? 'raised' : 'not allowed without CAP_SYS_NICE')
   if (allowed) t.same(of(w.tid), { nice, policy: 0 }, 'the normal policy at the niceness asked for')
-  await lowerThreadAgain(w.tid, 'idle', 19)
+  await lowerThreadAgain(shell, w.tid, 'idle', 19)
   t.same(of(w.tid), { nice: 19, policy: SCHED_IDLE }, 'back under SCHED_IDLE at nice 19')
   await w.stop()
   t.equal(threadCpu(w.tid), null, 'an ended thread has no CPU to read')
+})
+
+t.test('the policy shell answers each request in order, false for a thread chrt cannot set, and false once closed', { skip: linuxOnly || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
+  const { currentThreadId, PolicyShell } = await import('../../../src/common/thread-priority.js')
+  const w = await lowerInWorker('idle', 0)
+  const shell = new PolicyShell()
+  // Back to the normal policy needs CAP_SYS_NICE; idle again is always allowed.
+  const allowed = process.getuid?.() === 0
+  const answers = await Promise.all([shell.set('other', w.tid), shell.set('idle', 2 ** 22 + 1), shell.set('idle', w.tid)])
+  t.same(answers, [allowed, false, true], 'a thread id beyond pid_max fails; each answer is its own request’s')
+  t.equal(of(w.tid).policy, SCHED_IDLE, 'the last request applied')
+  t.equal(of(currentThreadId()).policy, 0, 'the calling thread is untouched')
+  shell.close()
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(await shell.set('idle', w.tid), false, 'a closed shell sets nothing')
+  await w.stop()
 })
 
 t.test('the machine and process CPU totals grow with this process busy, the machine by at least as much', { skip: linuxOnly }, async (t) => {
