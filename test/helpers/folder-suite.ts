@@ -1,5 +1,5 @@
 /**
- * One process for a folder of unit tests. A tap test process spends ≈2 s starting (tap's processinfo loader and
+ * One process for a folder of test files. A tap test process spends ≈2 s starting (tap's processinfo loader and
  * tsx sit on every module load) before its first test, more than most unit files take to run; imported into one
  * process, a folder's files share that start-up and the modules they import. Their top-level `t.test` calls queue
  * on tap's root test in file-name order, as they would one file after the other. A file still runs alone with

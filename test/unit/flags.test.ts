@@ -1,4 +1,4 @@
-// The unit tests in ./flags/, run in one process (see test/helpers/folder-suite.ts).
+// The tests in ./flags/, run in one process (see test/helpers/folder-suite.ts).
 import { importTestFiles } from '../helpers/folder-suite.js'
 
 await importTestFiles(new URL('./flags/', import.meta.url))

@@ -1,0 +1,4 @@
+// The tests in ./experiments/, run in one process (see test/helpers/folder-suite.ts).
+import { importTestFiles } from '../helpers/folder-suite.js'
+
+await importTestFiles(new URL('./experiments/', import.meta.url))
