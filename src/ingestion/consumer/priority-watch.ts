@@ -27,7 +27,7 @@ export class PriorityWatch {
   readonly #logger: Logger
   readonly #guard = new StarvationGuard()
   readonly #timer: NodeJS.Timeout
-  /** Started with the watch, while the process is small (see PolicyShell). */
+  /** Started with the watch, while the process is small (see PolicyShell); idle under the other policy, which needs no chrt. */
   readonly #shell = new PolicyShell()
   #tids: number[] = []
   #last = new Map<number, ThreadInterval>()
