@@ -54,7 +54,7 @@ export const VARIABLES = [
     max: 10000,
     description: 'While the consumer keeps up and events keep arriving, one ClickHouse INSERT takes the batches of at least this long before its rows become visible (at most one part per this long instead of one per batch; only with CLICKHOUSE_INSERT_SPAN_MS above 0); 0 = one INSERT per batch.',
   },
-  { name: 'POOL_SIZE', kind: 'int', default: '1', min: 0, max: 64, description: 'Worker threads for parsing capture bodies over 256 KB and flag sets over FLAGS_INLINE_MAX (0 = everything on the main thread).' },
+  { name: 'POOL_SIZE', kind: 'int', default: '1', min: 0, max: 64, description: 'Worker threads for parsing capture bodies over 256 KB and flag sets over FLAGS_INLINE_MAX, started by the first such task (0 = everything on the main thread).' },
   { name: 'POOL_MAX_QUEUE', kind: 'int', default: '256', min: 1, description: 'Tasks that may wait for a worker before requests get 503.' },
   { name: 'CAPTURE_MAX_BYTES', kind: 'bytes', default: '2MB', min: 1024, description: 'Body limit of /capture/, /e/, /i/v0/e/, /track/, /engage/.' },
   { name: 'BATCH_MAX_BYTES', kind: 'bytes', default: '20MB', min: 1024, description: 'Body limit of /batch/ (also the limit of a decompressed body).' },

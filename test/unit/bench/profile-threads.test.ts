@@ -83,8 +83,8 @@ t.test('each profile of a loaded server is named by the role of the thread that 
   const byRole = new Map(summaries.map((s) => [s.role, s]))
   t.same(
     summaries.flatMap((s) => (s.role ? [s.role] : [])).sort(),
-    ['consumer', 'fill', 'insert', 'main', 'person-query', 'pool', 'query'],
-    'one profile per thread of the service, each with a role (query: the events API reads above; person-query: the persons list)',
+    ['consumer', 'fill', 'insert', 'main', 'person-query', 'query'],
+    'one profile per thread of the service, each with a role (query: the events API reads above; person-query: the persons list; no pool: every body was small)',
   )
   // Under tap the server has more threads: tap's module hooks, which it injects into every child process.
   for (const s of summaries.filter((s) => !s.role)) t.notOk(ran(s.path, '.js', undefined, 'dist/'), `thread ${s.thread} ran none of the service's code`)
