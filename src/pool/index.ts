@@ -59,6 +59,7 @@ export interface PoolOptions {
 export class WorkerPool {
   readonly #options: PoolOptions
   #pool: Piscina | null = null
+  #closed = false
 
   constructor(options: PoolOptions) {
     this.#options = options
@@ -86,6 +87,8 @@ export class WorkerPool {
   /** Runs a named task of workers/index.ts. */
   async run<T>(name: string, task: unknown, transferList: ArrayBuffer[] = []): Promise<T> {
     try {
+      // A request still in flight when shutdown closed the pool must not start it again.
+      if (this.#closed) throw new Error('the worker pool is closed')
       this.#pool ??= this.#start()
       return (await this.#pool.run(task, { name, transferList })) as T
     } catch (error) {
@@ -101,6 +104,7 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
+    this.#closed = true
     await this.#pool?.destroy()
   }
 }
