@@ -1,7 +1,7 @@
 // Runs `tap build` when tap's test class was built for other plugins than package.json names. tap rebuilds it by
 // itself, but only after it has worked out the loaders of the run it is starting: on a fresh install (every CI
 // run) each test process of that first run still loaded ts-node and tap's mock loader beside tsx, ≈2.5× the
-// start-up cost of a test file (docs/architecture.md, "tap runs two test files at a time").
+// start-up cost of a test file (docs/architecture.md, "tap runs two test processes at a time").
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'

@@ -86,7 +86,7 @@ t.test('each profile of a loaded server is named by the role of the thread that 
     ['consumer', 'fill', 'insert', 'main', 'person-query', 'query'],
     'one profile per thread of the service, each with a role (query: the events API reads above; person-query: the persons list; no pool: every body was small)',
   )
-  // Under tap the server has more threads: tap's module hooks, which it injects into every child process.
+  // Any other thread (a module-hook thread, had tap's processinfo reached the server: plain-children.mjs keeps it out) must not run the service.
   for (const s of summaries.filter((s) => !s.role)) t.notOk(ran(s.path, '.js', undefined, 'dist/'), `thread ${s.thread} ran none of the service's code`)
   t.equal(byRole.get('main')?.thread, 0)
   t.ok(ran(byRole.get('main')!.path, 'src/http/server.js'), 'the main thread ran the HTTP front')
