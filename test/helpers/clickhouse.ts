@@ -17,7 +17,7 @@ export interface TestClickHouse {
   /** SIGKILL, as in a crash. */
   kill(): Promise<void>
   start(): Promise<void>
-  /** Stop and remove the folder. */
+  /** Kill and remove the folder. */
   destroy(): Promise<void>
 }
 
@@ -63,8 +63,9 @@ export async function startClickHouse(): Promise<TestClickHouse> {
     stop,
     kill,
     start,
+    // Its data goes with it, so nothing is gained by a clean stop, which takes ClickHouse 18.16 about a second.
     destroy: async () => {
-      await stop()
+      await kill()
       rmSync(dir, { recursive: true, force: true })
     },
   }
