@@ -5,8 +5,9 @@
  */
 import { setFlagsFromString } from 'node:v8'
 import type { ResourceLimits } from 'node:worker_threads'
-import { Piscina } from 'piscina'
+import type { Piscina } from 'piscina'
 import { AppError } from '../common/errors.js'
+import { requireOnUse } from '../common/on-use.js'
 
 /**
  * V8 sizes a worker's old generation from the machine's memory (≈4 GB here) and lets garbage pile up
@@ -71,7 +72,8 @@ export class WorkerPool {
 
   #start(): Piscina {
     const { size, maxQueue, workerData, onThreadStart } = this.#options
-    const pool = new Piscina({
+    const { Piscina: Pool } = requireOnUse('piscina') as typeof import('piscina')
+    const pool = new Pool({
       filename: new URL('../../workers/index.js', import.meta.url).href,
       minThreads: size,
       maxThreads: size,

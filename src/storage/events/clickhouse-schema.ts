@@ -8,7 +8,8 @@
  * `version()`: DateTime64 (20.5+, with toUnixTimestamp64Milli) keeps sub-second timestamps; older servers get DateTime plus a
  * `timestamp_ms` column. Query parameters (19.11+) are not used: literals are quoted by `quote()`.
  */
-import { createClient, ClickHouseLogLevel, type ClickHouseClient } from '@clickhouse/client'
+import type { ClickHouseClient } from '@clickhouse/client'
+import { requireOnUse } from '../../common/on-use.js'
 
 export interface ClickHouseOptions {
   url: string
@@ -25,6 +26,7 @@ export interface ServerFeatures {
 }
 
 export function createClickHouseClient(options: ClickHouseOptions, database?: string): ClickHouseClient {
+  const { createClient, ClickHouseLogLevel } = requireOnUse('@clickhouse/client') as typeof import('@clickhouse/client')
   return createClient({
     url: options.url,
     username: options.user,
