@@ -151,6 +151,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   }
 }
 
+/** Starts a server whose stop and data-folder removal are registered as `t`'s teardown. */
+export async function serverFor(t: { teardown(fn: () => unknown): void }, options: ServerOptions = {}): Promise<TestServer> {
+  const server = await startServer(options)
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
+  return server
+}
+
 /** Runs the compiled CLI and returns its exit code and output. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

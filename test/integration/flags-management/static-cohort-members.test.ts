@@ -6,7 +6,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { uuidv7 } from '../../../src/common/ids.js'
 import { foreignProject, seedPersons } from '../../helpers/seed.js'
-import { bootstrapDataDir, startServer, tempDir } from '../../helpers/server.js'
+import { bootstrapDataDir, serverFor, tempDir } from '../../helpers/server.js'
 
 const refusal = (detail: string) => ({ type: 'validation_error', code: 'invalid', detail, attr: null })
 
@@ -25,11 +25,7 @@ t.test('static cohort members', async (t) => {
     (db) => (db.prepare('SELECT uuid FROM persons WHERE team_id = ?').get(elsewhere) as { uuid: string }).uuid,
   )
 
-  const server = await startServer({ dataDir })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { dataDir })
   const cohorts = `/api/projects/${team}/cohorts/`
   const uuidOf = async (distinctId: string): Promise<string> =>
     (await server.api('GET', `/api/projects/${team}/persons/?distinct_id=${distinctId}`)).body.results[0].uuid

@@ -2,7 +2,7 @@ import t from 'tap'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 import { waitForEvents } from '../ingestion/suite.js'
 import { MULTIVARIATE_55, MULTIVARIATE_VARIANTS, SIMPLE_FLAG_45 } from '../../unit/flags/fixtures/vectors.js'
 
@@ -29,11 +29,7 @@ async function waitForPerson(server: TestServer, distinctId: string, check: (pro
 }
 
 t.test('/decide', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const capture = (batch: unknown[]) => server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
 
   await createFlag(server, { key: 'simple-flag', filters: { groups: [{ properties: [], rollout_percentage: 45 }], payloads: { true: '{"color":"red"}' } } })
@@ -353,11 +349,7 @@ t.test('/decide', async (t) => {
 })
 
 t.test('a pool worker leaves out the same flags as the main thread, false to their dependents', async (t) => {
-  const server = await startServer({ env: { FLAGS_INLINE_MAX: '1' } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { env: { FLAGS_INLINE_MAX: '1' } })
   const all = { groups: [{ properties: [], rollout_percentage: 100 }] }
   const browser = await createFlag(server, { key: 'pool-browser', evaluation_runtime: 'client', filters: all })
   const web = await createFlag(server, { key: 'pool-web', tags: ['web'], evaluation_tags: ['web'], filters: all })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { runCli, startServer, type TestServer } from '../../helpers/server.js'
+import { runCli, serverFor, type TestServer } from '../../helpers/server.js'
 
 async function createFlag(server: TestServer, body: Record<string, unknown>): Promise<any> {
   const res = await server.api('POST', `/api/projects/${server.boot.project_id}/feature_flags/`, body)
@@ -18,11 +18,7 @@ async function waitForPersons(server: TestServer, count: number): Promise<void> 
 }
 
 t.test('flag evaluation endpoints', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const pid = server.boot.project_id
   const base = `/api/projects/${pid}/feature_flags`
   const a = await createFlag(server, { key: 'flag-a', filters: { groups: [{ properties: [{ key: 'email', value: '@acme.com', operator: 'icontains', type: 'person' }], rollout_percentage: 100 }] } })

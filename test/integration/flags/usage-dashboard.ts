@@ -1,21 +1,11 @@
 /** Flag usage dashboards computed from stored `$feature_flag_called` events, on a given event store. */
 import type { Test } from 'tap'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { waitForEvents } from '../ingestion/suite.js'
 
 export function usageDashboardSuite(t: Test, env: () => Record<string, string>): void {
-  /** A server of its own for the test, stopped after it. */
-  const serverFor = async (t: Test) => {
-    const server = await startServer({ env: env() })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
-    return server
-  }
-
   t.test('a flag usage dashboard counts calls and unique users per variant per day', async (t) => {
-    const server = await serverFor(t)
+    const server = await serverFor(t, { env: env() })
     const pid = server.boot.project_id
     const flag = (
       await server.api('POST', `/api/projects/${pid}/feature_flags/`, {
@@ -71,7 +61,7 @@ export function usageDashboardSuite(t: Test, env: () => Record<string, string>):
   })
 
   t.test("its days are the project's: a call a minute either side of midnight in Kolkata lands on two days", async (t) => {
-    const server = await serverFor(t)
+    const server = await serverFor(t, { env: env() })
     const pid = server.boot.project_id
     t.equal((await server.api('PATCH', `/api/projects/${pid}/`, { timezone: 'Asia/Kolkata' })).status, 200)
     const flag = (await server.api('POST', `/api/projects/${pid}/feature_flags/`, { key: 'midnight', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })).body

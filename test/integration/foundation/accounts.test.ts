@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { systemClock } from '../../../src/common/clock.js'
 import { MembershipLevel, createManagement } from '../../../src/management/index.js'
 import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
-import { bootstrapDataDir, startServer, tempDir } from '../../helpers/server.js'
+import { bootstrapDataDir, serverFor, tempDir } from '../../helpers/server.js'
 import { until } from '../reliability/lib.js'
 
 function storedProperties(dataDir: string, uuid: string): Record<string, unknown> | null {
@@ -45,11 +45,7 @@ t.test('account surface', async (t) => {
   const theirProject = m.accounts.createProject(strangers.id, 'Hidden')
   db.close()
 
-  const server = await startServer({ dataDir })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { dataDir })
   const get = (path: string, key?: string) => server.api('GET', path, undefined, key)
   const patch = (path: string, body: unknown, key?: string) => server.api('PATCH', path, body, key)
 

@@ -6,7 +6,7 @@
 // GET /decide?data=… stays pipelinable; HTTP_BATCH_ANSWERS=false answers them at once for clients that do.
 import { connect, type Socket } from 'node:net'
 import t, { type Test } from 'tap'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 
 /** Reads `count` HTTP/1.1 answers (Content-Length framed) off the socket: status and X-Request-Id of each. */
 function readAnswers(socket: Socket, count: number): Promise<{ status: number; requestId: string; body: string }[]> {
@@ -36,11 +36,7 @@ function readAnswers(socket: Socket, count: number): Promise<{ status: number; r
 }
 
 t.test('answers reach their own requests', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const token = server.boot.project_api_key
 
   const request = (method: string, path: string, id: string, body = ''): string =>
@@ -98,11 +94,7 @@ t.test('answers reach their own requests', async (t) => {
 
 t.test('answers to POST /decide', async (t) => {
   const pipelinedPosts = async (t: Test, env: Record<string, string>) => {
-    const server = await startServer({ env })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
+    const server = await serverFor(t, { env })
     const token = server.boot.project_api_key
     const post = (id: string) => {
       const body = JSON.stringify({ token, distinct_id: id })

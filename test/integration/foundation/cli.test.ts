@@ -1,5 +1,5 @@
 import t from 'tap'
-import { runCli, startServer, tempDir } from '../../helpers/server.js'
+import { runCli, serverFor, tempDir } from '../../helpers/server.js'
 
 t.test('skylark CLI', async (t) => {
   const dataDir = tempDir()
@@ -21,11 +21,7 @@ t.test('skylark CLI', async (t) => {
     t.match(a.personal_api_key, /^phx_[A-Za-z0-9]{43}$/)
   })
 
-  const server = await startServer({ dataDir })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { dataDir })
 
   t.test('keys create --scopes makes a key limited to those scopes', async (t) => {
     const created = await runCli(['keys', 'create', '--scopes', 'feature_flag:read', '--json'], env)

@@ -1,15 +1,11 @@
 // PostHog's `/api/environments/:team_id/` paths of its team-scoped routes (events, persons, groups, dashboards,
 // ingestion warnings) answer as their `/api/projects/:id/` paths do; project-scoped routes have no such path.
 import t from 'tap'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { readUntil } from '../../helpers/wait.js'
 
 t.test('environment paths answer as the project paths of the same routes', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const id = server.boot.project_id
   const batch = [
     { event: 'signed up', properties: { distinct_id: 'env-user', $set: { plan: 'pro' } } },

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { CATALOGUE } from '../../../src/common/errors.js'
-import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
+import { serverFor, startServer, tempDir, type TestServer } from '../../helpers/server.js'
 
 t.test('first start on an empty data folder', async (t) => {
   const dataDir = tempDir()
@@ -44,11 +44,7 @@ t.test('first start on an empty data folder', async (t) => {
 })
 
 t.test('management API authentication and errors', async (t) => {
-  const server: TestServer = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server: TestServer = await serverFor(t)
 
   t.test('no key gets 401 not_authenticated', async (t) => {
     const res = await server.request('GET', '/api/projects/')

@@ -1,12 +1,8 @@
 import t from 'tap'
-import { runCli, startServer } from '../../helpers/server.js'
+import { runCli, serverFor } from '../../helpers/server.js'
 
 t.test('roles API', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const base = '/api/organizations/@current/roles/'
 
   t.test('creates, lists, retrieves and deletes a role', async (t) => {

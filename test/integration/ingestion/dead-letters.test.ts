@@ -1,15 +1,11 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { DeadLetters } from '../../../src/storage/dead-letters.js'
-import { runCli, startServer } from '../../helpers/server.js'
+import { runCli, serverFor } from '../../helpers/server.js'
 import { waitForEvents } from './suite.js'
 
 t.test('skylark dlq list and replay', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const env = { DATA_DIR: server.dataDir }
   // What the consumer writes when the event store refuses a row for good.
   const store = new DeadLetters(join(server.dataDir, 'dead_letters.db'))

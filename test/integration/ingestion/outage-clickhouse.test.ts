@@ -6,7 +6,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, startServer, type TestServer } from '../../helpers/server.js'
 
 const skip = clickhouseUnavailableReason()
 
@@ -34,11 +34,7 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
   t.teardown(() => ch.destroy())
 
   t.test('events acknowledged during the outage are stored once it ends', async (t) => {
-    const server = await startServer({ env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'outage', SINK_RETRY_MAX_MS: '500' } })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
+    const server = await serverFor(t, { env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'outage', SINK_RETRY_MAX_MS: '500' } })
     const acked: string[] = []
     const before = await send(server, 'before', 50)
     t.equal(before.status, 200)
@@ -84,11 +80,7 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
     await new Promise((r) => setTimeout(r, 1500))
     await first.kill()
     const restarted = Date.now()
-    const server = await startServer({ dataDir: first.dataDir, env })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
+    const server = await serverFor(t, { dataDir: first.dataDir, env })
     const lagNow = async () => Number(/^skylark_ingestion_lag_seconds (\S+)$/m.exec((await server.request('GET', '/metrics')).text)?.[1])
     const lag = await lagNow()
     const sinceAck = (Date.now() - ackedAt) / 1000
@@ -101,12 +93,8 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
   })
 
   t.test('a full spool answers 503 with Retry-After and recovers by itself', async (t) => {
-    const server = await startServer({
+    const server = await serverFor(t, {
       env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'full', SPOOL_MAX_BYTES: '256KB', SPOOL_SEGMENT_BYTES: '16KB', SINK_RETRY_MAX_MS: '500' },
-    })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
     })
     await ch.stop()
     const acked: string[] = []

@@ -3,17 +3,13 @@
  * bodies runs no pool thread, and the first body over 256 KB starts one, which parses it.
  */
 import t from 'tap'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { storedEvents, until } from '../reliability/lib.js'
 
 const poolStarted = (stdout: string[]) => stdout.some((line) => line.includes('"thread":"pool"') && line.includes('thread started'))
 
 t.test('the pool thread starts with the first body over 256 KB, and that body is stored', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
   const api_key = server.boot.project_api_key
   const small = await server.request('POST', '/batch/', { body: { api_key, batch: [{ event: 'small', distinct_id: 'd', properties: {} }] } })
   t.equal(small.status, 200)

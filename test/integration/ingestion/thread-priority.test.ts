@@ -1,6 +1,6 @@
 import { getPriority } from 'node:os'
 import t from 'tap'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { hasChrt, SCHED_IDLE, schedulingByThread } from '../../helpers/threads.js'
 
 t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thread keeps its priority', { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
@@ -10,11 +10,7 @@ t.test('the ingestion threads run under INGEST_THREAD_POLICY and the request thr
     { env: { INGEST_THREAD_POLICY: 'other', INGEST_THREAD_NICE: '0' }, lowered: 'none' },
   ] as const
   for (const { env, lowered } of cases) {
-    const server = await startServer({ env })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
+    const server = await serverFor(t, { env })
     // The insert thread is started by the consumer thread: wait until the event is stored.
     const res = await server.request('POST', '/capture/', { body: { api_key: server.boot.project_api_key, event: 'e', distinct_id: 'd' } })
     t.equal(res.status, 200)

@@ -2,7 +2,7 @@ import t from 'tap'
 import { uuidv7 } from '../../../src/common/ids.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { foreignProject, projectIn, seedPersons } from '../../helpers/seed.js'
-import { bootstrapDataDir, runCli, startServer, tempDir } from '../../helpers/server.js'
+import { bootstrapDataDir, runCli, serverFor, tempDir } from '../../helpers/server.js'
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z')
 let seq = 0
@@ -37,11 +37,7 @@ t.test('persons and groups read API', async (t) => {
     { ...ev(namesProject, '$pageview', 'early'), timestamp: T0 - 86_400_000 },
   ])
 
-  const server = await startServer({ dataDir })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { dataDir })
   const persons = `/api/projects/${team}/persons/`
   const groups = `/api/projects/${team}/groups/`
 

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { systemClock } from '../../../src/common/clock.js'
 import { ALL_SCOPES, MembershipLevel, createManagement } from '../../../src/management/index.js'
 import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
-import { bootstrapDataDir, startServer, tempDir, type TestResponse } from '../../helpers/server.js'
+import { bootstrapDataDir, serverFor, tempDir, type TestResponse } from '../../helpers/server.js'
 import { registeredRoutes, storedEvents, until } from './lib.js'
 import { seedPersons } from '../../helpers/seed.js'
 
@@ -81,11 +81,7 @@ t.test('access matrix and isolation', async (t) => {
     seeded.map((id) => (pdb.prepare('SELECT uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id WHERE d.distinct_id = ?').get(id) as { uuid: string }).uuid),
   )
 
-  const server = await startServer({ dataDir, env: { LOG_LEVEL: 'trace' } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { dataDir, env: { LOG_LEVEL: 'trace' } })
   const A = boot.project_id
   const base = `/api/projects/${A}`
   const api = (method: string, path: string, body?: unknown, key = boot.personal_api_key!) => server.api(method, path, body, key)

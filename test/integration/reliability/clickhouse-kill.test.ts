@@ -7,7 +7,7 @@ import t from 'tap'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { rawRequest, sleep, until } from './lib.js'
 
 const skip = clickhouseUnavailableReason()
@@ -17,12 +17,8 @@ t.setTimeout(180_000)
 t.test('ClickHouse killed during spanning inserts loses no acknowledged event', { skip: skip ?? false }, async (t) => {
   const ch = await startClickHouse()
   t.teardown(() => ch.destroy())
-  const server = await startServer({
+  const server = await serverFor(t, {
     env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'ch_kill', CLICKHOUSE_INSERT_SPAN_MS: '2000', SINK_RETRY_MAX_MS: '500' },
-  })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
   })
   await until('ClickHouse connected', async () => (await server.request('GET', '/_readiness')).status === 200)
 

@@ -16,7 +16,7 @@ import Database from 'better-sqlite3'
 import { systemClock } from '../../../src/common/clock.js'
 import { createManagement } from '../../../src/management/index.js'
 import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
-import { bootstrapDataDir, startServer, tempDir } from '../../helpers/server.js'
+import { bootstrapDataDir, serverFor, tempDir } from '../../helpers/server.js'
 import { fuzzSeed } from '../../unit/fuzz/rng.js'
 import { CATASTROPHIC_REGEXES, POLLUTION_MARKER, bombBodies } from '../../unit/fuzz/values.js'
 import { FUZZ_GROUP, fuzzRequest, validRequest, type FuzzRequest, type FuzzTargets, type ValidEvent } from './fuzz-requests.js'
@@ -40,11 +40,7 @@ t.test(`HTTP fuzz: ${TOTAL} hostile requests on every route (FUZZ_SEED=${SEED})`
   const fuzzKey = m.keys.create({ userId: owner.id, label: 'fuzz', scopes: ['*'], scopedTeams: [project.id] }).key
   db.close()
 
-  const server = await startServer({ dataDir })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { dataDir })
   const pid = server.proc.pid
   const api = (method: string, path: string, body?: unknown, key = fuzzKey) => server.api(method, path, body, key)
 

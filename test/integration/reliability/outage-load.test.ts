@@ -8,7 +8,7 @@ import t from 'tap'
 import http from 'node:http'
 import { randomUUID } from 'node:crypto'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { rawRequest, sleep, until } from './lib.js'
 
 const OUTAGE_MS = 10_000
@@ -19,11 +19,7 @@ t.setTimeout(180_000)
 t.test('ClickHouse outage under load', { skip: skip ?? false }, async (t) => {
   const ch = await startClickHouse()
   t.teardown(() => ch.destroy())
-  const server = await startServer({ env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'outage_load', SINK_RETRY_MAX_MS: '1000' } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { env: { CLICKHOUSE_URL: ch.url, CLICKHOUSE_DATABASE: 'outage_load', SINK_RETRY_MAX_MS: '1000' } })
   await until('ClickHouse connected', async () => (await server.request('GET', '/_readiness')).status === 200)
 
   const acked = new Set<string>()

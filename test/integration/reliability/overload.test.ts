@@ -9,7 +9,7 @@ import t from 'tap'
 import http from 'node:http'
 import net from 'node:net'
 import { randomUUID } from 'node:crypto'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { MB, RequestFailed, memoryOf, rawRequest, sleep, storedEvents, until, type RawResponse } from './lib.js'
 
 const FLOOD_SOCKETS = 2000
@@ -38,11 +38,7 @@ interface Outcome {
 
 t.test('overload', async (t) => {
   // OVERLOAD_ENV (JSON) overrides the server's environment, e.g. to compare with admission control off.
-  const server = await startServer({ env: { ...ADMISSION, SPOOL_MAX_BYTES: '2GB', ...JSON.parse(process.env.OVERLOAD_ENV ?? '{}') } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { env: { ...ADMISSION, SPOOL_MAX_BYTES: '2GB', ...JSON.parse(process.env.OVERLOAD_ENV ?? '{}') } })
   const pid = server.proc.pid!
   const token = server.boot.project_api_key
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })

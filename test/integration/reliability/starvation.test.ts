@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { startServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { hasChrt, SCHED_IDLE, SCHED_OTHER, schedulingByThread } from '../../helpers/threads.js'
 import { INTERVAL_MS } from '../../../src/ingestion/consumer/starvation.js'
 import { sleep, until } from './lib.js'
@@ -13,12 +13,11 @@ import { sleep, until } from './lib.js'
 const EVENTS = 2000
 
 t.test('events are stored within seconds while other processes keep every core busy', { skip: (process.platform !== 'linux' && 'Linux only') || (!hasChrt && 'chrt (util-linux) missing') }, async (t) => {
-  const server = await startServer()
+  const server = await serverFor(t)
   const hogs: ChildProcess[] = []
-  t.teardown(async () => {
+  // Registered after the server's teardown, so it runs first: the server stops with the cores free again.
+  t.teardown(() => {
     for (const hog of hogs) hog.kill('SIGKILL')
-    await server.stop()
-    server.cleanup()
   })
   const pid = server.proc.pid!
   const idleTids = () => [...schedulingByThread(pid)].filter(([, s]) => s.policy === SCHED_IDLE).map(([tid]) => tid)

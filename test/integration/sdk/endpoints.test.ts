@@ -8,17 +8,13 @@ import { runInNewContext } from 'node:vm'
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import LZString from 'lz-string'
-import { runCli, startServer, type TestServer } from '../../helpers/server.js'
+import { runCli, serverFor, type TestServer } from '../../helpers/server.js'
 import { PAYLOAD_REMOTE, personOf, storedEvents } from './harness.js'
 
 const ORIGIN = 'http://shop.example:3000'
 
 t.test('SDK endpoints', async (t) => {
-  const server: TestServer = await startServer({ env: { SINK_FLUSH_INTERVAL_MS: '50' } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server: TestServer = await serverFor(t, { env: { SINK_FLUSH_INTERVAL_MS: '50' } })
   const token = server.boot.project_api_key
   const project = server.boot.project_id
   const createFlag = async (body: Record<string, unknown>) => {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import type { Test } from 'tap'
 import { clickhouseUnavailableReason, startClickHouse, type TestClickHouse } from '../../helpers/clickhouse.js'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 
 export interface StoreRun {
   store: 'sqlite' | 'clickhouse'
@@ -19,11 +19,7 @@ export interface StoreRun {
  */
 export function eachStore(t: Test, suite: (t: Test, run: StoreRun) => Promise<void>): void {
   const withServer = async (t: Test, store: StoreRun['store'], env: Record<string, string>) => {
-    const server = await startServer({ env: { SINK_FLUSH_INTERVAL_MS: '50', ...env } })
-    t.teardown(async () => {
-      await server.stop()
-      server.cleanup()
-    })
+    const server = await serverFor(t, { env: { SINK_FLUSH_INTERVAL_MS: '50', ...env } })
     await setupProject(server)
     await suite(t, { store, server })
   }

@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 import { CHROMIUM, CHROMIUM_ARGS, browserContext, chromiumSkip } from './chromium.js'
 import { createFeature, storedEvents, until } from './harness.js'
 
@@ -112,11 +112,7 @@ function assertClean(t: Test, seen: Watched): void {
 }
 
 t.test('posthog-js loaded from skylark, in Chromium', { skip: chromiumSkip() }, async (t) => {
-  const server = await startServer({ env: { SINK_FLUSH_INTERVAL_MS: '50' } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t, { env: { SINK_FLUSH_INTERVAL_MS: '50' } })
   await createFeature(server, { name: 'The new editor', stage: 'beta' })
   await createFeature(server, { name: 'Mind reading', description: 'Coming soon.', stage: 'concept' })
   const site = await startSite(server.boot.project_api_key, server.baseUrl)

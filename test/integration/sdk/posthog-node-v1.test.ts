@@ -9,7 +9,7 @@
 import { gzipSync } from 'node:zlib'
 import t, { type Test } from 'tap'
 import { PostHog } from 'posthog-node'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 import { assertClean, eachStore, groupOf, personOf, recordingFetch, storedEvents, summarise, type Exchange, type StoreRun } from './harness.js'
 
 const V1_PATH = '/i/v1/analytics/events'
@@ -125,11 +125,7 @@ const event = (over: Record<string, unknown> = {}) => ({ event: 'wire', uuid: uu
 const batch = (events: unknown[], over: Record<string, unknown> = {}) => ({ created_at: new Date().toISOString(), batch: events, ...over })
 
 t.test('capture v1 answers', async (t) => {
-  const server: TestServer = await startServer({ env: { SINK_FLUSH_INTERVAL_MS: '50' } })
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server: TestServer = await serverFor(t, { env: { SINK_FLUSH_INTERVAL_MS: '50' } })
   const token = server.boot.project_api_key
   const post = (body: unknown, headers: Record<string, string | undefined> = {}, path = V1_PATH) => {
     const all: Record<string, string> = { authorization: `Bearer ${token}`, 'posthog-request-timestamp': new Date().toISOString(), ...HEADERS }

@@ -4,18 +4,14 @@
  * tokens.
  */
 import t from 'tap'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 import { createFeature as createFeatureIn, createFlag } from './harness.js'
 
 const ORIGIN = 'http://shop.example:3000'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 t.test('public lists', async (t) => {
-  const server: TestServer = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server: TestServer = await serverFor(t)
   const token = server.boot.project_api_key
   const createFeature = (body: Record<string, unknown>) => createFeatureIn(server, body)
 

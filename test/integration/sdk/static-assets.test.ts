@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import t from 'tap'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 
 const ORIGIN = 'http://shop.example:3000'
 const require = createRequire(import.meta.url)
@@ -29,11 +29,7 @@ function rawGet(server: TestServer, path: string): Promise<{ status: number; bod
 }
 
 t.test('static posthog-js files', async (t) => {
-  const server = await startServer()
-  t.teardown(async () => {
-    await server.stop()
-    server.cleanup()
-  })
+  const server = await serverFor(t)
 
   t.test('the snippet path serves dist/array.js as JavaScript with CORS and a short cache', async (t) => {
     const res = await server.request('GET', '/static/array.js', { headers: { origin: ORIGIN } })
