@@ -155,10 +155,10 @@ export class PolicyShell {
 /**
  * Raises a lowered thread to the normal policy at niceness `nice`, from another thread (the lowered one may be
  * getting no CPU at all). Leaving SCHED_IDLE and lowering niceness need CAP_SYS_NICE or an RLIMIT_NICE that
- * allows it: false when not allowed.
+ * allows it: false when not allowed. `shell` runs chrt, which only SCHED_IDLE needs: null under the other policy.
  */
-export async function raiseThread(shell: PolicyShell, tid: number, policy: ThreadPolicy, nice: number): Promise<boolean> {
-  if (policy === 'idle' && !(await shell.set('other', tid))) return false
+export async function raiseThread(shell: PolicyShell | null, tid: number, policy: ThreadPolicy, nice: number): Promise<boolean> {
+  if (policy === 'idle' && !(await shell?.set('other', tid))) return false
   try {
     setPriority(tid, nice)
     return true
@@ -168,11 +168,11 @@ export async function raiseThread(shell: PolicyShell, tid: number, policy: Threa
 }
 
 /** Puts a raised thread back where lowerThreadPriority had put it (always allowed). */
-export async function lowerThreadAgain(shell: PolicyShell, tid: number, policy: ThreadPolicy, nice: number): Promise<void> {
+export async function lowerThreadAgain(shell: PolicyShell | null, tid: number, policy: ThreadPolicy, nice: number): Promise<void> {
   try {
     if (nice > 0) setPriority(tid, nice)
   } catch {
     // the thread has ended
   }
-  if (policy === 'idle') await shell.set('idle', tid)
+  if (policy === 'idle') await shell?.set('idle', tid)
 }

@@ -1,6 +1,6 @@
 /** Threads in tests: a thread's scheduling read from /proc (Linux), and TypeScript imported into a worker thread. */
 import { spawnSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import { lowerThreadAgain, PolicyShell, procStatFields } from '../../src/common/thread-priority.js'
 
@@ -40,6 +40,20 @@ export function schedulingByThread(pid: number): Map<number, ThreadScheduling> {
   const out = new Map<number, ThreadScheduling>()
   for (const tid of readdirSync(`/proc/${pid}/task`)) out.set(Number(tid), threadScheduling(pid, Number(tid)))
   return out
+}
+
+/** The command names of a process's children, by every process's parent in `stat` (this kernel has no `children` files). */
+export function childCommands(pid: number): string[] {
+  const names: string[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (Number(procStatFields(`/proc/${entry}/stat`)[1]) === pid) names.push(readFileSync(`/proc/${entry}/comm`, 'utf8').trim())
+    } catch {
+      // it ended while the list was read
+    }
+  }
+  return names
 }
 
 /** A worker thread that idles, lowered from this thread as the ingestion threads are (SCHED_IDLE at nice 19). */

@@ -27,8 +27,8 @@ export class PriorityWatch {
   readonly #logger: Logger
   readonly #guard = new StarvationGuard()
   readonly #timer: NodeJS.Timeout
-  /** Started with the watch, while the process is small (see PolicyShell); idle under the other policy, which needs no chrt. */
-  readonly #shell = new PolicyShell()
+  /** Started with the watch, while the process is small (see PolicyShell); none under the other policy, which needs no chrt. */
+  readonly #shell: PolicyShell | null
   #tids: number[] = []
   #last = new Map<number, ThreadInterval>()
   #lastTotals = cpuTotals()
@@ -47,6 +47,7 @@ export class PriorityWatch {
     this.#nice = nice
     this.#logger = logger
     this.#work = work
+    this.#shell = policy === 'idle' ? new PolicyShell() : null
     this.#timer = setInterval(() => void this.#tick(), INTERVAL_MS).unref()
   }
 
@@ -57,7 +58,7 @@ export class PriorityWatch {
 
   stop(): void {
     clearInterval(this.#timer)
-    this.#shell.close()
+    this.#shell?.close()
   }
 
   async #tick(): Promise<void> {
