@@ -56,7 +56,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         })
       : null
   const resolveProject = createProjectResolver(management.projects, management.keys, management.accounts)
-  const ingestion = await startIngestion({ config, paths, logger, metrics, clock: systemClock, pool, resolveProject })
+  const ingestion = startIngestion({ config, paths, logger, metrics, clock: systemClock, pool, resolveProject })
   const clickhouse = config.clickhouse.url
     ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
     : null
@@ -146,6 +146,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   })
 
   const server = new HttpServer({ router, logger, metrics, admission, batchAnswers: config.http.batchAnswers })
+  await ingestion.consumer.ready
   const port = await server.listen(config.http.host, config.http.port)
   baseUrl = siteUrl(config, port)
   // Here, on the thread that writes management.db, so applied changes take the same path as a user's PATCH.

@@ -42,7 +42,8 @@ export interface IngestionDeps {
   resolveProject: ProjectResolver
 }
 
-export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
+/** Starts the spool and the consumer thread; `consumer.ready` settles when the thread is ready. */
+export function startIngestion(deps: IngestionDeps): Ingestion {
   const { config, paths, logger } = deps
   let consumer: ConsumerHandle | null = null
   const notifier = new DurableNotifier((lane, segment, offset) => consumer?.durable(lane, segment, offset), DURABLE_NOTIFY_MS)
@@ -56,7 +57,7 @@ export async function startIngestion(deps: IngestionDeps): Promise<Ingestion> {
     onDurable: notifier.report,
     onError: (error) => logger.error({ err: error }, 'spool write failed; answering 503 until the disk recovers'),
   })
-  consumer = await ConsumerHandle.start(
+  consumer = ConsumerHandle.start(
     {
       spoolDir: paths.spool,
       personsPath: paths.persons,

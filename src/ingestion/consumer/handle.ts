@@ -52,19 +52,25 @@ export class ConsumerHandle {
   readonly #stored = new StoredCursors()
   readonly #lateness = new Lateness()
 
+  /**
+   * Settles once the first thread has published its checkpoints (and what the last run left beyond them is counted
+   * as waiting). The server listens only then, but sets the rest of itself up meanwhile: the thread loads its
+   * modules on the other core.
+   */
+  readonly ready: Promise<void>
+
   private constructor(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger) {
     this.#settings = settings
     this.#spool = spool
     this.#logger = logger
+    const firstLive = spool.currentState().segments
+    this.ready = this.#spawn().then(() => this.#noteLeftover(firstLive))
+    // A failure before anyone awaits `ready` is that await's to report, not an unhandled rejection.
+    this.ready.catch(() => undefined)
   }
 
-  static async start(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger): Promise<ConsumerHandle> {
-    const handle = new ConsumerHandle(settings, spool, logger)
-    const firstLive = spool.currentState().segments
-    // Ready, the first thread has published its checkpoints: what the last run left beyond them waits too.
-    await handle.#spawn()
-    handle.#noteLeftover(firstLive)
-    return handle
+  static start(settings: ConsumerSettings, spool: SpoolWriter, logger: Logger): ConsumerHandle {
+    return new ConsumerHandle(settings, spool, logger)
   }
 
   get stats(): ConsumerStats | null {
