@@ -41,8 +41,8 @@ export interface ConsumerWorkerData {
   deadLettersPath: string
   clickhouse: ClickHouseOptions | null
   geoipPath: string | null
-  /** The main thread's copy of the database (shared memory); null: read it here. */
-  geoipData: GeoIpData | null
+  /** Where the main thread's copy of the GeoIP database (shared memory) arrives, once; null: read it here. */
+  geoipPort: MessagePort
   activeSegments: Record<Lane, number>
   durable: Record<Lane, number>
   batchRows: number
@@ -70,7 +70,9 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   }
   const personsDb = openDatabase(data.personsPath)
   const deadLetters = new DeadLetters(data.deadLettersPath)
-  const geoip = await openGeoIp({ mmdbPath: data.geoipPath, data: data.geoipData }).catch((error: unknown) => {
+  const geoipData = await new Promise<GeoIpData | null>((resolve) => data.geoipPort.once('message', resolve))
+  data.geoipPort.close()
+  const geoip = await openGeoIp({ mmdbPath: data.geoipPath, data: geoipData }).catch((error: unknown) => {
     log('warn', 'GeoIP database unavailable; events are stored without $geoip_* properties', { error: String(error) })
     return null
   })

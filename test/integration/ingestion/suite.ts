@@ -53,6 +53,7 @@ export function ingestionSuite(t: Test, setup: StoreSetup): void {
     t.equal(event.timestamp, '2024-03-01T10:00:00.000Z')
     t.equal(event.properties.plan, 'pro')
     t.equal(event.properties.$ip, '81.2.69.142', '$ip is the first X-Forwarded-For address')
+    t.equal(event.properties.$geoip_country_code, 'GB', "the consumer resolved $ip with the main thread's copy of the GeoIP database")
     t.match(event.person_id, /^[0-9a-f-]{36}$/)
   })
 
