@@ -1,10 +1,17 @@
-/** Threads in tests: a thread's scheduling read from /proc (Linux), and TypeScript imported into a worker thread. */
-import { spawnSync } from 'node:child_process'
+/**
+ * Threads in tests: a thread's scheduling read from /proc (Linux), TypeScript imported into a worker thread, and a
+ * server's worker thread ended from outside.
+ */
+import { execFile, spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { lowerThreadAgain, PolicyShell, procStatFields } from '../../src/common/thread-priority.js'
 
 export { SCHED_IDLE } from '../../src/common/thread-priority.js'
+
+const execFileAsync = promisify(execFile)
 
 /**
  * Module source for a worker thread that binds `names` (a destructuring pattern such as `{ a, b }`) to a
@@ -67,4 +74,17 @@ export async function idleThread(): Promise<{ worker: Worker; tid: number }> {
   await lowerThreadAgain(shell, tid, 'idle', 19)
   shell.close()
   return { worker, tid }
+}
+
+const THROW_IN_THREAD = fileURLToPath(new URL('./throw-in-thread.mjs', import.meta.url))
+
+/**
+ * Makes the worker thread whose entry URL ends with `suffix`, in a server started with `--inspect=127.0.0.1:0`,
+ * throw an uncaught `Error(message)` (`throw-in-thread.mjs`, through the inspector URL the server printed);
+ * resolves once the thread is gone.
+ */
+export async function throwInWorkerThread(server: { stderr: string[] }, suffix: string, message: string): Promise<void> {
+  const url = server.stderr.map((line) => /Debugger listening on (ws:\S+)/.exec(line)?.[1]).find(Boolean)
+  if (!url) throw new Error('the server was not started with --inspect')
+  await execFileAsync(process.execPath, ['--experimental-websocket', '--no-warnings', THROW_IN_THREAD, url, suffix, message])
 }

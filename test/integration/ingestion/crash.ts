@@ -1,21 +1,36 @@
 /**
  * Crash safety: senders keep posting /batch/ requests while the server is killed with SIGKILL at random
- * moments and restarted on the same data folder. Every uuid that got a 200 must be stored exactly once.
+ * moments and restarted on the same data folder, or while only its consumer thread ends (which the server
+ * restarts itself). Every uuid that got a 200 must be stored exactly once.
  */
 import type { Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
+import { throwInWorkerThread } from '../../helpers/threads.js'
+import { waitForEvents } from './suite.js'
 
 export interface CrashOptions {
   kills: number
   env: Record<string, string>
   /** Reads every stored uuid (with duplicates, if the store has any) after the run. */
   storedUuids: (server: TestServer) => Promise<string[]>
+  /** What each kill ends: the server process (default), or only its consumer thread, with an uncaught error. */
+  kill?: 'process' | 'consumer thread'
 }
+
+/** The uncaught error each consumer-thread kill throws, to find in the server's log. */
+const INJECTED_ERROR = 'injected by the crash test'
 
 export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
   const dataDir = tempDir()
-  let server = await startServer({ dataDir, env: options.env })
+  const threadOnly = options.kill === 'consumer thread'
+  const start = () => startServer({ dataDir, env: options.env, nodeArgs: threadOnly ? ['--inspect=127.0.0.1:0'] : [] })
+  let server = await start()
+  // The server of the moment, also when an assert throws first.
+  t.teardown(async () => {
+    await server.stop()
+    server.cleanup()
+  })
   const boot = server.boot
   const acked = new Set<string>()
   const sent = new Set<string>()
@@ -55,17 +70,28 @@ export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
     await new Promise((r) => setTimeout(r, Math.random() * extraMs))
     ackedPerLife.push(acked.size - before)
   }
-  for (let kill = 0; kill < options.kills; kill++) {
-    await serveThenWait(600)
-    await server.kill()
-    server = await startServer({ dataDir, env: options.env })
+  const readinessWhileDown: string[] = []
+  try {
+    for (let kill = 0; kill < options.kills; kill++) {
+      // Each thread is ended only once it has started storing: a life that ends while it loads tests little.
+      if (threadOnly) await untilReady(server)
+      await serveThenWait(600)
+      if (threadOnly) {
+        await throwInWorkerThread(server, 'workers/ingest-consumer.js', INJECTED_ERROR)
+        readinessWhileDown.push(await eventStoreReadiness(server))
+      } else {
+        await server.kill()
+        server = await start()
+      }
+    }
+    await serveThenWait(200)
+  } finally {
+    running = false
+    await Promise.all(senders)
   }
-  await serveThenWait(200)
-  running = false
-  await Promise.all(senders)
 
   t.ok(ackedPerLife.every((n) => n >= 100),
-    `every server life acknowledged events before its kill (${ackedPerLife.join(', ')} over ${requests} requests)`)
+    `every ${threadOnly ? 'consumer thread' : 'server'} life acknowledged events before its kill (${ackedPerLife.join(', ')} over ${requests} requests, ${acked.size} events acknowledged)`)
   const deadline = Date.now() + 60_000
   let stored: string[] = []
   while (Date.now() < deadline) {
@@ -86,6 +112,43 @@ export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
     if (lag === '0') break
   }
   t.equal(lag, '0', 'no acknowledged event is left waiting: the ingestion lag reads 0')
-  await server.stop()
-  server.cleanup()
+  if (threadOnly) await checkThreadRestarts(t, server, options.kills, readinessWhileDown)
+}
+
+/** The event store's readiness detail once it reads not ready, polled for up to 3 s ('' if it never did). */
+async function eventStoreReadiness(server: TestServer): Promise<string> {
+  for (const until = Date.now() + 3000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+    const res = await server.request('GET', '/_readiness')
+    if (res.status !== 200) return String(res.body?.checks?.event_store?.detail)
+  }
+  return ''
+}
+
+/** Waits up to 20 s for the server to read ready. */
+async function untilReady(server: TestServer): Promise<void> {
+  for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+    if ((await server.request('GET', '/_readiness')).status === 200) return
+  }
+  throw new Error('the server did not read ready within 20 s')
+}
+
+/** After `kills` consumer-thread exits: one server process restarted the thread each time, and the new thread works. */
+async function checkThreadRestarts(t: Test, server: TestServer, kills: number, readinessWhileDown: string[]): Promise<void> {
+  const logged = server.stdout.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
+  const crashes = logged.filter((entry) => entry.msg === 'ingest consumer crashed').map((entry) => (entry.err as { message?: string })?.message)
+  t.same(crashes, Array(kills).fill(INJECTED_ERROR), 'the server logged each uncaught error of its consumer thread')
+  const stops = logged.filter((entry) => entry.msg === 'ingest consumer stopped unexpectedly; restarting in 1 s').map((entry) => entry.code)
+  t.same(stops, Array(kills).fill(1), 'and the exit it caused')
+  const starts = logged.filter((entry) => entry.thread === 'consumer' && entry.msg === 'thread started')
+  t.equal(starts.length, kills + 1, 'and started the thread again each time, in the same process')
+  t.same(readinessWhileDown, Array(kills).fill('the ingest consumer is not running'), 'readiness reads not ready while the thread is down')
+  t.equal((await server.request('GET', '/_readiness')).status, 200, 'and ready again once it is back')
+  // The GeoIP database reaches each new thread on a channel of its own (consumer/handle.ts).
+  const res = await server.request('POST', '/capture/', {
+    body: { api_key: server.boot.project_api_key, event: 'after restarts', distinct_id: 'geo' },
+    headers: { 'x-forwarded-for': '81.2.69.142' },
+  })
+  t.equal(res.status, 200, 'an event captured after the restarts is acknowledged')
+  const [event] = await waitForEvents(server, 'event=after+restarts', 1)
+  t.equal(event?.properties.$geoip_country_code, 'GB', 'the restarted thread resolves $ip with the GeoIP database')
 }
