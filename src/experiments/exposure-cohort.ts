@@ -1,7 +1,8 @@
 /**
  * `create_exposure_cohort_for_experiment`: a static cohort of the persons exposed since launch (who sent
- * `$feature_flag_called` for the flag, whatever its response, as PostHog's cohort's event filter reads it),
- * stored as the experiment's `exposure_cohort`. PostHog's refusals: no start date, or a cohort already made.
+ * `$feature_flag_called` for the flag, whatever its response, as PostHog's cohort's event filter reads it; or
+ * the event or action of the experiment's custom exposure filter, custom-exposure.ts), stored as the
+ * experiment's `exposure_cohort`. PostHog's refusals: no start date, or a cohort already made.
  * Membership goes to persons.db, resolved through distinct ids. (PostHog makes a dynamic behavioural cohort,
  * which flags could not use; docs/architecture.md.)
  */
@@ -9,6 +10,8 @@ import { AppError, ValidationError } from '../common/errors.js'
 import type { CohortObject, Cohorts, Project } from '../management/index.js'
 import type { Db } from '../storage/index.js'
 import type { EventStore } from '../storage/events/index.js'
+import { customExposure } from './custom-exposure.js'
+import type { ActionById } from './metrics.js'
 import type { ExperimentRecord } from './record.js'
 import { ExperimentRepository } from './repository.js'
 import type { ExperimentObject } from './serialize.js'
@@ -20,6 +23,7 @@ export interface ExposureCohortDeps {
   cohorts: Cohorts
   events: EventStore | null
   cohortMembers: CohortMembers | null
+  actionById: (teamId: number, id: number) => ReturnType<ActionById>
 }
 
 export class ExposureCohorts {
@@ -38,11 +42,13 @@ export class ExposureCohorts {
     const flag = experiments.flagOf(experiment)
     if (!flag) throw new ValidationError('invalid', 'Experiment does not have a feature flag')
     checkAllowed(experiment)
+    const custom = customExposure(experiment, (actionId) => this.#deps.actionById(project.id, actionId), true)
     const distinctIds = await events.distinctIds({
       teamId: project.id,
-      event: '$feature_flag_called',
       after: Date.parse(experiment.start_date!),
-      properties: [{ key: '$feature_flag', operator: 'exact', value: [flag.key] }],
+      ...(custom
+        ? { event: custom.step.event ?? undefined, properties: custom.step.properties }
+        : { event: '$feature_flag_called', properties: [{ key: '$feature_flag', operator: 'exact', value: [flag.key] }] }),
     })
     return this.#deps.db
       .transaction(() => {

@@ -114,12 +114,12 @@ export function propertyFilters(node: unknown, lookup: PersonLookup | null = nul
   })
 }
 
-interface Entity extends Omit<MetricStep, 'order'> {
-  order: number
+/** A metric step with the `math` its entity asked for (read by the caller). */
+export interface Entity extends MetricStep {
   math: unknown
 }
 
-function eventEntity(entity: unknown, index: number): Entity {
+export function eventEntity(entity: unknown, index: number): Entity {
   if (!isPlainObject(entity) || typeof entity.id !== 'string' || entity.id === '') {
     throw refuse('Every metric event needs an event name as its id (all events is not supported).')
   }
@@ -136,7 +136,7 @@ function eventEntity(entity: unknown, index: number): Entity {
 }
 
 /** An `actions` entity: the action's steps as one condition, read from the events they name. */
-function actionEntity(entity: unknown, index: number, actionById: ActionById): Entity {
+export function actionEntity(entity: unknown, index: number, actionById: ActionById): Entity {
   const raw = isPlainObject(entity) ? entity.id : undefined
   const id = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : raw
   if (!isPlainObject(entity) || typeof id !== 'number' || !Number.isSafeInteger(id)) throw refuse('Every metric action needs an action id.')

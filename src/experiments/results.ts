@@ -6,7 +6,9 @@
  *   first step with `$feature/<flag key>` set to a variant entered; those who then completed every step in
  *   order within the conversion window converted. No exposure events are involved, as in PostHog.
  * - TRENDS (trend_experiment_result.py): the count of the metric event per `$feature/<flag key>` value,
- *   against exposures = unique persons with `$feature_flag_called` for the flag, per `$feature_flag_response`.
+ *   against exposures = unique persons with `$feature_flag_called` for the flag, per `$feature_flag_response`;
+ *   for the primary metric of an experiment with a custom exposure filter (custom-exposure.ts), that filter's
+ *   entity per `$feature/<flag key>` value instead.
  *
  * The window is the experiment's: start_date to end_date, or to now while it runs.
  */
@@ -15,6 +17,7 @@ import { ValidationError } from '../common/errors.js'
 import type { JsonObject } from '../common/json.js'
 import type { FeatureFlagRecord } from '../management/index.js'
 import type { BreakdownRow, EventPropertyFilter, EventStore } from '../storage/events/index.js'
+import { customExposure, type CustomExposure } from './custom-exposure.js'
 import { holdoutVariant } from './holdouts/index.js'
 import { parseMetric, type ActionById, type MetricStep } from './metrics.js'
 import type { ExperimentRecord } from './record.js'
@@ -84,7 +87,7 @@ export class ExperimentResults {
   async primary(experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number): Promise<ResultPackage> {
     if (Object.keys(experiment.filters).length === 0) throw invalid('Experiment has no target metric')
     const scope = this.#scope(experiment, flag, nowMs, true)
-    const outcome = await this.#metric(scope, experiment.filters, `${experiment.id}:primary`, false, true)
+    const outcome = await this.#metric(scope, experiment.filters, `${experiment.id}:primary`, false, true, true)
     return { result: outcome.body, last_refresh: iso(nowMs), is_cached: false }
   }
 
@@ -133,8 +136,10 @@ export class ExperimentResults {
     }
   }
 
-  async #metric(scope: Scope, filters: JsonObject, seed: string, secondary: boolean, validate: boolean): Promise<MetricOutcome> {
-    const metric = parseMetric(filters, secondary, (id) => this.#actionById(scope.experiment.team_id, id))
+  /** `primary`: the metric is the experiment's primary one, which alone reads its custom exposure (as in PostHog). */
+  async #metric(scope: Scope, filters: JsonObject, seed: string, secondary: boolean, validate: boolean, primary = false): Promise<MetricOutcome> {
+    const actionById = (id: number) => this.#actionById(scope.experiment.team_id, id)
+    const metric = parseMetric(filters, secondary, actionById)
     const echo: JsonObject = {
       ...filters,
       date_from: scope.experiment.start_date,
@@ -146,7 +151,8 @@ export class ExperimentResults {
     }
     return metric.insight === 'FUNNELS'
       ? this.#funnel(scope, metric.steps, metric.windowMs, { ...echo, insight: 'FUNNELS' }, seed, validate)
-      : this.#trend(scope, metric.series, { ...echo, insight: 'TRENDS', display: 'ActionsLineGraphCumulative' }, seed, validate)
+      : this.#trend(scope, metric.series, { ...echo, insight: 'TRENDS', display: 'ActionsLineGraphCumulative' }, seed, validate,
+          primary ? customExposure(scope.experiment, actionById, false) : null)
   }
 
   async #funnel(scope: Scope, steps: MetricStep[], windowMs: number, filters: JsonObject, seed: string, validate: boolean): Promise<MetricOutcome> {
@@ -188,32 +194,22 @@ export class ExperimentResults {
     return { summary, body: stats ? { ...body, ...statsFields(stats) } : body }
   }
 
-  async #trend(scope: Scope, series: MetricStep, filters: JsonObject, seed: string, validate: boolean): Promise<MetricOutcome> {
+  async #trend(scope: Scope, series: MetricStep, filters: JsonObject, seed: string, validate: boolean, custom: CustomExposure | null): Promise<MetricOutcome> {
     const teamId = scope.experiment.team_id
     const breakdown = `$feature/${scope.flag.key}`
-    const exposureProperties: EventPropertyFilter[] = [
-      { key: '$feature_flag_response', operator: 'exact', value: scope.keys },
-      { key: '$feature_flag', operator: 'exact', value: scope.flag.key },
-    ]
+    const variantFilter: EventPropertyFilter = { key: breakdown, operator: 'exact', value: scope.keys }
+    const window = { teamId, after: scope.after, before: scope.before }
+    const exposureProperties: EventPropertyFilter[] = custom
+      ? [variantFilter]
+      : [
+          { key: '$feature_flag_response', operator: 'exact', value: scope.keys },
+          { key: '$feature_flag', operator: 'exact', value: scope.flag.key },
+        ]
     const [countRows, exposureRows] = await Promise.all([
-      this.#events.breakdown({
-        teamId,
-        event: series.event ?? undefined,
-        properties: [...series.properties, { key: breakdown, operator: 'exact', value: scope.keys }],
-        after: scope.after,
-        before: scope.before,
-        breakdown,
-        math: 'events',
-      }),
-      this.#events.breakdown({
-        teamId,
-        event: '$feature_flag_called',
-        properties: exposureProperties,
-        after: scope.after,
-        before: scope.before,
-        breakdown: '$feature_flag_response',
-        math: 'persons',
-      }),
+      this.#events.breakdown({ ...window, event: series.event ?? undefined, properties: [...series.properties, variantFilter], breakdown, math: 'events' }),
+      custom
+        ? this.#events.breakdown({ ...window, event: custom.step.event ?? undefined, properties: [...custom.step.properties, variantFilter], breakdown, math: custom.math })
+        : this.#events.breakdown({ ...window, event: '$feature_flag_called', properties: exposureProperties, breakdown: '$feature_flag_response', math: 'persons' }),
     ])
     const count = byValue(countRows)
     const exposure = byValue(exposureRows)
@@ -221,14 +217,16 @@ export class ExperimentResults {
     const action = { id: series.id, type: series.type, order: series.order, name: series.name, custom_name: series.custom_name, math: 'total' }
     const insight = seen.map((key) => ({ action, label: series.name, breakdown_value: key, count: count.get(key)! }))
     const exposureFilters: JsonObject = {
+      ...(custom ? { ...custom.filter } : {
+        events: [{ id: '$feature_flag_called', name: '$feature_flag_called', order: 0, type: 'events', math: 'dau' }],
+        actions: [],
+      }),
       insight: 'TRENDS',
       display: 'ActionsLineGraphCumulative',
       date_from: scope.experiment.start_date,
       date_to: scope.experiment.end_date,
       explicit_date: true,
-      events: [{ id: '$feature_flag_called', name: '$feature_flag_called', order: 0, type: 'events', math: 'dau' }],
-      actions: [],
-      breakdown: '$feature_flag_response',
+      breakdown: custom ? breakdown : '$feature_flag_response',
       breakdown_type: 'event',
       properties: exposureProperties.map((p) => ({ ...p, type: 'event' })),
     }

@@ -116,7 +116,14 @@ export class Experiments {
     this.holdouts = new ExperimentHoldouts(deps)
     this.savedMetrics = new SavedMetricLinks(deps.db, deps.clock)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
-    this.#exposure = new ExposureCohorts({ experiments: this, db: deps.db, cohorts: deps.cohorts, events: deps.events, cohortMembers: deps.cohortMembers })
+    this.#exposure = new ExposureCohorts({
+      experiments: this,
+      db: deps.db,
+      cohorts: deps.cohorts,
+      events: deps.events,
+      cohortMembers: deps.cohortMembers,
+      actionById: (teamId, id) => deps.actions.byId(teamId, id),
+    })
     this.#checks = new WriteChecks({
       actions: deps.actions,
       knownEvents: deps.knownEvents,

@@ -208,6 +208,66 @@ t.test('primary results', async (t) => {
     })
   }
 
+  t.test("a trend with a custom exposure filter: exposures are its entity per $feature/<key> value, by its math, as in PostHog", async (t) => {
+    const custom = (math?: string) => ({ events: [{ id: 'viewed pricing', order: 0, ...(math ? { math } : {}), properties: [{ key: 'plan', value: 'pro' }] }] })
+    /** `persons` persons of a variant each view pricing twice on the pro plan; the rest must not count. */
+    const views = (variant: string, persons: number): Row[] => [
+      ...Array.from({ length: persons }, (_, i) => [START + HOUR + i, START + 3 * HOUR + i].map((at) => ({
+        distinctId: `${variant}-${i}`, event: 'viewed pricing', at, properties: { plan: 'pro', '$feature/k': variant },
+      }))).flat(),
+      { distinctId: `${variant}-free`, event: 'viewed pricing', at: START + HOUR, properties: { plan: 'free', '$feature/k': variant } },
+      { distinctId: `${variant}-no-flag`, event: 'viewed pricing', at: START + HOUR, properties: { plan: 'pro' } },
+      { distinctId: `${variant}-before`, event: 'viewed pricing', at: START - HOUR, properties: { plan: 'pro', '$feature/k': variant } },
+    ]
+    for (const [math, perPerson] of [['dau', 1], [undefined, 2], ['total', 2]] as const) {
+      const w = experimentWorld()
+      t.teardown(() => w.close())
+      w.advance(3 * DAY)
+      const e = launched(w, TREND, { parameters: { custom_exposure_filter: custom(math) }, secondary_metrics: [{ name: 'clicks', filters: TREND }] })
+      // $feature_flag_called would give 150 and 300 exposed.
+      await w.events([...trendRows('k', 'control', 150, 150), ...trendRows('k', 'test', 300, 600), ...views('control', 100), ...views('test', 200)])
+      const r = ((await w.experiments.results(w.project, e.id)) as any).result
+      t.same(r.variants, [
+        { key: 'control', count: 150, exposure: 1, absolute_exposure: 100 * perPerson },
+        { key: 'test', count: 600, exposure: 2, absolute_exposure: 200 * perPerson },
+      ], `math ${math}: ${perPerson} exposure a person`)
+      t.match(r.exposure_filters, {
+        events: custom(math).events,
+        insight: 'TRENDS',
+        display: 'ActionsLineGraphCumulative',
+        date_from: new Date(START).toISOString(),
+        breakdown: '$feature/k',
+        breakdown_type: 'event',
+        properties: [{ key: '$feature/k', operator: 'exact', value: ['control', 'test'], type: 'event' }],
+      })
+      const secondary = ((await w.experiments.secondaryResults(w.project, e.id, '0')) as any).result
+      t.match(secondary.exposure_filters, { events: [{ id: '$feature_flag_called' }] }, 'secondary metrics keep $feature_flag_called, as PostHog passes them no custom exposure')
+      t.same(secondary.variants.map((v: any) => v.absolute_exposure), [150, 300])
+    }
+  })
+
+  t.test('a custom exposure filter is read by trend results only, and refused where it cannot be computed', async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    w.advance(3 * DAY)
+    const bad = { actions: [{ id: 'oogabooga', order: 0 }] }
+    const funnel = launched(w, FUNNEL, { parameters: { custom_exposure_filter: bad } })
+    await w.events([...funnelRows('k', 'control', 10, 2), ...funnelRows('k', 'test', 10, 3)])
+    t.equal(((await w.experiments.results(w.project, funnel.id)) as any).result.variants.length, 2, 'a funnel has no exposures to read')
+    const refusals: Array<[unknown, string]> = [
+      [bad, 'Invalid action ID'],
+      [{ events: [{ id: 'x', math: 'weekly_active' }] }, 'Exposure math "weekly_active" is not supported in custom exposure filters; only the total count and dau are.'],
+      [{ events: [{ id: 'x', properties: [{ key: 'email', value: 'a', type: 'person' }] }] }, 'Only event property filters are supported in experiment metrics, not "person".'],
+    ]
+    for (const [filter, detail] of refusals) {
+      const e = launched(w, TREND, { parameters: { custom_exposure_filter: filter } })
+      t.match(await rejected(w.experiments.results(w.project, e.id)), { status: 400, detail })
+    }
+    const empty = launched(w, TREND, { parameters: { custom_exposure_filter: {} } })
+    await w.events([...trendRows('k', 'control', 5, 5), ...trendRows('k', 'test', 5, 5)])
+    t.match(((await w.experiments.results(w.project, empty.id)) as any).result.exposure_filters, { breakdown: '$feature_flag_response' }, 'an empty filter is none')
+  })
+
   t.test('400 for a draft', async (t) => {
     const w = experimentWorld()
     t.teardown(() => w.close())

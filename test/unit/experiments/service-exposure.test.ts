@@ -1,6 +1,7 @@
 /**
  * The Experiments service over the stored $feature_flag_called events: which running experiments' flags
- * were never called, and the cohort of the persons exposed to an experiment.
+ * were never called, and the cohort of the persons exposed to an experiment (by those events, or by the
+ * experiment's custom exposure filter).
  */
 import t from 'tap'
 import { DAY, T0, experimentWorld, rejected } from './fixture.js'
@@ -53,6 +54,71 @@ t.test('createExposureCohort', async (t) => {
       code: 'invalid',
       detail: 'Experiment already has an exposure cohort',
     })
+  })
+
+  t.test("with a custom exposure filter, holds who performed its event since launch, by its event filters alone, as PostHog's cohort", async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const start = T0 + DAY
+    const custom_exposure_filter = {
+      events: [
+        {
+          id: 'custom_exposure_event',
+          order: 0,
+          // PostHog's cohort keeps the event filters, ANDed, and drops person and cohort ones.
+          properties: {
+            type: 'OR',
+            values: [
+              { key: 'bonk', value: 'bonk' },
+              { key: '$current_url', value: ['x', 'y'], type: 'feature' },
+              { key: 'bonk-person', value: 'bonk', type: 'person' },
+              { key: 'id', value: 7, type: 'cohort' },
+            ],
+          },
+        },
+        { id: 'second entity', order: 1 },
+      ],
+      filter_test_accounts: false,
+    }
+    const e = w.create({ name: 'Exp', feature_flag_key: 'k', start_date: new Date(start).toISOString(), parameters: { custom_exposure_filter } })
+    const exposed = (distinctId: string, at: number, properties: Record<string, unknown>) => ({ distinctId, event: 'custom_exposure_event', at, properties })
+    await w.events([
+      exposed('person1', start + 1, { $current_url: 'x', bonk: 'bonk' }),
+      exposed('person2', start + 2, { $current_url: 'y', bonk: 'bonk' }),
+      exposed('no-bonk', start + 3, { $current_url: 'y' }),
+      exposed('not-in-prop', start + 4, { $current_url: 'yxxxx', bonk: 'bonk' }),
+      exposed('before', start - 1, { $current_url: 'x', bonk: 'bonk' }),
+      { distinctId: 'flag-caller', event: '$feature_flag_called', at: start + 1, properties: { $feature_flag: 'k', $feature_flag_response: 'test' } },
+      { distinctId: 'second', event: 'second entity', at: start + 1, properties: { $current_url: 'x', bonk: 'bonk' } },
+    ])
+    const { cohort } = await w.experiments.createExposureCohort(w.project, e.id, w.owner.id)
+    t.same(w.members, [{ teamId: w.project.id, cohortId: cohort.id, distinctIds: ['person1', 'person2'] }])
+  })
+
+  t.test('with a custom exposure action, holds who performed it; an action id that is no number is refused', async (t) => {
+    const w = experimentWorld()
+    t.teardown(() => w.close())
+    const start = T0 + DAY
+    const signup = w.m.actions.create(w.project, { name: 'Signed up', steps: [{ event: 'signed_up' }, { event: 'joined' }] }, w.owner.id)
+    const launch = (name: string, id: unknown) =>
+      w.create({ name, feature_flag_key: name, start_date: new Date(start).toISOString(), parameters: { custom_exposure_filter: { actions: [{ id, order: 0 }] } } })
+    const e = launch('by-action', String(signup.id))
+    await w.events([
+      { distinctId: 'a', event: 'signed_up', at: start + 1 },
+      { distinctId: 'b', event: 'joined', at: start + 2 },
+      { distinctId: 'c', event: '$pageview', at: start + 3 },
+    ])
+    const { cohort } = await w.experiments.createExposureCohort(w.project, e.id, w.owner.id)
+    t.same(w.members, [{ teamId: w.project.id, cohortId: cohort.id, distinctIds: ['a', 'b'] }])
+    t.match(await rejected(w.experiments.createExposureCohort(w.project, launch('bad-action', 'oogabooga').id, w.owner.id)), { status: 400, detail: 'Invalid action ID' })
+    const hogql = w.create({
+      name: 'HogQL',
+      feature_flag_key: 'hogql',
+      start_date: new Date(start).toISOString(),
+      parameters: { custom_exposure_filter: { events: [{ id: 'x', properties: [{ key: "properties.$current_url in ('x', 'y')", type: 'hogql' }] }] } },
+    })
+    t.match(await rejected(w.experiments.createExposureCohort(w.project, hogql.id, w.owner.id)), { status: 400, detail: 'Only event property filters are supported in experiment metrics, not "hogql".' })
+    t.equal(w.scalar('SELECT COUNT(*) AS n FROM cohorts'), 1, 'a refused filter makes no cohort')
   })
 
   t.test('refuses a draft, and 404s an unknown experiment', async (t) => {
