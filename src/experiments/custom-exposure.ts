@@ -4,7 +4,8 @@
  * for the flag. Two readers use it, each as PostHog does:
  *
  * - the exposure cohort (`create_exposure_cohort_for_experiment`) keeps of the entity's properties only the event,
- *   feature and element ones (HogQL ones are refused here), flattened, and drops person and cohort filters;
+ *   feature and element ones (HogQL ones are refused here), flattened, and drops person and cohort filters; it
+ *   puts no condition on the flag;
  * - the primary trend metric's results (`ClickhouseTrendExperimentResult`) apply them all, and count the entity
  *   by its math (`dau`: unique persons, else events).
  *

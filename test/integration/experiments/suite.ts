@@ -28,13 +28,20 @@ interface TrendPlan {
   exposed?: Record<string, number>
 }
 
+/** A variant's clicks, users who called the flag, and users who clicked at least once. */
+interface TrendCount {
+  count: number
+  exposed: number
+  clickers: number
+}
+
 export function resultsSuite(t: Test, setup: StoreSetup): void {
   let f: ExperimentServer
   const start = Date.now() - 2 * HOUR
   const at = (offset: number) => start + HOUR + offset
   const ids: Record<string, number> = {}
   const funnelCounts: Record<string, Record<string, { entered: number; converted: number }>> = {}
-  const trendCounts: Record<string, Record<string, { count: number; exposed: number }>> = {}
+  const trendCounts: Record<string, Record<string, TrendCount>> = {}
 
   // Users are per experiment: later funnel steps count whatever flag they carry (first-touch attribution).
   const users = (key: string, variants: string[]) =>
@@ -62,10 +69,10 @@ export function resultsSuite(t: Test, setup: StoreSetup): void {
   /** Exposed users call the flag; every user clicks a Poisson number of times with the variant's mean. */
   function trendEvents(plan: TrendPlan, random: () => number): BatchEvent[] {
     const events: BatchEvent[] = []
-    const counts: Record<string, { count: number; exposed: number }> = {}
+    const counts: Record<string, TrendCount> = {}
     const seen: Record<string, number> = {}
     users(plan.key, Object.keys(plan.means)).forEach(({ variant, id }, i) => {
-      counts[variant] ??= { count: 0, exposed: 0 }
+      counts[variant] ??= { count: 0, exposed: 0, clickers: 0 }
       seen[variant] = (seen[variant] ?? 0) + 1
       if (seen[variant] > (plan.exposed?.[variant] ?? USERS_PER_VARIANT)) return
       counts[variant].exposed++
@@ -75,6 +82,7 @@ export function resultsSuite(t: Test, setup: StoreSetup): void {
         events.push({ event: 'clicked', distinct_id: id, at: at(30_000 + i * 10 + c), properties: { [`$feature/${plan.key}`]: variant } })
       }
       counts[variant].count += clicks
+      if (clicks > 0) counts[variant].clickers++
     })
     trendCounts[plan.key] = counts
     return events
@@ -101,6 +109,8 @@ export function resultsSuite(t: Test, setup: StoreSetup): void {
     await create('Trend with a winner', 'trend-win', TREND)
     await create('Trend without a difference', 'trend-same', TREND)
     await create('Skewed exposure', 'trend-skew', TREND)
+    // PostHog's legacy custom exposure: who clicked, counted once (dau), instead of who called the flag.
+    await create('Custom exposure', 'trend-custom', TREND, { parameters: { custom_exposure_filter: { events: [{ id: 'clicked', order: 0, math: 'dau' }] } } })
     await create('Three-way funnel', 'three-way', FUNNEL, {
       parameters: {
         feature_flag_variants: [
@@ -117,6 +127,7 @@ export function resultsSuite(t: Test, setup: StoreSetup): void {
       ...trendEvents({ key: 'trend-win', means: { control: 1.0, test: 1.3 } }, random),
       ...trendEvents({ key: 'trend-same', means: { control: 1.2, test: 1.2 } }, random),
       ...trendEvents({ key: 'trend-skew', means: { control: 1.0, test: 1.0 }, exposed: { control: 1000, test: 700 } }, random),
+      ...trendEvents({ key: 'trend-custom', means: { control: 0.5, test: 1.0 } }, random),
       ...funnelEvents({ key: 'three-way', rates: { control: 0.1, a: 0.12, b: 0.2 } }, random),
     ]
     await f.send(events)
@@ -187,6 +198,24 @@ export function resultsSuite(t: Test, setup: StoreSetup): void {
     t.equal(r.variants[1].exposure, 0.7)
     t.match(r.srm, { mismatch: true, observed: { control: 1000, test: 700 }, expected: { control: 850, test: 850 } })
     t.ok(r.srm.p_value < 0.001)
+  })
+
+  t.test('trend with a custom exposure filter: the exposed are who performed its event, once each; its cohort holds them', async (t) => {
+    const r = (await results('trend-custom')).result
+    const c = trendCounts['trend-custom']
+    t.ok(c.control.clickers < 1000 && c.test.clickers < 1000, 'some users called the flag and never clicked')
+    t.same(r.variants.map((v: any) => [v.key, v.count, v.absolute_exposure]), [
+      ['control', c.control.count, c.control.clickers],
+      ['test', c.test.count, c.test.clickers],
+    ])
+    t.match(r.exposure_filters, { events: [{ id: 'clicked', math: 'dau' }], breakdown: '$feature/trend-custom' })
+    const res = await f.api('POST', `${f.experiments}${ids['trend-custom']}/create_exposure_cohort_for_experiment/`)
+    t.equal(res.status, 200)
+    // Whoever clicked since launch, in any experiment: PostHog's cohort puts no condition on the flag then (its
+    // test_create_exposure_cohort_for_experiment_with_custom_event_exposure).
+    const clickers = Object.values(trendCounts).flatMap((variants) => Object.values(variants)).reduce((n, v) => n + v.clickers, 0)
+    t.ok(clickers > c.control.clickers + c.test.clickers)
+    t.equal(res.body.cohort.count, clickers)
   })
 
   t.test('three variants: computed in the pool, the best one wins, the same on every call', async (t) => {
