@@ -52,9 +52,13 @@ execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-if-needed.mjs')], {
 const logs = mkdtempSync(join(tmpdir(), 'skylark-soak-'))
 process.stdout.write(`soak ${which}: first seed ${seed}, logs in ${logs}\n`)
 
+/** Each file runs alone, outside tap's runner: its timeout is the one package.json gives the runner, not tap's 30 s. */
+const TAP_TIMEOUT_S = '600'
+
 function runFile(file, env, log) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [`--import=${LOADER}`, join(ROOT, file)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const childEnv = { ...process.env, TAP_TIMEOUT: TAP_TIMEOUT_S, ...env }
+    const child = spawn(process.execPath, [`--import=${LOADER}`, join(ROOT, file)], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
     const out = createWriteStream(log, { flags: 'a' })
     let text = ''
     const keep = (chunk) => {
