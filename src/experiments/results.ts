@@ -87,7 +87,7 @@ export class ExperimentResults {
   async primary(experiment: ExperimentRecord, flag: FeatureFlagRecord, nowMs: number): Promise<ResultPackage> {
     if (Object.keys(experiment.filters).length === 0) throw invalid('Experiment has no target metric')
     const scope = this.#scope(experiment, flag, nowMs, true)
-    const outcome = await this.#metric(scope, experiment.filters, `${experiment.id}:primary`, false, true, true)
+    const outcome = await this.#metric(scope, experiment.filters, `${experiment.id}:primary`, false, true)
     return { result: outcome.body, last_refresh: iso(nowMs), is_cached: false }
   }
 
@@ -136,8 +136,8 @@ export class ExperimentResults {
     }
   }
 
-  /** `primary`: the metric is the experiment's primary one, which alone reads its custom exposure (as in PostHog). */
-  async #metric(scope: Scope, filters: JsonObject, seed: string, secondary: boolean, validate: boolean, primary = false): Promise<MetricOutcome> {
+  /** Only the primary metric (not `secondary`) reads the experiment's custom exposure, as in PostHog. */
+  async #metric(scope: Scope, filters: JsonObject, seed: string, secondary: boolean, validate: boolean): Promise<MetricOutcome> {
     const actionById = (id: number) => this.#actionById(scope.experiment.team_id, id)
     const metric = parseMetric(filters, secondary, actionById)
     const echo: JsonObject = {
@@ -152,7 +152,7 @@ export class ExperimentResults {
     return metric.insight === 'FUNNELS'
       ? this.#funnel(scope, metric.steps, metric.windowMs, { ...echo, insight: 'FUNNELS' }, seed, validate)
       : this.#trend(scope, metric.series, { ...echo, insight: 'TRENDS', display: 'ActionsLineGraphCumulative' }, seed, validate,
-          primary ? customExposure(scope.experiment, actionById, false) : null)
+          secondary ? null : customExposure(scope.experiment, actionById, false))
   }
 
   async #funnel(scope: Scope, steps: MetricStep[], windowMs: number, filters: JsonObject, seed: string, validate: boolean): Promise<MetricOutcome> {

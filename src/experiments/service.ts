@@ -116,14 +116,8 @@ export class Experiments {
     this.holdouts = new ExperimentHoldouts(deps)
     this.savedMetrics = new SavedMetricLinks(deps.db, deps.clock)
     this.actions = new ExperimentActions({ experiments: this, db: deps.db, clock: deps.clock })
-    this.#exposure = new ExposureCohorts({
-      experiments: this,
-      db: deps.db,
-      cohorts: deps.cohorts,
-      events: deps.events,
-      cohortMembers: deps.cohortMembers,
-      actionById: (teamId, id) => deps.actions.byId(teamId, id),
-    })
+    const actionById = (teamId: number, id: number) => deps.actions.byId(teamId, id)
+    this.#exposure = new ExposureCohorts({ experiments: this, db: deps.db, cohorts: deps.cohorts, events: deps.events, cohortMembers: deps.cohortMembers, actionById })
     this.#checks = new WriteChecks({
       actions: deps.actions,
       knownEvents: deps.knownEvents,
@@ -132,7 +126,7 @@ export class Experiments {
       flagOf: (e) => this.flagOf(e),
     })
     this.#repo = new ExperimentRepository(deps.db)
-    this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats, (teamId, id) => deps.actions.byId(teamId, id)) : null
+    this.#results = deps.events ? new ExperimentResults(deps.events, deps.stats, actionById) : null
   }
 
   /** The live experiment of the project, or 404 (deleted experiments are gone from the API). */

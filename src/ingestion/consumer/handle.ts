@@ -57,7 +57,7 @@ export class ConsumerHandle {
   #stats: ConsumerStats | null = null
   #watch: PriorityWatch | null = null
   #spawnedAt = 0
-  /** Threads in a row that died within STABLE_MS of their start. */
+  /** Deaths in a row, each after the one before within STABLE_MS of its thread's start (the first counts whatever it lived). */
   #quickDeaths = 0
   /** The consumer's sink checkpoints (one buffer for every thread it restarts as) and when each durable position went out. */
   readonly #stored = new StoredCursors()

@@ -7,6 +7,7 @@ import type { Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { startServer, tempDir, type TestServer } from '../../helpers/server.js'
 import { throwInWorkerThread } from '../../helpers/threads.js'
+import { readUntil } from '../../helpers/wait.js'
 import { waitForEvents } from './suite.js'
 
 export interface CrashOptions {
@@ -74,7 +75,7 @@ export async function crashRun(t: Test, options: CrashOptions): Promise<void> {
   try {
     for (let kill = 0; kill < options.kills; kill++) {
       // Each thread is ended only once it has started storing: a life that ends while it loads tests little.
-      if (threadOnly) await untilReady(server)
+      if (threadOnly) await readUntil('the server to read ready', () => server.request('GET', '/_readiness'), (res) => res.status === 200)
       await serveThenWait(600)
       if (threadOnly) {
         await throwInWorkerThread(server, 'workers/ingest-consumer.js', INJECTED_ERROR)
@@ -122,14 +123,6 @@ async function eventStoreReadiness(server: TestServer): Promise<string> {
     if (res.status !== 200) return String(res.body?.checks?.event_store?.detail)
   }
   return ''
-}
-
-/** Waits up to 20 s for the server to read ready. */
-async function untilReady(server: TestServer): Promise<void> {
-  for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
-    if ((await server.request('GET', '/_readiness')).status === 200) return
-  }
-  throw new Error('the server did not read ready within 20 s')
 }
 
 /** After `kills` consumer-thread exits: one server process restarted the thread each time, and the new thread works. */
