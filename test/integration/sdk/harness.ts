@@ -221,13 +221,36 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined>, t
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`)
 }
 
-/** Every stored event matching the filters, once at least `expected` are there (pages of 1,000). */
+/** Every stored event matching the filters, once at least `expected` are there. */
 export async function storedEvents(server: TestServer, filters: Record<string, string>, expected: number): Promise<any[]> {
-  const base = `/api/projects/${server.boot.project_id}/events/?${new URLSearchParams(filters)}`
+  const base = eventsPath(server, filters)
   const count = await until(`${expected} events for ${JSON.stringify(filters)}`, async () => {
     const res = await server.api('GET', `${base}&limit=1`)
     return res.status === 200 && res.body.count >= expected ? (res.body.count as number) : undefined
   })
+  return eventPages(server, base, count)
+}
+
+/**
+ * The first stored event matching the filters and `match`, once there is one. Counting is not enough where the
+ * events that match the filters came down different lanes: a distinct id over its spike budget has its later
+ * events sent to the overflow lane, which is not ordered with the main one, so an earlier event can be stored
+ * after a later one.
+ */
+export async function storedEventWhere(server: TestServer, filters: Record<string, string>, match: (event: any) => boolean): Promise<any> {
+  const base = eventsPath(server, filters)
+  return until(`an event for ${JSON.stringify(filters)} such that ${match}`, async () => {
+    const res = await server.api('GET', `${base}&limit=1`)
+    return res.status === 200 ? (await eventPages(server, base, res.body.count)).find(match) : undefined
+  })
+}
+
+function eventsPath(server: TestServer, filters: Record<string, string>): string {
+  return `/api/projects/${server.boot.project_id}/events/?${new URLSearchParams(filters)}`
+}
+
+/** All `count` events of a listing, in pages of 1,000. */
+async function eventPages(server: TestServer, base: string, count: number): Promise<any[]> {
   const events: any[] = []
   for (let offset = 0; offset < count; offset += 1000) {
     const res = await server.api('GET', `${base}&limit=1000&offset=${offset}`)

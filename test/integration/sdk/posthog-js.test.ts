@@ -29,6 +29,7 @@ import {
   kindOf,
   personOf,
   publicAnswers,
+  storedEventWhere,
   storedEvents,
   summarise,
   until,
@@ -181,8 +182,7 @@ async function scenario(t: Test, { store, server }: StoreRun, browser: Browser):
     t.equal(identify.properties.$anon_distinct_id, anonymous)
     t.match(identify.properties.$set, { email: 'web@example.com' })
     await storedEvents(server, { distinct_id: user, event: '$groupidentify' }, 1)
-    const called = await storedEvents(server, { event: '$feature_flag_called' }, 1)
-    t.ok(called.some((e) => e.properties.$feature_flag === 'sdk-variant'), '$feature_flag_called')
+    t.ok(await storedEventWhere(server, { event: '$feature_flag_called' }, (e) => e.properties.$feature_flag === 'sdk-variant'), '$feature_flag_called for sdk-variant')
   })
 
   t.test('the browser saw no error, no failed request, no retry', async (t) => {

@@ -18,6 +18,7 @@ import {
   groupOf,
   personOf,
   recordingFetch,
+  storedEventWhere,
   storedEvents,
   summarise,
   until,
@@ -175,8 +176,8 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
       const [ai] = await storedEvents(server, { distinct_id: user, event: '$ai_generation' }, 1)
       t.match(ai.properties, { $ai_model: 'gpt-test', $ai_input_tokens: 12 }, 'captureAi’s batch is stored')
     }
-    const called = await storedEvents(server, { distinct_id: user, event: '$feature_flag_called' }, 1)
-    t.ok(called.some((e) => e.properties.$feature_flag === 'sdk-variant' && e.properties.$feature_flag_response === 'test'), '$feature_flag_called')
+    const called = (e: any) => e.properties.$feature_flag === 'sdk-variant' && e.properties.$feature_flag_response === 'test'
+    t.ok(await storedEventWhere(server, { distinct_id: user, event: '$feature_flag_called' }, called), '$feature_flag_called for sdk-variant: test')
 
     t.match(person.properties, { email: `${p}@example.com`, plan: 'pro', first_lib: f.version })
     t.equal((await personOf(server, alias)).uuid, person.uuid, 'the alias joined the person')
