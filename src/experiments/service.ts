@@ -1,8 +1,8 @@
 /**
  * Experiment use-cases: list, read, create (linking or creating the flag), update (launch, end, archive,
- * soft delete, restore), the exposure cohort, results, and the flag-implementation check; the lifecycle
- * actions are in actions.ts, the checks against other rows (actions, events, shared metrics, holdout) in
- * write-checks.ts. Every write runs in one
+ * soft delete, restore), the exposure cohort, results, and the flag-implementation check. Elsewhere: the
+ * lifecycle actions (actions.ts), the checks against other rows (actions, events, shared metrics, holdout:
+ * write-checks.ts), and what a create or update does to the flag (flag-on-write.ts). Every write runs in one
  * IMMEDIATE transaction on management.db that validates against the current rows, changes the flag
  * through the FeatureFlags service (its rules and its own activity entries apply; nested calls become
  * savepoints), stores the experiment and writes the experiment's activity entry.
@@ -33,8 +33,8 @@ import { toExperimentObject, type ExperimentObject } from './serialize.js'
 import type { StatsRunner } from './stats-runner.js'
 import { ExperimentActions } from './actions.js'
 import { ExposureCohorts } from './exposure-cohort.js'
-import { checkVariants, flagConfigChange, withoutFlagConfig } from './flag-config.js'
-import { flagConfigFromInput, type FlagConfigParameters } from './flag-input.js'
+import { withoutFlagConfig } from './flag-config.js'
+import { applyUpdateToFlag, linkOrCreateFlag, requestedFlagConfig } from './flag-on-write.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
 import type { ProjectActions } from './action-refs.js'
 import type { KnownEvents } from './settings-validation.js'
@@ -42,16 +42,7 @@ import { WriteChecks } from './write-checks.js'
 import { LinkedFlags } from './linked-flag.js'
 import { ExperimentHoldouts, type HoldoutRecord } from './holdouts/index.js'
 import { linkedOnCreate, SavedMetricLinks, type RequestedLink } from './saved-metrics/links.js'
-import {
-  checkDates,
-  checkEligibleFlag,
-  checkName,
-  checkNoGlobalProperties,
-  checkUpdatableKeys,
-  checkVariantsUnchanged,
-  flagVariants,
-  parseDateField,
-} from './validation.js'
+import { checkDates, checkName, flagVariants, parseDateField } from './validation.js'
 
 export const EXPERIMENT_SCOPE = 'Experiment'
 
@@ -78,24 +69,6 @@ export interface ExperimentDeps {
 }
 
 const compiled = lazyWriteValidators<ExperimentWrite>(experimentCreateSchema, experimentUpdateSchema)
-
-interface RequestedFlagConfig {
-  /** The config in `parameters` keys, or null when the request carries none. */
-  parameters: FlagConfigParameters | null | undefined
-  /** Sent as the `feature_flag` object: any such config counts as a change (PostHog compares nothing). */
-  fromObject: boolean
-}
-
-/**
- * The flag config a request asks for. PostHog's serializer takes the `feature_flag` object when there is
- * one, and then ignores the deprecated `parameters` keys for variants, rollout and aggregation (payloads
- * and experience continuity left in `parameters` still apply on create, unless the object sets them).
- */
-function requestedFlagConfig(body: ExperimentWrite): RequestedFlagConfig {
-  const fromObject = flagConfigFromInput(body.feature_flag)
-  if (!fromObject) return { parameters: body.parameters as FlagConfigParameters | null | undefined, fromObject: false }
-  return { parameters: { ...(withoutFlagConfig(body.parameters) ?? {}), ...fromObject }, fromObject: true }
-}
 
 export class Experiments {
   readonly #deps: ExperimentDeps
@@ -173,7 +146,7 @@ export class Experiments {
         const end = parseDateField(body.end_date, 'end_date') ?? null
         const holdout = this.holdouts.resolve(project, body.holdout_id) ?? null
         checkDates(start, end)
-        const flagId = this.#linkOrCreateFlag(project, body, start !== null, userId, holdout)
+        const flagId = linkOrCreateFlag(this.flags, project, body, start !== null, userId, holdout)
         const variantKeys = flagVariants(this.flags.get(project.id, flagId)!.filters).map((v) => v.key)
         const now = iso(this.#deps.clock.now())
         return this.insert(project, userId, {
@@ -208,34 +181,6 @@ export class Experiments {
     return this.toObject({ ...record, id })
   }
 
-  /**
-   * PostHog links a flag that exists with the key (refusing flag config in the same request: the flag is
-   * linked as it is) when it is eligible, and otherwise creates one from the config sent: the
-   * `feature_flag` object, else the deprecated `parameters` keys. Only a created flag gets the holdout: PostHog
-   * links an existing flag as it is.
-   */
-  #linkOrCreateFlag(project: Project, body: ExperimentWrite, launched: boolean, userId: number, holdout: HoldoutRecord | null): number {
-    const key = body.feature_flag_key!
-    const existing = this.flags.liveByKey(project.id, key)
-    const config = requestedFlagConfig(body)
-    if (existing && (config.fromObject || flagConfigChange(config.parameters, null))) {
-      throw new ValidationError(
-        'invalid',
-        `A feature flag with key '${key}' already exists; the experiment links to it as-is, so its config cannot be set here. ` +
-          'Omit feature_flag to reuse the existing flag, or edit the flag directly.',
-        'feature_flag',
-      )
-    }
-    const change = flagConfigChange(config.parameters, null)
-    if (change?.variants) checkVariants(change.variants)
-    checkNoGlobalProperties(body.filters)
-    if (existing) {
-      checkEligibleFlag(existing)
-      return existing.id
-    }
-    return this.flags.create(project, key, body.name!, config.parameters, launched, userId, holdout)
-  }
-
   update(project: Project, id: number, body: unknown, userId: number): ExperimentObject {
     return this.#deps.db
       .transaction(() => {
@@ -267,7 +212,7 @@ export class Experiments {
         }
         checkDates(next.start_date, next.end_date)
         const config = requestedFlagConfig(body)
-        if (flag) this.#applyToFlag(project, current, body, config, flag, userId)
+        if (flag) applyUpdateToFlag(this.flags, project, current, body, config, flag, userId)
         this.#checks.holdoutOnUpdate(project, current, holdout, body, userId)
         const variantKeys = flag ? flagVariants(this.flagOf(current)!.filters).map((v) => v.key) : []
         const variantsSent = config.parameters?.feature_flag_variants !== undefined
@@ -276,45 +221,6 @@ export class Experiments {
         return this.commit(project, userId, current, next)
       })
       .immediate()
-  }
-
-  /**
-   * PostHog's update rules that involve the flag, in its order. Flag config (the `feature_flag` object,
-   * else the deprecated `parameters` keys when they differ from the flag's) is applied to the flag on a
-   * draft, and on a launched experiment only with `update_feature_flag_params` (and the same variant
-   * keys); config left out stays as the flag has it. Restoring needs a live flag; launching (a start date
-   * on a draft) needs an eligible one and activates it. Ending an experiment leaves the flag as it is.
-   */
-  #applyToFlag(project: Project, current: ExperimentRecord, body: ExperimentWrite, config: RequestedFlagConfig, flag: FeatureFlagRecord, userId: number): void {
-    const draft = current.start_date === null
-    const change = flagConfigChange(config.parameters, flag, config.fromObject)
-    if ((config.fromObject || change) && !draft && body.update_feature_flag_params !== true) {
-      throw new ValidationError(
-        'invalid',
-        'This experiment is running. To change its flag config, send update_feature_flag_params=true (or edit the feature flag directly).',
-        'feature_flag',
-      )
-    }
-    if (change?.variants) checkVariants(change.variants)
-    if (current.deleted && body.deleted === false && flag.deleted) {
-      throw new ValidationError(
-        'invalid',
-        'Cannot restore experiment: the linked feature flag has been deleted. Restore the feature flag first, then restore the experiment.',
-      )
-    }
-    const launching = draft && body.start_date !== undefined && body.start_date !== null
-    if (launching) this.#checkLaunchable(flag)
-    checkUpdatableKeys(body, flag.key)
-    if (!draft && change?.variants) checkVariantsUnchanged(change.variants, flag)
-    checkNoGlobalProperties(body.filters)
-    if (change) this.flags.applyConfig(project, flag, change, userId)
-    if (launching) this.flags.setActive(project, this.flagOf(current)!, true, userId)
-  }
-
-  /** A deleted flag serves nobody, so nothing launches on it; nor on one that lost its control variant. */
-  #checkLaunchable(flag: FeatureFlagRecord): void {
-    if (flag.deleted) throw new ValidationError('invalid', 'Experiment cannot be launched because its feature flag has been deleted.')
-    checkEligibleFlag(flag)
   }
 
   /** Soft delete (DELETE answers 204): the experiment disappears from the API; its flag is left alone. */
