@@ -15,6 +15,7 @@ import type { Lane } from '../types.js'
 import type { ConsumerStats, FromConsumer, ToConsumer } from './messages.js'
 import { Lateness, leftover, StoredCursors } from './lateness.js'
 import { PriorityWatch } from './priority-watch.js'
+import { RestartBackoff } from './restart-backoff.js'
 import type { ConsumerWork } from './starvation.js'
 import type { ConsumerWorkerData } from './thread.js'
 
@@ -38,14 +39,6 @@ const CONSUMER_HEAP_MB = 1024
  * more peak RSS; 16 MB semi-spaces drained 53 k but took the process to ≈395 MB (docs/performance.md).
  */
 const CONSUMER_YOUNG_MB = 24
-/**
- * A thread that dies is restarted after 1 s; one that dies again within STABLE_MS of its start waits twice as
- * long as the last, up to 30 s. A thread that crashes at once every time (what it reads makes it throw) then costs
- * a little CPU instead of the ≈0.4 s of a core each start takes, and its log is not flooded.
- */
-const RESTART_MS = 1000
-const RESTART_MAX_MS = 30_000
-const STABLE_MS = 60_000
 
 export class ConsumerHandle {
   readonly #settings: ConsumerSettings
@@ -57,8 +50,7 @@ export class ConsumerHandle {
   #stats: ConsumerStats | null = null
   #watch: PriorityWatch | null = null
   #spawnedAt = 0
-  /** Deaths in a row, each after the one before within STABLE_MS of its thread's start (the first counts whatever it lived). */
-  #quickDeaths = 0
+  readonly #backoff = new RestartBackoff()
   /** The consumer's sink checkpoints (one buffer for every thread it restarts as) and when each durable position went out. */
   readonly #stored = new StoredCursors()
   readonly #lateness = new Lateness()
@@ -170,8 +162,7 @@ export class ConsumerHandle {
         // Until the new thread reports, nothing is being stored: readiness and skylark_sink_up must not go on
         // showing the dead thread's last "up", nor the priority watch its count (the new thread warms up anew).
         if (this.#stats) this.#stats = { ...this.#stats, stored: 0, sinkUp: false, lastError: 'the ingest consumer stopped; restarting' }
-        this.#quickDeaths = performance.now() - this.#spawnedAt < STABLE_MS ? this.#quickDeaths + 1 : 1
-        const delayMs = Math.min(RESTART_MS * 2 ** (this.#quickDeaths - 1), RESTART_MAX_MS)
+        const delayMs = this.#backoff.next(performance.now() - this.#spawnedAt)
         this.#logger.error({ component: 'consumer', code, restartInMs: delayMs }, `ingest consumer stopped unexpectedly; restarting in ${delayMs / 1000} s`)
         setTimeout(() => {
           if (!this.#stopping) this.#spawn().catch((error: unknown) => this.#logger.error({ err: error }, 'consumer restart failed'))
