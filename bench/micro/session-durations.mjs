@@ -1,5 +1,5 @@
-// Micro benchmark of the new experiment engine's session duration means on SQLite (SessionMath,
-// src/storage/events/experiment-rows.ts): what reading a mean of `$session_duration` costs against the same
+// Micro benchmark of the new experiment engine's session property means on SQLite (SessionMath,
+// src/storage/events/experiment-rows.ts): what reading a mean of a session property costs against the same
 // metric's event count, on an events.db of PERSONS exposed persons with SESSIONS sessions of EVENTS pageviews
 // each (other persons' traffic beside them, as much again). Runs on the compiled output:
 // `npx tsc -p . && node bench/micro/session-durations.mjs` (PERSONS=100000 for the long run).
@@ -71,7 +71,9 @@ try {
   }
   console.log(`events.db: ${PERSONS} exposed persons of ${PERSONS * 2}, ${PERSONS * 2 * SESSIONS * EVENTS + PERSONS} events, built in ${(built / 1000).toFixed(1)} s`)
   await time('the pageview count', { kind: 'count' })
-  await time('a sum of $session_duration', { kind: 'session', aggregation: 'sum' })
+  for (const property of ['$session_duration', '$pageview_count', '$num_uniq_urls']) {
+    await time(`a sum of ${property}`, { kind: 'session', sessionProperty: property, aggregation: 'sum' })
+  }
   store.close()
 } finally {
   rmSync(dir, { recursive: true, force: true })

@@ -9,8 +9,8 @@
  *   `unique_session` (distinct `$session_id`s), `dau` (distinct persons), `unique_group` (distinct
  *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
  *   empty keys never counted; `hogql` (`math_hogql`: an aggregation of an expression on event properties,
- *   src/storage/events/hogql-math.ts); anything else the event count (`total`); a mean of `$session_duration`
- *   counts each session once (SessionMath, `_get_session_property_ctes`);
+ *   src/storage/events/hogql-math.ts); anything else the event count (`total`); a mean of a session property
+ *   (`$session_duration`, `$pageview_count`, …) counts each session once (SessionMath, `_get_session_property_ctes`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end (a window of 0 or less is none); a funnel's window, as set (0 too, as its UDF takes
  *   it), runs from each exposure in its walk instead;
@@ -51,7 +51,9 @@ import {
   type PropertyNode,
   type RetentionUnit,
   type RetentionWindow,
+  SESSION_PROPERTIES,
   type SessionMath,
+  type SessionProperty,
   type SourceMath,
 } from '../../storage/events/index.js'
 import { propertyFilters, type PersonLookup } from '../metrics.js'
@@ -139,28 +141,30 @@ function sourceOf(node: unknown, actionById: ActionLookup, person: PersonLookup 
 
 /**
  * Whether a metric source reads a session property (`is_session_property_metric`): `$session_duration` whatever
- * its `math_property_type`, or any property typed `session_properties`.
+ * its `math_property_type`, or one of the others PostHog allows typed `session_properties`. Any other property
+ * so typed is read from the events, as PostHog reads it.
  */
 export function isSessionPropertySource(node: unknown): boolean {
   if (!isPlainObject(node)) return false
   const property = node.math_property
-  return property === '$session_duration' || (typeof property === 'string' && property !== '' && node.math_property_type === 'session_properties')
+  return property === '$session_duration' || (isSessionProperty(property) && node.math_property_type === 'session_properties')
+}
+
+function isSessionProperty(property: unknown): property is SessionProperty {
+  return (SESSION_PROPERTIES as readonly unknown[]).includes(property)
 }
 
 /**
  * A mean's session property math (SessionMath), null for a source that reads none: `_build_value_aggregation_expr`
  * over the sessions' values, `avg`, `min`, `max` as named, a distinct count for `unique_session`, `dau` and
- * `unique_group`, else a sum. Session properties other than `$session_duration`, and HogQL math on one, are
- * refused: skylark keeps no sessions table to read them from.
+ * `unique_group`, else a sum. HogQL math on one is refused.
  */
 function sessionMath(node: unknown): SessionMath | null {
   if (!isSessionPropertySource(node)) return null
   const { math, math_property: property } = node as JsonObject
-  if (property !== '$session_duration') throw refuse(`The session property ${String(property)} can't be computed here; of session properties only $session_duration can.`)
   if (math === 'hogql') throw refuse('HogQL math over a session property is not supported here.')
-  if (math === 'avg' || math === 'min' || math === 'max') return { kind: 'session', aggregation: math }
-  const distinct = math === 'unique_session' || math === 'dau' || math === 'unique_group'
-  return { kind: 'session', aggregation: distinct ? 'distinct' : 'sum' }
+  const aggregation = math === 'avg' || math === 'min' || math === 'max' ? math : math === 'unique_session' || math === 'dau' || math === 'unique_group' ? 'distinct' : 'sum'
+  return { kind: 'session', sessionProperty: property as SessionProperty, aggregation }
 }
 
 /**

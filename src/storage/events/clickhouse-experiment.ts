@@ -4,13 +4,13 @@
  * than every metric event. Functions every supported server has (18.16 included: argMin over a tuple,
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
-import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr } from './clickhouse-filters.js'
+import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
 import { hogqlContributionSql } from './clickhouse-hogql.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery, SESSION_SPAN_MS, type SessionMath } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery, SESSION_SPAN_MS, type SessionMath, type SessionProperty, BOUNCE_SECONDS } from './types.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -173,23 +173,36 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
 /**
  * A session property mean (SessionMath), PostHog's three layers: each exposed entity's sessions among its
  * metric events with the first time it was seen in each (`st`), those first seen in its window joined (INNER,
- * so an entity without one has no row) to their durations, and the entity's aggregate of them (`a`).
+ * so an entity without one has no row) to their values, and the entity's aggregate of them (`a`).
  */
 function sessionsPerEntity(q: ExperimentVariantsQuery, math: SessionMath, joined: string, texts: readonly string[], group: string, reached: (value: string) => string, table: string, f: ServerFeatures): string {
   const session = distinctKeyExpr('$session_id', f).expr
   const k = `k${q.metric.distinctKeys.indexOf('$session_id')}`
-  const ms = msExpr('timestamp', f)
   const spanned = compileClickHouseWhere({ teamId: q.teamId, after: q.metric.after - SESSION_SPAN_MS, before: q.metric.before + SESSION_SPAN_MS }, f)
   // Every session of the range, not only the metric's: reading which those are would read the events again.
-  const durations = `SELECT s, intDiv(max(s_ms), 1000) - intDiv(min(s_ms), 1000) AS d FROM (SELECT ${session} AS s, ${ms} AS s_ms FROM ${table} WHERE ${spanned}) WHERE s != '' GROUP BY s`
+  const rows = `SELECT ${session} AS s, ${msExpr('timestamp', f)} AS s_ms, event AS s_event, uuid AS s_uuid, ${stringPropertyExpr('$current_url', f)} AS s_url FROM ${table} WHERE ${spanned}`
+  const values = `SELECT s, ${SESSION_VALUE[math.sessionProperty]} AS d FROM (${rows}) WHERE s != '' GROUP BY s`
   const kept = texts.map((x) => `, ${x}`).join('')
   const sessions = `SELECT e, x_variant${kept}, ${k} AS s, min(t) AS st, any(x_first) AS xf FROM ${joined} WHERE bitAnd(m, 1) != 0 AND ${k} != '' GROUP BY e, x_variant${kept}, s`
   const window = q.aggregation.windowMs
   const inWindow = `st >= xf${window === null ? '' : ` AND st < xf + ${Math.trunc(window)}`}`
   const value = math.aggregation === 'distinct' ? 'toFloat64(uniqExact(d))' : `toFloat64(${math.aggregation}(d))`
   return `SELECT x_variant AS variant${group}, ${reached(value)} AS a FROM (
-      SELECT e, x_variant${kept}, d FROM (${sessions}) ALL INNER JOIN (${durations}) USING s WHERE ${inWindow}
+      SELECT e, x_variant${kept}, d FROM (${sessions}) ALL INNER JOIN (${values}) USING s WHERE ${inWindow}
     ) GROUP BY e, x_variant${kept}`
+}
+
+const SECONDS = 'intDiv(max(s_ms), 1000) - intDiv(min(s_ms), 1000)'
+const distinctOf = (event: string) => `uniqExactIf(s_uuid, s_event = '${event}')`
+
+/** Each session property's value over a session's rows, as SESSION_PROPERTIES says (the same as the SQLite store's). */
+const SESSION_VALUE: Readonly<Record<SessionProperty, string>> = {
+  $session_duration: SECONDS,
+  $pageview_count: distinctOf('$pageview'),
+  $autocapture_count: distinctOf('$autocapture'),
+  $screen_count: distinctOf('$screen'),
+  $num_uniq_urls: `uniqExactIf(s_url, s_url != '')`,
+  $is_bounce: `if(${distinctOf('$pageview')} = 1 AND ${distinctOf('$autocapture')} = 0 AND ${SECONDS} < ${BOUNCE_SECONDS}, 1, 0)`,
 }
 
 /**

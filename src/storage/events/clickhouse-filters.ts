@@ -53,6 +53,11 @@ export function propertyTextExpr(key: string, f: ServerFeatures): string {
   return `if(${visit('visitParamHas', key)} AND ${raw} != 'null', if(substring(${raw}, 1, 1) = '"', ${visit('visitParamExtractString', key)}, ${text}), NULL)`
 }
 
+/** The property's text when it is a JSON string, else '' (ClickHouse's JSONExtractString, as PostHog reads one). */
+export function stringPropertyExpr(key: string, f: ServerFeatures): string {
+  return f.jsonExtract ? `JSONExtractString(properties, ${quote(key)})` : visit('visitParamExtractString', key)
+}
+
 /** Milliseconds since the epoch of a time column. */
 export function msExpr(column: 'timestamp' | 'created_at', f: ServerFeatures): string {
   if (f.dateTime64) return `toUnixTimestamp64Milli(${column})`

@@ -17,7 +17,7 @@ import {
 import { funnelReached, readsExposures } from './experiment-funnel.js'
 import { evaluateHogql, hogqlContribution, hogqlProperties, hogqlToFloat } from './hogql-math.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SourceMath } from './types.js'
+import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
 /**
  * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
@@ -164,7 +164,7 @@ function inPreWindow(t: number, exposure: Exposure, lookbackMs: number): boolean
 
 /**
  * A session property mean (SessionMath): per exposed entity, the first time of its metric events in each session;
- * the sessions first seen in its window add their durations (`seconds` reads those of the sessions named).
+ * the sessions first seen in its window add their values (`values` reads those of the sessions named).
  */
 function aggregateSessions(
   a: ExperimentAggregation,
@@ -174,7 +174,7 @@ function aggregateSessions(
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,
   events: Iterable<MetricEventRow>,
-  seconds: SessionSeconds,
+  values: SessionValues,
 ): ExperimentSums {
   const firsts = new Map<string, Map<string, number>>()
   for (const [entity, t, mask, , keys] of events) {
@@ -185,13 +185,13 @@ function aggregateSessions(
     const seen = sessions.get(session)
     if (seen === undefined || t < seen) sessions.set(session, t)
   }
-  const durations = seconds(new Set([...firsts.values()].flatMap((sessions) => [...sessions.keys()])))
+  const valueOf = values(math.sessionProperty, new Set([...firsts.values()].flatMap((sessions) => [...sessions.keys()])))
   const summer = new BreakdownSummer(a, variants, 1, breakdowns)
   for (const [entity, e] of exposures) {
     const agg = new SourceAggregate()
     for (const [session, t] of firsts.get(entity) ?? []) {
       if (!inWindow(t, e, a.windowMs)) continue
-      const v = durations.get(session) ?? 0
+      const v = valueOf.get(session) ?? 0
       agg.add(v, String(v))
     }
     // PostHog's inner join of the exposures and the sessions: an entity without one is not counted.
@@ -200,8 +200,8 @@ function aggregateSessions(
   return summer.result()
 }
 
-/** The durations in whole seconds (SessionMath) of the sessions named, by session id; a session without events is absent. */
-export type SessionSeconds = (sessions: ReadonlySet<string>) => ReadonlyMap<string, number>
+/** The values of a session property (SessionMath) of the sessions named, by session id; a session without events is absent. */
+export type SessionValues = (property: SessionProperty, sessions: ReadonlySet<string>) => ReadonlyMap<string, number>
 
 /** Retention (experiment-retention.ts): each exposed entity's events from its first exposure on, in order. */
 function aggregateRetention(
@@ -243,11 +243,11 @@ export function aggregateVariants(
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,
   events: Iterable<MetricEventRow>,
-  seconds: SessionSeconds = () => new Map(),
+  sessionValues: SessionValues = () => new Map(),
 ): ExperimentSums {
   if (a.type === 'retention') return aggregateRetention(a, steps, breakdowns, variants, exposures, events)
   const [first] = a.sources
-  if (first?.kind === 'session') return aggregateSessions(a, first, breakdowns, distinctKeys.indexOf('$session_id'), variants, exposures, events, seconds)
+  if (first?.kind === 'session') return aggregateSessions(a, first, breakdowns, distinctKeys.indexOf('$session_id'), variants, exposures, events, sessionValues)
   const lookback = cupedLookback(a)
   // Funnels apply the window in their walk, from each exposure (experiment-funnel.ts).
   const windowMs = readsExposures(a) ? null : a.windowMs

@@ -52,7 +52,7 @@ export type DistinctKey = '$session_id' | 'person' | `$group_${0 | 1 | 2 | 3 | 4
 /**
  * How one event's value counts for a mean or ratio source: its count, a property's number, the distinct
  * non-empty keys of its events, `any` (1 with an event, else 0: PostHog's distinct count of its constant 1),
- * a HogQL expression's aggregate (hogql-math.ts), or `session`: a mean of `$session_duration` (SessionMath).
+ * a HogQL expression's aggregate (hogql-math.ts), or `session`: a session property's value (SessionMath).
  */
 export type SourceMath =
   | { kind: 'count' }
@@ -63,21 +63,38 @@ export type SourceMath =
   | SessionMath
 
 /**
- * A mean of the session property `$session_duration` (PostHog's session-property metric, mean metrics only):
- * each session counts once, not once per event. An entity's sessions are the `$session_id`s of its metric
- * events; each session whose first metric event comes at or after the entity's first exposure (and within the
- * conversion window after it) adds its duration, the whole seconds from the session's first event of any kind
- * to its last, aggregated over the entity's sessions as `aggregation` says (`distinct`: the distinct durations,
- * as PostHog's distinct count reads the session values). An exposed entity without such a session is not
- * counted at all (PostHog's inner join). The session id must be among the metric's `distinctKeys`.
+ * The session properties a mean can aggregate (PostHog's ALLOWED_SESSION_MATH_PROPERTIES), as PostHog's sessions
+ * table computes them from a session's events: `$session_duration` the whole seconds from its first event's second
+ * to its last's; `$pageview_count`, `$autocapture_count` and `$screen_count` its distinct `$pageview`,
+ * `$autocapture` and `$screen` events; `$num_uniq_urls` its distinct non-empty `$current_url` texts; `$is_bounce`
+ * 1 when it has pageviews but not more than one, no autocapture, and lasted under BOUNCE_SECONDS, else 0 (PostHog's
+ * default "count pageviews" mode; its NULL for a session without pageviews reads 0, as the experiment's coalesce
+ * makes it).
+ */
+export const SESSION_PROPERTIES = ['$session_duration', '$pageview_count', '$autocapture_count', '$screen_count', '$num_uniq_urls', '$is_bounce'] as const
+export type SessionProperty = (typeof SESSION_PROPERTIES)[number]
+
+/** PostHog's DEFAULT_BOUNCE_RATE_DURATION_SECONDS: skylark's projects have no setting to change it. */
+export const BOUNCE_SECONDS = 10
+
+/**
+ * A mean of a session property (PostHog's session-property metric, mean metrics only): each session counts once,
+ * not once per event. An entity's sessions are the `$session_id`s of its metric events; each session whose first
+ * metric event comes at or after the entity's first exposure (and within the conversion window after it) adds
+ * its value, computed from the session's events of any kind, aggregated over the entity's sessions as
+ * `aggregation` says (`distinct`: the distinct values, as PostHog's distinct count reads the session values).
+ * An exposed entity without such a session is not counted at all (PostHog's inner join). The session id must be
+ * among the metric's `distinctKeys`.
  */
 export interface SessionMath {
   kind: 'session'
+  /** Not `property`: that names an event property wherever a source math has one. */
+  sessionProperty: SessionProperty
   aggregation: 'sum' | 'avg' | 'min' | 'max' | 'distinct'
 }
 
 /**
- * How far a session's events reach beyond its metric events when its duration is read: PostHog's SDKs start a
+ * How far a session's events reach beyond its metric events when its value is read: PostHog's SDKs start a
  * new session after 24 hours at most, so the events read are those within this of the metric events' range.
  */
 export const SESSION_SPAN_MS = 24 * 3_600_000

@@ -10,7 +10,7 @@ import { readsExposures } from './experiment-funnel.js'
 import { aggregateVariants, countExposures, exposuresByEntity, NO_TEXTS, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
-import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionSeconds } from './sqlite-experiment.js'
+import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionValues } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
@@ -35,6 +35,7 @@ import {
   type FunnelRow,
   type MetricEventRow,
   type PropertyValuesQuery,
+  type SessionProperty,
   type StoredEvent,
   type ValueColumn,
 } from './types.js'
@@ -277,11 +278,11 @@ export class SqliteEventStore implements EventStore {
       }
     }
     const rows = walks ? withExposureEvents(read(this.#db), walked) : withoutIds(read(this.#db))
-    const seconds = (sessions: ReadonlySet<string>) => {
-      const spans = compileSqliteSessionSeconds(query, sessions)
-      return new Map(this.#db.prepare(spans.sql).raw().all(...spans.params) as Array<[string, number]>)
+    const sessionValues = (property: SessionProperty, sessions: ReadonlySet<string>) => {
+      const values = compileSqliteSessionValues(query, property, sessions)
+      return new Map(this.#db.prepare(values.sql).raw().all(...values.params) as Array<[string, number]>)
     }
-    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows, seconds)
+    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows, sessionValues)
   }
 
   /** Runs on the read thread: each entity's first exposure and variant, counted per variant and quarter hour. */

@@ -92,7 +92,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
         // Each click in a company of the person's, and in one of two teams (distinct teams: min(clicks, 2)).
         for (let c = 0; c < p.clicks; c++) {
           const $groups = { company: `co-${i % 4}`, team: `team-${c % 2}` }
-          out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}`, $groups } })
+          out.push({ event: 'clicked', distinct_id: id, at: at + 2000 * (c + 1), properties: { $session_id: `${id}-s${Math.floor(c / 2)}`, $current_url: `https://q.test/${c}`, $groups } })
         }
         out.push({ event: 'viewed pricing', distinct_id: id, at: at + 10_000, properties: { '$feature/q-flag': variant } })
         // Browsing before exposure (CUPED's covariate): one browse 36 hours before, the rest before the start.
@@ -784,15 +784,17 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     }
   })
 
-  t.test("a mean of $session_duration counts each session once, whole, and only the people with a session after exposure", async (t) => {
+  t.test("a mean of a session property counts each session once, whole, and only the people with a session after exposure", async (t) => {
     const body = await query(mean({ ...clicked, math: 'sum', math_property: '$session_duration', math_property_type: 'session_properties' }))
     // Clicks 2k and 2k + 1 share a session 2 s long; the click a minute before exposure is a session of its own,
     // not counted. Control people with no click after exposure (i % 3 = 0) have no session: not counted.
     const seconds = (v: Variant, i: number) => 2 * Math.floor(plan(v, i).clicks / 2)
     const sums = (v: any) => ({ n: v.number_of_samples, sum: v.sum, sum_squares: v.sum_squares })
     t.same([sums(body.baseline), sums(body.variant_results[0])], [expect(seconds, (i) => i % 3 !== 0).control, expect(seconds).test])
-    const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: mean({ ...clicked, math: 'avg', math_property: '$pageview_count', math_property_type: 'session_properties' }) } })
-    t.match([refused.status, refused.body], [400, { type: 'validation_error', code: 'invalid', detail: /only \$session_duration can/ }])
+    // Each click is on a URL of its own: a person's sessions hold as many distinct URLs as it clicked.
+    const urls = await query(mean({ ...clicked, math: 'sum', math_property: '$num_uniq_urls', math_property_type: 'session_properties' }))
+    const clicks = (v: Variant, i: number) => plan(v, i).clicks
+    t.same([sums(urls.baseline), sums(urls.variant_results[0])], [expect(clicks, (i) => i % 3 !== 0).control, expect(clicks).test], '$num_uniq_urls')
   })
 
   t.test("filterTestAccounts leaves out what the project's test_account_filters do not keep, as PostHog's exposure predicate", async (t) => {

@@ -46,16 +46,21 @@ t.test("math types are read as PostHog's base_query_utils reads them: dau distin
   t.same(math({ math: 'sum' }), { kind: 'count' }, 'a sum without a property sums 1 an event')
 })
 
-t.test("a mean of $session_duration is a session property metric, as PostHog's is_session_property_metric reads one; other session properties are refused", async (t) => {
+t.test("a mean of a session property is a session property metric as PostHog's is_session_property_metric reads one: $session_duration however typed, the others it allows typed session_properties", async (t) => {
   const session = (source: Record<string, unknown>) => mean({ source: { kind: 'EventsNode', event: '$pageview', math_property: '$session_duration', ...source } })
-  t.same(session({ math: 'sum', math_property_type: 'session_properties' }).sources, [{ kind: 'session', aggregation: 'sum' }])
-  t.same(session({ math: 'avg' }).sources, [{ kind: 'session', aggregation: 'avg' }], 'without math_property_type too')
-  t.same(session({ math: 'max', math_property_type: 'event_properties' }).sources, [{ kind: 'session', aggregation: 'max' }], 'whatever its type')
-  t.same(session({ math: 'total' }).sources, [{ kind: 'session', aggregation: 'sum' }], "total: the default aggregation, a sum of the sessions' values")
-  t.same(session({ math: 'dau' }).sources, [{ kind: 'session', aggregation: 'distinct' }], 'a distinct count of their values')
+  const duration = (aggregation: string) => [{ kind: 'session', sessionProperty: '$session_duration', aggregation }]
+  t.same(session({ math: 'sum', math_property_type: 'session_properties' }).sources, duration('sum'))
+  t.same(session({ math: 'avg' }).sources, duration('avg'), 'without math_property_type too')
+  t.same(session({ math: 'max', math_property_type: 'event_properties' }).sources, duration('max'), 'whatever its type')
+  t.same(session({ math: 'total' }).sources, duration('sum'), "total: the default aggregation, a sum of the sessions' values")
+  t.same(session({ math: 'dau' }).sources, duration('distinct'), 'a distinct count of their values')
   const plan = session({ math: 'min' })
   t.same([plan.steps, valueProperties(plan), distinctKeys(plan)], [[{ event: '$pageview', properties: [] }], [], ['$session_id']], 'the sessions are read from each event')
-  t.throws(() => session({ math: 'sum', math_property: '$is_bounce', math_property_type: 'session_properties' }), { code: 'invalid', detail: "The session property $is_bounce can't be computed here; of session properties only $session_duration can." })
+  for (const property of ['$pageview_count', '$autocapture_count', '$screen_count', '$num_uniq_urls', '$is_bounce']) {
+    t.same(session({ math: 'avg', math_property: property, math_property_type: 'session_properties' }).sources, [{ kind: 'session', sessionProperty: property, aggregation: 'avg' }], property)
+    t.same(session({ math: 'avg', math_property: property }).sources, [{ kind: 'avg', property }], `${property} untyped: an event property`)
+  }
+  t.same(session({ math: 'sum', math_property: '$channel_type', math_property_type: 'session_properties' }).sources, [{ kind: 'sum', property: '$channel_type' }], 'a session property PostHog does not allow: read from the events, as PostHog reads it')
   t.throws(() => session({ math: 'hogql', math_hogql: 'sum(1)' }), { code: 'invalid', detail: 'HogQL math over a session property is not supported here.' })
   t.same(mean({ source: { kind: 'EventsNode', math: 'sum', math_property: '$foo', math_property_type: 'person_properties' } }).sources, [{ kind: 'sum', property: '$foo' }], 'another type: no session metric')
   const ratio = planMetric({ kind: 'ExperimentMetric', metric_type: 'ratio', numerator: { kind: 'EventsNode', math: 'sum', math_property: '$session_duration' }, denominator: { kind: 'EventsNode' } }, noActions)

@@ -5,12 +5,12 @@
  * order) with steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
  * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
  * exposure with another value, and two at the same millisecond), retention metrics' outcomes, and only the
- * entities first exposed by a cutoff (`only_count_matured_users`), and session duration means.
+ * entities first exposed by a cutoff (`only_count_matured_users`), and means of each session property.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
-import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SourceMath } from '../../../src/storage/events/index.js'
+import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
@@ -59,9 +59,18 @@ function rows(): EventRow[] {
     // Sessions (session durations): browsing in a session of its own that a pageview 2.5 s before exposure
     // opened and the last browse n % 4 + 1 s later closes, and for n % 5 = 0 one more session, whose first
     // browse came before exposure (not counted) though it browsed after too.
+    // Inside those sessions, for the other session properties: a second pageview (n % 4 = 0), an autocapture on the
+    // first pageview's URL (n % 5 = 1), a screen (n % 6 = 1) and a scroll 9 s after exposure, which makes the
+    // session 12 s long (n % 8 = 1); the first pageview's URL is a number for n % 7 = 0 and empty for n % 7 = 1,
+    // neither of which counts as a URL.
     if (n % 3 !== 2) {
-      add(n, '$pageview', exposed - 2500, { $session_id: `p${n}-a` })
-      for (let b = 0; b <= n % 3; b++) add(n, 'browsed', exposed + 500 + b * 1000 * ((n % 4) + 1), { $session_id: `p${n}-a` })
+      const own = { $session_id: `p${n}-a` }
+      add(n, '$pageview', exposed - 2500, { ...own, $current_url: n % 7 === 0 ? 42 : n % 7 === 1 ? '' : 'https://a.test/1' })
+      if (n % 4 === 0) add(n, '$pageview', exposed + 100, { ...own, $current_url: 'https://a.test/2' })
+      if (n % 5 === 1) add(n, '$autocapture', exposed + 200, { ...own, $current_url: 'https://a.test/1' })
+      if (n % 6 === 1) add(n, '$screen', exposed + 300, own)
+      if (n % 8 === 1) add(n, 'scrolled', exposed + 9000, own)
+      for (let b = 0; b <= n % 3; b++) add(n, 'browsed', exposed + 500 + b * 1000 * ((n % 4) + 1), own)
     }
     if (n % 5 === 0) for (const at of [exposed - 300, exposed + 40_000]) add(n, 'browsed', at, { $session_id: `p${n}-b` })
   }
@@ -121,9 +130,10 @@ function manyIds(excluded = false): Partial<ExperimentVariantsQuery> {
   return { exposure: { ...q.exposure, properties: [...q.exposure.properties!, { distinctIds: ids, excluded }] } }
 }
 
-/** A mean of session durations (SessionMath) over the sessions of `event` (browsing: one session per person). */
-const sessions = (aggregation: SessionMath['aggregation'], over: Partial<ExperimentVariantsQuery['aggregation']> = {}, more: Partial<ExperimentVariantsQuery> = {}, event = 'browsed') =>
-  query({ sources: [{ kind: 'session', aggregation }], ...over }, { ...more, metric: { ...query({}).metric, steps: [{ event }], distinctKeys: ['$session_id'] } })
+/** A mean of a session property (SessionMath) over the sessions of `event` (browsing: one session per person). */
+const sessions = (aggregation: SessionMath['aggregation'], over: Partial<ExperimentVariantsQuery['aggregation']> = {}, more: Partial<ExperimentVariantsQuery> = {}, event = 'browsed', property: SessionProperty = '$session_duration') =>
+  query({ sources: [{ kind: 'session', sessionProperty: property, aggregation }], ...over }, { ...more, metric: { ...query({}).metric, steps: [{ event }], distinctKeys: ['$session_id'] } })
+const ofSessions = (property: SessionProperty, aggregation: SessionMath['aggregation'], over: Partial<ExperimentVariantsQuery['aggregation']> = {}) => sessions(aggregation, over, {}, 'browsed', property)
 
 /** A person property's groups as the runner resolves them: gold for n % 3 = 0, basic for n % 3 = 1, the rest no value. */
 const TIER = { groupTypeIndex: null, values: [0, 1].map((r) => ({ text: r === 0 ? 'gold' : 'basic', ids: Array.from({ length: 20 }, (_, k) => `d-${3 * k + r}`) })) }
@@ -222,6 +232,12 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['session durations: an avg within a 2 s window, by a breakdown', sessions('avg', { windowMs: 2000 }, { breakdowns: ['$browser'] })],
   ['session durations: the distinct ones of the clicks, whose sessions other persons share', sessions('distinct', {}, {}, 'clicked')],
   ['session durations: a max, winsorised', sessions('max', { upperPercentile: 0.9 })],
+  ['session pageviews: a sum', ofSessions('$pageview_count', 'sum')],
+  ['session autocaptures: an avg', ofSessions('$autocapture_count', 'avg')],
+  ['session screens: a max within a 2 s window', ofSessions('$screen_count', 'max', { windowMs: 2000 })],
+  ['session URLs: a sum', ofSessions('$num_uniq_urls', 'sum')],
+  ['session bounces: an avg', ofSessions('$is_bounce', 'avg')],
+  ['session bounces: the distinct values', ofSessions('$is_bounce', 'distinct')],
   ['session durations: a min, reached 2 s, of group entities', sessions('min', { threshold: 2 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['a person property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [TIER] })],
   ['a funnel by a person and an event property', query({ type: 'funnel', sources: [] }, { breakdowns: [TIER, '$browser'] })],
@@ -262,17 +278,31 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     t.same((await s.experimentVariants(instant)).variants.map((v) => v.sum), [0, 1], `${name}: a window of 0 keeps one millisecond`)
   }
   // By hand: 40 persons browse in a session of their own (n % 3 != 2), each lasting from its pageview 2.5 s
-  // before exposure to its last browse; the second sessions of n % 5 = 0 began before exposure; n % 10 = 9
-  // is never exposed but n = 19 (its two same-millisecond calls), n % 6 = 0 to both: 27 persons left.
-  const own = (n: number) => 3 + (n % 3) * ((n % 4) + 1)
+  // before exposure to its last browse (or its scroll, n % 8 = 1); the second sessions of n % 5 = 0 began before
+  // exposure; n % 10 = 9 is never exposed but n = 19 (its two same-millisecond calls), n % 6 = 0 to both: 27
+  // persons left. Each property's per-variant sum over them follows the fixture's comments.
   const counted = Array.from({ length: 60 }, (_, n) => n).filter((n) => n % 3 !== 2 && (n % 10 !== 9 || n === 19) && n % 6 !== 0)
-  const want = VARIANTS.map((v, i) => {
-    const ns = counted.filter((n) => n % 2 === i)
-    return [v, ns.length, ns.reduce((sum, n) => sum + own(n), 0)]
-  })
+  const sumOf = (value: (n: number) => number) =>
+    VARIANTS.map((v, i) => {
+      const ns = counted.filter((n) => n % 2 === i)
+      return [v, ns.length, ns.reduce((sum, n) => sum + value(n), 0)]
+    })
+  const pageviews = (n: number) => (n % 4 === 0 ? 2 : 1)
+  const own = (n: number) => 3 + (n % 3) * ((n % 4) + 1)
+  const seconds = (n: number) => (n % 8 === 1 ? 12 : own(n))
+  const byHand: Array<[SessionProperty, (n: number) => number]> = [
+    ['$session_duration', seconds],
+    ['$pageview_count', pageviews],
+    ['$autocapture_count', (n) => Number(n % 5 === 1)],
+    ['$screen_count', (n) => Number(n % 6 === 1)],
+    ['$num_uniq_urls', (n) => Number(n % 7 > 1 || n % 5 === 1) + Number(n % 4 === 0)],
+    ['$is_bounce', (n) => Number(pageviews(n) === 1 && n % 5 !== 1 && seconds(n) < 10)],
+  ]
   for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
-    const got = (await s.experimentVariants(sessions('sum'))).variants
-    t.same(got.map((v) => [v.key, v.number_of_samples, v.sum]), want, `${name}: each session's whole duration once, only persons with one counted`)
+    for (const [property, value] of byHand) {
+      const got = (await s.experimentVariants(ofSessions(property, 'sum'))).variants
+      t.same(got.map((v) => [v.key, v.number_of_samples, v.sum]), sumOf(value), `${name}: ${property}, each session once, only persons with one counted`)
+    }
   }
   const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
   const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
