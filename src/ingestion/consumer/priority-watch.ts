@@ -1,8 +1,8 @@
 /**
- * The main thread's watch over the lowered ingestion threads (starvation.ts decides): ten times a second
- * it samples their CPU and other processes' from /proc (≈20 µs a file), raises the threads when other
- * processes starve them, when the consumer is behind or while a new one warms up, and lowers them again a few
- * seconds later. Linux only; nothing to do when the threads were not lowered.
+ * The main thread's watch over the lowered ingestion threads (starvation.ts decides): ten times a second, while
+ * acknowledged events wait or the threads are raised, it samples their CPU and other processes' from /proc (≈20 µs
+ * a file), raises the threads when other processes starve them, when the consumer is behind or while a new one
+ * warms up, and lowers them again a few seconds later. Linux only; nothing to do when the threads were not lowered.
  */
 import { getPriority } from 'node:os'
 import { cpuTotals, loweredThreads, lowerThreadAgain, PolicyShell, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
@@ -39,6 +39,8 @@ export class PriorityWatch {
   /** Raises since each reason was last logged, and when. */
   readonly #logs = { raise: { count: 0, at: 0 }, 'catch-up': { count: 0, at: 0 } }
   #busy = false
+  /** Nothing waited at the last tick: nothing was sampled. */
+  #paused = false
   readonly #work: () => ConsumerWork
 
   /** `work`: what the consumer has reported of its work, and whether acknowledged events wait. */
@@ -63,6 +65,19 @@ export class PriorityWatch {
 
   async #tick(): Promise<void> {
     if (this.#busy) return
+    const work = this.#work()
+    // Lowered threads with no acknowledged event to store can't be starved of anything that matters, and an idle
+    // server spent ≈4 ms of its request thread a second on these /proc reads. After such a pause the threads'
+    // samples start from fresh bases: the first tick back only sets them, so nothing is read as starved over
+    // the pause, and a raise for starvation comes one interval later (a warm-up or catch-up does not wait).
+    if (this.#raisedTo === null && !work.waiting) {
+      this.#paused = true
+      return
+    }
+    if (this.#paused) {
+      this.#paused = false
+      this.#last.clear()
+    }
     this.#busy = true
     try {
       const raisedTo = this.#raisedTo
@@ -77,7 +92,7 @@ export class PriorityWatch {
         }
       }
       const { elapsed, othersCores } = this.#others()
-      const action = this.#guard.tick(this.#sample(), elapsed, othersCores, this.#work())
+      const action = this.#guard.tick(this.#sample(), elapsed, othersCores, work)
       if (action === 'raise' || action === 'catch-up' || action === 'warm-up') await this.#raise(action)
       else if (action === 'lower') {
         await Promise.all(this.#tids.map((tid) => lowerThreadAgain(this.#shell, tid, this.#policy, this.#nice)))
