@@ -281,30 +281,35 @@ t.test('the first frames of a new segment are acknowledged only once the folders
     void promise.then(() => (state.done = true))
     return state
   }
+  // What must not happen is given a pause to happen; what must happen is waited for (writes go through libuv's
+  // pool, which a busy machine can keep for more than a pause: CI once read the first frame unwritten at 50 ms).
   const pause = () => new Promise((r) => setTimeout(r, 50))
+  const eventually = async (what: string, ok: () => boolean) => {
+    for (const end = Date.now() + 10_000; !ok(); await new Promise((r) => setTimeout(r, 5))) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    }
+  }
   const first = frame(`a-${'x'.repeat(64)}`) // fills the 64-byte segment: the lane rotates after it
   const segment = w.currentState().segments.main
   const a = settled(w.append('main', [first], first.length))
+  await eventually('the frame to be written', () => statSync(segmentPath(dir, 'main', segment)).size >= first.length)
   await pause()
-  t.ok(statSync(segmentPath(dir, 'main', segment)).size >= first.length, 'the frame is written')
-  t.notOk(a.done, 'but not acknowledged while the folders are being synced')
+  t.notOk(a.done, 'written, but not acknowledged while the folders are being synced')
   t.ok([dir, join(dir, '..'), join(dir, 'main')].every((folder) => requested.some((r) => join(r) === join(folder))), 'the spool folder, its parent and the lane folder')
   t.same(lanesAtSpoolSync.sort(), ['historical', 'main', 'overflow'], 'the spool folder is synced once its lane folders exist')
   finishSyncs()
-  await pause()
-  t.ok(a.done, 'acknowledged once they are synced')
-  t.equal(w.currentState().segments.main, segment + 1, 'the lane rotated')
-  t.same(requested.slice(5), [join(dir, 'main')], 'and asked for the lane folder once more')
+  await eventually('the frame to be acknowledged', () => a.done)
+  await eventually('the lane to rotate', () => w.currentState().segments.main === segment + 1 && requested.length === 6)
+  t.same(requested.slice(5), [join(dir, 'main')], 'rotated, and asked for the lane folder once more')
 
   const b = settled(w.append('main', [frame('b')], frame('b').length))
   await pause()
   t.notOk(b.done, 'the next segment waits for its own sync')
   finishSyncs()
-  await pause()
-  t.ok(b.done)
+  await eventually('the next segment to be acknowledged once synced', () => b.done)
   const c = settled(w.append('main', [frame('c')], frame('c').length))
-  await pause()
-  t.ok(c.done, 'later frames of the same segment do not wait for a folder sync')
+  await eventually('later frames of the same segment to be acknowledged without a folder sync', () => c.done)
+  t.equal(requested.length, 6, 'later frames of the same segment do not ask for a folder sync')
   finishSyncs()
   await w.close()
 })
