@@ -184,9 +184,9 @@ t.test('the timer wakes for a change written to fall due soon, not a minute late
   const flag = m.featureFlags.create(project, { key: 'soon', active: false }, user.id)
   live.scheduledChanges.create(project, { record_id: flag.id, model_name: 'FeatureFlag', payload: { operation: 'update_status', value: true }, scheduled_at: isoOf(Date.now() + 300) }, user.id)
   const started = Date.now()
-  while (!m.featureFlags.get(project, flag.id, user.id).active && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 25))
-  t.ok(m.featureFlags.get(project, flag.id, user.id).active, 'applied without waiting for the minute')
-  t.ok(Date.now() - started < 2_000, `in ${Date.now() - started} ms`)
+  // Well under the minute the applier would otherwise wait, with room for a busy machine.
+  while (!m.featureFlags.get(project, flag.id, user.id).active && Date.now() - started < 30_000) await new Promise((r) => setTimeout(r, 25))
+  t.ok(m.featureFlags.get(project, flag.id, user.id).active, `applied without waiting for the minute, in ${Date.now() - started} ms`)
 })
 
 t.test('a change that falls due while a run works is applied at once, not a minute later', async (t) => {
