@@ -11,3 +11,13 @@ export async function readUntil<T>(what: string, read: () => Promise<T>, done: (
   }
   return last
 }
+
+/** Polls `check` until it holds (a throw counts as not yet); throws naming `what` after the timeout. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await Promise.resolve().then(check).catch(() => false)) return
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`)
+}

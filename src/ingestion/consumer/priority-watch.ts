@@ -39,8 +39,6 @@ export class PriorityWatch {
   /** Raises since each reason was last logged, and when. */
   readonly #logs = { raise: { count: 0, at: 0 }, 'catch-up': { count: 0, at: 0 } }
   #busy = false
-  /** Nothing waited at the last tick: nothing was sampled. */
-  #paused = false
   readonly #work: () => ConsumerWork
 
   /** `work`: what the consumer has reported of its work, and whether acknowledged events wait. */
@@ -67,16 +65,12 @@ export class PriorityWatch {
     if (this.#busy) return
     const work = this.#work()
     // Lowered threads with no acknowledged event to store can't be starved of anything that matters, and an idle
-    // server spent ≈4 ms of its request thread a second on these /proc reads. After such a pause the threads'
-    // samples start from fresh bases: the first tick back only sets them, so nothing is read as starved over
-    // the pause, and a raise for starvation comes one interval later (a warm-up or catch-up does not wait).
+    // server spent ≈4 ms of its request thread a second on these /proc reads. Dropping the threads' bases makes
+    // the first tick back only set them, so nothing is read as starved over the pause, and a raise for
+    // starvation comes one interval later (a warm-up or catch-up does not wait).
     if (this.#raisedTo === null && !work.waiting) {
-      this.#paused = true
-      return
-    }
-    if (this.#paused) {
-      this.#paused = false
       this.#last.clear()
+      return
     }
     this.#busy = true
     try {

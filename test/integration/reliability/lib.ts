@@ -122,14 +122,7 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
 
 export const MB = 1024 * 1024
 
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await Promise.resolve().then(check).catch(() => false)) return
-    await sleep(everyMs)
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`)
-}
+export { until } from '../../helpers/wait.js'
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 

@@ -8,6 +8,7 @@ import { writeZerosSync } from '../../../src/ingestion/spool/filler.js'
 import { SpoolWriter, type SpoolWriterOptions } from '../../../src/ingestion/spool/writer.js'
 import type { Lane } from '../../../src/ingestion/types.js'
 import { testDir } from '../../helpers/temp.js'
+import { until } from '../../helpers/wait.js'
 
 type WriterOptions = Partial<Pick<SpoolWriterOptions, 'maxBytes' | 'segmentBytes' | 'syncDir' | 'onError'>>
 
@@ -284,11 +285,7 @@ t.test('the first frames of a new segment are acknowledged only once the folders
   // What must not happen is given a pause to happen; what must happen is waited for (writes go through libuv's
   // pool, which a busy machine can keep for more than a pause: CI once read the first frame unwritten at 50 ms).
   const pause = () => new Promise((r) => setTimeout(r, 50))
-  const eventually = async (what: string, ok: () => boolean) => {
-    for (const end = Date.now() + 10_000; !ok(); await new Promise((r) => setTimeout(r, 5))) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    }
-  }
+  const eventually = (what: string, ok: () => boolean) => until(what, ok, 10_000, 5)
   const first = frame(`a-${'x'.repeat(64)}`) // fills the 64-byte segment: the lane rotates after it
   const segment = w.currentState().segments.main
   const a = settled(w.append('main', [first], first.length))
