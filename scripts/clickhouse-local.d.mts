@@ -3,6 +3,8 @@ import type { ChildProcess } from 'node:child_process'
 export interface PreparedClickHouse {
   readonly dir: string
   readonly url: string
+  /** The native protocol's port: a cluster's `remote_servers` name it. */
+  readonly tcpPort: number
 }
 
 export function clickhouseBinary(): string | null

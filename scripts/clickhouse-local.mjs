@@ -53,13 +53,17 @@ const configXml = (dir, httpPort, tcpPort) => `<yandex>
 </yandex>
 `
 
-/** A new temp folder (named from `prefix`) configured for a server on two free ports; nothing started yet. */
+/**
+ * A new temp folder (named from `prefix`) configured for a server on two free ports; nothing started yet. More
+ * settings go into its `config.d/` (a cluster's, test/helpers/clickhouse-cluster.ts).
+ */
 export async function prepareClickHouse(prefix, maxMemoryBytes) {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   const httpPort = await freePort()
-  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, await freePort()))
+  const tcpPort = await freePort()
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort))
   writeFileSync(join(dir, 'users.xml'), usersXml(maxMemoryBytes))
-  return { dir, url: `http://127.0.0.1:${httpPort}` }
+  return { dir, url: `http://127.0.0.1:${httpPort}`, tcpPort }
 }
 
 /**

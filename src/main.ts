@@ -3,7 +3,7 @@
  * starts listening, and tears down in reverse on SIGTERM/SIGINT. Nothing imports this file but the CLI.
  */
 import { systemClock } from './common/clock.js'
-import { siteUrl, type Config } from './config/index.js'
+import { clickhouseConnection, siteUrl, type Config } from './config/index.js'
 import { Admission } from './http/admission.js'
 import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
@@ -57,9 +57,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       : null
   const resolveProject = createProjectResolver(management.projects, management.keys, management.accounts)
   const ingestion = startIngestion({ config, paths, logger, metrics, clock: systemClock, pool, resolveProject })
-  const clickhouse = config.clickhouse.url
-    ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
-    : null
+  const clickhouse = clickhouseConnection(config)
   const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query'), readThreadNice: config.readThreadNice })
   // The persons API's lists, searches and counts scan persons.db: a thread of their own, as the events API's reads.
   const personScans = personScanThread({ file: paths.persons, onThreadStart: logThreadStart(logger, 'person-query'), nice: config.readThreadNice })

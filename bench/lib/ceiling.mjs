@@ -107,7 +107,7 @@ export async function clickhouseCeiling(root, clickhouse, sample, rows, repeats,
   let warmupRowsPerS = null
   for (let r = -1; r < repeats; r++) {
     const database = clickhouse.database(`${dbPrefix}_ceiling_${r < 0 ? 'warmup' : r}`)
-    await migrateClickHouse({ url: clickhouse.url, database, user: 'default', password: '' })
+    await migrateClickHouse({ url: clickhouse.url, database, user: 'default', password: '', cluster: null })
     const lines = []
     for (let i = 0; i < rows; i++) lines.push(JSON.stringify({ ...sample[i % sample.length], uuid: uuidv7() }))
     // Encoded before the clock starts: a 250 MB string's UTF-8 encoding inside the request is client work.

@@ -5,10 +5,13 @@
 // sink with merges stopped: rows/s, this process's CPU and ClickHouse's. Runs on the compiled output: `npx tsc
 // -p . && MALLOC_MMAP_THRESHOLD_=131072 node bench/micro/clickhouse-insert.mjs` (malloc set as the server's, so
 // buffers are allocated as they are there; docs/performance-rounds.md, round `…675e202c4f`; the round `…5f57748dcf`
-// measured ≈1.2 KB rows made here).
+// measured ≈1.2 KB rows made here). With CLUSTER=1 the inserts go through the Distributed table of a two-shard
+// cluster on this machine (scripts/clickhouse-cluster.mjs, as CLICKHOUSE_CLUSTER lays it out): the cost of
+// waiting for every shard (insert_distributed_sync), its CPU that of both servers and ZooKeeper's left out.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CLUSTER, startClickHouseCluster } from '../../scripts/clickhouse-cluster.mjs'
 import { startClickHouse } from '../lib/servers.mjs'
 import { processCpuSeconds } from '../lib/system.mjs'
 import { openGeoIp } from '../../dist/src/geoip/index.js'
@@ -44,17 +47,17 @@ for (let rep = 0; rep < 3; rep++) {
   bytes = 0
 }
 
-const ch = await startClickHouse()
+const ch = process.env.CLUSTER === '1' ? clusterOf(await startClickHouseCluster(4_000_000_000)) : singleOf(await startClickHouse())
 if (!ch) {
   console.log('no ClickHouse: set CLICKHOUSE_URL or put clickhouse-server on PATH for the inserts')
   process.exit(0)
 }
 try {
-  const options = { url: ch.url, database: ch.database(`skylark_insert_bench_${Date.now().toString(36)}`), user: 'default', password: '' }
+  const options = { url: ch.url, database: ch.database(`skylark_insert_bench_${Date.now().toString(36)}`), user: 'default', password: '', cluster: ch.cluster }
   const sink = new ClickHouseEventSink(options, await migrateClickHouse(options))
-  await ch.query(`SYSTEM STOP MERGES ${options.database}.events`)
+  await ch.stopMerges(options.database)
   // ClickHouse's CPU from /proc when it runs here; an external server's is not ours to read.
-  const clickhouseCpuMs = () => (ch.pid ? processCpuSeconds(ch.pid) * 1000 : null)
+  const clickhouseCpuMs = () => (ch.pids.length > 0 ? ch.pids.reduce((sum, pid) => sum + processCpuSeconds(pid) * 1000, 0) : null)
   for (let rep = 0; rep < REPS; rep++) {
     const cpu = process.cpuUsage()
     const chCpu = clickhouseCpuMs()
@@ -68,4 +71,23 @@ try {
   await sink.close()
 } finally {
   await ch.destroy()
+}
+
+/** One server (bench/lib/servers.mjs), or null when there is none. */
+function singleOf(server) {
+  if (!server) return null
+  const stopMerges = (db) => server.query(`SYSTEM STOP MERGES ${db}.events`)
+  return { url: server.url, cluster: null, pids: server.pid ? [server.pid] : [], database: server.database, stopMerges, destroy: server.destroy }
+}
+
+/** Two shards and ZooKeeper (scripts/clickhouse-cluster.mjs), merges stopped on both. */
+function clusterOf(cluster) {
+  return {
+    url: cluster.url,
+    cluster: CLUSTER,
+    pids: cluster.pids,
+    database: (name) => name,
+    stopMerges: (db) => Promise.all(cluster.shards.map((_, i) => cluster.query(`SYSTEM STOP MERGES ${db}.events_local`, i))),
+    destroy: () => cluster.destroy(),
+  }
 }

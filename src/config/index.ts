@@ -36,6 +36,8 @@ export interface Config {
     readonly database: string
     readonly user: string
     readonly password: string
+    /** A cluster of `remote_servers`: events go to a Distributed table over its shards (clickhouse-schema.ts). */
+    readonly cluster: string | null
   }
   readonly pool: { readonly size: number; readonly maxQueue: number }
   readonly spool: { readonly maxBytes: number; readonly segmentBytes: number; readonly fsyncIntervalMs: number }
@@ -48,6 +50,12 @@ export interface Config {
   readonly readThreadNice: number
   readonly geoip: { readonly mmdbPath: string | null }
   readonly shutdownTimeoutMs: number
+}
+
+/** The event store's ClickHouse connection, or null when events go to the embedded SQLite store. */
+export function clickhouseConnection(config: Config): { url: string; database: string; user: string; password: string; cluster: string | null } | null {
+  const { url, ...rest } = config.clickhouse
+  return url === null ? null : { url, ...rest }
 }
 
 export class ConfigError extends Error {
@@ -97,6 +105,9 @@ function parseValue(variable: Variable, raw: string): { value?: unknown; problem
       return { problem: `${label}: expected true or false` }
     case 'string':
       return { value: raw }
+    case 'identifier':
+      // A ClickHouse name put into SQL as it is (clickhouse-schema.ts identifier()).
+      return /^[A-Za-z_][A-Za-z0-9_]*$/.test(raw) ? { value: raw } : { problem: `${label}: expected a name of letters, digits and _` }
   }
 }
 
@@ -159,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       database: str('CLICKHOUSE_DATABASE'),
       user: str('CLICKHOUSE_USER'),
       password: opt('CLICKHOUSE_PASSWORD') ?? '',
+      cluster: opt('CLICKHOUSE_CLUSTER'),
     },
     pool: { size: num('POOL_SIZE'), maxQueue: num('POOL_MAX_QUEUE') },
     spool: {

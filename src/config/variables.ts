@@ -5,7 +5,7 @@
  */
 import { THREAD_POLICIES } from '../common/thread-priority.js'
 
-export type VariableKind = 'int' | 'bytes' | 'string' | 'url' | 'enum' | 'bool'
+export type VariableKind = 'int' | 'bytes' | 'string' | 'url' | 'enum' | 'bool' | 'identifier'
 
 export interface Variable {
   name: string
@@ -27,9 +27,15 @@ export const VARIABLES = [
   { name: 'SITE_URL', kind: 'url', description: 'Public base URL used in pagination links and printed curl examples. Default: http://HOST:PORT.' },
   { name: 'LOG_LEVEL', kind: 'enum', default: 'info', values: LOG_LEVELS, description: 'Minimum level of the JSON logs on stdout.' },
   { name: 'CLICKHOUSE_URL', kind: 'url', description: 'ClickHouse HTTP endpoint (e.g. http://127.0.0.1:8123). Unset: events go to SQLite (DATA_DIR/events.db).' },
-  { name: 'CLICKHOUSE_DATABASE', kind: 'string', default: 'skylark', description: 'ClickHouse database, created when missing.' },
+  { name: 'CLICKHOUSE_DATABASE', kind: 'identifier', default: 'skylark', description: 'ClickHouse database, created when missing.' },
   { name: 'CLICKHOUSE_USER', kind: 'string', default: 'default', description: 'ClickHouse user.' },
   { name: 'CLICKHOUSE_PASSWORD', kind: 'string', description: 'ClickHouse password (empty when unset).' },
+  {
+    name: 'CLICKHOUSE_CLUSTER',
+    kind: 'identifier',
+    description:
+      "A cluster of the server's remote_servers (with ZooKeeper for ON CLUSTER DDL): events go to a Distributed table sharded by distinct id over ReplicatedReplacingMergeTree tables on every shard. Unset: one server's ReplacingMergeTree table.",
+  },
   {
     name: 'CLICKHOUSE_INSERT_SPAN_MS',
     kind: 'int',

@@ -4,7 +4,7 @@
  * Imports: common, config, schemas, storage, observability, persons, geoip, management (project keys), pool.
  */
 import type { Clock } from '../common/clock.js'
-import type { Config } from '../config/index.js'
+import { clickhouseConnection, type Config } from '../config/index.js'
 import type { ProjectResolver } from '../management/index.js'
 import { logThreadStart, type Logger } from '../observability/logger.js'
 import type { Metrics } from '../observability/metrics.js'
@@ -63,9 +63,7 @@ export function startIngestion(deps: IngestionDeps): Ingestion {
       personsPath: paths.persons,
       eventsPath: paths.events,
       deadLettersPath: paths.deadLetters,
-      clickhouse: config.clickhouse.url
-        ? { url: config.clickhouse.url, database: config.clickhouse.database, user: config.clickhouse.user, password: config.clickhouse.password }
-        : null,
+      clickhouse: clickhouseConnection(config),
       geoipPath: config.geoip.mmdbPath,
       batchRows: config.sink.batchRows,
       flushIntervalMs: config.sink.flushIntervalMs,

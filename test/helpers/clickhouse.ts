@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { clickhouseBinary, clickhouseQuery, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
-import { ClickHouseEventSink, ClickHouseEventStore, migrateClickHouse } from '../../src/storage/events/index.js'
+import { ClickHouseEventSink, ClickHouseEventStore, migrateClickHouse, type ClickHouseOptions } from '../../src/storage/events/index.js'
 
 export interface TestClickHouse {
   readonly url: string
@@ -75,7 +75,11 @@ export async function startClickHouse(): Promise<TestClickHouse> {
 export async function clickhouseEventStore(t: { teardown(fn: () => unknown): void }, database: string) {
   const ch = await startClickHouse()
   t.teardown(() => ch.destroy())
-  const options = { url: ch.url, database, user: 'default', password: '' }
+  return { ch, ...(await openClickHouseStore(t, { url: ch.url, database, user: 'default', password: '', cluster: null })) }
+}
+
+/** The database of `options` migrated, and the store's sink and reader on it; both closed after `t`. */
+export async function openClickHouseStore(t: { teardown(fn: () => unknown): void }, options: ClickHouseOptions) {
   const features = await migrateClickHouse(options)
   const sink = new ClickHouseEventSink(options, features)
   const store = new ClickHouseEventStore(options, features)
@@ -83,5 +87,5 @@ export async function clickhouseEventStore(t: { teardown(fn: () => unknown): voi
     await sink.close()
     await store.close()
   })
-  return { ch, options, features, sink, store }
+  return { options, features, sink, store }
 }

@@ -7,6 +7,14 @@
  * Debian's clickhouse-server is 18.16, and current servers must work too, so features are detected from
  * `version()`: DateTime64 (20.5+, with toUnixTimestamp64Milli) keeps sub-second timestamps; older servers get DateTime plus a
  * `timestamp_ms` column. Query parameters (19.11+) are not used: literals are quoted by `quote()`.
+ *
+ * With a cluster (CLICKHOUSE_CLUSTER) the layout is PostHog's: `events_local` on every shard, a
+ * ReplicatedReplacingMergeTree of the same columns and order, and `events` a Distributed table over them sharded by
+ * `sipHash64(distinct_id)`, so an event and its replays land on one shard, where FINAL collapses them. The DDL runs
+ * ON CLUSTER (ZooKeeper's distributed DDL queue). Every other module keeps reading and inserting `events`: the
+ * client's settings make inserts wait until each shard has its rows (the sink's commit frees the spool) and turn
+ * subqueries over `events` into GLOBAL ones, which a Distributed table needs and which stay right when one
+ * person's distinct ids live on several shards.
  */
 import type { ClickHouseClient } from '@clickhouse/client'
 import { requireOnUse } from '../../common/on-use.js'
@@ -16,6 +24,8 @@ export interface ClickHouseOptions {
   database: string
   user: string
   password: string
+  /** A cluster of the server's `remote_servers`, or null for one server's table. */
+  cluster: string | null
 }
 
 export interface ServerFeatures {
@@ -36,7 +46,14 @@ export function createClickHouseClient(options: ClickHouseOptions, database?: st
     // The client logs every failed request itself; skylark logs and counts failures where it handles them.
     log: { level: ClickHouseLogLevel.OFF },
     compression: { request: false, response: false },
+    clickhouse_settings: options.cluster ? { insert_distributed_sync: 1, distributed_product_mode: 'global' } : {},
   })
+}
+
+/** The table that holds the rows, where mutations go: the shards' own tables under a cluster. */
+export function rowsTable(options: ClickHouseOptions): string {
+  const db = identifier(options.database)
+  return options.cluster ? `${db}.events_local ON CLUSTER ${identifier(options.cluster)}` : `${db}.events`
 }
 
 /** A ClickHouse string literal; backslashes and quotes escaped, so any text is safe inside SQL. */
@@ -61,7 +78,7 @@ export async function detectFeatures(client: ClickHouseClient): Promise<ServerFe
 interface ChMigration {
   version: number
   name: string
-  sql: (db: string, features: ServerFeatures) => string
+  sql: (db: string, features: ServerFeatures, cluster: string | null) => string[]
 }
 
 const MIGRATIONS: readonly ChMigration[] = [
@@ -71,7 +88,8 @@ const MIGRATIONS: readonly ChMigration[] = [
     // 1,024 rows a granule, not 8,192: ClickHouse reads whole granules, a stored row is ≈2.5 KB, and 18.16
     // cannot bound granules by bytes (docs/architecture.md, "1,024-row granules"). Fixed when a table is
     // created: databases made before keep 8,192.
-    sql: (db, f) => `CREATE TABLE IF NOT EXISTS ${db}.events (
+    sql: (db, f, cluster) => {
+      const columns = `(
       uuid UUID,
       event String,
       properties String,
@@ -88,19 +106,34 @@ const MIGRATIONS: readonly ChMigration[] = [
       \`$group_3\` String,
       \`$group_4\` String,
       _timestamp DateTime
-    ) ENGINE = ReplacingMergeTree(_timestamp)
-    PARTITION BY toYYYYMM(timestamp)
+    )`
+      const layout = `PARTITION BY toYYYYMM(timestamp)
     ORDER BY (team_id, toDate(timestamp), event, cityHash64(distinct_id), ${f.dateTime64 ? 'cityHash64(uuid)' : 'uuid'})
-    SETTINGS index_granularity = 1024`,
+    SETTINGS index_granularity = 1024`
+      if (cluster === null) return [`CREATE TABLE IF NOT EXISTS ${db}.events ${columns} ENGINE = ReplacingMergeTree(_timestamp) ${layout}`]
+      // {shard} and {replica} are each server's macros; the path names the database so that several skylark
+      // databases can share one ZooKeeper.
+      return [
+        `CREATE TABLE IF NOT EXISTS ${db}.events_local ON CLUSTER ${cluster} ${columns}
+    ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/${db}.events_local', '{replica}', _timestamp) ${layout}`,
+        `CREATE TABLE IF NOT EXISTS ${db}.events ON CLUSTER ${cluster} AS ${db}.events_local
+    ENGINE = Distributed(${cluster}, ${db}, events_local, sipHash64(distinct_id))`,
+      ]
+    },
   },
 ]
 
-/** Creates the database and applies pending migrations, recorded in `schema_migrations`. */
+/**
+ * Creates the database and applies pending migrations, recorded in `schema_migrations` (on the server skylark
+ * talks to: the DDL is idempotent, so another skylark on another server of the cluster applies it again
+ * harmlessly). Refuses a database whose `events` table was made for the other layout.
+ */
 export async function migrateClickHouse(options: ClickHouseOptions): Promise<ServerFeatures> {
   const db = identifier(options.database)
+  const cluster = options.cluster ? identifier(options.cluster) : null
   const admin = createClickHouseClient(options, 'default')
   try {
-    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` })
+    await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}${cluster ? ` ON CLUSTER ${cluster}` : ''}` })
     const features = await detectFeatures(admin)
     await admin.command({
       query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations (version UInt32, name String, applied_at DateTime) ENGINE = TinyLog`,
@@ -109,10 +142,19 @@ export async function migrateClickHouse(options: ClickHouseOptions): Promise<Ser
     const done = new Set(((await applied.json()) as Array<{ version: number }>).map((r) => Number(r.version)))
     for (const m of MIGRATIONS) {
       if (done.has(m.version)) continue
-      await admin.command({ query: m.sql(db, features) })
+      for (const query of m.sql(db, features, cluster)) await admin.command({ query })
       await admin.command({
         query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at) VALUES (${m.version}, ${quote(m.name)}, now())`,
       })
+    }
+    const engine = await admin.query({ query: `SELECT engine FROM system.tables WHERE database = ${quote(db)} AND name = 'events'`, format: 'JSONEachRow' })
+    const [{ engine: found }] = (await engine.json()) as Array<{ engine: string }>
+    if ((found === 'Distributed') !== (cluster !== null)) {
+      throw new Error(
+        cluster
+          ? `${db}.events is a ${found} table, made without CLICKHOUSE_CLUSTER: a cluster needs a database of its own (another CLICKHOUSE_DATABASE)`
+          : `${db}.events is a Distributed table, made with CLICKHOUSE_CLUSTER: set it again to use this database`,
+      )
     }
     return features
   } finally {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, loadConfig, siteUrl } from '../../../src/config/index.js'
+import { clickhouseConnection, ConfigError, loadConfig, siteUrl } from '../../../src/config/index.js'
 
 t.test('loadConfig', async (t) => {
   t.test('applies defaults for an empty environment', async (t) => {
@@ -23,6 +23,20 @@ t.test('loadConfig', async (t) => {
     t.match(error.message, /PORT/)
     t.match(error.message, /LOG_LEVEL/)
     t.match(error.message, /CLICKHOUSE_URL/)
+  })
+
+  t.test('takes ClickHouse names as SQL names only, and a cluster with its connection', async (t) => {
+    const error = t.throws(() => loadConfig({ CLICKHOUSE_DATABASE: 'a-b', CLICKHOUSE_CLUSTER: "x'; DROP" })) as ConfigError
+    t.same(error.problems, ['CLICKHOUSE_DATABASE="a-b": expected a name of letters, digits and _', 'CLICKHOUSE_CLUSTER="x\'; DROP": expected a name of letters, digits and _'])
+    t.equal(clickhouseConnection(loadConfig({ CLICKHOUSE_CLUSTER: 'main' })), null, 'no URL, no ClickHouse: the cluster alone changes nothing')
+    t.same(clickhouseConnection(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123/', CLICKHOUSE_CLUSTER: 'main' })), {
+      url: 'http://ch:8123',
+      database: 'skylark',
+      user: 'default',
+      password: '',
+      cluster: 'main',
+    })
+    t.equal(clickhouseConnection(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123' }))?.cluster, null)
   })
 
   t.test('returns a deeply frozen object', async (t) => {

@@ -174,7 +174,7 @@ t.test('SQLite event store', async (t) => {
 const skip = clickhouseUnavailableReason()
 t.test('ClickHouse event store', { skip: skip ?? false }, async (t) => {
   const ch = await startClickHouse()
-  const options = { url: ch.url, database: 'skylark_eq', user: 'default', password: '' }
+  const options = { url: ch.url, database: 'skylark_eq', user: 'default', password: '', cluster: null }
   const features = await migrateClickHouse(options)
   await fill(new ClickHouseEventSink(options, features))
   const store = new ClickHouseEventStore(options, features)

@@ -225,7 +225,7 @@ const skipClickHouse = clickhouseUnavailableReason()
 t.test('the ClickHouse insert thread stores rows exactly as given, and an outage is a retryable failure', { skip: skipClickHouse ?? false }, async (t) => {
   const ch = await startClickHouse()
   t.teardown(() => ch.destroy())
-  const options = { url: ch.url, database: 'skylark_thread', user: 'default', password: '' }
+  const options = { url: ch.url, database: 'skylark_thread', user: 'default', password: '', cluster: null }
   const features = await migrateClickHouse(options)
   const sink = new ThreadedSink({ spec: { kind: 'clickhouse', options, features }, entry: ENTRY })
   t.teardown(() => sink.close())
@@ -281,7 +281,7 @@ t.test('the ClickHouse insert thread stores rows exactly as given, and an outage
 t.test('a spanning ClickHouse insert stores its appended batches only at commit, and only all of them', { skip: skipClickHouse ?? false }, async (t) => {
   const ch = await startClickHouse()
   t.teardown(() => ch.destroy())
-  const options = { url: ch.url, database: 'skylark_span', user: 'default', password: '' }
+  const options = { url: ch.url, database: 'skylark_span', user: 'default', password: '', cluster: null }
   const features = await migrateClickHouse(options)
   const sink = new ThreadedSink({ spec: { kind: 'clickhouse', options, features }, entry: ENTRY })
   t.teardown(() => sink.close())
@@ -327,7 +327,7 @@ t.test('a spanning ClickHouse insert stores its appended batches only at commit,
 t.test('an insert given up (a miscounted commit, a batch that cannot be encoded) is ended, not left open on ClickHouse', { skip: skipClickHouse ?? false }, async (t) => {
   const ch = await startClickHouse()
   t.teardown(() => ch.destroy())
-  const options = { url: ch.url, database: 'skylark_given_up', user: 'default', password: '' }
+  const options = { url: ch.url, database: 'skylark_given_up', user: 'default', password: '', cluster: null }
   const features = await migrateClickHouse(options)
   const sink = new ClickHouseEventSink(options, features)
   t.teardown(() => sink.close())

@@ -1,0 +1,99 @@
+// A throwaway ClickHouse cluster for the tests and the micro benchmarks: ZooKeeper (Debian's `zookeeper` package,
+// run in the foreground with the JRE it brings) and two clickhouse-servers (clickhouse-local.mjs), each a shard of
+// one replica, named `skylark` in both servers' `remote_servers`, with the `{shard}`/`{replica}` macros and the
+// distributed DDL queue that CLICKHOUSE_CLUSTER needs. Shared by test/helpers/clickhouse-cluster.ts and
+// bench/micro/clickhouse-insert.mjs.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { clickhouseBinary, clickhouseQuery, freePort, prepareClickHouse, spawnClickHouse } from './clickhouse-local.mjs'
+
+export const CLUSTER = 'skylark'
+const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar'
+
+/** What a cluster needs that is missing here ('clickhouse-server' or 'ZooKeeper'), or null. */
+export function clusterMissing() {
+  return !clickhouseBinary() ? 'clickhouse-server' : !existsSync(ZOOKEEPER_JAR) ? 'ZooKeeper' : null
+}
+
+/** Whether ZooKeeper serves: `srvr` names its version then (`ruok` says imok before it serves). */
+function zookeeperServes(port) {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end('srvr'))
+    // A server still starting may take the connection and say nothing.
+    socket.setTimeout(1000, () => socket.destroy())
+    let text = ''
+    socket.on('data', (chunk) => (text += chunk))
+    socket.on('close', () => resolve(text.startsWith('Zookeeper version')))
+    socket.on('error', () => resolve(false))
+  })
+}
+
+async function startZooKeeper(dir) {
+  const port = await freePort()
+  mkdirSync(join(dir, 'zookeeper'))
+  // ZooKeeperServerMain: one standalone server from the command line, no config file. Its admin web server
+  // would take port 8080.
+  const proc = spawn(
+    'java',
+    ['-Xmx128m', '-Dzookeeper.admin.enableServer=false', '-Dzookeeper.4lw.commands.whitelist=srvr', '-cp', ZOOKEEPER_JAR, 'org.apache.zookeeper.server.ZooKeeperServerMain', String(port), join(dir, 'zookeeper')],
+    { stdio: 'ignore' },
+  )
+  const deadline = Date.now() + 30_000
+  while (!(await zookeeperServes(port))) {
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      proc.kill('SIGKILL')
+      throw new Error('ZooKeeper did not start within 30 s')
+    }
+    await sleep(100)
+  }
+  return { port, proc }
+}
+
+// Replicated tables need the interserver port even with one replica a shard: 18.16 fails the table's start
+// without it (and, with ZooKeeper not yet serving, crashed in one trial).
+const clusterXml = (zookeeperPort, tcpPorts, shard, interserverPort) => `<yandex>
+  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <interserver_http_port>${interserverPort}</interserver_http_port>
+  <zookeeper><node><host>127.0.0.1</host><port>${zookeeperPort}</port></node></zookeeper>
+  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+  <macros><shard>${shard}</shard><replica>r1</replica></macros>
+  <remote_servers><${CLUSTER}>
+    ${tcpPorts.map((port) => `<shard><internal_replication>true</internal_replication><replica><host>127.0.0.1</host><port>${port}</port></replica></shard>`).join('\n    ')}
+  </${CLUSTER}></remote_servers>
+</yandex>
+`
+
+/** Starts ZooKeeper and two shards; `destroy()` kills them and removes their folders. */
+export async function startClickHouseCluster(maxMemoryBytes) {
+  const binary = clickhouseBinary()
+  if (!binary) throw new Error('clickhouse-server not found')
+  const dir = mkdtempSync(join(tmpdir(), 'skylark-cluster-'))
+  const folders = [dir]
+  const children = []
+  // Killed, not stopped: their data goes with them, and 18.16's clean stop takes about a second each.
+  const destroy = async () => {
+    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve).kill('SIGKILL')) : null)))
+    children.length = 0
+    for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+  }
+  try {
+    const zookeeper = await startZooKeeper(dir)
+    children.push(zookeeper.proc)
+    const servers = [await prepareClickHouse('skylark-shard-', maxMemoryBytes), await prepareClickHouse('skylark-shard-', maxMemoryBytes)]
+    folders.push(...servers.map((s) => s.dir))
+    for (const [i, server] of servers.entries()) {
+      mkdirSync(join(server.dir, 'config.d'))
+      writeFileSync(join(server.dir, 'config.d', 'cluster.xml'), clusterXml(zookeeper.port, servers.map((s) => s.tcpPort), i + 1, await freePort()))
+    }
+    for (const server of servers) children.push(await spawnClickHouse(binary, server, 30_000))
+    const shards = servers.map((s) => s.url)
+    return { url: shards[0], shards, pids: children.slice(1).map((c) => c.pid), query: (sql, shard = 0) => clickhouseQuery(shards[shard], sql), destroy }
+  } catch (error) {
+    await destroy()
+    throw error
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * A real ClickHouse cluster for tests (scripts/clickhouse-cluster.mjs: ZooKeeper and two shards), removed when the
+ * test ends. Outside CI the tests that need it are skipped when ZooKeeper or ClickHouse is missing; in CI that is
+ * a failure.
+ */
+import { clusterMissing, startClickHouseCluster as start, type ClickHouseCluster } from '../../scripts/clickhouse-cluster.mjs'
+
+export { CLUSTER } from '../../scripts/clickhouse-cluster.mjs'
+export type TestCluster = ClickHouseCluster
+
+/** Why cluster tests can't run here, or null when they can. Throws in CI: skipping is not allowed there. */
+export function clusterUnavailableReason(): string | null {
+  const missing = clusterMissing()
+  if (missing === null) return null
+  if (process.env.CI) throw new Error(`${missing} is not installed, and CI must run the ClickHouse cluster tests`)
+  return `${missing} is not installed (apt-get install clickhouse-server zookeeper)`
+}
+
+export async function startClickHouseCluster(t: { teardown(fn: () => unknown): void }): Promise<TestCluster> {
+  const cluster = await start(1_500_000_000)
+  t.teardown(() => cluster.destroy())
+  return cluster
+}
