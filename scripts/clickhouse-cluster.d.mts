@@ -9,6 +9,9 @@ export interface ClickHouseCluster {
   readonly pids: readonly number[]
   /** A query on one shard's server (the first by default); the answer's text. */
   query(sql: string, shard?: number): Promise<string>
+  /** Stops one shard's server cleanly (an outage), and starts it again. */
+  stopShard(shard: number): Promise<void>
+  startShard(shard: number): Promise<void>
   destroy(): Promise<void>
 }
 

@@ -91,7 +91,21 @@ export async function startClickHouseCluster(maxMemoryBytes) {
     }
     for (const server of servers) children.push(await spawnClickHouse(binary, server, 30_000))
     const shards = servers.map((s) => s.url)
-    return { url: shards[0], shards, pids: children.slice(1).map((c) => c.pid), query: (sql, shard = 0) => clickhouseQuery(shards[shard], sql), destroy }
+    // A clean stop: its ZooKeeper session ends with it, so the replica is active again as soon as it restarts
+    // (after a kill, 18.16 waits for the old session to expire).
+    const stopShard = async (shard) => {
+      const child = children[shard + 1]
+      if (child.exitCode !== null) return
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(timer)
+    }
+    const startShard = async (shard) => {
+      children[shard + 1] = await spawnClickHouse(binary, servers[shard], 30_000)
+    }
+    return { url: shards[0], shards, pids: children.slice(1).map((c) => c.pid), query: (sql, shard = 0) => clickhouseQuery(shards[shard], sql), stopShard, startShard, destroy }
   } catch (error) {
     await destroy()
     throw error
