@@ -43,9 +43,12 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
 
     await ch.stop()
     const started = Date.now()
+    // The first event the store will not confirm was acknowledged by the time its answer came.
+    let firstAcked = 0
     for (let i = 0; i < 10; i++) {
       const during = await send(server, 'during', 50)
       t.equal(during.status, 200, 'capture keeps acknowledging into the spool')
+      firstAcked ||= Date.now()
       acked.push(...during.uuids)
     }
     await until('readiness reports the outage', async () => (await server.request('GET', '/_readiness')).status === 503)
@@ -55,8 +58,10 @@ t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
     t.match(metrics, /skylark_sink_up 0/)
     t.ok(Number(/skylark_queue_depth\{queue="spool_bytes"\} (\d+)/.exec(metrics)?.[1]) > 100_000, 'the backlog is visible')
     await new Promise((r) => setTimeout(r, 2000))
+    const asked = Date.now()
     const lag = Number(/^skylark_ingestion_lag_seconds (\S+)$/m.exec((await server.request('GET', '/metrics')).text)?.[1])
-    t.ok(lag >= (Date.now() - started - 200) / 1000, `the lag counts from the first event the store has not confirmed (${lag} s)`)
+    // 50 ms for the metric's rounding; a busy disk's slow first acknowledgement no longer counts against it.
+    t.ok(lag >= (asked - firstAcked - 50) / 1000, `the lag counts from the first event the store has not confirmed (${lag} s)`)
 
     await ch.start()
     await until('the backlog drained', async () => (await storedCount(ch.query, 'outage')) === acked.length, 60_000)
