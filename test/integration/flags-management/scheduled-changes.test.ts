@@ -150,12 +150,14 @@ t.test('scheduled change API', async (t) => {
 
   t.test("a cron schedule runs on the wall clock of its project's timezone when it was made", async (t) => {
     // Kathmandu is UTC+05:45: a minute field read there names a minute 45 away from the same field read in UTC.
+    // The runs after the first, once the project has moved, are the unit tests' (a clock they move): here they
+    // would wait for a real minute.
     const project = `${base}/`
     t.equal((await api('PATCH', project, { timezone: 'Asia/Kathmandu' })).status, 200)
     t.teardown(() => api('PATCH', project, { timezone: 'UTC' }))
     const flag = await newFlag('kathmandu-minute', { active: false })
     const firstRun = Date.now() + 1_500
-    // The run after the first: the first whole minute 10 s or more after it (room for a late applier), by its minute in Kathmandu.
+    // The run after the first: the first whole minute 10 s or more after it, by its minute in Kathmandu.
     const target = Math.ceil((firstRun + 10_000) / 60_000) * 60_000
     const kathmanduMinute = new Date(target + (5 * 60 + 45) * 60_000).getUTCMinutes()
     const res = await api('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: new Date(firstRun).toISOString(), is_recurring: true, cron_expression: `${kathmanduMinute} * * * *` })
@@ -163,15 +165,9 @@ t.test('scheduled change API', async (t) => {
     const read = async () => (await api('GET', `${changes}${res.body.id}/`)).body
     const first = await readUntil(`change ${res.body.id} to run`, read, (c) => c.last_executed_at !== null, 10_000)
     t.equal(first.scheduled_at, new Date(target).toISOString(), `next at minute ${kathmanduMinute} in Kathmandu, not in UTC`)
-    // The project moves to UTC and the flag is switched off by hand: the change keeps its zone and switches it on again.
-    t.equal((await api('PATCH', project, { timezone: 'UTC' })).status, 200)
-    t.equal((await api('PATCH', `${flags}${flag.id}/`, { active: false })).body.active, false)
-    t.equal((await read()).timezone, 'Asia/Kathmandu', 'the timezone it was made in')
-    const second = await readUntil(`change ${res.body.id} to run again`, read, (c) => Date.parse(c.last_executed_at) >= target, target - Date.now() + 20_000)
-    const ranAt = Date.parse(second.last_executed_at)
-    t.ok(ranAt >= target && ranAt < target + 10_000, `ran at ${second.last_executed_at}, due ${new Date(target).toISOString()}`)
-    t.equal(second.scheduled_at, new Date(target + 3_600_000).toISOString(), 'then the same Kathmandu minute an hour on')
     t.equal((await api('GET', `${flags}${flag.id}/`)).body.active, true)
+    t.equal((await api('PATCH', project, { timezone: 'UTC' })).status, 200)
+    t.equal((await read()).timezone, 'Asia/Kathmandu', 'the project moved to UTC: the change keeps the timezone it was made in')
     const later = await api('POST', changes, { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON, scheduled_at: '2030-01-01T00:00:00Z', is_recurring: true, cron_expression: '0 9 * * *' })
     t.equal(later.body.timezone, 'UTC', "a change made now takes the project's new timezone")
     await api('DELETE', `${changes}${res.body.id}/`)

@@ -237,6 +237,25 @@ t.test('a cron schedule runs, moves to the next time its expression matches, pau
   t.match(change(c.id), { executed_at: '2025-06-03T12:00:00.000Z', last_executed_at: '2025-06-03T12:00:00.000Z' }, 'the next run would pass the end date: done')
 })
 
+t.test("a cron expression reads the wall clock of its project's timezone when the change was made, kept after the project moves", async (t) => {
+  const { m, user, project, applier, advance, change } = setup(t)
+  const flag = m.featureFlags.create(project, { key: 'kathmandu-mornings', active: false }, user.id)
+  // Kathmandu is UTC+05:45: 09:00 there is 03:15 UTC. The clock stands at 2025-06-01 12:00 UTC.
+  const inKathmandu = m.accounts.updateProject(project.id, { timezone: 'Asia/Kathmandu' })
+  const body = { record_id: flag.id, model_name: 'FeatureFlag', payload: TURN_ON_PAYLOAD, scheduled_at: '2025-06-01T12:00:00Z', is_recurring: true, cron_expression: '0 9 * * *' }
+  const c = m.scheduledChanges.create(inKathmandu, body, user.id)
+  t.equal(c.timezone, 'Asia/Kathmandu')
+  t.same([...applier.runDue()], [[c.id, 'applied']])
+  t.equal(change(c.id).scheduled_at, '2025-06-02T03:15:00.000Z', '09:00 in Kathmandu, not in UTC')
+  const inUtc = m.accounts.updateProject(project.id, { timezone: 'UTC' })
+  m.featureFlags.update(inUtc, flag.id, { active: false }, user.id)
+  advance(15 * 3_600_000 + 15 * 60_000)
+  t.same([...applier.runDue()], [[c.id, 'applied']], 'due at 03:15 UTC')
+  t.equal(m.featureFlags.get(inUtc, flag.id, user.id).active, true)
+  t.match(change(c.id), { scheduled_at: '2025-06-03T03:15:00.000Z', timezone: 'Asia/Kathmandu' }, 'the project moved to UTC; the change keeps its zone')
+  t.equal(m.scheduledChanges.create(inUtc, body, user.id).timezone, 'UTC', "a change made now takes the project's new timezone")
+})
+
 t.test('a cron expression no date matches: the flag changes once, then the schedule fails for good', async (t) => {
   const { m, user, project, applier, schedule, change } = setup(t)
   const flag = m.featureFlags.create(project, { key: 'never-again', active: false }, user.id)
