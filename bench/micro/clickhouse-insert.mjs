@@ -7,7 +7,8 @@
 // buffers are allocated as they are there; docs/performance-rounds.md, round `…675e202c4f`; the round `…5f57748dcf`
 // measured ≈1.2 KB rows made here). With CLUSTER=1 the inserts go through the Distributed table of a two-shard
 // cluster on this machine (scripts/clickhouse-cluster.mjs, as CLICKHOUSE_CLUSTER lays it out): the cost of
-// waiting for every shard (insert_distributed_sync), its CPU that of both servers and ZooKeeper's left out.
+// waiting for every shard (insert_distributed_sync), its CPU that of both servers and ZooKeeper's left out. Last,
+// the rows' bytes in the table's parts, over every shard.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -69,6 +70,8 @@ try {
     console.log(`insert: ${Math.round((BATCH * BATCHES) / (ms / 1000)).toLocaleString('en-US')} rows/s, this process ${Math.round((used.user + used.system) / 1000)} ms of CPU, ClickHouse ${chUsed}`)
   }
   await sink.close()
+  const disk = await ch.partBytes(options.database)
+  console.log(`on disk: ${Math.round(disk.compressed / disk.rows)} bytes a row compressed (${Math.round(disk.uncompressed / disk.rows)} uncompressed)`)
 } finally {
   await ch.destroy()
 }
@@ -77,7 +80,8 @@ try {
 function singleOf(server) {
   if (!server) return null
   const stopMerges = (db) => server.query(`SYSTEM STOP MERGES ${db}.events`)
-  return { url: server.url, cluster: null, pids: server.pid ? [server.pid] : [], database: server.database, stopMerges, destroy: server.destroy }
+  const partBytes = async (db) => JSON.parse(await server.query(partsSql(db, 'events')))
+  return { url: server.url, cluster: null, pids: server.pid ? [server.pid] : [], database: server.database, stopMerges, partBytes, destroy: server.destroy }
 }
 
 /** Two shards and ZooKeeper (scripts/clickhouse-cluster.mjs), merges stopped on both. */
@@ -88,6 +92,16 @@ function clusterOf(cluster) {
     pids: cluster.pids,
     database: (name) => name,
     stopMerges: (db) => Promise.all(cluster.shards.map((_, i) => cluster.query(`SYSTEM STOP MERGES ${db}.events_local`, i))),
+    partBytes: async (db) => {
+      const shards = await Promise.all(cluster.shards.map(async (_, i) => JSON.parse(await cluster.query(partsSql(db, 'events_local'), i))))
+      return Object.fromEntries(['rows', 'compressed', 'uncompressed'].map((k) => [k, shards.reduce((sum, s) => sum + s[k], 0)]))
+    },
     destroy: () => cluster.destroy(),
   }
+}
+
+function partsSql(db, table) {
+  // Float64 sums: JSONEachRow quotes 64-bit integers.
+  return `SELECT toFloat64(sum(rows)) AS rows, toFloat64(sum(data_compressed_bytes)) AS compressed, toFloat64(sum(data_uncompressed_bytes)) AS uncompressed
+    FROM system.parts WHERE active AND database = '${db}' AND table = '${table}' FORMAT JSONEachRow`
 }
