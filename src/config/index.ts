@@ -52,8 +52,17 @@ export interface Config {
   readonly shutdownTimeoutMs: number
 }
 
+/** What the event store's ClickHouse modules take (src/storage/events/clickhouse-schema.ts, ClickHouseOptions). */
+export interface ClickHouseConnection {
+  readonly url: string
+  readonly database: string
+  readonly user: string
+  readonly password: string
+  readonly cluster: string | null
+}
+
 /** The event store's ClickHouse connection, or null when events go to the embedded SQLite store. */
-export function clickhouseConnection(config: Config): { url: string; database: string; user: string; password: string; cluster: string | null } | null {
+export function clickhouseConnection(config: Config): ClickHouseConnection | null {
   const { url, ...rest } = config.clickhouse
   return url === null ? null : { url, ...rest }
 }

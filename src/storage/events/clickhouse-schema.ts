@@ -50,8 +50,8 @@ export function createClickHouseClient(options: ClickHouseOptions, database?: st
   })
 }
 
-/** The table that holds the rows, where mutations go: the shards' own tables under a cluster. */
-export function rowsTable(options: ClickHouseOptions): string {
+/** What `ALTER TABLE` names: under a cluster the shards' own tables, ON CLUSTER (a Distributed table takes no mutation). */
+export function alterTarget(options: ClickHouseOptions): string {
   const db = identifier(options.database)
   return options.cluster ? `${db}.events_local ON CLUSTER ${identifier(options.cluster)}` : `${db}.events`
 }

@@ -13,7 +13,7 @@ import { dayOf, offsetSql } from './days.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
 import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
-import { createClickHouseClient, identifier, quote, rowsTable, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
+import { alterTarget, createClickHouseClient, identifier, quote, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
   SinkError,
   type BreakdownQuery,
@@ -56,14 +56,14 @@ export class ClickHouseEventSink implements EventSink {
   readonly #client: ClickHouseClient
   readonly #features: ServerFeatures
   readonly #insert: string
-  /** Where mutations go (rowsTable). */
-  readonly #rows: string
+  /** Where mutations go (alterTarget). */
+  readonly #alter: string
   #open: StreamedInsert | null = null
 
   constructor(options: ClickHouseOptions, features: ServerFeatures) {
     this.#client = createClickHouseClient(options)
     this.#features = features
-    this.#rows = rowsTable(options)
+    this.#alter = alterTarget(options)
     this.#insert = `INSERT INTO ${identifier(options.database)}.events (${insertColumns(features)}) FORMAT RowBinary`
   }
 
@@ -121,7 +121,7 @@ export class ClickHouseEventSink implements EventSink {
   async deleteEvents(teamId: number, distinctIds: readonly string[]): Promise<void> {
     for (const chunk of chunksOfText(distinctIds.map(quote), 128 * 1024)) {
       try {
-        await this.#client.command({ query: `ALTER TABLE ${this.#rows} DELETE WHERE team_id = ${teamId} AND distinct_id IN (${chunk.join(', ')})` })
+        await this.#client.command({ query: `ALTER TABLE ${this.#alter} DELETE WHERE team_id = ${teamId} AND distinct_id IN (${chunk.join(', ')})` })
       } catch (error) {
         throw new SinkError(`ClickHouse event deletion failed: ${(error as Error).message.split('\n')[0]}`, false)
       }
