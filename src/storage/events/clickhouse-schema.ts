@@ -124,9 +124,11 @@ const MIGRATIONS: readonly ChMigration[] = [
 ]
 
 /**
- * Creates the database and applies pending migrations, recorded in `schema_migrations` (on the server skylark
- * talks to: the DDL is idempotent, so another skylark on another server of the cluster applies it again
- * harmlessly). Refuses a database whose `events` table was made for the other layout.
+ * Creates the database and applies pending migrations, recorded in `schema_migrations` on the server skylark
+ * talks to. Under a cluster every migration's DDL runs at each start, recorded or not: it is idempotent (IF NOT
+ * EXISTS, ON CLUSTER), so a shard added to the cluster gets its tables when skylark next starts, and another skylark
+ * on another server of the cluster applies it again harmlessly. Refuses a database whose `events` table was made
+ * for the other layout.
  */
 export async function migrateClickHouse(options: ClickHouseOptions): Promise<ServerFeatures> {
   const db = identifier(options.database)
@@ -141,8 +143,9 @@ export async function migrateClickHouse(options: ClickHouseOptions): Promise<Ser
     const applied = await admin.query({ query: `SELECT version FROM ${db}.schema_migrations`, format: 'JSONEachRow' })
     const done = new Set(((await applied.json()) as Array<{ version: number }>).map((r) => Number(r.version)))
     for (const m of MIGRATIONS) {
-      if (done.has(m.version)) continue
+      if (done.has(m.version) && cluster === null) continue
       for (const query of m.sql(db, features, cluster)) await admin.command({ query })
+      if (done.has(m.version)) continue
       await admin.command({
         query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at) VALUES (${m.version}, ${quote(m.name)}, now())`,
       })

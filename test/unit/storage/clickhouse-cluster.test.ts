@@ -45,6 +45,14 @@ t.test('the event store on a two-shard ClickHouse cluster', { skip: clusterUnava
     t.ok(await migrateClickHouse(options), 'a second run (another skylark on the cluster) changes nothing')
   })
 
+  t.test('a shard without its table (added to the cluster later) gets it at the next start', async (t) => {
+    const tables = (shard: number) => cluster.query(`SELECT name FROM system.tables WHERE database = 'skylark_cluster' AND name LIKE 'events%' ORDER BY name FORMAT TSV`, shard)
+    await cluster.query('DROP TABLE skylark_cluster.events_local', 1)
+    t.equal(await tables(1), 'events\n')
+    await migrateClickHouse(options)
+    t.equal(await tables(1), 'events\nevents_local\n')
+  })
+
   const rows = Array.from({ length: 240 }, (_, i) => row(i))
   t.test('rows spread over the shards by distinct id and are on them when the write resolves', async (t) => {
     await sink.write(rows)
