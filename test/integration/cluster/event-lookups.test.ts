@@ -1,6 +1,6 @@
 import t from 'tap'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
-import { lookupsSuite } from './lookups-suite.js'
+import { lookupsSuite } from '../events/lookups-suite.js'
 
 // Values, actors and group reads aggregate over both shards' rows.
 t.test('event lookups, values and group reads on a two-shard ClickHouse cluster', { skip: clusterUnavailableReason() ?? false }, async (t) => {

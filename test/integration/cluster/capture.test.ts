@@ -1,6 +1,6 @@
 import t from 'tap'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
-import { ingestionSuite } from './suite.js'
+import { ingestionSuite } from '../ingestion/suite.js'
 
 const skip = clusterUnavailableReason()
 t.test('capture and batch on a two-shard ClickHouse cluster', { skip: skip ?? false }, async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
-import { querySuite } from './query-suite.js'
+import { querySuite } from '../experiments/query-suite.js'
 
 // The same results over a Distributed table: the metric and exposure queries' subqueries and joins span both shards.
 const skip = clusterUnavailableReason()
