@@ -10,6 +10,8 @@ import type { StoreSetup } from './query-suite.js'
 
 const HOUR = 3_600_000
 const PER_VARIANT = 10
+/** Polls of an asynchronous computation, 50 ms apart: 20 s, for a machine whose other tap job keeps both cores busy. */
+const POLLS = 400
 
 export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void> {
   const f: ExperimentServer = await experimentServer(setup.env())
@@ -116,7 +118,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
     t.notOk('baseline' in miss.body, "a cache miss: PostHog's CacheMissResponse")
 
     let polled = await f.api('GET', `${f.base}/query/poll-me/`)
-    for (let i = 0; polled.status === 202 && i < 100; i++) {
+    for (let i = 0; polled.status === 202 && i < POLLS; i++) {
       await new Promise((r) => setTimeout(r, 50))
       polled = await f.api('GET', `${f.base}/query/poll-me/`)
     }
@@ -135,7 +137,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
     const refused = await post({ refresh: 'async', client_query_id: 'refused' }, { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'ExperimentDataWarehouseNode', table_name: 'x' } })
     t.equal(refused.status, 202)
     let failed = await f.api('GET', `${f.base}/query/refused/`)
-    for (let i = 0; failed.status === 202 && i < 100; i++) {
+    for (let i = 0; failed.status === 202 && i < POLLS; i++) {
       await new Promise((r) => setTimeout(r, 50))
       failed = await f.api('GET', `${f.base}/query/refused/`)
     }
@@ -152,7 +154,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
     const project = f.server.boot.project_id
     const poll = async (id: string) => {
       let res = await f.api('GET', `${f.base}/query/${id}/`)
-      for (let i = 0; res.status === 202 && i < 100; i++) {
+      for (let i = 0; res.status === 202 && i < POLLS; i++) {
         await new Promise((r) => setTimeout(r, 50))
         res = await f.api('GET', `${f.base}/query/${id}/`)
       }
@@ -184,7 +186,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
       const gone = await f.api('GET', `${f.base}/query/${id}/`)
       t.equal(gone.status, 404, 'a later poll: 404, as PostHog deletes the status')
       t.match(gone.body, { code: 'not_found', detail: `Query ${id} not found for team ${project}` })
-      for (let i = 0; i < 100 && (await counted('abandoned')) === abandoned; i++) await new Promise((r) => setTimeout(r, 50))
+      for (let i = 0; i < POLLS && (await counted('abandoned')) === abandoned; i++) await new Promise((r) => setTimeout(r, 50))
       t.equal((await counted('abandoned')) - abandoned, 1, 'the scan ran to its end, its answer wanted by no one')
       t.equal((await f.api('GET', `${f.base}/query/${id}/`)).status, 404, 'and brought no status back')
       t.match((await post({}, m)).body, { is_cached: false }, 'nor anything into the cache')

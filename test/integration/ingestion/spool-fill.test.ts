@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { readFrame } from '../../../src/ingestion/spool/format.js'
 import { startServer } from '../../helpers/server.js'
+import { until } from '../../helpers/wait.js'
 
 /** One fill step (writer.ts): a single event's write starts one. */
 const FILL_STEP = 2 * 1024 * 1024
@@ -19,7 +20,12 @@ t.test('the service fills the active segment with zeros ahead of its frames and 
   const res = await server.request('POST', '/capture/', { body: { api_key: server.boot.project_api_key, event: 'filled', distinct_id: 'd' } })
   t.equal(res.status, 200)
   const active = () => join(lane, readdirSync(lane).sort().at(-1)!)
-  for (let i = 0; i < 200 && statSync(active()).size < FILL_STEP; i++) await new Promise((r) => setTimeout(r, 25))
+  // The fill thread writes in steps of its own, with fdatasyncs between them: a busy disk can take seconds.
+  await until('a fill step after the frame', () => {
+    const written = readFileSync(active())
+    const first = readFrame(written, 0)
+    return first.status === 'ok' && written.length >= first.next + FILL_STEP
+  })
   const path = active()
   const bytes = readFileSync(path)
   const frame = readFrame(bytes, 0)
