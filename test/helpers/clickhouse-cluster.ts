@@ -3,9 +3,9 @@
  * test ends. Outside CI the tests that need it are skipped when ZooKeeper or ClickHouse is missing; in CI that is
  * a failure.
  */
-import { clusterMissing, startClickHouseCluster as start, type ClickHouseCluster } from '../../scripts/clickhouse-cluster.mjs'
+import { CLUSTER, clusterMissing, startClickHouseCluster as start, type ClickHouseCluster } from '../../scripts/clickhouse-cluster.mjs'
 
-export { CLUSTER } from '../../scripts/clickhouse-cluster.mjs'
+export { CLUSTER }
 export type TestCluster = ClickHouseCluster
 
 /** Why cluster tests can't run here, or null when they can. Throws in CI: skipping is not allowed there. */
@@ -20,4 +20,13 @@ export async function startClickHouseCluster(t: { teardown(fn: () => unknown): v
   const cluster = await start(1_500_000_000)
   t.teardown(() => cluster.destroy())
   return cluster
+}
+
+/** A cluster started before `t`'s subtests, and the environment a server under them needs to use `database` on it. */
+export function clusterEnv(t: { before(fn: () => unknown): void; teardown(fn: () => unknown): void }, database: string): () => Record<string, string> {
+  let cluster: TestCluster
+  t.before(async () => {
+    cluster = await startClickHouseCluster(t)
+  })
+  return () => ({ CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: database, CLICKHOUSE_CLUSTER: CLUSTER })
 }
