@@ -105,7 +105,18 @@ export async function startClickHouseCluster(maxMemoryBytes) {
     const startShard = async (shard) => {
       children[shard + 1] = await spawnClickHouse(binary, servers[shard], 30_000)
     }
-    return { url: shards[0], shards, pids: children.slice(1).map((c) => c.pid), query: (sql, shard = 0) => clickhouseQuery(shards[shard], sql), stopShard, startShard, destroy }
+    return {
+      url: shards[0],
+      shards,
+      // Read when asked: a restarted shard is another process.
+      get pids() {
+        return children.slice(1).map((c) => c.pid)
+      },
+      query: (sql, shard = 0) => clickhouseQuery(shards[shard], sql),
+      stopShard,
+      startShard,
+      destroy,
+    }
   } catch (error) {
     await destroy()
     throw error

@@ -55,7 +55,7 @@ const configXml = (dir, httpPort, tcpPort) => `<yandex>
 
 /**
  * A new temp folder (named from `prefix`) configured for a server on two free ports; nothing started yet. More
- * settings go into its `config.d/` (a cluster's, test/helpers/clickhouse-cluster.ts).
+ * settings go into its `config.d/` (a cluster's, clickhouse-cluster.mjs).
  */
 export async function prepareClickHouse(prefix, maxMemoryBytes) {
   const dir = mkdtempSync(join(tmpdir(), prefix))

@@ -52,7 +52,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number
 }
 
-/** What the event store's ClickHouse modules take (src/storage/events/clickhouse-schema.ts, ClickHouseOptions). */
+/** What the event store's ClickHouse modules take (ClickHouseOptions in src/storage/events/clickhouse-schema.ts). */
 export interface ClickHouseConnection {
   readonly url: string
   readonly database: string

@@ -18,15 +18,10 @@
  */
 import type { ClickHouseClient } from '@clickhouse/client'
 import { requireOnUse } from '../../common/on-use.js'
+import type { ClickHouseConnection } from '../../config/index.js'
 
-export interface ClickHouseOptions {
-  url: string
-  database: string
-  user: string
-  password: string
-  /** A cluster of the server's `remote_servers`, or null for one server's table. */
-  cluster: string | null
-}
+/** The connection config gives (`cluster`: a cluster of the server's `remote_servers`, or null for one server's table). */
+export type ClickHouseOptions = ClickHouseConnection
 
 export interface ServerFeatures {
   version: string

@@ -7,6 +7,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
 import { serverFor, startServer, type TestServer } from '../../helpers/server.js'
+import { until } from '../../helpers/wait.js'
 
 const skip = clickhouseUnavailableReason()
 
@@ -18,15 +19,6 @@ async function send(server: TestServer, distinctId: string, count: number): Prom
 
 async function storedCount(query: (sql: string) => Promise<string>, db: string): Promise<number> {
   return Number((await query(`SELECT count() FROM ${db}.events FINAL WHERE event = 'outage'`)).trim())
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  throw new Error(`timed out waiting for: ${what}`)
 }
 
 t.test('ClickHouse outage', { skip: skip ?? false }, async (t) => {
