@@ -92,6 +92,7 @@ export class ConsumerHandle {
   durable(lane: Lane, segment: number, offset: number): void {
     this.#lateness.durable(lane, segment, offset, performance.now())
     this.#post({ type: 'durable', lane, segment, offset })
+    this.#watch?.wake()
   }
 
   #post(message: ToConsumer): void {

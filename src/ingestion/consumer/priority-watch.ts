@@ -3,6 +3,7 @@
  * acknowledged events wait or the threads are raised, it samples their CPU and other processes' from /proc (≈20 µs
  * a file), raises the threads when other processes starve them, when the consumer is behind or while a new one
  * warms up, and lowers them again a few seconds later. Linux only; nothing to do when the threads were not lowered.
+ * With nothing waiting and nothing raised it stops ticking until the spool makes more events durable (wake()).
  */
 import { getPriority } from 'node:os'
 import { cpuTotals, loweredThreads, lowerThreadAgain, PolicyShell, raiseThread, threadCpu, type ThreadPolicy } from '../../common/thread-priority.js'
@@ -26,7 +27,9 @@ export class PriorityWatch {
   readonly #nice: number
   readonly #logger: Logger
   readonly #guard = new StarvationGuard()
-  readonly #timer: NodeJS.Timeout
+  /** null while paused: nothing waits and nothing is raised. */
+  #timer: NodeJS.Timeout | null = null
+  #stopped = false
   /** Started with the watch, while the process is small (see PolicyShell); none under the other policy, which needs no chrt. */
   readonly #shell: PolicyShell | null
   #tids: number[] = []
@@ -48,7 +51,7 @@ export class PriorityWatch {
     this.#logger = logger
     this.#work = work
     this.#shell = policy === 'idle' ? new PolicyShell() : null
-    this.#timer = setInterval(() => void this.#tick(), INTERVAL_MS).unref()
+    this.wake()
   }
 
   /** Whether anything was lowered: a process started at the configured niceness or lower has no threads below it. */
@@ -56,20 +59,35 @@ export class PriorityWatch {
     return process.platform === 'linux' && (policy === 'idle' || nice > getPriority())
   }
 
+  /** Acknowledged events may wait: tick again (the first tick back looks for the lowered threads anew). */
+  wake(): void {
+    if (this.#timer !== null || this.#stopped) return
+    this.#tids = []
+    this.#timer = setInterval(() => void this.#tick(), INTERVAL_MS).unref()
+  }
+
   stop(): void {
-    clearInterval(this.#timer)
+    this.#stopped = true
+    this.#pause()
     this.#shell?.close()
+  }
+
+  #pause(): void {
+    if (this.#timer !== null) clearInterval(this.#timer)
+    this.#timer = null
   }
 
   async #tick(): Promise<void> {
     if (this.#busy) return
     const work = this.#work()
-    // Lowered threads with no acknowledged event to store can't be starved of anything that matters, and an idle
-    // server spent ≈4 ms of its request thread a second on these /proc reads. Dropping the threads' bases makes
-    // the first tick back only set them, so nothing is read as starved over the pause, and a raise for
-    // starvation comes one interval later (a warm-up or catch-up does not wait).
+    // Lowered threads with no acknowledged event to store can't be starved of anything that matters. An idle
+    // server spent ≈4 ms of its request thread a second on these /proc reads, and the empty ticks still woke it
+    // ten times a second (bench/micro/idle.mjs): pause until wake(). Dropping the threads' bases makes the first
+    // tick back only set them, so nothing is read as starved over the pause, and a raise for starvation comes
+    // one interval later (a warm-up or catch-up does not wait).
     if (this.#raisedTo === null && !work.waiting) {
       this.#last.clear()
+      this.#pause()
       return
     }
     this.#busy = true

@@ -199,7 +199,15 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       abandon = true
     }
   })
-  const statsTimer = setInterval(() => send({ type: 'stats', stats: consumer!.refreshStats() }), 500)
+  // Sent only when they changed: an idle server's request thread is not woken twice a second for nothing.
+  let sentStats = ''
+  const statsTimer = setInterval(() => {
+    const stats = consumer!.refreshStats()
+    const json = JSON.stringify(stats)
+    if (json === sentStats) return
+    sentStats = json
+    send({ type: 'stats', stats })
+  }, 500)
   const replayTimer = setInterval(() => {
     void consumer!.replayDeadLetters(deadLetters).catch((error: unknown) => log('error', 'dead-letter replay failed', { error: String(error) }))
   }, 1000)

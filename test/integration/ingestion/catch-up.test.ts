@@ -32,7 +32,7 @@ async function watchedThread(t: Test, work: () => ConsumerWork) {
     const now = scheduling()
     return now.policy === SCHED_OTHER && now.nice === getPriority()
   }
-  return { scheduling, lines, raised }
+  return { watch, scheduling, lines, raised }
 }
 
 t.test('a consumer behind the front runs at the request thread’s priority for a while, then is lowered again', { skip }, async (t) => {
@@ -60,11 +60,15 @@ t.test('a consumer behind the front runs at the request thread’s priority for 
 t.test(`a new consumer's first ${WARM_EVENTS} events are stored at the request thread’s priority, then it is lowered for good`, { skip }, async (t) => {
   let stored = 0
   let waiting = false
-  const { scheduling, lines, raised } = await watchedThread(t, () => ({ backlogBytes: 0, stored, waiting }))
+  const { watch, scheduling, lines, raised } = await watchedThread(t, () => ({ backlogBytes: 0, stored, waiting }))
   await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS))
   t.equal(scheduling().policy, SCHED_IDLE, 'no events yet: left lowered')
 
+  // With nothing waiting the watch stopped ticking: it looks again when the spool makes events durable.
   waiting = true
+  await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS))
+  t.equal(scheduling().policy, SCHED_IDLE, 'an idle watch does not tick')
+  watch.wake()
   if (process.getuid?.() !== 0) {
     await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS))
     t.notOk(lines.some((l) => l.includes('may not raise them')), 'without CAP_SYS_NICE a warm-up is skipped without a warning')
