@@ -54,18 +54,27 @@ function load(server: TestServer, senders: number) {
   return { sent, acked, done: Promise.all(Array.from({ length: senders }, (_, n) => run(n))) }
 }
 
-/** A /batch/ upload that sends half its body, waits, then the rest: it straddles the signal. */
-function slowUpload(server: TestServer, uuid: string, pauseMs: number): Promise<number | string> {
+/**
+ * A /batch/ upload that sends half its body, waits, then the rest: it straddles the signal. `sent`: the first
+ * half is written to the connection; `answer`: the status, or the connection's error.
+ */
+function slowUpload(server: TestServer, uuid: string, pauseMs: number): { sent: Promise<void>; answer: Promise<number | string> } {
   const body = Buffer.from(JSON.stringify({ api_key: server.boot.project_api_key, batch: [{ event: 'shutdown test', uuid, properties: { distinct_id: 'slow', pad: 's'.repeat(50_000) } }] }))
-  return new Promise((resolve) => {
+  let written: () => void = () => {}
+  const sent = new Promise<void>((resolve) => (written = resolve))
+  const answer = new Promise<number | string>((resolve) => {
     const req = http.request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/batch/', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
       res.resume()
       res.on('end', () => resolve(res.statusCode ?? 0))
     })
-    req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'))
-    req.write(body.subarray(0, body.length / 2))
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      written()
+      resolve(e.code ?? 'error')
+    })
+    req.write(body.subarray(0, body.length / 2), () => written())
     setTimeout(() => req.end(body.subarray(body.length / 2)), pauseMs)
   })
+  return { sent, answer }
 }
 
 function spoolBytes(dataDir: string): number {
@@ -106,13 +115,15 @@ t.test('SIGTERM under load finishes what it started and loses nothing', async (t
   await sleep(1500)
   const uploads = Array.from({ length: 4 }, () => randomUUID())
   const slow = uploads.map((uuid) => slowUpload(server, uuid, 1000))
+  // Their first halves written, and a moment for the loaded server to read them: the uploads are under way.
+  await Promise.all(slow.map((upload) => upload.sent))
   await sleep(300)
 
   const signalAt = Date.now()
   const exitCode = await server.stop()
   const shutdownMs = Date.now() - signalAt
   await traffic.done
-  const slowResults = await Promise.all(slow)
+  const slowResults = await Promise.all(slow.map((upload) => upload.answer))
 
   t.equal(exitCode, 0, `the process exited 0, ${shutdownMs} ms after SIGTERM`)
   t.ok(shutdownMs < 10_000, 'within SHUTDOWN_TIMEOUT_MS')
