@@ -1,11 +1,14 @@
 // What an idle server costs the machine: `skylark serve` on the embedded store, started as the bench starts it,
 // left WARM_S seconds to settle, then watched for IDLE_S seconds with no request: its CPU (all threads, and the
 // request thread alone) and its threads' wakeups (voluntary context switches, from /proc). Beside it the raw uWS
-// baseline, idle the same way. Runs on the compiled output: `npm run build && node bench/micro/idle.mjs`.
+// baseline, idle the same way. With CLICKHOUSE=1 skylark stores into a clickhouse-server started for the run
+// (bench/lib/servers.mjs), watched alone first and then over the same window as skylark: what an idle skylark
+// asks of it.
+// Runs on the compiled output: `npm run build && node bench/micro/idle.mjs`.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startBaseline, startSkylark } from '../lib/servers.mjs'
+import { startBaseline, startClickHouse, startSkylark } from '../lib/servers.mjs'
 import { processCpuSeconds } from '../lib/system.mjs'
 
 const WARM_S = Number(process.env.WARM_S ?? 10)
@@ -36,7 +39,10 @@ async function watch(name, pid) {
   })
   const sum = (key) => rows.reduce((total, row) => total + row[key], 0)
   const show = (row) => `${row.tid === String(pid) ? 'request' : row.tid} ${row.cpu.toFixed(2)} % ${row.wakeups.toFixed(1)}/s`
-  const busiest = rows.filter((row) => row.cpu > 0 || row.wakeups >= 0.5).sort((a, b) => b.cpu - a.cpu || b.wakeups - a.wakeups)
+  const busiest = rows
+    .filter((row) => row.cpu > 0 || row.wakeups >= 0.5)
+    .sort((a, b) => b.cpu - a.cpu || b.wakeups - a.wakeups)
+    .slice(0, 6)
   console.log(`${name}: ${sum('cpu').toFixed(2)} % of a core, ${sum('wakeups').toFixed(1)} wakeups/s over ${rows.length} threads`)
   console.log(`  by thread (CPU, wakeups): ${busiest.map(show).join('; ')}`)
 }
@@ -48,9 +54,18 @@ try {
 } finally {
   await baseline.stop()
 }
-const skylark = await startSkylark(root)
+const clickhouse = process.env.CLICKHOUSE === '1' ? await startClickHouse() : null
+if (process.env.CLICKHOUSE === '1' && !clickhouse?.pid) throw new Error('CLICKHOUSE=1, but no clickhouse-server is on PATH')
 try {
-  await watch('skylark', skylark.pid)
+  if (clickhouse) await watch('ClickHouse alone', clickhouse.pid)
+  const env = clickhouse ? { CLICKHOUSE_URL: clickhouse.url, CLICKHOUSE_DATABASE: 'skylark_idle' } : {}
+  const skylark = await startSkylark(root, { env })
+  try {
+    if (clickhouse) await Promise.all([watch('skylark on ClickHouse', skylark.pid), watch('ClickHouse beside it', clickhouse.pid)])
+    else await watch('skylark', skylark.pid)
+  } finally {
+    await skylark.stop()
+  }
 } finally {
-  await skylark.stop()
+  await clickhouse?.destroy()
 }
