@@ -12,7 +12,7 @@ import { startBaseline, startClickHouse, startSkylark } from '../lib/servers.mjs
 import { processCpuSeconds } from '../lib/system.mjs'
 
 const WARM_S = Number(process.env.WARM_S ?? 10)
-const SECONDS = Number(process.env.IDLE_S ?? 30)
+const IDLE_S = Number(process.env.IDLE_S ?? 30)
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** Each thread's CPU seconds and voluntary context switches (every time it slept and was woken). */
@@ -32,10 +32,10 @@ function threads(pid) {
 async function watch(name, pid) {
   await new Promise((resolve) => setTimeout(resolve, WARM_S * 1000))
   const before = threads(pid)
-  await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000))
+  await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000))
   const rows = [...threads(pid)].map(([tid, now]) => {
     const then = before.get(tid) ?? { cpu: 0, wakeups: 0 }
-    return { tid, cpu: ((now.cpu - then.cpu) / SECONDS) * 100, wakeups: (now.wakeups - then.wakeups) / SECONDS }
+    return { tid, cpu: ((now.cpu - then.cpu) / IDLE_S) * 100, wakeups: (now.wakeups - then.wakeups) / IDLE_S }
   })
   const sum = (key) => rows.reduce((total, row) => total + row[key], 0)
   const show = (row) => `${row.tid === String(pid) ? 'request' : row.tid} ${row.cpu.toFixed(2)} % ${row.wakeups.toFixed(1)}/s`
