@@ -18,25 +18,11 @@ export interface ExperimentListFilter {
   featureFlagId?: number
   /** Only experiments whose metrics (inline or linked shared ones) name this event, or an action with a step on it. */
   event?: string
+  /** Only these experiments: the service's answer to `event` (idsNamingEvent), which the SQL does not read. */
+  ids?: ReadonlySet<number>
   /** An ORDER BY clause from ORDERS. */
   order: string
 }
-
-/**
- * A metric list naming the event anywhere (PostHog's `filter_metric_group_ids_by_event` walks the whole
- * metric; `t.path` is the node holding the key): an EventsNode with it, or an ActionsNode whose action, a
- * live one of the experiment's project, has a step on it (PostHog resolves actions to their step events, not
- * their names). Two parameters: the event, twice.
- */
-const namesEvent = (column: string) =>
-  `(EXISTS (SELECT 1 FROM json_tree(${column}) t WHERE t.key = 'event' AND t.type = 'text' AND t.atom = ? AND json_extract(${column}, t.path || '.kind') = 'EventsNode')
-  OR EXISTS (SELECT 1 FROM json_tree(${column}) t JOIN actions a ON a.id = CAST(t.atom AS INTEGER)
-    WHERE t.key = 'id' AND (t.type = 'integer' OR (t.type = 'text' AND t.atom <> '' AND t.atom NOT GLOB '*[^0-9]*'))
-      AND json_extract(${column}, t.path || '.kind') = 'ActionsNode' AND a.team_id = experiments.team_id AND a.deleted = 0
-      AND EXISTS (SELECT 1 FROM json_each(a.steps) s WHERE json_extract(s.value, '$.event') = ?)))`
-
-const SAVED_METRIC_NAMES_EVENT = `EXISTS (SELECT 1 FROM experiment_to_saved_metrics l JOIN experiment_saved_metrics s ON s.id = l.saved_metric_id
-  WHERE l.experiment_id = experiments.id AND ${namesEvent('s.query')})`
 
 const FLAG_ACTIVE = 'EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = experiments.feature_flag_id AND f.active = 1)'
 const DURATION = `CASE WHEN start_date IS NULL THEN NULL WHEN end_date IS NOT NULL THEN julianday(end_date) - julianday(start_date)
@@ -160,9 +146,9 @@ export class ExperimentRepository {
       where.push('feature_flag_id = ?')
       params.push(filter.featureFlagId)
     }
-    if (filter.event !== undefined) {
-      where.push(`(${namesEvent('metrics')} OR ${namesEvent('metrics_secondary')} OR ${SAVED_METRIC_NAMES_EVENT})`)
-      params.push(...Array<string>(6).fill(filter.event))
+    if (filter.ids !== undefined) {
+      where.push('id IN (SELECT value FROM json_each(?))')
+      params.push(JSON.stringify([...filter.ids]))
     }
     const clause = where.join(' AND ')
     const count = (this.#db.prepare(`SELECT COUNT(*) AS n FROM experiments WHERE ${clause}`).get(...params) as { n: number }).n
@@ -170,6 +156,22 @@ export class ExperimentRepository {
       .prepare(`SELECT * FROM experiments WHERE ${clause} ORDER BY ${filter.order} LIMIT ? OFFSET ?`)
       .all(...params, limit, offset) as ExperimentRow[]
     return { count, records: rows.map(toRecord) }
+  }
+
+  /**
+   * Each live experiment's metric queries, as the `event` filter reads them: its inline and secondary metrics and
+   * the queries of the shared metrics linked to it.
+   */
+  metricQueries(teamId: number): Array<{ id: number; queries: unknown[] }> {
+    const rows = this.#db
+      .prepare(
+        `SELECT e.id, e.metrics, e.metrics_secondary,
+           (SELECT json_group_array(json(s.query)) FROM experiment_to_saved_metrics l JOIN experiment_saved_metrics s ON s.id = l.saved_metric_id
+            WHERE l.experiment_id = e.id) AS linked
+         FROM experiments e WHERE e.team_id = ? AND e.deleted = 0`,
+      )
+      .all(teamId) as Array<{ id: number; metrics: string | null; metrics_secondary: string | null; linked: string }>
+    return rows.map((r) => ({ id: r.id, queries: [r.metrics, r.metrics_secondary, r.linked].map((text) => (text === null ? null : (JSON.parse(text) as unknown))) }))
   }
 
   /** Whether a live experiment of the project has this name (duplicates number their names). */

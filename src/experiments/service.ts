@@ -36,7 +36,7 @@ import { ExposureCohorts } from './exposure-cohort.js'
 import { withoutFlagConfig } from './flag-config.js'
 import { applyUpdateToFlag, linkOrCreateFlag, requestedFlagConfig } from './flag-on-write.js'
 import { checkSettingFields, settingsOnCreate, settingsOnUpdate } from './settings.js'
-import type { ProjectActions } from './action-refs.js'
+import { idsNamingEvent, type ProjectActions } from './action-refs.js'
 import type { KnownEvents } from './settings-validation.js'
 import { WriteChecks } from './write-checks.js'
 import { LinkedFlags } from './linked-flag.js'
@@ -130,7 +130,9 @@ export class Experiments {
   }
 
   list(project: Project, query: URLSearchParams, page: Page): { count: number; results: ExperimentObject[] } {
-    const { count, records } = this.#repo.list(project.id, parseExperimentListQuery(query), page.limit, page.offset)
+    const filter = parseExperimentListQuery(query)
+    if (filter.event !== undefined) filter.ids = idsNamingEvent(this.#deps.actions, project.id, this.#repo.metricQueries(project.id), filter.event)
+    const { count, records } = this.#repo.list(project.id, filter, page.limit, page.offset)
     return { count, results: records.map((e) => this.toObject(e)) }
   }
 

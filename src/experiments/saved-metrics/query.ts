@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { pyTruthy } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
-import { isPlainObject, type JsonObject } from '../../common/json.js'
+import type { JsonObject } from '../../common/json.js'
 import { jsonEqual } from '../../management/index.js'
 import { checkMetric } from '../settings-validation.js'
 
@@ -30,28 +30,4 @@ export function queryToStore(query: unknown, stored: JsonObject | null): JsonObj
   if (pyTruthy(storedUuid) && pyTruthy(normalized.uuid) && normalized.uuid !== storedUuid) throw fail('Saved metric UUID cannot be changed')
   normalized.uuid = pyTruthy(storedUuid) ? storedUuid! : randomUUID()
   return normalized
-}
-
-/**
- * Whether a query names the event anywhere (PostHog's `event` filters walk the whole metric): in an EventsNode,
- * or through an ActionsNode whose action has a step on it (`actionEvents`: the step events of each live
- * action, by id).
- */
-export function queryNamesEvent(value: unknown, event: string, actionEvents: ReadonlyMap<number, readonly string[]> = new Map()): boolean {
-  if (Array.isArray(value)) return value.some((item) => queryNamesEvent(item, event, actionEvents))
-  if (!isPlainObject(value)) return false
-  if (value.kind === 'EventsNode' && value.event === event) return true
-  if (value.kind === 'ActionsNode' && actionEvents.get(Number(value.id))?.includes(event)) return true
-  return Object.values(value).some((item) => queryNamesEvent(item, event, actionEvents))
-}
-
-/** The ids of the ActionsNodes anywhere in a query (PostHog's `int()` of each; what isn't one is skipped). */
-export function queryActionIds(value: unknown, into: Set<number> = new Set()): Set<number> {
-  if (Array.isArray(value)) for (const item of value) queryActionIds(item, into)
-  else if (isPlainObject(value)) {
-    const id = typeof value.id === 'string' && /^\s*[+-]?\d+\s*$/.test(value.id) ? Number(value.id) : value.id
-    if (value.kind === 'ActionsNode' && Number.isSafeInteger(id)) into.add(id as number)
-    for (const item of Object.values(value)) queryActionIds(item, into)
-  }
-  return into
 }

@@ -12,10 +12,10 @@ import type { JsonObject } from '../../common/json.js'
 import type { Page } from '../../common/pagination.js'
 import { normaliseTags, userSummary, type Accounts, type Project, type UserSummary } from '../../management/index.js'
 import type { Db } from '../../storage/index.js'
-import { actionStepEvents, liveActionIds, type ProjectActions } from '../action-refs.js'
+import { idsNamingEvent, liveActionIds, type ProjectActions } from '../action-refs.js'
 import { checkMetricActions, metricActionIds } from '../settings-validation.js'
 import { readSavedMetricBody } from './input.js'
-import { queryActionIds, queryNamesEvent, queryToStore } from './query.js'
+import { queryToStore } from './query.js'
 import type { SavedMetricRecord } from './record.js'
 import { SavedMetricRepository } from './repository.js'
 
@@ -84,9 +84,8 @@ export class SavedMetrics {
     const search = query.get('search')
     const event = query.get('event')
     const all = this.#repo.all(project.id)
-    // Every action the metrics name, resolved to its step events at once (PostHog's one batched query).
-    const actionEvents = event ? actionStepEvents(this.#deps.actions, project.id, queryActionIds(all.map((m) => m.query))) : new Map<number, string[]>()
-    const matching = all.filter((m) => (!search || matchesSearch(m, search)) && (!event || queryNamesEvent(m.query, event, actionEvents)))
+    const naming = event ? idsNamingEvent(this.#deps.actions, project.id, all.map((m) => ({ id: m.id, queries: m.query })), event) : null
+    const matching = all.filter((m) => (!search || matchesSearch(m, search)) && (!naming || naming.has(m.id)))
     return { count: matching.length, results: matching.slice(page.offset, page.offset + page.limit).map((m) => this.toObject(m)) }
   }
 

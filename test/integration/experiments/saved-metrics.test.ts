@@ -186,6 +186,21 @@ t.test('shared experiment metrics over HTTP', async (t) => {
     t.equal(patched.status, 200, patched.text)
   })
 
+  t.test("the experiments list's event filter reads inline and secondary metrics, with the list's other filters and pages", async (t) => {
+    for (const [name, fields] of [
+      ['Inline', { metrics: [mean('signup')] }],
+      ['Secondary', { metrics_secondary: [{ ...mean('other'), source: { kind: 'EventsNode', event: 'signup' } }] }],
+      ['Elsewhere', { metrics: [mean('signup-started')] }],
+    ] as const) {
+      const made = await f.api('POST', f.experiments, { name, feature_flag_key: name.toLowerCase(), allow_unknown_events: true, ...fields })
+      t.equal(made.status, 201, made.text)
+    }
+    const page = async (query: string) => (await f.api('GET', `${f.experiments}?event=signup${query}`)).body as { count: number; results: Array<{ name: string }> }
+    t.same((await page('&order=name')).results.map((e) => e.name), ['Inline', 'Secondary'])
+    t.match(await page('&order=name&limit=1&offset=1'), { count: 2, results: [{ name: 'Secondary' }] }, 'counted and paged after the filter')
+    t.same((await page('&search=Inl')).results.map((e) => e.name), ['Inline'], 'with the other filters')
+  })
+
   t.test('the routes need experiment_saved_metric scopes', async (t) => {
     const reader = f.keyWith(['experiment_saved_metric:read'])
     const experimentsOnly = f.keyWith(['experiment:write'])

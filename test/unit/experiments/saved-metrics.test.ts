@@ -6,7 +6,8 @@
 import t from 'tap'
 import { readSavedMetricBody } from '../../../src/experiments/saved-metrics/input.js'
 import { appendMissing, syncLinkedOrdering } from '../../../src/experiments/saved-metrics/ordering.js'
-import { queryNamesEvent, queryToStore } from '../../../src/experiments/saved-metrics/query.js'
+import { queryActionIds, queryNamesEvent } from '../../../src/experiments/action-refs.js'
+import { queryToStore } from '../../../src/experiments/saved-metrics/query.js'
 import { isPrimary } from '../../../src/experiments/saved-metrics/record.js'
 import { uuidsByList } from '../../../src/experiments/saved-metrics/links.js'
 
@@ -63,6 +64,19 @@ t.test('the event filter finds an EventsNode naming the event anywhere in the qu
   t.notOk(queryNamesEvent(mean('abc'), 'ab'), 'the whole name')
   t.notOk(queryNamesEvent({ kind: 'ActionsNode', event: 'a' }, 'a'), 'only EventsNodes')
   t.notOk(queryNamesEvent(null, 'a'))
+})
+
+t.test("an ActionsNode names its action's step events, its id read as PostHog's int() reads it", async (t) => {
+  const steps = new Map([[7, ['a']]])
+  for (const id of [7, '7', ' 7 ', '+7']) {
+    t.ok(queryNamesEvent({ kind: 'ActionsNode', id }, 'a', steps), JSON.stringify(id))
+    t.same([...queryActionIds({ series: [{ kind: 'ActionsNode', id }] })], [7], `${JSON.stringify(id)} is action 7`)
+  }
+  for (const id of ['7.0', '7a', '', null]) {
+    t.notOk(queryNamesEvent({ kind: 'ActionsNode', id }, 'a', steps), JSON.stringify(id))
+    t.same([...queryActionIds({ kind: 'ActionsNode', id })], [], `${JSON.stringify(id)} names no action`)
+  }
+  t.notOk(queryNamesEvent({ kind: 'ActionsNode', id: 7 }, 'b', steps), 'not an event of its steps')
 })
 
 t.test('a link counts as primary unless its type says otherwise', async (t) => {
