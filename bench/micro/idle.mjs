@@ -5,11 +5,11 @@
 // (bench/lib/servers.mjs), watched alone first and then over the same window as skylark: what an idle skylark
 // asks of it.
 // Runs on the compiled output: `npm run build && node bench/micro/idle.mjs`.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startBaseline, startClickHouse, startSkylark } from '../lib/servers.mjs'
-import { processCpuSeconds } from '../lib/system.mjs'
+import { threadCpuSeconds } from '../lib/system.mjs'
 
 const WARM_S = Number(process.env.WARM_S ?? 10)
 const IDLE_S = Number(process.env.IDLE_S ?? 30)
@@ -18,12 +18,12 @@ const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 /** Each thread's CPU seconds and voluntary context switches (every time it slept and was woken). */
 function threads(pid) {
   const out = new Map()
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+  for (const [tid, cpu] of Object.entries(threadCpuSeconds(pid))) {
     try {
       const switches = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8').match(/^voluntary_ctxt_switches:\s+(\d+)/m)
-      out.set(tid, { cpu: processCpuSeconds(`${pid}/task/${tid}`) ?? 0, wakeups: Number(switches?.[1] ?? 0) })
+      out.set(tid, { cpu, wakeups: Number(switches?.[1] ?? 0) })
     } catch {
-      // the thread ended between the listing and the read
+      // the thread ended between the two reads
     }
   }
   return out

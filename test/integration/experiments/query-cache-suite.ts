@@ -15,6 +15,15 @@ const POLLS = 400
 
 export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void> {
   const f: ExperimentServer = await experimentServer(setup.env())
+  /** The query's status once it is no longer 202 (running), or its last 202 after POLLS polls. */
+  const poll = async (id: string) => {
+    let res = await f.api('GET', `${f.base}/query/${id}/`)
+    for (let i = 0; res.status === 202 && i < POLLS; i++) {
+      await new Promise((r) => setTimeout(r, 50))
+      res = await f.api('GET', `${f.base}/query/${id}/`)
+    }
+    return res
+  }
   t.teardown(() => f.close())
   const start = Date.now() - 2 * HOUR
   const created = await f.api('POST', f.experiments, { name: 'Cached', feature_flag_key: 'c-flag', start_date: new Date(start).toISOString() })
@@ -117,11 +126,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
     t.match(miss.body, { cache_key: /^cache_/, query_status: { id: 'poll-me', complete: false, query_async: true, team_id: f.server.boot.project_id } })
     t.notOk('baseline' in miss.body, "a cache miss: PostHog's CacheMissResponse")
 
-    let polled = await f.api('GET', `${f.base}/query/poll-me/`)
-    for (let i = 0; polled.status === 202 && i < POLLS; i++) {
-      await new Promise((r) => setTimeout(r, 50))
-      polled = await f.api('GET', `${f.base}/query/poll-me/`)
-    }
+    const polled = await poll('poll-me')
     t.equal(polled.status, 200, polled.text)
     t.match(polled.body.query_status, { id: 'poll-me', complete: true, error: false, results: { cache_key: miss.body.cache_key, is_cached: false, baseline: { number_of_samples: PER_VARIANT + 1 } } })
     t.ok(Date.parse(polled.body.query_status.expiration_time) - Date.parse(polled.body.query_status.end_time) === 1_200_000, 'kept 20 minutes')
@@ -136,11 +141,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
 
     const refused = await post({ refresh: 'async', client_query_id: 'refused' }, { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'ExperimentDataWarehouseNode', table_name: 'x' } })
     t.equal(refused.status, 202)
-    let failed = await f.api('GET', `${f.base}/query/refused/`)
-    for (let i = 0; failed.status === 202 && i < POLLS; i++) {
-      await new Promise((r) => setTimeout(r, 50))
-      failed = await f.api('GET', `${f.base}/query/refused/`)
-    }
+    const failed = await poll('refused')
     t.equal(failed.status, 400, 'a refused query: 400 with its message, as PostHog')
     t.match(failed.body, { type: 'validation_error', code: 'invalid_input', detail: /data warehouse/i }, 'in the error envelope')
     t.match(failed.body.query_status, { complete: true, error: true, error_message: failed.body.detail, results: null })
@@ -152,14 +153,6 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
 
   t.test("a query is cancelled at DELETE …/query/:query_id/, answered 200 with a message as PostHog's", async (t) => {
     const project = f.server.boot.project_id
-    const poll = async (id: string) => {
-      let res = await f.api('GET', `${f.base}/query/${id}/`)
-      for (let i = 0; res.status === 202 && i < POLLS; i++) {
-        await new Promise((r) => setTimeout(r, 50))
-        res = await f.api('GET', `${f.base}/query/${id}/`)
-      }
-      return res
-    }
     const unknown = await f.api('DELETE', `${f.base}/query/never-started/`)
     t.equal(unknown.status, 200, unknown.text)
     t.same(unknown.body, { message: `Query never-started not found for team ${project}; nothing cancelled` }, 'an unknown id: 200, as PostHog, nothing done')

@@ -34,8 +34,8 @@ function row(i: number): EventRow {
 t.test('the event store on a two-shard ClickHouse cluster', { skip: clusterUnavailableReason() ?? false }, async (t) => {
   const cluster = await startClickHouseCluster(t)
   const { options, sink, store } = await openClickHouseStore(t, { url: cluster.url, database: 'skylark_cluster', user: 'default', password: '', cluster: CLUSTER })
-  /** A query answering one number, on one shard's server. */
-  const number = async (sql: string, shard: number) => Number((await cluster.query(sql, shard)).trim())
+  /** A query answering one number, run on each shard's server: [first shard's, second's]. */
+  const onEachShard = (sql: string) => Promise.all([0, 1].map(async (shard) => Number((await cluster.query(sql, shard)).trim())))
 
   t.test('the migration makes each shard a replicated table and events the Distributed table over them', async (t) => {
     for (const shard of [0, 1]) {
@@ -56,10 +56,10 @@ t.test('the event store on a two-shard ClickHouse cluster', { skip: clusterUnava
   const rows = Array.from({ length: 240 }, (_, i) => row(i))
   t.test('rows spread over the shards by distinct id and are on them when the write resolves', async (t) => {
     await sink.write(rows)
-    const perShard = [await number('SELECT count() FROM skylark_cluster.events_local', 0), await number('SELECT count() FROM skylark_cluster.events_local', 1)]
+    const perShard = await onEachShard('SELECT count() FROM skylark_cluster.events_local')
     t.equal(perShard[0] + perShard[1], rows.length, `${perShard.join(' + ')} rows, none still queued on the way to a shard`)
     t.ok(perShard[0] > 0 && perShard[1] > 0, 'both shards hold rows')
-    const ids = [await number('SELECT uniqExact(distinct_id) FROM skylark_cluster.events_local', 0), await number('SELECT uniqExact(distinct_id) FROM skylark_cluster.events_local', 1)]
+    const ids = await onEachShard('SELECT uniqExact(distinct_id) FROM skylark_cluster.events_local')
     t.equal(ids[0] + ids[1], DISTINCT_IDS, "each distinct id's events all on one shard")
   })
 
@@ -89,9 +89,7 @@ t.test('the event store on a two-shard ClickHouse cluster', { skip: clusterUnava
 
   t.test("a person's deletion reaches the rows on every shard", async (t) => {
     const gone = ['user-0', 'user-1', 'user-2', 'user-3', 'user-4', 'user-5']
-    const shardsOf = await Promise.all(
-      [0, 1].map((shard) => number(`SELECT count() FROM skylark_cluster.events_local WHERE distinct_id IN ('${gone.join("', '")}')`, shard)),
-    )
+    const shardsOf = await onEachShard(`SELECT count() FROM skylark_cluster.events_local WHERE distinct_id IN ('${gone.join("', '")}')`)
     t.ok(shardsOf[0] > 0 && shardsOf[1] > 0, 'the deleted ids have rows on both shards')
     await sink.deleteEvents(TEAM, gone)
     await until('the mutation to reach both shards', async () => (await store.count({ teamId: TEAM, distinctIds: gone })) === 0)
