@@ -20,10 +20,19 @@ export function actionStepEvents(actions: ProjectActions, projectId: number, ids
   return new Map(actions.live(projectId, [...ids]).map((a) => [a.id, stepEvents(a)]))
 }
 
-/** An ActionsNode's action id as PostHog's `int()` reads it (a whole number, or its digits in text), else null. */
+/**
+ * An ActionsNode's action id as PostHog's `int()` reads it, else null: a boolean is 0 or 1, a number is cut
+ * to its whole part, text is digits (underscores between them allowed) with an optional sign and spaces.
+ */
 function actionId(node: Record<string, unknown>): number | null {
-  const id = typeof node.id === 'string' && /^\s*[+-]?\d+\s*$/.test(node.id) ? Number(node.id) : node.id
-  return Number.isSafeInteger(id) ? (id as number) : null
+  const { id } = node
+  const whole =
+    typeof id === 'boolean' ? Number(id)
+    : typeof id === 'number' ? Math.trunc(id)
+    : typeof id === 'string' && /^\s*[+-]?\d+(_\d+)*\s*$/.test(id) ? Number(id.replaceAll('_', ''))
+    : NaN
+  // `+ 0` turns -0 into 0, as int() has no negative zero.
+  return Number.isSafeInteger(whole) ? whole + 0 : null
 }
 
 /** The ids of the ActionsNodes anywhere in a query (what isn't one is skipped). */

@@ -68,15 +68,16 @@ t.test('the event filter finds an EventsNode naming the event anywhere in the qu
 
 t.test("an ActionsNode names its action's step events, its id read as PostHog's int() reads it", async (t) => {
   const steps = new Map([[7, ['a']]])
-  for (const id of [7, '7', ' 7 ', '+7']) {
+  for (const id of [7, 7.9, '7', ' 7 ', '+7', '0_7']) {
     t.ok(queryNamesEvent({ kind: 'ActionsNode', id }, 'a', steps), JSON.stringify(id))
     t.same([...queryActionIds({ series: [{ kind: 'ActionsNode', id }] })], [7], `${JSON.stringify(id)} is action 7`)
   }
-  for (const id of ['7.0', '7a', '', null]) {
+  for (const id of ['7.0', '7a', '7_', '_7', '', null, [7]]) {
     t.notOk(queryNamesEvent({ kind: 'ActionsNode', id }, 'a', steps), JSON.stringify(id))
     t.same([...queryActionIds({ kind: 'ActionsNode', id })], [], `${JSON.stringify(id)} names no action`)
   }
   t.notOk(queryNamesEvent({ kind: 'ActionsNode', id: 7 }, 'b', steps), 'not an event of its steps')
+  t.same([...queryActionIds([true, false, -0.5].map((id) => ({ kind: 'ActionsNode', id })))], [1, 0], 'booleans are 1 and 0, -0.5 is 0')
 })
 
 t.test('a link counts as primary unless its type says otherwise', async (t) => {
