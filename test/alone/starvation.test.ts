@@ -5,10 +5,10 @@
  */
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { serverFor } from '../../helpers/server.js'
-import { hasChrt, SCHED_IDLE, SCHED_OTHER, schedulingByThread } from '../../helpers/threads.js'
-import { INTERVAL_MS } from '../../../src/ingestion/consumer/starvation.js'
-import { sleep, until } from './lib.js'
+import { serverFor } from '../helpers/server.js'
+import { hasChrt, SCHED_IDLE, SCHED_OTHER, schedulingByThread } from '../helpers/threads.js'
+import { INTERVAL_MS } from '../../src/ingestion/consumer/starvation.js'
+import { sleep, until } from '../integration/reliability/lib.js'
 
 const EVENTS = 2000
 

@@ -9,8 +9,8 @@ import t from 'tap'
 import http from 'node:http'
 import net from 'node:net'
 import { randomUUID } from 'node:crypto'
-import { serverFor } from '../../helpers/server.js'
-import { MB, RequestFailed, memoryOf, rawRequest, sleep, storedEvents, until, type RawResponse } from './lib.js'
+import { serverFor } from '../helpers/server.js'
+import { MB, RequestFailed, memoryOf, rawRequest, sleep, storedEvents, until, type RawResponse } from '../integration/reliability/lib.js'
 
 const FLOOD_SOCKETS = 2000
 const FLOOD_BODY = 256 * 1024
