@@ -28,7 +28,9 @@ const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZ
 const CONCURRENCY = 16
 const VALID_EVERY = 10
 
-t.setTimeout(Math.max(300_000, TOTAL * 3))
+// It shares the machine with another test file: 100,000 cases took 136 s alone on the family-26 machine and
+// 249 s beside the others. tap's own limit for the process is 600 s (package.json).
+t.setTimeout(Math.max(300_000, TOTAL * 5))
 
 t.test(`HTTP fuzz: ${TOTAL} hostile requests on every route (FUZZ_SEED=${SEED})`, async (t) => {
   const dataDir = tempDir('skylark-fuzz-')
