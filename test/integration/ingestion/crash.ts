@@ -19,6 +19,21 @@ export interface CrashOptions {
   kill?: 'process' | 'consumer thread'
 }
 
+/**
+ * Reads the crash test's uuids from a ClickHouse database. FINAL: a replay after a crash may insert a row again,
+ * and the ReplacingMergeTree collapses it. The table exists once a consumer has migrated ClickHouse, which on a
+ * busy machine can come after the kills.
+ */
+export function clickhouseCrashUuids(query: (sql: string) => Promise<string>, database: string): () => Promise<string[]> {
+  return async () => {
+    const text = await query(`SELECT toString(uuid) FROM ${database}.events FINAL WHERE event = 'crash test' FORMAT TabSeparated`).catch((error: Error) => {
+      if (/doesn't exist/.test(error.message)) return ''
+      throw error
+    })
+    return text.split('\n').filter(Boolean)
+  }
+}
+
 /** The uncaught error each consumer-thread kill throws, to find in the server's log. */
 const INJECTED_ERROR = 'injected by the crash test'
 
