@@ -25,3 +25,17 @@ export type FromConsumer =
   | { type: 'freed'; bytes: number }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> }
   | { type: 'stopped' }
+
+/**
+ * The consumer thread's stats sender: passes stats on only when they differ from the last ones sent. The thread
+ * reads its stats twice a second, and each message wakes the request thread, also on an idle server.
+ */
+export function statsWhenChanged(send: (stats: ConsumerStats) => void): (stats: ConsumerStats) => void {
+  let sent = ''
+  return (stats) => {
+    const json = JSON.stringify(stats)
+    if (json === sent) return
+    sent = json
+    send(stats)
+  }
+}

@@ -22,7 +22,7 @@ import type { Lane } from '../types.js'
 import { BackfillRunner } from './backfill.js'
 import { Consumer } from './consumer.js'
 import { StoredCursors } from './lateness.js'
-import type { FromConsumer, ToConsumer } from './messages.js'
+import { statsWhenChanged, type FromConsumer, type ToConsumer } from './messages.js'
 import { SinkWriter } from './sink-writer.js'
 import { MAX_SPAN_BYTES, MAX_SPAN_ROWS } from './spanning-insert.js'
 
@@ -199,15 +199,8 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
       abandon = true
     }
   })
-  // Sent only when they changed: an idle server's request thread is not woken twice a second for nothing.
-  let sentStats = ''
-  const statsTimer = setInterval(() => {
-    const stats = consumer!.refreshStats()
-    const json = JSON.stringify(stats)
-    if (json === sentStats) return
-    sentStats = json
-    send({ type: 'stats', stats })
-  }, 500)
+  const sendStats = statsWhenChanged((stats) => send({ type: 'stats', stats }))
+  const statsTimer = setInterval(() => sendStats(consumer!.refreshStats()), 500)
   const replayTimer = setInterval(() => {
     void consumer!.replayDeadLetters(deadLetters).catch((error: unknown) => log('error', 'dead-letter replay failed', { error: String(error) }))
   }, 1000)
