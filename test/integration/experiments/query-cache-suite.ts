@@ -5,25 +5,17 @@
  * are cancelled.
  */
 import type { Test } from 'tap'
+import { readUntil } from '../../helpers/wait.js'
 import { experimentServer, type BatchEvent, type ExperimentServer } from './fixture.js'
 import type { StoreSetup } from './query-suite.js'
 
 const HOUR = 3_600_000
 const PER_VARIANT = 10
-/** Polls of an asynchronous computation, 50 ms apart: 20 s, for a machine whose other tap job keeps both cores busy. */
-const POLLS = 400
 
 export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void> {
   const f: ExperimentServer = await experimentServer(setup.env())
-  /** The query's status once it is no longer 202 (running), or its last 202 after POLLS polls. */
-  const poll = async (id: string) => {
-    let res = await f.api('GET', `${f.base}/query/${id}/`)
-    for (let i = 0; res.status === 202 && i < POLLS; i++) {
-      await new Promise((r) => setTimeout(r, 50))
-      res = await f.api('GET', `${f.base}/query/${id}/`)
-    }
-    return res
-  }
+  /** The query's status once it is no longer 202 (running). */
+  const poll = (id: string) => readUntil(`query ${id} to finish`, () => f.api('GET', `${f.base}/query/${id}/`), (res) => res.status !== 202)
   t.teardown(() => f.close())
   const start = Date.now() - 2 * HOUR
   const created = await f.api('POST', f.experiments, { name: 'Cached', feature_flag_key: 'c-flag', start_date: new Date(start).toISOString() })
@@ -179,7 +171,7 @@ export async function queryCacheSuite(t: Test, setup: StoreSetup): Promise<void>
       const gone = await f.api('GET', `${f.base}/query/${id}/`)
       t.equal(gone.status, 404, 'a later poll: 404, as PostHog deletes the status')
       t.match(gone.body, { code: 'not_found', detail: `Query ${id} not found for team ${project}` })
-      for (let i = 0; i < POLLS && (await counted('abandoned')) === abandoned; i++) await new Promise((r) => setTimeout(r, 50))
+      await readUntil('the cancelled scan to end', () => counted('abandoned'), (n) => n !== abandoned)
       t.equal((await counted('abandoned')) - abandoned, 1, 'the scan ran to its end, its answer wanted by no one')
       t.equal((await f.api('GET', `${f.base}/query/${id}/`)).status, 404, 'and brought no status back')
       t.match((await post({}, m)).body, { is_cached: false }, 'nor anything into the cache')
