@@ -1,19 +1,20 @@
 export const CLUSTER: string
 
 export interface ClickHouseCluster {
-  /** The first shard's HTTP endpoint, which skylark is given. */
+  /** The first shard's first replica's HTTP endpoint, which skylark is given. */
   readonly url: string
-  /** Each shard's HTTP endpoint. */
-  readonly shards: readonly string[]
-  /** Each shard's clickhouse-server process. */
+  /** Each server's HTTP endpoint, shard by shard and each shard's replicas in order. */
+  readonly servers: readonly string[]
+  /** Each server's clickhouse-server process. */
   readonly pids: readonly number[]
-  /** A query on one shard's server (the first by default); the answer's text. */
-  query(sql: string, shard?: number): Promise<string>
-  /** Stops one shard's server cleanly (an outage), and starts it again. */
-  stopShard(shard: number): Promise<void>
-  startShard(shard: number): Promise<void>
+  /** A query on one server (the first by default); the answer's text. */
+  query(sql: string, server?: number): Promise<string>
+  /** Stops one server cleanly (an outage), and starts it again. */
+  stopServer(server: number): Promise<void>
+  startServer(server: number): Promise<void>
   destroy(): Promise<void>
 }
 
 export function clusterMissing(): string | null
-export function startClickHouseCluster(maxMemoryBytes: number): Promise<ClickHouseCluster>
+/** `replicas[i]`: how many replicas shard i+1 has (two shards of one by default). */
+export function startClickHouseCluster(maxMemoryBytes: number, replicas?: readonly number[]): Promise<ClickHouseCluster>

@@ -1,7 +1,7 @@
 // A throwaway ClickHouse cluster for the tests and the micro benchmarks: ZooKeeper (Debian's `zookeeper` package,
-// run in the foreground with the JRE it brings) and two clickhouse-servers (clickhouse-local.mjs), each a shard of
-// one replica, named `skylark` in both servers' `remote_servers`, with the `{shard}`/`{replica}` macros and the
-// distributed DDL queue that CLICKHOUSE_CLUSTER needs. Shared by test/helpers/clickhouse-cluster.ts and
+// run in the foreground with the JRE it brings) and a clickhouse-server (clickhouse-local.mjs) for each replica of
+// each shard (by default two shards of one replica), named `skylark` in every server's `remote_servers`, with the
+// `{shard}`/`{replica}` macros and the distributed DDL queue that CLICKHOUSE_CLUSTER needs. Shared by test/helpers/clickhouse-cluster.ts and
 // bench/micro/clickhouse-insert.mjs.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -55,20 +55,25 @@ async function startZooKeeper(dir) {
 
 // Replicated tables need the interserver port even with one replica a shard: 18.16 fails the table's start
 // without it (and, with ZooKeeper not yet serving, crashed in one trial).
-const clusterXml = (zookeeperPort, tcpPorts, shard, interserverPort) => `<yandex>
+// `shards`: each shard's replicas' TCP ports.
+const clusterXml = (zookeeperPort, shards, shard, replica, interserverPort) => `<yandex>
   <interserver_http_host>127.0.0.1</interserver_http_host>
   <interserver_http_port>${interserverPort}</interserver_http_port>
   <zookeeper><node><host>127.0.0.1</host><port>${zookeeperPort}</port></node></zookeeper>
   <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
-  <macros><shard>${shard}</shard><replica>r1</replica></macros>
+  <macros><shard>${shard}</shard><replica>r${replica}</replica></macros>
   <remote_servers><${CLUSTER}>
-    ${tcpPorts.map((port) => `<shard><internal_replication>true</internal_replication><replica><host>127.0.0.1</host><port>${port}</port></replica></shard>`).join('\n    ')}
+    ${shards.map((ports) => `<shard><internal_replication>true</internal_replication>${ports.map((port) => `<replica><host>127.0.0.1</host><port>${port}</port></replica>`).join('')}</shard>`).join('\n    ')}
   </${CLUSTER}></remote_servers>
 </yandex>
 `
 
-/** Starts ZooKeeper and two shards; `destroy()` kills them and removes their folders. */
-export async function startClickHouseCluster(maxMemoryBytes) {
+/**
+ * Starts ZooKeeper and a server for each replica of each shard (`replicas[i]`: shard i+1's count); `destroy()`
+ * kills them and removes their folders. Servers are numbered shard by shard: `servers[0]` is the first shard's
+ * first replica, and skylark's CLICKHOUSE_URL in the tests.
+ */
+export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1]) {
   const binary = clickhouseBinary()
   if (!binary) throw new Error('clickhouse-server not found')
   const dir = mkdtempSync(join(tmpdir(), 'skylark-cluster-'))
@@ -83,18 +88,21 @@ export async function startClickHouseCluster(maxMemoryBytes) {
   try {
     const zookeeper = await startZooKeeper(dir)
     children.push(zookeeper.proc)
-    const servers = [await prepareClickHouse('skylark-shard-', maxMemoryBytes), await prepareClickHouse('skylark-shard-', maxMemoryBytes)]
+    const places = replicas.flatMap((count, shard) => Array.from({ length: count }, (_, replica) => ({ shard: shard + 1, replica: replica + 1 })))
+    const servers = []
+    for (const _ of places) servers.push(await prepareClickHouse('skylark-shard-', maxMemoryBytes))
     folders.push(...servers.map((s) => s.dir))
+    const ports = replicas.map((_, shard) => servers.filter((_, i) => places[i].shard === shard + 1).map((s) => s.tcpPort))
     for (const [i, server] of servers.entries()) {
       mkdirSync(join(server.dir, 'config.d'))
-      writeFileSync(join(server.dir, 'config.d', 'cluster.xml'), clusterXml(zookeeper.port, servers.map((s) => s.tcpPort), i + 1, await freePort()))
+      writeFileSync(join(server.dir, 'config.d', 'cluster.xml'), clusterXml(zookeeper.port, ports, places[i].shard, places[i].replica, await freePort()))
     }
     for (const server of servers) children.push(await spawnClickHouse(binary, server, 30_000))
-    const shards = servers.map((s) => s.url)
+    const urls = servers.map((s) => s.url)
     // A clean stop: its ZooKeeper session ends with it, so the replica is active again as soon as it restarts
     // (after a kill, 18.16 waits for the old session to expire).
-    const stopShard = async (shard) => {
-      const child = children[shard + 1]
+    const stopServer = async (server) => {
+      const child = children[server + 1]
       if (child.exitCode !== null) return
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
@@ -102,19 +110,19 @@ export async function startClickHouseCluster(maxMemoryBytes) {
       await exited
       clearTimeout(timer)
     }
-    const startShard = async (shard) => {
-      children[shard + 1] = await spawnClickHouse(binary, servers[shard], 30_000)
+    const startServer = async (server) => {
+      children[server + 1] = await spawnClickHouse(binary, servers[server], 30_000)
     }
     return {
-      url: shards[0],
-      shards,
-      // Read when asked: a restarted shard is another process.
+      url: urls[0],
+      servers: urls,
+      // Read when asked: a restarted server is another process.
       get pids() {
         return children.slice(1).map((c) => c.pid)
       },
-      query: (sql, shard = 0) => clickhouseQuery(shards[shard], sql),
-      stopShard,
-      startShard,
+      query: (sql, server = 0) => clickhouseQuery(urls[server], sql),
+      stopServer,
+      startServer,
       destroy,
     }
   } catch (error) {

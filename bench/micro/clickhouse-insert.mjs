@@ -91,9 +91,9 @@ function clusterOf(cluster) {
     cluster: CLUSTER,
     pids: cluster.pids,
     database: (name) => name,
-    stopMerges: (db) => Promise.all(cluster.shards.map((_, i) => cluster.query(`SYSTEM STOP MERGES ${db}.events_local`, i))),
+    stopMerges: (db) => Promise.all(cluster.servers.map((_, i) => cluster.query(`SYSTEM STOP MERGES ${db}.events_local`, i))),
     partBytes: async (db) => {
-      const shards = await Promise.all(cluster.shards.map(async (_, i) => JSON.parse(await cluster.query(partsSql(db, 'events_local'), i))))
+      const shards = await Promise.all(cluster.servers.map(async (_, i) => JSON.parse(await cluster.query(partsSql(db, 'events_local'), i))))
       return Object.fromEntries(['rows', 'compressed', 'uncompressed'].map((k) => [k, shards.reduce((sum, s) => sum + s[k], 0)]))
     },
     destroy: () => cluster.destroy(),

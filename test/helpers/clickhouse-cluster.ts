@@ -16,8 +16,9 @@ export function clusterUnavailableReason(): string | null {
   return `${missing} is not installed (apt-get install clickhouse-server zookeeper)`
 }
 
-export async function startClickHouseCluster(t: { teardown(fn: () => unknown): void }): Promise<TestCluster> {
-  const cluster = await start(1_500_000_000)
+/** `replicas[i]`: how many replicas shard i+1 has (two shards of one by default). */
+export async function startClickHouseCluster(t: { teardown(fn: () => unknown): void }, replicas?: readonly number[]): Promise<TestCluster> {
+  const cluster = await start(1_500_000_000, replicas)
   t.teardown(() => cluster.destroy())
   return cluster
 }

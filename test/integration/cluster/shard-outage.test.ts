@@ -4,22 +4,15 @@
  * acknowledged event is stored exactly once.
  */
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
 import { serverFor } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
+import { roundSender } from './rounds.js'
 
 t.test('a ClickHouse shard outage loses and repeats no acknowledged event', { skip: clusterUnavailableReason() ?? false }, async (t) => {
   const cluster = await startClickHouseCluster(t)
   const server = await serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'outage', CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
-  const acked = new Set<string>()
-  const send = async (round: number) => {
-    // Twenty distinct ids: both shards get rows of every batch.
-    const batch = Array.from({ length: 40 }, (_, i) => ({ event: 'outage', uuid: randomUUID(), properties: { distinct_id: `user-${i % 20}`, round } }))
-    const res = await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
-    t.equal(res.status, 200, `round ${round} acknowledged`)
-    for (const e of batch) acked.add(e.uuid)
-  }
+  const { acked, send } = roundSender(t, server, 'outage')
   const stored = async () => {
     const [n, uuids] = (await cluster.query(`SELECT count(), uniqExact(uuid) FROM outage.events FINAL WHERE event = 'outage' FORMAT TSV`)).trim().split('\t').map(Number)
     return { n, uuids }
@@ -29,13 +22,13 @@ t.test('a ClickHouse shard outage loses and repeats no acknowledged event', { sk
   await send(0)
   await until('the first round stored', async () => (await stored()).n === 40)
 
-  await cluster.stopShard(1)
+  await cluster.stopServer(1)
   for (let round = 1; round <= 5; round++) await send(round)
   await until('the sink to report the failed inserts', async () => !(await sinkUp()))
   // Reads over the Distributed table need every shard too.
   t.match(await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=outage`), { status: 503, body: { code: 'service_unavailable' } })
 
-  await cluster.startShard(1)
+  await cluster.startServer(1)
   await until('every acknowledged event stored', async () => (await stored()).n === acked.size, 60_000)
   t.same(await stored(), { n: acked.size, uuids: acked.size }, 'each once')
   const listed = await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=outage&limit=1000`)
