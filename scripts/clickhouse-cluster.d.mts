@@ -16,5 +16,5 @@ export interface ClickHouseCluster {
 }
 
 export function clusterMissing(): string | null
-/** `replicas[i]`: how many replicas shard i+1 has (two shards of one by default). */
-export function startClickHouseCluster(maxMemoryBytes: number, replicas?: readonly number[]): Promise<ClickHouseCluster>
+/** `replicas[i]`: how many replicas shard i+1 has (two shards of one by default); `settings` go into every server's default profile. */
+export function startClickHouseCluster(maxMemoryBytes: number, replicas?: readonly number[], settings?: Readonly<Record<string, string | number>>): Promise<ClickHouseCluster>

@@ -69,11 +69,11 @@ const clusterXml = (zookeeperPort, shards, shard, replica, interserverPort) => `
 `
 
 /**
- * Starts ZooKeeper and a server for each replica of each shard (`replicas[i]`: shard i+1's count); `destroy()`
- * kills them and removes their folders. Servers are numbered shard by shard: `servers[0]` is the first shard's
+ * Starts ZooKeeper and a server for each replica of each shard (`replicas[i]`: shard i+1's count), `settings`
+ * in every server's default profile; `destroy()` kills them and removes their folders. Servers are numbered shard by shard: `servers[0]` is the first shard's
  * first replica, and skylark's CLICKHOUSE_URL in the tests.
  */
-export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1]) {
+export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1], settings = {}) {
   const binary = clickhouseBinary()
   if (!binary) throw new Error('clickhouse-server not found')
   const dir = mkdtempSync(join(tmpdir(), 'skylark-cluster-'))
@@ -90,7 +90,7 @@ export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1]) 
     children.push(zookeeper.proc)
     const places = replicas.flatMap((count, shard) => Array.from({ length: count }, (_, replica) => ({ shard: shard + 1, replica: replica + 1 })))
     const servers = []
-    for (const _ of places) servers.push(await prepareClickHouse('skylark-shard-', maxMemoryBytes))
+    for (const _ of places) servers.push(await prepareClickHouse('skylark-shard-', maxMemoryBytes, settings))
     folders.push(...servers.map((s) => s.dir))
     const ports = replicas.map((_, shard) => servers.filter((_, i) => places[i].shard === shard + 1).map((s) => s.tcpPort))
     for (const [i, server] of servers.entries()) {

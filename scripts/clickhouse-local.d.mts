@@ -9,6 +9,6 @@ export interface PreparedClickHouse {
 
 export function clickhouseBinary(): string | null
 export function freePort(): Promise<number>
-export function prepareClickHouse(prefix: string, maxMemoryBytes: number): Promise<PreparedClickHouse>
+export function prepareClickHouse(prefix: string, maxMemoryBytes: number, settings?: Readonly<Record<string, string | number>>): Promise<PreparedClickHouse>
 export function spawnClickHouse(binary: string, prepared: PreparedClickHouse, timeoutMs: number): Promise<ChildProcess>
 export function clickhouseQuery(url: string, sql: string, body?: string | Buffer): Promise<string>

@@ -28,8 +28,9 @@ export function freePort() {
   })
 }
 
-const usersXml = (maxMemoryBytes) => `<yandex>
-  <profiles><default><max_memory_usage>${maxMemoryBytes}</max_memory_usage></default></profiles>
+// `settings`: more of the default profile's settings, by name (a cluster test's insert_quorum).
+const usersXml = (maxMemoryBytes, settings) => `<yandex>
+  <profiles><default><max_memory_usage>${maxMemoryBytes}</max_memory_usage>${Object.entries(settings).map(([name, value]) => `<${name}>${value}</${name}>`).join('')}</default></profiles>
   <users><default><password></password><networks><ip>::/0</ip></networks><profile>default</profile><quota>default</quota></default></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors><result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
@@ -55,14 +56,14 @@ const configXml = (dir, httpPort, tcpPort) => `<yandex>
 
 /**
  * A new temp folder (named from `prefix`) configured for a server on two free ports; nothing started yet. More
- * settings go into its `config.d/` (a cluster's, clickhouse-cluster.mjs).
+ * settings go into its `config.d/` (a cluster's, clickhouse-cluster.mjs); `settings` into the default profile.
  */
-export async function prepareClickHouse(prefix, maxMemoryBytes) {
+export async function prepareClickHouse(prefix, maxMemoryBytes, settings = {}) {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   const httpPort = await freePort()
   const tcpPort = await freePort()
   writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort))
-  writeFileSync(join(dir, 'users.xml'), usersXml(maxMemoryBytes))
+  writeFileSync(join(dir, 'users.xml'), usersXml(maxMemoryBytes, settings))
   return { dir, url: `http://127.0.0.1:${httpPort}`, tcpPort }
 }
 

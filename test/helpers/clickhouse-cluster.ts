@@ -16,9 +16,13 @@ export function clusterUnavailableReason(): string | null {
   return `${missing} is not installed (apt-get install clickhouse-server zookeeper)`
 }
 
-/** `replicas[i]`: how many replicas shard i+1 has (two shards of one by default). */
-export async function startClickHouseCluster(t: { teardown(fn: () => unknown): void }, replicas?: readonly number[]): Promise<TestCluster> {
-  const cluster = await start(1_500_000_000, replicas)
+/** `replicas[i]`: how many replicas shard i+1 has (two shards of one by default); `settings` go into the servers' default profile. */
+export async function startClickHouseCluster(
+  t: { teardown(fn: () => unknown): void },
+  replicas?: readonly number[],
+  settings?: Readonly<Record<string, string | number>>,
+): Promise<TestCluster> {
+  const cluster = await start(1_500_000_000, replicas, settings)
   t.teardown(() => cluster.destroy())
   return cluster
 }

@@ -1,25 +1,35 @@
 /**
- * One replica of a two-replica shard goes away while events arrive: the Distributed insert and the reads fail
- * over to the other replica, so nothing waits and nothing answers 503, and once the replica is back it fetches
- * what it missed. Every acknowledged event is then stored exactly once, on both replicas of its shard.
+ * One replica of a two-replica shard goes away while events arrive. By default the Distributed insert and the
+ * reads fail over to the other replica, so nothing waits and nothing answers 503, and the replica that comes back
+ * fetches what it missed. With `insert_quorum = 2` in the ClickHouse profile (what architecture.md advises where
+ * a replica's loss must not lose rows) inserts wait for the outage to end, the events waiting in the spool. Either
+ * way every acknowledged event is then stored exactly once, on both replicas of its shard.
  */
-import t from 'tap'
-import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
-import { serverFor } from '../../helpers/server.js'
+import t, { type Test } from 'tap'
+import { CLUSTER, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
+import { serverFor, type TestServer } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
 import { roundSender } from './rounds.js'
 
-t.test('a replica outage neither stops inserts and reads nor loses or repeats an acknowledged event', { skip: clusterUnavailableReason() ?? false }, async (t) => {
+const skip = clusterUnavailableReason() ?? false
+
+/** The server's events in ClickHouse, read on one server (`at`) from `table`: rows and distinct uuids. */
+const counter = (cluster: TestCluster, db: string) => async (table: 'events' | 'events_local', at = 0) => {
+  const [n, uuids] = (await cluster.query(`SELECT count(), uniqExact(uuid) FROM ${db}.${table} FINAL WHERE event = 'rounds' FORMAT TSV`, at)).trim().split('\t').map(Number)
+  return { n, uuids }
+}
+const sinkUp = async (server: TestServer) => /^skylark_sink_up 1$/m.test((await server.request('GET', '/metrics')).text)
+const start = (t: Test, cluster: TestCluster, db: string) =>
+  serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: db, CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
+
+t.test('a replica outage neither stops inserts and reads nor loses or repeats an acknowledged event', { skip }, async (t) => {
   // Servers: 0 is shard 1 (skylark's), 1 and 2 the two replicas of shard 2.
   const cluster = await startClickHouseCluster(t, [1, 2])
-  const server = await serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'replicas', CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
-  const { acked, send } = roundSender(t, server, 'replicas')
-  const count = async (table: string, at = 0) => {
-    const [n, uuids] = (await cluster.query(`SELECT count(), uniqExact(uuid) FROM replicas.${table} FINAL WHERE event = 'replicas' FORMAT TSV`, at)).trim().split('\t').map(Number)
-    return { n, uuids }
-  }
+  const server = await start(t, cluster, 'replicas')
+  const count = counter(cluster, 'replicas')
+  const { acked, send } = roundSender(t, server, 'rounds')
   const listed = async () => {
-    const res = await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=replicas&limit=1000`)
+    const res = await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=rounds&limit=1000`)
     t.equal(res.status, 200, 'the events API answers')
     return new Set(res.body.results.map((e: { uuid: string }) => e.uuid))
   }
@@ -34,7 +44,7 @@ t.test('a replica outage neither stops inserts and reads nor loses or repeats an
   for (let round = 1; round <= 5; round++) await send(round)
   await until('every acknowledged event stored while the replica is down', async () => (await count('events')).n === acked.size, 60_000)
   t.same(await listed(), acked, 'the events API lists them while the replica is down')
-  t.match((await server.request('GET', '/metrics')).text, /^skylark_sink_up 1$/m, 'the sink never failed')
+  t.ok(await sinkUp(server), 'the sink never failed')
 
   await cluster.startServer(1)
   const second = await count('events_local', 2)
@@ -43,4 +53,26 @@ t.test('a replica outage neither stops inserts and reads nor loses or repeats an
   const first = await count('events_local', 0)
   t.same({ n: first.n + second.n, uuids: first.uuids + second.uuids }, { n: acked.size, uuids: acked.size }, 'each acknowledged event once, on one shard')
   t.same(await listed(), acked, 'the events API lists exactly the acknowledged events')
+})
+
+t.test('with insert_quorum = 2, a replica outage holds inserts back until it ends, and loses or repeats nothing', { skip }, async (t) => {
+  // One shard of two replicas: a quorum of two needs both (a shard of one replica would refuse every insert).
+  const cluster = await startClickHouseCluster(t, [2], { insert_quorum: 2 })
+  const server = await start(t, cluster, 'quorum')
+  const count = counter(cluster, 'quorum')
+  const { acked, send } = roundSender(t, server, 'rounds')
+
+  await send(0)
+  await until('the first round on both replicas', async () => (await count('events_local', 1)).n === 40)
+
+  await cluster.stopServer(1)
+  for (let round = 1; round <= 5; round++) await send(round)
+  await until('the sink to report the refused inserts', async () => !(await sinkUp(server)))
+  t.same(await count('events_local', 0), { n: 40, uuids: 40 }, 'the live replica took no row without its quorum')
+
+  await cluster.startServer(1)
+  await until('every acknowledged event stored', async () => (await count('events_local', 0)).n === acked.size, 60_000)
+  await until('on both replicas', async () => (await count('events_local', 1)).n === acked.size)
+  for (const at of [0, 1]) t.same(await count('events_local', at), { n: acked.size, uuids: acked.size }, `replica ${at + 1} holds each acknowledged event once`)
+  await until('the sink up again', () => sinkUp(server))
 })
