@@ -1,8 +1,8 @@
 // A throwaway ClickHouse cluster for the tests and the micro benchmarks: ZooKeeper (Debian's `zookeeper` package,
 // run in the foreground with the JRE it brings) and a clickhouse-server (clickhouse-local.mjs) for each replica of
 // each shard (by default two shards of one replica), named `skylark` in every server's `remote_servers`, with the
-// `{shard}`/`{replica}` macros and the distributed DDL queue that CLICKHOUSE_CLUSTER needs. Shared by test/helpers/clickhouse-cluster.ts and
-// bench/micro/clickhouse-insert.mjs.
+// `{shard}`/`{replica}` macros and the distributed DDL queue that CLICKHOUSE_CLUSTER needs. Shared by
+// test/helpers/clickhouse-cluster.ts and bench/micro/clickhouse-insert.mjs.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -70,8 +70,8 @@ const clusterXml = (zookeeperPort, shards, shard, replica, interserverPort) => `
 
 /**
  * Starts ZooKeeper and a server for each replica of each shard (`replicas[i]`: shard i+1's count), `settings`
- * in every server's default profile; `destroy()` kills them and removes their folders. Servers are numbered shard by shard: `servers[0]` is the first shard's
- * first replica, and skylark's CLICKHOUSE_URL in the tests.
+ * in every server's default profile; `destroy()` kills them and removes their folders. Servers are numbered
+ * shard by shard: `servers[0]` is the first shard's first replica, and skylark's CLICKHOUSE_URL in the tests.
  */
 export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1], settings = {}) {
   const binary = clickhouseBinary()

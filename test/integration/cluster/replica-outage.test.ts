@@ -7,18 +7,12 @@
  */
 import t, { type Test } from 'tap'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
-import { serverFor, type TestServer } from '../../helpers/server.js'
+import { serverFor } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
-import { roundSender } from './rounds.js'
+import { roundSender, sinkUp, storedCounter } from './rounds.js'
 
 const skip = clusterUnavailableReason() ?? false
 
-/** The server's events in ClickHouse, read on one server (`at`) from `table`: rows and distinct uuids. */
-const counter = (cluster: TestCluster, db: string) => async (table: 'events' | 'events_local', at = 0) => {
-  const [n, uuids] = (await cluster.query(`SELECT count(), uniqExact(uuid) FROM ${db}.${table} FINAL WHERE event = 'rounds' FORMAT TSV`, at)).trim().split('\t').map(Number)
-  return { n, uuids }
-}
-const sinkUp = async (server: TestServer) => /^skylark_sink_up 1$/m.test((await server.request('GET', '/metrics')).text)
 const start = (t: Test, cluster: TestCluster, db: string) =>
   serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: db, CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
 
@@ -26,7 +20,7 @@ t.test('a replica outage neither stops inserts and reads nor loses or repeats an
   // Servers: 0 is shard 1 (skylark's), 1 and 2 the two replicas of shard 2.
   const cluster = await startClickHouseCluster(t, [1, 2])
   const server = await start(t, cluster, 'replicas')
-  const count = counter(cluster, 'replicas')
+  const count = storedCounter(cluster, 'replicas', 'rounds')
   const { acked, send } = roundSender(t, server, 'rounds')
   const listed = async () => {
     const res = await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=rounds&limit=1000`)
@@ -59,7 +53,7 @@ t.test('with insert_quorum = 2, a replica outage holds inserts back until it end
   // One shard of two replicas: a quorum of two needs both (a shard of one replica would refuse every insert).
   const cluster = await startClickHouseCluster(t, [2], { insert_quorum: 2 })
   const server = await start(t, cluster, 'quorum')
-  const count = counter(cluster, 'quorum')
+  const count = storedCounter(cluster, 'quorum', 'rounds')
   const { acked, send } = roundSender(t, server, 'rounds')
 
   await send(0)

@@ -7,24 +7,20 @@ import t from 'tap'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
 import { serverFor } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
-import { roundSender } from './rounds.js'
+import { roundSender, sinkUp, storedCounter } from './rounds.js'
 
 t.test('a ClickHouse shard outage loses and repeats no acknowledged event', { skip: clusterUnavailableReason() ?? false }, async (t) => {
   const cluster = await startClickHouseCluster(t)
   const server = await serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'outage', CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
   const { acked, send } = roundSender(t, server, 'outage')
-  const stored = async () => {
-    const [n, uuids] = (await cluster.query(`SELECT count(), uniqExact(uuid) FROM outage.events FINAL WHERE event = 'outage' FORMAT TSV`)).trim().split('\t').map(Number)
-    return { n, uuids }
-  }
-  const sinkUp = async () => /^skylark_sink_up 1$/m.test((await server.request('GET', '/metrics')).text)
+  const stored = storedCounter(cluster, 'outage', 'outage')
 
   await send(0)
   await until('the first round stored', async () => (await stored()).n === 40)
 
   await cluster.stopServer(1)
   for (let round = 1; round <= 5; round++) await send(round)
-  await until('the sink to report the failed inserts', async () => !(await sinkUp()))
+  await until('the sink to report the failed inserts', async () => !(await sinkUp(server)))
   // Reads over the Distributed table need every shard too.
   t.match(await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=outage`), { status: 503, body: { code: 'service_unavailable' } })
 
@@ -33,5 +29,5 @@ t.test('a ClickHouse shard outage loses and repeats no acknowledged event', { sk
   t.same(await stored(), { n: acked.size, uuids: acked.size }, 'each once')
   const listed = await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=outage&limit=1000`)
   t.same(new Set(listed.body.results.map((e: { uuid: string }) => e.uuid)), acked, 'the events API lists exactly the acknowledged events')
-  await until('the sink up again', sinkUp)
+  await until('the sink up again', () => sinkUp(server))
 })

@@ -13,6 +13,7 @@ import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../..
 import { bootstrapDataDir, serverFor, type TestServer } from '../../helpers/server.js'
 import { testDir } from '../../helpers/temp.js'
 import { until } from '../../helpers/wait.js'
+import { storedCounter } from './rounds.js'
 
 t.test('two skylark nodes share one cluster: both start at once, each lists the other\'s events, a batch sent to both is stored once', { skip: clusterUnavailableReason() ?? false }, async (t) => {
   const cluster = await startClickHouseCluster(t)
@@ -35,10 +36,7 @@ t.test('two skylark nodes share one cluster: both start at once, each lists the 
   await Promise.all([post(a, fromA), post(b, fromB), post(a, retried), post(b, retried)])
   const all = new Set([...fromA, ...fromB, ...retried].map((e) => e.uuid))
 
-  const stored = async () => {
-    const [n, uuids] = (await cluster.query(`SELECT count(), uniqExact(uuid) FROM nodes.events FINAL WHERE event = 'nodes' FORMAT TSV`)).trim().split('\t').map(Number)
-    return { n, uuids }
-  }
+  const stored = storedCounter(cluster, 'nodes', 'nodes')
   await until('both nodes\' events stored', async () => (await stored()).uuids === all.size, 60_000)
   t.same(await stored(), { n: all.size, uuids: all.size }, 'each event once, the batch sent to both nodes too')
   for (const [name, node] of [['a', a], ['b', b]] as const) {
