@@ -1,4 +1,5 @@
 import t from 'tap'
+import { join } from 'node:path'
 import { runCli, serverFor, tempDir } from '../../helpers/server.js'
 
 t.test('skylark CLI', async (t) => {
@@ -83,6 +84,28 @@ t.test('skylark CLI', async (t) => {
     const res = await server.api('GET', '/api/organizations/@current/roles/')
     t.equal(res.status, 200)
     t.ok(res.body.results.some((r: { name: string }) => r.name === 'Engineers'))
+  })
+
+  t.test('management backup copies management.db while the server runs, and a server on the copy serves the same flags and keys', async (t) => {
+    const projectId = server.boot.project_id
+    const flag = await server.api('POST', `/api/projects/${projectId}/feature_flags/`, { key: 'backed-up', filters: { groups: [{ properties: [], rollout_percentage: 100 }] } })
+    t.equal(flag.status, 201, flag.text)
+    const copy = tempDir()
+    const file = join(copy, 'management.db')
+    const res = await runCli(['management', 'backup', '--to', file, '--json'], env)
+    t.equal(res.code, 0, res.stderr)
+    t.ok(JSON.parse(res.stdout).pages > 0)
+    const again = await runCli(['management', 'backup', '--to', file], env)
+    t.equal(again.code, 2, 'a backup never overwrites a file')
+    t.match(again.stderr, /exists/)
+
+    const node = await serverFor(t, { dataDir: copy })
+    const flags = await node.api('GET', `/api/projects/${projectId}/feature_flags/`, undefined, server.boot.personal_api_key!)
+    t.equal(flags.status, 200, 'the personal key works on the copy')
+    t.same(flags.body.results.map((f: { key: string }) => f.key), ['backed-up'])
+    const decide = await node.request('POST', '/decide/?v=3', { body: { token: server.boot.project_api_key, distinct_id: 'someone' } })
+    t.equal(decide.status, 200)
+    t.equal(decide.body.featureFlags['backed-up'], true, 'the project key and the flag work on the copy')
   })
 
   t.test('unknown commands and bad arguments exit 2 with usage', async (t) => {
