@@ -1,16 +1,15 @@
 /**
- * Two skylark nodes in front of one ClickHouse cluster, sharing a copy of one management.db (what
- * architecture.md's "Several skylark nodes" says a second node needs): they start at the same moment (both
- * running the ON CLUSTER migration), each acknowledges events into its own spool, each node's events API lists
- * the events the other took, and a batch sent to both (an SDK retrying through another node) is stored once,
- * its copies collapsing on their shard.
+ * Two skylark nodes in front of one ClickHouse cluster, sharing a copy of one management.db made by `skylark
+ * management backup` (what architecture.md's "Several skylark nodes" says a second node needs): they start at
+ * the same moment (both running the ON CLUSTER migration), each acknowledges events into its own spool, each
+ * node's events API lists the events the other took, and a batch sent to both (an SDK retrying through another
+ * node) is stored once, its copies collapsing on their shard.
  */
 import t from 'tap'
-import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
-import { bootstrapDataDir, serverFor, type TestServer } from '../../helpers/server.js'
+import { bootstrapDataDir, runCli, serverFor, type TestServer } from '../../helpers/server.js'
 import { testDir } from '../../helpers/temp.js'
 import { until } from '../../helpers/wait.js'
 import { storedCounter } from './rounds.js'
@@ -19,7 +18,8 @@ t.test('two skylark nodes share one cluster: both start at once, each lists the 
   const cluster = await startClickHouseCluster(t)
   const dirs = [testDir(t), testDir(t)]
   bootstrapDataDir(dirs[0])
-  copyFileSync(join(dirs[0], 'management.db'), join(dirs[1], 'management.db'))
+  const copied = await runCli(['management', 'backup', '--to', join(dirs[1], 'management.db'), '--data-dir', dirs[0]])
+  t.equal(copied.code, 0, copied.stderr)
   const env = { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'nodes', CLICKHOUSE_CLUSTER: CLUSTER }
   const nodes = await Promise.all(dirs.map((dataDir) => serverFor(t, { dataDir, env })))
   const [a, b] = nodes
