@@ -33,5 +33,10 @@ export function clusterEnv(t: { before(fn: () => unknown): void; teardown(fn: ()
   t.before(async () => {
     cluster = await startClickHouseCluster(t)
   })
-  return () => ({ CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: database, CLICKHOUSE_CLUSTER: CLUSTER })
+  return () => clusterServerEnv(cluster, database)
+}
+
+/** The environment a server needs to store its events in `database` on the cluster. */
+export function clusterServerEnv(cluster: TestCluster, database: string): Record<string, string> {
+  return { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: database, CLICKHOUSE_CLUSTER: CLUSTER }
 }

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
+import { clusterServerEnv, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
 import { queryCacheSuite } from '../experiments/query-cache-suite.js'
 
 // The query cache's computations read through the Distributed table; cancelling one cancels its reads on both shards.
 t.test('the query cache and its refresh modes on a two-shard ClickHouse cluster', { skip: clusterUnavailableReason() ?? false }, async (t) => {
   const cluster = await startClickHouseCluster(t)
-  await queryCacheSuite(t, { env: () => ({ CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'skylark_query_cache', CLICKHOUSE_CLUSTER: CLUSTER }) })
+  await queryCacheSuite(t, { env: () => clusterServerEnv(cluster, 'skylark_query_cache') })
 })

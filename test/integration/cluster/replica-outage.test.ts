@@ -6,7 +6,7 @@
  * way every acknowledged event is then stored exactly once, on both replicas of its shard.
  */
 import t, { type Test } from 'tap'
-import { CLUSTER, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
+import { clusterServerEnv, clusterUnavailableReason, startClickHouseCluster, type TestCluster } from '../../helpers/clickhouse-cluster.js'
 import { serverFor } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
 import { roundSender, sinkUp, storedCounter } from './rounds.js'
@@ -14,7 +14,7 @@ import { roundSender, sinkUp, storedCounter } from './rounds.js'
 const skip = clusterUnavailableReason() ?? false
 
 const start = (t: Test, cluster: TestCluster, db: string) =>
-  serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: db, CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
+  serverFor(t, { env: { ...clusterServerEnv(cluster, db), SINK_RETRY_MAX_MS: '500' } })
 
 t.test('a replica outage neither stops inserts and reads nor loses or repeats an acknowledged event', { skip }, async (t) => {
   // Servers: 0 is shard 1 (skylark's), 1 and 2 the two replicas of shard 2.

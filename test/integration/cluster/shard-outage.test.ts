@@ -4,14 +4,14 @@
  * acknowledged event is stored exactly once.
  */
 import t from 'tap'
-import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
+import { clusterServerEnv, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
 import { serverFor } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
 import { roundSender, sinkUp, storedCounter } from './rounds.js'
 
 t.test('a ClickHouse shard outage loses and repeats no acknowledged event', { skip: clusterUnavailableReason() ?? false }, async (t) => {
   const cluster = await startClickHouseCluster(t)
-  const server = await serverFor(t, { env: { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'outage', CLICKHOUSE_CLUSTER: CLUSTER, SINK_RETRY_MAX_MS: '500' } })
+  const server = await serverFor(t, { env: { ...clusterServerEnv(cluster, 'outage'), SINK_RETRY_MAX_MS: '500' } })
   const { acked, send } = roundSender(t, server, 'outage')
   const stored = storedCounter(cluster, 'outage', 'outage')
 

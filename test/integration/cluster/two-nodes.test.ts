@@ -8,7 +8,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { CLUSTER, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
+import { clusterServerEnv, clusterUnavailableReason, startClickHouseCluster } from '../../helpers/clickhouse-cluster.js'
 import { bootstrapDataDir, runCli, serverFor, type TestServer } from '../../helpers/server.js'
 import { testDir } from '../../helpers/temp.js'
 import { until } from '../../helpers/wait.js'
@@ -20,7 +20,7 @@ t.test('two skylark nodes share one cluster: both start at once, each lists the 
   bootstrapDataDir(dirs[0])
   const copied = await runCli(['management', 'backup', '--to', join(dirs[1], 'management.db'), '--data-dir', dirs[0]])
   t.equal(copied.code, 0, copied.stderr)
-  const env = { CLICKHOUSE_URL: cluster.url, CLICKHOUSE_DATABASE: 'nodes', CLICKHOUSE_CLUSTER: CLUSTER }
+  const env = clusterServerEnv(cluster, 'nodes')
   const nodes = await Promise.all(dirs.map((dataDir) => serverFor(t, { dataDir, env })))
   const [a, b] = nodes
   t.equal(a.boot.project_api_key, b.boot.project_api_key, 'one project, one key, on both nodes')
