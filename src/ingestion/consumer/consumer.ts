@@ -366,7 +366,7 @@ export class Consumer {
       const state = this.#lanes.get(lane)!
       return [lane, Math.min(state.personsAt.segment, state.sinkAt.segment)] as const
     })
-    const bytes = releaseSegments(this.#o.spoolDir, keepFrom, this.#o.syncStores, this.#o.log)
+    const bytes = releaseSegments(this.#o.spoolDir, keepFrom, this.#o.clock.now(), this.#o.syncStores, this.#o.log)
     if (bytes > 0) this.#o.onFreed(bytes)
   }
 
