@@ -9,7 +9,8 @@ import { AppError } from '../common/errors.js'
 import { ConfigError, loadConfig, type Config } from '../config/index.js'
 import { runUntilSignalled } from '../main.js'
 import { ALL_SCOPES, MembershipLevel, bootstrap, createManagement, type Management, type Project } from '../management/index.js'
-import { openManagementDb, prepareDataDir } from '../storage/index.js'
+import { openManagementDb, prepareDataDir, snapshotTo } from '../storage/index.js'
+import { BackupError, TargetNotEmpty, backupDataDir } from './backup.js'
 import { dlqCommand } from './dlq.js'
 
 export interface CliIo {
@@ -31,6 +32,8 @@ Commands:
   keys list [--json]
   keys revoke ID_OR_KEY
   roles create --name NAME [--organization ID] [--access-level 21|37] [--json]
+  backup --to DIR [--json]                copy the whole data folder while the service runs: a service started
+                                          on DIR has every event acknowledged before the command started
   management backup --to FILE             copy management.db (projects, keys, flags, experiments…) while the
                                           service runs; another node started on the copy serves the same
   dlq list [--json]                       events the event store refused for good, with the reason
@@ -141,6 +144,30 @@ const commands: Record<string, Command> = {
     })
   },
 
+  backup: async (args, io) => {
+    const { values } = parseArgs({ args, options: { 'data-dir': { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } } })
+    if (!values.to) throw new UsageError('backup needs --to DIR')
+    const config = configFrom(io, values['data-dir'])
+    let summary
+    try {
+      summary = await backupDataDir(config.dataDir, values.to, systemClock)
+    } catch (error) {
+      if (error instanceof TargetNotEmpty) throw new UsageError(error.message)
+      if (!(error instanceof BackupError)) throw error
+      io.err(`backup failed: ${error.message}\n`)
+      return 1
+    }
+    const files = Object.entries(summary.databases).map(([file, pages]) => `${file} (${pages} pages)`)
+    const note = config.clickhouse.url ? '\nthe events themselves are in ClickHouse, which this does not copy' : ''
+    print(
+      io,
+      values.json,
+      { ...summary, events_in_clickhouse: Boolean(config.clickhouse.url) },
+      `data folder copied to ${summary.dir}: ${files.join(', ')}, ${summary.spool.segments} spool segment(s) (${summary.spool.bytes} bytes)${note}`,
+    )
+    return 0
+  },
+
   management: async (args, io) => {
     const [sub, ...rest] = args
     const { values } = parseArgs({ args: rest, options: { 'data-dir': { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } } })
@@ -150,7 +177,7 @@ const commands: Record<string, Command> = {
     try {
       // SQLite's online backup: a consistent copy while the server writes (a copy of the file could catch a
       // write half done, or miss what is still in its WAL).
-      const { totalPages } = await db.backup(values.to)
+      const totalPages = await snapshotTo(db, values.to)
       print(io, values.json, { file: values.to, pages: totalPages }, `management.db copied to ${values.to} (${totalPages} pages)`)
       return 0
     } finally {

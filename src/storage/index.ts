@@ -9,7 +9,7 @@ import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from './sqlite/migrations/events.
 import { MANAGEMENT_MIGRATIONS } from './sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from './sqlite/migrations/persons.js'
 
-export { openDatabase, migrate, schemaVersion, syncCommitted, type Db, type Migration } from './sqlite/database.js'
+export { openDatabase, migrate, schemaVersion, snapshotTo, syncCommitted, type Db, type Migration } from './sqlite/database.js'
 
 export interface DataPaths {
   root: string
