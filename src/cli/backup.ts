@@ -18,11 +18,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { constants, copyFile, open } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import type { Clock } from '../common/clock.js'
 import { SpoolHold } from '../ingestion/spool/holds.js'
 import { LANES, laneDir, listSegments, segmentPath, syncDirectory } from '../ingestion/spool/layout.js'
-import { dataPaths, openDatabase, snapshotTo, type DataPaths } from '../storage/index.js'
+import { dataPaths, openDatabase, snapshotTo } from '../storage/index.js'
 
 /**
  * How long a hold stands unrefreshed: the one-step copies of persons.db and events.db block the CLI's event
@@ -40,13 +40,12 @@ export interface BackupSummary {
   spool: { segments: number; bytes: number }
 }
 
-export class BackupError extends Error {}
 /** The target holds files already: a usage error rather than a failure. */
-export class TargetNotEmpty extends BackupError {}
+export class TargetNotEmpty extends Error {}
 
 export async function backupDataDir(dataDir: string, to: string, clock: Clock): Promise<BackupSummary> {
   const from = dataPaths(dataDir)
-  if (!existsSync(from.persons)) throw new BackupError(`${dataDir} is not a skylark data folder (no persons.db)`)
+  if (!existsSync(from.persons)) throw new Error(`${dataDir} is not a skylark data folder (no persons.db)`)
   const created = !existsSync(to)
   if (!created && readdirSync(to).length > 0) throw new TargetNotEmpty(`${to} is not empty: a backup never overwrites`)
   const into = dataPaths(to)
@@ -54,10 +53,10 @@ export async function backupDataDir(dataDir: string, to: string, clock: Clock): 
   try {
     const summary: BackupSummary = { dir: to, databases: {}, spool: { segments: 0, bytes: 0 } }
     const copy = async (key: 'persons' | 'events' | 'deadLetters' | 'management') => {
-      if (existsSync(from[key])) summary.databases[key === 'deadLetters' ? 'dead_letters.db' : `${key}.db`] = await snapshot(from[key], into[key])
+      if (existsSync(from[key])) summary.databases[basename(from[key])] = await snapshot(from[key], into[key])
     }
     const ttlMs = HOLD_TTL_MS + Math.ceil((fileBytes(from.persons) + fileBytes(from.events)) / HOLD_BYTES_PER_MS)
-    await underHold(from, ttlMs, clock, async () => {
+    await underHold(from.spool, ttlMs, clock, async () => {
       await copy('persons')
       await copy('events')
       summary.spool = await copySpool(from.spool, into.spool)
@@ -75,8 +74,8 @@ export async function backupDataDir(dataDir: string, to: string, clock: Clock): 
 }
 
 /** Runs `work` with the spool held, refreshing the hold; fails if it lapsed meanwhile (a segment may be gone). */
-async function underHold(from: DataPaths, ttlMs: number, clock: Clock, work: () => Promise<void>): Promise<void> {
-  const hold = new SpoolHold(from.spool, ttlMs, clock.now())
+async function underHold(spoolDir: string, ttlMs: number, clock: Clock, work: () => Promise<void>): Promise<void> {
+  const hold = new SpoolHold(spoolDir, ttlMs, clock.now())
   const timer = setInterval(() => {
     try {
       hold.refresh(clock.now())
@@ -87,7 +86,7 @@ async function underHold(from: DataPaths, ttlMs: number, clock: Clock, work: () 
   try {
     await work()
     if (!hold.unbroken(clock.now())) {
-      throw new BackupError(`the hold on the spool lapsed (over ${Math.round(ttlMs / 1000)} s without a refresh), so the copy may miss spool segments; run it again`)
+      throw new Error(`the hold on the spool lapsed (over ${Math.round(ttlMs / 1000)} s without a refresh), so the copy may miss spool segments; run it again`)
     }
   } finally {
     clearInterval(timer)

@@ -10,7 +10,7 @@ import { ConfigError, loadConfig, type Config } from '../config/index.js'
 import { runUntilSignalled } from '../main.js'
 import { ALL_SCOPES, MembershipLevel, bootstrap, createManagement, type Management, type Project } from '../management/index.js'
 import { openManagementDb, prepareDataDir, snapshotTo } from '../storage/index.js'
-import { BackupError, TargetNotEmpty, backupDataDir } from './backup.js'
+import { TargetNotEmpty, backupDataDir } from './backup.js'
 import { dlqCommand } from './dlq.js'
 
 export interface CliIo {
@@ -153,8 +153,8 @@ const commands: Record<string, Command> = {
       summary = await backupDataDir(config.dataDir, values.to, systemClock)
     } catch (error) {
       if (error instanceof TargetNotEmpty) throw new UsageError(error.message)
-      if (!(error instanceof BackupError)) throw error
-      io.err(`backup failed: ${error.message}\n`)
+      // Its own refusals and the file system's (a full disk, a folder it may not write): the partial copy is gone.
+      io.err(`backup failed: ${(error as Error).message}\n`)
       return 1
     }
     const files = Object.entries(summary.databases).map(([file, pages]) => `${file} (${pages} pages)`)
