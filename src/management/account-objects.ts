@@ -88,7 +88,7 @@ export function teamBasic(project: Project, facts: ProjectFacts) {
 /**
  * ProjectBackwardCompatSerializer / TeamSerializer: what GET /api/projects/:id/ and /api/environments/:id/
  * answer, for a caller at `membershipLevel` in the project's organisation. Only `name`, `anonymize_ips`,
- * `timezone` and `test_account_filters` are settings skylark keeps; the others answered say what skylark does
+ * `timezone`, `test_account_filters` and `modifiers` (its bounce rate's two) are settings skylark keeps; the others answered say what skylark does
  * (no recordings, no web apps, no primary dashboard).
  */
 export function projectObject(project: Project, membershipLevel: number | null, facts: ProjectFacts) {
@@ -105,6 +105,7 @@ export function projectObject(project: Project, membershipLevel: number | null, 
     app_urls: [],
     anonymize_ips: project.anonymize_ips === 1,
     test_account_filters: JSON.parse(project.test_account_filters) as unknown[],
+    modifiers: JSON.parse(project.modifiers) as unknown,
     session_recording_opt_in: false,
     week_start_day: null,
     primary_dashboard: null,

@@ -43,6 +43,8 @@ export interface Project {
   timezone: string
   /** PostHog's Team.test_account_filters, as JSON text: the property filters experiments leave out with `filterTestAccounts`. */
   test_account_filters: string
+  /** PostHog's Team.modifiers, as JSON text (`null` until set): skylark keeps the bounce rate's two (project-settings.ts). */
+  modifiers: string
   created_at: string
   updated_at: string
 }
@@ -152,13 +154,13 @@ export class Accounts {
   }
 
   /** Changes a project's settings (the caller reloads the ProjectDirectory so capture sees them at once). */
-  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean; timezone?: string; test_account_filters?: string }): Project {
+  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean; timezone?: string; test_account_filters?: string; modifiers?: string }): Project {
     const now = iso(this.#clock.now())
     prepared(
       this.#db,
       `UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips),
          timezone = COALESCE(@timezone, timezone), test_account_filters = COALESCE(@test_account_filters, test_account_filters),
-         updated_at = @now WHERE id = @id`,
+         modifiers = COALESCE(@modifiers, modifiers), updated_at = @now WHERE id = @id`,
     ).run({
       id,
       now,
@@ -166,6 +168,7 @@ export class Accounts {
       anonymize_ips: changes.anonymize_ips === undefined ? null : changes.anonymize_ips ? 1 : 0,
       timezone: changes.timezone ?? null,
       test_account_filters: changes.test_account_filters ?? null,
+      modifiers: changes.modifiers ?? null,
     })
     return this.projectById(id)!
   }

@@ -70,7 +70,7 @@ export {
   userObject,
   type ProjectFacts,
 } from './account-objects.js'
-export { parseProjectPatch, requireProjectAdmin } from './project-settings.js'
+export { bounceRule, parseProjectPatch, requireProjectAdmin } from './project-settings.js'
 export { PersonalKeys, hashPersonalKey, maskPersonalKey } from './api-keys.js'
 export { Authenticator, requireScope, type Principal } from './auth.js'
 export { bootstrap, type BootstrapResult } from './bootstrap.js'

@@ -4,7 +4,8 @@
  * organisation ignoring case: 409 otherwise), `anonymize_ips` (BooleanField) and `timezone` (a ChoiceField
  * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise), admin settings
  * there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403), and
- * `test_account_filters` (event, person and cohort filters), which any member may change.
+ * `test_account_filters` (event, person and cohort filters) and `modifiers` (the bounce rate's two), which any
+ * member may change.
  * Read-only fields and names the serializer doesn't know are ignored, as DRF ignores them; a setting
  * PostHog keeps and skylark doesn't is accepted only with the value skylark answers for it, so a client
  * never believes a change was made that wasn't.
@@ -13,7 +14,7 @@ import { drfBoolean, drfDict, drfText } from '../common/drf-fields.js'
 import { AppError, ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { pyStr, pyTypeName } from '../common/python-format.js'
-import { readPropertyFilter, type NodeRules } from '../storage/events/index.js'
+import { BOUNCE_MODES, DEFAULT_BOUNCE, readPropertyFilter, type BounceMode, type BounceRule, type NodeRules } from '../storage/events/index.js'
 import { isTimeZoneName } from '../common/time-zones.js'
 import { MembershipLevel, type Accounts, type Project } from './accounts.js'
 
@@ -38,7 +39,7 @@ const FIXED_SETTINGS: Record<string, unknown> = {
       'session_recording_linked_flag', 'session_recording_network_payload_capture_config', 'session_recording_masking_config',
       'session_recording_url_trigger_config', 'session_recording_url_blocklist_config', 'session_recording_event_trigger_config',
       'session_recording_trigger_match_type_config', 'session_recording_trigger_groups', 'session_recording_retention_period',
-      'session_replay_config', 'survey_config', 'live_events_columns', 'recording_domains', 'extra_settings', 'modifiers',
+      'session_replay_config', 'survey_config', 'live_events_columns', 'recording_domains', 'extra_settings',
       'surveys_opt_in', 'heatmaps_opt_in', 'flags_persistence_default', 'receive_org_level_activity_logs', 'business_model',
       'conversations_enabled', 'conversations_settings', 'logs_settings', 'proactive_tasks_enabled', 'revenue_analytics_config',
       'marketing_analytics_config', 'customer_analytics_config', 'workflows_config', 'base_currency', 'capture_dead_clicks',
@@ -57,6 +58,8 @@ export interface ProjectChanges {
   timezone?: string
   /** JSON text of the filters. */
   test_account_filters?: string
+  /** JSON text of the modifiers after the PATCH (`null` for none). */
+  modifiers?: string
 }
 
 /** Reads a PATCH body into the changes skylark makes, with DRF's messages, in the serializer's field order. */
@@ -70,6 +73,7 @@ export function parseProjectPatch(body: unknown, project: Project, accounts: Acc
   }
   if ('timezone' in data) changes.timezone = timeZone(data.timezone)
   if ('test_account_filters' in data) changes.test_account_filters = JSON.stringify(testAccountFilters(data.test_account_filters))
+  if ('modifiers' in data) changes.modifiers = JSON.stringify(modifiers(data.modifiers, project))
   for (const [field, value] of Object.entries(data)) {
     if (!(field in FIXED_SETTINGS)) continue
     const answered = FIXED_SETTINGS[field]
@@ -128,6 +132,41 @@ function testAccountFilters(value: unknown): JsonObject[] {
     readPropertyFilter(item, path, rules)
     return item
   })
+}
+
+/** The HogQL query modifiers skylark keeps: those of the bounce rate, which experiments' `$is_bounce` reads. */
+const KEPT_MODIFIERS = ['bounceRateDurationSeconds', 'bounceRatePageViewMode']
+
+/**
+ * TeamSerializer.validate_modifiers: null, or an object whose `bounceRateDurationSeconds` is a number of
+ * seconds from 1 to 120 and whose `bounceRatePageViewMode` is one of PostHog's modes (either may be null).
+ * PostHog merges it into the modifiers the project has (`{**instance.modifiers, **value}`); null clears them.
+ * A key skylark does not keep is refused by name, where PostHog would keep it.
+ */
+function modifiers(value: unknown, project: Project): JsonObject | null {
+  if (value === null) return null
+  if (!isPlainObject(value)) throw new ValidationError('invalid', 'Must provide a dictionary or None.', 'modifiers')
+  for (const key of Object.keys(value)) {
+    if (!KEPT_MODIFIERS.includes(key)) throw new ValidationError('unsupported', `skylark keeps only ${KEPT_MODIFIERS.join(' and ')} of the modifiers.`, `modifiers__${key}`)
+  }
+  const seconds = value.bounceRateDurationSeconds
+  if (seconds !== undefined && seconds !== null) {
+    const attr = 'modifiers__bounceRateDurationSeconds'
+    if (typeof seconds !== 'number') throw new ValidationError('invalid', 'Must be a number.', attr)
+    if (seconds < 1 || seconds > 120) throw new ValidationError('invalid', 'Must be between 1 and 120 seconds.', attr)
+  }
+  const mode = value.bounceRatePageViewMode
+  if (mode !== undefined && mode !== null && !(BOUNCE_MODES as readonly unknown[]).includes(mode)) throw new ValidationError('invalid', 'Invalid modifier key.', 'modifiers')
+  return { ...(JSON.parse(project.modifiers) as JsonObject | null), ...value }
+}
+
+/** When a session of the project bounces: its modifiers where set, PostHog's defaults elsewhere. */
+export function bounceRule(project: Project): BounceRule {
+  const set = (JSON.parse(project.modifiers) as JsonObject | null) ?? {}
+  return {
+    seconds: typeof set.bounceRateDurationSeconds === 'number' ? set.bounceRateDurationSeconds : DEFAULT_BOUNCE.seconds,
+    mode: (BOUNCE_MODES as readonly unknown[]).includes(set.bounceRatePageViewMode) ? (set.bounceRatePageViewMode as BounceMode) : DEFAULT_BOUNCE.mode,
+  }
 }
 
 /** PostHog's validate_team_attrs: only organisation admins (and owners) change admin settings. */

@@ -173,6 +173,8 @@ export class CachedExperimentQueries {
       // The answer names it, and a draft's window starts at its midnight.
       timezone: project.timezone,
       test_account_filters: project.test_account_filters,
+      // `$is_bounce` reads the bounce rate's.
+      modifiers: project.modifiers,
       query: rest,
       experiment,
       flag: this.#deps.experiments.flagOf(experiment),

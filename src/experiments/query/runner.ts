@@ -25,7 +25,7 @@
 import { AppError, ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
-import type { ActionRecord, FeatureFlagRecord, Project } from '../../management/index.js'
+import { bounceRule, type ActionRecord, type FeatureFlagRecord, type Project } from '../../management/index.js'
 import { offsetChanges } from '../../common/time-zones.js'
 import { RETENTION_UNIT_MS as UNIT_MS, type EventStore, type PropertyNode, type RetentionWindow } from '../../storage/events/index.js'
 import type { HoldoutRecord } from '../holdouts/index.js'
@@ -221,6 +221,7 @@ export class ExperimentQueryRunner {
       ...exposureRead(exposure),
       activation: exposure.activation,
       breakdowns: plan.breakdowns,
+      bounce: bounceRule(project),
       metric: {
         // With CUPED the events of each entity's lookback before its first exposure too (`build_metric_predicate`).
         after: after - lookback,

@@ -10,7 +10,8 @@ import type { Management, Project } from '../../management/index.js'
 import { parseProjectPatch, projectObject, requireProjectAdmin, teamBasic, type ProjectFacts } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import { freeFormObject, paginated } from '../../schemas/shared.js'
+import { freeFormObject, nullable, paginated } from '../../schemas/shared.js'
+import { BOUNCE_MODES } from '../../storage/events/index.js'
 import { apiRoute, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
@@ -20,7 +21,7 @@ const E = '/api/environments/:project_id/'
 export const PROJECT_OPERATIONS = [
   { operationId: 'projects_list', method: 'get', path: '/api/projects/', summary: "The key's projects, oldest first.", tag: 'projects', scope: 'project:read', query: PAGE_QUERY, responses: { 200: 'PaginatedProjectBasicList' } },
   { operationId: 'projects_retrieve', method: 'get', path: P, summary: 'A project and its settings (`@current`: the key\'s first project).', tag: 'projects', scope: 'project:read', responses: { 200: 'Project' } },
-  { operationId: 'projects_partial_update', method: 'patch', path: P, summary: 'Change `name`, `anonymize_ips` or `timezone` (an IANA zone name; organisation admins); other settings only to the value answered.', tag: 'projects', scope: 'project:write', requestBody: 'PatchedProject', responses: { 200: 'Project' } },
+  { operationId: 'projects_partial_update', method: 'patch', path: P, summary: 'Change `name`, `anonymize_ips` or `timezone` (an IANA zone name; organisation admins), `test_account_filters` or the bounce rate `modifiers`; other settings only to the value answered.', tag: 'projects', scope: 'project:write', requestBody: 'PatchedProject', responses: { 200: 'Project' } },
   { operationId: 'environments_retrieve', method: 'get', path: E, summary: 'The project as its one environment (PostHog\'s team object).', tag: 'environments', scope: 'project:read', responses: { 200: 'Project' } },
   { operationId: 'environments_partial_update', method: 'patch', path: E, summary: 'As PATCH on the project.', tag: 'environments', scope: 'project:write', requestBody: 'PatchedProject', responses: { 200: 'Project' } },
 ] as const satisfies readonly OperationDoc[]
@@ -33,11 +34,25 @@ const TIMEZONE = {
   description: "An IANA zone name (default UTC): the wall clock of the project's scheduled cron changes, each keeping the zone it was made in.",
 }
 
+const MODIFIERS = nullable({
+  type: 'object',
+  properties: {
+    bounceRateDurationSeconds: nullable({ type: 'number', minimum: 1, maximum: 120, description: 'A session lasting this long or more never bounces (default 10).' }),
+    bounceRatePageViewMode: nullable({
+      type: 'string',
+      enum: [...BOUNCE_MODES, null],
+      description: 'What counts as more than one page: pageviews and autocaptures (the default; uniq_urls reads alike), or pageviews, screens and autocaptures together.',
+    }),
+  },
+  additionalProperties: false,
+  description: "HogQL modifiers: skylark keeps the bounce rate's two, which experiments' `$is_bounce` reads. A PATCH merges them into the project's; null clears them.",
+})
+
 export const PROJECT_COMPONENTS = {
   ProjectBasic: PROJECT_BASIC,
   PaginatedProjectBasicList: paginated(PROJECT_BASIC),
-  Project: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, anonymize_ips: { type: 'boolean' }, timezone: TIMEZONE, api_token: { type: 'string' } }, additionalProperties: true },
-  PatchedProject: { ...freeFormObject, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, anonymize_ips: { type: 'boolean' }, timezone: TIMEZONE } },
+  Project: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, anonymize_ips: { type: 'boolean' }, timezone: TIMEZONE, api_token: { type: 'string' }, modifiers: MODIFIERS }, additionalProperties: true },
+  PatchedProject: { ...freeFormObject, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, anonymize_ips: { type: 'boolean' }, timezone: TIMEZONE, modifiers: MODIFIERS } },
 }
 
 /** ingested_event and group types from persons.db; a server without it knows of neither. */

@@ -10,7 +10,8 @@ import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery, SESSION_SPAN_MS, type SessionMath, type SessionProperty, BOUNCE_SECONDS } from './types.js'
+import { BREAKDOWN_NULL_LABEL, EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExperimentAggregation, type ExperimentBreakdown, type ExperimentEventsQuery, type ExperimentExposuresQuery, type ExperimentSums, type ExperimentVariantsQuery, SESSION_SPAN_MS, type SessionMath, type SessionProperty, DEFAULT_BOUNCE } from './types.js'
+import { sessionValue, type SessionSql } from './session-values.js'
 
 const PERSON = 'toString(person_id)'
 
@@ -181,7 +182,7 @@ function sessionsPerEntity(q: ExperimentVariantsQuery, math: SessionMath, joined
   const spanned = compileClickHouseWhere({ teamId: q.teamId, after: q.metric.after - SESSION_SPAN_MS, before: q.metric.before + SESSION_SPAN_MS }, f)
   // Every session of the range, not only the metric's: reading which those are would read the events again.
   const rows = `SELECT ${session} AS s, ${msExpr('timestamp', f)} AS s_ms, event AS s_event, uuid AS s_uuid, ${stringPropertyExpr('$current_url', f)} AS s_url FROM ${table} WHERE ${spanned}`
-  const values = `SELECT s, ${SESSION_VALUE[math.sessionProperty]} AS d FROM (${rows}) WHERE s != '' GROUP BY s`
+  const values = `SELECT s, ${sessionValue(math.sessionProperty, q.bounce ?? DEFAULT_BOUNCE, SESSION_SQL)} AS d FROM (${rows}) WHERE s != '' GROUP BY s`
   const kept = texts.map((x) => `, ${x}`).join('')
   const sessions = `SELECT e, x_variant${kept}, ${k} AS s, min(t) AS st, any(x_first) AS xf FROM ${joined} WHERE bitAnd(m, 1) != 0 AND ${k} != '' GROUP BY e, x_variant${kept}, s`
   const window = q.aggregation.windowMs
@@ -192,17 +193,12 @@ function sessionsPerEntity(q: ExperimentVariantsQuery, math: SessionMath, joined
     ) GROUP BY e, x_variant${kept}`
 }
 
-const SECONDS = 'intDiv(max(s_ms), 1000) - intDiv(min(s_ms), 1000)'
-const distinctOf = (event: string) => `uniqExactIf(s_uuid, s_event = '${event}')`
-
-/** Each session property's value over a session's rows, as SESSION_PROPERTIES says (the same as the SQLite store's). */
-const SESSION_VALUE: Readonly<Record<SessionProperty, string>> = {
-  $session_duration: SECONDS,
-  $pageview_count: distinctOf('$pageview'),
-  $autocapture_count: distinctOf('$autocapture'),
-  $screen_count: distinctOf('$screen'),
-  $num_uniq_urls: `uniqExactIf(s_url, s_url != '')`,
-  $is_bounce: `if(${distinctOf('$pageview')} = 1 AND ${distinctOf('$autocapture')} = 0 AND ${SECONDS} < ${BOUNCE_SECONDS}, 1, 0)`,
+/** Each session property's value over a session's rows (`s_ms`, `s_event`, `s_uuid`, `s_url`), as the SQLite store's. */
+const SESSION_SQL: SessionSql = {
+  seconds: 'intDiv(max(s_ms), 1000) - intDiv(min(s_ms), 1000)',
+  distinctOf: (...events) => `uniqExactIf(s_uuid, s_event IN (${events.map((e) => `'${e}'`).join(', ')}))`,
+  uniqueUrls: `uniqExactIf(s_url, s_url != '')`,
+  oneIf: (condition) => `if(${condition}, 1, 0)`,
 }
 
 /**

@@ -29,6 +29,8 @@ export interface ExperimentEventsQuery {
    * BREAKDOWN_NULL_LABEL); none for one group of everyone.
    */
   breakdowns: readonly ExperimentBreakdown[]
+  /** When a session bounces, for `$is_bounce` (SessionMath); DEFAULT_BOUNCE when absent. */
+  bounce?: BounceRule
   /** The metric events of exposed entities: `after` inclusive, `before` exclusive, matching any step. */
   metric: {
     after: number
@@ -67,15 +69,28 @@ export type SourceMath =
  * table computes them from a session's events: `$session_duration` the whole seconds from its first event's second
  * to its last's; `$pageview_count`, `$autocapture_count` and `$screen_count` its distinct `$pageview`,
  * `$autocapture` and `$screen` events; `$num_uniq_urls` its distinct non-empty `$current_url` texts; `$is_bounce`
- * 1 when it has pageviews but not more than one, no autocapture, and lasted under BOUNCE_SECONDS, else 0 (PostHog's
- * default "count pageviews" mode; its NULL for a session without pageviews reads 0, as the experiment's coalesce
- * makes it).
+ * 1 when it bounced by the query's BounceRule, else 0 (PostHog's NULL for a session without the events counted
+ * reads 0, as the experiment's coalesce makes it).
  */
 export const SESSION_PROPERTIES = ['$session_duration', '$pageview_count', '$autocapture_count', '$screen_count', '$num_uniq_urls', '$is_bounce'] as const
 export type SessionProperty = (typeof SESSION_PROPERTIES)[number]
 
-/** PostHog's DEFAULT_BOUNCE_RATE_DURATION_SECONDS: skylark's projects have no setting to change it. */
-export const BOUNCE_SECONDS = 10
+/**
+ * When a session bounces (`$is_bounce`): the project's `modifiers.bounceRateDurationSeconds` and
+ * `bounceRatePageViewMode`, as PostHog's sessions table (v2, its default) reads them. A session bounces when it
+ * lasted under `seconds` and, with `uniq_page_screen_autocaptures`, has one pageview, screen or autocapture event
+ * in all; with `count_pageviews` (and `uniq_urls`, which v2 reads alike) one pageview and no autocapture.
+ */
+export interface BounceRule {
+  seconds: number
+  mode: BounceMode
+}
+
+export const BOUNCE_MODES = ['count_pageviews', 'uniq_urls', 'uniq_page_screen_autocaptures'] as const
+export type BounceMode = (typeof BOUNCE_MODES)[number]
+
+/** PostHog's DEFAULT_BOUNCE_RATE_DURATION_SECONDS and default page view mode. */
+export const DEFAULT_BOUNCE: BounceRule = { seconds: 10, mode: 'count_pageviews' }
 
 /**
  * A mean of a session property (PostHog's session-property metric, mean metrics only): each session counts once,

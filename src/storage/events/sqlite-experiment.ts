@@ -7,7 +7,8 @@
  */
 import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
 import { exposureStep, metricEventNames } from './experiment-funnel.js'
-import { BOUNCE_SECONDS, BREAKDOWN_NULL_LABEL, MAX_EXPERIMENT_STEPS, SESSION_SPAN_MS, type DistinctKey, type EventFilter, type ExperimentBreakdown, type ExperimentEventsQuery, type SessionProperty } from './types.js'
+import { BREAKDOWN_NULL_LABEL, DEFAULT_BOUNCE, MAX_EXPERIMENT_STEPS, SESSION_SPAN_MS, type DistinctKey, type EventFilter, type ExperimentBreakdown, type ExperimentEventsQuery, type SessionProperty } from './types.js'
+import { sessionValue, type SessionSql } from './session-values.js'
 
 /** What the exposures' statements read of a query. */
 type ExposureSide = Pick<ExperimentEventsQuery, 'groupTypeIndex' | 'exposure' | 'variantProperty' | 'breakdowns'>
@@ -129,27 +130,22 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, entities: It
  * The value of `property` (SessionMath) for each of `sessions`, from their events of any kind within
  * SESSION_SPAN_MS of the metric's range: `s, v`.
  */
-export function compileSqliteSessionValues(q: Pick<ExperimentEventsQuery, 'teamId' | 'metric'>, property: SessionProperty, sessions: Iterable<string>): SqlFragment {
+export function compileSqliteSessionValues(q: Pick<ExperimentEventsQuery, 'teamId' | 'metric' | 'bounce'>, property: SessionProperty, sessions: Iterable<string>): SqlFragment {
   const where = compileSqliteWhere({ teamId: q.teamId, after: q.metric.after - SESSION_SPAN_MS, before: q.metric.before + SESSION_SPAN_MS })
   const session = distinctKeyText('$session_id')
   // Read only where it counts: a JSON read a row is most of this statement's time.
   const url = property === '$num_uniq_urls' ? `CASE json_type(properties, '$."$current_url"') WHEN 'text' THEN json_extract(properties, '$."$current_url"') END` : 'NULL'
   return {
-    sql: `SELECT s, ${SESSION_VALUE[property]} AS v FROM (SELECT ${session.sql} AS s, timestamp, event, uuid, ${url} AS url FROM ${where.from} WHERE ${where.sql})
+    sql: `SELECT s, ${sessionValue(property, q.bounce ?? DEFAULT_BOUNCE, SESSION_SQL)} AS v FROM (SELECT ${session.sql} AS s, timestamp, event, uuid, ${url} AS url FROM ${where.from} WHERE ${where.sql})
       WHERE s IN (SELECT value FROM json_each(?)) GROUP BY s`,
     params: [...session.params, ...where.params, JSON.stringify([...sessions])],
   }
 }
 
-const SECONDS = 'MAX(timestamp) / 1000 - MIN(timestamp) / 1000'
-const distinctOf = (event: string) => `COUNT(DISTINCT CASE WHEN event = '${event}' THEN uuid END)`
-
-/** Each session property's value over a session's rows (`timestamp`, `event`, `uuid`, `url`), as SESSION_PROPERTIES says. */
-const SESSION_VALUE: Readonly<Record<SessionProperty, string>> = {
-  $session_duration: SECONDS,
-  $pageview_count: distinctOf('$pageview'),
-  $autocapture_count: distinctOf('$autocapture'),
-  $screen_count: distinctOf('$screen'),
-  $num_uniq_urls: `COUNT(DISTINCT NULLIF(url, ''))`,
-  $is_bounce: `CASE WHEN ${distinctOf('$pageview')} = 1 AND ${distinctOf('$autocapture')} = 0 AND ${SECONDS} < ${BOUNCE_SECONDS} THEN 1 ELSE 0 END`,
+/** Each session property's value over a session's rows (`timestamp`, `event`, `uuid`, `url`). */
+const SESSION_SQL: SessionSql = {
+  seconds: 'MAX(timestamp) / 1000 - MIN(timestamp) / 1000',
+  distinctOf: (...events) => `COUNT(DISTINCT CASE WHEN event IN (${events.map((e) => `'${e}'`).join(', ')}) THEN uuid END)`,
+  uniqueUrls: `COUNT(DISTINCT NULLIF(url, ''))`,
+  oneIf: (condition) => `CASE WHEN ${condition} THEN 1 ELSE 0 END`,
 }

@@ -130,7 +130,7 @@ export function querySuite(t: Test, setup: StoreSetup): void {
       call(id, start + HOUR + 1000, second, 'h-flag')
       for (let c = 0; c < 4; c++) out.push({ event: 'clicked', distinct_id: id, at: start + HOUR + 10_000 + c * 1000 })
     }
-    out.push(...exposureModeEvents())
+    out.push(...exposureModeEvents(), ...bounceEvents())
     // The companies' sizes (a group property): co-k has k people.
     for (let k = 0; k < 4; k++) out.push({ event: '$groupidentify', distinct_id: 'q-admin', at: start, properties: { $group_type: 'company', $group_key: `co-${k}`, $group_set: { size: k } } })
     return out
@@ -179,6 +179,29 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     flag('a-both', at0 + 1000, 'test')
     plain('a-both', 'a-activated', at0 + 20_000)
     plain('a-both', 'a-bought', at0 + 30_000)
+    return out
+  }
+
+  /**
+   * The fourth experiment's (b-flag) people: four a variant, each seen (`b-seen`) at the start of a session of
+   * its own with, by i: a pageview (a bounce however counted); a screen alone (a bounce only when screens count);
+   * a pageview and an event 7 s later (a bounce under 10 s, not under 5); a pageview and an autocapture 1 s later
+   * (a bounce in no mode).
+   */
+  function bounceEvents(): BatchEvent[] {
+    const out: BatchEvent[] = []
+    for (const variant of VARIANTS) {
+      for (let i = 0; i < 4; i++) {
+        const id = `b-${variant}-${i}`
+        const at = start + HOUR + i * 1000
+        const $session_id = `${id}-session`
+        out.push({ event: '$feature_flag_called', distinct_id: id, at, properties: { $feature_flag: 'b-flag', $feature_flag_response: variant } })
+        out.push({ event: 'b-seen', distinct_id: id, at: at + 1000, properties: { $session_id } })
+        out.push({ event: i === 1 ? '$screen' : '$pageview', distinct_id: id, at: at + 1000, properties: { $session_id } })
+        if (i === 2) out.push({ event: 'b-later', distinct_id: id, at: at + 8000, properties: { $session_id } })
+        if (i === 3) out.push({ event: '$autocapture', distinct_id: id, at: at + 2000, properties: { $session_id } })
+      }
+    }
     return out
   }
 
@@ -876,6 +899,33 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     await patch({ activation_config: { kind: 'ActionsNode' } })
     const unreadable = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: id, metric: bought } })
     t.match(unreadable, { status: 400, body: { type: 'validation_error', code: 'invalid', detail: 'Invalid experiment configuration detected. Please check your experiment setup.' } })
+  })
+
+  t.test("$is_bounce follows the project's bounce rate modifiers, as PostHog's sessions table", async (t) => {
+    const id = await f.createExperiment({ name: 'Bounces', feature_flag_key: 'b-flag', start_date: new Date(start).toISOString() })
+    const project = `/api/projects/${f.server.boot.project_id}/`
+    const bounces = async () => {
+      const metric = mean({ kind: 'EventsNode', event: 'b-seen', math: 'sum', math_property: '$is_bounce', math_property_type: 'session_properties' })
+      const res = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: id, metric } })
+      t.equal(res.status, 200, res.text)
+      return [res.body.baseline, res.body.variant_results[0]].map((v: any) => [v.number_of_samples, v.sum])
+    }
+    const modifiers = async (value: object | null) => {
+      const res = await f.api('PATCH', project, { modifiers: value })
+      if (res.status !== 200) t.fail(`PATCH modifiers: ${res.status} ${res.text}`)
+      return res.body.modifiers
+    }
+    t.same(await bounces(), [[4, 2], [4, 2]], 'by default: a pageview and no autocapture, under 10 s')
+    t.same(await modifiers({ bounceRateDurationSeconds: 5 }), { bounceRateDurationSeconds: 5 })
+    t.same(await bounces(), [[4, 1], [4, 1]], 'under 5 s')
+    t.same(await modifiers({ bounceRatePageViewMode: 'uniq_page_screen_autocaptures' }), { bounceRateDurationSeconds: 5, bounceRatePageViewMode: 'uniq_page_screen_autocaptures' })
+    t.same(await bounces(), [[4, 2], [4, 2]], 'one pageview, screen or autocapture, under 5 s')
+    await modifiers({ bounceRateDurationSeconds: 10 })
+    t.same(await bounces(), [[4, 3], [4, 3]], 'one pageview, screen or autocapture, under 10 s')
+    const refused = await f.api('PATCH', project, { modifiers: { bounceRateDurationSeconds: 500 } })
+    t.match(refused, { status: 400, body: { type: 'validation_error', code: 'invalid', detail: 'Must be between 1 and 120 seconds.', attr: 'modifiers__bounceRateDurationSeconds' } })
+    t.equal(await modifiers(null), null)
+    t.same(await bounces(), [[4, 2], [4, 2]], 'cleared: the defaults again')
   })
 
   t.test("a variant whose statistics PostHog's engine refuses keeps its sums without statistics, and the query answers", async (t) => {

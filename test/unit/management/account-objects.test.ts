@@ -3,6 +3,7 @@ import { systemClock } from '../../../src/common/clock.js'
 import { AppError } from '../../../src/common/errors.js'
 import {
   MembershipLevel,
+  bounceRule,
   createManagement,
   organizationBasic,
   organizationObject,
@@ -120,4 +121,49 @@ t.test('a project PATCH body, field by field as DRF reads it', async (t) => {
   }
   t.match(denied, { status: 403, detail: 'Only project admins can modify these settings: anonymize_ips' })
   t.throws(() => requireProjectAdmin({ timezone: 'UTC' }, MembershipLevel.member), { message: 'Only project admins can modify these settings: timezone' })
+})
+
+t.test("a project's modifiers: the bounce rate's two, merged into what the project has, as TeamSerializer.validate_modifiers", async (t) => {
+  const { m, project } = accounts()
+  const patch = (body: unknown, on = project) => parseProjectPatch(body, on, m.accounts)
+  const refusal = (body: unknown) => {
+    try {
+      patch(body)
+      return null
+    } catch (error) {
+      return error as AppError
+    }
+  }
+  t.same(bounceRule(project), { seconds: 10, mode: 'count_pageviews' }, "PostHog's defaults until set")
+  t.same(projectObject(project, 8, facts).modifiers, null)
+  const set = patch({ modifiers: { bounceRateDurationSeconds: 30 } })
+  t.same(set, { modifiers: '{"bounceRateDurationSeconds":30}' })
+  const updated = m.accounts.updateProject(project.id, set)
+  t.same(bounceRule(updated), { seconds: 30, mode: 'count_pageviews' })
+  t.same(projectObject(updated, 8, facts).modifiers, { bounceRateDurationSeconds: 30 })
+  const merged = m.accounts.updateProject(project.id, patch({ modifiers: { bounceRatePageViewMode: 'uniq_page_screen_autocaptures' } }, updated))
+  t.same(projectObject(merged, 8, facts).modifiers, { bounceRateDurationSeconds: 30, bounceRatePageViewMode: 'uniq_page_screen_autocaptures' }, 'a PATCH adds to what was set')
+  t.same(bounceRule(merged), { seconds: 30, mode: 'uniq_page_screen_autocaptures' })
+  const unset = m.accounts.updateProject(project.id, patch({ modifiers: { bounceRateDurationSeconds: null } }, merged))
+  t.same(bounceRule(unset), { seconds: 10, mode: 'uniq_page_screen_autocaptures' }, 'a key set to null falls back to the default')
+  t.same(bounceRule(m.accounts.updateProject(project.id, patch({ modifiers: { bounceRateDurationSeconds: 1.5 } }, unset))).seconds, 1.5, 'a fraction of a second is kept')
+  const cleared = m.accounts.updateProject(project.id, patch({ modifiers: null }, unset))
+  t.same(projectObject(cleared, 8, facts).modifiers, null, 'null clears them all')
+  t.same(bounceRule(cleared), { seconds: 10, mode: 'count_pageviews' })
+
+  t.match(refusal({ modifiers: [] }), { code: 'invalid', attr: 'modifiers', detail: 'Must provide a dictionary or None.' })
+  t.match(refusal({ modifiers: 'x' }), { code: 'invalid', attr: 'modifiers', detail: 'Must provide a dictionary or None.' })
+  for (const seconds of ['30', true, {}]) {
+    t.match(refusal({ modifiers: { bounceRateDurationSeconds: seconds } }), { code: 'invalid', attr: 'modifiers__bounceRateDurationSeconds', detail: 'Must be a number.' }, JSON.stringify(seconds))
+  }
+  for (const seconds of [0.5, 0, -1, 120.5, 121]) {
+    t.match(refusal({ modifiers: { bounceRateDurationSeconds: seconds } }), { code: 'invalid', attr: 'modifiers__bounceRateDurationSeconds', detail: 'Must be between 1 and 120 seconds.' }, String(seconds))
+  }
+  t.same(patch({ modifiers: { bounceRateDurationSeconds: 120 } }), { modifiers: '{"bounceRateDurationSeconds":120}' }, '120 itself is allowed')
+  t.match(refusal({ modifiers: { bounceRatePageViewMode: 'count_screens' } }), { code: 'invalid', attr: 'modifiers', detail: 'Invalid modifier key.' })
+  t.match(refusal({ modifiers: { personsOnEventsMode: 'disabled' } }), {
+    code: 'unsupported',
+    attr: 'modifiers__personsOnEventsMode',
+    detail: 'skylark keeps only bounceRateDurationSeconds and bounceRatePageViewMode of the modifiers.',
+  })
 })

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
-import type { EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
+import type { BounceRule, EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
@@ -238,6 +238,7 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['session URLs: a sum', ofSessions('$num_uniq_urls', 'sum')],
   ['session bounces: an avg', ofSessions('$is_bounce', 'avg')],
   ['session bounces: the distinct values', ofSessions('$is_bounce', 'distinct')],
+  ['session bounces of one pageview, screen or autocapture under 4.5 s: an avg', { ...ofSessions('$is_bounce', 'avg'), bounce: { seconds: 4.5, mode: 'uniq_page_screen_autocaptures' } }],
   ['session durations: a min, reached 2 s, of group entities', sessions('min', { threshold: 2 }, { groupTypeIndex: 0, multipleVariantHandling: 'first_seen' })],
   ['a person property breakdown', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { breakdowns: [TIER] })],
   ['a funnel by a person and an event property', query({ type: 'funnel', sources: [] }, { breakdowns: [TIER, '$browser'] })],
@@ -298,12 +299,26 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     ['$num_uniq_urls', (n) => Number(n % 7 > 1 || n % 5 === 1) + Number(n % 4 === 0)],
     ['$is_bounce', (n) => Number(pageviews(n) === 1 && n % 5 !== 1 && seconds(n) < 10)],
   ]
+  // The project's bounce rule: its duration, and whether screens and autocaptures count as the pageview does.
+  const engaged = (n: number) => pageviews(n) + Number(n % 5 === 1) + Number(n % 6 === 1)
+  const bounces: Array<[BounceRule, (n: number) => number]> = [
+    [{ seconds: 5, mode: 'count_pageviews' }, (n) => Number(pageviews(n) === 1 && n % 5 !== 1 && seconds(n) < 5)],
+    [{ seconds: 10, mode: 'uniq_urls' }, (n) => Number(pageviews(n) === 1 && n % 5 !== 1 && seconds(n) < 10)],
+    [{ seconds: 10, mode: 'uniq_page_screen_autocaptures' }, (n) => Number(engaged(n) === 1 && seconds(n) < 10)],
+    [{ seconds: 4.5, mode: 'uniq_page_screen_autocaptures' }, (n) => Number(engaged(n) === 1 && seconds(n) < 4.5)],
+  ]
   for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
     for (const [property, value] of byHand) {
       const got = (await s.experimentVariants(ofSessions(property, 'sum'))).variants
       t.same(got.map((v) => [v.key, v.number_of_samples, v.sum]), sumOf(value), `${name}: ${property}, each session once, only persons with one counted`)
     }
+    for (const [bounce, value] of bounces) {
+      const got = (await s.experimentVariants({ ...ofSessions('$is_bounce', 'sum'), bounce })).variants
+      t.same(got.map((v) => [v.key, v.number_of_samples, v.sum]), sumOf(value), `${name}: $is_bounce under ${bounce.seconds} s, ${bounce.mode}`)
+    }
   }
+  t.not(sumOf(bounces[2][1])[1][2], sumOf(byHand[5][1])[1][2], 'screens and autocaptures change which sessions bounce here')
+  t.not(sumOf(bounces[0][1])[1][2], sumOf(byHand[5][1])[1][2], 'and so does the duration')
   const utc = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0 })
   const skewed = retention('clicked', 'purchased', { unit: 'day', start: 0, end: 0, offsets: SKEWED })
   t.equal((await store.experimentVariants(skewed)).variants[1].sum, (await store.experimentVariants(utc)).variants[1].sum - 1, "the zone's day is the day compared")

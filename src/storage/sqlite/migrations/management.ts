@@ -391,4 +391,10 @@ ALTER TABLE scheduled_changes ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
     // PostHog's Team.test_account_filters: a JSON list of property filters, none until set.
     sql: `ALTER TABLE projects ADD COLUMN test_account_filters TEXT NOT NULL DEFAULT '[]';`,
   },
+  {
+    version: 14,
+    name: 'project modifiers',
+    // PostHog's Team.modifiers: a JSON object of HogQL query modifiers, null until set.
+    sql: `ALTER TABLE projects ADD COLUMN modifiers TEXT NOT NULL DEFAULT 'null';`,
+  },
 ]
