@@ -1,8 +1,8 @@
 /**
- * Backup holds on spool segments. `skylark backup` copies persons.db and then the spool; the copy's
- * checkpoints need every segment from where they stand, and the running consumer would otherwise delete
- * segments as its own checkpoints move past them, between the two copies. While a hold stands the consumer
- * deletes nothing (segment-release.ts).
+ * Backup holds on spool segments. `skylark backup` copies persons.db, then events.db, then the spool; the
+ * copy's checkpoints need every segment from where they stand, and the running consumer would otherwise delete
+ * segments as its own checkpoints move past them meanwhile. While a hold stands the consumer deletes nothing
+ * (segment-release.ts).
  *
  * A hold is a file in `<spool>/holds/` whose text is when it lapses (ms since the epoch, wall clock: the CLI
  * and the server are different processes). The CLI rewrites it while it works and removes it when done; one
@@ -42,7 +42,7 @@ export function spoolHeld(spoolDir: string, now: number): boolean {
   })
 }
 
-/** One hold, placed by the CLI for the length of a backup's spool copy. */
+/** One hold, placed by the CLI from before its copy of persons.db until the spool is copied. */
 export class SpoolHold {
   readonly #file: string
   readonly #ttlMs: number

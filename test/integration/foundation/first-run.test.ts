@@ -1,11 +1,14 @@
 import t from 'tap'
 import { CATALOGUE } from '../../../src/common/errors.js'
 import { serverFor, startServer, tempDir, type TestServer } from '../../helpers/server.js'
+import { until } from '../../helpers/wait.js'
 
 t.test('first start on an empty data folder', async (t) => {
   const dataDir = tempDir()
   const server = await startServer({ dataDir, fresh: true })
   t.teardown(() => server.cleanup())
+  // The banner goes to stderr before `listening` goes to stdout, but two pipes keep no order between them.
+  await until('the banner is printed whole', () => server.stderr.some((line) => line.startsWith('└')), 5000, 20)
   const banner = server.stderr.join('\n')
   const projectKey = /phc_[A-Za-z0-9]+/.exec(banner)?.[0]
   const personalKey = /phx_[A-Za-z0-9]+/.exec(banner)?.[0]

@@ -1,5 +1,5 @@
 /**
- * Hostile input over HTTP: 100,000 generated requests (FUZZ_REQUESTS) at every route the server registers
+ * Hostile input over HTTP: 50,000 generated requests (FUZZ_REQUESTS; the soak runs 300,000 a round) at every route the server registers
  * — random bytes, truncated and deeply nested JSON, huge strings and arrays, wrong types everywhere, invalid
  * UTF-8, gzip and lz64 bombs, prototype-pollution keys, catastrophic regexes in flag filters, SQL and
  * ClickHouse metacharacters in every string — with a valid capture for a control project every tenth
@@ -23,7 +23,7 @@ import { FUZZ_GROUP, fuzzRequest, validRequest, type FuzzRequest, type FuzzTarge
 import { RequestFailed, isEnvelope, rawRequest, registeredRoutes, storedEvents, until, type RawResponse } from './lib.js'
 
 const SEED = fuzzSeed()
-const TOTAL = Number(process.env.FUZZ_REQUESTS ?? 100_000)
+const TOTAL = Number(process.env.FUZZ_REQUESTS ?? 50_000)
 const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZZ_CASE)
 const CONCURRENCY = 16
 const VALID_EVERY = 10
@@ -186,8 +186,10 @@ t.test(`HTTP fuzz: ${TOTAL} hostile requests on every route (FUZZ_SEED=${SEED})`
   t.comment(`${last - (ONLY ?? 0)} requests (${(sentBytes / 1024 / 1024).toFixed(0)} MB) in ${elapsed.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`)
   t.comment(`slowest answers: ${slowest.map((s) => `${s.ms} ms ${s.what}`).join('\n#   ')}`)
   if (ONLY === null) {
-    const missed = routes.filter((r) => r.method !== 'options' && (perRoute.get(`${r.method} ${r.pattern}`) ?? 0) < 20).map((r) => `${r.method} ${r.pattern}`)
-    t.same(missed, [], `every registered route got at least 20 hostile requests (least: ${Math.min(...perRoute.values())})`)
+    // The heavy routes are drawn a fifth as often: about 14 of 50,000 requests each, 28 of 100,000.
+    const least = TOTAL >= 100_000 ? 20 : 10
+    const missed = routes.filter((r) => r.method !== 'options' && (perRoute.get(`${r.method} ${r.pattern}`) ?? 0) < least).map((r) => `${r.method} ${r.pattern}`)
+    t.same(missed, [], `every registered route got at least ${least} hostile requests (least: ${Math.min(...perRoute.values())})`)
   }
   t.same(health.failures, [], `/_health answered all ${health.checks} checks (slowest ${health.slowestMs.toFixed(0)} ms)`)
   t.ok(server.proc.exitCode === null && server.proc.signalCode === null && server.proc.pid === pid, 'the same server process is still running')
