@@ -180,8 +180,11 @@ t.test('on ClickHouse, a copy started on the same database once the original sto
   t.equal(stored.rows, stored.uuids.size, 'no event is stored twice')
 })
 
-t.test('backup refuses a folder with files in it and a folder that is no data folder', async (t) => {
+t.test('backup refuses a folder with files in it, a folder that is no data folder, and no --to', async (t) => {
   const server = await serverFor(t)
+  const bare = await runCli(['backup'], { DATA_DIR: server.dataDir })
+  t.equal(bare.code, 2)
+  t.match(bare.stderr, /backup needs --to DIR/)
   const taken = tempDir('skylark-backup-taken-')
   writeFileSync(join(taken, 'keep'), 'mine')
   const refused = await runCli(['backup', '--to', taken], { DATA_DIR: server.dataDir })
