@@ -14,7 +14,7 @@ import { drfBoolean, drfDict, drfText } from '../common/drf-fields.js'
 import { AppError, ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { pyStr, pyTypeName } from '../common/python-format.js'
-import { BOUNCE_MODES, DEFAULT_BOUNCE, readPropertyFilter, type BounceMode, type BounceRule, type NodeRules } from '../storage/events/index.js'
+import { DEFAULT_BOUNCE, isBounceMode, readPropertyFilter, type BounceRule, type NodeRules } from '../storage/events/index.js'
 import { isTimeZoneName } from '../common/time-zones.js'
 import { MembershipLevel, type Accounts, type Project } from './accounts.js'
 
@@ -156,16 +156,18 @@ function modifiers(value: unknown, project: Project): JsonObject | null {
     if (seconds < 1 || seconds > 120) throw new ValidationError('invalid', 'Must be between 1 and 120 seconds.', attr)
   }
   const mode = value.bounceRatePageViewMode
-  if (mode !== undefined && mode !== null && !(BOUNCE_MODES as readonly unknown[]).includes(mode)) throw new ValidationError('invalid', 'Invalid modifier key.', 'modifiers')
-  return { ...(JSON.parse(project.modifiers) as JsonObject | null), ...value }
+  if (mode !== undefined && mode !== null && !isBounceMode(mode)) throw new ValidationError('invalid', 'Invalid modifier key.', 'modifiers')
+  return { ...storedModifiers(project), ...value }
 }
+
+const storedModifiers = (project: Project): JsonObject => (JSON.parse(project.modifiers) as JsonObject | null) ?? {}
 
 /** When a session of the project bounces: its modifiers where set, PostHog's defaults elsewhere. */
 export function bounceRule(project: Project): BounceRule {
-  const set = (JSON.parse(project.modifiers) as JsonObject | null) ?? {}
+  const set = storedModifiers(project)
   return {
     seconds: typeof set.bounceRateDurationSeconds === 'number' ? set.bounceRateDurationSeconds : DEFAULT_BOUNCE.seconds,
-    mode: (BOUNCE_MODES as readonly unknown[]).includes(set.bounceRatePageViewMode) ? (set.bounceRatePageViewMode as BounceMode) : DEFAULT_BOUNCE.mode,
+    mode: isBounceMode(set.bounceRatePageViewMode) ? set.bounceRatePageViewMode : DEFAULT_BOUNCE.mode,
   }
 }
 

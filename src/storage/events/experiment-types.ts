@@ -89,6 +89,8 @@ export interface BounceRule {
 export const BOUNCE_MODES = ['count_pageviews', 'uniq_urls', 'uniq_page_screen_autocaptures'] as const
 export type BounceMode = (typeof BOUNCE_MODES)[number]
 
+export const isBounceMode = (value: unknown): value is BounceMode => (BOUNCE_MODES as readonly unknown[]).includes(value)
+
 /** PostHog's DEFAULT_BOUNCE_RATE_DURATION_SECONDS and default page view mode. */
 export const DEFAULT_BOUNCE: BounceRule = { seconds: 10, mode: 'count_pageviews' }
 

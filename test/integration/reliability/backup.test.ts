@@ -16,7 +16,8 @@ import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { clickhouseUnavailableReason, startClickHouse } from '../../helpers/clickhouse.js'
-import { runCli, serverFor, tempDir, type TestServer } from '../../helpers/server.js'
+import { runCli, serverFor, type TestServer } from '../../helpers/server.js'
+import { testDir } from '../../helpers/temp.js'
 import { sleep, storedEvents, until } from './lib.js'
 
 const PEOPLE = ['backup-a', 'backup-b', 'backup-c', 'backup-d']
@@ -108,7 +109,7 @@ async function backupUnderLoad(t: Test, store: Store) {
   const env = { ...store.env, SPOOL_SEGMENT_BYTES: '16KB', SPIKE_BURST: '1000000', SPIKE_RATE_PER_SEC: '1000000' }
   const server = await serverFor(t, { env })
   await until('the event store is connected', async () => (await server.request('GET', '/_readiness')).status === 200)
-  const copy = join(tempDir('skylark-backup-'), 'copy')
+  const copy = join(testDir(t, 'skylark-backup-'), 'copy')
   // 20,000 other persons of 1 KB each make persons.db (and events.db) tens of MB, so their copies take long
   // enough for the consumer to move past a few segments before the spool is copied.
   const seeded: number[] = []
@@ -185,7 +186,7 @@ t.test('backup refuses a folder with files in it, a folder that is no data folde
   const bare = await runCli(['backup'], { DATA_DIR: server.dataDir })
   t.equal(bare.code, 2)
   t.match(bare.stderr, /backup needs --to DIR/)
-  const taken = tempDir('skylark-backup-taken-')
+  const taken = testDir(t, 'skylark-backup-taken-')
   writeFileSync(join(taken, 'keep'), 'mine')
   const refused = await runCli(['backup', '--to', taken], { DATA_DIR: server.dataDir })
   t.equal(refused.code, 2)
