@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { constants, copyFile, open } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import type { Clock } from '../common/clock.js'
-import { SpoolHold } from '../ingestion/spool/holds.js'
+import { HOLD_MIN_TTL_MS, SpoolHold } from '../ingestion/spool/holds.js'
 import { LANES, laneDir, listSegments, segmentPath, syncDirectory } from '../ingestion/spool/layout.js'
 import { dataPaths, openDatabase, snapshotTo } from '../storage/index.js'
 
@@ -29,7 +29,6 @@ import { dataPaths, openDatabase, snapshotTo } from '../storage/index.js'
  * loop, so it must outlast them: 5 minutes, and a millisecond for every 10 KB of the two files (10 MB/s, a
  * slow disk), so a large events.db never outlasts it.
  */
-const HOLD_TTL_MS = 5 * 60_000
 const HOLD_BYTES_PER_MS = 10_000
 const HOLD_REFRESH_MS = 5_000
 
@@ -55,7 +54,7 @@ export async function backupDataDir(dataDir: string, to: string, clock: Clock): 
     const copy = async (key: 'persons' | 'events' | 'deadLetters' | 'management') => {
       if (existsSync(from[key])) summary.databases[basename(from[key])] = await snapshot(from[key], into[key])
     }
-    const ttlMs = HOLD_TTL_MS + Math.ceil((fileBytes(from.persons) + fileBytes(from.events)) / HOLD_BYTES_PER_MS)
+    const ttlMs = HOLD_MIN_TTL_MS + Math.ceil((fileBytes(from.persons) + fileBytes(from.events)) / HOLD_BYTES_PER_MS)
     await underHold(from.spool, ttlMs, clock, async () => {
       await copy('persons')
       await copy('events')

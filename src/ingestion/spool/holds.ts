@@ -8,7 +8,7 @@
  * and the server are different processes). The CLI rewrites it while it works and removes it when done; one
  * left by a killed CLI lapses by itself, so a crash costs disk for a while, never the spool's deletions for good.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -16,10 +16,13 @@ function holdsDir(spoolDir: string): string {
   return join(spoolDir, 'holds')
 }
 
+/** The shortest a hold stands unrefreshed: the CLI's holds last this much longer the bigger the databases. */
+export const HOLD_MIN_TTL_MS = 5 * 60_000
+
 /**
- * Whether some hold stands at `now`. A file that cannot be read as a time counts as standing: a hold being
- * replaced is renamed into place whole, so that is a hold written some other way, and keeping segments is the
- * safe side.
+ * Whether some hold stands at `now`. A file whose text is not a time (a hold being replaced is renamed into
+ * place whole, so it was written some other way) stands for HOLD_MIN_TTL_MS from its last change: keeping
+ * segments a while is the safe side, but kept for good they would fill the spool and stop ingestion.
  */
 export function spoolHeld(spoolDir: string, now: number): boolean {
   let names: string[]
@@ -31,14 +34,13 @@ export function spoolHeld(spoolDir: string, now: number): boolean {
   }
   return names.some((name) => {
     if (name.endsWith('.tmp')) return false
-    let text: string
+    const file = join(holdsDir(spoolDir), name)
     try {
-      text = readFileSync(join(holdsDir(spoolDir), name), 'utf8')
+      const until = Number(readFileSync(file, 'utf8'))
+      return (Number.isFinite(until) ? until : statSync(file).mtimeMs + HOLD_MIN_TTL_MS) > now
     } catch {
       return false // removed while listed
     }
-    const until = Number(text)
-    return !Number.isFinite(until) || until > now
   })
 }
 

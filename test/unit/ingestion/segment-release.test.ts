@@ -1,8 +1,8 @@
 import t from 'tap'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { releaseSegments } from '../../../src/ingestion/consumer/segment-release.js'
-import { SpoolHold, spoolHeld } from '../../../src/ingestion/spool/holds.js'
+import { HOLD_MIN_TTL_MS, SpoolHold, spoolHeld } from '../../../src/ingestion/spool/holds.js'
 import { segmentPath } from '../../../src/ingestion/spool/layout.js'
 import { tempDir } from '../../helpers/temp.js'
 
@@ -60,10 +60,16 @@ t.test('a refreshed hold stands past its first lapse, and says whether it ever l
   hold.release()
 })
 
-t.test('a hold file that does not read as a time keeps the segments', async (t) => {
+t.test('a hold file that does not read as a time keeps the segments for the shortest hold from its last change, then lapses', async (t) => {
   const dir = spool()
   mkdirSync(join(dir, 'holds'))
-  writeFileSync(join(dir, 'holds', 'by-hand'), 'until the backup is done')
+  const file = join(dir, 'holds', 'by-hand')
+  writeFileSync(file, 'until the backup is done')
+  const changed = new Date(NOW - 1_000)
+  utimesSync(file, changed, changed)
   t.ok(spoolHeld(dir, NOW))
   t.equal(releaseSegments(dir, [['main', 3]], NOW, () => {}, noLog), 0)
+  t.ok(spoolHeld(dir, NOW - 1_000 + HOLD_MIN_TTL_MS - 1))
+  t.notOk(spoolHeld(dir, NOW - 1_000 + HOLD_MIN_TTL_MS), 'a stray file never holds the spool for good')
+  t.equal(releaseSegments(dir, [['main', 3]], NOW - 1_000 + HOLD_MIN_TTL_MS, () => {}, noLog), 200)
 })
