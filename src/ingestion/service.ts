@@ -31,6 +31,16 @@ import type { CapturedEvent, Lane } from './types.js'
  */
 export const INLINE_PARSE_MAX_BYTES = 256 * 1024
 
+/**
+ * Whether an inline decode stopped only at the inline bound (inlineBound): the pool decodes the body again with
+ * the route's limit. A gzip trailer can understate the size (nothing checks it before the end), and a form's
+ * base64 gzip or lz64, or capture v1's deflate or brotli, tells none; unbounded, such a bomb would inflate up to
+ * the body limit (tens of MB, ≈30 ms a request) on the request thread.
+ */
+function overInlineBound(error: unknown, bound: number, maxBytes: number): boolean {
+  return bound < maxBytes && error instanceof AppError && error.code === 'request_too_large'
+}
+
 /** The decoded size of a body: gzip's trailer holds it (mod 2^32), so a small gzip of a big batch counts as big. */
 function decodedSize(body: Buffer): number {
   if (body.length >= 18 && body[0] === 0x1f && body[1] === 0x8b) return Math.max(body.length, body.readUInt32LE(body.length - 4))
@@ -83,8 +93,8 @@ function rethrow(error: SerializedError): never {
 }
 
 /** Decoded, parsed and framed on this thread; a function of its own for the reason #encodeInline is. */
-function encodeV1Inline(req: CaptureV1Request, encoding: string | null, ctx: V1ParseContext): { encoded: EncodedPayload; response: string } {
-  return encodeV1Batch(decodeContentEncoding(req.body, encoding, req.maxBytes).toString('utf8'), ctx)
+function encodeV1Inline(req: CaptureV1Request, encoding: string | null, ctx: V1ParseContext, maxBytes: number): { encoded: EncodedPayload; response: string } {
+  return encodeV1Batch(decodeContentEncoding(req.body, encoding, maxBytes).toString('utf8'), ctx)
 }
 
 export class IngestionService {
@@ -104,25 +114,16 @@ export class IngestionService {
     const compression = req.query.get('compression')
     const queryUnderscore = req.query.get('_')
     const queryToken = req.query.get('token') ?? req.query.get('api_key')
-    let encoded: EncodedPayload
-    if (this.#d.pool && decodedSize(req.body) > INLINE_PARSE_MAX_BYTES) {
-      const body = transferable(req.body)
-      const task: ParseTask = {
-        body,
-        contentType: req.contentType,
-        contentEncoding: req.contentEncoding,
-        compression,
-        maxBytes: req.maxBytes,
-        ip: req.ip,
-        queryUnderscore,
-        queryToken,
-        engage: req.engage,
-        now,
+    let encoded: EncodedPayload | null = null
+    if (!this.#d.pool || decodedSize(req.body) <= INLINE_PARSE_MAX_BYTES) {
+      const bound = this.#inlineBound(req.maxBytes)
+      try {
+        encoded = this.#encodeInline(req, now, compression, queryUnderscore, queryToken, bound)
+      } catch (error) {
+        if (!overInlineBound(error, bound, req.maxBytes)) throw error
       }
-      const result = await this.#d.pool.run<ParseTaskResult>('parseBatch', task, [body])
-      if (!result.ok) rethrow(result.error)
-      encoded = result
-    } else encoded = this.#encodeInline(req, now, compression, queryUnderscore, queryToken)
+    }
+    encoded ??= await this.#encodeInPool(req, now, compression, queryUnderscore, queryToken)
     for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
     await this.#append(encoded, now)
     return { accepted: encoded.offsets.length - 1 }
@@ -138,18 +139,50 @@ export class IngestionService {
     const project = this.#d.resolveProject(envelope.token, undefined)
     const now = this.#d.clock.now()
     const ctx = { now, ip: req.ip, project: { id: project.id, anonymizeIps: project.anonymizeIps }, lib: envelope.lib, sentAt: envelope.sentAt }
-    let result: { encoded: EncodedPayload; response: string }
-    if (this.#d.pool && decodedSize(req.body) > INLINE_PARSE_MAX_BYTES) {
+    let result: { encoded: EncodedPayload; response: string } | null = null
+    if (!this.#d.pool || decodedSize(req.body) <= INLINE_PARSE_MAX_BYTES) {
+      const bound = this.#inlineBound(req.maxBytes)
+      try {
+        result = encodeV1Inline(req, envelope.encoding, ctx, bound)
+      } catch (error) {
+        if (!overInlineBound(error, bound, req.maxBytes)) throw error
+      }
+    }
+    if (result === null) {
       const body = transferable(req.body)
       const task: V1ParseTask = { body, encoding: envelope.encoding, maxBytes: req.maxBytes, ...ctx }
-      const done = await this.#d.pool.run<V1ParseTaskResult>('parseV1Batch', task, [body])
+      const done = await this.#d.pool!.run<V1ParseTaskResult>('parseV1Batch', task, [body])
       if (!done.ok) rethrow(done.error)
       result = { encoded: done, response: done.response }
-    } else result = encodeV1Inline(req, envelope.encoding, ctx)
+    }
     const { encoded, response } = result
     for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
     await this.#append(encoded, now)
     return response
+  }
+
+  /** How far a body may inflate on this thread: with a pool to take it further, as far as inline parsing goes. */
+  #inlineBound(maxBytes: number): number {
+    return this.#d.pool ? Math.min(maxBytes, INLINE_PARSE_MAX_BYTES) : maxBytes
+  }
+
+  async #encodeInPool(req: CaptureRequest, now: number, compression: string | null, queryUnderscore: string | null, queryToken: string | null): Promise<EncodedPayload> {
+    const body = transferable(req.body)
+    const task: ParseTask = {
+      body,
+      contentType: req.contentType,
+      contentEncoding: req.contentEncoding,
+      compression,
+      maxBytes: req.maxBytes,
+      ip: req.ip,
+      queryUnderscore,
+      queryToken,
+      engage: req.engage,
+      now,
+    }
+    const result = await this.#d.pool!.run<ParseTaskResult>('parseBatch', task, [body])
+    if (!result.ok) rethrow(result.error)
+    return result
   }
 
   /**
@@ -157,8 +190,8 @@ export class IngestionService {
    * the body's text and parsed events stayed reachable from the suspended capture() while the spool made the
    * frames durable, so they outlived two scavenges and were promoted (≈70 KB an /batch/ request).
    */
-  #encodeInline(req: CaptureRequest, now: number, compression: string | null, queryUnderscore: string | null, queryToken: string | null): EncodedPayload {
-    const decoded = decodeBodyBytes({ body: req.body, contentType: req.contentType, contentEncoding: req.contentEncoding, compression, maxBytes: req.maxBytes })
+  #encodeInline(req: CaptureRequest, now: number, compression: string | null, queryUnderscore: string | null, queryToken: string | null, maxBytes: number): EncodedPayload {
+    const decoded = decodeBodyBytes({ body: req.body, contentType: req.contentType, contentEncoding: req.contentEncoding, compression, maxBytes })
     // What the parse resolved, for a body spooled as it came (encodeCapture).
     let project = { id: 0, anonymizeIps: false }
     let uuid: string | null = null
