@@ -31,20 +31,29 @@ import type { CapturedEvent, Lane } from './types.js'
  */
 export const INLINE_PARSE_MAX_BYTES = 256 * 1024
 
-/**
- * Whether an inline decode stopped only at the inline bound (inlineBound): the pool decodes the body again with
- * the route's limit. A gzip trailer can understate the size (nothing checks it before the end), and a form's
- * base64 gzip or lz64, or capture v1's deflate or brotli, tells none; unbounded, such a bomb would inflate up to
- * the body limit (tens of MB, ≈30 ms a request) on the request thread.
- */
-function overInlineBound(error: unknown, bound: number, maxBytes: number): boolean {
-  return bound < maxBytes && error instanceof AppError && error.code === 'request_too_large'
-}
-
 /** The decoded size of a body: gzip's trailer holds it (mod 2^32), so a small gzip of a big batch counts as big. */
 function decodedSize(body: Buffer): number {
   if (body.length >= 18 && body[0] === 0x1f && body[1] === 0x8b) return Math.max(body.length, body.readUInt32LE(body.length - 4))
   return body.length
+}
+
+/**
+ * `encode` run on this thread, or null when the pool is to take the body: its decoded size is over the inline
+ * limit, or it inflated past that limit while decoded here. A gzip trailer can understate the size (nothing
+ * checks it before the end), and a form's base64 gzip or lz64, or capture v1's deflate or brotli, tells none;
+ * bounded only by the route's limit, such a bomb would inflate tens of MB on the request thread. The pool
+ * decodes it again with the route's limit. Without a pool everything is encoded here, up to that limit.
+ */
+function encodeHere<T>(pool: WorkerPool | null, body: Buffer, maxBytes: number, encode: (maxBytes: number) => T): T | null {
+  if (!pool) return encode(maxBytes)
+  if (decodedSize(body) > INLINE_PARSE_MAX_BYTES) return null
+  const bound = Math.min(maxBytes, INLINE_PARSE_MAX_BYTES)
+  try {
+    return encode(bound)
+  } catch (error) {
+    if (bound < maxBytes && error instanceof AppError && error.code === 'request_too_large') return null
+    throw error
+  }
 }
 
 /**
@@ -114,16 +123,9 @@ export class IngestionService {
     const compression = req.query.get('compression')
     const queryUnderscore = req.query.get('_')
     const queryToken = req.query.get('token') ?? req.query.get('api_key')
-    let encoded: EncodedPayload | null = null
-    if (!this.#d.pool || decodedSize(req.body) <= INLINE_PARSE_MAX_BYTES) {
-      const bound = this.#inlineBound(req.maxBytes)
-      try {
-        encoded = this.#encodeInline(req, now, compression, queryUnderscore, queryToken, bound)
-      } catch (error) {
-        if (!overInlineBound(error, bound, req.maxBytes)) throw error
-      }
-    }
-    encoded ??= await this.#encodeInPool(req, now, compression, queryUnderscore, queryToken)
+    const encoded =
+      encodeHere(this.#d.pool, req.body, req.maxBytes, (maxBytes) => this.#encodeInline(req, now, compression, queryUnderscore, queryToken, maxBytes)) ??
+      (await this.#encodeInPool(req, now, compression, queryUnderscore, queryToken))
     for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
     await this.#append(encoded, now)
     return { accepted: encoded.offsets.length - 1 }
@@ -139,33 +141,15 @@ export class IngestionService {
     const project = this.#d.resolveProject(envelope.token, undefined)
     const now = this.#d.clock.now()
     const ctx = { now, ip: req.ip, project: { id: project.id, anonymizeIps: project.anonymizeIps }, lib: envelope.lib, sentAt: envelope.sentAt }
-    let result: { encoded: EncodedPayload; response: string } | null = null
-    if (!this.#d.pool || decodedSize(req.body) <= INLINE_PARSE_MAX_BYTES) {
-      const bound = this.#inlineBound(req.maxBytes)
-      try {
-        result = encodeV1Inline(req, envelope.encoding, ctx, bound)
-      } catch (error) {
-        if (!overInlineBound(error, bound, req.maxBytes)) throw error
-      }
-    }
-    if (result === null) {
-      const body = transferable(req.body)
-      const task: V1ParseTask = { body, encoding: envelope.encoding, maxBytes: req.maxBytes, ...ctx }
-      const done = await this.#d.pool!.run<V1ParseTaskResult>('parseV1Batch', task, [body])
-      if (!done.ok) rethrow(done.error)
-      result = { encoded: done, response: done.response }
-    }
-    const { encoded, response } = result
+    const { encoded, response } =
+      encodeHere(this.#d.pool, req.body, req.maxBytes, (maxBytes) => encodeV1Inline(req, envelope.encoding, ctx, maxBytes)) ??
+      (await this.#encodeV1InPool(req, envelope.encoding, ctx))
     for (const reason of encoded.dropReasons) this.#d.metrics.eventsDropped.inc({ reason })
     await this.#append(encoded, now)
     return response
   }
 
-  /** How far a body may inflate on this thread: with a pool to take it further, as far as inline parsing goes. */
-  #inlineBound(maxBytes: number): number {
-    return this.#d.pool ? Math.min(maxBytes, INLINE_PARSE_MAX_BYTES) : maxBytes
-  }
-
+  /** The pool's parse of a body encodeHere left to it (so there is a pool). */
   async #encodeInPool(req: CaptureRequest, now: number, compression: string | null, queryUnderscore: string | null, queryToken: string | null): Promise<EncodedPayload> {
     const body = transferable(req.body)
     const task: ParseTask = {
@@ -183,6 +167,14 @@ export class IngestionService {
     const result = await this.#d.pool!.run<ParseTaskResult>('parseBatch', task, [body])
     if (!result.ok) rethrow(result.error)
     return result
+  }
+
+  async #encodeV1InPool(req: CaptureV1Request, encoding: string | null, ctx: V1ParseContext): Promise<{ encoded: EncodedPayload; response: string }> {
+    const body = transferable(req.body)
+    const task: V1ParseTask = { body, encoding, maxBytes: req.maxBytes, ...ctx }
+    const done = await this.#d.pool!.run<V1ParseTaskResult>('parseV1Batch', task, [body])
+    if (!done.ok) rethrow(done.error)
+    return { encoded: done, response: done.response }
   }
 
   /**
