@@ -3,15 +3,15 @@
  * `filters`): `insight` FUNNELS or TRENDS, `events` and `actions` with `id` and `order`, optional
  * event-property filters per step, and the funnel conversion window. An action becomes the stores' condition
  * for its steps (src/management/actions), read from the events its steps name (any event when one names
- * none). What skylark cannot compute is refused with a 400 naming it, rather than answered wrongly:
- * person/cohort property filters (events carry no person properties here, in actions' steps neither), and
- * trend math other than the total count.
+ * none). HogQL filters (`type: 'hogql'`) read the subset hogql-math.ts names. What skylark cannot compute is
+ * refused with a 400 naming it, rather than answered wrongly: person/cohort property filters (events carry no
+ * person properties here, in actions' steps neither), and trend math other than the total count.
  */
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
 import { elementFilter } from './element-filters.js'
-import { eventFiltersOnly, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, hogqlFilter, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -62,7 +62,7 @@ export function propertyLeaves(node: unknown): JsonObject[] {
 function leafRefusal(r: NodeRefusal): ValidationError {
   switch (r.why) {
     case 'type':
-      return refuse(`Only event property filters are supported in experiment metrics, not "${String(r.node.type)}".`)
+      return refuse(`Only event and HogQL property filters are supported in experiment metrics, not "${String(r.node.type)}".`)
     case 'no_key':
       return refuse('Every metric property filter needs a key.')
     case 'operator':
@@ -89,9 +89,17 @@ export interface PersonLookup {
   group(leaf: JsonObject): PropertyNode
 }
 
+/** A HogQL filter's expression it can't read, named. */
+const hogqlRefusal = (filter: EventPropertyFilter) => (detail: string): never => {
+  throw refuse(`HogQL filter ${JSON.stringify(filter.key)}: ${detail}`)
+}
+
 function leafRules(lookup: PersonLookup | null): NodeRules {
   return {
-    kind: (type) => (type === 'person' && lookup !== null ? (filter) => lookup.person(filter) : eventFiltersOnly(type)),
+    kind: (type) => {
+      if (type === 'hogql') return (filter) => hogqlFilter(filter, hogqlRefusal(filter))
+      return type === 'person' && lookup !== null ? (filter) => lookup.person(filter) : eventFiltersOnly(type)
+    },
     refuse: (r) => {
       throw leafRefusal(r)
     },

@@ -22,6 +22,7 @@ import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
 import {
   chainToElements,
+  hogqlFilter,
   VALUE_COLUMNS,
   type EventFilter,
   type EventPropertyFilter,
@@ -161,14 +162,21 @@ function timeParam(query: URLSearchParams, name: string, now: number, zone: stri
  */
 const PERSON_FILTER_MAX_CHARS = 128 * 1024
 
+function refuseHogql(filter: EventPropertyFilter, detail: string): never {
+  throw new ValidationError('invalid_input', `The HogQL filter ${JSON.stringify(filter.key)}: ${detail}`, 'properties')
+}
+
 /**
- * The `properties` of the events list: event property filters as they are; person property filters (with
- * persons.db at hand) as the distinct ids of the persons they match now, as PostHog's events list joins them
- * when persons are not on the events. Those are found after the parse, in order, by the persons read thread (a
- * person filter scans the project's persons).
+ * The `properties` of the events list: event property filters as they are, HogQL ones as their condition
+ * (hogql-math.ts's subset); person property filters (with persons.db at hand) as the distinct ids of the
+ * persons they match now, as PostHog's events list joins them when persons are not on the events. Those are
+ * found after the parse, in order, by the persons read thread (a person filter scans the project's persons).
  */
 async function eventPropertyFilters(raw: string | null, persons: PersonReader | undefined, teamId: number): Promise<PropertyNode[] | undefined> {
-  const kinds = new Map([['event', asIs]])
+  const kinds = new Map<string, (filter: EventPropertyFilter) => PropertyNode>([
+    ['event', asIs],
+    ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail))],
+  ])
   const personFilters: Array<{ filter: EventPropertyFilter; node: { distinctIds: readonly string[] } }> = []
   if (persons) {
     kinds.set('person', (filter) => {

@@ -1,11 +1,21 @@
 /**
  * An action step's `properties` read as skylark's event property filters (the operators and text forms of
  * src/storage/events, which the SQL stores apply): a list of `{key, value, operator, type}` that must all
- * hold, where an item may be an AND/OR group. PostHog also evaluates person, element, cohort and HogQL
- * filters and the regex operators here; a step holding one of those can't be evaluated by skylark, and
- * says which (`null` answers: nothing is refused).
+ * hold, where an item may be an AND/OR group, and HogQL filters (hogql-math.ts's subset). PostHog also
+ * evaluates person, element and cohort filters and the regex operators here; a step holding one of those can't
+ * be evaluated by skylark, and says which (`null` answers: nothing is refused).
  */
-import { eventFiltersOnly, MAX_PROPERTY_DEPTH, readPropertyNode, type EventPropertyFilter, type NodeRefusal, type NodeRules, type PropertyNode } from '../../storage/events/index.js'
+import {
+  eventFiltersOnly,
+  hogqlFilter,
+  hogqlHolds,
+  MAX_PROPERTY_DEPTH,
+  readPropertyNode,
+  type EventPropertyFilter,
+  type NodeRefusal,
+  type NodeRules,
+  type PropertyNode,
+} from '../../storage/events/index.js'
 
 export type StepProperties = { nodes: PropertyNode[] } | { unsupported: string }
 
@@ -33,7 +43,13 @@ function reason(r: NodeRefusal): string {
 
 /** The nodes as storage/events/property-nodes.ts reads them, event property filters only; a refusal says what can't be evaluated. */
 const STEP_RULES: NodeRules = {
-  kind: eventFiltersOnly,
+  kind: (type) =>
+    type === 'hogql'
+      ? (filter) =>
+          hogqlFilter(filter, (detail) => {
+            throw new Unsupported(`the HogQL filter ${JSON.stringify(filter.key)} (${detail})`)
+          })
+      : eventFiltersOnly(type),
   refuse: (r) => {
     throw new Unsupported(reason(r))
   },
@@ -92,6 +108,7 @@ export function propertiesHold(nodes: readonly PropertyNode[], properties: Recor
 
 function nodeHolds(node: PropertyNode, properties: Record<string, unknown>): boolean {
   if ('key' in node) return filterHolds(node, properties)
+  if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key))
   // None is ever read from a step's properties.
   if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node) return false
   if (node.values.length === 0) return true

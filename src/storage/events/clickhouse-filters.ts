@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import { chainHrefExpr, chainValuesExpr, clickHouseActionCondition } from './clickhouse-actions.js'
+import { hogqlConditionSql } from './clickhouse-hogql.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
@@ -37,11 +38,19 @@ function aliasOf(key: string): string {
 }
 
 /**
+ * The key as visitParam looks for it: as written between the quotes of the stored JSON (which JSON.stringify
+ * wrote), since visitParam compares the raw text and a key holding `"` or `\` is escaped there.
+ */
+function visitKey(key: string): string {
+  return quote(JSON.stringify(key).slice(1, -1))
+}
+
+/**
  * `fn(properties, key)` of a visitParam function, reading the key at the top level only. `defined`: the same
  * expression already defines the key's aliases, so this one names them.
  */
 function visit(fn: string, key: string, defined = false): string {
-  const k = quote(key)
+  const k = visitKey(key)
   const id = aliasOf(key)
   const mark = quote(`${JSON.stringify(key)}:`)
   const before = `substring(properties, 2, greatest(position(properties, ${mark}), 2) - 2)`
@@ -68,7 +77,7 @@ export function propertyTextExpr(key: string, f: ServerFeatures): string {
   // also appears, nested, before it). Cutting it from the copy's tokens instead (the token after the key's `:`
   // to the bracket closing it) read that case right but made every query slower: the cluster suite's
   // experiment queries took 570–600 ms each against 292–305.
-  const text = `if(substring(${raw}, 1, 1) IN ('{', '['), visitParamExtractRaw(properties, ${k}), ${raw})`
+  const text = `if(substring(${raw}, 1, 1) IN ('{', '['), visitParamExtractRaw(properties, ${visitKey(key)}), ${raw})`
   return `if(${visit('visitParamHas', key)} AND (${visit('visitParamExtractRaw', key, true)} AS ${raw}) != 'null', if(substring(${raw}, 1, 1) = '"', ${visit('visitParamExtractString', key, true)}, ${text}), NULL)`
 }
 
@@ -140,6 +149,8 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
     return compareText(href, `isNotNull(${href})`, node.filter)
   }
   if ('not' in node) return `NOT ifNull(${nodeCondition(node.not, f)}, 0)`
+  // Its aliases are named by the expression: the same filter, read again elsewhere in a query, defines them alike.
+  if ('hogql' in node) return hogqlConditionSql(node.hogql, (key) => propertyTextExpr(key, f), `_hq_${aliasOf(JSON.stringify(node.hogql))}`)
   if (node.values.length === 0) return '1'
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }

@@ -1,7 +1,7 @@
 /**
- * HogQL math (hogql-math.ts) as ClickHouse SQL: the same expression, the same conversions, so that both stores
- * answer the same numbers. A node of type number compiles to Nullable(Float64), of type text to
- * Nullable(String). Written for 18.16 as well as current servers: `if` gets a condition that is never null
+ * HogQL math and filters (hogql-math.ts) as ClickHouse SQL: the same expression, the same conversions, so that
+ * both stores answer the same numbers and pass the same events. A node of type number compiles to
+ * Nullable(Float64), of type text to Nullable(String). Written for 18.16 as well as current servers: `if` gets a condition that is never null
  * (18.16 answers NULL for a NULL condition, and refuses a constant Nullable one), and and/or are spelled out
  * as Kleene's, which 18.16's functions are not.
  */
@@ -93,6 +93,10 @@ class Compiler {
         const side = (n: HogqlNode) => (numeric ? this.number(n) : this.compile(n))
         return `toFloat64(${side(l)} ${node.op} ${side(r)})`
       }
+      case 'like':
+        return `toFloat64(like(${this.compile(node.args[0])}, ${this.compile(node.args[1])}))`
+      case 'ilike':
+        return `toFloat64(like(lowerUTF8(${this.compile(node.args[0])}), lowerUTF8(${this.compile(node.args[1])})))`
       case 'call':
         return this.#call(node)
     }
@@ -138,4 +142,14 @@ export function hogqlContributionSql(math: HogqlMath, property: (key: string) =>
   const c = new Compiler(prefix, property)
   if (math.aggregation === 'count') return `if(isNull(${c.compile(expr)}), ${NULL_NUMBER}, toFloat64(1))`
   return c.finite(c.number(expr))
+}
+
+/**
+ * A HogQL filter's condition (parseHogqlCondition) as a WHERE term: 1 where hogqlHolds, else 0. `prefix` as
+ * above; the same node may be compiled in several places of a query with the same prefix, its aliases then
+ * defined alike.
+ */
+export function hogqlConditionSql(node: HogqlNode, property: (key: string) => string, prefix: string): string {
+  if (node.type === 'null') return '0'
+  return `ifNull(${new Compiler(prefix, property).number(node)} != 0, 0)`
 }

@@ -6,9 +6,11 @@
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
  * properties.`any key`, properties."any key", properties['any key']), + - * /, unary minus, comparisons
- * (= == != <> < <= > >=), and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull,
- * isNotNull. Every node has a static type, number or text, as ClickHouse types it, so that the evaluation here
- * (the SQLite store, experiment-rows.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
+ * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
+ * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull. The same
+ * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
+ * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
+ * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
  * property is text, and text read as a number is toFloat's (null unless a finite number). Nulls propagate as
  * ClickHouse's do; and/or/not are three-valued (Kleene), as current ClickHouse has them. Where PostHog would
  * fail (arithmetic on a property that is text), skylark reads the text as a number instead.
@@ -16,9 +18,10 @@
  * Anything else (other functions, other fields, other aggregations such as quantile or uniq) is refused by
  * name (hogql-parse.ts): HogqlMathError, a 400 where the metric is read.
  */
+import { like } from '../../common/sql-like.js'
 import { compareText } from './experiment-aggregate.js'
 
-export { HogqlMathError, parseHogqlMath } from './hogql-parse.js'
+export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
 export type HogqlFunction = 'toFloat' | 'coalesce' | 'ifNull' | 'if' | 'abs' | 'floor' | 'ceil' | 'isNull' | 'isNotNull'
@@ -30,6 +33,8 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: '+' | '-' | '*' | '/'; args: [HogqlNode, HogqlNode] }
   | { op: 'negate' | 'not'; args: [HogqlNode] }
   | { op: '=' | '!=' | '<' | '<=' | '>' | '>='; args: [HogqlNode, HogqlNode] }
+  /** Both operands text (or null). */
+  | { op: 'like' | 'ilike'; args: [HogqlNode, HogqlNode] }
   | { op: 'and' | 'or'; args: HogqlNode[] }
   | { op: 'call'; fn: HogqlFunction; args: HogqlNode[] }
 )
@@ -122,9 +127,21 @@ export function evaluateHogql(node: HogqlNode, property: (key: string) => string
       const b = value(r)
       return a === null || b === null ? null : compare(node.op, compareText(a as string, b as string))
     }
+    case 'like':
+    case 'ilike': {
+      const a = value(node.args[0])
+      const b = value(node.args[1])
+      return a === null || b === null ? null : like(a as string, b as string, node.op === 'ilike') ? 1 : 0
+    }
     case 'call':
       return call(node, value)
   }
+}
+
+/** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
+export function hogqlHolds(node: HogqlNode, property: (key: string) => string | null): boolean {
+  const v = asNumber(node, evaluateHogql(node, property))
+  return v !== null && v !== 0
 }
 
 function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlValue): HogqlValue {

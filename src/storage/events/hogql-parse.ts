@@ -1,7 +1,7 @@
 /**
- * Reading `math_hogql` (hogql-math.ts says which HogQL): a tokenizer and a recursive-descent parser giving
- * every node its static type, with nesting bounded so that no text can exhaust the stack here, in the
- * evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
+ * Reading `math_hogql` and HogQL property filters (hogql-math.ts says which HogQL): a tokenizer and a
+ * recursive-descent parser giving every node its static type, with nesting bounded so that no text can exhaust
+ * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 
@@ -102,10 +102,16 @@ function unify(nodes: readonly HogqlNode[]): HogqlType {
   return types.every((t) => t === 'text') ? 'text' : 'number'
 }
 
+/** What the text is, in refusals: `math_hogql`, or a filter's key. */
+type Use = 'HogQL math' | 'HogQL filters'
+
 class Parser {
   #i = 0
   #depth = 0
-  constructor(readonly tokens: Token[]) {}
+  constructor(
+    readonly tokens: Token[],
+    readonly use: Use,
+  ) {}
 
   #peek(): Token | undefined {
     return this.tokens[this.#i]
@@ -160,10 +166,54 @@ class Parser {
   #comparison(): HogqlNode {
     const left = this.#additive()
     const t = this.#peek()
+    if (t?.kind === 'name' && !t.quoted) return this.#wordComparison(left)
     if (t?.kind !== 'punct' || !['=', '==', '!=', '<>', '<', '<=', '>', '>='].includes(t.value)) return left
     this.#i++
     const op = t.value === '==' ? '=' : t.value === '<>' ? '!=' : (t.value as '=' | '!=' | '<' | '<=' | '>' | '>=')
     return { op, type: 'number', args: [left, this.#additive()] }
+  }
+
+  /** `[not] like|ilike <text>` and `[not] in (<list>)`, or `left` alone when no such word follows. */
+  #wordComparison(left: HogqlNode): HogqlNode {
+    const negated = this.#isWord('not')
+    const at = this.#i
+    if (negated) this.#i++
+    const word = ['like', 'ilike', 'in'].find((w) => this.#isWord(w))
+    if (word === undefined) {
+      this.#i = at
+      return left
+    }
+    this.#i++
+    const node = word === 'in' ? this.#in(left) : this.#like(word as 'like' | 'ilike', left)
+    return negated ? { op: 'not', type: 'number', args: [node] } : node
+  }
+
+  #like(op: 'like' | 'ilike', left: HogqlNode): HogqlNode {
+    const right = this.#additive()
+    if (left.type === 'number' || right.type === 'number') throw new HogqlMathError(`${op.toUpperCase()} compares texts, not numbers.`)
+    return { op, type: 'number', args: [left, right] }
+  }
+
+  /**
+   * `x in (a, b)` (or `[a, b]`) read as `x = a or x = b`: as ClickHouse's IN, no event whose x is null passes,
+   * with `not` before it neither, and a text list compares texts, a number in it numbers.
+   */
+  #in(left: HogqlNode): HogqlNode {
+    const close = this.#isPunct('[') ? ']' : ')'
+    if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${this.#where()}.`)
+    this.#i++
+    const items: HogqlNode[] = []
+    for (;;) {
+      items.push(this.#additive())
+      if (this.#isPunct(close)) break
+      if (!this.#isPunct(',')) throw new HogqlMathError(`Expected "," or "${close}" in the IN list ${this.#where()}.`)
+      this.#i++
+    }
+    this.#i++
+    // The list nests two levels: its `or`, and an `=` in it.
+    if (this.#depth + 2 > MAX_DEPTH) throw tooDeep()
+    const equals = items.map((item): HogqlNode => ({ op: '=', type: 'number', args: [left, item] }))
+    return equals.length === 1 ? equals[0] : { op: 'or', type: 'number', args: equals }
   }
 
   #additive(): HogqlNode {
@@ -213,7 +263,7 @@ class Parser {
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
     if (word === 'properties' && !t.quoted) return this.#property()
-    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>) in HogQL math.`)
+    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>) in ${this.use}.`)
   }
 
   #property(): HogqlNode {
@@ -232,15 +282,17 @@ class Parser {
       this.#i++
       this.#expect(']')
     } else throw new HogqlMathError('"properties" must name a property: properties.<key>.')
-    if (this.#isPunct('.') || this.#isPunct('[')) throw new HogqlMathError(`Nested property access (in properties.${key}) is not supported in HogQL math here.`)
+    if (this.#isPunct('.') || this.#isPunct('[')) throw new HogqlMathError(`Nested property access (in properties.${key}) is not supported in ${this.use} here.`)
     return { op: 'property', type: 'text', key }
   }
 
   #call(name: string): HogqlNode {
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
     if (!spec) {
-      if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) throw new HogqlMathError(`The aggregation ${name}() can only be the outermost call.`)
-      throw new HogqlMathError(`Unknown function ${name}(): HogQL math here takes ${FUNCTIONS.map((f) => f[0]).join(', ')}.`)
+      if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
+        throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
+      }
+      throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${FUNCTIONS.map((f) => f[0]).join(', ')}.`)
     }
     const [fn, fewest, most] = spec
     const args = this.#arguments()
@@ -287,7 +339,7 @@ class Parser {
 /** Reads a `math_hogql` text, or throws HogqlMathError saying what it can't read. */
 export function parseHogqlMath(text: string): HogqlMath {
   if (text.length > MAX_LENGTH) throw new HogqlMathError(`math_hogql is longer than ${MAX_LENGTH} characters.`)
-  const parser = new Parser(tokenize(text))
+  const parser = new Parser(tokenize(text), 'HogQL math')
   if (parser.tokens.length === 0) throw new HogqlMathError('math_hogql is empty.')
   const call = parser.aggregation()
   if (call === null) {
@@ -299,4 +351,19 @@ export function parseHogqlMath(text: string): HogqlMath {
   const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }
   if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
   return { aggregation: call.name as HogqlAggregation, expr }
+}
+
+/**
+ * Reads a HogQL property filter's expression (PostHog's `property_to_expr` parses its `key`; operator and value
+ * are not read): a condition, which an event passes when it is a number other than 0. A text is no condition,
+ * as ClickHouse refuses a String in WHERE; null passes nothing.
+ */
+export function parseHogqlCondition(text: string): HogqlNode {
+  if (text.length > MAX_LENGTH) throw new HogqlMathError(`The expression is longer than ${MAX_LENGTH} characters.`)
+  const parser = new Parser(tokenize(text), 'HogQL filters')
+  if (parser.tokens.length === 0) throw new HogqlMathError('The expression is empty.')
+  const expr = parser.expr()
+  parser.done()
+  if (expr.type === 'text') throw new HogqlMathError('The expression is a text, not a condition: compare it, as in properties.plan = \'pro\'.')
+  return expr
 }

@@ -24,12 +24,12 @@ import type {
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
 export { compileSqliteProperties, propertyText as sqlitePropertyText } from './sqlite-filters.js'
-export { eventFiltersOnly, readPropertyFilter, readPropertyNode, type NodeRefusal, type NodeRules } from './property-nodes.js'
+export { eventFiltersOnly, hogqlFilter, readPropertyFilter, readPropertyNode, type NodeRefusal, type NodeRules } from './property-nodes.js'
 export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
 export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { UNIT_MS as RETENTION_UNIT_MS } from './experiment-retention.js'
-export { HogqlMathError, hogqlProperties, parseHogqlMath, type HogqlMath } from './hogql-math.js'
+export { HogqlMathError, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlMath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
 /**

@@ -7,7 +7,8 @@
  * can't be evaluated, a metric's 400), so the refusal callback throws and the read stops at the first.
  */
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type PropertyNode, type PropertyOperator } from './types.js'
+import { HogqlMathError, parseHogqlCondition } from './hogql-math.js'
+import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
 
 /** What can't be read, with where (`properties[0].values[1]`, from the caller's `path`) and the node read. */
 export type NodeRefusal =
@@ -47,4 +48,17 @@ export function readPropertyFilter(node: JsonObject, path: string, rules: NodeRu
   const value = node.value
   if (!(value === undefined || isFilterScalar(value) || (Array.isArray(value) && value.every(isFilterScalar)))) return rules.refuse({ why: 'value', path, node })
   return kind({ key: node.key, operator, value: value as EventPropertyFilter['value'] })
+}
+
+/**
+ * A HogQL filter (`type: 'hogql'`): its key is the expression, read as a condition (parseHogqlCondition), and
+ * its operator and value are not read, as PostHog's `property_to_expr`. `refuse` words what can't be read.
+ */
+export function hogqlFilter(filter: EventPropertyFilter, refuse: (detail: string) => never): HogqlCondition {
+  try {
+    return { hogql: parseHogqlCondition(filter.key) }
+  } catch (error) {
+    if (error instanceof HogqlMathError) return refuse(error.message)
+    throw error
+  }
 }

@@ -5,8 +5,10 @@
  * is there, a JSON null included, as PostHog's JSONHas does. The property conditions read a column named
  * `properties`, so persons.db's persons table takes them as well.
  */
+import type { Db } from '../sqlite/database.js'
+import { hogqlHolds, hogqlProperties, type HogqlNode } from './hogql-math.js'
 import { actionCondition } from './sqlite-actions.js'
-import type { ElementCondition, EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
+import type { ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
 export interface SqlFragment {
   sql: string
@@ -86,6 +88,7 @@ function nodeCondition(node: PropertyNode): SqlFragment {
     const inner = nodeCondition(node.not)
     return { sql: `NOT coalesce(${inner.sql}, 0)`, params: inner.params }
   }
+  if ('hogql' in node) return hogqlCondition(node)
   if (node.values.length === 0) return { sql: '1', params: [] }
   const parts = node.values.map(nodeCondition)
   return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }
@@ -99,6 +102,34 @@ function elementCondition(node: ElementCondition): SqlFragment {
   }
   const any = compareText({ sql: 'value', params: [] }, { sql: '1', params: [] }, node.filter)
   return { sql: `EXISTS (SELECT 1 FROM json_each(skylark_chain_values(elements_chain, 'text')) WHERE ${any.sql})`, params: any.params }
+}
+
+/**
+ * A HogQL filter: `skylark_hogql(expression, text of each property it reads…)`, evaluated by hogql-math.ts, the
+ * code HogQL math runs on this store, on the texts the other filters compare.
+ */
+function hogqlCondition(node: HogqlCondition): SqlFragment {
+  const texts = hogqlProperties(node.hogql).map(propertyText)
+  return { sql: `skylark_hogql(?${texts.map((t) => `, ${t.sql}`).join('')})`, params: [JSON.stringify(node.hogql), ...texts.flatMap((t) => t.params)] }
+}
+
+/** Expressions read back from their JSON, by text: a scan evaluates the same few on every row. */
+const hogqlRead = new Map<string, { node: HogqlNode; keys: string[] }>()
+const HOGQL_READ_LIMIT = 100
+
+/** The function hogqlCondition's SQL calls, on a connection that reads events. */
+export function registerHogqlFunction(db: Db): void {
+  db.function('skylark_hogql', { deterministic: true, varargs: true }, (json, ...texts) => {
+    let read = hogqlRead.get(json as string)
+    if (!read) {
+      const node = JSON.parse(json as string) as HogqlNode
+      read = { node, keys: hogqlProperties(node) }
+      if (hogqlRead.size >= HOGQL_READ_LIMIT) hogqlRead.clear()
+      hogqlRead.set(json as string, read)
+    }
+    const at = read.keys
+    return hogqlHolds(read.node, (key) => (texts[at.indexOf(key)] as string | null) ?? null) ? 1 : 0
+  })
 }
 
 /** Property filters that must all hold, over the `properties` column of the row read. */

@@ -13,7 +13,7 @@ import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionValues } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
-import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
+import { compileSqliteWhere, groupColumn, propertyText, registerHogqlFunction, type SqlFragment } from './sqlite-filters.js'
 import {
   SinkError,
   type BreakdownQuery,
@@ -169,6 +169,7 @@ export class SqliteEventStore implements EventStore {
   constructor(file: string, regex: RegexEngine | null = null) {
     this.#db = openDatabase(file, { readonly: true })
     registerActionFunctions(this.#db, regex)
+    registerHogqlFunction(this.#db)
   }
 
   async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {

@@ -4,6 +4,7 @@
  */
 
 import type { ExperimentExposuresQuery, ExperimentSums, ExperimentVariantsQuery, ExposureCount } from './experiment-types.js'
+import type { HogqlNode } from './hogql-math.js'
 
 export * from './experiment-types.js'
 
@@ -143,7 +144,12 @@ export interface NegatedCondition {
   not: PropertyNode
 }
 
-export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | GroupKeyCondition | ActionCondition | ElementCondition | NegatedCondition
+/** A HogQL property filter's condition (`type: 'hogql'`, hogql-math.ts): the events it holds for (hogqlHolds). */
+export interface HogqlCondition {
+  hogql: HogqlNode
+}
+
+export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | GroupKeyCondition | ActionCondition | ElementCondition | NegatedCondition | HogqlCondition
 
 export interface EventFilter {
   teamId: number

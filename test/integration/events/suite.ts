@@ -76,6 +76,15 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same((await props([{ key: 'color', value: 'red', type: 'event' }])).colors, ['red'], 'type event is evaluated')
   })
 
+  t.test('HogQL filters list the events their expression holds for; one skylark cannot read answers 400 naming it', async (t) => {
+    const hogql = (key: string) => ({ type: 'hogql', key, value: null })
+    t.same((await props([hogql("properties.color in ('red', 'blue') and properties.size > 5")])).colors, ['blue'])
+    t.same((await props({ type: 'OR', values: [hogql("properties.color like 'gr%'"), { key: 'size', value: 3 }] })).colors, ['green', 'red'], 'in a group')
+    const res: any = await props([hogql('properties.color')])
+    t.same([res.status, res.body.type, res.body.attr], [400, 'validation_error', 'properties'])
+    t.match(res.body.detail, /^The HogQL filter "properties.color": The expression is a text, not a condition/)
+  })
+
   t.test('is_set counts a key whose value is null; is_not_set does not', async (t) => {
     t.same((await props([{ key: 'note', operator: 'is_set' }])).colors, ['blue'])
     t.equal((await props([{ key: 'note', operator: 'is_not_set' }])).count, 4)

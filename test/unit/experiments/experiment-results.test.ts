@@ -181,7 +181,7 @@ t.test('primary results', async (t) => {
       'person property filters',
       { insight: 'TRENDS', events: [{ id: 'x', properties: [{ key: 'email', value: 'a', type: 'person' }] }] },
       [],
-      { code: 'invalid', detail: 'Only event property filters are supported in experiment metrics, not "person".' },
+      { code: 'invalid', detail: 'Only event and HogQL property filters are supported in experiment metrics, not "person".' },
     ],
     [
       'trend math other than the total',
@@ -257,7 +257,7 @@ t.test('primary results', async (t) => {
     const refusals: Array<[unknown, string]> = [
       [bad, 'Invalid action ID'],
       [{ events: [{ id: 'x', math: 'weekly_active' }] }, 'Exposure math "weekly_active" is not supported in custom exposure filters; only the total count and dau are.'],
-      [{ events: [{ id: 'x', properties: [{ key: 'email', value: 'a', type: 'person' }] }] }, 'Only event property filters are supported in experiment metrics, not "person".'],
+      [{ events: [{ id: 'x', properties: [{ key: 'email', value: 'a', type: 'person' }] }] }, 'Only event and HogQL property filters are supported in experiment metrics, not "person".'],
     ]
     for (const [filter, detail] of refusals) {
       const e = launched(w, TREND, { parameters: { custom_exposure_filter: filter } })

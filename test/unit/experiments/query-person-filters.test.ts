@@ -34,7 +34,7 @@ t.test("a metric's person filter reads as the distinct ids of the persons it mat
   const [personNode, eventNode] = step.properties as unknown as Array<Record<string, unknown>>
   t.same([...(personNode.distinctIds as string[])].sort(), ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'])
   t.same(eventNode, { key: 'plan', operator: 'exact', value: 'pro' }, 'an event filter stays one')
-  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event property filters are supported in experiment metrics, not "person".' }, 'without persons.db: refused')
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event and HogQL property filters are supported in experiment metrics, not "person".' }, 'without persons.db: refused')
 })
 
 t.test("the exposure config's person filters read alike, and one matching nobody matches no event", async (t) => {
@@ -137,5 +137,5 @@ t.test('a group property filter reads as the keys of the groups of its type it m
   const none = { ...big, group_type_index: 3 }
   t.same((await personFilterLookup(persons, null, TEAM, [[none]]))!.group(none), { groupTypeIndex: 3, groupKeys: [], excluded: undefined }, 'a type without groups: no key')
   t.throws(() => lookup!.group({ ...big, group_type_index: 7 }), { code: 'invalid', detail: 'A group filter needs a group_type_index from 0 to 4.' })
-  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event property filters are supported in experiment metrics, not "group".' }, 'without persons.db')
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event and HogQL property filters are supported in experiment metrics, not "group".' }, 'without persons.db')
 })

@@ -2,7 +2,7 @@
  * The new engine under hostile queries, in-process on a real SQLite store with exposures and metric events:
  * random ExperimentQuery metrics (every metric type and math, funnels of every order, retention windows,
  * event, person and group breakdowns, session durations, winsorisation, thresholds, event, element, person,
- * group and cohort filters against a real persons.db, HogQL math), mutated at random, and exposure queries with
+ * group, cohort and HogQL filters against a real persons.db, HogQL math), mutated at random, and exposure queries with
  * random windows, are answered or refused with a 4xx, never anything else.
  */
 import t from 'tap'
@@ -23,6 +23,10 @@ const PROPERTIES = ['amount', 'plan', '$browser', '$session_id', 'n/a', 'nested'
 const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'gt', 'lt', 'gte', 'is_set', 'is_not_set', 'is_date_before', 'between', 'in']
 
 function filter(rng: Rng): Record<string, unknown> {
+  if (rng.chance(0.1)) {
+    const expressions = ["properties.amount > 10", "properties.plan in ('pro', 'free')", "properties.$browser ilike 'ch%'", 'properties.plan', 'count() > 1', hostileString(rng)]
+    return { key: rng.pick(expressions), type: 'hogql', value: null }
+  }
   if (rng.chance(0.15)) return { key: 'id', type: 'cohort', value: rng.pick([1, 2, 3, '2', 99, -1, 'x', null]), ...(rng.chance(0.4) ? { operator: rng.pick(['in', 'not_in', 'exact']) } : {}) }
   const type = rng.pick(['event', 'event', 'person', 'group', 'element'])
   const key = type === 'element' && rng.chance(0.8) ? rng.pick(['selector', 'tag_name', 'href', 'text']) : rng.pick(PROPERTIES)

@@ -1,17 +1,19 @@
 /**
- * HogQL math under hostile text: random token soups (the grammar's words, operators and quotes, nested at
- * random) and random characters are either read or refused with a 400 by the metric reader, and whatever is
- * read evaluates on random property texts and compiles to ClickHouse SQL without throwing.
+ * HogQL math and HogQL property filters under hostile text: random token soups (the grammar's words, operators
+ * and quotes, nested at random) and random characters are either read or refused with a 400 by the metric
+ * reader, and whatever is read evaluates on random property texts and compiles to ClickHouse SQL without
+ * throwing.
  */
 import t from 'tap'
+import { propertyFilters } from '../../../src/experiments/metrics.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
-import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
-import { evaluateHogql, hogqlContribution } from '../../../src/storage/events/hogql-math.js'
+import { hogqlConditionSql, hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds } from '../../../src/storage/events/hogql-math.js'
 import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 
 const RUN = fuzzRun(3_000)
-const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", '"q"', 'person']
+const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'like', 'ilike', 'in']
 const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';']
 const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
 
@@ -34,6 +36,8 @@ function grammatical(rng: Rng, depth = 0): string {
     [1, () => `${rng.pick(['-', 'not '])}${grammatical(rng, depth + 1)}`],
     [2, () => `${rng.pick(['toFloat', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'coalesce', 'ifNull', 'if'])}(${Array.from({ length: rng.int(3) + 1 }, () => grammatical(rng, depth + 1)).join(', ')})`],
     [1, () => `(${grammatical(rng, depth + 1)})`],
+    [1, () => `${grammatical(rng, depth + 1)} ${rng.pick(['like', 'ilike', 'not like', 'NOT ILIKE'])} ${grammatical(rng, depth + 1)}`],
+    [1, () => `${grammatical(rng, depth + 1)} ${rng.pick(['in', 'not in'])} ${rng.pick(['(', '['])}${Array.from({ length: rng.int(4) + 1 }, () => grammatical(rng, depth + 1)).join(', ')}${rng.pick([')', ']'])}`],
   ])()
 }
 
@@ -61,6 +65,22 @@ t.test(`HogQL math under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, as
       if (added !== null && !Number.isFinite(added)) throw new Error(`${text} added ${added}`)
     }
     hogqlContributionSql(source.hogql, (key) => `p[${JSON.stringify(key)}]`, 'h')
+    return 'accepted some'
+  })
+})
+
+t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
+  fuzzCases(t, RUN, 'HogQL filter', (rng) => {
+    const text = rng.weighted<() => string>([
+      [4, () => grammatical(rng)],
+      [2, () => damaged(rng, grammatical(rng))],
+      [1, () => soup(rng)],
+      [1, () => rng.bytes(rng.int(40)).toString('latin1')],
+    ])()
+    const [node] = propertyFilters([{ type: 'hogql', key: text, value: null }])
+    if (!('hogql' in node)) throw new Error(`${text} read as ${JSON.stringify(node)}`)
+    for (let k = 0; k < 5; k++) hogqlHolds(node.hogql, () => rng.pick(TEXTS))
+    hogqlConditionSql(node.hogql, (key) => `p[${JSON.stringify(key)}]`, 'h')
     return 'accepted some'
   })
 })

@@ -90,7 +90,7 @@ t.test("a selector becomes PostHog's regex over the chain", async (t) => {
   t.same(parseSelector('#signup').map((p) => [p.attrId, p.dataKeys]), [['signup', 1]])
 })
 
-t.test('property filters hold as the stores apply them, and what skylark cannot evaluate is refused', async (t) => {
+t.test('property filters (HogQL ones too) hold as the stores apply them, and what skylark cannot evaluate is refused', async (t) => {
   const chrome = action({ event: '$pageview', properties: [{ key: '$browser', value: 'Chrome' }] })
   t.ok(chrome(event('$pageview', { $browser: 'Chrome' })))
   t.notOk(chrome(event('$pageview', { $browser: 'Firefox' })))
@@ -111,6 +111,10 @@ t.test('property filters hold as the stores apply them, and what skylark cannot 
   )
   t.throws(() => action({ properties: [{ key: 'email', value: 'x', type: 'person' }] }), { code: 'unsupported', message: /person property filters/ })
   t.throws(() => action({ properties: [{ key: 'path', value: '^/a', operator: 'regex' }] }), { message: /"regex"/ })
+  const hogql = action({ properties: [{ key: "properties.$current_url ilike '%/pricing%' and properties.amount > 10", type: 'hogql' }] })
+  t.ok(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 12 })), 'a HogQL filter holds')
+  t.notOk(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 'n/a' })))
+  t.throws(() => action({ properties: [{ key: 'person.properties.email = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "person.properties.email = 1" \(Unknown field "person"/ })
 })
 
 t.test("LIKE's wildcards stay linear on hostile patterns", async (t) => {

@@ -44,6 +44,10 @@ const EXPRESSIONS = [
   'isNull(properties.a) + isNotNull(properties.b)',
   'null',
   'if(1, null, null)',
+  "properties.plan like 'p%'",
+  "properties.plan not ilike 'P_O'",
+  "properties.plan not in ('pro', 'a')",
+  'properties.a in (2.5, -3)',
 ]
 
 t.test("every expression's contribution is ClickHouse's and Node's alike", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { evaluateHogql, hogqlContribution, hogqlProperties, HogqlMathError, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
 /** Evaluates `text`'s expression on an event with these property texts. */
 function value(text: string, props: Record<string, string | null> = {}): HogqlValue {
@@ -100,4 +100,46 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   for (const junk of ['*', ')', 'properties', 'properties[1]', 'properties.', '`x`', '1 +', 'sum(', ',', '[', "'a' 'b'"]) {
     t.throws(() => parseHogqlMath(junk), HogqlMathError, JSON.stringify(junk))
   }
+})
+
+t.test('like and ilike match texts with % and _ (\\ escapes); in is = against any item; not before either negates it', async (t) => {
+  t.equal(value("properties.url like '%/pricing%'", { url: 'https://x.io/pricing?a=1' }), 1)
+  t.equal(value("properties.url like '%/PRICING%'", { url: 'https://x.io/pricing' }), 0, 'like is case-sensitive')
+  t.equal(value("properties.url ilike '%/PRICING%'", { url: 'https://x.io/pricing' }), 1)
+  t.equal(value("properties.code like 'a_c'", { code: 'abc' }), 1)
+  t.equal(value("properties.code like 'a\\\\_c'", { code: 'abc' }), 0, 'an escaped _ is itself')
+  t.equal(value("properties.code like 'a\\\\_c'", { code: 'a_c' }), 1)
+  t.equal(value("properties.code not like 'a%'", { code: 'abc' }), 0)
+  t.equal(value("properties.code not ilike 'A%'", { code: 'xbc' }), 1)
+  t.equal(value("properties.code like 'a%'", {}), null, 'a missing property: null')
+  t.equal(value("properties.plan in ('pro', 'team')", { plan: 'team' }), 1)
+  t.equal(value("properties.plan IN ['pro', 'team']", { plan: 'free' }), 0, 'a list in brackets, IN in capitals')
+  t.equal(value("properties.plan not in ('pro')", { plan: 'free' }), 1)
+  t.equal(value("properties.plan not in ('pro')", {}), null, 'a missing property passes neither in nor not in')
+  t.equal(value('properties.n in (1, 2.5)', { n: '2.50' }), 1, 'a number in the list compares numbers')
+  t.equal(value("properties.a = 1 and properties.b not in ('x', 'y') or properties.c like 'z%'", { a: '1', b: 'w' }), 1, 'and binds tighter than or')
+})
+
+t.test("a HogQL filter is a condition: an event passes where it is a number other than 0, never on null", async (t) => {
+  const holds = (text: string, props: Record<string, string | null> = {}) => hogqlHolds(parseHogqlCondition(text), (key) => props[key] ?? null)
+  t.equal(holds("properties.$browser = 'Chrome'", { $browser: 'Chrome' }), true)
+  t.equal(holds("properties.$browser = 'Chrome'", { $browser: 'Firefox' }), false)
+  t.equal(holds("properties.$browser != 'Chrome'", {}), false, 'null passes nothing, != included')
+  t.equal(holds('toFloat(properties.amount)', { amount: '3' }), true, 'a number other than 0')
+  t.equal(holds('properties.amount - 3', { amount: '3' }), false)
+  t.equal(holds('true'), true)
+  t.equal(holds('null'), false)
+  const refused = (text: string, message: RegExp) => t.throws(() => parseHogqlCondition(text), { constructor: HogqlMathError, message }, text)
+  refused("properties.plan", /a text, not a condition/)
+  refused("coalesce(properties.plan, 'x')", /a text, not a condition/)
+  refused('count() > 1', /Aggregations such as count\(\) are not allowed in HogQL filters/)
+  refused('sum(properties.a)', /Aggregations such as sum\(\) are not allowed/)
+  refused('person.properties.email = 1', /Unknown field "person": skylark reads event properties \(properties.<key>\) in HogQL filters/)
+  refused("lower(properties.a) = 'x'", /Unknown function lower\(\): HogQL filters here take toFloat/)
+  refused("properties.n like 1", /LIKE compares texts, not numbers/)
+  refused("properties.n in 'a'", /Expected a list after IN/)
+  refused("properties.n in ('a',", /ends too early/)
+  refused('', /empty/)
+  refused("properties.a in (" + "'x', ".repeat(10) + "'y'", /Expected "," or "\)" in the IN list at the end/)
+  t.equal(holds("properties.a in (" + Array.from({ length: 200 }, (_, i) => `'v${i}'`).join(', ') + ')', { a: 'v199' }), true, 'a long list nests no deeper')
 })
