@@ -27,6 +27,7 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 const MAX_DEPTH = 64
 const MAX_LENGTH = 10_000
+const MAX_IN_TERMS = 1000
 const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
 
 type Token = { kind: 'number'; value: number } | { kind: 'text'; value: string } | { kind: 'name'; value: string; quoted: boolean } | { kind: 'punct'; value: string }
@@ -100,6 +101,11 @@ function unify(nodes: readonly HogqlNode[]): HogqlType {
   const types = nodes.map((n) => n.type).filter((t) => t !== 'null')
   if (types.length === 0) return 'null'
   return types.every((t) => t === 'text') ? 'text' : 'number'
+}
+
+/** The nodes of an expression. */
+function size(node: HogqlNode): number {
+  return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1
 }
 
 /** What the text is, in refusals: `math_hogql`, or a filter's key. */
@@ -212,6 +218,8 @@ class Parser {
     this.#i++
     // The list nests two levels: its `or`, and an `=` in it.
     if (this.#depth + 2 > MAX_DEPTH) throw tooDeep()
+    // Each `=` repeats the left side, in the evaluation and in ClickHouse's SQL for a list not all of literals.
+    if (items.length * size(left) > MAX_IN_TERMS) throw new HogqlMathError(`The IN list is too long here: at most ${MAX_IN_TERMS} items (fewer for a left side that is no property).`)
     const equals = items.map((item): HogqlNode => ({ op: '=', type: 'number', args: [left, item] }))
     return equals.length === 1 ? equals[0] : { op: 'or', type: 'number', args: equals }
   }

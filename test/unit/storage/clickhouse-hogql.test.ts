@@ -48,6 +48,10 @@ const EXPRESSIONS = [
   "properties.plan not ilike 'P_O'",
   "properties.plan not in ('pro', 'a')",
   'properties.a in (2.5, -3)',
+  'properties.a in (2.5, 7, 1e400)',
+  "properties.b in ('4', 'two', '')",
+  "properties.plan in ('pro', 1)",
+  "toFloat(properties.b) in ('4', '-0.5')",
 ]
 
 t.test("every expression's contribution is ClickHouse's and Node's alike", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
