@@ -11,7 +11,7 @@ import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, type ActionRecord } from '../management/index.js'
 import { elementFilter } from './element-filters.js'
-import { eventFiltersOnly, hogqlFilter, readPropertyFilter, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, hogqlFilter, readPropertyFilter, readsPersons, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -87,6 +87,8 @@ export interface PersonLookup {
   breakdown(key: string, groupTypeIndex?: number | null): HolderBreakdown
   /** A `type: "group"` leaf, as found. */
   group(leaf: JsonObject): PropertyNode
+  /** A HogQL filter reading person properties (readsPersons), by its key. */
+  hogql(key: string): PropertyNode
 }
 
 /** A HogQL filter's expression it can't read, named. */
@@ -97,7 +99,14 @@ const hogqlRefusal = (filter: EventPropertyFilter) => (detail: string): never =>
 function leafRules(lookup: PersonLookup | null): NodeRules {
   return {
     kind: (type) => {
-      if (type === 'hogql') return (filter) => hogqlFilter(filter, hogqlRefusal(filter))
+      if (type === 'hogql') {
+        return (filter) => {
+          const refusal = hogqlRefusal(filter)
+          const condition = hogqlFilter(filter, refusal)
+          if (!readsPersons(condition, refusal)) return condition
+          return lookup !== null ? lookup.hogql(filter.key) : refusal('Person properties are not read here.')
+        }
+      }
       return type === 'person' && lookup !== null ? (filter) => lookup.person(filter) : eventFiltersOnly(type)
     },
     refuse: (r) => {

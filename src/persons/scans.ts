@@ -10,8 +10,9 @@
  * thread costs about a millisecond and queues behind any scan.
  */
 import type { MessagePort } from 'node:worker_threads'
-import { ReadThread, serveReads } from '../storage/read-thread.js'
+import { registerHogqlFunction } from '../storage/events/index.js'
 import { openDatabase, type Db } from '../storage/index.js'
+import { ReadThread, serveReads } from '../storage/read-thread.js'
 import { DefinitionReads } from './definition-reads.js'
 import { GroupReads } from './group-reads.js'
 import { PersonListing } from './listing.js'
@@ -42,6 +43,8 @@ type Read = (...args: unknown[]) => unknown
 const EACH = (Object.entries(SCANS) as Array<[keyof Readers, readonly string[]]>).flatMap(([reader, methods]) => methods.map((method) => [reader, method] as const))
 
 function readersOf(db: Db): Readers {
+  // HogQL filters on person properties (`person.properties.<key>`) reach the persons scans as conditions.
+  registerHogqlFunction(db)
   return { listing: new PersonListing(db), groups: new GroupReads(db), definitions: new DefinitionReads(db) }
 }
 

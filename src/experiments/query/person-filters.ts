@@ -11,6 +11,9 @@
  * groups of them, the dynamic cohorts it names read in their place) match; a cohort with other conditions
  * (behavioural, static cohorts, negated ones) is a 400 naming it. `not_in` reads the other persons.
  *
+ * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
+ * ids of the persons whose properties its expression holds for, as a person property filter does.
+ *
  * A group property filter (`type: "group"` with its `group_type_index`) reads as the keys of the groups of that
  * type it matches now, and matches the events whose `$group_<index>` is one of them.
  *
@@ -27,7 +30,17 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { readPropertyFilter, readPropertyNode, type EventPropertyFilter, type NodeRules, type HolderBreakdown, type PropertyNode } from '../../storage/events/index.js'
+import {
+  hogqlFilter,
+  readPropertyFilter,
+  readPropertyNode,
+  readsPersons,
+  type EventPropertyFilter,
+  type HogqlCondition,
+  type NodeRules,
+  type HolderBreakdown,
+  type PropertyNode,
+} from '../../storage/events/index.js'
 import type { PersonLookup } from '../metrics.js'
 
 /**
@@ -90,6 +103,8 @@ interface Found {
   breakdowns: Map<string, { key: string; groupTypeIndex: number | null }>
   /** Group property filters, with their type's index. */
   groups: Map<string, { index: number; filter: EventPropertyFilter }>
+  /** HogQL filters reading person properties, by their key. */
+  hogql: Map<string, HogqlCondition>
 }
 
 /** A group leaf's type index (0–4), null when it names none. */
@@ -106,6 +121,16 @@ function findFilters(node: unknown, into: Found): Found {
   if (Array.isArray(node)) for (const item of node) findFilters(item, into)
   else if (isPlainObject(node)) {
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
+    else if (node.type === 'hogql' && typeof node.key === 'string') {
+      try {
+        const condition = hogqlFilter({ key: node.key, operator: 'exact' }, () => {
+          throw new Error('unreadable')
+        })
+        if (readsPersons(condition, () => false as never)) into.hogql.set(node.key, condition)
+      } catch {
+        // The planner refuses it with its message.
+      }
+    }
     else if ((node.type === 'person' || node.type === 'group') && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) {
       const groupTypeIndex = node.type === 'group' ? groupIndexOf(node) : null
       if (node.type === 'person' || groupTypeIndex !== null) into.breakdowns.set(breakdownKey(String(node.property), groupTypeIndex), { key: String(node.property), groupTypeIndex })
@@ -159,7 +184,7 @@ export async function personFilterLookup(
   maxChars = MAX_PERSON_FILTER_CHARS,
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
-  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map() })
+  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map(), hogql: new Map() })
   /** The ids (distinct ids, or group keys) a read names, or the ones it fails when they are too many; a 400 when both are. */
   const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
     const ids = await read(false)
@@ -171,6 +196,9 @@ export async function personFilterLookup(
   const persons = new Map<string, PropertyNode>()
   for (const [key, filter] of found.persons) {
     persons.set(key, await resolve(`The person filter on ${filter.key}`, (failing) => matcher.distinctIdsMatching(teamId, [filter], maxChars, failing)))
+  }
+  for (const [key, condition] of found.hogql) {
+    persons.set(`hogql ${key}`, await resolve(`The HogQL filter ${JSON.stringify(key)}`, (failing) => matcher.distinctIdsMatching(teamId, [condition], maxChars, failing)))
   }
   const cohorts = new Map<string, PropertyNode>()
   for (const [key, leaf] of found.cohorts) {
@@ -198,6 +226,7 @@ export async function personFilterLookup(
   }
   return {
     person: (filter) => persons.get(filterKey(filter)) ?? { distinctIds: [] },
+    hogql: (key) => persons.get(`hogql ${key}`) ?? { distinctIds: [] },
     breakdown: (key, groupTypeIndex = null) => breakdowns.get(breakdownKey(key, groupTypeIndex)) ?? { groupTypeIndex, values: [] },
     group: (leaf) => {
       const index = groupIndexOf(leaf)

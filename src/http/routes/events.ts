@@ -23,6 +23,7 @@ import { freeFormObject } from '../../schemas/shared.js'
 import {
   chainToElements,
   hogqlFilter,
+  readsPersons,
   VALUE_COLUMNS,
   type EventFilter,
   type EventPropertyFilter,
@@ -168,29 +169,34 @@ function refuseHogql(filter: EventPropertyFilter, detail: string): never {
 
 /**
  * The `properties` of the events list: event property filters as they are, HogQL ones as their condition
- * (hogql-math.ts's subset); person property filters (with persons.db at hand) as the distinct ids of the
- * persons they match now, as PostHog's events list joins them when persons are not on the events. Those are
+ * (hogql-math.ts's subset); person property filters and HogQL ones on person properties (with persons.db at
+ * hand) as the distinct ids of the persons they match now, as PostHog's events list joins them when persons are not on the events. Those are
  * found after the parse, in order, by the persons read thread (a person filter scans the project's persons).
  */
 async function eventPropertyFilters(raw: string | null, persons: PersonReader | undefined, teamId: number): Promise<PropertyNode[] | undefined> {
+  const personFilters: Array<{ what: string; condition: PropertyNode; node: { distinctIds: readonly string[] } }> = []
+  const byPersons = (what: string, condition: PropertyNode) => {
+    const node = { distinctIds: [] as readonly string[] }
+    personFilters.push({ what, condition, node })
+    return node
+  }
   const kinds = new Map<string, (filter: EventPropertyFilter) => PropertyNode>([
     ['event', asIs],
-    ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail))],
+    [
+      'hogql',
+      (filter) => {
+        const refuse = (detail: string) => refuseHogql(filter, detail)
+        const condition = hogqlFilter(filter, refuse)
+        if (!readsPersons(condition, refuse)) return condition
+        return persons ? byPersons(`The HogQL filter ${JSON.stringify(filter.key)}`, condition) : refuse('Person properties are not read here.')
+      },
+    ],
   ])
-  const personFilters: Array<{ filter: EventPropertyFilter; node: { distinctIds: readonly string[] } }> = []
-  if (persons) {
-    kinds.set('person', (filter) => {
-      const node = { distinctIds: [] as readonly string[] }
-      personFilters.push({ filter, node })
-      return node
-    })
-  }
+  if (persons) kinds.set('person', (filter) => byPersons(`The person filter on ${filter.key}`, filter))
   const properties = parsePropertyFilters(raw, { byDefault: 'event', kinds })
-  for (const { filter, node } of personFilters) {
-    const distinctIds = await persons!.scans.listing.distinctIdsMatching(teamId, [filter], PERSON_FILTER_MAX_CHARS)
-    if (distinctIds === null) {
-      throw new ValidationError('invalid_input', `The person filter on ${filter.key} matches too many persons to list their events; narrow it.`, 'properties')
-    }
+  for (const { what, condition, node } of personFilters) {
+    const distinctIds = await persons!.scans.listing.distinctIdsMatching(teamId, [condition], PERSON_FILTER_MAX_CHARS)
+    if (distinctIds === null) throw new ValidationError('invalid_input', `${what} matches too many persons to list their events; narrow it.`, 'properties')
     node.distinctIds = distinctIds
   }
   return properties

@@ -11,6 +11,7 @@ import {
   hogqlHolds,
   MAX_PROPERTY_DEPTH,
   readPropertyNode,
+  readsPersons,
   type EventPropertyFilter,
   type NodeRefusal,
   type NodeRules,
@@ -41,15 +42,18 @@ function reason(r: NodeRefusal): string {
   }
 }
 
+/** A HogQL filter on the event's properties; one on a person's can't be evaluated on a step. */
+function stepHogqlFilter(filter: EventPropertyFilter): PropertyNode {
+  const refuse = (detail: string): never => {
+    throw new Unsupported(`the HogQL filter ${JSON.stringify(filter.key)} (${detail})`)
+  }
+  const condition = hogqlFilter(filter, refuse)
+  return readsPersons(condition, refuse) ? refuse('person properties') : condition
+}
+
 /** The nodes as storage/events/property-nodes.ts reads them, event property filters only; a refusal says what can't be evaluated. */
 const STEP_RULES: NodeRules = {
-  kind: (type) =>
-    type === 'hogql'
-      ? (filter) =>
-          hogqlFilter(filter, (detail) => {
-            throw new Unsupported(`the HogQL filter ${JSON.stringify(filter.key)} (${detail})`)
-          })
-      : eventFiltersOnly(type),
+  kind: (type) => (type === 'hogql' ? stepHogqlFilter : eventFiltersOnly(type)),
   refuse: (r) => {
     throw new Unsupported(reason(r))
   },

@@ -29,7 +29,8 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
   | { op: 'text'; value: string }
   | { op: 'null' }
-  | { op: 'property'; key: string }
+  /** `person`: a person's property (HogQL filters only), read from persons.db's persons by the same code. */
+  | { op: 'property'; key: string; person?: boolean }
   | { op: '+' | '-' | '*' | '/'; args: [HogqlNode, HogqlNode] }
   | { op: 'negate' | 'not'; args: [HogqlNode] }
   | { op: '=' | '!=' | '<' | '<=' | '>' | '>='; args: [HogqlNode, HogqlNode] }
@@ -50,6 +51,20 @@ export function hogqlProperties(node: HogqlNode): string[] {
   if (node.op === 'property') return [node.key]
   if ('args' in node) return [...new Set(node.args.flatMap(hogqlProperties))]
   return []
+}
+
+/** Whose properties an expression reads: the event's, the person's (`person.properties.<key>`), both or none. */
+export function hogqlHolders(node: HogqlNode): { event: boolean; person: boolean } {
+  if (node.op === 'property') return { event: !node.person, person: node.person === true }
+  const holders = { event: false, person: false }
+  if ('args' in node) {
+    for (const arg of node.args) {
+      const h = hogqlHolders(arg)
+      holders.event ||= h.event
+      holders.person ||= h.person
+    }
+  }
+  return holders
 }
 
 /** HogQL's toFloat of a value: a number as it is, a text's finite number, else null. */

@@ -270,11 +270,20 @@ class Parser {
     if (!t.quoted && (word === 'true' || word === 'false')) return { op: 'number', type: 'number', value: word === 'true' ? 1 : 0 }
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
-    if (word === 'properties' && !t.quoted) return this.#property()
-    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>) in ${this.use}.`)
+    if (word === 'properties' && !t.quoted) return this.#property(false)
+    if (word === 'person' && !t.quoted && this.use === 'HogQL filters' && this.#isPunct('.')) {
+      this.#i++
+      const next = this.#peek()
+      if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError('Of the person, skylark reads its properties (person.properties.<key>) in HogQL filters.')
+      this.#i++
+      return this.#property(true)
+    }
+    const read = this.use === 'HogQL filters' ? 'event properties (properties.<key>) and person properties (person.properties.<key>)' : 'event properties (properties.<key>)'
+    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads ${read} in ${this.use}.`)
   }
 
-  #property(): HogqlNode {
+  /** After `properties` (of the event, or `person.properties`): the key. */
+  #property(person: boolean): HogqlNode {
     let key: string
     if (this.#isPunct('.')) {
       this.#i++
@@ -291,7 +300,7 @@ class Parser {
       this.#expect(']')
     } else throw new HogqlMathError('"properties" must name a property: properties.<key>.')
     if (this.#isPunct('.') || this.#isPunct('[')) throw new HogqlMathError(`Nested property access (in properties.${key}) is not supported in ${this.use} here.`)
-    return { op: 'property', type: 'text', key }
+    return person ? { op: 'property', type: 'text', key, person } : { op: 'property', type: 'text', key }
   }
 
   #call(name: string): HogqlNode {

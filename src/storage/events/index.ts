@@ -23,8 +23,8 @@ import type {
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
-export { compileSqliteProperties, propertyText as sqlitePropertyText } from './sqlite-filters.js'
-export { eventFiltersOnly, hogqlFilter, readPropertyFilter, readPropertyNode, type NodeRefusal, type NodeRules } from './property-nodes.js'
+export { compileSqliteProperties, propertyText as sqlitePropertyText, registerHogqlFunction } from './sqlite-filters.js'
+export { eventFiltersOnly, hogqlFilter, readPropertyFilter, readPropertyNode, readsPersons, type NodeRefusal, type NodeRules } from './property-nodes.js'
 export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
 export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'

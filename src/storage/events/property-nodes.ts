@@ -7,7 +7,7 @@
  * can't be evaluated, a metric's 400), so the refusal callback throws and the read stops at the first.
  */
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { HogqlMathError, parseHogqlCondition } from './hogql-math.js'
+import { HogqlMathError, hogqlHolders, parseHogqlCondition } from './hogql-math.js'
 import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
 
 /** What can't be read, with where (`properties[0].values[1]`, from the caller's `path`) and the node read. */
@@ -61,4 +61,15 @@ export function hogqlFilter(filter: EventPropertyFilter, refuse: (detail: string
     if (error instanceof HogqlMathError) return refuse(error.message)
     throw error
   }
+}
+
+/**
+ * Whether a HogQL filter reads a person's properties (`person.properties.<key>`): it is then resolved against
+ * persons.db's persons, as a person property filter is, apart from the events; so one reading the event's
+ * properties as well is refused.
+ */
+export function readsPersons(condition: HogqlCondition, refuse: (detail: string) => never): boolean {
+  const { event, person } = hogqlHolders(condition.hogql)
+  if (event && person) return refuse("It reads both the event's and the person's properties; skylark evaluates person properties apart (split it into two filters).")
+  return person
 }

@@ -80,6 +80,8 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     const hogql = (key: string) => ({ type: 'hogql', key, value: null })
     t.same((await props([hogql("properties.color in ('red', 'blue') and properties.size > 5")])).colors, ['blue'])
     t.same((await props({ type: 'OR', values: [hogql("properties.color like 'gr%'"), { key: 'size', value: 3 }] })).colors, ['green', 'red'], 'in a group')
+    t.same((await props([hogql("person.properties.plan = 'pro'")])).colors, ['blue', 'red'], "on a person's properties: both ids of the merged person")
+    t.same((await props([hogql("person.properties.plan = 'pro'"), hogql("properties.color = 'red'")])).colors, ['red'])
     const res: any = await props([hogql('properties.color')])
     t.same([res.status, res.body.type, res.body.attr], [400, 'validation_error', 'properties'])
     t.match(res.body.detail, /^The HogQL filter "properties.color": The expression is a text, not a condition/)

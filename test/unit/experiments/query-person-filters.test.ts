@@ -37,6 +37,22 @@ t.test("a metric's person filter reads as the distinct ids of the persons it mat
   t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event and HogQL property filters are supported in experiment metrics, not "person".' }, 'without persons.db: refused')
 })
 
+t.test('a HogQL filter on person properties reads as the distinct ids of the persons its expression holds for', async (t) => {
+  const persons = personsWithTiers()
+  const hogql = (key: string) => ({ key, type: 'hogql', value: null })
+  const older = hogql("person.properties.tier = 'gold' and person.properties.age > 22")
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [older, hogql("properties.plan in ('pro')")] } }
+  const lookup = await personFilterLookup(persons, null, TEAM, [metric])
+  const [step] = planMetric(metric, noActions, lookup).steps
+  const [personNode, eventNode] = step.properties as unknown as Array<Record<string, unknown>>
+  t.same([...(personNode.distinctIds as string[])].sort(), ['anon-6', 'user-3', 'user-6', 'user-9'], 'users 3, 6 and 9, every id of each')
+  t.match(eventNode, { hogql: { op: '=' } }, 'one on event properties stays a condition')
+  t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: /^HogQL filter "person.properties.tier = 'gold' and person.properties.age > 22": Person properties are not read here/ }, 'without persons.db')
+  const mixed = { ...metric, source: { ...metric.source, properties: [hogql("person.properties.tier = 'gold' or properties.plan = 'pro'")] } }
+  const mixedLookup = await personFilterLookup(persons, null, TEAM, [mixed])
+  t.throws(() => planMetric(mixed, noActions, mixedLookup), { code: 'invalid', detail: /reads both the event's and the person's properties/ })
+})
+
 t.test("the exposure config's person filters read alike, and one matching nobody matches no event", async (t) => {
   const persons = personsWithTiers()
   const older = { key: 'age', operator: 'gt', value: 27, type: 'person' }

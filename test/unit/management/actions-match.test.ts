@@ -114,7 +114,8 @@ t.test('property filters (HogQL ones too) hold as the stores apply them, and wha
   const hogql = action({ properties: [{ key: "properties.$current_url ilike '%/pricing%' and properties.amount > 10", type: 'hogql' }] })
   t.ok(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 12 })), 'a HogQL filter holds')
   t.notOk(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 'n/a' })))
-  t.throws(() => action({ properties: [{ key: 'person.properties.email = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "person.properties.email = 1" \(Unknown field "person"/ })
+  t.throws(() => action({ properties: [{ key: 'person.properties.email = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "person.properties.email = 1" \(person properties\)/ })
+  t.throws(() => action({ properties: [{ key: 'event = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "event = 1" \(Unknown field "event"/ })
 })
 
 t.test("LIKE's wildcards stay linear on hostile patterns", async (t) => {

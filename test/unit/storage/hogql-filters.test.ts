@@ -90,7 +90,8 @@ t.test('HogQL filters pass the same events on both stores and in the action matc
 
 t.test('a HogQL filter skylark cannot read is a 400 naming it', async (t) => {
   t.throws(() => propertyFilters([hogql('properties.plan')]), { code: 'invalid', detail: /^HogQL filter "properties.plan": The expression is a text, not a condition/ })
-  t.throws(() => propertyFilters([hogql("person.properties.email = 'a'")]), { code: 'invalid', detail: /^HogQL filter "person.properties.email = 'a'": Unknown field "person"/ })
+  t.throws(() => propertyFilters([hogql("pdi.person.properties.email = 'a'")]), { code: 'invalid', detail: /^HogQL filter "pdi.person.properties.email = 'a'": Unknown field "pdi"/ })
+  t.throws(() => propertyFilters([hogql("person.id = 'a'")]), { code: 'invalid', detail: /Of the person, skylark reads its properties/ })
   t.throws(() => propertyFilters([hogql('count() > 2')]), { code: 'invalid', detail: /Aggregations such as count\(\) are not allowed in HogQL filters/ })
   t.throws(() => propertyFilters([{ type: 'hogql' }]), { code: 'invalid', detail: 'Every metric property filter needs a key.' })
   t.match(propertyFilters([{ type: 'hogql', key: "properties.a = 'x'", operator: 'exact', value: 'ignored' }]), [{ hogql: { op: '=' } }], 'operator and value are not read')
