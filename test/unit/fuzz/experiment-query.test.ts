@@ -24,7 +24,7 @@ const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'gt
 
 function filter(rng: Rng): Record<string, unknown> {
   if (rng.chance(0.1)) {
-    const expressions = ["properties.amount > 10", "properties.plan in ('pro', 'free')", "properties.$browser ilike 'ch%'", 'properties.plan', 'count() > 1', hostileString(rng)]
+    const expressions = ["properties.amount > 10", "properties.plan in ('pro', 'free')", "properties.$browser ilike 'ch%'", "person.properties.tier = 'gold'", "person.properties.tier = properties.plan", 'properties.plan', 'count() > 1', hostileString(rng)]
     return { key: rng.pick(expressions), type: 'hogql', value: null }
   }
   if (rng.chance(0.15)) return { key: 'id', type: 'cohort', value: rng.pick([1, 2, 3, '2', 99, -1, 'x', null]), ...(rng.chance(0.4) ? { operator: rng.pick(['in', 'not_in', 'exact']) } : {}) }

@@ -13,7 +13,7 @@ import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 
 const RUN = fuzzRun(3_000)
-const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'like', 'ilike', 'in']
+const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'like', 'ilike', 'in']
 const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';']
 const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
 
