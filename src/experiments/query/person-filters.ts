@@ -80,13 +80,13 @@ export function cohortId(leaf: JsonObject): number | null {
 
 const cohortKey = (leaf: JsonObject) => JSON.stringify([cohortId(leaf), leaf.operator === 'not_in'])
 
-/** Reads a node, throwing `Error` for what can't be read: the planner reads it again and refuses it in its words. */
-const ANY_FILTER: NodeRules = {
-  kind: () => (f) => f,
-  refuse: () => {
-    throw new Error('unreadable')
-  },
+/** What can't be read while the filters are found: the planner reads it again and refuses it in its words. */
+const unreadable = (): never => {
+  throw new Error('unreadable')
 }
+
+/** Reads a node, throwing `Error` for what can't be read: the planner reads it again and refuses it in its words. */
+const ANY_FILTER: NodeRules = { kind: () => (f) => f, refuse: unreadable }
 
 /** A group leaf as the planner reads it: any unreadable part a 400. */
 const GROUP_LEAF: NodeRules = {
@@ -123,15 +123,12 @@ function findFilters(node: unknown, into: Found): Found {
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
     else if (node.type === 'hogql' && typeof node.key === 'string') {
       try {
-        const condition = hogqlFilter({ key: node.key, operator: 'exact' }, () => {
-          throw new Error('unreadable')
-        })
-        if (readsPersons(condition, () => false as never)) into.hogql.set(node.key, condition)
+        const condition = hogqlFilter({ key: node.key, operator: 'exact' }, unreadable)
+        if (readsPersons(condition, unreadable)) into.hogql.set(node.key, condition)
       } catch {
         // The planner refuses it with its message.
       }
-    }
-    else if ((node.type === 'person' || node.type === 'group') && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) {
+    } else if ((node.type === 'person' || node.type === 'group') && node.key === undefined && (typeof node.property === 'string' || Number.isInteger(node.property))) {
       const groupTypeIndex = node.type === 'group' ? groupIndexOf(node) : null
       if (node.type === 'person' || groupTypeIndex !== null) into.breakdowns.set(breakdownKey(String(node.property), groupTypeIndex), { key: String(node.property), groupTypeIndex })
     } else if ((node.type === 'person' || node.type === 'group') && typeof node.key === 'string') {

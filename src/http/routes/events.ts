@@ -170,8 +170,9 @@ function refuseHogql(filter: EventPropertyFilter, detail: string): never {
 /**
  * The `properties` of the events list: event property filters as they are, HogQL ones as their condition
  * (hogql-math.ts's subset); person property filters and HogQL ones on person properties (with persons.db at
- * hand) as the distinct ids of the persons they match now, as PostHog's events list joins them when persons are not on the events. Those are
- * found after the parse, in order, by the persons read thread (a person filter scans the project's persons).
+ * hand) as the distinct ids of the persons they match now, as PostHog's events list joins them when persons
+ * are not on the events. Those are found after the parse, in order, by the persons read thread (a person
+ * filter scans the project's persons).
  */
 async function eventPropertyFilters(raw: string | null, persons: PersonReader | undefined, teamId: number): Promise<PropertyNode[] | undefined> {
   const personFilters: Array<{ what: string; condition: PropertyNode; node: { distinctIds: readonly string[] } }> = []

@@ -1,9 +1,9 @@
 /**
  * HogQL math and filters (hogql-math.ts) as ClickHouse SQL: the same expression, the same conversions, so that
  * both stores answer the same numbers and pass the same events. A node of type number compiles to
- * Nullable(Float64), of type text to Nullable(String). Written for 18.16 as well as current servers: `if` gets a condition that is never null
- * (18.16 answers NULL for a NULL condition, and refuses a constant Nullable one), and and/or are spelled out
- * as Kleene's, which 18.16's functions are not.
+ * Nullable(Float64), of type text to Nullable(String). Written for 18.16 as well as current servers: `if` gets
+ * a condition that is never null (18.16 answers NULL for a NULL condition, and refuses a constant Nullable
+ * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { quote } from './clickhouse-schema.js'
 import { hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
