@@ -35,7 +35,7 @@ import {
 } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
-import { asIs, parsePropertyFilters, refuseUnsupported } from './property-filters.js'
+import { asIs, parsePropertyFilters, refuseHogql, refuseUnsupported } from './property-filters.js'
 import { valueNames } from './value-names.js'
 
 const PROJECT = '/api/projects/:project_id'
@@ -162,10 +162,6 @@ function timeParam(query: URLSearchParams, name: string, now: number, zone: stri
  * parameters, so the ids are written into the query, which the server refuses past 256 KiB (max_query_size).
  */
 const PERSON_FILTER_MAX_CHARS = 128 * 1024
-
-function refuseHogql(filter: EventPropertyFilter, detail: string): never {
-  throw new ValidationError('invalid_input', `The HogQL filter ${JSON.stringify(filter.key)}: ${detail}`, 'properties')
-}
 
 /**
  * The `properties` of the events list: event property filters as they are, HogQL ones as their condition

@@ -12,12 +12,13 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { hogqlFilter } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
 import { personSplitHandler } from './person-split.js'
 import { personWriteHandlers } from './person-writes.js'
-import { asIs, parsePropertyFilters, type FilterKinds } from './property-filters.js'
+import { asIs, parsePropertyFilters, refuseHogql, type FilterKinds } from './property-filters.js'
 
 const PROJECT = '/api/projects/:project_id'
 const FREE_FORM = { type: 'object', additionalProperties: true } as const
@@ -74,8 +75,17 @@ export const PERSON_COMPONENTS = {
   PersonPropertyDelete: { type: 'object', properties: { $unset: { type: 'string' } }, required: ['$unset'] },
 }
 
-/** Person property filters, on the persons listed. */
-const PERSON_FILTERS: FilterKinds = { byDefault: 'person', kinds: new Map([['person', asIs]]) }
+/**
+ * Person property filters, on the persons listed; HogQL ones too, where `properties.<key>` is the person's (as
+ * in PostHog's persons query), and so is `person.properties.<key>`.
+ */
+const PERSON_FILTERS: FilterKinds = {
+  byDefault: 'person',
+  kinds: new Map([
+    ['person', asIs],
+    ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail))],
+  ]),
+}
 
 /** `ingestion` null (tests without capture): the persons API reads only. */
 export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, maxBodyBytes: number): void {

@@ -30,6 +30,11 @@ export const asIs = (filter: EventPropertyFilter): PropertyNode => filter
 
 const invalid = (detail: string) => new ValidationError('invalid_input', detail, 'properties')
 
+/** A 400 for a HogQL filter (`type: "hogql"`), saying what in its expression can't be read. */
+export function refuseHogql(filter: EventPropertyFilter, detail: string): never {
+  throw invalid(`The HogQL filter ${JSON.stringify(filter.key)}: ${detail}`)
+}
+
 /** Each refusal as a 400 naming where in the parameter it is. */
 function refusal(r: NodeRefusal, kinds: FilterKinds): ValidationError {
   switch (r.why) {

@@ -111,6 +111,15 @@ t.test('persons and groups read API', async (t) => {
     }
   })
 
+  t.test("HogQL filters read the person's properties, as properties.<key> or person.properties.<key>", async (t) => {
+    const hogql = (key: string) => ({ key, type: 'hogql' })
+    t.same(await names(props([hogql("properties.plan in ('free', 'team')")])), ['user-1'])
+    t.same(await names(props([hogql("person.properties.email like '%@example.com' or properties.name = 'Two'")])), ['user-2', 'user-1'])
+    t.same(await names(props([hogql('isNull(properties.plan)')])), ['user-3', 'user-2'])
+    const bad = await server.api('GET', `${persons}?${props([hogql('properties.plan')])}`)
+    t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties', detail: /^The HogQL filter "properties.plan": The expression is a text/ }])
+  })
+
   t.test('groups filter by part of the key, and search their properties', async (t) => {
     const keys = async (query: string) => {
       const res = await server.api('GET', `${groups}?group_type_index=0&${query}`)
