@@ -124,9 +124,11 @@ class Compiler {
     const items = nodes.map((n) => (n.op === '=' && JSON.stringify(n.args[0]) === same ? n.args[1] : null))
     const texts = left.type === 'text' && items.every((i) => i?.op === 'text')
     if (!texts && !items.every((i) => i?.op === 'number')) return null
-    const [x, name] = this.bind(texts ? this.compile(left) : this.number(left))
+    // x compiled twice, not bound: a property's text is already `(… AS name)`, and 18.16 keeps only the outer
+    // of two aliases on one expression ("Unknown identifier" where the inner one is named later).
+    const x = () => (texts ? this.compile(left) : this.number(left))
     const list = items.map((i) => this.compile(i!)).join(', ')
-    return `if(isNull(${x}), ${NULL_NUMBER}, toFloat64(has([${list}], assumeNotNull(${name}))))`
+    return `if(isNull(${x()}), ${NULL_NUMBER}, toFloat64(has([${list}], assumeNotNull(${x()}))))`
   }
 
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */

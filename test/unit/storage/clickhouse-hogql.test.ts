@@ -52,6 +52,9 @@ const EXPRESSIONS = [
   "properties.b in ('4', 'two', '')",
   "properties.plan in ('pro', 1)",
   "toFloat(properties.b) in ('4', '-0.5')",
+  // The property named again after the list: its alias must survive the list's.
+  "properties.plan in ('pro', 'b') or properties.plan like 'f%'",
+  'properties.a in (2.5, 7) and properties.a > 0',
 ]
 
 t.test("every expression's contribution is ClickHouse's and Node's alike", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
