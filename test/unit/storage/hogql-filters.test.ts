@@ -49,6 +49,7 @@ const CASES: Array<[string, string[]]> = [
   ["properties.$current_url not ilike '%pricing%'", ['d4']],
   ["properties.plan in ('pro', 'team')", ['d1', 'd4']],
   ["properties.plan not in ['pro', 'team']", ['d2', 'd5']],
+  ["properties.plan in ('pro', 'team') or properties.plan like 'f%'", ['d1', 'd2', 'd4']],
   ['properties.plan = \'{"tier":2}\'', ['d5']],
   ["properties.paid = 'true' or properties.paid = 'false'", ['d4', 'd5']],
   ['isNull(properties.$browser)', ['d3', 'd4']],
