@@ -154,6 +154,15 @@ class Compiler {
         return `toFloat64(${node.fn}(${this.compile(args[0])}))`
       case 'toFloat':
         return this.number(args[0])
+      case 'lower':
+      case 'upper':
+        return `${node.fn}(${this.compile(args[0])})`
+      case 'length':
+      case 'empty':
+      case 'notEmpty':
+      case 'startsWith':
+      case 'endsWith':
+        return `toFloat64(${node.fn}(${args.map((a) => this.compile(a)).join(', ')}))`
       default:
         return `${node.fn}(${this.number(args[0])})`
     }

@@ -7,7 +7,8 @@
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
  * properties.`any key`, properties."any key", properties['any key']), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull. The same
+ * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, and of texts
+ * lower, upper, length, empty, notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
  * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
@@ -24,7 +25,24 @@ import { compareText } from './experiment-aggregate.js'
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
-export type HogqlFunction = 'toFloat' | 'coalesce' | 'ifNull' | 'if' | 'abs' | 'floor' | 'ceil' | 'isNull' | 'isNotNull'
+export type HogqlFunction =
+  | 'toFloat'
+  | 'coalesce'
+  | 'ifNull'
+  | 'if'
+  | 'abs'
+  | 'floor'
+  | 'ceil'
+  | 'isNull'
+  | 'isNotNull'
+  | 'lower'
+  | 'upper'
+  | 'length'
+  | 'empty'
+  | 'notEmpty'
+  | 'startsWith'
+  | 'endsWith'
+
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
   | { op: 'text'; value: string }
@@ -178,12 +196,42 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     case 'isNull':
     case 'isNotNull':
       return (value(args[0]) === null) === (node.fn === 'isNull') ? 1 : 0
+    case 'lower':
+    case 'upper':
+    case 'length':
+    case 'empty':
+    case 'notEmpty':
+    case 'startsWith':
+    case 'endsWith': {
+      const texts = args.map(value) as Array<string | null>
+      return texts.includes(null) ? null : textCall(node.fn, texts as string[])
+    }
     default: {
       // toFloat, abs, floor, ceil: a text operand is read as toFloat reads it.
       const a = asNumber(args[0], value(args[0]))
       if (a === null || node.fn === 'toFloat') return a
       return node.fn === 'abs' ? Math.abs(a) : node.fn === 'floor' ? Math.floor(a) : Math.ceil(a)
     }
+  }
+}
+
+/**
+ * A function of texts on texts that are all there, as ClickHouse computes it: on bytes (`lower` and `upper`
+ * change ASCII letters only, `length` counts bytes).
+ */
+function textCall(fn: HogqlFunction, [a, b]: string[]): HogqlValue {
+  switch (fn) {
+    case 'lower':
+      return a.replace(/[A-Z]+/g, (s) => s.toLowerCase())
+    case 'upper':
+      return a.replace(/[a-z]+/g, (s) => s.toUpperCase())
+    case 'length':
+      return Buffer.byteLength(a)
+    case 'empty':
+    case 'notEmpty':
+      return (a === '') === (fn === 'empty') ? 1 : 0
+    default:
+      return (fn === 'startsWith' ? a.startsWith(b) : a.endsWith(b)) ? 1 : 0
   }
 }
 

@@ -23,8 +23,17 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['ceil', 1, 1],
   ['isNull', 1, 1],
   ['isNotNull', 1, 1],
+  ['lower', 1, 1],
+  ['upper', 1, 1],
+  ['length', 1, 1],
+  ['empty', 1, 1],
+  ['notEmpty', 1, 1],
+  ['startsWith', 2, 2],
+  ['endsWith', 2, 2],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
+/** The functions of texts, which refuse a number. */
+const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith'])
 const MAX_DEPTH = 64
 const MAX_LENGTH = 10_000
 const MAX_IN_TERMS = 1000
@@ -316,7 +325,8 @@ class Parser {
     if (args.length < fewest || args.length > most) {
       throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
     }
-    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : 'number'
+    if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
+    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' ? 'text' : 'number'
     return { op: 'call', fn, type, args }
   }
 

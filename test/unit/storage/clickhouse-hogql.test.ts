@@ -55,6 +55,15 @@ const EXPRESSIONS = [
   // The property named again after the list: its alias must survive the list's.
   "properties.plan in ('pro', 'b') or properties.plan like 'f%'",
   'properties.a in (2.5, 7) and properties.a > 0',
+  "lower(properties.plan) = 'pro' or upper(properties.b) = 'TWO'",
+  "lower('ÄBC É')",
+  "upper(properties.plan) like 'P%'",
+  'length(properties.b) + length(\'é\')',
+  'empty(properties.b) + notEmpty(properties.plan) * 2',
+  "startsWith(properties.plan, 'p') or endsWith(properties.b, '5')",
+  'length(null)',
+  "lower(null) = 'x'",
+  "coalesce(lower(properties.plan), 'none')",
 ]
 
 t.test("every expression's contribution is ClickHouse's and Node's alike", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {

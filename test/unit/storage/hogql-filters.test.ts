@@ -60,6 +60,8 @@ const CASES: Array<[string, string[]]> = [
   // The longest list: one IN in ClickHouse's SQL (≈8 KB), where `=`s joined by or would be ≈130 KB.
   [`properties.plan in (${Array.from({ length: 999 }, (_, i) => `'p${i}'`).join(', ')}, 'team')`, ['d4']],
   ['properties.amount in (0, 25)', ['d1', 'd4']],
+  ["lower(properties.$browser) = 'chrome'", ['d1', 'd5']],
+  ["startsWith(properties.$current_url, 'https://x.io/P')", ['d2']],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],
 ]

@@ -65,6 +65,17 @@ t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNo
   t.equal(value('IF(1, 2, 3)'), 2, 'function names in any case')
 })
 
+t.test('functions of texts work on bytes as ClickHouse does: lower, upper, length, empty, notEmpty, startsWith, endsWith', async (t) => {
+  t.equal(value('lower(properties.a)', { a: 'ÄBc' }), 'Äbc', 'ASCII letters only')
+  t.equal(value('upper(properties.a)', { a: 'äbc' }), 'äBC')
+  t.equal(value('length(properties.a)', { a: 'é1' }), 3, 'bytes')
+  t.equal(value('empty(properties.a) + notEmpty(properties.b) * 2', { a: '', b: 'x' }), 3)
+  t.equal(value("startsWith(properties.a, 'ab') + endsWith(properties.a, 'yz') * 2", { a: 'abxyz' }), 3)
+  t.equal(value('length(properties.a)', {}), null, 'null in, null out')
+  t.throws(() => parseHogqlMath('lower(1)'), { constructor: HogqlMathError, message: 'lower() takes texts, not numbers.' })
+  t.throws(() => parseHogqlMath("startsWith(properties.a)"), { constructor: HogqlMathError, message: /startsWith\(\) takes 2 arguments, got 1/ })
+})
+
 t.test("what an event adds: count counts values that are not null, the others add toFloat's finite number", async (t) => {
   const add = (text: string, v: HogqlValue) => hogqlContribution(parseHogqlMath(text), v)
   t.equal(add('count(properties.a)', 'x'), 1)
@@ -85,7 +96,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('sum()', /needs an argument/)
   refused('person.properties.email', /Unknown field "person"/)
   refused('properties.a.b', /Nested property access/)
-  refused('lower(properties.a)', /Unknown function lower\(\)/)
+  refused('lower(properties.a) + match(properties.a)', /Unknown function match\(\)/)
   refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
   refused("properties.a + 'x", /Unterminated string/)
   refused('properties.a ; 1', /Unexpected character ";"/)
@@ -136,7 +147,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   refused('sum(properties.a)', /Aggregations such as sum\(\) are not allowed/)
   refused('distinct_id = 1', /Unknown field "distinct_id": skylark reads event properties \(properties.<key>\) and person properties \(person.properties.<key>\) in HogQL filters/)
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("lower(properties.a) = 'x'", /Unknown function lower\(\): HogQL filters here take toFloat/)
+  refused("match(properties.a, 'x')", /Unknown function match\(\): HogQL filters here take toFloat/)
   refused("properties.n like 1", /LIKE compares texts, not numbers/)
   refused("properties.n in 'a'", /Expected a list after IN/)
   refused("properties.n in ('a',", /ends too early/)
