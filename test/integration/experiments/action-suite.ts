@@ -1,9 +1,9 @@
 /**
  * Legacy experiment results whose `filters` name an action, end to end once per event store: an action of
- * three steps (an `$autocapture` click by selector and text, a `$pageview` by url regex, a custom event by
- * property) is created over the API, events that match it and near misses that must not (another parent,
- * another text, another url, another property value) go through /batch/, and the funnel and trend results
- * must count exactly the matching ones. The expected counts are the scenario's, and the pure matcher must
+ * four steps (an `$autocapture` click by selector and text, a `$pageview` by url regex, a custom event by
+ * property, another by a HogQL filter) is created over the API, events that match it and near misses that
+ * must not (another parent, another text, another url, another property value) go through /batch/, and the
+ * funnel and trend results must count exactly the matching ones. The expected counts are the scenario's, and the pure matcher must
  * agree with them event by event, so the store's SQL and the matcher answer alike.
  */
 import type { Test } from 'tap'
@@ -16,6 +16,7 @@ const STEPS: Partial<ActionStep>[] = [
   { event: '$autocapture', selector: 'form > button', text: 'sign up', text_matching: 'contains' },
   { event: '$pageview', url: '/welcome/\\d+$', url_matching: 'regex' },
   { event: 'signed_up', properties: [{ key: 'plan', value: ['pro', 'team'], type: 'event' }] },
+  { event: 'upgraded', properties: [{ key: "toFloat(properties.seats) > 5 and properties.plan ilike 't%'", type: 'hogql' }] },
 ]
 const FORM_BUTTON = (text: string) => `button.cta:attr__class="cta"nth-child="1"nth-of-type="1"text="${text}";form.signup:attr__class="signup"nth-child="2"nth-of-type="1";body:nth-child="1"nth-of-type="1"`
 const LONE_BUTTON = 'button:nth-child="1"nth-of-type="1"text="Sign up";div:nth-child="1"nth-of-type="1"'
@@ -30,6 +31,8 @@ const WAYS: Array<{ matches: boolean; event: string; properties: Record<string, 
   { matches: false, event: '$pageview', properties: { $current_url: 'https://app.example.com/welcome/abc' } },
   { matches: false, event: 'signed_up', properties: { plan: 'free' } },
   { matches: false, event: 'viewed pricing', properties: {} },
+  { matches: true, event: 'upgraded', properties: { seats: 10, plan: 'Team' } },
+  { matches: false, event: 'upgraded', properties: { seats: '3', plan: 'team' } },
 ]
 
 export function actionResultsSuite(t: Test, env: () => Record<string, string>): void {
