@@ -9,7 +9,7 @@
  */
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
-import { actionCondition, type ActionRecord } from '../management/index.js'
+import { actionCondition, storesCanRun, type ActionRecord } from '../management/index.js'
 import { elementFilter } from './element-filters.js'
 import { eventFiltersOnly, hogqlFilter, readPropertyFilter, readsPersons, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
@@ -68,7 +68,9 @@ function leafRefusal(r: NodeRefusal): ValidationError {
     case 'operator':
       return refuse(`Unsupported property operator in experiment metrics: ${String(r.node.operator)}.`)
     case 'value':
-      return refuse(`Metric property filter "${String(r.node.key)}" needs a scalar value or a list of them.`)
+      return refuse(`Metric property filter "${String(r.node.key)}" needs a scalar value or a list of them (a text, for a regex).`)
+    case 'regex':
+      return refuse(`Metric property filter "${String(r.node.key)}": skylark's stores can't run the regex ${JSON.stringify(r.node.value)} (look-around and backreferences are not supported: ClickHouse runs re2).`)
     default:
       // propertyLeaves reads the structure (objects, groups): the leaf reader refuses neither.
       return refuse('Metric property filters must be objects.')
@@ -109,6 +111,7 @@ function leafRules(lookup: PersonLookup | null): NodeRules {
       }
       return type === 'person' && lookup !== null ? (filter) => lookup.person(filter) : eventFiltersOnly(type)
     },
+    regex: storesCanRun,
     refuse: (r) => {
       throw leafRefusal(r)
     },

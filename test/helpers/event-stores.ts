@@ -1,4 +1,5 @@
 /** The same events in both event stores: a migrated SQLite file and a ClickHouse server, for tests comparing their reads. */
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { Test } from 'tap'
 import { compileRegex } from '../../src/flags/index.js'
@@ -27,4 +28,21 @@ export async function bothEventStores(t: Test, rows: readonly EventRow[], databa
   const clickhouse = await clickhouseEventStore(t, database)
   await clickhouse.sink.write(rows)
   return { sqlite, clickhouse: clickhouse.store, ch: clickhouse.ch }
+}
+
+/** One `$pageview` a second from 2024-06-01 for each distinct id, with its properties, in `team`. */
+export function pageviewRows(team: number, propertiesById: Record<string, Record<string, unknown>>): EventRow[] {
+  const t0 = Date.parse('2024-06-01T00:00:00Z')
+  return Object.entries(propertiesById).map(([id, properties], i) => ({
+    uuid: randomUUID(),
+    team_id: team,
+    event: '$pageview',
+    distinct_id: id,
+    person_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    properties: JSON.stringify(properties),
+    timestamp: t0 + i * 1000,
+    created_at: t0 + i * 1000,
+    groups: ['', '', '', '', ''],
+    elements_chain: '',
+  }))
 }

@@ -16,7 +16,7 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
-import { actionCondition, type Actions } from '../../management/index.js'
+import { actionCondition, storesCanRun, type Actions } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
@@ -190,7 +190,7 @@ async function eventPropertyFilters(raw: string | null, persons: PersonReader | 
     ],
   ])
   if (persons) kinds.set('person', (filter) => byPersons(`The person filter on ${filter.key}`, filter))
-  const properties = parsePropertyFilters(raw, { byDefault: 'event', kinds })
+  const properties = parsePropertyFilters(raw, { byDefault: 'event', kinds, regex: storesCanRun })
   for (const { what, condition, node } of personFilters) {
     const distinctIds = await persons!.scans.listing.distinctIdsMatching(teamId, [condition], PERSON_FILTER_MAX_CHARS)
     if (distinctIds === null) throw new ValidationError('invalid_input', `${what} matches too many persons to list their events; narrow it.`, 'properties')

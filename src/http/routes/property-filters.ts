@@ -24,6 +24,8 @@ export interface FilterKinds {
   /** The type of a filter that names none. */
   readonly byDefault: string
   readonly kinds: ReadonlyMap<string, (filter: EventPropertyFilter) => PropertyNode>
+  /** Whether the stores run a regex operator's pattern (event filters only); absent, the operators are refused. */
+  readonly regex?: (pattern: string) => boolean
 }
 
 export const asIs = (filter: EventPropertyFilter): PropertyNode => filter
@@ -47,9 +49,11 @@ function refusal(r: NodeRefusal, kinds: FilterKinds): ValidationError {
     case 'type':
       return invalid(`${r.path} has type ${JSON.stringify(r.node.type)}; this endpoint filters on ${[...kinds.kinds.keys()].join(' or ')} properties only.`)
     case 'operator':
-      return invalid(`${r.path}.operator must be one of ${PROPERTY_OPERATORS.join(', ')}.`)
+      return invalid(`${r.path}.operator must be one of ${PROPERTY_OPERATORS.join(', ')}${kinds.regex ? ' (and regex, not_regex on event properties)' : ''}.`)
     case 'value':
-      return invalid(`${r.path}.value must be a scalar or a list of scalars.`)
+      return invalid(`${r.path}.value must be a scalar or a list of scalars (a text, for a regex).`)
+    case 'regex':
+      return invalid(`${r.path}.value ${JSON.stringify(r.node.value)} is a regex skylark's stores can't run (look-around and backreferences are not supported: ClickHouse runs re2).`)
   }
 }
 
@@ -61,6 +65,7 @@ function rulesOf(kinds: FilterKinds): NodeRules {
       return typeof named === 'string' ? kinds.kinds.get(named) : undefined
     },
     keyFirst: true,
+    regex: kinds.regex,
     refuse: (r) => {
       throw refusal(r, kinds)
     },

@@ -5,5 +5,6 @@
  */
 export { Actions } from './service.js'
 export { actionCondition, chainCondition, compileAction, conditionHolds, stepRunnable, type EventTest, type MatchableEvent } from './match.js'
+export { storesCanRun } from './regex.js'
 export { stepEvents, STEP_MATCHING, type ActionRecord, type ActionStep, type StepMatching } from './record.js'
 export type { ActionObject, ActionReferenceObject, ActionStepObject } from './serialize.js'

@@ -1,10 +1,11 @@
 /**
  * An action step's `properties` read as skylark's event property filters (the operators and text forms of
  * src/storage/events, which the SQL stores apply): a list of `{key, value, operator, type}` that must all
- * hold, where an item may be an AND/OR group, and HogQL filters (hogql-math.ts's subset). PostHog also
- * evaluates person, element and cohort filters and the regex operators here; a step holding one of those can't
- * be evaluated by skylark, and says which (`null` answers: nothing is refused).
+ * hold, where an item may be an AND/OR group, HogQL filters (hogql-math.ts's subset) and the regex operators
+ * (patterns the stores run, regex.ts). PostHog also evaluates person, element and cohort filters here; a step
+ * holding one of those can't be evaluated by skylark, and says which (`null` answers: nothing is refused).
  */
+import { compileRegex } from '../../flags/index.js'
 import {
   eventFiltersOnly,
   hogqlFilter,
@@ -17,6 +18,7 @@ import {
   type NodeRules,
   type PropertyNode,
 } from '../../storage/events/index.js'
+import { storesCanRun } from './regex.js'
 
 export type StepProperties = { nodes: PropertyNode[] } | { unsupported: string }
 
@@ -38,7 +40,9 @@ function reason(r: NodeRefusal): string {
     case 'operator':
       return `the property operator ${JSON.stringify(r.node.operator)}`
     case 'value':
-      return 'a property filter value that is not a scalar or a list of them'
+      return 'a property filter value that is not a scalar or a list of them (a text, for a regex)'
+    case 'regex':
+      return `the regex ${JSON.stringify(r.node.value)}, which the stores can't run`
   }
 }
 
@@ -54,6 +58,7 @@ function stepHogqlFilter(filter: EventPropertyFilter): PropertyNode {
 /** The nodes as storage/events/property-nodes.ts reads them, event property filters only; a refusal says what can't be evaluated. */
 const STEP_RULES: NodeRules = {
   kind: (type) => (type === 'hogql' ? stepHogqlFilter : eventFiltersOnly(type)),
+  regex: storesCanRun,
   refuse: (r) => {
     throw new Unsupported(reason(r))
   },
@@ -96,6 +101,9 @@ function filterHolds(filter: EventPropertyFilter, properties: Record<string, unk
       return Object.hasOwn(properties, filter.key)
     case 'is_not_set':
       return !Object.hasOwn(properties, filter.key)
+    case 'regex':
+    case 'not_regex':
+      return (text !== null && compileRegex(String(filter.value))?.test(text) === true) === (filter.operator === 'regex')
     default: {
       const bound = Number(filter.value)
       if (text === null || !NUMBER.test(text) || !Number.isFinite(bound)) return false

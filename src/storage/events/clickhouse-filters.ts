@@ -126,6 +126,11 @@ function compareText(v: string, present: string, filter: EventPropertyFilter): s
       if (!Number.isFinite(n)) return '0'
       return `ifNull(toFloat64OrNull(${v}) ${op} ${n}, 0)`
     }
+    // re2's search, as PostHog's `match`; NodeRules.regex kept out what re2 can't run.
+    case 'regex':
+      return `ifNull(match(${v}, ${quote(String(filter.value))}), 0)`
+    case 'not_regex':
+      return `ifNull(NOT match(${v}, ${quote(String(filter.value))}), 1)`
   }
 }
 

@@ -8,18 +8,23 @@
  */
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { HogqlMathError, hogqlHolders, parseHogqlCondition } from './hogql-math.js'
-import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
+import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, REGEX_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
 
 /** What can't be read, with where (`properties[0].values[1]`, from the caller's `path`) and the node read. */
 export type NodeRefusal =
   | { why: 'not_object' | 'too_deep'; path: string }
-  | { why: 'no_key' | 'type' | 'operator' | 'value'; path: string; node: JsonObject }
+  | { why: 'no_key' | 'type' | 'operator' | 'value' | 'regex'; path: string; node: JsonObject }
 
 export interface NodeRules {
   /** What a filter of the node's `type` (as sent: absent and null included) becomes; undefined refuses it. */
   kind(type: unknown): ((filter: EventPropertyFilter) => PropertyNode) | undefined
   /** A missing key is refused before a refused type (the read APIs' order); by default after it. */
   keyFirst?: boolean
+  /**
+   * Whether every store runs a pattern of the regex operators (REGEX_OPERATORS), which only event property
+   * filters take; absent, they are refused as other operators are. A pattern it refuses is a `regex` refusal.
+   */
+  regex?: (pattern: string) => boolean
   refuse(refusal: NodeRefusal): never
 }
 
@@ -44,9 +49,12 @@ export function readPropertyFilter(node: JsonObject, path: string, rules: NodeRu
   const kind = rules.kind(node.type) ?? rules.refuse({ why: 'type', path, node })
   if (typeof node.key !== 'string') return rules.refuse({ why: 'no_key', path, node })
   const operator = (node.operator ?? 'exact') as PropertyOperator
-  if (!OPERATORS.includes(operator)) return rules.refuse({ why: 'operator', path, node })
+  const regex = (REGEX_OPERATORS as readonly unknown[]).includes(operator)
+  if (!OPERATORS.includes(operator) && !(regex && rules.regex && (node.type ?? 'event') === 'event')) return rules.refuse({ why: 'operator', path, node })
   const value = node.value
+  if (regex && typeof value !== 'string') return rules.refuse({ why: 'value', path, node })
   if (!(value === undefined || isFilterScalar(value) || (Array.isArray(value) && value.every(isFilterScalar)))) return rules.refuse({ why: 'value', path, node })
+  if (regex && !rules.regex!(value as string)) return rules.refuse({ why: 'regex', path, node })
   return kind({ key: node.key, operator, value: value as EventPropertyFilter['value'] })
 }
 

@@ -72,6 +72,11 @@ function compareText(v: SqlFragment, present: SqlFragment, filter: EventProperty
       const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.operator]
       return { sql: `CAST(${v.sql} AS REAL) ${op} ?`, params: [...v.params, Number(filter.value)] }
     }
+    // The read connection's safe engine (sqlite-actions.ts), as actions' regexes run.
+    case 'regex':
+      return { sql: `skylark_regex(${v.sql}, ?)`, params: [...v.params, String(filter.value)] }
+    case 'not_regex':
+      return { sql: `(${v.sql} IS NULL OR NOT skylark_regex(${v.sql}, ?))`, params: [...v.params, ...v.params, String(filter.value)] }
   }
 }
 

@@ -50,8 +50,13 @@ export interface EventSink {
 
 /** The property operators both stores evaluate; a filter with another one is refused where it is read. */
 export const PROPERTY_OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'is_set', 'is_not_set', 'gt', 'gte', 'lt', 'lte'] as const
+/**
+ * A regex search of the property's text (`not_regex`: none, a missing property included), as PostHog's
+ * `match`. Event property filters only, where the reader says which patterns every store runs (NodeRules.regex).
+ */
+export const REGEX_OPERATORS = ['regex', 'not_regex'] as const
 
-export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number]
+export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number] | (typeof REGEX_OPERATORS)[number]
 
 /** Groups of filters nest at most this deep: each level is a nested SQL condition. */
 export const MAX_PROPERTY_DEPTH = 8

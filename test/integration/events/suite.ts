@@ -87,6 +87,14 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.match(res.body.detail, /^The HogQL filter "properties.color": The expression is a text, not a condition/)
   })
 
+  t.test("regex and not_regex search a property's text; a pattern the stores cannot all run answers 400", async (t) => {
+    t.same((await props([{ key: 'color', value: '^(red|blu)', operator: 'regex' }])).colors, ['blue', 'red'])
+    t.same((await props([{ key: 'color', value: 'e', operator: 'not_regex' }])).colors, [null], 'a missing color passes not_regex')
+    const res: any = await props([{ key: 'color', value: '(?<=r)ed', operator: 'regex' }])
+    t.same([res.status, res.body.type, res.body.attr], [400, 'validation_error', 'properties'])
+    t.match(res.body.detail, /is a regex skylark's stores can't run/)
+  })
+
   t.test('is_set counts a key whose value is null; is_not_set does not', async (t) => {
     t.same((await props([{ key: 'note', operator: 'is_set' }])).colors, ['blue'])
     t.equal((await props([{ key: 'note', operator: 'is_not_set' }])).count, 4)

@@ -496,12 +496,14 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     t.match(refused.body, { type: 'validation_error', detail: 'math_hogql: The aggregation quantile() is not supported in HogQL math here; sum, avg, min, max and count are.' })
   })
 
-  t.test("HogQL property filters: a metric's events are those whose expression holds, as PostHog's property_to_expr parses the key", async (t) => {
+  t.test("HogQL property filters and the regex operator: a metric's events are those they hold for, as PostHog's property_to_expr reads them", async (t) => {
     const where = (key: string) => mean({ kind: 'EventsNode', event: 'purchased', properties: [{ type: 'hogql', key, value: null }] })
     const converts = (v: Variant, i: number) => plan(v, i).converts
     checkAnswer(t, await query(where('properties.amount > 20')), expect((v, i) => (converts(v, i) && plan(v, i).amount > 20 ? 1 : 0)), 'mean')
     // The 'n/a' purchases are texts: in the list, not numbers.
     checkAnswer(t, await query(where("properties.amount in ('n/a', '5') or properties.amount like '1%'")), expect((v, i) => (converts(v, i) ? (plan(v, i).amount === 5 || String(plan(v, i).amount).startsWith('1') ? 1 : 0) : i % 4 === 1 ? 1 : 0)), 'mean')
+    const regex = mean({ kind: 'EventsNode', event: 'purchased', properties: [{ key: 'amount', operator: 'regex', value: '^[12]\\d' }] })
+    checkAnswer(t, await query(regex), expect((v, i) => (converts(v, i) && /^[12]\d/.test(String(plan(v, i).amount)) ? 1 : 0)), 'mean')
     const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: where('properties.amount') } })
     t.equal(refused.status, 400)
     t.match(refused.body, { type: 'validation_error', detail: /^HogQL filter "properties.amount": The expression is a text, not a condition/ })

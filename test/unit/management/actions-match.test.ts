@@ -110,7 +110,11 @@ t.test('property filters (HogQL ones too) hold as the stores apply them, and wha
     'groups nest',
   )
   t.throws(() => action({ properties: [{ key: 'email', value: 'x', type: 'person' }] }), { code: 'unsupported', message: /person property filters/ })
-  t.throws(() => action({ properties: [{ key: 'path', value: '^/a', operator: 'regex' }] }), { message: /"regex"/ })
+  const path = action({ properties: [{ key: 'path', value: '^/a/\\d+', operator: 'regex' }, { key: 'path', value: '/b$', operator: 'not_regex' }] })
+  t.ok(path(event('e', { path: '/a/12/c' })), 'regex searches, not_regex')
+  t.notOk(path(event('e', { path: '/a/12/b' })))
+  t.notOk(path(event('e')), 'regex: a missing property matches nothing')
+  t.throws(() => action({ properties: [{ key: 'path', value: '^(?=/a)', operator: 'regex' }] }), { message: /the regex "\^\(\?=\/a\)", which the stores can't run/ })
   const hogql = action({ properties: [{ key: "properties.$current_url ilike '%/pricing%' and properties.amount > 10", type: 'hogql' }] })
   t.ok(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 12 })), 'a HogQL filter holds')
   t.notOk(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 'n/a' })))

@@ -4,16 +4,13 @@
  * clickhouse-hogql.ts, each as hogql-math.ts evaluates the expression. Events with texts, numbers, booleans,
  * objects, nulls and missing properties.
  */
-import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
 import { propertiesHold } from '../../../src/management/actions/properties.js'
-import type { EventRow } from '../../../src/storage/events/index.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
-import { bothEventStores } from '../../helpers/event-stores.js'
+import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
 
 const TEAM = 4
-const T0 = Date.parse('2024-06-01T00:00:00Z')
 
 const PROPERTIES: Record<string, Record<string, unknown>> = {
   d1: { $browser: 'Chrome', plan: 'pro', amount: 25, $current_url: 'https://x.io/pricing?a=1' },
@@ -23,20 +20,6 @@ const PROPERTIES: Record<string, Record<string, unknown>> = {
   d5: { $browser: 'chrome', plan: { tier: 2 }, amount: 'n/a', paid: false, 'odd "key"': 'yes', 'back\\slash': 'b' },
 }
 
-function rows(): EventRow[] {
-  return Object.entries(PROPERTIES).map(([id, properties], i) => ({
-    uuid: randomUUID(),
-    team_id: TEAM,
-    event: '$pageview',
-    distinct_id: id,
-    person_id: `00000000-0000-4000-8000-00000000000${i}`,
-    properties: JSON.stringify(properties),
-    timestamp: T0 + i * 1000,
-    created_at: T0 + i * 1000,
-    groups: ['', '', '', '', ''],
-    elements_chain: '',
-  }))
-}
 
 const CASES: Array<[string, string[]]> = [
   ["properties.$browser = 'Chrome'", ['d1']],
@@ -69,7 +52,7 @@ const CASES: Array<[string, string[]]> = [
 const hogql = (key: string) => ({ type: 'hogql', key, value: null })
 
 t.test('HogQL filters pass the same events on both stores and in the action matcher', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
-  const { sqlite, clickhouse } = await bothEventStores(t, rows(), 'skylark_hogql_filters')
+  const { sqlite, clickhouse } = await bothEventStores(t, pageviewRows(TEAM, PROPERTIES), 'skylark_hogql_filters')
   for (const [text, want] of CASES) {
     const name = text.length > 80 ? `${text.slice(0, 77)}...` : text
     const properties = propertyFilters([hogql(text)])
