@@ -2,12 +2,12 @@
  * Element filters (`type: "element"`) on a metric's events, as PostHog's `property_to_expr` reads them:
  * `selector` and `tag_name` (`exact` or `is_not` only) match the elements chain as an action step's selector and
  * tag name do; `href` compares the chain's first href and `text` any one of its texts, with a property filter's
- * operators. A list of values is any of them, or every one for a negated operator; a single-item list is its
+ * operators (the regex ones too). A list of values is any of them, or every one for a negated operator; a single-item list is its
  * item. Other keys are a 400.
  */
 import { ValidationError } from '../common/errors.js'
 import type { JsonObject } from '../common/json.js'
-import { chainCondition, stepRunnable } from '../management/index.js'
+import { chainCondition, stepRunnable, storesCanRun } from '../management/index.js'
 import { readPropertyFilter, type ActionStepCondition, type EventPropertyFilter, type NodeRefusal, type PropertyNode } from '../storage/events/index.js'
 
 const NEGATED: ReadonlySet<string> = new Set(['is_not', 'not_icontains'])
@@ -17,7 +17,7 @@ const NOTHING: PropertyNode = { distinctIds: [] }
 const invalid = (detail: string) => new ValidationError('invalid', detail)
 
 export function elementFilter(leaf: JsonObject, refuse: (refusal: NodeRefusal) => never): PropertyNode {
-  const { key, operator, value } = readPropertyFilter(leaf, 'properties', { kind: () => (f) => f, refuse }) as EventPropertyFilter
+  const { key, operator, value } = readPropertyFilter(leaf, 'properties', { kind: () => (f) => f, regex: storesCanRun, refuse }) as EventPropertyFilter
   if (key !== 'selector' && key !== 'tag_name' && key !== 'href' && key !== 'text') {
     throw invalid(`Element filters on ${JSON.stringify(key)} are not supported; selector, tag_name, href and text are.`)
   }

@@ -10,7 +10,7 @@
  * thread costs about a millisecond and queues behind any scan.
  */
 import type { MessagePort } from 'node:worker_threads'
-import { registerHogqlFunction } from '../storage/events/index.js'
+import { registerHogqlFunction, registerRegexFunction, type RegexEngine } from '../storage/events/index.js'
 import { openDatabase, type Db } from '../storage/index.js'
 import { ReadThread, serveReads } from '../storage/read-thread.js'
 import { DefinitionReads } from './definition-reads.js'
@@ -42,9 +42,11 @@ type Read = (...args: unknown[]) => unknown
 /** Every scanning read as a pair of its reader and its method. */
 const EACH = (Object.entries(SCANS) as Array<[keyof Readers, readonly string[]]>).flatMap(([reader, methods]) => methods.map((method) => [reader, method] as const))
 
-function readersOf(db: Db): Readers {
+/** `regex` runs the regex operators of person and group filters (none given: a scan with one fails). */
+function readersOf(db: Db, regex: RegexEngine | null): Readers {
   // HogQL filters on person properties (`person.properties.<key>`) reach the persons scans as conditions.
   registerHogqlFunction(db)
+  registerRegexFunction(db, regex)
   return { listing: new PersonListing(db), groups: new GroupReads(db), definitions: new DefinitionReads(db) }
 }
 
@@ -61,8 +63,8 @@ function readIn(readers: Readers): Call {
 }
 
 /** The same reads on the calling thread: for a connection no other thread can open (tests' `:memory:`). */
-export function inPlaceScans(db: Db): PersonScans {
-  const read = readIn(readersOf(db))
+export function inPlaceScans(db: Db, regex: RegexEngine | null = null): PersonScans {
+  const read = readIn(readersOf(db, regex))
   return scansBy(async (reader, method, args) => read(reader, method, args))
 }
 
@@ -85,11 +87,14 @@ export function personScanThread(options: PersonScanThreadOptions): PersonScans 
   return { ...scansBy((reader, method, args) => thread.call(`${reader}.${method}`, args)), close: () => thread.close() }
 }
 
-/** The thread's side: its own read-only connection to persons.db, opened at the first read. */
-export function servePersonScans(port: MessagePort, file: string): void {
+/**
+ * The thread's side: its own read-only connection to persons.db, opened at the first read. The entry hands in
+ * the flags' safe engine as `regex` (persons may not import flags).
+ */
+export function servePersonScans(port: MessagePort, file: string, regex: RegexEngine): void {
   serveReads(port, () => {
     const db = openDatabase(file, { readonly: true })
-    const read = readIn(readersOf(db))
+    const read = readIn(readersOf(db, regex))
     // Named `reader.method`, the scans only: the keyed lookups stay on the main thread.
     const reads: Record<string, Read> = {}
     for (const [reader, method] of EACH) reads[`${reader}.${method}`] = (...args) => read(reader, method, args)

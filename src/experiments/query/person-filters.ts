@@ -30,6 +30,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { storesCanRun } from '../../management/index.js'
 import {
   hogqlFilter,
   readPropertyFilter,
@@ -86,12 +87,14 @@ const unreadable = (): never => {
 }
 
 /** Reads a node, throwing `Error` for what can't be read: the planner reads it again and refuses it in its words. */
-const ANY_FILTER: NodeRules = { kind: () => (f) => f, refuse: unreadable }
+const ANY_FILTER: NodeRules = { kind: () => (f) => f, regex: storesCanRun, refuse: unreadable }
 
 /** A group leaf as the planner reads it: any unreadable part a 400. */
 const GROUP_LEAF: NodeRules = {
   kind: () => (f) => f,
+  regex: storesCanRun,
   refuse: (r) => {
+    if (r.why === 'regex') throw invalid(`A group filter's regex ${JSON.stringify(r.node.value)} is one skylark's stores can't run (look-around and backreferences are not supported).`)
     throw invalid(r.why === 'no_key' ? 'Every metric property filter needs a key.' : `A group filter's ${r.why === 'operator' ? 'operator' : 'value'} can't be read.`)
   },
 }
@@ -163,7 +166,7 @@ function cohortCondition(id: number, cohortById: CohortById | null, teamId: numb
   }
   const properties = expand(cohortById?.(teamId, id)?.filters?.properties, new Set([id]))
   try {
-    return readPropertyNode(properties, 'properties', 0, { kind: (type) => (type === 'person' ? (f) => f : undefined), refuse: () => { throw refuse() } })
+    return readPropertyNode(properties, 'properties', 0, { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } })
   } catch (error) {
     throw error instanceof ValidationError ? error : refuse()
   }

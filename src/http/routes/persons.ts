@@ -10,6 +10,7 @@
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
+import { storesCanRun } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { hogqlFilter } from '../../storage/events/index.js'
@@ -76,8 +77,9 @@ export const PERSON_COMPONENTS = {
 }
 
 /**
- * Person property filters, on the persons listed; HogQL ones too, where `properties.<key>` is the person's (as
- * in PostHog's persons query), and so is `person.properties.<key>`.
+ * Person property filters, on the persons listed (the regex operators too, for patterns every store runs);
+ * HogQL ones too, where `properties.<key>` is the person's (as in PostHog's persons query), and so is
+ * `person.properties.<key>`.
  */
 const PERSON_FILTERS: FilterKinds = {
   byDefault: 'person',
@@ -85,6 +87,7 @@ const PERSON_FILTERS: FilterKinds = {
     ['person', asIs],
     ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail))],
   ]),
+  regex: storesCanRun,
 }
 
 /** `ingestion` null (tests without capture): the persons API reads only. */

@@ -24,7 +24,7 @@ export interface FilterKinds {
   /** The type of a filter that names none. */
   readonly byDefault: string
   readonly kinds: ReadonlyMap<string, (filter: EventPropertyFilter) => PropertyNode>
-  /** Whether the stores run a regex operator's pattern (event filters only); absent, the operators are refused. */
+  /** Whether the stores run a regex operator's pattern (NodeRules.regex); absent, the operators are refused. */
   readonly regex?: (pattern: string) => boolean
 }
 
@@ -49,7 +49,7 @@ function refusal(r: NodeRefusal, kinds: FilterKinds): ValidationError {
     case 'type':
       return invalid(`${r.path} has type ${JSON.stringify(r.node.type)}; this endpoint filters on ${[...kinds.kinds.keys()].join(' or ')} properties only.`)
     case 'operator':
-      return invalid(`${r.path}.operator must be one of ${PROPERTY_OPERATORS.join(', ')}${kinds.regex ? ' (and regex, not_regex on event properties)' : ''}.`)
+      return invalid(`${r.path}.operator must be one of ${PROPERTY_OPERATORS.join(', ')}${kinds.regex ? ', regex, not_regex' : ''}.`)
     case 'value':
       return invalid(`${r.path}.value must be a scalar or a list of scalars (a text, for a regex).`)
     case 'regex':

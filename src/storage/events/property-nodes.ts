@@ -21,8 +21,9 @@ export interface NodeRules {
   /** A missing key is refused before a refused type (the read APIs' order); by default after it. */
   keyFirst?: boolean
   /**
-   * Whether every store runs a pattern of the regex operators (REGEX_OPERATORS), which only event property
-   * filters take; absent, they are refused as other operators are. A pattern it refuses is a `regex` refusal.
+   * Whether every store runs a pattern of the regex operators (REGEX_OPERATORS); absent, they are refused as
+   * other operators are. A pattern it refuses is a `regex` refusal. A reader sets it only where each filter type
+   * it takes is evaluated where `skylark_regex` is (events.db, persons.db) or by the matcher's engine.
    */
   regex?: (pattern: string) => boolean
   refuse(refusal: NodeRefusal): never
@@ -50,7 +51,7 @@ export function readPropertyFilter(node: JsonObject, path: string, rules: NodeRu
   if (typeof node.key !== 'string') return rules.refuse({ why: 'no_key', path, node })
   const operator = (node.operator ?? 'exact') as PropertyOperator
   const regex = (REGEX_OPERATORS as readonly unknown[]).includes(operator)
-  if (!OPERATORS.includes(operator) && !(regex && rules.regex && (node.type ?? 'event') === 'event')) return rules.refuse({ why: 'operator', path, node })
+  if (!OPERATORS.includes(operator) && !(regex && rules.regex)) return rules.refuse({ why: 'operator', path, node })
   const value = node.value
   if (regex && typeof value !== 'string') return rules.refuse({ why: 'value', path, node })
   if (!(value === undefined || isFilterScalar(value) || (Array.isArray(value) && value.every(isFilterScalar)))) return rules.refuse({ why: 'value', path, node })

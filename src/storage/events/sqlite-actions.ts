@@ -24,17 +24,26 @@ export interface ActionSqlContext {
 /** A regex search engine: a pattern's test, or null for a pattern it refuses (which then matches nothing). */
 export type RegexEngine = (pattern: string) => { test(text: string): boolean | null } | null
 
+const text = (v: unknown) => (typeof v === 'string' ? v : null)
+
+/**
+ * `skylark_regex(text, pattern)`, the regex operators' search, on any connection whose conditions may hold one
+ * (events.db's reads, and persons.db's for person and group filters). Without an engine a query with one fails.
+ */
+export function registerRegexFunction(db: Db, regex: RegexEngine | null): void {
+  db.function('skylark_regex', { deterministic: true }, (value, pattern) => {
+    if (regex === null) throw new Error('no regex engine was given to this connection')
+    const t = text(value)
+    return t !== null && regex(String(pattern))?.test(t) === true ? 1 : 0
+  })
+}
+
 export function registerActionFunctions(db: Db, regex: RegexEngine | null): void {
-  const text = (v: unknown) => (typeof v === 'string' ? v : null)
   db.function('skylark_like', { deterministic: true }, (value, pattern, ci) => {
     const t = text(value)
     return t !== null && like(t, String(pattern), ci === 1) ? 1 : 0
   })
-  db.function('skylark_regex', { deterministic: true }, (value, pattern) => {
-    if (regex === null) throw new Error('no regex engine was given to the event store')
-    const t = text(value)
-    return t !== null && regex(String(pattern))?.test(t) === true ? 1 : 0
-  })
+  registerRegexFunction(db, regex)
   db.function('skylark_chain_href', { deterministic: true }, (chain) => chainHref(text(chain) ?? ''))
   db.function('skylark_chain_values', { deterministic: true }, (chain, column) =>
     JSON.stringify(chainValues(text(chain) ?? '', String(column) as Exclude<ChainColumn, 'href'>)),

@@ -52,6 +52,7 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     const either = { type: 'OR', values: [{ key: 'plan', value: 'pro', type: 'person' }, { key: 'color', value: 'green' }] }
     t.same((await props(either)).colors, ['green', 'blue', 'red'])
     t.same((await props([{ key: 'plan', value: 'free', type: 'person' }])).colors, [])
+    t.same((await props([{ key: 'plan', value: '^p', operator: 'regex', type: 'person' }])).colors, ['blue', 'red'], 'a regex on a person property')
   })
 
   t.test('a person filter matching more than 128 KB of distinct ids answers 400, never a partial list', async (t) => {

@@ -120,6 +120,13 @@ t.test('persons and groups read API', async (t) => {
     t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties', detail: /^The HogQL filter "properties.plan": The expression is a text/ }])
   })
 
+  t.test("regex and not_regex search a person property's text; a pattern the stores cannot all run answers 400", async (t) => {
+    t.same(await names(props([{ key: 'email', operator: 'regex', value: '^on.@example\\.com$' }])), ['user-1'])
+    t.same(await names(props([{ key: 'name', operator: 'not_regex', value: '^T', type: 'person' }])), ['user-3', 'user-1'], 'a missing name passes not_regex')
+    const bad = await server.api('GET', `${persons}?${props([{ key: 'email', operator: 'regex', value: '(?=o)' }])}`)
+    t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties', detail: /is a regex skylark's stores can't run/ }])
+  })
+
   t.test('groups filter by part of the key, and search their properties', async (t) => {
     const keys = async (query: string) => {
       const res = await server.api('GET', `${groups}?group_type_index=0&${query}`)

@@ -3,6 +3,7 @@ import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { exposureOf } from '../../../src/experiments/query/exposure.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
 import { personFilterLookup, type CohortSource } from '../../../src/experiments/query/person-filters.js'
+import { compileRegex } from '../../../src/flags/index.js'
 import { StaticCohortWriter } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
 import { TEAM, ev, harness } from '../persons/fixtures.js'
@@ -20,7 +21,7 @@ function personsWithTiers() {
   h.db.transaction(() => h.stage.process(events))()
   // A static cohort (1) of users 1 and 2.
   new StaticCohortWriter(h.db).replaceMembers(TEAM, 1, ['user-1', 'user-2'])
-  return inPlaceScans(h.db).listing
+  return inPlaceScans(h.db, compileRegex).listing
 }
 
 const noActions = () => null
@@ -154,4 +155,25 @@ t.test('a group property filter reads as the keys of the groups of its type it m
   t.same((await personFilterLookup(persons, null, TEAM, [[none]]))!.group(none), { groupTypeIndex: 3, groupKeys: [], excluded: undefined }, 'a type without groups: no key')
   t.throws(() => lookup!.group({ ...big, group_type_index: 7 }), { code: 'invalid', detail: 'A group filter needs a group_type_index from 0 to 4.' })
   t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Only event and HogQL property filters are supported in experiment metrics, not "group".' }, 'without persons.db')
+})
+
+t.test("regex person, group and cohort filters read as the persons (groups) whose property's text the pattern finds", async (t) => {
+  const persons = personsWithTiers()
+  const ids = (node: unknown) => [...((node as { distinctIds?: string[]; groupKeys?: string[] }).distinctIds ?? (node as { groupKeys: string[] }).groupKeys)].sort()
+  const goldish = { key: 'tier', operator: 'regex', value: 'ol', type: 'person' }
+  const notYoung = { key: 'age', operator: 'not_regex', value: '[0-4]$', type: 'person' }
+  const midSize = { key: 'size', operator: 'regex', value: '^[12]0$', type: 'group', group_type_index: 0 }
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [goldish, notYoung, midSize, { key: 'id', value: 2, type: 'cohort' }] } }
+  const cohorts = new Map<number, CohortSource>([[2, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'tier', operator: 'regex', value: '^g', type: 'person' }] } } }]])
+  const lookup = await personFilterLookup(persons, (_, id) => cohorts.get(id) ?? null, TEAM, [metric])
+  const [gold, older, companies, cohort] = planMetric(metric, noActions, lookup).steps[0].properties!
+  t.same(ids(gold), ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'], 'a search of the text: gold')
+  t.same(ids(older), ['anon-6', 'anon-8', 'user-5', 'user-6', 'user-7', 'user-8', 'user-9'], 'not_regex: ages 25 to 29')
+  t.same(ids(companies), ['co-1', 'co-2'], "the companies of size 10 and 20, a number's text")
+  t.same(ids(cohort), ids(gold), "a dynamic cohort's regex condition")
+  const bad = { ...metric, source: { ...metric.source, properties: [{ ...goldish, value: '(?=g)' }] } }
+  t.throws(() => planMetric(bad, noActions, lookup), { code: 'invalid', detail: /can't run the regex "\(\?=g\)"/ }, 'a person filter with a pattern the stores cannot all run')
+  t.throws(() => lookup!.group({ ...midSize, value: '(a)\\1' }), { code: 'invalid', detail: /A group filter's regex "\(a\)\\\\1" is one skylark's stores can't run/ }, 'a group filter with one')
+  cohorts.set(3, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'tier', operator: 'regex', value: '(?<=g)old', type: 'person' }] } } })
+  await t.rejects(personFilterLookup(persons, (_, id) => cohorts.get(id) ?? null, TEAM, [[{ key: 'id', value: 3, type: 'cohort' }]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark's experiments can't evaluate/ }, 'a cohort with one')
 })

@@ -2,6 +2,7 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
+import { compileRegex } from '../../../src/flags/index.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { DefinitionRecorder, personScanThread, StaticCohortWriter, type PersonScans } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
@@ -35,7 +36,7 @@ function filledFile(dir: string): string {
 t.test('every scanning read answers through the thread what it answers in place', async (t) => {
   const file = filledFile(t.testdir())
   const db = openDatabase(file, { readonly: true })
-  const direct = inPlaceScans(db)
+  const direct = inPlaceScans(db, compileRegex)
   const started: number[] = []
   const threaded = personScanThread({ file, entry: ENTRY, onThreadStart: (id) => started.push(id) })
   t.teardown(async () => {
@@ -47,6 +48,8 @@ t.test('every scanning read answers through the thread what it answers in place'
   const reads: Array<[string, (s: PersonScans) => Promise<unknown>]> = [
     ['listPersons', (s) => s.listing.listPersons(TEAM, { limit: 20, offset: 5 })],
     ['listPersons filtered', (s) => s.listing.listPersons(TEAM, { properties: plan, search: 'example', limit: 10, offset: 0 })],
+    ['listPersons by a regex', (s) => s.listing.listPersons(TEAM, { properties: [{ key: 'email', operator: 'regex', value: '^u1\\d@' }], limit: 20, offset: 0 })],
+    ['groupKeysMatching by a regex', (s) => s.listing.groupKeysMatching(TEAM, 0, [{ key: 'name', operator: 'not_regex', value: '[0-4]$' }], 1_000)],
     ['listPersons matching none', (s) => s.listing.listPersons(TEAM, { properties: [{ key: 'absent', operator: 'exact', value: 'x' }], limit: 10, offset: 0 })],
     ['countPersons', (s) => s.listing.countPersons(TEAM, { properties: plan })],
     ['distinctIdsMatching', (s) => s.listing.distinctIdsMatching(TEAM, plan, 1_000)],
@@ -84,6 +87,8 @@ t.test('every scanning read answers through the thread what it answers in place'
   t.equal(await direct.listing.groupKeysByProperty(TEAM, 0, 'size', 10), null, 'past its bound')
   t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000))?.sort(), ['co-3', 'co-4', 'co-5', 'co-6'])
   t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'size', operator: 'gt', value: 2 }], 1_000, true))?.sort(), ['co-0', 'co-1', 'co-2'])
+  t.same((await direct.listing.listPersons(TEAM, { properties: [{ key: 'email', operator: 'regex', value: '^u1\\d@' }], limit: 20, offset: 0 })).map((p) => p.properties.email).sort(), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19].map((i) => `u${i}@${i % 3 ? 'example.com' : 'other.io'}`), 'a regex person filter: a search of the text')
+  t.same((await direct.listing.groupKeysMatching(TEAM, 0, [{ key: 'name', operator: 'not_regex', value: '[0-4]$' }], 1_000))?.sort(), ['co-5', 'co-6'])
   t.equal(started.length, 1, 'one thread answered them all')
 })
 

@@ -1,7 +1,8 @@
 /**
  * Element filters (`type: "element"`) in the new engine's metric filters read as PostHog's `property_to_expr`
  * compiles them, and both event stores match the same events: `text` on any text of the chain, `href` on its
- * first href, `selector` and `tag_name` as an action step's, each operator as a property filter's, and lists.
+ * first href, `selector` and `tag_name` as an action step's, each operator as a property filter's (regex ones
+ * included), and lists.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
@@ -57,6 +58,10 @@ const CASES: Array<[string, Record<string, unknown>, string[]]> = [
   ['selector of a tag and class', element('selector', 'a.btn'), ['d1']],
   ['selector of an id alone', element('selector', '#login'), ['d2']],
   ['selector is_not', element('selector', '#login', 'is_not'), ['d1', 'd3', 'd4', 'd5']],
+  ['text regex: a search of any text', element('text', '^(Sign|Log) ', 'regex'), ['d1', 'd2']],
+  ['text not_regex: some text it does not find', element('text', '^Sign', 'not_regex'), ['d2', 'd3', 'd5']],
+  ['href regex', element('href', '\\?ref=\\d$', 'regex'), ['d5']],
+  ['href not_regex, a chain without one included', element('href', '^/signup', 'not_regex'), ['d2', 'd3', 'd4']],
   ['an empty list matches nothing', element('text', []), []],
 ]
 
@@ -73,6 +78,7 @@ t.test('element filters the stores cannot compute are a 400 naming them', async 
   t.throws(() => propertyFilters([element('attr_class', 'btn')]), { code: 'invalid', detail: 'Element filters on "attr_class" are not supported; selector, tag_name, href and text are.' })
   t.throws(() => propertyFilters([element('selector', 'a', 'icontains')]), { code: 'invalid', detail: 'Element selector filters take only the exact and is_not operators.' })
   t.throws(() => propertyFilters([element('tag_name', null)]), { code: 'invalid', detail: 'An element tag_name filter needs a value.' })
-  t.throws(() => propertyFilters([element('text', 'x', 'regex')]), { code: 'invalid', detail: 'Unsupported property operator in experiment metrics: regex.' })
+  t.throws(() => propertyFilters([element('tag_name', 'a', 'regex')]), { code: 'invalid', detail: 'Element tag_name filters take only the exact and is_not operators.' })
+  t.throws(() => propertyFilters([element('text', '(?<!x)y', 'regex')]), { code: 'invalid', detail: /can't run the regex "\(\?<!x\)y"/ })
   t.same(propertyFilters([element('text', 'Sign up')]), [{ element: 'text', filter: { key: 'text', operator: 'exact', value: 'Sign up' } }])
 })
