@@ -2,7 +2,7 @@
 // temp folder (loopback only, free ports, user `default` without a password), started and awaited. Shared by
 // test/helpers/clickhouse.ts (which stops, kills and restarts it) and bench/lib/servers.mjs.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
 import { createServer } from 'node:net'
@@ -16,16 +16,40 @@ export function clickhouseBinary() {
   return found.stdout.trim().split('\n')[0] || null
 }
 
-/** A TCP port nothing listens on at the moment, on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
+/**
+ * The lowest port the kernel hands out to outgoing connections (Linux's default when it can't be read). A port
+ * from that range, free when picked, can be taken by any connect() before the server binds it (a cluster test
+ * lost a shard's start to that once), so freePort picks below it.
+ */
+function ephemeralLow() {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    if (Number.isInteger(low) && low > 2048) return low
+  } catch {
+    // not Linux
+  }
+  return 32768
+}
+
+const PORTS_FROM = Math.max(1024, ephemeralLow() - 12_000)
+const PORTS_TO = ephemeralLow() - 1
+
+/** Whether `port` can be listened on at the moment, on 127.0.0.1. */
+function canListen(port) {
+  return new Promise((resolve) => {
     const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
   })
+}
+
+/** A TCP port nothing listens on at the moment, on 127.0.0.1, outside the range outgoing connections take theirs from. */
+export async function freePort() {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM + 1))
+    if (await canListen(port)) return port
+  }
+  throw new Error(`no free port in ${PORTS_FROM}–${PORTS_TO}`)
 }
 
 // `settings`: more of the default profile's settings, by name (a cluster test's insert_quorum).
@@ -71,16 +95,17 @@ export async function prepareClickHouse(prefix, maxMemoryBytes, settings = {}) {
  * One HTTP request to ClickHouse on a connection of its own, closed after it: on SIGTERM ClickHouse waits
  * for its open connections (≈7 s for the keep-alive one `fetch` leaves), and tests and benchmarks stop it often.
  */
-function clickhouseRequest(url, body) {
+function clickhouseRequest(url, body, timeoutMs = 0) {
   return new Promise((resolve, reject) => {
     const client = url.startsWith('https:') ? https : http
-    const req = client.request(url, { method: body === undefined ? 'GET' : 'POST', agent: false }, (res) => {
+    const req = client.request(url, { method: body === undefined ? 'GET' : 'POST', agent: false, timeout: timeoutMs }, (res) => {
       const chunks = []
       res.on('data', (chunk) => chunks.push(chunk))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
       res.on('error', reject)
     })
     req.on('error', reject)
+    req.on('timeout', () => req.destroy(new Error('no answer in time')))
     req.end(body)
   })
 }
@@ -92,19 +117,31 @@ export async function clickhouseQuery(url, sql, body = '') {
   return res.text
 }
 
+/** The last lines of a log, or why there are none. */
+function logTail(file) {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-8).join('\n')
+  } catch (error) {
+    return `(${error.message})`
+  }
+}
+
 /** Starts the server of a prepared folder and resolves once it answers /ping; it may be started again after it stopped. */
 export async function spawnClickHouse(binary, prepared, timeoutMs) {
   const proc = spawn(binary, [`--config-file=${join(prepared.dir, 'config.xml')}`], { cwd: prepared.dir, stdio: 'ignore' })
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
-      if ((await clickhouseRequest(`${prepared.url}/ping`)).status === 200) return proc
+      // Bounded: whatever else holds the port may accept and never answer.
+      if ((await clickhouseRequest(`${prepared.url}/ping`, undefined, 2_000)).status === 200) return proc
     } catch {
       // not up yet
     }
     if (Date.now() > deadline || proc.exitCode !== null) {
       proc.kill('SIGKILL')
-      throw new Error(`clickhouse-server did not start within ${timeoutMs / 1000} s (see ${prepared.dir}/error.log)`)
+      // The folder is often removed by the caller's cleanup: the log's end goes into the message.
+      const why = proc.exitCode !== null ? `exited with code ${proc.exitCode}` : `did not start within ${timeoutMs / 1000} s`
+      throw new Error(`clickhouse-server ${why}; the end of ${prepared.dir}/error.log:\n${logTail(join(prepared.dir, 'error.log'))}`)
     }
     await sleep(100)
   }
