@@ -8,8 +8,8 @@
  * event.
  *
  * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
- * groups of them, the dynamic cohorts it names read in their place) match; a cohort with other conditions
- * (behavioural, static cohorts, negated ones) is a 400 naming it. `not_in` reads the other persons.
+ * groups of them, negated ones included, the dynamic cohorts it names read in their place) match; a cohort with
+ * other conditions (behavioural, static or negated cohorts) is a 400 naming it. `not_in` reads the other persons.
  *
  * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
  * ids of the persons whose properties its expression holds for, as a person property filter does.
@@ -33,8 +33,8 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { storesCanRun } from '../../management/index.js'
 import {
   hogqlFilter,
+  MAX_PROPERTY_DEPTH,
   readPropertyFilter,
-  readPropertyNode,
   readsPersons,
   type EventPropertyFilter,
   type HogqlCondition,
@@ -150,26 +150,28 @@ function findFilters(node: unknown, into: Found): Found {
 }
 
 /**
- * A dynamic cohort's conditions as one node over persons, a dynamic cohort it names (`in` it) read in its place;
- * a 400 when any condition is another kind (behavioural, negated, a static cohort, `not_in` a cohort, a cycle).
+ * A dynamic cohort's conditions as one node over persons, a dynamic cohort it names (`in` it) read in its place
+ * and a negated person condition as its negation (PostHog's `NOT (…)`: a person without the property meets it);
+ * a 400 when any condition is another kind (behavioural, a static cohort, `not_in` or a negated cohort, a cycle).
  */
 function cohortCondition(id: number, cohortById: CohortById | null, teamId: number): PropertyNode {
-  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and dynamic cohorts of them are: no behavioural, static cohort or negated ones).`)
-  const expand = (node: unknown, seen: ReadonlySet<number>): unknown => {
-    if (isPlainObject(node) && Array.isArray(node.values)) return { ...node, values: node.values.map((v) => expand(v, seen)) }
-    if (!isPlainObject(node) || node.negation === true) throw refuse()
-    if (node.type === 'person') return node
-    const nested = node.type === 'cohort' && (node.operator ?? 'in') === 'in' ? cohortId(node) : null
+  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and dynamic cohorts of them are: no behavioural, static cohort or negated cohort ones).`)
+  const personLeaf: NodeRules = { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } }
+  // Nested cohorts read in place add to the depth, as they would in one stored tree.
+  const read = (node: unknown, seen: ReadonlySet<number>, depth: number): PropertyNode => {
+    if (depth > MAX_PROPERTY_DEPTH) throw refuse()
+    if (!isPlainObject(node)) throw refuse()
+    if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) return { type: node.type, values: node.values.map((v) => read(v, seen, depth + 1)) }
+    if (node.type === 'person') {
+      const filter = readPropertyFilter(node, 'properties', personLeaf)
+      return node.negation === true ? { not: filter } : filter
+    }
+    const nested = node.type === 'cohort' && node.negation !== true && (node.operator ?? 'in') === 'in' ? cohortId(node) : null
     const cohort = nested === null || seen.has(nested) ? null : (cohortById?.(teamId, nested) ?? null)
     if (cohort === null || cohort.deleted || cohort.is_static) throw refuse()
-    return expand(cohort.filters?.properties, new Set([...seen, nested!]))
+    return read(cohort.filters?.properties, new Set([...seen, nested!]), depth + 1)
   }
-  const properties = expand(cohortById?.(teamId, id)?.filters?.properties, new Set([id]))
-  try {
-    return readPropertyNode(properties, 'properties', 0, { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } })
-  } catch (error) {
-    throw error instanceof ValidationError ? error : refuse()
-  }
+  return read(cohortById?.(teamId, id)?.filters?.properties, new Set([id]), 0)
 }
 
 /**

@@ -89,6 +89,10 @@ t.test('a cohort filter reads as its static members, or the persons its person c
     [6, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 1, type: 'cohort' }] } } }],
     [7, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 8, type: 'cohort' }] } } }],
     [8, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 7, type: 'cohort' }] } } }],
+    // Negated person conditions: gold and not older than 25; without a plan (nobody has one); a negated cohort.
+    [10, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'tier', value: 'gold', type: 'person' }, { key: 'age', operator: 'gt', value: 25, type: 'person', negation: true }] } } }],
+    [11, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [{ key: 'plan', value: 'pro', type: 'person', negation: true }] } } }],
+    [12, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 2, type: 'cohort', negation: true }] } } }],
   ])
   const cohortById = (teamId: number, id: number) => (teamId === TEAM ? (cohorts.get(id) ?? null) : null)
   const leaf = (value: unknown, operator?: string) => ({ key: 'id', value, type: 'cohort', ...(operator ? { operator } : {}) })
@@ -106,6 +110,10 @@ t.test('a cohort filter reads as its static members, or the persons its person c
   t.same([...nested.distinctIds].sort(), ['anon-6', 'user-6'], 'a dynamic cohort it names, read in its place: gold, 26 to 28')
   for (const id of [6, 7]) await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(id)]]), { code: 'invalid', detail: new RegExp(`^Cohort ${id} has conditions`) }, `cohort ${id}`)
   await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(9)]]), { code: 'invalid', detail: 'The cohort filter names cohort 9, which does not exist.' })
+  const negated = (await personFilterLookup(persons, cohortById, TEAM, [[leaf(10), leaf(11)]]))!
+  t.same([...(negated.cohort(leaf(10)) as { distinctIds: string[] }).distinctIds].sort(), ['anon-0', 'user-0', 'user-3'], 'a negated person condition: gold, 25 or younger')
+  t.equal((negated.cohort(leaf(11)) as { distinctIds: string[] }).distinctIds.length, 15, 'negating a property nobody has: every person, every id')
+  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(12)]]), { code: 'invalid', detail: /^Cohort 12 has conditions/ }, 'a negated cohort')
   t.throws(() => lookup.cohort(leaf('x')), { code: 'invalid', detail: 'A cohort filter needs the id of a cohort as its value.' })
 })
 
