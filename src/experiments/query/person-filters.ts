@@ -8,8 +8,8 @@
  * event.
  *
  * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
- * groups of them, negated ones included, the dynamic cohorts it names read in their place) match; a cohort with
- * other conditions (behavioural, static or negated cohorts) is a 400 naming it. `not_in` reads the other persons.
+ * groups of them, negated ones included, the cohorts it names read in their place) match; a cohort with other
+ * conditions (behavioural, negated cohorts) is a 400 naming it. `not_in` reads the other persons.
  *
  * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
  * ids of the persons whose properties its expression holds for, as a person property filter does.
@@ -150,12 +150,13 @@ function findFilters(node: unknown, into: Found): Found {
 }
 
 /**
- * A dynamic cohort's conditions as one node over persons, a dynamic cohort it names (`in` it) read in its place
- * and a negated person condition as its negation (PostHog's `NOT (…)`: a person without the property meets it);
- * a 400 when any condition is another kind (behavioural, a static cohort, `not_in` or a negated cohort, a cycle).
+ * A dynamic cohort's conditions as one node over persons: a dynamic cohort it names (`in` it) read in its place, a
+ * static one as its members, and a negated person condition as its negation (PostHog's `NOT (…)`: a person
+ * without the property meets it); a 400 when any condition is another kind (behavioural, `not_in` or a negated
+ * cohort, a cycle).
  */
 function cohortCondition(id: number, cohortById: CohortById | null, teamId: number): PropertyNode {
-  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and dynamic cohorts of them are: no behavioural, static cohort or negated cohort ones).`)
+  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and the cohorts they name are: no behavioural or negated cohort ones).`)
   const personLeaf: NodeRules = { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } }
   // Nested cohorts read in place add to the depth, as they would in one stored tree.
   const read = (node: unknown, seen: ReadonlySet<number>, depth: number): PropertyNode => {
@@ -168,7 +169,8 @@ function cohortCondition(id: number, cohortById: CohortById | null, teamId: numb
     }
     const nested = node.type === 'cohort' && node.negation !== true && (node.operator ?? 'in') === 'in' ? cohortId(node) : null
     const cohort = nested === null || seen.has(nested) ? null : (cohortById?.(teamId, nested) ?? null)
-    if (cohort === null || cohort.deleted || cohort.is_static) throw refuse()
+    if (cohort === null || cohort.deleted) throw refuse()
+    if (cohort.is_static) return { staticCohort: nested!, teamId }
     return read(cohort.filters?.properties, new Set([...seen, nested!]), depth + 1)
   }
   return read(cohortById?.(teamId, id)?.filters?.properties, new Set([id]), 0)

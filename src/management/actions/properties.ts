@@ -122,7 +122,7 @@ function nodeHolds(node: PropertyNode, properties: Record<string, unknown>): boo
   if ('key' in node) return filterHolds(node, properties)
   if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key))
   // None is ever read from a step's properties.
-  if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node) return false
+  if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node) return false
   if (node.values.length === 0) return true
   return node.type === 'OR' ? node.values.some((v) => nodeHolds(v, properties)) : node.values.every((v) => nodeHolds(v, properties))
 }

@@ -156,6 +156,8 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   if ('not' in node) return `NOT ifNull(${nodeCondition(node.not, f)}, 0)`
   // Its aliases are named by the expression: the same filter, read again elsewhere in a query, defines them alike.
   if ('hogql' in node) return hogqlConditionSql(node.hogql, (key) => propertyTextExpr(key, f), `_hq_${aliasOf(JSON.stringify(node.hogql))}`)
+  // The planners resolve it in persons.db into distinct ids first; reaching here is a bug, not a request's fault.
+  if ('staticCohort' in node) throw new Error('a static cohort condition is read over persons.db only')
   if (node.values.length === 0) return '1'
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }

@@ -94,6 +94,8 @@ function nodeCondition(node: PropertyNode): SqlFragment {
     return { sql: `NOT coalesce(${inner.sql}, 0)`, params: inner.params }
   }
   if ('hogql' in node) return hogqlCondition(node)
+  // Over persons.db's persons only (their `id`).
+  if ('staticCohort' in node) return { sql: 'id IN (SELECT person_id FROM cohort_people WHERE team_id = ? AND cohort_id = ?)', params: [node.teamId, node.staticCohort] }
   if (node.values.length === 0) return { sql: '1', params: [] }
   const parts = node.values.map(nodeCondition)
   return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }

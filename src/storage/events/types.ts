@@ -154,7 +154,25 @@ export interface HogqlCondition {
   hogql: HogqlNode
 }
 
-export type PropertyNode = EventPropertyFilter | PropertyGroup | DistinctIdCondition | GroupKeyCondition | ActionCondition | ElementCondition | NegatedCondition | HogqlCondition
+/**
+ * The persons in a static cohort (its members in persons.db's cohort_people): a condition over persons.db's
+ * persons only, where a dynamic cohort's conditions name a static cohort; no event store reads it.
+ */
+export interface StaticCohortCondition {
+  staticCohort: number
+  teamId: number
+}
+
+export type PropertyNode =
+  | EventPropertyFilter
+  | PropertyGroup
+  | DistinctIdCondition
+  | GroupKeyCondition
+  | ActionCondition
+  | ElementCondition
+  | NegatedCondition
+  | HogqlCondition
+  | StaticCohortCondition
 
 export interface EventFilter {
   teamId: number
