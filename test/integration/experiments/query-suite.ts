@@ -778,6 +778,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const cohort = await f.api('POST', `${f.base}/cohorts/`, { name: 'Gold', filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [person] }] } } })
     t.equal(cohort.status, 201, cohort.text)
     checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }] })), goldClicks, 'mean')
+    // A regex on the tier, and a cohort negating the condition: the gold tier again, and the others.
+    checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'tier', operator: 'regex', value: '^go', type: 'person' }] })), goldClicks, 'mean')
+    const others = await f.api('POST', `${f.base}/cohorts/`, { name: 'Not gold', filters: { properties: { type: 'AND', values: [{ ...person, negation: true }] } } })
+    t.equal(others.status, 201, others.text)
+    checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: others.body.id, type: 'cohort' }] })), expect((v, i) => (gold(i) ? 0 : plan(v, i).clicks)), 'mean')
     const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
     t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [person] } })).status, 200)
     const goldOnly = await query(mean(clicked))
