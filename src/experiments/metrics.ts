@@ -104,7 +104,7 @@ function leafRules(lookup: PersonLookup | null): NodeRules {
       if (type === 'hogql') {
         return (filter) => {
           const refusal = hogqlRefusal(filter)
-          const condition = hogqlFilter(filter, refusal)
+          const condition = hogqlFilter(filter, refusal, storesCanRun)
           if (!readsPersons(condition, refusal)) return condition
           return lookup !== null ? lookup.hogql(filter.key) : refusal('Person properties are not read here.')
         }

@@ -45,7 +45,7 @@ const EACH = (Object.entries(SCANS) as Array<[keyof Readers, readonly string[]]>
 /** `regex` runs the regex operators of person and group filters (none given: a scan with one fails). */
 function readersOf(db: Db, regex: RegexEngine | null): Readers {
   // HogQL filters on person properties (`person.properties.<key>`) reach the persons scans as conditions.
-  registerHogqlFunction(db)
+  registerHogqlFunction(db, regex)
   registerRegexFunction(db, regex)
   return { listing: new PersonListing(db), groups: new GroupReads(db), definitions: new DefinitionReads(db) }
 }

@@ -126,7 +126,7 @@ function findFilters(node: unknown, into: Found): Found {
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
     else if (node.type === 'hogql' && typeof node.key === 'string') {
       try {
-        const condition = hogqlFilter({ key: node.key, operator: 'exact' }, unreadable)
+        const condition = hogqlFilter({ key: node.key, operator: 'exact' }, unreadable, storesCanRun)
         if (readsPersons(condition, unreadable)) into.hogql.set(node.key, condition)
       } catch {
         // The planner refuses it with its message.

@@ -183,7 +183,7 @@ async function eventPropertyFilters(raw: string | null, persons: PersonReader | 
       'hogql',
       (filter) => {
         const refuse = (detail: string) => refuseHogql(filter, detail)
-        const condition = hogqlFilter(filter, refuse)
+        const condition = hogqlFilter(filter, refuse, storesCanRun)
         if (!readsPersons(condition, refuse)) return condition
         return persons ? byPersons(`The HogQL filter ${JSON.stringify(filter.key)}`, condition) : refuse('Person properties are not read here.')
       },

@@ -85,7 +85,7 @@ const PERSON_FILTERS: FilterKinds = {
   byDefault: 'person',
   kinds: new Map([
     ['person', asIs],
-    ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail))],
+    ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail), storesCanRun)],
   ]),
   regex: storesCanRun,
 }

@@ -51,7 +51,7 @@ function stepHogqlFilter(filter: EventPropertyFilter): PropertyNode {
   const refuse = (detail: string): never => {
     throw new Unsupported(`the HogQL filter ${JSON.stringify(filter.key)} (${detail})`)
   }
-  const condition = hogqlFilter(filter, refuse)
+  const condition = hogqlFilter(filter, refuse, storesCanRun)
   return readsPersons(condition, refuse) ? refuse('person properties') : condition
 }
 
@@ -120,7 +120,7 @@ export function propertiesHold(nodes: readonly PropertyNode[], properties: Recor
 
 function nodeHolds(node: PropertyNode, properties: Record<string, unknown>): boolean {
   if ('key' in node) return filterHolds(node, properties)
-  if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key))
+  if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key), compileRegex)
   // None is ever read from a step's properties.
   if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node) return false
   if (node.values.length === 0) return true

@@ -162,6 +162,7 @@ class Compiler {
       case 'notEmpty':
       case 'startsWith':
       case 'endsWith':
+      case 'match':
         return `toFloat64(${node.fn}(${args.map((a) => this.compile(a)).join(', ')}))`
       default:
         return `${node.fn}(${this.number(args[0])})`

@@ -8,7 +8,8 @@
  * properties.`any key`, properties."any key", properties['any key']), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
  * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, and of texts
- * lower, upper, length, empty, notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case). The same
+ * lower, upper, length, empty, notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
+ * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
  * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
@@ -21,6 +22,7 @@
  */
 import { like } from '../../common/sql-like.js'
 import { compareText } from './experiment-aggregate.js'
+import type { RegexEngine } from './sqlite-actions.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -42,6 +44,7 @@ export type HogqlFunction =
   | 'notEmpty'
   | 'startsWith'
   | 'endsWith'
+  | 'match'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -69,6 +72,12 @@ export function hogqlProperties(node: HogqlNode): string[] {
   if (node.op === 'property') return [node.key]
   if ('args' in node) return [...new Set(node.args.flatMap(hogqlProperties))]
   return []
+}
+
+/** The patterns of an expression's match() calls (literals: hogql-parse.ts), for its reader to check. */
+export function hogqlPatterns(node: HogqlNode): string[] {
+  const own = node.op === 'call' && node.fn === 'match' && node.args[1].op === 'text' ? [node.args[1].value] : []
+  return 'args' in node ? [...own, ...node.args.flatMap(hogqlPatterns)] : own
 }
 
 /** Whose properties an expression reads: the event's, the person's (`person.properties.<key>`), both or none. */
@@ -112,9 +121,12 @@ function compare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', c: number): number {
   return holds ? 1 : 0
 }
 
-/** Evaluates an expression on one event, `property` giving a property's text (null: missing or null). */
-export function evaluateHogql(node: HogqlNode, property: (key: string) => string | null): HogqlValue {
-  const value = (n: HogqlNode) => evaluateHogql(n, property)
+/**
+ * Evaluates an expression on one event, `property` giving a property's text (null: missing or null); `regex` runs
+ * match() (filters only), which without one fails.
+ */
+export function evaluateHogql(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null): HogqlValue {
+  const value = (n: HogqlNode) => evaluateHogql(n, property, regex)
   const number = (n: HogqlNode) => asNumber(n, value(n))
   switch (node.op) {
     case 'number':
@@ -167,17 +179,17 @@ export function evaluateHogql(node: HogqlNode, property: (key: string) => string
       return a === null || b === null ? null : like(a as string, b as string, node.op === 'ilike') ? 1 : 0
     }
     case 'call':
-      return call(node, value)
+      return call(node, value, regex)
   }
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
-export function hogqlHolds(node: HogqlNode, property: (key: string) => string | null): boolean {
-  const v = asNumber(node, evaluateHogql(node, property))
+export function hogqlHolds(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null): boolean {
+  const v = asNumber(node, evaluateHogql(node, property, regex))
   return v !== null && v !== 0
 }
 
-function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlValue): HogqlValue {
+function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlValue, regex: RegexEngine | null): HogqlValue {
   const args = node.args
   // An operand of a choice whose type is number is read as one (ClickHouse's common type).
   const chosen = (n: HogqlNode) => (node.type === 'number' ? asNumber(n, value(n)) : value(n))
@@ -205,6 +217,12 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     case 'endsWith': {
       const texts = args.map(value) as Array<string | null>
       return texts.includes(null) ? null : textCall(node.fn, texts as string[])
+    }
+    case 'match': {
+      // re2's search, as ClickHouse's match; the reader kept out what the stores can't run (hogqlPatterns).
+      const [text, pattern] = args.map(value) as Array<string | null>
+      if (regex === null) throw new Error('no regex engine was given to evaluate match()')
+      return text === null || pattern === null ? null : regex(pattern)?.test(text) === true ? 1 : 0
     }
     default: {
       // toFloat, abs, floor, ceil: a text operand is read as toFloat reads it.

@@ -30,10 +30,13 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['notEmpty', 1, 1],
   ['startsWith', 2, 2],
   ['endsWith', 2, 2],
+  ['match', 2, 2],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** The functions of texts, which refuse a number. */
-const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith'])
+const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match'])
+/** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
+const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
 const MAX_DEPTH = 64
 const MAX_LENGTH = 10_000
 const MAX_IN_TERMS = 1000
@@ -314,11 +317,13 @@ class Parser {
 
   #call(name: string): HogqlNode {
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
+    if (spec && this.use === 'HogQL math' && FILTER_FUNCTIONS.has(spec[0])) throw new HogqlMathError(`${spec[0]}() is read in HogQL filters only here, not in HogQL math.`)
     if (!spec) {
       if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
         throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
       }
-      throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${FUNCTIONS.map((f) => f[0]).join(', ')}.`)
+      const names = FUNCTIONS.map((f) => f[0]).filter((fn) => this.use === 'HogQL filters' || !FILTER_FUNCTIONS.has(fn))
+      throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
     const [fn, fewest, most] = spec
     const args = this.#arguments()
@@ -326,6 +331,8 @@ class Parser {
       throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
     }
     if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
+    // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
+    if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
     const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' ? 'text' : 'number'
     return { op: 'call', fn, type, args }
   }

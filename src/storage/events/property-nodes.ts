@@ -7,7 +7,7 @@
  * can't be evaluated, a metric's 400), so the refusal callback throws and the read stops at the first.
  */
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { HogqlMathError, hogqlHolders, parseHogqlCondition } from './hogql-math.js'
+import { HogqlMathError, hogqlHolders, hogqlPatterns, parseHogqlCondition } from './hogql-math.js'
 import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, REGEX_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
 
 /** What can't be read, with where (`properties[0].values[1]`, from the caller's `path`) and the node read. */
@@ -62,14 +62,21 @@ export function readPropertyFilter(node: JsonObject, path: string, rules: NodeRu
 /**
  * A HogQL filter (`type: 'hogql'`): its key is the expression, read as a condition (parseHogqlCondition), and
  * its operator and value are not read, as PostHog's `property_to_expr`. `refuse` words what can't be read.
+ * `regex` says whether every store runs a match() pattern (NodeRules.regex); undefined refuses match().
  */
-export function hogqlFilter(filter: EventPropertyFilter, refuse: (detail: string) => never): HogqlCondition {
+export function hogqlFilter(filter: EventPropertyFilter, refuse: (detail: string) => never, regex: ((pattern: string) => boolean) | undefined): HogqlCondition {
+  let condition: HogqlCondition
   try {
-    return { hogql: parseHogqlCondition(filter.key) }
+    condition = { hogql: parseHogqlCondition(filter.key) }
   } catch (error) {
     if (error instanceof HogqlMathError) return refuse(error.message)
     throw error
   }
+  for (const pattern of hogqlPatterns(condition.hogql)) {
+    if (regex === undefined) return refuse('match() is not read here.')
+    if (!regex(pattern)) return refuse(`match()'s pattern ${JSON.stringify(pattern)} is one skylark's stores can't run (look-around and backreferences are not supported: ClickHouse runs re2).`)
+  }
+  return condition
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import type { Db } from '../sqlite/database.js'
 import { hogqlHolds, hogqlProperties, type HogqlNode } from './hogql-math.js'
-import { actionCondition } from './sqlite-actions.js'
+import { actionCondition, type RegexEngine } from './sqlite-actions.js'
 import type { ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
 export interface SqlFragment {
@@ -124,8 +124,11 @@ function hogqlCondition(node: HogqlCondition): SqlFragment {
 const hogqlRead = new Map<string, { node: HogqlNode; keys: string[] }>()
 const HOGQL_READ_LIMIT = 100
 
-/** The function hogqlCondition's SQL calls, on a connection that reads events. */
-export function registerHogqlFunction(db: Db): void {
+/**
+ * The function hogqlCondition's SQL calls, on a connection that reads events (or persons). `regex` runs match()
+ * (none given: a filter with one fails).
+ */
+export function registerHogqlFunction(db: Db, regex: RegexEngine | null): void {
   db.function('skylark_hogql', { deterministic: true, varargs: true }, (json, ...texts) => {
     let read = hogqlRead.get(json as string)
     if (!read) {
@@ -135,7 +138,7 @@ export function registerHogqlFunction(db: Db): void {
       hogqlRead.set(json as string, read)
     }
     const at = read.keys
-    return hogqlHolds(read.node, (key) => (texts[at.indexOf(key)] as string | null) ?? null) ? 1 : 0
+    return hogqlHolds(read.node, (key) => (texts[at.indexOf(key)] as string | null) ?? null, regex) ? 1 : 0
   })
 }
 

@@ -165,11 +165,11 @@ function* withoutIds(rows: Iterable<readonly [MetricEventRow, string]>): Generat
 export class SqliteEventStore implements EventStore {
   readonly #db: Db
 
-  /** `regex` runs the regexes of action steps (none given: a query with one fails). */
+  /** `regex` runs regexes: action steps', the regex operators' and HogQL's match() (none given: a query with one fails). */
   constructor(file: string, regex: RegexEngine | null = null) {
     this.#db = openDatabase(file, { readonly: true })
     registerActionFunctions(this.#db, regex)
-    registerHogqlFunction(this.#db)
+    registerHogqlFunction(this.#db, regex)
   }
 
   async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {

@@ -82,6 +82,8 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same((await props([hogql("properties.color in ('red', 'blue') and properties.size > 5")])).colors, ['blue'])
     t.same((await props({ type: 'OR', values: [hogql("properties.color like 'gr%'"), { key: 'size', value: 3 }] })).colors, ['green', 'red'], 'in a group')
     t.same((await props([hogql("person.properties.plan = 'pro'")])).colors, ['blue', 'red'], "on a person's properties: both ids of the merged person")
+    t.same((await props([hogql("match(properties.color, '^(gr|red)')")])).colors, ['green', 'red'], 'match()')
+    t.same((await props([hogql("match(person.properties.plan, '^p')")])).colors, ['blue', 'red'], "match() on a person's properties")
     t.same((await props([hogql("person.properties.plan = 'pro'"), hogql("properties.color = 'red'")])).colors, ['red'])
     const res: any = await props([hogql('properties.color')])
     t.same([res.status, res.body.type, res.body.attr], [400, 'validation_error', 'properties'])

@@ -116,6 +116,7 @@ t.test('persons and groups read API', async (t) => {
     t.same(await names(props([hogql("properties.plan in ('free', 'team')")])), ['user-1'])
     t.same(await names(props([hogql("person.properties.email like '%@example.com' or properties.name = 'Two'")])), ['user-2', 'user-1'])
     t.same(await names(props([hogql('isNull(properties.plan)')])), ['user-3', 'user-2'])
+    t.same(await names(props([hogql("match(person.properties.email, '^on.@')")])), ['user-1'], 'match()')
     const bad = await server.api('GET', `${persons}?${props([hogql('properties.plan')])}`)
     t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties', detail: /^The HogQL filter "properties.plan": The expression is a text/ }])
   })

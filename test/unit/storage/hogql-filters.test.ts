@@ -45,6 +45,10 @@ const CASES: Array<[string, string[]]> = [
   ['properties.amount in (0, 25)', ['d1', 'd4']],
   ["lower(properties.$browser) = 'chrome'", ['d1', 'd5']],
   ["startsWith(properties.$current_url, 'https://x.io/P')", ['d2']],
+  // re2's search: anywhere in the text, null for a missing one; `not` keeps the nulls out, as ClickHouse's.
+  ["match(properties.$current_url, '/(pricing|docs)')", ['d1', 'd4']],
+  ["match(properties.amount, '^[0-9]+$')", ['d1', 'd2', 'd4']],
+  ["not match(properties.$browser, '^[Cc]hrome$')", ['d2']],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],
 ]
@@ -81,4 +85,7 @@ t.test('a HogQL filter skylark cannot read is a 400 naming it', async (t) => {
   t.throws(() => propertyFilters([hogql('count() > 2')]), { code: 'invalid', detail: /Aggregations such as count\(\) are not allowed in HogQL filters/ })
   t.throws(() => propertyFilters([{ type: 'hogql' }]), { code: 'invalid', detail: 'Every metric property filter needs a key.' })
   t.match(propertyFilters([{ type: 'hogql', key: "properties.a = 'x'", operator: 'exact', value: 'ignored' }]), [{ hogql: { op: '=' } }], 'operator and value are not read')
+  t.throws(() => propertyFilters([hogql("match(properties.a, '(?=x)')")]), { code: 'invalid', detail: /match\(\)'s pattern "\(\?=x\)" is one skylark's stores can't run/ })
+  t.throws(() => propertyFilters([hogql('match(properties.a, properties.b)')]), { code: 'invalid', detail: /match\(\) takes its pattern as a text literal/ })
+  t.throws(() => propertyFilters([hogql("match(properties.a, 2)")]), { code: 'invalid', detail: /match\(\) takes texts, not numbers/ })
 })

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { compileRegex } from '../../../src/flags/index.js'
 import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
 /** Evaluates `text`'s expression on an event with these property texts. */
@@ -74,6 +75,8 @@ t.test('functions of texts work on bytes as ClickHouse does: lower, upper, lengt
   t.equal(value('length(properties.a)', {}), null, 'null in, null out')
   t.throws(() => parseHogqlMath('lower(1)'), { constructor: HogqlMathError, message: 'lower() takes texts, not numbers.' })
   t.throws(() => parseHogqlMath("startsWith(properties.a)"), { constructor: HogqlMathError, message: /startsWith\(\) takes 2 arguments, got 1/ })
+  t.throws(() => parseHogqlMath("match(properties.a, 'x')"), { constructor: HogqlMathError, message: 'match() is read in HogQL filters only here, not in HogQL math.' })
+  t.throws(() => parseHogqlMath('nope(1)'), { constructor: HogqlMathError, message: /^Unknown function nope\(\): HogQL math here takes (?!.*match)/ }, 'math does not offer match()')
 })
 
 t.test("what an event adds: count counts values that are not null, the others add toFloat's finite number", async (t) => {
@@ -96,7 +99,8 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('sum()', /needs an argument/)
   refused('person.properties.email', /Unknown field "person"/)
   refused('properties.a.b', /Nested property access/)
-  refused('lower(properties.a) + match(properties.a)', /Unknown function match\(\)/)
+  refused('lower(properties.a) + replaceAll(properties.a)', /Unknown function replaceAll\(\)/)
+  refused('lower(properties.a) + match(properties.a)', /match\(\) is read in HogQL filters only/)
   refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
   refused("properties.a + 'x", /Unterminated string/)
   refused('properties.a ; 1', /Unexpected character ";"/)
@@ -147,7 +151,11 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   refused('sum(properties.a)', /Aggregations such as sum\(\) are not allowed/)
   refused('distinct_id = 1', /Unknown field "distinct_id": skylark reads event properties \(properties.<key>\) and person properties \(person.properties.<key>\) in HogQL filters/)
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("match(properties.a, 'x')", /Unknown function match\(\): HogQL filters here take toFloat/)
+  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match\./)
+  refused("match(properties.a, concat('x'))", /Unknown function concat\(\)/)
+  const matches = (text: string, a: string | null) => hogqlHolds(parseHogqlCondition(text), () => a, compileRegex)
+  t.same([matches("match(properties.a, 'b+c')", 'abbc'), matches("match(properties.a, '^b')", 'abbc'), matches("not match(properties.a, '^b')", null)], [true, false, false], 'match(): a search; null for a missing text')
+  t.throws(() => hogqlHolds(parseHogqlCondition("match(properties.a, 'b')"), () => 'b'), /no regex engine/, 'without an engine it fails rather than guess')
   refused("properties.n like 1", /LIKE compares texts, not numbers/)
   refused("properties.n in 'a'", /Expected a list after IN/)
   refused("properties.n in ('a',", /ends too early/)
