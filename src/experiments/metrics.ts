@@ -11,7 +11,7 @@ import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, storesCanRun, type ActionRecord } from '../management/index.js'
 import { elementFilter } from './element-filters.js'
-import { eventFiltersOnly, hogqlFilter, readPropertyFilter, readsPersons, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, hogqlFilter, readPropertyFilter, readsPersons, REGEX_LIMITS, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -70,7 +70,7 @@ function leafRefusal(r: NodeRefusal): ValidationError {
     case 'value':
       return refuse(`Metric property filter "${String(r.node.key)}" needs a scalar value or a list of them (a text, for a regex).`)
     case 'regex':
-      return refuse(`Metric property filter "${String(r.node.key)}": skylark's stores can't run the regex ${JSON.stringify(r.node.value)} (look-around and backreferences are not supported: ClickHouse runs re2).`)
+      return refuse(`Metric property filter "${String(r.node.key)}": skylark's stores can't run the regex ${JSON.stringify(r.node.value)} (${REGEX_LIMITS}).`)
     default:
       // propertyLeaves reads the structure (objects, groups): the leaf reader refuses neither.
       return refuse('Metric property filters must be objects.')

@@ -36,6 +36,7 @@ import {
   MAX_PROPERTY_DEPTH,
   readPropertyFilter,
   readsPersons,
+  REGEX_LIMITS,
   type EventPropertyFilter,
   type HogqlCondition,
   type NodeRules,
@@ -94,7 +95,7 @@ const GROUP_LEAF: NodeRules = {
   kind: () => (f) => f,
   regex: storesCanRun,
   refuse: (r) => {
-    if (r.why === 'regex') throw invalid(`A group filter's regex ${JSON.stringify(r.node.value)} is one skylark's stores can't run (look-around and backreferences are not supported).`)
+    if (r.why === 'regex') throw invalid(`A group filter's regex ${JSON.stringify(r.node.value)} is one skylark's stores can't run (${REGEX_LIMITS}).`)
     throw invalid(r.why === 'no_key' ? 'Every metric property filter needs a key.' : `A group filter's ${r.why === 'operator' ? 'operator' : 'value'} can't be read.`)
   },
 }

@@ -10,6 +10,7 @@ import {
   MAX_PROPERTY_DEPTH,
   PROPERTY_OPERATORS,
   readPropertyNode,
+  REGEX_LIMITS,
   type EventPropertyFilter,
   type NodeRefusal,
   type NodeRules,
@@ -53,7 +54,7 @@ function refusal(r: NodeRefusal, kinds: FilterKinds): ValidationError {
     case 'value':
       return invalid(`${r.path}.value must be a scalar or a list of scalars (a text, for a regex).`)
     case 'regex':
-      return invalid(`${r.path}.value ${JSON.stringify(r.node.value)} is a regex skylark's stores can't run (look-around and backreferences are not supported: ClickHouse runs re2).`)
+      return invalid(`${r.path}.value ${JSON.stringify(r.node.value)} is a regex skylark's stores can't run (${REGEX_LIMITS}).`)
   }
 }
 

@@ -8,7 +8,7 @@
  */
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { HogqlMathError, hogqlHolders, hogqlPatterns, parseHogqlCondition } from './hogql-math.js'
-import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, REGEX_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
+import { isFilterScalar, MAX_PROPERTY_DEPTH, PROPERTY_OPERATORS, REGEX_LIMITS, REGEX_OPERATORS, type EventPropertyFilter, type HogqlCondition, type PropertyNode, type PropertyOperator } from './types.js'
 
 /** What can't be read, with where (`properties[0].values[1]`, from the caller's `path`) and the node read. */
 export type NodeRefusal =
@@ -74,7 +74,7 @@ export function hogqlFilter(filter: EventPropertyFilter, refuse: (detail: string
   }
   for (const pattern of hogqlPatterns(condition.hogql)) {
     if (regex === undefined) return refuse('match() is not read here.')
-    if (!regex(pattern)) return refuse(`match()'s pattern ${JSON.stringify(pattern)} is one skylark's stores can't run (look-around and backreferences are not supported: ClickHouse runs re2).`)
+    if (!regex(pattern)) return refuse(`match()'s pattern ${JSON.stringify(pattern)} is one skylark's stores can't run (${REGEX_LIMITS}).`)
   }
   return condition
 }

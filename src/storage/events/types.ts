@@ -55,6 +55,8 @@ export const PROPERTY_OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontain
  * `match`. Event property filters only, where the reader says which patterns every store runs (NodeRules.regex).
  */
 export const REGEX_OPERATORS = ['regex', 'not_regex'] as const
+/** Why a pattern the stores can't all run is refused, for every reader's message. */
+export const REGEX_LIMITS = 'look-around and backreferences are not supported: ClickHouse runs re2'
 
 export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number] | (typeof REGEX_OPERATORS)[number]
 
