@@ -89,16 +89,22 @@ function tokenize(text: string): Token[] {
   return tokens
 }
 
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f' }
+/** HogQL's escapes (its parser's replace_common_escape_characters): `\0` is dropped, as NUL is there. */
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '', b: '\b', f: '\f', a: '\x07', v: '\v', '\\': '\\' }
 
-/** A quoted string or identifier from `start` (its quote): backslash escapes, and a doubled quote is one. */
+/**
+ * A quoted string or identifier from `start` (its quote): HogQL's escapes and a backslashed quote are read, any
+ * other backslash is kept with what follows (so `'\d'` is a regex's `\d`, as PostHog reads it), and a doubled
+ * quote is one.
+ */
 function quoted(text: string, start: number): [string, number] {
   const q = text[start]
   let out = ''
   for (let i = start + 1; i < text.length; i++) {
     const c = text[i]
     if (c === '\\' && i + 1 < text.length) {
-      out += ESCAPES[text[++i]] ?? text[i]
+      const next = text[++i]
+      out += next === q ? q : (ESCAPES[next] ?? `\\${next}`)
     } else if (c === q) {
       if (text[i + 1] !== q) return [out, i + 1]
       out += q

@@ -153,6 +153,8 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
   refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match\./)
   refused("match(properties.a, concat('x'))", /Unknown function concat\(\)/)
+  const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
+  t.same([literal(String.raw`'\d'`), literal(String.raw`'a\nb'`), literal(String.raw`'a\0b'`), literal(String.raw`'it\'s'`), literal("'it''s'"), literal(String.raw`'\\'`)], ['\\d', 'a\nb', 'ab', "it's", "it's", '\\'], "HogQL's escapes: unknown ones kept, \\0 dropped")
   const matches = (text: string, a: string | null) => hogqlHolds(parseHogqlCondition(text), () => a, compileRegex)
   t.same([matches("match(properties.a, 'b+c')", 'abbc'), matches("match(properties.a, '^b')", 'abbc'), matches("not match(properties.a, '^b')", null)], [true, false, false], 'match(): a search; null for a missing text')
   t.throws(() => hogqlHolds(parseHogqlCondition("match(properties.a, 'b')"), () => 'b'), /no regex engine/, 'without an engine it fails rather than guess')
