@@ -31,8 +31,8 @@ function ephemeralLow() {
   return 32768
 }
 
-const PORTS_FROM = Math.max(1024, ephemeralLow() - 12_000)
 const PORTS_TO = ephemeralLow() - 1
+const PORTS_FROM = Math.max(1024, PORTS_TO - 12_000)
 
 /** Whether `port` can be listened on at the moment, on 127.0.0.1. */
 function canListen(port) {

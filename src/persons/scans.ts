@@ -10,7 +10,7 @@
  * thread costs about a millisecond and queues behind any scan.
  */
 import type { MessagePort } from 'node:worker_threads'
-import { registerHogqlFunction, registerRegexFunction, type RegexEngine } from '../storage/events/index.js'
+import { registerFilterFunctions, type RegexEngine } from '../storage/events/index.js'
 import { openDatabase, type Db } from '../storage/index.js'
 import { ReadThread, serveReads } from '../storage/read-thread.js'
 import { DefinitionReads } from './definition-reads.js'
@@ -44,9 +44,8 @@ const EACH = (Object.entries(SCANS) as Array<[keyof Readers, readonly string[]]>
 
 /** `regex` runs the regex operators of person and group filters (none given: a scan with one fails). */
 function readersOf(db: Db, regex: RegexEngine | null): Readers {
-  // HogQL filters on person properties (`person.properties.<key>`) reach the persons scans as conditions.
-  registerHogqlFunction(db, regex)
-  registerRegexFunction(db, regex)
+  // Person and group filters reach the scans as conditions: HogQL ones and the regex operators call these.
+  registerFilterFunctions(db, regex)
   return { listing: new PersonListing(db), groups: new GroupReads(db), definitions: new DefinitionReads(db) }
 }
 

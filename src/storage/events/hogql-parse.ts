@@ -1,13 +1,12 @@
 /**
- * Reading `math_hogql` and HogQL property filters (hogql-math.ts says which HogQL): a tokenizer and a
- * recursive-descent parser giving every node its static type, with nesting bounded so that no text can exhaust
+ * Reading `math_hogql` and HogQL property filters (hogql-math.ts says which HogQL): a recursive-descent parser
+ * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
-export class HogqlMathError extends Error {
-  override name = 'HogqlMathError'
-}
+export { HogqlMathError } from './hogql-tokens.js'
 
 const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count'])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
@@ -41,78 +40,6 @@ const MAX_DEPTH = 64
 const MAX_LENGTH = 10_000
 const MAX_IN_TERMS = 1000
 const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
-
-type Token = { kind: 'number'; value: number } | { kind: 'text'; value: string } | { kind: 'name'; value: string; quoted: boolean } | { kind: 'punct'; value: string }
-
-const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '=', '<', '>']
-/** Sticky: each matches at `lastIndex` only. */
-const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
-const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y
-
-function match(re: RegExp, text: string, at: number): string | null {
-  re.lastIndex = at
-  return re.exec(text)?.[0] ?? null
-}
-
-function tokenize(text: string): Token[] {
-  const tokens: Token[] = []
-  let i = 0
-  while (i < text.length) {
-    const c = text[i]
-    if (/\s/.test(c)) {
-      i++
-      continue
-    }
-    const number = match(NUMBER, text, i)
-    if (number !== null) {
-      tokens.push({ kind: 'number', value: Number(number) })
-      i += number.length
-      continue
-    }
-    const name = match(NAME, text, i)
-    if (name !== null) {
-      tokens.push({ kind: 'name', value: name, quoted: false })
-      i += name.length
-      continue
-    }
-    if (c === "'" || c === '`' || c === '"') {
-      const [value, end] = quoted(text, i)
-      tokens.push(c === "'" ? { kind: 'text', value } : { kind: 'name', value, quoted: true })
-      i = end
-      continue
-    }
-    const punct = PUNCTUATION.find((p) => text.startsWith(p, i))
-    if (!punct) throw new HogqlMathError(`Unexpected character ${JSON.stringify(c)} at position ${i}.`)
-    tokens.push({ kind: 'punct', value: punct })
-    i += punct.length
-  }
-  return tokens
-}
-
-/** HogQL's escapes (its parser's replace_common_escape_characters): `\0` is dropped, as NUL is there. */
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '', b: '\b', f: '\f', a: '\x07', v: '\v', '\\': '\\' }
-
-/**
- * A quoted string or identifier from `start` (its quote): HogQL's escapes and a backslashed quote are read, any
- * other backslash is kept with what follows (so `'\d'` is a regex's `\d`, as PostHog reads it), and a doubled
- * quote is one.
- */
-function quoted(text: string, start: number): [string, number] {
-  const q = text[start]
-  let out = ''
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text[i]
-    if (c === '\\' && i + 1 < text.length) {
-      const next = text[++i]
-      out += next === q ? q : (ESCAPES[next] ?? `\\${next}`)
-    } else if (c === q) {
-      if (text[i + 1] !== q) return [out, i + 1]
-      out += q
-      i++
-    } else out += c
-  }
-  throw new HogqlMathError(`Unterminated ${q === "'" ? 'string' : 'identifier'} at position ${start}.`)
-}
 
 /** The type of a choice among operands (coalesce, if): text when every one that is not null is. */
 function unify(nodes: readonly HogqlNode[]): HogqlType {

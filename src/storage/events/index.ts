@@ -23,10 +23,10 @@ import type {
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
-export { compileSqliteProperties, propertyText as sqlitePropertyText, registerHogqlFunction } from './sqlite-filters.js'
+export { compileSqliteProperties, propertyText as sqlitePropertyText, registerFilterFunctions } from './sqlite-filters.js'
 export { eventFiltersOnly, hogqlFilter, readPropertyFilter, readPropertyNode, readsPersons, type NodeRefusal, type NodeRules } from './property-nodes.js'
 export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
-export { registerActionFunctions, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
+export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { UNIT_MS as RETENTION_UNIT_MS } from './experiment-retention.js'
 export { HogqlMathError, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlMath } from './hogql-math.js'

@@ -1,9 +1,9 @@
 /**
  * An action (PostHog's steps, as src/management/actions describes them) as a condition over events.db. SQLite
  * has neither ClickHouse's LIKE (its own ignores ASCII case) nor regexes nor the chain's materialised
- * columns, so the read connection gets them as functions (`registerActionFunctions`) running the same code
- * the action matcher runs: `skylark_like`, `skylark_regex` (the safe engine the composition root hands in),
- * and the chain's href and value lists.
+ * columns, so the read connection gets them as functions running the same code the action matcher runs:
+ * `skylark_like` and the chain's href and value lists (`registerActionFunctions`), and `skylark_regex` (the safe
+ * engine the composition root hands in; registered with the filters' functions, sqlite-filters.ts).
  */
 import { like } from '../../common/sql-like.js'
 import { chainHref, chainValues, type ChainColumn } from './elements-chain.js'
@@ -38,12 +38,11 @@ export function registerRegexFunction(db: Db, regex: RegexEngine | null): void {
   })
 }
 
-export function registerActionFunctions(db: Db, regex: RegexEngine | null): void {
+export function registerActionFunctions(db: Db): void {
   db.function('skylark_like', { deterministic: true }, (value, pattern, ci) => {
     const t = text(value)
     return t !== null && like(t, String(pattern), ci === 1) ? 1 : 0
   })
-  registerRegexFunction(db, regex)
   db.function('skylark_chain_href', { deterministic: true }, (chain) => chainHref(text(chain) ?? ''))
   db.function('skylark_chain_values', { deterministic: true }, (chain, column) =>
     JSON.stringify(chainValues(text(chain) ?? '', String(column) as Exclude<ChainColumn, 'href'>)),

@@ -7,7 +7,7 @@
  */
 import type { Db } from '../sqlite/database.js'
 import { hogqlHolds, hogqlProperties, type HogqlNode } from './hogql-math.js'
-import { actionCondition, type RegexEngine } from './sqlite-actions.js'
+import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
 import type { ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
 export interface SqlFragment {
@@ -125,10 +125,11 @@ const hogqlRead = new Map<string, { node: HogqlNode; keys: string[] }>()
 const HOGQL_READ_LIMIT = 100
 
 /**
- * The function hogqlCondition's SQL calls, on a connection that reads events (or persons). `regex` runs match()
- * (none given: a filter with one fails).
+ * The functions property conditions call (`skylark_hogql`, `skylark_regex`), on a connection that reads events or
+ * persons. `regex` runs the regex operators and match() (none given: a filter with one fails).
  */
-export function registerHogqlFunction(db: Db, regex: RegexEngine | null): void {
+export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void {
+  registerRegexFunction(db, regex)
   db.function('skylark_hogql', { deterministic: true, varargs: true }, (json, ...texts) => {
     let read = hogqlRead.get(json as string)
     if (!read) {

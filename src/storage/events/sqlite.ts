@@ -13,7 +13,7 @@ import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionValues } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
-import { compileSqliteWhere, groupColumn, propertyText, registerHogqlFunction, type SqlFragment } from './sqlite-filters.js'
+import { compileSqliteWhere, groupColumn, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
 import {
   SinkError,
   type BreakdownQuery,
@@ -168,8 +168,8 @@ export class SqliteEventStore implements EventStore {
   /** `regex` runs regexes: action steps', the regex operators' and HogQL's match() (none given: a query with one fails). */
   constructor(file: string, regex: RegexEngine | null = null) {
     this.#db = openDatabase(file, { readonly: true })
-    registerActionFunctions(this.#db, regex)
-    registerHogqlFunction(this.#db, regex)
+    registerActionFunctions(this.#db)
+    registerFilterFunctions(this.#db, regex)
   }
 
   async list(filter: EventFilter, page: EventPage): Promise<StoredEvent[]> {

@@ -1,0 +1,81 @@
+/**
+ * The tokens of `math_hogql` and HogQL filter texts (hogql-parse.ts reads them): numbers, texts, names (quoted
+ * ones with HogQL's escapes, as PostHog's parser unquotes them) and punctuation.
+ */
+
+/** What a HogQL text can't be read as, named: a 400 where the text is read. */
+export class HogqlMathError extends Error {
+  override name = 'HogqlMathError'
+}
+
+export type Token = { kind: 'number'; value: number } | { kind: 'text'; value: string } | { kind: 'name'; value: string; quoted: boolean } | { kind: 'punct'; value: string }
+
+const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '=', '<', '>']
+/** Sticky: each matches at `lastIndex` only. */
+const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
+const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y
+
+function match(re: RegExp, text: string, at: number): string | null {
+  re.lastIndex = at
+  return re.exec(text)?.[0] ?? null
+}
+
+export function tokenize(text: string): Token[] {
+  const tokens: Token[] = []
+  let i = 0
+  while (i < text.length) {
+    const c = text[i]
+    if (/\s/.test(c)) {
+      i++
+      continue
+    }
+    const number = match(NUMBER, text, i)
+    if (number !== null) {
+      tokens.push({ kind: 'number', value: Number(number) })
+      i += number.length
+      continue
+    }
+    const name = match(NAME, text, i)
+    if (name !== null) {
+      tokens.push({ kind: 'name', value: name, quoted: false })
+      i += name.length
+      continue
+    }
+    if (c === "'" || c === '`' || c === '"') {
+      const [value, end] = quoted(text, i)
+      tokens.push(c === "'" ? { kind: 'text', value } : { kind: 'name', value, quoted: true })
+      i = end
+      continue
+    }
+    const punct = PUNCTUATION.find((p) => text.startsWith(p, i))
+    if (!punct) throw new HogqlMathError(`Unexpected character ${JSON.stringify(c)} at position ${i}.`)
+    tokens.push({ kind: 'punct', value: punct })
+    i += punct.length
+  }
+  return tokens
+}
+
+/** HogQL's escapes (its parser's replace_common_escape_characters): `\0` is dropped, as NUL is there. */
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '', b: '\b', f: '\f', a: '\x07', v: '\v', '\\': '\\' }
+
+/**
+ * A quoted string or identifier from `start` (its quote): HogQL's escapes and a backslashed quote are read, any
+ * other backslash is kept with what follows (so `'\d'` is a regex's `\d`, as PostHog reads it), and a doubled
+ * quote is one.
+ */
+function quoted(text: string, start: number): [string, number] {
+  const q = text[start]
+  let out = ''
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text[i]
+    if (c === '\\' && i + 1 < text.length) {
+      const next = text[++i]
+      out += next === q ? q : (ESCAPES[next] ?? `\\${next}`)
+    } else if (c === q) {
+      if (text[i + 1] !== q) return [out, i + 1]
+      out += q
+      i++
+    } else out += c
+  }
+  throw new HogqlMathError(`Unterminated ${q === "'" ? 'string' : 'identifier'} at position ${start}.`)
+}
