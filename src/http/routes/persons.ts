@@ -13,7 +13,7 @@ import type { IngestionService } from '../../ingestion/index.js'
 import { storesCanRun } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import { hogqlFilter } from '../../storage/events/index.js'
+import { hogqlFields, hogqlFilter } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
@@ -79,13 +79,20 @@ export const PERSON_COMPONENTS = {
 /**
  * Person property filters, on the persons listed (the regex operators too, for patterns every store runs);
  * HogQL ones too, where `properties.<key>` is the person's (as in PostHog's persons query), and so is
- * `person.properties.<key>`.
+ * `person.properties.<key>`. The events' fields (`event`, `distinct_id`) are no person's.
  */
 const PERSON_FILTERS: FilterKinds = {
   byDefault: 'person',
   kinds: new Map([
     ['person', asIs],
-    ['hogql', (filter) => hogqlFilter(filter, (detail) => refuseHogql(filter, detail), storesCanRun)],
+    [
+      'hogql',
+      (filter) => {
+        const refuse = (detail: string) => refuseHogql(filter, detail)
+        const condition = hogqlFilter(filter, refuse, storesCanRun)
+        return hogqlFields(condition.hogql).length > 0 ? refuse('The persons list reads properties, not the fields of events (event, distinct_id).') : condition
+      },
+    ],
   ]),
   regex: storesCanRun,
 }

@@ -20,15 +20,13 @@ import { ValidationError } from '../../common/errors.js'
 import { like } from '../../common/sql-like.js'
 import { compileRegex } from '../../flags/index.js'
 import { chainHref, chainValues, USEFUL_ELEMENTS, type ActionCondition, type ActionStepCondition, type TextMatch } from '../../storage/events/index.js'
-import { propertiesHold, propertyText, readStepProperties } from './properties.js'
+import { propertiesHold, propertyText, readStepProperties, type FilteredEvent } from './properties.js'
 import type { ActionStep, StepMatching } from './record.js'
 import { storesCanRun } from './regex.js'
 import { parseSelector, selectorRegex } from './selector.js'
 
 /** What a step reads of an event: a stored event (the events API's shape) has all of it. */
-export interface MatchableEvent {
-  event: string
-  properties: Record<string, unknown>
+export interface MatchableEvent extends FilteredEvent {
   elements_chain: string
 }
 
@@ -122,7 +120,7 @@ function stepHolds(c: ActionStepCondition, e: MatchableEvent): boolean {
   if (c.href !== null && !textMatches(chainHref(chain), c.href)) return false
   if (c.text !== null && !chainValues(chain, 'text').some((t) => textMatches(t, c.text!))) return false
   if (c.url !== null && !textMatches(propertyText(e.properties, '$current_url'), c.url)) return false
-  return propertiesHold(c.properties, e.properties)
+  return propertiesHold(c.properties, e)
 }
 
 /** Whether an event matches the action's condition: any step, or any event when there are none. */

@@ -113,16 +113,24 @@ function filterHolds(filter: EventPropertyFilter, properties: Record<string, unk
   }
 }
 
-/** Whether every node holds on the event's properties; an empty group holds. */
-export function propertiesHold(nodes: readonly PropertyNode[], properties: Record<string, unknown>): boolean {
-  return nodes.every((node) => nodeHolds(node, properties))
+/** What property filters read of an event: its properties, and HogQL filters its name and distinct id too. */
+export interface FilteredEvent {
+  event: string
+  distinct_id: string
+  properties: Record<string, unknown>
 }
 
-function nodeHolds(node: PropertyNode, properties: Record<string, unknown>): boolean {
+/** Whether every node holds on the event; an empty group holds. */
+export function propertiesHold(nodes: readonly PropertyNode[], e: FilteredEvent): boolean {
+  return nodes.every((node) => nodeHolds(node, e))
+}
+
+function nodeHolds(node: PropertyNode, e: FilteredEvent): boolean {
+  const { properties } = e
   if ('key' in node) return filterHolds(node, properties)
-  if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key), compileRegex)
+  if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key), compileRegex, (field) => e[field])
   // None is ever read from a step's properties.
   if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node) return false
   if (node.values.length === 0) return true
-  return node.type === 'OR' ? node.values.some((v) => nodeHolds(v, properties)) : node.values.every((v) => nodeHolds(v, properties))
+  return node.type === 'OR' ? node.values.some((v) => nodeHolds(v, e)) : node.values.every((v) => nodeHolds(v, e))
 }

@@ -78,6 +78,9 @@ class Compiler {
         this.#properties.set(node.key, ref)
         return def
       }
+      case 'field':
+        // The events table's own column, of the two names hogql-parse.ts reads.
+        return node.field === 'event' ? 'event' : 'distinct_id'
       case '+':
       case '-':
       case '*':

@@ -5,7 +5,8 @@
  * `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value is not null).
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
- * properties.`any key`, properties."any key", properties['any key']), + - * /, unary minus, comparisons
+ * properties.`any key`, properties."any key", properties['any key']), in filters only the event's `event` and
+ * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
  * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, and of texts
  * lower, upper, length, empty, notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
@@ -27,6 +28,9 @@ import type { RegexEngine } from './sqlite-actions.js'
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
+/** The event's own fields an expression reads (filters only: math's rows carry property texts alone). */
+export type HogqlField = 'event' | 'distinct_id'
+export const HOGQL_FIELDS: readonly HogqlField[] = ['event', 'distinct_id']
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'
@@ -52,6 +56,7 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'null' }
   /** `person`: a person's property (HogQL filters only), read from persons.db's persons by the same code. */
   | { op: 'property'; key: string; person?: boolean }
+  | { op: 'field'; field: HogqlField }
   | { op: '+' | '-' | '*' | '/'; args: [HogqlNode, HogqlNode] }
   | { op: 'negate' | 'not'; args: [HogqlNode] }
   | { op: '=' | '!=' | '<' | '<=' | '>' | '>='; args: [HogqlNode, HogqlNode] }
@@ -74,6 +79,13 @@ export function hogqlProperties(node: HogqlNode): string[] {
   return []
 }
 
+/** The event fields an expression reads, in order of appearance. */
+export function hogqlFields(node: HogqlNode): HogqlField[] {
+  if (node.op === 'field') return [node.field]
+  if ('args' in node) return [...new Set(node.args.flatMap(hogqlFields))]
+  return []
+}
+
 /** The patterns of an expression's match() calls (literals: hogql-parse.ts), for its reader to check. */
 export function hogqlPatterns(node: HogqlNode): string[] {
   const own = node.op === 'call' && node.fn === 'match' && node.args[1].op === 'text' ? [node.args[1].value] : []
@@ -83,6 +95,7 @@ export function hogqlPatterns(node: HogqlNode): string[] {
 /** Whose properties an expression reads: the event's, the person's (`person.properties.<key>`), both or none. */
 export function hogqlHolders(node: HogqlNode): { event: boolean; person: boolean } {
   if (node.op === 'property') return { event: !node.person, person: node.person === true }
+  if (node.op === 'field') return { event: true, person: false }
   const holders = { event: false, person: false }
   if ('args' in node) {
     for (const arg of node.args) {
@@ -121,12 +134,17 @@ function compare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', c: number): number {
   return holds ? 1 : 0
 }
 
+/** Math's reader of fields: it never meets one (hogql-parse.ts refuses them there). */
+const NO_FIELDS = (field: HogqlField): never => {
+  throw new Error(`no value was given for the field ${field}`)
+}
+
 /**
  * Evaluates an expression on one event, `property` giving a property's text (null: missing or null); `regex` runs
- * match() (filters only), which without one fails.
+ * match() and `field` gives the event's fields (filters only), which without them fail.
  */
-export function evaluateHogql(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null): HogqlValue {
-  const value = (n: HogqlNode) => evaluateHogql(n, property, regex)
+export function evaluateHogql(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
+  const value = (n: HogqlNode) => evaluateHogql(n, property, regex, field)
   const number = (n: HogqlNode) => asNumber(n, value(n))
   switch (node.op) {
     case 'number':
@@ -136,6 +154,8 @@ export function evaluateHogql(node: HogqlNode, property: (key: string) => string
       return null
     case 'property':
       return property(node.key)
+    case 'field':
+      return field(node.field)
     case '+':
     case '-':
     case '*':
@@ -184,8 +204,8 @@ export function evaluateHogql(node: HogqlNode, property: (key: string) => string
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
-export function hogqlHolds(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null): boolean {
-  const v = asNumber(node, evaluateHogql(node, property, regex))
+export function hogqlHolds(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): boolean {
+  const v = asNumber(node, evaluateHogql(node, property, regex, field))
   return v !== null && v !== 0
 }
 

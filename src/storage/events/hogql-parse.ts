@@ -3,7 +3,7 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import type { HogqlAggregation, HogqlField, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
@@ -36,6 +36,8 @@ const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match'])
 /** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
 const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
+/** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. */
+const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const MAX_DEPTH = 64
 const MAX_LENGTH = 10_000
 const MAX_IN_TERMS = 1000
@@ -223,7 +225,11 @@ class Parser {
       this.#i++
       return this.#property(true)
     }
-    const read = this.use === 'HogQL filters' ? 'event properties (properties.<key>) and person properties (person.properties.<key>)' : 'event properties (properties.<key>)'
+    if (FIELDS.has(t.value)) {
+      if (this.use === 'HogQL math') throw new HogqlMathError(`The field ${t.value} is read in HogQL filters only here, not in HogQL math.`)
+      return { op: 'field', type: 'text', field: t.value as HogqlField }
+    }
+    const read = this.use === 'HogQL filters' ? 'event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id' : 'event properties (properties.<key>)'
     throw new HogqlMathError(`Unknown field "${t.value}": skylark reads ${read} in ${this.use}.`)
   }
 

@@ -86,6 +86,6 @@ export function hogqlFilter(filter: EventPropertyFilter, refuse: (detail: string
  */
 export function readsPersons(condition: HogqlCondition, refuse: (detail: string) => never): boolean {
   const { event, person } = hogqlHolders(condition.hogql)
-  if (event && person) return refuse("It reads both the event's and the person's properties; skylark evaluates person properties apart (split it into two filters).")
+  if (event && person) return refuse("It reads both the event (its properties or fields) and the person's properties; skylark evaluates person properties apart (split it into two filters).")
   return person
 }

@@ -6,7 +6,7 @@
  * `properties`, so persons.db's persons table takes them as well.
  */
 import type { Db } from '../sqlite/database.js'
-import { hogqlHolds, hogqlProperties, type HogqlNode } from './hogql-math.js'
+import { hogqlFields, hogqlHolds, hogqlProperties, type HogqlField, type HogqlNode } from './hogql-math.js'
 import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
 import type { ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
@@ -112,16 +112,18 @@ function elementCondition(node: ElementCondition): SqlFragment {
 }
 
 /**
- * A HogQL filter: `skylark_hogql(expression, text of each property it reads…)`, evaluated by hogql-math.ts, the
- * code HogQL math runs on this store, on the texts the other filters compare.
+ * A HogQL filter: `skylark_hogql(expression, text of each property it reads…, each field it reads…)`, evaluated
+ * by hogql-math.ts, the code HogQL math runs on this store, on the texts the other filters compare. Fields are
+ * the events table's columns: over persons.db no reader lets one through (the persons list refuses them).
  */
 function hogqlCondition(node: HogqlCondition): SqlFragment {
-  const texts = hogqlProperties(node.hogql).map(propertyText)
+  const fields = hogqlFields(node.hogql).map((field) => ({ sql: field === 'event' ? 'event' : 'distinct_id', params: [] }))
+  const texts = [...hogqlProperties(node.hogql).map(propertyText), ...fields]
   return { sql: `skylark_hogql(?${texts.map((t) => `, ${t.sql}`).join('')})`, params: [JSON.stringify(node.hogql), ...texts.flatMap((t) => t.params)] }
 }
 
 /** Expressions read back from their JSON, by text: a scan evaluates the same few on every row. */
-const hogqlRead = new Map<string, { node: HogqlNode; keys: string[] }>()
+const hogqlRead = new Map<string, { node: HogqlNode; keys: string[]; fields: HogqlField[] }>()
 const HOGQL_READ_LIMIT = 100
 
 /**
@@ -134,12 +136,14 @@ export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void
     let read = hogqlRead.get(json as string)
     if (!read) {
       const node = JSON.parse(json as string) as HogqlNode
-      read = { node, keys: hogqlProperties(node) }
+      read = { node, keys: hogqlProperties(node), fields: hogqlFields(node) }
       if (hogqlRead.size >= HOGQL_READ_LIMIT) hogqlRead.clear()
       hogqlRead.set(json as string, read)
     }
-    const at = read.keys
-    return hogqlHolds(read.node, (key) => (texts[at.indexOf(key)] as string | null) ?? null, regex) ? 1 : 0
+    // The properties' texts, then the fields' (hogqlCondition).
+    const { keys, fields } = read
+    const property = (key: string) => (texts[keys.indexOf(key)] as string | null) ?? null
+    return hogqlHolds(read.node, property, regex, (field) => texts[keys.length + fields.indexOf(field)] as string) ? 1 : 0
   })
 }
 

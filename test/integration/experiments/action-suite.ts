@@ -92,7 +92,7 @@ export function actionResultsSuite(t: Test, env: () => Record<string, string>): 
 
   t.test('the pure matcher agrees with the scenario, event by event', async (t) => {
     const test = compileAction(STEPS.map(toStep))
-    const stored = (e: BatchEvent) => ({ event: e.event, properties: e.properties ?? {}, elements_chain: String(e.properties?.$elements_chain ?? '') })
+    const stored = (e: BatchEvent) => ({ event: e.event, distinct_id: e.distinct_id, properties: e.properties ?? {}, elements_chain: String(e.properties?.$elements_chain ?? '') })
     for (const way of WAYS) t.equal(test(stored({ event: way.event, distinct_id: 'x', at: 0, properties: way.properties })), way.matches, JSON.stringify(way))
   })
 

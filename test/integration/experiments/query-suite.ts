@@ -502,6 +502,9 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     checkAnswer(t, await query(where('properties.amount > 20')), expect((v, i) => (converts(v, i) && plan(v, i).amount > 20 ? 1 : 0)), 'mean')
     // The 'n/a' purchases are texts: in the list, not numbers.
     checkAnswer(t, await query(where("properties.amount in ('n/a', '5') or properties.amount like '1%'")), expect((v, i) => (converts(v, i) ? (plan(v, i).amount === 5 || String(plan(v, i).amount).startsWith('1') ? 1 : 0) : i % 4 === 1 ? 1 : 0)), 'mean')
+    // The event's fields: its name, and its distinct id (`q-<variant>-<i>`).
+    const purchased = (v: Variant, i: number) => converts(v, i) || i % 4 === 1
+    checkAnswer(t, await query(where("match(distinct_id, '[05]$') and event = 'purchased'")), expect((v, i) => (purchased(v, i) && /[05]$/.test(String(i)) ? 1 : 0)), 'mean')
     const regex = mean({ kind: 'EventsNode', event: 'purchased', properties: [{ key: 'amount', operator: 'regex', value: '^[12]\\d' }] })
     checkAnswer(t, await query(regex), expect((v, i) => (converts(v, i) && /^[12]\d/.test(String(plan(v, i).amount)) ? 1 : 0)), 'mean')
     const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: where('properties.amount') } })

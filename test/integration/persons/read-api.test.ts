@@ -119,6 +119,8 @@ t.test('persons and groups read API', async (t) => {
     t.same(await names(props([hogql("match(person.properties.email, '^on.@')")])), ['user-1'], 'match()')
     const bad = await server.api('GET', `${persons}?${props([hogql('properties.plan')])}`)
     t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties', detail: /^The HogQL filter "properties.plan": The expression is a text/ }])
+    const field = await server.api('GET', `${persons}?${props([hogql("distinct_id = 'user-1'")])}`)
+    t.match([field.status, field.body], [400, { type: 'validation_error', attr: 'properties', detail: /reads properties, not the fields of events \(event, distinct_id\)/ }])
   })
 
   t.test("regex and not_regex search a person property's text; a pattern the stores cannot all run answers 400", async (t) => {

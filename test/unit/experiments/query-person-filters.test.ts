@@ -51,7 +51,7 @@ t.test('a HogQL filter on person properties reads as the distinct ids of the per
   t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: /^HogQL filter "person.properties.tier = 'gold' and person.properties.age > 22": Person properties are not read here/ }, 'without persons.db')
   const mixed = { ...metric, source: { ...metric.source, properties: [hogql("person.properties.tier = 'gold' or properties.plan = 'pro'")] } }
   const mixedLookup = await personFilterLookup(persons, null, TEAM, [mixed])
-  t.throws(() => planMetric(mixed, noActions, mixedLookup), { code: 'invalid', detail: /reads both the event's and the person's properties/ })
+  t.throws(() => planMetric(mixed, noActions, mixedLookup), { code: 'invalid', detail: /reads both the event \(its properties or fields\) and the person's properties/ })
 })
 
 t.test("the exposure config's person filters read alike, and one matching nobody matches no event", async (t) => {

@@ -14,7 +14,7 @@ import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 
 const RUN = fuzzRun(3_000)
-const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'like', 'ilike', 'in']
+const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'sum', 'avg', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'event', 'distinct_id', 'like', 'ilike', 'in']
 const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';']
 const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
 
@@ -31,7 +31,7 @@ function soup(rng: Rng, depth = 0): string {
 
 /** An expression the grammar reads (mostly: operand types and arities are drawn at random too). */
 function grammatical(rng: Rng, depth = 0): string {
-  if (depth > 6 || rng.chance(0.3)) return rng.pick(WORDS.filter((w) => !/^[a-z]+$/i.test(w) || w === 'null' || w === 'true'))
+  if (depth > 6 || rng.chance(0.3)) return rng.pick(WORDS.filter((w) => !/^[a-z]+$/i.test(w) || w === 'null' || w === 'true' || w === 'event'))
   return rng.weighted<() => string>([
     [3, () => `${grammatical(rng, depth + 1)} ${rng.pick(['+', '-', '*', '/', '=', '!=', '<', '>=', 'and', 'or'])} ${grammatical(rng, depth + 1)}`],
     [1, () => `${rng.pick(['-', 'not '])}${grammatical(rng, depth + 1)}`],
@@ -80,7 +80,7 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
     ])()
     const [node] = propertyFilters([{ type: 'hogql', key: text, value: null }])
     if (!('hogql' in node)) throw new Error(`${text} read as ${JSON.stringify(node)}`)
-    for (let k = 0; k < 5; k++) hogqlHolds(node.hogql, () => rng.pick(TEXTS), compileRegex)
+    for (let k = 0; k < 5; k++) hogqlHolds(node.hogql, () => rng.pick(TEXTS), compileRegex, () => rng.pick(TEXTS) ?? '')
     hogqlConditionSql(node.hogql, (key) => `p[${JSON.stringify(key)}]`, 'h')
     return 'accepted some'
   })

@@ -11,7 +11,7 @@ import { toStep, type ActionStep } from '../../../src/management/actions/record.
 import { parseSelector, selectorRegex } from '../../../src/management/actions/selector.js'
 
 const action = (...steps: Partial<ActionStep>[]) => compileAction(steps.map(toStep))
-const event = (name: string, properties: Record<string, unknown> = {}, elements_chain = ''): MatchableEvent => ({ event: name, properties, elements_chain })
+const event = (name: string, properties: Record<string, unknown> = {}, elements_chain = ''): MatchableEvent => ({ event: name, distinct_id: 'd', properties, elements_chain })
 
 /** A click on a button inside a form, as posthog-js serialises the chain (clicked element first, keys sorted). */
 const SIGNUP_CLICK =
@@ -119,7 +119,9 @@ t.test('property filters (HogQL ones too) hold as the stores apply them, and wha
   t.ok(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 12 })), 'a HogQL filter holds')
   t.notOk(hogql(event('e', { $current_url: 'https://x.io/Pricing', amount: 'n/a' })))
   t.throws(() => action({ properties: [{ key: 'person.properties.email = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "person.properties.email = 1" \(person properties\)/ })
-  t.throws(() => action({ properties: [{ key: 'event = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "event = 1" \(Unknown field "event"/ })
+  t.throws(() => action({ properties: [{ key: 'timestamp = 1', type: 'hogql' }] }), { code: 'unsupported', message: /the HogQL filter "timestamp = 1" \(Unknown field "timestamp"/ })
+  const fields = action({ properties: [{ key: "distinct_id like 'user-%' and event != 'e'", type: 'hogql' }] })
+  t.same([fields({ ...event('f'), distinct_id: 'user-1' }), fields({ ...event('e'), distinct_id: 'user-1' }), fields(event('f'))], [true, false, false], "a HogQL filter reads the event's name and distinct id")
 })
 
 t.test("LIKE's wildcards stay linear on hostile patterns", async (t) => {

@@ -81,7 +81,7 @@ async function agree(t: Test, sink: EventSink, store: EventStore): Promise<void>
   for (const [name, steps] of Object.entries(ACTIONS)) {
     const full = steps.map(toStep)
     const test = compileAction(full)
-    const expected = written.filter((r) => test({ event: r.event, properties: JSON.parse(r.properties), elements_chain: r.elements_chain })).map((r) => r.uuid)
+    const expected = written.filter((r) => test({ event: r.event, distinct_id: r.distinct_id, properties: JSON.parse(r.properties), elements_chain: r.elements_chain })).map((r) => r.uuid)
     const found = await store.list({ teamId: TEAM, properties: [actionCondition(full)] }, { limit: 100, offset: 0, ascending: true })
     t.same(found.map((e) => e.uuid), expected, `${name}: ${expected.length} of ${written.length}`)
   }

@@ -2,7 +2,7 @@
  * HogQL property filters (`type: "hogql"`, PostHog's `property_to_expr` parses the key) pass the same events on
  * both stores and in the action matcher: SQLite through its registered function, ClickHouse through the SQL of
  * clickhouse-hogql.ts, each as hogql-math.ts evaluates the expression. Events with texts, numbers, booleans,
- * objects, nulls and missing properties.
+ * objects, nulls and missing properties, and of several names (the `event` and `distinct_id` fields).
  */
 import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
@@ -20,6 +20,9 @@ const PROPERTIES: Record<string, Record<string, unknown>> = {
   d5: { $browser: 'chrome', plan: { tier: 2 }, amount: 'n/a', paid: false, 'odd "key"': 'yes', 'back\\slash': 'b' },
 }
 
+/** Event names by distinct id (the rest are `$pageview`s), for the `event` field. */
+const EVENTS: Record<string, string> = { d2: 'signed up', d4: '$autocapture', d5: "it's" }
+const eventOf = (id: string) => EVENTS[id] ?? '$pageview'
 
 const CASES: Array<[string, string[]]> = [
   ["properties.$browser = 'Chrome'", ['d1']],
@@ -50,6 +53,17 @@ const CASES: Array<[string, string[]]> = [
   // HogQL keeps a backslash it has no escape for: `\d` reaches the regex as it is written.
   ["match(properties.amount, '^\\d+$')", ['d1', 'd2', 'd4']],
   ["not match(properties.$browser, '^[Cc]hrome$')", ['d2']],
+  // The event's own fields, as texts.
+  ["event = '$pageview'", ['d1', 'd3']],
+  ["event != '$pageview' and properties.plan = 'free'", ['d2']],
+  ["event in ('signed up', 'it\\'s')", ['d2', 'd5']],
+  ["distinct_id like 'd%' and not distinct_id in ('d1', 'd3')", ['d2', 'd4', 'd5']],
+  ["match(distinct_id, '^d[45]$') or startsWith(event, 'sign')", ['d2', 'd4', 'd5']],
+  ["length(event) > 9", ['d4']],
+  ["`distinct_id` = 'd3'", ['d3']],
+  ["coalesce(properties.$browser, event) = '$autocapture'", ['d4']],
+  ["if(event = '$pageview', properties.plan, distinct_id) in ('pro', 'd5')", ['d1', 'd5']],
+  ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],
 ]
@@ -57,14 +71,15 @@ const CASES: Array<[string, string[]]> = [
 const hogql = (key: string) => ({ type: 'hogql', key, value: null })
 
 t.test('HogQL filters pass the same events on both stores and in the action matcher', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
-  const { sqlite, clickhouse } = await bothEventStores(t, pageviewRows(TEAM, PROPERTIES), 'skylark_hogql_filters')
+  const rows = pageviewRows(TEAM, PROPERTIES).map((row) => ({ ...row, event: eventOf(row.distinct_id) }))
+  const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_hogql_filters')
   for (const [text, want] of CASES) {
     const name = text.length > 80 ? `${text.slice(0, 77)}...` : text
     const properties = propertyFilters([hogql(text)])
     const filter = { teamId: TEAM, properties }
     t.same(await sqlite.distinctIds(filter), want, `SQLite: ${name}`)
     t.same(await clickhouse.distinctIds(filter), want, `ClickHouse: ${name}`)
-    const matched = Object.keys(PROPERTIES).filter((id) => propertiesHold(properties, PROPERTIES[id]))
+    const matched = Object.keys(PROPERTIES).filter((id) => propertiesHold(properties, { event: eventOf(id), distinct_id: id, properties: PROPERTIES[id] }))
     t.same(matched, want, `action matcher: ${name}`)
   }
   // Two filters in one query, over the same property, and beside an event filter on it: aliases defined alike.
@@ -83,6 +98,8 @@ t.test('a HogQL filter skylark cannot read is a 400 naming it', async (t) => {
   t.throws(() => propertyFilters([hogql('properties.plan')]), { code: 'invalid', detail: /^HogQL filter "properties.plan": The expression is a text, not a condition/ })
   t.throws(() => propertyFilters([hogql("pdi.person.properties.email = 'a'")]), { code: 'invalid', detail: /^HogQL filter "pdi.person.properties.email = 'a'": Unknown field "pdi"/ })
   t.throws(() => propertyFilters([hogql("person.id = 'a'")]), { code: 'invalid', detail: /Of the person, skylark reads its properties/ })
+  t.throws(() => propertyFilters([hogql("timestamp > '2024-01-01'")]), { code: 'invalid', detail: /Unknown field "timestamp": skylark reads .*, event and distinct_id in HogQL filters/ })
+  t.throws(() => propertyFilters([hogql("Event = 'a'")]), { code: 'invalid', detail: /Unknown field "Event"/ })
   t.throws(() => propertyFilters([hogql('count() > 2')]), { code: 'invalid', detail: /Aggregations such as count\(\) are not allowed in HogQL filters/ })
   t.throws(() => propertyFilters([{ type: 'hogql' }]), { code: 'invalid', detail: 'Every metric property filter needs a key.' })
   t.match(propertyFilters([{ type: 'hogql', key: "properties.a = 'x'", operator: 'exact', value: 'ignored' }]), [{ hogql: { op: '=' } }], 'operator and value are not read')
