@@ -8,8 +8,8 @@
  * event.
  *
  * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
- * groups of them, negated ones included, the cohorts it names read in their place) match; a cohort with other
- * conditions (behavioural, negated cohorts) is a 400 naming it. `not_in` reads the other persons.
+ * groups of them, negated ones included, the cohorts it names read in their place, negated or not) match; a
+ * cohort with other conditions (behavioural) is a 400 naming it. `not_in` reads the other persons.
  *
  * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
  * ids of the persons whose properties its expression holds for, as a person property filter does.
@@ -151,13 +151,13 @@ function findFilters(node: unknown, into: Found): Found {
 }
 
 /**
- * A dynamic cohort's conditions as one node over persons: a dynamic cohort it names (`in` it) read in its place, a
- * static one as its members, and a negated person condition as its negation (PostHog's `NOT (…)`: a person
- * without the property meets it); a 400 when any condition is another kind (behavioural, `not_in` or a negated
- * cohort, a cycle).
+ * A dynamic cohort's conditions as one node over persons: a dynamic cohort it names read in its place, a static
+ * one as its members, a negated person condition as its negation (PostHog's `NOT (…)`: a person without the
+ * property meets it), and a negated cohort (`negation`, or `not_in`) as the persons who are not its members; a
+ * 400 when any condition is another kind (behavioural, a cycle).
  */
 function cohortCondition(id: number, cohortById: CohortById | null, teamId: number): PropertyNode {
-  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and the cohorts they name are: no behavioural or negated cohort ones).`)
+  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and the cohorts they name are: no behavioural ones).`)
   const personLeaf: NodeRules = { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } }
   // Nested cohorts read in place add to the depth, as they would in one stored tree.
   const read = (node: unknown, seen: ReadonlySet<number>, depth: number): PropertyNode => {
@@ -168,11 +168,13 @@ function cohortCondition(id: number, cohortById: CohortById | null, teamId: numb
       const filter = readPropertyFilter(node, 'properties', personLeaf)
       return node.negation === true ? { not: filter } : filter
     }
-    const nested = node.type === 'cohort' && node.negation !== true && (node.operator ?? 'in') === 'in' ? cohortId(node) : null
+    const operator = node.operator ?? 'in'
+    const nested = node.type === 'cohort' && (operator === 'in' || operator === 'not_in') ? cohortId(node) : null
     const cohort = nested === null || seen.has(nested) ? null : (cohortById?.(teamId, nested) ?? null)
     if (cohort === null || cohort.deleted) throw refuse()
-    if (cohort.is_static) return { staticCohort: nested!, teamId }
-    return read(cohort.filters?.properties, new Set([...seen, nested!]), depth + 1)
+    const members: PropertyNode = cohort.is_static ? { staticCohort: nested!, teamId } : read(cohort.filters?.properties, new Set([...seen, nested!]), depth + 1)
+    // PostHog's simplified_cohort_filter_properties: `negation` or `not_in` is one negation, of the membership.
+    return node.negation === true || operator === 'not_in' ? { not: members } : members
   }
   return read(cohortById?.(teamId, id)?.filters?.properties, new Set([id]), 0)
 }

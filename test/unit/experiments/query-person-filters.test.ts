@@ -94,6 +94,9 @@ t.test('a cohort filter reads as its static members, or the persons its person c
     [11, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [{ key: 'plan', value: 'pro', type: 'person', negation: true }] } } }],
     [12, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 2, type: 'cohort', negation: true }] } } }],
     [13, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [{ key: 'id', value: 1, type: 'cohort' }, { type: 'AND', values: [{ key: 'tier', value: 'gold', type: 'person' }, { key: 'age', operator: 'gt', value: 28, type: 'person' }] }] } } }],
+    // Basic and not in the static cohort (`not_in`); `not_in` and negated at once is one negation, as PostHog reads it.
+    [14, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 1, type: 'cohort', operator: 'not_in' }, { key: 'tier', value: 'basic', type: 'person' }] } } }],
+    [15, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'id', value: 2, type: 'cohort', operator: 'not_in', negation: true }] } } }],
   ])
   const cohortById = (teamId: number, id: number) => (teamId === TEAM ? (cohorts.get(id) ?? null) : null)
   const leaf = (value: unknown, operator?: string) => ({ key: 'id', value, type: 'cohort', ...(operator ? { operator } : {}) })
@@ -117,7 +120,12 @@ t.test('a cohort filter reads as its static members, or the persons its person c
   const negated = (await personFilterLookup(persons, cohortById, TEAM, [[leaf(10), leaf(11)]]))!
   t.same([...(negated.cohort(leaf(10)) as { distinctIds: string[] }).distinctIds].sort(), ['anon-0', 'user-0', 'user-3'], 'a negated person condition: gold, 25 or younger')
   t.equal((negated.cohort(leaf(11)) as { distinctIds: string[] }).distinctIds.length, 15, 'negating a property nobody has: every person, every id')
-  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(12)]]), { code: 'invalid', detail: /^Cohort 12 has conditions/ }, 'a negated cohort')
+  const others = (await personFilterLookup(persons, cohortById, TEAM, [[leaf(12), leaf(14), leaf(15)]]))!
+  const ids = (id: number) => [...(others.cohort(leaf(id)) as { distinctIds: string[] }).distinctIds].sort()
+  t.equal(ids(12).length, 12, "a negated dynamic cohort: every id but its members' three")
+  t.notOk(ids(12).some((id) => ['anon-6', 'user-6', 'user-9'].includes(id)))
+  t.same(ids(14), ['anon-4', 'anon-8', 'user-4', 'user-5', 'user-7', 'user-8'], 'basic, and not a member of the static cohort')
+  t.same(ids(15), ids(12))
   t.throws(() => lookup.cohort(leaf('x')), { code: 'invalid', detail: 'A cohort filter needs the id of a cohort as its value.' })
 })
 
