@@ -13,6 +13,7 @@ import {
   MAX_PROPERTY_DEPTH,
   readPropertyNode,
   readsPersons,
+  textNumber,
   type EventPropertyFilter,
   type NodeRefusal,
   type NodeRules,
@@ -82,8 +83,6 @@ export function propertyText(properties: Record<string, unknown>, key: string): 
 }
 
 const textOf = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value))
-/** ClickHouse's toFloat64OrNull of a property's text: a plain decimal number, else none. */
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
 
 function filterHolds(filter: EventPropertyFilter, properties: Record<string, unknown>): boolean {
   const text = propertyText(properties, filter.key)
@@ -106,8 +105,8 @@ function filterHolds(filter: EventPropertyFilter, properties: Record<string, unk
       return (text !== null && compileRegex(String(filter.value))?.test(text) === true) === (filter.operator === 'regex')
     default: {
       const bound = Number(filter.value)
-      if (text === null || !NUMBER.test(text) || !Number.isFinite(bound)) return false
-      const n = Number(text)
+      const n = text === null ? null : textNumber(text)
+      if (n === null || !Number.isFinite(bound)) return false
       return filter.operator === 'gt' ? n > bound : filter.operator === 'gte' ? n >= bound : filter.operator === 'lt' ? n < bound : n <= bound
     }
   }

@@ -6,6 +6,7 @@
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
 import { hogqlContributionSql } from './clickhouse-hogql.js'
+import { textNumberSql } from './numbers.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
 import { exposureStep, funnelReached, metricEventNames, readsExposures } from './experiment-funnel.js'
@@ -107,7 +108,7 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   const numbered = new Set(q.aggregation.sources.flatMap((math) => ('property' in math ? [math.property] : [])))
   const xs = m.valueProperties.flatMap((key, i) => (numbered.has(key) ? [[key, i] as const] : []))
   const numbers = xs.map(([key, i]) => {
-    const n = `toFloat64OrZero(ifNull(${propertyTextExpr(key, f)}, ''))`
+    const n = `ifNull(${textNumberSql(propertyTextExpr(key, f))}, 0)`
     return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
   })
   const keys = m.distinctKeys.map((key, i) => `, ${distinctKeyExpr(key, f).expr} AS k${i}`)

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { chainHrefExpr, chainValuesExpr, clickHouseActionCondition } from './clickhouse-actions.js'
 import { hogqlConditionSql } from './clickhouse-hogql.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
+import { textNumberSql } from './numbers.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
 /**
@@ -124,7 +125,7 @@ function compareText(v: string, present: string, filter: EventPropertyFilter): s
       const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.operator]
       const n = Number(filter.value)
       if (!Number.isFinite(n)) return '0'
-      return `ifNull(toFloat64OrNull(${v}) ${op} ${n}, 0)`
+      return `ifNull(${textNumberSql(v)} ${op} ${n}, 0)`
     }
     // re2's search, as PostHog's `match`; NodeRules.regex kept out what re2 can't run.
     case 'regex':

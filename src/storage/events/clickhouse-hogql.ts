@@ -7,6 +7,7 @@
  */
 import { quote } from './clickhouse-schema.js'
 import { hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 
@@ -54,7 +55,7 @@ class Compiler {
       return n === null ? NULL_NUMBER : literal(n)
     }
     const sql = this.compile(node)
-    return node.type === 'text' ? this.finite(`toFloat64OrNull(${sql})`) : sql
+    return node.type === 'text' ? this.finite(textNumberSql(sql)) : sql
   }
 
   /** An operand of a choice (coalesce, if) of the choice's type. */

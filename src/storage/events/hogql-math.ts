@@ -14,7 +14,7 @@
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
  * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
- * property is text, and text read as a number is toFloat's (null unless a finite number). Nulls propagate as
+ * property is text, and text read as a number is toFloat's (numbers.ts; null unless a finite number). Nulls propagate as
  * ClickHouse's do; and/or/not are three-valued (Kleene), as current ClickHouse has them. Where PostHog would
  * fail (arithmetic on a property that is text), skylark reads the text as a number instead.
  *
@@ -22,6 +22,7 @@
  * name (hogql-parse.ts): HogqlMathError, a 400 where the metric is read.
  */
 import { like } from '../../common/sql-like.js'
+import { textNumber } from './numbers.js'
 import { compareText } from './experiment-aggregate.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
@@ -107,13 +108,12 @@ export function hogqlHolders(node: HogqlNode): { event: boolean; person: boolean
   return holders
 }
 
-/** HogQL's toFloat of a value: a number as it is, a text's finite number, else null. */
+/** HogQL's toFloat of a value: a number as it is, a text's finite number (numbers.ts), else null. */
 export function hogqlToFloat(value: HogqlValue): number | null {
   if (value === null) return null
   if (typeof value === 'number') return value
-  if (value.trim() === '') return null
-  const n = Number(value)
-  return Number.isFinite(n) ? n : null
+  const n = textNumber(value)
+  return n !== null && Number.isFinite(n) ? n : null
 }
 
 /** A value as a number where the node's type is text (toFloat's), else as it is. */

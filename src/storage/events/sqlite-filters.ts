@@ -6,6 +6,7 @@
  * `properties`, so persons.db's persons table takes them as well.
  */
 import type { Db } from '../sqlite/database.js'
+import { textNumber } from './numbers.js'
 import { hogqlFields, hogqlHolds, hogqlProperties, type HogqlField, type HogqlNode } from './hogql-math.js'
 import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
 import type { ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
@@ -70,7 +71,7 @@ function compareText(v: SqlFragment, present: SqlFragment, filter: EventProperty
     case 'lt':
     case 'lte': {
       const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[filter.operator]
-      return { sql: `CAST(${v.sql} AS REAL) ${op} ?`, params: [...v.params, Number(filter.value)] }
+      return { sql: `skylark_number(${v.sql}) ${op} ?`, params: [...v.params, Number(filter.value)] }
     }
     // The read connection's safe engine (sqlite-actions.ts), as actions' regexes run.
     case 'regex':
@@ -127,11 +128,13 @@ const hogqlRead = new Map<string, { node: HogqlNode; keys: string[]; fields: Hog
 const HOGQL_READ_LIMIT = 100
 
 /**
- * The functions property conditions call (`skylark_hogql`, `skylark_regex`), on a connection that reads events or
- * persons. `regex` runs the regex operators and match() (none given: a filter with one fails).
+ * The functions property conditions call (`skylark_hogql`, `skylark_regex`, `skylark_number`), on a connection
+ * that reads events or persons. `regex` runs the regex operators and match() (none given: a filter with one fails).
  */
 export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void {
   registerRegexFunction(db, regex)
+  // A text's number as every store reads it (numbers.ts), for `gt`/`lt` filters: SQLite's CAST read `abc` as 0.
+  db.function('skylark_number', { deterministic: true }, (text) => (typeof text === 'string' ? textNumber(text) : null))
   db.function('skylark_hogql', { deterministic: true, varargs: true }, (json, ...texts) => {
     let read = hogqlRead.get(json as string)
     if (!read) {

@@ -18,6 +18,9 @@ const EVENTS: Array<Record<string, unknown>> = [
   { a: -3, b: 0, plan: 'b', amount: 20 },
   { a: 1e21, b: true, plan: 'a', amount: 'Infinity' },
   { a: '7', b: '-0.5', plan: 'pro', amount: [1] },
+  // Texts one store's own reading took for numbers and another's did not (numbers.ts): none but `+5`, `5.`, `.5e1`.
+  { a: ' 3', b: '+5', plan: 'inf', amount: '0x10' },
+  { a: '5.', b: '.5e1', plan: 'nan', amount: '1e400' },
 ]
 
 const EXPRESSIONS = [
