@@ -6,14 +6,40 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { quote } from './clickhouse-schema.js'
-import { hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { evaluateHogql, hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
+const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
+/** A constant's reader: it reads no property (constant()). */
+const NO_PROPERTIES = (): never => {
+  throw new Error('a constant expression read a property')
+}
 
 function literal(value: number): string {
-  // A literal too large for a double reads as infinity in HogQL too.
-  return Number.isFinite(value) ? `toFloat64(${String(value)})` : 'toFloat64(1e308 * 10)'
+  if (Number.isFinite(value)) return `toFloat64(${String(value)})`
+  // A literal too large for a double reads as infinity in HogQL too; a constant expression may be NaN.
+  return Number.isNaN(value) ? 'toFloat64(0 / 0)' : `toFloat64(${value > 0 ? '' : '-'}1e308 * 10)`
+}
+
+/**
+ * Whether the node has the same value on every row: it reads nothing of the event (and runs no regex), or it is a
+ * choice decided by a constant (`coalesce('3', properties.a)`, which 18.16 folds into a constant too).
+ */
+function constant(node: HogqlNode): boolean {
+  if (node.op === 'property' || node.op === 'field' || (node.op === 'call' && node.fn === 'match')) return false
+  if (node.op === 'call' && (node.fn === 'coalesce' || node.fn === 'ifNull')) {
+    for (const arg of node.args) {
+      if (!constant(arg)) return false
+      if (evaluateHogql(arg, NO_PROPERTIES) !== null) return true
+    }
+    return true
+  }
+  if (node.op === 'call' && node.fn === 'if' && constant(node.args[0])) {
+    const c = hogqlToFloat(evaluateHogql(node.args[0], NO_PROPERTIES))
+    return constant(node.args[c !== null && c !== 0 ? 1 : 2])
+  }
+  return 'args' in node ? node.args.every(constant) : true
 }
 
 /**
@@ -50,8 +76,8 @@ class Compiler {
    */
   number(node: HogqlNode): string {
     if (node.type === 'null') return NULL_NUMBER
-    if (node.op === 'text') {
-      const n = hogqlToFloat(node.value)
+    if (constant(node)) {
+      const n = hogqlToFloat(evaluateHogql(node, NO_PROPERTIES))
       return n === null ? NULL_NUMBER : literal(n)
     }
     const sql = this.compile(node)
@@ -60,11 +86,14 @@ class Compiler {
 
   /** An operand of a choice (coalesce, if) of the choice's type. */
   chosen(choice: HogqlNode, node: HogqlNode): string {
-    if (node.type === 'null') return choice.type === 'number' ? NULL_NUMBER : 'CAST(NULL AS Nullable(String))'
+    if (node.type === 'null') return choice.type === 'number' ? NULL_NUMBER : NULL_TEXT
     return choice.type === 'number' ? this.number(node) : this.compile(node)
   }
 
   compile(node: HogqlNode): string {
+    // Computed here, as the matcher computes it: 18.16 refuses a constant Nullable number in many places ("cannot
+    // be inside Nullable column", "Illegal column for DataTypeNullable").
+    if ('args' in node && constant(node)) return this.#folded(node)
     switch (node.op) {
       case 'number':
         return literal(node.value)
@@ -81,7 +110,7 @@ class Compiler {
       }
       case 'field':
         // The events table's own column, of the two names hogql-parse.ts reads.
-        return node.field === 'event' ? 'event' : 'distinct_id'
+        return node.field === 'event' ? 'toNullable(event)' : 'toNullable(distinct_id)'
       case '+':
       case '-':
       case '*':
@@ -112,6 +141,12 @@ class Compiler {
       case 'call':
         return this.#call(node)
     }
+  }
+
+  #folded(node: HogqlNode): string {
+    const value = evaluateHogql(node, NO_PROPERTIES)
+    if (value === null) return node.type === 'number' ? NULL_NUMBER : node.type === 'text' ? NULL_TEXT : 'NULL'
+    return typeof value === 'number' ? literal(value) : quote(value)
   }
 
   /**
@@ -149,8 +184,14 @@ class Compiler {
     const args = node.args
     switch (node.fn) {
       case 'coalesce':
-      case 'ifNull':
-        return `coalesce(${args.map((a) => this.chosen(node, a)).join(', ')})`
+      case 'ifNull': {
+        // A constant NULL decides nothing: left out. Nested ifNull rather than coalesce: 18.16's coalesce whose last
+        // operand is always NULL (`x * NULL`) fails ("Illegal column for DataTypeNullable") or, as a column, reads
+        // NULL on every row; its ifNull does neither.
+        const chosen = args.map((a) => this.chosen(node, a)).filter((sql) => sql !== NULL_NUMBER && sql !== NULL_TEXT)
+        if (chosen.length === 0) return this.chosen(node, { op: 'null', type: 'null' })
+        return chosen.reduceRight((rest, sql) => `ifNull(${sql}, ${rest})`)
+      }
       case 'if':
         return `if(ifNull(${this.number(args[0])} != 0, 0), ${this.chosen(node, args[1])}, ${this.chosen(node, args[2])})`
       case 'isNull':

@@ -144,6 +144,8 @@ class Parser {
   #like(op: 'like' | 'ilike', left: HogqlNode): HogqlNode {
     const right = this.#additive()
     if (left.type === 'number' || right.type === 'number') throw new HogqlMathError(`${op.toUpperCase()} compares texts, not numbers.`)
+    // ClickHouse 18.16 takes no other pattern ("don't support non-constant needle argument").
+    if (right.op !== 'text') throw new HogqlMathError(`${op.toUpperCase()} takes its pattern as a text literal ('…') here.`)
     return { op, type: 'number', args: [left, right] }
   }
 

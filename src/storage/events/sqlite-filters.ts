@@ -18,17 +18,19 @@ export interface SqlFragment {
 
 /** SQL giving the text form of a top-level property (NULL when missing or JSON null). */
 export function propertyText(key: string): SqlFragment {
+  // A number's text is the stored JSON's (`->`), as ClickHouse and the matcher read it: SQLite's CAST of the
+  // number wrote 1e21 as `1.0e+21` and an integer beyond 64 bits as a float's text.
   // Keys with quotes or backslashes can't be written as a JSON path label; json_each matches them exactly.
   if (/["\\]/.test(key)) {
     return {
-      sql: `(SELECT CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL ELSE CAST(value AS TEXT) END FROM json_each(properties) WHERE key = ?)`,
+      sql: `(SELECT CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'text' THEN value ELSE properties -> fullkey END FROM json_each(properties) WHERE key = ?)`,
       params: [key],
     }
   }
   const path = `$."${key}"`
   return {
-    sql: `(CASE json_type(properties, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN json_extract(properties, ?) WHEN 'array' THEN json_extract(properties, ?) ELSE CAST(json_extract(properties, ?) AS TEXT) END)`,
-    params: [path, path, path, path],
+    sql: `(CASE json_type(properties, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'text' THEN json_extract(properties, ?) ELSE properties -> ? END)`,
+    params: [path, path, path],
   }
 }
 
@@ -59,9 +61,9 @@ function compareText(v: SqlFragment, present: SqlFragment, filter: EventProperty
       return { sql, params: filter.operator === 'exact' ? [...v.params, ...list] : [...v.params, ...v.params, ...list] }
     }
     case 'icontains':
-      return { sql: `instr(lower(${v.sql}), lower(?)) > 0`, params: [...v.params, textOf(filter.value)] }
+      return { sql: `skylark_icontains(${v.sql}, ?) = 1`, params: [...v.params, textOf(filter.value)] }
     case 'not_icontains':
-      return { sql: `(${v.sql} IS NULL OR instr(lower(${v.sql}), lower(?)) = 0)`, params: [...v.params, ...v.params, textOf(filter.value)] }
+      return { sql: `coalesce(skylark_icontains(${v.sql}, ?), 0) = 0`, params: [...v.params, textOf(filter.value)] }
     case 'is_set':
       return present
     case 'is_not_set':
@@ -128,13 +130,18 @@ const hogqlRead = new Map<string, { node: HogqlNode; keys: string[]; fields: Hog
 const HOGQL_READ_LIMIT = 100
 
 /**
- * The functions property conditions call (`skylark_hogql`, `skylark_regex`, `skylark_number`), on a connection
+ * The functions property conditions call (`skylark_hogql`, `skylark_regex`, `skylark_number`, `skylark_icontains`), on a connection
  * that reads events or persons. `regex` runs the regex operators and match() (none given: a filter with one fails).
  */
 export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void {
   registerRegexFunction(db, regex)
   // A text's number as every store reads it (numbers.ts), for `gt`/`lt` filters: SQLite's CAST read `abc` as 0.
   db.function('skylark_number', { deterministic: true }, (text) => (typeof text === 'string' ? textNumber(text) : null))
+  // `icontains` beyond ASCII, as ClickHouse's positionCaseInsensitiveUTF8 and the matcher: SQLite's lower() folds
+  // A–Z only, so `ÄBC` did not contain `äbc`.
+  db.function('skylark_icontains', { deterministic: true }, (text, needle) =>
+    typeof text === 'string' ? (text.toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0) : null,
+  )
   db.function('skylark_hogql', { deterministic: true, varargs: true }, (json, ...texts) => {
     let read = hogqlRead.get(json as string)
     if (!read) {

@@ -39,6 +39,11 @@ const EXPRESSIONS = [
   'null or 1',
   'toFloat(properties.b)',
   'coalesce(properties.a, properties.b, 7)',
+  // Operands always NULL or constant: 18.16's coalesce read NULL on every row, or failed, with these.
+  "coalesce(properties.a, properties.b * 'abc')",
+  'ifNull(properties.a, null)',
+  "coalesce('3', properties.a) + coalesce(properties.a, '2', properties.b)",
+  "if(properties.a > 0, properties.a, 'x') + coalesce(null, lower('ABC'), properties.plan) = 0",
   'coalesce(properties.plan, properties.b)',
   'ifNull(properties.amount, 0)',
   "if(properties.plan = 'pro', properties.amount, 0)",

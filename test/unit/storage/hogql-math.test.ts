@@ -98,6 +98,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('sum(properties.a, properties.b)', /takes one argument/)
   refused('sum()', /needs an argument/)
   refused('person.properties.email', /Unknown field "person"/)
+  refused('properties.a like properties.b', /LIKE takes its pattern as a text literal/)
   refused("sum(if(event = 'a', 1, 0))", /The field event is read in HogQL filters only here, not in HogQL math/)
   refused('properties.a.b', /Nested property access/)
   refused('lower(properties.a) + replaceAll(properties.a)', /Unknown function replaceAll\(\)/)

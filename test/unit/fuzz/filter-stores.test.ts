@@ -1,0 +1,105 @@
+/**
+ * Property filters pass the same events on SQLite, on ClickHouse (the CI's 18.16) and in the action matcher:
+ * random leaves of every operator PostHog's filters have here (values and lists of texts, numbers, booleans
+ * and nulls, regexes), random HogQL conditions, and AND/OR groups of them, over events whose properties take
+ * the shapes that told the stores apart before (numbers' texts with spaces or signs, `inf`, JSON objects and
+ * arrays, quotes, backslashes, LIKE's wildcards, non-ASCII letters, missing keys and nulls).
+ */
+import t from 'tap'
+import { propertyFilters } from '../../../src/experiments/metrics.js'
+import { propertiesHold } from '../../../src/management/actions/properties.js'
+import type { PropertyNode } from '../../../src/storage/events/index.js'
+import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
+import { Rng, fuzzSeed } from './rng.js'
+
+const TEAM = 8
+const CASES = Number(process.env.FUZZ_UNIT_CASES ?? 150)
+const SEED = fuzzSeed()
+const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZZ_CASE)
+
+const KEYS = ['a', 'b', '$c', 'odd "k"']
+const VALUES: unknown[] = [
+  '', 'x', 'X', 'abc', 'ÄBC', 'äbc', 'a_b', 'a%b', "o'k", 'x"y', 'back\\slash', ' 3', '3', '+5', '-2.5', '.5', '5.', '1e3', '0x10', 'inf', 'NaN', 'true', 'null', '{"a":1}',
+  0, 1, -1, 2.5, -0.5, 3, 1e21, 0.1, true, false, null, { a: 1 }, [1, 'x'], [],
+]
+const PATTERNS = ['^a', 'b$', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\']
+const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set']
+const HOGQL_TERMS = ['properties.a', 'properties.b', 'properties.$c', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
+
+function scalar(rng: Rng): unknown {
+  return rng.pick(VALUES.filter((v) => v === null || typeof v !== 'object'))
+}
+
+function hogqlTerm(rng: Rng, depth: number): string {
+  if (depth > 2 || rng.chance(0.4)) return rng.pick(HOGQL_TERMS)
+  return rng.weighted<() => string>([
+    [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
+    [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs'])}(${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `coalesce(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `if(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `match(${hogqlTerm(rng, depth + 1)}, '${rng.pick(PATTERNS).replace(/\\/g, '\\\\')}')`],
+  ])()
+}
+
+function leaf(rng: Rng): Record<string, unknown> {
+  if (rng.chance(0.2)) return { type: 'hogql', key: hogqlTerm(rng, 0), value: null }
+  const operator = rng.pick(OPERATORS)
+  const regex = operator === 'regex' || operator === 'not_regex'
+  const value = regex ? rng.pick(PATTERNS) : (operator === 'exact' || operator === 'is_not') && rng.chance(0.3) ? [scalar(rng), scalar(rng)] : scalar(rng)
+  return { key: rng.pick(KEYS), operator, value, type: 'event' }
+}
+
+/** A leaf or an AND/OR group of nodes, read as the metrics read a leaf (a refusal throws). */
+function node(rng: Rng, depth = 0): PropertyNode {
+  if (depth < 2 && rng.chance(0.3)) return { type: rng.pick(['AND', 'OR'] as const), values: Array.from({ length: rng.int(3) + 1 }, () => node(rng, depth + 1)) }
+  return propertyFilters([leaf(rng)])[0]
+}
+
+/** Events of random properties, each key present (with any value) or missing. */
+function events(rng: Rng): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {}
+  for (let i = 0; i < 60; i++) {
+    const properties: Record<string, unknown> = {}
+    for (const key of KEYS) if (rng.chance(0.75)) properties[key] = rng.pick(VALUES)
+    out[`d${String(i).padStart(2, '0')}`] = properties
+  }
+  return out
+}
+
+t.test(`property filters under ${CASES} random conditions pass the same events on both stores and in the matcher (FUZZ_SEED=${SEED})`, { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const PROPERTIES = events(new Rng(SEED, 1_000_000))
+  // Events of two names, so that HogQL's `event` tells them apart.
+  const rows = pageviewRows(TEAM, PROPERTIES).map((row, i) => (i % 3 === 0 ? { ...row, event: 'signed up' } : row))
+  const nameOf = new Map(rows.map((row) => [row.distinct_id, row.event]))
+  const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_filter_stores_fuzz')
+  const failures: string[] = []
+  let read = 0
+  for (let i = ONLY ?? 0; i < (ONLY === null ? CASES : ONLY + 1) && failures.length < 5; i++) {
+    const rng = new Rng(SEED, i)
+    let properties: PropertyNode[]
+    try {
+      properties = [node(rng)]
+    } catch {
+      continue // refused as a 400 where it is read (HogQL outside the subset): not what is compared here
+    }
+    read++
+    const filter = { teamId: TEAM, properties }
+    const matched = Object.keys(PROPERTIES).filter((id) => propertiesHold(properties, { event: nameOf.get(id)!, distinct_id: id, properties: PROPERTIES[id] }))
+    let onSqlite: string[]
+    let onClickHouse: string[]
+    try {
+      ;[onSqlite, onClickHouse] = [await sqlite.distinctIds(filter), await clickhouse.distinctIds(filter)]
+    } catch (error) {
+      failures.push(`case ${i}: ${JSON.stringify(properties)}\n  ${String(error).slice(0, 300)}`)
+      continue
+    }
+    if (JSON.stringify(onSqlite) !== JSON.stringify(matched) || JSON.stringify(onClickHouse) !== JSON.stringify(matched)) {
+      const differ = (ids: string[]) => Object.keys(PROPERTIES).filter((id) => ids.includes(id) !== matched.includes(id)).map((id) => `${id} ${JSON.stringify(PROPERTIES[id])}`)
+      failures.push(`case ${i}: ${JSON.stringify(properties)}\n  SQLite differs on ${differ(onSqlite).join('; ') || 'none'}\n  ClickHouse differs on ${differ(onClickHouse).join('; ') || 'none'}`)
+    }
+  }
+  t.same(failures, [], `the stores and the matcher agree (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)
+  t.ok(read > CASES / 2 || ONLY !== null, `most conditions were read (${read})`)
+})
