@@ -31,7 +31,9 @@ function constant(node: HogqlNode): boolean {
   if (node.op === 'call' && (node.fn === 'coalesce' || node.fn === 'ifNull')) {
     for (const arg of node.args) {
       if (!constant(arg)) return false
-      if (evaluateHogql(arg, NO_PROPERTIES) !== null) return true
+      // Read as the choice reads it (hogql-math.ts): a text in a choice of numbers is its number.
+      const value = evaluateHogql(arg, NO_PROPERTIES)
+      if ((node.type === 'number' ? hogqlToFloat(value) : value) !== null) return true
     }
     return true
   }

@@ -42,6 +42,7 @@ const EXPRESSIONS = [
   // Operands always NULL or constant: 18.16's coalesce read NULL on every row, or failed, with these.
   "coalesce(properties.a, properties.b * 'abc')",
   'ifNull(properties.a, null)',
+  "coalesce('x', properties.a, 1)",
   "coalesce('3', properties.a) + coalesce(properties.a, '2', properties.b)",
   "if(properties.a > 0, properties.a, 'x') + coalesce(null, lower('ABC'), properties.plan) = 0",
   'coalesce(properties.plan, properties.b)',
