@@ -3,13 +3,18 @@
  * random leaves of every operator PostHog's filters have here (values and lists of texts, numbers, booleans
  * and nulls, regexes), random HogQL conditions, and AND/OR groups of them, over events whose properties take
  * the shapes that told the stores apart before (numbers' texts with spaces or signs, `inf`, JSON objects and
- * arrays, quotes, backslashes, LIKE's wildcards, non-ASCII letters, missing keys and nulls).
+ * arrays, quotes, backslashes, LIKE's wildcards, non-ASCII letters, missing keys and nulls). And HogQL math:
+ * what each of those events adds to a random aggregation, by ClickHouse's SQL and by the Node evaluation the
+ * SQLite store runs.
  */
 import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
-import { propertiesHold } from '../../../src/management/actions/properties.js'
+import { propertiesHold, propertyText } from '../../../src/management/actions/properties.js'
+import { propertyTextExpr } from '../../../src/storage/events/clickhouse-filters.js'
+import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { evaluateHogql, hogqlContribution, parseHogqlMath, type HogqlMath } from '../../../src/storage/events/hogql-math.js'
 import type { PropertyNode } from '../../../src/storage/events/index.js'
-import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
 import { Rng, fuzzSeed } from './rng.js'
 
@@ -102,4 +107,30 @@ t.test(`property filters under ${CASES} random conditions pass the same events o
   }
   t.same(failures, [], `the stores and the matcher agree (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)
   t.ok(read > CASES / 2 || ONLY !== null, `most conditions were read (${read})`)
+})
+
+t.test(`HogQL math under ${CASES} random expressions adds the same on ClickHouse as in Node (FUZZ_SEED=${SEED})`, { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const PROPERTIES = Object.values(events(new Rng(SEED, 1_000_001)))
+  const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql_math_fuzz')
+  const rows = PROPERTIES.map((p) => `'${JSON.stringify(p).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')
+  const failures: string[] = []
+  let read = 0
+  for (let i = ONLY ?? 0; i < (ONLY === null ? CASES : ONLY + 1) && failures.length < 5; i++) {
+    const rng = new Rng(SEED, i)
+    let math: HogqlMath
+    try {
+      math = parseHogqlMath(`${rng.pick(['sum', 'avg', 'min', 'max', 'count'])}(${hogqlTerm(rng, 0)})`)
+    } catch {
+      continue // refused (fields, match(), a text: what math does not read)
+    }
+    read++
+    const sql = `SELECT ${hogqlContributionSql(math, (key) => propertyTextExpr(key, features), 'h')} FROM (SELECT arrayJoin([${rows}]) AS properties) FORMAT TabSeparated`
+    const res = await fetch(ch.url, { method: 'POST', body: sql })
+    const answer = await res.text()
+    const got = res.status === 200 ? answer.trimEnd().split('\n').map((line) => (line === '\\N' ? null : Number(line))) : answer.slice(0, 300)
+    const want = PROPERTIES.map((p) => hogqlContribution(math, evaluateHogql(math.expr, (key) => propertyText(p, key))))
+    if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`case ${i}: ${JSON.stringify(math)}\n  ClickHouse ${JSON.stringify(got)}\n  Node       ${JSON.stringify(want)}`)
+  }
+  t.same(failures, [], `ClickHouse and Node agree (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)
+  t.ok(read > CASES / 3 || ONLY !== null, `enough expressions were read (${read})`)
 })
