@@ -11,7 +11,7 @@ import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, storesCanRun, type ActionRecord } from '../management/index.js'
 import { elementFilter } from './element-filters.js'
-import { eventFiltersOnly, hogqlFilter, readPropertyFilter, readsPersons, REGEX_LIMITS, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, hogqlFilter, MAX_EXPERIMENT_STEPS, readPropertyFilter, readsPersons, REGEX_LIMITS, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -217,5 +217,7 @@ export function parseMetric(filters: JsonObject, secondary: boolean, actionById:
   const all = steps({ ...filters, insight }, actionById)
   if (all.length === 0) throw refuse(secondary ? 'Secondary metric has no events' : 'Experiment has no target metric')
   if (insight === 'TRENDS') return { insight, series: all[0] }
+  // The store walks a funnel's steps as one number's bits (legacy-funnel.ts).
+  if (all.length > MAX_EXPERIMENT_STEPS + 1) throw refuse(`Funnel metrics take at most ${MAX_EXPERIMENT_STEPS + 1} steps here.`)
   return { insight, steps: all, windowMs: funnelWindowMs(filters) }
 }

@@ -24,9 +24,11 @@ import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 const TOKENS = quote('"(?:[^"\\\\]|\\\\.)*"|[{}\\[\\]]|[^"{}\\[\\]]+')
 
 function topLevelOf(text: string): string {
-  return `arrayStringConcat(arrayFilter((t, d) -> d <= 1 OR (d = 2 AND (t = '{' OR t = '[')),
+  // The lambdas' names are ClickHouse's aliases too, seen by the whole query: a short one (`d`) clashed with a
+  // column the SELECT named so (the events' actors).
+  return `arrayStringConcat(arrayFilter((_tok, _depth) -> _depth <= 1 OR (_depth = 2 AND (_tok = '{' OR _tok = '[')),
   extractAll(${text}, ${TOKENS}),
-  arrayCumSum(arrayMap(t -> multiIf(t = '{' OR t = '[', 1, t = '}' OR t = ']', -1, 0), extractAll(${text}, ${TOKENS})))))`
+  arrayCumSum(arrayMap(_tok -> multiIf(_tok = '{' OR _tok = '[', 1, _tok = '}' OR _tok = ']', -1, 0), extractAll(${text}, ${TOKENS})))))`
 }
 
 /**

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream'
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
+import { LegacyFunnelCounter } from './legacy-funnel.js'
 import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf, offsetSql } from './days.js'
 import { packRows } from './packed-rows.js'
@@ -336,8 +337,16 @@ export class ClickHouseEventStore implements EventStore {
 
   async funnel(query: FunnelQuery): Promise<FunnelRow[]> {
     if (query.steps.length === 0 || query.breakdownValues.length === 0) return []
-    const rows = await this.#rows<Record<string, unknown>>(compileClickHouseFunnel(query, this.#table, this.#features))
-    return rows.map((r) => ({ value: String(r.value), counts: query.steps.map((_, k) => Number(r[`n${k}`] ?? 0)) }))
+    const counter = new LegacyFunnelCounter(query)
+    const result = await this.#client.query({ query: compileClickHouseFunnel(query, this.#table, this.#features), format: 'JSONEachRow' })
+    for await (const rows of result.stream<{ ev: Array<[number | string, string, number | string, string]> }>()) {
+      for (const row of rows) {
+        const { ev } = row.json()
+        // A breakdown text is read on first-step events only, which have one (the mask's first bit).
+        counter.add(ev.map(([t, , m]) => [Number(t), Number(m)] as const), ev.map((e) => e[3]))
+      }
+    }
+    return counter.result()
   }
 
   async distinctIds(filter: EventFilter): Promise<string[]> {

@@ -5,9 +5,10 @@
 import { openDatabase, type Db } from '../sqlite/database.js'
 import { EVENTS_BLOCK_ROWS } from '../sqlite/migrations/events.js'
 import { dayOf, offsetSql } from './days.js'
-import { experimentSteps, type Exposure } from './experiment-aggregate.js'
+import { experimentSteps, type Exposure, type StepEvent } from './experiment-aggregate.js'
 import { readsExposures } from './experiment-funnel.js'
 import { aggregateVariants, countExposures, exposuresByEntity, NO_TEXTS, sortExposureEvents, withExposureEvents, type ExposureEvent } from './experiment-rows.js'
+import { LegacyFunnelCounter } from './legacy-funnel.js'
 import { PackedReader } from './packed-rows.js'
 import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionValues } from './sqlite-experiment.js'
@@ -189,7 +190,8 @@ export class SqliteEventStore implements EventStore {
   async propertyValues(query: PropertyValuesQuery): Promise<string[]> {
     const where = compileSqliteWhere(query.filter)
     const value = 'property' in query.source ? propertyText(query.source.property) : columnText(query.source.column)
-    const search = query.search === undefined ? '' : 'AND instr(lower(v), lower(?)) > 0'
+    // Any letter's case, as ClickHouse's positionCaseInsensitiveUTF8 (registerFilterFunctions; lower() folds A–Z only).
+    const search = query.search === undefined ? '' : 'AND skylark_icontains(v, ?) = 1'
     // Byte length, as ClickHouse's length() that PostHog orders by.
     const order = query.search === undefined ? 'last DESC, v' : 'length(CAST(v AS BLOB)), last DESC, v'
     const rows = this.#db
@@ -241,7 +243,7 @@ export class SqliteEventStore implements EventStore {
     const value = propertyText(query.breakdown)
     const measure = query.math === 'persons' ? 'COUNT(DISTINCT person_id)' : 'COUNT(*)'
     const rows = this.#db
-      .prepare(`SELECT (timestamp + ${offsetSql('timestamp', query.offsets ?? [])}) / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM ${where.from} WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2`)
+      .prepare(`SELECT (timestamp + ${offsetSql('timestamp', query.offsets ?? [])}) / 86400000 AS day, ${value.sql} AS value, ${measure} AS n FROM ${where.from} WHERE ${where.sql} GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST`)
       .all(...value.params, ...where.params) as Array<{ day: number; value: unknown; n: number }>
     return rows.map((r) => ({ day: dayOf(r.day), value: r.value === null || r.value === undefined ? null : String(r.value), count: r.n }))
   }
@@ -249,8 +251,20 @@ export class SqliteEventStore implements EventStore {
   async funnel(query: FunnelQuery): Promise<FunnelRow[]> {
     if (query.steps.length === 0 || query.breakdownValues.length === 0) return []
     const { sql, params } = compileSqliteFunnel(query)
-    const rows = this.#db.prepare(sql).all(...params) as Array<Record<string, unknown>>
-    return rows.map((r) => ({ value: String(r.value), counts: query.steps.map((_, k) => Number(r[`n${k}`] ?? 0)) }))
+    const counter = new LegacyFunnelCounter(query)
+    let person: string | null = null
+    let events: StepEvent[] = []
+    let values: Array<string | null> = []
+    for (const [p, t, m, v] of this.#db.prepare(sql).raw().iterate(...params) as Iterable<[string, number, number, unknown]>) {
+      if (p !== person) {
+        counter.add(events, values)
+        ;[person, events, values] = [p, [], []]
+      }
+      events.push([t, m])
+      values.push(v === null || v === undefined ? null : String(v))
+    }
+    counter.add(events, values)
+    return counter.result()
   }
 
   async distinctIds(filter: EventFilter): Promise<string[]> {

@@ -191,6 +191,12 @@ t.test('primary results', async (t) => {
     ],
     ['a metric without events', { insight: 'FUNNELS', events: [] }, [], { code: 'invalid', detail: 'Experiment has no target metric' }],
     [
+      'a funnel of more steps than the stores walk',
+      { insight: 'FUNNELS', events: Array.from({ length: 32 }, (_, order) => ({ id: 'x', order })) },
+      [],
+      { code: 'invalid', detail: 'Funnel metrics take at most 31 steps here.' },
+    ],
+    [
       'a funnel window in a unit only Object.prototype knows',
       { ...FUNNEL, funnel_window_interval: 30, funnel_window_interval_unit: 'constructor' },
       [],

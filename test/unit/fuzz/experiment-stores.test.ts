@@ -16,12 +16,11 @@ import { SESSION_PROPERTIES } from '../../../src/storage/events/experiment-types
 import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores } from '../../helpers/event-stores.js'
-import { Rng, fuzzSeed } from './rng.js'
+import { Rng } from './rng.js'
+import { fuzzRun } from './run.js'
 
 const TEAM = 11
-const CASES = Number(process.env.FUZZ_UNIT_CASES ?? 120)
-const SEED = fuzzSeed()
-const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZZ_CASE)
+const { seed: SEED, cases: CASES, only: ONLY } = fuzzRun(120)
 
 const T0 = Date.parse('2024-06-01T00:00:00Z')
 const MINUTE = 60_000
