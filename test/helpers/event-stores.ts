@@ -46,3 +46,6 @@ export function pageviewRows(team: number, propertiesById: Record<string, Record
     elements_chain: '',
   }))
 }
+
+/** Rows whose order a store leaves open (counts that tie), as sorted JSON texts, for comparing two stores' answers. */
+export const asSet = <T>(rows: readonly T[]): string[] => rows.map((r) => JSON.stringify(r)).sort()

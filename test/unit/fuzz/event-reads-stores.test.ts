@@ -12,7 +12,7 @@ import { offsetChanges } from '../../../src/common/time-zones.js'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
 import { VALUE_COLUMNS, type EventFilter, type EventRow, type EventStore } from '../../../src/storage/events/index.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
-import { bothEventStores } from '../../helpers/event-stores.js'
+import { asSet, bothEventStores } from '../../helpers/event-stores.js'
 import { Rng } from './rng.js'
 import { fuzzRun } from './run.js'
 
@@ -72,9 +72,6 @@ function filter(rng: Rng): EventFilter {
   }
   return f
 }
-
-/** Sorted by their JSON, for rows whose order the store leaves open. */
-const asSet = <T>(rows: readonly T[]) => rows.map((r) => JSON.stringify(r)).sort()
 
 /** One random read: a name and what the store answers, in a form two stores that agree give alike. */
 function read(rng: Rng): [string, (store: EventStore) => Promise<unknown>] {
