@@ -5,7 +5,7 @@
  * computed from `elements_chain` with the same patterns (`extract`, `extractAll`). Every function here exists
  * on 18.16.
  */
-import { quote } from './clickhouse-schema.js'
+import { matchSql, quote } from './clickhouse-schema.js'
 import { CHAIN_PATTERNS, type ChainColumn } from './elements-chain.js'
 import type { ActionCondition, ActionStepCondition, PropertyNode, TextMatch } from './types.js'
 
@@ -25,7 +25,7 @@ function textMatch(expression: string, m: TextMatch): string {
     case 'ilike':
       return `ifNull(like(lowerUTF8(${expression}), lowerUTF8(${p})), 0)`
     case 'regex':
-      return `ifNull(match(${expression}, ${p}), 0)`
+      return `ifNull(${matchSql(expression, m.pattern)}, 0)`
   }
 }
 
@@ -36,11 +36,11 @@ export const chainHrefExpr = `extract(elements_chain, ${quote(CHAIN_PATTERNS.hre
 function stepCondition(step: ActionStepCondition, ctx: ClickHouseActionContext): string {
   const parts: string[] = []
   if (step.event !== null) parts.push(`event = ${quote(step.event)}`)
-  for (const regex of step.chainRegexes) parts.push(`match(elements_chain, ${quote(regex)})`)
+  for (const regex of step.chainRegexes) parts.push(matchSql('elements_chain', regex))
   for (const id of step.chainIds) parts.push(`has(${chainValuesExpr('attr_id')}, ${quote(id)})`)
   if (step.chainTags.length > 0) parts.push(`hasAny(${chainValuesExpr('element')}, [${step.chainTags.map(quote).join(', ')}])`)
   if (step.href !== null) parts.push(textMatch(chainHrefExpr, step.href))
-  if (step.text !== null) parts.push(`arrayExists(x -> ${textMatch('x', step.text)}, ${chainValuesExpr('text')})`)
+  if (step.text !== null) parts.push(`arrayExists(_text -> ${textMatch('_text', step.text)}, ${chainValuesExpr('text')})`)
   if (step.url !== null) parts.push(textMatch(ctx.currentUrl, step.url))
   if (step.properties.length > 0) parts.push(ctx.properties(step.properties))
   return parts.length === 0 ? '1' : `(${parts.join(' AND ')})`

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { chainHrefExpr, chainValuesExpr, clickHouseActionCondition } from './clickhouse-actions.js'
 import { hogqlConditionSql } from './clickhouse-hogql.js'
-import { quote, type ServerFeatures } from './clickhouse-schema.js'
+import { matchSql, quote, type ServerFeatures } from './clickhouse-schema.js'
 import { textNumberSql } from './numbers.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
@@ -131,9 +131,9 @@ function compareText(v: string, present: string, filter: EventPropertyFilter): s
     }
     // re2's search, as PostHog's `match`; NodeRules.regex kept out what re2 can't run.
     case 'regex':
-      return `ifNull(match(${v}, ${quote(String(filter.value))}), 0)`
+      return `ifNull(${matchSql(v, String(filter.value))}, 0)`
     case 'not_regex':
-      return `ifNull(NOT match(${v}, ${quote(String(filter.value))}), 1)`
+      return `ifNull(NOT ${matchSql(v, String(filter.value))}, 1)`
   }
 }
 

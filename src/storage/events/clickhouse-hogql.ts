@@ -5,7 +5,7 @@
  * a condition that is never null (18.16 answers NULL for a NULL condition, and refuses a constant Nullable
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
-import { quote } from './clickhouse-schema.js'
+import { matchSql, quote } from './clickhouse-schema.js'
 import { evaluateHogql, hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
@@ -209,8 +209,10 @@ class Compiler {
       case 'notEmpty':
       case 'startsWith':
       case 'endsWith':
-      case 'match':
         return `toFloat64(${node.fn}(${args.map((a) => this.compile(a)).join(', ')}))`
+      case 'match':
+        // The pattern is a literal (hogql-parse.ts).
+        return `toFloat64(${matchSql(this.compile(args[0]), (args[1] as { value: string }).value)})`
       default:
         return `${node.fn}(${this.number(args[0])})`
     }

@@ -56,6 +56,18 @@ export function quote(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
 }
 
+/** A pattern that turns on case folding inline: `(?i)`, `(?mi)`, `(?i:…)`. */
+const FOLDS_CASE = /\(\?[imsU-]*i/
+
+/**
+ * ClickHouse's `match(subject, pattern)` (re2's search) for a pattern of the user's. One that folds case inline is
+ * made one alternative beside one that never matches: 18.16 first looks for a literal it finds in the pattern,
+ * case and all (`match('Sign up', '(?i)sign')` is 0 there), and skips that look for a pattern of alternatives.
+ */
+export function matchSql(subject: string, pattern: string): string {
+  return `match(${subject}, ${quote(FOLDS_CASE.test(pattern) ? `(?:${pattern})|[^\\s\\S]` : pattern)})`
+}
+
 /** An identifier such as a database name: only plain names are accepted. */
 export function identifier(name: string): string {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid ClickHouse identifier: ${name}`)

@@ -28,7 +28,7 @@ const VALUES: unknown[] = [
   '', 'x', 'X', 'abc', 'ÄBC', 'äbc', 'a_b', 'a%b', "o'k", 'x"y', 'back\\slash', ' 3', '3', '+5', '-2.5', '.5', '5.', '1e3', '0x10', 'inf', 'NaN', 'true', 'null', '{"a":1}',
   0, 1, -1, 2.5, -0.5, 3, 1e21, 0.1, true, false, null, { a: 1 }, [1, 'x'], [],
 ]
-const PATTERNS = ['^a', 'b$', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\']
+const PATTERNS = ['^a', 'b$', '(?i)x', 'a(?i)B', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\']
 const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set']
 const HOGQL_TERMS = ['properties.a', 'properties.b', 'properties.$c', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
 

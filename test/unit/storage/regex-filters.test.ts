@@ -26,8 +26,11 @@ const regex = (key: string, value: unknown, operator = 'regex') => ({ key, value
 const CASES: Array<[string, Record<string, unknown>, string[]]> = [
   ['a search, not a whole match', regex('$current_url', '/welcome/\\d+$'), ['d1']],
   ['case matters', regex('plan', '^pro$'), ['d1']],
-  // Not `(?i)^pro$`: 18.16's match looks for the pattern's literal ("pro") case-sensitively first, so it misses "Pro".
   ['a class ignores it', regex('plan', '^[Pp]ro$'), ['d1', 'd2']],
+  // 18.16's match looked for the pattern's literal ("pro") case and all before running it, and missed "Pro" (matchSql).
+  ['an inline flag ignores it', regex('plan', '(?i)^pro$'), ['d1', 'd2']],
+  ['from where it stands', regex('$current_url', 'WELCOME/(?i)abc'), []],
+  ['from where it stands, up to its end', regex('$current_url', 'welcome/(?i)ABC'), ['d2']],
   ['on the text of a number', regex('n', '^1\\d$'), ['d1']],
   ['on the text of a boolean', regex('n', '^true$'), ['d4']],
   ['not_regex passes a missing or null property', regex('$current_url', 'welcome/4', 'not_regex'), ['d2', 'd3', 'd4']],
