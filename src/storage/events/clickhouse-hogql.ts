@@ -6,7 +6,7 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { evaluateHogql, hogqlText, hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
@@ -17,6 +17,8 @@ const NO_PROPERTIES = (): never => {
 }
 
 function literal(value: number): string {
+  // `-0` is the integer 0 to ClickHouse; `-0.` the double, which toString writes as hogqlText does.
+  if (Object.is(value, -0)) return 'toFloat64(-0.)'
   if (Number.isFinite(value)) return `toFloat64(${String(value)})`
   // A literal too large for a double reads as infinity in HogQL too; a constant expression may be NaN.
   return Number.isNaN(value) ? 'toFloat64(0 / 0)' : `toFloat64(${value > 0 ? '' : '-'}1e308 * 10)`
@@ -86,6 +88,22 @@ class Compiler {
     return node.type === 'text' ? this.finite(textNumberSql(sql)) : sql
   }
 
+  /** The node as text (toString's): a number as ClickHouse writes a Float64, which hogqlText follows. */
+  text(node: HogqlNode): string {
+    if (node.type === 'null') return NULL_TEXT
+    // Written here: 18.16 refuses toString of a constant Nullable number ("cannot be inside Nullable column").
+    if (constant(node)) {
+      const value = evaluateHogql(node, NO_PROPERTIES)
+      return value === null ? NULL_TEXT : quote(hogqlText(value))
+    }
+    if (node.type === 'text') return this.compile(node)
+    const n = this.number(node)
+    if (n === NULL_NUMBER) return NULL_TEXT
+    // Not toString(n): 18.16 refuses it where n is a comparison with a NULL constant ("cannot be inside Nullable column").
+    const [def, name] = this.bind(n)
+    return `if(isNull(${def}), ${NULL_TEXT}, toString(assumeNotNull(${name})))`
+  }
+
   /** An operand of a choice (coalesce, if) of the choice's type. */
   chosen(choice: HogqlNode, node: HogqlNode): string {
     if (node.type === 'null') return choice.type === 'number' ? NULL_NUMBER : NULL_TEXT
@@ -132,6 +150,8 @@ class Compiler {
       case '>':
       case '>=': {
         const [l, r] = node.args
+        // Null, as either side is (`NULL != x` is of ClickHouse's type Nothing, which toString can't write).
+        if (l.type === 'null' || r.type === 'null') return NULL_NUMBER
         const numeric = l.type === 'number' || r.type === 'number'
         const side = (n: HogqlNode) => (numeric ? this.number(n) : this.compile(n))
         return `toFloat64(${side(l)} ${node.op} ${side(r)})`
@@ -210,6 +230,10 @@ class Compiler {
       case 'startsWith':
       case 'endsWith':
         return `toFloat64(${node.fn}(${args.map((a) => this.compile(a)).join(', ')}))`
+      case 'toString':
+        return this.text(args[0])
+      case 'concat':
+        return `concat(${args.map((a) => `ifNull(${this.text(a)}, '')`).join(', ')})`
       case 'match':
         // The pattern is a literal (hogql-parse.ts).
         return `toFloat64(${matchSql(this.compile(args[0]), (args[1] as { value: string }).value)})`

@@ -8,8 +8,9 @@
  * properties.`any key`, properties."any key", properties['any key']), in filters only the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, and of texts
- * lower, upper, length, empty, notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
+ * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, toString and
+ * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
+ * notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
@@ -50,6 +51,8 @@ export type HogqlFunction =
   | 'startsWith'
   | 'endsWith'
   | 'match'
+  | 'toString'
+  | 'concat'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -114,6 +117,18 @@ export function hogqlToFloat(value: HogqlValue): number | null {
   if (typeof value === 'number') return value
   const n = textNumber(value)
   return n !== null && Number.isFinite(n) ? n : null
+}
+
+/**
+ * HogQL's toString of a value, as ClickHouse writes a Float64: the shortest text that reads back as the number, as
+ * JavaScript's, but `1e21` for 1e+21, `-0`, `inf`, `-inf` and `nan`.
+ */
+export function hogqlText(value: number | string): string {
+  if (typeof value === 'string') return value
+  if (Number.isNaN(value)) return 'nan'
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf'
+  if (Object.is(value, -0)) return '-0'
+  return String(value).replace('e+', 'e')
 }
 
 /** A value as a number where the node's type is text (toFloat's), else as it is. */
@@ -238,6 +253,16 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
       const texts = args.map(value) as Array<string | null>
       return texts.includes(null) ? null : textCall(node.fn, texts as string[])
     }
+    case 'toString': {
+      const v = value(args[0])
+      return v === null ? null : hogqlText(v)
+    }
+    case 'concat':
+      // PostHog's printer reads each argument as ifNull(toString(arg), ''): never null.
+      return args.map((a) => {
+        const v = value(a)
+        return v === null ? '' : hogqlText(v)
+      }).join('')
     case 'match': {
       // re2's search, as ClickHouse's match; the reader kept out what the stores can't run (hogqlPatterns).
       const [text, pattern] = args.map(value) as Array<string | null>

@@ -30,6 +30,8 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['startsWith', 2, 2],
   ['endsWith', 2, 2],
   ['match', 2, 2],
+  ['toString', 1, 1],
+  ['concat', 2, 64],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** The functions of texts, which refuse a number. */
@@ -274,7 +276,7 @@ class Parser {
     if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
     // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
     if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
-    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' ? 'text' : 'number'
+    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' || fn === 'toString' || fn === 'concat' ? 'text' : 'number'
     return { op: 'call', fn, type, args }
   }
 

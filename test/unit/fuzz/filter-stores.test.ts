@@ -30,7 +30,7 @@ const VALUES: unknown[] = [
 ]
 const PATTERNS = ['^a', 'b$', '(?i)x', 'a(?i)B', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\']
 const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set']
-const HOGQL_TERMS = ['properties.a', 'properties.b', 'properties.$c', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
+const HOGQL_TERMS = ['1e21', '-0', '1 / 0', '0.1 + 0.2', '1e-7', 'properties.a', 'properties.b', 'properties.$c', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
 
 function scalar(rng: Rng): unknown {
   return rng.pick(VALUES.filter((v) => v === null || typeof v !== 'object'))
@@ -40,7 +40,8 @@ function hogqlTerm(rng: Rng, depth: number): string {
   if (depth > 2 || rng.chance(0.4)) return rng.pick(HOGQL_TERMS)
   return rng.weighted<() => string>([
     [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
-    [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs'])}(${hogqlTerm(rng, depth + 1)})`],
+    [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs', 'toString'])}(${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `concat(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `coalesce(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `if(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
@@ -109,6 +110,19 @@ t.test(`property filters under ${CASES} random conditions pass the same events o
   t.ok(read > CASES / 2 || ONLY !== null, `most conditions were read (${read})`)
 })
 
+/**
+ * Contributions alike, numbers to their last bit but one: 18.16 reads about one decimal text in 20,000 a bit off
+ * (`toFloat64OrNull('2.53')` is 2.5300000000000002; docs/architecture.md, "Numbers"), and texts that concat() writes
+ * are read back as numbers.
+ */
+function alike(got: unknown, want: ReadonlyArray<number | null>): boolean {
+  if (!Array.isArray(got) || got.length !== want.length) return false
+  return want.every((w, i) => {
+    const g = got[i] as number | null
+    return g === w || (g !== null && w !== null && Math.abs(g - w) <= Number.EPSILON * Math.max(Math.abs(g), Math.abs(w)))
+  })
+}
+
 t.test(`HogQL math under ${CASES} random expressions adds the same on ClickHouse as in Node (FUZZ_SEED=${SEED})`, { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const PROPERTIES = Object.values(events(new Rng(SEED, 1_000_001)))
   const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql_math_fuzz')
@@ -129,7 +143,7 @@ t.test(`HogQL math under ${CASES} random expressions adds the same on ClickHouse
     const answer = await res.text()
     const got = res.status === 200 ? answer.trimEnd().split('\n').map((line) => (line === '\\N' ? null : Number(line))) : answer.slice(0, 300)
     const want = PROPERTIES.map((p) => hogqlContribution(math, evaluateHogql(math.expr, (key) => propertyText(p, key))))
-    if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`case ${i}: ${JSON.stringify(math)}\n  ClickHouse ${JSON.stringify(got)}\n  Node       ${JSON.stringify(want)}`)
+    if (!alike(got, want)) failures.push(`case ${i}: ${JSON.stringify(math)}\n  ClickHouse ${JSON.stringify(got)}\n  Node       ${JSON.stringify(want)}`)
   }
   t.same(failures, [], `ClickHouse and Node agree (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)
   t.ok(read > CASES / 3 || ONLY !== null, `enough expressions were read (${read})`)

@@ -63,6 +63,12 @@ const CASES: Array<[string, string[]]> = [
   ["`distinct_id` = 'd3'", ['d3']],
   ["coalesce(properties.$browser, event) = '$autocapture'", ['d4']],
   ["if(event = '$pageview', properties.plan, distinct_id) in ('pro', 'd5')", ['d1', 'd5']],
+  // toString and concat: a number written as ClickHouse writes a Float64, concat reading null as '' (PostHog's printer).
+  ["toString(properties.amount + 0) = '25'", ['d1']],
+  ["toString(1e21) = '1e21' and toString(-0) = '-0' and toString(1 / 0) = 'inf' and toString(0.1 + 0.2) = '0.30000000000000004'", ['d1', 'd2', 'd3', 'd4', 'd5']],
+  ["concat(properties.plan, '/', event) = 'pro/$pageview'", ['d1']],
+  ["concat(properties.$browser, '-', properties.amount * 2) = '-0'", ['d4']],
+  ["isNull(toString(properties.$browser)) and concat(properties.$browser, 'x') = 'x'", ['d3', 'd4']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],
