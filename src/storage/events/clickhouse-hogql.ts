@@ -6,7 +6,7 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlText, hogqlToFloat, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
@@ -192,6 +192,22 @@ class Compiler {
     return `if(isNull(${x()}), ${NULL_NUMBER}, toFloat64(has([${list}], assumeNotNull(${x()}))))`
   }
 
+  /** numberInt: 18.16 has no accurateCastOrNull, and its toInt64 wraps what is out of range. */
+  #numberInt(node: HogqlNode): string {
+    const [def, name] = this.bind(this.number(node))
+    return `if(ifNull(isFinite(${def}) AND ${name} >= ${literal(INT64_MIN)} AND ${name} < ${literal(INT64_END)}, 0), trunc(${name}) + 0, ${NULL_NUMBER})`
+  }
+
+  /** textInt: the digits' count and text bound the value, as toInt64OrNull wraps past Int64 on 18.16. */
+  #textInt(node: HogqlNode): string {
+    // A property is named already (a second alias on it would hide the first from 18.16): its second reading is the name.
+    const [def, t] = node.op === 'property' ? [this.compile(node), this.compile(node)] : this.bind(this.compile(node))
+    const digits = `replaceRegexpOne(${t}, '^[+-]?0*', '')`
+    const bound = `if(startsWith(${t}, '-'), '9223372036854775808', '9223372036854775807')`
+    const fits = `match(${def}, '^[+-]?[0-9]+$') AND (length(${digits}) < 19 OR (length(${digits}) = 19 AND ${digits} <= ${bound}))`
+    return `if(ifNull(${fits}, 0), toFloat64(toInt64OrNull(${t})), ${NULL_NUMBER})`
+  }
+
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
   #logical(op: 'and' | 'or', nodes: readonly HogqlNode[]): string {
     const args = nodes.map((n) => this.bind(this.number(n)))
@@ -232,6 +248,8 @@ class Compiler {
         return `toFloat64(${node.fn}(${args.map((a) => this.compile(a)).join(', ')}))`
       case 'toString':
         return this.text(args[0])
+      case 'toInt':
+        return args[0].type === 'text' ? this.#textInt(args[0]) : this.#numberInt(args[0])
       case 'concat':
         return `concat(${args.map((a) => `ifNull(${this.text(a)}, '')`).join(', ')})`
       case 'match':

@@ -8,7 +8,7 @@
  * properties.`any key`, properties."any key", properties['any key']), in filters only the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, toString and
+ * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
@@ -53,6 +53,7 @@ export type HogqlFunction =
   | 'match'
   | 'toString'
   | 'concat'
+  | 'toInt'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -129,6 +130,26 @@ export function hogqlText(value: number | string): string {
   if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf'
   if (Object.is(value, -0)) return '-0'
   return String(value).replace('e+', 'e')
+}
+
+/** The Int64 range's bounds, both exact doubles: [−2⁶³, 2⁶³). */
+export const INT64_MIN = -(2 ** 63)
+export const INT64_END = 2 ** 63
+const INT64_MAX = 2n ** 63n - 1n
+
+/**
+ * HogQL's toInt (ClickHouse's accurateCastOrNull(x, 'Int64')) of a number: truncated toward zero, null where it
+ * is no Int64 (infinite, NaN, out of range); 0, never −0, as an integer has no sign of zero.
+ */
+export function numberInt(n: number): number | null {
+  return Number.isFinite(n) && n >= INT64_MIN && n < INT64_END ? Math.trunc(n) + 0 : null
+}
+
+/** toInt of a text: an integer's digits (a sign before them at most) within Int64, else null (`'1.5'`, `' 1'`, `'1e3'`). */
+export function textInt(text: string): number | null {
+  if (!/^[+-]?\d+$/.test(text)) return null
+  const n = BigInt(text)
+  return n > INT64_MAX || n < -INT64_MAX - 1n ? null : Number(n) + 0
 }
 
 /** A value as a number where the node's type is text (toFloat's), else as it is. */
@@ -256,6 +277,10 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     case 'toString': {
       const v = value(args[0])
       return v === null ? null : hogqlText(v)
+    }
+    case 'toInt': {
+      const v = value(args[0])
+      return v === null ? null : args[0].type === 'text' ? textInt(v as string) : numberInt(v as number)
     }
     case 'concat':
       // PostHog's printer reads each argument as ifNull(toString(arg), ''): never null.

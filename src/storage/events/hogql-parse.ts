@@ -31,6 +31,7 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['endsWith', 2, 2],
   ['match', 2, 2],
   ['toString', 1, 1],
+  ['toInt', 1, 1],
   ['concat', 2, 64],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))

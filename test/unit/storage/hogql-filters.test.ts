@@ -69,6 +69,13 @@ const CASES: Array<[string, string[]]> = [
   ["concat(properties.plan, '/', event) = 'pro/$pageview'", ['d1']],
   ["concat(properties.$browser, '-', properties.amount * 2) = '-0'", ['d4']],
   ["isNull(toString(properties.$browser)) and concat(properties.$browser, 'x') = 'x'", ['d3', 'd4']],
+  // toInt, as accurateCastOrNull(x, 'Int64'): a text's integer digits only, a number truncated, never −0.
+  ['toInt(properties.amount) in (25, 100, 0)', ['d1', 'd2', 'd4']],
+  ["toString(toInt(properties.amount * -0.01)) = '0'", ['d1', 'd4']],
+  ["isNull(toInt(concat(properties.amount, '.5')))", ['d1', 'd2', 'd3', 'd4', 'd5']],
+  // Int64's last values, as texts of 19 digits: …725 fits, …825 is past 2⁶³ − 1 (18.16's toInt64OrNull wraps it).
+  ["toInt(concat('92233720368547757', properties.amount)) > 0", ['d1', 'd3', 'd4']],
+  ["isNull(toInt(concat('92233720368547758', properties.amount)))", ['d1', 'd2', 'd5']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

@@ -156,7 +156,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.equal(hogqlHolds(parseHogqlCondition("event = 'b'"), () => null, null, (field) => (field === 'event' ? 'b' : 'x')), true, "a field's value comes from the reader's")
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, concat\./)
+  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
