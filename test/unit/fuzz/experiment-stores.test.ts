@@ -27,8 +27,8 @@ const MINUTE = 60_000
 const PERSONS = 36
 const EVENTS = ['clicked', 'viewed', 'purchased', '$pageview', '$autocapture', '$screen']
 const MISSING = Symbol('missing')
-/** Dyadic numbers and texts of them: every sum and sum of squares is exact in any order. */
-const AMOUNTS: unknown[] = [0, 1, 2.5, -0.5, 3, 8, 100, '3', ' 3', '+5', '-2.5', '1e3', 'n/a', '', null, true, MISSING]
+/** Numbers and texts of them; sums of the decimal ones differ in their last bits by the order of adding (compared to 1e-9). */
+const AMOUNTS: unknown[] = [0, 1, 2.5, -0.5, 3, 8, 100, 0.1, 19.99, '2.53', '3', ' 3', '+5', '-2.5', '1e3', 'n/a', '', null, true, MISSING]
 const BROWSERS: unknown[] = ['Chrome', 'Safari', 42, '', null, MISSING]
 const person = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
