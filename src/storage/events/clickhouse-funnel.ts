@@ -24,4 +24,3 @@ export function compileClickHouseFunnel(q: FunnelQuery, table: string, f: Server
       FROM ${table} WHERE ${where}
     ) WHERE m != 0 GROUP BY p`
 }
-

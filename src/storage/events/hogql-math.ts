@@ -141,12 +141,12 @@ const INT64_MAX = 2n ** 63n - 1n
  * HogQL's toInt (ClickHouse's accurateCastOrNull(x, 'Int64')) of a number: truncated toward zero, null where it
  * is no Int64 (infinite, NaN, out of range); 0, never −0, as an integer has no sign of zero.
  */
-export function numberInt(n: number): number | null {
+function numberInt(n: number): number | null {
   return Number.isFinite(n) && n >= INT64_MIN && n < INT64_END ? Math.trunc(n) + 0 : null
 }
 
 /** toInt of a text: an integer's digits (a sign before them at most) within Int64, else null (`'1.5'`, `' 1'`, `'1e3'`). */
-export function textInt(text: string): number | null {
+function textInt(text: string): number | null {
   if (!/^[+-]?\d+$/.test(text)) return null
   const n = BigInt(text)
   return n > INT64_MAX || n < -INT64_MAX - 1n ? null : Number(n) + 0
