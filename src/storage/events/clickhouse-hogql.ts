@@ -6,7 +6,7 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
@@ -61,9 +61,14 @@ class Compiler {
     readonly property: (key: string) => string,
   ) {}
 
+  /** A name unique in the query. */
+  fresh(): string {
+    return `${this.prefix}_${this.#n++}`
+  }
+
   /** The SQL twice: a definition for its first use, a name for the others. */
   bind(sql: string): [string, string] {
-    const name = `${this.prefix}_${this.#n++}`
+    const name = this.fresh()
     return [`(${sql} AS ${name})`, name]
   }
 
@@ -208,6 +213,23 @@ class Compiler {
     return `if(ifNull(${fits}, 0), toFloat64(toInt64OrNull(${t})), ${NULL_NUMBER})`
   }
 
+  /**
+   * hogqlRound: the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that it took away
+   * from zero (18.16 does; current servers take ties to even) taken to the even neighbour, trunc(v). A lambda
+   * reads the value, as 18.16 copies an alias's SQL wherever the alias is read, and nested rounds would grow
+   * the query past its limit.
+   */
+  #round(node: HogqlNode & { op: 'call' }): string {
+    const places = node.args.length === 2 ? (node.args[1] as { value: number }).value : 0
+    const scale = `toFloat64(${roundScaleSql(places)})`
+    const x = this.number(node.args[0])
+    const v = this.fresh()
+    const nearest = `if(abs(${v} - round(${v})) = 0.5 AND round(${v}) - 2 * floor(round(${v}) / 2) = 1, trunc(${v}), round(${v}))`
+    const scaled = places === 0 ? x : `${x} ${places > 0 ? '*' : '/'} ${scale}`
+    const rounded = `arrayMap(${v} -> ${nearest}, [${scaled}])[1]`
+    return places === 0 ? rounded : `(${rounded} ${places > 0 ? '/' : '*'} ${scale})`
+  }
+
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
   #logical(op: 'and' | 'or', nodes: readonly HogqlNode[]): string {
     const args = nodes.map((n) => this.bind(this.number(n)))
@@ -252,6 +274,8 @@ class Compiler {
         return args[0].type === 'text' ? this.#textInt(args[0]) : this.#numberInt(args[0])
       case 'concat':
         return `concat(${args.map((a) => `ifNull(${this.text(a)}, '')`).join(', ')})`
+      case 'round':
+        return this.#round(node)
       case 'match':
         // The pattern is a literal (hogql-parse.ts).
         return `toFloat64(${matchSql(this.compile(args[0]), (args[1] as { value: string }).value)})`

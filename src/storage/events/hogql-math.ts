@@ -8,7 +8,7 @@
  * properties.`any key`, properties."any key", properties['any key']), in filters only the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, toString and
+ * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
@@ -54,6 +54,7 @@ export type HogqlFunction =
   | 'toString'
   | 'concat'
   | 'toInt'
+  | 'round'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -150,6 +151,42 @@ function textInt(text: string): number | null {
   if (!/^[+-]?\d+$/.test(text)) return null
   const n = BigInt(text)
   return n > INT64_MAX || n < -INT64_MAX - 1n ? null : Number(n) + 0
+}
+
+/** 10 to the power of 0–19 (the text's, correctly rounded), and UInt64's largest as a double (2⁶⁴) past it. */
+function roundScale(places: number): number {
+  return places > 19 ? 2 ** 64 : Number(`1e${places}`)
+}
+
+/**
+ * The integer nearest a double, ties to even, keeping the sign of zero (C's nearbyint, SSE4.1's rounding).
+ * `a - f` is exact: f is a's floor, within a factor of two of a or 0.
+ */
+function nearbyint(y: number): number {
+  if (!Number.isFinite(y)) return y
+  const a = Math.abs(y)
+  const f = Math.floor(a)
+  const frac = a - f
+  const r = frac < 0.5 ? f : frac > 0.5 ? f + 1 : f + (f % 2)
+  return r === 0 ? y * 0 : y < 0 ? -r : r
+}
+
+/**
+ * HogQL's round(x, places) as current ClickHouse rounds a Float64 (FunctionsRound.h): x times 10^places (divided by
+ * 10^-places when negative), rounded to the nearest integer with ties to even, and scaled back; the power saturates
+ * at UInt64's largest past 10^19, as ClickHouse's intExp10 does. 18.16 rounds ties away from zero instead; the SQL
+ * takes its ties to even (clickhouse-hogql.ts), so that every server answers this.
+ */
+function hogqlRound(x: number, places: number): number {
+  if (places === 0) return nearbyint(x)
+  const scale = roundScale(Math.abs(places))
+  return places > 0 ? nearbyint(x * scale) / scale : nearbyint(x / scale) * scale
+}
+
+/** The SQL literal of round's scale: an integer, which ClickHouse converts to the same double exactly. */
+export function roundScaleSql(places: number): string {
+  const p = Math.abs(places)
+  return p > 19 ? '18446744073709551615' : `1${'0'.repeat(p)}`
 }
 
 /** A value as a number where the node's type is text (toFloat's), else as it is. */
@@ -288,6 +325,10 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
         const v = value(a)
         return v === null ? '' : hogqlText(v)
       }).join('')
+    case 'round': {
+      const a = asNumber(args[0], value(args[0]))
+      return a === null ? null : hogqlRound(a, args.length === 2 ? (args[1] as { value: number }).value : 0)
+    }
     case 'match': {
       // re2's search, as ClickHouse's match; the reader kept out what the stores can't run (hogqlPatterns).
       const [text, pattern] = args.map(value) as Array<string | null>

@@ -33,6 +33,7 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['toString', 1, 1],
   ['toInt', 1, 1],
   ['concat', 2, 64],
+  ['round', 1, 2],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** The functions of texts, which refuse a number. */
@@ -56,6 +57,17 @@ function unify(nodes: readonly HogqlNode[]): HogqlType {
 /** The nodes of an expression. */
 function size(node: HogqlNode): number {
   return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1
+}
+
+/**
+ * round()'s places, a literal integer (`-1` too) in ClickHouse's range for it (Int16), as a number node. A places
+ * column is left out: 18.16 takes none.
+ */
+function places(node: HogqlNode): HogqlNode {
+  const negated = node.op === 'negate' && node.args[0].op === 'number'
+  const value = node.op === 'number' ? node.value : negated ? -(node.args[0] as { value: number }).value : Number.NaN
+  if (!Number.isInteger(value) || value < -32768 || value > 32767) throw new HogqlMathError('round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
+  return { op: 'number', type: 'number', value: value + 0 }
 }
 
 /** What the text is, in refusals: `math_hogql`, or a filter's key. */
@@ -277,6 +289,7 @@ class Parser {
     if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
     // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
     if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
+    if (fn === 'round' && args.length === 2) args[1] = places(args[1])
     const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' || fn === 'toString' || fn === 'concat' ? 'text' : 'number'
     return { op: 'call', fn, type, args }
   }

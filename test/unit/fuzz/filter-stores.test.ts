@@ -30,7 +30,7 @@ const VALUES: unknown[] = [
 ]
 const PATTERNS = ['^a', 'b$', '(?i)x', 'a(?i)B', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\']
 const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set']
-const HOGQL_TERMS = ['1e21', '-0', '1 / 0', '0.1 + 0.2', '1e-7', '-2.7', '9.3e18', "'+07'", "'9223372036854775807'", "'9223372036854775808'", "'-9223372036854775808'", 'properties.a', 'properties.b', 'properties.$c', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
+const HOGQL_TERMS = ['1e21', '-0', '1 / 0', '0.125', '-2.5', '0.5', '0.1 + 0.2', '1e-7', '-2.7', '9.3e18', "'+07'", "'9223372036854775807'", "'9223372036854775808'", "'-9223372036854775808'", 'properties.a', 'properties.b', 'properties.$c', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
 
 function scalar(rng: Rng): unknown {
   return rng.pick(VALUES.filter((v) => v === null || typeof v !== 'object'))
@@ -42,6 +42,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
     [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs', 'toString', 'toInt'])}(${hogqlTerm(rng, depth + 1)})`],
     [1, () => `concat(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `round(${hogqlTerm(rng, depth + 1)}${rng.chance(0.3) ? '' : `, ${rng.pick([-20, -2, -1, 0, 1, 2, 3, 20])}`})`],
     [1, () => `coalesce(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `if(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],

@@ -50,6 +50,9 @@ const EXPRESSIONS = [
   "if(properties.plan = 'pro', properties.amount, 0)",
   "if(properties.plan = 'pro', properties.plan, properties.b)",
   'abs(properties.a) + floor(properties.b) + ceil(properties.a)',
+  // Ties (2.5, -0.5, 25 to tens) to even on 18.16 too, which takes them away from zero.
+  'round(properties.a) + round(properties.b * 10, -1) + round(properties.amount / 8, 2)',
+  'round(round(properties.b, 1) - properties.a, -25) + round(properties.a, 25)',
   'isNull(properties.a) + isNotNull(properties.b)',
   'null',
   'if(1, null, null)',

@@ -76,6 +76,9 @@ const CASES: Array<[string, string[]]> = [
   // Int64's last values, as texts of 19 digits: …725 fits, …825 is past 2⁶³ − 1 (18.16's toInt64OrNull wraps it).
   ["toInt(concat('92233720368547757', properties.amount)) > 0", ['d1', 'd3', 'd4']],
   ["isNull(toInt(concat('92233720368547758', properties.amount)))", ['d1', 'd2', 'd5']],
+  // round, ties to even (18.16's own round takes 2.5 to 3 and 25 to 30), −0 kept.
+  ['round(properties.amount / 10) = 2 and round(properties.amount, -1) = 20', ['d1']],
+  ["round(properties.amount / 8, 2) = 3.12 or toString(round(properties.amount * -0.01)) = '-0'", ['d1', 'd4']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

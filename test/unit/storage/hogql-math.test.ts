@@ -66,6 +66,22 @@ t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNo
   t.equal(value('IF(1, 2, 3)'), 2, 'function names in any case')
 })
 
+t.test("round() rounds as current ClickHouse rounds a Float64: scaled by 10^places, ties to even, the sign of zero kept", async (t) => {
+  const rounded = (text: string, a?: string) => value(text, { a: a ?? null })
+  t.same([rounded('round(2.5)'), rounded('round(3.5)'), rounded('round(-2.5)'), rounded('round(0.5)'), rounded('round(2.4999)')], [2, 4, -2, 0, 2], 'ties to even')
+  t.ok(Object.is(rounded('round(-0.3)'), -0) && Object.is(rounded('round(-0.5)'), -0), '−0 where a negative value rounds to zero')
+  // 2.675 is 2.67499999999999982… as a double, but times 100 it is 267.5 exactly: 268, even.
+  t.same([rounded('round(2.675, 2)'), rounded('round(0.125, 2)'), rounded('round(properties.a, 1)', '0.25')], [2.68, 0.12, 0.2], 'places after the point')
+  t.same([rounded('round(25, -1)'), rounded('round(35, -1)'), rounded('round(properties.a, -2)', '-150')], [20, 40, -200], 'negative places round to tens, hundreds')
+  t.same([rounded('round(1.5, 25)'), rounded('round(12345, -25)')], [1.5, 0], 'past 10^19 the scale saturates at 2^64, as ClickHouse\'s')
+  t.same([rounded('round(properties.a)', 'x'), rounded('round(properties.a)'), rounded('round(1 / 0)')], [null, null, Infinity], 'a text as toFloat reads it; null stays null')
+  const refused = (text: string) => t.throws(() => parseHogqlMath(text), { constructor: HogqlMathError, message: /round\(\) takes its places as an integer literal/ }, text)
+  refused('round(properties.a, 1.5)')
+  refused('round(properties.a, properties.b)')
+  refused('round(properties.a, 40000)')
+  refused("round(properties.a, '2')")
+})
+
 t.test('functions of texts work on bytes as ClickHouse does: lower, upper, length, empty, notEmpty, startsWith, endsWith', async (t) => {
   t.equal(value('lower(properties.a)', { a: 'ÄBc' }), 'Äbc', 'ASCII letters only')
   t.equal(value('upper(properties.a)', { a: 'äbc' }), 'äBC')
@@ -156,7 +172,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.equal(hogqlHolds(parseHogqlCondition("event = 'b'"), () => null, null, (field) => (field === 'event' ? 'b' : 'x')), true, "a field's value comes from the reader's")
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat\./)
+  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
