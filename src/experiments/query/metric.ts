@@ -46,14 +46,15 @@ import {
   type ExperimentBreakdown,
   type FunnelStep,
   HogqlMathError,
-  hogqlProperties,
   parseHogqlMath,
   type PropertyNode,
+  type PropertyPath,
   type RetentionUnit,
   type RetentionWindow,
   SESSION_PROPERTIES,
   type SessionMath,
   type SessionProperty,
+  sourceProperties,
   type SourceMath,
 } from '../../storage/events/index.js'
 import { propertyFilters, type PersonLookup } from '../metrics.js'
@@ -301,9 +302,9 @@ export function metricSteps(plan: MetricPlan, exposure: EventFilter): FunnelStep
   return [{ event: exposure.event ?? null, properties: exposure.properties ?? [] }, ...plan.steps]
 }
 
-/** The event properties the aggregation reads from each event, in order. */
-export function valueProperties(plan: MetricPlan): string[] {
-  return [...new Set(plan.sources.flatMap((m) => ('property' in m ? [m.property] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))]
+/** The event properties (paths, for HogQL's `properties.a.b`) the aggregation reads from each event, in order. */
+export function valueProperties(plan: MetricPlan): PropertyPath[] {
+  return sourceProperties(plan.sources)
 }
 
 /** The keys whose distinct texts the aggregation counts from each event (a session metric's sessions too), in order. */

@@ -5,6 +5,7 @@
  * (patterns the stores run, regex.ts). PostHog also evaluates person, element and cohort filters here; a step
  * holding one of those can't be evaluated by skylark, and says which (`null` answers: nothing is refused).
  */
+import { isPlainObject } from '../../common/json.js'
 import { compileRegex } from '../../flags/index.js'
 import {
   eventFiltersOnly,
@@ -18,6 +19,7 @@ import {
   type NodeRefusal,
   type NodeRules,
   type PropertyNode,
+  type PropertyPath,
 } from '../../storage/events/index.js'
 import { storesCanRun } from './regex.js'
 
@@ -76,8 +78,16 @@ export function readStepProperties(properties: readonly unknown[] | null): StepP
 
 /** A top-level property's text form, as the stores compare it: strings as they are, other JSON as written. */
 export function propertyText(properties: Record<string, unknown>, key: string): string | null {
-  if (!Object.hasOwn(properties, key)) return null
-  const value = properties[key]
+  return pathText(properties, [key])
+}
+
+/** The text form of a property path's value (HogQL's `properties.a.b`): each key after the first within an object. */
+export function pathText(properties: Record<string, unknown>, path: PropertyPath): string | null {
+  let value: unknown = properties
+  for (const key of path) {
+    if (!isPlainObject(value) || !Object.hasOwn(value, key)) return null
+    value = value[key]
+  }
   if (value === null || value === undefined) return null
   return typeof value === 'string' ? value : JSON.stringify(value)
 }
@@ -127,7 +137,7 @@ export function propertiesHold(nodes: readonly PropertyNode[], e: FilteredEvent)
 function nodeHolds(node: PropertyNode, e: FilteredEvent): boolean {
   const { properties } = e
   if ('key' in node) return filterHolds(node, properties)
-  if ('hogql' in node) return hogqlHolds(node.hogql, (key) => propertyText(properties, key), compileRegex, (field) => e[field])
+  if ('hogql' in node) return hogqlHolds(node.hogql, (path) => pathText(properties, path), compileRegex, (field) => e[field])
   // None is ever read from a step's properties.
   if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node) return false
   if (node.values.length === 0) return true

@@ -4,8 +4,9 @@
  * than every metric event. Functions every supported server has (18.16 included: argMin over a tuple,
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
-import { compileClickHouseWhere, groupColumn, msExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
+import { compileClickHouseWhere, groupColumn, msExpr, propertyPathExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
 import { hogqlContributionSql } from './clickhouse-hogql.js'
+import { pathIndex } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
 import { BreakdownSummer, cupedLookback, experimentSteps, MULTIPLE_VARIANT_KEY, needsAllValues } from './experiment-aggregate.js'
@@ -106,7 +107,7 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   // HogQL's toFloat: a number, else 0 once coalesced; infinities are no number (as Number.isFinite in Node).
   // Only the properties a source's math reads as a number (a HogQL source reads its own in its column).
   const numbered = new Set(q.aggregation.sources.flatMap((math) => ('property' in math ? [math.property] : [])))
-  const xs = m.valueProperties.flatMap((key, i) => (numbered.has(key) ? [[key, i] as const] : []))
+  const xs = m.valueProperties.flatMap(([key, ...nested], i) => (nested.length === 0 && numbered.has(key) ? [[key, i] as const] : []))
   const numbers = xs.map(([key, i]) => {
     const n = `ifNull(${textNumberSql(propertyTextExpr(key, f))}, 0)`
     return `, if(isFinite(${n}), ${n}, 0) AS x${i}`
@@ -114,7 +115,7 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   const keys = m.distinctKeys.map((key, i) => `, ${distinctKeyExpr(key, f).expr} AS k${i}`)
   // HogQL math: what each event adds to source i's aggregate (`h<i>`, NULL: nothing).
   const hogql = q.aggregation.sources.flatMap((math, i) =>
-    math.kind === 'hogql' ? [`, ${hogqlContributionSql(math.hogql, (key) => propertyTextExpr(key, f), `h${i}`)} AS h${i}`] : [],
+    math.kind === 'hogql' ? [`, ${hogqlContributionSql(math.hogql, (path) => propertyPathExpr(path, f), `h${i}`)} AS h${i}`] : [],
   )
   const ordered = q.aggregation.type === 'funnel' || q.aggregation.type === 'retention'
   const columns = [
@@ -150,7 +151,7 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
         return `if(countIf(${added}) = 0, 0, ${math.hogql.aggregation}If(${x}, ${added}))`
     }
   }
-  const x = 'property' in math ? `x${q.metric.valueProperties.indexOf(math.property)}` : '1'
+  const x = 'property' in math ? `x${pathIndex(q.metric.valueProperties)([math.property])}` : '1'
   switch (math.kind) {
     case 'count':
       return `toFloat64(countIf(${c}))`

@@ -8,6 +8,7 @@ import { chainHrefExpr, chainValuesExpr, clickHouseActionCondition } from './cli
 import { hogqlConditionSql } from './clickhouse-hogql.js'
 import { matchSql, quote, type ServerFeatures } from './clickhouse-schema.js'
 import { textNumberSql } from './numbers.js'
+import type { PropertyPath } from './hogql-math.js'
 import type { EventFilter, EventPropertyFilter, PropertyNode } from './types.js'
 
 /**
@@ -65,16 +66,71 @@ function visit(fn: string, key: string, defined = false): string {
   return `if(${maybeNested}, ${fn}(${copy}, ${k}), ${fn}(properties, ${k}))`
 }
 
+/**
+ * On 18.16, what `read` makes of the key's raw text in the JSON object `source` names (a column or a lambda's
+ * parameter), the key found at the object's top level as visit() finds it; `has` and `text` are visitParamHas and
+ * visitParamExtractString of it. Lambdas name the parts where visit() has aliases: 18.16 copies an alias's SQL
+ * wherever it is read, and a path of three keys read with aliases outgrew its 500,000-node limit.
+ */
+function within(source: string, key: string, id: string, read: (raw: string, has: string, text: string) => string): string {
+  const k = visitKey(key)
+  const mark = quote(`${JSON.stringify(key)}:`)
+  const [nested, top, raw] = [`_pn_${id}`, `_pt_${id}`, `_pr_${id}`]
+  const before = `substring(${source}, 2, greatest(position(${source}, ${mark}), 2) - 2)`
+  const maybeNested = `position(${source}, ${mark}) > 0 AND (position(${before}, '{') > 0 OR position(${before}, '[') > 0)`
+  const at = (fn: string) => `if(${nested}, ${fn}(${top}, ${k}), ${fn}(${source}, ${k}))`
+  const body = `arrayMap(${raw} -> ${read(raw, at('visitParamHas'), at('visitParamExtractString'))}, [${at('visitParamExtractRaw')}])[1]`
+  const copy = topLevelOf(`substring(${source}, 1, ${nested} * length(${source}))`)
+  return `arrayMap(${nested} -> arrayMap(${top} -> ${body}, [${copy}])[1], [${maybeNested}])[1]`
+}
+
+/**
+ * On 18.16, a path's text: each key before the last gives the object its value is ('' for anything else), in
+ * which a lambda reads the next key. The names are the path's own (`pathAlias`), as a lambda's parameter is an
+ * alias of the whole query too.
+ */
+function pathText18(path: PropertyPath, level = 0, source = 'properties'): string {
+  const key = path[level]
+  const id = pathAlias(path.slice(0, level + 1))
+  // A nested value's text comes from the whole object, as propertyTextExpr's (right unless the key also appears, nested, before it).
+  const whole = `visitParamExtractRaw(${source}, ${visitKey(key)})`
+  if (level === path.length - 1) {
+    return within(source, key, id, (raw, has, text) => `if(${has} AND ${raw} != 'null', if(substring(${raw}, 1, 1) = '"', ${text}, if(substring(${raw}, 1, 1) IN ('{', '['), ${whole}, ${raw})), NULL)`)
+  }
+  const object = within(source, key, id, (raw) => `if(substring(${raw}, 1, 1) = '{', ${whole}, '')`)
+  const next = `_ps_${id}`
+  return `arrayMap(${next} -> ${pathText18(path, level + 1, next)}, [${object}])[1]`
+}
+
 /** True when the top-level key is present, whatever its value (JSON null included), as PostHog's JSONHas. */
 function presentExpr(key: string, f: ServerFeatures): string {
   return f.jsonExtract ? `JSONHas(properties, ${quote(key)})` : visit('visitParamHas', key)
 }
 
+/** A top-level property's text: strings unquoted, other JSON as written, JSON null and a missing key NULL. */
 export function propertyTextExpr(key: string, f: ServerFeatures): string {
-  const k = quote(key)
+  return propertyPathExpr([key], f)
+}
+
+/**
+ * A property path's text, as propertyTextExpr's (HogQL's `properties.a.b`): each key after the first read within an
+ * object, as PostHog's JSONExtractRaw(properties, 'a', 'b').
+ */
+export function propertyPathExpr(path: PropertyPath, f: ServerFeatures): string {
   if (f.jsonExtract) {
+    const k = path.map(quote).join(', ')
     return `if(JSONHas(properties, ${k}) AND JSONType(properties, ${k}) != 'Null', if(JSONType(properties, ${k}) = 'String', JSONExtractString(properties, ${k}), JSONExtractRaw(properties, ${k})), NULL)`
   }
+  return path.length === 1 ? textOf18(path[0]) : pathText18(path)
+}
+
+/** The aliases' name of a path's reads: a top-level key's as before; a longer path's can't be one of those (17 characters). */
+function pathAlias(path: readonly string[]): string {
+  return path.length === 1 ? aliasOf(path[0]) : `p${aliasOf(JSON.stringify(path))}`
+}
+
+/** On 18.16, a top-level key's text, its parts named by aliases (visit()). */
+function textOf18(key: string): string {
   const raw = `_raw_${aliasOf(key)}`
   // A nested value is emptied in the copy; its text comes from the whole properties (right unless the key
   // also appears, nested, before it). Cutting it from the copy's tokens instead (the token after the key's `:`
@@ -158,7 +214,7 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   }
   if ('not' in node) return `NOT ifNull(${nodeCondition(node.not, f)}, 0)`
   // Its aliases are named by the expression: the same filter, read again elsewhere in a query, defines them alike.
-  if ('hogql' in node) return hogqlConditionSql(node.hogql, (key) => propertyTextExpr(key, f), `_hq_${aliasOf(JSON.stringify(node.hogql))}`)
+  if ('hogql' in node) return hogqlConditionSql(node.hogql, (path) => propertyPathExpr(path, f), `_hq_${aliasOf(JSON.stringify(node.hogql))}`)
   // The planners resolve it in persons.db into distinct ids first; reaching here is a bug, not a request's fault.
   if ('staticCohort' in node) throw new Error('a static cohort condition is read over persons.db only')
   if (node.values.length === 0) return '1'

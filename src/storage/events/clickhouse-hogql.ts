@@ -6,7 +6,7 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, propertyPath, roundScaleSql, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
@@ -54,11 +54,11 @@ function constant(node: HogqlNode): boolean {
  */
 class Compiler {
   #n = 0
-  /** Each property's text is named at its first use. */
+  /** Each property path's text is named at its first use. */
   readonly #properties = new Map<string, string>()
   constructor(
     readonly prefix: string,
-    readonly property: (key: string) => string,
+    readonly property: (path: PropertyPath) => string,
   ) {}
 
   /** A name unique in the query. */
@@ -127,10 +127,12 @@ class Compiler {
       case 'null':
         return 'NULL'
       case 'property': {
-        const name = this.#properties.get(node.key)
+        const path = propertyPath(node)
+        const id = JSON.stringify(path)
+        const name = this.#properties.get(id)
         if (name !== undefined) return name
-        const [def, ref] = this.bind(this.property(node.key))
-        this.#properties.set(node.key, ref)
+        const [def, ref] = this.bind(this.property(path))
+        this.#properties.set(id, ref)
         return def
       }
       case 'field':
@@ -290,7 +292,7 @@ class Compiler {
  * `count`, else the value's finite number; NULL adds nothing. `prefix` names the SQL's inline aliases, unique
  * in the query.
  */
-export function hogqlContributionSql(math: HogqlMath, property: (key: string) => string, prefix: string): string {
+export function hogqlContributionSql(math: HogqlMath, property: (path: PropertyPath) => string, prefix: string): string {
   const expr = math.expr
   if (expr.type === 'null') return NULL_NUMBER
   const c = new Compiler(prefix, property)
@@ -303,7 +305,7 @@ export function hogqlContributionSql(math: HogqlMath, property: (key: string) =>
  * above; the same node may be compiled in several places of a query with the same prefix, its aliases then
  * defined alike.
  */
-export function hogqlConditionSql(node: HogqlNode, property: (key: string) => string, prefix: string): string {
+export function hogqlConditionSql(node: HogqlNode, property: (path: PropertyPath) => string, prefix: string): string {
   if (node.type === 'null') return '0'
   return `ifNull(${new Compiler(prefix, property).number(node)} != 0, 0)`
 }

@@ -15,7 +15,7 @@ import {
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
-import { evaluateHogql, hogqlContribution, hogqlProperties, hogqlToFloat } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlProperties, hogqlToFloat, pathIndex, type PropertyPath } from './hogql-math.js'
 import { retentionOutcome } from './experiment-retention.js'
 import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
@@ -139,16 +139,20 @@ class SourceAggregate {
   }
 }
 
+/** The properties (paths, for HogQL's `properties.a.b`) the sources read from each event, in order, each once. */
+export function sourceProperties(sources: readonly SourceMath[]): PropertyPath[] {
+  const paths = sources.flatMap((m): PropertyPath[] => ('property' in m ? [[m.property]] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : []))
+  return [...new Map(paths.map((path) => [JSON.stringify(path), path])).values()]
+}
+
 /**
  * What one event adds to a source's aggregate, from its property texts (in `valueProperties`' order): a
  * property's number (0 when it is none), a HogQL expression's contribution (null: nothing), else 1.
  */
-function eventValue(math: SourceMath, valueProperties: readonly string[]): (values: ReadonlyArray<string | null>) => number | null {
-  if (math.kind === 'hogql') {
-    const at = new Map(hogqlProperties(math.hogql.expr).map((key) => [key, valueProperties.indexOf(key)]))
-    return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (key) => values[at.get(key)!] ?? null))
-  }
-  const i = 'property' in math ? valueProperties.indexOf(math.property) : -1
+function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[]): (values: ReadonlyArray<string | null>) => number | null {
+  const at = pathIndex(valueProperties)
+  if (math.kind === 'hogql') return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (path) => values[at(path)] ?? null))
+  const i = 'property' in math ? at([math.property]) : -1
   return i < 0 ? () => 1 : (values) => hogqlToFloat(values[i] ?? null) ?? 0
 }
 
@@ -238,7 +242,7 @@ export function aggregateVariants(
   a: ExperimentAggregation,
   steps: number,
   breakdowns: number,
-  valueProperties: readonly string[],
+  valueProperties: readonly PropertyPath[],
   distinctKeys: readonly DistinctKey[],
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,

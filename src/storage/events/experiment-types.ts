@@ -2,7 +2,7 @@
  * What the new experiment engine asks the event store (src/experiments/query) and what it answers: the
  * exposures and metric events read, how they aggregate, and the per-variant sums (re-exported by types.ts).
  */
-import type { HogqlMath } from './hogql-math.js'
+import type { HogqlMath, PropertyPath } from './hogql-math.js'
 import type { EventFilter, FunnelStep } from './types.js'
 
 /**
@@ -37,8 +37,8 @@ export interface ExperimentEventsQuery {
     before: number
     /** At most 30: an event's steps come back as bits. */
     steps: readonly FunnelStep[]
-    /** The properties whose text each event carries back, in order. */
-    valueProperties: readonly string[]
+    /** The properties (paths) whose text each event carries back, in order. */
+    valueProperties: readonly PropertyPath[]
     /** The keys whose text each event carries back for distinct counts, in order. */
     distinctKeys: readonly DistinctKey[]
   }

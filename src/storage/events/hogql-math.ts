@@ -5,7 +5,8 @@
  * `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value is not null).
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
- * properties.`any key`, properties."any key", properties['any key']), in filters only the event's `event` and
+ * properties.`any key`, properties."any key", properties['any key']) and paths within objects (`properties.a.b`, at most 4
+ * keys: PostHog's JSONExtractRaw(properties, 'a', 'b'); a text or an array holds no keys), in filters only the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
  * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
@@ -60,8 +61,11 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
   | { op: 'text'; value: string }
   | { op: 'null' }
-  /** `person`: a person's property (HogQL filters only), read from persons.db's persons by the same code. */
-  | { op: 'property'; key: string; person?: boolean }
+  /**
+   * `nested`: the keys read within the property's value, object by object (`properties.a.b`); `person`: a person's
+   * property (HogQL filters only), read from persons.db's persons by the same code.
+   */
+  | { op: 'property'; key: string; nested?: readonly string[]; person?: boolean }
   | { op: 'field'; field: HogqlField }
   | { op: '+' | '-' | '*' | '/'; args: [HogqlNode, HogqlNode] }
   | { op: 'negate' | 'not'; args: [HogqlNode] }
@@ -78,11 +82,31 @@ export interface HogqlMath {
 }
 export type HogqlValue = number | string | null
 
-/** The event properties an expression reads, in order of appearance. */
-export function hogqlProperties(node: HogqlNode): string[] {
-  if (node.op === 'property') return [node.key]
-  if ('args' in node) return [...new Set(node.args.flatMap(hogqlProperties))]
-  return []
+/** What a property node reads: its key, then the keys within its value (`properties.a.b`: ['a', 'b']). */
+export type PropertyPath = readonly [string, ...string[]]
+
+/** A property node's path. */
+export function propertyPath(node: { key: string; nested?: readonly string[] }): PropertyPath {
+  return node.nested === undefined ? [node.key] : [node.key, ...node.nested]
+}
+
+/** The property paths an expression reads, in order of appearance, each once. */
+export function hogqlProperties(node: HogqlNode): PropertyPath[] {
+  const paths = new Map<string, PropertyPath>()
+  const visit = (n: HogqlNode): void => {
+    if (n.op === 'property') {
+      const path = propertyPath(n)
+      paths.set(JSON.stringify(path), path)
+    } else if ('args' in n) n.args.forEach(visit)
+  }
+  visit(node)
+  return [...paths.values()]
+}
+
+/** A reader's lookup of a path among the `paths` it reads (their index), for evaluating on row texts. */
+export function pathIndex(paths: readonly PropertyPath[]): (path: PropertyPath) => number {
+  const at = new Map(paths.map((p, i) => [JSON.stringify(p), i]))
+  return (path) => at.get(JSON.stringify(path)) ?? -1
 }
 
 /** The event fields an expression reads, in order of appearance. */
@@ -216,7 +240,7 @@ const NO_FIELDS = (field: HogqlField): never => {
  * Evaluates an expression on one event, `property` giving a property's text (null: missing or null); `regex` runs
  * match() and `field` gives the event's fields (filters only), which without them fail.
  */
-export function evaluateHogql(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
+export function evaluateHogql(node: HogqlNode, property: (path: PropertyPath) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
   const value = (n: HogqlNode) => evaluateHogql(n, property, regex, field)
   const number = (n: HogqlNode) => asNumber(n, value(n))
   switch (node.op) {
@@ -226,7 +250,7 @@ export function evaluateHogql(node: HogqlNode, property: (key: string) => string
     case 'null':
       return null
     case 'property':
-      return property(node.key)
+      return property(propertyPath(node))
     case 'field':
       return field(node.field)
     case '+':
@@ -277,7 +301,7 @@ export function evaluateHogql(node: HogqlNode, property: (key: string) => string
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
-export function hogqlHolds(node: HogqlNode, property: (key: string) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): boolean {
+export function hogqlHolds(node: HogqlNode, property: (path: PropertyPath) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): boolean {
   const v = asNumber(node, evaluateHogql(node, property, regex, field))
   return v !== null && v !== 0
 }

@@ -43,6 +43,8 @@ const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const MAX_DEPTH = 64
+/** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
+const MAX_PATH = 4
 const MAX_LENGTH = 10_000
 const MAX_IN_TERMS = 1000
 const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
@@ -250,25 +252,37 @@ class Parser {
     throw new HogqlMathError(`Unknown field "${t.value}": skylark reads ${read} in ${this.use}.`)
   }
 
-  /** After `properties` (of the event, or `person.properties`): the key. */
+  /**
+   * After `properties` (of the event, or `person.properties`): the key, then any keys within its value
+   * (`properties.a.b`, `properties['a']['b']`), which PostHog reads as JSONExtractRaw(properties, 'a', 'b').
+   */
   #property(person: boolean): HogqlNode {
-    let key: string
+    if (!this.#isPunct('.') && !this.#isPunct('[')) throw new HogqlMathError('"properties" must name a property: properties.<key>.')
+    const keys: string[] = []
+    while (this.#isPunct('.') || this.#isPunct('[')) {
+      if (keys.length === MAX_PATH) throw new HogqlMathError(`Property paths reach at most ${MAX_PATH} keys deep here.`)
+      keys.push(this.#key())
+    }
+    const [key, ...nested] = keys
+    const node: HogqlNode = nested.length === 0 ? { op: 'property', type: 'text', key } : { op: 'property', type: 'text', key, nested }
+    return person ? { ...node, person } : node
+  }
+
+  /** One key of a property path: `.name` or `['text']`. */
+  #key(): string {
     if (this.#isPunct('.')) {
       this.#i++
       const t = this.#peek()
-      if (t?.kind !== 'name') throw new HogqlMathError(`Expected a property name after "properties." ${this.#where()}.`)
-      key = t.value
+      if (t?.kind !== 'name') throw new HogqlMathError(`Expected a property name after "." ${this.#where()}.`)
       this.#i++
-    } else if (this.#isPunct('[')) {
-      this.#i++
-      const t = this.#peek()
-      if (t?.kind !== 'text') throw new HogqlMathError("Expected a 'string' key in properties[...].")
-      key = t.value
-      this.#i++
-      this.#expect(']')
-    } else throw new HogqlMathError('"properties" must name a property: properties.<key>.')
-    if (this.#isPunct('.') || this.#isPunct('[')) throw new HogqlMathError(`Nested property access (in properties.${key}) is not supported in ${this.use} here.`)
-    return person ? { op: 'property', type: 'text', key, person } : { op: 'property', type: 'text', key }
+      return t.value
+    }
+    this.#i++
+    const t = this.#peek()
+    if (t?.kind !== 'text') throw new HogqlMathError("Expected a 'string' key in properties[...].")
+    this.#i++
+    this.#expect(']')
+    return t.value
   }
 
   #call(name: string): HogqlNode {

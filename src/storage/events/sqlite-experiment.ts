@@ -5,7 +5,7 @@
  * step they match. Joining each event to its entity's first exposure, windows and aggregation happen beside
  * them on the read thread (experiment-aggregate.ts), so only per-variant sums leave it.
  */
-import { compileSqliteWhere, groupColumn, propertyText, type SqlFragment } from './sqlite-filters.js'
+import { compileSqliteWhere, groupColumn, propertyPathText, propertyText, type SqlFragment } from './sqlite-filters.js'
 import { exposureStep, metricEventNames } from './experiment-funnel.js'
 import { BREAKDOWN_NULL_LABEL, DEFAULT_BOUNCE, MAX_EXPERIMENT_STEPS, SESSION_SPAN_MS, type DistinctKey, type EventFilter, type ExperimentBreakdown, type ExperimentEventsQuery, type SessionProperty } from './types.js'
 import { sessionValue, type SessionSql } from './session-values.js'
@@ -111,7 +111,7 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, entities: It
   if (withExposures) steps.push({ bit: MAX_EXPERIMENT_STEPS, where: compileSqliteWhere(exposureStep(q)) })
   // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
   const mask = steps.map(({ bit, where }) => `(IFNULL((${where.sql}), 0) << ${bit})`).join(' | ')
-  const values = m.valueProperties.map(propertyText)
+  const values = m.valueProperties.map(propertyPathText)
   const keys = m.distinctKeys.map(distinctKeyText)
   const names = metricEventNames(q, withExposures)
   const sql = `SELECT e, t, m${withIds ? ', uuid' : ''}${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (

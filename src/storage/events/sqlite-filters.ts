@@ -7,7 +7,7 @@
  */
 import type { Db } from '../sqlite/database.js'
 import { textNumber } from './numbers.js'
-import { hogqlFields, hogqlHolds, hogqlProperties, type HogqlField, type HogqlNode } from './hogql-math.js'
+import { hogqlFields, hogqlHolds, hogqlProperties, pathIndex, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
 import type { ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
@@ -18,19 +18,38 @@ export interface SqlFragment {
 
 /** SQL giving the text form of a top-level property (NULL when missing or JSON null). */
 export function propertyText(key: string): SqlFragment {
-  // A number's text is the stored JSON's (`->`), as ClickHouse and the matcher read it: SQLite's CAST of the
-  // number wrote 1e21 as `1.0e+21` and an integer beyond 64 bits as a float's text.
-  // Keys with quotes or backslashes can't be written as a JSON path label; json_each matches them exactly.
-  if (/["\\]/.test(key)) {
-    return {
-      sql: `(SELECT CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'text' THEN value ELSE properties -> fullkey END FROM json_each(properties) WHERE key = ?)`,
-      params: [key],
-    }
-  }
-  const path = `$."${key}"`
+  return propertyPathText([key])
+}
+
+const PROPERTIES: SqlFragment = { sql: 'properties', params: [] }
+/** Keys with quotes or backslashes can't be written as a JSON path label; json_each matches them exactly. */
+const labelled = (key: string) => !/["\\]/.test(key)
+
+/**
+ * SQL giving the text form of a property path's value (HogQL's `properties.a.b`): each key after the first read
+ * within an object, as the matcher (pathText) and ClickHouse read it.
+ */
+export function propertyPathText(path: PropertyPath): SqlFragment {
+  if (path.every(labelled)) return textAt(PROPERTIES, `$${path.map((key) => `."${key}"`).join('')}`)
+  let source = PROPERTIES
+  for (const key of path.slice(0, -1)) source = { sql: `(SELECT ${source.sql} -> fullkey FROM json_each(${source.sql}) WHERE key = ?)`, params: [...source.params, ...source.params, key] }
+  const key = path[path.length - 1]
+  if (labelled(key)) return textAt(source, `$."${key}"`)
   return {
-    sql: `(CASE json_type(properties, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'text' THEN json_extract(properties, ?) ELSE properties -> ? END)`,
-    params: [path, path, path],
+    sql: `(SELECT CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'text' THEN value ELSE ${source.sql} -> fullkey END FROM json_each(${source.sql}) WHERE key = ?)`,
+    params: [...source.params, ...source.params, key],
+  }
+}
+
+/**
+ * The text at a JSON path of the source's JSON. A number's text is the stored JSON's (`->`), as ClickHouse and the
+ * matcher read it: SQLite's CAST of the number wrote 1e21 as `1.0e+21` and an integer beyond 64 bits as a float's text.
+ */
+function textAt(source: SqlFragment, path: string): SqlFragment {
+  const s = source.sql
+  return {
+    sql: `(CASE json_type(${s}, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'text' THEN json_extract(${s}, ?) ELSE ${s} -> ? END)`,
+    params: [...source.params, path, ...source.params, path, ...source.params, path],
   }
 }
 
@@ -121,12 +140,12 @@ function elementCondition(node: ElementCondition): SqlFragment {
  */
 function hogqlCondition(node: HogqlCondition): SqlFragment {
   const fields = hogqlFields(node.hogql).map((field) => ({ sql: field === 'event' ? 'event' : 'distinct_id', params: [] }))
-  const texts = [...hogqlProperties(node.hogql).map(propertyText), ...fields]
+  const texts = [...hogqlProperties(node.hogql).map(propertyPathText), ...fields]
   return { sql: `skylark_hogql(?${texts.map((t) => `, ${t.sql}`).join('')})`, params: [JSON.stringify(node.hogql), ...texts.flatMap((t) => t.params)] }
 }
 
 /** Expressions read back from their JSON, by text: a scan evaluates the same few on every row. */
-const hogqlRead = new Map<string, { node: HogqlNode; keys: string[]; fields: HogqlField[] }>()
+const hogqlRead = new Map<string, { node: HogqlNode; paths: number; at: (path: PropertyPath) => number; fields: HogqlField[] }>()
 const HOGQL_READ_LIMIT = 100
 
 /**
@@ -146,14 +165,15 @@ export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void
     let read = hogqlRead.get(json as string)
     if (!read) {
       const node = JSON.parse(json as string) as HogqlNode
-      read = { node, keys: hogqlProperties(node), fields: hogqlFields(node) }
+      const paths = hogqlProperties(node)
+      read = { node, paths: paths.length, at: pathIndex(paths), fields: hogqlFields(node) }
       if (hogqlRead.size >= HOGQL_READ_LIMIT) hogqlRead.clear()
       hogqlRead.set(json as string, read)
     }
     // The properties' texts, then the fields' (hogqlCondition).
-    const { keys, fields } = read
-    const property = (key: string) => (texts[keys.indexOf(key)] as string | null) ?? null
-    return hogqlHolds(read.node, property, regex, (field) => texts[keys.length + fields.indexOf(field)] as string) ? 1 : 0
+    const { paths, at, fields } = read
+    const property = (path: PropertyPath) => (texts[at(path)] as string | null) ?? null
+    return hogqlHolds(read.node, property, regex, (field) => texts[paths + fields.indexOf(field)] as string) ? 1 : 0
   })
 }
 

@@ -24,7 +24,7 @@ t.test('persons and groups read API', async (t) => {
   seedPersons(dataDir, [
     ev(team, '$pageview', 'anon-1', { $set: { plan: 'free' } }),
     ev(team, '$identify', 'user-1', { $anon_distinct_id: 'anon-1', $set: { email: 'one@example.com' } }),
-    ev(team, '$pageview', 'user-2', { $set: { name: 'Two' } }),
+    ev(team, '$pageview', 'user-2', { $set: { name: 'Two', address: { city: 'Oslo' } } }),
     ev(team, '$pageview', 'user-3'),
     ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'acme', $group_set: { name: 'Acme' } }),
     ev(team, '$groupidentify', 'user-1', { $group_type: 'company', $group_key: 'beta', $group_set: { name: 'Beta' } }),
@@ -117,6 +117,7 @@ t.test('persons and groups read API', async (t) => {
     t.same(await names(props([hogql("person.properties.email like '%@example.com' or properties.name = 'Two'")])), ['user-2', 'user-1'])
     t.same(await names(props([hogql('isNull(properties.plan)')])), ['user-3', 'user-2'])
     t.same(await names(props([hogql("match(person.properties.email, '^on.@')")])), ['user-1'], 'match()')
+    t.same(await names(props([hogql("person.properties.address.city = 'Oslo' and isNull(properties.name.city)")])), ['user-2'], 'a path within an object')
     const bad = await server.api('GET', `${persons}?${props([hogql('properties.plan')])}`)
     t.match([bad.status, bad.body], [400, { type: 'validation_error', attr: 'properties', detail: /^The HogQL filter "properties.plan": The expression is a text/ }])
     const field = await server.api('GET', `${persons}?${props([hogql("distinct_id = 'user-1'")])}`)

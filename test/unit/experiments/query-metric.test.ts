@@ -69,9 +69,9 @@ t.test("a mean of a session property is a session property metric as PostHog's i
 
 t.test("HogQL math is read from math_hogql; without one PostHog's value is 1 an event, and a text it can't read is a 400", async (t) => {
   const plan = (source: Record<string, unknown>) => mean({ source: { kind: 'EventsNode', event: 'purchase', math: 'hogql', ...source } })
-  const priced = plan({ math_hogql: 'avg(properties.price * properties.qty)' })
+  const priced = plan({ math_hogql: 'avg(properties.price * properties.item.qty)' })
   t.match(priced.sources[0], { kind: 'hogql', hogql: { aggregation: 'avg', expr: { op: '*' } } })
-  t.same(valueProperties(priced), ['price', 'qty'], 'the store reads the properties the expression does')
+  t.same(valueProperties(priced), [['price'], ['item', 'qty']], 'the store reads the properties (paths) the expression does')
   for (const none of [undefined, null, '']) t.same(plan({ math_hogql: none }).sources[0], { kind: 'count' }, String(none))
   t.throws(() => plan({ math_hogql: 7 }), { code: 'invalid', detail: 'math_hogql must be a string.' })
   t.throws(() => plan({ math_hogql: 'sum(person.properties.x)' }), { code: 'invalid', detail: /^math_hogql: Unknown field "person"/ })

@@ -13,7 +13,8 @@ import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
 import type { EventRow, ExperimentBreakdown, ExperimentVariantsQuery, FunnelStep, PropertyNode, SourceMath } from '../../../src/storage/events/index.js'
 import { SESSION_PROPERTIES } from '../../../src/storage/events/experiment-types.js'
-import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { sourceProperties } from '../../../src/storage/events/experiment-rows.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { asSet, bothEventStores } from '../../helpers/event-stores.js'
 import { Rng } from './rng.js'
@@ -68,13 +69,15 @@ function rows(rng: Rng): EventRow[] {
     const sessions = [`s${rng.int(4)}`, `p${n}`]
     for (let e = rng.range(2, 12); e > 0; e--) {
       const at = rng.chance(0.15) ? grid(exposed - 30_000, 30_000) : grid(exposed, 60_000)
-      add(rng.pick(EVENTS), at, withProperties({}, { amount: rng.pick(AMOUNTS), $session_id: rng.pick([...sessions, sessions[1], '', MISSING]), $current_url: rng.pick(['https://a.test/1', 'https://a.test/2', '', 42, MISSING]), plan: rng.pick(['pro', 'free', MISSING]) }))
+      // `order` for HogQL's paths: an object of an amount, of another object, a text that looks like one.
+      const order = rng.pick<unknown>([withProperties({}, { total: rng.pick(AMOUNTS) }), { total: { n: 1 } }, '{"total":3}', MISSING])
+      add(rng.pick(EVENTS), at, withProperties({}, { amount: rng.pick(AMOUNTS), $session_id: rng.pick([...sessions, sessions[1], '', MISSING]), $current_url: rng.pick(['https://a.test/1', 'https://a.test/2', '', 42, MISSING]), plan: rng.pick(['pro', 'free', MISSING]), order }))
     }
   }
   return out
 }
 
-const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))']
+const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))', 'sum(properties.order.total)', "avg(round(properties.order['total'] * properties.amount, 1))"]
 
 function sourceMath(rng: Rng, mean: boolean): SourceMath {
   return rng.weighted<() => SourceMath>([
@@ -169,7 +172,7 @@ function query(rng: Rng): ExperimentVariantsQuery {
   if (cuped) aggregation.cupedLookbackMs = lookback
   const groups = rng.chance(0.25)
   const breakdowns = rng.chance(0.4) ? Array.from({ length: rng.range(1, 2) }, () => breakdown(rng)) : []
-  const props = [...new Set(sources.flatMap((m) => ('property' in m ? [m.property] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))]
+  const props = sourceProperties(sources)
   return {
     teamId: TEAM,
     groupTypeIndex: groups ? 0 : null,

@@ -6,8 +6,9 @@
  */
 import t from 'tap'
 import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
-import { propertyTextExpr } from '../../../src/storage/events/clickhouse-filters.js'
-import { evaluateHogql, hogqlContribution, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { pathText } from '../../../src/management/actions/properties.js'
+import { propertyPathExpr } from '../../../src/storage/events/clickhouse-filters.js'
+import { evaluateHogql, hogqlContribution, parseHogqlMath, type PropertyPath } from '../../../src/storage/events/hogql-math.js'
 import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 
 const EVENTS: Array<Record<string, unknown>> = [
@@ -80,7 +81,7 @@ const EXPRESSIONS = [
 
 t.test("every expression's contribution is ClickHouse's and Node's alike", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql')
-  const property = (key: string) => propertyTextExpr(key, features)
+  const property = (path: PropertyPath) => propertyPathExpr(path, features)
   const rows = EVENTS.map((e) => `'${JSON.stringify(e).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')
   for (const text of EXPRESSIONS) {
     for (const aggregation of ['sum', 'count'] as const) {
@@ -94,13 +95,7 @@ t.test("every expression's contribution is ClickHouse's and Node's alike", { ski
         .trimEnd()
         .split('\n')
         .map((line) => (line === '\\N' ? null : Number(line)))
-      const want = EVENTS.map((e) => {
-        const texts = (key: string) => {
-          const v = e[key]
-          return v === undefined || v === null ? null : typeof v === 'string' ? v : JSON.stringify(v)
-        }
-        return hogqlContribution(math, evaluateHogql(math.expr, texts))
-      })
+      const want = EVENTS.map((e) => hogqlContribution(math, evaluateHogql(math.expr, (path) => pathText(e, path))))
       t.same(got, want, `${aggregation}(${text})`)
     }
   }

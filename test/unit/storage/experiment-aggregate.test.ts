@@ -8,7 +8,7 @@ import {
   VariantSummer,
   type Exposure,
 } from '../../../src/storage/events/experiment-aggregate.js'
-import { aggregateVariants as aggregate, exposuresByEntity } from '../../../src/storage/events/experiment-rows.js'
+import { aggregateVariants as aggregate, exposuresByEntity, sourceProperties } from '../../../src/storage/events/experiment-rows.js'
 import { EXPOSURE_BIT, type ExperimentAggregation, type ExposureRow, type MetricEventRow } from '../../../src/storage/events/index.js'
 
 type Plan = ExperimentAggregation & { steps: number }
@@ -29,7 +29,7 @@ const aggregateGroups = (p: Plan, breakdowns: number, variants: string[], exposu
     p,
     p.steps,
     breakdowns,
-    [...new Set(p.sources.flatMap((m) => ('property' in m ? [m.property] : [])))],
+    sourceProperties(p.sources),
     [...new Set(p.sources.flatMap((m) => (m.kind === 'distinct' ? [m.key] : [])))],
     variants,
     exposures,

@@ -220,7 +220,7 @@ function query(team: number, s: Scenario): ExperimentVariantsQuery {
       after: START - lookback,
       before: END + 1 + (s.windowMs ?? 0),
       steps: s.steps.map((event) => ({ event })),
-      valueProperties: s.source && 'property' in s.source ? [s.source.property] : [],
+      valueProperties: s.source && 'property' in s.source ? [[s.source.property]] : [],
       distinctKeys: s.source?.kind === 'distinct' ? [s.source.key] : [],
     },
     variants: ['control', 'test'],

@@ -12,7 +12,8 @@ import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
 import type { BounceRule, EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
-import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { sourceProperties } from '../../../src/storage/events/experiment-rows.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores } from '../../helpers/event-stores.js'
 
@@ -81,7 +82,7 @@ function query(over: Partial<ExperimentVariantsQuery['aggregation']>, more: Part
   const sources: SourceMath[] = over.sources ? [...over.sources] : [{ kind: 'count' }]
   const type = over.type ?? 'mean'
   const steps = type === 'funnel' ? [{ event: 'clicked' }, { event: 'viewed' }, { event: 'purchased' }] : type === 'ratio' ? [{ event: 'purchased' }, { event: 'clicked' }] : [{ event: 'clicked' }]
-  const props = [...new Set(sources.flatMap((m) => ('property' in m ? [m.property] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))]
+  const props = sourceProperties(sources)
   return {
     teamId: TEAM,
     groupTypeIndex: null,

@@ -16,7 +16,7 @@ const PROPERTIES: Record<string, Record<string, unknown>> = {
   d1: { $browser: 'Chrome', plan: 'pro', amount: 25, $current_url: 'https://x.io/pricing?a=1' },
   d2: { $browser: 'Firefox', plan: 'free', amount: '100', $current_url: 'https://x.io/PRICING' },
   d3: {},
-  d4: { $browser: null, plan: 'team', amount: 0, paid: true, $current_url: 'https://x.io/docs/a_b' },
+  d4: { $browser: null, plan: 'team', amount: 0, paid: true, $current_url: 'https://x.io/docs/a_b', order: { items: { 'o"k': 'q', n: 3 }, total: '12.5' } },
   d5: { $browser: 'chrome', plan: { tier: 2 }, amount: 'n/a', paid: false, 'odd "key"': 'yes', 'back\\slash': 'b' },
 }
 
@@ -79,6 +79,11 @@ const CASES: Array<[string, string[]]> = [
   // round, ties to even (18.16's own round takes 2.5 to 3 and 25 to 30), −0 kept.
   ['round(properties.amount / 10) = 2 and round(properties.amount, -1) = 20', ['d1']],
   ["round(properties.amount / 8, 2) = 3.12 or toString(round(properties.amount * -0.01)) = '-0'", ['d1', 'd4']],
+  // Paths within objects (PostHog's JSONExtractRaw(properties, 'order', 'total')); a text or a number holds no keys.
+  ['properties.order.total * 2 = 25 and properties.plan.tier = 2', []],
+  ['properties.order.total * 2 = 25 or properties.plan.tier = 2', ['d4', 'd5']],
+  ["properties.order.items['o\"k'] = 'q' and properties['order'].items.n = 3", ['d4']],
+  ["isNull(properties.order.total.x) and isNull(properties.$current_url.x) and isNull(properties.plan.tier.x)", ['d1', 'd2', 'd3', 'd4', 'd5']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

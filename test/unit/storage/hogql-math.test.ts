@@ -2,9 +2,9 @@ import t from 'tap'
 import { compileRegex } from '../../../src/flags/index.js'
 import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
-/** Evaluates `text`'s expression on an event with these property texts. */
+/** Evaluates `text`'s expression on an event with these property texts (by path: `a.b` for properties.a.b). */
 function value(text: string, props: Record<string, string | null> = {}): HogqlValue {
-  return evaluateHogql(parseHogqlMath(text).expr, (key) => props[key] ?? null)
+  return evaluateHogql(parseHogqlMath(text).expr, (path) => props[path.join('.')] ?? null)
 }
 
 t.test("the outermost aggregation is split off as PostHog's extract_aggregation_and_inner_expr splits it; none is a sum", async (t) => {
@@ -18,11 +18,15 @@ t.test("the outermost aggregation is split off as PostHog's extract_aggregation_
 
 t.test('properties are read in every HogQL spelling, each once', async (t) => {
   t.same(hogqlProperties(parseHogqlMath("sum(properties.$revenue + properties.`net amount` + properties.\"tax\" + properties['fee'] + properties.$revenue)").expr), [
-    '$revenue',
-    'net amount',
-    'tax',
-    'fee',
+    ['$revenue'],
+    ['net amount'],
+    ['tax'],
+    ['fee'],
   ])
+  t.same(hogqlProperties(parseHogqlMath("properties.order.total + properties['order'].`total` + properties.order['tax rate'] + properties.order").expr), [['order', 'total'], ['order', 'tax rate'], ['order']], 'a path within objects, in any spelling, each once')
+  t.equal(value('properties.order.total * 2', { 'order.total': '21' }), 42, 'a path is read as the reader gives it')
+  t.throws(() => parseHogqlMath('properties.a.b.c.d.e'), /Property paths reach at most 4 keys deep here/)
+  t.throws(() => parseHogqlMath('properties.a.'), /Expected a property name after "\."/)
 })
 
 t.test('arithmetic reads property texts as toFloat does, and a null operand makes the result null', async (t) => {
@@ -116,7 +120,6 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('person.properties.email', /Unknown field "person"/)
   refused('properties.a like properties.b', /LIKE takes its pattern as a text literal/)
   refused("sum(if(event = 'a', 1, 0))", /The field event is read in HogQL filters only here, not in HogQL math/)
-  refused('properties.a.b', /Nested property access/)
   refused('lower(properties.a) + replaceAll(properties.a)', /Unknown function replaceAll\(\)/)
   refused('lower(properties.a) + match(properties.a)', /match\(\) is read in HogQL filters only/)
   refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
@@ -154,7 +157,7 @@ t.test('like and ilike match texts with % and _ (\\ escapes); in is = against an
 })
 
 t.test("a HogQL filter is a condition: an event passes where it is a number other than 0, never on null", async (t) => {
-  const holds = (text: string, props: Record<string, string | null> = {}) => hogqlHolds(parseHogqlCondition(text), (key) => props[key] ?? null)
+  const holds = (text: string, props: Record<string, string | null> = {}) => hogqlHolds(parseHogqlCondition(text), (path) => props[path.join('.')] ?? null)
   t.equal(holds("properties.$browser = 'Chrome'", { $browser: 'Chrome' }), true)
   t.equal(holds("properties.$browser = 'Chrome'", { $browser: 'Firefox' }), false)
   t.equal(holds("properties.$browser != 'Chrome'", {}), false, 'null passes nothing, != included')

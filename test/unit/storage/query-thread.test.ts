@@ -68,7 +68,7 @@ t.test('every read gives the same answer through the thread as on the calling th
           exposure: { teamId: 1, event: 'signed up', after: T0, before: T0 + 300 * HOUR, properties: [{ key: '$feature_flag_response', operator: 'exact', value: ['control', 'test'] }] },
           variantProperty: '$feature_flag_response',
           breakdowns: ['$browser'],
-          metric: { after: T0, before: T0 + 300 * HOUR, steps: [{ event: '$pageview' }], valueProperties: ['n'], distinctKeys: ['person'] },
+          metric: { after: T0, before: T0 + 300 * HOUR, steps: [{ event: '$pageview' }], valueProperties: [['n']], distinctKeys: ['person'] },
           variants: ['control', 'test'],
           multipleVariantHandling: 'first_seen',
           aggregation: { type: 'mean', sources: [{ kind: 'sum', property: 'n' }], windowMs: null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false },
