@@ -45,6 +45,7 @@ import {
   type ExperimentAggregation,
   type ExperimentBreakdown,
   type FunnelStep,
+  type HogqlField,
   HogqlMathError,
   parseHogqlMath,
   type PropertyNode,
@@ -54,6 +55,7 @@ import {
   SESSION_PROPERTIES,
   type SessionMath,
   type SessionProperty,
+  sourceFields,
   sourceProperties,
   type SourceMath,
 } from '../../storage/events/index.js'
@@ -305,6 +307,11 @@ export function metricSteps(plan: MetricPlan, exposure: EventFilter): FunnelStep
 /** The event properties (paths, for HogQL's `properties.a.b`) the aggregation reads from each event, in order. */
 export function valueProperties(plan: MetricPlan): PropertyPath[] {
   return sourceProperties(plan.sources)
+}
+
+/** The event fields HogQL math reads from each event (`event`, `distinct_id`), in order. */
+export function valueFields(plan: MetricPlan): HogqlField[] {
+  return sourceFields(plan.sources)
 }
 
 /** The keys whose distinct texts the aggregation counts from each event (a session metric's sessions too), in order. */

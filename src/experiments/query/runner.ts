@@ -32,7 +32,7 @@ import type { HoldoutRecord } from '../holdouts/index.js'
 import { propertyFilters, type PersonLookup } from '../metrics.js'
 import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
-import { distinctKeys, metricSteps, planMetric, valueProperties, type MetricPlan } from './metric.js'
+import { distinctKeys, metricSteps, planMetric, valueFields, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
@@ -232,6 +232,7 @@ export class ExperimentQueryRunner {
         // The test account filters narrow the metric's steps; an exposure step has them already.
         steps: metricSteps({ ...plan, steps: plan.steps.map((step) => ({ ...step, properties: [...(step.properties ?? []), ...realUsers] })) }, exposure.activation ?? exposure.filter),
         valueProperties: valueProperties(plan),
+        valueFields: valueFields(plan),
         distinctKeys: distinctKeys(plan),
       },
       variants,

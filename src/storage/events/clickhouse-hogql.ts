@@ -242,7 +242,7 @@ class Compiler {
   }
 
   #call(node: HogqlNode & { op: 'call' }): string {
-    if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if')) return 'NULL'
+    if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if' || node.fn === 'greatest' || node.fn === 'least')) return 'NULL'
     const args = node.args
     switch (node.fn) {
       case 'coalesce':
@@ -256,6 +256,12 @@ class Compiler {
       }
       case 'if':
         return `if(ifNull(${this.number(args[0])} != 0, 0), ${this.chosen(node, args[1])}, ${this.chosen(node, args[2])})`
+      case 'greatest':
+      case 'least': {
+        // The max/min aggregate of the values, which skips NULLs (18.16's greatest has two arguments and no such rule).
+        const values = args.map((a) => this.chosen(node, a)).filter((sql) => sql !== NULL_NUMBER && sql !== NULL_TEXT)
+        return `arrayReduce('${node.fn === 'greatest' ? 'max' : 'min'}', [${values.map((v) => `materialize(${v})`).join(', ')}])`
+      }
       case 'isNull':
       case 'isNotNull':
         return `toFloat64(${node.fn}(${this.compile(args[0])}))`

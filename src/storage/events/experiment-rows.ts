@@ -15,9 +15,9 @@ import {
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
-import { evaluateHogql, hogqlContribution, hogqlProperties, hogqlToFloat, pathIndex, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, hogqlToFloat, pathIndex, type HogqlField, type PropertyPath } from './hogql-math.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
+import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
 /**
  * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
@@ -145,13 +145,27 @@ export function sourceProperties(sources: readonly SourceMath[]): PropertyPath[]
   return [...new Map(paths.map((path) => [JSON.stringify(path), path])).values()]
 }
 
+/** The event fields (`event`, `distinct_id`) the sources' HogQL reads, in order, each once. */
+export function sourceFields(sources: readonly SourceMath[]): HogqlField[] {
+  return [...new Set(sources.flatMap((m) => (m.kind === 'hogql' ? hogqlFields(m.hogql.expr) : [])))]
+}
+
 /**
- * What one event adds to a source's aggregate, from its property texts (in `valueProperties`' order): a
- * property's number (0 when it is none), a HogQL expression's contribution (null: nothing), else 1.
+ * What one event adds to a source's aggregate, from its property texts (in `valueProperties`' order, then the
+ * fields' in `valueFields`'): a property's number (0 when it is none), a HogQL expression's contribution (null:
+ * nothing), else 1.
  */
-function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[]): (values: ReadonlyArray<string | null>) => number | null {
+function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[], valueFields: readonly HogqlField[]): (values: ReadonlyArray<string | null>) => number | null {
   const at = pathIndex(valueProperties)
-  if (math.kind === 'hogql') return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (path) => values[at(path)] ?? null))
+  if (math.kind === 'hogql') {
+    const column = (name: HogqlField) => {
+      const i = valueFields.indexOf(name)
+      if (i < 0) throw new Error(`the rows carry no ${name} (valueFields)`)
+      return valueProperties.length + i
+    }
+    const field = (values: ReadonlyArray<string | null>) => (name: HogqlField) => values[column(name)] ?? ''
+    return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (path) => values[at(path)] ?? null, null, field(values)))
+  }
   const i = 'property' in math ? at([math.property]) : -1
   return i < 0 ? () => 1 : (values) => hogqlToFloat(values[i] ?? null) ?? 0
 }
@@ -235,14 +249,14 @@ function aggregateRetention(
 
 /**
  * Per-variant (and per breakdown group) statistics from the rows, in the order of `variants`; variants nobody
- * was exposed to answer zeros. `valueProperties` names the properties whose texts each event row carries, in order,
- * `distinctKeys` the keys whose texts it carries for distinct counts.
+ * was exposed to answer zeros. `values` names the properties whose texts each event row carries, in order, and
+ * the fields after them; `distinctKeys` the keys whose texts it carries for distinct counts.
  */
 export function aggregateVariants(
   a: ExperimentAggregation,
   steps: number,
   breakdowns: number,
-  valueProperties: readonly PropertyPath[],
+  values: Pick<ExperimentEventsQuery['metric'], 'valueProperties' | 'valueFields'>,
   distinctKeys: readonly DistinctKey[],
   variants: readonly string[],
   exposures: ReadonlyMap<string, Exposure>,
@@ -287,7 +301,7 @@ export function aggregateVariants(
     return summer.result()
   }
 
-  const valueOf = a.sources.map((math) => eventValue(math, valueProperties))
+  const valueOf = a.sources.map((math) => eventValue(math, values.valueProperties, values.valueFields ?? []))
   const perSource = (rows: readonly MetricEventRow[], index: number): number => {
     const math = a.sources[index]
     const agg = new SourceAggregate()

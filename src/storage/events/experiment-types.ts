@@ -2,7 +2,7 @@
  * What the new experiment engine asks the event store (src/experiments/query) and what it answers: the
  * exposures and metric events read, how they aggregate, and the per-variant sums (re-exported by types.ts).
  */
-import type { HogqlMath, PropertyPath } from './hogql-math.js'
+import type { HogqlField, HogqlMath, PropertyPath } from './hogql-math.js'
 import type { EventFilter, FunnelStep } from './types.js'
 
 /**
@@ -39,6 +39,8 @@ export interface ExperimentEventsQuery {
     steps: readonly FunnelStep[]
     /** The properties (paths) whose text each event carries back, in order. */
     valueProperties: readonly PropertyPath[]
+    /** The event's fields (HogQL math's `event`, `distinct_id`) each event carries back after them, in order; none when absent. */
+    valueFields?: readonly HogqlField[]
     /** The keys whose text each event carries back for distinct counts, in order. */
     distinctKeys: readonly DistinctKey[]
   }

@@ -6,10 +6,10 @@
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
  * properties.`any key`, properties."any key", properties['any key']) and paths within objects (`properties.a.b`, at most 4
- * keys: PostHog's JSONExtractRaw(properties, 'a', 'b'); a text or an array holds no keys), in filters only the event's `event` and
+ * keys: PostHog's JSONExtractRaw(properties, 'a', 'b'); a text or an array holds no keys), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
+ * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, greatest and least (extreme()), abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
@@ -31,7 +31,7 @@ import type { RegexEngine } from './sqlite-actions.js'
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
-/** The event's own fields an expression reads (filters only: math's rows carry property texts alone). */
+/** The event's own fields an expression reads. */
 export type HogqlField = 'event' | 'distinct_id'
 export const HOGQL_FIELDS: readonly HogqlField[] = ['event', 'distinct_id']
 export type HogqlFunction =
@@ -56,6 +56,8 @@ export type HogqlFunction =
   | 'concat'
   | 'toInt'
   | 'round'
+  | 'greatest'
+  | 'least'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -231,14 +233,14 @@ function compare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', c: number): number {
   return holds ? 1 : 0
 }
 
-/** Math's reader of fields: it never meets one (hogql-parse.ts refuses them there). */
+/** The reader of a caller that gives no fields. */
 const NO_FIELDS = (field: HogqlField): never => {
   throw new Error(`no value was given for the field ${field}`)
 }
 
 /**
  * Evaluates an expression on one event, `property` giving a property's text (null: missing or null); `regex` runs
- * match() and `field` gives the event's fields (filters only), which without them fail.
+ * match() and `field` gives the event's fields, which without them fail.
  */
 export function evaluateHogql(node: HogqlNode, property: (path: PropertyPath) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
   const value = (n: HogqlNode) => evaluateHogql(n, property, regex, field)
@@ -322,6 +324,9 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
       const c = asNumber(args[0], value(args[0]))
       return c !== null && c !== 0 ? chosen(args[1]) : chosen(args[2])
     }
+    case 'greatest':
+    case 'least':
+      return extreme(node.fn, args.map(chosen))
     case 'isNull':
     case 'isNotNull':
       return (value(args[0]) === null) === (node.fn === 'isNull') ? 1 : 0
@@ -366,6 +371,21 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
       return node.fn === 'abs' ? Math.abs(a) : node.fn === 'floor' ? Math.floor(a) : Math.ceil(a)
     }
   }
+}
+
+/**
+ * greatest/least, as ClickHouse's max/min aggregate of the values (the SQL's arrayReduce): nulls left out (as current
+ * ClickHouse's greatest and least, since 24.12), null when all are; the first value kept unless a later one is
+ * strictly greater (less), so a NaN is kept only if first, and of 0 and −0 the first. Texts compare as bytes.
+ */
+function extreme(fn: 'greatest' | 'least', values: readonly HogqlValue[]): HogqlValue {
+  let best: HogqlValue = null
+  for (const v of values) {
+    if (v === null) continue
+    const c = best === null ? 0 : typeof v === 'string' ? compareText(v, best as string) : v < (best as number) ? -1 : v > (best as number) ? 1 : 0
+    if (best === null || (fn === 'greatest' ? c > 0 : c < 0)) best = v
+  }
+  return best
 }
 
 /**

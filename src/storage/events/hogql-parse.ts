@@ -34,6 +34,8 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['toInt', 1, 1],
   ['concat', 2, 64],
   ['round', 1, 2],
+  ['greatest', 2, 64],
+  ['least', 2, 64],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** The functions of texts, which refuse a number. */
@@ -244,11 +246,8 @@ class Parser {
       this.#i++
       return this.#property(true)
     }
-    if (FIELDS.has(t.value)) {
-      if (this.use === 'HogQL math') throw new HogqlMathError(`The field ${t.value} is read in HogQL filters only here, not in HogQL math.`)
-      return { op: 'field', type: 'text', field: t.value as HogqlField }
-    }
-    const read = this.use === 'HogQL filters' ? 'event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id' : 'event properties (properties.<key>)'
+    if (FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
+    const read = this.use === 'HogQL filters' ? 'event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id' : 'event properties (properties.<key>), event and distinct_id'
     throw new HogqlMathError(`Unknown field "${t.value}": skylark reads ${read} in ${this.use}.`)
   }
 
@@ -304,7 +303,7 @@ class Parser {
     // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
     if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
     if (fn === 'round' && args.length === 2) args[1] = places(args[1])
-    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' || fn === 'toString' || fn === 'concat' ? 'text' : 'number'
+    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' || fn === 'toString' || fn === 'concat' ? 'text' : 'number'
     return { op: 'call', fn, type, args }
   }
 

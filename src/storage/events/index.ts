@@ -29,9 +29,9 @@ export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJ
 export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { UNIT_MS as RETENTION_UNIT_MS } from './experiment-retention.js'
-export { sourceProperties } from './experiment-rows.js'
+export { sourceFields, sourceProperties } from './experiment-rows.js'
 export { textNumber } from './numbers.js'
-export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlMath, type PropertyPath } from './hogql-math.js'
+export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
 /**

@@ -111,7 +111,7 @@ export function compileSqliteMetricEvents(q: ExperimentEventsQuery, entities: It
   if (withExposures) steps.push({ bit: MAX_EXPERIMENT_STEPS, where: compileSqliteWhere(exposureStep(q)) })
   // A condition on a missing property is NULL, which would make the whole mask NULL: it is no match.
   const mask = steps.map(({ bit, where }) => `(IFNULL((${where.sql}), 0) << ${bit})`).join(' | ')
-  const values = m.valueProperties.map(propertyPathText)
+  const values = [...m.valueProperties.map(propertyPathText), ...(m.valueFields ?? []).map((field) => ({ sql: field === 'event' ? 'event' : 'distinct_id', params: [] }))]
   const keys = m.distinctKeys.map(distinctKeyText)
   const names = metricEventNames(q, withExposures)
   const sql = `SELECT e, t, m${withIds ? ', uuid' : ''}${keys.map((_, i) => `, k${i}`).join('')}${values.map((_, i) => `, v${i}`).join('')} FROM (

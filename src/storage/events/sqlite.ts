@@ -297,7 +297,7 @@ export class SqliteEventStore implements EventStore {
       const values = compileSqliteSessionValues(query, property, sessions)
       return new Map(this.#db.prepare(values.sql).raw().all(...values.params) as Array<[string, number]>)
     }
-    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric.valueProperties, query.metric.distinctKeys, query.variants, byEntity, rows, sessionValues)
+    return aggregateVariants(query.aggregation, steps, query.breakdowns.length, query.metric, query.metric.distinctKeys, query.variants, byEntity, rows, sessionValues)
   }
 
   /** Runs on the read thread: each entity's first exposure and variant, counted per variant and quarter hour. */

@@ -489,6 +489,9 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     // An 'n/a' purchase's condition is null, so if() gives 0: a value, which avg counts.
     const big = (v: Variant, i: number) => (converts(v, i) && plan(v, i).amount > 20 ? plan(v, i).amount : 0)
     checkAnswer(t, await query(hogql('avg(if(properties.amount > 20, properties.amount, 0))')), expect(big), 'mean')
+    // The event's fields: its name (purchased), and its distinct id (`q-<variant>-<i>`).
+    const fields = "sum(if(event = 'purchased' and distinct_id not like '%3', toFloat(properties.amount), 0))"
+    checkAnswer(t, await query(hogql(fields)), expect((v, i) => (converts(v, i) && i % 10 !== 3 ? plan(v, i).amount : 0)), 'mean')
     const ratio = await query({ ...amountPerView, numerator: { kind: 'EventsNode', event: 'purchased', math: 'hogql', math_hogql: 'sum(properties.amount)' } })
     t.same(ratio.variant_results, (await query(amountPerView)).variant_results, "a ratio's numerator of HogQL math answers as math_property's")
     const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: hogql('quantile(0.9)(properties.amount)') } })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { distinctKeys, metricSteps, planMetric, valueProperties } from '../../../src/experiments/query/metric.js'
+import { distinctKeys, metricSteps, planMetric, valueFields, valueProperties } from '../../../src/experiments/query/metric.js'
 
 const noActions = () => null
 const mean = (over: Record<string, unknown>) =>
@@ -72,6 +72,8 @@ t.test("HogQL math is read from math_hogql; without one PostHog's value is 1 an 
   const priced = plan({ math_hogql: 'avg(properties.price * properties.item.qty)' })
   t.match(priced.sources[0], { kind: 'hogql', hogql: { aggregation: 'avg', expr: { op: '*' } } })
   t.same(valueProperties(priced), [['price'], ['item', 'qty']], 'the store reads the properties (paths) the expression does')
+  const fields = plan({ math_hogql: "sum(if(event = 'purchase' and distinct_id != '', properties.price, 0))" })
+  t.same([valueProperties(fields), valueFields(fields)], [[['price']], ['event', 'distinct_id']], 'and the fields')
   for (const none of [undefined, null, '']) t.same(plan({ math_hogql: none }).sources[0], { kind: 'count' }, String(none))
   t.throws(() => plan({ math_hogql: 7 }), { code: 'invalid', detail: 'math_hogql must be a string.' })
   t.throws(() => plan({ math_hogql: 'sum(person.properties.x)' }), { code: 'invalid', detail: /^math_hogql: Unknown field "person"/ })

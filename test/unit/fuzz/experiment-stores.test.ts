@@ -14,7 +14,7 @@ import { propertyFilters } from '../../../src/experiments/metrics.js'
 import type { EventRow, ExperimentBreakdown, ExperimentVariantsQuery, FunnelStep, PropertyNode, SourceMath } from '../../../src/storage/events/index.js'
 import { SESSION_PROPERTIES } from '../../../src/storage/events/experiment-types.js'
 import { parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
-import { sourceProperties } from '../../../src/storage/events/experiment-rows.js'
+import { sourceFields, sourceProperties } from '../../../src/storage/events/experiment-rows.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { asSet, bothEventStores } from '../../helpers/event-stores.js'
 import { Rng } from './rng.js'
@@ -77,7 +77,7 @@ function rows(rng: Rng): EventRow[] {
   return out
 }
 
-const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))', 'sum(properties.order.total)', "avg(round(properties.order['total'] * properties.amount, 1))"]
+const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))', 'sum(properties.order.total)', "avg(round(properties.order['total'] * properties.amount, 1))", "sum(if(event = 'purchased', properties.amount, 0))", "count(if(distinct_id like '%1%', event, null))"]
 
 function sourceMath(rng: Rng, mean: boolean): SourceMath {
   return rng.weighted<() => SourceMath>([
@@ -186,6 +186,7 @@ function query(rng: Rng): ExperimentVariantsQuery {
       before: T0 + 3_600_000 + (aggregation.windowMs ?? 0),
       steps,
       valueProperties: props,
+      valueFields: sourceFields(sources),
       distinctKeys: [...new Set(sources.flatMap((s) => (s.kind === 'distinct' ? [s.key] : s.kind === 'session' ? ['$session_id' as const] : [])))],
     },
     variants,

@@ -47,6 +47,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `concat(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `round(${hogqlTerm(rng, depth + 1)}${rng.chance(0.3) ? '' : `, ${rng.pick([-20, -2, -1, 0, 1, 2, 3, 20])}`})`],
     [1, () => `coalesce(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `${rng.pick(['greatest', 'least'])}(${Array.from({ length: rng.range(2, 3) }, () => hogqlTerm(rng, depth + 1)).join(', ')})`],
     [1, () => `if(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `match(${hogqlTerm(rng, depth + 1)}, '${rng.pick(PATTERNS).replace(/\\/g, '\\\\')}')`],
@@ -130,7 +131,11 @@ function alike(got: unknown, want: ReadonlyArray<number | null>): boolean {
 t.test(`HogQL math under ${CASES} random expressions adds the same on ClickHouse as in Node (FUZZ_SEED=${SEED})`, { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const PROPERTIES = Object.values(events(new Rng(SEED, 1_000_001)))
   const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql_math_fuzz')
-  const rows = PROPERTIES.map((p) => `'${JSON.stringify(p).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')
+  const quoted = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`
+  // Each event's properties, name (two, so that `event` tells them apart) and distinct id.
+  const fields = PROPERTIES.map((_, i) => ({ event: i % 3 === 0 ? 'signed up' : '$pageview', distinct_id: `d${i}` }))
+  const rows = PROPERTIES.map((p, i) => `(${quoted(JSON.stringify(p))}, ${quoted(fields[i].event)}, ${quoted(fields[i].distinct_id)})`).join(', ')
+  const table = `(SELECT tupleElement(r, 1) AS properties, tupleElement(r, 2) AS event, tupleElement(r, 3) AS distinct_id FROM (SELECT arrayJoin([${rows}]) AS r))`
   const failures: string[] = []
   let read = 0
   for (let i = ONLY ?? 0; i < (ONLY === null ? CASES : ONLY + 1) && failures.length < 5; i++) {
@@ -139,14 +144,14 @@ t.test(`HogQL math under ${CASES} random expressions adds the same on ClickHouse
     try {
       math = parseHogqlMath(`${rng.pick(['sum', 'avg', 'min', 'max', 'count'])}(${hogqlTerm(rng, 0)})`)
     } catch {
-      continue // refused (fields, match(), a text: what math does not read)
+      continue // refused (match(), a text: what math does not read)
     }
     read++
-    const sql = `SELECT ${hogqlContributionSql(math, (path) => propertyPathExpr(path, features), 'h')} FROM (SELECT arrayJoin([${rows}]) AS properties) FORMAT TabSeparated`
+    const sql = `SELECT ${hogqlContributionSql(math, (path) => propertyPathExpr(path, features), 'h')} FROM ${table} FORMAT TabSeparated`
     const res = await fetch(ch.url, { method: 'POST', body: sql })
     const answer = await res.text()
     const got = res.status === 200 ? answer.trimEnd().split('\n').map((line) => (line === '\\N' ? null : Number(line))) : answer.slice(0, 300)
-    const want = PROPERTIES.map((p) => hogqlContribution(math, evaluateHogql(math.expr, (path) => pathText(p, path))))
+    const want = PROPERTIES.map((p, k) => hogqlContribution(math, evaluateHogql(math.expr, (path) => pathText(p, path), null, (field) => fields[k][field])))
     if (!alike(got, want)) failures.push(`case ${i}: ${JSON.stringify(math)}\n  ClickHouse ${JSON.stringify(got)}\n  Node       ${JSON.stringify(want)}`)
   }
   t.same(failures, [], `ClickHouse and Node agree (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)

@@ -61,7 +61,7 @@ t.test(`HogQL math under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, as
     const source = planMetric(metric, () => null).sources[0]
     if (source.kind !== 'hogql') return 'accepted none'
     for (let k = 0; k < 5; k++) {
-      const value = evaluateHogql(source.hogql.expr, () => rng.pick(TEXTS))
+      const value = evaluateHogql(source.hogql.expr, () => rng.pick(TEXTS), null, () => rng.pick(TEXTS) ?? '')
       const added = hogqlContribution(source.hogql, value)
       if (added !== null && !Number.isFinite(added)) throw new Error(`${text} added ${added}`)
     }

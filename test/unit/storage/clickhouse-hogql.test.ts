@@ -54,6 +54,9 @@ const EXPRESSIONS = [
   // Ties (2.5, -0.5, 25 to tens) to even on 18.16 too, which takes them away from zero.
   'round(properties.a) + round(properties.b * 10, -1) + round(properties.amount / 8, 2)',
   'round(round(properties.b, 1) - properties.a, -25) + round(properties.a, 25)',
+  // NULLs left out, as current ClickHouse's greatest and least; a NULL operand of `+` is a constant to 18.16.
+  'greatest(properties.a, properties.b, 0) + least(properties.amount, 50, null + properties.a)',
+  "least(properties.plan, properties.b) < 'p'",
   'isNull(properties.a) + isNotNull(properties.b)',
   'null',
   'if(1, null, null)',

@@ -29,7 +29,7 @@ const aggregateGroups = (p: Plan, breakdowns: number, variants: string[], exposu
     p,
     p.steps,
     breakdowns,
-    sourceProperties(p.sources),
+    { valueProperties: sourceProperties(p.sources) },
     [...new Set(p.sources.flatMap((m) => (m.kind === 'distinct' ? [m.key] : [])))],
     variants,
     exposures,

@@ -149,7 +149,7 @@ t.test('funnels of every order read every event after the first exposure, the wi
     ['before', 150, A, [], []],
   ]
   for (const order of ['ordered', 'strict', 'unordered'] as const) {
-    const [control] = aggregateVariants(funnel(order, 100), 2, 0, [], [], ['control'], exposures, rows()).variants
+    const [control] = aggregateVariants(funnel(order, 100), 2, 0, { valueProperties: [] }, [], ['control'], exposures, rows()).variants
     t.same([control.number_of_samples, control.sum, control.step_counts], [2, 1, [2, 1]], order)
   }
 })

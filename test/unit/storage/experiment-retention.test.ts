@@ -133,7 +133,7 @@ function variantSums(w: RetentionWindow, exposed: number, of: (variant: string, 
     }
   }
   events.sort((x, y) => x[1] - y[1])
-  return aggregateVariants(a, 2, 0, [], [], ['control', 'test'], exposures, events).variants
+  return aggregateVariants(a, 2, 0, { valueProperties: [] }, [], ['control', 'test'], exposures, events).variants
 }
 /** A variant's ratio sums: `n` counted, `retained` of them retained, a denominator of 1 each. */
 const ratio = (key: string, n: number, r: number) => ({ key, number_of_samples: n, sum: r, sum_squares: r, denominator_sum: n, denominator_sum_squares: n, numerator_denominator_sum_product: r })

@@ -13,7 +13,7 @@ import { offsetChanges } from '../../../src/common/time-zones.js'
 import type { BounceRule, EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
-import { sourceProperties } from '../../../src/storage/events/experiment-rows.js'
+import { sourceFields, sourceProperties } from '../../../src/storage/events/experiment-rows.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores } from '../../helpers/event-stores.js'
 
@@ -89,7 +89,7 @@ function query(over: Partial<ExperimentVariantsQuery['aggregation']>, more: Part
     exposure: { teamId: TEAM, event: '$feature_flag_called', after: T0, before: T0 + 3_600_000, properties: [{ key: '$feature_flag_response', operator: 'exact', value: VARIANTS }] },
     variantProperty: '$feature_flag_response',
     breakdowns: [],
-    metric: { after: T0, before: T0 + 7_200_000, steps, valueProperties: props, distinctKeys: [...new Set(sources.flatMap((s) => (s.kind === 'distinct' ? [s.key] : [])))] },
+    metric: { after: T0, before: T0 + 7_200_000, steps, valueProperties: props, valueFields: sourceFields(sources), distinctKeys: [...new Set(sources.flatMap((s) => (s.kind === 'distinct' ? [s.key] : [])))] },
     variants: VARIANTS,
     multipleVariantHandling: 'exclude',
     aggregation: { type, sources, windowMs: null, lowerPercentile: null, upperPercentile: null, ignoreZeros: false, ...over },
@@ -227,6 +227,7 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: a max over the views, n/a left out', views(hogql('max(properties.amount / 2)'))],
   ['HogQL math: a ratio of two expressions, winsorised', query({ type: 'ratio', sources: [hogql('sum(properties.amount)'), hogql('count(properties.$session_id)')], upperPercentile: 0.9 })],
   ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
+  ["HogQL math: the event's fields", query({ type: 'ratio', sources: [hogql("sum(if(event = 'purchased', properties.amount, 0))"), hogql("avg(length(distinct_id) + (event = 'clicked'))")] })],
   ['a metric of the events of two organisations', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { metric: { ...query({ sources: [{ kind: 'sum', property: 'amount' }] }).metric, steps: [{ event: 'clicked', properties: [{ groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'] }] }] } })],
   ['an exposure of all organisations but two', query({}, { exposure: { ...query({}).exposure, properties: [...query({}).exposure.properties!, { groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'], excluded: true }] } })],
   ['session durations: a sum', sessions('sum')],

@@ -84,6 +84,8 @@ const CASES: Array<[string, string[]]> = [
   ['properties.order.total * 2 = 25 or properties.plan.tier = 2', ['d4', 'd5']],
   ["properties.order.items['o\"k'] = 'q' and properties['order'].items.n = 3", ['d4']],
   ["isNull(properties.order.total.x) and isNull(properties.$current_url.x) and isNull(properties.plan.tier.x)", ['d1', 'd2', 'd3', 'd4', 'd5']],
+  ['least(properties.amount, 50) = 25 or greatest(properties.amount, null, -1) = 50', ['d1']],
+  ["greatest(properties.plan, 'm') = 'pro'", ['d1']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { compileRegex } from '../../../src/flags/index.js'
-import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
 /** Evaluates `text`'s expression on an event with these property texts (by path: `a.b` for properties.a.b). */
 function value(text: string, props: Record<string, string | null> = {}): HogqlValue {
@@ -57,7 +57,7 @@ t.test('comparisons are numeric when a side is a number, else text; and/or/not a
   t.equal(value('true and not false'), 1)
 })
 
-t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull', async (t) => {
+t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, greatest, least', async (t) => {
   t.equal(value('toFloat(properties.a)', { a: '3.5' }), 3.5)
   t.equal(value('toFloat(properties.a)', { a: 'x' }), null)
   t.equal(value('coalesce(properties.a, properties.b, 7)', { b: '2' }), 2, 'a number choice reads its text operands as numbers')
@@ -68,6 +68,9 @@ t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNo
   t.equal(value('abs(-2) + floor(1.7) + ceil(1.2)'), 5)
   t.equal(value('isNull(properties.a) + isNotNull(properties.b)', { b: '' }), 2, 'an empty text is not null')
   t.equal(value('IF(1, 2, 3)'), 2, 'function names in any case')
+  t.same([value('greatest(1, null, 3, 2)'), value('least(properties.a, 2)', { a: '-5' }), value('least(null, properties.a)')], [3, -5, null], 'greatest and least leave nulls out (current ClickHouse), read texts as numbers beside a number')
+  t.same([value("greatest('b', 'ab', properties.a)"), value("least('b', 'ab')")], ['b', 'ab'], 'of texts alone, they compare texts')
+  t.throws(() => parseHogqlMath('greatest(1)'), /greatest\(\) takes 2 to 64 arguments, got 1/)
 })
 
 t.test("round() rounds as current ClickHouse rounds a Float64: scaled by 10^places, ties to even, the sign of zero kept", async (t) => {
@@ -119,7 +122,6 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('sum()', /needs an argument/)
   refused('person.properties.email', /Unknown field "person"/)
   refused('properties.a like properties.b', /LIKE takes its pattern as a text literal/)
-  refused("sum(if(event = 'a', 1, 0))", /The field event is read in HogQL filters only here, not in HogQL math/)
   refused('lower(properties.a) + replaceAll(properties.a)', /Unknown function replaceAll\(\)/)
   refused('lower(properties.a) + match(properties.a)', /match\(\) is read in HogQL filters only/)
   refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
@@ -173,9 +175,12 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   refused('timestamp = 1', /Unknown field "timestamp": skylark reads event properties \(properties.<key>\), person properties \(person.properties.<key>\), event and distinct_id in HogQL filters/)
   t.match(parseHogqlCondition("distinct_id = 'a' and `event` = 'b'"), { op: 'and', args: [{ args: [{ op: 'field', type: 'text', field: 'distinct_id' }] }, { args: [{ op: 'field', field: 'event' }] }] }, 'the fields, quoted or not')
   t.equal(hogqlHolds(parseHogqlCondition("event = 'b'"), () => null, null, (field) => (field === 'event' ? 'b' : 'x')), true, "a field's value comes from the reader's")
+  const math = parseHogqlMath("sum(if(event = 'purchase', properties.amount, 0) + length(distinct_id))")
+  t.same(hogqlFields(math.expr), ['event', 'distinct_id'], 'math reads the fields too')
+  t.equal(evaluateHogql(math.expr, () => '40', null, (field) => (field === 'event' ? 'purchase' : 'u-1')), 43)
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round\./)
+  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
