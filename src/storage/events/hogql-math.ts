@@ -9,7 +9,7 @@
  * keys: PostHog's JSONExtractRaw(properties, 'a', 'b'); a text or an array holds no keys), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if, greatest and least (extreme()), abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
+ * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least (extreme()), abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same

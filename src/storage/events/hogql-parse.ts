@@ -38,6 +38,8 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['least', 2, 64],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
+/** Functions read as others (Parser.#sugar): their names, in refusals. */
+const SUGAR = ['multiIf', 'nullIf']
 /** The functions of texts, which refuse a number. */
 const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match'])
 /** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
@@ -285,13 +287,15 @@ class Parser {
   }
 
   #call(name: string): HogqlNode {
+    const sugar = SUGAR.find((s) => s.toLowerCase() === name.toLowerCase())
+    if (sugar !== undefined) return this.#sugar(sugar, this.#arguments())
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
     if (spec && this.use === 'HogQL math' && FILTER_FUNCTIONS.has(spec[0])) throw new HogqlMathError(`${spec[0]}() is read in HogQL filters only here, not in HogQL math.`)
     if (!spec) {
       if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
         throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
       }
-      const names = FUNCTIONS.map((f) => f[0]).filter((fn) => this.use === 'HogQL filters' || !FILTER_FUNCTIONS.has(fn))
+      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use === 'HogQL filters' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR]
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
     const [fn, fewest, most] = spec
@@ -305,6 +309,26 @@ class Parser {
     if (fn === 'round' && args.length === 2) args[1] = places(args[1])
     const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' || fn === 'toString' || fn === 'concat' ? 'text' : 'number'
     return { op: 'call', fn, type, args }
+  }
+
+  /**
+   * multiIf(c1, v1, c2, v2, …, else) as nested ifs, and nullIf(a, b) as if(a = b, null, a), ClickHouse's
+   * definitions: the evaluation and the SQL of `if` and `=` then hold for them too.
+   */
+  #sugar(fn: string, args: HogqlNode[]): HogqlNode {
+    const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => ({ op: 'call', fn: 'if', type, args: operands })
+    if (fn === 'nullIf') {
+      if (args.length !== 2) throw new HogqlMathError(`nullIf() takes 2 arguments, got ${args.length}.`)
+      // Its first argument is read twice: nested nullIfs would double the expression at each level.
+      if (size(args[0]) > MAX_IN_TERMS / 2) throw new HogqlMathError('The first argument of nullIf() is too large here.')
+      const [a, b] = args
+      return call(unify([a]), { op: '=', type: 'number', args: [a, b] }, { op: 'null', type: 'null' }, a)
+    }
+    if (args.length < 3 || args.length % 2 === 0) throw new HogqlMathError(`multiIf() takes conditions and values in pairs, then the value otherwise (an odd number, at least 3), got ${args.length}.`)
+    if (this.#depth + args.length / 2 > MAX_DEPTH) throw tooDeep()
+    let otherwise = args[args.length - 1]
+    for (let i = args.length - 3; i >= 0; i -= 2) otherwise = call(unify([args[i + 1], otherwise]), args[i], args[i + 1], otherwise)
+    return otherwise
   }
 
   #arguments(): HogqlNode[] {

@@ -49,6 +49,8 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `coalesce(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${rng.pick(['greatest', 'least'])}(${Array.from({ length: rng.range(2, 3) }, () => hogqlTerm(rng, depth + 1)).join(', ')})`],
     [1, () => `if(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `multiIf(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `nullIf(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `match(${hogqlTerm(rng, depth + 1)}, '${rng.pick(PATTERNS).replace(/\\/g, '\\\\')}')`],
   ])()

@@ -57,6 +57,8 @@ const EXPRESSIONS = [
   // NULLs left out, as current ClickHouse's greatest and least; a NULL operand of `+` is a constant to 18.16.
   'greatest(properties.a, properties.b, 0) + least(properties.amount, 50, null + properties.a)',
   "least(properties.plan, properties.b) < 'p'",
+  "multiIf(properties.a > 2, properties.amount, properties.plan = 'pro', 1, properties.b) + toFloat(nullIf(properties.b, '4'))",
+  "isNull(nullIf(properties.plan, 'pro')) + isNull(nullIf(properties.a, 2.5))",
   'isNull(properties.a) + isNotNull(properties.b)',
   'null',
   'if(1, null, null)',

@@ -86,6 +86,8 @@ const CASES: Array<[string, string[]]> = [
   ["isNull(properties.order.total.x) and isNull(properties.$current_url.x) and isNull(properties.plan.tier.x)", ['d1', 'd2', 'd3', 'd4', 'd5']],
   ['least(properties.amount, 50) = 25 or greatest(properties.amount, null, -1) = 50', ['d1']],
   ["greatest(properties.plan, 'm') = 'pro'", ['d1']],
+  ["multiIf(properties.amount > 50, 'big', properties.amount > 10, 'mid', 'small') = 'mid'", ['d1']],
+  ["isNull(nullIf(properties.plan, 'pro')) and isNotNull(nullIf(properties.amount, 0))", ['d1']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

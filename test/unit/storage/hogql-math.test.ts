@@ -57,7 +57,7 @@ t.test('comparisons are numeric when a side is a number, else text; and/or/not a
   t.equal(value('true and not false'), 1)
 })
 
-t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNotNull, greatest, least', async (t) => {
+t.test('functions: toFloat, coalesce, ifNull, if, multiIf, nullIf, abs, floor, ceil, isNull, isNotNull, greatest, least', async (t) => {
   t.equal(value('toFloat(properties.a)', { a: '3.5' }), 3.5)
   t.equal(value('toFloat(properties.a)', { a: 'x' }), null)
   t.equal(value('coalesce(properties.a, properties.b, 7)', { b: '2' }), 2, 'a number choice reads its text operands as numbers')
@@ -71,6 +71,12 @@ t.test('functions: toFloat, coalesce, ifNull, if, abs, floor, ceil, isNull, isNo
   t.same([value('greatest(1, null, 3, 2)'), value('least(properties.a, 2)', { a: '-5' }), value('least(null, properties.a)')], [3, -5, null], 'greatest and least leave nulls out (current ClickHouse), read texts as numbers beside a number')
   t.same([value("greatest('b', 'ab', properties.a)"), value("least('b', 'ab')")], ['b', 'ab'], 'of texts alone, they compare texts')
   t.throws(() => parseHogqlMath('greatest(1)'), /greatest\(\) takes 2 to 64 arguments, got 1/)
+  const tier = "multiIf(properties.a > 100, 'gold', properties.a > 10, 'silver', 'basic')"
+  t.same([value(tier, { a: '500' }), value(tier, { a: '50' }), value(tier, { a: '5' }), value(tier)], ['gold', 'silver', 'basic', 'basic'], 'multiIf: the first condition that holds (null does not) chooses')
+  t.same([value("multiIf(properties.a = 'x', 2, properties.b)", { b: '7' }), value('multiIf(0, 1, null)')], [7, null], "multiIf's values of one type: a text among numbers read as one")
+  t.same([value("nullIf(properties.a, '')", { a: '' }), value("nullIf(properties.a, '')", { a: 'x' }), value('nullIf(properties.a, 0)', { a: '0.0' }), value('nullIf(properties.a, null)', { a: 'x' })], [null, 'x', null, 'x'], 'nullIf: null where the two are equal (as numbers beside a number)')
+  t.throws(() => parseHogqlMath('multiIf(1, 2)'), /multiIf\(\) takes conditions and values in pairs/)
+  t.throws(() => parseHogqlMath('nullIf(1)'), /nullIf\(\) takes 2 arguments, got 1/)
 })
 
 t.test("round() rounds as current ClickHouse rounds a Float64: scaled by 10^places, ties to even, the sign of zero kept", async (t) => {
@@ -180,7 +186,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.equal(evaluateHogql(math.expr, () => '40', null, (field) => (field === 'event' ? 'purchase' : 'u-1')), 43)
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least\./)
+  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, multiIf, nullIf\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
