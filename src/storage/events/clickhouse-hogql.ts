@@ -6,11 +6,14 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, propertyPath, roundScaleSql, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, propertyPath, roundScaleSql, type HogqlFunction, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
+/** The functions of texts that are null where an argument is (hogql-math.ts's textCall). */
+const NULL_IN_NULL_OUT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
+
 /** A constant's reader: it reads no property (constant()). */
 const NO_PROPERTIES = (): never => {
   throw new Error('a constant expression read a property')
@@ -244,6 +247,8 @@ class Compiler {
   #call(node: HogqlNode & { op: 'call' }): string {
     if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if' || node.fn === 'greatest' || node.fn === 'least')) return 'NULL'
     const args = node.args
+    // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
+    if (NULL_IN_NULL_OUT.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER
     switch (node.fn) {
       case 'coalesce':
       case 'ifNull': {
@@ -278,6 +283,21 @@ class Compiler {
         return `toFloat64(${node.fn}(${args.map((a) => this.compile(a)).join(', ')}))`
       case 'toString':
         return this.text(args[0])
+      case 'trim':
+      case 'trimLeft':
+      case 'trimRight': {
+        // 18.16 has no trim functions: the spaces' regex, as current ClickHouse's trims remove spaces only.
+        const [fn, pattern] = node.fn === 'trim' ? ['replaceRegexpAll', '^ +| +$'] : ['replaceRegexpOne', node.fn === 'trimLeft' ? '^ +' : ' +$']
+        return `${fn}(${this.compile(args[0])}, '${pattern}', '')`
+      }
+      case 'position':
+        return `toFloat64(position(${this.compile(args[0])}, ${this.compile(args[1])}))`
+      case 'replaceAll':
+      case 'replaceOne': {
+        // Literals (hogql-parse.ts); an empty pattern replaces nothing (18.16 refuses it).
+        const [pattern, replacement] = args.slice(1).map((a) => (a as { value: string }).value)
+        return pattern === '' ? this.compile(args[0]) : `${node.fn}(${this.compile(args[0])}, ${quote(pattern)}, ${quote(replacement)})`
+      }
       case 'toInt':
         return args[0].type === 'text' ? this.#textInt(args[0]) : this.#numberInt(args[0])
       case 'concat':

@@ -11,7 +11,8 @@
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
  * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least (extreme()), abs, floor, ceil, round (hogqlRound), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
- * notEmpty, startsWith, endsWith (ClickHouse's: on bytes, ASCII case), and in
+ * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne (ClickHouse's: on bytes, ASCII
+ * case; the replacements' pattern and replacement literals), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
@@ -58,6 +59,12 @@ export type HogqlFunction =
   | 'round'
   | 'greatest'
   | 'least'
+  | 'trim'
+  | 'trimLeft'
+  | 'trimRight'
+  | 'position'
+  | 'replaceAll'
+  | 'replaceOne'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -336,7 +343,13 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     case 'empty':
     case 'notEmpty':
     case 'startsWith':
-    case 'endsWith': {
+    case 'endsWith':
+    case 'trim':
+    case 'trimLeft':
+    case 'trimRight':
+    case 'position':
+    case 'replaceAll':
+    case 'replaceOne': {
       const texts = args.map(value) as Array<string | null>
       return texts.includes(null) ? null : textCall(node.fn, texts as string[])
     }
@@ -390,10 +403,23 @@ function extreme(fn: 'greatest' | 'least', values: readonly HogqlValue[]): Hogql
 
 /**
  * A function of texts on texts that are all there, as ClickHouse computes it: on bytes (`lower` and `upper`
- * change ASCII letters only, `length` counts bytes).
+ * change ASCII letters only, `length` and `position` count bytes), the trims removing spaces only, and an empty
+ * pattern replacing nothing.
  */
-function textCall(fn: HogqlFunction, [a, b]: string[]): HogqlValue {
+function textCall(fn: HogqlFunction, [a, b, c]: string[]): HogqlValue {
   switch (fn) {
+    case 'trim':
+      return a.replace(/^ +| +$/g, '')
+    case 'trimLeft':
+      return a.replace(/^ +/, '')
+    case 'trimRight':
+      return a.replace(/ +$/, '')
+    case 'position':
+      return Buffer.from(a).indexOf(Buffer.from(b)) + 1
+    case 'replaceAll':
+      return b === '' ? a : a.split(b).join(c)
+    case 'replaceOne':
+      return b === '' ? a : a.replace(b, () => c)
     case 'lower':
       return a.replace(/[A-Z]+/g, (s) => s.toLowerCase())
     case 'upper':

@@ -36,12 +36,20 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['round', 1, 2],
   ['greatest', 2, 64],
   ['least', 2, 64],
+  ['trim', 1, 1],
+  ['trimLeft', 1, 1],
+  ['trimRight', 1, 1],
+  ['position', 2, 2],
+  ['replaceAll', 3, 3],
+  ['replaceOne', 3, 3],
 ]
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
 const SUGAR = ['multiIf', 'nullIf']
 /** The functions of texts, which refuse a number. */
-const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match'])
+const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
+/** The functions of texts whose result is a text. */
+const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne'])
 /** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
 const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. */
@@ -307,7 +315,9 @@ class Parser {
     // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
     if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
     if (fn === 'round' && args.length === 2) args[1] = places(args[1])
-    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : fn === 'lower' || fn === 'upper' || fn === 'toString' || fn === 'concat' ? 'text' : 'number'
+    // 18.16 takes no other pattern or replacement ("must be constant").
+    if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
+    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
     return { op: 'call', fn, type, args }
   }
 

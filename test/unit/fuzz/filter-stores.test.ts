@@ -25,7 +25,7 @@ const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZ
 
 const KEYS = ['a', 'b', '$c', 'odd "k"']
 const VALUES: unknown[] = [
-  '', 'x', 'X', 'abc', 'ÄBC', 'äbc', 'a_b', 'a%b', "o'k", 'x"y', 'back\\slash', ' 3', '3', '+5', '-2.5', '.5', '5.', '1e3', '0x10', 'inf', 'NaN', 'true', 'null', '{"a":1}',
+  '', 'x', 'X', 'abc', 'ÄBC', 'äbc', '  a b  ', 'a_b', 'a%b', "o'k", 'x"y', 'back\\slash', ' 3', '3', '+5', '-2.5', '.5', '5.', '1e3', '0x10', 'inf', 'NaN', 'true', 'null', '{"a":1}',
   0, 1, -1, 2.5, -0.5, 3, 1e21, 0.1, true, false, null, { a: 1 }, [1, 'x'], [],
   // Objects for HogQL's paths (`properties.a.x.u`), with a text that looks like one and an array where one may be.
   // Each level has keys of its own: on 18.16 a key that also appears nested before it is misread (architecture.md).
@@ -43,7 +43,9 @@ function hogqlTerm(rng: Rng, depth: number): string {
   if (depth > 2 || rng.chance(0.4)) return rng.pick(HOGQL_TERMS)
   return rng.weighted<() => string>([
     [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
-    [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs', 'toString', 'toInt'])}(${hogqlTerm(rng, depth + 1)})`],
+    [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs', 'toString', 'toInt', 'trim', 'trimLeft', 'trimRight'])}(${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `position(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `${rng.pick(['replaceAll', 'replaceOne'])}(${hogqlTerm(rng, depth + 1)}, ${rng.pick(["''", "'b'", "' '", "'Ä'", "'\\\\'"])}, ${rng.pick(["''", "'$1'", "'\\\\0'", "'xy'"])})`],
     [1, () => `concat(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `round(${hogqlTerm(rng, depth + 1)}${rng.chance(0.3) ? '' : `, ${rng.pick([-20, -2, -1, 0, 1, 2, 3, 20])}`})`],
     [1, () => `coalesce(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],

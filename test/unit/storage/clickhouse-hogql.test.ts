@@ -59,6 +59,8 @@ const EXPRESSIONS = [
   "least(properties.plan, properties.b) < 'p'",
   "multiIf(properties.a > 2, properties.amount, properties.plan = 'pro', 1, properties.b) + toFloat(nullIf(properties.b, '4'))",
   "isNull(nullIf(properties.plan, 'pro')) + isNull(nullIf(properties.a, 2.5))",
+  "position(replaceAll(properties.plan, 'r', 'rr'), 'o') + length(trim(concat('  ', properties.b, ' '))) + position(null, properties.plan)",
+  "replaceOne(trimLeft(properties.a), '.', ',') = '5,'",
   'isNull(properties.a) + isNotNull(properties.b)',
   'null',
   'if(1, null, null)',

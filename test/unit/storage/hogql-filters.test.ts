@@ -88,6 +88,8 @@ const CASES: Array<[string, string[]]> = [
   ["greatest(properties.plan, 'm') = 'pro'", ['d1']],
   ["multiIf(properties.amount > 50, 'big', properties.amount > 10, 'mid', 'small') = 'mid'", ['d1']],
   ["isNull(nullIf(properties.plan, 'pro')) and isNotNull(nullIf(properties.amount, 0))", ['d1']],
+  ["position(properties.$current_url, '/docs') > 0 or replaceAll(lower(properties.$current_url), 'https://x.io', '') = '/pricing'", ['d2', 'd4']],
+  ["trim(concat('  ', properties.plan, ' ')) = 'pro'", ['d1']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

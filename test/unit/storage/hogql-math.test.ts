@@ -95,7 +95,11 @@ t.test("round() rounds as current ClickHouse rounds a Float64: scaled by 10^plac
   refused("round(properties.a, '2')")
 })
 
-t.test('functions of texts work on bytes as ClickHouse does: lower, upper, length, empty, notEmpty, startsWith, endsWith', async (t) => {
+t.test('functions of texts work on bytes as ClickHouse does: lower, upper, length, empty, notEmpty, startsWith, endsWith, trims, position, replacements', async (t) => {
+  t.same([value('trim(properties.a)', { a: ' \tx y  ' }), value('trimLeft(properties.a)', { a: '  x ' }), value('trimRight(properties.a)', { a: '  x ' })], ['\tx y', 'x ', '  x'], 'the trims remove spaces only')
+  t.same([value("position(properties.a, 'b')", { a: 'aÄbc' }), value("position(properties.a, '')", { a: 'abc' }), value("position(properties.a, 'z')", { a: 'abc' })], [4, 1, 0], 'position counts bytes from 1; 0 where absent')
+  t.same([value("replaceAll(properties.a, '.', '$1')", { a: 'a.b.c' }), value("replaceOne(properties.a, '.', '')", { a: 'a.b.c' }), value("replaceAll(properties.a, '', 'x')", { a: 'abc' })], ['a$1b$1c', 'ab.c', 'abc'], 'replacements of literals; an empty pattern replaces nothing')
+  t.throws(() => parseHogqlMath("replaceAll(properties.a, properties.b, 'x')"), /replaceAll\(\) takes its pattern and replacement as text literals/)
   t.equal(value('lower(properties.a)', { a: 'ÄBc' }), 'Äbc', 'ASCII letters only')
   t.equal(value('upper(properties.a)', { a: 'äbc' }), 'äBC')
   t.equal(value('length(properties.a)', { a: 'é1' }), 3, 'bytes')
@@ -128,7 +132,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('sum()', /needs an argument/)
   refused('person.properties.email', /Unknown field "person"/)
   refused('properties.a like properties.b', /LIKE takes its pattern as a text literal/)
-  refused('lower(properties.a) + replaceAll(properties.a)', /Unknown function replaceAll\(\)/)
+  refused('lower(properties.a) + splitByChar(properties.a)', /Unknown function splitByChar\(\)/)
   refused('lower(properties.a) + match(properties.a)', /match\(\) is read in HogQL filters only/)
   refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
   refused("properties.a + 'x", /Unterminated string/)
@@ -186,7 +190,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.equal(evaluateHogql(math.expr, () => '40', null, (field) => (field === 'event' ? 'purchase' : 'u-1')), 43)
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceAll(properties.a, 'x', 'y') = ''", /Unknown function replaceAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, multiIf, nullIf\./)
+  refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /Unknown function replaceRegexpAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, multiIf, nullIf\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
