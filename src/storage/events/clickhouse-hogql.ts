@@ -6,14 +6,12 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, propertyPath, roundScaleSql, type HogqlFunction, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, propertyPath, roundScaleSql, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { TEXT_FUNCTIONS } from './hogql-parse.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
-/** The functions of texts that are null where an argument is (hogql-math.ts's textCall). */
-const NULL_IN_NULL_OUT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
-
 /** A constant's reader: it reads no property (constant()). */
 const NO_PROPERTIES = (): never => {
   throw new Error('a constant expression read a property')
@@ -248,7 +246,7 @@ class Compiler {
     if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if' || node.fn === 'greatest' || node.fn === 'least')) return 'NULL'
     const args = node.args
     // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
-    if (NULL_IN_NULL_OUT.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER
+    if (TEXT_FUNCTIONS.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER
     switch (node.fn) {
       case 'coalesce':
       case 'ifNull': {

@@ -46,9 +46,9 @@ const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
 const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
 const SUGAR = ['multiIf', 'nullIf']
-/** The functions of texts, which refuse a number. */
-const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
-/** The functions of texts whose result is a text. */
+/** The functions of texts, which refuse a number, and are null where an argument is (hogql-math.ts's textCall). */
+export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
+/** The functions whose value is a text. */
 const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne'])
 /** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
 const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
