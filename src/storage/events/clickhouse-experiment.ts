@@ -143,6 +143,9 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
     switch (math.hogql.aggregation) {
       case 'count':
         return `toFloat64(countIf(${added}))`
+      case 'uniq':
+        // `h` is the value's key, a text (hogqlContributionSql).
+        return `toFloat64(uniqExactIf(ifNull(${h}, ''), ${added}))`
       case 'sum':
         return `sumIf(${x}, ${added})`
       case 'avg':

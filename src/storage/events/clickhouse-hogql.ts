@@ -313,7 +313,7 @@ class Compiler {
 
 /**
  * What one event adds to its entity's aggregate (hogqlContribution): 1 for a value that is not null with
- * `count`, else the value's finite number; NULL adds nothing. `prefix` names the SQL's inline aliases, unique
+ * `count`, the value's key (a text) with `uniq`, else the value's finite number; NULL adds nothing. `prefix` names the SQL's inline aliases, unique
  * in the query.
  */
 export function hogqlContributionSql(math: HogqlMath, property: (path: PropertyPath) => string, prefix: string): string {
@@ -321,6 +321,8 @@ export function hogqlContributionSql(math: HogqlMath, property: (path: PropertyP
   if (expr.type === 'null') return NULL_NUMBER
   const c = new Compiler(prefix, property)
   if (math.aggregation === 'count') return `if(isNull(${c.compile(expr)}), ${NULL_NUMBER}, toFloat64(1))`
+  // uniq's key (hogql-math.ts's uniqKey): a number's text after `+ 0`, which reads −0 as 0.
+  if (math.aggregation === 'uniq') return expr.type === 'text' ? c.compile(expr) : c.text({ op: '+', type: 'number', args: [expr, { op: 'number', type: 'number', value: 0 }] })
   return c.finite(c.number(expr))
 }
 

@@ -124,6 +124,7 @@ class SourceAggregate {
       case 'count':
         return this.count
       case 'distinct':
+      case 'uniq':
         return this.keys.size
       case 'any':
         return this.count === 0 ? 0 : 1
@@ -153,9 +154,9 @@ export function sourceFields(sources: readonly SourceMath[]): HogqlField[] {
 /**
  * What one event adds to a source's aggregate, from its property texts (in `valueProperties`' order, then the
  * fields' in `valueFields`'): a property's number (0 when it is none), a HogQL expression's contribution (null:
- * nothing), else 1.
+ * nothing; a text: the key HogQL's uniq counts), else 1.
  */
-function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[], valueFields: readonly HogqlField[]): (values: ReadonlyArray<string | null>) => number | null {
+function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[], valueFields: readonly HogqlField[]): (values: ReadonlyArray<string | null>) => number | string | null {
   const at = pathIndex(valueProperties)
   if (math.kind === 'hogql') {
     const column = (name: HogqlField) => {
@@ -311,6 +312,10 @@ export function aggregateVariants(
       if ((mask & (1 << index)) === 0) continue
       const v = value(values)
       if (v === null) continue
+      if (typeof v === 'string') {
+        agg.add(1, v)
+        continue
+      }
       const key = keyIndex < 0 ? null : (keys[keyIndex] ?? null)
       agg.add(v, math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null)
     }

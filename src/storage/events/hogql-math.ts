@@ -1,8 +1,9 @@
 /**
  * An experiment source's `math: 'hogql'` (`math_hogql`), the part of HogQL skylark computes: PostHog's
- * `extract_aggregation_and_inner_expr` splits the text into an aggregation (`sum`, `avg`, `min`, `max`, `count`;
- * none: sum) and the expression inside it, evaluated on each event; each entity's value is then
- * `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value is not null).
+ * `extract_aggregation_and_inner_expr` splits the text into an aggregation (`sum`, `avg`, `min`, `max`, `count`,
+ * `countIf`, `uniq`/`uniqExact`/`count(distinct …)`; none: sum) and the expression inside it, evaluated on each
+ * event; each entity's value is then `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value
+ * is not null, `countIf(c)` is `count(if(c, 1, null))`, uniq counts the distinct values that are not null, exactly).
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
  * properties.`any key`, properties."any key", properties['any key']) and paths within objects (`properties.a.b`, at most 4
@@ -84,7 +85,7 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'and' | 'or'; args: HogqlNode[] }
   | { op: 'call'; fn: HogqlFunction; args: HogqlNode[] }
 )
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'count'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'count' | 'uniq'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode
@@ -435,11 +436,20 @@ function textCall(fn: HogqlFunction, [a, b, c]: string[]): HogqlValue {
 }
 
 /**
- * What one event adds to its entity's aggregate: `count` counts a value that is not null, the others take
- * toFloat of it; null adds nothing.
+ * A value as `uniq` tells values apart: a text as it is, a number as toString writes it with −0 read as 0 (so NaN
+ * is one value); null is none.
  */
-export function hogqlContribution(math: HogqlMath, value: HogqlValue): number | null {
+function uniqKey(value: HogqlValue): string | null {
+  return value === null ? null : typeof value === 'number' ? hogqlText(value + 0) : value
+}
+
+/**
+ * What one event adds to its entity's aggregate: `count` counts a value that is not null, `uniq` the distinct keys
+ * of those (uniqKey), the others take toFloat of it; null adds nothing.
+ */
+export function hogqlContribution(math: HogqlMath, value: HogqlValue): number | string | null {
   if (math.aggregation === 'count') return value === null ? null : 1
+  if (math.aggregation === 'uniq') return uniqKey(value)
   const n = hogqlToFloat(value)
   return n !== null && Number.isFinite(n) ? n : null
 }

@@ -8,9 +8,9 @@ import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count'])
+const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count', 'uniq', 'uniqexact', 'countif'])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
-const OTHER_AGGREGATIONS = /^(median|quantiles?|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|count|avg|min|max)if)$/i
+const OTHER_AGGREGATIONS = /^(median|quantiles?|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|avg|min|max|uniq)if)$/i
 /** [name, fewest arguments, most arguments]. */
 const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['toFloat', 1, 1],
@@ -364,13 +364,21 @@ class Parser {
     if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null
     const name = first.value.toLowerCase()
     if (!AGGREGATIONS.has(name) && !OTHER_AGGREGATIONS.test(first.value)) return null
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max and count are.`)
-    if (third?.kind === 'name' && !third.quoted && third.value.toLowerCase() === 'distinct') throw new HogqlMathError(`${first.value}(distinct ...) is not supported in HogQL math here.`)
-    this.#i = 1
-    const args = this.#arguments()
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq and uniqExact are.`)
+    const distinct = third?.kind === 'name' && !third.quoted && third.value.toLowerCase() === 'distinct'
+    if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${first.value}(distinct ...) is not supported in HogQL math here; count(distinct ...) is.`)
+    let args: HogqlNode[]
+    if (distinct) {
+      this.#i = 3
+      args = [this.expr()]
+      this.#expect(')')
+    } else {
+      this.#i = 1
+      args = this.#arguments()
+    }
     // `sum(x) + 1` is no aggregation call: PostHog reads it as a per-event expression, which ClickHouse refuses.
     if (this.#peek() !== undefined) throw new HogqlMathError(`The aggregation ${first.value}() must be the whole expression.`)
-    return { name, args }
+    return { name: distinct ? 'uniq' : name, args }
   }
 }
 
@@ -388,7 +396,9 @@ export function parseHogqlMath(text: string): HogqlMath {
   if (call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
   const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }
   if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
-  return { aggregation: call.name as HogqlAggregation, expr }
+  // countIf(c) counts the events where c holds: count(if(c, 1, null)). uniqExact and count(distinct …) are uniq, exact.
+  if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, { op: 'null', type: 'null' }] } }
+  return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
 }
 
 /**

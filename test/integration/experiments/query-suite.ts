@@ -492,11 +492,14 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     // The event's fields: its name (purchased), and its distinct id (`q-<variant>-<i>`).
     const fields = "sum(if(event = 'purchased' and distinct_id not like '%3', toFloat(properties.amount), 0))"
     checkAnswer(t, await query(hogql(fields)), expect((v, i) => (converts(v, i) && i % 10 !== 3 ? plan(v, i).amount : 0)), 'mean')
+    // One purchase a person: its amount ('n/a' too) is one distinct value, and countIf counts it where it holds.
+    checkAnswer(t, await query(hogql('count(distinct properties.amount)')), expect((v, i) => (converts(v, i) || i % 4 === 1 ? 1 : 0)), 'mean')
+    checkAnswer(t, await query(hogql('countIf(properties.amount > 20)')), expect((v, i) => (converts(v, i) && plan(v, i).amount > 20 ? 1 : 0)), 'mean')
     const ratio = await query({ ...amountPerView, numerator: { kind: 'EventsNode', event: 'purchased', math: 'hogql', math_hogql: 'sum(properties.amount)' } })
     t.same(ratio.variant_results, (await query(amountPerView)).variant_results, "a ratio's numerator of HogQL math answers as math_property's")
     const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: hogql('quantile(0.9)(properties.amount)') } })
     t.equal(refused.status, 400)
-    t.match(refused.body, { type: 'validation_error', detail: 'math_hogql: The aggregation quantile() is not supported in HogQL math here; sum, avg, min, max and count are.' })
+    t.match(refused.body, { type: 'validation_error', detail: 'math_hogql: The aggregation quantile() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq and uniqExact are.' })
   })
 
   t.test("HogQL property filters and the regex operator: a metric's events are those they hold for, as PostHog's property_to_expr reads them", async (t) => {

@@ -227,6 +227,8 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: a max over the views, n/a left out', views(hogql('max(properties.amount / 2)'))],
   ['HogQL math: a ratio of two expressions, winsorised', query({ type: 'ratio', sources: [hogql('sum(properties.amount)'), hogql('count(properties.$session_id)')], upperPercentile: 0.9 })],
   ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
+  ['HogQL math: distinct values and a countIf', query({ type: 'ratio', sources: [hogql('uniq(properties.amount)'), hogql('countIf(properties.amount > 5)')] })],
+  ['HogQL math: the distinct sessions of each clicker', query({ sources: [hogql('count(distinct properties.$session_id)')] })],
   ["HogQL math: the event's fields", query({ type: 'ratio', sources: [hogql("sum(if(event = 'purchased', properties.amount, 0))"), hogql("avg(length(distinct_id) + (event = 'clicked'))")] })],
   ['a metric of the events of two organisations', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { metric: { ...query({ sources: [{ kind: 'sum', property: 'amount' }] }).metric, steps: [{ event: 'clicked', properties: [{ groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'] }] }] } })],
   ['an exposure of all organisations but two', query({}, { exposure: { ...query({}).exposure, properties: [...query({}).exposure.properties!, { groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'], excluded: true }] } })],

@@ -14,6 +14,12 @@ t.test("the outermost aggregation is split off as PostHog's extract_aggregation_
   t.match(parseHogqlMath('max(properties.a)'), { aggregation: 'max' })
   t.match(parseHogqlMath('count()'), { aggregation: 'count', expr: { op: 'number', value: 1 } }, 'count() counts every event')
   t.match(parseHogqlMath('properties.price - properties.cost'), { aggregation: 'sum', expr: { op: '-' } }, 'no aggregation: summed')
+  for (const text of ['uniq(properties.plan)', 'uniqExact(properties.plan)', 'count(distinct properties.plan)', 'COUNT(DISTINCT properties.plan)']) {
+    t.match(parseHogqlMath(text), { aggregation: 'uniq', expr: { op: 'property', key: 'plan' } }, `${text}: the distinct values, exactly`)
+  }
+  t.match(parseHogqlMath("countIf(properties.plan = 'pro')"), { aggregation: 'count', expr: { op: 'call', fn: 'if', args: [{ op: '=' }, { value: 1 }, { op: 'null' }] } }, 'countIf(c) counts if(c, 1, null)')
+  const uniq = parseHogqlMath('uniq(properties.a * 1)')
+  t.same(['2', '-0', '0', 'x', null].map((a) => hogqlContribution(uniq, evaluateHogql(uniq.expr, () => a))), ['2', '0', '0', null, null], "uniq's keys: a number's text, −0 read as 0; null none")
 })
 
 t.test('properties are read in every HogQL spelling, each once', async (t) => {
@@ -124,8 +130,10 @@ t.test("what an event adds: count counts values that are not null, the others ad
 t.test('what skylark cannot compute is refused by name; bad text never throws anything but HogqlMathError', async (t) => {
   const refused = (text: string, message: RegExp) => t.throws(() => parseHogqlMath(text), { constructor: HogqlMathError, message }, text)
   refused('quantile(0.9)(properties.a)', /quantile\(\) is not supported/)
-  refused('uniq(properties.a)', /uniq\(\) is not supported/)
-  refused('count(distinct properties.a)', /count\(distinct/)
+  refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
+  refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
+  refused('sumIf(properties.a, 1)', /sumIf\(\) is not supported/)
+  refused('countIf(properties.a, 1)', /countif\(\) takes one argument here, got 2/)
   refused('sum(properties.a) + 1', /must be the whole expression/)
   refused('1 + sum(properties.a)', /can only be the outermost call/)
   refused('sum(properties.a, properties.b)', /takes one argument/)
