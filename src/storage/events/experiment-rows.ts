@@ -15,7 +15,7 @@ import {
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
-import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, hogqlToFloat, pathIndex, type HogqlField, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, hogqlQuantile, hogqlToFloat, pathIndex, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
 import { retentionOutcome } from './experiment-retention.js'
 import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
@@ -109,6 +109,8 @@ class SourceAggregate {
   min = Number.POSITIVE_INFINITY
   max = Number.NEGATIVE_INFINITY
   keys = new Set<string>()
+  /** Every value, for a quantile only. */
+  values: number[] | null = null
 
   add(value: number, key: string | null): void {
     this.count++
@@ -116,6 +118,7 @@ class SourceAggregate {
     this.min = Math.min(this.min, value)
     this.max = Math.max(this.max, value)
     if (key !== null) this.keys.add(key)
+    this.values?.push(value)
   }
 
   result(math: SourceMath): number {
@@ -126,6 +129,8 @@ class SourceAggregate {
       case 'distinct':
       case 'uniq':
         return this.keys.size
+      case 'quantile':
+        return hogqlQuantile(this.values ?? [], (math as { hogql: HogqlMath }).hogql.level ?? 0.5)
       case 'any':
         return this.count === 0 ? 0 : 1
       case 'sum':
@@ -306,6 +311,7 @@ export function aggregateVariants(
   const perSource = (rows: readonly MetricEventRow[], index: number): number => {
     const math = a.sources[index]
     const agg = new SourceAggregate()
+    if (math.kind === 'hogql' && math.hogql.aggregation === 'quantile') agg.values = []
     const value = valueOf[index]
     const keyIndex = math.kind === 'distinct' ? distinctKeys.indexOf(math.key) : -1
     for (const [, , mask, values, keys] of rows) {

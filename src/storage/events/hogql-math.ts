@@ -1,7 +1,7 @@
 /**
  * An experiment source's `math: 'hogql'` (`math_hogql`), the part of HogQL skylark computes: PostHog's
  * `extract_aggregation_and_inner_expr` splits the text into an aggregation (`sum`, `avg`, `min`, `max`, `count`,
- * `countIf`, `uniq`/`uniqExact`/`count(distinct …)`; none: sum) and the expression inside it, evaluated on each
+ * `countIf`, `uniq`/`uniqExact`/`count(distinct …)`, `median`, `quantile(level)`; none: sum) and the expression inside it, evaluated on each
  * event; each entity's value is then `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value
  * is not null, `countIf(c)` is `count(if(c, 1, null))`, uniq counts the distinct values that are not null, exactly).
  *
@@ -85,10 +85,27 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'and' | 'or'; args: HogqlNode[] }
   | { op: 'call'; fn: HogqlFunction; args: HogqlNode[] }
 )
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'count' | 'uniq'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'count' | 'uniq' | 'quantile'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode
+  /** quantile's level, 0–1 (median: 0.5). */
+  level?: number
+}
+
+/**
+ * ClickHouse's `quantile(level)` of the values (ReservoirSampler's quantileInterpolated, exact below its 8,192
+ * samples): sorted, the index level × (n − 1) interpolated linearly between its neighbours, written as it computes
+ * it; 0 for none (PostHog's coalesce of the NULL an entity without values gets).
+ */
+export function hogqlQuantile(values: number[], level: number): number {
+  const n = values.length
+  if (n === 0) return 0
+  values.sort((a, b) => a - b)
+  const index = Math.min(n - 1, level * (n - 1))
+  const left = Math.floor(index)
+  if (left + 1 === n) return values[left]
+  return values[left] * (left + 1 - index) + values[left + 1] * (index - left)
 }
 export type HogqlValue = number | string | null
 

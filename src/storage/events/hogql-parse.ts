@@ -8,9 +8,9 @@ import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count', 'uniq', 'uniqexact', 'countif'])
+const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile'])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
-const OTHER_AGGREGATIONS = /^(median|quantiles?|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|avg|min|max|uniq)if)$/i
+const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|avg|min|max|uniq)if)$/i
 /** [name, fewest arguments, most arguments]. */
 const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
   ['toFloat', 1, 1],
@@ -358,26 +358,40 @@ class Parser {
     }
   }
 
-  /** The outermost aggregation, if the whole text is one call of it (`extract_aggregation_and_inner_expr`). */
-  aggregation(): { name: string; args: HogqlNode[] } | null {
-    const [first, second, third] = this.tokens
+  /**
+   * The outermost aggregation, if the whole text is one call of it (`extract_aggregation_and_inner_expr`), with a
+   * parametric one's level (`quantile(0.9)(x)`).
+   */
+  aggregation(): { name: string; args: HogqlNode[]; level?: number } | null {
+    const [first, second] = this.tokens
     if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null
     const name = first.value.toLowerCase()
     if (!AGGREGATIONS.has(name) && !OTHER_AGGREGATIONS.test(first.value)) return null
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq and uniqExact are.`)
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq, uniqExact, median and quantile(level) are.`)
+    let at = 1
+    let level: number | undefined
+    if (name === 'quantile') {
+      const [, , value, close] = this.tokens
+      if (value?.kind !== 'number' || !(value.value >= 0 && value.value <= 1) || close?.kind !== 'punct' || close.value !== ')') throw new HogqlMathError('quantile() takes its level as a number from 0 to 1, as in quantile(0.9)(properties.amount).')
+      level = value.value
+      at = 4
+      if (this.tokens[at]?.kind !== 'punct' || this.tokens[at].value !== '(') throw new HogqlMathError('quantile(level) takes the expression after its level, as in quantile(0.9)(properties.amount).')
+    } else if (name === 'median') level = 0.5
+    const third = this.tokens[at + 1]
     const distinct = third?.kind === 'name' && !third.quoted && third.value.toLowerCase() === 'distinct'
     if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${first.value}(distinct ...) is not supported in HogQL math here; count(distinct ...) is.`)
     let args: HogqlNode[]
     if (distinct) {
-      this.#i = 3
+      this.#i = at + 2
       args = [this.expr()]
       this.#expect(')')
     } else {
-      this.#i = 1
+      this.#i = at
       args = this.#arguments()
     }
     // `sum(x) + 1` is no aggregation call: PostHog reads it as a per-event expression, which ClickHouse refuses.
     if (this.#peek() !== undefined) throw new HogqlMathError(`The aggregation ${first.value}() must be the whole expression.`)
+    if (level !== undefined) return { name: 'quantile', args, level }
     return { name: distinct ? 'uniq' : name, args }
   }
 }
@@ -398,6 +412,7 @@ export function parseHogqlMath(text: string): HogqlMath {
   if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
   // countIf(c) counts the events where c holds: count(if(c, 1, null)). uniqExact and count(distinct …) are uniq, exact.
   if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, { op: 'null', type: 'null' }] } }
+  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
   return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
 }
 

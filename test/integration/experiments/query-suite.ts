@@ -497,9 +497,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     checkAnswer(t, await query(hogql('countIf(properties.amount > 20)')), expect((v, i) => (converts(v, i) && plan(v, i).amount > 20 ? 1 : 0)), 'mean')
     const ratio = await query({ ...amountPerView, numerator: { kind: 'EventsNode', event: 'purchased', math: 'hogql', math_hogql: 'sum(properties.amount)' } })
     t.same(ratio.variant_results, (await query(amountPerView)).variant_results, "a ratio's numerator of HogQL math answers as math_property's")
-    const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: hogql('quantile(0.9)(properties.amount)') } })
+    // One purchase a person: the median of one amount is the amount.
+    checkAnswer(t, await query(hogql('median(properties.amount)')), expect((v, i) => (converts(v, i) ? plan(v, i).amount : 0)), 'mean')
+    const refused = await f.api('POST', `${f.base}/query/`, { query: { kind: 'ExperimentQuery', experiment_id: experimentId, metric: hogql('quantileTDigest(0.9)(properties.amount)') } })
     t.equal(refused.status, 400)
-    t.match(refused.body, { type: 'validation_error', detail: 'math_hogql: The aggregation quantile() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq and uniqExact are.' })
+    t.match(refused.body, { type: 'validation_error', detail: 'math_hogql: The aggregation quantileTDigest() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq, uniqExact, median and quantile(level) are.' })
   })
 
   t.test("HogQL property filters and the regex operator: a metric's events are those they hold for, as PostHog's property_to_expr reads them", async (t) => {

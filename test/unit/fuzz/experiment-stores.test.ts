@@ -77,7 +77,7 @@ function rows(rng: Rng): EventRow[] {
   return out
 }
 
-const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))', 'sum(properties.order.total)', "avg(round(properties.order['total'] * properties.amount, 1))", "sum(if(event = 'purchased', properties.amount, 0))", "count(if(distinct_id like '%1%', event, null))", 'uniq(properties.plan)', 'count(distinct round(properties.amount))', "countIf(properties.amount > 2 or event = 'viewed')"]
+const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))', 'sum(properties.order.total)', "avg(round(properties.order['total'] * properties.amount, 1))", "sum(if(event = 'purchased', properties.amount, 0))", "count(if(distinct_id like '%1%', event, null))", 'uniq(properties.plan)', 'count(distinct round(properties.amount))', "countIf(properties.amount > 2 or event = 'viewed')", 'median(properties.amount)', 'quantile(0.25)(properties.amount * 2)']
 
 function sourceMath(rng: Rng, mean: boolean): SourceMath {
   return rng.weighted<() => SourceMath>([

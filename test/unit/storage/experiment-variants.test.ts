@@ -228,6 +228,9 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: a ratio of two expressions, winsorised', query({ type: 'ratio', sources: [hogql('sum(properties.amount)'), hogql('count(properties.$session_id)')], upperPercentile: 0.9 })],
   ['HogQL math: CUPED on a sum', cuped(query({ sources: [hogql('sum(coalesce(properties.amount, 0) + 1)')] }))],
   ['HogQL math: distinct values and a countIf', query({ type: 'ratio', sources: [hogql('uniq(properties.amount)'), hogql('countIf(properties.amount > 5)')] })],
+  ['HogQL math: a quantile and a median of the amounts, winsorised', query({ type: 'ratio', sources: [hogql('quantile(0.9)(properties.amount * 3)'), hogql('median(properties.amount)')], upperPercentile: 0.9 })],
+  // The clicks of one person differ by their session (s0, s1): the quantile falls between two of them.
+  ['HogQL math: a quantile over the clicks', query({ sources: [hogql("quantile(0.3)(properties.amount + toFloat(replaceAll(properties.$session_id, 's', '')))")] })],
   ['HogQL math: the distinct sessions of each clicker', query({ sources: [hogql('count(distinct properties.$session_id)')] })],
   ["HogQL math: the event's fields", query({ type: 'ratio', sources: [hogql("sum(if(event = 'purchased', properties.amount, 0))"), hogql("avg(length(distinct_id) + (event = 'clicked'))")] })],
   ['a metric of the events of two organisations', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { metric: { ...query({ sources: [{ kind: 'sum', property: 'amount' }] }).metric, steps: [{ event: 'clicked', properties: [{ groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'] }] }] } })],

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { compileRegex } from '../../../src/flags/index.js'
-import { evaluateHogql, hogqlContribution, hogqlFields, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlQuantile, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
 /** Evaluates `text`'s expression on an event with these property texts (by path: `a.b` for properties.a.b). */
 function value(text: string, props: Record<string, string | null> = {}): HogqlValue {
@@ -18,6 +18,10 @@ t.test("the outermost aggregation is split off as PostHog's extract_aggregation_
     t.match(parseHogqlMath(text), { aggregation: 'uniq', expr: { op: 'property', key: 'plan' } }, `${text}: the distinct values, exactly`)
   }
   t.match(parseHogqlMath("countIf(properties.plan = 'pro')"), { aggregation: 'count', expr: { op: 'call', fn: 'if', args: [{ op: '=' }, { value: 1 }, { op: 'null' }] } }, 'countIf(c) counts if(c, 1, null)')
+  t.match(parseHogqlMath('quantile(0.9)(properties.amount)'), { aggregation: 'quantile', level: 0.9, expr: { op: 'property', key: 'amount' } }, 'a parametric quantile')
+  t.match(parseHogqlMath('median(properties.amount)'), { aggregation: 'quantile', level: 0.5 }, 'median is the 0.5 quantile')
+  // ClickHouse's quantile (ReservoirSampler's quantileInterpolated): the index level × (n − 1), interpolated.
+  t.same([hogqlQuantile([3, 1, 2], 0.5), hogqlQuantile([10, 20], 0.9), hogqlQuantile([4, 1, 3, 2], 0.25), hogqlQuantile([7], 0.3), hogqlQuantile([], 0.5), hogqlQuantile([1, 2], 1)], [2, 19, 1.75, 7, 0, 2])
   const uniq = parseHogqlMath('uniq(properties.a * 1)')
   t.same(['2', '-0', '0', 'x', null].map((a) => hogqlContribution(uniq, evaluateHogql(uniq.expr, () => a))), ['2', '0', '0', null, null], "uniq's keys: a number's text, −0 read as 0; null none")
 })
@@ -129,7 +133,10 @@ t.test("what an event adds: count counts values that are not null, the others ad
 
 t.test('what skylark cannot compute is refused by name; bad text never throws anything but HogqlMathError', async (t) => {
   const refused = (text: string, message: RegExp) => t.throws(() => parseHogqlMath(text), { constructor: HogqlMathError, message }, text)
-  refused('quantile(0.9)(properties.a)', /quantile\(\) is not supported/)
+  refused('quantileExact(0.9)(properties.a)', /quantileExact\(\) is not supported/)
+  refused('quantile(1.5)(properties.a)', /quantile\(\) takes its level as a number from 0 to 1/)
+  refused('quantile(properties.a)', /quantile\(\) takes its level as a number from 0 to 1/)
+  refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
   refused('sumIf(properties.a, 1)', /sumIf\(\) is not supported/)
