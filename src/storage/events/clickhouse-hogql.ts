@@ -6,8 +6,9 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, hogqlText, hogqlToFloat, INT64_END, INT64_MIN, propertyPath, roundScaleSql, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { TEXT_FUNCTIONS } from './hogql-parse.js'
+import { evaluateHogql, propertyPath, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { hogqlText, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
+import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { textNumberSql } from './numbers.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
@@ -217,7 +218,7 @@ class Compiler {
   }
 
   /**
-   * hogqlRound: the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that it took away
+   * hogqlRound (hogql-values.ts): the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that it took away
    * from zero (18.16 does; current servers take ties to even) taken to the even neighbour, trunc(v). A lambda
    * reads the value, as 18.16 copies an alias's SQL wherever the alias is read, and nested rounds would grow
    * the query past its limit.
@@ -321,7 +322,7 @@ export function hogqlContributionSql(math: HogqlMath, property: (path: PropertyP
   if (expr.type === 'null') return NULL_NUMBER
   const c = new Compiler(prefix, property)
   if (math.aggregation === 'count') return `if(isNull(${c.compile(expr)}), ${NULL_NUMBER}, toFloat64(1))`
-  // uniq's key (hogql-math.ts's uniqKey): a number's text after `+ 0`, which reads −0 as 0.
+  // uniq's key (hogql-values.ts's uniqKey): a number's text after `+ 0`, which reads −0 as 0.
   if (math.aggregation === 'uniq') return expr.type === 'text' ? c.compile(expr) : c.text({ op: '+', type: 'number', args: [expr, { op: 'number', type: 'number', value: 0 }] })
   return c.finite(c.number(expr))
 }

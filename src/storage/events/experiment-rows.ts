@@ -15,7 +15,8 @@ import {
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
-import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, hogqlQuantile, hogqlToFloat, pathIndex, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type PropertyPath } from './hogql-math.js'
+import { hogqlQuantile, hogqlToFloat } from './hogql-values.js'
 import { retentionOutcome } from './experiment-retention.js'
 import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
@@ -130,7 +131,7 @@ class SourceAggregate {
       case 'uniq':
         return this.keys.size
       case 'quantile':
-        return hogqlQuantile(this.values ?? [], (math as { hogql: HogqlMath }).hogql.level ?? 0.5)
+        return hogqlQuantile(this.values ?? [], math.kind === 'hogql' ? (math.hogql.level ?? 0.5) : 0.5)
       case 'any':
         return this.count === 0 ? 0 : 1
       case 'sum':
@@ -147,8 +148,7 @@ class SourceAggregate {
 
 /** The properties (paths, for HogQL's `properties.a.b`) the sources read from each event, in order, each once. */
 export function sourceProperties(sources: readonly SourceMath[]): PropertyPath[] {
-  const paths = sources.flatMap((m): PropertyPath[] => ('property' in m ? [[m.property]] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : []))
-  return [...new Map(paths.map((path) => [JSON.stringify(path), path])).values()]
+  return uniquePaths(sources.flatMap((m): PropertyPath[] => ('property' in m ? [[m.property]] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))
 }
 
 /** The event fields (`event`, `distinct_id`) the sources' HogQL reads, in order, each once. */

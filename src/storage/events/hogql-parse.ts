@@ -3,55 +3,12 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import type { HogqlAggregation, HogqlField, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import type { HogqlAggregation, HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile'])
-/** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
-const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|avg|min|max|uniq)if)$/i
-/** [name, fewest arguments, most arguments]. */
-const FUNCTIONS: ReadonlyArray<readonly [HogqlFunction, number, number]> = [
-  ['toFloat', 1, 1],
-  ['coalesce', 1, 64],
-  ['ifNull', 2, 2],
-  ['if', 3, 3],
-  ['abs', 1, 1],
-  ['floor', 1, 1],
-  ['ceil', 1, 1],
-  ['isNull', 1, 1],
-  ['isNotNull', 1, 1],
-  ['lower', 1, 1],
-  ['upper', 1, 1],
-  ['length', 1, 1],
-  ['empty', 1, 1],
-  ['notEmpty', 1, 1],
-  ['startsWith', 2, 2],
-  ['endsWith', 2, 2],
-  ['match', 2, 2],
-  ['toString', 1, 1],
-  ['toInt', 1, 1],
-  ['concat', 2, 64],
-  ['round', 1, 2],
-  ['greatest', 2, 64],
-  ['least', 2, 64],
-  ['trim', 1, 1],
-  ['trimLeft', 1, 1],
-  ['trimRight', 1, 1],
-  ['position', 2, 2],
-  ['replaceAll', 3, 3],
-  ['replaceOne', 3, 3],
-]
-const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
-/** Functions read as others (Parser.#sugar): their names, in refusals. */
-const SUGAR = ['multiIf', 'nullIf']
-/** The functions of texts, which refuse a number, and are null where an argument is (hogql-math.ts's textCall). */
-export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
-/** The functions whose value is a text. */
-const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne'])
-/** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
-const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const MAX_DEPTH = 64
@@ -61,27 +18,9 @@ const MAX_LENGTH = 10_000
 const MAX_IN_TERMS = 1000
 const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
 
-/** The type of a choice among operands (coalesce, if): text when every one that is not null is. */
-function unify(nodes: readonly HogqlNode[]): HogqlType {
-  const types = nodes.map((n) => n.type).filter((t) => t !== 'null')
-  if (types.length === 0) return 'null'
-  return types.every((t) => t === 'text') ? 'text' : 'number'
-}
-
 /** The nodes of an expression. */
 function size(node: HogqlNode): number {
   return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1
-}
-
-/**
- * round()'s places, a literal integer (`-1` too) in ClickHouse's range for it (Int16), as a number node. A places
- * column is left out: 18.16 takes none.
- */
-function places(node: HogqlNode): HogqlNode {
-  const negated = node.op === 'negate' && node.args[0].op === 'number'
-  const value = node.op === 'number' ? node.value : negated ? -(node.args[0] as { value: number }).value : Number.NaN
-  if (!Number.isInteger(value) || value < -32768 || value > 32767) throw new HogqlMathError('round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
-  return { op: 'number', type: 'number', value: value + 0 }
 }
 
 /** What the text is, in refusals: `math_hogql`, or a filter's key. */
@@ -306,19 +245,7 @@ class Parser {
       const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use === 'HogQL filters' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR]
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
-    const [fn, fewest, most] = spec
-    const args = this.#arguments()
-    if (args.length < fewest || args.length > most) {
-      throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
-    }
-    if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
-    // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
-    if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
-    if (fn === 'round' && args.length === 2) args[1] = places(args[1])
-    // 18.16 takes no other pattern or replacement ("must be constant").
-    if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
-    const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
-    return { op: 'call', fn, type, args }
+    return typedCall(spec, this.#arguments())
   }
 
   /**

@@ -1,6 +1,7 @@
 import t from 'tap'
+import { hogqlQuantile } from '../../../src/storage/events/hogql-values.js'
 import { compileRegex } from '../../../src/flags/index.js'
-import { evaluateHogql, hogqlContribution, hogqlFields, hogqlQuantile, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
 /** Evaluates `text`'s expression on an event with these property texts (by path: `a.b` for properties.a.b). */
 function value(text: string, props: Record<string, string | null> = {}): HogqlValue {

@@ -1,0 +1,89 @@
+/**
+ * The functions and aggregations HogQL here reads (hogql-math.ts says what each computes), and the rules of their
+ * calls: how many arguments, which must be texts or literals, and the type of the value. hogql-parse.ts reads the
+ * calls with them; clickhouse-hogql.ts writes some by them.
+ */
+import type { HogqlFunction, HogqlNode, HogqlType } from './hogql-math.js'
+import { HogqlMathError } from './hogql-tokens.js'
+
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile'])
+/** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
+export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|avg|min|max|uniq)if)$/i
+/** A function's name, fewest arguments and most arguments. */
+export type FunctionSpec = readonly [HogqlFunction, number, number]
+export const FUNCTIONS: readonly FunctionSpec[] = [
+  ['toFloat', 1, 1],
+  ['coalesce', 1, 64],
+  ['ifNull', 2, 2],
+  ['if', 3, 3],
+  ['abs', 1, 1],
+  ['floor', 1, 1],
+  ['ceil', 1, 1],
+  ['isNull', 1, 1],
+  ['isNotNull', 1, 1],
+  ['lower', 1, 1],
+  ['upper', 1, 1],
+  ['length', 1, 1],
+  ['empty', 1, 1],
+  ['notEmpty', 1, 1],
+  ['startsWith', 2, 2],
+  ['endsWith', 2, 2],
+  ['match', 2, 2],
+  ['toString', 1, 1],
+  ['toInt', 1, 1],
+  ['concat', 2, 64],
+  ['round', 1, 2],
+  ['greatest', 2, 64],
+  ['least', 2, 64],
+  ['trim', 1, 1],
+  ['trimLeft', 1, 1],
+  ['trimRight', 1, 1],
+  ['position', 2, 2],
+  ['replaceAll', 3, 3],
+  ['replaceOne', 3, 3],
+]
+export const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
+/** Functions read as others (Parser.#sugar): their names, in refusals. */
+export const SUGAR = ['multiIf', 'nullIf']
+/** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
+export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
+/** The functions whose value is a text. */
+const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne'])
+/** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
+export const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
+
+/** The type of a choice among operands (coalesce, if): text when every one that is not null is. */
+export function unify(nodes: readonly HogqlNode[]): HogqlType {
+  const types = nodes.map((n) => n.type).filter((t) => t !== 'null')
+  if (types.length === 0) return 'null'
+  return types.every((t) => t === 'text') ? 'text' : 'number'
+}
+
+/**
+ * round()'s places, a literal integer (`-1` too) in ClickHouse's range for it (Int16), as a number node. A places
+ * column is left out: 18.16 takes none.
+ */
+function places(node: HogqlNode): HogqlNode {
+  const negated = node.op === 'negate' && node.args[0].op === 'number'
+  const value = node.op === 'number' ? node.value : negated ? -(node.args[0] as { value: number }).value : Number.NaN
+  if (!Number.isInteger(value) || value < -32768 || value > 32767) throw new HogqlMathError('round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
+  return { op: 'number', type: 'number', value: value + 0 }
+}
+
+/**
+ * A call of a function of the table with its arguments read: their count and what each function takes checked,
+ * the node typed as ClickHouse types the call.
+ */
+export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[]): HogqlNode {
+  if (args.length < fewest || args.length > most) {
+    throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
+  }
+  if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
+  // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
+  if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
+  if (fn === 'round' && args.length === 2) args[1] = places(args[1])
+  // 18.16 takes no other pattern or replacement ("must be constant").
+  if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
+  const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
+  return { op: 'call', fn, type, args }
+}

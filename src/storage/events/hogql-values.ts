@@ -1,0 +1,155 @@
+/**
+ * What HogQL's functions compute on values (hogql-math.ts evaluates the expressions with them): ClickHouse's own
+ * readings of numbers and texts, written once here for the evaluation on the SQLite store and the matcher, and
+ * mirrored by clickhouse-hogql.ts's SQL.
+ */
+import { compareText } from './experiment-aggregate.js'
+import type { HogqlFunction, HogqlValue } from './hogql-math.js'
+import { textNumber } from './numbers.js'
+
+/** HogQL's toFloat of a value: a number as it is, a text's finite number (numbers.ts), else null. */
+export function hogqlToFloat(value: HogqlValue): number | null {
+  if (value === null) return null
+  if (typeof value === 'number') return value
+  const n = textNumber(value)
+  return n !== null && Number.isFinite(n) ? n : null
+}
+
+/**
+ * HogQL's toString of a value, as ClickHouse writes a Float64: the shortest text that reads back as the number, as
+ * JavaScript's, but `1e21` for 1e+21, `-0`, `inf`, `-inf` and `nan`.
+ */
+export function hogqlText(value: number | string): string {
+  if (typeof value === 'string') return value
+  if (Number.isNaN(value)) return 'nan'
+  if (!Number.isFinite(value)) return value > 0 ? 'inf' : '-inf'
+  if (Object.is(value, -0)) return '-0'
+  return String(value).replace('e+', 'e')
+}
+
+/** The Int64 range's bounds, both exact doubles: [−2⁶³, 2⁶³). */
+export const INT64_MIN = -(2 ** 63)
+export const INT64_END = 2 ** 63
+const INT64_MAX = 2n ** 63n - 1n
+
+/**
+ * HogQL's toInt (ClickHouse's accurateCastOrNull(x, 'Int64')) of a number: truncated toward zero, null where it
+ * is no Int64 (infinite, NaN, out of range); 0, never −0, as an integer has no sign of zero.
+ */
+export function numberInt(n: number): number | null {
+  return Number.isFinite(n) && n >= INT64_MIN && n < INT64_END ? Math.trunc(n) + 0 : null
+}
+
+/** toInt of a text: an integer's digits (a sign before them at most) within Int64, else null (`'1.5'`, `' 1'`, `'1e3'`). */
+export function textInt(text: string): number | null {
+  if (!/^[+-]?\d+$/.test(text)) return null
+  const n = BigInt(text)
+  return n > INT64_MAX || n < -INT64_MAX - 1n ? null : Number(n) + 0
+}
+
+/** 10 to the power of 0–19 (the text's, correctly rounded), and UInt64's largest as a double (2⁶⁴) past it. */
+function roundScale(places: number): number {
+  return places > 19 ? 2 ** 64 : Number(`1e${places}`)
+}
+
+/**
+ * The integer nearest a double, ties to even, keeping the sign of zero (C's nearbyint, SSE4.1's rounding).
+ * `a - f` is exact: f is a's floor, within a factor of two of a or 0.
+ */
+function nearbyint(y: number): number {
+  if (!Number.isFinite(y)) return y
+  const a = Math.abs(y)
+  const f = Math.floor(a)
+  const frac = a - f
+  const r = frac < 0.5 ? f : frac > 0.5 ? f + 1 : f + (f % 2)
+  return r === 0 ? y * 0 : y < 0 ? -r : r
+}
+
+/**
+ * HogQL's round(x, places) as current ClickHouse rounds a Float64 (FunctionsRound.h): x times 10^places (divided by
+ * 10^-places when negative), rounded to the nearest integer with ties to even, and scaled back; the power saturates
+ * at UInt64's largest past 10^19, as ClickHouse's intExp10 does. 18.16 rounds ties away from zero instead; the SQL
+ * takes its ties to even (clickhouse-hogql.ts), so that every server answers this.
+ */
+export function hogqlRound(x: number, places: number): number {
+  if (places === 0) return nearbyint(x)
+  const scale = roundScale(Math.abs(places))
+  return places > 0 ? nearbyint(x * scale) / scale : nearbyint(x / scale) * scale
+}
+
+/** The SQL literal of round's scale: an integer, which ClickHouse converts to the same double exactly. */
+export function roundScaleSql(places: number): string {
+  const p = Math.abs(places)
+  return p > 19 ? '18446744073709551615' : `1${'0'.repeat(p)}`
+}
+
+/**
+ * greatest/least, as ClickHouse's max/min aggregate of the values (the SQL's arrayReduce): nulls left out (as current
+ * ClickHouse's greatest and least, since 24.12), null when all are; the first value kept unless a later one is
+ * strictly greater (less), so a NaN is kept only if first, and of 0 and −0 the first. Texts compare as bytes.
+ */
+export function extreme(fn: 'greatest' | 'least', values: readonly HogqlValue[]): HogqlValue {
+  let best: HogqlValue = null
+  for (const v of values) {
+    if (v === null) continue
+    const c = best === null ? 0 : typeof v === 'string' ? compareText(v, best as string) : v < (best as number) ? -1 : v > (best as number) ? 1 : 0
+    if (best === null || (fn === 'greatest' ? c > 0 : c < 0)) best = v
+  }
+  return best
+}
+
+/**
+ * A function of texts on texts that are all there, as ClickHouse computes it: on bytes (`lower` and `upper`
+ * change ASCII letters only, `length` and `position` count bytes), the trims removing spaces only, and an empty
+ * pattern replacing nothing.
+ */
+export function textCall(fn: HogqlFunction, [a, b, c]: string[]): HogqlValue {
+  switch (fn) {
+    case 'trim':
+      return a.replace(/^ +| +$/g, '')
+    case 'trimLeft':
+      return a.replace(/^ +/, '')
+    case 'trimRight':
+      return a.replace(/ +$/, '')
+    case 'position':
+      return Buffer.from(a).indexOf(Buffer.from(b)) + 1
+    case 'replaceAll':
+      return b === '' ? a : a.split(b).join(c)
+    case 'replaceOne':
+      return b === '' ? a : a.replace(b, () => c)
+    case 'lower':
+      return a.replace(/[A-Z]+/g, (s) => s.toLowerCase())
+    case 'upper':
+      return a.replace(/[a-z]+/g, (s) => s.toUpperCase())
+    case 'length':
+      return Buffer.byteLength(a)
+    case 'empty':
+    case 'notEmpty':
+      return (a === '') === (fn === 'empty') ? 1 : 0
+    default:
+      return (fn === 'startsWith' ? a.startsWith(b) : a.endsWith(b)) ? 1 : 0
+  }
+}
+
+/**
+ * A value as `uniq` tells values apart: a text as it is, a number as toString writes it with −0 read as 0 (so NaN
+ * is one value); null is none.
+ */
+export function uniqKey(value: HogqlValue): string | null {
+  return value === null ? null : typeof value === 'number' ? hogqlText(value + 0) : value
+}
+
+/**
+ * ClickHouse's `quantile(level)` of the values (ReservoirSampler's quantileInterpolated, exact below its 8,192
+ * samples): sorted, the index level × (n − 1) interpolated linearly between its neighbours, written as it computes
+ * it; 0 for none (PostHog's coalesce of the NULL an entity without values gets).
+ */
+export function hogqlQuantile(values: number[], level: number): number {
+  const n = values.length
+  if (n === 0) return 0
+  values.sort((a, b) => a - b)
+  const index = Math.min(n - 1, level * (n - 1))
+  const left = Math.floor(index)
+  if (left + 1 === n) return values[left]
+  return values[left] * (left + 1 - index) + values[left + 1] * (index - left)
+}
