@@ -16,6 +16,7 @@ import { FlagEvaluator } from './flags/evaluator.js'
 import { ProjectFlagCache } from './flags/project-cache.js'
 import type { EvaluationResponse } from './flags/types.js'
 import { openGeoIp } from './geoip/index.js'
+import { openLogStore } from './logs/index.js'
 import { HashKeyOverrideWriter, PersonReader, StaticCohortWriter, personScanThread } from './persons/index.js'
 import { WorkerPool } from './pool/index.js'
 import { openEventStore } from './storage/events/index.js'
@@ -59,6 +60,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const ingestion = startIngestion({ config, paths, logger, metrics, clock: systemClock, pool, resolveProject })
   const clickhouse = clickhouseConnection(config)
   const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query'), readThreadNice: config.readThreadNice })
+  const logs = openLogStore({ sqlitePath: paths.logs, clickhouse, onThreadStart: logThreadStart(logger, 'logs') })
   // The persons API's lists, searches and counts scan persons.db: a thread of their own, as the events API's reads.
   const personScans = personScanThread({ file: paths.persons, onThreadStart: logThreadStart(logger, 'person-query'), nice: config.readThreadNice })
   const personReader = new PersonReader(personsDb, personScans)
@@ -94,6 +96,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     resolveProject,
     ingestion: ingestion.service,
     events,
+    logs,
     pool,
     staticCohorts: new StaticCohortWriter(personsWriteDb),
     beforeMetrics: () => {
@@ -166,6 +169,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await ingestion.stop(config.shutdownTimeoutMs)
       await pool?.close()
       await events.close()
+      await logs.close()
       await personScans.close()
       managementDb.close()
       personsDb.close()

@@ -7,6 +7,7 @@ import type { IngestionService } from '../ingestion/index.js'
 import type { ProjectResolver } from '../management/index.js'
 import type { PersonReader } from '../persons/index.js'
 import type { EventStore } from '../storage/events/index.js'
+import type { LogStore } from '../logs/index.js'
 import type { WorkerPool } from '../pool/index.js'
 import type { StaticCohortWriter } from '../persons/index.js'
 import type { ApiContext } from './api.js'
@@ -26,6 +27,7 @@ import { registerExperimentRoutes } from './routes/experiments.js'
 import { registerSavedMetricRoutes } from './routes/experiment-saved-metrics.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
 import { registerGroupRoutes } from './routes/groups.js'
+import { registerLogRoutes } from './routes/logs.js'
 import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
 import { registerHealthRoutes, type ReadinessCheck } from './routes/health.js'
 import { registerPersonRoutes } from './routes/persons.js'
@@ -51,6 +53,8 @@ export interface AppDeps {
   flags?: FlagEvaluator
   resolveProject?: ProjectResolver
   events?: EventStore
+  /** Where /i/v1/logs keeps OTLP logs and the logs API reads them (absent: neither is served). */
+  logs?: LogStore
   /** The worker pool (experiment statistics with three or more variants run there). */
   pool?: WorkerPool | null
   /** Writes static cohort members (experiment exposure cohorts) to persons.db. */
@@ -89,6 +93,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerExperimentRoutes(router, api, deps, apiMax)
   registerExperimentHoldoutRoutes(router, api, apiMax)
   registerSavedMetricRoutes(router, api, apiMax)
+  if (deps.logs && deps.resolveProject) registerLogRoutes(router, api, { store: deps.logs, resolveProject: deps.resolveProject, maxBytes: deps.config.http.batchMaxBytes }, apiMax)
   registerEnvironmentAliases(router)
   registerSchemaRoutes(router)
 }

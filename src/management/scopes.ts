@@ -16,6 +16,7 @@ export const SCOPE_OBJECTS = [
   'experiment_saved_metric',
   'feature_flag',
   'group',
+  'logs',
   'organization',
   'person',
   'project',

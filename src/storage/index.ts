@@ -1,12 +1,13 @@
 /**
  * Storage adapters. The data folder holds management.db, persons.db, events.db (embedded event store),
- * dead_letters.db and the spool. Imports: common/, config types, observability; never domain logic.
+ * dead_letters.db, logs.db (OTLP logs, embedded store) and the spool. Imports: common/, config types, observability; never domain logic.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrate, openDatabase, type Db } from './sqlite/database.js'
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from './sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from './sqlite/migrations/management.js'
+import { LOGS_MIGRATIONS } from './sqlite/migrations/logs.js'
 import { PERSONS_MIGRATIONS } from './sqlite/migrations/persons.js'
 
 export { openDatabase, migrate, schemaVersion, snapshotTo, syncCommitted, type Db, type Migration } from './sqlite/database.js'
@@ -17,6 +18,8 @@ export interface DataPaths {
   persons: string
   events: string
   deadLetters: string
+  /** OTLP logs (the embedded store's). */
+  logs: string
   spool: string
 }
 
@@ -27,6 +30,7 @@ export function dataPaths(dataDir: string): DataPaths {
     persons: join(dataDir, 'persons.db'),
     events: join(dataDir, 'events.db'),
     deadLetters: join(dataDir, 'dead_letters.db'),
+    logs: join(dataDir, 'logs.db'),
     spool: join(dataDir, 'spool'),
   }
 }
@@ -39,6 +43,7 @@ export function prepareDataDir(dataDir: string): DataPaths {
     [paths.management, MANAGEMENT_MIGRATIONS, undefined],
     [paths.persons, PERSONS_MIGRATIONS, undefined],
     [paths.events, EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE],
+    [paths.logs, LOGS_MIGRATIONS, undefined],
   ] as const) {
     const db = openDatabase(file, { pageSize })
     try {

@@ -1,4 +1,5 @@
 /** Every route the server registers, discovered the way the server builds its table (nothing is served). */
+import type { LogStore } from '../../src/logs/index.js'
 import { systemClock } from '../../src/common/clock.js'
 import { loadConfig } from '../../src/config/index.js'
 import { registerRoutes } from '../../src/http/app.js'
@@ -33,6 +34,7 @@ export function registeredRoutes(): Route[] {
     // Registration only keeps references; nothing is called on these.
     ingestion: {} as IngestionService,
     events: {} as EventStore,
+    logs: {} as LogStore,
     resolveProject: () => ({ id: 0, anonymizeIps: false }),
     flags: new FlagEvaluator({
       cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),

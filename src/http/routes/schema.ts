@@ -19,6 +19,7 @@ import { DEFINITION_COMPONENTS, DEFINITION_OPERATIONS } from './definitions.js'
 import { environmentOperations } from './environments.js'
 import { EVENT_COMPONENTS, EVENT_OPERATIONS } from './events.js'
 import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
+import { LOG_COMPONENTS, LOG_OPERATIONS } from './logs.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
 import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-config.js'
 import { ORGANIZATION_COMPONENTS, ORGANIZATION_OPERATIONS } from './organizations.js'
@@ -60,6 +61,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...PERSON_OPERATIONS,
     ...GROUP_OPERATIONS,
     ...DEFINITION_OPERATIONS,
+    ...LOG_OPERATIONS,
     SCHEMA_OPERATION,
   ]
   return openApiDocument(
@@ -87,6 +89,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...PERSON_COMPONENTS,
       ...GROUP_COMPONENTS,
       ...DEFINITION_COMPONENTS,
+      ...LOG_COMPONENTS,
       ...USER_COMPONENTS,
       ...ORGANIZATION_COMPONENTS,
       ...PROJECT_COMPONENTS,

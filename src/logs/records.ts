@@ -1,0 +1,127 @@
+/**
+ * OTLP log records made into stored logs, as PostHog's capture-logs makes its rows (rust/capture-logs,
+ * log_record.rs): severity normalised to trace…fatal (a JSON body's `level`-like key counts; a record's
+ * severity number wins), `service.name` read from the resource (and written there, empty, when absent), the
+ * scope as `name@version`, a timestamp more than 24 hours from now replaced by now with the sent one kept as the
+ * `$originalTimestamp` attribute. Pure: the clock and the uuid maker are inputs.
+ *
+ * One difference, on purpose: PostHog's ClickHouse reads each attribute's JSON with JSONExtractString, which
+ * turns a number or boolean attribute into ''; skylark keeps its JSON text (`5`, `true`).
+ */
+import { createHash } from 'node:crypto'
+import { anyJson, anyText, type AnyValue, type OtlpResourceLogs } from './otlp.js'
+import type { LogRow } from './types.js'
+
+export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
+
+const ALIASES: Record<string, (typeof SEVERITIES)[number]> = {
+  critical: 'fatal', fatal: 'fatal', crit: 'fatal', alert: 'fatal', emerg: 'fatal',
+  error: 'error', err: 'error', eror: 'error',
+  warn: 'warn', warning: 'warn',
+  info: 'info', information: 'info', informational: 'info',
+  debug: 'debug', dbug: 'debug',
+  trace: 'trace',
+}
+
+const NUMBER_OF: Record<string, number> = { trace: 1, debug: 5, info: 9, warn: 13, error: 17, fatal: 21 }
+
+/** OTLP's SeverityNumber: 1–4 trace, 5–8 debug, … 21–24 fatal. */
+function severityOfNumber(n: number): string {
+  return n >= 1 && n <= 24 ? SEVERITIES[Math.floor((n - 1) / 4)] : 'unknown'
+}
+
+/** The keys of a JSON body capture-logs reads a severity from, in its order. */
+const BODY_SEVERITY_KEYS = ['level', 'severity', 'log.level', 'config.log_level']
+
+function bodySeverity(body: string): string | null {
+  if (!body.startsWith('{')) return null
+  let value: unknown
+  try {
+    value = JSON.parse(body)
+  } catch {
+    return null
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null
+  for (const key of BODY_SEVERITY_KEYS) {
+    const found = (value as Record<string, unknown>)[key]
+    if (typeof found === 'string' && NUMBER_OF[found.toLowerCase()] !== undefined) return found.toLowerCase()
+  }
+  return null
+}
+
+const DAY_NS = 24n * 3600n * 1_000_000_000n
+
+/** RFC 3339 in UTC as chrono's `to_rfc3339` writes it: the fraction in 0, 3, 6 or 9 digits, `+00:00`. */
+function rfc3339(ns: bigint): string {
+  const ms = ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)
+  const base = new Date(Number(ms)).toISOString().slice(0, 19)
+  const frac = ((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n
+  const nine = frac.toString().padStart(9, '0')
+  const digits = frac === 0n ? '' : nine.endsWith('000000') ? nine.slice(0, 3) : nine.endsWith('000') ? nine.slice(0, 6) : nine
+  return `${base}${digits ? '.' + digits : ''}+00:00`
+}
+
+function attributesOf(pairs: ReadonlyArray<[string, AnyValue]>): Record<string, string> {
+  const out: Record<string, string> = Object.create(null)
+  for (const [key, value] of pairs) out[key] = anyText(value ?? { s: '' })
+  return out
+}
+
+/** A stable id of a resource's attributes, whatever their order (PostHog's is a cityHash64 of its map). */
+function fingerprint(attributes: Record<string, string>): string {
+  const sorted = Object.keys(attributes).sort().map((k) => [k, attributes[k]])
+  return createHash('sha1').update(JSON.stringify(sorted)).digest().readBigUInt64BE(0).toString()
+}
+
+const hexOf = (id: Buffer, bytes: number) => (id.length === bytes ? id.toString('hex') : '00'.repeat(bytes)).toUpperCase()
+
+export interface RowContext {
+  teamId: number
+  nowMs: number
+  uuid: (nowMs: number) => string
+}
+
+/** The stored logs of a request, in its order. */
+export function logRows(request: readonly OtlpResourceLogs[], ctx: RowContext): LogRow[] {
+  const rows: LogRow[] = []
+  const nowNs = BigInt(ctx.nowMs) * 1_000_000n
+  for (const resource of request) {
+    const resourceAttributes = attributesOf(resource.resourceAttributes ?? [])
+    resourceAttributes['service.name'] ??= ''
+    const resourceFingerprint = fingerprint(resourceAttributes)
+    for (const scopeLogs of resource.scopeLogs) {
+      const scope = scopeLogs.scope ? `${scopeLogs.scope.name}@${scopeLogs.scope.version}` : ''
+      for (const record of scopeLogs.logRecords) {
+        const body = record.body === null ? '' : 's' in record.body ? record.body.s : anyJson(record.body)
+        const sent = ALIASES[record.severityText.toLowerCase()] ?? 'info'
+        const severityText = record.severityNumber > 0 ? severityOfNumber(record.severityNumber) : (bodySeverity(body) ?? sent)
+        const attributes = attributesOf(record.attributes)
+        let ns = BigInt(record.timeUnixNano)
+        if (ns === 0n) ns = nowNs
+        else if (ns < nowNs - DAY_NS || ns > nowNs + DAY_NS) {
+          attributes.$originalTimestamp = rfc3339(ns)
+          ns = nowNs
+        }
+        rows.push({
+          uuid: ctx.uuid(ctx.nowMs),
+          team_id: ctx.teamId,
+          timestamp: Number(ns / 1000n),
+          observed_timestamp: ctx.nowMs * 1000,
+          trace_id: hexOf(record.traceId, 16),
+          span_id: hexOf(record.spanId, 8),
+          trace_flags: record.flags,
+          body,
+          severity_text: severityText,
+          severity_number: record.severityNumber > 0 ? record.severityNumber : (NUMBER_OF[severityText] ?? 0),
+          service_name: resourceAttributes['service.name'],
+          resource_attributes: resourceAttributes,
+          resource_fingerprint: resourceFingerprint,
+          instrumentation_scope: scope,
+          event_name: record.eventName,
+          attributes,
+        })
+      }
+    }
+  }
+  return rows
+}
