@@ -54,9 +54,16 @@ function filter(value: unknown, attr: string): LogFilter {
   if (on === 'column' && logColumn(f.key) === null) throw new ValidationError('unsupported', `Logs have no column ${JSON.stringify(f.key)}.`, `${attr}.key`)
   const raw = f.value === undefined || f.value === null ? [] : Array.isArray(f.value) ? f.value : [f.value]
   if (raw.some((v) => typeof v === 'object' && v !== null)) throw new ValidationError('invalid_input', 'A filter value must be a string, a number or a list of them.', `${attr}.value`)
-  const values = raw.map(String)
+  const values = on === 'column' && (f.key === 'trace_id' || f.key === 'span_id') ? raw.map((v) => storedId(String(v))) : raw.map(String)
   if (operator !== 'is_set' && operator !== 'is_not_set' && values.length === 0) throw new ValidationError('required', 'This operator needs a value.', `${attr}.value`)
   return { on, key: f.key, operator, values }
+}
+
+/** A trace or span id as stored (upper-case hex): PostHog's filters take hex or the base64 of the bytes. */
+function storedId(value: string): string {
+  if (/^(?:[0-9a-fA-F]{2})+$/.test(value)) return value.toUpperCase()
+  const bytes = Buffer.from(value, 'base64')
+  return bytes.length > 0 ? bytes.toString('hex').toUpperCase() : value
 }
 
 /** Every filter of a filterGroup (`{type, values: [{type, values: [filter…]}]}`), all of them to hold. */

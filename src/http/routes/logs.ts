@@ -106,6 +106,11 @@ function ingest(deps: LogRouteDeps): Handler {
   }
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/** The `query` of a body (a body that is no object has none). */
+const queryOf = (body: unknown): unknown => (isObject(body) ? body.query : undefined)
+
 /** A GET parameter holding JSON; PostHog reads a malformed one as absent. */
 function jsonParam(query: URLSearchParams, name: string): unknown {
   const raw = query.get(name)
@@ -134,7 +139,7 @@ export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRout
     'post',
     `${LOGS}/query/`,
     projectRoute(api, read, async (req) => {
-      const raw = (req.body as { query?: unknown }).query
+      const raw = queryOf(req.body)
       const { query, requested } = parseLogsQuery(raw, req.project.id, now())
       const rows = await store.query(query)
       const hasMore = rows.length > requested
@@ -152,8 +157,8 @@ export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRout
     'post',
     `${LOGS}/sparkline/`,
     projectRoute(api, read, async (req) => {
-      const raw = ((req.body as { query?: unknown }).query ?? {}) as Record<string, unknown>
-      const { query } = parseLogsQuery({ ...raw, limit: undefined, after: undefined }, req.project.id, now())
+      const raw = queryOf(req.body) ?? {}
+      const { query } = parseLogsQuery(isObject(raw) ? { ...raw, limit: undefined, after: undefined } : raw, req.project.id, now())
       const interval = sparklineInterval(query.from, query.to)
       const buckets = await store.sparkline({ ...query, interval })
       // Every bucket of the range is listed, an empty one as PostHog's outer join leaves it: no level, 0.

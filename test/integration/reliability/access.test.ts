@@ -268,13 +268,17 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/event_definitions/:id/`]: { scope: 'event_definition:read', ok: [200], params: () => ({ id: eventDefinition }) },
     [`get ${P}/property_definitions/`]: { scope: 'property_definition:read', ok: [200] },
     [`get ${P}/property_definitions/:id/`]: { scope: 'property_definition:read', ok: [200], params: () => ({ id: propertyDefinition }) },
+    [`post ${P}/logs/query/`]: { scope: 'logs:read', ok: [200], body: { query: {} } },
+    [`post ${P}/logs/sparkline/`]: { scope: 'logs:read', ok: [200], body: { query: {} } },
+    [`get ${P}/logs/attributes/`]: { scope: 'logs:read', ok: [200] },
+    [`get ${P}/logs/values/`]: { scope: 'logs:read', ok: [200], query: '?key=code' },
     'get /api/feature_flag/local_evaluation/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
     'get /flags/definitions/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
   }
 
   // PostHog's environment paths of the team-scoped routes (src/http/routes/environments.ts): the same scopes and answers.
   for (const [key, c] of Object.entries(CASES)) {
-    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
+    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query|logs)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
   }
   CASES[`delete ${E}/persons/:id/`] = { ...CASES[`delete ${P}/persons/:id/`]!, params: () => ({ id: doomedInEnvironment }) }
   CASES[`post ${E}/groups/delete_property/`] = { ...CASES[`post ${P}/groups/delete_property/`]!, body: { $unset: 'tier' } }

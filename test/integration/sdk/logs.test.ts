@@ -104,6 +104,9 @@ async function scenario(t: Test, { store, server }: StoreRun): Promise<void> {
     t.same(await bodies(group({ key: 'message', type: 'log', operator: 'regex', value: '^(order|stock)' })), ['order placed', 'stock low'])
     t.same(await bodies(group({ key: 'order_id', type: 'log_attribute', operator: 'not_icontains', value: 'ORD' })).then((b) => b.length), 3)
     t.same(await bodies({ dateRange: { date_from: '-1h', date_to: '-30M' } }), [], 'a range before the logs')
+    const otel = ['{"msg":"disk almost full","pct":93.5}']
+    t.same(await bodies(group({ key: 'trace_id', type: 'log', operator: 'exact', value: TRACE_ID })), otel, 'a trace id in hex, as trace UIs show it')
+    t.same(await bodies(group({ key: 'span_id', type: 'log', operator: 'exact', value: Buffer.from(SPAN_ID, 'hex').toString('base64') })), otel, 'or in base64')
   })
 
   t.test('pages: limit, the cursor, oldest first', async (t) => {

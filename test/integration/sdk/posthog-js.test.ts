@@ -2,7 +2,7 @@
  * posthog-js 1.449.2 (the browser SDK, its `array.full.js` bundle as shipped on npm) in headless
  * Chromium, against skylark on both event stores. The page comes from another port, so every request is
  * cross-origin and needs skylark's CORS answers. The page captures a pageview and a custom event,
- * identifies, joins a group, reads flags and a payload, and leaves (a `$pageleave` over sendBeacon); the
+ * identifies, joins a group, reads flags and a payload, writes a log (`captureLog`), and leaves (a `$pageleave` over sendBeacon); the
  * test then checks what skylark stored, and that the browser saw no console error, no failed request,
  * no non-2xx answer and no retry.
  *
@@ -163,6 +163,16 @@ async function scenario(t: Test, { store, server }: StoreRun, browser: Browser):
       10_000,
     )
     t.same(flags, { pro: true, company: true, variant: 'test' })
+  })
+
+  t.test('captureLog: the log reaches the logs API with the page and the person', async (t) => {
+    await tab.evaluate(() => (globalThis as any).posthog.captureLog({ body: 'checkout clicked', level: 'warn', attributes: { button: 'buy' } }))
+    const logs = `/api/projects/${server.boot.project_id}/logs/query/`
+    const found = await until('the browser log', async () => {
+      const r = await server.api('POST', logs, { query: { dateRange: { date_from: '-1h' }, searchTerm: 'checkout clicked' } })
+      return r.body.results?.[0]
+    })
+    t.match(found, { body: 'checkout clicked', severity_text: 'warn', attributes: { button: 'buy', posthogDistinctId: user, 'url.full': site.url } })
   })
 
   t.test('leaving the page sends $pageleave', async (t) => {
