@@ -145,6 +145,9 @@ async function scenario(t: Test, { store, server }: StoreRun): Promise<void> {
     t.equal(r.body.filter((b: any) => b.count > 0).reduce((n: number, b: any) => n + b.count, 0), 4, 'every log counted once')
     t.ok(r.body.length >= 50, 'one-minute buckets, empty ones too')
     t.same(new Set(r.body.filter((b: any) => b.count > 0).map((b: any) => b.level)), new Set(['info', 'warn', 'error']))
+    const years = await server.api('POST', `${logs}/sparkline/`, { query: { dateRange: { date_from: '2000-01-01', date_to: '9999-12-31' } } })
+    t.equal(years.status, 200)
+    t.equal(years.body.length, 1000, 'a range of millennia: the first 1,000 buckets, as PostHog limits them')
   })
 
   t.test(`the store (${store}) takes no log of a bad request`, async (t) => {
