@@ -9,8 +9,7 @@ import type { LogStore } from './types.js'
 
 export * from './types.js'
 export { decodeLogsRequest } from './otlp.js'
-export { logRows, SEVERITIES } from './records.js'
-export { logColumn } from './columns.js'
+export { logRows } from './records.js'
 
 export function openLogStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): LogStore {
   return options.clickhouse ? new ClickHouseLogStore(options.clickhouse) : new ThreadedLogStore({ file: options.sqlitePath, onThreadStart: options.onThreadStart })

@@ -5,9 +5,10 @@
  * PostHog's columns. Wrong input is a 400 naming the field; a filter skylark does not evaluate is `unsupported`.
  */
 import { ValidationError } from '../common/errors.js'
+import { isPlainObject } from '../common/json.js'
 import { parseRelativeDate } from '../common/relative-dates.js'
 import { logColumn } from './columns.js'
-import type { LogFilter, LogRow, LogsQuery } from './types.js'
+import type { LogFilter, LogRow, LogsQuery, SparklineBucket } from './types.js'
 
 const DEFAULT_FROM = '-7d'
 const MAX_LIMIT = 2000
@@ -26,9 +27,8 @@ function dateBound(value: unknown, attr: string, now: number): number | null {
 }
 
 export function dateRange(value: unknown, now: number, attr = 'dateRange'): { from: number; to: number } {
-  const range = value === undefined || value === null ? {} : value
-  if (typeof range !== 'object' || Array.isArray(range)) throw new ValidationError('invalid_input', 'dateRange must be an object.', attr)
-  const r = range as Record<string, unknown>
+  const r = value === undefined || value === null ? {} : value
+  if (!isPlainObject(r)) throw new ValidationError('invalid_input', 'dateRange must be an object.', attr)
   const from = dateBound(r.date_from, `${attr}.date_from`, now) ?? dateBound(DEFAULT_FROM, attr, now)!
   const to = dateBound(r.date_to, `${attr}.date_to`, now) ?? now * 1000
   return { from, to }
@@ -44,8 +44,8 @@ const OPERATORS = new Set<LogFilter['operator']>(['exact', 'is_not', 'icontains'
 const ON: Record<string, LogFilter['on']> = { log_attribute: 'attribute', log_resource_attribute: 'resource', log: 'column' }
 
 function filter(value: unknown, attr: string): LogFilter {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('invalid_input', 'A filter must be an object.', attr)
-  const f = value as Record<string, unknown>
+  if (!isPlainObject(value)) throw new ValidationError('invalid_input', 'A filter must be an object.', attr)
+  const f = value
   const on = ON[String(f.type)]
   if (!on) throw new ValidationError('unsupported', `Filters of type ${JSON.stringify(f.type)} are not supported on logs (log_attribute, log_resource_attribute and log are).`, `${attr}.type`)
   if (typeof f.key !== 'string' || f.key === '') throw new ValidationError('required', 'A filter needs a key.', `${attr}.key`)
@@ -54,9 +54,11 @@ function filter(value: unknown, attr: string): LogFilter {
   if (on === 'column' && logColumn(f.key) === null) throw new ValidationError('unsupported', `Logs have no column ${JSON.stringify(f.key)}.`, `${attr}.key`)
   const raw = f.value === undefined || f.value === null ? [] : Array.isArray(f.value) ? f.value : [f.value]
   if (raw.some((v) => typeof v === 'object' && v !== null)) throw new ValidationError('invalid_input', 'A filter value must be a string, a number or a list of them.', `${attr}.value`)
-  const values = on === 'column' && (f.key === 'trace_id' || f.key === 'span_id') ? raw.map((v) => storedId(String(v))) : raw.map(String)
-  if (operator !== 'is_set' && operator !== 'is_not_set' && values.length === 0) throw new ValidationError('required', 'This operator needs a value.', `${attr}.value`)
-  return { on, key: f.key, operator, values }
+  if (operator === 'is_set' || operator === 'is_not_set') return { on, key: f.key, operator, values: [] }
+  const texts = on === 'column' && (f.key === 'trace_id' || f.key === 'span_id') ? raw.map((v) => storedId(String(v))) : raw.map(String)
+  if (texts.length === 0) throw new ValidationError('required', 'This operator needs a value.', `${attr}.value`)
+  // The contains and regex operators compare with one value (the first of a list).
+  return { on, key: f.key, operator, values: operator === 'exact' || operator === 'is_not' ? texts : texts.slice(0, 1) }
 }
 
 /** A trace or span id as stored (upper-case hex): PostHog's filters take hex or the base64 of the bytes. */
@@ -69,8 +71,8 @@ function storedId(value: string): string {
 /** Every filter of a filterGroup (`{type, values: [{type, values: [filter…]}]}`), all of them to hold. */
 export function filterGroup(value: unknown, attr = 'filterGroup'): LogFilter[] {
   if (value === undefined || value === null) return []
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('invalid_input', 'filterGroup must be an object.', attr)
-  const groups = (value as { values?: unknown }).values ?? []
+  if (!isPlainObject(value)) throw new ValidationError('invalid_input', 'filterGroup must be an object.', attr)
+  const groups = value.values ?? []
   if (!Array.isArray(groups)) throw new ValidationError('invalid_input', 'filterGroup.values must be a list.', `${attr}.values`)
   return groups.flatMap((group, i) => {
     const inner = (group as { values?: unknown } | null)?.values ?? []
@@ -121,8 +123,8 @@ export interface ParsedLogsQuery {
 /** The `query` of POST logs/query for a project. */
 export function parseLogsQuery(value: unknown, teamId: number, now: number): ParsedLogsQuery {
   if (value === undefined || value === null) throw new ValidationError('required', 'No query provided', 'query')
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ValidationError('invalid_input', 'query must be an object.', 'query')
-  const q = value as Record<string, unknown>
+  if (!isPlainObject(value)) throw new ValidationError('invalid_input', 'query must be an object.', 'query')
+  const q = value
   const { from, to } = dateRange(q.dateRange, now)
   const limitRaw = q.limit ?? 1000
   if (typeof limitRaw !== 'number' || !Number.isInteger(limitRaw) || limitRaw < 1) throw new ValidationError('invalid_input', 'limit must be a positive integer.', 'limit')
@@ -178,4 +180,18 @@ export function sparklineInterval(from: number, to: number): number {
   let best = BUCKETS[0]!
   for (const b of BUCKETS) if (Math.abs(b - step) < Math.abs(best - step)) best = b
   return best * 1_000_000
+}
+
+/**
+ * The sparkline's answer: every bucket of the range, an empty one as PostHog's outer join leaves it (no level, 0),
+ * by time and level, the first 1,000 (PostHog's LIMIT); so a range of years makes no more empty buckets than that.
+ */
+export function sparklineJson(buckets: readonly SparklineBucket[], from: number, to: number, interval: number): Array<{ time: string; level: string; count: number }> {
+  const seen = new Set(buckets.map((b) => b.time))
+  const out = [...buckets]
+  const start = Math.floor(from / interval) * interval
+  const last = Math.min(to, start + 999 * interval)
+  for (let t = start; t <= last; t += interval) if (!seen.has(t)) out.push({ time: t, level: '', count: 0 })
+  out.sort((a, b) => a.time - b.time || (a.level < b.level ? -1 : a.level > b.level ? 1 : 0))
+  return out.slice(0, 1000).map((b) => ({ time: apiTime(b.time), level: b.level, count: b.count }))
 }

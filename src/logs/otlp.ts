@@ -5,6 +5,7 @@
  * anything else as JSON. Malformed input is an AppError (`invalid_payload`), never a crash.
  */
 import { AppError } from '../common/errors.js'
+import { isPlainObject } from '../common/json.js'
 import { readLogsProto } from './otlp-proto.js'
 
 /** An OTLP AnyValue: the decoders agree on this form, and `anyJson` writes it. */
@@ -94,8 +95,8 @@ function field(o: Record<string, unknown>, camel: string, snake: string): unknow
 
 function object(v: unknown, what: string): Record<string, unknown> {
   if (v === null || v === undefined) return {}
-  if (typeof v !== 'object' || Array.isArray(v)) throw bad(`${what} is not an object`)
-  return v as Record<string, unknown>
+  if (!isPlainObject(v)) throw bad(`${what} is not an object`)
+  return v
 }
 
 function list(v: unknown, what: string): unknown[] {

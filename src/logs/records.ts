@@ -9,10 +9,11 @@
  * turns a number or boolean attribute into ''; skylark keeps its JSON text (`5`, `true`).
  */
 import { createHash } from 'node:crypto'
+import { isPlainObject, tryParseJson } from '../common/json.js'
 import { anyJson, anyText, type AnyValue, type OtlpResourceLogs } from './otlp.js'
 import type { LogRow } from './types.js'
 
-export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
+const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
 
 const ALIASES: Record<string, (typeof SEVERITIES)[number]> = {
   critical: 'fatal', fatal: 'fatal', crit: 'fatal', alert: 'fatal', emerg: 'fatal',
@@ -34,16 +35,10 @@ function severityOfNumber(n: number): string {
 const BODY_SEVERITY_KEYS = ['level', 'severity', 'log.level', 'config.log_level']
 
 function bodySeverity(body: string): string | null {
-  if (!body.startsWith('{')) return null
-  let value: unknown
-  try {
-    value = JSON.parse(body)
-  } catch {
-    return null
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null
+  const value = body.startsWith('{') ? tryParseJson(body) : undefined
+  if (!isPlainObject(value)) return null
   for (const key of BODY_SEVERITY_KEYS) {
-    const found = (value as Record<string, unknown>)[key]
+    const found = value[key]
     if (typeof found === 'string' && NUMBER_OF[found.toLowerCase()] !== undefined) return found.toLowerCase()
   }
   return null

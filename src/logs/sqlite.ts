@@ -4,7 +4,7 @@
  * maps are JSON objects of texts; a filter reads a key through json_each, so any key (dots, quotes) is exact.
  */
 import { openDatabase, type Db } from '../storage/index.js'
-import type { RegexEngine } from '../storage/events/index.js'
+import { registerFilterFunctions, type RegexEngine } from '../storage/events/index.js'
 import { logColumn, rankKeys } from './columns.js'
 import type { LogAttributesQuery, LogFilter, LogRow, LogSelection, LogsQuery, LogStore, LogValuesQuery, SparklineBucket, SparklineQuery } from './types.js'
 
@@ -21,24 +21,26 @@ function subject(f: LogFilter): Sql {
 
 function filterSql(f: LogFilter): Sql {
   const v = subject(f)
-  const some = (sql: string, values: unknown[]) => ({ sql, params: values })
+  // Every operator but the set ones compares with the filter's values, after the subject's own parameters.
+  const params = [...v.params, ...f.values]
+  const list = f.values.map(() => '?').join(',')
   switch (f.operator) {
     case 'is_set':
-      return f.on === 'column' ? some(`${v.sql} != ''`, []) : some(`${v.sql} IS NOT NULL`, v.params)
+      return f.on === 'column' ? { sql: `${v.sql} != ''`, params } : { sql: `${v.sql} IS NOT NULL`, params }
     case 'is_not_set':
-      return f.on === 'column' ? some(`${v.sql} = ''`, []) : some(`${v.sql} IS NULL`, v.params)
+      return f.on === 'column' ? { sql: `${v.sql} = ''`, params } : { sql: `${v.sql} IS NULL`, params }
     case 'exact':
-      return some(`${v.sql} IN (${f.values.map(() => '?').join(',')})`, [...v.params, ...f.values])
+      return { sql: `${v.sql} IN (${list})`, params }
     case 'is_not':
-      return some(`coalesce(${v.sql} NOT IN (${f.values.map(() => '?').join(',')}), 1)`, [...v.params, ...f.values])
+      return { sql: `coalesce(${v.sql} NOT IN (${list}), 1)`, params }
     case 'icontains':
-      return some(`logs_icontains(${v.sql}, ?) = 1`, [...v.params, f.values[0]])
+      return { sql: `skylark_icontains(${v.sql}, ?) = 1`, params }
     case 'not_icontains':
-      return some(`coalesce(logs_icontains(${v.sql}, ?), 0) = 0`, [...v.params, f.values[0]])
+      return { sql: `coalesce(skylark_icontains(${v.sql}, ?), 0) = 0`, params }
     case 'regex':
-      return some(`logs_regex(${v.sql}, ?) = 1`, [...v.params, f.values[0]])
+      return { sql: `skylark_regex(${v.sql}, ?) = 1`, params }
     case 'not_regex':
-      return some(`coalesce(logs_regex(${v.sql}, ?), 0) = 0`, [...v.params, f.values[0]])
+      return { sql: `coalesce(skylark_regex(${v.sql}, ?), 0) = 0`, params }
   }
 }
 
@@ -53,7 +55,7 @@ function where(q: LogSelection): Sql {
   inList('severity_text', q.severityLevels ?? [])
   inList('service_name', q.serviceNames)
   if (q.searchTerm) {
-    parts.push('logs_icontains(body, ?) = 1')
+    parts.push('skylark_icontains(body, ?) = 1')
     params.push(q.searchTerm)
   }
   for (const f of q.filters ?? []) {
@@ -75,14 +77,8 @@ export class SqliteLogStore implements LogStore {
 
   constructor(file: string, regex: RegexEngine | null) {
     this.#db = openDatabase(file, { synchronous: 'FULL' })
-    this.#db.function('logs_icontains', { deterministic: true }, (text, needle) =>
-      typeof text === 'string' ? (text.toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0) : null,
-    )
-    this.#db.function('logs_regex', { deterministic: true }, (text, pattern) => {
-      if (typeof text !== 'string') return null
-      if (regex === null) throw new Error('no regex engine was given to the logs store')
-      return regex(String(pattern))?.test(text) === true ? 1 : 0
-    })
+    // skylark_icontains and skylark_regex, as the events store's filters read texts (sqlite-filters.ts).
+    registerFilterFunctions(this.#db, regex)
     this.#insert = this.#db.prepare(
       `INSERT OR IGNORE INTO logs (uuid, team_id, timestamp, observed_timestamp, trace_id, span_id, trace_flags, body, severity_text,
         severity_number, service_name, resource_attributes, resource_fingerprint, instrumentation_scope, event_name, attributes)
@@ -117,7 +113,7 @@ export class SqliteLogStore implements LogStore {
     const w = where(q)
     const map = q.type === 'resource' ? 'resource_attributes' : 'attributes'
     const rows = this.#db
-      .prepare(`SELECT j.key AS key, count(*) AS n FROM logs, json_each(logs.${map}) AS j WHERE ${w.sql} AND logs_icontains(j.key, ?) = 1 GROUP BY j.key`)
+      .prepare(`SELECT j.key AS key, count(*) AS n FROM logs, json_each(logs.${map}) AS j WHERE ${w.sql} AND skylark_icontains(j.key, ?) = 1 GROUP BY j.key`)
       .all(...w.params, q.search) as Array<{ key: string; n: number }>
     return rankKeys(rows, q)
   }

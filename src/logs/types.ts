@@ -46,15 +46,7 @@ export interface LogSelection {
   filters?: LogFilter[]
 }
 
-export interface LogsQuery {
-  teamId: number
-  /** Microseconds, inclusive. */
-  from: number
-  to: number
-  severityLevels: string[]
-  serviceNames: string[]
-  searchTerm: string | null
-  filters: LogFilter[]
+export interface LogsQuery extends LogSelection {
   order: 'latest' | 'earliest'
   /** Rows to return (the caller asks one more to tell whether another page follows). */
   limit: number
@@ -62,14 +54,9 @@ export interface LogsQuery {
   after: { timestamp: number; uuid: string } | null
 }
 
-export interface LogAttributesQuery {
-  teamId: number
-  from: number
-  to: number
+export interface LogAttributesQuery extends LogSelection {
   type: AttributeType
   search: string
-  serviceNames: string[]
-  filters?: LogFilter[]
   limit: number
   offset: number
 }
@@ -82,16 +69,9 @@ export interface LogValuesQuery {
   search: string
 }
 
-export interface SparklineQuery {
-  teamId: number
-  from: number
-  to: number
+export interface SparklineQuery extends LogSelection {
   /** Bucket width, microseconds. */
   interval: number
-  severityLevels: string[]
-  serviceNames: string[]
-  searchTerm: string | null
-  filters: LogFilter[]
 }
 
 export interface SparklineBucket {

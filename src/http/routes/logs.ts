@@ -5,11 +5,13 @@
  * PostHog's LogsViewSet does, under /api/projects/:id/logs/ (and /api/environments/:id/logs/): `query`,
  * `sparkline`, `attributes`, `values`.
  */
+import { drfDict } from '../../common/drf-fields.js'
 import { AppError } from '../../common/errors.js'
+import { isPlainObject, tryParseJson } from '../../common/json.js'
 import { decodeContentEncoding } from '../../ingestion/decode.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { decodeLogsRequest, logRows, type LogStore } from '../../logs/index.js'
-import { apiTime, dateRange, encodeCursor, filterGroup, logJson, parseLogsQuery, sparklineInterval, textList } from '../../logs/input.js'
+import { dateRange, encodeCursor, filterGroup, logJson, parseLogsQuery, sparklineInterval, sparklineJson, textList } from '../../logs/input.js'
 import { uuidv7 } from '../../common/ids.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { projectRoute, type ApiContext } from '../api.js'
@@ -106,23 +108,22 @@ function ingest(deps: LogRouteDeps): Handler {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
-
-/** The `query` of a body (a body that is no object has none). */
-const queryOf = (body: unknown): unknown => (isObject(body) ? body.query : undefined)
-
 /** A GET parameter holding JSON; PostHog reads a malformed one as absent. */
 function jsonParam(query: URLSearchParams, name: string): unknown {
   const raw = query.get(name)
-  if (raw === null) return undefined
+  return raw === null ? undefined : tryParseJson(raw)
+}
+
+/** What `read` gives, or `fallback` where it refuses: PostHog reads a malformed attributes parameter as its default. */
+function lenient<T>(read: () => T, fallback: T): T {
   try {
-    return JSON.parse(raw)
+    return read()
   } catch {
-    return undefined
+    return fallback
   }
 }
 
-function intParam(raw: string | null, fallback: number): number {
+function countParam(raw: string | null, fallback: number): number {
   const n = raw === null ? NaN : Number(raw)
   return Number.isInteger(n) && n >= 0 ? n : fallback
 }
@@ -139,7 +140,7 @@ export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRout
     'post',
     `${LOGS}/query/`,
     projectRoute(api, read, async (req) => {
-      const raw = queryOf(req.body)
+      const raw = drfDict(req.body).query
       const { query, requested } = parseLogsQuery(raw, req.project.id, now())
       const rows = await store.query(query)
       const hasMore = rows.length > requested
@@ -157,19 +158,10 @@ export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRout
     'post',
     `${LOGS}/sparkline/`,
     projectRoute(api, read, async (req) => {
-      const raw = queryOf(req.body) ?? {}
-      const { query } = parseLogsQuery(isObject(raw) ? { ...raw, limit: undefined, after: undefined } : raw, req.project.id, now())
+      const raw = drfDict(req.body).query ?? {}
+      const { query } = parseLogsQuery(isPlainObject(raw) ? { ...raw, limit: undefined, after: undefined } : raw, req.project.id, now())
       const interval = sparklineInterval(query.from, query.to)
-      const buckets = await store.sparkline({ ...query, interval })
-      // Every bucket of the range is listed, an empty one as PostHog's outer join leaves it: no level, 0.
-      const seen = new Set(buckets.map((b) => b.time))
-      const out = [...buckets]
-      // Only the first 1,000 entries are answered, as PostHog's LIMIT: a range of years asks no more buckets.
-      const start = Math.floor(query.from / interval) * interval
-      const last = Math.min(query.to, start + 999 * interval)
-      for (let t = start; t <= last; t += interval) if (!seen.has(t)) out.push({ time: t, level: '', count: 0 })
-      out.sort((a, b) => a.time - b.time || (a.level < b.level ? -1 : a.level > b.level ? 1 : 0))
-      return out.slice(0, 1000).map((b) => ({ time: apiTime(b.time), level: b.level, count: b.count }))
+      return sparklineJson(await store.sparkline({ ...query, interval }), query.from, query.to, interval)
     }),
     { maxBodyBytes: apiMax },
   )
@@ -179,33 +171,15 @@ export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRout
     projectRoute(api, read, async (req) => {
       const q = req.query
       const type = q.get('attribute_type') === 'resource' ? 'resource' : 'log'
-      let range
-      try {
-        range = dateRange(jsonParam(q, 'dateRange') ?? { date_from: '-1h' }, now())
-      } catch {
-        range = dateRange({ date_from: '-1h' }, now())
-      }
-      let serviceNames: string[]
-      try {
-        serviceNames = textList(jsonParam(q, 'serviceNames'), 'serviceNames')
-      } catch {
-        serviceNames = []
-      }
-      let filters
-      try {
-        filters = filterGroup(jsonParam(q, 'filterGroup'))
-      } catch {
-        filters = undefined
-      }
       const { keys, count } = await store.attributes({
         teamId: req.project.id,
-        ...range,
+        ...lenient(() => dateRange(jsonParam(q, 'dateRange') ?? { date_from: '-1h' }, now()), dateRange({ date_from: '-1h' }, now())),
         type,
         search: q.get('search') ?? '',
-        serviceNames,
-        filters,
-        limit: intParam(q.get('limit'), 100),
-        offset: intParam(q.get('offset'), 0),
+        serviceNames: lenient(() => textList(jsonParam(q, 'serviceNames'), 'serviceNames'), []),
+        filters: lenient(() => filterGroup(jsonParam(q, 'filterGroup')), undefined),
+        limit: countParam(q.get('limit'), 100),
+        offset: countParam(q.get('offset'), 0),
       })
       const propertyFilterType = type === 'resource' ? 'log_resource_attribute' : 'log_attribute'
       return { results: keys.map((name) => ({ name, propertyFilterType, matchedOn: 'key' })), count }

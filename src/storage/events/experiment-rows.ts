@@ -164,10 +164,12 @@ export function sourceFields(sources: readonly SourceMath[]): HogqlField[] {
 function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[], valueFields: readonly HogqlField[]): (values: ReadonlyArray<string | null>) => number | string | null {
   const at = pathIndex(valueProperties)
   if (math.kind === 'hogql') {
+    // Each field's column, found once rather than on every row.
+    const columns = new Map(valueFields.map((name, i) => [name, valueProperties.length + i]))
     const column = (name: HogqlField) => {
-      const i = valueFields.indexOf(name)
-      if (i < 0) throw new Error(`the rows carry no ${name} (valueFields)`)
-      return valueProperties.length + i
+      const c = columns.get(name)
+      if (c === undefined) throw new Error(`the rows carry no ${name} (valueFields)`)
+      return c
     }
     const field = (values: ReadonlyArray<string | null>) => (name: HogqlField) => values[column(name)] ?? ''
     return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (path) => values[at(path)] ?? null, null, field(values)))
