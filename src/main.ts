@@ -17,6 +17,7 @@ import { ProjectFlagCache } from './flags/project-cache.js'
 import type { EvaluationResponse } from './flags/types.js'
 import { openGeoIp } from './geoip/index.js'
 import { openLogStore } from './logs/index.js'
+import { openMetricStore } from './metrics/index.js'
 import { HashKeyOverrideWriter, PersonReader, StaticCohortWriter, personScanThread } from './persons/index.js'
 import { WorkerPool } from './pool/index.js'
 import { openEventStore } from './storage/events/index.js'
@@ -61,6 +62,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const clickhouse = clickhouseConnection(config)
   const events = openEventStore({ sqlitePath: paths.events, clickhouse, onThreadStart: logThreadStart(logger, 'query'), readThreadNice: config.readThreadNice })
   const logs = openLogStore({ sqlitePath: paths.logs, clickhouse, onThreadStart: logThreadStart(logger, 'logs') })
+  const metricStore = openMetricStore({ sqlitePath: paths.metrics, clickhouse, onThreadStart: logThreadStart(logger, 'metrics') })
   // The persons API's lists, searches and counts scan persons.db: a thread of their own, as the events API's reads.
   const personScans = personScanThread({ file: paths.persons, onThreadStart: logThreadStart(logger, 'person-query'), nice: config.readThreadNice })
   const personReader = new PersonReader(personsDb, personScans)
@@ -97,6 +99,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     ingestion: ingestion.service,
     events,
     logs,
+    metricStore,
     pool,
     staticCohorts: new StaticCohortWriter(personsWriteDb),
     beforeMetrics: () => {
@@ -170,6 +173,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await pool?.close()
       await events.close()
       await logs.close()
+      await metricStore.close()
       await personScans.close()
       managementDb.close()
       personsDb.close()

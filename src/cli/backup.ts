@@ -11,7 +11,7 @@
  *    acknowledged before step 1. A frame written while it is read is a torn tail, which the copy's first
  *    start reads as after a crash. Then the hold is released. (With the spool copied before events.db, the
  *    copy would hold events whose person changes it has nowhere to take from.)
- * 5. dead_letters.db and logs.db (OTLP logs: nothing else refers to them), later too, so a record may be there twice but never missing; management.db.
+ * 5. dead_letters.db, logs.db and metrics.db (OTLP logs and metrics: nothing else refers to them), later too, so a record may be there twice but never missing; management.db.
  * While the spool is held, what the server takes in stays on disk and counts against SPOOL_MAX_BYTES.
  * On ClickHouse the events live in ClickHouse and are not copied: the copy's consumer replays from its
  * checkpoints into the same ClickHouse, whose ReplacingMergeTree keeps one row per uuid.
@@ -51,7 +51,7 @@ export async function backupDataDir(dataDir: string, to: string, clock: Clock): 
   mkdirSync(into.spool, { recursive: true })
   try {
     const summary: BackupSummary = { dir: to, databases: {}, spool: { segments: 0, bytes: 0 } }
-    const copy = async (key: 'persons' | 'events' | 'deadLetters' | 'logs' | 'management') => {
+    const copy = async (key: 'persons' | 'events' | 'deadLetters' | 'logs' | 'metrics' | 'management') => {
       if (existsSync(from[key])) summary.databases[basename(from[key])] = await snapshot(from[key], into[key])
     }
     const ttlMs = HOLD_MIN_TTL_MS + Math.ceil((fileBytes(from.persons) + fileBytes(from.events)) / HOLD_BYTES_PER_MS)
@@ -62,6 +62,7 @@ export async function backupDataDir(dataDir: string, to: string, clock: Clock): 
     })
     await copy('deadLetters')
     await copy('logs')
+    await copy('metrics')
     await copy('management')
     await syncDirectory(into.spool)
     await syncDirectory(to)

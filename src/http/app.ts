@@ -8,6 +8,7 @@ import type { ProjectResolver } from '../management/index.js'
 import type { PersonReader } from '../persons/index.js'
 import type { EventStore } from '../storage/events/index.js'
 import type { LogStore } from '../logs/index.js'
+import type { MetricStore } from '../metrics/index.js'
 import type { WorkerPool } from '../pool/index.js'
 import type { StaticCohortWriter } from '../persons/index.js'
 import type { ApiContext } from './api.js'
@@ -28,6 +29,7 @@ import { registerSavedMetricRoutes } from './routes/experiment-saved-metrics.js'
 import { registerFlagEvaluationRoutes } from './routes/flag-evaluation.js'
 import { registerGroupRoutes } from './routes/groups.js'
 import { registerLogRoutes } from './routes/logs.js'
+import { registerMetricRoutes } from './routes/metrics.js'
 import { registerFeatureFlagRoutes } from './routes/feature-flags.js'
 import { registerHealthRoutes, type ReadinessCheck } from './routes/health.js'
 import { registerPersonRoutes } from './routes/persons.js'
@@ -55,6 +57,8 @@ export interface AppDeps {
   events?: EventStore
   /** Where /i/v1/logs keeps OTLP logs and the logs API reads them (absent: neither is served). */
   logs?: LogStore
+  /** Where /i/v1/metrics keeps OTLP metrics and the metrics API reads them (absent: neither is served). */
+  metricStore?: MetricStore
   /** The worker pool (experiment statistics with three or more variants run there). */
   pool?: WorkerPool | null
   /** Writes static cohort members (experiment exposure cohorts) to persons.db. */
@@ -94,6 +98,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerExperimentHoldoutRoutes(router, api, apiMax)
   registerSavedMetricRoutes(router, api, apiMax)
   if (deps.logs && deps.resolveProject) registerLogRoutes(router, api, { store: deps.logs, resolveProject: deps.resolveProject, maxBytes: deps.config.http.batchMaxBytes }, apiMax)
+  if (deps.metricStore && deps.resolveProject) registerMetricRoutes(router, api, { store: deps.metricStore, resolveProject: deps.resolveProject, maxBytes: deps.config.http.batchMaxBytes }, apiMax)
   registerEnvironmentAliases(router)
   registerSchemaRoutes(router)
 }

@@ -4,12 +4,11 @@
  * keys and values (no Map type there), read with `indexOf` and ARRAY JOIN. Under a cluster it is PostHog's
  * layout as for events: `logs_local` on every shard and `logs` a Distributed table over them.
  *
- * The table is made at the first call (IF NOT EXISTS), not by the event store's migrations, so logs do not
- * wait for the consumer thread's. An insert resolves once ClickHouse has the rows (with a cluster, every shard).
+ * The table is made at the first call (src/storage/clickhouse-table.ts).
  */
-import type { ClickHouseClient } from '@clickhouse/client'
 import type { ClickHouseConnection } from '../config/index.js'
-import { createClickHouseClient, identifier, matchSql, quote } from '../storage/events/clickhouse-schema.js'
+import { attributeArrays, ClickHouseTable, zipMap } from '../storage/clickhouse-table.js'
+import { matchSql, quote } from '../storage/events/clickhouse-schema.js'
 import { logColumn, rankKeys } from './columns.js'
 import type { LogAttributesQuery, LogFilter, LogRow, LogSelection, LogsQuery, LogStore, LogValuesQuery, SparklineBucket, SparklineQuery } from './types.js'
 
@@ -34,15 +33,6 @@ const COLUMNS = `(
   attribute_values Array(String)
 )`
 const LAYOUT = 'PARTITION BY toYYYYMM(toDateTime(intDiv(timestamp, 1000000))) ORDER BY (team_id, timestamp, uuid)'
-
-function tableDdl(db: string, cluster: string | null): string[] {
-  if (cluster === null) return [`CREATE TABLE IF NOT EXISTS ${db}.logs ${COLUMNS} ENGINE = MergeTree() ${LAYOUT}`]
-  return [
-    `CREATE TABLE IF NOT EXISTS ${db}.logs_local ON CLUSTER ${cluster} ${COLUMNS}
-     ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/${db}.logs_local', '{replica}') ${LAYOUT}`,
-    `CREATE TABLE IF NOT EXISTS ${db}.logs ON CLUSTER ${cluster} AS ${db}.logs_local ENGINE = Distributed(${cluster}, ${db}, logs_local, rand())`,
-  ]
-}
 
 function subject(f: LogFilter): { value: string; present: string } {
   if (f.on === 'column') {
@@ -97,53 +87,17 @@ type Stored = Omit<LogRow, 'attributes' | 'resource_attributes' | 'team_id' | 't
   attribute_values: string[]
 }
 
-function zip(keys: string[], values: string[]): Record<string, string> {
-  const out: Record<string, string> = Object.create(null)
-  keys.forEach((k, i) => (out[k] = values[i] ?? ''))
-  return out
-}
-
 export class ClickHouseLogStore implements LogStore {
-  readonly #client: ClickHouseClient
-  readonly #db: string
-  readonly #cluster: string | null
-  #ready: Promise<void> | null = null
+  readonly #t: ClickHouseTable
+  readonly #logs: string
 
   constructor(options: ClickHouseConnection) {
-    this.#db = identifier(options.database)
-    this.#cluster = options.cluster ? identifier(options.cluster) : null
-    this.#client = createClickHouseClient(options, 'default')
-  }
-
-  /** The database and table, made once (again after a failed attempt). */
-  #table(): Promise<void> {
-    this.#ready ??= (async () => {
-      await this.#client.command({ query: `CREATE DATABASE IF NOT EXISTS ${this.#db}${this.#cluster ? ` ON CLUSTER ${this.#cluster}` : ''}` })
-      for (const query of tableDdl(this.#db, this.#cluster)) await this.#client.command({ query })
-    })().catch((error: unknown) => {
-      this.#ready = null
-      throw error
-    })
-    return this.#ready
-  }
-
-  async #select<T>(query: string): Promise<T[]> {
-    await this.#table()
-    const result = await this.#client.query({ query, format: 'JSONEachRow' })
-    return (await result.json()) as T[]
+    this.#t = new ClickHouseTable(options, { name: 'logs', columns: COLUMNS, layout: LAYOUT })
+    this.#logs = this.#t.table
   }
 
   async insert(rows: LogRow[]): Promise<void> {
-    await this.#table()
-    if (rows.length === 0) return
-    const values = rows.map(({ attributes, resource_attributes, ...row }) => ({
-      ...row,
-      resource_keys: Object.keys(resource_attributes),
-      resource_values: Object.values(resource_attributes),
-      attribute_keys: Object.keys(attributes),
-      attribute_values: Object.values(attributes),
-    }))
-    await this.#client.insert({ table: `${this.#db}.logs`, values, format: 'JSONEachRow' })
+    await this.#t.insert(rows.map(({ attributes, resource_attributes, ...row }) => ({ ...row, ...attributeArrays(attributes, resource_attributes) })))
   }
 
   async query(q: LogsQuery): Promise<LogRow[]> {
@@ -151,7 +105,7 @@ export class ClickHouseLogStore implements LogStore {
     const cmp = q.order === 'earliest' ? '>' : '<'
     // Tuple comparison is newer than 18.16: the cursor is spelled out.
     const after = q.after ? ` AND (timestamp ${cmp} ${q.after.timestamp} OR (timestamp = ${q.after.timestamp} AND uuid ${cmp} ${quote(q.after.uuid)}))` : ''
-    const rows = await this.#select<Stored>(`SELECT * FROM ${this.#db}.logs WHERE ${where(q)}${after} ORDER BY timestamp ${dir}, uuid ${dir} LIMIT ${q.limit}`)
+    const rows = await this.#t.select<Stored>(`SELECT * FROM ${this.#logs} WHERE ${where(q)}${after} ORDER BY timestamp ${dir}, uuid ${dir} LIMIT ${q.limit}`)
     return rows.map(({ resource_keys, resource_values, attribute_keys, attribute_values, ...r }) => ({
       ...r,
       team_id: Number(r.team_id),
@@ -159,15 +113,15 @@ export class ClickHouseLogStore implements LogStore {
       observed_timestamp: Number(r.observed_timestamp),
       trace_flags: Number(r.trace_flags),
       severity_number: Number(r.severity_number),
-      resource_attributes: zip(resource_keys, resource_values),
-      attributes: zip(attribute_keys, attribute_values),
+      resource_attributes: zipMap(resource_keys, resource_values),
+      attributes: zipMap(attribute_keys, attribute_values),
     }))
   }
 
   async attributes(q: LogAttributesQuery): Promise<{ keys: string[]; count: number }> {
     const keys = q.type === 'resource' ? 'resource_keys' : 'attribute_keys'
-    const rows = await this.#select<{ key: string; n: string }>(
-      `SELECT k AS key, count() AS n FROM ${this.#db}.logs ARRAY JOIN ${keys} AS k
+    const rows = await this.#t.select<{ key: string; n: string }>(
+      `SELECT k AS key, count() AS n FROM ${this.#logs} ARRAY JOIN ${keys} AS k
        WHERE ${where(q)} AND positionCaseInsensitiveUTF8(k, ${quote(q.search)}) > 0 GROUP BY k`,
     )
     return rankKeys(rows.map((r) => ({ key: r.key, n: Number(r.n) })), q)
@@ -175,8 +129,8 @@ export class ClickHouseLogStore implements LogStore {
 
   async values(q: LogValuesQuery): Promise<string[]> {
     const [keys, values] = q.type === 'resource' ? ['resource_keys', 'resource_values'] : ['attribute_keys', 'attribute_values']
-    const rows = await this.#select<{ value: string }>(
-      `SELECT v AS value, count() AS n FROM ${this.#db}.logs ARRAY JOIN ${keys} AS k, ${values} AS v
+    const rows = await this.#t.select<{ value: string }>(
+      `SELECT v AS value, count() AS n FROM ${this.#logs} ARRAY JOIN ${keys} AS k, ${values} AS v
        WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND k = ${quote(q.key)} AND position(v, ${quote(q.search)}) > 0
        GROUP BY v ORDER BY n DESC, v ASC LIMIT 50`,
     )
@@ -184,14 +138,14 @@ export class ClickHouseLogStore implements LogStore {
   }
 
   async sparkline(q: SparklineQuery): Promise<SparklineBucket[]> {
-    const rows = await this.#select<{ time: string; level: string; count: string }>(
+    const rows = await this.#t.select<{ time: string; level: string; count: string }>(
       `SELECT intDiv(timestamp, ${q.interval}) * ${q.interval} AS time, severity_text AS level, count() AS count
-       FROM ${this.#db}.logs WHERE ${where(q)} GROUP BY time, level ORDER BY time, level`,
+       FROM ${this.#logs} WHERE ${where(q)} GROUP BY time, level ORDER BY time, level`,
     )
     return rows.map((r) => ({ time: Number(r.time), level: r.level, count: Number(r.count) }))
   }
 
-  async close(): Promise<void> {
-    await this.#client.close()
+  close(): Promise<void> {
+    return this.#t.close()
   }
 }

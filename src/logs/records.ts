@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto'
 import { isPlainObject, tryParseJson } from '../common/json.js'
-import { anyJson, anyText, type AnyValue, type OtlpResourceLogs } from './otlp.js'
+import { anyJson, attributesOf, recordTime } from '../common/otlp.js'
+import type { OtlpResourceLogs } from './otlp.js'
 import type { LogRow } from './types.js'
 
 const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
@@ -44,24 +45,6 @@ function bodySeverity(body: string): string | null {
   return null
 }
 
-const DAY_NS = 24n * 3600n * 1_000_000_000n
-
-/** RFC 3339 in UTC as chrono's `to_rfc3339` writes it: the fraction in 0, 3, 6 or 9 digits, `+00:00`. */
-function rfc3339(ns: bigint): string {
-  const ms = ns / 1_000_000n - (ns % 1_000_000n < 0n ? 1n : 0n)
-  const base = new Date(Number(ms)).toISOString().slice(0, 19)
-  const frac = ((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n
-  const nine = frac.toString().padStart(9, '0')
-  const digits = frac === 0n ? '' : nine.endsWith('000000') ? nine.slice(0, 3) : nine.endsWith('000') ? nine.slice(0, 6) : nine
-  return `${base}${digits ? '.' + digits : ''}+00:00`
-}
-
-function attributesOf(pairs: ReadonlyArray<[string, AnyValue]>): Record<string, string> {
-  const out: Record<string, string> = Object.create(null)
-  for (const [key, value] of pairs) out[key] = anyText(value ?? { s: '' })
-  return out
-}
-
 /** A stable id of a resource's attributes, whatever their order (PostHog's is a cityHash64 of its map). */
 function fingerprint(attributes: Record<string, string>): string {
   const sorted = Object.keys(attributes).sort().map((k) => [k, attributes[k]])
@@ -91,12 +74,7 @@ export function logRows(request: readonly OtlpResourceLogs[], ctx: RowContext): 
         const sent = ALIASES[record.severityText.toLowerCase()] ?? 'info'
         const severityText = record.severityNumber > 0 ? severityOfNumber(record.severityNumber) : (bodySeverity(body) ?? sent)
         const attributes = attributesOf(record.attributes)
-        let ns = BigInt(record.timeUnixNano)
-        if (ns === 0n) ns = nowNs
-        else if (ns < nowNs - DAY_NS || ns > nowNs + DAY_NS) {
-          attributes.$originalTimestamp = rfc3339(ns)
-          ns = nowNs
-        }
+        const ns = recordTime(record.timeUnixNano, nowNs, attributes)
         rows.push({
           uuid: ctx.uuid(ctx.nowMs),
           team_id: ctx.teamId,

@@ -17,6 +17,7 @@ export const SCOPE_OBJECTS = [
   'feature_flag',
   'group',
   'logs',
+  'metrics',
   'organization',
   'person',
   'project',

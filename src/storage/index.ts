@@ -1,6 +1,6 @@
 /**
  * Storage adapters. The data folder holds management.db, persons.db, events.db (embedded event store),
- * dead_letters.db, logs.db (OTLP logs, embedded store) and the spool. Imports: common/, config types, observability; never domain logic.
+ * dead_letters.db, logs.db and metrics.db (OTLP logs and metrics, embedded store) and the spool. Imports: common/, config types, observability; never domain logic.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,6 +8,7 @@ import { migrate, openDatabase, type Db } from './sqlite/database.js'
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE } from './sqlite/migrations/events.js'
 import { MANAGEMENT_MIGRATIONS } from './sqlite/migrations/management.js'
 import { LOGS_MIGRATIONS } from './sqlite/migrations/logs.js'
+import { METRICS_MIGRATIONS } from './sqlite/migrations/metrics.js'
 import { PERSONS_MIGRATIONS } from './sqlite/migrations/persons.js'
 
 export { openDatabase, migrate, schemaVersion, snapshotTo, syncCommitted, type Db, type Migration } from './sqlite/database.js'
@@ -20,6 +21,8 @@ export interface DataPaths {
   deadLetters: string
   /** OTLP logs (the embedded store's). */
   logs: string
+  /** OTLP metrics (the embedded store's). */
+  metrics: string
   spool: string
 }
 
@@ -31,6 +34,7 @@ export function dataPaths(dataDir: string): DataPaths {
     events: join(dataDir, 'events.db'),
     deadLetters: join(dataDir, 'dead_letters.db'),
     logs: join(dataDir, 'logs.db'),
+    metrics: join(dataDir, 'metrics.db'),
     spool: join(dataDir, 'spool'),
   }
 }
@@ -44,6 +48,7 @@ export function prepareDataDir(dataDir: string): DataPaths {
     [paths.persons, PERSONS_MIGRATIONS, undefined],
     [paths.events, EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE],
     [paths.logs, LOGS_MIGRATIONS, undefined],
+    [paths.metrics, METRICS_MIGRATIONS, undefined],
   ] as const) {
     const db = openDatabase(file, { pageSize })
     try {

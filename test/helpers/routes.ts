@@ -1,5 +1,6 @@
 /** Every route the server registers, discovered the way the server builds its table (nothing is served). */
 import type { LogStore } from '../../src/logs/index.js'
+import type { MetricStore } from '../../src/metrics/index.js'
 import { systemClock } from '../../src/common/clock.js'
 import { loadConfig } from '../../src/config/index.js'
 import { registerRoutes } from '../../src/http/app.js'
@@ -35,6 +36,7 @@ export function registeredRoutes(): Route[] {
     ingestion: {} as IngestionService,
     events: {} as EventStore,
     logs: {} as LogStore,
+    metricStore: {} as MetricStore,
     resolveProject: () => ({ id: 0, anonymizeIps: false }),
     flags: new FlagEvaluator({
       cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),

@@ -22,9 +22,10 @@ const ALLOWED: Record<string, string[]> = {
   'src/experiments': ['src/common', 'src/config', 'src/storage', 'src/observability', 'src/flags', 'src/management', 'src/schemas'],
   'src/pool': ['src/common', 'src/config', 'src/observability'],
   'src/logs': ['src/common', 'src/config', 'src/storage', 'src/observability'],
-  'src/http': ['src/common', 'src/config', 'src/observability', 'src/schemas', 'src/management', 'src/ingestion', 'src/flags', 'src/experiments', 'src/persons', 'src/storage', 'src/pool', 'src/geoip', 'src/logs'],
+  'src/metrics': ['src/common', 'src/config', 'src/storage', 'src/observability'],
+  'src/http': ['src/common', 'src/config', 'src/observability', 'src/schemas', 'src/management', 'src/ingestion', 'src/flags', 'src/experiments', 'src/persons', 'src/storage', 'src/pool', 'src/geoip', 'src/logs', 'src/metrics'],
   'src/cli': ['src/common', 'src/config', 'src/management', 'src/storage', 'src/ingestion', 'src/main.ts'],
-  workers: ['src/common', 'src/config', 'src/schemas', 'src/ingestion', 'src/flags', 'src/persons', 'src/storage', 'src/observability', 'src/geoip', 'src/management', 'src/pool', 'src/experiments', 'src/logs'],
+  workers: ['src/common', 'src/config', 'src/schemas', 'src/ingestion', 'src/flags', 'src/persons', 'src/storage', 'src/observability', 'src/geoip', 'src/management', 'src/pool', 'src/experiments', 'src/logs', 'src/metrics'],
 }
 
 function files(dir: string): string[] {

@@ -1,5 +1,5 @@
 /**
- * PostHog serves its team-scoped viewsets (events, persons, groups, dashboards, ingestion warnings, query, logs) under
+ * PostHog serves its team-scoped viewsets (events, persons, groups, dashboards, ingestion warnings, query, logs, metrics) under
  * `/api/environments/:team_id/` as well as under `/api/projects/:team_id/`, its "grandfathered" paths
  * (posthog/api/__init__.py, `register_grandfathered_environment_nested_viewset`); current tools such as
  * PostHog's MCP server call the first. A skylark project is its own one environment, so the same handlers
@@ -8,7 +8,7 @@
 import type { OperationDoc } from '../../schemas/openapi.js'
 import type { Router } from '../router.js'
 
-const ENVIRONMENT_SCOPED = /^\/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query|logs)\//
+const ENVIRONMENT_SCOPED = /^\/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query|logs|metrics)\//
 
 const environmentPath = (pattern: string) => pattern.replace('/api/projects/', '/api/environments/')
 

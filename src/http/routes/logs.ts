@@ -1,24 +1,18 @@
 /**
- * OTLP logs. POST /i/v1/logs is PostHog's capture-logs route, where posthog-node's and posthog-js's logs APIs
- * and OpenTelemetry's exporters send: the project API key as `?token=` or `Authorization: Bearer`, a body of
- * OTLP protobuf or JSON (gzip or not), 200 `{}` once the logs are stored. The management API reads them as
+ * OTLP logs. POST /i/v1/logs is PostHog's capture-logs route (./otlp.ts), where posthog-node's and posthog-js's
+ * logs APIs and OpenTelemetry's exporters send. The management API reads them as
  * PostHog's LogsViewSet does, under /api/projects/:id/logs/ (and /api/environments/:id/logs/): `query`,
  * `sparkline`, `attributes`, `values`.
  */
 import { drfDict } from '../../common/drf-fields.js'
-import { AppError } from '../../common/errors.js'
 import { isPlainObject, tryParseJson } from '../../common/json.js'
-import { decodeContentEncoding } from '../../ingestion/decode.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { decodeLogsRequest, logRows, type LogStore } from '../../logs/index.js'
 import { dateRange, encodeCursor, filterGroup, logJson, parseLogsQuery, sparklineInterval, sparklineJson, textList } from '../../logs/input.js'
-import { uuidv7 } from '../../common/ids.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { projectRoute, type ApiContext } from '../api.js'
-import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
-import { preflightReply } from '../server.js'
-import type { Handler } from '../types.js'
+import { registerOtlpIngest } from './otlp.js'
 
 const LOGS = '/api/projects/:project_id/logs'
 const TAG = 'logs'
@@ -91,23 +85,6 @@ export interface LogRouteDeps {
   now?: () => number
 }
 
-function ingest(deps: LogRouteDeps): Handler {
-  const now = deps.now ?? Date.now
-  return async (ctx) => {
-    const token = new URLSearchParams(ctx.query).get('token') ?? /^Bearer\s+(\S+)\s*$/i.exec(ctx.headers.authorization ?? '')?.[1] ?? null
-    const project = deps.resolveProject(token, null)
-    const encoding = ctx.headers['content-encoding']?.trim().toLowerCase() || null
-    const body = decodeContentEncoding(ctx.body ?? Buffer.alloc(0), encoding, deps.maxBytes)
-    const rows = logRows(decodeLogsRequest(body), { teamId: project.id, nowMs: now(), uuid: uuidv7 })
-    try {
-      await deps.store.insert(rows)
-    } catch (error) {
-      throw new AppError('service_unavailable', { detail: `Unable to store logs: ${(error as Error).message}. Please try again.`, retryAfter: 1 })
-    }
-    return rawJson(200, '{}')
-  }
-}
-
 /** A GET parameter holding JSON; PostHog reads a malformed one as absent. */
 function jsonParam(query: URLSearchParams, name: string): unknown {
   const raw = query.get(name)
@@ -130,9 +107,7 @@ function countParam(raw: string | null, fallback: number): number {
 
 export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRouteDeps, apiMax: number): void {
   const now = deps.now ?? Date.now
-  const v1 = { maxBodyBytes: deps.maxBytes, cors: true }
-  router.add('post', '/i/v1/logs', ingest(deps), v1)
-  router.add('options', '/i/v1/logs', preflightReply, { maxBodyBytes: 0, cors: true })
+  registerOtlpIngest(router, { path: '/i/v1/logs', what: 'logs', rows: (body, ctx) => logRows(decodeLogsRequest(body), ctx), insert: (rows) => deps.store.insert(rows) }, deps)
 
   const store = deps.store
   const read = { scope: 'logs:read' } as const

@@ -20,6 +20,7 @@ import { environmentOperations } from './environments.js'
 import { EVENT_COMPONENTS, EVENT_OPERATIONS } from './events.js'
 import { GROUP_COMPONENTS, GROUP_OPERATIONS } from './groups.js'
 import { LOG_COMPONENTS, LOG_OPERATIONS } from './logs.js'
+import { METRIC_COMPONENTS, METRIC_OPERATIONS } from './metrics.js'
 import { FLAG_EVALUATION_COMPONENTS, FLAG_EVALUATION_OPERATIONS } from './flag-evaluation.js'
 import { REMOTE_CONFIG_COMPONENTS, REMOTE_CONFIG_OPERATIONS } from './remote-config.js'
 import { ORGANIZATION_COMPONENTS, ORGANIZATION_OPERATIONS } from './organizations.js'
@@ -62,6 +63,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...GROUP_OPERATIONS,
     ...DEFINITION_OPERATIONS,
     ...LOG_OPERATIONS,
+    ...METRIC_OPERATIONS,
     SCHEMA_OPERATION,
   ]
   return openApiDocument(
@@ -90,6 +92,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...GROUP_COMPONENTS,
       ...DEFINITION_COMPONENTS,
       ...LOG_COMPONENTS,
+      ...METRIC_COMPONENTS,
       ...USER_COMPONENTS,
       ...ORGANIZATION_COMPONENTS,
       ...PROJECT_COMPONENTS,

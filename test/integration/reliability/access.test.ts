@@ -272,13 +272,19 @@ t.test('access matrix and isolation', async (t) => {
     [`post ${P}/logs/sparkline/`]: { scope: 'logs:read', ok: [200], body: { query: {} } },
     [`get ${P}/logs/attributes/`]: { scope: 'logs:read', ok: [200] },
     [`get ${P}/logs/values/`]: { scope: 'logs:read', ok: [200], query: '?key=code' },
+    [`post ${P}/metrics/query/`]: { scope: 'metrics:read', ok: [200], body: { query: { metricName: 'm', dateFrom: '2026-01-01T00:00:00Z', dateTo: '2026-01-02T00:00:00Z' } } },
+    [`post ${P}/metrics/samples/`]: { scope: 'metrics:read', ok: [200], body: { query: { metricName: 'm', dateFrom: '2026-01-01T00:00:00Z' } } },
+    [`get ${P}/metrics/values/`]: { scope: 'metrics:read', ok: [200] },
+    [`get ${P}/metrics/attributes/`]: { scope: 'metrics:read', ok: [200] },
+    [`get ${P}/metrics/attribute_values/`]: { scope: 'metrics:read', ok: [200], query: '?key=route' },
+    [`get ${P}/metrics/has_metrics/`]: { scope: 'metrics:read', ok: [200] },
     'get /api/feature_flag/local_evaluation/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
     'get /flags/definitions/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
   }
 
   // PostHog's environment paths of the team-scoped routes (src/http/routes/environments.ts): the same scopes and answers.
   for (const [key, c] of Object.entries(CASES)) {
-    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query|logs)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
+    if (/^\w+ \/api\/projects\/:project_id\/(events|persons|groups|dashboards|ingestion_warnings|query|logs|metrics)\//.test(key)) CASES[key.replace('/api/projects/', '/api/environments/')] = c
   }
   CASES[`delete ${E}/persons/:id/`] = { ...CASES[`delete ${P}/persons/:id/`]!, params: () => ({ id: doomedInEnvironment }) }
   CASES[`post ${E}/groups/delete_property/`] = { ...CASES[`post ${P}/groups/delete_property/`]!, body: { $unset: 'tier' } }

@@ -130,7 +130,7 @@ async function backupUnderLoad(t: Test, store: Store) {
   for (const stop of stops) await stop()
   t.equal(res.code, 0, res.stderr)
   const summary = JSON.parse(res.stdout)
-  t.same(Object.keys(summary.databases).sort(), ['dead_letters.db', 'events.db', 'logs.db', 'management.db', 'persons.db'])
+  t.same(Object.keys(summary.databases).sort(), ['dead_letters.db', 'events.db', 'logs.db', 'management.db', 'metrics.db', 'persons.db'])
   t.ok(summary.spool.segments > 0, `${summary.spool.segments} spool segments copied (${summary.spool.bytes} bytes)`)
   t.equal(summary.events_in_clickhouse, store.inClickHouse)
   t.pass(`${before.size} events acknowledged before the command, ${acked.size} by the end of the load`)

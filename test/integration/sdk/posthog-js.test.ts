@@ -2,7 +2,7 @@
  * posthog-js 1.449.2 (the browser SDK, its `array.full.js` bundle as shipped on npm) in headless
  * Chromium, against skylark on both event stores. The page comes from another port, so every request is
  * cross-origin and needs skylark's CORS answers. The page captures a pageview and a custom event,
- * identifies, joins a group, reads flags and a payload, writes a log (`captureLog`), and leaves (a `$pageleave` over sendBeacon); the
+ * identifies, joins a group, reads flags and a payload, writes a log (`captureLog`) and metrics (`posthog.metrics`), and leaves (a `$pageleave` over sendBeacon); the
  * test then checks what skylark stored, and that the browser saw no console error, no failed request,
  * no non-2xx answer and no retry.
  *
@@ -173,6 +173,28 @@ async function scenario(t: Test, { store, server }: StoreRun, browser: Browser):
       return r.body.results?.[0]
     })
     t.match(found, { body: 'checkout clicked', severity_text: 'warn', attributes: { button: 'buy', posthogDistinctId: user, 'url.full': site.url } })
+  })
+
+  t.test('posthog.metrics: a counter and a histogram reach the metrics API', async (t) => {
+    await tab.evaluate(async () => {
+      const metrics = (globalThis as any).posthog.metrics
+      metrics.count('orders_created', 2, { attributes: { plan: 'pro' } })
+      metrics.count('orders_created', 1, { attributes: { plan: 'pro' } })
+      metrics.histogram('api_latency', 187, { unit: 'ms' })
+      await metrics.flush()
+    })
+    const metrics = `/api/projects/${server.boot.project_id}/metrics`
+    const names = await until('the browser metrics', async () => {
+      const r = await server.api('GET', `${metrics}/values/`)
+      return r.body.results?.length === 2 ? r.body.results : undefined
+    })
+    t.same(new Set(names.map((n: any) => `${n.name}:${n.metric_type}`)), new Set(['orders_created:sum', 'api_latency:histogram']))
+    const r = await server.api('POST', `${metrics}/query/`, {
+      query: { metricName: 'orders_created', aggregation: 'increase', groupBy: [{ key: 'plan' }], dateFrom: new Date(Date.now() - 3_600_000).toISOString(), interval: 'hour' },
+    })
+    t.equal(r.status, 200)
+    t.equal(r.body.results[0].labels.plan, 'pro')
+    t.equal(r.body.results[0].points.reduce((n: number, p: any) => n + p.value, 0), 3, 'a delta counter: its window is its own increase')
   })
 
   t.test('leaving the page sends $pageleave', async (t) => {

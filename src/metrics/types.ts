@@ -1,0 +1,91 @@
+/** The metrics store's rows and reads, alike for SQLite (metrics.db) and ClickHouse (its `metrics` table). */
+import type { MetricType } from './otlp.js'
+
+export interface MetricRow {
+  uuid: string
+  team_id: number
+  /** The first exemplar's trace and span ids, lower-case hex ('' when the point had none). */
+  trace_id: string
+  span_id: string
+  trace_flags: number
+  /** Microseconds since the epoch. */
+  timestamp: number
+  observed_timestamp: number
+  service_name: string
+  metric_name: string
+  metric_type: MetricType
+  /** The reading, or a distribution's sum; null when it was no finite number (NaN, ±Infinity). */
+  value: number | null
+  /** 1 for gauges and sums, a distribution's count of observations. */
+  count: number
+  histogram_bounds: number[]
+  histogram_counts: number[]
+  unit: string
+  /** 'delta' | 'cumulative' | 'unspecified' for sums and histograms, '' otherwise. */
+  aggregation_temporality: string
+  is_monotonic: boolean
+  resource_attributes: Record<string, string>
+  instrumentation_scope: string
+  attributes: Record<string, string>
+  /** The series' identity: metric, type, service and both attribute maps (never `$originalTimestamp`). */
+  series: string
+}
+
+export type AttributeScope = 'resource' | 'attribute' | 'auto'
+
+/** A label predicate; the negative operators also match a row without the key, as Prometheus's do. */
+export interface MetricFilter {
+  key: string
+  op: 'eq' | 'neq' | 'regex' | 'not_regex'
+  value: string
+  scope: AttributeScope
+}
+
+export interface SampleQuery {
+  teamId: number
+  /** null: every metric (with a trace id). */
+  metricName: string | null
+  metricType: MetricType | null
+  /** Microseconds, `from` inclusive, `to` exclusive. */
+  from: number
+  to: number
+  filters: MetricFilter[]
+  traceId?: string | null
+  spanId?: string | null
+  /** At most this many rows, newest first. */
+  limit: number
+}
+
+export interface NamesQuery {
+  teamId: number
+  search: string
+  limit: number
+  /** Only names these services reported ([] = every service). */
+  services: string[]
+}
+
+export interface AttributeKeysQuery {
+  teamId: number
+  from: number
+  to: number
+  search: string
+  limit: number
+}
+
+export interface AttributeValuesQuery extends AttributeKeysQuery {
+  key: string
+}
+
+export interface MetricStore {
+  /** Stores the rows durably before resolving. */
+  insert(rows: MetricRow[]): Promise<void>
+  samples(query: SampleQuery): Promise<MetricRow[]>
+  /** Distinct metric names with their types, the most recently reported first. */
+  names(query: NamesQuery): Promise<Array<{ name: string; metric_type: string }>>
+  /** Attribute keys (data point and resource attributes merged), the most distinct values first. */
+  attributeKeys(query: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>>
+  /** A key's values, the most frequent first. */
+  attributeValues(query: AttributeValuesQuery): Promise<Array<{ name: string; count: number }>>
+  hasMetrics(teamId: number): Promise<boolean>
+  close(): Promise<void>
+}
