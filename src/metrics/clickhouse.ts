@@ -6,7 +6,7 @@
 import type { ClickHouseConnection } from '../config/index.js'
 import { attributeArrays, ClickHouseTable, zipMap } from '../storage/clickhouse-table.js'
 import { matchSql, quote } from '../storage/events/clickhouse-schema.js'
-import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricRow, MetricStore, NamesQuery, SampleQuery } from './types.js'
+import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview } from './types.js'
 
 const COLUMNS = `(
   uuid String,
@@ -140,6 +140,21 @@ export class ClickHouseMetricStore implements MetricStore {
 
   async hasMetrics(teamId: number): Promise<boolean> {
     return (await this.#t.select(`SELECT 1 AS one FROM ${this.#metrics} WHERE team_id = ${teamId} LIMIT 1`)).length > 0
+  }
+
+  async overview(teamId: number, since: number, namesSince: number): ReturnType<MetricStore['overview']> {
+    const services = await this.#t.select<Record<keyof ServiceOverview, string>>(
+      `SELECT service_name, uniqExact(metric_name) AS metric_names, uniqExact(series) AS series, max(timestamp) AS last_seen
+       FROM ${this.#metrics} WHERE team_id = ${teamId} AND timestamp > ${since} GROUP BY service_name ORDER BY series DESC, service_name ASC`,
+    )
+    const [totals] = await this.#t.select<{ names: string; last: string; rows: string }>(
+      `SELECT uniqExactIf(metric_name, timestamp >= ${namesSince}) AS names, max(timestamp) AS last, count() AS rows FROM ${this.#metrics} WHERE team_id = ${teamId}`,
+    )
+    return {
+      services: services.map((s) => ({ service_name: s.service_name, metric_names: Number(s.metric_names), series: Number(s.series), last_seen: Number(s.last_seen) })),
+      metricNames: Number(totals?.names ?? 0),
+      lastSeen: Number(totals?.rows ?? 0) > 0 ? Number(totals!.last) : null,
+    }
   }
 
   close(): Promise<void> {

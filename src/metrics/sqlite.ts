@@ -5,7 +5,7 @@
  */
 import { openDatabase, type Db } from '../storage/index.js'
 import { registerFilterFunctions, type RegexEngine } from '../storage/events/index.js'
-import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricRow, MetricStore, NamesQuery, SampleQuery } from './types.js'
+import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview } from './types.js'
 
 interface Sql {
   sql: string
@@ -140,6 +140,18 @@ export class SqliteMetricStore implements MetricStore {
 
   async hasMetrics(teamId: number): Promise<boolean> {
     return this.#db.prepare('SELECT 1 FROM metrics WHERE team_id = ? LIMIT 1').get(teamId) !== undefined
+  }
+
+  async overview(teamId: number, since: number, namesSince: number): ReturnType<MetricStore['overview']> {
+    const services = this.#db
+      .prepare(
+        `SELECT service_name, count(DISTINCT metric_name) AS metric_names, count(DISTINCT series) AS series, max(timestamp) AS last_seen
+         FROM metrics WHERE team_id = ? AND timestamp > ? GROUP BY service_name ORDER BY series DESC, service_name ASC`,
+      )
+      .all(teamId, since) as ServiceOverview[]
+    const names = this.#db.prepare('SELECT count(DISTINCT metric_name) AS n FROM metrics WHERE team_id = ? AND timestamp >= ?').get(teamId, namesSince) as { n: number }
+    const last = this.#db.prepare('SELECT max(timestamp) AS t FROM metrics WHERE team_id = ?').get(teamId) as { t: number | null }
+    return { services, metricNames: names.n, lastSeen: last.t }
   }
 
   async close(): Promise<void> {

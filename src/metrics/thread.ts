@@ -20,6 +20,7 @@ export class ThreadedMetricStore implements MetricStore {
   attributeKeys: MetricStore['attributeKeys'] = (...args) => this.#thread.call('attributeKeys', args)
   attributeValues: MetricStore['attributeValues'] = (...args) => this.#thread.call('attributeValues', args)
   hasMetrics: MetricStore['hasMetrics'] = (...args) => this.#thread.call('hasMetrics', args)
+  overview: MetricStore['overview'] = (...args) => this.#thread.call('overview', args)
 
   close(): Promise<void> {
     return this.#thread.close()

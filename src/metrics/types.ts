@@ -76,6 +76,15 @@ export interface AttributeValuesQuery extends AttributeKeysQuery {
   key: string
 }
 
+/** One service's metrics in the overview's window. */
+export interface ServiceOverview {
+  service_name: string
+  metric_names: number
+  series: number
+  /** Its newest data point, microseconds. */
+  last_seen: number
+}
+
 export interface MetricStore {
   /** Stores the rows durably before resolving. */
   insert(rows: MetricRow[]): Promise<void>
@@ -87,5 +96,10 @@ export interface MetricStore {
   /** A key's values, the most frequent first. */
   attributeValues(query: AttributeValuesQuery): Promise<Array<{ name: string; count: number }>>
   hasMetrics(teamId: number): Promise<boolean>
+  /**
+   * Every service with data points since `since` (microseconds), the most series first; the distinct metric
+   * names since `namesSince`; and the newest data point ever (null: none).
+   */
+  overview(teamId: number, since: number, namesSince: number): Promise<{ services: ServiceOverview[]; metricNames: number; lastSeen: number | null }>
   close(): Promise<void>
 }

@@ -3,7 +3,7 @@
  * `posthog.metrics` and OpenTelemetry's exporters send. The management API reads them as PostHog's
  * MetricsViewSet does, under /api/projects/:id/metrics/ (and /api/environments/:id/metrics/): `query` (series
  * per clause, or a formula's), `samples` (raw points), `values` (metric names), `attributes`,
- * `attribute_values`, `has_metrics`. Scope `metrics:read`.
+ * `attribute_values`, `overview`, `has_metrics`. Scope `metrics:read`.
  */
 import { drfDict } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
@@ -75,6 +75,15 @@ export const METRIC_OPERATIONS = [
     responses: { 200: 'MetricsResultsResponse' },
   },
   {
+    operationId: 'metrics_overview_retrieve',
+    method: 'get',
+    path: `${METRICS}/overview/`,
+    summary: 'What arrived in the last day: distinct metric names and series, per service (the 500 with the most series), and the newest data point ever.',
+    tag: TAG,
+    scope: 'metrics:read',
+    responses: { 200: null },
+  },
+  {
     operationId: 'metrics_has_metrics_retrieve',
     method: 'get',
     path: `${METRICS}/has_metrics/`,
@@ -90,6 +99,10 @@ export const METRIC_COMPONENTS = {
   MetricsQueryRequest: { type: 'object', properties: { query: freeForm }, required: ['query'] },
   MetricsResultsResponse: { type: 'object', properties: { results: { type: 'array', items: freeForm } } },
 }
+
+/** The overview's window, and the services it lists at most. */
+const OVERVIEW_LOOKBACK_MS = 86_400_000
+const OVERVIEW_SERVICES = 500
 
 /** Samples a clause may read: beyond them the query is refused rather than answered from part of the range. */
 const MAX_SAMPLES = 200_000
@@ -198,6 +211,24 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
       if (key === null || key === '') throw new ValidationError(key === null ? 'required' : 'blank', key === null ? 'This field is required.' : 'This field may not be blank.', 'key')
       const values = await store.attributeValues({ teamId: req.project.id, ...windowParams(req.query, now()), key, search: req.query.get('value') ?? '', limit: limitParam(req.query.get('limit')) })
       return { results: values.map((v) => ({ id: v.name, name: v.name, count: v.count })) }
+    }),
+    { maxBodyBytes: 0 },
+  )
+  router.add(
+    'get',
+    `${METRICS}/overview/`,
+    projectRoute(api, read, async (req) => {
+      const zone = req.project.timezone
+      const since = now() - OVERVIEW_LOOKBACK_MS
+      // PostHog counts names by the hour they arrived in, so its window starts at the hour.
+      const o = await store.overview(req.project.id, since * 1000, Math.floor(since / 3_600_000) * 3_600_000_000)
+      return {
+        last_seen: o.lastSeen === null ? null : sampleTime(o.lastSeen, zone),
+        metric_names: o.metricNames,
+        series: o.services.reduce((n, s) => n + s.series, 0),
+        lookback_seconds: OVERVIEW_LOOKBACK_MS / 1000,
+        services: o.services.slice(0, OVERVIEW_SERVICES).map((s) => ({ ...s, last_seen: sampleTime(s.last_seen, zone) })),
+      }
     }),
     { maxBodyBytes: 0 },
   )

@@ -278,6 +278,7 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/metrics/attributes/`]: { scope: 'metrics:read', ok: [200] },
     [`get ${P}/metrics/attribute_values/`]: { scope: 'metrics:read', ok: [200], query: '?key=route' },
     [`get ${P}/metrics/has_metrics/`]: { scope: 'metrics:read', ok: [200] },
+    [`get ${P}/metrics/overview/`]: { scope: 'metrics:read', ok: [200] },
     'get /api/feature_flag/local_evaluation/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
     'get /flags/definitions/': { scope: 'feature_flag:read', ok: [200], query: `?token=${boot.project_api_key}` },
   }

@@ -131,6 +131,15 @@ async function scenario(t: Test, { store, server }: StoreRun): Promise<void> {
     t.ok(r.body.results.every((s: any) => s.clause === 'formula' && s.metric_name === null))
   })
 
+  t.test('overview: what arrived in the last day, per service', async (t) => {
+    const r = await server.api('GET', `${metrics}/overview/`)
+    t.equal(r.status, 200)
+    // Series: two counters, two gauges, one histogram, one exponential histogram.
+    t.match(r.body, { metric_names: 4, series: 6, lookback_seconds: 86_400, services: [{ service_name: 'checkout-api', metric_names: 4, series: 6 }] })
+    t.equal(r.body.last_seen, r.body.services[0].last_seen)
+    t.ok(Date.parse(r.body.last_seen) > Date.parse(started), 'the newest point is recent')
+  })
+
   t.test('attribute keys and values', async (t) => {
     const keys = await server.api('GET', `${metrics}/attributes/`)
     t.equal(keys.status, 200)
