@@ -10,6 +10,7 @@ import { isPlainObject } from '../common/json.js'
 import { pyTypeName } from '../common/python-format.js'
 import { METRIC_TYPES, type MetricType } from './otlp.js'
 import { AGGREGATIONS, INTERVALS, MAX_BUCKETS, MAX_SPAN_MS, pickInterval, type Interval, type MetricClause } from './query.js'
+import { parseFormula } from './series.js'
 import type { AttributeScope, MetricFilter } from './types.js'
 
 const MAX_CLAUSES = 10
@@ -128,6 +129,8 @@ export function parseMetricQuery(body: unknown, nowMs: number, align: (ms: numbe
         return clause(o, at, required(o.name, `${at}name`, (v) => drfText(v, `${at}name`, { maxLength: 64 })))
       })
     : [clause(q, 'query__', 'a')]
+  // A bad formula is refused before any clause is read.
+  if (formula !== null) parseFormula(formula, new Set(clauses.map((c) => c.name)))
   const interval = choice(q.interval, Object.keys(INTERVALS) as Interval[], 'query__interval', null)
   const fromMs = required(q.dateFrom, 'query__dateFrom', (v) => dateField(v, 'query__dateFrom'))
   const toMs = q.dateTo === undefined ? nowMs : dateField(q.dateTo, 'query__dateTo')

@@ -10,7 +10,7 @@
  * none, and a bucket with nothing computable is left out). `histogram_quantile` sums the buckets' increases and
  * interpolates as Prometheus does. Buckets follow the project's time zone, as ClickHouse's toStartOfInterval.
  */
-import { AppError } from '../common/errors.js'
+import { ValidationError } from '../common/errors.js'
 import { zoneOffsetMs, wallToInstant } from '../common/time-zones.js'
 import type { MetricType } from './otlp.js'
 import type { AttributeScope, MetricFilter, MetricRow } from './types.js'
@@ -48,9 +48,13 @@ export const MAX_BUCKETS = 10_000
 /** Series a clause answers at most: the largest win. */
 export const MAX_SERIES = 100
 
-/** How far before the range counters and histograms read, for the first sample's predecessor (Prometheus's 5 minutes). */
-export function counterLookback(interval: Interval): number {
-  return Math.max(INTERVALS[interval], 5 * MINUTE)
+/**
+ * Where a clause's rows start (ms): counters and histograms read back max(interval, 5 minutes, Prometheus's
+ * lookback) for the first sample's predecessor.
+ */
+export function scanFrom(clause: Pick<MetricClause, 'aggregation'>, fromMs: number, interval: Interval): number {
+  const diffs = clause.aggregation === 'rate' || clause.aggregation === 'increase' || clause.aggregation === 'histogram_quantile'
+  return diffs ? fromMs - Math.max(INTERVALS[interval], 5 * MINUTE) : fromMs
 }
 
 /** A zone's offset at an instant, cached per quarter hour (no zone changes its offset inside one). */
@@ -72,17 +76,17 @@ function offsets(zone: string): (ms: number) => number {
 export function bucketer(interval: Interval, zone: string): (ms: number) => number {
   const offsetAt = offsets(zone)
   const step = INTERVALS[interval]
-  const midnights = new Map<number, number>()
+  const weekly = interval === 'week'
+  // The local midnight each step counts from (for weeks, Monday's), per local day.
+  const origins = new Map<number, number>()
   return (ms) => {
     const wallDay = Math.floor((ms + offsetAt(ms)) / DAY) * DAY
-    let midnight = midnights.get(wallDay)
-    if (midnight === undefined) midnights.set(wallDay, (midnight = wallToInstant(zone, wallDay)))
-    if (interval === 'day') return midnight
-    if (interval === 'week') {
-      const weekday = (new Date(wallDay).getUTCDay() + 6) % 7
-      return wallToInstant(zone, wallDay - weekday * DAY)
+    let origin = origins.get(wallDay)
+    if (origin === undefined) {
+      const back = weekly ? ((new Date(wallDay).getUTCDay() + 6) % 7) * DAY : 0
+      origins.set(wallDay, (origin = wallToInstant(zone, wallDay - back)))
     }
-    return midnight + Math.floor((ms - midnight) / step) * step
+    return interval === 'day' || weekly ? origin : origin + Math.floor((ms - origin) / step) * step
   }
 }
 
@@ -133,14 +137,19 @@ interface Group {
   values: Array<number | null>
 }
 
+/** The group a row of a bucket joins: its labels by the clause's groupBy, keyed with the bucket. */
+function groupOf(clause: MetricClause, time: number, row: MetricRow): { key: string; labels: Record<string, string> } {
+  const labels: Record<string, string> = {}
+  for (const g of clause.groupBy) labels[g.key] = labelOf(row, g.key, g.scope)
+  return { key: JSON.stringify([time, Object.values(labels)]), labels }
+}
+
 /** Rows gathered by bucket and label set, in first-seen order. */
 function grouper(clause: MetricClause) {
   const groups = new Map<string, Group>()
   return {
     add(time: number, row: MetricRow, value: number | null): void {
-      const labels: Record<string, string> = {}
-      for (const g of clause.groupBy) labels[g.key] = labelOf(row, g.key, g.scope)
-      const key = JSON.stringify([time, Object.values(labels)])
+      const { key, labels } = groupOf(clause, time, row)
       let group = groups.get(key)
       if (!group) groups.set(key, (group = { time, labels, units: new Set(), values: [] }))
       group.units.add(row.unit)
@@ -150,7 +159,7 @@ function grouper(clause: MetricClause) {
   }
 }
 
-/** ClickHouse's `quantile` over a small set: sorted, linearly interpolated at level × (n − 1). */
+/** ClickHouse's `quantile` as it is exact (up to 8,192 values, its reservoir): sorted, interpolated at level × (n − 1). */
 export function quantile(level: number, values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const position = level * (sorted.length - 1)
@@ -185,10 +194,11 @@ function combine(aggregation: Aggregation, values: number[]): number {
       return values.reduce((a, b) => a + b, 0) / values.length
     case 'count':
       return values.length
+    // reduce, not Math.min(...values): a bucket may hold more series than a call takes arguments.
     case 'min':
-      return Math.min(...values)
+      return values.reduce((a, b) => (b < a ? b : a))
     case 'max':
-      return Math.max(...values)
+      return values.reduce((a, b) => (b > a ? b : a))
     case 'p95':
       return quantile(0.95, values)
     default:
@@ -262,9 +272,7 @@ function histogram(rows: readonly MetricRow[], clause: MetricClause, bucket: (ms
         : counts
       if (row.timestamp < fromMs * 1000) return
       const time = bucket(row.timestamp / 1000)
-      const labels: Record<string, string> = {}
-      for (const g of clause.groupBy) labels[g.key] = labelOf(row, g.key, g.scope)
-      const key = JSON.stringify([time, Object.values(labels)])
+      const { key, labels } = groupOf(clause, time, row)
       let group = groups.get(key)
       if (!group) groups.set(key, (group = { time, labels, units: new Set(), bounds: row.histogram_bounds, variants: new Set(), counts: [] }))
       group.units.add(row.unit)
@@ -274,9 +282,10 @@ function histogram(rows: readonly MetricRow[], clause: MetricClause, bucket: (ms
   }
   const all = new Set([...groups.values()].flatMap((g) => [...g.variants]))
   if (all.size > 1) {
-    throw new AppError('invalid_input', {
-      detail: 'histogram bounds differ across the selected series/time range; narrow the query with filters so all series share one bucket layout',
-    })
+    throw new ValidationError(
+      'parse_error',
+      'histogram bounds differ across the selected series/time range; narrow the query with filters so all series share one bucket layout',
+    )
   }
   return [...groups.values()]
     .filter((g) => g.counts.reduce((a, b) => a + b, 0) > 0)

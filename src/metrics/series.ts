@@ -90,7 +90,8 @@ export function evaluate(node: Node, values: Record<string, number>): number {
 /** A label set's key: its pairs sorted, as Python sorts a tuple of pairs. */
 const labelKey = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
-function assemble(points: readonly ClausePoint[], clause: MetricClause, grid: number[], zone: string): MetricSeries[] {
+/** A clause's series on the grid (`times`: the grid's buckets as the answer writes them). */
+function assemble(points: readonly ClausePoint[], clause: MetricClause, grid: number[], times: string[]): MetricSeries[] {
   const sets = new Map<string, { labels: Record<string, string>; values: Map<number, number | null>; units: Set<string> }>()
   for (const p of points) {
     const key = labelKey(p.labels)
@@ -99,18 +100,19 @@ function assemble(points: readonly ClausePoint[], clause: MetricClause, grid: nu
     set.values.set(p.time, p.value)
     for (const u of p.units) set.units.add(u)
   }
-  const magnitude = (values: Map<number, number | null>) => [...values.values()].reduce<number>((a, v) => a + Math.abs(v ?? 0), 0)
-  const ranked = [...sets.entries()].sort(([ka, a], [kb, b]) => magnitude(b.values) - magnitude(a.values) || (ka < kb ? -1 : ka > kb ? 1 : 0))
-  return ranked.slice(0, MAX_SERIES).map(([, set]) => ({
+  const ranked = [...sets.entries()]
+    .map(([key, set]) => ({ key, set, magnitude: [...set.values.values()].reduce<number>((a, v) => a + Math.abs(v ?? 0), 0) }))
+    .sort((a, b) => b.magnitude - a.magnitude || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  return ranked.slice(0, MAX_SERIES).map(({ set }) => ({
     labels: set.labels,
-    points: grid.map((t) => ({ time: isoInZone(t, zone), value: set.values.has(t) ? set.values.get(t)! : 0 })),
+    points: grid.map((t, i) => ({ time: times[i]!, value: set.values.has(t) ? set.values.get(t)! : 0 })),
     metric_name: clause.metricName,
     clause: clause.name,
     unit: set.units.size === 1 && !set.units.has('') ? [...set.units][0]! : null,
   }))
 }
 
-function applyFormula(node: Node, byClause: Map<string, MetricSeries[]>, grid: number[], zone: string): MetricSeries[] {
+function applyFormula(node: Node, byClause: Map<string, MetricSeries[]>, times: string[]): MetricSeries[] {
   const broadcasts = new Map<string, MetricSeries>()
   const grouped = new Map<string, Map<string, MetricSeries>>()
   for (const [name, list] of byClause) {
@@ -126,15 +128,15 @@ function applyFormula(node: Node, byClause: Map<string, MetricSeries[]>, grid: n
     const inputs = [...byClause.keys()].map((name) => [name, grouped.get(name)?.get(key) ?? broadcasts.get(name)!] as const)
     return {
       labels: Object.fromEntries(JSON.parse(key) as Array<[string, string]>),
-      points: grid.map((t, i) => {
+      points: times.map((time, i) => {
         const values: Record<string, number> = {}
         for (const [name, s] of inputs) {
           const v = s.points[i]!.value
-          if (v === null) return { time: isoInZone(t, zone), value: null }
+          if (v === null) return { time, value: null }
           values[name] = v
         }
         const result = evaluate(node, values)
-        return { time: isoInZone(t, zone), value: Number.isFinite(result) ? result : null }
+        return { time, value: Number.isFinite(result) ? result : null }
       }),
       metric_name: null,
       clause: 'formula',
@@ -151,7 +153,8 @@ export function metricSeries(clauses: readonly MetricClause[], points: ReadonlyM
     const first = clauses[0]!
     return [{ labels: {}, points: [], metric_name: node ? null : first.metricName, clause: node ? 'formula' : first.name, unit: null }]
   }
-  const byClause = new Map(clauses.map((c) => [c.name, assemble(points.get(c.name) ?? [], c, grid, zone)]))
-  if (node) return applyFormula(node, byClause, grid, zone)
+  const times = grid.map((t) => isoInZone(t, zone))
+  const byClause = new Map(clauses.map((c) => [c.name, assemble(points.get(c.name) ?? [], c, grid, times)]))
+  if (node) return applyFormula(node, byClause, times)
   return [...byClause.values()].flat()
 }

@@ -7,7 +7,7 @@ import t from 'tap'
 import { AppError } from '../../src/common/errors.js'
 import { decodeMetricsRequest, metricRows, type MetricRow } from '../../src/metrics/index.js'
 import { parseMetricQuery } from '../../src/metrics/input.js'
-import { bucketer, clausePoints, histogramQuantile, isoInZone, pickInterval, quantile, type MetricClause } from '../../src/metrics/query.js'
+import { bucketer, clausePoints, histogramQuantile, isoInZone, pickInterval, quantile, scanFrom, type MetricClause } from '../../src/metrics/query.js'
 import { evaluate, metricSeries, parseFormula } from '../../src/metrics/series.js'
 
 const NOW = Date.UTC(2026, 11, 4, 12, 0, 0)
@@ -158,6 +158,11 @@ t.test('counters: cumulative diffs with resets, delta as sent, the first sample 
   t.same(values(rows, clause('rate'), 'minute_5'), [['10:00', 10 / 300], ['10:05', 4 / 300]], 'per second of the bucket')
   t.same(values([row('c', 1, 5, cumulative), row('c', 1, 5, cumulative), row('c', 2, 8, cumulative)], clause('increase')), [['10:00', 3]], 'a reading delivered twice is one')
   t.same(values([row('c', 1, 5, cumulative)], clause('increase')), [], 'nothing computable: no bucket')
+  t.same(
+    [scanFrom(clause('increase'), T0, 'minute'), scanFrom(clause('rate'), T0, 'hour'), scanFrom(clause('sum'), T0, 'hour')],
+    [T0 - 5 * MIN, T0 - 60 * MIN, T0],
+    'counters read back max(interval, 5 minutes) for a predecessor; instant aggregations do not',
+  )
 })
 
 t.test('histogram_quantile: summed bucket increases, interpolated', async (t) => {
@@ -166,7 +171,7 @@ t.test('histogram_quantile: summed bucket increases, interpolated', async (t) =>
   t.same(values([h(1, [1, 1, 1, 1]), h(2, [1, 3, 1, 1])], p50), [['10:00', 30]], 'two new in (10, 50]: 10 + 40 × 1/2')
   t.same(values([h(1, [1, 1, 1, 1])], p50), [], 'a first sample alone has no increase')
   t.same(values([h(1, [0, 0, 0, 4], { aggregation_temporality: 'delta' })], p50), [['10:00', 100]], 'the overflow bucket gives the highest bound')
-  t.throws(() => values([h(1, [1, 1], { aggregation_temporality: 'delta', histogram_bounds: [1] }), h(2, [1, 1, 1, 1], { series: 'other', aggregation_temporality: 'delta' })], p50), { code: 'invalid_input' }, 'bounds that differ are refused')
+  t.throws(() => values([h(1, [1, 1], { aggregation_temporality: 'delta', histogram_bounds: [1] }), h(2, [1, 1, 1, 1], { series: 'other', aggregation_temporality: 'delta' })], p50), { code: 'parse_error' }, 'bounds that differ are refused')
   t.equal(histogramQuantile(0.5, [-10, 0, 10], [2, 0, 2, 0]), -10 + 20 * 0.5 / 2 * 2 - 10, 'negative bounds start at the first bound')
 })
 

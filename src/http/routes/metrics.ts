@@ -10,7 +10,7 @@ import { ValidationError } from '../../common/errors.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { decodeMetricsRequest, metricRows, type MetricRow, type MetricStore } from '../../metrics/index.js'
 import { limitParam, parseMetricQuery, parseSamplesQuery, servicesParam, windowParams } from '../../metrics/input.js'
-import { bucketer, clausePoints, counterLookback, isoInZone, type ClausePoint } from '../../metrics/query.js'
+import { bucketer, clausePoints, isoInZone, scanFrom, type ClausePoint } from '../../metrics/query.js'
 import { metricSeries } from '../../metrics/series.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { projectRoute, type ApiContext } from '../api.js'
@@ -155,22 +155,21 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
       const q = parseMetricQuery(req.body, now(), (ms, interval) => bucketer(interval, zone)(ms))
       const points = new Map<string, ClausePoint[]>()
       for (const clause of q.clauses) {
-        const lookback = clause.aggregation === 'rate' || clause.aggregation === 'increase' || clause.aggregation === 'histogram_quantile' ? counterLookback(q.interval) : 0
         const rows = await store.samples({
           teamId: req.project.id,
           metricName: clause.metricName,
           metricType: clause.metricType,
-          from: (q.fromMs - lookback) * 1000,
+          from: scanFrom(clause, q.fromMs, q.interval) * 1000,
           to: q.toMs * 1000,
           filters: clause.filters,
           limit: MAX_SAMPLES + 1,
         })
         if (rows.length > MAX_SAMPLES) throw new ValidationError('parse_error', `query reads more than ${MAX_SAMPLES.toLocaleString('en')} samples; use a narrower range or filters`)
-        const clausePointsList = clausePoints(rows, clause, { fromMs: q.fromMs, interval: q.interval, zone })
-        if (clausePointsList.length >= MAX_ROWS) {
+        const found = clausePoints(rows, clause, { fromMs: q.fromMs, interval: q.interval, zone })
+        if (found.length >= MAX_ROWS) {
           throw new ValidationError('parse_error', 'query produced too many (time bucket, group) rows; use a coarser interval, a narrower range, or a lower-cardinality group_by')
         }
-        points.set(clause.name, clausePointsList)
+        points.set(clause.name, found)
       }
       return { results: metricSeries(q.clauses, points, q.formula, zone) }
     }),
