@@ -104,7 +104,8 @@ export class ClickHouseLogStore implements LogStore {
     const dir = q.order === 'earliest' ? 'ASC' : 'DESC'
     const cmp = q.order === 'earliest' ? '>' : '<'
     // Tuple comparison is newer than 18.16: the cursor is spelled out.
-    const after = q.after ? ` AND (timestamp ${cmp} ${q.after.timestamp} OR (timestamp = ${q.after.timestamp} AND uuid ${cmp} ${quote(q.after.uuid)}))` : ''
+    let after = q.after ? ` AND (timestamp ${cmp} ${q.after.timestamp} OR (timestamp = ${q.after.timestamp} AND uuid ${cmp} ${quote(q.after.uuid)}))` : ''
+    if (q.receivedFrom !== null) after += ` AND observed_timestamp >= ${q.receivedFrom}`
     const rows = await this.#t.select<Stored>(`SELECT * FROM ${this.#logs} WHERE ${where(q)}${after} ORDER BY timestamp ${dir}, uuid ${dir} LIMIT ${q.limit}`)
     return rows.map(({ resource_keys, resource_values, attribute_keys, attribute_values, ...r }) => ({
       ...r,
@@ -116,6 +117,11 @@ export class ClickHouseLogStore implements LogStore {
       resource_attributes: zipMap(resource_keys, resource_values),
       attributes: zipMap(attribute_keys, attribute_values),
     }))
+  }
+
+  async checkpoint(teamId: number): Promise<number | null> {
+    const [row] = await this.#t.select<{ t: string; n: string }>(`SELECT max(observed_timestamp) AS t, count() AS n FROM ${this.#logs} WHERE team_id = ${teamId}`)
+    return Number(row?.n ?? 0) > 0 ? Number(row!.t) : null
   }
 
   async attributes(q: LogAttributesQuery): Promise<{ keys: string[]; count: number }> {

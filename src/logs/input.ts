@@ -114,6 +114,14 @@ function decodeCursor(value: unknown, now: number): Cursor {
   }
 }
 
+/** `liveLogsCheckpoint`: an ISO 8601 time as Python's fromisoformat reads it (no offset: UTC), in microseconds. */
+function checkpointTime(value: unknown): number {
+  const iso = typeof value === 'string' ? /^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.(\d{1,6}))?(Z|[+-]\d\d:?\d\d)?$/.exec(value) : null
+  const ms = iso ? Date.parse(`${iso[1]}T${iso[2]}${iso[4] === undefined ? 'Z' : iso[4]}`) : NaN
+  if (!iso || !Number.isFinite(ms)) throw new ValidationError('invalid_input', `Invalid liveLogsCheckpoint format: ${JSON.stringify(value)}.`, 'liveLogsCheckpoint')
+  return ms * 1000 + Number((iso[3] ?? '').padEnd(6, '0'))
+}
+
 export interface ParsedLogsQuery {
   query: LogsQuery
   /** The page size asked for (the store is asked one more). */
@@ -147,12 +155,16 @@ export function parseLogsQuery(value: unknown, teamId: number, now: number): Par
       order,
       limit: requested + 1,
       after: q.after ? decodeCursor(q.after, now) : null,
+      receivedFrom: q.liveLogsCheckpoint ? checkpointTime(q.liveLogsCheckpoint) : null,
     },
   }
 }
 
-/** A row as PostHog's logs query answers it. */
-export function logJson(row: LogRow): Record<string, unknown> {
+/**
+ * A row as PostHog's logs query answers it; `checkpoint` is when the newest log was received, which the live
+ * tail asks from next (PostHog's is its ingestion watermark).
+ */
+export function logJson(row: LogRow, checkpoint: number | null): Record<string, unknown> {
   return {
     uuid: row.uuid,
     trace_id: row.trace_id,
@@ -168,7 +180,7 @@ export function logJson(row: LogRow): Record<string, unknown> {
     resource_fingerprint: row.resource_fingerprint,
     instrumentation_scope: row.instrumentation_scope,
     event_name: row.event_name,
-    live_logs_checkpoint: null,
+    live_logs_checkpoint: checkpoint === null ? null : apiTime(checkpoint),
   }
 }
 

@@ -99,14 +99,22 @@ export class SqliteLogStore implements LogStore {
     const w = where(q)
     const dir = q.order === 'earliest' ? 'ASC' : 'DESC'
     let after = ''
+    if (q.receivedFrom !== null) {
+      after += ' AND observed_timestamp >= ?'
+      w.params.push(q.receivedFrom)
+    }
     if (q.after) {
-      after = ` AND (timestamp, uuid) ${q.order === 'earliest' ? '>' : '<'} (?, ?)`
+      after += ` AND (timestamp, uuid) ${q.order === 'earliest' ? '>' : '<'} (?, ?)`
       w.params.push(q.after.timestamp, q.after.uuid)
     }
     const rows = this.#db
       .prepare(`SELECT * FROM logs WHERE ${w.sql}${after} ORDER BY timestamp ${dir}, uuid ${dir} LIMIT ?`)
       .all(...w.params, q.limit) as StoredRow[]
     return rows.map((r) => ({ ...r, attributes: JSON.parse(r.attributes), resource_attributes: JSON.parse(r.resource_attributes) }))
+  }
+
+  async checkpoint(teamId: number): Promise<number | null> {
+    return (this.#db.prepare('SELECT max(observed_timestamp) AS t FROM logs WHERE team_id = ?').get(teamId) as { t: number | null }).t
   }
 
   async attributes(q: LogAttributesQuery): Promise<{ keys: string[]; count: number }> {

@@ -20,6 +20,7 @@ export class ThreadedLogStore implements LogStore {
 
   insert: LogStore['insert'] = (...args) => this.#thread.call('insert', args)
   query: LogStore['query'] = (...args) => this.#thread.call('query', args)
+  checkpoint: LogStore['checkpoint'] = (...args) => this.#thread.call('checkpoint', args)
   attributes: LogStore['attributes'] = (...args) => this.#thread.call('attributes', args)
   values: LogStore['values'] = (...args) => this.#thread.call('values', args)
   sparkline: LogStore['sparkline'] = (...args) => this.#thread.call('sparkline', args)

@@ -52,6 +52,8 @@ export interface LogsQuery extends LogSelection {
   limit: number
   /** The last row of the page before: the page starts after it. */
   after: { timestamp: number; uuid: string } | null
+  /** Live tail: only logs received at or after this (microseconds; null: any). */
+  receivedFrom: number | null
 }
 
 export interface LogAttributesQuery extends LogSelection {
@@ -85,6 +87,8 @@ export interface LogStore {
   /** Stores the rows durably before resolving. */
   insert(rows: LogRow[]): Promise<void>
   query(query: LogsQuery): Promise<LogRow[]>
+  /** When the project's newest stored log was received (microseconds), the live tail's next start; null: none. */
+  checkpoint(teamId: number): Promise<number | null>
   /** Attribute keys seen in the range, most used first, and how many there are. */
   attributes(query: LogAttributesQuery): Promise<{ keys: string[]; count: number }>
   /** An attribute's values, most used first (at most 50). */

@@ -117,12 +117,14 @@ export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRout
     projectRoute(api, read, async (req) => {
       const raw = drfDict(req.body).query
       const { query, requested } = parseLogsQuery(raw, req.project.id, now())
+      // Read first: a log stored between the two reads is then in the next live tail's answer too, never in neither.
+      const checkpoint = await store.checkpoint(req.project.id)
       const rows = await store.query(query)
       const hasMore = rows.length > requested
       const page = rows.slice(0, requested)
       return {
         query: { ...(raw as object), limit: requested + 1 },
-        results: page.map(logJson),
+        results: page.map((row) => logJson(row, checkpoint)),
         hasMore,
         nextCursor: hasMore && page.length > 0 ? encodeCursor(page[page.length - 1]!) : null,
       }

@@ -63,8 +63,9 @@ export async function logsScenario(t: Test, { store, server }: StoreRun): Promis
       instrumentation_scope: 'posthog-node@5.70.0',
       trace_id: '0'.repeat(32),
       span_id: '0'.repeat(16),
-      live_logs_checkpoint: null,
     })
+    t.equal(failed.live_logs_checkpoint, all.results[0].live_logs_checkpoint, 'one checkpoint for the answer')
+    t.equal(Date.parse(failed.live_logs_checkpoint), Math.max(...all.results.map((l: any) => Date.parse(l.observed_timestamp))), 'when the newest log was received')
     t.match(failed.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/)
     t.equal(all.results.find((l: any) => l.body === 'order placed').attributes.items, '3', 'a number attribute keeps its JSON text')
     t.equal(all.hasMore, false)
@@ -150,6 +151,22 @@ export async function logsScenario(t: Test, { store, server }: StoreRun): Promis
     t.equal(years.body.length, 1000, 'a range of millennia: the first 1,000 buckets, as PostHog limits them')
   })
 
+  t.test('live tail: from the checkpoint, only the logs received since', async (t) => {
+    const checkpoint = all.results[0].live_logs_checkpoint
+    const before = await query({ liveLogsCheckpoint: checkpoint })
+    t.ok(before.body.results.length >= 1, 'the newest batch')
+    t.ok(before.body.results.every((l: any) => Date.parse(l.observed_timestamp) >= Date.parse(checkpoint)), 'none received before the checkpoint')
+    await new Promise((r) => setTimeout(r, 5))
+    const late = new PostHog(token, { host: server.baseUrl, logs: { serviceName: 'checkout-api' }, fetch: recordingFetch([]) })
+    late.logger.error('late failure')
+    await late.shutdown()
+    const tail = await query({ liveLogsCheckpoint: new Date(Date.parse(checkpoint) + 1).toISOString() })
+    t.same(tail.body.results.map((l: any) => l.body), ['late failure'], 'what arrived after the checkpoint')
+    t.ok(Date.parse(tail.body.results[0].live_logs_checkpoint) > Date.parse(checkpoint), 'and the checkpoint moved on')
+    const bad = await query({ liveLogsCheckpoint: 'now-ish' })
+    t.match(bad, { status: 400, body: { attr: 'liveLogsCheckpoint' } })
+  })
+
   t.test(`the store (${store}) takes no log of a bad request`, async (t) => {
     const post = (path: string, body: string, headers: Record<string, string> = {}) =>
       server.request('POST', path, { rawBody: body, headers: { 'content-type': 'application/json', ...headers } })
@@ -159,6 +176,6 @@ export async function logsScenario(t: Test, { store, server }: StoreRun): Promis
     t.equal((await post('/i/v1/logs', '{"resourceLogs":[]}')).status, 401, 'no key')
     const broken = await post(`/i/v1/logs?token=${token}`, '{"resourceLogs": [{"scopeLogs": 5}]}')
     t.match(broken, { status: 400, body: { type: 'validation_error', code: 'invalid_payload' } })
-    t.equal((await query({})).body.results.length, 4, 'nothing more stored')
+    t.equal((await query({})).body.results.length, 5, 'nothing more stored (the four, and the live tail one)')
   })
 }
