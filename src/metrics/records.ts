@@ -42,10 +42,20 @@ export function flattenExponential(e: NonNullable<OtlpDataPoint['exponential']>)
   return { bounds, counts }
 }
 
+const clamp = (v: number) => (v === Infinity ? Number.MAX_VALUE : v === -Infinity ? -Number.MAX_VALUE : v)
+
+/**
+ * A point's buckets as both stores can hold them. JSON has no infinities, so ±Infinity (an explicit bound sent so,
+ * or an exponential bound past the doubles, as scale −10 makes) is kept as the largest finite double of its sign;
+ * a NaN leaves the buckets unreadable, so they are dropped and the point keeps its sum and count.
+ */
 function buckets(point: OtlpDataPoint): { bounds: number[]; counts: number[] } {
-  if (point.exponential) return flattenExponential(point.exponential)
-  if (point.quantiles) return { bounds: point.quantiles.map(([q]) => q), counts: point.quantiles.map(([, v]) => v) }
-  return { bounds: point.bounds ?? [], counts: point.counts ?? [] }
+  const raw =
+    point.exponential ? flattenExponential(point.exponential)
+    : point.quantiles ? { bounds: point.quantiles.map(([q]) => q), counts: point.quantiles.map(([, v]) => v) }
+    : { bounds: point.bounds ?? [], counts: point.counts ?? [] }
+  if (raw.bounds.some(Number.isNaN) || raw.counts.some(Number.isNaN)) return { bounds: [], counts: [] }
+  return { bounds: raw.bounds.map(clamp), counts: raw.counts.map(clamp) }
 }
 
 function sorted(map: Record<string, string>): Array<[string, string]> {

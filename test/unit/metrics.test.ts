@@ -49,6 +49,21 @@ t.test('JSON: each metric type becomes one row per data point', async (t) => {
   t.equal(rows[4]!.timestamp, NOW * 1000, 'no time: now')
 })
 
+t.test('buckets both stores can hold: infinities as the largest doubles, a NaN drops the buckets', async (t) => {
+  const rows = rowsOf(
+    request([
+      { name: 'h', histogram: { dataPoints: [{ count: 2, sum: 3, bucketCounts: [1, 1, 0], explicitBounds: [1, 'Infinity'] }] } },
+      { name: 'h', histogram: { dataPoints: [{ count: 2, sum: 3, bucketCounts: [1, 1], explicitBounds: ['NaN'] }] } },
+      { name: 'e', exponentialHistogram: { dataPoints: [{ count: 2, scale: -10, positive: { offset: 0, bucketCounts: [1, 1] } }] } },
+    ]),
+  )
+  t.same(rows.map((r) => [r.histogram_bounds, r.histogram_counts, r.count]), [
+    [[1, Number.MAX_VALUE], [1, 1, 0], 2],
+    [[], [], 2],
+    [[1, Number.MAX_VALUE], [1, 1], 2],
+  ])
+})
+
 t.test('series identity: the same labels in any order are one series, a skewed time does not split it', async (t) => {
   const point = (attributes: unknown[], time: number) => ({ name: 'g', gauge: { dataPoints: [{ asDouble: 1, timeUnixNano: ns(time), attributes }] } })
   const a = { key: 'a', value: { stringValue: '1' } }

@@ -179,5 +179,9 @@ export async function metricsScenario(t: Test, { store, server }: StoreRun): Pro
       body: { type: 'validation_error', code: 'invalid_payload' },
     })
     t.equal((await server.api('GET', `${metrics}/values/`)).body.results.length, 4, 'nothing more stored')
+    const infinite = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'edge', histogram: { dataPoints: [{ count: 1, sum: 1, bucketCounts: [0, 1, 0], explicitBounds: [1, 'Infinity'] }] } }] }] }] }
+    t.equal((await post(`/i/v1/metrics?token=${token}`, JSON.stringify(infinite))).status, 200, 'an infinite bound is stored')
+    const [edge] = (await server.api('POST', `${metrics}/samples/`, { query: { metricName: 'edge', dateFrom: started } })).body.results
+    t.match(edge, { metric_type: 'histogram', count: 1 }, 'and read back')
   })
 }
