@@ -157,6 +157,10 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
         return `sumIf(${x}, ${added})`
       case 'avg':
         return `if(countIf(${added}) = 0, 0, sumIf(${x}, ${added}) / countIf(${added}))`
+      case 'any':
+        // ClickHouse's any() takes the first value it meets, which is no order it promises: here the earliest
+        // event's (`t`), the least value of the earliest's, as experiment-rows.ts picks it.
+        return `if(countIf(${added}) = 0, 0, argMinIf(${x}, (t, ${x}), ${added}))`
       default:
         return `if(countIf(${added}) = 0, 0, ${math.hogql.aggregation}If(${x}, ${added}))`
     }

@@ -5,9 +5,9 @@
  * a condition that is never null (18.16 answers NULL for a NULL condition, and refuses a constant Nullable
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
-import { matchSql, quote } from './clickhouse-schema.js'
+import { matchSql } from './clickhouse-schema.js'
 import { evaluateHogql, propertyPath, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { hogqlText, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
+import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { textNumberSql } from './numbers.js'
 
@@ -101,7 +101,7 @@ class Compiler {
     // Written here: 18.16 refuses toString of a constant Nullable number ("cannot be inside Nullable column").
     if (constant(node)) {
       const value = evaluateHogql(node, NO_PROPERTIES)
-      return value === null ? NULL_TEXT : quote(hogqlText(value))
+      return value === null ? NULL_TEXT : hogqlTextSql(hogqlText(value))
     }
     if (node.type === 'text') return this.compile(node)
     const n = this.number(node)
@@ -125,7 +125,7 @@ class Compiler {
       case 'number':
         return literal(node.value)
       case 'text':
-        return quote(node.value)
+        return hogqlTextSql(node.value)
       case 'null':
         return 'NULL'
       case 'property': {
@@ -177,7 +177,7 @@ class Compiler {
   #folded(node: HogqlNode): string {
     const value = evaluateHogql(node, NO_PROPERTIES)
     if (value === null) return node.type === 'number' ? NULL_NUMBER : node.type === 'text' ? NULL_TEXT : 'NULL'
-    return typeof value === 'number' ? literal(value) : quote(value)
+    return typeof value === 'number' ? literal(value) : hogqlTextSql(value)
   }
 
   /**
@@ -232,6 +232,22 @@ class Compiler {
     const scaled = places === 0 ? x : `${x} ${places > 0 ? '*' : '/'} ${scale}`
     const rounded = `arrayMap(${v} -> ${nearest}, [${scaled}])[1]`
     return places === 0 ? rounded : `(${rounded} ${places > 0 ? '/' : '*'} ${scale})`
+  }
+
+  /**
+   * hogqlSubstring: ClickHouse's substring where 18.16 computes it as current servers do. A negative length is cut
+   * from the end first (reverse() is of bytes; 18.16 cuts one byte too few after a positive offset), the offset then
+   * counted within what is left; an offset 0 is an empty slice (18.16 refuses it), NULL for a NULL text.
+   */
+  #substring(node: HogqlNode & { op: 'call' }): string {
+    const text = this.compile(node.args[0])
+    const [offset, length] = node.args.slice(1).map((a) => (a as { value: number }).value) as [number, number]
+    const empty = `substring(${text}, 1, 0)`
+    if (offset === 0) return empty
+    if (length >= 0) return `substring(${text}, ${offset}, ${length})`
+    const cut = `reverse(substring(reverse(${text}), ${1 - length}))`
+    if (offset > 0) return `substring(${cut}, ${offset})`
+    return offset - length < 0 ? `substring(${cut}, ${offset - length})` : empty
   }
 
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
@@ -295,8 +311,10 @@ class Compiler {
       case 'replaceOne': {
         // Literals (hogql-parse.ts); an empty pattern replaces nothing (18.16 refuses it).
         const [pattern, replacement] = args.slice(1).map((a) => (a as { value: string }).value)
-        return pattern === '' ? this.compile(args[0]) : `${node.fn}(${this.compile(args[0])}, ${quote(pattern)}, ${quote(replacement)})`
+        return pattern === '' ? this.compile(args[0]) : `${node.fn}(${this.compile(args[0])}, ${hogqlTextSql(pattern)}, ${hogqlTextSql(replacement)})`
       }
+      case 'substring':
+        return this.#substring(node)
       case 'toInt':
         return args[0].type === 'text' ? this.#textInt(args[0]) : this.#numberInt(args[0])
       case 'concat':

@@ -112,8 +112,11 @@ class SourceAggregate {
   keys = new Set<string>()
   /** Every value, for a quantile only. */
   values: number[] | null = null
+  /** HogQL's any(): the value of the earliest event, the least of the earliest's (clickhouse-experiment.ts, sourceExpr). */
+  first: { at: number; value: number } | null = null
 
-  add(value: number, key: string | null): void {
+  add(value: number, key: string | null, at: number): void {
+    if (this.first === null || at < this.first.at || (at === this.first.at && value < this.first.value)) this.first = { at, value }
     this.count++
     this.sum += value
     this.min = Math.min(this.min, value)
@@ -123,6 +126,8 @@ class SourceAggregate {
   }
 
   result(math: SourceMath): number {
+    // HogQL's any() is no `any` source (whether there was an event): the value it picked, 0 for none.
+    if (math.kind === 'hogql' && math.hogql.aggregation === 'any') return this.first?.value ?? 0
     // HogQL math: its aggregation over the values events added (`count` counts them); session math over the sessions'.
     switch (math.kind === 'hogql' ? math.hogql.aggregation : math.kind === 'session' ? math.aggregation : math.kind) {
       case 'count':
@@ -218,7 +223,7 @@ function aggregateSessions(
     for (const [session, t] of firsts.get(entity) ?? []) {
       if (!inWindow(t, e, a.windowMs)) continue
       const v = valueOf.get(session) ?? 0
-      agg.add(v, String(v))
+      agg.add(v, String(v), t)
     }
     // PostHog's inner join of the exposures and the sessions: an entity without one is not counted.
     if (agg.count > 0) summer.group(e.breakdown).addValue(e.variant, entityValue(a, agg.result(math)), 0, 0)
@@ -316,16 +321,16 @@ export function aggregateVariants(
     if (math.kind === 'hogql' && math.hogql.aggregation === 'quantile') agg.values = []
     const value = valueOf[index]
     const keyIndex = math.kind === 'distinct' ? distinctKeys.indexOf(math.key) : -1
-    for (const [, , mask, values, keys] of rows) {
+    for (const [, at, mask, values, keys] of rows) {
       if ((mask & (1 << index)) === 0) continue
       const v = value(values)
       if (v === null) continue
       if (typeof v === 'string') {
-        agg.add(1, v)
+        agg.add(1, v, at)
         continue
       }
       const key = keyIndex < 0 ? null : (keys[keyIndex] ?? null)
-      agg.add(v, math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null)
+      agg.add(v, math.kind === 'distinct' && countsAsDistinct(math.key, key) ? key : null, at)
     }
     return agg.result(math)
   }

@@ -5,10 +5,13 @@
  */
 import type { HogqlFunction, HogqlNode, HogqlType } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
+import { SUBSTRING_LIMIT } from './hogql-values.js'
 
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile'])
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'sumif', 'avgif', 'minif', 'maxif', 'median', 'quantile'])
+/** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
+export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif'])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
-export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w*|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)|(sum|avg|min|max|uniq)if)$/i
+export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax))$/i
 /** A function's name, fewest arguments and most arguments. */
 export type FunctionSpec = readonly [HogqlFunction, number, number]
 export const FUNCTIONS: readonly FunctionSpec[] = [
@@ -41,14 +44,16 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   ['position', 2, 2],
   ['replaceAll', 3, 3],
   ['replaceOne', 3, 3],
+  // As PostHog's HogQL maps it (functions/mapping.py): always with a length.
+  ['substring', 3, 3],
 ]
 export const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
 export const SUGAR = ['multiIf', 'nullIf']
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
-export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
+export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring'])
 /** The functions whose value is a text. */
-const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne'])
+const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring'])
 /** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
 export const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
 
@@ -59,15 +64,29 @@ export function unify(nodes: readonly HogqlNode[]): HogqlType {
   return types.every((t) => t === 'text') ? 'text' : 'number'
 }
 
-/**
- * round()'s places, a literal integer (`-1` too) in ClickHouse's range for it (Int16), as a number node. A places
- * column is left out: 18.16 takes none.
- */
-function places(node: HogqlNode): HogqlNode {
+/** An integer literal (`-1` too) from `min` to `max` as a number node, else the refusal `why`. */
+function integerLiteral(node: HogqlNode, [min, max]: readonly [number, number], why: string): HogqlNode {
   const negated = node.op === 'negate' && node.args[0].op === 'number'
   const value = node.op === 'number' ? node.value : negated ? -(node.args[0] as { value: number }).value : Number.NaN
-  if (!Number.isInteger(value) || value < -32768 || value > 32767) throw new HogqlMathError('round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
+  if (!Number.isInteger(value) || value < min || value > max) throw new HogqlMathError(why)
   return { op: 'number', type: 'number', value: value + 0 }
+}
+
+/**
+ * The arguments of a call whose rules are more than a count: literals where the stores need them, in range. round's
+ * places and substring's offset and length take no column (18.16 takes none for places; ClickHouse types a
+ * column here Float64 or String, which substring refuses).
+ */
+function checkArguments(fn: HogqlFunction, args: HogqlNode[]): void {
+  if (TEXT_FUNCTIONS.has(fn) && (fn === 'substring' ? args.slice(0, 1) : args).some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
+  // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
+  if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
+  if (fn === 'round' && args.length === 2) args[1] = integerLiteral(args[1], [-32768, 32767], 'round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
+  if (fn === 'substring') {
+    for (let i = 1; i < args.length; i++) args[i] = integerLiteral(args[i], [-SUBSTRING_LIMIT, SUBSTRING_LIMIT], `substring() takes its offset and length as integer literals from -${SUBSTRING_LIMIT} to ${SUBSTRING_LIMIT}, as in substring(x, 1, 3).`)
+  }
+  // 18.16 takes no other pattern or replacement ("must be constant").
+  if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
 }
 
 /**
@@ -78,12 +97,7 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[]): 
   if (args.length < fewest || args.length > most) {
     throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
   }
-  if (TEXT_FUNCTIONS.has(fn) && args.some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
-  // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
-  if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
-  if (fn === 'round' && args.length === 2) args[1] = places(args[1])
-  // 18.16 takes no other pattern or replacement ("must be constant").
-  if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
+  checkArguments(fn, args)
   const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
   return { op: 'call', fn, type, args }
 }

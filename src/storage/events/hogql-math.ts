@@ -1,9 +1,11 @@
 /**
  * An experiment source's `math: 'hogql'` (`math_hogql`), the part of HogQL skylark computes: PostHog's
- * `extract_aggregation_and_inner_expr` splits the text into an aggregation (`sum`, `avg`, `min`, `max`, `count`,
- * `countIf`, `uniq`/`uniqExact`/`count(distinct …)`, `median`, `quantile(level)`; none: sum) and the expression inside it, evaluated on each
- * event; each entity's value is then `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value
- * is not null, `countIf(c)` is `count(if(c, 1, null))`, uniq counts the distinct values that are not null, exactly).
+ * `extract_aggregation_and_inner_expr` splits the text into an aggregation (`sum`, `avg`, `min`, `max`, `any`, `count`,
+ * `countIf`, `sumIf`/`avgIf`/`minIf`/`maxIf`, `uniq`/`uniqExact`/`count(distinct …)`, `median`, `quantile(level)`;
+ * none: sum) and the expression inside it, evaluated on each event; each entity's value is then
+ * `coalesce(agg(toFloat(expr)), 0)` (`count(expr)` counts the events whose value is not null, `countIf(c)` is
+ * `count(if(c, 1, null))` and `sumIf(x, c)` `sum(if(c, x, null))`, uniq counts the distinct values that are not null,
+ * exactly, `any` takes the earliest event's value, the least of its millisecond's: ClickHouse promises no order).
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
  * properties.`any key`, properties."any key", properties['any key']) and paths within objects (`properties.a.b`, at most 4
@@ -12,8 +14,9 @@
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
  * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, round (hogql-values.ts computes these), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
- * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne (ClickHouse's: on bytes, ASCII
- * case; the replacements' pattern and replacement literals), and in
+ * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:
+ * on bytes, a character substring cuts kept as its bytes, hogql-values.ts's textBytes; ASCII case; the replacements'
+ * pattern and replacement literals, substring's offset and length integer literals), and in
  * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
@@ -26,8 +29,7 @@
  * name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where the metric is read.
  */
 import { like } from '../../common/sql-like.js'
-import { compareText } from './experiment-aggregate.js'
-import { extreme, hogqlRound, hogqlText, hogqlToFloat, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
+import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
@@ -66,6 +68,7 @@ export type HogqlFunction =
   | 'position'
   | 'replaceAll'
   | 'replaceOne'
+  | 'substring'
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -85,7 +88,7 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'and' | 'or'; args: HogqlNode[] }
   | { op: 'call'; fn: HogqlFunction; args: HogqlNode[] }
 )
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'count' | 'uniq' | 'quantile'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'count' | 'uniq' | 'quantile'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode
@@ -232,7 +235,7 @@ export function evaluateHogql(node: HogqlNode, property: (path: PropertyPath) =>
       }
       const a = value(l)
       const b = value(r)
-      return a === null || b === null ? null : compare(node.op, compareText(a as string, b as string))
+      return a === null || b === null ? null : compare(node.op, compareHogqlText(a as string, b as string))
     }
     case 'like':
     case 'ilike': {
@@ -289,6 +292,12 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
       const texts = args.map(value) as Array<string | null>
       return texts.includes(null) ? null : textCall(node.fn, texts as string[])
     }
+    case 'substring': {
+      // Its offset and length are integer literals (hogql-functions.ts).
+      const text = value(args[0]) as string | null
+      const [offset, length] = args.slice(1).map((a) => (a as { value: number }).value)
+      return text === null ? null : hogqlSubstring(text, offset!, length!)
+    }
     case 'toString': {
       const v = value(args[0])
       return v === null ? null : hogqlText(v)
@@ -299,10 +308,14 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     }
     case 'concat':
       // PostHog's printer reads each argument as ifNull(toString(arg), ''): never null.
-      return args.map((a) => {
-        const v = value(a)
-        return v === null ? '' : hogqlText(v)
-      }).join('')
+      return joinedText(
+        args
+          .map((a) => {
+            const v = value(a)
+            return v === null ? '' : hogqlText(v)
+          })
+          .join(''),
+      )
     case 'round': {
       const a = asNumber(args[0], value(args[0]))
       return a === null ? null : hogqlRound(a, args.length === 2 ? (args[1] as { value: number }).value : 0)

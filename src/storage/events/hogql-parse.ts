@@ -4,7 +4,7 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import type { HogqlAggregation, HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
-import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
+import { AGGREGATIONS, CONDITIONAL_AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
@@ -294,7 +294,7 @@ class Parser {
     if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null
     const name = first.value.toLowerCase()
     if (!AGGREGATIONS.has(name) && !OTHER_AGGREGATIONS.test(first.value)) return null
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max, count, countIf, uniq, uniqExact, median and quantile(level) are.`)
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile(level) are.`)
     let at = 1
     let level: number | undefined
     if (name === 'quantile') {
@@ -334,11 +334,16 @@ export function parseHogqlMath(text: string): HogqlMath {
     parser.done()
     return { aggregation: 'sum', expr }
   }
-  if (call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
+  const conditional = CONDITIONAL_AGGREGATIONS.has(call.name)
+  if (conditional && call.args.length !== 2) throw new HogqlMathError(`${call.name}() takes a value and a condition, as in sumIf(properties.amount, properties.plan = 'pro'), got ${call.args.length} arguments.`)
+  if (!conditional && call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
   const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }
   if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
-  // countIf(c) counts the events where c holds: count(if(c, 1, null)). uniqExact and count(distinct …) are uniq, exact.
-  if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, { op: 'null', type: 'null' }] } }
+  const otherwise: HogqlNode = { op: 'null', type: 'null' }
+  // countIf(c) counts the events where c holds: count(if(c, 1, null)); sumIf(x, c) sums x where c holds: sum(if(c, x,
+  // null)), as ClickHouse's -If reads a null condition as false. uniqExact and count(distinct …) are uniq, exact.
+  if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, otherwise] } }
+  if (conditional) return { aggregation: call.name.slice(0, -2) as HogqlAggregation, expr: { op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] } }
   if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
   return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
 }

@@ -3,9 +3,84 @@
  * readings of numbers and texts, written once here for the evaluation on the SQLite store and the matcher, and
  * mirrored by clickhouse-hogql.ts's SQL.
  */
+import { isUtf8 } from 'node:buffer'
 import { compareText } from './experiment-aggregate.js'
 import type { HogqlFunction, HogqlValue } from './hogql-math.js'
 import { textNumber } from './numbers.js'
+
+/**
+ * A byte of no UTF-8 character in a text, as substring() leaves one where it cuts a character: U+DC80–U+DCFF, a
+ * lone surrogate, which no UTF-8 text holds (Python's surrogateescape). ClickHouse keeps such bytes; so does the
+ * evaluation here, byte for byte, with textBytes and bytesText.
+ */
+const LOOSE_BYTE = /[\uDC80-\uDCFF]/u
+const LOOSE_BYTES = /[\uDC80-\uDCFF]/gu
+
+/** Whether a text holds bytes of no character. */
+export function hasLooseBytes(text: string): boolean {
+  return LOOSE_BYTE.test(text)
+}
+
+/** A text's bytes as ClickHouse holds them: UTF-8, and each loose byte (LOOSE_BYTE) as itself. */
+export function textBytes(text: string): Buffer {
+  if (!hasLooseBytes(text)) return Buffer.from(text)
+  const parts = text.split(/([\uDC80-\uDCFF])/u)
+  return Buffer.concat(parts.map((part, i) => (i % 2 === 1 ? Buffer.of(part.charCodeAt(0) - 0xdc00) : Buffer.from(part))))
+}
+
+/** The bytes of the UTF-8 character `bytes` hold at `at` (Unicode's table 3-7), 0 where they hold none there. */
+function characterAt(bytes: Buffer, at: number): number {
+  const lead = bytes[at]
+  if (lead < 0x80) return 1
+  const [size, low, high] = lead >= 0xc2 && lead <= 0xdf ? [2, 0x80, 0xbf] : lead === 0xe0 ? [3, 0xa0, 0xbf] : lead === 0xed ? [3, 0x80, 0x9f] : lead >= 0xe1 && lead <= 0xef ? [3, 0x80, 0xbf] : lead === 0xf0 ? [4, 0x90, 0xbf] : lead >= 0xf1 && lead <= 0xf3 ? [4, 0x80, 0xbf] : lead === 0xf4 ? [4, 0x80, 0x8f] : [0, 0, 0]
+  if (size === 0 || at + size > bytes.length || bytes[at + 1] < low || bytes[at + 1] > high) return 0
+  for (let i = 2; i < size; i++) if (bytes[at + i] < 0x80 || bytes[at + i] > 0xbf) return 0
+  return size
+}
+
+/** The text of bytes (textBytes's inverse): their UTF-8 characters, and each other byte loose. */
+export function bytesText(bytes: Buffer): string {
+  if (isUtf8(bytes)) return bytes.toString('utf8')
+  let text = ''
+  for (let at = 0; at < bytes.length; ) {
+    const size = characterAt(bytes, at)
+    text += size === 0 ? String.fromCharCode(0xdc00 + bytes[at]) : bytes.toString('utf8', at, at + size)
+    at += size || 1
+  }
+  return text
+}
+
+/** A text put together from others (concat, a replacement): loose bytes that now make a character read as one. */
+export function joinedText(text: string): string {
+  return hasLooseBytes(text) ? bytesText(textBytes(text)) : text
+}
+
+/** Texts in ClickHouse's order, of their bytes. */
+export function compareHogqlText(a: string, b: string): number {
+  return hasLooseBytes(a) || hasLooseBytes(b) ? Buffer.compare(textBytes(a), textBytes(b)) : compareText(a, b)
+}
+
+/** A text as a ClickHouse literal, its loose bytes as `\\xHH`. */
+export function hogqlTextSql(text: string): string {
+  return `'${text.replace(/\\|'/g, (c) => `\\${c}`).replace(LOOSE_BYTES, (c) => `\\x${(c.charCodeAt(0) - 0xdc00).toString(16).toUpperCase()}`)}'`
+}
+
+/** The largest offset or length substring() takes here: its bounds' arithmetic stays exact in doubles. */
+export const SUBSTRING_LIMIT = 1e15
+
+/**
+ * ClickHouse's `substring(s, offset, length)` (GatherUtils' slices, current servers), on bytes: from byte `offset`
+ * (1-based; counted from the end when negative; none at 0), `length` bytes at most, or to |length| bytes before
+ * the end when negative; an offset before the start counts its bytes there toward the length.
+ */
+export function hogqlSubstring(text: string, offset: number, length: number): string {
+  if (offset === 0) return ''
+  const bytes = textBytes(text)
+  const n = bytes.length
+  const start = offset > 0 ? offset - 1 : n + offset
+  const end = Math.min(length < 0 ? n + length : start + length, n)
+  return Math.max(start, 0) >= end ? '' : bytesText(bytes.subarray(Math.max(start, 0), end))
+}
 
 /** HogQL's toFloat of a value: a number as it is, a text's finite number (numbers.ts), else null. */
 export function hogqlToFloat(value: HogqlValue): number | null {
@@ -92,7 +167,7 @@ export function extreme(fn: 'greatest' | 'least', values: readonly HogqlValue[])
   let best: HogqlValue = null
   for (const v of values) {
     if (v === null) continue
-    const c = best === null ? 0 : typeof v === 'string' ? compareText(v, best as string) : v < (best as number) ? -1 : v > (best as number) ? 1 : 0
+    const c = best === null ? 0 : typeof v === 'string' ? compareHogqlText(v, best as string) : v < (best as number) ? -1 : v > (best as number) ? 1 : 0
     if (best === null || (fn === 'greatest' ? c > 0 : c < 0)) best = v
   }
   return best
@@ -100,8 +175,8 @@ export function extreme(fn: 'greatest' | 'least', values: readonly HogqlValue[])
 
 /**
  * A function of texts on texts that are all there, as ClickHouse computes it: on bytes (`lower` and `upper`
- * change ASCII letters only, `length` and `position` count bytes), the trims removing spaces only, and an empty
- * pattern replacing nothing.
+ * change ASCII letters only, `length` and `position` count bytes, loose ones too), the trims removing spaces only,
+ * and an empty pattern replacing nothing.
  */
 export function textCall(fn: HogqlFunction, [a, b, c]: string[]): HogqlValue {
   switch (fn) {
@@ -112,22 +187,25 @@ export function textCall(fn: HogqlFunction, [a, b, c]: string[]): HogqlValue {
     case 'trimRight':
       return a.replace(/ +$/, '')
     case 'position':
-      return Buffer.from(a).indexOf(Buffer.from(b)) + 1
+      return textBytes(a).indexOf(textBytes(b)) + 1
     case 'replaceAll':
-      return b === '' ? a : a.split(b).join(c)
+      return b === '' ? a : joinedText(a.split(b).join(c))
     case 'replaceOne':
-      return b === '' ? a : a.replace(b, () => c)
+      return b === '' ? a : joinedText(a.replace(b, () => c))
     case 'lower':
       return a.replace(/[A-Z]+/g, (s) => s.toLowerCase())
     case 'upper':
       return a.replace(/[a-z]+/g, (s) => s.toUpperCase())
     case 'length':
-      return Buffer.byteLength(a)
+      return textBytes(a).length
     case 'empty':
     case 'notEmpty':
       return (a === '') === (fn === 'empty') ? 1 : 0
-    default:
-      return (fn === 'startsWith' ? a.startsWith(b) : a.endsWith(b)) ? 1 : 0
+    default: {
+      if (!hasLooseBytes(a) && !hasLooseBytes(b)) return (fn === 'startsWith' ? a.startsWith(b) : a.endsWith(b)) ? 1 : 0
+      const [x, y] = [textBytes(a), textBytes(b)]
+      return y.length <= x.length && (fn === 'startsWith' ? x.subarray(0, y.length) : x.subarray(x.length - y.length)).equals(y) ? 1 : 0
+    }
   }
 }
 

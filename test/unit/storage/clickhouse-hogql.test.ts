@@ -4,11 +4,12 @@
  * the evaluation the SQLite store runs (hogql-math.ts), for events with numbers, numeric and other texts,
  * empty texts, nulls and missing properties.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
 import { pathText } from '../../../src/management/actions/properties.js'
 import { propertyPathExpr } from '../../../src/storage/events/clickhouse-filters.js'
-import { evaluateHogql, hogqlContribution, parseHogqlMath, type PropertyPath } from '../../../src/storage/events/hogql-math.js'
+import { evaluateHogql, hogqlContribution, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { textBytes } from '../../../src/storage/events/hogql-values.js'
 import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 
 const EVENTS: Array<Record<string, unknown>> = [
@@ -22,6 +23,8 @@ const EVENTS: Array<Record<string, unknown>> = [
   // Texts one store's own reading took for numbers and another's did not (numbers.ts): none but `+5`, `5.`, `.5e1`.
   { a: ' 3', b: '+5', plan: 'inf', amount: '0x10' },
   { a: '5.', b: '.5e1', plan: 'nan', amount: '1e400' },
+  // Characters of two, three and four bytes, which substring() may cut.
+  { a: 'é', b: '€5', plan: 'Ä-pro😀' },
 ]
 
 const EXPRESSIONS = [
@@ -84,26 +87,47 @@ const EXPRESSIONS = [
   'length(null)',
   "lower(null) = 'x'",
   "coalesce(lower(properties.plan), 'none')",
+  // substring() on bytes; 18.16 computes a negative length one byte short and refuses an offset 0 on a column.
+  'length(substring(properties.plan, 2, 99)) + length(substring(properties.plan, -2, 1)) * 10 + length(substring(properties.plan, 0, 99)) * 100',
+  'length(substring(properties.plan, 2, -1)) + length(substring(properties.plan, -3, -1)) * 10 + length(substring(properties.plan, -2, -3)) * 100 + length(substring(properties.plan, -1, -2)) * 1000',
+  "substring(properties.plan, 1, 2) = 'pr' or substring(properties.b, -10, 11) = '4'",
+  "toFloat(substring(properties.b, 2, 99)) + toFloat(substring(properties.a, -10, 9))",
+  // A character cut is its bytes: ordered, measured, found and put back together as bytes.
+  "(substring(properties.plan, 1, 1) < substring('é', 1, 1)) + length(substring(properties.plan, 1, 1)) * 10",
+  "length(concat(substring('é', 1, 1), substring(properties.plan, 1, 0), substring('é', 2, 9))) + position(properties.a, substring('é', 2, 9)) * 10",
+  "startsWith(properties.plan, substring(properties.plan, 1, 1)) + endsWith(properties.b, substring('€', -1, 1)) * 2",
+  'length(substring(null, 1, 9)) + length(substring(properties.missing, 2, -1))',
 ]
+
+/** What ClickHouse's `select` of each of EVENTS' properties answers, a line each. */
+async function contributions(t: Test, url: string, select: string): Promise<string[]> {
+  const rows = EVENTS.map((e) => `'${JSON.stringify(e).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')
+  // In the body: a property's text on 18.16 is several KB of SQL, too long for the URL.
+  const res = await fetch(url, { method: 'POST', body: `SELECT ${select} FROM (SELECT arrayJoin([${rows}]) AS properties) FORMAT TabSeparated` })
+  const answer = await res.text()
+  t.equal(res.status, 200, answer.slice(0, 300))
+  return answer.trimEnd().split('\n')
+}
 
 t.test("every expression's contribution is ClickHouse's and Node's alike", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql')
-  const property = (path: PropertyPath) => propertyPathExpr(path, features)
-  const rows = EVENTS.map((e) => `'${JSON.stringify(e).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')
   for (const text of EXPRESSIONS) {
     for (const aggregation of ['sum', 'count'] as const) {
       const math = parseHogqlMath(`${aggregation}(${text})`)
-      const sql = `SELECT ${hogqlContributionSql(math, property, 'h')} FROM (SELECT arrayJoin([${rows}]) AS properties) FORMAT TabSeparated`
-      // In the body: a property's text on 18.16 is several KB of SQL, too long for the URL.
-      const res = await fetch(ch.url, { method: 'POST', body: sql })
-      const answer = await res.text()
-      t.equal(res.status, 200, answer.slice(0, 300))
-      const got = answer
-        .trimEnd()
-        .split('\n')
-        .map((line) => (line === '\\N' ? null : Number(line)))
+      const got = (await contributions(t, ch.url, hogqlContributionSql(math, (path) => propertyPathExpr(path, features), 'h'))).map((line) => (line === '\\N' ? null : Number(line)))
       const want = EVENTS.map((e) => hogqlContribution(math, evaluateHogql(math.expr, (path) => pathText(e, path))))
       t.same(got, want, `${aggregation}(${text})`)
     }
   }
+})
+
+t.test("uniq's keys of cut texts are ClickHouse's bytes, a loose byte (U+DC80–U+DCFF here) for each of no character", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql_bytes')
+  for (const text of ["substring(properties.plan, 2, 2)", "concat(substring(properties.a, 1, 1), '|', substring(properties.b, -2, 9))", "substring('😀', -3, 2)", "replaceAll(substring(properties.plan, 1, 3), '-', '')"]) {
+    const math = parseHogqlMath(`uniq(${text})`)
+    const got = await contributions(t, ch.url, `hex(${hogqlContributionSql(math, (path) => propertyPathExpr(path, features), 'h')})`)
+    const want = EVENTS.map((e) => hogqlContribution(math, evaluateHogql(math.expr, (path) => pathText(e, path)))).map((key) => (key === null ? '\\N' : textBytes(key as string).toString('hex').toUpperCase()))
+    t.same(got, want, text)
+  }
+  t.equal(textBytes(evaluateHogql(parseHogqlMath("substring('é', 1, 1)").expr, () => null) as string).toString('hex'), 'c3', 'the first byte of é alone')
 })

@@ -231,6 +231,10 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: a quantile and a median of the amounts, winsorised', query({ type: 'ratio', sources: [hogql('quantile(0.9)(properties.amount * 3)'), hogql('median(properties.amount)')], upperPercentile: 0.9 })],
   // The clicks of one person differ by their session (s0, s1): the quantile falls between two of them.
   ['HogQL math: a quantile over the clicks', query({ sources: [hogql("quantile(0.3)(properties.amount + toFloat(replaceAll(properties.$session_id, 's', '')))")] })],
+  // The clicks of n % 3 = 0 share a millisecond and differ by their session: any() takes the least of their values.
+  ["HogQL math: any() takes the earliest event's value, the least of those of its millisecond", query({ sources: [hogql("any(properties.amount * 10 + toFloat(replaceAll(properties.$session_id, 's', '')))")] })],
+  ["HogQL math: sumIf of the larger purchases over avgIf of one session's clicks, 0 for a person without", query({ type: 'ratio', sources: [hogql('sumIf(properties.amount + 1, properties.amount > 3)'), hogql("avgIf(properties.amount * 3, properties.$session_id = 's0')")] })],
+  ['HogQL math: minIf and maxIf where a condition holds, 0 where it never does', query({ type: 'ratio', sources: [hogql('minIf(properties.amount + 1, properties.amount >= 2)'), hogql("maxIf(properties.amount, toFloat(replaceAll(properties.$session_id, 's', '')) < 1)")] })],
   ['HogQL math: the distinct sessions of each clicker', query({ sources: [hogql('count(distinct properties.$session_id)')] })],
   ["HogQL math: the event's fields", query({ type: 'ratio', sources: [hogql("sum(if(event = 'purchased', properties.amount, 0))"), hogql("avg(length(distinct_id) + (event = 'clicked'))")] })],
   ['a metric of the events of two organisations', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { metric: { ...query({ sources: [{ kind: 'sum', property: 'amount' }] }).metric, steps: [{ event: 'clicked', properties: [{ groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'] }] }] } })],

@@ -123,6 +123,36 @@ t.test('functions of texts work on bytes as ClickHouse does: lower, upper, lengt
   t.throws(() => parseHogqlMath('nope(1)'), { constructor: HogqlMathError, message: /^Unknown function nope\(\): HogQL math here takes (?!.*match)/ }, 'math does not offer match()')
 })
 
+t.test('sumIf, avgIf, minIf and maxIf aggregate the value where the condition holds, as countIf counts: if(c, x, null), a null condition holding not', async (t) => {
+  for (const name of ['sum', 'avg', 'min', 'max']) {
+    const math = parseHogqlMath(`${name}If(properties.amount, properties.plan = 'pro')`)
+    t.match(math, { aggregation: name, expr: { op: 'call', fn: 'if', type: 'text', args: [{ op: '=' }, { op: 'property', key: 'amount' }, { op: 'null' }] } }, `${name}If`)
+    const add = (plan: string | null, amount: string) => hogqlContribution(math, evaluateHogql(math.expr, (path) => (path[0] === 'plan' ? plan : amount)))
+    t.same([add('pro', '3'), add('free', '3'), add(null, '3'), add('pro', 'x')], [3, null, null, null], `${name}If: what an event adds`)
+  }
+  t.match(parseHogqlMath('SUMIF(2, 1 > 0)'), { aggregation: 'sum', expr: { type: 'number', args: [{ op: '>' }, { value: 2 }, { op: 'null' }] } }, 'names in any case; a number stays one')
+  t.match(parseHogqlMath('any(properties.amount * 2)'), { aggregation: 'any', expr: { op: '*' } }, 'any() of the value')
+})
+
+t.test("substring(s, offset, length) as ClickHouse's: bytes, offset 1-based, counted from the end when negative, none at 0, a negative length ending that many bytes before the end", async (t) => {
+  const cut = (args: string, a: string | null = 'abcdef') => value(`substring(properties.a, ${args})`, { a })
+  t.same([cut('2, 99'), cut('0, 99'), cut('-2, 99'), cut('7, 99'), cut('-10, 99')], ['bcdef', '', 'ef', '', 'abcdef'], 'to the end')
+  t.same([cut('2, 3'), cut('-3, 2'), cut('0, 3'), cut('2, 0'), cut('1, 100'), cut('-10, 6'), cut('-10, 3')], ['bcd', 'de', '', '', 'abcdef', 'ab', ''], 'at most length bytes; an offset before the start counts its bytes toward the length')
+  t.same([cut('2, -1'), cut('2, -2'), cut('2, -10'), cut('-3, -1'), cut('-3, -3'), cut('-10, -4')], ['bcde', 'bcd', '', 'de', '', 'ab'], 'a negative length ends |length| bytes before the end')
+  t.same([cut('1, 9', null), cut('1, 9', ''), value('substring(null, 2, 1)')], [null, '', null], 'null in, null out')
+  t.same([value("length(substring('é', 1, 1))"), value("substring('éa', 2, 9) = substring('èa', 2, 9)"), value("substring('é', 1, 1) < 'é'")], [1, 0, 1], 'a character cut is kept as its bytes: one byte, told apart from another, ordered as bytes')
+  t.equal(value("concat(substring(properties.a, 1, 1), substring(properties.a, 2, 9))", { a: 'é' }), 'é', 'bytes put back together are the character again')
+  t.same([value("startsWith(properties.a, substring(properties.a, 1, 1))", { a: 'é' }), value("position(properties.a, substring(properties.a, 3, 1))", { a: 'xé' }), value("endsWith('é', substring('é', -1, 1))")], [1, 3, 1], 'a cut byte is found among the bytes of the text')
+  const refused = (text: string, message: RegExp) => t.throws(() => parseHogqlMath(text), { constructor: HogqlMathError, message }, text)
+  refused('substring(properties.a, properties.b, 1)', /substring\(\) takes its offset and length as integer literals from -1000000000000000 to 1000000000000000/)
+  refused('substring(properties.a, 1.5, 1)', /substring\(\) takes its offset and length as integer literals/)
+  refused('substring(properties.a, 1, 1e16)', /substring\(\) takes its offset and length as integer literals/)
+  refused('substring(12345, 2, 1)', /substring\(\) takes texts, not numbers/)
+  refused('substring(properties.a, 2)', /substring\(\) takes 3 arguments, got 2/)
+  // PostHog's HogQL maps neither ClickHouse's aliases nor, of substringUTF8, what 18.16 computes as current servers do.
+  for (const name of ['substr', 'mid', 'substringUTF8']) refused(`${name}(properties.a, 1, 2)`, new RegExp(`Unknown function ${name}\\(\\)`))
+})
+
 t.test("what an event adds: count counts values that are not null, the others add toFloat's finite number", async (t) => {
   const add = (text: string, v: HogqlValue) => hogqlContribution(parseHogqlMath(text), v)
   t.equal(add('count(properties.a)', 'x'), 1)
@@ -140,7 +170,12 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
-  refused('sumIf(properties.a, 1)', /sumIf\(\) is not supported/)
+  refused('anyLast(properties.a)', /anyLast\(\) is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile\(level\) are\./)
+  refused('uniqIf(properties.a, 1)', /uniqIf\(\) is not supported/)
+  refused('sumIf(properties.a)', /sumif\(\) takes a value and a condition, as in sumIf\(properties.amount, properties.plan = 'pro'\), got 1 arguments/)
+  refused('avgIf(properties.a, 1, 2)', /avgif\(\) takes a value and a condition/)
+  refused('any(properties.a, properties.b)', /any\(\) takes one argument here, got 2/)
+  refused('1 + maxIf(properties.a, 1)', /maxIf\(\) can only be the outermost call/)
   refused('countIf(properties.a, 1)', /countif\(\) takes one argument here, got 2/)
   refused('sum(properties.a) + 1', /must be the whole expression/)
   refused('1 + sum(properties.a)', /can only be the outermost call/)
@@ -206,7 +241,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.equal(evaluateHogql(math.expr, () => '40', null, (field) => (field === 'event' ? 'purchase' : 'u-1')), 43)
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /Unknown function replaceRegexpAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, multiIf, nullIf\./)
+  refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /Unknown function replaceRegexpAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, multiIf, nullIf\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
