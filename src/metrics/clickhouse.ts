@@ -6,7 +6,7 @@
 import type { ClickHouseConnection } from '../config/index.js'
 import { attributeArrays, ClickHouseTable, zipMap } from '../storage/clickhouse-table.js'
 import { matchSql, quote } from '../storage/events/clickhouse-schema.js'
-import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview } from './types.js'
+import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricName, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview, SparklineQuery } from './types.js'
 
 const COLUMNS = `(
   uuid String,
@@ -106,13 +106,24 @@ export class ClickHouseMetricStore implements MetricStore {
     }))
   }
 
-  async names(q: NamesQuery): Promise<Array<{ name: string; metric_type: string }>> {
+  async names(q: NamesQuery): Promise<MetricName[]> {
     const services = q.services.length ? ` AND service_name IN (${q.services.map(quote).join(', ')})` : ''
-    return this.#t.select(
-      `SELECT metric_name AS name, metric_type FROM ${this.#metrics}
-       WHERE team_id = ${q.teamId} AND positionCaseInsensitiveUTF8(metric_name, ${quote(q.search)}) > 0${services}
-       GROUP BY metric_name, metric_type ORDER BY max(timestamp) DESC, name ASC LIMIT ${q.limit}`,
+    const rows = await this.#t.select<Record<keyof MetricName, string>>(
+      `SELECT metric_name AS name, min(metric_type) AS metric_type, min(unit) AS unit, max(timestamp) AS last_seen, uniqExact(service_name) AS services
+       FROM ${this.#metrics} WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND positionCaseInsensitiveUTF8(metric_name, ${quote(q.search)}) > 0${services}
+       GROUP BY metric_name`,
     )
+    return rows.map((r) => ({ name: r.name, metric_type: r.metric_type, unit: r.unit, last_seen: Number(r.last_seen), services: Number(r.services) }))
+  }
+
+  async nameSparklines(q: SparklineQuery): Promise<Array<{ name: string; bucket: number; value: number | null }>> {
+    const services = q.services.length ? ` AND service_name IN (${q.services.map(quote).join(', ')})` : ''
+    const rows = await this.#t.select<{ name: string; bucket: string; value: number | null }>(
+      `SELECT metric_name AS name, intDiv(timestamp - ${q.from}, ${q.bucket}) AS bucket, avg(value) AS value FROM ${this.#metrics}
+       WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND timestamp < ${q.to} AND metric_name IN (${q.names.map(quote).join(', ')})${services}
+       GROUP BY name, bucket ORDER BY name, bucket`,
+    )
+    return rows.map((r) => ({ name: r.name, bucket: Number(r.bucket), value: r.value }))
   }
 
   async attributeKeys(q: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>> {

@@ -99,6 +99,13 @@ export function isoInZone(ms: number, zone: string): string {
   return `${wall}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
 }
 
+/** ISO 8601 of microseconds with the zone's offset, as Python's isoformat writes it: microseconds when there are any. */
+export function isoMicros(micros: number, zone: string): string {
+  const iso = isoInZone(Math.floor(micros / 1_000_000) * 1000, zone)
+  const fraction = ((micros % 1_000_000) + 1_000_000) % 1_000_000
+  return fraction === 0 ? iso : `${iso.slice(0, 19)}.${String(fraction).padStart(6, '0')}${iso.slice(19)}`
+}
+
 const SERVICE_KEYS = new Set(['service_name', 'service.name'])
 
 /** An attribute as filters and group-bys see it: '' when absent; `auto` looks at the resource first. */

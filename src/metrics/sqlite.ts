@@ -5,7 +5,7 @@
  */
 import { openDatabase, type Db } from '../storage/index.js'
 import { registerFilterFunctions, type RegexEngine } from '../storage/events/index.js'
-import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview } from './types.js'
+import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricName, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview, SparklineQuery } from './types.js'
 
 interface Sql {
   sql: string
@@ -105,14 +105,26 @@ export class SqliteMetricStore implements MetricStore {
     }))
   }
 
-  async names(q: NamesQuery): Promise<Array<{ name: string; metric_type: string }>> {
+  async names(q: NamesQuery): Promise<MetricName[]> {
     const services = q.services.length ? ` AND service_name IN (${q.services.map(() => '?').join(',')})` : ''
     return this.#db
       .prepare(
-        `SELECT metric_name AS name, metric_type FROM metrics WHERE team_id = ? AND skylark_icontains(metric_name, ?) = 1${services}
-         GROUP BY metric_name, metric_type ORDER BY max(timestamp) DESC, metric_name ASC LIMIT ?`,
+        `SELECT metric_name AS name, min(metric_type) AS metric_type, min(unit) AS unit, max(timestamp) AS last_seen, count(DISTINCT service_name) AS services
+         FROM metrics WHERE team_id = ? AND timestamp >= ? AND skylark_icontains(metric_name, ?) = 1${services} GROUP BY metric_name`,
       )
-      .all(q.teamId, q.search, ...q.services, q.limit) as Array<{ name: string; metric_type: string }>
+      .all(q.teamId, q.from, q.search, ...q.services) as MetricName[]
+  }
+
+  async nameSparklines(q: SparklineQuery): Promise<Array<{ name: string; bucket: number; value: number | null }>> {
+    const names = q.names.map(() => '?').join(',')
+    const services = q.services.length ? ` AND service_name IN (${q.services.map(() => '?').join(',')})` : ''
+    return this.#db
+      .prepare(
+        `SELECT metric_name AS name, (timestamp - ?) / ? AS bucket, avg(value) AS value FROM metrics
+         WHERE team_id = ? AND timestamp >= ? AND timestamp < ? AND metric_name IN (${names})${services}
+         GROUP BY 1, 2 ORDER BY 1, 2`,
+      )
+      .all(q.from, q.bucket, q.teamId, q.from, q.to, ...q.names, ...q.services) as Array<{ name: string; bucket: number; value: number | null }>
   }
 
   async attributeKeys(q: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>> {

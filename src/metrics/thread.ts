@@ -17,6 +17,7 @@ export class ThreadedMetricStore implements MetricStore {
   insert: MetricStore['insert'] = (...args) => this.#thread.call('insert', args)
   samples: MetricStore['samples'] = (...args) => this.#thread.call('samples', args)
   names: MetricStore['names'] = (...args) => this.#thread.call('names', args)
+  nameSparklines: MetricStore['nameSparklines'] = (...args) => this.#thread.call('nameSparklines', args)
   attributeKeys: MetricStore['attributeKeys'] = (...args) => this.#thread.call('attributeKeys', args)
   attributeValues: MetricStore['attributeValues'] = (...args) => this.#thread.call('attributeValues', args)
   hasMetrics: MetricStore['hasMetrics'] = (...args) => this.#thread.call('hasMetrics', args)

@@ -58,10 +58,34 @@ export interface SampleQuery {
 
 export interface NamesQuery {
   teamId: number
+  /** Microseconds: names reported since. */
+  from: number
+  /** Only names holding this, case aside ('' = every name). */
   search: string
-  limit: number
   /** Only names these services reported ([] = every service). */
   services: string[]
+}
+
+/** A metric name in the window, and what the picker shows of it. */
+export interface MetricName {
+  name: string
+  /** One of its types (a name sent as two types shows either). */
+  metric_type: string
+  unit: string
+  /** Its newest data point, microseconds. */
+  last_seen: number
+  /** How many services reported it. */
+  services: number
+}
+
+export interface SparklineQuery {
+  teamId: number
+  names: string[]
+  services: string[]
+  /** Microseconds: the window, and the width of its buckets, counted from `from`. */
+  from: number
+  to: number
+  bucket: number
 }
 
 export interface AttributeKeysQuery {
@@ -89,8 +113,10 @@ export interface MetricStore {
   /** Stores the rows durably before resolving. */
   insert(rows: MetricRow[]): Promise<void>
   samples(query: SampleQuery): Promise<MetricRow[]>
-  /** Distinct metric names with their types, the most recently reported first. */
-  names(query: NamesQuery): Promise<Array<{ name: string; metric_type: string }>>
+  /** Every metric name reported in the window (the route ranks them). */
+  names(query: NamesQuery): Promise<MetricName[]>
+  /** The mean reading of each name in each bucket that has one, by name and then time. */
+  nameSparklines(query: SparklineQuery): Promise<Array<{ name: string; bucket: number; value: number | null }>>
   /** Attribute keys (data point and resource attributes merged), the most distinct values first. */
   attributeKeys(query: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>>
   /** A key's values, the most frequent first. */

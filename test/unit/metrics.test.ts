@@ -8,6 +8,7 @@ import { AppError } from '../../src/common/errors.js'
 import { decodeMetricsRequest, metricRows, type MetricRow } from '../../src/metrics/index.js'
 import { parseMetricQuery } from '../../src/metrics/input.js'
 import { bucketer, clausePoints, histogramQuantile, isoInZone, pickInterval, quantile, scanFrom, type MetricClause } from '../../src/metrics/query.js'
+import { checkServices, namesFrom, namesJson, rankNames } from '../../src/metrics/names.js'
 import { evaluate, metricSeries, parseFormula } from '../../src/metrics/series.js'
 
 const NOW = Date.UTC(2026, 11, 4, 12, 0, 0)
@@ -217,6 +218,17 @@ t.test('series: one grid for every clause, zero-filled, largest first, at most 1
   t.same(metricSeries([a], new Map(), null, 'UTC'), [{ labels: {}, points: [], metric_name: 'm', clause: 'a', unit: null }], 'no data: one empty series')
   t.equal(evaluate(parseFormula('-(a - 2) * 3', new Set(['a'])), { a: 5 }), -9)
   for (const bad of ['a +', '(a', 'a $ b', 'c', '']) t.throws(() => parseFormula(bad, new Set(['a'])), { code: 'parse_error' }, bad)
+})
+
+t.test("names: the picker's order, and sparklines of finite means", async (t) => {
+  const name = (n: string, services: number) => ({ name: n, metric_type: 'gauge', unit: '', last_seen: T0 * 1000, services })
+  const rows = [name('b.latency', 1), name('latency', 1), name('a.latency.p99', 3), name('latency.max', 1), name('other', 5)]
+  t.same(rankNames(rows, '', 10).map((r) => r.name), ['other', 'a.latency.p99', 'b.latency', 'latency', 'latency.max'], 'most services first, then by name')
+  t.same(rankNames(rows, 'LATENCY', 3).map((r) => r.name), ['latency', 'latency.max', 'b.latency'], 'equal, then starting, then ending with the search')
+  const json = namesJson([name('x', 1)], [{ name: 'x', value: 2 }, { name: 'x', value: null }, { name: 'x', value: 4 }], 'UTC')
+  t.same(json, [{ name: 'x', metric_type: 'gauge', unit: '', last_seen: '2026-12-04T10:00:00+00:00', sparkline: [2, 4] }])
+  t.equal(namesFrom(Date.UTC(2026, 11, 4, 10, 30)), Date.UTC(2026, 11, 3, 10), 'a day back, from the hour')
+  t.throws(() => checkServices(Array.from({ length: 51 }, (_, i) => `s${i}`)), { code: 'parse_error' })
 })
 
 t.test('query input: DRF rules and the runner limits', async (t) => {

@@ -10,7 +10,8 @@ import { ValidationError } from '../../common/errors.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { decodeMetricsRequest, metricRows, type MetricRow, type MetricStore } from '../../metrics/index.js'
 import { limitParam, parseMetricQuery, parseSamplesQuery, servicesParam, windowParams } from '../../metrics/input.js'
-import { bucketer, clausePoints, isoInZone, scanFrom, type ClausePoint } from '../../metrics/query.js'
+import { checkServices, namesFrom, namesJson, rankNames, SPARKLINE_POINTS, SPARKLINE_WINDOW_MS } from '../../metrics/names.js'
+import { bucketer, clausePoints, isoMicros, scanFrom, type ClausePoint } from '../../metrics/query.js'
 import { metricSeries } from '../../metrics/series.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { projectRoute, type ApiContext } from '../api.js'
@@ -48,7 +49,7 @@ export const METRIC_OPERATIONS = [
     operationId: 'metrics_values_retrieve',
     method: 'get',
     path: `${METRICS}/values/`,
-    summary: 'Metric names with their types, the most recently reported first.',
+    summary: 'Metric names reported in the last day, those of the most services first (a search: the equal name, then those starting and ending with it), each with its type, unit, newest point and a six-hour sparkline.',
     tag: TAG,
     scope: 'metrics:read',
     query: [text('value', 'Only names holding this, case aside.'), text('limit', 'At most this many (100 by default, 1,000 at most).'), text('service', 'Comma-separated services; empty: the senders without a service name.')],
@@ -116,16 +117,9 @@ export interface MetricRouteDeps {
   now?: () => number
 }
 
-/** A sample's time as Python's isoformat writes it: microseconds when there are any. */
-function sampleTime(micros: number, zone: string): string {
-  const iso = isoInZone(Math.floor(micros / 1_000_000) * 1000, zone)
-  const fraction = ((micros % 1_000_000) + 1_000_000) % 1_000_000
-  return fraction === 0 ? iso : `${iso.slice(0, 19)}.${String(fraction).padStart(6, '0')}${iso.slice(19)}`
-}
-
 function sampleJson(row: MetricRow, zone: string): Record<string, unknown> {
   return {
-    timestamp: sampleTime(row.timestamp, zone),
+    timestamp: isoMicros(row.timestamp, zone),
     metric_name: row.metric_name,
     metric_type: row.metric_type,
     value: row.value,
@@ -188,9 +182,18 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
   router.add(
     'get',
     `${METRICS}/values/`,
-    projectRoute(api, read, async (req) => ({
-      results: await store.names({ teamId: req.project.id, search: req.query.get('value') ?? '', limit: limitParam(req.query.get('limit')), services: servicesParam(req.query.get('service')) }),
-    })),
+    projectRoute(api, read, async (req) => {
+      const nowMs = now()
+      const services = checkServices(servicesParam(req.query.get('service')))
+      const search = (req.query.get('value') ?? '').trim()
+      const limit = limitParam(req.query.get('limit'))
+      const names = rankNames(await store.names({ teamId: req.project.id, from: namesFrom(nowMs) * 1000, search, services }), search, limit)
+      const from = (nowMs - SPARKLINE_WINDOW_MS) * 1000
+      const sparklines = names.length
+        ? await store.nameSparklines({ teamId: req.project.id, names: names.map((n) => n.name), services, from, to: nowMs * 1000, bucket: (SPARKLINE_WINDOW_MS / SPARKLINE_POINTS) * 1000 })
+        : []
+      return { results: namesJson(names, sparklines, req.project.timezone) }
+    }),
     { maxBodyBytes: 0 },
   )
   router.add(
@@ -222,11 +225,11 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
       // PostHog counts names by the hour they arrived in, so its window starts at the hour.
       const o = await store.overview(req.project.id, since * 1000, Math.floor(since / 3_600_000) * 3_600_000_000)
       return {
-        last_seen: o.lastSeen === null ? null : sampleTime(o.lastSeen, zone),
+        last_seen: o.lastSeen === null ? null : isoMicros(o.lastSeen, zone),
         metric_names: o.metricNames,
         series: o.services.reduce((n, s) => n + s.series, 0),
         lookback_seconds: OVERVIEW_LOOKBACK_MS / 1000,
-        services: o.services.slice(0, OVERVIEW_SERVICES).map((s) => ({ ...s, last_seen: sampleTime(s.last_seen, zone) })),
+        services: o.services.slice(0, OVERVIEW_SERVICES).map((s) => ({ ...s, last_seen: isoMicros(s.last_seen, zone) })),
       }
     }),
     { maxBodyBytes: 0 },

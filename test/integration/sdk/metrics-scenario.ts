@@ -51,8 +51,15 @@ export async function metricsScenario(t: Test, { store, server }: StoreRun): Pro
     return r.body.results?.length === 4 ? r.body.results : undefined
   })
 
-  t.test('names come with their OTLP types', async (t) => {
-    t.same(new Set(names.map((n: any) => `${n.name}:${n.metric_type}`)), new Set(['http.requests:sum', 'queue.depth:gauge', 'http.duration:histogram', 'payload.size:exponential_histogram']))
+  t.test('names come with their OTLP types, units, newest points and sparklines', async (t) => {
+    t.same(
+      names.map((n: any) => `${n.name}:${n.metric_type}:${n.unit}`),
+      ['http.duration:histogram:ms', 'http.requests:sum:{request}', 'payload.size:exponential_histogram:By', 'queue.depth:gauge:'],
+      'one service each: by name',
+    )
+    const depth = names.find((n: any) => n.name === 'queue.depth')
+    t.ok(depth.sparkline.length >= 1 && depth.sparkline.every((v: number) => v === 4.5), 'the mean reading of its two series in each bucket')
+    t.match(depth.last_seen, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/)
     const searched = await server.api('GET', `${metrics}/values/?value=HTTP&limit=1`)
     t.equal(searched.body.results.length, 1)
     t.match(searched.body.results[0].name, /^http\./)
