@@ -126,17 +126,16 @@ export class ClickHouseMetricStore implements MetricStore {
     return rows.map((r) => ({ name: r.name, bucket: Number(r.bucket), value: r.value }))
   }
 
-  async attributeKeys(q: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>> {
+  async attributeKeys(q: AttributeKeysQuery): Promise<Array<{ name: string; occurrences: number }>> {
     const range = `team_id = ${q.teamId} AND timestamp >= ${q.from} AND timestamp < ${q.to}`
-    const rows = await this.#t.select<{ name: string; value_count: string }>(
-      `SELECT name, uniqExact(value) AS value_count FROM (
-         SELECT k AS name, v AS value FROM ${this.#metrics} ARRAY JOIN attribute_keys AS k, attribute_values AS v WHERE ${range}
-         UNION ALL SELECT k AS name, v AS value FROM ${this.#metrics} ARRAY JOIN resource_keys AS k, resource_values AS v WHERE ${range}
-         UNION ALL SELECT 'service_name' AS name, service_name AS value FROM ${this.#metrics} WHERE ${range})
-       WHERE name != '$originalTimestamp' AND positionCaseInsensitiveUTF8(name, ${quote(q.search)}) > 0
-       GROUP BY name ORDER BY value_count DESC, name ASC LIMIT ${q.limit}`,
+    const rows = await this.#t.select<{ name: string; occurrences: string }>(
+      `SELECT name, count() AS occurrences FROM (
+         SELECT k AS name FROM ${this.#metrics} ARRAY JOIN attribute_keys AS k WHERE ${range}
+         UNION ALL SELECT k AS name FROM ${this.#metrics} ARRAY JOIN resource_keys AS k WHERE ${range})
+       WHERE name != '$originalTimestamp' AND (positionCaseInsensitiveUTF8(name, ${quote(q.search)}) > 0 OR name IN ('service_name', 'service.name'))
+       GROUP BY name`,
     )
-    return rows.map((r) => ({ name: r.name, value_count: Number(r.value_count) }))
+    return rows.map((r) => ({ name: r.name, occurrences: Number(r.occurrences) }))
   }
 
   async attributeValues(q: AttributeValuesQuery): Promise<Array<{ name: string; count: number }>> {
@@ -144,7 +143,7 @@ export class ClickHouseMetricStore implements MetricStore {
       `SELECT value AS name, count() AS count FROM (
          SELECT ${label(q.key, 'auto')} AS value FROM ${this.#metrics} WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND timestamp < ${q.to})
        WHERE value != '' AND positionCaseInsensitiveUTF8(value, ${quote(q.search)}) > 0
-       GROUP BY value ORDER BY count DESC, value ASC LIMIT ${q.limit}`,
+       GROUP BY value ORDER BY lower(value) = lower(${quote(q.search)}) DESC, count DESC, value ASC LIMIT ${q.limit}`,
     )
     return rows.map((r) => ({ name: r.name, count: Number(r.count) }))
   }

@@ -182,16 +182,19 @@ export function limitParam(raw: string | null): number {
   return raw === null ? 100 : drfInteger(raw, 'limit', { min: 1, max: 1000 })!
 }
 
-/** A GET window: `dateFrom`/`dateTo` (ISO 8601), the last day by default. */
+/**
+ * A GET window: `dateFrom`/`dateTo` (ISO 8601), the last seven days by default; the start moved back to its hour
+ * (UTC), as the pickers' counts are kept by the hour in PostHog.
+ */
 export function windowParams(query: URLSearchParams, nowMs: number): { from: number; to: number } {
   const read = (name: string) => {
     const raw = query.get(name)
     return raw === null || raw === '' ? null : dateField(raw, name)
   }
   const to = read('dateTo') ?? nowMs
-  const from = read('dateFrom') ?? to - 86_400_000
-  if (from >= to) throw new ValidationError('parse_error', 'date_from must be before date_to')
-  return { from: from * 1000, to: to * 1000 }
+  const from = read('dateFrom') ?? to - 7 * 86_400_000
+  if (to <= from) throw new ValidationError('parse_error', 'date_to must be after date_from')
+  return { from: Math.floor(from / 3_600_000) * 3_600_000_000, to: to * 1000 }
 }
 
 /** `service` of `metrics/values/`: absent = every service, empty = the senders without a name, else a comma list. */

@@ -13,6 +13,7 @@ interface Sql {
 }
 
 const SERVICE_KEYS = new Set(['service_name', 'service.name'])
+const SERVICE_KEYS_SQL = "('service_name', 'service.name')"
 const lookup = (map: string) => `coalesce((SELECT value FROM json_each(${map}) WHERE key = ?), '')`
 
 /** A label's text: the service column, or the key in the resource map, the data point's, or the first non-empty. */
@@ -127,27 +128,27 @@ export class SqliteMetricStore implements MetricStore {
       .all(q.from, q.bucket, q.teamId, q.from, q.to, ...q.names, ...q.services) as Array<{ name: string; bucket: number; value: number | null }>
   }
 
-  async attributeKeys(q: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>> {
+  async attributeKeys(q: AttributeKeysQuery): Promise<Array<{ name: string; occurrences: number }>> {
     return this.#db
       .prepare(
-        `SELECT name, count(DISTINCT value) AS value_count FROM (
-           SELECT j.key AS name, j.value AS value FROM metrics, json_each(metrics.attributes) AS j WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
-           UNION ALL SELECT j.key, j.value FROM metrics, json_each(metrics.resource_attributes) AS j WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
-           UNION ALL SELECT 'service_name', service_name FROM metrics WHERE team_id = ? AND timestamp >= ? AND timestamp < ?)
-         WHERE name != '$originalTimestamp' AND skylark_icontains(name, ?) = 1
-         GROUP BY name ORDER BY value_count DESC, name ASC LIMIT ?`,
+        `SELECT name, count(*) AS occurrences FROM (
+           SELECT j.key AS name FROM metrics, json_each(metrics.attributes) AS j WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
+           UNION ALL SELECT j.key FROM metrics, json_each(metrics.resource_attributes) AS j WHERE team_id = ? AND timestamp >= ? AND timestamp < ?)
+         WHERE name != '$originalTimestamp' AND (skylark_icontains(name, ?) = 1 OR name IN ${SERVICE_KEYS_SQL})
+         GROUP BY name`,
       )
-      .all(q.teamId, q.from, q.to, q.teamId, q.from, q.to, q.teamId, q.from, q.to, q.search, q.limit) as Array<{ name: string; value_count: number }>
+      .all(q.teamId, q.from, q.to, q.teamId, q.from, q.to, q.search) as Array<{ name: string; occurrences: number }>
   }
 
   async attributeValues(q: AttributeValuesQuery): Promise<Array<{ name: string; count: number }>> {
     const l = label(q.key, 'auto')
+    // lower() folds ASCII only, as PostHog's ORDER BY's.
     return this.#db
       .prepare(
         `SELECT value AS name, count(*) AS count FROM (SELECT ${l.sql} AS value FROM metrics WHERE team_id = ? AND timestamp >= ? AND timestamp < ?)
-         WHERE value != '' AND skylark_icontains(value, ?) = 1 GROUP BY value ORDER BY count DESC, value ASC LIMIT ?`,
+         WHERE value != '' AND skylark_icontains(value, ?) = 1 GROUP BY value ORDER BY lower(value) = lower(?) DESC, count DESC, value ASC LIMIT ?`,
       )
-      .all(...l.params, q.teamId, q.from, q.to, q.search, q.limit) as Array<{ name: string; count: number }>
+      .all(...l.params, q.teamId, q.from, q.to, q.search, q.search, q.limit) as Array<{ name: string; count: number }>
   }
 
   async hasMetrics(teamId: number): Promise<boolean> {

@@ -90,14 +90,20 @@ export interface SparklineQuery {
 
 export interface AttributeKeysQuery {
   teamId: number
+  /** Microseconds, `from` inclusive, `to` exclusive. */
   from: number
   to: number
+  /** Only keys holding this, case aside (the service keys always come: the route decides on them). */
   search: string
-  limit: number
 }
 
-export interface AttributeValuesQuery extends AttributeKeysQuery {
+export interface AttributeValuesQuery {
+  teamId: number
+  from: number
+  to: number
   key: string
+  search: string
+  limit: number
 }
 
 /** One service's metrics in the overview's window. */
@@ -117,9 +123,9 @@ export interface MetricStore {
   names(query: NamesQuery): Promise<MetricName[]>
   /** The mean reading of each name in each bucket that has one, by name and then time. */
   nameSparklines(query: SparklineQuery): Promise<Array<{ name: string; bucket: number; value: number | null }>>
-  /** Attribute keys (data point and resource attributes merged), the most distinct values first. */
-  attributeKeys(query: AttributeKeysQuery): Promise<Array<{ name: string; value_count: number }>>
-  /** A key's values, the most frequent first. */
+  /** Attribute keys (data point and resource attributes merged) and the data points that carry each. */
+  attributeKeys(query: AttributeKeysQuery): Promise<Array<{ name: string; occurrences: number }>>
+  /** A key's values (`service_name`/`service.name`: the service column's): the one equal to the search first, case aside, then the most frequent. */
   attributeValues(query: AttributeValuesQuery): Promise<Array<{ name: string; count: number }>>
   hasMetrics(teamId: number): Promise<boolean>
   /**

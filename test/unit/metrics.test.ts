@@ -8,7 +8,7 @@ import { AppError } from '../../src/common/errors.js'
 import { decodeMetricsRequest, metricRows, type MetricRow } from '../../src/metrics/index.js'
 import { parseMetricQuery } from '../../src/metrics/input.js'
 import { bucketer, clausePoints, histogramQuantile, isoInZone, pickInterval, quantile, scanFrom, type MetricClause } from '../../src/metrics/query.js'
-import { checkServices, namesFrom, namesJson, rankNames } from '../../src/metrics/names.js'
+import { attributeKeysJson, checkServices, namesFrom, namesJson, rankNames } from '../../src/metrics/pickers.js'
 import { evaluate, metricSeries, parseFormula } from '../../src/metrics/series.js'
 
 const NOW = Date.UTC(2026, 11, 4, 12, 0, 0)
@@ -229,6 +229,13 @@ t.test("names: the picker's order, and sparklines of finite means", async (t) =>
   t.same(json, [{ name: 'x', metric_type: 'gauge', unit: '', last_seen: '2026-12-04T10:00:00+00:00', sparkline: [2, 4] }])
   t.equal(namesFrom(Date.UTC(2026, 11, 4, 10, 30)), Date.UTC(2026, 11, 3, 10), 'a day back, from the hour')
   t.throws(() => checkServices(Array.from({ length: 51 }, (_, i) => `s${i}`)), { code: 'parse_error' })
+})
+
+t.test('attribute keys: service_name first when the search fits it, with the service.name rows, then the most carried', async (t) => {
+  const rows = [{ name: 'route', occurrences: 5 }, { name: 'service.name', occurrences: 7 }, { name: 'host', occurrences: 9 }, { name: 'region', occurrences: 5 }]
+  t.same(attributeKeysJson(rows, '', 3), [{ name: 'service_name', attribute_count: 7 }, { name: 'host', attribute_count: 9 }, { name: 'region', attribute_count: 5 }])
+  t.same(attributeKeysJson([], 'SERV', 5), [{ name: 'service_name', attribute_count: null }], 'no alias rows (the store gives the keys that fit the search): the count is unknown, not 0')
+  t.same(attributeKeysJson([{ name: 'route', occurrences: 1 }, { name: 'service.name', occurrences: 2 }], 'ro', 5), [{ name: 'route', attribute_count: 1 }], 'a search that fits neither spelling')
 })
 
 t.test('query input: DRF rules and the runner limits', async (t) => {

@@ -10,7 +10,7 @@ import { ValidationError } from '../../common/errors.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { decodeMetricsRequest, metricRows, type MetricRow, type MetricStore } from '../../metrics/index.js'
 import { limitParam, parseMetricQuery, parseSamplesQuery, servicesParam, windowParams } from '../../metrics/input.js'
-import { checkServices, namesFrom, namesJson, rankNames, SPARKLINE_POINTS, SPARKLINE_WINDOW_MS } from '../../metrics/names.js'
+import { attributeKeysJson, checkServices, namesFrom, namesJson, rankNames, SPARKLINE_POINTS, SPARKLINE_WINDOW_MS } from '../../metrics/pickers.js'
 import { bucketer, clausePoints, isoMicros, scanFrom, type ClausePoint } from '../../metrics/query.js'
 import { metricSeries } from '../../metrics/series.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
@@ -21,7 +21,7 @@ import { registerOtlpIngest } from './otlp.js'
 const METRICS = '/api/projects/:project_id/metrics'
 const TAG = 'metrics'
 const text = (name: string, description: string) => ({ name, description, schema: { type: 'string' } })
-const window = [text('dateFrom', 'Start of the window (ISO 8601); a day before `dateTo` by default.'), text('dateTo', 'End of the window; now by default.')]
+const window = [text('dateFrom', 'Start of the window (ISO 8601, moved back to its hour); seven days before `dateTo` by default.'), text('dateTo', 'End of the window; now by default.')]
 
 export const METRIC_OPERATIONS = [
   {
@@ -59,7 +59,7 @@ export const METRIC_OPERATIONS = [
     operationId: 'metrics_attributes_retrieve',
     method: 'get',
     path: `${METRICS}/attributes/`,
-    summary: 'Attribute keys of the metrics in a window (data point and resource attributes merged), the most distinct values first.',
+    summary: 'Attribute keys of the metrics in a window (the last seven days by default; data point and resource attributes merged): service_name first, then those the most data points carry.',
     tag: TAG,
     scope: 'metrics:read',
     query: [text('search', 'Only keys holding this, case aside.'), text('limit', 'At most this many.'), ...window],
@@ -69,7 +69,7 @@ export const METRIC_OPERATIONS = [
     operationId: 'metrics_attribute_values_retrieve',
     method: 'get',
     path: `${METRICS}/attribute_values/`,
-    summary: "An attribute's values in a window, the most frequent first.",
+    summary: "An attribute's values in a window (the last seven days by default): the one equal to the search first, then the most frequent.",
     tag: TAG,
     scope: 'metrics:read',
     query: [text('key', 'The attribute (`service_name` lists services).'), text('value', 'Only values holding this, case aside.'), text('limit', 'At most this many.'), ...window],
@@ -200,7 +200,9 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
     'get',
     `${METRICS}/attributes/`,
     projectRoute(api, read, async (req) => {
-      const results = await store.attributeKeys({ teamId: req.project.id, ...windowParams(req.query, now()), search: req.query.get('search') ?? '', limit: limitParam(req.query.get('limit')) })
+      const search = (req.query.get('search') ?? '').trim()
+      const limit = limitParam(req.query.get('limit'))
+      const results = attributeKeysJson(await store.attributeKeys({ teamId: req.project.id, ...windowParams(req.query, now()), search }), search, limit)
       return { results, count: results.length }
     }),
     { maxBodyBytes: 0 },
@@ -211,7 +213,7 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
     projectRoute(api, read, async (req) => {
       const key = req.query.get('key')
       if (key === null || key === '') throw new ValidationError(key === null ? 'required' : 'blank', key === null ? 'This field is required.' : 'This field may not be blank.', 'key')
-      const values = await store.attributeValues({ teamId: req.project.id, ...windowParams(req.query, now()), key, search: req.query.get('value') ?? '', limit: limitParam(req.query.get('limit')) })
+      const values = await store.attributeValues({ teamId: req.project.id, ...windowParams(req.query, now()), key, search: (req.query.get('value') ?? '').trim(), limit: limitParam(req.query.get('limit')) })
       return { results: values.map((v) => ({ id: v.name, name: v.name, count: v.count })) }
     }),
     { maxBodyBytes: 0 },

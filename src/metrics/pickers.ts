@@ -1,8 +1,11 @@
 /**
- * The metric-name picker (`values/`) as PostHog's MetricNamesQueryRunner answers it: the names reported in the last
- * 24 hours (from the hour), those reported by the most services first (with a search: the name equal to it, then
- * those starting, then ending with it, first), each with a type, unit, newest point and a sparkline of its mean
- * reading in the last six hours' 24 buckets (the buckets with none left out). Pure; the route reads the store.
+ * The metrics API's pickers, pure (the route reads the store). The name picker (`values/`) as PostHog's
+ * MetricNamesQueryRunner answers it: the names reported in the last 24 hours (from the hour), those reported by the
+ * most services first (with a search: the name equal to it, then those starting, then ending with it, first), each
+ * with a type, unit, newest point and a sparkline of its mean reading in the last six hours' 24 buckets (the
+ * buckets with none left out). The attribute-key picker (`attributes/`) as its MetricAttributeKeysQueryRunner:
+ * `service_name` first when the search fits it, counting the `service.name` rows, then the keys carried by the
+ * most data points.
  */
 import { ValidationError } from '../common/errors.js'
 import { isoMicros } from './query.js'
@@ -46,4 +49,21 @@ export function namesJson(rows: MetricName[], sparklines: Array<{ name: string; 
     line.push(point.value)
   }
   return rows.map((r) => ({ name: r.name, metric_type: r.metric_type, unit: r.unit, last_seen: isoMicros(r.last_seen, zone), sparkline: lines.get(r.name) ?? [] }))
+}
+
+const SERVICE_KEYS = new Set(['service_name', 'service.name'])
+
+/** The attribute keys' answer: `attribute_count` is how many data points carry the key (null: unknown). */
+export function attributeKeysJson(rows: Array<{ name: string; occurrences: number }>, search: string, limit: number): Array<{ name: string; attribute_count: number | null }> {
+  const s = search.toLowerCase()
+  let services = 0
+  const keys: Array<{ name: string; attribute_count: number | null }> = []
+  for (const row of rows) {
+    if (SERVICE_KEYS.has(row.name)) services += row.occurrences
+    else keys.push({ name: row.name, attribute_count: row.occurrences })
+  }
+  keys.sort((a, b) => b.attribute_count! - a.attribute_count! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  // The column holds services even without the attribute rows: then the count is not known rather than 0.
+  if ('service_name'.includes(s) || 'service.name'.includes(s)) keys.unshift({ name: 'service_name', attribute_count: services || null })
+  return keys.slice(0, limit)
 }
