@@ -11,7 +11,7 @@ import { ValidationError } from '../common/errors.js'
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { actionCondition, storesCanRun, type ActionRecord } from '../management/index.js'
 import { elementFilter } from './element-filters.js'
-import { eventFiltersOnly, hogqlFilter, MAX_EXPERIMENT_STEPS, readPropertyFilter, readsPersons, REGEX_LIMITS, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PropertyNode } from '../storage/events/index.js'
+import { eventFiltersOnly, hogqlFilter, MAX_EXPERIMENT_STEPS, readPropertyFilter, readsPersons, REGEX_LIMITS, type EventPropertyFilter, type NodeRefusal, type NodeRules, type HolderBreakdown, type PersonProperty, type PropertyNode, type PropertyPath } from '../storage/events/index.js'
 
 export interface MetricStep {
   /** The entity as the filters name it (an event's name, an action's id), echoed in the answer. */
@@ -91,6 +91,8 @@ export interface PersonLookup {
   group(leaf: JsonObject): PropertyNode
   /** A HogQL filter reading person properties (readsPersons), by its key. */
   hogql(key: string): PropertyNode
+  /** A person property (path) HogQL math reads, as the persons of each distinct id have it now. */
+  personProperty(path: PropertyPath): PersonProperty
 }
 
 /** A HogQL filter's expression it can't read, named. */

@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, sqlitePropertyText, type PropertyNode } from '../storage/events/index.js'
+import { compileSqliteProperties, sqlitePropertyPathText, sqlitePropertyText, type PropertyNode, type PropertyPath } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -158,12 +158,12 @@ export class PersonListing {
   }
 
   /**
-   * Each text a person property has among the project's persons now (as the event store reads a property's
-   * text: strings unquoted, other JSON as written), with the distinct ids of the persons that have it; null once
-   * their ids pass `maxChars`.
+   * Each text a person property (or, a path, a value within one: HogQL's `person.properties.a.b`) has among the
+   * project's persons now (as the event store reads a property's text: strings unquoted, other JSON as written),
+   * with the distinct ids of the persons that have it; null once their ids pass `maxChars`.
    */
-  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Array<{ text: string; ids: string[] }> | null {
-    const text = sqlitePropertyText(key)
+  distinctIdsByProperty(teamId: number, key: string | PropertyPath, maxChars: number): Array<{ text: string; ids: string[] }> | null {
+    const text = typeof key === 'string' ? sqlitePropertyText(key) : sqlitePropertyPathText(key)
     const rows = this.#db
       .prepare(`SELECT d.distinct_id AS id, p.v AS v FROM person_distinct_ids d JOIN (SELECT id, ${text.sql} AS v FROM persons WHERE team_id = ?) p ON p.id = d.person_id WHERE d.team_id = ? AND p.v IS NOT NULL`)
       .raw()

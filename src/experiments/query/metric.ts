@@ -8,8 +8,8 @@
  *   `math_property` (the property's number, 0 when it is not one; without a property each event counts 1),
  *   `unique_session` (distinct `$session_id`s), `dau` (distinct persons), `unique_group` (distinct
  *   `$group_<math_group_type_index>` keys; 1 or 0 for type 0 or none, as PostHog's falsy test makes it),
- *   empty keys never counted; `hogql` (`math_hogql`: an aggregation of an expression on event properties,
- *   src/storage/events/hogql-math.ts); anything else the event count (`total`); a mean of a session property
+ *   empty keys never counted; `hogql` (`math_hogql`: an aggregation of an expression on event properties and
+ *   the person's, src/storage/events/hogql-math.ts); anything else the event count (`total`); a mean of a session property
  *   (`$session_duration`, `$pageview_count`, …) counts each session once (SessionMath, `_get_session_property_ctes`);
  * - `conversion_window` + `conversion_window_unit`: metric events before first exposure + window, else up to
  *   the experiment's end (a window of 0 or less is none); a funnel's window, as set (0 too, as its UDF takes
@@ -46,7 +46,9 @@ import {
   type ExperimentBreakdown,
   type FunnelStep,
   type HogqlField,
+  type HogqlMath,
   HogqlMathError,
+  hogqlProperties,
   parseHogqlMath,
   type PropertyNode,
   type PropertyPath,
@@ -134,7 +136,7 @@ function sourceOf(node: unknown, actionById: ActionLookup, person: PersonLookup 
   } else throw refuse(`Unsupported metric source kind: ${String(node.kind)}`)
   const math = node.math
   const property = typeof node.math_property === 'string' && node.math_property !== '' ? node.math_property : null
-  if (math === 'hogql') return { step, math: hogqlMath(node.math_hogql) }
+  if (math === 'hogql') return { step, math: hogqlMath(node.math_hogql, person) }
   if (math === 'unique_session') return { step, math: { kind: 'distinct', key: '$session_id' } }
   if (math === 'dau') return { step, math: { kind: 'distinct', key: 'person' } }
   if (math === 'unique_group') return { step, math: uniqueGroup(node.math_group_type_index) }
@@ -172,17 +174,23 @@ function sessionMath(node: unknown): SessionMath | null {
 
 /**
  * `math: 'hogql'`: `math_hogql`'s aggregation and expression (src/storage/events/hogql-math.ts says what is
- * read). Without one PostHog's value is the constant 1, summed: the event count.
+ * read), with the person properties it reads as `lookup` resolved them (none: refused). Without one PostHog's
+ * value is the constant 1, summed: the event count.
  */
-function hogqlMath(text: unknown): SourceMath {
+function hogqlMath(text: unknown, lookup: PersonLookup | null): SourceMath {
   if (text === undefined || text === null || text === '') return { kind: 'count' }
   if (typeof text !== 'string') throw refuse('math_hogql must be a string.')
+  let hogql: HogqlMath
   try {
-    return { kind: 'hogql', hogql: parseHogqlMath(text) }
+    hogql = parseHogqlMath(text)
   } catch (error) {
     if (error instanceof HogqlMathError) throw refuse(`math_hogql: ${error.message}`)
     throw error
   }
+  const paths = hogqlProperties(hogql.expr, 'person')
+  if (paths.length === 0) return { kind: 'hogql', hogql }
+  if (lookup === null) throw refuse('math_hogql: Person properties are not read here.')
+  return { kind: 'hogql', hogql, persons: paths.map((path) => lookup.personProperty(path)) }
 }
 
 /**

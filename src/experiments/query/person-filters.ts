@@ -12,7 +12,10 @@
  * cohort with other conditions (behavioural) is a 400 naming it. `not_in` reads the other persons.
  *
  * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
- * ids of the persons whose properties its expression holds for, as a person property filter does.
+ * ids of the persons whose properties its expression holds for, as a person property filter does. A person
+ * property HogQL math reads (`math_hogql`, mixed with event properties as it likes) reads as each text it has
+ * among the project's persons now with their distinct ids, as a person breakdown does: each event then reads its
+ * distinct id's person's text (PersonProperty), the same person state the filters read.
  *
  * A group property filter (`type: "group"` with its `group_type_index`) reads as the keys of the groups of that
  * type it matches now, and matches the events whose `$group_<index>` is one of them.
@@ -34,6 +37,9 @@ import { storesCanRun } from '../../management/index.js'
 import {
   hogqlFilter,
   MAX_PROPERTY_DEPTH,
+  HogqlMathError,
+  hogqlProperties,
+  parseHogqlMath,
   readPropertyFilter,
   readsPersons,
   REGEX_LIMITS,
@@ -41,7 +47,9 @@ import {
   type HogqlCondition,
   type NodeRules,
   type HolderBreakdown,
+  type PersonProperty,
   type PropertyNode,
+  type PropertyPath,
 } from '../../storage/events/index.js'
 import type { PersonLookup } from '../metrics.js'
 
@@ -53,8 +61,8 @@ export interface PersonMatcher {
   distinctIdsMatching(teamId: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
   distinctIdsInCohort(teamId: number, cohortId: number, maxChars: number, failing?: boolean): Promise<string[] | null>
   groupKeysMatching(teamId: number, groupTypeIndex: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
-  /** Each text a person property has, with its persons' distinct ids (null: more than `maxChars` of ids). */
-  distinctIdsByProperty(teamId: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
+  /** Each text a person property (a path: a value within one) has, with its persons' distinct ids (null: more than `maxChars` of ids). */
+  distinctIdsByProperty(teamId: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
   /** Each text a group property has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
   groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
 }
@@ -109,6 +117,8 @@ interface Found {
   groups: Map<string, { index: number; filter: EventPropertyFilter }>
   /** HogQL filters reading person properties, by their key. */
   hogql: Map<string, HogqlCondition>
+  /** The person properties (paths) HogQL math reads (`math_hogql`'s `person.properties.<key>`), by their JSON. */
+  mathPersons: Map<string, PropertyPath>
 }
 
 /** A group leaf's type index (0–4), null when it names none. */
@@ -120,10 +130,23 @@ function groupIndexOf(leaf: JsonObject): number | null {
 const groupKey = (index: number, f: EventPropertyFilter) => JSON.stringify([index, f.key, f.operator, f.value ?? null])
 const breakdownKey = (key: string, groupTypeIndex: number | null) => JSON.stringify([key, groupTypeIndex])
 
+/** The person properties a `math_hogql` text reads; none for a text the planner refuses (it words why). */
+function mathPersonPaths(text: string): PropertyPath[] {
+  try {
+    return hogqlProperties(parseHogqlMath(text).expr, 'person')
+  } catch (error) {
+    if (error instanceof HogqlMathError) return []
+    throw error
+  }
+}
+
 /** Every readable person, group and cohort filter and person or group breakdown in `node`, at any depth. */
 function findFilters(node: unknown, into: Found): Found {
   if (Array.isArray(node)) for (const item of node) findFilters(item, into)
   else if (isPlainObject(node)) {
+    if (node.math === 'hogql' && typeof node.math_hogql === 'string') {
+      for (const path of mathPersonPaths(node.math_hogql)) into.mathPersons.set(JSON.stringify(path), path)
+    }
     if (node.type === 'cohort' && cohortId(node) !== null) into.cohorts.set(cohortKey(node), node)
     else if (node.type === 'hogql' && typeof node.key === 'string') {
       try {
@@ -191,7 +214,7 @@ export async function personFilterLookup(
   maxChars = MAX_PERSON_FILTER_CHARS,
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
-  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map(), hogql: new Map() })
+  const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map(), hogql: new Map(), mathPersons: new Map() })
   /** The ids (distinct ids, or group keys) a read names, or the ones it fails when they are too many; a 400 when both are. */
   const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
     const ids = await read(false)
@@ -231,8 +254,15 @@ export async function personFilterLookup(
     if (values === null) throw invalid(`The breakdown by the ${person ? 'person' : 'group'} property ${key} covers too many ${person ? 'persons' : 'groups'} to compute this query.`)
     breakdowns.set(id, { groupTypeIndex, values })
   }
+  const mathPersons = new Map<string, PersonProperty>()
+  for (const [id, path] of found.mathPersons) {
+    const values = await matcher.distinctIdsByProperty(teamId, path, maxChars)
+    if (values === null) throw invalid(`The person property ${path.join('.')} in math_hogql covers too many persons to compute this query.`)
+    mathPersons.set(id, { path, values })
+  }
   return {
     person: (filter) => persons.get(filterKey(filter)) ?? { distinctIds: [] },
+    personProperty: (path) => mathPersons.get(JSON.stringify(path)) ?? { path, values: [] },
     hogql: (key) => persons.get(`hogql ${key}`) ?? { distinctIds: [] },
     breakdown: (key, groupTypeIndex = null) => breakdowns.get(breakdownKey(key, groupTypeIndex)) ?? { groupTypeIndex, values: [] },
     group: (leaf) => {

@@ -5,7 +5,7 @@
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyPathExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
-import { hogqlContributionSql } from './clickhouse-hogql.js'
+import { hogqlContributionSql, personPropertySql } from './clickhouse-hogql.js'
 import { pathIndex } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
@@ -115,7 +115,7 @@ function metricEvents(q: ExperimentVariantsQuery, table: string, f: ServerFeatur
   const keys = m.distinctKeys.map((key, i) => `, ${distinctKeyExpr(key, f).expr} AS k${i}`)
   // HogQL math: what each event adds to source i's aggregate (`h<i>`, NULL: nothing).
   const hogql = q.aggregation.sources.flatMap((math, i) =>
-    math.kind === 'hogql' ? [`, ${hogqlContributionSql(math.hogql, (path) => propertyPathExpr(path, f), `h${i}`)} AS h${i}`] : [],
+    math.kind === 'hogql' ? [`, ${hogqlContributionSql(math.hogql, (path, person) => (person ? personPropertySql(math.persons ?? [], path) : propertyPathExpr(path, f)), `h${i}`)} AS h${i}`] : [],
   )
   const ordered = q.aggregation.type === 'funnel' || q.aggregation.type === 'retention'
   const columns = [

@@ -15,10 +15,10 @@ import {
   type MultipleVariantHandling,
 } from './experiment-aggregate.js'
 import { funnelReached, readsExposures } from './experiment-funnel.js'
-import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { hogqlQuantile, hogqlToFloat } from './hogql-values.js'
 import { retentionOutcome } from './experiment-retention.js'
-import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExposureRow, type MetricEventRow, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
+import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExposureRow, type MetricEventRow, type PersonProperty, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
 /**
  * Each entity's variant, first exposure and breakdown group (`get_experiment_exposure_query`): the variant of
@@ -151,20 +151,36 @@ class SourceAggregate {
   }
 }
 
-/** The properties (paths, for HogQL's `properties.a.b`) the sources read from each event, in order, each once. */
+/** The event properties (paths, for HogQL's `properties.a.b`) the sources read from each event, in order, each once. */
 export function sourceProperties(sources: readonly SourceMath[]): PropertyPath[] {
-  return uniquePaths(sources.flatMap((m): PropertyPath[] => ('property' in m ? [[m.property]] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr) : [])))
+  return uniquePaths(sources.flatMap((m): PropertyPath[] => ('property' in m ? [[m.property]] : m.kind === 'hogql' ? hogqlProperties(m.hogql.expr, 'event') : [])))
 }
 
 /** The event fields (`event`, `distinct_id`) the sources' HogQL reads, in order, each once. */
 export function sourceFields(sources: readonly SourceMath[]): HogqlField[] {
-  return [...new Set(sources.flatMap((m) => (m.kind === 'hogql' ? hogqlFields(m.hogql.expr) : [])))]
+  return [...new Set(sources.flatMap((m) => (m.kind === 'hogql' ? hogqlSourceFields(m.hogql.expr) : [])))]
+}
+
+/** An expression's fields, and `distinct_id` where it reads person properties: the SQLite store looks them up by it (personReader). */
+function hogqlSourceFields(expr: HogqlNode): HogqlField[] {
+  const fields = hogqlFields(expr)
+  return hogqlProperties(expr, 'person').length > 0 ? [...fields, 'distinct_id'] : fields
+}
+
+/**
+ * A person property's text for an event's distinct id (null: no person, or one without it), from the properties
+ * as resolved before the read (PersonProperty): one map a property, built once rather than searched on every row.
+ */
+function personReader(persons: readonly PersonProperty[]): (path: PropertyPath, distinctId: string) => string | null {
+  const at = pathIndex(persons.map((p) => p.path))
+  const byId = persons.map((p) => new Map(p.values.flatMap((v) => v.ids.map((id) => [id, v.text] as const))))
+  return (path, distinctId) => byId[at(path)]?.get(distinctId) ?? null
 }
 
 /**
  * What one event adds to a source's aggregate, from its property texts (in `valueProperties`' order, then the
- * fields' in `valueFields`'): a property's number (0 when it is none), a HogQL expression's contribution (null:
- * nothing; a text: the key HogQL's uniq counts), else 1.
+ * fields' in `valueFields`', the person's properties by its distinct id): a property's number (0 when it is none), a
+ * HogQL expression's contribution (null: nothing; a text: the key HogQL's uniq counts), else 1.
  */
 function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[], valueFields: readonly HogqlField[]): (values: ReadonlyArray<string | null>) => number | string | null {
   const at = pathIndex(valueProperties)
@@ -177,7 +193,12 @@ function eventValue(math: SourceMath, valueProperties: readonly PropertyPath[], 
       return c
     }
     const field = (values: ReadonlyArray<string | null>) => (name: HogqlField) => values[column(name)] ?? ''
-    return (values) => hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, (path) => values[at(path)] ?? null, null, field(values)))
+    const person = personReader(math.persons ?? [])
+    return (values) => {
+      const fields = field(values)
+      const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, fields('distinct_id')) : (values[at(path)] ?? null))
+      return hogqlContribution(math.hogql, evaluateHogql(math.hogql.expr, property, null, fields))
+    }
   }
   const i = 'property' in math ? at([math.property]) : -1
   return i < 0 ? () => 1 : (values) => hogqlToFloat(values[i] ?? null) ?? 0

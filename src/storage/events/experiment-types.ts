@@ -63,8 +63,20 @@ export type SourceMath =
   | { kind: 'sum' | 'avg' | 'min' | 'max'; property: string }
   | { kind: 'distinct'; key: DistinctKey }
   | { kind: 'any' }
-  | { kind: 'hogql'; hogql: HogqlMath }
+  /** `persons`: the person properties the expression reads (`person.properties.<key>`), each as resolved before the read. */
+  | { kind: 'hogql'; hogql: HogqlMath; persons?: readonly PersonProperty[] }
   | SessionMath
+
+/**
+ * A person property HogQL math reads, as the persons of the events' distinct ids have it now (PostHog's
+ * `person_id_override_properties_joined` mode, as person property filters and breakdowns read persons): each text
+ * the property (path) has among the project's persons, with their distinct ids. An event by a distinct id in none
+ * reads it as null (no person, or a person without it).
+ */
+export interface PersonProperty {
+  path: PropertyPath
+  values: HolderBreakdown['values']
+}
 
 /**
  * The session properties a mean can aggregate (PostHog's ALLOWED_SESSION_MATH_PROPERTIES), as PostHog's sessions

@@ -9,7 +9,9 @@
  *
  * The expression: numbers, 'strings', true/false/null, `properties.<key>` (also `properties.$key`,
  * properties.`any key`, properties."any key", properties['any key']) and paths within objects (`properties.a.b`, at most 4
- * keys: PostHog's JSONExtractRaw(properties, 'a', 'b'); a text or an array holds no keys), the event's `event` and
+ * keys: PostHog's JSONExtractRaw(properties, 'a', 'b'); a text or an array holds no keys), the person's
+ * `person.properties.<key>` likewise (its properties now, as PostHog's `person_id_override_properties_joined` mode
+ * reads them: docs/architecture.md, "HogQL math and filters"), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
  * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, round (hogql-values.ts computes these), isNull, isNotNull, toString and
@@ -76,7 +78,8 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'null' }
   /**
    * `nested`: the keys read within the property's value, object by object (`properties.a.b`); `person`: a person's
-   * property (HogQL filters only), read from persons.db's persons by the same code.
+   * property (`person.properties.<key>`), its current value in persons.db read by the same code: a filter's as the
+   * persons it holds for (person-filters.ts), math's as the event's distinct id's person has it (PersonProperty).
    */
   | { op: 'property'; key: string; nested?: readonly string[]; person?: boolean }
   | { op: 'field'; field: HogqlField }
@@ -101,17 +104,24 @@ export type HogqlValue = number | string | null
 /** What a property node reads: its key, then the keys within its value (`properties.a.b`: ['a', 'b']). */
 export type PropertyPath = readonly [string, ...string[]]
 
+/** A property's text for an evaluation (null: missing or null): the event's, or with `person` the person's. */
+export type PropertyReader = (path: PropertyPath, person: boolean) => string | null
+
 /** A property node's path. */
 export function propertyPath(node: { key: string; nested?: readonly string[] }): PropertyPath {
   return node.nested === undefined ? [node.key] : [node.key, ...node.nested]
 }
 
-/** The property paths an expression reads, in order of appearance, each once. */
-export function hogqlProperties(node: HogqlNode): PropertyPath[] {
+/**
+ * The property paths an expression reads, in order of appearance, each once: of the event and the person alike
+ * (`any`: a filter reads one holder's, readsPersons), or of one of them (math reads both, from different places).
+ */
+export function hogqlProperties(node: HogqlNode, of: 'any' | 'event' | 'person' = 'any'): PropertyPath[] {
   const paths: PropertyPath[] = []
   const visit = (n: HogqlNode): void => {
-    if (n.op === 'property') paths.push(propertyPath(n))
-    else if ('args' in n) n.args.forEach(visit)
+    if (n.op === 'property') {
+      if (of === 'any' || (of === 'person') === (n.person === true)) paths.push(propertyPath(n))
+    } else if ('args' in n) n.args.forEach(visit)
   }
   visit(node)
   return uniquePaths(paths)
@@ -185,10 +195,11 @@ const NO_FIELDS = (field: HogqlField): never => {
 }
 
 /**
- * Evaluates an expression on one event, `property` giving a property's text (null: missing or null); `regex` runs
- * match() and `field` gives the event's fields, which without them fail.
+ * Evaluates an expression on one event, `property` giving a property's text (null: missing or null), the person's
+ * where `person` (`person.properties.<key>`); `regex` runs match() and `field` gives the event's fields, which
+ * without them fail.
  */
-export function evaluateHogql(node: HogqlNode, property: (path: PropertyPath) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
+export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
   const value = (n: HogqlNode) => evaluateHogql(n, property, regex, field)
   const number = (n: HogqlNode) => asNumber(n, value(n))
   switch (node.op) {
@@ -198,7 +209,7 @@ export function evaluateHogql(node: HogqlNode, property: (path: PropertyPath) =>
     case 'null':
       return null
     case 'property':
-      return property(propertyPath(node))
+      return property(propertyPath(node), node.person === true)
     case 'field':
       return field(node.field)
     case '+':
@@ -249,7 +260,7 @@ export function evaluateHogql(node: HogqlNode, property: (path: PropertyPath) =>
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
-export function hogqlHolds(node: HogqlNode, property: (path: PropertyPath) => string | null, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): boolean {
+export function hogqlHolds(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): boolean {
   const v = asNumber(node, evaluateHogql(node, property, regex, field))
   return v !== null && v !== 0
 }

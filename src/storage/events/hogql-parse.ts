@@ -188,16 +188,15 @@ class Parser {
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
     if (word === 'properties' && !t.quoted) return this.#property(false)
-    if (word === 'person' && !t.quoted && this.use === 'HogQL filters' && this.#isPunct('.')) {
+    if (word === 'person' && !t.quoted && this.#isPunct('.')) {
       this.#i++
       const next = this.#peek()
-      if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError('Of the person, skylark reads its properties (person.properties.<key>) in HogQL filters.')
+      if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of the person, skylark reads its properties (person.properties.<key>) in ${this.use}.`)
       this.#i++
       return this.#property(true)
     }
     if (FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
-    const read = this.use === 'HogQL filters' ? 'event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id' : 'event properties (properties.<key>), event and distinct_id'
-    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads ${read} in ${this.use}.`)
+    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
   }
 
   /**

@@ -824,6 +824,17 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     }
   })
 
+  t.test("HogQL math on person properties reads each event's person's current properties, as the person filters do (PostHog's joined person properties)", async (t) => {
+    const hogql = (math_hogql: string) => mean({ ...clicked, math: 'hogql', math_hogql })
+    const goldClicks = expect((v, i) => (gold(i) ? plan(v, i).clicks : 0))
+    const math = await query(hogql("sum(if(person.properties.tier = 'gold', 1, 0))"))
+    checkAnswer(t, math, goldClicks, 'mean')
+    const filtered = await query(mean({ ...clicked, properties: [{ key: 'tier', operator: 'exact', value: 'gold', type: 'person' }] }))
+    t.same(math.variant_results, filtered.variant_results, 'the same persons as the person filter on the tier')
+    // Beside the event's own properties: a gold person's clicks count 10, the others' 1 (every exposed person has a tier).
+    checkAnswer(t, await query(hogql("sum(if(person.properties['tier'] = 'gold' and properties.$session_id != '', 10, 1))")), expect((v, i) => plan(v, i).clicks * (gold(i) ? 10 : 1)), 'mean')
+  })
+
   t.test("a breakdown by a group property: each group of the size the exposure's company has now, as PostHog's joined group properties", async (t) => {
     const types = await f.api('GET', `${f.base}/groups_types/`)
     const company = (types.body as Array<{ group_type: string; group_type_index: number }>).find((g) => g.group_type === 'company')!.group_type_index

@@ -1,5 +1,7 @@
 import t from 'tap'
 import { distinctKeys, metricSteps, planMetric, valueFields, valueProperties } from '../../../src/experiments/query/metric.js'
+import type { PersonLookup } from '../../../src/experiments/metrics.js'
+import type { PersonProperty, PropertyPath } from '../../../src/storage/events/index.js'
 
 const noActions = () => null
 const mean = (over: Record<string, unknown>) =>
@@ -76,7 +78,18 @@ t.test("HogQL math is read from math_hogql; without one PostHog's value is 1 an 
   t.same([valueProperties(fields), valueFields(fields)], [[['price']], ['event', 'distinct_id']], 'and the fields')
   for (const none of [undefined, null, '']) t.same(plan({ math_hogql: none }).sources[0], { kind: 'count' }, String(none))
   t.throws(() => plan({ math_hogql: 7 }), { code: 'invalid', detail: 'math_hogql must be a string.' })
-  t.throws(() => plan({ math_hogql: 'sum(person.properties.x)' }), { code: 'invalid', detail: /^math_hogql: Unknown field "person"/ })
+  t.throws(() => plan({ math_hogql: 'sum(person.properties.x)' }), { code: 'invalid', detail: 'math_hogql: Person properties are not read here.' }, 'person properties without persons.db')
+  t.throws(() => plan({ math_hogql: 'sum(person.id)' }), { code: 'invalid', detail: /^math_hogql: Of the person, skylark reads its properties/ })
+})
+
+t.test('HogQL math on person properties carries them as the lookup resolved them; the event properties and distinct id are what each event carries back', async (t) => {
+  const resolved: PersonProperty[] = []
+  const lookup = { personProperty: (path: PropertyPath): PersonProperty => (resolved.push({ path, values: [{ text: 'pro', ids: ['u1'] }] }), resolved.at(-1)!) } as unknown as PersonLookup
+  const source = { kind: 'EventsNode', event: 'purchase', math: 'hogql', math_hogql: "sum(if(person.properties.plan = 'pro', properties.price, 0) + person.properties.ltv.usd)" }
+  const p = planMetric({ kind: 'ExperimentMetric', metric_type: 'mean', source }, noActions, lookup)
+  t.same(resolved.map((r) => r.path), [['plan'], ['ltv', 'usd']], "each person property the expression reads, looked up once")
+  t.match(p.sources[0], { kind: 'hogql', persons: resolved })
+  t.same([valueProperties(p), valueFields(p)], [[['price']], ['distinct_id']], "the event's properties only, and its distinct id, by which its person's are read")
 })
 
 t.test("retention metrics are read as PostHog's retention query builder reads them: the start and completion steps, the window and the start handling", async (t) => {

@@ -6,14 +6,15 @@ import { personFilterLookup, type CohortSource } from '../../../src/experiments/
 import { compileRegex } from '../../../src/flags/index.js'
 import { StaticCohortWriter } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
+import type { SourceMath } from '../../../src/storage/events/index.js'
 import { TEAM, ev, harness } from '../persons/fixtures.js'
 
-/** persons.db with ten persons (two distinct ids each for the even ones), every third of the gold tier. */
+/** persons.db with ten persons (two distinct ids each for the even ones), every third of the gold tier, the first four with billing seats. */
 function personsWithTiers() {
   const h = harness()
   const events: CapturedEvent[] = []
   for (let i = 0; i < 10; i++) {
-    events.push(ev('$identify', `user-${i}`, { $set: { tier: i % 3 === 0 ? 'gold' : 'basic', age: 20 + i } }))
+    events.push(ev('$identify', `user-${i}`, { $set: { tier: i % 3 === 0 ? 'gold' : 'basic', age: 20 + i, ...(i < 4 ? { billing: { seats: i + 1 } } : {}) } }))
     if (i % 2 === 0) events.push(ev('$identify', `user-${i}`, { $anon_distinct_id: `anon-${i}` }))
     // Companies (group type 0) co-0…co-4, their size 10 × i.
     if (i < 5) events.push(ev('$groupidentify', `user-${i}`, { $group_type: 'company', $group_key: `co-${i}`, $group_set: { size: 10 * i } }))
@@ -143,6 +144,23 @@ t.test("a breakdown by a person property reads each text it has now, with its pe
   t.ok(ages.values.some((v) => v.text === '23'), "a number's text as the event store writes it")
   t.throws(() => planMetric(metric, noActions), { code: 'invalid', detail: 'Breakdowns of type "person" are not supported in experiment metrics here; only event, person and group property breakdowns are.' }, 'without persons.db')
   await t.rejects(personFilterLookup(persons, null, TEAM, [metric], 20), { code: 'invalid', detail: 'The breakdown by the person property tier covers too many persons to compute this query.' })
+})
+
+t.test("HogQL math's person properties read as each text they have now, with its persons' distinct ids, as a person breakdown", async (t) => {
+  const persons = personsWithTiers()
+  const source = { kind: 'EventsNode', event: 'clicked', math: 'hogql', math_hogql: "sum(if(person.properties.tier = 'gold', person.properties.billing.seats, properties.amount))" }
+  const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source }
+  const lookup = await personFilterLookup(persons, null, TEAM, [metric])
+  const personsOf = (s: SourceMath) => (s.kind === 'hogql' ? (s.persons ?? []) : [])
+  const read = personsOf(planMetric(metric, noActions, lookup).sources[0])
+  const byText = (i: number) => Object.fromEntries(read[i].values.map((v) => [v.text, [...v.ids].sort()]))
+  t.same(read.map((p) => p.path), [['tier'], ['billing', 'seats']], 'the paths the expression reads of the person')
+  t.same(byText(0).gold, ['anon-0', 'anon-6', 'user-0', 'user-3', 'user-6', 'user-9'], 'every id of each person')
+  t.same(byText(1), { 1: ['anon-0', 'user-0'], 2: ['user-1'], 3: ['anon-2', 'user-2'], 4: ['user-3'] }, 'a path within an object; persons without it are in none')
+  const ratio = { kind: 'ExperimentMetric', metric_type: 'ratio', numerator: source, denominator: { ...source, math_hogql: 'count(person.properties.tier)' } }
+  t.same(planMetric(ratio, noActions, await personFilterLookup(persons, null, TEAM, [ratio])).sources.map((s) => personsOf(s).length), [2, 1], "a ratio's sources each with theirs")
+  await t.rejects(personFilterLookup(persons, null, TEAM, [metric], 20), { code: 'invalid', detail: 'The person property tier in math_hogql covers too many persons to compute this query.' })
+  t.same(await personFilterLookup(persons, null, TEAM, [{ ...metric, source: { ...source, math_hogql: 'sum(person.properties.(' } }]).then((l) => l !== null), true, 'a text the planner refuses is left to it')
 })
 
 t.test("a breakdown by a group property reads each text it has now among the groups of its type, with their keys", async (t) => {

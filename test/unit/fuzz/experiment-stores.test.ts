@@ -3,7 +3,7 @@
  * queries of the shapes the runner builds (src/experiments/query/metric.ts and runner.ts: means of every source
  * math, ratios, funnels of each order, retention from an event or the exposure; windows, winsorisation, thresholds,
  * CUPED, matured users, group entities, both multiple-variant handlings, activation, event, person and group
- * breakdowns, step filters) over random events whose times collide on a 500 ms grid, whose amounts take the
+ * breakdowns, step filters, HogQL math on event and person properties) over random events whose times collide on a 500 ms grid, whose amounts take the
  * shapes that told the stores apart before (texts with spaces or signs, `1e3`, `n/a`, booleans, nulls, missing),
  * and whose persons have one or two distinct ids. Both stores must answer alike, or refuse alike; the sums are
  * compared to 1e-9 of their size, as each store adds in an order of its own.
@@ -11,9 +11,9 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
-import type { EventRow, ExperimentBreakdown, ExperimentVariantsQuery, FunnelStep, PropertyNode, SourceMath } from '../../../src/storage/events/index.js'
+import type { EventRow, ExperimentBreakdown, ExperimentVariantsQuery, FunnelStep, PersonProperty, PropertyNode, PropertyPath, SourceMath } from '../../../src/storage/events/index.js'
 import { SESSION_PROPERTIES } from '../../../src/storage/events/experiment-types.js'
-import { parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { hogqlProperties, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { sourceFields, sourceProperties } from '../../../src/storage/events/experiment-rows.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { asSet, bothEventStores } from '../../helpers/event-stores.js'
@@ -79,6 +79,28 @@ function rows(rng: Rng): EventRow[] {
 
 const HOGQL = ['sum(properties.amount * 2 + 1)', "avg(if(properties.plan = 'pro', properties.amount, -1))", 'count(toFloat(properties.amount))', 'max(properties.amount / 2)', 'min(coalesce(properties.amount, 7))', 'properties.amount', "count(properties.$session_id)", 'sum(abs(properties.amount) - floor(properties.amount))', 'sum(properties.order.total)', "avg(round(properties.order['total'] * properties.amount, 1))", "sum(if(event = 'purchased', properties.amount, 0))", "count(if(distinct_id like '%1%', event, null))", 'uniq(properties.plan)', 'count(distinct round(properties.amount))', "countIf(properties.amount > 2 or event = 'viewed')", 'median(properties.amount)', 'quantile(0.25)(properties.amount * 2)', 'any(properties.amount)', "sumIf(properties.amount, properties.plan = 'pro')", "avgIf(properties.amount * 2, event != 'viewed')", 'minIf(properties.amount, properties.amount > 1)', "maxIf(properties.order.total, properties.plan != 'pro')", "uniq(substring(properties.plan, 2, -1))"]
 
+/** HogQL math on person properties, alone or beside the event's. */
+const PERSON_HOGQL = ['sum(person.properties.ltv)', "avg(if(person.properties.plan = 'pro', properties.amount, 0))", 'count(distinct person.properties.plan)', 'sumIf(person.properties.ltv * properties.amount, person.properties.plan != properties.plan)', 'max(person.properties.ltv.usd)', 'any(coalesce(person.properties.ltv, properties.amount))']
+
+/**
+ * A person property's texts as the runner resolves them (PersonProperty): each person's text with its distinct
+ * ids, now and then a person without it or an id of no person.
+ */
+function personProperty(rng: Rng, path: PropertyPath): PersonProperty {
+  const byText = new Map<string, string[]>()
+  for (let n = 0; n < PERSONS; n++) {
+    if (rng.chance(0.15)) continue
+    const text = path[0] === 'plan' ? ['pro', 'free', 'team'][n % 3] : rng.pick(['12.5', String(n), '-3', 'n/a', '1e3', ' 4', 'true'])
+    byText.set(text, [...(byText.get(text) ?? []), ...[`d-${n}`, `d-${n}-b`].filter(() => rng.chance(0.9))])
+  }
+  return { path, values: [...byText].map(([text, ids]) => ({ text, ids })) }
+}
+
+function personMath(rng: Rng): SourceMath {
+  const hogql = parseHogqlMath(rng.pick(PERSON_HOGQL))
+  return { kind: 'hogql', hogql, persons: hogqlProperties(hogql.expr, 'person').map((path) => personProperty(rng, path)) }
+}
+
 function sourceMath(rng: Rng, mean: boolean): SourceMath {
   return rng.weighted<() => SourceMath>([
     [3, () => ({ kind: 'count' })],
@@ -86,6 +108,7 @@ function sourceMath(rng: Rng, mean: boolean): SourceMath {
     [2, () => ({ kind: 'distinct', key: rng.pick(['$session_id', 'person', '$group_0'] as const) })],
     [1, () => ({ kind: 'any' })],
     [2, () => ({ kind: 'hogql', hogql: parseHogqlMath(rng.pick(HOGQL)) })],
+    [1, () => personMath(rng)],
     [mean ? 2 : 0, () => ({ kind: 'session', sessionProperty: rng.pick(SESSION_PROPERTIES), aggregation: rng.pick(['sum', 'avg', 'min', 'max', 'distinct'] as const) })],
   ])()
 }

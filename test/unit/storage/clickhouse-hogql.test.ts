@@ -5,7 +5,9 @@
  * empty texts, nulls and missing properties.
  */
 import t, { type Test } from 'tap'
-import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { hogqlContributionSql, personPropertySql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { quote } from '../../../src/storage/events/clickhouse-schema.js'
+import type { PersonProperty } from '../../../src/storage/events/experiment-types.js'
 import { pathText } from '../../../src/management/actions/properties.js'
 import { propertyPathExpr } from '../../../src/storage/events/clickhouse-filters.js'
 import { evaluateHogql, hogqlContribution, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
@@ -99,11 +101,14 @@ const EXPRESSIONS = [
   'length(substring(null, 1, 9)) + length(substring(properties.missing, 2, -1))',
 ]
 
-/** What ClickHouse's `select` of each of EVENTS' properties answers, a line each. */
+/** The distinct id of EVENTS[i]: four of them, u3 of no person in PERSONS. */
+const distinctId = (i: number) => `u${i % 4}`
+
+/** What ClickHouse's `select` of each of EVENTS' properties (and distinct id) answers, a line each. */
 async function contributions(t: Test, url: string, select: string): Promise<string[]> {
-  const rows = EVENTS.map((e) => `'${JSON.stringify(e).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')
+  const rows = EVENTS.map((e, i) => `(${quote(JSON.stringify(e))}, ${quote(distinctId(i))})`).join(', ')
   // In the body: a property's text on 18.16 is several KB of SQL, too long for the URL.
-  const res = await fetch(url, { method: 'POST', body: `SELECT ${select} FROM (SELECT arrayJoin([${rows}]) AS properties) FORMAT TabSeparated` })
+  const res = await fetch(url, { method: 'POST', body: `SELECT ${select} FROM (SELECT tupleElement(r, 1) AS properties, tupleElement(r, 2) AS distinct_id FROM (SELECT arrayJoin([${rows}]) AS r)) FORMAT TabSeparated` })
   const answer = await res.text()
   t.equal(res.status, 200, answer.slice(0, 300))
   return answer.trimEnd().split('\n')
@@ -119,6 +124,34 @@ t.test("every expression's contribution is ClickHouse's and Node's alike", { ski
       t.same(got, want, `${aggregation}(${text})`)
     }
   }
+})
+
+/** Person properties as the runner resolves them (PersonProperty): texts by distinct id, u3 in none. */
+const PERSONS: PersonProperty[] = [
+  { path: ['plan'], values: [{ text: 'pro', ids: ['u0', 'u2'] }, { text: "it's \\ free", ids: ['u1'] }] },
+  { path: ['ltv', 'usd'], values: [{ text: '12.5', ids: ['u0'] }, { text: 'n/a', ids: ['u1'] }] },
+  { path: ['none'], values: [] },
+]
+
+t.test("a person's property is its distinct id's person's text in ClickHouse (transform over the ids) as in Node; NULL for an id of no person", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const { ch, features } = await clickhouseEventStore(t, 'skylark_hogql_persons')
+  const personText = (path: readonly string[], i: number) => PERSONS.find((p) => p.path.join('.') === path.join('.'))?.values.find((v) => v.ids.includes(distinctId(i)))?.text ?? null
+  for (const text of [
+    "if(person.properties.plan = 'pro', properties.amount, 0)",
+    'person.properties.ltv.usd * 2 + properties.a',
+    "person.properties.plan = properties.plan or person.properties['plan'] like '%free'",
+    'coalesce(person.properties.none, person.properties.ltv.usd, 7)',
+    'length(person.properties.plan) + length(properties.plan) * 100',
+  ]) {
+    for (const aggregation of ['sum', 'count', 'uniq'] as const) {
+      const math = parseHogqlMath(`${aggregation}(${text})`)
+      const sql = hogqlContributionSql(math, (path, person) => (person ? personPropertySql(PERSONS, path) : propertyPathExpr(path, features)), 'h')
+      const got = (await contributions(t, ch.url, sql)).map((line) => (line === '\\N' ? null : aggregation === 'uniq' ? line : Number(line)))
+      const want = EVENTS.map((e, i) => hogqlContribution(math, evaluateHogql(math.expr, (path, person) => (person ? personText(path, i) : pathText(e, path)))))
+      t.same(got, want, `${aggregation}(${text})`)
+    }
+  }
+  t.equal(personPropertySql(PERSONS, ['none']), 'CAST(NULL AS Nullable(String))', 'a property no person has: NULL, written so')
 })
 
 t.test("uniq's keys of cut texts are ClickHouse's bytes, a loose byte (U+DC80–U+DCFF here) for each of no character", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {

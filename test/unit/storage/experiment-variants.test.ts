@@ -5,12 +5,13 @@
  * order) with steps sharing a millisecond, both multiple-variant handlings and group entities, and each of them broken
  * down by the exposure's properties (a text, a number, an empty text, missing and null; a person's later
  * exposure with another value, and two at the same millisecond), retention metrics' outcomes, and only the
- * entities first exposed by a cutoff (`only_count_matured_users`), and means of each session property.
+ * entities first exposed by a cutoff (`only_count_matured_users`), means of each session property, and HogQL
+ * math on person properties.
  */
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { offsetChanges } from '../../../src/common/time-zones.js'
-import type { BounceRule, EventRow, ExperimentVariantsQuery, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
+import type { BounceRule, EventRow, ExperimentVariantsQuery, PersonProperty, RetentionWindow, SessionMath, SessionProperty, SourceMath } from '../../../src/storage/events/index.js'
 import { quantileExact } from '../../../src/storage/events/experiment-aggregate.js'
 import { parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { sourceFields, sourceProperties } from '../../../src/storage/events/experiment-rows.js'
@@ -118,6 +119,15 @@ function fromExposure(completion: string, window: Partial<RetentionWindow>, more
   return { ...q, metric: { ...q.metric, steps: [{ event: q.exposure.event ?? null, properties: q.exposure.properties }, { event: completion }] } }
 }
 const hogql = (text: string): SourceMath => ({ kind: 'hogql', hogql: parseHogqlMath(text) })
+/**
+ * Person properties as the runner resolves them for HogQL math (PersonProperty): every third person pro, the
+ * others free; an ltv of n / 2, which persons n % 5 = 4 lack; a person with ids of no events among them.
+ */
+const PERSON_PROPERTIES: PersonProperty[] = [
+  { path: ['plan'], values: ['pro', 'free'].map((text, r) => ({ text, ids: Array.from({ length: 60 }, (_, n) => n).filter((n) => (n % 3 === 0) === (r === 0)).map((n) => `d-${n}`) })) },
+  { path: ['ltv'], values: [...Array.from({ length: 60 }, (_, n) => n).filter((n) => n % 5 !== 4).map((n) => ({ text: String(n / 2), ids: [`d-${n}`] })), { text: '7', ids: ['nobody'] }] },
+]
+const personHogql = (text: string): SourceMath => ({ kind: 'hogql', hogql: parseHogqlMath(text), persons: PERSON_PROPERTIES })
 /** The views (amount `n/a` for n % 7 = 0: no number) as the metric's one step. */
 const views = (source: SourceMath, more: Partial<ExperimentVariantsQuery> = {}) =>
   query({ sources: [source] }, { ...more, metric: { ...query({ sources: [source] }).metric, steps: [{ event: 'viewed' }] } })
@@ -237,6 +247,9 @@ const CASES: Array<[string, ExperimentVariantsQuery]> = [
   ['HogQL math: minIf and maxIf where a condition holds, 0 where it never does', query({ type: 'ratio', sources: [hogql('minIf(properties.amount + 1, properties.amount >= 2)'), hogql("maxIf(properties.amount, toFloat(replaceAll(properties.$session_id, 's', '')) < 1)")] })],
   ['HogQL math: the distinct sessions of each clicker', query({ sources: [hogql('count(distinct properties.$session_id)')] })],
   ["HogQL math: the event's fields", query({ type: 'ratio', sources: [hogql("sum(if(event = 'purchased', properties.amount, 0))"), hogql("avg(length(distinct_id) + (event = 'clicked'))")] })],
+  ["HogQL math on person properties: the clicks' amounts where the person (not the event) is pro", query({ sources: [personHogql("avg(if(person.properties.plan = 'pro', properties.amount, 0))")] })],
+  ["HogQL math on person properties: each click's person's ltv by a person breakdown, a person without one adding nothing", query({ sources: [personHogql('sum(person.properties.ltv)')] }, { breakdowns: [TIER] })],
+  ["HogQL math on person properties: the distinct plans over the non-pro persons' ltv times the amount, winsorised", query({ type: 'ratio', sources: [personHogql('count(distinct person.properties.plan)'), personHogql("maxIf(person.properties.ltv * properties.amount, person.properties.plan != 'pro')")], upperPercentile: 0.9 })],
   ['a metric of the events of two organisations', query({ sources: [{ kind: 'sum', property: 'amount' }] }, { metric: { ...query({ sources: [{ kind: 'sum', property: 'amount' }] }).metric, steps: [{ event: 'clicked', properties: [{ groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'] }] }] } })],
   ['an exposure of all organisations but two', query({}, { exposure: { ...query({}).exposure, properties: [...query({}).exposure.properties!, { groupTypeIndex: 0, groupKeys: ['org-0', 'org-3'], excluded: true }] } })],
   ['session durations: a sum', sessions('sum')],
@@ -275,6 +288,13 @@ t.test('both stores give the same per-variant sums', { skip: clickhouseUnavailab
     if (q.aggregation.retention) t.ok(expected.variants.some((v) => v.sum < v.number_of_samples), `${name}: the fixture gives some not retained`)
     if (q.aggregation.cupedLookbackMs) t.ok(expected.variants.some((v) => v.covariate_sum! > 0 && v.covariate_sum_product !== 0), `${name}: the fixture gives covariates`)
     t.same(await store.experimentVariants(q), expected, name)
+  }
+  // A person property reads as its distinct id's person has it: the pro persons' plan is their distinct ids'.
+  const pro = PERSON_PROPERTIES[0].values[0].ids.map((id) => `'${id}'`).join(', ')
+  for (const [name, s] of [['SQLite', sqlite], ['ClickHouse', store]] as const) {
+    const byPerson = await s.experimentVariants(query({ sources: [personHogql("sum(if(person.properties.plan = 'pro', properties.amount, 0))")] }))
+    const byId = await s.experimentVariants(query({ sources: [hogql(`sum(if(distinct_id in (${pro}), properties.amount, 0))`)] }))
+    t.same(byPerson, byId, `${name}: person.properties.plan is the plan of the event's distinct id's person`)
   }
   // The orders differ on these events: the sums are not the ordered funnel's.
   const firstSeen = { multipleVariantHandling: 'first_seen' } as const

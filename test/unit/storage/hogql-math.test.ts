@@ -181,7 +181,8 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('1 + sum(properties.a)', /can only be the outermost call/)
   refused('sum(properties.a, properties.b)', /takes one argument/)
   refused('sum()', /needs an argument/)
-  refused('person.properties.email', /Unknown field "person"/)
+  refused('person.id', /Of the person, skylark reads its properties \(person.properties.<key>\) in HogQL math/)
+  refused('timestamp', /Unknown field "timestamp": skylark reads event properties \(properties.<key>\), person properties \(person.properties.<key>\), event and distinct_id in HogQL math/)
   refused('properties.a like properties.b', /LIKE takes its pattern as a text literal/)
   refused('lower(properties.a) + splitByChar(properties.a)', /Unknown function splitByChar\(\)/)
   refused('lower(properties.a) + match(properties.a)', /match\(\) is read in HogQL filters only/)
@@ -199,6 +200,20 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   for (const junk of ['*', ')', 'properties', 'properties[1]', 'properties.', '`x`', '1 +', 'sum(', ',', '[', "'a' 'b'"]) {
     t.throws(() => parseHogqlMath(junk), HogqlMathError, JSON.stringify(junk))
   }
+})
+
+t.test("HogQL math reads the person's properties (person.properties.<key>, paths within them) beside the event's, each from its own holder", async (t) => {
+  const math = parseHogqlMath("avg(if(person.properties.plan = 'pro', properties.amount, 0) + person.properties.ltv.usd)")
+  t.match(math.expr, { op: '+', args: [{ fn: 'if', args: [{ args: [{ op: 'property', key: 'plan', person: true }] }, { op: 'property', key: 'amount' }] }, { op: 'property', key: 'ltv', nested: ['usd'], person: true }] })
+  t.same(hogqlProperties(math.expr, 'event'), [['amount']], "the event's paths")
+  t.same(hogqlProperties(math.expr, 'person'), [['plan'], ['ltv', 'usd']], "the person's paths")
+  t.same(hogqlProperties(math.expr), [['plan'], ['amount'], ['ltv', 'usd']], 'both, for a reader of one holder (a filter)')
+  const event = { plan: 'free', amount: '30' }
+  const person = { plan: 'pro', 'ltv.usd': '12' }
+  const read = (path: readonly string[], ofPerson: boolean) => ((ofPerson ? person : event) as Record<string, string>)[path.join('.')] ?? null
+  t.equal(evaluateHogql(math.expr, read), 42, "the person's plan decides, not the event's of the same name")
+  t.equal(evaluateHogql(parseHogqlMath('sum(person.properties.ltv)').expr, () => null), null, 'a person without it (or no person): null, which adds nothing')
+  t.match(parseHogqlMath("sum(person.properties['a b'].c)"), { expr: { op: 'property', key: 'a b', nested: ['c'], person: true } }, 'a quoted key and a path')
 })
 
 t.test('like and ilike match texts with % and _ (\\ escapes); in is = against any item; not before either negates it', async (t) => {
