@@ -6,6 +6,7 @@
 import type { ClickHouseConnection } from '../config/index.js'
 import { attributeArrays, ClickHouseTable, zipMap } from '../storage/clickhouse-table.js'
 import { matchSql, quote } from '../storage/events/clickhouse-schema.js'
+import { SERVICE_KEYS } from './query.js'
 import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricName, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview, SparklineQuery } from './types.js'
 
 const COLUMNS = `(
@@ -35,7 +36,8 @@ const COLUMNS = `(
 )`
 const LAYOUT = 'PARTITION BY toYYYYMM(toDateTime(intDiv(timestamp, 1000000))) ORDER BY (team_id, metric_name, timestamp)'
 
-const SERVICE_KEYS = new Set(['service_name', 'service.name'])
+/** `AND service_name IN (…)` when services are named. */
+const servicesIn = (services: readonly string[]) => (services.length ? ` AND service_name IN (${services.map(quote).join(', ')})` : '')
 
 function label(key: string, scope: MetricFilter['scope']): string {
   if (SERVICE_KEYS.has(key)) return 'service_name'
@@ -107,20 +109,18 @@ export class ClickHouseMetricStore implements MetricStore {
   }
 
   async names(q: NamesQuery): Promise<MetricName[]> {
-    const services = q.services.length ? ` AND service_name IN (${q.services.map(quote).join(', ')})` : ''
     const rows = await this.#t.select<Record<keyof MetricName, string>>(
       `SELECT metric_name AS name, min(metric_type) AS metric_type, min(unit) AS unit, max(timestamp) AS last_seen, uniqExact(service_name) AS services
-       FROM ${this.#metrics} WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND positionCaseInsensitiveUTF8(metric_name, ${quote(q.search)}) > 0${services}
+       FROM ${this.#metrics} WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND positionCaseInsensitiveUTF8(metric_name, ${quote(q.search)}) > 0${servicesIn(q.services)}
        GROUP BY metric_name`,
     )
     return rows.map((r) => ({ name: r.name, metric_type: r.metric_type, unit: r.unit, last_seen: Number(r.last_seen), services: Number(r.services) }))
   }
 
   async nameSparklines(q: SparklineQuery): Promise<Array<{ name: string; bucket: number; value: number | null }>> {
-    const services = q.services.length ? ` AND service_name IN (${q.services.map(quote).join(', ')})` : ''
     const rows = await this.#t.select<{ name: string; bucket: string; value: number | null }>(
       `SELECT metric_name AS name, intDiv(timestamp - ${q.from}, ${q.bucket}) AS bucket, avg(value) AS value FROM ${this.#metrics}
-       WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND timestamp < ${q.to} AND metric_name IN (${q.names.map(quote).join(', ')})${services}
+       WHERE team_id = ${q.teamId} AND timestamp >= ${q.from} AND timestamp < ${q.to} AND metric_name IN (${q.names.map(quote).join(', ')})${servicesIn(q.services)}
        GROUP BY name, bucket ORDER BY name, bucket`,
     )
     return rows.map((r) => ({ name: r.name, bucket: Number(r.bucket), value: r.value }))
@@ -132,7 +132,7 @@ export class ClickHouseMetricStore implements MetricStore {
       `SELECT name, count() AS occurrences FROM (
          SELECT k AS name FROM ${this.#metrics} ARRAY JOIN attribute_keys AS k WHERE ${range}
          UNION ALL SELECT k AS name FROM ${this.#metrics} ARRAY JOIN resource_keys AS k WHERE ${range})
-       WHERE name != '$originalTimestamp' AND (positionCaseInsensitiveUTF8(name, ${quote(q.search)}) > 0 OR name IN ('service_name', 'service.name'))
+       WHERE name != '$originalTimestamp' AND (positionCaseInsensitiveUTF8(name, ${quote(q.search)}) > 0 OR name IN (${[...SERVICE_KEYS].map(quote).join(', ')}))
        GROUP BY name`,
     )
     return rows.map((r) => ({ name: r.name, occurrences: Number(r.occurrences) }))

@@ -8,7 +8,8 @@
  * most data points.
  */
 import { ValidationError } from '../common/errors.js'
-import { isoMicros } from './query.js'
+import { compareText } from '../storage/events/index.js'
+import { isoMicros, SERVICE_KEYS } from './query.js'
 import type { MetricName } from './types.js'
 
 const HOUR_MS = 3_600_000
@@ -35,7 +36,7 @@ export function rankNames(rows: MetricName[], search: string, limit: number): Me
     return s === '' ? [0, 0, 0] : [lower === s ? 1 : 0, lower.startsWith(s) ? 1 : 0, lower.endsWith(s) ? 1 : 0]
   }
   const keyed = rows.map((row) => ({ row, flags: flags(row.name) }))
-  keyed.sort((a, b) => b.flags[0]! - a.flags[0]! || b.flags[1]! - a.flags[1]! || b.flags[2]! - a.flags[2]! || b.row.services - a.row.services || (a.row.name < b.row.name ? -1 : a.row.name > b.row.name ? 1 : 0))
+  keyed.sort((a, b) => b.flags[0]! - a.flags[0]! || b.flags[1]! - a.flags[1]! || b.flags[2]! - a.flags[2]! || b.row.services - a.row.services || compareText(a.row.name, b.row.name))
   return keyed.slice(0, limit).map((k) => k.row)
 }
 
@@ -51,8 +52,6 @@ export function namesJson(rows: MetricName[], sparklines: Array<{ name: string; 
   return rows.map((r) => ({ name: r.name, metric_type: r.metric_type, unit: r.unit, last_seen: isoMicros(r.last_seen, zone), sparkline: lines.get(r.name) ?? [] }))
 }
 
-const SERVICE_KEYS = new Set(['service_name', 'service.name'])
-
 /** The attribute keys' answer: `attribute_count` is how many data points carry the key (null: unknown). */
 export function attributeKeysJson(rows: Array<{ name: string; occurrences: number }>, search: string, limit: number): Array<{ name: string; attribute_count: number | null }> {
   const s = search.toLowerCase()
@@ -62,7 +61,7 @@ export function attributeKeysJson(rows: Array<{ name: string; occurrences: numbe
     if (SERVICE_KEYS.has(row.name)) services += row.occurrences
     else keys.push({ name: row.name, attribute_count: row.occurrences })
   }
-  keys.sort((a, b) => b.attribute_count! - a.attribute_count! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  keys.sort((a, b) => b.attribute_count! - a.attribute_count! || compareText(a.name, b.name))
   // The column holds services even without the attribute rows: then the count is not known rather than 0.
   if ('service_name'.includes(s) || 'service.name'.includes(s)) keys.unshift({ name: 'service_name', attribute_count: services || null })
   return keys.slice(0, limit)

@@ -106,7 +106,8 @@ export function isoMicros(micros: number, zone: string): string {
   return fraction === 0 ? iso : `${iso.slice(0, 19)}.${String(fraction).padStart(6, '0')}${iso.slice(19)}`
 }
 
-const SERVICE_KEYS = new Set(['service_name', 'service.name'])
+/** The keys that name the service column, not an attribute, as PostHog's metrics read them. */
+export const SERVICE_KEYS: ReadonlySet<string> = new Set(['service_name', 'service.name'])
 
 /** An attribute as filters and group-bys see it: '' when absent; `auto` looks at the resource first. */
 export function labelOf(row: MetricRow, key: string, scope: AttributeScope): string {

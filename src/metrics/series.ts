@@ -4,6 +4,7 @@
  * clause (the largest by summed magnitude), each with the unit its series share; or, with a formula, the
  * formula's series alone, clauses matched by label set (an ungrouped clause applies to every set).
  */
+import { compareText } from '../storage/events/index.js'
 import { ValidationError } from '../common/errors.js'
 import { isoInZone, MAX_SERIES, type ClausePoint, type MetricClause } from './query.js'
 
@@ -88,7 +89,7 @@ export function evaluate(node: Node, values: Record<string, number>): number {
 }
 
 /** A label set's key: its pairs sorted, as Python sorts a tuple of pairs. */
-const labelKey = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+const labelKey = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).sort(([a], [b]) => compareText(a, b)))
 
 /** A clause's series on the grid (`times`: the grid's buckets as the answer writes them). */
 function assemble(points: readonly ClausePoint[], clause: MetricClause, grid: number[], times: string[]): MetricSeries[] {
@@ -102,7 +103,7 @@ function assemble(points: readonly ClausePoint[], clause: MetricClause, grid: nu
   }
   const ranked = [...sets.entries()]
     .map(([key, set]) => ({ key, set, magnitude: [...set.values.values()].reduce<number>((a, v) => a + Math.abs(v ?? 0), 0) }))
-    .sort((a, b) => b.magnitude - a.magnitude || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .sort((a, b) => b.magnitude - a.magnitude || compareText(a.key, b.key))
   return ranked.slice(0, MAX_SERIES).map(({ set }) => ({
     labels: set.labels,
     points: grid.map((t, i) => ({ time: times[i]!, value: set.values.has(t) ? set.values.get(t)! : 0 })),

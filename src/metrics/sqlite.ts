@@ -5,6 +5,7 @@
  */
 import { openDatabase, type Db } from '../storage/index.js'
 import { registerFilterFunctions, type RegexEngine } from '../storage/events/index.js'
+import { SERVICE_KEYS } from './query.js'
 import type { AttributeKeysQuery, AttributeValuesQuery, MetricFilter, MetricName, MetricRow, MetricStore, NamesQuery, SampleQuery, ServiceOverview, SparklineQuery } from './types.js'
 
 interface Sql {
@@ -12,8 +13,10 @@ interface Sql {
   params: unknown[]
 }
 
-const SERVICE_KEYS = new Set(['service_name', 'service.name'])
-const SERVICE_KEYS_SQL = "('service_name', 'service.name')"
+const SERVICE_KEY_LIST = [...SERVICE_KEYS]
+const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(',')
+/** `AND service_name IN (…)` when services are named (its parameters are the services). */
+const servicesIn = (services: readonly string[]) => (services.length ? ` AND service_name IN (${placeholders(services)})` : '')
 const lookup = (map: string) => `coalesce((SELECT value FROM json_each(${map}) WHERE key = ?), '')`
 
 /** A label's text: the service column, or the key in the resource map, the data point's, or the first non-empty. */
@@ -107,22 +110,19 @@ export class SqliteMetricStore implements MetricStore {
   }
 
   async names(q: NamesQuery): Promise<MetricName[]> {
-    const services = q.services.length ? ` AND service_name IN (${q.services.map(() => '?').join(',')})` : ''
     return this.#db
       .prepare(
         `SELECT metric_name AS name, min(metric_type) AS metric_type, min(unit) AS unit, max(timestamp) AS last_seen, count(DISTINCT service_name) AS services
-         FROM metrics WHERE team_id = ? AND timestamp >= ? AND skylark_icontains(metric_name, ?) = 1${services} GROUP BY metric_name`,
+         FROM metrics WHERE team_id = ? AND timestamp >= ? AND skylark_icontains(metric_name, ?) = 1${servicesIn(q.services)} GROUP BY metric_name`,
       )
       .all(q.teamId, q.from, q.search, ...q.services) as MetricName[]
   }
 
   async nameSparklines(q: SparklineQuery): Promise<Array<{ name: string; bucket: number; value: number | null }>> {
-    const names = q.names.map(() => '?').join(',')
-    const services = q.services.length ? ` AND service_name IN (${q.services.map(() => '?').join(',')})` : ''
     return this.#db
       .prepare(
         `SELECT metric_name AS name, (timestamp - ?) / ? AS bucket, avg(value) AS value FROM metrics
-         WHERE team_id = ? AND timestamp >= ? AND timestamp < ? AND metric_name IN (${names})${services}
+         WHERE team_id = ? AND timestamp >= ? AND timestamp < ? AND metric_name IN (${placeholders(q.names)})${servicesIn(q.services)}
          GROUP BY 1, 2 ORDER BY 1, 2`,
       )
       .all(q.from, q.bucket, q.teamId, q.from, q.to, ...q.names, ...q.services) as Array<{ name: string; bucket: number; value: number | null }>
@@ -134,10 +134,10 @@ export class SqliteMetricStore implements MetricStore {
         `SELECT name, count(*) AS occurrences FROM (
            SELECT j.key AS name FROM metrics, json_each(metrics.attributes) AS j WHERE team_id = ? AND timestamp >= ? AND timestamp < ?
            UNION ALL SELECT j.key FROM metrics, json_each(metrics.resource_attributes) AS j WHERE team_id = ? AND timestamp >= ? AND timestamp < ?)
-         WHERE name != '$originalTimestamp' AND (skylark_icontains(name, ?) = 1 OR name IN ${SERVICE_KEYS_SQL})
+         WHERE name != '$originalTimestamp' AND (skylark_icontains(name, ?) = 1 OR name IN (${placeholders(SERVICE_KEY_LIST)}))
          GROUP BY name`,
       )
-      .all(q.teamId, q.from, q.to, q.teamId, q.from, q.to, q.search) as Array<{ name: string; occurrences: number }>
+      .all(q.teamId, q.from, q.to, q.teamId, q.from, q.to, q.search, ...SERVICE_KEY_LIST) as Array<{ name: string; occurrences: number }>
   }
 
   async attributeValues(q: AttributeValuesQuery): Promise<Array<{ name: string; count: number }>> {

@@ -31,6 +31,7 @@ export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { UNIT_MS as RETENTION_UNIT_MS } from './experiment-retention.js'
 export { sourceFields, sourceProperties } from './experiment-rows.js'
 export { textNumber } from './numbers.js'
+export { compareText } from './experiment-aggregate.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
