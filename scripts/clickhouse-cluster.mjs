@@ -9,7 +9,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { clickhouseBinary, clickhouseQuery, freePort, prepareClickHouse, spawnClickHouse } from './clickhouse-local.mjs'
+import { clickhouseBinary, clickhouseQuery, freePort, holdPorts, prepareClickHouse, preparePort, releasePorts, spawnClickHouse } from './clickhouse-local.mjs'
 
 export const CLUSTER = 'skylark'
 const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar'
@@ -79,23 +79,24 @@ export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1], 
   const dir = mkdtempSync(join(tmpdir(), 'skylark-cluster-'))
   const folders = [dir]
   const children = []
+  const servers = []
   // Killed, not stopped: their data goes with them, and 18.16's clean stop takes about a second each.
   const destroy = async () => {
     await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve).kill('SIGKILL')) : null)))
     children.length = 0
+    await Promise.all(servers.map(releasePorts))
     for (const folder of folders) rmSync(folder, { recursive: true, force: true })
   }
   try {
     const zookeeper = await startZooKeeper(dir)
     children.push(zookeeper.proc)
     const places = replicas.flatMap((count, shard) => Array.from({ length: count }, (_, replica) => ({ shard: shard + 1, replica: replica + 1 })))
-    const servers = []
     for (const _ of places) servers.push(await prepareClickHouse('skylark-shard-', maxMemoryBytes, settings))
     folders.push(...servers.map((s) => s.dir))
     const ports = replicas.map((_, shard) => servers.filter((_, i) => places[i].shard === shard + 1).map((s) => s.tcpPort))
     for (const [i, server] of servers.entries()) {
       mkdirSync(join(server.dir, 'config.d'))
-      writeFileSync(join(server.dir, 'config.d', 'cluster.xml'), clusterXml(zookeeper.port, ports, places[i].shard, places[i].replica, await freePort()))
+      writeFileSync(join(server.dir, 'config.d', 'cluster.xml'), clusterXml(zookeeper.port, ports, places[i].shard, places[i].replica, await preparePort(server)))
     }
     for (const server of servers) children.push(await spawnClickHouse(binary, server, 30_000))
     const urls = servers.map((s) => s.url)
@@ -109,6 +110,7 @@ export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1], 
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
       await exited
       clearTimeout(timer)
+      await holdPorts(servers[server])
     }
     const startServer = async (server) => {
       children[server + 1] = await spawnClickHouse(binary, servers[server], 30_000)

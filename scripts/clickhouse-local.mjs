@@ -34,22 +34,52 @@ function ephemeralLow() {
 const PORTS_TO = ephemeralLow() - 1
 const PORTS_FROM = Math.max(1024, PORTS_TO - 12_000)
 
-/** Whether `port` can be listened on at the moment, on 127.0.0.1. */
-function canListen(port) {
+/** A server listening on `port` on 127.0.0.1 (unreferenced: it never keeps the process alive), or null when taken. */
+function listenOn(port) {
   return new Promise((resolve) => {
     const server = createServer()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+    server.once('error', () => resolve(null))
+    server.listen(port, '127.0.0.1', () => resolve(server.unref()))
   })
 }
 
+const close = (server) => new Promise((resolve) => server.close(() => resolve()))
+
 /** A TCP port nothing listens on at the moment, on 127.0.0.1, outside the range outgoing connections take theirs from. */
 export async function freePort() {
+  const server = await heldPort()
+  const { port } = server.address()
+  await close(server)
+  return port
+}
+
+// A port picked free stays listened on here until its server is spawned: another test file's freePort, running
+// meanwhile in another process, would otherwise pick it too (a cluster lost a shard's start to that: its five
+// ports are picked seconds before the last server binds them).
+async function heldPort() {
   for (let tries = 0; tries < 200; tries++) {
-    const port = PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM + 1))
-    if (await canListen(port)) return port
+    const server = await listenOn(PORTS_FROM + Math.floor(Math.random() * (PORTS_TO - PORTS_FROM + 1)))
+    if (server) return server
   }
   throw new Error(`no free port in ${PORTS_FROM}–${PORTS_TO}`)
+}
+
+/** Another free port for a prepared server (a cluster's interserver port), held with its own until it is spawned. */
+export async function preparePort(prepared) {
+  const server = await heldPort()
+  prepared.held.push(server)
+  return server.address().port
+}
+
+/** Lets go of the ports held for a prepared server: before it is spawned, or when it is thrown away unstarted. */
+export async function releasePorts(prepared) {
+  await Promise.all(prepared.held.splice(0).map(close))
+}
+
+/** Holds a stopped server's ports again until it is spawned anew (a port that was taken meanwhile is left). */
+export async function holdPorts(prepared) {
+  const servers = await Promise.all(prepared.ports.map(listenOn))
+  prepared.held.push(...servers.filter((server) => server !== null))
 }
 
 // `settings`: more of the default profile's settings, by name (a cluster test's insert_quorum).
@@ -84,11 +114,13 @@ const configXml = (dir, httpPort, tcpPort) => `<yandex>
  */
 export async function prepareClickHouse(prefix, maxMemoryBytes, settings = {}) {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  const httpPort = await freePort()
-  const tcpPort = await freePort()
-  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort))
+  const prepared = { dir, url: '', tcpPort: 0, held: [], ports: [] }
+  const httpPort = await preparePort(prepared)
+  prepared.tcpPort = await preparePort(prepared)
+  prepared.url = `http://127.0.0.1:${httpPort}`
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, prepared.tcpPort))
   writeFileSync(join(dir, 'users.xml'), usersXml(maxMemoryBytes, settings))
-  return { dir, url: `http://127.0.0.1:${httpPort}`, tcpPort }
+  return prepared
 }
 
 /**
@@ -128,6 +160,8 @@ function logTail(file) {
 
 /** Starts the server of a prepared folder and resolves once it answers /ping; it may be started again after it stopped. */
 export async function spawnClickHouse(binary, prepared, timeoutMs) {
+  prepared.ports = [...new Set([...prepared.ports, ...prepared.held.map((server) => server.address().port)])]
+  await releasePorts(prepared)
   const proc = spawn(binary, [`--config-file=${join(prepared.dir, 'config.xml')}`], { cwd: prepared.dir, stdio: 'ignore' })
   const deadline = Date.now() + timeoutMs
   for (;;) {

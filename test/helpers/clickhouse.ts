@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { clickhouseBinary, clickhouseQuery, prepareClickHouse, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
+import { clickhouseBinary, clickhouseQuery, holdPorts, prepareClickHouse, releasePorts, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
 import { ClickHouseEventSink, ClickHouseEventStore, migrateClickHouse, type ClickHouseOptions } from '../../src/storage/events/index.js'
 
 export interface TestClickHouse {
@@ -51,6 +51,7 @@ export async function startClickHouse(): Promise<TestClickHouse> {
       p.kill(signal)
       setTimeout(() => p.kill('SIGKILL'), 10_000).unref()
     })
+    await holdPorts(prepared)
   }
   const stop = () => end('SIGTERM')
   const kill = () => end('SIGKILL')
@@ -66,6 +67,7 @@ export async function startClickHouse(): Promise<TestClickHouse> {
     // Its data goes with it, so nothing is gained by a clean stop, which takes ClickHouse 18.16 about a second.
     destroy: async () => {
       await kill()
+      await releasePorts(prepared)
       rmSync(dir, { recursive: true, force: true })
     },
   }
