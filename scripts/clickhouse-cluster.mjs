@@ -9,7 +9,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { clickhouseBinary, clickhouseQuery, freePort, holdPorts, prepareClickHouse, preparePort, releasePorts, spawnClickHouse } from './clickhouse-local.mjs'
+import { clickhouseBinary, clickhouseQuery, freePort, prepareClickHouse, preparePort, releasePorts, spawnClickHouse } from './clickhouse-local.mjs'
 
 export const CLUSTER = 'skylark'
 const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar'
@@ -110,7 +110,6 @@ export async function startClickHouseCluster(maxMemoryBytes, replicas = [1, 1], 
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
       await exited
       clearTimeout(timer)
-      await holdPorts(servers[server])
     }
     const startServer = async (server) => {
       children[server + 1] = await spawnClickHouse(binary, servers[server], 30_000)

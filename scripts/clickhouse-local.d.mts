@@ -14,7 +14,5 @@ export function prepareClickHouse(prefix: string, maxMemoryBytes: number, settin
 export function preparePort(prepared: PreparedClickHouse): Promise<number>
 /** Lets go of the ports held for the server (spawnClickHouse does so itself). */
 export function releasePorts(prepared: PreparedClickHouse): Promise<void>
-/** Holds a stopped server's ports again until it is spawned anew. */
-export function holdPorts(prepared: PreparedClickHouse): Promise<void>
 export function spawnClickHouse(binary: string, prepared: PreparedClickHouse, timeoutMs: number): Promise<ChildProcess>
 export function clickhouseQuery(url: string, sql: string, body?: string | Buffer): Promise<string>

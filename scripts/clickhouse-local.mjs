@@ -76,12 +76,6 @@ export async function releasePorts(prepared) {
   await Promise.all(prepared.held.splice(0).map(close))
 }
 
-/** Holds a stopped server's ports again until it is spawned anew (a port that was taken meanwhile is left). */
-export async function holdPorts(prepared) {
-  const servers = await Promise.all(prepared.ports.map(listenOn))
-  prepared.held.push(...servers.filter((server) => server !== null))
-}
-
 // `settings`: more of the default profile's settings, by name (a cluster test's insert_quorum).
 const usersXml = (maxMemoryBytes, settings) => `<yandex>
   <profiles><default><max_memory_usage>${maxMemoryBytes}</max_memory_usage>${Object.entries(settings).map(([name, value]) => `<${name}>${value}</${name}>`).join('')}</default></profiles>
@@ -114,7 +108,7 @@ const configXml = (dir, httpPort, tcpPort) => `<yandex>
  */
 export async function prepareClickHouse(prefix, maxMemoryBytes, settings = {}) {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  const prepared = { dir, url: '', tcpPort: 0, held: [], ports: [] }
+  const prepared = { dir, url: '', tcpPort: 0, held: [] }
   const httpPort = await preparePort(prepared)
   prepared.tcpPort = await preparePort(prepared)
   prepared.url = `http://127.0.0.1:${httpPort}`
@@ -160,7 +154,6 @@ function logTail(file) {
 
 /** Starts the server of a prepared folder and resolves once it answers /ping; it may be started again after it stopped. */
 export async function spawnClickHouse(binary, prepared, timeoutMs) {
-  prepared.ports = [...new Set([...prepared.ports, ...prepared.held.map((server) => server.address().port)])]
   await releasePorts(prepared)
   const proc = spawn(binary, [`--config-file=${join(prepared.dir, 'config.xml')}`], { cwd: prepared.dir, stdio: 'ignore' })
   const deadline = Date.now() + timeoutMs

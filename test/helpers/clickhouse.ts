@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { clickhouseBinary, clickhouseQuery, holdPorts, prepareClickHouse, releasePorts, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
+import { clickhouseBinary, clickhouseQuery, prepareClickHouse, releasePorts, spawnClickHouse } from '../../scripts/clickhouse-local.mjs'
 import { ClickHouseEventSink, ClickHouseEventStore, migrateClickHouse, type ClickHouseOptions } from '../../src/storage/events/index.js'
 
 export interface TestClickHouse {
@@ -51,7 +51,6 @@ export async function startClickHouse(): Promise<TestClickHouse> {
       p.kill(signal)
       setTimeout(() => p.kill('SIGKILL'), 10_000).unref()
     })
-    await holdPorts(prepared)
   }
   const stop = () => end('SIGTERM')
   const kill = () => end('SIGKILL')
