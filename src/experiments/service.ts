@@ -180,6 +180,7 @@ export class Experiments {
     const id = this.#repo.insert(record)
     if (links) this.savedMetrics.create(id, links)
     this.#log(project, userId, id, 'created', record.name, [])
+    this.#deps.featureFlags.changedElsewhere(project.id)
     return this.toObject({ ...record, id })
   }
 
@@ -244,6 +245,8 @@ export class Experiments {
     this.#repo.update(next)
     const activity = current.deleted === next.deleted ? 'updated' : next.deleted ? 'deleted' : 'restored'
     this.#log(project, userId, next.id, activity, next.name, changes)
+    // The flag's has_experiment follows its live experiments.
+    if (activity !== 'updated') this.#deps.featureFlags.changedElsewhere(project.id)
     return this.toObject(next)
   }
 

@@ -43,6 +43,7 @@ export interface CompiledFlag {
   hashPrefix: string
   id: number
   version: number
+  hasExperiment: boolean
   aggregation: number | null
   conditions: CompiledCondition[]
   /** Variants with their cumulative upper bounds, summed in order exactly as PostHog does. */
@@ -182,6 +183,7 @@ function compileFlag(def: FlagDefinition, position: number, ctx: Context): Compi
     hashPrefix: flat(def.key + '.'),
     id: def.id,
     version: def.version ?? 0,
+    hasExperiment: def.has_experiment === true,
     aggregation: null,
     conditions: [],
     variants: [],

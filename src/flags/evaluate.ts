@@ -75,7 +75,7 @@ function kept(data: CompiledSetData, input: EvaluationInput, person: Record<stri
  * garbage per 50-flag request, a mark-compact every 1–3 s, each stalling /decide for up to ≈15 ms.
  */
 function keptCopy(r: FlagResult): FlagResult {
-  return { key: r.key, enabled: r.enabled, variant: r.variant, reason: r.reason, payload: r.payload, id: r.id, version: r.version, failed: r.failed }
+  return { key: r.key, enabled: r.enabled, variant: r.variant, reason: r.reason, payload: r.payload, id: r.id, version: r.version, failed: r.failed, hasExperiment: r.hasExperiment }
 }
 
 function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
@@ -88,6 +88,7 @@ function errorResult(flag: CompiledFlag, e: FlagEvaluationError): FlagResult {
     id: flag.id,
     version: flag.version,
     failed: true,
+    hasExperiment: flag.hasExperiment,
   }
 }
 

@@ -26,7 +26,8 @@
  *   request (not evaluated nor answered, `false` to their dependents), as PostHog's runtime, survey and
  *   evaluation-tag filters leave them; nothing is compiled again (`scope.ts` picks them per request).
  * - `FlagResult` is PostHog's v4 `flags[key]` content: `{key, enabled, variant, reason: {code, condition_index,
- *   description}, payload, id, version, failed}`; the HTTP layer wraps `payload`/`id`/`version` in `metadata`.
+ *   description}, payload, id, version, failed, hasExperiment}`; the HTTP layer wraps `payload`/`id`/`version`/
+ *   `has_experiment` in `metadata`.
  * - A flag that cannot be evaluated (unreadable definition, missing or cyclic cohort) is `enabled: false`,
  *   `failed: true`, `reason.code` = PostHog's error label, and `errorsWhileComputingFlags` is true. Nothing
  *   throws out of `evaluateAll`.

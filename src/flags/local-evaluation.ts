@@ -105,6 +105,7 @@ export function localEvaluationBody(
     active: f.active,
     ensure_experience_continuity: f.ensure_experience_continuity,
     has_encrypted_payloads: f.has_encrypted_payloads ?? false,
+    has_experiment: f.has_experiment ?? false,
     version: f.version ?? 1,
     evaluation_runtime: f.evaluation_runtime ?? 'all',
     // PostHog renamed the field evaluation_contexts (posthog-node reads it first); older SDKs read evaluation_tags

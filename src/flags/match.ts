@@ -37,7 +37,7 @@ export const NOT_RUN = -2
 
 /** The flag's answer, built directly (no intermediate match object: a request builds hundreds). */
 export function matchResult(flag: CompiledFlag, enabled: boolean, variant: string | null, reason: MatchReason, conditionIndex: number | null, payload: unknown): FlagResult {
-  return { key: flag.key, enabled, variant, reason: wireReason(reason, conditionIndex), payload, id: flag.id, version: flag.version, failed: false }
+  return { key: flag.key, enabled, variant, reason: wireReason(reason, conditionIndex), payload, id: flag.id, version: flag.version, failed: false, hasExperiment: flag.hasExperiment }
 }
 
 const EMPTY: Record<string, unknown> = Object.freeze({})

@@ -1,12 +1,13 @@
 /**
  * The bodies of /decide and /flags, by version (posthog-semantics §1.3): v1 a list of enabled keys, v2 a
- * map of enabled flags, v3 every evaluated flag with payloads (the contract's shape), v4 (and /flags v2)
- * per-flag details. Config fields are what posthog-js reads at start-up, set so it starts cleanly and
+ * map of enabled flags, v3 every evaluated flag with payloads (the contract's shape), v4 (and /flags v2 and v3)
+ * per-flag details, `typed` (/flags v4, what posthog-node ≥ 5.74 asks for) per-flag records with one typed
+ * `value` in place of `enabled` and `variant`. Config fields are what posthog-js reads at start-up, set so it starts cleanly and
  * does not try features skylark doesn't serve (recordings, site apps, surveys).
  */
 import type { EvaluationList, FlagResult, PersonState } from './types.js'
 
-export type ResponseShape = 'v1' | 'v2' | 'v3' | 'v4'
+export type ResponseShape = 'v1' | 'v2' | 'v3' | 'v4' | 'typed'
 
 export interface ResponseOptions {
   shape: ResponseShape
@@ -164,7 +165,21 @@ function v4Member(f: FlagResult): string {
   const payload = f.payload ?? null
   return (
     `${keyTexts(f.key).prefix}{"key":${quoted(f.key)},"enabled":${f.enabled},"variant":${jsonText(f.variant)},"reason":${reasonText(f.reason)},` +
-    `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":null,"payload":${jsonText(payload)}}${f.failed ? ',"failed":true' : ''}}`
+    `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"description":null,"payload":${jsonText(payload)},"has_experiment":${f.hasExperiment}}${f.failed ? ',"failed":true' : ''}}`
+  )
+}
+
+/**
+ * A /flags?v=4 record (PostHog's FlagDetailsV3). Every skylark flag is in PostHog's config format 1, whose
+ * record is its FlagsV2 detail retold: the value is the variant or else whether it is enabled (none once
+ * failed), the variant is named again as `variant_key`, and the payload keeps its legacy channel.
+ */
+function typedMember(f: FlagResult): string {
+  const value = f.failed ? 'null' : f.variant !== null && f.variant !== undefined ? quoted(f.variant) : String(f.enabled)
+  const variantKey = f.variant !== null && f.variant !== undefined ? `,"variant_key":${quoted(f.variant)}` : ''
+  return (
+    `${keyTexts(f.key).prefix}{"key":${quoted(f.key)},"value":${value}${f.failed ? ',"failed":true' : ''},"reason":${reasonText(f.reason)},` +
+    `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"config_version":1,"description":null,"payload":${jsonText(f.payload ?? null)},"has_experiment":${f.hasExperiment}${variantKey}}}`
   )
 }
 
@@ -202,6 +217,9 @@ function answerHead(result: EvaluationList, options: ResponseOptions): string {
     }
     case 'v4':
       inner = `"flags":{${members(flags, all, v4Member)}}`
+      break
+    case 'typed':
+      inner = `"flags":{${members(flags, all, typedMember)}}`
       break
   }
   inner += `,"errorsWhileComputingFlags":${result.errorsWhileComputingFlags},"requestId":`
@@ -276,7 +294,7 @@ function sameResults(a: readonly FlagResult[], b: readonly FlagResult[]): boolea
     const y = b[i]
     if (x === y) continue
     if (x.key !== y.key || x.enabled !== y.enabled || x.variant !== y.variant || x.payload !== y.payload || x.reason !== y.reason) return false
-    if (x.id !== y.id || x.version !== y.version || x.failed !== y.failed) return false
+    if (x.id !== y.id || x.version !== y.version || x.failed !== y.failed || x.hasExperiment !== y.hasExperiment) return false
   }
   return true
 }

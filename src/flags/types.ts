@@ -23,6 +23,8 @@ export interface FlagDefinition {
   evaluation_runtime?: string | null
   /** Tags that limit the requests the flag is evaluated for (a /flags request's `evaluation_environments`). */
   evaluation_tags?: readonly string[] | null
+  /** Whether a live experiment uses the flag (PostHog's `has_experiment`; SDKs put it on `$feature_flag_called`). */
+  has_experiment?: boolean
 }
 
 /** A cohort as referenced by flags: static ones are answered by membership, dynamic ones by their filters. */
@@ -102,6 +104,8 @@ export interface FlagResult {
   version: number
   /** True when the flag could not be evaluated (PostHog's `failed`); `reason.code` then names the error. */
   failed: boolean
+  /** The definition's `has_experiment`. */
+  hasExperiment: boolean
 }
 
 export interface EvaluationResponse {

@@ -83,7 +83,11 @@ export class ManagementFlagSource {
       const c = this.#db
         .prepare('SELECT COUNT(*) AS n, COALESCE(MAX(updated_at), \'\') AS u, COALESCE(SUM(version), 0) AS v FROM cohorts WHERE team_id = ?')
         .get(teamId) as { n: number; u: string; v: number }
-      revision = `${f.n}.${f.m}.${f.v}.${f.u}|${c.n}.${c.v}.${c.u}|${this.#timezone(teamId)}`
+      // Which flags live experiments use (their has_experiment): experiments are soft-deleted, never moved.
+      const e = this.#db
+        .prepare('SELECT COUNT(*) AS n, COALESCE(SUM(id), 0) AS s FROM experiments WHERE team_id = ? AND deleted = 0')
+        .get(teamId) as { n: number; s: number }
+      revision = `${f.n}.${f.m}.${f.v}.${f.u}|${c.n}.${c.v}.${c.u}|${e.n}.${e.s}|${this.#timezone(teamId)}`
       this.#revisions.set(teamId, revision)
     }
     return revision

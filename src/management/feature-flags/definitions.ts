@@ -1,7 +1,8 @@
 /**
  * Flag definitions for evaluation: the stored fields an evaluator needs, `filters` parsed. Live flags
  * only; `activeFlagDefinitions` is what `/decide` evaluates, `liveFlagDefinitions` (inactive included) is
- * what local evaluation hands to SDKs.
+ * what local evaluation hands to SDKs. `has_experiment` is PostHog's: whether a live (not deleted) experiment uses
+ * the flag.
  */
 import type { JsonObject } from '../../common/json.js'
 import type { Db } from '../../storage/sqlite/database.js'
@@ -23,9 +24,10 @@ export interface FlagDefinition {
   bucketing_identifier: string | null
   is_remote_configuration: boolean
   has_encrypted_payloads: boolean
+  has_experiment: boolean
 }
 
-function toDefinition(flag: FeatureFlagRecord): FlagDefinition {
+function toDefinition(flag: FeatureFlagRecord, experimentFlags: ReadonlySet<number>): FlagDefinition {
   return {
     id: flag.id,
     team_id: flag.team_id,
@@ -41,15 +43,22 @@ function toDefinition(flag: FeatureFlagRecord): FlagDefinition {
     bucketing_identifier: flag.bucketing_identifier,
     is_remote_configuration: flag.is_remote_configuration,
     has_encrypted_payloads: flag.has_encrypted_payloads,
+    has_experiment: experimentFlags.has(flag.id),
   }
+}
+
+function experimentFlagIds(db: Db, teamId: number): Set<number> {
+  return new Set(db.prepare('SELECT feature_flag_id FROM experiments WHERE team_id = ? AND deleted = 0').pluck().all(teamId) as number[])
 }
 
 /** Active, non-deleted flags of the project, by id. */
 export function activeFlagDefinitions(db: Db, teamId: number): FlagDefinition[] {
-  return new FlagRepository(db).definitions(teamId, true).map(toDefinition)
+  const experimentFlags = experimentFlagIds(db, teamId)
+  return new FlagRepository(db).definitions(teamId, true).map((flag) => toDefinition(flag, experimentFlags))
 }
 
 /** Every non-deleted flag of the project, inactive ones included, by id. */
 export function liveFlagDefinitions(db: Db, teamId: number): FlagDefinition[] {
-  return new FlagRepository(db).definitions(teamId, false).map(toDefinition)
+  const experimentFlags = experimentFlagIds(db, teamId)
+  return new FlagRepository(db).definitions(teamId, false).map((flag) => toDefinition(flag, experimentFlags))
 }

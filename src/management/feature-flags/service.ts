@@ -84,6 +84,11 @@ export class FeatureFlags {
     return () => this.#listeners.delete(listener)
   }
 
+  /** Tells the listeners that what evaluation reads of the project's flags changed elsewhere (an experiment linked or let go). */
+  changedElsewhere(teamId: number): void {
+    this.#changed(teamId)
+  }
+
   #changed(teamId: number): void {
     for (const listener of this.#listeners) listener(teamId)
   }

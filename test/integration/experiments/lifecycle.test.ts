@@ -145,6 +145,28 @@ t.test('experiment lifecycle actions', async (t) => {
     t.match(await act(e.id, 'duplicate', { feature_flag_key: 'plain-bool' }), refused('Feature flag must have at least 2 variants (control and at least one test variant)'))
   })
 
+  t.test('a flag reports has_experiment while a live experiment uses it: /flags (v2 and v4) and local evaluation', async (t) => {
+    const token = f.server.boot.project_api_key
+    const plain = (await f.api('POST', `${f.base}/feature_flags/`, { key: 'no-experiment', filters: { groups: [{ rollout_percentage: 100 }] } })).body
+    const e = (await f.api('POST', f.experiments, { name: 'Has experiment', feature_flag_key: 'has-experiment' })).body
+    await act(e.id, 'launch')
+    const metadata = async (version: number) => {
+      const res = await f.server.request('POST', `/flags/?v=${version}`, { body: { token, distinct_id: 'has-exp-user' } })
+      return { used: res.body.flags['has-experiment'].metadata.has_experiment, plain: res.body.flags['no-experiment'].metadata.has_experiment }
+    }
+    t.same(await metadata(2), { used: true, plain: false })
+    t.same(await metadata(4), { used: true, plain: false })
+    const definitions = async () => {
+      const res = await f.server.request('GET', `/flags/definitions?token=${token}`, { headers: { authorization: `Bearer ${f.server.boot.project_secret_api_key}` } })
+      return Object.fromEntries(JSON.parse(res.text).flags.map((flag: { key: string; has_experiment: boolean }) => [flag.key, flag.has_experiment]))
+    }
+    t.match(await definitions(), { 'has-experiment': true, 'no-experiment': false })
+    t.equal((await f.api('DELETE', `${f.experiments}${e.id}/`)).status, 204)
+    t.same(await metadata(2), { used: false, plain: false }, 'a deleted experiment no longer counts')
+    t.match(await definitions(), { 'has-experiment': false })
+    await f.api('PATCH', `${f.base}/feature_flags/${plain.id}/`, { deleted: true })
+  })
+
   t.test('actions 404 on unknown and deleted experiments', async (t) => {
     const e = (await f.api('POST', f.experiments, { name: 'Gone', feature_flag_key: 'gone' })).body
     await f.api('DELETE', `${f.experiments}${e.id}/`)

@@ -77,6 +77,17 @@ t.test('/decide', async (t) => {
     })
     const flags = await server.request('POST', '/flags/?v=2&config=true', { body: { token: server.boot.project_api_key, distinct_id: 'distinct_id_0' } })
     t.match(flags.body, { supportedCompression: ['gzip', 'gzip-js'], flags: { 'simple-flag': { enabled: false, reason: { code: 'out_of_rollout_bound' } } } })
+    // /flags?v=4 (posthog-node ≥ 5.74): one typed value per flag, the variant named again, config format 1
+    const typed = await server.request('POST', '/flags/?v=4', { body: { token: server.boot.project_api_key, distinct_id: 'distinct_id_1' } })
+    t.same(typed.body.flags['multivariate-flag'], {
+      key: 'multivariate-flag',
+      value: 'second-variant',
+      reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+      metadata: { id: typed.body.flags['multivariate-flag'].metadata.id, version: 1, config_version: 1, description: null, payload: null, has_experiment: false, variant_key: 'second-variant' },
+    })
+    t.match(typed.body.flags['simple-flag'], { value: true, metadata: { payload: '{"color":"red"}' } })
+    t.notOk('enabled' in typed.body.flags['simple-flag'] || 'variant_key' in typed.body.flags['simple-flag'].metadata, 'no legacy fields, no variant key without a variant')
+    t.notOk('supportedCompression' in typed.body, 'config only when asked for')
     const get = await server.request('GET', '/decide/?v=3')
     t.same(get.body.featureFlags, {}, 'a bare GET gets the config and no flags')
     const options = await server.request('OPTIONS', '/decide/', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })

@@ -1,5 +1,5 @@
 /**
- * OTLP logs from real clients, on both stores: posthog-node 5.70.0's logs API (`logger`, `captureLog`: gzip OTLP
+ * OTLP logs from real clients, on both stores: posthog-node 5.74.0's logs API (`logger`, `captureLog`: gzip OTLP
  * JSON to /i/v1/logs?token=) and OpenTelemetry's own exporter (@opentelemetry/exporter-logs-otlp-proto: protobuf,
  * the key in `Authorization: Bearer`). What they send must come back from the logs API as PostHog's answers it:
  * severities, attributes, resource, trace ids, filters, the cursor, attribute keys and values, the sparkline.
@@ -60,7 +60,7 @@ export async function logsScenario(t: Test, { store, server }: StoreRun): Promis
       level: 'error',
       attributes: { code: 'E001', retry: 'true' },
       resource_attributes: { 'service.name': 'checkout-api', 'deployment.environment': 'test', 'telemetry.sdk.name': 'posthog-node' },
-      instrumentation_scope: 'posthog-node@5.70.0',
+      instrumentation_scope: 'posthog-node@5.74.0',
       trace_id: '0'.repeat(32),
       span_id: '0'.repeat(16),
     })

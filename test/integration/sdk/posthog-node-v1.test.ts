@@ -1,5 +1,5 @@
 /**
- * posthog-node 5.70.0, unmodified, in capture v1 mode (`POSTHOG_CAPTURE_MODE=v1`, read when the client is
+ * posthog-node 5.74.0, unmodified, in capture v1 mode (`POSTHOG_CAPTURE_MODE=v1`, read when the client is
  * made): it posts `{created_at, batch}` to `/i/v1/analytics/events` with the key in `Authorization: Bearer`,
  * gzip with `Content-Encoding`, and reads per-event results from the answer. On both event stores the events
  * must land in the events API with their properties (the `$lib` v1 takes from PostHog-Sdk-Info, the session id
@@ -57,7 +57,7 @@ async function scenario(t: Test, { store, server }: StoreRun): Promise<void> {
       $groups: { company },
       $session_id: `${p}-session`,
       $lib: 'posthog-node',
-      $lib_version: '5.70.0',
+      $lib_version: '5.74.0',
       $geoip_disable: true,
     })
     const [old] = await storedEvents(server, { distinct_id: user, event: 'back then' }, 1)
@@ -113,8 +113,8 @@ t.test('posthog-node 5 in capture v1 mode against skylark', async (t) => {
 
 const HEADERS = {
   'content-type': 'application/json',
-  'user-agent': 'posthog-node/5.70.0',
-  'posthog-sdk-info': 'posthog-node/5.70.0',
+  'user-agent': 'posthog-node/5.74.0',
+  'posthog-sdk-info': 'posthog-node/5.74.0',
   'posthog-attempt': '1',
   'posthog-request-id': '019cf0a2-7b1c-7d3e-9f00-123456789abc',
 }
@@ -149,7 +149,7 @@ t.test('capture v1 answers', async (t) => {
       },
     })
     const [stored] = await storedEvents(server, { distinct_id: 'wire-a' }, 1)
-    t.match(stored, { uuid: kept.uuid, event: 'wire', properties: { k: 1, $lib: 'posthog-node', $lib_version: '5.70.0' } })
+    t.match(stored, { uuid: kept.uuid, event: 'wire', properties: { k: 1, $lib: 'posthog-node', $lib_version: '5.74.0' } })
     const [personless] = await storedEvents(server, { distinct_id: 'anonymous' }, 1)
     t.equal(personless.properties.$process_person_profile, false, 'a placeholder id is stored without person processing')
     t.equal((await server.api('GET', `/api/projects/${server.boot.project_id}/persons/?distinct_id=anonymous`)).body.results.length, 0, 'no person for it')

@@ -1,5 +1,5 @@
 /**
- * posthog-node, unmodified, against skylark: 5.70.0 (gzip `/batch/`, `/flags/?v=2`, `/flags/definitions`
+ * posthog-node, unmodified, against skylark: 5.74.0 (gzip `/batch/`, `/flags/?v=4` typed records, `/flags/definitions`
  * with ETag) and 4.10.2 (JSON `/batch/`, `/decide/?v=3`, `/api/feature_flag/local_evaluation`), on both
  * event stores. Each version captures, identifies, aliases, identifies a group, sends a burst of 2,000
  * events, reads flags and payloads remotely and locally (a personal key polling definitions) and the
@@ -42,12 +42,14 @@ interface Flavour {
   etag: boolean
   /** The server-only key for local evaluation: 5.x as PostHog now documents it (a project secret key as `secretKey`), 4.x a personal key. */
   serverKey: (boot: TestServer['boot']) => Record<string, unknown>
+  /** 5.74 asks /flags?v=4 and reads one typed value per flag. */
+  typedFlags: boolean
 }
 
 const FLAVOURS: Flavour[] = [
   {
     name: 'posthog-node 5',
-    version: '5.70.0',
+    version: '5.74.0',
     make: (key, options) => new PostHogV5(key, options),
     flagsPath: /^\/flags\/$/,
     definitionsPath: '/flags/definitions',
@@ -55,6 +57,7 @@ const FLAVOURS: Flavour[] = [
     parsesRemoteConfig: true,
     etag: true,
     serverKey: (boot) => ({ secretKey: boot.project_secret_api_key }),
+    typedFlags: true,
   },
   {
     name: 'posthog-node 4',
@@ -66,6 +69,7 @@ const FLAVOURS: Flavour[] = [
     parsesRemoteConfig: false,
     etag: false,
     serverKey: (boot) => ({ personalApiKey: boot.personal_api_key }),
+    typedFlags: false,
   },
 ]
 
@@ -119,6 +123,29 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
       t.match(event.properties, { '$feature/sdk-variant': 'test', '$feature/sdk-company': true }, '$feature/<key> on the event')
       t.ok(event.properties.$active_feature_flags.includes('sdk-on'), '$active_feature_flags')
     }
+  })
+
+  t.test('typed flag records: no fallback to the older ones', { skip: !f.typedFlags }, async (t) => {
+    // The client says once (in debug, through the console it bound at construction) when an answer has
+    // no typed values and it falls back to reading the older records.
+    const said: string[] = []
+    const typedLog: Exchange[] = []
+    const consoleLog = console.log
+    console.log = (...args: unknown[]) => said.push(args.map(String).join(' '))
+    let typed
+    try {
+      typed = f.make(token, { host: server.baseUrl, fetch: recordingFetch(typedLog) })
+    } finally {
+      console.log = consoleLog
+    }
+    typed.debug(true)
+    t.equal(await typed.getFeatureFlag('sdk-variant', user), 'test')
+    t.same(await typed.getFeatureFlagPayload('sdk-on', user), PAYLOAD_ON)
+    t.match(await typed.getFeatureFlagResult('sdk-variant', user), { enabled: true, variant: 'test', payload: PAYLOAD_TEST })
+    await typed.shutdown()
+    t.ok(typedLog.some((e) => f.flagsPath.test(e.path) && new URLSearchParams(e.query).get('v') === '4'), 'asked /flags/?v=4')
+    t.same(said.filter((line) => line.includes('typed flag values')), [], 'read as typed records')
+    assertClean(t, typedLog, 'typed-records client')
   })
 
   t.test('local evaluation with a personal key polling definitions', async (t) => {

@@ -273,9 +273,10 @@ t.test(`flagsJson writes JSON.stringify(flagsBody(…)) for every shape (FUZZ_SE
       id: i + 1,
       version: rng.pick([0, 3, 12]),
       failed: rng.chance(0.1),
+      hasExperiment: rng.chance(0.3),
     }))
     const list: EvaluationList = { results, errorsWhileComputingFlags: rng.chance(0.3) }
-    for (const shape of ['v1', 'v2', 'v3', 'v4'] as ResponseShape[]) {
+    for (const shape of ['v1', 'v2', 'v3', 'v4', 'typed'] as ResponseShape[]) {
       for (const withConfig of [true, false]) {
         const options = { shape, withConfig, supportedCompression: ['gzip', 'lz64'], requestId: 'req-1', evaluatedAt: 1_700_000_000_123 }
         if (!t.equal(flagsJson(list, options), JSON.stringify(flagsBody(list, options)), `${shape} config=${withConfig} case ${s}`)) return
@@ -298,6 +299,7 @@ t.test(`a person's kept answer text is reused only for results that write the sa
     id: i + 1,
     version: rng.pick([0, 3]),
     failed: rng.chance(0.1),
+    hasExperiment: rng.chance(0.2),
   })
   /** One field changed each: what `changed` applies to a copy. */
   const changes: ((r: FlagResult) => void)[] = [
@@ -309,6 +311,7 @@ t.test(`a person's kept answer text is reused only for results that write the sa
     (r) => (r.id += 100),
     (r) => (r.version += 1),
     (r) => (r.failed = !r.failed),
+    (r) => (r.hasExperiment = !r.hasExperiment),
   ]
   /** A copy of `r` with one field changed, or an equal copy. */
   const changed = (rng: Rng, r: FlagResult): FlagResult => {
@@ -316,7 +319,7 @@ t.test(`a person's kept answer text is reused only for results that write the sa
     if (rng.chance(0.9)) rng.pick(changes)(copy)
     return copy
   }
-  const shapes: ResponseShape[] = ['v1', 'v2', 'v3', 'v4']
+  const shapes: ResponseShape[] = ['v1', 'v2', 'v3', 'v4', 'typed']
   const compressions = [['gzip', 'lz64'], ['gzip', 'gzip-js']]
   const personState: PersonState = {}
   const rng = new Rng(SEED, 2000)
