@@ -204,7 +204,10 @@ async function scenario(t: Test, { store, server }: StoreRun, f: Flavour): Promi
       t.match(ai.properties, { $ai_model: 'gpt-test', $ai_input_tokens: 12 }, 'captureAi’s batch is stored')
     }
     const called = (e: any) => e.properties.$feature_flag === 'sdk-variant' && e.properties.$feature_flag_response === 'test'
-    t.ok(await storedEventWhere(server, { distinct_id: user, event: '$feature_flag_called' }, called), '$feature_flag_called for sdk-variant: test')
+    const calledEvent = await storedEventWhere(server, { distinct_id: user, event: '$feature_flag_called' }, called)
+    t.ok(calledEvent, '$feature_flag_called for sdk-variant: test')
+    // 5.x copies the flag's has_experiment (no experiment uses sdk-variant); /decide?v=3 carries no metadata
+    t.equal(calledEvent?.properties.$feature_flag_has_experiment, f.typedFlags ? false : undefined, '$feature_flag_has_experiment')
 
     t.match(person.properties, { email: `${p}@example.com`, plan: 'pro', first_lib: f.version })
     t.equal((await personOf(server, alias)).uuid, person.uuid, 'the alias joined the person')

@@ -299,7 +299,7 @@ t.test('rolloutInfo says how far a deleted flag was rolled out', async (t) => {
 t.test('flag definitions for evaluation', async (t) => {
   const w = flagWorld()
   const on = w.create(simple('on', { ensure_experience_continuity: true }))
-  w.create(simple('off', { active: false }))
+  const off = w.create(simple('off', { active: false }))
   const gone = w.create(simple('gone'))
   w.update(gone.id, { deleted: true })
   const other = w.m.accounts.createProject(w.org.id, 'Other')
@@ -321,9 +321,15 @@ t.test('flag definitions for evaluation', async (t) => {
       bucketing_identifier: null,
       is_remote_configuration: false,
       has_encrypted_payloads: false,
+      has_experiment: false,
     },
   ])
   t.same(liveFlagDefinitions(w.db, w.project.id).map((f) => [f.key, f.active]), [['on', true], ['off', false]])
+  const experiment = (flagId: number, deleted: number) =>
+    w.db.prepare("INSERT INTO experiments (team_id, name, feature_flag_id, deleted, created_at, updated_at) VALUES (?, 'e', ?, ?, '', '')").run(w.project.id, flagId, deleted)
+  experiment(off.id, 0)
+  experiment(on.id, 1)
+  t.same(liveFlagDefinitions(w.db, w.project.id).map((f) => [f.key, f.has_experiment]), [['on', false], ['off', true]], 'a live experiment counts, a deleted one does not')
 })
 
 t.test('change listeners hear about writes that changed something', async (t) => {
