@@ -1,7 +1,7 @@
 /**
  * The bodies of /decide and /flags, by version (posthog-semantics §1.3): v1 a list of enabled keys, v2 a
- * map of enabled flags, v3 every evaluated flag with payloads (the contract's shape), v4 (and /flags v2 and v3)
- * per-flag details, `typed` (/flags v4, what posthog-node ≥ 5.74 asks for) per-flag records with one typed
+ * map of enabled flags, v3 every evaluated flag with payloads (the contract's shape), v4 (and /flags v2)
+ * per-flag details, `typed` (/flags v3 and up; posthog-node ≥ 5.74 asks v4) per-flag records with one typed
  * `value` in place of `enabled` and `variant`. Config fields are what posthog-js reads at start-up, set so it starts cleanly and
  * does not try features skylark doesn't serve (recordings, site apps, surveys).
  */

@@ -38,7 +38,7 @@ function version(query: URLSearchParams, endpoint: Endpoint): { shape: ResponseS
   if (endpoint.via === 'flags') {
     if (raw === null && config === null) return { shape: 'v4', withConfig: true }
     const v = raw === null ? 1 : Number.parseInt(raw, 10)
-    return { shape: Number.isNaN(v) || v < 2 ? 'v3' : v < 4 ? 'v4' : 'typed', withConfig: queryFlag(query, 'config') }
+    return { shape: Number.isNaN(v) || v < 2 ? 'v3' : v === 2 ? 'v4' : 'typed', withConfig: queryFlag(query, 'config') }
   }
   const v = raw === null ? 1 : Number.parseInt(raw, 10)
   const shape: ResponseShape = Number.isNaN(v) || v <= 1 ? 'v1' : v === 2 ? 'v2' : v === 3 ? 'v3' : 'v4'

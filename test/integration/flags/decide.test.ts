@@ -88,6 +88,8 @@ t.test('/decide', async (t) => {
     t.match(typed.body.flags['simple-flag'], { value: true, metadata: { payload: '{"color":"red"}' } })
     t.notOk('enabled' in typed.body.flags['simple-flag'] || 'variant_key' in typed.body.flags['simple-flag'].metadata, 'no legacy fields, no variant key without a variant')
     t.notOk('supportedCompression' in typed.body, 'config only when asked for')
+    const v3 = await server.request('POST', '/flags/?v=3', { body: { token: server.boot.project_api_key, distinct_id: 'distinct_id_1' } })
+    t.equal(v3.body.flags['simple-flag'].value, true, 'v3 and up are typed, as PostHog serves them')
     const get = await server.request('GET', '/decide/?v=3')
     t.same(get.body.featureFlags, {}, 'a bare GET gets the config and no flags')
     const options = await server.request('OPTIONS', '/decide/', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } })
