@@ -9,7 +9,7 @@ import { ValidationError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 import type { FeatureFlagWrite } from '../../schemas/feature-flag.js'
 import { mapConditionProperties, type FeatureFlagRecord } from './record.js'
-import { validateFilters, validateKey, type FlagLookups } from './validation.js'
+import { refuseConfigVersion, validateFilters, validateKey, type FlagLookups } from './validation.js'
 
 /** What a flag created with a key only evaluates with: one group, no conditions, everyone. */
 export const DEFAULT_FILTERS: JsonObject = Object.freeze({ groups: [{ properties: [], rollout_percentage: null }] })
@@ -51,6 +51,7 @@ function checkDashboards(ids: readonly number[] | undefined, ctx: ApplyContext):
 /** The record a create body describes (without id, owner or timestamps). */
 export function recordFromCreate(body: FeatureFlagWrite & { key: string }, ctx: ApplyContext) {
   validateKey(body.key, null, ctx.lookups)
+  refuseConfigVersion(body.filters)
   const filters =
     body.filters === undefined
       ? structuredClone(DEFAULT_FILTERS)
@@ -91,6 +92,7 @@ export function recordFromUpdate(current: FeatureFlagRecord, body: FeatureFlagWr
     if (other && other.id !== current.id) throw new ValidationError('unique', 'There is already a feature flag with this key.', 'key')
   }
   let filters = current.filters
+  refuseConfigVersion(body.filters)
   if (body.filters !== undefined && 'groups' in body.filters) {
     filters = validateFilters(body.filters, { creating: false, flagId: current.id, flagKey: current.key }, ctx.lookups)
   }

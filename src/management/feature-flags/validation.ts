@@ -68,6 +68,17 @@ function props(filters: JsonObject): Prop[] {
 }
 
 /**
+ * PostHog reserves `filters.version` for its config formats (format 2 writes are closed to every project that
+ * is not admitted, which is all of them by default): a request naming it, with any value, 1 included, is
+ * refused before anything else of `filters` is read, on create and on update.
+ */
+export function refuseConfigVersion(filters: JsonObject | undefined): void {
+  if (filters !== undefined && Object.hasOwn(filters, 'version')) {
+    throw invalid('filters.version is reserved. Remove it from the request.', 'reserved_config_version')
+  }
+}
+
+/**
  * Checks `filters` (already type-checked by the schema) and returns what is stored: the same object with
  * object payloads turned into JSON strings, as PostHog normalises them.
  */

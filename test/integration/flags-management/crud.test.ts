@@ -157,6 +157,21 @@ t.test('feature flags API', async (t) => {
     t.match(parse.body, { type: 'validation_error', code: 'parse_error' })
   })
 
+  t.test('filters.version is reserved (PostHog keeps its config formats to itself): any value, on create and update, stores nothing', async (t) => {
+    const reserved = { status: 400, body: { type: 'validation_error', code: 'reserved_config_version', detail: 'filters.version is reserved. Remove it from the request.', attr: 'filters' } }
+    const rules = { version: 2, return_type: 'boolean', default_value: false, rules: [] }
+    for (const filters of [rules, { version: 1, groups: [] }, { version: '1', groups: [{ rollout_percentage: 40 }] }, { version: null }]) {
+      t.match(await server.api('POST', flags, { key: 'reserved-version', filters }), reserved, JSON.stringify(filters))
+    }
+    t.equal((await server.api('GET', `${flags}?search=reserved-version`)).body.count, 0, 'nothing created')
+    const flag = (await server.api('POST', flags, { key: 'kept-format', filters: { groups: [{ rollout_percentage: 40 }] } })).body
+    t.match(await server.api('PATCH', `${flags}${flag.id}/`, { filters: { version: '1' } }), reserved)
+    t.match(await server.api('PATCH', `${flags}${flag.id}/`, { filters: { ...rules, groups: [] } }), reserved, 'before the groups are read')
+    t.match((await server.api('GET', `${flags}${flag.id}/`)).body, { version: 1, filters: { groups: [{ rollout_percentage: 40 }] } }, 'unchanged')
+    t.notOk('version' in (await server.api('GET', `${flags}${flag.id}/`)).body.filters)
+    await server.api('PATCH', `${flags}${flag.id}/`, { deleted: true })
+  })
+
   t.test('a body nested deeper than capture accepts is a 400, not a 500 from the readers and serialisers after it', async (t) => {
     const auth = { authorization: `Bearer ${server.boot.personal_api_key}`, 'content-type': 'application/json' }
     const nested = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels)

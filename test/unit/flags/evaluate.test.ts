@@ -281,3 +281,23 @@ t.test('error isolation', async (t) => {
     t.equal(evaluateAll(set, input('u', {}, { flagKeys: ['ok'] })).errorsWhileComputingFlags, false)
   })
 })
+
+t.test("PostHog's config formats: only format 1 evaluates, anything else fails as PostHog's flag service fails it", async (t) => {
+  const set = compile([
+    flag('implicit', { groups: [{ rollout_percentage: 100 }] }),
+    flag('explicit-1', { version: 1, groups: [{ rollout_percentage: 100 }] }),
+    flag('format-2', { version: 2, return_type: 'boolean', default_value: true, rules: [] }),
+    flag('boolean-version', { version: true, groups: [{ rollout_percentage: 100 }] }),
+    flag('text-version', { version: '1', groups: [{ rollout_percentage: 100 }] }),
+  ])
+  const { flags, errorsWhileComputingFlags } = evaluateAll(set, input('u'))
+  t.same([flags.implicit.enabled, flags['explicit-1'].enabled], [true, true])
+  for (const key of ['format-2', 'boolean-version', 'text-version']) {
+    t.same(
+      [flags[key].enabled, flags[key].failed, flags[key].reason],
+      [false, true, { code: 'flag_data_parsing_error', condition_index: null, description: 'Failed to parse flag data: unsupported feature flag configuration format' }],
+      key,
+    )
+  }
+  t.equal(errorsWhileComputingFlags, true)
+})
