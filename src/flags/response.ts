@@ -2,8 +2,8 @@
  * The bodies of /decide and /flags, by version (posthog-semantics §1.3): v1 a list of enabled keys, v2 a
  * map of enabled flags, v3 every evaluated flag with payloads (the contract's shape), v4 (and /flags v2)
  * per-flag details, `typed` (/flags v3 and up; posthog-node ≥ 5.74 asks v4) per-flag records with one typed
- * `value` in place of `enabled` and `variant`. Config fields are what posthog-js reads at start-up, set so it starts cleanly and
- * does not try features skylark doesn't serve (recordings, site apps, surveys).
+ * `value` in place of `enabled` and `variant`. Config fields are what posthog-js reads at start-up, set so it
+ * starts cleanly and does not try features skylark doesn't serve (recordings, site apps, surveys).
  */
 import type { EvaluationList, FlagResult, PersonState } from './types.js'
 
@@ -170,13 +170,14 @@ function v4Member(f: FlagResult): string {
 }
 
 /**
- * A /flags?v=4 record (PostHog's FlagDetailsV3). Every skylark flag is in PostHog's config format 1, whose
- * record is its FlagsV2 detail retold: the value is the variant or else whether it is enabled (none once
- * failed), the variant is named again as `variant_key`, and the payload keeps its legacy channel.
+ * A typed record (PostHog's FlagDetailsV3). Every skylark flag is in PostHog's config format 1, whose record
+ * is its FlagsV2 detail retold: the value is the variant or else whether it is enabled (none once failed),
+ * the variant is named again as `variant_key`, and the payload keeps its legacy channel.
  */
 function typedMember(f: FlagResult): string {
-  const value = f.failed ? 'null' : f.variant !== null && f.variant !== undefined ? quoted(f.variant) : String(f.enabled)
-  const variantKey = f.variant !== null && f.variant !== undefined ? `,"variant_key":${quoted(f.variant)}` : ''
+  const variant = f.variant ?? null
+  const value = f.failed ? 'null' : variant !== null ? quoted(variant) : String(f.enabled)
+  const variantKey = variant !== null ? `,"variant_key":${quoted(variant)}` : ''
   return (
     `${keyTexts(f.key).prefix}{"key":${quoted(f.key)},"value":${value}${f.failed ? ',"failed":true' : ''},"reason":${reasonText(f.reason)},` +
     `"metadata":{"id":${JSON.stringify(f.id)},"version":${JSON.stringify(f.version)},"config_version":1,"description":null,"payload":${jsonText(f.payload ?? null)},"has_experiment":${f.hasExperiment}${variantKey}}}`
