@@ -108,13 +108,11 @@ const configXml = (dir, httpPort, tcpPort) => `<yandex>
  */
 export async function prepareClickHouse(prefix, maxMemoryBytes, settings = {}) {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  const prepared = { dir, url: '', tcpPort: 0, held: [] }
-  const httpPort = await preparePort(prepared)
-  prepared.tcpPort = await preparePort(prepared)
-  prepared.url = `http://127.0.0.1:${httpPort}`
-  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, prepared.tcpPort))
+  const held = [await heldPort(), await heldPort()]
+  const [httpPort, tcpPort] = held.map((server) => server.address().port)
+  writeFileSync(join(dir, 'config.xml'), configXml(dir, httpPort, tcpPort))
   writeFileSync(join(dir, 'users.xml'), usersXml(maxMemoryBytes, settings))
-  return prepared
+  return { dir, url: `http://127.0.0.1:${httpPort}`, tcpPort, held }
 }
 
 /**

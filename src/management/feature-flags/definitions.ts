@@ -47,18 +47,17 @@ function toDefinition(flag: FeatureFlagRecord, experimentFlags: ReadonlySet<numb
   }
 }
 
-function experimentFlagIds(db: Db, teamId: number): Set<number> {
-  return new Set(db.prepare('SELECT feature_flag_id FROM experiments WHERE team_id = ? AND deleted = 0').pluck().all(teamId) as number[])
+function definitions(db: Db, teamId: number, activeOnly: boolean): FlagDefinition[] {
+  const experimentFlags = new Set(db.prepare('SELECT feature_flag_id FROM experiments WHERE team_id = ? AND deleted = 0').pluck().all(teamId) as number[])
+  return new FlagRepository(db).definitions(teamId, activeOnly).map((flag) => toDefinition(flag, experimentFlags))
 }
 
 /** Active, non-deleted flags of the project, by id. */
 export function activeFlagDefinitions(db: Db, teamId: number): FlagDefinition[] {
-  const experimentFlags = experimentFlagIds(db, teamId)
-  return new FlagRepository(db).definitions(teamId, true).map((flag) => toDefinition(flag, experimentFlags))
+  return definitions(db, teamId, true)
 }
 
 /** Every non-deleted flag of the project, inactive ones included, by id. */
 export function liveFlagDefinitions(db: Db, teamId: number): FlagDefinition[] {
-  const experimentFlags = experimentFlagIds(db, teamId)
-  return new FlagRepository(db).definitions(teamId, false).map((flag) => toDefinition(flag, experimentFlags))
+  return definitions(db, teamId, false)
 }
