@@ -43,15 +43,26 @@ export function toCodePoints(s: string): Int32Array {
   return out.subarray(0, n)
 }
 
+/**
+ * Counts a search's work in engine steps, so tests can hold hostile patterns to a bound without reading a
+ * clock (a timed assertion fails on a loaded machine, not on slow code).
+ */
+export interface WorkMeter {
+  steps: number
+}
+
 /** True / false for a completed search; null when a budget ran out (PostHog: error → false for both operators). */
-export function runProgram(prog: Program, input: string): boolean | null {
+export function runProgram(prog: Program, input: string, meter?: WorkMeter): boolean | null {
   const cps = toCodePoints(input)
   if (prog.op.length * (cps.length + 1) > MAX_WORK) return null
+  const search = new Search(prog, cps)
   try {
-    return new Search(prog, cps).find()
+    return search.find()
   } catch (e) {
     if (e instanceof Exhausted) return null
     throw e
+  } finally {
+    if (meter !== undefined) meter.steps += search.steps
   }
 }
 
@@ -66,6 +77,9 @@ class Search {
   readonly #caps: Int32Array
   #steps = 0
   readonly #maxSteps: number
+  get steps(): number {
+    return this.#steps
+  }
   #pops = 0
   #touched: number[] | null = null
   readonly #subCache = new Map<number, Int32Array>()
@@ -179,7 +193,8 @@ class Search {
       }
       if (main && this.#p.fancy && ++this.#pops > FANCY_BACKTRACK_LIMIT) throw new Exhausted()
       for (;;) {
-        if (++this.#steps > this.#maxSteps) throw new Exhausted()
+        if (this.#steps === this.#maxSteps) throw new Exhausted()
+        this.#steps++
         if (memo !== null) {
           const bit = pos * width + pc
           if (memo[bit >> 3] & (1 << (bit & 7))) break

@@ -10,14 +10,17 @@
  *   which PostHog (an error from the regex engine) reports as false for both operators.
  */
 import { setFlagsFromString } from 'node:v8'
-import { runProgram, MAX_WORK } from './engine.js'
+import { runProgram, MAX_WORK, type WorkMeter } from './engine.js'
 import { emitLinear, NotEmittable } from './emit.js'
 import { parseRegex, RegexSyntaxError } from './parse.js'
 import { compileProgram, type Program } from './program.js'
 
 export interface SafeRegex {
-  /** true / false, or null when the search was refused or ran out of budget. */
-  test(input: string): boolean | null
+  /**
+   * true / false, or null when the search was refused or ran out of budget. `meter` adds the search's steps:
+   * the own engine's count, or for V8's linear engine its bound, pattern size × (input length + 1).
+   */
+  test(input: string, meter?: WorkMeter): boolean | null
   /** Which engine runs ASCII input: 'linear' (V8 `l`) or 'own'. */
   readonly asciiEngine: 'linear' | 'own'
 }
@@ -57,12 +60,14 @@ function build(pattern: string): SafeRegex | null {
     throw e
   }
   const lin = linear
-  if (lin === null) return { asciiEngine: 'own', test: (input) => runProgram(program, input) }
+  if (lin === null) return { asciiEngine: 'own', test: (input, meter) => runProgram(program, input, meter) }
   return {
     asciiEngine: 'linear',
-    test: (input) => {
-      if (!ASCII_ONLY.test(input)) return runProgram(program, input)
-      if (lin.size * (input.length + 1) > MAX_WORK) return null
+    test: (input, meter) => {
+      if (!ASCII_ONLY.test(input)) return runProgram(program, input, meter)
+      const work = lin.size * (input.length + 1)
+      if (work > MAX_WORK) return null
+      if (meter !== undefined) meter.steps += work
       return lin.re.test(input)
     },
   }
