@@ -198,7 +198,7 @@ function compileFlag(def: FlagDefinition, position: number, ctx: Context): Compi
   }
   try {
     const filters = isObject(def.filters) ? def.filters : {}
-    if (!isFormatOne(filters)) throw new DefinitionError('unsupported feature flag configuration format')
+    if (!isConfigFormatOne(filters)) throw new DefinitionError('unsupported feature flag configuration format')
     flag.aggregation = optionalInt(filters.aggregation_group_type_index, 'aggregation_group_type_index')
     flag.variants = compileVariants(filters.multivariate)
     const variantKeys = new Set(flag.variants.map((v) => v.key))
@@ -227,10 +227,11 @@ function compileFlag(def: FlagDefinition, position: number, ctx: Context): Compi
 /**
  * PostHog's config format 1: `filters.version` absent or a number equal to 1 (a boolean never is). Format 2
  * (rules, typed values) and anything else fail to evaluate, as PostHog's flag service fails them when it
- * cannot read them; skylark refuses to store them (reserved_config_version), older rows may hold them.
+ * cannot read them; skylark refuses to store them (reserved_config_version), but rows written another way
+ * (a restored backup, SQL) may hold them.
  */
-function isFormatOne(filters: Record<string, unknown>): boolean {
-  return !Object.hasOwn(filters, 'version') || filters.version === 1
+export function isConfigFormatOne(filters: unknown): boolean {
+  return !isObject(filters) || !Object.hasOwn(filters, 'version') || filters.version === 1
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The definitions server SDKs poll for local evaluation (`local_evaluation`, `/flags/definitions`), as
- * PostHog builds them: every live flag but remote-config ones with encrypted payloads, which only
+ * PostHog builds them: every live flag of config format 1 but remote-config ones with encrypted payloads, which only
  * `remote_config` decrypts (inactive flags included, so SDKs answer false for them; plain remote-config
  * flags included, so `getFeatureFlagPayload` answers locally), the project's group type mapping, and with
  * cohorts the dynamic cohorts the flags use; without them a flag's one cohort is inlined (cohort-inline.ts).
@@ -10,6 +10,7 @@
  */
 import { isPlainObject, type JsonObject } from '../common/json.js'
 import { inlineSingleCohort } from './cohort-inline.js'
+import { isConfigFormatOne } from './compile.js'
 import type { CohortDefinition, FlagDefinition } from './types.js'
 
 export interface LocalEvaluationFlag extends FlagDefinition {
@@ -53,7 +54,8 @@ export function localEvaluationBody(
   groupTypeMapping: Record<string, string>,
   sendCohorts: boolean,
 ): LocalEvaluationBody {
-  const live = definitions.filter((f) => !f.deleted)
+  // PostHog leaves flags of another config format out: SDKs read format 1 only, and their dependents' chains break.
+  const live = definitions.filter((f) => !f.deleted && isConfigFormatOne(f.filters))
   const byId = new Map(live.map((f) => [String(f.id), f]))
   const byKey = new Map(live.map((f) => [f.key, f]))
   const resolve = (ref: string) => byId.get(ref) ?? byKey.get(ref)

@@ -7,6 +7,7 @@
 import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
+import { isConfigFormatOne } from '../../flags/index.js'
 import type { FeatureFlagWrite } from '../../schemas/feature-flag.js'
 import { mapConditionProperties, type FeatureFlagRecord } from './record.js'
 import { refuseConfigVersion, validateFilters, validateKey, type FlagLookups } from './validation.js'
@@ -92,6 +93,10 @@ export function recordFromUpdate(current: FeatureFlagRecord, body: FeatureFlagWr
     if (other && other.id !== current.id) throw new ValidationError('unique', 'There is already a feature flag with this key.', 'key')
   }
   let filters = current.filters
+  if (body.filters !== undefined && !isConfigFormatOne(current.filters)) {
+    // A row of another config format (restored or written by SQL): its other fields may still change.
+    throw new ValidationError('unsupported_config_version', "This flag's stored configuration cannot be updated through this API. Contact support.", 'filters')
+  }
   refuseConfigVersion(body.filters)
   if (body.filters !== undefined && 'groups' in body.filters) {
     filters = validateFilters(body.filters, { creating: false, flagId: current.id, flagKey: current.key }, ctx.lookups)

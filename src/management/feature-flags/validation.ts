@@ -4,6 +4,7 @@
  * broken rule is the one reported.
  */
 import { ValidationError } from '../../common/errors.js'
+import { isConfigFormatOne } from '../../flags/index.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { flagDependencyRefs, safeInt } from './record.js'
 import { pyJsonDumps, pyStr } from '../../common/python-format.js'
@@ -192,6 +193,9 @@ function checkDependencies(filters: JsonObject, ctx: FiltersContext, lookups: Fl
     }
     const flag = lookups.liveFlag(id)
     if (!flag) throw invalid(`Flag dependency references non-existent flag with ID ${id}`)
+    if (!isConfigFormatOne(flag.filters)) {
+      throw invalid('A flag dependency uses an unsupported configuration format. Remove this dependency to continue.', 'unsupported_dependency_config_version')
+    }
     if (!flag.active) {
       throw invalid(
         `Cannot create dependency on disabled flag '${flag.key}' (ID: ${id}). Flag dependencies must reference active flags only.`,

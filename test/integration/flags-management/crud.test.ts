@@ -172,6 +172,31 @@ t.test('feature flags API', async (t) => {
     await server.api('PATCH', `${flags}${flag.id}/`, { deleted: true })
   })
 
+  t.test('a stored flag of another config format (restored, or written by SQL) is left out of local evaluation and keeps its filters', async (t) => {
+    const stored = (await server.api('POST', flags, { key: 'stored-format-2', filters: { groups: [{ rollout_percentage: 100 }] } })).body
+    const dependent = (await server.api('POST', flags, { key: 'reads-format-2', filters: { groups: [{ properties: [{ key: String(stored.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] } })).body
+    const format2 = { version: 2, return_type: 'boolean', default_value: false, rules: [] }
+    f.db.prepare("UPDATE feature_flags SET filters = ?, version = version + 1, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ') WHERE id = ?").run(JSON.stringify(format2), stored.id)
+
+    const served = (await server.api('GET', `${flags}local_evaluation/`)).body.flags
+    t.notOk(served.some((flag: { key: string }) => flag.key === 'stored-format-2'), 'SDKs read format 1 only')
+    const condition = served.find((flag: { key: string }) => flag.key === 'reads-format-2').filters.groups[0].properties[0]
+    t.match(condition, { key: String(stored.id), dependency_chain: [] }, "the dependent's chain is broken, so SDKs ask the server")
+
+    const unsupported = { status: 400, body: { type: 'validation_error', code: 'unsupported_config_version', detail: "This flag's stored configuration cannot be updated through this API. Contact support.", attr: 'filters' } }
+    t.match(await server.api('PATCH', `${flags}${stored.id}/`, { filters: { groups: [{ rollout_percentage: 50 }] } }), unsupported)
+    t.match(await server.api('PATCH', `${flags}${stored.id}/`, { filters: {} }), unsupported, 'even filters without groups')
+    t.match(await server.api('PATCH', `${flags}${stored.id}/`, { name: 'Renamed' }), { status: 200, body: { name: 'Renamed', filters: format2 } }, 'its other fields still change')
+
+    const dependency = { key: 'new-reader', filters: { groups: [{ properties: [{ key: String(stored.id), type: 'flag', value: true, operator: 'flag_evaluates_to' }] }] } }
+    t.match(await server.api('POST', flags, dependency), {
+      status: 400,
+      body: { type: 'validation_error', code: 'unsupported_dependency_config_version', detail: 'A flag dependency uses an unsupported configuration format. Remove this dependency to continue.', attr: 'filters' },
+    })
+    t.equal((await server.api('GET', `${flags}?search=new-reader`)).body.count, 0, 'nothing created')
+    for (const id of [dependent.id, stored.id]) t.equal((await server.api('PATCH', `${flags}${id}/`, { deleted: true })).status, 200, 'and it can be deleted')
+  })
+
   t.test('a body nested deeper than capture accepts is a 400, not a 500 from the readers and serialisers after it', async (t) => {
     const auth = { authorization: `Bearer ${server.boot.personal_api_key}`, 'content-type': 'application/json' }
     const nested = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels)
