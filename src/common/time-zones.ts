@@ -74,6 +74,21 @@ export function zoneOffsetMs(zone: string, ms: number): number | null {
   return wall.getTime() - at
 }
 
+/**
+ * Python's `datetime.isoformat()` of an instant (microseconds) in `zone`: the fraction only when there is one,
+ * then the zone's offset (`+HH:MM`, with `:SS` for the local mean times of old dates).
+ */
+export function isoformat(micros: number, zone: string): string {
+  const seconds = Math.floor(micros / 1_000_000)
+  const offset = zoneOffsetMs(zone, seconds * 1000) ?? 0
+  const wall = new Date(seconds * 1000 + offset).toISOString().slice(0, 19)
+  const fraction = micros - seconds * 1_000_000
+  const abs = Math.abs(offset) / 1000
+  const pad = (n: number) => String(n).padStart(2, '0')
+  const zoneSeconds = abs % 60 === 0 ? '' : `:${pad(abs % 60)}`
+  return `${wall}${fraction === 0 ? '' : `.${String(fraction).padStart(6, '0')}`}${offset < 0 ? '-' : '+'}${pad(Math.floor(abs / 3600))}:${pad(Math.floor(abs / 60) % 60)}${zoneSeconds}`
+}
+
 const DAY_MS = 86_400_000
 
 /**

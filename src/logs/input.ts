@@ -7,6 +7,7 @@
 import { ValidationError } from '../common/errors.js'
 import { isPlainObject } from '../common/json.js'
 import { parseRelativeDate } from '../common/relative-dates.js'
+import { isoformat } from '../common/time-zones.js'
 import { logColumn } from './columns.js'
 import type { LogFilter, LogRow, LogsQuery, SparklineBucket } from './types.js'
 
@@ -86,13 +87,6 @@ interface Cursor {
   uuid: string
 }
 
-/** ISO 8601 of microseconds, as Python's isoformat in UTC (the cursor's). */
-function isoMicros(micros: number): string {
-  const base = new Date(Math.floor(micros / 1000)).toISOString().slice(0, 19)
-  const frac = ((micros % 1_000_000) + 1_000_000) % 1_000_000
-  return `${base}${frac ? '.' + String(frac).padStart(6, '0') : ''}+00:00`
-}
-
 /** A time as DRF's JSON encoder writes it: milliseconds when there is a fraction, `Z`. */
 export function apiTime(micros: number): string {
   const base = new Date(Math.floor(micros / 1000)).toISOString()
@@ -100,7 +94,7 @@ export function apiTime(micros: number): string {
 }
 
 export function encodeCursor(row: Pick<LogRow, 'timestamp' | 'uuid'>): string {
-  return Buffer.from(JSON.stringify({ timestamp: isoMicros(row.timestamp), uuid: row.uuid })).toString('base64')
+  return Buffer.from(JSON.stringify({ timestamp: isoformat(row.timestamp, 'UTC'), uuid: row.uuid })).toString('base64')
 }
 
 function decodeCursor(value: unknown, now: number): Cursor {

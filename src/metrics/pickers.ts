@@ -8,8 +8,9 @@
  * most data points.
  */
 import { ValidationError } from '../common/errors.js'
+import { isoformat } from '../common/time-zones.js'
 import { compareText } from '../storage/events/index.js'
-import { isoMicros, SERVICE_KEYS } from './query.js'
+import { SERVICE_KEYS } from './query.js'
 import type { MetricName } from './types.js'
 
 const HOUR_MS = 3_600_000
@@ -49,7 +50,7 @@ export function namesJson(rows: MetricName[], sparklines: Array<{ name: string; 
     if (!line) lines.set(point.name, (line = []))
     line.push(point.value)
   }
-  return rows.map((r) => ({ name: r.name, metric_type: r.metric_type, unit: r.unit, last_seen: isoMicros(r.last_seen, zone), sparkline: lines.get(r.name) ?? [] }))
+  return rows.map((r) => ({ name: r.name, metric_type: r.metric_type, unit: r.unit, last_seen: isoformat(r.last_seen, zone), sparkline: lines.get(r.name) ?? [] }))
 }
 
 /** The attribute keys' answer: `attribute_count` is how many data points carry the key (null: unknown). */

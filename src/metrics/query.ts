@@ -90,22 +90,6 @@ export function bucketer(interval: Interval, zone: string): (ms: number) => numb
   }
 }
 
-/** ISO 8601 with the zone's offset, as Python's isoformat writes an aware datetime. */
-export function isoInZone(ms: number, zone: string): string {
-  const offset = zoneOffsetMs(zone, ms) ?? 0
-  const wall = new Date(ms + offset).toISOString().slice(0, 19)
-  const sign = offset < 0 ? '-' : '+'
-  const abs = Math.abs(offset) / MINUTE
-  return `${wall}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`
-}
-
-/** ISO 8601 of microseconds with the zone's offset, as Python's isoformat writes it: microseconds when there are any. */
-export function isoMicros(micros: number, zone: string): string {
-  const iso = isoInZone(Math.floor(micros / 1_000_000) * 1000, zone)
-  const fraction = ((micros % 1_000_000) + 1_000_000) % 1_000_000
-  return fraction === 0 ? iso : `${iso.slice(0, 19)}.${String(fraction).padStart(6, '0')}${iso.slice(19)}`
-}
-
 /** The keys that name the service column, not an attribute, as PostHog's metrics read them. */
 export const SERVICE_KEYS: ReadonlySet<string> = new Set(['service_name', 'service.name'])
 

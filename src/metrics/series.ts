@@ -6,7 +6,8 @@
  */
 import { compareText } from '../storage/events/index.js'
 import { ValidationError } from '../common/errors.js'
-import { isoInZone, MAX_SERIES, type ClausePoint, type MetricClause } from './query.js'
+import { isoformat } from '../common/time-zones.js'
+import { MAX_SERIES, type ClausePoint, type MetricClause } from './query.js'
 
 export interface MetricSeries {
   labels: Record<string, string>
@@ -154,7 +155,7 @@ export function metricSeries(clauses: readonly MetricClause[], points: ReadonlyM
     const first = clauses[0]!
     return [{ labels: {}, points: [], metric_name: node ? null : first.metricName, clause: node ? 'formula' : first.name, unit: null }]
   }
-  const times = grid.map((t) => isoInZone(t, zone))
+  const times = grid.map((t) => isoformat(t * 1000, zone))
   const byClause = new Map(clauses.map((c) => [c.name, assemble(points.get(c.name) ?? [], c, grid, times)]))
   if (node) return applyFormula(node, byClause, times)
   return [...byClause.values()].flat()

@@ -16,7 +16,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { zoneOffsetMs } from '../../common/time-zones.js'
+import { isoformat, zoneOffsetMs } from '../../common/time-zones.js'
 import type { FeatureFlagRecord } from '../../management/index.js'
 import type { ExposureCount } from '../../storage/events/index.js'
 import type { ExperimentRecord } from '../record.js'
@@ -40,16 +40,6 @@ export function exposureWindow(query: JsonObject, experiment: ExperimentRecord):
     return ms
   }
   return { start: read('start_date'), end: read('end_date') }
-}
-
-/** Python's `datetime.isoformat()` of an instant in a zone: microseconds only when there are any. */
-export function isoInZone(ms: number, zone: string): string {
-  const offset = zoneOffsetMs(zone, ms) ?? 0
-  const wall = new Date(ms + offset).toISOString()
-  const fraction = ms % 1000 === 0 ? '' : `.${wall.slice(20, 23)}000`
-  const minutes = Math.abs(offset) / 60_000
-  const sign = offset < 0 ? '-' : '+'
-  return `${wall.slice(0, 19)}${fraction}${sign}${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`
 }
 
 /** The day (YYYY-MM-DD) of an instant in a zone. */
@@ -82,7 +72,7 @@ export interface ExposuresInput {
 /** The answer from the store's counts: PostHog's `_calculate` after its query. */
 export function exposuresAnswer(input: ExposuresInput): JsonObject {
   const { start, end, zone } = input
-  const dateRange = { date_from: start === null ? null : isoInZone(start, zone), date_to: end === null ? null : isoInZone(end, zone), explicitDate: true }
+  const dateRange = { date_from: start === null ? null : isoformat(start * 1000, zone), date_to: end === null ? null : isoformat(end * 1000, zone), explicitDate: true }
   if (start === null) return { timeseries: [], total_exposures: {}, date_range: dateRange, sample_ratio_mismatch: null, bias_risk: null }
   const perDay = new Map<string, Map<string, number>>()
   for (const c of input.counts) {

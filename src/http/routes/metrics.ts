@@ -7,11 +7,12 @@
  */
 import { drfDict } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
+import { isoformat } from '../../common/time-zones.js'
 import type { ProjectResolver } from '../../management/index.js'
 import { decodeMetricsRequest, metricRows, type MetricRow, type MetricStore } from '../../metrics/index.js'
 import { limitParam, parseMetricQuery, parseSamplesQuery, servicesParam, windowParams } from '../../metrics/input.js'
 import { attributeKeysJson, checkServices, namesFrom, namesJson, rankNames, SPARKLINE_POINTS, SPARKLINE_WINDOW_MS } from '../../metrics/pickers.js'
-import { bucketer, clausePoints, isoMicros, scanFrom, type ClausePoint } from '../../metrics/query.js'
+import { bucketer, clausePoints, scanFrom, type ClausePoint } from '../../metrics/query.js'
 import { metricSeries } from '../../metrics/series.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
 import { projectRoute, type ApiContext } from '../api.js'
@@ -119,7 +120,7 @@ export interface MetricRouteDeps {
 
 function sampleJson(row: MetricRow, zone: string): Record<string, unknown> {
   return {
-    timestamp: isoMicros(row.timestamp, zone),
+    timestamp: isoformat(row.timestamp, zone),
     metric_name: row.metric_name,
     metric_type: row.metric_type,
     value: row.value,
@@ -227,11 +228,11 @@ export function registerMetricRoutes(router: Router, api: ApiContext, deps: Metr
       // PostHog counts names by the hour they arrived in, so its window starts at the hour.
       const o = await store.overview(req.project.id, since * 1000, Math.floor(since / 3_600_000) * 3_600_000_000)
       return {
-        last_seen: o.lastSeen === null ? null : isoMicros(o.lastSeen, zone),
+        last_seen: o.lastSeen === null ? null : isoformat(o.lastSeen, zone),
         metric_names: o.metricNames,
         series: o.services.reduce((n, s) => n + s.series, 0),
         lookback_seconds: OVERVIEW_LOOKBACK_MS / 1000,
-        services: o.services.slice(0, OVERVIEW_SERVICES).map((s) => ({ ...s, last_seen: isoMicros(s.last_seen, zone) })),
+        services: o.services.slice(0, OVERVIEW_SERVICES).map((s) => ({ ...s, last_seen: isoformat(s.last_seen, zone) })),
       }
     }),
     { maxBodyBytes: 0 },

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { TZ_NAMES } from '../../../src/common/tz-names.js'
-import { isKnownTimeZone, isTimeZoneName, offsetChanges, wallInstants, wallToInstant, zoneOffsetMs } from '../../../src/common/time-zones.js'
+import { isKnownTimeZone, isoformat, isTimeZoneName, offsetChanges, wallInstants, wallToInstant, zoneOffsetMs } from '../../../src/common/time-zones.js'
 
 const HOUR = 3_600_000
 
@@ -33,6 +33,16 @@ t.test('the offset at an instant follows daylight saving, half hours and the far
   t.equal(zoneOffsetMs('UTC', 1e18), 0)
   t.equal(zoneOffsetMs('Europe/Berlin', 9e15), null, "outside JS Date's range")
   t.equal(zoneOffsetMs('Europe/Berlin', Date.parse('0050-06-01T00:00:00Z')), 53 * 60_000 + 28_000, 'local mean time, in a year Date.UTC would have read as 1950')
+})
+
+t.test("an instant is written as Python's isoformat writes an aware datetime", async (t) => {
+  const micros = (iso: string, extra = 0) => Date.parse(iso) * 1000 + extra
+  t.equal(isoformat(micros('2026-12-04T10:00:00Z'), 'UTC'), '2026-12-04T10:00:00+00:00', 'no fraction when there is none')
+  t.equal(isoformat(micros('2026-12-04T10:00:00.250Z', 7), 'UTC'), '2026-12-04T10:00:00.250007+00:00', 'six digits when there is one')
+  t.equal(isoformat(micros('2026-03-01T10:00:00.250Z'), 'America/St_Johns'), '2026-03-01T06:30:00.250000-03:30')
+  t.equal(isoformat(micros('2026-12-04T10:00:00Z'), 'Asia/Kathmandu'), '2026-12-04T15:45:00+05:45')
+  t.equal(isoformat(micros('1969-12-31T23:59:59.500Z'), 'UTC'), '1969-12-31T23:59:59.500000+00:00', 'before 1970 the fraction still counts forward')
+  t.equal(isoformat(micros('1900-01-01T00:00:00Z'), 'Europe/Paris'), '1900-01-01T00:09:21+00:09:21', 'a local mean time writes its seconds')
 })
 
 t.test('a wall time names one instant, none in a gap, two in a repeat; read with fold=0 it is always one', async (t) => {
