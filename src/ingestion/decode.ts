@@ -5,9 +5,7 @@
  * hint says, and base64/gzip fallbacks when the text is not JSON. Every decompression is bounded by
  * `maxBytes` so a small bomb can't grow past the body limit.
  */
-import * as zlib from 'node:zlib'
-import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib'
-import { AppError } from '../common/errors.js'
+import { gunzip, isGzip, malformed, tooLarge } from '../common/content-encoding.js'
 import { DecompressedTooLarge, decompressLz64 } from './lz64.js'
 
 export interface DecodeInput {
@@ -20,62 +18,6 @@ export interface DecodeInput {
   maxBytes: number
 }
 
-function invalid(detail: string): AppError {
-  return new AppError('invalid_payload', { detail: `Malformed request data: ${detail}` })
-}
-
-function tooLarge(): AppError {
-  return new AppError('request_too_large', { detail: 'Request too large: the decoded body is over the limit.' })
-}
-
-function isGzip(buf: Buffer): boolean {
-  return buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b
-}
-
-type Inflate = (buf: Buffer, options: { maxOutputLength: number }) => Buffer
-
-/** One of zlib's decompressors, bounded by `maxBytes`: over it is 413, broken data 400. */
-function inflateBounded(inflate: Inflate, buf: Buffer, maxBytes: number, what: string): Buffer {
-  try {
-    return inflate(buf, { maxOutputLength: maxBytes })
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge()
-    throw invalid(`invalid ${what} data`)
-  }
-}
-
-function gunzip(buf: Buffer, maxBytes: number): Buffer {
-  return inflateBounded(gunzipSync, buf, maxBytes, 'gzip')
-}
-
-/** zstd's decompressor where this Node has one (22.15 and later); Node 20 has none. */
-const zstdDecompressSync = (zlib as unknown as { zstdDecompressSync?: Inflate }).zstdDecompressSync
-
-/** The Content-Encodings capture v1 names (rust/capture/src/v1/constants.rs SUPPORTED_ENCODINGS) that this Node can read. */
-export const CONTENT_ENCODINGS: readonly string[] = zstdDecompressSync ? ['gzip', 'deflate', 'br', 'zstd'] : ['gzip', 'deflate', 'br']
-
-/** A zlib-wrapped stream (RFC 1950): method 8 and a header whose check bits make it a multiple of 31. */
-function isZlib(buf: Buffer): boolean {
-  return buf.length >= 2 && (buf[0] & 0x0f) === 8 && ((buf[0] << 8) | buf[1]) % 31 === 0
-}
-
-/**
- * A body decoded by its Content-Encoding alone, as capture v1 does (no form, no query hint, no base64).
- * `encoding` is lower-case and one of CONTENT_ENCODINGS, or null; a gzip body without the header is still
- * gzip (its magic bytes), as on every other capture route. `deflate` is raw DEFLATE as Rust capture's
- * decoder reads it, or zlib-wrapped as HTTP defines it: the two are told apart by zlib's header.
- */
-export function decodeContentEncoding(body: Buffer, encoding: string | null, maxBytes: number): Buffer {
-  if (body.length === 0) throw new AppError('invalid_payload', { detail: 'Malformed request data: the body is empty.' })
-  if (encoding === 'gzip' || (encoding === null && isGzip(body))) return gunzip(body, maxBytes)
-  if (encoding === 'deflate') return inflateBounded(isZlib(body) ? inflateSync : inflateRawSync, body, maxBytes, 'deflate')
-  if (encoding === 'br') return inflateBounded(brotliDecompressSync, body, maxBytes, 'brotli')
-  if (encoding === 'zstd' && zstdDecompressSync) return inflateBounded(zstdDecompressSync, body, maxBytes, 'zstd')
-  if (encoding !== null) throw new AppError('unsupported_media_type', { detail: `Unsupported Content-Encoding: ${encoding}.` })
-  if (body.length > maxBytes) throw tooLarge()
-  return body
-}
-
 function base64ToBuffer(text: string): Buffer | null {
   const cleaned = text.trim().replace(/ /g, '+').replace(/-/g, '+').replace(/_/g, '/')
   if (cleaned.length === 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(cleaned)) return null
@@ -85,7 +27,7 @@ function base64ToBuffer(text: string): Buffer | null {
 function lz64(text: string, maxBytes: number): string {
   try {
     const out = decompressLz64(text.replace(/ /g, '+'), maxBytes)
-    if (out === null || out === '') throw invalid('invalid lz64 data')
+    if (out === null || out === '') throw malformed('invalid lz64 data')
     return out
   } catch (error) {
     if (error instanceof DecompressedTooLarge) throw tooLarge()
@@ -158,7 +100,7 @@ export function decodeBody(input: DecodeInput): string {
 export function decodeBodyBytes(input: DecodeInput): DecodedBody {
   const { maxBytes } = input
   let body = input.body
-  if (body.length === 0) throw new AppError('invalid_payload', { detail: 'Malformed request data: the body is empty.' })
+  if (body.length === 0) throw malformed('the body is empty.')
   let hint = (input.compression ?? '').toLowerCase()
 
   // Form bodies: the payload is the `data` field; its compression may be a form field too.
@@ -166,7 +108,7 @@ export function decodeBodyBytes(input: DecodeInput): DecodedBody {
   const formLike = isFormType(input.contentType) && !bytesLookLikeJson(body, 64)
   if (!isGzip(body) && (formLike || startsWith(body, DATA_FIELD))) {
     const form = parseForm(body.toString('utf8'))
-    if (form.data === null) throw invalid('form body without a data field')
+    if (form.data === null) throw malformed('form body without a data field')
     hint ||= (form.compression ?? '').toLowerCase()
     body = Buffer.from(form.data, 'utf8')
   }
@@ -177,12 +119,12 @@ export function decodeBodyBytes(input: DecodeInput): DecodedBody {
     // A gzip hint on a body that is not gzip: PostHog SDKs sometimes send plain JSON with the hint.
     const text = body.toString('utf8')
     if (looksLikeJson(text)) return { text, bytes: body }
-    throw invalid('invalid gzip data')
+    throw malformed('invalid gzip data')
   }
   if (hint === 'lz64' || hint === 'lz-string') return { text: lz64(body.toString('utf8'), maxBytes), bytes: null }
   if (hint === 'base64' || hint === 'b64') {
     const decoded = base64ToBuffer(body.toString('utf8'))
-    if (!decoded) throw invalid('invalid base64 data')
+    if (!decoded) throw malformed('invalid base64 data')
     return utf8(isGzip(decoded) ? gunzip(decoded, maxBytes) : decoded)
   }
   const text = body.toString('utf8')

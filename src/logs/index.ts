@@ -1,9 +1,9 @@
 /**
  * OTLP logs: what /i/v1/logs takes (otlp.ts, otlp-proto.ts), the rows it makes (records.ts) and where they are
- * kept, in logs.db on a thread of its own or in ClickHouse when CLICKHOUSE_URL is set (docs/architecture.md, "Logs").
+ * kept: on a thread of its own (thread.ts), in logs.db or in ClickHouse when CLICKHOUSE_URL is set (docs/architecture.md, "Logs").
  */
 import type { ClickHouseConnection } from '../config/index.js'
-import { ClickHouseLogStore } from './clickhouse.js'
+import type { OtlpIngest } from '../storage/otlp-ingest.js'
 import { ThreadedLogStore } from './thread.js'
 import type { LogStore } from './types.js'
 
@@ -11,6 +11,6 @@ export * from './types.js'
 export { decodeLogsRequest } from './otlp.js'
 export { logRows } from './records.js'
 
-export function openLogStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): LogStore {
-  return options.clickhouse ? new ClickHouseLogStore(options.clickhouse) : new ThreadedLogStore({ file: options.sqlitePath, onThreadStart: options.onThreadStart })
+export function openLogStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): LogStore & OtlpIngest {
+  return new ThreadedLogStore({ target: { file: options.sqlitePath, clickhouse: options.clickhouse }, onThreadStart: options.onThreadStart })
 }

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto'
 import { isPlainObject, tryParseJson } from '../common/json.js'
 import { anyJson, attributesOf, recordTime } from '../common/otlp.js'
+import type { OtlpRowContext } from '../storage/otlp-ingest.js'
 import type { OtlpResourceLogs } from './otlp.js'
 import type { LogRow } from './types.js'
 
@@ -53,14 +54,8 @@ function fingerprint(attributes: Record<string, string>): string {
 
 const hexOf = (id: Buffer, bytes: number) => (id.length === bytes ? id.toString('hex') : '00'.repeat(bytes)).toUpperCase()
 
-export interface RowContext {
-  teamId: number
-  nowMs: number
-  uuid: (nowMs: number) => string
-}
-
 /** The stored logs of a request, in its order. */
-export function logRows(request: readonly OtlpResourceLogs[], ctx: RowContext): LogRow[] {
+export function logRows(request: readonly OtlpResourceLogs[], ctx: OtlpRowContext): LogRow[] {
   const rows: LogRow[] = []
   const nowNs = BigInt(ctx.nowMs) * 1_000_000n
   for (const resource of request) {

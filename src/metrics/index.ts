@@ -1,10 +1,10 @@
 /**
  * OTLP metrics: what /i/v1/metrics takes (otlp.ts, otlp-proto.ts), the rows it makes (records.ts), where they
- * are kept (metrics.db on a thread of its own, or ClickHouse when CLICKHOUSE_URL is set) and how the metrics API
+ * are kept (on a thread of its own: metrics.db, or ClickHouse when CLICKHOUSE_URL is set) and how the metrics API
  * computes its series from them (query.ts, series.ts). docs/architecture.md, "Metrics".
  */
 import type { ClickHouseConnection } from '../config/index.js'
-import { ClickHouseMetricStore } from './clickhouse.js'
+import type { OtlpIngest } from '../storage/otlp-ingest.js'
 import { ThreadedMetricStore } from './thread.js'
 import type { MetricStore } from './types.js'
 
@@ -12,6 +12,6 @@ export * from './types.js'
 export { decodeMetricsRequest, METRIC_TYPES, type MetricType } from './otlp.js'
 export { metricRows } from './records.js'
 
-export function openMetricStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): MetricStore {
-  return options.clickhouse ? new ClickHouseMetricStore(options.clickhouse) : new ThreadedMetricStore({ file: options.sqlitePath, onThreadStart: options.onThreadStart })
+export function openMetricStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): MetricStore & OtlpIngest {
+  return new ThreadedMetricStore({ target: { file: options.sqlitePath, clickhouse: options.clickhouse }, onThreadStart: options.onThreadStart })
 }

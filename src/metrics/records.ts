@@ -12,14 +12,9 @@
  */
 import { createHash } from 'node:crypto'
 import { attributesOf, recordTime } from '../common/otlp.js'
+import type { OtlpRowContext } from '../storage/otlp-ingest.js'
 import type { ExponentialBuckets, OtlpDataPoint, OtlpMetric, OtlpResourceMetrics } from './otlp.js'
 import type { MetricRow } from './types.js'
-
-export interface RowContext {
-  teamId: number
-  nowMs: number
-  uuid: (nowMs: number) => string
-}
 
 const TEMPORALITY = ['unspecified', 'delta', 'cumulative']
 
@@ -71,7 +66,7 @@ function seriesId(metric: OtlpMetric, service: string, resource: Record<string, 
 }
 
 /** The stored rows of a request, in its order. */
-export function metricRows(request: readonly OtlpResourceMetrics[], ctx: RowContext): MetricRow[] {
+export function metricRows(request: readonly OtlpResourceMetrics[], ctx: OtlpRowContext): MetricRow[] {
   const rows: MetricRow[] = []
   const nowNs = BigInt(ctx.nowMs) * 1_000_000n
   for (const resource of request) {

@@ -1,9 +1,12 @@
 /**
- * Group commit for stores written straight from requests (the OTLP routes): while one write is in flight, the rows
- * of the requests that arrive meanwhile wait, and are written together once it is done. A lone request is written
- * at once (no added wait); under load, one FULL-sync commit or one ClickHouse INSERT serves every request that
- * arrived during the last, where one each would queue behind the disk or swamp ClickHouse with parts. Each
- * request's promise settles with its batch: resolved once its rows are stored, rejected with the batch's error.
+ * Group commit for stores written straight from requests (the OTLP routes, on their store's thread): while one
+ * write is in flight, the rows of the requests that arrive meanwhile wait, and are written together once it is
+ * done. Each batch first waits one turn of the event loop: a SQLite write on a store's thread is synchronous, so
+ * the requests that arrived during it are still queued messages when it returns, and only that turn lets them
+ * join the next batch. A lone request waits that turn and no more; under load, one FULL-sync commit or one
+ * ClickHouse INSERT serves every request that arrived during the last, where one each would queue behind the disk
+ * or swamp ClickHouse with parts. Each request's promise settles with its batch: resolved once its rows are
+ * stored, rejected with the batch's error.
  */
 export class GroupCommit<Row> {
   readonly #write: (rows: Row[]) => Promise<void>
@@ -26,7 +29,8 @@ export class GroupCommit<Row> {
   async #drain(): Promise<void> {
     this.#writing = true
     while (this.#pending) {
-      const batch = this.#pending
+      await new Promise((resolve) => setImmediate(resolve))
+      const batch = this.#pending!
       this.#pending = null
       let failure: unknown
       try {

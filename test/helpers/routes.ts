@@ -12,6 +12,7 @@ import { ManagementFlagSource, createManagement } from '../../src/management/ind
 import { createMetrics } from '../../src/observability/metrics.js'
 import { PersonReader, StaticCohortWriter } from '../../src/persons/index.js'
 import type { EventStore } from '../../src/storage/events/index.js'
+import type { OtlpIngest } from '../../src/storage/otlp-ingest.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { MANAGEMENT_MIGRATIONS } from '../../src/storage/sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
@@ -35,8 +36,8 @@ export function registeredRoutes(): Route[] {
     // Registration only keeps references; nothing is called on these.
     ingestion: {} as IngestionService,
     events: {} as EventStore,
-    logs: {} as LogStore,
-    metricStore: {} as MetricStore,
+    logs: {} as LogStore & OtlpIngest,
+    metricStore: {} as MetricStore & OtlpIngest,
     resolveProject: () => ({ id: 0, anonymizeIps: false }),
     flags: new FlagEvaluator({
       cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),

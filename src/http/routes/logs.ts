@@ -7,9 +7,10 @@
 import { drfDict } from '../../common/drf-fields.js'
 import { isPlainObject, tryParseJson } from '../../common/json.js'
 import type { ProjectResolver } from '../../management/index.js'
-import { decodeLogsRequest, logRows, type LogStore } from '../../logs/index.js'
+import type { LogStore } from '../../logs/index.js'
 import { dateRange, encodeCursor, filterGroup, logJson, parseLogsQuery, sparklineInterval, sparklineJson, textList } from '../../logs/input.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
+import type { OtlpIngest } from '../../storage/otlp-ingest.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 import { registerOtlpIngest } from './otlp.js'
@@ -79,7 +80,7 @@ export const LOG_COMPONENTS = {
 }
 
 export interface LogRouteDeps {
-  store: LogStore
+  store: LogStore & OtlpIngest
   resolveProject: ProjectResolver
   maxBytes: number
   now?: () => number
@@ -107,7 +108,7 @@ function countParam(raw: string | null, fallback: number): number {
 
 export function registerLogRoutes(router: Router, api: ApiContext, deps: LogRouteDeps, apiMax: number): void {
   const now = deps.now ?? Date.now
-  registerOtlpIngest(router, { path: '/i/v1/logs', what: 'logs', rows: (body, ctx) => logRows(decodeLogsRequest(body), ctx), insert: (rows) => deps.store.insert(rows) }, deps)
+  registerOtlpIngest(router, { path: '/i/v1/logs', what: 'logs', store: deps.store }, deps)
 
   const store = deps.store
   const read = { scope: 'logs:read' } as const

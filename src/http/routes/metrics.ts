@@ -9,12 +9,13 @@ import { drfDict } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
 import { isoformat } from '../../common/time-zones.js'
 import type { ProjectResolver } from '../../management/index.js'
-import { decodeMetricsRequest, metricRows, type MetricRow, type MetricStore } from '../../metrics/index.js'
+import type { MetricRow, MetricStore } from '../../metrics/index.js'
 import { limitParam, parseMetricQuery, parseSamplesQuery, servicesParam, windowParams } from '../../metrics/input.js'
 import { attributeKeysJson, checkServices, namesFrom, namesJson, rankNames, SPARKLINE_POINTS, SPARKLINE_WINDOW_MS } from '../../metrics/pickers.js'
 import { bucketer, clausePoints, scanFrom, type ClausePoint } from '../../metrics/query.js'
 import { metricSeries } from '../../metrics/series.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
+import type { OtlpIngest } from '../../storage/otlp-ingest.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 import { registerOtlpIngest } from './otlp.js'
@@ -112,7 +113,7 @@ const MAX_SAMPLES = 200_000
 const MAX_ROWS = 10_000
 
 export interface MetricRouteDeps {
-  store: MetricStore
+  store: MetricStore & OtlpIngest
   resolveProject: ProjectResolver
   maxBytes: number
   now?: () => number
@@ -139,7 +140,7 @@ function sampleJson(row: MetricRow, zone: string): Record<string, unknown> {
 export function registerMetricRoutes(router: Router, api: ApiContext, deps: MetricRouteDeps, apiMax: number): void {
   const now = deps.now ?? Date.now
   const store = deps.store
-  registerOtlpIngest(router, { path: '/i/v1/metrics', what: 'metrics', rows: (body, ctx) => metricRows(decodeMetricsRequest(body), ctx), insert: (rows) => store.insert(rows) }, deps)
+  registerOtlpIngest(router, { path: '/i/v1/metrics', what: 'metrics', store }, deps)
 
   const read = { scope: 'metrics:read' } as const
   router.add(

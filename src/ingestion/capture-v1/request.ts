@@ -8,7 +8,7 @@
 import { AppError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
 import { PERSONAL_KEY_PREFIX } from '../../management/api-keys.js'
-import { CONTENT_ENCODINGS } from '../decode.js'
+import { CONTENT_ENCODINGS } from '../../common/content-encoding.js'
 import { parseRfc3339 } from '../timestamps.js'
 
 /** The request headers v1 reads, as the HTTP front found them (absent or empty: undefined). */

@@ -4,7 +4,7 @@ import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:
 import { encodeV1Batch, parseV1Batch, type V1ParseContext } from '../../../src/ingestion/capture-v1/batch.js'
 import { readV1Envelope, sdkLib, type V1Headers } from '../../../src/ingestion/capture-v1/request.js'
 import { V1_HEADERS } from '../../helpers/capture-v1.js'
-import { decodeContentEncoding } from '../../../src/ingestion/decode.js'
+import { decodeContentEncoding } from '../../../src/common/content-encoding.js'
 import { decodeEventParts } from '../../../src/ingestion/frames.js'
 import { HEADER_BYTES } from '../../../src/ingestion/spool/format.js'
 import { parseRfc3339 } from '../../../src/ingestion/timestamps.js'

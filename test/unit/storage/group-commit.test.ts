@@ -1,4 +1,4 @@
-/** Group commit: a lone insert is written at once; those arriving during a write share the next; a failure is its batch's. */
+/** Group commit: a lone insert is written after one turn; those arriving before or during a write share the next; a failure is its batch's. */
 import t from 'tap'
 import { GroupCommit } from '../../../src/storage/group-commit.js'
 
@@ -17,28 +17,43 @@ function store() {
 
 const settled = async (p: Promise<void>) => p.then(() => 'stored', (e: Error) => `failed: ${e.message}`)
 
-t.test('a lone insert is written at once, and resolves when its write does', async (t) => {
+const turn = () => new Promise((r) => setImmediate(r))
+
+t.test('a lone insert is written after one turn of the event loop, and resolves when its write does', async (t) => {
   const s = store()
   let done = false
   const p = s.commit.insert([1, 2]).then(() => (done = true))
-  t.same(s.writes, [[1, 2]], 'no wait before the write')
-  await new Promise((r) => setImmediate(r))
+  t.same(s.writes, [], 'waits for the requests already queued')
+  await turn()
+  t.same(s.writes, [[1, 2]], 'then written, with no further wait')
+  await turn()
   t.equal(done, false, 'not before the store answered')
   s.open()
   await p
   t.equal(done, true)
 })
 
+t.test('inserts made in the same turn share a write', async (t) => {
+  const s = store()
+  const first = settled(s.commit.insert([1]))
+  const second = settled(s.commit.insert([2, 3]))
+  await turn()
+  t.same(s.writes, [[1, 2, 3]], 'one write for both, in their order')
+  s.open()
+  t.same(await Promise.all([first, second]), ['stored', 'stored'])
+})
+
 t.test('inserts arriving during a write are written together next, in their order', async (t) => {
   const s = store()
   const first = settled(s.commit.insert([1]))
+  await turn()
   const second = settled(s.commit.insert([2, 3]))
   const third = settled(s.commit.insert([]))
   const fourth = settled(s.commit.insert([4]))
   t.same(s.writes, [[1]], 'the others wait for the write in flight')
   s.open()
   t.equal(await first, 'stored')
-  await new Promise((r) => setImmediate(r))
+  await turn()
   t.same(s.writes, [[1], [2, 3, 4]], 'one write for the three that waited')
   s.open()
   t.same(await Promise.all([second, third, fourth]), ['stored', 'stored', 'stored'])
@@ -47,14 +62,16 @@ t.test('inserts arriving during a write are written together next, in their orde
 t.test("a failed write fails its batch's inserts only; the next batch is written", async (t) => {
   const s = store()
   const first = settled(s.commit.insert([1]))
+  await turn()
   const second = settled(s.commit.insert([2]))
   s.open(new Error('disk full'))
   t.equal(await first, 'failed: disk full')
-  await new Promise((r) => setImmediate(r))
+  await turn()
   s.open()
   t.equal(await second, 'stored')
   const third = settled(s.commit.insert([3]))
-  t.same(s.writes, [[1], [2], [3]], 'idle again: the next insert is written at once')
+  await turn()
+  t.same(s.writes, [[1], [2], [3]], 'idle again: the next insert is written after one turn')
   s.open()
   t.equal(await third, 'stored')
 })
