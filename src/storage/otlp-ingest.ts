@@ -44,7 +44,12 @@ export function otlpIngest<Row>(what: string, rows: (body: Buffer, ctx: OtlpRowC
     try {
       await commit.insert(made)
     } catch (error) {
-      throw new AppError('service_unavailable', { detail: `Unable to store ${what}: ${(error as Error).message}. Please try again.`, retryAfter: 1 })
+      throw storeFailure(what, error)
     }
   }
+}
+
+/** The 503 of a write that failed, or of a store thread that stopped before answering. */
+export function storeFailure(what: string, error: unknown): AppError {
+  return new AppError('service_unavailable', { detail: `Unable to store ${what}: ${(error as Error).message}. Please try again.`, retryAfter: 1 })
 }

@@ -6,7 +6,7 @@
  */
 import { AppError } from '../../common/errors.js'
 import type { ProjectResolver } from '../../management/index.js'
-import type { OtlpIngest } from '../../storage/otlp-ingest.js'
+import { storeFailure, type OtlpIngest } from '../../storage/otlp-ingest.js'
 import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import { preflightReply } from '../server.js'
@@ -33,8 +33,7 @@ export function registerOtlpIngest(router: Router, signal: OtlpSignal, deps: { r
       } catch (error) {
         // The thread's own refusals (an unreadable body, a failed write) come back as they were made; a thread
         // that stopped is a failed write.
-        if (error instanceof AppError) throw error
-        throw new AppError('service_unavailable', { detail: `Unable to store ${signal.what}: ${(error as Error).message}. Please try again.`, retryAfter: 1 })
+        throw error instanceof AppError ? error : storeFailure(signal.what, error)
       }
       return rawJson(200, '{}')
     },
