@@ -7,9 +7,8 @@ import type { IngestionService } from '../ingestion/index.js'
 import type { ProjectResolver } from '../management/index.js'
 import type { PersonReader } from '../persons/index.js'
 import type { EventStore } from '../storage/events/index.js'
-import type { LogStore } from '../logs/index.js'
-import type { MetricStore } from '../metrics/index.js'
-import type { OtlpIngest } from '../storage/otlp-ingest.js'
+import type { LogService } from '../logs/index.js'
+import type { MetricService } from '../metrics/index.js'
 import type { WorkerPool } from '../pool/index.js'
 import type { StaticCohortWriter } from '../persons/index.js'
 import type { ApiContext } from './api.js'
@@ -57,9 +56,9 @@ export interface AppDeps {
   resolveProject?: ProjectResolver
   events?: EventStore
   /** Where /i/v1/logs keeps OTLP logs and the logs API reads them (absent: neither is served). */
-  logs?: LogStore & OtlpIngest
+  logs?: LogService
   /** Where /i/v1/metrics keeps OTLP metrics and the metrics API reads them (absent: neither is served). */
-  metricStore?: MetricStore & OtlpIngest
+  metricStore?: MetricService
   /** The worker pool (experiment statistics with three or more variants run there). */
   pool?: WorkerPool | null
   /** Writes static cohort members (experiment exposure cohorts) to persons.db. */

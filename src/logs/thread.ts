@@ -6,33 +6,25 @@
  * calls it held (an ingest answers 503, and the exporter sends again).
  */
 import type { MessagePort } from 'node:worker_threads'
-import type { ClickHouseConnection } from '../config/index.js'
 import type { RegexEngine } from '../storage/events/index.js'
-import { otlpIngest, type OtlpIngest } from '../storage/otlp-ingest.js'
+import { otlpIngest, type OtlpIngest, type OtlpStoreTarget } from '../storage/otlp-ingest.js'
 import { ReadThread, serveReads } from '../storage/read-thread.js'
 import { ClickHouseLogStore } from './clickhouse.js'
 import { decodeLogsRequest } from './otlp.js'
 import { logRows } from './records.js'
 import { SqliteLogStore } from './sqlite.js'
-import type { LogStore } from './types.js'
+import type { LogService, LogStore } from './types.js'
 
 const ENTRY = new URL('../../workers/logs-store.js', import.meta.url)
 
-/** Where the thread keeps logs: ClickHouse when a connection is given, else the SQLite file. */
-export interface LogStoreTarget {
-  file: string
-  clickhouse: ClickHouseConnection | null
-}
-
-export class ThreadedLogStore implements LogStore, OtlpIngest {
+export class ThreadedLogStore implements LogService {
   readonly #thread: ReadThread
 
-  constructor(options: { target: LogStoreTarget; onThreadStart?: (threadId: number) => void }) {
+  constructor(options: { target: OtlpStoreTarget; onThreadStart?: (threadId: number) => void }) {
     this.#thread = new ReadThread({ entry: ENTRY, workerData: options.target, name: 'the logs thread', onThreadStart: options.onThreadStart })
   }
 
   ingest: OtlpIngest['ingest'] = (...args) => this.#thread.call('ingest', args)
-  insert: LogStore['insert'] = (...args) => this.#thread.call('insert', args)
   query: LogStore['query'] = (...args) => this.#thread.call('query', args)
   checkpoint: LogStore['checkpoint'] = (...args) => this.#thread.call('checkpoint', args)
   attributes: LogStore['attributes'] = (...args) => this.#thread.call('attributes', args)
@@ -45,7 +37,7 @@ export class ThreadedLogStore implements LogStore, OtlpIngest {
 }
 
 /** The thread's side; `regex` runs logs.db's regex filters (the entry hands in the flags' safe engine). */
-export function serveLogs(port: MessagePort, target: LogStoreTarget, regex: RegexEngine): void {
+export function serveLogs(port: MessagePort, target: OtlpStoreTarget, regex: RegexEngine): void {
   serveReads(port, () => {
     const store: LogStore = target.clickhouse ? new ClickHouseLogStore(target.clickhouse) : new SqliteLogStore(target.file, regex)
     return Object.assign(store, { ingest: otlpIngest('logs', (body, ctx) => logRows(decodeLogsRequest(body), ctx), (rows) => store.insert(rows)) })

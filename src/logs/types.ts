@@ -1,4 +1,5 @@
 /** The logs store's rows, queries and answers, alike for SQLite (logs.db) and ClickHouse (its `logs` table). */
+import type { OtlpIngest } from '../storage/otlp-ingest.js'
 
 export interface LogRow {
   uuid: string
@@ -96,3 +97,6 @@ export interface LogStore {
   sparkline(query: SparklineQuery): Promise<SparklineBucket[]>
   close(): Promise<void>
 }
+
+/** What the main thread holds (src/logs/thread.ts): the reads, and ingest; rows are written on the store's thread only. */
+export type LogService = Omit<LogStore, 'insert'> & OtlpIngest

@@ -4,14 +4,13 @@
  * computes its series from them (query.ts, series.ts). docs/architecture.md, "Metrics".
  */
 import type { ClickHouseConnection } from '../config/index.js'
-import type { OtlpIngest } from '../storage/otlp-ingest.js'
 import { ThreadedMetricStore } from './thread.js'
-import type { MetricStore } from './types.js'
+import type { MetricService } from './types.js'
 
 export * from './types.js'
 export { decodeMetricsRequest, METRIC_TYPES, type MetricType } from './otlp.js'
 export { metricRows } from './records.js'
 
-export function openMetricStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): MetricStore & OtlpIngest {
+export function openMetricStore(options: { sqlitePath: string; clickhouse: ClickHouseConnection | null; onThreadStart?: (threadId: number) => void }): MetricService {
   return new ThreadedMetricStore({ target: { file: options.sqlitePath, clickhouse: options.clickhouse }, onThreadStart: options.onThreadStart })
 }

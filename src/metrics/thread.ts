@@ -1,32 +1,24 @@
 /** The metrics store on a thread of its own, metrics.db or ClickHouse, as the logs store is (src/logs/thread.ts explains why). */
 import type { MessagePort } from 'node:worker_threads'
-import type { ClickHouseConnection } from '../config/index.js'
 import type { RegexEngine } from '../storage/events/index.js'
-import { otlpIngest, type OtlpIngest } from '../storage/otlp-ingest.js'
+import { otlpIngest, type OtlpIngest, type OtlpStoreTarget } from '../storage/otlp-ingest.js'
 import { ReadThread, serveReads } from '../storage/read-thread.js'
 import { ClickHouseMetricStore } from './clickhouse.js'
 import { decodeMetricsRequest } from './otlp.js'
 import { metricRows } from './records.js'
 import { SqliteMetricStore } from './sqlite.js'
-import type { MetricStore } from './types.js'
+import type { MetricService, MetricStore } from './types.js'
 
 const ENTRY = new URL('../../workers/metrics-store.js', import.meta.url)
 
-/** Where the thread keeps metrics: ClickHouse when a connection is given, else the SQLite file. */
-export interface MetricStoreTarget {
-  file: string
-  clickhouse: ClickHouseConnection | null
-}
-
-export class ThreadedMetricStore implements MetricStore, OtlpIngest {
+export class ThreadedMetricStore implements MetricService {
   readonly #thread: ReadThread
 
-  constructor(options: { target: MetricStoreTarget; onThreadStart?: (threadId: number) => void }) {
+  constructor(options: { target: OtlpStoreTarget; onThreadStart?: (threadId: number) => void }) {
     this.#thread = new ReadThread({ entry: ENTRY, workerData: options.target, name: 'the metrics thread', onThreadStart: options.onThreadStart })
   }
 
   ingest: OtlpIngest['ingest'] = (...args) => this.#thread.call('ingest', args)
-  insert: MetricStore['insert'] = (...args) => this.#thread.call('insert', args)
   samples: MetricStore['samples'] = (...args) => this.#thread.call('samples', args)
   names: MetricStore['names'] = (...args) => this.#thread.call('names', args)
   nameSparklines: MetricStore['nameSparklines'] = (...args) => this.#thread.call('nameSparklines', args)
@@ -41,7 +33,7 @@ export class ThreadedMetricStore implements MetricStore, OtlpIngest {
 }
 
 /** The thread's side; `regex` runs metrics.db's regex filters (the entry hands in the flags' safe engine). */
-export function serveMetrics(port: MessagePort, target: MetricStoreTarget, regex: RegexEngine): void {
+export function serveMetrics(port: MessagePort, target: OtlpStoreTarget, regex: RegexEngine): void {
   serveReads(port, () => {
     const store: MetricStore = target.clickhouse ? new ClickHouseMetricStore(target.clickhouse) : new SqliteMetricStore(target.file, regex)
     return Object.assign(store, { ingest: otlpIngest('metrics', (body, ctx) => metricRows(decodeMetricsRequest(body), ctx), (rows) => store.insert(rows)) })

@@ -1,4 +1,5 @@
 /** The metrics store's rows and reads, alike for SQLite (metrics.db) and ClickHouse (its `metrics` table). */
+import type { OtlpIngest } from '../storage/otlp-ingest.js'
 import type { MetricType } from './otlp.js'
 
 export interface MetricRow {
@@ -135,3 +136,6 @@ export interface MetricStore {
   overview(teamId: number, since: number, namesSince: number): Promise<{ services: ServiceOverview[]; metricNames: number; lastSeen: number | null }>
   close(): Promise<void>
 }
+
+/** What the main thread holds (src/metrics/thread.ts): the reads, and ingest; rows are written on the store's thread only. */
+export type MetricService = Omit<MetricStore, 'insert'> & OtlpIngest

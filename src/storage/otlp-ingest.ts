@@ -7,6 +7,7 @@
 import { decodeContentEncoding } from '../common/content-encoding.js'
 import { AppError } from '../common/errors.js'
 import { uuidv7 } from '../common/ids.js'
+import type { ClickHouseConnection } from '../config/index.js'
 import { GroupCommit } from './group-commit.js'
 
 /** One OTLP request as the route passes it on. */
@@ -19,6 +20,12 @@ export interface OtlpRequest {
   teamId: number
   /** The request's arrival (ms): rows' observed time, and the clamp of times far from it. */
   nowMs: number
+}
+
+/** Where an OTLP store's thread keeps its rows: ClickHouse when a connection is given, else the SQLite file. */
+export interface OtlpStoreTarget {
+  file: string
+  clickhouse: ClickHouseConnection | null
 }
 
 export interface OtlpIngest {

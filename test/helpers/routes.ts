@@ -1,6 +1,6 @@
 /** Every route the server registers, discovered the way the server builds its table (nothing is served). */
-import type { LogStore } from '../../src/logs/index.js'
-import type { MetricStore } from '../../src/metrics/index.js'
+import type { LogService } from '../../src/logs/index.js'
+import type { MetricService } from '../../src/metrics/index.js'
 import { systemClock } from '../../src/common/clock.js'
 import { loadConfig } from '../../src/config/index.js'
 import { registerRoutes } from '../../src/http/app.js'
@@ -12,7 +12,6 @@ import { ManagementFlagSource, createManagement } from '../../src/management/ind
 import { createMetrics } from '../../src/observability/metrics.js'
 import { PersonReader, StaticCohortWriter } from '../../src/persons/index.js'
 import type { EventStore } from '../../src/storage/events/index.js'
-import type { OtlpIngest } from '../../src/storage/otlp-ingest.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { MANAGEMENT_MIGRATIONS } from '../../src/storage/sqlite/migrations/management.js'
 import { PERSONS_MIGRATIONS } from '../../src/storage/sqlite/migrations/persons.js'
@@ -36,8 +35,8 @@ export function registeredRoutes(): Route[] {
     // Registration only keeps references; nothing is called on these.
     ingestion: {} as IngestionService,
     events: {} as EventStore,
-    logs: {} as LogStore & OtlpIngest,
-    metricStore: {} as MetricStore & OtlpIngest,
+    logs: {} as LogService,
+    metricStore: {} as MetricService,
     resolveProject: () => ({ id: 0, anonymizeIps: false }),
     flags: new FlagEvaluator({
       cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),

@@ -7,10 +7,9 @@
 import { drfDict } from '../../common/drf-fields.js'
 import { isPlainObject, tryParseJson } from '../../common/json.js'
 import type { ProjectResolver } from '../../management/index.js'
-import type { LogStore } from '../../logs/index.js'
+import type { LogService } from '../../logs/index.js'
 import { dateRange, encodeCursor, filterGroup, logJson, parseLogsQuery, sparklineInterval, sparklineJson, textList } from '../../logs/input.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import type { OtlpIngest } from '../../storage/otlp-ingest.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 import { registerOtlpIngest } from './otlp.js'
@@ -80,7 +79,7 @@ export const LOG_COMPONENTS = {
 }
 
 export interface LogRouteDeps {
-  store: LogStore & OtlpIngest
+  store: LogService
   resolveProject: ProjectResolver
   maxBytes: number
   now?: () => number

@@ -9,13 +9,12 @@ import { drfDict } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
 import { isoformat } from '../../common/time-zones.js'
 import type { ProjectResolver } from '../../management/index.js'
-import type { MetricRow, MetricStore } from '../../metrics/index.js'
+import type { MetricRow, MetricService } from '../../metrics/index.js'
 import { limitParam, parseMetricQuery, parseSamplesQuery, servicesParam, windowParams } from '../../metrics/input.js'
 import { attributeKeysJson, checkServices, namesFrom, namesJson, rankNames, SPARKLINE_POINTS, SPARKLINE_WINDOW_MS } from '../../metrics/pickers.js'
 import { bucketer, clausePoints, scanFrom, type ClausePoint } from '../../metrics/query.js'
 import { metricSeries } from '../../metrics/series.js'
 import type { OperationDoc } from '../../schemas/openapi.js'
-import type { OtlpIngest } from '../../storage/otlp-ingest.js'
 import { projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 import { registerOtlpIngest } from './otlp.js'
@@ -113,7 +112,7 @@ const MAX_SAMPLES = 200_000
 const MAX_ROWS = 10_000
 
 export interface MetricRouteDeps {
-  store: MetricStore & OtlpIngest
+  store: MetricService
   resolveProject: ProjectResolver
   maxBytes: number
   now?: () => number
