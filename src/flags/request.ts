@@ -17,6 +17,7 @@ export interface DecideRequest {
   flagKeys: string[] | undefined
   disableFlags: boolean
   geoipDisable: boolean
+  /** `device_id` (or `$device_id`), else `person_properties.$device_id` (SDKs that send it only as a property). */
   deviceId: string | undefined
   projectIdHint: unknown
   /** `evaluation_runtime` as the SDK sent it, if it did (see requestRuntime). */
@@ -73,12 +74,14 @@ export function readDecideRequest(body: unknown): DecideRequest {
     flagKeys: Array.isArray(flagKeys) ? flagKeys.filter((k): k is string => typeof k === 'string') : undefined,
     disableFlags: body.disable_flags === true,
     geoipDisable: body.geoip_disable === true,
-    deviceId: typeof body.$device_id === 'string' ? body.$device_id : undefined,
+    deviceId: nonEmptyText(first(body, 'device_id', '$device_id')) ?? nonEmptyText(overrides.$device_id),
     projectIdHint: body.project_id,
     evaluationRuntime: typeof body.evaluation_runtime === 'string' ? body.evaluation_runtime : null,
     evaluationEnvironments: stringList(first(body, 'evaluation_contexts', 'evaluation_environments')),
   }
 }
+
+const nonEmptyText = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
 
 const stringList = (value: unknown): string[] => (Array.isArray(value) ? value.filter((e): e is string => typeof e === 'string') : [])
 

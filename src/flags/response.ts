@@ -335,3 +335,9 @@ function keptHead(result: EvaluationList, options: ResponseOptions): string {
 export function flagsJson(result: EvaluationList, options: ResponseOptions): string {
   return `${keptHead(result, options)}${JSON.stringify(options.requestId)},"evaluatedAt":${options.evaluatedAt}}`
 }
+
+/** PostHog's answer to a GET /flags: no flags and, of the config, the compression list alone. */
+export function minimalFlagsJson(shape: 'v3' | 'v4', options: ResponseOptions): string {
+  const body = flagsJson({ results: [], errorsWhileComputingFlags: false }, { ...options, shape, withConfig: false })
+  return `{"supportedCompression":${JSON.stringify(options.supportedCompression)},${body.slice(1)}`
+}

@@ -7,7 +7,7 @@ import { AppError } from '../../common/errors.js'
 import { normaliseUuid, uuidv4 } from '../../common/ids.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { readDecideRequest, requestRuntime } from '../../flags/request.js'
-import { flagsJson, type ResponseShape } from '../../flags/response.js'
+import { flagsJson, minimalFlagsJson, type ResponseShape } from '../../flags/response.js'
 import type { EvaluationList } from '../../flags/types.js'
 import { decodeBody } from '../../ingestion/decode.js'
 import { hasRoundedId, parseJson, parseJsonWithExactIds } from '../../ingestion/parse.js'
@@ -22,26 +22,39 @@ const FLAGS_COMPRESSION = ['gzip', 'gzip-js']
 /** What `requestRuntime` reads beside Origin, which every route reads. */
 const RUNTIME_HEADERS = ['user-agent', 'referer', 'sec-fetch-mode', 'sec-fetch-site'] as const
 
+const NO_FLAGS: EvaluationList = { results: [], errorsWhileComputingFlags: false }
+
 interface Endpoint {
   via: 'decide' | 'flags'
 }
 
-/** A boolean query parameter as PostHog's flag service reads one (`config`, `only_evaluate_survey_feature_flags`). */
-function queryFlag(query: URLSearchParams, name: string): boolean {
+/**
+ * A boolean query parameter as PostHog's flag service reads one (`config`, `only_evaluate_survey_feature_flags`):
+ * present means true (`?config`, `?config=`, any other word) unless it says false, 0, no or off.
+ */
+function queryFlag(query: URLSearchParams, name: string): boolean | undefined {
   const value = query.get(name)
-  return value === 'true' || value === '1'
+  return value === null ? undefined : !FALSE_WORDS.has(value.toLowerCase())
+}
+const FALSE_WORDS = new Set(['false', '0', 'no', 'off'])
+
+/** `v` (or `version`), an empty one missing; what isn't a 32-bit integer reads as 1, as Rust's `parse::<i32>` fails. */
+function queryVersion(query: URLSearchParams): number | undefined {
+  const raw = query.get('v') || query.get('version')
+  if (!raw) return undefined
+  const v = /^[+-]?\d+$/.test(raw) ? Number(raw) : Number.NaN
+  return Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 ? v : 1
 }
 
 function version(query: URLSearchParams, endpoint: Endpoint): { shape: ResponseShape; withConfig: boolean } {
-  const raw = query.get('v')
-  const config = query.get('config')
+  const v = queryVersion(query)
   if (endpoint.via === 'flags') {
-    if (raw === null && config === null) return { shape: 'v4', withConfig: true }
-    const v = raw === null ? 1 : Number.parseInt(raw, 10)
-    return { shape: Number.isNaN(v) || v < 2 ? 'v3' : v === 2 ? 'v4' : 'typed', withConfig: queryFlag(query, 'config') }
+    const config = queryFlag(query, 'config')
+    // PostHog's defaults when both are missing: the newest shape, with the config
+    if (v === undefined && config === undefined) return { shape: 'v4', withConfig: true }
+    return { shape: v === undefined || v < 2 ? 'v3' : v === 2 ? 'v4' : 'typed', withConfig: config === true }
   }
-  const v = raw === null ? 1 : Number.parseInt(raw, 10)
-  const shape: ResponseShape = Number.isNaN(v) || v <= 1 ? 'v1' : v === 2 ? 'v2' : v === 3 ? 'v3' : 'v4'
+  const shape: ResponseShape = v === undefined || v <= 1 ? 'v1' : v === 2 ? 'v2' : v === 3 ? 'v3' : 'v4'
   return { shape, withConfig: true }
 }
 
@@ -68,17 +81,20 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     // PostHog's flag service answers with the caller's X-Request-Id when it is a UUID.
     const requestId = normaliseUuid(ctx.headers['x-request-id'] ?? '') ?? uuidv4()
     const options = { shape, withConfig, supportedCompression: compression, requestId, evaluatedAt: Date.now() }
-    if ((ctx.method === 'get' || ctx.method === 'head') && !query.get('data')) {
-      // PostHog answers a bare GET with the config and no flags, and HEAD with 200 (the server drops the body).
-      return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
+    if (ctx.method === 'get' || ctx.method === 'head') {
+      // PostHog's flag service answers any GET /flags with no flags and the compression list alone, its shape
+      // by `v` without the POST defaults; HEAD with 200 (the server drops the body).
+      if (endpoint.via === 'flags') return rawJson(200, minimalFlagsJson((queryVersion(query) ?? 1) >= 2 ? 'v4' : 'v3', options))
+      // Legacy /decide evaluates a GET's `data` and answers a bare GET with the config and no flags.
+      if (!query.get('data')) return rawJson(200, flagsJson(NO_FLAGS, options))
     }
     const request = readDecideRequest(readBody(ctx, query, maxBytes))
     const project = resolve(request.token ?? query.get('token') ?? query.get('api_key'), request.projectIdHint)
-    if (request.disableFlags) return rawJson(200, flagsJson({ results: [], errorsWhileComputingFlags: false }, options))
+    if (request.disableFlags) return rawJson(200, flagsJson(NO_FLAGS, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
     const scope = {
       runtime: requestRuntime(request.evaluationRuntime, ctx.headers),
-      surveyOnly: queryFlag(query, 'only_evaluate_survey_feature_flags'),
+      surveyOnly: queryFlag(query, 'only_evaluate_survey_feature_flags') === true,
       environments: request.evaluationEnvironments,
     }
     const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), scope)

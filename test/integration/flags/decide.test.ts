@@ -228,6 +228,8 @@ t.test('/decide', async (t) => {
     t.equal(only['survey-targeting-gated'].enabled, true, 'the left-out gate reads as false')
     const every = await flags('v=2')
     t.same([every['survey-gate'].enabled, every['survey-targeting-gated'].enabled], [true, false])
+    t.same(Object.keys(await flags('v=2&only_evaluate_survey_feature_flags')), ['survey-targeting-gated'], 'present is true')
+    t.same(Object.keys(await flags('v=2&only_evaluate_survey_feature_flags=off')).sort(), Object.keys(every).sort(), 'off is false')
   })
 
   t.test('evaluation_contexts (or evaluation_environments) leave out flags whose evaluation tags name none of them, false to their dependents', async (t) => {

@@ -164,6 +164,30 @@ t.test('SDK endpoints', async (t) => {
     t.equal((await server.request('PUT', '/e/')).status, 405)
   })
 
+  t.test("/flags reads v, version and config as PostHog's flag service does", async (t) => {
+    const shape = async (query: string): Promise<[string, boolean]> => {
+      const body = (await server.request('POST', `/flags/${query}`, { body: { token, distinct_id: 'x' } })).body
+      const kind = 'featureFlags' in body ? 'legacy' : 'enabled' in body.flags.live ? 'details' : 'typed'
+      return [kind, 'supportedCompression' in body]
+    }
+    t.same(await shape(''), ['details', true], 'neither given: the details shape with the config')
+    t.same(await shape('?v=&config='), ['legacy', true], 'an empty v is missing (read as 1), an empty config is true')
+    t.same(await shape('?version=2'), ['details', false], '`version` names v')
+    t.same(await shape('?config'), ['legacy', true])
+    t.same(await shape('?v=2&config=yes'), ['details', true])
+    t.same(await shape('?v=2&config=OFF'), ['details', false])
+    t.same(await shape('?v=2&config=0'), ['details', false])
+    t.same(await shape('?v=2.0'), ['legacy', false], 'what is not an integer reads as 1')
+    t.same(await shape('?v=3x'), ['legacy', false])
+    t.same(await shape('?v=%2B3'), ['typed', false], '+3 is 3')
+    t.same(await shape('?v=4294967298'), ['legacy', false], 'past 32 bits reads as 1')
+    const get = await server.request('GET', '/flags/?v=2')
+    t.same(Object.keys(get.body).sort(), ['errorsWhileComputingFlags', 'evaluatedAt', 'flags', 'requestId', 'supportedCompression'], 'GET: of the config, the compression list alone')
+    const data = encodeURIComponent(JSON.stringify({ token, distinct_id: 'x' }))
+    const legacy = await server.request('GET', `/flags/?data=${data}`)
+    t.same([legacy.body.featureFlags, legacy.body.supportedCompression], [{}, ['gzip', 'gzip-js']], 'GET evaluates nothing, data or not; without v, the legacy shape')
+  })
+
   t.test('/decide keeps the contract’s compression list, /flags gives posthog-js its own', async (t) => {
     const decide = await server.request('POST', '/decide/?v=3', { body: { token, distinct_id: 'x' } })
     t.same(decide.body.supportedCompression, ['gzip', 'lz64'])

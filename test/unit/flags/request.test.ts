@@ -19,6 +19,15 @@ t.test("a /decide body's fields are read under each name PostHog's flag service 
   t.equal(readDecideRequest({}).flagKeys, undefined)
 })
 
+t.test("the device id is the body's device_id or $device_id, else person_properties.$device_id, never an empty one", async (t) => {
+  t.equal(readDecideRequest({ device_id: 'top' }).deviceId, 'top')
+  t.equal(readDecideRequest({ $device_id: 'dollar' }).deviceId, 'dollar')
+  t.equal(readDecideRequest({ device_id: 'top', person_properties: { $device_id: 'prop' } }).deviceId, 'top', 'the body wins')
+  t.equal(readDecideRequest({ person_properties: { $device_id: 'prop' } }).deviceId, 'prop', 'for SDKs that send it only as a property')
+  t.equal(readDecideRequest({ device_id: '', person_properties: { $device_id: 'prop' } }).deviceId, 'prop', 'an empty one is none')
+  t.equal(readDecideRequest({ device_id: 7, person_properties: { $device_id: '' } }).deviceId, undefined)
+})
+
 t.test('a /decide body that is not a JSON object is refused with invalid_payload', async (t) => {
   for (const body of [null, [], 'text', 3]) t.throws(() => readDecideRequest(body), { code: 'invalid_payload' })
 })
