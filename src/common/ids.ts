@@ -25,14 +25,26 @@ export function uuidv7(nowMs: number = Date.now()): string {
   }
   const offset = poolIndex++ * 16
   for (let i = 6; i < 16; i++) bytes[i] = pool[offset + i]
-  let ts = Math.floor(nowMs)
+  return v7(bytes, nowMs)
+}
+
+/** A UUIDv7 of `ms` whose random part is these ten bytes (version and variant bits overwritten): deterministic ids. */
+export function uuidv7Of(ms: number, random: Uint8Array): string {
+  const b = new Uint8Array(16)
+  b.set(random.subarray(0, 10), 6)
+  return v7(b, ms)
+}
+
+/** `b` with the timestamp in its first six bytes and the version and variant set, formatted. */
+function v7(b: Uint8Array, ms: number): string {
+  let ts = Math.floor(ms)
   for (let i = 5; i >= 0; i--) {
-    bytes[i] = ts % 256
+    b[i] = ts % 256
     ts = Math.floor(ts / 256)
   }
-  bytes[6] = (bytes[6] & 0x0f) | 0x70
-  bytes[8] = (bytes[8] & 0x3f) | 0x80
-  return format(bytes)
+  b[6] = (b[6] & 0x0f) | 0x70
+  b[8] = (b[8] & 0x3f) | 0x80
+  return format(b)
 }
 
 export function uuidv4(): string {

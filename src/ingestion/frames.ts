@@ -13,6 +13,7 @@ import { isPlainObject, setOwn, type JsonObject } from '../common/json.js'
 import { encodeFrame, FrameKind, HEADER_BYTES, writeFrame } from './spool/format.js'
 import { engageRule } from './engage.js'
 import { parsePayload, type ParsedPayload } from './parse.js'
+import { COOKIELESS_SENTINEL } from '../schemas/captured-event.js'
 import type { CapturedEvent } from './types.js'
 
 export interface EncodedPayload {
@@ -38,6 +39,16 @@ export function fnv1a(text: string): number {
   return hash >>> 0
 }
 
+/**
+ * Spike detection's key: the event's project and distinct id; a cookieless event's IP and user agent as well, since
+ * all of them share one sentinel id until the consumer hashes those into ids of their own.
+ */
+function spikeKey(event: CapturedEvent): number {
+  const { properties: p } = event
+  const device = event.distinct_id === COOKIELESS_SENTINEL ? `:${String(p.$ip)}:${String(p.$raw_user_agent)}` : ''
+  return fnv1a(`${event.team_id}:${event.distinct_id}${device}`)
+}
+
 export function encodePayload(parsed: ParsedPayload): EncodedPayload {
   const n = parsed.events.length
   // Every frame written into one buffer: a Buffer per frame and their concatenation cost more than the
@@ -51,7 +62,7 @@ export function encodePayload(parsed: ParsedPayload): EncodedPayload {
     texts[i] = eventPartsText(event)
     offsets[i] = total
     total += HEADER_BYTES + Buffer.byteLength(texts[i])
-    keyHashes[i] = fnv1a(`${event.team_id}:${event.distinct_id}`)
+    keyHashes[i] = spikeKey(event)
   }
   offsets[n] = total
   const frames = Buffer.allocUnsafe(total)
@@ -141,7 +152,7 @@ export function encodeCapture(parsed: ParsedPayload, inputs: CaptureInputs, body
     historical: parsed.historical,
     frames: frame,
     offsets: Uint32Array.of(0, frame.length),
-    keyHashes: Uint32Array.of(fnv1a(`${event.team_id}:${event.distinct_id}`)),
+    keyHashes: Uint32Array.of(spikeKey(event)),
     warningFrames: NO_FRAMES,
     dropReasons: parsed.warnings.length === 0 ? [] : dropReasons(parsed),
   }

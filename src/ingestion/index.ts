@@ -61,6 +61,7 @@ export function startIngestion(deps: IngestionDeps): Ingestion {
     {
       spoolDir: paths.spool,
       personsPath: paths.persons,
+      managementPath: paths.management,
       eventsPath: paths.events,
       deadLettersPath: paths.deadLetters,
       clickhouse: clickhouseConnection(config),

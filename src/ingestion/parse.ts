@@ -211,6 +211,15 @@ export function parsePayload(text: string, ctx: ParseContext): ParsedPayload {
   return { teamId: project.id, historical: shape.historical, events, warnings }
 }
 
+/**
+ * `$ip` from the request unless the client sent one, none when the project anonymises IPs; a cookieless event
+ * keeps it either way: the consumer hashes it into the event's ids and removes it (persons/cookieless-ingest.ts).
+ */
+export function fillIp(properties: JsonObject, ip: string | null, anonymizeIps: boolean): void {
+  if (anonymizeIps && !properties.$cookieless_mode) delete properties.$ip
+  else if (ip && properties.$ip === undefined) properties.$ip = ip
+}
+
 function normaliseEvent(
   item: JsonObject,
   project: { id: number; anonymizeIps: boolean },
@@ -266,8 +275,7 @@ function normaliseEvent(
       properties[key] = isPlainObject(inner) ? mergeObjects(inner, top) : copyObject(top)
     }
   }
-  if (project.anonymizeIps) delete properties.$ip
-  else if (ctx.ip && properties.$ip === undefined) properties.$ip = ctx.ip
+  fillIp(properties, ctx.ip, project.anonymizeIps)
 
   const time = resolveTimestamp({
     timestamp: item.timestamp,

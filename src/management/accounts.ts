@@ -6,6 +6,7 @@ import { iso, type Clock } from '../common/clock.js'
 import { randomKey, uuidv4 } from '../common/ids.js'
 import type { Db } from '../storage/sqlite/database.js'
 import { prepared } from '../storage/sqlite/database.js'
+import type { ProjectChanges } from './project-settings.js'
 
 export const PROJECT_KEY_PREFIX = 'phc_'
 export const SECRET_KEY_PREFIX = 'phs_'
@@ -45,6 +46,8 @@ export interface Project {
   test_account_filters: string
   /** PostHog's Team.modifiers, as JSON text (`null` until set): skylark keeps the bounce rate's two (project-settings.ts). */
   modifiers: string
+  /** PostHog's Team.cookieless_server_hash_mode: 0 disabled, 1 stateless, 2 stateful (persons/cookieless.ts); null reads as 0. */
+  cookieless_server_hash_mode: number | null
   created_at: string
   updated_at: string
 }
@@ -154,13 +157,15 @@ export class Accounts {
   }
 
   /** Changes a project's settings (the caller reloads the ProjectDirectory so capture sees them at once). */
-  updateProject(id: number, changes: { name?: string; anonymize_ips?: boolean; timezone?: string; test_account_filters?: string; modifiers?: string }): Project {
+  updateProject(id: number, changes: ProjectChanges): Project {
     const now = iso(this.#clock.now())
     prepared(
       this.#db,
       `UPDATE projects SET name = COALESCE(@name, name), anonymize_ips = COALESCE(@anonymize_ips, anonymize_ips),
          timezone = COALESCE(@timezone, timezone), test_account_filters = COALESCE(@test_account_filters, test_account_filters),
-         modifiers = COALESCE(@modifiers, modifiers), updated_at = @now WHERE id = @id`,
+         modifiers = COALESCE(@modifiers, modifiers),
+         cookieless_server_hash_mode = CASE WHEN @set_cookieless THEN @cookieless ELSE cookieless_server_hash_mode END,
+         updated_at = @now WHERE id = @id`,
     ).run({
       id,
       now,
@@ -169,6 +174,8 @@ export class Accounts {
       timezone: changes.timezone ?? null,
       test_account_filters: changes.test_account_filters ?? null,
       modifiers: changes.modifiers ?? null,
+      set_cookieless: changes.cookieless_server_hash_mode === undefined ? 0 : 1,
+      cookieless: changes.cookieless_server_hash_mode ?? null,
     })
     return this.projectById(id)!
   }

@@ -10,6 +10,10 @@ export interface ProjectRef {
   readonly organizationId: string
   readonly apiToken: string
   readonly anonymizeIps: boolean
+  /** The project's IANA zone: the calendar day of a cookieless event without a zone of its own. */
+  readonly timezone: string
+  /** 0 disabled, 1 stateless, 2 stateful (persons/cookieless.ts). */
+  readonly cookielessMode: number
 }
 
 export class ProjectDirectory {
@@ -37,6 +41,12 @@ export class ProjectDirectory {
     return this.#find('id', id)
   }
 
+  /** The project as it is now: re-read first when another connection changed anything (another thread's PATCH). */
+  current(id: number): ProjectRef | undefined {
+    if (this.#changedElsewhere()) this.reload()
+    return this.#maps.id.get(id)
+  }
+
   /** A hit as it is; a miss looked up again once after a reload, when another process changed projects. */
   #find(kind: 'token' | 'secret' | 'id', key: string | number): ProjectRef | undefined {
     const hit = this.#maps[kind].get(key)
@@ -53,8 +63,8 @@ export class ProjectDirectory {
   /** Call after this process changes projects; other processes are noticed through data_version. */
   reload(): void {
     const rows = this.#db
-      .prepare('SELECT id, organization_id, api_token, secret_api_token, anonymize_ips FROM projects')
-      .all() as Array<{ id: number; organization_id: string; api_token: string; secret_api_token: string; anonymize_ips: number }>
+      .prepare('SELECT id, organization_id, api_token, secret_api_token, anonymize_ips, timezone, cookieless_server_hash_mode FROM projects')
+      .all() as Array<{ id: number; organization_id: string; api_token: string; secret_api_token: string; anonymize_ips: number; timezone: string; cookieless_server_hash_mode: number | null }>
     const byToken = new Map<string | number, ProjectRef>()
     const bySecret = new Map<string | number, ProjectRef>()
     const byId = new Map<string | number, ProjectRef>()
@@ -64,6 +74,8 @@ export class ProjectDirectory {
         organizationId: row.organization_id,
         apiToken: row.api_token,
         anonymizeIps: row.anonymize_ips === 1,
+        timezone: row.timezone,
+        cookielessMode: row.cookieless_server_hash_mode ?? 0,
       })
       byToken.set(ref.apiToken, ref)
       bySecret.set(row.secret_api_token, ref)

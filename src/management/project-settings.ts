@@ -1,8 +1,9 @@
 /**
  * PATCH of a project (or its environment) as PostHog's ProjectBackwardCompatSerializer / TeamSerializer
  * take it, for the settings skylark keeps: `name` (CharField, 1–200 characters, trimmed, unique in the
- * organisation ignoring case: 409 otherwise), `anonymize_ips` (BooleanField) and `timezone` (a ChoiceField
- * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise), admin settings
+ * organisation ignoring case: 409 otherwise), `anonymize_ips` (BooleanField), `timezone` (a ChoiceField
+ * over pytz's zone names, posthog/models/team/team.py: `"X" is not a valid choice.` otherwise) and
+ * `cookieless_server_hash_mode` (0, 1 or 2, or null: persons/cookieless.ts), admin settings
  * there (posthog/api/team_config.py TEAM_CONFIG_ADMIN_FIELDS_SET, refused by validate_team_attrs with 403), and
  * `test_account_filters` (event, person and cohort filters) and `modifiers` (the bounce rate's two), which any
  * member may change.
@@ -43,7 +44,7 @@ const FIXED_SETTINGS: Record<string, unknown> = {
       'surveys_opt_in', 'heatmaps_opt_in', 'flags_persistence_default', 'receive_org_level_activity_logs', 'business_model',
       'conversations_enabled', 'conversations_settings', 'logs_settings', 'proactive_tasks_enabled', 'revenue_analytics_config',
       'marketing_analytics_config', 'customer_analytics_config', 'workflows_config', 'base_currency', 'capture_dead_clicks',
-      'cookieless_server_hash_mode', 'human_friendly_comparison_periods', 'feature_flag_confirmation_enabled',
+      'human_friendly_comparison_periods', 'feature_flag_confirmation_enabled',
       'feature_flag_confirmation_message', 'default_evaluation_contexts_enabled', 'require_evaluation_contexts',
       'default_data_theme', 'onboarding_tasks', 'web_analytics_pre_aggregated_tables_enabled',
     ].map((name) => [name, undefined]),
@@ -60,6 +61,8 @@ export interface ProjectChanges {
   test_account_filters?: string
   /** JSON text of the modifiers after the PATCH (`null` for none). */
   modifiers?: string
+  /** 0 disabled, 1 stateless, 2 stateful, or null (read as disabled). */
+  cookieless_server_hash_mode?: number | null
 }
 
 /** Reads a PATCH body into the changes skylark makes, with DRF's messages, in the serializer's field order. */
@@ -72,6 +75,7 @@ export function parseProjectPatch(body: unknown, project: Project, accounts: Acc
     changes.anonymize_ips = drfBoolean(data.anonymize_ips, 'anonymize_ips')
   }
   if ('timezone' in data) changes.timezone = timeZone(data.timezone)
+  if ('cookieless_server_hash_mode' in data) changes.cookieless_server_hash_mode = cookielessMode(data.cookieless_server_hash_mode)
   if ('test_account_filters' in data) changes.test_account_filters = JSON.stringify(testAccountFilters(data.test_account_filters))
   if ('modifiers' in data) changes.modifiers = JSON.stringify(modifiers(data.modifiers, project))
   for (const [field, value] of Object.entries(data)) {
@@ -103,6 +107,16 @@ function timeZone(value: unknown): string {
   const name = typeof value === 'string' ? value : pyStr(value)
   if (typeof value !== 'string' || !isTimeZoneName(name)) throw new ValidationError('invalid_choice', `"${name}" is not a valid choice.`, 'timezone')
   return name
+}
+
+/** DRF's ChoiceField over the SmallIntegerField's choices (0, 1, 2; null allowed): `str()` of the value must name one. */
+function cookielessMode(value: unknown): number | null {
+  if (value === null) return null
+  const text = typeof value === 'string' ? value : pyStr(value)
+  if ((typeof value !== 'string' && typeof value !== 'number') || !['0', '1', '2'].includes(text)) {
+    throw new ValidationError('invalid_choice', `"${text}" is not a valid choice.`, 'cookieless_server_hash_mode')
+  }
+  return Number(text)
 }
 
 /**

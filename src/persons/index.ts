@@ -43,3 +43,6 @@ export {
   storedPropertiesJson,
   type EventSets,
 } from './properties.js'
+export { CookielessIngest, type CookielessProject } from './cookieless-ingest.js'
+export { CookielessState } from './cookieless-state.js'
+export { COOKIELESS_SENTINEL, CookielessMode } from './cookieless.js'

@@ -3,6 +3,9 @@
  * produces it, the spool stores it as one JSON record, the consumer hands it to person processing and
  * then to the sink. It lives with the wire shapes because both ingestion and persons read it.
  */
+/** The distinct id posthog-js's `cookieless_mode` sends: the consumer replaces it (persons/cookieless.ts). */
+export const COOKIELESS_SENTINEL = '$posthog_cookieless'
+
 export interface CapturedEvent {
   /** Client uuid when valid, else a UUIDv7. Lower-case, hyphenated. */
   uuid: string

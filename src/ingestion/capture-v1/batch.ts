@@ -17,7 +17,7 @@ import { AppError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
 import { isPlainObject, MAX_NESTING, nestingExceeds, type JsonObject } from '../../common/json.js'
 import { encodePayload, type EncodedPayload } from '../frames.js'
-import { parseJson, type ParsedPayload } from '../parse.js'
+import { fillIp, parseJson, type ParsedPayload } from '../parse.js'
 import { parseRfc3339, resolveTimestamp } from '../timestamps.js'
 import type { CapturedEvent, IngestionWarning } from '../types.js'
 import type { V1Envelope } from './request.js'
@@ -220,8 +220,7 @@ function capturedEvent(
   }
   // Rust capture's force_disable_person_processing, which ingestion honours as this property's false.
   if (illegal) properties.$process_person_profile = false
-  if (ctx.project.anonymizeIps) delete properties.$ip
-  else if (ctx.ip && properties.$ip === undefined) properties.$ip = ctx.ip
+  fillIp(properties, ctx.ip, ctx.project.anonymizeIps)
 
   const name = item.event as string
   const ts = resolveTimestamp({ timestamp: time, sentAt: ctx.sentAt, ignoreSentAt: properties.$ignore_sent_at === true, now: ctx.now })

@@ -28,6 +28,7 @@ import type { EventDeletion } from '../control.js'
 import type { Lane } from '../types.js'
 import { Alarm } from './alarm.js'
 import { Checkpoints } from './checkpoints.js'
+import type { CookielessIngest } from '../../persons/index.js'
 import { PersonBatches, type DefinitionRecorder, type OnUnreadable, type PersonStage } from './person-batch.js'
 import type { ConsumerStats } from './messages.js'
 import { readBatch, READ_BYTES, type FrameBatch } from './read-batch.js'
@@ -48,6 +49,8 @@ export interface ConsumerOptions {
   stage: PersonStage
   /** Records event and property definitions in the persons transaction; absent: none are recorded. */
   definitions?: DefinitionRecorder
+  /** Gives cookieless events their ids before person processing (absent in tests that need none). */
+  cookieless?: CookielessIngest
   /** Derives the definitions of events stored before they were recorded (backfill.ts); absent: none. */
   backfill?: BackfillRunner
   sinkWriter: SinkWriter
@@ -122,6 +125,7 @@ export class Consumer {
       db: options.personsDb,
       stage: options.stage,
       definitions: options.definitions,
+      cookieless: options.cookieless,
       checkpoints: this.#checkpoints,
       clock: options.clock,
       log: options.log,

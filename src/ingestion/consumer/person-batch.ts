@@ -8,7 +8,7 @@
  * at a time, they lived through the consumer's scavenges and were promoted.
  */
 import type { Clock } from '../../common/clock.js'
-import type { PersonOutcome } from '../../persons/index.js'
+import type { CookielessIngest, PersonOutcome } from '../../persons/index.js'
 import type { DeadLetterInput } from '../../storage/dead-letters.js'
 import { RowPacker, type PackedRows } from '../../storage/events/packed-rows.js'
 import type { Db } from '../../storage/index.js'
@@ -54,6 +54,8 @@ export interface PersonBatchDeps {
   /** Absent: no definitions are recorded. */
   definitions?: DefinitionRecorder
   checkpoints: Checkpoints
+  /** Absent: cookieless events go to person processing as they came. */
+  cookieless?: CookielessIngest
   clock: Clock
   log: (level: 'warn', msg: string, fields?: Record<string, unknown>) => void
   deadLetter: (entries: DeadLetterInput[]) => void
@@ -86,13 +88,14 @@ export class PersonBatches {
     const warnings: IngestionWarning[] = []
     let decoded = 0
     let processed = 0
+    this.#d.cookieless?.prepare(clock.now())
     try {
       // IMMEDIATE: the main thread writes persons.db too (hash-key overrides, static cohorts). A deferred
       // transaction that read first could not upgrade to a write after such a commit (SQLITE_BUSY at once,
       // whatever the busy timeout), and its events would be dead-lettered; this one waits its turn instead.
       db.transaction(() => {
         while (decoded < frames.count) {
-          const chunk = decodeFrames(frames.frames(decoded, decoded + CHUNK_EVENTS), onUnreadable)
+          const chunk = this.#cookieless(decodeFrames(frames.frames(decoded, decoded + CHUNK_EVENTS), onUnreadable))
           decoded = Math.min(decoded + CHUNK_EVENTS, frames.count)
           for (const w of chunk.warnings) warnings.push(w)
           const outcomes = stage.process(chunk.events, chunk.propertiesTexts)
@@ -114,10 +117,27 @@ export class PersonBatches {
       stage.resetCache()
       definitions?.reset()
       this.#d.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
-      const before = decodeFrames(frames.frames(0, decoded), () => {})
-      const after = decodeFrames(frames.frames(decoded), onUnreadable)
+      const before = this.#cookieless(decodeFrames(frames.frames(0, decoded), () => {}))
+      const after = this.#cookieless(decodeFrames(frames.frames(decoded), onUnreadable))
       return this.#eventByEvent(lane, [...before.events, ...after.events], [...before.warnings, ...after.warnings], end)
     }
+  }
+
+  /** The chunk with its cookieless events given their ids, those dropped taken out and warned of. */
+  #cookieless<T extends { events: CapturedEvent[]; propertiesTexts: Array<Buffer | null>; warnings: IngestionWarning[] }>(chunk: T): T {
+    const step = this.#d.cookieless
+    if (step === undefined) return chunk
+    const now = this.#d.clock.now()
+    for (const { event, reason } of step.apply({ events: chunk.events, texts: chunk.propertiesTexts }, now)) {
+      chunk.warnings.push({
+        team_id: event.team_id,
+        type: 'event_dropped',
+        source: 'cookieless',
+        details: { reason, event: event.event, uuid: event.uuid },
+        timestamp: now,
+      })
+    }
+    return chunk
   }
 
   /** The store has these rows: their buffers may be packed into again. */

@@ -9,7 +9,8 @@ import { systemClock } from '../../common/clock.js'
 import { lowerThreadPriority, type ThreadPolicy } from '../../common/thread-priority.js'
 import { openGeoIp, type GeoIpData } from '../../geoip/index.js'
 import { THREAD_STARTED } from '../../observability/logger.js'
-import { DefinitionBackfill, DefinitionRecorder, PersonsStage } from '../../persons/index.js'
+import { CookielessIngest, CookielessState, DefinitionBackfill, DefinitionRecorder, PersonsStage } from '../../persons/index.js'
+import { ProjectDirectory } from '../../management/project-directory.js'
 import { DeadLetters } from '../../storage/dead-letters.js'
 import { migrateClickHouse, type ClickHouseOptions } from '../../storage/events/clickhouse-schema.js'
 import { ThreadedSink, type SinkSpec } from '../../storage/events/sink-thread.js'
@@ -37,6 +38,8 @@ const EVENT_SINK_HEAP_MB = 256
 export interface ConsumerWorkerData {
   spoolDir: string
   personsPath: string
+  /** Read for each project's cookieless mode and timezone (a read-only connection). */
+  managementPath: string
   eventsPath: string
   deadLettersPath: string
   clickhouse: ClickHouseOptions | null
@@ -118,6 +121,9 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     abandoned: () => abandon,
   })
   const stage = new PersonsStage(personsDb, { geoip, clock: systemClock })
+  const managementDb = openDatabase(data.managementPath, { readonly: true })
+  const projects = new ProjectDirectory(managementDb)
+  const cookieless = new CookielessIngest(new CookielessState(personsDb), (teamId) => projects.current(teamId))
   const storedCursors = new StoredCursors(data.storedCursors)
   // The SQLite files the consumer syncs before deleting spool segments. On ClickHouse the events' durability
   // is ClickHouse's own (its settings decide whether a part is synced).
@@ -136,6 +142,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
     personsDb,
     stage,
     definitions: new DefinitionRecorder(personsDb),
+    cookieless,
     backfill,
     sinkWriter,
     deadLetter: (entries) => deadLetters.add(entries),
@@ -213,6 +220,7 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   await sink?.close()
   await scan.close()
   deadLetters.close()
+  managementDb.close()
   personsDb.close()
   send({ type: 'stopped' })
   port.close()

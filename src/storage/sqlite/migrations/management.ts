@@ -397,4 +397,10 @@ ALTER TABLE scheduled_changes ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
     // PostHog's Team.modifiers: a JSON object of HogQL query modifiers, null until set.
     sql: `ALTER TABLE projects ADD COLUMN modifiers TEXT NOT NULL DEFAULT 'null';`,
   },
+  {
+    version: 15,
+    name: 'project cookieless server hash mode',
+    // PostHog's Team.cookieless_server_hash_mode: 0 disabled (the default), 1 stateless, 2 stateful; nullable there too.
+    sql: `ALTER TABLE projects ADD COLUMN cookieless_server_hash_mode INTEGER DEFAULT 0;`,
+  },
 ]

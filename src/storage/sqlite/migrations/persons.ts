@@ -165,4 +165,32 @@ CREATE TABLE definitions_backfill_types (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 6,
+    name: 'cookieless tracking',
+    sql: `
+-- Cookieless tracking (src/persons/cookieless-state.ts): one random salt per calendar day, deleted with every row
+-- of that day once no time zone is in it any more. Stateful mode keeps, per hash of the day, the $identify events
+-- seen (their count tells a device's successive users apart) and the current session.
+CREATE TABLE cookieless_salts (
+  day TEXT PRIMARY KEY,
+  salt BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE cookieless_identifies (
+  team_id INTEGER NOT NULL,
+  base_hash TEXT NOT NULL,
+  event_uuid TEXT NOT NULL,
+  day TEXT NOT NULL,
+  PRIMARY KEY (team_id, base_hash, event_uuid)
+) WITHOUT ROWID;
+CREATE TABLE cookieless_sessions (
+  team_id INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  last_activity INTEGER NOT NULL,
+  day TEXT NOT NULL,
+  PRIMARY KEY (team_id, hash)
+) WITHOUT ROWID;
+`,
+  },
 ]
