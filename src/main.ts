@@ -12,13 +12,14 @@ import { startIngestion } from './ingestion/index.js'
 import { ManagementFlagSource, ScheduledChangeApplier, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
 import { createLogger, logThreadStart, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
+import { CookielessFlagIds } from './flags/cookieless.js'
 import { FlagEvaluator } from './flags/evaluator.js'
 import { ProjectFlagCache } from './flags/project-cache.js'
 import type { EvaluationResponse } from './flags/types.js'
 import { openGeoIp } from './geoip/index.js'
 import { openLogStore } from './logs/index.js'
 import { openMetricStore } from './metrics/index.js'
-import { HashKeyOverrideWriter, PersonReader, StaticCohortWriter, personScanThread } from './persons/index.js'
+import { CookielessState, HashKeyOverrideWriter, PersonReader, StaticCohortWriter, personScanThread } from './persons/index.js'
 import { WorkerPool } from './pool/index.js'
 import { openEventStore } from './storage/events/index.js'
 import { openDatabase, openManagementDb, prepareDataDir } from './storage/index.js'
@@ -95,6 +96,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     baseUrl: () => baseUrl,
     persons: personReader,
     flags,
+    cookielessIds: new CookielessFlagIds(new CookielessState(personsWriteDb), () => systemClock.now()),
     resolveProject,
     ingestion: ingestion.service,
     events,

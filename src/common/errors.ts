@@ -30,6 +30,7 @@ export const CATALOGUE = {
     detail: 'The project for the events could not be determined.',
   },
   missing_distinct_id: { status: 400, type: 'validation_error', detail: 'Decide requires a distinct_id.' },
+  cookieless_missing_property: { status: 400, type: 'validation_error', detail: 'Missing required property.' },
   invalid_input: { status: 400, type: 'validation_error', detail: 'Invalid input.' },
   // 401 / 403 — who is asking
   invalid_api_key: {

@@ -27,6 +27,9 @@ export interface DecideRequest {
    * when some are given, flags with evaluation tags none of them names are left out.
    */
   evaluationEnvironments: string[]
+  /** The browser's zone and `cookieless_hash_extra`, as sent: a cookieless id is hashed with them (flags/cookieless.ts). */
+  timezone: unknown
+  cookielessHashExtra: unknown
 }
 
 /** The first of a field's names that the body gives a value (fixed parameters: a rest array was made per call). */
@@ -78,6 +81,8 @@ export function readDecideRequest(body: unknown): DecideRequest {
     projectIdHint: body.project_id,
     evaluationRuntime: typeof body.evaluation_runtime === 'string' ? body.evaluation_runtime : null,
     evaluationEnvironments: stringList(first(body, 'evaluation_contexts', 'evaluation_environments')),
+    timezone: body.timezone,
+    cookielessHashExtra: body.cookieless_hash_extra,
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Config } from '../config/index.js'
 import type { Management } from '../management/index.js'
 import type { Metrics } from '../observability/metrics.js'
+import type { CookielessFlagIds } from '../flags/cookieless.js'
 import type { FlagEvaluator } from '../flags/evaluator.js'
 import type { IngestionService } from '../ingestion/index.js'
 import type { ProjectResolver } from '../management/index.js'
@@ -53,6 +54,8 @@ export interface AppDeps {
   persons?: PersonReader
   ingestion?: IngestionService
   flags?: FlagEvaluator
+  /** The ids /flags evaluates a cookieless browser for (absent: `$posthog_cookieless` is evaluated as it is). */
+  cookielessIds?: CookielessFlagIds
   resolveProject?: ProjectResolver
   events?: EventStore
   /** Where /i/v1/logs keeps OTLP logs and the logs API reads them (absent: neither is served). */
@@ -72,7 +75,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   const apiMax = deps.config.http.apiMaxBytes
   registerHealthRoutes(router, deps.readiness, deps.metrics.registry, deps.beforeMetrics)
   if (deps.ingestion) registerCaptureRoutes(router, deps.ingestion, deps.config.http)
-  if (deps.flags && deps.resolveProject) registerDecideRoutes(router, deps.flags, deps.resolveProject, deps.config.http.decideMaxBytes)
+  if (deps.flags && deps.resolveProject) registerDecideRoutes(router, deps.flags, deps.resolveProject, deps.config.http.decideMaxBytes, deps.cookielessIds)
   if (deps.flags && deps.persons && deps.staticCohorts) {
     registerFlagEvaluationRoutes(router, api, { evaluator: deps.flags, audience: deps.persons, staticCohorts: deps.staticCohorts, now: Date.now }, apiMax)
   }

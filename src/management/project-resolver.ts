@@ -11,6 +11,9 @@ import type { ProjectDirectory } from './project-directory.js'
 export interface ResolvedProject {
   id: number
   anonymizeIps: boolean
+  timezone: string
+  /** persons/cookieless.ts: 0 disabled, 1 stateless, 2 stateful. */
+  cookielessMode: number
 }
 
 export type ProjectResolver = (token: string | null, projectIdHint: unknown) => ResolvedProject
@@ -32,10 +35,10 @@ export function createProjectResolver(directory: ProjectDirectory, keys: Persona
           detail: 'Invalid project: a personal API key needs the project_id of a project it can access.',
         })
       }
-      return { id: project.id, anonymizeIps: project.anonymize_ips === 1 }
+      return { id: project.id, anonymizeIps: project.anonymize_ips === 1, timezone: project.timezone, cookielessMode: project.cookieless_server_hash_mode ?? 0 }
     }
     const project = directory.byToken(token)
     if (!project) throw new AppError('invalid_api_key')
-    return { id: project.id, anonymizeIps: project.anonymizeIps }
+    return project
   }
 }

@@ -37,7 +37,7 @@ export function registeredRoutes(): Route[] {
     events: {} as EventStore,
     logs: {} as LogService,
     metricStore: {} as MetricService,
-    resolveProject: () => ({ id: 0, anonymizeIps: false }),
+    resolveProject: () => ({ id: 0, anonymizeIps: false, timezone: 'UTC', cookielessMode: 0 }),
     flags: new FlagEvaluator({
       cache: new ProjectFlagCache(new ManagementFlagSource(db, management), persons),
       persons,

@@ -5,6 +5,7 @@
  */
 import { AppError } from '../../common/errors.js'
 import { normaliseUuid, uuidv4 } from '../../common/ids.js'
+import type { CookielessFlagIds } from '../../flags/cookieless.js'
 import type { FlagEvaluator } from '../../flags/evaluator.js'
 import { readDecideRequest, requestRuntime } from '../../flags/request.js'
 import { flagsJson, minimalFlagsJson, type ResponseShape } from '../../flags/response.js'
@@ -73,7 +74,7 @@ function readBody(ctx: RequestContext, query: URLSearchParams, maxBytes: number)
   return hasRoundedId(parsed) ? parseJsonWithExactIds(text) : parsed
 }
 
-export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, endpoint: Endpoint): Handler {
+export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, endpoint: Endpoint, cookieless?: CookielessFlagIds): Handler {
   const compression = endpoint.via === 'decide' ? DECIDE_COMPRESSION : FLAGS_COMPRESSION
   return (ctx) => {
     const query = new URLSearchParams(ctx.query)
@@ -92,24 +93,34 @@ export function decideHandler(evaluator: FlagEvaluator, resolve: ProjectResolver
     const project = resolve(request.token ?? query.get('token') ?? query.get('api_key'), request.projectIdHint)
     if (request.disableFlags) return rawJson(200, flagsJson(NO_FLAGS, options))
     if (request.distinctId === null) throw new AppError('missing_distinct_id')
+    const distinctId = cookieless
+      ? cookieless.distinctId(project, request.distinctId, {
+          ip: clientIp(ctx),
+          origin: ctx.headers.origin,
+          userAgent: ctx.headers['user-agent'],
+          sentAt: query.get('_'),
+          timezone: request.timezone,
+          hashExtra: request.cookielessHashExtra,
+        })
+      : request.distinctId
     const scope = {
       runtime: requestRuntime(request.evaluationRuntime, ctx.headers),
       surveyOnly: queryFlag(query, 'only_evaluate_survey_feature_flags') === true,
       environments: request.evaluationEnvironments,
     }
-    const result = evaluator.evaluate(project.id, request, request.distinctId, clientIp(ctx), scope)
+    const result = evaluator.evaluate(project.id, request, distinctId, clientIp(ctx), scope)
     const answer = (r: EvaluationList): Reply => rawJson(200, flagsJson(r, options))
     return result instanceof Promise ? result.then(answer) : answer(result)
   }
 }
 
-export function registerDecideRoutes(router: Router, evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number): void {
+export function registerDecideRoutes(router: Router, evaluator: FlagEvaluator, resolve: ProjectResolver, maxBytes: number, cookieless?: CookielessFlagIds): void {
   for (const [path, endpoint] of [
     ['/decide/', { via: 'decide' }],
     ['/flags/', { via: 'flags' }],
   ] as const) {
     const options = { maxBodyBytes: maxBytes, cors: true, label: path, batchPostAnswers: true, readsHeaders: RUNTIME_HEADERS }
-    router.add(['post', 'get'], path, decideHandler(evaluator, resolve, maxBytes, endpoint), options)
+    router.add(['post', 'get'], path, decideHandler(evaluator, resolve, maxBytes, endpoint, cookieless), options)
     router.add('options', path, () => ({ status: 204, headers: { Allow: 'GET, POST, OPTIONS, HEAD' } }), options)
   }
 }

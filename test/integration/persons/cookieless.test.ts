@@ -24,6 +24,12 @@ t.test('cookieless tracking', async (t) => {
     properties: { $cookieless_mode: true, $raw_user_agent: FIREFOX, $host: 'shop.example.co.uk', $timezone: 'UTC', $current_url: 'https://shop.example.co.uk/', ...props },
   })
   const warnings = async () => (await server().api('GET', `${base()}/ingestion_warnings/`)).body.results as Array<{ type: string; details: Record<string, unknown> }>
+  const flags = async (userAgent: string, origin?: string) =>
+    server().request('POST', '/flags/?v=2', {
+      body: { token: server().boot.project_api_key, distinct_id: '$posthog_cookieless', timezone: 'UTC' },
+      headers: { 'user-agent': userAgent, ...(origin ? { origin } : {}) },
+    })
+  const planFlag = async (userAgent: string) => (await flags(userAgent, 'https://www.example.co.uk')).body.flags?.['pro-plan']?.enabled
   const dropped = (reason: string) => readUntil(`a ${reason} warning`, warnings, (list) => list.some((w) => w.details.reason === reason))
 
   t.test('the setting is PostHog’s choice of 0, 1 or 2 (or null), disabled until set', async (t) => {
@@ -32,6 +38,17 @@ t.test('cookieless tracking', async (t) => {
     t.match(await setMode(true), { status: 400, body: { code: 'invalid_choice', detail: '"True" is not a valid choice.' } })
     t.equal((await setMode('1')).body.cookieless_server_hash_mode, 1, 'the text of a choice names it')
     t.equal((await setMode(null)).body.cookieless_server_hash_mode, null)
+  })
+
+  t.test('with the setting off, /flags evaluates the sentinel as it is', async (t) => {
+    const flag = await server().api('POST', `${base()}/feature_flags/`, {
+      key: 'pro-plan',
+      filters: { groups: [{ properties: [{ key: 'plan', value: ['pro', 'next'], type: 'person', operator: 'exact' }], rollout_percentage: 100 }] },
+    })
+    t.equal(flag.status, 201)
+    const res = await flags(FIREFOX)
+    t.equal(res.status, 200, 'no Origin needed')
+    t.equal(res.body.flags['pro-plan'].enabled, false)
   })
 
   t.test('with the setting off, cookieless events are dropped with a warning and the others kept', async (t) => {
@@ -73,6 +90,16 @@ t.test('cookieless tracking', async (t) => {
     t.ok(await personOf(first.distinct_id), 'the id has a person')
   })
 
+  t.test('stateless: /flags evaluates the id the browser’s events get, from its IP, Origin and User-Agent', async (t) => {
+    await capture([cookieless('ck-plan', { $set: { plan: 'pro' } }, 5)])
+    await waitForEvents(server(), 'event=ck-plan', 1)
+    t.equal(await readUntil('the plan to reach /flags', () => planFlag(FIREFOX), (v) => v === true), true)
+    t.equal(await planFlag(CHROME), false, 'another browser is another visitor')
+    const noOrigin = await flags(FIREFOX)
+    t.match(noOrigin, { status: 400, body: { type: 'validation_error', code: 'cookieless_missing_property', detail: 'Missing required property: host' } })
+    t.equal((await flags('', 'https://www.example.co.uk')).body.detail, 'Missing required property: user_agent')
+  })
+
   t.test('an anonymised project still hashes the IP, and stores none', async (t) => {
     t.equal((await server().api('PATCH', `${base()}/`, { anonymize_ips: true })).status, 200)
     await capture([cookieless('ck-anonymised', {}, 0), cookieless('ck-anonymised', { $ip: '198.51.100.1' }, 1)])
@@ -108,5 +135,9 @@ t.test('cookieless tracking', async (t) => {
     const person = await readUntil('ada merged with her anonymous id', () => personOf('ada'), (p) => p?.distinct_ids.length === 2)
     t.same([...person.distinct_ids].sort(), [before.distinct_id, 'ada'].sort())
     t.notOk((await personOf(next.distinct_id))?.distinct_ids.includes('ada'), 'the next user is not ada')
+    await capture([cookieless('ck-stateful-plan', { ...device, $set: { plan: 'next' } }, 61)])
+    await waitForEvents(server(), 'event=ck-stateful-plan', 1)
+    const nextFlag = () => planFlag('Stateful Browser/1.0')
+    t.equal(await readUntil('/flags to see the next user', nextFlag, (v) => v === true), true, "/flags counts the device's identifies too")
   })
 })
