@@ -48,6 +48,8 @@ export class CookielessState {
     }
     let salt = this.#salts.get(day)
     if (salt === undefined) {
+      // A new day: forget the salts of days that have ended, so none outlives its day in memory either.
+      for (const kept of this.#salts.keys()) if (!isDayValid(kept, now)) this.#salts.delete(kept)
       prepared(this.#db, 'INSERT OR IGNORE INTO cookieless_salts (day, salt) VALUES (?, ?)').run(day, randomBytes(16))
       salt = prepared(this.#db, 'SELECT salt FROM cookieless_salts WHERE day = ?').pluck().get(day) as Buffer
       this.#salts.set(day, salt)

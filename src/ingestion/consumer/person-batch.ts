@@ -88,7 +88,12 @@ export class PersonBatches {
     const warnings: IngestionWarning[] = []
     let decoded = 0
     let processed = 0
-    this.#d.cookieless?.prepare(clock.now())
+    try {
+      this.#d.cookieless?.prepare(clock.now())
+    } catch (error) {
+      // A salt it could not make is made inside the transaction when an event needs it.
+      this.#d.log('warn', 'cookieless salts could not be prepared', { error: String(error) })
+    }
     try {
       // IMMEDIATE: the main thread writes persons.db too (hash-key overrides, static cohorts). A deferred
       // transaction that read first could not upgrade to a write after such a commit (SQLITE_BUSY at once,

@@ -211,11 +211,20 @@ export async function runConsumerThread(port: MessagePort, data: ConsumerWorkerD
   const replayTimer = setInterval(() => {
     void consumer!.replayDeadLetters(deadLetters).catch((error: unknown) => log('error', 'dead-letter replay failed', { error: String(error) }))
   }, 1000)
+  // Each batch makes and expires cookieless salts first; this deletes a day's salt on time while no events come.
+  const saltTimer = setInterval(() => {
+    try {
+      cookieless.prepare(systemClock.now())
+    } catch (error) {
+      log('warn', 'cookieless salts could not be renewed; retrying in a minute', { error: String(error) })
+    }
+  }, 60_000)
   send({ type: 'ready' })
 
   await consumer.run()
   clearInterval(statsTimer)
   clearInterval(replayTimer)
+  clearInterval(saltTimer)
   send({ type: 'stats', stats: consumer.refreshStats() })
   await sink?.close()
   await scan.close()
