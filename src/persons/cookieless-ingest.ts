@@ -24,7 +24,7 @@ import {
 import type { CookielessState } from './cookieless-state.js'
 
 /** PostHog's COOKIELESS_SESSION_INACTIVITY_MS default: a stateful session ends after 30 minutes without events. */
-export const SESSION_INACTIVITY_MS = 30 * 60_000
+const SESSION_INACTIVITY_MS = 30 * 60_000
 
 export interface CookielessProject {
   timezone: string
@@ -64,17 +64,17 @@ export class CookielessIngest {
     let kept = 0
     for (let i = 0; i < chunk.events.length; i++) {
       const event = chunk.events[i]
-      let text = chunk.texts[i]
+      let spooledText = chunk.texts[i]
       if (event.properties.$cookieless_mode) {
         const reason = this.#identify(event, now)
         if (reason !== null) {
           dropped.push({ event, reason })
           continue
         }
-        text = null
+        spooledText = null
       }
       chunk.events[kept] = event
-      chunk.texts[kept++] = text
+      chunk.texts[kept++] = spooledText
     }
     chunk.events.length = kept
     chunk.texts.length = kept
