@@ -45,11 +45,13 @@ function batches(): unknown[][] {
   return [first, bulk, last]
 }
 
-/** persons.db as a build before migration 4 left it: no definitions, no back-fill state. */
+/** persons.db as a build before migration 4 left it: no definitions, no back-fill state (nor the later cookieless tables). */
 function downgradeToVersion3(dataDir: string): void {
   const db = openDatabase(`${dataDir}/persons.db`)
   db.exec(`DROP TABLE event_definitions; DROP TABLE property_definitions; DROP TABLE event_properties;
-    DROP TABLE definitions_backfill; DROP TABLE definitions_backfill_types; DELETE FROM schema_migrations WHERE version >= 4`)
+    DROP TABLE definitions_backfill; DROP TABLE definitions_backfill_types;
+    DROP TABLE cookieless_salts; DROP TABLE cookieless_identifies; DROP TABLE cookieless_sessions;
+    DELETE FROM schema_migrations WHERE version >= 4`)
   db.close()
 }
 
