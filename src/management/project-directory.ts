@@ -20,12 +20,12 @@ export class ProjectDirectory {
   readonly #db: Db
   /** Each lookup's map, replaced whole by reload(). */
   #maps: Record<'token' | 'secret' | 'id', Map<string | number, ProjectRef>> = { token: new Map(), secret: new Map(), id: new Map() }
+  /** -1 until the first lookup reads the table: a directory made over a database not yet migrated reads nothing. */
   #dataVersion = -1
   readonly #listeners = new Set<() => void>()
 
   constructor(db: Db) {
     this.#db = db
-    this.reload()
   }
 
   byToken(token: string): ProjectRef | undefined {

@@ -51,7 +51,7 @@ const FIXED_SETTINGS: Record<string, unknown> = {
   ),
 }
 
-const ADMIN_SETTINGS = ['anonymize_ips', 'name', 'timezone'] as const
+const ADMIN_SETTINGS = ['anonymize_ips', 'cookieless_server_hash_mode', 'name', 'timezone'] as const
 
 export interface ProjectChanges {
   name?: string

@@ -128,8 +128,8 @@ t.test('account surface', async (t) => {
     t.equal((await patch(`/api/projects/${sibling.id}/`, { is_demo: false })).status, 200, 'a setting at the value skylark keeps is accepted')
     t.match((await patch(`/api/projects/${sibling.id}/`, { is_demo: true })).body, { code: 'unsupported', attr: 'is_demo' })
     t.match((await patch(`/api/projects/${sibling.id}/`, { session_recording_sample_rate: '0.5' })).body, { code: 'unsupported', attr: 'session_recording_sample_rate' })
-    const byMember = await patch(`/api/projects/${sibling.id}/`, { anonymize_ips: true, name: 'Mine' }, memberKey)
-    t.match([byMember.status, byMember.body.detail], [403, 'Only project admins can modify these settings: anonymize_ips, name'])
+    const byMember = await patch(`/api/projects/${sibling.id}/`, { anonymize_ips: true, name: 'Mine', cookieless_server_hash_mode: 2 }, memberKey)
+    t.match([byMember.status, byMember.body.detail], [403, 'Only project admins can modify these settings: anonymize_ips, cookieless_server_hash_mode, name'])
     t.equal((await get(`/api/projects/${sibling.id}/`, memberKey)).body.effective_membership_level, MembershipLevel.member)
   })
 
