@@ -118,6 +118,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         metrics.consumerTotals.set({ kind: 'stored' }, stats.stored)
         metrics.consumerTotals.set({ kind: 'persons_processed' }, stats.personsProcessed)
         metrics.consumerTotals.set({ kind: 'dead_lettered' }, stats.deadLettered)
+        metrics.consumerTotals.set({ kind: 'cookieless_dropped' }, stats.cookielessDropped)
         metrics.consumerTotals.set({ kind: 'sink_errors' }, stats.sinkErrors)
         metrics.sinkUp.set(stats.sinkUp ? 1 : 0)
       }

@@ -32,7 +32,7 @@ export function createMetrics() {
   })
   const consumerTotals = new Gauge({
     name: 'skylark_consumer_total',
-    help: 'Ingest consumer counters since start, by kind (stored, persons_processed, dead_lettered, sink_errors)',
+    help: 'Ingest consumer counters since start, by kind (stored, persons_processed, dead_lettered, cookieless_dropped, sink_errors)',
     labelNames: ['kind'] as const,
     registers: [registry],
   })

@@ -95,7 +95,7 @@ export class Consumer {
   readonly #span: SinkSpan | null
   readonly #pending: PendingDeletions
   readonly #controls: HeldControls
-  readonly stats: ConsumerStats = { stored: 0, personsProcessed: 0, deadLettered: 0, sinkErrors: 0, sinkUp: true, backlogBytes: 0, queuedRows: 0, lastError: null }
+  readonly stats: ConsumerStats = { stored: 0, personsProcessed: 0, deadLettered: 0, cookielessDropped: 0, sinkErrors: 0, sinkUp: true, backlogBytes: 0, queuedRows: 0, lastError: null }
 
   constructor(options: ConsumerOptions) {
     this.#o = options
@@ -246,6 +246,7 @@ export class Consumer {
         const { end } = frames
         const { rows, processed } = this.#persons.process(lane, frames, this.#unreadable(lane))
         this.stats.personsProcessed += processed
+        this.stats.cookielessDropped = this.#persons.cookielessDropped
         state.personsAt = end
         this.#enqueue(lane, rows, end)
       }

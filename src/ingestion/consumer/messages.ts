@@ -11,6 +11,8 @@ export interface ConsumerStats {
   stored: number
   personsProcessed: number
   deadLettered: number
+  /** Cookieless events dropped (the project's setting off, no user agent, …: persons/cookieless-ingest.ts). */
+  cookielessDropped: number
   sinkErrors: number
   sinkUp: boolean
   /** Durable spool bytes not read yet (LaneReader.backlogBytes over the lanes); the rows waiting for the sink are `queuedRows`. */

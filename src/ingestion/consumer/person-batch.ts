@@ -25,6 +25,8 @@ import { toEventRows } from './rows.js'
 const CHUNK_EVENTS = 64
 /** One per queued read and one being packed (row-queue.ts holds about three reads). */
 const MAX_SPARES = 4
+/** A cookieless drop reason is warned of once an hour per project, as persons/warnings.ts debounces. */
+const WARNING_DEBOUNCE_MS = 60 * 60 * 1000
 
 /** What the consumer needs from person processing (src/persons implements it). */
 export interface PersonStage {
@@ -71,6 +73,10 @@ export class PersonBatches {
   #growth = 4
   /** Buffers of rows the store has (recycle()), packed into again. */
   readonly #spares: ArrayBuffer[] = []
+  /** Cookieless events dropped since start. */
+  cookielessDropped = 0
+  /** When each (project, reason) of a cookieless drop was last warned of. */
+  readonly #lastCookielessWarning = new Map<string, number>()
 
   constructor(deps: PersonBatchDeps) {
     this.#d = deps
@@ -128,12 +134,20 @@ export class PersonBatches {
     }
   }
 
-  /** The chunk with its cookieless events given their ids, those dropped taken out and warned of. */
+  /**
+   * The chunk with its cookieless events given their ids and those dropped taken out: counted, and warned of at
+   * most once an hour per project and reason (a site whose visitors are all cookieless, in a project with the setting
+   * off, would otherwise write a warning per pageview), as the persons stage debounces its own warnings.
+   */
   #cookieless<T extends { events: CapturedEvent[]; propertiesTexts: Array<Buffer | null>; warnings: IngestionWarning[] }>(chunk: T): T {
     const step = this.#d.cookieless
     if (step === undefined) return chunk
     const now = this.#d.clock.now()
     for (const { event, reason } of step.apply({ events: chunk.events, texts: chunk.propertiesTexts }, now)) {
+      this.cookielessDropped++
+      const key = `${event.team_id}:${reason}`
+      if (now - (this.#lastCookielessWarning.get(key) ?? -Infinity) < WARNING_DEBOUNCE_MS) continue
+      this.#lastCookielessWarning.set(key, now)
       chunk.warnings.push({
         team_id: event.team_id,
         type: 'event_dropped',

@@ -52,11 +52,13 @@ t.test('cookieless tracking', async (t) => {
   })
 
   t.test('with the setting off, cookieless events are dropped with a warning and the others kept', async (t) => {
-    await capture([cookieless('ck-off'), { event: 'ck-off', distinct_id: 'someone', properties: {} }])
+    await capture([cookieless('ck-off'), { event: 'ck-off', distinct_id: 'someone', properties: {} }, cookieless('ck-off-again')])
     const stored = await waitForEvents(server(), 'event=ck-off', 1)
     t.same(stored.map((e) => e.distinct_id), ['someone'])
-    const warning = (await dropped('cookieless_team_disabled')).find((w) => w.details.reason === 'cookieless_team_disabled')!
-    t.match(warning, { type: 'event_dropped', details: { event: 'ck-off' } })
+    const disabled = (await dropped('cookieless_team_disabled')).filter((w) => w.details.reason === 'cookieless_team_disabled')
+    t.match(disabled, [{ type: 'event_dropped', details: { event: 'ck-off' } }], 'one warning an hour per project and reason')
+    const counted = async () => (await server().request('GET', '/metrics')).text.match(/skylark_consumer_total\{kind="cookieless_dropped"\} (\d+)/)?.[1]
+    t.equal(await readUntil('both drops counted', counted, (n) => n === '2'), '2', 'every drop is counted')
   })
 
   t.test('stateless: one id per device (IP, root domain, user agent) and day, one session a day, the inputs not stored', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { statsWhenChanged, type ConsumerStats } from '../../../src/ingestion/consumer/messages.js'
 
-const idle = (): ConsumerStats => ({ stored: 10, personsProcessed: 10, deadLettered: 0, sinkErrors: 0, sinkUp: true, backlogBytes: 0, queuedRows: 0, lastError: null })
+const idle = (): ConsumerStats => ({ stored: 10, personsProcessed: 10, deadLettered: 0, cookielessDropped: 0, sinkErrors: 0, sinkUp: true, backlogBytes: 0, queuedRows: 0, lastError: null })
 
 t.test('the consumer thread sends its stats only when they changed', async (t) => {
   const sent: ConsumerStats[] = []
