@@ -25,7 +25,12 @@ import { toEventRows } from './rows.js'
 const CHUNK_EVENTS = 64
 /** One per queued read and one being packed (row-queue.ts holds about three reads). */
 const MAX_SPARES = 4
-/** A cookieless drop reason is warned of once an hour per project, as persons/warnings.ts debounces. */
+/**
+ * Each kind of warning written here (capture's drops and timestamp problems, the cookieless step's drops) is
+ * written once an hour per project, type and reason, as PostHog's ingestion limits its warnings per team and type
+ * (IngestionWarningLimiter) and persons/warnings.ts the persons stage's: a client that sends every event without a
+ * distinct id, or a cookieless site in a project with the setting off, wrote one row per event.
+ */
 const WARNING_DEBOUNCE_MS = 60 * 60 * 1000
 
 /** What the consumer needs from person processing (src/persons implements it). */
@@ -75,8 +80,8 @@ export class PersonBatches {
   readonly #spares: ArrayBuffer[] = []
   /** Cookieless events dropped since start. */
   cookielessDropped = 0
-  /** When each (project, reason) of a cookieless drop was last warned of. */
-  readonly #lastCookielessWarning = new Map<string, number>()
+  /** When each (project, type, reason) was last written. */
+  readonly #lastWarned = new Map<string, number>()
 
   constructor(deps: PersonBatchDeps) {
     this.#d = deps
@@ -134,20 +139,13 @@ export class PersonBatches {
     }
   }
 
-  /**
-   * The chunk with its cookieless events given their ids and those dropped taken out: counted, and warned of at
-   * most once an hour per project and reason (a site whose visitors are all cookieless, in a project with the setting
-   * off, would otherwise write a warning per pageview), as the persons stage debounces its own warnings.
-   */
+  /** The chunk with its cookieless events given their ids, those dropped taken out, counted and warned of. */
   #cookieless<T extends { events: CapturedEvent[]; propertiesTexts: Array<Buffer | null>; warnings: IngestionWarning[] }>(chunk: T): T {
     const step = this.#d.cookieless
     if (step === undefined) return chunk
     const now = this.#d.clock.now()
     for (const { event, reason } of step.apply({ events: chunk.events, texts: chunk.propertiesTexts }, now)) {
       this.cookielessDropped++
-      const key = `${event.team_id}:${reason}`
-      if (now - (this.#lastCookielessWarning.get(key) ?? -Infinity) < WARNING_DEBOUNCE_MS) continue
-      this.#lastCookielessWarning.set(key, now)
       chunk.warnings.push({
         team_id: event.team_id,
         type: 'event_dropped',
@@ -201,7 +199,11 @@ export class PersonBatches {
   }
 
   #writeWarnings(warnings: IngestionWarning[]): void {
+    const now = this.#d.clock.now()
     for (const w of warnings) {
+      const key = `${w.team_id}:${w.type}:${String(w.details.reason ?? '')}`
+      if (now - (this.#lastWarned.get(key) ?? -Infinity) < WARNING_DEBOUNCE_MS) continue
+      this.#lastWarned.set(key, now)
       this.#insertWarning.run(w.team_id, w.type, w.source, JSON.stringify(w.details), new Date(w.timestamp).toISOString())
     }
   }

@@ -64,3 +64,28 @@ t.test('a read that fails as a whole is redone event by event: the rest stored i
   t.equal((db.prepare('SELECT count(*) AS n FROM ingestion_warnings').get() as { n: number }).n, 1, 'the warning written once')
   t.same(checkpoints.get('persons', 'main'), end)
 })
+
+t.test("capture's warnings are written once an hour per project, type and reason", async (t) => {
+  const db = openDatabase(join(t.testdir(), 'persons.db'))
+  t.teardown(() => db.close())
+  migrate(db, PERSONS_MIGRATIONS)
+  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null, propertiesText: null })
+  const stage: PersonStage = { process: (events) => events.map(outcome), enrich: outcome, deletePersons: () => [], splitPerson: () => [], resetCache: () => {} }
+  let now = 0
+  const batches = new PersonBatches({ db, stage, checkpoints: new Checkpoints(db), clock: { now: () => now }, log: () => {}, deadLetter: () => {} })
+  const warning = (team: number, reason: string, type = 'event_dropped') => JSON.stringify({ team_id: team, type, source: 'capture', details: { reason }, timestamp: 0 })
+  const read = (texts: string[], from: number) => {
+    const frames = new FrameBatch({ segment: 1, offset: from })
+    texts.forEach((text, i) => frames.add(frame(FrameKind.warning, text, from + i)))
+    batches.process('main', frames, () => {})
+  }
+  const written = () => db.prepare('SELECT team_id, type, details FROM ingestion_warnings ORDER BY id').all().map((r: any) => `${r.team_id} ${r.type} ${JSON.parse(r.details).reason}`)
+  read([warning(1, 'missing_distinct_id'), warning(1, 'missing_distinct_id'), warning(2, 'missing_distinct_id'), warning(1, 'missing_event_name'), warning(1, 'x', 'ignored_invalid_timestamp')], 0)
+  t.same(written(), ['1 event_dropped missing_distinct_id', '2 event_dropped missing_distinct_id', '1 event_dropped missing_event_name', '1 ignored_invalid_timestamp x'])
+  now = 60 * 60 * 1000 - 1
+  read([warning(1, 'missing_distinct_id')], 10)
+  t.equal(written().length, 4, 'not again within the hour')
+  now = 60 * 60 * 1000
+  read([warning(1, 'missing_distinct_id')], 20)
+  t.equal(written().length, 5, 'again after it')
+})
