@@ -99,6 +99,8 @@ export class PersonBatches {
     const warnings: IngestionWarning[] = []
     let decoded = 0
     let processed = 0
+    const droppedBefore = this.cookielessDropped
+    const warned: string[] = []
     try {
       this.#d.cookieless?.prepare(clock.now())
     } catch (error) {
@@ -121,7 +123,7 @@ export class PersonBatches {
           processed += chunk.events.length
         }
         definitions?.write()
-        this.#writeWarnings(warnings)
+        this.#writeWarnings(warnings, warned)
         checkpoints.set('persons', lane, end)
       }).immediate()
       const rows = packer.finish()
@@ -132,6 +134,9 @@ export class PersonBatches {
       // dead-letter the events that still fail. Frames read before the failure were reported already.
       stage.resetCache()
       definitions?.reset()
+      // The redo counts the drops and writes the warnings the rolled-back attempt did.
+      this.cookielessDropped = droppedBefore
+      for (const key of warned) this.#lastWarned.delete(key)
       this.#d.log('warn', 'person processing failed for a batch; retrying event by event', { lane, error: String(error) })
       const before = this.#cookieless(decodeFrames(frames.frames(0, decoded), () => {}))
       const after = this.#cookieless(decodeFrames(frames.frames(decoded), onUnreadable))
@@ -198,12 +203,14 @@ export class PersonBatches {
     return { rows, processed: rows.count }
   }
 
-  #writeWarnings(warnings: IngestionWarning[]): void {
+  /** Writes the warnings not written within the hour; `noted` gets the keys this call noted as written. */
+  #writeWarnings(warnings: IngestionWarning[], noted: string[] = []): void {
     const now = this.#d.clock.now()
     for (const w of warnings) {
       const key = `${w.team_id}:${w.type}:${String(w.details.reason ?? '')}`
       if (now - (this.#lastWarned.get(key) ?? -Infinity) < WARNING_DEBOUNCE_MS) continue
       this.#lastWarned.set(key, now)
+      noted.push(key)
       this.#insertWarning.run(w.team_id, w.type, w.source, JSON.stringify(w.details), new Date(w.timestamp).toISOString())
     }
   }

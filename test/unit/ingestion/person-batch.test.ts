@@ -6,7 +6,7 @@ import { FrameBatch } from '../../../src/ingestion/consumer/read-batch.js'
 import { FrameKind } from '../../../src/ingestion/spool/format.js'
 import type { SpoolFrame } from '../../../src/ingestion/spool/reader.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
-import { NO_SETS, type PersonOutcome } from '../../../src/persons/index.js'
+import { CookielessIngest, CookielessState, NO_SETS, type PersonOutcome } from '../../../src/persons/index.js'
 import type { DeadLetterInput } from '../../../src/storage/dead-letters.js'
 import { unpackRows } from '../../../src/storage/events/packed-rows.js'
 import { migrate, openDatabase } from '../../../src/storage/index.js'
@@ -21,6 +21,18 @@ const event = (i: number, name = 'e'): CapturedEvent => ({
   team_id: 1,
   now: 1_700_000_000_000,
 })
+const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null, propertiesText: null })
+/** Throws (as a database error would) for any batch holding an event named `bad`, which persons then never take. */
+const stage: PersonStage = {
+  process: (events) => {
+    if (events.some((e) => e.event === 'bad')) throw new Error('disk I/O error')
+    return events.map(outcome)
+  },
+  enrich: outcome,
+  deletePersons: () => [],
+  splitPerson: () => [],
+  resetCache: () => {},
+}
 const frame = (kind: number, text: string, at: number): SpoolFrame => ({ kind, payload: Buffer.from(text), end: { segment: 1, offset: at + 1 } })
 
 t.test('a read that fails as a whole is redone event by event: the rest stored in order, each failure and unreadable frame reported once', async (t) => {
@@ -28,18 +40,6 @@ t.test('a read that fails as a whole is redone event by event: the rest stored i
   t.teardown(() => db.close())
   migrate(db, PERSONS_MIGRATIONS)
   const checkpoints = new Checkpoints(db)
-  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null, propertiesText: null })
-  // Throws (as a database error would) for any batch holding the bad event, which persons then never take.
-  const stage: PersonStage = {
-    process: (events) => {
-      if (events.some((e) => e.event === 'bad')) throw new Error('disk I/O error')
-      return events.map(outcome)
-    },
-    enrich: outcome,
-    deletePersons: () => [],
-    splitPerson: () => [],
-    resetCache: () => {},
-  }
   const deadLetters: DeadLetterInput[] = []
   const batches = new PersonBatches({ db, stage, checkpoints, clock: { now: () => 0 }, log: () => {}, deadLetter: (e) => deadLetters.push(...e) })
 
@@ -69,8 +69,6 @@ t.test("capture's warnings are written once an hour per project, type and reason
   const db = openDatabase(join(t.testdir(), 'persons.db'))
   t.teardown(() => db.close())
   migrate(db, PERSONS_MIGRATIONS)
-  const outcome = (e: CapturedEvent): PersonOutcome => ({ personId: 'p', groups: ['', '', '', '', ''], properties: e.properties, sets: NO_SETS, geo: null, propertiesText: null })
-  const stage: PersonStage = { process: (events) => events.map(outcome), enrich: outcome, deletePersons: () => [], splitPerson: () => [], resetCache: () => {} }
   let now = 0
   const batches = new PersonBatches({ db, stage, checkpoints: new Checkpoints(db), clock: { now: () => now }, log: () => {}, deadLetter: () => {} })
   const warning = (team: number, reason: string, type = 'event_dropped') => JSON.stringify({ team_id: team, type, source: 'capture', details: { reason }, timestamp: 0 })
@@ -88,4 +86,22 @@ t.test("capture's warnings are written once an hour per project, type and reason
   now = 60 * 60 * 1000
   read([warning(1, 'missing_distinct_id')], 20)
   t.equal(written().length, 5, 'again after it')
+})
+
+t.test('a batch redone event by event counts and warns of its cookieless drops once', async (t) => {
+  const db = openDatabase(join(t.testdir(), 'persons.db'))
+  t.teardown(() => db.close())
+  migrate(db, PERSONS_MIGRATIONS)
+  const now = Date.parse('2025-06-10T12:00:00Z')
+  const cookieless = new CookielessIngest(new CookielessState(db), () => ({ timezone: 'UTC', cookielessMode: 0 }))
+  const batches = new PersonBatches({ db, stage, cookieless, checkpoints: new Checkpoints(db), clock: { now: () => now }, log: () => {}, deadLetter: () => {} })
+  const frames = new FrameBatch({ segment: 1, offset: 0 })
+  const visitor = { ...event(1), distinct_id: '$posthog_cookieless', properties: { $cookieless_mode: true }, timestamp: now }
+  frames.add(frame(FrameKind.event, JSON.stringify(visitor), 0))
+  frames.add(frame(FrameKind.event, JSON.stringify(event(2, 'bad')), 1))
+  frames.add(frame(FrameKind.event, JSON.stringify(event(3)), 2))
+  const { processed } = batches.process('main', frames, () => {})
+  t.equal(processed, 1, 'the good event stored, the bad one dead-lettered, the cookieless one dropped')
+  t.equal(batches.cookielessDropped, 1, 'counted once')
+  t.same(db.prepare('SELECT type, source FROM ingestion_warnings').all(), [{ type: 'event_dropped', source: 'cookieless' }], 'warned of once')
 })
