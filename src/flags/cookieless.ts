@@ -6,7 +6,7 @@
  */
 import { AppError } from '../common/errors.js'
 import { COOKIELESS_SENTINEL, CookielessMode, CookielessState } from '../persons/index.js'
-import { cookielessHash, dayOf, dayZone, hashKey, hashToDistinctId, rootDomain } from '../persons/cookieless.js'
+import { cookielessHash, dayOf, dayZone, hashAfterIdentifies, hashInput, hashKey, hashToDistinctId } from '../persons/cookieless.js'
 
 export interface CookielessProjectRef {
   id: number
@@ -46,16 +46,9 @@ export class CookielessFlagIds {
     const sent = req.sentAt !== null && /^\d+$/.test(req.sentAt) ? Number(req.sentAt) : now
     const salt = this.#state.saltFor(dayOf(sent, dayZone(req.timezone, project.timezone)), now)
     if (salt === null) throw new AppError('cookieless_missing_property', { detail: 'Invalid timestamp: `_` names a day whose salt is gone.' })
-    const input = {
-      teamId: project.id,
-      ip: req.ip,
-      rootDomain: rootDomain(req.origin),
-      userAgent: req.userAgent,
-      n: 0,
-      hashExtra: typeof req.hashExtra === 'string' ? req.hashExtra : '',
-    }
+    const input = hashInput(project.id, req.ip, req.origin, req.userAgent, req.hashExtra)
     const base = cookielessHash(salt, input)
     const n = this.#state.identifyCount(project.id, hashKey(base))
-    return hashToDistinctId(n === 0 ? base : cookielessHash(salt, { ...input, n }))
+    return hashToDistinctId(hashAfterIdentifies(salt, input, base, n))
   }
 }

@@ -13,10 +13,11 @@ import {
   cookielessHash,
   dayOf,
   dayZone,
+  hashAfterIdentifies,
+  hashInput,
   hashKey,
   hashToDeviceId,
   hashToDistinctId,
-  rootDomain,
   statelessSessionId,
   stripHashInputs,
   type HashInput,
@@ -99,7 +100,7 @@ export class CookielessIngest {
     const day = dayOf(event.timestamp, zone)
     const salt = this.#state.saltFor(day, now)
     if (salt === null) return 'cookieless_timestamp_out_of_range'
-    const input = { teamId: event.team_id, ip, rootDomain: rootDomain(host), userAgent, n: 0, hashExtra: text(properties.$cookieless_extra) }
+    const input = hashInput(event.team_id, ip, host, userAgent, properties.$cookieless_extra)
     const baseHash = cookielessHash(salt, input)
     properties.$device_id = hashToDeviceId(baseHash)
     if (mode === CookielessMode.stateless) {
@@ -129,7 +130,7 @@ export class CookielessIngest {
           ? state.identifyCount(event.team_id, baseKey)
           : // already identified: the hash of before its identify (PostHog's -1 even when it saw none)
             state.identifyCount(event.team_id, baseKey) - 1
-    const hash = n === 0 ? baseHash : cookielessHash(salt, { ...input, n })
+    const hash = hashAfterIdentifies(salt, input, baseHash, n)
     const distinctId = hashToDistinctId(hash)
     const sessionKey = hashKey(hash)
     const last = state.session(event.team_id, sessionKey)

@@ -48,8 +48,7 @@ export class CookielessState {
     }
     let salt = this.#salts.get(day)
     if (salt === undefined) {
-      // A new day: forget the salts of days that have ended, so none outlives its day in memory either.
-      for (const kept of this.#salts.keys()) if (!isDayValid(kept, now)) this.#salts.delete(kept)
+      this.#forgetEnded(now)
       prepared(this.#db, 'INSERT OR IGNORE INTO cookieless_salts (day, salt) VALUES (?, ?)').run(day, randomBytes(16))
       salt = prepared(this.#db, 'SELECT salt FROM cookieless_salts WHERE day = ?').pluck().get(day) as Buffer
       this.#salts.set(day, salt)
@@ -61,13 +60,18 @@ export class CookielessState {
   prepare(now: number): void {
     const days = validDays(now)
     for (const day of days) this.saltFor(day, now)
-    for (const day of this.#salts.keys()) if (!days.includes(day)) this.#salts.delete(day)
+    this.#forgetEnded(now)
     // The deletes scan the state tables: only when a day has ended everywhere (and at the first call).
     if (this.#oldest === days[0]) return
     for (const table of ['cookieless_salts', 'cookieless_identifies', 'cookieless_sessions']) {
       prepared(this.#db, `DELETE FROM ${table} WHERE day < ?`).run(days[0])
     }
     this.#oldest = days[0]
+  }
+
+  /** Forgets the salts of days that have ended, so none outlives its day in memory either. */
+  #forgetEnded(now: number): void {
+    for (const day of this.#salts.keys()) if (!isDayValid(day, now)) this.#salts.delete(day)
   }
 
   identifyCount(teamId: number, baseHash: string): number {

@@ -53,6 +53,16 @@ export function cookielessHash(salt: Uint8Array, input: HashInput): Buffer {
   return out
 }
 
+/** The hash's input for a device before any identify: the host read as its root domain, an extra that is not text as none. */
+export function hashInput(teamId: number, ip: string, host: string, userAgent: string, hashExtra: unknown): HashInput {
+  return { teamId, ip, rootDomain: rootDomain(host), userAgent, n: 0, hashExtra: typeof hashExtra === 'string' ? hashExtra : '' }
+}
+
+/** The device's hash after `n` identifies: the base hash itself for none, as PostHog hashes again only for n ≠ 0. */
+export function hashAfterIdentifies(salt: Uint8Array, input: HashInput, baseHash: Buffer, n: number): Buffer {
+  return n === 0 ? baseHash : cookielessHash(salt, { ...input, n })
+}
+
 const unpadded = (hash: Uint8Array) => Buffer.from(hash).toString('base64').replace(/=+$/, '')
 
 export const hashToDistinctId = (hash: Uint8Array): string => `cookieless_${unpadded(hash)}`
