@@ -10,8 +10,12 @@ import { personsServer } from './persons-server.js'
 
 const FIREFOX = 'Mozilla/5.0 (X11; Linux x86_64; rv:136.0) Gecko/20100101 Firefox/136.0'
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36'
-/** A minute past today's UTC midnight: every event of a test is in one UTC day, so under one salt. */
-const DAY_START = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 60_000
+/**
+ * A minute past a UTC midnight: every event of a test is in one UTC day, so under one salt, and in the past (the
+ * events API lists nothing later than now). In the first two hours of a day that is yesterday, whose salt lives
+ * until 14 h after it ends; /flags is told the day by `?_=` as posthog-js tells it the time.
+ */
+const DAY_START = Math.floor((Date.now() - 2 * 3_600_000) / 86_400_000) * 86_400_000 + 60_000
 const at = (minutes: number) => new Date(DAY_START + minutes * 60_000).toISOString()
 
 t.test('cookieless tracking', async (t) => {
@@ -25,7 +29,7 @@ t.test('cookieless tracking', async (t) => {
   })
   const warnings = async () => (await server().api('GET', `${base()}/ingestion_warnings/`)).body.results as Array<{ type: string; details: Record<string, unknown> }>
   const flags = async (userAgent: string, origin?: string) =>
-    server().request('POST', '/flags/?v=2', {
+    server().request('POST', `/flags/?v=2&_=${DAY_START}`, {
       body: { token: server().boot.project_api_key, distinct_id: '$posthog_cookieless', timezone: 'UTC' },
       headers: { 'user-agent': userAgent, ...(origin ? { origin } : {}) },
     })
