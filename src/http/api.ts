@@ -67,6 +67,8 @@ function toReply(result: ApiResult, defaultStatus: number): Reply {
 
 export interface RouteSpec {
   scope: Scope | null
+  /** A second scope the key needs as well, checked after the first. */
+  alsoScope?: Scope
   /** Status of a plain value result (200, or 201 for creation). */
   status?: number
 }
@@ -161,6 +163,7 @@ export function projectRoute(
   return (ctx) => {
     const req = base(api, ctx)
     if (spec.scope) requireScope(req.principal, spec.scope)
+    if (spec.alsoScope) requireScope(req.principal, spec.alsoScope)
     return finish(fn({ ...req, project: requestProject(api, req) }), spec.status ?? 200)
   }
 }

@@ -17,6 +17,7 @@ import type { Router } from './router.js'
 import { registerActionRoutes } from './routes/actions.js'
 import { registerAnnotationRoutes } from './routes/annotations.js'
 import { registerCaptureRoutes } from './routes/capture.js'
+import { registerCohortPersonRoutes } from './routes/cohort-persons.js'
 import { registerCohortRoutes } from './routes/cohorts.js'
 import { registerEarlyAccessFeatureRoutes } from './routes/early-access-features.js'
 import { registerDashboardRoutes } from './routes/dashboards.js'
@@ -93,6 +94,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   if (deps.persons) registerDefinitionRoutes(router, api, deps.persons, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
+  if (deps.persons) registerCohortPersonRoutes(router, api, deps.persons, apiMax)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerScheduledChangeRoutes(router, api, apiMax)
   registerAnnotationRoutes(router, api, apiMax)

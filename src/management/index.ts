@@ -35,12 +35,17 @@ export {
 export {
   Cohorts,
   addPersonsToStaticCohort,
+  cohortCondition,
+  cohortId,
   cohortLeaves,
+  cohortMembership,
   createCohort,
   removePersonFromStaticCohort,
+  type CohortById,
   type CohortListQuery,
   type CohortObject,
   type CohortRecord,
+  type CohortSource,
   type StaticCohortMembers,
 } from './cohorts/index.js'
 export {

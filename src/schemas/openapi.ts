@@ -30,6 +30,8 @@ export interface OperationDoc {
   readonly tag: string
   /** Personal key scope; null = no authentication. */
   readonly scope: string | null
+  /** A second scope the key needs as well (PostHog's `required_scopes` of two, as persons of a cohort). */
+  readonly alsoScope?: string
   readonly query?: readonly QueryParamDoc[]
   /** Component name of the JSON body. */
   readonly requestBody?: string
@@ -81,9 +83,10 @@ function operationObject(op: OperationDoc): Record<string, unknown> {
     tags: [op.tag],
     parameters: params,
     responses,
-    security: op.scope === null ? [] : [{ PersonalAPIKey: [op.scope] }],
+    security: op.scope === null ? [] : [{ PersonalAPIKey: op.alsoScope ? [op.scope, op.alsoScope] : [op.scope] }],
   }
   if (op.scope !== null) operation['x-required-scope'] = op.scope
+  if (op.alsoScope) operation['x-also-required-scope'] = op.alsoScope
   if (op.requestBody) {
     operation.requestBody = { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } }
   }

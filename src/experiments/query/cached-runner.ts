@@ -34,7 +34,7 @@ import type { Project } from '../../management/index.js'
 import { ByteLru } from './byte-lru.js'
 import { QueryStatuses, type CancelOutcome, type QueryStatus } from './query-status.js'
 import { queryRequestOptions } from './refresh.js'
-import { cohortId, type CohortById } from './person-filters.js'
+import { cohortId, type CohortById } from '../../management/index.js'
 import type { ExperimentQueryRunner, ExperimentSource, ProjectActionById } from './runner.js'
 
 const TARGET_AGE_MS = 24 * 3_600_000

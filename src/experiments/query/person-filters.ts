@@ -33,10 +33,9 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { storesCanRun } from '../../management/index.js'
+import { cohortCondition, cohortId, storesCanRun, type CohortById } from '../../management/index.js'
 import {
   hogqlFilter,
-  MAX_PROPERTY_DEPTH,
   HogqlMathError,
   hogqlProperties,
   parseHogqlMath,
@@ -67,26 +66,11 @@ export interface PersonMatcher {
   groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
 }
 
-/** What a cohort filter reads of its cohort. */
-export interface CohortSource {
-  is_static: boolean
-  deleted: boolean
-  filters: JsonObject | null
-}
-
-export type CohortById = (teamId: number, id: number) => CohortSource | null
-
 /** The distinct-id text one person filter may resolve to (≈100,000 ids of 40 characters). */
 export const MAX_PERSON_FILTER_CHARS = 4 * 1024 * 1024
 
 const invalid = (detail: string) => new ValidationError('invalid', detail)
 const filterKey = (f: EventPropertyFilter) => JSON.stringify([f.key, f.operator, f.value ?? null])
-
-/** A cohort leaf's cohort id (PostHog reads `int(value)`), null when it names none. */
-export function cohortId(leaf: JsonObject): number | null {
-  const v = typeof leaf.value === 'string' && /^\s*\d+\s*$/.test(leaf.value) ? Number(leaf.value) : leaf.value
-  return typeof v === 'number' && Number.isSafeInteger(v) ? v : null
-}
 
 const cohortKey = (leaf: JsonObject) => JSON.stringify([cohortId(leaf), leaf.operator === 'not_in'])
 
@@ -174,35 +158,6 @@ function findFilters(node: unknown, into: Found): Found {
 }
 
 /**
- * A dynamic cohort's conditions as one node over persons: a dynamic cohort it names read in its place, a static
- * one as its members, a negated person condition as its negation (PostHog's `NOT (…)`: a person without the
- * property meets it), and a negated cohort (`negation`, or `not_in`) as the persons who are not its members; a
- * 400 when any condition is another kind (behavioural, a cycle).
- */
-function cohortCondition(id: number, cohortById: CohortById | null, teamId: number): PropertyNode {
-  const refuse = () => invalid(`Cohort ${id} has conditions skylark's experiments can't evaluate (only person property conditions and the cohorts they name are: no behavioural ones).`)
-  const personLeaf: NodeRules = { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } }
-  // Nested cohorts read in place add to the depth, as they would in one stored tree.
-  const read = (node: unknown, seen: ReadonlySet<number>, depth: number): PropertyNode => {
-    if (depth > MAX_PROPERTY_DEPTH) throw refuse()
-    if (!isPlainObject(node)) throw refuse()
-    if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) return { type: node.type, values: node.values.map((v) => read(v, seen, depth + 1)) }
-    if (node.type === 'person') {
-      const filter = readPropertyFilter(node, 'properties', personLeaf)
-      return node.negation === true ? { not: filter } : filter
-    }
-    const operator = node.operator ?? 'in'
-    const nested = node.type === 'cohort' && (operator === 'in' || operator === 'not_in') ? cohortId(node) : null
-    const cohort = nested === null || seen.has(nested) ? null : (cohortById?.(teamId, nested) ?? null)
-    if (cohort === null || cohort.deleted) throw refuse()
-    const members: PropertyNode = cohort.is_static ? { staticCohort: nested!, teamId } : read(cohort.filters?.properties, new Set([...seen, nested!]), depth + 1)
-    // PostHog's simplified_cohort_filter_properties: `negation` or `not_in` is one negation, of the membership.
-    return node.negation === true || operator === 'not_in' ? { not: members } : members
-  }
-  return read(cohortById?.(teamId, id)?.filters?.properties, new Set([id]), 0)
-}
-
-/**
  * The lookup planning reads person, group and cohort filters and person property breakdowns with: each found in
  * `nodes` resolved to the distinct ids (group keys) it matches. Null without persons.db (they are then refused).
  */
@@ -235,7 +190,7 @@ export async function personFilterLookup(
     const id = cohortId(leaf)!
     const cohort = cohortById?.(teamId, id) ?? null
     if (cohort === null || cohort.deleted) throw invalid(`The cohort filter names cohort ${id}, which does not exist.`)
-    const condition = cohort.is_static ? null : cohortCondition(id, cohortById, teamId)
+    const condition = cohort.is_static ? null : cohortCondition(id, cohortById!, teamId)
     const node = await resolve(`Cohort ${id}`, (failing) =>
       condition === null ? matcher.distinctIdsInCohort(teamId, id, maxChars, failing) : matcher.distinctIdsMatching(teamId, [condition], maxChars, failing),
     )

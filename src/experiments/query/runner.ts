@@ -37,7 +37,8 @@ import { cupedLookbackDays } from './cuped.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
-import { personFilterLookup, type CohortById, type PersonMatcher } from './person-filters.js'
+import type { CohortById } from '../../management/index.js'
+import { personFilterLookup, type PersonMatcher } from './person-filters.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */

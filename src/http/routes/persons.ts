@@ -1,7 +1,8 @@
 /**
  * Persons API, read from persons.db, filtered as PostHog's:
  * GET /api/projects/:project_id/persons/ (`person:read`; `distinct_id` (that id's person), `email` (exact),
- * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property filters)),
+ * `search` (email containing it, or an exact distinct id or uuid), `properties` (person property, HogQL and
+ * cohort filters)),
  * GET, PUT, PATCH and DELETE persons/:id/, POST persons/bulk_delete/, persons/:id/update_property/ and
  * persons/:id/delete_property/ (person-writes.ts) and persons/:id/split/ (person-split.ts) as PostHog's
  * PersonViewSet: writes go through ingestion, never straight to persons.db, whose one writer is the consumer
@@ -10,7 +11,7 @@
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
-import { storesCanRun } from '../../management/index.js'
+import { cohortMembership, storesCanRun } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { hogqlFields, hogqlFilter } from '../../storage/events/index.js'
@@ -81,7 +82,7 @@ export const PERSON_COMPONENTS = {
  * HogQL ones too, where `properties.<key>` is the person's (as in PostHog's persons query), and so is
  * `person.properties.<key>`. The events' fields (`event`, `distinct_id`) are no person's.
  */
-const PERSON_FILTERS: FilterKinds = {
+const PERSON_PROPERTY_FILTERS: FilterKinds = {
   byDefault: 'person',
   kinds: new Map([
     ['person', asIs],
@@ -97,6 +98,11 @@ const PERSON_FILTERS: FilterKinds = {
   regex: storesCanRun,
 }
 
+/** The persons lists' filters: PERSON_PROPERTY_FILTERS, and cohort filters as the persons of the project's cohort they name. */
+export function personFilters(api: ApiContext, teamId: number): FilterKinds {
+  return { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, (team, id) => api.management.cohorts.record(team, id), teamId) }
+}
+
 /** `ingestion` null (tests without capture): the persons API reads only. */
 export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, maxBodyBytes: number): void {
   const options = { maxBodyBytes }
@@ -109,7 +115,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         distinctId: q.get('distinct_id') || null,
         email: q.get('email') || null,
         search: q.get('search') || null,
-        properties: parsePropertyFilters(q.get('properties'), PERSON_FILTERS),
+        properties: parsePropertyFilters(q.get('properties'), personFilters(api, req.project.id)),
       }
       const teamId = req.project.id
       const [rows, count] = await Promise.all([persons.scans.listing.listPersons(teamId, { ...filter, ...page }), persons.scans.listing.countPersons(teamId, filter)])

@@ -5,7 +5,7 @@
  * evaluates each filter type; any other type answers 400 rather than being tested as something it is not.
  */
 import { ValidationError } from '../../common/errors.js'
-import { isPlainObject } from '../../common/json.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
 import {
   MAX_PROPERTY_DEPTH,
   PROPERTY_OPERATORS,
@@ -27,6 +27,8 @@ export interface FilterKinds {
   readonly kinds: ReadonlyMap<string, (filter: EventPropertyFilter) => PropertyNode>
   /** Whether the stores run a regex operator's pattern (NodeRules.regex); absent, the operators are refused. */
   readonly regex?: (pattern: string) => boolean
+  /** What a cohort filter (`type: "cohort"`) becomes; absent, cohort filters are refused. */
+  readonly cohort?: (leaf: JsonObject) => PropertyNode
 }
 
 export const asIs = (filter: EventPropertyFilter): PropertyNode => filter
@@ -48,7 +50,7 @@ function refusal(r: NodeRefusal, kinds: FilterKinds): ValidationError {
     case 'no_key':
       return invalid(`${r.path} needs a string key.`)
     case 'type':
-      return invalid(`${r.path} has type ${JSON.stringify(r.node.type)}; this endpoint filters on ${[...kinds.kinds.keys()].join(' or ')} properties only.`)
+      return invalid(`${r.path} has type ${JSON.stringify(r.node.type)}; this endpoint filters on ${[...kinds.kinds.keys(), ...(kinds.cohort ? ['cohort'] : [])].join(' or ')} properties only.`)
     case 'operator':
       return invalid(`${r.path}.operator must be one of ${PROPERTY_OPERATORS.join(', ')}${kinds.regex ? ', regex, not_regex' : ''}.`)
     case 'value':
@@ -67,6 +69,7 @@ function rulesOf(kinds: FilterKinds): NodeRules {
     },
     keyFirst: true,
     regex: kinds.regex,
+    whole: kinds.cohort ? (node) => (node.type === 'cohort' ? kinds.cohort!(node) : undefined) : undefined,
     refuse: (r) => {
       throw refusal(r, kinds)
     },

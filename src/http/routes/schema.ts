@@ -8,6 +8,7 @@ import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import { ACTION_COMPONENTS, ACTION_OPERATIONS } from './actions.js'
 import { ANNOTATION_COMPONENTS, ANNOTATION_OPERATIONS } from './annotations.js'
+import { COHORT_PERSONS_COMPONENTS, COHORT_PERSONS_OPERATIONS } from './cohort-persons.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
 import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
 import { EXPERIMENT_HOLDOUT_COMPONENTS, EXPERIMENT_HOLDOUT_OPERATIONS } from './experiment-holdouts.js'
@@ -50,6 +51,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...DASHBOARD_OPERATIONS,
     ...REMOTE_CONFIG_OPERATIONS,
     ...COHORT_OPERATIONS,
+    ...COHORT_PERSONS_OPERATIONS,
     ...EARLY_ACCESS_FEATURE_OPERATIONS,
     ...SCHEDULED_CHANGE_OPERATIONS,
     ...ANNOTATION_OPERATIONS,
@@ -79,6 +81,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...DASHBOARD_COMPONENTS,
       ...REMOTE_CONFIG_COMPONENTS,
       ...COHORT_COMPONENTS,
+      ...COHORT_PERSONS_COMPONENTS,
       ...EARLY_ACCESS_FEATURE_COMPONENTS,
       ...SCHEDULED_CHANGE_COMPONENTS,
       ...ANNOTATION_COMPONENTS,

@@ -27,6 +27,8 @@ export interface NodeRules {
    */
   regex?: (pattern: string) => boolean
   refuse(refusal: NodeRefusal): never
+  /** A filter the reader reads whole (a cohort filter, whose operators are its own); undefined: read as the others. */
+  whole?(node: JsonObject): PropertyNode | undefined
 }
 
 const OPERATORS: readonly PropertyOperator[] = PROPERTY_OPERATORS
@@ -46,6 +48,8 @@ export function readPropertyNode(node: unknown, path: string, depth: number, rul
 
 /** A node that is no group: its type, key, operator (`exact` when absent) and value (a scalar or a list of them). */
 export function readPropertyFilter(node: JsonObject, path: string, rules: NodeRules): PropertyNode {
+  const whole = rules.whole?.(node)
+  if (whole !== undefined) return whole
   if (rules.keyFirst && typeof node.key !== 'string') return rules.refuse({ why: 'no_key', path, node })
   const kind = rules.kind(node.type) ?? rules.refuse({ why: 'type', path, node })
   if (typeof node.key !== 'string') return rules.refuse({ why: 'no_key', path, node })

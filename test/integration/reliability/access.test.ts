@@ -20,6 +20,8 @@ import { seedPersons } from '../../helpers/seed.js'
 /** What each management route needs, and what a valid request with the right key is answered. */
 interface RouteCase {
   scope: string
+  /** A second scope the route needs (the key "with the scope" holds both; one without the first is refused for it). */
+  alsoScope?: string
   /** Statuses a valid request gets (a documented non-2xx included, such as 405 for DELETE on a flag). */
   ok: number[]
   /** Documented refusals of a valid request that depend on data, e.g. results without events. */
@@ -62,9 +64,11 @@ t.test('access matrix and isolation', async (t) => {
   const badKey = `phx_${randomBytes(24).toString('base64url')}`
   const keysWith = new Map<string, string>()
   const keysWithout = new Map<string, string>()
-  const keyWith = (scope: string) => {
-    if (!keysWith.has(scope)) keysWith.set(scope, m.keys.create({ userId: owner.id, label: `only ${scope}`, scopes: [scope] }).key)
-    return keysWith.get(scope)!
+  const keyWith = (scope: string, also?: string) => {
+    const scopes = also ? [scope, also] : [scope]
+    const name = scopes.join(' ')
+    if (!keysWith.has(name)) keysWith.set(name, m.keys.create({ userId: owner.id, label: `only ${name}`, scopes }).key)
+    return keysWith.get(name)!
   }
   const keyWithout = (scope: string) => {
     // Without the scope means without what implies it too: `x:write` grants `x:read`.
@@ -184,6 +188,7 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/cohorts/`]: { scope: 'cohort:read', ok: [200] },
     [`post ${P}/cohorts/`]: { scope: 'cohort:write', ok: [201], body: { name: 'New cohort' } },
     [`get ${P}/cohorts/:id/`]: { scope: 'cohort:read', ok: [200], params: () => ({ id: cohort.id }) },
+    [`get ${P}/cohorts/:id/persons/`]: { scope: 'cohort:read', alsoScope: 'person:read', ok: [200], params: () => ({ id: cohort.id }) },
     [`patch ${P}/cohorts/:id/`]: { scope: 'cohort:write', ok: [200], body: { name: 'Renamed' }, params: () => ({ id: cohort.id }) },
     // Ours is dynamic: the key gets as far as the cohort's own rule (400 invalid), past auth, scope and project.
     [`patch ${P}/cohorts/:id/add_persons_to_static_cohort/`]: { scope: 'cohort:write', ok: [], okCodes: ['invalid'], body: { person_ids: [randomUUID()] }, params: () => ({ id: cohort.id }) },
@@ -295,11 +300,12 @@ t.test('access matrix and isolation', async (t) => {
   const routes = registeredRoutes().filter((r) => (r.pattern.startsWith('/api/') && !r.options.cors) || r.pattern === '/flags/definitions/')
   const served = routes.map((r) => `${r.method} ${r.pattern}`).sort()
   t.same(served, Object.keys(CASES).sort(), 'the matrix covers exactly the management routes the router serves')
-  const schema = (await server.request('GET', '/api/schema/')).body as { paths: Record<string, Record<string, { 'x-required-scope'?: string }>> }
+  const schema = (await server.request('GET', '/api/schema/')).body as { paths: Record<string, Record<string, { 'x-required-scope'?: string; 'x-also-required-scope'?: string }>> }
   for (const [path, ops] of Object.entries(schema.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const key = `${method} ${path.replace(/\{(\w+)\}/g, ':$1')}`
       if (op['x-required-scope'] && CASES[key]) t.equal(CASES[key].scope, op['x-required-scope'], `${key}: the scope matches the OpenAPI document`)
+      if (CASES[key] && (CASES[key].alsoScope || op['x-also-required-scope'])) t.equal(CASES[key].alsoScope, op['x-also-required-scope'], `${key}: the second scope matches the OpenAPI document`)
     }
   }
 
@@ -377,10 +383,11 @@ t.test('access matrix and isolation', async (t) => {
       same(`${label}, key without the scope: existing vs missing`, without, withoutGhost)
     }
 
-    const res = await call(route.method, path, keyWith(c.scope), body())
+    if (c.alsoScope) expectRefusal(`${label}, key without ${c.alsoScope}`, await call(route.method, path, keyWith(c.scope), body()), 403, 'permission_denied', new RegExp(`'${c.alsoScope}'`))
+    const res = await call(route.method, path, keyWith(c.scope, c.alsoScope), body())
     tried++
     if (!c.ok.includes(res.status) && !(res.status === 400 && c.okCodes?.includes(res.body?.code))) {
-      problems.push(`${label}, key with only ${c.scope}: got ${res.status} ${res.text.slice(0, 200)}`)
+      problems.push(`${label}, key with only ${[c.scope, c.alsoScope].filter(Boolean).join(' and ')}: got ${res.status} ${res.text.slice(0, 200)}`)
     }
   }
   // posthog-node's remote config form names the project by token under `@current`.

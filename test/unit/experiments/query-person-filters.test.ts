@@ -2,7 +2,8 @@ import t from 'tap'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { exposureOf } from '../../../src/experiments/query/exposure.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
-import { personFilterLookup, type CohortSource } from '../../../src/experiments/query/person-filters.js'
+import type { CohortSource } from '../../../src/management/index.js'
+import { personFilterLookup } from '../../../src/experiments/query/person-filters.js'
 import { compileRegex } from '../../../src/flags/index.js'
 import { StaticCohortWriter } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
@@ -109,7 +110,7 @@ t.test('a cohort filter reads as its static members, or the persons its person c
   t.same(lookup.cohort(leaf(2, 'not_in')), { ...dynamic, excluded: true }, 'not_in: the events of none of them')
   const metric = { kind: 'ExperimentMetric', metric_type: 'mean', source: { kind: 'EventsNode', event: 'clicked', properties: [leaf(1)] } }
   t.same(planMetric(metric, noActions, lookup).steps[0].properties, [members])
-  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(3)]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark's experiments can't evaluate/ })
+  await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(3)]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark can't evaluate/ })
   await t.rejects(personFilterLookup(persons, cohortById, TEAM, [[leaf(4)]]), { code: 'invalid', detail: 'The cohort filter names cohort 4, which does not exist.' })
   const nested = (await personFilterLookup(persons, cohortById, TEAM, [[leaf(5)]]))!.cohort(leaf(5)) as { distinctIds: string[] }
   t.same([...nested.distinctIds].sort(), ['anon-6', 'user-6'], 'a dynamic cohort it names, read in its place: gold, 26 to 28')
@@ -213,5 +214,5 @@ t.test("regex person, group and cohort filters read as the persons (groups) whos
   t.throws(() => planMetric(bad, noActions, lookup), { code: 'invalid', detail: /can't run the regex "\(\?=g\)"/ }, 'a person filter with a pattern the stores cannot all run')
   t.throws(() => lookup!.group({ ...midSize, value: '(a)\\1' }), { code: 'invalid', detail: /A group filter's regex "\(a\)\\\\1" is one skylark's stores can't run/ }, 'a group filter with one')
   cohorts.set(3, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [{ key: 'tier', operator: 'regex', value: '(?<=g)old', type: 'person' }] } } })
-  await t.rejects(personFilterLookup(persons, (_, id) => cohorts.get(id) ?? null, TEAM, [[{ key: 'id', value: 3, type: 'cohort' }]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark's experiments can't evaluate/ }, 'a cohort with one')
+  await t.rejects(personFilterLookup(persons, (_, id) => cohorts.get(id) ?? null, TEAM, [[{ key: 'id', value: 3, type: 'cohort' }]]), { code: 'invalid', detail: /^Cohort 3 has conditions skylark can't evaluate/ }, 'a cohort with one')
 })

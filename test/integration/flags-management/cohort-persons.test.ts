@@ -1,0 +1,124 @@
+/**
+ * A cohort's persons over HTTP, as PostHog's cohorts/:id/persons/ lists them (newest first, limit and offset
+ * without a count, at most 10 distinct ids a person, `search` and `properties` narrowing), and cohort filters
+ * in the persons list: static members, dynamic conditions evaluated now (nested and negated cohorts
+ * included), and a 400 for what skylark can't evaluate.
+ */
+import t from 'tap'
+import { systemClock } from '../../../src/common/clock.js'
+import { uuidv7 } from '../../../src/common/ids.js'
+import { createManagement } from '../../../src/management/index.js'
+import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
+import { foreignProject, seedPersons } from '../../helpers/seed.js'
+import { bootstrapDataDir, serverFor, tempDir } from '../../helpers/server.js'
+
+t.test('cohort persons', async (t) => {
+  const dataDir = tempDir()
+  const boot = bootstrapDataDir(dataDir)
+  const team = boot.project_id
+  const elsewhere = foreignProject(dataDir)
+  const db = openManagementDb(dataPaths(dataDir))
+  const m = createManagement(db, systemClock)
+  const owner = m.accounts.userByEmail('admin@skylark.local')!
+  const cohortsOnly = m.keys.create({ userId: owner.id, label: 'cohorts only', scopes: ['cohort:read'] }).key
+  db.close()
+
+  let i = 0
+  const event = (teamId: number, distinctId: string, properties: Record<string, unknown>, name = '$pageview') => {
+    const at = Date.parse('2024-05-01T00:00:00Z') + ++i * 1000
+    return { uuid: uuidv7(at), event: name, distinct_id: distinctId, properties, timestamp: at, team_id: teamId, now: at }
+  }
+  // Created in this order: ada first, dee last. Ada also gets 11 anonymous ids, one more than a page shows.
+  seedPersons(dataDir, [
+    event(team, 'ada', { $set: { plan: 'pro', email: 'ada@example.com' } }),
+    event(team, 'bob', { $set: { plan: 'free' } }),
+    event(team, 'cy', { $set: { plan: 'pro', email: 'cy@example.com' } }),
+    event(team, 'dee', {}),
+    event(elsewhere, 'eve', { $set: { plan: 'pro' } }),
+    ...Array.from({ length: 11 }, (_, n) => event(team, 'ada', { $anon_distinct_id: `anon-${String(n).padStart(2, '0')}` }, '$identify')),
+  ])
+
+  const server = await serverFor(t, { dataDir })
+  const base = `/api/projects/${team}`
+  const cohort = async (body: Record<string, unknown>) => {
+    const res = await server.api('POST', `${base}/cohorts/`, body)
+    t.equal(res.status, 201, `cohort ${String(body.name)} created`)
+    return res.body.id as number
+  }
+  const person = (key: string, value: unknown) => ({ type: 'person', key, value, operator: 'exact' })
+  const conditions = (...values: unknown[]) => ({ properties: { type: 'AND', values: [{ type: 'AND', values }] } })
+  const pro = await cohort({ name: 'Pro', filters: conditions(person('plan', 'pro')) })
+  const uuidOf = async (distinctId: string) => (await server.api('GET', `${base}/persons/?distinct_id=${distinctId}`)).body.results[0].uuid as string
+  const picked = await cohort({ name: 'Picked', is_static: true, _create_static_person_ids: [await uuidOf('bob'), await uuidOf('dee')] })
+  const notPro = await cohort({ name: 'Not pro', filters: conditions({ type: 'cohort', key: 'id', value: pro, negation: true }) })
+  const proOrPicked = await cohort({
+    name: 'Pro or picked',
+    filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ type: 'cohort', key: 'id', value: pro }] }, { type: 'AND', values: [{ type: 'cohort', key: 'id', value: picked }] }] } },
+  })
+  const behavioural = await cohort({
+    name: 'Active',
+    filters: conditions({ type: 'behavioral', key: '$pageview', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day' }),
+  })
+
+  const personsOf = (id: number, query = '') => server.api('GET', `${base}/cohorts/${id}/persons/${query}`)
+  const names = (res: { body: { results: Array<{ distinct_ids: string[] }> } }) =>
+    res.body.results.map((p) => p.distinct_ids.find((d) => !d.startsWith('anon-')) ?? p.distinct_ids[0])
+
+  t.test("a dynamic cohort's persons are those its conditions match now, newest first, in PostHog's person shape", async (t) => {
+    const res = await personsOf(pro)
+    t.equal(res.status, 200)
+    t.same(names(res), ['cy', 'ada'], 'the other project’s pro person is not listed')
+    t.same(Object.keys(res.body).sort(), ['next', 'previous', 'results'], 'no count, as PostHog')
+    const ada = res.body.results[1]
+    t.match(ada, { type: 'person', id: ada.uuid, name: 'ada@example.com', properties: { plan: 'pro' }, is_identified: true, matched_recordings: [], value_at_data_point: null })
+    t.equal(ada.distinct_ids.length, 10, 'at most 10 distinct ids of the 12')
+    t.same([res.body.next, res.body.previous], [null, null])
+  })
+
+  t.test("a static cohort's persons are its members; nested and negated cohorts read as PostHog's", async (t) => {
+    t.same(names(await personsOf(picked)), ['dee', 'bob'])
+    t.same(names(await personsOf(notPro)), ['dee', 'bob'], 'negation: the persons outside the cohort, one without the property too')
+    t.same(names(await personsOf(proOrPicked)), ['dee', 'cy', 'bob', 'ada'])
+    t.same(names(await personsOf(await cohort({ name: 'No criteria yet' }))), [], 'a dynamic cohort without criteria holds no one')
+  })
+
+  t.test('limit and offset page without a count: next while a page is full, previous once a whole page lies before', async (t) => {
+    const first = await personsOf(proOrPicked, '?limit=2')
+    t.same(names(first), ['dee', 'cy'])
+    t.equal(first.body.previous, null)
+    const next = new URL(first.body.next)
+    t.same([next.searchParams.get('limit'), next.searchParams.get('offset')], ['2', '2'])
+    const second = await server.api('GET', `${next.pathname}${next.search}`)
+    t.same(names(second), ['bob', 'ada'])
+    t.equal(new URL(second.body.previous).searchParams.get('offset'), '0')
+    t.ok(second.body.next, 'a full page has a next link, as PostHog')
+    const past = await personsOf(proOrPicked, '?limit=2&offset=4')
+    t.same([past.body.results, past.body.next], [[], null])
+    t.equal((await personsOf(proOrPicked, '?limit=3&offset=1')).body.previous, null, 'less than a page before: no previous, as PostHog')
+  })
+
+  t.test('search and properties narrow the cohort as they narrow the persons list', async (t) => {
+    t.same(names(await personsOf(pro, '?search=CY@')), ['cy'])
+    const email = encodeURIComponent(JSON.stringify([{ key: 'email', value: 'ada@example.com' }]))
+    t.same(names(await personsOf(proOrPicked, `?properties=${email}`)), ['ada'])
+    const inPicked = encodeURIComponent(JSON.stringify([{ type: 'cohort', key: 'id', value: picked }]))
+    t.same(names(await personsOf(proOrPicked, `?properties=${inPicked}`)), ['dee', 'bob'])
+  })
+
+  t.test('the persons list takes cohort filters: in, not_in, and a 400 for a cohort that does not exist', async (t) => {
+    const list = (filters: unknown) => server.api('GET', `${base}/persons/?properties=${encodeURIComponent(JSON.stringify(filters))}`)
+    const inPro = await list([{ type: 'cohort', key: 'id', value: pro }])
+    t.same([inPro.body.count, names(inPro)], [2, ['cy', 'ada']])
+    t.same(names(await list([{ type: 'cohort', key: 'id', value: String(pro), operator: 'not_in' }])), ['dee', 'bob'], 'a numeric text names the cohort too')
+    t.same(names(await list({ type: 'OR', values: [{ type: 'cohort', key: 'id', value: picked }, { key: 'email', value: 'cy@example.com' }] })), ['dee', 'cy', 'bob'])
+    t.match(await list([{ type: 'cohort', key: 'id', value: 999_999 }]), { status: 400, body: { type: 'validation_error', detail: 'The cohort filter names cohort 999999, which does not exist.' } })
+    t.match(await list([{ type: 'group', key: 'id', value: 1 }]), { status: 400, body: { detail: /filters on person or hogql or cohort properties only/ } })
+  })
+
+  t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {
+    t.match(await personsOf(behavioural), { status: 400, body: { type: 'validation_error', detail: new RegExp(`^Cohort ${behavioural} has conditions skylark can't evaluate`) } })
+    t.equal((await personsOf(999_999)).status, 404)
+    const cohortsOnlyKey = await server.api('GET', `${base}/cohorts/${pro}/persons/`, undefined, cohortsOnly)
+    t.match(cohortsOnlyKey, { status: 403, body: { code: 'permission_denied', detail: "API key missing required scope 'person:read'" } })
+  })
+})
