@@ -15,7 +15,8 @@ export type ChangeAction = 'created' | 'changed' | 'deleted'
 export interface Change {
   type: string
   action: ChangeAction
-  field: string
+  /** null for a change PostHog names by its activity alone (a static cohort's members). */
+  field: string | null
   before: unknown
   after: unknown
 }

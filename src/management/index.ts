@@ -41,6 +41,7 @@ export {
   cohortMembership,
   createCohort,
   removePersonFromStaticCohort,
+  type CohortActor,
   type CohortById,
   type CohortListQuery,
   type CohortObject,
@@ -95,7 +96,7 @@ export function createManagement(db: Db, clock: Clock) {
   const keys = new PersonalKeys(db, clock)
   const roles = new Roles(db, accounts, clock)
   const activity = new ActivityLog(db, clock)
-  const cohorts = new Cohorts(db, accounts, clock)
+  const cohorts = new Cohorts(db, accounts, clock, activity)
   const dashboards = new Dashboards(db, accounts, clock)
   const featureFlags = new FeatureFlags({ db, clock, accounts, roles, cohorts, activity, dashboards })
   return {

@@ -1,12 +1,19 @@
 /** The activity page PostHog answers on `…/activity/` endpoints. */
+import type { QueryParamDoc } from './openapi.js'
 import { anyJson, type JsonSchema } from './shared.js'
+
+/** The query of every `…/activity/` endpoint. */
+export const ACTIVITY_QUERY: readonly QueryParamDoc[] = [
+  { name: 'limit', description: 'Entries per page (default 10).', schema: { type: 'integer', minimum: 1 } },
+  { name: 'page', description: 'Page number, from 1.', schema: { type: 'integer', minimum: 1 } },
+]
 
 const changeSchema: JsonSchema = {
   type: 'object',
   properties: {
     type: { type: 'string' },
     action: { type: 'string', enum: ['created', 'changed', 'deleted'] },
-    field: { type: 'string' },
+    field: { type: ['string', 'null'] },
     before: anyJson,
     after: anyJson,
   },

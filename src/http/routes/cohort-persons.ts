@@ -1,17 +1,23 @@
 /**
- * GET /api/projects/:project_id/cohorts/:id/persons/ — a cohort's persons, as PostHog's CohortViewSet.persons
- * answers them: newest first (`created_at DESC, id DESC`), `limit` (100 by default) and `offset`, narrowed by
- * `search` and `properties` as the persons list is, each person with at most 10 distinct ids, and no count:
- * `next` whenever the page is full, `previous` only when a whole page lies before it. PostHog reads its
- * precalculated members; skylark evaluates the cohort when asked (management/cohorts/condition.ts), so a
- * dynamic cohort with behavioural conditions is a 400. Both `cohort:read` and `person:read` are needed.
+ * The cohort routes that read persons.db, as PostHog's CohortViewSet actions:
+ * - GET cohorts/:id/persons/: a cohort's persons, newest first (`created_at DESC, id DESC`), `limit` (100 by
+ *   default) and `offset`, narrowed by `search` and `properties` as the persons list is, each person with at most
+ *   10 distinct ids, and no count: `next` whenever the page is full, `previous` only when a whole page lies before
+ *   it. Both `cohort:read` and `person:read` are needed.
+ * - GET cohorts/:id/duplicate_as_static_cohort/ (`cohort:write`): a new static cohort, "<name> (static copy)",
+ *   holding the dynamic cohort's persons now. PostHog fills it in the background; here it is filled before the
+ *   answer, so its `count` is already known.
+ * PostHog reads precalculated members; skylark evaluates the cohort when asked (management/cohorts/condition.ts),
+ * so a dynamic cohort with behavioural conditions is a 400.
  */
-import { AppError } from '../../common/errors.js'
+import { AppError, ValidationError } from '../../common/errors.js'
 import { parsePage } from '../../common/pagination.js'
-import { cohortCondition } from '../../management/index.js'
-import type { PersonReader } from '../../persons/index.js'
+import { cohortCondition, type CohortRecord } from '../../management/index.js'
+import type { PersonReader, StaticCohortWriter } from '../../persons/index.js'
+import { cohortSchema } from '../../schemas/cohort.js'
+import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import { intParam, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
+import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { personObject } from './person-object.js'
 import { PERSON_COMPONENTS, personFilters } from './persons.js'
@@ -19,6 +25,8 @@ import { parsePropertyFilters } from './property-filters.js'
 
 /** PostHog's get_serialized_people(…, distinct_id_limit=10). */
 const DISTINCT_ID_LIMIT = 10
+/** The distinct-id text a static copy may hold (≈400,000 ids of 40 characters): read and written in one go. */
+const MAX_COPY_CHARS = 16 * 1024 * 1024
 
 export const COHORT_PERSONS_OPERATIONS = [
   {
@@ -36,6 +44,15 @@ export const COHORT_PERSONS_OPERATIONS = [
     ],
     responses: { 200: 'CohortPersons' },
   },
+  {
+    operationId: 'cohorts_duplicate_as_static_cohort_retrieve',
+    method: 'get',
+    path: '/api/projects/:project_id/cohorts/:id/duplicate_as_static_cohort/',
+    summary: 'A new static cohort, "<name> (static copy)", of the persons the dynamic cohort matches now.',
+    tag: 'cohorts',
+    scope: 'cohort:write',
+    responses: { 200: 'Cohort' },
+  },
 ] as const satisfies readonly OperationDoc[]
 
 export const COHORT_PERSONS_COMPONENTS = {
@@ -45,12 +62,22 @@ export const COHORT_PERSONS_COMPONENTS = {
   },
 }
 
-export function registerCohortPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, maxBodyBytes: number): void {
-  const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
+type OperationId = (typeof COHORT_PERSONS_OPERATIONS)[number]['operationId']
+
+/** `copies` writes static cohorts' members; without it the copy is not served. */
+export function registerCohortPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, copies: StaticCohortWriter | null, maxBodyBytes: number): void {
+  const cohorts = api.management.cohorts
+  const cohortById = (teamId: number, id: number) => cohorts.record(teamId, id)
+  const cohortOf = (req: ProjectApiRequest): CohortRecord => {
+    const cohort = cohortById(req.project.id, intParam(req.params.id))
+    if (cohort === null) throw new AppError('not_found')
+    return cohort
+  }
+  const cohortJson = compileSerializer(cohortSchema)
+
   const list = async (req: ProjectApiRequest) => {
     const teamId = req.project.id
-    const cohort = cohortById(teamId, intParam(req.params.id))
-    if (cohort === null) throw new AppError('not_found')
+    const cohort = cohortOf(req)
     const members = cohort.is_static ? { staticCohort: cohort.id, teamId } : cohortCondition(cohort.id, cohortById, teamId)
     const narrowed = parsePropertyFilters(req.query.get('properties'), personFilters(api, teamId)) ?? []
     const page = parsePage(req.query)
@@ -69,7 +96,25 @@ export function registerCohortPersonRoutes(router: Router, api: ApiContext, pers
       previous: page.offset - page.limit >= 0 ? link(page.offset - page.limit) : null,
     }
   }
+
+  const duplicate = async (req: ProjectApiRequest) => {
+    const teamId = req.project.id
+    const cohort = cohortOf(req)
+    if (cohort.is_static) throw new ValidationError('invalid', 'Cannot duplicate a static cohort as a static cohort.')
+    const ids = await persons.scans.listing.distinctIdsMatching(teamId, [cohortCondition(cohort.id, cohortById, teamId)], MAX_COPY_CHARS)
+    if (ids === null) throw new ValidationError('invalid', `Cohort ${cohort.id} holds too many persons to copy at once.`)
+    const copy = cohorts.create(teamId, { name: `${cohort.name} (static copy)`, is_static: true }, req.principal.user.id)
+    cohorts.setCount(teamId, copy.id, copies!.replaceMembers(teamId, copy.id, ids))
+    return answer(200, cohortJson(cohorts.get(teamId, copy.id)))
+  }
+
+  const handlers: Record<OperationId, (req: ProjectApiRequest) => Promise<ApiResult>> = {
+    cohorts_persons_retrieve: list,
+    cohorts_duplicate_as_static_cohort_retrieve: duplicate,
+  }
   for (const op of COHORT_PERSONS_OPERATIONS) {
-    router.add(op.method, op.path, projectRoute(api, { scope: op.scope, alsoScope: op.alsoScope }, list), { maxBodyBytes })
+    if (op.operationId === 'cohorts_duplicate_as_static_cohort_retrieve' && copies === null) continue
+    const spec = { scope: op.scope, alsoScope: 'alsoScope' in op ? op.alsoScope : undefined }
+    router.add(op.method, op.path, projectRoute(api, spec, handlers[op.operationId]), { maxBodyBytes })
   }
 }

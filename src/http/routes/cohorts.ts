@@ -1,9 +1,11 @@
 /**
  * /api/projects/:project_id/cohorts/ — the cohort API flags need: list, create, read, change (soft delete
- * with PATCH `{"deleted": true}`), and adding or removing a static cohort's persons. The operation table is
- * also published by /api/schema/.
+ * with PATCH `{"deleted": true}`), adding or removing a static cohort's persons, and the activity these writes
+ * log (scope `Cohort`, as PostHog's viewset logs them). The operation table is also published by /api/schema/.
+ * The routes that read persons are in cohort-persons.ts.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
+import { ACTIVITY_QUERY, activityPageSchema } from '../../schemas/activity-log.js'
 import {
   cohortAddPersonsSchema,
   cohortCreateSchema,
@@ -15,7 +17,16 @@ import {
 } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type CohortListQuery, type StaticCohortMembers } from '../../management/index.js'
+import {
+  activityPageEnvelope,
+  addPersonsToStaticCohort,
+  createCohort,
+  parseActivityPage,
+  removePersonFromStaticCohort,
+  type CohortActor,
+  type CohortListQuery,
+  type StaticCohortMembers,
+} from '../../management/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 
@@ -39,9 +50,12 @@ export const COHORT_OPERATIONS = [
     responses: { 200: 'PaginatedCohortList' },
   },
   { operationId: 'cohorts_create', method: 'post', path: `${COHORTS}/`, summary: 'Create a cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortCreate', responses: { 201: 'Cohort' } },
+  // Before `:id/`: the router takes the first pattern that matches.
+  { operationId: 'cohorts_all_activity_retrieve', method: 'get', path: `${COHORTS}/activity/`, summary: "Activity of the project's cohorts, newest first.", tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'cohorts_retrieve', method: 'get', path: `${COHORTS}/:id/`, summary: 'A cohort (deleted ones too).', tag: TAG, scope: 'cohort:read', responses: { 200: 'Cohort' } },
   { operationId: 'cohorts_partial_update', method: 'patch', path: `${COHORTS}/:id/`, summary: 'Change a cohort; `{"deleted": true}` soft-deletes it.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortUpdate', responses: { 200: 'Cohort' } },
   { operationId: 'cohorts_add_persons_to_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/add_persons_to_static_cohort/`, summary: 'Add persons, by UUID, to a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortAddPersons', responses: { 200: 'CohortMembersChanged' } },
+  { operationId: 'cohorts_activity_retrieve', method: 'get', path: `${COHORTS}/:id/activity/`, summary: 'Activity of one cohort, newest first.', tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'cohorts_remove_person_from_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/remove_person_from_static_cohort/`, summary: 'Remove a person, by UUID, from a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortRemovePerson', responses: { 200: 'CohortMembersChanged' } },
 ] as const satisfies readonly OperationDoc[]
 
@@ -70,7 +84,18 @@ function listQuery(query: URLSearchParams): CohortListQuery {
 /** `members` writes static cohorts' persons (persons.db); without it their routes are not served. */
 export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyBytes: number, members: StaticCohortMembers | null): void {
   const cohorts = api.management.cohorts
-  const json = { cohort: compileSerializer(cohortSchema), page: compileSerializer(cohortPageSchema), changed: compileSerializer(cohortMembersChangedSchema) }
+  const json = {
+    cohort: compileSerializer(cohortSchema),
+    page: compileSerializer(cohortPageSchema),
+    changed: compileSerializer(cohortMembersChangedSchema),
+    activity: compileSerializer(activityPageSchema),
+  }
+  const actor = (req: ProjectApiRequest): CohortActor => ({ organizationId: req.project.organization_id, userId: req.principal.user.id })
+  const activity = (req: ProjectApiRequest, id: number | null) => {
+    const request = parseActivityPage(req.query)
+    const page = cohorts.activity(req.project.id, id, request)
+    return answer(200, json.activity(activityPageEnvelope(req.baseUrl, req.ctx.path, req.query, request, page)))
+  }
   const handlers: Record<OperationId, (req: ProjectApiRequest) => ApiResult> = {
     cohorts_list: (req) => {
       const page = parsePage(req.query)
@@ -78,15 +103,17 @@ export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyByt
       return answer(200, json.page(pageEnvelope(req.baseUrl, req.ctx.path, req.query, page, count, results)))
     },
     cohorts_create: (req) =>
-      answer(201, json.cohort(members ? createCohort(cohorts, members, req.project.id, req.body, req.principal.user.id) : cohorts.create(req.project.id, req.body, req.principal.user.id))),
+      answer(201, json.cohort(members ? createCohort(cohorts, members, req.project.id, req.body, actor(req)) : cohorts.create(req.project.id, req.body, req.principal.user.id, actor(req)))),
+    cohorts_all_activity_retrieve: (req) => activity(req, null),
     cohorts_retrieve: (req) => answer(200, json.cohort(cohorts.get(req.project.id, intParam(req.params.id)))),
-    cohorts_partial_update: (req) => answer(200, json.cohort(cohorts.update(req.project.id, intParam(req.params.id), req.body))),
+    cohorts_partial_update: (req) => answer(200, json.cohort(cohorts.update(req.project.id, intParam(req.params.id), req.body, actor(req)))),
+    cohorts_activity_retrieve: (req) => activity(req, intParam(req.params.id)),
     cohorts_add_persons_to_static_cohort_partial_update: (req) => {
-      addPersonsToStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body)
+      addPersonsToStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body, actor(req))
       return answer(200, json.changed({ success: true }))
     },
     cohorts_remove_person_from_static_cohort_partial_update: (req) => {
-      removePersonFromStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body)
+      removePersonFromStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body, actor(req))
       return answer(200, json.changed({ success: true }))
     },
   }

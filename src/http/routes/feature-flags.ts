@@ -11,7 +11,7 @@
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { activityPageEnvelope, parseActivityPage } from '../../management/index.js'
-import { activityPageSchema } from '../../schemas/activity-log.js'
+import { ACTIVITY_QUERY, activityPageSchema } from '../../schemas/activity-log.js'
 import {
   bulkDeleteRequestSchema,
   bulkDeleteSchema,
@@ -46,11 +46,6 @@ const LIST_QUERY: readonly QueryParamDoc[] = [
   { name: 'tags', description: 'JSON list of tags; flags with any of them.', schema: { type: 'string' } },
   { name: 'excluded_properties', description: 'JSON list of flag keys to leave out.', schema: { type: 'string' } },
   { name: 'order', description: 'Field to order by, `-` for descending (default `-created_at`).', schema: { type: 'string' } },
-]
-
-const ACTIVITY_QUERY: readonly QueryParamDoc[] = [
-  { name: 'limit', description: 'Entries per page (default 10).', schema: { type: 'integer', minimum: 1 } },
-  { name: 'page', description: 'Page number, from 1.', schema: { type: 'integer', minimum: 1 } },
 ]
 
 export const FEATURE_FLAG_OPERATIONS = [

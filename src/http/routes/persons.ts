@@ -100,7 +100,7 @@ const PERSON_PROPERTY_FILTERS: FilterKinds = {
 
 /** The persons lists' filters: PERSON_PROPERTY_FILTERS, and cohort filters as the persons of the project's cohort they name. */
 export function personFilters(api: ApiContext, teamId: number): FilterKinds {
-  return { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, (team, id) => api.management.cohorts.record(team, id), teamId) }
+  return { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, (team, id) => api.management.cohorts.record(team, id), teamId, 'properties') }
 }
 
 /** `ingestion` null (tests without capture): the persons API reads only. */

@@ -6,7 +6,7 @@
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { isPlainObject } from '../../common/json.js'
-import type { CohortObject, Cohorts } from './service.js'
+import type { CohortActor, CohortObject, Cohorts } from './service.js'
 
 /** PostHog's DEFAULT_COHORT_INSERT_BATCH_SIZE: the most persons one request may add. */
 export const MAX_PERSONS_PER_ADD = 1000
@@ -38,8 +38,8 @@ const uuidsOf = (items: readonly unknown[]): string[] =>
   })
 
 /** Creates the cohort; a static one sent `_create_static_person_ids` starts with those persons (an empty list: none, count 0). */
-export function createCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, body: unknown, userId: number | null): CohortObject {
-  const cohort = cohorts.create(teamId, body, userId)
+export function createCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, body: unknown, actor: CohortActor): CohortObject {
+  const cohort = cohorts.create(teamId, body, actor.userId, actor)
   const ids = isPlainObject(body) ? body._create_static_person_ids : undefined
   if (!cohort.is_static || !Array.isArray(ids)) return cohort
   const { count } = members.addPersons(teamId, cohort.id, uuidsOf(ids))
@@ -47,7 +47,7 @@ export function createCohort(cohorts: Cohorts, members: StaticCohortMembers, tea
   return { ...cohort, count }
 }
 
-export function addPersonsToStaticCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, body: unknown): void {
+export function addPersonsToStaticCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, body: unknown, actor: CohortActor): void {
   const cohort = cohorts.get(teamId, id)
   if (!cohort.is_static) throw new ValidationError('invalid', 'Can only add users to static cohorts')
   const ids = isPlainObject(body) ? body.person_ids : undefined
@@ -59,9 +59,10 @@ export function addPersonsToStaticCohort(cohorts: Cohorts, members: StaticCohort
   const change = uuids.length === 0 ? { found: 0, count: 0 } : members.addPersons(teamId, id, uuids)
   if (change.found === 0) throw new ValidationError('invalid', 'No valid users to add to cohort')
   cohorts.setCount(teamId, id, change.count)
+  cohorts.logMembers(teamId, id, 'persons_added_manually', actor)
 }
 
-export function removePersonFromStaticCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, body: unknown): void {
+export function removePersonFromStaticCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, body: unknown, actor: CohortActor): void {
   const cohort = cohorts.get(teamId, id)
   if (!cohort.is_static) throw new ValidationError('invalid', 'Can only remove users from static cohorts')
   const personId = isPlainObject(body) ? body.person_id : undefined
@@ -72,4 +73,5 @@ export function removePersonFromStaticCohort(cohorts: Cohorts, members: StaticCo
   const change = members.removePerson(teamId, id, uuid)
   if (change.found === 0) throw new AppError('not_found', { detail: "Person with this UUID does not exist in the cohort's team" })
   cohorts.setCount(teamId, id, change.count)
+  cohorts.logMembers(teamId, id, 'person_removed_manually', actor)
 }

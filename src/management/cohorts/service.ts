@@ -11,6 +11,7 @@ import { assertValid, lazyWriteValidators } from '../../schemas/index.js'
 import { cohortCreateSchema, cohortUpdateSchema, type CohortWrite } from '../../schemas/cohort.js'
 import { prepared, type Db } from '../../storage/sqlite/database.js'
 import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
+import { changesBetween, type ActivityLog, type ActivityPage, type ActivityPageRequest, type Change } from '../activity-log.js'
 import { activeFlagDefinitions } from '../feature-flags/definitions.js'
 import { cohortRefs, hasBehaviouralLeaf, hasCriteria, parseCohortFilters } from './filters.js'
 import { flagsUsing, namesList } from './usage.js'
@@ -46,6 +47,20 @@ export interface CohortObject {
   created_at: string
 }
 
+/**
+ * Who changed a cohort through the cohort API. PostHog logs its cohort viewset's writes (create, update, the
+ * static members' add and remove), not the cohorts other features make (a flag's or experiment's static cohort).
+ */
+export interface CohortActor {
+  organizationId: string
+  userId: number
+}
+
+const SCOPE = 'Cohort'
+
+/** What the activity log compares: the fields a write can change. */
+const snapshot = (c: CohortRecord) => ({ name: c.name, description: c.description, filters: c.filters, is_static: c.is_static, deleted: c.deleted })
+
 interface CohortRow extends Omit<CohortRecord, 'filters' | 'is_static' | 'deleted'> {
   filters: string
   is_static: number
@@ -65,12 +80,14 @@ export class Cohorts {
   readonly #db: Db
   readonly #accounts: Accounts
   readonly #clock: Clock
+  readonly #activity: ActivityLog
   readonly #listeners = new Set<(teamId: number) => void>()
 
-  constructor(db: Db, accounts: Accounts, clock: Clock) {
+  constructor(db: Db, accounts: Accounts, clock: Clock, activity: ActivityLog) {
     this.#db = db
     this.#accounts = accounts
     this.#clock = clock
+    this.#activity = activity
   }
 
   /** Calls `listener(teamId)` after a cohort of the project changed (for evaluation caches). */
@@ -125,21 +142,29 @@ export class Cohorts {
     return this.#toObject(cohort)
   }
 
-  create(teamId: number, body: unknown, userId: number | null): CohortObject {
+  /** `actor`: made through the cohort API, and logged. */
+  create(teamId: number, body: unknown, userId: number | null, actor?: CohortActor): CohortObject {
     assertValid(compiled().create, body)
     const isStatic = body.is_static ?? false
     const filters = body.filters === undefined ? {} : this.#parseFilters(teamId, null, body.filters, isStatic)
     const now = iso(this.#clock.now())
-    const info = prepared(this.#db, 
-        `INSERT INTO cohorts (team_id, name, description, filters, is_static, deleted, created_by_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(teamId, body.name ?? '', body.description ?? '', JSON.stringify(filters), isStatic ? 1 : 0, body.deleted ? 1 : 0, userId, now, now)
+    const name = body.name ?? ''
+    const id = this.#db.transaction(() => {
+      const info = prepared(this.#db,
+          `INSERT INTO cohorts (team_id, name, description, filters, is_static, deleted, created_by_id, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(teamId, name, body.description ?? '', JSON.stringify(filters), isStatic ? 1 : 0, body.deleted ? 1 : 0, userId, now, now)
+      const id = Number(info.lastInsertRowid)
+      if (actor) this.#log(teamId, actor, id, 'created', name, null)
+      return id
+    })()
     for (const listener of this.#listeners) listener(teamId)
-    return this.get(teamId, Number(info.lastInsertRowid))
+    return this.get(teamId, id)
   }
 
-  update(teamId: number, id: number, body: unknown): CohortObject {
+  /** `actor`: changed through the cohort API, and logged (`updated`, or `deleted` and `restored` as PostHog names them). */
+  update(teamId: number, id: number, body: unknown, actor?: CohortActor): CohortObject {
     assertValid(compiled().update, body)
     const updated = this.#db.transaction(() => {
       const current = this.record(teamId, id)
@@ -170,10 +195,29 @@ export class Cohorts {
            deleted = @deleted, version = @version, updated_at = @updated_at WHERE id = @id`,
         )
         .run({ ...next, filters: JSON.stringify(next.filters), is_static: next.is_static ? 1 : 0, deleted: next.deleted ? 1 : 0 })
+      if (actor) {
+        const activity = next.deleted === current.deleted ? 'updated' : next.deleted ? 'deleted' : 'restored'
+        this.#log(teamId, actor, id, activity, next.name, changesBetween(SCOPE, snapshot(current), snapshot(next)))
+      }
       return this.#toObject(next)
     })()
     for (const listener of this.#listeners) listener(teamId)
     return updated
+  }
+
+  /** Logs a change of a static cohort's members made through the API, as PostHog words it (no name, one bare change). */
+  logMembers(teamId: number, id: number, activity: 'persons_added_manually' | 'person_removed_manually', actor: CohortActor): void {
+    this.#log(teamId, actor, id, activity, null, [{ type: SCOPE, action: 'changed', field: null, before: null, after: null }])
+  }
+
+  /** The project's cohort activity, newest first; with `id`, that cohort's (404 when the project has no such cohort, deleted or not). */
+  activity(teamId: number, id: number | null, request: ActivityPageRequest): ActivityPage {
+    if (id !== null && this.record(teamId, id) === null) throw new AppError('not_found')
+    return this.#activity.page(teamId, SCOPE, request, id === null ? undefined : [String(id)])
+  }
+
+  #log(teamId: number, actor: CohortActor, id: number, activity: string, name: string | null, changes: Change[] | null): void {
+    this.#activity.log({ teamId, organizationId: actor.organizationId, userId: actor.userId, scope: SCOPE, itemId: id, activity, name, changes })
   }
 
   /** Records how many persons a static cohort holds, after its members in persons.db were written. */

@@ -1,7 +1,7 @@
 /**
  * A cohort's persons over HTTP, as PostHog's cohorts/:id/persons/ lists them (newest first, limit and offset
- * without a count, at most 10 distinct ids a person, `search` and `properties` narrowing), and cohort filters
- * in the persons list: static members, dynamic conditions evaluated now (nested and negated cohorts
+ * without a count, at most 10 distinct ids a person, `search` and `properties` narrowing) and
+ * duplicate_as_static_cohort copies them, and cohort filters in the persons list: static members, dynamic conditions evaluated now (nested and negated cohorts
  * included), and a 400 for what skylark can't evaluate.
  */
 import t from 'tap'
@@ -113,6 +113,21 @@ t.test('cohort persons', async (t) => {
     t.same(names(await list({ type: 'OR', values: [{ type: 'cohort', key: 'id', value: picked }, { key: 'email', value: 'cy@example.com' }] })), ['dee', 'cy', 'bob'])
     t.match(await list([{ type: 'cohort', key: 'id', value: 999_999 }]), { status: 400, body: { type: 'validation_error', detail: 'The cohort filter names cohort 999999, which does not exist.' } })
     t.match(await list([{ type: 'group', key: 'id', value: 1 }]), { status: 400, body: { detail: /filters on person or hogql or cohort properties only/ } })
+  })
+
+  t.test('duplicate_as_static_cohort makes a static cohort of the persons a dynamic cohort matches now', async (t) => {
+    const res = await server.api('GET', `${base}/cohorts/${proOrPicked}/duplicate_as_static_cohort/`)
+    t.equal(res.status, 200)
+    t.match(res.body, { name: 'Pro or picked (static copy)', is_static: true, count: 4, deleted: false })
+    t.not(res.body.id, proOrPicked)
+    t.same(names(await personsOf(res.body.id)), ['dee', 'cy', 'bob', 'ada'])
+    const flag = await server.api('POST', `${base}/feature_flags/`, { key: 'copied', filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: res.body.id }], rollout_percentage: 100 }] } })
+    t.equal(flag.status, 201, 'a flag may target the copy')
+    const decide = await server.request('POST', '/decide/?v=3', { body: { token: boot.project_api_key, distinct_id: 'anon-03' } })
+    t.equal(decide.body.featureFlags.copied, true, "the copy holds persons, so each of their distinct ids")
+    t.match(await server.api('GET', `${base}/cohorts/${picked}/duplicate_as_static_cohort/`), { status: 400, body: { detail: 'Cannot duplicate a static cohort as a static cohort.' } })
+    t.match(await server.api('GET', `${base}/cohorts/${behavioural}/duplicate_as_static_cohort/`), { status: 400, body: { detail: /can't evaluate/ } })
+    t.equal((await server.api('GET', `${base}/cohorts/999999/duplicate_as_static_cohort/`)).status, 404)
   })
 
   t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {

@@ -188,7 +188,10 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/cohorts/`]: { scope: 'cohort:read', ok: [200] },
     [`post ${P}/cohorts/`]: { scope: 'cohort:write', ok: [201], body: { name: 'New cohort' } },
     [`get ${P}/cohorts/:id/`]: { scope: 'cohort:read', ok: [200], params: () => ({ id: cohort.id }) },
+    [`get ${P}/cohorts/activity/`]: { scope: 'activity_log:read', ok: [200] },
+    [`get ${P}/cohorts/:id/activity/`]: { scope: 'activity_log:read', ok: [200], params: () => ({ id: cohort.id }) },
     [`get ${P}/cohorts/:id/persons/`]: { scope: 'cohort:read', alsoScope: 'person:read', ok: [200], params: () => ({ id: cohort.id }) },
+    [`get ${P}/cohorts/:id/duplicate_as_static_cohort/`]: { scope: 'cohort:write', ok: [200], params: () => ({ id: cohort.id }) },
     [`patch ${P}/cohorts/:id/`]: { scope: 'cohort:write', ok: [200], body: { name: 'Renamed' }, params: () => ({ id: cohort.id }) },
     // Ours is dynamic: the key gets as far as the cohort's own rule (400 invalid), past auth, scope and project.
     [`patch ${P}/cohorts/:id/add_persons_to_static_cohort/`]: { scope: 'cohort:write', ok: [], okCodes: ['invalid'], body: { person_ids: [randomUUID()] }, params: () => ({ id: cohort.id }) },
