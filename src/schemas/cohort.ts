@@ -58,6 +58,23 @@ export const cohortMembersChangedSchema: JsonSchema = {
   required: ['success'],
 }
 
+const usedInBlock = (item: JsonSchema): JsonSchema => ({
+  type: 'object',
+  properties: { results: { type: 'array', items: item }, total: { type: 'integer' }, has_more: { type: 'boolean' } },
+  required: ['results', 'total', 'has_more'],
+})
+
+/** PostHog's CohortUsedInResponseSerializer: the flags, insights and cohorts using a cohort. */
+export const cohortUsedInSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    feature_flags: usedInBlock({ type: 'object', properties: { id: { type: 'integer' }, key: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'key', 'name'] }),
+    insights: usedInBlock({ type: 'object', properties: { id: { type: 'integer' }, short_id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'short_id', 'name'] }),
+    cohorts: usedInBlock({ type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } }, required: ['id', 'name'] }),
+  },
+  required: ['feature_flags', 'insights', 'cohorts'],
+}
+
 export interface CohortWrite {
   name?: string | null
   description?: string

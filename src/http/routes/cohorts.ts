@@ -1,7 +1,7 @@
 /**
  * /api/projects/:project_id/cohorts/ — the cohort API flags need: list, create, read, change (soft delete
- * with PATCH `{"deleted": true}`), adding or removing a static cohort's persons, and the activity these writes
- * log (scope `Cohort`, as PostHog's viewset logs them). The operation table is also published by /api/schema/.
+ * with PATCH `{"deleted": true}`), adding or removing a static cohort's persons, what uses a cohort (`used_in`),
+ * and the activity these writes log (scope `Cohort`, as PostHog's viewset logs them). The operation table is also published by /api/schema/.
  * The routes that read persons are in cohort-persons.ts.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
@@ -14,6 +14,7 @@ import {
   cohortRemovePersonSchema,
   cohortSchema,
   cohortUpdateSchema,
+  cohortUsedInSchema,
 } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
@@ -55,6 +56,7 @@ export const COHORT_OPERATIONS = [
   { operationId: 'cohorts_retrieve', method: 'get', path: `${COHORTS}/:id/`, summary: 'A cohort (deleted ones too).', tag: TAG, scope: 'cohort:read', responses: { 200: 'Cohort' } },
   { operationId: 'cohorts_partial_update', method: 'patch', path: `${COHORTS}/:id/`, summary: 'Change a cohort; `{"deleted": true}` soft-deletes it.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortUpdate', responses: { 200: 'Cohort' } },
   { operationId: 'cohorts_add_persons_to_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/add_persons_to_static_cohort/`, summary: 'Add persons, by UUID, to a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortAddPersons', responses: { 200: 'CohortMembersChanged' } },
+  { operationId: 'cohorts_used_in_retrieve', method: 'get', path: `${COHORTS}/:id/used_in/`, summary: 'What uses the cohort: live flags that evaluate it (directly or through cohorts), insights and live cohorts that name it.', tag: TAG, scope: 'cohort:read', responses: { 200: 'CohortUsedIn' } },
   { operationId: 'cohorts_activity_retrieve', method: 'get', path: `${COHORTS}/:id/activity/`, summary: 'Activity of one cohort, newest first.', tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'cohorts_remove_person_from_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/remove_person_from_static_cohort/`, summary: 'Remove a person, by UUID, from a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortRemovePerson', responses: { 200: 'CohortMembersChanged' } },
 ] as const satisfies readonly OperationDoc[]
@@ -66,6 +68,7 @@ export const COHORT_COMPONENTS = {
   CohortAddPersons: cohortAddPersonsSchema,
   CohortRemovePerson: cohortRemovePersonSchema,
   CohortMembersChanged: cohortMembersChangedSchema,
+  CohortUsedIn: cohortUsedInSchema,
   PaginatedCohortList: cohortPageSchema,
 }
 
@@ -89,6 +92,7 @@ export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyByt
     page: compileSerializer(cohortPageSchema),
     changed: compileSerializer(cohortMembersChangedSchema),
     activity: compileSerializer(activityPageSchema),
+    usedIn: compileSerializer(cohortUsedInSchema),
   }
   const actor = (req: ProjectApiRequest): CohortActor => ({ organizationId: req.project.organization_id, userId: req.principal.user.id })
   const activity = (req: ProjectApiRequest, id: number | null) => {
@@ -107,6 +111,7 @@ export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyByt
     cohorts_all_activity_retrieve: (req) => activity(req, null),
     cohorts_retrieve: (req) => answer(200, json.cohort(cohorts.get(req.project.id, intParam(req.params.id)))),
     cohorts_partial_update: (req) => answer(200, json.cohort(cohorts.update(req.project.id, intParam(req.params.id), req.body, actor(req)))),
+    cohorts_used_in_retrieve: (req) => answer(200, json.usedIn(cohorts.usedIn(req.project.id, intParam(req.params.id)))),
     cohorts_activity_retrieve: (req) => activity(req, intParam(req.params.id)),
     cohorts_add_persons_to_static_cohort_partial_update: (req) => {
       addPersonsToStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body, actor(req))

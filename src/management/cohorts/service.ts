@@ -12,7 +12,7 @@ import { cohortCreateSchema, cohortUpdateSchema, type CohortWrite } from '../../
 import { prepared, type Db } from '../../storage/sqlite/database.js'
 import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
 import { changesBetween, type ActivityLog, type ActivityPage, type ActivityPageRequest, type Change } from '../activity-log.js'
-import { activeFlagDefinitions } from '../feature-flags/definitions.js'
+import { activeFlagDefinitions, liveFlagDefinitions } from '../feature-flags/definitions.js'
 import { cohortRefs, hasBehaviouralLeaf, hasCriteria, parseCohortFilters } from './filters.js'
 import { flagsUsing, namesList } from './usage.js'
 
@@ -57,6 +57,24 @@ export interface CohortActor {
 }
 
 const SCOPE = 'Cohort'
+
+/** PostHog's COHORT_USED_IN_PAGE_SIZE: the most of each kind `used_in` lists. */
+export const USED_IN_PAGE_SIZE = 100
+
+/** One kind of `used_in`'s answer, as PostHog's `_used_in_block`. */
+export interface UsedInBlock<T> {
+  results: T[]
+  total: number
+  has_more: boolean
+}
+
+export interface CohortUsedIn {
+  feature_flags: UsedInBlock<{ id: number; key: string; name: string }>
+  insights: UsedInBlock<{ id: number; short_id: string; name: string }>
+  cohorts: UsedInBlock<{ id: number; name: string }>
+}
+
+const block = <T>(all: T[]): UsedInBlock<T> => ({ results: all.slice(0, USED_IN_PAGE_SIZE), total: all.length, has_more: all.length > USED_IN_PAGE_SIZE })
 
 /** What the activity log compares: the fields a write can change. */
 const snapshot = (c: CohortRecord) => ({ name: c.name, description: c.description, filters: c.filters, is_static: c.is_static, deleted: c.deleted })
@@ -205,6 +223,22 @@ export class Cohorts {
     return updated
   }
 
+  /**
+   * What uses the cohort (a deleted one too), as PostHog's `used_in`: the project's live flags (active or not)
+   * that evaluate it, directly or through the cohorts they name, and the live cohorts that name it, each by id.
+   * skylark keeps no insights (its dashboards' tiles name flags, never cohorts), so that list is empty.
+   */
+  usedIn(teamId: number, id: number): CohortUsedIn {
+    if (this.record(teamId, id) === null) throw new AppError('not_found')
+    const flags = flagsUsing(id, liveFlagDefinitions(this.#db, teamId), (ref) => this.record(teamId, ref))
+    const cohorts = this.#cohortsNaming(teamId, id)
+    return {
+      feature_flags: block(flags.map((f) => ({ id: f.id, key: f.key, name: f.name }))),
+      insights: block([]),
+      cohorts: block(cohorts.map((c) => ({ id: c.id, name: c.name || 'Unnamed' }))),
+    }
+  }
+
   /** Logs a change of a static cohort's members made through the API, as PostHog words it (no name, one bare change). */
   logMembers(teamId: number, id: number, activity: 'persons_added_manually' | 'person_removed_manually', actor: CohortActor): void {
     this.#log(teamId, actor, id, activity, null, [{ type: SCOPE, action: 'changed', field: null, before: null, after: null }])
@@ -271,8 +305,7 @@ export class Cohorts {
           'Please remove the cohort from these feature flags before deleting it.',
       )
     }
-    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 AND id != ? ORDER BY id').all(teamId, cohort.id) as CohortRow[]
-    const dependants = rows.map(toRecord).filter((c) => cohortRefs(c.filters).includes(cohort.id))
+    const dependants = this.#cohortsNaming(teamId, cohort.id)
     if (dependants.length > 0) {
       throw new ValidationError(
         'invalid',
@@ -280,6 +313,12 @@ export class Cohorts {
           'Please remove this cohort from those cohort definitions before deleting it.',
       )
     }
+  }
+
+  /** The project's other live cohorts whose tree names the cohort, by id. */
+  #cohortsNaming(teamId: number, id: number): CohortRecord[] {
+    const rows = prepared(this.#db, 'SELECT * FROM cohorts WHERE team_id = ? AND deleted = 0 AND id != ? ORDER BY id').all(teamId, id) as CohortRow[]
+    return rows.map(toRecord).filter((c) => cohortRefs(c.filters).includes(id))
   }
 
   #flagsUsing(teamId: number, id: number) {

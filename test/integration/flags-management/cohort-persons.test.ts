@@ -130,6 +130,24 @@ t.test('cohort persons', async (t) => {
     t.equal((await server.api('GET', `${base}/cohorts/999999/duplicate_as_static_cohort/`)).status, 404)
   })
 
+  t.test("used_in lists the live flags that evaluate a cohort, through other cohorts too, and the cohorts naming it", async (t) => {
+    const flag = (key: string, cohortId: number, extra: Record<string, unknown> = {}) =>
+      server.api('POST', `${base}/feature_flags/`, { key, name: `Flag ${key}`, filters: { groups: [{ properties: [{ key: 'id', type: 'cohort', value: cohortId }], rollout_percentage: 100 }] }, ...extra })
+    const through = await flag('through-not-pro', notPro)
+    const off = await flag('off-on-pro', pro, { active: false })
+    const gone = await flag('gone-on-pro', pro)
+    t.equal((await server.api('PATCH', `${base}/feature_flags/${gone.body.id}/`, { deleted: true })).status, 200)
+    const used = await server.api('GET', `${base}/cohorts/${pro}/used_in/`)
+    t.equal(used.status, 200)
+    t.same(used.body, {
+      feature_flags: { results: [{ id: through.body.id, key: 'through-not-pro', name: 'Flag through-not-pro' }, { id: off.body.id, key: 'off-on-pro', name: 'Flag off-on-pro' }], total: 2, has_more: false },
+      insights: { results: [], total: 0, has_more: false },
+      cohorts: { results: [{ id: notPro, name: 'Not pro' }, { id: proOrPicked, name: 'Pro or picked' }], total: 2, has_more: false },
+    }, 'an inactive flag counts, a deleted one does not')
+    t.same((await server.api('GET', `${base}/cohorts/${picked}/used_in/`)).body.feature_flags.total, 0, 'a flag on a cohort that does not name it')
+    t.equal((await server.api('GET', `${base}/cohorts/999999/used_in/`)).status, 404)
+  })
+
   t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {
     t.match(await personsOf(behavioural), { status: 400, body: { type: 'validation_error', detail: new RegExp(`^Cohort ${behavioural} has conditions skylark can't evaluate`) } })
     t.equal((await personsOf(999_999)).status, 404)
