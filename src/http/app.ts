@@ -94,7 +94,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   if (deps.persons) registerDefinitionRoutes(router, api, deps.persons, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)
   registerCohortRoutes(router, api, apiMax, deps.staticCohorts ?? null)
-  if (deps.persons) registerCohortPersonRoutes(router, api, deps.persons, deps.staticCohorts ?? null, apiMax)
+  if (deps.persons) registerCohortPersonRoutes(router, api, deps.persons, deps.staticCohorts ?? null, deps.events ?? null, apiMax)
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerScheduledChangeRoutes(router, api, apiMax)
   registerAnnotationRoutes(router, api, apiMax)

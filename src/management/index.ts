@@ -40,6 +40,8 @@ export {
   cohortLeaves,
   cohortMembership,
   createCohort,
+  evaluatedCohortCondition,
+  performedEvent,
   removePersonFromStaticCohort,
   type CohortActor,
   type CohortById,
@@ -47,6 +49,8 @@ export {
   type CohortObject,
   type CohortRecord,
   type CohortSource,
+  type PerformedEvent,
+  type PerformedReader,
   type StaticCohortMembers,
 } from './cohorts/index.js'
 export {

@@ -8,8 +8,9 @@
  * event.
  *
  * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
- * groups of them, negated ones included, the cohorts it names read in their place, negated or not) match; a
- * cohort with other conditions (behavioural) is a 400 naming it. `not_in` reads the other persons.
+ * groups of them, negated ones included, the cohorts it names read in their place, negated or not) and its
+ * `performed_event` conditions (read from the event store) match; a cohort with other behavioural conditions is a
+ * 400 naming it. `not_in` reads the other persons.
  *
  * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
  * ids of the persons whose properties its expression holds for, as a person property filter does. A person
@@ -33,7 +34,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { cohortCondition, cohortId, storesCanRun, type CohortById } from '../../management/index.js'
+import { cohortId, evaluatedCohortCondition, storesCanRun, type CohortById, type PerformedReader } from '../../management/index.js'
 import {
   hogqlFilter,
   HogqlMathError,
@@ -160,6 +161,7 @@ function findFilters(node: unknown, into: Found): Found {
 /**
  * The lookup planning reads person, group and cohort filters and person property breakdowns with: each found in
  * `nodes` resolved to the distinct ids (group keys) it matches. Null without persons.db (they are then refused).
+ * `performed` reads cohorts' `performed_event` conditions from the events as of `now`; without it they are refused.
  */
 export async function personFilterLookup(
   matcher: PersonMatcher | null,
@@ -167,6 +169,7 @@ export async function personFilterLookup(
   teamId: number,
   nodes: readonly unknown[],
   maxChars = MAX_PERSON_FILTER_CHARS,
+  performed: { read: PerformedReader; now: number } | null = null,
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
   const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map(), hogql: new Map(), mathPersons: new Map() })
@@ -190,7 +193,7 @@ export async function personFilterLookup(
     const id = cohortId(leaf)!
     const cohort = cohortById?.(teamId, id) ?? null
     if (cohort === null || cohort.deleted) throw invalid(`The cohort filter names cohort ${id}, which does not exist.`)
-    const condition = cohort.is_static ? null : cohortCondition(id, cohortById!, teamId)
+    const condition = cohort.is_static ? null : await evaluatedCohortCondition(id, cohortById!, teamId, performed?.read ?? null, performed?.now ?? 0)
     const node = await resolve(`Cohort ${id}`, (failing) =>
       condition === null ? matcher.distinctIdsInCohort(teamId, id, maxChars, failing) : matcher.distinctIdsMatching(teamId, [condition], maxChars, failing),
     )

@@ -8,15 +8,17 @@
  *   holding the dynamic cohort's persons now. PostHog fills it in the background; here it is filled before the
  *   answer, so its `count` is already known.
  * PostHog reads precalculated members; skylark evaluates the cohort when asked (management/cohorts/condition.ts),
- * so a dynamic cohort with behavioural conditions is a 400.
+ * its `performed_event` conditions read from the event store first (behavioural.ts); other behavioural kinds are a
+ * 400.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { parsePage } from '../../common/pagination.js'
-import { cohortCondition, type CohortRecord } from '../../management/index.js'
+import { evaluatedCohortCondition, type CohortRecord, type PerformedReader } from '../../management/index.js'
 import type { PersonReader, StaticCohortWriter } from '../../persons/index.js'
 import { cohortSchema } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import type { EventStore } from '../../storage/events/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { personObject } from './person-object.js'
@@ -64,10 +66,22 @@ export const COHORT_PERSONS_COMPONENTS = {
 
 type OperationId = (typeof COHORT_PERSONS_OPERATIONS)[number]['operationId']
 
-/** `copies` writes static cohorts' members; without it the copy is not served. */
-export function registerCohortPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, copies: StaticCohortWriter | null, maxBodyBytes: number): void {
+/**
+ * `copies` writes static cohorts' members (without it the copy is not served); `events` reads behavioural
+ * conditions (without it they are refused).
+ */
+export function registerCohortPersonRoutes(
+  router: Router,
+  api: ApiContext,
+  persons: PersonReader,
+  copies: StaticCohortWriter | null,
+  events: EventStore | null,
+  maxBodyBytes: number,
+): void {
   const cohorts = api.management.cohorts
   const cohortById = (teamId: number, id: number) => cohorts.record(teamId, id)
+  const performed: PerformedReader | null = events && ((query) => events.distinctIds(query))
+  const conditionOf = (cohort: CohortRecord) => evaluatedCohortCondition(cohort.id, cohortById, cohort.team_id, performed, Date.now())
   const cohortOf = (req: ProjectApiRequest): CohortRecord => {
     const cohort = cohortById(req.project.id, intParam(req.params.id))
     if (cohort === null) throw new AppError('not_found')
@@ -78,7 +92,7 @@ export function registerCohortPersonRoutes(router: Router, api: ApiContext, pers
   const list = async (req: ProjectApiRequest) => {
     const teamId = req.project.id
     const cohort = cohortOf(req)
-    const members = cohort.is_static ? { staticCohort: cohort.id, teamId } : cohortCondition(cohort.id, cohortById, teamId)
+    const members = cohort.is_static ? { staticCohort: cohort.id, teamId } : await conditionOf(cohort)
     const narrowed = parsePropertyFilters(req.query.get('properties'), personFilters(api, teamId)) ?? []
     const page = parsePage(req.query)
     const rows = await persons.scans.listing.listPersons(teamId, { search: req.query.get('search') || null, properties: [members, ...narrowed], ...page })
@@ -101,7 +115,7 @@ export function registerCohortPersonRoutes(router: Router, api: ApiContext, pers
     const teamId = req.project.id
     const cohort = cohortOf(req)
     if (cohort.is_static) throw new ValidationError('invalid', 'Cannot duplicate a static cohort as a static cohort.')
-    const ids = await persons.scans.listing.distinctIdsMatching(teamId, [cohortCondition(cohort.id, cohortById, teamId)], MAX_COPY_CHARS)
+    const ids = await persons.scans.listing.distinctIdsMatching(teamId, [await conditionOf(cohort)], MAX_COPY_CHARS)
     if (ids === null) throw new ValidationError('invalid', `Cohort ${cohort.id} holds too many persons to copy at once.`)
     const copy = cohorts.create(teamId, { name: `${cohort.name} (static copy)`, is_static: true }, req.principal.user.id)
     cohorts.setCount(teamId, copy.id, copies!.replaceMembers(teamId, copy.id, ids))

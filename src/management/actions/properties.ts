@@ -139,7 +139,7 @@ function nodeHolds(node: PropertyNode, e: FilteredEvent): boolean {
   if ('key' in node) return filterHolds(node, properties)
   if ('hogql' in node) return hogqlHolds(node.hogql, (path) => pathText(properties, path), compileRegex, (field) => e[field])
   // None is ever read from a step's properties.
-  if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node) return false
+  if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node || 'personsOf' in node) return false
   if (node.values.length === 0) return true
   return node.type === 'OR' ? node.values.some((v) => nodeHolds(v, e)) : node.values.every((v) => nodeHolds(v, e))
 }

@@ -3,7 +3,8 @@
  * (experiment filters, the persons lists): a static cohort is its stored members; a dynamic one is what its
  * person property conditions (AND/OR groups of them, negated ones included) match, the cohorts it names read
  * in their place. PostHog reads its precalculated members instead; skylark has no calculation step, so a
- * cohort with conditions only a calculation over events answers (behavioural ones) is refused with a 400.
+ * behavioural condition is read where the caller can read events (behavioural.ts) and refused with a 400
+ * elsewhere.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -35,18 +36,20 @@ export function cohortId(leaf: JsonObject): number | null {
  * A dynamic cohort's conditions as one node over persons: a dynamic cohort it names read in its place, a static
  * one as its members, a negated person condition as its negation (PostHog's `NOT (…)`: a person without the
  * property meets it), a negated cohort (`negation`, or `not_in`) as the persons who are not its members, and a
- * cohort without criteria as no one; a 400 when any condition is another kind (behavioural, a cycle).
+ * cohort without criteria as no one; a behavioural condition as `behavioural` reads it. A 400 when any condition
+ * is another kind (behavioural without `behavioural`, a cycle).
  */
-export function cohortCondition(id: number, cohortById: CohortById, teamId: number): PropertyNode {
-  const refuse = () => invalid(`Cohort ${id} has conditions skylark can't evaluate (only person property conditions and the cohorts they name are: no behavioural ones).`)
+export function cohortCondition(id: number, cohortById: CohortById, teamId: number, behavioural?: (leaf: JsonObject) => PropertyNode): PropertyNode {
+  const refuse = () =>
+    invalid(`Cohort ${id} has conditions skylark can't evaluate here (only person property conditions and the cohorts they name are; behavioural ones where events are read).`)
   const personLeaf: NodeRules = { kind: (type) => (type === 'person' ? (f) => f : undefined), regex: storesCanRun, refuse: () => { throw refuse() } }
   // Nested cohorts read in place add to the depth, as they would in one stored tree.
   const read = (node: unknown, seen: ReadonlySet<number>, depth: number): PropertyNode => {
     if (depth > MAX_PROPERTY_DEPTH) throw refuse()
     if (!isPlainObject(node)) throw refuse()
     if (Array.isArray(node.values) && (node.type === 'AND' || node.type === 'OR')) return { type: node.type, values: node.values.map((v) => read(v, seen, depth + 1)) }
-    if (node.type === 'person') {
-      const filter = readPropertyFilter(node, 'properties', personLeaf)
+    if (node.type === 'person' || (node.type === 'behavioral' && behavioural)) {
+      const filter = node.type === 'person' ? readPropertyFilter(node, 'properties', personLeaf) : behavioural!(node)
       return node.negation === true ? { not: filter } : filter
     }
     const operator = node.operator ?? 'in'

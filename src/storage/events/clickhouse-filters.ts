@@ -216,7 +216,7 @@ function nodeCondition(node: PropertyNode, f: ServerFeatures): string {
   // Its aliases are named by the expression: the same filter, read again elsewhere in a query, defines them alike.
   if ('hogql' in node) return hogqlConditionSql(node.hogql, (path) => propertyPathExpr(path, f), `_hq_${aliasOf(JSON.stringify(node.hogql))}`)
   // The planners resolve it in persons.db into distinct ids first; reaching here is a bug, not a request's fault.
-  if ('staticCohort' in node) throw new Error('a static cohort condition is read over persons.db only')
+  if ('staticCohort' in node || 'personsOf' in node) throw new Error('a cohort condition is read over persons.db only')
   if (node.values.length === 0) return '1'
   return `(${node.values.map((v) => nodeCondition(v, f)).join(node.type === 'OR' ? ' OR ' : ' AND ')})`
 }

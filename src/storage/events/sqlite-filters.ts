@@ -118,6 +118,9 @@ function nodeCondition(node: PropertyNode): SqlFragment {
   if ('hogql' in node) return hogqlCondition(node)
   // Over persons.db's persons only (their `id`).
   if ('staticCohort' in node) return { sql: 'id IN (SELECT person_id FROM cohort_people WHERE team_id = ? AND cohort_id = ?)', params: [node.teamId, node.staticCohort] }
+  if ('personsOf' in node) {
+    return { sql: 'id IN (SELECT person_id FROM person_distinct_ids WHERE team_id = ? AND distinct_id IN (SELECT value FROM json_each(?)))', params: [node.teamId, JSON.stringify(node.personsOf)] }
+  }
   if (node.values.length === 0) return { sql: '1', params: [] }
   const parts = node.values.map(nodeCondition)
   return { sql: `(${parts.map((p) => p.sql).join(node.type === 'OR' ? ' OR ' : ' AND ')})`, params: parts.flatMap((p) => p.params) }

@@ -165,6 +165,15 @@ export interface StaticCohortCondition {
   teamId: number
 }
 
+/**
+ * The persons owning any of these distinct ids (a behavioural cohort condition's, read from the events first): a
+ * condition over persons.db's persons only, as StaticCohortCondition.
+ */
+export interface PersonsOfCondition {
+  personsOf: readonly string[]
+  teamId: number
+}
+
 export type PropertyNode =
   | EventPropertyFilter
   | PropertyGroup
@@ -175,6 +184,7 @@ export type PropertyNode =
   | NegatedCondition
   | HogqlCondition
   | StaticCohortCondition
+  | PersonsOfCondition
 
 export interface EventFilter {
   teamId: number

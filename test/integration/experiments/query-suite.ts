@@ -794,6 +794,18 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const others = await f.api('POST', `${f.base}/cohorts/`, { name: 'Not gold', filters: { properties: { type: 'AND', values: [{ ...person, negation: true }] } } })
     t.equal(others.status, 201, others.text)
     checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: others.body.id, type: 'cohort' }] })), expect((v, i) => (gold(i) ? 0 : plan(v, i).clicks)), 'mean')
+    // Behavioural cohorts, read from this store's events: who clicked in the last week (everyone with a click),
+    // and who did not (no click to count, so PostHog's check of a zero baseline fails).
+    const performed = (negation: boolean) => ({ type: 'behavioral', key: 'clicked', value: 'performed_event', event_type: 'events', time_value: 7, time_interval: 'day', negation })
+    const inCohort = async (negation: boolean) => {
+      const cohort = await f.api('POST', `${f.base}/cohorts/`, { name: negation ? 'Never clicked' : 'Clicked', filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [performed(negation)] }] } } })
+      t.equal(cohort.status, 201, cohort.text)
+      return query(mean({ ...clicked, properties: [{ key: 'id', value: cohort.body.id, type: 'cohort' }] }))
+    }
+    checkAnswer(t, await inCohort(false), expect((v, i) => plan(v, i).clicks), 'mean')
+    const never = await inCohort(true)
+    t.same([never.baseline.sum, never.variant_results[0].sum, never.baseline.number_of_samples], [0, 0, PER_VARIANT], 'no clicks counted, every exposure kept')
+    t.same(never.baseline.validation_failures, ['baseline-mean-is-zero'])
     const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
     t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [person] } })).status, 200)
     const goldOnly = await query(mean(clicked))

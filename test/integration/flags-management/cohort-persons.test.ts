@@ -11,6 +11,7 @@ import { createManagement } from '../../../src/management/index.js'
 import { dataPaths, openManagementDb } from '../../../src/storage/index.js'
 import { foreignProject, seedPersons } from '../../helpers/seed.js'
 import { bootstrapDataDir, serverFor, tempDir } from '../../helpers/server.js'
+import { waitForEvents } from '../ingestion/suite.js'
 
 t.test('cohort persons', async (t) => {
   const dataDir = tempDir()
@@ -55,10 +56,8 @@ t.test('cohort persons', async (t) => {
     name: 'Pro or picked',
     filters: { properties: { type: 'OR', values: [{ type: 'AND', values: [{ type: 'cohort', key: 'id', value: pro }] }, { type: 'AND', values: [{ type: 'cohort', key: 'id', value: picked }] }] } },
   })
-  const behavioural = await cohort({
-    name: 'Active',
-    filters: conditions({ type: 'behavioral', key: '$pageview', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day' }),
-  })
+  const performed = (extra: Record<string, unknown> = {}) => ({ type: 'behavioral', key: '$pageview', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day', ...extra })
+  const behavioural = await cohort({ name: 'Active', filters: conditions(performed()) })
 
   const personsOf = (id: number, query = '') => server.api('GET', `${base}/cohorts/${id}/persons/${query}`)
   const names = (res: { body: { results: Array<{ distinct_ids: string[] }> } }) =>
@@ -126,7 +125,8 @@ t.test('cohort persons', async (t) => {
     const decide = await server.request('POST', '/decide/?v=3', { body: { token: boot.project_api_key, distinct_id: 'anon-03' } })
     t.equal(decide.body.featureFlags.copied, true, "the copy holds persons, so each of their distinct ids")
     t.match(await server.api('GET', `${base}/cohorts/${picked}/duplicate_as_static_cohort/`), { status: 400, body: { detail: 'Cannot duplicate a static cohort as a static cohort.' } })
-    t.match(await server.api('GET', `${base}/cohorts/${behavioural}/duplicate_as_static_cohort/`), { status: 400, body: { detail: /can't evaluate/ } })
+    const copy = await server.api('GET', `${base}/cohorts/${behavioural}/duplicate_as_static_cohort/`)
+    t.match(copy.body, { name: 'Active (static copy)', count: 0 }, 'a behavioural cohort is copied too (no events yet)')
     t.equal((await server.api('GET', `${base}/cohorts/999999/duplicate_as_static_cohort/`)).status, 404)
   })
 
@@ -148,8 +148,28 @@ t.test('cohort persons', async (t) => {
     t.equal((await server.api('GET', `${base}/cohorts/999999/used_in/`)).status, 404)
   })
 
+  t.test("a performed_event cohort holds the persons who sent the event in its window, by any of their distinct ids", async (t) => {
+    const day = 86_400_000
+    const pageview = (distinctId: string, daysAgo: number, $browser: string, event = '$pageview') => ({ event, distinct_id: distinctId, timestamp: new Date(Date.now() - daysAgo * day).toISOString(), properties: { $browser } })
+    const batch = [pageview('anon-03', 1, 'Firefox'), pageview('bob', 2, 'Chrome'), pageview('cy', 40, 'Firefox'), pageview('dee', 1, 'Firefox', 'purchase')]
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch } })).status, 200)
+    await waitForEvents(server, 'after=2000-01-01T00:00:00Z', batch.length)
+    t.same(names(await personsOf(behavioural)), ['bob', 'ada'], "ada through an anonymous id; cy's pageview is 40 days old")
+    const onFirefox = await cohort({ name: 'Active on Firefox', filters: conditions(performed({ event_filters: [{ key: '$browser', value: 'Firefox', type: 'event', operator: 'exact' }] })) })
+    t.same(names(await personsOf(onFirefox)), ['ada'])
+    const twoMonths = await cohort({ name: 'Two months', filters: conditions(performed({ time_value: undefined, time_interval: undefined, explicit_datetime: '-60d' })) })
+    t.same(names(await personsOf(twoMonths)), ['cy', 'bob', 'ada'])
+    const inactive = await cohort({ name: 'Inactive', filters: conditions(performed({ negation: true })) })
+    t.same(names(await personsOf(inactive)), ['dee', 'cy'], 'negated: the persons who did not')
+    const copy = await server.api('GET', `${base}/cohorts/${behavioural}/duplicate_as_static_cohort/`)
+    t.same([copy.body.count, names(await personsOf(copy.body.id))], [2, ['bob', 'ada']])
+  })
+
   t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {
-    t.match(await personsOf(behavioural), { status: 400, body: { type: 'validation_error', detail: new RegExp(`^Cohort ${behavioural} has conditions skylark can't evaluate`) } })
+    const counted = await cohort({ name: 'Often', filters: conditions({ ...performed(), value: 'performed_event_multiple', operator: 'gte', operator_value: 3 }) })
+    t.match(await personsOf(counted), { status: 400, body: { type: 'validation_error', detail: 'The behavioural condition "performed_event_multiple" is one skylark can\'t evaluate (only performed_event is).' } })
+    const inList = await server.api('GET', `${base}/persons/?properties=${encodeURIComponent(JSON.stringify([{ type: 'cohort', key: 'id', value: behavioural }]))}`)
+    t.match(inList, { status: 400, body: { detail: new RegExp(`^Cohort ${behavioural} has conditions skylark can't evaluate here`) } }, 'the persons list reads no events')
     t.equal((await personsOf(999_999)).status, 404)
     const cohortsOnlyKey = await server.api('GET', `${base}/cohorts/${pro}/persons/`, undefined, cohortsOnly)
     t.match(cohortsOnlyKey, { status: 403, body: { code: 'permission_denied', detail: "API key missing required scope 'person:read'" } })

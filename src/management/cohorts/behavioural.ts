@@ -1,0 +1,96 @@
+/**
+ * The behavioural cohort condition skylark evaluates when asked: PostHog's `performed_event`, the persons who sent
+ * an event (by name, `event_type: "events"`; `event_filters` on its properties) from the start of a window
+ * (`explicit_datetime`, relative or a date, else `time_value` `time_interval`s back) up to now. It is read from the
+ * event store as the distinct ids that sent one, then over persons.db as the persons owning any of them (so an
+ * event by any of a person's distinct ids counts, as PostHog counts by person). Other behavioural kinds (counts,
+ * first time, stopped or restarted, sequences, regularity) and actions' events need per-person counts or orders
+ * no event store answers yet: each is a 400 naming it.
+ */
+import { ValidationError } from '../../common/errors.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
+import { parseRelativeDate } from '../../common/relative-dates.js'
+import { eventFiltersOnly, readPropertyNode, type PropertyNode } from '../../storage/events/index.js'
+import { storesCanRun } from '../actions/index.js'
+import { cohortCondition, type CohortById } from './condition.js'
+
+/** What one `performed_event` condition reads of the events: who sent the event in the window. */
+export interface PerformedEvent {
+  teamId: number
+  event: string
+  /** Inclusive, ms. */
+  after: number
+  /** Exclusive, ms: now, as PostHog's `timestamp < now()`. */
+  before: number
+  properties: readonly PropertyNode[]
+}
+
+/** The distinct ids that sent matching events (an event store's `distinctIds`). */
+export type PerformedReader = (query: PerformedEvent) => Promise<readonly string[]>
+
+/** The distinct-id text a cohort's behavioural conditions may read together (≈400,000 ids of 40 characters). */
+export const MAX_PERFORMED_CHARS = 16 * 1024 * 1024
+
+const UNITS: Readonly<Record<string, string>> = { hour: 'h', day: 'd', week: 'w', month: 'm', year: 'y' }
+
+const invalid = (detail: string) => new ValidationError('invalid', detail)
+
+/** Where a `performed_event` window starts: `explicit_datetime`, else `time_value` `time_interval`s before now. */
+function windowStart(leaf: JsonObject, now: number): number {
+  if (typeof leaf.explicit_datetime === 'string' && leaf.explicit_datetime !== '') {
+    const at = parseRelativeDate(leaf.explicit_datetime, now) ?? Date.parse(leaf.explicit_datetime)
+    if (Number.isFinite(at)) return at
+    throw invalid(`The behavioural condition's explicit_datetime ${JSON.stringify(leaf.explicit_datetime)} is not a date.`)
+  }
+  const value = typeof leaf.time_value === 'string' ? Number(leaf.time_value) : leaf.time_value
+  const unit = typeof leaf.time_interval === 'string' ? UNITS[leaf.time_interval] : undefined
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) throw invalid('The behavioural condition needs a positive integer time_value, or an explicit_datetime.')
+  if (unit === undefined) throw invalid(`The behavioural condition's time_interval must be one of ${Object.keys(UNITS).join(', ')}.`)
+  return parseRelativeDate(`-${value}${unit}`, now)!
+}
+
+/** A behavioural leaf as the events it reads; a 400 for one skylark can't evaluate. */
+export function performedEvent(leaf: JsonObject, teamId: number, now: number): PerformedEvent {
+  if (leaf.value !== 'performed_event') {
+    throw invalid(`The behavioural condition ${JSON.stringify(leaf.value)} is one skylark can't evaluate (only performed_event is).`)
+  }
+  if ((leaf.event_type ?? 'events') !== 'events' || typeof leaf.key !== 'string') {
+    throw invalid("A performed_event condition skylark evaluates names an event (event_type \"events\", its name as key), not an action's.")
+  }
+  const rules = {
+    kind: eventFiltersOnly,
+    regex: storesCanRun,
+    refuse: (): never => {
+      throw invalid('A performed_event condition filters on event properties only.')
+    },
+  }
+  const filters = Array.isArray(leaf.event_filters) ? leaf.event_filters : []
+  const properties = filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, rules))
+  return { teamId, event: leaf.key, after: windowStart(leaf, now), before: now, properties }
+}
+
+/**
+ * The cohort's condition over persons (cohortCondition) with its `performed_event` conditions read from the events
+ * by `read` first; without one (no event store), such a cohort is refused as before.
+ */
+export async function evaluatedCohortCondition(id: number, cohortById: CohortById, teamId: number, read: PerformedReader | null, now: number): Promise<PropertyNode> {
+  if (read === null) return cohortCondition(id, cohortById, teamId)
+  // By what they read: a condition and its negation (or the same one in two cohorts) are read once.
+  const queries = new Map<string, PerformedEvent>()
+  const keyOf = (leaf: JsonObject) => JSON.stringify(performedEvent(leaf, teamId, now))
+  const NONE: PropertyNode = { personsOf: [], teamId }
+  // Walked twice: once to find what to read, once with what was read.
+  cohortCondition(id, cohortById, teamId, (leaf) => {
+    queries.set(keyOf(leaf), performedEvent(leaf, teamId, now))
+    return NONE
+  })
+  const found = new Map<string, PropertyNode>()
+  let chars = 0
+  for (const [key, query] of queries) {
+    const ids = await read(query)
+    for (const distinctId of ids) chars += distinctId.length
+    if (chars > MAX_PERFORMED_CHARS) throw invalid(`Cohort ${id}'s behavioural conditions match too many persons to evaluate at once.`)
+    found.set(key, { personsOf: ids, teamId })
+  }
+  return cohortCondition(id, cohortById, teamId, (leaf) => found.get(keyOf(leaf)) ?? NONE)
+}
