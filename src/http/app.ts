@@ -89,7 +89,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerOrganizationRoutes(router, api, deps.persons, apiMax)
   registerUserRoutes(router, api, deps.persons, apiMax)
   registerRoleRoutes(router, api, apiMax)
-  if (deps.persons) registerPersonRoutes(router, api, deps.persons, deps.ingestion ?? null, apiMax)
+  if (deps.persons) registerPersonRoutes(router, api, deps.persons, deps.ingestion ?? null, deps.events ?? null, apiMax)
   if (deps.persons) registerGroupRoutes(router, api, deps.persons, deps.events, deps.ingestion ?? null, apiMax)
   if (deps.persons) registerDefinitionRoutes(router, api, deps.persons, apiMax)
   registerFeatureFlagRoutes(router, api, apiMax)

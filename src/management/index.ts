@@ -41,6 +41,7 @@ export {
   cohortMembership,
   createCohort,
   evaluatedCohortCondition,
+  evaluatedCohortsNamed,
   performedEvent,
   removePersonFromStaticCohort,
   type CohortActor,

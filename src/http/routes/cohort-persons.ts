@@ -23,7 +23,6 @@ import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type P
 import type { Router } from '../router.js'
 import { personObject } from './person-object.js'
 import { PERSON_COMPONENTS, personFilters } from './persons.js'
-import { parsePropertyFilters } from './property-filters.js'
 
 /** PostHog's get_serialized_people(…, distinct_id_limit=10). */
 const DISTINCT_ID_LIMIT = 10
@@ -93,7 +92,7 @@ export function registerCohortPersonRoutes(
     const teamId = req.project.id
     const cohort = cohortOf(req)
     const members = cohort.is_static ? { staticCohort: cohort.id, teamId } : await conditionOf(cohort)
-    const narrowed = parsePropertyFilters(req.query.get('properties'), personFilters(api, teamId)) ?? []
+    const narrowed = (await personFilters(api, teamId, req.query.get('properties'), performed)) ?? []
     const page = parsePage(req.query)
     const rows = await persons.scans.listing.listPersons(teamId, { search: req.query.get('search') || null, properties: [members, ...narrowed], ...page })
     const link = (offset: number) => {

@@ -11,10 +11,10 @@
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
-import { cohortMembership, storesCanRun } from '../../management/index.js'
+import { cohortMembership, evaluatedCohortsNamed, storesCanRun, type PerformedReader } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import { hogqlFields, hogqlFilter } from '../../storage/events/index.js'
+import { hogqlFields, hogqlFilter, type EventStore, type PropertyNode } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
@@ -98,14 +98,26 @@ const PERSON_PROPERTY_FILTERS: FilterKinds = {
   regex: storesCanRun,
 }
 
-/** The persons lists' filters: PERSON_PROPERTY_FILTERS, and cohort filters as the persons of the project's cohort they name. */
-export function personFilters(api: ApiContext, teamId: number): FilterKinds {
-  return { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, (team, id) => api.management.cohorts.record(team, id), teamId, 'properties') }
+/**
+ * A persons list's `properties`: PERSON_PROPERTY_FILTERS, and cohort filters as the persons of the project's cohort
+ * they name, each dynamic one evaluated first with its behavioural conditions read by `performed` (none: refused).
+ */
+export async function personFilters(api: ApiContext, teamId: number, raw: string | null, performed: PerformedReader | null): Promise<PropertyNode[] | undefined> {
+  const cohortById = (team: number, id: number) => api.management.cohorts.record(team, id)
+  let tree: unknown = null
+  try {
+    tree = raw ? JSON.parse(raw) : null
+  } catch {
+    // parsePropertyFilters refuses it in its words.
+  }
+  const evaluated = await evaluatedCohortsNamed(tree, cohortById, teamId, performed, Date.now())
+  return parsePropertyFilters(raw, { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, cohortById, teamId, 'properties', evaluated) })
 }
 
-/** `ingestion` null (tests without capture): the persons API reads only. */
-export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, maxBodyBytes: number): void {
+/** `ingestion` null (tests without capture): the persons API reads only. `events` reads cohort filters' behavioural conditions. */
+export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, events: EventStore | null, maxBodyBytes: number): void {
   const options = { maxBodyBytes }
+  const performed: PerformedReader | null = events && ((query) => events.distinctIds(query))
   const writes = ingestion ? personWriteHandlers(persons, ingestion) : null
   const handlers = {
     persons_list: async (req: ProjectApiRequest) => {
@@ -115,7 +127,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         distinctId: q.get('distinct_id') || null,
         email: q.get('email') || null,
         search: q.get('search') || null,
-        properties: parsePropertyFilters(q.get('properties'), personFilters(api, req.project.id)),
+        properties: await personFilters(api, req.project.id, q.get('properties'), performed),
       }
       const teamId = req.project.id
       const [rows, count] = await Promise.all([persons.scans.listing.listPersons(teamId, { ...filter, ...page }), persons.scans.listing.countPersons(teamId, filter)])

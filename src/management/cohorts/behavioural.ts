@@ -12,7 +12,7 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { eventFiltersOnly, readPropertyNode, type PropertyNode } from '../../storage/events/index.js'
 import { storesCanRun } from '../actions/index.js'
-import { cohortCondition, type CohortById } from './condition.js'
+import { cohortCondition, cohortId, type CohortById } from './condition.js'
 
 /** What one `performed_event` condition reads of the events: who sent the event in the window. */
 export interface PerformedEvent {
@@ -93,4 +93,27 @@ export async function evaluatedCohortCondition(id: number, cohortById: CohortByI
     found.set(key, { personsOf: ids, teamId })
   }
   return cohortCondition(id, cohortById, teamId, (leaf) => found.get(keyOf(leaf)) ?? NONE)
+}
+
+/**
+ * Each live dynamic cohort a property filter tree (as sent: AND/OR groups and their leaves) names, evaluated with
+ * its behavioural conditions read, by id: what cohortMembership reads them as, where a filter is parsed
+ * synchronously. A tree that can't be read is left to its parser to refuse.
+ */
+export async function evaluatedCohortsNamed(tree: unknown, cohortById: CohortById, teamId: number, read: PerformedReader | null, now: number): Promise<Map<number, PropertyNode>> {
+  const ids = new Set<number>()
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk)
+    else if (isPlainObject(node)) {
+      if (Array.isArray(node.values)) node.values.forEach(walk)
+      else if (node.type === 'cohort' && cohortId(node) !== null) ids.add(cohortId(node)!)
+    }
+  }
+  walk(tree)
+  const evaluated = new Map<number, PropertyNode>()
+  for (const id of ids) {
+    const cohort = cohortById(teamId, id)
+    if (cohort !== null && !cohort.deleted && !cohort.is_static) evaluated.set(id, await evaluatedCohortCondition(id, cohortById, teamId, read, now))
+  }
+  return evaluated
 }

@@ -71,13 +71,14 @@ const criteria = (cohort: CohortSource, read: () => PropertyNode): PropertyNode 
 /**
  * A cohort property filter (`{type: "cohort", key: "id", value, operator?}`) as the persons it names: the
  * members of a live cohort of the project, or with `not_in` the other persons (PostHog's property_to_expr reads
- * no other operator); a 400 (naming `attr`) when it names no cohort, or one that is deleted or missing.
+ * no other operator); a 400 (naming `attr`) when it names no cohort, or one that is deleted or missing. A dynamic
+ * cohort in `evaluated` (evaluatedCohortsNamed) reads as evaluated there, its behavioural conditions included.
  */
-export function cohortMembership(leaf: JsonObject, cohortById: CohortById, teamId: number, attr?: string): PropertyNode {
+export function cohortMembership(leaf: JsonObject, cohortById: CohortById, teamId: number, attr?: string, evaluated?: ReadonlyMap<number, PropertyNode>): PropertyNode {
   const id = cohortId(leaf)
   if (id === null) throw new ValidationError('invalid', 'A cohort filter needs the id of a cohort as its value.', attr)
   const cohort = cohortById(teamId, id)
   if (cohort === null || cohort.deleted) throw new ValidationError('invalid', `The cohort filter names cohort ${id}, which does not exist.`, attr)
-  const members = cohort.is_static ? { staticCohort: id, teamId } : cohortCondition(id, cohortById, teamId)
+  const members = cohort.is_static ? { staticCohort: id, teamId } : (evaluated?.get(id) ?? cohortCondition(id, cohortById, teamId))
   return leaf.operator === 'not_in' ? { not: members } : members
 }

@@ -2,4 +2,4 @@ export { Cohorts, type CohortActor, type CohortListQuery, type CohortObject, typ
 export { cohortLeaves, hasBehaviouralLeaf } from './filters.js'
 export { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type StaticCohortMembers } from './members.js'
 export { cohortCondition, cohortId, cohortMembership, type CohortById, type CohortSource } from './condition.js'
-export { evaluatedCohortCondition, performedEvent, type PerformedEvent, type PerformedReader } from './behavioural.js'
+export { evaluatedCohortCondition, evaluatedCohortsNamed, performedEvent, type PerformedEvent, type PerformedReader } from './behavioural.js'

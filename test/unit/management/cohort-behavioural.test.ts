@@ -1,5 +1,5 @@
 import t from 'tap'
-import { evaluatedCohortCondition, performedEvent, type CohortSource, type PerformedEvent } from '../../../src/management/index.js'
+import { evaluatedCohortCondition, evaluatedCohortsNamed, performedEvent, type CohortSource, type PerformedEvent } from '../../../src/management/index.js'
 
 const TEAM = 3
 const NOW = Date.parse('2026-03-31T12:00:00Z')
@@ -39,4 +39,19 @@ t.test('a cohort is evaluated with its performed_event conditions read once each
   t.same(condition, { type: 'AND', values: [{ not: who }, { type: 'OR', values: [who, { key: 'plan', operator: 'exact', value: 'pro' }] }] })
   t.equal(reads.length, 1, 'the same condition, negated in one cohort, is read once')
   await t.rejects(evaluatedCohortCondition(1, (_, id) => cohorts.get(id) ?? null, TEAM, null, NOW), { code: 'invalid', detail: /^Cohort 1 has conditions skylark can't evaluate here/ }, 'without an event store: refused')
+})
+
+t.test('the dynamic cohorts a filter tree names are evaluated first, each once; static, deleted and unknown ones are left to the filter', async (t) => {
+  const cohorts = new Map<number, CohortSource>([
+    [1, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [leaf()] } } }],
+    [2, { is_static: true, deleted: false, filters: null }],
+    [3, { is_static: false, deleted: true, filters: { properties: { type: 'AND', values: [leaf()] } } }],
+  ])
+  let reads = 0
+  const read = async () => (reads++, ['ada'])
+  const tree = { type: 'OR', values: [{ type: 'cohort', key: 'id', value: 1 }, { type: 'AND', values: [{ type: 'cohort', key: 'id', value: '1', operator: 'not_in' }, { type: 'cohort', key: 'id', value: 2 }] }, { type: 'cohort', key: 'id', value: 3 }, { type: 'cohort', key: 'id', value: 9 }] }
+  const evaluated = await evaluatedCohortsNamed(tree, (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW)
+  t.same([...evaluated], [[1, { type: 'AND', values: [{ personsOf: ['ada'], teamId: TEAM }] }]])
+  t.equal(reads, 1)
+  t.same(await evaluatedCohortsNamed('not a tree', (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW), new Map())
 })
