@@ -20,7 +20,7 @@ import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
 import { personSplitHandler } from './person-split.js'
 import { personWriteHandlers } from './person-writes.js'
-import { asIs, parsePropertyFilters, refuseHogql, type FilterKinds } from './property-filters.js'
+import { asIs, propertiesJson, readPropertyFilters, refuseHogql, type FilterKinds } from './property-filters.js'
 
 const PROJECT = '/api/projects/:project_id'
 const FREE_FORM = { type: 'object', additionalProperties: true } as const
@@ -104,14 +104,9 @@ const PERSON_PROPERTY_FILTERS: FilterKinds = {
  */
 export async function personFilters(api: ApiContext, teamId: number, raw: string | null, performed: PerformedReader | null): Promise<PropertyNode[] | undefined> {
   const cohortById = (team: number, id: number) => api.management.cohorts.record(team, id)
-  let tree: unknown = null
-  try {
-    tree = raw ? JSON.parse(raw) : null
-  } catch {
-    // parsePropertyFilters refuses it in its words.
-  }
+  const tree = propertiesJson(raw)
   const evaluated = await evaluatedCohortsNamed(tree, cohortById, teamId, performed, Date.now())
-  return parsePropertyFilters(raw, { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, cohortById, teamId, 'properties', evaluated) })
+  return readPropertyFilters(tree, { ...PERSON_PROPERTY_FILTERS, cohort: (leaf) => cohortMembership(leaf, cohortById, teamId, 'properties', evaluated) })
 }
 
 /** `ingestion` null (tests without capture): the persons API reads only. `events` reads cohort filters' behavioural conditions. */

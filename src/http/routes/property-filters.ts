@@ -78,13 +78,22 @@ function rulesOf(kinds: FilterKinds): NodeRules {
 
 /** The filters that must all hold, or undefined without the parameter. */
 export function parsePropertyFilters(raw: string | null, kinds: FilterKinds): PropertyNode[] | undefined {
+  return readPropertyFilters(propertiesJson(raw), kinds)
+}
+
+/** The parameter's JSON (undefined without one), for a reader that looks at it before readPropertyFilters. */
+export function propertiesJson(raw: string | null): unknown {
   if (raw === null || raw === '') return undefined
-  let parsed: unknown
   try {
-    parsed = JSON.parse(raw)
+    return JSON.parse(raw)
   } catch {
     throw invalid('properties must be a JSON list of property filters.')
   }
+}
+
+/** parsePropertyFilters of the parameter's JSON already parsed. */
+export function readPropertyFilters(parsed: unknown, kinds: FilterKinds): PropertyNode[] | undefined {
+  if (parsed === undefined) return undefined
   const rules = rulesOf(kinds)
   if (isPlainObject(parsed)) return [readPropertyNode(parsed, 'properties', 0, rules)]
   if (!Array.isArray(parsed)) throw invalid('properties must be a JSON list of property filters.')

@@ -10,7 +10,7 @@
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
-import { eventFiltersOnly, readPropertyNode, type PropertyNode } from '../../storage/events/index.js'
+import { eventFiltersOnly, readPropertyNode, type NodeRules, type PropertyNode } from '../../storage/events/index.js'
 import { storesCanRun } from '../actions/index.js'
 import { cohortCondition, cohortId, type CohortById } from './condition.js'
 
@@ -35,6 +35,15 @@ const UNITS: Readonly<Record<string, string>> = { hour: 'h', day: 'd', week: 'w'
 
 const invalid = (detail: string) => new ValidationError('invalid', detail)
 
+/** How a condition's `event_filters` are read: event property filters only. */
+const EVENT_FILTERS: NodeRules = {
+  kind: eventFiltersOnly,
+  regex: storesCanRun,
+  refuse: () => {
+    throw invalid('A performed_event condition filters on event properties only.')
+  },
+}
+
 /** Where a `performed_event` window starts: `explicit_datetime`, else `time_value` `time_interval`s before now. */
 function windowStart(leaf: JsonObject, now: number): number {
   if (typeof leaf.explicit_datetime === 'string' && leaf.explicit_datetime !== '') {
@@ -57,15 +66,8 @@ export function performedEvent(leaf: JsonObject, teamId: number, now: number): P
   if ((leaf.event_type ?? 'events') !== 'events' || typeof leaf.key !== 'string') {
     throw invalid("A performed_event condition skylark evaluates names an event (event_type \"events\", its name as key), not an action's.")
   }
-  const rules = {
-    kind: eventFiltersOnly,
-    regex: storesCanRun,
-    refuse: (): never => {
-      throw invalid('A performed_event condition filters on event properties only.')
-    },
-  }
   const filters = Array.isArray(leaf.event_filters) ? leaf.event_filters : []
-  const properties = filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, rules))
+  const properties = filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, EVENT_FILTERS))
   return { teamId, event: leaf.key, after: windowStart(leaf, now), before: now, properties }
 }
 
@@ -81,7 +83,8 @@ export async function evaluatedCohortCondition(id: number, cohortById: CohortByI
   const NONE: PropertyNode = { personsOf: [], teamId }
   // Walked twice: once to find what to read, once with what was read.
   cohortCondition(id, cohortById, teamId, (leaf) => {
-    queries.set(keyOf(leaf), performedEvent(leaf, teamId, now))
+    const query = performedEvent(leaf, teamId, now)
+    queries.set(JSON.stringify(query), query)
     return NONE
   })
   const found = new Map<string, PropertyNode>()
