@@ -9,7 +9,7 @@ import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
 import { startIngestion } from './ingestion/index.js'
-import { ManagementFlagSource, ScheduledChangeApplier, bootstrap, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
+import { CohortCalculator, ManagementFlagSource, ScheduledChangeApplier, bootstrap, cohortCount, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
 import { createLogger, logThreadStart, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
 import { CookielessFlagIds } from './flags/cookieless.js'
@@ -21,7 +21,7 @@ import { openLogStore } from './logs/index.js'
 import { openMetricStore } from './metrics/index.js'
 import { CookielessState, HashKeyOverrideWriter, PersonReader, StaticCohortWriter, personScanThread } from './persons/index.js'
 import { WorkerPool } from './pool/index.js'
-import { openEventStore } from './storage/events/index.js'
+import { openEventStore, type PropertyNode } from './storage/events/index.js'
 import { openDatabase, openManagementDb, prepareDataDir } from './storage/index.js'
 
 export interface Service {
@@ -159,6 +159,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
   // Here, on the thread that writes management.db, so applied changes take the same path as a user's PATCH.
   const applier = new ScheduledChangeApplier({ db: managementDb, clock: systemClock, accounts: management.accounts, featureFlags: management.featureFlags, changes: management.scheduledChanges, logger })
   applier.start()
+  // Also here: it writes the cohorts' counts to management.db. The counts scan persons.db on its read thread.
+  const countPersons = (teamId: number, condition: PropertyNode) => personReader.scans.listing.countPersons(teamId, { properties: [condition] })
+  const cohortCalculator = new CohortCalculator({
+    cohorts: management.cohorts,
+    count: cohortCount(management.cohorts, countPersons, (query) => events.distinctIds(query)),
+    clock: systemClock,
+    logger,
+  })
+  cohortCalculator.start()
   if (firstRun?.created && firstRun.personal_api_key) {
     ;(options.banner ?? ((text) => process.stderr.write(text)))(firstRunBanner(baseUrl, firstRun))
   }
@@ -170,6 +179,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       logger.info({ reason, inflight: server.inflight }, 'shutting down')
       server.stopAccepting()
       applier.stop()
+      // Before the read threads and databases close: a count under way ends first.
+      await cohortCalculator.stop()
       const drained = await server.drain(config.shutdownTimeoutMs)
       if (!drained) logger.warn({ inflight: server.inflight }, 'shutdown timeout: requests still in flight')
       await ingestion.stop(config.shutdownTimeoutMs)

@@ -96,6 +96,7 @@ export const cohortSchema: JsonSchema = {
     is_calculating: { type: 'boolean' },
     errors_calculating: { type: 'integer' },
     last_calculation: { type: ['string', 'null'], format: 'date-time' },
+    last_error_message: { type: ['string', 'null'] },
     count: { type: ['integer', 'null'] },
     version: { type: 'integer' },
     created_by: { ...userSummarySchema, type: ['object', 'null'] },
@@ -105,3 +106,41 @@ export const cohortSchema: JsonSchema = {
 }
 
 export const cohortPageSchema: JsonSchema = paginated(cohortSchema)
+
+const nullable = (type: string): JsonSchema => ({ type: [type, 'null'] })
+
+/** One count of a dynamic cohort, as PostHog's CohortCalculationHistorySerializer. */
+export const cohortCalculationSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    filters: freeFormObject,
+    count: nullable('integer'),
+    started_at: { type: 'string', format: 'date-time' },
+    finished_at: { ...nullable('string'), format: 'date-time' },
+    queries: { type: ['array', 'null'], items: { type: 'object', properties: { query_ms: { type: 'integer' } } } },
+    error: nullable('string'),
+    duration_seconds: nullable('number'),
+    is_completed: { type: 'boolean' },
+    is_successful: { type: 'boolean' },
+    total_query_ms: nullable('integer'),
+    total_memory_mb: nullable('integer'),
+    total_read_rows: nullable('integer'),
+    total_written_rows: nullable('integer'),
+    main_query: nullable('string'),
+    main_query_id: nullable('string'),
+  },
+  required: ['id', 'filters', 'count', 'started_at', 'finished_at', 'queries', 'error', 'duration_seconds', 'is_completed', 'is_successful'],
+}
+
+/** `GET …/calculation_history/`: PostHog's page, whose links are the query alone (`?limit=…&offset=…`). */
+export const cohortCalculationPageSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    results: { type: 'array', items: cohortCalculationSchema },
+    count: { type: 'integer' },
+    next: nullable('string'),
+    previous: nullable('string'),
+  },
+  required: ['results', 'count', 'next', 'previous'],
+}

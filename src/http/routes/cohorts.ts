@@ -1,13 +1,15 @@
 /**
  * /api/projects/:project_id/cohorts/ — the cohort API flags need: list, create, read, change (soft delete
  * with PATCH `{"deleted": true}`), adding or removing a static cohort's persons, what uses a cohort (`used_in`),
- * and the activity these writes log (scope `Cohort`, as PostHog's viewset logs them). The operation table is also published by /api/schema/.
+ * the activity these writes log (scope `Cohort`, as PostHog's viewset logs them), and a dynamic cohort's
+ * calculations (the counts of its persons the calculator made, management/cohorts/calculator.ts). The operation table is also published by /api/schema/.
  * The routes that read persons are in cohort-persons.ts.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { ACTIVITY_QUERY, activityPageSchema } from '../../schemas/activity-log.js'
 import {
   cohortAddPersonsSchema,
+  cohortCalculationPageSchema,
   cohortCreateSchema,
   cohortMembersChangedSchema,
   cohortPageSchema,
@@ -57,6 +59,7 @@ export const COHORT_OPERATIONS = [
   { operationId: 'cohorts_partial_update', method: 'patch', path: `${COHORTS}/:id/`, summary: 'Change a cohort; `{"deleted": true}` soft-deletes it.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortUpdate', responses: { 200: 'Cohort' } },
   { operationId: 'cohorts_add_persons_to_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/add_persons_to_static_cohort/`, summary: 'Add persons, by UUID, to a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortAddPersons', responses: { 200: 'CohortMembersChanged' } },
   { operationId: 'cohorts_used_in_retrieve', method: 'get', path: `${COHORTS}/:id/used_in/`, summary: 'What uses the cohort: live flags that evaluate it (directly or through cohorts), insights and live cohorts that name it.', tag: TAG, scope: 'cohort:read', responses: { 200: 'CohortUsedIn' } },
+  { operationId: 'cohorts_calculation_history_retrieve', method: 'get', path: `${COHORTS}/:id/calculation_history/`, summary: "The cohort's calculations (counts of its persons), newest first.", tag: TAG, scope: 'cohort:read', query: PAGE_QUERY, responses: { 200: 'CohortCalculationPage' } },
   { operationId: 'cohorts_activity_retrieve', method: 'get', path: `${COHORTS}/:id/activity/`, summary: 'Activity of one cohort, newest first.', tag: TAG, scope: 'activity_log:read', query: ACTIVITY_QUERY, responses: { 200: 'ActivityLogPage' } },
   { operationId: 'cohorts_remove_person_from_static_cohort_partial_update', method: 'patch', path: `${COHORTS}/:id/remove_person_from_static_cohort/`, summary: 'Remove a person, by UUID, from a static cohort.', tag: TAG, scope: 'cohort:write', requestBody: 'CohortRemovePerson', responses: { 200: 'CohortMembersChanged' } },
 ] as const satisfies readonly OperationDoc[]
@@ -69,6 +72,7 @@ export const COHORT_COMPONENTS = {
   CohortRemovePerson: cohortRemovePersonSchema,
   CohortMembersChanged: cohortMembersChangedSchema,
   CohortUsedIn: cohortUsedInSchema,
+  CohortCalculationPage: cohortCalculationPageSchema,
   PaginatedCohortList: cohortPageSchema,
 }
 
@@ -93,6 +97,7 @@ export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyByt
     changed: compileSerializer(cohortMembersChangedSchema),
     activity: compileSerializer(activityPageSchema),
     usedIn: compileSerializer(cohortUsedInSchema),
+    calculations: compileSerializer(cohortCalculationPageSchema),
   }
   const actor = (req: ProjectApiRequest): CohortActor => ({ organizationId: req.project.organization_id, userId: req.principal.user.id })
   const activity = (req: ProjectApiRequest, id: number | null) => {
@@ -113,6 +118,12 @@ export function registerCohortRoutes(router: Router, api: ApiContext, maxBodyByt
     cohorts_partial_update: (req) => answer(200, json.cohort(cohorts.update(req.project.id, intParam(req.params.id), req.body, actor(req)))),
     cohorts_used_in_retrieve: (req) => answer(200, json.usedIn(cohorts.usedIn(req.project.id, intParam(req.params.id)))),
     cohorts_activity_retrieve: (req) => activity(req, intParam(req.params.id)),
+    cohorts_calculation_history_retrieve: (req) => {
+      const { limit, offset } = parsePage(req.query)
+      const { count, results } = cohorts.calculationHistory(req.project.id, intParam(req.params.id), limit, offset)
+      const link = (at: number) => `?limit=${limit}&offset=${at}`
+      return answer(200, json.calculations({ results, count, next: offset + limit >= count ? null : link(offset + limit), previous: offset === 0 ? null : link(Math.max(0, offset - limit)) }))
+    },
     cohorts_add_persons_to_static_cohort_partial_update: (req) => {
       addPersonsToStaticCohort(cohorts, members!, req.project.id, intParam(req.params.id), req.body, actor(req))
       return answer(200, json.changed({ success: true }))

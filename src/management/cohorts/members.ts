@@ -44,7 +44,7 @@ export function createCohort(cohorts: Cohorts, members: StaticCohortMembers, tea
   if (!cohort.is_static || !Array.isArray(ids)) return cohort
   const { count } = members.addPersons(teamId, cohort.id, uuidsOf(ids))
   cohorts.setCount(teamId, cohort.id, count)
-  return { ...cohort, count }
+  return cohorts.get(teamId, cohort.id)
 }
 
 export function addPersonsToStaticCohort(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, body: unknown, actor: CohortActor): void {

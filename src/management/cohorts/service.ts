@@ -1,8 +1,9 @@
 /**
  * Cohorts, the part flags need: named property-group trees (`filters.properties`), static or dynamic,
  * soft-deleted. Static members live in persons.db (src/persons writes them); `count` here is what the
- * last write of them reported, null for dynamic cohorts. Behavioural (event-based) filters are allowed in
- * a cohort but refused while an active flag uses it.
+ * last write of them reported, or for a dynamic cohort its last calculation's (null until the first: a write
+ * marks it calculating and tells the calculator, calculator.ts). Behavioural (event-based) filters are allowed
+ * in a cohort but refused while an active flag uses it.
  */
 import { iso, type Clock } from '../../common/clock.js'
 import { AppError, ValidationError } from '../../common/errors.js'
@@ -13,6 +14,7 @@ import { prepared, type Db } from '../../storage/sqlite/database.js'
 import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
 import { changesBetween, type ActivityLog, type ActivityPage, type ActivityPageRequest, type Change } from '../activity-log.js'
 import { activeFlagDefinitions, liveFlagDefinitions } from '../feature-flags/definitions.js'
+import { CohortCalculations, type CalculationObject } from './calculations.js'
 import { cohortRefs, hasBehaviouralLeaf, hasCriteria, parseCohortFilters } from './filters.js'
 import { flagsUsing, namesList } from './usage.js'
 
@@ -26,6 +28,9 @@ export interface CohortRecord {
   deleted: boolean
   count: number | null
   version: number
+  is_calculating: boolean
+  last_calculation: string | null
+  errors_calculating: number
   created_by_id: number | null
   created_at: string
   updated_at: string
@@ -41,6 +46,8 @@ export interface CohortObject {
   is_calculating: boolean
   errors_calculating: number
   last_calculation: string | null
+  /** The newest failed calculation's error while the last ones failed. */
+  last_error_message: string | null
   count: number | null
   version: number
   created_by: UserSummary | null
@@ -79,10 +86,11 @@ const block = <T>(all: T[]): UsedInBlock<T> => ({ results: all.slice(0, USED_IN_
 /** What the activity log compares: the fields a write can change. */
 const snapshot = (c: CohortRecord) => ({ name: c.name, description: c.description, filters: c.filters, is_static: c.is_static, deleted: c.deleted })
 
-interface CohortRow extends Omit<CohortRecord, 'filters' | 'is_static' | 'deleted'> {
+interface CohortRow extends Omit<CohortRecord, 'filters' | 'is_static' | 'deleted' | 'is_calculating'> {
   filters: string
   is_static: number
   deleted: number
+  is_calculating: number
 }
 
 const toRecord = (row: CohortRow): CohortRecord => ({
@@ -90,7 +98,11 @@ const toRecord = (row: CohortRow): CohortRecord => ({
   filters: JSON.parse(row.filters) as JsonObject,
   is_static: row.is_static === 1,
   deleted: row.deleted === 1,
+  is_calculating: row.is_calculating === 1,
 })
+
+/** A live dynamic cohort is counted after each write, as PostHog's serializer enqueues a calculation. */
+const counted = (c: { is_static: boolean; deleted: boolean }) => !c.is_static && !c.deleted
 
 const compiled = lazyWriteValidators<CohortWrite>(cohortCreateSchema, cohortUpdateSchema)
 
@@ -100,18 +112,32 @@ export class Cohorts {
   readonly #clock: Clock
   readonly #activity: ActivityLog
   readonly #listeners = new Set<(teamId: number) => void>()
+  readonly #staleListeners = new Set<(teamId: number, id: number) => void>()
+  readonly calculations: CohortCalculations
 
   constructor(db: Db, accounts: Accounts, clock: Clock, activity: ActivityLog) {
     this.#db = db
     this.#accounts = accounts
     this.#clock = clock
     this.#activity = activity
+    this.calculations = new CohortCalculations(db)
   }
 
   /** Calls `listener(teamId)` after a cohort of the project changed (for evaluation caches). */
   onChange(listener: (teamId: number) => void): () => void {
     this.#listeners.add(listener)
     return () => this.#listeners.delete(listener)
+  }
+
+  /** Calls `listener(teamId, id)` after a write marked a dynamic cohort calculating (for the calculator). */
+  onStale(listener: (teamId: number, id: number) => void): () => void {
+    this.#staleListeners.add(listener)
+    return () => this.#staleListeners.delete(listener)
+  }
+
+  #changed(teamId: number, cohort: { id: number; is_static: boolean; deleted: boolean }): void {
+    for (const listener of this.#listeners) listener(teamId)
+    if (counted(cohort)) for (const listener of this.#staleListeners) listener(teamId, cohort.id)
   }
 
   /** The cohort of the project, deleted or not; null when there is none. */
@@ -167,17 +193,19 @@ export class Cohorts {
     const filters = body.filters === undefined ? {} : this.#parseFilters(teamId, null, body.filters, isStatic)
     const now = iso(this.#clock.now())
     const name = body.name ?? ''
+    const deleted = body.deleted ?? false
+    const calculating = counted({ is_static: isStatic, deleted })
     const id = this.#db.transaction(() => {
       const info = prepared(this.#db,
-          `INSERT INTO cohorts (team_id, name, description, filters, is_static, deleted, created_by_id, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO cohorts (team_id, name, description, filters, is_static, deleted, is_calculating, created_by_id, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(teamId, name, body.description ?? '', JSON.stringify(filters), isStatic ? 1 : 0, body.deleted ? 1 : 0, userId, now, now)
+        .run(teamId, name, body.description ?? '', JSON.stringify(filters), isStatic ? 1 : 0, deleted ? 1 : 0, calculating ? 1 : 0, userId, now, now)
       const id = Number(info.lastInsertRowid)
       if (actor) this.#log(teamId, actor, id, 'created', name, null)
       return id
     })()
-    for (const listener of this.#listeners) listener(teamId)
+    this.#changed(teamId, { id, is_static: isStatic, deleted })
     return this.get(teamId, id)
   }
 
@@ -208,18 +236,19 @@ export class Cohorts {
         version: filtersChanged ? current.version + 1 : current.version,
         updated_at: iso(this.#clock.now()),
       }
-      prepared(this.#db, 
+      next.is_calculating = current.is_calculating || counted(next)
+      prepared(this.#db,
           `UPDATE cohorts SET name = @name, description = @description, filters = @filters, is_static = @is_static,
-           deleted = @deleted, version = @version, updated_at = @updated_at WHERE id = @id`,
+           deleted = @deleted, version = @version, is_calculating = @is_calculating, updated_at = @updated_at WHERE id = @id`,
         )
-        .run({ ...next, filters: JSON.stringify(next.filters), is_static: next.is_static ? 1 : 0, deleted: next.deleted ? 1 : 0 })
+        .run({ ...next, filters: JSON.stringify(next.filters), is_static: next.is_static ? 1 : 0, deleted: next.deleted ? 1 : 0, is_calculating: next.is_calculating ? 1 : 0 })
       if (actor) {
         const activity = next.deleted === current.deleted ? 'updated' : next.deleted ? 'deleted' : 'restored'
         this.#log(teamId, actor, id, activity, next.name, changesBetween(SCOPE, snapshot(current), snapshot(next)))
       }
       return this.#toObject(next)
     })()
-    for (const listener of this.#listeners) listener(teamId)
+    this.#changed(teamId, updated)
     return updated
   }
 
@@ -254,10 +283,17 @@ export class Cohorts {
     this.#activity.log({ teamId, organizationId: actor.organizationId, userId: actor.userId, scope: SCOPE, itemId: id, activity, name, changes })
   }
 
-  /** Records how many persons a static cohort holds, after its members in persons.db were written. */
+  /** Records how many persons a static cohort holds, after its members in persons.db were written (its calculation). */
   setCount(teamId: number, id: number, count: number): void {
-    prepared(this.#db, 'UPDATE cohorts SET count = ?, updated_at = ? WHERE id = ? AND team_id = ?').run(count, iso(this.#clock.now()), id, teamId)
+    const now = iso(this.#clock.now())
+    prepared(this.#db, 'UPDATE cohorts SET count = ?, last_calculation = ?, updated_at = ? WHERE id = ? AND team_id = ?').run(count, now, now, id, teamId)
     for (const listener of this.#listeners) listener(teamId)
+  }
+
+  /** The cohort's calculations, newest first (404 when the project has no such cohort, deleted or not). */
+  calculationHistory(teamId: number, id: number, limit: number, offset: number): { count: number; results: CalculationObject[] } {
+    if (this.record(teamId, id) === null) throw new AppError('not_found')
+    return this.calculations.history({ teamId, id }, limit, offset)
   }
 
   /**
@@ -334,9 +370,10 @@ export class Cohorts {
       filters: cohort.filters,
       is_static: cohort.is_static,
       deleted: cohort.deleted,
-      is_calculating: false,
-      errors_calculating: 0,
-      last_calculation: null,
+      is_calculating: cohort.is_calculating,
+      errors_calculating: cohort.errors_calculating,
+      last_calculation: cohort.last_calculation,
+      last_error_message: cohort.errors_calculating > 0 ? this.calculations.lastError(cohort.id) : null,
       count: cohort.count,
       version: cohort.version,
       created_by: creator ? userSummary(creator) : null,

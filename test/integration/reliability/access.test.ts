@@ -191,6 +191,7 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${P}/cohorts/activity/`]: { scope: 'activity_log:read', ok: [200] },
     [`get ${P}/cohorts/:id/activity/`]: { scope: 'activity_log:read', ok: [200], params: () => ({ id: cohort.id }) },
     [`get ${P}/cohorts/:id/used_in/`]: { scope: 'cohort:read', ok: [200], params: () => ({ id: cohort.id }) },
+    [`get ${P}/cohorts/:id/calculation_history/`]: { scope: 'cohort:read', ok: [200], params: () => ({ id: cohort.id }) },
     [`get ${P}/cohorts/:id/persons/`]: { scope: 'cohort:read', alsoScope: 'person:read', ok: [200], params: () => ({ id: cohort.id }) },
     [`get ${P}/cohorts/:id/duplicate_as_static_cohort/`]: { scope: 'cohort:write', ok: [200], params: () => ({ id: cohort.id }) },
     [`patch ${P}/cohorts/:id/`]: { scope: 'cohort:write', ok: [200], body: { name: 'Renamed' }, params: () => ({ id: cohort.id }) },

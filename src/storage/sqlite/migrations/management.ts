@@ -403,4 +403,28 @@ ALTER TABLE scheduled_changes ADD COLUMN timezone TEXT NOT NULL DEFAULT 'UTC';
     // PostHog's Team.cookieless_server_hash_mode: 0 disabled (the default), 1 stateless, 2 stateful; nullable there too.
     sql: `ALTER TABLE projects ADD COLUMN cookieless_server_hash_mode INTEGER DEFAULT 0;`,
   },
+  {
+    version: 16,
+    name: 'cohort calculations',
+    // PostHog's Cohort.is_calculating, last_calculation and errors_calculating, and its CohortCalculationHistory:
+    // each count of a dynamic cohort's persons (management/cohorts/calculator.ts). Dynamic cohorts written before
+    // start never calculated, so the calculator's first look counts them.
+    sql: `
+ALTER TABLE cohorts ADD COLUMN is_calculating INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cohorts ADD COLUMN last_calculation TEXT;
+ALTER TABLE cohorts ADD COLUMN errors_calculating INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE cohort_calculations (
+  id TEXT PRIMARY KEY,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  cohort_id INTEGER NOT NULL REFERENCES cohorts(id) ON DELETE CASCADE,
+  filters TEXT NOT NULL,
+  count INTEGER,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  query_ms INTEGER,
+  error TEXT
+);
+CREATE INDEX cohort_calculations_cohort ON cohort_calculations(cohort_id, started_at);
+`,
+  },
 ]
