@@ -9,7 +9,7 @@ import { registerRoutes } from './http/app.js'
 import { Router } from './http/router.js'
 import { HttpServer } from './http/server.js'
 import { startIngestion } from './ingestion/index.js'
-import { CohortCalculator, ManagementFlagSource, ScheduledChangeApplier, bootstrap, cohortCount, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
+import { CohortCalculator, ManagementFlagSource, ScheduledChangeApplier, bootstrap, cohortCount, performedReader, createManagement, createProjectResolver, type BootstrapResult } from './management/index.js'
 import { createLogger, logThreadStart, type Logger } from './observability/logger.js'
 import { createMetrics } from './observability/metrics.js'
 import { CookielessFlagIds } from './flags/cookieless.js'
@@ -163,7 +163,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const countPersons = (teamId: number, condition: PropertyNode) => personReader.scans.listing.countPersons(teamId, { properties: [condition] })
   const cohortCalculator = new CohortCalculator({
     cohorts: management.cohorts,
-    count: cohortCount(management.cohorts, countPersons, (query) => events.distinctIds(query)),
+    count: cohortCount(management.cohorts, countPersons, performedReader(events)),
     clock: systemClock,
     logger,
   })

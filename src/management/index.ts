@@ -45,6 +45,7 @@ export {
   evaluatedCohortCondition,
   evaluatedCohortsNamed,
   performedEvent,
+  performedReader,
   removePersonFromStaticCohort,
   type CalculationObject,
   type CohortActor,

@@ -37,7 +37,7 @@ import { cupedLookbackDays } from './cuped.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
-import type { CohortById, PerformedEvent } from '../../management/index.js'
+import { performedReader, type CohortById } from '../../management/index.js'
 import { personFilterLookup, type PersonMatcher } from './person-filters.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
@@ -196,7 +196,7 @@ export class ExperimentQueryRunner {
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
     const testAccounts = testAccountFilters(project, experiment)
-    const performed = { read: (q: PerformedEvent) => this.#deps.events.distinctIds(q), now: nowMs }
+    const performed = { read: performedReader(this.#deps.events), now: nowMs }
     const nodes = [query.metric, experiment.exposure_criteria, testAccounts]
     const person = await personFilterLookup(this.#deps.persons ?? null, this.#deps.cohortById ?? null, project.id, nodes, undefined, performed)
     // The test account filters: what the events of real users meet.

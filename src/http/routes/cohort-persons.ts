@@ -13,7 +13,7 @@
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { parsePage } from '../../common/pagination.js'
-import { evaluatedCohortCondition, type CohortRecord, type PerformedReader } from '../../management/index.js'
+import { evaluatedCohortCondition, performedReader, type CohortRecord } from '../../management/index.js'
 import type { PersonReader, StaticCohortWriter } from '../../persons/index.js'
 import { cohortSchema } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
@@ -79,7 +79,7 @@ export function registerCohortPersonRoutes(
 ): void {
   const cohorts = api.management.cohorts
   const cohortById = (teamId: number, id: number) => cohorts.record(teamId, id)
-  const performed: PerformedReader | null = events && ((query) => events.distinctIds(query))
+  const performed = events && performedReader(events)
   const conditionOf = (cohort: CohortRecord) => evaluatedCohortCondition(cohort.id, cohortById, cohort.team_id, performed, Date.now())
   const cohortOf = (req: ProjectApiRequest): CohortRecord => {
     const cohort = cohortById(req.project.id, intParam(req.params.id))

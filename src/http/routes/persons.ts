@@ -11,7 +11,7 @@
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
-import { cohortMembership, evaluatedCohortsNamed, storesCanRun, type PerformedReader } from '../../management/index.js'
+import { cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type PerformedReader } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { hogqlFields, hogqlFilter, type EventStore, type PropertyNode } from '../../storage/events/index.js'
@@ -112,7 +112,7 @@ export async function personFilters(api: ApiContext, teamId: number, raw: string
 /** `ingestion` null (tests without capture): the persons API reads only. `events` reads cohort filters' behavioural conditions. */
 export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, events: EventStore | null, maxBodyBytes: number): void {
   const options = { maxBodyBytes }
-  const performed: PerformedReader | null = events && ((query) => events.distinctIds(query))
+  const performed = events && performedReader(events)
   const writes = ingestion ? personWriteHandlers(persons, ingestion) : null
   const handlers = {
     persons_list: async (req: ProjectApiRequest) => {

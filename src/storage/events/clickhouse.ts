@@ -356,6 +356,13 @@ export class ClickHouseEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
+  async distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>> {
+    const rows = await this.#rows<{ distinct_id: string; n: string }>(
+      `SELECT distinct_id, count() AS n FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, this.#features)} GROUP BY distinct_id ORDER BY distinct_id`,
+    )
+    return rows.map((r) => [r.distinct_id, Number(r.n)])
+  }
+
   /**
    * Aggregated in ClickHouse (clickhouse-experiment.ts): a few rows per variant, or a few numbers per entity
    * read as a stream, each chunk added up as it arrives so no one step holds the event loop long.

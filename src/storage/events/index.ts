@@ -98,6 +98,10 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).distinctIds(filter)
   }
 
+  async distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>> {
+    return (await this.#get()).distinctIdCounts(filter)
+  }
+
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     return (await this.#get()).experimentVariants(query)
   }

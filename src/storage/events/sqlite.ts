@@ -275,6 +275,14 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
+  async distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>> {
+    const where = compileSqliteWhere(filter)
+    return this.#db
+      .prepare(`SELECT distinct_id, COUNT(*) FROM ${where.from} WHERE ${where.sql} GROUP BY distinct_id ORDER BY distinct_id`)
+      .raw()
+      .all(...where.params) as Array<[string, number]>
+  }
+
   /** Runs on the read thread: the rows stay here and only the per-variant (and per-group) sums cross to the caller. */
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {
     const steps = experimentSteps(query)

@@ -172,7 +172,15 @@ export interface StaticCohortCondition {
 export interface PersonsOfCondition {
   personsOf: readonly string[]
   teamId: number
+  /**
+   * With it, only the persons whose ids' events (`counts[i]` sent by `personsOf[i]`) add up to a number that
+   * compares so with `value` (a `performed_event_multiple` condition).
+   */
+  times?: { counts: readonly number[]; operator: CountOperator; value: number }
 }
+
+/** How a count of events compares with a number. */
+export type CountOperator = '>=' | '>' | '<=' | '<' | '='
 
 export type PropertyNode =
   | EventPropertyFilter
@@ -330,6 +338,8 @@ export interface EventStore {
   funnel(query: FunnelQuery): Promise<FunnelRow[]>
   /** The distinct ids that sent matching events, each once, sorted. */
   distinctIds(filter: EventFilter): Promise<string[]>
+  /** Each distinct id that sent matching events with how many it sent, sorted by distinct id. */
+  distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>>
   /**
    * An experiment metric's per-variant sums (and per breakdown group), aggregated where the events are read
    * (ExperimentVariantsQuery): only these numbers reach the caller, whatever the number of events.

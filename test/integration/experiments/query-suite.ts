@@ -806,6 +806,11 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const never = await inCohort(true)
     t.same([never.baseline.sum, never.variant_results[0].sum, never.baseline.number_of_samples], [0, 0, PER_VARIANT], 'no clicks counted, every exposure kept')
     t.same(never.baseline.validation_failures, ['baseline-mean-is-zero'])
+    // Who clicked at least three times this week (performed_event_multiple), counted in this store: the click
+    // before the exposure and at least two of the metric's.
+    const twice = await f.api('POST', `${f.base}/cohorts/`, { name: 'Clicked thrice', filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ ...performed(false), value: 'performed_event_multiple', operator: 'gte', operator_value: 3 }] }] } } })
+    t.equal(twice.status, 201, twice.text)
+    checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: twice.body.id, type: 'cohort' }] })), expect((v, i) => (plan(v, i).clicks >= 2 ? plan(v, i).clicks : 0)), 'mean')
     const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
     t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [person] } })).status, 200)
     const goldOnly = await query(mean(clicked))

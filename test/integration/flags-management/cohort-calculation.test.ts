@@ -61,10 +61,12 @@ t.test('cohort calculations', async (t) => {
     const performed = (value: string) => ({ type: 'behavioral', key: 'signed_up', value, event_type: 'events', time_value: 30, time_interval: 'day', operator: 'gte', operator_value: 2 })
     const signedUp = (await server.api('POST', cohorts, { name: 'Signed up', filters: conditions(performed('performed_event')) })).body.id
     t.equal((await calculated(signedUp)).count, 1)
-    const often = (await server.api('POST', cohorts, { name: 'Often', filters: conditions(performed('performed_event_multiple')) })).body.id
-    const failed = await calculated(often)
-    t.match(failed, { count: null, errors_calculating: 1, last_error_message: /"performed_event_multiple" is one skylark can't evaluate/ })
-    t.match((await history(often)).results[0], { count: null, error: /performed_event_multiple/, is_completed: true, is_successful: false })
+    const twice = (await server.api('POST', cohorts, { name: 'Twice', filters: conditions(performed('performed_event_multiple')) })).body.id
+    t.equal((await calculated(twice)).count, 0, 'bob signed up once, not twice')
+    const stopped = (await server.api('POST', cohorts, { name: 'Stopped', filters: conditions(performed('stopped_performing_event')) })).body.id
+    const failed = await calculated(stopped)
+    t.match(failed, { count: null, errors_calculating: 1, last_error_message: /"stopped_performing_event" is one skylark can't evaluate/ })
+    t.match((await history(stopped)).results[0], { count: null, error: /stopped_performing_event/, is_completed: true, is_successful: false })
   })
 
   t.test('a static cohort counts its members and has no calculations to list; a missing cohort is 404', async (t) => {

@@ -151,7 +151,7 @@ t.test('cohort persons', async (t) => {
   t.test("a performed_event cohort holds the persons who sent the event in its window, by any of their distinct ids", async (t) => {
     const day = 86_400_000
     const pageview = (distinctId: string, daysAgo: number, $browser: string, event = '$pageview') => ({ event, distinct_id: distinctId, timestamp: new Date(Date.now() - daysAgo * day).toISOString(), properties: { $browser } })
-    const batch = [pageview('anon-03', 1, 'Firefox'), pageview('bob', 2, 'Chrome'), pageview('cy', 40, 'Firefox'), pageview('dee', 1, 'Firefox', 'purchase')]
+    const batch = [pageview('anon-03', 1, 'Firefox'), pageview('ada', 3, 'Chrome'), pageview('bob', 2, 'Chrome'), pageview('cy', 40, 'Firefox'), pageview('dee', 1, 'Firefox', 'purchase')]
     t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch } })).status, 200)
     await waitForEvents(server, 'after=2000-01-01T00:00:00Z', batch.length)
     t.same(names(await personsOf(behavioural)), ['bob', 'ada'], "ada through an anonymous id; cy's pageview is 40 days old")
@@ -165,9 +165,20 @@ t.test('cohort persons', async (t) => {
     t.same([copy.body.count, names(await personsOf(copy.body.id))], [2, ['bob', 'ada']])
   })
 
+  t.test("a performed_event_multiple cohort holds the persons whose count of the event in its window compares so, over all their ids", async (t) => {
+    const times = async (operator: string, operator_value: number, negation = false) =>
+      names(await personsOf(await cohort({ name: `${operator} ${operator_value}`, filters: conditions(performed({ value: 'performed_event_multiple', operator, operator_value, negation })) })))
+    t.same(await times('gte', 2), ['ada'], "ada's two pageviews were sent by two of her ids")
+    t.same(await times('exact', 2), ['ada'])
+    t.same(await times('lte', 1), ['bob'], "as PostHog's: a person who sent none is not counted (dee), nor one whose pageview is older (cy)")
+    t.same(await times('lt', 1), [])
+    t.same(await times('gte', 2, true), ['dee', 'cy', 'bob'], 'negated: everyone else')
+    t.match(await personsOf(await cohort({ name: 'Between', filters: conditions(performed({ value: 'performed_event_multiple', operator: 'between', operator_value: 1 })) })), { status: 400, body: { detail: 'count_operator must be gte, lte, eq, or None' } })
+  })
+
   t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {
-    const counted = await cohort({ name: 'Often', filters: conditions({ ...performed(), value: 'performed_event_multiple', operator: 'gte', operator_value: 3 }) })
-    t.match(await personsOf(counted), { status: 400, body: { type: 'validation_error', detail: 'The behavioural condition "performed_event_multiple" is one skylark can\'t evaluate (only performed_event is).' } })
+    const stopped = await cohort({ name: 'Stopped', filters: conditions({ ...performed(), value: 'stopped_performing_event', seq_time_value: 7, seq_time_interval: 'day' }) })
+    t.match(await personsOf(stopped), { status: 400, body: { type: 'validation_error', detail: 'The behavioural condition "stopped_performing_event" is one skylark can\'t evaluate (only performed_event and performed_event_multiple are).' } })
     const inList = await server.api('GET', `${base}/persons/?properties=${encodeURIComponent(JSON.stringify([{ type: 'cohort', key: 'id', value: behavioural }]))}`)
     t.same([inList.body.count, names(inList)], [2, ['bob', 'ada']], 'the persons list reads a behavioural cohort filter from the events too')
     t.equal((await personsOf(999_999)).status, 404)

@@ -16,7 +16,7 @@ t.test('a performed_event condition reads who sent the event from the start of i
 })
 
 t.test('the behavioural conditions skylark cannot read are refused, naming what', async (t) => {
-  t.throws(() => performedEvent(leaf({ value: 'performed_event_first_time' }), TEAM, NOW), { code: 'invalid', detail: 'The behavioural condition "performed_event_first_time" is one skylark can\'t evaluate (only performed_event is).' })
+  t.throws(() => performedEvent(leaf({ value: 'performed_event_first_time' }), TEAM, NOW), { code: 'invalid', detail: 'The behavioural condition "performed_event_first_time" is one skylark can\'t evaluate (only performed_event and performed_event_multiple are).' })
   t.throws(() => performedEvent(leaf({ event_type: 'actions', key: 4 }), TEAM, NOW), { code: 'invalid', detail: /names an event .* not an action's/ })
   t.throws(() => performedEvent(leaf({ time_value: 0 }), TEAM, NOW), { code: 'invalid', detail: /positive integer time_value/ })
   t.throws(() => performedEvent(leaf({ time_interval: 'fortnight' }), TEAM, NOW), { code: 'invalid', detail: /time_interval must be one of hour, day, week, month, year/ })
@@ -32,7 +32,7 @@ t.test('a cohort is evaluated with its performed_event conditions read once each
   const reads: PerformedEvent[] = []
   const read = async (q: PerformedEvent) => {
     reads.push(q)
-    return ['anon-1', 'ada']
+    return [['anon-1', 1], ['ada', 3]] as const
   }
   const condition = await evaluatedCohortCondition(1, (team, id) => (team === TEAM ? (cohorts.get(id) ?? null) : null), TEAM, read, NOW)
   const who = { personsOf: ['anon-1', 'ada'], teamId: TEAM }
@@ -48,10 +48,30 @@ t.test('the dynamic cohorts a filter tree names are evaluated first, each once; 
     [3, { is_static: false, deleted: true, filters: { properties: { type: 'AND', values: [leaf()] } } }],
   ])
   let reads = 0
-  const read = async () => (reads++, ['ada'])
+  const read = async () => (reads++, [['ada', 1]] as const)
   const tree = { type: 'OR', values: [{ type: 'cohort', key: 'id', value: 1 }, { type: 'AND', values: [{ type: 'cohort', key: 'id', value: '1', operator: 'not_in' }, { type: 'cohort', key: 'id', value: 2 }] }, { type: 'cohort', key: 'id', value: 3 }, { type: 'cohort', key: 'id', value: 9 }] }
   const evaluated = await evaluatedCohortsNamed(tree, (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW)
   t.same([...evaluated], [[1, { type: 'AND', values: [{ personsOf: ['ada'], teamId: TEAM }] }]])
   t.equal(reads, 1)
   t.same(await evaluatedCohortsNamed('not a tree', (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW), new Map())
+})
+
+t.test("a performed_event_multiple condition compares each person's count, as PostHog's get_count_operator reads its operator", async (t) => {
+  const multiple = (extra: Record<string, unknown>) => leaf({ value: 'performed_event_multiple', operator_value: 2, ...extra })
+  const cohortOf = (condition: Record<string, unknown>) => new Map<number, CohortSource>([[1, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [condition, leaf()] } } }]])
+  const reads: PerformedEvent[] = []
+  const read = async (q: PerformedEvent) => (reads.push(q), [['anon-1', 1], ['ada', 3]] as const)
+  const evaluate = (condition: Record<string, unknown>) => evaluatedCohortCondition(1, (_, id) => cohortOf(condition).get(id) ?? null, TEAM, read, NOW)
+  const ids = ['anon-1', 'ada']
+  for (const [operator, sql] of [['gte', '>='], ['lte', '<='], ['gt', '>'], ['lt', '<'], ['eq', '='], ['exact', '='], [undefined, '=']]) {
+    t.same(await evaluate(multiple({ operator })), {
+      type: 'AND',
+      values: [{ personsOf: ids, teamId: TEAM, times: { counts: [1, 3], operator: sql, value: 2 } }, { personsOf: ids, teamId: TEAM }],
+    }, `${operator ?? 'no operator'} is ${sql}`)
+  }
+  t.equal(reads.length, 7, 'the counted condition and the plain one read the same events once per evaluation')
+  t.match(await evaluate(multiple({ operator_value: '4' })), { values: [{ times: { value: 4 } }] }, 'a number as text')
+  await t.rejects(evaluate(multiple({ operator: 'between' })), { code: 'invalid', detail: 'count_operator must be gte, lte, eq, or None' })
+  await t.rejects(evaluate(multiple({ operator_value: 0 })), { code: 'invalid', detail: 'A performed_event_multiple condition needs a positive integer operator_value.' })
+  await t.rejects(evaluate(multiple({ operator_value: undefined })), { code: 'invalid', detail: /positive integer operator_value/ })
 })
