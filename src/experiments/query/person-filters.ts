@@ -9,8 +9,8 @@
  *
  * A cohort is its static members, or for a dynamic cohort the persons its person property conditions (AND/OR
  * groups of them, negated ones included, the cohorts it names read in their place, negated or not) and its
- * `performed_event` conditions (read from the event store) match; a cohort with other behavioural conditions is a
- * 400 naming it. `not_in` reads the other persons.
+ * behavioural conditions (read from the event store, management/cohorts/behavioural.ts) match; a cohort with a
+ * sequence condition is a 400 naming it. `not_in` reads the other persons.
  *
  * A HogQL filter reading person properties (`person.properties.<key>`, and no event ones) reads as the distinct
  * ids of the persons whose properties its expression holds for, as a person property filter does. A person
@@ -161,7 +161,7 @@ function findFilters(node: unknown, into: Found): Found {
 /**
  * The lookup planning reads person, group and cohort filters and person property breakdowns with: each found in
  * `nodes` resolved to the distinct ids (group keys) it matches. Null without persons.db (they are then refused).
- * `performed` reads cohorts' `performed_event` conditions from the events as of `now`; without it they are refused.
+ * `performed` reads cohorts' behavioural conditions from the events as of `now`; without it they are refused.
  */
 export async function personFilterLookup(
   matcher: PersonMatcher | null,

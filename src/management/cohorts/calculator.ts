@@ -7,7 +7,7 @@
  * - Every CHECK_MS the due ones (calculations.ts: never counted, or counted MAX_AGE_MS ago; not after more than
  *   MAX_ERRORS failures in a row) are queued, PER_LOOK at most, least recently counted first, as PostHog's
  *   minutely task takes a few.
- * - One cohort is counted at a time: the count scans persons.db on its read thread (and, for `performed_event`
+ * - One cohort is counted at a time: the count scans persons.db on its read thread (and, for behavioural
  *   conditions, the event store), which serves the API's lists too.
  * - A cohort written again while it is counted is counted again after; it stays calculating until then.
  * It runs on the main thread, which owns management.db's writing connection. Time is the injected clock's.

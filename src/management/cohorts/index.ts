@@ -2,6 +2,6 @@ export { Cohorts, type CohortActor, type CohortListQuery, type CohortObject, typ
 export { cohortLeaves, hasBehaviouralLeaf } from './filters.js'
 export { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type StaticCohortMembers } from './members.js'
 export { cohortCondition, cohortId, cohortMembership, type CohortById, type CohortSource } from './condition.js'
-export { evaluatedCohortCondition, evaluatedCohortsNamed, performedEvent, performedReader, type PerformedEvent, type PerformedReader } from './behavioural.js'
+export { behaviouralReading, evaluatedCohortCondition, evaluatedCohortsNamed, performedReader, type BehaviouralReading, type PerformedReader } from './behavioural.js'
 export { CohortCalculator, cohortCount, type CohortCount } from './calculator.js'
 export { type CalculationObject } from './calculations.js'

@@ -35,6 +35,8 @@ import {
   type FunnelRow,
   type PropertyValuesQuery,
   type StoredEvent,
+  type TallyQuery,
+  type TallyRow,
   type ValueColumn,
 } from './types.js'
 
@@ -356,11 +358,15 @@ export class ClickHouseEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
-  async distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>> {
-    const rows = await this.#rows<{ distinct_id: string; n: string }>(
-      `SELECT distinct_id, count() AS n FROM ${this.#table} WHERE ${compileClickHouseWhere(filter, this.#features)} GROUP BY distinct_id ORDER BY distinct_id`,
+  async distinctIdTallies(query: TallyQuery): Promise<TallyRow[]> {
+    const ms = msExpr('timestamp', this.#features)
+    const bound = (at: number) => Math.min(Math.max(Math.trunc(at), 0), 4294967294000)
+    const windows = query.windows.map(([from, to], k) => `, countIf(${ms} >= ${bound(from)} AND ${ms} < ${bound(to)}) AS w${k}`).join('')
+    // JSONEachRow, not a compact format: 18.16 has none for rows.
+    const rows = await this.#rows<Record<string, string | number>>(
+      `SELECT distinct_id, min(${ms}) AS first${windows} FROM ${this.#table} WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY distinct_id ORDER BY distinct_id`,
     )
-    return rows.map((r) => [r.distinct_id, Number(r.n)])
+    return rows.map((row) => [String(row.distinct_id), Number(row.first), ...query.windows.map((_, k) => Number(row[`w${k}`]))])
   }
 
   /**

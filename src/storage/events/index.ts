@@ -19,6 +19,8 @@ import type {
   FunnelRow,
   PropertyValuesQuery,
   StoredEvent,
+  TallyQuery,
+  TallyRow,
 } from './types.js'
 
 export * from './types.js'
@@ -98,8 +100,8 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).distinctIds(filter)
   }
 
-  async distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>> {
-    return (await this.#get()).distinctIdCounts(filter)
+  async distinctIdTallies(query: TallyQuery): Promise<TallyRow[]> {
+    return (await this.#get()).distinctIdTallies(query)
   }
 
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {

@@ -45,7 +45,7 @@ export class ThreadedEventStore implements EventStore {
   dailyBreakdown: EventStore['dailyBreakdown'] = (...args) => this.#call('dailyBreakdown', args)
   funnel: EventStore['funnel'] = (...args) => this.#call('funnel', args)
   distinctIds: EventStore['distinctIds'] = (...args) => this.#call('distinctIds', args)
-  distinctIdCounts: EventStore['distinctIdCounts'] = (...args) => this.#call('distinctIdCounts', args)
+  distinctIdTallies: EventStore['distinctIdTallies'] = (...args) => this.#call('distinctIdTallies', args)
   experimentVariants: EventStore['experimentVariants'] = (...args) => this.#call('experimentVariants', args)
   experimentExposures: EventStore['experimentExposures'] = (...args) => this.#call('experimentExposures', args)
 

@@ -9,7 +9,7 @@ import type { Db } from '../sqlite/database.js'
 import { textNumber } from './numbers.js'
 import { hogqlFields, hogqlHolds, hogqlProperties, pathIndex, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
-import type { CountOperator, ElementCondition, EventFilter, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
+import type { CountOperator, ElementCondition, EventFilter, PersonsOfCondition, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
 export interface SqlFragment {
   sql: string
@@ -105,6 +105,21 @@ function compareText(v: SqlFragment, present: SqlFragment, filter: EventProperty
 /** The SQL of each count comparison (a closed set: never the caller's text in the query). */
 const COUNT_OPERATORS: Readonly<Record<CountOperator, string>> = { '>=': '>=', '>': '>', '<=': '<=', '<': '<', '=': '=' }
 
+/**
+ * The persons whose tallies pass: one bound JSON list of [distinct id, first event, window counts…] rows, each
+ * person's read over its ids (the earliest first event, the counts summed), and the checks that hold added up.
+ */
+function talliesCondition(node: Required<PersonsOfCondition>): SqlFragment {
+  const { rows, checks, atLeast } = node.tallies
+  const json = JSON.stringify(node.personsOf.map((id, i) => [id, ...rows[i]!]))
+  const held = checks.map((c) => `(${c.column === 0 ? 'MIN' : 'SUM'}(j.value ->> ${c.column + 1}) ${COUNT_OPERATORS[c.operator]} ?)`)
+  return {
+    sql: `id IN (SELECT d.person_id FROM json_each(?) j JOIN person_distinct_ids d ON d.team_id = ? AND d.distinct_id = j.value ->> 0
+           GROUP BY d.person_id HAVING ${held.join(' + ')} >= ?)`,
+    params: [json, node.teamId, ...checks.map((c) => c.value), atLeast],
+  }
+}
+
 /** A property filter or group as one SQL condition; an empty group holds. */
 function nodeCondition(node: PropertyNode): SqlFragment {
   if ('key' in node) return propertyCondition(node)
@@ -121,16 +136,7 @@ function nodeCondition(node: PropertyNode): SqlFragment {
   if ('hogql' in node) return hogqlCondition(node)
   // Over persons.db's persons only (their `id`).
   if ('staticCohort' in node) return { sql: 'id IN (SELECT person_id FROM cohort_people WHERE team_id = ? AND cohort_id = ?)', params: [node.teamId, node.staticCohort] }
-  if ('personsOf' in node && node.times) {
-    // Each person's events summed over its ids: one bound JSON list of [distinct id, count] pairs.
-    const { counts, operator, value } = node.times
-    const pairs = JSON.stringify(node.personsOf.map((id, i) => [id, counts[i]]))
-    return {
-      sql: `id IN (SELECT d.person_id FROM json_each(?) j JOIN person_distinct_ids d ON d.team_id = ? AND d.distinct_id = j.value ->> 0
-             GROUP BY d.person_id HAVING SUM(j.value ->> 1) ${COUNT_OPERATORS[operator]} ?)`,
-      params: [pairs, node.teamId, value],
-    }
-  }
+  if ('personsOf' in node && node.tallies) return talliesCondition(node as Required<PersonsOfCondition>)
   if ('personsOf' in node) {
     return { sql: 'id IN (SELECT person_id FROM person_distinct_ids WHERE team_id = ? AND distinct_id IN (SELECT value FROM json_each(?)))', params: [node.teamId, JSON.stringify(node.personsOf)] }
   }

@@ -38,6 +38,8 @@ import {
   type PropertyValuesQuery,
   type SessionProperty,
   type StoredEvent,
+  type TallyQuery,
+  type TallyRow,
   type ValueColumn,
 } from './types.js'
 
@@ -275,12 +277,13 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => r.distinct_id)
   }
 
-  async distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>> {
-    const where = compileSqliteWhere(filter)
+  async distinctIdTallies(query: TallyQuery): Promise<TallyRow[]> {
+    const where = compileSqliteWhere(query)
+    const windows = query.windows.map(() => ', SUM(timestamp >= ? AND timestamp < ?)').join('')
     return this.#db
-      .prepare(`SELECT distinct_id, COUNT(*) FROM ${where.from} WHERE ${where.sql} GROUP BY distinct_id ORDER BY distinct_id`)
+      .prepare(`SELECT distinct_id, MIN(timestamp)${windows} FROM ${where.from} WHERE ${where.sql} GROUP BY distinct_id ORDER BY distinct_id`)
       .raw()
-      .all(...where.params) as Array<[string, number]>
+      .all(...query.windows.flat(), ...where.params) as TallyRow[]
   }
 
   /** Runs on the read thread: the rows stay here and only the per-variant (and per-group) sums cross to the caller. */

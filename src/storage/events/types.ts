@@ -173,14 +173,29 @@ export interface PersonsOfCondition {
   personsOf: readonly string[]
   teamId: number
   /**
-   * With it, only the persons whose ids' events (`counts[i]` sent by `personsOf[i]`) add up to a number that
-   * compares so with `value` (a `performed_event_multiple` condition).
+   * With them, only the persons for whom at least `atLeast` of the checks hold over their ids' tallies
+   * (`rows[i]` for `personsOf[i]`: a TallyRow without its id), as a behavioural cohort condition reads them.
    */
-  times?: { counts: readonly number[]; operator: CountOperator; value: number }
+  tallies?: { rows: ReadonlyArray<readonly number[]>; checks: readonly TallyCheck[]; atLeast: number }
 }
 
-/** How a count of events compares with a number. */
+/** A check of a person's tallies: `column` 0 is its first event (the earliest of its ids'), k ≥ 1 its events in window k − 1 (summed over its ids). */
+export interface TallyCheck {
+  column: number
+  operator: CountOperator
+  value: number
+}
+
+/** How a count (or a time) compares with a number. */
 export type CountOperator = '>=' | '>' | '<=' | '<' | '='
+
+/** Matching events counted per distinct id in each window, `[from, to)` in ms. */
+export interface TallyQuery extends EventFilter {
+  windows: ReadonlyArray<readonly [number, number]>
+}
+
+/** A distinct id, its first matching event (ms), then its count in each window. */
+export type TallyRow = [string, number, ...number[]]
 
 export type PropertyNode =
   | EventPropertyFilter
@@ -338,8 +353,11 @@ export interface EventStore {
   funnel(query: FunnelQuery): Promise<FunnelRow[]>
   /** The distinct ids that sent matching events, each once, sorted. */
   distinctIds(filter: EventFilter): Promise<string[]>
-  /** Each distinct id that sent matching events with how many it sent, sorted by distinct id. */
-  distinctIdCounts(filter: EventFilter): Promise<Array<[string, number]>>
+  /**
+   * Each distinct id that sent matching events, sorted: its first matching event (ms) and how many it sent in
+   * each of the query's windows.
+   */
+  distinctIdTallies(query: TallyQuery): Promise<TallyRow[]>
   /**
    * An experiment metric's per-variant sums (and per breakdown group), aggregated where the events are read
    * (ExperimentVariantsQuery): only these numbers reach the caller, whatever the number of events.

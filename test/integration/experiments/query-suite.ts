@@ -811,6 +811,9 @@ export function querySuite(t: Test, setup: StoreSetup): void {
     const twice = await f.api('POST', `${f.base}/cohorts/`, { name: 'Clicked thrice', filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ ...performed(false), value: 'performed_event_multiple', operator: 'gte', operator_value: 3 }] }] } } })
     t.equal(twice.status, 201, twice.text)
     checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: twice.body.id, type: 'cohort' }] })), expect((v, i) => (plan(v, i).clicks >= 2 ? plan(v, i).clicks : 0)), 'mean')
+    // Whose first click ever was this week: everyone's (the store's first event of each distinct id).
+    const firstTime = await f.api('POST', `${f.base}/cohorts/`, { name: 'New clickers', filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ ...performed(false), value: 'performed_event_first_time' }] }] } } })
+    checkAnswer(t, await query(mean({ ...clicked, properties: [{ key: 'id', value: firstTime.body.id, type: 'cohort' }] })), expect((v, i) => plan(v, i).clicks), 'mean')
     const patch = (exposure_criteria: object) => f.api('PATCH', `${f.experiments}${experimentId}/`, { exposure_criteria })
     t.equal((await patch({ exposure_config: { kind: 'ExperimentEventExposureConfig', event: '$feature_flag_called', properties: [person] } })).status, 200)
     const goldOnly = await query(mean(clicked))

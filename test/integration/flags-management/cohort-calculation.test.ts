@@ -63,10 +63,10 @@ t.test('cohort calculations', async (t) => {
     t.equal((await calculated(signedUp)).count, 1)
     const twice = (await server.api('POST', cohorts, { name: 'Twice', filters: conditions(performed('performed_event_multiple')) })).body.id
     t.equal((await calculated(twice)).count, 0, 'bob signed up once, not twice')
-    const stopped = (await server.api('POST', cohorts, { name: 'Stopped', filters: conditions(performed('stopped_performing_event')) })).body.id
-    const failed = await calculated(stopped)
-    t.match(failed, { count: null, errors_calculating: 1, last_error_message: /"stopped_performing_event" is one skylark can't evaluate/ })
-    t.match((await history(stopped)).results[0], { count: null, error: /stopped_performing_event/, is_completed: true, is_successful: false })
+    const sequence = (await server.api('POST', cohorts, { name: 'Then', filters: conditions({ ...performed('performed_event_sequence'), seq_event: 'paid', seq_time_value: 1, seq_time_interval: 'day' }) })).body.id
+    const failed = await calculated(sequence)
+    t.match(failed, { count: null, errors_calculating: 1, last_error_message: /"performed_event_sequence" is one skylark can't evaluate/ })
+    t.match((await history(sequence)).results[0], { count: null, error: /performed_event_sequence/, is_completed: true, is_successful: false })
   })
 
   t.test('a static cohort counts its members and has no calculations to list; a missing cohort is 404', async (t) => {

@@ -176,9 +176,28 @@ t.test('cohort persons', async (t) => {
     t.match(await personsOf(await cohort({ name: 'Between', filters: conditions(performed({ value: 'performed_event_multiple', operator: 'between', operator_value: 1 })) })), { status: 400, body: { detail: 'count_operator must be gte, lte, eq, or None' } })
   })
 
+  t.test('first-time, stopped, restarted and regular behaviour read each person’s logins over all its ids', async (t) => {
+    const day = 86_400_000
+    const login = (distinctId: string, daysAgo: number) => ({ event: 'logged_in', distinct_id: distinctId, timestamp: new Date(Date.now() - daysAgo * day).toISOString(), properties: {} })
+    // ada logged in long ago (by an anonymous id) and again yesterday; bob and dee stopped; cy is new, weekly.
+    const batch = [login('anon-05', 60), login('ada', 1), login('bob', 20), login('cy', 8), login('cy', 2), login('dee', 50), login('dee', 10)]
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch } })).status, 200)
+    await waitForEvents(server, 'event=logged_in&after=2000-01-01T00:00:00Z', batch.length)
+    const who = async (extra: Record<string, unknown>) => {
+      const id = await cohort({ name: String(extra.value), filters: conditions(performed({ key: 'logged_in', ...extra })) })
+      return names(await personsOf(id))
+    }
+    const recently = { seq_time_value: 7, seq_time_interval: 'day' }
+    t.same(await who({ value: 'performed_event_first_time' }), ['cy', 'bob'], 'their first login within 30 days')
+    t.same(await who({ value: 'stopped_performing_event', ...recently }), ['dee', 'bob'], 'in the 30 days, none in the last 7')
+    t.same(await who({ value: 'restarted_performing_event', ...recently }), ['ada'], 'before the 30 days, none until the last 7, then again')
+    t.same(await who({ value: 'stopped_performing_event', ...recently, negation: true }), ['cy', 'ada'])
+    t.same(await who({ value: 'performed_event_regularly', time_value: 1, time_interval: 'week', total_periods: 3, min_periods: 2, operator: 'gte', operator_value: 1 }), ['cy'], 'in two of the last three weeks')
+  })
+
   t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {
-    const stopped = await cohort({ name: 'Stopped', filters: conditions({ ...performed(), value: 'stopped_performing_event', seq_time_value: 7, seq_time_interval: 'day' }) })
-    t.match(await personsOf(stopped), { status: 400, body: { type: 'validation_error', detail: 'The behavioural condition "stopped_performing_event" is one skylark can\'t evaluate (only performed_event and performed_event_multiple are).' } })
+    const sequence = await cohort({ name: 'Then', filters: conditions({ ...performed(), value: 'performed_event_sequence', seq_event: 'purchase', seq_time_value: 7, seq_time_interval: 'day' }) })
+    t.match(await personsOf(sequence), { status: 400, body: { type: 'validation_error', detail: 'The behavioural condition "performed_event_sequence" is one skylark can\'t evaluate (sequences and actions\' events are not).' } })
     const inList = await server.api('GET', `${base}/persons/?properties=${encodeURIComponent(JSON.stringify([{ type: 'cohort', key: 'id', value: behavioural }]))}`)
     t.same([inList.body.count, names(inList)], [2, ['bob', 'ada']], 'the persons list reads a behavioural cohort filter from the events too')
     t.equal((await personsOf(999_999)).status, 404)

@@ -1,27 +1,64 @@
 import t from 'tap'
-import { evaluatedCohortCondition, evaluatedCohortsNamed, performedEvent, type CohortSource, type PerformedEvent } from '../../../src/management/index.js'
+import { behaviouralReading, evaluatedCohortCondition, evaluatedCohortsNamed, type CohortSource } from '../../../src/management/index.js'
+import type { TallyQuery, TallyRow } from '../../../src/storage/events/index.js'
 
 const TEAM = 3
 const NOW = Date.parse('2026-03-31T12:00:00Z')
 const DAY = 86_400_000
 const leaf = (extra: Record<string, unknown> = {}) => ({ type: 'behavioral', key: '$pageview', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day', ...extra })
+const queryOf = (extra: Record<string, unknown>) => behaviouralReading(leaf(extra), TEAM, NOW).query
 
 t.test('a performed_event condition reads who sent the event from the start of its window up to now', async (t) => {
-  t.same(performedEvent(leaf(), TEAM, NOW), { teamId: TEAM, event: '$pageview', after: NOW - 30 * DAY, before: NOW, properties: [] })
-  t.equal(performedEvent(leaf({ time_value: '2', time_interval: 'week' }), TEAM, NOW).after, NOW - 14 * DAY, 'a number as text')
-  t.equal(performedEvent(leaf({ time_value: 1, time_interval: 'month' }), TEAM, NOW).after, Date.parse('2026-02-28T12:00:00Z'), 'a calendar month, the day kept within it')
-  t.equal(performedEvent(leaf({ explicit_datetime: '-12h' }), TEAM, NOW).after, NOW - DAY / 2, 'explicit_datetime wins')
-  t.equal(performedEvent(leaf({ explicit_datetime: '2026-01-01' }), TEAM, NOW).after, Date.parse('2026-01-01'), 'or a date')
-  t.same(performedEvent(leaf({ event_filters: [{ key: '$browser', value: 'Firefox', type: 'event' }] }), TEAM, NOW).properties, [{ key: '$browser', operator: 'exact', value: 'Firefox' }])
+  t.same(behaviouralReading(leaf(), TEAM, NOW), { query: { teamId: TEAM, event: '$pageview', after: NOW - 30 * DAY, before: NOW, properties: [], windows: [[NOW - 30 * DAY, NOW]] }, checks: null, atLeast: 0 })
+  t.equal(queryOf({ time_value: '2', time_interval: 'week' }).after, NOW - 14 * DAY, 'a number as text')
+  t.equal(queryOf({ time_value: 1, time_interval: 'month' }).after, Date.parse('2026-02-28T12:00:00Z'), 'a calendar month, the day kept within it')
+  t.equal(queryOf({ explicit_datetime: '-12h' }).after, NOW - DAY / 2, 'explicit_datetime wins')
+  t.equal(queryOf({ explicit_datetime: '2026-01-01' }).after, Date.parse('2026-01-01'), 'or a date')
+  t.same(queryOf({ event_filters: [{ key: '$browser', value: 'Firefox', type: 'event' }] }).properties, [{ key: '$browser', operator: 'exact', value: 'Firefox' }])
 })
 
-t.test('the behavioural conditions skylark cannot read are refused, naming what', async (t) => {
-  t.throws(() => performedEvent(leaf({ value: 'performed_event_first_time' }), TEAM, NOW), { code: 'invalid', detail: 'The behavioural condition "performed_event_first_time" is one skylark can\'t evaluate (only performed_event and performed_event_multiple are).' })
-  t.throws(() => performedEvent(leaf({ event_type: 'actions', key: 4 }), TEAM, NOW), { code: 'invalid', detail: /names an event .* not an action's/ })
-  t.throws(() => performedEvent(leaf({ time_value: 0 }), TEAM, NOW), { code: 'invalid', detail: /positive integer time_value/ })
-  t.throws(() => performedEvent(leaf({ time_interval: 'fortnight' }), TEAM, NOW), { code: 'invalid', detail: /time_interval must be one of hour, day, week, month, year/ })
-  t.throws(() => performedEvent(leaf({ explicit_datetime: 'soon' }), TEAM, NOW), { code: 'invalid', detail: /explicit_datetime "soon" is not a date/ })
-  t.throws(() => performedEvent(leaf({ event_filters: [{ key: 'plan', value: 'pro', type: 'person' }] }), TEAM, NOW), { code: 'invalid', detail: 'A performed_event condition filters on event properties only.' })
+t.test("the other kinds read their windows and check a person's tallies as PostHog's cohort query does", async (t) => {
+  const reading = (extra: Record<string, unknown>) => behaviouralReading(leaf(extra), TEAM, NOW)
+  const start = NOW - 30 * DAY
+  const recent = NOW - 7 * DAY
+  t.same(reading({ value: 'performed_event_multiple', operator: 'gte', operator_value: 3 }), {
+    query: { teamId: TEAM, event: '$pageview', after: start, before: NOW, properties: [], windows: [[start, NOW]] },
+    checks: [{ column: 1, operator: '>=', value: 3 }],
+    atLeast: 1,
+  })
+  t.same(reading({ value: 'performed_event_first_time' }), {
+    query: { teamId: TEAM, event: '$pageview', before: NOW, properties: [], windows: [] },
+    checks: [{ column: 0, operator: '>=', value: start }],
+    atLeast: 1,
+  }, 'every event before now is read: the first one must lie in the window')
+  t.same(reading({ value: 'stopped_performing_event', seq_time_value: 7, seq_time_interval: 'day' }), {
+    query: { teamId: TEAM, event: '$pageview', after: start, before: NOW, properties: [], windows: [[start, recent], [recent, NOW]] },
+    checks: [{ column: 1, operator: '>', value: 0 }, { column: 2, operator: '=', value: 0 }],
+    atLeast: 2,
+  })
+  t.same(reading({ value: 'restarted_performing_event', seq_time_value: 7, seq_time_interval: 'day' }), {
+    query: { teamId: TEAM, event: '$pageview', before: NOW, properties: [], windows: [[0, start], [start, recent], [recent, NOW]] },
+    checks: [{ column: 1, operator: '>', value: 0 }, { column: 2, operator: '=', value: 0 }, { column: 3, operator: '>', value: 0 }],
+    atLeast: 3,
+  })
+  const weekly = reading({ value: 'performed_event_regularly', time_value: 1, time_interval: 'week', total_periods: 3, min_periods: 2, operator: 'gte', operator_value: 2 })
+  const week = 7 * DAY
+  t.same(weekly.query.windows, [[NOW - week, NOW], [NOW - 2 * week, NOW - week], [NOW - 3 * week, NOW - 2 * week]], 'the last three weeks, newest first')
+  t.same([weekly.query.after, weekly.checks, weekly.atLeast], [NOW - 3 * week, [1, 2, 3].map((column) => ({ column, operator: '>=', value: 2 })), 2])
+})
+
+t.test('what skylark cannot read, or PostHog refuses, is a 400 naming it', async (t) => {
+  const refused = (extra: Record<string, unknown>, detail: string | RegExp) => t.throws(() => behaviouralReading(leaf(extra), TEAM, NOW), { code: 'invalid', detail }, String(detail))
+  refused({ value: 'performed_event_sequence', seq_event: 'x' }, 'The behavioural condition "performed_event_sequence" is one skylark can\'t evaluate (sequences and actions\' events are not).')
+  refused({ event_type: 'actions', key: 4 }, /names an event .* not an action's/)
+  refused({ time_value: 0 }, /positive integer time_value/)
+  refused({ time_interval: 'fortnight' }, /time_interval must be one of hour, day, week, month, year/)
+  refused({ explicit_datetime: 'soon' }, /explicit_datetime "soon" is not a date/)
+  refused({ event_filters: [{ key: 'plan', value: 'pro', type: 'person' }] }, 'A behavioural condition filters on event properties only.')
+  refused({ value: 'stopped_performing_event', seq_time_value: 60, seq_time_interval: 'day' }, 'seq_date must be more recent than date')
+  refused({ value: 'stopped_performing_event' }, 'The behavioural condition needs a positive integer seq_time_value.')
+  refused({ value: 'performed_event_regularly', total_periods: 2, min_periods: 3, operator_value: 1 }, 'min_periods (3) cannot be greater than total_periods (2)')
+  refused({ value: 'performed_event_regularly', operator_value: 1 }, /needs positive integers time_value, total_periods and min_periods/)
 })
 
 t.test('a cohort is evaluated with its performed_event conditions read once each, negations and nested cohorts included', async (t) => {
@@ -29,10 +66,10 @@ t.test('a cohort is evaluated with its performed_event conditions read once each
     [1, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [leaf({ negation: true }), { type: 'cohort', key: 'id', value: 2 }] } } }],
     [2, { is_static: false, deleted: false, filters: { properties: { type: 'OR', values: [leaf(), { type: 'person', key: 'plan', value: 'pro' }] } } }],
   ])
-  const reads: PerformedEvent[] = []
-  const read = async (q: PerformedEvent) => {
+  const reads: TallyQuery[] = []
+  const read = async (q: TallyQuery) => {
     reads.push(q)
-    return [['anon-1', 1], ['ada', 3]] as const
+    return [['anon-1', NOW - DAY, 1], ['ada', NOW - 2 * DAY, 3]] satisfies TallyRow[]
   }
   const condition = await evaluatedCohortCondition(1, (team, id) => (team === TEAM ? (cohorts.get(id) ?? null) : null), TEAM, read, NOW)
   const who = { personsOf: ['anon-1', 'ada'], teamId: TEAM }
@@ -48,7 +85,7 @@ t.test('the dynamic cohorts a filter tree names are evaluated first, each once; 
     [3, { is_static: false, deleted: true, filters: { properties: { type: 'AND', values: [leaf()] } } }],
   ])
   let reads = 0
-  const read = async () => (reads++, [['ada', 1]] as const)
+  const read = async () => (reads++, [['ada', NOW - DAY, 1]] satisfies TallyRow[])
   const tree = { type: 'OR', values: [{ type: 'cohort', key: 'id', value: 1 }, { type: 'AND', values: [{ type: 'cohort', key: 'id', value: '1', operator: 'not_in' }, { type: 'cohort', key: 'id', value: 2 }] }, { type: 'cohort', key: 'id', value: 3 }, { type: 'cohort', key: 'id', value: 9 }] }
   const evaluated = await evaluatedCohortsNamed(tree, (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW)
   t.same([...evaluated], [[1, { type: 'AND', values: [{ personsOf: ['ada'], teamId: TEAM }] }]])
@@ -59,18 +96,18 @@ t.test('the dynamic cohorts a filter tree names are evaluated first, each once; 
 t.test("a performed_event_multiple condition compares each person's count, as PostHog's get_count_operator reads its operator", async (t) => {
   const multiple = (extra: Record<string, unknown>) => leaf({ value: 'performed_event_multiple', operator_value: 2, ...extra })
   const cohortOf = (condition: Record<string, unknown>) => new Map<number, CohortSource>([[1, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [condition, leaf()] } } }]])
-  const reads: PerformedEvent[] = []
-  const read = async (q: PerformedEvent) => (reads.push(q), [['anon-1', 1], ['ada', 3]] as const)
+  const reads: TallyQuery[] = []
+  const read = async (q: TallyQuery) => (reads.push(q), [['anon-1', NOW - DAY, 1], ['ada', NOW - 2 * DAY, 3]] satisfies TallyRow[])
   const evaluate = (condition: Record<string, unknown>) => evaluatedCohortCondition(1, (_, id) => cohortOf(condition).get(id) ?? null, TEAM, read, NOW)
   const ids = ['anon-1', 'ada']
   for (const [operator, sql] of [['gte', '>='], ['lte', '<='], ['gt', '>'], ['lt', '<'], ['eq', '='], ['exact', '='], [undefined, '=']]) {
     t.same(await evaluate(multiple({ operator })), {
       type: 'AND',
-      values: [{ personsOf: ids, teamId: TEAM, times: { counts: [1, 3], operator: sql, value: 2 } }, { personsOf: ids, teamId: TEAM }],
+      values: [{ personsOf: ids, teamId: TEAM, tallies: { rows: [[NOW - DAY, 1], [NOW - 2 * DAY, 3]], checks: [{ column: 1, operator: sql, value: 2 }], atLeast: 1 } }, { personsOf: ids, teamId: TEAM }],
     }, `${operator ?? 'no operator'} is ${sql}`)
   }
   t.equal(reads.length, 7, 'the counted condition and the plain one read the same events once per evaluation')
-  t.match(await evaluate(multiple({ operator_value: '4' })), { values: [{ times: { value: 4 } }] }, 'a number as text')
+  t.match(await evaluate(multiple({ operator_value: '4' })), { values: [{ tallies: { checks: [{ value: 4 }] } }] }, 'a number as text')
   await t.rejects(evaluate(multiple({ operator: 'between' })), { code: 'invalid', detail: 'count_operator must be gte, lte, eq, or None' })
   await t.rejects(evaluate(multiple({ operator_value: 0 })), { code: 'invalid', detail: 'A performed_event_multiple condition needs a positive integer operator_value.' })
   await t.rejects(evaluate(multiple({ operator_value: undefined })), { code: 'invalid', detail: /positive integer operator_value/ })
