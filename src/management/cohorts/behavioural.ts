@@ -132,8 +132,14 @@ export function behaviouralReading(leaf: JsonObject, teamId: number, now: number
   }
   const filters = Array.isArray(leaf.event_filters) ? leaf.event_filters : []
   const properties = filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, EVENT_FILTERS))
-  const query = (after: number | undefined, windows: Array<[number, number]>): TallyQuery =>
-    after === undefined ? { teamId, event: leaf.key as string, before: now, properties, windows } : { teamId, event: leaf.key as string, after, before: now, properties, windows }
+  const query = (after: number | undefined, windows: Array<[number, number]>): TallyQuery => ({
+    teamId,
+    event: leaf.key as string,
+    ...(after === undefined ? {} : { after }),
+    before: now,
+    properties,
+    windows,
+  })
   switch (leaf.value) {
     // The two read alike, so the same event in both is read once.
     case 'performed_event': {

@@ -111,3 +111,23 @@ const missing = (noun: string, field: string) => invalid(`Missing required keys 
 
 /** How Python prints the value in pydantic's message: text in single quotes. */
 const pyRepr = (value: unknown): string => (typeof value === 'string' ? `'${value}'` : JSON.stringify(value))
+
+/**
+ * What PostHog's `hide_behavioral_cohorts` leaves out (the flag editor's cohort picker): dynamic cohorts
+ * with event filters and those that reference one, transitively. Static cohorts stay, since flags accept
+ * them whatever their filters say.
+ */
+export function behaviouralIds(cohorts: ReadonlyArray<{ id: number; is_static: boolean; filters: JsonObject }>): Set<number> {
+  const byId = new Map(cohorts.map((c) => [c.id, c]))
+  const verdicts = new Map<number, boolean>()
+  const isBehavioural = (id: number): boolean => {
+    const known = verdicts.get(id)
+    if (known !== undefined) return known
+    verdicts.set(id, false) // a loop (refused on write, but old rows) ends here
+    const cohort = byId.get(id)
+    const verdict = cohort !== undefined && !cohort.is_static && (hasBehaviouralLeaf(cohort.filters) || cohortRefs(cohort.filters).some(isBehavioural))
+    verdicts.set(id, verdict)
+    return verdict
+  }
+  return new Set(cohorts.filter((c) => isBehavioural(c.id)).map((c) => c.id))
+}

@@ -15,8 +15,8 @@ import { userSummary, type Accounts, type UserSummary } from '../accounts.js'
 import { changesBetween, type ActivityLog, type ActivityPage, type ActivityPageRequest, type Change } from '../activity-log.js'
 import { activeFlagDefinitions, liveFlagDefinitions } from '../feature-flags/definitions.js'
 import { CohortCalculations, type CalculationObject } from './calculations.js'
-import { cohortRefs, hasBehaviouralLeaf, hasCriteria, parseCohortFilters } from './filters.js'
-import { flagsUsing, namesList } from './usage.js'
+import { behaviouralIds, cohortRefs, hasBehaviouralLeaf, hasCriteria, parseCohortFilters } from './filters.js'
+import { block, flagsUsing, namesList, type CohortUsedIn } from './usage.js'
 
 export interface CohortRecord {
   id: number
@@ -64,24 +64,6 @@ export interface CohortActor {
 }
 
 const SCOPE = 'Cohort'
-
-/** PostHog's COHORT_USED_IN_PAGE_SIZE: the most of each kind `used_in` lists. */
-export const USED_IN_PAGE_SIZE = 100
-
-/** One kind of `used_in`'s answer, as PostHog's `_used_in_block`. */
-export interface UsedInBlock<T> {
-  results: T[]
-  total: number
-  has_more: boolean
-}
-
-export interface CohortUsedIn {
-  feature_flags: UsedInBlock<{ id: number; key: string; name: string }>
-  insights: UsedInBlock<{ id: number; short_id: string; name: string }>
-  cohorts: UsedInBlock<{ id: number; name: string }>
-}
-
-const block = <T>(all: T[]): UsedInBlock<T> => ({ results: all.slice(0, USED_IN_PAGE_SIZE), total: all.length, has_more: all.length > USED_IN_PAGE_SIZE })
 
 /** What the activity log compares: the fields a write can change. */
 const snapshot = (c: CohortRecord) => ({ name: c.name, description: c.description, filters: c.filters, is_static: c.is_static, deleted: c.deleted })
@@ -387,24 +369,4 @@ export interface CohortListQuery {
   /** Case-insensitive part of the name. */
   search: string | null
   hideBehavioural: boolean
-}
-
-/**
- * What PostHog's `hide_behavioral_cohorts` leaves out (the flag editor's cohort picker): dynamic cohorts
- * with event filters and those that reference one, transitively. Static cohorts stay, since flags accept
- * them whatever their filters say.
- */
-function behaviouralIds(cohorts: readonly CohortRecord[]): Set<number> {
-  const byId = new Map(cohorts.map((c) => [c.id, c]))
-  const verdicts = new Map<number, boolean>()
-  const isBehavioural = (id: number): boolean => {
-    const known = verdicts.get(id)
-    if (known !== undefined) return known
-    verdicts.set(id, false) // a loop (refused on write, but old rows) ends here
-    const cohort = byId.get(id)
-    const verdict = cohort !== undefined && !cohort.is_static && (hasBehaviouralLeaf(cohort.filters) || cohortRefs(cohort.filters).some(isBehavioural))
-    verdicts.set(id, verdict)
-    return verdict
-  }
-  return new Set(cohorts.filter((c) => isBehavioural(c.id)).map((c) => c.id))
 }

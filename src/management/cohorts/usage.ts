@@ -58,3 +58,21 @@ export function namesList(names: readonly string[]): string {
   const shown = names.slice(0, 5).join(', ')
   return names.length > 5 ? `${shown}, and ${names.length - 5} more` : shown
 }
+
+/** PostHog's COHORT_USED_IN_PAGE_SIZE: the most of each kind `used_in` lists. */
+export const USED_IN_PAGE_SIZE = 100
+
+/** One kind of `used_in`'s answer, as PostHog's `_used_in_block`. */
+export interface UsedInBlock<T> {
+  results: T[]
+  total: number
+  has_more: boolean
+}
+
+export interface CohortUsedIn {
+  feature_flags: UsedInBlock<{ id: number; key: string; name: string }>
+  insights: UsedInBlock<{ id: number; short_id: string; name: string }>
+  cohorts: UsedInBlock<{ id: number; name: string }>
+}
+
+export const block = <T>(all: T[]): UsedInBlock<T> => ({ results: all.slice(0, USED_IN_PAGE_SIZE), total: all.length, has_more: all.length > USED_IN_PAGE_SIZE })

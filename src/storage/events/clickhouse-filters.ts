@@ -227,8 +227,13 @@ export function groupColumn(index: number): string {
   return `\`$group_${index}\``
 }
 
+/** A time in ms within what ClickHouse's DateTime holds (1970 to 2106), as a whole number. */
+export function clampMs(ms: number): number {
+  return Math.min(Math.max(Math.trunc(ms), 0), 4294967294000)
+}
+
 function timeBound(ms: number, op: '>=' | '<', f: ServerFeatures): string {
-  const bounded = Math.min(Math.max(Math.trunc(ms), 0), 4294967294000)
+  const bounded = clampMs(ms)
   if (f.dateTime64) return `timestamp ${op} toDateTime64(${bounded / 1000}, 3, 'UTC')`
   // timestamp_ms is exact; the DateTime comparison lets ClickHouse skip partitions.
   const seconds = Math.floor(bounded / 1000)

@@ -9,7 +9,7 @@ import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
 import { LegacyFunnelCounter } from './legacy-funnel.js'
-import { compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
+import { clampMs, compileClickHouseWhere, groupColumn, propertyTextExpr, msExpr } from './clickhouse-filters.js'
 import { dayOf, offsetSql } from './days.js'
 import { packRows } from './packed-rows.js'
 import { execInsert, StreamedInsert } from './clickhouse-stream.js'
@@ -360,8 +360,7 @@ export class ClickHouseEventStore implements EventStore {
 
   async distinctIdTallies(query: TallyQuery): Promise<TallyRow[]> {
     const ms = msExpr('timestamp', this.#features)
-    const bound = (at: number) => Math.min(Math.max(Math.trunc(at), 0), 4294967294000)
-    const windows = query.windows.map(([from, to], k) => `, countIf(${ms} >= ${bound(from)} AND ${ms} < ${bound(to)}) AS w${k}`).join('')
+    const windows = query.windows.map(([from, to], k) => `, countIf(${ms} >= ${clampMs(from)} AND ${ms} < ${clampMs(to)}) AS w${k}`).join('')
     // JSONEachRow, not a compact format: 18.16 has none for rows.
     const rows = await this.#rows<Record<string, string | number>>(
       `SELECT distinct_id, min(${ms}) AS first${windows} FROM ${this.#table} WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY distinct_id ORDER BY distinct_id`,
