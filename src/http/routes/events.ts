@@ -3,7 +3,7 @@
  * GET /api/projects/:id/events/, as PostHog's events list reads its query: `event`, `distinct_id`, `person_id`
  * (all of that person's distinct ids), `after` (strict) and `before` (ISO 8601, epoch, or relative such as
  * `-1d`; `before` defaults to 5 s from now so that events stamped in the future do not lead the list),
- * `properties` (event and person property filters; see property-filters.ts) and `orderBy` (`["-timestamp"]`,
+ * `properties` (event, person and cohort property filters; see property-filters.ts) and `orderBy` (`["-timestamp"]`,
  * newest first, the default, or `["timestamp"]`);
  * GET events/:id/, one event by uuid, as the list gives it;
  * GET events/values/?key=&event_name=, the distinct values of a property on the named events of the last
@@ -12,11 +12,12 @@
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
+import type { JsonObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
-import { actionCondition, storesCanRun, type Actions } from '../../management/index.js'
+import { actionCondition, cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type Actions, type Cohorts } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
@@ -35,7 +36,7 @@ import {
 } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
 import type { Router } from '../router.js'
-import { asIs, parsePropertyFilters, refuseHogql, refuseUnsupported } from './property-filters.js'
+import { asIs, propertiesJson, readPropertyFilters, refuseHogql, refuseUnsupported } from './property-filters.js'
 import { valueNames } from './value-names.js'
 
 const PROJECT = '/api/projects/:project_id'
@@ -165,12 +166,13 @@ const PERSON_FILTER_MAX_CHARS = 128 * 1024
 
 /**
  * The `properties` of the events list: event property filters as they are, HogQL ones as their condition
- * (hogql-math.ts's subset); person property filters and HogQL ones on person properties (with persons.db at
- * hand) as the distinct ids of the persons they match now, as PostHog's events list joins them when persons
- * are not on the events. Those are found after the parse, in order, by the persons read thread (a person
+ * (hogql-math.ts's subset); person property filters, HogQL ones on person properties and cohort filters (with
+ * persons.db at hand) as the distinct ids of the persons they match now, as PostHog's events list joins them when
+ * persons are not on the events. A dynamic cohort a filter names is evaluated first, its behavioural conditions
+ * read from `events`. The persons are found after the parse, in order, by the persons read thread (a person
  * filter scans the project's persons).
  */
-async function eventPropertyFilters(raw: string | null, persons: PersonReader | undefined, teamId: number): Promise<PropertyNode[] | undefined> {
+async function eventPropertyFilters(raw: string | null, teamId: number, persons: PersonReader | undefined, cohorts: Cohorts, events: EventStore): Promise<PropertyNode[] | undefined> {
   const personFilters: Array<{ what: string; condition: PropertyNode; node: { distinctIds: readonly string[] } }> = []
   const byPersons = (what: string, condition: PropertyNode) => {
     const node = { distinctIds: [] as readonly string[] }
@@ -189,8 +191,15 @@ async function eventPropertyFilters(raw: string | null, persons: PersonReader | 
       },
     ],
   ])
-  if (persons) kinds.set('person', (filter) => byPersons(`The person filter on ${filter.key}`, filter))
-  const properties = parsePropertyFilters(raw, { byDefault: 'event', kinds, regex: storesCanRun })
+  const tree = propertiesJson(raw)
+  let cohort: ((leaf: JsonObject) => PropertyNode) | undefined
+  if (persons) {
+    kinds.set('person', (filter) => byPersons(`The person filter on ${filter.key}`, filter))
+    const cohortById = (team: number, id: number) => cohorts.record(team, id)
+    const evaluated = await evaluatedCohortsNamed(tree, cohortById, teamId, performedReader(events), Date.now())
+    cohort = (leaf) => byPersons(`The cohort filter on cohort ${JSON.stringify(leaf.value)}`, cohortMembership(leaf, cohortById, teamId, 'properties', evaluated))
+  }
+  const properties = readPropertyFilters(tree, { byDefault: 'event', kinds, regex: storesCanRun, cohort })
   for (const { what, condition, node } of personFilters) {
     const distinctIds = await persons!.scans.listing.distinctIdsMatching(teamId, [condition], PERSON_FILTER_MAX_CHARS)
     if (distinctIds === null) throw new ValidationError('invalid_input', `${what} matches too many persons to list their events; narrow it.`, 'properties')
@@ -277,7 +286,7 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         // Stored times are whole milliseconds, so "after t" is "from the next millisecond on".
         after: after === undefined ? undefined : Math.floor(after) + 1,
         before: upper,
-        properties: await eventPropertyFilters(q.get('properties'), persons, req.project.id),
+        properties: await eventPropertyFilters(q.get('properties'), req.project.id, persons, api.management.cohorts, events),
       }
       const action = actionFilter(api.management.actions, req.project.id, q.get('action_id'))
       if (action) filter.properties = [...(filter.properties ?? []), action]
