@@ -11,13 +11,18 @@
  * - `restarted_performing_event`: those who sent one before the start, none from then to the `seq_time` start,
  *   and one since;
  * - `performed_event_regularly`: those who sent a number that compares with `operator_value` by `operator` in at
- *   least `min_periods` of the last `total_periods` periods of `time_value` `time_interval`s.
+ *   least `min_periods` of the last `total_periods` periods of `time_value` `time_interval`s;
+ * - `performed_event_sequence`: those who sent one and then `seq_event`, at the same time or later but no more
+ *   than `seq_time_value` `seq_time_interval`s after it (PostHog's two-step funnel: its window in seconds, a
+ *   month 30 days), both since the start. As PostHog's funnel of them, it reads no `event_filters`.
+ * `performed_event`, `_multiple` and `_sequence` end at `explicit_datetime_to` where it is given beside
+ * `explicit_datetime`, as PostHog's date range of them.
  * Each reads the event store once (an identical condition, negated or in another cohort, is read once): every
- * distinct id that sent one in the time it looks at, with its first one and its counts in the condition's windows.
- * Over persons.db, a person's tallies are those of all its ids (the earliest first, the counts added up), so an
- * event by any of a person's ids counts, as PostHog counts by person. As in PostHog's query, a person who sent none
- * in that time is not counted at all, so "at most 2 times" means 1 or 2. Sequences
- * (`performed_event_sequence`) and actions' events are a 400 naming them.
+ * distinct id that sent one in the time it looks at, with its first one and its counts in the condition's windows
+ * (a sequence: the times of its events of both names). Over persons.db, a person's tallies are those of all its
+ * ids (the earliest first, the counts added up), and its sequence is made of all its ids' events, so an event by
+ * any of a person's ids counts, as PostHog counts by person. As in PostHog's query, a person who sent none in that
+ * time is not counted at all, so "at most 2 times" means 1 or 2. Actions' events are a 400 naming them.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -28,33 +33,44 @@ import {
   type CountOperator,
   type EventStore,
   type NodeRules,
-  type PropertyNode,
   type TallyCheck,
   type TallyQuery,
   type TallyRow,
+  type TimesQuery,
+  type TimesRow,
 } from '../../storage/events/index.js'
 import { storesCanRun } from '../actions/index.js'
-import { cohortCondition, cohortId, type CohortById } from './condition.js'
 
-/** What one behavioural condition reads of the events, and how a person's tallies of them decide. */
-export interface BehaviouralReading {
-  query: TallyQuery
-  /** Null: every person who sent one holds. */
-  checks: TallyCheck[] | null
-  /** How many of the checks must hold. */
-  atLeast: number
+/**
+ * What one behavioural condition reads of the events, and how a person's reading decides: its tallies by the
+ * checks, or the times of its events by the sequence's window.
+ */
+export type BehaviouralReading =
+  | {
+      query: TallyQuery
+      /** Null: every person who sent one holds. */
+      checks: TallyCheck[] | null
+      /** How many of the checks must hold. */
+      atLeast: number
+    }
+  | { times: TimesQuery; windowMs: number }
+
+/** Each distinct id that sent matching events, with its tallies or its events' times (an event store's reads). */
+export interface PerformedReader {
+  tallies(query: TallyQuery): Promise<readonly TallyRow[]>
+  times(query: TimesQuery): Promise<readonly TimesRow[]>
 }
 
-/** Each distinct id that sent matching events, with its tallies (an event store's `distinctIdTallies`). */
-export type PerformedReader = (query: TallyQuery) => Promise<readonly TallyRow[]>
-
 /** The reader of an event store. */
-export const performedReader = (events: Pick<EventStore, 'distinctIdTallies'>): PerformedReader => (query) => events.distinctIdTallies(query)
-
-/** The distinct-id text a cohort's behavioural conditions may read together (≈400,000 ids of 40 characters). */
-export const MAX_PERFORMED_CHARS = 16 * 1024 * 1024
+export const performedReader = (events: Pick<EventStore, 'distinctIdTallies' | 'distinctIdTimes'>): PerformedReader => ({
+  tallies: (query) => events.distinctIdTallies(query),
+  times: (query) => events.distinctIdTimes(query),
+})
 
 const UNITS: Readonly<Record<string, string>> = { hour: 'h', day: 'd', week: 'w', month: 'm', year: 'y' }
+
+/** A sequence's window, as PostHog's INTERVAL_TO_SECONDS (a month 30 days, a year 365). */
+const SEQUENCE_UNIT_MS: Readonly<Record<string, number>> = { minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000, month: 2_592_000_000, year: 31_536_000_000 }
 
 /** PostHog's get_count_operator. */
 const COUNT_OPERATORS: Readonly<Record<string, CountOperator>> = { gte: '>=', lte: '<=', gt: '>', lt: '<', eq: '=', exact: '=' }
@@ -82,16 +98,39 @@ function before(at: number, count: number, interval: unknown, name: string): num
   return count === 0 ? at : parseRelativeDate(`-${count}${unit}`, at)!
 }
 
+/** A relative date (`-7d`) or a date, given as the condition's `name`. */
+function explicitDate(leaf: JsonObject, name: 'explicit_datetime' | 'explicit_datetime_to', now: number): number | undefined {
+  const text = leaf[name]
+  if (typeof text !== 'string' || text === '') return undefined
+  const at = parseRelativeDate(text, now) ?? Date.parse(text)
+  if (Number.isFinite(at)) return at
+  throw invalid(`The behavioural condition's ${name} ${JSON.stringify(text)} is not a date.`)
+}
+
 /** Where a condition's time starts: `explicit_datetime`, else `time_value` `time_interval`s before now. */
 function windowStart(leaf: JsonObject, now: number): number {
-  if (typeof leaf.explicit_datetime === 'string' && leaf.explicit_datetime !== '') {
-    const at = parseRelativeDate(leaf.explicit_datetime, now) ?? Date.parse(leaf.explicit_datetime)
-    if (Number.isFinite(at)) return at
-    throw invalid(`The behavioural condition's explicit_datetime ${JSON.stringify(leaf.explicit_datetime)} is not a date.`)
-  }
+  const explicit = explicitDate(leaf, 'explicit_datetime', now)
+  if (explicit !== undefined) return explicit
   const value = positiveInteger(leaf.time_value)
   if (value === null) throw invalid('The behavioural condition needs a positive integer time_value, or an explicit_datetime.')
   return before(now, value, leaf.time_interval, 'time_interval')
+}
+
+/** Where `performed_event`, `_multiple` and `_sequence` end: `explicit_datetime_to` beside an `explicit_datetime`, else now. */
+function windowEnd(leaf: JsonObject, now: number): number {
+  return explicitDate(leaf, 'explicit_datetime', now) === undefined ? now : (explicitDate(leaf, 'explicit_datetime_to', now) ?? now)
+}
+
+/** A sequence's condition: its second event's name and the most time after the first, in ms. */
+function sequenceStep(leaf: JsonObject): { then: string; windowMs: number } {
+  if ((leaf.seq_event_type ?? 'events') !== 'events' || typeof leaf.seq_event !== 'string') {
+    throw invalid("A performed_event_sequence condition skylark evaluates names its second event (seq_event_type \"events\", its name as seq_event), not an action's.")
+  }
+  const value = positiveInteger(leaf.seq_time_value)
+  if (value === null) throw invalid('The behavioural condition needs a positive integer seq_time_value.')
+  const unit = typeof leaf.seq_time_interval === 'string' ? SEQUENCE_UNIT_MS[leaf.seq_time_interval] : undefined
+  if (unit === undefined) throw invalid(`The behavioural condition's seq_time_interval must be one of ${Object.keys(SEQUENCE_UNIT_MS).join(', ')}.`)
+  return { then: leaf.seq_event, windowMs: value * unit }
 }
 
 /** The more recent start of `stopped_` and `restarted_performing_event` (`seq_time_value` `seq_time_interval`s back). */
@@ -132,11 +171,11 @@ export function behaviouralReading(leaf: JsonObject, teamId: number, now: number
   }
   const filters = Array.isArray(leaf.event_filters) ? leaf.event_filters : []
   const properties = filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, EVENT_FILTERS))
-  const query = (after: number | undefined, windows: Array<[number, number]>): TallyQuery => ({
+  const query = (after: number | undefined, windows: Array<[number, number]>, end = now): TallyQuery => ({
     teamId,
     event: leaf.key as string,
     ...(after === undefined ? {} : { after }),
-    before: now,
+    before: end,
     properties,
     windows,
   })
@@ -144,11 +183,18 @@ export function behaviouralReading(leaf: JsonObject, teamId: number, now: number
     // The two read alike, so the same event in both is read once.
     case 'performed_event': {
       const start = windowStart(leaf, now)
-      return { query: query(start, [[start, now]]), checks: null, atLeast: 0 }
+      const end = windowEnd(leaf, now)
+      return { query: query(start, [[start, end]], end), checks: null, atLeast: 0 }
     }
     case 'performed_event_multiple': {
       const start = windowStart(leaf, now)
-      return { query: query(start, [[start, now]]), checks: [{ column: 1, ...comparison(leaf) }], atLeast: 1 }
+      const end = windowEnd(leaf, now)
+      return { query: query(start, [[start, end]], end), checks: [{ column: 1, ...comparison(leaf) }], atLeast: 1 }
+    }
+    case 'performed_event_sequence': {
+      const { then, windowMs } = sequenceStep(leaf)
+      const names = then === leaf.key ? [then] : [leaf.key, then]
+      return { times: { teamId, names, after: windowStart(leaf, now), before: windowEnd(leaf, now) }, windowMs }
     }
     case 'performed_event_first_time':
       return { query: query(undefined, []), checks: [{ column: 0, operator: '>=', value: windowStart(leaf, now) }], atLeast: 1 }
@@ -168,60 +214,6 @@ export function behaviouralReading(leaf: JsonObject, teamId: number, now: number
       return { query: query(windows.at(-1)![0], windows), checks, atLeast }
     }
     default:
-      throw invalid(`The behavioural condition ${JSON.stringify(leaf.value)} is one skylark can't evaluate (sequences and actions' events are not).`)
+      throw invalid(`The behavioural condition ${JSON.stringify(leaf.value)} is not one PostHog has.`)
   }
-}
-
-/**
- * The cohort's condition over persons (cohortCondition) with its behavioural conditions read from the events by
- * `read` first; without one (no event store), such a cohort is refused as before.
- */
-export async function evaluatedCohortCondition(id: number, cohortById: CohortById, teamId: number, read: PerformedReader | null, now: number): Promise<PropertyNode> {
-  if (read === null) return cohortCondition(id, cohortById, teamId)
-  const readingOf = (leaf: JsonObject) => behaviouralReading(leaf, teamId, now)
-  const NONE: PropertyNode = { personsOf: [], teamId }
-  // Walked twice: once to find what to read (and refuse what can't be), once with what was read.
-  const queries = new Map<string, TallyQuery>()
-  cohortCondition(id, cohortById, teamId, (leaf) => {
-    const { query } = readingOf(leaf)
-    queries.set(JSON.stringify(query), query)
-    return NONE
-  })
-  const found = new Map<string, { ids: string[]; rows: number[][] }>()
-  let chars = 0
-  for (const [key, query] of queries) {
-    const rows = await read(query)
-    for (const [distinctId] of rows) chars += distinctId.length
-    if (chars > MAX_PERFORMED_CHARS) throw invalid(`Cohort ${id}'s behavioural conditions match too many persons to evaluate at once.`)
-    found.set(key, { ids: rows.map(([distinctId]) => distinctId), rows: rows.map(([, ...tallies]) => tallies) })
-  }
-  return cohortCondition(id, cohortById, teamId, (leaf) => {
-    const { query, checks, atLeast } = readingOf(leaf)
-    const sent = found.get(JSON.stringify(query))
-    if (sent === undefined) return NONE
-    return checks === null ? { personsOf: sent.ids, teamId } : { personsOf: sent.ids, teamId, tallies: { rows: sent.rows, checks, atLeast } }
-  })
-}
-
-/**
- * Each live dynamic cohort a property filter tree (as sent: AND/OR groups and their leaves) names, evaluated with
- * its behavioural conditions read, by id: what cohortMembership reads them as, where a filter is parsed
- * synchronously. A tree that can't be read is left to its parser to refuse.
- */
-export async function evaluatedCohortsNamed(tree: unknown, cohortById: CohortById, teamId: number, read: PerformedReader | null, now: number): Promise<Map<number, PropertyNode>> {
-  const ids = new Set<number>()
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) node.forEach(walk)
-    else if (isPlainObject(node)) {
-      if (Array.isArray(node.values)) node.values.forEach(walk)
-      else if (node.type === 'cohort' && cohortId(node) !== null) ids.add(cohortId(node)!)
-    }
-  }
-  walk(tree)
-  const evaluated = new Map<number, PropertyNode>()
-  for (const id of ids) {
-    const cohort = cohortById(teamId, id)
-    if (cohort !== null && !cohort.deleted && !cohort.is_static) evaluated.set(id, await evaluatedCohortCondition(id, cohortById, teamId, read, now))
-  }
-  return evaluated
 }

@@ -15,7 +15,8 @@
 import type { Clock } from '../../common/clock.js'
 import type { Logger } from '../../observability/logger.js'
 import type { PropertyNode } from '../../storage/events/index.js'
-import { evaluatedCohortCondition, type PerformedReader } from './behavioural.js'
+import type { PerformedReader } from './behavioural.js'
+import { evaluatedCohortCondition } from './evaluate.js'
 import type { CohortKey } from './calculations.js'
 import type { CohortRecord, Cohorts } from './service.js'
 

@@ -2,6 +2,7 @@ export { Cohorts, type CohortActor, type CohortListQuery, type CohortObject, typ
 export { cohortLeaves, hasBehaviouralLeaf } from './filters.js'
 export { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type StaticCohortMembers } from './members.js'
 export { cohortCondition, cohortId, cohortMembership, type CohortById, type CohortSource } from './condition.js'
-export { behaviouralReading, evaluatedCohortCondition, evaluatedCohortsNamed, performedReader, type BehaviouralReading, type PerformedReader } from './behavioural.js'
+export { behaviouralReading, performedReader, type BehaviouralReading, type PerformedReader } from './behavioural.js'
+export { evaluatedCohortCondition, evaluatedCohortsNamed } from './evaluate.js'
 export { CohortCalculator, cohortCount, type CohortCount } from './calculator.js'
 export { type CalculationObject } from './calculations.js'

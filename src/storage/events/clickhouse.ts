@@ -37,6 +37,8 @@ import {
   type StoredEvent,
   type TallyQuery,
   type TallyRow,
+  type TimesQuery,
+  type TimesRow,
   type ValueColumn,
 } from './types.js'
 
@@ -366,6 +368,14 @@ export class ClickHouseEventStore implements EventStore {
       `SELECT distinct_id, min(${ms}) AS first${windows} FROM ${this.#table} WHERE ${compileClickHouseWhere(query, this.#features)} GROUP BY distinct_id ORDER BY distinct_id`,
     )
     return rows.map((row) => [String(row.distinct_id), Number(row.first), ...query.windows.map((_, k) => Number(row[`w${k}`]))])
+  }
+
+  async distinctIdTimes(query: TimesQuery): Promise<TimesRow[]> {
+    const ms = msExpr('timestamp', this.#features)
+    const lists = query.names.map((name, k) => `, groupArrayIf(${ms}, event = ${quote(name)}) AS t${k}`).join('')
+    const where = compileClickHouseWhere({ teamId: query.teamId, event: query.names, after: query.after, before: query.before }, this.#features)
+    const rows = await this.#rows<Record<string, string | Array<string | number>>>(`SELECT distinct_id${lists} FROM ${this.#table} WHERE ${where} GROUP BY distinct_id ORDER BY distinct_id`)
+    return rows.map((row) => [String(row.distinct_id), ...query.names.map((_, k) => (row[`t${k}`] as Array<string | number>).map(Number).sort((a, b) => a - b))])
   }
 
   /**

@@ -21,6 +21,8 @@ import type {
   StoredEvent,
   TallyQuery,
   TallyRow,
+  TimesQuery,
+  TimesRow,
 } from './types.js'
 
 export * from './types.js'
@@ -33,6 +35,7 @@ export { ClickHouseEventSink, ClickHouseEventStore } from './clickhouse.js'
 export { UNIT_MS as RETENTION_UNIT_MS } from './experiment-retention.js'
 export { sourceFields, sourceProperties } from './experiment-rows.js'
 export { textNumber } from './numbers.js'
+export { sequenceHolds } from './sequences.js'
 export { compareText } from './experiment-aggregate.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
@@ -102,6 +105,10 @@ class LazyClickHouseStore implements EventStore {
 
   async distinctIdTallies(query: TallyQuery): Promise<TallyRow[]> {
     return (await this.#get()).distinctIdTallies(query)
+  }
+
+  async distinctIdTimes(query: TimesQuery): Promise<TimesRow[]> {
+    return (await this.#get()).distinctIdTimes(query)
   }
 
   async experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums> {

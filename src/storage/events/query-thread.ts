@@ -46,6 +46,7 @@ export class ThreadedEventStore implements EventStore {
   funnel: EventStore['funnel'] = (...args) => this.#call('funnel', args)
   distinctIds: EventStore['distinctIds'] = (...args) => this.#call('distinctIds', args)
   distinctIdTallies: EventStore['distinctIdTallies'] = (...args) => this.#call('distinctIdTallies', args)
+  distinctIdTimes: EventStore['distinctIdTimes'] = (...args) => this.#call('distinctIdTimes', args)
   experimentVariants: EventStore['experimentVariants'] = (...args) => this.#call('experimentVariants', args)
   experimentExposures: EventStore['experimentExposures'] = (...args) => this.#call('experimentExposures', args)
 

@@ -9,6 +9,7 @@ import type { Db } from '../sqlite/database.js'
 import { textNumber } from './numbers.js'
 import { hogqlFields, hogqlHolds, hogqlProperties, pathIndex, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
+import { PersonSequence } from './sequences.js'
 import type { CountOperator, ElementCondition, EventFilter, PersonsOfCondition, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
 
 export interface SqlFragment {
@@ -120,6 +121,20 @@ function talliesCondition(node: Required<PersonsOfCondition>): SqlFragment {
   }
 }
 
+/**
+ * The persons whose ids' events make the sequence: one bound JSON list of each id's row (PersonsOfCondition's
+ * `sequence`), gathered per person by the `skylark_sequence` aggregate (sequences.ts).
+ */
+function sequenceCondition(node: PersonsOfCondition & { sequence: NonNullable<PersonsOfCondition['sequence']> }): SqlFragment {
+  const { rows, windowMs } = node.sequence
+  const json = JSON.stringify(node.personsOf.map((id, i) => (rows[i] === true ? [id, true] : [id, ...rows[i]!])))
+  return {
+    sql: `id IN (SELECT d.person_id FROM json_each(?) j JOIN person_distinct_ids d ON d.team_id = ? AND d.distinct_id = j.value ->> 0
+           GROUP BY d.person_id HAVING skylark_sequence(j.value, ?))`,
+    params: [json, node.teamId, windowMs],
+  }
+}
+
 /** A property filter or group as one SQL condition; an empty group holds. */
 function nodeCondition(node: PropertyNode): SqlFragment {
   if ('key' in node) return propertyCondition(node)
@@ -137,6 +152,7 @@ function nodeCondition(node: PropertyNode): SqlFragment {
   // Over persons.db's persons only (their `id`).
   if ('staticCohort' in node) return { sql: 'id IN (SELECT person_id FROM cohort_people WHERE team_id = ? AND cohort_id = ?)', params: [node.teamId, node.staticCohort] }
   if ('personsOf' in node && node.tallies) return talliesCondition(node as Required<PersonsOfCondition>)
+  if ('personsOf' in node && node.sequence) return sequenceCondition({ ...node, sequence: node.sequence })
   if ('personsOf' in node) {
     return { sql: 'id IN (SELECT person_id FROM person_distinct_ids WHERE team_id = ? AND distinct_id IN (SELECT value FROM json_each(?)))', params: [node.teamId, JSON.stringify(node.personsOf)] }
   }
@@ -170,8 +186,13 @@ function hogqlCondition(node: HogqlCondition): SqlFragment {
 const hogqlRead = new Map<string, { node: HogqlNode; paths: number; at: (path: PropertyPath) => number; fields: HogqlField[] }>()
 const HOGQL_READ_LIMIT = 100
 
+interface SequenceState {
+  person: PersonSequence
+  windowMs: number
+}
+
 /**
- * The functions property conditions call (`skylark_hogql`, `skylark_regex`, `skylark_number`, `skylark_icontains`), on a connection
+ * The functions property conditions call (`skylark_hogql`, `skylark_regex`, `skylark_number`, `skylark_icontains`, the `skylark_sequence` aggregate), on a connection
  * that reads events or persons. `regex` runs the regex operators and match() (none given: a filter with one fails).
  */
 export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void {
@@ -183,6 +204,17 @@ export function registerFilterFunctions(db: Db, regex: RegexEngine | null): void
   db.function('skylark_icontains', { deterministic: true }, (text, needle) =>
     typeof text === 'string' ? (text.toLowerCase().includes(String(needle).toLowerCase()) ? 1 : 0) : null,
   )
+  // A person's sequence over its ids' rows (sequenceCondition): JSON text per row, the window in ms.
+  const step = (state: SequenceState, row: unknown, windowMs: unknown) => {
+    state.person.add(JSON.parse(row as string) as unknown[])
+    state.windowMs = windowMs as number
+  }
+  db.aggregate<SequenceState>('skylark_sequence', {
+    start: () => ({ person: new PersonSequence(), windowMs: 0 }),
+    // The typings give step one argument after the state; SQLite passes each of the call's.
+    step: step as unknown as (state: SequenceState) => void,
+    result: (state) => (state.person.holds(state.windowMs) ? 1 : 0),
+  })
   db.function('skylark_hogql', { deterministic: true, varargs: true }, (json, ...texts) => {
     let read = hogqlRead.get(json as string)
     if (!read) {

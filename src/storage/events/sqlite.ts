@@ -40,6 +40,8 @@ import {
   type StoredEvent,
   type TallyQuery,
   type TallyRow,
+  type TimesQuery,
+  type TimesRow,
   type ValueColumn,
 } from './types.js'
 
@@ -284,6 +286,16 @@ export class SqliteEventStore implements EventStore {
       .prepare(`SELECT distinct_id, MIN(timestamp)${windows} FROM ${where.from} WHERE ${where.sql} GROUP BY distinct_id ORDER BY distinct_id`)
       .raw()
       .all(...query.windows.flat(), ...where.params) as TallyRow[]
+  }
+
+  async distinctIdTimes(query: TimesQuery): Promise<TimesRow[]> {
+    const where = compileSqliteWhere({ teamId: query.teamId, event: query.names, after: query.after, before: query.before })
+    const lists = query.names.map(() => ', json_group_array(timestamp) FILTER (WHERE event = ?)').join('')
+    const rows = this.#db
+      .prepare(`SELECT distinct_id${lists} FROM ${where.from} WHERE ${where.sql} GROUP BY distinct_id ORDER BY distinct_id`)
+      .raw()
+      .all(...query.names, ...where.params) as Array<[string, ...string[]]>
+    return rows.map(([id, ...lists]) => [id, ...lists.map((list) => (JSON.parse(list) as number[]).sort((a, b) => a - b))])
   }
 
   /** Runs on the read thread: the rows stay here and only the per-variant (and per-group) sums cross to the caller. */

@@ -177,6 +177,11 @@ export interface PersonsOfCondition {
    * (`rows[i]` for `personsOf[i]`: a TallyRow without its id), as a behavioural cohort condition reads them.
    */
   tallies?: { rows: ReadonlyArray<readonly number[]>; checks: readonly TallyCheck[]; atLeast: number }
+  /**
+   * With it, only the persons whose ids' events make the sequence (sequences.ts): `rows[i]` for `personsOf[i]`,
+   * a TimesRow without its id, or `true` where that id's events make it alone.
+   */
+  sequence?: { rows: ReadonlyArray<true | ReadonlyArray<readonly number[]>>; windowMs: number }
 }
 
 /** A check of a person's tallies: `column` 0 is its first event (the earliest of its ids'), k ≥ 1 its events in window k − 1 (summed over its ids). */
@@ -196,6 +201,18 @@ export interface TallyQuery extends EventFilter {
 
 /** A distinct id, its first matching event (ms), then its count in each window. */
 export type TallyRow = [string, number, ...number[]]
+
+/** The times of the events of each name, per distinct id, in [after, before) (ms). */
+export interface TimesQuery {
+  teamId: number
+  /** One or two names. */
+  names: readonly string[]
+  after: number
+  before: number
+}
+
+/** A distinct id, then the times of its events of each name in the query's order, ascending. */
+export type TimesRow = [string, ...number[][]]
 
 export type PropertyNode =
   | EventPropertyFilter
@@ -358,6 +375,8 @@ export interface EventStore {
    * each of the query's windows.
    */
   distinctIdTallies(query: TallyQuery): Promise<TallyRow[]>
+  /** Each distinct id that sent events of the query's names in its time, sorted, with their times. */
+  distinctIdTimes(query: TimesQuery): Promise<TimesRow[]>
   /**
    * An experiment metric's per-variant sums (and per breakdown group), aggregated where the events are read
    * (ExperimentVariantsQuery): only these numbers reach the caller, whatever the number of events.

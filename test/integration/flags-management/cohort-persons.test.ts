@@ -195,9 +195,28 @@ t.test('cohort persons', async (t) => {
     t.same(await who({ value: 'performed_event_regularly', time_value: 1, time_interval: 'week', total_periods: 3, min_periods: 2, operator: 'gte', operator_value: 1 }), ['cy'], 'in two of the last three weeks')
   })
 
+  t.test('a sequence cohort holds the persons who sent one event and then the other within its window, by any of their ids', async (t) => {
+    const hour = 3_600_000
+    const sent = (event: string, distinctId: string, hoursAgo: number) => ({ event, distinct_id: distinctId, timestamp: new Date(Date.now() - hoursAgo * hour).toISOString(), properties: {} })
+    // ada saw pricing anonymously and upgraded an hour later; bob upgraded 3 days after; cy upgraded first; dee looked twice.
+    const batch = [sent('viewed_pricing', 'anon-07', 73), sent('upgraded', 'ada', 72), sent('viewed_pricing', 'bob', 120), sent('upgraded', 'bob', 48), sent('upgraded', 'cy', 96), sent('viewed_pricing', 'cy', 72), sent('viewed_pricing', 'dee', 10), sent('viewed_pricing', 'dee', 9)]
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: boot.project_api_key, batch } })).status, 200)
+    await waitForEvents(server, `event=viewed_pricing&after=2000-01-01T00:00:00Z`, 5)
+    await waitForEvents(server, `event=upgraded&after=2000-01-01T00:00:00Z`, 3)
+    const who = async (extra: Record<string, unknown>) => {
+      const id = await cohort({ name: 'Upgraded after pricing', filters: conditions(performed({ key: 'viewed_pricing', value: 'performed_event_sequence', seq_event: 'upgraded', seq_time_value: 1, seq_time_interval: 'day', ...extra })) })
+      return names(await personsOf(id))
+    }
+    t.same(await who({}), ['ada'], "within a day: ada, whose pricing view came from her anonymous id")
+    t.same(await who({ seq_time_value: 1, seq_time_interval: 'week' }), ['bob', 'ada'], 'within a week: bob too; cy upgraded before she looked')
+    t.same(await who({ negation: true }), ['dee', 'cy', 'bob'], 'negated: the other persons')
+    t.same(await who({ seq_event: 'viewed_pricing', seq_time_value: 2, seq_time_interval: 'hour' }), ['dee'], 'one event twice within two hours')
+    t.same(await who({ time_value: 3, time_interval: 'day', seq_time_value: 1, seq_time_interval: 'week' }), [], "in the last 3 days only ada's upgrade falls, without her view")
+  })
+
   t.test('what skylark cannot evaluate is a 400, a missing cohort a 404, and both scopes are needed', async (t) => {
-    const sequence = await cohort({ name: 'Then', filters: conditions({ ...performed(), value: 'performed_event_sequence', seq_event: 'purchase', seq_time_value: 7, seq_time_interval: 'day' }) })
-    t.match(await personsOf(sequence), { status: 400, body: { type: 'validation_error', detail: 'The behavioural condition "performed_event_sequence" is one skylark can\'t evaluate (sequences and actions\' events are not).' } })
+    const sequence = await cohort({ name: 'Then', filters: conditions({ ...performed(), value: 'performed_event_sequence', seq_event_type: 'actions', seq_event: 3, seq_time_value: 7, seq_time_interval: 'day' }) })
+    t.match(await personsOf(sequence), { status: 400, body: { type: 'validation_error', detail: /names its second event .* not an action's/ } })
     const inList = await server.api('GET', `${base}/persons/?properties=${encodeURIComponent(JSON.stringify([{ type: 'cohort', key: 'id', value: behavioural }]))}`)
     t.same([inList.body.count, names(inList)], [2, ['bob', 'ada']], 'the persons list reads a behavioural cohort filter from the events too')
     t.equal((await personsOf(999_999)).status, 404)

@@ -1,12 +1,15 @@
 import t from 'tap'
-import { behaviouralReading, evaluatedCohortCondition, evaluatedCohortsNamed, type CohortSource } from '../../../src/management/index.js'
-import type { TallyQuery, TallyRow } from '../../../src/storage/events/index.js'
+import { behaviouralReading, evaluatedCohortCondition, evaluatedCohortsNamed, type BehaviouralReading, type CohortSource, type PerformedReader } from '../../../src/management/index.js'
+import type { TallyQuery, TallyRow, TimesQuery, TimesRow } from '../../../src/storage/events/index.js'
 
 const TEAM = 3
 const NOW = Date.parse('2026-03-31T12:00:00Z')
 const DAY = 86_400_000
 const leaf = (extra: Record<string, unknown> = {}) => ({ type: 'behavioral', key: '$pageview', value: 'performed_event', event_type: 'events', time_value: 30, time_interval: 'day', ...extra })
-const queryOf = (extra: Record<string, unknown>) => behaviouralReading(leaf(extra), TEAM, NOW).query
+const tallyOf = (extra: Record<string, unknown>) => behaviouralReading(leaf(extra), TEAM, NOW) as Extract<BehaviouralReading, { query: unknown }>
+const queryOf = (extra: Record<string, unknown>) => tallyOf(extra).query
+/** A reader of tallies only: these cohorts have no sequence. */
+const tallyReader = (tallies: (q: TallyQuery) => Promise<TallyRow[]>): PerformedReader => ({ tallies, times: async () => t.fail('no sequence is read') as never })
 
 t.test('a performed_event condition reads who sent the event from the start of its window up to now', async (t) => {
   t.same(behaviouralReading(leaf(), TEAM, NOW), { query: { teamId: TEAM, event: '$pageview', after: NOW - 30 * DAY, before: NOW, properties: [], windows: [[NOW - 30 * DAY, NOW]] }, checks: null, atLeast: 0 })
@@ -18,7 +21,7 @@ t.test('a performed_event condition reads who sent the event from the start of i
 })
 
 t.test("the other kinds read their windows and check a person's tallies as PostHog's cohort query does", async (t) => {
-  const reading = (extra: Record<string, unknown>) => behaviouralReading(leaf(extra), TEAM, NOW)
+  const reading = tallyOf
   const start = NOW - 30 * DAY
   const recent = NOW - 7 * DAY
   t.same(reading({ value: 'performed_event_multiple', operator: 'gte', operator_value: 3 }), {
@@ -49,7 +52,11 @@ t.test("the other kinds read their windows and check a person's tallies as PostH
 
 t.test('what skylark cannot read, or PostHog refuses, is a 400 naming it', async (t) => {
   const refused = (extra: Record<string, unknown>, detail: string | RegExp) => t.throws(() => behaviouralReading(leaf(extra), TEAM, NOW), { code: 'invalid', detail }, String(detail))
-  refused({ value: 'performed_event_sequence', seq_event: 'x' }, 'The behavioural condition "performed_event_sequence" is one skylark can\'t evaluate (sequences and actions\' events are not).')
+  refused({ value: 'performed_event_again' }, 'The behavioural condition "performed_event_again" is not one PostHog has.')
+  refused({ value: 'performed_event_sequence', seq_event_type: 'actions', seq_event: 4, seq_time_value: 1, seq_time_interval: 'day' }, /names its second event .* not an action's/)
+  refused({ value: 'performed_event_sequence', seq_event: 'x', seq_time_value: 1, seq_time_interval: 'fortnight' }, "The behavioural condition's seq_time_interval must be one of minute, hour, day, week, month, year.")
+  refused({ value: 'performed_event_sequence', seq_event: 'x', seq_time_interval: 'day' }, 'The behavioural condition needs a positive integer seq_time_value.')
+  refused({ explicit_datetime: '-3d', explicit_datetime_to: 'later' }, /explicit_datetime_to "later" is not a date/)
   refused({ event_type: 'actions', key: 4 }, /names an event .* not an action's/)
   refused({ time_value: 0 }, /positive integer time_value/)
   refused({ time_interval: 'fortnight' }, /time_interval must be one of hour, day, week, month, year/)
@@ -71,7 +78,7 @@ t.test('a cohort is evaluated with its performed_event conditions read once each
     reads.push(q)
     return [['anon-1', NOW - DAY, 1], ['ada', NOW - 2 * DAY, 3]] satisfies TallyRow[]
   }
-  const condition = await evaluatedCohortCondition(1, (team, id) => (team === TEAM ? (cohorts.get(id) ?? null) : null), TEAM, read, NOW)
+  const condition = await evaluatedCohortCondition(1, (team, id) => (team === TEAM ? (cohorts.get(id) ?? null) : null), TEAM, tallyReader(read), NOW)
   const who = { personsOf: ['anon-1', 'ada'], teamId: TEAM }
   t.same(condition, { type: 'AND', values: [{ not: who }, { type: 'OR', values: [who, { key: 'plan', operator: 'exact', value: 'pro' }] }] })
   t.equal(reads.length, 1, 'the same condition, negated in one cohort, is read once')
@@ -87,10 +94,10 @@ t.test('the dynamic cohorts a filter tree names are evaluated first, each once; 
   let reads = 0
   const read = async () => (reads++, [['ada', NOW - DAY, 1]] satisfies TallyRow[])
   const tree = { type: 'OR', values: [{ type: 'cohort', key: 'id', value: 1 }, { type: 'AND', values: [{ type: 'cohort', key: 'id', value: '1', operator: 'not_in' }, { type: 'cohort', key: 'id', value: 2 }] }, { type: 'cohort', key: 'id', value: 3 }, { type: 'cohort', key: 'id', value: 9 }] }
-  const evaluated = await evaluatedCohortsNamed(tree, (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW)
+  const evaluated = await evaluatedCohortsNamed(tree, (_, id) => cohorts.get(id) ?? null, TEAM, tallyReader(read), NOW)
   t.same([...evaluated], [[1, { type: 'AND', values: [{ personsOf: ['ada'], teamId: TEAM }] }]])
   t.equal(reads, 1)
-  t.same(await evaluatedCohortsNamed('not a tree', (_, id) => cohorts.get(id) ?? null, TEAM, read, NOW), new Map())
+  t.same(await evaluatedCohortsNamed('not a tree', (_, id) => cohorts.get(id) ?? null, TEAM, tallyReader(read), NOW), new Map())
 })
 
 t.test("a performed_event_multiple condition compares each person's count, as PostHog's get_count_operator reads its operator", async (t) => {
@@ -98,7 +105,7 @@ t.test("a performed_event_multiple condition compares each person's count, as Po
   const cohortOf = (condition: Record<string, unknown>) => new Map<number, CohortSource>([[1, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [condition, leaf()] } } }]])
   const reads: TallyQuery[] = []
   const read = async (q: TallyQuery) => (reads.push(q), [['anon-1', NOW - DAY, 1], ['ada', NOW - 2 * DAY, 3]] satisfies TallyRow[])
-  const evaluate = (condition: Record<string, unknown>) => evaluatedCohortCondition(1, (_, id) => cohortOf(condition).get(id) ?? null, TEAM, read, NOW)
+  const evaluate = (condition: Record<string, unknown>) => evaluatedCohortCondition(1, (_, id) => cohortOf(condition).get(id) ?? null, TEAM, tallyReader(read), NOW)
   const ids = ['anon-1', 'ada']
   for (const [operator, sql] of [['gte', '>='], ['lte', '<='], ['gt', '>'], ['lt', '<'], ['eq', '='], ['exact', '='], [undefined, '=']]) {
     t.same(await evaluate(multiple({ operator })), {
@@ -111,4 +118,28 @@ t.test("a performed_event_multiple condition compares each person's count, as Po
   await t.rejects(evaluate(multiple({ operator: 'between' })), { code: 'invalid', detail: 'count_operator must be gte, lte, eq, or None' })
   await t.rejects(evaluate(multiple({ operator_value: 0 })), { code: 'invalid', detail: 'A performed_event_multiple condition needs a positive integer operator_value.' })
   await t.rejects(evaluate(multiple({ operator_value: undefined })), { code: 'invalid', detail: /positive integer operator_value/ })
+})
+
+t.test('a sequence reads the times of both events since the start; its window is in fixed seconds, as PostHog\'s funnel', async (t) => {
+  const sequence = (extra: Record<string, unknown>) => behaviouralReading(leaf({ value: 'performed_event_sequence', seq_event: 'signup', seq_time_value: 2, seq_time_interval: 'day', ...extra }), TEAM, NOW)
+  t.same(sequence({}), { times: { teamId: TEAM, names: ['$pageview', 'signup'], after: NOW - 30 * DAY, before: NOW }, windowMs: 2 * DAY })
+  t.same(sequence({ seq_event: '$pageview' }), { times: { teamId: TEAM, names: ['$pageview'], after: NOW - 30 * DAY, before: NOW }, windowMs: 2 * DAY }, 'one name: two of its events')
+  t.equal((sequence({ seq_time_value: 1, seq_time_interval: 'month' }) as { windowMs: number }).windowMs, 30 * DAY, 'a month is 30 days')
+  t.equal((sequence({ seq_time_value: 5, seq_time_interval: 'minute' }) as { windowMs: number }).windowMs, 300_000)
+  t.same((sequence({ explicit_datetime: '-10d', explicit_datetime_to: '-2d' }) as { times: TimesQuery }).times, { teamId: TEAM, names: ['$pageview', 'signup'], after: NOW - 10 * DAY, before: NOW - 2 * DAY }, 'explicit_datetime_to ends it')
+  t.equal(queryOf({ explicit_datetime: '-10d', explicit_datetime_to: '-2d' }).before, NOW - 2 * DAY, 'and performed_event')
+  t.equal(queryOf({ explicit_datetime_to: '-2d' }).before, NOW, 'only beside an explicit_datetime')
+})
+
+t.test("a sequence cohort sends each id's times to persons.db, or true where the id's own events make it", async (t) => {
+  const cohorts = new Map<number, CohortSource>([[1, { is_static: false, deleted: false, filters: { properties: { type: 'AND', values: [leaf({ value: 'performed_event_sequence', seq_event: 'signup', seq_time_value: 1, seq_time_interval: 'hour', negation: true }), leaf({ value: 'performed_event_sequence', seq_event: 'signup', seq_time_value: 1, seq_time_interval: 'hour' })] } } }]])
+  const reads: TimesQuery[] = []
+  const times = async (q: TimesQuery) => {
+    reads.push(q)
+    return [['ada', [NOW - 3 * DAY], [NOW - 3 * DAY + 60_000]], ['anon', [NOW - DAY], []], ['bob', [], [NOW - 2 * DAY]]] satisfies TimesRow[]
+  }
+  const condition = await evaluatedCohortCondition(1, (_, id) => cohorts.get(id) ?? null, TEAM, { tallies: async () => t.fail('no tally') as never, times }, NOW)
+  const who = { personsOf: ['ada', 'anon', 'bob'], teamId: TEAM, sequence: { rows: [true, [[NOW - DAY], []], [[], [NOW - 2 * DAY]]], windowMs: 3_600_000 } }
+  t.same(condition, { type: 'AND', values: [{ not: who }, who] })
+  t.equal(reads.length, 1, 'read once')
 })
