@@ -25,11 +25,11 @@ function parseNonNegative(raw: string | null, name: string): number | null {
   return Number(raw)
 }
 
-export function parsePage(query: URLSearchParams, defaultLimit = DEFAULT_PAGE_SIZE): Page {
+export function parsePage(query: URLSearchParams, defaultLimit = DEFAULT_PAGE_SIZE, maxLimit = MAX_PAGE_SIZE): Page {
   const limit = parseNonNegative(query.get('limit'), 'limit')
   const offset = parseNonNegative(query.get('offset'), 'offset')
   return {
-    limit: Math.min(Math.max(limit ?? defaultLimit, 1), MAX_PAGE_SIZE),
+    limit: Math.min(Math.max(limit ?? defaultLimit, 1), maxLimit),
     offset: offset ?? 0,
   }
 }

@@ -19,10 +19,11 @@ export const REQUEST_HEADERS = [
 /**
  * Headers asked for only where they mean something, saving a call into uWS each elsewhere: Transfer-Encoding
  * when there is no Content-Length, If-None-Match on GET and HEAD, Access-Control-Request-Headers on OPTIONS,
- * and those a route lists in `readsHeaders` (the ones /decide judges the caller's runtime by, and capture
- * v1's PostHog-* request headers).
+ * and those a route lists in `readsHeaders` (the ones /decide judges the caller's runtime by, capture v1's
+ * PostHog-* request headers, and Accept where a list may be asked as CSV).
  */
 export type ConditionalHeader =
+  | 'accept'
   | 'transfer-encoding'
   | 'if-none-match'
   | 'access-control-request-headers'

@@ -19,6 +19,11 @@ export const PAGE_QUERY: readonly QueryParamDoc[] = [
   { name: 'offset', description: 'Index of the first result.', schema: { type: 'integer', minimum: 0 } },
 ]
 
+/** The lists that also answer CSV (src/http/csv.ts). */
+export const CSV_QUERY: readonly QueryParamDoc[] = [
+  { name: 'format', description: '`csv` for the page as CSV (up to 10,000 rows unless limit asks fewer; Accept: text/csv asks the same).', schema: { type: 'string', enum: ['json', 'csv'] } },
+]
+
 export interface OperationDoc {
   readonly operationId: string
   readonly method: HttpMethod

@@ -3,7 +3,8 @@
  * - GET cohorts/:id/persons/: a cohort's persons, newest first (`created_at DESC, id DESC`), `limit` (100 by
  *   default) and `offset`, narrowed by `search` and `properties` as the persons list is, each person with at most
  *   10 distinct ids, and no count: `next` whenever the page is full, `previous` only when a whole page lies before
- *   it. Both `cohort:read` and `person:read` are needed.
+ *   it. Both `cohort:read` and `person:read` are needed. As CSV (../csv.ts), PostHog's export of them: `id`,
+ *   `email`, `name`, `created_at`, the properties and distinct ids first, the actor fields left out.
  * - GET cohorts/:id/duplicate_as_static_cohort/ (`cohort:write`): a new static cohort, "<name> (static copy)",
  *   holding the dynamic cohort's persons now. PostHog fills it in the background; here it is filled before the
  *   answer, so its `count` is already known.
@@ -12,14 +13,14 @@
  * 400.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
-import { parsePage } from '../../common/pagination.js'
 import { evaluatedCohortCondition, performedReader, type CohortRecord } from '../../management/index.js'
 import type { PersonReader, StaticCohortWriter } from '../../persons/index.js'
 import { cohortSchema } from '../../schemas/cohort.js'
 import { compileSerializer } from '../../schemas/index.js'
-import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { CSV_QUERY, PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import type { EventStore } from '../../storage/events/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
+import { asksCsv, csvAnswer, CSV_HEADERS, listPage } from '../csv.js'
 import type { Router } from '../router.js'
 import { personObject } from './person-object.js'
 import { PERSON_COMPONENTS, personFilters } from './persons.js'
@@ -40,6 +41,7 @@ export const COHORT_PERSONS_OPERATIONS = [
     alsoScope: 'person:read',
     query: [
       ...PAGE_QUERY,
+      ...CSV_QUERY,
       { name: 'search', description: 'Persons whose email contains this (any case), or with this distinct id or uuid.', schema: { type: 'string' } },
       { name: 'properties', description: 'Person property, HogQL and cohort filters that must all hold (JSON).', schema: { type: 'string' } },
     ],
@@ -64,6 +66,18 @@ export const COHORT_PERSONS_COMPONENTS = {
 }
 
 type OperationId = (typeof COHORT_PERSONS_OPERATIONS)[number]['operationId']
+
+/** The columns PostHog's cohort persons CSV puts first, and those it leaves out. */
+const CSV_FIRST = ['id', 'email', 'name', 'created_at', 'properties', 'distinct_ids']
+const CSV_LEFT_OUT = new Set(['value_at_data_point', 'uuid', 'type', 'is_identified', 'matched_recordings'])
+
+/** A person as a row of PostHog's cohort persons CSV: its email out of its properties into a column of its own. */
+function csvPerson(person: ReturnType<typeof personObject>): Record<string, unknown> {
+  const { email, ...rest } = person.properties
+  const row: Record<string, unknown> = email ? { ...person, email, properties: rest } : { ...person }
+  const rank = (key: string) => (CSV_FIRST.includes(key) ? CSV_FIRST.indexOf(key) : CSV_FIRST.length)
+  return Object.fromEntries(Object.entries(row).filter(([key]) => !CSV_LEFT_OUT.has(key)).sort(([a], [b]) => rank(a) - rank(b)))
+}
 
 /**
  * `copies` writes static cohorts' members (without it the copy is not served); `events` reads behavioural
@@ -90,21 +104,24 @@ export function registerCohortPersonRoutes(
 
   const list = async (req: ProjectApiRequest) => {
     const teamId = req.project.id
+    const csv = asksCsv(req)
     const cohort = cohortOf(req)
     const members = cohort.is_static ? { staticCohort: cohort.id, teamId } : await conditionOf(cohort)
     const narrowed = (await personFilters(api, teamId, req.query.get('properties'), performed)) ?? []
-    const page = parsePage(req.query)
+    const page = listPage(req, csv)
     const rows = await persons.scans.listing.listPersons(teamId, { search: req.query.get('search') || null, properties: [members, ...narrowed], ...page })
+    const results = rows.map((person) => {
+      const object = personObject(person)
+      return { ...object, distinct_ids: object.distinct_ids.slice(0, DISTINCT_ID_LIMIT) }
+    })
+    if (csv) return csvAnswer(results.map(csvPerson))
     const link = (offset: number) => {
       const params = new URLSearchParams(req.query)
       params.set('offset', String(offset))
       return `${req.baseUrl}${req.ctx.path}?${params.toString()}`
     }
     return {
-      results: rows.map((person) => {
-        const object = personObject(person)
-        return { ...object, distinct_ids: object.distinct_ids.slice(0, DISTINCT_ID_LIMIT) }
-      }),
+      results,
       next: rows.length >= page.limit ? link(page.offset + page.limit) : null,
       previous: page.offset - page.limit >= 0 ? link(page.offset - page.limit) : null,
     }
@@ -128,6 +145,6 @@ export function registerCohortPersonRoutes(
   for (const op of COHORT_PERSONS_OPERATIONS) {
     if (op.operationId === 'cohorts_duplicate_as_static_cohort_retrieve' && copies === null) continue
     const spec = { scope: op.scope, alsoScope: 'alsoScope' in op ? op.alsoScope : undefined }
-    router.add(op.method, op.path, projectRoute(api, spec, handlers[op.operationId]), { maxBodyBytes })
+    router.add(op.method, op.path, projectRoute(api, spec, handlers[op.operationId]), { maxBodyBytes, readsHeaders: CSV_HEADERS })
   }
 }

@@ -19,7 +19,7 @@ import { wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import { actionCondition, cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type Actions, type Cohorts } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
-import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { CSV_QUERY, PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
 import {
   chainToElements,
@@ -35,6 +35,7 @@ import {
   type ValueColumn,
 } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
+import { asksCsv, csvAnswer, CSV_HEADERS, listPage } from '../csv.js'
 import type { Router } from '../router.js'
 import { asIs, propertiesJson, readPropertyFilters, refuseHogql, refuseUnsupported } from './property-filters.js'
 import { valueNames } from './value-names.js'
@@ -52,6 +53,7 @@ export const EVENT_OPERATIONS = [
     scope: 'query:read',
     query: [
       ...PAGE_QUERY,
+      ...CSV_QUERY,
       ...['event', 'distinct_id', 'person_id', 'after', 'before', 'properties', 'orderBy'].map((name) => param(name, `PostHog's \`${name}\` filter.`)),
       param('action_id', "Only events matching this action of the project (none when it has no steps or is not the project's)."),
     ],
@@ -293,7 +295,9 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       const personId = q.get('person_id')
       // An unknown person has no events: an empty list, never the unfiltered one.
       if (persons && personId) filter.distinctIds = persons.listing.distinctIdsOfPerson(req.project.id, personId) ?? []
-      const page = { ...parsePage(q), ascending: ascendingParam(q.get('orderBy')) }
+      const csv = asksCsv(req)
+      const page = { ...listPage(req, csv), ascending: ascendingParam(q.get('orderBy')) }
+      if (csv) return csvAnswer((await fromStore(events.list(filter, page))).map(eventObject))
       const [count, results] = await fromStore(Promise.all([events.count(filter), events.list(filter, page)]))
       // The links keep the default bound the first page had: events arriving meanwhile would shift the pages.
       const linkQuery = new URLSearchParams(q)
@@ -321,6 +325,6 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
   for (const op of EVENT_OPERATIONS) {
     // The warnings live in persons.db.
     if (op.operationId === 'ingestion_warnings_list' && !persons) continue
-    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes })
+    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), op.operationId === 'events_list' ? { maxBodyBytes, readsHeaders: CSV_HEADERS } : { maxBodyBytes })
   }
 }

@@ -9,13 +9,14 @@
  * thread.
  * The groups API is in groups.ts.
  */
-import { pageEnvelope, parsePage } from '../../common/pagination.js'
+import { pageEnvelope } from '../../common/pagination.js'
 import type { IngestionService } from '../../ingestion/index.js'
 import { cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type PerformedReader } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
-import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { CSV_QUERY, PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { hogqlFields, hogqlFilter, type EventStore, type PropertyNode } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
+import { asksCsv, csvAnswer, CSV_HEADERS, listPage } from '../csv.js'
 import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
 import { personSplitHandler } from './person-split.js'
@@ -26,7 +27,7 @@ const PROJECT = '/api/projects/:project_id'
 const FREE_FORM = { type: 'object', additionalProperties: true } as const
 
 export const PERSON_OPERATIONS = [
-  { operationId: 'persons_list', method: 'get', path: `${PROJECT}/persons/`, summary: 'Persons, newest first, filtered by distinct_id, email, search or person properties.', tag: 'persons', scope: 'person:read', query: PAGE_QUERY, responses: { 200: 'PaginatedPersonList' } },
+  { operationId: 'persons_list', method: 'get', path: `${PROJECT}/persons/`, summary: 'Persons, newest first, filtered by distinct_id, email, search or person properties.', tag: 'persons', scope: 'person:read', query: [...PAGE_QUERY, ...CSV_QUERY], responses: { 200: 'PaginatedPersonList' } },
   { operationId: 'persons_retrieve', method: 'get', path: `${PROJECT}/persons/:id/`, summary: 'One person, by its uuid.', tag: 'persons', scope: 'person:read', responses: { 200: 'Person' } },
   { operationId: 'persons_update', method: 'put', path: `${PROJECT}/persons/:id/`, summary: 'Set the person properties given (captured as a $set event; the others stay as they are).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertiesUpdate', responses: { 202: null } },
   { operationId: 'persons_partial_update', method: 'patch', path: `${PROJECT}/persons/:id/`, summary: 'The same as PUT: set the person properties given (a $set event).', tag: 'persons', scope: 'person:write', requestBody: 'PersonPropertiesUpdate', responses: { 202: null } },
@@ -117,7 +118,8 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
   const handlers = {
     persons_list: async (req: ProjectApiRequest) => {
       const q = req.query
-      const page = parsePage(q)
+      const csv = asksCsv(req)
+      const page = listPage(req, csv)
       const filter = {
         distinctId: q.get('distinct_id') || null,
         email: q.get('email') || null,
@@ -125,6 +127,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         properties: await personFilters(api, req.project.id, q.get('properties'), performed),
       }
       const teamId = req.project.id
+      if (csv) return csvAnswer((await persons.scans.listing.listPersons(teamId, { ...filter, ...page })).map(personObject))
       const [rows, count] = await Promise.all([persons.scans.listing.listPersons(teamId, { ...filter, ...page }), persons.scans.listing.countPersons(teamId, filter)])
       return pageEnvelope(req.baseUrl, req.ctx.path, q, page, count, rows.map(personObject))
     },
@@ -134,6 +137,6 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
   }
   for (const op of PERSON_OPERATIONS) {
     const handler = handlers[op.operationId as keyof typeof handlers]
-    if (handler) router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), options)
+    if (handler) router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), op.operationId === 'persons_list' ? { ...options, readsHeaders: CSV_HEADERS } : options)
   }
 }

@@ -66,6 +66,15 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same([res.status, res.body.attr], [400, 'properties'], 'a missing cohort')
   })
 
+  t.test('format=csv lists the events as CSV, properties in dotted columns, up to 10,000 rows', async (t) => {
+    const res = await server.api('GET', `/api/projects/${server.boot.project_id}/events/?event=read&format=csv&properties=${encodeURIComponent(JSON.stringify([{ key: 'size', operator: 'is_set' }]))}`)
+    t.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8')
+    const [header, ...lines] = res.text.trimEnd().split('\r\n').map((line) => line.split(','))
+    const column = (name: string) => lines.map((line) => line[header!.indexOf(name)])
+    t.same([column('distinct_id'), column('properties.color'), column('properties.size')], [['user-r', 'anon-r'], ['blue', 'red'], ['10', '3']], 'newest first')
+    t.same(column('event'), ['read', 'read'])
+  })
+
   t.test('a person filter matching more than 128 KB of distinct ids answers 400, never a partial list', async (t) => {
     // 3,300 persons with 41-character ids: 135 KB of ids.
     const batch = Array.from({ length: 3300 }, (_, i) => ({

@@ -74,6 +74,22 @@ t.test('cohort persons', async (t) => {
     t.same([res.body.next, res.body.previous], [null, null])
   })
 
+  t.test("format=csv exports a cohort's persons as PostHog's cohort export: id, email, name first, the properties and ids in columns", async (t) => {
+    const res = await personsOf(pro, '?format=csv')
+    t.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8')
+    const [header, ...lines] = res.text.trimEnd().split('\r\n')
+    t.match(header, /^id,email,name,created_at,properties\.plan,properties\.\$creator_event_uuid,distinct_ids\.0,last_seen_at,distinct_ids\.1,/, "cy's columns, then those ada adds")
+    const ada = await uuidOf('ada')
+    t.same(lines.map((line) => line.split(',').slice(0, 3)), [[await uuidOf('cy'), 'cy@example.com', 'cy@example.com'], [ada, 'ada@example.com', 'ada@example.com']])
+    t.notOk(header!.includes('properties.email'), 'the email has a column of its own')
+    t.equal((await personsOf(pro, '?format=csv&limit=1')).text.trimEnd().split('\r\n').length, 2, 'limit still pages')
+    const accepted = await server.request('GET', `${base}/cohorts/${pro}/persons/`, { headers: { authorization: `Bearer ${boot.personal_api_key}`, accept: 'text/csv' } })
+    t.equal(accepted.text, res.text, 'Accept: text/csv asks the same')
+    t.equal((await personsOf(pro, '?format=xml')).status, 404, 'a format with no renderer, as DRF')
+    const listed = await server.api('GET', `${base}/persons/?format=csv&search=ada`)
+    t.match(listed.text, new RegExp(`^type,id,uuid,name,distinct_ids\\.0,.*\\r\\nperson,${ada},${ada},ada@example\\.com,ada,`), 'the persons list as CSV: its JSON flattened')
+  })
+
   t.test("a static cohort's persons are its members; nested and negated cohorts read as PostHog's", async (t) => {
     t.same(names(await personsOf(picked)), ['dee', 'bob'])
     t.same(names(await personsOf(notPro)), ['dee', 'bob'], 'negation: the persons outside the cohort, one without the property too')

@@ -59,10 +59,11 @@ t.test('only the requests sent after the warm-up are counted, and the warm-up is
   t.equal(result.requests, 200, 'rate × duration, the warm-up left out')
   t.equal(result.ok, 200)
   t.equal(s.received(), 300, 'the warm-up was sent, at the same rate')
-  // The announcement comes over the generator's IPC channel and the requests over their sockets, so requests
-  // sent after it can reach this server first (a clean-clone CI run read 101): 20 is 100 ms of the channel's lag
-  // on a busy machine, and still far from the 200 a count taken after the measured window would read.
-  t.ok(receivedAtMeasure >= 80 && receivedAtMeasure <= 120, `the warm-up's requests came first (${receivedAtMeasure})`)
+  // The announcement comes over the generator's IPC channel and the requests over their sockets, and this
+  // server counts them on a loop the rest of CI keeps busy, so the count at the announcement strays from the
+  // warm-up's 100 either way (clean-clone CI runs read 101 and 74): 50 is 250 ms of lag, and the bounds stay
+  // far from the 0 of an announcement before the warm-up and the 300 of one after the measured window.
+  t.ok(receivedAtMeasure >= 50 && receivedAtMeasure <= 150, `the warm-up's requests came first (${receivedAtMeasure})`)
   t.ok(result.durationS >= 0.95 && result.durationS < 2, `the measured window is the load's, not the warm-up's too (${result.durationS} s)`)
 })
 
