@@ -163,7 +163,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const countPersons = (teamId: number, condition: PropertyNode) => personReader.scans.listing.countPersons(teamId, { properties: [condition] })
   const cohortCalculator = new CohortCalculator({
     cohorts: management.cohorts,
-    count: cohortCount(management.cohorts, countPersons, performedReader(events)),
+    count: cohortCount(management.cohorts, countPersons, performedReader(events, management.actions)),
     clock: systemClock,
     logger,
   })

@@ -196,7 +196,7 @@ export class ExperimentQueryRunner {
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
     const testAccounts = testAccountFilters(project, experiment)
-    const performed = { read: performedReader(this.#deps.events), now: nowMs }
+    const performed = { read: performedReader(this.#deps.events, { byId: this.#deps.actionById }), now: nowMs }
     const nodes = [query.metric, experiment.exposure_criteria, testAccounts]
     const person = await personFilterLookup(this.#deps.persons ?? null, this.#deps.cohortById ?? null, project.id, nodes, undefined, performed)
     // The test account filters: what the events of real users meet.

@@ -9,8 +9,7 @@
  *   holding the dynamic cohort's persons now. PostHog fills it in the background; here it is filled before the
  *   answer, so its `count` is already known.
  * PostHog reads precalculated members; skylark evaluates the cohort when asked (management/cohorts/condition.ts),
- * its `performed_event` conditions read from the event store first (behavioural.ts); other behavioural kinds are a
- * 400.
+ * its behavioural conditions read from the event store first (evaluate.ts).
  */
 import { AppError, ValidationError } from '../../common/errors.js'
 import { evaluatedCohortCondition, performedReader, type CohortRecord } from '../../management/index.js'
@@ -93,7 +92,7 @@ export function registerCohortPersonRoutes(
 ): void {
   const cohorts = api.management.cohorts
   const cohortById = (teamId: number, id: number) => cohorts.record(teamId, id)
-  const performed = events && performedReader(events)
+  const performed = events && performedReader(events, api.management.actions)
   const conditionOf = (cohort: CohortRecord) => evaluatedCohortCondition(cohort.id, cohortById, cohort.team_id, performed, Date.now())
   const cohortOf = (req: ProjectApiRequest): CohortRecord => {
     const cohort = cohortById(req.project.id, intParam(req.params.id))

@@ -17,7 +17,7 @@ import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { parseRelativeDate } from '../../common/relative-dates.js'
 import { wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
-import { actionCondition, cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type Actions, type Cohorts } from '../../management/index.js'
+import { actionCondition, cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type Actions, type Cohorts, type PerformedReader } from '../../management/index.js'
 import type { PersonReader } from '../../persons/index.js'
 import { CSV_QUERY, PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { freeFormObject } from '../../schemas/shared.js'
@@ -171,10 +171,10 @@ const PERSON_FILTER_MAX_CHARS = 128 * 1024
  * (hogql-math.ts's subset); person property filters, HogQL ones on person properties and cohort filters (with
  * persons.db at hand) as the distinct ids of the persons they match now, as PostHog's events list joins them when
  * persons are not on the events. A dynamic cohort a filter names is evaluated first, its behavioural conditions
- * read from `events`. The persons are found after the parse, in order, by the persons read thread (a person
+ * read by `performed`. The persons are found after the parse, in order, by the persons read thread (a person
  * filter scans the project's persons).
  */
-async function eventPropertyFilters(raw: string | null, teamId: number, persons: PersonReader | undefined, cohorts: Cohorts, events: EventStore): Promise<PropertyNode[] | undefined> {
+async function eventPropertyFilters(raw: string | null, teamId: number, persons: PersonReader | undefined, cohorts: Cohorts, performed: PerformedReader): Promise<PropertyNode[] | undefined> {
   const personFilters: Array<{ what: string; condition: PropertyNode; node: { distinctIds: readonly string[] } }> = []
   const byPersons = (what: string, condition: PropertyNode) => {
     const node = { distinctIds: [] as readonly string[] }
@@ -198,7 +198,7 @@ async function eventPropertyFilters(raw: string | null, teamId: number, persons:
   if (persons) {
     kinds.set('person', (filter) => byPersons(`The person filter on ${filter.key}`, filter))
     const cohortById = (team: number, id: number) => cohorts.record(team, id)
-    const evaluated = await evaluatedCohortsNamed(tree, cohortById, teamId, performedReader(events), Date.now())
+    const evaluated = await evaluatedCohortsNamed(tree, cohortById, teamId, performed, Date.now())
     cohort = (leaf) => byPersons(`The cohort filter on cohort ${JSON.stringify(leaf.value)}`, cohortMembership(leaf, cohortById, teamId, 'properties', evaluated))
   }
   const properties = readPropertyFilters(tree, { byDefault: 'event', kinds, regex: storesCanRun, cohort })
@@ -273,6 +273,7 @@ function valuesQuery(req: ProjectApiRequest): PropertyValuesQuery {
 }
 
 export function registerEventRoutes(router: Router, api: ApiContext, events: EventStore, persons: PersonReader | undefined, maxBodyBytes: number): void {
+  const performed = performedReader(events, api.management.actions)
   const handlers = {
     events_list: async (req: ProjectApiRequest) => {
       const q = req.query
@@ -288,7 +289,7 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
         // Stored times are whole milliseconds, so "after t" is "from the next millisecond on".
         after: after === undefined ? undefined : Math.floor(after) + 1,
         before: upper,
-        properties: await eventPropertyFilters(q.get('properties'), req.project.id, persons, api.management.cohorts, events),
+        properties: await eventPropertyFilters(q.get('properties'), req.project.id, persons, api.management.cohorts, performed),
       }
       const action = actionFilter(api.management.actions, req.project.id, q.get('action_id'))
       if (action) filter.properties = [...(filter.properties ?? []), action]

@@ -113,7 +113,7 @@ export async function personFilters(api: ApiContext, teamId: number, raw: string
 /** `ingestion` null (tests without capture): the persons API reads only. `events` reads cohort filters' behavioural conditions. */
 export function registerPersonRoutes(router: Router, api: ApiContext, persons: PersonReader, ingestion: IngestionService | null, events: EventStore | null, maxBodyBytes: number): void {
   const options = { maxBodyBytes }
-  const performed = events && performedReader(events)
+  const performed = events && performedReader(events, api.management.actions)
   const writes = ingestion ? personWriteHandlers(persons, ingestion) : null
   const handlers = {
     persons_list: async (req: ProjectApiRequest) => {

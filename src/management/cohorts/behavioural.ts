@@ -1,6 +1,7 @@
 /**
  * The behavioural cohort conditions skylark evaluates when asked, as PostHog's cohort query of them has them, over
- * an event by name (`event_type: "events"`; `event_filters` on its properties), up to now:
+ * an event by name (`event_type: "events"`) or an action's events (`"actions"`), `event_filters` on their
+ * properties, up to now:
  * - `performed_event`: the persons who sent one since the start (`explicit_datetime`, relative or a date, else
  *   `time_value` `time_interval`s back);
  * - `performed_event_multiple`: those whose number of them since the start compares with `operator_value` by
@@ -22,7 +23,7 @@
  * (a sequence: the times of its events of both names). Over persons.db, a person's tallies are those of all its
  * ids (the earliest first, the counts added up), and its sequence is made of all its ids' events, so an event by
  * any of a person's ids counts, as PostHog counts by person. As in PostHog's query, a person who sent none in that
- * time is not counted at all, so "at most 2 times" means 1 or 2. Actions' events are a 400 naming them.
+ * time is not counted at all, so "at most 2 times" means 1 or 2.
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
@@ -32,6 +33,7 @@ import {
   readPropertyNode,
   type CountOperator,
   type EventStore,
+  type FunnelStep,
   type NodeRules,
   type TallyCheck,
   type TallyQuery,
@@ -39,7 +41,7 @@ import {
   type TimesQuery,
   type TimesRow,
 } from '../../storage/events/index.js'
-import { storesCanRun } from '../actions/index.js'
+import { actionCondition, stepEvents, storesCanRun, type ActionRecord } from '../actions/index.js'
 
 /**
  * What one behavioural condition reads of the events, and how a person's reading decides: its tallies by the
@@ -55,16 +57,24 @@ export type BehaviouralReading =
     }
   | { times: TimesQuery; windowMs: number }
 
-/** Each distinct id that sent matching events, with its tallies or its events' times (an event store's reads). */
+/** A project's action by id, a deleted one too (PostHog's Action.objects.get reads those), or null. */
+export type ActionById = (teamId: number, id: number) => Pick<ActionRecord, 'steps'> | null
+
+/**
+ * Each distinct id that sent matching events, with its tallies or its events' times (an event store's reads),
+ * and the actions a condition may name.
+ */
 export interface PerformedReader {
   tallies(query: TallyQuery): Promise<readonly TallyRow[]>
   times(query: TimesQuery): Promise<readonly TimesRow[]>
+  actionById: ActionById
 }
 
-/** The reader of an event store. */
-export const performedReader = (events: Pick<EventStore, 'distinctIdTallies' | 'distinctIdTimes'>): PerformedReader => ({
+/** The reader of an event store and the projects' actions. */
+export const performedReader = (events: Pick<EventStore, 'distinctIdTallies' | 'distinctIdTimes'>, actions: { byId: ActionById }): PerformedReader => ({
   tallies: (query) => events.distinctIdTallies(query),
   times: (query) => events.distinctIdTimes(query),
+  actionById: (teamId, id) => actions.byId(teamId, id),
 })
 
 const UNITS: Readonly<Record<string, string>> = { hour: 'h', day: 'd', week: 'w', month: 'm', year: 'y' }
@@ -121,23 +131,42 @@ function windowEnd(leaf: JsonObject, now: number): number {
   return explicitDate(leaf, 'explicit_datetime', now) === undefined ? now : (explicitDate(leaf, 'explicit_datetime_to', now) ?? now)
 }
 
-/** A sequence's condition: its second event's name and the most time after the first, in ms. */
-function sequenceStep(leaf: JsonObject): { then: string; windowMs: number } {
-  if ((leaf.seq_event_type ?? 'events') !== 'events' || typeof leaf.seq_event !== 'string') {
-    throw invalid("A performed_event_sequence condition skylark evaluates names its second event (seq_event_type \"events\", its name as seq_event), not an action's.")
-  }
+function seqTimeValue(leaf: JsonObject): number {
   const value = positiveInteger(leaf.seq_time_value)
   if (value === null) throw invalid('The behavioural condition needs a positive integer seq_time_value.')
+  return value
+}
+
+/** The most time a sequence's second event may come after its first, in ms. */
+function sequenceWindowMs(leaf: JsonObject): number {
+  const value = seqTimeValue(leaf)
   const unit = typeof leaf.seq_time_interval === 'string' ? SEQUENCE_UNIT_MS[leaf.seq_time_interval] : undefined
   if (unit === undefined) throw invalid(`The behavioural condition's seq_time_interval must be one of ${Object.keys(SEQUENCE_UNIT_MS).join(', ')}.`)
-  return { then: leaf.seq_event, windowMs: value * unit }
+  return value * unit
+}
+
+/**
+ * The events a condition's `event_type` and `key` name (`seq_event_type` and `seq_event` for a sequence's
+ * second): an event by name, or an action's events, as its steps match them (any event for an action without
+ * steps, as PostHog's action_to_expr; its steps' names where each has one, so the stores read those only).
+ */
+function targetOf(leaf: JsonObject, second: boolean, teamId: number, actionById: ActionById | undefined): FunnelStep {
+  const [type, key] = second ? [leaf.seq_event_type, leaf.seq_event] : [leaf.event_type, leaf.key]
+  if ((type ?? 'events') === 'events') {
+    if (typeof key !== 'string') throw invalid(`A behavioural condition on an event names it by ${second ? 'seq_event' : 'key'}.`)
+    return { event: key, properties: [] }
+  }
+  if (type !== 'actions') throw invalid(`A behavioural condition's ${second ? 'seq_event_type' : 'event_type'} must be "events" or "actions".`)
+  const id = positiveInteger(key)
+  const action = id === null || actionById === undefined ? null : actionById(teamId, id)
+  if (action === null) throw invalid(`The behavioural condition names action ${JSON.stringify(key)}, which does not exist.`)
+  const named = action.steps.length > 0 && action.steps.every((step) => step.event !== null)
+  return { event: named ? stepEvents(action) : null, properties: [actionCondition(action.steps)] }
 }
 
 /** The more recent start of `stopped_` and `restarted_performing_event` (`seq_time_value` `seq_time_interval`s back). */
 function seqStart(leaf: JsonObject, start: number, now: number): number {
-  const value = positiveInteger(leaf.seq_time_value)
-  if (value === null) throw invalid('The behavioural condition needs a positive integer seq_time_value.')
-  const at = before(now, value, leaf.seq_time_interval, 'seq_time_interval')
+  const at = before(now, seqTimeValue(leaf), leaf.seq_time_interval, 'seq_time_interval')
   // PostHog's validate_seq_date_more_recent_than_date.
   if (at < start) throw invalid('seq_date must be more recent than date')
   return at
@@ -164,16 +193,17 @@ function regularly(leaf: JsonObject, now: number): { windows: Array<[number, num
   return { windows, checks: windows.map((_, k) => ({ column: k + 1, operator, value })), atLeast: least }
 }
 
-/** A behavioural leaf as what it reads and how it decides; a 400 for one skylark can't evaluate. */
-export function behaviouralReading(leaf: JsonObject, teamId: number, now: number): BehaviouralReading {
-  if ((leaf.event_type ?? 'events') !== 'events' || typeof leaf.key !== 'string') {
-    throw invalid(`A ${String(leaf.value)} condition skylark evaluates names an event (event_type "events", its name as key), not an action's.`)
-  }
+/**
+ * A behavioural leaf as what it reads and how it decides; a 400 for one skylark can't evaluate. `actionById`
+ * reads the actions a condition names (without it, such a condition is refused).
+ */
+export function behaviouralReading(leaf: JsonObject, teamId: number, now: number, actionById?: ActionById): BehaviouralReading {
+  const target = targetOf(leaf, false, teamId, actionById)
   const filters = Array.isArray(leaf.event_filters) ? leaf.event_filters : []
-  const properties = filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, EVENT_FILTERS))
+  const properties = [...target.properties!, ...filters.map((f, i) => readPropertyNode(isPlainObject(f) ? f : null, `event_filters[${i}]`, 1, EVENT_FILTERS))]
   const query = (after: number | undefined, windows: Array<[number, number]>, end = now): TallyQuery => ({
     teamId,
-    event: leaf.key as string,
+    ...(target.event === null ? {} : { event: target.event }),
     ...(after === undefined ? {} : { after }),
     before: end,
     properties,
@@ -192,9 +222,9 @@ export function behaviouralReading(leaf: JsonObject, teamId: number, now: number
       return { query: query(start, [[start, end]], end), checks: [{ column: 1, ...comparison(leaf) }], atLeast: 1 }
     }
     case 'performed_event_sequence': {
-      const { then, windowMs } = sequenceStep(leaf)
-      const names = then === leaf.key ? [then] : [leaf.key, then]
-      return { times: { teamId, names, after: windowStart(leaf, now), before: windowEnd(leaf, now) }, windowMs }
+      const then = targetOf(leaf, true, teamId, actionById)
+      const steps = JSON.stringify(then) === JSON.stringify(target) ? [target] : [target, then]
+      return { times: { teamId, steps, after: windowStart(leaf, now), before: windowEnd(leaf, now) }, windowMs: sequenceWindowMs(leaf) }
     }
     case 'performed_event_first_time':
       return { query: query(undefined, []), checks: [{ column: 0, operator: '>=', value: windowStart(leaf, now) }], atLeast: 1 }

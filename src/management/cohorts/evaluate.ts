@@ -23,7 +23,7 @@ const invalid = (detail: string) => new ValidationError('invalid', detail)
  */
 export async function evaluatedCohortCondition(id: number, cohortById: CohortById, teamId: number, read: PerformedReader | null, now: number): Promise<PropertyNode> {
   if (read === null) return cohortCondition(id, cohortById, teamId)
-  const readingOf = (leaf: JsonObject) => behaviouralReading(leaf, teamId, now)
+  const readingOf = (leaf: JsonObject) => behaviouralReading(leaf, teamId, now, read.actionById)
   // A sequence's window decides which ids make it alone, so it is part of what is read.
   const keyOf = (reading: BehaviouralReading) => JSON.stringify('times' in reading ? [reading.times, reading.windowMs] : reading.query)
   const NONE: PropertyNode = { personsOf: [], teamId }

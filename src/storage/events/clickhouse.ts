@@ -17,6 +17,7 @@ import { insertColumns, rowBinary } from './clickhouse-rowbinary.js'
 import { alterTarget, createClickHouseClient, identifier, quote, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 import {
   SinkError,
+  funnelEventNames,
   type BreakdownQuery,
   type DailyBreakdownQuery,
   type BreakdownRow,
@@ -372,10 +373,12 @@ export class ClickHouseEventStore implements EventStore {
 
   async distinctIdTimes(query: TimesQuery): Promise<TimesRow[]> {
     const ms = msExpr('timestamp', this.#features)
-    const lists = query.names.map((name, k) => `, groupArrayIf(${ms}, event = ${quote(name)}) AS t${k}`).join('')
-    const where = compileClickHouseWhere({ teamId: query.teamId, event: query.names, after: query.after, before: query.before }, this.#features)
-    const rows = await this.#rows<Record<string, string | Array<string | number>>>(`SELECT distinct_id${lists} FROM ${this.#table} WHERE ${where} GROUP BY distinct_id ORDER BY distinct_id`)
-    return rows.map((row) => [String(row.distinct_id), ...query.names.map((_, k) => (row[`t${k}`] as Array<string | number>).map(Number).sort((a, b) => a - b))])
+    const steps = query.steps.map((step) => compileClickHouseWhere({ teamId: query.teamId, event: step.event ?? undefined, properties: step.properties }, this.#features))
+    const lists = steps.map((step, k) => `, groupArrayIf(${ms}, ${step}) AS t${k}`).join('')
+    const where = compileClickHouseWhere({ teamId: query.teamId, event: funnelEventNames(query) ?? undefined, after: query.after, before: query.before }, this.#features)
+    const any = steps.map((step) => `(${step})`).join(' OR ')
+    const rows = await this.#rows<Record<string, string | Array<string | number>>>(`SELECT distinct_id${lists} FROM ${this.#table} WHERE ${where} AND (${any}) GROUP BY distinct_id ORDER BY distinct_id`)
+    return rows.map((row) => [String(row.distinct_id), ...steps.map((_, k) => (row[`t${k}`] as Array<string | number>).map(Number).sort((a, b) => a - b))])
   }
 
   /**

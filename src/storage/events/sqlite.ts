@@ -17,6 +17,7 @@ import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
 import {
   SinkError,
+  funnelEventNames,
   type BreakdownQuery,
   type DailyBreakdownQuery,
   type BreakdownRow,
@@ -289,12 +290,15 @@ export class SqliteEventStore implements EventStore {
   }
 
   async distinctIdTimes(query: TimesQuery): Promise<TimesRow[]> {
-    const where = compileSqliteWhere({ teamId: query.teamId, event: query.names, after: query.after, before: query.before })
-    const lists = query.names.map(() => ', json_group_array(timestamp) FILTER (WHERE event = ?)').join('')
+    const steps = query.steps.map((step) => compileSqliteWhere({ teamId: query.teamId, event: step.event ?? undefined, properties: step.properties }))
+    const where = compileSqliteWhere({ teamId: query.teamId, event: funnelEventNames(query) ?? undefined, after: query.after, before: query.before })
+    const lists = steps.map((step) => `, json_group_array(timestamp) FILTER (WHERE ${step.sql})`).join('')
+    const any = steps.map((step) => `(${step.sql})`).join(' OR ')
+    const stepParams = steps.flatMap((step) => step.params)
     const rows = this.#db
-      .prepare(`SELECT distinct_id${lists} FROM ${where.from} WHERE ${where.sql} GROUP BY distinct_id ORDER BY distinct_id`)
+      .prepare(`SELECT distinct_id${lists} FROM ${where.from} WHERE ${where.sql} AND (${any}) GROUP BY distinct_id ORDER BY distinct_id`)
       .raw()
-      .all(...query.names, ...where.params) as Array<[string, ...string[]]>
+      .all(...stepParams, ...where.params, ...stepParams) as Array<[string, ...string[]]>
     return rows.map(([id, ...lists]) => [id, ...lists.map((list) => (JSON.parse(list) as number[]).sort((a, b) => a - b))])
   }
 

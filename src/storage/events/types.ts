@@ -202,16 +202,16 @@ export interface TallyQuery extends EventFilter {
 /** A distinct id, its first matching event (ms), then its count in each window. */
 export type TallyRow = [string, number, ...number[]]
 
-/** The times of the events of each name, per distinct id, in [after, before) (ms). */
+/** The times of the events each step matches, per distinct id, in [after, before) (ms). */
 export interface TimesQuery {
   teamId: number
-  /** One or two names. */
-  names: readonly string[]
+  /** One or two. */
+  steps: readonly FunnelStep[]
   after: number
   before: number
 }
 
-/** A distinct id, then the times of its events of each name in the query's order, ascending. */
+/** A distinct id, then the times of its events each step matches, in the query's order, ascending. */
 export type TimesRow = [string, ...number[][]]
 
 export type PropertyNode =
@@ -375,7 +375,7 @@ export interface EventStore {
    * each of the query's windows.
    */
   distinctIdTallies(query: TallyQuery): Promise<TallyRow[]>
-  /** Each distinct id that sent events of the query's names in its time, sorted, with their times. */
+  /** Each distinct id that sent events the query's steps match in its time, sorted, with their times. */
   distinctIdTimes(query: TimesQuery): Promise<TimesRow[]>
   /**
    * An experiment metric's per-variant sums (and per breakdown group), aggregated where the events are read

@@ -9,7 +9,7 @@ const leaf = (extra: Record<string, unknown> = {}) => ({ type: 'behavioral', key
 const tallyOf = (extra: Record<string, unknown>) => behaviouralReading(leaf(extra), TEAM, NOW) as Extract<BehaviouralReading, { query: unknown }>
 const queryOf = (extra: Record<string, unknown>) => tallyOf(extra).query
 /** A reader of tallies only: these cohorts have no sequence. */
-const tallyReader = (tallies: (q: TallyQuery) => Promise<TallyRow[]>): PerformedReader => ({ tallies, times: async () => t.fail('no sequence is read') as never })
+const tallyReader = (tallies: (q: TallyQuery) => Promise<TallyRow[]>): PerformedReader => ({ tallies, times: async () => t.fail('no sequence is read') as never, actionById: () => null })
 
 t.test('a performed_event condition reads who sent the event from the start of its window up to now', async (t) => {
   t.same(behaviouralReading(leaf(), TEAM, NOW), { query: { teamId: TEAM, event: '$pageview', after: NOW - 30 * DAY, before: NOW, properties: [], windows: [[NOW - 30 * DAY, NOW]] }, checks: null, atLeast: 0 })
@@ -53,11 +53,13 @@ t.test("the other kinds read their windows and check a person's tallies as PostH
 t.test('what skylark cannot read, or PostHog refuses, is a 400 naming it', async (t) => {
   const refused = (extra: Record<string, unknown>, detail: string | RegExp) => t.throws(() => behaviouralReading(leaf(extra), TEAM, NOW), { code: 'invalid', detail }, String(detail))
   refused({ value: 'performed_event_again' }, 'The behavioural condition "performed_event_again" is not one PostHog has.')
-  refused({ value: 'performed_event_sequence', seq_event_type: 'actions', seq_event: 4, seq_time_value: 1, seq_time_interval: 'day' }, /names its second event .* not an action's/)
+  refused({ event_type: 'actions', key: 4 }, 'The behavioural condition names action 4, which does not exist.')
+  refused({ event_type: 'cohorts', key: 4 }, 'A behavioural condition\'s event_type must be "events" or "actions".')
+  refused({ value: 'performed_event_sequence', seq_event_type: 'actions', seq_event: 4, seq_time_value: 1, seq_time_interval: 'day' }, 'The behavioural condition names action 4, which does not exist.')
+  refused({ value: 'performed_event_sequence', seq_event: 5, seq_time_value: 1, seq_time_interval: 'day' }, 'A behavioural condition on an event names it by seq_event.')
   refused({ value: 'performed_event_sequence', seq_event: 'x', seq_time_value: 1, seq_time_interval: 'fortnight' }, "The behavioural condition's seq_time_interval must be one of minute, hour, day, week, month, year.")
   refused({ value: 'performed_event_sequence', seq_event: 'x', seq_time_interval: 'day' }, 'The behavioural condition needs a positive integer seq_time_value.')
   refused({ explicit_datetime: '-3d', explicit_datetime_to: 'later' }, /explicit_datetime_to "later" is not a date/)
-  refused({ event_type: 'actions', key: 4 }, /names an event .* not an action's/)
   refused({ time_value: 0 }, /positive integer time_value/)
   refused({ time_interval: 'fortnight' }, /time_interval must be one of hour, day, week, month, year/)
   refused({ explicit_datetime: 'soon' }, /explicit_datetime "soon" is not a date/)
@@ -122,11 +124,12 @@ t.test("a performed_event_multiple condition compares each person's count, as Po
 
 t.test('a sequence reads the times of both events since the start; its window is in fixed seconds, as PostHog\'s funnel', async (t) => {
   const sequence = (extra: Record<string, unknown>) => behaviouralReading(leaf({ value: 'performed_event_sequence', seq_event: 'signup', seq_time_value: 2, seq_time_interval: 'day', ...extra }), TEAM, NOW)
-  t.same(sequence({}), { times: { teamId: TEAM, names: ['$pageview', 'signup'], after: NOW - 30 * DAY, before: NOW }, windowMs: 2 * DAY })
-  t.same(sequence({ seq_event: '$pageview' }), { times: { teamId: TEAM, names: ['$pageview'], after: NOW - 30 * DAY, before: NOW }, windowMs: 2 * DAY }, 'one name: two of its events')
+  const step = (event: string) => ({ event, properties: [] })
+  t.same(sequence({}), { times: { teamId: TEAM, steps: [step('$pageview'), step('signup')], after: NOW - 30 * DAY, before: NOW }, windowMs: 2 * DAY })
+  t.same(sequence({ seq_event: '$pageview' }), { times: { teamId: TEAM, steps: [step('$pageview')], after: NOW - 30 * DAY, before: NOW }, windowMs: 2 * DAY }, 'one event: two of them')
   t.equal((sequence({ seq_time_value: 1, seq_time_interval: 'month' }) as { windowMs: number }).windowMs, 30 * DAY, 'a month is 30 days')
   t.equal((sequence({ seq_time_value: 5, seq_time_interval: 'minute' }) as { windowMs: number }).windowMs, 300_000)
-  t.same((sequence({ explicit_datetime: '-10d', explicit_datetime_to: '-2d' }) as { times: TimesQuery }).times, { teamId: TEAM, names: ['$pageview', 'signup'], after: NOW - 10 * DAY, before: NOW - 2 * DAY }, 'explicit_datetime_to ends it')
+  t.same((sequence({ explicit_datetime: '-10d', explicit_datetime_to: '-2d' }) as { times: TimesQuery }).times, { teamId: TEAM, steps: [step('$pageview'), step('signup')], after: NOW - 10 * DAY, before: NOW - 2 * DAY }, 'explicit_datetime_to ends it')
   t.equal(queryOf({ explicit_datetime: '-10d', explicit_datetime_to: '-2d' }).before, NOW - 2 * DAY, 'and performed_event')
   t.equal(queryOf({ explicit_datetime_to: '-2d' }).before, NOW, 'only beside an explicit_datetime')
 })
@@ -138,8 +141,23 @@ t.test("a sequence cohort sends each id's times to persons.db, or true where the
     reads.push(q)
     return [['ada', [NOW - 3 * DAY], [NOW - 3 * DAY + 60_000]], ['anon', [NOW - DAY], []], ['bob', [], [NOW - 2 * DAY]]] satisfies TimesRow[]
   }
-  const condition = await evaluatedCohortCondition(1, (_, id) => cohorts.get(id) ?? null, TEAM, { tallies: async () => t.fail('no tally') as never, times }, NOW)
+  const condition = await evaluatedCohortCondition(1, (_, id) => cohorts.get(id) ?? null, TEAM, { tallies: async () => t.fail('no tally') as never, times, actionById: () => null }, NOW)
   const who = { personsOf: ['ada', 'anon', 'bob'], teamId: TEAM, sequence: { rows: [true, [[NOW - DAY], []], [[], [NOW - 2 * DAY]]], windowMs: 3_600_000 } }
   t.same(condition, { type: 'AND', values: [{ not: who }, who] })
   t.equal(reads.length, 1, 'read once')
+})
+
+t.test("an action's events are read as its steps match them: the steps' events where each names one", async (t) => {
+  const steps = (events: Array<string | null>) => events.map((event) => ({ event, properties: null, selector: null, tag_name: null, text: null, text_matching: null, href: null, href_matching: null, url: null, url_matching: null }))
+  const actions = new Map([[7, { steps: steps(['purchase', 'upgrade']) }], [8, { steps: steps(['purchase', null]) }], [9, { steps: [] }]])
+  const actionById = (team: number, id: number) => (team === TEAM ? (actions.get(id) ?? null) : null)
+  const reading = (extra: Record<string, unknown>) => behaviouralReading(leaf({ event_type: 'actions', ...extra }), TEAM, NOW, actionById) as Extract<BehaviouralReading, { query: unknown }>
+  const seven = reading({ key: 7, event_filters: [{ key: 'plan', value: 'pro', type: 'event' }] }).query
+  t.same(seven.event, ['purchase', 'upgrade'])
+  t.match(seven.properties, [{ actionSteps: [{ event: 'purchase' }, { event: 'upgrade' }] }, { key: 'plan', value: 'pro' }], 'the action, then the event filters')
+  t.equal(reading({ key: '8' }).query.event, undefined, 'a step without an event: every event is looked at; the id as text')
+  t.same(reading({ key: 9 }).query.properties, [{ actionSteps: [] }], "an action without steps: every event, as PostHog's action_to_expr")
+  t.throws(() => behaviouralReading(leaf({ event_type: 'actions', key: 7 }), TEAM + 1, NOW, actionById), { code: 'invalid', detail: 'The behavioural condition names action 7, which does not exist.' }, "another project's")
+  const sequence = behaviouralReading(leaf({ value: 'performed_event_sequence', seq_event_type: 'actions', seq_event: 7, seq_time_value: 1, seq_time_interval: 'day' }), TEAM, NOW, actionById) as { times: TimesQuery }
+  t.match(sequence.times.steps, [{ event: '$pageview', properties: [] }, { event: ['purchase', 'upgrade'], properties: [{ actionSteps: [{ event: 'purchase' }, { event: 'upgrade' }] }] }], 'a pageview, then the action')
 })

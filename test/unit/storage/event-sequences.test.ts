@@ -42,18 +42,23 @@ const row = (distinctId: string, event: string, hours: number): EventRow => ({
 })
 
 t.test('both stores read each distinct id the times of both events in the window, ascending', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
-  const rows = [row('ada', 'signup', 5), row('ada', 'view', 4), row('ada', 'view', 1), row('bob', 'view', 2), row('cy', 'other', 2), row('dee', 'view', 50), { ...row('eve', 'view', 3), team_id: TEAM + 1 }]
+  const rows = [{ ...row('ada', 'signup', 5), properties: '{"plan":"pro"}' }, row('ada', 'view', 4), row('ada', 'view', 1), { ...row('bob', 'view', 2), properties: '{"plan":"pro"}' }, row('cy', 'other', 2), row('dee', 'view', 50), { ...row('eve', 'view', 3), team_id: TEAM + 1 }]
   const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_event_sequences')
   for (const [name, store] of [['sqlite', sqlite], ['clickhouse', clickhouse]] as const) {
-    t.same(await store.distinctIdTimes({ teamId: TEAM, names: ['view', 'signup'], after: at(0), before: at(48) }), [
+    t.same(await store.distinctIdTimes({ teamId: TEAM, steps: [{ event: 'view' }, { event: 'signup' }], after: at(0), before: at(48) }), [
       ['ada', [at(1), at(4)], [at(5)]],
       ['bob', [at(2)], []],
     ], `${name}: two names`)
-    t.same(await store.distinctIdTimes({ teamId: TEAM, names: ['view'], after: at(2), before: at(60) }), [
+    t.same(await store.distinctIdTimes({ teamId: TEAM, steps: [{ event: 'view' }], after: at(2), before: at(60) }), [
       ['ada', [at(4)]],
       ['bob', [at(2)]],
       ['dee', [at(50)]],
     ], `${name}: one name, from the window's start on`)
+    t.same(await store.distinctIdTimes({ teamId: TEAM, steps: [{ event: null, properties: [{ key: 'plan', value: 'pro', operator: 'exact' }] }, { event: ['other', 'signup'] }], after: at(0), before: at(48) }), [
+      ['ada', [at(5)], [at(5)]],
+      ['bob', [at(2)], []],
+      ['cy', [], [at(2)]],
+    ], `${name}: steps on properties and on several names`)
   }
 })
 
