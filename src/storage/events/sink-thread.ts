@@ -11,7 +11,7 @@
  */
 import { Worker, type MessagePort, type ResourceLimits } from 'node:worker_threads'
 import type { ThreadPolicy } from '../../common/thread-priority.js'
-import { ClickHouseEventSink } from './clickhouse.js'
+import { ClickHouseEventSink } from './clickhouse-sink.js'
 import type { ClickHouseOptions, ServerFeatures } from './clickhouse-schema.js'
 import { packedLength, packRows, transferable, type PackedRows } from './packed-rows.js'
 import { SqliteEventSink } from './sqlite.js'
