@@ -56,3 +56,35 @@ export function csvOf(rows: readonly unknown[]): string {
   }
   return out
 }
+
+/**
+ * CSV text as rows of fields, as Python's csv.reader reads each line PostHog's upload hands it: commas between
+ * fields, double quotes around a field that holds commas or quotes (`""` for one), and an empty line an empty
+ * row.
+ */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    const row: string[] = []
+    if (line !== '') {
+      let field = ''
+      let quoted = false
+      for (let i = 0; i < line.length; i++) {
+        const c = line[i]!
+        if (quoted && c === '"' && line[i + 1] === '"') {
+          field += '"'
+          i++
+        } else if (quoted && c === '"') quoted = false
+        else if (!quoted && c === '"' && field === '') quoted = true
+        else if (!quoted && c === ',') {
+          row.push(field)
+          field = ''
+        } else field += c
+      }
+      row.push(field)
+    }
+    rows.push(row)
+  }
+  if (text.endsWith('\n') || text.endsWith('\r')) rows.pop()
+  return rows
+}

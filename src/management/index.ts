@@ -34,6 +34,7 @@ export {
 } from './activity-log.js'
 export {
   Cohorts,
+  addCsvMembers,
   addPersonsToStaticCohort,
   cohortCondition,
   cohortId,
@@ -43,6 +44,7 @@ export {
   cohortLeaves,
   cohortMembership,
   createCohort,
+  csvMembers,
   evaluatedCohortCondition,
   evaluatedCohortsNamed,
   performedReader,

@@ -20,6 +20,8 @@ export class StaticCohortWriter {
   readonly #count: Statement<[number, number], { n: number }>
   readonly #add: Transaction<(teamId: number, cohortId: number, uuids: readonly string[]) => MembersChange>
   readonly #drop: Transaction<(teamId: number, cohortId: number, uuid: string) => MembersChange>
+  readonly #personsByEmail: Statement<[number, string], { person_id: number }>
+  readonly #addListed: Transaction<(teamId: number, cohortId: number, ids: readonly string[], kind: ListedId) => MembersChange>
 
   constructor(db: Db) {
     this.#personsOf = db.prepare(
@@ -45,6 +47,19 @@ export class StaticCohortWriter {
       for (const { id } of persons) this.#insert.run(cohortId, id, teamId)
       return { found: persons.length, count: this.#count.get(cohortId, teamId)!.n }
     })
+    this.#personsByEmail = db.prepare(
+      "SELECT id AS person_id FROM persons WHERE team_id = ? AND json_extract(properties, '$.email') IN (SELECT value FROM json_each(?))",
+    )
+    this.#addListed = db.transaction((teamId: number, cohortId: number, ids: readonly string[], kind: ListedId) => {
+      const persons = new Set<number>()
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = JSON.stringify(ids.slice(i, i + CHUNK))
+        const rows = kind === 'distinct_id' ? this.#personsOf.all(teamId, chunk) : kind === 'email' ? this.#personsByEmail.all(teamId, chunk) : this.#personsByUuid.all(teamId, chunk).map(({ id }) => ({ person_id: id }))
+        for (const { person_id } of rows) persons.add(person_id)
+      }
+      for (const person of persons) this.#insert.run(cohortId, person, teamId)
+      return { found: persons.size, count: this.#count.get(cohortId, teamId)!.n }
+    })
     this.#drop = db.transaction((teamId: number, cohortId: number, uuid: string) => {
       const persons = this.#personsByUuid.all(teamId, JSON.stringify([uuid.toLowerCase()]))
       for (const { id } of persons) this.#remove.run(cohortId, id, teamId)
@@ -67,6 +82,14 @@ export class StaticCohortWriter {
     return this.#add.immediate(teamId, cohortId, uuids)
   }
 
+  /**
+   * Adds the persons of the project a list names (a CSV upload): by distinct id, by UUID (lower case), or by the
+   * `email` person property; names without a person are skipped, members already there stay once.
+   */
+  addListed(teamId: number, cohortId: number, ids: readonly string[], kind: ListedId): MembersChange {
+    return this.#addListed.immediate(teamId, cohortId, ids, kind)
+  }
+
   /** Removes the person of the project with this UUID, if a member; `found` 0 when the project has no such person. */
   removePerson(teamId: number, cohortId: number, uuid: string): MembersChange {
     return this.#drop.immediate(teamId, cohortId, uuid)
@@ -78,3 +101,6 @@ export interface MembersChange {
   found: number
   count: number
 }
+
+/** What a list of persons names them by. */
+export type ListedId = 'distinct_id' | 'person_id' | 'email'

@@ -61,6 +61,7 @@ interface Found {
   chars: number
 }
 
+/** One reading's rows from the store, as persons.db's nodes take them. */
 async function readFound(read: PerformedReader, reading: BehaviouralReading): Promise<Found> {
   if (!('times' in reading)) {
     const rows = await read.tallies(reading.query)

@@ -1,6 +1,6 @@
 export { Cohorts, type CohortActor, type CohortListQuery, type CohortObject, type CohortRecord } from './service.js'
 export { cohortLeaves, hasBehaviouralLeaf } from './filters.js'
-export { addPersonsToStaticCohort, createCohort, removePersonFromStaticCohort, type StaticCohortMembers } from './members.js'
+export { addCsvMembers, addPersonsToStaticCohort, createCohort, csvMembers, removePersonFromStaticCohort, type ListedId, type StaticCohortMembers } from './members.js'
 export { cohortCondition, cohortId, cohortMembership, type CohortById, type CohortSource } from './condition.js'
 export { behaviouralReading, performedReader, type BehaviouralReading, type PerformedReader } from './behavioural.js'
 export { evaluatedCohortCondition, evaluatedCohortsNamed } from './evaluate.js'

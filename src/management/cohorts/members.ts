@@ -1,10 +1,12 @@
 /**
  * Filling static cohorts through the API, as PostHog's cohort viewset does: person UUIDs on create
- * (`_create_static_person_ids`), `add_persons_to_static_cohort` and `remove_person_from_static_cohort`.
+ * (`_create_static_person_ids`), an uploaded CSV on create or update, `add_persons_to_static_cohort` and
+ * `remove_person_from_static_cohort`.
  * Members live in persons.db, which management may not import: the HTTP layer hands in the writer
  * (src/persons' StaticCohortWriter). After each write the cohort's `count` is what the writer reports.
  */
 import { AppError, ValidationError } from '../../common/errors.js'
+import { parseCsv } from '../../common/csv.js'
 import { isPlainObject } from '../../common/json.js'
 import type { CohortActor, CohortObject, Cohorts } from './service.js'
 
@@ -19,8 +21,13 @@ export interface MembersChange {
   count: number
 }
 
+/** What a list of persons names them by. */
+export type ListedId = 'distinct_id' | 'person_id' | 'email'
+
 export interface StaticCohortMembers {
   addPersons(teamId: number, cohortId: number, uuids: readonly string[]): MembersChange
+  /** Adds the project's persons a list names (by distinct id, UUID or `email` property); unknown names skipped. */
+  addListed(teamId: number, cohortId: number, ids: readonly string[], kind: ListedId): MembersChange
   removePerson(teamId: number, cohortId: number, uuid: string): MembersChange
 }
 
@@ -74,4 +81,59 @@ export function removePersonFromStaticCohort(cohorts: Cohorts, members: StaticCo
   if (change.found === 0) throw new AppError('not_found', { detail: "Person with this UUID does not exist in the cohort's team" })
   cohorts.setCount(teamId, id, change.count)
   cohorts.logMembers(teamId, id, 'person_removed_manually', actor)
+}
+
+/** PostHog's CSVConfig: the headers that name an id column, and its refusals (each a 400 on `csv`). */
+const HEADERS: ReadonlyArray<readonly [ListedId, readonly string[]]> = [
+  ['person_id', ['person_id', 'person-id', 'person .id']],
+  ['distinct_id', ['distinct_id', 'distinct-id']],
+  ['email', ['email', 'e-mail']],
+]
+const csvError = (detail: string) => new ValidationError('invalid', detail, 'csv')
+const EMPTY_FILE = 'CSV file is empty. Please upload a CSV file with at least one row of data.'
+const NO_VALID_IDS = 'CSV file contains no valid person IDs, distinct IDs, or email addresses. Please ensure your file has data rows with person IDs, distinct IDs, or email addresses.'
+const ENCODING_ERROR = 'CSV file encoding is not supported. Please save your file as UTF-8 and try again.'
+const missingIdColumn = (columns: string) =>
+  `Multi-column CSV must contain at least one column with a supported ID header: 'person_id', 'Person .id' (PostHog export format), 'distinct_id', 'distinct-id', or 'email'. Found columns: ${columns}`
+
+/** The kind of id a header names, if any (case and surrounding spaces ignored). */
+const headerKind = (header: string, kinds: readonly ListedId[]): ListedId | undefined =>
+  HEADERS.find(([kind, names]) => kinds.includes(kind) && names.includes(header.trim().toLowerCase()))?.[0]
+
+/**
+ * The persons an uploaded CSV names, as PostHog's `_calculate_static_by_csv` reads it: one column is distinct ids,
+ * unless its header says person ids or emails; with more columns, the first column whose header names person
+ * ids, else distinct ids, else emails (rows too short for it skipped). Blank ids are left out.
+ */
+export function csvMembers(file: Uint8Array): { ids: string[]; kind: ListedId } {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(file)
+  } catch {
+    throw csvError(ENCODING_ERROR)
+  }
+  const rows = parseCsv(text)
+  const first = rows.findIndex((row) => row.length > 0)
+  if (first < 0) throw csvError(EMPTY_FILE)
+  const header = rows[first]!
+  const rest = rows.slice(first + 1)
+  const column = (rows: string[][], at: number) => rows.flatMap((row) => (row.length > at && row[at]!.trim() !== '' ? [row[at]!.trim()] : []))
+  let found: { ids: string[]; kind: ListedId }
+  if (header.filter((cell) => cell.trim() !== '').length <= 1) {
+    const kind = headerKind(header[0]!, ['person_id', 'email'])
+    found = kind ? { ids: column(rest, 0), kind } : { ids: column([header, ...rest], 0), kind: 'distinct_id' }
+  } else {
+    const kind = (['person_id', 'distinct_id', 'email'] as const).find((k) => header.some((cell) => headerKind(cell, [k])))
+    if (kind === undefined) throw csvError(missingIdColumn(header.filter((cell) => cell.trim() !== '').join(', ') || 'none'))
+    found = { ids: column(rest, header.findIndex((cell) => headerKind(cell, [kind]))), kind }
+  }
+  if (found.ids.length === 0) throw csvError(NO_VALID_IDS)
+  return found
+}
+
+/** Adds the persons a CSV names (csvMembers, read first) to a static cohort, and counts it again. */
+export function addCsvMembers(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, listed: { ids: string[]; kind: ListedId }): CohortObject {
+  const ids = listed.kind === 'person_id' ? listed.ids.map((uuid) => canonical(uuid) ?? uuid.toLowerCase()) : listed.ids
+  cohorts.setCount(teamId, id, members.addListed(teamId, id, ids, listed.kind).count)
+  return cohorts.get(teamId, id)
 }

@@ -130,6 +130,33 @@ t.test('cohort persons', async (t) => {
     t.match(await list([{ type: 'group', key: 'id', value: 1 }]), { status: 400, body: { detail: /filters on person or hogql or cohort properties only/ } })
   })
 
+  t.test('a static cohort takes an uploaded CSV of persons on create and update, as a form, as PostHog\'s', async (t) => {
+    const upload = async (method: string, path: string, fields: Record<string, string>, csv?: string | Uint8Array) => {
+      const form = new FormData()
+      for (const [name, value] of Object.entries(fields)) form.append(name, value)
+      if (csv !== undefined) form.append('csv', new Blob([csv], { type: 'text/csv' }), 'persons.csv')
+      const request = new Request('http://upload/', { method, body: form })
+      const rawBody = Buffer.from(await request.arrayBuffer())
+      return server.request(method, path, { rawBody, headers: { authorization: `Bearer ${boot.personal_api_key}`, 'content-type': request.headers.get('content-type')! } })
+    }
+    const created = await upload('POST', `${base}/cohorts/`, { name: 'Uploaded', is_static: 'true' }, 'ada\nbob\nnobody\n')
+    t.equal(created.status, 201, created.text)
+    t.match(created.body, { name: 'Uploaded', is_static: true, count: 2 })
+    t.same(names(await personsOf(created.body.id)), ['bob', 'ada'], 'the distinct ids of two persons; an unknown one skipped')
+    const byEmail = await upload('PATCH', `${base}/cohorts/${created.body.id}/`, { description: 'and cy' }, 'name,Email\nCy,cy@example.com\n')
+    t.match([byEmail.status, byEmail.body], [200, { description: 'and cy', count: 3 }], 'an email column adds by the email property')
+    const byId = await upload('PATCH', `${base}/cohorts/${created.body.id}/`, {}, `person_id\n${(await uuidOf('dee')).toUpperCase()}\n`)
+    t.equal(byId.body.count, 4, 'a person_id column adds by uuid')
+    t.same(names(await personsOf(created.body.id)), ['dee', 'cy', 'bob', 'ada'])
+    const before = (await server.api('GET', `${base}/cohorts/?limit=1`)).body.count
+    t.match(await upload('POST', `${base}/cohorts/`, { name: 'Bad', is_static: 'true' }, 'name,plan\nAda,pro\n'), { status: 400, body: { type: 'validation_error', attr: 'csv', detail: /Found columns: name, plan$/ } })
+    t.match(await upload('POST', `${base}/cohorts/`, { name: 'Bad', is_static: 'true' }, new Uint8Array([0xff, 0x0a])), { status: 400, body: { attr: 'csv', detail: /encoding is not supported/ } })
+    t.match(await upload('POST', `${base}/cohorts/`, { name: 'Bad', is_static: 'maybe' }), { status: 400, body: { attr: 'is_static', detail: 'Must be a valid boolean.' } })
+    t.equal((await server.api('GET', `${base}/cohorts/?limit=1`)).body.count, before, 'a refused upload creates nothing')
+    const dynamic = await upload('POST', `${base}/cohorts/`, { name: 'From a form', filters: JSON.stringify(conditions(person('plan', 'pro'))) })
+    t.match([dynamic.status, dynamic.body], [201, { is_static: false, filters: conditions(person('plan', 'pro')) }], 'JSON fields are read from their text')
+  })
+
   t.test('duplicate_as_static_cohort makes a static cohort of the persons a dynamic cohort matches now', async (t) => {
     const res = await server.api('GET', `${base}/cohorts/${proOrPicked}/duplicate_as_static_cohort/`)
     t.equal(res.status, 200)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { csvOf } from '../../../src/common/csv.js'
+import { csvOf, parseCsv } from '../../../src/common/csv.js'
 
 t.test('nested objects and lists become dotted columns, in the order they first appear', async (t) => {
   const rows = [
@@ -22,4 +22,10 @@ t.test("values are written as Python's csv module writes them, quoted only where
 t.test('empty lists and objects give no column; no rows, no text', async (t) => {
   t.equal(csvOf([{ id: 1, tags: [], properties: {} }]), 'id\r\n1\r\n')
   t.equal(csvOf([]), '')
+})
+
+t.test("CSV text reads back as Python's csv.reader reads each line: quoted fields, doubled quotes, empty lines empty", async (t) => {
+  t.same(parseCsv('a,b\r\n"c, d","say ""hi"""\n\nlast'), [['a', 'b'], ['c, d', 'say "hi"'], [], ['last']])
+  t.same(parseCsv('one\n'), [['one']], 'a final line break ends the last row')
+  t.same(parseCsv(',x'), [['', 'x']])
 })
