@@ -1,8 +1,8 @@
 /**
  * Whether a person's events make a behavioural cohort's sequence, as PostHog's `performed_event_sequence` reads it
- * now (a two-step funnel, its conversion window in seconds): an event of the first name, then one of the second
- * at the same time or later, no more than `windowMs` after it. Where both names are one, two of its events,
- * the second no more than `windowMs` after the first. Times are ms, each list ascending.
+ * now (a two-step funnel, its conversion window in seconds): an event of the first step, then one of the second
+ * at the same time or later, no more than `windowMs` after it. Where both steps are one, two of its events, the
+ * second no more than `windowMs` after the first (`thens` null). Times are ms, each list ascending.
  */
 export function sequenceHolds(firsts: readonly number[], thens: readonly number[] | null, windowMs: number): boolean {
   if (thens === null) {
@@ -20,7 +20,7 @@ export function sequenceHolds(firsts: readonly number[], thens: readonly number[
 
 /**
  * A person's sequence over the rows of its distinct ids (`[id, true]` where that id's events make it alone, else
- * `[id, ...times]`, a list per name): the `skylark_sequence` aggregate over persons.db's ids of a person.
+ * `[id, ...times]`, a list per step): the `skylark_sequence` aggregate over persons.db's ids of a person.
  */
 export class PersonSequence {
   #holds = false
