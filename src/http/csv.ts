@@ -7,25 +7,21 @@
 import { csvOf } from '../common/csv.js'
 import { AppError } from '../common/errors.js'
 import { parsePage, type Page } from '../common/pagination.js'
+import { CSV_QUERY, type OperationDoc } from '../schemas/openapi.js'
 import { answer, type Answer, type ApiRequest } from './api.js'
 import type { ConditionalHeader } from './types.js'
 
-/** What a list route reads of the request to choose CSV (RouteOptions' readsHeaders). */
-export const CSV_HEADERS: readonly ConditionalHeader[] = ['accept']
-
 const CSV_PAGE = 10_000
 
-/** Whether the list is asked as CSV. */
-export function asksCsv(req: ApiRequest): boolean {
-  const format = req.query.get('format')
-  if (format === 'csv') return true
-  if (format !== null && format !== 'json') throw new AppError('not_found')
-  return format === null && (req.ctx.headers.accept ?? '').split(',').some((type) => type.trim().toLowerCase().startsWith('text/csv'))
-}
+/** The headers a route reads to choose CSV: Accept where its operation documents `format` (CSV_QUERY), else none. */
+export const csvHeaders = (op: OperationDoc): readonly ConditionalHeader[] => (op.query?.includes(CSV_QUERY[0]!) ? ['accept'] : [])
 
-/** The list's page: parsePage's for JSON, up to 10,000 rows for CSV. */
-export function listPage(req: ApiRequest, csv: boolean): Page {
-  return csv ? parsePage(req.query, CSV_PAGE, CSV_PAGE) : parsePage(req.query)
+/** Whether the list is asked as CSV, and its page: parsePage's for JSON, up to 10,000 rows for CSV. */
+export function listRead(req: ApiRequest): { csv: boolean; page: Page } {
+  const format = req.query.get('format')
+  if (format !== null && format !== 'json' && format !== 'csv') throw new AppError('not_found')
+  const csv = format === 'csv' || (format === null && (req.ctx.headers.accept ?? '').split(',').some((type) => type.trim().toLowerCase().startsWith('text/csv')))
+  return { csv, page: csv ? parsePage(req.query, CSV_PAGE, CSV_PAGE) : parsePage(req.query) }
 }
 
 /** The rows as one CSV answer. */

@@ -54,8 +54,7 @@ export class StaticCohortWriter {
       const persons = new Set<number>()
       for (let i = 0; i < ids.length; i += CHUNK) {
         const chunk = JSON.stringify(ids.slice(i, i + CHUNK))
-        const rows = kind === 'distinct_id' ? this.#personsOf.all(teamId, chunk) : kind === 'email' ? this.#personsByEmail.all(teamId, chunk) : this.#personsByUuid.all(teamId, chunk).map(({ id }) => ({ person_id: id }))
-        for (const { person_id } of rows) persons.add(person_id)
+        for (const { person_id } of (kind === 'email' ? this.#personsByEmail : this.#personsOf).all(teamId, chunk)) persons.add(person_id)
       }
       for (const person of persons) this.#insert.run(cohortId, person, teamId)
       return { found: persons.size, count: this.#count.get(cohortId, teamId)!.n }
@@ -83,8 +82,8 @@ export class StaticCohortWriter {
   }
 
   /**
-   * Adds the persons of the project a list names (a CSV upload): by distinct id, by UUID (lower case), or by the
-   * `email` person property; names without a person are skipped, members already there stay once.
+   * Adds the persons of the project a list names (a CSV upload): by distinct id or by the `email` person property
+   * (by UUID: addPersons); names without a person are skipped, members already there stay once.
    */
   addListed(teamId: number, cohortId: number, ids: readonly string[], kind: ListedId): MembersChange {
     return this.#addListed.immediate(teamId, cohortId, ids, kind)
@@ -102,5 +101,5 @@ export interface MembersChange {
   count: number
 }
 
-/** What a list of persons names them by. */
-export type ListedId = 'distinct_id' | 'person_id' | 'email'
+/** What a list of persons names them by, other than their UUIDs. */
+export type ListedId = 'distinct_id' | 'email'

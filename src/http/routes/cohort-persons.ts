@@ -19,7 +19,7 @@ import { compileSerializer } from '../../schemas/index.js'
 import { CSV_QUERY, PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import type { EventStore } from '../../storage/events/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
-import { asksCsv, csvAnswer, CSV_HEADERS, listPage } from '../csv.js'
+import { csvAnswer, csvHeaders, listRead } from '../csv.js'
 import type { Router } from '../router.js'
 import { personObject } from './person-object.js'
 import { PERSON_COMPONENTS, personFilters } from './persons.js'
@@ -74,7 +74,10 @@ const CSV_LEFT_OUT = new Set(['value_at_data_point', 'uuid', 'type', 'is_identif
 function csvPerson(person: ReturnType<typeof personObject>): Record<string, unknown> {
   const { email, ...rest } = person.properties
   const row: Record<string, unknown> = email ? { ...person, email, properties: rest } : { ...person }
-  const rank = (key: string) => (CSV_FIRST.includes(key) ? CSV_FIRST.indexOf(key) : CSV_FIRST.length)
+  const rank = (key: string) => {
+    const at = CSV_FIRST.indexOf(key)
+    return at < 0 ? CSV_FIRST.length : at
+  }
   return Object.fromEntries(Object.entries(row).filter(([key]) => !CSV_LEFT_OUT.has(key)).sort(([a], [b]) => rank(a) - rank(b)))
 }
 
@@ -103,11 +106,10 @@ export function registerCohortPersonRoutes(
 
   const list = async (req: ProjectApiRequest) => {
     const teamId = req.project.id
-    const csv = asksCsv(req)
+    const { csv, page } = listRead(req)
     const cohort = cohortOf(req)
     const members = cohort.is_static ? { staticCohort: cohort.id, teamId } : await conditionOf(cohort)
     const narrowed = (await personFilters(api, teamId, req.query.get('properties'), performed)) ?? []
-    const page = listPage(req, csv)
     const rows = await persons.scans.listing.listPersons(teamId, { search: req.query.get('search') || null, properties: [members, ...narrowed], ...page })
     const results = rows.map((person) => {
       const object = personObject(person)
@@ -144,6 +146,6 @@ export function registerCohortPersonRoutes(
   for (const op of COHORT_PERSONS_OPERATIONS) {
     if (op.operationId === 'cohorts_duplicate_as_static_cohort_retrieve' && copies === null) continue
     const spec = { scope: op.scope, alsoScope: 'alsoScope' in op ? op.alsoScope : undefined }
-    router.add(op.method, op.path, projectRoute(api, spec, handlers[op.operationId]), { maxBodyBytes, readsHeaders: CSV_HEADERS })
+    router.add(op.method, op.path, projectRoute(api, spec, handlers[op.operationId]), { maxBodyBytes, readsHeaders: csvHeaders(op) })
   }
 }

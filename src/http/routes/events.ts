@@ -35,7 +35,7 @@ import {
   type ValueColumn,
 } from '../../storage/events/index.js'
 import { answer, projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
-import { asksCsv, csvAnswer, CSV_HEADERS, listPage } from '../csv.js'
+import { csvAnswer, csvHeaders, listRead } from '../csv.js'
 import type { Router } from '../router.js'
 import { asIs, propertiesJson, readPropertyFilters, refuseHogql, refuseUnsupported } from './property-filters.js'
 import { valueNames } from './value-names.js'
@@ -296,10 +296,12 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       const personId = q.get('person_id')
       // An unknown person has no events: an empty list, never the unfiltered one.
       if (persons && personId) filter.distinctIds = persons.listing.distinctIdsOfPerson(req.project.id, personId) ?? []
-      const csv = asksCsv(req)
-      const page = { ...listPage(req, csv), ascending: ascendingParam(q.get('orderBy')) }
-      if (csv) return csvAnswer((await fromStore(events.list(filter, page))).map(eventObject))
-      const [count, results] = await fromStore(Promise.all([events.count(filter), events.list(filter, page)]))
+      const { csv, page: limits } = listRead(req)
+      const page = { ...limits, ascending: ascendingParam(q.get('orderBy')) }
+      const listed = events.list(filter, page)
+      // A CSV page has no count, as PostHog's renderer drops it.
+      if (csv) return csvAnswer((await fromStore(listed)).map(eventObject))
+      const [count, results] = await fromStore(Promise.all([events.count(filter), listed]))
       // The links keep the default bound the first page had: events arriving meanwhile would shift the pages.
       const linkQuery = new URLSearchParams(q)
       if (before === undefined) linkQuery.set('before', new Date(upper).toISOString())
@@ -326,6 +328,6 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
   for (const op of EVENT_OPERATIONS) {
     // The warnings live in persons.db.
     if (op.operationId === 'ingestion_warnings_list' && !persons) continue
-    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), op.operationId === 'events_list' ? { maxBodyBytes, readsHeaders: CSV_HEADERS } : { maxBodyBytes })
+    router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handlers[op.operationId]), { maxBodyBytes, readsHeaders: csvHeaders(op) })
   }
 }

@@ -16,7 +16,7 @@ import type { PersonReader } from '../../persons/index.js'
 import { CSV_QUERY, PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import { hogqlFields, hogqlFilter, type EventStore, type PropertyNode } from '../../storage/events/index.js'
 import { projectRoute, type ApiContext, type ProjectApiRequest } from '../api.js'
-import { asksCsv, csvAnswer, CSV_HEADERS, listPage } from '../csv.js'
+import { csvAnswer, csvHeaders, listRead } from '../csv.js'
 import type { Router } from '../router.js'
 import { personObject, personOf } from './person-object.js'
 import { personSplitHandler } from './person-split.js'
@@ -118,8 +118,7 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
   const handlers = {
     persons_list: async (req: ProjectApiRequest) => {
       const q = req.query
-      const csv = asksCsv(req)
-      const page = listPage(req, csv)
+      const { csv, page } = listRead(req)
       const filter = {
         distinctId: q.get('distinct_id') || null,
         email: q.get('email') || null,
@@ -127,8 +126,10 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
         properties: await personFilters(api, req.project.id, q.get('properties'), performed),
       }
       const teamId = req.project.id
-      if (csv) return csvAnswer((await persons.scans.listing.listPersons(teamId, { ...filter, ...page })).map(personObject))
-      const [rows, count] = await Promise.all([persons.scans.listing.listPersons(teamId, { ...filter, ...page }), persons.scans.listing.countPersons(teamId, filter)])
+      const listed = persons.scans.listing.listPersons(teamId, { ...filter, ...page })
+      // A CSV page has no count, as PostHog's renderer drops it.
+      if (csv) return csvAnswer((await listed).map(personObject))
+      const [rows, count] = await Promise.all([listed, persons.scans.listing.countPersons(teamId, filter)])
       return pageEnvelope(req.baseUrl, req.ctx.path, q, page, count, rows.map(personObject))
     },
     persons_retrieve: (req: ProjectApiRequest) => personObject(personOf(persons, req)),
@@ -137,6 +138,6 @@ export function registerPersonRoutes(router: Router, api: ApiContext, persons: P
   }
   for (const op of PERSON_OPERATIONS) {
     const handler = handlers[op.operationId as keyof typeof handlers]
-    if (handler) router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), op.operationId === 'persons_list' ? { ...options, readsHeaders: CSV_HEADERS } : options)
+    if (handler) router.add(op.method, op.path, projectRoute(api, { scope: op.scope }, handler), { ...options, readsHeaders: csvHeaders(op) })
   }
 }

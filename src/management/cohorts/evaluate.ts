@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
-import { sequenceHolds, type PropertyNode } from '../../storage/events/index.js'
+import { sequenceHolds, type PersonsOfCondition, type PropertyNode } from '../../storage/events/index.js'
 import { behaviouralReading, type BehaviouralReading, type PerformedReader } from './behavioural.js'
 import { cohortCondition, cohortId, type CohortById } from './condition.js'
 
@@ -46,38 +46,40 @@ export async function evaluatedCohortCondition(id: number, cohortById: CohortByI
     const reading = readingOf(leaf)
     const sent = found.get(keyOf(reading))
     if (sent === undefined) return NONE
-    if ('times' in reading) return { personsOf: sent.ids, teamId, sequence: { rows: sent.rows as SequenceRows, windowMs: reading.windowMs } }
-    const { checks, atLeast } = reading
-    return checks === null ? { personsOf: sent.ids, teamId } : { personsOf: sent.ids, teamId, tallies: { rows: sent.rows as number[][], checks, atLeast } }
+    // A sequence's key holds its window, so what was read for it is its whole node; a tally's key finds tallies.
+    if ('sequence' in sent) return { personsOf: sent.ids, teamId, sequence: sent.sequence }
+    const { checks, atLeast } = reading as TallyReading
+    return checks === null ? { personsOf: sent.ids, teamId } : { personsOf: sent.ids, teamId, tallies: { rows: sent.tallies, checks, atLeast } }
   })
 }
 
-type SequenceRows = Array<true | ReadonlyArray<readonly number[]>>
-
-/** What a reading found: the distinct ids, each one's row (its tallies, or its sequence's), and their size. */
-interface Found {
-  ids: string[]
-  rows: number[][] | SequenceRows
-  chars: number
-}
+/** What a reading found: the distinct ids, each one's tallies or the sequence's rows, and their size. */
+type Found = { ids: string[]; chars: number } & ({ tallies: number[][] } | { sequence: NonNullable<PersonsOfCondition['sequence']> })
 
 /** One reading's rows from the store, as persons.db's nodes take them. */
 async function readFound(read: PerformedReader, reading: BehaviouralReading): Promise<Found> {
   if (!('times' in reading)) {
     const rows = await read.tallies(reading.query)
-    return { ids: rows.map(([distinctId]) => distinctId), rows: rows.map(([, ...tallies]) => tallies), chars: rows.reduce((n, [distinctId]) => n + distinctId.length, 0) }
+    return { ...idsOf(rows), tallies: rows.map(([, ...tallies]) => tallies) }
   }
   const rows = await read.times(reading.times)
-  let chars = 0
+  const found = idsOf(rows)
   // An id whose own events make the sequence is `true`, so its times need not cross to persons.db.
-  const sequences = rows.map(([distinctId, firsts, thens]): SequenceRows[number] => {
-    chars += distinctId.length
-    if (sequenceHolds(firsts!, thens ?? null, reading.windowMs)) return true
-    chars += (firsts!.length + (thens?.length ?? 0)) * TIME_CHARS
+  const sequence = rows.map(([, firsts, thens]) => {
+    if (sequenceHolds(firsts!, thens ?? null, reading.windowMs)) return true as const
+    found.chars += (firsts!.length + (thens?.length ?? 0)) * TIME_CHARS
     return thens === undefined ? [firsts!] : [firsts!, thens]
   })
-  return { ids: rows.map(([distinctId]) => distinctId), rows: sequences, chars }
+  return { ...found, sequence: { rows: sequence, windowMs: reading.windowMs } }
 }
+
+/** The distinct ids of a read's rows and their characters. */
+function idsOf(rows: ReadonlyArray<readonly [string, ...unknown[]]>): { ids: string[]; chars: number } {
+  const ids = rows.map(([distinctId]) => distinctId)
+  return { ids, chars: ids.reduce((n, id) => n + id.length, 0) }
+}
+
+type TallyReading = Extract<BehaviouralReading, { query: unknown }>
 
 /**
  * Each live dynamic cohort a property filter tree (as sent: AND/OR groups and their leaves) names, evaluated with

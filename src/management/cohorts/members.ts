@@ -21,13 +21,13 @@ export interface MembersChange {
   count: number
 }
 
-/** What a list of persons names them by. */
+/** What an uploaded list of persons names them by. */
 export type ListedId = 'distinct_id' | 'person_id' | 'email'
 
 export interface StaticCohortMembers {
   addPersons(teamId: number, cohortId: number, uuids: readonly string[]): MembersChange
-  /** Adds the project's persons a list names (by distinct id, UUID or `email` property); unknown names skipped. */
-  addListed(teamId: number, cohortId: number, ids: readonly string[], kind: ListedId): MembersChange
+  /** Adds the project's persons a list names (by distinct id or `email` property); unknown names skipped. */
+  addListed(teamId: number, cohortId: number, ids: readonly string[], kind: Exclude<ListedId, 'person_id'>): MembersChange
   removePerson(teamId: number, cohortId: number, uuid: string): MembersChange
 }
 
@@ -133,7 +133,9 @@ export function csvMembers(file: Uint8Array): { ids: string[]; kind: ListedId } 
 
 /** Adds the persons a CSV names (csvMembers, read first) to a static cohort, and counts it again. */
 export function addCsvMembers(cohorts: Cohorts, members: StaticCohortMembers, teamId: number, id: number, listed: { ids: string[]; kind: ListedId }): CohortObject {
-  const ids = listed.kind === 'person_id' ? listed.ids.map((uuid) => canonical(uuid) ?? uuid.toLowerCase()) : listed.ids
-  cohorts.setCount(teamId, id, members.addListed(teamId, id, ids, listed.kind).count)
+  const { kind, ids } = listed
+  // Person ids are UUIDs: anything else names no person, as in add_persons_to_static_cohort.
+  const change = kind === 'person_id' ? members.addPersons(teamId, id, uuidsOf(ids)) : members.addListed(teamId, id, ids, kind)
+  cohorts.setCount(teamId, id, change.count)
   return cohorts.get(teamId, id)
 }
