@@ -24,6 +24,7 @@ import { registerDashboardRoutes } from './routes/dashboards.js'
 import { registerDecideRoutes } from './routes/decide.js'
 import { registerDefinitionRoutes } from './routes/definitions.js'
 import { registerEventRoutes } from './routes/events.js'
+import { registerExportRoutes } from './routes/exports.js'
 import { registerEnvironmentAliases } from './routes/environments.js'
 import { registerExperimentHoldoutRoutes } from './routes/experiment-holdouts.js'
 import { registerExperimentRoutes } from './routes/experiments.js'
@@ -98,6 +99,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerScheduledChangeRoutes(router, api, apiMax)
   registerAnnotationRoutes(router, api, apiMax)
+  registerExportRoutes(router, api, apiMax)
   registerActionRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerExperimentHoldoutRoutes(router, api, apiMax)

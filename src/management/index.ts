@@ -1,6 +1,6 @@
 /**
  * Management: projects, users, personal API keys, scopes, roles (and, in their own folders, flags, cohorts,
- * early access features, scheduled changes, annotations, actions and the activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
+ * early access features, scheduled changes, annotations, actions, exports and the activity log). Owns management.db. Imports: common/, storage/sqlite, config types. Never http/.
  */
 import type { Clock } from '../common/clock.js'
 import type { Db } from '../storage/sqlite/database.js'
@@ -9,6 +9,7 @@ import { ActivityLog } from './activity-log.js'
 import { PersonalKeys } from './api-keys.js'
 import { Actions } from './actions/index.js'
 import { Annotations } from './annotations/index.js'
+import { Exports } from './exports/index.js'
 import { Authenticator } from './auth.js'
 import { Cohorts } from './cohorts/index.js'
 import { Dashboards } from './dashboards.js'
@@ -95,6 +96,7 @@ export { bootstrap, type BootstrapResult } from './bootstrap.js'
 export { ProjectDirectory, type ProjectRef } from './project-directory.js'
 export { Dashboards, type DashboardObject } from './dashboards.js'
 export { Annotations, type AnnotationObject } from './annotations/index.js'
+export { Exports, toExportObject, filenameOf, type ExportedAsset, type ExportListQuery } from './exports/index.js'
 export { Actions, actionCondition, chainCondition, compileAction, stepEvents, stepRunnable, storesCanRun, type ActionObject, type ActionRecord, type ActionStep, type EventTest, type MatchableEvent } from './actions/index.js'
 export { EarlyAccessFeatures, type EarlyAccessFeatureObject, type PublicEarlyAccessFeature } from './early-access/index.js'
 export { ManagementFlagSource, type ProjectFlagData } from './flag-source.js'
@@ -123,6 +125,7 @@ export function createManagement(db: Db, clock: Clock) {
     earlyAccess: new EarlyAccessFeatures({ db, clock, accounts, featureFlags }),
     scheduledChanges: new ScheduledChanges({ db, clock, accounts, featureFlags }),
     annotations: new Annotations({ db, clock, accounts, activity }),
+    exports: new Exports(db, clock),
     actions: new Actions({ db, clock, accounts, activity }),
     dashboards,
     auth: new Authenticator(accounts, keys),

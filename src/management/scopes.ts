@@ -14,6 +14,7 @@ export const SCOPE_OBJECTS = [
   'experiment',
   'experiment_holdout',
   'experiment_saved_metric',
+  'export',
   'feature_flag',
   'group',
   'logs',

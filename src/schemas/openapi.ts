@@ -42,6 +42,8 @@ export interface OperationDoc {
   readonly requestBody?: string
   /** Status → component name of the body, or null for an empty body. */
   readonly responses: Readonly<Record<number, string | null>>
+  /** The media type of a successful answer's body, when it is not JSON (a download). */
+  readonly responseType?: string
 }
 
 export interface OpenApiInfo {
@@ -74,7 +76,7 @@ function operationObject(op: OperationDoc): Record<string, unknown> {
     responses[status] =
       component === null
         ? { description: Number(status) >= 400 ? 'Refused, with an empty body.' : 'Empty body.' }
-        : { description: 'OK', content: { 'application/json': { schema: ref(component) } } }
+        : { description: 'OK', content: { [Number(status) < 300 ? (op.responseType ?? 'application/json') : 'application/json']: { schema: ref(component) } } }
   }
   if (op.scope !== null) {
     for (const [status, description] of Object.entries(ERROR_STATUSES)) {

@@ -8,6 +8,7 @@ import { rawJson } from '../reply.js'
 import type { Router } from '../router.js'
 import { ACTION_COMPONENTS, ACTION_OPERATIONS } from './actions.js'
 import { ANNOTATION_COMPONENTS, ANNOTATION_OPERATIONS } from './annotations.js'
+import { EXPORT_COMPONENTS, EXPORT_OPERATIONS } from './exports.js'
 import { COHORT_PERSONS_COMPONENTS, COHORT_PERSONS_OPERATIONS } from './cohort-persons.js'
 import { COHORT_COMPONENTS, COHORT_OPERATIONS } from './cohorts.js'
 import { EARLY_ACCESS_FEATURE_COMPONENTS, EARLY_ACCESS_FEATURE_OPERATIONS } from './early-access-features.js'
@@ -55,6 +56,7 @@ export function managementApiDocument(): Record<string, unknown> {
     ...EARLY_ACCESS_FEATURE_OPERATIONS,
     ...SCHEDULED_CHANGE_OPERATIONS,
     ...ANNOTATION_OPERATIONS,
+    ...EXPORT_OPERATIONS,
     ...ACTION_OPERATIONS,
     ...EXPERIMENT_OPERATIONS,
     ...EXPERIMENT_HOLDOUT_OPERATIONS,
@@ -85,6 +87,7 @@ export function managementApiDocument(): Record<string, unknown> {
       ...EARLY_ACCESS_FEATURE_COMPONENTS,
       ...SCHEDULED_CHANGE_COMPONENTS,
       ...ANNOTATION_COMPONENTS,
+      ...EXPORT_COMPONENTS,
       ...ACTION_COMPONENTS,
       ...EXPERIMENT_COMPONENTS,
       ...QUERY_COMPONENTS,

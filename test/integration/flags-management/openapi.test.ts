@@ -15,7 +15,7 @@ import { flagServer } from './fixture.js'
  * The routes this document must describe: flags (management and evaluation), role access, activity, cohorts,
  * experiments, early access features, dashboards, events and ingestion warnings, queries, persons, groups, the schema.
  */
-const DOCUMENTED = /\/(feature_flags|cohorts|experiments|experiment_holdouts|experiment_saved_metrics|early_access_feature|scheduled_changes|annotations|actions|dashboards|events|ingestion_warnings|persons|event_definitions|property_definitions|query|logs|metrics)\/|\/groups\/((find|related|property_definitions|property_values|update_property|delete_property)\/)?$|\/groups_types\/$|^\/api\/schema\/$|^\/api\/(users\/:uuid|organizations(\/:organization_id(\/projects)?)?|projects(\/:project_id)?|environments\/:project_id)\/$/
+const DOCUMENTED = /\/(feature_flags|cohorts|experiments|experiment_holdouts|experiment_saved_metrics|early_access_feature|scheduled_changes|annotations|exports|actions|dashboards|events|ingestion_warnings|persons|event_definitions|property_definitions|query|logs|metrics)\/|\/groups\/((find|related|property_definitions|property_values|update_property|delete_property)\/)?$|\/groups_types\/$|^\/api\/schema\/$|^\/api\/(users\/:uuid|organizations(\/:organization_id(\/projects)?)?|projects(\/:project_id)?|environments\/:project_id)\/$/
 
 function documentedRoutes(): Array<{ method: string; path: string }> {
   return registeredRoutes()

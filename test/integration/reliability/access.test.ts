@@ -39,6 +39,7 @@ const EX = `${P}/experiments`
 const EA = `${P}/early_access_feature`
 const SC = `${P}/scheduled_changes`
 const AN = `${P}/annotations`
+const EXP = `${P}/exports`
 const AC = `${P}/actions`
 const EH = `${P}/experiment_holdouts`
 const SM = `${P}/experiment_saved_metrics`
@@ -110,6 +111,7 @@ t.test('access matrix and isolation', async (t) => {
   const scheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const doomedScheduled = await created('POST', `${base}/scheduled_changes/`, change)
   const annotation = await created('POST', `${base}/annotations/`, { content: 'v1.2 deployed', scope: 'project' })
+  const exported = await created('POST', `${base}/exports/`, { export_format: 'text/csv', export_context: { path: `${base}/annotations/` } })
   const action = await created('POST', `${base}/actions/`, { name: 'Signed up', steps: [{ event: 'signed_up' }] })
   const holdout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Our holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
   const doomedHoldout = await created('POST', `${base}/experiment_holdouts/`, { name: 'Doomed holdout', filters: [{ properties: [], rollout_percentage: 10 }] })
@@ -230,6 +232,10 @@ t.test('access matrix and isolation', async (t) => {
     [`get ${AN}/:id/`]: { scope: 'annotation:read', ok: [200], params: () => ({ id: annotation.id }) },
     [`patch ${AN}/:id/`]: { scope: 'annotation:write', ok: [200], body: { content: 'changed' }, params: () => ({ id: annotation.id }) },
     [`delete ${AN}/:id/`]: { scope: 'annotation:write', ok: [405], params: () => ({ id: annotation.id }) },
+    [`get ${EXP}/`]: { scope: 'export:read', ok: [200] },
+    [`post ${EXP}/`]: { scope: 'export:write', ok: [201], body: { export_format: 'text/csv', export_context: { path: `${base}/annotations/` } } },
+    [`get ${EXP}/:id/`]: { scope: 'export:read', ok: [200], params: () => ({ id: exported.id }) },
+    [`get ${EXP}/:id/content/`]: { scope: 'export:read', ok: [200], params: () => ({ id: exported.id }) },
     [`get ${AC}/`]: { scope: 'action:read', ok: [200] },
     [`post ${AC}/`]: { scope: 'action:write', ok: [201], body: () => ({ name: `New action ${++keyCounter}`, steps: [{ event: '$pageview', url: '/pricing' }] }) },
     [`get ${AC}/:id/`]: { scope: 'action:read', ok: [200], params: () => ({ id: action.id }) },

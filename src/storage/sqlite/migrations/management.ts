@@ -271,4 +271,25 @@ CREATE TABLE cohort_calculations (
 CREATE INDEX cohort_calculations_cohort ON cohort_calculations(cohort_id, started_at);
 `,
   },
+  {
+    version: 17,
+    name: 'exported assets',
+    // PostHog's ExportedAsset: a CSV export of a list or a query (management/exports/), its CSV kept in the row
+    // (PostHog's `content` column; skylark has no object storage). created_by is the user whose key made it: the
+    // list shows each user their own.
+    sql: `
+CREATE TABLE exported_assets (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  team_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  export_format TEXT NOT NULL,
+  export_context TEXT,
+  created_by INTEGER,
+  created_at TEXT NOT NULL,
+  expires_after TEXT,
+  exception TEXT,
+  content TEXT
+);
+CREATE INDEX exported_assets_team ON exported_assets(team_id, created_by, id);
+`,
+  },
 ]
