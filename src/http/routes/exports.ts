@@ -89,7 +89,14 @@ export function registerExportRoutes(router: Router, api: ApiContext, maxBodyByt
       const asset = exports.create(req.project, req.body, req.principal.user.id)
       const { ctx } = req
       const caller = { authorization: ctx.headers.authorization, remoteAddress: ctx.remoteAddress, requestId: ctx.requestId }
-      const outcome = await inTurn(() => renderExport(router, asset.export_context!, caller, limits))
+      let outcome: Awaited<ReturnType<typeof renderExport>>
+      try {
+        outcome = await inTurn(() => renderExport(router, asset.export_context!, caller, limits))
+      } catch (error) {
+        // A fault of the list, not a refusal: the asset says it failed, and the server logs the error with the 500.
+        exports.finish(req.project, asset.id, { exception: 'The export failed with an internal error.' })
+        throw error
+      }
       return answer(201, object(exports.finish(req.project, asset.id, outcome)))
     },
     exports_retrieve: (req) => answer(200, object(exports.get(req.project, intParam(req.params.id)))),

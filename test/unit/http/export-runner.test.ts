@@ -65,3 +65,11 @@ t.test('a list that refuses the key, no list at all, or an answer that is no lis
   router.add('get', '/api/projects/:project_id/things/:id/content/', () => ({ status: 200, headers: { 'Content-Type': 'text/csv' }, body: 'a,b\r\n' }), { maxBodyBytes: 0 })
   t.same(await renderExport(router, { path: '/api/projects/7/things/1/content/' }, caller), { exception: '/api/projects/7/things/1/content/ is not a list.' }, 'an answer that is not JSON')
 })
+
+t.test('a fault of the list is thrown, not taken for a refusal', async (t) => {
+  const router = new Router()
+  router.add('get', '/api/projects/:project_id/broken/', () => {
+    throw new TypeError('a bug')
+  }, { maxBodyBytes: 0 })
+  await t.rejects(renderExport(router, { path: '/api/projects/7/broken/' }, caller), TypeError)
+})
