@@ -195,12 +195,13 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     t.same([bad.status, bad.body.attr], [400, 'orderBy'])
   })
 
-  t.test('next keeps the first page default bound, so later events do not shift the pages', async (t) => {
+  t.test('next goes on from the last event of the page, so later events do not shift the pages', async (t) => {
     const first = await list('limit=2')
     const next = new URL(first.next)
     const bound = Date.parse(next.searchParams.get('before')!)
-    t.ok(bound > now && bound < Date.now() + 6000, 'before is the default bound, now + 5 s')
-    t.equal(next.searchParams.get('offset'), '2')
+    t.equal(bound, Date.parse(first.results[1].timestamp) + 1, 'before the millisecond after the last event listed')
+    t.equal(next.searchParams.get('offset'), '1', 'that event is counted as listed')
+    t.equal(first.previous, null)
     // An event sent later is stamped later than the bound.
     const late = { event: 'read', timestamp: new Date(bound + 1000).toISOString(), properties: { distinct_id: 'late', color: 'late' } }
     await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch: [late] } })
@@ -208,5 +209,29 @@ export function eventsReadSuite(t: Test, setup: StoreSetup): void {
     await waitForEvents(server, `event=read&before=${far}&properties=${encodeURIComponent(JSON.stringify([{ key: 'color', value: 'late' }]))}`, 1)
     const second = await server.api('GET', next.pathname + next.search)
     t.same(second.body.results.map((e: any) => e.properties.color ?? null), ['green', 'blue'])
+  })
+
+  t.test('paging through events of the same millisecond lists each once, in both orders', async (t) => {
+    const at = (ms: number) => new Date(Date.UTC(2022, 0, 1) + ms).toISOString()
+    // Runs of equal times longer than a page, at a page's edge and inside one.
+    const times = [0, 5, 5, 5, 5, 5, 7, 9, 9, 9, 12]
+    const batch = times.map((ms, i) => ({ event: 'tied', timestamp: at(ms), properties: { distinct_id: `tie-${i}`, i } }))
+    t.equal((await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })).status, 200)
+    await waitForEvents(server, 'event=tied', times.length)
+    for (const [order, orderBy] of [['newest first', '-timestamp'], ['oldest first', 'timestamp']] as const) {
+      for (const [limit, offset] of [[2, 0], [3, 0], [4, 1], [2, 3]]) {
+        const seen: Array<{ i: number; ms: number }> = []
+        let url: string | null = `/api/projects/${server.boot.project_id}/events/?event=tied&limit=${limit}&offset=${offset}&orderBy=${encodeURIComponent(JSON.stringify([orderBy]))}`
+        for (let pages = 0; url && pages < 20; pages++) {
+          const res: any = await server.api('GET', url)
+          seen.push(...res.body.results.map((e: any) => ({ i: e.properties.i, ms: Date.parse(e.timestamp) - Date.UTC(2022, 0, 1) })))
+          url = res.body.next ? new URL(res.body.next).pathname + new URL(res.body.next).search : null
+        }
+        const ms = seen.map((e) => e.ms)
+        t.equal(new Set(seen.map((e) => e.i)).size, seen.length, `${order}, limit ${limit}, offset ${offset}: none repeated`)
+        t.equal(seen.length, times.length - offset, `${order}, limit ${limit}, offset ${offset}: none lost`)
+        t.same(ms, [...ms].sort((a, b) => (order === 'oldest first' ? a - b : b - a)), `${order}, limit ${limit}, offset ${offset}: in order`)
+      }
+    }
   })
 }
