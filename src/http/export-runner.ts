@@ -115,12 +115,7 @@ const detailOf = (body: unknown): string => {
   return typeof detail === 'string' ? `: ${detail}` : ''
 }
 
-/** A page's rows: a list's `results`, or a table's rows named by its `columns` (PostHog's _convert_response_to_csv_data). */
+/** A page's rows: a list's `results`, or `result` (requires_flag_implementation), as PostHog's _convert_response_to_csv_data reads them. */
 function rowsOf(page: JsonObject): unknown[] {
-  const results = Array.isArray(page.results) ? page.results : Array.isArray(page.result) ? page.result : []
-  const columns = page.columns
-  if (results.length > 0 && Array.isArray(results[0]) && Array.isArray(columns)) {
-    return results.map((row) => Object.fromEntries((row as unknown[]).map((value, i) => [String(columns[i] ?? `column_${i}`), value])))
-  }
-  return results
+  return Array.isArray(page.results) ? page.results : Array.isArray(page.result) ? page.result : []
 }

@@ -293,6 +293,7 @@ function nextCursor(results: readonly StoredEvent[], page: { offset: number; lim
     skipped = page.offset
   }
   const edge = new Date(page.ascending ? time - 1 : time + 1).toISOString()
+  // `ties` counts the last event itself, so the offset is never 0.
   return { [page.ascending ? 'after' : 'before']: edge, offset: String(ties + skipped), limit: String(page.limit) }
 }
 
@@ -333,7 +334,6 @@ export function registerEventRoutes(router: Router, api: ApiContext, events: Eve
       const cursor = envelope.next === null ? null : nextCursor(results, page, page.ascending ? filter.after : upper)
       if (cursor) {
         for (const [name, value] of Object.entries(cursor)) linkQuery.set(name, value)
-        if (cursor.offset === '0') linkQuery.delete('offset')
         envelope.next = `${req.baseUrl}${req.ctx.path}?${linkQuery.toString()}`
       }
       // As PostHog's events list: pages go forward only (a `previous` of a cursor page would be an offset from its own bound).

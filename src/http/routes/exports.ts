@@ -5,7 +5,7 @@
  * domain's (src/management/exports/). The operation table is also published by /api/schema/.
  */
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { filenameOf, toExportObject } from '../../management/index.js'
+import { filenameOf, toExportObject, type ExportedAsset } from '../../management/index.js'
 import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas/export.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
@@ -69,7 +69,7 @@ type OperationId = (typeof EXPORT_OPERATIONS)[number]['operationId']
 export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, limits: ExportLimits = EXPORT_LIMITS): void {
   const exports = api.management.exports
   const json = { asset: compileSerializer(exportSchema), page: compileSerializer(exportPageSchema) }
-  const object = (asset: Parameters<typeof toExportObject>[0]) => json.asset(toExportObject(asset))
+  const object = (asset: ExportedAsset) => json.asset(toExportObject(asset))
   // One export renders at a time, the others wait their turn: each may hold 32 MiB of CSV, and its peak (the
   // text, and the copies SQLite makes to store it) is ≈170 MB more RSS at that size.
   let turn: Promise<unknown> = Promise.resolve()

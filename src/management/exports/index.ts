@@ -1,7 +1,6 @@
 /**
- * Exports (PostHog's ExportedAsset): a CSV of an API list or of a query, rendered when it is asked for and kept
- * for download. The rendering calls the API itself, so it lives in http/ (export-runner.ts); this is the record.
+ * Exports (PostHog's ExportedAsset): a CSV of an API list, rendered when it is asked for and kept for download.
+ * The rendering calls the API itself, so it lives in http/ (export-runner.ts); this is the record.
  */
 export { Exports, type ExportListQuery } from './service.js'
-export { CSV, EXPORT_FORMATS } from './input.js'
-export { toExportObject, filenameOf, type ExportedAsset, type ExportObject } from './record.js'
+export { toExportObject, filenameOf, type ExportedAsset } from './record.js'

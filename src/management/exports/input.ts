@@ -29,7 +29,7 @@ export interface ExportInput {
   expires_after: string | null | undefined
 }
 
-const NOT_RENDERED = 'skylark exports lists and queries as CSV (export_context), not dashboards or insights.'
+const NOT_RENDERED = 'skylark exports API lists as CSV (export_context.path), not dashboards or insights.'
 
 function readContext(value: JsonObject): JsonObject {
   if (value.source !== undefined && value.source !== null) {

@@ -46,5 +46,3 @@ export const toExportObject = (asset: ExportedAsset) => ({
   expires_after: asset.expires_after,
   exception: asset.exception,
 })
-
-export type ExportObject = ReturnType<typeof toExportObject>
