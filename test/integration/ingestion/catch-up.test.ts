@@ -81,8 +81,12 @@ t.test(`a new consumer's first ${WARM_EVENTS} events are stored at the request t
   await until('the thread to be lowered', () => scheduling().policy === SCHED_IDLE, (RAISED_TICKS * INTERVAL_MS) / 2, INTERVAL_MS / 5)
   t.pass('lowered once it has stored them')
   await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS))
-  t.equal(scheduling().policy, SCHED_IDLE, 'events still waiting do not raise it again')
-  t.equal(lines.length, 0, 'a warm-up is not logged: every start has one')
+  // On a loaded machine other processes may starve the lowered thread, and the starvation rule raises it (logged as
+  // such; it failed one CI run beside other test files). That rule has its own test (test/alone/starvation.test.ts).
+  const starved = lines.filter((l) => l.includes('other processes were starving'))
+  if (starved.length === 0) t.equal(scheduling().policy, SCHED_IDLE, 'events still waiting do not raise it again')
+  else t.comment('the machine starved the lowered thread: whether the warm-up raised it again is not told apart here')
+  t.equal(lines.length - starved.length, 0, 'a warm-up is not logged: every start has one')
 })
 
 t.test('without CAP_SYS_NICE the warm-up is skipped without a word, and a backlog is still reported at once', { skip: skip || (!hasSetpriv && 'setpriv (util-linux) missing') }, async (t) => {
