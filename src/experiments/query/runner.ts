@@ -34,6 +34,7 @@ import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { distinctKeys, metricSteps, planMetric, valueFields, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
+import { answerHogqlQuery } from './hogql.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
@@ -42,7 +43,7 @@ import { personFilterLookup, type PersonMatcher } from './person-filters.js'
 import { experimentResult, StatisticError, statsMethod, type ResultOptions, type VariantStats } from './statistics.js'
 
 /** The query kinds `/query/` answers. */
-export const SERVED_QUERY_KINDS = ['ExperimentQuery', 'ExperimentExposureQuery'] as const
+export const SERVED_QUERY_KINDS = ['ExperimentQuery', 'ExperimentExposureQuery', 'HogQLQuery'] as const
 
 const CONTROL = 'control'
 const DAY_MS = 86_400_000
@@ -189,6 +190,7 @@ export class ExperimentQueryRunner {
 
   async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
     const query = queryOf(body)
+    if (query.kind === 'HogQLQuery') return answerHogqlQuery(this.#deps.events, project, query, nowMs)
     const experimentId = experimentIdOf(query)
     // The metric is checked before the experiment is looked up, as PostHog's request schema checks it first.
     if (query.kind === 'ExperimentQuery') checkMetric(query.metric, 'Invalid metric: ', 'metric')

@@ -33,13 +33,16 @@ export const QUERY_OPERATIONS = [
     path: '/api/projects/:project_id/query/',
     summary:
       `Runs a query: \`{"query": {"kind": "ExperimentQuery", "experiment_id", "metric"}}\` (served kinds: ${SERVED_QUERY_KINDS.join(', ')}), answered as PostHog's ExperimentQueryResponse for mean metrics (math \`total\`, \`sum\`/\`avg\`/\`min\`/\`max\` of a property, \`unique_session\`, \`dau\`, \`unique_group\`, \`hogql\` (an outer sum, avg, min, max or count of arithmetic, comparisons and nine functions on event properties); a \`threshold\` makes it the proportion who reached it), ordered funnels, ratios and retention metrics (of the entities whose \`start_event\` followed their first exposure — the first or last per \`start_handling\`, within the conversion window —, or of every exposed entity from its first exposure with an \`ExperimentExposureNode\` start, those with another \`completion_event\` \`retention_window_start\`–\`retention_window_end\` \`retention_window_unit\`s later, days and hours the project's; PostHog's ratio statistics); with the experiment's \`stats_config.cuped.enabled\` (means and funnels) each variant's pre-exposure covariate sums (\`covariate_sum\`, \`covariate_sum_squares\`, \`covariate_sum_product\`, over \`lookback_days\` before each first exposure, 14 by default) and CUPED-adjusted statistics; a metric's \`breakdownFilter.breakdowns\` (up to 3 event properties, read at each entity's first exposure, or person properties, their persons' values now) add \`breakdown_results\`. \`{"query": {"kind": "ExperimentExposureQuery", "experiment_id"}}\` answers the exposures tab (PostHog's ExperimentExposureQueryResponse: cumulative \`timeseries\` per variant and day, \`total_exposures\`, \`sample_ratio_mismatch\`, \`bias_risk\`). ` +
+      '`{"query": {"kind": "HogQLQuery", "query": "SELECT event, count() FROM events WHERE timestamp > now() - interval 7 day GROUP BY event ORDER BY count() DESC"}}` runs a SELECT over the project\'s events, answered as PostHog\'s HogQLQueryResponse (`results`, `columns`, `types`; without LIMIT 100 rows and `hasMore`): ' +
+      'columns of HogQL expressions (properties.<key> and paths within them, event, distinct_id, uuid, timestamp, the functions HogQL filters take) or one aggregation each (count, countIf, sum, avg, min, max and their -If, uniq, count(distinct …)), WHERE, GROUP BY, ORDER BY and LIMIT (at most 50,000); ' +
+      'timestamps compared with texts of the project\'s zone, now() and toDateTime(…) plus or minus intervals. Joins, subqueries, HAVING, OFFSET (PostHog refuses it to personal API keys), person properties and placeholders are a 400 naming them; HogQL answers are computed at each request. ' +
       'Answers are cached in memory for 24 hours (`is_cached`, `last_refresh`: when it was computed); `refresh` `true` or `force_blocking` computes again, ' +
       '`blocking` (the default; `false` and `force_cache` too) computes when nothing fresh is cached, and `async`, `lazy_async`, `async_except_on_cache_miss` and `force_async` ' +
       'answer 202 with a running `query_status` (polled at …/query/:query_id/; `client_query_id` names it) instead of waiting.',
     tag: 'query',
     scope: 'query:read',
     requestBody: 'QueryRequest',
-    responses: { 200: 'ExperimentQueryResponse', 202: 'QueryStatusResponse', 400: 'Error' },
+    responses: { 200: 'QueryResponse', 202: 'QueryStatusResponse', 400: 'Error' },
   },
   {
     operationId: 'query_retrieve',
@@ -86,6 +89,50 @@ const queryStatus = {
   required: ['id', 'team_id', 'complete', 'error'],
 }
 
+const experimentQueryResponse = {
+  type: 'object',
+  properties: {
+    baseline: freeFormObject,
+    variant_results: { type: 'array', items: freeFormObject },
+    breakdown_results: nullable({
+      type: 'array',
+      description: "Null without breakdowns; else one entry per group of breakdown values (missing or null: '$$_posthog_breakdown_null_$$'), in value order.",
+      items: {
+        type: 'object',
+        properties: { breakdown_value: { type: 'array', items: { type: 'string' } }, baseline: freeFormObject, variants: { type: 'array', items: freeFormObject } },
+        required: ['breakdown_value', 'baseline', 'variants'],
+      },
+    }),
+    cache_key: { type: 'string' },
+    is_cached: { type: 'boolean' },
+    last_refresh: { type: 'string', format: 'date-time' },
+    next_allowed_client_refresh: { type: 'string', format: 'date-time' },
+    cache_target_age: { type: 'string', format: 'date-time' },
+    query_status: { oneOf: [queryStatus, { type: 'null' }] },
+  },
+  required: ['baseline', 'variant_results', 'cache_key', 'is_cached', 'last_refresh'],
+}
+
+const hogQLQueryResponse = {
+  type: 'object',
+  properties: {
+    results: { type: 'array', items: { type: 'array', items: {} } },
+    columns: { type: 'array', items: { type: 'string' } },
+    types: { type: 'array', items: { type: 'array', items: { type: 'string' } }, description: "Each column's name and ClickHouse type, as PostHog names it." },
+    hogql: { type: 'string' },
+    hasMore: { type: 'boolean', description: 'Only without LIMIT in the query: whether rows beyond the first 100 were left out.' },
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
+    timezone: { type: 'string' },
+    is_cached: { type: 'boolean' },
+    last_refresh: { type: 'string', format: 'date-time' },
+    query_status: { type: 'null' },
+    error: { type: 'null' },
+    timings: { type: 'array', items: freeFormObject },
+  },
+  required: ['results', 'columns', 'types', 'hogql', 'is_cached', 'last_refresh'],
+}
+
 export const QUERY_COMPONENTS = {
   QueryRequest: {
     type: 'object',
@@ -99,29 +146,9 @@ export const QUERY_COMPONENTS = {
     },
     required: ['query'],
   },
-  ExperimentQueryResponse: {
-    type: 'object',
-    properties: {
-      baseline: freeFormObject,
-      variant_results: { type: 'array', items: freeFormObject },
-      breakdown_results: nullable({
-        type: 'array',
-        description: "Null without breakdowns; else one entry per group of breakdown values (missing or null: '$$_posthog_breakdown_null_$$'), in value order.",
-        items: {
-          type: 'object',
-          properties: { breakdown_value: { type: 'array', items: { type: 'string' } }, baseline: freeFormObject, variants: { type: 'array', items: freeFormObject } },
-          required: ['breakdown_value', 'baseline', 'variants'],
-        },
-      }),
-      cache_key: { type: 'string' },
-      is_cached: { type: 'boolean' },
-      last_refresh: { type: 'string', format: 'date-time' },
-      next_allowed_client_refresh: { type: 'string', format: 'date-time' },
-      cache_target_age: { type: 'string', format: 'date-time' },
-      query_status: { oneOf: [queryStatus, { type: 'null' }] },
-    },
-    required: ['baseline', 'variant_results', 'cache_key', 'is_cached', 'last_refresh'],
-  },
+  ExperimentQueryResponse: experimentQueryResponse,
+  HogQLQueryResponse: hogQLQueryResponse,
+  QueryResponse: { oneOf: [experimentQueryResponse, hogQLQueryResponse] },
   QueryCancelResponse: {
     type: 'object',
     properties: { message: { type: 'string' } },

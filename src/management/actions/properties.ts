@@ -137,7 +137,8 @@ export function propertiesHold(nodes: readonly PropertyNode[], e: FilteredEvent)
 function nodeHolds(node: PropertyNode, e: FilteredEvent): boolean {
   const { properties } = e
   if ('key' in node) return filterHolds(node, properties)
-  if ('hogql' in node) return hogqlHolds(node.hogql, (path) => pathText(properties, path), compileRegex, (field) => e[field])
+  // A filter reads these two fields only (hogql-parse.ts).
+  if ('hogql' in node) return hogqlHolds(node.hogql, (path) => pathText(properties, path), compileRegex, (field) => e[field as 'event' | 'distinct_id'])
   // None is ever read from a step's properties.
   if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node || 'personsOf' in node) return false
   if (node.values.length === 0) return true

@@ -6,7 +6,7 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, pathIndex, propertyPath, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import type { PersonProperty } from './experiment-types.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
@@ -16,6 +16,11 @@ const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
 /** The SQL of a property's text (NULL: missing or null): the event's, or with `person` the person's. */
 export type PropertySql = (path: PropertyPath, person: boolean) => string
+/** The SQL of an event's field: text, or a number for `timestamp` (ms). */
+export type FieldSql = (field: HogqlField) => string
+
+/** The two fields math and filters read, the events table's own columns. */
+const EVENT_FIELDS: FieldSql = (field) => (field === 'event' ? 'toNullable(event)' : 'toNullable(distinct_id)')
 
 /** A constant's reader: it reads no property (constant()). */
 const NO_PROPERTIES = (): never => {
@@ -65,6 +70,7 @@ class Compiler {
   constructor(
     readonly prefix: string,
     readonly property: PropertySql,
+    readonly field: FieldSql = EVENT_FIELDS,
   ) {}
 
   /** A name unique in the query. */
@@ -143,8 +149,7 @@ class Compiler {
         return def
       }
       case 'field':
-        // The events table's own column, of the two names hogql-parse.ts reads.
-        return node.field === 'event' ? 'toNullable(event)' : 'toNullable(distinct_id)'
+        return this.field(node.field)
       case '+':
       case '-':
       case '*':
@@ -354,10 +359,10 @@ export function personPropertySql(persons: readonly PersonProperty[], path: Prop
  * `count`, the value's key (a text) with `uniq`, else the value's finite number; NULL adds nothing. `prefix` names the SQL's inline aliases, unique
  * in the query.
  */
-export function hogqlContributionSql(math: HogqlMath, property: PropertySql, prefix: string): string {
+export function hogqlContributionSql(math: HogqlMath, property: PropertySql, prefix: string, field?: FieldSql): string {
   const expr = math.expr
   if (expr.type === 'null') return NULL_NUMBER
-  const c = new Compiler(prefix, property)
+  const c = new Compiler(prefix, property, field)
   if (math.aggregation === 'count') return `if(isNull(${c.compile(expr)}), ${NULL_NUMBER}, toFloat64(1))`
   // uniq's key (hogql-values.ts's uniqKey): a number's text after `+ 0`, which reads −0 as 0.
   if (math.aggregation === 'uniq') return expr.type === 'text' ? c.compile(expr) : c.text({ op: '+', type: 'number', args: [expr, { op: 'number', type: 'number', value: 0 }] })
@@ -369,7 +374,14 @@ export function hogqlContributionSql(math: HogqlMath, property: PropertySql, pre
  * above; the same node may be compiled in several places of a query with the same prefix, its aliases then
  * defined alike.
  */
-export function hogqlConditionSql(node: HogqlNode, property: PropertySql, prefix: string): string {
+export function hogqlConditionSql(node: HogqlNode, property: PropertySql, prefix: string, field?: FieldSql): string {
   if (node.type === 'null') return '0'
-  return `ifNull(${new Compiler(prefix, property).number(node)} != 0, 0)`
+  return `ifNull(${new Compiler(prefix, property, field).number(node)} != 0, 0)`
+}
+
+/** An expression's value (a query's column, hogql-query.ts): Nullable(Float64) or Nullable(String), as evaluateHogql's. */
+export function hogqlValueSql(node: HogqlNode, property: PropertySql, prefix: string, field: FieldSql): string {
+  if (node.type === 'null') return NULL_TEXT
+  const c = new Compiler(prefix, property, field)
+  return node.type === 'number' ? c.number(node) : c.text(node)
 }

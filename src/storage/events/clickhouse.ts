@@ -2,6 +2,9 @@
  * ClickHouse as the event store's reads (the sink is clickhouse-sink.ts): queries read with FINAL so replayed
  * events are never counted twice.
  */
+import { hogqlQuerySql } from './clickhouse-query.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
+import type { HogqlValue } from './hogql-math.js'
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
@@ -268,6 +271,13 @@ export class ClickHouseEventStore implements EventStore {
   async experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]> {
     const rows = await this.#rows<{ variant: string; at: string; n: string }>(compileClickHouseExposureCounts(query, this.#table, this.#features), EXPERIMENT_QUERY_SETTINGS)
     return rows.map((r) => ({ variant: r.variant, at: Number(r.at), count: Number(r.n) }))
+  }
+
+  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
+    const where = compileClickHouseWhere({ teamId, after: plan.after, before: plan.before }, this.#features)
+    const rows = await this.#rows<Record<string, HogqlValue | string>>(hogqlQuerySql(plan, this.#table, where, this.#features), EXPERIMENT_QUERY_SETTINGS)
+    // count and uniq are UInt64, which JSON writes as texts.
+    return rows.map((r) => plan.columns.map((c, i) => (c.math?.aggregation === 'count' || c.math?.aggregation === 'uniq' ? Number(r[`col_${i}`]) : (r[`col_${i}`] as HogqlValue))))
   }
 
   async close(): Promise<void> {

@@ -37,9 +37,8 @@ import type { RegexEngine } from './sqlite-actions.js'
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
-/** The event's own fields an expression reads. */
-export type HogqlField = 'event' | 'distinct_id'
-export const HOGQL_FIELDS: readonly HogqlField[] = ['event', 'distinct_id']
+/** The event's own fields an expression reads; `uuid` and `timestamp` (ms, a number) in queries only (hogql-query.ts). */
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'timestamp'
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'
@@ -199,7 +198,7 @@ const NO_FIELDS = (field: HogqlField): never => {
  * where `person` (`person.properties.<key>`); `regex` runs match() and `field` gives the event's fields, which
  * without them fail.
  */
-export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): HogqlValue {
+export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string | number = NO_FIELDS): HogqlValue {
   const value = (n: HogqlNode) => evaluateHogql(n, property, regex, field)
   const number = (n: HogqlNode) => asNumber(n, value(n))
   switch (node.op) {
@@ -260,7 +259,7 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
-export function hogqlHolds(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string = NO_FIELDS): boolean {
+export function hogqlHolds(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string | number = NO_FIELDS): boolean {
   const v = asNumber(node, evaluateHogql(node, property, regex, field))
   return v !== null && v !== 0
 }

@@ -5,12 +5,57 @@
  */
 import type { HogqlAggregation, HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { AGGREGATIONS, CONDITIONAL_AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
+import { wallToInstant } from '../../common/time-zones.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-/** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. */
+/** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read two more. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
+const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'timestamp'])
+/**
+ * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
+ * with intervals (`now() - interval 7 day`, ms too), which the query reads whole or compares; the marks do not
+ * travel (the query checks them where it is read).
+ */
+const DATETIMES = new WeakSet<HogqlNode>()
+const INTERVALS = new WeakSet<HogqlNode>()
+export const isDatetime = (node: HogqlNode): boolean => DATETIMES.has(node)
+export const isInterval = (node: HogqlNode): boolean => INTERVALS.has(node)
+/** An interval's unit in ms: months and years have no fixed length, and are not read. */
+const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
+const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }
+
+export interface QueryClock {
+  now: number
+  /** The project's time zone: a date and time without an offset is its wall clock, as PostHog reads it. */
+  zone: string
+}
+
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/
+
+/**
+ * A date and time's text as an instant (ms, with a fraction below the ms kept, so that comparisons with stored ms
+ * hold as they would in µs): `2024-01-31`, `2024-01-31 12:00[:00[.123456]]` (or with a T) in `zone`, or with
+ * its own offset (`Z`, `+01:00`); null for any other text or an impossible date.
+ */
+export function datetimeMs(text: string, zone: string): number | null {
+  const m = DATETIME.exec(text.trim())
+  if (m === null) return null
+  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', offset] = m
+  const wall = new Date(0)
+  wall.setUTCFullYear(Number(y), Number(mo) - 1, Number(d))
+  wall.setUTCHours(Number(h), Number(mi), Number(sec), 0)
+  // Date rolls 2024-02-30 over to March; ClickHouse refuses it, and so is it refused here.
+  if (wall.getUTCMonth() !== Number(mo) - 1 || wall.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) return null
+  const sub = fraction === '' ? 0 : Number(`0.${fraction}`) * 1000
+  if (offset === undefined) return wallToInstant(zone, wall.getTime()) + sub
+  if (offset === 'Z') return wall.getTime() + sub
+  const digits = offset.replace(':', '')
+  const minutes = Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5) || '0')
+  return wall.getTime() - (offset[0] === '-' ? -1 : 1) * minutes * 60_000 + sub
+}
+
 const MAX_DEPTH = 64
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
@@ -23,8 +68,8 @@ function size(node: HogqlNode): number {
   return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1
 }
 
-/** What the text is, in refusals: `math_hogql`, or a filter's key. */
-type Use = 'HogQL math' | 'HogQL filters'
+/** What the text is, in refusals: `math_hogql`, a filter's key, or a HogQLQuery's part. */
+type Use = 'HogQL math' | 'HogQL filters' | 'HogQL queries'
 
 class Parser {
   #i = 0
@@ -32,6 +77,8 @@ class Parser {
   constructor(
     readonly tokens: Token[],
     readonly use: Use,
+    /** A query's now() (ms) and its project's time zone, which reads its dates and times. */
+    readonly clock: QueryClock = { now: 0, zone: 'UTC' },
   ) {}
 
   #peek(): Token | undefined {
@@ -152,7 +199,9 @@ class Parser {
     for (let op = ops.find((o) => this.#isPunct(o)); op !== undefined; op = ops.find((o) => this.#isPunct(o))) {
       if (this.#depth + ++levels > MAX_DEPTH) throw tooDeep()
       this.#i++
-      node = { op, type: 'number', args: [node, next()] }
+      const left = node
+      node = { op, type: 'number', args: [left, next()] }
+      if ((op === '+' || op === '-') && DATETIMES.has(left) && INTERVALS.has(node.args[1])) DATETIMES.add(node)
     }
     return node
   }
@@ -189,14 +238,38 @@ class Parser {
     if (this.#isPunct('(')) return this.#call(t.value)
     if (word === 'properties' && !t.quoted) return this.#property(false)
     if (word === 'person' && !t.quoted && this.#isPunct('.')) {
+      if (this.use === 'HogQL queries') throw new HogqlMathError('HogQL queries here read the events table alone: person.properties is not read in them.')
       this.#i++
       const next = this.#peek()
       if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of the person, skylark reads its properties (person.properties.<key>) in ${this.use}.`)
       this.#i++
       return this.#property(true)
     }
-    if (FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
-    throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
+    if (this.use !== 'HogQL queries') {
+      if (FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
+      throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
+    }
+    if (word === 'interval' && !t.quoted) return this.#interval()
+    if (t.value === 'timestamp') return this.#datetime({ op: 'field', type: 'number', field: 'timestamp' })
+    if (QUERY_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
+    throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>), event, distinct_id, uuid and timestamp.`)
+  }
+
+  #datetime(node: HogqlNode): HogqlNode {
+    DATETIMES.add(node)
+    return node
+  }
+
+  /** `interval 7 day` (or `days`, any case), in ms. */
+  #interval(): HogqlNode {
+    const n = this.#peek()
+    const unit = this.tokens[this.#i + 1]
+    const ms = unit?.kind === 'name' && !unit.quoted ? INTERVAL_MS[unit.value.toLowerCase().replace(/s$/, '')] : undefined
+    if (n?.kind !== 'number' || ms === undefined) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day or week).')
+    this.#i += 2
+    const node: HogqlNode = { op: 'number', type: 'number', value: n.value * ms }
+    INTERVALS.add(node)
+    return node
   }
 
   /**
@@ -233,15 +306,29 @@ class Parser {
   }
 
   #call(name: string): HogqlNode {
+    if (this.use === 'HogQL queries') {
+      const lower = name.toLowerCase()
+      if (lower === 'now') {
+        if (this.#arguments().length > 0) throw new HogqlMathError('now() takes no arguments here.')
+        return this.#datetime({ op: 'number', type: 'number', value: this.clock.now })
+      }
+      if (lower === 'todatetime') {
+        const args = this.#arguments()
+        const ms = args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, this.clock.zone) : null
+        if (ms === null) throw new HogqlMathError("toDateTime() takes a date and time as a text literal here, as in toDateTime('2024-01-31 12:00:00').")
+        return this.#datetime({ op: 'number', type: 'number', value: ms })
+      }
+    }
     const sugar = SUGAR.find((s) => s.toLowerCase() === name.toLowerCase())
     if (sugar !== undefined) return this.#sugar(sugar, this.#arguments())
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
     if (spec && this.use === 'HogQL math' && FILTER_FUNCTIONS.has(spec[0])) throw new HogqlMathError(`${spec[0]}() is read in HogQL filters only here, not in HogQL math.`)
     if (!spec) {
       if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
+        if (this.use === 'HogQL queries') throw new HogqlMathError(`The aggregation ${name}() is read here as a whole column of the SELECT (as in SELECT event, count() … GROUP BY event), not within an expression or in WHERE.`)
         throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
       }
-      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use === 'HogQL filters' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR]
+      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use !== 'HogQL math' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR, ...(this.use === 'HogQL queries' ? ['now', 'toDateTime'] : [])]
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
     return typedCall(spec, this.#arguments())
@@ -293,7 +380,8 @@ class Parser {
     if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null
     const name = first.value.toLowerCase()
     if (!AGGREGATIONS.has(name) && !OTHER_AGGREGATIONS.test(first.value)) return null
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile(level) are.`)
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile(level)'} are.`)
+    if (this.use === 'HogQL queries' && (name === 'any' || name === 'median' || name === 'quantile')) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL queries here; ${QUERY_AGGREGATIONS} are.`)
     let at = 1
     let level: number | undefined
     if (name === 'quantile') {
@@ -305,7 +393,7 @@ class Parser {
     } else if (name === 'median') level = 0.5
     const third = this.tokens[at + 1]
     const distinct = third?.kind === 'name' && !third.quoted && third.value.toLowerCase() === 'distinct'
-    if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${first.value}(distinct ...) is not supported in HogQL math here; count(distinct ...) is.`)
+    if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${first.value}(distinct ...) is not supported in ${this.use} here; count(distinct ...) is.`)
     let args: HogqlNode[]
     if (distinct) {
       this.#i = at + 2
@@ -333,6 +421,11 @@ export function parseHogqlMath(text: string): HogqlMath {
     parser.done()
     return { aggregation: 'sum', expr }
   }
+  return mathOf(call)
+}
+
+/** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
+function mathOf(call: { name: string; args: HogqlNode[]; level?: number }): HogqlMath {
   const conditional = CONDITIONAL_AGGREGATIONS.has(call.name)
   if (conditional && call.args.length !== 2) throw new HogqlMathError(`${call.name}() takes a value and a condition, as in sumIf(properties.amount, properties.plan = 'pro'), got ${call.args.length} arguments.`)
   if (!conditional && call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
@@ -345,6 +438,23 @@ export function parseHogqlMath(text: string): HogqlMath {
   if (conditional) return { aggregation: call.name.slice(0, -2) as HogqlAggregation, expr: { op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] } }
   if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
   return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
+}
+
+/**
+ * One expression of a HogQL query (hogql-query.ts cuts the query into them): with `aggregations`, an aggregation
+ * when the whole expression is one call of it (`count()`, `sumIf(properties.x, event = 'a')`), as math reads it.
+ */
+export function parseQueryExpression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
+  const parser = new Parser(tokens, 'HogQL queries', clock)
+  if (tokens.length === 0) throw new HogqlMathError('An expression of the query is empty.')
+  const call = aggregations ? parser.aggregation() : null
+  if (call !== null) {
+    const math = mathOf(call)
+    return { math, expr: math.expr }
+  }
+  const expr = parser.expr()
+  parser.done()
+  return { math: null, expr }
 }
 
 /**

@@ -8,7 +8,11 @@ export class HogqlMathError extends Error {
   override name = 'HogqlMathError'
 }
 
-export type Token = { kind: 'number'; value: number } | { kind: 'text'; value: string } | { kind: 'name'; value: string; quoted: boolean } | { kind: 'punct'; value: string }
+/** `start` and `end`: where the token lies in the text (a query's column is named by its item's text). */
+export type Token = ({ kind: 'number'; value: number } | { kind: 'text'; value: string } | { kind: 'name'; value: string; quoted: boolean } | { kind: 'punct'; value: string }) & {
+  start: number
+  end: number
+}
 
 const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '=', '<', '>']
 /** Sticky: each matches at `lastIndex` only. */
@@ -31,25 +35,25 @@ export function tokenize(text: string): Token[] {
     }
     const number = match(NUMBER, text, i)
     if (number !== null) {
-      tokens.push({ kind: 'number', value: Number(number) })
+      tokens.push({ kind: 'number', value: Number(number), start: i, end: i + number.length })
       i += number.length
       continue
     }
     const name = match(NAME, text, i)
     if (name !== null) {
-      tokens.push({ kind: 'name', value: name, quoted: false })
+      tokens.push({ kind: 'name', value: name, quoted: false, start: i, end: i + name.length })
       i += name.length
       continue
     }
     if (c === "'" || c === '`' || c === '"') {
       const [value, end] = quoted(text, i)
-      tokens.push(c === "'" ? { kind: 'text', value } : { kind: 'name', value, quoted: true })
+      tokens.push(c === "'" ? { kind: 'text', value, start: i, end } : { kind: 'name', value, quoted: true, start: i, end })
       i = end
       continue
     }
     const punct = PUNCTUATION.find((p) => text.startsWith(p, i))
     if (!punct) throw new HogqlMathError(`Unexpected character ${JSON.stringify(c)} at position ${i}.`)
-    tokens.push({ kind: 'punct', value: punct })
+    tokens.push({ kind: 'punct', value: punct, start: i, end: i + punct.length })
     i += punct.length
   }
   return tokens

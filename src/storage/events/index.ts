@@ -2,6 +2,8 @@
 import { ClickHouseEventStore } from './clickhouse.js'
 import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
 import { ThreadedEventStore } from './query-thread.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
+import type { HogqlValue } from './hogql-math.js'
 import type {
   BreakdownQuery,
   BreakdownRow,
@@ -38,6 +40,7 @@ export { sourceFields, sourceProperties } from './experiment-rows.js'
 export { textNumber } from './numbers.js'
 export { sequenceHolds } from './sequences.js'
 export { compareText } from './experiment-aggregate.js'
+export { DEFAULT_RETURNED_ROWS, parseHogqlQuery, type HogqlQueryPlan, type QueryColumn } from './hogql-query.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
@@ -118,6 +121,10 @@ class LazyClickHouseStore implements EventStore {
 
   async experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]> {
     return (await this.#get()).experimentExposures(query)
+  }
+
+  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
+    return (await this.#get()).hogqlQuery(teamId, plan)
   }
 
   async close(): Promise<void> {

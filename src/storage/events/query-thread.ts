@@ -49,6 +49,7 @@ export class ThreadedEventStore implements EventStore {
   distinctIdTimes: EventStore['distinctIdTimes'] = (...args) => this.#call('distinctIdTimes', args)
   experimentVariants: EventStore['experimentVariants'] = (...args) => this.#call('experimentVariants', args)
   experimentExposures: EventStore['experimentExposures'] = (...args) => this.#call('experimentExposures', args)
+  hogqlQuery: EventStore['hogqlQuery'] = (...args) => this.#call('hogqlQuery', args)
 
   /** Ends the thread once the reads asked before are answered; a later read starts another. */
   close(): Promise<void> {

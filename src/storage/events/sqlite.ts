@@ -14,7 +14,9 @@ import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionValues } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
-import { compileSqliteWhere, groupColumn, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
+import { compileSqliteWhere, groupColumn, propertyPathText, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
+import { runHogqlQuery, type HogqlQueryPlan, type QueryEvent } from './hogql-query.js'
+import type { HogqlValue } from './hogql-math.js'
 import {
   SinkError,
   funnelEventNames,
@@ -170,10 +172,12 @@ function* withoutIds(rows: Iterable<readonly [MetricEventRow, string]>): Generat
 
 export class SqliteEventStore implements EventStore {
   readonly #db: Db
+  readonly #regex: RegexEngine | null
 
   /** `regex` runs regexes: action steps', the regex operators' and HogQL's match() (none given: a query with one fails). */
   constructor(file: string, regex: RegexEngine | null = null) {
     this.#db = openDatabase(file, { readonly: true })
+    this.#regex = regex
     registerActionFunctions(this.#db)
     registerFilterFunctions(this.#db, regex)
   }
@@ -226,6 +230,22 @@ export class SqliteEventStore implements EventStore {
       }
     }
     return { distinctIds: [...distinctIds].sort(), groupKeys: keys.map((set) => [...set].sort()) }
+  }
+
+  /** A HogQL query's rows (hogql-query.ts): the events in its time bounds read once, the plan run on them here. */
+  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
+    const where = compileSqliteWhere({ teamId, after: plan.after, before: plan.before })
+    const texts = plan.paths.map(propertyPathText)
+    const rows = this.#db
+      .prepare(`SELECT uuid, event, distinct_id, timestamp${texts.map((t) => `, ${t.sql}`).join('')} FROM ${where.from} WHERE ${where.sql}`)
+      .raw()
+      .iterate(...texts.flatMap((t) => t.params), ...where.params) as IterableIterator<unknown[]>
+    function* events(): Generator<QueryEvent> {
+      for (const [uuid, event, distinct_id, timestamp, ...values] of rows) {
+        yield { uuid: uuid as string, event: event as string, distinct_id: distinct_id as string, timestamp: timestamp as number, texts: values as Array<string | null> }
+      }
+    }
+    return runHogqlQuery(plan, events(), this.#regex)
   }
 
   async count(filter: EventFilter): Promise<number> {

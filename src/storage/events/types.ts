@@ -4,7 +4,8 @@
  */
 
 import type { ExperimentExposuresQuery, ExperimentSums, ExperimentVariantsQuery, ExposureCount } from './experiment-types.js'
-import type { HogqlNode } from './hogql-math.js'
+import type { HogqlNode, HogqlValue } from './hogql-math.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
 
 export * from './experiment-types.js'
 
@@ -384,5 +385,7 @@ export interface EventStore {
   experimentVariants(query: ExperimentVariantsQuery): Promise<ExperimentSums>
   /** Entities first exposed per variant and quarter hour (ExperimentExposuresQuery), counted where the events are read. */
   experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]>
+  /** A HogQL query's rows over the project's events (hogql-query.ts), at most `plan.fetch`; dates and times as ms. */
+  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
   close(): Promise<void>
 }

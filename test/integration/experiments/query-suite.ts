@@ -1058,9 +1058,9 @@ export function querySuite(t: Test, setup: StoreSetup): void {
 
   t.test('refusals: other query kinds, unknown experiments, bad metrics', async (t) => {
     const post = (body: unknown) => f.api('POST', `${f.base}/query/`, body)
-    const hogql = await post({ query: { kind: 'HogQLQuery', query: 'select 1' } })
-    t.equal(hogql.status, 400)
-    t.match(hogql.body, { type: 'validation_error', attr: 'kind', detail: /ExperimentQuery/ })
+    const trends = await post({ query: { kind: 'TrendsQuery', series: [] } })
+    t.equal(trends.status, 400)
+    t.match(trends.body, { type: 'validation_error', attr: 'kind', detail: /ExperimentQuery, ExperimentExposureQuery, HogQLQuery/ })
     const unknown = await post({ query: { kind: 'ExperimentQuery', experiment_id: 999999, metric: mean(clicked) } })
     t.equal(unknown.status, 400)
     t.equal(unknown.body.detail, 'Experiment with id 999999 not found')

@@ -1,0 +1,61 @@
+/**
+ * A HogQL query's plan (hogql-query.ts) as one ClickHouse SELECT, computing what runHogqlQuery computes on the
+ * embedded store: the columns' values through clickhouse-hogql.ts (the conversions of the evaluation there), each
+ * aggregation over the contributions HogQL math adds (hogqlContributionSql: NULL adds nothing, and an aggregation
+ * of nothing but NULLs is NULL, count and uniq 0), ORDER BY with NULLS LAST both ways.
+ */
+import type { ServerFeatures } from './clickhouse-schema.js'
+import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
+import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
+import type { HogqlMath } from './hogql-math.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
+
+function aggregateSql(math: HogqlMath, contribution: string): string {
+  switch (math.aggregation) {
+    case 'count':
+      return `count(${contribution})`
+    case 'uniq':
+      return `uniqExact(${contribution})`
+    default: {
+      const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
+      return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`
+    }
+  }
+}
+
+/**
+ * The SELECT, `table` the events (FINAL) and `where` the project's events in the plan's time bounds. Columns are
+ * `col_<i>`; a GROUP BY or ORDER BY expression that is no column is read as a hidden one.
+ */
+export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string, f: ServerFeatures): string {
+  const property: PropertySql = (path) => propertyPathExpr(path, f)
+  const field: FieldSql = (name) =>
+    name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' ? 'toNullable(toString(uuid))' : `toNullable(${name})`
+  const select = plan.columns.map((c, i) => {
+    const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field))
+    return `${sql} AS col_${i}`
+  })
+  const columnOf = (expr: unknown) => plan.columns.findIndex((c) => c.math === null && JSON.stringify(c.expr) === JSON.stringify(expr))
+  const groupBy = plan.groupBy.map((g, i) => {
+    const at = columnOf(g)
+    if (at >= 0) return `col_${at}`
+    select.push(`${hogqlValueSql(g, property, `qg${i}`, field)} AS grp_${i}`)
+    return `grp_${i}`
+  })
+  const orderBy = plan.orderBy.map((o, i) => {
+    let name = `col_${o.column}`
+    if (o.column === null) {
+      select.push(`${hogqlValueSql(o.expr, property, `qo${i}`, field)} AS ord_${i}`)
+      name = `ord_${i}`
+    }
+    return `${name} ${o.desc ? 'DESC' : 'ASC'} NULLS LAST`
+  })
+  const condition = plan.where === null ? '' : ` AND ${hogqlConditionSql(plan.where, property, 'qw', field)}`
+  return (
+    `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${select.join(', ')} FROM ${table} WHERE ${where}${condition}` +
+    // HAVING: 18.16 drops constant keys from GROUP BY, and then answers a row for no events.
+    (groupBy.length > 0 ? ` GROUP BY ${groupBy.join(', ')} HAVING count() > 0` : '') +
+    (orderBy.length > 0 ? ` ORDER BY ${orderBy.join(', ')}` : '') +
+    ` LIMIT ${plan.fetch}`
+  )
+}

@@ -1,0 +1,414 @@
+/**
+ * PostHog's HogQLQuery over the events table, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM
+ * events [WHERE condition] [GROUP BY expression, …] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
+ * expression of HogQL math and filters (hogql-math.ts: properties, event, distinct_id, functions), or `uuid`,
+ * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
+ * count(distinct …)). Dates and times: `timestamp`, now(), toDateTime('…') and either plus or minus an interval,
+ * read whole or compared (a text compared with one is a date and time of the project's zone).
+ *
+ * `parseHogqlQuery` makes a plan both stores run (the embedded one in `runHogqlQuery` below, ClickHouse as SQL:
+ * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
+ * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
+ * with PostHog's message for personal API keys, the only keys skylark has.
+ */
+import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
+import { datetimeMs, isDatetime, isInterval, parseQueryExpression, type QueryClock } from './hogql-parse.js'
+import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import { compareHogqlText } from './hogql-values.js'
+import type { RegexEngine } from './sqlite-actions.js'
+
+export const DEFAULT_RETURNED_ROWS = 100
+export const MAX_SELECT_RETURNED_ROWS = 50_000
+const MAX_QUERY_LENGTH = 50_000
+/** PostHog's user_query_validator message. */
+export const OFFSET_NOT_ALLOWED_MESSAGE =
+  'OFFSET is not supported on queries made with a personal API key. For pagination, use keyset pagination on the `timestamp` column, e.g. ' +
+  '`WHERE timestamp > :last_seen_timestamp ORDER BY timestamp LIMIT N`. For bulk data extraction, use batch exports: https://posthog.com/docs/cdp/batch-exports'
+
+export interface QueryColumn {
+  name: string
+  expr: HogqlNode
+  /** Its aggregation, when the column is one. */
+  math: HogqlMath | null
+  /** A date and time (ms in the stores), written as PostHog writes one. */
+  datetime: boolean
+  /** ClickHouse's type of the column, as PostHog names it in `types`. */
+  type: string
+}
+
+/** An ORDER BY key: a column, or (in a query that neither groups nor is DISTINCT) an expression of each event. */
+export interface OrderKey {
+  column: number | null
+  expr: HogqlNode
+  desc: boolean
+}
+
+export interface HogqlQueryPlan {
+  columns: QueryColumn[]
+  distinct: boolean
+  where: HogqlNode | null
+  /** Whether the rows are groups: some column aggregates, or GROUP BY is there. */
+  grouped: boolean
+  groupBy: HogqlNode[]
+  orderBy: OrderKey[]
+  /** Rows to read: the limit, one more without LIMIT (hasMore). */
+  fetch: number
+  /** No LIMIT: the answer has `limit` rows at most, and says whether there were more. */
+  paginated: boolean
+  /** Bounds WHERE puts on `timestamp` whatever else it says (the stores read only those events): after inclusive, before exclusive. */
+  after?: number
+  before?: number
+  /** The event property paths every expression reads, each once. */
+  paths: PropertyPath[]
+}
+
+/** Words that begin a clause of a query, where they stand outside parentheses (and are not a property's key or a call). */
+const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit', 'offset', 'join', 'inner', 'left', 'right', 'full', 'cross', 'array', 'union', 'with', 'prewhere', 'settings', 'sample', 'format', 'window', 'qualify', 'intersect', 'except', 'final'])
+const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
+
+const refuse = (detail: string) => new HogqlMathError(detail)
+
+function isWord(t: Token | undefined, word: string): boolean {
+  return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
+}
+
+/** Where each top-level clause word stands. */
+function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
+  const found: Array<{ word: string; at: number }> = []
+  let depth = 0
+  tokens.forEach((t, i) => {
+    if (t.kind === 'punct' && (t.value === '(' || t.value === '[')) depth++
+    else if (t.kind === 'punct' && (t.value === ')' || t.value === ']')) depth--
+    else if (depth === 0 && t.kind === 'name' && !t.quoted && CLAUSES.has(t.value.toLowerCase())) {
+      const before = tokens[i - 1]
+      const after = tokens[i + 1]
+      if (before?.kind === 'punct' && before.value === '.') return
+      if (after?.kind === 'punct' && after.value === '(') return
+      found.push({ word: t.value.toLowerCase(), at: i })
+    }
+  })
+  return found
+}
+
+/** The tokens split at top-level commas. */
+function splitCommas(tokens: Token[], what: string): Token[][] {
+  const parts: Token[][] = [[]]
+  let depth = 0
+  for (const t of tokens) {
+    if (t.kind === 'punct' && (t.value === '(' || t.value === '[')) depth++
+    else if (t.kind === 'punct' && (t.value === ')' || t.value === ']')) depth--
+    if (depth === 0 && t.kind === 'punct' && t.value === ',') parts.push([])
+    else parts[parts.length - 1].push(t)
+  }
+  if (parts.some((p) => p.length === 0)) throw refuse(`An expression of ${what} is empty.`)
+  return parts
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * Checks where dates and times stand (whole, compared, or plus or minus an interval) and reads a text compared with
+ * one as a date and time of the zone.
+ */
+function checkDatetimes(node: HogqlNode, zone: string): void {
+  if (!('args' in node)) return
+  const args = node.args as HogqlNode[]
+  if (COMPARISONS.has(node.op) && args.some(isDatetime)) {
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]
+      if (isDatetime(arg)) continue
+      const ms = arg.op === 'text' ? datetimeMs(arg.value, zone) : null
+      if (ms === null) {
+        throw refuse(
+          arg.op === 'text'
+            ? `Cannot read ${JSON.stringify(arg.value)} as a date and time: write it as 2024-01-31, 2024-01-31 12:00:00 or 2024-01-31T12:00:00.123Z.`
+            : "timestamp is compared here with another date and time: a text such as '2024-01-31 12:00:00', now(), toDateTime('…'), or one of them plus or minus an interval.",
+        )
+      }
+      args[i] = { op: 'number', type: 'number', value: ms }
+    }
+  } else {
+    const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
+    args.forEach((arg, i) => {
+      const allowed = shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))
+      if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
+        throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
+      }
+    })
+  }
+  for (const arg of args) checkDatetimes(arg, zone)
+}
+
+function typeOf(expr: HogqlNode, math: HogqlMath | null, datetime: boolean, zone: string): string {
+  if (datetime) return `DateTime64(6, '${zone}')`
+  if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
+  if (expr.op === 'field') return expr.field === 'uuid' ? 'UUID' : 'String'
+  return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
+}
+
+/** The whole-expression parse of one part, refusing a lone date and time's interval and checking dates and times. */
+function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
+  const parsed = parseQueryExpression(tokens, clock, aggregations)
+  if (isInterval(parsed.expr)) throw refuse('An interval is added to or taken from a date and time here, not read alone.')
+  checkDatetimes(parsed.expr, clock.zone)
+  if (parsed.math && isDatetime(parsed.expr) && (parsed.math.aggregation === 'sum' || parsed.math.aggregation === 'avg')) {
+    throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
+  }
+  return parsed
+}
+
+function column(tokens: Token[], text: string, clock: QueryClock): QueryColumn {
+  if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
+    throw refuse('SELECT * is not read here: name the columns, as in SELECT uuid, event, distinct_id, timestamp, properties.$browser FROM events.')
+  }
+  let alias: string | null = null
+  let body = tokens
+  const last = tokens[tokens.length - 1]
+  if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') {
+    alias = last.value
+    body = tokens.slice(0, -2)
+  }
+  const { math, expr } = expression(body, clock, true)
+  const datetime = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max')
+  const name = alias ?? text.slice(body[0].start, body[body.length - 1].end)
+  return { name, expr, math, datetime, type: typeOf(expr, math, datetime, clock.zone) }
+}
+
+/** A GROUP BY or ORDER BY part naming a column by its alias. */
+function aliased(tokens: Token[], columns: readonly QueryColumn[]): number | null {
+  if (tokens.length !== 1 || tokens[0].kind !== 'name') return null
+  const at = columns.findIndex((c) => c.name === tokens[0].value)
+  return at < 0 ? null : at
+}
+
+/** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
+function timeBounds(where: HogqlNode | null): { after?: number; before?: number } {
+  const bounds: { after?: number; before?: number } = {}
+  const conjuncts = where === null ? [] : where.op === 'and' ? where.args : [where]
+  for (const c of conjuncts) {
+    if (!COMPARISONS.has(c.op) || !('args' in c)) continue
+    let [l, r] = c.args as HogqlNode[]
+    let op: string = c.op
+    if (r.op === 'field' && r.field === 'timestamp') {
+      ;[l, r] = [r, l]
+      op = ({ '<': '>', '<=': '>=', '>': '<', '>=': '<=' } as Record<string, string>)[op] ?? op
+    }
+    if (l.op !== 'field' || l.field !== 'timestamp' || hogqlProperties(r).length > 0 || hasField(r)) continue
+    const v = evaluateHogql(r, () => null)
+    if (typeof v !== 'number' || !Number.isFinite(v)) continue
+    if (op === '>' || op === '>=' || op === '=') bounds.after = Math.max(bounds.after ?? -Infinity, Math.floor(v))
+    if (op === '<' || op === '<=' || op === '=') bounds.before = Math.min(bounds.before ?? Infinity, op === '<' ? Math.ceil(v) : Math.floor(v) + 1)
+  }
+  return bounds
+}
+
+function hasField(node: HogqlNode): boolean {
+  return node.op === 'field' || ('args' in node && node.args.some(hasField))
+}
+
+export function parseHogqlQuery(input: string, clock: QueryClock): HogqlQueryPlan {
+  if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
+  const text = input.replace(/;\s*$/, '')
+  const tokens = tokenize(text)
+  if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events.')
+  const clauses = clauseAt(tokens)
+  const order = ['select', 'distinct', 'from', 'where', 'group', 'order', 'limit']
+  let last = -1
+  const parts = new Map<string, Token[]>()
+  clauses.forEach(({ word, at }, i) => {
+    if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
+    const rank = order.indexOf(word)
+    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read the events table with SELECT, WHERE, GROUP BY, ORDER BY and LIMIT.`)
+    if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [ORDER BY …] [LIMIT n].`)
+    last = rank
+    const multi = word === 'group' || word === 'order'
+    if (multi && !isWord(tokens[at + 1], 'by')) throw refuse(`${word.toUpperCase()} must be followed by BY.`)
+    parts.set(word, tokens.slice(at + (multi ? 2 : 1), clauses[i + 1]?.at ?? tokens.length))
+  })
+  const from = parts.get('from')
+  if (from === undefined) throw refuse('A query here reads FROM events.')
+  if (from.length !== 1 || from[0].kind !== 'name' || from[0].value !== 'events') {
+    throw refuse('HogQL queries here read one table, events, without an alias (FROM events).')
+  }
+  // DISTINCT, a clause word here, holds the columns after it.
+  const distinct = parts.has('distinct')
+  const columns = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').map((item) => column(item, text, clock))
+  let where: HogqlNode | null = null
+  const whereTokens = parts.get('where')
+  if (whereTokens !== undefined) {
+    where = expression(whereTokens, clock, false).expr
+    if (where.type === 'text') throw refuse("WHERE takes a condition, not a text: compare it, as in properties.plan = 'pro'.")
+  }
+  const groupTokens = parts.get('group')
+  const groupBy = (groupTokens === undefined ? [] : splitCommas(groupTokens, 'GROUP BY')).map((part) => {
+    const at = aliased(part, columns)
+    if (at !== null && columns[at].math !== null) throw refuse(`GROUP BY ${columns[at].name} names an aggregation.`)
+    return at !== null ? columns[at].expr : expression(part, clock, false).expr
+  })
+  const grouped = groupBy.length > 0 || columns.some((c) => c.math !== null)
+  for (const c of columns) {
+    if (grouped && c.math === null && !groupBy.some((g) => same(g, c.expr))) {
+      throw refuse(`Column ${c.name} is neither aggregated nor in GROUP BY: add it to GROUP BY, or aggregate it.`)
+    }
+  }
+  if (distinct && grouped && groupBy.some((g) => !columns.some((c) => c.math === null && same(g, c.expr)))) {
+    throw refuse('SELECT DISTINCT with a GROUP BY expression that is not a column is not read here.')
+  }
+  const orderTokens = parts.get('order')
+  const orderBy = (orderTokens === undefined ? [] : splitCommas(orderTokens, 'ORDER BY')).map((part): OrderKey => {
+    let desc = false
+    const end = part[part.length - 1]
+    if (['asc', 'ascending', 'desc', 'descending'].some((w) => isWord(end, w))) {
+      desc = (end.value as string).toLowerCase().startsWith('desc')
+      part = part.slice(0, -1)
+    }
+    if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST/LAST is not read here: nulls come last, as ClickHouse orders them.')
+    const at = aliased(part, columns)
+    if (at !== null) return { column: at, expr: columns[at].expr, desc }
+    const { math, expr } = expression(part, clock, true)
+    const match = columns.findIndex((c) => same(c.math, math) && same(c.expr, expr))
+    if (match >= 0) return { column: match, expr, desc }
+    if (math !== null) throw refuse(`ORDER BY ${text.slice(part[0].start, part[part.length - 1].end)} orders by an aggregation: select it as a column, and order by it.`)
+    if (grouped || distinct) throw refuse(`ORDER BY ${text.slice(part[0].start, part[part.length - 1].end)} must name a column of this query, as it groups or is DISTINCT.`)
+    return { column: null, expr, desc }
+  })
+  const limitTokens = parts.get('limit')
+  let limit = DEFAULT_RETURNED_ROWS
+  if (limitTokens !== undefined) {
+    if (limitTokens.some((t) => t.kind === 'punct' && t.value === ',')) throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
+    const [n, ...rest] = limitTokens
+    if (n?.kind !== 'number' || !Number.isSafeInteger(n.value) || rest.length > 0) throw refuse('LIMIT takes a whole number here (LIMIT 100); LIMIT … BY is not read.')
+    limit = Math.min(n.value, MAX_SELECT_RETURNED_ROWS)
+  }
+  const paginated = limitTokens === undefined
+  const nodes = [...columns.map((c) => c.expr), ...(where ? [where] : []), ...groupBy, ...orderBy.map((o) => o.expr)]
+  return {
+    columns,
+    distinct,
+    where,
+    grouped,
+    groupBy,
+    orderBy,
+    fetch: paginated ? limit + 1 : limit,
+    paginated,
+    ...timeBounds(where),
+    paths: uniquePaths(nodes.flatMap((n) => hogqlProperties(n, 'event'))),
+  }
+}
+
+/** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
+export interface QueryEvent {
+  uuid: string
+  event: string
+  distinct_id: string
+  timestamp: number
+  texts: ReadonlyArray<string | null>
+}
+
+interface Aggregate {
+  n: number
+  sum: number
+  extreme: number | null
+  keys: Set<string | number> | null
+}
+
+/** ClickHouse's NULLS LAST, both ways: numbers by value (NaN after them), texts by their bytes. */
+function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean): number {
+  const aNull = a === null || (typeof a === 'number' && Number.isNaN(a))
+  const bNull = b === null || (typeof b === 'number' && Number.isNaN(b))
+  if (aNull || bNull) return aNull === bNull ? (a === null ? 1 : 0) - (b === null ? 1 : 0) : aNull ? 1 : -1
+  const c = typeof a === 'number' ? a - (b as number) : compareHogqlText(a, b as string)
+  return desc ? -c : c
+}
+
+function final(math: HogqlMath, a: Aggregate): HogqlValue {
+  switch (math.aggregation) {
+    case 'count':
+      return a.n
+    case 'uniq':
+      return a.keys!.size
+    case 'sum':
+      return a.n === 0 ? null : a.sum
+    case 'avg':
+      return a.n === 0 ? null : a.sum / a.n
+    default:
+      return a.extreme
+  }
+}
+
+function add(math: HogqlMath, a: Aggregate, value: HogqlValue): void {
+  const c = hogqlContribution(math, value)
+  if (c === null) return
+  a.n++
+  if (math.aggregation === 'uniq') a.keys!.add(c)
+  else if (typeof c === 'number') {
+    a.sum += c
+    if (a.extreme === null || (math.aggregation === 'min' ? c < a.extreme : c > a.extreme)) a.extreme = c
+  }
+}
+
+/**
+ * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
+ * values the stores give (dates and times as ms).
+ */
+export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>, regex: RegexEngine | null): HogqlValue[][] {
+  const at = pathIndex(plan.paths)
+  let current: QueryEvent
+  const property = (path: PropertyPath) => current.texts[at(path)] ?? null
+  const field = (name: HogqlField) => current[name]
+  const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
+  type Row = { values: HogqlValue[]; keys: HogqlValue[] }
+  const rows: Row[] = []
+  const groups = new Map<string, { values: HogqlValue[]; aggregates: Aggregate[] }>()
+  const seen = new Set<string>()
+  const unbounded = plan.grouped || plan.orderBy.length > 0
+  const sortRows = (list: Row[]) => list.sort((x, y) => {
+    for (let i = 0; i < plan.orderBy.length; i++) {
+      const c = compareValues(x.keys[i], y.keys[i], plan.orderBy[i].desc)
+      if (c !== 0) return c
+    }
+    return 0
+  })
+  for (const event of events) {
+    current = event
+    if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
+    if (plan.grouped) {
+      const keyValues = plan.groupBy.map(value)
+      const key = JSON.stringify(keyValues)
+      let group = groups.get(key)
+      if (group === undefined) {
+        group = { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) }
+        groups.set(key, group)
+      }
+      plan.columns.forEach((c, i) => {
+        if (c.math) add(c.math, group.aggregates[i], value(c.expr))
+      })
+      continue
+    }
+    const values = plan.columns.map((c) => value(c.expr))
+    if (plan.distinct) {
+      const key = JSON.stringify(values)
+      if (seen.has(key)) continue
+      seen.add(key)
+    }
+    rows.push({ values, keys: plan.orderBy.map((o) => (o.column === null ? value(o.expr) : values[o.column])) })
+    if (!unbounded && rows.length >= plan.fetch) break
+    // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
+    if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
+  }
+  if (plan.grouped) {
+    // Aggregations without GROUP BY make one row even of no events, as in SQL.
+    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map(() => null), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) })
+    for (const group of groups.values()) {
+      const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
+      if (plan.distinct) {
+        const key = JSON.stringify(values)
+        if (seen.has(key)) continue
+        seen.add(key)
+      }
+      rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!]) })
+    }
+  }
+  if (plan.orderBy.length > 0) sortRows(rows)
+  return rows.slice(0, plan.fetch).map((r) => r.values)
+}

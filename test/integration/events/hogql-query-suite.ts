@@ -1,0 +1,111 @@
+/**
+ * `{"kind": "HogQLQuery"}` at the query endpoint, run once against each event store: the same queries must give
+ * the same rows on SQLite and on ClickHouse (18.16 included), in PostHog's HogQLQueryResponse.
+ */
+import type { Test } from 'tap'
+import { startServer, type TestServer } from '../../helpers/server.js'
+import { waitForEvents, type StoreSetup } from '../ingestion/suite.js'
+
+const DAY = 86_400_000
+
+export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
+  let server: TestServer
+  const now = Date.now()
+  // 30 events of three names over ten users, a day apart from 2024-01-01, with a price on every other one.
+  const batch = Array.from({ length: 30 }, (_, i) => ({
+    event: ['view', 'click', 'buy'][i % 3],
+    uuid: `0190d1e2-0000-7000-8000-${String(i).padStart(12, '0')}`,
+    timestamp: new Date(Date.UTC(2024, 0, 1) + i * DAY + 123).toISOString(),
+    properties: { distinct_id: `user-${i % 10}`, n: i, ...(i % 2 === 0 ? { price: i * 1.5 } : {}), plan: i < 15 ? 'free' : 'pro', shop: { city: i % 4 === 0 ? 'Oslo' : 'Rome' } },
+  }))
+  batch.push({ event: 'recent', uuid: '0190d1e2-0000-7000-8000-999999999999', timestamp: new Date(now - 3_600_000).toISOString(), properties: { distinct_id: 'user-x' } as never })
+  t.before(async () => {
+    server = await startServer({ env: setup.env() })
+    const res = await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
+    if (res.status !== 200) throw new Error(`batch answered ${res.status}`)
+    await waitForEvents(server, 'after=2023-12-31T00:00:00Z', batch.length)
+  })
+  t.teardown(async () => {
+    await server?.stop()
+    server?.cleanup()
+  })
+  const query = (text: string) => server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', query: text } })
+  const rows = async (text: string) => {
+    const res = await query(text)
+    if (res.status !== 200) throw new Error(`${text}: ${res.status} ${JSON.stringify(res.body)}`)
+    return res.body.results
+  }
+
+  t.test('counts per event name, ordered by the count, as PostHog answers them', async (t) => {
+    const res = await query("SELECT event, count() AS n FROM events WHERE timestamp < '2024-03-01' GROUP BY event ORDER BY n DESC, event")
+    t.equal(res.status, 200)
+    t.same(res.body.results, [['buy', 10], ['click', 10], ['view', 10]])
+    t.same(res.body.columns, ['event', 'n'])
+    t.same(res.body.types, [['event', 'String'], ['n', 'UInt64']])
+    t.match(res.body, { hasMore: false, limit: 100, offset: 0, is_cached: false, timezone: 'UTC', hogql: /^SELECT event/ })
+  })
+
+  t.test('aggregations over properties: sums, means, extremes, distinct counts and conditions', async (t) => {
+    const [row] = await rows(
+      "select count(), count(properties.price), sum(properties.price), avg(properties.n), min(properties.n), max(properties.price), uniq(distinct_id), count(distinct properties.plan), countIf(properties.plan = 'pro'), sumIf(properties.n, event = 'buy') from events where event != 'recent'",
+    )
+    // prices 0, 3, 6 … 42 (i even, i·1.5); n 0–29; buys are i = 2, 5 … 29
+    t.same(row, [30, 15, 315, 14.5, 0, 42, 10, 2, 15, 155])
+    const [empty] = await rows("select count(), sum(properties.price), max(properties.n), uniq(properties.n) from events where event = 'none'")
+    t.same(empty, [0, null, null, 0], 'one row of no events: counts 0, the rest null')
+  })
+
+  t.test('expressions, nested properties, DISTINCT and ORDER BY with nulls last both ways', async (t) => {
+    t.same(await rows("select distinct properties.shop.city as city from events where event != 'recent' order by city"), [['Oslo'], ['Rome']])
+    const top = await rows("select properties.n * 2 + 1, upper(event), properties.price from events where properties.n < 4 order by properties.price desc, properties.n")
+    t.same(top, [[5, 'BUY', 3], [1, 'VIEW', 0], [3, 'CLICK', null], [7, 'VIEW', null]])
+    const asc = await rows('select properties.price from events where properties.n < 4 order by properties.price')
+    t.same(asc, [[0], [3], [null], [null]])
+  })
+
+  t.test('timestamps: compared with texts, now() and intervals, read back as PostHog writes them', async (t) => {
+    const res = await query("SELECT uuid, timestamp, distinct_id FROM events WHERE timestamp >= '2024-01-05' AND timestamp < toDateTime('2024-01-07 00:00:00') ORDER BY timestamp")
+    t.same(res.body.results, [
+      ['0190d1e2-0000-7000-8000-000000000004', '2024-01-05T00:00:00.123000Z', 'user-4'],
+      ['0190d1e2-0000-7000-8000-000000000005', '2024-01-06T00:00:00.123000Z', 'user-5'],
+    ])
+    t.same(res.body.types.map((x: string[]) => x[1]), ['UUID', "DateTime64(6, 'UTC')", 'String'])
+    t.same(await rows('select event from events where timestamp > now() - interval 1 day'), [['recent']])
+    t.same(await rows("select max(timestamp), min(timestamp) from events where event = 'buy'"), [['2024-01-30T00:00:00.123000Z', '2024-01-03T00:00:00.123000Z']])
+    // keyset paging as PostHog advises it
+    const page = await rows("select properties.n from events where timestamp > '2024-01-28 00:00:00.123' order by timestamp limit 5")
+    t.same(page, [[28], [29], [null]])
+  })
+
+  t.test('without LIMIT 100 rows and hasMore; a LIMIT is taken as given', async (t) => {
+    const res = await query('select properties.n from events order by timestamp')
+    t.match(res.body, { hasMore: false, limit: 100 })
+    t.equal(res.body.results.length, 31)
+    const limited = await query('select properties.n from events order by timestamp limit 2')
+    t.same(limited.body.results, [[0], [1]])
+    t.notOk('hasMore' in limited.body)
+  })
+
+  t.test('what is not read is a 400 naming it, in the contract envelope', async (t) => {
+    for (const [text, detail] of [
+      ['select event from events offset 5', /OFFSET is not supported on queries made with a personal API key/],
+      ['select event from events limit 5 offset 5', /OFFSET is not supported/],
+      ['select * from events', /SELECT \* is not read here/],
+      ['select event from persons', /read one table, events/],
+      ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
+      ['select event from events join persons on 1', /JOIN is not read/],
+      ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],
+      ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
+      ['select quantile(0.5)(properties.n) from events', /not supported in HogQL queries here/],
+      ['select sum(count()) from events', /read here as a whole column/],
+      ['select person.properties.email from events', /person.properties is not read/],
+      ['select event from events where', /empty/],
+    ] as const) {
+      const res = await query(text)
+      t.equal(res.status, 400, text)
+      t.match(res.body, { type: 'validation_error', code: 'invalid', detail }, text)
+    }
+    const missing = await server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery' } })
+    t.match(missing.body, { code: 'invalid', attr: 'query' })
+  })
+}

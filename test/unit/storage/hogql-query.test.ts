@@ -1,0 +1,93 @@
+import t from 'tap'
+import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
+import { datetimeMs } from '../../../src/storage/events/hogql-parse.js'
+import { parseHogqlQuery, runHogqlQuery, type QueryEvent } from '../../../src/storage/events/hogql-query.js'
+
+const NOW = Date.parse('2024-03-10T12:00:00Z')
+const plan = (text: string, zone = 'UTC') => parseHogqlQuery(text, { now: NOW, zone })
+
+/** Events n = 0…count-1, a minute apart from 2024-03-01: properties `n`, and `m` (n mod 5, none when 0), as the plan reads them. */
+function events(count: number, paths: readonly (readonly string[])[]): QueryEvent[] {
+  return Array.from({ length: count }, (_, n) => {
+    const texts: Record<string, string | null> = { n: String(n), m: n % 5 === 0 ? null : String(n % 5) }
+    return {
+      uuid: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+      event: n % 2 === 0 ? 'even' : 'odd',
+      distinct_id: `u${n % 3}`,
+      timestamp: Date.parse('2024-03-01T00:00:00Z') + n * 60_000,
+      texts: paths.map((p) => texts[p[0]] ?? null),
+    }
+  })
+}
+function run(text: string, count = 10) {
+  const p = plan(text)
+  return runHogqlQuery(p, events(count, p.paths), null)
+}
+
+t.test('the clauses of a SELECT make its plan; words that begin clauses are property keys after a dot', async (t) => {
+  const p = plan("select event AS e, count() from events where properties.from = 'x' group by e order by e desc limit 7;")
+  t.same(p.columns.map((c) => [c.name, c.type, c.math?.aggregation ?? null]), [['e', 'String', null], ['count()', 'UInt64', 'count']])
+  t.match(p, { grouped: true, distinct: false, fetch: 7, paginated: false, orderBy: [{ column: 0, desc: true }] })
+  t.same(p.paths, [['from']])
+  t.match(plan('SELECT properties.a FROM events'), { fetch: 101, paginated: true, grouped: false }, 'no LIMIT: 100 rows and one to tell whether there are more')
+  t.equal(plan('select event from events limit 900000').fetch, 50_000, "LIMIT is capped at PostHog's 50,000")
+  t.match(plan('select distinct event from events').columns, [{ name: 'event' }], 'DISTINCT holds the columns')
+  t.equal(plan('select properties.a   +  1 from events').columns[0].name, 'properties.a   +  1', 'a column without alias is named by its text')
+})
+
+t.test('dates and times: texts compared with timestamp are read in the project zone, and WHERE bounds the events read', async (t) => {
+  t.equal(datetimeMs('2024-01-31', 'UTC'), Date.parse('2024-01-31T00:00:00Z'))
+  t.equal(datetimeMs('2024-01-31 12:30', 'Europe/Berlin'), Date.parse('2024-01-31T11:30:00Z'), "the zone's wall clock")
+  t.equal(datetimeMs('2024-01-31T12:30:00.5+02:00', 'Europe/Berlin'), Date.parse('2024-01-31T10:30:00.500Z'), 'an offset of its own')
+  t.equal(datetimeMs('2024-01-31 00:00:00.1234', 'UTC'), Date.parse('2024-01-31T00:00:00Z') + 123.4, 'below the millisecond kept')
+  t.same(['2024-02-30', 'yesterday', '2024-01-31 25:00'].map((s) => datetimeMs(s, 'UTC')), [null, null, null])
+  const p = plan("select event from events where timestamp >= '2024-03-01' and '2024-03-02' > timestamp and properties.a = '1'", 'Europe/Berlin')
+  t.same([p.after, p.before], [Date.parse('2024-02-29T23:00:00Z'), Date.parse('2024-03-01T23:00:00Z')])
+  const recent = plan('select event from events where timestamp > now() - interval 2 hour')
+  t.equal(recent.after, NOW - 7_200_000)
+  t.same([plan('select event from events where timestamp > now() or 1').after], [undefined], 'a bound under OR bounds nothing')
+  t.match(plan('select timestamp, max(timestamp) from events group by timestamp').columns, [{ datetime: true, type: "DateTime64(6, 'UTC')" }, { datetime: true }])
+  t.match(plan('select count(timestamp) from events').columns, [{ datetime: false, type: 'UInt64' }])
+})
+
+t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with nulls last, limits', async (t) => {
+  t.same(run('select event, count(), sum(properties.n), avg(properties.m), max(properties.m) from events group by event order by event'), [
+    ['even', 5, 20, 2.5, 4],
+    ['odd', 5, 25, 2.5, 4],
+  ])
+  t.same(run("select count(), sum(properties.n), uniq(distinct_id) from events where event = 'none'"), [[0, null, 0]], 'one row for no events without GROUP BY')
+  t.same(run("select event, count() from events where event = 'none' group by event"), [], 'no groups for no events')
+  t.same(run('select distinct distinct_id from events order by distinct_id desc'), [['u2'], ['u1'], ['u0']])
+  t.same(run('select properties.m from events where properties.n < 7 order by properties.m desc'), [[4], [3], [2], [1], [1], [null], [null]].map(([v]) => [v === null ? null : String(v)]), 'texts, nulls last also descending')
+  t.same(run('select properties.n from events limit 3'), [['0'], ['1'], ['2']], 'without ORDER BY the reading stops at the limit')
+  t.same(run('select properties.n from events order by toFloat(properties.n) desc limit 3', 5_000), [['4999'], ['4998'], ['4997']], 'the first rows in order of many')
+  t.same(run("select countIf(timestamp < '2024-03-01 00:03:00') from events"), [[3]])
+})
+
+t.test('what a query here cannot read is refused by name', async (t) => {
+  const refusals: Array<[string, RegExp]> = [
+    ['', /The query is empty/],
+    ['delete from events', /one SELECT … FROM events/],
+    ['select event', /reads FROM events/],
+    ['select event from events e', /without an alias/],
+    ['select event from events where event = 1 group by event having count() > 1', /HAVING is not read/],
+    ['select event from events union all select event from events', /UNION is not read/],
+    ['with 1 as x select x from events', /one SELECT/],
+    ['select event from events limit 5, 10', /OFFSET is not supported/],
+    ['select event from events order by event nulls first', /NULLS FIRST\/LAST is not read/],
+    ['select event, count() from events group by event order by sum(properties.n)', /orders by an aggregation: select it/],
+    ['select event, count() from events group by event order by distinct_id', /must name a column/],
+    ['select count() as n from events group by n', /GROUP BY n names an aggregation/],
+    ['select event from events where event', /WHERE takes a condition/],
+    ['select now() from events where timestamp = 3', /compared here with another date and time/],
+    ['select interval 1 day from events', /added to or taken from a date and time/],
+    ['select sum(timestamp) from events', /aggregated here with min, max, count and uniq/],
+    ['select median(properties.n) from events', /not supported in HogQL queries/],
+    ['select event from events order by event limit all', /LIMIT takes a whole number/],
+    ['select toDateTime(properties.a) from events', /toDateTime\(\) takes a date and time as a text literal/],
+    ['select event from events where {filters}', /Unexpected character "\{"/],
+    ['select event,, distinct_id from events', /An expression of SELECT is empty/],
+  ]
+  for (const [text, message] of refusals) t.throws(() => plan(text), message, text)
+  t.throws(() => plan('select event from events'.padEnd(50_001, ' ')), HogqlMathError)
+})
