@@ -51,6 +51,20 @@ export async function renderExport(router: Router, context: JsonObject, caller: 
     if (error instanceof ExportFailure) return { exception: error.message }
     throw error
   }
+  return contentOf(table)
+}
+
+/** A query's rows (column → value) as an export's CSV, under the same limits. */
+export function renderRows(rows: readonly JsonObject[], context: JsonObject, limits = EXPORT_LIMITS): { content: string } {
+  const table = new CsvTable(Array.isArray(context.columns) ? (context.columns as string[]) : undefined)
+  for (const row of rows) {
+    if (table.rows >= limits.rows || table.chars >= limits.chars) break
+    table.add(row)
+  }
+  return contentOf(table)
+}
+
+function contentOf(table: CsvTable): { content: string } {
   if (table.rows > 0) return { content: table.text() }
   const empty = new CsvTable()
   empty.add(NO_DATA)

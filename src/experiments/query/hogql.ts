@@ -4,7 +4,8 @@
  * `columns`, `types` (`[name, ClickHouse type]`), `hogql` (the query as read), and without a LIMIT in the query
  * `hasMore`, `limit` and `offset`, as PostHog's HogQLHasMorePaginator. Dates and times are written as PostHog's JSON
  * writes a datetime of the project's zone (`2024-01-31T12:00:00.123000Z`, or with the zone's offset). Answers are
- * computed at each request (is_cached false): new events are seen at once.
+ * computed at each request (is_cached false): new events are seen at once. An export of such a query
+ * (management/exports, `export_context.source`) reads its rows here too.
  */
 import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
@@ -13,36 +14,52 @@ import { isoformat } from '../../common/time-zones.js'
 import type { Project } from '../../management/index.js'
 import { DEFAULT_RETURNED_ROWS, HogqlMathError, parseHogqlQuery, type EventStore, type HogqlQueryPlan } from '../../storage/events/index.js'
 
-/** A datetime as PostHog's JSON writes one: Python's isoformat, UTC's offset as Z. */
-function datetimeText(ms: number, zone: string): string {
+/** PostHog's CSV_EXPORT_LIMIT (MAX_SELECT_RETURNED_ROWS): an exported query without LIMIT gives this many rows. */
+export const EXPORT_RETURNED_ROWS = 50_000
+
+/** Python's isoformat of a datetime of the zone (`sep` between date and time), or of its date. */
+function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' | ' '): string {
   const text = isoformat(Math.round(ms * 1000), zone)
-  return text.endsWith('+00:00') ? `${text.slice(0, -6)}Z` : text
+  return time === 'date' ? text.slice(0, 10) : text.replace('T', sep)
 }
 
-function planOf(query: JsonObject, project: Project, nowMs: number): HogqlQueryPlan {
+function planOf(query: JsonObject, project: Project, nowMs: number, defaultLimit: number): HogqlQueryPlan {
   if (typeof query.query !== 'string') throw new ValidationError('invalid', 'query: a HogQLQuery needs its query, a text (SELECT … FROM events).', 'query')
   if (query.values !== undefined && query.values !== null && Object.keys(query.values as object).length > 0) {
     throw new ValidationError('invalid', 'query: placeholders ({name} and values) are not read here.', 'values')
   }
   try {
-    return parseHogqlQuery(query.query, { now: nowMs, zone: project.timezone })
+    return parseHogqlQuery(query.query, { now: nowMs, zone: project.timezone }, defaultLimit)
   } catch (error) {
     if (error instanceof HogqlMathError) throw new ValidationError('invalid', error.message, null)
     throw error
   }
 }
 
-export async function answerHogqlQuery(events: EventStore, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {
-  const plan = planOf(query, project, nowMs)
+/** The query's plan and rows, at most `limit` of them, dates and times written by `datetime`. */
+async function rowsOf(events: EventStore, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
+  const plan = planOf(query, project, nowMs, defaultLimit)
   const rows = await events.hogqlQuery(project.id, plan)
-  const limit = plan.paginated ? DEFAULT_RETURNED_ROWS : plan.fetch
-  const results = rows.slice(0, limit).map((row) => row.map((value, i) => (plan.columns[i].datetime && typeof value === 'number' ? datetimeText(value, project.timezone) : value)))
+  const limit = plan.paginated ? defaultLimit : plan.fetch
+  const results = rows.slice(0, limit).map((row) =>
+    row.map((value, i) => {
+      const time = plan.columns[i].time
+      return time !== null && typeof value === 'number' ? written(value, time) : value
+    }),
+  )
+  return { plan, results, limit, hasMore: rows.length > limit }
+}
+
+export async function answerHogqlQuery(events: EventStore, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {
+  // PostHog's JSON writes an aware datetime's `+00:00` as Z (DRF's encoder).
+  const written = (ms: number, time: 'datetime' | 'date') => timeText(ms, project.timezone, time, 'T').replace(/\+00:00$/, 'Z')
+  const { plan, results, limit, hasMore } = await rowsOf(events, project, query, nowMs, DEFAULT_RETURNED_ROWS, written)
   return {
     results,
     columns: plan.columns.map((c) => c.name),
     types: plan.columns.map((c) => [c.name, c.type]),
     hogql: query.query as string,
-    ...(plan.paginated ? { hasMore: rows.length > limit, limit, offset: 0 } : {}),
+    ...(plan.paginated ? { hasMore, limit, offset: 0 } : {}),
     timezone: project.timezone,
     is_cached: false,
     last_refresh: iso(nowMs),
@@ -50,4 +67,13 @@ export async function answerHogqlQuery(events: EventStore, project: Project, que
     error: null,
     timings: [],
   }
+}
+
+/**
+ * An exported query's rows, as PostHog's csv_exporter reads a HogQLQuery's answer (LimitContext.EXPORT): each a
+ * column → value object, dates and times as Python's str() writes a datetime (`2024-01-31 12:00:00.123000+00:00`).
+ */
+export async function hogqlExportRows(events: EventStore, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject[]> {
+  const { plan, results } = await rowsOf(events, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time) => timeText(ms, project.timezone, time, ' '))
+  return results.map((row) => Object.fromEntries(plan.columns.map((c, i) => [c.name, row[i]])))
 }

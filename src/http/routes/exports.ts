@@ -9,8 +9,13 @@ import { filenameOf, toExportObject, type ExportedAsset } from '../../management
 import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas/export.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
+import { isAppError } from '../../common/errors.js'
+import type { JsonObject } from '../../common/json.js'
+import { hogqlExportRows } from '../../experiments/index.js'
+import type { Project } from '../../management/index.js'
+import type { EventStore } from '../../storage/events/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
-import { renderExport, type ExportLimits, EXPORT_LIMITS } from '../export-runner.js'
+import { renderExport, renderRows, type ExportCaller, type ExportLimits, EXPORT_LIMITS } from '../export-runner.js'
 import type { Router } from '../router.js'
 
 const EXPORTS = '/api/projects/:project_id/exports'
@@ -37,7 +42,8 @@ export const EXPORT_OPERATIONS = [
     path: `${EXPORTS}/`,
     summary:
       'Export an API list as CSV: `{"export_format": "text/csv", "export_context": {"path": "/api/projects/1/events/?event=$pageview"}}`. The list is read with the same key (its scope is needed too), ' +
-      'page after page, up to 300,000 rows or 32 MiB, and the answer comes once it is rendered: `has_content` true, or `exception` saying why not (such as the list refusing the key).',
+      'page after page, up to 300,000 rows or 32 MiB, and the answer comes once it is rendered: `has_content` true, or `exception` saying why not (such as the list refusing the key). ' +
+      'Or a HogQL query\'s rows: `{"export_context": {"source": {"kind": "HogQLQuery", "query": "SELECT …"}}}`, 50,000 rows without LIMIT (PostHog\'s export limit), a query the endpoint would refuse recorded as the `exception`.',
     tag: TAG,
     scope: 'export:write',
     requestBody: 'ExportedAssetWrite',
@@ -66,13 +72,24 @@ export const EXPORT_COMPONENTS = {
 
 type OperationId = (typeof EXPORT_OPERATIONS)[number]['operationId']
 
-export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, limits: ExportLimits = EXPORT_LIMITS): void {
+export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, events: EventStore | null, limits: ExportLimits = EXPORT_LIMITS): void {
   const exports = api.management.exports
   const json = { asset: compileSerializer(exportSchema), page: compileSerializer(exportPageSchema) }
   const object = (asset: ExportedAsset) => json.asset(toExportObject(asset))
   // One export renders at a time, the others wait their turn: each may hold 32 MiB of CSV, and its peak (the
   // text, and the copies SQLite makes to store it) is ≈170 MB more RSS at that size.
   let turn: Promise<unknown> = Promise.resolve()
+  /** A list through its route, as the caller; a HogQL query's rows as PostHog's exporter reads them, a refusal its exception. */
+  const render = async (project: Project, context: JsonObject, caller: ExportCaller) => {
+    if (!context.source) return renderExport(router, context, caller, limits)
+    if (events === null) return { exception: 'This server has no event store to query.' }
+    try {
+      return renderRows(await hogqlExportRows(events, project, context.source as JsonObject, Date.now()), context, limits)
+    } catch (error) {
+      if (isAppError(error) && error.status < 500) return { exception: error.detail }
+      throw error
+    }
+  }
   const inTurn = <T>(render: () => Promise<T>): Promise<T> => {
     const run = turn.then(render)
     turn = run.catch(() => undefined)
@@ -89,9 +106,9 @@ export function registerExportRoutes(router: Router, api: ApiContext, maxBodyByt
       const asset = exports.create(req.project, req.body, req.principal.user.id)
       const { ctx } = req
       const caller = { authorization: ctx.headers.authorization, remoteAddress: ctx.remoteAddress, requestId: ctx.requestId }
-      let outcome: Awaited<ReturnType<typeof renderExport>>
+      let outcome: Awaited<ReturnType<typeof render>>
       try {
-        outcome = await inTurn(() => renderExport(router, asset.export_context!, caller, limits))
+        outcome = await inTurn(() => render(req.project, asset.export_context!, caller))
       } catch (error) {
         // A fault of the list, not a refusal: the asset says it failed, and the server logs the error with the 500.
         exports.finish(req.project, asset.id, { exception: 'The export failed with an internal error.' })

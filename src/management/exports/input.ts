@@ -1,8 +1,8 @@
 /**
  * The create body, read as PostHog's ExportedAssetSerializer reads it: its fields in order with DRF's messages,
- * then its validate(). What skylark can render is narrower than PostHog's formats: CSV of an API list (`path`),
- * so images, PDFs, spreadsheets and videos of dashboards and insights, and CSVs of queries (`source`), are
- * refused here instead of failing later.
+ * then its validate(). What skylark can render is narrower than PostHog's formats: CSV of an API list (`path`) or
+ * of a HogQLQuery (`source`), so images, PDFs, spreadsheets and videos of dashboards and insights, and CSVs of
+ * other query kinds, are refused here instead of failing later.
  */
 import { drfDateTime, drfDict, pyTruthy } from '../../common/drf-fields.js'
 import { ValidationError } from '../../common/errors.js'
@@ -29,11 +29,14 @@ export interface ExportInput {
   expires_after: string | null | undefined
 }
 
-const NOT_RENDERED = 'skylark exports API lists as CSV (export_context.path), not dashboards or insights.'
+const NOT_RENDERED = 'skylark exports API lists (export_context.path) and HogQL queries (export_context.source) as CSV, not dashboards or insights.'
 
 function readContext(value: JsonObject): JsonObject {
-  if (value.source !== undefined && value.source !== null) {
-    throw new ValidationError('invalid', 'skylark exports API lists (`path`), not queries (`source`): its /query/ serves experiment results only.', 'export_context')
+  const source = value.source
+  if (source !== undefined && source !== null) {
+    // The query itself is read when the export renders, as PostHog's exporter reads it: a refusal is the asset's exception.
+    if (!isPlainObject(source) || source.kind !== 'HogQLQuery') throw new ValidationError('invalid', 'An exported query (`source`) is a HogQLQuery here: {"kind": "HogQLQuery", "query": "SELECT …"}.', 'export_context')
+    return value
   }
   const path = value.path
   if (typeof path !== 'string' || !path.startsWith('/api/')) throw new ValidationError('invalid', 'export_context needs a `path`: an API list, such as /api/projects/1/events/?event=$pageview.', 'export_context')

@@ -89,7 +89,13 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'like' | 'ilike'; args: [HogqlNode, HogqlNode] }
   | { op: 'and' | 'or'; args: HogqlNode[] }
   | { op: 'call'; fn: HogqlFunction; args: HogqlNode[] }
+  /**
+   * A query's toStartOf<unit>(datetime) (hogql-query.ts): the instant (ms) its period starts on a zone's wall clock,
+   * the zone given as its offsets from each instant on (`[at, offset]`, offsetChanges), so both stores compute it alike.
+   */
+  | { op: 'truncate'; unit: TruncateUnit; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
 )
+export type TruncateUnit = 'minute' | 'hour' | 'day' | 'week' | 'month'
 export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'count' | 'uniq' | 'quantile'
 export interface HogqlMath {
   aggregation: HogqlAggregation
@@ -255,7 +261,45 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
     }
     case 'call':
       return call(node, value, regex)
+    case 'truncate': {
+      const ms = number(node.args[0])
+      return ms === null ? null : truncateMs(ms, node.unit, node.offsets)
+    }
   }
+}
+
+/** The offset in force at `ms` of a zone's `[at, offset]` list (the first one before it all). */
+export function offsetAt(offsets: ReadonlyArray<readonly [number, number]>, ms: number): number {
+  let found = offsets[0]?.[1] ?? 0
+  for (const [at, offset] of offsets) {
+    if (ms < at) break
+    found = offset
+  }
+  return found
+}
+
+const DAY = 86_400_000
+
+/**
+ * The start of `ms`'s period on the zone's wall clock: the wall time (`ms` plus its offset) cut to the unit (a week
+ * from Sunday, ClickHouse's toStartOfWeek), then back to an instant with the offset in force there. clickhouse-hogql.ts
+ * writes the same steps as SQL.
+ */
+export function truncateMs(ms: number, unit: TruncateUnit, offsets: ReadonlyArray<readonly [number, number]>): number {
+  const off = offsetAt(offsets, ms)
+  const wall = ms + off
+  let start: number
+  if (unit === 'minute' || unit === 'hour') start = Math.floor(wall / (unit === 'minute' ? 60_000 : 3_600_000)) * (unit === 'minute' ? 60_000 : 3_600_000)
+  else {
+    const day = Math.floor(wall / DAY)
+    if (unit === 'day') start = day * DAY
+    else if (unit === 'week') start = (day - ((((day + 4) % 7) + 7) % 7)) * DAY
+    else {
+      const date = new Date(day * DAY)
+      start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)
+    }
+  }
+  return start - offsetAt(offsets, start - off)
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */

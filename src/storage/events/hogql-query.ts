@@ -3,8 +3,9 @@
  * events [WHERE condition] [GROUP BY expression, …] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
  * expression of HogQL math and filters (hogql-math.ts: properties, event, distinct_id, functions), or `uuid`,
  * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
- * count(distinct …)). Dates and times: `timestamp`, now(), toDateTime('…') and either plus or minus an interval,
- * read whole or compared (a text compared with one is a date and time of the project's zone).
+ * count(distinct …)). Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and
+ * their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared (a text
+ * compared with one is a date and time of the project's zone).
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in `runHogqlQuery` below, ClickHouse as SQL:
  * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
@@ -12,7 +13,7 @@
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
-import { datetimeMs, isDatetime, isInterval, parseQueryExpression, type QueryClock } from './hogql-parse.js'
+import { datetimeMs, isDate, isDatetime, isInterval, parseQueryExpression, type QueryClock } from './hogql-parse.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 import { compareHogqlText } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -30,8 +31,8 @@ export interface QueryColumn {
   expr: HogqlNode
   /** Its aggregation, when the column is one. */
   math: HogqlMath | null
-  /** A date and time (ms in the stores), written as PostHog writes one. */
-  datetime: boolean
+  /** A date and time or a date (ms in the stores), written as PostHog writes one. */
+  time: 'datetime' | 'date' | null
   /** ClickHouse's type of the column, as PostHog names it in `types`. */
   type: string
 }
@@ -130,7 +131,7 @@ function checkDatetimes(node: HogqlNode, zone: string): void {
   } else {
     const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
     args.forEach((arg, i) => {
-      const allowed = shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))
+      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || (node.op === 'truncate' && isDatetime(arg))
       if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
         throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
       }
@@ -139,8 +140,9 @@ function checkDatetimes(node: HogqlNode, zone: string): void {
   for (const arg of args) checkDatetimes(arg, zone)
 }
 
-function typeOf(expr: HogqlNode, math: HogqlMath | null, datetime: boolean, zone: string): string {
-  if (datetime) return `DateTime64(6, '${zone}')`
+function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
+  if (time === 'date') return 'Date'
+  if (time === 'datetime') return `DateTime64(6, '${zone}')`
   if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
   if (expr.op === 'field') return expr.field === 'uuid' ? 'UUID' : 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
@@ -169,9 +171,9 @@ function column(tokens: Token[], text: string, clock: QueryClock): QueryColumn {
     body = tokens.slice(0, -2)
   }
   const { math, expr } = expression(body, clock, true)
-  const datetime = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max')
+  const time = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max') ? (isDate(expr) ? 'date' : 'datetime') : null
   const name = alias ?? text.slice(body[0].start, body[body.length - 1].end)
-  return { name, expr, math, datetime, type: typeOf(expr, math, datetime, clock.zone) }
+  return { name, expr, math, time, type: typeOf(expr, math, time, clock.zone) }
 }
 
 /** A GROUP BY or ORDER BY part naming a column by its alias. */
@@ -206,7 +208,8 @@ function hasField(node: HogqlNode): boolean {
   return node.op === 'field' || ('args' in node && node.args.some(hasField))
 }
 
-export function parseHogqlQuery(input: string, clock: QueryClock): HogqlQueryPlan {
+/** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
+export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS): HogqlQueryPlan {
   if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
   const text = input.replace(/;\s*$/, '')
   const tokens = tokenize(text)
@@ -273,7 +276,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock): HogqlQueryPla
     return { column: null, expr, desc }
   })
   const limitTokens = parts.get('limit')
-  let limit = DEFAULT_RETURNED_ROWS
+  let limit = defaultLimit
   if (limitTokens !== undefined) {
     if (limitTokens.some((t) => t.kind === 'punct' && t.value === ',')) throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const [n, ...rest] = limitTokens
@@ -310,6 +313,14 @@ interface Aggregate {
   sum: number
   extreme: number | null
   keys: Set<string | number> | null
+}
+
+/**
+ * A row's key for GROUP BY and DISTINCT. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
+ * Float64's bits) and NaN from NULL; values are never objects, so markers can't meet one.
+ */
+function keyOf(values: readonly HogqlValue[]): string {
+  return JSON.stringify(values.map((v) => (Object.is(v, -0) ? { '-0': 1 } : Number.isNaN(v) ? { NaN: 1 } : v)))
 }
 
 /** ClickHouse's NULLS LAST, both ways: numbers by value (NaN after them), texts by their bytes. */
@@ -374,7 +385,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
     if (plan.grouped) {
       const keyValues = plan.groupBy.map(value)
-      const key = JSON.stringify(keyValues)
+      const key = keyOf(keyValues)
       let group = groups.get(key)
       if (group === undefined) {
         group = { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) }
@@ -387,7 +398,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     }
     const values = plan.columns.map((c) => value(c.expr))
     if (plan.distinct) {
-      const key = JSON.stringify(values)
+      const key = keyOf(values)
       if (seen.has(key)) continue
       seen.add(key)
     }
@@ -402,7 +413,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     for (const group of groups.values()) {
       const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
       if (plan.distinct) {
-        const key = JSON.stringify(values)
+        const key = keyOf(values)
         if (seen.has(key)) continue
         seen.add(key)
       }

@@ -72,6 +72,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(res.body.types.map((x: string[]) => x[1]), ['UUID', "DateTime64(6, 'UTC')", 'String'])
     t.same(await rows('select event from events where timestamp > now() - interval 1 day'), [['recent']])
     t.same(await rows("select max(timestamp), min(timestamp) from events where event = 'buy'"), [['2024-01-30T00:00:00.123000Z', '2024-01-03T00:00:00.123000Z']])
+    const days = await query("select toDate(timestamp) as day, count() from events where timestamp < '2024-01-04' group by day order by day")
+    t.same(days.body.results, [['2024-01-01', 1], ['2024-01-02', 1], ['2024-01-03', 1]], 'days written as dates')
+    t.same(days.body.types[0], ['day', 'Date'])
+    t.same(await rows("select toStartOfMonth(timestamp) as m, count() from events where event != 'recent' group by m order by m"), [['2024-01-01T00:00:00Z', 30]])
+    t.same(await rows("select count() from events where toStartOfWeek(timestamp) = '2024-01-07'"), [[7]], 'weeks from Sunday')
     // keyset paging as PostHog advises it
     const page = await rows("select properties.n from events where timestamp > '2024-01-28 00:00:00.123' order by timestamp limit 5")
     t.same(page, [[28], [29], [null]])

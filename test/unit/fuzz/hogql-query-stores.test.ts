@@ -1,9 +1,9 @@
 /**
  * HogQL queries give the same rows on SQLite (the plan run in Node) and on ClickHouse (the plan as SQL, the CI's
  * 18.16): random SELECTs of grouped aggregations or of plain columns (DISTINCT or not), with random conditions,
- * time bounds, orders and limits, over events whose properties take the shapes that told the stores apart before
- * (numbers' texts, objects, missing keys and nulls, non-ASCII letters). Every query orders its rows completely,
- * so two right answers are one.
+ * time bounds, periods (toStartOfDay … in zones with and without summer time), orders and limits, over events
+ * 37 hours apart whose properties take the shapes that told the stores apart before (numbers' texts, objects,
+ * missing keys and nulls, non-ASCII letters). Every query orders its rows completely, so two right answers are one.
  */
 import t from 'tap'
 import { parseHogqlQuery, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
@@ -15,7 +15,10 @@ const TEAM = 9
 const CASES = Number(process.env.FUZZ_UNIT_CASES ?? 150)
 const SEED = fuzzSeed()
 const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZZ_CASE)
-const T0 = Date.parse('2024-06-01T00:00:00Z')
+const T0 = Date.parse('2024-02-01T00:00:00Z')
+const STEP = 37 * 3_600_000
+const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
+const PERIODS = ['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', 'toStartOfWeek', 'toStartOfMonth']
 
 const KEYS = ['a', 'b', '$c', 'n']
 const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x']]
@@ -33,8 +36,9 @@ function term(rng: Rng, depth = 0): string {
 
 function condition(rng: Rng): string {
   const parts = Array.from({ length: rng.int(2) + 1 }, () => rng.pick(CONDITIONS))
-  if (rng.chance(0.4)) parts.push(`timestamp ${rng.pick(['>', '>=', '<', '<='])} '2024-06-01 00:00:${String(rng.int(60)).padStart(2, '0')}'`)
-  if (rng.chance(0.2)) parts.push('timestamp > toDateTime(\'2024-06-01T00:00:10Z\') - interval 5 second')
+  if (rng.chance(0.4)) parts.push(`timestamp ${rng.pick(['>', '>=', '<', '<='])} '2024-${rng.pick(['02', '03', '04'])}-${String(rng.int(28) + 1).padStart(2, '0')} ${String(rng.int(24)).padStart(2, '0')}:00:00'`)
+  if (rng.chance(0.2)) parts.push("timestamp > toDateTime('2024-03-10T00:00:00Z') - interval 5 day")
+  if (rng.chance(0.2)) parts.push(`${rng.pick(PERIODS)}(timestamp) ${rng.pick(['=', '>=', '<'])} '2024-03-${String(rng.int(28) + 1).padStart(2, '0')}'`)
   return parts.join(rng.chance(0.7) ? ' and ' : ' or ')
 }
 
@@ -54,13 +58,13 @@ function query(rng: Rng): string {
   const where = rng.chance(0.6) ? ` WHERE ${condition(rng)}` : ''
   const limit = rng.chance(0.5) ? ` LIMIT ${rng.int(40) + 1}` : ''
   if (rng.chance(0.5)) {
-    const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => term(rng))
+    const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => (rng.chance(0.3) ? `${rng.pick(PERIODS)}(timestamp)` : term(rng)))
     const aggregates = Array.from({ length: rng.int(3) + 1 }, () => aggregation(rng))
     const columns = [...keys.map((k, i) => `${k} AS k${i}`), ...aggregates]
     const group = keys.length > 0 ? ` GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')} ORDER BY ${keys.map((_, i) => `k${i} ${rng.pick(['ASC', 'DESC'])}`).join(', ')}` : ''
     return `SELECT ${columns.join(', ')} FROM events${where}${group}${limit}`
   }
-  const columns = Array.from({ length: rng.int(3) + 1 }, (_, i) => `${rng.chance(0.15) ? 'timestamp' : term(rng)} AS c${i}`)
+  const columns = Array.from({ length: rng.int(3) + 1 }, (_, i) => `${rng.chance(0.15) ? rng.pick(['timestamp', `${rng.pick(PERIODS)}(timestamp)`]) : term(rng)} AS c${i}`)
   const order = columns.map((_, i) => `c${i} ${rng.pick(['ASC', 'DESC'])}`)
   if (rng.chance(0.4)) return `SELECT DISTINCT ${columns.join(', ')} FROM events${where} ORDER BY ${order.join(', ')}${limit}`
   return `SELECT ${columns.join(', ')}, uuid FROM events${where} ORDER BY ${[...order, 'uuid'].join(', ')}${limit}`
@@ -81,25 +85,27 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     for (const key of KEYS) if (rng0.chance(0.75)) p[key] = key === 'n' ? rng0.pick([0, 1, 2, 3, 4, 5, 2.5, '4', null]) : rng0.pick(VALUES)
     properties[`d${String(i).padStart(2, '0')}`] = p
   }
-  const rows = pageviewRows(TEAM, properties).map((row, i) => (i % 3 === 0 ? { ...row, event: 'signed up' } : row))
+  const rows = pageviewRows(TEAM, properties).map((row, i) => ({ ...row, timestamp: T0 + i * STEP, event: i % 3 === 0 ? 'signed up' : row.event }))
   const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_hogql_query_fuzz')
   const failures: string[] = []
   let compared = 0
   for (let i = ONLY ?? 0; i < (ONLY === null ? CASES : ONLY + 1) && failures.length < 5; i++) {
-    const text = query(new Rng(SEED, i))
+    const rng = new Rng(SEED, i)
+    const zone = rng.pick(ZONES)
+    const text = query(rng)
     let plan: HogqlQueryPlan
     try {
-      plan = parseHogqlQuery(text, { now: T0 + 30_000, zone: 'UTC' })
+      plan = parseHogqlQuery(text, { now: T0 + 30 * STEP, zone })
     } catch (error) {
-      failures.push(`case ${i}: ${text}\n  refused: ${(error as Error).message}`)
+      failures.push(`case ${i} (${zone}): ${text}\n  refused: ${(error as Error).message}`)
       continue
     }
     try {
       const [onSqlite, onClickHouse] = [await sqlite.hogqlQuery(TEAM, plan), await clickhouse.hogqlQuery(TEAM, plan)]
       compared++
-      if (!alike(onSqlite, onClickHouse)) failures.push(`case ${i}: ${text}\n  SQLite     ${JSON.stringify(onSqlite)}\n  ClickHouse ${JSON.stringify(onClickHouse)}`)
+      if (!alike(onSqlite, onClickHouse)) failures.push(`case ${i} (${zone}): ${text}\n  SQLite     ${JSON.stringify(onSqlite)}\n  ClickHouse ${JSON.stringify(onClickHouse)}`)
     } catch (error) {
-      failures.push(`case ${i}: ${text}\n  ${String(error).slice(0, 400)}`)
+      failures.push(`case ${i} (${zone}): ${text}\n  ${String(error).slice(0, 400)}`)
     }
   }
   t.same(failures, [], `the stores agree (reproduce one: FUZZ_SEED=${SEED} FUZZ_CASE=<n>)`)

@@ -1,11 +1,12 @@
 /**
  * The export renderer against a real router: it follows a list's `next` pages as the caller, stops at the row and
  * size limits, takes `columns` as the header, writes PostHog's "no data" row for an empty list, and turns a list
- * that refuses or does not exist into the asset's exception instead of an error.
+ * that refuses or does not exist into the asset's exception instead of an error. A query's rows are written under
+ * the same limits.
  */
 import t from 'tap'
 import { AppError } from '../../../src/common/errors.js'
-import { renderExport } from '../../../src/http/export-runner.js'
+import { renderExport, renderRows } from '../../../src/http/export-runner.js'
 import { Router } from '../../../src/http/router.js'
 import type { RequestContext } from '../../../src/http/types.js'
 
@@ -72,4 +73,12 @@ t.test('a fault of the list is thrown, not taken for a refusal', async (t) => {
     throw new TypeError('a bug')
   }, { maxBodyBytes: 0 })
   await t.rejects(renderExport(router, { path: '/api/projects/7/broken/' }, caller), TypeError)
+})
+
+t.test("a query's rows are written in their columns' order, under the limits, and none is PostHog's no-data row", async (t) => {
+  const rows = [{ event: 'a', n: 1, last: '2024-01-01 00:00:00+00:00' }, { event: 'b,c', n: null, last: null }]
+  t.same(renderRows(rows, {}).content.split('\r\n'), ['event,n,last', 'a,1,2024-01-01 00:00:00+00:00', '"b,c",,', ''])
+  t.same(renderRows(rows, { columns: ['n'] }).content.split('\r\n'), ['n', '1', '', ''])
+  t.equal(renderRows(rows, {}, { rows: 1, chars: 1e9 }).content.split('\r\n').length, 3, 'the row limit')
+  t.same(renderRows([], {}).content.split('\r\n'), ['error', 'No data available or unable to format for export.', ''])
 })

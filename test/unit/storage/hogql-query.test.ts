@@ -46,8 +46,29 @@ t.test('dates and times: texts compared with timestamp are read in the project z
   const recent = plan('select event from events where timestamp > now() - interval 2 hour')
   t.equal(recent.after, NOW - 7_200_000)
   t.same([plan('select event from events where timestamp > now() or 1').after], [undefined], 'a bound under OR bounds nothing')
-  t.match(plan('select timestamp, max(timestamp) from events group by timestamp').columns, [{ datetime: true, type: "DateTime64(6, 'UTC')" }, { datetime: true }])
-  t.match(plan('select count(timestamp) from events').columns, [{ datetime: false, type: 'UInt64' }])
+  t.match(plan('select timestamp, max(timestamp) from events group by timestamp').columns, [{ time: 'datetime', type: "DateTime64(6, 'UTC')" }, { time: 'datetime' }])
+  t.match(plan('select count(timestamp) from events').columns, [{ time: null, type: 'UInt64' }])
+})
+
+t.test("periods start on the project zone's wall clock, summer time included, and are read back as dates and times", async (t) => {
+  const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', timestamp: Date.parse(iso), texts: [] })
+  const starts = (zone: string, fn: string, iso: string) => {
+    const p = plan(`select ${fn}(timestamp) from events`, zone)
+    return new Date(runHogqlQuery(p, [at(iso)], null)[0][0] as number).toISOString()
+  }
+  // 2024-03-31 is a Sunday, and Berlin's clocks went forward that night (CET +01:00 → CEST +02:00).
+  t.equal(starts('Europe/Berlin', 'toStartOfDay', '2024-03-31T12:00:00Z'), '2024-03-30T23:00:00.000Z')
+  t.equal(starts('Europe/Berlin', 'toStartOfMonth', '2024-03-31T12:00:00Z'), '2024-02-29T23:00:00.000Z')
+  t.equal(starts('Europe/Berlin', 'toStartOfMonth', '2024-04-15T12:00:00Z'), '2024-03-31T22:00:00.000Z', 'April starts in summer time')
+  t.equal(starts('Europe/Berlin', 'toStartOfWeek', '2024-04-03T12:00:00Z'), '2024-03-30T23:00:00.000Z', 'weeks from Sunday')
+  t.equal(starts('Europe/Berlin', 'toStartOfHour', '2024-03-31T01:30:00Z'), '2024-03-31T01:00:00.000Z')
+  t.equal(starts('America/New_York', 'toDate', '2024-11-03T12:00:00Z'), '2024-11-03T04:00:00.000Z')
+  t.equal(starts('Asia/Kolkata', 'toStartOfDay', '2024-01-01T20:00:00Z'), '2024-01-01T18:30:00.000Z', 'a half-hour offset')
+  t.equal(starts('UTC', 'toStartOfMinute', '2024-01-01T20:07:59.999Z'), '2024-01-01T20:07:00.000Z')
+  t.match(plan('select toDate(timestamp), toStartOfDay(timestamp) from events', 'Europe/Berlin').columns, [{ time: 'date', type: 'Date' }, { time: 'datetime', type: "DateTime64(6, 'Europe/Berlin')" }])
+  const berlin = plan("select event from events where toDate(timestamp) = '2024-03-31'", 'Europe/Berlin')
+  t.same(runHogqlQuery(berlin, ['2024-03-30T22:59:59Z', '2024-03-30T23:00:00Z', '2024-03-31T21:59:59Z', '2024-03-31T22:00:00Z'].map(at), null).length, 2, "a day's events, compared with its date")
+  t.throws(() => plan('select toStartOfDay(properties.a) from events'), /takes one date and time here/)
 })
 
 t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with nulls last, limits', async (t) => {
