@@ -228,6 +228,8 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     if (multi && !isWord(tokens[at + 1], 'by')) throw refuse(`${word.toUpperCase()} must be followed by BY.`)
     parts.set(word, tokens.slice(at + (multi ? 2 : 1), clauses[i + 1]?.at ?? tokens.length))
   })
+  // `select(…)` is a call, not the clause.
+  if (!parts.has('select')) throw refuse('A query here is one SELECT … FROM events.')
   const from = parts.get('from')
   if (from === undefined) throw refuse('A query here reads FROM events.')
   if (from.length !== 1 || from[0].kind !== 'name' || from[0].value !== 'events') {

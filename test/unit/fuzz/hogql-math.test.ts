@@ -1,15 +1,17 @@
 /**
- * HogQL math and HogQL property filters under hostile text: random token soups (the grammar's words, operators
- * and quotes, nested at random) and random characters are either read or refused with a 400 by the metric
- * reader, and whatever is read evaluates on random property texts and compiles to ClickHouse SQL without
- * throwing.
+ * HogQL math, HogQL property filters and HogQL queries under hostile text: random token soups (the grammar's words,
+ * operators and quotes, nested at random) and random characters are either read or refused with a 400 by the metric
+ * reader (a HogqlMathError by the query reader), and whatever is read evaluates on random property texts and
+ * compiles to ClickHouse SQL without throwing.
  */
 import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
 import { hogqlConditionSql, hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
 import { compileRegex } from '../../../src/flags/index.js'
-import { evaluateHogql, hogqlContribution, hogqlHolds } from '../../../src/storage/events/hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, HogqlMathError } from '../../../src/storage/events/hogql-math.js'
+import { hogqlQuerySql } from '../../../src/storage/events/clickhouse-query.js'
+import { parseHogqlQuery, runHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 
@@ -82,6 +84,43 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
     if (!('hogql' in node)) throw new Error(`${text} read as ${JSON.stringify(node)}`)
     for (let k = 0; k < 5; k++) hogqlHolds(node.hogql, () => rng.pick(TEXTS), compileRegex, () => rng.pick(TEXTS) ?? '')
     hogqlConditionSql(node.hogql, (key) => `p[${JSON.stringify(key)}]`, 'h')
+    return 'accepted some'
+  })
+})
+
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'count()', 'timestamp', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "'2024-01-01'", '*', ',', '10']
+
+t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
+  const ZONES = ['UTC', 'Europe/Berlin']
+  fuzzCases(t, RUN, 'HogQL query', (rng) => {
+    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour']))
+    const aggregate = () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq', 'countIf'])}(${rng.chance(0.2) ? '' : grammatical(rng)})`
+    // Plain columns, or a key and aggregations grouped by it.
+    const grouped = rng.chance(0.4)
+    const columns = grouped ? [`${plain()} AS c0`, ...Array.from({ length: rng.int(2) + 1 }, aggregate)] : Array.from({ length: rng.int(2) + 1 }, (_, i) => `${plain()} AS c${i}`)
+    const clauses = [
+      rng.chance(0.5) ? ` WHERE ${grammatical(rng)}${rng.chance(0.3) ? " AND timestamp > '2024-01-01'" : ''}` : '',
+      grouped ? ' GROUP BY c0' : '',
+      rng.chance(0.4) ? ` ORDER BY c0 ${rng.pick(['', 'DESC', 'ASC'])}` : '',
+      rng.chance(0.3) ? ` LIMIT ${rng.int(20)}` : '',
+    ]
+    const whole = `SELECT ${!grouped && rng.chance(0.2) ? 'DISTINCT ' : ''}${columns.join(', ')} FROM events${clauses.join('')}`
+    const text = rng.weighted<() => string>([
+      [6, () => whole],
+      [2, () => damaged(rng, whole)],
+      [1, () => Array.from({ length: rng.int(12) + 1 }, () => rng.pick(CLAUSE_WORDS)).join(' ')],
+      [1, () => `SELECT ${soup(rng)} FROM events`],
+    ])()
+    let plan
+    try {
+      plan = parseHogqlQuery(text, { now: Date.UTC(2024, 5, 1), zone: rng.pick(ZONES) })
+    } catch (error) {
+      if (error instanceof HogqlMathError) return 'accepted none'
+      throw error
+    }
+    const events = Array.from({ length: 5 }, (_, k) => ({ uuid: `u${k}`, event: rng.pick(['a', 'b']), distinct_id: `d${k}`, timestamp: Date.UTC(2024, 0, 1) + k * 3_600_000, texts: plan.paths.map(() => rng.pick(TEXTS)) }))
+    runHogqlQuery(plan, events, compileRegex)
+    hogqlQuerySql(plan, 'events', 'team_id = 1', { version: '18.16.1', dateTime64: false, jsonExtract: false })
     return 'accepted some'
   })
 })
