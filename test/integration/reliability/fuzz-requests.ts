@@ -218,7 +218,31 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.includes('/scheduled_changes/')) return scheduledChangeBody(rng, t.ids.flag, t.ids.cohort)
   if (p.includes('/actions/')) return actionBody(rng)
   if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
+  if (p.endsWith('/query/')) return queryBody(rng)
+  if (p.endsWith('/exports/') && rng.chance(0.5)) return { export_format: 'text/csv', export_context: { source: queryBody(rng).query } }
   return randomJson(rng, 2) as Record<string, unknown>
+}
+
+/** Bodies of the query endpoint: HogQL queries, often broken or hostile (deep, long, wrongly typed). */
+function queryBody(rng: Rng): Record<string, unknown> {
+  const text = rng.pick([
+    'SELECT event, count() FROM events GROUP BY event ORDER BY count() DESC',
+    'SELECT toDate(timestamp) AS d, uniq(distinct_id) FROM events WHERE timestamp > now() - interval 7 day GROUP BY d ORDER BY d',
+    'SELECT DISTINCT properties.$browser, toStartOfWeek(timestamp) FROM events LIMIT 99999999',
+    `SELECT ${hostileString(rng)} FROM events`,
+    `SELECT properties.x FROM events WHERE ${hostileString(rng)} ORDER BY timestamp`,
+    `SELECT ${'('.repeat(rng.int(200))}1${')'.repeat(rng.int(200))} FROM events`,
+    `SELECT ${Array.from({ length: 300 }, (_, i) => `properties.k${i}`).join(', ')} FROM events`,
+    `SELECT event FROM events WHERE timestamp > '${hostileString(rng)}'`,
+    hostileString(rng),
+  ])
+  return rng.pick<Record<string, unknown>>([
+    { query: { kind: 'HogQLQuery', query: text } },
+    { query: { kind: 'HogQLQuery', query: text }, refresh: rng.pick(['force_async', 'blocking', true, 'x']) },
+    { query: { kind: 'HogQLQuery', query: rng.pick([null, 1, ['x'], { a: 1 }]) } },
+    { query: { kind: 'HogQLQuery', query: text, values: { a: hostileString(rng) } } },
+    randomJson(rng, 2) as Record<string, unknown>,
+  ])
 }
 
 /** Bodies of action writes: steps whose selectors, regexes, LIKE patterns and filters are often broken or hostile. */
