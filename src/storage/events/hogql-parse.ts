@@ -3,9 +3,9 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import type { HogqlAggregation, HogqlField, HogqlMath, HogqlNode, HogqlType, TruncateUnit } from './hogql-math.js'
+import type { HogqlAggregation, HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { AGGREGATIONS, CONDITIONAL_AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
-import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
+import { datetimeMs, INTERVAL_MS, isDatetime, isInterval, markDate, markDatetime, markInterval, TRUNCATIONS, zoneOffsets, type QueryClock } from './hogql-datetime.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
@@ -13,73 +13,8 @@ export { HogqlMathError } from './hogql-tokens.js'
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read two more. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'timestamp'])
-/**
- * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
- * with intervals (`now() - interval 7 day`, ms too), which the query reads whole or compares; the marks do not
- * travel (the query checks them where it is read).
- */
-const DATETIMES = new WeakSet<HogqlNode>()
-/** The dates among them: toDate(…), a day's start written as its date. */
-const DATES = new WeakSet<HogqlNode>()
-const INTERVALS = new WeakSet<HogqlNode>()
-export const isDatetime = (node: HogqlNode): boolean => DATETIMES.has(node)
-export const isDate = (node: HogqlNode): boolean => DATES.has(node)
-export const isInterval = (node: HogqlNode): boolean => INTERVALS.has(node)
-/** The functions that cut a date and time to its period's start on the project's wall clock. */
-const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = { tostartofminute: 'minute', tostartofhour: 'hour', tostartofday: 'day', todate: 'day', tostartofweek: 'week', tostartofmonth: 'month' }
-/**
- * The offsets truncations read, from 1970 to ten years on, once a zone: read a week apart (≈3,500 Intl reads,
- * ≈50 ms; a day apart took 0.4 s), each week whose ends differ then day by day (offsetChanges). A zone that
- * changed and changed back within a week would be missed; none has.
- */
-const ZONE_OFFSETS = new Map<string, Array<[number, number]>>()
-const WEEK = 7 * 86_400_000
-function zoneOffsets(zone: string, now: number): Array<[number, number]> {
-  let offsets = ZONE_OFFSETS.get(zone)
-  if (offsets !== undefined) return offsets
-  const end = Math.max(now, Date.UTC(2026, 0, 1)) + 10 * 365 * 86_400_000
-  offsets = [[0, zoneOffsetMs(zone, 0) ?? 0]]
-  for (let from = 0; zone !== 'UTC' && from < end; from += WEEK) {
-    if ((zoneOffsetMs(zone, from + WEEK) ?? 0) !== offsets[offsets.length - 1][1]) offsets.push(...offsetChanges(zone, from, from + WEEK + 1000).slice(1))
-  }
-  ZONE_OFFSETS.set(zone, offsets)
-  return offsets
-}
 const QUERY_FUNCTIONS = ['now', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth']
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
-/** An interval's unit in ms: months and years have no fixed length, and are not read. */
-const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }
-
-export interface QueryClock {
-  now: number
-  /** The project's time zone: a date and time without an offset is its wall clock, as PostHog reads it. */
-  zone: string
-}
-
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/
-
-/**
- * A date and time's text as an instant (ms, with a fraction below the ms kept, so that comparisons with stored ms
- * hold as they would in µs): `2024-01-31`, `2024-01-31 12:00[:00[.123456]]` (or with a T) in `zone`, or with
- * its own offset (`Z`, `+01:00`); null for any other text or an impossible date.
- */
-export function datetimeMs(text: string, zone: string): number | null {
-  const m = DATETIME.exec(text.trim())
-  if (m === null) return null
-  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', offset] = m
-  const wall = new Date(0)
-  wall.setUTCFullYear(Number(y), Number(mo) - 1, Number(d))
-  wall.setUTCHours(Number(h), Number(mi), Number(sec), 0)
-  // Date rolls 2024-02-30 over to March; ClickHouse refuses it, and so is it refused here.
-  if (wall.getUTCMonth() !== Number(mo) - 1 || wall.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) return null
-  const sub = fraction === '' ? 0 : Number(`0.${fraction}`) * 1000
-  if (offset === undefined) return wallToInstant(zone, wall.getTime()) + sub
-  if (offset === 'Z') return wall.getTime() + sub
-  const digits = offset.replace(':', '')
-  const minutes = Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5) || '0')
-  return wall.getTime() - (offset[0] === '-' ? -1 : 1) * minutes * 60_000 + sub
-}
-
 const MAX_DEPTH = 64
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
@@ -225,7 +160,7 @@ class Parser {
       this.#i++
       const left = node
       node = { op, type: 'number', args: [left, next()] }
-      if ((op === '+' || op === '-') && DATETIMES.has(left) && INTERVALS.has(node.args[1])) DATETIMES.add(node)
+      if ((op === '+' || op === '-') && isDatetime(left) && isInterval(node.args[1])) markDatetime(node)
     }
     return node
   }
@@ -280,8 +215,7 @@ class Parser {
   }
 
   #datetime(node: HogqlNode): HogqlNode {
-    DATETIMES.add(node)
-    return node
+    return markDatetime(node)
   }
 
   /** `interval 7 day` (or `days`, any case), in ms. */
@@ -291,9 +225,7 @@ class Parser {
     const ms = unit?.kind === 'name' && !unit.quoted ? INTERVAL_MS[unit.value.toLowerCase().replace(/s$/, '')] : undefined
     if (n?.kind !== 'number' || ms === undefined) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day or week).')
     this.#i += 2
-    const node: HogqlNode = { op: 'number', type: 'number', value: n.value * ms }
-    INTERVALS.add(node)
-    return node
+    return markInterval({ op: 'number', type: 'number', value: n.value * ms })
   }
 
   /**
@@ -339,9 +271,9 @@ class Parser {
       const unit = TRUNCATIONS[lower]
       if (unit !== undefined) {
         const args = this.#arguments()
-        if (args.length !== 1 || !DATETIMES.has(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
+        if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
         const node = this.#datetime({ op: 'truncate', type: 'number', unit, offsets: zoneOffsets(this.clock.zone, this.clock.now), args: [args[0]] })
-        if (lower === 'todate') DATES.add(node)
+        if (lower === 'todate') markDate(node)
         return node
       }
       if (lower === 'todatetime') {

@@ -7,16 +7,15 @@
  * their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared (a text
  * compared with one is a date and time of the project's zone).
  *
- * `parseHogqlQuery` makes a plan both stores run (the embedded one in `runHogqlQuery` below, ClickHouse as SQL:
+ * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
  * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
-import { evaluateHogql, hogqlContribution, hogqlHolds, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
-import { datetimeMs, isDate, isDatetime, isInterval, parseQueryExpression, type QueryClock } from './hogql-parse.js'
+import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { datetimeMs, isDate, isDatetime, isInterval, type QueryClock } from './hogql-datetime.js'
+import { parseQueryExpression } from './hogql-parse.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
-import { compareHogqlText } from './hogql-values.js'
-import type { RegexEngine } from './sqlite-actions.js'
 
 export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
@@ -305,129 +304,4 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     ...timeBounds(where),
     paths,
   }
-}
-
-/** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
-export interface QueryEvent {
-  uuid: string
-  event: string
-  distinct_id: string
-  timestamp: number
-  texts: ReadonlyArray<string | null>
-}
-
-interface Aggregate {
-  n: number
-  sum: number
-  extreme: number | null
-  keys: Set<string | number> | null
-}
-
-/**
- * A row's key for GROUP BY and DISTINCT. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
- * Float64's bits) and NaN from NULL; values are never objects, so markers can't meet one.
- */
-function keyOf(values: readonly HogqlValue[]): string {
-  return JSON.stringify(values.map((v) => (Object.is(v, -0) ? { '-0': 1 } : Number.isNaN(v) ? { NaN: 1 } : v)))
-}
-
-/** ClickHouse's NULLS LAST, both ways: numbers by value (NaN after them), texts by their bytes. */
-function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean): number {
-  const aNull = a === null || (typeof a === 'number' && Number.isNaN(a))
-  const bNull = b === null || (typeof b === 'number' && Number.isNaN(b))
-  if (aNull || bNull) return aNull === bNull ? (a === null ? 1 : 0) - (b === null ? 1 : 0) : aNull ? 1 : -1
-  const c = typeof a === 'number' ? a - (b as number) : compareHogqlText(a, b as string)
-  return desc ? -c : c
-}
-
-function final(math: HogqlMath, a: Aggregate): HogqlValue {
-  switch (math.aggregation) {
-    case 'count':
-      return a.n
-    case 'uniq':
-      return a.keys!.size
-    case 'sum':
-      return a.n === 0 ? null : a.sum
-    case 'avg':
-      return a.n === 0 ? null : a.sum / a.n
-    default:
-      return a.extreme
-  }
-}
-
-function add(math: HogqlMath, a: Aggregate, value: HogqlValue): void {
-  const c = hogqlContribution(math, value)
-  if (c === null) return
-  a.n++
-  if (math.aggregation === 'uniq') a.keys!.add(c)
-  else if (typeof c === 'number') {
-    a.sum += c
-    if (a.extreme === null || (math.aggregation === 'min' ? c < a.extreme : c > a.extreme)) a.extreme = c
-  }
-}
-
-/**
- * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
- * values the stores give (dates and times as ms).
- */
-export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>, regex: RegexEngine | null): HogqlValue[][] {
-  const at = pathIndex(plan.paths)
-  let current: QueryEvent
-  const property = (path: PropertyPath) => current.texts[at(path)] ?? null
-  const field = (name: HogqlField) => current[name]
-  const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
-  type Row = { values: HogqlValue[]; keys: HogqlValue[] }
-  const rows: Row[] = []
-  const groups = new Map<string, { values: HogqlValue[]; aggregates: Aggregate[] }>()
-  const seen = new Set<string>()
-  const unbounded = plan.grouped || plan.orderBy.length > 0
-  const sortRows = (list: Row[]) => list.sort((x, y) => {
-    for (let i = 0; i < plan.orderBy.length; i++) {
-      const c = compareValues(x.keys[i], y.keys[i], plan.orderBy[i].desc)
-      if (c !== 0) return c
-    }
-    return 0
-  })
-  for (const event of events) {
-    current = event
-    if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
-    if (plan.grouped) {
-      const keyValues = plan.groupBy.map(value)
-      const key = keyOf(keyValues)
-      let group = groups.get(key)
-      if (group === undefined) {
-        group = { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) }
-        groups.set(key, group)
-      }
-      plan.columns.forEach((c, i) => {
-        if (c.math) add(c.math, group.aggregates[i], value(c.expr))
-      })
-      continue
-    }
-    const values = plan.columns.map((c) => value(c.expr))
-    if (plan.distinct) {
-      const key = keyOf(values)
-      if (seen.has(key)) continue
-      seen.add(key)
-    }
-    rows.push({ values, keys: plan.orderBy.map((o) => (o.column === null ? value(o.expr) : values[o.column])) })
-    if (!unbounded && rows.length >= plan.fetch) break
-    // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
-    if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
-  }
-  if (plan.grouped) {
-    // Aggregations without GROUP BY make one row even of no events, as in SQL.
-    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map(() => null), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) })
-    for (const group of groups.values()) {
-      const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
-      if (plan.distinct) {
-        const key = keyOf(values)
-        if (seen.has(key)) continue
-        seen.add(key)
-      }
-      rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!]) })
-    }
-  }
-  if (plan.orderBy.length > 0) sortRows(rows)
-  return rows.slice(0, plan.fetch).map((r) => r.values)
 }

@@ -15,7 +15,8 @@ import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExp
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, propertyPathText, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
-import { runHogqlQuery, type HogqlQueryPlan, type QueryEvent } from './hogql-query.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
+import { runHogqlQuery, type QueryEvent } from './hogql-query-run.js'
 import type { HogqlValue } from './hogql-math.js'
 import {
   SinkError,

@@ -11,7 +11,8 @@ import { hogqlConditionSql, hogqlContributionSql } from '../../../src/storage/ev
 import { compileRegex } from '../../../src/flags/index.js'
 import { evaluateHogql, hogqlContribution, hogqlHolds, HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { hogqlQuerySql } from '../../../src/storage/events/clickhouse-query.js'
-import { parseHogqlQuery, runHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { runHogqlQuery } from '../../../src/storage/events/hogql-query-run.js'
 import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 

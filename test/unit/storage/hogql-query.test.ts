@@ -1,7 +1,8 @@
 import t from 'tap'
 import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
-import { datetimeMs } from '../../../src/storage/events/hogql-parse.js'
-import { parseHogqlQuery, runHogqlQuery, type QueryEvent } from '../../../src/storage/events/hogql-query.js'
+import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
+import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { runHogqlQuery, type QueryEvent } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
 const plan = (text: string, zone = 'UTC') => parseHogqlQuery(text, { now: NOW, zone })
