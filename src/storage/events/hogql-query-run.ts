@@ -80,7 +80,16 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   const rows: Row[] = []
   const groups = new Map<string, { values: HogqlValue[]; aggregates: Aggregate[] }>()
   const seen = new Set<string>()
-  const unbounded = plan.grouped || plan.orderBy.length > 0
+  /** DISTINCT: whether these values are new. */
+  const firstSeen = (values: readonly HogqlValue[]) => {
+    const key = keyOf(values)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  }
+  const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null }))
+  // Without groups or an order, the first `fetch` rows read are the answer.
+  const readsAll = plan.grouped || plan.orderBy.length > 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
     for (let i = 0; i < plan.orderBy.length; i++) {
       const c = compareValues(x.keys[i], y.keys[i], plan.orderBy[i].desc)
@@ -96,7 +105,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
       const key = keyOf(keyValues)
       let group = groups.get(key)
       if (group === undefined) {
-        group = { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) }
+        group = { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: fresh() }
         groups.set(key, group)
       }
       plan.columns.forEach((c, i) => {
@@ -105,26 +114,18 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
       continue
     }
     const values = plan.columns.map((c) => value(c.expr))
-    if (plan.distinct) {
-      const key = keyOf(values)
-      if (seen.has(key)) continue
-      seen.add(key)
-    }
+    if (plan.distinct && !firstSeen(values)) continue
     rows.push({ values, keys: plan.orderBy.map((o) => (o.column === null ? value(o.expr) : values[o.column])) })
-    if (!unbounded && rows.length >= plan.fetch) break
+    if (!readsAll && rows.length >= plan.fetch) break
     // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
     if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
   if (plan.grouped) {
     // Aggregations without GROUP BY make one row even of no events, as in SQL.
-    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map(() => null), aggregates: plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null })) })
+    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map(() => null), aggregates: fresh() })
     for (const group of groups.values()) {
       const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
-      if (plan.distinct) {
-        const key = keyOf(values)
-        if (seen.has(key)) continue
-        seen.add(key)
-      }
+      if (plan.distinct && !firstSeen(values)) continue
       rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!]) })
     }
   }
