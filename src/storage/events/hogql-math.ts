@@ -37,8 +37,11 @@ import type { RegexEngine } from './sqlite-actions.js'
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
-/** The event's own fields an expression reads; `uuid` and `timestamp` (ms, a number) in queries only (hogql-query.ts). */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'timestamp'
+/**
+ * The event's own fields an expression reads; `uuid`, `timestamp` (ms, a number) and `properties` (the stored JSON
+ * text) in queries only (hogql-query.ts).
+ */
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'timestamp' | 'properties'
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'

@@ -195,7 +195,11 @@ class Parser {
     if (!t.quoted && (word === 'true' || word === 'false')) return { op: 'number', type: 'number', value: word === 'true' ? 1 : 0 }
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
-    if (word === 'properties' && !t.quoted) return this.#property(false)
+    if (word === 'properties' && !t.quoted) {
+      // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
+      if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
+      return this.#property(false)
+    }
     if (word === 'person' && !t.quoted && this.#isPunct('.')) {
       if (this.use === 'HogQL queries') throw new HogqlMathError('HogQL queries here read the events table alone: person.properties is not read in them.')
       this.#i++
@@ -211,7 +215,7 @@ class Parser {
     if (word === 'interval' && !t.quoted) return this.#interval()
     if (t.value === 'timestamp') return this.#datetime({ op: 'field', type: 'number', field: 'timestamp' })
     if (QUERY_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
-    throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>), event, distinct_id, uuid and timestamp.`)
+    throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>, or properties whole), event, distinct_id, uuid and timestamp.`)
   }
 
   #datetime(node: HogqlNode): HogqlNode {

@@ -13,6 +13,8 @@ export interface QueryEvent {
   event: string
   distinct_id: string
   timestamp: number
+  /** The stored JSON text, read only when the plan reads it whole (`readsProperties`). */
+  properties?: string
   texts: ReadonlyArray<string | null>
 }
 
@@ -74,7 +76,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   const at = pathIndex(plan.paths)
   let current: QueryEvent
   const property = (path: PropertyPath) => current.texts[at(path)] ?? null
-  const field = (name: HogqlField) => current[name]
+  const field = (name: HogqlField) => current[name] ?? ''
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
   type Row = { values: HogqlValue[]; keys: HogqlValue[] }
   const rows: Row[] = []

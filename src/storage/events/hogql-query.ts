@@ -65,6 +65,8 @@ export interface HogqlQueryPlan {
   before?: number
   /** The event property paths every expression reads, each once. */
   paths: PropertyPath[]
+  /** Whether an expression reads `properties` whole (the stored JSON text). */
+  readsProperties: boolean
 }
 
 /**
@@ -209,6 +211,10 @@ function timeBounds(where: HogqlNode | null): { after?: number; before?: number 
   return bounds
 }
 
+function readsWhole(node: HogqlNode): boolean {
+  return (node.op === 'field' && node.field === 'properties') || ('args' in node && node.args.some(readsWhole))
+}
+
 function hasField(node: HogqlNode): boolean {
   return node.op === 'field' || ('args' in node && node.args.some(hasField))
 }
@@ -303,5 +309,6 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     paginated,
     ...timeBounds(where),
     paths,
+    readsProperties: nodes.some(readsWhole),
   }
 }

@@ -61,6 +61,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(top, [[5, 'BUY', 3], [1, 'VIEW', 0], [3, 'CLICK', null], [7, 'VIEW', null]])
     const asc = await rows('select properties.price from events where properties.n < 4 order by properties.price')
     t.same(asc, [[0], [3], [null], [null]])
+    const [[whole]] = await rows('select properties from events where properties.n = 3')
+    t.match(JSON.parse(whole), { distinct_id: 'user-3', n: 3, plan: 'free', shop: { city: 'Rome' } }, 'properties whole, as its JSON text')
   })
 
   t.test('timestamps: compared with texts, now() and intervals, read back as PostHog writes them', async (t) => {

@@ -30,6 +30,8 @@ t.test('the clauses of a SELECT make its plan; words that begin clauses are prop
   t.same(p.columns.map((c) => [c.name, c.type, c.math?.aggregation ?? null]), [['e', 'String', null], ['count()', 'UInt64', 'count']])
   t.match(p, { grouped: true, distinct: false, fetch: 7, paginated: false, orderBy: [{ column: 0, desc: true }] })
   t.same(p.paths, [['from']])
+  t.match(plan('select properties, length(properties) from events'), { readsProperties: true, paths: [], columns: [{ type: 'String' }, { type: 'Nullable(Float64)' }] }, 'properties whole')
+  t.equal(p.readsProperties, false)
   t.match(plan('SELECT properties.a FROM events'), { fetch: 101, paginated: true, grouped: false }, 'no LIMIT: 100 rows and one to tell whether there are more')
   t.equal(plan('select event from events limit 900000').fetch, 50_000, "LIMIT is capped at PostHog's 50,000")
   t.match(plan('select distinct event from events').columns, [{ name: 'event' }], 'DISTINCT holds the columns')
