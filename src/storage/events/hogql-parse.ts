@@ -13,7 +13,7 @@ export { HogqlMathError } from './hogql-tokens.js'
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read two more. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'timestamp'])
-const QUERY_FUNCTIONS = ['now', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth']
+const QUERY_FUNCTIONS = ['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth']
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
 const MAX_DEPTH = 64
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
@@ -268,9 +268,12 @@ class Parser {
   #call(name: string): HogqlNode {
     if (this.use === 'HogQL queries') {
       const lower = name.toLowerCase()
-      if (lower === 'now') {
-        if (this.#arguments().length > 0) throw new HogqlMathError('now() takes no arguments here.')
-        return this.#datetime({ op: 'number', type: 'number', value: this.clock.now })
+      if (lower === 'now' || lower === 'today' || lower === 'yesterday') {
+        if (this.#arguments().length > 0) throw new HogqlMathError(`${name}() takes no arguments here.`)
+        const now = this.clock.now - (lower === 'yesterday' ? 86_400_000 : 0)
+        if (lower === 'now') return this.#datetime({ op: 'number', type: 'number', value: now })
+        // The day's date on the project's wall clock, as toDate(now()).
+        return markDate(this.#datetime({ op: 'truncate', type: 'number', unit: 'day', offsets: zoneOffsets(this.clock.zone, this.clock.now), args: [markDatetime({ op: 'number', type: 'number', value: now })] }))
       }
       const unit = TRUNCATIONS[lower]
       if (unit !== undefined) {

@@ -73,6 +73,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     ])
     t.same(res.body.types.map((x: string[]) => x[1]), ['UUID', "DateTime64(6, 'UTC')", 'String'])
     t.same(await rows('select event from events where timestamp > now() - interval 1 day'), [['recent']])
+    t.same(await rows('select count() from events where timestamp >= yesterday() and toDate(timestamp) <= today()'), [[1]], 'today() and yesterday()')
     t.same(await rows("select max(timestamp), min(timestamp) from events where event = 'buy'"), [['2024-01-30T00:00:00.123000Z', '2024-01-03T00:00:00.123000Z']])
     const days = await query("select toDate(timestamp) as day, count() from events where timestamp < '2024-01-04' group by day order by day")
     t.same(days.body.results, [['2024-01-01', 1], ['2024-01-02', 1], ['2024-01-03', 1]], 'days written as dates')

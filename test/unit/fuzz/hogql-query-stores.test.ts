@@ -37,7 +37,7 @@ function term(rng: Rng, depth = 0): string {
 function condition(rng: Rng): string {
   const parts = Array.from({ length: rng.int(2) + 1 }, () => rng.pick(CONDITIONS))
   if (rng.chance(0.4)) parts.push(`timestamp ${rng.pick(['>', '>=', '<', '<='])} '2024-${rng.pick(['02', '03', '04'])}-${String(rng.int(28) + 1).padStart(2, '0')} ${String(rng.int(24)).padStart(2, '0')}:00:00'`)
-  if (rng.chance(0.2)) parts.push("timestamp > toDateTime('2024-03-10T00:00:00Z') - interval 5 day")
+  if (rng.chance(0.2)) parts.push(rng.pick(["timestamp > toDateTime('2024-03-10T00:00:00Z') - interval 5 day", 'timestamp < yesterday()', 'toDate(timestamp) >= today() - interval 30 day']))
   if (rng.chance(0.2)) parts.push(`${rng.pick(PERIODS)}(timestamp) ${rng.pick(['=', '>=', '<'])} '2024-03-${String(rng.int(28) + 1).padStart(2, '0')}'`)
   return parts.join(rng.chance(0.7) ? ' and ' : ' or ')
 }
