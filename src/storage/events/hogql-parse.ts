@@ -275,7 +275,8 @@ class Parser {
         // The day's date on the project's wall clock, as toDate(now()).
         return markDate(this.#datetime({ op: 'truncate', type: 'number', unit: 'day', offsets: zoneOffsets(this.clock.zone, this.clock.now), args: [markDatetime({ op: 'number', type: 'number', value: now })] }))
       }
-      const unit = TRUNCATIONS[lower]
+      // Own keys only: `constructor(…)` is no truncation.
+      const unit = Object.hasOwn(TRUNCATIONS, lower) ? TRUNCATIONS[lower] : undefined
       if (unit !== undefined) {
         const args = this.#arguments()
         if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)

@@ -77,6 +77,7 @@ t.test("periods start on the project zone's wall clock, summer time included, an
   const berlin = plan("select event from events where toDate(timestamp) = '2024-03-31'", 'Europe/Berlin')
   t.same(runHogqlQuery(berlin, ['2024-03-30T22:59:59Z', '2024-03-30T23:00:00Z', '2024-03-31T21:59:59Z', '2024-03-31T22:00:00Z'].map(at), null).length, 2, "a day's events, compared with its date")
   t.throws(() => plan('select toStartOfDay(properties.a) from events'), /takes one date and time here/)
+  t.throws(() => plan('select constructor(timestamp) from events'), /Unknown function constructor\(\)/, 'an inherited key names no period')
 })
 
 t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with nulls last, limits', async (t) => {
