@@ -4,15 +4,14 @@
  * the caller's own, read one, and download its `content/`. The rendering is export-runner.ts; the record is the
  * domain's (src/management/exports/). The operation table is also published by /api/schema/.
  */
+import { isAppError } from '../../common/errors.js'
+import type { JsonObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { filenameOf, toExportObject, type ExportedAsset } from '../../management/index.js'
+import { hogqlExportRows } from '../../experiments/index.js'
+import { filenameOf, toExportObject, type ExportedAsset, type Project } from '../../management/index.js'
 import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas/export.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
-import { isAppError } from '../../common/errors.js'
-import type { JsonObject } from '../../common/json.js'
-import { hogqlExportRows } from '../../experiments/index.js'
-import type { Project } from '../../management/index.js'
 import type { EventStore } from '../../storage/events/index.js'
 import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import { renderExport, renderRows, type ExportCaller, type ExportLimits, EXPORT_LIMITS } from '../export-runner.js'

@@ -11,6 +11,7 @@ import type { PersonProperty } from './experiment-types.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { textNumberSql } from './numbers.js'
+import { truncateSql } from './clickhouse-periods.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
@@ -182,38 +183,10 @@ class Compiler {
       case 'call':
         return this.#call(node)
       case 'truncate':
-        return this.#truncate(node)
+        return truncateSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
     }
   }
 
-  /**
-   * truncateMs's steps (hogql-math.ts) in integer ms, offsetAt as the count of the zone's changes up to the instant.
-   * Not CASEs: ClickHouse writes an alias's whole expression wherever it is named, and a CASE of a hundred changes
-   * naming the first offset in each of its hundred WHENs was past 18.16's 50,000 elements of a query.
-   * A NULL instant counts as 0 (a lambda must give UInt8): its start is NULL anyway.
-   */
-  #truncate(node: HogqlNode & { op: 'truncate' }): string {
-    const { unit, offsets } = node
-    const ats = `[${offsets.map(([at]) => Math.trunc(at)).join(', ')}]`
-    const values = `[${offsets.map(([, offset]) => Math.trunc(offset)).join(', ')}]`
-    const offsetSql = (ms: string) => (offsets.length <= 1 ? String(Math.trunc(offsets[0]?.[1] ?? 0)) : `arrayElement(${values}, greatest(arrayCount(at -> at <= ifNull(${ms}, 0), ${ats}), 1))`)
-    const [msDef, ms] = this.bind(`toInt64(${this.number(node.args[0])})`)
-    const [offDef, off] = this.bind(offsetSql(ms))
-    const wall = `(${msDef} + ${offDef})`
-    let start: string
-    if (unit === 'minute' || unit === 'hour') {
-      const size = unit === 'minute' ? 60_000 : 3_600_000
-      start = `toInt64(floor(${wall} / ${size})) * ${size}`
-    } else {
-      const [dayDef, day] = this.bind(`toInt64(floor(${wall} / 86400000))`)
-      if (unit === 'day') start = `${dayDef} * 86400000`
-      else if (unit === 'week') start = `(${dayDef} - (((${day} + 4) % 7) + 7) % 7) * 86400000`
-      // Date arithmetic, which no server time zone touches.
-      else start = `toInt64(toStartOfMonth(toDate('1970-01-01') + ${dayDef}) - toDate('1970-01-01')) * 86400000`
-    }
-    const [startDef, startName] = this.bind(start)
-    return `toFloat64(${startDef} - ${offsetSql(`(${startName} - ${off})`)})`
-  }
 
   #folded(node: HogqlNode): string {
     const value = evaluateHogql(node, NO_PROPERTIES)

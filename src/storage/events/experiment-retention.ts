@@ -19,6 +19,7 @@
  *   Day and week intervals are calendar days of the project's zone, months calendar months (the day clamped to
  *   the month's length), as ClickHouse adds them to a zoned DateTime.
  */
+import { offsetAt } from './days.js'
 import type { RetentionUnit, RetentionWindow } from './types.js'
 
 const SECOND = 1000
@@ -27,19 +28,6 @@ const DAY = 86_400_000
 
 /** `conversion_window_to_seconds` in ms (a month is 30 days there). */
 export const UNIT_MS: Readonly<Record<RetentionUnit, number>> = { second: SECOND, minute: 60 * SECOND, hour: HOUR, day: DAY, week: 7 * DAY, month: 30 * DAY }
-
-/** The zone's offset at `ms`: the last change at or before it (the first pair's before all of them). */
-function offsetAt(offsets: RetentionWindow['offsets'], ms: number): number {
-  let lo = 0
-  let hi = offsets.length - 1
-  if (hi < 0) return 0
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1
-    if (offsets[mid][0] <= ms) lo = mid
-    else hi = mid - 1
-  }
-  return offsets[lo][1]
-}
 
 /** An instant's wall-clock time in the zone, read as if UTC. */
 const wall = (w: RetentionWindow, ms: number) => ms + offsetAt(w.offsets, ms)

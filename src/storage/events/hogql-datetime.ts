@@ -4,7 +4,9 @@
  * (toStartOfDay …) reads.
  */
 import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
+import { offsetAt } from './days.js'
 import type { HogqlNode, TruncateUnit } from './hogql-math.js'
+import { HogqlMathError } from './hogql-tokens.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -26,7 +28,7 @@ export const markDatetime = marker(DATETIMES)
 export const markDate = marker(DATES)
 export const markInterval = marker(INTERVALS)
 /** The functions that cut a date and time to its period's start on the project's wall clock. */
-export const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = { tostartofminute: 'minute', tostartofhour: 'hour', tostartofday: 'day', todate: 'day', tostartofweek: 'week', tostartofmonth: 'month' }
+const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = { tostartofminute: 'minute', tostartofhour: 'hour', tostartofday: 'day', todate: 'day', tostartofweek: 'week', tostartofmonth: 'month' }
 /**
  * The offsets truncations read, from 1970 to ten years on, once a zone: read a week apart (≈3,500 Intl reads,
  * ≈50 ms; a day apart took 0.4 s), each week whose ends differ then day by day (offsetChanges). A zone that
@@ -34,7 +36,7 @@ export const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = { tostartofmi
  */
 const ZONE_OFFSETS = new Map<string, Array<[number, number]>>()
 const WEEK = 7 * 86_400_000
-export function zoneOffsets(zone: string, now: number): Array<[number, number]> {
+function zoneOffsets(zone: string, now: number): Array<[number, number]> {
   let offsets = ZONE_OFFSETS.get(zone)
   if (offsets !== undefined) return offsets
   const end = Math.max(now, Date.UTC(2026, 0, 1)) + 10 * 365 * 86_400_000
@@ -46,7 +48,7 @@ export function zoneOffsets(zone: string, now: number): Array<[number, number]> 
   return offsets
 }
 /** An interval's unit in ms: months and years have no fixed length, and are not read. */
-export const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }
+const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }
 
 export interface QueryClock {
   now: number
@@ -76,4 +78,67 @@ export function datetimeMs(text: string, zone: string): number | null {
   const digits = offset.replace(':', '')
   const minutes = Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5) || '0')
   return wall.getTime() - (offset[0] === '-' ? -1 : 1) * minutes * 60_000 + sub
+}
+
+/** `interval <n> <unit>` (or `days`, any case) in ms, marked an interval; null for a unit not read. */
+export function intervalNode(n: number, unit: string): HogqlNode | null {
+  const ms = INTERVAL_MS[unit.toLowerCase().replace(/s$/, '')]
+  return ms === undefined ? null : markInterval({ op: 'number', type: 'number', value: n * ms })
+}
+
+const DAY = 86_400_000
+
+/** The start of `arg`'s period on the clock's zone, marked a date and time. */
+function truncation(unit: TruncateUnit, arg: HogqlNode, clock: QueryClock): HogqlNode {
+  return markDatetime({ op: 'truncate', type: 'number', unit, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] })
+}
+
+/** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
+export const DATETIME_FUNCTIONS = ['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth']
+const DATETIME_NAMES = new Set(DATETIME_FUNCTIONS.map((name) => name.toLowerCase()))
+export const isDatetimeFunction = (name: string): boolean => DATETIME_NAMES.has(name.toLowerCase())
+
+/**
+ * A query's date and time function (isDatetimeFunction) of its parsed arguments: now(), today() and yesterday() (the
+ * dates of the project's wall clock, as toDate(now())), toDateTime('…'), and the periods' starts.
+ */
+export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
+  const lower = name.toLowerCase()
+  if (lower === 'now' || lower === 'today' || lower === 'yesterday') {
+    if (args.length > 0) throw new HogqlMathError(`${name}() takes no arguments here.`)
+    const now = markDatetime({ op: 'number', type: 'number', value: clock.now - (lower === 'yesterday' ? DAY : 0) })
+    return lower === 'now' ? now : markDate(truncation('day', now, clock))
+  }
+  if (lower === 'todatetime') {
+    const ms = args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, clock.zone) : null
+    if (ms === null) throw new HogqlMathError("toDateTime() takes a date and time as a text literal here, as in toDateTime('2024-01-31 12:00:00').")
+    return markDatetime({ op: 'number', type: 'number', value: ms })
+  }
+  if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
+  const node = truncation(TRUNCATIONS[lower], args[0], clock)
+  return lower === 'todate' ? markDate(node) : node
+}
+
+/**
+ * The start of `ms`'s period on the zone's wall clock: the wall time (`ms` plus its offset) cut to the unit (a week
+ * from Sunday, ClickHouse's toStartOfWeek), then back to an instant with the offset in force there.
+ * clickhouse-periods.ts writes the same steps as SQL.
+ */
+export function truncateMs(ms: number, unit: TruncateUnit, offsets: ReadonlyArray<readonly [number, number]>): number {
+  const off = offsetAt(offsets, ms)
+  const wall = ms + off
+  let start: number
+  if (unit === 'minute' || unit === 'hour') {
+    const size = unit === 'minute' ? 60_000 : 3_600_000
+    start = Math.floor(wall / size) * size
+  } else {
+    const day = Math.floor(wall / DAY)
+    if (unit === 'day') start = day * DAY
+    else if (unit === 'week') start = (day - ((((day + 4) % 7) + 7) % 7)) * DAY
+    else {
+      const date = new Date(day * DAY)
+      start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)
+    }
+  }
+  return start - offsetAt(offsets, start - off)
 }

@@ -1,9 +1,9 @@
 /**
  * The functions and aggregations HogQL here reads (hogql-math.ts says what each computes), and the rules of their
  * calls: how many arguments, which must be texts or literals, and the type of the value. hogql-parse.ts reads the
- * calls with them; clickhouse-hogql.ts writes some by them.
+ * calls with them (and an aggregation call as the aggregation it is, mathOf); clickhouse-hogql.ts writes some by them.
  */
-import type { HogqlFunction, HogqlNode, HogqlType } from './hogql-math.js'
+import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 
@@ -100,4 +100,20 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[]): 
   checkArguments(fn, args)
   const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
   return { op: 'call', fn, type, args }
+}
+
+/** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
+export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }): HogqlMath {
+  const conditional = CONDITIONAL_AGGREGATIONS.has(call.name)
+  if (conditional && call.args.length !== 2) throw new HogqlMathError(`${call.name}() takes a value and a condition, as in sumIf(properties.amount, properties.plan = 'pro'), got ${call.args.length} arguments.`)
+  if (!conditional && call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
+  const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }
+  if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
+  const otherwise: HogqlNode = { op: 'null', type: 'null' }
+  // countIf(c) counts the events where c holds: count(if(c, 1, null)); sumIf(x, c) sums x where c holds: sum(if(c, x,
+  // null)), as ClickHouse's -If reads a null condition as false. uniqExact and count(distinct …) are uniq, exact.
+  if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, otherwise] } }
+  if (conditional) return { aggregation: call.name.slice(0, -2) as HogqlAggregation, expr: { op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] } }
+  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
+  return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
 }

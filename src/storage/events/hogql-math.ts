@@ -33,6 +33,7 @@
 import { like } from '../../common/sql-like.js'
 import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
+import { truncateMs } from './hogql-datetime.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -269,40 +270,6 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       return ms === null ? null : truncateMs(ms, node.unit, node.offsets)
     }
   }
-}
-
-/** The offset in force at `ms` of a zone's `[at, offset]` list (the first one before it all). */
-export function offsetAt(offsets: ReadonlyArray<readonly [number, number]>, ms: number): number {
-  let found = offsets[0]?.[1] ?? 0
-  for (const [at, offset] of offsets) {
-    if (ms < at) break
-    found = offset
-  }
-  return found
-}
-
-const DAY = 86_400_000
-
-/**
- * The start of `ms`'s period on the zone's wall clock: the wall time (`ms` plus its offset) cut to the unit (a week
- * from Sunday, ClickHouse's toStartOfWeek), then back to an instant with the offset in force there. clickhouse-hogql.ts
- * writes the same steps as SQL.
- */
-export function truncateMs(ms: number, unit: TruncateUnit, offsets: ReadonlyArray<readonly [number, number]>): number {
-  const off = offsetAt(offsets, ms)
-  const wall = ms + off
-  let start: number
-  if (unit === 'minute' || unit === 'hour') start = Math.floor(wall / (unit === 'minute' ? 60_000 : 3_600_000)) * (unit === 'minute' ? 60_000 : 3_600_000)
-  else {
-    const day = Math.floor(wall / DAY)
-    if (unit === 'day') start = day * DAY
-    else if (unit === 'week') start = (day - ((((day + 4) % 7) + 7) % 7)) * DAY
-    else {
-      const date = new Date(day * DAY)
-      start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)
-    }
-  }
-  return start - offsetAt(offsets, start - off)
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */

@@ -3,9 +3,9 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import type { HogqlAggregation, HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
-import { AGGREGATIONS, CONDITIONAL_AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
-import { datetimeMs, INTERVAL_MS, isDatetime, isInterval, markDate, markDatetime, markInterval, TRUNCATIONS, zoneOffsets, type QueryClock } from './hogql-datetime.js'
+import type { HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
+import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, markDatetime, type QueryClock } from './hogql-datetime.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
@@ -13,7 +13,6 @@ export { HogqlMathError } from './hogql-tokens.js'
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read two more. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'timestamp'])
-const QUERY_FUNCTIONS = ['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth']
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
 const MAX_DEPTH = 64
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
@@ -213,23 +212,19 @@ class Parser {
       throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
     }
     if (word === 'interval' && !t.quoted) return this.#interval()
-    if (t.value === 'timestamp') return this.#datetime({ op: 'field', type: 'number', field: 'timestamp' })
+    if (t.value === 'timestamp') return markDatetime({ op: 'field', type: 'number', field: 'timestamp' })
     if (QUERY_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
     throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>, or properties whole), event, distinct_id, uuid and timestamp.`)
   }
 
-  #datetime(node: HogqlNode): HogqlNode {
-    return markDatetime(node)
-  }
-
-  /** `interval 7 day` (or `days`, any case), in ms. */
+  /** `interval 7 day`, in ms (hogql-datetime.ts). */
   #interval(): HogqlNode {
     const n = this.#peek()
     const unit = this.tokens[this.#i + 1]
-    const ms = unit?.kind === 'name' && !unit.quoted ? INTERVAL_MS[unit.value.toLowerCase().replace(/s$/, '')] : undefined
-    if (n?.kind !== 'number' || ms === undefined) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day or week).')
+    const node = n?.kind === 'number' && unit?.kind === 'name' && !unit.quoted ? intervalNode(n.value, unit.value) : null
+    if (node === null) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day or week).')
     this.#i += 2
-    return markInterval({ op: 'number', type: 'number', value: n.value * ms })
+    return node
   }
 
   /**
@@ -266,31 +261,7 @@ class Parser {
   }
 
   #call(name: string): HogqlNode {
-    if (this.use === 'HogQL queries') {
-      const lower = name.toLowerCase()
-      if (lower === 'now' || lower === 'today' || lower === 'yesterday') {
-        if (this.#arguments().length > 0) throw new HogqlMathError(`${name}() takes no arguments here.`)
-        const now = this.clock.now - (lower === 'yesterday' ? 86_400_000 : 0)
-        if (lower === 'now') return this.#datetime({ op: 'number', type: 'number', value: now })
-        // The day's date on the project's wall clock, as toDate(now()).
-        return markDate(this.#datetime({ op: 'truncate', type: 'number', unit: 'day', offsets: zoneOffsets(this.clock.zone, this.clock.now), args: [markDatetime({ op: 'number', type: 'number', value: now })] }))
-      }
-      // Own keys only: `constructor(…)` is no truncation.
-      const unit = Object.hasOwn(TRUNCATIONS, lower) ? TRUNCATIONS[lower] : undefined
-      if (unit !== undefined) {
-        const args = this.#arguments()
-        if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
-        const node = this.#datetime({ op: 'truncate', type: 'number', unit, offsets: zoneOffsets(this.clock.zone, this.clock.now), args: [args[0]] })
-        if (lower === 'todate') markDate(node)
-        return node
-      }
-      if (lower === 'todatetime') {
-        const args = this.#arguments()
-        const ms = args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, this.clock.zone) : null
-        if (ms === null) throw new HogqlMathError("toDateTime() takes a date and time as a text literal here, as in toDateTime('2024-01-31 12:00:00').")
-        return this.#datetime({ op: 'number', type: 'number', value: ms })
-      }
-    }
+    if (this.use === 'HogQL queries' && isDatetimeFunction(name)) return datetimeCall(name, this.#arguments(), this.clock)
     const sugar = SUGAR.find((s) => s.toLowerCase() === name.toLowerCase())
     if (sugar !== undefined) return this.#sugar(sugar, this.#arguments())
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
@@ -300,7 +271,7 @@ class Parser {
         if (this.use === 'HogQL queries') throw new HogqlMathError(`The aggregation ${name}() is read here as a whole column of the SELECT (as in SELECT event, count() … GROUP BY event), not within an expression or in WHERE.`)
         throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
       }
-      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use !== 'HogQL math' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR, ...(this.use === 'HogQL queries' ? QUERY_FUNCTIONS : [])]
+      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use !== 'HogQL math' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR, ...(this.use === 'HogQL queries' ? DATETIME_FUNCTIONS : [])]
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
     return typedCall(spec, this.#arguments())
@@ -394,22 +365,6 @@ export function parseHogqlMath(text: string): HogqlMath {
     return { aggregation: 'sum', expr }
   }
   return mathOf(call)
-}
-
-/** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
-function mathOf(call: { name: string; args: HogqlNode[]; level?: number }): HogqlMath {
-  const conditional = CONDITIONAL_AGGREGATIONS.has(call.name)
-  if (conditional && call.args.length !== 2) throw new HogqlMathError(`${call.name}() takes a value and a condition, as in sumIf(properties.amount, properties.plan = 'pro'), got ${call.args.length} arguments.`)
-  if (!conditional && call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
-  const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }
-  if (call.args.length === 0 && call.name !== 'count') throw new HogqlMathError(`${call.name}() needs an argument.`)
-  const otherwise: HogqlNode = { op: 'null', type: 'null' }
-  // countIf(c) counts the events where c holds: count(if(c, 1, null)); sumIf(x, c) sums x where c holds: sum(if(c, x,
-  // null)), as ClickHouse's -If reads a null condition as false. uniqExact and count(distinct …) are uniq, exact.
-  if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, otherwise] } }
-  if (conditional) return { aggregation: call.name.slice(0, -2) as HogqlAggregation, expr: { op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] } }
-  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
-  return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
 }
 
 /**
