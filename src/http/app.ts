@@ -99,7 +99,7 @@ export function registerRoutes(router: Router, deps: AppDeps): void {
   registerEarlyAccessFeatureRoutes(router, api, apiMax)
   registerScheduledChangeRoutes(router, api, apiMax)
   registerAnnotationRoutes(router, api, apiMax)
-  registerExportRoutes(router, api, apiMax, deps.events ?? null)
+  registerExportRoutes(router, api, apiMax, deps.events ?? null, deps.persons?.scans.listing ?? null)
   registerActionRoutes(router, api, apiMax)
   registerExperimentRoutes(router, api, deps, apiMax)
   registerExperimentHoldoutRoutes(router, api, apiMax)

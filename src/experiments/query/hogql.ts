@@ -2,7 +2,8 @@
  * `{"query": {"kind": "HogQLQuery", "query": "SELECT …"}}` at the query endpoint: the plan (storage's
  * hogql-query.ts) run by the event store, answered as PostHog's HogQLQueryResponse: `results` (rows of values),
  * `columns`, `types` (`[name, ClickHouse type]`), `hogql` (the query as read), and without a LIMIT in the query
- * `hasMore`, `limit` and `offset`, as PostHog's HogQLHasMorePaginator. Dates and times are written as PostHog's JSON
+ * `hasMore`, `limit` and `offset`, as PostHog's HogQLHasMorePaginator. The person properties it reads are resolved from
+ * persons.db first (each text with its persons' distinct ids, as HogQL math in experiments reads them). Dates and times are written as PostHog's JSON
  * writes a datetime of the project's zone (`2024-01-31T12:00:00.123000Z`, or with the zone's offset). Answers are
  * computed at each request (is_cached false): new events are seen at once. An export of such a query
  * (management/exports, `export_context.source`) reads its rows here too.
@@ -12,10 +13,20 @@ import { ValidationError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import type { Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, HogqlMathError, parseHogqlQuery, type EventStore, type HogqlQueryPlan } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, HogqlMathError, parseHogqlQuery, type EventStore, type HogqlQueryPlan, type PersonProperty } from '../../storage/events/index.js'
+import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
+
+/** What a HogQL query reads: the events, and persons.db for person properties (none: such a query is refused). */
+export interface HogqlSources {
+  events: EventStore
+  persons: PersonMatcher | null
+}
 
 /** PostHog's CSV_EXPORT_LIMIT (MAX_SELECT_RETURNED_ROWS): an exported query without LIMIT gives this many rows. */
 export const EXPORT_RETURNED_ROWS = 50_000
+
+/** The ms a JavaScript Date holds (±275,000 years): an interval can take an expression past them. */
+const MAX_DATE_MS = 8.64e15
 
 /** Python's isoformat of a datetime of the zone (`sep` between date and time), or of its date. */
 function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' | ' '): string {
@@ -36,24 +47,38 @@ function planOf(query: JsonObject, project: Project, nowMs: number, defaultLimit
   }
 }
 
+async function personsOf(persons: PersonMatcher | null, teamId: number, plan: HogqlQueryPlan): Promise<PersonProperty[]> {
+  if (plan.personPaths.length === 0) return []
+  if (persons === null) throw new ValidationError('invalid', 'This server reads no persons: person.properties is not read in its queries.', null)
+  const resolved: PersonProperty[] = []
+  for (const path of plan.personPaths) {
+    const values = await persons.distinctIdsByProperty(teamId, path, MAX_PERSON_FILTER_CHARS)
+    if (values === null) throw new ValidationError('invalid', `The person property ${path.join('.')} covers too many persons to compute this query.`, null)
+    resolved.push({ path, values })
+  }
+  return resolved
+}
+
 /** The query's plan and rows, at most `limit` of them, dates and times written by `datetime`. */
-async function rowsOf(events: EventStore, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
-  const plan = planOf(query, project, nowMs, defaultLimit)
-  const rows = await events.hogqlQuery(project.id, plan)
+async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
+  const parsed = planOf(query, project, nowMs, defaultLimit)
+  const plan = { ...parsed, persons: await personsOf(sources.persons, project.id, parsed) }
+  const rows = await sources.events.hogqlQuery(project.id, plan)
   const limit = plan.paginated ? defaultLimit : plan.fetch
   const results = rows.slice(0, limit).map((row) =>
     row.map((value, i) => {
       const time = plan.columns[i].time
-      return time !== null && typeof value === 'number' ? written(value, time) : value
+      if (time === null || typeof value !== 'number') return value
+      return Math.abs(value) <= MAX_DATE_MS ? written(value, time) : null
     }),
   )
   return { plan, results, limit, hasMore: rows.length > limit }
 }
 
-export async function answerHogqlQuery(events: EventStore, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {
+export async function answerHogqlQuery(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {
   // PostHog's JSON writes an aware datetime's `+00:00` as Z (DRF's encoder).
   const written = (ms: number, time: 'datetime' | 'date') => timeText(ms, project.timezone, time, 'T').replace(/\+00:00$/, 'Z')
-  const { plan, results, limit, hasMore } = await rowsOf(events, project, query, nowMs, DEFAULT_RETURNED_ROWS, written)
+  const { plan, results, limit, hasMore } = await rowsOf(sources, project, query, nowMs, DEFAULT_RETURNED_ROWS, written)
   return {
     results,
     columns: plan.columns.map((c) => c.name),
@@ -73,7 +98,7 @@ export async function answerHogqlQuery(events: EventStore, project: Project, que
  * An exported query's rows, as PostHog's csv_exporter reads a HogQLQuery's answer (LimitContext.EXPORT): each a
  * column → value object, dates and times as Python's str() writes a datetime (`2024-01-31 12:00:00.123000+00:00`).
  */
-export async function hogqlExportRows(events: EventStore, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject[]> {
-  const { plan, results } = await rowsOf(events, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time) => timeText(ms, project.timezone, time, ' '))
+export async function hogqlExportRows(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject[]> {
+  const { plan, results } = await rowsOf(sources, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time) => timeText(ms, project.timezone, time, ' '))
   return results.map((row) => Object.fromEntries(plan.columns.map((c, i) => [c.name, row[i]])))
 }

@@ -190,7 +190,7 @@ export class ExperimentQueryRunner {
 
   async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
     const query = queryOf(body)
-    if (query.kind === 'HogQLQuery') return answerHogqlQuery(this.#deps.events, project, query, nowMs)
+    if (query.kind === 'HogQLQuery') return answerHogqlQuery({ events: this.#deps.events, persons: this.#deps.persons ?? null }, project, query, nowMs)
     const experimentId = experimentIdOf(query)
     // The metric is checked before the experiment is looked up, as PostHog's request schema checks it first.
     if (query.kind === 'ExperimentQuery') checkMetric(query.metric, 'Invalid metric: ', 'metric')

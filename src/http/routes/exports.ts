@@ -7,7 +7,7 @@
 import { isAppError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { hogqlExportRows } from '../../experiments/index.js'
+import { hogqlExportRows, type PersonMatcher } from '../../experiments/index.js'
 import { filenameOf, toExportObject, type ExportedAsset, type Project } from '../../management/index.js'
 import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas/export.js'
 import { compileSerializer } from '../../schemas/index.js'
@@ -71,7 +71,7 @@ export const EXPORT_COMPONENTS = {
 
 type OperationId = (typeof EXPORT_OPERATIONS)[number]['operationId']
 
-export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, events: EventStore | null, limits: ExportLimits = EXPORT_LIMITS): void {
+export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, events: EventStore | null, persons: PersonMatcher | null, limits: ExportLimits = EXPORT_LIMITS): void {
   const exports = api.management.exports
   const json = { asset: compileSerializer(exportSchema), page: compileSerializer(exportPageSchema) }
   const object = (asset: ExportedAsset) => json.asset(toExportObject(asset))
@@ -83,7 +83,7 @@ export function registerExportRoutes(router: Router, api: ApiContext, maxBodyByt
     if (!context.source) return renderExport(router, context, caller, limits)
     if (events === null) return { exception: 'This server has no event store to query.' }
     try {
-      return renderRows(await hogqlExportRows(events, project, context.source as JsonObject, Date.now()), context, limits)
+      return renderRows(await hogqlExportRows({ events, persons }, project, context.source as JsonObject, Date.now()), context, limits)
     } catch (error) {
       if (isAppError(error) && error.status < 500) return { exception: error.detail }
       throw error

@@ -6,7 +6,7 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
+import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import type { HogqlMath } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 
@@ -28,20 +28,25 @@ function aggregateSql(math: HogqlMath, contribution: string): string {
  * `col_<i>`; a GROUP BY or ORDER BY expression that is no column is read as a hidden one.
  */
 export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string, f: ServerFeatures): string {
-  const property: PropertySql = (path) => propertyPathExpr(path, f)
+  const property: PropertySql = (path, person) => (person ? personPropertySql(plan.persons, path) : propertyPathExpr(path, f))
   const field: FieldSql = (name) =>
-    name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' ? 'toNullable(toString(uuid))' : `toNullable(${name})`
+    name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(${name})`
   const select = plan.columns.map((c, i) => {
     const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field))
     return `${sql} AS col_${i}`
   })
-  const columnOf = (expr: unknown) => plan.columns.findIndex((c) => c.math === null && JSON.stringify(c.expr) === JSON.stringify(expr))
-  const groupBy = plan.groupBy.map((g, i) => {
-    const at = columnOf(g)
-    if (at >= 0) return `col_${at}`
-    select.push(`${hogqlValueSql(g, property, `qg${i}`, field)} AS grp_${i}`)
-    return `grp_${i}`
-  })
+  // A key is every column of its expression (two columns of one are both grouped by, as ClickHouse asks), or a hidden one.
+  const columnsOf = (expr: unknown) => plan.columns.flatMap((c, i) => (c.math === null && JSON.stringify(c.expr) === JSON.stringify(expr) ? [`col_${i}`] : []))
+  const groupBy = [
+    ...new Set(
+      plan.groupBy.flatMap((g, i) => {
+        const named = columnsOf(g)
+        if (named.length > 0) return named
+        select.push(`${hogqlValueSql(g, property, `qg${i}`, field)} AS grp_${i}`)
+        return [`grp_${i}`]
+      }),
+    ),
+  ]
   const orderBy = plan.orderBy.map((o, i) => {
     let name = `col_${o.column}`
     if (o.column === null) {

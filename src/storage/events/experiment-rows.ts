@@ -171,7 +171,7 @@ function hogqlSourceFields(expr: HogqlNode): HogqlField[] {
  * A person property's text for an event's distinct id (null: no person, or one without it), from the properties
  * as resolved before the read (PersonProperty): one map a property, built once rather than searched on every row.
  */
-function personReader(persons: readonly PersonProperty[]): (path: PropertyPath, distinctId: string) => string | null {
+export function personReader(persons: readonly PersonProperty[]): (path: PropertyPath, distinctId: string) => string | null {
   const at = pathIndex(persons.map((p) => p.path))
   const byId = persons.map((p) => new Map(p.values.flatMap((v) => v.ids.map((id) => [id, v.text] as const))))
   return (path, distinctId) => byId[at(path)]?.get(distinctId) ?? null

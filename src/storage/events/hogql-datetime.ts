@@ -47,8 +47,11 @@ function zoneOffsets(zone: string, now: number): Array<[number, number]> {
   ZONE_OFFSETS.set(zone, offsets)
   return offsets
 }
-/** An interval's unit in ms: months and years have no fixed length, and are not read. */
+/** An interval's unit in ms. */
 const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }
+/** Calendar units in months: their length depends on where they start, so they shift constant dates only (shiftedDatetime). */
+const INTERVAL_MONTHS: Readonly<Record<string, number>> = { month: 1, quarter: 3, year: 12 }
+const MONTH_INTERVALS = new WeakMap<HogqlNode, number>()
 
 export interface QueryClock {
   now: number
@@ -80,10 +83,52 @@ export function datetimeMs(text: string, zone: string): number | null {
   return wall.getTime() - (offset[0] === '-' ? -1 : 1) * minutes * 60_000 + sub
 }
 
-/** `interval <n> <unit>` (or `days`, any case) in ms, marked an interval; null for a unit not read. */
+/** `interval <n> <unit>` (or `days`, any case) in ms, or in months (MONTH_INTERVALS), marked an interval; null for a unit not read. */
 export function intervalNode(n: number, unit: string): HogqlNode | null {
-  const ms = INTERVAL_MS[unit.toLowerCase().replace(/s$/, '')]
+  const name = unit.toLowerCase().replace(/s$/, '')
+  const months = INTERVAL_MONTHS[name]
+  if (months !== undefined) {
+    const node = markInterval({ op: 'number', type: 'number', value: 0 })
+    MONTH_INTERVALS.set(node, n * months)
+    return node
+  }
+  const ms = INTERVAL_MS[name]
   return ms === undefined ? null : markInterval({ op: 'number', type: 'number', value: n * ms })
+}
+
+/** A constant date and time's ms (now(), toDateTime('…'), their periods' starts and shifts), or null for one of events. */
+function constantMs(node: HogqlNode): number | null {
+  if (node.op === 'number') return node.value
+  if (node.op === 'truncate') {
+    const ms = constantMs(node.args[0])
+    return ms === null ? null : truncateMs(ms, node.unit, node.offsets)
+  }
+  if (node.op !== '+' && node.op !== '-') return null
+  const [a, b] = node.args.map(constantMs)
+  return a === null || b === null ? null : node.op === '+' ? a + b : a - b
+}
+
+/**
+ * `left ± interval` (op and interval as parsed), marked a date and time. An interval of months is ClickHouse's
+ * addMonths on the project's wall clock (the time of day kept, the day cut to the month's last): computed here,
+ * so it shifts constants only; a date stays a date.
+ */
+export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: QueryClock): HogqlNode {
+  const [left, interval] = node.args
+  const months = MONTH_INTERVALS.get(interval)
+  if (months === undefined) return markDatetime(node)
+  if (!Number.isSafeInteger(months)) throw new HogqlMathError('An interval of months, quarters or years is a whole number of them here.')
+  const ms = constantMs(left)
+  if (ms === null) throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp: compare instead, as in timestamp > now() - interval 1 month.")
+  const wall = new Date(ms + (zoneOffsetMs(clock.zone, ms) ?? 0))
+  const [year, month, date] = [wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate()]
+  const target = month + (node.op === '+' ? months : -months)
+  const last = new Date(Date.UTC(year, target + 1, 0)).getUTCDate()
+  const shifted = Date.UTC(year, target, Math.min(date, last)) + (wall.getTime() - Date.UTC(year, month, date))
+  // Date.UTC is NaN past its ±275,000 years.
+  if (Number.isNaN(shifted)) throw new HogqlMathError('The interval moves the date past the years a date and time can hold.')
+  const result = markDatetime({ op: 'number', type: 'number', value: wallToInstant(clock.zone, shifted) })
+  return isDate(left) ? markDate(result) : result
 }
 
 const DAY = 86_400_000

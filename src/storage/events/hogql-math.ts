@@ -39,10 +39,10 @@ export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-par
 
 export type HogqlType = 'number' | 'text' | 'null'
 /**
- * The event's own fields an expression reads; `uuid`, `timestamp` (ms, a number) and `properties` (the stored JSON
- * text) in queries only (hogql-query.ts).
+ * The event's own fields an expression reads; `uuid`, `person_id` (its person's uuid when it was stored), `timestamp`
+ * (ms, a number) and `properties` (the stored JSON text) in queries only (hogql-query.ts).
  */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'timestamp' | 'properties'
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties'
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'

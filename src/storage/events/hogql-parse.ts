@@ -5,14 +5,14 @@
  */
 import type { HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
-import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, markDatetime, type QueryClock } from './hogql-datetime.js'
+import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, markDatetime, shiftedDatetime, type QueryClock } from './hogql-datetime.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-/** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read two more. */
+/** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read more. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
-const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'timestamp'])
+const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp'])
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
 const MAX_DEPTH = 64
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
@@ -158,8 +158,8 @@ class Parser {
       if (this.#depth + ++levels > MAX_DEPTH) throw tooDeep()
       this.#i++
       const left = node
-      node = { op, type: 'number', args: [left, next()] }
-      if ((op === '+' || op === '-') && isDatetime(left) && isInterval(node.args[1])) markDatetime(node)
+      const right = next()
+      node = (op === '+' || op === '-') && isDatetime(left) && isInterval(right) ? shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock) : { op, type: 'number', args: [left, right] }
     }
     return node
   }
@@ -200,7 +200,6 @@ class Parser {
       return this.#property(false)
     }
     if (word === 'person' && !t.quoted && this.#isPunct('.')) {
-      if (this.use === 'HogQL queries') throw new HogqlMathError('HogQL queries here read the events table alone: person.properties is not read in them.')
       this.#i++
       const next = this.#peek()
       if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of the person, skylark reads its properties (person.properties.<key>) in ${this.use}.`)
@@ -214,7 +213,7 @@ class Parser {
     if (word === 'interval' && !t.quoted) return this.#interval()
     if (t.value === 'timestamp') return markDatetime({ op: 'field', type: 'number', field: 'timestamp' })
     if (QUERY_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
-    throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>, or properties whole), event, distinct_id, uuid and timestamp.`)
+    throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id and timestamp.`)
   }
 
   /** `interval 7 day`, in ms (hogql-datetime.ts). */
@@ -222,7 +221,7 @@ class Parser {
     const n = this.#peek()
     const unit = this.tokens[this.#i + 1]
     const node = n?.kind === 'number' && unit?.kind === 'name' && !unit.quoted ? intervalNode(n.value, unit.value) : null
-    if (node === null) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day or week).')
+    if (node === null) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day, week, month, quarter or year).')
     this.#i += 2
     return node
   }

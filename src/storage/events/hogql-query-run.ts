@@ -5,6 +5,7 @@
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText } from './hogql-values.js'
+import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
 /** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
@@ -12,6 +13,7 @@ export interface QueryEvent {
   uuid: string
   event: string
   distinct_id: string
+  person_id: string
   timestamp: number
   /** The stored JSON text, read only when the plan reads it whole (`readsProperties`). */
   properties?: string
@@ -74,8 +76,9 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue): void {
  */
 export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>, regex: RegexEngine | null): HogqlValue[][] {
   const at = pathIndex(plan.paths)
+  const person = personReader(plan.persons)
   let current: QueryEvent
-  const property = (path: PropertyPath) => current.texts[at(path)] ?? null
+  const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
   const field = (name: HogqlField) => current[name] ?? ''
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
   type Row = { values: HogqlValue[]; keys: HogqlValue[] }
@@ -124,7 +127,8 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   }
   if (plan.grouped) {
     // Aggregations without GROUP BY make one row even of no events, as in SQL.
-    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map(() => null), aggregates: fresh() })
+    // Its other columns read no event (hogql-query.ts), so they are evaluated without one.
+    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: fresh() })
     for (const group of groups.values()) {
       const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
       if (plan.distinct && !firstSeen(values)) continue

@@ -1,11 +1,16 @@
 /**
  * PostHog's HogQLQuery over the events table, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM
  * events [WHERE condition] [GROUP BY expression, …] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
- * expression of HogQL math and filters (hogql-math.ts: properties, event, distinct_id, functions), or `uuid`,
+ * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or `uuid`,
  * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
  * count(distinct …)). Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and
  * their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared (a text
  * compared with one is a date and time of the project's zone).
+ *
+ * A person property is the event's distinct id's person's now, as HogQL math reads it in experiments (PostHog's
+ * `person_id_override_properties_joined` mode): the plan names the paths (`personPaths`), and the caller resolves them
+ * from persons.db into `persons` before a store runs it. A column of neither events nor persons (`today()`, `'x'`)
+ * stands beside aggregations without being grouped, as in ClickHouse.
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
  * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
@@ -16,6 +21,7 @@ import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlMath, type Hogql
 import { datetimeMs, isDate, isDatetime, isInterval, type QueryClock } from './hogql-datetime.js'
 import { parseQueryExpression } from './hogql-parse.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import type { PersonProperty } from './experiment-types.js'
 
 export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
@@ -65,6 +71,10 @@ export interface HogqlQueryPlan {
   before?: number
   /** The event property paths every expression reads, each once. */
   paths: PropertyPath[]
+  /** The person property paths (`person.properties.…`) every expression reads, each once. */
+  personPaths: PropertyPath[]
+  /** `personPaths` as resolved from persons.db before the run (none from the parse: each then reads null). */
+  persons: readonly PersonProperty[]
   /** Whether an expression reads `properties` whole (the stored JSON text). */
   readsProperties: boolean
 }
@@ -151,7 +161,7 @@ function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
   if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
-  if (expr.op === 'field') return expr.field === 'uuid' ? 'UUID' : 'String'
+  if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' ? 'UUID' : 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
 }
 
@@ -202,7 +212,7 @@ function timeBounds(where: HogqlNode | null): { after?: number; before?: number 
       ;[l, r] = [r, l]
       op = ({ '<': '>', '<=': '>=', '>': '<', '>=': '<=' } as Record<string, string>)[op] ?? op
     }
-    if (l.op !== 'field' || l.field !== 'timestamp' || hogqlProperties(r).length > 0 || hasField(r)) continue
+    if (l.op !== 'field' || l.field !== 'timestamp' || readsEvents(r)) continue
     const v = evaluateHogql(r, () => null)
     if (typeof v !== 'number' || !Number.isFinite(v)) continue
     if (op === '>' || op === '>=' || op === '=') bounds.after = Math.max(bounds.after ?? -Infinity, Math.floor(v))
@@ -213,6 +223,11 @@ function timeBounds(where: HogqlNode | null): { after?: number; before?: number 
 
 function readsWhole(node: HogqlNode): boolean {
   return (node.op === 'field' && node.field === 'properties') || ('args' in node && node.args.some(readsWhole))
+}
+
+/** Whether the value differs between events: a column that doesn't is the same for every group. */
+function readsEvents(node: HogqlNode): boolean {
+  return hasField(node) || hogqlProperties(node).length > 0
 }
 
 function hasField(node: HogqlNode): boolean {
@@ -261,7 +276,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   })
   const grouped = groupBy.length > 0 || columns.some((c) => c.math !== null)
   for (const c of columns) {
-    if (grouped && c.math === null && !groupBy.some((g) => same(g, c.expr))) {
+    if (grouped && c.math === null && readsEvents(c.expr) && !groupBy.some((g) => same(g, c.expr))) {
       throw refuse(`Column ${c.name} is neither aggregated nor in GROUP BY: add it to GROUP BY, or aggregate it.`)
     }
   }
@@ -297,7 +312,9 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   const paginated = limitTokens === undefined
   const nodes = [...columns.map((c) => c.expr), ...(where ? [where] : []), ...groupBy, ...orderBy.map((o) => o.expr)]
   const paths = uniquePaths(nodes.flatMap((n) => hogqlProperties(n, 'event')))
-  if (paths.length > MAX_QUERY_PATHS) throw refuse(`The query reads ${paths.length} properties; a query here reads at most ${MAX_QUERY_PATHS}.`)
+  const personPaths = uniquePaths(nodes.flatMap((n) => hogqlProperties(n, 'person')))
+  const read = paths.length + personPaths.length
+  if (read > MAX_QUERY_PATHS) throw refuse(`The query reads ${read} properties; a query here reads at most ${MAX_QUERY_PATHS}.`)
   return {
     columns,
     distinct,
@@ -309,6 +326,8 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     paginated,
     ...timeBounds(where),
     paths,
+    personPaths,
+    persons: [],
     readsProperties: nodes.some(readsWhole),
   }
 }

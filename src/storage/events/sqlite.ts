@@ -238,12 +238,12 @@ export class SqliteEventStore implements EventStore {
     const where = compileSqliteWhere({ teamId, after: plan.after, before: plan.before })
     const texts = plan.paths.map(propertyPathText)
     const rows = this.#db
-      .prepare(`SELECT uuid, event, distinct_id, timestamp, ${plan.readsProperties ? 'properties' : 'NULL'}${texts.map((t) => `, ${t.sql}`).join('')} FROM ${where.from} WHERE ${where.sql}`)
+      .prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${plan.readsProperties ? 'properties' : 'NULL'}${texts.map((t) => `, ${t.sql}`).join('')} FROM ${where.from} WHERE ${where.sql}`)
       .raw()
       .iterate(...texts.flatMap((t) => t.params), ...where.params) as IterableIterator<unknown[]>
     function* events(): Generator<QueryEvent> {
-      for (const [uuid, event, distinct_id, timestamp, properties, ...values] of rows) {
-        yield { uuid: uuid as string, event: event as string, distinct_id: distinct_id as string, timestamp: timestamp as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
+      for (const [uuid, event, distinct_id, person_id, timestamp, properties, ...values] of rows) {
+        yield { uuid: uuid as string, event: event as string, distinct_id: distinct_id as string, person_id: person_id as string, timestamp: timestamp as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
       }
     }
     return runHogqlQuery(plan, events(), this.#regex)

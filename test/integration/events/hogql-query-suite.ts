@@ -4,6 +4,7 @@
  */
 import type { Test } from 'tap'
 import { startServer, type TestServer } from '../../helpers/server.js'
+import { readUntil } from '../../helpers/wait.js'
 import { waitForEvents, type StoreSetup } from '../ingestion/suite.js'
 
 const DAY = 86_400_000
@@ -16,7 +17,15 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     event: ['view', 'click', 'buy'][i % 3],
     uuid: `0190d1e2-0000-7000-8000-${String(i).padStart(12, '0')}`,
     timestamp: new Date(Date.UTC(2024, 0, 1) + i * DAY + 123).toISOString(),
-    properties: { distinct_id: `user-${i % 10}`, n: i, ...(i % 2 === 0 ? { price: i * 1.5 } : {}), plan: i < 15 ? 'free' : 'pro', shop: { city: i % 4 === 0 ? 'Oslo' : 'Rome' } },
+    properties: {
+      distinct_id: `user-${i % 10}`,
+      n: i,
+      ...(i % 2 === 0 ? { price: i * 1.5 } : {}),
+      plan: i < 15 ? 'free' : 'pro',
+      shop: { city: i % 4 === 0 ? 'Oslo' : 'Rome' },
+      // The persons of user-0 … user-3 get an email and a tier; the last $set wins (user-0's tier is gold).
+      ...(i % 10 < 4 ? { $set: { email: `u${i % 10}@example.com`, tier: i % 10 === 0 && i >= 10 ? 'gold' : 'basic' } } : {}),
+    },
   }))
   batch.push({ event: 'recent', uuid: '0190d1e2-0000-7000-8000-999999999999', timestamp: new Date(now - 3_600_000).toISOString(), properties: { distinct_id: 'user-x' } as never })
   t.before(async () => {
@@ -43,6 +52,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(res.body.columns, ['event', 'n'])
     t.same(res.body.types, [['event', 'String'], ['n', 'UInt64']])
     t.match(res.body, { hasMore: false, limit: 100, offset: 0, is_cached: false, timezone: 'UTC', hogql: /^SELECT event/ })
+    const twice = await rows("select event as a, event as b, count() from events where event != 'recent' group by a, b order by a")
+    t.same(twice, [['buy', 'buy', 10], ['click', 'click', 10], ['view', 'view', 10]], 'one key in two columns')
+    t.same(await rows("select 'all', count() from events where event = 'none'"), [['all', 0]], 'a constant beside an aggregation of no events')
   })
 
   t.test('aggregations over properties: sums, means, extremes, distinct counts and conditions', async (t) => {
@@ -80,9 +92,28 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(days.body.types[0], ['day', 'Date'])
     t.same(await rows("select toStartOfMonth(timestamp) as m, count() from events where event != 'recent' group by m order by m"), [['2024-01-01T00:00:00Z', 30]])
     t.same(await rows("select count() from events where toStartOfWeek(timestamp) = '2024-01-07'"), [[7]], 'weeks from Sunday')
+    t.same(await rows("select count(), toDateTime('2024-03-31 10:00:00') - interval 2 month from events where timestamp < toDateTime('2024-03-01') - interval 1 month"), [[30, '2024-01-31T10:00:00Z']], 'months on the wall clock')
+    t.same(await rows('select now() + interval 1e308 day from events limit 1'), [[null]], 'a date and time past what one can hold is null')
     // keyset paging as PostHog advises it
     const page = await rows("select properties.n from events where timestamp > '2024-01-28 00:00:00.123' order by timestamp limit 5")
     t.same(page, [[28], [29], [null]])
+  })
+
+  t.test("person properties are the event's person's now; person_id is its person", async (t) => {
+    // The persons are written beside the events; wait until the last $set is read.
+    const tiers = await readUntil(
+      'the persons',
+      () => rows("select person.properties.tier as tier, count(), uniq(distinct_id) from events where event != 'recent' group by tier order by tier"),
+      (r) => JSON.stringify(r).includes('gold'),
+    )
+    // user-0 (3 events) gold; user-1 … user-3 (9 events) basic; the other 18 events' persons have no tier.
+    t.same(tiers, [['basic', 9, 3], ['gold', 3, 1], [null, 18, 6]])
+    t.same(await rows("select distinct distinct_id from events where person.properties.email like 'u1@%' or person.properties.email = 'u2@example.com' order by distinct_id"), [['user-1'], ['user-2']])
+    const ids = await rows("select distinct_id, uniq(person_id) from events where event != 'recent' group by distinct_id order by distinct_id limit 2")
+    t.same(ids, [['user-0', 1], ['user-1', 1]], "each distinct id's events carry one person")
+    const [[a], [b]] = await rows("select person_id from events where distinct_id in ('user-0', 'user-1') and properties.n < 2 order by timestamp")
+    t.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-/)
+    t.not(a, b, 'two distinct ids, two persons')
   })
 
   t.test('without LIMIT 100 rows and hasMore; a LIMIT is taken as given', async (t) => {
@@ -106,7 +137,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
       ['select quantile(0.5)(properties.n) from events', /not supported in HogQL queries here/],
       ['select sum(count()) from events', /read here as a whole column/],
-      ['select person.properties.email from events', /person.properties is not read/],
+      ['select person.email from events', /Of the person, skylark reads its properties/],
+      ['select person.properties.email, count() from events', /neither aggregated nor in GROUP BY/],
       ['select event from events where', /empty/],
     ] as const) {
       const res = await query(text)

@@ -229,6 +229,8 @@ function queryBody(rng: Rng): Record<string, unknown> {
     'SELECT event, count() FROM events GROUP BY event ORDER BY count() DESC',
     'SELECT toDate(timestamp) AS d, uniq(distinct_id) FROM events WHERE timestamp > now() - interval 7 day GROUP BY d ORDER BY d',
     'SELECT DISTINCT properties.$browser, toStartOfWeek(timestamp) FROM events LIMIT 99999999',
+    `SELECT person.properties.${rng.pick(['email', '$x', 'a.b.c'])}, person_id, today() - interval ${rng.int(1e6)} month FROM events`,
+    `SELECT now() + interval ${rng.pick(['-1', '9999999', '1e308', '0.5'])} year, count() FROM events`,
     `SELECT ${hostileString(rng)} FROM events`,
     `SELECT properties.x FROM events WHERE ${hostileString(rng)} ORDER BY timestamp`,
     `SELECT ${'('.repeat(rng.int(200))}1${')'.repeat(rng.int(200))} FROM events`,

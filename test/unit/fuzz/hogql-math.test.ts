@@ -119,7 +119,7 @@ t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
       if (error instanceof HogqlMathError) return 'accepted none'
       throw error
     }
-    const events = Array.from({ length: 5 }, (_, k) => ({ uuid: `u${k}`, event: rng.pick(['a', 'b']), distinct_id: `d${k}`, timestamp: Date.UTC(2024, 0, 1) + k * 3_600_000, texts: plan.paths.map(() => rng.pick(TEXTS)) }))
+    const events = Array.from({ length: 5 }, (_, k) => ({ uuid: `u${k}`, event: rng.pick(['a', 'b']), distinct_id: `d${k}`, person_id: `p${k}`, timestamp: Date.UTC(2024, 0, 1) + k * 3_600_000, texts: plan.paths.map(() => rng.pick(TEXTS)) }))
     runHogqlQuery(plan, events, compileRegex)
     hogqlQuerySql(plan, 'events', 'team_id = 1', { version: '18.16.1', dateTime64: false, jsonExtract: false })
     return 'accepted some'

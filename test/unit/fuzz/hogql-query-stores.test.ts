@@ -3,7 +3,9 @@
  * 18.16): random SELECTs of grouped aggregations or of plain columns (DISTINCT or not), with random conditions,
  * time bounds, periods (toStartOfDay … in zones with and without summer time), orders and limits, over events
  * 37 hours apart whose properties take the shapes that told the stores apart before (numbers' texts, objects,
- * missing keys and nulls, non-ASCII letters). Every query orders its rows completely, so two right answers are one.
+ * missing keys and nulls, non-ASCII letters), and person properties of some of their distinct ids (as persons.db's
+ * texts would resolve them), with constant columns beside aggregations. Every query orders its rows completely, so two
+ * right answers are one.
  */
 import t from 'tap'
 import { parseHogqlQuery, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
@@ -22,7 +24,9 @@ const PERIODS = ['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', '
 
 const KEYS = ['a', 'b', '$c', 'n']
 const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x']]
-const TERMS = ['properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)']
+/** Person property texts as persons.db resolves them: strings unquoted, other JSON as written. */
+const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
+const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)']
 const CONDITIONS = ['properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')"]
 
 function term(rng: Rng, depth = 0): string {
@@ -37,7 +41,7 @@ function term(rng: Rng, depth = 0): string {
 function condition(rng: Rng): string {
   const parts = Array.from({ length: rng.int(2) + 1 }, () => rng.pick(CONDITIONS))
   if (rng.chance(0.4)) parts.push(`timestamp ${rng.pick(['>', '>=', '<', '<='])} '2024-${rng.pick(['02', '03', '04'])}-${String(rng.int(28) + 1).padStart(2, '0')} ${String(rng.int(24)).padStart(2, '0')}:00:00'`)
-  if (rng.chance(0.2)) parts.push(rng.pick(["timestamp > toDateTime('2024-03-10T00:00:00Z') - interval 5 day", 'timestamp < yesterday()', 'toDate(timestamp) >= today() - interval 30 day']))
+  if (rng.chance(0.2)) parts.push(rng.pick(["timestamp > toDateTime('2024-03-10T00:00:00Z') - interval 5 day", 'timestamp < yesterday()', 'toDate(timestamp) >= today() - interval 30 day', "timestamp < toDateTime('2024-03-31 10:00:00') - interval 1 month"]))
   if (rng.chance(0.2)) parts.push(`${rng.pick(PERIODS)}(timestamp) ${rng.pick(['=', '>=', '<'])} '2024-03-${String(rng.int(28) + 1).padStart(2, '0')}'`)
   return parts.join(rng.chance(0.7) ? ' and ' : ' or ')
 }
@@ -60,7 +64,8 @@ function query(rng: Rng): string {
   if (rng.chance(0.5)) {
     const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => (rng.chance(0.3) ? `${rng.pick(PERIODS)}(timestamp)` : term(rng)))
     const aggregates = Array.from({ length: rng.int(3) + 1 }, () => aggregation(rng))
-    const columns = [...keys.map((k, i) => `${k} AS k${i}`), ...aggregates]
+    const constant = keys.length === 0 && rng.chance(0.5) ? [`${rng.pick(["'x'", 'today()', '1 + 2.5', 'null', "concat('a', 'b')"])} AS k`] : []
+    const columns = [...constant, ...keys.map((k, i) => `${k} AS k${i}`), ...aggregates]
     const group = keys.length > 0 ? ` GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')} ORDER BY ${keys.map((_, i) => `k${i} ${rng.pick(['ASC', 'DESC'])}`).join(', ')}` : ''
     return `SELECT ${columns.join(', ')} FROM events${where}${group}${limit}`
   }
@@ -85,6 +90,15 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     for (const key of KEYS) if (rng0.chance(0.75)) p[key] = key === 'n' ? rng0.pick([0, 1, 2, 3, 4, 5, 2.5, '4', null]) : rng0.pick(VALUES)
     properties[`d${String(i).padStart(2, '0')}`] = p
   }
+  const persons = ['p', 'q'].map((key) => {
+    const byText = new Map<string, string[]>()
+    for (const id of Object.keys(properties)) {
+      if (!rng0.chance(0.7)) continue
+      const text = rng0.pick(PERSON_TEXTS)
+      byText.set(text, [...(byText.get(text) ?? []), id])
+    }
+    return { path: [key] as const, values: [...byText].map(([text, ids]) => ({ text, ids })) }
+  })
   const rows = pageviewRows(TEAM, properties).map((row, i) => ({ ...row, timestamp: T0 + i * STEP, event: i % 3 === 0 ? 'signed up' : row.event }))
   const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_hogql_query_fuzz')
   const failures: string[] = []
@@ -95,7 +109,8 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     const text = query(rng)
     let plan: HogqlQueryPlan
     try {
-      plan = parseHogqlQuery(text, { now: T0 + 30 * STEP, zone })
+      const parsed = parseHogqlQuery(text, { now: T0 + 30 * STEP, zone })
+      plan = { ...parsed, persons: persons.filter((p) => parsed.personPaths.some((path) => path[0] === p.path[0])) }
     } catch (error) {
       failures.push(`case ${i} (${zone}): ${text}\n  refused: ${(error as Error).message}`)
       continue

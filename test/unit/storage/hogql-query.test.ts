@@ -15,6 +15,7 @@ function events(count: number, paths: readonly (readonly string[])[]): QueryEven
       uuid: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
       event: n % 2 === 0 ? 'even' : 'odd',
       distinct_id: `u${n % 3}`,
+      person_id: `p${n % 3}`,
       timestamp: Date.parse('2024-03-01T00:00:00Z') + n * 60_000,
       texts: paths.map((p) => texts[p[0]] ?? null),
     }
@@ -48,7 +49,7 @@ t.test('dates and times: texts compared with timestamp are read in the project z
   const p = plan("select event from events where timestamp >= '2024-03-01' and '2024-03-02' > timestamp and properties.a = '1'", 'Europe/Berlin')
   t.same([p.after, p.before], [Date.parse('2024-02-29T23:00:00Z'), Date.parse('2024-03-01T23:00:00Z')])
   // NOW is 2024-03-10 12:00 UTC: 13:00 in Berlin, 07:00 in New York.
-  const day = (text: string, zone: string) => new Date(runHogqlQuery(plan(`select ${text} from events`, zone), [{ uuid: 'u', event: 'e', distinct_id: 'd', timestamp: 0, texts: [] }], null)[0][0] as number).toISOString()
+  const day = (text: string, zone: string) => new Date(runHogqlQuery(plan(`select ${text} from events`, zone), [{ uuid: 'u', event: 'e', distinct_id: 'd', person_id: 'p', timestamp: 0, texts: [] }], null)[0][0] as number).toISOString()
   t.same([day('today()', 'Europe/Berlin'), day('yesterday()', 'America/New_York')], ['2024-03-09T23:00:00.000Z', '2024-03-09T05:00:00.000Z'], "today() and yesterday() on the zone's wall clock")
   t.match(plan('select today() from events').columns, [{ time: 'date', type: 'Date' }])
   const recent = plan('select event from events where timestamp > now() - interval 2 hour')
@@ -58,8 +59,27 @@ t.test('dates and times: texts compared with timestamp are read in the project z
   t.match(plan('select count(timestamp) from events').columns, [{ time: null, type: 'UInt64' }])
 })
 
+t.test("intervals of months and years shift constant dates on the project's wall clock, the day cut to the month's end", async (t) => {
+  const at = (text: string, zone = 'UTC') => {
+    const value = runHogqlQuery(plan(`select ${text} from events`, zone), [{ uuid: 'u', event: 'e', distinct_id: 'd', person_id: 'p', timestamp: 0, texts: [] }], null)[0][0]
+    return new Date(value as number).toISOString()
+  }
+  t.equal(at('now() - interval 1 month'), '2024-02-10T12:00:00.000Z')
+  t.equal(at("toDateTime('2024-03-31 10:00:00') - interval 1 month"), '2024-02-29T10:00:00.000Z', 'the 31st of March less a month is the last of February')
+  t.equal(at("toDateTime('2024-02-29 00:00:00') + interval 1 year"), '2025-02-28T00:00:00.000Z')
+  t.equal(at("toDateTime('2024-01-15 00:00:00') + interval 2 quarters"), '2024-07-15T00:00:00.000Z')
+  t.equal(at("toDateTime('2024-04-15 12:00:00') - interval 1 month", 'Europe/Berlin'), '2024-03-15T11:00:00.000Z', 'noon in Berlin before and after summer time')
+  t.equal(at('toStartOfMonth(now()) - interval 1 month + interval 2 day'), '2024-02-03T00:00:00.000Z')
+  t.match(plan('select today() - interval 3 month from events').columns, [{ time: 'date', type: 'Date' }], 'a date stays a date')
+  t.equal(plan('select event from events where timestamp >= now() - interval 1 month').after, Date.parse('2024-02-10T12:00:00Z'), 'and bounds the events read')
+  t.throws(() => plan('select timestamp - interval 1 month from events'), /not to timestamp: compare instead/)
+  t.throws(() => plan('select now() - interval 1 fortnight from events'), /second, minute, hour, day, week, month, quarter or year/)
+  t.throws(() => plan('select now() - interval 0.5 month from events'), /a whole number of them/)
+  t.throws(() => plan('select now() + interval 9999999 year from events'), /past the years a date and time can hold/)
+})
+
 t.test("periods start on the project zone's wall clock, summer time included, and are read back as dates and times", async (t) => {
-  const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', timestamp: Date.parse(iso), texts: [] })
+  const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
   const starts = (zone: string, fn: string, iso: string) => {
     const p = plan(`select ${fn}(timestamp) from events`, zone)
     return new Date(runHogqlQuery(p, [at(iso)], null)[0][0] as number).toISOString()
@@ -92,6 +112,28 @@ t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with null
   t.same(run('select properties.n from events limit 3'), [['0'], ['1'], ['2']], 'without ORDER BY the reading stops at the limit')
   t.same(run('select properties.n from events order by toFloat(properties.n) desc limit 3', 5_000), [['4999'], ['4998'], ['4997']], 'the first rows in order of many')
   t.same(run("select countIf(timestamp < '2024-03-01 00:03:00') from events"), [[3]])
+})
+
+t.test("person properties are the event's distinct id's person's as resolved before the run; person_id is the stored one", async (t) => {
+  const p = plan("select person.properties.plan as plan, count(), uniq(person_id) from events where person.properties.email like '%@a.io' group by plan order by plan")
+  t.same([p.paths, p.personPaths], [[], [['plan'], ['email']]])
+  const persons = [
+    { path: ['plan'] as const, values: [{ text: 'pro', ids: ['u0', 'u1'] }] },
+    { path: ['email'] as const, values: [{ text: 'a@a.io', ids: ['u0', 'u2'] }, { text: 'b@b.io', ids: ['u1'] }] },
+  ]
+  // u0: pro, a@a.io (4 events of 10); u1: pro, b@b.io; u2: no plan, a@a.io (3 events).
+  t.same(runHogqlQuery({ ...p, persons }, events(10, []), null), [['pro', 4, 1], [null, 3, 1]])
+  t.same(runHogqlQuery(p, events(10, []), null), [], 'unresolved, every person property reads null')
+  t.match(plan('select person_id from events').columns, [{ type: 'UUID' }])
+  t.throws(() => plan(`select ${Array.from({ length: 26 }, (_, i) => `properties.k${i}, person.properties.k${i}`).join(', ')} from events`), /reads 52 properties/, 'person paths count toward the cap')
+})
+
+t.test('a column that reads no event stands beside aggregations ungrouped, also over no events', async (t) => {
+  t.same(run("select 'all' as scope, today(), count() from events"), [['all', Date.parse('2024-03-10T00:00:00Z'), 10]])
+  t.same(run("select 1 + 1, count() from events where event = 'none'"), [[2, 0]])
+  t.same(run("select 'x', event, count() from events group by event order by event"), [['x', 'even', 5], ['x', 'odd', 5]])
+  t.throws(() => plan('select event, count() from events'), /Column event is neither aggregated nor in GROUP BY/)
+  t.throws(() => plan('select person.properties.a, count() from events'), /neither aggregated nor in GROUP BY/)
 })
 
 t.test('what a query here cannot read is refused by name', async (t) => {
