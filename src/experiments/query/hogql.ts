@@ -65,26 +65,27 @@ async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject
   const plan = { ...parsed, persons: await personsOf(sources.persons, project.id, parsed) }
   const rows = await sources.events.hogqlQuery(project.id, plan)
   const limit = plan.paginated ? defaultLimit : plan.fetch
+  // The hidden columns HAVING reads are not answered.
   const results = rows.slice(0, limit).map((row) =>
-    row.map((value, i) => {
+    row.slice(0, plan.shown).map((value, i) => {
       const time = plan.columns[i].time
       if (time === null || typeof value !== 'number') return value
       return Math.abs(value) <= MAX_DATE_MS ? written(value, time) : null
     }),
   )
-  return { plan, results, limit, hasMore: rows.length > limit }
+  return { columns: plan.columns.slice(0, plan.shown), paginated: plan.paginated, results, limit, hasMore: rows.length > limit }
 }
 
 export async function answerHogqlQuery(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {
   // PostHog's JSON writes an aware datetime's `+00:00` as Z (DRF's encoder).
   const written = (ms: number, time: 'datetime' | 'date') => timeText(ms, project.timezone, time, 'T').replace(/\+00:00$/, 'Z')
-  const { plan, results, limit, hasMore } = await rowsOf(sources, project, query, nowMs, DEFAULT_RETURNED_ROWS, written)
+  const { columns, paginated, results, limit, hasMore } = await rowsOf(sources, project, query, nowMs, DEFAULT_RETURNED_ROWS, written)
   return {
     results,
-    columns: plan.columns.map((c) => c.name),
-    types: plan.columns.map((c) => [c.name, c.type]),
+    columns: columns.map((c) => c.name),
+    types: columns.map((c) => [c.name, c.type]),
     hogql: query.query as string,
-    ...(plan.paginated ? { hasMore, limit, offset: 0 } : {}),
+    ...(paginated ? { hasMore, limit, offset: 0 } : {}),
     timezone: project.timezone,
     is_cached: false,
     last_refresh: iso(nowMs),
@@ -99,6 +100,6 @@ export async function answerHogqlQuery(sources: HogqlSources, project: Project, 
  * column → value object, dates and times as Python's str() writes a datetime (`2024-01-31 12:00:00.123000+00:00`).
  */
 export async function hogqlExportRows(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject[]> {
-  const { plan, results } = await rowsOf(sources, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time) => timeText(ms, project.timezone, time, ' '))
-  return results.map((row) => Object.fromEntries(plan.columns.map((c, i) => [c.name, row[i]])))
+  const { columns, results } = await rowsOf(sources, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time) => timeText(ms, project.timezone, time, ' '))
+  return results.map((row) => Object.fromEntries(columns.map((c, i) => [c.name, row[i]])))
 }

@@ -8,14 +8,15 @@ import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import type { HogqlMath } from './hogql-math.js'
-import type { HogqlQueryPlan } from './hogql-query.js'
+import { isColumnRef, type HogqlQueryPlan } from './hogql-query.js'
 
 function aggregateSql(math: HogqlMath, contribution: string): string {
   switch (math.aggregation) {
     case 'count':
       return `count(${contribution})`
     case 'uniq':
-      return `uniqExact(${contribution})`
+      // 18.16's uniqExact of nothing but NULLs is NULL, which HAVING would read as such.
+      return `ifNull(uniqExact(${contribution}), 0)`
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`
@@ -30,7 +31,7 @@ function aggregateSql(math: HogqlMath, contribution: string): string {
 export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string, f: ServerFeatures): string {
   const property: PropertySql = (path, person) => (person ? personPropertySql(plan.persons, path) : propertyPathExpr(path, f))
   const field: FieldSql = (name) =>
-    name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(${name})`
+    isColumnRef(name) ? name : name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(${name})`
   const select = plan.columns.map((c, i) => {
     const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field))
     return `${sql} AS col_${i}`
@@ -56,10 +57,12 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
     return `${name} ${o.desc ? 'DESC' : 'ASC'} NULLS LAST`
   })
   const condition = plan.where === null ? '' : ` AND ${hogqlConditionSql(plan.where, property, 'qw', field)}`
+  // count() > 0: 18.16 drops constant keys from GROUP BY, and then answers a row for no events.
+  const having = [...(groupBy.length > 0 ? ['count() > 0'] : []), ...(plan.having === null ? [] : [hogqlConditionSql(plan.having, property, 'qh', field)])]
   return (
     `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${select.join(', ')} FROM ${table} WHERE ${where}${condition}` +
-    // HAVING: 18.16 drops constant keys from GROUP BY, and then answers a row for no events.
-    (groupBy.length > 0 ? ` GROUP BY ${groupBy.join(', ')} HAVING count() > 0` : '') +
+    (groupBy.length > 0 ? ` GROUP BY ${groupBy.join(', ')}` : '') +
+    (having.length > 0 ? ` HAVING ${having.join(' AND ')}` : '') +
     (orderBy.length > 0 ? ` ORDER BY ${orderBy.join(', ')}` : '') +
     ` LIMIT ${plan.fetch}`
   )

@@ -50,6 +50,35 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
 export const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
 export const SUGAR = ['multiIf', 'nullIf']
+
+export const MAX_DEPTH = 64
+export const MAX_IN_TERMS = 1000
+export const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
+
+/** The nodes of an expression. */
+export function size(node: HogqlNode): number {
+  return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1
+}
+
+/**
+ * multiIf(c1, v1, c2, v2, …, else) as nested ifs, and nullIf(a, b) as if(a = b, null, a), ClickHouse's
+ * definitions: the evaluation and the SQL of `if` and `=` then hold for them too. `depth`: the parser's nesting.
+ */
+export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNode {
+  const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => ({ op: 'call', fn: 'if', type, args: operands })
+  if (fn === 'nullIf') {
+    if (args.length !== 2) throw new HogqlMathError(`nullIf() takes 2 arguments, got ${args.length}.`)
+    // Its first argument is read twice: nested nullIfs would double the expression at each level.
+    if (size(args[0]) > MAX_IN_TERMS / 2) throw new HogqlMathError('The first argument of nullIf() is too large here.')
+    const [a, b] = args
+    return call(unify([a]), { op: '=', type: 'number', args: [a, b] }, { op: 'null', type: 'null' }, a)
+  }
+  if (args.length < 3 || args.length % 2 === 0) throw new HogqlMathError(`multiIf() takes conditions and values in pairs, then the value otherwise (an odd number, at least 3), got ${args.length}.`)
+  if (depth + args.length / 2 > MAX_DEPTH) throw tooDeep()
+  let otherwise = args[args.length - 1]
+  for (let i = args.length - 3; i >= 0; i -= 2) otherwise = call(unify([args[i + 1], otherwise]), args[i], args[i + 1], otherwise)
+  return otherwise
+}
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
 export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring'])
 /** The functions whose value is a text. */

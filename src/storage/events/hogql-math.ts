@@ -42,7 +42,9 @@ export type HogqlType = 'number' | 'text' | 'null'
  * The event's own fields an expression reads; `uuid`, `person_id` (its person's uuid when it was stored), `timestamp`
  * (ms, a number) and `properties` (the stored JSON text) in queries only (hogql-query.ts).
  */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties'
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | ColumnRef
+/** A query's column (its index) as HAVING reads it: a group's value, not an event's (hogql-query.ts). */
+export type ColumnRef = `col_${number}`
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'
@@ -208,7 +210,7 @@ const NO_FIELDS = (field: HogqlField): never => {
  * where `person` (`person.properties.<key>`); `regex` runs match() and `field` gives the event's fields, which
  * without them fail.
  */
-export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string | number = NO_FIELDS): HogqlValue {
+export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => HogqlValue = NO_FIELDS): HogqlValue {
   const value = (n: HogqlNode) => evaluateHogql(n, property, regex, field)
   const number = (n: HogqlNode) => asNumber(n, value(n))
   switch (node.op) {
@@ -273,7 +275,7 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
 }
 
 /** Whether an event passes a HogQL filter's condition (parseHogqlCondition): a number other than 0. */
-export function hogqlHolds(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => string | number = NO_FIELDS): boolean {
+export function hogqlHolds(node: HogqlNode, property: PropertyReader, regex: RegexEngine | null = null, field: (name: HogqlField) => HogqlValue = NO_FIELDS): boolean {
   const v = asNumber(node, evaluateHogql(node, property, regex, field))
   return v !== null && v !== 0
 }

@@ -3,8 +3,8 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import type { HogqlField, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
-import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, OTHER_AGGREGATIONS, SUGAR, typedCall, unify } from './hogql-functions.js'
+import type { HogqlField, HogqlMath, HogqlNode } from './hogql-math.js'
+import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, markDatetime, shiftedDatetime, type QueryClock } from './hogql-datetime.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
@@ -14,20 +14,24 @@ export { HogqlMathError } from './hogql-tokens.js'
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp'])
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
-const MAX_DEPTH = 64
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
 const MAX_LENGTH = 10_000
-const MAX_IN_TERMS = 1000
-const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
-
-/** The nodes of an expression. */
-function size(node: HogqlNode): number {
-  return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1
-}
 
 /** What the text is, in refusals: `math_hogql`, a filter's key, or a HogQLQuery's part. */
 type Use = 'HogQL math' | 'HogQL filters' | 'HogQL queries'
+
+/** An aggregation call as read: its name (count(distinct …) as uniq), arguments and a quantile's level. */
+type AggregationCall = { name: string; args: HogqlNode[]; level?: number }
+
+/**
+ * What a query's HAVING reads beyond an expression of events (hogql-query.ts): its columns by alias, and
+ * aggregations anywhere in it, each read as a column (a node that stands for it).
+ */
+export interface QueryScope {
+  alias(name: string): HogqlNode | null
+  aggregate(call: AggregationCall): HogqlNode
+}
 
 class Parser {
   #i = 0
@@ -37,6 +41,8 @@ class Parser {
     readonly use: Use,
     /** A query's now() (ms) and its project's time zone, which reads its dates and times. */
     readonly clock: QueryClock = { now: 0, zone: 'UTC' },
+    /** HAVING's; none within an aggregation's arguments. */
+    private scope: QueryScope | null = null,
   ) {}
 
   #peek(): Token | undefined {
@@ -194,6 +200,8 @@ class Parser {
     if (!t.quoted && (word === 'true' || word === 'false')) return { op: 'number', type: 'number', value: word === 'true' ? 1 : 0 }
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
+    const aliased = this.scope?.alias(t.value)
+    if (aliased) return aliased
     if (word === 'properties' && !t.quoted) {
       // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
@@ -262,38 +270,19 @@ class Parser {
   #call(name: string): HogqlNode {
     if (this.use === 'HogQL queries' && isDatetimeFunction(name)) return datetimeCall(name, this.#arguments(), this.clock)
     const sugar = SUGAR.find((s) => s.toLowerCase() === name.toLowerCase())
-    if (sugar !== undefined) return this.#sugar(sugar, this.#arguments())
+    if (sugar !== undefined) return sugarCall(sugar, this.#arguments(), this.#depth)
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
     if (spec && this.use === 'HogQL math' && FILTER_FUNCTIONS.has(spec[0])) throw new HogqlMathError(`${spec[0]}() is read in HogQL filters only here, not in HogQL math.`)
     if (!spec) {
+      if (this.scope !== null && (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name))) return this.scope.aggregate(this.#aggregationCall(name))
       if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
-        if (this.use === 'HogQL queries') throw new HogqlMathError(`The aggregation ${name}() is read here as a whole column of the SELECT (as in SELECT event, count() … GROUP BY event), not within an expression or in WHERE.`)
+        if (this.use === 'HogQL queries') throw new HogqlMathError(`The aggregation ${name}() is read here as a whole column of the SELECT (as in SELECT event, count() … GROUP BY event) or within HAVING, not within a column's expression, another aggregation or WHERE.`)
         throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
       }
       const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use !== 'HogQL math' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR, ...(this.use === 'HogQL queries' ? DATETIME_FUNCTIONS : [])]
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
     return typedCall(spec, this.#arguments())
-  }
-
-  /**
-   * multiIf(c1, v1, c2, v2, …, else) as nested ifs, and nullIf(a, b) as if(a = b, null, a), ClickHouse's
-   * definitions: the evaluation and the SQL of `if` and `=` then hold for them too.
-   */
-  #sugar(fn: string, args: HogqlNode[]): HogqlNode {
-    const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => ({ op: 'call', fn: 'if', type, args: operands })
-    if (fn === 'nullIf') {
-      if (args.length !== 2) throw new HogqlMathError(`nullIf() takes 2 arguments, got ${args.length}.`)
-      // Its first argument is read twice: nested nullIfs would double the expression at each level.
-      if (size(args[0]) > MAX_IN_TERMS / 2) throw new HogqlMathError('The first argument of nullIf() is too large here.')
-      const [a, b] = args
-      return call(unify([a]), { op: '=', type: 'number', args: [a, b] }, { op: 'null', type: 'null' }, a)
-    }
-    if (args.length < 3 || args.length % 2 === 0) throw new HogqlMathError(`multiIf() takes conditions and values in pairs, then the value otherwise (an odd number, at least 3), got ${args.length}.`)
-    if (this.#depth + args.length / 2 > MAX_DEPTH) throw tooDeep()
-    let otherwise = args[args.length - 1]
-    for (let i = args.length - 3; i >= 0; i -= 2) otherwise = call(unify([args[i + 1], otherwise]), args[i], args[i + 1], otherwise)
-    return otherwise
   }
 
   #arguments(): HogqlNode[] {
@@ -317,36 +306,43 @@ class Parser {
    * The outermost aggregation, if the whole text is one call of it (`extract_aggregation_and_inner_expr`), with a
    * parametric one's level (`quantile(0.9)(x)`).
    */
-  aggregation(): { name: string; args: HogqlNode[]; level?: number } | null {
+  aggregation(): AggregationCall | null {
     const [first, second] = this.tokens
     if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null
-    const name = first.value.toLowerCase()
-    if (!AGGREGATIONS.has(name) && !OTHER_AGGREGATIONS.test(first.value)) return null
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile(level)'} are.`)
-    if (this.use === 'HogQL queries' && (name === 'any' || name === 'median' || name === 'quantile')) throw new HogqlMathError(`The aggregation ${first.value}() is not supported in HogQL queries here; ${QUERY_AGGREGATIONS} are.`)
-    let at = 1
-    let level: number | undefined
-    if (name === 'quantile') {
-      const [, , value, close] = this.tokens
-      if (value?.kind !== 'number' || !(value.value >= 0 && value.value <= 1) || close?.kind !== 'punct' || close.value !== ')') throw new HogqlMathError('quantile() takes its level as a number from 0 to 1, as in quantile(0.9)(properties.amount).')
-      level = value.value
-      at = 4
-      if (this.tokens[at]?.kind !== 'punct' || this.tokens[at].value !== '(') throw new HogqlMathError('quantile(level) takes the expression after its level, as in quantile(0.9)(properties.amount).')
-    } else if (name === 'median') level = 0.5
-    const third = this.tokens[at + 1]
-    const distinct = third?.kind === 'name' && !third.quoted && third.value.toLowerCase() === 'distinct'
-    if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${first.value}(distinct ...) is not supported in ${this.use} here; count(distinct ...) is.`)
-    let args: HogqlNode[]
-    if (distinct) {
-      this.#i = at + 2
-      args = [this.expr()]
-      this.#expect(')')
-    } else {
-      this.#i = at
-      args = this.#arguments()
-    }
+    if (!AGGREGATIONS.has(first.value.toLowerCase()) && !OTHER_AGGREGATIONS.test(first.value)) return null
+    this.#i = 1
+    const call = this.#aggregationCall(first.value)
     // `sum(x) + 1` is no aggregation call: PostHog reads it as a per-event expression, which ClickHouse refuses.
     if (this.#peek() !== undefined) throw new HogqlMathError(`The aggregation ${first.value}() must be the whole expression.`)
+    return call
+  }
+
+  /** An aggregation named `written`, read from its `(`; refused by name where this use does not read it. */
+  #aggregationCall(written: string): AggregationCall {
+    const name = written.toLowerCase()
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${written}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile(level)'} are.`)
+    if (this.use === 'HogQL queries' && (name === 'any' || name === 'median' || name === 'quantile')) throw new HogqlMathError(`The aggregation ${written}() is not supported in HogQL queries here; ${QUERY_AGGREGATIONS} are.`)
+    let level: number | undefined
+    if (name === 'quantile') {
+      const [, value, close, open] = this.tokens.slice(this.#i)
+      if (value?.kind !== 'number' || !(value.value >= 0 && value.value <= 1) || close?.kind !== 'punct' || close.value !== ')') throw new HogqlMathError('quantile() takes its level as a number from 0 to 1, as in quantile(0.9)(properties.amount).')
+      level = value.value
+      if (open?.kind !== 'punct' || open.value !== '(') throw new HogqlMathError('quantile(level) takes the expression after its level, as in quantile(0.9)(properties.amount).')
+      this.#i += 3
+    } else if (name === 'median') level = 0.5
+    const next = this.tokens[this.#i + 1]
+    const distinct = next?.kind === 'name' && !next.quoted && next.value.toLowerCase() === 'distinct'
+    if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${written}(distinct ...) is not supported in ${this.use} here; count(distinct ...) is.`)
+    // HAVING's scope is not read within the arguments: aggregations do not nest.
+    const scope = this.scope
+    this.scope = null
+    let args: HogqlNode[]
+    if (distinct) {
+      this.#i += 2
+      args = [this.expr()]
+      this.#expect(')')
+    } else args = this.#arguments()
+    this.scope = scope
     if (level !== undefined) return { name: 'quantile', args, level }
     return { name: distinct ? 'uniq' : name, args }
   }
@@ -370,8 +366,8 @@ export function parseHogqlMath(text: string): HogqlMath {
  * One expression of a HogQL query (hogql-query.ts cuts the query into them): with `aggregations`, an aggregation
  * when the whole expression is one call of it (`count()`, `sumIf(properties.x, event = 'a')`), as math reads it.
  */
-export function parseQueryExpression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
-  const parser = new Parser(tokens, 'HogQL queries', clock)
+export function parseQueryExpression(tokens: Token[], clock: QueryClock, aggregations: boolean, scope: QueryScope | null = null): { math: HogqlMath | null; expr: HogqlNode } {
+  const parser = new Parser(tokens, 'HogQL queries', clock, scope)
   if (tokens.length === 0) throw new HogqlMathError('An expression of the query is empty.')
   const call = aggregations ? parser.aggregation() : null
   if (call !== null) {

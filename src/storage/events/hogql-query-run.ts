@@ -2,7 +2,7 @@
  * A HogQL query's plan (hogql-query.ts) run in Node on events read in any order: the embedded store's engine, which
  * clickhouse-query.ts's SQL is held to (test/unit/fuzz/hogql-query-stores.test.ts).
  */
-import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
@@ -44,6 +44,11 @@ function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean): number {
   return desc ? -c : c
 }
 
+/** HAVING reads a group's columns, never an event's properties (hogql-query.ts). */
+const NO_PROPERTIES = (): never => {
+  throw new Error('HAVING reads no property')
+}
+
 function final(math: HogqlMath, a: Aggregate): HogqlValue {
   switch (math.aggregation) {
     case 'count':
@@ -79,7 +84,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   const person = personReader(plan.persons)
   let current: QueryEvent
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
-  const field = (name: HogqlField) => current[name] ?? ''
+  const field = (name: HogqlField) => current[name as Exclude<HogqlField, ColumnRef>] ?? ''
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
   type Row = { values: HogqlValue[]; keys: HogqlValue[] }
   const rows: Row[] = []
@@ -125,13 +130,14 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
     if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
+  const kept = (values: readonly HogqlValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, (name) => values[Number(name.slice(4))])
   if (plan.grouped) {
     // Aggregations without GROUP BY make one row even of no events, as in SQL.
     // Its other columns read no event (hogql-query.ts), so they are evaluated without one.
     if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: fresh() })
     for (const group of groups.values()) {
       const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
-      if (plan.distinct && !firstSeen(values)) continue
+      if (!kept(values) || (plan.distinct && !firstSeen(values))) continue
       rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!]) })
     }
   }

@@ -1,25 +1,27 @@
 /**
  * PostHog's HogQLQuery over the events table, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM
- * events [WHERE condition] [GROUP BY expression, …] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
+ * events [WHERE condition] [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
  * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or `uuid`,
  * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
  * count(distinct …)). Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and
  * their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared (a text
  * compared with one is a date and time of the project's zone).
  *
- * A person property is the event's distinct id's person's now, as HogQL math reads it in experiments (PostHog's
- * `person_id_override_properties_joined` mode): the plan names the paths (`personPaths`), and the caller resolves them
- * from persons.db into `persons` before a store runs it. A column of neither events nor persons (`today()`, `'x'`)
- * stands beside aggregations without being grouped, as in ClickHouse.
+ * A person property is the event's distinct id's person's now, as experiments' HogQL math reads it: the plan names
+ * the paths (`personPaths`), the caller resolves them from persons.db into `persons`. A column that reads no event
+ * (`today()`) stands beside aggregations ungrouped. HAVING reads the columns by alias, the GROUP BY expressions and
+ * aggregations anywhere in it as the plan's columns (`col_<i>` fields), those not selected hidden after the `shown`
+ * ones; ORDER BY reads such aggregations and keys likewise.
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
  * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
-import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { datetimeMs, isDate, isDatetime, isInterval, type QueryClock } from './hogql-datetime.js'
-import { parseQueryExpression } from './hogql-parse.js'
+import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { datetimeMs, isDate, isDatetime, isInterval, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
+import { mathOf } from './hogql-functions.js'
+import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 import type { PersonProperty } from './experiment-types.js'
 
@@ -55,12 +57,17 @@ export interface OrderKey {
 }
 
 export interface HogqlQueryPlan {
+  /** The answer's columns, then the hidden ones HAVING reads. */
   columns: QueryColumn[]
+  /** How many columns the answer has. */
+  shown: number
   distinct: boolean
   where: HogqlNode | null
   /** Whether the rows are groups: some column aggregates, or GROUP BY is there. */
   grouped: boolean
   groupBy: HogqlNode[]
+  /** A condition on each group's columns (`col_<i>` fields), no event read. */
+  having: HogqlNode | null
   orderBy: OrderKey[]
   /** Rows to read: the limit, one more without LIMIT (hasMore). */
   fetch: number
@@ -157,6 +164,9 @@ function checkDatetimes(node: HogqlNode, zone: string): void {
   for (const arg of args) checkDatetimes(arg, zone)
 }
 
+/** Whether a field is a query's column (HAVING's), not an event's. */
+export const isColumnRef = (name: HogqlField): name is `col_${number}` => name.startsWith('col_')
+
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
@@ -176,6 +186,12 @@ function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): 
   return parsed
 }
 
+/** A column from its parsed parts, named `name`. */
+function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, zone: string): QueryColumn {
+  const time = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max') ? (isDate(expr) ? 'date' : 'datetime') : null
+  return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
+}
+
 function column(tokens: Token[], text: string, clock: QueryClock): QueryColumn {
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
     throw refuse('SELECT * is not read here: name the columns, as in SELECT uuid, event, distinct_id, timestamp, properties.$browser FROM events.')
@@ -188,9 +204,52 @@ function column(tokens: Token[], text: string, clock: QueryClock): QueryColumn {
     body = tokens.slice(0, -2)
   }
   const { math, expr } = expression(body, clock, true)
-  const time = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max') ? (isDate(expr) ? 'date' : 'datetime') : null
-  const name = alias ?? text.slice(body[0].start, body[body.length - 1].end)
-  return { name, expr, math, time, type: typeOf(expr, math, time, clock.zone) }
+  return columnOf(alias ?? text.slice(body[0].start, body[body.length - 1].end), expr, math, clock.zone)
+}
+
+/** The column of this aggregation (`math` null: of this expression), added after the others, hidden, when none is. */
+function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: HogqlNode, zone: string): number {
+  const at = columns.findIndex((c) => same(c.math, math) && same(c.expr, expr))
+  return at >= 0 ? at : columns.push(columnOf(`col_${columns.length}`, expr, math, zone)) - 1
+}
+
+/** Column `at` as HAVING reads it: a group's value, a date and time where the column is one. */
+function columnRef(columns: readonly QueryColumn[], at: number): HogqlNode {
+  const c = columns[at]
+  const node: HogqlNode = { op: 'field', type: c.math ? 'number' : c.expr.type, field: `col_${at}` }
+  if (c.time !== null) markDatetime(node)
+  return c.time === 'date' ? markDate(node) : node
+}
+
+/**
+ * HAVING's condition over the groups: aliases, aggregations and GROUP BY expressions read as columns (those not
+ * selected added to `columns`, hidden), anything else that reads events refused.
+ */
+function having(tokens: Token[], clock: QueryClock, columns: QueryColumn[], groupBy: readonly HogqlNode[]): HogqlNode {
+  const find = (math: HogqlMath | null, expr: HogqlNode) => columnRef(columns, columnAt(columns, math, expr, clock.zone))
+  const scope: QueryScope = {
+    alias: (name) => {
+      const at = columns.findIndex((c) => c.name === name)
+      return at < 0 ? null : columnRef(columns, at)
+    },
+    aggregate: (call) => {
+      const math = mathOf(call)
+      if (isDatetime(math.expr) && (math.aggregation === 'sum' || math.aggregation === 'avg')) throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
+      checkDatetimes(math.expr, clock.zone)
+      return find(math, math.expr)
+    },
+  }
+  const condition = parseQueryExpression(tokens, clock, false, scope).expr
+  if (condition.type === 'text') throw refuse("HAVING takes a condition, not a text: compare it, as in count() > 10.")
+  checkDatetimes(condition, clock.zone)
+  const keyed = (node: HogqlNode): HogqlNode => {
+    if (groupBy.some((g) => same(g, node))) return find(null, node)
+    if ('args' in node) node.args.forEach((arg, i) => ((node.args as HogqlNode[])[i] = keyed(arg)))
+    return node
+  }
+  const read = keyed(condition)
+  if (readsEvents(read)) throw refuse('HAVING reads each group: its aggregations, its columns by alias, and its GROUP BY expressions; aggregate anything else.')
+  return read
 }
 
 /** A GROUP BY or ORDER BY part naming a column by its alias. */
@@ -231,7 +290,7 @@ function readsEvents(node: HogqlNode): boolean {
 }
 
 function hasField(node: HogqlNode): boolean {
-  return node.op === 'field' || ('args' in node && node.args.some(hasField))
+  return (node.op === 'field' && !isColumnRef(node.field)) || ('args' in node && node.args.some(hasField))
 }
 
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
@@ -241,14 +300,14 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   const tokens = tokenize(text)
   if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events.')
   const clauses = clauseAt(tokens)
-  const order = ['select', 'distinct', 'from', 'where', 'group', 'order', 'limit']
+  const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
   let last = -1
   const parts = new Map<string, Token[]>()
   clauses.forEach(({ word, at }, i) => {
     if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const rank = order.indexOf(word)
-    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read the events table with SELECT, WHERE, GROUP BY, ORDER BY and LIMIT.`)
-    if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [ORDER BY …] [LIMIT n].`)
+    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read the events table with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
+    if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
     last = rank
     const multi = word === 'group' || word === 'order'
     if (multi && !isWord(tokens[at + 1], 'by')) throw refuse(`${word.toUpperCase()} must be followed by BY.`)
@@ -283,6 +342,11 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   if (distinct && grouped && groupBy.some((g) => !columns.some((c) => c.math === null && same(g, c.expr)))) {
     throw refuse('SELECT DISTINCT with a GROUP BY expression that is not a column is not read here.')
   }
+  const shown = columns.length
+  const havingTokens = parts.get('having')
+  if (havingTokens !== undefined && !grouped) throw refuse('HAVING filters groups: the query groups (GROUP BY) or aggregates.')
+  if (havingTokens !== undefined && distinct) throw refuse('SELECT DISTINCT with HAVING is not read here.')
+  const condition = havingTokens === undefined ? null : having(havingTokens, clock, columns, groupBy)
   const orderTokens = parts.get('order')
   const orderBy = (orderTokens === undefined ? [] : splitCommas(orderTokens, 'ORDER BY')).map((part): OrderKey => {
     let desc = false
@@ -297,8 +361,11 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     const { math, expr } = expression(part, clock, true)
     const match = columns.findIndex((c) => same(c.math, math) && same(c.expr, expr))
     if (match >= 0) return { column: match, expr, desc }
-    if (math !== null) throw refuse(`ORDER BY ${text.slice(part[0].start, part[part.length - 1].end)} orders by an aggregation: select it as a column, and order by it.`)
-    if (grouped || distinct) throw refuse(`ORDER BY ${text.slice(part[0].start, part[part.length - 1].end)} must name a column of this query, as it groups or is DISTINCT.`)
+    // An aggregation or a key the answer doesn't show is a hidden column, as HAVING's are.
+    if (grouped && !distinct && (math !== null || groupBy.some((g) => same(g, expr)))) return { column: columnAt(columns, math, expr, clock.zone), expr, desc }
+    const written = text.slice(part[0].start, part[part.length - 1].end)
+    if (math !== null) throw refuse(`ORDER BY ${written} orders by an aggregation: ${distinct ? 'SELECT DISTINCT orders by its columns' : 'the query must group (GROUP BY) or aggregate'}.`)
+    if (grouped || distinct) throw refuse(`ORDER BY ${written} must name a column or a GROUP BY expression of this query, as it groups or is DISTINCT.`)
     return { column: null, expr, desc }
   })
   const limitTokens = parts.get('limit')
@@ -317,10 +384,12 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   if (read > MAX_QUERY_PATHS) throw refuse(`The query reads ${read} properties; a query here reads at most ${MAX_QUERY_PATHS}.`)
   return {
     columns,
+    shown,
     distinct,
     where,
     grouped,
     groupBy,
+    having: condition,
     orderBy,
     fetch: paginated ? limit + 1 : limit,
     paginated,

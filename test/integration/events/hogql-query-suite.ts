@@ -55,6 +55,10 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const twice = await rows("select event as a, event as b, count() from events where event != 'recent' group by a, b order by a")
     t.same(twice, [['buy', 'buy', 10], ['click', 'click', 10], ['view', 'view', 10]], 'one key in two columns')
     t.same(await rows("select 'all', count() from events where event = 'none'"), [['all', 0]], 'a constant beside an aggregation of no events')
+    const kept = await query("select distinct_id, count() as n from events where event != 'recent' group by distinct_id having sum(properties.n) > 50 and n = 3 order by max(properties.n) desc")
+    // user-k has n = k, k + 10, k + 20: sums 30 + 3k, over 50 from user-7 on.
+    t.same(kept.body.results, [['user-9', 3], ['user-8', 3], ['user-7', 3]], 'HAVING over an alias and an aggregation not selected')
+    t.same(kept.body.columns, ['distinct_id', 'n'], 'the hidden columns are not answered')
   })
 
   t.test('aggregations over properties: sums, means, extremes, distinct counts and conditions', async (t) => {
@@ -133,6 +137,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event from persons', /read one table, events/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
       ['select event from events join persons on 1', /JOIN is not read/],
+      ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
       ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],
       ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
       ['select quantile(0.5)(properties.n) from events', /not supported in HogQL queries here/],

@@ -23,7 +23,7 @@ function events(count: number, paths: readonly (readonly string[])[]): QueryEven
 }
 function run(text: string, count = 10) {
   const p = plan(text)
-  return runHogqlQuery(p, events(count, p.paths), null)
+  return runHogqlQuery(p, events(count, p.paths), null).map((row) => row.slice(0, p.shown))
 }
 
 t.test('the clauses of a SELECT make its plan; words that begin clauses are property keys after a dot', async (t) => {
@@ -136,18 +136,42 @@ t.test('a column that reads no event stands beside aggregations ungrouped, also 
   t.throws(() => plan('select person.properties.a, count() from events'), /neither aggregated nor in GROUP BY/)
 })
 
+t.test('HAVING keeps the groups whose aggregations, aliases and keys meet it; the aggregations it alone reads are hidden columns', async (t) => {
+  // 10 events: n = 0…9, even/odd, distinct ids u0 (n = 0, 3, 6, 9), u1 (1, 4, 7), u2 (2, 5, 8).
+  t.same(run('select distinct_id, count() as c from events group by distinct_id having c > 3'), [['u0', 4]])
+  // u0: sum 18 of 4 events, u1: 12 of 3, u2: 15 of 3.
+  t.same(run('select distinct_id from events group by distinct_id having sum(properties.n) >= 15 and count() < 4 order by distinct_id'), [['u2']])
+  const p = plan("select event, count() from events group by event having max(properties.n) > 8 or event = 'even'")
+  t.same([p.shown, p.columns.length, p.columns[2].math?.aggregation], [2, 3, 'max'])
+  t.same(runHogqlQuery(p, events(10, p.paths), null).map((r) => r.slice(0, p.shown)), [['even', 5], ['odd', 5]])
+  t.same(run("select event, count() from events where properties.n < 8 group by event having max(properties.n) > 6 order by event"), [['odd', 4]])
+  t.same(run('select event from events group by event having max(properties.n) > 0 order by max(properties.n) desc'), [['odd'], ['even']], 'ORDER BY an aggregation HAVING reads')
+  t.same(run('select count() from events group by distinct_id order by sum(properties.n) desc, distinct_id'), [[4], [3], [3]], 'ORDER BY an aggregation and a key not selected')
+  t.same(run('select count() from events having count() > 100'), [], 'no row without GROUP BY when HAVING fails')
+  t.same(run("select count() from events where event = 'none' having count() = 0"), [[0]], 'the one row of no events, kept')
+  t.same(run("select max(timestamp) as last from events group by event having last > '2024-03-01 00:08:00'"), [[Date.parse('2024-03-01T00:09:00Z')]], 'a date and time column compared with a text')
+  t.same(run('select count() from events group by toStartOfHour(timestamp) having toStartOfHour(timestamp) >= \'2024-03-01\''), [[10]], 'a GROUP BY expression that is no column')
+})
+
 t.test('what a query here cannot read is refused by name', async (t) => {
   const refusals: Array<[string, RegExp]> = [
     ['', /The query is empty/],
     ['delete from events', /one SELECT … FROM events/],
     ['select event', /reads FROM events/],
     ['select event from events e', /without an alias/],
-    ['select event from events where event = 1 group by event having count() > 1', /HAVING is not read/],
+    ['select event from events having count() > 1', /HAVING filters groups/],
+    ['select distinct event, count() from events group by event having count() > 1', /SELECT DISTINCT with HAVING/],
+    ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
+    ['select event, count() from events group by event having sum(count()) > 1', /read here as a whole column/],
+    ['select event, count() from events group by event having event', /HAVING takes a condition, not a text/],
+    ['select event, count() from events group by event having sum(timestamp) > 1', /aggregated here with min, max, count and uniq/],
+    ['select count() from events having', /empty/],
     ['select event from events union all select event from events', /UNION is not read/],
     ['with 1 as x select x from events', /one SELECT/],
     ['select event from events limit 5, 10', /OFFSET is not supported/],
     ['select event from events order by event nulls first', /NULLS FIRST\/LAST is not read/],
-    ['select event, count() from events group by event order by sum(properties.n)', /orders by an aggregation: select it/],
+    ['select event from events order by count()', /orders by an aggregation: the query must group/],
+    ['select distinct event from events order by count()', /SELECT DISTINCT orders by its columns/],
     ['select event, count() from events group by event order by distinct_id', /must name a column/],
     ['select count() as n from events group by n', /GROUP BY n names an aggregation/],
     ['select event from events where event', /WHERE takes a condition/],
