@@ -5,7 +5,7 @@
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyPathExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
-import { hogqlContributionSql, personPropertySql } from './clickhouse-hogql.js'
+import { hogqlContributionSql, personPropertySql, quantileSql } from './clickhouse-hogql.js'
 import { pathIndex } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
@@ -146,13 +146,8 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
       case 'uniq':
         // `h` is the value's key, a text (hogqlContributionSql).
         return `toFloat64(uniqExactIf(ifNull(${h}, ''), ${added}))`
-      case 'quantile': {
-        // hogqlQuantile, exactly: ClickHouse's own quantile samples past 8,192 values and differs by version.
-        const s = `_q${index}`
-        const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(math.hogql.level ?? 0.5)}) * (length(${s}) - 1)))`
-        const interpolated = `if(floor(${i}) + 1 = length(${s}), ${s}[toUInt64(floor(${i})) + 1], ${s}[toUInt64(floor(${i})) + 1] * (floor(${i}) + 1 - ${i}) + ${s}[toUInt64(floor(${i})) + 2] * (${i} - floor(${i})))`
-        return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(groupArrayIf(${x}, ${added}))])[1]`
-      }
+      case 'quantile':
+        return quantileSql(`groupArrayIf(${x}, ${added})`, math.hogql.level ?? 0.5, `_q${index}`)
       case 'sum':
         return `sumIf(${x}, ${added})`
       case 'avg':

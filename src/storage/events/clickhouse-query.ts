@@ -6,17 +6,20 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
+import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, quantileSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import type { HogqlMath } from './hogql-math.js'
 import { isColumnRef, type HogqlQueryPlan } from './hogql-query.js'
 
-function aggregateSql(math: HogqlMath, contribution: string): string {
+/** An aggregation over the contributions; `name` unique in the query. */
+function aggregateSql(math: HogqlMath, contribution: string, name: string): string {
   switch (math.aggregation) {
     case 'count':
       return `count(${contribution})`
     case 'uniq':
       // 18.16's uniqExact of nothing but NULLs is NULL, which HAVING would read as such.
       return `ifNull(uniqExact(${contribution}), 0)`
+    case 'quantile':
+      return `if(count(${contribution}) = 0, NULL, ${quantileSql(`groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`, math.level ?? 0.5, name)})`
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`
@@ -33,7 +36,7 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
   const field: FieldSql = (name) =>
     isColumnRef(name) ? name : name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(${name})`
   const select = plan.columns.map((c, i) => {
-    const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field))
+    const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field), `_q${i}`)
     return `${sql} AS col_${i}`
   })
   // A key is every column of its expression (two columns of one are both grouped by, as ClickHouse asks), or a hidden one.

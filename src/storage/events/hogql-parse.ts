@@ -13,7 +13,7 @@ export { HogqlMathError } from './hogql-tokens.js'
 /** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read more. */
 const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp'])
-const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact and count(distinct …)'
+const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact, count(distinct …), median and quantile(level)'
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
 const MAX_LENGTH = 10_000
@@ -321,7 +321,7 @@ class Parser {
   #aggregationCall(written: string): AggregationCall {
     const name = written.toLowerCase()
     if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${written}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqExact, median and quantile(level)'} are.`)
-    if (this.use === 'HogQL queries' && (name === 'any' || name === 'median' || name === 'quantile')) throw new HogqlMathError(`The aggregation ${written}() is not supported in HogQL queries here; ${QUERY_AGGREGATIONS} are.`)
+    if (this.use === 'HogQL queries' && name === 'any') throw new HogqlMathError(`The aggregation ${written}() is not supported in HogQL queries here; ${QUERY_AGGREGATIONS} are.`)
     let level: number | undefined
     if (name === 'quantile') {
       const [, value, close, open] = this.tokens.slice(this.#i)

@@ -4,7 +4,7 @@
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
-import { compareHogqlText } from './hogql-values.js'
+import { compareHogqlText, hogqlQuantile } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
@@ -25,6 +25,8 @@ interface Aggregate {
   sum: number
   extreme: number | null
   keys: Set<string | number> | null
+  /** A quantile's values. */
+  values: number[] | null
 }
 
 /**
@@ -59,6 +61,8 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
       return a.n === 0 ? null : a.sum
     case 'avg':
       return a.n === 0 ? null : a.sum / a.n
+    case 'quantile':
+      return a.n === 0 ? null : hogqlQuantile(a.values!, math.level ?? 0.5)
     default:
       return a.extreme
   }
@@ -69,6 +73,7 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue): void {
   if (c === null) return
   a.n++
   if (math.aggregation === 'uniq') a.keys!.add(c)
+  else if (math.aggregation === 'quantile') a.values!.push(c as number)
   else if (typeof c === 'number') {
     a.sum += c
     if (a.extreme === null || (math.aggregation === 'min' ? c < a.extreme : c > a.extreme)) a.extreme = c
@@ -97,7 +102,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     seen.add(key)
     return true
   }
-  const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null }))
+  const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null }))
   // Without groups or an order, the first `fetch` rows read are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {

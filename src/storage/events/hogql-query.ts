@@ -3,7 +3,7 @@
  * events [WHERE condition] [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
  * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or `uuid`,
  * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
- * count(distinct …)). Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and
+ * count(distinct …), median, quantile(level)). Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and
  * their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared (a text
  * compared with one is a date and time of the project's zone).
  *
@@ -94,6 +94,8 @@ const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having
 const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
 
 const refuse = (detail: string) => new HogqlMathError(detail)
+/** The aggregations of dates and times: no arithmetic on them (checkDatetimes). */
+const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'count', 'uniq'])
 
 function isWord(t: Token | undefined, word: string): boolean {
   return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
@@ -180,7 +182,7 @@ function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): 
   const parsed = parseQueryExpression(tokens, clock, aggregations)
   if (isInterval(parsed.expr)) throw refuse('An interval is added to or taken from a date and time here, not read alone.')
   checkDatetimes(parsed.expr, clock.zone)
-  if (parsed.math && isDatetime(parsed.expr) && (parsed.math.aggregation === 'sum' || parsed.math.aggregation === 'avg')) {
+  if (parsed.math && isDatetime(parsed.expr) && !TIME_AGGREGATIONS.has(parsed.math.aggregation)) {
     throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
   }
   return parsed
@@ -234,7 +236,7 @@ function having(tokens: Token[], clock: QueryClock, columns: QueryColumn[], grou
     },
     aggregate: (call) => {
       const math = mathOf(call)
-      if (isDatetime(math.expr) && (math.aggregation === 'sum' || math.aggregation === 'avg')) throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
+      if (isDatetime(math.expr) && !TIME_AGGREGATIONS.has(math.aggregation)) throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
       checkDatetimes(math.expr, clock.zone)
       return find(math, math.expr)
     },

@@ -67,6 +67,10 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     )
     // prices 0, 3, 6 … 42 (i even, i·1.5); n 0–29; buys are i = 2, 5 … 29
     t.same(row, [30, 15, 315, 14.5, 0, 42, 10, 2, 15, 155])
+    // prices 0 … 42 in steps of 3: the median the eighth of fifteen; the 0.95 quantile at index 13.3, between 39 and 42.
+    const [quantiles] = await rows("select median(properties.price), quantile(0.95)(properties.price) from events where event != 'recent'")
+    t.equal(quantiles[0], 21)
+    t.ok(Math.abs(quantiles[1] - 39.9) < 1e-9, `the 0.95 quantile interpolated: ${quantiles[1]}`)
     const [empty] = await rows("select count(), sum(properties.price), max(properties.n), uniq(properties.n) from events where event = 'none'")
     t.same(empty, [0, null, null, 0], 'one row of no events: counts 0, the rest null')
   })
@@ -140,7 +144,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
       ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],
       ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
-      ['select quantile(0.5)(properties.n) from events', /not supported in HogQL queries here/],
+      ['select any(properties.n) from events', /not supported in HogQL queries here/],
       ['select sum(count()) from events', /read here as a whole column/],
       ['select person.email from events', /Of the person, skylark reads its properties/],
       ['select person.properties.email, count() from events', /neither aggregated nor in GROUP BY/],

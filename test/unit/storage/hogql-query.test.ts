@@ -112,6 +112,10 @@ t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with null
   t.same(run('select properties.n from events limit 3'), [['0'], ['1'], ['2']], 'without ORDER BY the reading stops at the limit')
   t.same(run('select properties.n from events order by toFloat(properties.n) desc limit 3', 5_000), [['4999'], ['4998'], ['4997']], 'the first rows in order of many')
   t.same(run("select countIf(timestamp < '2024-03-01 00:03:00') from events"), [[3]])
+  // n = 0…9: the median between 4 and 5; the 0.9 quantile at index 8.1, between 8 and 9, as ClickHouse interpolates.
+  t.same(run('select median(properties.n), quantile(0.9)(properties.n), quantile(0)(properties.m) from events'), [[4.5, 8.1, 1]])
+  t.same(run("select event, median(properties.m) from events where properties.n > 3 group by event having quantile(0.5)(properties.n) > 6 order by event"), [['odd', 3]], 'in HAVING too')
+  t.same(run("select median(properties.n) from events where event = 'none'"), [[null]], 'of nothing, null')
 })
 
 t.test("person properties are the event's distinct id's person's as resolved before the run; person_id is the stored one", async (t) => {
@@ -178,7 +182,9 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select now() from events where timestamp = 3', /compared here with another date and time/],
     ['select interval 1 day from events', /added to or taken from a date and time/],
     ['select sum(timestamp) from events', /aggregated here with min, max, count and uniq/],
-    ['select median(properties.n) from events', /not supported in HogQL queries/],
+    ['select any(properties.n) from events', /not supported in HogQL queries/],
+    ['select quantile(1.5)(properties.n) from events', /level as a number from 0 to 1/],
+    ['select median(timestamp) from events', /aggregated here with min, max, count and uniq/],
     ['select event from events order by event limit all', /LIMIT takes a whole number/],
     ['select toDateTime(properties.a) from events', /toDateTime\(\) takes a date and time as a text literal/],
     ['select event from events where {filters}', /Unexpected character "\{"/],
