@@ -219,7 +219,8 @@ function managementBody(rng: Rng, route: Route, t: FuzzTargets): Record<string, 
   if (p.includes('/actions/')) return actionBody(rng)
   if (p.includes('/feature_flags/')) return flagBody(rng, t.ids.cohort, t.ids.flag)
   if (p.endsWith('/query/')) return queryBody(rng)
-  if (p.endsWith('/exports/') && rng.chance(0.5)) return { export_format: 'text/csv', export_context: { source: queryBody(rng).query } }
+  // A body may be any JSON, null included.
+  if (p.endsWith('/exports/') && rng.chance(0.5)) return { export_format: 'text/csv', export_context: { source: (queryBody(rng) as Record<string, unknown> | null)?.query } }
   return randomJson(rng, 2) as Record<string, unknown>
 }
 
@@ -231,6 +232,7 @@ function queryBody(rng: Rng): Record<string, unknown> {
     'SELECT DISTINCT properties.$browser, toStartOfWeek(timestamp) FROM events LIMIT 99999999',
     `SELECT person.properties.${rng.pick(['email', '$x', 'a.b.c'])}, person_id, today() - interval ${rng.int(1e6)} month FROM events`,
     `SELECT now() + interval ${rng.pick(['-1', '9999999', '1e308', '0.5'])} year, count() FROM events`,
+    `SELECT event, median(properties.x) FROM events GROUP BY event HAVING ${rng.pick(['count() > 1', "quantile(0.9)(properties.x) > '1'", hostileString(rng)])} ORDER BY count() DESC`,
     `SELECT ${hostileString(rng)} FROM events`,
     `SELECT properties.x FROM events WHERE ${hostileString(rng)} ORDER BY timestamp`,
     `SELECT ${'('.repeat(rng.int(200))}1${')'.repeat(rng.int(200))} FROM events`,
