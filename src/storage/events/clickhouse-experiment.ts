@@ -5,7 +5,8 @@
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyPathExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
-import { hogqlContributionSql, personPropertySql, quantileSql } from './clickhouse-hogql.js'
+import { hogqlContributionSql, personPropertySql } from './clickhouse-hogql.js'
+import { quantileSql } from './hogql-values.js'
 import { pathIndex } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'

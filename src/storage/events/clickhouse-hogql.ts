@@ -187,7 +187,6 @@ class Compiler {
     }
   }
 
-
   #folded(node: HogqlNode): string {
     const value = evaluateHogql(node, NO_PROPERTIES)
     if (value === null) return node.type === 'number' ? NULL_NUMBER : node.type === 'text' ? NULL_TEXT : 'NULL'
@@ -356,17 +355,6 @@ export function personPropertySql(persons: readonly PersonProperty[], path: Prop
   if (ids.length === 0) return NULL_TEXT
   const texts = `CAST([${values.map((v) => quote(v.text)).join(', ')}] AS Array(Nullable(String)))`
   return `arrayElement(${texts}, transform(distinct_id, [${ids.map(([id]) => id).join(', ')}], [${ids.map(([, i]) => i).join(', ')}], 0))`
-}
-
-/**
- * hogqlQuantile of `values` (an array expression), exactly: ClickHouse's own quantile samples past 8,192 values and
- * differs by version; 0 for none. `name` is the lambda's, unique in the query.
- */
-export function quantileSql(values: string, level: number, name: string): string {
-  const s = name
-  const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(level)}) * (length(${s}) - 1)))`
-  const interpolated = `if(floor(${i}) + 1 = length(${s}), ${s}[toUInt64(floor(${i})) + 1], ${s}[toUInt64(floor(${i})) + 1] * (floor(${i}) + 1 - ${i}) + ${s}[toUInt64(floor(${i})) + 2] * (${i} - floor(${i})))`
-  return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(${values})])[1]`
 }
 
 /**

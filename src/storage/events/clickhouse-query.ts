@@ -6,9 +6,10 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, quantileSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
-import type { HogqlMath } from './hogql-math.js'
-import { isColumnRef, type HogqlQueryPlan } from './hogql-query.js'
+import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
+import { quantileSql } from './hogql-values.js'
+import { isColumnRef, type HogqlMath } from './hogql-math.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
 
 /** An aggregation over the contributions; `name` unique in the query. */
 function aggregateSql(math: HogqlMath, contribution: string, name: string): string {

@@ -16,6 +16,30 @@ export function offsetAt(offsets: ReadonlyArray<readonly [at: number, offset: nu
   return offsets[lo][1]
 }
 
+type Offsets = ReadonlyArray<readonly [at: number, offset: number]>
+
+/** The instant of a wall-clock time (the offset taken where the wall time would be in UTC, then corrected once). */
+export function wallInstant(offsets: Offsets, wallMs: number): number {
+  const guess = wallMs - offsetAt(offsets, wallMs)
+  return wallMs - offsetAt(offsets, guess)
+}
+
+/**
+ * `ms` + `n` months, as ClickHouse adds them to a DateTime of the zone: on its wall clock, the time of day kept and
+ * the day cut to the month's last. NaN past the years a Date holds.
+ */
+export function addMonths(offsets: Offsets, ms: number, n: number): number {
+  const d = new Date(ms + offsetAt(offsets, ms))
+  const months = d.getUTCFullYear() * 12 + d.getUTCMonth() + n
+  const year = Math.floor(months / 12)
+  const month = months - year * 12
+  const out = new Date(0)
+  out.setUTCFullYear(year, month + 1, 0)
+  out.setUTCFullYear(year, month, Math.min(d.getUTCDate(), out.getUTCDate()))
+  out.setUTCHours(d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds())
+  return wallInstant(offsets, out.getTime())
+}
+
 /**
  * SQL (SQLite's and ClickHouse's alike) for the offset in force at the instant `ms` (an integer expression in
  * milliseconds), from a DailyBreakdownQuery's `offsets`: adding it to `ms` before dividing by a day gives the

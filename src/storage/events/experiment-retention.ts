@@ -19,7 +19,7 @@
  *   Day and week intervals are calendar days of the project's zone, months calendar months (the day clamped to
  *   the month's length), as ClickHouse adds them to a zoned DateTime.
  */
-import { offsetAt } from './days.js'
+import { addMonths, offsetAt, wallInstant } from './days.js'
 import type { RetentionUnit, RetentionWindow } from './types.js'
 
 const SECOND = 1000
@@ -32,12 +32,6 @@ export const UNIT_MS: Readonly<Record<RetentionUnit, number>> = { second: SECOND
 /** An instant's wall-clock time in the zone, read as if UTC. */
 const wall = (w: RetentionWindow, ms: number) => ms + offsetAt(w.offsets, ms)
 
-/** The instant of a wall-clock time (the offset taken where the wall time would be in UTC, then corrected once). */
-function instant(w: RetentionWindow, wallMs: number): number {
-  const guess = wallMs - offsetAt(w.offsets, wallMs)
-  return wallMs - offsetAt(w.offsets, guess)
-}
-
 /** `ms` + `n` units, as ClickHouse adds an interval to a DateTime of the project's zone. */
 export function addUnits(w: RetentionWindow, ms: number, n: number): number {
   switch (w.unit) {
@@ -47,18 +41,9 @@ export function addUnits(w: RetentionWindow, ms: number, n: number): number {
       return ms + n * UNIT_MS[w.unit]
     case 'day':
     case 'week':
-      return instant(w, wall(w, ms) + n * UNIT_MS[w.unit])
-    case 'month': {
-      const d = new Date(wall(w, ms))
-      const months = d.getUTCFullYear() * 12 + d.getUTCMonth() + n
-      const year = Math.floor(months / 12)
-      const month = months - year * 12
-      const out = new Date(0)
-      out.setUTCFullYear(year, month + 1, 0)
-      out.setUTCFullYear(year, month, Math.min(d.getUTCDate(), out.getUTCDate()))
-      out.setUTCHours(d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds())
-      return instant(w, out.getTime())
-    }
+      return wallInstant(w.offsets, wall(w, ms) + n * UNIT_MS[w.unit])
+    case 'month':
+      return addMonths(w.offsets, ms, n)
   }
 }
 

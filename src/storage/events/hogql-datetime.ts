@@ -4,8 +4,8 @@
  * (toStartOfDay …) reads.
  */
 import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
-import { offsetAt } from './days.js'
-import type { HogqlNode, TruncateUnit } from './hogql-math.js'
+import { addMonths, offsetAt } from './days.js'
+import { evaluateHogql, hogqlFields, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
 /**
@@ -96,18 +96,6 @@ export function intervalNode(n: number, unit: string): HogqlNode | null {
   return ms === undefined ? null : markInterval({ op: 'number', type: 'number', value: n * ms })
 }
 
-/** A constant date and time's ms (now(), toDateTime('…'), their periods' starts and shifts), or null for one of events. */
-function constantMs(node: HogqlNode): number | null {
-  if (node.op === 'number') return node.value
-  if (node.op === 'truncate') {
-    const ms = constantMs(node.args[0])
-    return ms === null ? null : truncateMs(ms, node.unit, node.offsets)
-  }
-  if (node.op !== '+' && node.op !== '-') return null
-  const [a, b] = node.args.map(constantMs)
-  return a === null || b === null ? null : node.op === '+' ? a + b : a - b
-}
-
 /**
  * `left ± interval` (op and interval as parsed), marked a date and time. An interval of months is ClickHouse's
  * addMonths on the project's wall clock (the time of day kept, the day cut to the month's last): computed here,
@@ -118,20 +106,60 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
   const months = MONTH_INTERVALS.get(interval)
   if (months === undefined) return markDatetime(node)
   if (!Number.isSafeInteger(months)) throw new HogqlMathError('An interval of months, quarters or years is a whole number of them here.')
-  const ms = constantMs(left)
-  if (ms === null) throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp: compare instead, as in timestamp > now() - interval 1 month.")
-  const wall = new Date(ms + (zoneOffsetMs(clock.zone, ms) ?? 0))
-  const [year, month, date] = [wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate()]
-  const target = month + (node.op === '+' ? months : -months)
-  const last = new Date(Date.UTC(year, target + 1, 0)).getUTCDate()
-  const shifted = Date.UTC(year, target, Math.min(date, last)) + (wall.getTime() - Date.UTC(year, month, date))
-  // Date.UTC is NaN past its ±275,000 years.
+  // A date and time reads no property; of the fields, only timestamp.
+  if (hogqlFields(left).length > 0) throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp: compare instead, as in timestamp > now() - interval 1 month.")
+  const shifted = addMonths(zoneOffsets(clock.zone, clock.now), evaluateHogql(left, () => null) as number, node.op === '+' ? months : -months)
   if (Number.isNaN(shifted)) throw new HogqlMathError('The interval moves the date past the years a date and time can hold.')
-  const result = markDatetime({ op: 'number', type: 'number', value: wallToInstant(clock.zone, shifted) })
+  const result = markDatetime({ op: 'number', type: 'number', value: shifted })
   return isDate(left) ? markDate(result) : result
 }
 
 const DAY = 86_400_000
+
+export const COMPARISONS: ReadonlySet<string> = new Set(['=', '!=', '<', '<=', '>', '>='])
+/** The aggregations of dates and times: no arithmetic on them. */
+const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'count', 'uniq'])
+const refuse = (detail: string) => new HogqlMathError(detail)
+
+/**
+ * Checks where dates and times stand in an expression of a query (whole, compared, or plus or minus an interval;
+ * aggregated by `math` with min, max, count or uniq only) and reads a text compared with one as a date and time of the
+ * zone.
+ */
+export function checkDatetimes(expr: HogqlNode, math: HogqlMath | null, zone: string): void {
+  if (isInterval(expr)) throw refuse('An interval is added to or taken from a date and time here, not read alone.')
+  checkPlaces(expr, zone)
+  if (math && isDatetime(expr) && !TIME_AGGREGATIONS.has(math.aggregation)) throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
+}
+
+function checkPlaces(node: HogqlNode, zone: string): void {
+  if (!('args' in node)) return
+  const args = node.args as HogqlNode[]
+  if (COMPARISONS.has(node.op) && args.some(isDatetime)) {
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]
+      if (isDatetime(arg)) continue
+      const ms = arg.op === 'text' ? datetimeMs(arg.value, zone) : null
+      if (ms === null) {
+        throw refuse(
+          arg.op === 'text'
+            ? `Cannot read ${JSON.stringify(arg.value)} as a date and time: write it as 2024-01-31, 2024-01-31 12:00:00 or 2024-01-31T12:00:00.123Z.`
+            : "timestamp is compared here with another date and time: a text such as '2024-01-31 12:00:00', now(), toDateTime('…'), or one of them plus or minus an interval.",
+        )
+      }
+      args[i] = { op: 'number', type: 'number', value: ms }
+    }
+  } else {
+    const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
+    args.forEach((arg, i) => {
+      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || (node.op === 'truncate' && isDatetime(arg))
+      if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
+        throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
+      }
+    })
+  }
+  for (const arg of args) checkPlaces(arg, zone)
+}
 
 /** The start of `arg`'s period on the clock's zone, marked a date and time. */
 function truncation(unit: TruncateUnit, arg: HogqlNode, clock: QueryClock): HogqlNode {

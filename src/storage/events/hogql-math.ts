@@ -45,6 +45,8 @@ export type HogqlType = 'number' | 'text' | 'null'
 export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | ColumnRef
 /** A query's column (its index) as HAVING reads it: a group's value, not an event's (hogql-query.ts). */
 export type ColumnRef = `col_${number}`
+/** Whether a field is a query's column (HAVING's), not an event's. */
+export const isColumnRef = (name: HogqlField): name is ColumnRef => name.startsWith('col_')
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'

@@ -18,8 +18,8 @@
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
-import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { datetimeMs, isDate, isDatetime, isInterval, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
+import { evaluateHogql, hogqlProperties, isColumnRef, uniquePaths, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { checkDatetimes, COMPARISONS, isDate, isDatetime, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
 import { mathOf } from './hogql-functions.js'
 import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
@@ -91,11 +91,8 @@ export interface HogqlQueryPlan {
  * (`properties.from`). None names a function HogQL here has, so `WHERE (a OR b)` is the clause before a parenthesis.
  */
 const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit', 'offset', 'join', 'inner', 'left', 'right', 'full', 'cross', 'array', 'union', 'with', 'prewhere', 'settings', 'sample', 'format', 'window', 'qualify', 'intersect', 'except', 'final'])
-const COMPARISONS = new Set(['=', '!=', '<', '<=', '>', '>='])
 
 const refuse = (detail: string) => new HogqlMathError(detail)
-/** The aggregations of dates and times: no arithmetic on them (checkDatetimes). */
-const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'count', 'uniq'])
 
 function isWord(t: Token | undefined, word: string): boolean {
   return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
@@ -133,42 +130,6 @@ function splitCommas(tokens: Token[], what: string): Token[][] {
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
-/**
- * Checks where dates and times stand (whole, compared, or plus or minus an interval) and reads a text compared with
- * one as a date and time of the zone.
- */
-function checkDatetimes(node: HogqlNode, zone: string): void {
-  if (!('args' in node)) return
-  const args = node.args as HogqlNode[]
-  if (COMPARISONS.has(node.op) && args.some(isDatetime)) {
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i]
-      if (isDatetime(arg)) continue
-      const ms = arg.op === 'text' ? datetimeMs(arg.value, zone) : null
-      if (ms === null) {
-        throw refuse(
-          arg.op === 'text'
-            ? `Cannot read ${JSON.stringify(arg.value)} as a date and time: write it as 2024-01-31, 2024-01-31 12:00:00 or 2024-01-31T12:00:00.123Z.`
-            : "timestamp is compared here with another date and time: a text such as '2024-01-31 12:00:00', now(), toDateTime('…'), or one of them plus or minus an interval.",
-        )
-      }
-      args[i] = { op: 'number', type: 'number', value: ms }
-    }
-  } else {
-    const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
-    args.forEach((arg, i) => {
-      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || (node.op === 'truncate' && isDatetime(arg))
-      if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
-        throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
-      }
-    })
-  }
-  for (const arg of args) checkDatetimes(arg, zone)
-}
-
-/** Whether a field is a query's column (HAVING's), not an event's. */
-export const isColumnRef = (name: HogqlField): name is `col_${number}` => name.startsWith('col_')
-
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
@@ -180,11 +141,7 @@ function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time
 /** The whole-expression parse of one part, refusing a lone date and time's interval and checking dates and times. */
 function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
   const parsed = parseQueryExpression(tokens, clock, aggregations)
-  if (isInterval(parsed.expr)) throw refuse('An interval is added to or taken from a date and time here, not read alone.')
-  checkDatetimes(parsed.expr, clock.zone)
-  if (parsed.math && isDatetime(parsed.expr) && !TIME_AGGREGATIONS.has(parsed.math.aggregation)) {
-    throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
-  }
+  checkDatetimes(parsed.expr, parsed.math, clock.zone)
   return parsed
 }
 
@@ -236,14 +193,13 @@ function having(tokens: Token[], clock: QueryClock, columns: QueryColumn[], grou
     },
     aggregate: (call) => {
       const math = mathOf(call)
-      if (isDatetime(math.expr) && !TIME_AGGREGATIONS.has(math.aggregation)) throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
-      checkDatetimes(math.expr, clock.zone)
+      checkDatetimes(math.expr, math, clock.zone)
       return find(math, math.expr)
     },
   }
   const condition = parseQueryExpression(tokens, clock, false, scope).expr
   if (condition.type === 'text') throw refuse("HAVING takes a condition, not a text: compare it, as in count() > 10.")
-  checkDatetimes(condition, clock.zone)
+  checkDatetimes(condition, null, clock.zone)
   const keyed = (node: HogqlNode): HogqlNode => {
     if (groupBy.some((g) => same(g, node))) return find(null, node)
     if ('args' in node) node.args.forEach((arg, i) => ((node.args as HogqlNode[])[i] = keyed(arg)))

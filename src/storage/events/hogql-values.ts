@@ -231,3 +231,14 @@ export function hogqlQuantile(values: number[], level: number): number {
   if (left + 1 === n) return values[left]
   return values[left] * (left + 1 - index) + values[left + 1] * (index - left)
 }
+
+/**
+ * hogqlQuantile of `values` (an array expression), exactly: ClickHouse's own quantile samples past 8,192 values and
+ * differs by version; 0 for none. `name` is the lambda's, unique in the query.
+ */
+export function quantileSql(values: string, level: number, name: string): string {
+  const s = name
+  const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(level)}) * (length(${s}) - 1)))`
+  const interpolated = `if(floor(${i}) + 1 = length(${s}), ${s}[toUInt64(floor(${i})) + 1], ${s}[toUInt64(floor(${i})) + 1] * (floor(${i}) + 1 - ${i}) + ${s}[toUInt64(floor(${i})) + 2] * (${i} - floor(${i})))`
+  return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(${values})])[1]`
+}
