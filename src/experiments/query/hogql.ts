@@ -65,12 +65,14 @@ async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject
   const plan = { ...parsed, persons: await personsOf(sources.persons, project.id, parsed) }
   const rows = await sources.events.hogqlQuery(project.id, plan)
   const limit = plan.paginated ? defaultLimit : plan.fetch
-  // The hidden columns HAVING reads are not answered.
+  // The hidden columns HAVING and ORDER BY read are not answered; NaN and infinities are null, as ClickHouse's JSON
+  // writes them (and JSON has no other way), in exports too.
   const results = rows.slice(0, limit).map((row) =>
     row.slice(0, plan.shown).map((value, i) => {
       const time = plan.columns[i].time
-      if (time === null || typeof value !== 'number') return value
-      return Math.abs(value) <= MAX_DATE_MS ? written(value, time) : null
+      if (typeof value !== 'number') return value
+      if (!Number.isFinite(value)) return null
+      return time === null ? value : Math.abs(value) <= MAX_DATE_MS ? written(value, time) : null
     }),
   )
   return { columns: plan.columns.slice(0, plan.shown), paginated: plan.paginated, results, limit, hasMore: rows.length > limit }

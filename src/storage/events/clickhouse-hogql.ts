@@ -11,7 +11,7 @@ import type { PersonProperty } from './experiment-types.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { textNumberSql } from './numbers.js'
-import { truncateSql } from './clickhouse-periods.js'
+import { calendarSql, truncateSql } from './clickhouse-periods.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
@@ -184,6 +184,8 @@ class Compiler {
         return this.#call(node)
       case 'truncate':
         return truncateSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
+      case 'calendar':
+        return calendarSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
     }
   }
 

@@ -1,20 +1,29 @@
 /**
- * A query's period start (the `truncate` node, hogql-datetime.ts's truncateMs) as ClickHouse SQL: the same steps in
- * integer ms, the zone's offset at an instant as the count of its changes up to it. Not CASEs, as days.ts's offsetSql
- * writes: ClickHouse writes an alias's whole expression wherever it is named, and a CASE of a hundred changes naming
- * the first offset in each of its hundred WHENs was past 18.16's elements of a query. A NULL instant counts as 0 (a
- * lambda must give UInt8): its start is NULL anyway.
+ * A query's period start (the `truncate` node, hogql-datetime.ts's truncateMs) and parts of a date and time (the
+ * `calendar` node, calendarPart) as ClickHouse SQL: the same steps in integer ms, the zone's offset at an instant as
+ * the count of its changes up to it (offsetAtSql). Not CASEs, as days.ts's offsetSql writes: ClickHouse writes an
+ * alias's whole expression wherever it is named, and a CASE of a hundred changes naming the first offset in each of
+ * its hundred WHENs was past 18.16's elements of a query. A NULL instant counts as 0 (a lambda must give UInt8): its
+ * start is NULL anyway.
  */
 import type { HogqlNode } from './hogql-math.js'
 
-/** `operand` the instant's SQL (Nullable(Float64), ms); `bind` names SQL once for the uses after (the compiler's). */
-export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: string, bind: (sql: string) => [string, string]): string {
-  const { unit, offsets } = node
+type Offsets = ReadonlyArray<readonly [number, number]>
+type Bind = (sql: string) => [string, string]
+
+/** The zone's offset at the instant `ms` (SQL of Int64 ms). */
+function offsetAtSql(offsets: Offsets, ms: string): string {
+  if (offsets.length <= 1) return String(Math.trunc(offsets[0]?.[1] ?? 0))
   const ats = `[${offsets.map(([at]) => Math.trunc(at)).join(', ')}]`
   const values = `[${offsets.map(([, offset]) => Math.trunc(offset)).join(', ')}]`
-  const offsetSql = (ms: string) => (offsets.length <= 1 ? String(Math.trunc(offsets[0]?.[1] ?? 0)) : `arrayElement(${values}, greatest(arrayCount(at -> at <= ifNull(${ms}, 0), ${ats}), 1))`)
+  return `arrayElement(${values}, greatest(arrayCount(at -> at <= ifNull(${ms}, 0), ${ats}), 1))`
+}
+
+/** `operand` the instant's SQL (Nullable(Float64), ms); `bind` names SQL once for the uses after (the compiler's). */
+export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: string, bind: Bind): string {
+  const { unit, offsets } = node
   const [msDef, ms] = bind(`toInt64(${operand})`)
-  const [offDef, off] = bind(offsetSql(ms))
+  const [offDef, off] = bind(offsetAtSql(offsets, ms))
   const wall = `(${msDef} + ${offDef})`
   let start: string
   if (unit === 'minute' || unit === 'hour') {
@@ -28,5 +37,35 @@ export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: strin
     else start = `toInt64(toStartOfMonth(toDate('1970-01-01') + ${dayDef}) - toDate('1970-01-01')) * 86400000`
   }
   const [startDef, startName] = bind(start)
-  return `toFloat64(${startDef} - ${offsetSql(`(${startName} - ${off})`)})`
+  return `toFloat64(${startDef} - ${offsetAtSql(offsets, `(${startName} - ${off})`)})`
+}
+
+/** calendarPart's steps; floor, not toInt64, for what is cut below the second or the day (as Math.floor). */
+export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: string, bind: Bind): string {
+  const { part, offsets } = node
+  if (part === 'relSecond') return `toFloat64(floor(${operand} / 1000))`
+  if (part === 'relMinute' || part === 'relHour') return `toFloat64(floor((${operand} + ${Math.trunc(offsets[0][1])}) / ${part === 'relMinute' ? 60_000 : 3_600_000}))`
+  const [msDef, ms] = bind(operand)
+  const wall = `(${msDef} + ${offsetAtSql(offsets, `toInt64(floor(${ms}))`)})`
+  if (part === 'hour' || part === 'minute' || part === 'second') {
+    const [size, unit] = part === 'hour' ? [86_400_000, 3_600_000] : part === 'minute' ? [3_600_000, 60_000] : [60_000, 1000]
+    const [wallDef, name] = bind(wall)
+    return `toFloat64(floor((${wallDef} - floor(${name} / ${size}) * ${size}) / ${unit}))`
+  }
+  const day = `toInt64(floor(${wall} / 86400000))`
+  if (part === 'dayOfWeek') return `toFloat64((((${day} + 3) % 7) + 7) % 7 + 1)`
+  if (part === 'relDay') return `toFloat64(${day})`
+  if (part === 'relWeek') return `toFloat64(floor((${day} + 3) / 7))`
+  // Date functions, which no server time zone touches.
+  const [dateDef, date] = bind(`(toDate('1970-01-01') + ${day})`)
+  const sql: Record<typeof part, string> = {
+    year: `toYear(${dateDef})`,
+    relYear: `toYear(${dateDef})`,
+    quarter: `toQuarter(${dateDef})`,
+    month: `toMonth(${dateDef})`,
+    dayOfMonth: `toDayOfMonth(${dateDef})`,
+    relMonth: `(toYear(${dateDef}) * 12 + toMonth(${date}))`,
+    relQuarter: `(toYear(${dateDef}) * 4 + intDiv(toMonth(${date}) - 1, 3))`,
+  }
+  return `toFloat64(${sql[part]})`
 }

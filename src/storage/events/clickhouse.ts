@@ -276,8 +276,12 @@ export class ClickHouseEventStore implements EventStore {
   async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
     const where = compileClickHouseWhere({ teamId, after: plan.after, before: plan.before }, this.#features)
     const rows = await this.#rows<Record<string, HogqlValue | string>>(hogqlQuerySql(plan, this.#table, where, this.#features), EXPERIMENT_QUERY_SETTINGS)
-    // count and uniq are UInt64, which JSON writes as texts.
-    return rows.map((r) => plan.columns.map((c, i) => (c.math?.aggregation === 'count' || c.math?.aggregation === 'uniq' ? Number(r[`col_${i}`]) : (r[`col_${i}`] as HogqlValue))))
+    // count and uniq are UInt64, and arithmetic of them (count() - 1) Int64 or UInt64, which JSON writes as texts.
+    const numeric = plan.columns.map((c) => c.math?.aggregation === 'count' || c.math?.aggregation === 'uniq' || (c.math === null && c.expr.type === 'number'))
+    return rows.map((r) => plan.columns.map((_, i) => {
+      const v = r[`col_${i}`] as HogqlValue
+      return numeric[i] && typeof v === 'string' ? Number(v) : v
+    }))
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { addMonths, offsetAt } from './days.js'
-import { evaluateHogql, hogqlFields, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
+import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
 /**
@@ -29,6 +29,24 @@ export const markDate = marker(DATES)
 export const markInterval = marker(INTERVALS)
 /** The functions that cut a date and time to its period's start on the project's wall clock. */
 const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = { tostartofminute: 'minute', tostartofhour: 'hour', tostartofday: 'day', todate: 'day', tostartofweek: 'week', tostartofmonth: 'month' }
+/** The functions that read a part of a date and time on the project's wall clock, and toUnixTimestamp. */
+const CALENDAR_PARTS: Readonly<Record<string, CalendarPart>> = {
+  toyear: 'year',
+  toquarter: 'quarter',
+  tomonth: 'month',
+  todayofmonth: 'dayOfMonth',
+  todayofweek: 'dayOfWeek',
+  tohour: 'hour',
+  tominute: 'minute',
+  tosecond: 'second',
+  tounixtimestamp: 'relSecond',
+}
+/** dateDiff's units, with ClickHouse's abbreviations of them, as the numbers whose difference it is. */
+const DIFF_UNITS: Readonly<Record<string, CalendarPart>> = Object.fromEntries(
+  Object.entries({ relSecond: 'second ss s', relMinute: 'minute mi n', relHour: 'hour hh h', relDay: 'day dd d', relWeek: 'week wk ww', relMonth: 'month mm m', relQuarter: 'quarter qq q', relYear: 'year yyyy yy' }).flatMap(([part, names]) =>
+    names.split(' ').map((name) => [name, part as CalendarPart]),
+  ),
+)
 /**
  * The offsets truncations read, from 1970 to ten years on, once a zone: read a week apart (≈3,500 Intl reads,
  * ≈50 ms; a day apart took 0.4 s), each week whose ends differ then day by day (offsetChanges). A zone that
@@ -152,7 +170,7 @@ function checkPlaces(node: HogqlNode, zone: string): void {
   } else {
     const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
     args.forEach((arg, i) => {
-      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || (node.op === 'truncate' && isDatetime(arg))
+      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || ((node.op === 'truncate' || node.op === 'calendar') && isDatetime(arg))
       if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
         throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
       }
@@ -166,14 +184,23 @@ function truncation(unit: TruncateUnit, arg: HogqlNode, clock: QueryClock): Hogq
   return markDatetime({ op: 'truncate', type: 'number', unit, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] })
 }
 
+/** `part` of `arg` on the clock's zone: a number. */
+function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlNode {
+  return { op: 'calendar', type: 'number', part, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] }
+}
+
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
-export const DATETIME_FUNCTIONS = ['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth']
+export const DATETIME_FUNCTIONS = [
+  ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth'],
+  ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'dateDiff'],
+]
 const DATETIME_NAMES = new Set(DATETIME_FUNCTIONS.map((name) => name.toLowerCase()))
 export const isDatetimeFunction = (name: string): boolean => DATETIME_NAMES.has(name.toLowerCase())
 
 /**
  * A query's date and time function (isDatetimeFunction) of its parsed arguments: now(), today() and yesterday() (the
- * dates of the project's wall clock, as toDate(now())), toDateTime('…'), and the periods' starts.
+ * dates of the project's wall clock, as toDate(now())), toDateTime('…'), the periods' starts, the parts of a date and
+ * time, and dateDiff: ClickHouse's, the unit boundaries crossed from one to the other (its toRelative<unit>Num apart).
  */
 export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
   const lower = name.toLowerCase()
@@ -187,7 +214,17 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     if (ms === null) throw new HogqlMathError("toDateTime() takes a date and time as a text literal here, as in toDateTime('2024-01-31 12:00:00').")
     return markDatetime({ op: 'number', type: 'number', value: ms })
   }
+  if (lower === 'datediff') {
+    const [unit, from, to] = args
+    const part = args.length === 3 && unit.op === 'text' ? DIFF_UNITS[unit.value.toLowerCase()] : undefined
+    if (part === undefined || !isDatetime(from) || !isDatetime(to)) {
+      throw new HogqlMathError("dateDiff() takes a unit ('second', 'minute', 'hour', 'day', 'week', 'month', 'quarter' or 'year') and two dates and times here, as in dateDiff('day', min(timestamp), max(timestamp)).")
+    }
+    return { op: '-', type: 'number', args: [calendar(part, to, clock), calendar(part, from, clock)] }
+  }
   if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
+  const part = CALENDAR_PARTS[lower]
+  if (part !== undefined) return calendar(part, args[0], clock)
   const node = truncation(TRUNCATIONS[lower], args[0], clock)
   return lower === 'todate' ? markDate(node) : node
 }
@@ -214,4 +251,42 @@ export function truncateMs(ms: number, unit: TruncateUnit, offsets: ReadonlyArra
     }
   }
   return start - offsetAt(offsets, start - off)
+}
+
+const mod = (a: number, b: number) => ((a % b) + b) % b
+
+/**
+ * `part` of `ms` (calendar nodes): on the zone's wall clock, weeks from Monday (toDayOfWeek 1–7, toRelativeWeekNum);
+ * seconds, minutes and hours since 1970 count instants, as ClickHouse's toRelative…Num do (an hour is an hour across
+ * a change of summer time; the zone's offset of 1970 places a half-hour zone's hours). clickhouse-periods.ts writes
+ * the same steps as SQL.
+ */
+export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>): number {
+  if (part === 'relSecond') return Math.floor(ms / 1000)
+  if (part === 'relMinute' || part === 'relHour') return Math.floor((ms + offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
+  const wall = ms + offsetAt(offsets, ms)
+  const day = Math.floor(wall / DAY)
+  switch (part) {
+    case 'hour':
+      return Math.floor(mod(wall, DAY) / 3_600_000)
+    case 'minute':
+      return Math.floor(mod(wall, 3_600_000) / 60_000)
+    case 'second':
+      return Math.floor(mod(wall, 60_000) / 1000)
+    case 'dayOfWeek':
+      // 1970-01-01 was a Thursday.
+      return mod(day + 3, 7) + 1
+    case 'relDay':
+      return day
+    case 'relWeek':
+      return Math.floor((day + 3) / 7)
+  }
+  const date = new Date(day * DAY)
+  const year = date.getUTCFullYear()
+  const month = date.getUTCMonth() + 1
+  if (part === 'year' || part === 'relYear') return year
+  if (part === 'month') return month
+  if (part === 'quarter') return Math.ceil(month / 3)
+  if (part === 'dayOfMonth') return date.getUTCDate()
+  return part === 'relMonth' ? year * 12 + month : year * 4 + Math.floor((month - 1) / 3)
 }

@@ -33,7 +33,7 @@
 import { like } from '../../common/sql-like.js'
 import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
-import { truncateMs } from './hogql-datetime.js'
+import { calendarPart, truncateMs } from './hogql-datetime.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -102,8 +102,16 @@ export type HogqlNode = { type: HogqlType } & (
    * the zone given as its offsets from each instant on (`[at, offset]`, offsetChanges), so both stores compute it alike.
    */
   | { op: 'truncate'; unit: TruncateUnit; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  /**
+   * A query's part of a date and time on the zone's wall clock (toHour(timestamp) …), or its number of units since
+   * some moment (`rel…`: ClickHouse's toRelative<unit>Num, of which dateDiff takes two apart). Offsets as truncate's.
+   */
+  | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
 )
 export type TruncateUnit = 'minute' | 'hour' | 'day' | 'week' | 'month'
+/** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
+export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'hour' | 'minute' | 'second' | RelativeUnit
+type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
 export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'count' | 'uniq' | 'quantile'
 export interface HogqlMath {
   aggregation: HogqlAggregation
@@ -272,6 +280,10 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
     case 'truncate': {
       const ms = number(node.args[0])
       return ms === null ? null : truncateMs(ms, node.unit, node.offsets)
+    }
+    case 'calendar': {
+      const ms = number(node.args[0])
+      return ms === null ? null : calendarPart(ms, node.part, node.offsets)
     }
   }
 }

@@ -3,7 +3,7 @@
  * clickhouse-query.ts's SQL is held to (test/unit/fuzz/hogql-query-stores.test.ts).
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
-import type { HogqlQueryPlan } from './hogql-query.js'
+import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -42,13 +42,14 @@ function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean): number {
   const aNull = a === null || (typeof a === 'number' && Number.isNaN(a))
   const bNull = b === null || (typeof b === 'number' && Number.isNaN(b))
   if (aNull || bNull) return aNull === bNull ? (a === null ? 1 : 0) - (b === null ? 1 : 0) : aNull ? 1 : -1
-  const c = typeof a === 'number' ? a - (b as number) : compareHogqlText(a, b as string)
+  // Not a − b: two infinities of one sign are equal, and ∞ − ∞ is NaN.
+  const c = typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a, b as string)
   return desc ? -c : c
 }
 
-/** HAVING reads a group's columns, never an event's properties (hogql-query.ts). */
+/** HAVING and the columns over the groups read a group's columns, never an event's properties (hogql-query.ts). */
 const NO_PROPERTIES = (): never => {
-  throw new Error('HAVING reads no property')
+  throw new Error('An expression over the groups reads no property')
 }
 
 function final(math: HogqlMath, a: Aggregate): HogqlValue {
@@ -102,6 +103,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     seen.add(key)
     return true
   }
+  const late = plan.columns.map(ofGroup)
   const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null }))
   // Without groups or an order, the first `fetch` rows read are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
@@ -120,7 +122,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
       const key = keyOf(keyValues)
       let group = groups.get(key)
       if (group === undefined) {
-        group = { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: fresh() }
+        group = { values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))), aggregates: fresh() }
         groups.set(key, group)
       }
       plan.columns.forEach((c, i) => {
@@ -135,13 +137,18 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
     if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
-  const kept = (values: readonly HogqlValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, (name) => values[Number(name.slice(4))])
+  const ofColumns = (values: readonly HogqlValue[]) => (name: HogqlField) => values[Number(name.slice(4))]
+  const kept = (values: readonly HogqlValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, ofColumns(values))
   if (plan.grouped) {
     // Aggregations without GROUP BY make one row even of no events, as in SQL.
     // Its other columns read no event (hogql-query.ts), so they are evaluated without one.
-    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map((c) => (c.math ? null : value(c.expr))), aggregates: fresh() })
+    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))), aggregates: fresh() })
     for (const group of groups.values()) {
       const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
+      // A column over the others reads none over the groups itself (hogql-query.ts inlines those).
+      plan.columns.forEach((c, i) => {
+        if (late[i]) values[i] = evaluateHogql(c.expr, NO_PROPERTIES, regex, ofColumns(values))
+      })
       if (!kept(values) || (plan.distinct && !firstSeen(values))) continue
       rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!]) })
     }

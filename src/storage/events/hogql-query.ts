@@ -3,27 +3,29 @@
  * events [WHERE condition] [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
  * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or `uuid`,
  * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
- * count(distinct …), median, quantile(level)). Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and
- * their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared (a text
- * compared with one is a date and time of the project's zone).
+ * count(distinct …), median, quantile(level)), or an expression over aggregations and keys (`sum(x) / count()`), or one
+ * reading another column by its alias. Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an
+ * interval, and their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared
+ * (a text compared with one is a date and time of the project's zone); their parts (toHour …) and dateDiff are numbers.
  *
  * A person property is the event's distinct id's person's now, as experiments' HogQL math reads it: the plan names
  * the paths (`personPaths`), the caller resolves them from persons.db into `persons`. A column that reads no event
  * (`today()`) stands beside aggregations ungrouped. HAVING reads the columns by alias, the GROUP BY expressions and
  * aggregations anywhere in it as the plan's columns (`col_<i>` fields), those not selected hidden after the `shown`
- * ones; ORDER BY reads such aggregations and keys likewise.
+ * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts).
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
  * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
-import { evaluateHogql, hogqlProperties, isColumnRef, uniquePaths, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { checkDatetimes, COMPARISONS, isDate, isDatetime, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
-import { mathOf } from './hogql-functions.js'
-import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
+import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
+import { aliased, callsAggregation, columnAt, columnOf, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 import type { PersonProperty } from './experiment-types.js'
+
+export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
 
 export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
@@ -37,17 +39,6 @@ export const MAX_QUERY_PATHS = 50
 export const OFFSET_NOT_ALLOWED_MESSAGE =
   'OFFSET is not supported on queries made with a personal API key. For pagination, use keyset pagination on the `timestamp` column, e.g. ' +
   '`WHERE timestamp > :last_seen_timestamp ORDER BY timestamp LIMIT N`. For bulk data extraction, use batch exports: https://posthog.com/docs/cdp/batch-exports'
-
-export interface QueryColumn {
-  name: string
-  expr: HogqlNode
-  /** Its aggregation, when the column is one. */
-  math: HogqlMath | null
-  /** A date and time or a date (ms in the stores), written as PostHog writes one. */
-  time: 'datetime' | 'date' | null
-  /** ClickHouse's type of the column, as PostHog names it in `types`. */
-  type: string
-}
 
 /** An ORDER BY key: a column, or (in a query that neither groups nor is DISTINCT) an expression of each event. */
 export interface OrderKey {
@@ -128,93 +119,14 @@ function splitCommas(tokens: Token[], what: string): Token[][] {
   return parts
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
-
-function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
-  if (time === 'date') return 'Date'
-  if (time === 'datetime') return `DateTime64(6, '${zone}')`
-  if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
-  if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' ? 'UUID' : 'String'
-  return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
-}
-
-/** The whole-expression parse of one part, refusing a lone date and time's interval and checking dates and times. */
-function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
-  const parsed = parseQueryExpression(tokens, clock, aggregations)
-  checkDatetimes(parsed.expr, parsed.math, clock.zone)
-  return parsed
-}
-
-/** A column from its parsed parts, named `name`. */
-function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, zone: string): QueryColumn {
-  const time = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max') ? (isDate(expr) ? 'date' : 'datetime') : null
-  return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
-}
-
-function column(tokens: Token[], text: string, clock: QueryClock): QueryColumn {
+/** A SELECT part: its name (its alias, or its text as written) and the expression's tokens. */
+function item(tokens: Token[], text: string): { name: string; body: Token[]; aliased: boolean } {
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
     throw refuse('SELECT * is not read here: name the columns, as in SELECT uuid, event, distinct_id, timestamp, properties.$browser FROM events.')
   }
-  let alias: string | null = null
-  let body = tokens
   const last = tokens[tokens.length - 1]
-  if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') {
-    alias = last.value
-    body = tokens.slice(0, -2)
-  }
-  const { math, expr } = expression(body, clock, true)
-  return columnOf(alias ?? text.slice(body[0].start, body[body.length - 1].end), expr, math, clock.zone)
-}
-
-/** The column of this aggregation (`math` null: of this expression), added after the others, hidden, when none is. */
-function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: HogqlNode, zone: string): number {
-  const at = columns.findIndex((c) => same(c.math, math) && same(c.expr, expr))
-  return at >= 0 ? at : columns.push(columnOf(`col_${columns.length}`, expr, math, zone)) - 1
-}
-
-/** Column `at` as HAVING reads it: a group's value, a date and time where the column is one. */
-function columnRef(columns: readonly QueryColumn[], at: number): HogqlNode {
-  const c = columns[at]
-  const node: HogqlNode = { op: 'field', type: c.math ? 'number' : c.expr.type, field: `col_${at}` }
-  if (c.time !== null) markDatetime(node)
-  return c.time === 'date' ? markDate(node) : node
-}
-
-/**
- * HAVING's condition over the groups: aliases, aggregations and GROUP BY expressions read as columns (those not
- * selected added to `columns`, hidden), anything else that reads events refused.
- */
-function having(tokens: Token[], clock: QueryClock, columns: QueryColumn[], groupBy: readonly HogqlNode[]): HogqlNode {
-  const find = (math: HogqlMath | null, expr: HogqlNode) => columnRef(columns, columnAt(columns, math, expr, clock.zone))
-  const scope: QueryScope = {
-    alias: (name) => {
-      const at = columns.findIndex((c) => c.name === name)
-      return at < 0 ? null : columnRef(columns, at)
-    },
-    aggregate: (call) => {
-      const math = mathOf(call)
-      checkDatetimes(math.expr, math, clock.zone)
-      return find(math, math.expr)
-    },
-  }
-  const condition = parseQueryExpression(tokens, clock, false, scope).expr
-  if (condition.type === 'text') throw refuse("HAVING takes a condition, not a text: compare it, as in count() > 10.")
-  checkDatetimes(condition, null, clock.zone)
-  const keyed = (node: HogqlNode): HogqlNode => {
-    if (groupBy.some((g) => same(g, node))) return find(null, node)
-    if ('args' in node) node.args.forEach((arg, i) => ((node.args as HogqlNode[])[i] = keyed(arg)))
-    return node
-  }
-  const read = keyed(condition)
-  if (readsEvents(read)) throw refuse('HAVING reads each group: its aggregations, its columns by alias, and its GROUP BY expressions; aggregate anything else.')
-  return read
-}
-
-/** A GROUP BY or ORDER BY part naming a column by its alias. */
-function aliased(tokens: Token[], columns: readonly QueryColumn[]): number | null {
-  if (tokens.length !== 1 || tokens[0].kind !== 'name') return null
-  const at = columns.findIndex((c) => c.name === tokens[0].value)
-  return at < 0 ? null : at
+  if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') return { name: last.value, body: tokens.slice(0, -2), aliased: true }
+  return { name: text.slice(tokens[0].start, last.end), body: tokens, aliased: false }
 }
 
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
@@ -240,15 +152,6 @@ function timeBounds(where: HogqlNode | null): { after?: number; before?: number 
 
 function readsWhole(node: HogqlNode): boolean {
   return (node.op === 'field' && node.field === 'properties') || ('args' in node && node.args.some(readsWhole))
-}
-
-/** Whether the value differs between events: a column that doesn't is the same for every group. */
-function readsEvents(node: HogqlNode): boolean {
-  return hasField(node) || hogqlProperties(node).length > 0
-}
-
-function hasField(node: HogqlNode): boolean {
-  return (node.op === 'field' && !isColumnRef(node.field)) || ('args' in node && node.args.some(hasField))
 }
 
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
@@ -278,7 +181,12 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')
-  const columns = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').map((item) => column(item, text, clock))
+  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').map((part) => item(part, text))
+  const aliases = new Set(items.flatMap((i) => (i.aliased ? [i.name] : [])))
+  const columns = items.map(({ name, body }): QueryColumn => {
+    const parsed = wholeOrLater(body, clock, aliases)
+    return parsed === null ? { name, expr: LATER, math: null, time: null, type: '' } : columnOf(name, parsed.expr, parsed.math, clock.zone)
+  })
   let where: HogqlNode | null = null
   const whereTokens = parts.get('where')
   if (whereTokens !== undefined) {
@@ -289,22 +197,30 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   const groupBy = (groupTokens === undefined ? [] : splitCommas(groupTokens, 'GROUP BY')).map((part) => {
     const at = aliased(part, columns)
     if (at !== null && columns[at].math !== null) throw refuse(`GROUP BY ${columns[at].name} names an aggregation.`)
+    if (at !== null && columns[at].expr === LATER) throw refuse(`GROUP BY ${columns[at].name} names a column computed from others: group by an expression of the events.`)
     return at !== null ? columns[at].expr : expression(part, clock, false).expr
   })
-  const grouped = groupBy.length > 0 || columns.some((c) => c.math !== null)
-  for (const c of columns) {
-    if (grouped && c.math === null && readsEvents(c.expr) && !groupBy.some((g) => same(g, c.expr))) {
-      throw refuse(`Column ${c.name} is neither aggregated nor in GROUP BY: add it to GROUP BY, or aggregate it.`)
-    }
-  }
+  const shown = columns.length
+  const scope: GroupScope = { clock, columns, groupBy, aliases }
+  const grouped = groupBy.length > 0 || columns.some((c, i) => c.math !== null || (c.expr === LATER && callsAggregation(items[i].body)))
   if (distinct && grouped && groupBy.some((g) => !columns.some((c) => c.math === null && same(g, c.expr)))) {
     throw refuse('SELECT DISTINCT with a GROUP BY expression that is not a column is not read here.')
   }
-  const shown = columns.length
+  // A column of the keys (`lower(event)` … GROUP BY event), then one over aggregations (`sum(x) / count()`), reads
+  // the groups' columns: those that are none yet are added, hidden.
+  const overKeys = (c: QueryColumn) => c.expr !== LATER && c.math === null && readsEvents(c.expr) && !groupBy.some((g) => same(g, c.expr))
+  for (const late of [(c: QueryColumn) => grouped && overKeys(c), (c: QueryColumn) => c.expr === LATER]) {
+    items.forEach(({ name, body }, i) => {
+      if (!late(columns[i])) return
+      if (distinct && grouped && columns[i].expr === LATER) throw refuse(`SELECT DISTINCT with an aggregation within a column's expression (${name}) is not read here.`)
+      const expr = overGroups(body, scope, grouped ? `Column ${name} is neither aggregated nor in GROUP BY: add it to GROUP BY, or aggregate it.` : null)
+      columns[i] = columnOf(name, expr, null, clock.zone)
+    })
+  }
   const havingTokens = parts.get('having')
   if (havingTokens !== undefined && !grouped) throw refuse('HAVING filters groups: the query groups (GROUP BY) or aggregates.')
   if (havingTokens !== undefined && distinct) throw refuse('SELECT DISTINCT with HAVING is not read here.')
-  const condition = havingTokens === undefined ? null : having(havingTokens, clock, columns, groupBy)
+  const condition = havingTokens === undefined ? null : having(havingTokens, scope)
   const orderTokens = parts.get('order')
   const orderBy = (orderTokens === undefined ? [] : splitCommas(orderTokens, 'ORDER BY')).map((part): OrderKey => {
     let desc = false
@@ -316,15 +232,23 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST/LAST is not read here: nulls come last, as ClickHouse orders them.')
     const at = aliased(part, columns)
     if (at !== null) return { column: at, expr: columns[at].expr, desc }
-    const { math, expr } = expression(part, clock, true)
-    const match = columns.findIndex((c) => same(c.math, math) && same(c.expr, expr))
-    if (match >= 0) return { column: match, expr, desc }
-    // An aggregation or a key the answer doesn't show is a hidden column, as HAVING's are.
-    if (grouped && !distinct && (math !== null || groupBy.some((g) => same(g, expr)))) return { column: columnAt(columns, math, expr, clock.zone), expr, desc }
     const written = text.slice(part[0].start, part[part.length - 1].end)
-    if (math !== null) throw refuse(`ORDER BY ${written} orders by an aggregation: ${distinct ? 'SELECT DISTINCT orders by its columns' : 'the query must group (GROUP BY) or aggregate'}.`)
-    if (grouped || distinct) throw refuse(`ORDER BY ${written} must name a column or a GROUP BY expression of this query, as it groups or is DISTINCT.`)
-    return { column: null, expr, desc }
+    const parsed = wholeOrLater(part, clock, aliases)
+    if (parsed !== null) {
+      const match = columns.findIndex((c) => same(c.math, parsed.math) && same(c.expr, parsed.expr))
+      if (match >= 0) return { column: match, expr: parsed.expr, desc }
+    }
+    const { math, expr } = parsed ?? { math: null, expr: LATER }
+    // An aggregation, a key or an expression of them the answer doesn't show is a hidden column, as HAVING's are.
+    if (grouped && !distinct) {
+      if (math !== null || groupBy.some((g) => same(g, expr))) return { column: columnAt(columns, math, expr, clock.zone), expr, desc }
+      const over = overGroups(part, scope, `ORDER BY ${written} must name a column, an aggregation or a GROUP BY expression of this query, or an expression of them, as it groups.`)
+      return { column: columnAt(columns, null, over, clock.zone), expr: over, desc }
+    }
+    if (parsed === null ? callsAggregation(part) : math !== null) throw refuse(`ORDER BY ${written} orders by an aggregation: ${distinct ? 'SELECT DISTINCT orders by its columns' : 'the query must group (GROUP BY) or aggregate'}.`)
+    if (distinct) throw refuse(`ORDER BY ${written} must name a column of this query, as it is DISTINCT.`)
+    // An expression of the columns' aliases reads their expressions.
+    return { column: null, expr: parsed === null ? overGroups(part, scope, null) : expr, desc }
   })
   const limitTokens = parts.get('limit')
   let limit = defaultLimit

@@ -61,6 +61,21 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(kept.body.columns, ['distinct_id', 'n'], 'the hidden columns are not answered')
   })
 
+  t.test('columns and orders over aggregations and keys, and columns reading another by its alias', async (t) => {
+    const res = await query(
+      "select upper(event) as name, round(sum(properties.n) / count(), 1) as mean, countIf(properties.price > 20) * 100 / count() as share from events where event != 'recent' group by event order by mean desc",
+    )
+    // buy: n = 2, 5 … 29, prices (even n) 3, 12, 21, 30, 39; click: 1, 4 … 28, 6 … 42; view: 0, 3 … 27, 0 … 36.
+    t.same(res.body.results, [['BUY', 15.5, 30], ['CLICK', 14.5, 30], ['VIEW', 13.5, 20]])
+    t.same(res.body.columns, ['name', 'mean', 'share'], 'the aggregations they read are not answered')
+    t.same(res.body.types, [['name', 'Nullable(String)'], ['mean', 'Nullable(Float64)'], ['share', 'Nullable(Float64)']])
+    t.same(await rows("select count() - 1 from events where event = 'none'"), [[-1]], 'over the one row of no events')
+    t.same(await rows("select max(properties.n) / 0, min(properties.n) / 0 - max(properties.n) / 0 from events where event != 'recent'"), [[null, null]], 'an infinity and NaN are answered as null')
+    // user-k has n = k, k + 10, k + 20: a mean of k + 10.
+    t.same(await rows("select distinct_id from events where event != 'recent' group by distinct_id order by sum(properties.n) / count() desc limit 2"), [['user-9'], ['user-8']])
+    t.same(await rows('select properties.n as n, n * 2 as twice from events where properties.n < 3 order by twice desc'), [[2, 4], [1, 2], [0, 0]])
+  })
+
   t.test('aggregations over properties: sums, means, extremes, distinct counts and conditions', async (t) => {
     const [row] = await rows(
       "select count(), count(properties.price), sum(properties.price), avg(properties.n), min(properties.n), max(properties.price), uniq(distinct_id), count(distinct properties.plan), countIf(properties.plan = 'pro'), sumIf(properties.n, event = 'buy') from events where event != 'recent'",
@@ -102,6 +117,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select count() from events where toStartOfWeek(timestamp) = '2024-01-07'"), [[7]], 'weeks from Sunday')
     t.same(await rows("select count(), toDateTime('2024-03-31 10:00:00') - interval 2 month from events where timestamp < toDateTime('2024-03-01') - interval 1 month"), [[30, '2024-01-31T10:00:00Z']], 'months on the wall clock')
     t.same(await rows('select now() + interval 1e308 day from events limit 1'), [[null]], 'a date and time past what one can hold is null')
+    // 2024-01-01 was a Monday: the 30 days hold five Mondays and five Tuesdays.
+    const weekdays = await rows("select toDayOfWeek(timestamp) as dow, count() from events where event != 'recent' group by dow order by dow")
+    t.same(weekdays, [[1, 5], [2, 5], [3, 4], [4, 4], [5, 4], [6, 4], [7, 4]], 'a part of the date as a key')
+    const spans = await rows("select dateDiff('day', min(timestamp), max(timestamp)), dateDiff('week', min(timestamp), max(timestamp)), toHour(max(timestamp)), toUnixTimestamp(min(timestamp)) from events where event != 'recent'")
+    t.same(spans, [[29, 4, 0, 1704067200]], 'dateDiff over aggregations: the boundaries crossed')
     // keyset paging as PostHog advises it
     const page = await rows("select properties.n from events where timestamp > '2024-01-28 00:00:00.123' order by timestamp limit 5")
     t.same(page, [[28], [29], [null]])
@@ -142,6 +162,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
       ['select event from events join persons on 1', /JOIN is not read/],
       ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
+      ['select properties.n / count() from events', /neither aggregated nor in GROUP BY/],
       ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],
       ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
       ['select any(properties.n) from events', /not supported in HogQL queries here/],

@@ -78,6 +78,29 @@ t.test("intervals of months and years shift constant dates on the project's wall
   t.throws(() => plan('select now() + interval 9999999 year from events'), /past the years a date and time can hold/)
 })
 
+t.test("parts of dates and times are read on the project zone's wall clock; dateDiff counts the boundaries crossed", async (t) => {
+  // Berlin's summer time began at 01:00Z on Sunday 2024-03-31: 00:30Z is 01:30 there, 01:30Z is 03:30.
+  const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'u', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
+  const rowsIn = (zone: string, text: string, instants: string[]) => runHogqlQuery(plan(text, zone), instants.map(at), null)
+  const parts = 'select toYear(timestamp), toQuarter(timestamp), toMonth(timestamp), toDayOfMonth(timestamp), toDayOfWeek(timestamp), toHour(timestamp), toMinute(timestamp), toSecond(timestamp), toUnixTimestamp(timestamp) from events order by timestamp'
+  t.same(rowsIn('Europe/Berlin', parts, ['2024-03-31T00:30:00Z', '2024-03-31T01:30:15.5Z', '2024-12-31T23:30:00Z']), [
+    [2024, 1, 3, 31, 7, 1, 30, 0, 1711845000],
+    [2024, 1, 3, 31, 7, 3, 30, 15, 1711848615],
+    [2025, 1, 1, 1, 3, 0, 30, 0, 1735687800],
+  ])
+  t.same(rowsIn('Asia/Kolkata', 'select toHour(timestamp), toMinute(timestamp) from events', ['2024-03-31T00:10:00Z']), [[5, 40]], 'a half-hour zone')
+  const diffs = "select dateDiff('hour', toDateTime('2024-03-30 12:00:00'), timestamp), dateDiff('day', toDateTime('2024-03-30 23:00:00'), timestamp), dateDiff('week', toDateTime('2024-03-30 12:00:00'), timestamp), dateDiff('month', toDateTime('2024-01-31 23:59:00'), timestamp), dateDiff('year', timestamp, toDateTime('2023-12-31 12:00:00')) from events"
+  // From 11:00Z on the 30th to 00:30Z: 13 hours crossed (an hour is an hour across the change); a day; Saturday to Sunday is no week (weeks from Monday).
+  t.same(rowsIn('Europe/Berlin', diffs, ['2024-03-31T00:30:00Z']), [[13, 1, 0, 2, -1]])
+  t.same(rowsIn('UTC', "select dateDiff('second', toDateTime('2024-01-01 00:00:00.900'), timestamp), dateDiff('mi', timestamp, now()) from events", ['2024-01-01T00:00:01.100Z']), [[1, 100_080]], 'seconds crossed, not elapsed; an abbreviated unit')
+  t.same(run("select event, dateDiff('minute', min(timestamp), max(timestamp)) from events group by event order by event"), [['even', 8], ['odd', 8]], 'over aggregations of each group')
+  t.same(run('select toHour(timestamp) as h, count() from events group by h'), [[0, 10]], 'a key')
+  t.throws(() => plan("select dateDiff('fortnight', timestamp, now()) from events"), /dateDiff\(\) takes a unit/)
+  t.throws(() => plan("select dateDiff('day', '2024-01-01', timestamp) from events"), /dateDiff\(\) takes a unit/)
+  t.throws(() => plan('select toHour(properties.n) from events'), /toHour\(\) takes one date and time/)
+  t.throws(() => plan('select toHour(timestamp) + interval 1 day from events'), /read here whole, compared, or plus or minus an interval/)
+})
+
 t.test("periods start on the project zone's wall clock, summer time included, and are read back as dates and times", async (t) => {
   const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
   const starts = (zone: string, fn: string, iso: string) => {
@@ -157,6 +180,25 @@ t.test('HAVING keeps the groups whose aggregations, aliases and keys meet it; th
   t.same(run('select count() from events group by toStartOfHour(timestamp) having toStartOfHour(timestamp) >= \'2024-03-01\''), [[10]], 'a GROUP BY expression that is no column')
 })
 
+t.test("a column or an order over aggregations and keys is computed from the group's values once they are known", async (t) => {
+  // even: n = 0, 2, 4, 6, 8 (sum 20); odd: 1, 3, 5, 7, 9 (sum 25).
+  t.same(run('select event, sum(properties.n) / count() as mean, countIf(properties.n > 4) * 100 / count() from events group by event order by mean desc'), [['odd', 5, 60], ['even', 4, 40]])
+  t.same(run("select concat(upper(event), ': ', toString(count())) from events group by event order by event"), [['EVEN: 5'], ['ODD: 5']], 'a key and an aggregation within one expression')
+  t.same(run('select lower(distinct_id), count() from events group by distinct_id order by distinct_id'), [['u0', 4], ['u1', 3], ['u2', 3]], 'an expression of a key')
+  t.same(run('select count() * 2 as twice, twice + 1, round(avg(properties.n), 1) from events'), [[20, 21, 4.5]], 'a column reads another over the groups by its alias')
+  t.same(run("select count() + 1 from events where event = 'none'"), [[1]], 'over the one row of no events')
+  t.same(run('select distinct_id from events group by distinct_id order by sum(properties.n) / count() desc'), [['u2'], ['u0'], ['u1']], 'ORDER BY an expression of aggregations not selected')
+  t.same(run('select distinct_id, sum(properties.n) - count() as d from events group by distinct_id having d > 11 order by d'), [['u2', 12], ['u0', 14]], 'HAVING reads it by alias')
+  const p = plan('select event, max(properties.n) / count() from events group by event')
+  t.same([p.shown, p.columns.length, p.columns[1].type, p.columns[2].math?.aggregation, p.columns[3].math?.aggregation], [2, 4, 'Nullable(Float64)', 'max', 'count'], 'its aggregations are hidden columns')
+  t.same(run('select distinct_id, max(properties.n) / 0 as r from events group by distinct_id order by r desc, distinct_id'), [['u0', Infinity], ['u1', Infinity], ['u2', Infinity]], 'infinities of one sign order as equal')
+})
+
+t.test('a column reads another by its alias, as ClickHouse substitutes it', async (t) => {
+  t.same(run('select properties.n as n, n * 2 as double, concat(event, toString(double)) from events order by n desc limit 2'), [[9, 18, 'odd18'], [8, 16, 'even16']])
+  t.same(run('select properties.n as n from events order by n % 3, n limit 4'.replace('n % 3', 'n * -1')), [[9], [8], [7], [6]], 'ORDER BY an expression of an alias')
+})
+
 t.test('what a query here cannot read is refused by name', async (t) => {
   const refusals: Array<[string, RegExp]> = [
     ['', /The query is empty/],
@@ -177,6 +219,13 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select event from events order by count()', /orders by an aggregation: the query must group/],
     ['select distinct event from events order by count()', /SELECT DISTINCT orders by its columns/],
     ['select event, count() from events group by event order by distinct_id', /must name a column/],
+    ['select distinct count() + 1 from events', /SELECT DISTINCT with an aggregation within a column's expression/],
+    ['select properties.n / count() from events', /Column properties.n \/ count\(\) is neither aggregated nor in GROUP BY/],
+    ['select event, concat(distinct_id, toString(count())) from events group by event', /neither aggregated nor in GROUP BY/],
+    ['select twice + 1, count() * 2 as twice from events', /twice is read before it is written/],
+    ['select count() * 2 as twice from events group by twice', /GROUP BY twice names a column computed from others/],
+    ['select sum(count()) + 1 from events', /read here as a whole column/],
+    ['select event, count() from events group by event order by sum(properties.n) + distinct_id', /ORDER BY sum\(properties.n\) \+ distinct_id must name a column, an aggregation or a GROUP BY expression/],
     ['select count() as n from events group by n', /GROUP BY n names an aggregation/],
     ['select event from events where event', /WHERE takes a condition/],
     ['select now() from events where timestamp = 3', /compared here with another date and time/],

@@ -1,0 +1,160 @@
+/**
+ * A HogQL query's columns (hogql-query.ts): each one's type and name, the hidden columns HAVING and ORDER BY read,
+ * and the expressions over the groups (HAVING's condition, `sum(x) / count()`, `lower(event)` … GROUP BY event), which
+ * read the groups' columns as `col_<i>` fields and are computed once those are.
+ */
+import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { checkDatetimes, isDate, isDatetime, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
+import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS } from './hogql-functions.js'
+import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
+import { HogqlMathError, type Token } from './hogql-tokens.js'
+
+export interface QueryColumn {
+  name: string
+  expr: HogqlNode
+  /** Its aggregation, when the column is one. */
+  math: HogqlMath | null
+  /** A date and time or a date (ms in the stores), written as PostHog writes one. */
+  time: 'datetime' | 'date' | null
+  /** ClickHouse's type of the column, as PostHog names it in `types`. */
+  type: string
+}
+
+/** What an expression over the groups reads: the columns so far, the GROUP BY expressions, the columns' aliases. */
+export interface GroupScope {
+  clock: QueryClock
+  columns: QueryColumn[]
+  groupBy: readonly HogqlNode[]
+  aliases: ReadonlySet<string>
+}
+
+export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
+  if (time === 'date') return 'Date'
+  if (time === 'datetime') return `DateTime64(6, '${zone}')`
+  if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
+  if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' ? 'UUID' : 'String'
+  return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
+}
+
+/** The whole-expression parse of one part, refusing a lone date and time's interval and checking dates and times. */
+export function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
+  const parsed = parseQueryExpression(tokens, clock, aggregations)
+  checkDatetimes(parsed.expr, parsed.math, clock.zone)
+  return parsed
+}
+
+/** A column from its parsed parts, named `name`. */
+export function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, zone: string): QueryColumn {
+  const time = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max') ? (isDate(expr) ? 'date' : 'datetime') : null
+  return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
+}
+
+const isPunct = (t: Token | undefined, value: string) => t?.kind === 'punct' && t.value === value
+
+/** The names in the tokens not after a dot (`properties.count` is a key), and whether each is called. */
+function names(tokens: Token[]): Array<{ name: string; called: boolean }> {
+  return tokens.flatMap((t, i) => (t.kind === 'name' && !t.quoted && !isPunct(tokens[i - 1], '.') ? [{ name: t.value, called: isPunct(tokens[i + 1], '(') }] : []))
+}
+
+/** Whether the tokens call an aggregation (`sum(x) / count()`). */
+export function callsAggregation(tokens: Token[]): boolean {
+  return names(tokens).some(({ name, called }) => called && (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)))
+}
+
+/** Whether the tokens read one of `aliases`. */
+function readsAlias(tokens: Token[], aliases: ReadonlySet<string>): boolean {
+  return names(tokens).some(({ name, called }) => !called && aliases.has(name))
+}
+
+/**
+ * A part that is one expression of each event or one aggregation as a whole (`count()`), parsed; or, where it
+ * calls aggregations within an expression (`sum(x) / count()`) or reads another column's alias, null: it is read
+ * once the columns and groups are known.
+ */
+export function wholeOrLater(tokens: Token[], clock: QueryClock, aliases: ReadonlySet<string>): { math: HogqlMath | null; expr: HogqlNode } | null {
+  try {
+    return expression(tokens, clock, true)
+  } catch (e) {
+    if (e instanceof HogqlMathError && (callsAggregation(tokens) || readsAlias(tokens, aliases))) return null
+    throw e
+  }
+}
+
+/** The column of this aggregation (`math` null: of this expression), added after the others, hidden, when none is. */
+export function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: HogqlNode, zone: string): number {
+  const at = columns.findIndex((c) => same(c.math, math) && same(c.expr, expr))
+  return at >= 0 ? at : columns.push(columnOf(`col_${columns.length}`, expr, math, zone)) - 1
+}
+
+/** Column `at` as HAVING reads it: a group's value, a date and time where the column is one. */
+function columnRef(columns: readonly QueryColumn[], at: number): HogqlNode {
+  const c = columns[at]
+  const node: HogqlNode = { op: 'field', type: c.math ? 'number' : c.expr.type, field: `col_${at}` }
+  if (c.time !== null) markDatetime(node)
+  return c.time === 'date' ? markDate(node) : node
+}
+
+/** A column over the groups not read yet (parseHogqlQuery reads them after GROUP BY). */
+export const LATER: HogqlNode = { op: 'null', type: 'null' }
+
+/** Whether a column is computed from the group's other columns (`sum(x) / count()`), after them. */
+export const ofGroup = (c: QueryColumn): boolean => c.math === null && hogqlFields(c.expr).some(isColumnRef)
+
+/**
+ * An expression over the groups (HAVING's condition, a column's `sum(x) / count()`): aliases, aggregations and GROUP
+ * BY expressions read as columns (those not selected added to `columns`, hidden); `refusal` where anything else
+ * reads events. Without it (a query that does not group) an alias reads its column's expression, as ClickHouse's do.
+ */
+export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }: GroupScope, refusal: string | null): HogqlNode {
+  const find = (math: HogqlMath | null, expr: HogqlNode) => columnRef(columns, columnAt(columns, math, expr, clock.zone))
+  const scope: QueryScope = {
+    alias: (name) => {
+      const at = aliases.has(name) ? columns.findIndex((c) => c.name === name) : -1
+      if (at < 0) return null
+      const c = columns[at]
+      if (c.expr === LATER) throw new HogqlMathError(`${name} is read before it is written: a column over the groups reads those before it.`)
+      // The stores compute columns over the groups after the others, so one reads another's expression.
+      return ofGroup(c) || refusal === null ? structuredClone(c.expr) : columnRef(columns, at)
+    },
+    aggregate: (call) => {
+      const math = mathOf(call)
+      checkDatetimes(math.expr, math, clock.zone)
+      return find(math, math.expr)
+    },
+  }
+  const parsed = parseQueryExpression(tokens, clock, false, scope).expr
+  checkDatetimes(parsed, null, clock.zone)
+  const keyed = (node: HogqlNode): HogqlNode => {
+    if (groupBy.some((g) => same(g, node))) return find(null, node)
+    if ('args' in node) node.args.forEach((arg, i) => ((node.args as HogqlNode[])[i] = keyed(arg)))
+    return node
+  }
+  const read = keyed(parsed)
+  if (refusal !== null && readsEvents(read)) throw new HogqlMathError(refusal)
+  return read
+}
+
+export function having(tokens: Token[], scope: GroupScope): HogqlNode {
+  const condition = overGroups(tokens, scope, 'HAVING reads each group: its aggregations, its columns by alias, and its GROUP BY expressions; aggregate anything else.')
+  if (condition.type === 'text') throw new HogqlMathError("HAVING takes a condition, not a text: compare it, as in count() > 10.")
+  return condition
+}
+
+/** A GROUP BY or ORDER BY part naming a column by its alias. */
+export function aliased(tokens: Token[], columns: readonly QueryColumn[]): number | null {
+  if (tokens.length !== 1 || tokens[0].kind !== 'name') return null
+  const at = columns.findIndex((c) => c.name === tokens[0].value)
+  return at < 0 ? null : at
+}
+
+/** Whether the value differs between events: a column that doesn't is the same for every group. */
+export function readsEvents(node: HogqlNode): boolean {
+  return hasField(node) || hogqlProperties(node).length > 0
+}
+
+function hasField(node: HogqlNode): boolean {
+  return (node.op === 'field' && !isColumnRef(node.field)) || ('args' in node && node.args.some(hasField))
+}
+
