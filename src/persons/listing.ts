@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, sqlitePropertyPathText, sqlitePropertyText, type PropertyNode, type PropertyPath } from '../storage/events/index.js'
+import { compileSqliteProperties, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -82,8 +82,12 @@ export class PersonListing {
     countWarnings: Statement<[number], { n: number }>
   }
 
-  constructor(db: Db) {
+  /** Runs the match() of a HogQL query of persons (none: such a query fails). */
+  readonly #regex: RegexEngine | null
+
+  constructor(db: Db, regex: RegexEngine | null = null) {
     this.#db = db
+    this.#regex = regex
     this.s = {
       listPersons: db.prepare(
         `SELECT id, uuid, properties, is_identified, created_at FROM persons
@@ -127,6 +131,25 @@ export class PersonListing {
     const ids = new Map<number, string[]>(rows.map((row) => [row.id, []]))
     for (const row of this.s.distinctIdsOf.all(JSON.stringify([...ids.keys()]))) ids.get(row.person_id)?.push(row.distinct_id)
     return rows.map((row) => ({ ...toPerson(row), distinct_ids: ids.get(row.id) ?? [] }))
+  }
+
+  /**
+   * A HogQL query of the persons table (`FROM persons`, storage's hogql-query.ts): the project's persons read once
+   * with the texts of the property paths the plan reads, as the SQLite event store reads events, and the plan run on
+   * them (hogql-query-run.ts). Values as the event stores give them: created_at in ms.
+   */
+  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Array<Array<number | string | null>> {
+    const texts = plan.paths.map(sqlitePropertyPathText)
+    const rows = this.#db
+      .prepare(`SELECT uuid, created_at, is_identified, ${plan.readsProperties ? 'properties' : 'NULL'}${texts.map((t) => `, ${t.sql}`).join('')} FROM persons WHERE team_id = ?`)
+      .raw()
+      .iterate(...texts.flatMap((t) => t.params), teamId) as IterableIterator<unknown[]>
+    function* persons(): Generator<QueryPerson> {
+      for (const [id, createdAt, identified, properties, ...values] of rows) {
+        yield { id: id as string, created_at: Date.parse(createdAt as string), is_identified: identified as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
+      }
+    }
+    return runHogqlQuery(plan, persons(), this.#regex)
   }
 
   /** The project's person with this uuid (lower-case), with its distinct ids, or null. */

@@ -25,7 +25,7 @@ interface Readers {
 
 /** The scanning reads, by the reader that has them. */
 const SCANS = {
-  listing: ['listPersons', 'countPersons', 'distinctIdsMatching', 'distinctIdsInCohort', 'distinctIdsByProperty', 'groupKeysByProperty', 'groupKeysMatching', 'listGroups', 'countGroups', 'listIngestionWarnings', 'countIngestionWarnings'],
+  listing: ['listPersons', 'countPersons', 'hogqlQuery', 'distinctIdsMatching', 'distinctIdsInCohort', 'distinctIdsByProperty', 'groupKeysByProperty', 'groupKeysMatching', 'listGroups', 'countGroups', 'listIngestionWarnings', 'countIngestionWarnings'],
   groups: ['propertyDefinitions', 'propertyValues', 'personsOf'],
   definitions: ['events', 'properties'],
 } as const satisfies { [R in keyof Readers]: ReadonlyArray<keyof Readers[R]> }
@@ -46,7 +46,7 @@ const EACH = (Object.entries(SCANS) as Array<[keyof Readers, readonly string[]]>
 function readersOf(db: Db, regex: RegexEngine | null): Readers {
   // Person and group filters reach the scans as conditions: HogQL ones and the regex operators call these.
   registerFilterFunctions(db, regex)
-  return { listing: new PersonListing(db), groups: new GroupReads(db), definitions: new DefinitionReads(db) }
+  return { listing: new PersonListing(db, regex), groups: new GroupReads(db), definitions: new DefinitionReads(db) }
 }
 
 /** The scanning reads, each made by `call`. */

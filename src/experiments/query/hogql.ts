@@ -16,7 +16,10 @@ import type { Project } from '../../management/index.js'
 import { DEFAULT_RETURNED_ROWS, HogqlMathError, parseHogqlQuery, type EventStore, type HogqlQueryPlan, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
-/** What a HogQL query reads: the events, and persons.db for person properties (none: such a query is refused). */
+/**
+ * What a HogQL query reads: the events, and persons.db for person properties and queries of the persons table (none:
+ * such a query is refused).
+ */
 export interface HogqlSources {
   events: EventStore
   persons: PersonMatcher | null
@@ -63,7 +66,9 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
 async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
   const parsed = planOf(query, project, nowMs, defaultLimit)
   const plan = { ...parsed, persons: await personsOf(sources.persons, project.id, parsed) }
-  const rows = await sources.events.hogqlQuery(project.id, plan)
+  if (plan.table === 'persons' && sources.persons === null) throw new ValidationError('invalid', 'This server reads no persons: FROM persons is not read in its queries.', null)
+  // persons.db holds the persons whichever store holds the events.
+  const rows = plan.table === 'persons' ? await sources.persons!.hogqlQuery(project.id, plan) : await sources.events.hogqlQuery(project.id, plan)
   const limit = plan.paginated ? defaultLimit : plan.fetch
   // The hidden columns HAVING and ORDER BY read are not answered; NaN and infinities are null, as ClickHouse's JSON
   // writes them (and JSON has no other way), in exports too.

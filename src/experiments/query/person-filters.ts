@@ -45,6 +45,8 @@ import {
   REGEX_LIMITS,
   type EventPropertyFilter,
   type HogqlCondition,
+  type HogqlQueryPlan,
+  type HogqlValue,
   type NodeRules,
   type HolderBreakdown,
   type PersonProperty,
@@ -65,6 +67,8 @@ export interface PersonMatcher {
   distinctIdsByProperty(teamId: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
   /** Each text a group property has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
   groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
+  /** A HogQL query of the persons table (`FROM persons`): its rows. */
+  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
 }
 
 /** The distinct-id text one person filter may resolve to (≈100,000 ids of 40 characters). */

@@ -7,6 +7,7 @@ import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zo
 import { addMonths, offsetAt } from './days.js'
 import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
+import type { QueryTable } from './hogql-tables.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -75,7 +76,10 @@ export interface QueryClock {
   now: number
   /** The project's time zone: a date and time without an offset is its wall clock, as PostHog reads it. */
   zone: string
+  /** The table whose fields the query reads (events unless said). */
+  table?: QueryTable
 }
+
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/
 

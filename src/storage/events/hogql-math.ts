@@ -42,7 +42,9 @@ export type HogqlType = 'number' | 'text' | 'null'
  * The event's own fields an expression reads; `uuid`, `person_id` (its person's uuid when it was stored), `timestamp`
  * (ms, a number) and `properties` (the stored JSON text) in queries only (hogql-query.ts).
  */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | ColumnRef
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | PersonField | ColumnRef
+/** A query of the persons table's fields (`FROM persons`, hogql-query.ts): its uuid, created_at (ms) and is_identified (0 or 1). */
+export type PersonField = 'id' | 'created_at' | 'is_identified'
 /** A query's column (its index) as HAVING reads it: a group's value, not an event's (hogql-query.ts). */
 export type ColumnRef = `col_${number}`
 /** Whether a field is a query's column (HAVING's), not an event's. */

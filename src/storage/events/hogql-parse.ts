@@ -5,14 +5,12 @@
  */
 import type { HogqlField, HogqlMath, HogqlNode } from './hogql-math.js'
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
-import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, markDatetime, shiftedDatetime, type QueryClock } from './hogql-datetime.js'
+import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime, type QueryClock } from './hogql-datetime.js'
+import { MATH_FIELDS, queryField } from './hogql-tables.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-/** The event's fields read (hogql-math.ts, HogqlField); HogQL's names are case-sensitive. Queries read more. */
-const FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
-const QUERY_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp'])
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, uniq, uniqExact, count(distinct …), median and quantile(level)'
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
@@ -105,8 +103,16 @@ class Parser {
     return { op, type: 'number', args: [left, this.#additive()] }
   }
 
-  /** `[not] like|ilike <text>` and `[not] in (<list>)`, or `left` alone when no such word follows. */
+  /** `[not] like|ilike <text>`, `[not] in (<list>)` and `is [not] null` (isNull, isNotNull), or `left` alone when no such word follows. */
   #wordComparison(left: HogqlNode): HogqlNode {
+    if (this.#isWord('is')) {
+      this.#i++
+      const not = this.#isWord('not')
+      if (not) this.#i++
+      if (!this.#isWord('null')) throw new HogqlMathError(`Expected NULL after IS${not ? ' NOT' : ''} ${this.#where()}.`)
+      this.#i++
+      return typedCall(FUNCTION_BY_NAME.get(not ? 'isnotnull' : 'isnull')!, [left])
+    }
     const negated = this.#isWord('not')
     const at = this.#i
     if (negated) this.#i++
@@ -208,6 +214,7 @@ class Parser {
       return this.#property(false)
     }
     if (word === 'person' && !t.quoted && this.#isPunct('.')) {
+      if (this.use === 'HogQL queries' && this.clock.table === 'persons') throw new HogqlMathError("A query of persons reads each person's own properties as properties.<key>.")
       this.#i++
       const next = this.#peek()
       if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of the person, skylark reads its properties (person.properties.<key>) in ${this.use}.`)
@@ -215,13 +222,11 @@ class Parser {
       return this.#property(true)
     }
     if (this.use !== 'HogQL queries') {
-      if (FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
+      if (MATH_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
       throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
     }
     if (word === 'interval' && !t.quoted) return this.#interval()
-    if (t.value === 'timestamp') return markDatetime({ op: 'field', type: 'number', field: 'timestamp' })
-    if (QUERY_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
-    throw new HogqlMathError(`Unknown field "${t.value}": HogQL queries here read event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id and timestamp.`)
+    return queryField(t.value, this.clock.table ?? 'events')
   }
 
   /** `interval 7 day`, in ms (hogql-datetime.ts). */

@@ -34,7 +34,7 @@ function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
   if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
-  if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' ? 'UUID' : 'String'
+  if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' || expr.field === 'id' ? 'UUID' : expr.field === 'is_identified' ? 'Int8' : 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
 }
 

@@ -20,6 +20,16 @@ export interface QueryEvent {
   texts: ReadonlyArray<string | null>
 }
 
+/** One person as persons.db reads it for a query of the persons table (`FROM persons`). */
+export interface QueryPerson {
+  id: string
+  /** ms */
+  created_at: number
+  is_identified: number
+  properties?: string
+  texts: ReadonlyArray<string | null>
+}
+
 interface Aggregate {
   n: number
   sum: number
@@ -85,10 +95,11 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue): void {
  * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
  * values the stores give (dates and times as ms).
  */
-export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>, regex: RegexEngine | null): HogqlValue[][] {
+export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent> | Iterable<QueryPerson>, regex: RegexEngine | null): HogqlValue[][] {
   const at = pathIndex(plan.paths)
   const person = personReader(plan.persons)
-  let current: QueryEvent
+  // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
+  let current: QueryEvent & QueryPerson
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
   const field = (name: HogqlField) => current[name as Exclude<HogqlField, ColumnRef>] ?? ''
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
@@ -115,7 +126,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     return 0
   })
   for (const event of events) {
-    current = event
+    current = event as QueryEvent & QueryPerson
     if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
     if (plan.grouped) {
       const keyValues = plan.groupBy.map(value)

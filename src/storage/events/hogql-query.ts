@@ -21,6 +21,7 @@
  */
 import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
+import type { QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 import type { PersonProperty } from './experiment-types.js'
@@ -48,6 +49,8 @@ export interface OrderKey {
 }
 
 export interface HogqlQueryPlan {
+  /** What it reads: the events (of the event store), or persons.db's persons. */
+  table: QueryTable
   /** The answer's columns, then the hidden ones HAVING reads. */
   columns: QueryColumn[]
   /** How many columns the answer has. */
@@ -119,14 +122,21 @@ function splitCommas(tokens: Token[], what: string): Token[][] {
   return parts
 }
 
-/** A SELECT part: its name (its alias, or its text as written) and the expression's tokens. */
-function item(tokens: Token[], text: string): { name: string; body: Token[]; aliased: boolean } {
+/**
+ * PostHog's `SELECT *` of the persons table: its fields that are columns, in its order (Table.get_asterisk). Of
+ * events it is refused: skylark's events have no $session_id, $window_id, person_mode or elements_chain columns.
+ */
+const PERSONS_ASTERISK = ['id', 'created_at', 'properties', 'is_identified']
+
+/** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
+function itemsOf(tokens: Token[], text: string, table: QueryTable): Array<{ name: string; body: Token[]; aliased: boolean }> {
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
-    throw refuse('SELECT * is not read here: name the columns, as in SELECT uuid, event, distinct_id, timestamp, properties.$browser FROM events.')
+    if (table === 'persons') return PERSONS_ASTERISK.map((name) => ({ name, body: tokenize(name), aliased: false }))
+    throw refuse('SELECT * of events is not read here: name the columns, as in SELECT uuid, event, distinct_id, timestamp, properties.$browser FROM events.')
   }
   const last = tokens[tokens.length - 1]
-  if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') return { name: last.value, body: tokens.slice(0, -2), aliased: true }
-  return { name: text.slice(tokens[0].start, last.end), body: tokens, aliased: false }
+  if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') return [{ name: last.value, body: tokens.slice(0, -2), aliased: true }]
+  return [{ name: text.slice(tokens[0].start, last.end), body: tokens, aliased: false }]
 }
 
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
@@ -175,13 +185,15 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     parts.set(word, tokens.slice(at + (multi ? 2 : 1), clauses[i + 1]?.at ?? tokens.length))
   })
   const from = parts.get('from')
-  if (from === undefined) throw refuse('A query here reads FROM events.')
-  if (from.length !== 1 || from[0].kind !== 'name' || from[0].value !== 'events') {
-    throw refuse('HogQL queries here read one table, events, without an alias (FROM events).')
+  if (from === undefined) throw refuse('A query here reads FROM events or FROM persons.')
+  if (from.length !== 1 || from[0].kind !== 'name' || (from[0].value !== 'events' && from[0].value !== 'persons')) {
+    throw refuse('HogQL queries here read one table, events or persons, without an alias (FROM events).')
   }
+  const table: QueryTable = from[0].value === 'persons' ? 'persons' : 'events'
+  clock = { ...clock, table }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')
-  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').map((part) => item(part, text))
+  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table))
   const aliases = new Set(items.flatMap((i) => (i.aliased ? [i.name] : [])))
   const columns = items.map(({ name, body }): QueryColumn => {
     const parsed = wholeOrLater(body, clock, aliases)
@@ -232,8 +244,8 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST/LAST is not read here: nulls come last, as ClickHouse orders them.')
     const at = aliased(part, columns)
     if (at !== null) return { column: at, expr: columns[at].expr, desc }
-    const written = text.slice(part[0].start, part[part.length - 1].end)
     const parsed = wholeOrLater(part, clock, aliases)
+    const written = text.slice(part[0].start, part[part.length - 1].end)
     if (parsed !== null) {
       const match = columns.findIndex((c) => same(c.math, parsed.math) && same(c.expr, parsed.expr))
       if (match >= 0) return { column: match, expr: parsed.expr, desc }
@@ -265,6 +277,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   const read = paths.length + personPaths.length
   if (read > MAX_QUERY_PATHS) throw refuse(`The query reads ${read} properties; a query here reads at most ${MAX_QUERY_PATHS}.`)
   return {
+    table,
     columns,
     shown,
     distinct,

@@ -41,7 +41,8 @@ export { textNumber } from './numbers.js'
 export { sequenceHolds } from './sequences.js'
 export { compareText } from './experiment-aggregate.js'
 export { DEFAULT_RETURNED_ROWS, parseHogqlQuery, type HogqlQueryPlan, type QueryColumn } from './hogql-query.js'
-export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type PropertyPath } from './hogql-math.js'
+export { runHogqlQuery, type QueryPerson } from './hogql-query-run.js'
+export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type HogqlValue, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
 /**

@@ -144,6 +144,22 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.not(a, b, 'two distinct ids, two persons')
   })
 
+  t.test("FROM persons reads persons.db's persons, whichever store holds the events", async (t) => {
+    // PostHog's documented example of the query API.
+    const emails = await rows('select properties.email from persons where properties.email is not null order by properties.email')
+    t.same(emails, [['u0@example.com'], ['u1@example.com'], ['u2@example.com'], ['u3@example.com']])
+    const res = await query("select * from persons where properties.email = 'u1@example.com'")
+    t.same(res.body.columns, ['id', 'created_at', 'properties', 'is_identified'])
+    t.same(res.body.types.map((x: string[]) => x[1]), ['UUID', "DateTime64(6, 'UTC')", 'String', 'Int8'])
+    const [[id, createdAt, properties, identified]] = res.body.results
+    const [[personId]] = await rows("select person_id from events where distinct_id = 'user-1' limit 1")
+    t.equal(id, personId, "the person's id is the events' person_id")
+    t.match(createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
+    t.match(JSON.parse(properties), { email: 'u1@example.com', tier: 'basic' })
+    t.equal(identified, 0)
+    t.same(await rows("select properties.tier as tier, count() from persons where properties.tier is not null group by tier order by tier"), [['basic', 3], ['gold', 1]])
+  })
+
   t.test('without LIMIT 100 rows and hasMore; a LIMIT is taken as given', async (t) => {
     const res = await query('select properties.n from events order by timestamp')
     t.match(res.body, { hasMore: false, limit: 100 })
@@ -157,8 +173,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     for (const [text, detail] of [
       ['select event from events offset 5', /OFFSET is not supported on queries made with a personal API key/],
       ['select event from events limit 5 offset 5', /OFFSET is not supported/],
-      ['select * from events', /SELECT \* is not read here/],
-      ['select event from persons', /read one table, events/],
+      ['select * from events', /SELECT \* of events is not read here/],
+      ['select event from sessions', /read one table, events or persons/],
+      ['select event from persons', /Unknown field "event": HogQL queries of persons/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
       ['select event from events join persons on 1', /JOIN is not read/],
       ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],

@@ -89,23 +89,25 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
   })
 })
 
-const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'count()', 'timestamp', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "'2024-01-01'", '*', ',', '10']
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', "'2024-01-01'", '*', ',', '10']
 
 t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
   const ZONES = ['UTC', 'Europe/Berlin']
   fuzzCases(t, RUN, 'HogQL query', (rng) => {
     const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour']))
-    const aggregate = () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq', 'countIf'])}(${rng.chance(0.2) ? '' : grammatical(rng)})`
+    const one = () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq', 'countIf'])}(${rng.chance(0.2) ? '' : grammatical(rng)})`
+    // An aggregation, or an expression over aggregations and the key (its alias).
+    const aggregate = () => (rng.chance(0.7) ? one() : rng.pick([`${one()} / ${one()}`, `round(${one()} * 100, 1)`, `concat(toString(c0), ${one()})`, "dateDiff('hour', min(timestamp), max(timestamp))", `${one()} IS NULL`]))
     // Plain columns, or a key and aggregations grouped by it.
     const grouped = rng.chance(0.4)
     const columns = grouped ? [`${plain()} AS c0`, ...Array.from({ length: rng.int(2) + 1 }, aggregate)] : Array.from({ length: rng.int(2) + 1 }, (_, i) => `${plain()} AS c${i}`)
     const clauses = [
       rng.chance(0.5) ? ` WHERE ${grammatical(rng)}${rng.chance(0.3) ? " AND timestamp > '2024-01-01'" : ''}` : '',
       grouped ? ' GROUP BY c0' : '',
-      rng.chance(0.4) ? ` ORDER BY c0 ${rng.pick(['', 'DESC', 'ASC'])}` : '',
+      rng.chance(0.4) ? ` ORDER BY ${rng.pick(['c0', 'c0', grouped ? aggregate() : 'c0 * 2'])} ${rng.pick(['', 'DESC', 'ASC'])}` : '',
       rng.chance(0.3) ? ` LIMIT ${rng.int(20)}` : '',
     ]
-    const whole = `SELECT ${!grouped && rng.chance(0.2) ? 'DISTINCT ' : ''}${columns.join(', ')} FROM events${clauses.join('')}`
+    const whole = `SELECT ${!grouped && rng.chance(0.2) ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${rng.chance(0.9) ? 'events' : 'persons'}${clauses.join('')}`
     const text = rng.weighted<() => string>([
       [6, () => whole],
       [2, () => damaged(rng, whole)],

@@ -45,7 +45,7 @@ const CALENDAR = [
   "dateDiff('minute', timestamp, now())",
   "dateDiff('quarter', toDate(timestamp), toDateTime('2024-04-01'))",
 ]
-const CONDITIONS = ['properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')"]
+const CONDITIONS = ['properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')"]
 
 function term(rng: Rng, depth = 0): string {
   if (depth > 1 || rng.chance(0.6)) return rng.chance(0.12) ? rng.pick(CALENDAR) : rng.pick(TERMS)

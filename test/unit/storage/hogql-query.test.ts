@@ -2,7 +2,7 @@ import t from 'tap'
 import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
 import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
-import { runHogqlQuery, type QueryEvent } from '../../../src/storage/events/hogql-query-run.js'
+import { runHogqlQuery, type QueryEvent, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
 const plan = (text: string, zone = 'UTC') => parseHogqlQuery(text, { now: NOW, zone })
@@ -199,12 +199,42 @@ t.test('a column reads another by its alias, as ClickHouse substitutes it', asyn
   t.same(run('select properties.n as n from events order by n % 3, n limit 4'.replace('n % 3', 'n * -1')), [[9], [8], [7], [6]], 'ORDER BY an expression of an alias')
 })
 
+t.test("a query of the persons table reads each person's id, created_at, is_identified and properties", async (t) => {
+  const people: QueryPerson[] = [
+    { id: 'p1', created_at: Date.parse('2024-01-01T00:00:00Z'), is_identified: 1, properties: '{"email":"a@x.io","plan":"pro"}', texts: [] },
+    { id: 'p2', created_at: Date.parse('2024-02-01T00:00:00Z'), is_identified: 0, properties: '{"plan":"free"}', texts: [] },
+    { id: 'p3', created_at: Date.parse('2024-03-01T00:00:00Z'), is_identified: 1, properties: '{"email":"c@x.io","plan":"pro"}', texts: [] },
+  ]
+  const ofPeople = (text: string) => {
+    const p = plan(text)
+    const texts = (person: QueryPerson) => p.paths.map((path) => (JSON.parse(person.properties!) as Record<string, string>)[path[0]] ?? null)
+    return { plan: p, rows: runHogqlQuery(p, people.map((person) => ({ ...person, texts: texts(person) })), null).map((row) => row.slice(0, p.shown)) }
+  }
+  const all = ofPeople('select * from persons order by created_at desc limit 1')
+  t.same(all.plan.columns.map((c) => [c.name, c.type]), [['id', 'UUID'], ['created_at', "DateTime64(6, 'UTC')"], ['properties', 'String'], ['is_identified', 'Int8']], "SELECT * is PostHog's persons columns")
+  t.same(all.plan.table, 'persons')
+  t.same(all.rows, [['p3', Date.parse('2024-03-01T00:00:00Z'), '{"email":"c@x.io","plan":"pro"}', 1]])
+  t.same(ofPeople('select properties.email from persons where properties.email is not null order by properties.email').rows, [['a@x.io'], ['c@x.io']], "PostHog's documented example")
+  t.same(ofPeople('select properties.plan as plan, count(), countIf(is_identified = 1) from persons group by plan order by plan').rows, [['free', 1, 0], ['pro', 2, 2]])
+  t.same(ofPeople("select id from persons where created_at > '2024-01-15' and properties.email is null").rows, [['p2']])
+  t.throws(() => plan('select person.properties.email from persons'), /A query of persons reads each person's own properties/)
+  t.throws(() => plan('select event from persons'), /Unknown field "event": HogQL queries of persons here read/)
+  t.throws(() => plan('select id from events'), /Unknown field "id": HogQL queries of events here read/)
+  t.throws(() => plan('select * from events'), /SELECT \* of events is not read here/)
+})
+
+t.test('IS NULL and IS NOT NULL are isNull and isNotNull', async (t) => {
+  t.same(run('select count(), countIf(properties.m is null), countIf(properties.m is not null) from events'), [[10, 2, 8]])
+  t.throws(() => plan('select event from events where properties.m is 3'), /Expected NULL after IS/)
+})
+
 t.test('what a query here cannot read is refused by name', async (t) => {
   const refusals: Array<[string, RegExp]> = [
     ['', /The query is empty/],
     ['delete from events', /one SELECT … FROM events/],
     ['select event', /reads FROM events/],
     ['select event from events e', /without an alias/],
+    ['select event from sessions', /read one table, events or persons/],
     ['select event from events having count() > 1', /HAVING filters groups/],
     ['select distinct event, count() from events group by event having count() > 1', /SELECT DISTINCT with HAVING/],
     ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
