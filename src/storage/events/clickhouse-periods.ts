@@ -32,9 +32,9 @@ export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: strin
   } else {
     const [dayDef, day] = bind(`toInt64(floor(${wall} / 86400000))`)
     if (unit === 'day') start = `${dayDef} * 86400000`
-    else if (unit === 'week') start = `(${dayDef} - (((${day} + 4) % 7) + 7) % 7) * 86400000`
+    else if (unit === 'week' || unit === 'monday') start = `(${dayDef} - (((${day} + ${unit === 'week' ? 4 : 3}) % 7) + 7) % 7) * 86400000`
     // Date arithmetic, which no server time zone touches.
-    else start = `toInt64(toStartOfMonth(toDate('1970-01-01') + ${dayDef}) - toDate('1970-01-01')) * 86400000`
+    else start = `toInt64(${unit === 'year' ? 'toStartOfYear' : unit === 'quarter' ? 'toStartOfQuarter' : 'toStartOfMonth'}(toDate('1970-01-01') + ${dayDef}) - toDate('1970-01-01')) * 86400000`
   }
   const [startDef, startName] = bind(start)
   return `toFloat64(${startDef} - ${offsetAtSql(offsets, `(${startName} - ${off})`)})`

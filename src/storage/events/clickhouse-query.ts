@@ -37,6 +37,10 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
   const field: FieldSql = (name) =>
     isColumnRef(name) ? name : name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(${name})`
   const select = plan.columns.map((c, i) => {
+    if (c.math?.aggregation === 'any') {
+      // The first value in time (then by uuid's text) that is not null, as the Node engine's any: NULL of none.
+      return `argMinIf((${hogqlValueSql(c.math.expr, property, `qc${i}`, field)} AS _qa${i}), (${field('timestamp')}, toString(uuid)), isNotNull(_qa${i})) AS col_${i}`
+    }
     const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field), `_q${i}`)
     return `${sql} AS col_${i}`
   })

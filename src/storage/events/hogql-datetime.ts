@@ -29,7 +29,19 @@ export const markDatetime = marker(DATETIMES)
 export const markDate = marker(DATES)
 export const markInterval = marker(INTERVALS)
 /** The functions that cut a date and time to its period's start on the project's wall clock. */
-const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = { tostartofminute: 'minute', tostartofhour: 'hour', tostartofday: 'day', todate: 'day', tostartofweek: 'week', tostartofmonth: 'month' }
+const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = {
+  tostartofminute: 'minute',
+  tostartofhour: 'hour',
+  tostartofday: 'day',
+  todate: 'day',
+  tostartofweek: 'week',
+  tomonday: 'monday',
+  tostartofmonth: 'month',
+  tostartofquarter: 'quarter',
+  tostartofyear: 'year',
+}
+/** Those of them that give a Date in ClickHouse (written as one); the others a DateTime. */
+const DATE_TRUNCATIONS: ReadonlySet<string> = new Set(['todate', 'tostartofweek', 'tomonday', 'tostartofmonth', 'tostartofquarter', 'tostartofyear'])
 /** The functions that read a part of a date and time on the project's wall clock, and toUnixTimestamp. */
 const CALENDAR_PARTS: Readonly<Record<string, CalendarPart>> = {
   toyear: 'year',
@@ -137,10 +149,11 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
 }
 
 const DAY = 86_400_000
+const mod = (a: number, b: number) => ((a % b) + b) % b
 
 export const COMPARISONS: ReadonlySet<string> = new Set(['=', '!=', '<', '<=', '>', '>='])
 /** The aggregations of dates and times: no arithmetic on them. */
-const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'count', 'uniq'])
+const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'any', 'count', 'uniq'])
 const refuse = (detail: string) => new HogqlMathError(detail)
 
 /**
@@ -151,7 +164,7 @@ const refuse = (detail: string) => new HogqlMathError(detail)
 export function checkDatetimes(expr: HogqlNode, math: HogqlMath | null, zone: string): void {
   if (isInterval(expr)) throw refuse('An interval is added to or taken from a date and time here, not read alone.')
   checkPlaces(expr, zone)
-  if (math && isDatetime(expr) && !TIME_AGGREGATIONS.has(math.aggregation)) throw refuse('Dates and times are aggregated here with min, max, count and uniq.')
+  if (math && isDatetime(expr) && !TIME_AGGREGATIONS.has(math.aggregation)) throw refuse('Dates and times are aggregated here with min, max, any, count and uniq.')
 }
 
 function checkPlaces(node: HogqlNode, zone: string): void {
@@ -195,7 +208,7 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
 
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
 export const DATETIME_FUNCTIONS = [
-  ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toStartOfMonth'],
+  ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'dateDiff'],
 ]
 const DATETIME_NAMES = new Set(DATETIME_FUNCTIONS.map((name) => name.toLowerCase()))
@@ -230,7 +243,7 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   const part = CALENDAR_PARTS[lower]
   if (part !== undefined) return calendar(part, args[0], clock)
   const node = truncation(TRUNCATIONS[lower], args[0], clock)
-  return lower === 'todate' ? markDate(node) : node
+  return DATE_TRUNCATIONS.has(lower) ? markDate(node) : node
 }
 
 /**
@@ -248,16 +261,16 @@ export function truncateMs(ms: number, unit: TruncateUnit, offsets: ReadonlyArra
   } else {
     const day = Math.floor(wall / DAY)
     if (unit === 'day') start = day * DAY
-    else if (unit === 'week') start = (day - ((((day + 4) % 7) + 7) % 7)) * DAY
+    else if (unit === 'week' || unit === 'monday') start = (day - mod(day + (unit === 'week' ? 4 : 3), 7)) * DAY
     else {
       const date = new Date(day * DAY)
-      start = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1)
+      const month = date.getUTCMonth()
+      start = Date.UTC(date.getUTCFullYear(), unit === 'year' ? 0 : unit === 'quarter' ? month - (month % 3) : month, 1)
     }
   }
   return start - offsetAt(offsets, start - off)
 }
 
-const mod = (a: number, b: number) => ((a % b) + b) % b
 
 /**
  * `part` of `ms` (calendar nodes): on the zone's wall clock, weeks from Monday (toDayOfWeek 1–7, toRelativeWeekNum);

@@ -110,7 +110,7 @@ export type HogqlNode = { type: HogqlType } & (
    */
   | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
 )
-export type TruncateUnit = 'minute' | 'hour' | 'day' | 'week' | 'month'
+export type TruncateUnit = 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
 export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'hour' | 'minute' | 'second' | RelativeUnit
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'

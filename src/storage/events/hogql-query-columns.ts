@@ -33,7 +33,7 @@ export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.strin
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
-  if (math) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
+  if (math && math.aggregation !== 'any') return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
   if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' || expr.field === 'id' ? 'UUID' : expr.field === 'is_identified' ? 'Int8' : 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
 }
@@ -47,7 +47,7 @@ export function expression(tokens: Token[], clock: QueryClock, aggregations: boo
 
 /** A column from its parsed parts, named `name`. */
 export function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, zone: string): QueryColumn {
-  const time = isDatetime(expr) && (math === null || math.aggregation === 'min' || math.aggregation === 'max') ? (isDate(expr) ? 'date' : 'datetime') : null
+  const time = isDatetime(expr) && (math === null || ['min', 'max', 'any'].includes(math.aggregation)) ? (isDate(expr) ? 'date' : 'datetime') : null
   return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
 }
 
@@ -91,7 +91,7 @@ export function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: H
 /** Column `at` as HAVING reads it: a group's value, a date and time where the column is one. */
 function columnRef(columns: readonly QueryColumn[], at: number): HogqlNode {
   const c = columns[at]
-  const node: HogqlNode = { op: 'field', type: c.math ? 'number' : c.expr.type, field: `col_${at}` }
+  const node: HogqlNode = { op: 'field', type: c.math && c.math.aggregation !== 'any' ? 'number' : c.expr.type, field: `col_${at}` }
   if (c.time !== null) markDatetime(node)
   return c.time === 'date' ? markDate(node) : node
 }

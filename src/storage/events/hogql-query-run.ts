@@ -37,6 +37,8 @@ interface Aggregate {
   keys: Set<string | number> | null
   /** A quantile's values. */
   values: number[] | null
+  /** any's: the value of the first row (by time, then uuid) where it is not null. */
+  first: { value: HogqlValue; at: number; id: string } | null
 }
 
 /**
@@ -74,12 +76,20 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
       return a.n === 0 ? null : a.sum / a.n
     case 'quantile':
       return a.n === 0 ? null : hogqlQuantile(a.values!, math.level ?? 0.5)
+    case 'any':
+      return a.first?.value ?? null
     default:
       return a.extreme
   }
 }
 
-function add(math: HogqlMath, a: Aggregate, value: HogqlValue): void {
+/** `value` of the row at `at` (ms) with the uuid `id` added to the aggregate. */
+function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string): void {
+  if (math.aggregation === 'any') {
+    // ClickHouse's any is whichever value it meets first; the first in time is one both stores give alike.
+    if (value !== null && (a.first === null || at < a.first.at || (at === a.first.at && id < a.first.id))) a.first = { value, at, id }
+    return
+  }
   const c = hogqlContribution(math, value)
   if (c === null) return
   a.n++
@@ -115,7 +125,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     return true
   }
   const late = plan.columns.map(ofGroup)
-  const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null }))
+  const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null }))
   // Without groups or an order, the first `fetch` rows read are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
@@ -137,7 +147,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
         groups.set(key, group)
       }
       plan.columns.forEach((c, i) => {
-        if (c.math) add(c.math, group.aggregates[i], value(c.expr))
+        if (c.math) add(c.math, group.aggregates[i], value(c.expr), current.timestamp ?? current.created_at, current.uuid ?? current.id)
       })
       continue
     }

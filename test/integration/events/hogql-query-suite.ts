@@ -74,6 +74,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     // user-k has n = k, k + 10, k + 20: a mean of k + 10.
     t.same(await rows("select distinct_id from events where event != 'recent' group by distinct_id order by sum(properties.n) / count() desc limit 2"), [['user-9'], ['user-8']])
     t.same(await rows('select properties.n as n, n * 2 as twice from events where properties.n < 3 order by twice desc'), [[2, 4], [1, 2], [0, 0]])
+    const firsts = await rows("select distinct_id, any(properties.price), any(timestamp) from events where event != 'recent' group by distinct_id order by distinct_id limit 2")
+    // user-0 has n = 0, 10, 20 (prices 0, 15, 30); user-1 n = 1, 11, 21, priced none: any is the first in time not null.
+    t.same(firsts, [['user-0', 0, '2024-01-01T00:00:00.123000Z'], ['user-1', null, '2024-01-02T00:00:00.123000Z']])
   })
 
   t.test('aggregations over properties: sums, means, extremes, distinct counts and conditions', async (t) => {
@@ -113,7 +116,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const days = await query("select toDate(timestamp) as day, count() from events where timestamp < '2024-01-04' group by day order by day")
     t.same(days.body.results, [['2024-01-01', 1], ['2024-01-02', 1], ['2024-01-03', 1]], 'days written as dates')
     t.same(days.body.types[0], ['day', 'Date'])
-    t.same(await rows("select toStartOfMonth(timestamp) as m, count() from events where event != 'recent' group by m order by m"), [['2024-01-01T00:00:00Z', 30]])
+    const months = await query("select toStartOfMonth(timestamp) as m, count() from events where event != 'recent' group by m order by m")
+    t.same(months.body.results, [['2024-01-01', 30]], "a month's start is a Date, as ClickHouse's toStartOfMonth gives it")
+    t.same(months.body.types[0], ['m', 'Date'])
+    const weeks = "select toMonday(timestamp) as w, toStartOfQuarter(timestamp) as q, toStartOfYear(timestamp) as y, count() from events where event != 'recent' group by w, q, y order by w limit 2"
+    t.same(await rows(weeks), [['2024-01-01', '2024-01-01', '2024-01-01', 7], ['2024-01-08', '2024-01-01', '2024-01-01', 7]], 'weeks from Monday, quarters, years')
     t.same(await rows("select count() from events where toStartOfWeek(timestamp) = '2024-01-07'"), [[7]], 'weeks from Sunday')
     t.same(await rows("select count(), toDateTime('2024-03-31 10:00:00') - interval 2 month from events where timestamp < toDateTime('2024-03-01') - interval 1 month"), [[30, '2024-01-31T10:00:00Z']], 'months on the wall clock')
     t.same(await rows('select now() + interval 1e308 day from events limit 1'), [[null]], 'a date and time past what one can hold is null')
@@ -182,7 +189,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select properties.n / count() from events', /neither aggregated nor in GROUP BY/],
       ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],
       ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
-      ['select any(properties.n) from events', /not supported in HogQL queries here/],
+      ['select anyLast(properties.n) from events', /not supported in HogQL queries here/],
       ['select sum(count()) from events', /read here as a whole column/],
       ['select person.email from events', /Of the person, skylark reads its properties/],
       ['select person.properties.email, count() from events', /neither aggregated nor in GROUP BY/],

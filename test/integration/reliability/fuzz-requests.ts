@@ -232,7 +232,7 @@ function queryBody(rng: Rng): Record<string, unknown> {
     'SELECT DISTINCT properties.$browser, toStartOfWeek(timestamp) FROM events LIMIT 99999999',
     `SELECT person.properties.${rng.pick(['email', '$x', 'a.b.c'])}, person_id, today() - interval ${rng.int(1e6)} month FROM events`,
     `SELECT now() + interval ${rng.pick(['-1', '9999999', '1e308', '0.5'])} year, count() FROM events`,
-    `SELECT event, median(properties.x) FROM events GROUP BY event HAVING ${rng.pick(['count() > 1', "quantile(0.9)(properties.x) > '1'", hostileString(rng)])} ORDER BY count() DESC`,
+    `SELECT event, median(properties.x), any(properties.x) FROM events GROUP BY event HAVING ${rng.pick(['count() > 1', "quantile(0.9)(properties.x) > '1'", hostileString(rng)])} ORDER BY count() DESC`,
     `SELECT upper(event) AS e, sum(properties.x) / count() AS r, ${rng.pick(['r * 2', 'concat(e, toString(r))', 'x + 1', hostileString(rng)])} FROM events GROUP BY event ORDER BY r / ${rng.pick(['0', 'count()', "'x'"])} DESC`,
     `SELECT toDayOfWeek(timestamp) AS d, dateDiff(${rng.pick(["'hour'", "'yy'", "'x'", 'event', hostileString(rng)])}, min(timestamp), max(timestamp)) FROM events GROUP BY d`,
     `SELECT ${rng.pick(['*', 'properties.email', 'count()', 'id, created_at', 'event'])} FROM persons WHERE ${rng.pick(['properties.email IS NOT NULL', 'is_identified = 1', "created_at > now() - interval 1 day", hostileString(rng)])}`,

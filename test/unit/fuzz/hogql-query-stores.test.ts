@@ -22,7 +22,7 @@ const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZ
 const T0 = Date.parse('2024-02-01T00:00:00Z')
 const STEP = 37 * 3_600_000
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
-const PERIODS = ['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', 'toStartOfWeek', 'toStartOfMonth']
+const PERIODS = ['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear']
 
 const KEYS = ['a', 'b', '$c', 'n']
 const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x']]
@@ -72,7 +72,8 @@ function aggregation(rng: Rng): string {
     [1, () => `${rng.pick(['sumIf', 'maxIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`],
     [1, () => `count(distinct ${term(rng)})`],
     [1, () => (rng.chance(0.5) ? `median(${term(rng)})` : `quantile(${rng.pick(['0', '0.25', '0.9', '1'])})(${term(rng)})`)],
-    [1, () => `${rng.pick(['min', 'max'])}(timestamp)`],
+    [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],
+    [1, () => `any(${term(rng)})`],
   ])()
 }
 

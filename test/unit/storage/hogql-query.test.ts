@@ -112,6 +112,10 @@ t.test("periods start on the project zone's wall clock, summer time included, an
   t.equal(starts('Europe/Berlin', 'toStartOfMonth', '2024-03-31T12:00:00Z'), '2024-02-29T23:00:00.000Z')
   t.equal(starts('Europe/Berlin', 'toStartOfMonth', '2024-04-15T12:00:00Z'), '2024-03-31T22:00:00.000Z', 'April starts in summer time')
   t.equal(starts('Europe/Berlin', 'toStartOfWeek', '2024-04-03T12:00:00Z'), '2024-03-30T23:00:00.000Z', 'weeks from Sunday')
+  t.equal(starts('Europe/Berlin', 'toMonday', '2024-04-03T12:00:00Z'), '2024-03-31T22:00:00.000Z', 'toMonday: weeks from Monday')
+  t.equal(starts('Europe/Berlin', 'toStartOfQuarter', '2024-06-30T23:30:00Z'), '2024-06-30T22:00:00.000Z', 'the wall clock is in July there')
+  t.equal(starts('America/New_York', 'toStartOfYear', '2024-01-01T03:00:00Z'), '2023-01-01T05:00:00.000Z')
+  t.same(plan('select toStartOfMonth(timestamp), toStartOfHour(timestamp) from events').columns.map((c) => c.type), ['Date', "DateTime64(6, 'UTC')"], "ClickHouse's types: a month's start is a Date, an hour's a DateTime")
   t.equal(starts('Europe/Berlin', 'toStartOfHour', '2024-03-31T01:30:00Z'), '2024-03-31T01:00:00.000Z')
   t.equal(starts('America/New_York', 'toDate', '2024-11-03T12:00:00Z'), '2024-11-03T04:00:00.000Z')
   t.equal(starts('Asia/Kolkata', 'toStartOfDay', '2024-01-01T20:00:00Z'), '2024-01-01T18:30:00.000Z', 'a half-hour offset')
@@ -223,6 +227,19 @@ t.test("a query of the persons table reads each person's id, created_at, is_iden
   t.throws(() => plan('select * from events'), /SELECT \* of events is not read here/)
 })
 
+t.test('any() is the first value in time that is not null, of texts, numbers and dates alike', async (t) => {
+  // u0: n = 0, 3, 6, 9 (m null at 0); u1: 1, 4, 7; u2: 2, 5, 8 (m null at 5).
+  t.same(run('select distinct_id, any(properties.m), any(event), any(timestamp) from events group by distinct_id order by distinct_id'), [
+    ['u0', '3', 'even', Date.parse('2024-03-01T00:00:00Z')],
+    ['u1', '1', 'odd', Date.parse('2024-03-01T00:01:00Z')],
+    ['u2', '2', 'even', Date.parse('2024-03-01T00:02:00Z')],
+  ])
+  const p = plan('select any(properties.m), any(properties.n * 2), any(timestamp) from events')
+  t.same(p.columns.map((c) => c.type), ['Nullable(String)', 'Nullable(Float64)', "DateTime64(6, 'UTC')"])
+  t.same(run("select any(properties.m) from events where event = 'none'"), [[null]], 'null of no rows')
+  t.same(run("select event from events group by event having any(properties.m) = '1'"), [['odd']], 'in HAVING')
+})
+
 t.test('IS NULL and IS NOT NULL are isNull and isNotNull', async (t) => {
   t.same(run('select count(), countIf(properties.m is null), countIf(properties.m is not null) from events'), [[10, 2, 8]])
   t.throws(() => plan('select event from events where properties.m is 3'), /Expected NULL after IS/)
@@ -240,7 +257,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
     ['select event, count() from events group by event having sum(count()) > 1', /read here as a whole column/],
     ['select event, count() from events group by event having event', /HAVING takes a condition, not a text/],
-    ['select event, count() from events group by event having sum(timestamp) > 1', /aggregated here with min, max, count and uniq/],
+    ['select event, count() from events group by event having sum(timestamp) > 1', /aggregated here with min, max, any, count and uniq/],
     ['select count() from events having', /empty/],
     ['select event from events union all select event from events', /UNION is not read/],
     ['with 1 as x select x from events', /one SELECT/],
@@ -260,10 +277,10 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select event from events where event', /WHERE takes a condition/],
     ['select now() from events where timestamp = 3', /compared here with another date and time/],
     ['select interval 1 day from events', /added to or taken from a date and time/],
-    ['select sum(timestamp) from events', /aggregated here with min, max, count and uniq/],
-    ['select any(properties.n) from events', /not supported in HogQL queries/],
+    ['select sum(timestamp) from events', /aggregated here with min, max, any, count and uniq/],
+    ['select anyLast(properties.n) from events', /not supported in HogQL queries/],
     ['select quantile(1.5)(properties.n) from events', /level as a number from 0 to 1/],
-    ['select median(timestamp) from events', /aggregated here with min, max, count and uniq/],
+    ['select median(timestamp) from events', /aggregated here with min, max, any, count and uniq/],
     ['select event from events order by event limit all', /LIMIT takes a whole number/],
     ['select toDateTime(properties.a) from events', /toDateTime\(\) takes a date and time as a text literal/],
     ['select event from events where {filters}', /Unexpected character "\{"/],
