@@ -69,8 +69,11 @@ t.test('exports API', async (t) => {
     t.same(rows[0], ['user-0', '46', '2024-01-01 00:37:30+00:00'])
     const all = await csvOf({ source: { kind: 'HogQLQuery', query: "select properties.n from events where event = 'exported'" } })
     t.equal(parseCsv((await api('GET', `${exportsPath}${all.body.id}/content/`)).text).length, batch.length + 1, 'no LIMIT: every row, past the 100 the API answers')
+    const persons = await csvOf({ source: { kind: 'HogQLQuery', query: "select properties.email as email from persons where properties.email like '%@example.com' order by email" } })
+    const [personsHeader, ...emails] = parseCsv((await api('GET', `${exportsPath}${persons.body.id}/content/`)).text)
+    t.same([personsHeader, emails.length, emails[0]], [['email'], 50, ['user-0@example.com']], 'a query of the persons table')
     const refused = await csvOf({ source: { kind: 'HogQLQuery', query: 'select * from events' } })
-    t.match(refused.body, { has_content: false, exception: /SELECT \* is not read here/ })
+    t.match(refused.body, { has_content: false, exception: /SELECT \* of events is not read here/ })
   })
 
   t.test("a key without the list's scope makes an export that says why it has no content", async (t) => {

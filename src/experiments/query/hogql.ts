@@ -10,7 +10,7 @@
  */
 import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
-import type { JsonObject } from '../../common/json.js'
+import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import type { Project } from '../../management/index.js'
 import { DEFAULT_RETURNED_ROWS, HogqlMathError, parseHogqlQuery, type EventStore, type HogqlQueryPlan, type PersonProperty } from '../../storage/events/index.js'
@@ -39,11 +39,14 @@ function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' 
 
 function planOf(query: JsonObject, project: Project, nowMs: number, defaultLimit: number): HogqlQueryPlan {
   if (typeof query.query !== 'string') throw new ValidationError('invalid', 'query: a HogQLQuery needs its query, a text (SELECT … FROM events).', 'query')
-  if (query.values !== undefined && query.values !== null && Object.keys(query.values as object).length > 0) {
-    throw new ValidationError('invalid', 'query: placeholders ({name} and values) are not read here.', 'values')
+  const values = query.values ?? {}
+  if (!isPlainObject(values)) throw new ValidationError('invalid', 'query: values maps placeholders ({name}) to their values.', 'values')
+  // {filters} reads as true without them (hogql-placeholders.ts); filters given would be silently dropped.
+  if (query.filters !== undefined && query.filters !== null && (!isPlainObject(query.filters) || Object.keys(query.filters).length > 0)) {
+    throw new ValidationError('invalid', 'query: filters ({filters}: a date range, property filters) are not read here; write them in WHERE.', 'filters')
   }
   try {
-    return parseHogqlQuery(query.query, { now: nowMs, zone: project.timezone }, defaultLimit)
+    return parseHogqlQuery(query.query, { now: nowMs, zone: project.timezone }, defaultLimit, values)
   } catch (error) {
     if (error instanceof HogqlMathError) throw new ValidationError('invalid', error.message, null)
     throw error

@@ -24,6 +24,7 @@ import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
 import type { QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
 import type { PersonProperty } from './experiment-types.js'
 
 export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
@@ -165,10 +166,10 @@ function readsWhole(node: HogqlNode): boolean {
 }
 
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
-export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS): HogqlQueryPlan {
+export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS, values: PlaceholderValues = {}): HogqlQueryPlan {
   if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
   const text = input.replace(/;\s*$/, '')
-  const tokens = tokenize(text)
+  const tokens = fillPlaceholders(tokenize(text), values)
   if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events.')
   const clauses = clauseAt(tokens)
   const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']

@@ -14,7 +14,8 @@ export type Token = ({ kind: 'number'; value: number } | { kind: 'text'; value: 
   end: number
 }
 
-const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '+', '-', '*', '/', '=', '<', '>']
+/** `{` and `}` stand only around a query's placeholders (hogql-placeholders.ts). */
+const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '=', '<', '>']
 /** Sticky: each matches at `lastIndex` only. */
 const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
 const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y

@@ -167,6 +167,17 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select properties.tier as tier, count() from persons where properties.tier is not null group by tier order by tier"), [['basic', 3], ['gold', 1]])
   })
 
+  t.test("placeholders take the query's values; {filters} without filters is true", async (t) => {
+    const ask = (body: Record<string, unknown>) => server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', ...body } })
+    const res = await ask({ query: 'select count() from events where event = {name} and properties.n >= {low} and {filters}', values: { name: 'buy', low: 20 } })
+    t.same(res.body.results, [[4]], 'buys at n = 20, 23, 26, 29')
+    const filtered = await ask({ query: 'select count() from events where {filters}', filters: { dateRange: { date_from: '-7d' } } })
+    t.equal(filtered.status, 400)
+    t.match(filtered.body, { type: 'validation_error', attr: 'filters', detail: /filters .* are not read here/ })
+    const missing = await ask({ query: 'select {x} from events' })
+    t.match(missing.body, { type: 'validation_error', detail: /The placeholder \{x\} has no value/ })
+  })
+
   t.test('without LIMIT 100 rows and hasMore; a LIMIT is taken as given', async (t) => {
     const res = await query('select properties.n from events order by timestamp')
     t.match(res.body, { hasMore: false, limit: 100 })

@@ -248,6 +248,7 @@ function queryBody(rng: Rng): Record<string, unknown> {
     { query: { kind: 'HogQLQuery', query: text }, refresh: rng.pick(['force_async', 'blocking', true, 'x']) },
     { query: { kind: 'HogQLQuery', query: rng.pick([null, 1, ['x'], { a: 1 }]) } },
     { query: { kind: 'HogQLQuery', query: text, values: { a: hostileString(rng) } } },
+    { query: { kind: 'HogQLQuery', query: 'SELECT {a}, count() FROM events WHERE event IN {b} AND {filters} GROUP BY 1', values: { a: hostileString(rng), b: rng.pick([[hostileString(rng)], [], 'x', [{}], [1, null, true]]) } } },
     randomJson(rng, 2) as Record<string, unknown>,
   ])
 }
