@@ -7,9 +7,9 @@ import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType }
 import { HogqlMathError } from './hogql-tokens.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'sumif', 'avgif', 'minif', 'maxif', 'median', 'quantile'])
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'sumif', 'avgif', 'minif', 'maxif', 'uniqif', 'median', 'quantile'])
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
-export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif'])
+export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'uniqif'])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
 export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax))$/i
 /** A function's name, fewest arguments and most arguments. */

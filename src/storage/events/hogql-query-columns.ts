@@ -115,8 +115,9 @@ export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }
       if (at < 0) return null
       const c = columns[at]
       if (c.expr === LATER) throw new HogqlMathError(`${name} is read before it is written: a column over the groups reads those before it.`)
-      // The stores compute columns over the groups after the others, so one reads another's expression.
-      return ofGroup(c) || refusal === null ? structuredClone(c.expr) : columnRef(columns, at)
+      // The stores compute columns over the groups after the others, so one reads another's expression: the node
+      // itself, keyed and checked already, with its marks (a date and time's).
+      return ofGroup(c) || refusal === null ? c.expr : columnRef(columns, at)
     },
     aggregate: (call) => {
       const math = mathOf(call)

@@ -12,10 +12,13 @@
  * the paths (`personPaths`), the caller resolves them from persons.db into `persons`. A column that reads no event
  * (`today()`) stands beside aggregations ungrouped. HAVING reads the columns by alias, the GROUP BY expressions and
  * aggregations anywhere in it as the plan's columns (`col_<i>` fields), those not selected hidden after the `shown`
- * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts).
+ * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts). `FROM persons` reads
+ * persons.db's persons instead, with that table's fields (hogql-tables.ts). `{name}` placeholders take the query's
+ * values (hogql-placeholders.ts).
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
- * clickhouse-query.ts); what it can't read is a HogqlMathError naming it. Without LIMIT a query returns 100 rows and
+ * clickhouse-query.ts; a plan of persons runs in Node on the persons read thread); what it can't read is a
+ * HogqlMathError naming it. Without LIMIT a query returns 100 rows and
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
@@ -170,7 +173,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
   const text = input.replace(/;\s*$/, '')
   const tokens = fillPlaceholders(tokenize(text), values)
-  if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events.')
+  if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or FROM persons).')
   const clauses = clauseAt(tokens)
   const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
   let last = -1
@@ -178,7 +181,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   clauses.forEach(({ word, at }, i) => {
     if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const rank = order.indexOf(word)
-    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read the events table with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
+    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events or persons) with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
     if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
     last = rank
     const multi = word === 'group' || word === 'order'
