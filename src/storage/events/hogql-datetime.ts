@@ -138,7 +138,14 @@ export function intervalNode(n: number, unit: string): HogqlNode | null {
 export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: QueryClock): HogqlNode {
   const [left, interval] = node.args
   const months = MONTH_INTERVALS.get(interval)
-  if (months === undefined) return markDatetime(node)
+  if (months === undefined) {
+    markDatetime(node)
+    const days = interval.op === 'number' ? interval.value / DAY : NaN
+    if (!isDate(left) || !Number.isInteger(days)) return node
+    // A Date plus days is the Date that many days on, as in ClickHouse: its midnight is not 24 hours a day away
+    // where summer time changes between, so the day is the one at noon that many days on.
+    return markDate(truncation('day', markDatetime({ op: '+', type: 'number', args: [node, markInterval({ op: 'number', type: 'number', value: DAY / 2 })] }), clock))
+  }
   if (!Number.isSafeInteger(months)) throw new HogqlMathError('An interval of months, quarters or years is a whole number of them here.')
   // A date and time reads no property; of the fields, only timestamp.
   if (hogqlFields(left).length > 0) throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp: compare instead, as in timestamp > now() - interval 1 month.")

@@ -120,7 +120,8 @@ function query(rng: Rng): string {
   const where = rng.chance(0.6) ? ` WHERE ${condition(rng)}` : ''
   const limit = rng.chance(0.5) ? ` LIMIT ${rng.int(40) + 1}` : ''
   if (rng.chance(0.5)) {
-    const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => (rng.chance(0.3) ? `${rng.pick(PERIODS)}(timestamp)` : term(rng)))
+    const period = () => (rng.chance(0.2) ? `toDate(timestamp) ${rng.pick(['+', '-'])} interval ${rng.pick(['1 day', '2 week', '3 hour'])}` : `${rng.pick(PERIODS)}(timestamp)`)
+    const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => (rng.chance(0.3) ? period() : term(rng)))
     const aggregates = Array.from({ length: rng.int(3) + 1 }, () => (rng.chance(0.25) ? overGroups(rng, keys) : aggregation(rng)))
     const constant = keys.length === 0 && rng.chance(0.5) ? [`${rng.pick(["'x'", 'today()', '1 + 2.5', 'null', "concat('a', 'b')"])} AS k`] : []
     const columns = [...constant, ...keys.map((k, i) => `${k} AS k${i}`), ...aggregates]

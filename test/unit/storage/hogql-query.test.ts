@@ -116,6 +116,11 @@ t.test("periods start on the project zone's wall clock, summer time included, an
   t.equal(starts('Europe/Berlin', 'toStartOfQuarter', '2024-06-30T23:30:00Z'), '2024-06-30T22:00:00.000Z', 'the wall clock is in July there')
   t.equal(starts('America/New_York', 'toStartOfYear', '2024-01-01T03:00:00Z'), '2023-01-01T05:00:00.000Z')
   t.same(plan('select toStartOfMonth(timestamp), toStartOfHour(timestamp) from events').columns.map((c) => c.type), ['Date', "DateTime64(6, 'UTC')"], "ClickHouse's types: a month's start is a Date, an hour's a DateTime")
+  // Berlin's summer time began on 2024-03-31: a week before 2024-04-02 began at 23:00Z, not 24 hours a day back.
+  const week = parseHogqlQuery("select today() - interval 7 day, toDate(timestamp) + interval 1 day, today() - interval 3 hour from events", { now: Date.parse('2024-04-02T10:00:00Z'), zone: 'Europe/Berlin' })
+  t.same(week.columns.map((c) => c.type), ['Date', 'Date', "DateTime64(6, 'Europe/Berlin')"], 'a Date plus days is a Date, plus hours a DateTime')
+  const [shifted] = runHogqlQuery(week, [{ uuid: 'u', event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse('2024-10-27T10:00:00Z'), texts: [] }], null)
+  t.same(shifted.map((ms) => new Date(ms as number).toISOString()), ['2024-03-25T23:00:00.000Z', '2024-10-27T23:00:00.000Z', '2024-04-01T19:00:00.000Z'], "days on the wall clock, across summer time's changes")
   t.equal(starts('Europe/Berlin', 'toStartOfHour', '2024-03-31T01:30:00Z'), '2024-03-31T01:00:00.000Z')
   t.equal(starts('America/New_York', 'toDate', '2024-11-03T12:00:00Z'), '2024-11-03T04:00:00.000Z')
   t.equal(starts('Asia/Kolkata', 'toStartOfDay', '2024-01-01T20:00:00Z'), '2024-01-01T18:30:00.000Z', 'a half-hour offset')
