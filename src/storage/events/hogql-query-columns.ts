@@ -143,8 +143,16 @@ export function having(tokens: Token[], scope: GroupScope): HogqlNode {
   return condition
 }
 
-/** A GROUP BY or ORDER BY part naming a column by its alias. */
-export function aliased(tokens: Token[], columns: readonly QueryColumn[]): number | null {
+/**
+ * A GROUP BY or ORDER BY part naming a column by its alias, or by its position among the `shown` ones (`GROUP BY 1
+ * ORDER BY 2 DESC`: ClickHouse reads a whole number there so, as PostHog's servers set enable_positional_arguments).
+ */
+export function aliased(tokens: Token[], columns: readonly QueryColumn[], shown: number): number | null {
+  if (tokens.length === 1 && tokens[0].kind === 'number') {
+    const n = tokens[0].value
+    if (!Number.isInteger(n) || n < 1 || n > shown) throw new HogqlMathError(`Position ${tokens[0].value} names no column: the query has ${shown}, from 1.`)
+    return n - 1
+  }
   if (tokens.length !== 1 || tokens[0].kind !== 'name') return null
   const at = columns.findIndex((c) => c.name === tokens[0].value)
   return at < 0 ? null : at

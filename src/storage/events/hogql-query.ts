@@ -211,7 +211,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   }
   const groupTokens = parts.get('group')
   const groupBy = (groupTokens === undefined ? [] : splitCommas(groupTokens, 'GROUP BY')).map((part) => {
-    const at = aliased(part, columns)
+    const at = aliased(part, columns, items.length)
     if (at !== null && columns[at].math !== null) throw refuse(`GROUP BY ${columns[at].name} names an aggregation.`)
     if (at !== null && columns[at].expr === LATER) throw refuse(`GROUP BY ${columns[at].name} names a column computed from others: group by an expression of the events.`)
     return at !== null ? columns[at].expr : expression(part, clock, false).expr
@@ -246,7 +246,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
       part = part.slice(0, -1)
     }
     if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST/LAST is not read here: nulls come last, as ClickHouse orders them.')
-    const at = aliased(part, columns)
+    const at = aliased(part, columns, shown)
     if (at !== null) return { column: at, expr: columns[at].expr, desc }
     const parsed = wholeOrLater(part, clock, aliases)
     const written = text.slice(part[0].start, part[part.length - 1].end)

@@ -46,7 +46,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
   }
 
   t.test('counts per event name, ordered by the count, as PostHog answers them', async (t) => {
-    const res = await query("SELECT event, count() AS n FROM events WHERE timestamp < '2024-03-01' GROUP BY event ORDER BY n DESC, event")
+    const res = await query("SELECT event, count() AS n FROM events WHERE timestamp < '2024-03-01' GROUP BY 1 ORDER BY 2 DESC, 1")
     t.equal(res.status, 200)
     t.same(res.body.results, [['buy', 10], ['click', 10], ['view', 10]])
     t.same(res.body.columns, ['event', 'n'])

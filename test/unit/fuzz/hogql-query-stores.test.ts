@@ -139,7 +139,7 @@ function query(rng: Rng): string {
     const text = timed[i] ? rng.pick(['timestamp', `${rng.pick(PERIODS)}(timestamp)`]) : earlier.length > 0 && rng.chance(0.3) ? `concat(toString(${rng.pick(earlier)}), '|', ${term(rng)})` : term(rng)
     return `${text} AS c${i}`
   })
-  const order = columns.map((_, i) => `c${i} ${rng.pick(['ASC', 'DESC'])}`)
+  const order = columns.map((_, i) => `${rng.chance(0.2) ? i + 1 : `c${i}`} ${rng.pick(['ASC', 'DESC'])}`)
   if (rng.chance(0.4)) return `SELECT DISTINCT ${columns.join(', ')} FROM events${where} ORDER BY ${order.join(', ')}${limit}`
   return `SELECT ${columns.join(', ')}, uuid FROM events${where} ORDER BY ${[...order, 'uuid'].join(', ')}${limit}`
 }

@@ -267,6 +267,15 @@ t.test('uniqIf counts the distinct values where its condition holds', async (t) 
   t.same(run("select uniqIf(distinct_id, properties.n in (0, 3)), uniqIf(distinct_id, event = 'odd'), uniqIf(properties.m, properties.n > 100) from events"), [[1, 3, 0]])
 })
 
+t.test('GROUP BY and ORDER BY read a whole number as the position of a column, as ClickHouse does', async (t) => {
+  t.same(run('select distinct_id, count(), sum(properties.n) from events group by 1 order by 3 desc'), [['u0', 4, 18], ['u2', 3, 15], ['u1', 3, 12]])
+  t.same(run('select properties.n * 2, event from events order by 2, 1 desc limit 2'), [[16, 'even'], [12, 'even']])
+  t.throws(() => plan('select event, count() from events group by 3'), /Position 3 names no column: the query has 2, from 1/)
+  t.throws(() => plan('select event from events order by 0'), /Position 0 names no column/)
+  t.throws(() => plan('select event from events order by 1.5'), /Position 1.5 names no column/)
+  t.throws(() => plan('select event, count() from events group by 2'), /GROUP BY count\(\) names an aggregation/)
+})
+
 t.test('IS NULL and IS NOT NULL are isNull and isNotNull', async (t) => {
   t.same(run('select count(), countIf(properties.m is null), countIf(properties.m is not null) from events'), [[10, 2, 8]])
   t.throws(() => plan('select event from events where properties.m is 3'), /Expected NULL after IS/)
