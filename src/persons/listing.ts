@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -139,11 +139,11 @@ export class PersonListing {
    * them (hogql-query-run.ts). Values as the event stores give them: created_at in ms.
    */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Array<Array<number | string | null>> {
-    const texts = plan.paths.map(sqlitePropertyPathText)
+    const read = hogqlReadSql(plan)
     const rows = this.#db
-      .prepare(`SELECT uuid, created_at, is_identified, ${plan.readsProperties ? 'properties' : 'NULL'}${texts.map((t) => `, ${t.sql}`).join('')} FROM persons WHERE team_id = ?`)
+      .prepare(`SELECT uuid, created_at, is_identified, ${read.sql} FROM persons WHERE team_id = ?`)
       .raw()
-      .iterate(...texts.flatMap((t) => t.params), teamId) as IterableIterator<unknown[]>
+      .iterate(...read.params, teamId) as IterableIterator<unknown[]>
     function* persons(): Generator<QueryPerson> {
       for (const [id, createdAt, identified, properties, ...values] of rows) {
         yield { id: id as string, created_at: Date.parse(createdAt as string), is_identified: identified as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }

@@ -125,7 +125,11 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     return true
   }
   const late = plan.columns.map(ofGroup)
-  const fresh = (): Aggregate[] => plan.columns.map((c) => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null }))
+  // A group's columns that are none of its aggregations nor over them, read of its first row, and its aggregates.
+  const newGroup = () => ({
+    values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
+    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
+  })
   // Without groups or an order, the first `fetch` rows read are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
@@ -143,11 +147,13 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
       const key = keyOf(keyValues)
       let group = groups.get(key)
       if (group === undefined) {
-        group = { values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))), aggregates: fresh() }
+        group = newGroup()
         groups.set(key, group)
       }
+      // The row's place in time, which any() reads: an event's, or a person's.
+      const [rowAt, rowId] = [current.timestamp ?? current.created_at, current.uuid ?? current.id]
       plan.columns.forEach((c, i) => {
-        if (c.math) add(c.math, group.aggregates[i], value(c.expr), current.timestamp ?? current.created_at, current.uuid ?? current.id)
+        if (c.math) add(c.math, group.aggregates[i], value(c.expr), rowAt, rowId)
       })
       continue
     }
@@ -163,7 +169,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   if (plan.grouped) {
     // Aggregations without GROUP BY make one row even of no events, as in SQL.
     // Its other columns read no event (hogql-query.ts), so they are evaluated without one.
-    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', { values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))), aggregates: fresh() })
+    if (groups.size === 0 && plan.groupBy.length === 0) groups.set('', newGroup())
     for (const group of groups.values()) {
       const values = plan.columns.map((c, i) => (c.math ? final(c.math, group.aggregates[i]) : group.values[i]))
       // A column over the others reads none over the groups itself (hogql-query.ts inlines those).

@@ -234,10 +234,9 @@ export function hogqlQuantile(values: number[], level: number): number {
 
 /**
  * hogqlQuantile of `values` (an array expression), exactly: ClickHouse's own quantile samples past 8,192 values and
- * differs by version; 0 for none. `name` is the lambda's, unique in the query.
+ * differs by version; 0 for none. `s` names the lambda's sorted values, unique in the query.
  */
-export function quantileSql(values: string, level: number, name: string): string {
-  const s = name
+export function quantileSql(values: string, level: number, s: string): string {
   const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(level)}) * (length(${s}) - 1)))`
   const interpolated = `if(floor(${i}) + 1 = length(${s}), ${s}[toUInt64(floor(${i})) + 1], ${s}[toUInt64(floor(${i})) + 1] * (floor(${i}) + 1 - ${i}) + ${s}[toUInt64(floor(${i})) + 2] * (${i} - floor(${i})))`
   return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(${values})])[1]`

@@ -29,7 +29,7 @@ import type {
 
 export * from './types.js'
 export { SqliteEventSink, SqliteEventStore } from './sqlite.js'
-export { compileSqliteProperties, propertyPathText as sqlitePropertyPathText, propertyText as sqlitePropertyText, registerFilterFunctions } from './sqlite-filters.js'
+export { compileSqliteProperties, hogqlReadSql, propertyPathText as sqlitePropertyPathText, propertyText as sqlitePropertyText, registerFilterFunctions } from './sqlite-filters.js'
 export { eventFiltersOnly, hogqlFilter, readPropertyFilter, readPropertyNode, readsPersons, type NodeRefusal, type NodeRules } from './property-nodes.js'
 export { chainHref, chainToElements, chainValues, USEFUL_ELEMENTS, type ElementJson } from './elements-chain.js'
 export { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'

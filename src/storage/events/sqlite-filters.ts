@@ -17,6 +17,15 @@ export interface SqlFragment {
   params: unknown[]
 }
 
+/**
+ * The columns a HogQL query's plan reads of a row with a `properties` column (an event, or a person of `FROM
+ * persons`): the whole JSON text where the plan reads it (else NULL), then the text of each of its paths.
+ */
+export function hogqlReadSql(plan: { paths: readonly PropertyPath[]; readsProperties: boolean }): SqlFragment {
+  const texts = plan.paths.map(propertyPathText)
+  return { sql: [plan.readsProperties ? 'properties' : 'NULL', ...texts.map((t) => t.sql)].join(', '), params: texts.flatMap((t) => t.params) }
+}
+
 /** SQL giving the text form of a top-level property (NULL when missing or JSON null). */
 export function propertyText(key: string): SqlFragment {
   return propertyPathText([key])

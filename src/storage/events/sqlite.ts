@@ -14,7 +14,7 @@ import { registerActionFunctions, type RegexEngine } from './sqlite-actions.js'
 import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExposures, compileSqliteMetricEvents, compileSqliteSessionValues } from './sqlite-experiment.js'
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
-import { compileSqliteWhere, groupColumn, propertyPathText, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
+import { compileSqliteWhere, groupColumn, hogqlReadSql, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { runHogqlQuery, type QueryEvent } from './hogql-query-run.js'
 import type { HogqlValue } from './hogql-math.js'
@@ -236,11 +236,11 @@ export class SqliteEventStore implements EventStore {
   /** A HogQL query's rows (hogql-query.ts): the events in its time bounds read once, the plan run on them here. */
   async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
     const where = compileSqliteWhere({ teamId, after: plan.after, before: plan.before })
-    const texts = plan.paths.map(propertyPathText)
+    const read = hogqlReadSql(plan)
     const rows = this.#db
-      .prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${plan.readsProperties ? 'properties' : 'NULL'}${texts.map((t) => `, ${t.sql}`).join('')} FROM ${where.from} WHERE ${where.sql}`)
+      .prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${read.sql} FROM ${where.from} WHERE ${where.sql}`)
       .raw()
-      .iterate(...texts.flatMap((t) => t.params), ...where.params) as IterableIterator<unknown[]>
+      .iterate(...read.params, ...where.params) as IterableIterator<unknown[]>
     function* events(): Generator<QueryEvent> {
       for (const [uuid, event, distinct_id, person_id, timestamp, properties, ...values] of rows) {
         yield { uuid: uuid as string, event: event as string, distinct_id: distinct_id as string, person_id: person_id as string, timestamp: timestamp as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
