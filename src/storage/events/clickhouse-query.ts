@@ -34,8 +34,11 @@ function aggregateSql(math: HogqlMath, contribution: string, name: string): stri
  */
 export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string, f: ServerFeatures): string {
   const property: PropertySql = (path, person) => (person ? personPropertySql(plan.persons, path) : propertyPathExpr(path, f))
-  const field: FieldSql = (name) =>
-    isColumnRef(name) ? name : name === 'timestamp' ? `toNullable(toFloat64(${msExpr('timestamp', f)}))` : name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(${name})`
+  const field: FieldSql = (name) => {
+    if (isColumnRef(name)) return name
+    if (name === 'timestamp' || name === 'created_at') return `toNullable(toFloat64(${msExpr(name, f)}))`
+    return name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(\`${name}\`)`
+  }
   const select = plan.columns.map((c, i) => {
     if (c.math?.aggregation === 'any') {
       // The first value in time (then by uuid's text) that is not null, as the Node engine's any: NULL of none.

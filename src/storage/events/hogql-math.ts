@@ -40,9 +40,14 @@ export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-par
 export type HogqlType = 'number' | 'text' | 'null'
 /**
  * The event's own fields an expression reads; `uuid`, `person_id` (its person's uuid when it was stored), `timestamp`
- * (ms, a number) and `properties` (the stored JSON text) in queries only (hogql-query.ts).
+ * (ms, a number), `properties` (the stored JSON text) and the stored columns in queries only (hogql-query.ts).
  */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | PersonField | ColumnRef
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | StoredField | PersonField | ColumnRef
+/**
+ * The event's other stored columns a query reads (hogql-tables.ts): `created_at` (ms, as the persons table's), the
+ * autocapture `elements_chain`, and the group keys `$group_0`…`$group_4` ('' where none).
+ */
+export type StoredField = 'elements_chain' | 'created_at' | `$group_${0 | 1 | 2 | 3 | 4}`
 /** A query of the persons table's fields (`FROM persons`, hogql-query.ts): its uuid, created_at (ms) and is_identified (0 or 1). */
 export type PersonField = 'id' | 'created_at' | 'is_identified'
 /** A query's column (its index) as HAVING reads it: a group's value, not an event's (hogql-query.ts). */

@@ -2,7 +2,7 @@
  * A HogQL query's plan (hogql-query.ts) run in Node on events read in any order: the embedded store's engine, which
  * clickhouse-query.ts's SQL is held to (test/unit/fuzz/hogql-query-stores.test.ts).
  */
-import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
@@ -18,6 +18,8 @@ export interface QueryEvent {
   /** The stored JSON text, read only when the plan reads it whole (`readsProperties`). */
   properties?: string
   texts: ReadonlyArray<string | null>
+  /** The other stored columns the plan reads (`stored`); created_at in ms. */
+  stored?: Partial<Record<StoredField, string | number>>
 }
 
 /** One person as persons.db reads it for a query of the persons table (`FROM persons`). */
@@ -111,7 +113,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
   let current: QueryEvent & QueryPerson
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
-  const field = (name: HogqlField) => current[name as Exclude<HogqlField, ColumnRef>] ?? ''
+  const field = (name: HogqlField) => current.stored?.[name as StoredField] ?? current[name as Exclude<HogqlField, ColumnRef | StoredField>] ?? ''
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
   type Row = { values: HogqlValue[]; keys: HogqlValue[] }
   const rows: Row[] = []

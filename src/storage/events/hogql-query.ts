@@ -1,8 +1,8 @@
 /**
  * PostHog's HogQLQuery over the events table, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM
  * events [WHERE condition] [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
- * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or `uuid`,
- * `timestamp`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
+ * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or the
+ * events' other fields (`uuid`, `timestamp`, `created_at` …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
  * count(distinct …), median, quantile(level)), or an expression over aggregations and keys (`sum(x) / count()`), or one
  * reading another column by its alias. Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an
  * interval, and their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared
@@ -22,9 +22,9 @@
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
-import { evaluateHogql, hogqlProperties, uniquePaths, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, hogqlFields, hogqlProperties, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
 import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
-import type { QueryTable } from './hogql-tables.js'
+import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
@@ -82,6 +82,8 @@ export interface HogqlQueryPlan {
   persons: readonly PersonProperty[]
   /** Whether an expression reads `properties` whole (the stored JSON text). */
   readsProperties: boolean
+  /** The events' stored columns beyond the usual ones that an expression reads (none of persons). */
+  stored: StoredField[]
 }
 
 /**
@@ -127,16 +129,19 @@ function splitCommas(tokens: Token[], what: string): Token[][] {
 }
 
 /**
- * PostHog's `SELECT *` of the persons table: its fields that are columns, in its order (Table.get_asterisk). Of
- * events it is refused: skylark's events have no $session_id, $window_id, person_mode or elements_chain columns.
+ * PostHog's `SELECT *` of each table: its fields that are columns, in its order (Table.get_asterisk). Of events
+ * skylark has no `person_mode` (which PostHog's ingestion sets apart from the event) and no `elements_chain_*`
+ * (arrays, which queries here don't read), so `*` is PostHog's columns without those.
  */
-const PERSONS_ASTERISK = ['id', 'created_at', 'properties', 'is_identified']
+const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
+  events: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
+  persons: ['id', 'created_at', 'properties', 'is_identified'],
+}
 
 /** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
 function itemsOf(tokens: Token[], text: string, table: QueryTable): Array<{ name: string; body: Token[]; aliased: boolean }> {
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
-    if (table === 'persons') return PERSONS_ASTERISK.map((name) => ({ name, body: tokenize(name), aliased: false }))
-    throw refuse('SELECT * of events is not read here: name the columns, as in SELECT uuid, event, distinct_id, timestamp, properties.$browser FROM events.')
+    return ASTERISK[table].map((name) => ({ name, body: tokenize(name), aliased: false }))
   }
   const last = tokens[tokens.length - 1]
   if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') return [{ name: last.value, body: tokens.slice(0, -2), aliased: true }]
@@ -297,5 +302,6 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     personPaths,
     persons: [],
     readsProperties: nodes.some(readsWhole),
+    stored: table === 'events' ? STORED_FIELDS.filter((name) => nodes.some((n) => hogqlFields(n).includes(name))) : [],
   }
 }

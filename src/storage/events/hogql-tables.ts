@@ -3,7 +3,7 @@
  * parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
 import { markDatetime } from './hogql-datetime.js'
-import type { HogqlField, HogqlNode } from './hogql-math.js'
+import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
 export type QueryTable = 'events' | 'persons'
@@ -11,13 +11,23 @@ export type QueryTable = 'events' | 'persons'
 /** The event's fields HogQL math and filters read (experiments'); queries read more. */
 export const MATH_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
 
+/** The events' stored columns beyond those every read takes (hogql-query-run.ts's QueryEvent), read where a plan names them. */
+export const STORED_FIELDS: readonly StoredField[] = ['elements_chain', 'created_at', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4']
+
+/**
+ * PostHog's `$session_id` and `$window_id` columns: its ingestion copies them out of the properties, '' where none.
+ * skylark keeps them in the properties only, and reads them there.
+ */
+const FROM_PROPERTIES: ReadonlySet<string> = new Set(['$session_id', '$window_id'])
+
 const FIELDS: Readonly<Record<QueryTable, ReadonlySet<string>>> = {
-  events: new Set<HogqlField>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp']),
+  events: new Set<string>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp', ...STORED_FIELDS, ...FROM_PROPERTIES]),
   persons: new Set<HogqlField>(['id', 'created_at', 'is_identified']),
 }
 /** Each table's fields, as refusals name them. */
 const READS: Readonly<Record<QueryTable, string>> = {
-  events: 'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id and timestamp',
+  events:
+    'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id, timestamp, created_at, elements_chain, $session_id, $window_id and $group_0 to $group_4',
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
 }
 /** The fields that are dates and times (ms); is_identified is a number (0 or 1), the others texts. */
@@ -26,6 +36,10 @@ const DATETIME_FIELDS: ReadonlySet<string> = new Set(['timestamp', 'created_at']
 /** The field `name` of the table as a node, or a refusal naming the fields it has. */
 export function queryField(name: string, table: QueryTable): HogqlNode {
   if (!FIELDS[table].has(name)) throw new HogqlMathError(`Unknown field "${name}": HogQL queries of ${table} here read ${READS[table]}.`)
+  if (FROM_PROPERTIES.has(name)) {
+    const property: HogqlNode = { op: 'property', type: 'text', key: name }
+    return { op: 'call', type: 'text', fn: 'ifNull', args: [property, { op: 'text', type: 'text', value: '' }] }
+  }
   const field = name as HogqlField
   if (DATETIME_FIELDS.has(field)) return markDatetime({ op: 'field', type: 'number', field })
   return { op: 'field', type: field === 'is_identified' ? 'number' : 'text', field }

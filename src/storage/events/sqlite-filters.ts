@@ -7,7 +7,7 @@
  */
 import type { Db } from '../sqlite/database.js'
 import { textNumber } from './numbers.js'
-import { hogqlFields, hogqlHolds, hogqlProperties, pathIndex, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { hogqlFields, hogqlHolds, hogqlProperties, pathIndex, type HogqlField, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
 import { actionCondition, registerRegexFunction, type RegexEngine } from './sqlite-actions.js'
 import { PersonSequence } from './sequences.js'
 import type { CountOperator, ElementCondition, EventFilter, PersonsOfCondition, EventPropertyFilter, HogqlCondition, PropertyNode } from './types.js'
@@ -19,11 +19,13 @@ export interface SqlFragment {
 
 /**
  * The columns a HogQL query's plan reads of a row with a `properties` column (an event, or a person of `FROM
- * persons`): the whole JSON text where the plan reads it (else NULL), then the text of each of its paths.
+ * persons`): an event's stored columns it names (`$group_<n>` is the column `group_<n>`), the whole JSON text where
+ * the plan reads it (else NULL), then the text of each of its paths.
  */
-export function hogqlReadSql(plan: { paths: readonly PropertyPath[]; readsProperties: boolean }): SqlFragment {
+export function hogqlReadSql(plan: { paths: readonly PropertyPath[]; readsProperties: boolean; stored: readonly StoredField[] }): SqlFragment {
   const texts = plan.paths.map(propertyPathText)
-  return { sql: [plan.readsProperties ? 'properties' : 'NULL', ...texts.map((t) => t.sql)].join(', '), params: texts.flatMap((t) => t.params) }
+  const stored = plan.stored.map((name) => name.replace(/^\$/, ''))
+  return { sql: [...stored, plan.readsProperties ? 'properties' : 'NULL', ...texts.map((t) => t.sql)].join(', '), params: texts.flatMap((t) => t.params) }
 }
 
 /** SQL giving the text form of a top-level property (NULL when missing or JSON null). */

@@ -242,8 +242,11 @@ export class SqliteEventStore implements EventStore {
       .raw()
       .iterate(...read.params, ...where.params) as IterableIterator<unknown[]>
     function* events(): Generator<QueryEvent> {
-      for (const [uuid, event, distinct_id, person_id, timestamp, properties, ...values] of rows) {
-        yield { uuid: uuid as string, event: event as string, distinct_id: distinct_id as string, person_id: person_id as string, timestamp: timestamp as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
+      for (const row of rows) {
+        const [uuid, event, distinct_id, person_id, timestamp] = row as [string, string, string, string, number]
+        const [properties, ...values] = row.slice(5 + plan.stored.length) as Array<string | null>
+        const ofRow = plan.stored.length === 0 ? undefined : Object.fromEntries(plan.stored.map((name, i) => [name, row[5 + i] as string | number]))
+        yield { uuid, event, distinct_id, person_id, timestamp, properties: properties ?? undefined, texts: values, stored: ofRow }
       }
     }
     return runHogqlQuery(plan, events(), this.#regex)

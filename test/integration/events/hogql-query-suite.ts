@@ -27,7 +27,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ...(i % 10 < 4 ? { $set: { email: `u${i % 10}@example.com`, tier: i % 10 === 0 && i >= 10 ? 'gold' : 'basic' } } : {}),
     },
   }))
-  batch.push({ event: 'recent', uuid: '0190d1e2-0000-7000-8000-999999999999', timestamp: new Date(now - 3_600_000).toISOString(), properties: { distinct_id: 'user-x' } as never })
+  batch.push({ event: 'recent', uuid: '0190d1e2-0000-7000-8000-999999999999', timestamp: new Date(now - 3_600_000).toISOString(), properties: { distinct_id: 'user-x', $session_id: 's-1', $groups: { company: 'acme' } } as never })
   t.before(async () => {
     server = await startServer({ env: setup.env() })
     const res = await server.request('POST', '/batch/', { body: { api_key: server.boot.project_api_key, batch } })
@@ -101,6 +101,21 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(asc, [[0], [3], [null], [null]])
     const [[whole]] = await rows('select properties from events where properties.n = 3')
     t.match(JSON.parse(whole), { distinct_id: 'user-3', n: 3, plan: 'free', shop: { city: 'Rome' } }, 'properties whole, as its JSON text')
+  })
+
+  t.test("SELECT * reads PostHog's columns of events: created_at, the group keys, $session_id and $window_id among them", async (t) => {
+    const res = await query("select * from events where event = 'recent'")
+    t.equal(res.status, 200, JSON.stringify(res.body))
+    const columns = ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4']
+    t.same(res.body.columns, columns)
+    const [row] = res.body.results
+    const byName = Object.fromEntries(columns.map((c, i) => [c, row[i]]))
+    t.match(byName, { uuid: '0190d1e2-0000-7000-8000-999999999999', event: 'recent', distinct_id: 'user-x', elements_chain: '', $session_id: 's-1', $window_id: '', $group_0: 'acme', $group_1: '' })
+    t.match(JSON.parse(byName.properties), { $session_id: 's-1', $groups: { company: 'acme' } })
+    // ClickHouse 18.16 keeps created_at to the second.
+    const created = Date.parse(byName.created_at)
+    t.ok(created >= Math.floor(now / 1000) * 1000 && created <= Date.now(), `created_at ${byName.created_at} is when it was stored`)
+    t.same(await rows("select $group_0, count() from events where notEmpty($group_0) and created_at > now() - interval 1 hour group by $group_0"), [['acme', 1]])
   })
 
   t.test('timestamps: compared with texts, now() and intervals, read back as PostHog writes them', async (t) => {
@@ -191,7 +206,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     for (const [text, detail] of [
       ['select event from events offset 5', /OFFSET is not supported on queries made with a personal API key/],
       ['select event from events limit 5 offset 5', /OFFSET is not supported/],
-      ['select * from events', /SELECT \* of events is not read here/],
+      ['select person_mode from events', /Unknown field "person_mode": HogQL queries of events here read/],
       ['select event from sessions', /read one table, events or persons/],
       ['select event from persons', /Unknown field "event": HogQL queries of persons/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],

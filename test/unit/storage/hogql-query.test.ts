@@ -230,7 +230,29 @@ t.test("a query of the persons table reads each person's id, created_at, is_iden
   t.throws(() => plan('select person.properties.email from persons'), /A query of persons reads each person's own properties/)
   t.throws(() => plan('select event from persons'), /Unknown field "event": HogQL queries of persons here read/)
   t.throws(() => plan('select id from events'), /Unknown field "id": HogQL queries of events here read/)
-  t.throws(() => plan('select * from events'), /SELECT \* of events is not read here/)
+})
+
+t.test("the events' other columns: created_at, elements_chain, the group keys, and $session_id and $window_id of the properties", async (t) => {
+  const all = plan('select * from events')
+  t.same(all.columns.map((c) => c.name), ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'], "PostHog's asterisk, without person_mode and the elements_chain_* arrays")
+  t.match(all.columns.map((c) => c.type), ['UUID', 'String', 'String', "DateTime64(6, 'UTC')", 'String', 'String', "DateTime64(6, 'UTC')", 'String', 'String', 'String'])
+  t.same([all.stored, all.paths, all.readsProperties], [['elements_chain', 'created_at', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'], [['$session_id'], ['$window_id']], true])
+  t.same(plan('select event from events').stored, [], 'a plan reads the columns it names, no more')
+  const event: QueryEvent = {
+    uuid: 'u1',
+    event: 'e',
+    distinct_id: 'd',
+    person_id: 'p',
+    timestamp: 5,
+    properties: '{"$session_id":"s1"}',
+    texts: ['s1', null],
+    stored: { elements_chain: 'a:nth-child="1"', created_at: 7, $group_0: 'acme', $group_1: '', $group_2: '', $group_3: '', $group_4: '' },
+  }
+  t.same(runHogqlQuery(all, [event], null), [['u1', 'e', '{"$session_id":"s1"}', 5, 'd', 'a:nth-child="1"', 7, 's1', '', 'acme', '', '', '', '']], "a missing $window_id is '', as PostHog's column")
+  const grouped = plan("select $group_0, count() from events where created_at > '2024-01-01' and notEmpty($group_0) group by $group_0")
+  t.same([grouped.stored, grouped.after], [['created_at', '$group_0'], undefined], 'created_at is a date and time to compare, and bounds no timestamp')
+  t.same(runHogqlQuery(grouped, [{ ...event, stored: { created_at: Date.parse('2024-02-01'), $group_0: 'acme' } }], null), [['acme', 1]])
+  t.throws(() => plan('select person_mode from events'), /Unknown field "person_mode": HogQL queries of events here read .*created_at, elements_chain, \$session_id, \$window_id and \$group_0 to \$group_4/)
 })
 
 t.test('any() is the first value in time that is not null, of texts, numbers and dates alike', async (t) => {
