@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, hogqlReadSql, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -139,7 +139,7 @@ export class PersonListing {
    * them (hogql-query-run.ts). Values as the event stores give them: created_at in ms.
    */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Array<Array<number | string | null>> {
-    const read = hogqlReadSql(plan)
+    const read = hogqlReadSql(innermost(plan))
     const rows = this.#db
       .prepare(`SELECT uuid, created_at, is_identified, ${read.sql} FROM persons WHERE team_id = ?`)
       .raw()

@@ -13,7 +13,7 @@ import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import type { Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, HogqlMathError, parseHogqlQuery, type EventStore, type HogqlQueryPlan, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -68,7 +68,7 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
 /** The query's plan and rows, at most `limit` of them, dates and times written by `datetime`. */
 async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
   const parsed = planOf(query, project, nowMs, defaultLimit)
-  const plan = { ...parsed, persons: await personsOf(sources.persons, project.id, parsed) }
+  const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
   if (plan.table === 'persons' && sources.persons === null) throw new ValidationError('invalid', 'This server reads no persons: FROM persons is not read in its queries.', null)
   // persons.db holds the persons whichever store holds the events.
   const rows = plan.table === 'persons' ? await sources.persons!.hogqlQuery(project.id, plan) : await sources.events.hogqlQuery(project.id, plan)

@@ -8,7 +8,7 @@ import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { quantileSql } from './hogql-values.js'
-import { isColumnRef, type HogqlMath } from './hogql-math.js'
+import { isColumnRef, isSourceRef, type HogqlMath } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 
 /** An aggregation over the contributions; `name` unique in the query. */
@@ -29,13 +29,22 @@ function aggregateSql(math: HogqlMath, contribution: string, name: string): stri
 }
 
 /**
- * The SELECT, `table` the events (FINAL) and `where` the project's events in the plan's time bounds. Columns are
- * `col_<i>`; a GROUP BY or ORDER BY expression that is no column is read as a hidden one.
+ * The SELECT, `table` the events (FINAL) and `where` the project's events in the innermost plan's time bounds.
+ * Columns are `col_<i>`; a GROUP BY or ORDER BY expression that is no column is read as a hidden one. A query of a
+ * subquery reads it renamed, its columns `sub_<i>`, as they are fields of this query, not its own columns.
  */
 export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string, f: ServerFeatures): string {
+  const source = plan.source
+  const from =
+    source === null
+      ? `${table} WHERE ${where}`
+      : // materialize: 18.16 refuses a constant column from a subquery within some functions ("Nullable(Float64)
+        // cannot be inside Nullable column").
+        `(SELECT ${source.columns.slice(0, source.shown).map((_, i) => `materialize(col_${i}) AS sub_${i}`).join(', ')} FROM (${hogqlQuerySql(source, table, where, f)})) WHERE 1`
   const property: PropertySql = (path, person) => (person ? personPropertySql(plan.persons, path) : propertyPathExpr(path, f))
   const field: FieldSql = (name) => {
     if (isColumnRef(name)) return name
+    if (isSourceRef(name)) return `toNullable(${name})`
     if (name === 'timestamp' || name === 'created_at') return `toNullable(toFloat64(${msExpr(name, f)}))`
     return name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(\`${name}\`)`
   }
@@ -71,10 +80,10 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
   // count() > 0: 18.16 drops constant keys from GROUP BY, and then answers a row for no events.
   const having = [...(groupBy.length > 0 ? ['count() > 0'] : []), ...(plan.having === null ? [] : [hogqlConditionSql(plan.having, property, 'qh', field)])]
   return (
-    `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${select.join(', ')} FROM ${table} WHERE ${where}${condition}` +
+    `SELECT ${plan.distinct ? 'DISTINCT ' : ''}${select.join(', ')} FROM ${from}${condition}` +
     (groupBy.length > 0 ? ` GROUP BY ${groupBy.join(', ')}` : '') +
     (having.length > 0 ? ` HAVING ${having.join(' AND ')}` : '') +
     (orderBy.length > 0 ? ` ORDER BY ${orderBy.join(', ')}` : '') +
-    ` LIMIT ${plan.fetch}`
+    (Number.isFinite(plan.fetch) ? ` LIMIT ${plan.fetch}` : '')
   )
 }

@@ -3,7 +3,7 @@
  * events are never counted twice.
  */
 import { hogqlQuerySql } from './clickhouse-query.js'
-import type { HogqlQueryPlan } from './hogql-query.js'
+import { innermost, type HogqlQueryPlan } from './hogql-query.js'
 import type { HogqlValue } from './hogql-math.js'
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
@@ -274,10 +274,12 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
-    const where = compileClickHouseWhere({ teamId, after: plan.after, before: plan.before }, this.#features)
+    const { after, before } = innermost(plan)
+    const where = compileClickHouseWhere({ teamId, after, before }, this.#features)
     const rows = await this.#rows<Record<string, HogqlValue | string>>(hogqlQuerySql(plan, this.#table, where, this.#features), EXPERIMENT_QUERY_SETTINGS)
-    // count and uniq are UInt64, and arithmetic of them (count() - 1) Int64 or UInt64, which JSON writes as texts.
-    const numeric = plan.columns.map((c) => c.math?.aggregation === 'count' || c.math?.aggregation === 'uniq' || (c.math === null && c.expr.type === 'number'))
+    // count and uniq are UInt64, and arithmetic of them (count() - 1) or a subquery's max of them Int64 or UInt64,
+    // which JSON writes as texts.
+    const numeric = plan.columns.map((c) => (c.math !== null && c.math.aggregation !== 'any') || (c.math?.expr ?? c.expr).type === 'number')
     return rows.map((r) => plan.columns.map((_, i) => {
       const v = r[`col_${i}`] as HogqlValue
       return numeric[i] && typeof v === 'string' ? Number(v) : v

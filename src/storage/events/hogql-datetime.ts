@@ -90,6 +90,8 @@ export interface QueryClock {
   zone: string
   /** The table whose fields the query reads (events unless said). */
   table?: QueryTable
+  /** A query of a subquery (`FROM (SELECT …) [AS alias]`) reads its columns by name, or by the alias's name before a dot. */
+  source?: { alias: string | null; columns: ReadonlyArray<{ name: string; node: () => HogqlNode }> }
 }
 
 

@@ -42,7 +42,7 @@ export type HogqlType = 'number' | 'text' | 'null'
  * The event's own fields an expression reads; `uuid`, `person_id` (its person's uuid when it was stored), `timestamp`
  * (ms, a number), `properties` (the stored JSON text) and the stored columns in queries only (hogql-query.ts).
  */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | StoredField | PersonField | ColumnRef
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | StoredField | PersonField | ColumnRef | SourceRef
 /**
  * The event's other stored columns a query reads (hogql-tables.ts): `created_at` (ms, as the persons table's), the
  * autocapture `elements_chain`, and the group keys `$group_0`…`$group_4` ('' where none).
@@ -54,6 +54,9 @@ export type PersonField = 'id' | 'created_at' | 'is_identified'
 export type ColumnRef = `col_${number}`
 /** Whether a field is a query's column (HAVING's), not an event's. */
 export const isColumnRef = (name: HogqlField): name is ColumnRef => name.startsWith('col_')
+/** A column (its index) of the subquery a query reads (`FROM (SELECT …)`, hogql-query.ts): each of its rows' value. */
+export type SourceRef = `sub_${number}`
+export const isSourceRef = (name: HogqlField): name is SourceRef => name.startsWith('sub_')
 export type HogqlFunction =
   | 'toFloat'
   | 'coalesce'

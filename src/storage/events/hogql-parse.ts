@@ -6,7 +6,7 @@
 import type { HogqlField, HogqlMath, HogqlNode } from './hogql-math.js'
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime, type QueryClock } from './hogql-datetime.js'
-import { MATH_FIELDS, queryField } from './hogql-tables.js'
+import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
@@ -208,6 +208,12 @@ class Parser {
     if (this.#isPunct('(')) return this.#call(t.value)
     const aliased = this.scope?.alias(t.value)
     if (aliased) return aliased
+    if (this.clock.source !== undefined && !(word === 'interval' && !t.quoted && this.#peek()?.kind === 'number')) {
+      // `s.n`: a column after the subquery's alias.
+      const column = t.value === this.clock.source.alias && this.#isPunct('.') ? this.tokens[this.#i + 1] : t
+      if (column !== t) this.#i += 2
+      return sourceField(this.clock.source, column?.kind === 'name' ? column.value : '')
+    }
     if (word === 'properties' && !t.quoted) {
       // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
@@ -293,18 +299,12 @@ class Parser {
   #arguments(): HogqlNode[] {
     this.#expect('(')
     const args: HogqlNode[] = []
-    if (this.#isPunct(')')) {
-      this.#i++
-      return args
-    }
-    for (;;) {
+    while (!this.#isPunct(')')) {
+      if (args.length > 0) this.#expect(',')
       args.push(this.expr())
-      if (this.#isPunct(')')) {
-        this.#i++
-        return args
-      }
-      this.#expect(',')
     }
+    this.#i++
+    return args
   }
 
   /**

@@ -88,10 +88,13 @@ export function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: H
   return at >= 0 ? at : columns.push(columnOf(`col_${columns.length}`, expr, math, zone)) - 1
 }
 
-/** Column `at` as HAVING reads it: a group's value, a date and time where the column is one. */
-function columnRef(columns: readonly QueryColumn[], at: number): HogqlNode {
+/**
+ * Column `at` as HAVING reads it (`col`: a group's value), or as a query of this one as its subquery reads it (`sub`:
+ * a row's value); a date and time where the column is one.
+ */
+export function columnRef(columns: readonly QueryColumn[], at: number, prefix: 'col' | 'sub' = 'col'): HogqlNode {
   const c = columns[at]
-  const node: HogqlNode = { op: 'field', type: c.math && c.math.aggregation !== 'any' ? 'number' : c.expr.type, field: `col_${at}` }
+  const node: HogqlNode = { op: 'field', type: c.math && c.math.aggregation !== 'any' ? 'number' : c.expr.type, field: `${prefix}_${at}` }
   if (c.time !== null) markDatetime(node)
   return c.time === 'date' ? markDate(node) : node
 }

@@ -2,7 +2,7 @@
  * A HogQL query's plan (hogql-query.ts) run in Node on events read in any order: the embedded store's engine, which
  * clickhouse-query.ts's SQL is held to (test/unit/fuzz/hogql-query-stores.test.ts).
  */
-import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type StoredField } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
@@ -108,12 +108,25 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
  * values the stores give (dates and times as ms).
  */
 export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent> | Iterable<QueryPerson>, regex: RegexEngine | null): HogqlValue[][] {
+  return [...planRows(plan, events, regex)]
+}
+
+/**
+ * The plan's rows, each yielded once known: a query neither grouped nor ordered yields each as it reads it, so a query
+ * of such a subquery reads its rows one by one, never all held at once.
+ */
+function* planRows(plan: HogqlQueryPlan, input: Iterable<QueryEvent> | Iterable<QueryPerson>, regex: RegexEngine | null): Generator<HogqlValue[]> {
+  // A query of a subquery reads the subquery's rows: its fields (`sub_<i>`) are their values.
+  const events = plan.source === null ? input : planRows(plan.source, input, regex)
   const at = pathIndex(plan.paths)
   const person = personReader(plan.persons)
   // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
   let current: QueryEvent & QueryPerson
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
-  const field = (name: HogqlField) => current.stored?.[name as StoredField] ?? current[name as Exclude<HogqlField, ColumnRef | StoredField>] ?? ''
+  const field =
+    plan.source === null
+      ? (name: HogqlField) => current.stored?.[name as StoredField] ?? current[name as Exclude<HogqlField, ColumnRef | StoredField | SourceRef>] ?? ''
+      : (name: HogqlField) => (current as unknown as HogqlValue[])[Number(name.slice(4))]
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
   type Row = { values: HogqlValue[]; keys: HogqlValue[] }
   const rows: Row[] = []
@@ -134,6 +147,7 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
   })
   // Without groups or an order, the first `fetch` rows read are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
+  let yielded = 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
     for (let i = 0; i < plan.orderBy.length; i++) {
       const c = compareValues(x.keys[i], y.keys[i], plan.orderBy[i].desc)
@@ -161,8 +175,12 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     }
     const values = plan.columns.map((c) => value(c.expr))
     if (plan.distinct && !firstSeen(values)) continue
+    if (!readsAll) {
+      yield values
+      if (++yielded >= plan.fetch) return
+      continue
+    }
     rows.push({ values, keys: plan.orderBy.map((o) => (o.column === null ? value(o.expr) : values[o.column])) })
-    if (!readsAll && rows.length >= plan.fetch) break
     // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
     if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
@@ -183,5 +201,5 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
     }
   }
   if (plan.orderBy.length > 0) sortRows(rows)
-  return rows.slice(0, plan.fetch).map((r) => r.values)
+  for (const row of rows.slice(0, plan.fetch)) yield row.values
 }

@@ -22,10 +22,10 @@
  * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
  * with PostHog's message for personal API keys, the only keys skylark has.
  */
-import { evaluateHogql, hogqlFields, hogqlProperties, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
+import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
 import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
 import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
-import { aliased, callsAggregation, columnAt, columnOf, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
+import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
 import type { PersonProperty } from './experiment-types.js'
@@ -40,6 +40,7 @@ const MAX_QUERY_LENGTH = 50_000
  * paths 0.3 s, 50 1.9 s, 100 11.4 s, 300 past the client's 30 s (50 events; SQLite 6–27 ms).
  */
 export const MAX_QUERY_PATHS = 50
+const MAX_SUBQUERY_DEPTH = 3
 /** PostHog's user_query_validator message. */
 export const OFFSET_NOT_ALLOWED_MESSAGE =
   'OFFSET is not supported on queries made with a personal API key. For pagination, use keyset pagination on the `timestamp` column, e.g. ' +
@@ -53,8 +54,10 @@ export interface OrderKey {
 }
 
 export interface HogqlQueryPlan {
-  /** What it reads: the events (of the event store), or persons.db's persons. */
+  /** What it reads: the events (of the event store), or persons.db's persons; or its subquery's, which reads them. */
   table: QueryTable
+  /** The subquery whose rows it reads (`FROM (SELECT …)`), or null. */
+  source: HogqlQueryPlan | null
   /** The answer's columns, then the hidden ones HAVING reads. */
   columns: QueryColumn[]
   /** How many columns the answer has. */
@@ -139,13 +142,33 @@ const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
 }
 
 /** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
-function itemsOf(tokens: Token[], text: string, table: QueryTable): Array<{ name: string; body: Token[]; aliased: boolean }> {
+function itemsOf(tokens: Token[], text: string, table: QueryTable, source: HogqlQueryPlan | null): Array<{ name: string; body: Token[]; aliased: boolean }> {
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
+    // A subquery's columns, each read by its name as quoted (`count()` is a name there).
+    if (source !== null) return source.columns.slice(0, source.shown).map(({ name }) => ({ name, body: [{ ...tokens[0], kind: 'name', value: name, quoted: true }], aliased: false }))
     return ASTERISK[table].map((name) => ({ name, body: tokenize(name), aliased: false }))
   }
   const last = tokens[tokens.length - 1]
   if (tokens.length > 2 && isWord(tokens[tokens.length - 2], 'as') && last.kind === 'name') return [{ name: last.value, body: tokens.slice(0, -2), aliased: true }]
   return [{ name: text.slice(tokens[0].start, last.end), body: tokens, aliased: false }]
+}
+
+/**
+ * FROM's table, or its subquery's plan and alias: `(SELECT …) [[AS] alias]`. A query of a subquery reads its rows,
+ * whose values are its columns by name (QueryClock's `source`); the stores read the innermost query's table.
+ */
+function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; alias: string | null } {
+  const [first] = from
+  if (from.length === 1 && first.kind === 'name' && !first.quoted && (first.value === 'events' || first.value === 'persons')) return { table: first.value, source: null, alias: null }
+  const close = from.findLastIndex((t) => t.kind === 'punct' && t.value === ')')
+  const rest = from.slice(close + 1)
+  if (rest.length === 2 && isWord(rest[0], 'as')) rest.shift()
+  if (first?.kind !== 'punct' || first.value !== '(' || !isWord(from[1], 'select') || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
+    throw refuse('HogQL queries here read one table, events or persons, without an alias (FROM events), or a subquery (FROM (SELECT …) [AS name]).')
+  }
+  if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here.`)
+  const source = planOf(from.slice(1, close), text, clock, null, depth + 1)
+  return { table: source.table, source, alias: rest.length === 1 ? (rest[0] as { value: string }).value : null }
 }
 
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
@@ -173,11 +196,25 @@ function readsWhole(node: HogqlNode): boolean {
   return (node.op === 'field' && node.field === 'properties') || ('args' in node && node.args.some(readsWhole))
 }
 
+/** The innermost plan: its table is what the stores read, with its paths, stored columns, time bounds and persons. */
+export function innermost(plan: HogqlQueryPlan): HogqlQueryPlan {
+  return plan.source === null ? plan : innermost(plan.source)
+}
+
+/** The plan with the innermost one's person properties resolved (`personPaths`, read from persons.db). */
+export function withPersons(plan: HogqlQueryPlan, persons: readonly PersonProperty[]): HogqlQueryPlan {
+  return plan.source === null ? { ...plan, persons } : { ...plan, source: withPersons(plan.source, persons) }
+}
+
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
 export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS, values: PlaceholderValues = {}): HogqlQueryPlan {
   if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
   const text = input.replace(/;\s*$/, '')
-  const tokens = fillPlaceholders(tokenize(text), values)
+  return planOf(fillPlaceholders(tokenize(text), values), text, clock, defaultLimit, 0)
+}
+
+/** The plan of a SELECT's tokens; `defaultLimit` null for a subquery, whose rows are all read without LIMIT. */
+function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number | null, depth: number): HogqlQueryPlan {
   if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or FROM persons).')
   const clauses = clauseAt(tokens)
   const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
@@ -186,7 +223,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   clauses.forEach(({ word, at }, i) => {
     if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const rank = order.indexOf(word)
-    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events or persons) with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
+    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events or persons) or a subquery with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
     if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
     last = rank
     const multi = word === 'group' || word === 'order'
@@ -195,14 +232,11 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   })
   const from = parts.get('from')
   if (from === undefined) throw refuse('A query here reads FROM events or FROM persons.')
-  if (from.length !== 1 || from[0].kind !== 'name' || (from[0].value !== 'events' && from[0].value !== 'persons')) {
-    throw refuse('HogQL queries here read one table, events or persons, without an alias (FROM events).')
-  }
-  const table: QueryTable = from[0].value === 'persons' ? 'persons' : 'events'
-  clock = { ...clock, table }
+  const { table, source, alias } = fromOf(from, text, clock, depth)
+  clock = { ...clock, table, source: source === null ? undefined : { alias, columns: source.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') })) } }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')
-  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table))
+  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table, source))
   const aliases = new Set(items.flatMap((i) => (i.aliased ? [i.name] : [])))
   const columns = items.map(({ name, body }): QueryColumn => {
     const parsed = wholeOrLater(body, clock, aliases)
@@ -272,14 +306,19 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
     return { column: null, expr: parsed === null ? overGroups(part, scope, null) : expr, desc }
   })
   const limitTokens = parts.get('limit')
-  let limit = defaultLimit
+  let limit = defaultLimit ?? Infinity
   if (limitTokens !== undefined) {
     if (limitTokens.some((t) => t.kind === 'punct' && t.value === ',')) throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const [n, ...rest] = limitTokens
     if (n?.kind !== 'number' || !Number.isSafeInteger(n.value) || rest.length > 0) throw refuse('LIMIT takes a whole number here (LIMIT 100); LIMIT … BY is not read.')
     limit = Math.min(n.value, MAX_SELECT_RETURNED_ROWS)
   }
-  const paginated = limitTokens === undefined
+  const paginated = limitTokens === undefined && defaultLimit !== null
+  if (source !== null && columns.some((c) => c.math?.aggregation === 'any')) throw refuse("any() reads the first value in time; a subquery's rows have no time here: use min() or max().")
+  // A subquery's column read whole keeps its type (count()'s UInt64).
+  columns.forEach((c) => {
+    if (source !== null && c.math === null && c.expr.op === 'field' && isSourceRef(c.expr.field)) c.type = source.columns[Number(c.expr.field.slice(4))].type
+  })
   const nodes = [...columns.map((c) => c.expr), ...(where ? [where] : []), ...groupBy, ...orderBy.map((o) => o.expr)]
   const paths = uniquePaths(nodes.flatMap((n) => hogqlProperties(n, 'event')))
   const personPaths = uniquePaths(nodes.flatMap((n) => hogqlProperties(n, 'person')))
@@ -287,6 +326,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
   if (read > MAX_QUERY_PATHS) throw refuse(`The query reads ${read} properties; a query here reads at most ${MAX_QUERY_PATHS}.`)
   return {
     table,
+    source,
     columns,
     shown,
     distinct,

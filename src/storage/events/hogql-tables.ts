@@ -2,7 +2,7 @@
  * The tables a HogQL query reads (hogql-query.ts, `FROM events` or `FROM persons`) and the fields of each, as the
  * parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
-import { markDatetime } from './hogql-datetime.js'
+import { markDatetime, type QueryClock } from './hogql-datetime.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
@@ -43,4 +43,11 @@ export function queryField(name: string, table: QueryTable): HogqlNode {
   const field = name as HogqlField
   if (DATETIME_FIELDS.has(field)) return markDatetime({ op: 'field', type: 'number', field })
   return { op: 'field', type: field === 'is_identified' ? 'number' : 'text', field }
+}
+
+/** A column of the subquery a query reads (QueryClock's `source`), by its name, as a new node. */
+export function sourceField(source: NonNullable<QueryClock['source']>, name: string): HogqlNode {
+  const column = source.columns.find((c) => c.name === name)
+  if (column === undefined) throw new HogqlMathError(`Unknown field "${name}": a query of a subquery reads its columns (${source.columns.map((c) => c.name).join(', ')}).`)
+  return column.node()
 }

@@ -15,7 +15,7 @@ import { compileSqliteActivations, compileSqliteExposureEvents, compileSqliteExp
 import { activatedExposures } from './experiment-activation.js'
 import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, hogqlReadSql, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
-import type { HogqlQueryPlan } from './hogql-query.js'
+import { innermost, type HogqlQueryPlan } from './hogql-query.js'
 import { runHogqlQuery, type QueryEvent } from './hogql-query-run.js'
 import type { HogqlValue } from './hogql-math.js'
 import {
@@ -235,18 +235,17 @@ export class SqliteEventStore implements EventStore {
 
   /** A HogQL query's rows (hogql-query.ts): the events in its time bounds read once, the plan run on them here. */
   async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
-    const where = compileSqliteWhere({ teamId, after: plan.after, before: plan.before })
-    const read = hogqlReadSql(plan)
-    const rows = this.#db
-      .prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${read.sql} FROM ${where.from} WHERE ${where.sql}`)
-      .raw()
-      .iterate(...read.params, ...where.params) as IterableIterator<unknown[]>
+    const base = innermost(plan)
+    const where = compileSqliteWhere({ teamId, after: base.after, before: base.before })
+    const read = hogqlReadSql(base)
+    const select = this.#db.prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${read.sql} FROM ${where.from} WHERE ${where.sql}`)
+    const rows = select.raw().iterate(...read.params, ...where.params) as IterableIterator<unknown[]>
     function* events(): Generator<QueryEvent> {
       for (const row of rows) {
         const [uuid, event, distinct_id, person_id, timestamp] = row as [string, string, string, string, number]
-        const [properties, ...values] = row.slice(5 + plan.stored.length) as Array<string | null>
-        const ofRow = plan.stored.length === 0 ? undefined : Object.fromEntries(plan.stored.map((name, i) => [name, row[5 + i] as string | number]))
-        yield { uuid, event, distinct_id, person_id, timestamp, properties: properties ?? undefined, texts: values, stored: ofRow }
+        const [properties, ...values] = row.slice(5 + base.stored.length) as Array<string | null>
+        const stored = base.stored.length === 0 ? undefined : Object.fromEntries(base.stored.map((name, i) => [name, row[5 + i] as string | number]))
+        yield { uuid, event, distinct_id, person_id, timestamp, properties: properties ?? undefined, texts: values, stored }
       }
     }
     return runHogqlQuery(plan, events(), this.#regex)

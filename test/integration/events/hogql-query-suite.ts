@@ -118,6 +118,20 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select $group_0, count() from events where notEmpty($group_0) and created_at > now() - interval 1 hour group by $group_0"), [['acme', 1]])
   })
 
+  t.test('a query of a subquery: events per user, then their mean, sums regrouped, dates read back', async (t) => {
+    t.same(await rows("select avg(n), max(n), count() from (select distinct_id, count() as n from events where event != 'recent' group by distinct_id)"), [[3, 3, 10]])
+    // n = i of event i; plan free below 15 (0 + … + 14 = 105), pro from 15 (15 + … + 29 = 330).
+    const regrouped = await query(
+      "select s.plan, sum(total) as t from (select properties.plan as plan, distinct_id, sum(properties.n) as total from events where event != 'recent' group by plan, distinct_id) as s group by s.plan order by t desc",
+    )
+    t.same([regrouped.body.results, regrouped.body.types], [[['pro', 330], ['free', 105]], [['s.plan', 'Nullable(String)'], ['t', 'Nullable(Float64)']]], 'a column read whole keeps its type')
+    t.same(await rows("select count() from (select distinct_id from events where event = 'buy' order by timestamp desc limit 4)"), [[4]], "the subquery's LIMIT")
+    // user-k's last event is 20 + k.
+    t.same(await rows("select min(t) from (select max(timestamp) as t from events where event != 'recent' group by distinct_id)"), [['2024-01-21T00:00:00.123000Z']])
+    const all = await query("select * from (select event, count() from events where event != 'recent' group by event) order by 1")
+    t.same([all.body.columns, all.body.types[1], all.body.results], [['event', 'count()'], ['count()', 'UInt64'], [['buy', 10], ['click', 10], ['view', 10]]])
+  })
+
   t.test('timestamps: compared with texts, now() and intervals, read back as PostHog writes them', async (t) => {
     const res = await query("SELECT uuid, timestamp, distinct_id FROM events WHERE timestamp >= '2024-01-05' AND timestamp < toDateTime('2024-01-07 00:00:00') ORDER BY timestamp")
     t.same(res.body.results, [

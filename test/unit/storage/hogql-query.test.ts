@@ -1,7 +1,7 @@
 import t from 'tap'
 import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
-import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { runHogqlQuery, type QueryEvent, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
@@ -23,7 +23,7 @@ function events(count: number, paths: readonly (readonly string[])[]): QueryEven
 }
 function run(text: string, count = 10) {
   const p = plan(text)
-  return runHogqlQuery(p, events(count, p.paths), null).map((row) => row.slice(0, p.shown))
+  return runHogqlQuery(p, events(count, innermost(p).paths), null).map((row) => row.slice(0, p.shown))
 }
 
 t.test('the clauses of a SELECT make its plan; words that begin clauses are property keys after a dot', async (t) => {
@@ -253,6 +253,26 @@ t.test("the events' other columns: created_at, elements_chain, the group keys, a
   t.same([grouped.stored, grouped.after], [['created_at', '$group_0'], undefined], 'created_at is a date and time to compare, and bounds no timestamp')
   t.same(runHogqlQuery(grouped, [{ ...event, stored: { created_at: Date.parse('2024-02-01'), $group_0: 'acme' } }], null), [['acme', 1]])
   t.throws(() => plan('select person_mode from events'), /Unknown field "person_mode": HogQL queries of events here read .*created_at, elements_chain, \$session_id, \$window_id and \$group_0 to \$group_4/)
+})
+
+t.test("a query of a subquery reads its rows by its columns' names, grouped, filtered and ordered again", async (t) => {
+  // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8.
+  t.same(run('select avg(c), max(c) from (select distinct_id, count() as c from events group by distinct_id)'), [[10 / 3, 4]], 'events per user, then their mean')
+  t.same(run('select s.d, c * 2 as twice from (select distinct_id as d, count() as c from events group by d) as s where c > 3 order by twice desc'), [['u0', 8]], 'by the alias of the subquery too')
+  t.same(run("select count(), uniq(d) from (select distinct_id as d from events where event = 'even')"), [[5, 3]])
+  t.same(run('select * from (select event, count() from events group by event) order by event'), [['even', 5], ['odd', 5]])
+  t.same(plan('select * from (select event, count() from events group by event)').columns.map((c) => [c.name, c.type]), [['event', 'String'], ['count()', 'UInt64']], "a column read whole keeps its type")
+  t.same(run("select max(t) from (select timestamp as t from events) where t < '2024-03-01 00:05:00'"), [[Date.parse('2024-03-01T00:04:00Z')]], 'a date and time read back is one, compared with a text')
+  t.same(run('select count() from (select uuid from events order by timestamp desc limit 3)'), [[3]], "the subquery's LIMIT")
+  t.same(run('select max(m) from (select min(n) as m from (select toFloat(properties.n) as n, distinct_id from events) group by distinct_id)'), [[2]], 'nested twice')
+  t.same(run('select d from (select distinct_id as d from events) limit 2'), [['u0'], ['u1']])
+  const nested = plan("select e from (select event as e from events where timestamp > '2024-03-01' and properties.n > 2)")
+  t.match([nested.paths, nested.after, innermost(nested).paths, innermost(nested).after, nested.source?.fetch], [[], undefined, [['n']], Date.parse('2024-03-01'), Infinity], "the innermost query reads the events; a subquery's rows are all read")
+  t.throws(() => plan('select properties.n from (select event from events)'), /Unknown field "properties": a query of a subquery reads its columns \(event\)/)
+  t.throws(() => plan('select any(e) from (select event as e from events)'), /any\(\) reads the first value in time/)
+  t.throws(() => plan('select 1 from (select 1 from (select 1 from (select 1 from (select 1 from events))))'), /Subqueries nest at most 3 deep/)
+  t.throws(() => plan('select e from (select event as e from events) as s extra'), /or a subquery \(FROM \(SELECT …\) \[AS name\]\)/)
+  t.throws(() => plan('select e from (select event as e from events offset 2)'), /OFFSET is not supported/)
 })
 
 t.test('any() is the first value in time that is not null, of texts, numbers and dates alike', async (t) => {
