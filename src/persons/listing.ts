@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -134,22 +134,27 @@ export class PersonListing {
   }
 
   /**
-   * A HogQL query of the persons table (`FROM persons`, storage's hogql-query.ts): the project's persons read once
-   * with the texts of the property paths the plan reads, as the SQLite event store reads events, and the plan run on
-   * them (hogql-query-run.ts). Values as the event stores give them: created_at in ms.
+   * A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`, storage's hogql-query.ts): the
+   * project's persons (or groups) read once with the texts of the property paths the plan reads, as the SQLite event
+   * store reads events, and the plan run on them (hogql-query-run.ts). Values as the event stores give them:
+   * created_at in ms.
    */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Array<Array<number | string | null>> {
-    const read = hogqlReadSql(innermost(plan))
-    const rows = this.#db
-      .prepare(`SELECT uuid, created_at, is_identified, ${read.sql} FROM persons WHERE team_id = ?`)
-      .raw()
-      .iterate(...read.params, teamId) as IterableIterator<unknown[]>
+    const base = innermost(plan)
+    const read = hogqlReadSql(base)
+    const [columns, table] = base.table === 'groups' ? ['group_type_index, group_key, created_at', 'groups'] : ['uuid, created_at, is_identified', 'persons']
+    const rows = this.#db.prepare(`SELECT ${columns}, ${read.sql} FROM ${table} WHERE team_id = ?`).raw().iterate(...read.params, teamId) as IterableIterator<unknown[]>
     function* persons(): Generator<QueryPerson> {
       for (const [id, createdAt, identified, properties, ...values] of rows) {
         yield { id: id as string, created_at: Date.parse(createdAt as string), is_identified: identified as number, properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
       }
     }
-    return runHogqlQuery(plan, persons(), this.#regex)
+    function* groups(): Generator<QueryGroup> {
+      for (const [index, key, createdAt, properties, ...values] of rows) {
+        yield { index: index as number, key: key as string, created_at: Date.parse(createdAt as string), properties: (properties as string | null) ?? undefined, texts: values as Array<string | null> }
+      }
+    }
+    return runHogqlQuery(plan, base.table === 'groups' ? groups() : persons(), this.#regex)
   }
 
   /** The project's person with this uuid (lower-case), with its distinct ids, or null. */

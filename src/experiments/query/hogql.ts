@@ -69,9 +69,9 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
 async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
   const parsed = planOf(query, project, nowMs, defaultLimit)
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
-  if (plan.table === 'persons' && sources.persons === null) throw new ValidationError('invalid', 'This server reads no persons: FROM persons is not read in its queries.', null)
-  // persons.db holds the persons whichever store holds the events.
-  const rows = plan.table === 'persons' ? await sources.persons!.hogqlQuery(project.id, plan) : await sources.events.hogqlQuery(project.id, plan)
+  if (plan.table !== 'events' && sources.persons === null) throw new ValidationError('invalid', `This server reads no persons: FROM ${plan.table} is not read in its queries.`, null)
+  // persons.db holds the persons and groups whichever store holds the events.
+  const rows = plan.table === 'events' ? await sources.events.hogqlQuery(project.id, plan) : await sources.persons!.hogqlQuery(project.id, plan)
   const limit = plan.paginated ? defaultLimit : plan.fetch
   // The hidden columns HAVING and ORDER BY read are not answered; NaN and infinities are null, as ClickHouse's JSON
   // writes them (and JSON has no other way), in exports too.

@@ -67,7 +67,7 @@ export interface PersonMatcher {
   distinctIdsByProperty(teamId: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
   /** Each text a group property has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
   groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
-  /** A HogQL query of the persons table (`FROM persons`): its rows. */
+  /** A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`): its rows. */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
 }
 

@@ -42,7 +42,7 @@ export type HogqlType = 'number' | 'text' | 'null'
  * The event's own fields an expression reads; `uuid`, `person_id` (its person's uuid when it was stored), `timestamp`
  * (ms, a number), `properties` (the stored JSON text) and the stored columns in queries only (hogql-query.ts).
  */
-export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | StoredField | PersonField | ColumnRef | SourceRef
+export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'timestamp' | 'properties' | StoredField | PersonField | GroupField | ColumnRef | SourceRef
 /**
  * The event's other stored columns a query reads (hogql-tables.ts): `created_at` (ms, as the persons table's), the
  * autocapture `elements_chain`, and the group keys `$group_0`…`$group_4` ('' where none).
@@ -50,6 +50,8 @@ export type HogqlField = 'event' | 'distinct_id' | 'uuid' | 'person_id' | 'times
 export type StoredField = 'elements_chain' | 'created_at' | `$group_${0 | 1 | 2 | 3 | 4}`
 /** A query of the persons table's fields (`FROM persons`, hogql-query.ts): its uuid, created_at (ms) and is_identified (0 or 1). */
 export type PersonField = 'id' | 'created_at' | 'is_identified'
+/** A query of the groups table's fields (`FROM groups`): its group type's index (a number) and its key. */
+export type GroupField = 'index' | 'key'
 /** A query's column (its index) as HAVING reads it: a group's value, not an event's (hogql-query.ts). */
 export type ColumnRef = `col_${number}`
 /** Whether a field is a query's column (HAVING's), not an event's. */

@@ -220,7 +220,8 @@ class Parser {
       return this.#property(false)
     }
     if (word === 'person' && !t.quoted && this.#isPunct('.')) {
-      if (this.use === 'HogQL queries' && this.clock.table === 'persons') throw new HogqlMathError("A query of persons reads each person's own properties as properties.<key>.")
+      const table = this.clock.table ?? 'events'
+      if (this.use === 'HogQL queries' && table !== 'events') throw new HogqlMathError(`A query of ${table} reads each ${table.slice(0, -1)}'s own properties as properties.<key>.`)
       this.#i++
       const next = this.#peek()
       if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of the person, skylark reads its properties (person.properties.<key>) in ${this.use}.`)

@@ -30,11 +30,14 @@ export interface GroupScope {
 
 export const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 
+/** ClickHouse's types of PostHog's columns that are no String. */
+const FIELD_TYPES: Readonly<Record<string, string>> = { uuid: 'UUID', person_id: 'UUID', id: 'UUID', is_identified: 'Int8', index: 'UInt8' }
+
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
   if (math && math.aggregation !== 'any') return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
-  if (expr.op === 'field') return expr.field === 'uuid' || expr.field === 'person_id' || expr.field === 'id' ? 'UUID' : expr.field === 'is_identified' ? 'Int8' : 'String'
+  if (expr.op === 'field') return FIELD_TYPES[expr.field] ?? 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
 }
 

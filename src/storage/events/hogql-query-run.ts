@@ -22,6 +22,16 @@ export interface QueryEvent {
   stored?: Partial<Record<StoredField, string | number>>
 }
 
+/** One group as persons.db reads it for a query of the groups table (`FROM groups`). */
+export interface QueryGroup {
+  index: number
+  key: string
+  /** ms */
+  created_at: number
+  properties?: string
+  texts: ReadonlyArray<string | null>
+}
+
 /** One person as persons.db reads it for a query of the persons table (`FROM persons`). */
 export interface QueryPerson {
   id: string
@@ -107,7 +117,10 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
  * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
  * values the stores give (dates and times as ms).
  */
-export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent> | Iterable<QueryPerson>, regex: RegexEngine | null): HogqlValue[][] {
+/** The rows a plan reads, of its (innermost) table. */
+export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup>
+
+export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: RegexEngine | null): HogqlValue[][] {
   return [...planRows(plan, events, regex)]
 }
 
@@ -115,13 +128,13 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: Iterable<QueryEvent>
  * The plan's rows, each yielded once known: a query neither grouped nor ordered yields each as it reads it, so a query
  * of such a subquery reads its rows one by one, never all held at once.
  */
-function* planRows(plan: HogqlQueryPlan, input: Iterable<QueryEvent> | Iterable<QueryPerson>, regex: RegexEngine | null): Generator<HogqlValue[]> {
+function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null): Generator<HogqlValue[]> {
   // A query of a subquery reads the subquery's rows: its fields (`sub_<i>`) are their values.
   const events = plan.source === null ? input : planRows(plan.source, input, regex)
   const at = pathIndex(plan.paths)
   const person = personReader(plan.persons)
   // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
-  let current: QueryEvent & QueryPerson
+  let current: QueryEvent & QueryPerson & QueryGroup
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
   const field =
     plan.source === null
@@ -156,7 +169,7 @@ function* planRows(plan: HogqlQueryPlan, input: Iterable<QueryEvent> | Iterable<
     return 0
   })
   for (const event of events) {
-    current = event as QueryEvent & QueryPerson
+    current = event as QueryEvent & QueryPerson & QueryGroup
     if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
     if (plan.grouped) {
       const keyValues = plan.groupBy.map(value)
@@ -166,8 +179,8 @@ function* planRows(plan: HogqlQueryPlan, input: Iterable<QueryEvent> | Iterable<
         group = newGroup()
         groups.set(key, group)
       }
-      // The row's place in time, which any() reads: an event's, or a person's.
-      const [rowAt, rowId] = [current.timestamp ?? current.created_at, current.uuid ?? current.id]
+      // The row's place in time, which any() reads: an event's, a person's or a group's.
+      const [rowAt, rowId] = [current.timestamp ?? current.created_at, current.uuid ?? current.id ?? `${current.index}:${current.key}`]
       plan.columns.forEach((c, i) => {
         if (c.math) add(c.math, group.aggregates[i], value(c.expr), rowAt, rowId)
       })

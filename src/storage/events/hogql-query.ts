@@ -1,26 +1,28 @@
 /**
- * PostHog's HogQLQuery over the events table, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM
- * events [WHERE condition] [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an
- * expression of HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or the
- * events' other fields (`uuid`, `timestamp`, `created_at` …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If, uniq,
- * count(distinct …), median, quantile(level)), or an expression over aggregations and keys (`sum(x) / count()`), or one
- * reading another column by its alias. Dates and times: `timestamp`, now(), toDateTime('…'), either plus or minus an
- * interval, and their periods' starts (toStartOfDay …, toDate) on the project zone's wall clock, read whole or compared
- * (a text compared with one is a date and time of the project's zone); their parts (toHour …) and dateDiff are numbers.
+ * PostHog's HogQLQuery, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM events [WHERE condition]
+ * [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an expression of
+ * HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or the events'
+ * other fields (`uuid`, `timestamp`, `created_at` …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(),
+ * countIf, sum, avg, min, max and their -If, uniq, count(distinct …), median, quantile(level)), or an expression over
+ * aggregations and keys (`sum(x) / count()`), or one reading another column by its alias. Dates and times:
+ * `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and their periods' starts (toStartOfDay …,
+ * toDate) on the project zone's wall clock, read whole or compared (a text compared with one is a date and time of the
+ * project's zone); their parts (toHour …) and dateDiff are numbers.
  *
  * A person property is the event's distinct id's person's now, as experiments' HogQL math reads it: the plan names
  * the paths (`personPaths`), the caller resolves them from persons.db into `persons`. A column that reads no event
  * (`today()`) stands beside aggregations ungrouped. HAVING reads the columns by alias, the GROUP BY expressions and
  * aggregations anywhere in it as the plan's columns (`col_<i>` fields), those not selected hidden after the `shown`
- * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts). `FROM persons` reads
- * persons.db's persons instead, with that table's fields (hogql-tables.ts). `{name}` placeholders take the query's
- * values (hogql-placeholders.ts).
+ * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts). `FROM persons` (or
+ * `FROM groups`) reads persons.db's persons (groups) instead, with that table's fields (hogql-tables.ts); `FROM
+ * (SELECT …)` reads another query's rows (`source`). `{name}` placeholders take the query's values
+ * (hogql-placeholders.ts).
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
- * clickhouse-query.ts; a plan of persons runs in Node on the persons read thread); what it can't read is a
- * HogqlMathError naming it. Without LIMIT a query returns 100 rows and
- * says whether there were more (PostHog's HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused
- * with PostHog's message for personal API keys, the only keys skylark has.
+ * clickhouse-query.ts; a plan of persons or groups runs in Node on the persons read thread); what it can't read is a
+ * HogqlMathError naming it. Without LIMIT a query returns 100 rows and says whether there were more (PostHog's
+ * HogQLHasMorePaginator); a LIMIT is capped at 50,000; OFFSET is refused with PostHog's message for personal API
+ * keys, the only keys skylark has.
  */
 import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
 import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
@@ -136,9 +138,12 @@ function splitCommas(tokens: Token[], what: string): Token[][] {
  * skylark has no `person_mode` (which PostHog's ingestion sets apart from the event) and no `elements_chain_*`
  * (arrays, which queries here don't read), so `*` is PostHog's columns without those.
  */
+const TABLES: readonly QueryTable[] = ['events', 'persons', 'groups']
 const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
   events: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
   persons: ['id', 'created_at', 'properties', 'is_identified'],
+  // PostHog's `updated_at` too: skylark keeps no time of a group's last change.
+  groups: ['index', 'key', 'created_at', 'properties'],
 }
 
 /** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
@@ -159,12 +164,12 @@ function itemsOf(tokens: Token[], text: string, table: QueryTable, source: Hogql
  */
 function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; alias: string | null } {
   const [first] = from
-  if (from.length === 1 && first.kind === 'name' && !first.quoted && (first.value === 'events' || first.value === 'persons')) return { table: first.value, source: null, alias: null }
+  if (from.length === 1 && first.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable)) return { table: first.value as QueryTable, source: null, alias: null }
   const close = from.findLastIndex((t) => t.kind === 'punct' && t.value === ')')
   const rest = from.slice(close + 1)
   if (rest.length === 2 && isWord(rest[0], 'as')) rest.shift()
   if (first?.kind !== 'punct' || first.value !== '(' || !isWord(from[1], 'select') || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
-    throw refuse('HogQL queries here read one table, events or persons, without an alias (FROM events), or a subquery (FROM (SELECT …) [AS name]).')
+    throw refuse('HogQL queries here read one table, events, persons or groups, without an alias (FROM events), or a subquery (FROM (SELECT …) [AS name]).')
   }
   if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here.`)
   const source = planOf(from.slice(1, close), text, clock, null, depth + 1)
@@ -215,7 +220,7 @@ export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit =
 
 /** The plan of a SELECT's tokens; `defaultLimit` null for a subquery, whose rows are all read without LIMIT. */
 function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number | null, depth: number): HogqlQueryPlan {
-  if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or FROM persons).')
+  if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or persons, or groups).')
   const clauses = clauseAt(tokens)
   const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
   let last = -1
@@ -223,7 +228,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   clauses.forEach(({ word, at }, i) => {
     if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const rank = order.indexOf(word)
-    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events or persons) or a subquery with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
+    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events, persons or groups) or a subquery with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
     if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
     last = rank
     const multi = word === 'group' || word === 'order'
@@ -231,7 +236,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     parts.set(word, tokens.slice(at + (multi ? 2 : 1), clauses[i + 1]?.at ?? tokens.length))
   })
   const from = parts.get('from')
-  if (from === undefined) throw refuse('A query here reads FROM events or FROM persons.')
+  if (from === undefined) throw refuse('A query here reads FROM events, FROM persons or FROM groups.')
   const { table, source, alias } = fromOf(from, text, clock, depth)
   clock = { ...clock, table, source: source === null ? undefined : { alias, columns: source.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') })) } }
   // DISTINCT, a clause word here, holds the columns after it.

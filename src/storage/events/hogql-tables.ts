@@ -1,12 +1,12 @@
 /**
- * The tables a HogQL query reads (hogql-query.ts, `FROM events` or `FROM persons`) and the fields of each, as the
+ * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `FROM persons` or `FROM groups`) and the fields of each, as the
  * parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
 import { markDatetime, type QueryClock } from './hogql-datetime.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
-export type QueryTable = 'events' | 'persons'
+export type QueryTable = 'events' | 'persons' | 'groups'
 
 /** The event's fields HogQL math and filters read (experiments'); queries read more. */
 export const MATH_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
@@ -23,12 +23,14 @@ const FROM_PROPERTIES: ReadonlySet<string> = new Set(['$session_id', '$window_id
 const FIELDS: Readonly<Record<QueryTable, ReadonlySet<string>>> = {
   events: new Set<string>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp', ...STORED_FIELDS, ...FROM_PROPERTIES]),
   persons: new Set<HogqlField>(['id', 'created_at', 'is_identified']),
+  groups: new Set<HogqlField>(['index', 'key', 'created_at']),
 }
 /** Each table's fields, as refusals name them. */
 const READS: Readonly<Record<QueryTable, string>> = {
   events:
     'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id, timestamp, created_at, elements_chain, $session_id, $window_id and $group_0 to $group_4',
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
+  groups: "the group's properties (properties.<key>, or properties whole), index (its group type's), key and created_at",
 }
 /** The fields that are dates and times (ms); is_identified is a number (0 or 1), the others texts. */
 const DATETIME_FIELDS: ReadonlySet<string> = new Set(['timestamp', 'created_at'])
@@ -42,7 +44,7 @@ export function queryField(name: string, table: QueryTable): HogqlNode {
   }
   const field = name as HogqlField
   if (DATETIME_FIELDS.has(field)) return markDatetime({ op: 'field', type: 'number', field })
-  return { op: 'field', type: field === 'is_identified' ? 'number' : 'text', field }
+  return { op: 'field', type: field === 'is_identified' || field === 'index' ? 'number' : 'text', field }
 }
 
 /** A column of the subquery a query reads (QueryClock's `source`), by its name, as a new node. */

@@ -41,7 +41,7 @@ export { textNumber } from './numbers.js'
 export { sequenceHolds } from './sequences.js'
 export { compareText } from './experiment-aggregate.js'
 export { DEFAULT_RETURNED_ROWS, innermost, parseHogqlQuery, withPersons, type HogqlQueryPlan, type QueryColumn } from './hogql-query.js'
-export { runHogqlQuery, type QueryPerson } from './hogql-query-run.js'
+export { runHogqlQuery, type QueryGroup, type QueryPerson } from './hogql-query-run.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type HogqlValue, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 

@@ -221,7 +221,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event from events offset 5', /OFFSET is not supported on queries made with a personal API key/],
       ['select event from events limit 5 offset 5', /OFFSET is not supported/],
       ['select person_mode from events', /Unknown field "person_mode": HogQL queries of events here read/],
-      ['select event from sessions', /read one table, events or persons/],
+      ['select event from sessions', /read one table, events, persons or groups/],
       ['select event from persons', /Unknown field "event": HogQL queries of persons/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
       ['select event from events join persons on 1', /JOIN is not read/],
@@ -241,5 +241,20 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     }
     const missing = await server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery' } })
     t.match(missing.body, { code: 'invalid', attr: 'query' })
+  })
+
+  // Last: the groups API's writes are events too ($groupidentify), which the tests above would count.
+  t.test("FROM groups reads persons.db's groups, whichever store holds the events", async (t) => {
+    for (const [key, seats] of [['acme', 5], ['initech', 50]] as const) {
+      const res = await server.api('POST', `/api/projects/${server.boot.project_id}/groups/`, { group_type_index: 0, group_key: key, group_properties: { name: key.toUpperCase(), seats } })
+      t.equal(res.status, 201, JSON.stringify(res.body))
+    }
+    const keyed = await readUntil('the groups', () => rows('select key, properties.seats from groups where index = 0 order by key'), (r) => r.length === 2)
+    t.same(keyed, [['acme', 5], ['initech', 50]])
+    const res = await query("select * from groups where key = 'acme'")
+    t.same([res.body.columns, res.body.types[0]], [['index', 'key', 'created_at', 'properties'], ['index', 'UInt8']])
+    t.same(res.body.results[0].slice(0, 2), [0, 'acme'])
+    t.match(JSON.parse(res.body.results[0][3]), { name: 'ACME', seats: 5 })
+    t.same(await rows('select index, count(), sum(properties.seats) from groups group by index'), [[0, 2, 55]])
   })
 }

@@ -238,6 +238,7 @@ function queryBody(rng: Rng): Record<string, unknown> {
     `SELECT ${rng.pick(['*', 'properties.email', 'count()', 'id, created_at', 'event'])} FROM persons WHERE ${rng.pick(['properties.email IS NOT NULL', 'is_identified = 1', "created_at > now() - interval 1 day", hostileString(rng)])}`,
     `SELECT ${hostileString(rng)} FROM events`,
     `SELECT ${rng.pick(['*', 'avg(n)', 's.d', 'any(d)', hostileString(rng)])} FROM (SELECT distinct_id AS d, count() AS n FROM events GROUP BY d ${rng.pick(['', 'LIMIT 3', hostileString(rng)])}) AS s`,
+    `SELECT ${rng.pick(['*', 'key, properties.name', 'index, count()', hostileString(rng)])} FROM groups WHERE ${rng.pick(['index = 0', "key != ''", hostileString(rng)])}${rng.pick(['', ' GROUP BY index', ' ORDER BY key'])}`,
     `SELECT * FROM events WHERE ${rng.pick(['$session_id = \'x\'', 'notEmpty($group_0)', 'created_at > now() - interval 1 hour', hostileString(rng)])} LIMIT 5`,
     `SELECT properties.x FROM events WHERE ${hostileString(rng)} ORDER BY timestamp`,
     `SELECT ${'('.repeat(rng.int(200))}1${')'.repeat(rng.int(200))} FROM events`,

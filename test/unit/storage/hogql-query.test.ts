@@ -2,7 +2,7 @@ import t from 'tap'
 import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
-import { runHogqlQuery, type QueryEvent, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
+import { runHogqlQuery, type QueryEvent, type QueryGroup, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
 const plan = (text: string, zone = 'UTC') => parseHogqlQuery(text, { now: NOW, zone })
@@ -232,6 +232,27 @@ t.test("a query of the persons table reads each person's id, created_at, is_iden
   t.throws(() => plan('select id from events'), /Unknown field "id": HogQL queries of events here read/)
 })
 
+t.test("a query of the groups table reads each group's index, key, created_at and properties", async (t) => {
+  const groups: QueryGroup[] = [
+    { index: 0, key: 'acme', created_at: Date.parse('2024-01-01T00:00:00Z'), properties: '{"name":"Acme","seats":5}', texts: [] },
+    { index: 0, key: 'initech', created_at: Date.parse('2024-02-01T00:00:00Z'), properties: '{"name":"Initech","seats":50}', texts: [] },
+    { index: 1, key: 'p1', created_at: Date.parse('2024-03-01T00:00:00Z'), properties: '{}', texts: [] },
+  ]
+  const ofGroups = (text: string) => {
+    const p = plan(text)
+    const texts = (group: QueryGroup) => innermost(p).paths.map((path) => (JSON.parse(group.properties!) as Record<string, unknown>)[path[0]]?.toString() ?? null)
+    return { plan: p, rows: runHogqlQuery(p, groups.map((group) => ({ ...group, texts: texts(group) })), null).map((row) => row.slice(0, p.shown)) }
+  }
+  const all = ofGroups('select * from groups order by created_at limit 1')
+  t.same(all.plan.columns.map((c) => [c.name, c.type]), [['index', 'UInt8'], ['key', 'String'], ['created_at', "DateTime64(6, 'UTC')"], ['properties', 'String']], "SELECT * is PostHog's groups columns but updated_at")
+  t.same([all.plan.table, all.rows], ['groups', [[0, 'acme', Date.parse('2024-01-01T00:00:00Z'), '{"name":"Acme","seats":5}']]])
+  t.same(ofGroups("select key, properties.name from groups where index = 0 and properties.seats > 10").rows, [['initech', 'Initech']])
+  t.same(ofGroups('select index, count(), sum(properties.seats) from groups group by index order by index').rows, [[0, 2, 55], [1, 1, null]])
+  t.same(ofGroups('select max(n) from (select index, count() as n from groups group by index)').rows, [[2]], 'as a subquery')
+  t.throws(() => plan('select person.properties.email from groups'), /A query of groups reads each group's own properties/)
+  t.throws(() => plan('select event from groups'), /Unknown field "event": HogQL queries of groups here read the group's properties/)
+})
+
 t.test("the events' other columns: created_at, elements_chain, the group keys, and $session_id and $window_id of the properties", async (t) => {
   const all = plan('select * from events')
   t.same(all.columns.map((c) => c.name), ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'], "PostHog's asterisk, without person_mode and the elements_chain_* arrays")
@@ -329,7 +350,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['delete from events', /one SELECT … FROM events/],
     ['select event', /reads FROM events/],
     ['select event from events e', /without an alias/],
-    ['select event from sessions', /read one table, events or persons/],
+    ['select event from sessions', /read one table, events, persons or groups/],
     ['select event from events having count() > 1', /HAVING filters groups/],
     ['select distinct event, count() from events group by event having count() > 1', /SELECT DISTINCT with HAVING/],
     ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
