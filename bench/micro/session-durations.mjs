@@ -3,30 +3,17 @@
 // metric's event count, on an events.db of PERSONS exposed persons with SESSIONS sessions of EVENTS pageviews
 // each (other persons' traffic beside them, as much again). Runs on the compiled output:
 // `npx tsc -p . && node bench/micro/session-durations.mjs` (PERSONS=100000 for the long run).
-import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { SqliteEventSink, SqliteEventStore } from '../../dist/src/storage/events/index.js'
-import { migrate, openDatabase } from '../../dist/src/storage/index.js'
-import { EVENTS_MIGRATIONS } from '../../dist/src/storage/sqlite/migrations/events.js'
+import { SqliteEventStore } from '../../dist/src/storage/events/index.js'
+import { eventRow, freshEventsDb } from '../lib/events-db.mjs'
 
 const PERSONS = Number(process.env.PERSONS ?? 20_000)
 const SESSIONS = 3
 const EVENTS = 4
 const TEAM = 1
 const T0 = Date.parse('2026-11-01T00:00:00Z')
-const dir = mkdtempSync(join(tmpdir(), 'skylark-session-durations-'))
+const { file, sink, remove } = freshEventsDb('skylark-session-durations-')
 try {
-  const file = join(dir, 'events.db')
-  const db = openDatabase(file)
-  migrate(db, EVENTS_MIGRATIONS)
-  db.close()
-  const sink = new SqliteEventSink(file)
-  const row = (id, event, at, properties) => ({
-    uuid: randomUUID(), team_id: TEAM, event, distinct_id: id, person_id: `p-${id}`, properties: JSON.stringify(properties),
-    timestamp: at, created_at: at, groups: ['', '', '', '', ''], elements_chain: '',
-  })
+  const row = (id, event, at, properties) => eventRow(TEAM, id, event, at, properties, { person_id: `p-${id}` })
   let built = performance.now()
   let rows = []
   for (let i = 0; i < PERSONS * 2; i++) {
@@ -76,5 +63,5 @@ try {
   }
   store.close()
 } finally {
-  rmSync(dir, { recursive: true, force: true })
+  remove()
 }

@@ -113,24 +113,29 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
   }
 }
 
-/**
- * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
- * values the stores give (dates and times as ms).
- */
 /** The rows a plan reads, of its (innermost) table. */
 export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup>
 
-export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: RegexEngine | null): HogqlValue[][] {
-  return [...planRows(plan, events, regex)]
+/**
+ * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
+ * values the stores give (dates and times as ms). `ordered`: the rows come in the innermost plan's `scan` order (of
+ * `timestamp`), so its run may stop early.
+ */
+export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: RegexEngine | null, ordered = false): HogqlValue[][] {
+  return [...planRows(plan, events, regex, ordered)]
 }
 
 /**
  * The plan's rows, each yielded once known: a query neither grouped nor ordered yields each as it reads it, so a query
  * of such a subquery reads its rows one by one, never all held at once.
  */
-function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null): Generator<HogqlValue[]> {
+function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean): Generator<HogqlValue[]> {
   // A query of a subquery reads the subquery's rows: its fields (`sub_<i>`) are their values.
-  const events = plan.source === null ? input : planRows(plan.source, input, regex)
+  const events = plan.source === null ? input : planRows(plan.source, input, regex, ordered)
+  // Read in the order of its first key, the run ends at the first event past the time of the fetch-th row kept: none
+  // after it can come before those (the events of that time are all read, the other keys ordering them).
+  const stopsEarly = ordered && plan.source === null && plan.scan !== null
+  let boundary: number | null = null
   const at = pathIndex(plan.paths)
   const person = personReader(plan.persons)
   // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
@@ -170,6 +175,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   })
   for (const event of events) {
     current = event as QueryEvent & QueryPerson & QueryGroup
+    if (boundary !== null && current.timestamp !== boundary) break
     if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
     if (plan.grouped) {
       const keyValues = plan.groupBy.map(value)
@@ -194,6 +200,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
       continue
     }
     rows.push({ values, keys: plan.orderBy.map((o) => (o.column === null ? value(o.expr) : values[o.column])) })
+    if (stopsEarly && rows.length === plan.fetch) boundary = current.timestamp
     // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
     if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }

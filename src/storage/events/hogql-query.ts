@@ -89,6 +89,11 @@ export interface HogqlQueryPlan {
   readsProperties: boolean
   /** The events' stored columns beyond the usual ones that an expression reads (none of persons). */
   stored: StoredField[]
+  /**
+   * The order a store may read the events in for the run to stop early (runHogqlQuery's `ordered`): a query of events
+   * neither grouped nor DISTINCT whose first ORDER BY key is `timestamp`, as PostHog's keyset paging writes them.
+   */
+  scan: 'asc' | 'desc' | null
 }
 
 /**
@@ -348,5 +353,6 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     persons: [],
     readsProperties: nodes.some(readsWhole),
     stored: table === 'events' ? STORED_FIELDS.filter((name) => nodes.some((n) => hogqlFields(n).includes(name))) : [],
+    scan: table === 'events' && source === null && !grouped && !distinct && orderBy[0]?.expr.op === 'field' && orderBy[0].expr.field === 'timestamp' ? (orderBy[0].desc ? 'desc' : 'asc') : null,
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `FROM persons` or `FROM groups`) and the fields of each, as the
- * parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
+ * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `FROM persons` or `FROM groups`) and the fields of
+ * each, as the parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
 import { markDatetime, type QueryClock } from './hogql-datetime.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
@@ -32,7 +32,7 @@ const READS: Readonly<Record<QueryTable, string>> = {
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
   groups: "the group's properties (properties.<key>, or properties whole), index (its group type's), key and created_at",
 }
-/** The fields that are dates and times (ms); is_identified is a number (0 or 1), the others texts. */
+/** The fields that are dates and times (ms); is_identified (0 or 1) and index are numbers, the others texts. */
 const DATETIME_FIELDS: ReadonlySet<string> = new Set(['timestamp', 'created_at'])
 
 /** The field `name` of the table as a node, or a refusal naming the fields it has. */

@@ -238,7 +238,8 @@ export class SqliteEventStore implements EventStore {
     const base = innermost(plan)
     const where = compileSqliteWhere({ teamId, after: base.after, before: base.before })
     const read = hogqlReadSql(base)
-    const select = this.#db.prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${read.sql} FROM ${where.from} WHERE ${where.sql}`)
+    const order = base.scan === null ? '' : ` ORDER BY timestamp ${base.scan}`
+    const select = this.#db.prepare(`SELECT uuid, event, distinct_id, person_id, timestamp, ${read.sql} FROM ${where.from} WHERE ${where.sql}${order}`)
     const rows = select.raw().iterate(...read.params, ...where.params) as IterableIterator<unknown[]>
     function* events(): Generator<QueryEvent> {
       for (const row of rows) {
@@ -248,7 +249,7 @@ export class SqliteEventStore implements EventStore {
         yield { uuid, event, distinct_id, person_id, timestamp, properties: properties ?? undefined, texts: values, stored }
       }
     }
-    return runHogqlQuery(plan, events(), this.#regex)
+    return runHogqlQuery(plan, events(), this.#regex, true)
   }
 
   async count(filter: EventFilter): Promise<number> {

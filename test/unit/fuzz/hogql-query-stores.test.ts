@@ -144,7 +144,9 @@ function query(rng: Rng): string {
   })
   const order = columns.map((_, i) => `${rng.chance(0.2) ? i + 1 : `c${i}`} ${rng.pick(['ASC', 'DESC'])}`)
   if (rng.chance(0.4)) return `SELECT DISTINCT ${columns.join(', ')} FROM events${where} ORDER BY ${order.join(', ')}${limit}`
-  return `SELECT ${columns.join(', ')}, uuid FROM events${where} ORDER BY ${[...order, 'uuid'].join(', ')}${limit}`
+  // Ordered by time first, as keyset paging is: the embedded store reads the events in that order and stops early.
+  const byTime = rng.chance(0.2) ? [`timestamp ${rng.pick(['ASC', 'DESC'])}`] : []
+  return `SELECT ${columns.join(', ')}, uuid FROM events${where} ORDER BY ${[...byTime, ...order, 'uuid'].join(', ')}${limit}`
 }
 
 /**

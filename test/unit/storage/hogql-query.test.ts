@@ -296,6 +296,25 @@ t.test("a query of a subquery reads its rows by its columns' names, grouped, fil
   t.throws(() => plan('select e from (select event as e from events offset 2)'), /OFFSET is not supported/)
 })
 
+t.test('ordered by timestamp first, events read in that order end the run at the first past the last row kept', async (t) => {
+  t.same(['select uuid from events order by timestamp desc limit 3', 'select uuid from events order by timestamp, uuid', 'select distinct timestamp from events order by timestamp', 'select event, count() from events group by event order by event', 'select uuid from events order by uuid'].map((q) => plan(q).scan), ['desc', 'asc', null, null, null])
+  // Five minutes of two events each; read newest first, counting the events read.
+  const all = events(10, [['n']]).map((e, i) => ({ ...e, timestamp: Date.parse('2024-03-01T00:00:00Z') + Math.floor(i / 2) * 60_000 }))
+  const newestFirst = [...all].reverse()
+  const reading = function* (list: QueryEvent[], seen: { n: number }) {
+    for (const e of list) {
+      seen.n++
+      yield e
+    }
+  }
+  const text = "select uuid, properties.n from events where properties.n != '9' order by timestamp desc, uuid desc limit 3"
+  const seen = { n: 0 }
+  const early = runHogqlQuery(plan(text), reading(newestFirst, seen), null, true)
+  t.same(early, runHogqlQuery(plan(text), all, null), 'the rows of a whole read')
+  t.same(early.map((r) => r[1]), ['8', '7', '6'], "the time of the third row (6's, 7's too) read whole, the uuids ordering it")
+  t.equal(seen.n, 5, "the read stops at the first event past that time (5's), not at the end (10)")
+})
+
 t.test('any() is the first value in time that is not null, of texts, numbers and dates alike', async (t) => {
   // u0: n = 0, 3, 6, 9 (m null at 0); u1: 1, 4, 7; u2: 2, 5, 8 (m null at 5).
   t.same(run('select distinct_id, any(properties.m), any(event), any(timestamp) from events group by distinct_id order by distinct_id'), [

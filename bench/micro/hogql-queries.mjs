@@ -1,0 +1,55 @@
+// Micro benchmark of HogQL queries (`POST …/query/`, storage's hogql-query.ts) on the embedded store: EVENTS events
+// 10 s apart over 5,000 distinct ids with three properties each, written to a fresh events.db, then each query run
+// three times on the store's reader as the read thread runs it (the plan in Node over the events read once). Prints
+// each query's median and range, so a change to the Node engine can be weighed. Runs on the compiled output:
+// `npx tsc -p . && node bench/micro/hogql-queries.mjs` (EVENTS=1000000 for the long run).
+import { compileRegex } from '../../dist/src/flags/index.js'
+import { parseHogqlQuery, SqliteEventStore } from '../../dist/src/storage/events/index.js'
+import { eventRow, freshEventsDb } from '../lib/events-db.mjs'
+
+const EVENTS = Number(process.env.EVENTS ?? 100_000)
+const TEAM = 1
+const T0 = Date.parse('2024-01-01T00:00:00Z')
+const QUERIES = [
+  'SELECT event, count() FROM events GROUP BY event ORDER BY count() DESC',
+  'SELECT distinct_id, count() AS n FROM events GROUP BY distinct_id ORDER BY n DESC LIMIT 10',
+  'SELECT avg(n), max(n) FROM (SELECT distinct_id, count() AS n FROM events GROUP BY distinct_id)',
+  "SELECT count() FROM (SELECT distinct_id FROM events WHERE properties.$browser = 'Chrome')",
+  'SELECT plan, avg(spent) FROM (SELECT properties.plan AS plan, distinct_id, sum(properties.price) AS spent FROM events GROUP BY plan, distinct_id) GROUP BY plan ORDER BY plan',
+  'SELECT * FROM events ORDER BY timestamp DESC LIMIT 100',
+  "SELECT uuid, timestamp, properties.$browser FROM events WHERE timestamp > '2024-01-05' ORDER BY timestamp LIMIT 100",
+  'SELECT * FROM events ORDER BY properties.price DESC, timestamp LIMIT 100',
+  "SELECT $group_0, count() FROM events WHERE notEmpty($group_0) GROUP BY $group_0 ORDER BY count() DESC LIMIT 10",
+]
+
+const { file, sink, remove } = freshEventsDb('skylark-hogql-queries-')
+try {
+  let built = performance.now()
+  for (let start = 0; start < EVENTS; start += 10_000) {
+    const rows = []
+    for (let i = start; i < Math.min(start + 10_000, EVENTS); i++) {
+      const properties = { $browser: ['Chrome', 'Firefox', 'Safari'][i % 3], plan: i % 7 === 0 ? 'pro' : 'free', price: (i % 50) + 0.5 }
+      rows.push(eventRow(TEAM, `user-${i % 5000}`, ['$pageview', 'click', 'buy'][i % 3], T0 + i * 10_000, properties, { groups: [i % 4 === 0 ? `org-${i % 40}` : '', '', '', '', ''] }))
+    }
+    await sink.write(rows)
+  }
+  await sink.close()
+  built = performance.now() - built
+  const store = new SqliteEventStore(file, compileRegex)
+  console.log(`events.db: ${EVENTS} events over 5,000 distinct ids, written in ${(built / 1000).toFixed(1)} s`)
+  for (const text of QUERIES) {
+    const plan = parseHogqlQuery(text, { now: T0 + EVENTS * 10_000, zone: 'UTC' })
+    const runs = []
+    let rows = []
+    for (let r = 0; r < 3; r++) {
+      const started = performance.now()
+      rows = await store.hogqlQuery(TEAM, plan)
+      runs.push(performance.now() - started)
+    }
+    runs.sort((a, b) => a - b)
+    console.log(`${String(rows.length).padStart(5)} rows  median ${runs[1].toFixed(0).padStart(5)} ms (${runs[0].toFixed(0)}–${runs[2].toFixed(0)})  ${text}`)
+  }
+  store.close()
+} finally {
+  remove()
+}
