@@ -90,8 +90,10 @@ export interface QueryClock {
   zone: string
   /** The table whose fields the query reads (events unless said). */
   table?: QueryTable
-  /** A query of a subquery (`FROM (SELECT …) [AS alias]`) reads its columns by name, or by the alias's name before a dot. */
-  source?: { alias: string | null; columns: ReadonlyArray<{ name: string; node: () => HogqlNode }> }
+  /** A query of a subquery (`FROM (SELECT …) [AS alias]`) reads its columns by name. */
+  source?: { columns: ReadonlyArray<{ name: string; node: () => HogqlNode }> }
+  /** The names that may stand before a field and a dot: the table's and its alias (`events.event`, `e.event`). */
+  qualifiers?: readonly string[]
 }
 
 

@@ -47,8 +47,9 @@ class Parser {
     return this.tokens[this.#i]
   }
 
-  #isPunct(value: string): boolean {
-    const t = this.#peek()
+  /** Whether the token `ahead` of the current one is this punctuation. */
+  #isPunct(value: string, ahead = 0): boolean {
+    const t = this.tokens[this.#i + ahead]
     return t?.kind === 'punct' && t.value === value
   }
 
@@ -72,10 +73,7 @@ class Parser {
   }
 
   expr(): HogqlNode {
-    if (++this.#depth > MAX_DEPTH) throw tooDeep()
-    const node = this.#logical('or', () => this.#logical('and', () => this.#not()))
-    this.#depth--
-    return node
+    return this.#nested(() => this.#logical('or', () => this.#logical('and', () => this.#not())))
   }
 
   #logical(word: 'and' | 'or', next: () => HogqlNode): HogqlNode {
@@ -191,6 +189,8 @@ class Parser {
   }
 
   #primary(): HogqlNode {
+    // `events.event`, `e.event`, `s.n`: a field after its table's name or alias, or the subquery's alias.
+    while (this.clock.qualifiers?.includes(this.#peek()?.value as string) && this.#peek()?.kind === 'name' && this.#isPunct('.', 1) && this.tokens[this.#i + 2]?.kind === 'name') this.#i += 2
     const t = this.#peek()
     if (t === undefined) throw new HogqlMathError('The expression ends too early.')
     this.#i++
@@ -208,12 +208,7 @@ class Parser {
     if (this.#isPunct('(')) return this.#call(t.value)
     const aliased = this.scope?.alias(t.value)
     if (aliased) return aliased
-    if (this.clock.source !== undefined && !(word === 'interval' && !t.quoted && this.#peek()?.kind === 'number')) {
-      // `s.n`: a column after the subquery's alias.
-      const column = t.value === this.clock.source.alias && this.#isPunct('.') ? this.tokens[this.#i + 1] : t
-      if (column !== t) this.#i += 2
-      return sourceField(this.clock.source, column?.kind === 'name' ? column.value : '')
-    }
+    if (this.clock.source !== undefined && !(word === 'interval' && !t.quoted && this.#peek()?.kind === 'number')) return sourceField(this.clock.source, t.value)
     if (word === 'properties' && !t.quoted) {
       // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
@@ -346,6 +341,9 @@ class Parser {
       this.#i += 2
       args = [this.expr()]
       this.#expect(')')
+    } else if (name === 'count' && this.#isPunct('*', 1) && this.#isPunct(')', 2)) {
+      this.#i += 3 // count(*) is count()
+      args = []
     } else args = this.#arguments()
     this.scope = scope
     if (level !== undefined) return { name: 'quantile', args, level }

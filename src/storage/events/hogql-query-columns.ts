@@ -42,8 +42,8 @@ function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time
 }
 
 /** The whole-expression parse of one part, refusing a lone date and time's interval and checking dates and times. */
-export function expression(tokens: Token[], clock: QueryClock, aggregations: boolean): { math: HogqlMath | null; expr: HogqlNode } {
-  const parsed = parseQueryExpression(tokens, clock, aggregations)
+export function expression(tokens: Token[], clock: QueryClock, aggregations: boolean, scope: QueryScope | null = null): { math: HogqlMath | null; expr: HogqlNode } {
+  const parsed = parseQueryExpression(tokens, clock, aggregations, scope)
   checkDatetimes(parsed.expr, parsed.math, clock.zone)
   return parsed
 }

@@ -29,6 +29,7 @@ import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
 import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import type { QueryScope } from './hogql-parse.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
 import type { PersonProperty } from './experiment-types.js'
 
@@ -164,21 +165,40 @@ function itemsOf(tokens: Token[], text: string, table: QueryTable, source: Hogql
 }
 
 /**
- * FROM's table, or its subquery's plan and alias: `(SELECT …) [[AS] alias]`. A query of a subquery reads its rows,
- * whose values are its columns by name (QueryClock's `source`); the stores read the innermost query's table.
+ * FROM's table, or its subquery's plan: `events [[AS] e]`, `(SELECT …) [[AS] s]`. A query of a subquery reads its
+ * rows, whose values are its columns by name (QueryClock's `source`); the stores read the innermost query's table.
+ * `qualifiers`: the names a field may follow with a dot (`events.event`, `e.event`, `s.n`).
  */
-function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; alias: string | null } {
+function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; qualifiers: string[] } {
   const [first] = from
-  if (from.length === 1 && first.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable)) return { table: first.value as QueryTable, source: null, alias: null }
-  const close = from.findLastIndex((t) => t.kind === 'punct' && t.value === ')')
-  const rest = from.slice(close + 1)
+  const subquery = first?.kind === 'punct' && first.value === '(' && isWord(from[1], 'select')
+  const end = subquery ? from.findLastIndex((t) => t.kind === 'punct' && t.value === ')') + 1 : 1
+  const rest = from.slice(end)
   if (rest.length === 2 && isWord(rest[0], 'as')) rest.shift()
-  if (first?.kind !== 'punct' || first.value !== '(' || !isWord(from[1], 'select') || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
-    throw refuse('HogQL queries here read one table, events, persons or groups, without an alias (FROM events), or a subquery (FROM (SELECT …) [AS name]).')
+  const table = first?.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable) ? (first.value as QueryTable) : null
+  if ((!subquery && table === null) || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
+    throw refuse('HogQL queries here read one table, events, persons or groups (FROM events [AS e]), or a subquery (FROM (SELECT …) [AS name]).')
   }
+  const alias = rest.length === 1 ? [(rest[0] as { value: string }).value] : []
+  if (table !== null) return { table, source: null, qualifiers: [table, ...alias] }
   if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here.`)
-  const source = planOf(from.slice(1, close), text, clock, null, depth + 1)
-  return { table: source.table, source, alias: rest.length === 1 ? (rest[0] as { value: string }).value : null }
+  const source = planOf(from.slice(1, end - 1), text, clock, null, depth + 1)
+  return { table: source.table, source, qualifiers: alias }
+}
+
+/** WHERE's reading of the columns' aliases: each its column's expression of the event, as ClickHouse substitutes it. */
+function columnsByAlias(columns: readonly QueryColumn[], aliases: ReadonlySet<string>): QueryScope {
+  return {
+    alias: (name) => {
+      const c = aliases.has(name) ? columns.find((c) => c.name === name) : undefined
+      if (c === undefined) return null
+      if (c.math !== null || c.expr === LATER) throw refuse(`WHERE reads ${name}, an aggregation or a column computed from others: write its expression, or filter groups with HAVING.`)
+      return c.expr
+    },
+    aggregate: (call) => {
+      throw refuse(`The aggregation ${call.name}() is not read in WHERE, which filters events: filter groups with HAVING.`)
+    },
+  }
 }
 
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
@@ -242,8 +262,9 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   })
   const from = parts.get('from')
   if (from === undefined) throw refuse('A query here reads FROM events, FROM persons or FROM groups.')
-  const { table, source, alias } = fromOf(from, text, clock, depth)
-  clock = { ...clock, table, source: source === null ? undefined : { alias, columns: source.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') })) } }
+  const { table, source, qualifiers } = fromOf(from, text, clock, depth)
+  const sourceColumns = source?.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') }))
+  clock = { ...clock, table, qualifiers, source: sourceColumns && { columns: sourceColumns } }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')
   const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table, source))
@@ -255,7 +276,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   let where: HogqlNode | null = null
   const whereTokens = parts.get('where')
   if (whereTokens !== undefined) {
-    where = expression(whereTokens, clock, false).expr
+    where = expression(whereTokens, clock, false, columnsByAlias(columns, aliases)).expr
     if (where.type === 'text') throw refuse("WHERE takes a condition, not a text: compare it, as in properties.plan = 'pro'.")
   }
   const groupTokens = parts.get('group')
@@ -289,12 +310,14 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   const orderTokens = parts.get('order')
   const orderBy = (orderTokens === undefined ? [] : splitCommas(orderTokens, 'ORDER BY')).map((part): OrderKey => {
     let desc = false
+    // NULLS LAST is how both stores order either way; NULLS FIRST is refused below.
+    if (part.length > 2 && isWord(part[part.length - 2], 'nulls') && isWord(part[part.length - 1], 'last')) part = part.slice(0, -2)
     const end = part[part.length - 1]
     if (['asc', 'ascending', 'desc', 'descending'].some((w) => isWord(end, w))) {
       desc = (end.value as string).toLowerCase().startsWith('desc')
       part = part.slice(0, -1)
     }
-    if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST/LAST is not read here: nulls come last, as ClickHouse orders them.')
+    if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST is not read here: nulls come last, as ClickHouse orders them (NULLS LAST may be written).')
     const at = aliased(part, columns, shown)
     if (at !== null) return { column: at, expr: columns[at].expr, desc }
     const parsed = wholeOrLater(part, clock, aliases)

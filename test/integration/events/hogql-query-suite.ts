@@ -55,6 +55,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const twice = await rows("select event as a, event as b, count() from events where event != 'recent' group by a, b order by a")
     t.same(twice, [['buy', 'buy', 10], ['click', 'click', 10], ['view', 'view', 10]], 'one key in two columns')
     t.same(await rows("select 'all', count() from events where event = 'none'"), [['all', 0]], 'a constant beside an aggregation of no events')
+    const written = "select events.event as name, count(*) as n from events as e where name != 'recent' and e.timestamp > '2023-01-01' group by events.event order by n desc nulls last, name"
+    t.same(await rows(written), [['buy', 10], ['click', 10], ['view', 10]], "count(*), the table's name and alias before fields, an alias in WHERE, NULLS LAST")
     const kept = await query("select distinct_id, count() as n from events where event != 'recent' group by distinct_id having sum(properties.n) > 50 and n = 3 order by max(properties.n) desc")
     // user-k has n = k, k + 10, k + 20: sums 30 + 3k, over 50 from user-7 on.
     t.same(kept.body.results, [['user-9', 3], ['user-8', 3], ['user-7', 3]], 'HAVING over an alias and an aggregation not selected')

@@ -89,7 +89,7 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
   })
 })
 
-const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', "'2024-01-01'", '*', ',', '10']
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
 
 t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
   const ZONES = ['UTC', 'Europe/Berlin']
