@@ -7,9 +7,9 @@ import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType }
 import { HogqlMathError } from './hogql-tokens.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'sumif', 'avgif', 'minif', 'maxif', 'uniqif', 'median', 'quantile'])
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
-export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'uniqif'])
+export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'countdistinctif', 'medianif'])
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile', ...CONDITIONAL_AGGREGATIONS])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
 export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax))$/i
 /** A function's name, fewest arguments and most arguments. */
@@ -142,7 +142,12 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }
   // countIf(c) counts the events where c holds: count(if(c, 1, null)); sumIf(x, c) sums x where c holds: sum(if(c, x,
   // null)), as ClickHouse's -If reads a null condition as false. uniqExact and count(distinct …) are uniq, exact.
   if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, otherwise] } }
-  if (conditional) return { aggregation: call.name.slice(0, -2) as HogqlAggregation, expr: { op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] } }
+  if (conditional) {
+    // The aggregation without -If (medianIf is the 0.5 quantile's, countDistinctIf uniq's) of if(c, x, null).
+    const base = call.name.slice(0, -2)
+    const name = base === 'median' ? 'quantile' : base === 'countdistinct' ? 'uniq' : base
+    return mathOf({ name, args: [{ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }], level: base === 'median' ? 0.5 : undefined })
+  }
   if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
   return { aggregation: (call.name === 'uniqexact' ? 'uniq' : call.name) as HogqlAggregation, expr }
 }

@@ -11,7 +11,7 @@ import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, uniq, uniqIf, uniqExact, count(distinct …), median and quantile(level)'
+const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinctIf, median, medianIf and quantile(level)'
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
 const MAX_LENGTH = 10_000
@@ -321,7 +321,7 @@ class Parser {
   /** An aggregation named `written`, read from its `(`; refused by name where this use does not read it. */
   #aggregationCall(written: string): AggregationCall {
     const name = written.toLowerCase()
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${written}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqIf, uniqExact, median and quantile(level)'} are.`)
+    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${written}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinctIf, median, medianIf and quantile(level)'} are.`)
     let level: number | undefined
     if (name === 'quantile') {
       const [, value, close, open] = this.tokens.slice(this.#i)

@@ -71,7 +71,7 @@ function aggregation(rng: Rng): string {
     [2, () => 'count()'],
     [2, () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq'])}(${term(rng)})`],
     [1, () => `countIf(${rng.pick(CONDITIONS)})`],
-    [1, () => `${rng.pick(['sumIf', 'maxIf', 'uniqIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`],
+    [1, () => `${rng.pick(['sumIf', 'maxIf', 'uniqIf', 'anyIf', 'medianIf', 'uniqExactIf', 'countDistinctIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`],
     [1, () => `count(distinct ${term(rng)})`],
     [1, () => (rng.chance(0.5) ? `median(${term(rng)})` : `quantile(${rng.pick(['0', '0.25', '0.9', '1'])})(${term(rng)})`)],
     [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],

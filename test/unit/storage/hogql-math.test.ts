@@ -170,7 +170,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
-  refused('anyLast(properties.a)', /anyLast\(\) is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, uniq, uniqIf, uniqExact, median and quantile\(level\) are\./)
+  refused('anyLast(properties.a)', /anyLast\(\) is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinctIf, median, medianIf and quantile\(level\) are\./)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sumIf(properties.a)', /sumif\(\) takes a value and a condition, as in sumIf\(properties.amount, properties.plan = 'pro'\), got 1 arguments/)
   refused('avgIf(properties.a, 1, 2)', /avgif\(\) takes a value and a condition/)

@@ -324,6 +324,12 @@ t.test("what PostHog's SQL writes often: count(*), fields after the table's name
   t.equal(plan("select e from (select event as e from events) as s where s.e = 'x'").source?.columns[0].name, 'e', "the subquery's alias")
 })
 
+t.test('anyIf, medianIf, uniqExactIf and countDistinctIf aggregate where their condition holds', async (t) => {
+  // Even events have n = 0, 2, 4, 6, 8; odd ones n = 1, 3, 5, 7, 9 from u1, u0, u2, u1, u0.
+  t.same(run("select anyIf(event, properties.n > 5), medianIf(toFloat(properties.n), event = 'even'), uniqExactIf(distinct_id, event = 'odd'), countDistinctIf(distinct_id, properties.n > 7) from events"), [['even', 4, 3, 2]])
+  t.throws(() => plan('select medianIf(properties.n) from events'), /medianif\(\) takes a value and a condition/)
+})
+
 t.test('any() is the first value in time that is not null, of texts, numbers and dates alike', async (t) => {
   // u0: n = 0, 3, 6, 9 (m null at 0); u1: 1, 4, 7; u2: 2, 5, 8 (m null at 5).
   t.same(run('select distinct_id, any(properties.m), any(event), any(timestamp) from events group by distinct_id order by distinct_id'), [
