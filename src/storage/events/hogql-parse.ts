@@ -190,7 +190,7 @@ class Parser {
 
   #primary(): HogqlNode {
     // `events.event`, `e.event`, `s.n`: a field after its table's name or alias, or the subquery's alias.
-    while (this.clock.qualifiers?.includes(this.#peek()?.value as string) && this.#peek()?.kind === 'name' && this.#isPunct('.', 1) && this.tokens[this.#i + 2]?.kind === 'name') this.#i += 2
+    for (let q = this.#peek(); q?.kind === 'name' && this.clock.qualifiers?.includes(q.value) && this.#isPunct('.', 1) && this.tokens[this.#i + 2]?.kind === 'name'; q = this.#peek()) this.#i += 2
     const t = this.#peek()
     if (t === undefined) throw new HogqlMathError('The expression ends too early.')
     this.#i++

@@ -102,6 +102,9 @@ export function columnRef(columns: readonly QueryColumn[], at: number, prefix: '
   return c.time === 'date' ? markDate(node) : node
 }
 
+/** The column an alias names (an explicit one: `AS name`), or -1. */
+const aliasAt = (columns: readonly QueryColumn[], aliases: ReadonlySet<string>, name: string) => (aliases.has(name) ? columns.findIndex((c) => c.name === name) : -1)
+
 /** A column over the groups not read yet (parseHogqlQuery reads them after GROUP BY). */
 export const LATER: HogqlNode = { op: 'null', type: 'null' }
 
@@ -117,7 +120,7 @@ export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }
   const find = (math: HogqlMath | null, expr: HogqlNode) => columnRef(columns, columnAt(columns, math, expr, clock.zone))
   const scope: QueryScope = {
     alias: (name) => {
-      const at = aliases.has(name) ? columns.findIndex((c) => c.name === name) : -1
+      const at = aliasAt(columns, aliases, name)
       if (at < 0) return null
       const c = columns[at]
       if (c.expr === LATER) throw new HogqlMathError(`${name} is read before it is written: a column over the groups reads those before it.`)
@@ -141,6 +144,22 @@ export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }
   const read = keyed(parsed)
   if (refusal !== null && readsEvents(read)) throw new HogqlMathError(refusal)
   return read
+}
+
+/** WHERE's reading of the columns' aliases: each its column's expression of the event, as ClickHouse substitutes it. */
+export function whereScope(columns: readonly QueryColumn[], aliases: ReadonlySet<string>): QueryScope {
+  return {
+    alias: (name) => {
+      const at = aliasAt(columns, aliases, name)
+      if (at < 0) return null
+      const c = columns[at]
+      if (c.math !== null || c.expr === LATER) throw new HogqlMathError(`WHERE reads ${name}, an aggregation or a column computed from others: write its expression, or filter groups with HAVING.`)
+      return c.expr
+    },
+    aggregate: (call) => {
+      throw new HogqlMathError(`The aggregation ${call.name}() is not read in WHERE, which filters events: filter groups with HAVING.`)
+    },
+  }
 }
 
 export function having(tokens: Token[], scope: GroupScope): HogqlNode {

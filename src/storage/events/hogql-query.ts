@@ -27,9 +27,8 @@
 import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
 import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
 import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
-import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
+import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
-import type { QueryScope } from './hogql-parse.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
 import type { PersonProperty } from './experiment-types.js'
 
@@ -186,21 +185,6 @@ function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): 
   return { table: source.table, source, qualifiers: alias }
 }
 
-/** WHERE's reading of the columns' aliases: each its column's expression of the event, as ClickHouse substitutes it. */
-function columnsByAlias(columns: readonly QueryColumn[], aliases: ReadonlySet<string>): QueryScope {
-  return {
-    alias: (name) => {
-      const c = aliases.has(name) ? columns.find((c) => c.name === name) : undefined
-      if (c === undefined) return null
-      if (c.math !== null || c.expr === LATER) throw refuse(`WHERE reads ${name}, an aggregation or a column computed from others: write its expression, or filter groups with HAVING.`)
-      return c.expr
-    },
-    aggregate: (call) => {
-      throw refuse(`The aggregation ${call.name}() is not read in WHERE, which filters events: filter groups with HAVING.`)
-    },
-  }
-}
-
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
 function timeBounds(where: HogqlNode | null): { after?: number; before?: number } {
   const bounds: { after?: number; before?: number } = {}
@@ -276,7 +260,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   let where: HogqlNode | null = null
   const whereTokens = parts.get('where')
   if (whereTokens !== undefined) {
-    where = expression(whereTokens, clock, false, columnsByAlias(columns, aliases)).expr
+    where = expression(whereTokens, clock, false, whereScope(columns, aliases)).expr
     if (where.type === 'text') throw refuse("WHERE takes a condition, not a text: compare it, as in properties.plan = 'pro'.")
   }
   const groupTokens = parts.get('group')
