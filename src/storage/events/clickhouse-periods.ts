@@ -21,20 +21,28 @@ function offsetAtSql(offsets: Offsets, ms: string): string {
 
 /** `operand` the instant's SQL (Nullable(Float64), ms); `bind` names SQL once for the uses after (the compiler's). */
 export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: string, bind: Bind): string {
-  const { unit, offsets } = node
+  const { unit, step = 1, offsets } = node
+  if (unit === 'second' || unit === 'minute') {
+    const size = (unit === 'second' ? 1000 : 60_000) * step
+    return `(floor(${operand} / ${size}) * ${size})`
+  }
   const [msDef, ms] = bind(`toInt64(${operand})`)
   const [offDef, off] = bind(offsetAtSql(offsets, ms))
-  const wall = `(${msDef} + ${offDef})`
+  const [wallDef, wall] = bind(`(${msDef} + ${offDef})`)
+  const [dayDef, day] = bind(`toInt64(floor(${wallDef} / 86400000))`)
   let start: string
-  if (unit === 'minute' || unit === 'hour') {
-    const size = unit === 'minute' ? 60_000 : 3_600_000
-    start = `toInt64(floor(${wall} / ${size})) * ${size}`
-  } else {
-    const [dayDef, day] = bind(`toInt64(floor(${wall} / 86400000))`)
-    if (unit === 'day') start = `${dayDef} * 86400000`
-    else if (unit === 'week' || unit === 'monday') start = `(${dayDef} - (((${day} + ${unit === 'week' ? 4 : 3}) % 7) + 7) % 7) * 86400000`
-    // Date arithmetic, which no server time zone touches.
-    else start = `toInt64(${unit === 'year' ? 'toStartOfYear' : unit === 'quarter' ? 'toStartOfQuarter' : 'toStartOfMonth'}(toDate('1970-01-01') + ${dayDef}) - toDate('1970-01-01')) * 86400000`
+  if (unit === 'hour') start = `${dayDef} * 86400000 + toInt64(floor((${wall} - ${day} * 86400000) / ${3_600_000 * step})) * ${3_600_000 * step}`
+  else if (unit === 'day') start = `toInt64(floor(${dayDef} / ${step})) * ${step * 86_400_000}`
+  else if (unit === 'week') start = `(${dayDef} - (((${day} + 4) % 7) + 7) % 7) * 86400000`
+  else if (unit === 'monday') start = `(4 + toInt64(floor((${dayDef} - 4) / ${7 * step})) * ${7 * step}) * 86400000`
+  else {
+    // Date arithmetic, which no server time zone touches; months counted from 1900, years from year 0. A start before
+    // 1970 is 1970-01-01, as truncateMs saturates it (the Date arithmetic would wrap there).
+    const [dateDef, date] = bind(`(toDate('1970-01-01') + ${dayDef})`)
+    const [size, first] = unit === 'year' ? [step, 1970] : [(unit === 'quarter' ? 3 : 1) * step, 840]
+    const [countDef, count] = bind(unit === 'year' ? `toInt64(toYear(${dateDef}))` : `toInt64((toYear(${dateDef}) - 1900) * 12 + toMonth(${date}) - 1)`)
+    const back = `${unit === 'year' ? 'addYears(toStartOfYear' : 'addMonths(toStartOfMonth'}(${date}), -(${count} % ${size}))`
+    start = `if(${countDef} - ${count} % ${size} < ${first}, 0, toInt64(${back} - toDate('1970-01-01')) * 86400000)`
   }
   const [startDef, startName] = bind(start)
   return `toFloat64(${startDef} - ${offsetAtSql(offsets, `(${startName} - ${off})`)})`

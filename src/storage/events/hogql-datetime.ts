@@ -83,6 +83,8 @@ const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60
 /** Calendar units in months: their length depends on where they start, so they shift constant dates only (shiftedDatetime). */
 const INTERVAL_MONTHS: Readonly<Record<string, number>> = { month: 1, quarter: 3, year: 12 }
 const MONTH_INTERVALS = new WeakMap<HogqlNode, number>()
+/** Each interval's count and unit as written: toStartOfInterval reads them (7 days and 1 week start on other days). */
+const INTERVAL_UNITS = new WeakMap<HogqlNode, { n: number; unit: string }>()
 
 export interface QueryClock {
   now: number
@@ -124,14 +126,13 @@ export function datetimeMs(text: string, zone: string): number | null {
 /** `interval <n> <unit>` (or `days`, any case) in ms, or in months (MONTH_INTERVALS), marked an interval; null for a unit not read. */
 export function intervalNode(n: number, unit: string): HogqlNode | null {
   const name = unit.toLowerCase().replace(/s$/, '')
-  const months = INTERVAL_MONTHS[name]
-  if (months !== undefined) {
-    const node = markInterval({ op: 'number', type: 'number', value: 0 })
-    MONTH_INTERVALS.set(node, n * months)
-    return node
-  }
-  const ms = INTERVAL_MS[name]
-  return ms === undefined ? null : markInterval({ op: 'number', type: 'number', value: n * ms })
+  const months = Object.hasOwn(INTERVAL_MONTHS, name) ? INTERVAL_MONTHS[name] : undefined
+  const ms = Object.hasOwn(INTERVAL_MS, name) ? INTERVAL_MS[name] : undefined
+  if (months === undefined && ms === undefined) return null
+  const node = markInterval({ op: 'number', type: 'number', value: months === undefined ? n * ms! : 0 })
+  if (months !== undefined) MONTH_INTERVALS.set(node, n * months)
+  INTERVAL_UNITS.set(node, { n, unit: name })
+  return node
 }
 
 /**
@@ -207,9 +208,26 @@ function checkPlaces(node: HogqlNode, zone: string): void {
   for (const arg of args) checkPlaces(arg, zone)
 }
 
-/** The start of `arg`'s period on the clock's zone, marked a date and time. */
-function truncation(unit: TruncateUnit, arg: HogqlNode, clock: QueryClock): HogqlNode {
-  return markDatetime({ op: 'truncate', type: 'number', unit, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] })
+/** The start of `arg`'s period of `step` units on the clock's zone, marked a date and time. */
+function truncation(unit: TruncateUnit, arg: HogqlNode, clock: QueryClock, step = 1): HogqlNode {
+  const offsets = zoneOffsets(clock.zone, clock.now)
+  return markDatetime(step === 1 ? { op: 'truncate', type: 'number', unit, offsets, args: [arg] } : { op: 'truncate', type: 'number', unit, step, offsets, args: [arg] })
+}
+
+/** toStartOfInterval's and dateTrunc's units: a week from Monday. */
+const INTERVAL_STARTS = new Map<string, TruncateUnit>([['second', 'second'], ['minute', 'minute'], ['hour', 'hour'], ['day', 'day'], ['week', 'monday'], ['month', 'month'], ['quarter', 'quarter'], ['year', 'year']])
+/** The most units toStartOfInterval takes, so that an interval's ms stay whole numbers in both stores. */
+const MAX_INTERVAL_STEP = 1_000_000
+/** The functions of a fixed interval of minutes. */
+const MINUTE_STEPS = new Map([['tostartoffiveminutes', 5], ['tostartoftenminutes', 10], ['tostartoffifteenminutes', 15]])
+
+/**
+ * The start of `arg`'s interval of `n` units, ClickHouse's toStartOfInterval: a Date from weeks on (as ClickHouse
+ * types it), else a date and time.
+ */
+function intervalStart(arg: HogqlNode, unit: string, n: number, clock: QueryClock): HogqlNode {
+  const node = truncation(INTERVAL_STARTS.get(unit)!, arg, clock, n)
+  return unit === 'week' || unit === 'month' || unit === 'quarter' || unit === 'year' ? markDate(node) : node
 }
 
 /** `part` of `arg` on the clock's zone: a number. */
@@ -220,7 +238,9 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
 export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
+  ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'dateDiff'],
+  ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
 const DATETIME_NAMES = new Set(DATETIME_FUNCTIONS.map((name) => name.toLowerCase()))
 export const isDatetimeFunction = (name: string): boolean => DATETIME_NAMES.has(name.toLowerCase())
@@ -250,38 +270,64 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     }
     return { op: '-', type: 'number', args: [calendar(part, to, clock), calendar(part, from, clock)] }
   }
+  if (lower.startsWith('tointerval')) {
+    const [n] = args
+    if (args.length !== 1 || n.op !== 'number' || !Number.isSafeInteger(n.value)) throw new HogqlMathError(`${name}() takes a whole number literal here, as in ${name}(7).`)
+    return intervalNode(n.value, lower.slice('tointerval'.length))!
+  }
+  if (lower === 'tostartofinterval') {
+    const interval = args.length === 2 && isDatetime(args[0]) ? INTERVAL_UNITS.get(args[1]) : undefined
+    if (interval === undefined || !Number.isSafeInteger(interval.n) || interval.n < 1 || interval.n > MAX_INTERVAL_STEP) {
+      throw new HogqlMathError(`toStartOfInterval() takes a date and time and an interval of 1 to ${MAX_INTERVAL_STEP} units here, as in toStartOfInterval(timestamp, interval 15 minute).`)
+    }
+    return intervalStart(args[0], interval.unit, interval.n, clock)
+  }
+  if (lower === 'datetrunc' || lower === 'date_trunc') {
+    const [unit, arg] = args
+    const name = args.length === 2 && unit.op === 'text' && isDatetime(arg) ? unit.value.toLowerCase() : ''
+    if (!INTERVAL_STARTS.has(name)) throw new HogqlMathError("dateTrunc() takes a unit ('second', 'minute', 'hour', 'day', 'week', 'month', 'quarter' or 'year') and a date and time here, as in dateTrunc('month', timestamp).")
+    return intervalStart(arg, name, 1, clock)
+  }
   if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
   const part = CALENDAR_PARTS[lower]
   if (part !== undefined) return calendar(part, args[0], clock)
+  if (MINUTE_STEPS.has(lower)) return truncation('minute', args[0], clock, MINUTE_STEPS.get(lower))
   const node = truncation(TRUNCATIONS[lower], args[0], clock)
   return DATE_TRUNCATIONS.has(lower) ? markDate(node) : node
 }
 
 /**
- * The start of `ms`'s period on the zone's wall clock: the wall time (`ms` plus its offset) cut to the unit (a week
- * from Sunday, ClickHouse's toStartOfWeek), then back to an instant with the offset in force there.
- * clickhouse-periods.ts writes the same steps as SQL.
+ * The start of `ms`'s period of `step` units, as ClickHouse's toStartOfInterval finds it: seconds and minutes count
+ * instants from 1970 (its toStartOfMinuteInterval of zones whose offsets are whole minutes); the others cut the wall
+ * time (`ms` plus its offset) to the unit, then take the offset in force there off again. Hours count from the day's
+ * start, days and weeks (from Monday, or toStartOfWeek's Sunday) from 1970, months from 1900 (ClickHouse's first year),
+ * years from year 0. clickhouse-periods.ts writes the same steps as SQL.
  */
-export function truncateMs(ms: number, unit: TruncateUnit, offsets: ReadonlyArray<readonly [number, number]>): number {
+export function truncateMs(ms: number, { unit, step = 1, offsets }: { unit: TruncateUnit; step?: number; offsets: ReadonlyArray<readonly [number, number]> }): number {
+  if (unit === 'second' || unit === 'minute') {
+    const size = (unit === 'second' ? 1000 : 60_000) * step
+    return Math.floor(ms / size) * size
+  }
   const off = offsetAt(offsets, ms)
   const wall = ms + off
+  const day = Math.floor(wall / DAY)
   let start: number
-  if (unit === 'minute' || unit === 'hour') {
-    const size = unit === 'minute' ? 60_000 : 3_600_000
-    start = Math.floor(wall / size) * size
-  } else {
-    const day = Math.floor(wall / DAY)
-    if (unit === 'day') start = day * DAY
-    else if (unit === 'week' || unit === 'monday') start = (day - mod(day + (unit === 'week' ? 4 : 3), 7)) * DAY
-    else {
-      const date = new Date(day * DAY)
-      const month = date.getUTCMonth()
-      start = Date.UTC(date.getUTCFullYear(), unit === 'year' ? 0 : unit === 'quarter' ? month - (month % 3) : month, 1)
-    }
+  if (unit === 'hour') start = day * DAY + Math.floor((wall - day * DAY) / (3_600_000 * step)) * 3_600_000 * step
+  else if (unit === 'day') start = Math.floor(day / step) * step * DAY
+  else if (unit === 'week') start = (day - mod(day + 4, 7)) * DAY
+  // 1970-01-05 (day 4) was a Monday.
+  else if (unit === 'monday') start = (4 + Math.floor((day - 4) / (7 * step)) * 7 * step) * DAY
+  else {
+    const date = new Date(day * DAY)
+    const year = date.getUTCFullYear()
+    const months = (unit === 'quarter' ? 3 : 1) * step
+    const index = (year - 1900) * 12 + date.getUTCMonth()
+    const first = index - mod(index, months)
+    // A Date holds nothing before 1970 (`interval 900 month`): ClickHouse's saturates there.
+    start = Math.max(0, unit === 'year' ? Date.UTC(year - mod(year, step), 0, 1) : Date.UTC(1900 + Math.floor(first / 12), mod(first, 12), 1))
   }
   return start - offsetAt(offsets, start - off)
 }
-
 
 /**
  * `part` of `ms` (calendar nodes): on the zone's wall clock, weeks from Monday (toDayOfWeek 1–7, toRelativeWeekNum);

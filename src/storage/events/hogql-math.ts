@@ -110,17 +110,18 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'and' | 'or'; args: HogqlNode[] }
   | { op: 'call'; fn: HogqlFunction; args: HogqlNode[] }
   /**
-   * A query's toStartOf<unit>(datetime) (hogql-query.ts): the instant (ms) its period starts on a zone's wall clock,
-   * the zone given as its offsets from each instant on (`[at, offset]`, offsetChanges), so both stores compute it alike.
+   * A query's toStartOf<unit>(datetime) (hogql-query.ts): the instant (ms) its period of `step` units (1 if absent:
+   * toStartOfInterval's count) starts on a zone's wall clock, the zone given as its offsets from each instant on
+   * (`[at, offset]`, offsetChanges), so both stores compute it alike.
    */
-  | { op: 'truncate'; unit: TruncateUnit; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  | { op: 'truncate'; unit: TruncateUnit; step?: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /**
    * A query's part of a date and time on the zone's wall clock (toHour(timestamp) …), or its number of units since
    * some moment (`rel…`: ClickHouse's toRelative<unit>Num, of which dateDiff takes two apart). Offsets as truncate's.
    */
   | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
 )
-export type TruncateUnit = 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
+export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
 export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'hour' | 'minute' | 'second' | RelativeUnit
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
@@ -291,7 +292,7 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       return call(node, value, regex)
     case 'truncate': {
       const ms = number(node.args[0])
-      return ms === null ? null : truncateMs(ms, node.unit, node.offsets)
+      return ms === null ? null : truncateMs(ms, node)
     }
     case 'calendar': {
       const ms = number(node.args[0])

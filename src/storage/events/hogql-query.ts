@@ -6,8 +6,8 @@
  * countIf, sum, avg, min, max and their -If, uniq, count(distinct …), median, quantile(level)), or an expression over
  * aggregations and keys (`sum(x) / count()`), or one reading another column by its alias. Dates and times:
  * `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and their periods' starts (toStartOfDay …,
- * toDate) on the project zone's wall clock, read whole or compared (a text compared with one is a date and time of the
- * project's zone); their parts (toHour …) and dateDiff are numbers.
+ * toDate, toStartOfInterval, dateTrunc) on the project zone's wall clock, read whole or compared (a text compared with
+ * one is a date and time of the project's zone); their parts (toHour …) and dateDiff are numbers.
  *
  * A person property is the event's distinct id's person's now, as experiments' HogQL math reads it: the plan names
  * the paths (`personPaths`), the caller resolves them from persons.db into `persons`. A column that reads no event

@@ -153,6 +153,10 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const weeks = "select toMonday(timestamp) as w, toStartOfQuarter(timestamp) as q, toStartOfYear(timestamp) as y, count() from events where event != 'recent' group by w, q, y order by w limit 2"
     t.same(await rows(weeks), [['2024-01-01', '2024-01-01', '2024-01-01', 7], ['2024-01-08', '2024-01-01', '2024-01-01', 7]], 'weeks from Monday, quarters, years')
     t.same(await rows("select count() from events where toStartOfWeek(timestamp) = '2024-01-07'"), [[7]], 'weeks from Sunday')
+    // Days in threes from 1970 (2024-01-01 is day 19,723), fortnights from Monday 1970-01-05, dateTrunc's month a Date.
+    const intervals = await query("select toStartOfInterval(timestamp, interval 3 day) as d, toStartOfInterval(timestamp, toIntervalWeek(2)) as w, dateTrunc('month', timestamp) as m, count() from events where timestamp < '2024-01-05' group by d, w, m order by d")
+    t.same(intervals.body.results, [['2023-12-31T00:00:00Z', '2023-12-25', '2024-01-01', 2], ['2024-01-03T00:00:00Z', '2023-12-25', '2024-01-01', 2]], 'toStartOfInterval and dateTrunc')
+    t.same(intervals.body.types.map((x: string[]) => x[1]), ["DateTime64(6, 'UTC')", 'Date', 'Date', 'UInt64'])
     t.same(await rows("select count(), toDateTime('2024-03-31 10:00:00') - interval 2 month from events where timestamp < toDateTime('2024-03-01') - interval 1 month"), [[30, '2024-01-31T10:00:00Z']], 'months on the wall clock')
     t.same(await rows('select now() + interval 1e308 day from events limit 1'), [[null]], 'a date and time past what one can hold is null')
     // 2024-01-01 was a Monday: the 30 days hold five Mondays and five Tuesdays.

@@ -89,12 +89,12 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
   })
 })
 
-const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
 
 t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
   const ZONES = ['UTC', 'Europe/Berlin']
   fuzzCases(t, RUN, 'HogQL query', (rng) => {
-    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour']))
+    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour', 'toStartOfInterval(timestamp, interval 5 minute)', "dateTrunc('month', timestamp)", 'now() - toIntervalWeek(1)']))
     const one = () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq', 'countIf'])}(${rng.chance(0.2) ? '' : grammatical(rng)})`
     // An aggregation, or an expression over aggregations and the key (its alias).
     const aggregate = () => (rng.chance(0.7) ? one() : rng.pick([`${one()} / ${one()}`, `round(${one()} * 100, 1)`, `concat(toString(c0), ${one()})`, "dateDiff('hour', min(timestamp), max(timestamp))", `${one()} IS NULL`]))

@@ -1,7 +1,7 @@
 /**
  * HogQL queries give the same rows on SQLite (the plan run in Node) and on ClickHouse (the plan as SQL, the CI's
  * 18.16): random SELECTs of grouped aggregations or of plain columns (DISTINCT or not), with random conditions,
- * time bounds, periods (toStartOfDay … in zones with and without summer time), orders and limits, over events
+ * time bounds, periods (toStartOfDay …, toStartOfInterval, dateTrunc in zones with and without summer time), orders and limits, over events
  * 37 hours apart whose properties take the shapes that told the stores apart before (numbers' texts, objects,
  * missing keys and nulls, non-ASCII letters), and person properties of some of their distinct ids (as persons.db's
  * texts would resolve them); constant columns beside aggregations, HAVING, orders by aggregations not selected,
@@ -23,7 +23,11 @@ const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZ
 const T0 = Date.parse('2024-02-01T00:00:00Z')
 const STEP = 37 * 3_600_000
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
-const PERIODS = ['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear']
+const PERIODS = [
+  ...['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear', 'toStartOfFifteenMinutes'].map((fn) => `${fn}(timestamp)`),
+  ...['90 second', '7 minute', '5 hour', '3 day', '2 week', '1 week', '5 month', '2 quarter', '3 year', '1000 month', '1500 month', '3000 year', '1000000 second'].map((interval) => `toStartOfInterval(timestamp, interval ${interval})`),
+  ...['hour', 'week', 'month'].map((unit) => `dateTrunc('${unit}', timestamp)`),
+]
 
 const KEYS = ['a', 'b', '$c', 'n']
 const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x']]
@@ -40,6 +44,7 @@ const CALENDAR = [
   'toUnixTimestamp(timestamp)',
   'toUnixTimestamp(created_at)',
   'toMonth(toStartOfWeek(timestamp))',
+  'toDayOfMonth(toStartOfInterval(timestamp, interval 2 week)) + toHour(dateTrunc(\'hour\', timestamp))',
   "dateDiff('day', toDateTime('2024-02-01 00:00:00'), timestamp)",
   "dateDiff('week', toDateTime('2024-02-04 23:00:00'), timestamp)",
   "dateDiff('month', timestamp, toDateTime('2024-03-31 12:00:00'))",
@@ -62,7 +67,7 @@ function condition(rng: Rng): string {
   const parts = Array.from({ length: rng.int(2) + 1 }, () => rng.pick(CONDITIONS))
   if (rng.chance(0.4)) parts.push(`timestamp ${rng.pick(['>', '>=', '<', '<='])} '2024-${rng.pick(['02', '03', '04'])}-${String(rng.int(28) + 1).padStart(2, '0')} ${String(rng.int(24)).padStart(2, '0')}:00:00'`)
   if (rng.chance(0.2)) parts.push(rng.pick(["timestamp > toDateTime('2024-03-10T00:00:00Z') - interval 5 day", 'timestamp < yesterday()', 'toDate(timestamp) >= today() - interval 30 day', "timestamp < toDateTime('2024-03-31 10:00:00') - interval 1 month"]))
-  if (rng.chance(0.2)) parts.push(`${rng.pick(PERIODS)}(timestamp) ${rng.pick(['=', '>=', '<'])} '2024-03-${String(rng.int(28) + 1).padStart(2, '0')}'`)
+  if (rng.chance(0.2)) parts.push(`${rng.pick(PERIODS)} ${rng.pick(['=', '>=', '<'])} '2024-03-${String(rng.int(28) + 1).padStart(2, '0')}'`)
   return parts.join(rng.chance(0.7) ? ' and ' : ' or ')
 }
 
@@ -88,7 +93,7 @@ function numeric(rng: Rng): string {
 }
 
 /** The keys k0 … by alias that are no date and time (functions don't take one). */
-const plainKeys = (keys: readonly string[]) => keys.flatMap((k, i) => (PERIODS.some((p) => k.startsWith(p)) ? [] : [`k${i}`]))
+const plainKeys = (keys: readonly string[]) => keys.flatMap((k, i) => (/^(toStartOf|toDate|toMonday|dateTrunc)/.test(k) ? [] : [`k${i}`]))
 
 /** An expression over aggregations and the plain keys, computed once the groups are. */
 function overGroups(rng: Rng, keys: readonly string[]): string {
@@ -122,7 +127,7 @@ function query(rng: Rng): string {
   const where = rng.chance(0.6) ? ` WHERE ${condition(rng)}` : ''
   const limit = rng.chance(0.5) ? ` LIMIT ${rng.int(40) + 1}` : ''
   if (rng.chance(0.5)) {
-    const period = () => (rng.chance(0.2) ? `toDate(timestamp) ${rng.pick(['+', '-'])} interval ${rng.pick(['1 day', '2 week', '3 hour'])}` : `${rng.pick(PERIODS)}(timestamp)`)
+    const period = () => (rng.chance(0.2) ? `toDate(timestamp) ${rng.pick(['+', '-'])} interval ${rng.pick(['1 day', '2 week', '3 hour'])}` : rng.pick(PERIODS))
     const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => (rng.chance(0.3) ? period() : term(rng)))
     const aggregates = Array.from({ length: rng.int(3) + 1 }, () => (rng.chance(0.25) ? overGroups(rng, keys) : aggregation(rng)))
     const constant = keys.length === 0 && rng.chance(0.5) ? [`${rng.pick(["'x'", 'today()', '1 + 2.5', 'null', "concat('a', 'b')"])} AS k`] : []
@@ -139,7 +144,7 @@ function query(rng: Rng): string {
     timed.push(rng.chance(0.15))
     // A column may read one before it by its alias.
     const earlier = timed.flatMap((time, j) => (j < i && !time ? [`c${j}`] : []))
-    const text = timed[i] ? rng.pick(['timestamp', 'created_at', `${rng.pick(PERIODS)}(timestamp)`]) : earlier.length > 0 && rng.chance(0.3) ? `concat(toString(${rng.pick(earlier)}), '|', ${term(rng)})` : term(rng)
+    const text = timed[i] ? rng.pick(['timestamp', 'created_at', rng.pick(PERIODS)]) : earlier.length > 0 && rng.chance(0.3) ? `concat(toString(${rng.pick(earlier)}), '|', ${term(rng)})` : term(rng)
     return `${text} AS c${i}`
   })
   const order = columns.map((_, i) => `${rng.chance(0.2) ? i + 1 : `c${i}`} ${rng.pick(['ASC', 'DESC'])}`)

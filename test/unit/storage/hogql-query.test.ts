@@ -132,6 +132,49 @@ t.test("periods start on the project zone's wall clock, summer time included, an
   t.throws(() => plan('select constructor(timestamp) from events'), /Unknown function constructor\(\)/, 'an inherited key names no period')
 })
 
+t.test("intervals start as ClickHouse's toStartOfInterval starts them: seconds and minutes from 1970, hours from the day's start, weeks from Monday, months from 1900", async (t) => {
+  const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
+  const starts = (zone: string, expr: string, iso: string) => {
+    const p = plan(`select ${expr} from events`, zone)
+    return new Date(runHogqlQuery(p, [at(iso)], null)[0][0] as number).toISOString()
+  }
+  const evening = '2024-01-01T20:07:59.999Z'
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 90 second)', evening), '2024-01-01T20:07:30.000Z')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 7 minute)', evening), '2024-01-01T20:05:00.000Z', '7-minute steps from 1970, not from the hour')
+  t.equal(starts('Asia/Kolkata', 'toStartOfInterval(timestamp, toIntervalMinute(15))', evening), '2024-01-01T20:00:00.000Z')
+  t.equal(starts('UTC', 'toStartOfFifteenMinutes(timestamp)', evening), '2024-01-01T20:00:00.000Z')
+  t.equal(starts('UTC', 'toStartOfTenMinutes(timestamp)', evening), '2024-01-01T20:00:00.000Z')
+  t.equal(starts('UTC', 'toStartOfFiveMinutes(timestamp)', evening), '2024-01-01T20:05:00.000Z')
+  t.equal(starts('Asia/Kolkata', 'toStartOfInterval(timestamp, interval 4 hour)', evening), '2024-01-01T18:30:00.000Z', "01:37 there: the day's first 4 hours")
+  // Berlin's clocks went forward at 01:00Z on 2024-03-31: 03:30 there is in the 2-hour step that starts at the change.
+  t.equal(starts('Europe/Berlin', 'toStartOfInterval(timestamp, interval 2 hour)', '2024-03-31T01:30:00Z'), '2024-03-31T01:00:00.000Z')
+  // 2024-01-01 is day 19,723 from 1970 and a Monday.
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 3 day)', evening), '2023-12-31T00:00:00.000Z', 'days in threes from 1970')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 1 week)', '2024-01-03T00:00:00Z'), '2024-01-01T00:00:00.000Z', 'a week from Monday')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 2 week)', evening), '2023-12-25T00:00:00.000Z', 'fortnights from Monday 1970-01-05')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 5 month)', '2024-05-17T00:00:00Z'), '2024-03-01T00:00:00.000Z', '5-month steps from January 1900')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 2 quarter)', '2024-05-17T00:00:00Z'), '2024-01-01T00:00:00.000Z')
+  t.equal(starts('America/New_York', 'toStartOfInterval(timestamp, interval 5 year)', '2024-05-17T00:00:00Z'), '2020-01-01T05:00:00.000Z')
+  t.equal(starts('America/New_York', 'toStartOfInterval(timestamp, interval 1 day)', '2024-05-17T02:00:00Z'), '2024-05-16T04:00:00.000Z', "the zone's day")
+  t.equal(starts('UTC', "dateTrunc('week', timestamp)", '2024-01-07T23:00:00Z'), '2024-01-01T00:00:00.000Z', "dateTrunc's week is from Monday")
+  t.equal(starts('Europe/Berlin', "date_trunc('Month', timestamp)", '2024-03-31T23:30:00Z'), '2024-03-31T22:00:00.000Z', 'April there')
+  t.equal(starts('UTC', "dateTrunc('second', timestamp)", evening), '2024-01-01T20:07:59.000Z')
+  const types = plan("select toStartOfInterval(timestamp, interval 1 day), toStartOfInterval(timestamp, interval 1 week), dateTrunc('day', timestamp), dateTrunc('quarter', timestamp), toStartOfTenMinutes(timestamp) from events").columns
+  t.same(types.map((c) => c.time), ['datetime', 'date', 'datetime', 'date', 'datetime'], "ClickHouse's: a Date from weeks on")
+  const minute = (m: number) => Date.parse('2024-03-01T00:00:00Z') + m * 60_000
+  t.same(run('select toStartOfInterval(timestamp, interval 4 minute) as m, count() from events group by m order by m'), [[minute(0), 4], [minute(4), 4], [minute(8), 2]], 'a key')
+  t.same(run('select count() from events where timestamp >= toDateTime(\'2024-03-01 00:05:00\') - toIntervalMinute(2)'), [[7]], 'toInterval<unit>(n) is an interval')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 1000 month)', '2024-05-17T00:00:00Z'), '1983-05-01T00:00:00.000Z', 'the thousandth month from 1900')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 1500 month)', '2024-05-17T00:00:00Z'), '1970-01-01T00:00:00.000Z', 'a start before 1970 is a Date of 1970-01-01')
+  t.equal(starts('UTC', 'toStartOfInterval(timestamp, interval 3000 year)', '2024-05-17T00:00:00Z'), '1970-01-01T00:00:00.000Z')
+  t.throws(() => plan('select toStartOfInterval(timestamp, interval 0 day) from events'), /toStartOfInterval\(\) takes a date and time and an interval of 1 to 1000000 units/)
+  t.throws(() => plan('select toStartOfInterval(timestamp, interval 1000001 second) from events'), /toStartOfInterval\(\) takes/)
+  t.throws(() => plan('select toStartOfInterval(timestamp, 5) from events'), /toStartOfInterval\(\) takes/)
+  t.throws(() => plan('select toStartOfInterval(properties.t, interval 1 day) from events'), /toStartOfInterval\(\) takes/)
+  t.throws(() => plan("select dateTrunc('fortnight', timestamp) from events"), /dateTrunc\(\) takes a unit/)
+  t.throws(() => plan('select timestamp - toIntervalDay(1.5) from events'), /toIntervalDay\(\) takes a whole number literal/)
+})
+
 t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with nulls last, limits', async (t) => {
   t.same(run('select event, count(), sum(properties.n), avg(properties.m), max(properties.m) from events group by event order by event'), [
     ['even', 5, 20, 2.5, 4],
