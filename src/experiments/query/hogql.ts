@@ -13,7 +13,7 @@ import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import type { Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuerySet, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -37,7 +37,7 @@ function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' 
   return time === 'date' ? text.slice(0, 10) : text.replace('T', sep)
 }
 
-function planOf(query: JsonObject, project: Project, nowMs: number, defaultLimit: number): HogqlQueryPlan {
+function setOf(query: JsonObject, project: Project, nowMs: number, defaultLimit: number): HogqlQuerySet {
   if (typeof query.query !== 'string') throw new ValidationError('invalid', 'query: a HogQLQuery needs its query, a text (SELECT … FROM events).', 'query')
   const values = query.values ?? {}
   if (!isPlainObject(values)) throw new ValidationError('invalid', 'query: values maps placeholders ({name}) to their values.', 'values')
@@ -46,7 +46,7 @@ function planOf(query: JsonObject, project: Project, nowMs: number, defaultLimit
     throw new ValidationError('invalid', 'query: filters ({filters}: a date range, property filters) are not read here; write them in WHERE.', 'filters')
   }
   try {
-    return parseHogqlQuery(query.query, { now: nowMs, zone: project.timezone }, defaultLimit, values)
+    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone }, defaultLimit, values)
   } catch (error) {
     if (error instanceof HogqlMathError) throw new ValidationError('invalid', error.message, null)
     throw error
@@ -65,25 +65,31 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
   return resolved
 }
 
-/** The query's plan and rows, at most `limit` of them, dates and times written by `datetime`. */
-async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
-  const parsed = planOf(query, project, nowMs, defaultLimit)
+/** The rows of one SELECT, without the hidden columns HAVING and ORDER BY read. */
+async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<unknown[][]> {
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
   if (plan.table !== 'events' && sources.persons === null) throw new ValidationError('invalid', `This server reads no persons: FROM ${plan.table} is not read in its queries.`, null)
   // persons.db holds the persons and groups whichever store holds the events.
   const rows = plan.table === 'events' ? await sources.events.hogqlQuery(project.id, plan) : await sources.persons!.hogqlQuery(project.id, plan)
-  const limit = plan.paginated ? defaultLimit : plan.fetch
-  // The hidden columns HAVING and ORDER BY read are not answered; NaN and infinities are null, as ClickHouse's JSON
-  // writes them (and JSON has no other way), in exports too.
-  const results = rows.slice(0, limit).map((row) =>
-    row.slice(0, plan.shown).map((value, i) => {
-      const time = plan.columns[i].time
+  return rows.map((row) => row.slice(0, plan.shown))
+}
+
+/** The query's columns and rows (its SELECTs' in turn), at most its limit of them, dates and times written by `written`. */
+async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
+  const set = setOf(query, project, nowMs, defaultLimit)
+  let rows: unknown[][] = []
+  for (const part of set.parts) rows = rows.concat(await selectRows(sources, project, part))
+  if (set.distinct) rows = [...new Map(rows.map((row) => [JSON.stringify(row), row])).values()]
+  // NaN and infinities are null, as ClickHouse's JSON writes them (and JSON has no other way), in exports too.
+  const results = rows.slice(0, set.limit).map((row) =>
+    row.map((value, i) => {
+      const time = set.columns[i].time
       if (typeof value !== 'number') return value
       if (!Number.isFinite(value)) return null
       return time === null ? value : Math.abs(value) <= MAX_DATE_MS ? written(value, time) : null
     }),
   )
-  return { columns: plan.columns.slice(0, plan.shown), paginated: plan.paginated, results, limit, hasMore: rows.length > limit }
+  return { columns: set.columns, paginated: set.paginated, results, limit: set.limit, hasMore: rows.length > set.limit }
 }
 
 export async function answerHogqlQuery(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {

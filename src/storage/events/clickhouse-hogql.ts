@@ -68,6 +68,8 @@ class Compiler {
   #n = 0
   /** Each property path's text (the event's or the person's) is named at its first use. */
   readonly #properties = new Map<string, string>()
+  /** A calendar node read more than once (formatDateTime's parts) is named at its first use. */
+  readonly #calendars = new Map<HogqlNode, string>()
   constructor(
     readonly prefix: string,
     readonly property: PropertySql,
@@ -184,8 +186,13 @@ class Compiler {
         return this.#call(node)
       case 'truncate':
         return truncateSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
-      case 'calendar':
-        return calendarSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
+      case 'calendar': {
+        const named = this.#calendars.get(node)
+        if (named !== undefined) return named
+        const [def, name] = this.bind(calendarSql(node, this.number(node.args[0]), (sql) => this.bind(sql)))
+        this.#calendars.set(node, name)
+        return def
+      }
     }
   }
 

@@ -52,6 +52,7 @@ export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: strin
 export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: string, bind: Bind): string {
   const { part, offsets } = node
   if (part === 'relSecond') return `toFloat64(floor(${operand} / 1000))`
+  if (part === 'millisecond') return `toFloat64(toInt64(floor(${operand})) % 1000)`
   if (part === 'relMinute' || part === 'relHour') return `toFloat64(floor((${operand} + ${Math.trunc(offsets[0][1])}) / ${part === 'relMinute' ? 60_000 : 3_600_000}))`
   const [msDef, ms] = bind(operand)
   const wall = `(${msDef} + ${offsetAtSql(offsets, `toInt64(floor(${ms}))`)})`
@@ -72,6 +73,7 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
     quarter: `toQuarter(${dateDef})`,
     month: `toMonth(${dateDef})`,
     dayOfMonth: `toDayOfMonth(${dateDef})`,
+    dayOfYear: `toDayOfYear(${dateDef})`,
     relMonth: `(toYear(${dateDef}) * 12 + toMonth(${date}))`,
     relQuarter: `(toYear(${dateDef}) * 4 + intDiv(toMonth(${date}) - 1, 3))`,
   }

@@ -7,7 +7,10 @@ import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zo
 import { addMonths, offsetAt } from './days.js'
 import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
+import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
+import { formatted } from './hogql-format.js'
 import type { QueryTable } from './hogql-tables.js'
+import type { Cte } from './hogql-with.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -96,6 +99,8 @@ export interface QueryClock {
   source?: { columns: ReadonlyArray<{ name: string; node: () => HogqlNode }> }
   /** The names that may stand before a field and a dot: the table's and its alias (`events.event`, `e.event`). */
   qualifiers?: readonly string[]
+  /** The queries WITH names (hogql-with.ts), which FROM reads by name, the innermost WITH's last. */
+  ctes?: readonly Cte[]
 }
 
 
@@ -230,6 +235,12 @@ function intervalStart(arg: HogqlNode, unit: string, n: number, clock: QueryCloc
   return unit === 'week' || unit === 'month' || unit === 'quarter' || unit === 'year' ? markDate(node) : node
 }
 
+/** The parts of `arg` on the clock's zone, each one node however often it is read (formatted's). */
+function parts(arg: HogqlNode, clock: QueryClock): (part: CalendarPart) => HogqlNode {
+  const made = new Map<CalendarPart, HogqlNode>()
+  return (part) => made.get(part) ?? made.set(part, calendar(part, arg, clock)).get(part)!
+}
+
 /** `part` of `arg` on the clock's zone: a number. */
 function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlNode {
   return { op: 'calendar', type: 'number', part, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] }
@@ -238,11 +249,11 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
 export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
-  ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes'],
+  ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'dateDiff'],
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
-const DATETIME_NAMES = new Set(DATETIME_FUNCTIONS.map((name) => name.toLowerCase()))
+const DATETIME_NAMES = new Set([...DATETIME_FUNCTIONS, 'toString'].map((name) => name.toLowerCase()))
 export const isDatetimeFunction = (name: string): boolean => DATETIME_NAMES.has(name.toLowerCase())
 
 /**
@@ -269,6 +280,17 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
       throw new HogqlMathError("dateDiff() takes a unit ('second', 'minute', 'hour', 'day', 'week', 'month', 'quarter' or 'year') and two dates and times here, as in dateDiff('day', min(timestamp), max(timestamp)).")
     }
     return { op: '-', type: 'number', args: [calendar(part, to, clock), calendar(part, from, clock)] }
+  }
+  if (lower === 'formatdatetime') {
+    const [arg, pattern] = args
+    if (args.length !== 2 || !isDatetime(arg) || pattern.op !== 'text') throw new HogqlMathError("formatDateTime() takes a date and time and a pattern as a text literal here, as in formatDateTime(timestamp, '%Y-%m-%d %H:%i').")
+    return formatted(pattern.value, parts(arg, clock))
+  }
+  if (lower === 'tostring') {
+    // A Date as ClickHouse writes one; a date and time's text would need to know which are DateTime64 there.
+    if (args.length === 1 && isDate(args[0])) return formatted('%Y-%m-%d', parts(args[0], clock))
+    if (args.some(isDatetime)) throw new HogqlMathError("toString() of a date and time is not read here: write it with formatDateTime(), as in formatDateTime(timestamp, '%Y-%m-%d %H:%i:%S').")
+    return typedCall(FUNCTION_BY_NAME.get('tostring')!, args)
   }
   if (lower.startsWith('tointerval')) {
     const [n] = args
@@ -337,6 +359,7 @@ export function truncateMs(ms: number, { unit, step = 1, offsets }: { unit: Trun
  */
 export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>): number {
   if (part === 'relSecond') return Math.floor(ms / 1000)
+  if (part === 'millisecond') return mod(Math.floor(ms), 1000)
   if (part === 'relMinute' || part === 'relHour') return Math.floor((ms + offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
   const wall = ms + offsetAt(offsets, ms)
   const day = Math.floor(wall / DAY)
@@ -362,5 +385,6 @@ export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyAr
   if (part === 'month') return month
   if (part === 'quarter') return Math.ceil(month / 3)
   if (part === 'dayOfMonth') return date.getUTCDate()
+  if (part === 'dayOfYear') return day - Date.UTC(year, 0, 1) / DAY + 1
   return part === 'relMonth' ? year * 12 + month : year * 4 + Math.floor((month - 1) / 3)
 }

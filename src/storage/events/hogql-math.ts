@@ -123,7 +123,7 @@ export type HogqlNode = { type: HogqlType } & (
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
-export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'hour' | 'minute' | 'second' | RelativeUnit
+export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | RelativeUnit
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
 export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'count' | 'uniq' | 'quantile'
 export interface HogqlMath {

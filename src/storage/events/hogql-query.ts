@@ -15,8 +15,9 @@
  * aggregations anywhere in it as the plan's columns (`col_<i>` fields), those not selected hidden after the `shown`
  * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts). `FROM persons` (or
  * `FROM groups`) reads persons.db's persons (groups) instead, with that table's fields (hogql-tables.ts); `FROM
- * (SELECT …)` reads another query's rows (`source`). `{name}` placeholders take the query's values
- * (hogql-placeholders.ts).
+ * (SELECT …)` reads another query's rows (`source`), as does FROM the name of one a WITH clause names (hogql-with.ts).
+ * `{name}` placeholders take the query's values (hogql-placeholders.ts). Queries joined by UNION ALL are
+ * hogql-union.ts's, each one planned here.
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
  * clickhouse-query.ts; a plan of persons or groups runs in Node on the persons read thread); what it can't read is a
@@ -28,8 +29,9 @@ import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, 
 import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
 import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
-import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import { HogqlMathError, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
+import { readWith } from './hogql-with.js'
 import type { PersonProperty } from './experiment-types.js'
 
 export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
@@ -104,10 +106,6 @@ const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having
 
 const refuse = (detail: string) => new HogqlMathError(detail)
 
-function isWord(t: Token | undefined, word: string): boolean {
-  return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
-}
-
 /** Where each top-level clause word stands. */
 function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
   const found: Array<{ word: string; at: number }> = []
@@ -122,20 +120,6 @@ function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
     }
   })
   return found
-}
-
-/** The tokens split at top-level commas. */
-function splitCommas(tokens: Token[], what: string): Token[][] {
-  const parts: Token[][] = [[]]
-  let depth = 0
-  for (const t of tokens) {
-    if (t.kind === 'punct' && (t.value === '(' || t.value === '[')) depth++
-    else if (t.kind === 'punct' && (t.value === ')' || t.value === ']')) depth--
-    if (depth === 0 && t.kind === 'punct' && t.value === ',') parts.push([])
-    else parts[parts.length - 1].push(t)
-  }
-  if (parts.some((p) => p.length === 0)) throw refuse(`An expression of ${what} is empty.`)
-  return parts
 }
 
 /**
@@ -164,25 +148,27 @@ function itemsOf(tokens: Token[], text: string, table: QueryTable, source: Hogql
 }
 
 /**
- * FROM's table, or its subquery's plan: `events [[AS] e]`, `(SELECT …) [[AS] s]`. A query of a subquery reads its
+ * FROM's table, or its subquery's plan: `events [[AS] e]`, `(SELECT …) [[AS] s]`, or a query WITH names (`recent
+ * [[AS] r]`, read as that subquery, which reads the queries WITH names before it). A query of a subquery reads its
  * rows, whose values are its columns by name (QueryClock's `source`); the stores read the innermost query's table.
- * `qualifiers`: the names a field may follow with a dot (`events.event`, `e.event`, `s.n`).
+ * `qualifiers`: the names a field may follow with a dot (`events.event`, `e.event`, `s.n`, `recent.n`).
  */
 function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; qualifiers: string[] } {
   const [first] = from
-  const subquery = first?.kind === 'punct' && first.value === '(' && isWord(from[1], 'select')
+  const cte = first?.kind === 'name' ? (clock.ctes ?? []).findLastIndex((c) => c.name === first.value) : -1
+  const subquery = first?.kind === 'punct' && first.value === '(' && (isWord(from[1], 'select') || isWord(from[1], 'with'))
   const end = subquery ? from.findLastIndex((t) => t.kind === 'punct' && t.value === ')') + 1 : 1
   const rest = from.slice(end)
   if (rest.length === 2 && isWord(rest[0], 'as')) rest.shift()
-  const table = first?.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable) ? (first.value as QueryTable) : null
-  if ((!subquery && table === null) || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
-    throw refuse('HogQL queries here read one table, events, persons or groups (FROM events [AS e]), or a subquery (FROM (SELECT …) [AS name]).')
+  const table = cte < 0 && first?.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable) ? (first.value as QueryTable) : null
+  if ((!subquery && table === null && cte < 0) || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
+    throw refuse('HogQL queries here read one table, events, persons or groups (FROM events [AS e]), a subquery (FROM (SELECT …) [AS name]), or a query WITH names.')
   }
   const alias = rest.length === 1 ? [(rest[0] as { value: string }).value] : []
   if (table !== null) return { table, source: null, qualifiers: [table, ...alias] }
-  if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here.`)
-  const source = planOf(from.slice(1, end - 1), text, clock, null, depth + 1)
-  return { table: source.table, source, qualifiers: alias }
+  if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here, a query WITH names counting as one.`)
+  const source = cte < 0 ? planOf(from.slice(1, end - 1), text, clock, null, depth + 1) : planOf(clock.ctes![cte].tokens, text, { ...clock, ctes: clock.ctes!.slice(0, cte) }, null, depth + 1)
+  return { table: source.table, source, qualifiers: cte < 0 ? alias : [clock.ctes![cte].name, ...alias] }
 }
 
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
@@ -222,13 +208,28 @@ export function withPersons(plan: HogqlQueryPlan, persons: readonly PersonProper
 
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
 export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS, values: PlaceholderValues = {}): HogqlQueryPlan {
+  const { tokens, text } = queryTokens(input, values)
+  return planOf(tokens, text, clock, defaultLimit, 0)
+}
+
+/** A query's text (a last `;` dropped) and its tokens, placeholders filled. */
+export function queryTokens(input: string, values: PlaceholderValues): { tokens: Token[]; text: string } {
   if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
   const text = input.replace(/;\s*$/, '')
-  return planOf(fillPlaceholders(tokenize(text), values), text, clock, defaultLimit, 0)
+  return { tokens: fillPlaceholders(tokenize(text), values), text }
+}
+
+/** The plan of a whole query's tokens (one SELECT, or WITH … SELECT). */
+export function topPlan(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number): HogqlQueryPlan {
+  return planOf(tokens, text, clock, defaultLimit, 0)
 }
 
 /** The plan of a SELECT's tokens; `defaultLimit` null for a subquery, whose rows are all read without LIMIT. */
 function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number | null, depth: number): HogqlQueryPlan {
+  if (isWord(tokens[0], 'with')) {
+    const { ctes, select } = readWith(tokens)
+    return planOf(select, text, { ...clock, ctes: [...(clock.ctes ?? []), ...ctes] }, defaultLimit, depth)
+  }
   if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or persons, or groups).')
   const clauses = clauseAt(tokens)
   const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
@@ -237,6 +238,8 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   clauses.forEach(({ word, at }, i) => {
     if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const rank = order.indexOf(word)
+    if (word === 'with') throw refuse('WITH begins a query here, before its SELECT: WITH name AS (SELECT …) SELECT … FROM name.')
+    if (word === 'union') throw refuse('UNION joins whole queries here (SELECT … UNION ALL SELECT …), not the queries within one.')
     if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events, persons or groups) or a subquery with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
     if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
     last = rank

@@ -14,6 +14,37 @@ export type Token = ({ kind: 'number'; value: number } | { kind: 'text'; value: 
   end: number
 }
 
+export const isPunct = (t: Token | undefined, value: string): boolean => t?.kind === 'punct' && t.value === value
+
+/** Whether the parenthesis at `open` closes at the end of `tokens`, not before. */
+export function closesAtEnd(tokens: Token[], open: number): boolean {
+  let depth = 0
+  for (let i = open; i < tokens.length; i++) {
+    if (isPunct(tokens[i], '(')) depth++
+    else if (isPunct(tokens[i], ')') && --depth === 0) return i === tokens.length - 1
+  }
+  return false
+}
+
+/** Whether `t` is `word` unquoted (any case). */
+export function isWord(t: Token | undefined, word: string): boolean {
+  return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
+}
+
+/** The tokens split at top-level commas; an empty part is refused, naming `what` it is part of. */
+export function splitCommas(tokens: Token[], what: string): Token[][] {
+  const parts: Token[][] = [[]]
+  let depth = 0
+  for (const t of tokens) {
+    if (t.kind === 'punct' && (t.value === '(' || t.value === '[')) depth++
+    else if (t.kind === 'punct' && (t.value === ')' || t.value === ']')) depth--
+    if (depth === 0 && t.kind === 'punct' && t.value === ',') parts.push([])
+    else parts[parts.length - 1].push(t)
+  }
+  if (parts.some((p) => p.length === 0)) throw new HogqlMathError(`An expression of ${what} is empty.`)
+  return parts
+}
+
 /** `{` and `}` stand only around a query's placeholders (hogql-placeholders.ts). */
 const PUNCTUATION = ['==', '!=', '<>', '<=', '>=', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '=', '<', '>']
 /** Sticky: each matches at `lastIndex` only. */

@@ -132,6 +132,17 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select min(t) from (select max(timestamp) as t from events where event != 'recent' group by distinct_id)"), [['2024-01-21T00:00:00.123000Z']])
     const all = await query("select * from (select event, count() from events where event != 'recent' group by event) order by 1")
     t.same([all.body.columns, all.body.types[1], all.body.results], [['event', 'count()'], ['count()', 'UInt64'], [['buy', 10], ['click', 10], ['view', 10]]])
+    const named = "with 10 as pro_from, per_user as (select distinct_id, count() as n, max(properties.n) as top from events where event != 'recent' group by distinct_id) select count(), sum(n) from per_user where top >= pro_from"
+    t.same(await rows(named), [[10, 30]], 'the same read through WITH, a query and an expression named')
+  })
+
+  t.test('UNION ALL gives the rows of each SELECT in turn; UNION DISTINCT each row once', async (t) => {
+    const totals = await query("select event, count() as n from events where event != 'recent' group by event order by event union all select 'all', count() from events where event != 'recent'")
+    t.same([totals.body.results, totals.body.columns, totals.body.hasMore], [[['buy', 10], ['click', 10], ['view', 10], ['all', 30]], ['event', 'n'], false])
+    const plans = "(select properties.plan as p from events where event = 'buy' order by p) union distinct (select properties.plan from events where event != 'recent' order by 1 desc limit 3)"
+    t.same(await rows(plans), [['free'], ['pro']])
+    const mixed = await query("select 1, 2 from events union all select 3 from events")
+    t.same([mixed.status, mixed.body.type, mixed.body.detail], [400, 'validation_error', 'The SELECTs of a UNION give as many columns each: the first gives 2, SELECT 2 gives 1.'])
   })
 
   t.test('timestamps: compared with texts, now() and intervals, read back as PostHog writes them', async (t) => {
@@ -157,6 +168,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const intervals = await query("select toStartOfInterval(timestamp, interval 3 day) as d, toStartOfInterval(timestamp, toIntervalWeek(2)) as w, dateTrunc('month', timestamp) as m, count() from events where timestamp < '2024-01-05' group by d, w, m order by d")
     t.same(intervals.body.results, [['2023-12-31T00:00:00Z', '2023-12-25', '2024-01-01', 2], ['2024-01-03T00:00:00Z', '2023-12-25', '2024-01-01', 2]], 'toStartOfInterval and dateTrunc')
     t.same(intervals.body.types.map((x: string[]) => x[1]), ["DateTime64(6, 'UTC')", 'Date', 'Date', 'UInt64'])
+    const texts = "select formatDateTime(timestamp, '%a %e %b %Y, %r %f'), toString(toDate(timestamp)) from events where timestamp < '2024-01-02'"
+    t.same(await rows(texts), [['Mon  1 Jan 2024, 12:00 AM 123000', '2024-01-01']], 'formatDateTime and toString of a Date')
     t.same(await rows("select count(), toDateTime('2024-03-31 10:00:00') - interval 2 month from events where timestamp < toDateTime('2024-03-01') - interval 1 month"), [[30, '2024-01-31T10:00:00Z']], 'months on the wall clock')
     t.same(await rows('select now() + interval 1e308 day from events limit 1'), [[null]], 'a date and time past what one can hold is null')
     // 2024-01-01 was a Monday: the 30 days hold five Mondays and five Tuesdays.

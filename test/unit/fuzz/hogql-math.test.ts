@@ -11,7 +11,8 @@ import { hogqlConditionSql, hogqlContributionSql } from '../../../src/storage/ev
 import { compileRegex } from '../../../src/flags/index.js'
 import { evaluateHogql, hogqlContribution, hogqlHolds, HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { hogqlQuerySql } from '../../../src/storage/events/clickhouse-query.js'
-import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { innermost } from '../../../src/storage/events/hogql-query.js'
+import { parseHogqlQuerySet } from '../../../src/storage/events/hogql-union.js'
 import { runHogqlQuery } from '../../../src/storage/events/hogql-query-run.js'
 import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
@@ -89,12 +90,12 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
   })
 })
 
-const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "formatDateTime(timestamp, '%F %a %", "'%Y-%m-%d %H:%i')", 'toString(', 'WITH', 'q AS (', 'UNION ALL', 'UNION', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
 
 t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
   const ZONES = ['UTC', 'Europe/Berlin']
   fuzzCases(t, RUN, 'HogQL query', (rng) => {
-    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour', 'toStartOfInterval(timestamp, interval 5 minute)', "dateTrunc('month', timestamp)", 'now() - toIntervalWeek(1)']))
+    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour', 'toStartOfInterval(timestamp, interval 5 minute)', "dateTrunc('month', timestamp)", 'now() - toIntervalWeek(1)', "formatDateTime(timestamp, '%F %r %W')", 'toString(toDate(timestamp))']))
     const one = () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq', 'countIf'])}(${rng.chance(0.2) ? '' : grammatical(rng)})`
     // An aggregation, or an expression over aggregations and the key (its alias).
     const aggregate = () => (rng.chance(0.7) ? one() : rng.pick([`${one()} / ${one()}`, `round(${one()} * 100, 1)`, `concat(toString(c0), ${one()})`, "dateDiff('hour', min(timestamp), max(timestamp))", `${one()} IS NULL`]))
@@ -114,17 +115,20 @@ t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
       [1, () => `SELECT ${rng.pick(['*', 'count()', 'c0', 'max(c0) / 2', 's.c0', 's.x', '`count()`', soup(rng)])} FROM (${rng.chance(0.8) ? whole : damaged(rng, whole)})${rng.pick(['', ' AS s', ' s', ' AS'])}`],
       [1, () => Array.from({ length: rng.int(12) + 1 }, () => rng.pick(CLAUSE_WORDS)).join(' ')],
       [1, () => `SELECT ${soup(rng)} FROM events`],
+      [1, () => `WITH ${rng.pick(['q AS', 'q', '2 AS c0, q AS', 'q AS (SELECT 1),', soup(rng)])} (${rng.chance(0.8) ? whole : damaged(rng, whole)}) SELECT ${rng.pick(['*', 'count()', 'c0', 'q.c0', soup(rng)])} FROM ${rng.pick(['q', 'q AS s', 'events', '(SELECT * FROM q)'])}`],
     ])()
-    let plan
+    let parts
     try {
-      plan = parseHogqlQuery(text, { now: Date.UTC(2024, 5, 1), zone: rng.pick(ZONES) })
+      parts = parseHogqlQuerySet(rng.chance(0.1) ? `${text} UNION ${rng.pick(['ALL', 'DISTINCT', ''])} ${whole}` : text, { now: Date.UTC(2024, 5, 1), zone: rng.pick(ZONES) }, 100).parts
     } catch (error) {
       if (error instanceof HogqlMathError) return 'accepted none'
       throw error
     }
-    const events = Array.from({ length: 5 }, (_, k) => ({ uuid: `u${k}`, event: rng.pick(['a', 'b']), distinct_id: `d${k}`, person_id: `p${k}`, timestamp: Date.UTC(2024, 0, 1) + k * 3_600_000, texts: innermost(plan!).paths.map(() => rng.pick(TEXTS)) }))
-    runHogqlQuery(plan, events, compileRegex)
-    hogqlQuerySql(plan, 'events', 'team_id = 1', { version: '18.16.1', dateTime64: false, jsonExtract: false })
+    for (const plan of parts) {
+      const events = Array.from({ length: 5 }, (_, k) => ({ uuid: `u${k}`, event: rng.pick(['a', 'b']), distinct_id: `d${k}`, person_id: `p${k}`, timestamp: Date.UTC(2024, 0, 1) + k * 3_600_000, texts: innermost(plan).paths.map(() => rng.pick(TEXTS)) }))
+      runHogqlQuery(plan, events, compileRegex)
+      hogqlQuerySql(plan, 'events', 'team_id = 1', { version: '18.16.1', dateTime64: false, jsonExtract: false })
+    }
     return 'accepted some'
   })
 })

@@ -6,8 +6,8 @@
  * missing keys and nulls, non-ASCII letters), and person properties of some of their distinct ids (as persons.db's
  * texts would resolve them); constant columns beside aggregations, HAVING, orders by aggregations not selected,
  * columns and orders over aggregations and keys (`sum(x) / count()`, `concat(toString(k0), …)`), columns reading
- * another's alias, the parts of dates and times (toHour …, dateDiff), the events' other stored columns and SELECT *,
- * and queries of such a query as a subquery.
+ * another's alias, the parts of dates and times (toHour …, dateDiff, formatDateTime), the events' other stored columns
+ * and SELECT *, and queries of such a query as a subquery or named WITH.
  * Every query orders its rows completely, so two right answers are one.
  */
 import t from 'tap'
@@ -34,7 +34,7 @@ const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5
 /** Person property texts as persons.db resolves them: strings unquoted, other JSON as written. */
 const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
 const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', '$session_id', '$window_id']
-/** Numbers of dates and times: their parts on the zone's wall clock, and dateDiff's boundaries crossed. */
+/** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
 const CALENDAR = [
   'toHour(timestamp)',
   'toDayOfWeek(timestamp)',
@@ -51,6 +51,9 @@ const CALENDAR = [
   "dateDiff('hour', toDateTime('2024-03-10 01:30:00'), timestamp)",
   "dateDiff('minute', timestamp, now())",
   "dateDiff('quarter', toDate(timestamp), toDateTime('2024-04-01'))",
+  "formatDateTime(timestamp, '%F %T.%f %a %W %b %M %y %C %e %j %I %p %Q %u %w %%')",
+  "formatDateTime(toStartOfInterval(created_at, interval 2 week), '%D %r')",
+  'toString(toDate(timestamp))',
 ]
 const CONDITIONS = ['properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')"]
 
@@ -174,11 +177,14 @@ function ofSubquery(rng: Rng, inner: string, of: HogqlQueryPlan): string {
   // Functions take no date and time here.
   const untimed = columns.flatMap((c, i) => (c.time === null ? [i] : []))
   const where = untimed.length > 0 && rng.chance(0.4) ? ` WHERE ${name(rng.pick(untimed))} IS NOT NULL` : ''
-  return rng.weighted<() => string>([
-    [2, () => `SELECT ${Array.from({ length: rng.int(3) + 1 }, aggregate).join(', ')} FROM (${inner})${alias}${where}`],
-    [2, () => `SELECT ${name(0)} AS k, ${aggregate()} FROM (${inner})${alias}${where} GROUP BY k ORDER BY k ${rng.pick(['ASC', 'DESC'])}`],
-    [1, () => `SELECT * FROM (${inner})${alias}${where} ORDER BY ${columns.map((_, i) => i + 1).join(', ')}${rng.chance(0.5) ? ` LIMIT ${rng.int(20) + 1}` : ''}`],
-  ])()
+  // Or the same subquery named WITH.
+  const named = rng.chance(0.3)
+  const from = named ? `q${alias}` : `(${inner})${alias}`
+  return `${named ? `WITH q AS (${inner}) ` : ''}${rng.weighted<() => string>([
+    [2, () => `SELECT ${Array.from({ length: rng.int(3) + 1 }, aggregate).join(', ')} FROM ${from}${where}`],
+    [2, () => `SELECT ${name(0)} AS k, ${aggregate()} FROM ${from}${where} GROUP BY k ORDER BY k ${rng.pick(['ASC', 'DESC'])}`],
+    [1, () => `SELECT * FROM ${from}${where} ORDER BY ${columns.map((_, i) => i + 1).join(', ')}${rng.chance(0.5) ? ` LIMIT ${rng.int(20) + 1}` : ''}`],
+  ])()}`
 }
 
 /**

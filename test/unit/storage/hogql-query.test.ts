@@ -175,6 +175,33 @@ t.test("intervals start as ClickHouse's toStartOfInterval starts them: seconds a
   t.throws(() => plan('select timestamp - toIntervalDay(1.5) from events'), /toIntervalDay\(\) takes a whole number literal/)
 })
 
+t.test("formatDateTime writes ClickHouse's specifiers on the project's wall clock; toString writes a Date", async (t) => {
+  const written = (zone: string, expr: string, iso: string) => {
+    const p = plan(`select ${expr} from events`, zone)
+    return runHogqlQuery(p, [{ uuid: 'u', event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse(iso), texts: [] }], null)[0][0]
+  }
+  // A Friday, the 5th day of 2024.
+  const friday = '2024-01-05T09:03:07.045Z'
+  t.equal(written('UTC', "formatDateTime(timestamp, '%Y-%m-%d %H:%i:%S')", friday), '2024-01-05 09:03:07')
+  t.equal(written('UTC', "formatDateTime(timestamp, '%F %T.%f')", friday), '2024-01-05 09:03:07.045000', 'microseconds of the ms kept')
+  t.equal(written('UTC', "formatDateTime(timestamp, '%y|%C|%e|%j|%I|%h|%p|%Q|%u|%w|%a|%W|%b|%M|%D|%R|%r|%c|%s|%%|%n|%t')", friday), '24|20| 5|005|09|09|AM|1|5|5|Fri|Friday|Jan|January|01/05/24|09:03|09:03 AM|01|07|%|\n|\t')
+  t.equal(written('Europe/Berlin', "formatDateTime(timestamp, '%F %H %I %p')", '2024-03-31T22:30:00Z'), '2024-04-01 00 12 AM', "the zone's wall clock: past midnight there")
+  t.equal(written('UTC', "formatDateTime(timestamp, '%u %w %a %I %p')", '2024-01-07T12:30:00Z'), '7 0 Sun 12 PM', 'Sunday; noon is 12 PM')
+  t.equal(written('UTC', "formatDateTime(timestamp, '%j %I')", '2024-12-31T21:00:00Z'), '366 09', 'a leap year')
+  t.equal(written('UTC', "formatDateTime(toStartOfMonth(timestamp), '%b %Y')", friday), 'Jan 2024', 'of a Date')
+  t.equal(written('UTC', "formatDateTime(timestamp, 'no specifier')", friday), 'no specifier')
+  t.equal(written('UTC', 'toString(toDate(timestamp))', friday), '2024-01-05', 'a Date as ClickHouse writes one')
+  t.equal(written('UTC', 'toString(2.5)', friday), '2.5', 'toString of anything else as before')
+  t.same(run("select formatDateTime(max(timestamp), '%F %T') from events where event = 'none'"), [[null]], 'null where the date and time is')
+  t.same(run("select formatDateTime(timestamp, '%H:%i') as m, count() from events where properties.n < 3 group by m order by m"), [['00:00', 1], ['00:01', 1], ['00:02', 1]], 'a key')
+  t.match(plan("select formatDateTime(timestamp, '%F') from events").columns, [{ type: 'Nullable(String)', time: null }])
+  t.throws(() => plan("select formatDateTime(timestamp, '%k') from events"), /formatDateTime\(\) reads %Y .* here, not %k/)
+  t.throws(() => plan("select formatDateTime(timestamp, 'x%') from events"), /not a % at the end/)
+  t.throws(() => plan('select formatDateTime(timestamp, event) from events'), /formatDateTime\(\) takes a date and time and a pattern as a text literal/)
+  t.throws(() => plan("select formatDateTime(properties.t, '%F') from events"), /formatDateTime\(\) takes/)
+  t.throws(() => plan('select toString(timestamp) from events'), /toString\(\) of a date and time is not read here: write it with formatDateTime/)
+})
+
 t.test('rows: WHERE, groups, aggregations of nothing, DISTINCT, orders with nulls last, limits', async (t) => {
   t.same(run('select event, count(), sum(properties.n), avg(properties.m), max(properties.m) from events group by event order by event'), [
     ['even', 5, 20, 2.5, 4],
@@ -335,8 +362,27 @@ t.test("a query of a subquery reads its rows by its columns' names, grouped, fil
   t.throws(() => plan('select properties.n from (select event from events)'), /Unknown field "properties": a query of a subquery reads its columns \(event\)/)
   t.throws(() => plan('select any(e) from (select event as e from events)'), /any\(\) reads the first value in time/)
   t.throws(() => plan('select 1 from (select 1 from (select 1 from (select 1 from (select 1 from events))))'), /Subqueries nest at most 3 deep/)
-  t.throws(() => plan('select e from (select event as e from events) as s extra'), /or a subquery \(FROM \(SELECT …\) \[AS name\]\)/)
+  t.throws(() => plan('select e from (select event as e from events) as s extra'), /a subquery \(FROM \(SELECT …\) \[AS name\]\), or a query WITH names/)
   t.throws(() => plan('select e from (select event as e from events offset 2)'), /OFFSET is not supported/)
+})
+
+t.test('WITH names queries FROM reads as subqueries, and expressions the query reads by name', async (t) => {
+  // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8.
+  const perUser = 'with per_user as (select distinct_id as d, count() as c from events group by d) '
+  t.same(run(`${perUser}select avg(c), max(c) from per_user`), [[10 / 3, 4]], 'as the same subquery would')
+  t.same(run(`${perUser}select per_user.d, r.c from per_user as r where c > 3`), [['u0', 4]], "by the query's name or its alias")
+  t.same(run(`${perUser}, busy as (select d from per_user where c > 3) select count() from busy`), [[1]], 'a query WITH names reads those before it')
+  t.same(run('with 3 as low, 6 as high select count() from events where properties.n >= low and properties.n <= high'), [[4]], 'expressions by name')
+  t.same(plan('with 5 as k select properties.n * k from events').columns.map((c) => c.name), ['properties.n * k'], 'a column named as written')
+  t.same(run('with 5 as k, big as (select properties.n as n from events where properties.n > k) select count(), min(n) from big'), [[4, 6]], 'an expression in a later query WITH names')
+  t.same(run("select count() from (with even as (select uuid from events where event = 'even') select * from even)"), [[5]], 'WITH within a subquery')
+  t.same(run('with events as (select event from events where properties.n > 7) select count() from events'), [[2]], "a query's name before a table's; within it, the table")
+  t.same(run('with a as (select distinct_id as d from events), b as (select d from a), c as (select d from b) select count() from c'), [[10]], 'three deep')
+  t.throws(() => plan('with a as (select distinct_id as d from events), b as (select d from a), c as (select d from b), e as (select d from c) select count() from e'), /Subqueries nest at most 3 deep here, a query WITH names counting as one/)
+  t.throws(() => plan('with a as (select * from a) select * from a'), /read one table, events, persons or groups/, 'a query WITH names reads only those before it')
+  t.throws(() => plan('with x select 1 from events'), /WITH names queries \(name AS \(SELECT …\)\) or expressions/)
+  t.throws(() => plan('with a as (select 1 from events)'), /WITH is followed by its SELECT/)
+  t.throws(() => plan('select event from events with'), /WITH begins a query here, before its SELECT/)
 })
 
 t.test('ordered by timestamp first, events read in that order end the run at the first past the last row kept', async (t) => {
@@ -434,8 +480,8 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select event, count() from events group by event having event', /HAVING takes a condition, not a text/],
     ['select event, count() from events group by event having sum(timestamp) > 1', /aggregated here with min, max, any, count and uniq/],
     ['select count() from events having', /empty/],
-    ['select event from events union all select event from events', /UNION is not read/],
-    ['with 1 as x select x from events', /one SELECT/],
+    ['select event from events union all select event from events', /UNION joins whole queries here/],
+    ['with 1 as x, select x from events', /An expression of WITH is empty/],
     ['select event from events limit 5, 10', /OFFSET is not supported/],
     ['select event from events order by event nulls first', /NULLS FIRST is not read/],
     ['select x.event from events', /Unknown field "x"/],
