@@ -12,7 +12,7 @@ import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
-import type { Project } from '../../management/index.js'
+import { bounceRule, type Project } from '../../management/index.js'
 import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuerySet, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
@@ -46,7 +46,7 @@ function setOf(query: JsonObject, project: Project, nowMs: number, defaultLimit:
     throw new ValidationError('invalid', 'query: filters ({filters}: a date range, property filters) are not read here; write them in WHERE.', 'filters')
   }
   try {
-    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone }, defaultLimit, values)
+    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project) }, defaultLimit, values)
   } catch (error) {
     if (error instanceof HogqlMathError) throw new ValidationError('invalid', error.message, null)
     throw error

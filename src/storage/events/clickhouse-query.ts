@@ -6,6 +6,7 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
+import { picksOne } from './hogql-functions.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, personPropertySql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { quantileSql } from './hogql-values.js'
 import { isColumnRef, isSourceRef, type HogqlMath } from './hogql-math.js'
@@ -49,9 +50,9 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
     return name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(\`${name}\`)`
   }
   const select = plan.columns.map((c, i) => {
-    if (c.math?.aggregation === 'any') {
-      // The first value in time (then by uuid's text) that is not null, as the Node engine's any: NULL of none.
-      return `argMinIf((${hogqlValueSql(c.math.expr, property, `qc${i}`, field)} AS _qa${i}), (${field('timestamp')}, toString(uuid)), isNotNull(_qa${i})) AS col_${i}`
+    if (c.math !== null && picksOne(c.math)) {
+      // The first value in time (then by uuid's text) that is not null, as the Node engine's any (argMax's the last): NULL of none.
+      return `${c.math.aggregation === 'any' ? 'argMinIf' : 'argMaxIf'}((${hogqlValueSql(c.math.expr, property, `qc${i}`, field)} AS _qa${i}), (${field('timestamp')}, toString(uuid)), isNotNull(_qa${i})) AS col_${i}`
     }
     const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field), `_q${i}`)
     return `${sql} AS col_${i}`

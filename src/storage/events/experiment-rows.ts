@@ -139,6 +139,9 @@ class SourceAggregate {
         return hogqlQuantile(this.values ?? [], math.kind === 'hogql' ? (math.hogql.level ?? 0.5) : 0.5)
       case 'any':
         return this.count === 0 ? 0 : 1
+      case 'last':
+        // argMax reads timestamp, which experiments' math has not.
+        throw new Error('argMax() is no aggregation of experiments here')
       case 'sum':
         return this.sum
       case 'avg':

@@ -11,6 +11,7 @@ import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
 import type { QueryTable } from './hogql-tables.js'
 import type { Cte } from './hogql-with.js'
+import type { BounceRule } from './experiment-types.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -101,6 +102,8 @@ export interface QueryClock {
   qualifiers?: readonly string[]
   /** The queries WITH names (hogql-with.ts), which FROM reads by name, the innermost WITH's last. */
   ctes?: readonly Cte[]
+  /** When a session bounces, for the sessions table's `$is_bounce` (DEFAULT_BOUNCE when absent). */
+  bounce?: BounceRule
 }
 
 
@@ -170,7 +173,7 @@ const mod = (a: number, b: number) => ((a % b) + b) % b
 
 export const COMPARISONS: ReadonlySet<string> = new Set(['=', '!=', '<', '<=', '>', '>='])
 /** The aggregations of dates and times: no arithmetic on them. */
-const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'any', 'count', 'uniq'])
+const TIME_AGGREGATIONS: ReadonlySet<string> = new Set(['min', 'max', 'any', 'last', 'count', 'uniq'])
 const refuse = (detail: string) => new HogqlMathError(detail)
 
 /**

@@ -9,9 +9,11 @@ import { SUBSTRING_LIMIT } from './hogql-values.js'
 
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
 export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'countdistinctif', 'medianif'])
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile', ...CONDITIONAL_AGGREGATIONS])
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countif', 'median', 'quantile', 'argmin', 'argmax', ...CONDITIONAL_AGGREGATIONS])
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
-export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax))$/i
+export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)\w+)$/i
+/** The aggregations that pick one event's value, the first in time (`any`, argMin's) or the last (argMax's), where it is not null. */
+export const picksOne = (math: HogqlMath | null | undefined): boolean => math?.aggregation === 'any' || math?.aggregation === 'last'
 /** A function's name, fewest arguments and most arguments. */
 export type FunctionSpec = readonly [HogqlFunction, number, number]
 export const FUNCTIONS: readonly FunctionSpec[] = [
@@ -133,6 +135,12 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[]): 
 
 /** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
 export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }): HogqlMath {
+  if (call.name === 'argmin' || call.name === 'argmax') {
+    const [value, by] = call.args
+    const name = call.name === 'argmin' ? 'argMin' : 'argMax'
+    if (call.args.length !== 2 || by.op !== 'field' || by.field !== 'timestamp') throw new HogqlMathError(`${name}() takes a value and timestamp here, as in ${name}(properties.plan, timestamp): the value of the ${call.name === 'argmin' ? 'first' : 'last'} event in time where it is not null.`)
+    return { aggregation: call.name === 'argmin' ? 'any' : 'last', expr: value }
+  }
   const conditional = CONDITIONAL_AGGREGATIONS.has(call.name)
   if (conditional && call.args.length !== 2) throw new HogqlMathError(`${call.name}() takes a value and a condition, as in sumIf(properties.amount, properties.plan = 'pro'), got ${call.args.length} arguments.`)
   if (!conditional && call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)

@@ -125,7 +125,7 @@ export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'mond
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
 export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | RelativeUnit
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'count' | 'uniq' | 'quantile'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode

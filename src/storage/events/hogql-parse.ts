@@ -11,7 +11,7 @@ import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
-const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinctIf, median, medianIf and quantile(level)'
+const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinctIf, median, medianIf and quantile(level)'
 /** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
 const MAX_PATH = 4
 const MAX_LENGTH = 10_000

@@ -5,7 +5,7 @@
  */
 import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { checkDatetimes, isDate, isDatetime, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
-import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS } from './hogql-functions.js'
+import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
 import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
 
@@ -36,7 +36,7 @@ const FIELD_TYPES: Readonly<Record<string, string>> = { uuid: 'UUID', person_id:
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
-  if (math && math.aggregation !== 'any') return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
+  if (math && !picksOne(math)) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
   if (expr.op === 'field') return FIELD_TYPES[expr.field] ?? 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
 }
@@ -50,7 +50,7 @@ export function expression(tokens: Token[], clock: QueryClock, aggregations: boo
 
 /** A column from its parsed parts, named `name`. */
 export function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, zone: string): QueryColumn {
-  const time = isDatetime(expr) && (math === null || ['min', 'max', 'any'].includes(math.aggregation)) ? (isDate(expr) ? 'date' : 'datetime') : null
+  const time = isDatetime(expr) && (math === null || picksOne(math) || ['min', 'max'].includes(math.aggregation)) ? (isDate(expr) ? 'date' : 'datetime') : null
   return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
 }
 
@@ -97,7 +97,7 @@ export function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: H
  */
 export function columnRef(columns: readonly QueryColumn[], at: number, prefix: 'col' | 'sub' = 'col'): HogqlNode {
   const c = columns[at]
-  const node: HogqlNode = { op: 'field', type: c.math && c.math.aggregation !== 'any' ? 'number' : c.expr.type, field: `${prefix}_${at}` }
+  const node: HogqlNode = { op: 'field', type: c.math && !picksOne(c.math) ? 'number' : c.expr.type, field: `${prefix}_${at}` }
   if (c.time !== null) markDatetime(node)
   return c.time === 'date' ? markDate(node) : node
 }

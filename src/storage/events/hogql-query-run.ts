@@ -89,6 +89,7 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
     case 'quantile':
       return a.n === 0 ? null : hogqlQuantile(a.values!, math.level ?? 0.5)
     case 'any':
+    case 'last':
       return a.first?.value ?? null
     default:
       return a.extreme
@@ -97,9 +98,11 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
 
 /** `value` of the row at `at` (ms) with the uuid `id` added to the aggregate. */
 function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string): void {
-  if (math.aggregation === 'any') {
-    // ClickHouse's any is whichever value it meets first; the first in time is one both stores give alike.
-    if (value !== null && (a.first === null || at < a.first.at || (at === a.first.at && id < a.first.id))) a.first = { value, at, id }
+  if (math.aggregation === 'any' || math.aggregation === 'last') {
+    // ClickHouse's any is whichever value it meets first; the first in time is one both stores give alike. argMax's
+    // is the last in time (then by uuid's text), as argMin's is the first.
+    const later = a.first !== null && (at > a.first.at || (at === a.first.at && id > a.first.id))
+    if (value !== null && (a.first === null || later === (math.aggregation === 'last'))) a.first = { value, at, id }
     return
   }
   const c = hogqlContribution(math, value)

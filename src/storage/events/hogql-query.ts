@@ -32,7 +32,9 @@ import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, h
 import { HogqlMathError, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
-import type { PersonProperty } from './experiment-types.js'
+import { picksOne } from './hogql-functions.js'
+import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
+import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
 
 export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
 
@@ -156,19 +158,28 @@ function itemsOf(tokens: Token[], text: string, table: QueryTable, source: Hogql
 function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; qualifiers: string[] } {
   const [first] = from
   const cte = first?.kind === 'name' ? (clock.ctes ?? []).findLastIndex((c) => c.name === first.value) : -1
+  const sessions = cte < 0 && isWord(first, 'sessions')
   const subquery = first?.kind === 'punct' && first.value === '(' && (isWord(from[1], 'select') || isWord(from[1], 'with'))
   const end = subquery ? from.findLastIndex((t) => t.kind === 'punct' && t.value === ')') + 1 : 1
   const rest = from.slice(end)
   if (rest.length === 2 && isWord(rest[0], 'as')) rest.shift()
   const table = cte < 0 && first?.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable) ? (first.value as QueryTable) : null
-  if ((!subquery && table === null && cte < 0) || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
+  if ((!subquery && table === null && cte < 0 && !sessions) || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
     throw refuse('HogQL queries here read one table, events, persons or groups (FROM events [AS e]), a subquery (FROM (SELECT …) [AS name]), or a query WITH names.')
   }
   const alias = rest.length === 1 ? [(rest[0] as { value: string }).value] : []
   if (table !== null) return { table, source: null, qualifiers: [table, ...alias] }
   if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here, a query WITH names counting as one.`)
+  if (sessions) return { table: 'events', source: sessionsPlan(clock, depth + 1), qualifiers: ['sessions', ...alias] }
   const source = cte < 0 ? planOf(from.slice(1, end - 1), text, clock, null, depth + 1) : planOf(clock.ctes![cte].tokens, text, { ...clock, ctes: clock.ctes!.slice(0, cte) }, null, depth + 1)
   return { table: source.table, source, qualifiers: cte < 0 ? alias : [clock.ctes![cte].name, ...alias] }
+}
+
+/** PostHog's sessions table as the query of the events that computes it (hogql-sessions.ts), its columns named as PostHog's. */
+function sessionsPlan(clock: QueryClock, depth: number): HogqlQueryPlan {
+  const text = sessionsQuery(clock.bounce ?? DEFAULT_BOUNCE)
+  const plan = planOf(tokenize(text), text, { ...clock, ctes: [] }, null, depth)
+  return { ...plan, columns: plan.columns.map((c) => ({ ...c, name: SESSION_RENAMED.get(c.name) ?? c.name })) }
 }
 
 /** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
@@ -334,7 +345,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     limit = Math.min(n.value, MAX_SELECT_RETURNED_ROWS)
   }
   const paginated = limitTokens === undefined && defaultLimit !== null
-  if (source !== null && columns.some((c) => c.math?.aggregation === 'any')) throw refuse("any() reads the first value in time; a subquery's rows have no time here: use min() or max().")
+  if (source !== null && columns.some((c) => picksOne(c.math))) throw refuse("any(), argMin() and argMax() read a value by its time; a subquery's rows have no time here: use min() or max().")
   // A subquery's column read whole keeps its type (count()'s UInt64).
   columns.forEach((c) => {
     if (source !== null && c.math === null && c.expr.op === 'field' && isSourceRef(c.expr.field)) c.type = source.columns[Number(c.expr.field.slice(4))].type

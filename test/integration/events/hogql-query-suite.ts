@@ -136,6 +136,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows(named), [[10, 30]], 'the same read through WITH, a query and an expression named')
   })
 
+  t.test("FROM sessions reads PostHog's sessions from the events grouped by $session_id", async (t) => {
+    const sessions = await query('select session_id, distinct_id, $session_duration, $pageview_count, $is_bounce, $start_timestamp = $end_timestamp from sessions')
+    t.same(sessions.body.results, [['s-1', 'user-x', 0, 0, 0, 1]], 'the one event with a session')
+  })
+
   t.test('UNION ALL gives the rows of each SELECT in turn; UNION DISTINCT each row once', async (t) => {
     const totals = await query("select event, count() as n from events where event != 'recent' group by event order by event union all select 'all', count() from events where event != 'recent'")
     t.same([totals.body.results, totals.body.columns, totals.body.hasMore], [[['buy', 10], ['click', 10], ['view', 10], ['all', 30]], ['event', 'n'], false])
@@ -240,7 +245,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event from events offset 5', /OFFSET is not supported on queries made with a personal API key/],
       ['select event from events limit 5 offset 5', /OFFSET is not supported/],
       ['select person_mode from events', /Unknown field "person_mode": HogQL queries of events here read/],
-      ['select event from sessions', /read one table, events, persons or groups/],
+      ['select event from raw_sessions', /read one table, events, persons or groups/],
       ['select event from persons', /Unknown field "event": HogQL queries of persons/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
       ['select event from events join persons on 1', /JOIN is not read/],

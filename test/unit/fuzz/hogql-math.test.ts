@@ -90,7 +90,7 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
   })
 })
 
-const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "formatDateTime(timestamp, '%F %a %", "'%Y-%m-%d %H:%i')", 'toString(', 'WITH', 'q AS (', 'UNION ALL', 'UNION', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "formatDateTime(timestamp, '%F %a %", "'%Y-%m-%d %H:%i')", 'toString(', 'WITH', 'q AS (', 'UNION ALL', 'UNION', 'sessions', 'argMax(event, timestamp)', 'argMin(', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e']
 
 t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
   const ZONES = ['UTC', 'Europe/Berlin']
@@ -108,7 +108,7 @@ t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
       rng.chance(0.4) ? ` ORDER BY ${rng.pick(['c0', 'c0', grouped ? aggregate() : 'c0 * 2'])} ${rng.pick(['', 'DESC', 'ASC'])}` : '',
       rng.chance(0.3) ? ` LIMIT ${rng.int(20)}` : '',
     ]
-    const whole = `SELECT ${!grouped && rng.chance(0.2) ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${rng.chance(0.9) ? 'events' : rng.pick(['persons', 'groups'])}${clauses.join('')}`
+    const whole = `SELECT ${!grouped && rng.chance(0.2) ? 'DISTINCT ' : ''}${columns.join(', ')} FROM ${rng.chance(0.9) ? 'events' : rng.pick(['persons', 'groups', 'sessions'])}${clauses.join('')}`
     const text = rng.weighted<() => string>([
       [6, () => whole],
       [2, () => damaged(rng, whole)],

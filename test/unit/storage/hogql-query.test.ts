@@ -360,10 +360,54 @@ t.test("a query of a subquery reads its rows by its columns' names, grouped, fil
   const nested = plan("select e from (select event as e from events where timestamp > '2024-03-01' and properties.n > 2)")
   t.match([nested.paths, nested.after, innermost(nested).paths, innermost(nested).after, nested.source?.fetch], [[], undefined, [['n']], Date.parse('2024-03-01'), Infinity], "the innermost query reads the events; a subquery's rows are all read")
   t.throws(() => plan('select properties.n from (select event from events)'), /Unknown field "properties": a query of a subquery reads its columns \(event\)/)
-  t.throws(() => plan('select any(e) from (select event as e from events)'), /any\(\) reads the first value in time/)
+  t.throws(() => plan('select any(e) from (select event as e from events)'), /any\(\), argMin\(\) and argMax\(\) read a value by its time/)
   t.throws(() => plan('select 1 from (select 1 from (select 1 from (select 1 from (select 1 from events))))'), /Subqueries nest at most 3 deep/)
   t.throws(() => plan('select e from (select event as e from events) as s extra'), /a subquery \(FROM \(SELECT …\) \[AS name\]\), or a query WITH names/)
   t.throws(() => plan('select e from (select event as e from events offset 2)'), /OFFSET is not supported/)
+})
+
+t.test("argMin and argMax of timestamp pick the first and last event's value in time where it is not null", async (t) => {
+  // u0 sent n = 0, 3, 6, 9 and m = (none), 3, 1, 4.
+  t.same(run('select distinct_id, argMin(properties.n, timestamp), argMax(properties.n, timestamp), argMin(properties.m, timestamp), argMax(properties.m, timestamp) from events group by distinct_id order by distinct_id'), [
+    ['u0', '0', '9', '3', '4'],
+    ['u1', '1', '7', '1', '2'],
+    ['u2', '2', '8', '2', '3'],
+  ])
+  t.match(plan('select argMax(timestamp, timestamp), argMax(properties.n, timestamp) from events').columns, [{ time: 'datetime' }, { time: null, type: 'Nullable(String)' }], 'the value as it is')
+  t.same(run("select argMax(properties.n, timestamp) from events where event = 'none'"), [[null]])
+  t.throws(() => plan('select argMax(properties.n) from events'), /argMax\(\) takes a value and timestamp here/)
+  t.throws(() => plan('select argMin(properties.n, created_at) from events'), /argMin\(\) takes a value and timestamp here/)
+  t.throws(() => plan('select argMax(d, t) from (select distinct_id as d, timestamp as t from events)'), /argMax\(\) takes a value and timestamp/)
+  t.throws(() => plan('select argMaxIf(event, timestamp, 1) from events'), /The aggregation argMaxIf\(\) is not supported/)
+})
+
+t.test("FROM sessions reads PostHog's sessions as the events grouped by $session_id give them", async (t) => {
+  const at = (iso: string, event: string, distinct_id: string, properties: Record<string, string>) => ({ iso, event, distinct_id, properties })
+  const raw = [
+    at('2024-03-01T10:00:00Z', '$pageview', 'd1', { $session_id: 's1', $current_url: 'https://x.io/a', $pathname: '/a', utm_source: 'news' }),
+    at('2024-03-01T10:00:05Z', '$autocapture', 'd1', { $session_id: 's1' }),
+    at('2024-03-01T10:00:30Z', '$pageview', 'd2', { $session_id: 's1', $current_url: 'https://x.io/b', $pathname: '/b' }),
+    at('2024-03-01T11:00:00Z', '$pageview', 'd3', { $session_id: 's2', $current_url: 'https://x.io/c' }),
+    at('2024-03-01T11:00:04Z', 'custom', 'd3', { $session_id: 's2' }),
+    at('2024-03-01T12:00:00Z', '$pageview', 'd4', { $current_url: 'https://x.io/none' }),
+  ]
+  const rows = (text: string, bounce?: { seconds: number; mode: 'count_pageviews' | 'uniq_page_screen_autocaptures' }) => {
+    const p = parseHogqlQuery(text, { now: NOW, zone: 'UTC', bounce })
+    const paths = innermost(p).paths
+    const list = raw.map((e, i) => ({ uuid: `u${i}`, event: e.event, distinct_id: e.distinct_id, person_id: 'p', timestamp: Date.parse(e.iso), texts: paths.map((path) => e.properties[path[0]] ?? null) }))
+    return runHogqlQuery(p, list, null).map((row) => row.slice(0, p.shown))
+  }
+  const columns = 'session_id, distinct_id, $session_duration, $pageview_count, $autocapture_count, $num_uniq_urls, $entry_current_url, $exit_current_url, $entry_pathname, $entry_utm_source, $is_bounce'
+  t.same(rows(`select ${columns} from sessions order by session_id`), [
+    ['s1', 'd2', 30, 2, 1, 2, 'https://x.io/a', 'https://x.io/b', '/a', 'news', 0],
+    ['s2', 'd3', 4, 1, 0, 1, 'https://x.io/c', 'https://x.io/c', null, null, 1],
+  ], 'the last distinct id; entries and exits of the events that have them; a bounce is one pageview under 10 seconds')
+  t.same(rows('select count(), avg($session_duration), sum(s.$is_bounce) from sessions as s'), [[2, 17, 1]], 'events without a session are none')
+  t.same(rows("select $start_timestamp, $end_timestamp from sessions where session_id = 's1'"), [[Date.parse('2024-03-01T10:00:00Z'), Date.parse('2024-03-01T10:00:30Z')]])
+  t.same(rows('select session_id, $is_bounce from sessions order by 1', { seconds: 5, mode: 'uniq_page_screen_autocaptures' }), [['s1', 0], ['s2', 1]], "the project's bounce rule")
+  t.same(plan('select * from sessions').columns.slice(0, 4).map((c) => [c.name, c.time]), [['session_id', null], ['id', null], ['distinct_id', null], ['$start_timestamp', 'datetime']])
+  t.throws(() => plan('select properties.x from sessions'), /Unknown field "properties": a query of a subquery reads its columns \(session_id, id, distinct_id/)
+  t.throws(() => plan('select 1 from (select 1 from (select 1 from (select 1 from sessions)))'), /Subqueries nest at most 3 deep/, 'the sessions are a subquery level')
 })
 
 t.test('WITH names queries FROM reads as subqueries, and expressions the query reads by name', async (t) => {
@@ -472,7 +516,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['', /The query is empty/],
     ['delete from events', /one SELECT … FROM events/],
     ['select event', /reads FROM events/],
-    ['select event from sessions', /read one table, events, persons or groups/],
+    ['select event from raw_sessions', /read one table, events, persons or groups/],
     ['select event from events having count() > 1', /HAVING filters groups/],
     ['select distinct event, count() from events group by event having count() > 1', /SELECT DISTINCT with HAVING/],
     ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
