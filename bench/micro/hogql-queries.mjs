@@ -1,5 +1,5 @@
 // Micro benchmark of HogQL queries (`POST …/query/`, storage's hogql-query.ts) on the embedded store: EVENTS events
-// 10 s apart over 5,000 distinct ids with three properties each, written to a fresh events.db, then each query run
+// 10 s apart over 5,000 distinct ids with five properties each (sessions of ten events), written to a fresh events.db, then each query run
 // three times on the store's reader as the read thread runs it (the plan in Node over the events read once). Prints
 // each query's median and range, so a change to the Node engine can be weighed. Runs on the compiled output:
 // `npx tsc -p . && node bench/micro/hogql-queries.mjs` (EVENTS=1000000 for the long run).
@@ -20,6 +20,11 @@ const QUERIES = [
   "SELECT uuid, timestamp, properties.$browser FROM events WHERE timestamp > '2024-01-05' ORDER BY timestamp LIMIT 100",
   'SELECT * FROM events ORDER BY properties.price DESC, timestamp LIMIT 100',
   "SELECT $group_0, count() FROM events WHERE notEmpty($group_0) GROUP BY $group_0 ORDER BY count() DESC LIMIT 10",
+  'SELECT toStartOfInterval(timestamp, interval 15 minute) AS t, count() FROM events GROUP BY t ORDER BY t DESC LIMIT 10',
+  "SELECT formatDateTime(timestamp, '%Y-%m-%d %H:%i') AS m, count() FROM events GROUP BY m ORDER BY m LIMIT 10",
+  'SELECT distinct_id, argMax(properties.plan, timestamp) FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10',
+  'SELECT count(), avg($session_duration), sum($is_bounce) FROM sessions',
+  "WITH 10 AS least_events, busy AS (SELECT distinct_id, count() AS n FROM events GROUP BY distinct_id HAVING n >= least_events) SELECT count() FROM busy",
 ]
 
 const { file, sink, remove } = freshEventsDb('skylark-hogql-queries-')
@@ -28,7 +33,8 @@ try {
   for (let start = 0; start < EVENTS; start += 10_000) {
     const rows = []
     for (let i = start; i < Math.min(start + 10_000, EVENTS); i++) {
-      const properties = { $browser: ['Chrome', 'Firefox', 'Safari'][i % 3], plan: i % 7 === 0 ? 'pro' : 'free', price: (i % 50) + 0.5 }
+      // Sessions of 10 events, 100 s long.
+      const properties = { $browser: ['Chrome', 'Firefox', 'Safari'][i % 3], plan: i % 7 === 0 ? 'pro' : 'free', price: (i % 50) + 0.5, $session_id: `s-${Math.floor(i / 10)}`, $current_url: `https://x.io/${i % 20}` }
       rows.push(eventRow(TEAM, `user-${i % 5000}`, ['$pageview', 'click', 'buy'][i % 3], T0 + i * 10_000, properties, { groups: [i % 4 === 0 ? `org-${i % 40}` : '', '', '', '', ''] }))
     }
     await sink.write(rows)

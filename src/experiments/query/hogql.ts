@@ -12,8 +12,9 @@ import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
+import { compileRegex } from '../../flags/index.js'
 import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuerySet, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuerySet, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -27,6 +28,9 @@ export interface HogqlSources {
 
 /** PostHog's CSV_EXPORT_LIMIT (MAX_SELECT_RETURNED_ROWS): an exported query without LIMIT gives this many rows. */
 export const EXPORT_RETURNED_ROWS = 50_000
+
+/** The one row of a query without FROM, as ClickHouse's system.one: no field is read from it. */
+const ONE_ROW = { uuid: '', event: '', distinct_id: '', person_id: '', timestamp: 0, texts: [] }
 
 /** The ms a JavaScript Date holds (±275,000 years): an interval can take an expression past them. */
 const MAX_DATE_MS = 8.64e15
@@ -68,6 +72,8 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
 /** The rows of one SELECT, without the hidden columns HAVING and ORDER BY read. */
 async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<unknown[][]> {
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
+  // Without FROM: one row of no fields, computed here (it reads nothing a store holds).
+  if (plan.table === 'one') return runHogqlQuery(plan, [ONE_ROW], compileRegex).map((row) => row.slice(0, plan.shown))
   if (plan.table !== 'events' && sources.persons === null) throw new ValidationError('invalid', `This server reads no persons: FROM ${plan.table} is not read in its queries.`, null)
   // persons.db holds the persons and groups whichever store holds the events.
   const rows = plan.table === 'events' ? await sources.events.hogqlQuery(project.id, plan) : await sources.persons!.hogqlQuery(project.id, plan)

@@ -40,8 +40,10 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
     source === null
       ? `${table} WHERE ${where}`
       : // materialize: 18.16 refuses a constant column from a subquery within some functions ("Nullable(Float64)
-        // cannot be inside Nullable column").
-        `(SELECT ${source.columns.slice(0, source.shown).map((_, i) => `materialize(col_${i}) AS sub_${i}`).join(', ')} FROM (${hogqlQuerySql(source, table, where, f)})) WHERE 1`
+        // cannot be inside Nullable column"). ignore(every column): 18.16 drops the columns an outer query does not
+        // read, and a subquery that aggregates without GROUP BY whose aggregations are all dropped gives a row per
+        // event (`SELECT count() FROM (SELECT 1 AS k, count() FROM …)` counted the events).
+        `(SELECT ${source.columns.slice(0, source.shown).map((_, i) => `materialize(col_${i}) AS sub_${i}`).join(', ')} FROM (${hogqlQuerySql(source, table, where, f)}) WHERE ignore(${source.columns.slice(0, source.shown).map((_, i) => `sub_${i}`).join(', ')}) = 0) WHERE 1`
   const property: PropertySql = (path, person) => (person ? personPropertySql(plan.persons, path) : propertyPathExpr(path, f))
   const field: FieldSql = (name) => {
     if (isColumnRef(name)) return name

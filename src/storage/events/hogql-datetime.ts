@@ -106,7 +106,6 @@ export interface QueryClock {
   bounce?: BounceRule
 }
 
-
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/
 
 /**
@@ -252,7 +251,7 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
 export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
-  ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime'],
+  ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'dateDiff'],
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
@@ -313,7 +312,15 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     if (!INTERVAL_STARTS.has(name)) throw new HogqlMathError("dateTrunc() takes a unit ('second', 'minute', 'hour', 'day', 'week', 'month', 'quarter' or 'year') and a date and time here, as in dateTrunc('month', timestamp).")
     return intervalStart(arg, name, 1, clock)
   }
-  if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp).`)
+  if (lower === 'fromunixtimestamp') {
+    // Seconds from 1970 as the date and time they are (ms here), of a number or a text read as one.
+    if (args.length !== 1 || isDatetime(args[0]) || isInterval(args[0])) throw new HogqlMathError('fromUnixTimestamp() takes a number of seconds from 1970 here, as in fromUnixTimestamp(properties.sent_at).')
+    return markDatetime({ op: '*', type: 'number', args: [args[0], { op: 'number', type: 'number', value: 1000 }] })
+  }
+  // toDate('2024-01-31'): a text is read as a date and time of the zone, then its day taken.
+  const ms = lower === 'todate' && args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, clock.zone) : null
+  if (ms !== null) args = [markDatetime({ op: 'number', type: 'number', value: ms })]
+  if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp)${lower === 'todate' ? " or toDate('2024-01-31')" : ''}.`)
   const part = CALENDAR_PARTS[lower]
   if (part !== undefined) return calendar(part, args[0], clock)
   if (MINUTE_STEPS.has(lower)) return truncation('minute', args[0], clock, MINUTE_STEPS.get(lower))

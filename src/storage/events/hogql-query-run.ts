@@ -166,8 +166,9 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
     aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
   })
-  // Without groups or an order, the first `fetch` rows read are the answer.
+  // Without groups or an order, the first `fetch` rows read are the answer (none for LIMIT 0).
   const readsAll = plan.grouped || plan.orderBy.length > 0
+  if (!readsAll && plan.fetch === 0) return
   let yielded = 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
     for (let i = 0; i < plan.orderBy.length; i++) {

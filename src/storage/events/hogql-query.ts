@@ -135,6 +135,7 @@ const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
   persons: ['id', 'created_at', 'properties', 'is_identified'],
   // PostHog's `updated_at` too: skylark keeps no time of a group's last change.
   groups: ['index', 'key', 'created_at', 'properties'],
+  one: [],
 }
 
 /** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
@@ -142,6 +143,7 @@ function itemsOf(tokens: Token[], text: string, table: QueryTable, source: Hogql
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
     // A subquery's columns, each read by its name as quoted (`count()` is a name there).
     if (source !== null) return source.columns.slice(0, source.shown).map(({ name }) => ({ name, body: [{ ...tokens[0], kind: 'name', value: name, quoted: true }], aliased: false }))
+    if (table === 'one') throw refuse('SELECT * reads the columns of a table: a query without FROM has none.')
     return ASTERISK[table].map((name) => ({ name, body: tokenize(name), aliased: false }))
   }
   const last = tokens[tokens.length - 1]
@@ -259,9 +261,9 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     parts.set(word, tokens.slice(at + (multi ? 2 : 1), clauses[i + 1]?.at ?? tokens.length))
   })
   const from = parts.get('from')
-  if (from === undefined) throw refuse('A query here reads FROM events, FROM persons or FROM groups.')
-  const { table, source, qualifiers } = fromOf(from, text, clock, depth)
-  const sourceColumns = source?.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') }))
+  // Without FROM, one row and no field (ClickHouse's system.one): every name is an unknown column of no table.
+  const { table, source, qualifiers } = from === undefined ? { table: 'one' as const, source: null, qualifiers: [] } : fromOf(from, text, clock, depth)
+  const sourceColumns = from === undefined ? [] : source?.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') }))
   clock = { ...clock, table, qualifiers, source: sourceColumns && { columns: sourceColumns } }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')

@@ -6,7 +6,8 @@ import { markDatetime, type QueryClock } from './hogql-datetime.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
-export type QueryTable = 'events' | 'persons' | 'groups'
+/** `one`: a query without FROM, of one row and no fields (ClickHouse's system.one). */
+export type QueryTable = 'events' | 'persons' | 'groups' | 'one'
 
 /** The event's fields HogQL math and filters read (experiments'); queries read more. */
 export const MATH_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
@@ -24,6 +25,7 @@ const FIELDS: Readonly<Record<QueryTable, ReadonlySet<string>>> = {
   events: new Set<string>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp', ...STORED_FIELDS, ...FROM_PROPERTIES]),
   persons: new Set<HogqlField>(['id', 'created_at', 'is_identified']),
   groups: new Set<HogqlField>(['index', 'key', 'created_at']),
+  one: new Set(),
 }
 /** Each table's fields, as refusals name them. */
 const READS: Readonly<Record<QueryTable, string>> = {
@@ -31,6 +33,7 @@ const READS: Readonly<Record<QueryTable, string>> = {
     'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id, timestamp, created_at, elements_chain, $session_id, $window_id and $group_0 to $group_4',
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
   groups: "the group's properties (properties.<key>, or properties whole), index (its group type's), key and created_at",
+  one: 'no fields',
 }
 /** The fields that are dates and times (ms); is_identified (0 or 1) and index are numbers, the others texts. */
 const DATETIME_FIELDS: ReadonlySet<string> = new Set(['timestamp', 'created_at'])
@@ -50,6 +53,7 @@ export function queryField(name: string, table: QueryTable): HogqlNode {
 /** A column of the subquery a query reads (QueryClock's `source`), by its name, as a new node. */
 export function sourceField(source: NonNullable<QueryClock['source']>, name: string): HogqlNode {
   const column = source.columns.find((c) => c.name === name)
+  if (column === undefined && source.columns.length === 0) throw new HogqlMathError(`Unknown field "${name}": a query without FROM reads no table's fields (FROM events …).`)
   if (column === undefined) throw new HogqlMathError(`Unknown field "${name}": a query of a subquery reads its columns (${source.columns.map((c) => c.name).join(', ')}).`)
   return column.node()
 }

@@ -134,6 +134,14 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same([all.body.columns, all.body.types[1], all.body.results], [['event', 'count()'], ['count()', 'UInt64'], [['buy', 10], ['click', 10], ['view', 10]]])
     const named = "with 10 as pro_from, per_user as (select distinct_id, count() as n, max(properties.n) as top from events where event != 'recent' group by distinct_id) select count(), sum(n) from per_user where top >= pro_from"
     t.same(await rows(named), [[10, 30]], 'the same read through WITH, a query and an expression named')
+    // ClickHouse 18.16 dropped an aggregating subquery's unread aggregations, and with them its aggregating.
+    t.same(await rows("select count(), count(k) from (select 'x' as k, count() from events)"), [[1, 1]], 'a subquery aggregating without GROUP BY is one row')
+    t.same(await rows("select count() from (select 1 as k, count() * 2 from events where event = 'none')"), [[1]], 'of no events too')
+  })
+
+  t.test('a query without FROM is one row of constants', async (t) => {
+    t.same(await rows("select 1 + 1, toDate(toDateTime('2024-01-31')) + interval 1 day, formatDateTime(toDateTime('2024-01-05 10:00:00'), '%F %a')"), [[2, '2024-02-01', '2024-01-05 Fri']])
+    t.same(await rows('select count() union all select count() from events where event = \'buy\''), [[1], [10]], 'beside a query of events')
   })
 
   t.test("FROM sessions reads PostHog's sessions from the events grouped by $session_id", async (t) => {

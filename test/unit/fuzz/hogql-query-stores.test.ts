@@ -54,6 +54,7 @@ const CALENDAR = [
   "formatDateTime(timestamp, '%F %T.%f %a %W %b %M %y %C %e %j %I %p %Q %u %w %%')",
   "formatDateTime(toStartOfInterval(created_at, interval 2 week), '%D %r')",
   'toString(toDate(timestamp))',
+  "dateDiff('day', toDate('2024-02-10'), fromUnixTimestamp(toUnixTimestamp(timestamp) + properties.n))",
 ]
 const CONDITIONS = ['properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')"]
 

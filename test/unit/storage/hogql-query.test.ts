@@ -175,6 +175,17 @@ t.test("intervals start as ClickHouse's toStartOfInterval starts them: seconds a
   t.throws(() => plan('select timestamp - toIntervalDay(1.5) from events'), /toIntervalDay\(\) takes a whole number literal/)
 })
 
+t.test('toDate reads a text as a date of the zone; fromUnixTimestamp reads seconds from 1970 as a date and time', async (t) => {
+  const p = plan("select toDate('2024-01-31'), toDate('2024-01-31 23:30:00'), fromUnixTimestamp(properties.n) from events where properties.n = 3", 'Europe/Berlin')
+  t.same(p.columns.map((c) => c.time), ['date', 'date', 'datetime'])
+  const [row] = runHogqlQuery(p, events(10, innermost(p).paths), null)
+  t.same(row, [Date.parse('2024-01-30T23:00:00Z'), Date.parse('2024-01-30T23:00:00Z'), 3000], "the zone's midnight")
+  t.same(run("select count() from events where toDate(timestamp) = toDate('2024-03-01')"), [[10]])
+  t.same(run('select max(fromUnixTimestamp(properties.n)) from events'), [[9000]])
+  t.throws(() => plan("select toDate('nope') from events"), /toDate\(\) takes one date and time here, as in toDate\(timestamp\) or toDate\('2024-01-31'\)/)
+  t.throws(() => plan('select fromUnixTimestamp(timestamp) from events'), /fromUnixTimestamp\(\) takes a number of seconds from 1970/)
+})
+
 t.test("formatDateTime writes ClickHouse's specifiers on the project's wall clock; toString writes a Date", async (t) => {
   const written = (zone: string, expr: string, iso: string) => {
     const p = plan(`select ${expr} from events`, zone)
@@ -410,6 +421,19 @@ t.test("FROM sessions reads PostHog's sessions as the events grouped by $session
   t.throws(() => plan('select 1 from (select 1 from (select 1 from (select 1 from sessions)))'), /Subqueries nest at most 3 deep/, 'the sessions are a subquery level')
 })
 
+t.test("a query without FROM reads one row of no fields, as ClickHouse's system.one", async (t) => {
+  const one = (text: string) => runHogqlQuery(plan(text), [{ uuid: '', event: '', distinct_id: '', person_id: '', timestamp: 0, texts: [] }], null)
+  t.same(one("select 1, 'x' as y, 1 + 2, count()"), [[1, 'x', 3, 1]])
+  t.same(one("select formatDateTime(toDateTime('2024-01-05 10:00:00'), '%F %a'), now() > '2024-01-01'"), [['2024-01-05 Fri', 1]])
+  t.same([one('select 1 where 0'), one('select 1 limit 0')], [[], []])
+  t.same(one('select max(x) from (select 1 as x)'), [[1]], 'as a subquery')
+  t.equal(plan('select 1').table, 'one')
+  t.throws(() => plan('select event'), /Unknown field "event": a query without FROM reads no table's fields/)
+  t.throws(() => plan('select properties.x'), /Unknown field "properties": a query without FROM/)
+  t.throws(() => plan('select *'), /SELECT \* reads the columns of a table: a query without FROM has none/)
+  t.same(run('select event from events limit 0'), [], 'LIMIT 0 is no rows')
+})
+
 t.test('WITH names queries FROM reads as subqueries, and expressions the query reads by name', async (t) => {
   // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8.
   const perUser = 'with per_user as (select distinct_id as d, count() as c from events group by d) '
@@ -515,7 +539,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
   const refusals: Array<[string, RegExp]> = [
     ['', /The query is empty/],
     ['delete from events', /one SELECT … FROM events/],
-    ['select event', /reads FROM events/],
+    ['select event', /a query without FROM reads no table's fields/],
     ['select event from raw_sessions', /read one table, events, persons or groups/],
     ['select event from events having count() > 1', /HAVING filters groups/],
     ['select distinct event, count() from events group by event having count() > 1', /SELECT DISTINCT with HAVING/],
