@@ -14,7 +14,7 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
 import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, HogqlMathError, innermost, parseHogqlQuerySet, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, fillInSet, HogqlMathError, innermost, parseHogqlQuerySet, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -70,7 +70,16 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
 }
 
 /** The rows of one SELECT, without the hidden columns HAVING and ORDER BY read. */
-async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<unknown[][]> {
+async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<HogqlValue[][]> {
+  // `x IN (SELECT …)`: each subquery's values first, inner ones first.
+  for (const set of parsed.inSets) {
+    const values = (await selectRows(sources, project, set.plan)).map((row) => row[0])
+    try {
+      fillInSet(set, values)
+    } catch (error) {
+      throw error instanceof HogqlMathError ? new ValidationError('invalid', error.message, null) : error
+    }
+  }
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
   // Without FROM: one row of no fields, computed here (it reads nothing a store holds).
   if (plan.table === 'one') return runHogqlQuery(plan, [ONE_ROW], compileRegex).map((row) => row.slice(0, plan.shown))

@@ -53,8 +53,9 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
   }
   const select = plan.columns.map((c, i) => {
     if (c.math !== null && picksOne(c.math)) {
-      // The first value in time (then by uuid's text) that is not null, as the Node engine's any (argMax's the last): NULL of none.
-      return `${c.math.aggregation === 'any' ? 'argMinIf' : 'argMaxIf'}((${hogqlValueSql(c.math.expr, property, `qc${i}`, field)} AS _qa${i}), (${field('timestamp')}, toString(uuid)), isNotNull(_qa${i})) AS col_${i}`
+      // The first value in time (then by uuid's text) that is not null, as the Node engine's any (argMax's the last): NULL
+      // of none (toNullable: of a value that is never NULL, argMinIf of no rows is its type's default, 0 or '').
+      return `${c.math.aggregation === 'any' ? 'argMinIf' : 'argMaxIf'}(toNullable(${hogqlValueSql(c.math.expr, property, `qc${i}`, field)} AS _qa${i}), (${field('timestamp')}, toString(uuid)), isNotNull(_qa${i})) AS col_${i}`
     }
     const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field), `_q${i}`)
     return `${sql} AS col_${i}`

@@ -9,9 +9,7 @@ import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type Hog
 import { HogqlMathError } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
-import type { QueryTable } from './hogql-tables.js'
-import type { Cte } from './hogql-with.js'
-import type { BounceRule } from './experiment-types.js'
+import type { QueryClock } from './hogql-clock.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -89,22 +87,6 @@ const INTERVAL_MONTHS: Readonly<Record<string, number>> = { month: 1, quarter: 3
 const MONTH_INTERVALS = new WeakMap<HogqlNode, number>()
 /** Each interval's count and unit as written: toStartOfInterval reads them (7 days and 1 week start on other days). */
 const INTERVAL_UNITS = new WeakMap<HogqlNode, { n: number; unit: string }>()
-
-export interface QueryClock {
-  now: number
-  /** The project's time zone: a date and time without an offset is its wall clock, as PostHog reads it. */
-  zone: string
-  /** The table whose fields the query reads (events unless said). */
-  table?: QueryTable
-  /** A query of a subquery (`FROM (SELECT …) [AS alias]`) reads its columns by name. */
-  source?: { columns: ReadonlyArray<{ name: string; node: () => HogqlNode }> }
-  /** The names that may stand before a field and a dot: the table's and its alias (`events.event`, `e.event`). */
-  qualifiers?: readonly string[]
-  /** The queries WITH names (hogql-with.ts), which FROM reads by name, the innermost WITH's last. */
-  ctes?: readonly Cte[]
-  /** When a session bounces, for the sessions table's `$is_bounce` (DEFAULT_BOUNCE when absent). */
-  bounce?: BounceRule
-}
 
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/
 

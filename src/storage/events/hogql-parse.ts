@@ -5,9 +5,10 @@
  */
 import type { HogqlField, HogqlMath, HogqlNode } from './hogql-math.js'
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
-import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime, type QueryClock } from './hogql-datetime.js'
+import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
+import type { QueryClock } from './hogql-clock.js'
 import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
-import { HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import { closingAt, HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
@@ -140,6 +141,14 @@ class Parser {
     const close = this.#isPunct('[') ? ']' : ')'
     if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${this.#where()}.`)
     this.#i++
+    // `x IN (SELECT …)`: the query's hook plans the subquery and gives the node its values will fill.
+    if (this.clock.inQuery !== undefined && close === ')' && (this.#isWord('select') || this.#isWord('with'))) {
+      const end = closingAt(this.tokens, this.#i - 1)
+      if (end < 0) throw new HogqlMathError(`The subquery of IN is not closed ${this.#where()}.`)
+      const node = this.clock.inQuery(this.tokens.slice(this.#i, end), left, this.clock)
+      this.#i = end + 1
+      return node
+    }
     const items: HogqlNode[] = []
     for (;;) {
       items.push(this.#additive())
@@ -259,19 +268,12 @@ class Parser {
 
   /** One key of a property path: `.name` or `['text']`. */
   #key(): string {
-    if (this.#isPunct('.')) {
-      this.#i++
-      const t = this.#peek()
-      if (t?.kind !== 'name') throw new HogqlMathError(`Expected a property name after "." ${this.#where()}.`)
-      this.#i++
-      return t.value
-    }
+    const dot = this.#isPunct('.')
+    const t = this.tokens[++this.#i]
+    if (t?.kind !== (dot ? 'name' : 'text')) throw new HogqlMathError(dot ? `Expected a property name after "." ${this.#where()}.` : "Expected a 'string' key in properties[...].")
     this.#i++
-    const t = this.#peek()
-    if (t?.kind !== 'text') throw new HogqlMathError("Expected a 'string' key in properties[...].")
-    this.#i++
-    this.#expect(']')
-    return t.value
+    if (!dot) this.#expect(']')
+    return t.value as string
   }
 
   #call(name: string): HogqlNode {

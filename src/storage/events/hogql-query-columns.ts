@@ -4,10 +4,11 @@
  * read the groups' columns as `col_<i>` fields and are computed once those are.
  */
 import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNode } from './hogql-math.js'
-import { checkDatetimes, isDate, isDatetime, markDate, markDatetime, type QueryClock } from './hogql-datetime.js'
+import { checkDatetimes, isDate, isDatetime, markDate, markDatetime } from './hogql-datetime.js'
+import type { QueryClock } from './hogql-clock.js'
 import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
 import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
-import { HogqlMathError, type Token } from './hogql-tokens.js'
+import { closingAt, HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
 
 export interface QueryColumn {
   name: string
@@ -54,11 +55,16 @@ export function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, 
   return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
 }
 
-const isPunct = (t: Token | undefined, value: string) => t?.kind === 'punct' && t.value === value
-
 /** The names in the tokens not after a dot (`properties.count` is a key), and whether each is called. */
 function names(tokens: Token[]): Array<{ name: string; called: boolean }> {
-  return tokens.flatMap((t, i) => (t.kind === 'name' && !t.quoted && !isPunct(tokens[i - 1], '.') ? [{ name: t.value, called: isPunct(tokens[i + 1], '(') }] : []))
+  const found: Array<{ name: string; called: boolean }> = []
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]
+    // A subquery's (`x IN (SELECT …)`) are its own.
+    if (isPunct(t, '(') && (isWord(tokens[i + 1], 'select') || isWord(tokens[i + 1], 'with'))) i = Math.max(i, closingAt(tokens, i))
+    else if (t.kind === 'name' && !t.quoted && !isPunct(tokens[i - 1], '.')) found.push({ name: t.value, called: isPunct(tokens[i + 1], '(') })
+  }
+  return found
 }
 
 /** Whether the tokens call an aggregation (`sum(x) / count()`). */

@@ -26,12 +26,14 @@
  * keys, the only keys skylark has.
  */
 import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
-import { COMPARISONS, type QueryClock } from './hogql-datetime.js'
+import { COMPARISONS } from './hogql-datetime.js'
+import type { QueryClock } from './hogql-clock.js'
 import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
+import { inSubqueries, type InSet } from './hogql-in.js'
 import { picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
@@ -98,6 +100,8 @@ export interface HogqlQueryPlan {
    * neither grouped nor DISTINCT whose first ORDER BY key is `timestamp`, as PostHog's keyset paging writes them.
    */
   scan: 'asc' | 'desc' | null
+  /** The subqueries of `x IN (SELECT …)` anywhere in a whole query, inner ones first: run, and their nodes filled (fillInSet), before it. */
+  inSets: InSet[]
 }
 
 /**
@@ -222,7 +226,7 @@ export function withPersons(plan: HogqlQueryPlan, persons: readonly PersonProper
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
 export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS, values: PlaceholderValues = {}): HogqlQueryPlan {
   const { tokens, text } = queryTokens(input, values)
-  return planOf(tokens, text, clock, defaultLimit, 0)
+  return topPlan(tokens, text, clock, defaultLimit)
 }
 
 /** A query's text (a last `;` dropped) and its tokens, placeholders filled. */
@@ -232,9 +236,11 @@ export function queryTokens(input: string, values: PlaceholderValues): { tokens:
   return { tokens: fillPlaceholders(tokenize(text), values), text }
 }
 
-/** The plan of a whole query's tokens (one SELECT, or WITH … SELECT). */
+/** The plan of a whole query's tokens (one SELECT, or WITH … SELECT), with the subqueries of its INs. */
 export function topPlan(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number): HogqlQueryPlan {
-  return planOf(tokens, text, clock, defaultLimit, 0)
+  const inSets: InSet[] = []
+  const inQuery = inSubqueries((sub, at) => planOf(sub, text, at, null, 1), inSets)
+  return { ...planOf(tokens, text, { ...clock, inQuery }, defaultLimit, 0), inSets }
 }
 
 /** The plan of a SELECT's tokens; `defaultLimit` null for a subquery, whose rows are all read without LIMIT. */
@@ -376,6 +382,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     persons: [],
     readsProperties: nodes.some(readsWhole),
     stored: table === 'events' ? STORED_FIELDS.filter((name) => nodes.some((n) => hogqlFields(n).includes(name))) : [],
+    inSets: [],
     scan: table === 'events' && source === null && !grouped && !distinct && orderBy[0]?.expr.op === 'field' && orderBy[0].expr.field === 'timestamp' ? (orderBy[0].desc ? 'desc' : 'asc') : null,
   }
 }

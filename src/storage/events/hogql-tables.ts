@@ -2,7 +2,8 @@
  * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `FROM persons` or `FROM groups`) and the fields of
  * each, as the parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
-import { markDatetime, type QueryClock } from './hogql-datetime.js'
+import { markDatetime } from './hogql-datetime.js'
+import type { QueryClock } from './hogql-clock.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 

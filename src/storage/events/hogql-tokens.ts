@@ -16,15 +16,18 @@ export type Token = ({ kind: 'number'; value: number } | { kind: 'text'; value: 
 
 export const isPunct = (t: Token | undefined, value: string): boolean => t?.kind === 'punct' && t.value === value
 
-/** Whether the parenthesis at `open` closes at the end of `tokens`, not before. */
-export function closesAtEnd(tokens: Token[], open: number): boolean {
+/** Where the parenthesis at `open` closes, -1 where it does not. */
+export function closingAt(tokens: Token[], open: number): number {
   let depth = 0
   for (let i = open; i < tokens.length; i++) {
     if (isPunct(tokens[i], '(')) depth++
-    else if (isPunct(tokens[i], ')') && --depth === 0) return i === tokens.length - 1
+    else if (isPunct(tokens[i], ')') && --depth === 0) return i
   }
-  return false
+  return -1
 }
+
+/** Whether the parenthesis at `open` closes at the end of `tokens`, not before. */
+export const closesAtEnd = (tokens: Token[], open: number): boolean => closingAt(tokens, open) === tokens.length - 1
 
 /** Whether `t` is `word` unquoted (any case). */
 export function isWord(t: Token | undefined, word: string): boolean {

@@ -4,7 +4,7 @@
  * DISTINCT), named and typed as the first's, as ClickHouse answers it. Each keeps its own ORDER BY and LIMIT (HogQL's
  * grammar gives the set none of its own); one without LIMIT reads at most the answer's rows and one more.
  */
-import type { QueryClock } from './hogql-datetime.js'
+import type { QueryClock } from './hogql-clock.js'
 import { MAX_SELECT_RETURNED_ROWS, queryTokens, topPlan, type HogqlQueryPlan, type QueryColumn } from './hogql-query.js'
 import type { PlaceholderValues } from './hogql-placeholders.js'
 import { closesAtEnd, HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'

@@ -139,6 +139,15 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select count() from (select 1 as k, count() * 2 from events where event = 'none')"), [[1]], 'of no events too')
   })
 
+  t.test('x IN (SELECT …) reads the values of a subquery run first', async (t) => {
+    // The buyers of n ≥ 25 are user-6 (26) and user-9 (29); their events are 3 each.
+    t.same(await rows("select distinct_id, count() from events where distinct_id in (select distinct_id from events where event = 'buy' and properties.n >= 25) group by distinct_id order by distinct_id"), [['user-6', 3], ['user-9', 3]])
+    t.same(await rows("select count() from events where event != 'recent' and distinct_id not in (select distinct_id from events where properties.n < 28)"), [[0]], 'every user sent an event before the 28th')
+    t.same(await rows("select any(1.5), argMax(2, timestamp), argMin(event, timestamp) from events where event = 'none'"), [[null, null, null]], 'any, argMin and argMax of no events are NULL')
+    const many = await query('select count() from events where uuid in (select uuid from events)')
+    t.same(many.body.results, [[31]])
+  })
+
   t.test('a query without FROM is one row of constants', async (t) => {
     t.same(await rows("select 1 + 1, toDate(toDateTime('2024-01-31')) + interval 1 day, formatDateTime(toDateTime('2024-01-05 10:00:00'), '%F %a')"), [[2, '2024-02-01', '2024-01-05 Fri']])
     t.same(await rows('select count() union all select count() from events where event = \'buy\''), [[1], [10]], 'beside a query of events')

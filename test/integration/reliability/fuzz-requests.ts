@@ -243,6 +243,7 @@ function queryBody(rng: Rng): Record<string, unknown> {
     `SELECT properties.x FROM events WHERE ${hostileString(rng)} ORDER BY timestamp`,
     `SELECT ${rng.pick(['*', 'avg($session_duration)', 'argMax(session_id, timestamp)', 'distinct_id, $is_bounce', hostileString(rng)])} FROM sessions${rng.pick(['', ' WHERE $start_timestamp > now() - interval 7 day', ` WHERE ${hostileString(rng)}`])}`,
     `SELECT ${rng.pick(['1', 'now()', 'count()', '*', 'event', hostileString(rng)])}${rng.pick(['', ' WHERE 0', ' LIMIT 0', ` WHERE ${hostileString(rng)}`])}`,
+    `SELECT count() FROM events WHERE distinct_id ${rng.pick(['IN', 'NOT IN'])} (SELECT ${rng.pick(['distinct_id', 'uuid', 'event, uuid', '*', hostileString(rng)])} FROM events${rng.pick(['', ' LIMIT 2000', ` WHERE ${hostileString(rng)}`])})`,
     `SELECT event, count() FROM events GROUP BY event UNION ${rng.pick(['ALL', 'DISTINCT', '', 'ALL ALL'])} ${rng.pick(["SELECT 'all', count() FROM events", 'SELECT 1 FROM events', `(${hostileString(rng)})`, 'SELECT * FROM persons'])}`,
     `WITH ${rng.pick(['7 AS k,', '', hostileString(rng)])} q AS (SELECT toStartOfInterval(timestamp, interval ${rng.pick(['15 minute', '0 day', '99999999999 year', '-1 hour', '1.5 week'])}) AS t, formatDateTime(t, '${rng.pick(['%F %T', '%k', '%', '%%%M'])}') AS f, count() AS n FROM events GROUP BY t, f) SELECT ${rng.pick(['*', 'sum(n)', 'k', hostileString(rng)])} FROM q`,
     `SELECT ${'('.repeat(rng.int(200))}1${')'.repeat(rng.int(200))} FROM events`,

@@ -2,6 +2,7 @@ import t from 'tap'
 import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { fillInSet } from '../../../src/storage/events/hogql-in.js'
 import { runHogqlQuery, type QueryEvent, type QueryGroup, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
@@ -432,6 +433,29 @@ t.test("a query without FROM reads one row of no fields, as ClickHouse's system.
   t.throws(() => plan('select properties.x'), /Unknown field "properties": a query without FROM/)
   t.throws(() => plan('select *'), /SELECT \* reads the columns of a table: a query without FROM has none/)
   t.same(run('select event from events limit 0'), [], 'LIMIT 0 is no rows')
+})
+
+t.test('x IN (SELECT …) tests x against the values of a subquery, run first', async (t) => {
+  // Each subquery run on the same events, inner ones first, then the query: as the query endpoint runs them.
+  const withSets = (text: string, count = 10) => {
+    const p = plan(text)
+    for (const set of p.inSets) fillInSet(set, runHogqlQuery(set.plan, events(count, innermost(set.plan).paths), null).map((row) => row[0]))
+    return runHogqlQuery(p, events(count, innermost(p).paths), null).map((row) => row.slice(0, p.shown))
+  }
+  // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8.
+  t.same(withSets('select count() from events where distinct_id in (select distinct_id from events where properties.n > 7)'), [[7]], "u0's and u2's events")
+  t.same(withSets('select count() from events where distinct_id not in (select distinct_id from events where properties.n > 7)'), [[3]])
+  t.same(withSets("select count() from events where distinct_id in (select distinct_id from events where event = 'none')"), [[0]], 'an empty set')
+  t.same(withSets('select count() from events where properties.n in (select max(properties.n) from events group by distinct_id)'), [[3]], 'numbers')
+  t.same(withSets('select properties.n from events where timestamp in (select max(timestamp) from events)'), [['9']], 'dates and times')
+  const nested = 'select count() from events where distinct_id in (select distinct_id from events where properties.n in (select min(properties.n) from events group by distinct_id) and properties.n > 1)'
+  t.same([plan(nested).inSets.length, withSets(nested)], [2, [[3]]], "inner ones first: u2's least n is 2")
+  t.same(withSets('with big as (select distinct_id from events where properties.n = 9) select distinct event from events where distinct_id in (select * from big)'), [['even'], ['odd']], 'a name WITH gives, within it')
+  const within = plan("select properties.n as c0, concat(toString(c0), if(properties.n in (select max(properties.n) from events group by distinct_id), 'y', 'n')) from events")
+  t.equal(within.grouped, false, "a subquery's aggregation is its own, and its names: the query around it does not group")
+  t.throws(() => plan('select 1 from events where event in (select event, uuid from events)'), /The subquery of IN gives one column here, not 2/)
+  t.throws(() => withSets('select 1 from events where properties.n in (select properties.n from events)', 1100), /The subquery of IN gives too many values here: at most 1000/)
+  t.throws(() => plan('select 1 from events where event in (select event from events'), /The subquery of IN is not closed/)
 })
 
 t.test('WITH names queries FROM reads as subqueries, and expressions the query reads by name', async (t) => {

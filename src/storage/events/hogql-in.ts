@@ -1,0 +1,55 @@
+/**
+ * `x IN (SELECT …)` of a HogQL query: the parser hands the subquery's tokens to the query's hook (QueryClock's
+ * `inQuery`), which plans it and gives a node to stand for the test; the caller runs each subquery first, inner ones
+ * first, and fills its node with the values as `x = v1 or x = v2 …` (fillInSet), the form of a literal IN list, so the
+ * stores run the query as one written with its values (ClickHouse's SQL as one IN). NULLs are in no set, as in
+ * ClickHouse's IN.
+ */
+import type { QueryClock } from './hogql-clock.js'
+import { MAX_IN_TERMS, size } from './hogql-functions.js'
+import type { HogqlNode, HogqlValue } from './hogql-math.js'
+import type { HogqlQueryPlan } from './hogql-query.js'
+import { HogqlMathError, type Token } from './hogql-tokens.js'
+
+/** A subquery of IN: its plan, the left side it tests, and the node its values fill. */
+export interface InSet {
+  plan: HogqlQueryPlan
+  left: HogqlNode
+  node: HogqlNode
+}
+
+/** Subqueries of IN within subqueries of IN, at most. */
+const MAX_NESTING = 3
+
+/** The hook that plans each subquery of IN (`plan`) and keeps it in `sets`, inner ones first. */
+export function inSubqueries(plan: (tokens: Token[], clock: QueryClock) => HogqlQueryPlan, sets: InSet[]): NonNullable<QueryClock['inQuery']> {
+  let nesting = 0
+  return (tokens, left, clock) => {
+    if (nesting === MAX_NESTING) throw new HogqlMathError(`Subqueries of IN nest at most ${MAX_NESTING} deep here.`)
+    nesting++
+    let sub: HogqlQueryPlan
+    try {
+      sub = plan(tokens, clock)
+    } finally {
+      nesting--
+    }
+    if (sub.shown !== 1) throw new HogqlMathError(`The subquery of IN gives one column here, not ${sub.shown}.`)
+    // One value more than a set holds is enough to refuse it.
+    sub.fetch = Math.min(sub.fetch, MAX_IN_TERMS + 1)
+    // Until filled, a test that reads the left side (the plan's paths are found in its nodes) as a date and time
+    // may be read (compared with one), and that no fill leaves.
+    const node: HogqlNode = { op: 'or', type: 'number', args: [{ op: '=', type: 'number', args: [left, left] }] }
+    sets.push({ plan: sub, left, node })
+    return node
+  }
+}
+
+/** The set's node as the test of its values (the subquery's rows' one column). */
+export function fillInSet(set: InSet, values: readonly HogqlValue[]): void {
+  const distinct = [...new Set(values.filter((v) => v !== null))]
+  if (distinct.length * size(set.left) > MAX_IN_TERMS) throw new HogqlMathError(`The subquery of IN gives too many values here: at most ${MAX_IN_TERMS} (fewer for a left side that is no property).`)
+  const equals = distinct.map((v): HogqlNode => ({ op: '=', type: 'number', args: [set.left, typeof v === 'number' ? { op: 'number', type: 'number', value: v } : { op: 'text', type: 'text', value: v }] }))
+  // None: a test no row passes (0 = 1).
+  const none: HogqlNode = { op: '=', type: 'number', args: [{ op: 'number', type: 'number', value: 0 }, { op: 'number', type: 'number', value: 1 }] }
+  ;(set.node as { args: HogqlNode[] }).args = equals.length === 0 ? [none] : equals
+}
