@@ -32,15 +32,12 @@ const SPECIFIERS = new Map<string, (p: Parts) => HogqlNode>([
   ['y', (p) => padded({ op: '-', type: 'number', args: [p('year'), { op: '*', type: 'number', args: [century(p), num(100)] }] }, 2)],
   ['C', (p) => padded(century(p), 2)],
   ['m', (p) => padded(p('month'), 2)],
-  ['c', (p) => padded(p('month'), 2)],
   ['d', (p) => padded(p('dayOfMonth'), 2)],
   ['e', (p) => call('if', 'text', { op: '<', type: 'number', args: [p('dayOfMonth'), num(10)] }, call('concat', 'text', text(' '), p('dayOfMonth')), call('toString', 'text', p('dayOfMonth')))],
   ['H', (p) => padded(p('hour'), 2)],
   ['I', (p) => padded(twelve(p), 2)],
-  ['h', (p) => padded(twelve(p), 2)],
   ['i', (p) => padded(p('minute'), 2)],
   ['S', (p) => padded(p('second'), 2)],
-  ['s', (p) => padded(p('second'), 2)],
   // Microseconds: the stores keep ms.
   ['f', (p) => call('concat', 'text', padded(p('millisecond'), 3), text('000'))],
   ['j', (p) => padded(p('dayOfYear'), 3)],
@@ -56,8 +53,8 @@ const SPECIFIERS = new Map<string, (p: Parts) => HogqlNode>([
   ['t', () => text('\t')],
   ['%', () => text('%')],
 ])
-/** The specifiers that stand for others. */
-const SHORTHANDS: Readonly<Record<string, string>> = { F: '%Y-%m-%d', D: '%m/%d/%y', T: '%H:%i:%S', R: '%H:%i', r: '%h:%i %p' }
+/** The specifiers that stand for others (ClickHouse's synonyms among them). */
+const SHORTHANDS: Readonly<Record<string, string>> = { c: '%m', h: '%I', s: '%S', F: '%Y-%m-%d', D: '%m/%d/%y', T: '%H:%i:%S', R: '%H:%i', r: '%I:%i %p' }
 const READ = [...SPECIFIERS.keys(), ...Object.keys(SHORTHANDS)].map((s) => `%${s}`).join(' ')
 
 /** The pieces `pattern` writes, appended to `pieces`: texts as they are, each specifier's text. */

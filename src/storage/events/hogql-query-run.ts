@@ -7,6 +7,7 @@ import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
+import { picksOne } from './hogql-functions.js'
 
 /** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
 export interface QueryEvent {
@@ -98,7 +99,7 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
 
 /** `value` of the row at `at` (ms) with the uuid `id` added to the aggregate. */
 function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string): void {
-  if (math.aggregation === 'any' || math.aggregation === 'last') {
+  if (picksOne(math)) {
     // ClickHouse's any is whichever value it meets first; the first in time is one both stores give alike. argMax's
     // is the last in time (then by uuid's text), as argMin's is the first.
     const later = a.first !== null && (at > a.first.at || (at === a.first.at && id > a.first.id))
