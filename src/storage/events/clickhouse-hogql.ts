@@ -8,7 +8,8 @@
 import { matchSql, quote } from './clickhouse-schema.js'
 import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import type { PersonProperty } from './experiment-types.js'
-import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
+import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN } from './hogql-values.js'
+import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { textNumberSql } from './numbers.js'
 import { calendarSql, truncateSql } from './clickhouse-periods.js'
@@ -239,39 +240,6 @@ class Compiler {
     return `if(ifNull(${fits}, 0), toFloat64(toInt64OrNull(${t})), ${NULL_NUMBER})`
   }
 
-  /**
-   * hogqlRound (hogql-values.ts): the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that it took away
-   * from zero (18.16 does; current servers take ties to even) taken to the even neighbour, trunc(v). A lambda
-   * reads the value, as 18.16 copies an alias's SQL wherever the alias is read, and nested rounds would grow
-   * the query past its limit.
-   */
-  #round(node: HogqlNode & { op: 'call' }): string {
-    const places = node.args.length === 2 ? (node.args[1] as { value: number }).value : 0
-    const scale = `toFloat64(${roundScaleSql(places)})`
-    const x = this.number(node.args[0])
-    const v = this.fresh()
-    const nearest = `if(abs(${v} - round(${v})) = 0.5 AND round(${v}) - 2 * floor(round(${v}) / 2) = 1, trunc(${v}), round(${v}))`
-    const scaled = places === 0 ? x : `${x} ${places > 0 ? '*' : '/'} ${scale}`
-    const rounded = `arrayMap(${v} -> ${nearest}, [${scaled}])[1]`
-    return places === 0 ? rounded : `(${rounded} ${places > 0 ? '/' : '*'} ${scale})`
-  }
-
-  /**
-   * hogqlSubstring: ClickHouse's substring where 18.16 computes it as current servers do. A negative length is cut
-   * from the end first (reverse() is of bytes; 18.16 cuts one byte too few after a positive offset), the offset then
-   * counted within what is left; an offset 0 is an empty slice (18.16 refuses it), NULL for a NULL text.
-   */
-  #substring(node: HogqlNode & { op: 'call' }): string {
-    const text = this.compile(node.args[0])
-    const [offset, length] = node.args.slice(1).map((a) => (a as { value: number }).value) as [number, number]
-    const empty = `substring(${text}, 1, 0)`
-    if (offset === 0) return empty
-    if (length >= 0) return `substring(${text}, ${offset}, ${length})`
-    const cut = `reverse(substring(reverse(${text}), ${1 - length}))`
-    if (offset > 0) return `substring(${cut}, ${offset})`
-    return offset - length < 0 ? `substring(${cut}, ${offset - length})` : empty
-  }
-
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
   #logical(op: 'and' | 'or', nodes: readonly HogqlNode[]): string {
     const args = nodes.map((n) => this.bind(this.number(n)))
@@ -335,14 +303,24 @@ class Compiler {
         const [pattern, replacement] = args.slice(1).map((a) => (a as { value: string }).value)
         return pattern === '' ? this.compile(args[0]) : `${node.fn}(${this.compile(args[0])}, ${hogqlTextSql(pattern)}, ${hogqlTextSql(replacement)})`
       }
-      case 'substring':
-        return this.#substring(node)
+      case 'substring': {
+        const [offset, length] = args.slice(1).map((a) => (a as { value: number }).value) as [number, number]
+        return substringSql(this.compile(args[0]), offset, length)
+      }
       case 'toInt':
         return args[0].type === 'text' ? this.#textInt(args[0]) : this.#numberInt(args[0])
       case 'concat':
         return `concat(${args.map((a) => `ifNull(${this.text(a)}, '')`).join(', ')})`
       case 'round':
-        return this.#round(node)
+        return roundSql(this.number(args[0]), args.length === 2 ? (args[1] as { value: number }).value : 0, this.fresh())
+      case 'sign':
+      case 'modulo':
+      case 'moduloOrZero':
+      case 'intDiv':
+      case 'intDivOrZero':
+        return numberCallSql(node.fn, args.map((a) => this.number(a)), [this.fresh(), this.fresh()])
+      case 'pow':
+        return `pow(${this.number(args[0])}, ${this.number(args[1])})`
       case 'match':
         // The pattern is a literal (hogql-parse.ts).
         return `toFloat64(${matchSql(this.compile(args[0]), (args[1] as { value: string }).value)})`

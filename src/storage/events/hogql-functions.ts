@@ -3,7 +3,7 @@
  * calls: how many arguments, which must be texts or literals, and the type of the value. hogql-parse.ts reads the
  * calls with them (and an aggregation call as the aggregation it is, mathOf); clickhouse-hogql.ts writes some by them.
  */
-import type { HogqlAggregation, HogqlFunction, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import type { HogqlAggregation, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 
@@ -16,7 +16,7 @@ export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any
 export const picksOne = (math: HogqlMath | null | undefined): boolean => math?.aggregation === 'any' || math?.aggregation === 'last'
 /** A function's name, fewest arguments and most arguments. */
 export type FunctionSpec = readonly [HogqlFunction, number, number]
-export const FUNCTIONS: readonly FunctionSpec[] = [
+export const FUNCTIONS = [
   ['toFloat', 1, 1],
   ['coalesce', 1, 64],
   ['ifNull', 2, 2],
@@ -24,6 +24,19 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   ['abs', 1, 1],
   ['floor', 1, 1],
   ['ceil', 1, 1],
+  ['trunc', 1, 1],
+  ['sign', 1, 1],
+  ['sqrt', 1, 1],
+  ['exp', 1, 1],
+  ['log', 1, 1],
+  ['log2', 1, 1],
+  ['log10', 1, 1],
+  ['pow', 2, 2],
+  // `a % b` is modulo(a, b), as HogQL prints it.
+  ['modulo', 2, 2],
+  ['moduloOrZero', 2, 2],
+  ['intDiv', 2, 2],
+  ['intDivOrZero', 2, 2],
   ['isNull', 1, 1],
   ['isNotNull', 1, 1],
   ['lower', 1, 1],
@@ -48,8 +61,12 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   ['replaceOne', 3, 3],
   // As PostHog's HogQL maps it (functions/mapping.py): always with a length.
   ['substring', 3, 3],
-]
-export const FUNCTION_BY_NAME = new Map(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
+] as const
+export type HogqlFunction = (typeof FUNCTIONS)[number][0]
+/** ClickHouse's other names of some (`power`, `ln`), read as the function they name. */
+const SYNONYMS = [['power', 'pow'], ['ln', 'log']] as const
+export const FUNCTION_BY_NAME = new Map<string, FunctionSpec>(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
+for (const [synonym, fn] of SYNONYMS) FUNCTION_BY_NAME.set(synonym, FUNCTION_BY_NAME.get(fn.toLowerCase())!)
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
 export const SUGAR = ['multiIf', 'nullIf']
 

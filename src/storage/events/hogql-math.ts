@@ -14,7 +14,7 @@
  * reads them: docs/architecture.md, "HogQL math and filters"), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
- * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, round (hogql-values.ts computes these), isNull, isNotNull, toString and
+ * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, trunc, sign, sqrt, exp, log, log2, log10, pow, modulo (`%`), intDiv and their -OrZero, round (hogql-values.ts computes these), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:
  * on bytes, a character substring cuts kept as its bytes, hogql-values.ts's textBytes; ASCII case; the replacements'
@@ -31,9 +31,10 @@
  * name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where the metric is read.
  */
 import { like } from '../../common/sql-like.js'
-import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
+import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { calendarPart, truncateMs } from './hogql-datetime.js'
+import type { HogqlFunction } from './hogql-functions.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -59,37 +60,7 @@ export const isColumnRef = (name: HogqlField): name is ColumnRef => name.startsW
 /** A column (its index) of the subquery a query reads (`FROM (SELECT …)`, hogql-query.ts): each of its rows' value. */
 export type SourceRef = `sub_${number}`
 export const isSourceRef = (name: HogqlField): name is SourceRef => name.startsWith('sub_')
-export type HogqlFunction =
-  | 'toFloat'
-  | 'coalesce'
-  | 'ifNull'
-  | 'if'
-  | 'abs'
-  | 'floor'
-  | 'ceil'
-  | 'isNull'
-  | 'isNotNull'
-  | 'lower'
-  | 'upper'
-  | 'length'
-  | 'empty'
-  | 'notEmpty'
-  | 'startsWith'
-  | 'endsWith'
-  | 'match'
-  | 'toString'
-  | 'concat'
-  | 'toInt'
-  | 'round'
-  | 'greatest'
-  | 'least'
-  | 'trim'
-  | 'trimLeft'
-  | 'trimRight'
-  | 'position'
-  | 'replaceAll'
-  | 'replaceOne'
-  | 'substring'
+export type { HogqlFunction }
 
 export type HogqlNode = { type: HogqlType } & (
   | { op: 'number'; value: number }
@@ -380,10 +351,10 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
       return text === null || pattern === null ? null : regex(pattern)?.test(text) === true ? 1 : 0
     }
     default: {
-      // toFloat, abs, floor, ceil: a text operand is read as toFloat reads it.
-      const a = asNumber(args[0], value(args[0]))
-      if (a === null || node.fn === 'toFloat') return a
-      return node.fn === 'abs' ? Math.abs(a) : node.fn === 'floor' ? Math.floor(a) : Math.ceil(a)
+      // toFloat and the functions of numbers: a text operand is read as toFloat reads it.
+      const [a, b = 0] = args.map((n) => asNumber(n, value(n)))
+      if (a === null || b === null) return null
+      return node.fn === 'toFloat' ? a : numberCall(node.fn, a, b)
     }
   }
 }

@@ -166,11 +166,11 @@ class Parser {
   }
 
   #additive(): HogqlNode {
-    return this.#arithmetic(['+', '-'], () => this.#arithmetic(['*', '/'], () => this.#unary()))
+    return this.#arithmetic(['+', '-'], () => this.#arithmetic(['*', '/', '%'], () => this.#unary()))
   }
 
-  /** Left-associative operators of one precedence; each one nests the chain a level deeper. */
-  #arithmetic(ops: ReadonlyArray<'+' | '-' | '*' | '/'>, next: () => HogqlNode): HogqlNode {
+  /** Left-associative operators of one precedence; each one nests the chain a level deeper. `a % b` is modulo(a, b). */
+  #arithmetic(ops: ReadonlyArray<'+' | '-' | '*' | '/' | '%'>, next: () => HogqlNode): HogqlNode {
     let node = next()
     let levels = 0
     for (let op = ops.find((o) => this.#isPunct(o)); op !== undefined; op = ops.find((o) => this.#isPunct(o))) {
@@ -178,7 +178,7 @@ class Parser {
       this.#i++
       const left = node
       const right = next()
-      node = (op === '+' || op === '-') && isDatetime(left) && isInterval(right) ? shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock) : { op, type: 'number', args: [left, right] }
+      node = op === '%' ? { op: 'call', fn: 'modulo', type: 'number', args: [left, right] } : (op === '+' || op === '-') && isDatetime(left) && isInterval(right) ? shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock) : { op, type: 'number', args: [left, right] }
     }
     return node
   }

@@ -56,10 +56,10 @@ interface Aggregate {
 
 /**
  * A row's key for GROUP BY and DISTINCT. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
- * Float64's bits) and NaN from NULL; values are never objects, so markers can't meet one.
+ * Float64's bits) and NaN and ±∞ from NULL; values are never objects, so markers can't meet one.
  */
 function keyOf(values: readonly HogqlValue[]): string {
-  return JSON.stringify(values.map((v) => (Object.is(v, -0) ? { '-0': 1 } : Number.isNaN(v) ? { NaN: 1 } : v)))
+  return JSON.stringify(values.map((v) => (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v)) ? { [Object.is(v, -0) ? '-0' : String(v)]: 1 } : v)))
 }
 
 /** ClickHouse's NULLS LAST, both ways: numbers by value (NaN after them), texts by their bytes. */

@@ -152,6 +152,45 @@ export function hogqlRound(x: number, places: number): number {
   return places > 0 ? nearbyint(x * scale) / scale : nearbyint(x / scale) * scale
 }
 
+/** numberCall's functions of one number that are JavaScript's Math functions. */
+const MATH = new Map<HogqlFunction, (a: number) => number>([
+  ['abs', Math.abs],
+  ['floor', Math.floor],
+  ['ceil', Math.ceil],
+  ['trunc', Math.trunc],
+  ['sqrt', Math.sqrt],
+  ['exp', Math.exp],
+  ['log', Math.log],
+  ['log2', Math.log2],
+  ['log10', Math.log10],
+])
+
+/**
+ * A function of numbers (ClickHouse's over Float64). Exactly ClickHouse's: abs, floor, ceil, trunc and sqrt (IEEE
+ * operations), `modulo` (`a % b`) as a − trunc(a / b) · b (its Float64 modulo: NaN for b = 0, where integers would fail
+ * the query), intDiv as trunc(a / b) (±∞ or NaN for b = 0, likewise), their -OrZero 0 for b = 0, and sign as 1, −1
+ * or 0 (NaN's too). exp, log, log2, log10 and pow are V8's, which may differ from a server's libm in the last digit;
+ * pow keeps C's cases that JavaScript's ** does not (1 to any power, anything to the power 0, −1 to ±∞: 1).
+ */
+export function numberCall(fn: HogqlFunction, a: number, b: number): number {
+  const unary = MATH.get(fn)
+  if (unary !== undefined) return unary(a)
+  switch (fn) {
+    case 'sign':
+      return a > 0 ? 1 : a < 0 ? -1 : 0
+    case 'pow':
+      return a === 1 || b === 0 || (a === -1 && Math.abs(b) === Infinity) ? 1 : a ** b
+    case 'modulo':
+    case 'moduloOrZero':
+      return fn === 'moduloOrZero' && b === 0 ? 0 : a - Math.trunc(a / b) * b
+    case 'intDiv':
+    case 'intDivOrZero':
+      return fn === 'intDivOrZero' && b === 0 ? 0 : Math.trunc(a / b)
+    default:
+      throw new Error(`${fn}() is no function of numbers`)
+  }
+}
+
 /** The SQL literal of round's scale: an integer, which ClickHouse converts to the same double exactly. */
 export function roundScaleSql(places: number): string {
   const p = Math.abs(places)

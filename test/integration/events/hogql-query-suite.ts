@@ -105,6 +105,13 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.match(JSON.parse(whole), { distinct_id: 'user-3', n: 3, plan: 'free', shop: { city: 'Rome' } }, 'properties whole, as its JSON text')
   })
 
+  t.test('% and intDiv bucket numbers; sqrt, pow, log2, sign and the -OrZero divisions compute as ClickHouse does', async (t) => {
+    t.same(await rows("select properties.n % 3 as r, count() from events where event != 'recent' group by r order by r"), [[0, 10], [1, 10], [2, 10]])
+    t.same(await rows("select intDiv(properties.n, 10) as decade, sum(properties.n) from events where event != 'recent' group by decade order by decade"), [[0, 45], [1, 145], [2, 245]])
+    t.same(await rows('select sqrt(properties.n), pow(2, properties.n), log2(power(2, properties.n)), sign(properties.n - 10), intDivOrZero(properties.n, 0), properties.n % 0, -properties.n % 4 from events where properties.n = 9'), [[3, 512, 9, -1, 0, null, -1]], 'NaN of a zero divisor answered as null')
+    t.same(await rows("select toUnixTimestamp(timestamp) % 86400, count() from events where event != 'recent' group by 1"), [[0, 30]], 'seconds into the UTC day')
+  })
+
   t.test("SELECT * reads PostHog's columns of events: created_at, the group keys, $session_id and $window_id among them", async (t) => {
     const res = await query("select * from events where event = 'recent'")
     t.equal(res.status, 200, JSON.stringify(res.body))

@@ -63,6 +63,10 @@ function term(rng: Rng, depth = 0): string {
   if (depth > 1 || rng.chance(0.6)) return rng.chance(0.12) ? rng.pick(CALENDAR) : rng.pick(TERMS)
   return rng.weighted<() => string>([
     [2, () => `${term(rng, depth + 1)} ${rng.pick(['+', '*', '-'])} ${term(rng, depth + 1)}`],
+    [1, () => `${term(rng, depth + 1)} % ${rng.chance(0.5) ? term(rng, depth + 1) : rng.pick(['3', '0', '-2.5'])}`],
+    [1, () => `${rng.pick(['intDiv', 'intDivOrZero', 'moduloOrZero'])}(${term(rng, depth + 1)}, ${rng.chance(0.5) ? term(rng, depth + 1) : rng.pick(['2', '0', '-0.5'])})`],
+    // Not exp, log or pow: V8's and the server's libm differ in the last digit, which a text of the number shows.
+    [1, () => `${rng.pick(['sqrt', 'sign', 'trunc', 'floor', 'ceil', 'abs'])}(${term(rng, depth + 1)})`],
     [1, () => `coalesce(${term(rng, depth + 1)}, ${term(rng, depth + 1)})`],
     [1, () => `if(${rng.pick(CONDITIONS)}, ${term(rng, depth + 1)}, ${term(rng, depth + 1)})`],
   ])()

@@ -59,6 +59,13 @@ const EXPRESSIONS = [
   // Ties (2.5, -0.5, 25 to tens) to even on 18.16 too, which takes them away from zero.
   'round(properties.a) + round(properties.b * 10, -1) + round(properties.amount / 8, 2)',
   'round(round(properties.b, 1) - properties.a, -25) + round(properties.a, 25)',
+  // Float64's modulo and intDiv, written out on 18.16, which fails the query for a zero divisor; its -OrZero and sign.
+  'properties.a % properties.b + intDiv(properties.amount, 7) * 10 + properties.amount % -3 * 100',
+  'properties.a % 0 + intDiv(properties.b, 0)',
+  'moduloOrZero(properties.amount, properties.b) + intDivOrZero(properties.a, 0) * 10 + intDivOrZero(properties.plan, 0)',
+  'sign(properties.a) + sign(properties.b) * 10 + sign(properties.plan) * 100',
+  'sqrt(properties.amount) + trunc(properties.a * 1.5) + pow(properties.b, 2) + pow(1, properties.a) + pow(properties.a, 0)',
+  'log10(properties.amount * 4) + log2(properties.b * 2) + ln(properties.amount) * 0 + exp(properties.b - properties.b)',
   // NULLs left out, as current ClickHouse's greatest and least; a NULL operand of `+` is a constant to 18.16.
   'greatest(properties.a, properties.b, 0) + least(properties.amount, 50, null + properties.a)',
   "least(properties.plan, properties.b) < 'p'",

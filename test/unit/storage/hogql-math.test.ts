@@ -90,6 +90,20 @@ t.test('functions: toFloat, coalesce, ifNull, if, multiIf, nullIf, abs, floor, c
   t.throws(() => parseHogqlMath('nullIf(1)'), /nullIf\(\) takes 2 arguments, got 1/)
 })
 
+t.test("% and intDiv divide as ClickHouse's Float64 does; sqrt, exp, log, pow, sign and trunc as its functions", async (t) => {
+  t.same([value('7 % 3'), value('-7 % 3'), value('7.5 % 2'), value('-7.25 % 2.5'), value('properties.a % 4', { a: '10' })], [1, -1, 1.5, -2.25, 2], 'the remainder has the sign of the dividend: a − trunc(a / b) · b')
+  t.same([value('1 + 7 % 3 * 2'), value('10 % 4 % 3')], [3, 2], '% binds as * and /, from the left')
+  t.same([value('intDiv(7, 2)'), value('intDiv(-7, 2)'), value('intDiv(7.9, 1)'), value('modulo(9, 4)')], [3, -3, 7, 1], 'intDiv truncates toward zero; modulo is %')
+  t.same([value('5 % 0'), value('intDiv(5, 0)'), value('intDiv(-5, 0)')], [Number.NaN, Infinity, -Infinity], 'a zero divisor: NaN and ±∞, as Float64 (integers fail the query in ClickHouse)')
+  t.same([value('moduloOrZero(5, 0)'), value('intDivOrZero(5, 0)'), value('intDivOrZero(properties.a, 0)'), value('moduloOrZero(7, 4)')], [0, 0, null, 3], '-OrZero: 0 for a zero divisor, null for a null operand')
+  t.same([value('sign(-2.5)'), value('sign(0)'), value('sign(3)'), value('sign(properties.a)', { a: 'x' }), value('sign(0 / 0)')], [-1, 0, 1, null, 0], 'sign: −1, 0 or 1; NaN is 0')
+  t.same([value('sqrt(16)'), value('exp(0)'), value('ln(1)'), value('log(exp(1))'), value('log2(8)'), value('log10(1000)'), value('trunc(-2.7)')], [4, 1, 0, 1, 3, 3, -2], 'ln is log, the natural logarithm')
+  t.same([value('pow(2, 10)'), value('power(properties.a, 0.5)', { a: '9' }), value('pow(1, 0 / 0)'), value('pow(0 / 0, 0)'), value('pow(-1, 1 / 0)'), value('pow(-8, 1 / 3)')], [1024, 3, 1, 1, 1, Number.NaN], "power is pow; C's pow where JavaScript's ** differs")
+  t.same([value('sqrt(-1)'), value('log(0)'), value('pow(properties.a, 2)')], [Number.NaN, -Infinity, null], 'outside their domain NaN or −∞; null stays null')
+  t.throws(() => parseHogqlMath('intDiv(1)'), /intDiv\(\) takes 2 arguments, got 1/)
+  t.throws(() => parseHogqlMath('pow(1, 2, 3)'), /pow\(\) takes 2 arguments, got 3/)
+})
+
 t.test("round() rounds as current ClickHouse rounds a Float64: scaled by 10^places, ties to even, the sign of zero kept", async (t) => {
   const rounded = (text: string, a?: string) => value(text, { a: a ?? null })
   t.same([rounded('round(2.5)'), rounded('round(3.5)'), rounded('round(-2.5)'), rounded('round(0.5)'), rounded('round(2.4999)')], [2, 4, -2, 0, 2], 'ties to even')

@@ -1,0 +1,53 @@
+/**
+ * HogQL's calls whose ClickHouse SQL is written out rather than the server's function of the same name, as 18.16
+ * computes that differently from current servers or not at all (clickhouse-hogql.ts's Compiler calls them with its
+ * operands' SQL). A value read more than once is a lambda's parameter (`arrayMap(v -> …, [x])[1]`): 18.16 copies an
+ * alias's SQL wherever the alias is read, and nested calls would grow the query past its limit.
+ */
+import { roundScaleSql } from './hogql-values.js'
+
+/**
+ * hogqlRound (hogql-values.ts): the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that
+ * it took away from zero (18.16 does; current servers take ties to even) taken to the even neighbour, trunc(v).
+ * `v`: a name unique in the query.
+ */
+export function roundSql(x: string, places: number, v: string): string {
+  const scale = `toFloat64(${roundScaleSql(places)})`
+  const nearest = `if(abs(${v} - round(${v})) = 0.5 AND round(${v}) - 2 * floor(round(${v}) / 2) = 1, trunc(${v}), round(${v}))`
+  const scaled = places === 0 ? x : `${x} ${places > 0 ? '*' : '/'} ${scale}`
+  const rounded = `arrayMap(${v} -> ${nearest}, [${scaled}])[1]`
+  return places === 0 ? rounded : `(${rounded} ${places > 0 ? '/' : '*'} ${scale})`
+}
+
+/**
+ * numberCall's definitions (hogql-values.ts) of sign, modulo, intDiv and their -OrZero, of the operands' SQL: 18.16's
+ * modulo and intDiv of Float64 fail the query for a zero divisor, and it has no sign. `[a, b]`: names unique in the query.
+ */
+export function numberCallSql(fn: 'sign' | 'modulo' | 'moduloOrZero' | 'intDiv' | 'intDivOrZero', values: readonly string[], [a, b]: readonly [string, string]): string {
+  const [quotient, remainder] = [`trunc(${a} / ${b})`, `${a} - trunc(${a} / ${b}) * ${b}`]
+  // NULL of a NULL operand before the test of the divisor (18.16's if is NULL for a NULL condition).
+  const orZero = (sql: string) => `if(isNull(${a}) OR isNull(${b}), CAST(NULL AS Nullable(Float64)), if(ifNull(${b} = 0, 0), toFloat64(0), ${sql}))`
+  const bodies = {
+    sign: `toFloat64(${a} > 0) - toFloat64(${a} < 0)`,
+    modulo: remainder,
+    moduloOrZero: orZero(remainder),
+    intDiv: quotient,
+    intDivOrZero: orZero(quotient),
+  }
+  const names = values.length === 1 ? a : `(${a}, ${b})`
+  return `arrayMap(${names} -> ${bodies[fn]}, ${values.map((v) => `[${v}]`).join(', ')})[1]`
+}
+
+/**
+ * hogqlSubstring: ClickHouse's substring where 18.16 computes it as current servers do. A negative length is cut
+ * from the end first (reverse() is of bytes; 18.16 cuts one byte too few after a positive offset), the offset then
+ * counted within what is left; an offset 0 is an empty slice (18.16 refuses it), NULL for a NULL text.
+ */
+export function substringSql(text: string, offset: number, length: number): string {
+  const empty = `substring(${text}, 1, 0)`
+  if (offset === 0) return empty
+  if (length >= 0) return `substring(${text}, ${offset}, ${length})`
+  const cut = `reverse(substring(reverse(${text}), ${1 - length}))`
+  if (offset > 0) return `substring(${cut}, ${offset})`
+  return offset - length < 0 ? `substring(${cut}, ${offset - length})` : empty
+}
