@@ -8,13 +8,14 @@
  * computed at each request (is_cached false): new events are seen at once. An export of such a query
  * (management/exports, `export_context.source`) reads its rows here too.
  */
+import { setImmediate } from 'node:timers/promises'
 import { iso } from '../../common/clock.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
 import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, fillInSet, HogqlMathError, innermost, parseHogqlQuerySet, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, fillInSet, HogqlMathError, innermost, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -76,6 +77,18 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
     const values = (await selectRows(sources, project, set.plan)).map((row) => row[0])
     try {
       fillInSet(set, values)
+    } catch (error) {
+      throw error instanceof HogqlMathError ? new ValidationError('invalid', error.message, null) : error
+    }
+  }
+  // A join: each table's query on its store, then the rows joined and the query run over them here.
+  if (parsed.join !== null) {
+    const sides: HogqlValue[][][] = []
+    for (const side of parsed.join.sides) sides.push(await selectRows(sources, project, side))
+    if (sides.some((rows) => rows.length > MAX_JOIN_ROWS)) throw new ValidationError('invalid', `A table of a join gives at most ${MAX_JOIN_ROWS} rows here: narrow it with WHERE (a condition of one table moves into its query), or aggregate it in a subquery first.`, null)
+    try {
+      // Joined here, pausing every few thousand rows for the requests this thread serves.
+      return runHogqlQuery(parsed, await joinRows(parsed.join, sides, compileRegex, () => setImmediate()), compileRegex).map((row) => row.slice(0, parsed.shown))
     } catch (error) {
       throw error instanceof HogqlMathError ? new ValidationError('invalid', error.message, null) : error
     }

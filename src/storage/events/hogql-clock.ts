@@ -22,6 +22,8 @@ export interface QueryClock {
   ctes?: readonly Cte[]
   /** When a session bounces, for the sessions table's `$is_bounce` (DEFAULT_BOUNCE when absent). */
   bounce?: BounceRule
+  /** A query of a join (hogql-join.ts) reads each name through it: the tokens from `at`, as a node, and where it ends. */
+  joined?: (tokens: readonly Token[], at: number) => { node: HogqlNode; end: number }
   /** `x IN (SELECT …)`: plans the subquery (its tokens, read where `clock` reads) and gives the node its values fill (hogql-in.ts). */
   inQuery?: (tokens: Token[], left: HogqlNode, clock: QueryClock) => HogqlNode
 }

@@ -8,7 +8,7 @@ import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MA
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
-import { closingAt, HogqlMathError, tokenize, type Token } from './hogql-tokens.js'
+import { closingAt, HogqlMathError, isWord, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
@@ -54,11 +54,6 @@ class Parser {
     return t?.kind === 'punct' && t.value === value
   }
 
-  #isWord(word: string): boolean {
-    const t = this.#peek()
-    return t?.kind === 'name' && !t.quoted && t.value.toLowerCase() === word
-  }
-
   #expect(value: string): void {
     if (!this.#isPunct(value)) throw new HogqlMathError(`Expected "${value}" ${this.#where()}.`)
     this.#i++
@@ -79,7 +74,7 @@ class Parser {
 
   #logical(word: 'and' | 'or', next: () => HogqlNode): HogqlNode {
     const args = [next()]
-    while (this.#isWord(word)) {
+    while (isWord(this.#peek(), word)) {
       this.#i++
       args.push(next())
     }
@@ -87,7 +82,7 @@ class Parser {
   }
 
   #not(): HogqlNode {
-    if (!this.#isWord('not')) return this.#comparison()
+    if (!isWord(this.#peek(), 'not')) return this.#comparison()
     this.#i++
     return { op: 'not', type: 'number', args: [this.#nested(() => this.#not())] }
   }
@@ -104,18 +99,16 @@ class Parser {
 
   /** `[not] like|ilike <text>`, `[not] in (<list>)` and `is [not] null` (isNull, isNotNull), or `left` alone when no such word follows. */
   #wordComparison(left: HogqlNode): HogqlNode {
-    if (this.#isWord('is')) {
+    if (isWord(this.#peek(), 'is')) {
       this.#i++
-      const not = this.#isWord('not')
-      if (not) this.#i++
-      if (!this.#isWord('null')) throw new HogqlMathError(`Expected NULL after IS${not ? ' NOT' : ''} ${this.#where()}.`)
+      const not = isWord(this.#peek(), 'not') && ++this.#i > 0
+      if (!isWord(this.#peek(), 'null')) throw new HogqlMathError(`Expected NULL after IS${not ? ' NOT' : ''} ${this.#where()}.`)
       this.#i++
       return typedCall(FUNCTION_BY_NAME.get(not ? 'isnotnull' : 'isnull')!, [left])
     }
-    const negated = this.#isWord('not')
     const at = this.#i
-    if (negated) this.#i++
-    const word = ['like', 'ilike', 'in'].find((w) => this.#isWord(w))
+    const negated = isWord(this.#peek(), 'not') && ++this.#i > 0
+    const word = ['like', 'ilike', 'in'].find((w) => isWord(this.#peek(), w))
     if (word === undefined) {
       this.#i = at
       return left
@@ -142,7 +135,7 @@ class Parser {
     if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${this.#where()}.`)
     this.#i++
     // `x IN (SELECT …)`: the query's hook plans the subquery and gives the node its values will fill.
-    if (this.clock.inQuery !== undefined && close === ')' && (this.#isWord('select') || this.#isWord('with'))) {
+    if (this.clock.inQuery !== undefined && close === ')' && (isWord(this.#peek(), 'select') || isWord(this.#peek(), 'with'))) {
       const end = closingAt(this.tokens, this.#i - 1)
       if (end < 0) throw new HogqlMathError(`The subquery of IN is not closed ${this.#where()}.`)
       const node = this.clock.inQuery(this.tokens.slice(this.#i, end), left, this.clock)
@@ -217,7 +210,14 @@ class Parser {
     if (this.#isPunct('(')) return this.#call(t.value)
     const aliased = this.scope?.alias(t.value)
     if (aliased) return aliased
-    if (this.clock.source !== undefined && !(word === 'interval' && !t.quoted && this.#peek()?.kind === 'number')) return sourceField(this.clock.source, t.value)
+    const column = !(word === 'interval' && !t.quoted && this.#peek()?.kind === 'number')
+    if (this.clock.joined !== undefined && column) {
+      // A name of a join's tables, read by its hook from the name on.
+      const { node, end } = this.clock.joined(this.tokens, this.#i - 1)
+      this.#i = end
+      return node
+    }
+    if (this.clock.source !== undefined && column) return sourceField(this.clock.source, t.value)
     if (word === 'properties' && !t.quoted) {
       // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }

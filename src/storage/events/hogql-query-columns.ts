@@ -73,7 +73,7 @@ export function callsAggregation(tokens: Token[]): boolean {
 }
 
 /** Whether the tokens read one of `aliases`. */
-function readsAlias(tokens: Token[], aliases: ReadonlySet<string>): boolean {
+export function readsAlias(tokens: Token[], aliases: ReadonlySet<string>): boolean {
   return names(tokens).some(({ name, called }) => !called && aliases.has(name))
 }
 

@@ -4,7 +4,7 @@
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
-import { compareHogqlText, hogqlQuantile } from './hogql-values.js'
+import { compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { picksOne } from './hogql-functions.js'
@@ -54,13 +54,6 @@ interface Aggregate {
   first: { value: HogqlValue; at: number; id: string } | null
 }
 
-/**
- * A row's key for GROUP BY and DISTINCT. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
- * Float64's bits) and NaN and ±∞ from NULL; values are never objects, so markers can't meet one.
- */
-function keyOf(values: readonly HogqlValue[]): string {
-  return JSON.stringify(values.map((v) => (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v)) ? { [Object.is(v, -0) ? '-0' : String(v)]: 1 } : v)))
-}
 
 /** ClickHouse's NULLS LAST, both ways: numbers by value (NaN after them), texts by their bytes. */
 function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean): number {
@@ -118,7 +111,8 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
 }
 
 /** The rows a plan reads, of its (innermost) table. */
-export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup>
+/** The rows a plan reads: its table's, or a join's (arrays of its columns). */
+export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup> | Iterable<HogqlValue[]>
 
 /**
  * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
@@ -145,8 +139,9 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
   let current: QueryEvent & QueryPerson & QueryGroup
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
+  // A join's rows (hogql-join.ts's joinRows) are arrays of its columns, as a subquery's.
   const field =
-    plan.source === null
+    plan.source === null && plan.join === null
       ? (name: HogqlField) => current.stored?.[name as StoredField] ?? current[name as Exclude<HogqlField, ColumnRef | StoredField | SourceRef>] ?? ''
       : (name: HogqlField) => (current as unknown as HogqlValue[])[Number(name.slice(4))]
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)

@@ -16,8 +16,8 @@
  * ones; ORDER BY and the columns over aggregations read them likewise (hogql-query-columns.ts). `FROM persons` (or
  * `FROM groups`) reads persons.db's persons (groups) instead, with that table's fields (hogql-tables.ts); `FROM
  * (SELECT …)` reads another query's rows (`source`), as does FROM the name of one a WITH clause names (hogql-with.ts).
- * `{name}` placeholders take the query's values (hogql-placeholders.ts). Queries joined by UNION ALL are
- * hogql-union.ts's, each one planned here.
+ * `{name}` placeholders take the query's values (hogql-placeholders.ts). A FROM with JOINs is hogql-join.ts's, each
+ * table a query planned here (`join`). Queries joined by UNION ALL are hogql-union.ts's, each one planned here.
  *
  * `parseHogqlQuery` makes a plan both stores run (the embedded one in Node, hogql-query-run.ts, ClickHouse as SQL:
  * clickhouse-query.ts; a plan of persons or groups runs in Node on the persons read thread); what it can't read is a
@@ -28,7 +28,7 @@
 import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, type HogqlNode, type PropertyPath, type StoredField } from './hogql-math.js'
 import { COMPARISONS } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
-import { STORED_FIELDS, type QueryTable } from './hogql-tables.js'
+import { ASTERISK, STORED_FIELDS, TABLES, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
@@ -37,6 +37,7 @@ import { inSubqueries, type InSet } from './hogql-in.js'
 import { picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
+import { JoinReader, joins, type JoinPlan } from './hogql-join.js'
 
 export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
 
@@ -100,6 +101,8 @@ export interface HogqlQueryPlan {
    * neither grouped nor DISTINCT whose first ORDER BY key is `timestamp`, as PostHog's keyset paging writes them.
    */
   scan: 'asc' | 'desc' | null
+  /** A FROM with JOINs: its tables' queries, run first, and how their rows join into those it reads (hogql-join.ts). */
+  join: JoinPlan | null
   /** The subqueries of `x IN (SELECT …)` anywhere in a whole query, inner ones first: run, and their nodes filled (fillInSet), before it. */
   inSets: InSet[]
 }
@@ -111,6 +114,8 @@ export interface HogqlQueryPlan {
 const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit', 'offset', 'join', 'inner', 'left', 'right', 'full', 'cross', 'array', 'union', 'with', 'prewhere', 'settings', 'sample', 'format', 'window', 'qualify', 'intersect', 'except', 'final'])
 
 const refuse = (detail: string) => new HogqlMathError(detail)
+/** The words of a JOIN, FROM's when after it (hogql-join.ts reads them). */
+const JOIN_CLAUSES = new Set(['join', 'inner', 'left', 'right', 'full', 'cross', 'array'])
 
 /** Where each top-level clause word stands. */
 function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
@@ -128,26 +133,12 @@ function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
   return found
 }
 
-/**
- * PostHog's `SELECT *` of each table: its fields that are columns, in its order (Table.get_asterisk). Of events
- * skylark has no `person_mode` (which PostHog's ingestion sets apart from the event) and no `elements_chain_*`
- * (arrays, which queries here don't read), so `*` is PostHog's columns without those.
- */
-const TABLES: readonly QueryTable[] = ['events', 'persons', 'groups']
-const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
-  events: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
-  persons: ['id', 'created_at', 'properties', 'is_identified'],
-  // PostHog's `updated_at` too: skylark keeps no time of a group's last change.
-  groups: ['index', 'key', 'created_at', 'properties'],
-  one: [],
-}
-
 /** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
 function itemsOf(tokens: Token[], text: string, table: QueryTable, source: HogqlQueryPlan | null): Array<{ name: string; body: Token[]; aliased: boolean }> {
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
     // A subquery's columns, each read by its name as quoted (`count()` is a name there).
     if (source !== null) return source.columns.slice(0, source.shown).map(({ name }) => ({ name, body: [{ ...tokens[0], kind: 'name', value: name, quoted: true }], aliased: false }))
-    if (table === 'one') throw refuse('SELECT * reads the columns of a table: a query without FROM has none.')
+    if (table === 'one' || table === 'join') throw refuse(table === 'one' ? 'SELECT * reads the columns of a table: a query without FROM has none.' : 'SELECT * of a join is not read here: name the columns (e.event, p.properties.email …).')
     return ASTERISK[table].map((name) => ({ name, body: tokenize(name), aliased: false }))
   }
   const last = tokens[tokens.length - 1]
@@ -155,13 +146,16 @@ function itemsOf(tokens: Token[], text: string, table: QueryTable, source: Hogql
   return [{ name: text.slice(tokens[0].start, last.end), body: tokens, aliased: false }]
 }
 
+/** FROM's table as read: its name, or the subquery (or named query) whose rows it reads, and its qualifiers. */
+type From = { table: QueryTable; source: HogqlQueryPlan | null; qualifiers: string[] }
+
 /**
  * FROM's table, or its subquery's plan: `events [[AS] e]`, `(SELECT …) [[AS] s]`, or a query WITH names (`recent
  * [[AS] r]`, read as that subquery, which reads the queries WITH names before it). A query of a subquery reads its
  * rows, whose values are its columns by name (QueryClock's `source`); the stores read the innermost query's table.
  * `qualifiers`: the names a field may follow with a dot (`events.event`, `e.event`, `s.n`, `recent.n`).
  */
-function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): { table: QueryTable; source: HogqlQueryPlan | null; qualifiers: string[] } {
+function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): From {
   const [first] = from
   const cte = first?.kind === 'name' ? (clock.ctes ?? []).findLastIndex((c) => c.name === first.value) : -1
   const sessions = cte < 0 && isWord(first, 'sessions')
@@ -178,6 +172,7 @@ function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): 
   if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here, a query WITH names counting as one.`)
   if (sessions) return { table: 'events', source: sessionsPlan(clock, depth + 1), qualifiers: ['sessions', ...alias] }
   const source = cte < 0 ? planOf(from.slice(1, end - 1), text, clock, null, depth + 1) : planOf(clock.ctes![cte].tokens, text, { ...clock, ctes: clock.ctes!.slice(0, cte) }, null, depth + 1)
+  if (source.join !== null) throw refuse('A JOIN is read here in the outermost query (or a SELECT of a UNION, or of IN), not in a subquery or a query WITH names.')
   return { table: source.table, source, qualifiers: cte < 0 ? alias : [clock.ctes![cte].name, ...alias] }
 }
 
@@ -243,14 +238,18 @@ export function topPlan(tokens: Token[], text: string, clock: QueryClock, defaul
   return { ...planOf(tokens, text, { ...clock, inQuery }, defaultLimit, 0), inSets }
 }
 
-/** The plan of a SELECT's tokens; `defaultLimit` null for a subquery, whose rows are all read without LIMIT. */
-function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number | null, depth: number): HogqlQueryPlan {
+/**
+ * The plan of a SELECT's tokens; `defaultLimit` null for a subquery, whose rows are all read without LIMIT. `given`:
+ * FROM's table as read already (a join's side: hogql-join.ts).
+ */
+function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number | null, depth: number, given?: From): HogqlQueryPlan {
   if (isWord(tokens[0], 'with')) {
     const { ctes, select } = readWith(tokens)
     return planOf(select, text, { ...clock, ctes: [...(clock.ctes ?? []), ...ctes] }, defaultLimit, depth)
   }
   if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or persons, or groups).')
-  const clauses = clauseAt(tokens)
+  // A JOIN's words are FROM's.
+  const clauses = clauseAt(tokens).filter(({ word }, i, all) => !JOIN_CLAUSES.has(word) || !all.slice(0, i).some((c) => c.word === 'from'))
   const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
   let last = -1
   const parts = new Map<string, Token[]>()
@@ -268,9 +267,12 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   })
   const from = parts.get('from')
   // Without FROM, one row and no field (ClickHouse's system.one): every name is an unknown column of no table.
-  const { table, source, qualifiers } = from === undefined ? { table: 'one' as const, source: null, qualifiers: [] } : fromOf(from, text, clock, depth)
+  const around = clock
+  const helpers = { from: (t: Token[]) => fromOf(t, text, around, depth), plan: (t: Token[], side: From) => planOf(t, text, around, null, depth, side) }
+  const joining = from !== undefined && given === undefined && joins(from) ? new JoinReader(from, clock, helpers) : null
+  const { table, source, qualifiers } = given ?? (joining !== null ? { table: 'join' as const, source: null, qualifiers: [] } : from === undefined ? { table: 'one' as const, source: null, qualifiers: [] } : fromOf(from, text, clock, depth))
   const sourceColumns = from === undefined ? [] : source?.columns.slice(0, source.shown).map((c, i) => ({ name: c.name, node: () => columnRef(source.columns, i, 'sub') }))
-  clock = { ...clock, table, qualifiers, source: sourceColumns && { columns: sourceColumns } }
+  clock = joining?.clock ?? { ...clock, table, qualifiers, source: sourceColumns && { columns: sourceColumns } }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')
   const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table, source))
@@ -280,7 +282,8 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     return parsed === null ? { name, expr: LATER, math: null, time: null, type: '' } : columnOf(name, parsed.expr, parsed.math, clock.zone)
   })
   let where: HogqlNode | null = null
-  const whereTokens = parts.get('where')
+  // A condition of one table of a join moves into its query.
+  const whereTokens = joining === null ? parts.get('where') : joining.pushDown(parts.get('where'), aliases)
   if (whereTokens !== undefined) {
     where = expression(whereTokens, clock, false, whereScope(columns, aliases)).expr
     if (where.type === 'text') throw refuse("WHERE takes a condition, not a text: compare it, as in properties.plan = 'pro'.")
@@ -353,10 +356,12 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     limit = Math.min(n.value, MAX_SELECT_RETURNED_ROWS)
   }
   const paginated = limitTokens === undefined && defaultLimit !== null
-  if (source !== null && columns.some((c) => picksOne(c.math))) throw refuse("any(), argMin() and argMax() read a value by its time; a subquery's rows have no time here: use min() or max().")
-  // A subquery's column read whole keeps its type (count()'s UInt64).
+  const join = joining?.finish() ?? null
+  const below = source?.columns ?? join?.columns
+  if (below !== undefined && columns.some((c) => picksOne(c.math))) throw refuse(`any(), argMin() and argMax() read a value by its time; a ${join ? 'join' : 'subquery'}'s rows have no time here: use min() or max().`)
+  // A subquery's (or a join's) column read whole keeps its type (count()'s UInt64).
   columns.forEach((c) => {
-    if (source !== null && c.math === null && c.expr.op === 'field' && isSourceRef(c.expr.field)) c.type = source.columns[Number(c.expr.field.slice(4))].type
+    if (below !== undefined && c.math === null && c.expr.op === 'field' && isSourceRef(c.expr.field)) c.type = below[Number(c.expr.field.slice(4))].type
   })
   const nodes = [...columns.map((c) => c.expr), ...(where ? [where] : []), ...groupBy, ...orderBy.map((o) => o.expr)]
   const paths = uniquePaths(nodes.flatMap((n) => hogqlProperties(n, 'event')))
@@ -382,6 +387,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     persons: [],
     readsProperties: nodes.some(readsWhole),
     stored: table === 'events' ? STORED_FIELDS.filter((name) => nodes.some((n) => hogqlFields(n).includes(name))) : [],
+    join,
     inSets: [],
     scan: table === 'events' && source === null && !grouped && !distinct && orderBy[0]?.expr.op === 'field' && orderBy[0].expr.field === 'timestamp' ? (orderBy[0].desc ? 'desc' : 'asc') : null,
   }

@@ -7,8 +7,8 @@ import type { QueryClock } from './hogql-clock.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
-/** `one`: a query without FROM, of one row and no fields (ClickHouse's system.one). */
-export type QueryTable = 'events' | 'persons' | 'groups' | 'one'
+/** `one`: a query without FROM, of one row and no fields (ClickHouse's system.one); `join`: a FROM with JOINs (hogql-join.ts). */
+export type QueryTable = 'events' | 'persons' | 'groups' | 'one' | 'join'
 
 /** The event's fields HogQL math and filters read (experiments'); queries read more. */
 export const MATH_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
@@ -27,6 +27,7 @@ const FIELDS: Readonly<Record<QueryTable, ReadonlySet<string>>> = {
   persons: new Set<HogqlField>(['id', 'created_at', 'is_identified']),
   groups: new Set<HogqlField>(['index', 'key', 'created_at']),
   one: new Set(),
+  join: new Set(),
 }
 /** Each table's fields, as refusals name them. */
 const READS: Readonly<Record<QueryTable, string>> = {
@@ -35,6 +36,7 @@ const READS: Readonly<Record<QueryTable, string>> = {
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
   groups: "the group's properties (properties.<key>, or properties whole), index (its group type's), key and created_at",
   one: 'no fields',
+  join: "its tables' fields",
 }
 /** The fields that are dates and times (ms); is_identified (0 or 1) and index are numbers, the others texts. */
 const DATETIME_FIELDS: ReadonlySet<string> = new Set(['timestamp', 'created_at'])
@@ -57,4 +59,24 @@ export function sourceField(source: NonNullable<QueryClock['source']>, name: str
   if (column === undefined && source.columns.length === 0) throw new HogqlMathError(`Unknown field "${name}": a query without FROM reads no table's fields (FROM events …).`)
   if (column === undefined) throw new HogqlMathError(`Unknown field "${name}": a query of a subquery reads its columns (${source.columns.map((c) => c.name).join(', ')}).`)
   return column.node()
+}
+
+/** Whether a table has the field `name` (its properties, and the events' person, too), as a join finds a name's table. */
+export function offers(table: QueryTable, name: string): boolean {
+  return FIELDS[table].has(name) || (name === 'properties' && table !== 'one') || (name === 'person' && table === 'events')
+}
+
+/**
+ * PostHog's `SELECT *` of each table: its fields that are columns, in its order (Table.get_asterisk). Of events
+ * skylark has no `person_mode` (which PostHog's ingestion sets apart from the event) and no `elements_chain_*`
+ * (arrays, which queries here don't read), so `*` is PostHog's columns without those.
+ */
+export const TABLES: readonly QueryTable[] = ['events', 'persons', 'groups']
+export const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
+  events: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
+  persons: ['id', 'created_at', 'properties', 'is_identified'],
+  // PostHog's `updated_at` too: skylark keeps no time of a group's last change.
+  groups: ['index', 'key', 'created_at', 'properties'],
+  one: [],
+  join: [],
 }

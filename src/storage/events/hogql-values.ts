@@ -280,3 +280,11 @@ export function quantileSql(values: string, level: number, s: string): string {
   const interpolated = `if(floor(${i}) + 1 = length(${s}), ${s}[toUInt64(floor(${i})) + 1], ${s}[toUInt64(floor(${i})) + 1] * (floor(${i}) + 1 - ${i}) + ${s}[toUInt64(floor(${i})) + 2] * (${i} - floor(${i})))`
   return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(${values})])[1]`
 }
+
+/**
+ * A row's key for GROUP BY, DISTINCT and a join's keys. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
+ * Float64's bits) and NaN and ±∞ from NULL; values are never objects, so markers can't meet one.
+ */
+export function keyOf(values: readonly HogqlValue[]): string {
+  return JSON.stringify(values.map((v) => (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v)) ? { [Object.is(v, -0) ? '-0' : String(v)]: 1 } : v)))
+}

@@ -112,6 +112,34 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select toUnixTimestamp(timestamp) % 86400, count() from events where event != 'recent' group by 1"), [[0, 30]], 'seconds into the UTC day')
   })
 
+  t.test('JOINs: events with their persons, subqueries and each other; a row without a match reads its columns\' defaults', async (t) => {
+    const left = "select e.distinct_id, p.properties.email from events e left join persons p on e.person_id = p.id where e.event = 'buy' and e.properties.n < 10 order by e.properties.n"
+    t.same(await rows(left), [['user-2', 'u2@example.com'], ['user-5', null], ['user-8', null]], 'LEFT JOIN persons: a person without the property reads null')
+    const viaJoin = await rows('select e.uuid, p.properties.email, p.properties.tier from events e left join persons p on e.person_id = p.id order by e.uuid')
+    t.same(viaJoin, await rows('select uuid, person.properties.email, person.properties.tier from events order by uuid'), 'a LEFT JOIN of persons reads what person.properties reads')
+    const tiers = "select p.properties.tier as tier, count() from events e join persons p on e.person_id = p.id where p.properties.tier is not null group by tier order by tier"
+    t.same(await rows(tiers), [['basic', 9], ['gold', 3]], "each event's person, now (user-0's last $set made it gold)")
+    const perUser = 'select s.distinct_id, s.n, p.properties.email from (select distinct_id, any(person_id) as pid, count() as n from events group by distinct_id) s join persons p on s.pid = p.id where p.properties.email is not null order by s.distinct_id'
+    t.same(await rows(perUser), [0, 1, 2, 3].map((i) => [`user-${i}`, 3, `u${i}@example.com`]), 'a subquery joined with persons')
+    const missing = 'select e.distinct_id, q.email, q.id from events e left join (select id, properties.email as email from persons where properties.email is not null) q on e.person_id = q.id where e.properties.n = 5'
+    t.same(await rows(missing), [['user-5', null, '00000000-0000-0000-0000-000000000000']], "without a match: NULL of a Nullable column, a UUID's zero (ClickHouse's join_use_nulls = 0)")
+    const full = 'select a.n, b.m from (select toFloat(properties.n) as n from events where properties.n < 3) a full outer join (select properties.n + 1 as m from events where properties.n in (1, 2)) b on a.n = b.m order by a.n, b.m'
+    t.same(await rows(full), [[0, null], [1, null], [2, 2], [null, 3]], 'FULL JOIN keeps the rows of both sides')
+    t.same(await rows("select count() from events e cross join (select 1 as one from events where properties.n < 2) c where e.event = 'buy'"), [[20]], 'CROSS JOIN: every pair')
+    const refusals: Array<[string, RegExp]> = [
+      ['select properties.n from events e join persons p on e.person_id = p.id', /"properties" is in more than one joined table/],
+      ['select e.event from events e join persons p using (id)', /USING is not read/],
+      ['select count() from (select e.event from events e join persons p on e.person_id = p.id)', /JOIN is read here in the outermost query/],
+      ['select e.event from events e join persons p on e.distinct_id = p.is_identified', /ON compares a text with a number/],
+      ['select * from events e join persons p on e.person_id = p.id', /SELECT \* of a join/],
+    ]
+    for (const [text, message] of refusals) {
+      const res = await query(text)
+      t.equal(res.status, 400, text)
+      t.match(res.body, { type: 'validation_error', detail: message }, text)
+    }
+  })
+
   t.test("SELECT * reads PostHog's columns of events: created_at, the group keys, $session_id and $window_id among them", async (t) => {
     const res = await query("select * from events where event = 'recent'")
     t.equal(res.status, 200, JSON.stringify(res.body))
@@ -272,7 +300,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event from raw_sessions', /read one table, events, persons or groups/],
       ['select event from persons', /Unknown field "event": HogQL queries of persons/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
-      ['select event from events join persons on 1', /JOIN is not read/],
+      ['select event from events array join persons', /ARRAY JOIN is not read/],
       ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
       ['select properties.n / count() from events', /neither aggregated nor in GROUP BY/],
       ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],

@@ -1,0 +1,80 @@
+import t from 'tap'
+import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { joinRows } from '../../../src/storage/events/hogql-join.js'
+import { runHogqlQuery } from '../../../src/storage/events/hogql-query-run.js'
+import type { HogqlValue } from '../../../src/storage/events/hogql-math.js'
+
+const clock = { now: Date.UTC(2024, 5, 1), zone: 'UTC' }
+const plan = (text: string) => parseHogqlQuery(text, clock)
+
+/** The query's rows over its sides' rows as given (each side's columns in its query's order). */
+async function run(text: string, sides: HogqlValue[][][]): Promise<HogqlValue[][]> {
+  const p = plan(text)
+  return runHogqlQuery(p, await joinRows(p.join!, sides, null), null).map((row) => row.slice(0, p.shown))
+}
+
+t.test("each table of a join is a query of the columns read of it, found by its table's name or alias, or as the one table that has the field", async (t) => {
+  const p = plan("select e.event, p.properties.email, distinct_id, is_identified from events e left join persons p on e.person_id = p.id")
+  t.same(p.join!.sides.map((s) => s.table), ['events', 'persons'])
+  t.same(p.join!.sides.map((s) => s.shown), [3, 3], 'events: person_id, event, distinct_id; persons: id, properties.email, is_identified')
+  t.same(p.join!.columns.map((c) => c.type), ['UUID', 'UUID', 'String', 'Nullable(String)', 'String', 'Int8'], 'typed as each table types them')
+  t.same(p.join!.steps.map((s) => s.kind), ['left'])
+  t.same(p.columns.map((c) => c.name), ['e.event', 'p.properties.email', 'distinct_id', 'is_identified'], 'columns named as written')
+  t.same(plan('select events.event from events join persons on events.person_id = persons.id').join!.sides[0].shown, 2, "the table's own name qualifies too")
+  t.equal(plan('select count() from events e join persons p on e.person_id = p.id and e.distinct_id = p.properties.email').join!.steps[0].keys.length, 2, 'ON reads ANDed equalities')
+})
+
+t.test('a condition of WHERE on one table moves into its query, unless an outer join may leave that table unmatched', async (t) => {
+  const where = "where e.timestamp > '2024-03-01' and p.properties.plan = 'pro' and e.event = p.properties.first"
+  const inner = plan(`select e.event from events e join persons p on e.person_id = p.id ${where}`)
+  t.same(inner.join!.sides.map((s) => s.where !== null), [true, true], 'INNER: each side takes its own')
+  t.equal(inner.join!.sides[0].after, Date.UTC(2024, 2, 1), "the events' time bound narrows what the store reads")
+  t.ok(inner.where !== null, 'a condition of both tables stays')
+  const left = plan(`select e.event from events e left join persons p on e.person_id = p.id ${where}`)
+  t.same(left.join!.sides.map((s) => s.where !== null), [true, false], "LEFT: the persons' condition stays after the join")
+  const right = plan(`select e.event from events e right join persons p on e.person_id = p.id ${where}`)
+  t.same(right.join!.sides.map((s) => s.where !== null), [false, true])
+  const full = plan(`select e.event from events e full join persons p on e.person_id = p.id ${where}`)
+  t.same(full.join!.sides.map((s) => s.where !== null), [false, false])
+  const aliased = plan("select lower(e.event) as event from events e join persons p on e.person_id = p.id where event = 'x'")
+  t.equal(aliased.join!.sides[0].where, null, "a condition reading a column's alias stays: the alias is not the field")
+})
+
+t.test('rows join on their keys as a hash join: each pair of matches, NULL keys matching nothing, the unmatched by the join kind', async (t) => {
+  const events = [['u1', 'view'], ['u1', 'buy'], ['u2', 'view'], [null, 'orphan']]
+  const persons = [['u1', 'a@x'], ['u3', 'c@x'], [null, 'n@x']]
+  const q = (kind: string) => `select e.event, p.properties.email, p.id from events e ${kind} join persons p on e.person_id = p.id order by e.event, p.properties.email`
+  const sides = (): HogqlValue[][][] => [events.map((r) => [...r]), persons.map((r) => [...r])]
+  t.same(await run(q('inner'), sides()), [['buy', 'a@x', 'u1'], ['view', 'a@x', 'u1']])
+  t.same(await run(q('left'), sides()), [['buy', 'a@x', 'u1'], ['orphan', null, '00000000-0000-0000-0000-000000000000'], ['view', 'a@x', 'u1'], ['view', null, '00000000-0000-0000-0000-000000000000']], "LEFT: the unmatched read their types' defaults")
+  t.same(await run(q('right'), sides()), [['', 'c@x', 'u3'], ['', 'n@x', null], ['buy', 'a@x', 'u1'], ['view', 'a@x', 'u1']], "RIGHT: an event's text default is ''")
+  t.equal((await run(q('full'), sides())).length, 6)
+  t.same(await run('select count() from events e cross join persons p', sides()), [[12]], 'CROSS: every pair')
+  const many = Array.from({ length: 3 }, () => ['u1', 'x'])
+  t.same(await run('select count() from events e join persons p on e.person_id = p.id', [many, many]), [[9]], 'duplicate keys match each other')
+})
+
+t.test('a join of three tables joins left to right', async (t) => {
+  const text = 'select a.event, b.properties.email, c.key from events a left join persons b on a.person_id = b.id join groups c on b.properties.company = c.key order by a.event'
+  const p = plan(text)
+  t.same(p.join!.sides.map((s) => s.table), ['events', 'persons', 'groups'])
+  // Each side's columns in the order read: ON's keys first (b: id, properties.company), then the SELECT's.
+  t.same(await run(text, [[['u1', 'view'], ['u2', 'buy']], [['u1', 'acme', 'a@x']], [['acme']]]), [['view', 'a@x', 'acme']])
+})
+
+t.test('what a join does not read is a 400 naming it', async (t) => {
+  const refusals: Array<[string, RegExp]> = [
+    ['select properties.x from events e join persons p on e.person_id = p.id', /"properties" is in more than one joined table/],
+    ['select nope from events e join persons p on e.person_id = p.id', /Unknown field "nope": no joined table has it/],
+    ['select e.event from events e join persons p on e.person_id = p.id or 1', /ON takes equalities/],
+    ['select e.event from events e join persons p on e.person_id = e.uuid', /ON takes equalities/],
+    ['select e.event from events e join persons p', /JOIN takes its condition after ON/],
+    ['select e.event from events e cross join persons p on e.person_id = p.id', /CROSS JOIN takes no ON/],
+    ['select e.event from events e left semi join persons p on e.person_id = p.id', /LEFT SEMI JOIN is not read/],
+    ['select e.event from events e join persons p using (id)', /USING is not read/],
+    ['select count() from (select e.event from events e join persons p on e.person_id = p.id)', /JOIN is read here in the outermost query/],
+    ['select any(e.event) from events e join persons p on e.person_id = p.id', /a join's rows have no time/],
+    [`select count() from events a ${Array.from({ length: 4 }, (_, i) => `join events b${i} on a.uuid = b${i}.uuid`).join(' ')}`, /joins at most 4 tables/],
+  ]
+  for (const [text, message] of refusals) t.throws(() => plan(text), message, text)
+})
