@@ -49,3 +49,25 @@ export function parseRelativeDate(text: string, now: number, zone = 'UTC'): numb
   day = Math.min(day, daysIn(year, month))
   return wallToInstant(zone, Date.UTC(year, month, day, h, mi, s, ms) - n * (UNIT_MS[kind] ?? 0))
 }
+
+/** An ISO 8601 date or date-time without an offset: PostHog reads it on the project's wall clock. */
+export const NAIVE_ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)?$/
+/** One with an offset (`Z`, `+02:00`). */
+const AWARE_ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i
+
+/**
+ * A bound of PostHog's date ranges (`dateRange.date_from`, as its isoparse, then relative_date_parse, read it): an
+ * ISO 8601 date or date-time, on the zone's wall clock when it has no offset, or a relative date; null otherwise.
+ */
+export function parseDateBound(text: string, now: number, zone: string): number | null {
+  const t = text.trim().replace(',', '.')
+  if (NAIVE_ISO.test(t)) {
+    const wall = Date.parse(`${t.length === 10 ? `${t}T00:00` : t.replace(' ', 'T')}Z`)
+    return Number.isNaN(wall) ? null : wallToInstant(zone, wall)
+  }
+  if (AWARE_ISO.test(t)) {
+    const ms = Date.parse(t.replace(' ', 'T'))
+    return Number.isNaN(ms) ? null : ms
+  }
+  return parseRelativeDate(t, now, zone)
+}

@@ -10,6 +10,7 @@
  */
 import { setImmediate } from 'node:timers/promises'
 import { iso } from '../../common/clock.js'
+import { parseDateBound } from '../../common/relative-dates.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
@@ -42,16 +43,41 @@ function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' 
   return time === 'date' ? text.slice(0, 10) : text.replace('T', sep)
 }
 
+/**
+ * The query's `filters` (PostHog's HogQLFilters), which its `{filters}` placeholders read (none read them when it has
+ * none, as in PostHog): the date range's bounds. Property filters and filterTestAccounts are not read yet: a 400
+ * where the query would apply them.
+ */
+function filtersOf(raw: unknown, placed: boolean, zone: string, nowMs: number): { from?: number; to?: number } | undefined {
+  if (raw === undefined || raw === null) return undefined
+  const invalid = (detail: string) => new ValidationError('invalid', detail, 'filters')
+  if (!isPlainObject(raw)) throw invalid('query: filters is an object: {"dateRange": {"date_from": "-7d", "date_to": null}}.')
+  const unknown = Object.keys(raw).find((key) => !['dateRange', 'properties', 'filterTestAccounts'].includes(key))
+  if (unknown !== undefined) throw invalid(`query: filters.${unknown} is not one of HogQLFilters' dateRange, properties and filterTestAccounts.`)
+  if (!placed) return undefined
+  if ((Array.isArray(raw.properties) && raw.properties.length > 0) || raw.filterTestAccounts === true) {
+    throw invalid('query: filters.properties and filters.filterTestAccounts are not read by {filters} here yet (its date range is); write those conditions in WHERE.')
+  }
+  const range = raw.dateRange ?? {}
+  if (!isPlainObject(range)) throw invalid('query: filters.dateRange is an object: {"date_from": "-7d", "date_to": null}.')
+  const bound = (key: 'date_from' | 'date_to'): number | undefined => {
+    const value = range[key]
+    if (value === undefined || value === null || (key === 'date_from' && value === 'all')) return undefined
+    const ms = typeof value === 'string' ? parseDateBound(value, nowMs, zone) : null
+    if (ms === null) throw invalid(`query: filters.dateRange.${key} must be an ISO 8601 date or date-time, or a relative date such as -7d or dStart.`)
+    return ms
+  }
+  const [from, to] = [bound('date_from'), bound('date_to')]
+  return from === undefined && to === undefined ? undefined : { from, to }
+}
+
 function setOf(query: JsonObject, project: Project, nowMs: number, defaultLimit: number): HogqlQuerySet {
   if (typeof query.query !== 'string') throw new ValidationError('invalid', 'query: a HogQLQuery needs its query, a text (SELECT … FROM events).', 'query')
   const values = query.values ?? {}
   if (!isPlainObject(values)) throw new ValidationError('invalid', 'query: values maps placeholders ({name}) to their values.', 'values')
-  // {filters} reads as true without them (hogql-placeholders.ts); filters given would be silently dropped.
-  if (query.filters !== undefined && query.filters !== null && (!isPlainObject(query.filters) || Object.keys(query.filters).length > 0)) {
-    throw new ValidationError('invalid', 'query: filters ({filters}: a date range, property filters) are not read here; write them in WHERE.', 'filters')
-  }
+  const filters = filtersOf(query.filters, /\{\s*filters\s*[.}]/.test(query.query), project.timezone, nowMs)
   try {
-    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project) }, defaultLimit, values)
+    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project), filters }, defaultLimit, values)
   } catch (error) {
     if (error instanceof HogqlMathError) throw new ValidationError('invalid', error.message, null)
     throw error

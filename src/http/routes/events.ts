@@ -14,7 +14,7 @@ import { AppError, ValidationError } from '../../common/errors.js'
 import { normaliseUuid } from '../../common/ids.js'
 import type { JsonObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { parseRelativeDate } from '../../common/relative-dates.js'
+import { NAIVE_ISO, parseRelativeDate } from '../../common/relative-dates.js'
 import { wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { parseTimestamp } from '../../ingestion/timestamps.js'
 import { actionCondition, cohortMembership, evaluatedCohortsNamed, performedReader, storesCanRun, type Actions, type Cohorts, type PerformedReader } from '../../management/index.js'
@@ -146,9 +146,6 @@ function actionFilter(actions: Actions, teamId: number, raw: string | null): Pro
   const action = actions.byId(teamId, Number(raw))
   return action && action.steps.length > 0 ? actionCondition(action.steps) : NO_EVENTS
 }
-
-/** An ISO 8601 date or date-time without an offset: PostHog reads it on the project's wall clock. */
-const NAIVE_ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)?$/
 
 /** `after` or `before` as PostHog's relative_date_parse reads it with the project's timezone. */
 function timeParam(query: URLSearchParams, name: string, now: number, zone: string): number | undefined {

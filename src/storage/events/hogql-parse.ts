@@ -8,7 +8,7 @@ import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MA
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
-import { closingAt, HogqlMathError, isWord, tokenize, type Token } from './hogql-tokens.js'
+import { closingAt, FILTERS_MARK, HogqlMathError, isWord, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
@@ -60,8 +60,7 @@ class Parser {
   }
 
   #where(): string {
-    const t = this.#peek()
-    return t === undefined ? 'at the end' : `before ${JSON.stringify(t.value)}`
+    return this.#peek() === undefined ? 'at the end' : `before ${JSON.stringify(this.#peek()!.value)}`
   }
 
   done(): void {
@@ -199,6 +198,7 @@ class Parser {
     if (t.kind === 'number') return { op: 'number', type: 'number', value: t.value }
     if (t.kind === 'text') return { op: 'text', type: 'text', value: t.value }
     if (t.kind === 'punct') {
+      if (t.value === FILTERS_MARK && this.clock.readFilters !== undefined) return this.clock.readFilters(this.clock)
       if (t.value !== '(') throw new HogqlMathError(`Unexpected "${t.value}".`)
       const node = this.expr()
       this.#expect(')')

@@ -31,7 +31,7 @@ import type { QueryClock } from './hogql-clock.js'
 import { ASTERISK, STORED_FIELDS, TABLES, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
-import { fillPlaceholders, type PlaceholderValues } from './hogql-placeholders.js'
+import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
 import { picksOne } from './hogql-functions.js'
@@ -220,22 +220,22 @@ export function withPersons(plan: HogqlQueryPlan, persons: readonly PersonProper
 
 /** `defaultLimit`: the rows of a query without LIMIT (100 at the query API, PostHog's 50,000 for an export). */
 export function parseHogqlQuery(input: string, clock: QueryClock, defaultLimit = DEFAULT_RETURNED_ROWS, values: PlaceholderValues = {}): HogqlQueryPlan {
-  const { tokens, text } = queryTokens(input, values)
+  const { tokens, text } = queryTokens(input, values, clock.filters)
   return topPlan(tokens, text, clock, defaultLimit)
 }
 
 /** A query's text (a last `;` dropped) and its tokens, placeholders filled. */
-export function queryTokens(input: string, values: PlaceholderValues): { tokens: Token[]; text: string } {
+export function queryTokens(input: string, values: PlaceholderValues, filters?: QueryClock['filters']): { tokens: Token[]; text: string } {
   if (input.length > MAX_QUERY_LENGTH) throw refuse(`The query is longer than ${MAX_QUERY_LENGTH} characters.`)
   const text = input.replace(/;\s*$/, '')
-  return { tokens: fillPlaceholders(tokenize(text), values), text }
+  return { tokens: fillPlaceholders(tokenize(text), values, filters), text }
 }
 
 /** The plan of a whole query's tokens (one SELECT, or WITH … SELECT), with the subqueries of its INs. */
 export function topPlan(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number): HogqlQueryPlan {
   const inSets: InSet[] = []
   const inQuery = inSubqueries((sub, at) => planOf(sub, text, at, null, 1), inSets)
-  return { ...planOf(tokens, text, { ...clock, inQuery }, defaultLimit, 0), inSets }
+  return { ...planOf(tokens, text, { ...clock, inQuery, readFilters: filtersCondition }, defaultLimit, 0), inSets }
 }
 
 /**

@@ -14,6 +14,9 @@ export type Token = ({ kind: 'number'; value: number } | { kind: 'text'; value: 
   end: number
 }
 
+/** The punctuation `{filters}` becomes where the query gives filters (hogql-placeholders.ts): no text tokenizes to it. */
+export const FILTERS_MARK = '{filters}'
+
 export const isPunct = (t: Token | undefined, value: string): boolean => t?.kind === 'punct' && t.value === value
 
 /** Where the parenthesis at `open` closes, -1 where it does not. */

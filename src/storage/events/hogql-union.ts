@@ -34,7 +34,7 @@ function kind(c: QueryColumn): string | null {
 
 /** The query's SELECTs, split at UNION ALL or UNION DISTINCT outside parentheses, each planned. */
 export function parseHogqlQuerySet(input: string, clock: QueryClock, defaultLimit: number, values: PlaceholderValues = {}): HogqlQuerySet {
-  const { tokens, text } = queryTokens(input, values)
+  const { tokens, text } = queryTokens(input, values, clock.filters)
   const parts: Token[][] = [[]]
   let depth = 0
   let distinct: boolean | null = null

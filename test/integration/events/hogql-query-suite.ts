@@ -140,6 +140,31 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     }
   })
 
+  t.test("{filters} reads the query's date range on the table it stands in; without the placeholder filters are not read", async (t) => {
+    const count = async (text: string, filters: unknown) => {
+      const res = await server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', query: text, filters } })
+      return res.status === 200 ? res.body.results : res
+    }
+    const january = { dateRange: { date_from: '2024-01-05', date_to: '2024-01-08' } }
+    // The events of January 5, 6 and 7 (each at .123 past midnight).
+    t.same(await count('select count() from events where {filters}', january), [[3]], 'from inclusive, to exclusive, on the wall clock of the project')
+    t.same(await count('select count() from events where timestamp >= {filters.dateRange.from} and timestamp < {filters.dateRange.to}', january), [[3]], 'the bounds themselves')
+    t.same(await count("select count() from events e join persons p on e.person_id = p.id where {filters} and e.event = 'buy'", january), [[1]], 'in a join: the events table')
+    t.same(await count('select count() from sessions where {filters}', { dateRange: { date_from: '-1d' } }), [[1]], "sessions by $start_timestamp, a relative date from now")
+    t.same(await count('select count() from events where {filters}', { dateRange: { date_from: 'all' } }), [[31]], "'all' bounds nothing")
+    t.same(await count("select count() from events where event = 'buy'", { ...january, properties: [{ key: 'x', value: 1 }] }), [[10]], 'a query without {filters} reads none of them, as PostHog')
+    const refusals: Array<[string, unknown, RegExp]> = [
+      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro' }] }, /filters.properties and filters.filterTestAccounts are not read/],
+      ['select count() from events where {filters}', { dateRange: { date_from: 'last tuesday' } }, /date_from must be an ISO 8601 date/],
+      ['select count() from events where {filters}', { dateRanges: {} }, /filters.dateRanges is not one of/],
+      ['select count() from persons where {filters}', january, /\{filters\} is read in a SELECT of the events, sessions or groups table/],
+      ['select count() from events where timestamp < {filters.dateRange.to}', { dateRange: { date_from: '-7d' } }, /reads the query's filters.dateRange.date_to, which it does not give/],
+      ['select {filters.compare} from events', january, /\{filters.compare\} is not read/],
+      ['select {variables.x} from events', undefined, /SQL variables, PostHog's insight variables, are not read here/],
+    ]
+    for (const [text, filters, message] of refusals) t.match(await count(text, filters), { status: 400, body: { detail: message } }, text)
+  })
+
   t.test("SELECT * reads PostHog's columns of events: created_at, the group keys, $session_id and $window_id among them", async (t) => {
     const res = await query("select * from events where event = 'recent'")
     t.equal(res.status, 200, JSON.stringify(res.body))
@@ -276,9 +301,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const ask = (body: Record<string, unknown>) => server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', ...body } })
     const res = await ask({ query: 'select count() from events where event = {name} and properties.n >= {low} and {filters}', values: { name: 'buy', low: 20 } })
     t.same(res.body.results, [[4]], 'buys at n = 20, 23, 26, 29')
-    const filtered = await ask({ query: 'select count() from events where {filters}', filters: { dateRange: { date_from: '-7d' } } })
+    const filtered = await ask({ query: 'select count() from events where {filters}', filters: { dateRange: { date_from: '-7d' }, filterTestAccounts: true } })
     t.equal(filtered.status, 400)
-    t.match(filtered.body, { type: 'validation_error', attr: 'filters', detail: /filters .* are not read here/ })
+    t.match(filtered.body, { type: 'validation_error', attr: 'filters', detail: /filters.properties and filters.filterTestAccounts are not read/ })
     const missing = await ask({ query: 'select {x} from events' })
     t.match(missing.body, { type: 'validation_error', detail: /The placeholder \{x\} has no value/ })
   })

@@ -260,6 +260,10 @@ function queryBody(rng: Rng): Record<string, unknown> {
     { query: { kind: 'HogQLQuery', query: text, values: { a: hostileString(rng) } } },
     { query: { kind: 'HogQLQuery', query: 'SELECT {a}, count() FROM events WHERE event IN {b} AND {filters} GROUP BY 1', values: { a: hostileString(rng), b: rng.pick([[hostileString(rng)], [], 'x', [{}], [1, null, true]]) } } },
     randomJson(rng, 2) as Record<string, unknown>,
+    {
+      query: { kind: 'HogQLQuery', query: rng.pick(['SELECT count() FROM events WHERE {filters}', 'SELECT {filters.dateRange.from}, {filters.dateRange.to}', 'SELECT count() FROM sessions WHERE {filters}', `SELECT 1 FROM events WHERE {filters.${hostileString(rng)}}`]) },
+      filters: rng.pick([null, {}, 'x', { dateRange: { date_from: rng.pick(['-7d', 'all', '2024-01-01', '2024-13-45', hostileString(rng), 5, null]), date_to: rng.pick([null, 'dStart', hostileString(rng), ['x']]) } }, { properties: rng.pick([[], [{}], 'x']) }, { filterTestAccounts: rng.pick([true, false, 'x']) }, randomJson(rng, 2)]),
+    },
   ])
 }
 

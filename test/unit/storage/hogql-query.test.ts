@@ -537,7 +537,8 @@ t.test("placeholders read their values as constants, never as HogQL; {filters} w
   t.throws(() => withValues('select {missing} from events', {}), /The placeholder \{missing\} has no value/)
   t.throws(() => withValues('select {v} from events', { v: { a: 1 } }), /is a text, a number, true, false, null or a list of them/)
   t.throws(() => withValues('select {v} from events', { v: [] }), /holds 1 to 1000 values/)
-  t.throws(() => withValues('select {v.w} from events', {}), /A placeholder is a name in braces/)
+  t.throws(() => withValues('select {v.w} from events', {}), /The placeholder \{v.w\} has no value/, 'a chain of names is one name')
+  t.throws(() => withValues('select {v.} from events', {}), /A placeholder is a name in braces/)
   t.throws(() => withValues('select } from events', {}), /A placeholder is a name in braces/)
 })
 
@@ -606,4 +607,16 @@ t.test('what a query here cannot read is refused by name', async (t) => {
   t.throws(() => plan('select event from events'.padEnd(50_001, ' ')), HogqlMathError)
   t.throws(() => plan(`select ${Array.from({ length: 51 }, (_, i) => `properties.k${i}`).join(', ')} from events`), /reads 51 properties; a query here reads at most 50/)
   t.doesNotThrow(() => plan(`select ${Array.from({ length: 50 }, (_, i) => `properties.k${i}`).join(', ')}, properties.k0 from events`), 'each path counted once')
+})
+
+t.test("{filters} is the date range's condition on the table of its SELECT: timestamp, sessions' $start_timestamp, groups' created_at", async (t) => {
+  const filters = { from: Date.UTC(2024, 0, 5), to: Date.UTC(2024, 0, 8) }
+  const where = (text: string) => parseHogqlQuery(text, { now: NOW, zone: 'UTC', filters }).where
+  t.match(where('select 1 from events where {filters}'), { op: 'and', args: [{ op: '<', args: [{ field: 'timestamp' }, { value: filters.to }] }, { op: '>=', args: [{ field: 'timestamp' }, { value: filters.from }] }] })
+  t.match(where('select 1 from groups where {filters}'), { op: 'and', args: [{ args: [{ field: 'created_at' }] }, { args: [{ field: 'created_at' }] }] })
+  t.match(parseHogqlQuery('select count() from events where {filters}', { now: NOW, zone: 'UTC', filters }), { after: filters.from, before: filters.to }, "the range bounds the events a store reads, as WHERE's own bounds do")
+  t.equal(parseHogqlQuery('select 1 from events where {filters}', { now: NOW, zone: 'UTC', filters: {} }).where?.op, 'number', 'no bound: true')
+  t.throws(() => where('select 1 from persons where {filters}'), /\{filters\} is read in a SELECT of the events, sessions or groups table/)
+  t.throws(() => where('select 1 from (select 1 as x from events) where {filters}'), /\{filters\} is read in a SELECT of the events/)
+  t.throws(() => parseHogqlQuery('select `{filters}` from events', { now: NOW, zone: 'UTC', filters }), /Unknown field "\{filters\}"/, 'a quoted name is no placeholder')
 })
