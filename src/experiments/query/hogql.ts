@@ -16,7 +16,7 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
 import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, fillInSet, HogqlMathError, innermost, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, fillInSet, HogqlMathError, innermost, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -45,19 +45,24 @@ function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' 
 
 /**
  * The query's `filters` (PostHog's HogQLFilters), which its `{filters}` placeholders read (none read them when it has
- * none, as in PostHog): the date range's bounds. Property filters and filterTestAccounts are not read yet: a 400
- * where the query would apply them.
+ * none, as in PostHog): the date range's bounds, and its property filters with, under `filterTestAccounts`, the
+ * project's test account filters, as one HogQL condition.
  */
-function filtersOf(raw: unknown, placed: boolean, zone: string, nowMs: number): { from?: number; to?: number } | undefined {
+function filtersOf(raw: unknown, placed: boolean, project: Project, nowMs: number): { from?: number; to?: number; where?: string } | undefined {
   if (raw === undefined || raw === null) return undefined
   const invalid = (detail: string) => new ValidationError('invalid', detail, 'filters')
   if (!isPlainObject(raw)) throw invalid('query: filters is an object: {"dateRange": {"date_from": "-7d", "date_to": null}}.')
   const unknown = Object.keys(raw).find((key) => !['dateRange', 'properties', 'filterTestAccounts'].includes(key))
   if (unknown !== undefined) throw invalid(`query: filters.${unknown} is not one of HogQLFilters' dateRange, properties and filterTestAccounts.`)
   if (!placed) return undefined
-  if ((Array.isArray(raw.properties) && raw.properties.length > 0) || raw.filterTestAccounts === true) {
-    throw invalid('query: filters.properties and filters.filterTestAccounts are not read by {filters} here yet (its date range is); write those conditions in WHERE.')
+  const conditions: string[] = []
+  try {
+    if (raw.properties !== undefined && raw.properties !== null) conditions.push(propertyFiltersHogql(raw.properties, 'filters.properties'))
+    if (raw.filterTestAccounts === true) conditions.push(propertyFiltersHogql(JSON.parse(project.test_account_filters || '[]'), "the project's test_account_filters"))
+  } catch (error) {
+    throw error instanceof HogqlMathError ? invalid(`query: ${error.message}`) : error
   }
+  const zone = project.timezone
   const range = raw.dateRange ?? {}
   if (!isPlainObject(range)) throw invalid('query: filters.dateRange is an object: {"date_from": "-7d", "date_to": null}.')
   const bound = (key: 'date_from' | 'date_to'): number | undefined => {
@@ -68,14 +73,15 @@ function filtersOf(raw: unknown, placed: boolean, zone: string, nowMs: number): 
     return ms
   }
   const [from, to] = [bound('date_from'), bound('date_to')]
-  return from === undefined && to === undefined ? undefined : { from, to }
+  const where = conditions.length === 0 ? undefined : conditions.map((c) => `(${c})`).join(' AND ')
+  return from === undefined && to === undefined && where === undefined ? undefined : { from, to, where }
 }
 
 function setOf(query: JsonObject, project: Project, nowMs: number, defaultLimit: number): HogqlQuerySet {
   if (typeof query.query !== 'string') throw new ValidationError('invalid', 'query: a HogQLQuery needs its query, a text (SELECT … FROM events).', 'query')
   const values = query.values ?? {}
   if (!isPlainObject(values)) throw new ValidationError('invalid', 'query: values maps placeholders ({name}) to their values.', 'values')
-  const filters = filtersOf(query.filters, /\{\s*filters\s*[.}]/.test(query.query), project.timezone, nowMs)
+  const filters = filtersOf(query.filters, /\{\s*filters\s*[.}]/.test(query.query), project, nowMs)
   try {
     return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project), filters }, defaultLimit, values)
   } catch (error) {

@@ -24,8 +24,11 @@ export interface QueryClock {
   bounce?: BounceRule
   /** A query of a join (hogql-join.ts) reads each name through it: the tokens from `at`, as a node, and where it ends. */
   joined?: (tokens: readonly Token[], at: number) => { node: HogqlNode; end: number }
-  /** The query's `filters` as read (PostHog's HogQLFilters): its date range's bounds (ms), each absent when open. */
-  filters?: { from?: number; to?: number }
+  /**
+   * The query's `filters` as read (PostHog's HogQLFilters): its date range's bounds (ms), each absent when open, and
+   * its property filters (and the project's test account filters) as a HogQL condition (hogql-property-expr.ts).
+   */
+  filters?: { from?: number; to?: number; where?: string }
   /** `{filters}` where the query gives filters: the condition of the bounds on the table read here (hogql-placeholders.ts). */
   readFilters?: (clock: QueryClock) => HogqlNode
   /** `x IN (SELECT …)`: plans the subquery (its tokens, read where `clock` reads) and gives the node its values fill (hogql-in.ts). */

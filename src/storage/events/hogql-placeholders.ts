@@ -4,8 +4,8 @@
  * read as HogQL. `{filters}` without a value is PostHog's placeholder of the query's filters (its date range here):
  * `true` when the query gives none, as PostHog reads it then, else a mark the parser reads as the condition of the
  * range on the table it stands in (filtersCondition: `timestamp` of events, `$start_timestamp` of sessions,
- * `created_at` of groups, as PostHog's ReplaceFilters picks). `{filters.dateRange.from}` and `{filters.dateRange.to}`
- * are the bounds themselves.
+ * `created_at` of groups, as PostHog's ReplaceFilters picks), and of its property filters (read as HogQL by
+ * hogql-property-expr.ts). `{filters.dateRange.from}` and `{filters.dateRange.to}` are the bounds themselves.
  */
 import { iso } from '../../common/clock.js'
 import type { QueryClock } from './hogql-clock.js'
@@ -56,8 +56,10 @@ export function filtersCondition(clock: QueryClock): HogqlNode {
   }
   const field = parseQueryExpression(tokenize(sessions ? '$start_timestamp' : table === 'groups' ? 'created_at' : 'timestamp'), clock, false).expr
   const bound = (op: '<' | '>=', ms: number): HogqlNode => ({ op, type: 'number', args: [field, markDatetime({ op: 'number', type: 'number', value: ms })] })
-  const { from, to } = clock.filters ?? {}
-  const conditions = [...(to === undefined ? [] : [bound('<', to)]), ...(from === undefined ? [] : [bound('>=', from)])]
+  const { from, to, where } = clock.filters ?? {}
+  // PostHog reads session filters of sessions and group filters of groups; skylark's are of events (and their persons).
+  if (where !== undefined && (sessions || table === 'groups')) throw new HogqlMathError('{filters} reads its property filters in a SELECT of the events table here.')
+  const conditions = [...(where === undefined ? [] : [parseQueryExpression(tokenize(where), clock, false).expr]), ...(to === undefined ? [] : [bound('<', to)]), ...(from === undefined ? [] : [bound('>=', from)])]
   return conditions.length === 0 ? { op: 'number', type: 'number', value: 1 } : conditions.length === 1 ? conditions[0] : { op: 'and', type: 'number', args: conditions }
 }
 

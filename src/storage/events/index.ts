@@ -44,6 +44,7 @@ export { DEFAULT_RETURNED_ROWS, innermost, parseHogqlQuery, withPersons, type Ho
 export { parseHogqlQuerySet, type HogqlQuerySet } from './hogql-union.js'
 export { fillInSet } from './hogql-in.js'
 export { joinRows, MAX_JOIN_ROWS } from './hogql-join.js'
+export { propertyFiltersHogql } from './hogql-property-expr.js'
 export { runHogqlQuery, type QueryGroup, type QueryPerson } from './hogql-query-run.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type HogqlValue, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'

@@ -153,8 +153,17 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await count('select count() from sessions where {filters}', { dateRange: { date_from: '-1d' } }), [[1]], "sessions by $start_timestamp, a relative date from now")
     t.same(await count('select count() from events where {filters}', { dateRange: { date_from: 'all' } }), [[31]], "'all' bounds nothing")
     t.same(await count("select count() from events where event = 'buy'", { ...january, properties: [{ key: 'x', value: 1 }] }), [[10]], 'a query without {filters} reads none of them, as PostHog')
+    const where = (properties: unknown) => count('select count() from events where {filters}', { properties })
+    t.same(await where([{ key: 'plan', value: 'pro', operator: 'exact', type: 'event' }]), [[15]], 'an event property filter')
+    t.same(await where([{ key: 'email', value: 'EXAMPLE.com', operator: 'icontains', type: 'person' }]), [[12]], "a person property filter: the events' persons now")
+    t.same(await where([{ key: "event = 'buy'", type: 'hogql' }, { key: 'n', value: 25, operator: 'gt' }]), [[2]], 'a HogQL filter, and filters all holding')
+    t.same(await where({ type: 'OR', values: [{ key: 'n', value: 1 }, { key: 'n', value: ['2', '3'], operator: 'exact' }] }), [[3]], 'a group of OR; a list of values is IN')
+    t.same(await where([{ key: 'plan', value: '^p', operator: 'regex' }, { key: 'price', operator: 'is_set' }]), [[7]], 'regex and is_set: the priced pro events (n even, 16 to 28)')
+    t.same(await where([{ key: 'n', value: [3, 5], operator: 'between' }]), [[3]], 'between, inclusive')
     const refusals: Array<[string, unknown, RegExp]> = [
-      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro' }] }, /filters.properties and filters.filterTestAccounts are not read/],
+      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', type: 'cohort' }] }, /has type "cohort"; \{filters\} reads event, person and hogql filters/],
+      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', operator: 'semver_gt' }] }, /operator "semver_gt" is not read in \{filters\}/],
+      ['select count() from sessions where {filters}', { properties: [{ key: 'plan', value: 'pro' }] }, /reads its property filters in a SELECT of the events table/],
       ['select count() from events where {filters}', { dateRange: { date_from: 'last tuesday' } }, /date_from must be an ISO 8601 date/],
       ['select count() from events where {filters}', { dateRanges: {} }, /filters.dateRanges is not one of/],
       ['select count() from persons where {filters}', january, /\{filters\} is read in a SELECT of the events, sessions or groups table/],
@@ -301,9 +310,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const ask = (body: Record<string, unknown>) => server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', ...body } })
     const res = await ask({ query: 'select count() from events where event = {name} and properties.n >= {low} and {filters}', values: { name: 'buy', low: 20 } })
     t.same(res.body.results, [[4]], 'buys at n = 20, 23, 26, 29')
-    const filtered = await ask({ query: 'select count() from events where {filters}', filters: { dateRange: { date_from: '-7d' }, filterTestAccounts: true } })
+    const filtered = await ask({ query: 'select count() from events where {filters}', filters: { properties: [{ key: 'x', value: 1, operator: 'between' }] } })
     t.equal(filtered.status, 400)
-    t.match(filtered.body, { type: 'validation_error', attr: 'filters', detail: /filters.properties and filters.filterTestAccounts are not read/ })
+    t.match(filtered.body, { type: 'validation_error', attr: 'filters', detail: /between takes a list of two numbers/ })
     const missing = await ask({ query: 'select {x} from events' })
     t.match(missing.body, { type: 'validation_error', detail: /The placeholder \{x\} has no value/ })
   })
