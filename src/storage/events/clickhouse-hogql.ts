@@ -173,16 +173,30 @@ class Compiler {
       case '>':
       case '>=': {
         const [l, r] = node.args
-        // Null, as either side is (`NULL != x` is of ClickHouse's type Nothing, which toString can't write).
-        if (l.type === 'null' || r.type === 'null') return NULL_NUMBER
+        const op = node.op
+        // A NULL literal (`NULL != x` is of ClickHouse's type Nothing, which toString can't write): PostHog's isNull and isNotNull.
+        const literalNull = [l, r].filter((n) => n.type === 'null').length
+        if (literalNull > 0) {
+          const other = l.type === 'null' ? r : l
+          const test = literalNull === 2 ? '1' : `${op === '=' ? 'isNull' : 'isNotNull'}(${this.compile(other)})`
+          return op === '=' || op === '!=' ? `toFloat64(${test})` : 'toFloat64(0)'
+        }
         const numeric = l.type === 'number' || r.type === 'number'
         const side = (n: HogqlNode) => (numeric ? this.number(n) : this.compile(n))
-        return `toFloat64(${side(l)} ${node.op} ${side(r)})`
+        // nullCompare's (hogql-math.ts): PostHog's printer's ifNull(…) of nullable sides. Beside a value never NULL (a
+        // constant), NULL is neither equal nor ordered; else both sides are a lambda's, read twice.
+        if ((op !== '=' && op !== '!=') || [l, r].some((n) => constant(n) && evaluateHogql(n, NO_PROPERTIES) !== null)) {
+          return `ifNull(toFloat64(${side(l)} ${op} ${side(r)}), toFloat64(${op === '!=' ? 1 : 0}))`
+        }
+        const [a, b] = [this.fresh(), this.fresh()]
+        const otherwise = op === '=' ? `isNull(${a}) AND isNull(${b})` : `isNotNull(${a}) OR isNotNull(${b})`
+        return `arrayMap((${a}, ${b}) -> ifNull(toFloat64(${a} ${op} ${b}), toFloat64(${otherwise})), [${side(l)}], [${side(r)}])[1]`
       }
       case 'like':
-        return `toFloat64(like(${this.compile(node.args[0])}, ${this.compile(node.args[1])}))`
-      case 'ilike':
-        return `toFloat64(like(lowerUTF8(${this.compile(node.args[0])}), lowerUTF8(${this.compile(node.args[1])})))`
+      case 'ilike': {
+        const [a, b] = node.args.map((n) => (node.op === 'ilike' ? `lowerUTF8(${this.compile(n)})` : this.compile(n)))
+        return `ifNull(toFloat64(like(${a}, ${b})), toFloat64(0))`
+      }
       case 'call':
         return this.#call(node)
       case 'truncate':
@@ -206,8 +220,7 @@ class Compiler {
   /**
    * `x in (…)` of literals as the parser reads it (`=`s of one left side joined by or), as one IN: n terms of
    * `#logical` are ≈130 bytes each, and ClickHouse refuses a query over 256 KiB. Texts compare with a text x,
-   * numbers as numbers; a list of both, or of other items, is left to `#logical`. Null for a null x, as the
-   * `=`s are.
+   * numbers as numbers; a list of both, or of other items, is left to `#logical`. 0 for a null x, as the `=`s are.
    */
   #inList(nodes: readonly HogqlNode[]): string | null {
     const first = nodes[0]
@@ -221,7 +234,7 @@ class Compiler {
     // of two aliases on one expression ("Unknown identifier" where the inner one is named later).
     const x = () => (texts ? this.compile(left) : this.number(left))
     const list = items.map((i) => this.compile(i!)).join(', ')
-    return `if(isNull(${x()}), ${NULL_NUMBER}, toFloat64(has([${list}], assumeNotNull(${x()}))))`
+    return `if(isNull(${x()}), toFloat64(0), toFloat64(has([${list}], assumeNotNull(${x()}))))`
   }
 
   /** numberInt: 18.16 has no accurateCastOrNull, and its toInt64 wraps what is out of range. */

@@ -24,7 +24,8 @@
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
  * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
  * property is text, and text read as a number is toFloat's (numbers.ts; null unless a finite number). Nulls propagate as
- * ClickHouse's do; and/or/not are three-valued (Kleene), as current ClickHouse has them. Where PostHog would
+ * ClickHouse's do, but comparisons, which are NULL-safe as PostHog's printer writes them (nullCompare); and/or/not are
+ * three-valued (Kleene), as current ClickHouse has them. Where PostHog would
  * fail (arithmetic on a property that is text), skylark reads the text as a number instead.
  *
  * Anything else (other functions, other fields, other aggregations such as quantile or uniq) is refused by
@@ -189,6 +190,16 @@ function logical(op: 'and' | 'or', values: ReadonlyArray<number | null>): number
   return op === 'and' ? 1 : 0
 }
 
+/**
+ * A comparison with a NULL side, as PostHog's printer writes comparisons of nullable values (`ifNull(equals(a, b),
+ * isNull(a) and isNull(b))`, `ifNull(notEquals(a, b), isNotNull(a) or isNotNull(b))`, `ifNull(less(a, b), 0)` …): NULL
+ * equals NULL only, differs from anything else, and is neither less nor greater than anything.
+ */
+function nullCompare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', a: HogqlValue, b: HogqlValue): number {
+  const both = a === null && b === null
+  return op === '=' ? (both ? 1 : 0) : op === '!=' ? (both ? 0 : 1) : 0
+}
+
 function compare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', c: number): number {
   const holds = op === '=' ? c === 0 : op === '!=' ? c !== 0 : op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0
   return holds ? 1 : 0
@@ -247,17 +258,17 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       if (l.type === 'number' || r.type === 'number') {
         const a = number(l)
         const b = number(r)
-        return a === null || b === null ? null : compare(node.op, a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN)
+        return a === null || b === null ? nullCompare(node.op, a, b) : compare(node.op, a < b ? -1 : a > b ? 1 : a === b ? 0 : Number.NaN)
       }
       const a = value(l)
       const b = value(r)
-      return a === null || b === null ? null : compare(node.op, compareHogqlText(a as string, b as string))
+      return a === null || b === null ? nullCompare(node.op, a, b) : compare(node.op, compareHogqlText(a as string, b as string))
     }
     case 'like':
     case 'ilike': {
       const a = value(node.args[0])
       const b = value(node.args[1])
-      return a === null || b === null ? null : like(a as string, b as string, node.op === 'ilike') ? 1 : 0
+      return a === null || b === null ? 0 : like(a as string, b as string, node.op === 'ilike') ? 1 : 0
     }
     case 'call':
       return call(node, value, regex)

@@ -160,6 +160,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await where({ type: 'OR', values: [{ key: 'n', value: 1 }, { key: 'n', value: ['2', '3'], operator: 'exact' }] }), [[3]], 'a group of OR; a list of values is IN')
     t.same(await where([{ key: 'plan', value: '^p', operator: 'regex' }, { key: 'price', operator: 'is_set' }]), [[7]], 'regex and is_set: the priced pro events (n even, 16 to 28)')
     t.same(await where([{ key: 'n', value: [3, 5], operator: 'between' }]), [[3]], 'between, inclusive')
+    // The gold tier is the team's own: events of persons without a tier are kept, as PostHog's != keeps a NULL.
+    const project = `/api/projects/${server.boot.project_id}/`
+    t.equal((await server.api('PATCH', project, { test_account_filters: [{ key: 'tier', operator: 'is_not', value: 'gold', type: 'person' }] })).status, 200)
+    t.same(await count('select count() from events where {filters}', { filterTestAccounts: true }), [[28]], "filterTestAccounts: the project's test account filters")
+    t.equal((await server.api('PATCH', project, { test_account_filters: [] })).status, 200)
     const refusals: Array<[string, unknown, RegExp]> = [
       ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', type: 'cohort' }] }, /has type "cohort"; \{filters\} reads event, person and hogql filters/],
       ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', operator: 'semver_gt' }] }, /operator "semver_gt" is not read in \{filters\}/],

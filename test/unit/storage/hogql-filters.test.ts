@@ -26,15 +26,16 @@ const eventOf = (id: string) => EVENTS[id] ?? '$pageview'
 
 const CASES: Array<[string, string[]]> = [
   ["properties.$browser = 'Chrome'", ['d1']],
-  ["properties.$browser != 'Chrome'", ['d2', 'd5']],
+  // A missing (or null) property differs from any value, as PostHog's printer writes != (ifNull(notEquals(…), 1)).
+  ["properties.$browser != 'Chrome'", ['d2', 'd3', 'd4', 'd5']],
   ['properties.amount > 20', ['d1', 'd2']],
   ['properties.amount >= 0 and properties.amount < 50', ['d1', 'd4']],
   ["properties.$current_url like '%/pricing%'", ['d1']],
   ["properties.$current_url ilike '%/pricing%'", ['d1', 'd2']],
   ["properties.$current_url like '%a\\\\_b'", ['d4']],
-  ["properties.$current_url not ilike '%pricing%'", ['d4']],
+  ["properties.$current_url not ilike '%pricing%'", ['d3', 'd4', 'd5']],
   ["properties.plan in ('pro', 'team')", ['d1', 'd4']],
-  ["properties.plan not in ['pro', 'team']", ['d2', 'd5']],
+  ["properties.plan not in ['pro', 'team']", ['d2', 'd3', 'd5']],
   ["properties.plan in ('pro', 'team') or properties.plan like 'f%'", ['d1', 'd2', 'd4']],
   ['properties.plan = \'{"tier":2}\'', ['d5']],
   ["properties.paid = 'true' or properties.paid = 'false'", ['d4', 'd5']],
