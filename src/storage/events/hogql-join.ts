@@ -16,7 +16,7 @@ import type { QueryClock } from './hogql-clock.js'
 import { evaluateHogql, hogqlFields, isSourceRef, type HogqlNode, type HogqlValue } from './hogql-math.js'
 import { columnOf, columnRef, expression, readsAlias, type QueryColumn } from './hogql-query-columns.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
-import { offers, type QueryTable } from './hogql-tables.js'
+import { ASTERISK, offers, type QueryTable } from './hogql-tables.js'
 import { HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
 import { keyOf } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -188,6 +188,14 @@ export class JoinReader {
     this.#columns.push(column)
     s.bodies.push(body)
     return columnRef(this.#columns, this.#columns.length - 1, 'sub')
+  }
+
+  /** `q.*`: the columns of the table `q` names, as its own `SELECT *` gives them, each read after `q`. */
+  asterisk(q: Token & { kind: 'name' }): Array<{ name: string; body: Token[]; aliased: boolean }> {
+    const s = this.#sides.find((side) => side.qualifiers.includes(q.value))
+    if (s === undefined) throw refuse(`${q.value}.* names no table of the join (${this.#sides.map((side) => side.qualifiers.join(' or ')).join('; ')}).`)
+    const names = s.source === null ? ASTERISK[s.table] : s.source.columns.slice(0, s.source.shown).map((c) => c.name)
+    return names.map((name) => ({ name, body: [q, synthetic('punct', '.'), { kind: 'name', value: name, quoted: s.source !== null, start: q.start, end: q.end }], aliased: false }))
   }
 
   /** Whether a side has the field, for a name written without its table's. */

@@ -30,7 +30,7 @@ import { COMPARISONS } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { ASTERISK, STORED_FIELDS, TABLES, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
-import { HogqlMathError, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
+import { HogqlMathError, isPunct, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
@@ -134,11 +134,13 @@ function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
 }
 
 /** The SELECT parts: each one's name (its alias, or its text as written) and its expression's tokens. */
-function itemsOf(tokens: Token[], text: string, table: QueryTable, source: HogqlQueryPlan | null): Array<{ name: string; body: Token[]; aliased: boolean }> {
+function itemsOf(tokens: Token[], text: string, table: QueryTable, source: HogqlQueryPlan | null, joining: JoinReader | null): Array<{ name: string; body: Token[]; aliased: boolean }> {
+  // `e.*` of a join: that table's columns.
+  if (joining !== null && tokens.length === 3 && tokens[0].kind === 'name' && isPunct(tokens[1], '.') && isPunct(tokens[2], '*')) return joining.asterisk(tokens[0])
   if (tokens.length === 1 && tokens[0].kind === 'punct' && tokens[0].value === '*') {
     // A subquery's columns, each read by its name as quoted (`count()` is a name there).
     if (source !== null) return source.columns.slice(0, source.shown).map(({ name }) => ({ name, body: [{ ...tokens[0], kind: 'name', value: name, quoted: true }], aliased: false }))
-    if (table === 'one' || table === 'join') throw refuse(table === 'one' ? 'SELECT * reads the columns of a table: a query without FROM has none.' : 'SELECT * of a join is not read here: name the columns (e.event, p.properties.email …).')
+    if (table === 'one' || table === 'join') throw refuse(table === 'one' ? 'SELECT * reads the columns of a table: a query without FROM has none.' : "SELECT * of a join is not read here, as PostHog's: name a table's (e.*) or the columns (e.event, p.properties.email …).")
     return ASTERISK[table].map((name) => ({ name, body: tokenize(name), aliased: false }))
   }
   const last = tokens[tokens.length - 1]
@@ -275,7 +277,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   clock = joining?.clock ?? { ...clock, table, qualifiers, source: sourceColumns && { columns: sourceColumns } }
   // DISTINCT, a clause word here, holds the columns after it.
   const distinct = parts.has('distinct')
-  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table, source))
+  const items = splitCommas(parts.get(distinct ? 'distinct' : 'select')!, 'SELECT').flatMap((part) => itemsOf(part, text, table, source, joining))
   const aliases = new Set(items.flatMap((i) => (i.aliased ? [i.name] : [])))
   const columns = items.map(({ name, body }): QueryColumn => {
     const parsed = wholeOrLater(body, clock, aliases)

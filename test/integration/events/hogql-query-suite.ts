@@ -126,6 +126,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const full = 'select a.n, b.m from (select toFloat(properties.n) as n from events where properties.n < 3) a full outer join (select properties.n + 1 as m from events where properties.n in (1, 2)) b on a.n = b.m order by a.n, b.m'
     t.same(await rows(full), [[0, null], [1, null], [2, 2], [null, 3]], 'FULL JOIN keeps the rows of both sides')
     t.same(await rows("select count() from events e cross join (select 1 as one from events where properties.n < 2) c where e.event = 'buy'"), [[20]], 'CROSS JOIN: every pair')
+    const [[...star]] = await rows("select e.*, p.properties.email from events e left join persons p on e.person_id = p.id where e.event = 'recent'")
+    t.same(star, [...(await rows("select * from events where event = 'recent'"))[0], null], "e.*: the events' columns, as SELECT * of events gives them")
     const refusals: Array<[string, RegExp]> = [
       ['select properties.n from events e join persons p on e.person_id = p.id', /"properties" is in more than one joined table/],
       ['select e.event from events e join persons p using (id)', /USING is not read/],

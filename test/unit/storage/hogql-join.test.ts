@@ -54,6 +54,13 @@ t.test('rows join on their keys as a hash join: each pair of matches, NULL keys 
   t.same(await run('select count() from events e join persons p on e.person_id = p.id', [many, many]), [[9]], 'duplicate keys match each other')
 })
 
+t.test("`e.*` is one table's columns, as that table's SELECT * gives them", async (t) => {
+  const p = plan('select e.*, p.id from events e join (select id, properties.email as email from persons) p on e.person_id = p.id')
+  t.same(p.columns.map((c) => c.name), ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4', 'p.id'])
+  t.same(plan('select p.* from events e join (select id, properties.email as email from persons) p on e.person_id = p.id').columns.map((c) => c.name), ['id', 'email'], "a subquery's columns")
+  t.throws(() => plan('select x.* from events e join persons p on e.person_id = p.id'), /x.\* names no table of the join/)
+})
+
 t.test('a join of three tables joins left to right', async (t) => {
   const text = 'select a.event, b.properties.email, c.key from events a left join persons b on a.person_id = b.id join groups c on b.properties.company = c.key order by a.event'
   const p = plan(text)
