@@ -138,7 +138,11 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
 async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
   const set = setOf(query, project, nowMs, defaultLimit)
   let rows: unknown[][] = []
-  for (const part of set.parts) rows = rows.concat(await selectRows(sources, project, part))
+  for (const part of set.parts) {
+    // UNION ALL: the SELECTs after those that fill the answer (and say there is more) are not run.
+    if (!set.distinct && rows.length > set.limit) break
+    rows = rows.concat(await selectRows(sources, project, part))
+  }
   if (set.distinct) rows = [...new Map(rows.map((row) => [JSON.stringify(row), row])).values()]
   // NaN and infinities are null, as ClickHouse's JSON writes them (and JSON has no other way), in exports too.
   const results = rows.slice(0, set.limit).map((row) =>

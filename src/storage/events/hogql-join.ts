@@ -289,6 +289,8 @@ function unmatched(c: QueryColumn): HogqlValue {
   return c.type === 'UUID' ? '00000000-0000-0000-0000-000000000000' : 0
 }
 
+const finite = (v: HogqlValue): HogqlValue => (typeof v === 'number' && !Number.isFinite(v) ? null : v)
+
 /** A key's reader of a row: a column's value directly, or the expression evaluated (`at`: a joined column's place in the row). */
 function keyReader(node: HogqlNode, at: (column: number) => number, regex: RegexEngine | null): (row: readonly HogqlValue[]) => HogqlValue {
   if (node.op === 'field' && isSourceRef(node.field)) {
@@ -304,8 +306,9 @@ function keyReader(node: HogqlNode, at: (column: number) => number, regex: Regex
  */
 export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly HogqlValue[][]>, regex: RegexEngine | null, pause?: () => Promise<unknown>): Promise<HogqlValue[][]> {
   const defaults = join.columns.map(unmatched)
+  // A side's NaN and infinities are NULL, as its answer writes them (ClickHouse's JSON): so both stores' sides join alike.
   const placed = (s: number, values: readonly HogqlValue[], into: HogqlValue[]) => {
-    join.places[s].forEach((at, k) => (into[at] = values[k]))
+    join.places[s].forEach((at, k) => (into[at] = finite(values[k])))
     return into
   }
   const tooMany = () => refuse(`A join here gives at most ${MAX_JOIN_ROWS} rows: narrow its tables with WHERE, or aggregate them in subqueries first.`)
@@ -327,7 +330,7 @@ export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly Hog
     const keyOfRow = (row: readonly HogqlValue[], which: 0 | 1): string | null => {
       if (kind === 'cross') return ''
       if (textKey) return readers[0][which](row) as string | null
-      const values = readers.map((r) => r[which](row))
+      const values = readers.map((r) => finite(r[which](row)))
       return values.includes(null) ? null : keyOf(values)
     }
     const table = new Map<string, number[]>()

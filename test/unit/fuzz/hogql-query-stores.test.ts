@@ -8,11 +8,11 @@
  * columns and orders over aggregations and keys (`sum(x) / count()`, `concat(toString(k0), …)`), columns reading
  * another's alias, the parts of dates and times (toHour …, dateDiff, formatDateTime), the events' other stored columns
  * and SELECT *, the sessions table, conditions of `x IN (SELECT …)`, and queries of such a query as a subquery or
- * named WITH.
+ * named WITH, or joined with itself or with the events.
  * Every query orders its rows completely, so two right answers are one.
  */
 import t from 'tap'
-import { fillInSet, innermost, parseHogqlQuery, withPersons, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
+import { fillInSet, innermost, joinRows, parseHogqlQuery, runHogqlQuery, withPersons, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
 import { Rng, fuzzSeed } from './rng.js'
@@ -196,6 +196,29 @@ function ofSubquery(rng: Rng, inner: string, of: HogqlQueryPlan): string {
 }
 
 /**
+ * A join of `inner` (whose plan is `of`) with itself, or of the events with it on a text column: counts and extremes of
+ * the joined rows, a condition of one side (which may move into its query), every join kind. The sides run on each
+ * store, then join in Node (hogql-join.ts), so the stores' sides are what this compares.
+ */
+function ofJoin(rng: Rng, inner: string, of: HogqlQueryPlan): string {
+  const columns = of.columns.slice(0, of.shown)
+  const name = (i: number) => `\`${columns[i].name}\``
+  const kind = rng.pick(['', 'INNER ', 'LEFT ', 'RIGHT ', 'FULL OUTER '])
+  const texts = columns.flatMap((c, i) => (c.time === null && (c.type === 'String' || c.type === 'Nullable(String)') ? [i] : []))
+  // Functions take no date and time here.
+  const untimed = columns.flatMap((c, i) => (c.time === null ? [i] : []))
+  const k = rng.int(columns.length)
+  const withEvents = texts.length > 0 && rng.chance(0.4)
+  const on = withEvents ? `e.${rng.pick(['distinct_id', 'event', '$session_id'])} = b.${name(rng.pick(texts))}` : `a.${name(k)} = b.${name(k)}`
+  const from = withEvents ? `events e ${kind}JOIN (${inner}) b ON ${on}` : `(${inner}) a ${kind}JOIN (${inner}) b ON ${on}`
+  const condition = withEvents ? rng.pick(["e.event != 'signed up'", "e.timestamp > '2024-03-01'", 'e.properties.n > 1']) : untimed.length > 0 ? `a.${name(rng.pick(untimed))} IS NOT NULL` : null
+  const where = condition !== null && rng.chance(0.5) ? ` WHERE ${condition}` : ''
+  const left = withEvents ? 'e.uuid' : untimed.length > 0 ? `a.${name(rng.pick(untimed))}` : null
+  const extremes = left === null ? '' : `, uniq(${left}), min(${left})`
+  return `SELECT count(), count(b.${name(rng.int(columns.length))})${extremes} FROM ${from}${where}`
+}
+
+/**
  * Numbers to their last bits: the stores add floats in different orders, and 18.16 reads a decimal text in 20,000 a bit
  * off. NaN and infinities are null, as answers write them (ClickHouse's JSON does so already).
  */
@@ -259,6 +282,7 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     let plan: HogqlQueryPlan
     try {
       if (rng.chance(0.2)) text = ofSubquery(rng, text, parseHogqlQuery(text, clock))
+      else if (rng.chance(0.1)) text = ofJoin(rng, text, parseHogqlQuery(text, clock))
       const parsed = parseHogqlQuery(text, clock)
       plan = withPersons(parsed, persons.filter((p) => innermost(parsed).personPaths.some((path) => path[0] === p.path[0])))
     } catch (error) {
@@ -269,7 +293,10 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
       // Each store runs the subqueries of IN, then the query with their values filled.
       const runOn = async (store: Pick<typeof sqlite, 'hogqlQuery'>) => {
         for (const set of plan.inSets) fillInSet(set, (await store.hogqlQuery(TEAM, set.plan)).map((row) => row[0]))
-        return store.hogqlQuery(TEAM, plan)
+        if (plan.join === null) return store.hogqlQuery(TEAM, plan)
+        const sides = []
+        for (const side of plan.join.sides) sides.push(await store.hogqlQuery(TEAM, side))
+        return runHogqlQuery(plan, await joinRows(plan.join, sides, null), null).map((row) => row.slice(0, plan.shown))
       }
       const [onSqlite, onClickHouse] = [await runOn(sqlite), await runOn(clickhouse)]
       compared++

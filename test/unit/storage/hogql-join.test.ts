@@ -52,6 +52,8 @@ t.test('rows join on their keys as a hash join: each pair of matches, NULL keys 
   t.same(await run('select count() from events e cross join persons p', sides()), [[12]], 'CROSS: every pair')
   const many = Array.from({ length: 3 }, () => ['u1', 'x'])
   t.same(await run('select count() from events e join persons p on e.person_id = p.id', [many, many]), [[9]], 'duplicate keys match each other')
+  const numbers = 'select count(), count(b.m) from (select toFloat(properties.n) as n from events) a left join (select toFloat(properties.n) as m from events) b on a.n = b.m'
+  t.same(await run(numbers, [[[Number.NaN], [Infinity], [1]], [[Number.NaN], [Infinity], [1]]]), [[3, 1]], "a side's NaN and infinities are NULL, as its answer writes them: they match nothing")
 })
 
 t.test("`e.*` is one table's columns, as that table's SELECT * gives them", async (t) => {
