@@ -184,8 +184,10 @@ class Compiler {
         const numeric = l.type === 'number' || r.type === 'number'
         const side = (n: HogqlNode) => (numeric ? this.number(n) : this.compile(n))
         // nullCompare's (hogql-math.ts): PostHog's printer's ifNull(…) of nullable sides. Beside a value never NULL (a
-        // constant), NULL is neither equal nor ordered; else both sides are a lambda's, read twice.
-        if ((op !== '=' && op !== '!=') || [l, r].some((n) => constant(n) && evaluateHogql(n, NO_PROPERTIES) !== null)) {
+        // constant that is not NULL as compared: 'abc' is a NULL number), NULL is neither equal nor ordered; else both
+        // sides are a lambda's, read twice.
+        const never = (n: HogqlNode) => constant(n) && (numeric ? hogqlToFloat(evaluateHogql(n, NO_PROPERTIES)) : evaluateHogql(n, NO_PROPERTIES)) !== null
+        if ((op !== '=' && op !== '!=') || never(l) || never(r)) {
           return `ifNull(toFloat64(${side(l)} ${op} ${side(r)}), toFloat64(${op === '!=' ? 1 : 0}))`
         }
         const [a, b] = [this.fresh(), this.fresh()]

@@ -66,6 +66,9 @@ const EXPRESSIONS = [
   'sign(properties.a) + sign(properties.b) * 10 + sign(properties.plan) * 100',
   'sqrt(properties.amount) + trunc(properties.a * 1.5) + pow(properties.b, 2) + pow(1, properties.a) + pow(properties.a, 0)',
   'log10(properties.amount * 4) + log2(properties.b * 2) + ln(properties.amount) * 0 + exp(properties.b - properties.b)',
+  // NULL-safe comparisons: a text constant is a NULL number beside a number (the filter stores fuzz, seed 4).
+  "('abc' != concat(-2.5, properties.a)) + ('abc' = toFloat(properties.a)) * 2 + (properties.a = properties.b) * 4 + (properties.plan != null) * 8",
+  "(properties.a < properties.b) + (properties.plan not like 'p%') * 2 + (null = null) * 4 + (toFloat(properties.a) != 2.5) * 8",
   // NULLs left out, as current ClickHouse's greatest and least; a NULL operand of `+` is a constant to 18.16.
   'greatest(properties.a, properties.b, 0) + least(properties.amount, 50, null + properties.a)',
   "least(properties.plan, properties.b) < 'p'",
