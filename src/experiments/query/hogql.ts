@@ -43,6 +43,9 @@ function timeText(ms: number, zone: string, time: 'datetime' | 'date', sep: 'T' 
   return time === 'date' ? text.slice(0, 10) : text.replace('T', sep)
 }
 
+/** What HogQL can't read (HogqlMathError) as the 400 of the query; anything else as it is. */
+const invalidQuery = (error: unknown): unknown => (error instanceof HogqlMathError ? new ValidationError('invalid', error.message, null) : error)
+
 /**
  * The query's `filters` (PostHog's HogQLFilters), which its `{filters}` placeholders read (none read them when it has
  * none, as in PostHog): the date range's bounds, and its property filters with, under `filterTestAccounts`, the
@@ -85,8 +88,7 @@ function setOf(query: JsonObject, project: Project, nowMs: number, defaultLimit:
   try {
     return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project), filters }, defaultLimit, values)
   } catch (error) {
-    if (error instanceof HogqlMathError) throw new ValidationError('invalid', error.message, null)
-    throw error
+    throw invalidQuery(error)
   }
 }
 
@@ -110,7 +112,7 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
     try {
       fillInSet(set, values)
     } catch (error) {
-      throw error instanceof HogqlMathError ? new ValidationError('invalid', error.message, null) : error
+      throw invalidQuery(error)
     }
   }
   // A join: each table's query on its store, then the rows joined and the query run over them here.
@@ -122,7 +124,7 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
       // Joined here, pausing every few thousand rows for the requests this thread serves.
       return runHogqlQuery(parsed, await joinRows(parsed.join, sides, compileRegex, () => setImmediate()), compileRegex).map((row) => row.slice(0, parsed.shown))
     } catch (error) {
-      throw error instanceof HogqlMathError ? new ValidationError('invalid', error.message, null) : error
+      throw invalidQuery(error)
     }
   }
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))

@@ -336,9 +336,11 @@ export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly Hog
     const table = new Map<string, number[]>()
     for (const [i, values] of sides[s].entries()) {
       const key = keyOfRow(values, 1)
-      const same = key === null ? null : table.get(key)
-      if (same === undefined) table.set(key!, [i])
-      else same?.push(i)
+      if (key !== null) {
+        const same = table.get(key)
+        if (same === undefined) table.set(key, [i])
+        else same.push(i)
+      }
       await tick()
     }
     const matched = new Uint8Array(sides[s].length)

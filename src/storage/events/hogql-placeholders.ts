@@ -79,20 +79,20 @@ export function fillPlaceholders(tokens: Token[], values: PlaceholderValues, fil
     const chain = tokens.slice(i + 1, close).flatMap((n) => (n.kind === 'name' ? [n.value] : []))
     const at: Token = { ...t, end: tokens[close].end }
     i = close
-    const name = { value: chain.join('.') }
-    if (chain[0] === 'filters' && !Object.hasOwn(values, name.value)) {
+    const name = chain.join('.')
+    if (chain[0] === 'filters' && !Object.hasOwn(values, name)) {
       out.push(...filtersTokens(chain, filters, at))
       continue
     }
-    if (!Object.hasOwn(values, name.value)) throw new HogqlMathError(`The placeholder {${name.value}} has no value: give it in the query's values${chain[0] === 'variables' ? " (SQL variables, PostHog's insight variables, are not read here)" : ''}.`)
-    const value = values[name.value]
+    if (!Object.hasOwn(values, name)) throw new HogqlMathError(`The placeholder {${name}} has no value: give it in the query's values${chain[0] === 'variables' ? " (SQL variables, PostHog's insight variables, are not read here)" : ''}.`)
+    const value = values[name]
     if (!Array.isArray(value)) {
-      out.push(...scalar(value, name.value, at))
+      out.push(...scalar(value, name, at))
       continue
     }
-    if (value.length === 0 || value.length > MAX_LIST) throw new HogqlMathError(`The list {${name.value}} holds 1 to ${MAX_LIST} values here.`)
+    if (value.length === 0 || value.length > MAX_LIST) throw new HogqlMathError(`The list {${name}} holds 1 to ${MAX_LIST} values here.`)
     out.push(punct('(', at))
-    value.forEach((item, k) => out.push(...(k > 0 ? [punct(',', at)] : []), ...scalar(item, name.value, at)))
+    value.forEach((item, k) => out.push(...(k > 0 ? [punct(',', at)] : []), ...scalar(item, name, at)))
     out.push(punct(')', at))
   }
   return out
