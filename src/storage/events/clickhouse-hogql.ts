@@ -222,21 +222,24 @@ class Compiler {
   /**
    * `x in (…)` of literals as the parser reads it (`=`s of one left side joined by or), as one IN: n terms of
    * `#logical` are ≈130 bytes each, and ClickHouse refuses a query over 256 KiB. Texts compare with a text x,
-   * numbers as numbers; a list of both, or of other items, is left to `#logical`. 0 for a null x, as the `=`s are.
+   * numbers as numbers; a list of both, or of other items, is left to `#logical`. 0 for a null x, as the `=`s are,
+   * unless a last `isNull(x)` says the set holds NULL (fillInSet's transform_null_in).
    */
   #inList(nodes: readonly HogqlNode[]): string | null {
     const first = nodes[0]
     if (first?.op !== '=') return null
     const left = first.args[0]
     const same = JSON.stringify(left)
-    const items = nodes.map((n) => (n.op === '=' && JSON.stringify(n.args[0]) === same ? n.args[1] : null))
+    const last = nodes[nodes.length - 1]
+    const ofNull = last.op === 'call' && last.fn === 'isNull' && JSON.stringify(last.args[0]) === same
+    const items = (ofNull ? nodes.slice(0, -1) : nodes).map((n) => (n.op === '=' && JSON.stringify(n.args[0]) === same ? n.args[1] : null))
     const texts = left.type === 'text' && items.every((i) => i?.op === 'text')
     if (!texts && !items.every((i) => i?.op === 'number')) return null
     // x compiled twice, not bound: a property's text is already `(… AS name)`, and 18.16 keeps only the outer
     // of two aliases on one expression ("Unknown identifier" where the inner one is named later).
     const x = () => (texts ? this.compile(left) : this.number(left))
     const list = items.map((i) => this.compile(i!)).join(', ')
-    return `if(isNull(${x()}), toFloat64(0), toFloat64(has([${list}], assumeNotNull(${x()}))))`
+    return `if(isNull(${x()}), toFloat64(${ofNull ? 1 : 0}), toFloat64(has([${list}], assumeNotNull(${x()}))))`
   }
 
   /** numberInt: 18.16 has no accurateCastOrNull, and its toInt64 wraps what is out of range. */

@@ -2,11 +2,12 @@
  * `x IN (SELECT …)` of a HogQL query: the parser hands the subquery's tokens to the query's hook (QueryClock's
  * `inQuery`), which plans it and gives a node to stand for the test; the caller runs each subquery first, inner ones
  * first, and fills its node with the values as `x = v1 or x = v2 …` (fillInSet), the form of a literal IN list, so the
- * stores run the query as one written with its values (ClickHouse's SQL as one IN). NULLs are in no set, as in
- * ClickHouse's IN.
+ * stores run the query as one written with its values (ClickHouse's SQL as one IN). A NULL in the set holds for a
+ * NULL x (isNull), as PostHog runs its queries with ClickHouse's transform_null_in = 1: `NULL IN (SELECT NULL)` is 1
+ * there, where plain ClickHouse leaves NULLs out of every set.
  */
 import type { QueryClock } from './hogql-clock.js'
-import { MAX_IN_TERMS, size } from './hogql-functions.js'
+import { FUNCTION_BY_NAME, MAX_IN_TERMS, size, typedCall } from './hogql-functions.js'
 import type { HogqlNode, HogqlValue } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
@@ -46,9 +47,15 @@ export function inSubqueries(plan: (tokens: Token[], clock: QueryClock) => Hogql
 
 /** The set's node as the test of its values (the subquery's rows' one column). */
 export function fillInSet(set: InSet, values: readonly HogqlValue[]): void {
-  const distinct = [...new Set(values.filter((v) => v !== null))]
+  // NaN and infinities are NULL, as a store's answer writes them (ClickHouse's JSON). NULL last, where ClickHouse's
+  // SQL reads it beside the list (clickhouse-hogql.ts's #inList).
+  const known = values.map((v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))
+  const distinct = [...new Set(known.filter((v) => v !== null)), ...(known.includes(null) ? [null] : [])]
   if (distinct.length * size(set.left) > MAX_IN_TERMS) throw new HogqlMathError(`The subquery of IN gives too many values here: at most ${MAX_IN_TERMS} (fewer for a left side that is no property).`)
-  const equals = distinct.map((v): HogqlNode => ({ op: '=', type: 'number', args: [set.left, typeof v === 'number' ? { op: 'number', type: 'number', value: v } : { op: 'text', type: 'text', value: v }] }))
+  const equals = distinct.map((v): HogqlNode => {
+    if (v === null) return typedCall(FUNCTION_BY_NAME.get('isnull')!, [set.left])
+    return { op: '=', type: 'number', args: [set.left, typeof v === 'number' ? { op: 'number', type: 'number', value: v } : { op: 'text', type: 'text', value: v }] }
+  })
   // None: a test no row passes (0 = 1).
   const none: HogqlNode = { op: '=', type: 'number', args: [{ op: 'number', type: 'number', value: 0 }, { op: 'number', type: 'number', value: 1 }] }
   ;(set.node as { args: HogqlNode[] }).args = equals.length === 0 ? [none] : equals

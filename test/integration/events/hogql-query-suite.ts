@@ -220,6 +220,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select distinct_id, count() from events where distinct_id in (select distinct_id from events where event = 'buy' and properties.n >= 25) group by distinct_id order by distinct_id"), [['user-6', 3], ['user-9', 3]])
     t.same(await rows("select count() from events where event != 'recent' and distinct_id not in (select distinct_id from events where properties.n < 28)"), [[0]], 'every user sent an event before the 28th')
     t.same(await rows("select any(1.5), argMax(2, timestamp), argMin(event, timestamp) from events where event = 'none'"), [[null, null, null]], 'any, argMin and argMax of no events are NULL')
+    // Only 'recent' has no plan; 15 events are on pro.
+    const plans = (not: string, of: string) => rows(`select count() from events where properties.plan ${not}in (select properties.plan from events where ${of})`)
+    t.same(await Promise.all([plans('', "event = 'recent' or properties.n = 20"), plans('not ', "event = 'recent' or properties.n = 20"), plans('', 'properties.n = 20')]), [[[16]], [[15]], [[15]]], "a NULL in the set holds for a NULL x, as PostHog's transform_null_in")
     const many = await query('select count() from events where uuid in (select uuid from events)')
     t.same(many.body.results, [[31]])
   })

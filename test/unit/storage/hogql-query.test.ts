@@ -448,6 +448,11 @@ t.test('x IN (SELECT …) tests x against the values of a subquery, run first', 
   t.same(withSets("select count() from events where distinct_id in (select distinct_id from events where event = 'none')"), [[0]], 'an empty set')
   t.same(withSets('select count() from events where properties.n in (select max(properties.n) from events group by distinct_id)'), [[3]], 'numbers')
   t.same(withSets('select properties.n from events where timestamp in (select max(timestamp) from events)'), [['9']], 'dates and times')
+  // m is none for n = 0 and 5; the subquery gives m of n = 0 and 1: NULL and 1.
+  t.same(withSets('select count() from events where properties.m in (select properties.m from events where properties.n < 2)'), [[4]], "a NULL in the set holds for a NULL x, as PostHog's transform_null_in")
+  t.same(withSets('select count() from events where properties.m not in (select properties.m from events where properties.n < 2)'), [[6]])
+  t.same(withSets('select count() from events where properties.m in (select properties.m from events where properties.n = 1)'), [[2]], 'a set without NULL: not for a NULL x')
+  t.same(withSets('select count() from events where properties.m in (select properties.n / 0 - properties.n / 0 from events where properties.n = 1)'), [[2]], 'NaN in the set is NULL, as an answer writes it')
   const nested = 'select count() from events where distinct_id in (select distinct_id from events where properties.n in (select min(properties.n) from events group by distinct_id) and properties.n > 1)'
   t.same([plan(nested).inSets.length, withSets(nested)], [2, [[3]]], "inner ones first: u2's least n is 2")
   t.same(withSets('with big as (select distinct_id from events where properties.n = 9) select distinct event from events where distinct_id in (select * from big)'), [['even'], ['odd']], 'a name WITH gives, within it')
