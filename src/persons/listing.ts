@@ -199,9 +199,9 @@ export class PersonListing {
     return byText(rows, maxChars)
   }
 
-  /** Each text a group property has among the project's groups of a type now, with their keys, as distinctIdsByProperty. */
-  groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Array<{ text: string; ids: string[] }> | null {
-    const text = sqlitePropertyText(key)
+  /** Each text a group property (or a value within one) has among the project's groups of a type now, with their keys, as distinctIdsByProperty. */
+  groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string | PropertyPath, maxChars: number): Array<{ text: string; ids: string[] }> | null {
+    const text = typeof key === 'string' ? sqlitePropertyText(key) : sqlitePropertyPathText(key)
     const rows = this.#db
       .prepare(`SELECT group_key, v FROM (SELECT group_key, ${text.sql} AS v FROM groups WHERE team_id = ? AND group_type_index = ?) WHERE v IS NOT NULL`)
       .raw()

@@ -16,7 +16,7 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
 import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, fillInSet, HogqlMathError, innermost, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, fillGroupLookup, fillInSet, HogqlMathError, innermost, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, withPersons, type EventStore, type GroupLookup, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -104,6 +104,15 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
   return resolved
 }
 
+/** The texts a group property (`group_<n>.properties.…`) has among the project's groups of its type, with their keys. */
+async function groupKeysOf(persons: PersonMatcher | null, teamId: number, lookup: GroupLookup) {
+  const read = `group_${lookup.index}.properties.${lookup.path.join('.')}`
+  if (persons === null) throw new ValidationError('invalid', `This server reads no groups: ${read} is not read in its queries.`, null)
+  const values = await persons.groupKeysByProperty(teamId, lookup.index, lookup.path, MAX_PERSON_FILTER_CHARS)
+  if (values === null) throw new ValidationError('invalid', `The group property ${read} covers too many groups to compute this query.`, null)
+  return values
+}
+
 /** The rows of one SELECT, without the hidden columns HAVING and ORDER BY read. */
 async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<HogqlValue[][]> {
   // `x IN (SELECT …)`: each subquery's values first, inner ones first.
@@ -127,6 +136,7 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
       throw invalidQuery(error)
     }
   }
+  for (const lookup of parsed.lookups) fillGroupLookup(lookup, await groupKeysOf(sources.persons, project.id, lookup))
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
   // Without FROM: one row of no fields, computed here (it reads nothing a store holds).
   if (plan.table === 'one') return runHogqlQuery(plan, [ONE_ROW], compileRegex).map((row) => row.slice(0, plan.shown))

@@ -65,8 +65,8 @@ export interface PersonMatcher {
   groupKeysMatching(teamId: number, groupTypeIndex: number, properties: readonly PropertyNode[], maxChars: number, failing?: boolean): Promise<string[] | null>
   /** Each text a person property (a path: a value within one) has, with its persons' distinct ids (null: more than `maxChars` of ids). */
   distinctIdsByProperty(teamId: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
-  /** Each text a group property has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
-  groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
+  /** Each text a group property (a path: a value within one) has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
+  groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
   /** A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`): its rows. */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
 }

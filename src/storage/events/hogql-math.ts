@@ -36,6 +36,7 @@ import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogql
 import type { RegexEngine } from './sqlite-actions.js'
 import { calendarPart, truncateMs } from './hogql-datetime.js'
 import type { HogqlFunction } from './hogql-functions.js'
+import { lookupText, type LookupValues } from './hogql-groups.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -92,6 +93,8 @@ export type HogqlNode = { type: HogqlType } & (
    * some moment (`rel…`: ClickHouse's toRelative<unit>Num, of which dateDiff takes two apart). Offsets as truncate's.
    */
   | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  /** A text looked up by the value of its argument, from values given before the run: a group's property (hogql-groups.ts). */
+  | { op: 'lookup'; args: [HogqlNode]; values: LookupValues }
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
@@ -280,6 +283,8 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       const ms = number(node.args[0])
       return ms === null ? null : calendarPart(ms, node.part, node.offsets)
     }
+    case 'lookup':
+      return lookupText(node, value(node.args[0]))
   }
 }
 

@@ -3,7 +3,7 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import type { HogqlField, HogqlMath, HogqlNode } from './hogql-math.js'
+import { propertyPath, type HogqlField, type HogqlMath, type HogqlNode } from './hogql-math.js'
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
@@ -223,14 +223,16 @@ class Parser {
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
       return this.#property(false)
     }
-    if (word === 'person' && !t.quoted && this.#isPunct('.')) {
-      const table = this.clock.table ?? 'events'
+    // `person.properties.<key>`, and PostHog's lazy join of an event's group of type n (hogql-groups.ts).
+    const table = this.clock.table ?? 'events'
+    const group = /^group_[0-4]$/.test(word) && table === 'events' ? this.clock.groupProperty : undefined
+    if ((word === 'person' || group !== undefined) && !t.quoted && this.#isPunct('.')) {
       if (this.use === 'HogQL queries' && table !== 'events') throw new HogqlMathError(`A query of ${table} reads each ${table.slice(0, -1)}'s own properties as properties.<key>.`)
+      const next = this.tokens[++this.#i]
+      if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of ${group ? word : 'the person'}, skylark reads its properties (${word}.properties.<key>) in ${this.use}.`)
       this.#i++
-      const next = this.#peek()
-      if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of the person, skylark reads its properties (person.properties.<key>) in ${this.use}.`)
-      this.#i++
-      return this.#property(true)
+      const node = this.#property(group === undefined)
+      return group === undefined ? node : group(Number(word.slice(6)), propertyPath(node as HogqlNode & { op: 'property' }))
     }
     if (this.use !== 'HogQL queries') {
       if (MATH_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
@@ -250,10 +252,7 @@ class Parser {
     return node
   }
 
-  /**
-   * After `properties` (of the event, or `person.properties`): the key, then any keys within its value
-   * (`properties.a.b`, `properties['a']['b']`), which PostHog reads as JSONExtractRaw(properties, 'a', 'b').
-   */
+  /** After `properties` (of whichever): the key, then keys within its value (`.a.b`, `['a']['b']`: JSONExtractRaw's). */
   #property(person: boolean): HogqlNode {
     if (!this.#isPunct('.') && !this.#isPunct('[')) throw new HogqlMathError('"properties" must name a property: properties.<key>.')
     const keys: string[] = []

@@ -2,7 +2,7 @@
  * PostHog's property filters (`{key, value, operator, type}`, lists of them, `{type: "AND"|"OR", values}` groups) as
  * the HogQL condition its property_to_expr makes of them, for `{filters}`'s `properties` and `filterTestAccounts`
  * (hogql-placeholders.ts): event properties as `properties['key']`, person properties as `person.properties['key']`,
- * a HogQL filter as its own text, each operator as PostHog writes it (`icontains` as `toString(x) ILIKE '%v%'`, `%`
+ * a group's as `group_<n>.properties['key']` (hogql-groups.ts), a HogQL filter as its own text, each operator as PostHog writes it (`icontains` as `toString(x) ILIKE '%v%'`, `%`
  * and `_` of the value left as wildcards as PostHog leaves them; `regex` as `ifNull(match(toString(x), 'v'), 0)`;
  * `is_set` as isNotNull). A list of values is IN for exact and is_not, else each value's condition joined by OR (AND
  * for the negative operators); an empty list or group holds. Other filter types and operators are a HogqlMathError
@@ -71,9 +71,12 @@ function leaf(filter: Record<string, unknown>, path: string): string {
   const type = filter.type ?? 'event'
   if (typeof filter.key !== 'string') throw refuse(`${path} needs its key, a text.`)
   if (type === 'hogql') return `(${filter.key})`
-  if (type !== 'event' && type !== 'person') throw refuse(`${path} has type ${JSON.stringify(type)}; {filters} reads event, person and hogql filters here.`)
+  if (type !== 'event' && type !== 'person' && type !== 'group') throw refuse(`${path} has type ${JSON.stringify(type)}; {filters} reads event, person, group and hogql filters here.`)
+  const index = filter.group_type_index
+  if (type === 'group' && !(typeof index === 'number' && Number.isInteger(index) && index >= 0 && index <= 4)) throw refuse(`${path} is a group filter: its group_type_index is 0 to 4.`)
   const key = literal(filter.key, path)
-  const field = type === 'person' ? `person.properties[${key}]` : filter.key === '$elements_chain' ? 'elements_chain' : `properties[${key}]`
+  const holder = type === 'person' ? 'person.' : type === 'group' ? `group_${index}.` : ''
+  const field = type === 'event' && filter.key === '$elements_chain' ? 'elements_chain' : `${holder}properties[${key}]`
   const operator = typeof filter.operator === 'string' ? filter.operator : 'exact'
   let value = filter.value
   if (Array.isArray(value) && operator !== 'between' && operator !== 'not_between') {

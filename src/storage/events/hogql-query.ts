@@ -34,6 +34,7 @@ import { HogqlMathError, isPunct, isWord, splitCommas, tokenize, type Token } fr
 import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
+import { groupLookups, type GroupLookup } from './hogql-groups.js'
 import { picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
@@ -105,6 +106,8 @@ export interface HogqlQueryPlan {
   join: JoinPlan | null
   /** The subqueries of `x IN (SELECT …)` anywhere in a whole query, inner ones first: run, and their nodes filled (fillInSet), before it. */
   inSets: InSet[]
+  /** The group properties (`group_<n>.properties.…`) anywhere in a whole query: their nodes filled (fillGroupLookup) before it runs. */
+  lookups: GroupLookup[]
 }
 
 /**
@@ -112,7 +115,6 @@ export interface HogqlQueryPlan {
  * (`properties.from`). None names a function HogQL here has, so `WHERE (a OR b)` is the clause before a parenthesis.
  */
 const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit', 'offset', 'join', 'inner', 'left', 'right', 'full', 'cross', 'array', 'union', 'with', 'prewhere', 'settings', 'sample', 'format', 'window', 'qualify', 'intersect', 'except', 'final'])
-
 const refuse = (detail: string) => new HogqlMathError(detail)
 /** The words of a JOIN, FROM's when after it (hogql-join.ts reads them). */
 const JOIN_CLAUSES = new Set(['join', 'inner', 'left', 'right', 'full', 'cross', 'array'])
@@ -236,8 +238,9 @@ export function queryTokens(input: string, values: PlaceholderValues, filters?: 
 /** The plan of a whole query's tokens (one SELECT, or WITH … SELECT), with the subqueries of its INs. */
 export function topPlan(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number): HogqlQueryPlan {
   const inSets: InSet[] = []
+  const lookups: GroupLookup[] = []
   const inQuery = inSubqueries((sub, at) => planOf(sub, text, at, null, 1), inSets)
-  return { ...planOf(tokens, text, { ...clock, inQuery, readFilters: filtersCondition }, defaultLimit, 0), inSets }
+  return { ...planOf(tokens, text, { ...clock, inQuery, groupProperty: groupLookups(lookups), readFilters: filtersCondition }, defaultLimit, 0), inSets, lookups }
 }
 
 /**
@@ -391,6 +394,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     stored: table === 'events' ? STORED_FIELDS.filter((name) => nodes.some((n) => hogqlFields(n).includes(name))) : [],
     join,
     inSets: [],
+    lookups: [],
     scan: table === 'events' && source === null && !grouped && !distinct && orderBy[0]?.expr.op === 'field' && orderBy[0].expr.field === 'timestamp' ? (orderBy[0].desc ? 'desc' : 'asc') : null,
   }
 }

@@ -32,7 +32,7 @@ const FIELDS: Readonly<Record<QueryTable, ReadonlySet<string>>> = {
 /** Each table's fields, as refusals name them. */
 const READS: Readonly<Record<QueryTable, string>> = {
   events:
-    'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), event, distinct_id, uuid, person_id, timestamp, created_at, elements_chain, $session_id, $window_id and $group_0 to $group_4',
+    'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), group properties (group_0.properties.<key> …), event, distinct_id, uuid, person_id, timestamp, created_at, elements_chain, $session_id, $window_id and $group_0 to $group_4',
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
   groups: "the group's properties (properties.<key>, or properties whole), index (its group type's), key and created_at",
   one: 'no fields',

@@ -168,7 +168,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await count('select count() from events where {filters}', { filterTestAccounts: true }), [[28]], "filterTestAccounts: the project's test account filters")
     t.equal((await server.api('PATCH', project, { test_account_filters: [] })).status, 200)
     const refusals: Array<[string, unknown, RegExp]> = [
-      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', type: 'cohort' }] }, /has type "cohort"; \{filters\} reads event, person and hogql filters/],
+      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', type: 'cohort' }] }, /has type "cohort"; \{filters\} reads event, person, group and hogql filters/],
       ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', operator: 'semver_gt' }] }, /operator "semver_gt" is not read in \{filters\}/],
       ['select count() from sessions where {filters}', { properties: [{ key: 'plan', value: 'pro' }] }, /reads its property filters in a SELECT of the events table/],
       ['select count() from events where {filters}', { dateRange: { date_from: 'last tuesday' } }, /date_from must be an ISO 8601 date/],
@@ -376,5 +376,18 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(res.body.results[0].slice(0, 2), [0, 'acme'])
     t.match(JSON.parse(res.body.results[0][3]), { name: 'ACME', seats: 5 })
     t.same(await rows('select index, count(), sum(properties.seats) from groups group by index'), [[0, 2, 55]])
+  })
+
+  t.test("group_0.properties reads the event's group of type 0 as it is now, as PostHog's lazy join of the groups", async (t) => {
+    // After the test above: acme (5 seats) and initech are groups of type 0 (company); only 'recent' is acme's.
+    const own = "event != '$groupidentify'"
+    t.same(await rows(`select group_0.properties.name, group_0.properties.seats * 2, count() from events where ${own} group by 1, 2 order by 1`), [['ACME', 10, 1], [null, null, 30]])
+    t.same(await rows(`select distinct_id from events where ${own} and group_0.properties.seats > 1`), [['user-x']], 'in WHERE')
+    t.same(await rows(`select count() from events where ${own} and group_1.properties.name is null`), [[31]], 'a type without groups: NULL')
+    const filters = { properties: [{ key: 'seats', value: 3, operator: 'gt', type: 'group', group_type_index: 0 }, { key: own, type: 'hogql' }] }
+    const filtered = await server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', query: 'select distinct_id from events where {filters}', filters } })
+    t.same(filtered.body.results, [['user-x']], "{filters}' group property filter, as PostHog's property_to_expr writes it")
+    const refused = await query('select group_0.key from events')
+    t.same([refused.status, refused.body.detail], [400, 'Of group_0, skylark reads its properties (group_0.properties.<key>) in HogQL queries.'])
   })
 }

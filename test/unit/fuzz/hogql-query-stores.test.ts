@@ -4,7 +4,7 @@
  * time bounds, periods (toStartOfDay …, toStartOfInterval, dateTrunc in zones with and without summer time), orders and limits, over events
  * 37 hours apart whose properties take the shapes that told the stores apart before (numbers' texts, objects,
  * missing keys and nulls, non-ASCII letters), and person properties of some of their distinct ids (as persons.db's
- * texts would resolve them); constant columns beside aggregations, HAVING, orders by aggregations not selected,
+ * texts would resolve them) and of their groups (`group_<n>.properties`); constant columns beside aggregations, HAVING, orders by aggregations not selected,
  * columns and orders over aggregations and keys (`sum(x) / count()`, `concat(toString(k0), …)`), columns reading
  * another's alias, the parts of dates and times (toHour …, dateDiff, formatDateTime), the events' other stored columns
  * and SELECT *, the sessions table, conditions of `x IN (SELECT …)`, and queries of such a query as a subquery or
@@ -12,7 +12,7 @@
  * Every query orders its rows completely, so two right answers are one.
  */
 import t from 'tap'
-import { fillInSet, innermost, joinRows, parseHogqlQuery, runHogqlQuery, withPersons, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
+import { fillGroupLookup, fillInSet, innermost, joinRows, parseHogqlQuery, runHogqlQuery, withPersons, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
 import { Rng, fuzzSeed } from './rng.js'
@@ -34,7 +34,7 @@ const KEYS = ['a', 'b', '$c', 'n']
 const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x']]
 /** Person property texts as persons.db resolves them: strings unquoted, other JSON as written. */
 const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
-const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', '$session_id', '$window_id']
+const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', 'group_0.properties.g', 'group_1.properties.g', '$session_id', '$window_id']
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
 const CALENDAR = [
   'toHour(timestamp)',
@@ -262,6 +262,8 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     }
     return { path: [key] as const, values: [...byText].map(([text, ids]) => ({ text, ids })) }
   })
+  // The groups' property g as persons.db resolves it (the events' keys below: acme and Ünï of type 0, b of type 1).
+  const groupValues = [['acme', 'Ünï', 'other'], ['b']].map((keys) => keys.map((key) => ({ text: rng0.pick(PERSON_TEXTS), ids: [key] })))
   // created_at in whole seconds: 18.16 keeps no more.
   const rows = pageviewRows(TEAM, properties).map((row, i) => ({
     ...row,
@@ -284,6 +286,7 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
       if (rng.chance(0.2)) text = ofSubquery(rng, text, parseHogqlQuery(text, clock))
       else if (rng.chance(0.1)) text = ofJoin(rng, text, parseHogqlQuery(text, clock))
       const parsed = parseHogqlQuery(text, clock)
+      for (const lookup of parsed.lookups) fillGroupLookup(lookup, groupValues[lookup.index] ?? [])
       plan = withPersons(parsed, persons.filter((p) => innermost(parsed).personPaths.some((path) => path[0] === p.path[0])))
     } catch (error) {
       failures.push(`case ${i} (${zone}): ${text}\n  refused: ${(error as Error).message}`)

@@ -3,6 +3,7 @@ import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { fillInSet } from '../../../src/storage/events/hogql-in.js'
+import { fillGroupLookup } from '../../../src/storage/events/hogql-groups.js'
 import { runHogqlQuery, type QueryEvent, type QueryGroup, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
@@ -433,6 +434,19 @@ t.test("a query without FROM reads one row of no fields, as ClickHouse's system.
   t.throws(() => plan('select properties.x'), /Unknown field "properties": a query without FROM/)
   t.throws(() => plan('select *'), /SELECT \* reads the columns of a table: a query without FROM has none/)
   t.same(run('select event from events limit 0'), [], 'LIMIT 0 is no rows')
+})
+
+t.test("group_<n>.properties reads the event's group's property, as given before the run; NULL without one", async (t) => {
+  const p = plan("select distinct_id, group_0.properties.plan, group_1.properties.a.b from events where group_0.properties.plan != 'free' or $group_0 = ''")
+  t.same([p.lookups.map((l) => [l.index, l.path]), p.stored], [[[0, ['plan']], [1, ['a', 'b']]], ['$group_0', '$group_1']])
+  fillGroupLookup(p.lookups[0], [{ text: 'pro', ids: ['acme'] }, { text: 'free', ids: ['initech'] }])
+  fillGroupLookup(p.lookups[1], [{ text: '7', ids: ['x'] }])
+  const event = (n: number, group0: string, group1: string) => ({ uuid: `u${n}`, event: 'e', distinct_id: `d${n}`, person_id: '', timestamp: n, texts: [], stored: { $group_0: group0, $group_1: group1 } })
+  const rows = runHogqlQuery(p, [event(0, 'acme', 'x'), event(1, 'initech', 'y'), event(2, '', ''), event(3, 'gone', '')], null)
+  t.same(rows, [['d0', 'pro', '7'], ['d2', null, null], ['d3', null, null]], "initech's plan is free; a key of no group reads NULL")
+  t.throws(() => plan('select group_0.key from events'), /Of group_0, skylark reads its properties \(group_0.properties.<key>\)/)
+  t.throws(() => plan('select group_5.properties.x from events'), /Unknown field "group_5"/)
+  t.throws(() => plan('select group_0.properties.x from persons'), /Unknown field "group_0"/, 'of events only')
 })
 
 t.test('x IN (SELECT …) tests x against the values of a subquery, run first', async (t) => {
