@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type PropertyNode, type PropertyPath, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type LookupOf, type PropertyNode, type PropertyPath, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -56,16 +56,21 @@ function capped<T>(rows: IterableIterator<T>, maxChars: number, idOf: (row: T) =
 const itself = (id: string) => id
 
 /** `[id, text]` rows as each text with its ids, or null once the ids' text passes `maxChars` (read no further). */
-function byText(rows: IterableIterator<[string, string]>, maxChars: number): Array<{ text: string; ids: string[] }> | null {
+function byText<T extends string | number>(rows: IterableIterator<[string, T]>, maxChars: number): Array<{ text: T; ids: string[] }> | null {
   const read = capped(rows, maxChars, ([id]) => id)
   if (read === null) return null
-  const out = new Map<string, string[]>()
+  const out = new Map<T, string[]>()
   for (const [id, text] of read) {
     const ids = out.get(text)
     if (ids) ids.push(id)
     else out.set(text, [id])
   }
   return [...out].map(([text, ids]) => ({ text, ids }))
+}
+
+/** Rows of a key and a stored date and time (ISO text), the time in ms. */
+function* timesOf(rows: Iterable<[string, string | number]>): Generator<[string, number]> {
+  for (const [key, at] of rows) yield [key, Date.parse(at as string)]
 }
 
 export class PersonListing {
@@ -207,6 +212,21 @@ export class PersonListing {
       .raw()
       .iterate(...text.params, teamId, groupTypeIndex) as IterableIterator<[string, string]>
     return byText(rows, maxChars)
+  }
+
+  /**
+   * What a HogQL query reads of the events' groups and persons now (hogql-lookups.ts): each value with the keys of the
+   * groups (a group's property, key or created_at), or the distinct ids of the persons (a person's uuid, created_at
+   * or is_identified), that have it; dates and times in ms; null once the keys pass `maxChars`.
+   */
+  lookupValues(teamId: number, of: LookupOf, maxChars: number): Array<{ text: string | number; ids: string[] }> | null {
+    if ('path' in of) return this.groupKeysByProperty(teamId, of.index, of.path, maxChars)
+    const [sql, params] =
+      of.holder === 'group'
+        ? [`SELECT group_key, ${of.field === 'key' ? 'group_key' : 'created_at'} FROM groups WHERE team_id = ? AND group_type_index = ?`, [teamId, of.index]]
+        : [`SELECT d.distinct_id, p.${of.field === 'id' ? 'uuid' : of.field} FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.team_id = ? AND p.team_id = ?`, [teamId, teamId]]
+    const rows = this.#db.prepare(sql).raw().iterate(...params) as IterableIterator<[string, string | number]>
+    return byText(of.field === 'created_at' ? timesOf(rows) : rows, maxChars)
   }
 
   /**

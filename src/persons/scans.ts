@@ -25,7 +25,7 @@ interface Readers {
 
 /** The scanning reads, by the reader that has them. */
 const SCANS = {
-  listing: ['listPersons', 'countPersons', 'hogqlQuery', 'distinctIdsMatching', 'distinctIdsInCohort', 'distinctIdsByProperty', 'groupKeysByProperty', 'groupKeysMatching', 'listGroups', 'countGroups', 'listIngestionWarnings', 'countIngestionWarnings'],
+  listing: ['listPersons', 'countPersons', 'hogqlQuery', 'distinctIdsMatching', 'distinctIdsInCohort', 'distinctIdsByProperty', 'groupKeysByProperty', 'lookupValues', 'groupKeysMatching', 'listGroups', 'countGroups', 'listIngestionWarnings', 'countIngestionWarnings'],
   groups: ['propertyDefinitions', 'propertyValues', 'personsOf'],
   definitions: ['events', 'properties'],
 } as const satisfies { [R in keyof Readers]: ReadonlyArray<keyof Readers[R]> }

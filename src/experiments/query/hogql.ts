@@ -16,7 +16,7 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
 import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, fillGroupLookup, fillInSet, HogqlMathError, innermost, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, withPersons, type EventStore, type GroupLookup, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type Lookup, type PersonProperty } from '../../storage/events/index.js'
 import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -104,12 +104,12 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
   return resolved
 }
 
-/** The texts a group property (`group_<n>.properties.…`) has among the project's groups of its type, with their keys. */
-async function groupKeysOf(persons: PersonMatcher | null, teamId: number, lookup: GroupLookup) {
-  const read = `group_${lookup.index}.properties.${lookup.path.join('.')}`
-  if (persons === null) throw new ValidationError('invalid', `This server reads no groups: ${read} is not read in its queries.`, null)
-  const values = await persons.groupKeysByProperty(teamId, lookup.index, lookup.path, MAX_PERSON_FILTER_CHARS)
-  if (values === null) throw new ValidationError('invalid', `The group property ${read} covers too many groups to compute this query.`, null)
+/** What the query reads of its events' groups and persons now (`group_<n>.properties.…`, `person.created_at` …), each value with its keys. */
+async function lookupValuesOf(persons: PersonMatcher | null, teamId: number, { of }: Lookup) {
+  const read = of.holder === 'person' ? `person.${of.field}` : `group_${of.index}.${'path' in of ? `properties.${of.path.join('.')}` : of.field}`
+  if (persons === null) throw new ValidationError('invalid', `This server reads no persons or groups: ${read} is not read in its queries.`, null)
+  const values = await persons.lookupValues(teamId, of, MAX_PERSON_FILTER_CHARS)
+  if (values === null) throw new ValidationError('invalid', `${read} covers too many ${of.holder}s to compute this query.`, null)
   return values
 }
 
@@ -124,6 +124,8 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
       throw invalidQuery(error)
     }
   }
+  // What the events' groups and persons have, anywhere in the query (the values live in its nodes).
+  for (const lookup of parsed.lookups) fillLookup(lookup, await lookupValuesOf(sources.persons, project.id, lookup))
   // A join: each table's query on its store, then the rows joined and the query run over them here.
   if (parsed.join !== null) {
     const sides: HogqlValue[][][] = []
@@ -136,7 +138,16 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
       throw invalidQuery(error)
     }
   }
-  for (const lookup of parsed.lookups) fillGroupLookup(lookup, await groupKeysOf(sources.persons, project.id, lookup))
+  // A subquery's (or a WITH query's) join: its rows first, as the outermost query's, then the levels above them here.
+  const below = joinBelow(parsed)
+  if (below !== null) {
+    const rows = await selectRows(sources, project, below)
+    try {
+      return runHogqlQueryOver(parsed, { plan: below, rows }, compileRegex).map((row) => row.slice(0, parsed.shown))
+    } catch (error) {
+      throw invalidQuery(error)
+    }
+  }
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
   // Without FROM: one row of no fields, computed here (it reads nothing a store holds).
   if (plan.table === 'one') return runHogqlQuery(plan, [ONE_ROW], compileRegex).map((row) => row.slice(0, plan.shown))

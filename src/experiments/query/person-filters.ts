@@ -49,6 +49,7 @@ import {
   type HogqlValue,
   type NodeRules,
   type HolderBreakdown,
+  type LookupOf,
   type PersonProperty,
   type PropertyNode,
   type PropertyPath,
@@ -67,6 +68,8 @@ export interface PersonMatcher {
   distinctIdsByProperty(teamId: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
   /** Each text a group property (a path: a value within one) has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
   groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
+  /** What a HogQL query reads of the events' groups and persons now (hogql-lookups.ts), each value with its keys (null: more than `maxChars` of keys). */
+  lookupValues(teamId: number, of: LookupOf, maxChars: number): Promise<Array<{ text: string | number; ids: string[] }> | null>
   /** A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`): its rows. */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
 }

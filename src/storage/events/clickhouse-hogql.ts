@@ -6,9 +6,9 @@
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
 import { matchSql, quote } from './clickhouse-schema.js'
-import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import type { PersonProperty } from './experiment-types.js'
-import type { LookupValues } from './hogql-groups.js'
+import type { LookupValues } from './hogql-lookups.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN } from './hogql-values.js'
 import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
@@ -72,7 +72,6 @@ class Compiler {
   readonly #properties = new Map<string, string>()
   /** A calendar node read more than once (formatDateTime's parts) is named at its first use. */
   readonly #calendars = new Map<HogqlNode, string>()
-  readonly #lookups = new Map<HogqlNode, string>()
   constructor(
     readonly prefix: string,
     readonly property: PropertySql,
@@ -212,14 +211,8 @@ class Compiler {
         this.#calendars.set(node, name)
         return def
       }
-      case 'lookup': {
-        // Bound, as a group's SQL holds every key of its property.
-        const named = this.#lookups.get(node)
-        if (named !== undefined) return named
-        const [def, name] = this.bind(lookupSql(node.values, `ifNull(${this.compile(node.args[0])}, '')`))
-        this.#lookups.set(node, name)
-        return def
-      }
+      case 'lookup':
+        return lookupSql(node.values, `ifNull(${this.compile(node.args[0])}, '')`, node.type === 'number', node.missing)
     }
   }
 
@@ -368,12 +361,17 @@ export function personPropertySql(persons: readonly PersonProperty[], path: Prop
   return lookupSql(persons[pathIndex(persons.map((p) => p.path))(path)]?.values ?? [], 'distinct_id')
 }
 
-/** The text of `key`'s (a String) id among the values' ids, NULL for none. */
-function lookupSql(values: LookupValues, key: string): string {
+/**
+ * The value of `key`'s (a String) id among the values' ids, else `missing`; texts, or with `number` numbers (a
+ * person's created_at in ms). An array literal of 18.16 takes no NULL beside Float64s, hence the cast.
+ */
+function lookupSql(values: LookupValues, key: string, number = false, missing: HogqlValue = null): string {
   const ids = values.flatMap((v, i) => v.ids.map((id) => [quote(id), i + 1] as const))
-  if (ids.length === 0) return NULL_TEXT
-  const texts = `CAST([${values.map((v) => quote(v.text)).join(', ')}] AS Array(Nullable(String)))`
-  return `arrayElement(${texts}, transform(${key}, [${ids.map(([id]) => id).join(', ')}], [${ids.map(([, i]) => i).join(', ')}], 0))`
+  const type = `Nullable(${number ? 'Float64' : 'String'})`
+  const item = (v: string | number) => (typeof v === 'number' ? literal(v) : quote(v))
+  if (ids.length === 0) return missing === null ? `CAST(NULL AS ${type})` : `CAST(${item(missing)} AS ${type})`
+  const list = `CAST([${[...values.map((v) => v.text), ...(missing === null ? [] : [missing])].map(item).join(', ')}] AS Array(${type}))`
+  return `arrayElement(${list}, transform(${key}, [${ids.map(([id]) => id).join(', ')}], [${ids.map(([, i]) => i).join(', ')}], ${missing === null ? 0 : values.length + 1}))`
 }
 
 /**

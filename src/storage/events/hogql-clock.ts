@@ -3,7 +3,8 @@
  * whose fields it reads, and the names and hooks the query around it gives.
  */
 import type { BounceRule } from './experiment-types.js'
-import type { HogqlNode, PropertyPath } from './hogql-math.js'
+import type { HogqlNode } from './hogql-math.js'
+import type { LookupOf } from './hogql-lookups.js'
 import type { QueryTable } from './hogql-tables.js'
 import type { Token } from './hogql-tokens.js'
 import type { Cte } from './hogql-with.js'
@@ -33,6 +34,6 @@ export interface QueryClock {
   readFilters?: (clock: QueryClock) => HogqlNode
   /** `x IN (SELECT …)`: plans the subquery (its tokens, read where `clock` reads) and gives the node its values fill (hogql-in.ts). */
   inQuery?: (tokens: Token[], left: HogqlNode, clock: QueryClock) => HogqlNode
-  /** `group_<n>.properties.<path>` of an event: the node the group's property fills (hogql-groups.ts). */
-  groupProperty?: (index: number, path: PropertyPath) => HogqlNode
+  /** What an event's group or person has now (`group_<n>.properties.<path>`, `person.created_at` …): the node its values fill (hogql-lookups.ts). */
+  lookup?: (of: LookupOf) => HogqlNode
 }

@@ -36,7 +36,7 @@ import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogql
 import type { RegexEngine } from './sqlite-actions.js'
 import { calendarPart, truncateMs } from './hogql-datetime.js'
 import type { HogqlFunction } from './hogql-functions.js'
-import { lookupText, type LookupValues } from './hogql-groups.js'
+import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -93,8 +93,8 @@ export type HogqlNode = { type: HogqlType } & (
    * some moment (`rel…`: ClickHouse's toRelative<unit>Num, of which dateDiff takes two apart). Offsets as truncate's.
    */
   | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
-  /** A text looked up by the value of its argument, from values given before the run: a group's property (hogql-groups.ts). */
-  | { op: 'lookup'; args: [HogqlNode]; values: LookupValues }
+  /** A value looked up by its argument's, from values given before the run (the event's group's or person's: hogql-lookups.ts); `missing` for a key of none. */
+  | { op: 'lookup'; args: [HogqlNode]; values: LookupValues; missing: HogqlValue; field?: LookupField }
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
@@ -115,6 +115,11 @@ export type PropertyPath = readonly [string, ...string[]]
 
 /** A property's text for an evaluation (null: missing or null): the event's, or with `person` the person's. */
 export type PropertyReader = (path: PropertyPath, person: boolean) => string | null
+
+/** The node of a property's path (`person`: the person's). */
+export function propertyNode([key, ...nested]: PropertyPath, person = false): HogqlNode {
+  return { op: 'property', type: 'text', key, ...(nested.length > 0 ? { nested } : {}), ...(person ? { person } : {}) }
+}
 
 /** A property node's path. */
 export function propertyPath(node: { key: string; nested?: readonly string[] }): PropertyPath {
@@ -284,7 +289,7 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       return ms === null ? null : calendarPart(ms, node.part, node.offsets)
     }
     case 'lookup':
-      return lookupText(node, value(node.args[0]))
+      return lookupValue(node, value(node.args[0]))
   }
 }
 

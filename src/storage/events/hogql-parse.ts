@@ -3,11 +3,12 @@
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import { propertyPath, type HogqlField, type HogqlMath, type HogqlNode } from './hogql-math.js'
+import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
+import { holderField, holderFields } from './hogql-lookups.js'
 import { closingAt, FILTERS_MARK, HogqlMathError, isWord, tokenize, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
@@ -221,25 +222,27 @@ class Parser {
     if (word === 'properties' && !t.quoted) {
       // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
-      return this.#property(false)
+      return propertyNode(this.#path())
     }
-    // `person.properties.<key>`, and PostHog's lazy join of an event's group of type n (hogql-groups.ts).
+    // `person.properties.<key>`, and in queries what the event's person and groups have now (hogql-lookups.ts).
     const table = this.clock.table ?? 'events'
-    const group = /^group_[0-4]$/.test(word) && table === 'events' ? this.clock.groupProperty : undefined
-    if ((word === 'person' || group !== undefined) && !t.quoted && this.#isPunct('.')) {
+    const lookup = this.clock.lookup
+    const group = /^group_[0-4]$/.test(word) && table === 'events' && lookup !== undefined
+    if ((word === 'person' || group) && !t.quoted && this.#isPunct('.')) {
       if (this.use === 'HogQL queries' && table !== 'events') throw new HogqlMathError(`A query of ${table} reads each ${table.slice(0, -1)}'s own properties as properties.<key>.`)
       const next = this.tokens[++this.#i]
-      if (next?.kind !== 'name' || next.quoted || next.value.toLowerCase() !== 'properties') throw new HogqlMathError(`Of ${group ? word : 'the person'}, skylark reads its properties (${word}.properties.<key>) in ${this.use}.`)
-      this.#i++
-      const node = this.#property(group === undefined)
-      return group === undefined ? node : group(Number(word.slice(6)), propertyPath(node as HogqlNode & { op: 'property' }))
+      const name = next?.kind === 'name' && !next.quoted && ++this.#i > 0 ? next.value : '' // past it, when a name
+      const field = lookup && holderField(word, name)
+      if (field) return lookup!(field)
+      if (name.toLowerCase() !== 'properties') throw new HogqlMathError(`Of ${group ? word : 'the person'}, skylark reads its properties (${word}.properties.<key>)${lookup ? ` and ${holderFields(word)}` : ''} in ${this.use}.`)
+      return group ? lookup!({ holder: 'group', index: Number(word.slice(6)), path: this.#path() }) : propertyNode(this.#path(), true)
     }
     if (this.use !== 'HogQL queries') {
       if (MATH_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
       throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
     }
     if (word === 'interval' && !t.quoted) return this.#interval()
-    return queryField(t.value, this.clock.table ?? 'events')
+    return queryField(t.value, table)
   }
 
   /** `interval 7 day`, in ms (hogql-datetime.ts). */
@@ -253,16 +256,14 @@ class Parser {
   }
 
   /** After `properties` (of whichever): the key, then keys within its value (`.a.b`, `['a']['b']`: JSONExtractRaw's). */
-  #property(person: boolean): HogqlNode {
+  #path(): PropertyPath {
     if (!this.#isPunct('.') && !this.#isPunct('[')) throw new HogqlMathError('"properties" must name a property: properties.<key>.')
     const keys: string[] = []
     while (this.#isPunct('.') || this.#isPunct('[')) {
       if (keys.length === MAX_PATH) throw new HogqlMathError(`Property paths reach at most ${MAX_PATH} keys deep here.`)
       keys.push(this.#key())
     }
-    const [key, ...nested] = keys
-    const node: HogqlNode = nested.length === 0 ? { op: 'property', type: 'text', key } : { op: 'property', type: 'text', key, nested }
-    return person ? { ...node, person } : node
+    return keys as unknown as PropertyPath
   }
 
   /** One key of a property path: `.name` or `['text']`. */

@@ -2,7 +2,7 @@
  * PostHog's property filters (`{key, value, operator, type}`, lists of them, `{type: "AND"|"OR", values}` groups) as
  * the HogQL condition its property_to_expr makes of them, for `{filters}`'s `properties` and `filterTestAccounts`
  * (hogql-placeholders.ts): event properties as `properties['key']`, person properties as `person.properties['key']`,
- * a group's as `group_<n>.properties['key']` (hogql-groups.ts), a HogQL filter as its own text, each operator as PostHog writes it (`icontains` as `toString(x) ILIKE '%v%'`, `%`
+ * a group's as `group_<n>.properties['key']` (hogql-lookups.ts), a HogQL filter as its own text, each operator as PostHog writes it (`icontains` as `toString(x) ILIKE '%v%'`, `%`
  * and `_` of the value left as wildcards as PostHog leaves them; `regex` as `ifNull(match(toString(x), 'v'), 0)`;
  * `is_set` as isNotNull). A list of values is IN for exact and is_not, else each value's condition joined by OR (AND
  * for the negative operators); an empty list or group holds. Other filter types and operators are a HogqlMathError

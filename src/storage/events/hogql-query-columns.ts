@@ -38,7 +38,9 @@ function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zone}')`
   if (math && !picksOne(math)) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
-  if (expr.op === 'field') return FIELD_TYPES[expr.field] ?? 'String'
+  // A field, or one of the event's person or group (hogql-lookups.ts), is of its table's type.
+  const field = expr.op === 'field' || expr.op === 'lookup' ? expr.field : undefined
+  if (field !== undefined) return FIELD_TYPES[field] ?? 'String'
   return expr.type === 'number' ? 'Nullable(Float64)' : 'Nullable(String)'
 }
 

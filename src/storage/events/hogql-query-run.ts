@@ -110,7 +110,6 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
   }
 }
 
-/** The rows a plan reads, of its (innermost) table. */
 /** The rows a plan reads: its table's, or a join's (arrays of its columns). */
 export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup> | Iterable<HogqlValue[]>
 
@@ -123,13 +122,18 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: Re
   return [...planRows(plan, events, regex, ordered)]
 }
 
+/** The plan run over the rows of a plan below it, given (a subquery's join, run apart: hogql-join.ts): none of its own table. */
+export function runHogqlQueryOver(plan: HogqlQueryPlan, below: { plan: HogqlQueryPlan; rows: HogqlValue[][] }, regex: RegexEngine | null): HogqlValue[][] {
+  return [...planRows(plan, [], regex, false, below)]
+}
+
 /**
  * The plan's rows, each yielded once known: a query neither grouped nor ordered yields each as it reads it, so a query
  * of such a subquery reads its rows one by one, never all held at once.
  */
-function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean): Generator<HogqlValue[]> {
+function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean, below?: { plan: HogqlQueryPlan; rows: HogqlValue[][] }): Generator<HogqlValue[]> {
   // A query of a subquery reads the subquery's rows: its fields (`sub_<i>`) are their values.
-  const events = plan.source === null ? input : planRows(plan.source, input, regex, ordered)
+  const events = plan.source === null ? input : plan.source === below?.plan ? below.rows : planRows(plan.source, input, regex, ordered, below)
   // Read in the order of its first key, the run ends at the first event past the time of the fetch-th row kept: none
   // after it can come before those (the events of that time are all read, the other keys ordering them).
   const stopsEarly = ordered && plan.source === null && plan.scan !== null

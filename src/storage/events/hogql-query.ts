@@ -34,7 +34,7 @@ import { HogqlMathError, isPunct, isWord, splitCommas, tokenize, type Token } fr
 import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
-import { groupLookups, type GroupLookup } from './hogql-groups.js'
+import { lookups, type Lookup } from './hogql-lookups.js'
 import { picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
@@ -106,8 +106,8 @@ export interface HogqlQueryPlan {
   join: JoinPlan | null
   /** The subqueries of `x IN (SELECT …)` anywhere in a whole query, inner ones first: run, and their nodes filled (fillInSet), before it. */
   inSets: InSet[]
-  /** The group properties (`group_<n>.properties.…`) anywhere in a whole query: their nodes filled (fillGroupLookup) before it runs. */
-  lookups: GroupLookup[]
+  /** What the events' groups and persons have now (`group_<n>.properties.…`, `person.created_at` …) anywhere in a whole query: their nodes filled (fillLookup) before it runs. */
+  lookups: Lookup[]
 }
 
 /**
@@ -176,7 +176,6 @@ function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): 
   if (depth === MAX_SUBQUERY_DEPTH) throw refuse(`Subqueries nest at most ${MAX_SUBQUERY_DEPTH} deep here, a query WITH names counting as one.`)
   if (sessions) return { table: 'events', source: sessionsPlan(clock, depth + 1), qualifiers: ['sessions', ...alias] }
   const source = cte < 0 ? planOf(from.slice(1, end - 1), text, clock, null, depth + 1) : planOf(clock.ctes![cte].tokens, text, { ...clock, ctes: clock.ctes!.slice(0, cte) }, null, depth + 1)
-  if (source.join !== null) throw refuse('A JOIN is read here in the outermost query (or a SELECT of a UNION, or of IN), not in a subquery or a query WITH names.')
   return { table: source.table, source, qualifiers: cte < 0 ? alias : [clock.ctes![cte].name, ...alias] }
 }
 
@@ -217,6 +216,11 @@ export function innermost(plan: HogqlQueryPlan): HogqlQueryPlan {
   return plan.source === null ? plan : innermost(plan.source)
 }
 
+/** The first plan below this one that joins (a subquery's or a WITH query's JOIN), whose rows are read apart, or null. */
+export function joinBelow(plan: HogqlQueryPlan): HogqlQueryPlan | null {
+  return plan.source === null ? null : plan.source.join !== null ? plan.source : joinBelow(plan.source)
+}
+
 /** The plan with the innermost one's person properties resolved (`personPaths`, read from persons.db). */
 export function withPersons(plan: HogqlQueryPlan, persons: readonly PersonProperty[]): HogqlQueryPlan {
   return plan.source === null ? { ...plan, persons } : { ...plan, source: withPersons(plan.source, persons) }
@@ -238,9 +242,9 @@ export function queryTokens(input: string, values: PlaceholderValues, filters?: 
 /** The plan of a whole query's tokens (one SELECT, or WITH … SELECT), with the subqueries of its INs. */
 export function topPlan(tokens: Token[], text: string, clock: QueryClock, defaultLimit: number): HogqlQueryPlan {
   const inSets: InSet[] = []
-  const lookups: GroupLookup[] = []
+  const kept: Lookup[] = []
   const inQuery = inSubqueries((sub, at) => planOf(sub, text, at, null, 1), inSets)
-  return { ...planOf(tokens, text, { ...clock, inQuery, groupProperty: groupLookups(lookups), readFilters: filtersCondition }, defaultLimit, 0), inSets, lookups }
+  return { ...planOf(tokens, text, { ...clock, inQuery, lookup: lookups(kept), readFilters: filtersCondition }, defaultLimit, 0), inSets, lookups: kept }
 }
 
 /**

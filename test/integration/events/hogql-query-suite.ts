@@ -126,12 +126,15 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const full = 'select a.n, b.m from (select toFloat(properties.n) as n from events where properties.n < 3) a full outer join (select properties.n + 1 as m from events where properties.n in (1, 2)) b on a.n = b.m order by a.n, b.m'
     t.same(await rows(full), [[0, null], [1, null], [2, 2], [null, 3]], 'FULL JOIN keeps the rows of both sides')
     t.same(await rows("select count() from events e cross join (select 1 as one from events where properties.n < 2) c where e.event = 'buy'"), [[20]], 'CROSS JOIN: every pair')
+    const emails = 'with j as (select e.event as ev, p.properties.email as email from events e left join persons p on e.person_id = p.id) select email, count(), uniq(ev) from j where email is not null group by email order by email'
+    t.same(await rows(emails), [0, 1, 2, 3].map((i) => [`u${i}@example.com`, 3, 3]), 'a join within a query WITH names: its rows, then the query over them')
+    t.same(await rows("select max(n) from (select count() as n from (select e.uuid from events e join events f on e.uuid = f.uuid where f.event = 'buy') g)"), [[10]], 'within subqueries')
+    t.same(await rows("select count() from events where distinct_id in (select e.distinct_id from events e join persons p on e.person_id = p.id where p.properties.tier = 'gold')"), [[3]], 'within IN')
     const [[...star]] = await rows("select e.*, p.properties.email from events e left join persons p on e.person_id = p.id where e.event = 'recent'")
     t.same(star, [...(await rows("select * from events where event = 'recent'"))[0], null], "e.*: the events' columns, as SELECT * of events gives them")
     const refusals: Array<[string, RegExp]> = [
       ['select properties.n from events e join persons p on e.person_id = p.id', /"properties" is in more than one joined table/],
       ['select e.event from events e join persons p using (id)', /USING is not read/],
-      ['select count() from (select e.event from events e join persons p on e.person_id = p.id)', /JOIN is read here in the outermost query/],
       ['select e.event from events e join persons p on e.distinct_id = p.is_identified', /ON compares a text with a number/],
       ['select * from events e join persons p on e.person_id = p.id', /SELECT \* of a join/],
     ]
@@ -213,6 +216,14 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     // ClickHouse 18.16 dropped an aggregating subquery's unread aggregations, and with them its aggregating.
     t.same(await rows("select count(), count(k) from (select 'x' as k, count() from events)"), [[1, 1]], 'a subquery aggregating without GROUP BY is one row')
     t.same(await rows("select count() from (select 1 as k, count() * 2 from events where event = 'none')"), [[1]], 'of no events too')
+  })
+
+  t.test("person.id, person.created_at and person.is_identified are the event's person's now, as the persons table has them", async (t) => {
+    const ofEvents = await rows("select distinct distinct_id, person.id, person.created_at, person.is_identified from events where event != 'recent' order by distinct_id")
+    const ofPersons = await rows("select e.distinct_id, p.id, p.created_at, p.is_identified from (select distinct distinct_id, person_id from events where event != 'recent') e join persons p on e.person_id = p.id order by e.distinct_id")
+    t.equal(ofEvents.length, 10)
+    t.same(ofEvents, ofPersons)
+    t.same(await rows("select count() from events where event != 'recent' and person.id = person_id and person.created_at <= now()"), [[30]], 'compared as a uuid and a date and time')
   })
 
   t.test('x IN (SELECT …) reads the values of a subquery run first', async (t) => {
@@ -387,7 +398,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const filters = { properties: [{ key: 'seats', value: 3, operator: 'gt', type: 'group', group_type_index: 0 }, { key: own, type: 'hogql' }] }
     const filtered = await server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', query: 'select distinct_id from events where {filters}', filters } })
     t.same(filtered.body.results, [['user-x']], "{filters}' group property filter, as PostHog's property_to_expr writes it")
-    const refused = await query('select group_0.key from events')
-    t.same([refused.status, refused.body.detail], [400, 'Of group_0, skylark reads its properties (group_0.properties.<key>) in HogQL queries.'])
+    t.same(await rows(`select group_0.key, formatDateTime(group_0.created_at, '%Y') = formatDateTime(now(), '%Y'), count() from events where ${own} group by 1, 2 order by 1`), [['', 0, 30], ['acme', 1, 1]], "group_0.key and created_at: '' and 1970 without a group, as a LEFT JOIN's defaults")
+    const refused = await query('select group_0.index from events')
+    t.same([refused.status, refused.body.detail], [400, 'Of group_0, skylark reads its properties (group_0.properties.<key>) and key, created_at in HogQL queries.'])
   })
 }

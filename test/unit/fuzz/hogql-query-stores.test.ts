@@ -4,7 +4,7 @@
  * time bounds, periods (toStartOfDay …, toStartOfInterval, dateTrunc in zones with and without summer time), orders and limits, over events
  * 37 hours apart whose properties take the shapes that told the stores apart before (numbers' texts, objects,
  * missing keys and nulls, non-ASCII letters), and person properties of some of their distinct ids (as persons.db's
- * texts would resolve them) and of their groups (`group_<n>.properties`); constant columns beside aggregations, HAVING, orders by aggregations not selected,
+ * texts would resolve them) and of their persons and groups (`group_<n>.properties`, `person.created_at` …); constant columns beside aggregations, HAVING, orders by aggregations not selected,
  * columns and orders over aggregations and keys (`sum(x) / count()`, `concat(toString(k0), …)`), columns reading
  * another's alias, the parts of dates and times (toHour …, dateDiff, formatDateTime), the events' other stored columns
  * and SELECT *, the sessions table, conditions of `x IN (SELECT …)`, and queries of such a query as a subquery or
@@ -12,7 +12,7 @@
  * Every query orders its rows completely, so two right answers are one.
  */
 import t from 'tap'
-import { fillGroupLookup, fillInSet, innermost, joinRows, parseHogqlQuery, runHogqlQuery, withPersons, type HogqlQueryPlan } from '../../../src/storage/events/index.js'
+import { fillInSet, fillLookup, innermost, joinRows, parseHogqlQuery, runHogqlQuery, withPersons, type HogqlQueryPlan, type LookupOf } from '../../../src/storage/events/index.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
 import { Rng, fuzzSeed } from './rng.js'
@@ -34,7 +34,7 @@ const KEYS = ['a', 'b', '$c', 'n']
 const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x']]
 /** Person property texts as persons.db resolves them: strings unquoted, other JSON as written. */
 const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
-const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', 'group_0.properties.g', 'group_1.properties.g', '$session_id', '$window_id']
+const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', 'group_0.properties.g', 'group_1.properties.g', 'group_0.key', 'person.id', 'person.is_identified', '$session_id', '$window_id']
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
 const CALENDAR = [
   'toHour(timestamp)',
@@ -44,6 +44,8 @@ const CALENDAR = [
   'toMinute(timestamp) + toSecond(timestamp)',
   'toUnixTimestamp(timestamp)',
   'toUnixTimestamp(created_at)',
+  "dateDiff('day', person.created_at, timestamp)",
+  "formatDateTime(group_0.created_at, '%F %T')",
   'toMonth(toStartOfWeek(timestamp))',
   'toDayOfMonth(toStartOfInterval(timestamp, interval 2 week)) + toHour(dateTrunc(\'hour\', timestamp))',
   "dateDiff('day', toDateTime('2024-02-01 00:00:00'), timestamp)",
@@ -262,8 +264,20 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     }
     return { path: [key] as const, values: [...byText].map(([text, ids]) => ({ text, ids })) }
   })
-  // The groups' property g as persons.db resolves it (the events' keys below: acme and Ünï of type 0, b of type 1).
-  const groupValues = [['acme', 'Ünï', 'other'], ['b']].map((keys) => keys.map((key) => ({ text: rng0.pick(PERSON_TEXTS), ids: [key] })))
+  // What persons.db has of the events' groups (their keys below: acme and Ünï of type 0, b of type 1) and persons.
+  const groupKeys = [['acme', 'Ünï', 'other'], ['b']]
+  const groupValues = groupKeys.map((keys) => keys.map((key) => ({ text: rng0.pick(PERSON_TEXTS), ids: [key] })))
+  const personIds = Object.keys(properties).filter(() => rng0.chance(0.8))
+  const personFields = {
+    id: personIds.map((id, i) => ({ text: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, ids: [id] })),
+    created_at: personIds.map((id) => ({ text: T0 - rng0.int(100) * 86_400_000 + rng0.int(86_400) * 1000, ids: [id] })),
+    is_identified: [0, 1].map((v) => ({ text: v, ids: personIds.filter((_, i) => i % 2 === v) })),
+  }
+  const lookupValues = (of: LookupOf) => {
+    if ('path' in of) return groupValues[of.index] ?? []
+    if (of.holder === 'person') return personFields[of.field]
+    return (groupKeys[of.index] ?? []).map((key, i) => ({ text: of.field === 'key' ? key : T0 - i * 3_600_000, ids: [key] }))
+  }
   // created_at in whole seconds: 18.16 keeps no more.
   const rows = pageviewRows(TEAM, properties).map((row, i) => ({
     ...row,
@@ -286,7 +300,7 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
       if (rng.chance(0.2)) text = ofSubquery(rng, text, parseHogqlQuery(text, clock))
       else if (rng.chance(0.1)) text = ofJoin(rng, text, parseHogqlQuery(text, clock))
       const parsed = parseHogqlQuery(text, clock)
-      for (const lookup of parsed.lookups) fillGroupLookup(lookup, groupValues[lookup.index] ?? [])
+      for (const lookup of parsed.lookups) fillLookup(lookup, lookupValues(lookup.of))
       plan = withPersons(parsed, persons.filter((p) => innermost(parsed).personPaths.some((path) => path[0] === p.path[0])))
     } catch (error) {
       failures.push(`case ${i} (${zone}): ${text}\n  refused: ${(error as Error).message}`)

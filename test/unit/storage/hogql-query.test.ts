@@ -3,7 +3,7 @@ import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { fillInSet } from '../../../src/storage/events/hogql-in.js'
-import { fillGroupLookup } from '../../../src/storage/events/hogql-groups.js'
+import { fillLookup } from '../../../src/storage/events/hogql-lookups.js'
 import { runHogqlQuery, type QueryEvent, type QueryGroup, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
@@ -438,13 +438,28 @@ t.test("a query without FROM reads one row of no fields, as ClickHouse's system.
 
 t.test("group_<n>.properties reads the event's group's property, as given before the run; NULL without one", async (t) => {
   const p = plan("select distinct_id, group_0.properties.plan, group_1.properties.a.b from events where group_0.properties.plan != 'free' or $group_0 = ''")
-  t.same([p.lookups.map((l) => [l.index, l.path]), p.stored], [[[0, ['plan']], [1, ['a', 'b']]], ['$group_0', '$group_1']])
-  fillGroupLookup(p.lookups[0], [{ text: 'pro', ids: ['acme'] }, { text: 'free', ids: ['initech'] }])
-  fillGroupLookup(p.lookups[1], [{ text: '7', ids: ['x'] }])
+  t.same([p.lookups.map((l) => l.of), p.stored], [[{ holder: 'group', index: 0, path: ['plan'] }, { holder: 'group', index: 1, path: ['a', 'b'] }], ['$group_0', '$group_1']])
+  fillLookup(p.lookups[0], [{ text: 'pro', ids: ['acme'] }, { text: 'free', ids: ['initech'] }])
+  fillLookup(p.lookups[1], [{ text: '7', ids: ['x'] }])
   const event = (n: number, group0: string, group1: string) => ({ uuid: `u${n}`, event: 'e', distinct_id: `d${n}`, person_id: '', timestamp: n, texts: [], stored: { $group_0: group0, $group_1: group1 } })
   const rows = runHogqlQuery(p, [event(0, 'acme', 'x'), event(1, 'initech', 'y'), event(2, '', ''), event(3, 'gone', '')], null)
   t.same(rows, [['d0', 'pro', '7'], ['d2', null, null], ['d3', null, null]], "initech's plan is free; a key of no group reads NULL")
-  t.throws(() => plan('select group_0.key from events'), /Of group_0, skylark reads its properties \(group_0.properties.<key>\)/)
+  const fields = plan('select distinct_id, person.id, person.created_at, person.is_identified, group_0.key, group_0.created_at from events order by distinct_id')
+  t.same(fields.columns.map((c) => c.type), ['String', 'UUID', "DateTime64(6, 'UTC')", 'Int8', 'String', "DateTime64(6, 'UTC')"], "typed as PostHog's persons and groups tables type them")
+  const [pid, created, identified, key, groupCreated] = fields.lookups
+  fillLookup(pid, [{ text: 'f0e1', ids: ['d0'] }])
+  fillLookup(created, [{ text: Date.UTC(2024, 0, 2), ids: ['d0'] }])
+  fillLookup(identified, [{ text: 1, ids: ['d0'] }])
+  fillLookup(key, [{ text: 'acme', ids: ['acme'] }])
+  fillLookup(groupCreated, [{ text: Date.UTC(2023, 5, 1), ids: ['acme'] }])
+  t.same(fields.lookups.map((l) => l.of), [{ holder: 'person', field: 'id' }, { holder: 'person', field: 'created_at' }, { holder: 'person', field: 'is_identified' }, { holder: 'group', index: 0, field: 'key' }, { holder: 'group', index: 0, field: 'created_at' }])
+  t.same(runHogqlQuery(fields, [event(0, 'acme', ''), event(1, 'gone', '')], null), [
+    ['d0', 'f0e1', Date.UTC(2024, 0, 2), 1, 'acme', Date.UTC(2023, 5, 1)],
+    ['d1', '00000000-0000-0000-0000-000000000000', 0, 0, '', 0],
+  ], "a distinct id of no person, a key of no group: a LEFT JOIN's defaults (join_use_nulls = 0)")
+  t.throws(() => plan('select person.created_at from persons'), /A query of persons reads each person's own properties/)
+  t.throws(() => plan('select group_0.index from events'), /Of group_0, skylark reads its properties \(group_0.properties.<key>\) and key, created_at in HogQL queries/)
+  t.throws(() => plan('select person.uuid from events'), /Of the person, skylark reads its properties \(person.properties.<key>\) and id, created_at, is_identified in HogQL queries/)
   t.throws(() => plan('select group_5.properties.x from events'), /Unknown field "group_5"/)
   t.throws(() => plan('select group_0.properties.x from persons'), /Unknown field "group_0"/, 'of events only')
 })
