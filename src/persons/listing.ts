@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type LookupOf, type PropertyNode, type PropertyPath, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type FieldLookupOf, type PropertyNode, type PropertyPath, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -219,7 +219,7 @@ export class PersonListing {
    * groups (a group's property, key or created_at), or the distinct ids of the persons (a person's uuid, created_at
    * or is_identified), that have it; dates and times in ms; null once the keys pass `maxChars`.
    */
-  lookupValues(teamId: number, of: LookupOf, maxChars: number): Array<{ text: string | number; ids: string[] }> | null {
+  lookupValues(teamId: number, of: FieldLookupOf, maxChars: number): Array<{ text: string | number; ids: string[] }> | null {
     if ('path' in of) return this.groupKeysByProperty(teamId, of.index, of.path, maxChars)
     const [sql, params] =
       of.holder === 'group'

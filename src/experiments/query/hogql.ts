@@ -15,9 +15,9 @@ import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
-import { bounceRule, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type Lookup, type PersonProperty } from '../../storage/events/index.js'
-import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
+import { bounceRule, type CohortById, type PerformedReader, type Project } from '../../management/index.js'
+import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type Lookup, type LookupValues, type PersonProperty } from '../../storage/events/index.js'
+import { cohortMembers, MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
  * What a HogQL query reads: the events, and persons.db for person properties and queries of the persons table (none:
@@ -26,6 +26,15 @@ import { MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js
 export interface HogqlSources {
   events: EventStore
   persons: PersonMatcher | null
+  /** The project's cohorts, which `person_id IN COHORT` and {filters}' cohort filters read (none: such a query is refused). */
+  cohorts?: HogqlCohorts
+}
+
+/** The cohorts by id and by name, and the reader of their behavioural conditions as of the query's now (null: refused). */
+export interface HogqlCohorts {
+  byId: CohortById
+  idsNamed: (teamId: number, name: string) => number[]
+  performed: { read: PerformedReader; now: number } | null
 }
 
 /** PostHog's CSV_EXPORT_LIMIT (MAX_SELECT_RETURNED_ROWS): an exported query without LIMIT gives this many rows. */
@@ -104,13 +113,21 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
   return resolved
 }
 
-/** What the query reads of its events' groups and persons now (`group_<n>.properties.…`, `person.created_at` …), each value with its keys. */
-async function lookupValuesOf(persons: PersonMatcher | null, teamId: number, { of }: Lookup) {
+/** What the query reads of its events' groups, persons and cohorts now (`group_<n>.properties.…`, `person.created_at`, `IN COHORT` …), each value with its keys. */
+async function lookupValuesOf(sources: HogqlSources, teamId: number, { of }: Lookup): Promise<{ values: LookupValues; missing?: HogqlValue }> {
+  if (sources.persons === null) throw new ValidationError('invalid', 'This server reads no persons or groups: what a query reads of them is not read in its queries.', null)
+  if (of.holder === 'cohort') {
+    const { cohorts } = sources
+    if (cohorts === undefined) throw new ValidationError('invalid', 'IN COHORT is not read in these queries.', null)
+    const ids = typeof of.cohort === 'number' ? [of.cohort] : cohorts.idsNamed(teamId, of.cohort)
+    if (ids.length !== 1) throw new ValidationError('invalid', ids.length === 0 ? `Could not find a cohort with the name ${of.cohort}.` : `Found multiple cohorts with the name ${of.cohort}.`, null)
+    const { distinctIds, excluded } = await cohortMembers(sources.persons, cohorts.byId, teamId, ids[0], MAX_PERSON_FILTER_CHARS, cohorts.performed)
+    return excluded ? { values: [{ text: 0, ids: distinctIds }], missing: 1 } : { values: [{ text: 1, ids: distinctIds }] }
+  }
   const read = of.holder === 'person' ? `person.${of.field}` : `group_${of.index}.${'path' in of ? `properties.${of.path.join('.')}` : of.field}`
-  if (persons === null) throw new ValidationError('invalid', `This server reads no persons or groups: ${read} is not read in its queries.`, null)
-  const values = await persons.lookupValues(teamId, of, MAX_PERSON_FILTER_CHARS)
+  const values = await sources.persons.lookupValues(teamId, of, MAX_PERSON_FILTER_CHARS)
   if (values === null) throw new ValidationError('invalid', `${read} covers too many ${of.holder}s to compute this query.`, null)
-  return values
+  return { values }
 }
 
 /** The rows of one SELECT, without the hidden columns HAVING and ORDER BY read. */
@@ -125,7 +142,10 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
     }
   }
   // What the events' groups and persons have, anywhere in the query (the values live in its nodes).
-  for (const lookup of parsed.lookups) fillLookup(lookup, await lookupValuesOf(sources.persons, project.id, lookup))
+  for (const lookup of parsed.lookups) {
+    const { values, missing } = await lookupValuesOf(sources, project.id, lookup)
+    fillLookup(lookup, values, missing)
+  }
   // A join: each table's query on its store, then the rows joined and the query run over them here.
   if (parsed.join !== null) {
     const sides: HogqlValue[][][] = []

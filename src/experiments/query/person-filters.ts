@@ -49,7 +49,7 @@ import {
   type HogqlValue,
   type NodeRules,
   type HolderBreakdown,
-  type LookupOf,
+  type FieldLookupOf,
   type PersonProperty,
   type PropertyNode,
   type PropertyPath,
@@ -69,7 +69,7 @@ export interface PersonMatcher {
   /** Each text a group property (a path: a value within one) has among the groups of a type, with their keys (null: more than `maxChars` of keys). */
   groupKeysByProperty(teamId: number, groupTypeIndex: number, key: string | PropertyPath, maxChars: number): Promise<Array<{ text: string; ids: string[] }> | null>
   /** What a HogQL query reads of the events' groups and persons now (hogql-lookups.ts), each value with its keys (null: more than `maxChars` of keys). */
-  lookupValues(teamId: number, of: LookupOf, maxChars: number): Promise<Array<{ text: string | number; ids: string[] }> | null>
+  lookupValues(teamId: number, of: FieldLookupOf, maxChars: number): Promise<Array<{ text: string | number; ids: string[] }> | null>
   /** A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`): its rows. */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
 }
@@ -165,6 +165,34 @@ function findFilters(node: unknown, into: Found): Found {
   return into
 }
 
+/** The ids (distinct ids, or group keys) a read names, or the ones it fails when they are too many; a 400 when both are. */
+async function resolve(what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> {
+  const ids = await read(false)
+  if (ids !== null) return { distinctIds: ids }
+  const failing = await read(true)
+  if (failing === null) throw invalid(`${what} splits too many ${of} to compute this query; narrow it.`)
+  return { distinctIds: failing, excluded: true }
+}
+
+/**
+ * A cohort's persons now as their distinct ids: a static cohort's members, or the persons a dynamic one's conditions
+ * match (its behavioural ones read with `performed`, refused without); or, `excluded`, the other persons' when the
+ * members are too many.
+ */
+export async function cohortMembers(
+  matcher: PersonMatcher,
+  cohortById: CohortById | null,
+  teamId: number,
+  id: number,
+  maxChars = MAX_PERSON_FILTER_CHARS,
+  performed: { read: PerformedReader; now: number } | null = null,
+): Promise<{ distinctIds: string[]; excluded?: boolean }> {
+  const cohort = cohortById?.(teamId, id) ?? null
+  if (cohort === null || cohort.deleted) throw invalid(`The cohort filter names cohort ${id}, which does not exist.`)
+  const condition = cohort.is_static ? null : await evaluatedCohortCondition(id, cohortById!, teamId, performed?.read ?? null, performed?.now ?? 0)
+  return resolve(`Cohort ${id}`, (failing) => (condition === null ? matcher.distinctIdsInCohort(teamId, id, maxChars, failing) : matcher.distinctIdsMatching(teamId, [condition], maxChars, failing)))
+}
+
 /**
  * The lookup planning reads person, group and cohort filters and person property breakdowns with: each found in
  * `nodes` resolved to the distinct ids (group keys) it matches. Null without persons.db (they are then refused).
@@ -180,14 +208,6 @@ export async function personFilterLookup(
 ): Promise<PersonLookup | null> {
   if (matcher === null) return null
   const found = findFilters(nodes, { persons: new Map(), cohorts: new Map(), breakdowns: new Map(), groups: new Map(), hogql: new Map(), mathPersons: new Map() })
-  /** The ids (distinct ids, or group keys) a read names, or the ones it fails when they are too many; a 400 when both are. */
-  const resolve = async (what: string, read: (failing: boolean) => Promise<string[] | null>, of = 'persons'): Promise<{ distinctIds: string[]; excluded?: boolean }> => {
-    const ids = await read(false)
-    if (ids !== null) return { distinctIds: ids }
-    const failing = await read(true)
-    if (failing === null) throw invalid(`${what} splits too many ${of} to compute this query; narrow it.`)
-    return { distinctIds: failing, excluded: true }
-  }
   const persons = new Map<string, PropertyNode>()
   for (const [key, filter] of found.persons) {
     persons.set(key, await resolve(`The person filter on ${filter.key}`, (failing) => matcher.distinctIdsMatching(teamId, [filter], maxChars, failing)))
@@ -197,13 +217,7 @@ export async function personFilterLookup(
   }
   const cohorts = new Map<string, PropertyNode>()
   for (const [key, leaf] of found.cohorts) {
-    const id = cohortId(leaf)!
-    const cohort = cohortById?.(teamId, id) ?? null
-    if (cohort === null || cohort.deleted) throw invalid(`The cohort filter names cohort ${id}, which does not exist.`)
-    const condition = cohort.is_static ? null : await evaluatedCohortCondition(id, cohortById!, teamId, performed?.read ?? null, performed?.now ?? 0)
-    const node = await resolve(`Cohort ${id}`, (failing) =>
-      condition === null ? matcher.distinctIdsInCohort(teamId, id, maxChars, failing) : matcher.distinctIdsMatching(teamId, [condition], maxChars, failing),
-    )
+    const node = await cohortMembers(matcher, cohortById, teamId, cohortId(leaf)!, maxChars, performed)
     // `not_in`: the events of none of the members.
     cohorts.set(key, leaf.operator === 'not_in' ? { ...node, excluded: !node.excluded } : node)
   }

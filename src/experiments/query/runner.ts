@@ -177,8 +177,9 @@ export interface ExperimentQueryDeps {
   actionById: ProjectActionById
   /** persons.db's distinct ids of a person or cohort filter's persons; absent: such filters are refused. */
   persons?: PersonMatcher | null
-  /** The project's cohorts, for cohort filters. */
+  /** The project's cohorts, for cohort filters (and by name, for HogQL's `IN COHORT 'name'`). */
   cohortById?: CohortById | null
+  cohortIdsNamed?: (teamId: number, name: string) => number[]
 }
 
 export class ExperimentQueryRunner {
@@ -188,9 +189,18 @@ export class ExperimentQueryRunner {
     this.#deps = deps
   }
 
+  /** Cohorts' behavioural conditions read from the event store as of `nowMs`. */
+  #performed(nowMs: number) {
+    return { read: performedReader(this.#deps.events, { byId: this.#deps.actionById }), now: nowMs }
+  }
+
   async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
     const query = queryOf(body)
-    if (query.kind === 'HogQLQuery') return answerHogqlQuery({ events: this.#deps.events, persons: this.#deps.persons ?? null }, project, query, nowMs)
+    if (query.kind === 'HogQLQuery') {
+      const { cohortById, cohortIdsNamed } = this.#deps
+      const cohorts = cohortById && cohortIdsNamed ? { byId: cohortById, idsNamed: cohortIdsNamed, performed: this.#performed(nowMs) } : undefined
+      return answerHogqlQuery({ events: this.#deps.events, persons: this.#deps.persons ?? null, cohorts }, project, query, nowMs)
+    }
     const experimentId = experimentIdOf(query)
     // The metric is checked before the experiment is looked up, as PostHog's request schema checks it first.
     if (query.kind === 'ExperimentQuery') checkMetric(query.metric, 'Invalid metric: ', 'metric')
@@ -198,7 +208,7 @@ export class ExperimentQueryRunner {
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
     const testAccounts = testAccountFilters(project, experiment)
-    const performed = { read: performedReader(this.#deps.events, { byId: this.#deps.actionById }), now: nowMs }
+    const performed = this.#performed(nowMs)
     const nodes = [query.metric, experiment.exposure_criteria, testAccounts]
     const person = await personFilterLookup(this.#deps.persons ?? null, this.#deps.cohortById ?? null, project.id, nodes, undefined, performed)
     // The test account filters: what the events of real users meet.

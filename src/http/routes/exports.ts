@@ -8,7 +8,7 @@ import { isAppError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
 import { hogqlExportRows, type PersonMatcher } from '../../experiments/index.js'
-import { filenameOf, toExportObject, type ExportedAsset, type Project } from '../../management/index.js'
+import { filenameOf, performedReader, toExportObject, type ExportedAsset, type Project } from '../../management/index.js'
 import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas/export.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
@@ -73,6 +73,8 @@ type OperationId = (typeof EXPORT_OPERATIONS)[number]['operationId']
 
 export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, events: EventStore | null, persons: PersonMatcher | null, limits: ExportLimits = EXPORT_LIMITS): void {
   const exports = api.management.exports
+  const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
+  const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
   const json = { asset: compileSerializer(exportSchema), page: compileSerializer(exportPageSchema) }
   const object = (asset: ExportedAsset) => json.asset(toExportObject(asset))
   // One export renders at a time, the others wait their turn: each may hold 32 MiB of CSV, and its peak (the
@@ -83,7 +85,9 @@ export function registerExportRoutes(router: Router, api: ApiContext, maxBodyByt
     if (!context.source) return renderExport(router, context, caller, limits)
     if (events === null) return { exception: 'This server has no event store to query.' }
     try {
-      return renderRows(await hogqlExportRows({ events, persons }, project, context.source as JsonObject, Date.now()), context, limits)
+      const now = Date.now()
+      const cohorts = { byId: cohortById, idsNamed: (teamId: number, name: string) => api.management.cohorts.idsNamed(teamId, name), performed: { read: performedReader(events, { byId: actionById }), now } }
+      return renderRows(await hogqlExportRows({ events, persons, cohorts }, project, context.source as JsonObject, now), context, limits)
     } catch (error) {
       if (isAppError(error) && error.status < 500) return { exception: error.detail }
       throw error

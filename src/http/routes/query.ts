@@ -173,7 +173,8 @@ export function registerQueryRoutes(
   const { experiments } = sources
   const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
   const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
-  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ ...sources, actionById, cohortById }), experiments, actionById, cohortById, limits, count })
+  const cohortIdsNamed = (teamId: number, name: string) => api.management.cohorts.idsNamed(teamId, name)
+  const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ ...sources, actionById, cohortById, cohortIdsNamed }), experiments, actionById, cohortById, limits, count })
   const [create, retrieve, destroy] = QUERY_OPERATIONS
   router.add(
     create.method,

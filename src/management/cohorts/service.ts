@@ -128,6 +128,12 @@ export class Cohorts {
     return row ? toRecord(row) : null
   }
 
+  /** The ids of the project's live cohorts of that name (HogQL's `IN COHORT 'name'`), oldest first. */
+  idsNamed(teamId: number, name: string): number[] {
+    const rows = prepared(this.#db, 'SELECT id FROM cohorts WHERE team_id = ? AND deleted = 0 AND name = ? ORDER BY id').all(teamId, name) as Array<{ id: number }>
+    return rows.map((row) => row.id)
+  }
+
   /**
    * The cohort and every live cohort it references, transitively, each once, the cohort first. Static
    * cohorts end the walk: their members are stored, so what their filters name is never evaluated.

@@ -5,7 +5,8 @@
  * arraySort of tuples, ALL LEFT JOIN … USING); times come back as text (Int64 in JSON) and are read as numbers.
  */
 import { compileClickHouseWhere, groupColumn, msExpr, propertyPathExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
-import { hogqlContributionSql, personPropertySql } from './clickhouse-hogql.js'
+import { hogqlContributionSql } from './clickhouse-hogql.js'
+import { personPropertySql } from './clickhouse-lookups.js'
 import { quantileSql } from './hogql-values.js'
 import { pathIndex } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'

@@ -10,6 +10,7 @@ import { HogqlMathError } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
 import type { QueryClock } from './hogql-clock.js'
+import { DATE_SHIFTS, dateShift, isDateShift } from './hogql-date-shift.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -51,6 +52,7 @@ const CALENDAR_PARTS: Readonly<Record<string, CalendarPart>> = {
   tomonth: 'month',
   todayofmonth: 'dayOfMonth',
   todayofweek: 'dayOfWeek',
+  todayofyear: 'dayOfYear',
   tohour: 'hour',
   tominute: 'minute',
   tosecond: 'second',
@@ -234,7 +236,8 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
 export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
   ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
-  ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'dateDiff'],
+  ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toDayOfYear', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'toYYYYMM', 'toYYYYMMDD', 'dateDiff'],
+  ...DATE_SHIFTS,
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
 const DATETIME_NAMES = new Set([...DATETIME_FUNCTIONS, 'toString'].map((name) => name.toLowerCase()))
@@ -247,6 +250,7 @@ export const isDatetimeFunction = (name: string): boolean => DATETIME_NAMES.has(
  */
 export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
   const lower = name.toLowerCase()
+  if (isDateShift(lower)) return dateShift(name, args, clock)
   if (lower === 'now' || lower === 'today' || lower === 'yesterday') {
     if (args.length > 0) throw new HogqlMathError(`${name}() takes no arguments here.`)
     const now = markDatetime({ op: 'number', type: 'number', value: clock.now - (lower === 'yesterday' ? DAY : 0) })
@@ -305,6 +309,10 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp)${lower === 'todate' ? " or toDate('2024-01-31')" : ''}.`)
   const part = CALENDAR_PARTS[lower]
   if (part !== undefined) return calendar(part, args[0], clock)
+  // toYYYYMM(DD): the year, month (and day) as one number's digits.
+  const digits = { toyyyymm: ['year', 'month'], toyyyymmdd: ['year', 'month', 'dayOfMonth'] }[lower] as CalendarPart[] | undefined
+  const hundred: HogqlNode = { op: 'number', type: 'number', value: 100 }
+  if (digits) return digits.map((p) => calendar(p, args[0], clock)).reduce((sum, next) => ({ op: '+', type: 'number', args: [{ op: '*', type: 'number', args: [sum, hundred] }, next] }))
   if (MINUTE_STEPS.has(lower)) return truncation('minute', args[0], clock, MINUTE_STEPS.get(lower))
   const node = truncation(TRUNCATIONS[lower], args[0], clock)
   return DATE_TRUNCATIONS.has(lower) ? markDate(node) : node

@@ -137,6 +137,13 @@ function checkArguments(fn: HogqlFunction, args: HogqlNode[]): void {
   if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
 }
 
+/** `left [i]like right`: texts, the pattern a literal (18.16 takes no other: "don't support non-constant needle argument"). */
+export function likeNode(op: 'like' | 'ilike', left: HogqlNode, right: HogqlNode): HogqlNode {
+  if (left.type === 'number' || right.type === 'number') throw new HogqlMathError(`${op.toUpperCase()} compares texts, not numbers.`)
+  if (right.op !== 'text') throw new HogqlMathError(`${op.toUpperCase()} takes its pattern as a text literal ('…') here.`)
+  return { op, type: 'number', args: [left, right] }
+}
+
 /**
  * A call of a function of the table with its arguments read: their count and what each function takes checked,
  * the node typed as ClickHouse types the call.

@@ -362,3 +362,8 @@ export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly Hog
   }
   return rows
 }
+
+/** The first plan below this one that joins (a subquery's or a WITH query's JOIN), whose rows are read apart, or null. */
+export function joinBelow(plan: HogqlQueryPlan): HogqlQueryPlan | null {
+  return plan.source === null ? null : plan.source.join !== null ? plan.source : joinBelow(plan.source)
+}

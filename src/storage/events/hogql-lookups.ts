@@ -2,7 +2,8 @@
  * What a HogQL query of events reads of the event's person and groups as they are now, PostHog's lazy joins of its
  * events table: `group_<n>.properties.<key>`, `group_<n>.key` and `group_<n>.created_at` (the event's `$group_<n>`
  * joined with the groups of type n, join_with_group_n_table), and `person.id`, `person.created_at` and
- * `person.is_identified` (its distinct id's person, as `person.properties` reads it: hogql-math.ts). The parser hands
+ * `person.is_identified` (its distinct id's person, as `person.properties` reads it: hogql-math.ts), and
+ * `person_id IN COHORT <id or name>` (whether that person is one of the cohort's now). The parser hands
  * each such read to the query's hook (QueryClock's `lookup`), which gives one `lookup` node a read, keyed by the
  * event's `$group_<n>` or `distinct_id`, and keeps it; the caller reads the values from persons.db (each value with
  * the keys that have it, as a person property's texts with their distinct ids) and fills the node (fillLookup)
@@ -21,7 +22,15 @@ export type LookupNode = HogqlNode & { op: 'lookup' }
 export type LookupField = 'key' | 'created_at' | 'id' | 'is_identified'
 
 /** What a lookup reads: a group's property or field, or a person's field. */
-export type LookupOf = { holder: 'group'; index: number; path: PropertyPath } | { holder: 'group'; index: number; field: 'key' | 'created_at' } | { holder: 'person'; field: 'id' | 'created_at' | 'is_identified' }
+export type LookupOf =
+  | { holder: 'group'; index: number; path: PropertyPath }
+  | { holder: 'group'; index: number; field: 'key' | 'created_at' }
+  | { holder: 'person'; field: 'id' | 'created_at' | 'is_identified' }
+  /** `person_id IN COHORT <id or name>`: 1 for a member, else 0. */
+  | { holder: 'cohort'; cohort: number | string }
+
+/** What persons.db answers of them: all but cohorts, whose members the caller reads. */
+export type FieldLookupOf = Exclude<LookupOf, { holder: 'cohort' }>
 
 export interface Lookup {
   of: LookupOf
@@ -38,8 +47,9 @@ export function lookups(kept: Lookup[]): NonNullable<QueryClock['lookup']> {
     if (known !== undefined) return known.node
     const key: HogqlNode = { op: 'field', type: 'text', field: of.holder === 'group' ? (`$group_${of.index}` as StoredField) : 'distinct_id' }
     const field = 'field' in of ? of.field : undefined
-    const type = field === 'created_at' || field === 'is_identified' ? 'number' : 'text'
-    const node: LookupNode = { op: 'lookup', type, args: [key], values: [], missing: field === undefined ? null : MISSING[field], ...(field ? { field } : {}) }
+    const type = field === 'created_at' || field === 'is_identified' || of.holder === 'cohort' ? 'number' : 'text'
+    const missing = of.holder === 'cohort' ? 0 : field === undefined ? null : MISSING[field]
+    const node: LookupNode = { op: 'lookup', type, args: [key], values: [], missing, ...(field ? { field } : {}) }
     kept.push({ of, node: field === 'created_at' ? (markDatetime(node) as LookupNode) : node })
     return node
   }
@@ -56,8 +66,10 @@ export function holderField(holder: string, name: string): LookupOf | null {
 /** The fields beside its properties a query reads of a holder, for refusals. */
 export const holderFields = (holder: string): string => FIELDS[holder === 'person' ? 'person' : 'group'].join(', ')
 
-export function fillLookup(lookup: Lookup, values: LookupValues): void {
+/** The lookup's values, and what a key of none reads when not as made (a cohort given by the persons not in it). */
+export function fillLookup(lookup: Lookup, values: LookupValues, missing = lookup.node.missing): void {
   lookup.node.values = values
+  lookup.node.missing = missing
 }
 
 /** Each node's values as a map by key, built once per node (and thread) rather than searched on every row. */

@@ -4,7 +4,7 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
+import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
@@ -114,23 +114,20 @@ class Parser {
       return left
     }
     this.#i++
-    const node = word === 'in' ? this.#in(left) : this.#like(word as 'like' | 'ilike', left)
+    const node = word === 'in' ? this.#in(left) : likeNode(word as 'like' | 'ilike', left, this.#additive())
     return negated ? { op: 'not', type: 'number', args: [node] } : node
   }
 
-  #like(op: 'like' | 'ilike', left: HogqlNode): HogqlNode {
-    const right = this.#additive()
-    if (left.type === 'number' || right.type === 'number') throw new HogqlMathError(`${op.toUpperCase()} compares texts, not numbers.`)
-    // ClickHouse 18.16 takes no other pattern ("don't support non-constant needle argument").
-    if (right.op !== 'text') throw new HogqlMathError(`${op.toUpperCase()} takes its pattern as a text literal ('…') here.`)
-    return { op, type: 'number', args: [left, right] }
-  }
-
   /**
-   * `x in (a, b)` (or `[a, b]`) read as `x = a or x = b`: as ClickHouse's IN, no event whose x is null passes,
-   * with `not` before it neither, and a text list compares texts, a number in it numbers.
+   * `x in (a, b)` (or `[a, b]`) as `x = a or x = b`: a text list compares texts, a number in it numbers. In a query,
+   * PostHog's `person_id IN COHORT <id or 'name'>`: the query's hook gives the node the cohort's members fill.
    */
   #in(left: HogqlNode): HogqlNode {
+    if (isWord(this.#peek(), 'cohort') && this.clock.lookup !== undefined) {
+      const cohort = this.tokens[++this.#i]
+      if (left.op !== 'field' || left.field !== 'person_id' || (cohort?.kind !== 'number' && cohort?.kind !== 'text')) throw new HogqlMathError("IN COHORT reads person_id and a cohort's id or name here, as in person_id IN COHORT 5.")
+      return this.clock.lookup({ holder: 'cohort', cohort: this.tokens[this.#i++].value })
+    }
     const close = this.#isPunct('[') ? ']' : ')'
     if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${this.#where()}.`)
     this.#i++
@@ -305,10 +302,7 @@ class Parser {
     return args
   }
 
-  /**
-   * The outermost aggregation, if the whole text is one call of it (`extract_aggregation_and_inner_expr`), with a
-   * parametric one's level (`quantile(0.9)(x)`).
-   */
+  /** The outermost aggregation when the whole text is one call of it (extract_aggregation_and_inner_expr), with its level. */
   aggregation(): AggregationCall | null {
     const [first, second] = this.tokens
     if (first?.kind !== 'name' || first.quoted || second?.kind !== 'punct' || second.value !== '(') return null

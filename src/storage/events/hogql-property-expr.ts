@@ -2,8 +2,9 @@
  * PostHog's property filters (`{key, value, operator, type}`, lists of them, `{type: "AND"|"OR", values}` groups) as
  * the HogQL condition its property_to_expr makes of them, for `{filters}`'s `properties` and `filterTestAccounts`
  * (hogql-placeholders.ts): event properties as `properties['key']`, person properties as `person.properties['key']`,
- * a group's as `group_<n>.properties['key']` (hogql-lookups.ts), a HogQL filter as its own text, each operator as PostHog writes it (`icontains` as `toString(x) ILIKE '%v%'`, `%`
- * and `_` of the value left as wildcards as PostHog leaves them; `regex` as `ifNull(match(toString(x), 'v'), 0)`;
+ * a group's as `group_<n>.properties['key']` (hogql-lookups.ts), a cohort as `person_id [NOT] IN COHORT <id>`, a
+ * HogQL filter as its own text, each operator as PostHog writes it (`icontains` as `toString(x) ILIKE '%v%'`, `%` and
+ * `_` of the value left as wildcards as PostHog leaves them; `regex` as `ifNull(match(toString(x), 'v'), 0)`;
  * `is_set` as isNotNull). A list of values is IN for exact and is_not, else each value's condition joined by OR (AND
  * for the negative operators); an empty list or group holds. Other filter types and operators are a HogqlMathError
  * naming them.
@@ -71,7 +72,12 @@ function leaf(filter: Record<string, unknown>, path: string): string {
   const type = filter.type ?? 'event'
   if (typeof filter.key !== 'string') throw refuse(`${path} needs its key, a text.`)
   if (type === 'hogql') return `(${filter.key})`
-  if (type !== 'event' && type !== 'person' && type !== 'group') throw refuse(`${path} has type ${JSON.stringify(type)}; {filters} reads event, person, group and hogql filters here.`)
+  if (type === 'cohort' || type === 'static-cohort' || type === 'precalculated-cohort') {
+    const id = Number(filter.value)
+    if (!Number.isSafeInteger(id) || id <= 0 || (typeof filter.value !== 'number' && typeof filter.value !== 'string')) throw refuse(`${path} is a cohort filter: its value is the cohort's id.`)
+    return `person_id ${filter.operator === 'not_in' ? 'NOT ' : ''}IN COHORT ${id}`
+  }
+  if (type !== 'event' && type !== 'person' && type !== 'group') throw refuse(`${path} has type ${JSON.stringify(type)}; {filters} reads event, person, group, cohort and hogql filters here.`)
   const index = filter.group_type_index
   if (type === 'group' && !(typeof index === 'number' && Number.isInteger(index) && index >= 0 && index <= 4)) throw refuse(`${path} is a group filter: its group_type_index is 0 to 4.`)
   const key = literal(filter.key, path)

@@ -216,11 +216,6 @@ export function innermost(plan: HogqlQueryPlan): HogqlQueryPlan {
   return plan.source === null ? plan : innermost(plan.source)
 }
 
-/** The first plan below this one that joins (a subquery's or a WITH query's JOIN), whose rows are read apart, or null. */
-export function joinBelow(plan: HogqlQueryPlan): HogqlQueryPlan | null {
-  return plan.source === null ? null : plan.source.join !== null ? plan.source : joinBelow(plan.source)
-}
-
 /** The plan with the innermost one's person properties resolved (`personPaths`, read from persons.db). */
 export function withPersons(plan: HogqlQueryPlan, persons: readonly PersonProperty[]): HogqlQueryPlan {
   return plan.source === null ? { ...plan, persons } : { ...plan, source: withPersons(plan.source, persons) }

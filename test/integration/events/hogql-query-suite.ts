@@ -171,7 +171,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await count('select count() from events where {filters}', { filterTestAccounts: true }), [[28]], "filterTestAccounts: the project's test account filters")
     t.equal((await server.api('PATCH', project, { test_account_filters: [] })).status, 200)
     const refusals: Array<[string, unknown, RegExp]> = [
-      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', type: 'cohort' }] }, /has type "cohort"; \{filters\} reads event, person, group and hogql filters/],
+      ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', type: 'tree' }] }, /has type "tree"; \{filters\} reads event, person, group, cohort and hogql filters/],
       ['select count() from events where {filters}', { properties: [{ key: 'plan', value: 'pro', operator: 'semver_gt' }] }, /operator "semver_gt" is not read in \{filters\}/],
       ['select count() from sessions where {filters}', { properties: [{ key: 'plan', value: 'pro' }] }, /reads its property filters in a SELECT of the events table/],
       ['select count() from events where {filters}', { dateRange: { date_from: 'last tuesday' } }, /date_from must be an ISO 8601 date/],
@@ -224,6 +224,26 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.equal(ofEvents.length, 10)
     t.same(ofEvents, ofPersons)
     t.same(await rows("select count() from events where event != 'recent' and person.id = person_id and person.created_at <= now()"), [[30]], 'compared as a uuid and a date and time')
+  })
+
+  t.test("person_id IN COHORT reads the cohort's persons now, by id or name; {filters} reads cohort filters so", async (t) => {
+    // user-0's person is the one of tier gold (3 events); user-1 … user-3 are basic.
+    const created = await server.api('POST', `/api/projects/${server.boot.project_id}/cohorts/`, { name: 'Gold tier', filters: { properties: { type: 'AND', values: [{ type: 'AND', values: [{ key: 'tier', value: 'gold', operator: 'exact', type: 'person' }] }] } } })
+    t.equal(created.status, 201, JSON.stringify(created.body))
+    const id = created.body.id as number
+    t.same(await rows(`select distinct_id, count() from events where person_id in cohort ${id} group by distinct_id`), [['user-0', 3]])
+    t.same(await rows("select count() from events where person_id not in cohort 'Gold tier'"), [[28]], 'by name, and NOT IN')
+    t.same(await rows(`select countIf(person_id in cohort ${id}), count() from events`), [[3, 31]], 'in a column')
+    const filtered = await server.api('POST', `/api/projects/${server.boot.project_id}/query/`, { query: { kind: 'HogQLQuery', query: 'select count() from events where {filters}', filters: { properties: [{ key: 'id', value: id, type: 'cohort', operator: 'not_in' }] } } })
+    t.same(filtered.body.results, [[28]], "a cohort filter of {filters}, as PostHog's property_to_expr writes it")
+    for (const [text, detail] of [
+      ["select count() from events where person_id in cohort 'Nobody'", 'Could not find a cohort with the name Nobody.'],
+      ['select count() from events where person_id in cohort 999999', 'The cohort filter names cohort 999999, which does not exist.'],
+      [`select count() from events where distinct_id in cohort ${id}`, "IN COHORT reads person_id and a cohort's id or name here, as in person_id IN COHORT 5."],
+    ]) {
+      const res = await query(text)
+      t.same([res.status, res.body.detail], [400, detail], text)
+    }
   })
 
   t.test('x IN (SELECT …) reads the values of a subquery run first', async (t) => {

@@ -5,7 +5,8 @@
  * empty texts, nulls and missing properties.
  */
 import t, { type Test } from 'tap'
-import { hogqlContributionSql, personPropertySql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
+import { personPropertySql } from '../../../src/storage/events/clickhouse-lookups.js'
 import { quote } from '../../../src/storage/events/clickhouse-schema.js'
 import type { PersonProperty } from '../../../src/storage/events/experiment-types.js'
 import { pathText } from '../../../src/management/actions/properties.js'

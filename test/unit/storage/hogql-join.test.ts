@@ -1,6 +1,6 @@
 import t from 'tap'
-import { joinBelow, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
-import { joinRows } from '../../../src/storage/events/hogql-join.js'
+import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
+import { joinBelow, joinRows } from '../../../src/storage/events/hogql-join.js'
 import { runHogqlQuery, runHogqlQueryOver } from '../../../src/storage/events/hogql-query-run.js'
 import type { HogqlValue } from '../../../src/storage/events/hogql-math.js'
 

@@ -12,10 +12,12 @@ t.test("property filters read as PostHog's property_to_expr writes them", async 
   t.equal(hogql({ key: '$elements_chain', value: 'a', operator: 'icontains' }), "toString(elements_chain) ILIKE '%a%'", 'the elements chain is its column')
   t.equal(hogql({ type: 'OR', values: [{ key: 'a', value: -1, operator: 'lt' }, { key: "event = 'x'", type: 'hogql' }] }), "(properties['a'] < (-1)) OR ((event = 'x'))")
   t.equal(hogql({ key: 'seats', value: 3, operator: 'gt', type: 'group', group_type_index: 1 }), "group_1.properties['seats'] > 3", "a group's property, of the event's group of that type")
+  t.equal(hogql([{ key: 'id', value: 5, type: 'cohort' }, { key: 'id', value: '7', type: 'cohort', operator: 'not_in' }]), '(person_id IN COHORT 5) AND (person_id NOT IN COHORT 7)', "a cohort's persons")
   t.equal(hogql({ type: 'AND', values: [] }), '1', 'an empty group holds')
   t.equal(hogql({ key: 'a', value: [] }), '1', 'an empty list of values holds')
   for (const [node, message] of [
-    [{ key: 'a', type: 'cohort', value: 3 }, /has type "cohort"/],
+    [{ key: 'a', type: 'tree', value: 3 }, /has type "tree"/],
+    [{ key: 'id', type: 'cohort', value: 'x' }, /a cohort filter: its value is the cohort's id/],
     [{ key: 'a', operator: 'semver_gt', value: '1.0' }, /operator "semver_gt" is not read/],
     [{ value: 1 }, /needs its key/],
     [{ key: 'a', type: 'group', value: 1 }, /a group filter: its group_type_index is 0 to 4/],

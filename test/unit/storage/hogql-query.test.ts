@@ -103,6 +103,21 @@ t.test("parts of dates and times are read on the project zone's wall clock; date
   t.throws(() => plan('select toHour(timestamp) + interval 1 day from events'), /read here whole, compared, or plus or minus an interval/)
 })
 
+t.test('dateAdd, add<Unit>s, timestampAdd and their subtractions move a date and time as an interval does; toYYYYMM(DD) and toDayOfYear are its parts', async (t) => {
+  const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'u', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
+  const rowsIn = (zone: string, text: string) => runHogqlQuery(plan(text, zone), [at('2024-01-31T23:30:00Z')], null)
+  // 23:30Z on January 31 is 00:30 on February 1 in Berlin, the year's 32nd day.
+  t.same(rowsIn('Europe/Berlin', 'select toYYYYMM(timestamp), toYYYYMMDD(timestamp), toDayOfYear(timestamp) from events'), [[202402, 20240201, 32]])
+  const shifts = "select dateAdd('day', 7, timestamp), date_sub('hour', 2, timestamp), addMinutes(timestamp, -30), subtractWeeks(timestamp, 1), timestampAdd(timestamp, interval 1 second), dateAdd('month', 1, toDateTime('2024-01-31 12:00:00')) from events"
+  const hour = 3_600_000
+  const ms = Date.parse('2024-01-31T23:30:00Z')
+  t.same(rowsIn('UTC', shifts), [[ms + 168 * hour, ms - 2 * hour, ms - hour / 2, ms - 168 * hour, ms + 1000, Date.parse('2024-02-29T12:00:00Z')]], "as + and - an interval: a month on, the day cut to February's end")
+  t.same(plan("select dateAdd('day', 1, timestamp) from events").columns[0].type, "DateTime64(6, 'UTC')", 'a date and time')
+  t.throws(() => plan("select dateAdd('day', properties.n, timestamp) from events"), /dateAdd\(\) takes a unit \('second' … 'year'\), a whole number literal and a date and time/)
+  t.throws(() => plan('select addDays(properties.n, 1) from events'), /addDays\(\) takes a date and time and a whole number literal/)
+  t.throws(() => plan('select timestampSub(timestamp, 3) from events'), /timestampSub\(\) takes a date and time and an interval/)
+})
+
 t.test("periods start on the project zone's wall clock, summer time included, and are read back as dates and times", async (t) => {
   const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
   const starts = (zone: string, fn: string, iso: string) => {
@@ -457,6 +472,12 @@ t.test("group_<n>.properties reads the event's group's property, as given before
     ['d0', 'f0e1', Date.UTC(2024, 0, 2), 1, 'acme', Date.UTC(2023, 5, 1)],
     ['d1', '00000000-0000-0000-0000-000000000000', 0, 0, '', 0],
   ], "a distinct id of no person, a key of no group: a LEFT JOIN's defaults (join_use_nulls = 0)")
+  const cohorts = plan("select distinct_id, person_id in cohort 5, person_id not in cohort 'Gold' from events order by distinct_id")
+  t.same(cohorts.lookups.map((l) => l.of), [{ holder: 'cohort', cohort: 5 }, { holder: 'cohort', cohort: 'Gold' }])
+  fillLookup(cohorts.lookups[0], [{ text: 1, ids: ['d0'] }])
+  fillLookup(cohorts.lookups[1], [{ text: 0, ids: ['d0'] }], 1)
+  t.same(runHogqlQuery(cohorts, [event(0, '', ''), event(1, '', '')], null), [['d0', 1, 1], ['d1', 0, 0]], 'members by their distinct ids; or the persons not in it, a key of none then a member')
+  t.throws(() => plan('select distinct_id in cohort 5 from events'), /IN COHORT reads person_id and a cohort's id or name/)
   t.throws(() => plan('select person.created_at from persons'), /A query of persons reads each person's own properties/)
   t.throws(() => plan('select group_0.index from events'), /Of group_0, skylark reads its properties \(group_0.properties.<key>\) and key, created_at in HogQL queries/)
   t.throws(() => plan('select person.uuid from events'), /Of the person, skylark reads its properties \(person.properties.<key>\) and id, created_at, is_identified in HogQL queries/)
