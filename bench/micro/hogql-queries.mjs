@@ -1,11 +1,12 @@
 // Micro benchmark of HogQL queries (`POST …/query/`, storage's hogql-query.ts) on the embedded store: EVENTS events
 // 10 s apart over 5,000 distinct ids with five properties each (sessions of ten events), written to a fresh events.db, then each query run
 // three times on the store's reader as the read thread runs it (the plan in Node over the events read once; a join's
-// tables each so, then joined in Node as the query endpoint joins them). Prints
+// tables each so, then joined in Node as the query endpoint joins them; what the events' groups, persons and cohorts
+// have now made up as persons.db would answer it). Prints
 // each query's median and range, so a change to the Node engine can be weighed. Runs on the compiled output:
 // `npx tsc -p . && node bench/micro/hogql-queries.mjs` (EVENTS=1000000 for the long run).
 import { compileRegex } from '../../dist/src/flags/index.js'
-import { joinRows, parseHogqlQuery, runHogqlQuery, SqliteEventStore } from '../../dist/src/storage/events/index.js'
+import { fillLookup, joinRows, parseHogqlQuery, runHogqlQuery, SqliteEventStore } from '../../dist/src/storage/events/index.js'
 import { eventRow, freshEventsDb } from '../lib/events-db.mjs'
 
 const EVENTS = Number(process.env.EVENTS ?? 100_000)
@@ -28,7 +29,18 @@ const QUERIES = [
   "WITH 10 AS least_events, busy AS (SELECT distinct_id, count() AS n FROM events GROUP BY distinct_id HAVING n >= least_events) SELECT count() FROM busy",
   'SELECT s.plan, count() FROM events e JOIN (SELECT distinct_id, argMax(properties.plan, timestamp) AS plan FROM events GROUP BY distinct_id) s ON e.distinct_id = s.distinct_id GROUP BY s.plan ORDER BY s.plan',
   "SELECT e.event, count() FROM events e LEFT JOIN (SELECT distinct_id FROM events WHERE properties.plan = 'pro' GROUP BY distinct_id) p ON e.distinct_id = p.distinct_id WHERE e.timestamp > '2024-01-10' AND p.distinct_id != '' GROUP BY e.event ORDER BY e.event",
+  // The events' groups, persons and a cohort now, as persons.db would give them (hogql-lookups.ts): 40 groups, 5,000 persons.
+  'SELECT group_0.properties.tier, count() FROM events GROUP BY 1 ORDER BY 1',
+  'SELECT toStartOfMonth(person.created_at) AS signed_up, uniq(distinct_id) FROM events GROUP BY signed_up ORDER BY signed_up',
+  'SELECT count() FROM events WHERE person_id IN COHORT 1',
 ]
+
+/** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */
+function lookupValues(of) {
+  if (of.holder === 'cohort') return [{ text: 1, ids: Array.from({ length: 2500 }, (_, i) => `user-${i * 2}`) }]
+  if (of.holder === 'group') return Array.from({ length: 40 }, (_, i) => ({ text: ['free', 'team', 'enterprise'][i % 3], ids: [`org-${i}`] }))
+  return Array.from({ length: 5000 }, (_, i) => ({ text: T0 - (i % 365) * 86_400_000, ids: [`user-${i}`] }))
+}
 
 const { file, sink, remove } = freshEventsDb('skylark-hogql-queries-')
 try {
@@ -48,6 +60,7 @@ try {
   console.log(`events.db: ${EVENTS} events over 5,000 distinct ids, written in ${(built / 1000).toFixed(1)} s`)
   for (const text of QUERIES) {
     const plan = parseHogqlQuery(text, { now: T0 + EVENTS * 10_000, zone: 'UTC' })
+    for (const lookup of plan.lookups) fillLookup(lookup, lookupValues(lookup.of))
     const runs = []
     let rows = []
     for (let r = 0; r < 3; r++) {

@@ -21,5 +21,5 @@ export { ExperimentQueryRunner, SERVED_QUERY_KINDS, type ExperimentSource } from
 export { CachedExperimentQueries, type CacheOutcome, type QueryCacheLimits } from './query/cached-runner.js'
 export { MAX_CLIENT_QUERY_ID_LENGTH, REFRESH_MODES } from './query/refresh.js'
 export { cancelMessage } from './query/query-status.js'
-export { hogqlExportRows } from './query/hogql.js'
+export { hogqlCohorts, hogqlExportRows } from './query/hogql.js'
 export type { PersonMatcher } from './query/person-filters.js'

@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type FieldLookupOf, type PropertyNode, type PropertyPath, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type FieldLookupOf, type PropertyNode, type PropertyPath, type QueryDistinctId, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -139,13 +139,14 @@ export class PersonListing {
   }
 
   /**
-   * A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`, storage's hogql-query.ts): the
+   * A HogQL query of the persons, groups or distinct ids table (`FROM persons`, `groups`, `person_distinct_ids`): the
    * project's persons (or groups) read once with the texts of the property paths the plan reads, as the SQLite event
    * store reads events, and the plan run on them (hogql-query-run.ts). Values as the event stores give them:
    * created_at in ms.
    */
   hogqlQuery(teamId: number, plan: HogqlQueryPlan): Array<Array<number | string | null>> {
     const base = innermost(plan)
+    if (base.table === 'person_distinct_ids') return runHogqlQuery(plan, this.#distinctIdRows(teamId), this.#regex)
     const read = hogqlReadSql(base)
     const [columns, table] = base.table === 'groups' ? ['group_type_index, group_key, created_at', 'groups'] : ['uuid, created_at, is_identified', 'persons']
     const rows = this.#db.prepare(`SELECT ${columns}, ${read.sql} FROM ${table} WHERE team_id = ?`).raw().iterate(...read.params, teamId) as IterableIterator<unknown[]>
@@ -160,6 +161,12 @@ export class PersonListing {
       }
     }
     return runHogqlQuery(plan, base.table === 'groups' ? groups() : persons(), this.#regex)
+  }
+
+  /** The project's distinct ids, each with its person's uuid (`FROM person_distinct_ids`). */
+  *#distinctIdRows(teamId: number): Generator<QueryDistinctId> {
+    const rows = this.#db.prepare('SELECT d.distinct_id, p.uuid FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id WHERE d.team_id = ?').raw().iterate(teamId) as IterableIterator<[string, string]>
+    for (const [distinctId, personId] of rows) yield { distinct_id: distinctId, person_id: personId, texts: [] }
   }
 
   /** The project's person with this uuid (lower-case), with its distinct ids, or null. */

@@ -15,7 +15,7 @@ import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileRegex } from '../../flags/index.js'
-import { bounceRule, type CohortById, type PerformedReader, type Project } from '../../management/index.js'
+import { bounceRule, performedReader, type ActionRecord, type CohortById, type PerformedReader, type Project } from '../../management/index.js'
 import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type Lookup, type LookupValues, type PersonProperty } from '../../storage/events/index.js'
 import { cohortMembers, MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
@@ -35,6 +35,11 @@ export interface HogqlCohorts {
   byId: CohortById
   idsNamed: (teamId: number, name: string) => number[]
   performed: { read: PerformedReader; now: number } | null
+}
+
+/** The cohorts as a HogQL query reads them, their behavioural conditions read from `events` as of `now`. */
+export function hogqlCohorts(events: EventStore, actionById: (teamId: number, id: number) => Pick<ActionRecord, 'steps'> | null, byId: CohortById, idsNamed: HogqlCohorts['idsNamed'], now: number): HogqlCohorts {
+  return { byId, idsNamed, performed: { read: performedReader(events, { byId: actionById }), now } }
 }
 
 /** PostHog's CSV_EXPORT_LIMIT (MAX_SELECT_RETURNED_ROWS): an exported query without LIMIT gives this many rows. */
@@ -115,7 +120,7 @@ async function personsOf(persons: PersonMatcher | null, teamId: number, plan: Ho
 
 /** What the query reads of its events' groups, persons and cohorts now (`group_<n>.properties.…`, `person.created_at`, `IN COHORT` …), each value with its keys. */
 async function lookupValuesOf(sources: HogqlSources, teamId: number, { of }: Lookup): Promise<{ values: LookupValues; missing?: HogqlValue }> {
-  if (sources.persons === null) throw new ValidationError('invalid', 'This server reads no persons or groups: what a query reads of them is not read in its queries.', null)
+  if (sources.persons === null) throw new ValidationError('invalid', 'This server reads no persons: person.<field>, group_<n>.… and IN COHORT are not read in its queries.', null)
   if (of.holder === 'cohort') {
     const { cohorts } = sources
     if (cohorts === undefined) throw new ValidationError('invalid', 'IN COHORT is not read in these queries.', null)

@@ -34,7 +34,7 @@ import type { ExperimentRecord } from '../record.js'
 import { checkMetric } from '../settings-validation.js'
 import { distinctKeys, metricSteps, planMetric, valueFields, valueProperties, type MetricPlan } from './metric.js'
 import { cupedLookbackDays } from './cuped.js'
-import { answerHogqlQuery } from './hogql.js'
+import { answerHogqlQuery, hogqlCohorts } from './hogql.js'
 import { exposureOf, type ExposurePlan } from './exposure.js'
 import { exposureVariants, exposureWindow, exposuresAnswer, holdoutPercentage } from './exposures.js'
 import { exposureMaturedBy, maturedBy } from './maturity.js'
@@ -189,17 +189,12 @@ export class ExperimentQueryRunner {
     this.#deps = deps
   }
 
-  /** Cohorts' behavioural conditions read from the event store as of `nowMs`. */
-  #performed(nowMs: number) {
-    return { read: performedReader(this.#deps.events, { byId: this.#deps.actionById }), now: nowMs }
-  }
-
   async run(project: Project, body: unknown, nowMs: number): Promise<JsonObject> {
     const query = queryOf(body)
     if (query.kind === 'HogQLQuery') {
-      const { cohortById, cohortIdsNamed } = this.#deps
-      const cohorts = cohortById && cohortIdsNamed ? { byId: cohortById, idsNamed: cohortIdsNamed, performed: this.#performed(nowMs) } : undefined
-      return answerHogqlQuery({ events: this.#deps.events, persons: this.#deps.persons ?? null, cohorts }, project, query, nowMs)
+      const { events, actionById, cohortById, cohortIdsNamed } = this.#deps
+      const cohorts = cohortById && cohortIdsNamed ? hogqlCohorts(events, actionById, cohortById, cohortIdsNamed, nowMs) : undefined
+      return answerHogqlQuery({ events, persons: this.#deps.persons ?? null, cohorts }, project, query, nowMs)
     }
     const experimentId = experimentIdOf(query)
     // The metric is checked before the experiment is looked up, as PostHog's request schema checks it first.
@@ -208,7 +203,7 @@ export class ExperimentQueryRunner {
     const flag = this.#deps.experiments.flagOf(experiment)
     if (!flag) throw invalid(INVALID_SETUP)
     const testAccounts = testAccountFilters(project, experiment)
-    const performed = this.#performed(nowMs)
+    const performed = { read: performedReader(this.#deps.events, { byId: this.#deps.actionById }), now: nowMs }
     const nodes = [query.metric, experiment.exposure_criteria, testAccounts]
     const person = await personFilterLookup(this.#deps.persons ?? null, this.#deps.cohortById ?? null, project.id, nodes, undefined, performed)
     // The test account filters: what the events of real users meet.

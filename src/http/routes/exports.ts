@@ -7,8 +7,8 @@
 import { isAppError } from '../../common/errors.js'
 import type { JsonObject } from '../../common/json.js'
 import { pageEnvelope, parsePage } from '../../common/pagination.js'
-import { hogqlExportRows, type PersonMatcher } from '../../experiments/index.js'
-import { filenameOf, performedReader, toExportObject, type ExportedAsset, type Project } from '../../management/index.js'
+import { hogqlCohorts, hogqlExportRows, type PersonMatcher } from '../../experiments/index.js'
+import { filenameOf, toExportObject, type ExportedAsset, type Project } from '../../management/index.js'
 import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas/export.js'
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
@@ -75,6 +75,7 @@ export function registerExportRoutes(router: Router, api: ApiContext, maxBodyByt
   const exports = api.management.exports
   const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
   const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
+  const cohortIdsNamed = (teamId: number, name: string) => api.management.cohorts.idsNamed(teamId, name)
   const json = { asset: compileSerializer(exportSchema), page: compileSerializer(exportPageSchema) }
   const object = (asset: ExportedAsset) => json.asset(toExportObject(asset))
   // One export renders at a time, the others wait their turn: each may hold 32 MiB of CSV, and its peak (the
@@ -86,7 +87,7 @@ export function registerExportRoutes(router: Router, api: ApiContext, maxBodyByt
     if (events === null) return { exception: 'This server has no event store to query.' }
     try {
       const now = Date.now()
-      const cohorts = { byId: cohortById, idsNamed: (teamId: number, name: string) => api.management.cohorts.idsNamed(teamId, name), performed: { read: performedReader(events, { byId: actionById }), now } }
+      const cohorts = hogqlCohorts(events, actionById, cohortById, cohortIdsNamed, now)
       return renderRows(await hogqlExportRows({ events, persons, cohorts }, project, context.source as JsonObject, now), context, limits)
     } catch (error) {
       if (isAppError(error) && error.status < 500) return { exception: error.detail }

@@ -7,7 +7,7 @@ import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type Pro
 import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
-import { MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
+import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
 import { holderField, holderFields } from './hogql-lookups.js'
 import { closingAt, FILTERS_MARK, HogqlMathError, isWord, tokenize, type Token } from './hogql-tokens.js'
 
@@ -216,16 +216,16 @@ class Parser {
       return node
     }
     if (this.clock.source !== undefined && column) return sourceField(this.clock.source, t.value)
-    if (word === 'properties' && !t.quoted) {
+    const table = this.clock.table ?? 'events'
+    if (word === 'properties' && !t.quoted && hasProperties(table)) {
       // A query reads the whole object too, as its JSON text (PostHog's `properties` column).
       if (this.use === 'HogQL queries' && !this.#isPunct('.') && !this.#isPunct('[')) return { op: 'field', type: 'text', field: 'properties' }
       return propertyNode(this.#path())
     }
     // `person.properties.<key>`, and in queries what the event's person and groups have now (hogql-lookups.ts).
-    const table = this.clock.table ?? 'events'
     const lookup = this.clock.lookup
     const group = /^group_[0-4]$/.test(word) && table === 'events' && lookup !== undefined
-    if ((word === 'person' || group) && !t.quoted && this.#isPunct('.')) {
+    if ((word === 'person' || group) && !t.quoted && this.#isPunct('.') && hasProperties(table)) {
       if (this.use === 'HogQL queries' && table !== 'events') throw new HogqlMathError(`A query of ${table} reads each ${table.slice(0, -1)}'s own properties as properties.<key>.`)
       const next = this.tokens[++this.#i]
       const name = next?.kind === 'name' && !next.quoted && ++this.#i > 0 ? next.value : '' // past it, when a name

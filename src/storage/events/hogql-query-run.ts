@@ -33,6 +33,13 @@ export interface QueryGroup {
   texts: ReadonlyArray<string | null>
 }
 
+/** One distinct id as persons.db reads it for a query of `person_distinct_ids`: its person's uuid now. */
+export interface QueryDistinctId {
+  distinct_id: string
+  person_id: string
+  texts: ReadonlyArray<string | null>
+}
+
 /** One person as persons.db reads it for a query of the persons table (`FROM persons`). */
 export interface QueryPerson {
   id: string
@@ -111,7 +118,7 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
 }
 
 /** The rows a plan reads: its table's, or a join's (arrays of its columns). */
-export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup> | Iterable<HogqlValue[]>
+export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<QueryGroup> | Iterable<QueryDistinctId> | Iterable<HogqlValue[]>
 
 /**
  * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
@@ -141,7 +148,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   const at = pathIndex(plan.paths)
   const person = personReader(plan.persons)
   // A row's fields by name: the plan reads those of its table only (hogql-parse.ts).
-  let current: QueryEvent & QueryPerson & QueryGroup
+  let current: QueryEvent & QueryPerson & QueryGroup & QueryDistinctId
   const property = (path: PropertyPath, ofPerson: boolean) => (ofPerson ? person(path, current.distinct_id) : (current.texts[at(path)] ?? null))
   // A join's rows (hogql-join.ts's joinRows) are arrays of its columns, as a subquery's.
   const field =
@@ -178,7 +185,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     return 0
   })
   for (const event of events) {
-    current = event as QueryEvent & QueryPerson & QueryGroup
+    current = event as QueryEvent & QueryPerson & QueryGroup & QueryDistinctId
     if (boundary !== null && current.timestamp !== boundary) break
     if (plan.where !== null && !hogqlHolds(plan.where, property, regex, field)) continue
     if (plan.grouped) {

@@ -169,7 +169,7 @@ function fromOf(from: Token[], text: string, clock: QueryClock, depth: number): 
   if (rest.length === 2 && isWord(rest[0], 'as')) rest.shift()
   const table = cte < 0 && first?.kind === 'name' && !first.quoted && TABLES.includes(first.value as QueryTable) ? (first.value as QueryTable) : null
   if ((!subquery && table === null && cte < 0 && !sessions) || rest.length > 1 || (rest.length === 1 && rest[0].kind !== 'name')) {
-    throw refuse('HogQL queries here read one table, events, persons or groups (FROM events [AS e]), a subquery (FROM (SELECT …) [AS name]), or a query WITH names.')
+    throw refuse('HogQL queries here read one table, events, persons, groups, sessions or person_distinct_ids (FROM events [AS e]), a subquery (FROM (SELECT …) [AS name]), or a query WITH names.')
   }
   const alias = rest.length === 1 ? [(rest[0] as { value: string }).value] : []
   if (table !== null) return { table, source: null, qualifiers: [table, ...alias] }
@@ -262,7 +262,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     const rank = order.indexOf(word)
     if (word === 'with') throw refuse('WITH begins a query here, before its SELECT: WITH name AS (SELECT …) SELECT … FROM name.')
     if (word === 'union') throw refuse('UNION joins whole queries here (SELECT … UNION ALL SELECT …), not the queries within one.')
-    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read one table (events, persons or groups) or a subquery with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
+    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read a table (events, persons, groups, sessions or person_distinct_ids), a subquery or a join with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
     if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
     last = rank
     const multi = word === 'group' || word === 'order'

@@ -1,5 +1,5 @@
 /**
- * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `FROM persons` or `FROM groups`) and the fields of
+ * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `persons`, `groups` or `person_distinct_ids`) and the fields of
  * each, as the parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
 import { markDatetime } from './hogql-datetime.js'
@@ -8,7 +8,7 @@ import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
 /** `one`: a query without FROM, of one row and no fields (ClickHouse's system.one); `join`: a FROM with JOINs (hogql-join.ts). */
-export type QueryTable = 'events' | 'persons' | 'groups' | 'one' | 'join'
+export type QueryTable = 'events' | 'persons' | 'groups' | 'person_distinct_ids' | 'one' | 'join'
 
 /** The event's fields HogQL math and filters read (experiments'); queries read more. */
 export const MATH_FIELDS: ReadonlySet<string> = new Set<HogqlField>(['event', 'distinct_id'])
@@ -26,6 +26,7 @@ const FIELDS: Readonly<Record<QueryTable, ReadonlySet<string>>> = {
   events: new Set<string>(['event', 'distinct_id', 'uuid', 'person_id', 'timestamp', ...STORED_FIELDS, ...FROM_PROPERTIES]),
   persons: new Set<HogqlField>(['id', 'created_at', 'is_identified']),
   groups: new Set<HogqlField>(['index', 'key', 'created_at']),
+  person_distinct_ids: new Set<HogqlField>(['distinct_id', 'person_id']),
   one: new Set(),
   join: new Set(),
 }
@@ -35,6 +36,7 @@ const READS: Readonly<Record<QueryTable, string>> = {
     'event properties (properties.<key>, or properties whole), person properties (person.properties.<key>), group properties (group_0.properties.<key> …), event, distinct_id, uuid, person_id, timestamp, created_at, elements_chain, $session_id, $window_id and $group_0 to $group_4',
   persons: "the person's properties (properties.<key>, or properties whole), id, created_at and is_identified",
   groups: "the group's properties (properties.<key>, or properties whole), index (its group type's), key and created_at",
+  person_distinct_ids: 'distinct_id and person_id (its person now)',
   one: 'no fields',
   join: "its tables' fields",
 }
@@ -63,7 +65,12 @@ export function sourceField(source: NonNullable<QueryClock['source']>, name: str
 
 /** Whether a table has the field `name` (its properties, and the events' person, too), as a join finds a name's table. */
 export function offers(table: QueryTable, name: string): boolean {
-  return FIELDS[table].has(name) || (name === 'properties' && table !== 'one') || (name === 'person' && table === 'events')
+  return FIELDS[table].has(name) || (name === 'properties' && hasProperties(table)) || (name === 'person' && table === 'events')
+}
+
+/** Whether a table's rows have properties: all but a query without FROM's and the distinct ids'. */
+export function hasProperties(table: QueryTable): boolean {
+  return table !== 'one' && table !== 'person_distinct_ids'
 }
 
 /**
@@ -71,12 +78,13 @@ export function offers(table: QueryTable, name: string): boolean {
  * skylark has no `person_mode` (which PostHog's ingestion sets apart from the event) and no `elements_chain_*`
  * (arrays, which queries here don't read), so `*` is PostHog's columns without those.
  */
-export const TABLES: readonly QueryTable[] = ['events', 'persons', 'groups']
+export const TABLES: readonly QueryTable[] = ['events', 'persons', 'groups', 'person_distinct_ids']
 export const ASTERISK: Readonly<Record<QueryTable, readonly string[]>> = {
   events: ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4'],
   persons: ['id', 'created_at', 'properties', 'is_identified'],
   // PostHog's `updated_at` too: skylark keeps no time of a group's last change.
   groups: ['index', 'key', 'created_at', 'properties'],
+  person_distinct_ids: ['distinct_id', 'person_id'],
   one: [],
   join: [],
 }

@@ -46,7 +46,7 @@ export { fillInSet } from './hogql-in.js'
 export { fillLookup, type FieldLookupOf, type Lookup, type LookupOf, type LookupValues } from './hogql-lookups.js'
 export { joinBelow, joinRows, MAX_JOIN_ROWS } from './hogql-join.js'
 export { propertyFiltersHogql } from './hogql-property-expr.js'
-export { runHogqlQuery, runHogqlQueryOver, type QueryGroup, type QueryPerson } from './hogql-query-run.js'
+export { runHogqlQuery, runHogqlQueryOver, type QueryDistinctId, type QueryGroup, type QueryPerson } from './hogql-query-run.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type HogqlValue, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 

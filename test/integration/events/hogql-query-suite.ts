@@ -218,6 +218,12 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select count() from (select 1 as k, count() * 2 from events where event = 'none')"), [[1]], 'of no events too')
   })
 
+  t.test("FROM person_distinct_ids reads persons.db's distinct ids with their persons' uuids", async (t) => {
+    t.same(await rows('select count(), uniq(person_id) from person_distinct_ids'), [[11, 11]], 'user-0 … user-9 and user-x, a person each')
+    const joined = "select e.event, count() from events e join person_distinct_ids d on e.distinct_id = d.distinct_id where d.person_id = e.person_id group by e.event order by e.event"
+    t.same(await rows(joined), [['buy', 10], ['click', 10], ['recent', 1], ['view', 10]], "joined with the events: each event's person is its distinct id's")
+  })
+
   t.test("person.id, person.created_at and person.is_identified are the event's person's now, as the persons table has them", async (t) => {
     const ofEvents = await rows("select distinct distinct_id, person.id, person.created_at, person.is_identified from events where event != 'recent' order by distinct_id")
     const ofPersons = await rows("select e.distinct_id, p.id, p.created_at, p.is_identified from (select distinct distinct_id, person_id from events where event != 'recent') e join persons p on e.person_id = p.id order by e.distinct_id")
@@ -372,7 +378,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select event from events offset 5', /OFFSET is not supported on queries made with a personal API key/],
       ['select event from events limit 5 offset 5', /OFFSET is not supported/],
       ['select person_mode from events', /Unknown field "person_mode": HogQL queries of events here read/],
-      ['select event from raw_sessions', /read one table, events, persons or groups/],
+      ['select event from raw_sessions', /read one table, events, persons, groups, sessions or person_distinct_ids/],
       ['select event from persons', /Unknown field "event": HogQL queries of persons/],
       ['select event, count() from events', /Column event is neither aggregated nor in GROUP BY/],
       ['select event from events array join persons', /ARRAY JOIN is not read/],

@@ -4,7 +4,7 @@ import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { fillInSet } from '../../../src/storage/events/hogql-in.js'
 import { fillLookup } from '../../../src/storage/events/hogql-lookups.js'
-import { runHogqlQuery, type QueryEvent, type QueryGroup, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
+import { runHogqlQuery, type QueryDistinctId, type QueryEvent, type QueryGroup, type QueryPerson } from '../../../src/storage/events/hogql-query-run.js'
 
 const NOW = Date.parse('2024-03-10T12:00:00Z')
 const plan = (text: string, zone = 'UTC') => parseHogqlQuery(text, { now: NOW, zone })
@@ -330,6 +330,15 @@ t.test("a query of the persons table reads each person's id, created_at, is_iden
   t.throws(() => plan('select id from events'), /Unknown field "id": HogQL queries of events here read/)
 })
 
+t.test("a query of person_distinct_ids reads each distinct id with its person's uuid, and no properties", async (t) => {
+  const ids: QueryDistinctId[] = [['a', 'p1'], ['b', 'p1'], ['c', 'p2']].map(([distinct_id, person_id]) => ({ distinct_id, person_id, texts: [] }))
+  const rows = (text: string) => runHogqlQuery(plan(text), ids, null)
+  t.same(plan('select * from person_distinct_ids').columns.map((c) => [c.name, c.type]), [['distinct_id', 'String'], ['person_id', 'UUID']], "SELECT * is PostHog's columns but its person join")
+  t.same(rows('select person_id, count() from person_distinct_ids group by person_id having count() > 1'), [['p1', 2]], 'the persons of several ids')
+  t.throws(() => plan('select properties.email from person_distinct_ids'), /Unknown field "properties": HogQL queries of person_distinct_ids here read distinct_id and person_id/)
+  t.throws(() => plan('select person.properties.email from person_distinct_ids'), /Unknown field "person"/)
+})
+
 t.test("a query of the groups table reads each group's index, key, created_at and properties", async (t) => {
   const groups: QueryGroup[] = [
     { index: 0, key: 'acme', created_at: Date.parse('2024-01-01T00:00:00Z'), properties: '{"name":"Acme","seats":5}', texts: [] },
@@ -526,7 +535,7 @@ t.test('WITH names queries FROM reads as subqueries, and expressions the query r
   t.same(run('with events as (select event from events where properties.n > 7) select count() from events'), [[2]], "a query's name before a table's; within it, the table")
   t.same(run('with a as (select distinct_id as d from events), b as (select d from a), c as (select d from b) select count() from c'), [[10]], 'three deep')
   t.throws(() => plan('with a as (select distinct_id as d from events), b as (select d from a), c as (select d from b), e as (select d from c) select count() from e'), /Subqueries nest at most 3 deep here, a query WITH names counting as one/)
-  t.throws(() => plan('with a as (select * from a) select * from a'), /read one table, events, persons or groups/, 'a query WITH names reads only those before it')
+  t.throws(() => plan('with a as (select * from a) select * from a'), /read one table, events, persons, groups, sessions or person_distinct_ids/, 'a query WITH names reads only those before it')
   t.throws(() => plan('with x select 1 from events'), /WITH names queries \(name AS \(SELECT …\)\) or expressions/)
   t.throws(() => plan('with a as (select 1 from events)'), /WITH is followed by its SELECT/)
   t.throws(() => plan('select event from events with'), /WITH begins a query here, before its SELECT/)
@@ -620,7 +629,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['', /The query is empty/],
     ['delete from events', /one SELECT … FROM events/],
     ['select event', /a query without FROM reads no table's fields/],
-    ['select event from raw_sessions', /read one table, events, persons or groups/],
+    ['select event from raw_sessions', /read one table, events, persons, groups, sessions or person_distinct_ids/],
     ['select event from events having count() > 1', /HAVING filters groups/],
     ['select distinct event, count() from events group by event having count() > 1', /SELECT DISTINCT with HAVING/],
     ['select event, count() from events group by event having properties.n > 1', /HAVING reads each group/],
@@ -633,7 +642,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select event from events limit 5, 10', /OFFSET is not supported/],
     ['select event from events order by event nulls first', /NULLS FIRST is not read/],
     ['select x.event from events', /Unknown field "x"/],
-    ['select event from events e f', /read one table, events, persons or groups \(FROM events \[AS e\]\)/],
+    ['select event from events e f', /read one table, events, persons, groups, sessions or person_distinct_ids \(FROM events \[AS e\]\)/],
     ['select count() as c from events where c > 1', /WHERE reads c, an aggregation/],
     ['select event from events where count() > 1', /The aggregation count\(\) is not read in WHERE/],
     ['select event from events order by count()', /orders by an aggregation: the query must group/],
