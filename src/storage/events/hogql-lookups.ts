@@ -50,7 +50,8 @@ export function lookups(kept: Lookup[]): NonNullable<QueryClock['lookup']> {
     const type = field === 'created_at' || field === 'is_identified' || of.holder === 'cohort' ? 'number' : 'text'
     const missing = of.holder === 'cohort' ? 0 : field === undefined ? null : MISSING[field]
     const node: LookupNode = { op: 'lookup', type, args: [key], values: [], missing, ...(field ? { field } : {}) }
-    kept.push({ of, node: field === 'created_at' ? (markDatetime(node) as LookupNode) : node })
+    if (field === 'created_at') markDatetime(node)
+    kept.push({ of, node })
     return node
   }
 }
