@@ -26,7 +26,7 @@ function wholeNumber(node: HogqlNode | undefined): number | null {
 
 export function dateShift(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
   const lower = name.toLowerCase()
-  const minus = lower.startsWith('datesub') || lower.startsWith('date_sub') || lower.startsWith('timestampsub') || lower.startsWith('timestamp_sub') || lower.startsWith('subtract')
+  const minus = /^(date_?sub|timestamp_?sub|subtract)/.test(lower)
   let shifted: HogqlNode | undefined
   let interval: HogqlNode | null = null
   if (lower.startsWith('date')) {

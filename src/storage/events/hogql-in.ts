@@ -11,6 +11,7 @@ import { FUNCTION_BY_NAME, MAX_IN_TERMS, size, typedCall } from './hogql-functio
 import type { HogqlNode, HogqlValue } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
+import { answered } from './hogql-values.js'
 
 /** A subquery of IN: its plan, the left side it tests, and the node its values fill. */
 export interface InSet {
@@ -49,7 +50,7 @@ export function inSubqueries(plan: (tokens: Token[], clock: QueryClock) => Hogql
 export function fillInSet(set: InSet, values: readonly HogqlValue[]): void {
   // NaN and infinities are NULL, as a store's answer writes them (ClickHouse's JSON). NULL last, where ClickHouse's
   // SQL reads it beside the list (clickhouse-hogql.ts's #inList).
-  const known = values.map((v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))
+  const known = values.map(answered)
   const distinct = [...new Set(known.filter((v) => v !== null)), ...(known.includes(null) ? [null] : [])]
   if (distinct.length * size(set.left) > MAX_IN_TERMS) throw new HogqlMathError(`The subquery of IN gives too many values here: at most ${MAX_IN_TERMS} (fewer for a left side that is no property).`)
   const equals = distinct.map((v): HogqlNode => {

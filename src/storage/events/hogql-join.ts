@@ -18,7 +18,7 @@ import { columnOf, columnRef, expression, readsAlias, type QueryColumn } from '.
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { ASTERISK, offers, type QueryTable } from './hogql-tables.js'
 import { HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
-import { keyOf } from './hogql-values.js'
+import { answered, keyOf } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
 export type JoinKind = 'inner' | 'left' | 'right' | 'full' | 'cross'
@@ -289,8 +289,6 @@ function unmatched(c: QueryColumn): HogqlValue {
   return c.type === 'UUID' ? '00000000-0000-0000-0000-000000000000' : 0
 }
 
-const finite = (v: HogqlValue): HogqlValue => (typeof v === 'number' && !Number.isFinite(v) ? null : v)
-
 /** A key's reader of a row: a column's value directly, or the expression evaluated (`at`: a joined column's place in the row). */
 function keyReader(node: HogqlNode, at: (column: number) => number, regex: RegexEngine | null): (row: readonly HogqlValue[]) => HogqlValue {
   if (node.op === 'field' && isSourceRef(node.field)) {
@@ -308,7 +306,7 @@ export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly Hog
   const defaults = join.columns.map(unmatched)
   // A side's NaN and infinities are NULL, as its answer writes them (ClickHouse's JSON): so both stores' sides join alike.
   const placed = (s: number, values: readonly HogqlValue[], into: HogqlValue[]) => {
-    join.places[s].forEach((at, k) => (into[at] = finite(values[k])))
+    join.places[s].forEach((at, k) => (into[at] = answered(values[k])))
     return into
   }
   const tooMany = () => refuse(`A join here gives at most ${MAX_JOIN_ROWS} rows: narrow its tables with WHERE, or aggregate them in subqueries first.`)
@@ -330,7 +328,7 @@ export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly Hog
     const keyOfRow = (row: readonly HogqlValue[], which: 0 | 1): string | null => {
       if (kind === 'cross') return ''
       if (textKey) return readers[0][which](row) as string | null
-      const values = readers.map((r) => finite(r[which](row)))
+      const values = readers.map((r) => answered(r[which](row)))
       return values.includes(null) ? null : keyOf(values)
     }
     const table = new Map<string, number[]>()

@@ -129,8 +129,11 @@ export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: Re
   return [...planRows(plan, events, regex, ordered)]
 }
 
-/** The plan run over the rows of a plan below it, given (a subquery's join, run apart: hogql-join.ts): none of its own table. */
-export function runHogqlQueryOver(plan: HogqlQueryPlan, below: { plan: HogqlQueryPlan; rows: HogqlValue[][] }, regex: RegexEngine | null): HogqlValue[][] {
+/** A plan below the one run, and its rows, computed apart (a subquery's join: hogql-join.ts). */
+type Below = { plan: HogqlQueryPlan; rows: HogqlValue[][] }
+
+/** The plan run over the rows of a plan below it, given: none of its own table. */
+export function runHogqlQueryOver(plan: HogqlQueryPlan, below: Below, regex: RegexEngine | null): HogqlValue[][] {
   return [...planRows(plan, [], regex, false, below)]
 }
 
@@ -138,7 +141,7 @@ export function runHogqlQueryOver(plan: HogqlQueryPlan, below: { plan: HogqlQuer
  * The plan's rows, each yielded once known: a query neither grouped nor ordered yields each as it reads it, so a query
  * of such a subquery reads its rows one by one, never all held at once.
  */
-function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean, below?: { plan: HogqlQueryPlan; rows: HogqlValue[][] }): Generator<HogqlValue[]> {
+function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean, below?: Below): Generator<HogqlValue[]> {
   // A query of a subquery reads the subquery's rows: its fields (`sub_<i>`) are their values.
   const events = plan.source === null ? input : plan.source === below?.plan ? below.rows : planRows(plan.source, input, regex, ordered, below)
   // Read in the order of its first key, the run ends at the first event past the time of the fetch-th row kept: none

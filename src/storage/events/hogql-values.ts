@@ -281,6 +281,9 @@ export function quantileSql(values: string, level: number, s: string): string {
   return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(${values})])[1]`
 }
 
+/** A value as a store's answer gives it: NaN and infinities are NULL there (ClickHouse's JSON writes them so). */
+export const answered = (v: HogqlValue): HogqlValue => (typeof v === 'number' && !Number.isFinite(v) ? null : v)
+
 /**
  * A row's key for GROUP BY, DISTINCT and a join's keys. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
  * Float64's bits) and NaN and ±∞ from NULL; values are never objects, so markers can't meet one.
