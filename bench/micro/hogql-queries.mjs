@@ -5,7 +5,7 @@
 // have now made up as persons.db would answer it). Prints
 // each query's median and range, so a change to the Node engine can be weighed. Runs on the compiled output:
 // `npx tsc -p . && node bench/micro/hogql-queries.mjs` (EVENTS=1000000 for the long run).
-import { compileRegex } from '../../dist/src/flags/index.js'
+import { compileSearchRegex } from '../../dist/src/flags/index.js'
 import { fillLookup, joinRows, parseHogqlQuery, runHogqlQuery, SqliteEventStore } from '../../dist/src/storage/events/index.js'
 import { eventRow, freshEventsDb } from '../lib/events-db.mjs'
 
@@ -56,7 +56,7 @@ try {
   }
   await sink.close()
   built = performance.now() - built
-  const store = new SqliteEventStore(file, compileRegex)
+  const store = new SqliteEventStore(file, compileSearchRegex)
   console.log(`events.db: ${EVENTS} events over 5,000 distinct ids, written in ${(built / 1000).toFixed(1)} s`)
   for (const text of QUERIES) {
     const plan = parseHogqlQuery(text, { now: T0 + EVENTS * 10_000, zone: 'UTC' })
@@ -69,7 +69,7 @@ try {
       if (plan.join !== null) {
         const sides = []
         for (const side of plan.join.sides) sides.push(await store.hogqlQuery(TEAM, side))
-        rows = runHogqlQuery(plan, await joinRows(plan.join, sides, compileRegex), compileRegex)
+        rows = runHogqlQuery(plan, await joinRows(plan.join, sides, compileSearchRegex), compileSearchRegex)
       } else rows = await store.hogqlQuery(TEAM, plan)
       runs.push(performance.now() - started)
     }

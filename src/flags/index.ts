@@ -55,7 +55,7 @@ export function evaluateFlag(set: CompiledFlagSet, key: string, input: Evaluatio
 export { CompiledFlagSet } from './flag-set.js'
 export { isConfigFormatOne } from './compile.js'
 export { sha1Hash } from './hash.js'
-export { enableLinearRegex, compileRegex, type SafeRegex } from './regex/index.js'
+export { enableLinearRegex, compileRegex, compileSearchRegex, type SafeRegex } from './regex/index.js'
 export { relativeDate, parseDateString, type Instant } from './dates.js'
 export type {
   CohortDefinition,

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { compileRegex } from '../../src/flags/index.js'
+import { compileSearchRegex } from '../../src/flags/index.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../src/storage/events/index.js'
 import { migrate, openDatabase } from '../../src/storage/index.js'
 import { EVENTS_MIGRATIONS } from '../../src/storage/sqlite/migrations/events.js'
@@ -18,7 +18,7 @@ export async function sqliteEventStore(t: Test, rows: readonly EventRow[]): Prom
   await sqliteSink.write(rows)
   await sqliteSink.close()
   // The regex engine the service's read thread gets (workers/event-query.ts): action and element filters run it.
-  const sqlite = new SqliteEventStore(file, compileRegex)
+  const sqlite = new SqliteEventStore(file, compileSearchRegex)
   t.teardown(() => sqlite.close())
   return sqlite
 }

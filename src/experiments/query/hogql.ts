@@ -14,7 +14,7 @@ import { parseDateBound } from '../../common/relative-dates.js'
 import { ValidationError } from '../../common/errors.js'
 import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
-import { compileRegex } from '../../flags/index.js'
+import { compileSearchRegex } from '../../flags/index.js'
 import { bounceRule, performedReader, type ActionRecord, type CohortById, type PerformedReader, type Project } from '../../management/index.js'
 import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type Lookup, type LookupValues, type PersonProperty } from '../../storage/events/index.js'
 import { cohortMembers, MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
@@ -158,7 +158,7 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
     if (sides.some((rows) => rows.length > MAX_JOIN_ROWS)) throw new ValidationError('invalid', `A table of a join gives at most ${MAX_JOIN_ROWS} rows here: narrow it with WHERE (a condition of one table moves into its query), or aggregate it in a subquery first.`, null)
     try {
       // Joined here, pausing every few thousand rows for the requests this thread serves.
-      return runHogqlQuery(parsed, await joinRows(parsed.join, sides, compileRegex, () => setImmediate()), compileRegex).map((row) => row.slice(0, parsed.shown))
+      return runHogqlQuery(parsed, await joinRows(parsed.join, sides, compileSearchRegex, () => setImmediate()), compileSearchRegex).map((row) => row.slice(0, parsed.shown))
     } catch (error) {
       throw invalidQuery(error)
     }
@@ -168,14 +168,14 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
   if (below !== null) {
     const rows = await selectRows(sources, project, below)
     try {
-      return runHogqlQueryOver(parsed, { plan: below, rows }, compileRegex).map((row) => row.slice(0, parsed.shown))
+      return runHogqlQueryOver(parsed, { plan: below, rows }, compileSearchRegex).map((row) => row.slice(0, parsed.shown))
     } catch (error) {
       throw invalidQuery(error)
     }
   }
   const plan = withPersons(parsed, await personsOf(sources.persons, project.id, innermost(parsed)))
   // Without FROM: one row of no fields, computed here (it reads nothing a store holds).
-  if (plan.table === 'one') return runHogqlQuery(plan, [ONE_ROW], compileRegex).map((row) => row.slice(0, plan.shown))
+  if (plan.table === 'one') return runHogqlQuery(plan, [ONE_ROW], compileSearchRegex).map((row) => row.slice(0, plan.shown))
   if (plan.table !== 'events' && sources.persons === null) throw new ValidationError('invalid', `This server reads no persons: FROM ${plan.table} is not read in its queries.`, null)
   // persons.db holds the persons and groups whichever store holds the events.
   const rows = plan.table === 'events' ? await sources.events.hogqlQuery(project.id, plan) : await sources.persons!.hogqlQuery(project.id, plan)

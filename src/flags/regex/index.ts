@@ -39,11 +39,11 @@ export function enableLinearRegex(): void {
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/
 
-function build(pattern: string): SafeRegex | null {
+function build(pattern: string, dotAll: boolean): SafeRegex | null {
   let program: Program
   let linear: { re: RegExp; size: number } | null = null
   try {
-    const parsed = parseRegex(pattern)
+    const parsed = parseRegex(pattern, dotAll)
     program = compileProgram(parsed)
     if (!parsed.fancy) {
       try {
@@ -73,14 +73,25 @@ function build(pattern: string): SafeRegex | null {
   }
 }
 
-const cache = new Map<string, SafeRegex | null>()
 const CACHE_LIMIT = 4096
 
-/** A compiled pattern, or null when Rust/fancy_regex would reject it. Compiled once per distinct pattern. */
-export function compileRegex(pattern: string): SafeRegex | null {
-  if (cache.has(pattern)) return cache.get(pattern)!
-  const compiled = build(pattern)
-  if (cache.size >= CACHE_LIMIT) cache.clear()
-  cache.set(pattern, compiled)
-  return compiled
+function cached(dotAll: boolean): (pattern: string) => SafeRegex | null {
+  const cache = new Map<string, SafeRegex | null>()
+  return (pattern) => {
+    if (cache.has(pattern)) return cache.get(pattern)!
+    const compiled = build(pattern, dotAll)
+    if (cache.size >= CACHE_LIMIT) cache.clear()
+    cache.set(pattern, compiled)
+    return compiled
+  }
 }
+
+/** A compiled pattern, or null when Rust/fancy_regex would reject it. Compiled once per distinct pattern. */
+export const compileRegex: (pattern: string) => SafeRegex | null = cached(false)
+
+/**
+ * A pattern as ClickHouse's `match` reads it, and so PostHog's event, person and action filters and HogQL's
+ * match(): `.` matches a line break too (re2 with dot_nl, on 18.16 as on current servers), where the flags'
+ * Rust regex does not. The event stores' Node side runs these.
+ */
+export const compileSearchRegex: (pattern: string) => SafeRegex | null = cached(true)

@@ -34,8 +34,9 @@ function repeatable(node: Node): boolean {
   return node.type !== 'assert' && node.type !== 'look' && node.type !== 'empty'
 }
 
-export function parseRegex(pattern: string): Parsed {
-  return new Parser(pattern).parse()
+/** `dotAll`: `.` matches line breaks from the start, as with a leading `(?s)` (ClickHouse's match reads patterns so). */
+export function parseRegex(pattern: string, dotAll = false): Parsed {
+  return new Parser(pattern).parse(dotAll)
 }
 
 class Parser {
@@ -49,8 +50,8 @@ class Parser {
     this.#sc = new Scanner(pattern)
   }
 
-  parse(): Parsed {
-    const node = this.#alternation({ i: false, m: false, s: false, x: false, u: true, R: false })
+  parse(dotAll: boolean): Parsed {
+    const node = this.#alternation({ i: false, m: false, s: dotAll, x: false, u: true, R: false })
     if (!this.#sc.done) throw new RegexSyntaxError('unopened group')
     return { node, captures: this.#captures, fancy: this.#fancy, backrefs: this.#backrefs }
   }

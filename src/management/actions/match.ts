@@ -18,7 +18,7 @@
  */
 import { ValidationError } from '../../common/errors.js'
 import { like } from '../../common/sql-like.js'
-import { compileRegex } from '../../flags/index.js'
+import { compileSearchRegex } from '../../flags/index.js'
 import { chainHref, chainValues, USEFUL_ELEMENTS, type ActionCondition, type ActionStepCondition, type TextMatch } from '../../storage/events/index.js'
 import { propertiesHold, propertyText, readStepProperties, type FilteredEvent } from './properties.js'
 import type { ActionStep, StepMatching } from './record.js'
@@ -107,7 +107,7 @@ export function actionCondition(steps: readonly ActionStep[]): ActionCondition {
 export function textMatches(text: string | null, m: TextMatch): boolean {
   if (text === null) return false
   if (m.mode === 'exact') return text === m.pattern
-  if (m.mode === 'regex') return compileRegex(m.pattern)?.test(text) === true
+  if (m.mode === 'regex') return compileSearchRegex(m.pattern)?.test(text) === true
   return like(text, m.pattern, m.mode === 'ilike')
 }
 

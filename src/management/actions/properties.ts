@@ -6,7 +6,7 @@
  * holding one of those can't be evaluated by skylark, and says which (`null` answers: nothing is refused).
  */
 import { isPlainObject } from '../../common/json.js'
-import { compileRegex } from '../../flags/index.js'
+import { compileSearchRegex } from '../../flags/index.js'
 import {
   eventFiltersOnly,
   hogqlFilter,
@@ -112,7 +112,7 @@ function filterHolds(filter: EventPropertyFilter, properties: Record<string, unk
       return !Object.hasOwn(properties, filter.key)
     case 'regex':
     case 'not_regex':
-      return (text !== null && compileRegex(String(filter.value))?.test(text) === true) === (filter.operator === 'regex')
+      return (text !== null && compileSearchRegex(String(filter.value))?.test(text) === true) === (filter.operator === 'regex')
     default: {
       const bound = Number(filter.value)
       const n = text === null ? null : textNumber(text)
@@ -138,7 +138,7 @@ function nodeHolds(node: PropertyNode, e: FilteredEvent): boolean {
   const { properties } = e
   if ('key' in node) return filterHolds(node, properties)
   // A filter reads these two fields only (hogql-parse.ts).
-  if ('hogql' in node) return hogqlHolds(node.hogql, (path) => pathText(properties, path), compileRegex, (field) => e[field as 'event' | 'distinct_id'])
+  if ('hogql' in node) return hogqlHolds(node.hogql, (path) => pathText(properties, path), compileSearchRegex, (field) => e[field as 'event' | 'distinct_id'])
   // None is ever read from a step's properties.
   if ('distinctIds' in node || 'groupKeys' in node || 'actionSteps' in node || 'element' in node || 'not' in node || 'staticCohort' in node || 'personsOf' in node) return false
   if (node.values.length === 0) return true

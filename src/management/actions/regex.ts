@@ -4,12 +4,12 @@
  * serializer refuses what re2 cannot compile). A stored step with another one (written before this check, or a
  * `tag_name`, which PostHog does not check) matches nothing on every store instead of failing the query.
  */
-import { compileRegex } from '../../flags/index.js'
+import { compileSearchRegex } from '../../flags/index.js'
 import { parseRegex } from '../../flags/regex/parse.js'
 
 export function storesCanRun(pattern: string): boolean {
   try {
-    return !parseRegex(pattern).fancy && compileRegex(pattern) !== null
+    return !parseRegex(pattern).fancy && compileSearchRegex(pattern) !== null
   } catch {
     return false
   }

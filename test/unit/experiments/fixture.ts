@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { Experiments, StatsRunner, type CohortMembers, type KnownEvents, type StatsOffload } from '../../../src/experiments/index.js'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { createManagement, MembershipLevel } from '../../../src/management/index.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow } from '../../../src/storage/events/index.js'
 import { migrate, openDatabase, prepareDataDir } from '../../../src/storage/index.js'
@@ -41,7 +41,7 @@ export function experimentWorld(options: WorldOptions = {}) {
   const dir = tempDir('skylark-exp-')
   const paths = prepareDataDir(dir)
   const sink = new SqliteEventSink(paths.events)
-  const store = new SqliteEventStore(paths.events, compileRegex)
+  const store = new SqliteEventStore(paths.events, compileSearchRegex)
   const members: Array<{ teamId: number; cohortId: number; distinctIds: string[] }> = []
   const cohortMembers: CohortMembers = options.cohortMembers ?? {
     replaceMembers: (teamId, cohortId, distinctIds) => {

@@ -4,7 +4,7 @@ import { exposureOf } from '../../../src/experiments/query/exposure.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
 import type { CohortSource } from '../../../src/management/index.js'
 import { personFilterLookup } from '../../../src/experiments/query/person-filters.js'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { StaticCohortWriter } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
 import type { SourceMath } from '../../../src/storage/events/index.js'
@@ -23,7 +23,7 @@ function personsWithTiers() {
   h.db.transaction(() => h.stage.process(events))()
   // A static cohort (1) of users 1 and 2.
   new StaticCohortWriter(h.db).replaceMembers(TEAM, 1, ['user-1', 'user-2'])
-  return inPlaceScans(h.db, compileRegex).listing
+  return inPlaceScans(h.db, compileSearchRegex).listing
 }
 
 const noActions = () => null

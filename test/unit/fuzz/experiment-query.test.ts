@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { ExperimentQueryRunner } from '../../../src/experiments/query/runner.js'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { StaticCohortWriter } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
 import { DAY, HOUR, T0, experimentWorld } from '../experiments/fixture.js'
@@ -114,7 +114,7 @@ t.test(`the new engine under ${RUN.cases} hostile queries (FUZZ_SEED=${RUN.seed}
     events: w.store!,
     experiments: w.experiments,
     actionById: (teamId, id) => w.m.actions.byId(teamId, id),
-    persons: inPlaceScans(persons.db, compileRegex).listing,
+    persons: inPlaceScans(persons.db, compileSearchRegex).listing,
     cohortById: (teamId, id) => (teamId === w.project.id ? (cohorts.get(id) ?? null) : null),
   })
   const answers: Array<Promise<string>> = []

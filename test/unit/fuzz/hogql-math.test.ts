@@ -8,7 +8,7 @@ import t from 'tap'
 import { propertyFilters } from '../../../src/experiments/metrics.js'
 import { planMetric } from '../../../src/experiments/query/metric.js'
 import { hogqlConditionSql, hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { evaluateHogql, hogqlContribution, hogqlHolds, HogqlMathError } from '../../../src/storage/events/hogql-math.js'
 import { hogqlQuerySql } from '../../../src/storage/events/clickhouse-query.js'
 import { innermost } from '../../../src/storage/events/hogql-query.js'
@@ -84,7 +84,7 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
     ])()
     const [node] = propertyFilters([{ type: 'hogql', key: text, value: null }])
     if (!('hogql' in node)) throw new Error(`${text} read as ${JSON.stringify(node)}`)
-    for (let k = 0; k < 5; k++) hogqlHolds(node.hogql, () => rng.pick(TEXTS), compileRegex, () => rng.pick(TEXTS) ?? '')
+    for (let k = 0; k < 5; k++) hogqlHolds(node.hogql, () => rng.pick(TEXTS), compileSearchRegex, () => rng.pick(TEXTS) ?? '')
     hogqlConditionSql(node.hogql, (key) => `p[${JSON.stringify(key)}]`, 'h')
     return 'accepted some'
   })
@@ -126,7 +126,7 @@ t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
     }
     for (const plan of parts) {
       const events = Array.from({ length: 5 }, (_, k) => ({ uuid: `u${k}`, event: rng.pick(['a', 'b']), distinct_id: `d${k}`, person_id: `p${k}`, timestamp: Date.UTC(2024, 0, 1) + k * 3_600_000, texts: innermost(plan).paths.map(() => rng.pick(TEXTS)) }))
-      runHogqlQuery(plan, events, compileRegex)
+      runHogqlQuery(plan, events, compileSearchRegex)
       hogqlQuerySql(plan, 'events', 'team_id = 1', { version: '18.16.1', dateTime64: false, jsonExtract: false })
     }
     return 'accepted some'

@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import type { CapturedEvent } from '../../../src/ingestion/types.js'
 import { DefinitionRecorder, personScanThread, StaticCohortWriter, type PersonScans } from '../../../src/persons/index.js'
 import { inPlaceScans } from '../../../src/persons/scans.js'
@@ -36,7 +36,7 @@ function filledFile(dir: string): string {
 t.test('every scanning read answers through the thread what it answers in place', async (t) => {
   const file = filledFile(t.testdir())
   const db = openDatabase(file, { readonly: true })
-  const direct = inPlaceScans(db, compileRegex)
+  const direct = inPlaceScans(db, compileSearchRegex)
   const started: number[] = []
   const threaded = personScanThread({ file, entry: ENTRY, onThreadStart: (id) => started.push(id) })
   t.teardown(async () => {

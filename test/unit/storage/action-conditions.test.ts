@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { actionCondition, compileAction, type ActionStep } from '../../../src/management/index.js'
 import { toStep } from '../../../src/management/actions/record.js'
 import { SqliteEventSink, SqliteEventStore, type EventRow, type EventSink, type EventStore } from '../../../src/storage/events/index.js'
@@ -90,7 +90,7 @@ async function agree(t: Test, sink: EventSink, store: EventStore): Promise<void>
 t.test('SQLite selects what the matcher accepts', async (t) => {
   const paths = prepareDataDir(testDir(t, 'skylark-action-sql-'))
   const sink = new SqliteEventSink(paths.events)
-  const store = new SqliteEventStore(paths.events, compileRegex)
+  const store = new SqliteEventStore(paths.events, compileSearchRegex)
   t.teardown(async () => {
     await sink.close()
     await store.close()

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { compileSqliteProperties, registerFilterFunctions, sequenceHolds, type EventRow } from '../../../src/storage/events/index.js'
 import { openDatabase } from '../../../src/storage/sqlite/database.js'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores } from '../../helpers/event-stores.js'
 
@@ -64,7 +64,7 @@ t.test('both stores read each distinct id the times of both events in the window
 
 t.test("over persons.db, a person's sequence is made of all its ids' events", async (t) => {
   const db = openDatabase(':memory:')
-  registerFilterFunctions(db, compileRegex)
+  registerFilterFunctions(db, compileSearchRegex)
   db.exec('CREATE TABLE persons (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE person_distinct_ids (team_id INTEGER, distinct_id TEXT, person_id INTEGER)')
   db.exec(`INSERT INTO persons VALUES (1, 'ada'), (2, 'bob'), (3, 'cy');
     INSERT INTO person_distinct_ids VALUES (${TEAM}, 'anon-1', 1), (${TEAM}, 'ada', 1), (${TEAM}, 'bob', 2), (${TEAM}, 'cy', 3), (${TEAM + 1}, 'cy-elsewhere', 3)`)

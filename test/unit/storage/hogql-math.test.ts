@@ -1,6 +1,6 @@
 import t from 'tap'
 import { hogqlQuantile } from '../../../src/storage/events/hogql-values.js'
-import { compileRegex } from '../../../src/flags/index.js'
+import { compileSearchRegex } from '../../../src/flags/index.js'
 import { evaluateHogql, hogqlContribution, hogqlFields, hogqlHolds, hogqlProperties, HogqlMathError, parseHogqlCondition, parseHogqlMath, type HogqlValue } from '../../../src/storage/events/hogql-math.js'
 
 /** Evaluates `text`'s expression on an event with these property texts (by path: `a.b` for properties.a.b). */
@@ -278,8 +278,9 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
   t.same([literal(String.raw`'\d'`), literal(String.raw`'a\nb'`), literal(String.raw`'a\0b'`), literal(String.raw`'it\'s'`), literal("'it''s'"), literal(String.raw`'\\'`)], ['\\d', 'a\nb', 'ab', "it's", "it's", '\\'], "HogQL's escapes: unknown ones kept, \\0 dropped")
-  const matches = (text: string, a: string | null) => hogqlHolds(parseHogqlCondition(text), () => a, compileRegex)
+  const matches = (text: string, a: string | null) => hogqlHolds(parseHogqlCondition(text), () => a, compileSearchRegex)
   t.same([matches("match(properties.a, 'b+c')", 'abbc'), matches("match(properties.a, '^b')", 'abbc'), matches("not match(properties.a, '^b')", null)], [true, false, false], 'match(): a search; null for a missing text')
+  t.same([matches("match(properties.a, 'a.b')", 'a\nb'), matches("match(properties.a, '(?-s)a.b')", 'a\nb')], [true, false], "match()'s dot takes a line break, as ClickHouse's re2 with dot_nl")
   t.throws(() => hogqlHolds(parseHogqlCondition("match(properties.a, 'b')"), () => 'b'), /no regex engine/, 'without an engine it fails rather than guess')
   refused("properties.n like 1", /LIKE compares texts, not numbers/)
   refused("properties.n in 'a'", /Expected a list after IN/)

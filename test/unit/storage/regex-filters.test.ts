@@ -18,6 +18,7 @@ const PROPERTIES: Record<string, Record<string, unknown>> = {
   d2: { $current_url: 'https://x.io/welcome/abc', plan: 'Pro', n: 7 },
   d3: {},
   d4: { $current_url: null, plan: 'team', n: true },
+  d5: { $current_url: 'https://x.io/a', plan: 'enter\nprise' },
 }
 
 
@@ -33,8 +34,13 @@ const CASES: Array<[string, Record<string, unknown>, string[]]> = [
   ['from where it stands, up to its end', regex('$current_url', 'welcome/(?i)ABC'), ['d2']],
   ['on the text of a number', regex('n', '^1\\d$'), ['d1']],
   ['on the text of a boolean', regex('n', '^true$'), ['d4']],
-  ['not_regex passes a missing or null property', regex('$current_url', 'welcome/4', 'not_regex'), ['d2', 'd3', 'd4']],
+  ['not_regex passes a missing or null property', regex('$current_url', 'welcome/4', 'not_regex'), ['d2', 'd3', 'd4', 'd5']],
   ['alternation', regex('plan', 'team|^Pro'), ['d2', 'd4']],
+  // ClickHouse's match runs re2 with dot_nl: `.` takes a line break too, unless the pattern says (?-s).
+  ['a dot matches a line break', regex('plan', '^enter.prise$'), ['d5']],
+  ['unless the pattern turns that off', regex('plan', '(?-s)^enter.prise$'), []],
+  ['a line break is no line start without (?m)', regex('plan', '^prise'), []],
+  ['with (?m) it is', regex('plan', '(?m)^prise'), ['d5']],
 ]
 
 t.test('regex filters pass the same events on both stores and in the action matcher', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
