@@ -100,7 +100,7 @@ function setOf(query: JsonObject, project: Project, nowMs: number, defaultLimit:
   if (!isPlainObject(values)) throw new ValidationError('invalid', 'query: values maps placeholders ({name}) to their values.', 'values')
   const filters = filtersOf(query.filters, /\{\s*filters\s*[.}]/.test(query.query), project, nowMs)
   try {
-    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project), filters }, defaultLimit, values)
+    return parseHogqlQuerySet(query.query, { now: nowMs, zone: project.timezone, bounce: bounceRule(project), filters, regex: compileSearchRegex }, defaultLimit, values)
   } catch (error) {
     throw invalidQuery(error)
   }

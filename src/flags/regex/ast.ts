@@ -24,7 +24,11 @@ export interface Parsed {
   backrefs: boolean
 }
 
-/** Inline flags in effect: `i`, `m`, `s`, `x` (verbose), `u` (Unicode, on by default), `R` (CRLF lines). */
+/**
+ * Inline flags in effect: `i`, `m`, `s`, `x` (verbose), `u` (Unicode, on by default), `R` (CRLF lines); and `re2`,
+ * no flag of the pattern's: `\d`, `\s`, `\w` and `\b` of ASCII as re2 reads them (`\s` without \v), folding case still
+ * by Unicode (ClickHouse's regexes, parseRegex's `clickhouse`).
+ */
 export interface Flags {
   i: boolean
   m: boolean
@@ -32,6 +36,7 @@ export interface Flags {
   x: boolean
   u: boolean
   R: boolean
+  re2: boolean
 }
 
 export class RegexSyntaxError extends Error {}

@@ -6,7 +6,7 @@
 import { RegexSyntaxError, type Flags } from './ast.js'
 import { caseFold, EMPTY, intersect, negate, normalize, single, subtract, symmetricDifference, type CharSet } from './charset.js'
 import type { Scanner } from './scanner.js'
-import { perlClass, posixClass, propertySet, resolveProperty } from './unicode.js'
+import { perlClass, posixClass, propertySet, re2Class, resolveProperty } from './unicode.js'
 
 interface EscapedSet {
   set: CharSet
@@ -26,7 +26,7 @@ function escapeBase(sc: Scanner, c: string, flags: Flags): EscapedSet | null {
   if (c === 'u') return one(sc.eat('{') ? sc.hex(1, 8, true) : sc.hex(4, 4, false))
   if (c === 'U') return one(sc.eat('{') ? sc.hex(1, 8, true) : sc.hex(8, 8, false))
   const lower = c.toLowerCase()
-  if (lower === 'd' || lower === 's' || lower === 'w') return { set: perlClass(lower, flags.u), negated: c !== lower }
+  if (lower === 'd' || lower === 's' || lower === 'w') return { set: flags.re2 ? re2Class(lower) : perlClass(lower, flags.u), negated: c !== lower }
   if (c === 'h' || c === 'H') return { set: HEX_DIGITS, negated: c === 'H' }
   if (c === 'p' || c === 'P') {
     let name: string

@@ -66,6 +66,21 @@ export function runProgram(prog: Program, input: string, meter?: WorkMeter): boo
   }
 }
 
+/**
+ * The first match starting at or after code point `from`: its start and end, then each group's (-1 where a
+ * group took no part), as code point offsets; null for none, undefined when a budget ran out. `prog` must
+ * save its groups (compileProgram's `saves`).
+ */
+export function findInProgram(prog: Program, cps: Int32Array, from: number): Int32Array | null | undefined {
+  if (prog.op.length * (cps.length + 1) > MAX_WORK) return undefined
+  try {
+    return new Search(prog, cps).first(from)
+  } catch (e) {
+    if (e instanceof Exhausted) return undefined
+    throw e
+  }
+}
+
 const WORD_UNICODE = (): CharSet => perlClass('w', true)
 const WORD_ASCII: CharSet = [48, 57, 65, 90, 95, 95, 97, 122]
 
@@ -96,11 +111,21 @@ class Search {
   }
 
   find(): boolean {
-    for (let start = 0; start <= this.#n; start++) {
+    return this.first(0) !== null
+  }
+
+  /** The leftmost match from `from` on, the pattern's preferred one there (re2's and Rust's leftmost-first). */
+  first(from: number): Int32Array | null {
+    for (let start = from; start <= this.#n; start++) {
       this.#caps.fill(-1)
-      if (this.#exec(this.#p.start, start, true) >= 0) return true
+      const end = this.#exec(this.#p.start, start, true)
+      if (end >= 0) {
+        this.#caps[0] = start
+        this.#caps[1] = end
+        return this.#caps
+      }
     }
-    return false
+    return null
   }
 
   #isWord(i: number, unicode: boolean): boolean {

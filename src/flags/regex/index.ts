@@ -10,10 +10,11 @@
  *   which PostHog (an error from the regex engine) reports as false for both operators.
  */
 import { setFlagsFromString } from 'node:v8'
-import { runProgram, MAX_WORK, type WorkMeter } from './engine.js'
+import { findInProgram, runProgram, toCodePoints, MAX_WORK, type WorkMeter } from './engine.js'
 import { emitLinear, NotEmittable } from './emit.js'
 import { parseRegex, RegexSyntaxError } from './parse.js'
-import { compileProgram, type Program } from './program.js'
+import type { Parsed } from './ast.js'
+import { compileProgram, nullable, type Program } from './program.js'
 
 export interface SafeRegex {
   /**
@@ -23,6 +24,47 @@ export interface SafeRegex {
   test(input: string, meter?: WorkMeter): boolean | null
   /** Which engine runs ASCII input: 'linear' (V8 `l`) or 'own'. */
   readonly asciiEngine: 'linear' | 'own'
+  /** The pattern's capturing groups. */
+  readonly groups: number
+  /** Whether it can match without taking a character (`x*`, `^`, `a|`). */
+  readonly canMatchEmpty: boolean
+  /** Whether it needs fancy_regex's backtracking (look-around, backreferences), which re2 lacks. */
+  readonly fancy: boolean
+  /**
+   * The first match starting at or after UTF-16 offset `from`: its start and end, then each group's (-1 where a
+   * group took no part), as UTF-16 offsets; null for none; undefined when refused (a fancy pattern) or out of
+   * budget. Always the own engine, which reports groups.
+   */
+  find(input: string, from?: number): Int32Array | null | undefined
+}
+
+/** `input`'s UTF-16 offset of each code point offset (one past the end included), or null where they are the same. */
+function utf16Offsets(input: string, cps: Int32Array): Int32Array | null {
+  if (cps.length === input.length) return null
+  const at = new Int32Array(cps.length + 1)
+  for (let k = 0; k < cps.length; k++) at[k + 1] = at[k] + (cps[k] > 0xffff ? 2 : 1)
+  return at
+}
+
+function finder(parsed: Parsed): SafeRegex['find'] {
+  let program: Program | null = null
+  return (input, from = 0) => {
+    if (parsed.fancy) return undefined
+    try {
+      program ??= compileProgram(parsed, true)
+    } catch (e) {
+      // Its groups' saves may take it past the size the test's program kept under.
+      if (e instanceof RegexSyntaxError) return undefined
+      throw e
+    }
+    const cps = toCodePoints(input)
+    const at = utf16Offsets(input, cps)
+    // The code point offset of `from`: the count of code points before it.
+    const start = at === null ? from : toCodePoints(input.slice(0, from)).length
+    const found = findInProgram(program, cps, start)
+    if (found === null || found === undefined || at === null) return found
+    return found.map((k) => (k < 0 ? k : at[k]))
+  }
 }
 
 let linearEnabled = false
@@ -39,11 +81,12 @@ export function enableLinearRegex(): void {
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/
 
-function build(pattern: string, dotAll: boolean): SafeRegex | null {
+function build(pattern: string, clickhouse: boolean): SafeRegex | null {
   let program: Program
+  let parsed: Parsed
   let linear: { re: RegExp; size: number } | null = null
   try {
-    const parsed = parseRegex(pattern, dotAll)
+    parsed = parseRegex(pattern, clickhouse)
     program = compileProgram(parsed)
     if (!parsed.fancy) {
       try {
@@ -60,8 +103,10 @@ function build(pattern: string, dotAll: boolean): SafeRegex | null {
     throw e
   }
   const lin = linear
-  if (lin === null) return { asciiEngine: 'own', test: (input, meter) => runProgram(program, input, meter) }
+  const shape = { groups: parsed.captures, canMatchEmpty: nullable(parsed.node), fancy: parsed.fancy, find: finder(parsed) }
+  if (lin === null) return { ...shape, asciiEngine: 'own', test: (input, meter) => runProgram(program, input, meter) }
   return {
+    ...shape,
     asciiEngine: 'linear',
     test: (input, meter) => {
       if (!ASCII_ONLY.test(input)) return runProgram(program, input, meter)
@@ -75,11 +120,11 @@ function build(pattern: string, dotAll: boolean): SafeRegex | null {
 
 const CACHE_LIMIT = 4096
 
-function cached(dotAll: boolean): (pattern: string) => SafeRegex | null {
+function cached(clickhouse: boolean): (pattern: string) => SafeRegex | null {
   const cache = new Map<string, SafeRegex | null>()
   return (pattern) => {
     if (cache.has(pattern)) return cache.get(pattern)!
-    const compiled = build(pattern, dotAll)
+    const compiled = build(pattern, clickhouse)
     if (cache.size >= CACHE_LIMIT) cache.clear()
     cache.set(pattern, compiled)
     return compiled
@@ -90,8 +135,8 @@ function cached(dotAll: boolean): (pattern: string) => SafeRegex | null {
 export const compileRegex: (pattern: string) => SafeRegex | null = cached(false)
 
 /**
- * A pattern as ClickHouse's `match` reads it, and so PostHog's event, person and action filters and HogQL's
- * match(): `.` matches a line break too (re2 with dot_nl, on 18.16 as on current servers), where the flags'
- * Rust regex does not. The event stores' Node side runs these.
+ * A pattern as ClickHouse's re2 reads it, and so PostHog's event, person and action filters and HogQL's regex
+ * functions: `.` matches a line break too (dot_nl, on 18.16 as on current servers), and `\d`, `\s`, `\w`, `\b` are
+ * ASCII's, where the flags' Rust regex reads them of Unicode. The event stores' Node side runs these.
  */
 export const compileSearchRegex: (pattern: string) => SafeRegex | null = cached(true)

@@ -34,9 +34,12 @@ function repeatable(node: Node): boolean {
   return node.type !== 'assert' && node.type !== 'look' && node.type !== 'empty'
 }
 
-/** `dotAll`: `.` matches line breaks from the start, as with a leading `(?s)` (ClickHouse's match reads patterns so). */
-export function parseRegex(pattern: string, dotAll = false): Parsed {
-  return new Parser(pattern).parse(dotAll)
+/**
+ * `clickhouse`: read as ClickHouse's re2 reads it: `.` matching line breaks from the start (as after `(?s)`: dot_nl),
+ * and re2's ASCII classes (Flags.re2).
+ */
+export function parseRegex(pattern: string, clickhouse = false): Parsed {
+  return new Parser(pattern).parse(clickhouse)
 }
 
 class Parser {
@@ -50,8 +53,8 @@ class Parser {
     this.#sc = new Scanner(pattern)
   }
 
-  parse(dotAll: boolean): Parsed {
-    const node = this.#alternation({ i: false, m: false, s: dotAll, x: false, u: true, R: false })
+  parse(clickhouse: boolean): Parsed {
+    const node = this.#alternation({ i: false, m: false, s: clickhouse, x: false, u: true, R: false, re2: clickhouse })
     if (!this.#sc.done) throw new RegexSyntaxError('unopened group')
     return { node, captures: this.#captures, fancy: this.#fancy, backrefs: this.#backrefs }
   }
@@ -239,12 +242,13 @@ class Parser {
     const c = sc.peek()
     if (c === '') throw new RegexSyntaxError('incomplete escape')
     sc.pos++
-    if (c in ASSERT_ESCAPES) return { type: 'assert', kind: ASSERT_ESCAPES[c], unicode: flags.u }
+    const unicode = flags.u && !flags.re2
+    if (c in ASSERT_ESCAPES) return { type: 'assert', kind: ASSERT_ESCAPES[c], unicode }
     if (c === 'b') {
-      if (!sc.eat('{')) return { type: 'assert', kind: 'word', unicode: flags.u }
+      if (!sc.eat('{')) return { type: 'assert', kind: 'word', unicode }
       const kind = WORD_BOUNDARIES.get(sc.until('}', 'word boundary'))
       if (kind === undefined) throw new RegexSyntaxError('unknown word boundary')
-      return { type: 'assert', kind, unicode: flags.u }
+      return { type: 'assert', kind, unicode }
     }
     if (/[1-9]/.test(c)) {
       let n = c

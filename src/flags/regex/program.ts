@@ -40,7 +40,30 @@ export interface Program {
 /** Roughly Rust's default compiled-size limit: a pattern needing more states is rejected as invalid. */
 export const MAX_INSTRUCTIONS = 300_000
 
-export function compileProgram(parsed: Parsed): Program {
+/** Whether a node can match without taking a character (assertions and look-arounds count as such). */
+export function nullable(n: Node): boolean {
+  switch (n.type) {
+    case 'set':
+      return false
+    case 'concat':
+      return n.items.every(nullable)
+    case 'alt':
+      return n.items.some(nullable)
+    case 'repeat':
+      return n.min === 0 || nullable(n.node)
+    case 'group':
+    case 'atomic':
+      return nullable(n.node)
+    default:
+      return true
+  }
+}
+
+/**
+ * `saves`: whether groups record where they match. Backreferences need it; a search that reports its groups
+ * (SafeRegex.find) asks for it; a plain test skips it.
+ */
+export function compileProgram(parsed: Parsed, saves = parsed.backrefs): Program {
   const p: Program = { op: [], a: [], b: [], c: [], sets: [], asserts: [], start: 0, slots: (parsed.captures + 1) * 2, backrefs: parsed.backrefs, fancy: parsed.fancy }
   const setIndex = new Map<CharSet, number>()
 
@@ -55,24 +78,6 @@ export function compileProgram(parsed: Parsed): Program {
 
   /** Bodies of look-arounds and atomic groups are compiled after the main program, each ending in SubMatch. */
   const pending: { node: Node; at: number }[] = []
-
-  const nullable = (n: Node): boolean => {
-    switch (n.type) {
-      case 'set':
-        return false
-      case 'concat':
-        return n.items.every(nullable)
-      case 'alt':
-        return n.items.some(nullable)
-      case 'repeat':
-        return n.min === 0 || nullable(n.node)
-      case 'group':
-      case 'atomic':
-        return nullable(n.node)
-      default:
-        return true
-    }
-  }
 
   const gen = (n: Node): void => {
     switch (n.type) {
@@ -105,9 +110,9 @@ export function compileProgram(parsed: Parsed): Program {
         return
       }
       case 'group':
-        if (n.capture !== null && parsed.backrefs) emit(Op.Save, n.capture * 2)
+        if (n.capture !== null && saves) emit(Op.Save, n.capture * 2)
         gen(n.node)
-        if (n.capture !== null && parsed.backrefs) emit(Op.Save, n.capture * 2 + 1)
+        if (n.capture !== null && saves) emit(Op.Save, n.capture * 2 + 1)
         return
       case 'assert':
         emit(Op.Assert, p.asserts.push({ kind: n.kind, unicode: n.unicode }) - 1)

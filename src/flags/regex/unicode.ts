@@ -116,6 +116,11 @@ const ASCII_DIGIT: CharSet = [48, 57]
 const ASCII_SPACE: CharSet = [9, 13, 32, 32]
 const ASCII_WORD: CharSet = [48, 57, 65, 90, 95, 95, 97, 122]
 
+/** re2's `\d`, `\s`, `\w`: ASCII, its `\s` without \v. */
+export function re2Class(letter: 'd' | 's' | 'w'): CharSet {
+  return letter === 's' ? [9, 10, 12, 13, 32, 32] : perlClass(letter, false)
+}
+
 /** `\d`, `\s`, `\w`: Unicode (Rust's default) or ASCII under `(?-u)`. */
 export function perlClass(letter: 'd' | 's' | 'w', unicode: boolean): CharSet {
   if (!unicode) return letter === 'd' ? ASCII_DIGIT : letter === 's' ? ASCII_SPACE : ASCII_WORD

@@ -5,12 +5,13 @@
  * a condition that is never null (18.16 answers NULL for a NULL condition, and refuses a constant Nullable
  * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
  */
-import { matchSql, quote } from './clickhouse-schema.js'
+import { quote } from './clickhouse-schema.js'
 import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import { lookupSql } from './clickhouse-lookups.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN } from './hogql-values.js'
 import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
+import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { textNumberSql } from './numbers.js'
 import { calendarSql, truncateSql } from './clickhouse-periods.js'
 
@@ -42,7 +43,7 @@ function literal(value: number): string {
  * choice decided by a constant (`coalesce('3', properties.a)`, which 18.16 folds into a constant too).
  */
 function constant(node: HogqlNode): boolean {
-  if (node.op === 'property' || node.op === 'field' || (node.op === 'call' && node.fn === 'match')) return false
+  if (node.op === 'property' || node.op === 'field' || (node.op === 'call' && REGEX_FUNCTIONS.has(node.fn))) return false
   if (node.op === 'call' && (node.fn === 'coalesce' || node.fn === 'ifNull')) {
     for (const arg of node.args) {
       if (!constant(arg)) return false
@@ -342,8 +343,13 @@ class Compiler {
       case 'pow':
         return `pow(${this.number(args[0])}, ${this.number(args[1])})`
       case 'match':
-        // The pattern is a literal (hogql-parse.ts).
-        return `toFloat64(${matchSql(this.compile(args[0]), (args[1] as { value: string }).value)})`
+      case 'extract':
+      case 'replaceRegexpOne':
+      case 'replaceRegexpAll': {
+        // The pattern and replacement are literals (hogql-functions.ts).
+        const sql = regexCallSql(node.fn, this.compile(args[0]), args.slice(1).map((a) => (a as { value: string }).value) as [string, string?], this.fresh())
+        return node.fn === 'match' ? `toFloat64(${sql})` : sql
+      }
       default:
         return `${node.fn}(${this.number(args[0])})`
     }

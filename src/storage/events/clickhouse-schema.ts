@@ -65,7 +65,12 @@ const FOLDS_CASE = /\(\?[imsU-]*i/
  * case and all (`match('Sign up', '(?i)sign')` is 0 there), and skips that look for a pattern of alternatives.
  */
 export function matchSql(subject: string, pattern: string): string {
-  return `match(${subject}, ${quote(FOLDS_CASE.test(pattern) ? `(?:${pattern})|[^\\s\\S]` : pattern)})`
+  return `match(${subject}, ${quote(searchPattern(pattern))})`
+}
+
+/** A pattern of the user's as match and extract read it alike on 18.16 and current servers (matchSql). */
+export function searchPattern(pattern: string): string {
+  return FOLDS_CASE.test(pattern) ? `(?:${pattern})|[^\\s\\S]` : pattern
 }
 
 /** An identifier such as a database name: only plain names are accepted. */

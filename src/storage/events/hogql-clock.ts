@@ -6,6 +6,7 @@ import type { BounceRule } from './experiment-types.js'
 import type { HogqlNode } from './hogql-math.js'
 import type { LookupOf } from './hogql-lookups.js'
 import type { QueryTable } from './hogql-tables.js'
+import type { RegexEngine } from './sqlite-actions.js'
 import type { Token } from './hogql-tokens.js'
 import type { Cte } from './hogql-with.js'
 
@@ -36,4 +37,6 @@ export interface QueryClock {
   inQuery?: (tokens: Token[], left: HogqlNode, clock: QueryClock) => HogqlNode
   /** What an event's group or person has now (`group_<n>.properties.<path>`, `person.created_at` …): the node its values fill (hogql-lookups.ts). */
   lookup?: (of: LookupOf) => HogqlNode
+  /** The stores' regex engine, which a query's regex calls' patterns must compile in (hogql-regex.ts). */
+  regex?: RegexEngine
 }

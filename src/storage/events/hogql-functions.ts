@@ -4,8 +4,10 @@
  * calls with them (and an aggregation call as the aggregation it is, mathOf); clickhouse-hogql.ts writes some by them.
  */
 import type { HogqlAggregation, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
+import type { RegexEngine } from './sqlite-actions.js'
 
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
 export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'countdistinctif', 'medianif'])
@@ -61,6 +63,9 @@ export const FUNCTIONS = [
   ['replaceOne', 3, 3],
   // As PostHog's HogQL maps it (functions/mapping.py): always with a length.
   ['substring', 3, 3],
+  ['extract', 2, 2],
+  ['replaceRegexpOne', 3, 3],
+  ['replaceRegexpAll', 3, 3],
 ] as const
 export type HogqlFunction = (typeof FUNCTIONS)[number][0]
 /** ClickHouse's other names of some (`power`, `ln`), read as the function they name. */
@@ -99,11 +104,19 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
   return otherwise
 }
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
-export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring'])
+export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll'])
 /** The functions whose value is a text. */
-const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring'])
-/** Read in filters only: math's evaluation has no regex engine (hogqlPatterns, evaluateHogql). */
-export const FILTER_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['match'])
+const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll'])
+/**
+ * Why a function is not read in `use`, or null where it is: math's evaluation has no regex engine (evaluateHogql),
+ * and filters' readers check match()'s pattern only (hogqlPatterns), where a query's reader checks every regex
+ * call's (QueryClock.regex).
+ */
+export function notReadIn(fn: HogqlFunction, use: string): string | null {
+  if (use === 'HogQL math' && fn === 'match') return `${fn}() is read in HogQL filters only here, not in HogQL math.`
+  if (use !== 'HogQL queries' && REGEX_FUNCTIONS.has(fn) && fn !== 'match') return `${fn}() is read in HogQL queries only here, not in ${use}.`
+  return null
+}
 
 /** The type of a choice among operands (coalesce, if): text when every one that is not null is. */
 export function unify(nodes: readonly HogqlNode[]): HogqlType {
@@ -125,10 +138,14 @@ function integerLiteral(node: HogqlNode, [min, max]: readonly [number, number], 
  * places and substring's offset and length take no column (18.16 takes none for places; ClickHouse types a
  * column here Float64 or String, which substring refuses).
  */
-function checkArguments(fn: HogqlFunction, args: HogqlNode[]): void {
+function checkArguments(fn: HogqlFunction, args: HogqlNode[], regex: RegexEngine | undefined): void {
   if (TEXT_FUNCTIONS.has(fn) && (fn === 'substring' ? args.slice(0, 1) : args).some((a) => a.type === 'number')) throw new HogqlMathError(`${fn}() takes texts, not numbers.`)
-  // A literal, so that the reader can check the stores run it before any query (hogqlPatterns).
-  if (fn === 'match' && args[1].op !== 'text') throw new HogqlMathError("match() takes its pattern as a text literal ('…').")
+  // Literals, so that the reader can check the stores run them before any query (hogqlPatterns, checkRegexCall).
+  if (REGEX_FUNCTIONS.has(fn)) {
+    if (args.slice(1).some((a) => a.op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern${args.length > 2 ? ' and replacement as text literals' : ' as a text literal'} ('…').`)
+    const [pattern, replacement] = args.slice(1).map((a) => (a as { value: string }).value)
+    if (regex !== undefined) checkRegexCall(fn, pattern, replacement, regex)
+  }
   if (fn === 'round' && args.length === 2) args[1] = integerLiteral(args[1], [-32768, 32767], 'round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
   if (fn === 'substring') {
     for (let i = 1; i < args.length; i++) args[i] = integerLiteral(args[i], [-SUBSTRING_LIMIT, SUBSTRING_LIMIT], `substring() takes its offset and length as integer literals from -${SUBSTRING_LIMIT} to ${SUBSTRING_LIMIT}, as in substring(x, 1, 3).`)
@@ -144,15 +161,24 @@ export function likeNode(op: 'like' | 'ilike', left: HogqlNode, right: HogqlNode
   return { op, type: 'number', args: [left, right] }
 }
 
+/** HogQL's `=~`, `=~*`, `!~`, `!~*` in `use`: match(left, right), the starred ones folding case (`(?i)` first), the `!` ones negated. */
+export function regexOperator(op: string, left: HogqlNode, right: HogqlNode, use: string, regex: RegexEngine | undefined): HogqlNode {
+  const unread = notReadIn('match', use)
+  if (unread !== null) throw new HogqlMathError(unread)
+  const pattern = op.endsWith('*') && right.op === 'text' ? { ...right, value: `(?i)${right.value}` } : right
+  const node = typedCall(FUNCTION_BY_NAME.get('match')!, [left, pattern], regex)
+  return op.startsWith('!') ? { op: 'not', type: 'number', args: [node] } : node
+}
+
 /**
  * A call of a function of the table with its arguments read: their count and what each function takes checked,
  * the node typed as ClickHouse types the call.
  */
-export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[]): HogqlNode {
+export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], regex?: RegexEngine): HogqlNode {
   if (args.length < fewest || args.length > most) {
     throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
   }
-  checkArguments(fn, args)
+  checkArguments(fn, args, regex)
   const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
   return { op: 'call', fn, type, args }
 }

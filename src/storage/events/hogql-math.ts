@@ -19,7 +19,8 @@
  * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:
  * on bytes, a character substring cuts kept as its bytes, hogql-values.ts's textBytes; ASCII case; the replacements'
  * pattern and replacement literals, substring's offset and length integer literals), and in
- * filters only match(text, 'literal pattern') (re2's search; patterns the stores run, hogqlPatterns). The same
+ * filters only match(text, 'literal pattern') and its operators (=~ …), with extract and replaceRegexp* in queries only
+ * (hogql-regex.ts; patterns the stores run, hogqlPatterns and QueryClock.regex). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
  * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
@@ -37,6 +38,7 @@ import type { RegexEngine } from './sqlite-actions.js'
 import { calendarPart, truncateMs } from './hogql-datetime.js'
 import type { HogqlFunction } from './hogql-functions.js'
 import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
+import { REGEX_FUNCTIONS, regexCall } from './hogql-regex.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -166,7 +168,7 @@ export function hogqlFields(node: HogqlNode): HogqlField[] {
 
 /** The patterns of an expression's match() calls (literals: hogql-parse.ts), for its reader to check. */
 export function hogqlPatterns(node: HogqlNode): string[] {
-  const own = node.op === 'call' && node.fn === 'match' && node.args[1].op === 'text' ? [node.args[1].value] : []
+  const own = node.op === 'call' && REGEX_FUNCTIONS.has(node.fn) && node.args[1].op === 'text' ? [node.args[1].value] : []
   return 'args' in node ? [...own, ...node.args.flatMap(hogqlPatterns)] : own
 }
 
@@ -365,11 +367,14 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
       const a = asNumber(args[0], value(args[0]))
       return a === null ? null : hogqlRound(a, args.length === 2 ? (args[1] as { value: number }).value : 0)
     }
-    case 'match': {
-      // re2's search, as ClickHouse's match; the reader kept out what the stores can't run (hogqlPatterns).
-      const [text, pattern] = args.map(value) as Array<string | null>
-      if (regex === null) throw new Error('no regex engine was given to evaluate match()')
-      return text === null || pattern === null ? null : regex(pattern)?.test(text) === true ? 1 : 0
+    case 'match':
+    case 'extract':
+    case 'replaceRegexpOne':
+    case 'replaceRegexpAll': {
+      // The reader kept out what the stores can't run (hogqlPatterns, checkRegexCall).
+      const texts = args.map(value) as Array<string | null>
+      if (regex === null) throw new Error(`no regex engine was given to evaluate ${node.fn}()`)
+      return texts.includes(null) ? null : regexCall(node.fn, texts as string[], regex)
     }
     default: {
       // toFloat and the functions of numbers: a text operand is read as toFloat reads it.

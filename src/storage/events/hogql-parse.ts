@@ -4,7 +4,7 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, FILTER_FUNCTIONS, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, OTHER_AGGREGATIONS, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
+import { AGGREGATIONS, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
@@ -91,8 +91,9 @@ class Parser {
     const left = this.#additive()
     const t = this.#peek()
     if (t?.kind === 'name' && !t.quoted) return this.#wordComparison(left)
-    if (t?.kind !== 'punct' || !['=', '==', '!=', '<>', '<', '<=', '>', '>='].includes(t.value)) return left
+    if (t?.kind !== 'punct' || !['=', '==', '!=', '<>', '<', '<=', '>', '>=', '=~', '=~*', '!~', '!~*'].includes(t.value)) return left
     this.#i++
+    if (t.value.includes('~')) return regexOperator(t.value, left, this.#additive(), this.use, this.clock.regex)
     const op = t.value === '==' ? '=' : t.value === '<>' ? '!=' : (t.value as '=' | '!=' | '<' | '<=' | '>' | '>=')
     return { op, type: 'number', args: [left, this.#additive()] }
   }
@@ -278,17 +279,18 @@ class Parser {
     const sugar = SUGAR.find((s) => s.toLowerCase() === name.toLowerCase())
     if (sugar !== undefined) return sugarCall(sugar, this.#arguments(), this.#depth)
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
-    if (spec && this.use === 'HogQL math' && FILTER_FUNCTIONS.has(spec[0])) throw new HogqlMathError(`${spec[0]}() is read in HogQL filters only here, not in HogQL math.`)
+    const unread = spec && notReadIn(spec[0], this.use)
+    if (unread) throw new HogqlMathError(unread)
     if (!spec) {
       if (this.scope !== null && (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name))) return this.scope.aggregate(this.#aggregationCall(name))
       if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
         if (this.use === 'HogQL queries') throw new HogqlMathError(`The aggregation ${name}() is read here as a whole column of the SELECT (as in SELECT event, count() … GROUP BY event) or within HAVING, not within a column's expression, another aggregation or WHERE.`)
         throw new HogqlMathError(this.use === 'HogQL math' ? `The aggregation ${name}() can only be the outermost call.` : `Aggregations such as ${name}() are not allowed in HogQL filters.`)
       }
-      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => this.use !== 'HogQL math' || !FILTER_FUNCTIONS.has(fn)), ...SUGAR, ...(this.use === 'HogQL queries' ? DATETIME_FUNCTIONS : [])]
+      const names = [...FUNCTIONS.map((f) => f[0]).filter((fn) => notReadIn(fn, this.use) === null), ...SUGAR, ...(this.use === 'HogQL queries' ? DATETIME_FUNCTIONS : [])]
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
-    return typedCall(spec, this.#arguments())
+    return typedCall(spec, this.#arguments(), this.clock.regex)
   }
 
   #arguments(): HogqlNode[] {

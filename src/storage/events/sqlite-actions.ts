@@ -21,8 +21,18 @@ export interface ActionSqlContext {
   currentUrl: SqlFragment
 }
 
-/** A regex search engine: a pattern's test, or null for a pattern it refuses (which then matches nothing). */
-export type RegexEngine = (pattern: string) => { test(text: string): boolean | null } | null
+/**
+ * A regex search engine (the flags' safe engine as ClickHouse's match reads patterns, compileSearchRegex): a pattern's
+ * test, its shape and first match (HogQL's extract and replaceRegexp*, hogql-regex.ts), or null for a pattern it
+ * refuses (which then matches nothing).
+ */
+export type RegexEngine = (pattern: string) => {
+  test(text: string): boolean | null
+  find(text: string, from?: number): Int32Array | null | undefined
+  readonly groups: number
+  readonly canMatchEmpty: boolean
+  readonly fancy: boolean
+} | null
 
 const text = (v: unknown) => (typeof v === 'string' ? v : null)
 

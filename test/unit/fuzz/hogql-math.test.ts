@@ -90,12 +90,12 @@ t.test(`HogQL filters under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
   })
 })
 
-const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "formatDateTime(timestamp, '%F %a %", "'%Y-%m-%d %H:%i')", 'toString(', 'WITH', 'q AS (', 'UNION ALL', 'UNION', 'sessions', 'argMax(event, timestamp)', 'argMin(', 'IN (SELECT event FROM events)', 'IN (SELECT', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e', 'person_distinct_ids', 'person_id IN COHORT 1', 'IN COHORT', 'group_0.properties.x', 'group_1.', 'person.created_at', 'person.', "dateAdd('day', 1, timestamp)", 'addHours(', 'toYYYYMM(timestamp)']
+const CLAUSE_WORDS = ['SELECT', 'DISTINCT', 'FROM', 'events', 'persons', 'groups', '(', ')', 'WHERE', 'GROUP BY', 'ORDER BY', 'LIMIT', 'OFFSET', 'HAVING', 'AS', 'ASC', 'DESC', 'JOIN', 'IS', 'NOT', 'NULL', '{filters}', '{', '}', '{x}', 'c0', 'count()', 'timestamp', 'created_at', 'now()', 'interval 1 day', 'toStartOfDay(timestamp)', "dateDiff('day', timestamp, now())", 'toHour(timestamp)', 'toStartOfInterval(timestamp, interval 3 hour)', 'toStartOfInterval(', "dateTrunc('week', timestamp)", 'toIntervalDay(2)', "formatDateTime(timestamp, '%F %a %", "'%Y-%m-%d %H:%i')", 'toString(', 'WITH', 'q AS (', 'UNION ALL', 'UNION', 'sessions', 'argMax(event, timestamp)', 'argMin(', 'IN (SELECT event FROM events)', 'IN (SELECT', "'2024-01-01'", '*', ',', '10', 'NULLS LAST', 'NULLS FIRST', 'e.', 'events.', 'count(*)', 'AS e', 'person_distinct_ids', 'person_id IN COHORT 1', 'IN COHORT', 'group_0.properties.x', 'group_1.', 'person.created_at', 'person.', "dateAdd('day', 1, timestamp)", 'addHours(', 'toYYYYMM(timestamp)', "extract(properties.a, '(\\\\d+)')", 'replaceRegexpAll(', '=~', '!~*', "'(?i)x'", "'\\\\1'"]
 
 t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`, async (t) => {
   const ZONES = ['UTC', 'Europe/Berlin']
   fuzzCases(t, RUN, 'HogQL query', (rng) => {
-    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour', 'toStartOfInterval(timestamp, interval 5 minute)', "dateTrunc('month', timestamp)", 'now() - toIntervalWeek(1)', "formatDateTime(timestamp, '%F %r %W')", 'toString(toDate(timestamp))', 'group_0.properties.x', 'person.created_at', "dateAdd('hour', -2, timestamp)", 'person_id IN COHORT 3']))
+    const plain = () => (rng.chance(0.8) ? grammatical(rng) : rng.pick(['timestamp', 'uuid', 'toDate(timestamp)', 'now() - interval 2 hour', 'toStartOfInterval(timestamp, interval 5 minute)', "dateTrunc('month', timestamp)", 'now() - toIntervalWeek(1)', "formatDateTime(timestamp, '%F %r %W')", 'toString(toDate(timestamp))', 'group_0.properties.x', 'person.created_at', "dateAdd('hour', -2, timestamp)", 'person_id IN COHORT 3', "replaceRegexpOne(event, '(a|b)', '\\\\1\\\\1')", "properties.a =~* 'x|y'", "extract(event, '.$')"]))
     const one = () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq', 'countIf'])}(${rng.chance(0.2) ? '' : grammatical(rng)})`
     // An aggregation, or an expression over aggregations and the key (its alias).
     const aggregate = () => (rng.chance(0.7) ? one() : rng.pick([`${one()} / ${one()}`, `round(${one()} * 100, 1)`, `concat(toString(c0), ${one()})`, "dateDiff('hour', min(timestamp), max(timestamp))", `${one()} IS NULL`]))
@@ -119,7 +119,7 @@ t.test(`HogQL queries under ${RUN.cases} hostile texts (FUZZ_SEED=${RUN.seed})`,
     ])()
     let parts
     try {
-      parts = parseHogqlQuerySet(rng.chance(0.1) ? `${text} UNION ${rng.pick(['ALL', 'DISTINCT', ''])} ${whole}` : text, { now: Date.UTC(2024, 5, 1), zone: rng.pick(ZONES) }, 100).parts
+      parts = parseHogqlQuerySet(rng.chance(0.1) ? `${text} UNION ${rng.pick(['ALL', 'DISTINCT', ''])} ${whole}` : text, { now: Date.UTC(2024, 5, 1), zone: rng.pick(ZONES), regex: compileSearchRegex }, 100).parts
     } catch (error) {
       if (error instanceof HogqlMathError) return 'accepted none'
       throw error

@@ -273,7 +273,8 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.equal(evaluateHogql(math.expr, () => '40', null, (field) => (field === 'event' ? 'purchase' : 'u-1')), 43)
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
-  refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /Unknown function replaceRegexpAll\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, multiIf, nullIf\./)
+  refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /replaceRegexpAll\(\) is read in HogQL queries only here, not in HogQL filters\./)
+  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, multiIf, nullIf\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
