@@ -33,6 +33,10 @@ const QUERIES = [
   'SELECT group_0.properties.tier, count() FROM events GROUP BY 1 ORDER BY 1',
   'SELECT toStartOfMonth(person.created_at) AS signed_up, uniq(distinct_id) FROM events GROUP BY signed_up ORDER BY signed_up',
   'SELECT count() FROM events WHERE person_id IN COHORT 1',
+  // Regexes over each event's URL (hogql-regex.ts): a search, a group extracted, a replacement with groups.
+  "SELECT count() FROM events WHERE properties.$current_url =~ '/1[0-9]$'",
+  "SELECT extract(properties.$current_url, '^https?://[^/]+/(\\\\d+)') AS page, count() FROM events GROUP BY page ORDER BY page",
+  "SELECT replaceRegexpOne(properties.$current_url, '^https?://([^/]+)/(.*)$', '\\\\2@\\\\1') AS u, count() FROM events GROUP BY u ORDER BY u LIMIT 5",
 ]
 
 /** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */
@@ -59,7 +63,7 @@ try {
   const store = new SqliteEventStore(file, compileSearchRegex)
   console.log(`events.db: ${EVENTS} events over 5,000 distinct ids, written in ${(built / 1000).toFixed(1)} s`)
   for (const text of QUERIES) {
-    const plan = parseHogqlQuery(text, { now: T0 + EVENTS * 10_000, zone: 'UTC' })
+    const plan = parseHogqlQuery(text, { now: T0 + EVENTS * 10_000, zone: 'UTC', regex: compileSearchRegex })
     for (const lookup of plan.lookups) fillLookup(lookup, lookupValues(lookup.of))
     const runs = []
     let rows = []

@@ -76,9 +76,9 @@ function kindOf(words: string[]): JoinKind {
 
 /**
  * FROM's tables and how each after the first is joined: runs of join words (`LEFT OUTER JOIN`) part the tables, and
- * each table after a join ends at its ON (or USING, refused).
+ * each table after a join ends at its ON (or USING: `using` holds the names it lists).
  */
-function readFrom(from: Token[]): { tables: Token[][]; joined: Array<{ kind: JoinKind; on: Token[] | null }> } {
+function readFrom(from: Token[]): { tables: Token[][]; joined: Array<{ kind: JoinKind; on: Token[] | null; using?: Token[] }> } {
   const runs: Array<[number, number]> = []
   for (const i of wordsAt(from, JOIN_WORDS)) {
     const last = runs[runs.length - 1]
@@ -87,19 +87,27 @@ function readFrom(from: Token[]): { tables: Token[][]; joined: Array<{ kind: Joi
   }
   if (runs.length + 1 > MAX_SIDES) throw refuse(`A query here joins at most ${MAX_SIDES} tables.`)
   const tables: Token[][] = []
-  const joined: Array<{ kind: JoinKind; on: Token[] | null }> = []
+  const joined: Array<{ kind: JoinKind; on: Token[] | null; using?: Token[] }> = []
   runs.forEach(([first, last], k) => {
     if (!isWord(from[last], 'join')) throw refuse(`${(from[last] as { value: string }).value.toUpperCase()} must be followed by JOIN and a table.`)
     if (k === 0) tables.push(from.slice(0, first))
     const kind = kindOf(from.slice(first, last).map((t) => (t as { value: string }).value.toLowerCase()))
     const part = from.slice(last + 1, runs[k + 1]?.[0] ?? from.length)
     const on = wordsAt(part, ON)[0]
-    if (on !== undefined && isWord(part[on], 'using')) throw refuse('JOIN … USING is not read here: write JOIN … ON a.x = b.x.')
     if ((on === undefined) !== (kind === 'cross')) throw refuse(kind === 'cross' ? 'CROSS JOIN takes no ON.' : 'JOIN takes its condition after ON, as in JOIN persons p ON e.person_id = p.id.')
     tables.push(on === undefined ? part : part.slice(0, on))
-    joined.push({ kind, on: on === undefined ? null : part.slice(on + 1) })
+    const after = on === undefined ? null : part.slice(on + 1)
+    joined.push({ kind, on: after, using: after !== null && isWord(part[on!], 'using') ? usingNames(after) : undefined })
   })
   return { tables, joined }
+}
+
+/** USING's names, `(a, b)` or `a, b`: each a field both tables have. */
+function usingNames(tokens: Token[]): Token[] {
+  const list = isPunct(tokens[0], '(') && isPunct(tokens.at(-1), ')') ? tokens.slice(1, -1) : tokens
+  const names = list.filter((_, i) => i % 2 === 0)
+  if (list.length % 2 === 0 || names.some((t) => t.kind !== 'name') || list.some((t, i) => i % 2 === 1 && !isPunct(t, ','))) throw refuse('USING takes names of fields both tables have, as in JOIN persons p USING (id) or USING id, created_at.')
+  return names
 }
 
 interface Side {
@@ -144,7 +152,7 @@ export class JoinReader {
       if (kind === 'left' || kind === 'full') this.#sides[k + 1].kept = false
       if (kind === 'right' || kind === 'full') this.#sides.slice(0, k + 1).forEach((s) => (s.kept = false))
     })
-    joined.forEach(({ kind, on }, k) => this.#steps.push({ kind, keys: on === null ? [] : this.#keys(on, k + 1) }))
+    joined.forEach(({ kind, on, using }, k) => this.#steps.push({ kind, keys: on === null ? [] : using ? this.#using(using, k + 1) : this.#keys(on, k + 1) }))
   }
 
   /**
@@ -228,8 +236,17 @@ export class JoinReader {
       const it = (sides: number[]) => sides.length === 1 && sides[0] === s
       const pair = before(a) && it(b) ? eq.args : before(b) && it(a) ? ([eq.args[1], eq.args[0]] as const) : null
       if (pair === null) throw refuse(why)
-      if ((pair[0].type === 'text' && pair[1].type === 'number') || (pair[0].type === 'number' && pair[1].type === 'text')) throw refuse('ON compares a text with a number: the keys of a join are of one type (toString or toFloat one of them).')
-      return pair
+      return sameType(pair)
+    })
+  }
+
+  /** USING's names joining side `s`: each the field of the one table before it that has it, equal to its own. */
+  #using(names: Token[], s: number): Array<readonly [HogqlNode, HogqlNode]> {
+    return names.map((t) => {
+      const name = (t as { value: string }).value
+      const before = this.#sides.slice(0, s).flatMap((side, i) => (this.#offers(side, name) ? [i] : []))
+      if (before.length !== 1 || !this.#offers(this.#sides[s], name)) throw refuse(`USING ${name} names a field of the joined table and of exactly one table before it; ${before.length > 1 ? 'more than one has it' : 'one lacks it'}: write ON with the tables' names or aliases.`)
+      return sameType([this.#use(before[0], [t], true), this.#use(s, [t], true)])
     })
   }
 
@@ -280,6 +297,13 @@ export class JoinReader {
     })
     return { sides, steps: this.#steps, columns: this.#columns, places }
   }
+}
+
+/** A join's pair of keys, refused where one is a text and the other a number. */
+function sameType(pair: readonly [HogqlNode, HogqlNode]): readonly [HogqlNode, HogqlNode] {
+  const [a, b] = pair.map((k) => k.type)
+  if ((a === 'text' && b === 'number') || (a === 'number' && b === 'text')) throw refuse('ON compares a text with a number: the keys of a join are of one type (toString or toFloat one of them).')
+  return pair
 }
 
 /** What a row without a match reads of a column: its type's default (join_use_nulls = 0). */

@@ -134,7 +134,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(star, [...(await rows("select * from events where event = 'recent'"))[0], null], "e.*: the events' columns, as SELECT * of events gives them")
     const refusals: Array<[string, RegExp]> = [
       ['select properties.n from events e join persons p on e.person_id = p.id', /"properties" is in more than one joined table/],
-      ['select e.event from events e join persons p using (id)', /USING is not read/],
+      ['select e.event from events e join persons p using (id)', /USING id names a field of the joined table and of exactly one table before it/],
       ['select e.event from events e join persons p on e.distinct_id = p.is_identified', /ON compares a text with a number/],
       ['select * from events e join persons p on e.person_id = p.id', /SELECT \* of a join/],
     ]

@@ -125,7 +125,7 @@ t.test('createExposureCohort', async (t) => {
     ])
     const members = await w.experiments.createExposureCohort(w.project, byHogql("properties.$current_url in ('x', 'y')").id, w.owner.id)
     t.same(w.members.at(-1), { teamId: w.project.id, cohortId: members.cohort.id, distinctIds: ['x1'] })
-    t.match(await rejected(w.experiments.createExposureCohort(w.project, byHogql("replaceRegexpAll(properties.$current_url, 'x', 'y') = ''").id, w.owner.id)), { status: 400, detail: /^HogQL filter "replaceRegexpAll\(properties.\$current_url, 'x', 'y'\) = ''": Unknown function replaceRegexpAll\(\)/ })
+    t.match(await rejected(w.experiments.createExposureCohort(w.project, byHogql("regexpExtract(properties.$current_url, 'x') = ''").id, w.owner.id)), { status: 400, detail: /^HogQL filter "regexpExtract\(properties.\$current_url, 'x'\) = ''": Unknown function regexpExtract\(\)/ })
     t.equal(w.scalar('SELECT COUNT(*) AS n FROM cohorts'), 2, 'a refused filter makes no cohort')
   })
 

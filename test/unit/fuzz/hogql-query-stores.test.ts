@@ -217,7 +217,7 @@ function ofJoin(rng: Rng, inner: string, of: HogqlQueryPlan): string {
   const k = rng.int(columns.length)
   const withEvents = texts.length > 0 && rng.chance(0.4)
   const on = withEvents ? `e.${rng.pick(['distinct_id', 'event', '$session_id'])} = b.${name(rng.pick(texts))}` : `a.${name(k)} = b.${name(k)}`
-  const from = withEvents ? `events e ${kind}JOIN (${inner}) b ON ${on}` : `(${inner}) a ${kind}JOIN (${inner}) b ON ${on}`
+  const from = withEvents ? `events e ${kind}JOIN (${inner}) b ON ${on}` : `(${inner}) a ${kind}JOIN (${inner}) b ${rng.chance(0.3) ? `USING (${name(k)})` : `ON ${on}`}`
   const condition = withEvents ? rng.pick(["e.event != 'signed up'", "e.timestamp > '2024-03-01'", 'e.properties.n > 1']) : untimed.length > 0 ? `a.${name(rng.pick(untimed))} IS NOT NULL` : null
   const where = condition !== null && rng.chance(0.5) ? ` WHERE ${condition}` : ''
   const left = withEvents ? 'e.uuid' : untimed.length > 0 ? `a.${name(rng.pick(untimed))}` : null

@@ -56,6 +56,15 @@ t.test('rows join on their keys as a hash join: each pair of matches, NULL keys 
   t.same(await run(numbers, [[[Number.NaN], [Infinity], [1]], [[Number.NaN], [Infinity], [1]]]), [[3, 1]], "a side's NaN and infinities are NULL, as its answer writes them: they match nothing")
 })
 
+t.test('USING (a, b) joins on the fields of those names of the table before and the joined one, as ON a.x = b.x', async (t) => {
+  const using = plan('select a.event, b.distinct_id from events a left join events b using (event, distinct_id)')
+  const on = plan('select a.event, b.distinct_id from events a left join events b on a.event = b.event and a.distinct_id = b.distinct_id')
+  t.same(using.join, on.join, 'the same plan as ON')
+  t.same(plan('select count() from events a join (select event as e from events) b on a.event = b.e join events c using event').join!.steps[1].keys.length, 1, 'unparenthesized, and from the one earlier table that has it')
+  const sides = (): HogqlValue[][][] => [[['view', 'u1'], ['buy', 'u2']], [['view', 'u1'], ['view', 'u3']]]
+  t.same(await run('select a.event, b.distinct_id from events a left join events b using (event) order by 1, 2', sides()), [['buy', ''], ['view', 'u1'], ['view', 'u3']])
+})
+
 t.test("`e.*` is one table's columns, as that table's SELECT * gives them", async (t) => {
   const p = plan('select e.*, p.id from events e join (select id, properties.email as email from persons) p on e.person_id = p.id')
   t.same(p.columns.map((c) => c.name), ['uuid', 'event', 'properties', 'timestamp', 'distinct_id', 'elements_chain', 'created_at', '$session_id', '$window_id', '$group_0', '$group_1', '$group_2', '$group_3', '$group_4', 'p.id'])
@@ -89,7 +98,10 @@ t.test('what a join does not read is a 400 naming it', async (t) => {
     ['select e.event from events e join persons p', /JOIN takes its condition after ON/],
     ['select e.event from events e cross join persons p on e.person_id = p.id', /CROSS JOIN takes no ON/],
     ['select e.event from events e left semi join persons p on e.person_id = p.id', /LEFT SEMI JOIN is not read/],
-    ['select e.event from events e join persons p using (id)', /USING is not read/],
+    ['select e.event from events e join persons p using (id)', /USING id names a field of the joined table and of exactly one table before it; one lacks it/],
+    ['select count() from events a join events b on a.uuid = b.uuid join events c using (event)', /USING event .* more than one has it/],
+    ['select count() from events a join events b using (event,)', /USING takes names of fields both tables have/],
+    ['select count() from events a join events b using lower(event)', /USING takes names/],
     ['select any(e.event) from events e join persons p on e.person_id = p.id', /a join's rows have no time/],
     [`select count() from events a ${Array.from({ length: 4 }, (_, i) => `join events b${i} on a.uuid = b${i}.uuid`).join(' ')}`, /joins at most 4 tables/],
   ]
