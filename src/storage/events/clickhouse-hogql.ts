@@ -13,7 +13,7 @@ import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { textNumberSql } from './numbers.js'
-import { calendarSql, truncateSql } from './clickhouse-periods.js'
+import { calendarSql, dayShiftSql, truncateSql } from './clickhouse-periods.js'
 
 const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
@@ -204,6 +204,8 @@ class Compiler {
         return this.#call(node)
       case 'truncate':
         return truncateSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
+      case 'dayShift':
+        return dayShiftSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
       case 'calendar': {
         const named = this.#calendars.get(node)
         if (named !== undefined) return named

@@ -1,5 +1,5 @@
 /**
- * A query's period start (the `truncate` node, hogql-datetime.ts's truncateMs) and parts of a date and time (the
+ * A query's period start (the `truncate` node, hogql-instants.ts's truncateMs) and parts of a date and time (the
  * `calendar` node, calendarPart) as ClickHouse SQL: the same steps in integer ms, the zone's offset at an instant as
  * the count of its changes up to it (offsetAtSql). Not CASEs, as days.ts's offsetSql writes: ClickHouse writes an
  * alias's whole expression wherever it is named, and a CASE of a hundred changes naming the first offset in each of
@@ -46,6 +46,14 @@ export function truncateSql(node: HogqlNode & { op: 'truncate' }, operand: strin
   }
   const [startDef, startName] = bind(start)
   return `toFloat64(${startDef} - ${offsetAtSql(offsets, `(${startName} - ${off})`)})`
+}
+
+/** shiftedDays's steps (hogql-instants.ts): the wall time `days` on, less the offset the old one points at. */
+export function dayShiftSql(node: HogqlNode & { op: 'dayShift' }, operand: string, bind: Bind): string {
+  const [msDef, ms] = bind(operand)
+  const [offDef, off] = bind(offsetAtSql(node.offsets, `toInt64(floor(${ms}))`))
+  const [wallDef, wall] = bind(`(${msDef} + ${offDef} + ${node.days * 86_400_000})`)
+  return `(${wallDef} - ${offsetAtSql(node.offsets, `toInt64(floor(${wall} - ${off}))`)})`
 }
 
 /** calendarPart's steps; floor, not toInt64, for what is cut below the second or the day (as Math.floor). */

@@ -4,7 +4,7 @@
  * (toStartOfDay …) reads.
  */
 import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
-import { addMonths, offsetAt } from './days.js'
+import { addMonths } from './days.js'
 import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
@@ -137,6 +137,11 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
   if (months === undefined) {
     markDatetime(node)
     const days = interval.op === 'number' ? interval.value / DAY : NaN
+    const unit = INTERVAL_UNITS.get(interval)?.unit
+    const offsets = zoneOffsets(clock.zone, clock.now)
+    // Days and weeks move the wall clock, as ClickHouse's addDays of a date and time in its zone (23 or 25 hours
+    // where summer time changes between); a zone that never changes its offset needs no more than the sum.
+    if (!isDate(left) && (unit === 'day' || unit === 'week') && Number.isInteger(days) && offsets.length > 1) return markDatetime({ op: 'dayShift', type: 'number', days: node.op === '+' ? days : -days, offsets, args: [left] })
     if (!isDate(left) || !Number.isInteger(days)) return node
     // A Date plus days is the Date that many days on, as in ClickHouse: its midnight is not 24 hours a day away
     // where summer time changes between, so the day is the one at noon that many days on.
@@ -152,7 +157,6 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
 }
 
 const DAY = 86_400_000
-const mod = (a: number, b: number) => ((a % b) + b) % b
 
 export const COMPARISONS: ReadonlySet<string> = new Set(['=', '!=', '<', '<=', '>', '>='])
 /** The aggregations of dates and times: no arithmetic on them. */
@@ -190,7 +194,7 @@ function checkPlaces(node: HogqlNode, zone: string): void {
   } else {
     const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
     args.forEach((arg, i) => {
-      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || ((node.op === 'truncate' || node.op === 'calendar') && isDatetime(arg))
+      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || ((node.op === 'truncate' || node.op === 'calendar' || node.op === 'dayShift') && isDatetime(arg))
       if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
         throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
       }
@@ -318,73 +322,3 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   return DATE_TRUNCATIONS.has(lower) ? markDate(node) : node
 }
 
-/**
- * The start of `ms`'s period of `step` units, as ClickHouse's toStartOfInterval finds it: seconds and minutes count
- * instants from 1970 (its toStartOfMinuteInterval of zones whose offsets are whole minutes); the others cut the wall
- * time (`ms` plus its offset) to the unit, then take the offset in force there off again. Hours count from the day's
- * start, days and weeks (from Monday, or toStartOfWeek's Sunday) from 1970, months from 1900 (ClickHouse's first year),
- * years from year 0. clickhouse-periods.ts writes the same steps as SQL.
- */
-export function truncateMs(ms: number, { unit, step = 1, offsets }: { unit: TruncateUnit; step?: number; offsets: ReadonlyArray<readonly [number, number]> }): number {
-  if (unit === 'second' || unit === 'minute') {
-    const size = (unit === 'second' ? 1000 : 60_000) * step
-    return Math.floor(ms / size) * size
-  }
-  const off = offsetAt(offsets, ms)
-  const wall = ms + off
-  const day = Math.floor(wall / DAY)
-  let start: number
-  if (unit === 'hour') start = day * DAY + Math.floor((wall - day * DAY) / (3_600_000 * step)) * 3_600_000 * step
-  else if (unit === 'day') start = Math.floor(day / step) * step * DAY
-  else if (unit === 'week') start = (day - mod(day + 4, 7)) * DAY
-  // 1970-01-05 (day 4) was a Monday.
-  else if (unit === 'monday') start = (4 + Math.floor((day - 4) / (7 * step)) * 7 * step) * DAY
-  else {
-    const date = new Date(day * DAY)
-    const year = date.getUTCFullYear()
-    const months = (unit === 'quarter' ? 3 : 1) * step
-    const index = (year - 1900) * 12 + date.getUTCMonth()
-    const first = index - mod(index, months)
-    // A Date holds nothing before 1970 (`interval 900 month`): ClickHouse's saturates there.
-    start = Math.max(0, unit === 'year' ? Date.UTC(year - mod(year, step), 0, 1) : Date.UTC(1900 + Math.floor(first / 12), mod(first, 12), 1))
-  }
-  return start - offsetAt(offsets, start - off)
-}
-
-/**
- * `part` of `ms` (calendar nodes): on the zone's wall clock, weeks from Monday (toDayOfWeek 1–7, toRelativeWeekNum);
- * seconds, minutes and hours since 1970 count instants, as ClickHouse's toRelative…Num do (an hour is an hour across
- * a change of summer time; the zone's offset of 1970 places a half-hour zone's hours). clickhouse-periods.ts writes
- * the same steps as SQL.
- */
-export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>): number {
-  if (part === 'relSecond') return Math.floor(ms / 1000)
-  if (part === 'millisecond') return mod(Math.floor(ms), 1000)
-  if (part === 'relMinute' || part === 'relHour') return Math.floor((ms + offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
-  const wall = ms + offsetAt(offsets, ms)
-  const day = Math.floor(wall / DAY)
-  switch (part) {
-    case 'hour':
-      return Math.floor(mod(wall, DAY) / 3_600_000)
-    case 'minute':
-      return Math.floor(mod(wall, 3_600_000) / 60_000)
-    case 'second':
-      return Math.floor(mod(wall, 60_000) / 1000)
-    case 'dayOfWeek':
-      // 1970-01-01 was a Thursday.
-      return mod(day + 3, 7) + 1
-    case 'relDay':
-      return day
-    case 'relWeek':
-      return Math.floor((day + 3) / 7)
-  }
-  const date = new Date(day * DAY)
-  const year = date.getUTCFullYear()
-  const month = date.getUTCMonth() + 1
-  if (part === 'year' || part === 'relYear') return year
-  if (part === 'month') return month
-  if (part === 'quarter') return Math.ceil(month / 3)
-  if (part === 'dayOfMonth') return date.getUTCDate()
-  if (part === 'dayOfYear') return day - Date.UTC(year, 0, 1) / DAY + 1
-  return part === 'relMonth' ? year * 12 + month : year * 4 + Math.floor((month - 1) / 3)
-}

@@ -35,7 +35,7 @@
 import { like } from '../../common/sql-like.js'
 import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
-import { calendarPart, truncateMs } from './hogql-datetime.js'
+import { instantOf } from './hogql-instants.js'
 import type { HogqlFunction } from './hogql-functions.js'
 import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
 import { REGEX_FUNCTIONS, regexCall } from './hogql-regex.js'
@@ -95,6 +95,7 @@ export type HogqlNode = { type: HogqlType } & (
    * some moment (`rel…`: ClickHouse's toRelative<unit>Num, of which dateDiff takes two apart). Offsets as truncate's.
    */
   | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  | { op: 'dayShift'; days: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /** A value looked up by its argument's, from values given before the run (the event's group's or person's: hogql-lookups.ts); `missing` for a key of none. */
   | { op: 'lookup'; args: [HogqlNode]; values: LookupValues; missing: HogqlValue; field?: LookupField }
 )
@@ -282,13 +283,11 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
     }
     case 'call':
       return call(node, value, regex)
-    case 'truncate': {
+    case 'truncate':
+    case 'calendar':
+    case 'dayShift': {
       const ms = number(node.args[0])
-      return ms === null ? null : truncateMs(ms, node)
-    }
-    case 'calendar': {
-      const ms = number(node.args[0])
-      return ms === null ? null : calendarPart(ms, node.part, node.offsets)
+      return ms === null ? null : instantOf(node, ms)
     }
     case 'lookup':
       return lookupValue(node, value(node.args[0]))

@@ -52,6 +52,9 @@ const CALENDAR = [
   'toUnixTimestamp(person.created_at)',
   'toUnixTimestamp(group_0.created_at)',
   'toMonth(toStartOfWeek(timestamp))',
+  // Days and weeks on the wall clock (dayShift): 23 or 25 hours across a change of summer time.
+  'toUnixTimestamp(timestamp + interval 30 day) - toUnixTimestamp(timestamp)',
+  "toHour(dateAdd('week', -2, timestamp)) * 100 + toDayOfMonth(timestamp - interval 1 day)",
   'toDayOfMonth(toStartOfInterval(timestamp, interval 2 week)) + toHour(dateTrunc(\'hour\', timestamp))',
   "dateDiff('day', toDateTime('2024-02-01 00:00:00'), timestamp)",
   "dateDiff('week', toDateTime('2024-02-04 23:00:00'), timestamp)",

@@ -118,6 +118,16 @@ t.test('dateAdd, add<Unit>s, timestampAdd and their subtractions move a date and
   t.throws(() => plan('select timestampSub(timestamp, 3) from events'), /timestampSub\(\) takes a date and time and an interval/)
 })
 
+t.test("days and weeks move a date and time on the project's wall clock, as ClickHouse's addDays: 23 or 25 hours across summer time", async (t) => {
+  const hour = 3_600_000
+  const moved = (zone: string, iso: string, shift: string) => (runHogqlQuery(plan(`select timestamp ${shift} from events`, zone), [{ uuid: 'u', event: 'e', distinct_id: 'u', person_id: 'p', timestamp: Date.parse(iso), texts: [] }], null)[0][0] as number) - Date.parse(iso)
+  // Figures read from 18.16's addDays of these instants (toUnixTimestamp differences).
+  t.same([moved('Europe/Berlin', '2024-03-30T01:30:00Z', '+ interval 1 day'), moved('Europe/Berlin', '2024-03-31T01:30:00Z', '- interval 1 day'), moved('Europe/Berlin', '2024-10-26T00:50:00Z', '+ interval 1 day')], [23 * hour, -23 * hour, 24 * hour], "spring's short day; 02:50 of the autumn's day is its first")
+  t.same([moved('Europe/Berlin', '2024-10-26T12:00:00Z', '+ interval 1 day'), moved('America/New_York', '2024-03-08T17:00:00Z', '+ interval 1 week'), moved('America/New_York', '2024-03-08T17:00:00Z', "+ toIntervalDay(2)")], [25 * hour, 167 * hour, 47 * hour], "noon to noon, and New York's week and days over its change")
+  t.same([moved('UTC', '2024-03-30T01:30:00Z', '+ interval 1 day'), moved('Europe/Berlin', '2024-03-30T01:30:00Z', '+ interval 24 hour')], [24 * hour, 24 * hour], 'hours are hours, and a zone of one offset adds 24 hours a day')
+  t.same(plan("select dateAdd('day', 1, timestamp) from events", 'Europe/Berlin').columns[0].type, "DateTime64(6, 'Europe/Berlin')", 'a date and time still')
+})
+
 t.test("periods start on the project zone's wall clock, summer time included, and are read back as dates and times", async (t) => {
   const at = (iso: string): QueryEvent => ({ uuid: iso, event: 'e', distinct_id: 'd', person_id: 'p', timestamp: Date.parse(iso), texts: [] })
   const starts = (zone: string, fn: string, iso: string) => {
