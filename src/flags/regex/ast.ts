@@ -25,9 +25,11 @@ export interface Parsed {
 }
 
 /**
- * Inline flags in effect: `i`, `m`, `s`, `x` (verbose), `u` (Unicode, on by default), `R` (CRLF lines); and `re2`,
- * no flag of the pattern's: `\d`, `\s`, `\w` and `\b` of ASCII as re2 reads them (`\s` without \v), folding case still
- * by Unicode (ClickHouse's regexes, parseRegex's `clickhouse`).
+ * Inline flags in effect: `i`, `m`, `s`, `x` (verbose), `u` (Unicode, on by default), `R` (CRLF lines), `U` (lazy
+ * repetitions greedy and greedy ones lazy); and `re2`, no flag of the pattern's: the syntax read as re2's (ClickHouse's
+ * regexes, parseRegex's `clickhouse`): `\d`, `\s`, `\w` and `\b` of ASCII (`\s` without \v), folding case still by
+ * Unicode, `\<` and `\>` literals, `{,m}` no repetition, and what re2 lacks refused (the flags `x`, `u`, `R`, `\h`, `\e`,
+ * `\u`, classes' set operations and nesting, `(?<name>`, which 18.16's re2 refuses: `(?P<name>` is read).
  */
 export interface Flags {
   i: boolean
@@ -36,6 +38,7 @@ export interface Flags {
   x: boolean
   u: boolean
   R: boolean
+  U: boolean
   re2: boolean
 }
 

@@ -21,6 +21,7 @@ const ESCAPABLE = /^[\x20-\x2f\x3a-\x3b\x3d\x3f-\x40\x5b-\x60\x7b-\x7e]$/
 /** The escape after `\` (its letter `c` already consumed), before folding and negation; null if unknown. */
 function escapeBase(sc: Scanner, c: string, flags: Flags): EscapedSet | null {
   const one = (cp: number): EscapedSet => ({ set: single(cp), negated: false })
+  if (flags.re2 && /[ehHuU]/.test(c)) throw new RegexSyntaxError(`re2 has no \\${c}`)
   if (c in SIMPLE) return one(SIMPLE[c])
   if (c === 'x') return one(sc.eat('{') ? sc.hex(1, 8, true) : sc.hex(2, 2, false))
   if (c === 'u') return one(sc.eat('{') ? sc.hex(1, 8, true) : sc.hex(4, 4, false))
@@ -96,6 +97,7 @@ export function classBody(sc: Scanner, flags: Flags): CharSet {
       break
     }
     if (sc.eat('&&') || sc.eat('--') || sc.eat('~~')) {
+      if (flags.re2) throw new RegexSyntaxError('re2 has no set operations of classes')
       combine()
       op = c + c
       continue
@@ -109,6 +111,7 @@ export function classBody(sc: Scanner, flags: Flags): CharSet {
         sc.pos += posix[0].length
         acc.push(...(posix[1] === '^' ? negate(set) : set))
       } else {
+        if (flags.re2) throw new RegexSyntaxError('re2 reads no class within a class')
         sc.pos++
         acc.push(...classBody(sc, flags))
       }

@@ -54,7 +54,7 @@ class Parser {
   }
 
   parse(clickhouse: boolean): Parsed {
-    const node = this.#alternation({ i: false, m: false, s: clickhouse, x: false, u: true, R: false, re2: clickhouse })
+    const node = this.#alternation({ i: false, m: false, s: clickhouse, x: false, u: true, R: false, U: false, re2: clickhouse })
     if (!this.#sc.done) throw new RegexSyntaxError('unopened group')
     return { node, captures: this.#captures, fancy: this.#fancy, backrefs: this.#backrefs }
   }
@@ -105,11 +105,11 @@ class Parser {
     if (!repeatable(atom)) throw new RegexSyntaxError('target of repetition is not repeatable')
     if (c !== '{') sc.pos++
     const [min, max] = range
-    let greedy = true
+    let greedy = !flags.U
     let possessive = false
     // fancy_regex: a lazy `?`, then a possessive `+` (the two may come together), with no space between
     sc.skipVerbose(flags)
-    if (sc.eat('?')) greedy = false
+    if (sc.eat('?')) greedy = flags.U
     if (sc.eat('+')) possessive = this.#fancy = true
     sc.skipVerbose(flags)
     const next = sc.peek()
@@ -133,7 +133,7 @@ class Parser {
       sc.skipVerbose(flags)
       return s === '' ? null : Number(s)
     }
-    const min = num() ?? (sc.peek() === ',' ? 0 : null)
+    const min = num() ?? (sc.peek() === ',' && !flags.re2 ? 0 : null)
     const max = min === null ? null : sc.eat(',') ? (num() ?? Infinity) : min
     if (min === null || max === null || !sc.eat('}')) {
       sc.pos = start
@@ -178,7 +178,7 @@ class Parser {
         return { type: 'atomic', node: this.#body({ ...outer }) }
       }
       if (sc.eat('P=')) return this.#namedBackref(sc.until(')', 'group name'), outer)
-      if (sc.eat('P<') || sc.eat('<')) capture = this.#newCapture(sc.name())
+      if (sc.eat('P<') || (!outer.re2 && sc.eat('<'))) capture = this.#newCapture(sc.name())
       else {
         const [next, scoped] = this.#flags(outer)
         if (!scoped) {
@@ -229,8 +229,7 @@ class Parser {
       if (c === '-') {
         if (negated) throw new RegexSyntaxError('repeated negation')
         negated = true
-      } else if (c === 'U') any = true
-      else if (c === 'i' || c === 'm' || c === 's' || c === 'x' || c === 'u' || c === 'R') {
+      } else if (c === 'i' || c === 'm' || c === 's' || c === 'U' || (!outer.re2 && (c === 'x' || c === 'u' || c === 'R'))) {
         next[c] = !negated
         any = true
       } else throw new RegexSyntaxError('unrecognized flag')
@@ -243,9 +242,10 @@ class Parser {
     if (c === '') throw new RegexSyntaxError('incomplete escape')
     sc.pos++
     const unicode = flags.u && !flags.re2
+    if (flags.re2 && (c === '<' || c === '>')) return { type: 'set', set: single(c.codePointAt(0)!) }
     if (c in ASSERT_ESCAPES) return { type: 'assert', kind: ASSERT_ESCAPES[c], unicode }
     if (c === 'b') {
-      if (!sc.eat('{')) return { type: 'assert', kind: 'word', unicode }
+      if (flags.re2 || !sc.eat('{')) return { type: 'assert', kind: 'word', unicode }
       const kind = WORD_BOUNDARIES.get(sc.until('}', 'word boundary'))
       if (kind === undefined) throw new RegexSyntaxError('unknown word boundary')
       return { type: 'assert', kind, unicode }

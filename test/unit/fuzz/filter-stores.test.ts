@@ -32,7 +32,7 @@ const VALUES: unknown[] = [
   // Each level has keys of its own: on 18.16 a key that also appears nested before it is misread (architecture.md).
   { x: 'x', y: { u: -1, v: 2.5 } }, { y: { u: { w: 'deep' } }, x: null }, { x: [{ u: 1 }], y: '{"u":1}' }, { 'o"k': { u: true }, x: { v: 3 } },
 ]
-const PATTERNS = ['^a', 'b$', '(?i)x', 'a(?i)B', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\', 'a.b', '^b', '(?m)^b', '(?-s).$', '^\\w+$', '\\bb', '(?i)ä', '\\s']
+const PATTERNS = ['^a', 'b$', '(?i)x', 'a(?i)B', '\\d', '^-?\\d+(\\.\\d+)?$', 'x|X', '[Ää]', '^$', '"', '\\\\', 'a.b', '^b', '(?m)^b', '(?-s).$', '^\\w+$', '\\bb', '(?i)ä', '\\s', '\\<a', 'b{,2}', '(?U)x+']
 const OPERATORS = ['exact', 'is_not', 'icontains', 'not_icontains', 'regex', 'not_regex', 'gt', 'gte', 'lt', 'lte', 'is_set', 'is_not_set']
 const HOGQL_TERMS = ['1e21', '-0', '1 / 0', '0.125', '-2.5', '0.5', '0.1 + 0.2', '1e-7', '-2.7', '9.3e18', "'+07'", "'9223372036854775807'", "'9223372036854775808'", "'-9223372036854775808'", 'properties.a', 'properties.b', 'properties.$c', 'properties.a.x', 'properties.b.y.u', 'properties.$c.y.v', "properties['odd \"k\"'].x.v", 'properties.a.y.u.w', "properties.b['o\"k'].u", 'properties.a.x.u', "properties['odd \"k\"']", 'distinct_id', 'event', "'x'", "'3'", "' 3'", "'abc'", '1', '2.5', '-1', 'null', 'true']
 

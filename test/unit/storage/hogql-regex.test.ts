@@ -58,6 +58,15 @@ t.test('regex functions and operators give current ClickHouse answers on both st
   }
 })
 
+t.test("re2's syntax where Rust's differs: \\< and {,m} are literals, (?U) swaps greed", { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const { sqlite, clickhouse } = await bothEventStores(t, pageviewRows(TEAM, { d1: { s: '<a{,2}> aaa' } }), 'skylark_hogql_re2')
+  const exprs = [String.raw`match(properties.s, '\\<a')`, String.raw`extract(properties.s, 'a{,2}')`, `extract(properties.s, '(?U) a+')`, `extract(properties.s, '(?U) a+?')`, String.raw`replaceRegexpOne(properties.s, '(?U)(a+)', '[\\1]')`]
+  const want = [1, 'a{,2}', ' a', ' aaa', '<[a]{,2}> aaa']
+  const plan = parseHogqlQuery(`SELECT ${exprs.join(', ')} FROM events`, clock)
+  t.same((await sqlite.hogqlQuery(TEAM, plan))[0], want, 'SQLite')
+  t.same((await clickhouse.hogqlQuery(TEAM, plan))[0], want, 'ClickHouse')
+})
+
 t.test('what the stores would run apart is refused when the query is read', async (t) => {
   const refused = (expr: string, message: RegExp) => t.throws(() => parseHogqlQuery(`SELECT ${expr} FROM events`, clock), { message }, expr)
   refused(String.raw`extract(properties.s, '(?=a)')`, /extract\(\)'s pattern "\(\?=a\)" is one skylark's stores can't run/)
@@ -81,4 +90,7 @@ t.test("the search engine reads patterns as ClickHouse's re2: a dot takes a line
   const found = compileSearchRegex('(b)(x)?')!.find('😀ab')
   t.same([...found!], [3, 4, 3, 4, -1, -1], 'offsets of the text (UTF-16), -1 for a group that took no part')
   t.equal(compileSearchRegex('(?=a)')!.find('a'), undefined, 'a fancy pattern is refused, not searched')
+  // Each refused by 18.16's re2 ("cannot compile"); `(?<n>` is read by current servers' re2, `(?P<n>` by both.
+  t.same(['(?x)a', '(?u)a', '(?R)a', '\\ha', '\\e', '[a&&b]', '[a--b]', '[[a]b]', '(?<n>a)'].filter((p) => compileSearchRegex(p) !== null), [], "what re2 lacks is no pattern of the stores'")
+  t.ok(compileSearchRegex('(?P<n>a)') !== null)
 })
