@@ -6,7 +6,7 @@
 import { RegexSyntaxError, type Flags } from './ast.js'
 import { caseFold, EMPTY, intersect, negate, normalize, single, subtract, symmetricDifference, type CharSet } from './charset.js'
 import type { Scanner } from './scanner.js'
-import { perlClass, posixClass, propertySet, re2Class, resolveProperty } from './unicode.js'
+import { perlClass, posixClass, propertySet, re2Class, re2Property, resolveProperty } from './unicode.js'
 
 interface EscapedSet {
   set: CharSet
@@ -42,9 +42,9 @@ function escapeBase(sc: Scanner, c: string, flags: Flags): EscapedSet | null {
       negated = !negated
       name = name.slice(1)
     }
-    const resolved = resolveProperty(name)
+    const resolved = flags.re2 ? re2Property(name) : resolveProperty(name)
     if (resolved === null) throw new RegexSyntaxError('unknown Unicode property')
-    return { set: propertySet(resolved), negated }
+    return { set: typeof resolved === 'string' ? propertySet(resolved) : resolved, negated }
   }
   return ESCAPABLE.test(c) ? one(c.codePointAt(0)!) : null
 }

@@ -42,6 +42,9 @@ export function parseRegex(pattern: string, clickhouse = false): Parsed {
   return new Parser(pattern).parse(clickhouse)
 }
 
+/** A character as itself, or as each of its case variants under `(?i)`. */
+const literal = (cp: number, flags: Flags): Node => ({ type: 'set', set: flags.i ? normalize(variants(cp, flags.u).flatMap((v) => [v, v])) : single(cp) })
+
 class Parser {
   readonly #sc: Scanner
   #captures = 0
@@ -77,7 +80,11 @@ class Parser {
       }
       // fancy_regex reads a `{` where no quantifier can stand as a literal, so only these three have nothing to repeat
       if (c === '*' || c === '+' || c === '?') throw new RegexSyntaxError('repetition operator missing expression')
-      const atom = this.#atom(flags)
+      // re2's `\Q…\E`: the quoted characters are literals, and a quantifier after them repeats the last one.
+      const quoted = flags.re2 && sc.eat('\\Q') ? this.#quoted(flags) : null
+      if (quoted !== null) items.push(...quoted.slice(0, -1))
+      if (quoted?.length === 0) continue
+      const atom = quoted === null ? this.#atom(flags) : quoted[quoted.length - 1]
       // a bare flag group is fancy_regex's Empty: a quantifier after it is refused as a target not repeatable
       const quantified = this.#quantified(atom ?? EMPTY_NODE, flags)
       if (atom !== null) items.push(quantified)
@@ -162,8 +169,16 @@ class Parser {
       case '\\':
         return this.#escape(flags)
       default:
-        return { type: 'set', set: flags.i ? normalize(variants(cp, flags.u).flatMap((v) => [v, v])) : single(cp) }
+        return literal(cp, flags)
     }
+  }
+
+  /** The characters after `\Q`, up to `\E` (consumed) or the end, as literals. */
+  #quoted(flags: Flags): Node[] {
+    const sc = this.#sc
+    const literals: Node[] = []
+    while (sc.peek() !== '' && !sc.eat('\\E')) literals.push(literal(sc.cps[sc.pos++], flags))
+    return literals
   }
 
   #group(outer: Flags): Node | null {

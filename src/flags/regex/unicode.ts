@@ -112,6 +112,23 @@ export function propertySet(resolved: string): CharSet {
   return scan(`\\p{${resolved}}`)
 }
 
+/** re2's general categories, one or two letters as written: no Cn or LC, and its C is Cc, Cf, Co and Cs (no unassigned). */
+const RE2_CATEGORIES: ReadonlySet<string> = new Set('Cc Cf Co Cs L Ll Lm Lo Lt Lu M Mc Me Mn N Nd Nl No P Pc Pd Pe Pf Pi Po Ps S Sc Sk Sm So Z Zl Zp Zs'.split(' '))
+/** The scripts whose long name has four letters, as every short alias (Latn, Zyyy) has: re2 reads long names only. */
+const FOUR_LETTER_SCRIPTS: ReadonlySet<string> = new Set(['Ahom', 'Cham', 'Kawi', 'Lisu', 'Modi', 'Newa', 'Thai', 'Toto'])
+
+/**
+ * re2's `\p{name}`: a general category, `Any`, or a script by its long name, each exactly as written (checked against
+ * 18.16's re2: `\p{latin}`, `\p{Latn}`, `\p{Script=Latin}`, `\p{Alphabetic}`, `\p{Cn}` are refused there); null for
+ * what re2 refuses.
+ */
+export function re2Property(name: string): CharSet | null {
+  if (name === 'C') return scan('[\\p{Cc}\\p{Cf}\\p{Co}\\p{Cs}]')
+  if (RE2_CATEGORIES.has(name) || name === 'Any') return propertySet(resolveProperty(name)!)
+  if (name === 'Unknown' || (name.length === 4 && !FOUR_LETTER_SCRIPTS.has(name))) return null
+  return nativeAccepts(`Script=${name}`) ? propertySet(`Script=${name}`) : null
+}
+
 const ASCII_DIGIT: CharSet = [48, 57]
 const ASCII_SPACE: CharSet = [9, 13, 32, 32]
 const ASCII_WORD: CharSet = [48, 57, 65, 90, 95, 95, 97, 122]

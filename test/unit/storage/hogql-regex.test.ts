@@ -94,3 +94,20 @@ t.test("the search engine reads patterns as ClickHouse's re2: a dot takes a line
   t.same(['(?x)a', '(?u)a', '(?R)a', '\\ha', '\\e', '[a&&b]', '[a--b]', '[[a]b]', '(?<n>a)'].filter((p) => compileSearchRegex(p) !== null), [], "what re2 lacks is no pattern of the stores'")
   t.ok(compileSearchRegex('(?P<n>a)') !== null)
 })
+
+t.test("Unicode classes and quoted text read as 18.16's re2 reads them", async (t) => {
+  const test = (pattern: string, text: string) => compileSearchRegex(pattern)?.test(text)
+  // Each refused by 18.16's re2: a property re2 lacks, a name in another case or a short alias, a key=value form.
+  const refused = ['\\p{Alphabetic}', '\\p{latin}', '\\p{Latn}', '\\p{Script=Latin}', '\\p{Cn}', '\\p{LC}', '\\p{L&}', '\\pl', '\\p{Unknown}', '\\p{Zinh}', '[\\Qa\\E]']
+  t.same(refused.filter((p) => compileSearchRegex(p) !== null), [])
+  // Figures read from 18.16's match(): its \pC leaves out unassigned code points (U+0378), and takes private use.
+  t.same(
+    [test('^\\p{Greek}+$', 'αβ'), test('\\p{Thai}', 'a'), test('\\p{Old_Italic}', 'a'), test('\\p{^Lu}', 'a'), test('\\PL', 'a'), test('(?i)\\p{Lu}', 'a'), test('^\\pC$', '\u0378'), test('^\\pC$', '\ue000'), test('^\\p{Any}$', '\u0378')],
+    [true, false, false, true, false, true, false, true, true],
+  )
+  // \Q…\E: literals up to \E or the end; a quantifier after it repeats the last one.
+  t.same(
+    [test('^\\Qa.b\\E$', 'a.b'), test('^\\Qa.b\\E$', 'axb'), test('^\\Qa.b', 'a.b'), test('^\\Qab\\E+$', 'abb'), test('^\\Qab\\E+$', 'abab'), test('(?i)^\\Qab\\E$', 'AB'), test('^\\Qa\\\\b\\E$', 'a\\\\b')],
+    [true, false, true, true, false, true, true],
+  )
+})
