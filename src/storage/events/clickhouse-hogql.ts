@@ -12,6 +12,7 @@ import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN } from './h
 import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
+import { arrayCallSql, readsArray } from './hogql-arrays.js'
 import { textNumberSql } from './numbers.js'
 import { calendarSql, dayShiftSql, truncateSql } from './clickhouse-periods.js'
 
@@ -274,6 +275,7 @@ class Compiler {
 
   #call(node: HogqlNode & { op: 'call' }): string {
     if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if' || node.fn === 'greatest' || node.fn === 'least')) return 'NULL'
+    if (readsArray(node)) return arrayCallSql(node, this)
     const args = node.args
     // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
     if (TEXT_FUNCTIONS.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER

@@ -6,7 +6,7 @@
 import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { addMonths } from './days.js'
 import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
-import { HogqlMathError } from './hogql-tokens.js'
+import { HogqlMathError, type Token } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
 import type { QueryClock } from './hogql-clock.js'
@@ -123,6 +123,14 @@ export function intervalNode(n: number, unit: string): HogqlNode | null {
   const node = markInterval({ op: 'number', type: 'number', value: months === undefined ? n * ms! : 0 })
   if (months !== undefined) MONTH_INTERVALS.set(node, n * months)
   INTERVAL_UNITS.set(node, { n, unit: name })
+  return node
+}
+
+/** `interval 7 day` from the tokens of its number and unit, at `i`, in ms (intervalNode). */
+export function intervalAt(tokens: readonly Token[], i: number): HogqlNode {
+  const [n, unit] = [tokens[i], tokens[i + 1]]
+  const node = n?.kind === 'number' && unit?.kind === 'name' && !unit.quoted ? intervalNode(n.value, unit.value) : null
+  if (node === null) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day, week, month, quarter or year).')
   return node
 }
 

@@ -5,6 +5,7 @@
  */
 import type { HogqlAggregation, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
+import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -66,6 +67,14 @@ export const FUNCTIONS = [
   ['extract', 2, 2],
   ['replaceRegexpOne', 3, 3],
   ['replaceRegexpAll', 3, 3],
+  // Arrays, in queries only (hogql-arrays.ts); a literal holds up to 1000 items, as an IN list.
+  ['array', 1, 1000],
+  ['splitByChar', 2, 3],
+  ['splitByString', 2, 3],
+  ['arrayElement', 2, 2],
+  ['has', 2, 2],
+  ['indexOf', 2, 2],
+  ['arrayStringConcat', 1, 2],
 ] as const
 export type HogqlFunction = (typeof FUNCTIONS)[number][0]
 /** ClickHouse's other names of some (`power`, `ln`), read as the function they name. */
@@ -114,7 +123,7 @@ const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString
  */
 export function notReadIn(fn: HogqlFunction, use: string): string | null {
   if (use === 'HogQL math' && fn === 'match') return `${fn}() is read in HogQL filters only here, not in HogQL math.`
-  if (use !== 'HogQL queries' && REGEX_FUNCTIONS.has(fn) && fn !== 'match') return `${fn}() is read in HogQL queries only here, not in ${use}.`
+  if (use !== 'HogQL queries' && ((REGEX_FUNCTIONS.has(fn) && fn !== 'match') || ARRAY_FUNCTIONS.has(fn))) return `${fn}() is read in HogQL queries only here, not in ${use}.`
   return null
 }
 
@@ -126,7 +135,7 @@ export function unify(nodes: readonly HogqlNode[]): HogqlType {
 }
 
 /** An integer literal (`-1` too) from `min` to `max` as a number node, else the refusal `why`. */
-function integerLiteral(node: HogqlNode, [min, max]: readonly [number, number], why: string): HogqlNode {
+export function integerLiteral(node: HogqlNode, [min, max]: readonly [number, number], why: string): HogqlNode {
   const negated = node.op === 'negate' && node.args[0].op === 'number'
   const value = node.op === 'number' ? node.value : negated ? -(node.args[0] as { value: number }).value : Number.NaN
   if (!Number.isInteger(value) || value < min || value > max) throw new HogqlMathError(why)
@@ -178,6 +187,7 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
   if (args.length < fewest || args.length > most) {
     throw new HogqlMathError(`${fn}() takes ${fewest === most ? fewest : `${fewest} to ${most}`} argument${most === 1 ? '' : 's'}, got ${args.length}.`)
   }
+  if (ARRAY_FUNCTIONS.has(fn) || args.some(isArray)) return arrayCall(fn, args)
   checkArguments(fn, args, regex)
   const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
   return { op: 'call', fn, type, args }
@@ -185,6 +195,7 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
 
 /** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
 export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }): HogqlMath {
+  for (const arg of call.args) refuseLooseArrays(arg)
   if (call.name === 'argmin' || call.name === 'argmax') {
     const [value, by] = call.args
     const name = call.name === 'argmin' ? 'argMin' : 'argMax'

@@ -39,6 +39,7 @@ import { instantOf } from './hogql-instants.js'
 import type { HogqlFunction } from './hogql-functions.js'
 import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
 import { REGEX_FUNCTIONS, regexCall } from './hogql-regex.js'
+import { arrayValue, readsArray } from './hogql-arrays.js'
 
 export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
 
@@ -304,6 +305,7 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
   const args = node.args
   // An operand of a choice whose type is number is read as one (ClickHouse's common type).
   const chosen = (n: HogqlNode) => (node.type === 'number' ? asNumber(n, value(n)) : value(n))
+  if (readsArray(node)) return arrayValue(node, value)
   switch (node.fn) {
     case 'coalesce':
     case 'ifNull':

@@ -5,7 +5,8 @@
  */
 import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { AGGREGATIONS, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
-import { DATETIME_FUNCTIONS, datetimeCall, intervalNode, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
+import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
+import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
 import { holderField, holderFields } from './hogql-lookups.js'
@@ -175,7 +176,12 @@ class Parser {
   }
 
   #unary(): HogqlNode {
-    if (!this.#isPunct('-')) return this.#primary()
+    if (!this.#isPunct('-')) {
+      let node = this.#primary()
+      // `arr[i]`: arrayElement(arr, i) (hogql-arrays.ts).
+      while (this.use === 'HogQL queries' && this.#isPunct('[')) node = typedCall(FUNCTION_BY_NAME.get('arrayelement')!, [node, ...this.#arguments('[', ']')])
+      return node
+    }
     this.#i++
     return { op: 'negate', type: 'number', args: [this.#nested(() => this.#unary())] }
   }
@@ -198,6 +204,8 @@ class Parser {
     if (t.kind === 'text') return { op: 'text', type: 'text', value: t.value }
     if (t.kind === 'punct') {
       if (t.value === FILTERS_MARK && this.clock.readFilters !== undefined) return this.clock.readFilters(this.clock)
+      // `[a, b]`: an array literal (hogql-arrays.ts), its `[` stepped back to and read as the list's.
+      if (t.value === '[' && this.use === 'HogQL queries' && this.#i-- > 0) return arrayLiteral(this.#arguments('[', ']'))
       if (t.value !== '(') throw new HogqlMathError(`Unexpected "${t.value}".`)
       const node = this.expr()
       this.#expect(')')
@@ -239,18 +247,9 @@ class Parser {
       if (MATH_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
       throw new HogqlMathError(`Unknown field "${t.value}": skylark reads event properties (properties.<key>), person properties (person.properties.<key>), event and distinct_id in ${this.use}.`)
     }
-    if (word === 'interval' && !t.quoted) return this.#interval()
+    // `interval 7 day`, its number and unit the next two tokens.
+    if (word === 'interval' && !t.quoted) return intervalAt(this.tokens, (this.#i += 2) - 2)
     return queryField(t.value, table)
-  }
-
-  /** `interval 7 day`, in ms (hogql-datetime.ts). */
-  #interval(): HogqlNode {
-    const n = this.#peek()
-    const unit = this.tokens[this.#i + 1]
-    const node = n?.kind === 'number' && unit?.kind === 'name' && !unit.quoted ? intervalNode(n.value, unit.value) : null
-    if (node === null) throw new HogqlMathError('An interval is a number and a unit here, as in interval 7 day (second, minute, hour, day, week, month, quarter or year).')
-    this.#i += 2
-    return node
   }
 
   /** After `properties` (of whichever): the key, then keys within its value (`.a.b`, `['a']['b']`: JSONExtractRaw's). */
@@ -293,10 +292,10 @@ class Parser {
     return typedCall(spec, this.#arguments(), this.clock.regex)
   }
 
-  #arguments(): HogqlNode[] {
-    this.#expect('(')
+  #arguments(open = '(', close = ')'): HogqlNode[] {
+    this.#expect(open)
     const args: HogqlNode[] = []
-    while (!this.#isPunct(')')) {
+    while (!this.#isPunct(close)) {
       if (args.length > 0) this.#expect(',')
       args.push(this.expr())
     }
@@ -377,6 +376,7 @@ export function parseQueryExpression(tokens: Token[], clock: QueryClock, aggrega
   }
   const expr = parser.expr()
   parser.done()
+  refuseLooseArrays(expr)
   return { math: null, expr }
 }
 

@@ -112,7 +112,8 @@ export interface HogqlQueryPlan {
 
 /**
  * Words that begin a clause of a query, where they stand outside parentheses and are not a property's key
- * (`properties.from`). None names a function HogQL here has, so `WHERE (a OR b)` is the clause before a parenthesis.
+ * (`properties.from`). None names a function HogQL here has but `array`, which a parenthesis after makes a call (ARRAY
+ * JOIN has none), so `WHERE (a OR b)` is the clause before a parenthesis.
  */
 const CLAUSES = new Set(['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit', 'offset', 'join', 'inner', 'left', 'right', 'full', 'cross', 'array', 'union', 'with', 'prewhere', 'settings', 'sample', 'format', 'window', 'qualify', 'intersect', 'except', 'final'])
 const refuse = (detail: string) => new HogqlMathError(detail)
@@ -128,7 +129,7 @@ function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
     else if (t.kind === 'punct' && (t.value === ')' || t.value === ']')) depth--
     else if (depth === 0 && t.kind === 'name' && !t.quoted && CLAUSES.has(t.value.toLowerCase())) {
       const before = tokens[i - 1]
-      if (before?.kind === 'punct' && before.value === '.') return
+      if ((before?.kind === 'punct' && before.value === '.') || (t.value.toLowerCase() === 'array' && tokens[i + 1]?.kind === 'punct' && tokens[i + 1].value === '(')) return
       found.push({ word: t.value.toLowerCase(), at: i })
     }
   })

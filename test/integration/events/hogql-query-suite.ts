@@ -131,6 +131,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select max(n) from (select count() as n from (select e.uuid from events e join events f on e.uuid = f.uuid where f.event = 'buy') g)"), [[10]], 'within subqueries')
     t.same(await rows("select count() from events where distinct_id in (select e.distinct_id from events e join persons p on e.person_id = p.id where p.properties.tier = 'gold')"), [[3]], 'within IN')
     t.same(await rows("select extract(properties.plan, '^(.)r') as f, replaceRegexpOne(properties.plan, '(.)(.)', '\\\\2\\\\1') as r, count() from events where properties.plan =~* '^(FREE|PRO)$' group by f, r order by f"), [['f', 'rfee', 15], ['p', 'rpo', 15]], 'regexes: the first group, a replacement with groups, =~*')
+    t.same(await rows("select splitByChar('e', properties.plan)[1] as head, has(['pro', 'team'], properties.plan) as paid, count() from events where properties.plan is not null group by head, paid order by head"), [['fr', 0, 15], ['pro', 1, 15]], 'arrays: a split indexed, has() of a literal')
     const [[...star]] = await rows("select e.*, p.properties.email from events e left join persons p on e.person_id = p.id where e.event = 'recent'")
     t.same(star, [...(await rows("select * from events where event = 'recent'"))[0], null], "e.*: the events' columns, as SELECT * of events gives them")
     const refusals: Array<[string, RegExp]> = [
@@ -141,6 +142,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       // The endpoint reads a query with the stores' regex engine, which checks each pattern (hogql-regex.ts).
       [String.raw`select replaceRegexpAll(properties.plan, '\\s*', '') from events`, /can match an empty text/],
       ['select extract(properties.plan, \'(?<=f)r\') from events', /one skylark's stores can't run/],
+      ["select splitByChar('/', properties.plan) from events", /An array is read here only by the functions of arrays/],
     ]
     for (const [text, message] of refusals) {
       const res = await query(text)

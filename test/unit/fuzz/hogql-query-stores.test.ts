@@ -8,7 +8,7 @@
  * columns and orders over aggregations and keys (`sum(x) / count()`, `concat(toString(k0), …)`), columns reading
  * another's alias, the parts of dates and times (toHour …, dateDiff, formatDateTime), the events' other stored columns
  * and SELECT *, the sessions table, conditions of `x IN (SELECT …)`, and queries of such a query as a subquery or
- * named WITH, or joined with itself or with the events.
+ * named WITH, or joined with itself or with the events; and arrays' reads (arr[i], has, indexOf, length, arrayStringConcat).
  * Every query orders its rows completely, so two right answers are one.
  */
 import t from 'tap'
@@ -37,7 +37,9 @@ const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'a\nb c', 'ÄBC', 'äbc', ' 3', 
 const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
 const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', 'group_0.properties.g', 'group_1.properties.g', 'group_0.key', 'person.id', 'person.is_identified', '$session_id', '$window_id',
   // The regex functions (hogql-regex.ts): groups, a class of ASCII's, a plain pattern, an empty match.
-  "extract(properties.a, '[0-9]+')", "extract(toString(properties.b), '(?i)(b)c|x')", "replaceRegexpAll(properties.$c, '[^a-z]', '_')", "replaceRegexpOne(lower(properties.a), '(\\\\w)(\\\\w)', '\\\\2\\\\1')", "replaceRegexpOne(properties.b, '^', '>')", "replaceRegexpAll(toString(properties.n), '.', '\\\\0\\\\0')", "replaceRegexpAll(properties.a, 'b', '\\\\0')"]
+  "extract(properties.a, '[0-9]+')", "extract(toString(properties.b), '(?i)(b)c|x')", "replaceRegexpAll(properties.$c, '[^a-z]', '_')", "replaceRegexpOne(lower(properties.a), '(\\\\w)(\\\\w)', '\\\\2\\\\1')", "replaceRegexpOne(properties.b, '^', '>')", "replaceRegexpAll(toString(properties.n), '.', '\\\\0\\\\0')", "replaceRegexpAll(properties.a, 'b', '\\\\0')",
+  // Arrays (hogql-arrays.ts): splits of every shape of text, indexes in and out of range, literals with Nullable items.
+  "splitByChar(' ', properties.a)[2]", "splitByString('b', toString(properties.n))[-1]", "length(splitByChar(',', properties.$c))", "has(['x', 'abc', ''], properties.b)", "indexOf(['3', ' 3', 'true'], properties.n)", "['z', properties.a, lower(properties.b)][3]", "[properties.n, 'q'][-3]", "arrayStringConcat(splitByChar('x', concat(event, properties.a)), '+')", 'has([1, 3, -0.5], toFloat(properties.n))', '[1, 2.5][-1] + [toFloat(properties.n), 4][1]', "has(splitByChar('.', properties.n), '5')", "empty(splitByString('ab', properties.a))"]
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
 const CALENDAR = [
   'toHour(timestamp)',

@@ -1,0 +1,147 @@
+/**
+ * HogQL's arrays in queries, as values the functions of arrays read: literals (`['a', 'b']`, `array(…)`) and
+ * splitByChar and splitByString of a text, read by `arr[i]` (arrayElement), has, indexOf, length, empty, notEmpty and
+ * arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
+ * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
+ * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
+ * from the end when negative (0 is refused), and one out of range gives the items' default ('' or 0), NULL where
+ * they are Nullable; splitByChar's separator is one byte, splitByString's not empty; a split of NULL is refused there
+ * (no Nullable array), and reads as a split of '' here, as PostHog's printer makes it (`ifNull(arg, '')`); has and
+ * indexOf find no NULL (current servers'; 18.16 finds its type's default), and look in no Nullable items.
+ */
+import { integerLiteral, type HogqlFunction } from './hogql-functions.js'
+import type { HogqlNode, HogqlType, HogqlValue } from './hogql-math.js'
+import { HogqlMathError } from './hogql-tokens.js'
+import { hogqlTextSql, joinedText } from './hogql-values.js'
+
+const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByString'])
+/** The functions of an array, which they read as their first argument. */
+const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'length', 'empty', 'notEmpty', 'arrayStringConcat'])
+/** The functions that take only arrays first (length, empty and notEmpty take texts too). */
+export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, 'arrayElement', 'has', 'indexOf', 'arrayStringConcat'])
+const READ_BY = "arr[i] (arrayElement), has, indexOf, length, empty, notEmpty and arrayStringConcat, as in splitByChar('/', properties.$pathname)[2]"
+/** The most items of a literal, as of an IN list. */
+const MAX_ITEMS = 1000
+/** The largest index magnitude read: its arithmetic stays exact in doubles. */
+const MAX_INDEX = 1e15
+
+type Call = HogqlNode & { op: 'call' }
+/** How clickhouse-hogql.ts writes a value of either type. */
+export interface ValueSql {
+  number(node: HogqlNode): string
+  text(node: HogqlNode): string
+}
+
+export const isArray = (node: HogqlNode): node is Call => node.op === 'call' && MAKERS.has(node.fn)
+/** Whether a call reads an array (its value is computed here). */
+export const readsArray = (node: Call): boolean => READERS.has(node.fn) && node.args[0] !== undefined && isArray(node.args[0])
+
+const literalItem = (n: HogqlNode): boolean => n.op === 'number' || n.op === 'text' || (n.op === 'negate' && n.args[0].op === 'number')
+/** Whether an array's items are Nullable to ClickHouse: a literal's that are not all literals (a split's never are). */
+const nullableItems = (arr: Call): boolean => arr.fn === 'array' && !arr.args.every(literalItem)
+const textLiteral = (node: HogqlNode | undefined): string | null => (node?.op === 'text' ? node.value : null)
+
+/** `[a, b, …]` (or array(a, b, …)): items all texts or all numbers, NULLs among them. */
+export function arrayLiteral(items: HogqlNode[]): HogqlNode {
+  if (items.length === 0) throw new HogqlMathError('An empty array is not read here: ClickHouse types it Array(Nothing).')
+  if (items.length > MAX_ITEMS) throw new HogqlMathError(`An array literal holds at most ${MAX_ITEMS} items here.`)
+  if (items.some(isArray)) throw new HogqlMathError('Arrays of arrays are not read here.')
+  const types = new Set(items.map((i) => i.type).filter((t) => t !== 'null'))
+  if (types.size !== 1) throw new HogqlMathError(types.size === 0 ? 'An array of NULLs only is not read here: give it an item of its type.' : "An array's items are all texts or all numbers here: ClickHouse has no common type of String and a number (toString() or toFloat() converts).")
+  return { op: 'call', fn: 'array', type: [...types][0] as HogqlType, args: items }
+}
+
+/** A call of a function of arrays, or of any function with an array first (hogql-functions.ts's typedCall): checked and typed. */
+export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
+  if (fn === 'array') return arrayLiteral(args)
+  const [first, second] = args
+  if (fn === 'splitByChar' || fn === 'splitByString') {
+    if (args.length === 3) throw new HogqlMathError(`${fn}()'s max_substrings is not read here: 18.16 has none, and current servers keep the text's rest or not by a setting.`)
+    const separator = textLiteral(first)
+    if (separator === null) throw new HogqlMathError(`${fn}() takes its separator as a text literal first, as in ${fn}('/', properties.$pathname).`)
+    if (fn === 'splitByChar' && Buffer.byteLength(separator) !== 1) throw new HogqlMathError("splitByChar() takes a separator of exactly one byte (an ASCII character); splitByString() takes longer ones.")
+    if (separator === '') throw new HogqlMathError('splitByString() takes a separator that is not empty.')
+    if (second.type === 'number' || isArray(second)) throw new HogqlMathError(`${fn}() splits a text, not a ${second.type === 'number' ? 'number' : 'array'}.`)
+    return { op: 'call', fn, type: 'text', args }
+  }
+  if (!READERS.has(fn) || first === undefined || !isArray(first)) {
+    if (fn === 'arrayElement') throw new HogqlMathError(`arr[i] and arrayElement() index an array here (a literal, splitByChar or splitByString), as in splitByChar('/', properties.$pathname)[2].`)
+    throw new HogqlMathError(READERS.has(fn) ? `${fn}() takes an array first here, as in has(['a', 'b'], event).` : `${fn}() takes no array here: arrays are read by ${READ_BY}.`)
+  }
+  if (args.slice(1).some(isArray)) throw new HogqlMathError(`${fn}() takes one array, its first argument.`)
+  if (fn === 'arrayElement') {
+    const index = integerLiteral(second, [-MAX_INDEX, MAX_INDEX], `An array's index is an integer literal from -${MAX_INDEX} to ${MAX_INDEX} here (1 the first item, -1 the last), as in splitByChar('/', properties.$pathname)[2].`)
+    if ((index as { value: number }).value === 0) throw new HogqlMathError("An array's index counts from 1 (or from -1, the last item): ClickHouse refuses 0.")
+    return { op: 'call', fn, type: first.type, args: [first, index] }
+  }
+  if (fn === 'has' || fn === 'indexOf') {
+    if (nullableItems(first)) throw new HogqlMathError(`${fn}() looks in a split or a literal of literals here (18.16 finds a NULL item's default in it): x IN (a, b) reads a list of expressions.`)
+    if (second.type !== 'null' && second.type !== first.type) throw new HogqlMathError(`${fn}() looks for a value of its items' type: ${first.type === 'text' ? 'texts' : 'numbers'} here, given a ${second.type} (toString() or toFloat() converts).`)
+    return { op: 'call', fn, type: 'number', args }
+  }
+  if (fn === 'arrayStringConcat') {
+    if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError('arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, or a literal of text literals.')
+    if (second !== undefined && textLiteral(second) === null) throw new HogqlMathError('arrayStringConcat() takes its separator as a text literal.')
+    return { op: 'call', fn, type: 'text', args }
+  }
+  return { op: 'call', fn, type: 'number', args }
+}
+
+/** Refuses an array anywhere but as the first argument of a function of arrays (`reader`: the node is one). */
+export function refuseLooseArrays(node: HogqlNode, reader = false): void {
+  if (isArray(node) && !reader) throw new HogqlMathError(`An array is read here only by the functions of arrays: ${READ_BY}; not as a value of its own.`)
+  if (!('args' in node)) return
+  const reads = node.op === 'call' && readsArray(node)
+  node.args.forEach((arg, i) => refuseLooseArrays(arg, reads && i === 0))
+}
+
+function items(arr: Call, value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
+  if (arr.fn === 'array') return arr.args.map(value)
+  const text = value(arr.args[1])
+  return ((text ?? '') as string).split((arr.args[0] as { value: string }).value)
+}
+
+/** A reader's value (readsArray), the items evaluated by `value`, as ClickHouse computes it. */
+export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): HogqlValue {
+  const arr = node.args[0] as Call
+  const all = items(arr, value)
+  switch (node.fn) {
+    case 'arrayElement': {
+      const i = (node.args[1] as { value: number }).value
+      const k = i > 0 ? i - 1 : all.length + i
+      if (k >= 0 && k < all.length) return all[k]
+      return nullableItems(arr) ? null : arr.type === 'number' ? 0 : ''
+    }
+    case 'has':
+    case 'indexOf': {
+      const k = all.indexOf(value(node.args[1]))
+      return node.fn === 'has' ? (k >= 0 ? 1 : 0) : k + 1
+    }
+    case 'arrayStringConcat':
+      return joinedText(all.join(textLiteral(node.args[1]) ?? ''))
+    case 'length':
+      return all.length
+    default:
+      return (all.length === 0) === (node.fn === 'empty') ? 1 : 0
+  }
+}
+
+/** An array's SQL: a literal's Nullable items each toNullable, so ClickHouse types it as the evaluation reads it. */
+function arraySql(arr: Call, sql: ValueSql): string {
+  if (arr.fn !== 'array') return `${arr.fn}(${hogqlTextSql((arr.args[0] as { value: string }).value)}, ifNull(${sql.text(arr.args[1])}, ''))`
+  const item = (n: HogqlNode) => (arr.type === 'number' ? sql.number(n) : sql.text(n))
+  return `[${arr.args.map((n) => (nullableItems(arr) ? `toNullable(${item(n)})` : item(n))).join(', ')}]`
+}
+
+/** A reader's SQL (readsArray), a number as Float64. */
+export function arrayCallSql(node: Call, sql: ValueSql): string {
+  const arr = node.args[0] as Call
+  const array = arraySql(arr, sql)
+  const [, second] = node.args
+  if (node.fn === 'arrayElement') return `arrayElement(${array}, ${(second as { value: number }).value})`
+  if (node.fn === 'arrayStringConcat') return `arrayStringConcat(${array}, ${hogqlTextSql(textLiteral(second) ?? '')})`
+  if (node.fn !== 'has' && node.fn !== 'indexOf') return `toFloat64(${node.fn}(${array}))`
+  // Written twice rather than named, as clickhouse-hogql.ts's IN lists: 18.16 finds NULL as its type's default.
+  const x = () => (arr.type === 'number' ? sql.number(second) : sql.text(second))
+  return second.type === 'null' ? 'toFloat64(0)' : `if(isNull(${x()}), toFloat64(0), toFloat64(${node.fn}(${array}, assumeNotNull(${x()}))))`
+}

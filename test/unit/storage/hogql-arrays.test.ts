@@ -1,0 +1,87 @@
+/**
+ * HogQL's arrays in queries (literals, splitByChar, splitByString, read by arr[i], has, indexOf, length, empty, notEmpty
+ * and arrayStringConcat) give ClickHouse's answers on both stores; an array as a value of its own, and what ClickHouse
+ * refuses, are refused when the query is read.
+ */
+import t from 'tap'
+import { parseHogqlQuery } from '../../../src/storage/events/index.js'
+import { parseHogqlCondition } from '../../../src/storage/events/hogql-parse.js'
+import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
+import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
+
+const TEAM = 7
+const TEXTS: Record<string, Record<string, unknown>> = {
+  d1: { s: '/a/b/c' },
+  d2: { s: 'x,y' },
+  d3: { s: '' },
+  d4: {},
+  d5: { s: 'héllo/wörld' },
+}
+const clock = { now: Date.parse('2024-07-01T00:00:00Z'), zone: 'UTC' }
+
+/** Each expression over properties.s, its value for d1…d5. */
+const CASES: Array<[string, unknown[]]> = [
+  // A split of NULL is a split of '' (PostHog's printer); an index out of range gives ''.
+  [`splitByChar('/', properties.s)[2]`, ['a', '', '', '', 'wörld']],
+  [`splitByChar('/', properties.s)[-1]`, ['c', 'x,y', '', '', 'wörld']],
+  [`splitByString(',', properties.s)[3]`, ['', '', '', '', '']],
+  [`splitByString('l', properties.s)[3]`, ['', '', '', '', 'o/wör']],
+  [`length(splitByString('/', properties.s))`, [4, 1, 1, 1, 2]],
+  [`empty(splitByChar(',', properties.s))`, [0, 0, 0, 0, 0]],
+  [`has(splitByChar('/', properties.s), 'b')`, [1, 0, 0, 0, 0]],
+  [`arrayStringConcat(splitByChar('/', properties.s), '-')`, ['-a-b-c', 'x,y', '', '', 'héllo-wörld']],
+  [`has(['x,y', ''], properties.s)`, [0, 1, 1, 0, 0]],
+  [`indexOf(['/a/b/c', 'x,y'], properties.s)`, [1, 2, 0, 0, 0]],
+  // A literal whose items are not all literals has Nullable items: NULL out of range.
+  [`['a', properties.s][2]`, ['/a/b/c', 'x,y', '', null, 'héllo/wörld']],
+  [`['a', properties.s][3]`, [null, null, null, null, null]],
+  [`notEmpty([properties.s])`, [1, 1, 1, 1, 1]],
+  [`[length(properties.s), 10][1]`, [6, 3, 0, null, 13]],
+  [`has([0, 3], length(properties.s))`, [0, 1, 1, 0, 0]],
+  [`array('p', 'q')[-2]`, ['p', 'p', 'p', 'p', 'p']],
+]
+
+t.test('arrays give ClickHouse answers on both stores', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
+  const { sqlite, clickhouse } = await bothEventStores(t, pageviewRows(TEAM, TEXTS), 'skylark_hogql_arrays')
+  const plan = parseHogqlQuery(`SELECT ${CASES.map(([expr]) => expr).join(', ')} FROM events ORDER BY distinct_id`, clock)
+  const [lite, house] = [await sqlite.hogqlQuery(TEAM, plan), await clickhouse.hogqlQuery(TEAM, plan)]
+  CASES.forEach(([expr, want], i) => {
+    t.same(lite.map((row) => row[i]), want, `SQLite: ${expr}`)
+    t.same(house.map((row) => row[i]), want, `ClickHouse: ${expr}`)
+  })
+  const grouped = parseHogqlQuery(`SELECT splitByChar('/', properties.s)[2] AS part, count() FROM events WHERE notEmpty(part) OR has(['x,y'], properties.s) GROUP BY part ORDER BY part`, clock)
+  const want = [['', 1], ['a', 1], ['wörld', 1]]
+  t.same(await sqlite.hogqlQuery(TEAM, grouped), want, 'SQLite: grouped by a part, filtered by has()')
+  t.same(await clickhouse.hogqlQuery(TEAM, grouped), want, 'ClickHouse: grouped by a part, filtered by has()')
+})
+
+t.test('an array as a value of its own, and what ClickHouse refuses, are refused when the query is read', async (t) => {
+  const refused = (expr: string, message: RegExp) => t.throws(() => parseHogqlQuery(`SELECT ${expr} FROM events`, clock), { message }, expr)
+  refused(`splitByChar('/', properties.s)`, /An array is read here only by the functions of arrays/)
+  refused(`['a'] = ['a']`, /An array is read here only by the functions of arrays/)
+  refused(`count(['a'])`, /An array is read here only by the functions of arrays/)
+  refused(`lower(['a'])`, /lower\(\) takes no array here/)
+  refused(`['a', 1][1]`, /all texts or all numbers/)
+  refused(`[NULL][1]`, /An array of NULLs only/)
+  refused(`[[1]][1]`, /Arrays of arrays/)
+  refused(`length([])`, /An empty array/)
+  refused(`splitByChar('ab', properties.s)[1]`, /exactly one byte/)
+  refused(`splitByChar('é', properties.s)[1]`, /exactly one byte/)
+  refused(`splitByString('', properties.s)[1]`, /not empty/)
+  refused(`splitByChar('/', properties.s, 2)[1]`, /max_substrings is not read here/)
+  refused(`splitByChar(properties.p, properties.s)[1]`, /separator as a text literal/)
+  refused(`splitByChar('/', 5)[1]`, /splits a text, not a number/)
+  refused(`has([1, 2], properties.s)`, /looks for a value of its items' type: numbers here, given a text/)
+  refused(`has(properties.s, 'a')`, /has\(\) takes an array first/)
+  refused(`indexOf([properties.s, 'a'], 'a')`, /indexOf\(\) looks in a split or a literal of literals here/)
+  refused(`event[1]`, /arr\[i\] and arrayElement\(\) index an array here/)
+  refused(`[properties.s][length(event)]`, /An array's index is an integer literal/)
+  refused(`['a'][1.5]`, /An array's index is an integer literal/)
+  // 18.16 and current servers refuse it (ZERO_ARRAY_OR_TUPLE_INDEX) but of a constant array.
+  refused(`splitByChar('/', properties.s)[0]`, /counts from 1/)
+  refused(`arrayStringConcat(['a', properties.s])`, /joins texts none of which is NULL/)
+  refused(`arrayStringConcat([1, 2])`, /joins texts none of which is NULL/)
+  refused(`arrayStringConcat(['a'], properties.s)`, /separator as a text literal/)
+  t.throws(() => parseHogqlCondition("has(['a'], event)"), { message: /has\(\) is read in HogQL queries only here, not in HogQL filters/ })
+  t.throws(() => parseHogqlCondition('event[1]'), { message: /Unexpected "\["/ })
+})
