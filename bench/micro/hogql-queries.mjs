@@ -37,6 +37,8 @@ const QUERIES = [
   "SELECT count() FROM events WHERE properties.$current_url =~ '/1[0-9]$'",
   "SELECT extract(properties.$current_url, '^https?://[^/]+/(\\\\d+)') AS page, count() FROM events GROUP BY page ORDER BY page",
   "SELECT replaceRegexpOne(properties.$current_url, '^https?://([^/]+)/(.*)$', '\\\\2@\\\\1') AS u, count() FROM events GROUP BY u ORDER BY u LIMIT 5",
+  // Arrays (hogql-arrays.ts): a split indexed, has() of a literal.
+  "SELECT splitByChar('/', properties.$current_url)[4] AS page, count() FROM events WHERE has(['$pageview', 'buy'], event) GROUP BY page ORDER BY page",
 ]
 
 /** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */

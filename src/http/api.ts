@@ -46,6 +46,15 @@ export interface ApiContext {
   baseUrl: () => string
 }
 
+/** What HogQL queries read of a project's actions and cohorts, by id or name (the query and export routes). */
+export function definitionLookups({ management }: ApiContext) {
+  return {
+    actionById: (teamId: number, id: number) => management.actions.byId(teamId, id),
+    cohortById: (teamId: number, id: number) => management.cohorts.record(teamId, id),
+    cohortIdsNamed: (teamId: number, name: string) => management.cohorts.idsNamed(teamId, name),
+  }
+}
+
 function parseBody(ctx: RequestContext): unknown {
   // A form is read by the route that takes one (forms.ts); as JSON it has no fields.
   if (!ctx.body || ctx.body.length === 0 || isForm(ctx)) return {}

@@ -13,7 +13,7 @@ import { exportPageSchema, exportSchema, exportWriteSchema } from '../../schemas
 import { compileSerializer } from '../../schemas/index.js'
 import { PAGE_QUERY, type OperationDoc } from '../../schemas/openapi.js'
 import type { EventStore } from '../../storage/events/index.js'
-import { answer, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
+import { answer, definitionLookups, intParam, projectRoute, type ApiContext, type ApiResult, type ProjectApiRequest } from '../api.js'
 import { renderExport, renderRows, type ExportCaller, type ExportLimits, EXPORT_LIMITS } from '../export-runner.js'
 import type { Router } from '../router.js'
 
@@ -73,9 +73,7 @@ type OperationId = (typeof EXPORT_OPERATIONS)[number]['operationId']
 
 export function registerExportRoutes(router: Router, api: ApiContext, maxBodyBytes: number, events: EventStore | null, persons: PersonMatcher | null, limits: ExportLimits = EXPORT_LIMITS): void {
   const exports = api.management.exports
-  const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
-  const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
-  const cohortIdsNamed = (teamId: number, name: string) => api.management.cohorts.idsNamed(teamId, name)
+  const { actionById, cohortById, cohortIdsNamed } = definitionLookups(api)
   const json = { asset: compileSerializer(exportSchema), page: compileSerializer(exportPageSchema) }
   const object = (asset: ExportedAsset) => json.asset(toExportObject(asset))
   // One export renders at a time, the others wait their turn: each may hold 32 MiB of CSV, and its peak (the

@@ -23,7 +23,7 @@ import {
   type QueryCacheLimits,
 } from '../../experiments/index.js'
 import type { EventStore } from '../../storage/events/index.js'
-import { answer, projectRoute, type ApiContext } from '../api.js'
+import { answer, definitionLookups, projectRoute, type ApiContext } from '../api.js'
 import type { Router } from '../router.js'
 
 export const QUERY_OPERATIONS = [
@@ -171,9 +171,7 @@ export function registerQueryRoutes(
   count?: (outcome: CacheOutcome) => void,
 ): void {
   const { experiments } = sources
-  const actionById = (teamId: number, id: number) => api.management.actions.byId(teamId, id)
-  const cohortById = (teamId: number, id: number) => api.management.cohorts.record(teamId, id)
-  const cohortIdsNamed = (teamId: number, name: string) => api.management.cohorts.idsNamed(teamId, name)
+  const { actionById, cohortById, cohortIdsNamed } = definitionLookups(api)
   const queries = new CachedExperimentQueries({ runner: new ExperimentQueryRunner({ ...sources, actionById, cohortById, cohortIdsNamed }), experiments, actionById, cohortById, limits, count })
   const [create, retrieve, destroy] = QUERY_OPERATIONS
   router.add(

@@ -67,7 +67,7 @@ export const FUNCTIONS = [
   ['extract', 2, 2],
   ['replaceRegexpOne', 3, 3],
   ['replaceRegexpAll', 3, 3],
-  // Arrays, in queries only (hogql-arrays.ts); a literal holds up to 1000 items, as an IN list.
+  // Arrays (hogql-arrays.ts); a literal holds up to 1000 items, as an IN list.
   ['array', 1, 1000],
   ['splitByChar', 2, 3],
   ['splitByString', 2, 3],
@@ -123,7 +123,7 @@ const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString
  */
 export function notReadIn(fn: HogqlFunction, use: string): string | null {
   if (use === 'HogQL math' && fn === 'match') return `${fn}() is read in HogQL filters only here, not in HogQL math.`
-  if (use !== 'HogQL queries' && ((REGEX_FUNCTIONS.has(fn) && fn !== 'match') || ARRAY_FUNCTIONS.has(fn))) return `${fn}() is read in HogQL queries only here, not in ${use}.`
+  if (use !== 'HogQL queries' && REGEX_FUNCTIONS.has(fn) && fn !== 'match') return `${fn}() is read in HogQL queries only here, not in ${use}.`
   return null
 }
 

@@ -179,7 +179,7 @@ class Parser {
     if (!this.#isPunct('-')) {
       let node = this.#primary()
       // `arr[i]`: arrayElement(arr, i) (hogql-arrays.ts).
-      while (this.use === 'HogQL queries' && this.#isPunct('[')) node = typedCall(FUNCTION_BY_NAME.get('arrayelement')!, [node, ...this.#arguments('[', ']')])
+      while (this.#isPunct('[')) node = typedCall(FUNCTION_BY_NAME.get('arrayelement')!, [node, ...this.#arguments('[', ']')])
       return node
     }
     this.#i++
@@ -205,7 +205,7 @@ class Parser {
     if (t.kind === 'punct') {
       if (t.value === FILTERS_MARK && this.clock.readFilters !== undefined) return this.clock.readFilters(this.clock)
       // `[a, b]`: an array literal (hogql-arrays.ts), its `[` stepped back to and read as the list's.
-      if (t.value === '[' && this.use === 'HogQL queries' && this.#i-- > 0) return arrayLiteral(this.#arguments('[', ']'))
+      if (t.value === '[' && this.#i-- > 0) return arrayLiteral(this.#arguments('[', ']'))
       if (t.value !== '(') throw new HogqlMathError(`Unexpected "${t.value}".`)
       const node = this.expr()
       this.#expect(')')
@@ -357,6 +357,7 @@ export function parseHogqlMath(text: string): HogqlMath {
   if (call === null) {
     const expr = parser.expr()
     parser.done()
+    refuseLooseArrays(expr)
     return { aggregation: 'sum', expr }
   }
   return mathOf(call)
@@ -391,6 +392,7 @@ export function parseHogqlCondition(text: string): HogqlNode {
   if (parser.tokens.length === 0) throw new HogqlMathError('The expression is empty.')
   const expr = parser.expr()
   parser.done()
+  refuseLooseArrays(expr)
   if (expr.type === 'text') throw new HogqlMathError('The expression is a text, not a condition: compare it, as in properties.plan = \'pro\'.')
   return expr
 }

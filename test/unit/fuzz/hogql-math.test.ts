@@ -18,7 +18,7 @@ import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 
 const RUN = fuzzRun(3_000)
-const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'intDiv', 'pow', 'ln', 'sign', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'substring', 'sum', 'avg', 'any', 'sumIf', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'event', 'distinct_id', 'like', 'ilike', 'in']
+const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'intDiv', 'pow', 'ln', 'sign', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'substring', 'sum', 'avg', 'any', 'sumIf', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'event', 'distinct_id', 'like', 'ilike', 'in', 'has', 'splitByChar', 'arrayElement', 'indexOf', 'arrayStringConcat', "'/'", 'array']
 const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '%', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';']
 const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
 
@@ -43,6 +43,9 @@ function grammatical(rng: Rng, depth = 0): string {
     [1, () => `(${grammatical(rng, depth + 1)})`],
     [1, () => `${grammatical(rng, depth + 1)} ${rng.pick(['like', 'ilike', 'not like', 'NOT ILIKE'])} ${grammatical(rng, depth + 1)}`],
     [1, () => `${grammatical(rng, depth + 1)} ${rng.pick(['in', 'not in'])} ${rng.pick(['(', '['])}${Array.from({ length: rng.int(4) + 1 }, () => grammatical(rng, depth + 1)).join(', ')}${rng.pick([')', ']'])}`],
+    // Arrays: literals and splits, indexed or read by the functions of arrays (or misread).
+    [1, () => `${rng.pick([`[${grammatical(rng, depth + 1)}, ${grammatical(rng, depth + 1)}]`, `splitByChar('/', ${grammatical(rng, depth + 1)})`])}[${rng.pick(['1', '-1', '0', '2.5', grammatical(rng, depth + 1)])}]`],
+    [1, () => `${rng.pick(['has', 'indexOf', 'length', 'arrayStringConcat', 'lower'])}(${rng.pick(["['x', '5']", '[1, null]', `splitByString('x', ${grammatical(rng, depth + 1)})`])}${rng.chance(0.7) ? `, ${grammatical(rng, depth + 1)}` : ''})`],
   ])()
 }
 

@@ -1,10 +1,10 @@
 /**
  * HogQL's arrays in queries (literals, splitByChar, splitByString, read by arr[i], has, indexOf, length, empty, notEmpty
  * and arrayStringConcat) give ClickHouse's answers on both stores; an array as a value of its own, and what ClickHouse
- * refuses, are refused when the query is read.
+ * refuses, are refused when the query is read. Filters and math read them alike (the filter fuzz runs them on both stores).
  */
 import t from 'tap'
-import { parseHogqlQuery } from '../../../src/storage/events/index.js'
+import { hogqlHolds, parseHogqlMath, parseHogqlQuery } from '../../../src/storage/events/index.js'
 import { parseHogqlCondition } from '../../../src/storage/events/hogql-parse.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
@@ -82,6 +82,15 @@ t.test('an array as a value of its own, and what ClickHouse refuses, are refused
   refused(`arrayStringConcat(['a', properties.s])`, /joins texts none of which is NULL/)
   refused(`arrayStringConcat([1, 2])`, /joins texts none of which is NULL/)
   refused(`arrayStringConcat(['a'], properties.s)`, /separator as a text literal/)
-  t.throws(() => parseHogqlCondition("has(['a'], event)"), { message: /has\(\) is read in HogQL queries only here, not in HogQL filters/ })
-  t.throws(() => parseHogqlCondition('event[1]'), { message: /Unexpected "\["/ })
+  t.throws(() => parseHogqlCondition("splitByChar('/', event)"), { message: /An array is read here only by the functions of arrays/ }, 'in a filter too')
+  t.throws(() => parseHogqlMath("sum(['a'])"), { message: /An array is read here only by the functions of arrays/ }, 'in math too')
+})
+
+t.test('filters and math read arrays as queries do', async (t) => {
+  const holds = (text: string, properties: Record<string, string>) => hogqlHolds(parseHogqlCondition(text), ([key]) => properties[key] ?? null, null, (field) => (field === 'event' ? 'buy' : null))
+  t.same(
+    [holds("has(['buy', 'view'], event)", {}), holds("splitByChar('/', properties.p)[-1] = 'c'", { p: '/a/c' }), holds("splitByChar('/', properties.p)[-1] = 'c'", {}), holds("indexOf(['x', 'y'], properties.q) = 2", { q: 'y' })],
+    [true, true, false, true],
+  )
+  t.same(parseHogqlMath("sum(length(splitByChar(',', properties.items)))").expr, { op: 'call', fn: 'length', type: 'number', args: [{ op: 'call', fn: 'splitByChar', type: 'text', args: [{ op: 'text', type: 'text', value: ',' }, { op: 'property', type: 'text', key: 'items' }] }] })
 })

@@ -200,7 +200,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('person.id', /Of the person, skylark reads its properties \(person.properties.<key>\) in HogQL math/)
   refused('timestamp', /Unknown field "timestamp": skylark reads event properties \(properties.<key>\), person properties \(person.properties.<key>\), event and distinct_id in HogQL math/)
   refused('properties.a like properties.b', /LIKE takes its pattern as a text literal/)
-  refused('lower(properties.a) + splitByChar(properties.a)', /splitByChar\(\) is read in HogQL queries only here, not in HogQL math/)
+  refused('lower(properties.a) + splitByChar(properties.a)', /splitByChar\(\) takes 2 to 3 arguments, got 1/)
   refused('lower(properties.a) + regexpExtract(properties.a)', /Unknown function regexpExtract\(\)/)
   refused('lower(properties.a) + match(properties.a)', /match\(\) is read in HogQL filters only/)
   refused('if(1, 2)', /if\(\) takes 3 arguments, got 2/)
@@ -275,7 +275,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
   refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /replaceRegexpAll\(\) is read in HogQL queries only here, not in HogQL filters\./)
-  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, multiIf, nullIf\./)
+  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, array, splitByChar, splitByString, arrayElement, has, indexOf, arrayStringConcat, multiIf, nullIf\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
