@@ -31,7 +31,7 @@ export interface SafeRegex {
   /** Whether it needs fancy_regex's backtracking (look-around, backreferences), which re2 lacks. */
   readonly fancy: boolean
   /**
-   * The first match starting at or after UTF-16 offset `from`: its start and end, then each group's (-1 where a
+   * The first match starting at or after UTF-16 offset `from` (a code point's start): its start and end, then each group's (-1 where a
    * group took no part), as UTF-16 offsets; null for none; undefined when refused (a fancy pattern) or out of
    * budget. Always the own engine, which reports groups.
    */
@@ -46,8 +46,21 @@ function utf16Offsets(input: string, cps: Int32Array): Int32Array | null {
   return at
 }
 
+/** The code point offset of UTF-16 offset `from` (a code point's start): a binary search of `at`. */
+function codePointAt(at: Int32Array, from: number): number {
+  let [lo, hi] = [0, at.length - 1]
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (at[mid] < from) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
 function finder(parsed: Parsed): SafeRegex['find'] {
   let program: Program | null = null
+  // The last text's code points: replaceRegexpAll finds in one text from each match's end on.
+  let last: { input: string; cps: Int32Array; at: Int32Array | null } | null = null
   return (input, from = 0) => {
     if (parsed.fancy) return undefined
     try {
@@ -57,11 +70,12 @@ function finder(parsed: Parsed): SafeRegex['find'] {
       if (e instanceof RegexSyntaxError) return undefined
       throw e
     }
-    const cps = toCodePoints(input)
-    const at = utf16Offsets(input, cps)
-    // The code point offset of `from`: the count of code points before it.
-    const start = at === null ? from : toCodePoints(input.slice(0, from)).length
-    const found = findInProgram(program, cps, start)
+    if (last?.input !== input) {
+      const points = toCodePoints(input)
+      last = { input, cps: points, at: utf16Offsets(input, points) }
+    }
+    const { cps, at } = last
+    const found = findInProgram(program, cps, at === null ? from : codePointAt(at, from))
     if (found === null || found === undefined || at === null) return found
     return found.map((k) => (k < 0 ? k : at[k]))
   }

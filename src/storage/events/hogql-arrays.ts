@@ -129,7 +129,8 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
 /** An array's SQL: a literal's Nullable items each toNullable, so ClickHouse types it as the evaluation reads it. */
 function arraySql(arr: Call, sql: ValueSql): string {
   if (arr.fn !== 'array') return `${arr.fn}(${hogqlTextSql((arr.args[0] as { value: string }).value)}, ifNull(${sql.text(arr.args[1])}, ''))`
-  const item = (n: HogqlNode) => (arr.type === 'number' ? sql.number(n) : sql.text(n))
+  // A number as Float64 whatever its SQL's type (an aggregation's count() is UInt64, which has no common type with it).
+  const item = (n: HogqlNode) => (arr.type === 'text' ? sql.text(n) : n.type === 'null' ? sql.number(n) : `toFloat64(${sql.number(n)})`)
   return `[${arr.args.map((n) => (nullableItems(arr) ? `toNullable(${item(n)})` : item(n))).join(', ')}]`
 }
 

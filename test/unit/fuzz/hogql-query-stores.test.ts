@@ -127,6 +127,9 @@ function overGroups(rng: Rng, keys: readonly string[]): string {
     [plain.length > 0 ? 1 : 0, () => `concat(toString(${rng.pick(plain)}), '/', toString(${numeric(rng)}))`],
     [plain.length > 0 ? 1 : 0, () => `lower(toString(${rng.pick(plain)}))`],
     [1, () => `dateDiff('${rng.pick(['second', 'minute', 'hour', 'day', 'week', 'month'])}', min(timestamp), max(timestamp))`],
+    // Arrays over aggregations (count() is UInt64 in ClickHouse) and keys.
+    [1, () => `[${rng.pick(['count()', 'uniq(distinct_id)', `sum(${term(rng)})`])}, ${rng.pick(['7', '-0.5', 'null', `avg(${term(rng)})`])}][${rng.pick([1, -1, 3])}]`],
+    [plain.length > 0 ? 1 : 0, () => `has(${rng.pick(["['x', 'abc', '']", "splitByChar('b', toString(count()))"])}, toString(${rng.pick(plain)}))`],
   ])()
 }
 

@@ -89,6 +89,8 @@ t.test("the search engine reads patterns as ClickHouse's re2: a dot takes a line
   t.same([test('a.b', 'a\nb'), test('^\\w+$', 'héllo'), test('\\d', '٣'), test('\\s', '\u000b'), test('\\s', '\u00a0'), test('(?i)É', 'é'), test('\\bé', ' é')], [true, false, false, false, false, true, false])
   const found = compileSearchRegex('(b)(x)?')!.find('😀ab')
   t.same([...found!], [3, 4, 3, 4, -1, -1], 'offsets of the text (UTF-16), -1 for a group that took no part')
+  const ab = compileSearchRegex('a(b)')!
+  t.same([ab.find('😀ab😀ab', 0), ab.find('😀ab😀ab', 4), ab.find('😀ab😀ab', 8), ab.find('xab', 1)].map((m) => m && [...m]), [[2, 4, 3, 4], [6, 8, 7, 8], null, [1, 3, 2, 3]], 'from a match\'s end on, then in another text')
   t.equal(compileSearchRegex('(?=a)')!.find('a'), undefined, 'a fancy pattern is refused, not searched')
   // Each refused by 18.16's re2 ("cannot compile"); `(?<n>` is read by current servers' re2, `(?P<n>` by both.
   t.same(['(?x)a', '(?u)a', '(?R)a', '\\ha', '\\e', '[a&&b]', '[a--b]', '[[a]b]', '(?<n>a)'].filter((p) => compileSearchRegex(p) !== null), [], "what re2 lacks is no pattern of the stores'")
