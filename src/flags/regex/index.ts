@@ -47,7 +47,7 @@ function utf16Offsets(input: string, cps: Int32Array): Int32Array | null {
 }
 
 /** The code point offset of UTF-16 offset `from` (a code point's start): a binary search of `at`. */
-function codePointAt(at: Int32Array, from: number): number {
+function codePointIndex(at: Int32Array, from: number): number {
   let [lo, hi] = [0, at.length - 1]
   while (lo < hi) {
     const mid = (lo + hi) >> 1
@@ -75,7 +75,7 @@ function finder(parsed: Parsed): SafeRegex['find'] {
       last = { input, cps: points, at: utf16Offsets(input, points) }
     }
     const { cps, at } = last
-    const found = findInProgram(program, cps, at === null ? from : codePointAt(at, from))
+    const found = findInProgram(program, cps, at === null ? from : codePointIndex(at, from))
     if (found === null || found === undefined || at === null) return found
     return found.map((k) => (k < 0 ? k : at[k]))
   }

@@ -1,6 +1,6 @@
 /**
- * HogQL's arrays in queries, as values the functions of arrays read: literals (`['a', 'b']`, `array(…)`) and
- * splitByChar and splitByString of a text, read by `arr[i]` (arrayElement), has, indexOf, length, empty, notEmpty and
+ * HogQL's arrays (in queries, filters and math), as values the functions of arrays read: literals (`['a', 'b']`,
+ * `array(…)`) and splitByChar and splitByString of a text, read by `arr[i]` (arrayElement), has, indexOf, length, empty, notEmpty and
  * arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
  * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
  * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
@@ -51,7 +51,7 @@ export function arrayLiteral(items: HogqlNode[]): HogqlNode {
   return { op: 'call', fn: 'array', type: [...types][0] as HogqlType, args: items }
 }
 
-/** A call of a function of arrays, or of any function with an array first (hogql-functions.ts's typedCall): checked and typed. */
+/** A call of a function of arrays, or of any function given an array (hogql-functions.ts's typedCall): checked and typed. */
 export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
   if (fn === 'array') return arrayLiteral(args)
   const [first, second] = args
