@@ -7,9 +7,10 @@
  * from the end when negative (0 is refused), and one out of range gives the items' default ('' or 0), NULL where
  * they are Nullable; splitByChar's separator is one byte, splitByString's not empty; a split of NULL is refused there
  * (no Nullable array), and reads as a split of '' here, as PostHog's printer makes it (`ifNull(arg, '')`); has and
- * indexOf find no NULL (current servers'; 18.16 finds its type's default), and look in no Nullable items.
+ * indexOf find no NULL in a split or a literal of literals (18.16 finds its type's default; its SQL asks isNull
+ * first), and find NULL among Nullable items (searchOfItems).
  */
-import { integerLiteral, type HogqlFunction } from './hogql-functions.js'
+import { integerLiteral, size, type HogqlFunction } from './hogql-functions.js'
 import type { HogqlNode, HogqlType, HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { hogqlTextSql, joinedText } from './hogql-values.js'
@@ -22,6 +23,8 @@ export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, 'arrayEl
 const READ_BY = "arr[i] (arrayElement), has, indexOf, length, empty, notEmpty and arrayStringConcat, as in splitByChar('/', properties.$pathname)[2]"
 /** The most items of a literal, as of an IN list. */
 const MAX_ITEMS = 1000
+/** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
+const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
 const MAX_INDEX = 1e15
 
@@ -75,9 +78,8 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     return { op: 'call', fn, type: first.type, args: [first, index] }
   }
   if (fn === 'has' || fn === 'indexOf') {
-    if (nullableItems(first)) throw new HogqlMathError(`${fn}() looks in a split or a literal of literals here (18.16 finds a NULL item's default in it): x IN (a, b) reads a list of expressions.`)
     if (second.type !== 'null' && second.type !== first.type) throw new HogqlMathError(`${fn}() looks for a value of its items' type: ${first.type === 'text' ? 'texts' : 'numbers'} here, given a ${second.type} (toString() or toFloat() converts).`)
-    return { op: 'call', fn, type: 'number', args }
+    return nullableItems(first) ? searchOfItems(fn, first.args, second) : { op: 'call', fn, type: 'number', args }
   }
   if (fn === 'arrayStringConcat') {
     if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError('arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, or a literal of text literals.')
@@ -85,6 +87,19 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     return { op: 'call', fn, type: 'text', args }
   }
   return { op: 'call', fn, type: 'number', args }
+}
+
+/**
+ * has() or indexOf() over a literal with Nullable items, as the items' NULL-safe `=`s (an `or`, or ifs from the first):
+ * what current servers answer, NULL finding a NULL item; 18.16's has finds a NULL item as its type's default instead.
+ */
+function searchOfItems(fn: 'has' | 'indexOf', items: readonly HogqlNode[], x: HogqlNode): HogqlNode {
+  // Each `=` repeats x; indexOf's ifs nest one a level deeper each.
+  if (fn === 'has' ? items.length * size(x) > MAX_ITEMS : items.length > MAX_NESTED) throw new HogqlMathError(`${fn}() over a literal whose items are not all literals takes ${fn === 'has' ? 'fewer items (or a smaller value) here' : `at most ${MAX_NESTED} items here`}.`)
+  const equal = (item: HogqlNode): HogqlNode => ({ op: '=', type: 'number', args: [x, item] })
+  const number = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
+  if (fn === 'has') return items.length === 1 ? equal(items[0]) : { op: 'or', type: 'number', args: items.map(equal) }
+  return items.reduceRight((otherwise, item, k) => ({ op: 'call', fn: 'if', type: 'number', args: [equal(item), number(k + 1), otherwise] }), number(0))
 }
 
 /** Refuses an array anywhere but as the first argument of a function of arrays (`reader`: the node is one). */
@@ -143,6 +158,7 @@ export function arrayCallSql(node: Call, sql: ValueSql): string {
   if (node.fn === 'arrayStringConcat') return `arrayStringConcat(${array}, ${hogqlTextSql(textLiteral(second) ?? '')})`
   if (node.fn !== 'has' && node.fn !== 'indexOf') return `toFloat64(${node.fn}(${array}))`
   // Written twice rather than named, as clickhouse-hogql.ts's IN lists: 18.16 finds NULL as its type's default.
+  // (Over Nullable items they are `=`s instead: searchOfItems.)
   const x = () => (arr.type === 'number' ? sql.number(second) : sql.text(second))
   return second.type === 'null' ? 'toFloat64(0)' : `if(isNull(${x()}), toFloat64(0), toFloat64(${node.fn}(${array}, assumeNotNull(${x()}))))`
 }

@@ -60,7 +60,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `match(${hogqlTerm(rng, depth + 1)}, '${rng.pick(PATTERNS).replace(/\\/g, '\\\\')}')`],
     // Arrays (hogql-arrays.ts): literals with Nullable items or none, splits of any text, indexes in and out of range.
     [1, () => `[${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}][${rng.pick([-3, -1, 1, 2, 3])}]`],
-    [1, () => `${rng.pick(['has', 'indexOf'])}(${rng.pick(["['x', 'abc', '3', '']", '[1, 2.5, -1, 0]', "splitByChar(' ', properties.a)"])}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `${rng.pick(['has', 'indexOf'])}(${rng.pick(["['x', 'abc', '3', '']", '[1, 2.5, -1, 0]', "splitByChar(' ', properties.a)", "[properties.a, 'x', null]"])}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `splitBy${rng.pick(["Char('.'", "Char(' '", "String('b'", "String('Ä'"])}, ${hogqlTerm(rng, depth + 1)})[${rng.pick([-2, -1, 1, 2])}]`],
     [1, () => `${rng.pick(['length', 'empty', 'notEmpty'])}(splitByChar(',', ${hogqlTerm(rng, depth + 1)}))`],
     [1, () => `arrayStringConcat(splitByString('a', ${hogqlTerm(rng, depth + 1)})${rng.chance(0.5) ? ", '-'" : ''})`],
