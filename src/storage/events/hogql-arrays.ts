@@ -10,7 +10,7 @@
  * indexOf find no NULL in a split or a literal of literals (18.16 finds its type's default; its SQL asks isNull
  * first), and find NULL among Nullable items (searchOfItems).
  */
-import { integerLiteral, size, type HogqlFunction } from './hogql-functions.js'
+import { equalsAny, integerLiteral, MAX_IN_TERMS, type HogqlFunction } from './hogql-functions.js'
 import type { HogqlNode, HogqlType, HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { hogqlTextSql, joinedText } from './hogql-values.js'
@@ -21,8 +21,6 @@ const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 
 /** The functions that take only arrays first (length, empty and notEmpty take texts too). */
 export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, 'arrayElement', 'has', 'indexOf', 'arrayStringConcat'])
 const READ_BY = "arr[i] (arrayElement), has, indexOf, length, empty, notEmpty and arrayStringConcat, as in splitByChar('/', properties.$pathname)[2]"
-/** The most items of a literal, as of an IN list. */
-const MAX_ITEMS = 1000
 /** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
 const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
@@ -47,7 +45,8 @@ const textLiteral = (node: HogqlNode | undefined): string | null => (node?.op ==
 /** `[a, b, …]` (or array(a, b, …)): items all texts or all numbers, NULLs among them. */
 export function arrayLiteral(items: HogqlNode[]): HogqlNode {
   if (items.length === 0) throw new HogqlMathError('An empty array is not read here: ClickHouse types it Array(Nothing).')
-  if (items.length > MAX_ITEMS) throw new HogqlMathError(`An array literal holds at most ${MAX_ITEMS} items here.`)
+  // As an IN list's (hogql-functions.ts and this module import each other: read when called, not at load).
+  if (items.length > MAX_IN_TERMS) throw new HogqlMathError(`An array literal holds at most ${MAX_IN_TERMS} items here.`)
   if (items.some(isArray)) throw new HogqlMathError('Arrays of arrays are not read here.')
   const types = new Set(items.map((i) => i.type).filter((t) => t !== 'null'))
   if (types.size !== 1) throw new HogqlMathError(types.size === 0 ? 'An array of NULLs only is not read here: give it an item of its type.' : "An array's items are all texts or all numbers here: ClickHouse has no common type of String and a number (toString() or toFloat() converts).")
@@ -94,12 +93,12 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
  * what current servers answer, NULL finding a NULL item; 18.16's has finds a NULL item as its type's default instead.
  */
 function searchOfItems(fn: 'has' | 'indexOf', items: readonly HogqlNode[], x: HogqlNode): HogqlNode {
-  // Each `=` repeats x; indexOf's ifs nest one a level deeper each.
-  if (fn === 'has' ? items.length * size(x) > MAX_ITEMS : items.length > MAX_NESTED) throw new HogqlMathError(`${fn}() over a literal whose items are not all literals takes ${fn === 'has' ? 'fewer items (or a smaller value) here' : `at most ${MAX_NESTED} items here`}.`)
-  const equal = (item: HogqlNode): HogqlNode => ({ op: '=', type: 'number', args: [x, item] })
+  const tooLong = `${fn}() over a literal whose items are not all literals takes ${fn === 'has' ? 'fewer items (or a smaller value) here' : `at most ${MAX_NESTED} items here`}.`
+  if (fn === 'has') return equalsAny(x, items, tooLong)
+  // Its ifs nest one a level deeper each.
+  if (items.length > MAX_NESTED) throw new HogqlMathError(tooLong)
   const number = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
-  if (fn === 'has') return items.length === 1 ? equal(items[0]) : { op: 'or', type: 'number', args: items.map(equal) }
-  return items.reduceRight((otherwise, item, k) => ({ op: 'call', fn: 'if', type: 'number', args: [equal(item), number(k + 1), otherwise] }), number(0))
+  return items.reduceRight((otherwise, item, k) => ({ op: 'call', fn: 'if', type: 'number', args: [{ op: '=', type: 'number', args: [x, item] }, number(k + 1), otherwise] }), number(0))
 }
 
 /** Refuses an array anywhere but as the first argument of a function of arrays (`reader`: the node is one). */

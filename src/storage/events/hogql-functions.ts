@@ -88,6 +88,16 @@ export const MAX_DEPTH = 64
 export const MAX_IN_TERMS = 1000
 export const tooDeep = () => new HogqlMathError(`The expression nests deeper than ${MAX_DEPTH} levels.`)
 
+/**
+ * `left = a or left = b …` (NULL-safe =s), as `left IN (a, b)` reads, or `tooLong` where the =s would repeat `left` past
+ * MAX_IN_TERMS nodes: each repeats it, in the evaluation and in ClickHouse's SQL for a list not all of literals.
+ */
+export function equalsAny(left: HogqlNode, items: readonly HogqlNode[], tooLong: string): HogqlNode {
+  if (items.length * size(left) > MAX_IN_TERMS) throw new HogqlMathError(tooLong)
+  const equals = items.map((item): HogqlNode => ({ op: '=', type: 'number', args: [left, item] }))
+  return equals.length === 1 ? equals[0] : { op: 'or', type: 'number', args: equals }
+}
+
 /** The nodes of an expression. */
 export function size(node: HogqlNode): number {
   return 'args' in node ? node.args.reduce((n, a) => n + size(a), 1) : 1

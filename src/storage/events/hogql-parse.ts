@@ -4,7 +4,7 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, size, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
+import { AGGREGATIONS, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
@@ -151,10 +151,7 @@ class Parser {
     this.#i++
     // The list nests two levels: its `or`, and an `=` in it.
     if (this.#depth + 2 > MAX_DEPTH) throw tooDeep()
-    // Each `=` repeats the left side, in the evaluation and in ClickHouse's SQL for a list not all of literals.
-    if (items.length * size(left) > MAX_IN_TERMS) throw new HogqlMathError(`The IN list is too long here: at most ${MAX_IN_TERMS} items (fewer for a left side that is no property).`)
-    const equals = items.map((item): HogqlNode => ({ op: '=', type: 'number', args: [left, item] }))
-    return equals.length === 1 ? equals[0] : { op: 'or', type: 'number', args: equals }
+    return equalsAny(left, items, `The IN list is too long here: at most ${MAX_IN_TERMS} items (fewer for a left side that is no property).`)
   }
 
   #additive(): HogqlNode {
