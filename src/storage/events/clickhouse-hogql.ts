@@ -13,6 +13,7 @@ import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { arrayCallSql, readsArray } from './hogql-arrays.js'
+import { isUrlFunction, URL_SQL_NAMES, urlCallSql } from './hogql-urls.js'
 import { textNumberSql } from './numbers.js'
 import { calendarSql, dayShiftSql, truncateSql } from './clickhouse-periods.js'
 
@@ -279,6 +280,7 @@ class Compiler {
     const args = node.args
     // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
     if (TEXT_FUNCTIONS.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER
+    if (isUrlFunction(node.fn)) return urlCallSql(node.fn, args.map((a) => this.compile(a)), Array.from({ length: URL_SQL_NAMES }, () => this.fresh()))
     switch (node.fn) {
       case 'coalesce':
       case 'ifNull': {

@@ -7,6 +7,7 @@ import type { HogqlAggregation, HogqlMath, HogqlNode, HogqlType } from './hogql-
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
+import { URL_FUNCTIONS, URL_SPECS } from './hogql-urls.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
@@ -75,6 +76,7 @@ export const FUNCTIONS = [
   ['has', 2, 2],
   ['indexOf', 2, 2],
   ['arrayStringConcat', 1, 2],
+  ...URL_SPECS,
 ] as const
 export type HogqlFunction = (typeof FUNCTIONS)[number][0]
 /** ClickHouse's other names of some (`power`, `ln`), read as the function they name. */
@@ -123,9 +125,9 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
   return otherwise
 }
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
-export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll'])
+export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll', ...URL_SPECS.map(([fn]) => fn)])
 /** The functions whose value is a text. */
-const TO_TEXT: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll'])
+const TO_TEXT: ReadonlySet<string> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll', ...URL_FUNCTIONS])
 /**
  * Why a function is not read in `use`, or null where it is: math's evaluation has no regex engine (evaluateHogql),
  * and filters' readers check match()'s pattern only (hogqlPatterns), where a query's reader checks every regex
@@ -171,6 +173,7 @@ function checkArguments(fn: HogqlFunction, args: HogqlNode[], regex: RegexEngine
   }
   // 18.16 takes no other pattern or replacement ("must be constant").
   if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
+  if (fn === 'extractURLParameter' && args[1].op !== 'text') throw new HogqlMathError("extractURLParameter() takes its parameter's name as a text literal ('…').")
 }
 
 /** `left [i]like right`: texts, the pattern a literal (18.16 takes no other: "don't support non-constant needle argument"). */

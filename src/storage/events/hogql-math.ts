@@ -18,8 +18,8 @@
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:
  * on bytes, a character substring cuts kept as its bytes, hogql-values.ts's textBytes; ASCII case; the replacements'
- * pattern and replacement literals, substring's offset and length integer literals), and in
- * filters only match(text, 'literal pattern') and its operators (=~ …), with extract and replaceRegexp* in queries only
+ * pattern and replacement literals, substring's offset and length integer literals), the URL functions
+ * (hogql-urls.ts), and in filters only match(text, 'literal pattern') and its operators (=~ …), with extract and replaceRegexp* in queries only
  * (hogql-regex.ts; patterns the stores run, hogqlPatterns and QueryClock.regex). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
  * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
@@ -33,9 +33,10 @@
  * name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where the metric is read.
  */
 import { like } from '../../common/sql-like.js'
-import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, textCall, textInt, uniqKey } from './hogql-values.js'
+import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { instantOf } from './hogql-instants.js'
+import { isUrlFunction, urlCall } from './hogql-urls.js'
 import type { HogqlFunction } from './hogql-functions.js'
 import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
 import { REGEX_FUNCTIONS, regexCall } from './hogql-regex.js'
@@ -306,6 +307,11 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
   // An operand of a choice whose type is number is read as one (ClickHouse's common type).
   const chosen = (n: HogqlNode) => (node.type === 'number' ? asNumber(n, value(n)) : value(n))
   if (readsArray(node)) return arrayValue(node, value)
+  if (isUrlFunction(node.fn) || TEXT_CALLS.has(node.fn)) {
+    const texts = args.map(value) as Array<string | null>
+    if (texts.includes(null)) return null
+    return isUrlFunction(node.fn) ? urlCall(node.fn, texts as string[]) : textCall(node.fn, texts as string[])
+  }
   switch (node.fn) {
     case 'coalesce':
     case 'ifNull':
@@ -324,22 +330,6 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     case 'isNull':
     case 'isNotNull':
       return (value(args[0]) === null) === (node.fn === 'isNull') ? 1 : 0
-    case 'lower':
-    case 'upper':
-    case 'length':
-    case 'empty':
-    case 'notEmpty':
-    case 'startsWith':
-    case 'endsWith':
-    case 'trim':
-    case 'trimLeft':
-    case 'trimRight':
-    case 'position':
-    case 'replaceAll':
-    case 'replaceOne': {
-      const texts = args.map(value) as Array<string | null>
-      return texts.includes(null) ? null : textCall(node.fn, texts as string[])
-    }
     case 'substring': {
       // Its offset and length are integer literals (hogql-functions.ts).
       const text = value(args[0]) as string | null

@@ -212,6 +212,9 @@ export function extreme(fn: 'greatest' | 'least', values: readonly HogqlValue[])
   return best
 }
 
+/** The functions textCall computes. */
+export const TEXT_CALLS: ReadonlySet<string> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne'])
+
 /**
  * A function of texts on texts that are all there, as ClickHouse computes it: on bytes (`lower` and `upper`
  * change ASCII letters only, `length` and `position` count bytes, loose ones too), the trims removing spaces only,

@@ -132,6 +132,9 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select count() from events where distinct_id in (select e.distinct_id from events e join persons p on e.person_id = p.id where p.properties.tier = 'gold')"), [[3]], 'within IN')
     t.same(await rows("select extract(properties.plan, '^(.)r') as f, replaceRegexpOne(properties.plan, '(.)(.)', '\\\\2\\\\1') as r, count() from events where properties.plan =~* '^(FREE|PRO)$' group by f, r order by f"), [['f', 'rfee', 15], ['p', 'rpo', 15]], 'regexes: the first group, a replacement with groups, =~*')
     t.same(await rows("select splitByChar('e', properties.plan)[1] as head, has(['pro', 'team'], properties.plan) as paid, count() from events where properties.plan is not null group by head, paid order by head"), [['fr', 0, 15], ['pro', 1, 15]], 'arrays: a split indexed, has() of a literal')
+    const url = "concat('https://www.', properties.plan, '.io/p?utm=', event, '#top')"
+    const sites = await rows(`select domainWithoutWWW(${url}) as site, extractURLParameter(${url}, 'utm') as utm, count() from events where properties.plan is not null and path(${url}) = '/p' group by site, utm order by site, utm`)
+    t.same(sites, ['free', 'pro'].flatMap((plan) => ['buy', 'click', 'view'].map((utm) => [`${plan}.io`, utm, 5])), "URL functions: a domain without www, a parameter's value, a path")
     const [[...star]] = await rows("select e.*, p.properties.email from events e left join persons p on e.person_id = p.id where e.event = 'recent'")
     t.same(star, [...(await rows("select * from events where event = 'recent'"))[0], null], "e.*: the events' columns, as SELECT * of events gives them")
     const refusals: Array<[string, RegExp]> = [

@@ -13,6 +13,7 @@ import { pathText, propertiesHold } from '../../../src/management/actions/proper
 import { propertyPathExpr } from '../../../src/storage/events/clickhouse-filters.js'
 import { hogqlContributionSql } from '../../../src/storage/events/clickhouse-hogql.js'
 import { evaluateHogql, hogqlContribution, parseHogqlMath, type HogqlMath } from '../../../src/storage/events/hogql-math.js'
+import { URL_SPECS } from '../../../src/storage/events/hogql-urls.js'
 import { textBytes } from '../../../src/storage/events/hogql-values.js'
 import type { PropertyNode } from '../../../src/storage/events/index.js'
 import { clickhouseEventStore, clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
@@ -27,6 +28,8 @@ const ONLY = process.env.FUZZ_CASE === undefined ? null : Number(process.env.FUZ
 const KEYS = ['a', 'b', '$c', 'odd "k"']
 const VALUES: unknown[] = [
   '', 'x', 'X', 'abc', 'ÄBC', 'äbc', '  a b  ', 'a_b', 'a%b', "o'k", 'x"y', 'back\\slash', ' 3', '3', '+5', '-2.5', '.5', '5.', '1e3', '0x10', 'inf', 'NaN', 'true', 'null', '{"a":1}', 'a\nb',
+  // URLs for the URL functions (hogql-urls.ts).
+  'https://www.x.com/a?b=1#c', '//u@x.co.uk:8/p?a=%41&b', 'x.com/p?a=1&a=2', 'http://a.b@c/%E2%82%AC',
   0, 1, -1, 2.5, -0.5, 3, 1e21, 0.1, true, false, null, { a: 1 }, [1, 'x'], [],
   // Objects for HogQL's paths (`properties.a.x.u`), with a text that looks like one and an array where one may be.
   // Each level has keys of its own: on 18.16 a key that also appears nested before it is misread (architecture.md).
@@ -64,6 +67,9 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `splitBy${rng.pick(["Char('.'", "Char(' '", "String('b'", "String('Ä'"])}, ${hogqlTerm(rng, depth + 1)})[${rng.pick([-2, -1, 1, 2])}]`],
     [1, () => `${rng.pick(['length', 'empty', 'notEmpty'])}(splitByChar(',', ${hogqlTerm(rng, depth + 1)}))`],
     [1, () => `arrayStringConcat(splitByString('a', ${hogqlTerm(rng, depth + 1)})${rng.chance(0.5) ? ", '-'" : ''})`],
+    // The URL functions (hogql-urls.ts), several written out for 18.16; their lengths tell a text apart in any use.
+    [1, () => `${rng.pick(['length', ''])}(${rng.pick(URL_SPECS.filter(([, fewest]) => fewest === 1))[0]}(${rng.pick(['properties.a', 'properties.b', hogqlTerm(rng, depth + 1)])}))`],
+    [1, () => `${rng.pick(['length', ''])}(extractURLParameter(${hogqlTerm(rng, depth + 1)}, '${rng.pick(['a', 'b', ''])}'))`],
   ])()
 }
 
