@@ -280,7 +280,7 @@ class Compiler {
     const args = node.args
     // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
     if (TEXT_FUNCTIONS.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER
-    if (isUrlFunction(node.fn)) return urlCallSql(node.fn, args.map((a) => this.compile(a)), Array.from({ length: URL_SQL_NAMES }, () => this.fresh()))
+    if (isUrlFunction(node.fn)) return urlCallSql(node.fn, this.compile(args[0]), (args[1] as { value: string } | undefined)?.value, Array.from({ length: URL_SQL_NAMES }, () => this.fresh()))
     switch (node.fn) {
       case 'coalesce':
       case 'ifNull': {

@@ -7,7 +7,7 @@ import type { HogqlAggregation, HogqlMath, HogqlNode, HogqlType } from './hogql-
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
-import { URL_FUNCTIONS, URL_SPECS } from './hogql-urls.js'
+import { URL_SPECS } from './hogql-urls.js'
 import { SUBSTRING_LIMIT } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
@@ -127,7 +127,7 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
 export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll', ...URL_SPECS.map(([fn]) => fn)])
 /** The functions whose value is a text. */
-const TO_TEXT: ReadonlySet<string> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll', ...URL_FUNCTIONS])
+const TO_TEXT: ReadonlySet<string> = new Set(['lower', 'upper', 'toString', 'concat', 'trim', 'trimLeft', 'trimRight', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll', ...URL_SPECS.map(([fn]) => fn).filter((fn) => fn !== 'port')])
 /**
  * Why a function is not read in `use`, or null where it is: math's evaluation has no regex engine (evaluateHogql),
  * and filters' readers check match()'s pattern only (hogqlPatterns), where a query's reader checks every regex
@@ -173,7 +173,9 @@ function checkArguments(fn: HogqlFunction, args: HogqlNode[], regex: RegexEngine
   }
   // 18.16 takes no other pattern or replacement ("must be constant").
   if ((fn === 'replaceAll' || fn === 'replaceOne') && (args[1].op !== 'text' || args[2].op !== 'text')) throw new HogqlMathError(`${fn}() takes its pattern and replacement as text literals ('…').`)
-  if (fn === 'extractURLParameter' && args[1].op !== 'text') throw new HogqlMathError("extractURLParameter() takes its parameter's name as a text literal ('…').")
+  if ((fn === 'extractURLParameter' || fn === 'cutURLParameter') && args[1].op !== 'text') throw new HogqlMathError(`${fn}() takes its parameter's name as a text literal ('…').`)
+  // Where no name holds a delimiter, the first `name=` with one before it is a search of three texts (hogql-urls.ts).
+  if (fn === 'cutURLParameter' && /[?#&]/.test((args[1] as { value: string }).value)) throw new HogqlMathError('cutURLParameter() takes a name without ?, # or & here.')
 }
 
 /** `left [i]like right`: texts, the pattern a literal (18.16 takes no other: "don't support non-constant needle argument"). */

@@ -23,6 +23,8 @@ export const URL_SPECS = [
   ['cutFragment', 1, 1],
   ['cutQueryStringAndFragment', 1, 1],
   ['decodeURLComponent', 1, 1],
+  ['port', 1, 1],
+  ['cutURLParameter', 2, 2],
 ] as const
 export type UrlFunction = (typeof URL_SPECS)[number][0]
 export const URL_FUNCTIONS: ReadonlySet<string> = new Set(URL_SPECS.map(([fn]) => fn))
@@ -34,8 +36,11 @@ const isLooseByte = (unit: number): boolean => unit >= 0xdc80 && unit <= 0xdcff
 /** What ends a host's scan with no host (getURLHost's "restricted symbols"). */
 const RESTRICTED = new Set(' \t<>%{}|\\^~[];=&')
 
-/** getURLHost: the host, after a scheme of at most 13 bytes' `://` or a leading `//`, with a dot and something after it; '' if none. */
-function host(url: string): string {
+/**
+ * getURLHost: [start, end) of the host, after a scheme of at most 13 bytes' `://` or a leading `//`, with a dot and
+ * something after it; null if none.
+ */
+function hostRange(url: string): [number, number] | null {
   let pos = 0
   const first = url.charCodeAt(0)
   if (url.startsWith('//')) pos = 2
@@ -46,7 +51,7 @@ function host(url: string): string {
     for (; i < Math.min(url.length, 16); i++) {
       const c = url[i]
       if (ALNUM.test(c) || c === '.' || c === '-' || c === '+') continue
-      if (RESTRICTED.has(c)) return ''
+      if (RESTRICTED.has(c)) return null
       break
     }
     if (i <= 13 && url.startsWith('://', i)) pos = i + 3
@@ -58,10 +63,36 @@ function host(url: string): string {
     if (c === '.') dot = pos
     else if (c === ':' || c === '/' || c === '?' || c === '#') break
     else if (c === '@') start = pos + 1
-    else if (RESTRICTED.has(c)) return ''
+    else if (RESTRICTED.has(c)) return null
   }
-  if (dot < 0 || start >= pos || pos - dot === 1 || url[start] === '.') return ''
-  return url.slice(start, pos)
+  return dot < 0 || start >= pos || pos - dot === 1 || url[start] === '.' ? null : [start, pos]
+}
+
+function host(url: string): string {
+  const range = hostRange(url)
+  return range === null ? '' : url.slice(...range)
+}
+
+/** The digits after the host's `:` up to a `/` or the end, as a number to 65535; 0 if none, if anything else is there, or if larger. */
+function port(url: string): number {
+  const range = hostRange(url)
+  if (range === null || url[range[1]] !== ':') return 0
+  const digits = url.slice(range[1] + 1, indexOfAny(url, '/', range[1] + 1))
+  return /^[0-9]*$/.test(digits) && Number(digits) <= 65535 ? Number(digits) : 0
+}
+
+/**
+ * The first `name=` extractURLParameter finds, with its value, cut out with the `&` after it, or else the `&` before
+ * it; the URL as it is if none.
+ */
+function cutParameter(url: string, name: string): string {
+  const needle = `${name}=`
+  for (let at = url.indexOf(needle, indexOfAny(url, '?#') + 1); at >= 0; at = url.indexOf(needle, at + needle.length)) {
+    if (!'?#&'.includes(url[at - 1])) continue
+    const end = indexOfAny(url, '&#', at + needle.length)
+    return cut(url, url[end] === '&' ? [at, end + 1] : [url[at - 1] === '&' ? at - 1 : at, end])
+  }
+  return url
 }
 
 /** The scheme (a letter, then letters, digits, `+`, `-`, `.`) when a `:` follows it and at least 4 bytes are left from there. */
@@ -154,7 +185,7 @@ function decodeComponent(text: string): string {
 const cut = (url: string, range: [number, number] | null): string => (range === null ? url : joinedText(url.slice(0, range[0]) + url.slice(range[1])))
 
 /** A URL function of texts that are all there (hogql-math.ts's call). */
-export function urlCall(fn: UrlFunction, [url, name]: string[]): string {
+export function urlCall(fn: UrlFunction, [url, name]: string[]): string | number {
   switch (fn) {
     case 'protocol':
       return protocol(url)
@@ -198,6 +229,10 @@ export function urlCall(fn: UrlFunction, [url, name]: string[]): string {
       return cut(url, queryAndFragmentRange(url))
     case 'decodeURLComponent':
       return decodeComponent(url)
+    case 'port':
+      return port(url)
+    case 'cutURLParameter':
+      return cutParameter(url, name)
   }
 }
 
@@ -206,18 +241,26 @@ const RESTRICTED_CLASS = '[ \\t<>%{}|\\\\^~\\[\\];=&]'
 const SCHEME = '^[A-Za-z0-9.+\\-]{0,12}://'
 
 /**
- * host() in 18.16's SQL, of `v` (a name for a String that is not NULL): the bytes after the first (the scheme's scan
- * starts at the second byte, whatever the first is), then the authority cut at its first `:`, `/`, `?` or `#` by
- * splits (18.16's regex classes don't step over bytes of no character), the host after its last `@`.
+ * getURLHost in 18.16's SQL, of `v` (a name for a String that is not NULL): the bytes after the first (the scheme's
+ * scan starts at the second byte, whatever the first is), then the authority (`a`) cut at its first `:`, `/`, `?` or
+ * `#` by splits (18.16's regex classes don't step over bytes of no character) from the rest after the scheme (`r`),
+ * the host after its last `@`. `then` writes the value of the host's SQL, which may read `r` and `a`.
  */
-function hostSql(v: string, r: string, a: string): string {
+function hostSql(v: string, r: string, a: string, then: (host: string) => string): string {
   const window = `substring(${v}, 2, 15)`
   const rest = `multiIf(startsWith(${v}, '//'), substring(${v}, 3), match(${window}, ${hogqlTextSql(SCHEME)}), substring(${v}, 2 + length(extract(${window}, ${hogqlTextSql(SCHEME)}))), ${v})`
   const schemeRefused = `(NOT startsWith(${v}, '//') AND match(${window}, ${hogqlTextSql(`^[A-Za-z0-9.+\\-]*${RESTRICTED_CLASS}`)}))`
   const authority = `splitByChar(':', splitByChar('/', splitByChar('?', splitByChar('#', ${r})[1])[1])[1])[1]`
   const h = `splitByChar('@', ${a})[-1]`
   const refused = `${schemeRefused} OR match(${a}, ${hogqlTextSql(RESTRICTED_CLASS)}) OR position(${a}, '.') = 0 OR endsWith(${a}, '.') OR empty(${h}) OR startsWith(${h}, '.')`
-  return `arrayMap(${r} -> arrayMap(${a} -> if(${refused}, '', ${h}), [${authority}])[1], [${rest}])[1]`
+  return `arrayMap(${r} -> arrayMap(${a} -> ${then(`if(${refused}, '', ${h})`)}, [${authority}])[1], [${rest}])[1]`
+}
+
+/** port() in 18.16's SQL over hostSql's names: the digits after the authority's `:`, to the first `/`. */
+function portSql(host: string, r: string, a: string, p: string): string {
+  const digits = `splitByChar('/', substring(${r}, length(${a}) + 2))[1]`
+  const value = `if(match(${p}, '^[0-9]*$') AND length(replaceRegexpOne(${p}, '^0+', '')) <= 5 AND toUInt64OrZero(${p}) <= 65535, toFloat64(toUInt64OrZero(${p})), toFloat64(0))`
+  return `if(empty(${host}) OR substring(${r}, length(${a}) + 1, 1) != ':', toFloat64(0), arrayMap(${p} -> ${value}, [${digits}])[1])`
 }
 
 /** path() and pathFull() in 18.16's SQL, of `v` as above: from the first `/`, or from the next after a `//`. */
@@ -229,18 +272,33 @@ function pathSql(v: string, full: boolean, r: string): string {
   return full ? from : `arrayMap(${r} -> cutFragment(cutQueryString(${r})), [${from}])[1]`
 }
 
+/**
+ * cutURLParameter in 18.16's SQL (whose own gives up at a `name=` that no `?`, `#` or `&` comes before): the first
+ * `?name=`, `#name=` or `&name=` from the first `?` or `#` (the one extractURLParameter reads, the name having none of
+ * those), its delimiter at byte `k`, the value's bytes `h` in the rest `t`. `f` and `t` find k (`t` free there).
+ */
+function cutParameterSql(v: string, name: string, [k, t, h, f]: readonly string[]): string {
+  const positive = (items: readonly string[]) => `arrayReduce('min', arrayFilter(${t} -> ${t} > 0, [${items.join(', ')}]))`
+  const at = positive(['?', '#', '&'].map((d) => `position(substring(${v}, ${f}), ${hogqlTextSql(`${d}${name}=`)})`))
+  const delimiter = `arrayMap(${f} -> if(${f} = 0, 0, arrayMap(${k} -> if(${k} = 0, 0, ${f} + ${k} - 1), [${at}])[1]), [${positive([`position(${v}, '?')`, `position(${v}, '#')`])}])[1]`
+  const after = `substring(${t}, ${h} + 1, 1)`
+  const joined = `multiIf(${after} = '&', concat(substring(${v}, 1, ${k}), substring(${t}, ${h} + 2)), substring(${v}, ${k}, 1) = '&', concat(substring(${v}, 1, ${k} - 1), substring(${t}, ${h} + 1)), concat(substring(${v}, 1, ${k}), substring(${t}, ${h} + 1)))`
+  const cut = `arrayMap(${t} -> arrayMap(${h} -> ${joined}, [length(splitByChar('&', splitByChar('#', ${t})[1])[1])])[1], [substring(${v}, ${k} + ${1 + textBytes(name).length + 1})])[1]`
+  return `arrayMap(${k} -> if(${k} = 0, ${v}, ${cut}), [${delimiter}])[1]`
+}
+
 /** The functions 18.16 computes as current servers do, checked on its server (test/unit/storage/hogql-urls.test.ts). */
 const NATIVE: ReadonlySet<UrlFunction> = new Set(['protocol', 'queryString', 'fragment', 'extractURLParameter', 'cutWWW', 'cutQueryString', 'cutFragment', 'decodeURLComponent'])
 
 /** How many names urlCallSql takes. */
-export const URL_SQL_NAMES = 5
+export const URL_SQL_NAMES = 6
 
 /**
- * urlCall in ClickHouse's SQL of the operands' SQL (`name` a text literal's): the server's function where 18.16's is
+ * urlCall in ClickHouse's SQL of the URL's SQL (and the name literal's value): the server's function where 18.16's is
  * current servers', else written out over lambdas' parameters (`names`: URL_SQL_NAMES unique in the query), NULL for NULL.
  */
-export function urlCallSql(fn: UrlFunction, [url, name]: readonly string[], names: readonly string[]): string {
-  if (NATIVE.has(fn)) return `${fn}(${url}${name === undefined ? '' : `, ${name}`})`
+export function urlCallSql(fn: UrlFunction, url: string, name: string | undefined, names: readonly string[]): string {
+  if (NATIVE.has(fn)) return `${fn}(${url}${name === undefined ? '' : `, ${hogqlTextSql(name)}`})`
   const [n, v, r, a, h] = names
   const body = (() => {
     switch (fn) {
@@ -251,12 +309,17 @@ export function urlCallSql(fn: UrlFunction, [url, name]: readonly string[], name
         return `if(position(${v}, '?') > 0, queryStringAndFragment(${v}), if(position(${v}, '#') > 0, concat('#', fragment(${v})), ''))`
       case 'cutQueryStringAndFragment':
         return `if(position(${v}, '?') > 0, cutQueryStringAndFragment(${v}), cutFragment(${v}))`
+      case 'port':
+        return hostSql(v, r, a, (host) => portSql(host, r, a, h))
+      case 'cutURLParameter':
+        return cutParameterSql(v, name!, names.slice(2))
       default: {
         const tld = `splitByChar('.', ${h})[-1]`
         const value = fn === 'domain' ? h : fn === 'domainWithoutWWW' ? `if(length(${h}) > 4 AND startsWith(${h}, 'www.'), substring(${h}, 5), ${h})` : `if(position(${h}, '.') = 0 OR match(${tld}, '^[0-9]'), '', ${tld})`
-        return `arrayMap(${h} -> ${value}, [${hostSql(v, r, a)}])[1]`
+        return hostSql(v, r, a, (host) => `arrayMap(${h} -> ${value}, [${host}])[1]`)
       }
     }
   })()
-  return `arrayMap(${n} -> if(isNull(${n}), CAST(NULL AS Nullable(String)), arrayMap(${v} -> ${body}, [assumeNotNull(${n})])[1]), [${url}])[1]`
+  const none = fn === 'port' ? 'CAST(NULL AS Nullable(Float64))' : 'CAST(NULL AS Nullable(String))'
+  return `arrayMap(${n} -> if(isNull(${n}), ${none}, arrayMap(${v} -> ${body}, [assumeNotNull(${n})])[1]), [${url}])[1]`
 }

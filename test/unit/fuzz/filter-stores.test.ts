@@ -69,7 +69,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `arrayStringConcat(splitByString('a', ${hogqlTerm(rng, depth + 1)})${rng.chance(0.5) ? ", '-'" : ''})`],
     // The URL functions (hogql-urls.ts), several written out for 18.16; their lengths tell a text apart in any use.
     [1, () => `${rng.pick(['length', ''])}(${rng.pick(URL_SPECS.filter(([, fewest]) => fewest === 1))[0]}(${rng.pick(['properties.a', 'properties.b', hogqlTerm(rng, depth + 1)])}))`],
-    [1, () => `${rng.pick(['length', ''])}(extractURLParameter(${hogqlTerm(rng, depth + 1)}, '${rng.pick(['a', 'b', ''])}'))`],
+    [1, () => `${rng.pick(['length', ''])}(${rng.pick(['extractURLParameter', 'cutURLParameter'])}(${hogqlTerm(rng, depth + 1)}, '${rng.pick(['a', 'b', ''])}'))`],
   ])()
 }
 

@@ -32,7 +32,7 @@ const PERIODS = [
 ]
 
 const KEYS = ['a', 'b', '$c', 'n']
-const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'a\nb c', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x'], 'https://www.x.com/a?b=1#c', '//u@x.co.uk:8/p?a=%C3%A4&b']
+const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'a\nb c', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x'], 'https://www.x.com/a?b=1#c', '//u@x.co.uk:8/p?a=%C3%A4&b&a=1']
 /** Person property texts as persons.db resolves them: strings unquoted, other JSON as written. */
 const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
 const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', 'group_0.properties.g', 'group_1.properties.g', 'group_0.key', 'person.id', 'person.is_identified', '$session_id', '$window_id',
@@ -41,7 +41,7 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
   // Arrays (hogql-arrays.ts): splits of every shape of text, indexes in and out of range, literals with Nullable items.
   "splitByChar(' ', properties.a)[2]", "splitByString('b', toString(properties.n))[-1]", "length(splitByChar(',', properties.$c))", "has(['x', 'abc', ''], properties.b)", "indexOf(['3', ' 3', 'true'], properties.n)", "['z', properties.a, lower(properties.b)][3]", "[properties.n, 'q'][-3]", "arrayStringConcat(splitByChar('x', concat(event, properties.a)), '+')", 'has([1, 3, -0.5], toFloat(properties.n))', '[1, 2.5][-1] + [toFloat(properties.n), 4][1]', "has(splitByChar('.', properties.n), '5')", "empty(splitByString('ab', properties.a))", "has([properties.a, 'x'], properties.b)", "indexOf([properties.b, null, 'abc'], properties.a)",
   // URL functions (hogql-urls.ts): those 18.16 computes otherwise are written out.
-  'domain(properties.a)', 'domainWithoutWWW(toString(properties.b))', 'topLevelDomain(properties.$c)', 'path(properties.a)', 'pathFull(lower(properties.b))', 'queryStringAndFragment(properties.$c)', "extractURLParameter(properties.a, 'a')", 'cutQueryStringAndFragment(properties.b)', 'decodeURLComponent(properties.$c)', 'cutWWW(properties.a)', 'protocol(properties.b)']
+  'domain(properties.a)', 'domainWithoutWWW(toString(properties.b))', 'topLevelDomain(properties.$c)', 'path(properties.a)', 'pathFull(lower(properties.b))', 'queryStringAndFragment(properties.$c)', "extractURLParameter(properties.a, 'a')", 'cutQueryStringAndFragment(properties.b)', 'decodeURLComponent(properties.$c)', 'cutWWW(properties.a)', 'protocol(properties.b)', 'port(properties.$c)', "cutURLParameter(properties.a, 'a')"]
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
 const CALENDAR = [
   'toHour(timestamp)',

@@ -14,7 +14,7 @@ function wellFormed(rng: Rng): string {
   let url = rng.pick(['http://', 'https://', '//', '', 'svn+ssh://', 'http:/', 'x:'])
   if (rng.chance(0.2)) url += `${rng.pick(['user', 'u:p', 'a.b', ''])}@`
   url += Array.from({ length: rng.range(1, 3) }, () => rng.pick(LABELS)).join('.') + rng.pick(['.com', '.co.uk', '.1', '', '.', '.com.'])
-  if (rng.chance(0.3)) url += rng.pick([':80', ':', ':8080'])
+  if (rng.chance(0.3)) url += rng.pick([':80', ':', ':8080', ':0000443', ':65536', ':8x'])
   if (rng.chance(0.6)) url += rng.pick(['/', '/a/b', '//c', '/p q', '/é'])
   if (rng.chance(0.5)) {
     const pairs = Array.from({ length: rng.range(1, 3) }, () => rng.pick(['a', 'b', 'ba', '', 'é', 'a=']) + rng.pick(['=1', '=', '', '=%20x', '=a=b']))

@@ -13,7 +13,7 @@ import { Rng, fuzzSeed } from '../fuzz/rng.js'
 import { randomUrl } from '../fuzz/urls.js'
 
 /** [function, URL, (name,) what current ClickHouse answers]: its stateless test 00398_url_functions, then the edges. */
-const CASES: Array<[UrlFunction, string, string] | [UrlFunction, string, string, string]> = [
+const CASES: Array<[UrlFunction, string, string | number] | [UrlFunction, string, string, string]> = [
   ['protocol', 'http://example.com', 'http'],
   ['protocol', 'svn+ssh://example.com?q=hello%20world', 'svn+ssh'],
   ['protocol', 'ftp!://example.com/', ''],
@@ -72,12 +72,22 @@ const CASES: Array<[UrlFunction, string, string] | [UrlFunction, string, string,
   ['decodeURLComponent', 'a+b%2', 'a+b%2'],
   // A byte of no character is kept loose (textBytes's mark).
   ['decodeURLComponent', '%FFa', '\uDCFFa'],
+  ['port', 'http://paul@www.example.com:80/', 80],
+  ['port', 'http://x.com:8080?q', 0],
+  ['port', 'http://x.com:65536/', 0],
+  ['port', 'http://x.com:0080', 80],
+  ['port', 'http://localhost:80/', 0],
+  ['cutURLParameter', 'http://bigmir.net/?a=b&c=d&e=f#g', 'a', 'http://bigmir.net/?c=d&e=f#g'],
+  ['cutURLParameter', 'http://x/?a=b&c=d#g', 'c', 'http://x/?a=b#g'],
+  ['cutURLParameter', 'http://x/?c=d#g', 'c', 'http://x/?#g'],
+  ['cutURLParameter', 'http://x/?bc=d&c=e', 'c', 'http://x/?bc=d'],
 ]
 
 t.test("the URL functions give current ClickHouse's answers", async (t) => {
   for (const [fn, url, ...rest] of CASES) {
     const want = rest.pop()!
-    t.equal(urlCall(fn, [url, ...rest]), want, `${fn}(${JSON.stringify(url)}${rest.map((r) => `, '${r}'`).join('')})`)
+    const name = rest as string[]
+    t.equal(urlCall(fn, [url, ...name]), want, `${fn}(${JSON.stringify(url)}${name.map((r) => `, '${r}'`).join('')})`)
   }
 })
 
@@ -96,10 +106,10 @@ t.test("on ClickHouse 18.16 the written SQL gives the evaluation's answer", { sk
   // Rows of Nullable(String), NULL last: hex() of each answer (NULL as 'N'), compared byte for byte.
   const column = `arrayJoin([${urls.map((u) => `CAST(${hogqlTextSql(u)} AS Nullable(String))`).join(', ')}, NULL])`
   for (const [fn] of URL_SPECS) {
-    for (const name of fn === 'extractURLParameter' ? ['a', '', 'é'] : [undefined]) {
-      const call = urlCallSql(fn, name === undefined ? ['x'] : ['x', hogqlTextSql(name)], names)
-      const answers = (await post(`SELECT ifNull(hex(${call}), 'N') FROM (SELECT ${column} AS x) FORMAT TSV`)).replace(/\n$/, '').split('\n')
-      const wrong = urls.filter((url, i) => answers[i] !== textBytes(urlCall(fn, name === undefined ? [url] : [url, name])).toString('hex').toUpperCase())
+    for (const name of fn === 'extractURLParameter' || fn === 'cutURLParameter' ? ['a', '', 'é'] : [undefined]) {
+      const call = urlCallSql(fn, 'x', name, names)
+      const answers = (await post(`SELECT ifNull(hex(toString(${call})), 'N') FROM (SELECT ${column} AS x) FORMAT TSV`)).replace(/\n$/, '').split('\n')
+      const wrong = urls.filter((url, i) => answers[i] !== textBytes(String(urlCall(fn, name === undefined ? [url] : [url, name]))).toString('hex').toUpperCase())
       t.same(wrong.slice(0, 5), [], `${fn}${name === undefined ? '' : ` with '${name}'`}: ${urls.length} URLs, ${wrong.length} differ`)
       t.equal(answers[urls.length], 'N', `${fn} of NULL is NULL`)
     }
@@ -108,15 +118,15 @@ t.test("on ClickHouse 18.16 the written SQL gives the evaluation's answer", { sk
 
 t.test('queries read the URL functions on both stores', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
   const TEAM = 7
-  const rows = pageviewRows(TEAM, { d1: { u: 'https://www.shop.io/cart?utm_source=ad&x=1#top' }, d2: { u: 'shop.io/help' }, d3: { u: '' }, d4: {} })
+  const rows = pageviewRows(TEAM, { d1: { u: 'https://www.shop.io:8443/cart?utm_source=ad&x=1#top' }, d2: { u: 'shop.io/help' }, d3: { u: '' }, d4: {} })
   const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_hogql_urls')
   const clock = { now: Date.parse('2024-07-01T00:00:00Z'), zone: 'UTC' }
-  const plan = parseHogqlQuery("SELECT domain(properties.u), path(properties.u), extractURLParameter(properties.u, 'utm_source'), cutQueryStringAndFragment(properties.u) FROM events ORDER BY distinct_id", clock)
+  const plan = parseHogqlQuery("SELECT domain(properties.u), path(properties.u), extractURLParameter(properties.u, 'utm_source'), cutQueryStringAndFragment(properties.u), port(properties.u), cutURLParameter(properties.u, 'utm_source') FROM events ORDER BY distinct_id", clock)
   const want = [
-    ['www.shop.io', '/cart', 'ad', 'https://www.shop.io/cart'],
-    ['shop.io', '/help', '', 'shop.io/help'],
-    ['', '', '', ''],
-    [null, null, null, null],
+    ['www.shop.io', '/cart', 'ad', 'https://www.shop.io:8443/cart', 8443, 'https://www.shop.io:8443/cart?x=1#top'],
+    ['shop.io', '/help', '', 'shop.io/help', 0, 'shop.io/help'],
+    ['', '', '', '', 0, ''],
+    [null, null, null, null, null, null],
   ]
   t.same(await sqlite.hogqlQuery(TEAM, plan), want, 'SQLite')
   t.same(await clickhouse.hogqlQuery(TEAM, plan), want, 'ClickHouse')
@@ -125,4 +135,5 @@ t.test('queries read the URL functions on both stores', { skip: clickhouseUnavai
   t.same(await clickhouse.hogqlQuery(TEAM, grouped), [['shop.io', 2]], 'ClickHouse: grouped by site')
   t.throws(() => parseHogqlQuery('SELECT domain(1) FROM events', clock), /domain\(\) takes texts, not numbers/)
   t.throws(() => parseHogqlQuery('SELECT extractURLParameter(properties.u, event) FROM events', clock), /extractURLParameter\(\) takes its parameter's name as a text literal/)
+  t.throws(() => parseHogqlQuery("SELECT cutURLParameter(properties.u, 'a&b') FROM events", clock), /cutURLParameter\(\) takes a name without \?, # or & here/)
 })
