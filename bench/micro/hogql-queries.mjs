@@ -39,6 +39,9 @@ const QUERIES = [
   "SELECT replaceRegexpOne(properties.$current_url, '^https?://([^/]+)/(.*)$', '\\\\2@\\\\1') AS u, count() FROM events GROUP BY u ORDER BY u LIMIT 5",
   // Arrays (hogql-arrays.ts): a split indexed, has() of a literal.
   "SELECT splitByChar('/', properties.$current_url)[4] AS page, count() FROM events WHERE has(['$pageview', 'buy'], event) GROUP BY page ORDER BY page",
+  // URL functions (hogql-urls.ts) and CASE.
+  "SELECT domain(properties.$current_url) AS site, path(properties.$current_url) AS page, count() FROM events GROUP BY site, page ORDER BY site, page",
+  "SELECT CASE WHEN properties.price BETWEEN 10 AND 20 THEN 'mid' WHEN properties.price < 10 THEN 'low' ELSE 'high' END AS band, count() FROM events GROUP BY band ORDER BY band",
 ]
 
 /** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */

@@ -124,6 +124,33 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
   for (let i = args.length - 3; i >= 0; i -= 2) otherwise = call(unify([args[i + 1], otherwise]), args[i], args[i + 1], otherwise)
   return otherwise
 }
+/**
+ * `CASE [subject] WHEN c THEN r … ELSE e END` as PostHog's parser reads it: if or multiIf of the conditions, and with a
+ * subject transform(subject, [whens], [thens], e), which finds a NULL among the WHENs as `=` does here. Without ELSE
+ * PostHog's call has no value otherwise, which ClickHouse refuses: a 400 here.
+ */
+export function caseNode(subject: HogqlNode | null, pairs: HogqlNode[], otherwise: HogqlNode | null, depth: number): HogqlNode {
+  if (pairs.length === 0) throw new HogqlMathError('CASE takes at least one WHEN … THEN … here.')
+  if (otherwise === null) throw new HogqlMathError("CASE takes an ELSE here, as PostHog's HogQL (CASE WHEN c THEN a ELSE b END).")
+  // The subject is read once for each WHEN, as nullIf's first argument twice.
+  if (subject !== null && size(subject) * (pairs.length / 2) > MAX_IN_TERMS) throw new HogqlMathError("CASE's subject is too large here for its WHENs: it is read once for each.")
+  const conditions = subject === null ? pairs : pairs.map((p, i): HogqlNode => (i % 2 === 0 ? { op: '=', type: 'number', args: [subject, p] } : p))
+  return sugarCall('multiIf', [...conditions, otherwise], depth)
+}
+
+/**
+ * `x [NOT] BETWEEN low AND high`: `low <= x AND x <= high` (NOT: `x < low OR x > high`), which PostHog's printer wraps
+ * in ifNull(…, 0), as these comparisons read a NULL operand.
+ */
+export function betweenNode(x: HogqlNode, low: HogqlNode, high: HogqlNode, negated: boolean): HogqlNode {
+  if (size(x) > MAX_IN_TERMS / 2) throw new HogqlMathError('The left side of BETWEEN is too large here: it is read twice.')
+  const compare = (op: '<' | '>' | '<=' | '>=', bound: HogqlNode): HogqlNode => ({ op, type: 'number', args: [x, bound] })
+  // Each comparison is 0 or 1, never NULL: their product is `and` and a sum not 0 `or`, without Kleene's logic, whose SQL
+  // reads each operand thrice (18.16 expands the aliases of nested ones past its AST limit).
+  if (!negated) return { op: '*', type: 'number', args: [compare('>=', low), compare('<=', high)] }
+  return { op: '!=', type: 'number', args: [{ op: '+', type: 'number', args: [compare('<', low), compare('>', high)] }, { op: 'number', type: 'number', value: 0 }] }
+}
+
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */
 export const TEXT_FUNCTIONS: ReadonlySet<HogqlFunction> = new Set(['lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'trim', 'trimLeft', 'trimRight', 'position', 'replaceAll', 'replaceOne', 'substring', 'extract', 'replaceRegexpOne', 'replaceRegexpAll', ...URL_SPECS.map(([fn]) => fn)])
 /** The functions whose value is a text. */

@@ -13,7 +13,8 @@
  * `person.properties.<key>` likewise (its properties now, as PostHog's `person_id_override_properties_joined` mode
  * reads them: docs/architecture.md, "HogQL math and filters"), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
- * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or),
+ * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or), [not] between
+ * and CASE … END (hogql-functions.ts's betweenNode and caseNode),
  * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, trunc, sign, sqrt, exp, log, log2, log10, pow, modulo (`%`), intDiv and their -OrZero, round (hogql-values.ts computes these), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:

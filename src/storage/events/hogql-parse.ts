@@ -4,19 +4,17 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
+import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
 import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
 import { holderField, holderFields } from './hogql-lookups.js'
-import { closingAt, FILTERS_MARK, HogqlMathError, isWord, tokenize, type Token } from './hogql-tokens.js'
+import { closingAt, FILTERS_MARK, HogqlMathError, isWord, pathAt, tokenize, whereAt, type Token } from './hogql-tokens.js'
 
 export { HogqlMathError } from './hogql-tokens.js'
 
 const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinctIf, median, medianIf and quantile(level)'
-/** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
-const MAX_PATH = 4
 const MAX_LENGTH = 10_000
 
 /** What the text is, in refusals: `math_hogql`, a filter's key, or a HogQLQuery's part. */
@@ -57,16 +55,36 @@ class Parser {
   }
 
   #expect(value: string): void {
-    if (!this.#isPunct(value)) throw new HogqlMathError(`Expected "${value}" ${this.#where()}.`)
+    if (!this.#isPunct(value)) throw new HogqlMathError(`Expected "${value}" ${whereAt(this.tokens, this.#i)}.`)
     this.#i++
   }
 
-  #where(): string {
-    return this.#peek() === undefined ? 'at the end' : `before ${JSON.stringify(this.#peek()!.value)}`
+  /** Past the keyword `word`, which must come next. */
+  #word(word: string): void {
+    if (!isWord(this.#peek(), word)) throw new HogqlMathError(`Expected ${word.toUpperCase()} ${whereAt(this.tokens, this.#i)}.`)
+    this.#i++
   }
 
-  done(): void {
+  /** `CASE [x] WHEN c THEN r … ELSE e END` (caseNode). */
+  #case(): HogqlNode {
+    const subject = ['when', 'else', 'end'].some((w) => isWord(this.#peek(), w)) ? null : this.expr()
+    const pairs: HogqlNode[] = []
+    while (isWord(this.#peek(), 'when') && ++this.#i > 0) {
+      pairs.push(this.expr())
+      this.#word('then')
+      pairs.push(this.expr())
+    }
+    const otherwise = isWord(this.#peek(), 'else') && ++this.#i > 0 ? this.expr() : null
+    this.#word('end')
+    return caseNode(subject, pairs, otherwise, this.#depth)
+  }
+
+  /** The whole text as one expression, of no array (refuseLooseArrays). */
+  whole(): HogqlNode {
+    const expr = this.expr()
     if (this.#peek() !== undefined) throw new HogqlMathError(`Unexpected ${JSON.stringify(this.#peek()!.value)} after the expression.`)
+    refuseLooseArrays(expr)
+    return expr
   }
 
   expr(): HogqlNode {
@@ -104,18 +122,23 @@ class Parser {
     if (isWord(this.#peek(), 'is')) {
       this.#i++
       const not = isWord(this.#peek(), 'not') && ++this.#i > 0
-      if (!isWord(this.#peek(), 'null')) throw new HogqlMathError(`Expected NULL after IS${not ? ' NOT' : ''} ${this.#where()}.`)
+      if (!isWord(this.#peek(), 'null')) throw new HogqlMathError(`Expected NULL after IS${not ? ' NOT' : ''} ${whereAt(this.tokens, this.#i)}.`)
       this.#i++
       return typedCall(FUNCTION_BY_NAME.get(not ? 'isnotnull' : 'isnull')!, [left])
     }
     const at = this.#i
     const negated = isWord(this.#peek(), 'not') && ++this.#i > 0
-    const word = ['like', 'ilike', 'in'].find((w) => isWord(this.#peek(), w))
+    const word = ['like', 'ilike', 'in', 'between'].find((w) => isWord(this.#peek(), w))
     if (word === undefined) {
       this.#i = at
       return left
     }
     this.#i++
+    if (word === 'between') {
+      const low = this.#additive()
+      this.#word('and')
+      return betweenNode(left, low, this.#additive(), negated)
+    }
     const node = word === 'in' ? this.#in(left) : likeNode(word as 'like' | 'ilike', left, this.#additive())
     return negated ? { op: 'not', type: 'number', args: [node] } : node
   }
@@ -131,12 +154,12 @@ class Parser {
       return this.clock.lookup({ holder: 'cohort', cohort: this.tokens[this.#i++].value })
     }
     const close = this.#isPunct('[') ? ']' : ')'
-    if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${this.#where()}.`)
+    if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${whereAt(this.tokens, this.#i)}.`)
     this.#i++
     // `x IN (SELECT …)`: the query's hook plans the subquery and gives the node its values will fill.
     if (this.clock.inQuery !== undefined && close === ')' && (isWord(this.#peek(), 'select') || isWord(this.#peek(), 'with'))) {
       const end = closingAt(this.tokens, this.#i - 1)
-      if (end < 0) throw new HogqlMathError(`The subquery of IN is not closed ${this.#where()}.`)
+      if (end < 0) throw new HogqlMathError(`The subquery of IN is not closed ${whereAt(this.tokens, this.#i)}.`)
       const node = this.clock.inQuery(this.tokens.slice(this.#i, end), left, this.clock)
       this.#i = end + 1
       return node
@@ -145,7 +168,7 @@ class Parser {
     for (;;) {
       items.push(this.#additive())
       if (this.#isPunct(close)) break
-      if (!this.#isPunct(',')) throw new HogqlMathError(`Expected "," or "${close}" in the IN list ${this.#where()}.`)
+      if (!this.#isPunct(',')) throw new HogqlMathError(`Expected "," or "${close}" in the IN list ${whereAt(this.tokens, this.#i)}.`)
       this.#i++
     }
     this.#i++
@@ -212,6 +235,7 @@ class Parser {
     if (!t.quoted && (word === 'true' || word === 'false')) return { op: 'number', type: 'number', value: word === 'true' ? 1 : 0 }
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
+    if (!t.quoted && word === 'case') return this.#nested(() => this.#case())
     const aliased = this.scope?.alias(t.value)
     if (aliased) return aliased
     const column = !(word === 'interval' && !t.quoted && this.#peek()?.kind === 'number')
@@ -249,25 +273,11 @@ class Parser {
     return queryField(t.value, table)
   }
 
-  /** After `properties` (of whichever): the key, then keys within its value (`.a.b`, `['a']['b']`: JSONExtractRaw's). */
+  /** After `properties` (of whichever): its path (pathAt). */
   #path(): PropertyPath {
-    if (!this.#isPunct('.') && !this.#isPunct('[')) throw new HogqlMathError('"properties" must name a property: properties.<key>.')
-    const keys: string[] = []
-    while (this.#isPunct('.') || this.#isPunct('[')) {
-      if (keys.length === MAX_PATH) throw new HogqlMathError(`Property paths reach at most ${MAX_PATH} keys deep here.`)
-      keys.push(this.#key())
-    }
-    return keys as unknown as PropertyPath
-  }
-
-  /** One key of a property path: `.name` or `['text']`. */
-  #key(): string {
-    const dot = this.#isPunct('.')
-    const t = this.tokens[++this.#i]
-    if (t?.kind !== (dot ? 'name' : 'text')) throw new HogqlMathError(dot ? `Expected a property name after "." ${this.#where()}.` : "Expected a 'string' key in properties[...].")
-    this.#i++
-    if (!dot) this.#expect(']')
-    return t.value as string
+    const { path, end } = pathAt(this.tokens, this.#i)
+    this.#i = end
+    return path
   }
 
   #call(name: string): HogqlNode {
@@ -352,9 +362,7 @@ export function parseHogqlMath(text: string): HogqlMath {
   if (parser.tokens.length === 0) throw new HogqlMathError('math_hogql is empty.')
   const call = parser.aggregation()
   if (call === null) {
-    const expr = parser.expr()
-    parser.done()
-    refuseLooseArrays(expr)
+    const expr = parser.whole()
     return { aggregation: 'sum', expr }
   }
   return mathOf(call)
@@ -372,9 +380,7 @@ export function parseQueryExpression(tokens: Token[], clock: QueryClock, aggrega
     const math = mathOf(call)
     return { math, expr: math.expr }
   }
-  const expr = parser.expr()
-  parser.done()
-  refuseLooseArrays(expr)
+  const expr = parser.whole()
   return { math: null, expr }
 }
 
@@ -387,9 +393,7 @@ export function parseHogqlCondition(text: string): HogqlNode {
   if (text.length > MAX_LENGTH) throw new HogqlMathError(`The expression is longer than ${MAX_LENGTH} characters.`)
   const parser = new Parser(tokenize(text), 'HogQL filters')
   if (parser.tokens.length === 0) throw new HogqlMathError('The expression is empty.')
-  const expr = parser.expr()
-  parser.done()
-  refuseLooseArrays(expr)
+  const expr = parser.whole()
   if (expr.type === 'text') throw new HogqlMathError('The expression is a text, not a condition: compare it, as in properties.plan = \'pro\'.')
   return expr
 }

@@ -187,10 +187,10 @@ function sessionsPlan(clock: QueryClock, depth: number): HogqlQueryPlan {
   return { ...plan, columns: plan.columns.map((c) => ({ ...c, name: SESSION_RENAMED.get(c.name) ?? c.name })) }
 }
 
-/** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set. */
+/** Lower and upper bounds on `timestamp` that the top-level conjuncts of WHERE set (a BETWEEN's product of two too). */
 function timeBounds(where: HogqlNode | null): { after?: number; before?: number } {
   const bounds: { after?: number; before?: number } = {}
-  const conjuncts = where === null ? [] : where.op === 'and' ? where.args : [where]
+  const conjuncts = (where === null ? [] : where.op === 'and' ? where.args : [where]).flatMap((c) => (c.op === '*' && c.args.every((a) => COMPARISONS.has(a.op)) ? c.args : [c]))
   for (const c of conjuncts) {
     if (!COMPARISONS.has(c.op) || !('args' in c)) continue
     let [l, r] = c.args as HogqlNode[]

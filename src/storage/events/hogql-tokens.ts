@@ -2,6 +2,7 @@
  * The tokens of `math_hogql` and HogQL filter texts (hogql-parse.ts reads them): numbers, texts, names (quoted
  * ones with HogQL's escapes, as PostHog's parser unquotes them) and punctuation.
  */
+import type { PropertyPath } from './hogql-math.js'
 
 /** What a HogQL text can't be read as, named: a 400 where the text is read. */
 export class HogqlMathError extends Error {
@@ -31,6 +32,32 @@ export function closingAt(tokens: Token[], open: number): number {
 
 /** Whether the parenthesis at `open` closes at the end of `tokens`, not before. */
 export const closesAtEnd = (tokens: Token[], open: number): boolean => closingAt(tokens, open) === tokens.length - 1
+
+/** Keys in one property path (`properties.a.b` is 2): ClickHouse 18.16's SQL for each grows with the one before. */
+const MAX_PATH = 4
+
+/** Where in a text: before the token at `i`, or at the end. */
+export const whereAt = (tokens: Token[], i: number): string => (tokens[i] === undefined ? 'at the end' : `before ${JSON.stringify(tokens[i].value)}`)
+
+/**
+ * The property path from `at` (after `properties`, of whichever): the key, then keys within its value (`.a.b`,
+ * `['a']['b']`: JSONExtractRaw's), and the index after it.
+ */
+export function pathAt(tokens: Token[], at: number): { path: PropertyPath; end: number } {
+  const keys: string[] = []
+  let i = at
+  if (!isPunct(tokens[i], '.') && !isPunct(tokens[i], '[')) throw new HogqlMathError('"properties" must name a property: properties.<key>.')
+  while (isPunct(tokens[i], '.') || isPunct(tokens[i], '[')) {
+    if (keys.length === MAX_PATH) throw new HogqlMathError(`Property paths reach at most ${MAX_PATH} keys deep here.`)
+    const dot = isPunct(tokens[i], '.')
+    const t = tokens[++i]
+    if (t?.kind !== (dot ? 'name' : 'text')) throw new HogqlMathError(dot ? `Expected a property name after "." ${whereAt(tokens, i)}.` : "Expected a 'string' key in properties[...].")
+    if (!dot && !isPunct(tokens[++i], ']')) throw new HogqlMathError(`Expected "]" ${whereAt(tokens, i)}.`)
+    keys.push(t.value as string)
+    i++
+  }
+  return { path: keys as unknown as PropertyPath, end: i }
+}
 
 /** Whether `t` is `word` unquoted (any case). */
 export function isWord(t: Token | undefined, word: string): boolean {

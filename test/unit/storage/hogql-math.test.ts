@@ -92,6 +92,28 @@ t.test('functions: toFloat, coalesce, ifNull, if, multiIf, nullIf, abs, floor, c
   t.throws(() => parseHogqlMath('nullIf(1)'), /nullIf\(\) takes 2 arguments, got 1/)
 })
 
+t.test("CASE reads as PostHog's parser reads it (if, multiIf, a subject's transform as `=`s), BETWEEN as two comparisons that read NULL as 0", async (t) => {
+  const tier = "CASE WHEN properties.a > 100 THEN 'gold' WHEN properties.a > 10 THEN 'silver' ELSE 'basic' END"
+  t.same([value(tier, { a: '500' }), value(tier, { a: '50' }), value(tier)], ['gold', 'silver', 'basic'], 'the first WHEN that holds (null does not) chooses')
+  const plan = "case properties.plan when 'pro' then 2 when null then -1 else 0 end"
+  t.same([value(plan, { plan: 'pro' }), value(plan), value(plan, { plan: 'free' })], [2, -1, 0], "a subject is compared with each WHEN, NULL finding NULL (transform's)")
+  t.equal(value("CASE WHEN 1 THEN 'a' ELSE 'b' END"), 'a', 'one WHEN is an if')
+  t.throws(() => parseHogqlMath("CASE WHEN properties.a = 'x' THEN 1 END"), /CASE takes an ELSE here/, "without ELSE, as PostHog's multiIf refuses it")
+  t.throws(() => parseHogqlMath('CASE ELSE 1 END'), /CASE takes at least one WHEN … THEN … here/)
+  t.throws(() => parseHogqlMath('CASE WHEN 1 THEN 2 ELSE 3'), /Expected END at the end/)
+  t.throws(() => parseHogqlMath('CASE WHEN 1 2 ELSE 3 END'), /Expected THEN before 2/)
+  const between = (text: string, n: string | null) => value(text, n === null ? {} : { a: n })
+  t.same(['0.5', '1', '2', '3', '3.5', null].map((n) => between('properties.a BETWEEN 1 AND 3', n)), [0, 1, 1, 1, 0, 0], 'BETWEEN takes both bounds; NULL reads 0')
+  t.same(['0.5', '2', '3.5', null].map((n) => between('properties.a NOT BETWEEN 1 AND 3', n)), [1, 0, 1, 0], "NOT BETWEEN is the comparisons' or, NULL reading 0 too (not the negation of BETWEEN's 0)")
+  t.equal(value("properties.a BETWEEN 1 AND 3 AND properties.b = 'x'", { a: '2', b: 'x' }), 1, "BETWEEN's AND binds to it, the next AND joins conditions")
+  t.equal(value('properties.a BETWEEN null AND 3', { a: '2' }), 0, 'a NULL bound reads 0')
+  // 611 nodes: what is read more than once is bounded, as nullIf's first argument.
+  const large = `concat(${Array.from({ length: 10 }, () => `concat(${Array(60).fill('properties.a').join(', ')})`).join(', ')})`
+  t.throws(() => parseHogqlMath(`${large} BETWEEN 'a' AND 'b'`), /The left side of BETWEEN is too large here: it is read twice/)
+  t.throws(() => parseHogqlMath(`CASE ${large} WHEN 'a' THEN 1 WHEN 'b' THEN 2 ELSE 0 END`), /CASE's subject is too large here for its WHENs/)
+  t.equal(value(`CASE ${large} WHEN 'a' THEN 1 ELSE 0 END`, { a: 'x' }), 0, 'once is within the bound')
+})
+
 t.test("% and intDiv divide as ClickHouse's Float64 does; sqrt, exp, log, pow, sign and trunc as its functions", async (t) => {
   t.same([value('7 % 3'), value('-7 % 3'), value('7.5 % 2'), value('-7.25 % 2.5'), value('properties.a % 4', { a: '10' })], [1, -1, 1.5, -2.25, 2], 'the remainder has the sign of the dividend: a − trunc(a / b) · b')
   t.same([value('1 + 7 % 3 * 2'), value('10 % 4 % 3')], [3, 2], '% binds as * and /, from the left')

@@ -50,6 +50,8 @@ t.test('dates and times: texts compared with timestamp are read in the project z
   t.same(['2024-02-30', 'yesterday', '2024-01-31 25:00'].map((s) => datetimeMs(s, 'UTC')), [null, null, null])
   const p = plan("select event from events where timestamp >= '2024-03-01' and '2024-03-02' > timestamp and properties.a = '1'", 'Europe/Berlin')
   t.same([p.after, p.before], [Date.parse('2024-02-29T23:00:00Z'), Date.parse('2024-03-01T23:00:00Z')])
+  const between = plan("select event from events where timestamp between '2024-03-01' and '2024-03-02' and event = 'x'", 'Europe/Berlin')
+  t.same([between.after, between.before], [Date.parse('2024-02-29T23:00:00Z'), Date.parse('2024-03-01T23:00:00Z') + 1], "BETWEEN's two comparisons bound the events read too (its upper bound kept)")
   // NOW is 2024-03-10 12:00 UTC: 13:00 in Berlin, 07:00 in New York.
   const day = (text: string, zone: string) => new Date(runHogqlQuery(plan(`select ${text} from events`, zone), [{ uuid: 'u', event: 'e', distinct_id: 'd', person_id: 'p', timestamp: 0, texts: [] }], null)[0][0] as number).toISOString()
   t.same([day('today()', 'Europe/Berlin'), day('yesterday()', 'America/New_York')], ['2024-03-09T23:00:00.000Z', '2024-03-09T05:00:00.000Z'], "today() and yesterday() on the zone's wall clock")
