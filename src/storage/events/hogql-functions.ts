@@ -83,8 +83,11 @@ export type HogqlFunction = (typeof FUNCTIONS)[number][0]
 const SYNONYMS = [['power', 'pow'], ['ln', 'log']] as const
 export const FUNCTION_BY_NAME = new Map<string, FunctionSpec>(FUNCTIONS.map((f) => [f[0].toLowerCase(), f]))
 for (const [synonym, fn] of SYNONYMS) FUNCTION_BY_NAME.set(synonym, FUNCTION_BY_NAME.get(fn.toLowerCase())!)
+/** PostHog's functions of its comparisons (HOGQL_COMPARISON_MAPPING), read as the operators. */
+const COMPARISON_CALLS: Readonly<Record<string, '=' | '!=' | '<' | '>' | '<=' | '>='>> = { equals: '=', notEquals: '!=', less: '<', greater: '>', lessOrEquals: '<=', greaterOrEquals: '>=' }
+const LIKE_CALLS = ['like', 'ilike', 'notLike', 'notILike']
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
-export const SUGAR = ['multiIf', 'nullIf']
+export const SUGAR = ['multiIf', 'nullIf', ...Object.keys(COMPARISON_CALLS), ...LIKE_CALLS]
 
 export const MAX_DEPTH = 64
 export const MAX_IN_TERMS = 1000
@@ -107,10 +110,17 @@ export function size(node: HogqlNode): number {
 
 /**
  * multiIf(c1, v1, c2, v2, …, else) as nested ifs, and nullIf(a, b) as if(a = b, null, a), ClickHouse's
- * definitions: the evaluation and the SQL of `if` and `=` then hold for them too. `depth`: the parser's nesting.
+ * definitions: the evaluation and the SQL of `if` and `=` then hold for them too; equals(a, b), like(a, b) … as their
+ * operators. `depth`: the parser's nesting.
  */
 export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNode {
   const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => ({ op: 'call', fn: 'if', type, args: operands })
+  if (fn in COMPARISON_CALLS || LIKE_CALLS.includes(fn)) {
+    if (args.length !== 2) throw new HogqlMathError(`${fn}() takes 2 arguments, got ${args.length}.`)
+    if (fn in COMPARISON_CALLS) return { op: COMPARISON_CALLS[fn], type: 'number', args: [args[0], args[1]] }
+    const node = likeNode(fn.toLowerCase().endsWith('ilike') ? 'ilike' : 'like', args[0], args[1])
+    return fn.startsWith('not') ? { op: 'not', type: 'number', args: [node] } : node
+  }
   if (fn === 'nullIf') {
     if (args.length !== 2) throw new HogqlMathError(`nullIf() takes 2 arguments, got ${args.length}.`)
     // Its first argument is read twice: nested nullIfs would double the expression at each level.

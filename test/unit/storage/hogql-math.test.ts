@@ -90,6 +90,11 @@ t.test('functions: toFloat, coalesce, ifNull, if, multiIf, nullIf, abs, floor, c
   t.same([value("nullIf(properties.a, '')", { a: '' }), value("nullIf(properties.a, '')", { a: 'x' }), value('nullIf(properties.a, 0)', { a: '0.0' }), value('nullIf(properties.a, null)', { a: 'x' })], [null, 'x', null, 'x'], 'nullIf: null where the two are equal (as numbers beside a number)')
   t.throws(() => parseHogqlMath('multiIf(1, 2)'), /multiIf\(\) takes conditions and values in pairs/)
   t.throws(() => parseHogqlMath('nullIf(1)'), /nullIf\(\) takes 2 arguments, got 1/)
+  const calls = ["equals(properties.a, 'x')", "notEquals(properties.a, 'x')", 'less(properties.a, 2)', 'greaterOrEquals(properties.a, 2)', "like(properties.a, 'x%')", "notILike(properties.a, 'X%')"]
+  t.same(calls.map((c) => value(c, { a: 'xy' })), [0, 1, 0, 0, 1, 0], "PostHog's comparison functions read as their operators")
+  const operators = ["properties.a = 'x'", "properties.a != 'x'", 'properties.a < 2', 'properties.a >= 2', "properties.a like 'x%'", "properties.a not ilike 'X%'"]
+  for (const a of [undefined, 'x', '3']) t.same(calls.map((c) => value(c, a === undefined ? {} : { a })), operators.map((o) => value(o, a === undefined ? {} : { a })), `as the operators, of ${a ?? 'NULL'}`)
+  t.throws(() => parseHogqlMath('equals(1)'), /equals\(\) takes 2 arguments, got 1/)
 })
 
 t.test("CASE reads as PostHog's parser reads it (if, multiIf, a subject's transform as `=`s), BETWEEN as two comparisons that read NULL as 0", async (t) => {
@@ -297,7 +302,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
   refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /replaceRegexpAll\(\) is read in HogQL queries only here, not in HogQL filters\./)
-  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, array, splitByChar, splitByString, arrayElement, has, indexOf, arrayStringConcat, protocol, domain, domainWithoutWWW, topLevelDomain, path, pathFull, queryString, fragment, queryStringAndFragment, extractURLParameter, cutWWW, cutQueryString, cutFragment, cutQueryStringAndFragment, decodeURLComponent, port, cutURLParameter, multiIf, nullIf\./)
+  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, array, splitByChar, splitByString, arrayElement, has, indexOf, arrayStringConcat, protocol, domain, domainWithoutWWW, topLevelDomain, path, pathFull, queryString, fragment, queryStringAndFragment, extractURLParameter, cutWWW, cutQueryString, cutFragment, cutQueryStringAndFragment, decodeURLComponent, port, cutURLParameter, multiIf, nullIf, equals, notEquals, less, greater, lessOrEquals, greaterOrEquals, like, ilike, notLike, notILike\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
