@@ -115,9 +115,9 @@ export function size(node: HogqlNode): number {
  */
 export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNode {
   const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => ({ op: 'call', fn: 'if', type, args: operands })
-  if (fn in COMPARISON_CALLS || LIKE_CALLS.includes(fn)) {
+  if (Object.hasOwn(COMPARISON_CALLS, fn) || LIKE_CALLS.includes(fn)) {
     if (args.length !== 2) throw new HogqlMathError(`${fn}() takes 2 arguments, got ${args.length}.`)
-    if (fn in COMPARISON_CALLS) return { op: COMPARISON_CALLS[fn], type: 'number', args: [args[0], args[1]] }
+    if (Object.hasOwn(COMPARISON_CALLS, fn)) return { op: COMPARISON_CALLS[fn], type: 'number', args: [args[0], args[1]] }
     const node = likeNode(fn.toLowerCase().endsWith('ilike') ? 'ilike' : 'like', args[0], args[1])
     return fn.startsWith('not') ? { op: 'not', type: 'number', args: [node] } : node
   }
@@ -134,6 +134,7 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
   for (let i = args.length - 3; i >= 0; i -= 2) otherwise = call(unify([args[i + 1], otherwise]), args[i], args[i + 1], otherwise)
   return otherwise
 }
+
 /**
  * `CASE [subject] WHEN c THEN r … ELSE e END` as PostHog's parser reads it: if or multiIf of the conditions, and with a
  * subject transform(subject, [whens], [thens], e), which finds a NULL among the WHENs as `=` does here. Without ELSE

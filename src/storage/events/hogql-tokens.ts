@@ -1,6 +1,7 @@
 /**
  * The tokens of `math_hogql` and HogQL filter texts (hogql-parse.ts reads them): numbers, texts, names (quoted
- * ones with HogQL's escapes, as PostHog's parser unquotes them) and punctuation.
+ * ones with HogQL's escapes, as PostHog's parser unquotes them) and punctuation; and the property paths they spell
+ * (pathAt).
  */
 import type { PropertyPath } from './hogql-math.js'
 
