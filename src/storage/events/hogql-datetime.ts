@@ -315,6 +315,18 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     if (args.length !== 1 || isDatetime(args[0]) || isInterval(args[0])) throw new HogqlMathError('fromUnixTimestamp() takes a number of seconds from 1970 here, as in fromUnixTimestamp(properties.sent_at).')
     return markDatetime({ op: '*', type: 'number', args: [args[0], { op: 'number', type: 'number', value: 1000 }] })
   }
+  // ClickHouse's week modes: toStartOfWeek's (toWeek's) start on Monday where the mode is odd, else on Sunday;
+  // toDayOfWeek's count Monday 1–7, Monday 0–6, Sunday 0–6 or Sunday 1–7.
+  if ((lower === 'tostartofweek' || lower === 'todayofweek') && args.length === 2) {
+    const most = lower === 'tostartofweek' ? 9 : 3
+    const mode = args[1].op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= most ? args[1].value : -1
+    if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes a date and time and a mode from 0 to ${most} here, as in ${name}(timestamp, 1).`)
+    if (lower === 'tostartofweek') return markDate(truncation(mode % 2 === 1 ? 'monday' : 'week', args[0], clock))
+    const number = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
+    const day = calendar('dayOfWeek', args[0], clock)
+    const fromSunday: HogqlNode = { op: 'call', fn: 'modulo', type: 'number', args: [day, number(7)] }
+    return [day, { op: '-', type: 'number', args: [day, number(1)] }, fromSunday, { op: '+', type: 'number', args: [fromSunday, number(1)] }][mode] as HogqlNode
+  }
   // toDate('2024-01-31'): a text is read as a date and time of the zone, then its day taken.
   const ms = lower === 'todate' && args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, clock.zone) : null
   if (ms !== null) args = [markDatetime({ op: 'number', type: 'number', value: ms })]

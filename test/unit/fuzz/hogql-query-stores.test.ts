@@ -27,6 +27,7 @@ const STEP = 37 * 3_600_000
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata']
 const PERIODS = [
   ...['toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toDate', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear', 'toStartOfFifteenMinutes'].map((fn) => `${fn}(timestamp)`),
+  'toStartOfWeek(timestamp, 3)',
   ...['90 second', '7 minute', '5 hour', '3 day', '2 week', '1 week', '5 month', '2 quarter', '3 year', '1000 month', '1500 month', '3000 year', '1000000 second'].map((interval) => `toStartOfInterval(timestamp, interval ${interval})`),
   ...['hour', 'week', 'month'].map((unit) => `dateTrunc('${unit}', timestamp)`),
 ]
@@ -48,6 +49,7 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
 const CALENDAR = [
   'toHour(timestamp)',
   'toDayOfWeek(timestamp)',
+  'toDayOfWeek(timestamp, 2) * 10 + toDayOfWeek(timestamp, 1)',
   'toDayOfMonth(timestamp) * 100 + toMonth(timestamp)',
   'toYear(timestamp) * 10 + toQuarter(timestamp)',
   'toMinute(timestamp) + toSecond(timestamp)',

@@ -142,6 +142,14 @@ t.test("periods start on the project zone's wall clock, summer time included, an
   t.equal(starts('Europe/Berlin', 'toStartOfMonth', '2024-04-15T12:00:00Z'), '2024-03-31T22:00:00.000Z', 'April starts in summer time')
   t.equal(starts('Europe/Berlin', 'toStartOfWeek', '2024-04-03T12:00:00Z'), '2024-03-30T23:00:00.000Z', 'weeks from Sunday')
   t.equal(starts('Europe/Berlin', 'toMonday', '2024-04-03T12:00:00Z'), '2024-03-31T22:00:00.000Z', 'toMonday: weeks from Monday')
+  const weekFrom = (mode: number) => new Date(runHogqlQuery(plan(`select toStartOfWeek(timestamp, ${mode}) from events`, 'Europe/Berlin'), [at('2024-04-03T12:00:00Z')], null)[0][0] as number).toISOString()
+  t.same([0, 1, 2, 9].map(weekFrom), ['2024-03-30T23:00:00.000Z', '2024-03-31T22:00:00.000Z', '2024-03-30T23:00:00.000Z', '2024-03-31T22:00:00.000Z'], "toStartOfWeek's mode: weeks from Monday where it is odd, as toWeek's modes")
+  t.throws(() => plan('select toStartOfWeek(timestamp, 10) from events'), /a mode from 0 to 9 here/)
+  t.throws(() => plan('select toStartOfWeek(timestamp, event) from events'), /toStartOfWeek\(\) takes a date and time and a mode from 0 to 9 here/)
+  // 2024-03-31 was a Sunday, 2024-04-03 a Wednesday.
+  const days = (iso: string) => runHogqlQuery(plan('select toDayOfWeek(timestamp, 0), toDayOfWeek(timestamp, 1), toDayOfWeek(timestamp, 2), toDayOfWeek(timestamp, 3) from events'), [at(iso)], null)[0]
+  t.same([days('2024-03-31T12:00:00Z'), days('2024-04-03T12:00:00Z')], [[7, 6, 0, 1], [3, 2, 3, 4]], "toDayOfWeek's modes: Monday 1–7, Monday 0–6, Sunday 0–6, Sunday 1–7")
+  t.throws(() => plan('select toDayOfWeek(timestamp, 4) from events'), /toDayOfWeek\(\) takes a date and time and a mode from 0 to 3 here/)
   t.equal(starts('Europe/Berlin', 'toStartOfQuarter', '2024-06-30T23:30:00Z'), '2024-06-30T22:00:00.000Z', 'the wall clock is in July there')
   t.equal(starts('America/New_York', 'toStartOfYear', '2024-01-01T03:00:00Z'), '2023-01-01T05:00:00.000Z')
   t.same(plan('select toStartOfMonth(timestamp), toStartOfHour(timestamp) from events').columns.map((c) => c.type), ['Date', "DateTime64(6, 'UTC')"], "ClickHouse's types: a month's start is a Date, an hour's a DateTime")
