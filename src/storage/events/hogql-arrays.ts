@@ -11,7 +11,7 @@
  * first), and find NULL among Nullable items (searchOfItems).
  */
 import { equalsAny, integerLiteral, MAX_IN_TERMS, type HogqlFunction } from './hogql-functions.js'
-import type { HogqlNode, HogqlType, HogqlValue } from './hogql-math.js'
+import { numberNode, type HogqlNode, type HogqlType, type HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { hogqlTextSql, joinedText } from './hogql-values.js'
 
@@ -97,8 +97,7 @@ function searchOfItems(fn: 'has' | 'indexOf', items: readonly HogqlNode[], x: Ho
   if (fn === 'has') return equalsAny(x, items, tooLong)
   // Its ifs nest one a level deeper each.
   if (items.length > MAX_NESTED) throw new HogqlMathError(tooLong)
-  const number = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
-  return items.reduceRight((otherwise, item, k) => ({ op: 'call', fn: 'if', type: 'number', args: [{ op: '=', type: 'number', args: [x, item] }, number(k + 1), otherwise] }), number(0))
+  return items.reduceRight((otherwise, item, k) => ({ op: 'call', fn: 'if', type: 'number', args: [{ op: '=', type: 'number', args: [x, item] }, numberNode(k + 1), otherwise] }), numberNode(0))
 }
 
 /** Refuses an array anywhere but as the first argument of a function of arrays (`reader`: the node is one). */

@@ -5,7 +5,7 @@
  */
 import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
 import { addMonths } from './days.js'
-import { evaluateHogql, hogqlFields, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
+import { evaluateHogql, hogqlFields, numberNode, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
@@ -322,10 +322,9 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     const mode = args[1].op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= most ? args[1].value : -1
     if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes a date and time and a mode from 0 to ${most} here, as in ${name}(timestamp, 1).`)
     if (lower === 'tostartofweek') return markDate(truncation(mode % 2 === 1 ? 'monday' : 'week', args[0], clock))
-    const number = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
     const day = calendar('dayOfWeek', args[0], clock)
-    const fromSunday: HogqlNode = { op: 'call', fn: 'modulo', type: 'number', args: [day, number(7)] }
-    return [day, { op: '-', type: 'number', args: [day, number(1)] }, fromSunday, { op: '+', type: 'number', args: [fromSunday, number(1)] }][mode] as HogqlNode
+    const fromSunday: HogqlNode = { op: 'call', fn: 'modulo', type: 'number', args: [day, numberNode(7)] }
+    return [day, { op: '-', type: 'number', args: [day, numberNode(1)] }, fromSunday, { op: '+', type: 'number', args: [fromSunday, numberNode(1)] }][mode] as HogqlNode
   }
   // toDate('2024-01-31'): a text is read as a date and time of the zone, then its day taken.
   const ms = lower === 'todate' && args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, clock.zone) : null

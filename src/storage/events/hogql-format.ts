@@ -4,7 +4,7 @@
  * time's parts (calendar nodes) and functions both stores already compute (concat, toString, substring, if, floor),
  * so neither store has anything new to write, and they agree as they do on those.
  */
-import type { CalendarPart, HogqlFunction, HogqlNode, HogqlType } from './hogql-math.js'
+import { numberNode as num, type CalendarPart, type HogqlFunction, type HogqlNode, type HogqlType } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 
 /** A part of the date and time being written: the same node each time it is asked for (ClickHouse's SQL names it once). */
@@ -12,7 +12,6 @@ type Parts = (part: CalendarPart) => HogqlNode
 
 const MAX_PATTERN = 1000
 const text = (value: string): HogqlNode => ({ op: 'text', type: 'text', value })
-const num = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
 const call = (fn: HogqlFunction, type: HogqlType, ...args: HogqlNode[]): HogqlNode => ({ op: 'call', fn, type, args })
 const equals = (a: HogqlNode, b: number): HogqlNode => ({ op: '=', type: 'number', args: [a, num(b)] })
 /** `n` in `width` digits, zeros first (n below 10^width). */

@@ -3,7 +3,7 @@
  * calls: how many arguments, which must be texts or literals, and the type of the value. hogql-parse.ts reads the
  * calls with them (and an aggregation call as the aggregation it is, mathOf); clickhouse-hogql.ts writes some by them.
  */
-import type { HogqlAggregation, HogqlMath, HogqlNode, HogqlType } from './hogql-math.js'
+import { numberNode, type HogqlAggregation, type HogqlMath, type HogqlNode, type HogqlType } from './hogql-math.js'
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
@@ -159,7 +159,7 @@ export function betweenNode(x: HogqlNode, low: HogqlNode, high: HogqlNode, negat
   // Each comparison is 0 or 1, never NULL: their product is `and` and a sum not 0 `or`, without Kleene's logic, whose SQL
   // reads each operand thrice (18.16 expands the aliases of nested ones past its AST limit).
   if (!negated) return { op: '*', type: 'number', args: [compare('>=', low), compare('<=', high)] }
-  return { op: '!=', type: 'number', args: [{ op: '+', type: 'number', args: [compare('<', low), compare('>', high)] }, { op: 'number', type: 'number', value: 0 }] }
+  return { op: '!=', type: 'number', args: [{ op: '+', type: 'number', args: [compare('<', low), compare('>', high)] }, numberNode(0)] }
 }
 
 /** The functions of texts, which refuse a number, and are null where an argument is (hogql-values.ts's textCall). */

@@ -122,6 +122,9 @@ export type PropertyPath = readonly [string, ...string[]]
 /** A property's text for an evaluation (null: missing or null): the event's, or with `person` the person's. */
 export type PropertyReader = (path: PropertyPath, person: boolean) => string | null
 
+/** A number literal's node. */
+export const numberNode = (value: number): HogqlNode => ({ op: 'number', type: 'number', value })
+
 /** The node of a property's path (`person`: the person's). */
 export function propertyNode([key, ...nested]: PropertyPath, person = false): HogqlNode {
   return { op: 'property', type: 'text', key, ...(nested.length > 0 ? { nested } : {}), ...(person ? { person } : {}) }

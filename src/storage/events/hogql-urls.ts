@@ -27,7 +27,7 @@ export const URL_SPECS = [
   ['cutURLParameter', 2, 2],
 ] as const
 export type UrlFunction = (typeof URL_SPECS)[number][0]
-export const URL_FUNCTIONS: ReadonlySet<string> = new Set(URL_SPECS.map(([fn]) => fn))
+const URL_FUNCTIONS: ReadonlySet<string> = new Set(URL_SPECS.map(([fn]) => fn))
 export const isUrlFunction = (fn: string): fn is UrlFunction => URL_FUNCTIONS.has(fn)
 
 const ALNUM = /[A-Za-z0-9]/
@@ -81,18 +81,20 @@ function port(url: string): number {
   return /^[0-9]*$/.test(digits) && Number(digits) <= 65535 ? Number(digits) : 0
 }
 
-/**
- * The first `name=` extractURLParameter finds, with its value, cut out with the `&` after it, or else the `&` before
- * it; the URL as it is if none.
- */
-function cutParameter(url: string, name: string): string {
-  const needle = `${name}=`
+/** Where the first `name=` after the first `?` or `#` stands whose `name` follows a `?`, `#` or `&`; -1 if none. */
+function parameterAt(url: string, needle: string): number {
   for (let at = url.indexOf(needle, indexOfAny(url, '?#') + 1); at >= 0; at = url.indexOf(needle, at + needle.length)) {
-    if (!'?#&'.includes(url[at - 1])) continue
-    const end = indexOfAny(url, '&#', at + needle.length)
-    return cut(url, url[end] === '&' ? [at, end + 1] : [url[at - 1] === '&' ? at - 1 : at, end])
+    if ('?#&'.includes(url[at - 1])) return at
   }
-  return url
+  return -1
+}
+
+/** parameterAt's `name=` with its value, cut out with the `&` after it, or else the `&` before it; the URL as it is if none. */
+function cutParameter(url: string, name: string): string {
+  const at = parameterAt(url, `${name}=`)
+  if (at < 0) return url
+  const end = indexOfAny(url, '&#', at + name.length + 1)
+  return cut(url, url[end] === '&' ? [at, end + 1] : [url[at - 1] === '&' ? at - 1 : at, end])
 }
 
 /** The scheme (a letter, then letters, digits, `+`, `-`, `.`) when a `:` follows it and at least 4 bytes are left from there. */
@@ -146,21 +148,13 @@ function wwwRange(url: string): [number, number] | null {
   return start + 4 < url.length && url.startsWith('www.', start) ? [start, start + 4] : null
 }
 
-/**
- * The value of the first `name=` after the first `?` or `#` whose `name` starts the text after a `?`, `#` or `&`, to
- * the next `&` or `#` (or to a NUL byte, where neither follows): not decoded; '' if none.
- */
+/** The value of parameterAt's `name=`, to the next `&` or `#` (or to a NUL byte, where neither follows): not decoded; '' if none. */
 function parameter(url: string, name: string): string {
-  const begin = indexOfAny(url, '?#')
-  if (begin + 1 >= url.length) return ''
-  const needle = `${name}=`
-  for (let at = url.indexOf(needle, begin + 1); at >= 0; at = url.indexOf(needle, at + needle.length)) {
-    if (!'?#&'.includes(url[at - 1])) continue
-    const from = at + needle.length
-    const end = indexOfAny(url, '&#', from)
-    return url.slice(from, end === url.length ? indexOfAny(url, '\0', from) : end)
-  }
-  return ''
+  const at = parameterAt(url, `${name}=`)
+  if (at < 0) return ''
+  const from = at + name.length + 1
+  const end = indexOfAny(url, '&#', from)
+  return url.slice(from, end === url.length ? indexOfAny(url, '\0', from) : end)
 }
 
 const HEX = /^[0-9A-Fa-f]$/
