@@ -180,9 +180,10 @@ class Compiler {
         // A NULL literal (`NULL != x` is of ClickHouse's type Nothing, which toString can't write): PostHog's isNull and isNotNull.
         const literalNull = [l, r].filter((n) => n.type === 'null').length
         if (literalNull > 0) {
+          // Nothing of the other side is compiled for an order: a property's name is defined at its first compile only.
+          if (op !== '=' && op !== '!=') return 'toFloat64(0)'
           const other = l.type === 'null' ? r : l
-          const test = literalNull === 2 ? '1' : `${op === '=' ? 'isNull' : 'isNotNull'}(${this.compile(other)})`
-          return op === '=' || op === '!=' ? `toFloat64(${test})` : 'toFloat64(0)'
+          return `toFloat64(${literalNull === 2 ? '1' : `${op === '=' ? 'isNull' : 'isNotNull'}(${this.compile(other)})`})`
         }
         const numeric = l.type === 'number' || r.type === 'number'
         const side = (n: HogqlNode) => (numeric ? this.number(n) : this.compile(n))

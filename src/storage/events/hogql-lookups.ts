@@ -13,7 +13,8 @@
  */
 import type { QueryClock } from './hogql-clock.js'
 import { markDatetime } from './hogql-datetime.js'
-import type { HogqlNode, HogqlValue, PropertyPath, StoredField } from './hogql-math.js'
+import { propertyNode, type HogqlNode, type HogqlValue, type PropertyPath, type StoredField } from './hogql-math.js'
+import { HogqlMathError, pathAt, type Token } from './hogql-tokens.js'
 
 /** The values a lookup gives, each with the keys that have it. */
 export type LookupValues = ReadonlyArray<{ text: string | number; ids: readonly string[] }>
@@ -59,13 +60,29 @@ export function lookups(kept: Lookup[]): NonNullable<QueryClock['lookup']> {
 const FIELDS = { person: ['id', 'created_at', 'is_identified'], group: ['key', 'created_at'] } as const
 
 /** What `<holder>.<name>` reads (holder `person` or `group_<n>`) but its properties, or null when it is no such field. */
-export function holderField(holder: string, name: string): LookupOf | null {
+function holderField(holder: string, name: string): LookupOf | null {
   if (holder === 'person') return (FIELDS.person as readonly string[]).includes(name) ? { holder, field: name as (typeof FIELDS.person)[number] } : null
   return (FIELDS.group as readonly string[]).includes(name) ? { holder: 'group', index: Number(holder.slice(6)), field: name as (typeof FIELDS.group)[number] } : null
 }
 
 /** The fields beside its properties a query reads of a holder, for refusals. */
-export const holderFields = (holder: string): string => FIELDS[holder === 'person' ? 'person' : 'group'].join(', ')
+const holderFields = (holder: string): string => FIELDS[holder === 'person' ? 'person' : 'group'].join(', ')
+
+/**
+ * `person.properties.<key>`, `person.<field>`, `group_<n>.properties.<key>` or `group_<n>.<field>` from the token
+ * `at` (the holder's name, a `.` after it): its node, and the index past it. Without the query's `lookup` (math and
+ * filters) only the person's properties are read.
+ */
+export function holderAt(tokens: Token[], at: number, use: string, lookup: QueryClock['lookup']): { node: HogqlNode; end: number } {
+  const holder = String(tokens[at].value).toLowerCase()
+  const next = tokens[at + 2]
+  const name = next?.kind === 'name' && !next.quoted ? next.value : ''
+  const field = lookup && holderField(holder, name)
+  if (field) return { node: lookup!(field), end: at + 3 }
+  if (name.toLowerCase() !== 'properties') throw new HogqlMathError(`Of ${holder === 'person' ? 'the person' : holder}, skylark reads its properties (${holder}.properties.<key>)${lookup ? ` and ${holderFields(holder)}` : ''} in ${use}.`)
+  const { path, end } = pathAt(tokens, at + 3)
+  return { node: holder === 'person' ? propertyNode(path, true) : lookup!({ holder: 'group', index: Number(holder.slice(6)), path }), end }
+}
 
 /** The lookup's values, and what a key of none reads when not as made (a cohort given by the persons not in it). */
 export function fillLookup(lookup: Lookup, values: LookupValues, missing = lookup.node.missing): void {

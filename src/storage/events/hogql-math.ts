@@ -43,7 +43,8 @@ import { lookupValue, type LookupField, type LookupValues } from './hogql-lookup
 import { REGEX_FUNCTIONS, regexCall } from './hogql-regex.js'
 import { arrayValue, readsArray } from './hogql-arrays.js'
 
-export { HogqlMathError, parseHogqlCondition, parseHogqlMath } from './hogql-parse.js'
+export { HogqlMathError } from './hogql-tokens.js'
+export { parseHogqlCondition, parseHogqlMath } from './hogql-read.js'
 
 export type HogqlType = 'number' | 'text' | 'null'
 /**

@@ -1,21 +1,16 @@
 /**
- * Reading `math_hogql` and HogQL property filters (hogql-math.ts says which HogQL): a recursive-descent parser
+ * The parser of HogQL's expressions (hogql-math.ts says which HogQL; hogql-read.ts reads texts with it): recursive descent
  * over hogql-tokens.ts's tokens giving every node its static type, with nesting bounded so that no text can exhaust
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
-import { propertyNode, type HogqlField, type HogqlMath, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, mathOf, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, SUGAR, sugarCall, tooDeep, typedCall } from './hogql-functions.js'
+import { propertyNode, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
+import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
 import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
-import { holderField, holderFields } from './hogql-lookups.js'
-import { closingAt, FILTERS_MARK, HogqlMathError, isWord, pathAt, tokenize, whereAt, type Token } from './hogql-tokens.js'
-
-export { HogqlMathError } from './hogql-tokens.js'
-
-const QUERY_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinctIf, median, medianIf and quantile(level)'
-const MAX_LENGTH = 10_000
+import { holderAt } from './hogql-lookups.js'
+import { closingAt, FILTERS_MARK, HogqlMathError, isWord, pathAt, whereAt, type Token } from './hogql-tokens.js'
 
 /** What the text is, in refusals: `math_hogql`, a filter's key, or a HogQLQuery's part. */
 type Use = 'HogQL math' | 'HogQL filters' | 'HogQL queries'
@@ -32,7 +27,7 @@ export interface QueryScope {
   aggregate(call: AggregationCall): HogqlNode
 }
 
-class Parser {
+export class Parser {
   #i = 0
   #depth = 0
   constructor(
@@ -88,7 +83,17 @@ class Parser {
   }
 
   expr(): HogqlNode {
-    return this.#nested(() => this.#logical('or', () => this.#logical('and', () => this.#not())))
+    return this.#nested(() => this.#ternary())
+  }
+
+  /** `c ? a : b`, which PostHog's parser reads as if(c, a, b): below OR, the else read right to left. */
+  #ternary(): HogqlNode {
+    const condition = this.#logical('or', () => this.#logical('and', () => this.#not()))
+    if (!this.#isPunct('?')) return condition
+    this.#i++
+    const then = this.expr()
+    this.#expect(':')
+    return typedCall(FUNCTION_BY_NAME.get('if')!, [condition, then, this.expr()])
   }
 
   #logical(word: 'and' | 'or', next: () => HogqlNode): HogqlNode {
@@ -101,9 +106,20 @@ class Parser {
   }
 
   #not(): HogqlNode {
-    if (!isWord(this.#peek(), 'not')) return this.#comparison()
+    if (!isWord(this.#peek(), 'not')) return this.#nullish()
     this.#i++
     return { op: 'not', type: 'number', args: [this.#nested(() => this.#not())] }
+  }
+
+  /** `a ?? b`, which PostHog's parser reads as ifNull(a, b): between NOT and the comparisons, left to right. */
+  #nullish(): HogqlNode {
+    let node = this.#comparison()
+    for (let levels = 1; this.#isPunct('??'); levels++) {
+      if (this.#depth + levels > MAX_DEPTH) throw tooDeep()
+      this.#i++
+      node = typedCall(FUNCTION_BY_NAME.get('ifnull')!, [node, this.#comparison()])
+    }
+    return node
   }
 
   #comparison(): HogqlNode {
@@ -253,16 +269,12 @@ class Parser {
       return propertyNode(this.#path())
     }
     // `person.properties.<key>`, and in queries what the event's person and groups have now (hogql-lookups.ts).
-    const lookup = this.clock.lookup
-    const group = /^group_[0-4]$/.test(word) && table === 'events' && lookup !== undefined
+    const group = /^group_[0-4]$/.test(word) && table === 'events' && this.clock.lookup !== undefined
     if ((word === 'person' || group) && !t.quoted && this.#isPunct('.') && hasProperties(table)) {
       if (this.use === 'HogQL queries' && table !== 'events') throw new HogqlMathError(`A query of ${table} reads each ${table.slice(0, -1)}'s own properties as properties.<key>.`)
-      const next = this.tokens[++this.#i]
-      const name = next?.kind === 'name' && !next.quoted && ++this.#i > 0 ? next.value : '' // past it, when a name
-      const field = lookup && holderField(word, name)
-      if (field) return lookup!(field)
-      if (name.toLowerCase() !== 'properties') throw new HogqlMathError(`Of ${group ? word : 'the person'}, skylark reads its properties (${word}.properties.<key>)${lookup ? ` and ${holderFields(word)}` : ''} in ${this.use}.`)
-      return group ? lookup!({ holder: 'group', index: Number(word.slice(6)), path: this.#path() }) : propertyNode(this.#path(), true)
+      const { node, end } = holderAt(this.tokens, this.#i - 1, this.use, this.clock.lookup)
+      this.#i = end
+      return node
     }
     if (this.use !== 'HogQL queries') {
       if (MATH_FIELDS.has(t.value)) return { op: 'field', type: 'text', field: t.value as HogqlField }
@@ -325,7 +337,7 @@ class Parser {
   /** An aggregation named `written`, read from its `(`; refused by name where this use does not read it. */
   #aggregationCall(written: string): AggregationCall {
     const name = written.toLowerCase()
-    if (!AGGREGATIONS.has(name)) throw new HogqlMathError(`The aggregation ${written}() is not supported in ${this.use} here; ${this.use === 'HogQL queries' ? QUERY_AGGREGATIONS : 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinctIf, median, medianIf and quantile(level)'} are.`)
+    if (!AGGREGATIONS.has(name)) throw unreadAggregation(written, this.use)
     let level: number | undefined
     if (name === 'quantile') {
       const [, value, close, open] = this.tokens.slice(this.#i)
@@ -353,47 +365,4 @@ class Parser {
     if (level !== undefined) return { name: 'quantile', args, level }
     return { name: distinct ? 'uniq' : name, args }
   }
-}
-
-/** Reads a `math_hogql` text, or throws HogqlMathError saying what it can't read. */
-export function parseHogqlMath(text: string): HogqlMath {
-  if (text.length > MAX_LENGTH) throw new HogqlMathError(`math_hogql is longer than ${MAX_LENGTH} characters.`)
-  const parser = new Parser(tokenize(text), 'HogQL math')
-  if (parser.tokens.length === 0) throw new HogqlMathError('math_hogql is empty.')
-  const call = parser.aggregation()
-  if (call === null) {
-    const expr = parser.whole()
-    return { aggregation: 'sum', expr }
-  }
-  return mathOf(call)
-}
-
-/**
- * One expression of a HogQL query (hogql-query.ts cuts the query into them): with `aggregations`, an aggregation
- * when the whole expression is one call of it (`count()`, `sumIf(properties.x, event = 'a')`), as math reads it.
- */
-export function parseQueryExpression(tokens: Token[], clock: QueryClock, aggregations: boolean, scope: QueryScope | null = null): { math: HogqlMath | null; expr: HogqlNode } {
-  const parser = new Parser(tokens, 'HogQL queries', clock, scope)
-  if (tokens.length === 0) throw new HogqlMathError('An expression of the query is empty.')
-  const call = aggregations ? parser.aggregation() : null
-  if (call !== null) {
-    const math = mathOf(call)
-    return { math, expr: math.expr }
-  }
-  const expr = parser.whole()
-  return { math: null, expr }
-}
-
-/**
- * Reads a HogQL property filter's expression (PostHog's `property_to_expr` parses its `key`; operator and value
- * are not read): a condition, which an event passes when it is a number other than 0. A text is no condition,
- * as ClickHouse refuses a String in WHERE; null passes nothing.
- */
-export function parseHogqlCondition(text: string): HogqlNode {
-  if (text.length > MAX_LENGTH) throw new HogqlMathError(`The expression is longer than ${MAX_LENGTH} characters.`)
-  const parser = new Parser(tokenize(text), 'HogQL filters')
-  if (parser.tokens.length === 0) throw new HogqlMathError('The expression is empty.')
-  const expr = parser.whole()
-  if (expr.type === 'text') throw new HogqlMathError('The expression is a text, not a condition: compare it, as in properties.plan = \'pro\'.')
-  return expr
 }

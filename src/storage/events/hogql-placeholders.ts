@@ -11,7 +11,7 @@ import { iso } from '../../common/clock.js'
 import type { QueryClock } from './hogql-clock.js'
 import { markDatetime } from './hogql-datetime.js'
 import type { HogqlNode } from './hogql-math.js'
-import { parseQueryExpression } from './hogql-parse.js'
+import { parseQueryExpression } from './hogql-read.js'
 import { FILTERS_MARK, HogqlMathError, isPunct, tokenize, type Token } from './hogql-tokens.js'
 
 /** The values a query's placeholders name (PostHog's `values`). */

@@ -7,7 +7,8 @@ import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNo
 import { checkDatetimes, isDate, isDatetime, markDate, markDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
-import { parseQueryExpression, type QueryScope } from './hogql-parse.js'
+import { parseQueryExpression } from './hogql-read.js'
+import type { QueryScope } from './hogql-parse.js'
 import { closingAt, HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
 
 export interface QueryColumn {

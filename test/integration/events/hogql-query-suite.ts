@@ -135,6 +135,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     const bands = "select case when properties.n < 10 then 'low' when properties.n between 10 and 19 then 'mid' else 'high' end as band, case event when 'buy' then 1 else 0 end as bought, count() from events where properties.n is not null group by band, bought order by band, bought"
     t.same(await rows("select count() from events where timestamp between '2024-01-05' and '2024-01-10' and event != 'recent'"), [[5]], 'BETWEEN of timestamp and texts: both ends kept (the 10th starts at .123 ms past midnight)')
     t.same(await rows(bands), [['high', 0, 6], ['high', 1, 4], ['low', 0, 7], ['low', 1, 3], ['mid', 0, 7], ['mid', 1, 3]], 'CASE WHEN with BETWEEN, and CASE of a subject')
+    const nullish = "select properties.plan ?? 'none' as plan, properties.n >= 20 ? 'late' : 'early' as half, countDistinct(event) from events group by plan, half order by plan, half"
+    t.same(await rows(nullish), [['free', 'early', 3], ['none', 'early', 1], ['pro', 'early', 3], ['pro', 'late', 3]], '?? as ifNull, c ? a : b as if (a NULL condition taking the else), countDistinct')
     const url = "concat('https://www.', properties.plan, '.io/p?utm=', event, '#top')"
     const sites = await rows(`select domainWithoutWWW(${url}) as site, extractURLParameter(${url}, 'utm') as utm, count() from events where properties.plan is not null and path(${url}) = '/p' group by site, utm order by site, utm`)
     t.same(sites, ['free', 'pro'].flatMap((plan) => ['buy', 'click', 'view'].map((utm) => [`${plan}.io`, utm, 5])), "URL functions: a domain without www, a parameter's value, a path")

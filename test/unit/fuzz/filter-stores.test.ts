@@ -70,6 +70,9 @@ function hogqlTerm(rng: Rng, depth: number): string {
     // CASE (multiIf, or `=`s with a subject) and BETWEEN (two comparisons, NULL reading 0 as PostHog's ifNull).
     [1, () => `CASE ${rng.chance(0.5) ? '' : `${hogqlTerm(rng, depth + 1)} `}WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}${rng.chance(0.5) ? ` WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}` : ''} ELSE ${hogqlTerm(rng, depth + 1)} END`],
     [1, () => `(${hogqlTerm(rng, depth + 1)} ${rng.pick(['', 'NOT '])}BETWEEN ${hogqlTerm(rng, depth + 1)} AND ${hogqlTerm(rng, depth + 1)})`],
+    // `??` (ifNull) and `c ? a : b` (if), bound as PostHog's grammar binds them: unparenthesized among other operators.
+    [1, () => `${hogqlTerm(rng, depth + 1)} ?? ${hogqlTerm(rng, depth + 1)}`],
+    [1, () => `${hogqlTerm(rng, depth + 1)} ? ${hogqlTerm(rng, depth + 1)} : ${hogqlTerm(rng, depth + 1)}`],
     // The URL functions (hogql-urls.ts), several written out for 18.16; their lengths tell a text apart in any use.
     [1, () => `${rng.pick(['length', ''])}(${rng.pick(URL_SPECS.filter(([, fewest]) => fewest === 1))[0]}(${rng.pick(['properties.a', 'properties.b', hogqlTerm(rng, depth + 1)])}))`],
     [1, () => `${rng.pick(['length', ''])}(${rng.pick(['extractURLParameter', 'cutURLParameter'])}(${hogqlTerm(rng, depth + 1)}, '${rng.pick(['a', 'b', ''])}'))`],

@@ -43,6 +43,8 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
   "splitByChar(' ', properties.a)[2]", "splitByString('b', toString(properties.n))[-1]", "length(splitByChar(',', properties.$c))", "has(['x', 'abc', ''], properties.b)", "indexOf(['3', ' 3', 'true'], properties.n)", "['z', properties.a, lower(properties.b)][3]", "[properties.n, 'q'][-3]", "arrayStringConcat(splitByChar('x', concat(event, properties.a)), '+')", 'has([1, 3, -0.5], toFloat(properties.n))', '[1, 2.5][-1] + [toFloat(properties.n), 4][1]', "has(splitByChar('.', properties.n), '5')", "empty(splitByString('ab', properties.a))", "has([properties.a, 'x'], properties.b)", "indexOf([properties.b, null, 'abc'], properties.a)",
   // CASE and BETWEEN.
   "CASE WHEN properties.n > 1 THEN 'big' WHEN properties.a = 'x' THEN event ELSE properties.b END", "CASE properties.a WHEN 'x' THEN 1 WHEN NULL THEN 2 ELSE toFloat(properties.n) END", '(properties.n BETWEEN -1 AND 2.5)', "(properties.a NOT BETWEEN 'a' AND 'x')",
+  // `??` and `c ? a : b`.
+  "(properties.a ?? properties.b ?? 'none')", "(properties.n > 1 ? properties.a : properties.a.x ?? event)",
   // URL functions (hogql-urls.ts): those 18.16 computes otherwise are written out.
   'domain(properties.a)', 'domainWithoutWWW(toString(properties.b))', 'topLevelDomain(properties.$c)', 'path(properties.a)', 'pathFull(lower(properties.b))', 'queryStringAndFragment(properties.$c)', "extractURLParameter(properties.a, 'a')", 'cutQueryStringAndFragment(properties.b)', 'decodeURLComponent(properties.$c)', 'cutWWW(properties.a)', 'protocol(properties.b)', 'port(properties.$c)', "cutURLParameter(properties.a, 'a')"]
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
@@ -104,7 +106,7 @@ function aggregation(rng: Rng): string {
     [2, () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq'])}(${term(rng)})`],
     [1, () => `countIf(${rng.pick(CONDITIONS)})`],
     [1, () => `${rng.pick(['sumIf', 'maxIf', 'uniqIf', 'anyIf', 'medianIf', 'uniqExactIf', 'countDistinctIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`],
-    [1, () => `count(distinct ${term(rng)})`],
+    [1, () => `${rng.pick(["count(distinct ", "countDistinct("])}${term(rng)})`],
     [1, () => (rng.chance(0.5) ? `median(${term(rng)})` : `quantile(${rng.pick(['0', '0.25', '0.9', '1'])})(${term(rng)})`)],
     [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],
     [1, () => `any(${term(rng)})`],

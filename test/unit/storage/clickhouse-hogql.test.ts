@@ -110,6 +110,10 @@ const EXPRESSIONS = [
   "length(concat(substring('é', 1, 1), substring(properties.plan, 1, 0), substring('é', 2, 9))) + position(properties.a, substring('é', 2, 9)) * 10",
   "startsWith(properties.plan, substring(properties.plan, 1, 1)) + endsWith(properties.b, substring('€', -1, 1)) * 2",
   'length(substring(null, 1, 9)) + length(substring(properties.missing, 2, -1))',
+  // An order with NULL is 0 and compiles nothing of its other side, whose property is named where it is next read.
+  '(properties.a >= null) + (properties.a < 3) * 2',
+  'properties.a BETWEEN null AND properties.b',
+  "(properties.plan ?? 'none') = 'none' ? properties.b ?? 0 : properties.a",
 ]
 
 /** The distinct id of EVENTS[i]: four of them, u3 of no person in PERSONS. */

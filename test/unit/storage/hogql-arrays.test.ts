@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { hogqlHolds, parseHogqlMath, parseHogqlQuery } from '../../../src/storage/events/index.js'
-import { parseHogqlCondition } from '../../../src/storage/events/hogql-parse.js'
+import { parseHogqlCondition } from '../../../src/storage/events/hogql-read.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
 import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
 

@@ -91,6 +91,10 @@ const CASES: Array<[string, string[]]> = [
   ["isNull(nullIf(properties.plan, 'pro')) and isNotNull(nullIf(properties.amount, 0))", ['d1']],
   ["position(properties.$current_url, '/docs') > 0 or replaceAll(lower(properties.$current_url), 'https://x.io', '') = '/pricing'", ['d2', 'd4']],
   ["trim(concat('  ', properties.plan, ' ')) = 'pro'", ['d1']],
+  // HogQL's `??` (ifNull) and `c ? a : b` (if), as PostHog's parser reads them.
+  ["(properties.$browser ?? properties.plan ?? event) in ('$pageview', 'team')", ['d3', 'd4']],
+  ["(properties.plan ?? 'none') = 'none' and (properties.amount > 20 ? 'big' : 'small') = 'small'", ['d3']],
+  ["properties.amount > 50 ? properties.plan = 'free' : properties.amount > 20 ? 1 : 0", ['d1', 'd2']],
   ['event = 1', []],
   ['null', []],
   ['1 = 1', ['d1', 'd2', 'd3', 'd4', 'd5']],

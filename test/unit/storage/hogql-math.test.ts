@@ -15,7 +15,7 @@ t.test("the outermost aggregation is split off as PostHog's extract_aggregation_
   t.match(parseHogqlMath('max(properties.a)'), { aggregation: 'max' })
   t.match(parseHogqlMath('count()'), { aggregation: 'count', expr: { op: 'number', value: 1 } }, 'count() counts every event')
   t.match(parseHogqlMath('properties.price - properties.cost'), { aggregation: 'sum', expr: { op: '-' } }, 'no aggregation: summed')
-  for (const text of ['uniq(properties.plan)', 'uniqExact(properties.plan)', 'count(distinct properties.plan)', 'COUNT(DISTINCT properties.plan)']) {
+  for (const text of ['uniq(properties.plan)', 'uniqExact(properties.plan)', 'count(distinct properties.plan)', 'COUNT(DISTINCT properties.plan)', 'countDistinct(properties.plan)']) {
     t.match(parseHogqlMath(text), { aggregation: 'uniq', expr: { op: 'property', key: 'plan' } }, `${text}: the distinct values, exactly`)
   }
   t.match(parseHogqlMath("countIf(properties.plan = 'pro')"), { aggregation: 'count', expr: { op: 'call', fn: 'if', args: [{ op: '=' }, { value: 1 }, { op: 'null' }] } }, 'countIf(c) counts if(c, 1, null)')
@@ -119,6 +119,21 @@ t.test("CASE reads as PostHog's parser reads it (if, multiIf, a subject's transf
   t.equal(value(`CASE ${large} WHEN 'a' THEN 1 ELSE 0 END`, { a: 'x' }), 0, 'once is within the bound')
 })
 
+t.test("`a ?? b` is ifNull(a, b) and `c ? a : b` is if(c, a, b), bound as PostHog's grammar binds them", async (t) => {
+  const same = (text: string, spelled: string, name: string) => t.same(parseHogqlMath(text), parseHogqlMath(spelled), `${text}: ${name}`)
+  same('properties.a ?? properties.b ?? 0', 'ifNull(ifNull(properties.a, properties.b), 0)', '?? from the left')
+  same("properties.a ?? 'x' = 'y'", "ifNull(properties.a, 'x' = 'y')", 'comparisons bind tighter than ??')
+  same("not properties.a ?? 0", 'not ifNull(properties.a, 0)', '?? binds tighter than NOT')
+  same("properties.a = 1 or properties.b = 2 ? 'x' : 'y'", "if(properties.a = 1 or properties.b = 2, 'x', 'y')", 'the condition is all of OR')
+  same("properties.a > 1 ? 'x' : properties.a > 0 ? 'y' : 'z'", "if(properties.a > 1, 'x', if(properties.a > 0, 'y', 'z'))", 'the else reads right to left')
+  same("properties.a ? properties.b ? 1 : 2 : 3", 'if(properties.a, if(properties.b, 1, 2), 3)', 'a ternary within the then')
+  same("properties.a > 1 ? 'x' : 'y' or 'z' = 'z'", "if(properties.a > 1, 'x', 'y' or 'z' = 'z')", 'the else is all of OR')
+  t.same([value("properties.a ?? 'none'"), value("properties.a ?? 'none'", { a: 'v' }), value("properties.a > 2 ? 'big' : 'small'", { a: '3' }), value("properties.a > 2 ? 'big' : 'small'")], ['none', 'v', 'big', 'small'], 'a null condition takes the else')
+  t.throws(() => parseHogqlMath("properties.a ? 'x'"), /Expected ":" at the end/)
+  t.throws(() => parseHogqlMath("properties.a ?? "), /The expression ends too early/)
+  t.throws(() => parseHogqlMath(`${Array(200).fill('properties.a').join(' ?? ')}`), /nests deeper than 64 levels/)
+})
+
 t.test("% and intDiv divide as ClickHouse's Float64 does; sqrt, exp, log, pow, sign and trunc as its functions", async (t) => {
   t.same([value('7 % 3'), value('-7 % 3'), value('7.5 % 2'), value('-7.25 % 2.5'), value('properties.a % 4', { a: '10' })], [1, -1, 1.5, -2.25, 2], 'the remainder has the sign of the dividend: a − trunc(a / b) · b')
   t.same([value('1 + 7 % 3 * 2'), value('10 % 4 % 3')], [3, 2], '% binds as * and /, from the left')
@@ -213,7 +228,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
-  refused('anyLast(properties.a)', /anyLast\(\) is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinctIf, median, medianIf and quantile\(level\) are\./)
+  refused('anyLast(properties.a)', /anyLast\(\) is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinct, countDistinctIf, median, medianIf and quantile\(level\) are\./)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sumIf(properties.a)', /sumif\(\) takes a value and a condition, as in sumIf\(properties.amount, properties.plan = 'pro'\), got 1 arguments/)
   refused('avgIf(properties.a, 1, 2)', /avgif\(\) takes a value and a condition/)
