@@ -33,8 +33,11 @@ export interface QueryClock {
   filters?: { from?: number; to?: number; where?: string }
   /** `{filters}` where the query gives filters: the condition of the bounds on the table read here (hogql-placeholders.ts). */
   readFilters?: (clock: QueryClock) => HogqlNode
-  /** `x IN (SELECT …)`: plans the subquery (its tokens, read where `clock` reads) and gives the node its values fill (hogql-in.ts). */
-  inQuery?: (tokens: Token[], left: HogqlNode, clock: QueryClock) => HogqlNode
+  /**
+   * `x IN (SELECT …)`, and `(SELECT …)` as a value (`left` null): plans the subquery (its tokens, read where `clock`
+   * reads) and gives the node its values fill (hogql-in.ts).
+   */
+  inQuery?: (tokens: Token[], left: HogqlNode | null, clock: QueryClock) => HogqlNode
   /** What an event's group or person has now (`group_<n>.properties.<path>`, `person.created_at` …): the node its values fill (hogql-lookups.ts). */
   lookup?: (of: LookupOf) => HogqlNode
   /** The stores' regex engine, which a query's regex calls' patterns must compile in (hogql-regex.ts). */

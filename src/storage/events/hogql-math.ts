@@ -102,6 +102,8 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'dayShift'; days: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /** A value looked up by its argument's, from values given before the run (the event's group's or person's: hogql-lookups.ts); `missing` for a key of none. */
   | { op: 'lookup'; args: [HogqlNode]; values: LookupValues; missing: HogqlValue; field?: LookupField }
+  /** A query's `(SELECT …)` read as a value: its one row's one column, NULL for none, given before the run (hogql-in.ts). */
+  | { op: 'scalar'; value: HogqlValue }
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
@@ -298,6 +300,8 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
     }
     case 'lookup':
       return lookupValue(node, value(node.args[0]))
+    case 'scalar':
+      return node.value
   }
 }
 

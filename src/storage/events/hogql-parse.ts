@@ -173,13 +173,7 @@ export class Parser {
     if (!this.#isPunct('(') && !this.#isPunct('[')) throw new HogqlMathError(`Expected a list after IN ${whereAt(this.tokens, this.#i)}.`)
     this.#i++
     // `x IN (SELECT …)`: the query's hook plans the subquery and gives the node its values will fill.
-    if (this.clock.inQuery !== undefined && close === ')' && (isWord(this.#peek(), 'select') || isWord(this.#peek(), 'with'))) {
-      const end = closingAt(this.tokens, this.#i - 1)
-      if (end < 0) throw new HogqlMathError(`The subquery of IN is not closed ${whereAt(this.tokens, this.#i)}.`)
-      const node = this.clock.inQuery(this.tokens.slice(this.#i, end), left, this.clock)
-      this.#i = end + 1
-      return node
-    }
+    if (close === ')' && this.#atSubquery()) return this.#subquery(left)
     const items: HogqlNode[] = []
     for (;;) {
       items.push(this.#additive())
@@ -193,12 +187,27 @@ export class Parser {
     return equalsAny(left, items, `The IN list is too long here: at most ${MAX_IN_TERMS} items (fewer for a left side that is no property).`)
   }
 
+  /** Whether a subquery's SELECT (or WITH) comes next, where the query plans subqueries. */
+  #atSubquery(): boolean {
+    return this.clock.inQuery !== undefined && (isWord(this.#peek(), 'select') || isWord(this.#peek(), 'with'))
+  }
+
+  /** The subquery after the `(` just read, of IN (`left`) or a value, planned by the query's hook (hogql-in.ts). */
+  #subquery(left: HogqlNode | null): HogqlNode {
+    const end = closingAt(this.tokens, this.#i - 1)
+    if (end < 0) throw new HogqlMathError(`The subquery is not closed ${whereAt(this.tokens, this.#i)}.`)
+    const node = this.clock.inQuery!(this.tokens.slice(this.#i, end), left, this.clock)
+    this.#i = end + 1
+    return node
+  }
+
   #additive(): HogqlNode {
-    return this.#arithmetic(['+', '-'], () => this.#arithmetic(['*', '/', '%'], () => this.#unary()))
+    // `a || b` is concat(a, b), of +'s precedence, as PostHog's grammar reads it.
+    return this.#arithmetic(['+', '-', '||'], () => this.#arithmetic(['*', '/', '%'], () => this.#unary()))
   }
 
   /** Left-associative operators of one precedence; each one nests the chain a level deeper. `a % b` is modulo(a, b). */
-  #arithmetic(ops: ReadonlyArray<'+' | '-' | '*' | '/' | '%'>, next: () => HogqlNode): HogqlNode {
+  #arithmetic(ops: ReadonlyArray<'+' | '-' | '||' | '*' | '/' | '%'>, next: () => HogqlNode): HogqlNode {
     let node = next()
     let levels = 0
     for (let op = ops.find((o) => this.#isPunct(o)); op !== undefined; op = ops.find((o) => this.#isPunct(o))) {
@@ -206,7 +215,8 @@ export class Parser {
       this.#i++
       const left = node
       const right = next()
-      node = op === '%' ? { op: 'call', fn: 'modulo', type: 'number', args: [left, right] } : (op === '+' || op === '-') && isDatetime(left) && isInterval(right) ? shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock) : { op, type: 'number', args: [left, right] }
+      if (op === '||') node = typedCall(FUNCTION_BY_NAME.get('concat')!, [left, right])
+      else node = op === '%' ? { op: 'call', fn: 'modulo', type: 'number', args: [left, right] } : (op === '+' || op === '-') && isDatetime(left) && isInterval(right) ? shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock) : { op, type: 'number', args: [left, right] }
     }
     return node
   }
@@ -243,6 +253,7 @@ export class Parser {
       // `[a, b]`: an array literal (hogql-arrays.ts), its `[` stepped back to and read as the list's.
       if (t.value === '[' && this.#i-- > 0) return arrayLiteral(this.#arguments('[', ']'))
       if (t.value !== '(') throw new HogqlMathError(`Unexpected "${t.value}".`)
+      if (this.#atSubquery()) return this.#subquery(null)
       const node = this.expr()
       this.#expect(')')
       return node

@@ -80,7 +80,7 @@ export function splitCommas(tokens: Token[], what: string): Token[][] {
 }
 
 /** `{` and `}` stand only around a query's placeholders (hogql-placeholders.ts). */
-const PUNCTUATION = ['=~*', '!~*', '=~', '!~', '==', '!=', '<>', '<=', '>=', '??', '?', ':', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '%', '=', '<', '>']
+const PUNCTUATION = ['=~*', '!~*', '=~', '!~', '==', '!=', '<>', '<=', '>=', '??', '?', ':', '||', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '%', '=', '<', '>']
 /** Sticky: each matches at `lastIndex` only. */
 const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
 const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y

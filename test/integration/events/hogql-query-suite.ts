@@ -278,6 +278,15 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(many.body.results, [[31]])
   })
 
+  t.test('(SELECT …) as a value: its one row, run first, NULL without one', async (t) => {
+    const share = "select event, round(count() * 100 / (select count() from events where event != 'recent'), 2) as pct from events where event != 'recent' group by event order by event"
+    t.same(await rows(share), [['buy', 33.33], ['click', 33.33], ['view', 33.33]], "each event's share of them all")
+    t.same(await rows("select count() from events where properties.n > (select avg(properties.n) from events) and properties.plan = (select any(properties.plan) from events where properties.n = 29)"), [[15]], 'in WHERE: n of 15 … 29 beyond the mean 14.5, all pro')
+    t.same(await rows("select (select max(properties.n) from events where event = 'none'), (select 'x') || event from events where properties.n = 3"), [[null, 'xview']], 'no row is NULL; a text (`||` is concat)')
+    const two = await query('select (select event from events where properties.n < 2) from events')
+    t.match(two, { status: 400, body: { type: 'validation_error', detail: /Scalar subquery returned more than one row/ } }, "more than one row, as ClickHouse's message says")
+  })
+
   t.test('a query without FROM is one row of constants', async (t) => {
     t.same(await rows("select 1 + 1, toDate(toDateTime('2024-01-31')) + interval 1 day, formatDateTime(toDateTime('2024-01-05 10:00:00'), '%F %a')"), [[2, '2024-02-01', '2024-01-05 Fri']])
     t.same(await rows('select count() union all select count() from events where event = \'buy\''), [[1], [10]], 'beside a query of events')

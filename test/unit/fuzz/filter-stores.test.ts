@@ -46,7 +46,7 @@ function scalar(rng: Rng): unknown {
 function hogqlTerm(rng: Rng, depth: number): string {
   if (depth > 2 || rng.chance(0.4)) return rng.pick(HOGQL_TERMS)
   return rng.weighted<() => string>([
-    [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', '%', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
+    [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', '%', '||', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
     [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs', 'sign', 'sqrt', 'trunc', 'toString', 'toInt', 'trim', 'trimLeft', 'trimRight'])}(${hogqlTerm(rng, depth + 1)})`],
     [1, () => `position(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${rng.pick(['intDiv', 'intDivOrZero', 'moduloOrZero'])}(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],

@@ -19,7 +19,7 @@ import { fuzzCases, fuzzRun } from './run.js'
 
 const RUN = fuzzRun(3_000)
 const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'intDiv', 'pow', 'ln', 'sign', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'substring', 'sum', 'avg', 'any', 'sumIf', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'event', 'distinct_id', 'like', 'ilike', 'in', 'has', 'splitByChar', 'arrayElement', 'indexOf', 'arrayStringConcat', "'/'", 'array', 'domain', 'path', 'extractURLParameter', 'decodeURLComponent', 'cutWWW', 'case', 'when', 'then', 'else', 'end', 'between', 'equals', 'notILike']
-const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '%', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';', '??', '?', ':']
+const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '%', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';', '??', '?', ':', '||']
 const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
 
 function soup(rng: Rng, depth = 0): string {
@@ -37,7 +37,7 @@ function soup(rng: Rng, depth = 0): string {
 function grammatical(rng: Rng, depth = 0): string {
   if (depth > 6 || rng.chance(0.3)) return rng.pick(WORDS.filter((w) => !/^[a-z]+$/i.test(w) || w === 'null' || w === 'true' || w === 'event'))
   return rng.weighted<() => string>([
-    [3, () => `${grammatical(rng, depth + 1)} ${rng.pick(['+', '-', '*', '/', '%', '=', '!=', '<', '>=', 'and', 'or', '??'])} ${grammatical(rng, depth + 1)}`],
+    [3, () => `${grammatical(rng, depth + 1)} ${rng.pick(['+', '-', '*', '/', '%', '=', '!=', '<', '>=', 'and', 'or', '??', '||'])} ${grammatical(rng, depth + 1)}`],
     [1, () => `${grammatical(rng, depth + 1)} ? ${grammatical(rng, depth + 1)} : ${grammatical(rng, depth + 1)}`],
     [1, () => `${rng.pick(['-', 'not '])}${grammatical(rng, depth + 1)}`],
     [2, () => `${rng.pick(['toFloat', 'abs', 'floor', 'ceil', 'sqrt', 'intDiv', 'moduloOrZero', 'power', 'isNull', 'isNotNull', 'coalesce', 'ifNull', 'if', 'lower', 'upper', 'length', 'empty', 'notEmpty', 'startsWith', 'endsWith', 'match', 'substring'])}(${Array.from({ length: rng.int(3) + 1 }, () => grammatical(rng, depth + 1)).join(', ')})`],

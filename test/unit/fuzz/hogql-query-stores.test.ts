@@ -45,6 +45,8 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
   "CASE WHEN properties.n > 1 THEN 'big' WHEN properties.a = 'x' THEN event ELSE properties.b END", "CASE properties.a WHEN 'x' THEN 1 WHEN NULL THEN 2 ELSE toFloat(properties.n) END", '(properties.n BETWEEN -1 AND 2.5)', "(properties.a NOT BETWEEN 'a' AND 'x')",
   // `??` and `c ? a : b`.
   "(properties.a ?? properties.b ?? 'none')", "(properties.n > 1 ? properties.a : properties.a.x ?? event)",
+  // Scalar subqueries: a number, a text, and NULL (no row).
+  "(select count() from events where properties.n > 2)", "(select any(properties.a) from events where properties.n = 1)", "(select max(properties.b) from events where event = 'none')",
   // URL functions (hogql-urls.ts): those 18.16 computes otherwise are written out.
   'domain(properties.a)', 'domainWithoutWWW(toString(properties.b))', 'topLevelDomain(properties.$c)', 'path(properties.a)', 'pathFull(lower(properties.b))', 'queryStringAndFragment(properties.$c)', "extractURLParameter(properties.a, 'a')", 'cutQueryStringAndFragment(properties.b)', 'decodeURLComponent(properties.$c)', 'cutWWW(properties.a)', 'protocol(properties.b)', 'port(properties.$c)', "cutURLParameter(properties.a, 'a')"]
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
@@ -77,7 +79,7 @@ const CALENDAR = [
   'toString(toDate(timestamp))',
   "dateDiff('day', toDate('2024-02-10'), fromUnixTimestamp(toUnixTimestamp(timestamp) + properties.n))",
 ]
-const CONDITIONS = ["person.created_at > toDateTime('2024-01-20 00:00:00')", 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
+const CONDITIONS = ["person.created_at > toDateTime('2024-01-20 00:00:00')", 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
 
 function term(rng: Rng, depth = 0): string {
   if (depth > 1 || rng.chance(0.6)) return rng.chance(0.12) ? rng.pick(CALENDAR) : rng.pick(TERMS)

@@ -119,7 +119,7 @@ t.test("CASE reads as PostHog's parser reads it (if, multiIf, a subject's transf
   t.equal(value(`CASE ${large} WHEN 'a' THEN 1 ELSE 0 END`, { a: 'x' }), 0, 'once is within the bound')
 })
 
-t.test("`a ?? b` is ifNull(a, b) and `c ? a : b` is if(c, a, b), bound as PostHog's grammar binds them", async (t) => {
+t.test("`a ?? b` is ifNull(a, b), `c ? a : b` if(c, a, b) and `a || b` concat(a, b), bound as PostHog's grammar binds them", async (t) => {
   const same = (text: string, spelled: string, name: string) => t.same(parseHogqlMath(text), parseHogqlMath(spelled), `${text}: ${name}`)
   same('properties.a ?? properties.b ?? 0', 'ifNull(ifNull(properties.a, properties.b), 0)', '?? from the left')
   same("properties.a ?? 'x' = 'y'", "ifNull(properties.a, 'x' = 'y')", 'comparisons bind tighter than ??')
@@ -129,6 +129,8 @@ t.test("`a ?? b` is ifNull(a, b) and `c ? a : b` is if(c, a, b), bound as PostHo
   same("properties.a ? properties.b ? 1 : 2 : 3", 'if(properties.a, if(properties.b, 1, 2), 3)', 'a ternary within the then')
   same("properties.a > 1 ? 'x' : 'y' or 'z' = 'z'", "if(properties.a > 1, 'x', 'y' or 'z' = 'z')", 'the else is all of OR')
   t.same([value("properties.a ?? 'none'"), value("properties.a ?? 'none'", { a: 'v' }), value("properties.a > 2 ? 'big' : 'small'", { a: '3' }), value("properties.a > 2 ? 'big' : 'small'")], ['none', 'v', 'big', 'small'], 'a null condition takes the else')
+  same("properties.a || '-' || 1 + 2", "concat(concat(properties.a, '-'), 1) + 2", '|| is concat, of +\'s precedence, from the left')
+  t.same([value("properties.a || '/' || properties.b", { a: 'x' }), value("1 + 2 || 'x'")], ['x/', '3x'], "concat's reading: NULL as ''")
   t.throws(() => parseHogqlMath("properties.a ? 'x'"), /Expected ":" at the end/)
   t.throws(() => parseHogqlMath("properties.a ?? "), /The expression ends too early/)
   t.throws(() => parseHogqlMath(`${Array(200).fill('properties.a').join(' ?? ')}`), /nests deeper than 64 levels/)

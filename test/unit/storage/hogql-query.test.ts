@@ -539,7 +539,15 @@ t.test('x IN (SELECT …) tests x against the values of a subquery, run first', 
   t.equal(within.grouped, false, "a subquery's aggregation is its own, and its names: the query around it does not group")
   t.throws(() => plan('select 1 from events where event in (select event, uuid from events)'), /The subquery of IN gives one column here, not 2/)
   t.throws(() => withSets('select 1 from events where properties.n in (select properties.n from events)', 1100), /The subquery of IN gives too many values here: at most 1000/)
-  t.throws(() => plan('select 1 from events where event in (select event from events'), /The subquery of IN is not closed/)
+  t.throws(() => plan('select 1 from events where event in (select event from events'), /The subquery is not closed/)
+  // (SELECT …) as a value.
+  t.same(withSets('select count() * 10 / (select count() from events where properties.n < 4) from events'), [[25]], "a column over aggregations: 10 events' count over 4")
+  t.same(withSets("select properties.n from events where properties.n >= (select max(properties.n) from events where event = 'even')"), [['8'], ['9']], 'in WHERE')
+  t.same(withSets("select (select min(properties.n) from events where event = 'none'), (select distinct_id from events where properties.n = 4) from events where properties.n = 1"), [[null, 'u1']], 'NULL without a row; a text')
+  t.same(withSets('select (select count() from events where properties.n < (select max(properties.n) - 6 from events)) + 1 from events where properties.n = 0'), [[4]], 'nested')
+  t.throws(() => withSets('select (select event from events) from events'), /Scalar subquery returned more than one row/)
+  t.throws(() => plan('select (select event, uuid from events limit 1) from events'), /The subquery of a value gives one column here, not 2/)
+  t.throws(() => plan('select (select max(timestamp) from events) from events'), /A subquery giving a date and time is not read as a value here/)
 })
 
 t.test('WITH names queries FROM reads as subqueries, and expressions the query reads by name', async (t) => {
