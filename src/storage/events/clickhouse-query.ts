@@ -89,6 +89,7 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
     (groupBy.length > 0 ? ` GROUP BY ${groupBy.join(', ')}` : '') +
     (having.length > 0 ? ` HAVING ${having.join(' AND ')}` : '') +
     (orderBy.length > 0 ? ` ORDER BY ${orderBy.join(', ')}` : '') +
+    (plan.limitBy === null ? '' : ` LIMIT ${plan.limitBy.n} BY ${plan.limitBy.columns.map((i) => `col_${i}`).join(', ')}`) +
     (Number.isFinite(plan.fetch) ? ` LIMIT ${plan.fetch}` : '')
   )
 }

@@ -176,8 +176,9 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
     aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
   })
-  // Without groups or an order, the first `fetch` rows read are the answer (none for LIMIT 0).
+  // Without groups or an order, the first `fetch` rows read (of LIMIT BY's, the first n of each) are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
+  const within = limitedBy(plan)
   if (!readsAll && plan.fetch === 0) return
   let yielded = 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
@@ -209,14 +210,16 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     const values = plan.columns.map((c) => value(c.expr))
     if (plan.distinct && !firstSeen(values)) continue
     if (!readsAll) {
+      if (!within(values)) continue
       yield values
       if (++yielded >= plan.fetch) return
       continue
     }
     rows.push({ values, keys: plan.orderBy.map((o) => (o.column === null ? value(o.expr) : values[o.column])) })
     if (stopsEarly && rows.length === plan.fetch) boundary = current.timestamp
-    // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds.
-    if (plan.orderBy.length > 0 && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
+    // Only the first `fetch` in order are kept: sorting now and then bounds what a scan of many events holds (all
+    // are, for LIMIT BY, which drops some of them).
+    if (plan.orderBy.length > 0 && plan.limitBy === null && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
   const ofColumns = (values: readonly HogqlValue[]) => (name: HogqlField) => values[Number(name.slice(4))]
   const kept = (values: readonly HogqlValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, ofColumns(values))
@@ -235,5 +238,17 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     }
   }
   if (plan.orderBy.length > 0) sortRows(rows)
-  for (const row of rows.slice(0, plan.fetch)) yield row.values
+  for (const row of (plan.limitBy === null ? rows : rows.filter((row) => within(row.values))).slice(0, plan.fetch)) yield row.values
+}
+
+/** LIMIT n BY's test of the rows in order: whether a row is among the first n of its columns' values. */
+function limitedBy({ limitBy }: HogqlQueryPlan): (values: readonly HogqlValue[]) => boolean {
+  if (limitBy === null) return () => true
+  const seen = new Map<string, number>()
+  return (values) => {
+    const key = keyOf(limitBy.columns.map((i) => values[i]))
+    const count = seen.get(key) ?? 0
+    seen.set(key, count + 1)
+    return count < limitBy.n
+  }
 }

@@ -1,8 +1,8 @@
 /**
  * PostHog's HogQLQuery, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM events [WHERE condition]
- * [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n]`. A column is an expression of
- * HogQL math and filters (hogql-math.ts: properties, person.properties, event, distinct_id, functions), or the events'
- * other fields (`uuid`, `timestamp`, `created_at` …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(),
+ * [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n BY key, …] [LIMIT n]` (the
+ * keys: hogql-order.ts). A column is an expression of HogQL math and filters (hogql-math.ts: properties,
+ * person.properties, event, distinct_id, functions), or the events' other fields (`uuid`, `timestamp`, `created_at` …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(),
  * countIf, sum, avg, min, max and their -If, uniq, count(distinct …), median, quantile(level)), or an expression over
  * aggregations and keys (`sum(x) / count()`), or one reading another column by its alias. Dates and times:
  * `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and their periods' starts (toStartOfDay …,
@@ -39,8 +39,10 @@ import { picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
 import { JoinReader, joins, type JoinPlan } from './hogql-join.js'
+import { limitBy, orderKeys, type KeyScope, type LimitBy, type OrderKey } from './hogql-order.js'
 
 export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
+export type { LimitBy, OrderKey } from './hogql-order.js'
 
 export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
@@ -56,12 +58,6 @@ export const OFFSET_NOT_ALLOWED_MESSAGE =
   'OFFSET is not supported on queries made with a personal API key. For pagination, use keyset pagination on the `timestamp` column, e.g. ' +
   '`WHERE timestamp > :last_seen_timestamp ORDER BY timestamp LIMIT N`. For bulk data extraction, use batch exports: https://posthog.com/docs/cdp/batch-exports'
 
-/** An ORDER BY key: a column, or (in a query that neither groups nor is DISTINCT) an expression of each event. */
-export interface OrderKey {
-  column: number | null
-  expr: HogqlNode
-  desc: boolean
-}
 
 export interface HogqlQueryPlan {
   /** What it reads: the events (of the event store), or persons.db's persons; or its subquery's, which reads them. */
@@ -80,6 +76,8 @@ export interface HogqlQueryPlan {
   /** A condition on each group's columns (`col_<i>` fields), no event read. */
   having: HogqlNode | null
   orderBy: OrderKey[]
+  /** LIMIT n BY columns: after ORDER BY, before `fetch`, at most n rows of each of their values. */
+  limitBy: LimitBy | null
   /** Rows to read: the limit, one more without LIMIT (hasMore). */
   fetch: number
   /** No LIMIT: the answer has `limit` rows at most, and says whether there were more. */
@@ -255,16 +253,18 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   if (!isWord(tokens[0], 'select')) throw refuse(tokens.length === 0 ? 'The query is empty.' : 'A query here is one SELECT … FROM events (or persons, or groups).')
   // A JOIN's words are FROM's.
   const clauses = clauseAt(tokens).filter(({ word }, i, all) => !JOIN_CLAUSES.has(word) || !all.slice(0, i).some((c) => c.word === 'from'))
-  const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limit']
+  const order = ['select', 'distinct', 'from', 'where', 'group', 'having', 'order', 'limitby', 'limit']
   let last = -1
   const parts = new Map<string, Token[]>()
-  clauses.forEach(({ word, at }, i) => {
-    if (word === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
+  clauses.forEach(({ word: written, at }, i) => {
+    if (written === 'offset') throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
+    // `LIMIT n BY …` is a clause of its own, before LIMIT.
+    const word = written === 'limit' && isWord(tokens[at + 2], 'by') ? 'limitby' : written
     const rank = order.indexOf(word)
     if (word === 'with') throw refuse('WITH begins a query here, before its SELECT: WITH name AS (SELECT …) SELECT … FROM name.')
     if (word === 'union') throw refuse('UNION joins whole queries here (SELECT … UNION ALL SELECT …), not the queries within one.')
-    if (rank < 0) throw refuse(`${word.toUpperCase()} is not read in HogQL queries here: they read a table (events, persons, groups, sessions or person_distinct_ids), a subquery or a join with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
-    if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${word.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n].`)
+    if (rank < 0) throw refuse(`${written.toUpperCase()} is not read in HogQL queries here: they read a table (events, persons, groups, sessions or person_distinct_ids), a subquery or a join with SELECT, WHERE, GROUP BY, HAVING, ORDER BY and LIMIT.`)
+    if (rank <= last || (word === 'distinct' && at !== 1)) throw refuse(`${written.toUpperCase()} stands where it can't be read: a query is SELECT [DISTINCT] … FROM events [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …] [LIMIT n BY …] [LIMIT n].`)
     last = rank
     const multi = word === 'group' || word === 'order'
     if (multi && !isWord(tokens[at + 1], 'by')) throw refuse(`${word.toUpperCase()} must be followed by BY.`)
@@ -321,43 +321,17 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   if (havingTokens !== undefined && !grouped) throw refuse('HAVING filters groups: the query groups (GROUP BY) or aggregates.')
   if (havingTokens !== undefined && distinct) throw refuse('SELECT DISTINCT with HAVING is not read here.')
   const condition = havingTokens === undefined ? null : having(havingTokens, scope)
+  const keyScope: KeyScope = { ...scope, shown, text, grouped, distinct }
   const orderTokens = parts.get('order')
-  const orderBy = (orderTokens === undefined ? [] : splitCommas(orderTokens, 'ORDER BY')).map((part): OrderKey => {
-    let desc = false
-    // NULLS LAST is how both stores order either way; NULLS FIRST is refused below.
-    if (part.length > 2 && isWord(part[part.length - 2], 'nulls') && isWord(part[part.length - 1], 'last')) part = part.slice(0, -2)
-    const end = part[part.length - 1]
-    if (['asc', 'ascending', 'desc', 'descending'].some((w) => isWord(end, w))) {
-      desc = (end.value as string).toLowerCase().startsWith('desc')
-      part = part.slice(0, -1)
-    }
-    if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST is not read here: nulls come last, as ClickHouse orders them (NULLS LAST may be written).')
-    const at = aliased(part, columns, shown)
-    if (at !== null) return { column: at, expr: columns[at].expr, desc }
-    const parsed = wholeOrLater(part, clock, aliases)
-    const written = text.slice(part[0].start, part[part.length - 1].end)
-    if (parsed !== null) {
-      const match = columns.findIndex((c) => same(c.math, parsed.math) && same(c.expr, parsed.expr))
-      if (match >= 0) return { column: match, expr: parsed.expr, desc }
-    }
-    const { math, expr } = parsed ?? { math: null, expr: LATER }
-    // An aggregation, a key or an expression of them the answer doesn't show is a hidden column, as HAVING's are.
-    if (grouped && !distinct) {
-      if (math !== null || groupBy.some((g) => same(g, expr))) return { column: columnAt(columns, math, expr, clock.zone), expr, desc }
-      const over = overGroups(part, scope, `ORDER BY ${written} must name a column, an aggregation or a GROUP BY expression of this query, or an expression of them, as it groups.`)
-      return { column: columnAt(columns, null, over, clock.zone), expr: over, desc }
-    }
-    if (parsed === null ? callsAggregation(part) : math !== null) throw refuse(`ORDER BY ${written} orders by an aggregation: ${distinct ? 'SELECT DISTINCT orders by its columns' : 'the query must group (GROUP BY) or aggregate'}.`)
-    if (distinct) throw refuse(`ORDER BY ${written} must name a column of this query, as it is DISTINCT.`)
-    // An expression of the columns' aliases reads their expressions.
-    return { column: null, expr: parsed === null ? overGroups(part, scope, null) : expr, desc }
-  })
+  const orderBy = orderTokens === undefined ? [] : orderKeys(orderTokens, keyScope)
+  const byTokens = parts.get('limitby')
+  const limited = byTokens === undefined ? null : limitBy(byTokens, keyScope)
   const limitTokens = parts.get('limit')
   let limit = defaultLimit ?? Infinity
   if (limitTokens !== undefined) {
     if (limitTokens.some((t) => t.kind === 'punct' && t.value === ',')) throw refuse(OFFSET_NOT_ALLOWED_MESSAGE)
     const [n, ...rest] = limitTokens
-    if (n?.kind !== 'number' || !Number.isSafeInteger(n.value) || rest.length > 0) throw refuse('LIMIT takes a whole number here (LIMIT 100); LIMIT … BY is not read.')
+    if (n?.kind !== 'number' || !Number.isSafeInteger(n.value) || rest.length > 0) throw refuse('LIMIT takes a whole number here (LIMIT 100), after a LIMIT n BY columns if any (LIMIT 1 BY distinct_id LIMIT 100).')
     limit = Math.min(n.value, MAX_SELECT_RETURNED_ROWS)
   }
   const paginated = limitTokens === undefined && defaultLimit !== null
@@ -384,6 +358,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     groupBy,
     having: condition,
     orderBy,
+    limitBy: limited,
     fetch: paginated ? limit + 1 : limit,
     paginated,
     ...timeBounds(where),
@@ -395,6 +370,6 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     join,
     inSets: [],
     lookups: [],
-    scan: table === 'events' && source === null && !grouped && !distinct && orderBy[0]?.expr.op === 'field' && orderBy[0].expr.field === 'timestamp' ? (orderBy[0].desc ? 'desc' : 'asc') : null,
+    scan: table === 'events' && source === null && !grouped && !distinct && limited === null && orderBy[0]?.expr.op === 'field' && orderBy[0].expr.field === 'timestamp' ? (orderBy[0].desc ? 'desc' : 'asc') : null,
   }
 }

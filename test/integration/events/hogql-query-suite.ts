@@ -278,6 +278,15 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(many.body.results, [[31]])
   })
 
+  t.test('LIMIT n BY: the first n rows of each value, in order', async (t) => {
+    const top = "select event, toFloat(properties.n) as n from events where event != 'recent' order by n desc limit 2 by event"
+    t.same(await rows(top), [['buy', 29], ['click', 28], ['view', 27], ['buy', 26], ['click', 25], ['view', 24]], "each event's two largest n")
+    t.same(await rows(`${top} limit 4`), [['buy', 29], ['click', 28], ['view', 27], ['buy', 26]], 'then LIMIT')
+    // user-0 … user-4 sent two events on free and one on pro, the others one on free and two on pro.
+    const plans = "select distinct_id, properties.plan as plan, count() as c from events where event != 'recent' group by distinct_id, plan order by c desc, distinct_id limit 1 by distinct_id"
+    t.same(await rows(plans), Array.from({ length: 10 }, (_, u) => [`user-${u}`, u < 5 ? 'free' : 'pro', 2]), "groups: each user's plan of most events")
+  })
+
   t.test('(SELECT …) as a value: its one row, run first, NULL without one', async (t) => {
     const share = "select event, round(count() * 100 / (select count() from events where event != 'recent'), 2) as pct from events where event != 'recent' group by event order by event"
     t.same(await rows(share), [['buy', 33.33], ['click', 33.33], ['view', 33.33]], "each event's share of them all")

@@ -161,6 +161,8 @@ function havingCondition(rng: Rng, keys: readonly string[]): string {
 function query(rng: Rng): string {
   const where = rng.chance(0.6) ? ` WHERE ${condition(rng)}` : ''
   const limit = rng.chance(0.5) ? ` LIMIT ${rng.int(40) + 1}` : ''
+  // LIMIT n BY some columns, which the complete orders make one answer.
+  const by = (names: string[]) => (rng.chance(0.25) && names.length > 0 ? ` LIMIT ${rng.int(3) + 1} BY ${rng.pick(names)}${rng.chance(0.3) ? `, ${rng.pick(names)}` : ''}` : '')
   if (rng.chance(0.5)) {
     const period = () => (rng.chance(0.2) ? `toDate(timestamp) ${rng.pick(['+', '-'])} interval ${rng.pick(['1 day', '2 week', '3 hour'])}` : rng.pick(PERIODS))
     const keys = Array.from({ length: rng.int(2) + (rng.chance(0.2) ? 0 : 1) }, () => (rng.chance(0.3) ? period() : term(rng)))
@@ -171,7 +173,7 @@ function query(rng: Rng): string {
     // An aggregation not selected may order first; the keys then order completely.
     const first = rng.chance(0.3) ? [`${rng.chance(0.7) ? numeric(rng) : overGroups(rng, keys)} ${rng.pick(['ASC', 'DESC'])}`] : []
     const group = keys.length > 0 ? ` GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')}${having} ORDER BY ${[...first, ...keys.map((_, i) => `k${i} ${rng.pick(['ASC', 'DESC'])}`)].join(', ')}` : having
-    return `SELECT ${columns.join(', ')} FROM events${where}${group}${limit}`
+    return `SELECT ${columns.join(', ')} FROM events${where}${group}${keys.length > 0 ? by(keys.map((_, i) => `k${i}`)) : ''}${limit}`
   }
   if (rng.chance(0.05)) return `SELECT * FROM events${where} ORDER BY uuid${limit}`
   if (rng.chance(0.05)) return `SELECT * FROM sessions ORDER BY session_id${limit}`
@@ -184,10 +186,11 @@ function query(rng: Rng): string {
     return `${text} AS c${i}`
   })
   const order = columns.map((_, i) => `${rng.chance(0.2) ? i + 1 : `c${i}`} ${rng.pick(['ASC', 'DESC'])}`)
-  if (rng.chance(0.4)) return `SELECT DISTINCT ${columns.join(', ')} FROM events${where} ORDER BY ${order.join(', ')}${limit}`
+  const names = columns.map((_, i) => `c${i}`)
+  if (rng.chance(0.4)) return `SELECT DISTINCT ${columns.join(', ')} FROM events${where} ORDER BY ${order.join(', ')}${by(names)}${limit}`
   // Ordered by time first, as keyset paging is: the embedded store reads the events in that order and stops early.
   const byTime = rng.chance(0.2) ? [`timestamp ${rng.pick(['ASC', 'DESC'])}`] : []
-  return `SELECT ${columns.join(', ')}, uuid FROM events${where} ORDER BY ${[...byTime, ...order, 'uuid'].join(', ')}${limit}`
+  return `SELECT ${columns.join(', ')}, uuid FROM events${where} ORDER BY ${[...byTime, ...order, 'uuid'].join(', ')}${by(names)}${limit}`
 }
 
 /**

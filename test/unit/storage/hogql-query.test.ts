@@ -550,6 +550,23 @@ t.test('x IN (SELECT …) tests x against the values of a subquery, run first', 
   t.throws(() => plan('select (select max(timestamp) from events) from events'), /A subquery giving a date and time is not read as a value here/)
 })
 
+t.test("LIMIT n BY keeps the first n rows in order of each of its columns' values, after ORDER BY and before LIMIT", async (t) => {
+  // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8; the even n are 'even' events.
+  t.same(run('select distinct_id, properties.n from events order by properties.n desc limit 1 by distinct_id'), [['u0', '9'], ['u2', '8'], ['u1', '7']], "each user's last")
+  t.same(run('select distinct_id, toFloat(properties.n) as n from events order by n limit 2 by distinct_id limit 5'), [['u0', 0], ['u1', 1], ['u2', 2], ['u0', 3], ['u1', 4]], 'then LIMIT')
+  t.same(run('select event from events limit 2 by event'), [['even'], ['odd'], ['even'], ['odd']], 'without ORDER BY, the first read')
+  t.same(run('select lower(event) as e, distinct_id from events order by distinct_id, e limit 1 by lower(event), distinct_id'), [['even', 'u0'], ['odd', 'u0'], ['even', 'u1'], ['odd', 'u1'], ['even', 'u2'], ['odd', 'u2']], 'keys as expressions equal to columns, several')
+  const grouped = 'select distinct_id, event, count() as c from events group by distinct_id, event order by c desc, distinct_id, event limit 1 by distinct_id'
+  t.same(run(grouped), [['u0', 'even', 2], ['u1', 'odd', 2], ['u2', 'even', 2]], "groups: each user's most frequent event")
+  t.same(run('select event, count() from events group by event, distinct_id order by count() desc, event limit 1 by distinct_id'), [['even', 2], ['even', 2], ['odd', 2]], 'by a GROUP BY key not shown: a hidden column')
+  t.match(plan('select event from events order by timestamp desc limit 1 by event'), { scan: null, limitBy: { n: 1, columns: [0] } }, 'no early stop: LIMIT BY drops rows')
+  t.throws(() => plan('select event from events limit 1 by distinct_id'), /LIMIT BY distinct_id must name a column of this query here/)
+  t.throws(() => plan('select event from events limit x by event'), /LIMIT … BY takes a whole number and columns here/)
+  t.throws(() => plan('select event from events limit 1 by event limit 1 by event'), /LIMIT stands where it can't be read/)
+  t.throws(() => plan('select event from events limit 5 limit 1 by event'), /LIMIT stands where it can't be read/)
+  t.throws(() => plan('select event from events limit 1 by event desc'), /Unexpected "desc" after the expression/)
+})
+
 t.test('WITH names queries FROM reads as subqueries, and expressions the query reads by name', async (t) => {
   // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8.
   const perUser = 'with per_user as (select distinct_id as d, count() as c from events group by d) '
