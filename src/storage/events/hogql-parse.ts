@@ -305,6 +305,16 @@ export class Parser {
 
   #call(name: string): HogqlNode {
     if (this.use === 'HogQL queries' && isDatetimeFunction(name)) return datetimeCall(name, this.#arguments(), this.clock)
+    // PostHog's in(x, list) and notIn(x, list) are x [NOT] IN list, its list (or subquery) read as IN's.
+    const lower = name.toLowerCase()
+    if (lower === 'in' || lower === 'notin') {
+      this.#expect('(')
+      const left = this.expr()
+      this.#expect(',')
+      const test = this.#in(left)
+      this.#expect(')')
+      return lower === 'in' ? test : { op: 'not', type: 'number', args: [test] }
+    }
     const sugar = SUGAR.find((s) => s.toLowerCase() === name.toLowerCase())
     if (sugar !== undefined) return sugarCall(sugar, this.#arguments(), this.#depth)
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())

@@ -80,7 +80,7 @@ export function splitCommas(tokens: Token[], what: string): Token[][] {
 }
 
 /** `{` and `}` stand only around a query's placeholders (hogql-placeholders.ts). */
-const PUNCTUATION = ['=~*', '!~*', '=~', '!~', '==', '!=', '<>', '<=', '>=', '??', '?', ':', '||', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '%', '=', '<', '>']
+const PUNCTUATION = ['=~*', '!~*', '=~', '!~', '==', '!=', '<>', '<=', '>=', '?.', '??', '?', ':', '||', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '%', '=', '<', '>']
 /** Sticky: each matches at `lastIndex` only. */
 const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
 const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y
@@ -119,7 +119,8 @@ export function tokenize(text: string): Token[] {
     }
     const punct = PUNCTUATION.find((p) => text.startsWith(p, i))
     if (!punct) throw new HogqlMathError(`Unexpected character ${JSON.stringify(c)} at position ${i}.`)
-    tokens.push({ kind: 'punct', value: punct, start: i, end: i + punct.length })
+    // HogQL's `?.` (a property read that is NULL where its object is) is `.` here: every path read here is so.
+    tokens.push({ kind: 'punct', value: punct === '?.' ? '.' : punct, start: i, end: i + punct.length })
     i += punct.length
   }
   return tokens

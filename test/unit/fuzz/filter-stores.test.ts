@@ -59,7 +59,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `if(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `multiIf(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `nullIf(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
-    [1, () => `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
+    [1, () => (rng.chance(0.5) ? `${hogqlTerm(rng, depth + 1)} in (${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})` : `${rng.pick(['in', 'notIn'])}(${hogqlTerm(rng, depth + 1)}, ${rng.pick(['(%)', '[%]']).replace('%', () => `${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}`)})`)],
     [1, () => `match(${hogqlTerm(rng, depth + 1)}, '${rng.pick(PATTERNS).replace(/\\/g, '\\\\')}')`],
     // Arrays (hogql-arrays.ts): literals with Nullable items or none, splits of any text, indexes in and out of range.
     [1, () => `[${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}][${rng.pick([-3, -1, 1, 2, 3])}]`],

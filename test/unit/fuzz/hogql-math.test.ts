@@ -18,8 +18,8 @@ import type { Rng } from './rng.js'
 import { fuzzCases, fuzzRun } from './run.js'
 
 const RUN = fuzzRun(3_000)
-const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'intDiv', 'pow', 'ln', 'sign', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'substring', 'sum', 'avg', 'any', 'sumIf', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'event', 'distinct_id', 'like', 'ilike', 'in', 'has', 'splitByChar', 'arrayElement', 'indexOf', 'arrayStringConcat', "'/'", 'array', 'domain', 'path', 'extractURLParameter', 'decodeURLComponent', 'cutWWW', 'case', 'when', 'then', 'else', 'end', 'between', 'equals', 'notILike']
-const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '%', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';', '??', '?', ':', '||']
+const WORDS = ['properties.a', 'properties.$b', "properties['c d']", 'properties.`e`', 'properties', 'toFloat', 'coalesce', 'ifNull', 'if', 'abs', 'floor', 'ceil', 'intDiv', 'pow', 'ln', 'sign', 'isNull', 'isNotNull', 'lower', 'length', 'startsWith', 'match', 'substring', 'sum', 'avg', 'any', 'sumIf', 'count', 'quantile', 'and', 'or', 'not', 'null', 'true', '1', '2.5', '1e400', "'x'", "'5'", "'%x_'", '"q"', 'person', 'person.properties.p', 'event', 'distinct_id', 'like', 'ilike', 'in', 'has', 'splitByChar', 'arrayElement', 'indexOf', 'arrayStringConcat', "'/'", 'array', 'domain', 'path', 'extractURLParameter', 'decodeURLComponent', 'cutWWW', 'case', 'when', 'then', 'else', 'end', 'between', 'equals', 'notILike', 'notIn']
+const PUNCT = ['(', ')', ',', '+', '-', '*', '/', '%', '=', '!=', '<', '>=', '.', '[', ']', "'", '`', '\\', ';', '??', '?', ':', '||', '?.']
 const TEXTS = [null, '', '0', '-1.5', 'abc', '1e308', 'Infinity', 'NaN', '7', '{"a":1}', 'true']
 
 function soup(rng: Rng, depth = 0): string {

@@ -131,6 +131,8 @@ t.test("`a ?? b` is ifNull(a, b), `c ? a : b` if(c, a, b) and `a || b` concat(a,
   t.same([value("properties.a ?? 'none'"), value("properties.a ?? 'none'", { a: 'v' }), value("properties.a > 2 ? 'big' : 'small'", { a: '3' }), value("properties.a > 2 ? 'big' : 'small'")], ['none', 'v', 'big', 'small'], 'a null condition takes the else')
   same("properties.a || '-' || 1 + 2", "concat(concat(properties.a, '-'), 1) + 2", '|| is concat, of +\'s precedence, from the left')
   t.same([value("properties.a || '/' || properties.b", { a: 'x' }), value("1 + 2 || 'x'")], ['x/', '3x'], "concat's reading: NULL as ''")
+  same("in(properties.a, ('x', 'y')) + notIn(properties.b, ['z'])", "(properties.a in ('x', 'y')) + (properties.b not in ['z'])", "PostHog's in() and notIn() are IN's")
+  same("properties?.a?.b + person?.properties?.c", 'properties.a.b + person.properties.c', '?. reads as .: a path of a NULL object is NULL either way')
   t.throws(() => parseHogqlMath("properties.a ? 'x'"), /Expected ":" at the end/)
   t.throws(() => parseHogqlMath("properties.a ?? "), /The expression ends too early/)
   t.throws(() => parseHogqlMath(`${Array(200).fill('properties.a').join(' ?? ')}`), /nests deeper than 64 levels/)

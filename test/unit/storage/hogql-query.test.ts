@@ -540,6 +540,7 @@ t.test('x IN (SELECT …) tests x against the values of a subquery, run first', 
   t.throws(() => plan('select 1 from events where event in (select event, uuid from events)'), /The subquery of IN gives one column here, not 2/)
   t.throws(() => withSets('select 1 from events where properties.n in (select properties.n from events)', 1100), /The subquery of IN gives too many values here: at most 1000/)
   t.throws(() => plan('select 1 from events where event in (select event from events'), /The subquery is not closed/)
+  t.same(withSets('select count() from events where notIn(distinct_id, (select distinct_id from events where properties.n > 7))'), [[3]], 'notIn() of a subquery')
   // (SELECT …) as a value.
   t.same(withSets('select count() * 10 / (select count() from events where properties.n < 4) from events'), [[25]], "a column over aggregations: 10 events' count over 4")
   t.same(withSets("select properties.n from events where properties.n >= (select max(properties.n) from events where event = 'even')"), [['8'], ['9']], 'in WHERE')
