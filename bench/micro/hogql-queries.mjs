@@ -42,6 +42,10 @@ const QUERIES = [
   // URL functions (hogql-urls.ts) and CASE.
   "SELECT domain(properties.$current_url) AS site, path(properties.$current_url) AS page, count() FROM events GROUP BY site, page ORDER BY site, page",
   "SELECT CASE WHEN properties.price BETWEEN 10 AND 20 THEN 'mid' WHEN properties.price < 10 THEN 'low' ELSE 'high' END AS band, count() FROM events GROUP BY band ORDER BY band",
+  // The ternary and countDistinct; LIMIT n BY (hogql-order.ts), which keeps every row until the sort.
+  "SELECT properties.price > 10 ? 'big' : 'small' AS size, countDistinct(distinct_id) FROM events GROUP BY size ORDER BY size",
+  'SELECT distinct_id, event, timestamp FROM events ORDER BY timestamp DESC LIMIT 1 BY distinct_id LIMIT 100',
+  'SELECT distinct_id, properties.plan AS plan, count() AS n FROM events GROUP BY distinct_id, plan ORDER BY n DESC, distinct_id LIMIT 1 BY distinct_id LIMIT 100',
 ]
 
 /** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */

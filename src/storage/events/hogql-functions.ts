@@ -91,8 +91,22 @@ for (const [synonym, fn] of SYNONYMS) FUNCTION_BY_NAME.set(synonym, FUNCTION_BY_
 /** PostHog's functions of its comparisons (HOGQL_COMPARISON_MAPPING), read as the operators. */
 const COMPARISON_CALLS: Readonly<Record<string, '=' | '!=' | '<' | '>' | '<=' | '>='>> = { equals: '=', notEquals: '!=', less: '<', greater: '>', lessOrEquals: '<=', greaterOrEquals: '>=' }
 const LIKE_CALLS = ['like', 'ilike', 'notLike', 'notILike']
+/** Integer types' ranges, as accurateCastOrNull reads them: a value outside is NULL. */
+const INT_RANGES: ReadonlyArray<readonly [string, number, number]> = [['Int8', -128, 127], ['Int16', -32768, 32767], ['Int32', -2147483648, 2147483647], ['UInt8', 0, 255], ['UInt16', 0, 65535], ['UInt32', 0, 4294967295]]
+/**
+ * ClickHouse's names of the casts PostHog reads (HOGQL_CLICKHOUSE_FUNCTIONS: its accurateCastOrNull aliases of the
+ * integer and float types, and -OrNull, -OrZero of Int64 and Float64), as toInt's and toFloat's readings; a narrower
+ * integer type's range is its value's, and -OrZero reads NULL as 0.
+ */
+const CASTS = new Map<string, { to: 'toInt' | 'toFloat'; range?: readonly [number, number]; orZero?: true }>([
+  ...(['toInt64', 'toInt64OrNull'] as const).map((name) => [name, { to: 'toInt' }] as const),
+  ...(['toIntOrZero', 'toInt64OrZero'] as const).map((name) => [name, { to: 'toInt', orZero: true }] as const),
+  ...(['toFloat64', 'toFloatOrNull', 'toFloat64OrNull'] as const).map((name) => [name, { to: 'toFloat' }] as const),
+  ...(['toFloatOrZero', 'toFloat64OrZero'] as const).map((name) => [name, { to: 'toFloat', orZero: true }] as const),
+  ...INT_RANGES.map(([type, low, high]) => [`to${type}`, { to: 'toInt', range: [low, high] }] as const),
+])
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
-export const SUGAR = ['multiIf', 'nullIf', ...Object.keys(COMPARISON_CALLS), ...LIKE_CALLS]
+export const SUGAR = ['multiIf', 'nullIf', ...Object.keys(COMPARISON_CALLS), ...LIKE_CALLS, ...CASTS.keys()]
 
 export const MAX_DEPTH = 64
 export const MAX_IN_TERMS = 1000
@@ -125,6 +139,16 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
     if (Object.hasOwn(COMPARISON_CALLS, fn)) return { op: COMPARISON_CALLS[fn], type: 'number', args: [args[0], args[1]] }
     const node = likeNode(fn.toLowerCase().endsWith('ilike') ? 'ilike' : 'like', args[0], args[1])
     return fn.startsWith('not') ? { op: 'not', type: 'number', args: [node] } : node
+  }
+  const cast = CASTS.get(fn)
+  if (cast !== undefined) {
+    if (args.length !== 1) throw new HogqlMathError(`${fn}() takes 1 argument, got ${args.length}.`)
+    const value = typedCall(FUNCTION_BY_NAME.get(cast.to.toLowerCase())!, args)
+    if (cast.orZero) return typedCall(FUNCTION_BY_NAME.get('ifnull')!, [value, numberNode(0)])
+    if (cast.range === undefined) return value
+    // The value is read twice, as nullIf's first argument.
+    if (size(args[0]) > MAX_IN_TERMS / 2) throw new HogqlMathError(`The argument of ${fn}() is too large here.`)
+    return call('number', betweenNode(value, numberNode(cast.range[0]), numberNode(cast.range[1]), false), value, { op: 'null', type: 'null' })
   }
   if (fn === 'nullIf') {
     if (args.length !== 2) throw new HogqlMathError(`nullIf() takes 2 arguments, got ${args.length}.`)

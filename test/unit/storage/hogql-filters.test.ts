@@ -93,6 +93,10 @@ const CASES: Array<[string, string[]]> = [
   ["trim(concat('  ', properties.plan, ' ')) = 'pro'", ['d1']],
   // HogQL's `??` (ifNull) and `c ? a : b` (if), as PostHog's parser reads them.
   ["(properties.$browser ?? properties.plan ?? event) in ('$pageview', 'team')", ['d3', 'd4']],
+  // ClickHouse's names of PostHog's casts: toInt's and toFloat's readings, a narrower type's range (else NULL), -OrZero.
+  ['toInt64(properties.amount) = toInt32(properties.amount) and toInt32(properties.amount) > 50', ['d2']],
+  ['isNull(toInt8(properties.amount * 2))', ['d2', 'd3', 'd5']],
+  ['toFloat64OrZero(properties.amount) = 0 and toUInt8(toInt64OrZero(properties.amount) - 1) is null', ['d3', 'd4', 'd5']],
   ["(properties.plan ?? 'none') = 'none' and (properties.amount > 20 ? 'big' : 'small') = 'small'", ['d3']],
   ["properties.amount > 50 ? properties.plan = 'free' : properties.amount > 20 ? 1 : 0", ['d1', 'd2']],
   ['event = 1', []],

@@ -138,6 +138,15 @@ t.test("`a ?? b` is ifNull(a, b), `c ? a : b` if(c, a, b) and `a || b` concat(a,
   t.throws(() => parseHogqlMath(`${Array(200).fill('properties.a').join(' ?? ')}`), /nests deeper than 64 levels/)
 })
 
+t.test("ClickHouse's names of PostHog's casts read as toInt and toFloat, a narrower integer type's range its own", async (t) => {
+  const of = (text: string, a: string | null) => value(text, a === null ? {} : { a })
+  t.same(['-128', '127', '128', '-129', '2.9', 'x', null].map((a) => of('toInt8(properties.a)', a)), [-128, 127, null, null, null, null, null], "toInt8: Int8's range, else NULL (a text's integer digits only, as toInt)")
+  t.same([of('toUInt8(properties.a)', '255'), of('toUInt8(properties.a)', '-1'), of('toUInt16(2.9)', null), of('toInt32(properties.a)', '3000000000'), of('toUInt32(properties.a)', '3000000000')], [255, null, 2, null, 3e9], 'a number truncated, as toInt')
+  t.same([of('toInt64(properties.a)', '12'), of('toInt64OrNull(properties.a)', '1.5'), of('toInt64OrZero(properties.a)', 'x'), of('toIntOrZero(properties.a)', null)], [12, null, 0, 0], 'Int64: toInt, -OrZero reading NULL as 0')
+  t.same([of('toFloat64(properties.a)', '1.5'), of('toFloatOrNull(properties.a)', 'x'), of('toFloat64OrZero(properties.a)', 'x'), of('toFloatOrZero(properties.a)', '2')], [1.5, null, 0, 2], 'Float64: toFloat')
+  t.throws(() => parseHogqlMath('toInt32(1, 2)'), /toInt32\(\) takes 1 argument, got 2/)
+})
+
 t.test("% and intDiv divide as ClickHouse's Float64 does; sqrt, exp, log, pow, sign and trunc as its functions", async (t) => {
   t.same([value('7 % 3'), value('-7 % 3'), value('7.5 % 2'), value('-7.25 % 2.5'), value('properties.a % 4', { a: '10' })], [1, -1, 1.5, -2.25, 2], 'the remainder has the sign of the dividend: a − trunc(a / b) · b')
   t.same([value('1 + 7 % 3 * 2'), value('10 % 4 % 3')], [3, 2], '% binds as * and /, from the left')
@@ -321,7 +330,7 @@ t.test("a HogQL filter is a condition: an event passes where it is a number othe
   t.throws(() => hogqlHolds(parseHogqlCondition("event = 'b'"), () => null), /no value was given for the field event/, 'without fields it fails rather than guess')
   t.match(parseHogqlCondition("person.properties.`e mail` like '%@x.io'"), { op: 'like', args: [{ op: 'property', key: 'e mail', person: true }] }, "a person's property")
   refused("replaceRegexpAll(properties.a, 'x', 'y') = ''", /replaceRegexpAll\(\) is read in HogQL queries only here, not in HogQL filters\./)
-  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, array, splitByChar, splitByString, arrayElement, has, indexOf, arrayStringConcat, protocol, domain, domainWithoutWWW, topLevelDomain, path, pathFull, queryString, fragment, queryStringAndFragment, extractURLParameter, cutWWW, cutQueryString, cutFragment, cutQueryStringAndFragment, decodeURLComponent, port, cutURLParameter, multiIf, nullIf, equals, notEquals, less, greater, lessOrEquals, greaterOrEquals, like, ilike, notLike, notILike\./)
+  refused("regexpExtract(properties.a, 'x') = ''", /Unknown function regexpExtract\(\): HogQL filters here take toFloat.*, match, toString, toInt, concat, round, greatest, least, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring, array, splitByChar, splitByString, arrayElement, has, indexOf, arrayStringConcat, protocol, domain, domainWithoutWWW, topLevelDomain, path, pathFull, queryString, fragment, queryStringAndFragment, extractURLParameter, cutWWW, cutQueryString, cutFragment, cutQueryStringAndFragment, decodeURLComponent, port, cutURLParameter, multiIf, nullIf, equals, notEquals, less, greater, lessOrEquals, greaterOrEquals, like, ilike, notLike, notILike, toInt64, toInt64OrNull, toIntOrZero, toInt64OrZero, toFloat64, toFloatOrNull, toFloat64OrNull, toFloatOrZero, toFloat64OrZero, toInt8, toInt16, toInt32, toUInt8, toUInt16, toUInt32\./)
   refused("match(properties.a, concat('x', properties.b))", /match\(\) takes its pattern as a text literal/)
   refused("concat('x') = 'x'", /concat\(\) takes 2 to 64 arguments, got 1/)
   const literal = (text: string) => (parseHogqlCondition(`properties.a = ${text}`) as { args: Array<{ value?: string }> }).args[1].value
