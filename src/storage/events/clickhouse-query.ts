@@ -79,7 +79,7 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
       select.push(`${hogqlValueSql(o.expr, property, `qo${i}`, field)} AS ord_${i}`)
       name = `ord_${i}`
     }
-    return `${name} ${o.desc ? 'DESC' : 'ASC'} NULLS LAST`
+    return `${name} ${o.desc ? 'DESC' : 'ASC'} NULLS ${o.nullsFirst ? 'FIRST' : 'LAST'}`
   })
   const condition = plan.where === null ? '' : ` AND ${hogqlConditionSql(plan.where, property, 'qw', field)}`
   // count() > 0: 18.16 drops constant keys from GROUP BY, and then answers a row for no events.

@@ -14,6 +14,8 @@ export interface OrderKey {
   column: number | null
   expr: HogqlNode
   desc: boolean
+  /** NULLS FIRST: NULL, then NaN, before the values (else after them, NaN then NULL, either way). */
+  nullsFirst?: true
 }
 
 /** LIMIT n BY columns: at most n rows of each of their values. */
@@ -34,40 +36,48 @@ const refuse = (detail: string) => new HogqlMathError(detail)
 
 /** ORDER BY's keys (`clause` ORDER BY), or LIMIT BY's (no direction read). */
 export function orderKeys(tokens: Token[], scope: KeyScope, clause: 'ORDER BY' | 'LIMIT BY' = 'ORDER BY'): OrderKey[] {
-  const { clock, columns, shown, text, grouped, distinct, groupBy, aliases } = scope
   return splitCommas(tokens, clause).map((part): OrderKey => {
     let desc = false
+    let nullsFirst = false
     if (clause === 'ORDER BY') {
-      // NULLS LAST is how both stores order either way; NULLS FIRST is refused below.
-      if (part.length > 2 && isWord(part[part.length - 2], 'nulls') && isWord(part[part.length - 1], 'last')) part = part.slice(0, -2)
+      // NULLS LAST is how both stores order without it.
+      if (part.length > 2 && isWord(part[part.length - 2], 'nulls') && ['first', 'last'].some((w) => isWord(part[part.length - 1], w))) {
+        nullsFirst = isWord(part[part.length - 1], 'first')
+        part = part.slice(0, -2)
+      }
       const end = part[part.length - 1]
       if (['asc', 'ascending', 'desc', 'descending'].some((w) => isWord(end, w))) {
         desc = (end.value as string).toLowerCase().startsWith('desc')
         part = part.slice(0, -1)
       }
-      if (part.some((t) => isWord(t, 'nulls'))) throw refuse('NULLS FIRST is not read here: nulls come last, as ClickHouse orders them (NULLS LAST may be written).')
     }
-    const at = aliased(part, columns, shown)
-    if (at !== null) return { column: at, expr: columns[at].expr, desc }
-    const parsed = wholeOrLater(part, clock, aliases)
-    const written = text.slice(part[0].start, part[part.length - 1].end)
-    if (parsed !== null) {
-      const match = columns.findIndex((c) => same(c.math, parsed.math) && same(c.expr, parsed.expr))
-      if (match >= 0) return { column: match, expr: parsed.expr, desc }
-    }
-    const { math, expr } = parsed ?? { math: null, expr: LATER }
-    // An aggregation, a key or an expression of them the answer doesn't show is a hidden column, as HAVING's are.
-    if (grouped && !distinct) {
-      if (math !== null || groupBy.some((g) => same(g, expr))) return { column: columnAt(columns, math, expr, clock.zone), expr, desc }
-      const over = overGroups(part, scope, `${clause} ${written} must name a column, an aggregation or a GROUP BY expression of this query, or an expression of them, as it groups.`)
-      return { column: columnAt(columns, null, over, clock.zone), expr: over, desc }
-    }
-    if (parsed === null ? callsAggregation(part) : math !== null) throw refuse(`${clause} ${written} orders by an aggregation: ${distinct ? 'SELECT DISTINCT orders by its columns' : 'the query must group (GROUP BY) or aggregate'}.`)
-    if (distinct) throw refuse(`${clause} ${written} must name a column of this query, as it is DISTINCT.`)
-    if (clause === 'LIMIT BY') throw refuse(`LIMIT BY ${written} must name a column of this query here: select it, as in SELECT distinct_id, … LIMIT 1 BY distinct_id.`)
-    // An expression of the columns' aliases reads their expressions.
-    return { column: null, expr: parsed === null ? overGroups(part, scope, null) : expr, desc }
+    return { ...keyAt(part, scope, clause), desc, ...(nullsFirst ? { nullsFirst } : {}) }
   })
+}
+
+/** One key's column, or (in a query that neither groups nor is DISTINCT, ordering) its expression of each event. */
+function keyAt(part: Token[], scope: KeyScope, clause: 'ORDER BY' | 'LIMIT BY'): { column: number | null; expr: HogqlNode } {
+  const { clock, columns, shown, text, grouped, distinct, groupBy, aliases } = scope
+  const at = aliased(part, columns, shown)
+  if (at !== null) return { column: at, expr: columns[at].expr }
+  const parsed = wholeOrLater(part, clock, aliases)
+  const written = text.slice(part[0].start, part[part.length - 1].end)
+  if (parsed !== null) {
+    const match = columns.findIndex((c) => same(c.math, parsed.math) && same(c.expr, parsed.expr))
+    if (match >= 0) return { column: match, expr: parsed.expr }
+  }
+  const { math, expr } = parsed ?? { math: null, expr: LATER }
+  // An aggregation, a key or an expression of them the answer doesn't show is a hidden column, as HAVING's are.
+  if (grouped && !distinct) {
+    if (math !== null || groupBy.some((g) => same(g, expr))) return { column: columnAt(columns, math, expr, clock.zone), expr }
+    const over = overGroups(part, scope, `${clause} ${written} must name a column, an aggregation or a GROUP BY expression of this query, or an expression of them, as it groups.`)
+    return { column: columnAt(columns, null, over, clock.zone), expr: over }
+  }
+  if (parsed === null ? callsAggregation(part) : math !== null) throw refuse(`${clause} ${written} orders by an aggregation: ${distinct ? 'SELECT DISTINCT orders by its columns' : 'the query must group (GROUP BY) or aggregate'}.`)
+  if (distinct) throw refuse(`${clause} ${written} must name a column of this query, as it is DISTINCT.`)
+  if (clause === 'LIMIT BY') throw refuse(`LIMIT BY ${written} must name a column of this query here: select it, as in SELECT distinct_id, … LIMIT 1 BY distinct_id.`)
+  // An expression of the columns' aliases reads their expressions.
+  return { column: null, expr: parsed === null ? overGroups(part, scope, null) : expr }
 }
 
 /** `LIMIT n BY keys`, its tokens after LIMIT: n, then BY's keys, read as ORDER BY's and each a column. */

@@ -62,13 +62,15 @@ interface Aggregate {
 }
 
 
-/** ClickHouse's NULLS LAST, both ways: numbers by value (NaN after them), texts by their bytes. */
-function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean): number {
-  const aNull = a === null || (typeof a === 'number' && Number.isNaN(a))
-  const bNull = b === null || (typeof b === 'number' && Number.isNaN(b))
-  if (aNull || bNull) return aNull === bNull ? (a === null ? 1 : 0) - (b === null ? 1 : 0) : aNull ? 1 : -1
+/**
+ * ClickHouse's order of values, both ways: numbers by value, texts by their bytes; after them NaN, then NULL (NULLS
+ * LAST), or before them NULL, then NaN (NULLS FIRST).
+ */
+function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean, nullsFirst = false): number {
+  const special = (v: HogqlValue) => (v === null ? 2 : typeof v === 'number' && Number.isNaN(v) ? 1 : 0) * (nullsFirst ? -1 : 1)
+  if (special(a) !== 0 || special(b) !== 0) return special(a) - special(b)
   // Not a − b: two infinities of one sign are equal, and ∞ − ∞ is NaN.
-  const c = typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a, b as string)
+  const c = typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a as string, b as string)
   return desc ? -c : c
 }
 
@@ -183,7 +185,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   let yielded = 0
   const sortRows = (list: Row[]) => list.sort((x, y) => {
     for (let i = 0; i < plan.orderBy.length; i++) {
-      const c = compareValues(x.keys[i], y.keys[i], plan.orderBy[i].desc)
+      const c = compareValues(x.keys[i], y.keys[i], plan.orderBy[i].desc, plan.orderBy[i].nullsFirst)
       if (c !== 0) return c
     }
     return 0

@@ -278,6 +278,12 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(many.body.results, [[31]])
   })
 
+  t.test('NULLS FIRST: the rows without a value before the others, either way', async (t) => {
+    // A price on every other event: 0 at n = 0, 3 at n = 2.
+    const prices = (how: string) => rows(`select toFloat(properties.price) as p from events where properties.n < 4 order by p ${how}`)
+    t.same(await Promise.all([prices('desc nulls first'), prices('nulls first'), prices('desc')]), [[[null], [null], [3], [0]], [[null], [null], [0], [3]], [[3], [0], [null], [null]]])
+  })
+
   t.test('LIMIT n BY: the first n rows of each value, in order', async (t) => {
     const top = "select event, toFloat(properties.n) as n from events where event != 'recent' order by n desc limit 2 by event"
     t.same(await rows(top), [['buy', 29], ['click', 28], ['view', 27], ['buy', 26], ['click', 25], ['view', 24]], "each event's two largest n")

@@ -161,6 +161,7 @@ function havingCondition(rng: Rng, keys: readonly string[]): string {
 function query(rng: Rng): string {
   const where = rng.chance(0.6) ? ` WHERE ${condition(rng)}` : ''
   const limit = rng.chance(0.5) ? ` LIMIT ${rng.int(40) + 1}` : ''
+  const direction = () => `${rng.pick(['ASC', 'DESC'])}${rng.chance(0.2) ? ' NULLS FIRST' : ''}`
   // LIMIT n BY some columns, which the complete orders make one answer.
   const by = (names: string[]) => (rng.chance(0.25) && names.length > 0 ? ` LIMIT ${rng.int(3) + 1} BY ${rng.pick(names)}${rng.chance(0.3) ? `, ${rng.pick(names)}` : ''}` : '')
   if (rng.chance(0.5)) {
@@ -172,7 +173,7 @@ function query(rng: Rng): string {
     const having = rng.chance(0.4) ? ` HAVING ${havingCondition(rng, keys)}` : ''
     // An aggregation not selected may order first; the keys then order completely.
     const first = rng.chance(0.3) ? [`${rng.chance(0.7) ? numeric(rng) : overGroups(rng, keys)} ${rng.pick(['ASC', 'DESC'])}`] : []
-    const group = keys.length > 0 ? ` GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')}${having} ORDER BY ${[...first, ...keys.map((_, i) => `k${i} ${rng.pick(['ASC', 'DESC'])}`)].join(', ')}` : having
+    const group = keys.length > 0 ? ` GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')}${having} ORDER BY ${[...first, ...keys.map((_, i) => `k${i} ${direction()}`)].join(', ')}` : having
     return `SELECT ${columns.join(', ')} FROM events${where}${group}${keys.length > 0 ? by(keys.map((_, i) => `k${i}`)) : ''}${limit}`
   }
   if (rng.chance(0.05)) return `SELECT * FROM events${where} ORDER BY uuid${limit}`
@@ -185,7 +186,7 @@ function query(rng: Rng): string {
     const text = timed[i] ? rng.pick(['timestamp', 'created_at', rng.pick(PERIODS)]) : earlier.length > 0 && rng.chance(0.3) ? `concat(toString(${rng.pick(earlier)}), '|', ${term(rng)})` : term(rng)
     return `${text} AS c${i}`
   })
-  const order = columns.map((_, i) => `${rng.chance(0.2) ? i + 1 : `c${i}`} ${rng.pick(['ASC', 'DESC'])}`)
+  const order = columns.map((_, i) => `${rng.chance(0.2) ? i + 1 : `c${i}`} ${direction()}`)
   const names = columns.map((_, i) => `c${i}`)
   if (rng.chance(0.4)) return `SELECT DISTINCT ${columns.join(', ')} FROM events${where} ORDER BY ${order.join(', ')}${by(names)}${limit}`
   // Ordered by time first, as keyset paging is: the embedded store reads the events in that order and stops early.
