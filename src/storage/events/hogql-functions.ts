@@ -13,12 +13,18 @@ import type { RegexEngine } from './sqlite-actions.js'
 
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
 export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'countdistinctif', 'medianif'])
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', ...CONDITIONAL_AGGREGATIONS])
-const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf and quantile(level)'
-const MATH_AGGREGATIONS = 'sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinct, countDistinctIf, median, medianIf and quantile(level)'
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS])
+const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf and quantile(level)'
+const MATH_AGGREGATIONS = 'sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinct, countDistinctIf, median, medianIf and quantile(level)'
 /** The refusal of an aggregation that `use` (a query, or math and filters) does not read. */
 export const unreadAggregation = (written: string, use: string): HogqlMathError =>
   new HogqlMathError(`The aggregation ${written}() is not supported in ${use} here; ${use === 'HogQL queries' ? READ_AGGREGATIONS : MATH_AGGREGATIONS} are.`)
+/**
+ * Aggregations read as others: uniqExact and countDistinct are uniq (exact here); anyLast, "the last value
+ * encountered" in an order ClickHouse does not fix, is the last in time where not null (argMax(x, timestamp)'s), as
+ * any is the first.
+ */
+const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', countdistinct: 'uniq', anylast: 'last' }
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
 export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)\w+)$/i
 /** The aggregations that pick one event's value, the first in time (`any`, argMin's) or the last (argMax's), where it is not null. */
@@ -300,5 +306,5 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }
     return mathOf({ name, args: [{ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }], level: base === 'median' ? 0.5 : undefined })
   }
   if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
-  return { aggregation: (call.name === 'uniqexact' || call.name === 'countdistinct' ? 'uniq' : call.name) as HogqlAggregation, expr }
+  return { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr }
 }

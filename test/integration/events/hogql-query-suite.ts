@@ -424,7 +424,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['select properties.n / count() from events', /neither aggregated nor in GROUP BY/],
       ['select timestamp + 1 from events', /read here whole, compared, or plus or minus an interval/],
       ["select event from events where timestamp > 'yesterday'", /Cannot read "yesterday" as a date and time/],
-      ['select anyLast(properties.n) from events', /not supported in HogQL queries here/],
+      ['select anyHeavy(properties.n) from events', /not supported in HogQL queries here/],
       ['select sum(count()) from events', /read here as a whole column/],
       ['select person.email from events', /Of the person, skylark reads its properties/],
       ['select person.properties.email, count() from events', /neither aggregated nor in GROUP BY/],

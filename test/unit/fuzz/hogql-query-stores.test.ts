@@ -111,7 +111,7 @@ function aggregation(rng: Rng): string {
     [1, () => `${rng.pick(["count(distinct ", "countDistinct("])}${term(rng)})`],
     [1, () => (rng.chance(0.5) ? `median(${term(rng)})` : `quantile(${rng.pick(['0', '0.25', '0.9', '1'])})(${term(rng)})`)],
     [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],
-    [1, () => `any(${term(rng)})`],
+    [1, () => `${rng.pick(['any', 'anyLast'])}(${term(rng)})`],
     [1, () => `${rng.pick(['argMin', 'argMax'])}(${rng.chance(0.2) ? 'timestamp' : term(rng)}, timestamp)`],
   ])()
 }

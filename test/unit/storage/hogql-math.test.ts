@@ -21,6 +21,7 @@ t.test("the outermost aggregation is split off as PostHog's extract_aggregation_
   t.match(parseHogqlMath("countIf(properties.plan = 'pro')"), { aggregation: 'count', expr: { op: 'call', fn: 'if', args: [{ op: '=' }, { value: 1 }, { op: 'null' }] } }, 'countIf(c) counts if(c, 1, null)')
   t.match(parseHogqlMath('quantile(0.9)(properties.amount)'), { aggregation: 'quantile', level: 0.9, expr: { op: 'property', key: 'amount' } }, 'a parametric quantile')
   t.match(parseHogqlMath('median(properties.amount)'), { aggregation: 'quantile', level: 0.5 }, 'median is the 0.5 quantile')
+  t.match(parseHogqlMath('anyLast(properties.plan)'), { aggregation: 'last', expr: { op: 'property', key: 'plan' } }, "anyLast is the last in time, argMax(x, timestamp)'s")
   // ClickHouse's quantile (ReservoirSampler's quantileInterpolated): the index level × (n − 1), interpolated.
   t.same([hogqlQuantile([3, 1, 2], 0.5), hogqlQuantile([10, 20], 0.9), hogqlQuantile([4, 1, 3, 2], 0.25), hogqlQuantile([7], 0.3), hogqlQuantile([], 0.5), hogqlQuantile([1, 2], 1)], [2, 19, 1.75, 7, 0, 2])
   const uniq = parseHogqlMath('uniq(properties.a * 1)')
@@ -241,7 +242,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
-  refused('anyLast(properties.a)', /anyLast\(\) is not supported in HogQL math here; sum, avg, min, max, any, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinct, countDistinctIf, median, medianIf and quantile\(level\) are\./)
+  refused('anyHeavy(properties.a)', /anyHeavy\(\) is not supported in HogQL math here; sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinct, countDistinctIf, median, medianIf and quantile\(level\) are\./)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sumIf(properties.a)', /sumif\(\) takes a value and a condition, as in sumIf\(properties.amount, properties.plan = 'pro'\), got 1 arguments/)
   refused('avgIf(properties.a, 1, 2)', /avgif\(\) takes a value and a condition/)

@@ -555,6 +555,10 @@ t.test('x IN (SELECT …) tests x against the values of a subquery, run first', 
   t.throws(() => plan('select (select max(timestamp) from events) from events'), /A subquery giving a date and time is not read as a value here/)
 })
 
+t.test("anyLast is the last value in time where not null, argMax(x, timestamp)'s, as any is the first", async (t) => {
+  t.same(run('select distinct_id, anyLast(properties.n), argMax(properties.n, timestamp), anyLast(properties.m) from events group by distinct_id order by distinct_id'), [['u0', '9', '9', '4'], ['u1', '7', '7', '2'], ['u2', '8', '8', '3']])
+})
+
 t.test("LIMIT n BY keeps the first n rows in order of each of its columns' values, after ORDER BY and before LIMIT", async (t) => {
   // u0 sent n = 0, 3, 6, 9; u1 1, 4, 7; u2 2, 5, 8; the even n are 'even' events.
   t.same(run('select distinct_id, properties.n from events order by properties.n desc limit 1 by distinct_id'), [['u0', '9'], ['u2', '8'], ['u1', '7']], "each user's last")
@@ -709,7 +713,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select now() from events where timestamp = 3', /compared here with another date and time/],
     ['select interval 1 day from events', /added to or taken from a date and time/],
     ['select sum(timestamp) from events', /aggregated here with min, max, any, count and uniq/],
-    ['select anyLast(properties.n) from events', /not supported in HogQL queries/],
+    ['select anyHeavy(properties.n) from events', /not supported in HogQL queries/],
     ['select quantile(1.5)(properties.n) from events', /level as a number from 0 to 1/],
     ['select median(timestamp) from events', /aggregated here with min, max, any, count and uniq/],
     ['select event from events order by event limit all', /LIMIT takes a whole number/],
