@@ -137,7 +137,7 @@ class Compiler {
   compile(node: HogqlNode): string {
     // Computed here, as the matcher computes it: 18.16 refuses a constant Nullable number in many places ("cannot
     // be inside Nullable column", "Illegal column for DataTypeNullable").
-    if (('args' in node && constant(node)) || node.op === 'scalar') return this.#folded(node)
+    if ('args' in node && constant(node)) return this.#folded(node)
     switch (node.op) {
       case 'number':
         return literal(node.value)
@@ -216,6 +216,8 @@ class Compiler {
         this.#calendars.set(node, name)
         return def
       }
+      case 'scalar':
+        return this.#folded(node)
       case 'lookup':
         return lookupSql(node.values, `ifNull(${this.compile(node.args[0])}, '')`, node.type === 'number', node.missing)
     }

@@ -59,7 +59,7 @@ export function inSubqueries(plan: (tokens: Token[], clock: QueryClock) => Hogql
   }
 }
 
-/** The set's node as the test of its values (the subquery's rows' one column). */
+/** The set's node as the test of its values (the subquery's rows' one column), or a scalar's as its one value. */
 export function fillInSet(set: InSet, values: readonly HogqlValue[]): void {
   if (set.left === null) {
     if (values.length > 1) throw new HogqlMathError('Scalar subquery returned more than one row.')

@@ -216,7 +216,9 @@ export class Parser {
       const left = node
       const right = next()
       if (op === '||') node = typedCall(FUNCTION_BY_NAME.get('concat')!, [left, right])
-      else node = op === '%' ? { op: 'call', fn: 'modulo', type: 'number', args: [left, right] } : (op === '+' || op === '-') && isDatetime(left) && isInterval(right) ? shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock) : { op, type: 'number', args: [left, right] }
+      else if (op === '%') node = { op: 'call', fn: 'modulo', type: 'number', args: [left, right] }
+      else if ((op === '+' || op === '-') && isDatetime(left) && isInterval(right)) node = shiftedDatetime({ op, type: 'number', args: [left, right] }, this.clock)
+      else node = { op, type: 'number', args: [left, right] }
     }
     return node
   }

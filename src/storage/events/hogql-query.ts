@@ -2,9 +2,10 @@
  * PostHog's HogQLQuery, the part skylark reads: `SELECT [DISTINCT] column [AS name], … FROM events [WHERE condition]
  * [GROUP BY expression, …] [HAVING condition] [ORDER BY key [ASC|DESC], …] [LIMIT n BY key, …] [LIMIT n]` (the
  * keys: hogql-order.ts). A column is an expression of HogQL math and filters (hogql-math.ts: properties,
- * person.properties, event, distinct_id, functions), or the events' other fields (`uuid`, `timestamp`, `created_at` …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(),
- * countIf, sum, avg, min, max and their -If, uniq, count(distinct …), median, quantile(level)), or an expression over
- * aggregations and keys (`sum(x) / count()`), or one reading another column by its alias. Dates and times:
+ * person.properties, event, distinct_id, functions), or the events' other fields (`uuid`, `timestamp`, `created_at`
+ * …: hogql-tables.ts), or `*`, or one aggregation as a whole (count(), countIf, sum, avg, min, max and their -If,
+ * uniq, count(distinct …), median, quantile(level)), or an expression over aggregations and keys (`sum(x) /
+ * count()`), or one reading another column by its alias. Dates and times:
  * `timestamp`, now(), toDateTime('…'), either plus or minus an interval, and their periods' starts (toStartOfDay …,
  * toDate, toStartOfInterval, dateTrunc) on the project zone's wall clock, read whole or compared (a text compared with
  * one is a date and time of the project's zone); their parts (toHour …) and dateDiff are numbers.
@@ -42,7 +43,6 @@ import { JoinReader, joins, type JoinPlan } from './hogql-join.js'
 import { limitBy, orderKeys, type KeyScope, type LimitBy, type OrderKey } from './hogql-order.js'
 
 export { ofGroup, type QueryColumn } from './hogql-query-columns.js'
-export type { LimitBy, OrderKey } from './hogql-order.js'
 
 export const DEFAULT_RETURNED_ROWS = 100
 export const MAX_SELECT_RETURNED_ROWS = 50_000
