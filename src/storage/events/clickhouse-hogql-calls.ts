@@ -4,7 +4,10 @@
  * operands' SQL). A value read more than once is a lambda's parameter (`arrayMap(v -> …, [x])[1]`): 18.16 copies an
  * alias's SQL wherever the alias is read, and nested calls would grow the query past its limit.
  */
-import { roundScaleSql } from './hogql-values.js'
+import { INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
+
+export const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
+export const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
 
 /**
  * hogqlRound (hogql-values.ts): the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that
@@ -50,4 +53,18 @@ export function substringSql(text: string, offset: number, length: number): stri
   const cut = `reverse(substring(reverse(${text}), ${1 - length}))`
   if (offset > 0) return `substring(${cut}, ${offset})`
   return offset - length < 0 ? `substring(${cut}, ${offset - length})` : empty
+}
+
+/** numberInt: 18.16 has no accurateCastOrNull, and its toInt64 wraps what is out of range. */
+export function numberIntSql(x: string, bind: (sql: string) => [string, string]): string {
+  const [def, name] = bind(x)
+  return `if(ifNull(isFinite(${def}) AND ${name} >= toFloat64(${INT64_MIN}) AND ${name} < toFloat64(${INT64_END}), 0), trunc(${name}) + 0, ${NULL_NUMBER})`
+}
+
+/** textInt: the digits' count and text bound the value, as toInt64OrNull wraps past Int64 on 18.16. `[def, t]`: the text's SQL, defined and named. */
+export function textIntSql([def, t]: readonly [string, string]): string {
+  const digits = `replaceRegexpOne(${t}, '^[+-]?0*', '')`
+  const bound = `if(startsWith(${t}, '-'), '9223372036854775808', '9223372036854775807')`
+  const fits = `match(${def}, '^[+-]?[0-9]+$') AND (length(${digits}) < 19 OR (length(${digits}) = 19 AND ${digits} <= ${bound}))`
+  return `if(ifNull(${fits}, 0), toFloat64(toInt64OrNull(${t})), ${NULL_NUMBER})`
 }

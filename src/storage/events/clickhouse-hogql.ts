@@ -8,17 +8,15 @@
 import { quote } from './clickhouse-schema.js'
 import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import { lookupSql } from './clickhouse-lookups.js'
-import { hogqlText, hogqlTextSql, hogqlToFloat, INT64_END, INT64_MIN } from './hogql-values.js'
-import { numberCallSql, roundSql, substringSql } from './clickhouse-hogql-calls.js'
+import { hogqlText, hogqlTextSql, hogqlToFloat } from './hogql-values.js'
+import { NULL_NUMBER, NULL_TEXT, numberCallSql, numberIntSql, roundSql, substringSql, textIntSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { arrayCallSql, readsArray } from './hogql-arrays.js'
 import { isUrlFunction, URL_SQL_NAMES, urlCallSql } from './hogql-urls.js'
 import { textNumberSql } from './numbers.js'
-import { calendarSql, dayShiftSql, truncateSql } from './clickhouse-periods.js'
+import { calendarSql, dayShiftSql, parsedTimeSql, truncateSql } from './clickhouse-periods.js'
 
-const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
-const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
 /** The SQL of a property's text (NULL: missing or null): the event's, or with `person` the person's. */
 export type PropertySql = (path: PropertyPath, person: boolean) => string
 /** The SQL of an event's field: text, or a number for `timestamp` (ms). */
@@ -206,13 +204,15 @@ class Compiler {
       case 'call':
         return this.#call(node)
       case 'truncate':
-        return truncateSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
+        return this.#instant(node.args[0], (ms) => truncateSql(node, ms, (sql) => this.bind(sql)))
       case 'dayShift':
-        return dayShiftSql(node, this.number(node.args[0]), (sql) => this.bind(sql))
+        return this.#instant(node.args[0], (ms) => dayShiftSql(node, ms, (sql) => this.bind(sql)))
+      case 'parseTime':
+        return parsedTimeSql(node, this.text(node.args[0]), () => this.fresh())
       case 'calendar': {
         const named = this.#calendars.get(node)
         if (named !== undefined) return named
-        const [def, name] = this.bind(calendarSql(node, this.number(node.args[0]), (sql) => this.bind(sql)))
+        const [def, name] = this.bind(this.#instant(node.args[0], (ms) => calendarSql(node, ms, (sql) => this.bind(sql))))
         this.#calendars.set(node, name)
         return def
       }
@@ -221,6 +221,19 @@ class Compiler {
       case 'lookup':
         return lookupSql(node.values, `ifNull(${this.compile(node.args[0])}, '')`, node.type === 'number', node.missing)
     }
+  }
+
+  /**
+   * An instant node's steps on its operand's SQL. An operand that reads a text as a date and time (parseTime's KB of
+   * SQL) is a lambda's argument: 18.16 writes an alias's whole expression wherever it is named, and the steps name
+   * their operand several times, a period's parts their period's, round(…) its value; nested so, the copies passed
+   * its 2,000,000 elements of a query.
+   */
+  #instant(operand: HogqlNode, steps: (ms: string) => string): string {
+    const parses = (n: HogqlNode): boolean => n.op === 'parseTime' || ('args' in n && n.args.some(parses))
+    if (!parses(operand)) return steps(this.number(operand))
+    const name = this.fresh()
+    return `arrayMap(${name} -> ${steps(name)}, [${this.number(operand)}])[1]`
   }
 
   #folded(node: HogqlNode): string {
@@ -250,22 +263,6 @@ class Compiler {
     const x = () => (texts ? this.compile(left) : this.number(left))
     const list = items.map((i) => this.compile(i!)).join(', ')
     return `if(isNull(${x()}), toFloat64(${ofNull ? 1 : 0}), toFloat64(has([${list}], assumeNotNull(${x()}))))`
-  }
-
-  /** numberInt: 18.16 has no accurateCastOrNull, and its toInt64 wraps what is out of range. */
-  #numberInt(node: HogqlNode): string {
-    const [def, name] = this.bind(this.number(node))
-    return `if(ifNull(isFinite(${def}) AND ${name} >= ${literal(INT64_MIN)} AND ${name} < ${literal(INT64_END)}, 0), trunc(${name}) + 0, ${NULL_NUMBER})`
-  }
-
-  /** textInt: the digits' count and text bound the value, as toInt64OrNull wraps past Int64 on 18.16. */
-  #textInt(node: HogqlNode): string {
-    // A property is named already (a second alias on it would hide the first from 18.16): its second reading is the name.
-    const [def, t] = node.op === 'property' ? [this.compile(node), this.compile(node)] : this.bind(this.compile(node))
-    const digits = `replaceRegexpOne(${t}, '^[+-]?0*', '')`
-    const bound = `if(startsWith(${t}, '-'), '9223372036854775808', '9223372036854775807')`
-    const fits = `match(${def}, '^[+-]?[0-9]+$') AND (length(${digits}) < 19 OR (length(${digits}) = 19 AND ${digits} <= ${bound}))`
-    return `if(ifNull(${fits}, 0), toFloat64(toInt64OrNull(${t})), ${NULL_NUMBER})`
   }
 
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
@@ -338,7 +335,9 @@ class Compiler {
         return substringSql(this.compile(args[0]), offset, length)
       }
       case 'toInt':
-        return args[0].type === 'text' ? this.#textInt(args[0]) : this.#numberInt(args[0])
+        if (args[0].type !== 'text') return numberIntSql(this.number(args[0]), (sql) => this.bind(sql))
+        // A property is named already (a second alias on it would hide the first from 18.16): its second reading is the name.
+        return textIntSql(args[0].op === 'property' ? [this.compile(args[0]), this.compile(args[0])] : this.bind(this.compile(args[0])))
       case 'concat':
         return `concat(${args.map((a) => `ifNull(${this.text(a)}, '')`).join(', ')})`
       case 'round':

@@ -7,6 +7,8 @@
  * start is NULL anyway.
  */
 import type { HogqlNode } from './hogql-math.js'
+import { DATETIME_PATTERN } from './hogql-datetime-text.js'
+import { hogqlTextSql } from './hogql-values.js'
 
 type Offsets = ReadonlyArray<readonly [number, number]>
 type Bind = (sql: string) => [string, string]
@@ -86,4 +88,36 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
     relQuarter: `(toYear(${dateDef}) * 4 + intDiv(toMonth(${date}) - 1, 3))`,
   }
   return `toFloat64(${sql[part]})`
+}
+
+/**
+ * parsedInstant's steps (hogql-datetime-text.ts) on `text` (SQL of a Nullable(String)): the pattern's groups
+ * joined by `|`, the date's day count by Howard Hinnant's days_from_civil (any year 0–9999, as JS's Date), and the
+ * wall time read as wallInstant reads it. Each value read more than once is a lambda's argument, not an alias:
+ * 18.16 writes an alias's whole expression wherever it is named, and the offsets' arrays named in names named in
+ * names passed its 2,000,000 elements of a query. A text the pattern does not take is read as 1970-01-01 (toInt64
+ * of an empty group is an error, and ClickHouse computes both sides of an if) and gives NULL.
+ */
+export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: string, fresh: () => string): string {
+  const pattern = hogqlTextSql(DATETIME_PATTERN)
+  const [s, m, g, ymd, hms, frac, own, wall, before, after] = Array.from({ length: 10 }, fresh)
+  const let_ = (name: string, value: string, body: string) => `arrayMap(${name} -> ${body}, [${value}])[1]`
+  const [y, mo, d] = [`intDiv(${ymd}, 10000)`, `(intDiv(${ymd}, 100) % 100)`, `(${ymd} % 100)`]
+  const [h, mi, sec] = [`intDiv(${hms}, 10000)`, `(intDiv(${hms}, 100) % 100)`, `(${hms} % 100)`]
+  // Years from March 1st, so that a leap day is a year's last; eras of 400 years (146,097 days) from year 0.
+  const shifted = `(${y} - (${mo} <= 2))`
+  const era = `(intDiv(${shifted} + 400, 400) - 1)`
+  const yoe = `(${shifted} - ${era} * 400)`
+  const doy = `(intDiv(153 * ((${mo} + 9) % 12) + 2, 5) + ${d} - 1)`
+  const days = `(${era} * 146097 + ${yoe} * 365 + intDiv(${yoe}, 4) - intDiv(${yoe}, 100) + ${doy} - 719468)`
+  const leap = `((${y} % 4 = 0 AND ${y} % 100 != 0) OR ${y} % 400 = 0)`
+  const valid = `${m} AND ${mo} BETWEEN 1 AND 12 AND ${d} BETWEEN 1 AND if(${mo} = 2, 28 + ${leap}, 31 - ((${mo} - 1) % 7) % 2) AND ${h} <= 23 AND ${mi} <= 59 AND ${sec} <= 59`
+  const { offsets } = node
+  const zoned = let_(before, offsetAtSql(offsets, `(${wall} - 86400000)`), let_(after, offsetAtSql(offsets, `(${wall} - ${before})`), `if(${offsetAtSql(offsets, `(${wall} - ${after})`)} = ${after}, ${wall} - ${after}, ${wall} - ${before})`))
+  const written = `if(${own} = 'Z', 0, if(substring(${own}, 1, 1) = '-', -1, 1) * (toInt64(concat('0', substring(${own}, 2, 2))) * 60 + toInt64(concat('0', substring(${own}, 4, 2)))))`
+  const instant = let_(wall, `${days} * 86400000 + ${h} * 3600000 + ${mi} * 60000 + ${sec} * 1000`, `if(${own} = '', ${zoned}, ${wall} - ${written} * 60000)`)
+  const parts = [`toInt64(${g}[1])`, `toInt64(substring(concat(${g}[2], '000000'), 1, 6))`, `toInt64(substring(concat(${g}[3], '000000000'), 1, 9))`, `replaceAll(${g}[4], ':', '')`]
+  const read = `arrayMap((${ymd}, ${hms}, ${frac}, ${own}) -> if(${valid}, toFloat64(${instant}) + ${frac} / 1000000, CAST(NULL AS Nullable(Float64))), ${parts.map((p) => `[${p}]`).join(', ')})[1]`
+  const groups = `splitByChar('|', replaceRegexpOne(if(${m}, ${s}, '1970-01-01'), ${pattern}, ${hogqlTextSql('\\1\\2\\3|\\4\\5\\6|\\7|\\8')}))`
+  return let_(s, `ifNull(${text}, '')`, let_(m, `match(${s}, ${pattern})`, let_(g, groups, read)))
 }

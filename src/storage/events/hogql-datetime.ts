@@ -3,9 +3,11 @@
  * dates and times, dates or intervals, the texts read as instants of a zone, and the zone offsets a period's start
  * (toStartOfDay …) reads.
  */
-import { offsetChanges, wallToInstant, zoneOffsetMs } from '../../common/time-zones.js'
+import { isTimeZoneName, offsetChanges, zoneOffsetMs } from '../../common/time-zones.js'
+import { datetimeMs } from './hogql-datetime-text.js'
+import { isArray } from './hogql-arrays.js'
 import { addMonths } from './days.js'
-import { evaluateHogql, hogqlFields, numberNode, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
+import { evaluateHogql, hogqlFields, hogqlProperties, numberNode, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
@@ -90,30 +92,6 @@ const MONTH_INTERVALS = new WeakMap<HogqlNode, number>()
 /** Each interval's count and unit as written: toStartOfInterval reads them (7 days and 1 week start on other days). */
 const INTERVAL_UNITS = new WeakMap<HogqlNode, { n: number; unit: string }>()
 
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/
-
-/**
- * A date and time's text as an instant (ms, with a fraction below the ms kept, so that comparisons with stored ms
- * hold as they would in µs): `2024-01-31`, `2024-01-31 12:00[:00[.123456]]` (or with a T) in `zone`, or with
- * its own offset (`Z`, `+01:00`); null for any other text or an impossible date.
- */
-export function datetimeMs(text: string, zone: string): number | null {
-  const m = DATETIME.exec(text.trim())
-  if (m === null) return null
-  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', offset] = m
-  const wall = new Date(0)
-  wall.setUTCFullYear(Number(y), Number(mo) - 1, Number(d))
-  wall.setUTCHours(Number(h), Number(mi), Number(sec), 0)
-  // Date rolls 2024-02-30 over to March; ClickHouse refuses it, and so is it refused here.
-  if (wall.getUTCMonth() !== Number(mo) - 1 || wall.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) return null
-  const sub = fraction === '' ? 0 : Number(`0.${fraction}`) * 1000
-  if (offset === undefined) return wallToInstant(zone, wall.getTime()) + sub
-  if (offset === 'Z') return wall.getTime() + sub
-  const digits = offset.replace(':', '')
-  const minutes = Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5) || '0')
-  return wall.getTime() - (offset[0] === '-' ? -1 : 1) * minutes * 60_000 + sub
-}
-
 /** `interval <n> <unit>` (or `days`, any case) in ms, or in months (MONTH_INTERVALS), marked an interval; null for a unit not read. */
 export function intervalNode(n: number, unit: string): HogqlNode | null {
   const name = unit.toLowerCase().replace(/s$/, '')
@@ -156,8 +134,9 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
     return markDate(truncation('day', markDatetime({ op: '+', type: 'number', args: [node, markInterval({ op: 'number', type: 'number', value: DAY / 2 })] }), clock))
   }
   if (!Number.isSafeInteger(months)) throw new HogqlMathError('An interval of months, quarters or years is a whole number of them here.')
-  // A date and time reads no property; of the fields, only timestamp.
-  if (hogqlFields(left).length > 0) throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp: compare instead, as in timestamp > now() - interval 1 month.")
+  if (hogqlFields(left).length > 0 || hogqlProperties(left).length > 0) {
+    throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp or a property's date: compare instead, as in timestamp > now() - interval 1 month.")
+  }
   const shifted = addMonths(zoneOffsets(clock.zone, clock.now), evaluateHogql(left, () => null) as number, node.op === '+' ? months : -months)
   if (Number.isNaN(shifted)) throw new HogqlMathError('The interval moves the date past the years a date and time can hold.')
   const result = markDatetime({ op: 'number', type: 'number', value: shifted })
@@ -244,9 +223,36 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
   return { op: 'calendar', type: 'number', part, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] }
 }
 
+/** PostHog's names of ClickHouse's parseDateTime64BestEffortOrNull, which toDateTime of a text is too. */
+const PARSERS: ReadonlySet<string> = new Set(['parsedatetimebesteffort', 'parsedatetime64besteffort', 'parsedatetime64besteffortornull'])
+
+/**
+ * toDateTime(x[, zone]) and the parsers (PARSERS): a text as the date and time it writes (hogql-datetime-text.ts),
+ * of the zone given or the project's unless it has its own offset, NULL for one not read (ClickHouse's best effort
+ * reads more forms; those are NULL here); a literal is read now, and refused where it is not read. toDateTime also
+ * takes a number, seconds from 1970 (a fraction dropped, as a DateTime drops it), and a date and time (itself).
+ */
+function parsedDatetime(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
+  const [arg, zoneArg] = args
+  const zone = args.length === 1 ? clock.zone : args.length === 2 && zoneArg.op === 'text' && isTimeZoneName(zoneArg.value) ? zoneArg.value : null
+  const converts = name.toLowerCase() === 'todatetime'
+  const seconds = converts && arg?.type === 'number' && !isInterval(arg) && !isDatetime(arg)
+  if (zone === null || (arg.type !== 'text' && !seconds && !(converts && isDatetime(arg))) || isArray(arg) || (isDatetime(arg) && args.length === 2)) {
+    const takes = converts ? 'a text, a number of seconds or a date and time' : 'a text'
+    throw new HogqlMathError(`${name}() takes ${takes}, and a time zone's name if any, here, as in ${name}(properties.sent_at) or ${name}('2024-01-31 12:00:00', 'Europe/Berlin').`)
+  }
+  // A copy: a Date read as a date and time is its day's start, no longer a Date.
+  if (isDatetime(arg)) return markDatetime({ ...arg })
+  if (seconds) return markDatetime({ op: '*', type: 'number', args: [{ op: 'call', fn: 'floor', type: 'number', args: [arg] }, numberNode(1000)] })
+  if (arg.op !== 'text') return markDatetime({ op: 'parseTime', type: 'number', offsets: zoneOffsets(zone, clock.now), args: [arg] })
+  const ms = datetimeMs(arg.value, zone)
+  if (ms === null) throw new HogqlMathError(`Cannot read ${JSON.stringify(arg.value)} as a date and time: write it as 2024-01-31, 2024-01-31 12:00:00 or 2024-01-31T12:00:00.123Z.`)
+  return markDatetime({ op: 'number', type: 'number', value: ms })
+}
+
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
 export const DATETIME_FUNCTIONS = [
-  ...['now', 'today', 'yesterday', 'toDateTime', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
+  ...['now', 'today', 'yesterday', 'toDateTime', 'parseDateTimeBestEffort', 'parseDateTime64BestEffort', 'parseDateTime64BestEffortOrNull', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
   ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toDayOfYear', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'toYYYYMM', 'toYYYYMMDD', 'dateDiff'],
   ...DATE_SHIFTS,
@@ -268,11 +274,7 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     const now = markDatetime({ op: 'number', type: 'number', value: clock.now - (lower === 'yesterday' ? DAY : 0) })
     return lower === 'now' ? now : markDate(truncation('day', now, clock))
   }
-  if (lower === 'todatetime') {
-    const ms = args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, clock.zone) : null
-    if (ms === null) throw new HogqlMathError("toDateTime() takes a date and time as a text literal here, as in toDateTime('2024-01-31 12:00:00').")
-    return markDatetime({ op: 'number', type: 'number', value: ms })
-  }
+  if (lower === 'todatetime' || PARSERS.has(lower)) return parsedDatetime(name, args, clock)
   if (lower === 'datediff') {
     const [unit, from, to] = args
     const part = args.length === 3 && unit.op === 'text' ? DIFF_UNITS[unit.value.toLowerCase()] : undefined
@@ -326,9 +328,8 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     const fromSunday: HogqlNode = { op: 'call', fn: 'modulo', type: 'number', args: [day, numberNode(7)] }
     return [day, { op: '-', type: 'number', args: [day, numberNode(1)] }, fromSunday, { op: '+', type: 'number', args: [fromSunday, numberNode(1)] }][mode] as HogqlNode
   }
-  // toDate('2024-01-31'): a text is read as a date and time of the zone, then its day taken.
-  const ms = lower === 'todate' && args.length === 1 && args[0].op === 'text' ? datetimeMs(args[0].value, clock.zone) : null
-  if (ms !== null) args = [markDatetime({ op: 'number', type: 'number', value: ms })]
+  // toDate(text): the text read as a date and time of the zone (toDateTime's), then its day taken.
+  if (lower === 'todate' && args.length === 1 && args[0].type === 'text' && !isArray(args[0])) args = [parsedDatetime(name, args, clock)]
   if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp)${lower === 'todate' ? " or toDate('2024-01-31')" : ''}.`)
   const part = CALENDAR_PARTS[lower]
   if (part !== undefined) return calendar(part, args[0], clock)

@@ -37,6 +37,7 @@ import { like } from '../../common/sql-like.js'
 import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { instantOf } from './hogql-instants.js'
+import { parsedInstant } from './hogql-datetime-text.js'
 import { isUrlFunction, urlCall } from './hogql-urls.js'
 import type { HogqlFunction } from './hogql-functions.js'
 import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
@@ -100,6 +101,8 @@ export type HogqlNode = { type: HogqlType } & (
    */
   | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   | { op: 'dayShift'; days: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  /** A text read as a date and time (toDateTime(properties.t)): its instant, on the zone's offsets unless it has its own (hogql-datetime-text.ts). */
+  | { op: 'parseTime'; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /** A value looked up by its argument's, from values given before the run (the event's group's or person's: hogql-lookups.ts); `missing` for a key of none. */
   | { op: 'lookup'; args: [HogqlNode]; values: LookupValues; missing: HogqlValue; field?: LookupField }
   /** A query's `(SELECT …)` read as a value: its one row's one column, NULL for none, given before the run (hogql-in.ts). */
@@ -298,6 +301,8 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       const ms = number(node.args[0])
       return ms === null ? null : instantOf(node, ms)
     }
+    case 'parseTime':
+      return parsedInstant(value(node.args[0]) as string | null, node.offsets)
     case 'lookup':
       return lookupValue(node, value(node.args[0]))
     case 'scalar':
@@ -355,14 +360,7 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     }
     case 'concat':
       // PostHog's printer reads each argument as ifNull(toString(arg), ''): never null.
-      return joinedText(
-        args
-          .map((a) => {
-            const v = value(a)
-            return v === null ? '' : hogqlText(v)
-          })
-          .join(''),
-      )
+      return joinedText(args.map(value).map((v) => (v === null ? '' : hogqlText(v))).join(''))
     case 'round': {
       const a = asNumber(args[0], value(args[0]))
       return a === null ? null : hogqlRound(a, args.length === 2 ? (args[1] as { value: number }).value : 0)

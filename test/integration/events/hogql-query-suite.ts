@@ -302,6 +302,12 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.match(two, { status: 400, body: { type: 'validation_error', detail: /Scalar subquery returned more than one row/ } }, "more than one row, as ClickHouse's message says")
   })
 
+  t.test('texts read as dates and times: toDateTime and parseDateTimeBestEffort of a value, NULL for a text of none', async (t) => {
+    const day = "concat('2024-01-', toString(properties.n + 10), ' 10:00:00')"
+    const text = `select toDateTime(${day}), dateDiff('hour', timestamp, parseDateTimeBestEffort(${day}, 'Europe/Oslo')), toString(toDate(${day})), toDateTime(properties.plan) from events where properties.n < 2 order by properties.n`
+    t.same(await rows(text), [['2024-01-10T10:00:00Z', 225, '2024-01-10', null], ['2024-01-11T10:00:00Z', 225, '2024-01-11', null]])
+  })
+
   t.test('a query without FROM is one row of constants', async (t) => {
     t.same(await rows("select 1 + 1, toDate(toDateTime('2024-01-31')) + interval 1 day, formatDateTime(toDateTime('2024-01-05 10:00:00'), '%F %a')"), [[2, '2024-02-01', '2024-01-05 Fri']])
     t.same(await rows('select count() union all select count() from events where event = \'buy\''), [[1], [10]], 'beside a query of events')

@@ -30,10 +30,13 @@ const PERIODS = [
   'toStartOfWeek(timestamp, 3)',
   ...['90 second', '7 minute', '5 hour', '3 day', '2 week', '1 week', '5 month', '2 quarter', '3 year', '1000 month', '1500 month', '3000 year', '1000000 second'].map((interval) => `toStartOfInterval(timestamp, interval ${interval})`),
   ...['hour', 'week', 'month'].map((unit) => `dateTrunc('${unit}', timestamp)`),
+  'toStartOfDay(toDateTime(properties.a))',
 ]
 
 const KEYS = ['a', 'b', '$c', 'n']
-const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'a\nb c', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x'], 'https://www.x.com/a?b=1#c', '//u@x.co.uk:8/p?a=%C3%A4&b&a=1']
+const VALUES: unknown[] = ['', 'x', 'X', 'abc', 'a\nb c', 'ÄBC', 'äbc', ' 3', '3', '-2.5', '1e3', 'inf', 'true', 0, 1, -1, 2.5, -0.5, 3, 1e21, true, false, null, { x: 'x', y: 2 }, [1, 'x'], 'https://www.x.com/a?b=1#c', '//u@x.co.uk:8/p?a=%C3%A4&b&a=1',
+  // Dates and times toDateTime reads: in New York's and Berlin's skipped hours and the day after, with fractions and offsets, impossible.
+  '2024-03-10 02:30:00', '2024-03-31T02:30:00.25', '2024-02-29 23:59:59.999999', '2024-03-02T10:00:00Z', '2024-03-05 12:00 +05:30', '2024-02-30', '2024-03-01', '2024-03-10 12:00', '2024-03-31 09:45:00']
 /** Person property texts as persons.db resolves them: strings unquoted, other JSON as written. */
 const PERSON_TEXTS = ['', 'x', 'ÄBC', 'äbc', '3', ' 3', '-2.5', '1e3', 'true', '{"x":"x"}', '[1,"x"]']
 const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'properties.b', 'properties.$c', 'properties.n', 'properties.a.x', 'properties.a.y', 'event', 'distinct_id', "'x'", '1', '2.5', '-1', 'null', 'toFloat(properties.n)', 'length(properties.a)', 'lower(properties.b)', "concat(event, '-', properties.$c)", 'round(properties.n / 3, 1)', 'properties', 'length(properties)', 'elements_chain', '$group_0', 'group_0.properties.g', 'group_1.properties.g', 'group_0.key', 'person.id', 'person.is_identified', '$session_id', '$window_id',
@@ -78,8 +81,13 @@ const CALENDAR = [
   "formatDateTime(toStartOfInterval(created_at, interval 2 week), '%D %r')",
   'toString(toDate(timestamp))',
   "dateDiff('day', toDate('2024-02-10'), fromUnixTimestamp(toUnixTimestamp(timestamp) + properties.n))",
+  // Texts read as dates and times (hogql-datetime-text.ts), of the project's zone or another.
+  "dateDiff('second', toDateTime(properties.b), timestamp) + toUnixTimestamp(toDateTime(toFloat(properties.n) * 1e8))",
+  "toHour(parseDateTimeBestEffort(properties.a)) * 100 + toMinute(toDateTime(properties.$c, 'America/New_York'))",
+  "formatDateTime(parseDateTime64BestEffortOrNull(properties.a, 'Europe/Berlin'), '%F %T.%f')",
+  'toString(toDate(properties.b))',
 ]
-const CONDITIONS = ["person.created_at > toDateTime('2024-01-20 00:00:00')", 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
+const CONDITIONS = ["person.created_at > toDateTime('2024-01-20 00:00:00')", "toDateTime(properties.b) > '2024-03-01 12:00'", 'toDate(properties.a) = toDate(timestamp)', 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
 
 function term(rng: Rng, depth = 0): string {
   if (depth > 1 || rng.chance(0.6)) return rng.chance(0.12) ? rng.pick(CALENDAR) : rng.pick(TERMS)

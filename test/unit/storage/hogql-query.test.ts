@@ -1,6 +1,6 @@
 import t from 'tap'
 import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
-import { datetimeMs } from '../../../src/storage/events/hogql-datetime.js'
+import { datetimeMs } from '../../../src/storage/events/hogql-datetime-text.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { fillInSet } from '../../../src/storage/events/hogql-in.js'
 import { fillLookup } from '../../../src/storage/events/hogql-lookups.js'
@@ -76,7 +76,7 @@ t.test("intervals of months and years shift constant dates on the project's wall
   t.equal(at('toStartOfMonth(now()) - interval 1 month + interval 2 day'), '2024-02-03T00:00:00.000Z')
   t.match(plan('select today() - interval 3 month from events').columns, [{ time: 'date', type: 'Date' }], 'a date stays a date')
   t.equal(plan('select event from events where timestamp >= now() - interval 1 month').after, Date.parse('2024-02-10T12:00:00Z'), 'and bounds the events read')
-  t.throws(() => plan('select timestamp - interval 1 month from events'), /not to timestamp: compare instead/)
+  t.throws(() => plan('select timestamp - interval 1 month from events'), /not to timestamp or a property.s date: compare instead/)
   t.throws(() => plan('select now() - interval 1 fortnight from events'), /second, minute, hour, day, week, month, quarter or year/)
   t.throws(() => plan('select now() - interval 0.5 month from events'), /a whole number of them/)
   t.throws(() => plan('select now() + interval 9999999 year from events'), /past the years a date and time can hold/)
@@ -219,7 +219,8 @@ t.test('toDate reads a text as a date of the zone; fromUnixTimestamp reads secon
   t.same(row, [Date.parse('2024-01-30T23:00:00Z'), Date.parse('2024-01-30T23:00:00Z'), 3000], "the zone's midnight")
   t.same(run("select count() from events where toDate(timestamp) = toDate('2024-03-01')"), [[10]])
   t.same(run('select max(fromUnixTimestamp(properties.n)) from events'), [[9000]])
-  t.throws(() => plan("select toDate('nope') from events"), /toDate\(\) takes one date and time here, as in toDate\(timestamp\) or toDate\('2024-01-31'\)/)
+  t.throws(() => plan("select toDate('nope') from events"), /Cannot read "nope" as a date and time/)
+  t.throws(() => plan('select toDate(1) from events'), /toDate\(\) takes one date and time here, as in toDate\(timestamp\) or toDate\('2024-01-31'\)/)
   t.throws(() => plan('select fromUnixTimestamp(timestamp) from events'), /fromUnixTimestamp\(\) takes a number of seconds from 1970/)
 })
 
@@ -717,7 +718,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select quantile(1.5)(properties.n) from events', /level as a number from 0 to 1/],
     ['select median(timestamp) from events', /aggregated here with min, max, any, count and uniq/],
     ['select event from events order by event limit all', /LIMIT takes a whole number/],
-    ['select toDateTime(properties.a) from events', /toDateTime\(\) takes a date and time as a text literal/],
+    ["select toDateTime('2024-01-31', 'Nowhere/City') from events", /toDateTime\(\) takes a text, a number of seconds or a date and time, and a time zone's name/],
     ['select event,, distinct_id from events', /An expression of SELECT is empty/],
   ]
   for (const [text, message] of refusals) t.throws(() => plan(text), message, text)
