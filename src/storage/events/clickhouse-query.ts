@@ -23,6 +23,17 @@ function aggregateSql(math: HogqlMath, contribution: string, name: string): stri
       return `ifNull(uniqExact(${contribution}), 0)`
     case 'quantile':
       return `if(count(${contribution}) = 0, NULL, ${quantileSql(`groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`, math.level ?? 0.5, name)})`
+    case 'varPop':
+    case 'varSamp':
+    case 'stddevPop':
+    case 'stddevSamp': {
+      // hogql-query-run.ts's spread, spelled out: 18.16's own (Welford's steps, untrimmed) answer otherwise at the edges.
+      const sample = math.aggregation.endsWith('Samp')
+      const n = `count(${contribution})`
+      const v = `(sum(${contribution} * ${contribution}) - sum(${contribution}) * sum(${contribution}) / ${n}) / (${n}${sample ? ' - 1' : ''})`
+      const variance = `${sample ? `if(${n} <= 1, 0 / 0, ` : '('}arrayMap(${name} -> if(${name} > 0, ${name}, 0), [${v}])[1])`
+      return `if(${n} = 0, NULL, ${math.aggregation.startsWith('stddev') ? `sqrt(${variance})` : variance})`
+    }
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`

@@ -140,8 +140,12 @@ class SourceAggregate {
       case 'any':
         return this.count === 0 ? 0 : 1
       case 'last':
-        // argMax reads timestamp, which experiments' math has not.
-        throw new Error('argMax() is no aggregation of experiments here')
+      case 'varPop':
+      case 'varSamp':
+      case 'stddevPop':
+      case 'stddevSamp':
+        // argMax reads timestamp, which experiments' math has not; the spreads are read in queries only (hogql-parse.ts).
+        throw new Error('argMax() and the spreads are no aggregations of experiments here')
       case 'sum':
         return this.sum
       case 'avg':

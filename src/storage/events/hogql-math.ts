@@ -112,7 +112,9 @@ export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'mond
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
 export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | RelativeUnit
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Spread
+/** The variances and standard deviations of HogQL queries (hogql-query-run.ts's spread). */
+export type Spread = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode

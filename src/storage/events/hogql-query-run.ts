@@ -2,7 +2,7 @@
  * A HogQL query's plan (hogql-query.ts) run in Node on events read in any order: the embedded store's engine, which
  * clickhouse-query.ts's SQL is held to (test/unit/fuzz/hogql-query-stores.test.ts).
  */
-import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type SourceRef, type Spread, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
@@ -53,6 +53,8 @@ export interface QueryPerson {
 interface Aggregate {
   n: number
   sum: number
+  /** The values' squares' sum, for the spreads. */
+  squares: number
   extreme: number | null
   keys: Set<string | number> | null
   /** A quantile's values. */
@@ -94,9 +96,26 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
     case 'any':
     case 'last':
       return a.first?.value ?? null
+    case 'varPop':
+    case 'varSamp':
+    case 'stddevPop':
+    case 'stddevSamp':
+      return a.n === 0 ? null : spread(math.aggregation, a)
     default:
       return a.extreme
   }
+}
+
+/**
+ * ClickHouse's variances (VarMoments: from the sums of the values and of their squares, not Welford's steps), a
+ * sample's NaN below two values, else trimmed at 0 where rounding takes it below, as std::max(0, v) (which makes a
+ * NaN 0 too); the standard deviations are their roots.
+ */
+function spread(kind: Spread, { n, sum, squares }: Aggregate): number {
+  const sample = kind === 'varSamp' || kind === 'stddevSamp'
+  const v = (squares - (sum * sum) / n) / (sample ? n - 1 : n)
+  const variance = sample && n <= 1 ? Number.NaN : v > 0 ? v : 0
+  return kind === 'stddevPop' || kind === 'stddevSamp' ? Math.sqrt(variance) : variance
 }
 
 /** `value` of the row at `at` (ms) with the uuid `id` added to the aggregate. */
@@ -115,6 +134,7 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
   else if (math.aggregation === 'quantile') a.values!.push(c as number)
   else if (typeof c === 'number') {
     a.sum += c
+    a.squares += c * c
     if (a.extreme === null || (math.aggregation === 'min' ? c < a.extreme : c > a.extreme)) a.extreme = c
   }
 }
@@ -176,7 +196,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   // A group's columns that are none of its aggregations nor over them, read of its first row, and its aggregates.
   const newGroup = () => ({
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
-    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
+    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
   })
   // Without groups or an order, the first `fetch` rows read (of LIMIT BY's, the first n of each) are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0

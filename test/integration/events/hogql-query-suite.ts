@@ -308,6 +308,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows(text), [['2024-01-10T10:00:00Z', 225, '2024-01-10', null], ['2024-01-11T10:00:00Z', 225, '2024-01-11', null]])
   })
 
+  t.test('variances and standard deviations; of one value a sample has none (NaN, written null)', async (t) => {
+    const text = "select varPop(properties.n), stddevSamp(properties.n), varSampIf(properties.n, properties.n = 0), stddevPopIf(properties.price, properties.n = 1) from events where properties.n < 4"
+    t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])
+  })
+
   t.test('a query without FROM is one row of constants', async (t) => {
     t.same(await rows("select 1 + 1, toDate(toDateTime('2024-01-31')) + interval 1 day, formatDateTime(toDateTime('2024-01-05 10:00:00'), '%F %a')"), [[2, '2024-02-01', '2024-01-05 Fri']])
     t.same(await rows('select count() union all select count() from events where event = \'buy\''), [[1], [10]], 'beside a query of events')

@@ -242,7 +242,7 @@ t.test('what skylark cannot compute is refused by name; bad text never throws an
   refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
-  refused('anyHeavy(properties.a)', /anyHeavy\(\) is not supported in HogQL math here; sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, countDistinct, countDistinctIf, median, medianIf and quantile\(level\) are\./)
+  refused('anyHeavy(properties.a)', /anyHeavy\(\) is not supported in HogQL math here; sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, medianIf and quantile\(level\) are\./)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sumIf(properties.a)', /sumif\(\) takes a value and a condition, as in sumIf\(properties.amount, properties.plan = 'pro'\), got 1 arguments/)
   refused('avgIf(properties.a, 1, 2)', /avgif\(\) takes a value and a condition/)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { HogqlMathError } from '../../../src/storage/events/hogql-math.js'
+import { HogqlMathError, parseHogqlMath } from '../../../src/storage/events/hogql-math.js'
 import { datetimeMs } from '../../../src/storage/events/hogql-datetime-text.js'
 import { innermost, parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { fillInSet } from '../../../src/storage/events/hogql-in.js'
@@ -558,6 +558,21 @@ t.test('x IN (SELECT …) tests x against the values of a subquery, run first', 
 
 t.test("anyLast is the last value in time where not null, argMax(x, timestamp)'s, as any is the first", async (t) => {
   t.same(run('select distinct_id, anyLast(properties.n), argMax(properties.n, timestamp), anyLast(properties.m) from events group by distinct_id order by distinct_id'), [['u0', '9', '9', '4'], ['u1', '7', '7', '2'], ['u2', '8', '8', '3']])
+})
+
+t.test("varPop, varSamp, stddevPop and stddevSamp are ClickHouse's, from the sums of the values and their squares", async (t) => {
+  t.same(run('select varPop(properties.n), varSamp(properties.n), stddevPop(properties.n), stddevSamp(properties.n) from events'), [[8.25, 82.5 / 9, Math.sqrt(8.25), Math.sqrt(82.5 / 9)]])
+  t.same(run("select varPopIf(properties.n, event = 'even'), stddevSampIf(properties.m, properties.n > 5) from events"), [[8, Math.sqrt(5 / 3)]], 'of the values where the condition holds (m of n > 5: 1, 2, 3, 4)')
+  t.same(run('select distinct_id, varPop(properties.n) from events group by distinct_id order by distinct_id'), [['u0', 11.25], ['u1', 6], ['u2', 6]], 'per group')
+  t.same(run('select varSamp(properties.n), stddevPop(properties.n) from events where properties.n = 3'), [[Number.NaN, 0]], "a sample's of one value is NaN")
+  t.same(run("select varPop(properties.n), stddevSamp(properties.m) from events where event = 'none'"), [[null, null]], 'of none, NULL')
+  t.same(run('select varPop(toFloat(properties.n) * 1e200) from events where properties.n < 2'), [[0]], "squares past a double: ∞ − ∞, NaN, which ClickHouse's std::max(0, v) makes 0")
+  t.throws(() => parseHogqlMath('varPop(properties.n)'), /The aggregation varPop\(\) is not supported in HogQL math here/, 'queries only')
+})
+
+t.test("uniqHLL12 and uniqTheta, ClickHouse's sketches, count exactly here, as uniq does", async (t) => {
+  t.same(run("select uniqHLL12(distinct_id), uniqTheta(properties.m), uniqThetaIf(properties.n, event = 'even'), uniqHLL12If(event, properties.n > 8) from events"), [[3, 4, 5, 1]])
+  t.equal(parseHogqlMath('uniqHLL12(properties.n)').aggregation, 'uniq', 'in math too, where uniq is read')
 })
 
 t.test("LIMIT n BY keeps the first n rows in order of each of its columns' values, after ORDER BY and before LIMIT", async (t) => {
