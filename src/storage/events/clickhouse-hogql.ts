@@ -212,7 +212,7 @@ class Compiler {
       case 'calendar': {
         const named = this.#calendars.get(node)
         if (named !== undefined) return named
-        const [def, name] = this.bind(this.#instant(node.args[0], (ms) => calendarSql(node, ms, (sql) => this.bind(sql))))
+        const [def, name] = this.bind(this.#instant(node.args[0], (ms) => calendarSql(node, ms, (sql) => this.bind(sql), () => this.fresh())))
         this.#calendars.set(node, name)
         return def
       }

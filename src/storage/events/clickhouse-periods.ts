@@ -6,7 +6,8 @@
  * its hundred WHENs was past 18.16's elements of a query. A NULL instant counts as 0 (a lambda must give UInt8): its
  * start is NULL anyway.
  */
-import type { HogqlNode } from './hogql-math.js'
+import type { HogqlNode, WeekPart } from './hogql-math.js'
+import { weekMode } from './hogql-instants.js'
 import { DATETIME_PATTERN } from './hogql-datetime-text.js'
 import { hogqlTextSql } from './hogql-values.js'
 
@@ -59,7 +60,7 @@ export function dayShiftSql(node: HogqlNode & { op: 'dayShift' }, operand: strin
 }
 
 /** calendarPart's steps; floor, not toInt64, for what is cut below the second or the day (as Math.floor). */
-export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: string, bind: Bind): string {
+export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: string, bind: Bind, fresh: () => string): string {
   const { part, offsets } = node
   if (part === 'relSecond') return `toFloat64(floor(${operand} / 1000))`
   if (part === 'millisecond') return `toFloat64(toInt64(floor(${operand})) % 1000)`
@@ -72,6 +73,7 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
     return `toFloat64(floor((${wallDef} - floor(${name} / ${size}) * ${size}) / ${unit}))`
   }
   const day = `toInt64(floor(${wall} / 86400000))`
+  if (part === 'week' || part === 'yearWeek' || part === 'isoYear') return `toFloat64(${weekSql(day, weekMode(part, node.mode ?? 0), part, fresh)})`
   if (part === 'dayOfWeek') return `toFloat64((((${day} + 3) % 7) + 7) % 7 + 1)`
   if (part === 'relDay') return `toFloat64(${day})`
   if (part === 'relWeek') return `toFloat64(floor((${day} + 3) / 7))`
@@ -120,4 +122,38 @@ export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: strin
   const read = `arrayMap((${ymd}, ${hms}, ${frac}, ${own}) -> if(${valid}, toFloat64(${instant}) + ${frac} / 1000000, CAST(NULL AS Nullable(Float64))), ${parts.map((p) => `[${p}]`).join(', ')})[1]`
   const groups = `splitByChar('|', replaceRegexpOne(if(${m}, ${s}, '1970-01-01'), ${pattern}, ${hogqlTextSql('\\1\\2\\3|\\4\\5\\6|\\7|\\8')}))`
   return let_(s, `ifNull(${text}, '')`, let_(m, `match(${s}, ${pattern})`, let_(g, groups, read)))
+}
+
+/**
+ * yearWeek's steps (hogql-instants.ts) on `day` (SQL of an Int64: days from 1970-01-01), the mode's flags known
+ * here; the values read more than once are lambdas' arguments, as in parsedTimeSql.
+ */
+function weekSql(day: string, mode: number, part: WeekPart, fresh: () => string): string {
+  const flags = (mode & 1) === 0 ? (mode & 7) ^ 4 : mode & 7
+  const [mondayFirst, weekYear, firstWeekday] = [(flags & 1) !== 0, (flags & 2) !== 0, (flags & 4) !== 0]
+  const let_ = (names: string[], values: string[], body: string) => `arrayMap((${names.join(', ')}) -> ${body}, ${values.map((v) => `[${v}]`).join(', ')})[1]`
+  const dow = (x: string) => `((((${x}) + 3) % 7 + 7) % 7 + 1)`
+  const diy = (y: string) => `if(((${y}) % 4 = 0 AND (${y}) % 100 != 0) OR (${y}) % 400 = 0, 366, 365)`
+  const date = (x: string) => `(toDate('1970-01-01') + (${x}))`
+  const [d, y, mo, dom, doy] = Array.from({ length: 5 }, fresh)
+  const answer = (year: string, week: string) => (part === 'week' ? week : part === 'yearWeek' ? `(${year}) * 100 + (${week})` : year)
+  let body: string
+  if ((mode & 8) !== 0) {
+    const year = fresh()
+    const start = (x: string) => (mondayFirst ? `(${x}) - ${dow(x)} + 1` : `if(${dow(x)} = 7, ${x}, (${x}) - ${dow(x)})`)
+    const jan1 = `if(${year} = ${y}, ${d} - ${doy} + 1, ${d} - ${doy} + 1 + ${diy(y)})`
+    body = let_([year], [`toInt64(toYear(${date(`${d} + 7 - ${dow(`${d} + ${mondayFirst ? 0 : 1}`)}`)}))`], answer(year, `intDiv((${start(d)}) - (${start(jan1)}), 7) + 1`))
+  } else {
+    const [wd0, jan, year1, start1, wd1, days] = Array.from({ length: 6 }, fresh)
+    const late = (w: string) => (firstWeekday ? `${w} != 0` : `${w} >= 4`)
+    const early = weekYear ? '0' : `${jan} AND ${late(wd0)}`
+    const next = `(${wd1} + ${diy(year1)}) % 7`
+    const nextYear = `(${weekYear ? '1' : jan}) AND ${days} >= 364 AND ${firstWeekday ? `${next} = 0` : `${next} < 4`}`
+    const result = answer(`if(${early}, ${y}, if(${nextYear}, ${year1} + 1, ${year1}))`, `if(${early}, 0, if(${nextYear}, 1, intDiv(${days}, 7) + 1))`)
+    const counted = let_([days], [`if(${late(wd1)}, ${d} - (${start1} + 7 - ${wd1}), ${d} - (${start1} - ${wd1}))`], result)
+    // January's days before week 1 count in the year before, from its January 1.
+    const before = [`if(${jan}, ${y} - 1, ${y})`, `if(${jan}, ${d} - ${doy} + 1 - ${diy(`${y} - 1`)}, ${d} - ${doy} + 1)`, `if(${jan}, (${wd0} + 371 - ${diy(`${y} - 1`)}) % 7, ${wd0})`]
+    body = let_([wd0], [`${dow(`${d} - ${doy} + 1 + ${mondayFirst ? 0 : 1}`)} - 1`], let_([jan], [`${mo} = 1 AND ${dom} <= 7 - ${wd0}`], let_([year1, start1, wd1], before, counted)))
+  }
+  return let_([d], [day], let_([y, mo, dom, doy], [`toInt64(toYear(${date(d)}))`, `toMonth(${date(d)})`, `toDayOfMonth(${date(d)})`, `toInt64(toDayOfYear(${date(d)}))`], body))
 }

@@ -7,7 +7,7 @@ import { isTimeZoneName, offsetChanges, zoneOffsetMs } from '../../common/time-z
 import { datetimeMs } from './hogql-datetime-text.js'
 import { isArray } from './hogql-arrays.js'
 import { addMonths } from './days.js'
-import { evaluateHogql, hogqlFields, hogqlProperties, numberNode, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit } from './hogql-math.js'
+import { evaluateHogql, hogqlFields, hogqlProperties, numberNode, type CalendarPart, type HogqlMath, type HogqlNode, type TruncateUnit, type WeekPart } from './hogql-math.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
 import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
@@ -223,6 +223,19 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
   return { op: 'calendar', type: 'number', part, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] }
 }
 
+/** The functions of week numbers: their part, and the mode of a call without one (toISOWeek's is mode 3's). */
+const WEEKS: Readonly<Record<string, readonly [WeekPart, number]>> = { toweek: ['week', 0], toyearweek: ['yearWeek', 0], toisoweek: ['week', 3], toisoyear: ['isoYear', 3] }
+
+/** toWeek(t[, mode]), toYearWeek(t[, mode]), toISOWeek(t) and toISOYear(t): ClickHouse's week numbers on the project's wall clock (hogql-instants.ts's yearWeek). */
+function weekCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
+  const [part, otherwise] = WEEKS[name.toLowerCase()]
+  const moded = name.toLowerCase() === 'toweek' || name.toLowerCase() === 'toyearweek'
+  const given = args[1]?.op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= 9 ? args[1].value : -1
+  const mode = args.length === 1 ? otherwise : args.length === 2 && moded ? given : -1
+  if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(moded ? `${name}() takes a date and time and a mode from 0 to 9 if any here, as in ${name}(timestamp, 3).` : `${name}() takes one date and time here, as in ${name}(timestamp).`)
+  return { op: 'calendar', type: 'number', part, mode, offsets: zoneOffsets(clock.zone, clock.now), args: [args[0]] }
+}
+
 /** PostHog's names of ClickHouse's parseDateTime64BestEffortOrNull, which toDateTime of a text is too. */
 const PARSERS: ReadonlySet<string> = new Set(['parsedatetimebesteffort', 'parsedatetime64besteffort', 'parsedatetime64besteffortornull'])
 
@@ -255,6 +268,7 @@ export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'parseDateTimeBestEffort', 'parseDateTime64BestEffort', 'parseDateTime64BestEffortOrNull', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
   ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toDayOfYear', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'toYYYYMM', 'toYYYYMMDD', 'dateDiff'],
+  ...['toWeek', 'toYearWeek', 'toISOWeek', 'toISOYear'],
   ...DATE_SHIFTS,
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
@@ -275,6 +289,7 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     return lower === 'now' ? now : markDate(truncation('day', now, clock))
   }
   if (lower === 'todatetime' || PARSERS.has(lower)) return parsedDatetime(name, args, clock)
+  if (Object.hasOwn(WEEKS, lower)) return weekCall(name, args, clock)
   if (lower === 'datediff') {
     const [unit, from, to] = args
     const part = args.length === 3 && unit.op === 'text' ? DIFF_UNITS[unit.value.toLowerCase()] : undefined

@@ -3,7 +3,7 @@
  * them) on the project zone's offsets; clickhouse-periods.ts writes the same steps as SQL.
  */
 import { offsetAt } from './days.js'
-import type { CalendarPart, HogqlNode, TruncateUnit } from './hogql-math.js'
+import type { CalendarPart, HogqlNode, TruncateUnit, WeekPart } from './hogql-math.js'
 
 const DAY = 86_400_000
 const mod = (a: number, b: number) => ((a % b) + b) % b
@@ -54,7 +54,7 @@ function shiftedDays(ms: number, days: number, offsets: ReadonlyArray<readonly [
 /** The value of a node of an instant (truncate, calendar, dayShift) at the instant `ms`. */
 export function instantOf(node: HogqlNode & { op: 'truncate' | 'calendar' | 'dayShift' }, ms: number): number {
   if (node.op === 'truncate') return truncateMs(ms, node)
-  return node.op === 'calendar' ? calendarPart(ms, node.part, node.offsets) : shiftedDays(ms, node.days, node.offsets)
+  return node.op === 'calendar' ? calendarPart(ms, node.part, node.offsets, node.mode) : shiftedDays(ms, node.days, node.offsets)
 }
 
 /**
@@ -63,7 +63,7 @@ export function instantOf(node: HogqlNode & { op: 'truncate' | 'calendar' | 'day
  * a change of summer time; the zone's offset of 1970 places a half-hour zone's hours). clickhouse-periods.ts writes
  * the same steps as SQL.
  */
-export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>): number {
+export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>, mode = 0): number {
   if (part === 'relSecond') return Math.floor(ms / 1000)
   if (part === 'millisecond') return mod(Math.floor(ms), 1000)
   if (part === 'relMinute' || part === 'relHour') return Math.floor((ms + offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
@@ -83,6 +83,12 @@ export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyAr
       return day
     case 'relWeek':
       return Math.floor((day + 3) / 7)
+    case 'week':
+    case 'yearWeek':
+    case 'isoYear': {
+      const [year, week] = yearWeek(day, weekMode(part, mode))
+      return part === 'week' ? week : part === 'yearWeek' ? year * 100 + week : year
+    }
   }
   const date = new Date(day * DAY)
   const year = date.getUTCFullYear()
@@ -93,4 +99,50 @@ export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyAr
   if (part === 'dayOfMonth') return date.getUTCDate()
   if (part === 'dayOfYear') return day - Date.UTC(year, 0, 1) / DAY + 1
   return part === 'relMonth' ? year * 12 + month : year * 4 + Math.floor((month - 1) / 3)
+}
+
+/** The mode yearWeek reads for a part: toYearWeek's counts weeks in their own year (the flag 2), toISOYear's is ISO's (3). */
+export const weekMode = (part: WeekPart, mode: number): number => (part === 'isoYear' ? 3 : part === 'yearWeek' ? mode | 2 : mode)
+
+/** 1 for Monday … 7 for Sunday, of a day's number from 1970-01-01 (a Thursday). */
+const dayOfWeek = (day: number) => mod(day + 3, 7) + 1
+const daysInYear = (y: number) => (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 366 : 365)
+
+/**
+ * ClickHouse's toYearWeek (DateLUTImpl's, after MySQL's week modes 0–9) of a wall-clock day (its number from
+ * 1970-01-01): the year its week counts in and the week's number, 0 for the days before week 1 where the mode counts
+ * them so. The mode's flags (check_week_mode): weeks start on Monday (1), count in the year they mostly fall in (2),
+ * week 1 is the first starting on the week's first day rather than the first of four days or more (4), week 1 holds
+ * January 1 (8). clickhouse-periods.ts's weekSql writes the same steps as SQL.
+ */
+export function yearWeek(day: number, mode: number): [number, number] {
+  const date = new Date(day * DAY)
+  const flags = (mode & 1) === 0 ? (mode & 7) ^ 4 : mode & 7
+  const mondayFirst = (flags & 1) !== 0
+  let weekYear = (flags & 2) !== 0
+  const firstWeekday = (flags & 4) !== 0
+  if ((mode & 8) !== 0) {
+    // The week holding January 1 is week 1: its year is that of the week's last day.
+    const year = new Date((day + 7 - dayOfWeek(day + (mondayFirst ? 0 : 1))) * DAY).getUTCFullYear()
+    const start = (d: number) => (mondayFirst ? d - dayOfWeek(d) + 1 : dayOfWeek(d) === 7 ? d : d - dayOfWeek(d))
+    return [year, Math.floor((start(day) - start(Date.UTC(year, 0, 1) / DAY)) / 7) + 1]
+  }
+  let year = date.getUTCFullYear()
+  let first = Date.UTC(year, 0, 1) / DAY
+  // January 1's day of the week, 0 for the week's first day.
+  let weekday = dayOfWeek(first + (mondayFirst ? 0 : 1)) - 1
+  const late = () => (firstWeekday ? weekday !== 0 : weekday >= 4)
+  if (date.getUTCMonth() === 0 && date.getUTCDate() <= 7 - weekday) {
+    if (!weekYear && late()) return [year, 0]
+    weekYear = true
+    year--
+    first -= daysInYear(year)
+    weekday = (weekday + 53 * 7 - daysInYear(year)) % 7
+  }
+  const days = late() ? day - (first + 7 - weekday) : day - (first - weekday)
+  if (weekYear && days >= 52 * 7) {
+    const next = (weekday + daysInYear(year)) % 7
+    if ((!firstWeekday && next < 4) || (firstWeekday && next === 0)) return [year + 1, 1]
+  }
+  return [year, Math.floor(days / 7) + 1]
 }

@@ -99,7 +99,7 @@ export type HogqlNode = { type: HogqlType } & (
    * A query's part of a date and time on the zone's wall clock (toHour(timestamp) …), or its number of units since
    * some moment (`rel…`: ClickHouse's toRelative<unit>Num, of which dateDiff takes two apart). Offsets as truncate's.
    */
-  | { op: 'calendar'; part: CalendarPart; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  | { op: 'calendar'; part: CalendarPart; mode?: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   | { op: 'dayShift'; days: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /** A text read as a date and time (toDateTime(properties.t)): its instant, on the zone's offsets unless it has its own (hogql-datetime-text.ts). */
   | { op: 'parseTime'; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
@@ -110,7 +110,9 @@ export type HogqlNode = { type: HogqlType } & (
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
-export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | RelativeUnit
+export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | WeekPart | RelativeUnit
+/** ClickHouse's week numbers of a `mode` (hogql-instants.ts's yearWeek): toWeek's, toYearWeek's, toISOYear's. */
+export type WeekPart = 'week' | 'yearWeek' | 'isoYear'
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
 export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Spread
 /** The variances and standard deviations of HogQL queries (hogql-query-run.ts's spread). */

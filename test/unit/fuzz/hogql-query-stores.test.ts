@@ -86,6 +86,9 @@ const CALENDAR = [
   "toHour(parseDateTimeBestEffort(properties.a)) * 100 + toMinute(toDateTime(properties.$c, 'America/New_York'))",
   "formatDateTime(parseDateTime64BestEffortOrNull(properties.a, 'Europe/Berlin'), '%F %T.%f')",
   'toString(toDate(properties.b))',
+  // Week numbers (hogql-instants.ts's yearWeek) on the zone's wall clock.
+  'toISOWeek(timestamp) * 10000 + toWeek(timestamp, 5) * 100 + toWeek(created_at, 8)',
+  "toYearWeek(timestamp) + toISOYear(timestamp) + toYearWeek(toDateTime(properties.a), 7)",
 ]
 const CONDITIONS = ["person.created_at > toDateTime('2024-01-20 00:00:00')", "toDateTime(properties.b) > '2024-03-01 12:00'", 'toDate(properties.a) = toDate(timestamp)', 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
 
