@@ -9,6 +9,10 @@ import { INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
 export const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 export const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
 
+/** `body` with `names` bound to `values` (SQL each): a lambda's parameters, read as often as `body` reads them at no cost. */
+export const lambdaSql = (names: readonly string[], values: readonly string[], body: string): string =>
+  `arrayMap(${names.length === 1 ? names[0] : `(${names.join(', ')})`} -> ${body}, ${values.map((v) => `[${v}]`).join(', ')})[1]`
+
 /**
  * hogqlRound (hogql-values.ts): the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that
  * it took away from zero (18.16 does; current servers take ties to even) taken to the even neighbour, trunc(v).
@@ -18,7 +22,7 @@ export function roundSql(x: string, places: number, v: string): string {
   const scale = `toFloat64(${roundScaleSql(places)})`
   const nearest = `if(abs(${v} - round(${v})) = 0.5 AND round(${v}) - 2 * floor(round(${v}) / 2) = 1, trunc(${v}), round(${v}))`
   const scaled = places === 0 ? x : `${x} ${places > 0 ? '*' : '/'} ${scale}`
-  const rounded = `arrayMap(${v} -> ${nearest}, [${scaled}])[1]`
+  const rounded = lambdaSql([v], [scaled], nearest)
   return places === 0 ? rounded : `(${rounded} ${places > 0 ? '/' : '*'} ${scale})`
 }
 
@@ -37,8 +41,7 @@ export function numberCallSql(fn: 'sign' | 'modulo' | 'moduloOrZero' | 'intDiv' 
     intDiv: quotient,
     intDivOrZero: orZero(quotient),
   }
-  const names = values.length === 1 ? a : `(${a}, ${b})`
-  return `arrayMap(${names} -> ${bodies[fn]}, ${values.map((v) => `[${v}]`).join(', ')})[1]`
+  return lambdaSql([a, b].slice(0, values.length), values, bodies[fn])
 }
 
 /**

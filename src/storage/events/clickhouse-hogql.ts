@@ -9,7 +9,7 @@ import { quote } from './clickhouse-schema.js'
 import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import { lookupSql } from './clickhouse-lookups.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat } from './hogql-values.js'
-import { NULL_NUMBER, NULL_TEXT, numberCallSql, numberIntSql, roundSql, substringSql, textIntSql } from './clickhouse-hogql-calls.js'
+import { lambdaSql, NULL_NUMBER, NULL_TEXT, numberCallSql, numberIntSql, roundSql, substringSql, textIntSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { arrayCallSql, readsArray } from './hogql-arrays.js'
@@ -233,7 +233,7 @@ class Compiler {
     const parses = (n: HogqlNode): boolean => n.op === 'parseTime' || ('args' in n && n.args.some(parses))
     if (!parses(operand)) return steps(this.number(operand))
     const name = this.fresh()
-    return `arrayMap(${name} -> ${steps(name)}, [${this.number(operand)}])[1]`
+    return lambdaSql([name], [this.number(operand)], steps(name))
   }
 
   #folded(node: HogqlNode): string {

@@ -10,6 +10,7 @@ import type { HogqlNode, WeekPart } from './hogql-math.js'
 import { weekMode } from './hogql-instants.js'
 import { DATETIME_PATTERN } from './hogql-datetime-text.js'
 import { hogqlTextSql } from './hogql-values.js'
+import { lambdaSql } from './clickhouse-hogql-calls.js'
 
 type Offsets = ReadonlyArray<readonly [number, number]>
 type Bind = (sql: string) => [string, string]
@@ -103,7 +104,6 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
 export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: string, fresh: () => string): string {
   const pattern = hogqlTextSql(DATETIME_PATTERN)
   const [s, m, g, ymd, hms, frac, own, wall, before, after] = Array.from({ length: 10 }, fresh)
-  const let_ = (name: string, value: string, body: string) => `arrayMap(${name} -> ${body}, [${value}])[1]`
   const [y, mo, d] = [`intDiv(${ymd}, 10000)`, `(intDiv(${ymd}, 100) % 100)`, `(${ymd} % 100)`]
   const [h, mi, sec] = [`intDiv(${hms}, 10000)`, `(intDiv(${hms}, 100) % 100)`, `(${hms} % 100)`]
   // Years from March 1st, so that a leap day is a year's last; eras of 400 years (146,097 days) from year 0.
@@ -115,13 +115,13 @@ export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: strin
   const leap = `((${y} % 4 = 0 AND ${y} % 100 != 0) OR ${y} % 400 = 0)`
   const valid = `${m} AND ${mo} BETWEEN 1 AND 12 AND ${d} BETWEEN 1 AND if(${mo} = 2, 28 + ${leap}, 31 - ((${mo} - 1) % 7) % 2) AND ${h} <= 23 AND ${mi} <= 59 AND ${sec} <= 59`
   const { offsets } = node
-  const zoned = let_(before, offsetAtSql(offsets, `(${wall} - 86400000)`), let_(after, offsetAtSql(offsets, `(${wall} - ${before})`), `if(${offsetAtSql(offsets, `(${wall} - ${after})`)} = ${after}, ${wall} - ${after}, ${wall} - ${before})`))
+  const zoned = lambdaSql([before], [offsetAtSql(offsets, `(${wall} - 86400000)`)], lambdaSql([after], [offsetAtSql(offsets, `(${wall} - ${before})`)], `if(${offsetAtSql(offsets, `(${wall} - ${after})`)} = ${after}, ${wall} - ${after}, ${wall} - ${before})`))
   const written = `if(${own} = 'Z', 0, if(substring(${own}, 1, 1) = '-', -1, 1) * (toInt64(concat('0', substring(${own}, 2, 2))) * 60 + toInt64(concat('0', substring(${own}, 4, 2)))))`
-  const instant = let_(wall, `${days} * 86400000 + ${h} * 3600000 + ${mi} * 60000 + ${sec} * 1000`, `if(${own} = '', ${zoned}, ${wall} - ${written} * 60000)`)
+  const instant = lambdaSql([wall], [`${days} * 86400000 + ${h} * 3600000 + ${mi} * 60000 + ${sec} * 1000`], `if(${own} = '', ${zoned}, ${wall} - ${written} * 60000)`)
   const parts = [`toInt64(${g}[1])`, `toInt64(substring(concat(${g}[2], '000000'), 1, 6))`, `toInt64(substring(concat(${g}[3], '000000000'), 1, 9))`, `replaceAll(${g}[4], ':', '')`]
-  const read = `arrayMap((${ymd}, ${hms}, ${frac}, ${own}) -> if(${valid}, toFloat64(${instant}) + ${frac} / 1000000, CAST(NULL AS Nullable(Float64))), ${parts.map((p) => `[${p}]`).join(', ')})[1]`
+  const read = lambdaSql([ymd, hms, frac, own], parts, `if(${valid}, toFloat64(${instant}) + ${frac} / 1000000, CAST(NULL AS Nullable(Float64)))`)
   const groups = `splitByChar('|', replaceRegexpOne(if(${m}, ${s}, '1970-01-01'), ${pattern}, ${hogqlTextSql('\\1\\2\\3|\\4\\5\\6|\\7|\\8')}))`
-  return let_(s, `ifNull(${text}, '')`, let_(m, `match(${s}, ${pattern})`, let_(g, groups, read)))
+  return lambdaSql([s], [`ifNull(${text}, '')`], lambdaSql([m], [`match(${s}, ${pattern})`], lambdaSql([g], [groups], read)))
 }
 
 /**
@@ -131,7 +131,6 @@ export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: strin
 function weekSql(day: string, mode: number, part: WeekPart, fresh: () => string): string {
   const flags = (mode & 1) === 0 ? (mode & 7) ^ 4 : mode & 7
   const [mondayFirst, weekYear, firstWeekday] = [(flags & 1) !== 0, (flags & 2) !== 0, (flags & 4) !== 0]
-  const let_ = (names: string[], values: string[], body: string) => `arrayMap((${names.join(', ')}) -> ${body}, ${values.map((v) => `[${v}]`).join(', ')})[1]`
   const dow = (x: string) => `((((${x}) + 3) % 7 + 7) % 7 + 1)`
   const diy = (y: string) => `if(((${y}) % 4 = 0 AND (${y}) % 100 != 0) OR (${y}) % 400 = 0, 366, 365)`
   const date = (x: string) => `(toDate('1970-01-01') + (${x}))`
@@ -142,7 +141,7 @@ function weekSql(day: string, mode: number, part: WeekPart, fresh: () => string)
     const year = fresh()
     const start = (x: string) => (mondayFirst ? `(${x}) - ${dow(x)} + 1` : `if(${dow(x)} = 7, ${x}, (${x}) - ${dow(x)})`)
     const jan1 = `if(${year} = ${y}, ${d} - ${doy} + 1, ${d} - ${doy} + 1 + ${diy(y)})`
-    body = let_([year], [`toInt64(toYear(${date(`${d} + 7 - ${dow(`${d} + ${mondayFirst ? 0 : 1}`)}`)}))`], answer(year, `intDiv((${start(d)}) - (${start(jan1)}), 7) + 1`))
+    body = lambdaSql([year], [`toInt64(toYear(${date(`${d} + 7 - ${dow(`${d} + ${mondayFirst ? 0 : 1}`)}`)}))`], answer(year, `intDiv((${start(d)}) - (${start(jan1)}), 7) + 1`))
   } else {
     const [wd0, jan, year1, start1, wd1, days] = Array.from({ length: 6 }, fresh)
     const late = (w: string) => (firstWeekday ? `${w} != 0` : `${w} >= 4`)
@@ -150,10 +149,10 @@ function weekSql(day: string, mode: number, part: WeekPart, fresh: () => string)
     const next = `(${wd1} + ${diy(year1)}) % 7`
     const nextYear = `(${weekYear ? '1' : jan}) AND ${days} >= 364 AND ${firstWeekday ? `${next} = 0` : `${next} < 4`}`
     const result = answer(`if(${early}, ${y}, if(${nextYear}, ${year1} + 1, ${year1}))`, `if(${early}, 0, if(${nextYear}, 1, intDiv(${days}, 7) + 1))`)
-    const counted = let_([days], [`if(${late(wd1)}, ${d} - (${start1} + 7 - ${wd1}), ${d} - (${start1} - ${wd1}))`], result)
+    const counted = lambdaSql([days], [`if(${late(wd1)}, ${d} - (${start1} + 7 - ${wd1}), ${d} - (${start1} - ${wd1}))`], result)
     // January's days before week 1 count in the year before, from its January 1.
     const before = [`if(${jan}, ${y} - 1, ${y})`, `if(${jan}, ${d} - ${doy} + 1 - ${diy(`${y} - 1`)}, ${d} - ${doy} + 1)`, `if(${jan}, (${wd0} + 371 - ${diy(`${y} - 1`)}) % 7, ${wd0})`]
-    body = let_([wd0], [`${dow(`${d} - ${doy} + 1 + ${mondayFirst ? 0 : 1}`)} - 1`], let_([jan], [`${mo} = 1 AND ${dom} <= 7 - ${wd0}`], let_([year1, start1, wd1], before, counted)))
+    body = lambdaSql([wd0], [`${dow(`${d} - ${doy} + 1 + ${mondayFirst ? 0 : 1}`)} - 1`], lambdaSql([jan], [`${mo} = 1 AND ${dom} <= 7 - ${wd0}`], lambdaSql([year1, start1, wd1], before, counted)))
   }
-  return let_([d], [day], let_([y, mo, dom, doy], [`toInt64(toYear(${date(d)}))`, `toMonth(${date(d)})`, `toDayOfMonth(${date(d)})`, `toInt64(toDayOfYear(${date(d)}))`], body))
+  return lambdaSql([d], [day], lambdaSql([y, mo, dom, doy], [`toInt64(toYear(${date(d)}))`, `toMonth(${date(d)})`, `toDayOfMonth(${date(d)})`, `toInt64(toDayOfYear(${date(d)}))`], body))
 }

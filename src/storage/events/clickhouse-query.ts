@@ -6,15 +6,16 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { picksOne } from './hogql-functions.js'
+import { isPair, picksOne } from './hogql-functions.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
+import { lambdaSql } from './clickhouse-hogql-calls.js'
 import { quantileSql } from './hogql-values.js'
-import { isColumnRef, isSourceRef, type HogqlMath } from './hogql-math.js'
+import { isColumnRef, isSourceRef, type HogqlMath, type HogqlNode, type Moment } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 
-/** An aggregation over the contributions; `name` unique in the query. */
-function aggregateSql(math: HogqlMath, contribution: string, name: string): string {
+/** An aggregation over the contributions (a pair's: `[x, y]`); `name` unique in the query. */
+function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[], name: string): string {
   switch (math.aggregation) {
     case 'count':
       return `count(${contribution})`
@@ -26,19 +27,44 @@ function aggregateSql(math: HogqlMath, contribution: string, name: string): stri
     case 'varPop':
     case 'varSamp':
     case 'stddevPop':
-    case 'stddevSamp': {
-      // hogql-query-run.ts's spread, spelled out: 18.16's own (Welford's steps, untrimmed) answer otherwise at the edges.
-      const sample = math.aggregation.endsWith('Samp')
-      const n = `count(${contribution})`
-      const v = `(sum(${contribution} * ${contribution}) - sum(${contribution}) * sum(${contribution}) / ${n}) / (${n}${sample ? ' - 1' : ''})`
-      const variance = `${sample ? `if(${n} <= 1, 0 / 0, ` : '('}arrayMap(${name} -> if(${name} > 0, ${name}, 0), [${v}])[1])`
-      return `if(${n} = 0, NULL, ${math.aggregation.startsWith('stddev') ? `sqrt(${variance})` : variance})`
-    }
+    case 'stddevSamp':
+    case 'covarPop':
+    case 'covarSamp':
+    case 'corr':
+      return momentSql(math.aggregation, contribution, second, name)
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`
     }
   }
+}
+
+/**
+ * hogql-query-run.ts's moment, spelled out (18.16's own functions are older ones): each row's `[1, x, x²]` (a
+ * pair's `[1, x, y, xy, x², y²]`, zeros where a value is NULL) summed by sumForEach, so that each contribution (KB
+ * of SQL) stands once: a sum of each read them seven times, and 18.16 copies aliases into every place they are
+ * named, which took a covariance of formatDateTime(…) past its 2,000,000 elements of a query.
+ */
+function momentSql(kind: Moment, x: string, y: string | undefined, name: string): string {
+  const [nx, ny, vx, vy, m] = ['nx', 'ny', 'vx', 'vy', 'm'].map((s) => `${name}_${s}`)
+  const terms = y === undefined ? ['1.', vx, `${vx} * ${vx}`] : ['1.', vx, vy, `${vx} * ${vy}`, `${vx} * ${vx}`, `${vy} * ${vy}`]
+  const zeros = `[${terms.map(() => '0.').join(', ')}]`
+  const [nulls, values] = y === undefined ? [[nx], [vx]] : [[nx, ny], [vx, vy]]
+  const present = lambdaSql(values, nulls.map((v) => `assumeNotNull(${v})`), `[${terms.join(', ')}]`)
+  const row = lambdaSql(nulls, y === undefined ? [x] : [x, y], `if(${nulls.map((v) => `isNull(${v})`).join(' OR ')}, ${zeros}, ${present})`)
+  const [n, s1, s2, s3, s4, s5] = [1, 2, 3, 4, 5, 6].map((i) => `${m}[${i}]`)
+  const sample = kind === 'varSamp' || kind === 'stddevSamp' || kind === 'covarSamp'
+  const v = `((${s2} - ${s1} * ${s1} / ${n}) / (${n}${sample ? ' - 1' : ''}))`
+  const variance = `${sample ? `if(${n} <= 1, 0 / 0, ` : '('}if(${v} > 0, ${v}, 0))`
+  const value =
+    kind === 'corr'
+      ? `(${n} * ${s3} - ${s1} * ${s2}) / sqrt((${n} * ${s4} - ${s1} * ${s1}) * (${n} * ${s5} - ${s2} * ${s2}))`
+      : kind === 'covarPop' || kind === 'covarSamp'
+        ? `(${s3} - ${s1} * ${s2} / ${n}) / (${n}${sample ? ' - 1' : ''})`
+        : kind === 'stddevPop' || kind === 'stddevSamp'
+          ? `sqrt(${variance})`
+          : variance
+  return lambdaSql([m], [`sumForEach(${row})`], `if(${n} = 0, NULL, ${value})`)
 }
 
 /**
@@ -69,7 +95,11 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
       // of none (toNullable: of a value that is never NULL, argMinIf of no rows is its type's default, 0 or '').
       return `${c.math.aggregation === 'any' ? 'argMinIf' : 'argMaxIf'}(toNullable(${hogqlValueSql(c.math.expr, property, `qc${i}`, field)} AS _qa${i}), (${field('timestamp')}, toString(uuid)), isNotNull(_qa${i})) AS col_${i}`
     }
-    const sql = c.math === null ? hogqlValueSql(c.expr, property, `qc${i}`, field) : aggregateSql(c.math, hogqlContributionSql(c.math, property, `qc${i}`, field), `_q${i}`)
+    if (c.math === null) return `${hogqlValueSql(c.expr, property, `qc${i}`, field)} AS col_${i}`
+    const math = c.math
+    // A pair's expression is the array of its two values (mathOf), each a contribution of its own.
+    const values = isPair(math) ? (math.expr as HogqlNode & { op: 'call' }).args : [math.expr]
+    const sql = aggregateSql(math, values.map((expr, j) => hogqlContributionSql({ ...math, expr }, property, j === 0 ? `qc${i}` : `qc${i}b`, field)), `_q${i}`)
     return `${sql} AS col_${i}`
   })
   // A key is every column of its expression (two columns of one are both grouped by, as ClickHouse asks), or a hidden one.

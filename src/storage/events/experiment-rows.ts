@@ -144,8 +144,11 @@ class SourceAggregate {
       case 'varSamp':
       case 'stddevPop':
       case 'stddevSamp':
-        // argMax reads timestamp, which experiments' math has not; the spreads are read in queries only (hogql-parse.ts).
-        throw new Error('argMax() and the spreads are no aggregations of experiments here')
+      case 'covarPop':
+      case 'covarSamp':
+      case 'corr':
+        // argMax reads timestamp, which experiments' math has not; the moments are read in queries only (hogql-parse.ts).
+        throw new Error('argMax() and the moments are no aggregations of experiments here')
       case 'sum':
         return this.sum
       case 'avg':

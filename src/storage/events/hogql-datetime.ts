@@ -1,7 +1,7 @@
 /**
  * The dates and times of HogQL queries (hogql-query.ts), as the parser (hogql-parse.ts) makes them: which nodes are
- * dates and times, dates or intervals, the texts read as instants of a zone, and the zone offsets a period's start
- * (toStartOfDay …) reads.
+ * dates and times, dates or intervals, the date and time functions' nodes, and the zone offsets a period's start
+ * (toStartOfDay …) reads; a text's reading is hogql-datetime-text.ts's.
  */
 import { isTimeZoneName, offsetChanges, zoneOffsetMs } from '../../common/time-zones.js'
 import { datetimeMs } from './hogql-datetime-text.js'
@@ -176,7 +176,8 @@ function checkPlaces(node: HogqlNode, zone: string): void {
             : "timestamp is compared here with another date and time: a text such as '2024-01-31 12:00:00', now(), toDateTime('…'), or one of them plus or minus an interval.",
         )
       }
-      args[i] = { op: 'number', type: 'number', value: ms }
+      // Marked, so that a comparison read twice (a CASE's subject, nullIf's, an -If's condition of a pair) passes again.
+      args[i] = markDatetime({ op: 'number', type: 'number', value: ms })
     }
   } else {
     const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')

@@ -13,10 +13,14 @@ import type { RegexEngine } from './sqlite-actions.js'
 
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
 export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', 'medianif'])
-/** The variances and standard deviations (queries only: hogql-parse.ts), and their -If. */
-export const SPREADS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp'].flatMap((name) => [name, `${name}if`]))
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...SPREADS])
-const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf, quantile(level), varPop, varSamp, stddevPop, stddevSamp and their -If'
+/** The covariances and the correlation: of two values. */
+const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
+/** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
+export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
+/** A pair's aggregation (PAIRED) reads its two values as one node, the array of them, so that what walks a column's expression reads both. */
+export const isPair = (math: HogqlMath): boolean => PAIRED.has(math.aggregation.toLowerCase())
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...MOMENTS])
+const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf, quantile(level), varPop, varSamp, stddevPop, stddevSamp, covarPop, covarSamp, corr and their -If'
 const MATH_AGGREGATIONS = 'sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, medianIf and quantile(level)'
 /** The refusal of an aggregation that `use` (a query, or math and filters) does not read. */
 export const unreadAggregation = (written: string, use: string): HogqlMathError =>
@@ -27,7 +31,7 @@ export const unreadAggregation = (written: string, use: string): HogqlMathError 
  * encountered" in an order ClickHouse does not fix, is the last in time where not null (argMax(x, timestamp)'s), as
  * any is the first.
  */
-const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp' }
+const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
 export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)\w+)$/i
 /** The aggregations that pick one event's value, the first in time (`any`, argMin's) or the last (argMax's), where it is not null. */
@@ -293,7 +297,15 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }
     if (call.args.length !== 2 || by.op !== 'field' || by.field !== 'timestamp') throw new HogqlMathError(`${name}() takes a value and timestamp here, as in ${name}(properties.plan, timestamp): the value of the ${call.name === 'argmin' ? 'first' : 'last'} event in time where it is not null.`)
     return { aggregation: call.name === 'argmin' ? 'any' : 'last', expr: value }
   }
-  const conditional = CONDITIONAL_AGGREGATIONS.has(call.name) || (SPREADS.has(call.name) && call.name.endsWith('if'))
+  const conditional = CONDITIONAL_AGGREGATIONS.has(call.name) || (MOMENTS.has(call.name) && call.name.endsWith('if'))
+  const pairOf = call.name.replace(/if$/, '')
+  if (PAIRED.has(pairOf)) {
+    // covarPopIf(x, y, c) is covarPop(if(c, x, null), if(c, y, null)), as the other -Ifs.
+    const [x, y, c] = call.args
+    if (call.args.length !== (conditional ? 3 : 2)) throw new HogqlMathError(`${call.name}() takes two values${conditional ? ' and a condition' : ''}, as in ${pairOf === 'corr' ? 'corr' : 'covarPop'}${conditional ? 'If' : ''}(properties.a, properties.b${conditional ? ", event = 'x'" : ''}), got ${call.args.length} arguments.`)
+    const kept = (v: HogqlNode): HogqlNode => (conditional ? { op: 'call', fn: 'if', type: unify([v]), args: [c, v, { op: 'null', type: 'null' }] } : v)
+    return { aggregation: RENAMED[pairOf], expr: { op: 'call', fn: 'array', type: 'number', args: [kept(x), kept(y)] } }
+  }
   if (conditional && call.args.length !== 2) throw new HogqlMathError(`${call.name}() takes a value and a condition, as in sumIf(properties.amount, properties.plan = 'pro'), got ${call.args.length} arguments.`)
   if (!conditional && call.args.length > 1) throw new HogqlMathError(`${call.name}() takes one argument here, got ${call.args.length}.`)
   const expr = call.args[0] ?? { op: 'number', type: 'number', value: 1 }

@@ -114,9 +114,9 @@ export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfW
 /** ClickHouse's week numbers of a `mode` (hogql-instants.ts's yearWeek): toWeek's, toYearWeek's, toISOYear's. */
 export type WeekPart = 'week' | 'yearWeek' | 'isoYear'
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Spread
-/** The variances and standard deviations of HogQL queries (hogql-query-run.ts's spread). */
-export type Spread = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Moment
+/** HogQL queries' aggregations of moments (hogql-query-run.ts's moment); covarPop, covarSamp and corr of a pair (isPair). */
+export type Moment = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp' | 'covarPop' | 'covarSamp' | 'corr'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode

@@ -4,7 +4,7 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, regexOperator, SPREADS, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
+import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, MOMENTS, OTHER_AGGREGATIONS, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
 import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetime, isDatetimeFunction, isInterval, shiftedDatetime } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
@@ -360,7 +360,7 @@ export class Parser {
   /** An aggregation named `written`, read from its `(`; refused by name where this use does not read it. */
   #aggregationCall(written: string): AggregationCall {
     const name = written.toLowerCase()
-    if (!AGGREGATIONS.has(name) || (SPREADS.has(name) && this.use !== 'HogQL queries')) throw unreadAggregation(written, this.use)
+    if (!AGGREGATIONS.has(name) || (MOMENTS.has(name) && this.use !== 'HogQL queries')) throw unreadAggregation(written, this.use)
     let level: number | undefined
     if (name === 'quantile') {
       const [, value, close, open] = this.tokens.slice(this.#i)

@@ -2,12 +2,12 @@
  * A HogQL query's plan (hogql-query.ts) run in Node on events read in any order: the embedded store's engine, which
  * clickhouse-query.ts's SQL is held to (test/unit/fuzz/hogql-query-stores.test.ts).
  */
-import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath, type SourceRef, type Spread, type StoredField } from './hogql-math.js'
+import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type Moment, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
-import { picksOne } from './hogql-functions.js'
+import { isPair, picksOne } from './hogql-functions.js'
 
 /** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
 export interface QueryEvent {
@@ -53,8 +53,9 @@ export interface QueryPerson {
 interface Aggregate {
   n: number
   sum: number
-  /** The values' squares' sum, for the spreads. */
+  /** For the moments: the values' squares' sum, and of a pair's second values their sum, their squares' and the products'. */
   squares: number
+  pair: { sum: number; squares: number; products: number } | null
   extreme: number | null
   keys: Set<string | number> | null
   /** A quantile's values. */
@@ -100,26 +101,33 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
     case 'varSamp':
     case 'stddevPop':
     case 'stddevSamp':
-      return a.n === 0 ? null : spread(math.aggregation, a)
+    case 'covarPop':
+    case 'covarSamp':
+    case 'corr':
+      return a.n === 0 ? null : moment(math.aggregation, a)
     default:
       return a.extreme
   }
 }
 
 /**
- * ClickHouse's variances (VarMoments: from the sums of the values and of their squares, not Welford's steps), a
- * sample's NaN below two values, else trimmed at 0 where rounding takes it below, as std::max(0, v) (which makes a
- * NaN 0 too); the standard deviations are their roots.
+ * Current ClickHouse's moments (Moments.h: from the sums of the values, their squares and products, not Welford's
+ * steps), their operations in its order: a variance is trimmed at 0 where rounding takes it below, as std::max(0, v)
+ * (which makes a NaN 0 too), a sample's NaN below two values; the standard deviations are their roots; the
+ * covariances and the correlation (CovarMoments, CorrMoments) are not trimmed.
  */
-function spread(kind: Spread, { n, sum, squares }: Aggregate): number {
-  const sample = kind === 'varSamp' || kind === 'stddevSamp'
+function moment(kind: Moment, { n, sum, squares, pair }: Aggregate): number {
+  const sample = kind === 'varSamp' || kind === 'stddevSamp' || kind === 'covarSamp'
+  // A pair's aggregate (isPair) has its second values' sums.
+  if (pair !== null && kind === 'corr') return (n * pair.products - sum * pair.sum) / Math.sqrt((n * squares - sum * sum) * (n * pair.squares - pair.sum * pair.sum))
+  if (pair !== null) return (pair.products - (sum * pair.sum) / n) / (sample ? n - 1 : n)
   const v = (squares - (sum * sum) / n) / (sample ? n - 1 : n)
   const variance = sample && n <= 1 ? Number.NaN : v > 0 ? v : 0
   return kind === 'stddevPop' || kind === 'stddevSamp' ? Math.sqrt(variance) : variance
 }
 
-/** `value` of the row at `at` (ms) with the uuid `id` added to the aggregate. */
-function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string): void {
+/** `value` (and a pair's `second`) of the row at `at` (ms) with the uuid `id` added to the aggregate. */
+function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string, second: HogqlValue = null): void {
   if (picksOne(math)) {
     // ClickHouse's any is whichever value it meets first; the first in time is one both stores give alike. argMax's
     // is the last in time (then by uuid's text), as argMin's is the first.
@@ -129,6 +137,14 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
   }
   const c = hogqlContribution(math, value)
   if (c === null) return
+  if (isPair(math)) {
+    // A row adds to a pair's moments where both values are numbers, as ClickHouse's Null combinator skips any NULL.
+    const d = hogqlContribution(math, second) as number | null
+    if (d === null) return
+    a.pair!.sum += d
+    a.pair!.squares += d * d
+    a.pair!.products += (c as number) * d
+  }
   a.n++
   if (math.aggregation === 'uniq') a.keys!.add(c)
   else if (math.aggregation === 'quantile') a.values!.push(c as number)
@@ -196,7 +212,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   // A group's columns that are none of its aggregations nor over them, read of its first row, and its aggregates.
   const newGroup = () => ({
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
-    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
+    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
   })
   // Without groups or an order, the first `fetch` rows read (of LIMIT BY's, the first n of each) are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
@@ -225,7 +241,10 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
       // The row's place in time, which any() reads: an event's, a person's or a group's.
       const [rowAt, rowId] = [current.timestamp ?? current.created_at, current.uuid ?? current.id ?? `${current.index}:${current.key}`]
       plan.columns.forEach((c, i) => {
-        if (c.math) add(c.math, group.aggregates[i], value(c.expr), rowAt, rowId)
+        if (c.math === null) return
+        // A pair's expression is the array of its two values (mathOf).
+        const [first, second] = isPair(c.math) ? (c.expr as HogqlNode & { op: 'call' }).args : [c.expr]
+        add(c.math, group.aggregates[i], value(first), rowAt, rowId, second === undefined ? null : value(second))
       })
       continue
     }

@@ -308,9 +308,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows(text), [['2024-01-10T10:00:00Z', 225, '2024-01-10', null], ['2024-01-11T10:00:00Z', 225, '2024-01-11', null]])
   })
 
-  t.test('variances and standard deviations; of one value a sample has none (NaN, written null)', async (t) => {
+  t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {
     const text = "select varPop(properties.n), stddevSamp(properties.n), varSampIf(properties.n, properties.n = 0), stddevPopIf(properties.price, properties.n = 1) from events where properties.n < 4"
     t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])
+    const pairs = 'select covarPop(properties.n, properties.n), corr(properties.n, properties.price), covarSamp(properties.n, properties.price) from events where properties.n < 4'
+    t.same(await rows(pairs), [[1.25, 1, 3]], 'covariances and the correlation, of the rows with both (n 0 and 2 have a price)')
   })
 
   t.test('a query without FROM is one row of constants', async (t) => {

@@ -570,6 +570,23 @@ t.test("varPop, varSamp, stddevPop and stddevSamp are ClickHouse's, from the sum
   t.throws(() => parseHogqlMath('varPop(properties.n)'), /The aggregation varPop\(\) is not supported in HogQL math here/, 'queries only')
 })
 
+t.test("covarPop, covarSamp and corr of two values are ClickHouse's, over the rows where both are numbers", async (t) => {
+  t.same(run('select covarPop(properties.n, properties.n), corr(properties.n, toFloat(properties.n) * 2) from events'), [[8.25, 1]])
+  t.same(run('select covarSamp(properties.n, properties.m) from events'), [[10 / 7]], 'm is none where n is 0 or 5: those rows are left out')
+  t.same(run("select corrIf(properties.n, properties.m, event = 'even'), covarPopIf(properties.n, properties.m, properties.n > 8) from events"), [[0, 0]], 'of the rows where the condition holds')
+  t.same(run('select covarPop(properties.n, properties.m), covarSamp(properties.n, properties.m), corr(properties.n, properties.m) from events where properties.n = 3'), [[0, Number.NaN, Number.NaN]], 'of one row: a sample and a correlation have none')
+  t.same(run("select covarSamp(properties.n, properties.m), corr(properties.n, properties.m) from events where event = 'none'"), [[null, null]], 'of none, NULL')
+  t.throws(() => plan('select corr(properties.n) from events'), /corr\(\) takes two values, as in corr\(properties.a, properties.b\), got 1 arguments/)
+  t.throws(() => plan('select covarSampIf(properties.n, properties.m) from events'), /covarsampif\(\) takes two values and a condition/)
+  t.throws(() => plan('select corr(timestamp, properties.n) from events'), /A date and time .* is read here whole/)
+  t.throws(() => parseHogqlMath('corr(properties.n, properties.m)'), /The aggregation corr\(\) is not supported in HogQL math here/)
+})
+
+t.test('a comparison of a date and time with a text is read wherever it stands twice: a CASE subject, nullIf, BETWEEN', async (t) => {
+  t.same(run("select CASE timestamp > '2024-03-01 00:05' WHEN 1 THEN 'late' ELSE 'early' END AS c, count() from events group by c order by c"), [['early', 6], ['late', 4]])
+  t.same(run("select countIf(nullIf(timestamp > '2024-03-01 00:05', 0) = 1), countIf((timestamp < '2024-03-01 00:02') BETWEEN 1 AND 1) from events"), [[4, 2]])
+})
+
 t.test("uniqHLL12 and uniqTheta, ClickHouse's sketches, count exactly here, as uniq does", async (t) => {
   t.same(run("select uniqHLL12(distinct_id), uniqTheta(properties.m), uniqThetaIf(properties.n, event = 'even'), uniqHLL12If(event, properties.n > 8) from events"), [[3, 4, 5, 1]])
   t.equal(parseHogqlMath('uniqHLL12(properties.n)').aggregation, 'uniq', 'in math too, where uniq is read')
