@@ -47,7 +47,7 @@ const QUERIES = [
   'SELECT distinct_id, event, timestamp FROM events ORDER BY timestamp DESC LIMIT 1 BY distinct_id LIMIT 100',
   'SELECT distinct_id, properties.plan AS plan, count() AS n FROM events GROUP BY distinct_id, plan ORDER BY n DESC, distinct_id LIMIT 1 BY distinct_id LIMIT 100',
   // Texts read as dates and times (hogql-datetime-text.ts), the moments, and week numbers.
-  "SELECT toStartOfWeek(toDateTime(concat('2024-01-0', toString(toInt(properties.price) % 9 + 1), ' 10:00:00'))) AS w, count() FROM events GROUP BY w ORDER BY w",
+  "SELECT toStartOfWeek(toDateTime(concat('2024-01-0', toString(toInt(toFloat(properties.price)) % 9 + 1), ' 10:00:00'))) AS w, count() FROM events GROUP BY w ORDER BY w",
   'SELECT distinct_id, varPop(properties.price), corr(properties.price, toUnixTimestamp(timestamp)) FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10',
   'SELECT toYearWeek(timestamp, 3) AS w, count() FROM events GROUP BY w ORDER BY w',
 ]

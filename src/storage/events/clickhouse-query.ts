@@ -31,6 +31,10 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
     case 'covarPop':
     case 'covarSamp':
     case 'corr':
+    case 'skewPop':
+    case 'skewSamp':
+    case 'kurtPop':
+    case 'kurtSamp':
       return momentSql(math.aggregation, contribution, second, name)
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
@@ -40,30 +44,39 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
 }
 
 /**
- * hogql-query-run.ts's moment, spelled out (18.16's own functions are older ones): each row's `[1, x, x²]` (a
+ * hogql-query-run.ts's moment, spelled out (18.16's own functions are older ones): each row's `[1, x, x², x³, x⁴]` (a
  * pair's `[1, x, y, xy, x², y²]`, zeros where a value is NULL) summed by sumForEach, so that each contribution (KB
  * of SQL) stands once: a sum of each read them seven times, and 18.16 copies aliases into every place they are
  * named, which took a covariance of formatDateTime(…) past its 2,000,000 elements of a query.
  */
 function momentSql(kind: Moment, x: string, y: string | undefined, name: string): string {
   const [nx, ny, vx, vy, m] = ['nx', 'ny', 'vx', 'vy', 'm'].map((s) => `${name}_${s}`)
-  const terms = y === undefined ? ['1.', vx, `${vx} * ${vx}`] : ['1.', vx, vy, `${vx} * ${vy}`, `${vx} * ${vx}`, `${vy} * ${vy}`]
+  const terms = y === undefined ? ['1.', vx, `${vx} * ${vx}`, `${vx} * ${vx} * ${vx}`, `${vx} * ${vx} * ${vx} * ${vx}`] : ['1.', vx, vy, `${vx} * ${vy}`, `${vx} * ${vx}`, `${vy} * ${vy}`]
   const zeros = `[${terms.map(() => '0.').join(', ')}]`
   const [nulls, values] = y === undefined ? [[nx], [vx]] : [[nx, ny], [vx, vy]]
   const present = lambdaSql(values, nulls.map((v) => `assumeNotNull(${v})`), `[${terms.join(', ')}]`)
   const row = lambdaSql(nulls, y === undefined ? [x] : [x, y], `if(${nulls.map((v) => `isNull(${v})`).join(' OR ')}, ${zeros}, ${present})`)
   const [n, s1, s2, s3, s4, s5] = [1, 2, 3, 4, 5, 6].map((i) => `${m}[${i}]`)
-  const sample = kind === 'varSamp' || kind === 'stddevSamp' || kind === 'covarSamp'
+  const sample = kind.endsWith('Samp')
   const v = `((${s2} - ${s1} * ${s1} / ${n}) / (${n}${sample ? ' - 1' : ''}))`
   const variance = `${sample ? `if(${n} <= 1, 0 / 0, ` : '('}if(${v} > 0, ${v}, 0))`
+  // The third and fourth central moments, as Moments.h writes them (0 of one value); over the variance's power, NaN where it is not above 0.
+  const central = (sql: string) => `if(${n} = 1, 0, ${sql})`
+  const third = central(`(${s3} - (3 * ${s2} - 2 * ${s1} * ${s1} / ${n}) * ${s1} / ${n}) / ${n}`)
+  const fourth = central(`(${s4} - (4 * ${s3} - (6 * ${s2} - 3 * ${s1} * ${s1} / ${n}) * ${s1} / ${n}) * ${s1} / ${n}) / ${n}`)
+  const shape = (moment: string, power: string) => `if(${variance} > 0, ${moment} / pow(${variance}, ${power}), 0 / 0)`
   const value =
     kind === 'corr'
       ? `(${n} * ${s3} - ${s1} * ${s2}) / sqrt((${n} * ${s4} - ${s1} * ${s1}) * (${n} * ${s5} - ${s2} * ${s2}))`
       : kind === 'covarPop' || kind === 'covarSamp'
         ? `(${s3} - ${s1} * ${s2} / ${n}) / (${n}${sample ? ' - 1' : ''})`
-        : kind === 'stddevPop' || kind === 'stddevSamp'
-          ? `sqrt(${variance})`
-          : variance
+        : kind === 'skewPop' || kind === 'skewSamp'
+          ? shape(third, '1.5')
+          : kind === 'kurtPop' || kind === 'kurtSamp'
+            ? shape(fourth, '2')
+            : kind === 'stddevPop' || kind === 'stddevSamp'
+              ? `sqrt(${variance})`
+              : variance
   return lambdaSql([m], [`sumForEach(${row})`], `if(${n} = 0, NULL, ${value})`)
 }
 

@@ -144,6 +144,10 @@ class SourceAggregate {
       case 'varSamp':
       case 'stddevPop':
       case 'stddevSamp':
+      case 'skewPop':
+      case 'skewSamp':
+      case 'kurtPop':
+      case 'kurtSamp':
       case 'covarPop':
       case 'covarSamp':
       case 'corr':

@@ -16,11 +16,11 @@ export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', '
 /** The covariances and the correlation: of two values. */
 const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 /** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
-export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
+export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', 'skewpop', 'skewsamp', 'kurtpop', 'kurtsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
 /** A pair's aggregation (PAIRED) reads its two values as one node, the array of them, so that what walks a column's expression reads both. */
 export const isPair = (math: HogqlMath): boolean => PAIRED.has(math.aggregation.toLowerCase())
 export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...MOMENTS])
-const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf, quantile(level), varPop, varSamp, stddevPop, stddevSamp, covarPop, covarSamp, corr and their -If'
+const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf, quantile(level), varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr and their -If'
 const MATH_AGGREGATIONS = 'sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, medianIf and quantile(level)'
 /** The refusal of an aggregation that `use` (a query, or math and filters) does not read. */
 export const unreadAggregation = (written: string, use: string): HogqlMathError =>
@@ -31,7 +31,7 @@ export const unreadAggregation = (written: string, use: string): HogqlMathError 
  * encountered" in an order ClickHouse does not fix, is the last in time where not null (argMax(x, timestamp)'s), as
  * any is the first.
  */
-const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
+const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', skewpop: 'skewPop', skewsamp: 'skewSamp', kurtpop: 'kurtPop', kurtsamp: 'kurtSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
 export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)\w+)$/i
 /** The aggregations that pick one event's value, the first in time (`any`, argMin's) or the last (argMax's), where it is not null. */

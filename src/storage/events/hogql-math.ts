@@ -116,7 +116,7 @@ export type WeekPart = 'week' | 'yearWeek' | 'isoYear'
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
 export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Moment
 /** HogQL queries' aggregations of moments (hogql-query-run.ts's moment); covarPop, covarSamp and corr of a pair (isPair). */
-export type Moment = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp' | 'covarPop' | 'covarSamp' | 'corr'
+export type Moment = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp' | 'skewPop' | 'skewSamp' | 'kurtPop' | 'kurtSamp' | 'covarPop' | 'covarSamp' | 'corr'
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode

@@ -53,8 +53,10 @@ export interface QueryPerson {
 interface Aggregate {
   n: number
   sum: number
-  /** For the moments: the values' squares' sum, and of a pair's second values their sum, their squares' and the products'. */
+  /** For the moments: the sums of the values' squares, cubes and fourth powers, and of a pair's second values their sum, their squares' and the products'. */
   squares: number
+  cubes: number
+  fourths: number
   pair: { sum: number; squares: number; products: number } | null
   extreme: number | null
   keys: Set<string | number> | null
@@ -101,6 +103,10 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
     case 'varSamp':
     case 'stddevPop':
     case 'stddevSamp':
+    case 'skewPop':
+    case 'skewSamp':
+    case 'kurtPop':
+    case 'kurtSamp':
     case 'covarPop':
     case 'covarSamp':
     case 'corr':
@@ -113,16 +119,24 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
 /**
  * Current ClickHouse's moments (Moments.h: from the sums of the values, their squares and products, not Welford's
  * steps), their operations in its order: a variance is trimmed at 0 where rounding takes it below, as std::max(0, v)
- * (which makes a NaN 0 too), a sample's NaN below two values; the standard deviations are their roots; the
- * covariances and the correlation (CovarMoments, CorrMoments) are not trimmed.
+ * (which makes a NaN 0 too), a sample's NaN below two values; the standard deviations are their roots; skewness
+ * and kurtosis the third and fourth central moments over its 1.5th and 2nd powers; the covariances and the
+ * correlation (CovarMoments, CorrMoments) are not trimmed.
  */
-function moment(kind: Moment, { n, sum, squares, pair }: Aggregate): number {
-  const sample = kind === 'varSamp' || kind === 'stddevSamp' || kind === 'covarSamp'
+function moment(kind: Moment, { n, sum, squares, cubes, fourths, pair }: Aggregate): number {
+  const sample = kind.endsWith('Samp')
   // A pair's aggregate (isPair) has its second values' sums.
   if (pair !== null && kind === 'corr') return (n * pair.products - sum * pair.sum) / Math.sqrt((n * squares - sum * sum) * (n * pair.squares - pair.sum * pair.sum))
   if (pair !== null) return (pair.products - (sum * pair.sum) / n) / (sample ? n - 1 : n)
   const v = (squares - (sum * sum) / n) / (sample ? n - 1 : n)
   const variance = sample && n <= 1 ? Number.NaN : v > 0 ? v : 0
+  // The third and fourth central moments, in Moments.h's order of operations (0 of one value), over the variance's
+  // power; NaN where the variance is not above 0.
+  if (kind === 'skewPop' || kind === 'skewSamp' || kind === 'kurtPop' || kind === 'kurtSamp') {
+    const skew = kind.startsWith('skew')
+    const central = n === 1 ? 0 : skew ? (cubes - (3 * squares - 2 * sum * sum / n) * sum / n) / n : (fourths - (4 * cubes - (6 * squares - 3 * sum * sum / n) * sum / n) * sum / n) / n
+    return variance > 0 ? central / Math.pow(variance, skew ? 1.5 : 2) : Number.NaN
+  }
   return kind === 'stddevPop' || kind === 'stddevSamp' ? Math.sqrt(variance) : variance
 }
 
@@ -151,6 +165,8 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
   else if (typeof c === 'number') {
     a.sum += c
     a.squares += c * c
+    a.cubes += c * c * c
+    a.fourths += c * c * c * c
     if (a.extreme === null || (math.aggregation === 'min' ? c < a.extreme : c > a.extreme)) a.extreme = c
   }
 }
@@ -212,7 +228,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   // A group's columns that are none of its aggregations nor over them, read of its first row, and its aggregates.
   const newGroup = () => ({
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
-    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
+    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, cubes: 0, fourths: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
   })
   // Without groups or an order, the first `fetch` rows read (of LIMIT BY's, the first n of each) are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0

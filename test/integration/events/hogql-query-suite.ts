@@ -313,6 +313,7 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])
     const pairs = 'select covarPop(properties.n, properties.n), corr(properties.n, properties.price), covarSamp(properties.n, properties.price) from events where properties.n < 4'
     t.same(await rows(pairs), [[1.25, 1, 3]], 'covariances and the correlation, of the rows with both (n 0 and 2 have a price)')
+    t.same(await rows('select skewPop(properties.n), kurtPop(properties.n) from events where properties.n < 4'), [[0, 1.64]], 'skewness and kurtosis')
   })
 
   t.test('a query without FROM is one row of constants', async (t) => {

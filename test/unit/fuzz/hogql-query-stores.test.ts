@@ -124,7 +124,7 @@ function aggregation(rng: Rng): string {
     [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],
     [1, () => `${rng.pick(['any', 'anyLast'])}(${term(rng)})`],
     [1, () => `${rng.pick(['argMin', 'argMax'])}(${rng.chance(0.2) ? 'timestamp' : term(rng)}, timestamp)`],
-    [1, () => (rng.chance(0.7) ? `${rng.pick(['varPop', 'varSamp', 'stddevPop', 'stddevSamp'])}(${term(rng)})` : `${rng.pick(['varPopIf', 'stddevSampIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`)],
+    [1, () => (rng.chance(0.7) ? `${rng.pick(['varPop', 'varSamp', 'stddevPop', 'stddevSamp', 'skewPop', 'skewSamp', 'kurtPop', 'kurtSamp'])}(${term(rng)})` : `${rng.pick(['varPopIf', 'stddevSampIf', 'kurtSampIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`)],
     [1, () => (rng.chance(0.7) ? `${rng.pick(['covarPop', 'covarSamp', 'corr'])}(${term(rng)}, ${term(rng)})` : `${rng.pick(['covarSampIf', 'corrIf'])}(${term(rng)}, ${term(rng)}, ${rng.pick(CONDITIONS)})`)],
   ])()
 }

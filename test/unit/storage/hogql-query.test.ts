@@ -570,6 +570,22 @@ t.test("varPop, varSamp, stddevPop and stddevSamp are ClickHouse's, from the sum
   t.throws(() => parseHogqlMath('varPop(properties.n)'), /The aggregation varPop\(\) is not supported in HogQL math here/, 'queries only')
 })
 
+t.test("skewPop, skewSamp, kurtPop and kurtSamp are the third and fourth central moments over the variance's powers", async (t) => {
+  // Two passes, as a textbook writes them, against the sums of powers the stores keep.
+  const shape = (xs: number[], power: number, sample: boolean) => {
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length
+    const central = (p: number) => xs.reduce((a, x) => a + (x - mean) ** p, 0) / xs.length
+    const variance = (central(2) * xs.length) / (sample ? xs.length - 1 : xs.length)
+    return central(power) / variance ** (power / 2)
+  }
+  const squares = Array.from({ length: 10 }, (_, n) => n * n)
+  const [row] = run('select skewPop(properties.n), kurtPop(properties.n), skewSamp(toFloat(properties.n) * toFloat(properties.n)), kurtSampIf(properties.n, properties.n > 2) from events') as number[][]
+  const want = [0, shape([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 4, false), shape(squares, 3, true), shape([3, 4, 5, 6, 7, 8, 9], 4, true)]
+  t.ok(row.every((v, i) => Math.abs(v - want[i]) <= 1e-12 * Math.max(1, Math.abs(want[i]))), `${row} ≈ ${want}`)
+  t.same(run('select skewPop(properties.n), kurtSamp(properties.n), skewPop(properties.m) from events where properties.n in (3, 5)'), [[0, 0.25, Number.NaN]], 'of 3 and 5; of one value (m is none where n is 5) no variance, NaN')
+  t.same(run("select kurtPop(properties.n) from events where event = 'none'"), [[null]], 'of none, NULL')
+})
+
 t.test("covarPop, covarSamp and corr of two values are ClickHouse's, over the rows where both are numbers", async (t) => {
   t.same(run('select covarPop(properties.n, properties.n), corr(properties.n, toFloat(properties.n) * 2) from events'), [[8.25, 1]])
   t.same(run('select covarSamp(properties.n, properties.m) from events'), [[10 / 7]], 'm is none where n is 0 or 5: those rows are left out')
