@@ -7,7 +7,7 @@
  * start is NULL anyway.
  */
 import type { HogqlNode, WeekPart } from './hogql-math.js'
-import { weekMode } from './hogql-instants.js'
+import { weekFlags, weekMode } from './hogql-instants.js'
 import { DATETIME_PATTERN } from './hogql-datetime-text.js'
 import { hogqlTextSql } from './hogql-values.js'
 import { lambdaSql } from './clickhouse-hogql-calls.js'
@@ -129,8 +129,7 @@ export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: strin
  * here; the values read more than once are lambdas' arguments, as in parsedTimeSql.
  */
 function weekSql(day: string, mode: number, part: WeekPart, fresh: () => string): string {
-  const flags = (mode & 1) === 0 ? (mode & 7) ^ 4 : mode & 7
-  const [mondayFirst, weekYear, firstWeekday] = [(flags & 1) !== 0, (flags & 2) !== 0, (flags & 4) !== 0]
+  const { mondayFirst, weekYear, firstWeekday } = weekFlags(mode)
   const dow = (x: string) => `((((${x}) + 3) % 7 + 7) % 7 + 1)`
   const diy = (y: string) => `if(((${y}) % 4 = 0 AND (${y}) % 100 != 0) OR (${y}) % 400 = 0, 366, 365)`
   const date = (x: string) => `(toDate('1970-01-01') + (${x}))`

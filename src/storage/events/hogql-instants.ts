@@ -104,6 +104,12 @@ export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyAr
 /** The mode yearWeek reads for a part: toYearWeek's counts weeks in their own year (the flag 2), toISOYear's is ISO's (3). */
 export const weekMode = (part: WeekPart, mode: number): number => (part === 'isoYear' ? 3 : part === 'yearWeek' ? mode | 2 : mode)
 
+/** A week mode's flags, as check_week_mode reads them: a mode of weeks from Sunday counts week 1 the other way. */
+export function weekFlags(mode: number): { mondayFirst: boolean; weekYear: boolean; firstWeekday: boolean } {
+  const flags = (mode & 1) === 0 ? (mode & 7) ^ 4 : mode & 7
+  return { mondayFirst: (flags & 1) !== 0, weekYear: (flags & 2) !== 0, firstWeekday: (flags & 4) !== 0 }
+}
+
 /** 1 for Monday … 7 for Sunday, of a day's number from 1970-01-01 (a Thursday). */
 const dayOfWeek = (day: number) => mod(day + 3, 7) + 1
 const daysInYear = (y: number) => (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 366 : 365)
@@ -117,10 +123,10 @@ const daysInYear = (y: number) => (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 
  */
 export function yearWeek(day: number, mode: number): [number, number] {
   const date = new Date(day * DAY)
-  const flags = (mode & 1) === 0 ? (mode & 7) ^ 4 : mode & 7
-  const mondayFirst = (flags & 1) !== 0
-  let weekYear = (flags & 2) !== 0
-  const firstWeekday = (flags & 4) !== 0
+  const flags = weekFlags(mode)
+  const { mondayFirst, firstWeekday } = flags
+  // Set below where a January day falls in the last week of the year before.
+  let weekYear = flags.weekYear
   if ((mode & 8) !== 0) {
     // The week holding January 1 is week 1: its year is that of the week's last day.
     const year = new Date((day + 7 - dayOfWeek(day + (mondayFirst ? 0 : 1))) * DAY).getUTCFullYear()
