@@ -6,7 +6,7 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { isPair, picksOne } from './hogql-functions.js'
+import { isMoment, isPair, picksOne } from './hogql-functions.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
 import { lambdaSql } from './clickhouse-hogql-calls.js'
@@ -16,6 +16,7 @@ import type { HogqlQueryPlan } from './hogql-query.js'
 
 /** An aggregation over the contributions (a pair's: `[x, y]`); `name` unique in the query. */
 function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[], name: string): string {
+  if (isMoment(math.aggregation)) return momentSql(math.aggregation, contribution, second, name)
   switch (math.aggregation) {
     case 'count':
       return `count(${contribution})`
@@ -24,18 +25,6 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
       return `ifNull(uniqExact(${contribution}), 0)`
     case 'quantile':
       return `if(count(${contribution}) = 0, NULL, ${quantileSql(`groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`, math.level ?? 0.5, name)})`
-    case 'varPop':
-    case 'varSamp':
-    case 'stddevPop':
-    case 'stddevSamp':
-    case 'covarPop':
-    case 'covarSamp':
-    case 'corr':
-    case 'skewPop':
-    case 'skewSamp':
-    case 'kurtPop':
-    case 'kurtSamp':
-      return momentSql(math.aggregation, contribution, second, name)
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`

@@ -17,6 +17,7 @@ import {
 import { funnelReached, readsExposures } from './experiment-funnel.js'
 import { evaluateHogql, hogqlContribution, hogqlFields, hogqlProperties, pathIndex, uniquePaths, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
 import { hogqlQuantile, hogqlToFloat } from './hogql-values.js'
+import { isMoment } from './hogql-functions.js'
 import { retentionOutcome } from './experiment-retention.js'
 import { EXPOSURE_BIT, EXPOSURE_BUCKET_MS, type DistinctKey, type ExposureCount, type ExperimentAggregation, type ExperimentEventsQuery, type ExperimentSums, type ExposureRow, type MetricEventRow, type PersonProperty, type SessionMath, type SessionProperty, type SourceMath } from './types.js'
 
@@ -129,7 +130,10 @@ class SourceAggregate {
     // HogQL's any() is no `any` source (whether there was an event): the value it picked, 0 for none.
     if (math.kind === 'hogql' && math.hogql.aggregation === 'any') return this.first?.value ?? 0
     // HogQL math: its aggregation over the values events added (`count` counts them); session math over the sessions'.
-    switch (math.kind === 'hogql' ? math.hogql.aggregation : math.kind === 'session' ? math.aggregation : math.kind) {
+    const aggregation = math.kind === 'hogql' ? math.hogql.aggregation : math.kind === 'session' ? math.aggregation : math.kind
+    // argMax reads timestamp, which experiments' math has not; the moments are read in queries only (hogql-parse.ts).
+    if (aggregation === 'last' || isMoment(aggregation)) throw new Error('argMax() and the moments are no aggregations of experiments here')
+    switch (aggregation) {
       case 'count':
         return this.count
       case 'distinct':
@@ -139,20 +143,6 @@ class SourceAggregate {
         return hogqlQuantile(this.values ?? [], math.kind === 'hogql' ? (math.hogql.level ?? 0.5) : 0.5)
       case 'any':
         return this.count === 0 ? 0 : 1
-      case 'last':
-      case 'varPop':
-      case 'varSamp':
-      case 'stddevPop':
-      case 'stddevSamp':
-      case 'skewPop':
-      case 'skewSamp':
-      case 'kurtPop':
-      case 'kurtSamp':
-      case 'covarPop':
-      case 'covarSamp':
-      case 'corr':
-        // argMax reads timestamp, which experiments' math has not; the moments are read in queries only (hogql-parse.ts).
-        throw new Error('argMax() and the moments are no aggregations of experiments here')
       case 'sum':
         return this.sum
       case 'avg':

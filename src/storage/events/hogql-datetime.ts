@@ -224,13 +224,12 @@ function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlN
   return { op: 'calendar', type: 'number', part, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] }
 }
 
-/** The functions of week numbers: their part, and the mode of a call without one (toISOWeek's is mode 3's). */
-const WEEKS: Readonly<Record<string, readonly [WeekPart, number]>> = { toweek: ['week', 0], toyearweek: ['yearWeek', 0], toisoweek: ['week', 3], toisoyear: ['isoYear', 3] }
+/** The functions of week numbers: their part, the mode of a call without one (toISOWeek's is mode 3's), and whether a call gives one. */
+const WEEKS: Readonly<Record<string, readonly [WeekPart, number, boolean]>> = { toweek: ['week', 0, true], toyearweek: ['yearWeek', 0, true], toisoweek: ['week', 3, false], toisoyear: ['isoYear', 3, false] }
 
 /** toWeek(t[, mode]), toYearWeek(t[, mode]), toISOWeek(t) and toISOYear(t): ClickHouse's week numbers on the project's wall clock (hogql-instants.ts's yearWeek). */
 function weekCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
-  const [part, otherwise] = WEEKS[name.toLowerCase()]
-  const moded = name.toLowerCase() === 'toweek' || name.toLowerCase() === 'toyearweek'
+  const [part, otherwise, moded] = WEEKS[name.toLowerCase()]
   const given = args[1]?.op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= 9 ? args[1].value : -1
   const mode = args.length === 1 ? otherwise : args.length === 2 && moded ? given : -1
   if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(moded ? `${name}() takes a date and time and a mode from 0 to 9 if any here, as in ${name}(timestamp, 3).` : `${name}() takes one date and time here, as in ${name}(timestamp).`)

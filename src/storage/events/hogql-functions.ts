@@ -3,7 +3,7 @@
  * calls: how many arguments, which must be texts or literals, and the type of the value. hogql-parse.ts reads the
  * calls with them (and an aggregation call as the aggregation it is, mathOf); clickhouse-hogql.ts writes some by them.
  */
-import { numberNode, type HogqlAggregation, type HogqlMath, type HogqlNode, type HogqlType } from './hogql-math.js'
+import { numberNode, type HogqlAggregation, type HogqlMath, type HogqlNode, type HogqlType, type Moment } from './hogql-math.js'
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
@@ -19,6 +19,8 @@ const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', 'skewpop', 'skewsamp', 'kurtpop', 'kurtsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
 /** A pair's aggregation (PAIRED) reads its two values as one node, the array of them, so that what walks a column's expression reads both. */
 export const isPair = (math: HogqlMath): boolean => PAIRED.has(math.aggregation.toLowerCase())
+/** Whether an aggregation is one of the moments (MOMENTS' names as mathOf gives them). */
+export const isMoment = (aggregation: string): aggregation is Moment => MOMENTS.has(aggregation.toLowerCase())
 export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...MOMENTS])
 const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf, quantile(level), varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr and their -If'
 const MATH_AGGREGATIONS = 'sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, medianIf and quantile(level)'

@@ -7,7 +7,7 @@ import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
 import { compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
-import { isPair, picksOne } from './hogql-functions.js'
+import { isMoment, isPair, picksOne } from './hogql-functions.js'
 
 /** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
 export interface QueryEvent {
@@ -85,6 +85,7 @@ const NO_PROPERTIES = (): never => {
 }
 
 function final(math: HogqlMath, a: Aggregate): HogqlValue {
+  if (isMoment(math.aggregation)) return a.n === 0 ? null : moment(math.aggregation, a)
   switch (math.aggregation) {
     case 'count':
       return a.n
@@ -99,18 +100,6 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
     case 'any':
     case 'last':
       return a.first?.value ?? null
-    case 'varPop':
-    case 'varSamp':
-    case 'stddevPop':
-    case 'stddevSamp':
-    case 'skewPop':
-    case 'skewSamp':
-    case 'kurtPop':
-    case 'kurtSamp':
-    case 'covarPop':
-    case 'covarSamp':
-    case 'corr':
-      return a.n === 0 ? null : moment(math.aggregation, a)
     default:
       return a.extreme
   }
