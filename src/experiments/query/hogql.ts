@@ -182,8 +182,8 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
   return rows.map((row) => row.slice(0, plan.shown))
 }
 
-/** The query's columns and rows (its SELECTs' in turn), at most its limit of them, dates and times written by `written`. */
-async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date') => string) {
+/** The query's columns and rows (its SELECTs' in turn), at most its limit of them, dates and times written by `written` in their zone. */
+async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number, defaultLimit: number, written: (ms: number, time: 'datetime' | 'date', zone: string) => string) {
   const set = setOf(query, project, nowMs, defaultLimit)
   let rows: unknown[][] = []
   for (const part of set.parts) {
@@ -195,10 +195,10 @@ async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject
   // NaN and infinities are null, as ClickHouse's JSON writes them (and JSON has no other way), in exports too.
   const results = rows.slice(0, set.limit).map((row) =>
     row.map((value, i) => {
-      const time = set.columns[i].time
+      const { time, zone = project.timezone } = set.columns[i]
       if (typeof value !== 'number') return value
       if (!Number.isFinite(value)) return null
-      return time === null ? value : Math.abs(value) <= MAX_DATE_MS ? written(value, time) : null
+      return time === null ? value : Math.abs(value) <= MAX_DATE_MS ? written(value, time, zone) : null
     }),
   )
   return { columns: set.columns, paginated: set.paginated, results, limit: set.limit, hasMore: rows.length > set.limit }
@@ -206,7 +206,7 @@ async function rowsOf(sources: HogqlSources, project: Project, query: JsonObject
 
 export async function answerHogqlQuery(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject> {
   // PostHog's JSON writes an aware datetime's `+00:00` as Z (DRF's encoder).
-  const written = (ms: number, time: 'datetime' | 'date') => timeText(ms, project.timezone, time, 'T').replace(/\+00:00$/, 'Z')
+  const written = (ms: number, time: 'datetime' | 'date', zone: string) => timeText(ms, zone, time, 'T').replace(/\+00:00$/, 'Z')
   const { columns, paginated, results, limit, hasMore } = await rowsOf(sources, project, query, nowMs, DEFAULT_RETURNED_ROWS, written)
   return {
     results,
@@ -228,6 +228,6 @@ export async function answerHogqlQuery(sources: HogqlSources, project: Project, 
  * column → value object, dates and times as Python's str() writes a datetime (`2024-01-31 12:00:00.123000+00:00`).
  */
 export async function hogqlExportRows(sources: HogqlSources, project: Project, query: JsonObject, nowMs: number): Promise<JsonObject[]> {
-  const { columns, results } = await rowsOf(sources, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time) => timeText(ms, project.timezone, time, ' '))
+  const { columns, results } = await rowsOf(sources, project, query, nowMs, EXPORT_RETURNED_ROWS, (ms, time, zone) => timeText(ms, zone, time, ' '))
   return results.map((row) => Object.fromEntries(columns.map((c, i) => [c.name, row[i]])))
 }

@@ -15,7 +15,7 @@ import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { arrayCallSql, readsArray } from './hogql-arrays.js'
 import { isUrlFunction, URL_SQL_NAMES, urlCallSql } from './hogql-urls.js'
 import { textNumberSql } from './numbers.js'
-import { calendarSql, dayShiftSql, parsedTimeSql, truncateSql } from './clickhouse-periods.js'
+import { calendarSql, dayShiftSql, parsedTimeSql, truncateSql, wallTimeSql } from './clickhouse-periods.js'
 
 /** The SQL of a property's text (NULL: missing or null): the event's, or with `person` the person's. */
 export type PropertySql = (path: PropertyPath, person: boolean) => string
@@ -209,6 +209,8 @@ class Compiler {
         return this.#instant(node.args[0], (ms) => dayShiftSql(node, ms, (sql) => this.bind(sql)))
       case 'parseTime':
         return parsedTimeSql(node, this.text(node.args[0]), () => this.fresh())
+      case 'wallTime':
+        return this.#instant(node.args[0], (ms) => wallTimeSql(node, ms, () => this.fresh()))
       case 'calendar': {
         const named = this.#calendars.get(node)
         if (named !== undefined) return named

@@ -65,7 +65,7 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
   const { part, offsets } = node
   if (part === 'relSecond') return `toFloat64(floor(${operand} / 1000))`
   if (part === 'millisecond') return `toFloat64(toInt64(floor(${operand})) % 1000)`
-  if (part === 'relMinute' || part === 'relHour') return `toFloat64(floor((${operand} + ${Math.trunc(offsets[0][1])}) / ${part === 'relMinute' ? 60_000 : 3_600_000}))`
+  if (part === 'relMinute' || part === 'relHour') return `toFloat64(floor((${operand} - ${Math.trunc(offsets[0][1])}) / ${part === 'relMinute' ? 60_000 : 3_600_000}))`
   const [msDef, ms] = bind(operand)
   const wall = `(${msDef} + ${offsetAtSql(offsets, `toInt64(floor(${ms}))`)})`
   if (part === 'hour' || part === 'minute' || part === 'second') {
@@ -103,7 +103,7 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
  */
 export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: string, fresh: () => string): string {
   const pattern = hogqlTextSql(DATETIME_PATTERN)
-  const [s, m, g, ymd, hms, frac, own, wall, before, after] = Array.from({ length: 10 }, fresh)
+  const [s, m, g, ymd, hms, frac, own, wall] = Array.from({ length: 8 }, fresh)
   const [y, mo, d] = [`intDiv(${ymd}, 10000)`, `(intDiv(${ymd}, 100) % 100)`, `(${ymd} % 100)`]
   const [h, mi, sec] = [`intDiv(${hms}, 10000)`, `(intDiv(${hms}, 100) % 100)`, `(${hms} % 100)`]
   // Years from March 1st, so that a leap day is a year's last; eras of 400 years (146,097 days) from year 0.
@@ -114,14 +114,25 @@ export function parsedTimeSql(node: HogqlNode & { op: 'parseTime' }, text: strin
   const days = `(${era} * 146097 + ${yoe} * 365 + intDiv(${yoe}, 4) - intDiv(${yoe}, 100) + ${doy} - 719468)`
   const leap = `((${y} % 4 = 0 AND ${y} % 100 != 0) OR ${y} % 400 = 0)`
   const valid = `${m} AND ${mo} BETWEEN 1 AND 12 AND ${d} BETWEEN 1 AND if(${mo} = 2, 28 + ${leap}, 31 - ((${mo} - 1) % 7) % 2) AND ${h} <= 23 AND ${mi} <= 59 AND ${sec} <= 59`
-  const { offsets } = node
-  const zoned = lambdaSql([before], [offsetAtSql(offsets, `(${wall} - 86400000)`)], lambdaSql([after], [offsetAtSql(offsets, `(${wall} - ${before})`)], `if(${offsetAtSql(offsets, `(${wall} - ${after})`)} = ${after}, ${wall} - ${after}, ${wall} - ${before})`))
+  const zoned = wallInstantSql(node.offsets, wall, fresh)
   const written = `if(${own} = 'Z', 0, if(substring(${own}, 1, 1) = '-', -1, 1) * (toInt64(concat('0', substring(${own}, 2, 2))) * 60 + toInt64(concat('0', substring(${own}, 4, 2)))))`
   const instant = lambdaSql([wall], [`${days} * 86400000 + ${h} * 3600000 + ${mi} * 60000 + ${sec} * 1000`], `if(${own} = '', ${zoned}, ${wall} - ${written} * 60000)`)
   const parts = [`toInt64(${g}[1])`, `toInt64(substring(concat(${g}[2], '000000'), 1, 6))`, `toInt64(substring(concat(${g}[3], '000000000'), 1, 9))`, `replaceAll(${g}[4], ':', '')`]
   const read = lambdaSql([ymd, hms, frac, own], parts, `if(${valid}, toFloat64(${instant}) + ${frac} / 1000000, CAST(NULL AS Nullable(Float64)))`)
   const groups = `splitByChar('|', replaceRegexpOne(if(${m}, ${s}, '1970-01-01'), ${pattern}, ${hogqlTextSql('\\1\\2\\3|\\4\\5\\6|\\7|\\8')}))`
   return lambdaSql([s], [`ifNull(${text}, '')`], lambdaSql([m], [`match(${s}, ${pattern})`], lambdaSql([g], [groups], read)))
+}
+
+/** wallInstant's steps (hogql-datetime-text.ts) on `wall`, a name (SQL of an Int64 of ms read as if UTC). */
+function wallInstantSql(offsets: Offsets, wall: string, fresh: () => string): string {
+  const [before, after] = [fresh(), fresh()]
+  return lambdaSql([before], [offsetAtSql(offsets, `(${wall} - 86400000)`)], lambdaSql([after], [offsetAtSql(offsets, `(${wall} - ${before})`)], `if(${offsetAtSql(offsets, `(${wall} - ${after})`)} = ${after}, ${wall} - ${after}, ${wall} - ${before})`))
+}
+
+/** A wallTime node's instant of its operand (SQL of Nullable(Float64) ms of a wall time). */
+export function wallTimeSql(node: HogqlNode & { op: 'wallTime' }, operand: string, fresh: () => string): string {
+  const wall = fresh()
+  return lambdaSql([wall], [`toInt64(${operand})`], `toFloat64(${wallInstantSql(node.offsets, wall, fresh)})`)
 }
 
 /**

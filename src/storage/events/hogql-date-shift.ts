@@ -7,7 +7,8 @@
  * constants only.
  */
 import type { QueryClock } from './hogql-clock.js'
-import { intervalNode, isDatetime, isInterval, shiftedDatetime } from './hogql-datetime.js'
+import { intervalNode, shiftedDatetime } from './hogql-datetime.js'
+import { isDatetime, isInterval } from './hogql-time-marks.js'
 import type { HogqlNode } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 

@@ -3,7 +3,8 @@
  * dates and times, dates or intervals, the date and time functions' nodes, and the zone offsets a period's start
  * (toStartOfDay …) reads; a text's reading is hogql-datetime-text.ts's.
  */
-import { isTimeZoneName, offsetChanges, zoneOffsetMs } from '../../common/time-zones.js'
+import { isDate, isDatetime, isInterval, keepZone, markDate, markDatetime, markInterval, markZone, zoneOf, zoneOffsets } from './hogql-time-marks.js'
+import { asDate, calendar, inZone, truncation, zoneArgument } from './hogql-zones.js'
 import { datetimeMs } from './hogql-datetime-text.js'
 import { isArray } from './hogql-arrays.js'
 import { addMonths } from './days.js'
@@ -14,25 +15,6 @@ import { formatted } from './hogql-format.js'
 import type { QueryClock } from './hogql-clock.js'
 import { DATE_SHIFTS, dateShift, isDateShift } from './hogql-date-shift.js'
 
-/**
- * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
- * with intervals (`now() - interval 7 day`, ms too), which the query reads whole or compares; the marks do not
- * travel (the query checks them where it is read).
- */
-const DATETIMES = new WeakSet<HogqlNode>()
-/** The dates among them: toDate(…), a day's start written as its date. */
-const DATES = new WeakSet<HogqlNode>()
-const INTERVALS = new WeakSet<HogqlNode>()
-export const isDatetime = (node: HogqlNode): boolean => DATETIMES.has(node)
-export const isDate = (node: HogqlNode): boolean => DATES.has(node)
-export const isInterval = (node: HogqlNode): boolean => INTERVALS.has(node)
-const marker = (set: WeakSet<HogqlNode>) => (node: HogqlNode): HogqlNode => {
-  set.add(node)
-  return node
-}
-export const markDatetime = marker(DATETIMES)
-export const markDate = marker(DATES)
-export const markInterval = marker(INTERVALS)
 /** The functions that cut a date and time to its period's start on the project's wall clock. */
 const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = {
   tostartofminute: 'minute',
@@ -66,24 +48,6 @@ const DIFF_UNITS: Readonly<Record<string, CalendarPart>> = Object.fromEntries(
     names.split(' ').map((name) => [name, part as CalendarPart]),
   ),
 )
-/**
- * The offsets truncations read, from 1970 to ten years on, once a zone: read a week apart (≈3,500 Intl reads,
- * ≈50 ms; a day apart took 0.4 s), each week whose ends differ then day by day (offsetChanges). A zone that
- * changed and changed back within a week would be missed; none has.
- */
-const ZONE_OFFSETS = new Map<string, Array<[number, number]>>()
-const WEEK = 7 * 86_400_000
-function zoneOffsets(zone: string, now: number): Array<[number, number]> {
-  let offsets = ZONE_OFFSETS.get(zone)
-  if (offsets !== undefined) return offsets
-  const end = Math.max(now, Date.UTC(2026, 0, 1)) + 10 * 365 * 86_400_000
-  offsets = [[0, zoneOffsetMs(zone, 0) ?? 0]]
-  for (let from = 0; zone !== 'UTC' && from < end; from += WEEK) {
-    if ((zoneOffsetMs(zone, from + WEEK) ?? 0) !== offsets[offsets.length - 1][1]) offsets.push(...offsetChanges(zone, from, from + WEEK + 1000).slice(1))
-  }
-  ZONE_OFFSETS.set(zone, offsets)
-  return offsets
-}
 /** An interval's unit in ms. */
 const INTERVAL_MS: Readonly<Record<string, number>> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 }
 /** Calendar units in months: their length depends on where they start, so they shift constant dates only (shiftedDatetime). */
@@ -121,13 +85,13 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
   const [left, interval] = node.args
   const months = MONTH_INTERVALS.get(interval)
   if (months === undefined) {
-    markDatetime(node)
+    keepZone(left, node)
     const days = interval.op === 'number' ? interval.value / DAY : NaN
     const unit = INTERVAL_UNITS.get(interval)?.unit
-    const offsets = zoneOffsets(clock.zone, clock.now)
+    const offsets = zoneOffsets(zoneOf(left, clock.zone), clock.now)
     // Days and weeks move the wall clock, as ClickHouse's addDays of a date and time in its zone (23 or 25 hours
     // where summer time changes between); a zone that never changes its offset needs no more than the sum.
-    if (!isDate(left) && (unit === 'day' || unit === 'week') && Number.isInteger(days) && offsets.length > 1) return markDatetime({ op: 'dayShift', type: 'number', days: node.op === '+' ? days : -days, offsets, args: [left] })
+    if (!isDate(left) && (unit === 'day' || unit === 'week') && Number.isInteger(days) && offsets.length > 1) return keepZone(left, { op: 'dayShift', type: 'number', days: node.op === '+' ? days : -days, offsets, args: [left] })
     if (!isDate(left) || !Number.isInteger(days)) return node
     // A Date plus days is the Date that many days on, as in ClickHouse: its midnight is not 24 hours a day away
     // where summer time changes between, so the day is the one at noon that many days on.
@@ -137,9 +101,9 @@ export function shiftedDatetime(node: HogqlNode & { op: '+' | '-' }, clock: Quer
   if (hogqlFields(left).length > 0 || hogqlProperties(left).length > 0) {
     throw new HogqlMathError("An interval of months or years is added here to now(), today() or toDateTime('…'), not to timestamp or a property's date: compare instead, as in timestamp > now() - interval 1 month.")
   }
-  const shifted = addMonths(zoneOffsets(clock.zone, clock.now), evaluateHogql(left, () => null) as number, node.op === '+' ? months : -months)
+  const shifted = addMonths(zoneOffsets(zoneOf(left, clock.zone), clock.now), evaluateHogql(left, () => null) as number, node.op === '+' ? months : -months)
   if (Number.isNaN(shifted)) throw new HogqlMathError('The interval moves the date past the years a date and time can hold.')
-  const result = markDatetime({ op: 'number', type: 'number', value: shifted })
+  const result = keepZone(left, { op: 'number', type: 'number', value: shifted })
   return isDate(left) ? markDate(result) : result
 }
 
@@ -155,18 +119,23 @@ const refuse = (detail: string) => new HogqlMathError(detail)
  * aggregated by `math` with min, max, count or uniq only) and reads a text compared with one as a date and time of the
  * zone.
  */
-export function checkDatetimes(expr: HogqlNode, math: HogqlMath | null, zone: string): void {
+export function checkDatetimes(expr: HogqlNode, math: HogqlMath | null, clock: QueryClock): void {
   if (isInterval(expr)) throw refuse('An interval is added to or taken from a date and time here, not read alone.')
-  checkPlaces(expr, zone)
+  checkPlaces(expr, clock)
   if (math && isDatetime(expr) && !TIME_AGGREGATIONS.has(math.aggregation)) throw refuse('Dates and times are aggregated here with min, max, any, count and uniq.')
 }
 
-function checkPlaces(node: HogqlNode, zone: string): void {
+function checkPlaces(node: HogqlNode, clock: QueryClock): void {
   if (!('args' in node)) return
   const args = node.args as HogqlNode[]
   if (COMPARISONS.has(node.op) && args.some(isDatetime)) {
+    // A text is read on the wall clock of the date and time it is compared with; a date compared with one of
+    // another zone is its day's first instant there, as ClickHouse converts it.
+    const time = args.find((arg) => isDatetime(arg) && !isDate(arg))
+    const zone = time === undefined ? clock.zone : zoneOf(time, clock.zone)
     for (let i = 0; i < args.length; i++) {
       const arg = args[i]
+      if (isDate(arg) && zone !== clock.zone) args[i] = inZone(arg, zone, clock)
       if (isDatetime(arg)) continue
       const ms = arg.op === 'text' ? datetimeMs(arg.value, zone) : null
       if (ms === null) {
@@ -188,13 +157,7 @@ function checkPlaces(node: HogqlNode, zone: string): void {
       }
     })
   }
-  for (const arg of args) checkPlaces(arg, zone)
-}
-
-/** The start of `arg`'s period of `step` units on the clock's zone, marked a date and time. */
-function truncation(unit: TruncateUnit, arg: HogqlNode, clock: QueryClock, step = 1): HogqlNode {
-  const offsets = zoneOffsets(clock.zone, clock.now)
-  return markDatetime(step === 1 ? { op: 'truncate', type: 'number', unit, offsets, args: [arg] } : { op: 'truncate', type: 'number', unit, step, offsets, args: [arg] })
+  for (const arg of args) checkPlaces(arg, clock)
 }
 
 /** toStartOfInterval's and dateTrunc's units: a week from Monday. */
@@ -210,18 +173,13 @@ const MINUTE_STEPS = new Map([['tostartoffiveminutes', 5], ['tostartoftenminutes
  */
 function intervalStart(arg: HogqlNode, unit: string, n: number, clock: QueryClock): HogqlNode {
   const node = truncation(INTERVAL_STARTS.get(unit)!, arg, clock, n)
-  return unit === 'week' || unit === 'month' || unit === 'quarter' || unit === 'year' ? markDate(node) : node
+  return unit === 'week' || unit === 'month' || unit === 'quarter' || unit === 'year' ? asDate(node, clock) : node
 }
 
 /** The parts of `arg` on the clock's zone, each one node however often it is read (formatted's). */
 function parts(arg: HogqlNode, clock: QueryClock): (part: CalendarPart) => HogqlNode {
   const made = new Map<CalendarPart, HogqlNode>()
   return (part) => made.get(part) ?? made.set(part, calendar(part, arg, clock)).get(part)!
-}
-
-/** `part` of `arg` on the clock's zone: a number. */
-function calendar(part: CalendarPart, arg: HogqlNode, clock: QueryClock): HogqlNode {
-  return { op: 'calendar', type: 'number', part, offsets: zoneOffsets(clock.zone, clock.now), args: [arg] }
 }
 
 /** The functions of week numbers: their part, the mode of a call without one (toISOWeek's is mode 3's), and whether a call gives one. */
@@ -233,7 +191,7 @@ function weekCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode
   const given = args[1]?.op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= 9 ? args[1].value : -1
   const mode = args.length === 1 ? otherwise : args.length === 2 && moded ? given : -1
   if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(moded ? `${name}() takes a date and time and a mode from 0 to 9 if any here, as in ${name}(timestamp, 3).` : `${name}() takes one date and time here, as in ${name}(timestamp).`)
-  return { op: 'calendar', type: 'number', part, mode, offsets: zoneOffsets(clock.zone, clock.now), args: [args[0]] }
+  return calendar(part, args[0], clock, mode)
 }
 
 /** PostHog's names of ClickHouse's parseDateTime64BestEffortOrNull, which toDateTime of a text is too. */
@@ -246,29 +204,38 @@ const PARSERS: ReadonlySet<string> = new Set(['parsedatetimebesteffort', 'parsed
  * takes a number, seconds from 1970 (a fraction dropped, as a DateTime drops it), and a date and time (itself).
  */
 function parsedDatetime(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
-  const [arg, zoneArg] = args
-  const zone = args.length === 1 ? clock.zone : args.length === 2 && zoneArg.op === 'text' && isTimeZoneName(zoneArg.value) ? zoneArg.value : null
+  const [arg] = args
   const converts = name.toLowerCase() === 'todatetime'
   const seconds = converts && arg?.type === 'number' && !isInterval(arg) && !isDatetime(arg)
-  if (zone === null || (arg.type !== 'text' && !seconds && !(converts && isDatetime(arg))) || isArray(arg) || (isDatetime(arg) && args.length === 2)) {
+  if (args.length < 1 || args.length > 2 || (arg.type !== 'text' && !seconds && !(converts && isDatetime(arg))) || isArray(arg)) {
     const takes = converts ? 'a text, a number of seconds or a date and time' : 'a text'
     throw new HogqlMathError(`${name}() takes ${takes}, and a time zone's name if any, here, as in ${name}(properties.sent_at) or ${name}('2024-01-31 12:00:00', 'Europe/Berlin').`)
   }
+  const given = args.length === 2 ? zoneArgument(name, args[1]) : undefined
+  const zone = given ?? clock.zone
+  // With a zone, the date and time is of it, as ClickHouse's DateTime('zone'): one given moves there (toTimeZone).
+  const made = (node: HogqlNode) => (given === undefined ? markDatetime(node) : markZone(node, given))
   // A copy: a Date read as a date and time is its day's start, no longer a Date.
-  if (isDatetime(arg)) return markDatetime({ ...arg })
-  if (seconds) return markDatetime({ op: '*', type: 'number', args: [{ op: 'call', fn: 'floor', type: 'number', args: [arg] }, numberNode(1000)] })
-  if (arg.op !== 'text') return markDatetime({ op: 'parseTime', type: 'number', offsets: zoneOffsets(zone, clock.now), args: [arg] })
+  if (isDatetime(arg)) return given === undefined ? keepZone(arg, { ...arg }) : inZone(arg, given, clock)
+  if (seconds) return made({ op: '*', type: 'number', args: [{ op: 'call', fn: 'floor', type: 'number', args: [arg] }, numberNode(1000)] })
+  if (arg.op !== 'text') return made({ op: 'parseTime', type: 'number', offsets: zoneOffsets(zone, clock.now), args: [arg] })
   const ms = datetimeMs(arg.value, zone)
   if (ms === null) throw new HogqlMathError(`Cannot read ${JSON.stringify(arg.value)} as a date and time: write it as 2024-01-31, 2024-01-31 12:00:00 or 2024-01-31T12:00:00.123Z.`)
-  return markDatetime({ op: 'number', type: 'number', value: ms })
+  return made({ op: 'number', type: 'number', value: ms })
 }
+
+/**
+ * The functions whose last argument may be a time zone, as PostHog takes them: where the date and time it moves
+ * stands (now's: none), and where the zone does. f(t, …, 'zone') is f(toTimeZone(t, 'zone'), …), as ClickHouse reads it.
+ */
+const ZONE_ARGUMENTS: Readonly<Record<string, readonly [number, number]>> = { now: [-1, 0], totimezone: [0, 1], tostartofday: [0, 1], tounixtimestamp: [0, 1], todayofweek: [0, 2], toweek: [0, 2], toyearweek: [0, 2], formatdatetime: [0, 2], datetrunc: [1, 2], date_trunc: [1, 2] }
 
 /** The date and time functions a query reads (datetimeCall), as they are named in refusals. */
 export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'parseDateTimeBestEffort', 'parseDateTime64BestEffort', 'parseDateTime64BestEffortOrNull', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
   ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toDayOfYear', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'toYYYYMM', 'toYYYYMMDD', 'dateDiff'],
-  ...['toWeek', 'toYearWeek', 'toISOWeek', 'toISOYear'],
+  ...['toWeek', 'toYearWeek', 'toISOWeek', 'toISOYear', 'toTimeZone', 'timezone'],
   ...DATE_SHIFTS,
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
@@ -281,8 +248,23 @@ export const isDatetimeFunction = (name: string): boolean => DATETIME_NAMES.has(
  * time, and dateDiff: ClickHouse's, the unit boundaries crossed from one to the other (its toRelative<unit>Num apart).
  */
 export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock): HogqlNode {
-  const lower = name.toLowerCase()
+  let lower = name.toLowerCase()
   if (isDateShift(lower)) return dateShift(name, args, clock)
+  // timezone('zone', t) is PostgreSQL's toTimeZone(t, 'zone').
+  if (lower === 'timezone') [lower, args] = ['totimezone', [...args].reverse()]
+  const [at, zoneAt] = Object.hasOwn(ZONE_ARGUMENTS, lower) ? ZONE_ARGUMENTS[lower] : [-1, -1]
+  const zone = zoneAt >= 0 && args.length === zoneAt + 1 ? zoneArgument(name, args[zoneAt]) : undefined
+  if (zone !== undefined) {
+    if (lower === 'now') return markZone({ op: 'number', type: 'number', value: clock.now }, zone)
+    args = args.slice(0, zoneAt)
+    if (isDatetime(args[at])) args[at] = inZone(args[at], zone, clock)
+  }
+  if (lower === 'totimezone') {
+    const example = name.toLowerCase() === 'timezone' ? "timezone('UTC', timestamp)" : "toTimeZone(timestamp, 'UTC')"
+    if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes a date and time and a time zone's name here, as in ${example}.`)
+    // Without a zone, the project's, as PostHog gives it.
+    return zone === undefined ? inZone(args[0], clock.zone, clock) : args[0]
+  }
   if (lower === 'now' || lower === 'today' || lower === 'yesterday') {
     if (args.length > 0) throw new HogqlMathError(`${name}() takes no arguments here.`)
     const now = markDatetime({ op: 'number', type: 'number', value: clock.now - (lower === 'yesterday' ? DAY : 0) })
@@ -338,7 +320,7 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
     const most = lower === 'tostartofweek' ? 9 : 3
     const mode = args[1].op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= most ? args[1].value : -1
     if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes a date and time and a mode from 0 to ${most} here, as in ${name}(timestamp, 1).`)
-    if (lower === 'tostartofweek') return markDate(truncation(mode % 2 === 1 ? 'monday' : 'week', args[0], clock))
+    if (lower === 'tostartofweek') return asDate(truncation(mode % 2 === 1 ? 'monday' : 'week', args[0], clock), clock)
     const day = calendar('dayOfWeek', args[0], clock)
     const fromSunday: HogqlNode = { op: 'call', fn: 'modulo', type: 'number', args: [day, numberNode(7)] }
     return [day, { op: '-', type: 'number', args: [day, numberNode(1)] }, fromSunday, { op: '+', type: 'number', args: [fromSunday, numberNode(1)] }][mode] as HogqlNode
@@ -354,6 +336,6 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   if (digits) return digits.map((p) => calendar(p, args[0], clock)).reduce((sum, next) => ({ op: '+', type: 'number', args: [{ op: '*', type: 'number', args: [sum, hundred] }, next] }))
   if (MINUTE_STEPS.has(lower)) return truncation('minute', args[0], clock, MINUTE_STEPS.get(lower))
   const node = truncation(TRUNCATIONS[lower], args[0], clock)
-  return DATE_TRUNCATIONS.has(lower) ? markDate(node) : node
+  return DATE_TRUNCATIONS.has(lower) ? asDate(node, clock) : node
 }
 

@@ -17,7 +17,7 @@ import type { HogqlQueryPlan } from './hogql-query.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
 import { answered } from './hogql-values.js'
 import { columnRef } from './hogql-query-columns.js'
-import { isDatetime } from './hogql-datetime.js'
+import { isDatetime } from './hogql-time-marks.js'
 
 /** A subquery of IN: its plan, the left side it tests (none for a scalar subquery), and the node its values fill. */
 export interface InSet {

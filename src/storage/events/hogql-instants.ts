@@ -3,6 +3,7 @@
  * them) on the project zone's offsets; clickhouse-periods.ts writes the same steps as SQL.
  */
 import { offsetAt } from './days.js'
+import { wallInstant } from './hogql-datetime-text.js'
 import type { CalendarPart, HogqlNode, TruncateUnit, WeekPart } from './hogql-math.js'
 
 const DAY = 86_400_000
@@ -51,22 +52,24 @@ function shiftedDays(ms: number, days: number, offsets: ReadonlyArray<readonly [
   return wall - offsetAt(offsets, wall - off)
 }
 
-/** The value of a node of an instant (truncate, calendar, dayShift) at the instant `ms`. */
-export function instantOf(node: HogqlNode & { op: 'truncate' | 'calendar' | 'dayShift' }, ms: number): number {
+/** The value of a node of an instant (truncate, calendar, dayShift) at the instant `ms`, or of wallTime at the wall time `ms`. */
+export function instantOf(node: HogqlNode & { op: 'truncate' | 'calendar' | 'dayShift' | 'wallTime' }, ms: number): number {
   if (node.op === 'truncate') return truncateMs(ms, node)
+  if (node.op === 'wallTime') return wallInstant(ms, node.offsets)
   return node.op === 'calendar' ? calendarPart(ms, node.part, node.offsets, node.mode) : shiftedDays(ms, node.days, node.offsets)
 }
 
 /**
  * `part` of `ms` (calendar nodes): on the zone's wall clock, weeks from Monday (toDayOfWeek 1–7, toRelativeWeekNum);
  * seconds, minutes and hours since 1970 count instants, as ClickHouse's toRelative…Num do (an hour is an hour across
- * a change of summer time; the zone's offset of 1970 places a half-hour zone's hours). clickhouse-periods.ts writes
- * the same steps as SQL.
+ * a change of summer time), less the zone's offset of 1970, as its toStableRelativeHourNum takes it off (so a
+ * half-hour zone's hours are its wall clock's, a 45-minute zone's are not, and two zones' hours are apart by their
+ * offsets). clickhouse-periods.ts writes the same steps as SQL.
  */
 export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>, mode = 0): number {
   if (part === 'relSecond') return Math.floor(ms / 1000)
   if (part === 'millisecond') return mod(Math.floor(ms), 1000)
-  if (part === 'relMinute' || part === 'relHour') return Math.floor((ms + offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
+  if (part === 'relMinute' || part === 'relHour') return Math.floor((ms - offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
   const wall = ms + offsetAt(offsets, ms)
   const day = Math.floor(wall / DAY)
   switch (part) {

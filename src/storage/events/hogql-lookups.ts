@@ -12,7 +12,7 @@
  * NULL of a property, '' of a key, 1970 of a date and time, the zero UUID, 0.
  */
 import type { QueryClock } from './hogql-clock.js'
-import { markDatetime } from './hogql-datetime.js'
+import { markDatetime } from './hogql-time-marks.js'
 import { propertyNode, type HogqlNode, type HogqlValue, type PropertyPath, type StoredField } from './hogql-math.js'
 import { HogqlMathError, pathAt, type Token } from './hogql-tokens.js'
 

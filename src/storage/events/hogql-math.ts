@@ -30,8 +30,7 @@
  * three-valued (Kleene), as current ClickHouse has them. Where PostHog would
  * fail (arithmetic on a property that is text), skylark reads the text as a number instead.
  *
- * Anything else (other functions, other fields, other aggregations such as quantile or uniq) is refused by
- * name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where the metric is read.
+ * Anything else is refused by name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where it is read.
  */
 import { like } from '../../common/sql-like.js'
 import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
@@ -101,8 +100,9 @@ export type HogqlNode = { type: HogqlType } & (
    */
   | { op: 'calendar'; part: CalendarPart; mode?: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   | { op: 'dayShift'; days: number; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
-  /** A text read as a date and time (toDateTime(properties.t)): its instant, on the zone's offsets unless it has its own (hogql-datetime-text.ts). */
+  /** parseTime: a text read as a date and time (toDateTime(properties.t)), on the zone's offsets unless it has its own (hogql-datetime-text.ts); wallTime: a wall time (ms) as its instant on them (wallInstant). */
   | { op: 'parseTime'; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
+  | { op: 'wallTime'; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /** A value looked up by its argument's, from values given before the run (the event's group's or person's: hogql-lookups.ts); `missing` for a key of none. */
   | { op: 'lookup'; args: [HogqlNode]; values: LookupValues; missing: HogqlValue; field?: LookupField }
   /** A query's `(SELECT …)` read as a value: its one row's one column, NULL for none, given before the run (hogql-in.ts). */
@@ -301,7 +301,8 @@ export function evaluateHogql(node: HogqlNode, property: PropertyReader, regex: 
       return call(node, value, regex)
     case 'truncate':
     case 'calendar':
-    case 'dayShift': {
+    case 'dayShift':
+    case 'wallTime': {
       const ms = number(node.args[0])
       return ms === null ? null : instantOf(node, ms)
     }

@@ -9,7 +9,7 @@
  */
 import { iso } from '../../common/clock.js'
 import type { QueryClock } from './hogql-clock.js'
-import { markDatetime } from './hogql-datetime.js'
+import { markDatetime } from './hogql-time-marks.js'
 import type { HogqlNode } from './hogql-math.js'
 import { parseQueryExpression } from './hogql-read.js'
 import { FILTERS_MARK, HogqlMathError, isPunct, tokenize, type Token } from './hogql-tokens.js'

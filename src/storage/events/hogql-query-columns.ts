@@ -4,7 +4,8 @@
  * read the groups' columns as `col_<i>` fields and are computed once those are.
  */
 import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNode } from './hogql-math.js'
-import { checkDatetimes, isDate, isDatetime, markDate, markDatetime } from './hogql-datetime.js'
+import { checkDatetimes } from './hogql-datetime.js'
+import { isDate, isDatetime, markDate, markDatetime, markZone, zoneOf } from './hogql-time-marks.js'
 import type { QueryClock } from './hogql-clock.js'
 import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
 import { parseQueryExpression } from './hogql-read.js'
@@ -18,6 +19,8 @@ export interface QueryColumn {
   math: HogqlMath | null
   /** A date and time or a date (ms in the stores), written as PostHog writes one. */
   time: 'datetime' | 'date' | null
+  /** A date and time's zone where it is not the project's (toTimeZone's): its type's, and the one it is written in. */
+  zone?: string
   /** ClickHouse's type of the column, as PostHog names it in `types`. */
   type: string
 }
@@ -37,7 +40,7 @@ const FIELD_TYPES: Readonly<Record<string, string>> = { uuid: 'UUID', person_id:
 
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
-  if (time === 'datetime') return `DateTime64(6, '${zone}')`
+  if (time === 'datetime') return `DateTime64(6, '${zoneOf(expr, zone)}')`
   if (math && !picksOne(math)) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
   // A field, or one of the event's person or group (hogql-lookups.ts), is of its table's type.
   const field = expr.op === 'field' || expr.op === 'lookup' ? expr.field : undefined
@@ -48,14 +51,15 @@ function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time
 /** The whole-expression parse of one part, refusing a lone date and time's interval and checking dates and times. */
 export function expression(tokens: Token[], clock: QueryClock, aggregations: boolean, scope: QueryScope | null = null): { math: HogqlMath | null; expr: HogqlNode } {
   const parsed = parseQueryExpression(tokens, clock, aggregations, scope)
-  checkDatetimes(parsed.expr, parsed.math, clock.zone)
+  checkDatetimes(parsed.expr, parsed.math, clock)
   return parsed
 }
 
 /** A column from its parsed parts, named `name`. */
 export function columnOf(name: string, expr: HogqlNode, math: HogqlMath | null, zone: string): QueryColumn {
   const time = isDatetime(expr) && (math === null || picksOne(math) || ['min', 'max'].includes(math.aggregation)) ? (isDate(expr) ? 'date' : 'datetime') : null
-  return { name, expr, math, time, type: typeOf(expr, math, time, zone) }
+  const own = time === 'datetime' ? zoneOf(expr, zone) : zone
+  return { name, expr, math, time, type: typeOf(expr, math, time, zone), ...(own === zone ? {} : { zone: own }) }
 }
 
 /** The names in the tokens not after a dot (`properties.count` is a key), and whether each is called. */
@@ -107,7 +111,8 @@ export function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: H
 export function columnRef(columns: readonly QueryColumn[], at: number, prefix: 'col' | 'sub' = 'col'): HogqlNode {
   const c = columns[at]
   const node: HogqlNode = { op: 'field', type: c.math && !picksOne(c.math) ? 'number' : c.expr.type, field: `${prefix}_${at}` }
-  if (c.time !== null) markDatetime(node)
+  if (c.zone !== undefined) markZone(node, c.zone)
+  else if (c.time !== null) markDatetime(node)
   return c.time === 'date' ? markDate(node) : node
 }
 
@@ -139,12 +144,12 @@ export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }
     },
     aggregate: (call) => {
       const math = mathOf(call)
-      checkDatetimes(math.expr, math, clock.zone)
+      checkDatetimes(math.expr, math, clock)
       return find(math, math.expr)
     },
   }
   const parsed = parseQueryExpression(tokens, clock, false, scope).expr
-  checkDatetimes(parsed, null, clock.zone)
+  checkDatetimes(parsed, null, clock)
   const keyed = (node: HogqlNode): HogqlNode => {
     if (groupBy.some((g) => same(g, node))) return find(null, node)
     if ('args' in node) node.args.forEach((arg, i) => ((node.args as HogqlNode[])[i] = keyed(arg)))

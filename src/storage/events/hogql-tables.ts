@@ -2,7 +2,7 @@
  * The tables a HogQL query reads (hogql-query.ts, `FROM events`, `persons`, `groups` or `person_distinct_ids`) and the fields of
  * each, as the parser (hogql-parse.ts) reads a name: PostHog's names, case-sensitive.
  */
-import { markDatetime } from './hogql-datetime.js'
+import { markDatetime } from './hogql-time-marks.js'
 import type { QueryClock } from './hogql-clock.js'
 import type { HogqlField, HogqlNode, StoredField } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'

@@ -305,7 +305,18 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
   t.test('texts read as dates and times: toDateTime and parseDateTimeBestEffort of a value, NULL for a text of none', async (t) => {
     const day = "concat('2024-01-', toString(properties.n + 10), ' 10:00:00')"
     const text = `select toDateTime(${day}), dateDiff('hour', timestamp, parseDateTimeBestEffort(${day}, 'Europe/Oslo')), toString(toDate(${day})), toDateTime(properties.plan) from events where properties.n < 2 order by properties.n`
-    t.same(await rows(text), [['2024-01-10T10:00:00Z', 225, '2024-01-10', null], ['2024-01-11T10:00:00Z', 225, '2024-01-11', null]])
+    // Read in Oslo, the second is a date and time of Oslo's, whose hours dateDiff counts as ClickHouse's
+    // toStableRelativeHourNum does, less 1970's offset there (+01:00): 10:00 in Oslo is 09:00 UTC, 225 hours on, 224 so.
+    t.same(await rows(text), [['2024-01-10T10:00:00Z', 224, '2024-01-10', null], ['2024-01-11T10:00:00Z', 224, '2024-01-11', null]])
+  })
+
+  t.test("another zone's date and time (toTimeZone, a zone argument) is written with its offset and typed with its zone", async (t) => {
+    const text = "select toTimeZone(timestamp, 'Asia/Tokyo') as t, toHour(t), toStartOfDay(timestamp, 'America/New_York'), toDate(toTimeZone(timestamp, 'Pacific/Kiritimati')), formatDateTime(timestamp, '%F %T', 'Asia/Kolkata') from events where properties.n = 0"
+    const res = await query(text)
+    t.same(res.body.results, [['2024-01-01T09:00:00.123000+09:00', 9, '2023-12-31T00:00:00-05:00', '2024-01-01', '2024-01-01 05:30:00']], 'the first event, at 2024-01-01 00:00:00.123 UTC')
+    const types = res.body.types.map(([, type]: [string, string]) => type)
+    t.same([types[0], types[2], types[3]], ["DateTime64(6, 'Asia/Tokyo')", "DateTime64(6, 'America/New_York')", 'Date'])
+    t.same(await rows("select count() from events where toTimeZone(timestamp, 'Asia/Tokyo') < '2024-01-01 09:00:01'"), [[1]], 'a text compared with one is read on its wall clock')
   })
 
   t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {

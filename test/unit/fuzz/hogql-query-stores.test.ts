@@ -1,7 +1,7 @@
 /**
  * HogQL queries give the same rows on SQLite (the plan run in Node) and on ClickHouse (the plan as SQL, the CI's
  * 18.16): random SELECTs of grouped aggregations or of plain columns (DISTINCT or not), with random conditions,
- * time bounds, periods (toStartOfDay …, toStartOfInterval, dateTrunc in zones with and without summer time), orders and limits, over events
+ * time bounds, periods (toStartOfDay …, toStartOfInterval, dateTrunc in zones with and without summer time, and of another zone's wall clock), orders and limits, over events
  * 37 hours apart whose properties take the shapes that told the stores apart before (numbers' texts, objects,
  * missing keys and nulls, non-ASCII letters), and person properties of some of their distinct ids (as persons.db's
  * texts would resolve them) and of their persons and groups (`group_<n>.properties`, `person.created_at` …); constant columns beside aggregations, HAVING, orders by aggregations not selected,
@@ -31,6 +31,12 @@ const PERIODS = [
   ...['90 second', '7 minute', '5 hour', '3 day', '2 week', '1 week', '5 month', '2 quarter', '3 year', '1000 month', '1500 month', '3000 year', '1000000 second'].map((interval) => `toStartOfInterval(timestamp, interval ${interval})`),
   ...['hour', 'week', 'month'].map((unit) => `dateTrunc('${unit}', timestamp)`),
   'toStartOfDay(toDateTime(properties.a))',
+  // Of another zone's wall clock (toTimeZone's, a zone argument's): a date of one is that day's on the project's.
+  "toStartOfDay(timestamp, 'Asia/Tokyo')",
+  "toStartOfMonth(toTimeZone(timestamp, 'America/New_York'))",
+  "toStartOfHour(toTimeZone(timestamp, 'Asia/Kolkata'))",
+  "toDate(toTimeZone(timestamp, 'Pacific/Kiritimati'))",
+  "dateTrunc('week', timestamp, 'America/New_York')",
 ]
 
 const KEYS = ['a', 'b', '$c', 'n']
@@ -89,8 +95,15 @@ const CALENDAR = [
   // Week numbers (hogql-instants.ts's yearWeek) on the zone's wall clock.
   'toISOWeek(timestamp) * 10000 + toWeek(timestamp, 5) * 100 + toWeek(created_at, 8)',
   "toYearWeek(timestamp) + toISOYear(timestamp) + toYearWeek(toDateTime(properties.a), 7)",
+  // Another zone's wall clock (hogql-zones.ts).
+  "toHour(toTimeZone(timestamp, 'Asia/Tokyo')) * 100 + toDayOfWeek(timestamp, 1, 'Pacific/Kiritimati')",
+  "formatDateTime(timestamp, '%F %T', 'America/St_Johns')",
+  "toYearWeek(timestamp, 3, 'UTC') + toDayOfMonth(toTimeZone(timestamp, 'Europe/Berlin') + interval 2 day)",
+  "dateDiff('day', toTimeZone(timestamp, 'Asia/Kolkata'), toDateTime('2024-03-31 12:00:00', 'America/New_York'))",
+  "toUnixTimestamp(toDate(toTimeZone(timestamp, 'Pacific/Kiritimati'))) + toMinute(toDateTime(properties.b, 'Asia/Kolkata'))",
+  "toString(toDate(toTimeZone(timestamp, 'UTC')))",
 ]
-const CONDITIONS = ["person.created_at > toDateTime('2024-01-20 00:00:00')", "toDateTime(properties.b) > '2024-03-01 12:00'", 'toDate(properties.a) = toDate(timestamp)', 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
+const CONDITIONS = ["toTimeZone(timestamp, 'Asia/Tokyo') < '2024-03-05 09:00'", "toTimeZone(timestamp, 'UTC') >= toDate('2024-03-02')", "toStartOfDay(timestamp, 'Asia/Tokyo') = toDate(timestamp)", "person.created_at > toDateTime('2024-01-20 00:00:00')", "toDateTime(properties.b) > '2024-03-01 12:00'", 'toDate(properties.a) = toDate(timestamp)', 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
 
 function term(rng: Rng, depth = 0): string {
   if (depth > 1 || rng.chance(0.6)) return rng.chance(0.12) ? rng.pick(CALENDAR) : rng.pick(TERMS)

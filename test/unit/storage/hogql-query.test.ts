@@ -766,7 +766,7 @@ t.test('what a query here cannot read is refused by name', async (t) => {
     ['select quantile(1.5)(properties.n) from events', /level as a number from 0 to 1/],
     ['select median(timestamp) from events', /aggregated here with min, max, any, count and uniq/],
     ['select event from events order by event limit all', /LIMIT takes a whole number/],
-    ["select toDateTime('2024-01-31', 'Nowhere/City') from events", /toDateTime\(\) takes a text, a number of seconds or a date and time, and a time zone's name/],
+    ["select toDateTime('2024-01-31', 'Nowhere/City') from events", /toDateTime\(\) takes a time zone's name .* "Nowhere\/City" is none/],
     ['select event,, distinct_id from events', /An expression of SELECT is empty/],
   ]
   for (const [text, message] of refusals) t.throws(() => plan(text), message, text)
