@@ -7,7 +7,7 @@
 import { compileClickHouseWhere, groupColumn, msExpr, propertyPathExpr, propertyTextExpr, stringPropertyExpr } from './clickhouse-filters.js'
 import { hogqlContributionSql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
-import { quantileSql } from './hogql-values.js'
+import { quantileSql } from './clickhouse-hogql-calls.js'
 import { pathIndex } from './hogql-math.js'
 import { textNumberSql } from './numbers.js'
 import { quote, type ServerFeatures } from './clickhouse-schema.js'
@@ -149,7 +149,7 @@ function sourceExpr(q: ExperimentVariantsQuery, index: number, c: string, f: Ser
         // `h` is the value's key, a text (hogqlContributionSql).
         return `toFloat64(uniqExactIf(ifNull(${h}, ''), ${added}))`
       case 'quantile':
-        return quantileSql(`groupArrayIf(${x}, ${added})`, math.hogql.level ?? 0.5, `_q${index}`)
+        return quantileSql(`groupArrayIf(${x}, ${added})`, math.hogql.level ?? 0.5, `_q${index}`, math.hogql.kind)
       case 'sum':
         return `sumIf(${x}, ${added})`
       case 'avg':

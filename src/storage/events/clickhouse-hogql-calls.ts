@@ -4,7 +4,7 @@
  * operands' SQL). A value read more than once is a lambda's parameter (`arrayMap(v -> …, [x])[1]`): 18.16 copies an
  * alias's SQL wherever the alias is read, and nested calls would grow the query past its limit.
  */
-import { INT64_END, INT64_MIN, roundScaleSql } from './hogql-values.js'
+import { INT64_END, INT64_MIN, roundScaleSql, type QuantileKind } from './hogql-values.js'
 
 export const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 export const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
@@ -70,4 +70,28 @@ export function textIntSql([def, t]: readonly [string, string]): string {
   const bound = `if(startsWith(${t}, '-'), '9223372036854775808', '9223372036854775807')`
   const fits = `match(${def}, '^[+-]?[0-9]+$') AND (length(${digits}) < 19 OR (length(${digits}) = 19 AND ${digits} <= ${bound}))`
   return `if(ifNull(${fits}, 0), toFloat64(toInt64OrNull(${t})), ${NULL_NUMBER})`
+}
+
+/**
+ * hogqlQuantile of `values` (an array expression), exactly: ClickHouse's own quantile samples past 8,192 values and
+ * differs by version; 0 for none. An exact kind reads the first `m` of the sorted values, those that are no NaN
+ * (arraySort puts NaNs last). `s` names the lambda's sorted values, unique in the query.
+ */
+export function quantileSql(values: string, level: number, s: string, kind?: QuantileKind): string {
+  const at = (i: string) => `${s}[toUInt64(${i}) + 1]`
+  if (kind === undefined) {
+    const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(level)}) * (length(${s}) - 1)))`
+    const interpolated = `if(floor(${i}) + 1 = length(${s}), ${at(`floor(${i})`)}, ${at(`floor(${i})`)} * (floor(${i}) + 1 - ${i}) + ${at(`floor(${i}) + 1`)} * (${i} - floor(${i})))`
+    return lambdaSql([s], [`arraySort(${values})`], `if(length(${s}) = 0, toFloat64(0), ${interpolated})`)
+  }
+  const [m, h] = [`${s}_m`, `${s}_h`]
+  let picked: string
+  if (kind === 'exactInclusive' || kind === 'exactExclusive') {
+    const k = `floor(${h})`
+    const interpolated = `if(${k} >= ${m}, ${at(`${m} - 1`)}, if(${k} < 1, ${at('0')}, ${at(`${k} - 1`)} + (${h} - ${k}) * (${at(k)} - ${at(`${k} - 1`)})))`
+    picked = lambdaSql([h], [kind === 'exactInclusive' ? `toFloat64(${String(level)}) * (${m} - 1) + 1` : `toFloat64(${String(level)}) * (${m} + 1)`], interpolated)
+  } else if (kind === 'exactLow' && level === 0.5) picked = at(`intDiv(${m} + 1, 2) - 1`)
+  else picked = at(level < 1 ? `floor(toFloat64(${String(level)}) * ${m})` : `${m} - 1`)
+  const exact = lambdaSql([m], [`arrayCount(v -> NOT isNaN(v), ${s})`], `if(${m} = 0, nan, toFloat64(${picked}))`)
+  return lambdaSql([s], [`arraySort(${values})`], `if(length(${s}) = 0, toFloat64(0), ${exact})`)
 }

@@ -9,8 +9,7 @@ import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
 import { isMoment, isPair, picksOne } from './hogql-functions.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
-import { lambdaSql } from './clickhouse-hogql-calls.js'
-import { quantileSql } from './hogql-values.js'
+import { lambdaSql, quantileSql } from './clickhouse-hogql-calls.js'
 import { isColumnRef, isSourceRef, type HogqlMath, type HogqlNode, type Moment } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 
@@ -24,7 +23,7 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
       // 18.16's uniqExact of nothing but NULLs is NULL, which HAVING would read as such.
       return `ifNull(uniqExact(${contribution}), 0)`
     case 'quantile':
-      return `if(count(${contribution}) = 0, NULL, ${quantileSql(`groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`, math.level ?? 0.5, name)})`
+      return `if(count(${contribution}) = 0, NULL, ${quantileSql(`groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`, math.level ?? 0.5, name, math.kind)})`
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`

@@ -140,7 +140,7 @@ class SourceAggregate {
       case 'uniq':
         return this.keys.size
       case 'quantile':
-        return hogqlQuantile(this.values ?? [], math.kind === 'hogql' ? (math.hogql.level ?? 0.5) : 0.5)
+        return math.kind === 'hogql' ? hogqlQuantile(this.values ?? [], math.hogql.level ?? 0.5, math.hogql.kind) : hogqlQuantile(this.values ?? [], 0.5)
       case 'any':
         return this.count === 0 ? 0 : 1
       case 'sum':

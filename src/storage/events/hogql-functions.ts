@@ -8,11 +8,21 @@ import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { URL_SPECS } from './hogql-urls.js'
-import { SUBSTRING_LIMIT } from './hogql-values.js'
+import { SUBSTRING_LIMIT, type QuantileKind } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
+/**
+ * The quantiles, by lower-case name: quantile(level) and median (its 0.5), and ClickHouse's exact kinds
+ * (hogql-values.ts's QuantileKind), each with its -If; the parser reads each one's level and kind.
+ */
+const QUANTILES: ReadonlyMap<string, { kind?: QuantileKind; median: boolean }> = new Map(
+  ([['', undefined], ['exact', 'exact'], ['exactlow', 'exactLow'], ['exacthigh', 'exactHigh'], ['exactinclusive', 'exactInclusive'], ['exactexclusive', 'exactExclusive']] as const).flatMap(([suffix, kind]) =>
+    [`quantile${suffix}`, ...(suffix.includes('clusive') ? [] : [`median${suffix}`])].flatMap((name) => [name, `${name}if`].map((key) => [key, { kind, median: name.startsWith('median') }] as const)),
+  ),
+)
+export const quantileOf = (name: string) => QUANTILES.get(name)
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
-export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', 'medianif'])
+export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', ...[...QUANTILES.keys()].filter((name) => name.endsWith('if'))])
 /** The covariances and the correlation: of two values. */
 const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 /** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
@@ -21,9 +31,10 @@ export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stdde
 export const isPair = (math: HogqlMath): boolean => PAIRED.has(math.aggregation.toLowerCase())
 /** Whether an aggregation is one of the moments (MOMENTS' names as mathOf gives them). */
 export const isMoment = (aggregation: string): aggregation is Moment => MOMENTS.has(aggregation.toLowerCase())
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'median', 'quantile', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...MOMENTS])
-const READ_AGGREGATIONS = 'count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, median, medianIf, quantile(level), varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr and their -If'
-const MATH_AGGREGATIONS = 'sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, medianIf and quantile(level)'
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...QUANTILES.keys(), ...MOMENTS])
+const QUANTILE_NAMES = 'median, quantile(level), medianExact, medianExactLow, medianExactHigh, quantileExact(level), quantileExactLow(level), quantileExactHigh(level), quantileExactInclusive(level), quantileExactExclusive(level) and their -If'
+const READ_AGGREGATIONS = `count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, ${QUANTILE_NAMES}, varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr and their -If`
+const MATH_AGGREGATIONS = `sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, ${QUANTILE_NAMES}`
 /** The refusal of an aggregation that `use` (a query, or math and filters) does not read. */
 export const unreadAggregation = (written: string, use: string): HogqlMathError =>
   new HogqlMathError(`The aggregation ${written}() is not supported in ${use} here; ${use === 'HogQL queries' ? READ_AGGREGATIONS : MATH_AGGREGATIONS} are.`)
@@ -291,7 +302,7 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
 }
 
 /** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
-export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }): HogqlMath {
+export function mathOf(call: { name: string; args: HogqlNode[]; level?: number; kind?: QuantileKind }): HogqlMath {
   for (const arg of call.args) refuseLooseArrays(arg)
   if (call.name === 'argmin' || call.name === 'argmax') {
     const [value, by] = call.args
@@ -317,11 +328,10 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number }
   // null)), as ClickHouse's -If reads a null condition as false. uniqExact and count(distinct …) are uniq, exact.
   if (call.name === 'countif') return { aggregation: 'count', expr: { op: 'call', fn: 'if', type: 'number', args: [expr, { op: 'number', type: 'number', value: 1 }, otherwise] } }
   if (conditional) {
-    // The aggregation without -If (medianIf is the 0.5 quantile's, countDistinctIf uniq's) of if(c, x, null).
+    // The aggregation without -If (countDistinctIf is uniq's) of if(c, x, null).
     const base = call.name.slice(0, -2)
-    const name = base === 'median' ? 'quantile' : base === 'countdistinct' ? 'uniq' : base
-    return mathOf({ name, args: [{ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }], level: base === 'median' ? 0.5 : undefined })
+    return mathOf({ ...call, name: base === 'countdistinct' ? 'uniq' : base, args: [{ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }] })
   }
-  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level }
+  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level, ...(call.kind === undefined ? {} : { kind: call.kind }) }
   return { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr }
 }

@@ -13,8 +13,7 @@
  * `person.properties.<key>` likewise (its properties now, as PostHog's `person_id_override_properties_joined` mode
  * reads them: docs/architecture.md, "HogQL math and filters"), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
- * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or), [not] between
- * and CASE … END (hogql-functions.ts's betweenNode and caseNode),
+ * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or), [not] between and CASE … END (hogql-functions.ts's betweenNode and caseNode),
  * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, trunc, sign, sqrt, exp, log, log2, log10, pow, modulo (`%`), intDiv and their -OrZero, round (hogql-values.ts computes these), isNull, isNotNull, toString and
  * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:
@@ -33,7 +32,7 @@
  * Anything else is refused by name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where it is read.
  */
 import { like } from '../../common/sql-like.js'
-import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
+import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey, type QuantileKind } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { instantOf } from './hogql-instants.js'
 import { parsedInstant } from './hogql-datetime-text.js'
@@ -120,8 +119,9 @@ export type Moment = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp' | 'skewPo
 export interface HogqlMath {
   aggregation: HogqlAggregation
   expr: HogqlNode
-  /** quantile's level, 0–1 (median: 0.5). */
+  /** quantile's level, 0–1 (median: 0.5), and its exact kind if any (quantileExact …). */
   level?: number
+  kind?: QuantileKind
 }
 
 export type HogqlValue = number | string | null

@@ -96,7 +96,7 @@ function final(math: HogqlMath, a: Aggregate): HogqlValue {
     case 'avg':
       return a.n === 0 ? null : a.sum / a.n
     case 'quantile':
-      return a.n === 0 ? null : hogqlQuantile(a.values!, math.level ?? 0.5)
+      return a.n === 0 ? null : hogqlQuantile(a.values!, math.level ?? 0.5, math.kind)
     case 'any':
     case 'last':
       return a.first?.value ?? null

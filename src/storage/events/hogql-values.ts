@@ -260,13 +260,22 @@ export function uniqKey(value: HogqlValue): string | null {
 }
 
 /**
+ * ClickHouse's exact quantiles beside quantile's interpolation (QuantileExact.h): `exact` the sorted values' item at
+ * ⌊level × n⌋ (the last at level 1), `exactLow` and `exactHigh` that but for the low and high median at 0.5,
+ * `exactInclusive` and `exactExclusive` interpolated at level × (n − 1) + 1 (R-7) and level × (n + 1) (R-6).
+ */
+export type QuantileKind = 'exact' | 'exactLow' | 'exactHigh' | 'exactInclusive' | 'exactExclusive'
+
+/**
  * ClickHouse's `quantile(level)` of the values (ReservoirSampler's quantileInterpolated, exact below its 8,192
  * samples): sorted, the index level × (n − 1) interpolated linearly between its neighbours, written as it computes
- * it; 0 for none (PostHog's coalesce of the NULL an entity without values gets).
+ * it; or of the exact `kind`, which skips NaNs (NaN where nothing else is left); 0 for none (PostHog's coalesce of
+ * the NULL an entity without values gets).
  */
-export function hogqlQuantile(values: number[], level: number): number {
+export function hogqlQuantile(values: number[], level: number, kind?: QuantileKind): number {
+  if (values.length === 0) return 0
+  if (kind !== undefined) return exactQuantile(values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b), level, kind)
   const n = values.length
-  if (n === 0) return 0
   values.sort((a, b) => a - b)
   const index = Math.min(n - 1, level * (n - 1))
   const left = Math.floor(index)
@@ -274,14 +283,19 @@ export function hogqlQuantile(values: number[], level: number): number {
   return values[left] * (left + 1 - index) + values[left + 1] * (index - left)
 }
 
-/**
- * hogqlQuantile of `values` (an array expression), exactly: ClickHouse's own quantile samples past 8,192 values and
- * differs by version; 0 for none. `s` names the lambda's sorted values, unique in the query.
- */
-export function quantileSql(values: string, level: number, s: string): string {
-  const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(level)}) * (length(${s}) - 1)))`
-  const interpolated = `if(floor(${i}) + 1 = length(${s}), ${s}[toUInt64(floor(${i})) + 1], ${s}[toUInt64(floor(${i})) + 1] * (floor(${i}) + 1 - ${i}) + ${s}[toUInt64(floor(${i})) + 2] * (${i} - floor(${i})))`
-  return `arrayMap(${s} -> if(length(${s}) = 0, toFloat64(0), ${interpolated}), [arraySort(${values})])[1]`
+/** QuantileExact.h's getImpl and getFloat of sorted values without NaN, in its order of operations. */
+function exactQuantile(sorted: readonly number[], level: number, kind: QuantileKind): number {
+  const n = sorted.length
+  if (n === 0) return NaN
+  if (kind === 'exactInclusive' || kind === 'exactExclusive') {
+    const h = kind === 'exactInclusive' ? level * (n - 1) + 1 : level * (n + 1)
+    const k = Math.floor(h)
+    if (k >= n) return sorted[n - 1]
+    if (k < 1) return sorted[0]
+    return sorted[k - 1] + (h - k) * (sorted[k] - sorted[k - 1])
+  }
+  if (kind === 'exactLow' && level === 0.5) return sorted[Math.ceil(n / 2) - 1]
+  return sorted[level < 1 ? Math.floor(level * n) : n - 1]
 }
 
 /** A value as a store's answer gives it: NaN and infinities are NULL there (ClickHouse's JSON writes them so). */

@@ -319,6 +319,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select count() from events where toTimeZone(timestamp, 'Asia/Tokyo') < '2024-01-01 09:00:01'"), [[1]], 'a text compared with one is read on its wall clock')
   })
 
+  t.test("ClickHouse's exact quantiles: the high and low median, the spreadsheets' exclusive interpolation, -If", async (t) => {
+    const text = "select medianExact(properties.n), medianExactLow(properties.n), quantileExactExclusive(0.25)(properties.n), quantileExactInclusiveIf(0.5)(properties.n, properties.n > 0) from events where properties.n < 4"
+    t.same(await rows(text), [[2, 1, 0.25, 2]], 'of n 0 … 3 (the -If of 1 … 3)')
+  })
+
   t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {
     const text = "select varPop(properties.n), stddevSamp(properties.n), varSampIf(properties.n, properties.n = 0), stddevPopIf(properties.price, properties.n = 1) from events where properties.n < 4"
     t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])

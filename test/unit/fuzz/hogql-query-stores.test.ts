@@ -126,14 +126,21 @@ function condition(rng: Rng): string {
   return parts.join(rng.chance(0.7) ? ' and ' : ' or ')
 }
 
+/** A term, or half the time one of many values over the events (a quantile's kinds differ where the middle values do). */
+const spread = (rng: Rng) => (rng.chance(0.5) ? `toUnixTimestamp(timestamp) % ${rng.pick(['97', '1000', '7'])}` : term(rng))
+
 function aggregation(rng: Rng): string {
   return rng.weighted<() => string>([
     [2, () => 'count()'],
     [2, () => `${rng.pick(['count', 'sum', 'avg', 'min', 'max', 'uniq'])}(${term(rng)})`],
     [1, () => `countIf(${rng.pick(CONDITIONS)})`],
-    [1, () => `${rng.pick(['sumIf', 'maxIf', 'uniqIf', 'anyIf', 'medianIf', 'uniqExactIf', 'countDistinctIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`],
+    [1, () => `${rng.pick(['sumIf', 'maxIf', 'uniqIf', 'anyIf', 'medianIf', 'uniqExactIf', 'countDistinctIf', 'medianExactLowIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`],
     [1, () => `${rng.pick(["count(distinct ", "countDistinct("])}${term(rng)})`],
     [1, () => (rng.chance(0.5) ? `median(${term(rng)})` : `quantile(${rng.pick(['0', '0.25', '0.9', '1'])})(${term(rng)})`)],
+    // ClickHouse's exact quantiles (hogql-values.ts's QuantileKind), plain and -If, of values that differ from event to event half the time.
+    [1, () => `${rng.pick(['quantileExact', 'quantileExactLow', 'quantileExactHigh', 'quantileExactInclusive'])}(${rng.pick(['0', '0.3', '0.5', '1'])})(${spread(rng)})`],
+    [2, () => `${rng.pick(['medianExact', 'medianExactLow', 'medianExactHigh'])}(${spread(rng)})`],
+    [1, () => (rng.chance(0.5) ? `quantileExactExclusive(${rng.pick(['0.01', '0.5', '0.99'])})(${spread(rng)})` : `quantileExactIf(0.7)(${spread(rng)}, ${rng.pick(CONDITIONS)})`)],
     [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],
     [1, () => `${rng.pick(['any', 'anyLast'])}(${term(rng)})`],
     [1, () => `${rng.pick(['argMin', 'argMax'])}(${rng.chance(0.2) ? 'timestamp' : term(rng)}, timestamp)`],

@@ -236,13 +236,14 @@ t.test("what an event adds: count counts values that are not null, the others ad
 
 t.test('what skylark cannot compute is refused by name; bad text never throws anything but HogqlMathError', async (t) => {
   const refused = (text: string, message: RegExp) => t.throws(() => parseHogqlMath(text), { constructor: HogqlMathError, message }, text)
-  refused('quantileExact(0.9)(properties.a)', /quantileExact\(\) is not supported/)
+  refused('quantileTDigest(0.9)(properties.a)', /quantileTDigest\(\) is not supported/)
+  refused('quantileExactExclusive(1)(properties.a)', /quantileExactExclusive\(\) takes its level as a number above 0 and below 1/)
   refused('quantile(1.5)(properties.a)', /quantile\(\) takes its level as a number from 0 to 1/)
   refused('quantile(properties.a)', /quantile\(\) takes its level as a number from 0 to 1/)
   refused('quantile(0.9)', /quantile\(level\) takes the expression after its level/)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sum(distinct properties.a)', /sum\(distinct \.\.\.\) is not supported in HogQL math here; count\(distinct \.\.\.\) is/)
-  refused('anyHeavy(properties.a)', /anyHeavy\(\) is not supported in HogQL math here; sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, medianIf and quantile\(level\) are\./)
+  refused('anyHeavy(properties.a)', /anyHeavy\(\) is not supported in HogQL math here; sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, median, quantile\(level\), medianExact, medianExactLow, medianExactHigh, quantileExact\(level\), quantileExactLow\(level\), quantileExactHigh\(level\), quantileExactInclusive\(level\), quantileExactExclusive\(level\) and their -If are\./)
   refused('uniqCombined(properties.a)', /uniqCombined\(\) is not supported/)
   refused('sumIf(properties.a)', /sumif\(\) takes a value and a condition, as in sumIf\(properties.amount, properties.plan = 'pro'\), got 1 arguments/)
   refused('avgIf(properties.a, 1, 2)', /avgif\(\) takes a value and a condition/)
