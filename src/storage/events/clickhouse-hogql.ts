@@ -227,13 +227,14 @@ class Compiler {
 
   /**
    * An instant node's steps on its operand's SQL. An operand that reads a text as a date and time (parseTime's KB of
-   * SQL) is a lambda's argument: 18.16 writes an alias's whole expression wherever it is named, and the steps name
-   * their operand several times, a period's parts their period's, round(…) its value; nested so, the copies passed
-   * its 2,000,000 elements of a query.
+   * SQL) or holds another instant node's steps (toLastDayOfMonth's truncations of truncations) is a lambda's
+   * argument: 18.16 writes an alias's whole expression wherever it is named, and the steps name their operand several
+   * times, a period's parts their period's, round(…) its value; nested so, the copies passed its 2,000,000 elements
+   * of a query (toLastDayOfMonth alone: 1,249,019 in Lord Howe's zone).
    */
   #instant(operand: HogqlNode, steps: (ms: string) => string): string {
-    const parses = (n: HogqlNode): boolean => n.op === 'parseTime' || ('args' in n && n.args.some(parses))
-    if (!parses(operand)) return steps(this.number(operand))
+    const heavy = (n: HogqlNode): boolean => n.op === 'parseTime' || n.op === 'truncate' || n.op === 'dayShift' || n.op === 'wallTime' || ('args' in n && n.args.some(heavy))
+    if (!heavy(operand)) return steps(this.number(operand))
     const name = this.fresh()
     return lambdaSql([name], [this.number(operand)], steps(name))
   }

@@ -10,7 +10,7 @@ import type { HogqlNode, WeekPart } from './hogql-math.js'
 import { weekFlags, weekMode } from './hogql-instants.js'
 import { DATETIME_PATTERN } from './hogql-datetime-text.js'
 import { hogqlTextSql } from './hogql-values.js'
-import { lambdaSql } from './clickhouse-hogql-calls.js'
+import { lambdaSql, NULL_NUMBER } from './clickhouse-hogql-calls.js'
 
 type Offsets = ReadonlyArray<readonly [number, number]>
 type Bind = (sql: string) => [string, string]
@@ -67,6 +67,7 @@ export function calendarSql(node: HogqlNode & { op: 'calendar' }, operand: strin
   if (part === 'millisecond') return `toFloat64(toInt64(floor(${operand})) % 1000)`
   if (part === 'relMinute' || part === 'relHour') return `toFloat64(floor((${operand} - ${Math.trunc(offsets[0][1])}) / ${part === 'relMinute' ? 60_000 : 3_600_000}))`
   const [msDef, ms] = bind(operand)
+  if (part === 'offset') return `if(isNull(${msDef}), ${NULL_NUMBER}, toFloat64(${offsetAtSql(offsets, `toInt64(floor(${ms}))`)} / 1000))`
   const wall = `(${msDef} + ${offsetAtSql(offsets, `toInt64(floor(${ms}))`)})`
   if (part === 'hour' || part === 'minute' || part === 'second') {
     const [size, unit] = part === 'hour' ? [86_400_000, 3_600_000] : part === 'minute' ? [3_600_000, 60_000] : [60_000, 1000]

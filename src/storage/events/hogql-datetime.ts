@@ -4,7 +4,7 @@
  * (toStartOfDay …) reads; a text's reading is hogql-datetime-text.ts's.
  */
 import { isDate, isDatetime, isInterval, keepZone, markDate, markDatetime, markInterval, markZone, zoneOf, zoneOffsets } from './hogql-time-marks.js'
-import { asDate, calendar, inZone, truncation, zoneArgument } from './hogql-zones.js'
+import { asDate, calendar, inZone, isoYearStart, lastDayOfMonth, truncation, zoneArgument } from './hogql-zones.js'
 import { datetimeMs } from './hogql-datetime-text.js'
 import { isArray } from './hogql-arrays.js'
 import { addMonths } from './days.js'
@@ -17,6 +17,7 @@ import { DATE_SHIFTS, dateShift, isDateShift } from './hogql-date-shift.js'
 
 /** The functions that cut a date and time to its period's start on the project's wall clock. */
 const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = {
+  tostartofsecond: 'second',
   tostartofminute: 'minute',
   tostartofhour: 'hour',
   tostartofday: 'day',
@@ -41,6 +42,7 @@ const CALENDAR_PARTS: Readonly<Record<string, CalendarPart>> = {
   tominute: 'minute',
   tosecond: 'second',
   tounixtimestamp: 'relSecond',
+  timezoneoffset: 'offset',
 }
 /** dateDiff's units, with ClickHouse's abbreviations of them, as the numbers whose difference it is. */
 const DIFF_UNITS: Readonly<Record<string, CalendarPart>> = Object.fromEntries(
@@ -151,7 +153,9 @@ function checkPlaces(node: HogqlNode, clock: QueryClock): void {
   } else {
     const shifted = isDatetime(node) && (node.op === '+' || node.op === '-')
     args.forEach((arg, i) => {
-      const allowed = (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || ((node.op === 'truncate' || node.op === 'calendar' || node.op === 'dayShift') && isDatetime(arg))
+      // A choice of dates and times (markChoice) holds them where it gives values: not as if()'s condition.
+      const chosen = node.op === 'call' && isDatetime(node) && (node.fn !== 'if' || i > 0)
+      const allowed = chosen || (shifted && (i === 0 ? isDatetime(arg) : isInterval(arg))) || ((node.op === 'truncate' || node.op === 'calendar' || node.op === 'dayShift') && isDatetime(arg))
       if ((isDatetime(arg) || isInterval(arg)) && !allowed) {
         throw refuse('A date and time (timestamp, now(), toDateTime(…)) is read here whole, compared, or plus or minus an interval (interval 7 day), and an interval only so.')
       }
@@ -235,7 +239,8 @@ export const DATETIME_FUNCTIONS = [
   ...['now', 'today', 'yesterday', 'toDateTime', 'parseDateTimeBestEffort', 'parseDateTime64BestEffort', 'parseDateTime64BestEffortOrNull', 'toDate', 'toStartOfMinute', 'toStartOfHour', 'toStartOfDay', 'toStartOfWeek', 'toMonday', 'toStartOfMonth', 'toStartOfQuarter', 'toStartOfYear'],
   ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toDayOfYear', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'toYYYYMM', 'toYYYYMMDD', 'dateDiff'],
-  ...['toWeek', 'toYearWeek', 'toISOWeek', 'toISOYear', 'toTimeZone', 'timezone'],
+  ...['toWeek', 'toYearWeek', 'toISOWeek', 'toISOYear', 'toTimeZone', 'timezone', 'timeZoneOf', 'timeZoneOffset'],
+  ...['toYYYYMMDDhhmmss', 'toStartOfSecond', 'toLastDayOfMonth', 'toLastDayOfWeek', 'toStartOfISOYear', 'monthName'],
   ...DATE_SHIFTS,
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
@@ -316,11 +321,14 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   }
   // ClickHouse's week modes: toStartOfWeek's (toWeek's) start on Monday where the mode is odd, else on Sunday;
   // toDayOfWeek's count Monday 1–7, Monday 0–6, Sunday 0–6 or Sunday 1–7.
-  if ((lower === 'tostartofweek' || lower === 'todayofweek') && args.length === 2) {
-    const most = lower === 'tostartofweek' ? 9 : 3
+  // toLastDayOfWeek(t[, mode]): its week's start (toStartOfWeek's) 6 days on.
+  if (lower === 'tolastdayofweek' && args.length === 1) args = [args[0], numberNode(0)]
+  if ((lower === 'tostartofweek' || lower === 'todayofweek' || lower === 'tolastdayofweek') && args.length === 2) {
+    const most = lower === 'todayofweek' ? 3 : 9
     const mode = args[1].op === 'number' && Number.isInteger(args[1].value) && args[1].value >= 0 && args[1].value <= most ? args[1].value : -1
     if (mode < 0 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes a date and time and a mode from 0 to ${most} here, as in ${name}(timestamp, 1).`)
-    if (lower === 'tostartofweek') return asDate(truncation(mode % 2 === 1 ? 'monday' : 'week', args[0], clock), clock)
+    const start = lower === 'todayofweek' ? null : asDate(truncation(mode % 2 === 1 ? 'monday' : 'week', args[0], clock), clock)
+    if (start !== null) return lower === 'tostartofweek' ? start : shiftedDatetime({ op: '+', type: 'number', args: [start, intervalNode(6, 'day')!] }, clock)
     const day = calendar('dayOfWeek', args[0], clock)
     const fromSunday: HogqlNode = { op: 'call', fn: 'modulo', type: 'number', args: [day, numberNode(7)] }
     return [day, { op: '-', type: 'number', args: [day, numberNode(1)] }, fromSunday, { op: '+', type: 'number', args: [fromSunday, numberNode(1)] }][mode] as HogqlNode
@@ -328,10 +336,16 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   // toDate(text): the text read as a date and time of the zone (toDateTime's), then its day taken.
   if (lower === 'todate' && args.length === 1 && args[0].type === 'text' && !isArray(args[0])) args = [parsedDatetime(name, args, clock)]
   if (args.length !== 1 || !isDatetime(args[0])) throw new HogqlMathError(`${name}() takes one date and time here, as in ${name}(timestamp)${lower === 'todate' ? " or toDate('2024-01-31')" : ''}.`)
+  // A date has no zone in ClickHouse, which refuses to name or measure one.
+  if ((lower === 'timezoneof' || lower === 'timezoneoffset') && isDate(args[0])) throw new HogqlMathError(`${name}() takes a date and time here, not a date, as in ${name}(timestamp).`)
+  if (lower === 'timezoneof') return { op: 'text', type: 'text', value: zoneOf(args[0], clock.zone) }
+  if (lower === 'monthname') return formatted('%M', parts(args[0], clock))
+  if (lower === 'tolastdayofmonth') return lastDayOfMonth(args[0], clock)
+  if (lower === 'tostartofisoyear') return isoYearStart(args[0], clock)
   const part = CALENDAR_PARTS[lower]
   if (part !== undefined) return calendar(part, args[0], clock)
-  // toYYYYMM(DD): the year, month (and day) as one number's digits.
-  const digits = { toyyyymm: ['year', 'month'], toyyyymmdd: ['year', 'month', 'dayOfMonth'] }[lower] as CalendarPart[] | undefined
+  // toYYYYMM(DD(hhmmss)): the year, month (day, hour, minute and second) as one number's digits.
+  const digits = { toyyyymm: ['year', 'month'], toyyyymmdd: ['year', 'month', 'dayOfMonth'], toyyyymmddhhmmss: ['year', 'month', 'dayOfMonth', 'hour', 'minute', 'second'] }[lower] as CalendarPart[] | undefined
   const hundred: HogqlNode = { op: 'number', type: 'number', value: 100 }
   if (digits) return digits.map((p) => calendar(p, args[0], clock)).reduce((sum, next) => ({ op: '+', type: 'number', args: [{ op: '*', type: 'number', args: [sum, hundred] }, next] }))
   if (MINUTE_STEPS.has(lower)) return truncation('minute', args[0], clock, MINUTE_STEPS.get(lower))

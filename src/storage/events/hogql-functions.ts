@@ -7,6 +7,7 @@ import { numberNode, type HogqlAggregation, type HogqlMath, type HogqlNode, type
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
+import { markChoice } from './hogql-time-marks.js'
 import { URL_SPECS } from './hogql-urls.js'
 import { SUBSTRING_LIMIT, type QuantileKind } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -159,7 +160,7 @@ export function size(node: HogqlNode): number {
  * operators. `depth`: the parser's nesting.
  */
 export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNode {
-  const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => ({ op: 'call', fn: 'if', type, args: operands })
+  const call = (type: HogqlType, ...operands: HogqlNode[]): HogqlNode => markChoice({ op: 'call', fn: 'if', type, args: operands }, operands.slice(1))
   if (Object.hasOwn(COMPARISON_CALLS, fn) || LIKE_CALLS.includes(fn)) {
     if (args.length !== 2) throw new HogqlMathError(`${fn}() takes 2 arguments, got ${args.length}.`)
     if (Object.hasOwn(COMPARISON_CALLS, fn)) return { op: COMPARISON_CALLS[fn], type: 'number', args: [args[0], args[1]] }
@@ -297,8 +298,9 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
   }
   if (ARRAY_FUNCTIONS.has(fn) || args.some(isArray)) return arrayCall(fn, args)
   checkArguments(fn, args, regex)
-  const type: HogqlType = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least' ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
-  return { op: 'call', fn, type, args }
+  const chooses = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least'
+  const type: HogqlType = chooses ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
+  return chooses || fn === 'if' ? markChoice({ op: 'call', fn, type, args }, fn === 'if' ? args.slice(1) : args) : { op: 'call', fn, type, args }
 }
 
 /** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
@@ -330,7 +332,7 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number; 
   if (conditional) {
     // The aggregation without -If (countDistinctIf is uniq's) of if(c, x, null).
     const base = call.name.slice(0, -2)
-    return mathOf({ ...call, name: base === 'countdistinct' ? 'uniq' : base, args: [{ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }] })
+    return mathOf({ ...call, name: base === 'countdistinct' ? 'uniq' : base, args: [markChoice({ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }, [expr])] })
   }
   if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level, ...(call.kind === undefined ? {} : { kind: call.kind }) }
   return { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr }

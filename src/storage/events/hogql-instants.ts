@@ -69,6 +69,7 @@ export function instantOf(node: HogqlNode & { op: 'truncate' | 'calendar' | 'day
 export function calendarPart(ms: number, part: CalendarPart, offsets: ReadonlyArray<readonly [number, number]>, mode = 0): number {
   if (part === 'relSecond') return Math.floor(ms / 1000)
   if (part === 'millisecond') return mod(Math.floor(ms), 1000)
+  if (part === 'offset') return offsetAt(offsets, ms) / 1000
   if (part === 'relMinute' || part === 'relHour') return Math.floor((ms - offsets[0][1]) / (part === 'relMinute' ? 60_000 : 3_600_000))
   const wall = ms + offsetAt(offsets, ms)
   const day = Math.floor(wall / DAY)

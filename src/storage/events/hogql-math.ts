@@ -108,8 +108,8 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'scalar'; value: HogqlValue }
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
-/** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment. */
-export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | WeekPart | RelativeUnit
+/** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment, or the clock's offset (seconds east of UTC). */
+export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfWeek' | 'dayOfYear' | 'hour' | 'minute' | 'second' | 'millisecond' | 'offset' | WeekPart | RelativeUnit
 /** ClickHouse's week numbers of a `mode` (hogql-instants.ts's yearWeek): toWeek's, toYearWeek's, toISOYear's. */
 export type WeekPart = 'week' | 'yearWeek' | 'isoYear'
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'

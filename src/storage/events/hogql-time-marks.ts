@@ -4,6 +4,7 @@
  */
 import { offsetChanges, zoneOffsetMs } from '../../common/time-zones.js'
 import type { HogqlNode } from './hogql-math.js'
+import { HogqlMathError } from './hogql-tokens.js'
 
 /**
  * A query's dates and times (hogql-query.ts): `timestamp` (a number of ms), now(), toDateTime('…') and their sums
@@ -42,6 +43,22 @@ export function keepZone(from: HogqlNode, to: HogqlNode): HogqlNode {
   const zone = ZONES.get(from)
   if (zone !== undefined) ZONES.set(to, zone)
   return markDatetime(to)
+}
+
+/**
+ * A choice among values (if, coalesce, ifNull, greatest, least, and what reads as them: multiIf, nullIf, CASE, an
+ * -If's value) of dates and times is one too, of their zone, and a date where all are dates; NULL may stand beside
+ * them. Anything else beside one has no common type in ClickHouse, and two zones (a date and another zone's date and
+ * time too) are refused rather than guessed.
+ */
+export function markChoice(node: HogqlNode, values: readonly HogqlNode[]): HogqlNode {
+  const given = values.filter((v) => v.op !== 'null')
+  if (!given.some(isDatetime)) return node
+  if (!given.every(isDatetime) || new Set(given.map((v) => ZONES.get(v))).size > 1) {
+    throw new HogqlMathError('The values a choice gives (if, multiIf, coalesce, ifNull, greatest, least, nullIf, CASE, an -If) are all dates and times of one zone, or NULL, where one is: convert the others, as in coalesce(toDateTime(properties.sent_at), timestamp).')
+  }
+  keepZone(given[0], node)
+  return given.every(isDate) ? markDate(node) : node
 }
 
 /**

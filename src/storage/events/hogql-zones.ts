@@ -7,7 +7,7 @@ import { isTimeZoneName } from '../../common/time-zones.js'
 import { numberNode, type CalendarPart, type HogqlNode, type TruncateUnit } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import type { QueryClock } from './hogql-clock.js'
-import { isDate, keepZone, markDate, markZone, zoneOf, zoneOffsets } from './hogql-time-marks.js'
+import { isDate, keepZone, markDate, markInterval, markZone, zoneOf, zoneOffsets } from './hogql-time-marks.js'
 
 const DAY = 86_400_000
 
@@ -44,6 +44,25 @@ export function asDate(node: HogqlNode, clock: QueryClock): HogqlNode {
 /** `t` as a date and time of `zone` (toTimeZone): the same instant, or a date's first instant there, as ClickHouse converts one. */
 export function inZone(t: HogqlNode, zone: string, clock: QueryClock): HogqlNode {
   return isDate(t) ? dayStart(calendar('relDay', t, clock), zone, clock) : markZone({ ...t }, zone)
+}
+
+const interval = (ms: number) => markInterval(numberNode(ms))
+/** `t` plus or minus `by` (an interval's node), of t's zone. */
+const moved = (t: HogqlNode, op: '+' | '-', by: HogqlNode) => keepZone(t, { op, type: 'number', args: [t, by] })
+
+/** toLastDayOfMonth(t): the date of the last day of t's month on its zone's clock, the next month's start 12 hours back. */
+export function lastDayOfMonth(t: HogqlNode, clock: QueryClock): HogqlNode {
+  const next = truncation('month', moved(truncation('month', t, clock), '+', interval(40 * DAY)), clock)
+  return asDate(truncation('day', moved(next, '-', interval(DAY / 2)), clock), clock)
+}
+
+/**
+ * toStartOfISOYear(t): the date of the Monday of t's ISO week 1 on its zone's clock, its week's Monday (ISO week − 1)
+ * weeks back, counted from noon so that a change of summer time between moves no day.
+ */
+export function isoYearStart(t: HogqlNode, clock: QueryClock): HogqlNode {
+  const weeks = markInterval({ op: '*', type: 'number', args: [{ op: '-', type: 'number', args: [calendar('week', t, clock, 3), numberNode(1)] }, numberNode(7 * DAY)] })
+  return asDate(truncation('day', moved(moved(truncation('monday', t, clock), '+', interval(DAY / 2)), '-', weeks), clock), clock)
 }
 
 /** A function's time zone argument: a tz database name as a text literal. */

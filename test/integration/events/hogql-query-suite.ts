@@ -319,6 +319,12 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows("select count() from events where toTimeZone(timestamp, 'Asia/Tokyo') < '2024-01-01 09:00:01'"), [[1]], 'a text compared with one is read on its wall clock')
   })
 
+  t.test('a choice of dates and times is one, and the periods built of others are dates', async (t) => {
+    t.same(await rows('select minIf(timestamp, properties.n >= 28), maxIf(timestamp, properties.n < 1) from events'), [['2024-01-29T00:00:00.123000Z', '2024-01-01T00:00:00.123000Z']], "an -If's value")
+    const text = 'select coalesce(toDateTime(properties.plan), timestamp), toLastDayOfMonth(timestamp), toStartOfISOYear(timestamp), timeZoneOf(timestamp) from events where properties.n = 0'
+    t.same(await rows(text), [['2024-01-01T00:00:00.123000Z', '2024-01-31', '2024-01-01', 'UTC']], 'coalesce of a text read as none; the last day of January; ISO 2024 starts on Monday, January 1')
+  })
+
   t.test("ClickHouse's exact quantiles: the high and low median, the spreadsheets' exclusive interpolation, -If", async (t) => {
     const text = "select medianExact(properties.n), medianExactLow(properties.n), quantileExactExclusive(0.25)(properties.n), quantileExactInclusiveIf(0.5)(properties.n, properties.n > 0) from events where properties.n < 4"
     t.same(await rows(text), [[2, 1, 0.25, 2]], 'of n 0 … 3 (the -If of 1 … 3)')

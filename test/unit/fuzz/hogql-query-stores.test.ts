@@ -37,6 +37,12 @@ const PERIODS = [
   "toStartOfHour(toTimeZone(timestamp, 'Asia/Kolkata'))",
   "toDate(toTimeZone(timestamp, 'Pacific/Kiritimati'))",
   "dateTrunc('week', timestamp, 'America/New_York')",
+  // Periods' ends and starts built of others (hogql-zones.ts), and choices of dates and times.
+  'toLastDayOfMonth(timestamp)',
+  "toStartOfISOYear(toTimeZone(timestamp, 'Pacific/Kiritimati'))",
+  'toLastDayOfWeek(timestamp, 1)',
+  'coalesce(toDateTime(properties.b), timestamp)',
+  "greatest(toStartOfDay(timestamp), toDateTime('2024-03-01'))",
 ]
 
 const KEYS = ['a', 'b', '$c', 'n']
@@ -102,6 +108,9 @@ const CALENDAR = [
   "dateDiff('day', toTimeZone(timestamp, 'Asia/Kolkata'), toDateTime('2024-03-31 12:00:00', 'America/New_York'))",
   "toUnixTimestamp(toDate(toTimeZone(timestamp, 'Pacific/Kiritimati'))) + toMinute(toDateTime(properties.b, 'Asia/Kolkata'))",
   "toString(toDate(toTimeZone(timestamp, 'UTC')))",
+  "toYYYYMMDDhhmmss(timestamp) % 1000000 + timeZoneOffset(toTimeZone(timestamp, 'America/St_Johns')) + toUnixTimestamp(toStartOfSecond(timestamp))",
+  "concat(toString(toLastDayOfMonth(toTimeZone(timestamp, 'Asia/Kolkata'))), monthName(timestamp), timeZoneOf(toTimeZone(timestamp, 'UTC')), toString(toStartOfISOYear(timestamp)))",
+  "toHour(if(properties.n > 1, toDateTime(properties.a), timestamp)) + toDayOfMonth(least(timestamp, toDateTime('2024-02-20')))",
 ]
 const CONDITIONS = ["toTimeZone(timestamp, 'Asia/Tokyo') < '2024-03-05 09:00'", "toTimeZone(timestamp, 'UTC') >= toDate('2024-03-02')", "toStartOfDay(timestamp, 'Asia/Tokyo') = toDate(timestamp)", "person.created_at > toDateTime('2024-01-20 00:00:00')", "toDateTime(properties.b) > '2024-03-01 12:00'", 'toDate(properties.a) = toDate(timestamp)', 'person_id in cohort 1', 'person_id not in cohort 2', "distinct_id in (select distinct_id from events where properties.n > 2 and event != 'signed up')", 'properties.n not in (select max(properties.n) from events group by properties.$c)', 'properties.b in (select properties.b from events where properties.n < 3)', 'properties.n > (select avg(toFloat(properties.n)) from events)', "properties.a = (select any(properties.a) from events where properties.n = 1) or properties.b || 'x' = (select max(properties.b) from events) || 'x'", 'properties.a.x is not null', 'properties.$c is null', 'properties.n > 2', "properties.a = 'x'", 'isNull(properties.b)', "event = 'signed up'", "properties.$c like '%3%'", 'properties.n * 2 < 7', "distinct_id in ('d01', 'd07', 'd33')", "not (properties.a ilike 'ä%')", "properties.a =~ '^[a-z]'", "properties.$c !~* 'ä|\\\\s'"]
 
@@ -141,7 +150,7 @@ function aggregation(rng: Rng): string {
     [1, () => `${rng.pick(['quantileExact', 'quantileExactLow', 'quantileExactHigh', 'quantileExactInclusive'])}(${rng.pick(['0', '0.3', '0.5', '1'])})(${spread(rng)})`],
     [2, () => `${rng.pick(['medianExact', 'medianExactLow', 'medianExactHigh'])}(${spread(rng)})`],
     [1, () => (rng.chance(0.5) ? `quantileExactExclusive(${rng.pick(['0.01', '0.5', '0.99'])})(${spread(rng)})` : `quantileExactIf(0.7)(${spread(rng)}, ${rng.pick(CONDITIONS)})`)],
-    [1, () => `${rng.pick(['min', 'max', 'any'])}(timestamp)`],
+    [1, () => (rng.chance(0.7) ? `${rng.pick(['min', 'max', 'any'])}(timestamp)` : `${rng.pick(['minIf', 'maxIf'])}(timestamp, ${rng.pick(CONDITIONS)})`)],
     [1, () => `${rng.pick(['any', 'anyLast'])}(${term(rng)})`],
     [1, () => `${rng.pick(['argMin', 'argMax'])}(${rng.chance(0.2) ? 'timestamp' : term(rng)}, timestamp)`],
     [1, () => (rng.chance(0.7) ? `${rng.pick(['varPop', 'varSamp', 'stddevPop', 'stddevSamp', 'skewPop', 'skewSamp', 'kurtPop', 'kurtSamp'])}(${term(rng)})` : `${rng.pick(['varPopIf', 'stddevSampIf', 'kurtSampIf'])}(${term(rng)}, ${rng.pick(CONDITIONS)})`)],
@@ -158,7 +167,7 @@ function numeric(rng: Rng): string {
 }
 
 /** The keys k0 … by alias that are no date and time (functions don't take one). */
-const plainKeys = (keys: readonly string[]) => keys.flatMap((k, i) => (/^(toStartOf|toDate|toMonday|dateTrunc)/.test(k) ? [] : [`k${i}`]))
+const plainKeys = (keys: readonly string[]) => keys.flatMap((k, i) => (/^(toStartOf|toDate|toMonday|dateTrunc|toLastDay|coalesce\(toDateTime|greatest\(toStartOf)/.test(k) ? [] : [`k${i}`]))
 
 /** An expression over aggregations and the plain keys, computed once the groups are. */
 function overGroups(rng: Rng, keys: readonly string[]): string {
