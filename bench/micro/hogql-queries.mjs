@@ -50,6 +50,8 @@ const QUERIES = [
   "SELECT toStartOfWeek(toDateTime(concat('2024-01-0', toString(toInt(toFloat(properties.price)) % 9 + 1), ' 10:00:00'))) AS w, count() FROM events GROUP BY w ORDER BY w",
   'SELECT distinct_id, varPop(properties.price), corr(properties.price, toUnixTimestamp(timestamp)) FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10',
   'SELECT toYearWeek(timestamp, 3) AS w, count() FROM events GROUP BY w ORDER BY w',
+  "SELECT toDate(toTimeZone(timestamp, 'America/New_York')) AS d, toLastDayOfMonth(toTimeZone(timestamp, 'Asia/Tokyo')) AS m, count() FROM events GROUP BY d, m ORDER BY d",
+  'SELECT distinct_id, medianExactLow(properties.price), quantileExactExclusive(0.9)(properties.price) FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10',
 ]
 
 /** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */

@@ -1,7 +1,8 @@
 /**
- * The dates and times of HogQL queries (hogql-query.ts), as the parser (hogql-parse.ts) makes them: which nodes are
- * dates and times, dates or intervals, the date and time functions' nodes, and the zone offsets a period's start
- * (toStartOfDay …) reads; a text's reading is hogql-datetime-text.ts's.
+ * The dates and times of HogQL queries (hogql-query.ts), as the parser (hogql-parse.ts) makes them: the date and time
+ * functions' nodes, intervals, and where dates and times may stand (checkDatetimes). Which nodes are dates and times
+ * and of which zone is hogql-time-marks.ts's, the wall-clock nodes' builders hogql-zones.ts's, a text's reading
+ * hogql-datetime-text.ts's.
  */
 import { isDate, isDatetime, isInterval, keepZone, markDate, markDatetime, markInterval, markZone, zoneOf, zoneOffsets } from './hogql-time-marks.js'
 import { asDate, calendar, inZone, isoYearStart, lastDayOfMonth, truncation, zoneArgument } from './hogql-zones.js'

@@ -29,7 +29,12 @@ const marker = (set: WeakSet<HogqlNode>) => (node: HogqlNode): HogqlNode => {
   return node
 }
 export const markDatetime = marker(DATETIMES)
-export const markDate = marker(DATES)
+/** A date: always of the project's clock (hogql-zones.ts's asDate), so of no zone of its own. */
+export function markDate(node: HogqlNode): HogqlNode {
+  ZONES.delete(node)
+  DATES.add(node)
+  return node
+}
 export const markInterval = marker(INTERVALS)
 /** The zone `node` is of: its own, else `project`. */
 export const zoneOf = (node: HogqlNode, project: string): string => ZONES.get(node) ?? project

@@ -31,6 +31,7 @@ t.test('a choice among dates and times (if, coalesce, greatest …) is one, of t
     [at('2024-03-01T00:00:00Z'), times[1], times[1], at('2024-06-20T00:00:00Z')],
   ])
   t.same(run("select coalesce(toDateTime(properties.t), timestamp) from events", times, 'UTC', 'not a date'), [[times[0]], [times[1]]], 'NULL where the text is none: the timestamp')
+  t.same(plan("select if(1, toDate(toTimeZone(timestamp, 'UTC')), today()) from events").columns[0].type, 'Date', "a date has no zone: one made on a clock moved to the project's zone stands beside today()")
   t.same(plan(`select ${columns} from events`).columns.map((c) => c.type), ["DateTime64(6, 'UTC')", "DateTime64(6, 'UTC')", "DateTime64(6, 'UTC')", 'Date'], 'a date where all are dates')
   t.same(run("select count() from events where greatest(timestamp, toDateTime('2024-03-15')) > '2024-03-16'", times, 'UTC'), [[1]], 'compared with a text')
   t.same(run("select toHour(ifNull(toTimeZone(timestamp, 'Asia/Tokyo'), null)), nullIf(timestamp, toDateTime('2024-03-10 12:00:00')) from events", times, 'UTC'), [[21, null], [21, times[1]]], 'of its zone; nullIf')
