@@ -79,8 +79,9 @@ export function textIntSql([def, t]: readonly [string, string]): string {
  */
 export function quantileSql(values: string, level: number, s: string, kind?: QuantileKind): string {
   const at = (i: string) => `${s}[toUInt64(${i}) + 1]`
+  const l = `toFloat64(${String(level)})`
   if (kind === undefined) {
-    const i = `(least(toFloat64(length(${s}) - 1), toFloat64(${String(level)}) * (length(${s}) - 1)))`
+    const i = `(least(toFloat64(length(${s}) - 1), ${l} * (length(${s}) - 1)))`
     const interpolated = `if(floor(${i}) + 1 = length(${s}), ${at(`floor(${i})`)}, ${at(`floor(${i})`)} * (floor(${i}) + 1 - ${i}) + ${at(`floor(${i}) + 1`)} * (${i} - floor(${i})))`
     return lambdaSql([s], [`arraySort(${values})`], `if(length(${s}) = 0, toFloat64(0), ${interpolated})`)
   }
@@ -89,9 +90,9 @@ export function quantileSql(values: string, level: number, s: string, kind?: Qua
   if (kind === 'exactInclusive' || kind === 'exactExclusive') {
     const k = `floor(${h})`
     const interpolated = `if(${k} >= ${m}, ${at(`${m} - 1`)}, if(${k} < 1, ${at('0')}, ${at(`${k} - 1`)} + (${h} - ${k}) * (${at(k)} - ${at(`${k} - 1`)})))`
-    picked = lambdaSql([h], [kind === 'exactInclusive' ? `toFloat64(${String(level)}) * (${m} - 1) + 1` : `toFloat64(${String(level)}) * (${m} + 1)`], interpolated)
+    picked = lambdaSql([h], [kind === 'exactInclusive' ? `${l} * (${m} - 1) + 1` : `${l} * (${m} + 1)`], interpolated)
   } else if (kind === 'exactLow' && level === 0.5) picked = at(`intDiv(${m} + 1, 2) - 1`)
-  else picked = at(level < 1 ? `floor(toFloat64(${String(level)}) * ${m})` : `${m} - 1`)
+  else picked = at(level < 1 ? `floor(${l} * ${m})` : `${m} - 1`)
   const exact = lambdaSql([m], [`arrayCount(v -> NOT isNaN(v), ${s})`], `if(${m} = 0, nan, toFloat64(${picked}))`)
   return lambdaSql([s], [`arraySort(${values})`], `if(length(${s}) = 0, toFloat64(0), ${exact})`)
 }

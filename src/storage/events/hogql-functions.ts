@@ -300,7 +300,8 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
   checkArguments(fn, args, regex)
   const chooses = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least'
   const type: HogqlType = chooses ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
-  return chooses || fn === 'if' ? markChoice({ op: 'call', fn, type, args }, fn === 'if' ? args.slice(1) : args) : { op: 'call', fn, type, args }
+  const node: HogqlNode = { op: 'call', fn, type, args }
+  return chooses || fn === 'if' ? markChoice(node, fn === 'if' ? args.slice(1) : args) : node
 }
 
 /** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
