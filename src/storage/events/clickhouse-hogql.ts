@@ -1,9 +1,8 @@
 /**
- * HogQL math and filters (hogql-math.ts) as ClickHouse SQL: the same expression, the same conversions, so that
- * both stores answer the same numbers and pass the same events. A node of type number compiles to
- * Nullable(Float64), of type text to Nullable(String). Written for 18.16 as well as current servers: `if` gets
- * a condition that is never null (18.16 answers NULL for a NULL condition, and refuses a constant Nullable
- * one), and and/or are spelled out as Kleene's, which 18.16's functions are not.
+ * HogQL math and filters (hogql-math.ts) as ClickHouse SQL: the same expression, the same conversions, so that both stores
+ * answer the same numbers and pass the same events. A node of type number compiles to Nullable(Float64), of type text to
+ * Nullable(String). Written for 18.16 as well as current servers: `if` gets a condition that is never null (18.16 answers
+ * NULL for a NULL condition, and refuses a constant Nullable one), and and/or are spelled out as Kleene's.
  */
 import { quote } from './clickhouse-schema.js'
 import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
@@ -14,6 +13,7 @@ import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { arrayCallSql, readsArray } from './hogql-arrays.js'
 import { isUrlFunction, URL_SQL_NAMES, urlCallSql } from './hogql-urls.js'
+import { isTextFunction, textFunctionSql } from './hogql-texts.js'
 import { textNumberSql } from './numbers.js'
 import { calendarSql, dayShiftSql, parsedTimeSql, truncateSql, wallTimeSql } from './clickhouse-periods.js'
 
@@ -26,9 +26,7 @@ export type FieldSql = (field: HogqlField) => string
 const EVENT_FIELDS: FieldSql = (field) => (field === 'event' ? 'toNullable(event)' : 'toNullable(distinct_id)')
 
 /** A constant's reader: it reads no property (constant()). */
-const NO_PROPERTIES = (): never => {
-  throw new Error('a constant expression read a property')
-}
+const NO_PROPERTIES = (): never => { throw new Error('a constant expression read a property') }
 
 function literal(value: number): string {
   // `-0` is the integer 0 to ClickHouse; `-0.` the double, which toString writes as hogqlText does.
@@ -283,6 +281,7 @@ class Compiler {
     const args = node.args
     // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
     if (TEXT_FUNCTIONS.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER
+    if (isTextFunction(node.fn)) return textFunctionSql(node.fn, args, this)
     if (isUrlFunction(node.fn)) return urlCallSql(node.fn, this.compile(args[0]), (args[1] as { value: string } | undefined)?.value, Array.from({ length: URL_SQL_NAMES }, () => this.fresh()))
     switch (node.fn) {
       case 'coalesce':

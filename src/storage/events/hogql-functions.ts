@@ -8,6 +8,7 @@ import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { markChoice } from './hogql-time-marks.js'
+import { checkTextArguments, isTextFunction, TEXT_SPECS, textFunctionType } from './hogql-texts.js'
 import { URL_SPECS } from './hogql-urls.js'
 import { SUBSTRING_LIMIT, type QuantileKind } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -109,6 +110,7 @@ export const FUNCTIONS = [
   ['indexOf', 2, 2],
   ['arrayStringConcat', 1, 2],
   ...URL_SPECS,
+  ...TEXT_SPECS,
 ] as const
 export type HogqlFunction = (typeof FUNCTIONS)[number][0]
 /** ClickHouse's other names of some (`power`, `ln`), read as the function they name. */
@@ -133,7 +135,7 @@ const CASTS = new Map<string, { to: 'toInt' | 'toFloat'; range?: readonly [numbe
   ...INT_RANGES.map(([type, low, high]) => [`to${type}`, { to: 'toInt', range: [low, high] }] as const),
 ])
 /** Functions read as others (Parser.#sugar): their names, in refusals. */
-export const SUGAR = ['multiIf', 'nullIf', ...Object.keys(COMPARISON_CALLS), ...LIKE_CALLS, ...CASTS.keys()]
+export const SUGAR = ['multiIf', 'nullIf', 'left', 'right', ...Object.keys(COMPARISON_CALLS), ...LIKE_CALLS, ...CASTS.keys()]
 
 export const MAX_DEPTH = 64
 export const MAX_IN_TERMS = 1000
@@ -166,6 +168,13 @@ export function sugarCall(fn: string, args: HogqlNode[], depth: number): HogqlNo
     if (Object.hasOwn(COMPARISON_CALLS, fn)) return { op: COMPARISON_CALLS[fn], type: 'number', args: [args[0], args[1]] }
     const node = likeNode(fn.toLowerCase().endsWith('ilike') ? 'ilike' : 'like', args[0], args[1])
     return fn.startsWith('not') ? { op: 'not', type: 'number', args: [node] } : node
+  }
+  if (fn === 'left' || fn === 'right') {
+    // ClickHouse's: the first (last) n bytes, or all but the last (first) |n|.
+    if (args.length !== 2) throw new HogqlMathError(`${fn}() takes 2 arguments, got ${args.length}.`)
+    const n = (integerLiteral(args[1], [1 - SUBSTRING_LIMIT, SUBSTRING_LIMIT], `${fn}() takes its length as an integer literal from ${1 - SUBSTRING_LIMIT} to ${SUBSTRING_LIMIT}, as in ${fn}(x, 3).`) as { value: number }).value
+    const [offset, length] = fn === 'left' ? [1, n] : n >= 0 ? [-n, n] : [1 - n, SUBSTRING_LIMIT]
+    return typedCall(FUNCTION_BY_NAME.get('substring')!, [args[0], numberNode(offset), numberNode(length)])
   }
   const cast = CASTS.get(fn)
   if (cast !== undefined) {
@@ -261,6 +270,7 @@ function checkArguments(fn: HogqlFunction, args: HogqlNode[], regex: RegexEngine
     const [pattern, replacement] = args.slice(1).map((a) => (a as { value: string }).value)
     if (regex !== undefined) checkRegexCall(fn, pattern, replacement, regex)
   }
+  if (isTextFunction(fn)) checkTextArguments(fn, args, integerLiteral)
   if (fn === 'round' && args.length === 2) args[1] = integerLiteral(args[1], [-32768, 32767], 'round() takes its places as an integer literal from -32768 to 32767, as in round(x, 2).')
   if (fn === 'substring') {
     for (let i = 1; i < args.length; i++) args[i] = integerLiteral(args[i], [-SUBSTRING_LIMIT, SUBSTRING_LIMIT], `substring() takes its offset and length as integer literals from -${SUBSTRING_LIMIT} to ${SUBSTRING_LIMIT}, as in substring(x, 1, 3).`)
@@ -299,7 +309,7 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
   if (ARRAY_FUNCTIONS.has(fn) || args.some(isArray)) return arrayCall(fn, args)
   checkArguments(fn, args, regex)
   const chooses = fn === 'coalesce' || fn === 'ifNull' || fn === 'greatest' || fn === 'least'
-  const type: HogqlType = chooses ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : 'number'
+  const type: HogqlType = chooses ? unify(args) : fn === 'if' ? unify(args.slice(1)) : TO_TEXT.has(fn) ? 'text' : isTextFunction(fn) ? textFunctionType(fn) : 'number'
   const node: HogqlNode = { op: 'call', fn, type, args }
   return chooses || fn === 'if' ? markChoice(node, fn === 'if' ? args.slice(1) : args) : node
 }

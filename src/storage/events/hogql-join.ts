@@ -17,7 +17,7 @@ import { evaluateHogql, hogqlFields, isSourceRef, type HogqlNode, type HogqlValu
 import { columnOf, columnRef, expression, readsAlias, type QueryColumn } from './hogql-query-columns.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { ASTERISK, offers, type QueryTable } from './hogql-tables.js'
-import { HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
+import { HogqlMathError, isCall, isPunct, isWord, type Token } from './hogql-tokens.js'
 import { answered, keyOf } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
@@ -58,7 +58,7 @@ function wordsAt(tokens: Token[], words: ReadonlySet<string>): number[] {
   tokens.forEach((t, i) => {
     if (isPunct(t, '(') || isPunct(t, '[')) depth++
     else if (isPunct(t, ')') || isPunct(t, ']')) depth--
-    else if (depth === 0 && t.kind === 'name' && !t.quoted && words.has(t.value.toLowerCase()) && !isPunct(tokens[i - 1], '.')) found.push(i)
+    else if (depth === 0 && t.kind === 'name' && !t.quoted && words.has(t.value.toLowerCase()) && !isPunct(tokens[i - 1], '.') && !isCall(tokens, i)) found.push(i)
   })
   return found
 }

@@ -14,20 +14,18 @@
  * reads them: docs/architecture.md, "HogQL math and filters"), the event's `event` and
  * `distinct_id` (texts, HogqlField), + - * /, unary minus, comparisons
  * (= == != <> < <= > >=), [not] like / ilike (texts only), [not] in (a list, read as `=`s joined by or), [not] between and CASE … END (hogql-functions.ts's betweenNode and caseNode),
- * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, trunc, sign, sqrt, exp, log, log2, log10, pow, modulo (`%`), intDiv and their -OrZero, round (hogql-values.ts computes these), isNull, isNotNull, toString and
- * concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
+ * and/or/not, parentheses, and toFloat, toInt, coalesce, ifNull, if (multiIf and nullIf read as ifs), greatest and least, abs, floor, ceil, trunc, sign, sqrt, exp, log, log2, log10, pow, modulo (`%`), intDiv and their -OrZero, round (hogql-values.ts computes these), isNull, isNotNull, toString and concat (of texts and numbers, hogqlText; concat reads null as ''), and of texts lower, upper, length, empty,
  * notEmpty, startsWith, endsWith, trim, trimLeft, trimRight, position, replaceAll, replaceOne, substring (ClickHouse's:
  * on bytes, a character substring cuts kept as its bytes, hogql-values.ts's textBytes; ASCII case; the replacements'
- * pattern and replacement literals, substring's offset and length integer literals), the URL functions
- * (hogql-urls.ts), and in filters only match(text, 'literal pattern') and its operators (=~ …), with extract and replaceRegexp* in queries only
- * (hogql-regex.ts; patterns the stores run, hogqlPatterns and QueryClock.regex). The same
+ * pattern and replacement literals, substring's offset and length integer literals), the URL functions (hogql-urls.ts)
+ * and hogql-texts.ts's, and in filters only match(text, 'literal pattern') and its operators (=~ …), with extract and
+ * replaceRegexp* in queries only (hogql-regex.ts; patterns the stores run, hogqlPatterns and QueryClock.regex). The same
  * expressions are HogQL property filters' conditions (`type: 'hogql'`, hogqlHolds). Every node has a static
- * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts
- * and sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a
- * property is text, and text read as a number is toFloat's (numbers.ts; null unless a finite number). Nulls propagate as
- * ClickHouse's do, but comparisons, which are NULL-safe as PostHog's printer writes them (nullCompare); and/or/not are
- * three-valued (Kleene), as current ClickHouse has them. Where PostHog would
- * fail (arithmetic on a property that is text), skylark reads the text as a number instead.
+ * type, number or text, as ClickHouse types it, so that the evaluation here (the SQLite store: experiment-rows.ts and
+ * sqlite-filters.ts) and the SQL of clickhouse-hogql.ts convert the same operands: a property is text, and text read as a
+ * number is toFloat's (numbers.ts; null unless a finite number). Nulls propagate as ClickHouse's do, but comparisons,
+ * which are NULL-safe as PostHog's printer writes them (nullCompare); and/or/not are three-valued (Kleene), as current
+ * ClickHouse has them. Where PostHog would fail (arithmetic on a property that is text), skylark reads it as a number.
  *
  * Anything else is refused by name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where it is read.
  */
@@ -37,6 +35,7 @@ import type { RegexEngine } from './sqlite-actions.js'
 import { instantOf } from './hogql-instants.js'
 import { parsedInstant } from './hogql-datetime-text.js'
 import { isUrlFunction, urlCall } from './hogql-urls.js'
+import { isTextFunction, textFunctionValue } from './hogql-texts.js'
 import type { HogqlFunction } from './hogql-functions.js'
 import { lookupValue, type LookupField, type LookupValues } from './hogql-lookups.js'
 import { REGEX_FUNCTIONS, regexCall } from './hogql-regex.js'
@@ -331,6 +330,7 @@ function call(node: HogqlNode & { op: 'call' }, value: (n: HogqlNode) => HogqlVa
     if (texts.includes(null)) return null
     return isUrlFunction(node.fn) ? urlCall(node.fn, texts as string[]) : textCall(node.fn, texts as string[])
   }
+  if (isTextFunction(node.fn)) return textFunctionValue(node.fn, args.map(value))
   switch (node.fn) {
     case 'coalesce':
     case 'ifNull':

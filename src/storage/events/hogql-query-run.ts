@@ -4,7 +4,7 @@
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type Moment, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
-import { compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
+import { answeredText, compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { isMoment, isPair, picksOne } from './hogql-functions.js'
@@ -165,11 +165,11 @@ export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<
 
 /**
  * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
- * values the stores give (dates and times as ms). `ordered`: the rows come in the innermost plan's `scan` order (of
+ * values the stores give (dates and times as ms, texts as answeredText reads them). `ordered`: the rows come in the innermost plan's `scan` order (of
  * `timestamp`), so its run may stop early.
  */
 export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: RegexEngine | null, ordered = false): HogqlValue[][] {
-  return [...planRows(plan, events, regex, ordered)]
+  return Array.from(planRows(plan, events, regex, ordered), (row) => row.map(answeredText))
 }
 
 /** A plan below the one run, and its rows, computed apart (a subquery's join: hogql-join.ts). */
@@ -177,7 +177,7 @@ type Below = { plan: HogqlQueryPlan; rows: HogqlValue[][] }
 
 /** The plan run over the rows of a plan below it, given: none of its own table. */
 export function runHogqlQueryOver(plan: HogqlQueryPlan, below: Below, regex: RegexEngine | null): HogqlValue[][] {
-  return [...planRows(plan, [], regex, false, below)]
+  return Array.from(planRows(plan, [], regex, false, below), (row) => row.map(answeredText))
 }
 
 /**

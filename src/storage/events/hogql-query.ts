@@ -31,7 +31,7 @@ import { COMPARISONS } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { ASTERISK, STORED_FIELDS, TABLES, type QueryTable } from './hogql-tables.js'
 import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
-import { HogqlMathError, isPunct, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
+import { HogqlMathError, isCall, isPunct, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
@@ -118,7 +118,7 @@ const refuse = (detail: string) => new HogqlMathError(detail)
 /** The words of a JOIN, FROM's when after it (hogql-join.ts reads them). */
 const JOIN_CLAUSES = new Set(['join', 'inner', 'left', 'right', 'full', 'cross', 'array'])
 
-/** Where each top-level clause word stands. */
+/** Where each top-level clause word stands (not a function's name). */
 function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
   const found: Array<{ word: string; at: number }> = []
   let depth = 0
@@ -127,7 +127,7 @@ function clauseAt(tokens: Token[]): Array<{ word: string; at: number }> {
     else if (t.kind === 'punct' && (t.value === ')' || t.value === ']')) depth--
     else if (depth === 0 && t.kind === 'name' && !t.quoted && CLAUSES.has(t.value.toLowerCase())) {
       const before = tokens[i - 1]
-      if ((before?.kind === 'punct' && before.value === '.') || (t.value.toLowerCase() === 'array' && tokens[i + 1]?.kind === 'punct' && tokens[i + 1].value === '(')) return
+      if ((before?.kind === 'punct' && before.value === '.') || isCall(tokens, i)) return
       found.push({ word: t.value.toLowerCase(), at: i })
     }
   })

@@ -298,6 +298,12 @@ function exactQuantile(sorted: readonly number[], level: number, kind: QuantileK
   return sorted[level < 1 ? Math.floor(level * n) : n - 1]
 }
 
+/**
+ * A text as a store's answer gives it: ClickHouse's JSON holds its bytes, which its client reads as UTF-8, each run of
+ * bytes that is no character (its loose bytes here) U+FFFD as the WHATWG decoder replaces them, as Buffer's does.
+ */
+export const answeredText = (v: HogqlValue): HogqlValue => (typeof v === 'string' && hasLooseBytes(v) ? textBytes(v).toString('utf8') : v)
+
 /** A value as a store's answer gives it: NaN and infinities are NULL there (ClickHouse's JSON writes them so). */
 export const answered = (v: HogqlValue): HogqlValue => (typeof v === 'number' && !Number.isFinite(v) ? null : v)
 

@@ -330,6 +330,13 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows(text), [[2, 1, 0.25, 2]], 'of n 0 … 3 (the -If of 1 … 3)')
   })
 
+  t.test("ClickHouse's functions of texts: left, right, pads, repeat, concatWithSeparator; a cut character answered as U+FFFD", async (t) => {
+    const text = "select left(properties.plan, 2), right(distinct_id, -5), leftPad(toString(properties.n), 3, '0'), repeat('ab', 2), concatWithSeparator('/', event, properties.n), lengthUTF8('Straße'), countSubstrings(distinct_id, 'e') from events where properties.n = 7"
+    t.same(await rows(text), [['fr', '7', '007', 'abab', 'click/7', 6, 1]])
+    const cut = "select left('é', 1), concat(left('é', 1), right('é', 1)), lengthUTF8(left('é€', 4)), left(properties.plan || '€', 5) from events where properties.n = 7"
+    t.same(await rows(cut), [['\uFFFD', 'é', 2, 'free\uFFFD']], "a character cut is its bytes, answered as ClickHouse's client reads them")
+  })
+
   t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {
     const text = "select varPop(properties.n), stddevSamp(properties.n), varSampIf(properties.n, properties.n = 0), stddevPopIf(properties.price, properties.n = 1) from events where properties.n < 4"
     t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])

@@ -63,7 +63,10 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
   // Scalar subqueries: a number, a text, and NULL (no row).
   "(select count() from events where properties.n > 2)", "(select any(properties.a) from events where properties.n = 1)", "(select max(properties.b) from events where event = 'none')",
   // URL functions (hogql-urls.ts): those 18.16 computes otherwise are written out.
-  'domain(properties.a)', 'domainWithoutWWW(toString(properties.b))', 'topLevelDomain(properties.$c)', 'path(properties.a)', 'pathFull(lower(properties.b))', 'queryStringAndFragment(properties.$c)', "extractURLParameter(properties.a, 'a')", 'cutQueryStringAndFragment(properties.b)', 'decodeURLComponent(properties.$c)', 'cutWWW(properties.a)', 'protocol(properties.b)', 'port(properties.$c)', "cutURLParameter(properties.a, 'a')"]
+  'domain(properties.a)', 'domainWithoutWWW(toString(properties.b))', 'topLevelDomain(properties.$c)', 'path(properties.a)', 'pathFull(lower(properties.b))', 'queryStringAndFragment(properties.$c)', "extractURLParameter(properties.a, 'a')", 'cutQueryStringAndFragment(properties.b)', 'decodeURLComponent(properties.$c)', 'cutWWW(properties.a)', 'protocol(properties.b)', 'port(properties.$c)', "cutURLParameter(properties.a, 'a')",
+  // More functions of texts (hogql-texts.ts), left and right.
+  "concatWithSeparator('|', left(properties.a, 2), right(properties.b, -1), repeat(properties.$c, 2), properties.n)", "leftPad(lower(properties.a), 4, 'Ä-') || rightPad(properties.b, 3)",
+  "lengthUTF8(properties.a) * 100 + positionUTF8(properties.$c, 'ä') + positionCaseInsensitive(properties.b, 'X') * 10 + countSubstrings(properties.a, 'a')", "reverse(appendTrailingCharIfAbsent(properties.b, '/'))"]
 /** Numbers and texts of dates and times: their parts on the zone's wall clock, dateDiff's boundaries crossed, formatDateTime's texts. */
 const CALENDAR = [
   'toHour(timestamp)',
