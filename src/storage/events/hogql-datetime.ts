@@ -15,6 +15,7 @@ import { FUNCTION_BY_NAME, typedCall } from './hogql-functions.js'
 import { formatted } from './hogql-format.js'
 import type { QueryClock } from './hogql-clock.js'
 import { DATE_SHIFTS, dateShift, isDateShift } from './hogql-date-shift.js'
+import { ageNode, dateNameNode } from './hogql-date-parts.js'
 
 /** The functions that cut a date and time to its period's start on the project's wall clock. */
 const TRUNCATIONS: Readonly<Record<string, TruncateUnit>> = {
@@ -241,7 +242,7 @@ export const DATETIME_FUNCTIONS = [
   ...['toStartOfInterval', 'dateTrunc', 'date_trunc', 'toStartOfFiveMinutes', 'toStartOfTenMinutes', 'toStartOfFifteenMinutes', 'formatDateTime', 'fromUnixTimestamp'],
   ...['toYear', 'toQuarter', 'toMonth', 'toDayOfMonth', 'toDayOfWeek', 'toDayOfYear', 'toHour', 'toMinute', 'toSecond', 'toUnixTimestamp', 'toYYYYMM', 'toYYYYMMDD', 'dateDiff'],
   ...['toWeek', 'toYearWeek', 'toISOWeek', 'toISOYear', 'toTimeZone', 'timezone', 'timeZoneOf', 'timeZoneOffset'],
-  ...['toYYYYMMDDhhmmss', 'toStartOfSecond', 'toLastDayOfMonth', 'toLastDayOfWeek', 'toStartOfISOYear', 'monthName'],
+  ...['toYYYYMMDDhhmmss', 'toStartOfSecond', 'toLastDayOfMonth', 'toLastDayOfWeek', 'toStartOfISOYear', 'monthName', 'dateName', 'age'],
   ...DATE_SHIFTS,
   ...['toIntervalSecond', 'toIntervalMinute', 'toIntervalHour', 'toIntervalDay', 'toIntervalWeek', 'toIntervalMonth', 'toIntervalQuarter', 'toIntervalYear'],
 ]
@@ -278,13 +279,18 @@ export function datetimeCall(name: string, args: HogqlNode[], clock: QueryClock)
   }
   if (lower === 'todatetime' || PARSERS.has(lower)) return parsedDatetime(name, args, clock)
   if (Object.hasOwn(WEEKS, lower)) return weekCall(name, args, clock)
-  if (lower === 'datediff') {
+  if (lower === 'datediff' || lower === 'age') {
     const [unit, from, to] = args
     const part = args.length === 3 && unit.op === 'text' ? DIFF_UNITS[unit.value.toLowerCase()] : undefined
     if (part === undefined || !isDatetime(from) || !isDatetime(to)) {
-      throw new HogqlMathError("dateDiff() takes a unit ('second', 'minute', 'hour', 'day', 'week', 'month', 'quarter' or 'year') and two dates and times here, as in dateDiff('day', min(timestamp), max(timestamp)).")
+      throw new HogqlMathError(`${name}() takes a unit ('second', 'minute', 'hour', 'day', 'week', 'month', 'quarter' or 'year') and two dates and times here, as in ${name}('day', min(timestamp), max(timestamp)).`)
     }
-    return { op: '-', type: 'number', args: [calendar(part, to, clock), calendar(part, from, clock)] }
+    // age: the whole units between them (hogql-date-parts.ts); dateDiff: the unit's boundaries crossed.
+    return lower === 'age' ? ageNode(part, from, to, clock) : { op: '-', type: 'number', args: [calendar(part, to, clock), calendar(part, from, clock)] }
+  }
+  if (lower === 'datename') {
+    if (args.length !== 2 || args[0].op !== 'text' || !isDatetime(args[1])) throw new HogqlMathError("dateName() takes a part as a text literal and a date and time here, as in dateName('month', timestamp).")
+    return dateNameNode(args[0].value, args[1], clock)
   }
   if (lower === 'formatdatetime') {
     const [arg, pattern] = args
