@@ -5,7 +5,7 @@
 import type { Statement } from 'better-sqlite3'
 import type { JsonObject } from '../common/json.js'
 import type { Db } from '../storage/index.js'
-import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type HogqlQueryPlan, type FieldLookupOf, type PropertyNode, type PropertyPath, type QueryDistinctId, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
+import { compileSqliteProperties, hogqlReadSql, innermost, runHogqlQuery, sqlitePropertyPathText, sqlitePropertyText, type AnswerValue, type HogqlQueryPlan, type FieldLookupOf, type PropertyNode, type PropertyPath, type QueryDistinctId, type QueryGroup, type QueryPerson, type RegexEngine } from '../storage/events/index.js'
 import { groupsWhere, personsWhere, type GroupFilters, type PersonFilters } from './list-filters.js'
 import { parseObject, toPerson, type PersonRecord, type PersonRowDb } from './rows.js'
 
@@ -144,7 +144,7 @@ export class PersonListing {
    * store reads events, and the plan run on them (hogql-query-run.ts). Values as the event stores give them:
    * created_at in ms.
    */
-  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Array<Array<number | string | null>> {
+  hogqlQuery(teamId: number, plan: HogqlQueryPlan): AnswerValue[][] {
     const base = innermost(plan)
     if (base.table === 'person_distinct_ids') return runHogqlQuery(plan, this.#distinctIdRows(teamId), this.#regex)
     const read = hogqlReadSql(base)

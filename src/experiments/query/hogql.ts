@@ -16,7 +16,7 @@ import { isPlainObject, type JsonObject } from '../../common/json.js'
 import { isoformat } from '../../common/time-zones.js'
 import { compileSearchRegex } from '../../flags/index.js'
 import { bounceRule, performedReader, type ActionRecord, type CohortById, type PerformedReader, type Project } from '../../management/index.js'
-import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type Lookup, type LookupValues, type PersonProperty } from '../../storage/events/index.js'
+import { DEFAULT_RETURNED_ROWS, fillInSet, fillLookup, HogqlMathError, innermost, joinBelow, joinRows, MAX_JOIN_ROWS, parseHogqlQuerySet, propertyFiltersHogql, runHogqlQuery, runHogqlQueryOver, withPersons, type EventStore, type HogqlQueryPlan, type HogqlQuerySet, type HogqlValue, type AnswerValue, type Lookup, type LookupValues, type PersonProperty } from '../../storage/events/index.js'
 import { cohortMembers, MAX_PERSON_FILTER_CHARS, type PersonMatcher } from './person-filters.js'
 
 /**
@@ -136,7 +136,7 @@ async function lookupValuesOf(sources: HogqlSources, teamId: number, { of }: Loo
 }
 
 /** The rows of one SELECT, without the hidden columns HAVING and ORDER BY read. */
-async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<HogqlValue[][]> {
+async function selectRows(sources: HogqlSources, project: Project, parsed: HogqlQueryPlan): Promise<AnswerValue[][]> {
   // `x IN (SELECT …)`: each subquery's values first, inner ones first.
   for (const set of parsed.inSets) {
     const values = (await selectRows(sources, project, set.plan)).map((row) => row[0])
@@ -153,7 +153,7 @@ async function selectRows(sources: HogqlSources, project: Project, parsed: Hogql
   }
   // A join: each table's query on its store, then the rows joined and the query run over them here.
   if (parsed.join !== null) {
-    const sides: HogqlValue[][][] = []
+    const sides: AnswerValue[][][] = []
     for (const side of parsed.join.sides) sides.push(await selectRows(sources, project, side))
     if (sides.some((rows) => rows.length > MAX_JOIN_ROWS)) throw new ValidationError('invalid', `A table of a join gives at most ${MAX_JOIN_ROWS} rows here: narrow it with WHERE (a condition of one table moves into its query), or aggregate it in a subquery first.`, null)
     try {

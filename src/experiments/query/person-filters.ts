@@ -46,7 +46,7 @@ import {
   type EventPropertyFilter,
   type HogqlCondition,
   type HogqlQueryPlan,
-  type HogqlValue,
+  type AnswerValue,
   type NodeRules,
   type HolderBreakdown,
   type FieldLookupOf,
@@ -71,7 +71,7 @@ export interface PersonMatcher {
   /** What a HogQL query reads of the events' groups and persons now (hogql-lookups.ts), each value with its keys (null: more than `maxChars` of keys). */
   lookupValues(teamId: number, of: FieldLookupOf, maxChars: number): Promise<Array<{ text: string | number; ids: string[] }> | null>
   /** A HogQL query of the persons or groups table (`FROM persons`, `FROM groups`): its rows. */
-  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
+  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<AnswerValue[][]>
 }
 
 /** The distinct-id text one person filter may resolve to (≈100,000 ids of 40 characters). */

@@ -6,7 +6,7 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { isMoment, isPair, picksOne } from './hogql-functions.js'
+import { givesArray, isMoment, isPair, picksOne } from './hogql-functions.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
 import { lambdaSql, quantileSql } from './clickhouse-hogql-calls.js'
@@ -91,6 +91,16 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
     return name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(\`${name}\`)`
   }
   const select = plan.columns.map((c, i) => {
+    if (givesArray(c.math)) {
+      // The values that are not NULL in time, then by uuid's text, as the Node engine orders them (ClickHouse's own order
+      // is whichever it reads them in); groupUniqArray's the first of each, told apart as uniq tells values (a number
+      // by toString(x + 0): -0 is 0, NaN one value, where 18.16's arrayDistinct keeps both zeros and every NaN).
+      const [p, value, all, keys, x, k] = ['p', 'a', 'all', 'keys', 'x', 'k'].map((s) => `_q${s}${i}`)
+      const inTime = `arrayMap(${p} -> tupleElement(${p}, 3), arraySort(groupArrayIf((${field('timestamp')}, toString(uuid), assumeNotNull(${hogqlValueSql(c.math!.expr, property, `qc${i}`, field)} AS ${value})), isNotNull(${value}))))`
+      const keyed = c.math!.expr.type === 'text' ? all : `arrayMap(${x} -> toString(${x} + 0), ${all})`
+      const unique = lambdaSql([all], [inTime], lambdaSql([keys], [keyed], `arrayFilter((${x}, ${k}) -> indexOf(${keys}, ${keys}[${k}]) = ${k}, ${all}, arrayEnumerate(${all}))`))
+      return `${c.math!.aggregation === 'groupUniqArray' ? unique : inTime} AS col_${i}`
+    }
     if (c.math !== null && picksOne(c.math)) {
       // The first value in time (then by uuid's text) that is not null, as the Node engine's any (argMax's the last): NULL
       // of none (toNullable: of a value that is never NULL, argMinIf of no rows is its type's default, 0 or '').

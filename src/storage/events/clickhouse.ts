@@ -5,7 +5,7 @@
 import { hogqlQuerySql } from './clickhouse-query.js'
 import { innermost, type HogqlQueryPlan } from './hogql-query.js'
 import { picksOne } from './hogql-functions.js'
-import type { HogqlValue } from './hogql-math.js'
+import type { AnswerValue } from './hogql-values.js'
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client'
 import { compileClickHouseExperiment, compileClickHouseExposureCounts, ExperimentRowSummer, type ChExperimentRow } from './clickhouse-experiment.js'
 import { compileClickHouseFunnel } from './clickhouse-funnel.js'
@@ -274,15 +274,15 @@ export class ClickHouseEventStore implements EventStore {
     return rows.map((r) => ({ variant: r.variant, at: Number(r.at), count: Number(r.n) }))
   }
 
-  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
+  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<AnswerValue[][]> {
     const { after, before } = innermost(plan)
     const where = compileClickHouseWhere({ teamId, after, before }, this.#features)
-    const rows = await this.#rows<Record<string, HogqlValue | string>>(hogqlQuerySql(plan, this.#table, where, this.#features), EXPERIMENT_QUERY_SETTINGS)
+    const rows = await this.#rows<Record<string, AnswerValue>>(hogqlQuerySql(plan, this.#table, where, this.#features), EXPERIMENT_QUERY_SETTINGS)
     // count and uniq are UInt64, and arithmetic of them (count() - 1) or a subquery's max of them Int64 or UInt64,
     // which JSON writes as texts.
     const numeric = plan.columns.map((c) => (c.math !== null && !picksOne(c.math)) || (c.math?.expr ?? c.expr).type === 'number')
     return rows.map((r) => plan.columns.map((_, i) => {
-      const v = r[`col_${i}`] as HogqlValue
+      const v = r[`col_${i}`]
       return numeric[i] && typeof v === 'string' ? Number(v) : v
     }))
   }

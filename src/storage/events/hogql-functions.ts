@@ -7,7 +7,7 @@ import { numberNode, type HogqlAggregation, type HogqlMath, type HogqlNode, type
 import { checkRegexCall, REGEX_FUNCTIONS } from './hogql-regex.js'
 import { ARRAY_FUNCTIONS, arrayCall, isArray, refuseLooseArrays } from './hogql-arrays.js'
 import { HogqlMathError } from './hogql-tokens.js'
-import { markChoice } from './hogql-time-marks.js'
+import { isDatetime, markChoice } from './hogql-time-marks.js'
 import { checkTextArguments, isTextFunction, TEXT_SPECS, textFunctionType } from './hogql-texts.js'
 import { URL_SPECS } from './hogql-urls.js'
 import { SUBSTRING_LIMIT, type QuantileKind } from './hogql-values.js'
@@ -24,18 +24,24 @@ const QUANTILES: ReadonlyMap<string, { kind?: QuantileKind; median: boolean }> =
 )
 export const quantileOf = (name: string) => QUANTILES.get(name)
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
-export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', ...[...QUANTILES.keys()].filter((name) => name.endsWith('if'))])
+export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', 'grouparrayif', 'groupuniqarrayif', ...[...QUANTILES.keys()].filter((name) => name.endsWith('if'))])
 /** The covariances and the correlation: of two values. */
 const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 /** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
 export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', 'skewpop', 'skewsamp', 'kurtpop', 'kurtsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
+/** The aggregations whose value is an array (queries only, as a column of the answer: hogql-query-columns.ts's columnRef), and their -If. */
+const ARRAYS: ReadonlySet<string> = new Set(['grouparray', 'grouparrayif', 'groupuniqarray', 'groupuniqarrayif'])
+/** Whether only HogQL queries read an aggregation (by its lower-case name): the moments' and the arrays'. */
+export const queriesOnly = (name: string): boolean => MOMENTS.has(name) || ARRAYS.has(name)
+/** Whether an aggregation's value is an array (groupArray, groupUniqArray). */
+export const givesArray = (math: HogqlMath | null | undefined): boolean => math?.aggregation === 'groupArray' || math?.aggregation === 'groupUniqArray'
 /** A pair's aggregation (PAIRED) reads its two values as one node, the array of them, so that what walks a column's expression reads both. */
 export const isPair = (math: HogqlMath): boolean => PAIRED.has(math.aggregation.toLowerCase())
 /** Whether an aggregation is one of the moments (MOMENTS' names as mathOf gives them). */
 export const isMoment = (aggregation: string): aggregation is Moment => MOMENTS.has(aggregation.toLowerCase())
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...QUANTILES.keys(), ...MOMENTS])
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...QUANTILES.keys(), ...MOMENTS, ...ARRAYS])
 const QUANTILE_NAMES = 'median, quantile(level), medianExact, medianExactLow, medianExactHigh, quantileExact(level), quantileExactLow(level), quantileExactHigh(level), quantileExactInclusive(level), quantileExactExclusive(level) and their -If'
-const READ_AGGREGATIONS = `count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, ${QUANTILE_NAMES}, varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr and their -If`
+const READ_AGGREGATIONS = `count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, ${QUANTILE_NAMES}, varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr, groupArray, groupUniqArray and their -If`
 const MATH_AGGREGATIONS = `sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, ${QUANTILE_NAMES}`
 /** The refusal of an aggregation that `use` (a query, or math and filters) does not read. */
 export const unreadAggregation = (written: string, use: string): HogqlMathError =>
@@ -46,9 +52,9 @@ export const unreadAggregation = (written: string, use: string): HogqlMathError 
  * encountered" in an order ClickHouse does not fix, is the last in time where not null (argMax(x, timestamp)'s), as
  * any is the first.
  */
-const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', skewpop: 'skewPop', skewsamp: 'skewSamp', kurtpop: 'kurtPop', kurtsamp: 'kurtSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
+const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', grouparray: 'groupArray', groupuniqarray: 'groupUniqArray', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', skewpop: 'skewPop', skewsamp: 'skewSamp', kurtpop: 'kurtPop', kurtsamp: 'kurtSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
-export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray|groupuniqarray|topk|argm(in|ax)\w+)$/i
+export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray\w+|groupuniqarray\w+|topk|argm(in|ax)\w+)$/i
 /** The aggregations that pick one event's value, the first in time (`any`, argMin's) or the last (argMax's), where it is not null. */
 export const picksOne = (math: HogqlMath | null | undefined): boolean => math?.aggregation === 'any' || math?.aggregation === 'last'
 /** A function's name, fewest arguments and most arguments. */
@@ -346,5 +352,8 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number; 
     return mathOf({ ...call, name: base === 'countdistinct' ? 'uniq' : base, args: [markChoice({ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }, [expr])] })
   }
   if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level, ...(call.kind === undefined ? {} : { kind: call.kind }) }
-  return { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr }
+  const math: HogqlMath = { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr }
+  // ClickHouse's array of dates and times would be written as texts of their type: not read here.
+  if (givesArray(math) && isDatetime(expr)) throw new HogqlMathError(`${math.aggregation}() takes numbers or texts here, not dates and times: formatDateTime() writes them as texts.`)
+  return math
 }

@@ -15,7 +15,7 @@ import { FUNCTION_BY_NAME, MAX_IN_TERMS, size, typedCall } from './hogql-functio
 import type { HogqlNode, HogqlValue } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
-import { answered } from './hogql-values.js'
+import { answered, type AnswerValue } from './hogql-values.js'
 import { columnRef } from './hogql-query-columns.js'
 import { isDatetime } from './hogql-time-marks.js'
 
@@ -44,8 +44,9 @@ export function inSubqueries(plan: (tokens: Token[], clock: QueryClock) => Hogql
     if (sub.shown !== 1) throw new HogqlMathError(`The subquery of ${left === null ? 'a value' : 'IN'} gives one column here, not ${sub.shown}.`)
     // One value more than a set (or a value) holds is enough to refuse it.
     sub.fetch = Math.min(sub.fetch, left === null ? 2 : MAX_IN_TERMS + 1)
+    // Read as a column is (an array is refused).
+    const column = columnRef(sub.columns, 0)
     if (left === null) {
-      const column = columnRef(sub.columns, 0)
       if (isDatetime(column)) throw new HogqlMathError('A subquery giving a date and time is not read as a value here: compare within it, or test with x IN (SELECT …).')
       const node: HogqlNode = { op: 'scalar', type: column.type, value: null }
       sets.push({ plan: sub, left, node })
@@ -60,7 +61,9 @@ export function inSubqueries(plan: (tokens: Token[], clock: QueryClock) => Hogql
 }
 
 /** The set's node as the test of its values (the subquery's rows' one column), or a scalar's as its one value. */
-export function fillInSet(set: InSet, values: readonly HogqlValue[]): void {
+export function fillInSet(set: InSet, answers: readonly AnswerValue[]): void {
+  // Its one column is no array: it is read as a column (columnRef, which refuses one).
+  const values = answers as readonly HogqlValue[]
   if (set.left === null) {
     if (values.length > 1) throw new HogqlMathError('Scalar subquery returned more than one row.')
     ;(set.node as { value: HogqlValue }).value = answered(values[0] ?? null)

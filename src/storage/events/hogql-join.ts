@@ -18,7 +18,7 @@ import { columnOf, columnRef, expression, readsAlias, type QueryColumn } from '.
 import type { HogqlQueryPlan } from './hogql-query.js'
 import { ASTERISK, offers, type QueryTable } from './hogql-tables.js'
 import { HogqlMathError, isCall, isPunct, isWord, type Token } from './hogql-tokens.js'
-import { answered, keyOf } from './hogql-values.js'
+import { answered, keyOf, type AnswerValue } from './hogql-values.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
 export type JoinKind = 'inner' | 'left' | 'right' | 'full' | 'cross'
@@ -326,7 +326,9 @@ function keyReader(node: HogqlNode, at: (column: number) => number, regex: Regex
  * The joined rows of the sides' rows (each side's columns in its query's order), as ClickHouse's hash join gives them.
  * `pause` is awaited every few thousand rows, so a large join leaves the caller's thread its other work meanwhile.
  */
-export async function joinRows(join: JoinPlan, sides: ReadonlyArray<readonly HogqlValue[][]>, regex: RegexEngine | null, pause?: () => Promise<unknown>): Promise<HogqlValue[][]> {
+export async function joinRows(join: JoinPlan, answers: ReadonlyArray<readonly AnswerValue[][]>, regex: RegexEngine | null, pause?: () => Promise<unknown>): Promise<HogqlValue[][]> {
+  // A side's columns are those the query reads of it (columnRef, which refuses an array).
+  const sides = answers as ReadonlyArray<readonly HogqlValue[][]>
   const defaults = join.columns.map(unmatched)
   // A side's NaN and infinities are NULL, as its answer writes them (ClickHouse's JSON): so both stores' sides join alike.
   const placed = (s: number, values: readonly HogqlValue[], into: HogqlValue[]) => {

@@ -112,7 +112,7 @@ export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfW
 /** ClickHouse's week numbers of a `mode` (hogql-instants.ts's yearWeek): toWeek's, toYearWeek's, toISOYear's. */
 export type WeekPart = 'week' | 'yearWeek' | 'isoYear'
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Moment
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Moment | 'groupArray' | 'groupUniqArray'
 /** HogQL queries' aggregations of moments (hogql-query-run.ts's moment); covarPop, covarSamp and corr of a pair (isPair). */
 export type Moment = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp' | 'skewPop' | 'skewSamp' | 'kurtPop' | 'kurtSamp' | 'covarPop' | 'covarSamp' | 'corr'
 export interface HogqlMath {

@@ -4,7 +4,7 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, MOMENTS, OTHER_AGGREGATIONS, quantileOf, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
+import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, quantileOf, queriesOnly, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
 import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetimeFunction, shiftedDatetime } from './hogql-datetime.js'
 import { isDatetime, isInterval } from './hogql-time-marks.js'
@@ -362,7 +362,7 @@ export class Parser {
   /** An aggregation named `written`, read from its `(`; refused by name where this use does not read it. */
   #aggregationCall(written: string): AggregationCall {
     const name = written.toLowerCase()
-    if (!AGGREGATIONS.has(name) || (MOMENTS.has(name) && this.use !== 'HogQL queries')) throw unreadAggregation(written, this.use)
+    if (!AGGREGATIONS.has(name) || (queriesOnly(name) && this.use !== 'HogQL queries')) throw unreadAggregation(written, this.use)
     const quantile = quantileOf(name)
     let level = quantile?.median ? 0.5 : undefined
     if (quantile !== undefined && !quantile.median) {

@@ -7,7 +7,7 @@ import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNo
 import { checkDatetimes } from './hogql-datetime.js'
 import { isDate, isDatetime, markDate, markDatetime, markZone, zoneOf } from './hogql-time-marks.js'
 import type { QueryClock } from './hogql-clock.js'
-import { AGGREGATIONS, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
+import { AGGREGATIONS, givesArray, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
 import { parseQueryExpression } from './hogql-read.js'
 import type { QueryScope } from './hogql-parse.js'
 import { closingAt, HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
@@ -41,6 +41,7 @@ const FIELD_TYPES: Readonly<Record<string, string>> = { uuid: 'UUID', person_id:
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zoneOf(expr, zone)}')`
+  if (givesArray(math)) return expr.type === 'text' ? 'Array(String)' : 'Array(Float64)'
   if (math && !picksOne(math)) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
   // A field, or one of the event's person or group (hogql-lookups.ts), is of its table's type.
   const field = expr.op === 'field' || expr.op === 'lookup' ? expr.field : undefined
@@ -110,11 +111,16 @@ export function columnAt(columns: QueryColumn[], math: HogqlMath | null, expr: H
  */
 export function columnRef(columns: readonly QueryColumn[], at: number, prefix: 'col' | 'sub' = 'col'): HogqlNode {
   const c = columns[at]
+  if (givesArray(c.math)) throw arrayRead(c)
   const node: HogqlNode = { op: 'field', type: c.math && !picksOne(c.math) ? 'number' : c.expr.type, field: `${prefix}_${at}` }
   if (c.zone !== undefined) markZone(node, c.zone)
   else if (c.time !== null) markDatetime(node)
   return c.time === 'date' ? markDate(node) : node
 }
+
+/** The refusal of reading an array (groupArray's) but as a column of the answer. */
+export const arrayRead = (c: QueryColumn): HogqlMathError =>
+  new HogqlMathError(`${c.name}: the array ${c.math!.aggregation}() gives is read here as a column of the answer only, not by another column, HAVING, ORDER BY, LIMIT BY, a query of its query, IN or a join.`)
 
 /** The column an alias names (an explicit one: `AS name`), or -1. */
 const aliasAt = (columns: readonly QueryColumn[], aliases: ReadonlySet<string>, name: string) => (aliases.has(name) ? columns.findIndex((c) => c.name === name) : -1)

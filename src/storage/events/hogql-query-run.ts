@@ -4,10 +4,10 @@
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type Moment, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
-import { answeredText, compareHogqlText, hogqlQuantile, keyOf } from './hogql-values.js'
+import { compareHogqlText, hogqlQuantile, keyOf, storeAnswer, uniqKey, type AnswerValue } from './hogql-values.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
-import { isMoment, isPair, picksOne } from './hogql-functions.js'
+import { givesArray, isMoment, isPair, picksOne } from './hogql-functions.js'
 
 /** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
 export interface QueryEvent {
@@ -64,6 +64,8 @@ interface Aggregate {
   values: number[] | null
   /** any's: the value of the first row (by time, then uuid) where it is not null. */
   first: { value: HogqlValue; at: number; id: string } | null
+  /** groupArray's and groupUniqArray's: each row's value that is not null, with its place in time. */
+  items: Array<{ value: HogqlValue; at: number; id: string }> | null
 }
 
 
@@ -84,9 +86,19 @@ const NO_PROPERTIES = (): never => {
   throw new Error('An expression over the groups reads no property')
 }
 
-function final(math: HogqlMath, a: Aggregate): HogqlValue {
+function final(math: HogqlMath, a: Aggregate): AnswerValue {
   if (isMoment(math.aggregation)) return a.n === 0 ? null : moment(math.aggregation, a)
   switch (math.aggregation) {
+    case 'groupArray':
+    case 'groupUniqArray': {
+      // In time, then by uuid's text, as any() reads them (ClickHouse's order is whichever it reads them in); the
+      // unique ones where each first stands (-0 one with 0, NaN one value, as uniq tells them apart).
+      const values = a.items!.sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).map((item) => item.value)
+      if (math.aggregation === 'groupArray') return values
+      const firsts = new Map<string | null, HogqlValue>()
+      for (const v of values) if (!firsts.has(uniqKey(v))) firsts.set(uniqKey(v), v)
+      return [...firsts.values()]
+    }
     case 'count':
       return a.n
     case 'uniq':
@@ -131,6 +143,10 @@ function moment(kind: Moment, { n, sum, squares, cubes, fourths, pair }: Aggrega
 
 /** `value` (and a pair's `second`) of the row at `at` (ms) with the uuid `id` added to the aggregate. */
 function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string, second: HogqlValue = null): void {
+  if (givesArray(math)) {
+    if (value !== null) a.items!.push({ value, at, id })
+    return
+  }
   if (picksOne(math)) {
     // ClickHouse's any is whichever value it meets first; the first in time is one both stores give alike. argMax's
     // is the last in time (then by uuid's text), as argMin's is the first.
@@ -165,26 +181,26 @@ export type QueryRows = Iterable<QueryEvent> | Iterable<QueryPerson> | Iterable<
 
 /**
  * The plan run on events read in any order (the embedded store's): the answer's rows, at most `plan.fetch`, with the
- * values the stores give (dates and times as ms, texts as answeredText reads them). `ordered`: the rows come in the innermost plan's `scan` order (of
+ * values the stores give (dates and times as ms, texts and arrays as storeAnswer reads them). `ordered`: the rows come in the innermost plan's `scan` order (of
  * `timestamp`), so its run may stop early.
  */
-export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: RegexEngine | null, ordered = false): HogqlValue[][] {
-  return Array.from(planRows(plan, events, regex, ordered), (row) => row.map(answeredText))
+export function runHogqlQuery(plan: HogqlQueryPlan, events: QueryRows, regex: RegexEngine | null, ordered = false): AnswerValue[][] {
+  return Array.from(planRows(plan, events, regex, ordered), (row) => row.map(storeAnswer))
 }
 
 /** A plan below the one run, and its rows, computed apart (a subquery's join: hogql-join.ts). */
-type Below = { plan: HogqlQueryPlan; rows: HogqlValue[][] }
+type Below = { plan: HogqlQueryPlan; rows: AnswerValue[][] }
 
 /** The plan run over the rows of a plan below it, given: none of its own table. */
-export function runHogqlQueryOver(plan: HogqlQueryPlan, below: Below, regex: RegexEngine | null): HogqlValue[][] {
-  return Array.from(planRows(plan, [], regex, false, below), (row) => row.map(answeredText))
+export function runHogqlQueryOver(plan: HogqlQueryPlan, below: Below, regex: RegexEngine | null): AnswerValue[][] {
+  return Array.from(planRows(plan, [], regex, false, below), (row) => row.map(storeAnswer))
 }
 
 /**
  * The plan's rows, each yielded once known: a query neither grouped nor ordered yields each as it reads it, so a query
  * of such a subquery reads its rows one by one, never all held at once.
  */
-function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean, below?: Below): Generator<HogqlValue[]> {
+function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | null, ordered: boolean, below?: Below): Generator<AnswerValue[]> {
   // A query of a subquery reads the subquery's rows: its fields (`sub_<i>`) are their values.
   const events = plan.source === null ? input : plan.source === below?.plan ? below.rows : planRows(plan.source, input, regex, ordered, below)
   // Read in the order of its first key, the run ends at the first event past the time of the fetch-th row kept: none
@@ -202,12 +218,12 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
       ? (name: HogqlField) => current.stored?.[name as StoredField] ?? current[name as Exclude<HogqlField, ColumnRef | StoredField | SourceRef>] ?? ''
       : (name: HogqlField) => (current as unknown as HogqlValue[])[Number(name.slice(4))]
   const value = (node: HogqlNode) => evaluateHogql(node, property, regex, field)
-  type Row = { values: HogqlValue[]; keys: HogqlValue[] }
+  type Row = { values: AnswerValue[]; keys: HogqlValue[] }
   const rows: Row[] = []
   const groups = new Map<string, { values: HogqlValue[]; aggregates: Aggregate[] }>()
   const seen = new Set<string>()
   /** DISTINCT: whether these values are new. */
-  const firstSeen = (values: readonly HogqlValue[]) => {
+  const firstSeen = (values: readonly AnswerValue[]) => {
     const key = keyOf(values)
     if (seen.has(key)) return false
     seen.add(key)
@@ -217,7 +233,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   // A group's columns that are none of its aggregations nor over them, read of its first row, and its aggregates.
   const newGroup = () => ({
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
-    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, cubes: 0, fourths: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null })),
+    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, cubes: 0, fourths: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null, items: givesArray(c.math) ? [] : null })),
   })
   // Without groups or an order, the first `fetch` rows read (of LIMIT BY's, the first n of each) are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0
@@ -267,8 +283,9 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     // are, for LIMIT BY, which drops some of them).
     if (plan.orderBy.length > 0 && plan.limitBy === null && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
-  const ofColumns = (values: readonly HogqlValue[]) => (name: HogqlField) => values[Number(name.slice(4))]
-  const kept = (values: readonly HogqlValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, ofColumns(values))
+  // An array (groupArray's) is no other column's operand nor a key: columnRef refuses reading one (hogql-query-columns.ts).
+  const ofColumns = (values: readonly AnswerValue[]) => (name: HogqlField) => values[Number(name.slice(4))] as HogqlValue
+  const kept = (values: readonly AnswerValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, ofColumns(values))
   if (plan.grouped) {
     // Aggregations without GROUP BY make one row even of no events, as in SQL.
     // Its other columns read no event (hogql-query.ts), so they are evaluated without one.
@@ -280,7 +297,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
         if (late[i]) values[i] = evaluateHogql(c.expr, NO_PROPERTIES, regex, ofColumns(values))
       })
       if (!kept(values) || (plan.distinct && !firstSeen(values))) continue
-      rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!]) })
+      rows.push({ values, keys: plan.orderBy.map((o) => values[o.column!] as HogqlValue) })
     }
   }
   if (plan.orderBy.length > 0) sortRows(rows)
@@ -288,7 +305,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
 }
 
 /** LIMIT n BY's test of the rows in order: whether a row is among the first n of its columns' values. */
-function limitedBy({ limitBy }: HogqlQueryPlan): (values: readonly HogqlValue[]) => boolean {
+function limitedBy({ limitBy }: HogqlQueryPlan): (values: readonly AnswerValue[]) => boolean {
   if (limitBy === null) return () => true
   const seen = new Map<string, number>()
   return (values) => {

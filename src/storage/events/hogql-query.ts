@@ -30,13 +30,13 @@ import { evaluateHogql, hogqlFields, hogqlProperties, isSourceRef, uniquePaths, 
 import { COMPARISONS } from './hogql-datetime.js'
 import type { QueryClock } from './hogql-clock.js'
 import { ASTERISK, STORED_FIELDS, TABLES, type QueryTable } from './hogql-tables.js'
-import { aliased, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
+import { aliased, arrayRead, callsAggregation, columnAt, columnOf, columnRef, expression, having, LATER, overGroups, readsEvents, same, whereScope, wholeOrLater, type GroupScope, type QueryColumn } from './hogql-query-columns.js'
 import { HogqlMathError, isCall, isPunct, isWord, splitCommas, tokenize, type Token } from './hogql-tokens.js'
 import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './hogql-placeholders.js'
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
 import { lookups, type Lookup } from './hogql-lookups.js'
-import { picksOne } from './hogql-functions.js'
+import { givesArray, picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
 import { JoinReader, joins, type JoinPlan } from './hogql-join.js'
@@ -334,10 +334,11 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
     if (n?.kind !== 'number' || !Number.isSafeInteger(n.value) || rest.length > 0) throw refuse('LIMIT takes a whole number here (LIMIT 100), after a LIMIT n BY columns if any (LIMIT 1 BY distinct_id LIMIT 100).')
     limit = Math.min(n.value, MAX_SELECT_RETURNED_ROWS)
   }
+  for (const at of [...orderBy.map((o) => o.column), ...(limited?.columns ?? [])]) if (at !== null && givesArray(columns[at].math)) throw arrayRead(columns[at])
   const paginated = limitTokens === undefined && defaultLimit !== null
   const join = joining?.finish() ?? null
   const below = source?.columns ?? join?.columns
-  if (below !== undefined && columns.some((c) => picksOne(c.math))) throw refuse(`any(), argMin() and argMax() read a value by its time; a ${join ? 'join' : 'subquery'}'s rows have no time here: use min() or max().`)
+  if (below !== undefined && columns.some((c) => picksOne(c.math) || givesArray(c.math))) throw refuse(`any(), argMin(), argMax(), groupArray() and groupUniqArray() read values by their time; a ${join ? 'join' : 'subquery'}'s rows have no time here: use min() or max().`)
   // A subquery's (or a join's) column read whole keeps its type (count()'s UInt64).
   columns.forEach((c) => {
     if (below !== undefined && c.math === null && c.expr.op === 'field' && isSourceRef(c.expr.field)) c.type = below[Number(c.expr.field.slice(4))].type

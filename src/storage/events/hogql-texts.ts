@@ -2,7 +2,7 @@
  * More of ClickHouse's functions of texts, as PostHog's HogQL maps them (HOGQL_CLICKHOUSE_FUNCTIONS): computed here
  * on bytes as current ClickHouse computes them (hogql-values.ts's textBytes keeps a text's loose bytes), and written
  * in 18.16's SQL, which has lengthUTF8, positionUTF8, positionCaseInsensitive, reverse and appendTrailingCharIfAbsent
- * but no leftPad, rightPad, repeat, concatWithSeparator or countSubstrings. left and right are substrings
+ * but no leftPad, rightPad, repeat, concatWithSeparator, countSubstrings or format. left and right are substrings
  * (hogql-functions.ts's sugarCall).
  *
  * - lengthUTF8 and positionUTF8 count a code point at each byte that is no continuation byte (UTF8Helpers.h's
@@ -13,7 +13,8 @@
  *   1,000 here (a negative one repeats nothing).
  * - concatWithSeparator(sep, …) joins its values (a number as toString writes it) with the literal separator; NULL
  *   where one is. appendTrailingCharIfAbsent's character is ASCII; an empty text stays empty. countSubstrings
- *   counts the literal needle's occurrences that do not overlap (none for an empty needle).
+ *   counts the literal needle's occurrences that do not overlap (none for an empty needle), its CaseInsensitive
+ *   form after folding ASCII letters; format fills a literal pattern (formatPieces).
  */
 import type { HogqlNode, HogqlValue } from './hogql-math.js'
 import { lambdaSql, NULL_NUMBER, NULL_TEXT } from './clickhouse-hogql-calls.js'
@@ -32,12 +33,14 @@ export const TEXT_SPECS = [
   ['concatWithSeparator', 1, 64],
   ['appendTrailingCharIfAbsent', 2, 2],
   ['countSubstrings', 2, 2],
+  ['countSubstringsCaseInsensitive', 2, 2],
+  ['format', 2, 64],
 ] as const
 export type TextFunction = (typeof TEXT_SPECS)[number][0]
 const TEXT_FUNCTIONS: ReadonlySet<string> = new Set(TEXT_SPECS.map(([fn]) => fn))
 export const isTextFunction = (fn: string): fn is TextFunction => TEXT_FUNCTIONS.has(fn)
 /** Those whose value is a number. */
-const TO_NUMBER: ReadonlySet<string> = new Set(['lengthUTF8', 'positionUTF8', 'positionCaseInsensitive', 'countSubstrings'])
+const TO_NUMBER: ReadonlySet<string> = new Set(['lengthUTF8', 'positionUTF8', 'positionCaseInsensitive', 'countSubstrings', 'countSubstringsCaseInsensitive'])
 export const textFunctionType = (fn: TextFunction): 'text' | 'number' => (TO_NUMBER.has(fn) ? 'number' : 'text')
 
 const MAX_PAD = 1_000_000
@@ -71,8 +74,50 @@ export function checkTextArguments(fn: TextFunction, args: HogqlNode[], integer:
       if (!/^[\x00-\x7f]$/.test((args[1] as { value: string }).value)) throw new HogqlMathError('appendTrailingCharIfAbsent() takes one ASCII character here, as in appendTrailingCharIfAbsent(x, \'/\').')
       return
     case 'countSubstrings':
+    case 'countSubstringsCaseInsensitive':
       return textLiteral(1, 'needle')
+    case 'format':
+      textLiteral(0, 'pattern')
+      formatPieces((args[0] as { value: string }).value, args.length - 1)
   }
+}
+
+/**
+ * format's pattern (formatString.h) as its texts and, between them, the indexes of the values that stand there: `{}`
+ * the next value, `{n}` the nth from 0 (one way or the other throughout), `{{` and `}}` a brace. A brace that does
+ * not pair, a value past the last and a text within braces are refused, as ClickHouse refuses them.
+ */
+function formatPieces(pattern: string, values: number): Array<string | number> {
+  const pieces: Array<string | number> = []
+  let [text, at, next] = ['', 0, 0]
+  let numbered: boolean | null = null
+  const refuse = (why: string) => new HogqlMathError(`format()'s pattern ${JSON.stringify(pattern)}: ${why}, as in format('{} of {}', a, b).`)
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if ((c === '{' || c === '}') && pattern[i + 1] === c) {
+      text += c
+      i++
+    } else if (c === '}') throw refuse('a } closes no {')
+    else if (c !== '{') text += c
+    else {
+      // Within the braces, where a doubled brace is skipped over as outside them (ClickHouse's scan).
+      let end = i + 1
+      while (end < pattern.length && !(pattern[end] === '}' && pattern[end + 1] !== '}')) end += pattern[end] === '{' || pattern[end] === '}' ? 2 : 1
+      if (end >= pattern.length) throw refuse('a { is not closed')
+      const inside = pattern.slice(i + 1, end)
+      if (inside.includes('{')) throw refuse('a { stands within braces')
+      if (numbered === (inside === '')) throw refuse('{} and {n} are not mixed')
+      numbered = inside !== ''
+      if (numbered && !/^[0-9]+$/.test(inside)) throw refuse(`{${inside}} is no number`)
+      const index = numbered ? Number(inside) : next++
+      if (index >= values) throw refuse(`it reads a value past its ${values}`)
+      pieces.push(text, index)
+      text = ''
+      i = end
+    }
+  }
+  pieces.push(text)
+  return pieces
 }
 
 /** Whether a byte begins a code point, as ClickHouse counts them: it is no continuation byte (10xxxxxx). */
@@ -111,12 +156,15 @@ export function textFunctionValue(fn: TextFunction, values: readonly HogqlValue[
       return bytesText(pad(fn, bytes, second as number, (third as string | undefined) ?? ' '))
     case 'appendTrailingCharIfAbsent':
       return text === '' || text.endsWith(second as string) ? text : joinedText(text + (second as string))
-    case 'countSubstrings': {
-      const needle = textBytes(second as string)
+    case 'countSubstrings':
+    case 'countSubstringsCaseInsensitive': {
+      const [haystack, needle] = fn === 'countSubstrings' ? [bytes, textBytes(second as string)] : [asciiLower(bytes), asciiLower(textBytes(second as string))]
       let count = 0
-      for (let at = needle.length === 0 ? -1 : bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + needle.length)) count++
+      for (let at = needle.length === 0 ? -1 : haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + needle.length)) count++
       return count
     }
+    case 'format':
+      return joinedText(formatPieces(text, values.length - 1).map((p) => (typeof p === 'number' ? (values[p + 1] as string) : p)).join(''))
   }
 }
 
@@ -148,12 +196,22 @@ export function textFunctionSql(fn: TextFunction, args: readonly HogqlNode[], sq
       return `appendTrailingCharIfAbsent(${text}, ${hogqlTextSql(literal(1) as string)})`
     case 'repeat':
       return repeatSql(text, literal(1) as number, sql)
-    case 'countSubstrings': {
+    case 'countSubstrings':
+    case 'countSubstringsCaseInsensitive': {
+      // lower() folds ASCII letters only, as the case-insensitive count does, and keeps the length.
+      const folded = fn === 'countSubstrings' ? (s: string) => s : (s: string) => `lower(${s})`
       const needle = literal(1) as string
       const width = textBytes(needle).length
       if (width === 0) return `toFloat64(length(${text}) * 0)`
       const t = sql.fresh()
-      return lambdaSql([t], [text], `toFloat64(intDiv(length(${t}) - length(replaceAll(${t}, ${hogqlTextSql(needle)}, '')), ${width}))`)
+      return lambdaSql([t], [text], `toFloat64(intDiv(length(${t}) - length(replaceAll(${folded(t)}, ${folded(hogqlTextSql(needle))}, '')), ${width}))`)
+    }
+    case 'format': {
+      // concat of the texts and values; a value the pattern does not read stands as none of it, to be NULL where it is.
+      const values = args.slice(1).map((a) => sql.compile(a))
+      const pieces = formatPieces(literal(0) as string, values.length)
+      const unread = values.filter((_, i) => !pieces.includes(i)).map((v) => `substring(${v}, 1, 0)`)
+      return `concat(${[...pieces.map((p) => (typeof p === 'number' ? values[p] : hogqlTextSql(p))), ...unread, "''"].join(', ')})`
     }
     case 'leftPad':
     case 'rightPad': {

@@ -20,9 +20,9 @@ export type Token = ({ kind: 'number'; value: number } | { kind: 'text'; value: 
 export const FILTERS_MARK = '{filters}'
 
 export const isPunct = (t: Token | undefined, value: string): boolean => t?.kind === 'punct' && t.value === value
-/** Whether the clause word at `i` is a function's name (`array(…)`, `left(…)`, `right(…)`), not ARRAY JOIN or LEFT JOIN. */
+/** Whether the clause word at `i` is a function's name (`array(…)`, `left(…)`, `right(…)`, `format(…)`), not ARRAY JOIN, LEFT JOIN or FORMAT. */
 export const isCall = (tokens: readonly Token[], i: number): boolean => CALLED_WORDS.has(String(tokens[i].value).toLowerCase()) && isPunct(tokens[i + 1], '(')
-const CALLED_WORDS: ReadonlySet<string> = new Set(['array', 'left', 'right'])
+const CALLED_WORDS: ReadonlySet<string> = new Set(['array', 'left', 'right', 'format'])
 
 /** Where the parenthesis at `open` closes, -1 where it does not. */
 export function closingAt(tokens: Token[], open: number): number {

@@ -298,11 +298,17 @@ function exactQuantile(sorted: readonly number[], level: number, kind: QuantileK
   return sorted[level < 1 ? Math.floor(level * n) : n - 1]
 }
 
+/** A value of a query's answer: one value, or the array an aggregation gives (groupArray). */
+export type AnswerValue = HogqlValue | HogqlValue[]
+
 /**
  * A text as a store's answer gives it: ClickHouse's JSON holds its bytes, which its client reads as UTF-8, each run of
  * bytes that is no character (its loose bytes here) U+FFFD as the WHATWG decoder replaces them, as Buffer's does.
  */
-export const answeredText = (v: HogqlValue): HogqlValue => (typeof v === 'string' && hasLooseBytes(v) ? textBytes(v).toString('utf8') : v)
+const decoded = (v: HogqlValue): HogqlValue => (typeof v === 'string' && hasLooseBytes(v) ? textBytes(v).toString('utf8') : v)
+
+/** A value as a store's answer gives it: its texts decoded, and in an array NaN and infinities null (as ClickHouse's JSON writes them). */
+export const storeAnswer = (v: AnswerValue): AnswerValue => (Array.isArray(v) ? v.map((item) => answered(decoded(item))) : decoded(v))
 
 /** A value as a store's answer gives it: NaN and infinities are NULL there (ClickHouse's JSON writes them so). */
 export const answered = (v: HogqlValue): HogqlValue => (typeof v === 'number' && !Number.isFinite(v) ? null : v)
@@ -311,6 +317,6 @@ export const answered = (v: HogqlValue): HogqlValue => (typeof v === 'number' &&
  * A row's key for GROUP BY, DISTINCT and a join's keys. ClickHouse tells apart what JSON would not: −0 from 0 (it hashes a
  * Float64's bits) and NaN and ±∞ from NULL; values are never objects, so markers can't meet one.
  */
-export function keyOf(values: readonly HogqlValue[]): string {
+export function keyOf(values: readonly AnswerValue[]): string {
   return JSON.stringify(values.map((v) => (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v)) ? { [Object.is(v, -0) ? '-0' : String(v)]: 1 } : v)))
 }

@@ -3,7 +3,7 @@ import { ClickHouseEventStore } from './clickhouse.js'
 import { createClickHouseClient, detectFeatures, type ClickHouseOptions } from './clickhouse-schema.js'
 import { ThreadedEventStore } from './query-thread.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
-import type { HogqlValue } from './hogql-math.js'
+import type { AnswerValue } from './hogql-values.js'
 import type {
   BreakdownQuery,
   BreakdownRow,
@@ -47,6 +47,7 @@ export { fillLookup, type FieldLookupOf, type Lookup, type LookupOf, type Lookup
 export { joinBelow, joinRows, MAX_JOIN_ROWS } from './hogql-join.js'
 export { propertyFiltersHogql } from './hogql-property-expr.js'
 export { runHogqlQuery, runHogqlQueryOver, type QueryDistinctId, type QueryGroup, type QueryPerson } from './hogql-query-run.js'
+export type { AnswerValue } from './hogql-values.js'
 export { HogqlMathError, hogqlFields, hogqlHolds, hogqlProperties, parseHogqlMath, type HogqlField, type HogqlMath, type HogqlValue, type PropertyPath } from './hogql-math.js'
 export { migrateClickHouse, type ClickHouseOptions, type ServerFeatures } from './clickhouse-schema.js'
 
@@ -129,7 +130,7 @@ class LazyClickHouseStore implements EventStore {
     return (await this.#get()).experimentExposures(query)
   }
 
-  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
+  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<AnswerValue[][]> {
     return (await this.#get()).hogqlQuery(teamId, plan)
   }
 

@@ -17,7 +17,7 @@ import { compileSqliteFunnel } from './sqlite-funnel.js'
 import { compileSqliteWhere, groupColumn, hogqlReadSql, propertyText, registerFilterFunctions, type SqlFragment } from './sqlite-filters.js'
 import { innermost, type HogqlQueryPlan } from './hogql-query.js'
 import { runHogqlQuery, type QueryEvent } from './hogql-query-run.js'
-import type { HogqlValue } from './hogql-math.js'
+import type { AnswerValue } from './hogql-values.js'
 import {
   SinkError,
   funnelEventNames,
@@ -234,7 +234,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** A HogQL query's rows (hogql-query.ts): the events in its time bounds read once, the plan run on them here. */
-  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]> {
+  async hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<AnswerValue[][]> {
     const base = innermost(plan)
     const where = compileSqliteWhere({ teamId, after: base.after, before: base.before })
     const read = hogqlReadSql(base)

@@ -5,6 +5,7 @@
 
 import type { ExperimentExposuresQuery, ExperimentSums, ExperimentVariantsQuery, ExposureCount } from './experiment-types.js'
 import type { HogqlNode, HogqlValue } from './hogql-math.js'
+import type { AnswerValue } from './hogql-values.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 
 export * from './experiment-types.js'
@@ -386,6 +387,6 @@ export interface EventStore {
   /** Entities first exposed per variant and quarter hour (ExperimentExposuresQuery), counted where the events are read. */
   experimentExposures(query: ExperimentExposuresQuery): Promise<ExposureCount[]>
   /** A HogQL query's rows over the project's events (hogql-query.ts), at most `plan.fetch`; dates and times as ms. */
-  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<HogqlValue[][]>
+  hogqlQuery(teamId: number, plan: HogqlQueryPlan): Promise<AnswerValue[][]>
   close(): Promise<void>
 }

@@ -337,6 +337,19 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.same(await rows(cut), [['\uFFFD', 'é', 2, 'free\uFFFD']], "a character cut is its bytes, answered as ClickHouse's client reads them")
   })
 
+  t.test('groupArray and groupUniqArray answer arrays: the values in time, the unique ones where each first stands', async (t) => {
+    const res = await query("select distinct_id, groupArray(event) as events, groupUniqArray(properties.plan), groupArrayIf(toFloat(properties.n), properties.n < 10), format('{} {}', distinct_id, 'x') from events where distinct_id in ('user-1', 'user-2') group by distinct_id order by distinct_id")
+    t.equal(res.status, 200, JSON.stringify(res.body))
+    t.same(res.body.results, [
+      ['user-1', ['click', 'buy', 'view'], ['free', 'pro'], [1], 'user-1 x'],
+      ['user-2', ['buy', 'view', 'click'], ['free', 'pro'], [2], 'user-2 x'],
+    ])
+    t.same(res.body.types.slice(1, 4), [['events', 'Array(String)'], ['groupUniqArray(properties.plan)', 'Array(String)'], ['groupArrayIf(toFloat(properties.n), properties.n < 10)', 'Array(Float64)']])
+    const refused = await query('select groupArray(event) as x from events order by x')
+    t.equal(refused.status, 400)
+    t.match(refused.body, { type: 'validation_error', detail: /x: the array groupArray\(\) gives is read here as a column of the answer only/ })
+  })
+
   t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {
     const text = "select varPop(properties.n), stddevSamp(properties.n), varSampIf(properties.n, properties.n = 0), stddevPopIf(properties.price, properties.n = 1) from events where properties.n < 4"
     t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])

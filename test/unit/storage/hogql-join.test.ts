@@ -3,12 +3,13 @@ import { parseHogqlQuery } from '../../../src/storage/events/hogql-query.js'
 import { joinBelow, joinRows } from '../../../src/storage/events/hogql-join.js'
 import { runHogqlQuery, runHogqlQueryOver } from '../../../src/storage/events/hogql-query-run.js'
 import type { HogqlValue } from '../../../src/storage/events/hogql-math.js'
+import type { AnswerValue } from '../../../src/storage/events/hogql-values.js'
 
 const clock = { now: Date.UTC(2024, 5, 1), zone: 'UTC' }
 const plan = (text: string) => parseHogqlQuery(text, clock)
 
 /** The query's rows over its sides' rows as given (each side's columns in its query's order). */
-async function run(text: string, sides: HogqlValue[][][]): Promise<HogqlValue[][]> {
+async function run(text: string, sides: HogqlValue[][][]): Promise<AnswerValue[][]> {
   const p = plan(text)
   return runHogqlQuery(p, await joinRows(p.join!, sides, null), null).map((row) => row.slice(0, p.shown))
 }

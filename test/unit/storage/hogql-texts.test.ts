@@ -24,6 +24,8 @@ t.test("the functions give current ClickHouse's documented answers", async (t) =
   t.same(row("lengthUTF8('Здравствуй, мир!'), length('Здравствуй, мир!'), positionUTF8('Привет, мир!', 'мир'), position('Привет, мир!', 'мир'), positionUTF8('ab', '')"), [16, 29, 9, 15, 1])
   t.same(row("positionCaseInsensitive('Hello, world!', 'hello'), positionCaseInsensitive('aÄb', 'äB'), positionCaseInsensitive('aÄb', 'ÄB')"), [1, 0, 2], 'ASCII letters only fold')
   t.same(row("reverse('abc'), reverse('')"), ['cba', ''])
+  t.same(row("format('{1} {0} {1}', 'World', 'Hello'), format('{} {}', 'Hello', 'World'), format('{{}}{}', 'x'), format('{}', 'a', null), format('-', 'a')"), ['Hello World Hello', 'Hello World', '{}x', null, '-'], 'format: numbered, in turn, braces doubled; NULL where a value is, read or not')
+  t.same(row("countSubstringsCaseInsensitive('AAAA', 'aa'), countSubstringsCaseInsensitive('aBA ba', 'AB'), countSubstringsCaseInsensitive('ÄÄ', 'ä')"), [2, 1, 0], 'ASCII letters fold')
   t.same(row("appendTrailingCharIfAbsent('ab', '/'), appendTrailingCharIfAbsent('ab/', '/'), appendTrailingCharIfAbsent('', '/')"), ['ab/', 'ab/', ''])
   t.same(row("left('Hello', 3), left('Hello', -3), left('Hello', 0), right('Hello', 3), right('Hello', -3), right('Hello', 9), left('Hello', 9)"), ['Hel', 'He', '', 'llo', 'lo', 'Hello', 'Hello'])
   t.same(row("reverse('é'), lengthUTF8(reverse('é')), left('é', 1), lengthUTF8(left('é', 1))"), ['\uDCA9\uDCC3', 1, '\uDCC3', 1], 'bytes: a character cut or reversed keeps its bytes, counted where one begins')
@@ -43,6 +45,14 @@ t.test('arguments are refused where the stores do not read them', async (t) => {
     ['select lengthUTF8(1) from events', /lengthUTF8\(\) takes texts, not numbers/],
     ['select repeat(1, 2) from events', /repeat\(\) takes texts, not numbers, where it takes a text/],
     ['select left(event, properties.n) from events', /left\(\) takes its length as an integer literal/],
+    ["select format('{} {0}', event, event) from events", /format\(\)'s pattern "\{\} \{0\}": \{\} and \{n\} are not mixed/],
+    ["select format('{2}', event, event) from events", /it reads a value past its 2/],
+    ["select format('{', event) from events", /a \{ is not closed/],
+    ["select format('{}}', event) from events", /a \{ is not closed/],
+    ["select format('}', event) from events", /a \} closes no \{/],
+    ["select format('{x}', event) from events", /\{x\} is no number/],
+    ['select format(event, event) from events', /format\(\) takes its pattern as a text literal/],
+    ["select format('{}', 1) from events", /format\(\) takes texts, not numbers/],
     ['select right(event) from events', /right\(\) takes 2 arguments, got 1/],
   ]
   for (const [text, message] of refused) t.throws(() => parseHogqlQuery(text, clock), message, text)
@@ -71,17 +81,20 @@ t.test("on ClickHouse 18.16 the written SQL gives the evaluation's answer", { sk
     ...[[0, ' '], [4, '*'], [7, 'xy'], [9, ''], [10, 'é']].flatMap(([l, p]): Array<[TextFunction, Array<string | number>]> => [['leftPad', [l, p]], ['rightPad', [l, p]]]),
     ['appendTrailingCharIfAbsent', ['/']], ['appendTrailingCharIfAbsent', ['a']],
     ['concatWithSeparator', ['-']], ['concatWithSeparator', [', ']],
+    ...['', 'a', 'B', 'é', 'ab'].map((needle): [TextFunction, Array<string | number>] => ['countSubstringsCaseInsensitive', [needle]]),
+    ['format', ['{}-{}']], ['format', ['{1}{{é}}{1}']], ['format', ['{0}']], ['format', ['none']],
   ]
   // Rows of Nullable(String), NULL last: hex() of each answer (NULL as 'N'), compared byte for byte.
   const rows = `arrayJoin([${texts.map((x) => `CAST(${hogqlTextSql(x)} AS Nullable(String))`).join(', ')}, NULL])`
   for (const [fn, rest] of calls) {
-    const args = fn === 'concatWithSeparator' ? [literal(rest[0]), column, column] : [column, ...rest.map(literal)]
+    const joins = fn === 'concatWithSeparator' || fn === 'format'
+    const args = joins ? [literal(rest[0]), column, column] : [column, ...rest.map(literal)]
     const res = await fetch(server.url, { method: 'POST', body: `SELECT ifNull(hex(toString(${textFunctionSql(fn, args, sql)})), 'N') FROM (SELECT ${rows} AS x) FORMAT TSV` })
     const body = await res.text()
     t.ok(res.ok, body.slice(0, 200))
     const answers = body.replace(/\n$/, '').split('\n')
     const want = (x: string) => {
-      const v = textFunctionValue(fn, fn === 'concatWithSeparator' ? [rest[0], x, x] : [x, ...rest])
+      const v = textFunctionValue(fn, joins ? [rest[0], x, x] : [x, ...rest])
       return textBytes(String(v)).toString('hex').toUpperCase()
     }
     const wrong = texts.filter((x, i) => answers[i] !== want(x)).map((x) => [x, answers[texts.indexOf(x)], want(x)])
