@@ -1,7 +1,8 @@
 /**
  * HogQL's arrays (in queries, filters and math), as values the functions of arrays read: literals (`['a', 'b']`,
- * `array(…)`) and splitByChar and splitByString of a text, read by `arr[i]` (arrayElement), has, indexOf, length, empty, notEmpty and
- * arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
+ * `array(…)`) and splitByChar and splitByString of a text, and over a query's groups a group's groupArray (a field node
+ * with `array`, hogql-query-columns.ts's arrayColumn, whose value the run gives), read by `arr[i]` (arrayElement), has,
+ * indexOf, length, empty, notEmpty and arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
  * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
  * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
  * from the end when negative (0 is refused), and one out of range gives the items' default ('' or 0), NULL where
@@ -27,19 +28,23 @@ const MAX_NESTED = 32
 const MAX_INDEX = 1e15
 
 type Call = HogqlNode & { op: 'call' }
+/** A group's column whose value is an array (groupArray's, hogql-query-columns.ts's arrayColumn): its items never NULL. */
+type ColumnArray = HogqlNode & { op: 'field'; array: true }
+type ArrayNode = Call | ColumnArray
 /** How clickhouse-hogql.ts writes a value of either type. */
 export interface ValueSql {
   number(node: HogqlNode): string
   text(node: HogqlNode): string
+  compile(node: HogqlNode): string
 }
 
-export const isArray = (node: HogqlNode): node is Call => node.op === 'call' && MAKERS.has(node.fn)
+export const isArray = (node: HogqlNode): node is ArrayNode => (node.op === 'call' && MAKERS.has(node.fn)) || (node.op === 'field' && node.array === true)
 /** Whether a call reads an array (its value is computed here). */
 export const readsArray = (node: Call): boolean => READERS.has(node.fn) && node.args[0] !== undefined && isArray(node.args[0])
 
 const literalItem = (n: HogqlNode): boolean => n.op === 'number' || n.op === 'text' || (n.op === 'negate' && n.args[0].op === 'number')
 /** Whether an array's items are Nullable to ClickHouse: a literal's that are not all literals (a split's never are). */
-const nullableItems = (arr: Call): boolean => arr.fn === 'array' && !arr.args.every(literalItem)
+const nullableItems = (arr: ArrayNode): boolean => arr.op === 'call' && arr.fn === 'array' && !arr.args.every(literalItem)
 const textLiteral = (node: HogqlNode | undefined): string | null => (node?.op === 'text' ? node.value : null)
 
 /** `[a, b, …]` (or array(a, b, …)): items all texts or all numbers, NULLs among them. */
@@ -67,7 +72,7 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     return { op: 'call', fn, type: 'text', args }
   }
   if (!READERS.has(fn) || first === undefined || !isArray(first)) {
-    if (fn === 'arrayElement') throw new HogqlMathError(`arr[i] and arrayElement() index an array here (a literal, splitByChar or splitByString), as in splitByChar('/', properties.$pathname)[2].`)
+    if (fn === 'arrayElement') throw new HogqlMathError(`arr[i] and arrayElement() index an array here (a literal, splitByChar, splitByString or a group's groupArray), as in splitByChar('/', properties.$pathname)[2].`)
     throw new HogqlMathError(READERS.has(fn) ? `${fn}() takes an array first here, as in has(['a', 'b'], event).` : `${fn}() takes no array here: arrays are read by ${READ_BY}.`)
   }
   if (args.slice(1).some(isArray)) throw new HogqlMathError(`${fn}() takes one array, its first argument.`)
@@ -78,7 +83,7 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
   }
   if (fn === 'has' || fn === 'indexOf') {
     if (second.type !== 'null' && second.type !== first.type) throw new HogqlMathError(`${fn}() looks for a value of its items' type: ${first.type === 'text' ? 'texts' : 'numbers'} here, given a ${second.type} (toString() or toFloat() converts).`)
-    return nullableItems(first) ? searchOfItems(fn, first.args, second) : { op: 'call', fn, type: 'number', args }
+    return first.op === 'call' && nullableItems(first) ? searchOfItems(fn, first.args, second) : { op: 'call', fn, type: 'number', args }
   }
   if (fn === 'arrayStringConcat') {
     if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError('arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, or a literal of text literals.')
@@ -108,7 +113,9 @@ export function refuseLooseArrays(node: HogqlNode, reader = false): void {
   node.args.forEach((arg, i) => refuseLooseArrays(arg, reads && i === 0))
 }
 
-function items(arr: Call, value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
+function items(arr: ArrayNode, value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
+  // A group's array is the column's value as the run gives it (hogql-query-run.ts).
+  if (arr.op === 'field') return value(arr) as unknown as HogqlValue[]
   if (arr.fn === 'array') return arr.args.map(value)
   const text = value(arr.args[1])
   return ((text ?? '') as string).split((arr.args[0] as { value: string }).value)
@@ -116,7 +123,7 @@ function items(arr: Call, value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
 
 /** A reader's value (readsArray), the items evaluated by `value`, as ClickHouse computes it. */
 export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): HogqlValue {
-  const arr = node.args[0] as Call
+  const arr = node.args[0] as ArrayNode
   const all = items(arr, value)
   switch (node.fn) {
     case 'arrayElement': {
@@ -140,7 +147,8 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
 }
 
 /** An array's SQL: a literal's Nullable items each toNullable, so ClickHouse types it as the evaluation reads it. */
-function arraySql(arr: Call, sql: ValueSql): string {
+function arraySql(arr: ArrayNode, sql: ValueSql): string {
+  if (arr.op === 'field') return sql.compile(arr)
   if (arr.fn !== 'array') return `${arr.fn}(${hogqlTextSql((arr.args[0] as { value: string }).value)}, ifNull(${sql.text(arr.args[1])}, ''))`
   // A number as Float64 whatever its SQL's type (an aggregation's count() is UInt64, which has no common type with it).
   const item = (n: HogqlNode) => (arr.type === 'text' ? sql.text(n) : n.type === 'null' ? sql.number(n) : `toFloat64(${sql.number(n)})`)
@@ -149,7 +157,7 @@ function arraySql(arr: Call, sql: ValueSql): string {
 
 /** A reader's SQL (readsArray), a number as Float64. */
 export function arrayCallSql(node: Call, sql: ValueSql): string {
-  const arr = node.args[0] as Call
+  const arr = node.args[0] as ArrayNode
   const array = arraySql(arr, sql)
   const [, second] = node.args
   if (node.fn === 'arrayElement') return `arrayElement(${array}, ${(second as { value: number }).value})`

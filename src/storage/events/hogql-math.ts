@@ -78,7 +78,7 @@ export type HogqlNode = { type: HogqlType } & (
    * persons it holds for (person-filters.ts), math's as the event's distinct id's person has it (PersonProperty).
    */
   | { op: 'property'; key: string; nested?: readonly string[]; person?: boolean }
-  | { op: 'field'; field: HogqlField }
+  | { op: 'field'; field: HogqlField; array?: true }
   | { op: '+' | '-' | '*' | '/'; args: [HogqlNode, HogqlNode] }
   | { op: 'negate' | 'not'; args: [HogqlNode] }
   | { op: '=' | '!=' | '<' | '<=' | '>' | '>='; args: [HogqlNode, HogqlNode] }

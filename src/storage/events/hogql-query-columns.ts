@@ -118,9 +118,15 @@ export function columnRef(columns: readonly QueryColumn[], at: number, prefix: '
   return c.time === 'date' ? markDate(node) : node
 }
 
+/**
+ * A group's column `at` whose value is an array (groupArray's), as the functions of arrays read it over the groups
+ * (`length(groupArray(x))`, hogql-arrays.ts): anywhere else the parser refuses it as any array (refuseLooseArrays).
+ */
+const arrayColumn = (columns: readonly QueryColumn[], at: number): HogqlNode => ({ op: 'field', type: columns[at].math!.expr.type === 'number' ? 'number' : 'text', field: `col_${at}`, array: true })
+
 /** The refusal of reading an array (groupArray's) but as a column of the answer. */
 export const arrayRead = (c: QueryColumn): HogqlMathError =>
-  new HogqlMathError(`${c.name}: the array ${c.math!.aggregation}() gives is read here as a column of the answer only, not by another column, HAVING, ORDER BY, LIMIT BY, a query of its query, IN or a join.`)
+  new HogqlMathError(`${c.name}: the array ${c.math!.aggregation}() gives is read here as a column of the answer, or by the functions of arrays over the groups (length(${c.math!.aggregation}(x)), has, arr[i] …), not by ORDER BY, LIMIT BY, a query of its query, IN or a join.`)
 
 /** The column an alias names (an explicit one: `AS name`), or -1. */
 const aliasAt = (columns: readonly QueryColumn[], aliases: ReadonlySet<string>, name: string) => (aliases.has(name) ? columns.findIndex((c) => c.name === name) : -1)
@@ -137,7 +143,10 @@ export const ofGroup = (c: QueryColumn): boolean => c.math === null && hogqlFiel
  * reads events. Without it (a query that does not group) an alias reads its column's expression, as ClickHouse's do.
  */
 export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }: GroupScope, refusal: string | null): HogqlNode {
-  const find = (math: HogqlMath | null, expr: HogqlNode) => columnRef(columns, columnAt(columns, math, expr, clock.zone))
+  const find = (math: HogqlMath | null, expr: HogqlNode) => {
+    const at = columnAt(columns, math, expr, clock.zone)
+    return givesArray(math) ? arrayColumn(columns, at) : columnRef(columns, at)
+  }
   const scope: QueryScope = {
     alias: (name) => {
       const at = aliasAt(columns, aliases, name)
@@ -146,7 +155,7 @@ export function overGroups(tokens: Token[], { clock, columns, groupBy, aliases }
       if (c.expr === LATER) throw new HogqlMathError(`${name} is read before it is written: a column over the groups reads those before it.`)
       // The stores compute columns over the groups after the others, so one reads another's expression: the node
       // itself, keyed and checked already, with its marks (a date and time's).
-      return ofGroup(c) || refusal === null ? c.expr : columnRef(columns, at)
+      return ofGroup(c) || refusal === null ? c.expr : givesArray(c.math) ? arrayColumn(columns, at) : columnRef(columns, at)
     },
     aggregate: (call) => {
       const math = mathOf(call)

@@ -125,9 +125,9 @@ const starts = (byte: number): boolean => byte < 0x80 || byte >= 0xc0
 const codePoints = (bytes: Buffer): number => bytes.reduce((n, b) => n + (starts(b) ? 1 : 0), 0)
 const asciiLower = (bytes: Buffer): Buffer => Buffer.from(bytes.map((b) => (b >= 0x41 && b <= 0x5a ? b + 32 : b)))
 
-function pad(fn: 'leftPad' | 'rightPad', text: Buffer, length: number, with_: string): Buffer {
+function pad(fn: 'leftPad' | 'rightPad', text: Buffer, length: number, padText: string): Buffer {
   if (length <= text.length) return text.subarray(0, length)
-  const unit = textBytes(with_ === '' ? ' ' : with_)
+  const unit = textBytes(padText === '' ? ' ' : padText)
   const padding = Buffer.alloc(length - text.length, unit)
   return fn === 'leftPad' ? Buffer.concat([padding, text]) : Buffer.concat([text, padding])
 }

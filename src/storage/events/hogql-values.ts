@@ -302,8 +302,8 @@ function exactQuantile(sorted: readonly number[], level: number, kind: QuantileK
 export type AnswerValue = HogqlValue | HogqlValue[]
 
 /**
- * A text as a store's answer gives it: ClickHouse's JSON holds its bytes, which its client reads as UTF-8, each run of
- * bytes that is no character (its loose bytes here) U+FFFD as the WHATWG decoder replaces them, as Buffer's does.
+ * A text as a store's answer gives it: ClickHouse's JSON holds its bytes, which its client reads as UTF-8, the loose
+ * bytes U+FFFD as the WHATWG decoder replaces them (one for each maximal part of a character), as Buffer's does.
  */
 const decoded = (v: HogqlValue): HogqlValue => (typeof v === 'string' && hasLooseBytes(v) ? textBytes(v).toString('utf8') : v)
 

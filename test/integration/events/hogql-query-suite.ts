@@ -345,9 +345,11 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
       ['user-2', ['buy', 'view', 'click'], ['free', 'pro'], [2], 'user-2 x'],
     ])
     t.same(res.body.types.slice(1, 4), [['events', 'Array(String)'], ['groupUniqArray(properties.plan)', 'Array(String)'], ['groupArrayIf(toFloat(properties.n), properties.n < 10)', 'Array(Float64)']])
+    const readers = await query("select distinct_id, length(groupArray(event)) as n, arrayStringConcat(groupUniqArray(properties.plan), '+') from events where distinct_id in ('user-1', 'user-2') group by distinct_id having has(groupArray(event), 'buy') order by n, distinct_id")
+    t.same(readers.body.results, [['user-1', 3, 'free+pro'], ['user-2', 3, 'free+pro']], 'the functions of arrays read a group\'s array')
     const refused = await query('select groupArray(event) as x from events order by x')
     t.equal(refused.status, 400)
-    t.match(refused.body, { type: 'validation_error', detail: /x: the array groupArray\(\) gives is read here as a column of the answer only/ })
+    t.match(refused.body, { type: 'validation_error', detail: /x: the array groupArray\(\) gives is read here as a column of the answer, or by the functions of arrays/ })
   })
 
   t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {

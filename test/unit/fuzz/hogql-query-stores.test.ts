@@ -195,6 +195,11 @@ function overGroups(rng: Rng, keys: readonly string[]): string {
     // Arrays over aggregations (count() is UInt64 in ClickHouse) and keys.
     [1, () => `[${rng.pick(['count()', 'uniq(distinct_id)', `sum(${term(rng)})`])}, ${rng.pick(['7', '-0.5', 'null', `avg(${term(rng)})`])}][${rng.pick([1, -1, 3])}]`],
     [plain.length > 0 ? 1 : 0, () => `has(${rng.pick(["['x', 'abc', '']", "splitByChar('b', toString(count()))"])}, toString(${rng.pick(plain)}))`],
+    // The functions of arrays over a group's array (groupArray's).
+    [1, () => {
+      const [texts, numbers] = [`${rng.pick(['groupArray', 'groupUniqArray'])}(${rng.pick(['properties.a', 'event', 'lower(properties.b)'])})`, `${rng.pick(['groupArray', 'groupUniqArray'])}(${rng.pick(['toFloat(properties.n)', 'toUnixTimestamp(timestamp) % 7'])})`]
+      return rng.pick([`length(${texts})`, `arrayStringConcat(${texts}, '|')`, `${texts}[${rng.pick([1, -1, 3])}]`, `has(${texts}, ${rng.pick(["'x'", "'abc'", "'view'"])})`, `indexOf(${numbers}, ${rng.pick(['1', '0', '2.5'])}) * 10 + empty(${numbers})`])
+    }],
   ])()
 }
 

@@ -39,14 +39,25 @@ t.test('the values that are not NULL in time; the unique ones where each first s
   t.same(plan(text).columns.map((c) => c.type), ['String', 'Array(String)', 'Array(String)', 'Array(Float64)', 'Array(Float64)', 'Array(String)'])
 })
 
+t.test('the functions of arrays read a group\'s array: length, arrayStringConcat, has, indexOf, arr[i], empty; by alias, in HAVING and ORDER BY', async (t) => {
+  const readers = "select distinct_id, length(groupArray(properties.a)), arrayStringConcat(groupArray(properties.a), ','), has(groupUniqArray(properties.a), 'z'), groupArray(properties.a)[1], groupArray(properties.a)[-1], groupArray(properties.a)[7], indexOf(groupArray(properties.a), 'é'), empty(groupArrayIf(properties.a, toFloat(properties.n) > 5)), has(groupArray(toFloat(properties.n)), 0) from events group by distinct_id order by distinct_id"
+  t.same(run(readers), [
+    ['d1', 4, 'y,z,z,é', 1, 'y', 'é', '', 4, 1, 0],
+    ['d2', 1, 'x', 0, 'x', 'x', '', 0, 1, 1],
+  ])
+  t.same(run('select distinct_id, groupUniqArray(properties.a) as u, length(u) from events group by distinct_id having has(u, \'z\') order by length(groupArray(properties.n)) desc'), [['d1', ['y', 'z', 'é'], 3]])
+})
+
 t.test('an array is read as a column of the answer only, in queries only, of numbers and texts', async (t) => {
   const refused: Array<[string, RegExp]> = [
-    ['select groupArray(event) as x from events order by x', /x: the array groupArray\(\) gives is read here as a column of the answer only/],
-    ['select groupArray(event) from events order by groupArray(event)', /the array groupArray\(\) gives is read here as a column of the answer only/],
-    ['select groupUniqArray(event) as x, length(x) from events', /x: the array groupUniqArray\(\) gives is read here as a column of the answer only/],
-    ['select distinct_id, groupArray(event) as x from events group by distinct_id having x = 1', /x: the array groupArray\(\)/],
+    ['select groupArray(event) as x from events order by x', /x: the array groupArray\(\) gives is read here as a column of the answer, or by the functions of arrays/],
+    ['select groupArray(event) from events order by groupArray(event)', /the array groupArray\(\) gives is read here as a column of the answer/],
+    ['select groupUniqArray(event) as x, x || 1 from events', /concat\(\) takes no array here/],
+    ['select groupArray(event) as x, x from events', /An array is read here only by the functions of arrays/],
+    ['select distinct_id, groupArray(event) as x from events group by distinct_id having x = 1', /An array is read here only by the functions of arrays/],
+    ['select sum(length(groupArray(event))) from events', /groupArray/],
     ['select distinct_id, groupArray(event) as x from events group by distinct_id limit 1 by x', /x: the array groupArray\(\)/],
-    ['select x from (select groupArray(event) as x from events)', /the array groupArray\(\) gives is read here as a column of the answer only/],
+    ['select x from (select groupArray(event) as x from events)', /the array groupArray\(\) gives is read here as a column of the answer/],
     ['select count() from events where event in (select groupArray(event) from events)', /the array groupArray\(\)/],
     ['select (select groupArray(event) from events)', /the array groupArray\(\)/],
     ['select groupArray(c) from (select event as c from events)', /groupArray\(\) and groupUniqArray\(\) read values by their time; a subquery's rows have no time here/],
@@ -63,7 +74,8 @@ t.test('on ClickHouse 18.16 the stores answer alike: texts with loose bytes, -0,
   const values = ['x', 'é', '1', '-0', '0', 'nan', 'inf', null, 'x', '2.5', '']
   const rows = pageviewRows(5, Object.fromEntries(Array.from({ length: 44 }, (_, i) => [`d${i % 4}`.concat(`-${i}`), { a: values[i % values.length], g: `g${i % 3}` }])))
   const { sqlite, clickhouse } = await bothEventStores(t, rows, 'skylark_hogql_group_arrays')
-  const text = "select properties.g as g, groupArray(properties.a), groupUniqArray(properties.a), groupArray(toFloat(properties.a) / 0), groupUniqArray(toFloat(properties.a)), groupUniqArray(toFloat(properties.a) / 0), groupArrayIf(left(properties.a, 1), properties.a != 'x'), count() from events group by g order by g"
+  const readers = "length(groupArray(properties.a)), arrayStringConcat(groupUniqArray(properties.a), '|'), has(groupArray(toFloat(properties.a)), 0), groupArray(properties.a)[2], indexOf(groupUniqArray(toFloat(properties.a)), 1)"
+  const text = `select properties.g as g, groupArray(properties.a), groupUniqArray(properties.a), groupArray(toFloat(properties.a) / 0), groupUniqArray(toFloat(properties.a)), groupUniqArray(toFloat(properties.a) / 0), groupArrayIf(left(properties.a, 1), properties.a != 'x'), count(), ${readers} from events group by g order by g`
   const query = plan(text)
   const [onSqlite, onClickHouse] = [await sqlite.hogqlQuery(5, query), await clickhouse.hogqlQuery(5, query)]
   t.equal(onSqlite.length, 3)
