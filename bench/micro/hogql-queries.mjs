@@ -52,6 +52,9 @@ const QUERIES = [
   'SELECT toYearWeek(timestamp, 3) AS w, count() FROM events GROUP BY w ORDER BY w',
   "SELECT toDate(toTimeZone(timestamp, 'America/New_York')) AS d, toLastDayOfMonth(toTimeZone(timestamp, 'Asia/Tokyo')) AS m, count() FROM events GROUP BY d, m ORDER BY d",
   'SELECT distinct_id, medianExactLow(properties.price), quantileExactExclusive(0.9)(properties.price) FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10',
+  // Arrays of a group's values and the functions of arrays over them; functions of texts; age.
+  "SELECT distinct_id, groupUniqArray(properties.plan), length(groupArray(event)), has(groupArray(event), 'buy') FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10",
+  "SELECT format('{}:{}', leftPad(left(event, 3), 5, '.'), properties.plan) AS k, countSubstrings(k, 'a'), age('day', min(timestamp), max(timestamp)) FROM events GROUP BY k ORDER BY k",
 ]
 
 /** What persons.db answers of a lookup, made up alike: group tiers, persons' created_at over a year, every other user in the cohort. */

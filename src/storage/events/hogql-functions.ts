@@ -29,7 +29,7 @@ export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', '
 const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 /** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
 export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', 'skewpop', 'skewsamp', 'kurtpop', 'kurtsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
-/** The aggregations whose value is an array (queries only, as a column of the answer: hogql-query-columns.ts's columnRef), and their -If. */
+/** The aggregations whose value is an array (queries only: a column of the answer, or read by the functions of arrays over the groups), and their -If. */
 const ARRAYS: ReadonlySet<string> = new Set(['grouparray', 'grouparrayif', 'groupuniqarray', 'groupuniqarrayif'])
 /** Whether only HogQL queries read an aggregation (by its lower-case name): the moments' and the arrays'. */
 export const queriesOnly = (name: string): boolean => MOMENTS.has(name) || ARRAYS.has(name)

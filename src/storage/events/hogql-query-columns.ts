@@ -124,7 +124,7 @@ export function columnRef(columns: readonly QueryColumn[], at: number, prefix: '
  */
 const arrayColumn = (columns: readonly QueryColumn[], at: number): HogqlNode => ({ op: 'field', type: columns[at].math!.expr.type === 'number' ? 'number' : 'text', field: `col_${at}`, array: true })
 
-/** The refusal of reading an array (groupArray's) but as a column of the answer. */
+/** The refusal of reading an array (groupArray's) whole but as a column of the answer (a function of arrays reads arrayColumn). */
 export const arrayRead = (c: QueryColumn): HogqlMathError =>
   new HogqlMathError(`${c.name}: the array ${c.math!.aggregation}() gives is read here as a column of the answer, or by the functions of arrays over the groups (length(${c.math!.aggregation}(x)), has, arr[i] …), not by ORDER BY, LIMIT BY, a query of its query, IN or a join.`)
 

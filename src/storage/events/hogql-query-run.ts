@@ -283,7 +283,8 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
     // are, for LIMIT BY, which drops some of them).
     if (plan.orderBy.length > 0 && plan.limitBy === null && rows.length >= 2 * plan.fetch + 1000) sortRows(rows).length = plan.fetch
   }
-  // An array (groupArray's) is no other column's operand nor a key: columnRef refuses reading one (hogql-query-columns.ts).
+  // An array (groupArray's) is read by the functions of arrays only (hogql-arrays.ts's items), never a key: the parser
+  // refuses it anywhere else (hogql-query-columns.ts's arrayColumn and columnRef).
   const ofColumns = (values: readonly AnswerValue[]) => (name: HogqlField) => values[Number(name.slice(4))] as HogqlValue
   const kept = (values: readonly AnswerValue[]) => plan.having === null || hogqlHolds(plan.having, NO_PROPERTIES, regex, ofColumns(values))
   if (plan.grouped) {
