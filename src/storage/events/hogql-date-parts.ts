@@ -7,20 +7,14 @@ import type { QueryClock } from './hogql-clock.js'
 import { HogqlMathError } from './hogql-tokens.js'
 import { isDate } from './hogql-time-marks.js'
 import { calendar } from './hogql-zones.js'
+import { MONTHS, named, WEEKDAYS } from './hogql-format.js'
 
 type Op = '+' | '-' | '*' | '>' | '=' | '<='
 const op = (o: Op, a: HogqlNode, b: HogqlNode): HogqlNode => ({ op: o, type: 'number', args: [a, b] })
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
-const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
 
 /** ClickHouse's dateName parts (dateName.cpp), each a part of the calendar (ISO week: toISOWeek's mode 3). */
 const NAMED: Readonly<Record<string, readonly [CalendarPart, number?]>> = {
   year: ['year'], quarter: ['quarter'], month: ['month'], week: ['week', 3], dayofyear: ['dayOfYear'], day: ['dayOfMonth'], weekday: ['dayOfWeek'], hour: ['hour'], minute: ['minute'], second: ['second'],
-}
-
-/** The `index`th (from 1) of `names`, as nested ifs. */
-function named(index: HogqlNode, names: readonly string[]): HogqlNode {
-  return names.slice(0, -1).reduceRight<HogqlNode>((otherwise, name, i) => ({ op: 'call', fn: 'if', type: 'text', args: [op('=', index, numberNode(i + 1)), { op: 'text', type: 'text', value: name }, otherwise] }), { op: 'text', type: 'text', value: names[names.length - 1] })
 }
 
 /**

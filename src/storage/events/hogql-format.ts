@@ -20,9 +20,9 @@ const century = (p: Parts): HogqlNode => call('floor', 'number', { op: '/', type
 /** The hour on a 12-hour clock, 12 for 0. */
 const twelve = (p: Parts): HogqlNode => call('if', 'number', equals(p('hour'), 0), num(12), call('if', 'number', { op: '>', type: 'number', args: [p('hour'), num(12)] }, { op: '-', type: 'number', args: [p('hour'), num(12)] }, p('hour')))
 /** The name of the `index`th (from 1) of `names`. */
-const named = (index: HogqlNode, names: readonly string[]): HogqlNode => names.slice(0, -1).reduceRight((otherwise, name, i) => call('if', 'text', equals(index, i + 1), text(name), otherwise), text(names[names.length - 1]))
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
-const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
+export const named = (index: HogqlNode, names: readonly string[]): HogqlNode => names.slice(0, -1).reduceRight((otherwise, name, i) => call('if', 'text', equals(index, i + 1), text(name), otherwise), text(names[names.length - 1]))
+export const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+export const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday']
 const short = (names: readonly string[]) => names.map((name) => name.slice(0, 3))
 
 /** Each specifier's text. `%k`, `%l`, `%V`, `%G`, `%g`, `%U`, `%z` … are not read. */

@@ -183,6 +183,13 @@ export function textFunctionSql(fn: TextFunction, args: readonly HogqlNode[], sq
     const values = args.slice(1).map((a) => sql.text(a))
     return values.length === 0 ? "''" : `concat(${values.join(`, ${hogqlTextSql(literal(0) as string)}, `)})`
   }
+  if (fn === 'format') {
+    // concat of the texts and values; a value the pattern does not read stands as none of it, to be NULL where it is.
+    const values = args.slice(1).map((a) => sql.compile(a))
+    const pieces = formatPieces(literal(0) as string, values.length)
+    const unread = values.filter((_, i) => !pieces.includes(i)).map((v) => `substring(${v}, 1, 0)`)
+    return `concat(${[...pieces.map((p) => (typeof p === 'number' ? values[p] : hogqlTextSql(p))), ...unread, "''"].join(', ')})`
+  }
   const text = sql.compile(args[0])
   switch (fn) {
     case 'lengthUTF8':
@@ -205,13 +212,6 @@ export function textFunctionSql(fn: TextFunction, args: readonly HogqlNode[], sq
       if (width === 0) return `toFloat64(length(${text}) * 0)`
       const t = sql.fresh()
       return lambdaSql([t], [text], `toFloat64(intDiv(length(${t}) - length(replaceAll(${folded(t)}, ${folded(hogqlTextSql(needle))}, '')), ${width}))`)
-    }
-    case 'format': {
-      // concat of the texts and values; a value the pattern does not read stands as none of it, to be NULL where it is.
-      const values = args.slice(1).map((a) => sql.compile(a))
-      const pieces = formatPieces(literal(0) as string, values.length)
-      const unread = values.filter((_, i) => !pieces.includes(i)).map((v) => `substring(${v}, 1, 0)`)
-      return `concat(${[...pieces.map((p) => (typeof p === 'number' ? values[p] : hogqlTextSql(p))), ...unread, "''"].join(', ')})`
     }
     case 'leftPad':
     case 'rightPad': {
