@@ -54,6 +54,8 @@ const QUERIES = [
   'SELECT distinct_id, medianExactLow(properties.price), quantileExactExclusive(0.9)(properties.price) FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10',
   // Arrays of a group's values and the functions of arrays over them; functions of texts; age.
   "SELECT distinct_id, groupUniqArray(properties.plan), length(groupArray(event)), has(groupArray(event), 'buy') FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10",
+  // The parametric aggregations (hogql-array-aggregations.ts): quantiles of each level, topK's counts, groupArray's first n.
+  "SELECT event, quantiles(0.5, 0.9, 0.99)(properties.price), topK(3)(properties.$browser), groupArray(5)(distinct_id) FROM events GROUP BY event ORDER BY event",
   "SELECT format('{}:{}', leftPad(left(event, 3), 5, '.'), properties.plan) AS k, countSubstrings(k, 'a'), age('day', min(timestamp), max(timestamp)) FROM events GROUP BY k ORDER BY k",
 ]
 

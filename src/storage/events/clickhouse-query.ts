@@ -6,7 +6,8 @@
  */
 import type { ServerFeatures } from './clickhouse-schema.js'
 import { msExpr, propertyPathExpr } from './clickhouse-filters.js'
-import { givesArray, isMoment, isPair, picksOne } from './hogql-functions.js'
+import { isMoment, isPair, keepsValues, picksOne } from './hogql-functions.js'
+import { emptyIsZero } from './hogql-array-aggregations.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
 import { lambdaSql, quantileSql } from './clickhouse-hogql-calls.js'
@@ -24,11 +25,36 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
       return `ifNull(uniqExact(${contribution}), 0)`
     case 'quantile':
       return `if(count(${contribution}) = 0, NULL, ${quantileSql(`groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`, math.level ?? 0.5, name, math.kind)})`
+    case 'quantiles': {
+      // Each level's quantile as quantile's; of none, the empty state's (quantilesOf): an array is never NULL.
+      const values = `groupArrayIf(assumeNotNull(${contribution}), isNotNull(${contribution}))`
+      const empty = math.levels!.map(() => (emptyIsZero(math.kind) ? 'toFloat64(0)' : 'nan'))
+      return `if(count(${contribution}) = 0, [${empty.join(', ')}], [${math.levels!.map((level, k) => quantileSql(values, level, `${name}_${k}`, math.kind)).join(', ')}])`
+    }
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
       return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`
     }
   }
+}
+
+/**
+ * An aggregation of the values in time (hogql-array-aggregations.ts's arrayOfValues) of `value`: those not NULL in
+ * time, then by uuid's text, as the Node engine orders them (ClickHouse's own order is whichever it reads them in);
+ * `s` names its lambdas' variables. Values are told apart as uniq tells them (a number by toString(x + 0): -0 is 0,
+ * NaN one value, where 18.16's arrayDistinct keeps both zeros and every NaN). arrayEnumerateUniq numbers each
+ * value's events, 1 at its first; of the keys reversed, reversed back, 1 at its last, where the first counts them all.
+ */
+function valuesInTimeSql(math: HogqlMath, value: string, timestamp: string, s: string): string {
+  const [p, a, all, keys, x, n, r, k, t] = ['p', 'a', 'all', 'keys', 'x', 'n', 'r', 'k', 't'].map((v) => `${s}${v}`)
+  const inTime = `arrayMap(${p} -> tupleElement(${p}, 3), arraySort(groupArrayIf((${timestamp}, toString(uuid), assumeNotNull(${value} AS ${a})), isNotNull(${a}))))`
+  const keyed = math.expr.type === 'text' ? all : `arrayMap(${x} -> toString(${x} + 0), ${all})`
+  const counted = `arrayMap((${x}, ${n}, ${r}, ${k}) -> (${math.expr.type === 'text' ? x : `${x} + 0`}, ${n}, ${r}, ${k}), ${all}, arrayEnumerateUniq(${keys}), arrayReverse(arrayEnumerateUniq(arrayReverse(${keys}))), arrayEnumerate(${all}))`
+  // topK's: at each value's last event its count and place, by count, then the place (the one that reached its count first).
+  const top = `arrayMap(${t} -> tupleElement(${t}, 1), arraySort(${t} -> (-tupleElement(${t}, 2), tupleElement(${t}, 4)), arrayFilter(${t} -> tupleElement(${t}, 3) = 1, ${counted})))`
+  const unique = `arrayFilter((${x}, ${n}) -> ${n} = 1, ${all}, arrayEnumerateUniq(${keys}))`
+  const array = math.aggregation === 'groupArray' ? inTime : lambdaSql([all], [inTime], lambdaSql([keys], [keyed], math.aggregation === 'topK' ? top : unique))
+  return math.limit === undefined ? array : `arraySlice(${array}, 1, ${math.limit})`
 }
 
 /**
@@ -91,16 +117,7 @@ export function hogqlQuerySql(plan: HogqlQueryPlan, table: string, where: string
     return name === 'uuid' || name === 'person_id' ? `toNullable(toString(${name}))` : `toNullable(\`${name}\`)`
   }
   const select = plan.columns.map((c, i) => {
-    if (givesArray(c.math)) {
-      // The values that are not NULL in time, then by uuid's text, as the Node engine orders them (ClickHouse's own order
-      // is whichever it reads them in); groupUniqArray's the first of each, told apart as uniq tells values (a number
-      // by toString(x + 0): -0 is 0, NaN one value, where 18.16's arrayDistinct keeps both zeros and every NaN).
-      const [p, value, all, keys, x, k] = ['p', 'a', 'all', 'keys', 'x', 'k'].map((s) => `_q${s}${i}`)
-      const inTime = `arrayMap(${p} -> tupleElement(${p}, 3), arraySort(groupArrayIf((${field('timestamp')}, toString(uuid), assumeNotNull(${hogqlValueSql(c.math!.expr, property, `qc${i}`, field)} AS ${value})), isNotNull(${value}))))`
-      const keyed = c.math!.expr.type === 'text' ? all : `arrayMap(${x} -> toString(${x} + 0), ${all})`
-      const unique = lambdaSql([all], [inTime], lambdaSql([keys], [keyed], `arrayFilter((${x}, ${k}) -> indexOf(${keys}, ${keys}[${k}]) = ${k}, ${all}, arrayEnumerate(${all}))`))
-      return `${c.math!.aggregation === 'groupUniqArray' ? unique : inTime} AS col_${i}`
-    }
+    if (keepsValues(c.math)) return `${valuesInTimeSql(c.math!, hogqlValueSql(c.math!.expr, property, `qc${i}`, field), field('timestamp'), `_q${i}`)} AS col_${i}`
     if (c.math !== null && picksOne(c.math)) {
       // The first value in time (then by uuid's text) that is not null, as the Node engine's any (argMax's the last): NULL
       // of none (toNullable: of a value that is never NULL, argMinIf of no rows is its type's default, 0 or '').

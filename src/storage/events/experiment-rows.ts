@@ -132,7 +132,7 @@ class SourceAggregate {
     // HogQL math: its aggregation over the values events added (`count` counts them); session math over the sessions'.
     const aggregation = math.kind === 'hogql' ? math.hogql.aggregation : math.kind === 'session' ? math.aggregation : math.kind
     // argMax reads timestamp, which experiments' math has not; the moments and arrays are read in queries only (hogql-parse.ts).
-    if (aggregation === 'last' || isMoment(aggregation) || aggregation === 'groupArray' || aggregation === 'groupUniqArray') throw new Error(`${aggregation}() is no aggregation of experiments here`)
+    if (aggregation === 'last' || isMoment(aggregation) || aggregation === 'groupArray' || aggregation === 'groupUniqArray' || aggregation === 'topK' || aggregation === 'quantiles') throw new Error(`${aggregation}() is no aggregation of experiments here`)
     switch (aggregation) {
       case 'count':
         return this.count

@@ -10,39 +10,34 @@ import { HogqlMathError } from './hogql-tokens.js'
 import { isDatetime, markChoice } from './hogql-time-marks.js'
 import { checkTextArguments, isTextFunction, TEXT_SPECS, textFunctionType } from './hogql-texts.js'
 import { URL_SPECS } from './hogql-urls.js'
-import { SUBSTRING_LIMIT, type QuantileKind } from './hogql-values.js'
+import { SUBSTRING_LIMIT } from './hogql-values.js'
+import { QUANTILE_NAMES, quantileOf, type AggregationParameters } from './hogql-array-aggregations.js'
 import type { RegexEngine } from './sqlite-actions.js'
 
-/**
- * The quantiles, by lower-case name: quantile(level) and median (its 0.5), and ClickHouse's exact kinds
- * (hogql-values.ts's QuantileKind), each with its -If; the parser reads each one's level and kind.
- */
-const QUANTILES: ReadonlyMap<string, { kind?: QuantileKind; median: boolean }> = new Map(
-  ([['', undefined], ['exact', 'exact'], ['exactlow', 'exactLow'], ['exacthigh', 'exactHigh'], ['exactinclusive', 'exactInclusive'], ['exactexclusive', 'exactExclusive']] as const).flatMap(([suffix, kind]) =>
-    [`quantile${suffix}`, ...(suffix.includes('clusive') ? [] : [`median${suffix}`])].flatMap((name) => [name, `${name}if`].map((key) => [key, { kind, median: name.startsWith('median') }] as const)),
-  ),
-)
-export const quantileOf = (name: string) => QUANTILES.get(name)
 /** The aggregations of a value where a condition holds (`sumIf(x, c)`), read as the aggregation of if(c, x, null). */
-export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', 'grouparrayif', 'groupuniqarrayif', ...[...QUANTILES.keys()].filter((name) => name.endsWith('if'))])
+export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', 'avgif', 'minif', 'maxif', 'anyif', 'uniqif', 'uniqexactif', 'uniqhll12if', 'uniqthetaif', 'countdistinctif', 'grouparrayif', 'groupuniqarrayif', 'topkif', ...QUANTILE_NAMES.filter((name) => name.endsWith('if'))])
 /** The covariances and the correlation: of two values. */
 const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 /** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
 export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', 'skewpop', 'skewsamp', 'kurtpop', 'kurtsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
-/** The aggregations whose value is an array (queries only: a column of the answer, or read by the functions of arrays over the groups), and their -If. */
-const ARRAYS: ReadonlySet<string> = new Set(['grouparray', 'grouparrayif', 'groupuniqarray', 'groupuniqarrayif'])
+/** The aggregations of values in time whose value is an array (queries only: a column of the answer, or read by the functions of arrays over the groups), and their -If; quantiles' too. */
+const ARRAYS: ReadonlySet<string> = new Set(['grouparray', 'grouparrayif', 'groupuniqarray', 'groupuniqarrayif', 'topk', 'topkif'])
 /** Whether only HogQL queries read an aggregation (by its lower-case name): the moments' and the arrays'. */
-export const queriesOnly = (name: string): boolean => MOMENTS.has(name) || ARRAYS.has(name)
-/** Whether an aggregation's value is an array (groupArray, groupUniqArray). */
-export const givesArray = (math: HogqlMath | null | undefined): boolean => math?.aggregation === 'groupArray' || math?.aggregation === 'groupUniqArray'
+export const queriesOnly = (name: string): boolean => MOMENTS.has(name) || ARRAYS.has(name) || quantileOf(name)?.many === true
+/** Whether an aggregation keeps its values in time (groupArray, groupUniqArray, topK): an array of them (hogql-array-aggregations.ts's arrayOfValues). */
+export const keepsValues = (math: HogqlMath | null | undefined): boolean => math?.aggregation === 'groupArray' || math?.aggregation === 'groupUniqArray' || math?.aggregation === 'topK'
+/** Whether an aggregation's value is an array: of values in time (keepsValues), or quantiles'. */
+export const givesArray = (math: HogqlMath | null | undefined): boolean => keepsValues(math) || math?.aggregation === 'quantiles'
+/** The type of the items of an aggregation's array. */
+export const itemType = (math: HogqlMath): 'number' | 'text' => (math.aggregation === 'quantiles' || math.expr.type === 'number' ? 'number' : 'text')
 /** A pair's aggregation (PAIRED) reads its two values as one node, the array of them, so that what walks a column's expression reads both. */
 export const isPair = (math: HogqlMath): boolean => PAIRED.has(math.aggregation.toLowerCase())
 /** Whether an aggregation is one of the moments (MOMENTS' names as mathOf gives them). */
 export const isMoment = (aggregation: string): aggregation is Moment => MOMENTS.has(aggregation.toLowerCase())
-export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...QUANTILES.keys(), ...MOMENTS, ...ARRAYS])
-const QUANTILE_NAMES = 'median, quantile(level), medianExact, medianExactLow, medianExactHigh, quantileExact(level), quantileExactLow(level), quantileExactHigh(level), quantileExactInclusive(level), quantileExactExclusive(level) and their -If'
-const READ_AGGREGATIONS = `count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, ${QUANTILE_NAMES}, varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr, groupArray, groupUniqArray and their -If`
-const MATH_AGGREGATIONS = `sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, ${QUANTILE_NAMES}`
+export const AGGREGATIONS = new Set<string>(['sum', 'avg', 'min', 'max', 'any', 'count', 'uniq', 'uniqexact', 'uniqhll12', 'uniqtheta', 'countdistinct', 'countif', 'argmin', 'argmax', 'anylast', ...CONDITIONAL_AGGREGATIONS, ...QUANTILE_NAMES, ...MOMENTS, ...ARRAYS])
+const QUANTILES_READ = 'median, quantile(level), medianExact, medianExactLow, medianExactHigh, quantileExact(level), quantileExactLow(level), quantileExactHigh(level), quantileExactInclusive(level), quantileExactExclusive(level) and their -If'
+const READ_AGGREGATIONS = `count, countIf, sum, sumIf, avg, avgIf, min, minIf, max, maxIf, any, anyIf, anyLast, argMin and argMax (of timestamp), uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, count(distinct …), countDistinct, countDistinctIf, ${QUANTILES_READ}, quantiles(level, …) and quantilesExact…(level, …) (arrays) and their -If, varPop, varSamp, stddevPop, stddevSamp, skewPop, skewSamp, kurtPop, kurtSamp, covarPop, covarSamp, corr, groupArray, groupUniqArray (each also with (n), at most n values), topK(n) and their -If`
+const MATH_AGGREGATIONS = `sum, avg, min, max, any, anyLast, count, countIf, sumIf, avgIf, minIf, maxIf, anyIf, uniq, uniqIf, uniqExact, uniqExactIf, uniqHLL12, uniqHLL12If, uniqTheta, uniqThetaIf, countDistinct, countDistinctIf, ${QUANTILES_READ}`
 /** The refusal of an aggregation that `use` (a query, or math and filters) does not read. */
 export const unreadAggregation = (written: string, use: string): HogqlMathError =>
   new HogqlMathError(`The aggregation ${written}() is not supported in ${use} here; ${use === 'HogQL queries' ? READ_AGGREGATIONS : MATH_AGGREGATIONS} are.`)
@@ -52,7 +47,7 @@ export const unreadAggregation = (written: string, use: string): HogqlMathError 
  * encountered" in an order ClickHouse does not fix, is the last in time where not null (argMax(x, timestamp)'s), as
  * any is the first.
  */
-const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', grouparray: 'groupArray', groupuniqarray: 'groupUniqArray', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', skewpop: 'skewPop', skewsamp: 'skewSamp', kurtpop: 'kurtPop', kurtsamp: 'kurtSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
+const RENAMED: Readonly<Record<string, HogqlAggregation>> = { uniqexact: 'uniq', uniqhll12: 'uniq', uniqtheta: 'uniq', countdistinct: 'uniq', anylast: 'last', grouparray: 'groupArray', groupuniqarray: 'groupUniqArray', topk: 'topK', varpop: 'varPop', varsamp: 'varSamp', stddevpop: 'stddevPop', stddevsamp: 'stddevSamp', skewpop: 'skewPop', skewsamp: 'skewSamp', kurtpop: 'kurtPop', kurtsamp: 'kurtSamp', covarpop: 'covarPop', covarsamp: 'covarSamp', corr: 'corr' }
 /** HogQL's other aggregations, named in the refusal rather than read as unknown functions. */
 export const OTHER_AGGREGATIONS = /^(median\w+|quantiles|quantile\w+|uniq\w*|any\w+|stddev\w*|var\w*|grouparray\w+|groupuniqarray\w+|topk|argm(in|ax)\w+)$/i
 /** The aggregations that pick one event's value, the first in time (`any`, argMin's) or the last (argMax's), where it is not null. */
@@ -321,7 +316,7 @@ export function typedCall([fn, fewest, most]: FunctionSpec, args: HogqlNode[], r
 }
 
 /** An aggregation call (Parser.aggregation) as the aggregation of an expression. */
-export function mathOf(call: { name: string; args: HogqlNode[]; level?: number; kind?: QuantileKind }): HogqlMath {
+export function mathOf(call: { name: string; args: HogqlNode[] } & AggregationParameters): HogqlMath {
   for (const arg of call.args) refuseLooseArrays(arg)
   if (call.name === 'argmin' || call.name === 'argmax') {
     const [value, by] = call.args
@@ -351,9 +346,11 @@ export function mathOf(call: { name: string; args: HogqlNode[]; level?: number; 
     const base = call.name.slice(0, -2)
     return mathOf({ ...call, name: base === 'countdistinct' ? 'uniq' : base, args: [markChoice({ op: 'call', fn: 'if', type: unify([expr]), args: [call.args[1], expr, otherwise] }, [expr])] })
   }
-  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level, ...(call.kind === undefined ? {} : { kind: call.kind }) }
-  const math: HogqlMath = { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr }
+  const kind = call.kind === undefined ? {} : { kind: call.kind }
+  if (call.levels !== undefined) return { aggregation: 'quantiles', expr, levels: call.levels, ...kind }
+  if (call.level !== undefined) return { aggregation: 'quantile', expr, level: call.level, ...kind }
+  const math: HogqlMath = { aggregation: RENAMED[call.name] ?? (call.name as HogqlAggregation), expr, ...(call.limit === undefined ? {} : { limit: call.limit }) }
   // ClickHouse's array of dates and times would be written as texts of their type: not read here.
-  if (givesArray(math) && isDatetime(expr)) throw new HogqlMathError(`${math.aggregation}() takes numbers or texts here, not dates and times: formatDateTime() writes them as texts.`)
+  if (keepsValues(math) && isDatetime(expr)) throw new HogqlMathError(`${math.aggregation}() takes numbers or texts here, not dates and times: formatDateTime() writes them as texts.`)
   return math
 }

@@ -30,7 +30,8 @@
  * Anything else is refused by name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where it is read.
  */
 import { like } from '../../common/sql-like.js'
-import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey, type QuantileKind } from './hogql-values.js'
+import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
+import type { AggregationParameters } from './hogql-array-aggregations.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { instantOf } from './hogql-instants.js'
 import { parsedInstant } from './hogql-datetime-text.js'
@@ -112,15 +113,13 @@ export type CalendarPart = 'year' | 'quarter' | 'month' | 'dayOfMonth' | 'dayOfW
 /** ClickHouse's week numbers of a `mode` (hogql-instants.ts's yearWeek): toWeek's, toYearWeek's, toISOYear's. */
 export type WeekPart = 'week' | 'yearWeek' | 'isoYear'
 type RelativeUnit = 'relSecond' | 'relMinute' | 'relHour' | 'relDay' | 'relWeek' | 'relMonth' | 'relQuarter' | 'relYear'
-export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | Moment | 'groupArray' | 'groupUniqArray'
+export type HogqlAggregation = 'sum' | 'avg' | 'min' | 'max' | 'any' | 'last' | 'count' | 'uniq' | 'quantile' | 'quantiles' | Moment | 'groupArray' | 'groupUniqArray' | 'topK'
 /** HogQL queries' aggregations of moments (hogql-query-run.ts's moment); covarPop, covarSamp and corr of a pair (isPair). */
 export type Moment = 'varPop' | 'varSamp' | 'stddevPop' | 'stddevSamp' | 'skewPop' | 'skewSamp' | 'kurtPop' | 'kurtSamp' | 'covarPop' | 'covarSamp' | 'corr'
-export interface HogqlMath {
+/** An aggregation of an expression, with its parameters (a quantile's level …). */
+export interface HogqlMath extends AggregationParameters {
   aggregation: HogqlAggregation
   expr: HogqlNode
-  /** quantile's level, 0–1 (median: 0.5), and its exact kind if any (quantileExact …). */
-  level?: number
-  kind?: QuantileKind
 }
 
 export type HogqlValue = number | string | null

@@ -4,11 +4,11 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, quantileOf, queriesOnly, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
+import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, queriesOnly, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
 import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetimeFunction, shiftedDatetime } from './hogql-datetime.js'
 import { isDatetime, isInterval } from './hogql-time-marks.js'
-import type { QuantileKind } from './hogql-values.js'
+import { aggregationParameters, type AggregationParameters } from './hogql-array-aggregations.js'
 import type { QueryClock } from './hogql-clock.js'
 import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
 import { holderAt } from './hogql-lookups.js'
@@ -17,8 +17,8 @@ import { closingAt, FILTERS_MARK, HogqlMathError, isWord, pathAt, whereAt, type 
 /** What the text is, in refusals: `math_hogql`, a filter's key, or a HogQLQuery's part. */
 type Use = 'HogQL math' | 'HogQL filters' | 'HogQL queries'
 
-/** An aggregation call as read: its name (count(distinct …) as uniq), arguments and a quantile's level. */
-type AggregationCall = { name: string; args: HogqlNode[]; level?: number; kind?: QuantileKind }
+/** An aggregation call as read: its name (count(distinct …) as uniq), arguments and parameters (a quantile's level …). */
+type AggregationCall = { name: string; args: HogqlNode[] } & AggregationParameters
 
 /**
  * What a query's HAVING reads beyond an expression of events (hogql-query.ts): its columns by alias, and
@@ -363,18 +363,8 @@ export class Parser {
   #aggregationCall(written: string): AggregationCall {
     const name = written.toLowerCase()
     if (!AGGREGATIONS.has(name) || (queriesOnly(name) && this.use !== 'HogQL queries')) throw unreadAggregation(written, this.use)
-    const quantile = quantileOf(name)
-    let level = quantile?.median ? 0.5 : undefined
-    if (quantile !== undefined && !quantile.median) {
-      const [, value, close, open] = this.tokens.slice(this.#i)
-      // ClickHouse's exclusive quantile refuses the ends, where it would not interpolate.
-      const ends = quantile.kind === 'exactExclusive' ? 'above 0 and below 1' : 'from 0 to 1'
-      const inRange = value?.kind === 'number' && (quantile.kind === 'exactExclusive' ? value.value > 0 && value.value < 1 : value.value >= 0 && value.value <= 1)
-      if (!inRange || close?.kind !== 'punct' || close.value !== ')') throw new HogqlMathError(`${written}() takes its level as a number ${ends}, as in ${written}(0.9)(properties.amount).`)
-      level = value.value
-      if (open?.kind !== 'punct' || open.value !== '(') throw new HogqlMathError(`${written}(level) takes the expression after its level, as in ${written}(0.9)(properties.amount).`)
-      this.#i += 3
-    }
+    const { at, ...parameters } = aggregationParameters(name, written, this.tokens, this.#i)
+    this.#i = at
     const next = this.tokens[this.#i + 1]
     const distinct = next?.kind === 'name' && !next.quoted && next.value.toLowerCase() === 'distinct'
     if (distinct && name !== 'count' && !name.startsWith('uniq')) throw new HogqlMathError(`${written}(distinct ...) is not supported in ${this.use} here; count(distinct ...) is.`)
@@ -391,7 +381,6 @@ export class Parser {
       args = []
     } else args = this.#arguments()
     this.scope = scope
-    if (quantile !== undefined) return { name, args, level, kind: quantile.kind }
-    return { name: distinct ? 'uniq' : name, args }
+    return { name: distinct ? 'uniq' : name, args, ...parameters }
   }
 }

@@ -7,7 +7,7 @@ import { hogqlFields, hogqlProperties, isColumnRef, type HogqlMath, type HogqlNo
 import { checkDatetimes } from './hogql-datetime.js'
 import { isDate, isDatetime, markDate, markDatetime, markZone, zoneOf } from './hogql-time-marks.js'
 import type { QueryClock } from './hogql-clock.js'
-import { AGGREGATIONS, givesArray, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
+import { AGGREGATIONS, givesArray, itemType, mathOf, OTHER_AGGREGATIONS, picksOne } from './hogql-functions.js'
 import { parseQueryExpression } from './hogql-read.js'
 import type { QueryScope } from './hogql-parse.js'
 import { closingAt, HogqlMathError, isPunct, isWord, type Token } from './hogql-tokens.js'
@@ -41,7 +41,7 @@ const FIELD_TYPES: Readonly<Record<string, string>> = { uuid: 'UUID', person_id:
 function typeOf(expr: HogqlNode, math: HogqlMath | null, time: QueryColumn['time'], zone: string): string {
   if (time === 'date') return 'Date'
   if (time === 'datetime') return `DateTime64(6, '${zoneOf(expr, zone)}')`
-  if (givesArray(math)) return expr.type === 'text' ? 'Array(String)' : 'Array(Float64)'
+  if (givesArray(math)) return itemType(math!) === 'text' && expr.type === 'text' ? 'Array(String)' : 'Array(Float64)'
   if (math && !picksOne(math)) return math.aggregation === 'count' || math.aggregation === 'uniq' ? 'UInt64' : 'Nullable(Float64)'
   // A field, or one of the event's person or group (hogql-lookups.ts), is of its table's type.
   const field = expr.op === 'field' || expr.op === 'lookup' ? expr.field : undefined
@@ -122,7 +122,7 @@ export function columnRef(columns: readonly QueryColumn[], at: number, prefix: '
  * A group's column `at` whose value is an array (groupArray's), as the functions of arrays read it over the groups
  * (`length(groupArray(x))`, hogql-arrays.ts): anywhere else the parser refuses it as any array (refuseLooseArrays).
  */
-const arrayColumn = (columns: readonly QueryColumn[], at: number): HogqlNode => ({ op: 'field', type: columns[at].math!.expr.type === 'number' ? 'number' : 'text', field: `col_${at}`, array: true })
+const arrayColumn = (columns: readonly QueryColumn[], at: number): HogqlNode => ({ op: 'field', type: itemType(columns[at].math!), field: `col_${at}`, array: true })
 
 /** The refusal of reading an array (groupArray's) whole but as a column of the answer (a function of arrays reads arrayColumn). */
 export const arrayRead = (c: QueryColumn): HogqlMathError =>

@@ -4,10 +4,11 @@
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type Moment, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
-import { compareHogqlText, hogqlQuantile, keyOf, storeAnswer, uniqKey, type AnswerValue } from './hogql-values.js'
+import { compareHogqlText, hogqlQuantile, keyOf, storeAnswer, type AnswerValue } from './hogql-values.js'
+import { arrayOfValues, quantilesOf } from './hogql-array-aggregations.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
-import { givesArray, isMoment, isPair, picksOne } from './hogql-functions.js'
+import { isMoment, isPair, keepsValues, picksOne } from './hogql-functions.js'
 
 /** One event as the embedded store reads it for a query: its fields, and the texts of the plan's paths. */
 export interface QueryEvent {
@@ -60,11 +61,11 @@ interface Aggregate {
   pair: { sum: number; squares: number; products: number } | null
   extreme: number | null
   keys: Set<string | number> | null
-  /** A quantile's values. */
+  /** A quantile's values (quantiles' too). */
   values: number[] | null
   /** any's: the value of the first row (by time, then uuid) where it is not null. */
   first: { value: HogqlValue; at: number; id: string } | null
-  /** groupArray's and groupUniqArray's: each row's value that is not null, with its place in time. */
+  /** groupArray's, groupUniqArray's and topK's: each row's value that is not null, with its place in time. */
   items: Array<{ value: HogqlValue; at: number; id: string }> | null
 }
 
@@ -90,15 +91,12 @@ function final(math: HogqlMath, a: Aggregate): AnswerValue {
   if (isMoment(math.aggregation)) return a.n === 0 ? null : moment(math.aggregation, a)
   switch (math.aggregation) {
     case 'groupArray':
-    case 'groupUniqArray': {
-      // In time, then by uuid's text, as any() reads them (ClickHouse's order is whichever it reads them in); the
-      // unique ones where each first stands (-0 one with 0, NaN one value, as uniq tells them apart).
-      const values = a.items!.sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).map((item) => item.value)
-      if (math.aggregation === 'groupArray') return values
-      const firsts = new Map<string | null, HogqlValue>()
-      for (const v of values) if (!firsts.has(uniqKey(v))) firsts.set(uniqKey(v), v)
-      return [...firsts.values()]
-    }
+    case 'groupUniqArray':
+    case 'topK':
+      // In time, then by uuid's text, as any() reads them (ClickHouse's order is whichever it reads them in).
+      return arrayOfValues(math, a.items!.sort((x, y) => x.at - y.at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).map((item) => item.value))
+    case 'quantiles':
+      return quantilesOf(math, a.values!)
     case 'count':
       return a.n
     case 'uniq':
@@ -143,7 +141,7 @@ function moment(kind: Moment, { n, sum, squares, cubes, fourths, pair }: Aggrega
 
 /** `value` (and a pair's `second`) of the row at `at` (ms) with the uuid `id` added to the aggregate. */
 function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: string, second: HogqlValue = null): void {
-  if (givesArray(math)) {
+  if (keepsValues(math)) {
     if (value !== null) a.items!.push({ value, at, id })
     return
   }
@@ -166,7 +164,7 @@ function add(math: HogqlMath, a: Aggregate, value: HogqlValue, at: number, id: s
   }
   a.n++
   if (math.aggregation === 'uniq') a.keys!.add(c)
-  else if (math.aggregation === 'quantile') a.values!.push(c as number)
+  else if (math.aggregation === 'quantile' || math.aggregation === 'quantiles') a.values!.push(c as number)
   else if (typeof c === 'number') {
     a.sum += c
     a.squares += c * c
@@ -233,7 +231,7 @@ function* planRows(plan: HogqlQueryPlan, input: QueryRows, regex: RegexEngine | 
   // A group's columns that are none of its aggregations nor over them, read of its first row, and its aggregates.
   const newGroup = () => ({
     values: plan.columns.map((c, i) => (c.math || late[i] ? null : value(c.expr))),
-    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, cubes: 0, fourths: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' ? [] : null, first: null, items: givesArray(c.math) ? [] : null })),
+    aggregates: plan.columns.map((c): Aggregate => ({ n: 0, sum: 0, squares: 0, cubes: 0, fourths: 0, pair: c.math !== null && isPair(c.math) ? { sum: 0, squares: 0, products: 0 } : null, extreme: null, keys: c.math?.aggregation === 'uniq' ? new Set() : null, values: c.math?.aggregation === 'quantile' || c.math?.aggregation === 'quantiles' ? [] : null, first: null, items: keepsValues(c.math) ? [] : null })),
   })
   // Without groups or an order, the first `fetch` rows read (of LIMIT BY's, the first n of each) are the answer.
   const readsAll = plan.grouped || plan.orderBy.length > 0

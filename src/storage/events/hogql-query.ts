@@ -36,7 +36,7 @@ import { fillPlaceholders, filtersCondition, type PlaceholderValues } from './ho
 import { readWith } from './hogql-with.js'
 import { inSubqueries, type InSet } from './hogql-in.js'
 import { lookups, type Lookup } from './hogql-lookups.js'
-import { givesArray, picksOne } from './hogql-functions.js'
+import { givesArray, keepsValues, picksOne } from './hogql-functions.js'
 import { SESSION_RENAMED, sessionsQuery } from './hogql-sessions.js'
 import { DEFAULT_BOUNCE, type PersonProperty } from './experiment-types.js'
 import { JoinReader, joins, type JoinPlan } from './hogql-join.js'
@@ -338,7 +338,7 @@ function planOf(tokens: Token[], text: string, clock: QueryClock, defaultLimit: 
   const paginated = limitTokens === undefined && defaultLimit !== null
   const join = joining?.finish() ?? null
   const below = source?.columns ?? join?.columns
-  if (below !== undefined && columns.some((c) => picksOne(c.math) || givesArray(c.math))) throw refuse(`any(), argMin(), argMax(), groupArray() and groupUniqArray() read values by their time; a ${join ? 'join' : 'subquery'}'s rows have no time here: use min() or max().`)
+  if (below !== undefined && columns.some((c) => picksOne(c.math) || keepsValues(c.math))) throw refuse(`any(), argMin(), argMax(), groupArray(), groupUniqArray() and topK() read values by their time; a ${join ? 'join' : 'subquery'}'s rows have no time here: use min() or max().`)
   // A subquery's (or a join's) column read whole keeps its type (count()'s UInt64).
   columns.forEach((c) => {
     if (below !== undefined && c.math === null && c.expr.op === 'field' && isSourceRef(c.expr.field)) c.type = below[Number(c.expr.field.slice(4))].type

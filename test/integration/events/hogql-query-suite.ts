@@ -352,6 +352,22 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     t.match(refused.body, { type: 'validation_error', detail: /x: the array groupArray\(\) gives is read here as a column of the answer, or by the functions of arrays/ })
   })
 
+  t.test('quantiles, topK(n) and groupArray(n) answer arrays; the functions of arrays read them', async (t) => {
+    const res = await query("select event, quantiles(0.5, 1)(properties.n), topK(2)(properties.shop.city), groupArray(2)(distinct_id) from events where event != 'recent' group by event order by event")
+    t.equal(res.status, 200, JSON.stringify(res.body))
+    // view: n 0, 3 … 27; click 1 … 28; buy 2 … 29. Rome is more often the city of each.
+    t.same(res.body.results, [
+      ['buy', [15.5, 29], ['Rome', 'Oslo'], ['user-2', 'user-5']],
+      ['click', [14.5, 28], ['Rome', 'Oslo'], ['user-1', 'user-4']],
+      ['view', [13.5, 27], ['Rome', 'Oslo'], ['user-0', 'user-3']],
+    ])
+    t.same(res.body.types.slice(1).map(([, type]: [string, string]) => type), ['Array(Float64)', 'Array(String)', 'Array(String)'])
+    t.same(await rows("select event from events where event != 'recent' group by event having quantiles(0.5)(properties.n)[1] > 14 order by event"), [['buy'], ['click']], 'read in HAVING')
+    const refused = await query('select topK(properties.plan) from events')
+    t.equal(refused.status, 400)
+    t.match(refused.body, { type: 'validation_error', detail: /topK\(n\) takes how many values it keeps before the expression/ })
+  })
+
   t.test('variances, standard deviations, covariances and correlations; of one value a sample has none (NaN, written null)', async (t) => {
     const text = "select varPop(properties.n), stddevSamp(properties.n), varSampIf(properties.n, properties.n = 0), stddevPopIf(properties.price, properties.n = 1) from events where properties.n < 4"
     t.same(await rows(text), [[1.25, Math.sqrt(5 / 3), null, null]])

@@ -165,10 +165,14 @@ function aggregation(rng: Rng): string {
   ])()
 }
 
-/** An array of a group's values (groupArray, groupUniqArray): a column of the answer only, so never read by another. */
+/** An array of a group's values (groupArray, groupUniqArray, topK, of at most n), or quantiles': a column of the answer only, so never read by another. */
 function arrayOfGroup(rng: Rng): string {
   const value = rng.pick(['properties.a', 'properties.n', 'toFloat(properties.n)', 'event', 'lower(properties.b)', 'left(properties.$c, 2)', 'toUnixTimestamp(timestamp) % 7', 'toFloat(properties.b) / 0'])
-  return rng.chance(0.7) ? `${rng.pick(['groupArray', 'groupUniqArray'])}(${value})` : `${rng.pick(['groupArrayIf', 'groupUniqArrayIf'])}(${value}, ${rng.pick(CONDITIONS)})`
+  const name = rng.pick(['groupArray', 'groupUniqArray', 'groupArray(2)', 'groupUniqArray(3)', 'topK(1)', 'topK(3)'])
+  if (rng.chance(0.25)) return `${rng.pick(['quantiles', 'quantilesExact', 'quantilesExactLow', 'quantilesExactHigh', 'quantilesExactInclusive'])}(${rng.pick(['0.5', '0, 1', '0.9, 0.1, 0.5'])})(${spread(rng)})`
+  if (rng.chance(0.7)) return `${name}(${value})`
+  const conditional = name.replace(/^(\w+)/, '$1If')
+  return rng.chance(0.2) ? `quantilesIf(0.3, 0.6)(${spread(rng)}, ${rng.pick(CONDITIONS)})` : `${conditional}(${value}, ${rng.pick(CONDITIONS)})`
 }
 
 /** An aggregation compared with numbers: not of dates and times. */
@@ -197,7 +201,7 @@ function overGroups(rng: Rng, keys: readonly string[]): string {
     [plain.length > 0 ? 1 : 0, () => `has(${rng.pick(["['x', 'abc', '']", "splitByChar('b', toString(count()))"])}, toString(${rng.pick(plain)}))`],
     // The functions of arrays over a group's array (groupArray's).
     [1, () => {
-      const [texts, numbers] = [`${rng.pick(['groupArray', 'groupUniqArray'])}(${rng.pick(['properties.a', 'event', 'lower(properties.b)'])})`, `${rng.pick(['groupArray', 'groupUniqArray'])}(${rng.pick(['toFloat(properties.n)', 'toUnixTimestamp(timestamp) % 7'])})`]
+      const [texts, numbers] = [`${rng.pick(['groupArray', 'groupUniqArray', 'topK(2)', 'groupArray(2)'])}(${rng.pick(['properties.a', 'event', 'lower(properties.b)'])})`, rng.chance(0.3) ? `quantiles(0.2, 0.8)(${spread(rng)})` : `${rng.pick(['groupArray', 'groupUniqArray', 'topK(2)'])}(${rng.pick(['toFloat(properties.n)', 'toUnixTimestamp(timestamp) % 7'])})`]
       return rng.pick([`length(${texts})`, `arrayStringConcat(${texts}, '|')`, `${texts}[${rng.pick([1, -1, 3])}]`, `has(${texts}, ${rng.pick(["'x'", "'abc'", "'view'"])})`, `indexOf(${numbers}, ${rng.pick(['1', '0', '2.5'])}) * 10 + empty(${numbers})`])
     }],
   ])()
@@ -390,7 +394,7 @@ t.test(`HogQL queries under ${CASES} random SELECTs give the same rows on both s
     let plan: HogqlQueryPlan
     try {
       // A query of a query (or a join) reads its columns, which an array is not read as.
-      const arrays = /group(Uniq)?Array/.test(text)
+      const arrays = /group(Uniq)?Array|topK|quantiles/.test(text)
       if (!arrays && rng.chance(0.2)) text = ofSubquery(rng, text, parseHogqlQuery(text, clock))
       else if (!arrays && rng.chance(0.1)) text = ofJoin(rng, text, parseHogqlQuery(text, clock))
       const parsed = parseHogqlQuery(text, clock)

@@ -60,7 +60,7 @@ t.test('an array is read as a column of the answer only, in queries only, of num
     ['select x from (select groupArray(event) as x from events)', /the array groupArray\(\) gives is read here as a column of the answer/],
     ['select count() from events where event in (select groupArray(event) from events)', /the array groupArray\(\)/],
     ['select (select groupArray(event) from events)', /the array groupArray\(\)/],
-    ['select groupArray(c) from (select event as c from events)', /groupArray\(\) and groupUniqArray\(\) read values by their time; a subquery's rows have no time here/],
+    ['select groupArray(c) from (select event as c from events)', /groupArray\(\), groupUniqArray\(\) and topK\(\) read values by their time; a subquery's rows have no time here/],
     ['select groupArray(timestamp) from events', /groupArray\(\) takes numbers or texts here, not dates and times/],
     ['select groupArraySample(3)(event) from events', /groupArraySample/],
   ]

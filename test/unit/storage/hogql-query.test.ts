@@ -422,7 +422,7 @@ t.test("a query of a subquery reads its rows by its columns' names, grouped, fil
   const nested = plan("select e from (select event as e from events where timestamp > '2024-03-01' and properties.n > 2)")
   t.match([nested.paths, nested.after, innermost(nested).paths, innermost(nested).after, nested.source?.fetch], [[], undefined, [['n']], Date.parse('2024-03-01'), Infinity], "the innermost query reads the events; a subquery's rows are all read")
   t.throws(() => plan('select properties.n from (select event from events)'), /Unknown field "properties": a query of a subquery reads its columns \(event\)/)
-  t.throws(() => plan('select any(e) from (select event as e from events)'), /any\(\), argMin\(\), argMax\(\), groupArray\(\) and groupUniqArray\(\) read values by their time/)
+  t.throws(() => plan('select any(e) from (select event as e from events)'), /any\(\), argMin\(\), argMax\(\), groupArray\(\), groupUniqArray\(\) and topK\(\) read values by their time/)
   t.throws(() => plan('select 1 from (select 1 from (select 1 from (select 1 from (select 1 from events))))'), /Subqueries nest at most 3 deep/)
   t.throws(() => plan('select e from (select event as e from events) as s extra'), /a subquery \(FROM \(SELECT …\) \[AS name\]\), or a query WITH names/)
   t.throws(() => plan('select e from (select event as e from events offset 2)'), /OFFSET is not supported/)
