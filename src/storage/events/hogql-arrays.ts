@@ -14,14 +14,17 @@
 import { equalsAny, integerLiteral, MAX_IN_TERMS, type HogqlFunction } from './hogql-functions.js'
 import { numberNode, type HogqlNode, type HogqlType, type HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
-import { hogqlTextSql, joinedText } from './hogql-values.js'
+import { compareHogqlText, hogqlTextSql, joinedText } from './hogql-values.js'
+import { lambdaSql } from './clickhouse-hogql-calls.js'
 
 const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByString'])
+/** The functions of an array whose value is an array (its items sorted, reversed or sliced), read as arrays are. */
+const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice'])
 /** The functions of an array, which they read as their first argument. */
 const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'length', 'empty', 'notEmpty', 'arrayStringConcat'])
 /** The functions that take only arrays first (length, empty and notEmpty take texts too). */
-export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, 'arrayElement', 'has', 'indexOf', 'arrayStringConcat'])
-const READ_BY = "arr[i] (arrayElement), has, indexOf, length, empty, notEmpty and arrayStringConcat, as in splitByChar('/', properties.$pathname)[2]"
+export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, 'arrayElement', 'has', 'indexOf', 'arrayStringConcat'])
+const READ_BY = "arr[i] (arrayElement), has, indexOf, length, empty, notEmpty and arrayStringConcat (of an array, or of arraySort, arrayReverseSort, arrayReverse or arraySlice of one), as in splitByChar('/', properties.$pathname)[2]"
 /** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
 const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
@@ -36,15 +39,19 @@ export interface ValueSql {
   number(node: HogqlNode): string
   text(node: HogqlNode): string
   compile(node: HogqlNode): string
+  /** A name unique in the query. */
+  fresh(): string
 }
 
-export const isArray = (node: HogqlNode): node is ArrayNode => (node.op === 'call' && MAKERS.has(node.fn)) || (node.op === 'field' && node.array === true)
+export const isArray = (node: HogqlNode): node is ArrayNode => (node.op === 'call' && (MAKERS.has(node.fn) || REMAKERS.has(node.fn))) || (node.op === 'field' && node.array === true)
 /** Whether a call reads an array (its value is computed here). */
 export const readsArray = (node: Call): boolean => READERS.has(node.fn) && node.args[0] !== undefined && isArray(node.args[0])
+/** The array a call takes as its first argument: a reader's, or a function's that remakes it. */
+const takesArray = (node: Call): boolean => readsArray(node) || (REMAKERS.has(node.fn) && isArray(node.args[0]))
 
 const literalItem = (n: HogqlNode): boolean => n.op === 'number' || n.op === 'text' || (n.op === 'negate' && n.args[0].op === 'number')
-/** Whether an array's items are Nullable to ClickHouse: a literal's that are not all literals (a split's never are). */
-const nullableItems = (arr: ArrayNode): boolean => arr.op === 'call' && arr.fn === 'array' && !arr.args.every(literalItem)
+/** Whether an array's items are Nullable to ClickHouse: a literal's that are not all literals (a split's never are), and a remade one's. */
+const nullableItems = (arr: ArrayNode): boolean => arr.op === 'call' && (REMAKERS.has(arr.fn) ? nullableItems(arr.args[0] as ArrayNode) : arr.fn === 'array' && !arr.args.every(literalItem))
 const textLiteral = (node: HogqlNode | undefined): string | null => (node?.op === 'text' ? node.value : null)
 
 /** `[a, b, …]` (or array(a, b, …)): items all texts or all numbers, NULLs among them. */
@@ -71,7 +78,9 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     if (second.type === 'number' || isArray(second)) throw new HogqlMathError(`${fn}() splits a text, not a ${second.type === 'number' ? 'number' : 'array'}.`)
     return { op: 'call', fn, type: 'text', args }
   }
+  if (REMAKERS.has(fn) && first !== undefined && isArray(first)) return remakerCall(fn, args)
   if (!READERS.has(fn) || first === undefined || !isArray(first)) {
+    if (REMAKERS.has(fn)) throw new HogqlMathError(`${fn}() takes an array first here, as in ${fn}(splitByChar('/', properties.$pathname)).`)
     if (fn === 'arrayElement') throw new HogqlMathError(`arr[i] and arrayElement() index an array here (a literal, splitByChar, splitByString or a group's groupArray), as in splitByChar('/', properties.$pathname)[2].`)
     throw new HogqlMathError(READERS.has(fn) ? `${fn}() takes an array first here, as in has(['a', 'b'], event).` : `${fn}() takes no array here: arrays are read by ${READ_BY}.`)
   }
@@ -83,7 +92,9 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
   }
   if (fn === 'has' || fn === 'indexOf') {
     if (second.type !== 'null' && second.type !== first.type) throw new HogqlMathError(`${fn}() looks for a value of its items' type: ${first.type === 'text' ? 'texts' : 'numbers'} here, given a ${second.type} (toString() or toFloat() converts).`)
-    return first.op === 'call' && nullableItems(first) ? searchOfItems(fn, first.args, second) : { op: 'call', fn, type: 'number', args }
+    if (!(first.op === 'call' && nullableItems(first))) return { op: 'call', fn, type: 'number', args }
+    if (REMAKERS.has(first.fn)) throw new HogqlMathError(`${fn}() does not search ${first.fn}() of Nullable items here (a literal whose items are not all literals): search the literal itself.`)
+    return searchOfItems(fn, first.args, second)
   }
   if (fn === 'arrayStringConcat') {
     if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError('arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, or a literal of text literals.')
@@ -91,6 +102,20 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     return { op: 'call', fn, type: 'text', args }
   }
   return { op: 'call', fn, type: 'number', args }
+}
+
+/**
+ * arraySort, arrayReverseSort, arrayReverse or arraySlice(arr, offset[, length]). A slice counts from its first item
+ * here: ClickHouse's offsets from the end, 0 and lengths below 0 have given other slices from version to version
+ * (GatherUtils' getSliceFromRight clamped past the start only later).
+ */
+function remakerCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
+  const [first, ...rest] = args
+  if (rest.some(isArray)) throw new HogqlMathError(`${fn}() takes one array, its first argument.`)
+  if (fn !== 'arraySlice') return { op: 'call', fn, type: first.type, args }
+  const why = 'arraySlice() takes an offset from 1 (the first item) and a length from 0 as integer literals here, as in arraySlice(splitByChar(\'/\', properties.$pathname), 2, 3).'
+  const [offset, length] = rest.map((n, i) => integerLiteral(n, [i === 0 ? 1 : 0, MAX_INDEX], why))
+  return { op: 'call', fn, type: first.type, args: [first, offset, ...(length === undefined ? [] : [length])] }
 }
 
 /**
@@ -109,16 +134,33 @@ function searchOfItems(fn: 'has' | 'indexOf', items: readonly HogqlNode[], x: Ho
 export function refuseLooseArrays(node: HogqlNode, reader = false): void {
   if (isArray(node) && !reader) throw new HogqlMathError(`An array is read here only by the functions of arrays: ${READ_BY}; not as a value of its own.`)
   if (!('args' in node)) return
-  const reads = node.op === 'call' && readsArray(node)
+  const reads = node.op === 'call' && takesArray(node)
   node.args.forEach((arg, i) => refuseLooseArrays(arg, reads && i === 0))
 }
 
 function items(arr: ArrayNode, value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
   // A group's array is the column's value as the run gives it (hogql-query-run.ts).
   if (arr.op === 'field') return value(arr) as unknown as HogqlValue[]
+  // A copy: a group's array is its column's value too.
+  if (REMAKERS.has(arr.fn)) return remade(arr, [...items(arr.args[0] as ArrayNode, value)])
   if (arr.fn === 'array') return arr.args.map(value)
   const text = value(arr.args[1])
   return ((text ?? '') as string).split((arr.args[0] as { value: string }).value)
+}
+
+/** NaN after the numbers and NULL after all, whichever way the numbers go, as ClickHouse's arraySort and arrayReverseSort place them. */
+const lastOnes = (v: HogqlValue): number => (v === null ? 2 : typeof v === 'number' && Number.isNaN(v) ? 1 : 0)
+
+/** A remade array's items from its array's: sorted (stably: ClickHouse leaves equal ones in no fixed order), reversed or sliced. */
+function remade(arr: Call, all: HogqlValue[]): HogqlValue[] {
+  if (arr.fn === 'arrayReverse') return all.reverse()
+  if (arr.fn === 'arraySlice') {
+    const [offset, length] = arr.args.slice(1).map((n) => (n as { value: number }).value)
+    return all.slice(offset - 1, length === undefined ? undefined : offset - 1 + length)
+  }
+  const sign = arr.fn === 'arrayReverseSort' ? -1 : 1
+  const order = (a: HogqlValue, b: HogqlValue) => (typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a as string, b as string))
+  return all.sort((a, b) => lastOnes(a) - lastOnes(b) || (lastOnes(a) > 0 ? 0 : sign * order(a, b)))
 }
 
 /** A reader's value (readsArray), the items evaluated by `value`, as ClickHouse computes it. */
@@ -149,10 +191,28 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
 /** An array's SQL: a literal's Nullable items each toNullable, so ClickHouse types it as the evaluation reads it. */
 function arraySql(arr: ArrayNode, sql: ValueSql): string {
   if (arr.op === 'field') return sql.compile(arr)
+  if (REMAKERS.has(arr.fn)) return remadeSql(arr, arraySql(arr.args[0] as ArrayNode, sql), sql.fresh())
   if (arr.fn !== 'array') return `${arr.fn}(${hogqlTextSql((arr.args[0] as { value: string }).value)}, ifNull(${sql.text(arr.args[1])}, ''))`
   // A number as Float64 whatever its SQL's type (an aggregation's count() is UInt64, which has no common type with it).
   const item = (n: HogqlNode) => (arr.type === 'text' ? sql.text(n) : n.type === 'null' ? sql.number(n) : `toFloat64(${sql.number(n)})`)
   return `[${arr.args.map((n) => (nullableItems(arr) ? `toNullable(${item(n)})` : item(n))).join(', ')}]`
+}
+
+/**
+ * A remade array's SQL. Numbers sort by a key of their rank (NULL last, NaN before it), the value (negated for
+ * arrayReverseSort) and their place, so that equal ones (-0 and 0) keep their order as the Node engine's stable sort
+ * keeps them; equal texts are alike.
+ */
+function remadeSql(arr: Call, array: string, s: string): string {
+  if (arr.fn === 'arrayReverse') return `arrayReverse(${array})`
+  const [x, i] = [`${s}x`, `${s}i`]
+  if (arr.fn === 'arraySlice') {
+    // Filtered by place: 18.16's arraySlice of Nullable items loses their NULLs (an item past the end read '' for NULL).
+    const [offset, length] = arr.args.slice(1).map((n) => (n as { value: number }).value)
+    return lambdaSql([s], [array], `arrayFilter((${x}, ${i}) -> ${i} >= ${offset}${length === undefined ? '' : ` AND ${i} < ${offset + length}`}, ${s}, arrayEnumerate(${s}))`)
+  }
+  if (arr.type === 'text') return `${arr.fn}(${array})`
+  return lambdaSql([s], [array], `arraySort((${x}, ${i}) -> (multiIf(isNull(${x}), 2, isNaN(${x}), 1, 0), ${arr.fn === 'arrayReverseSort' ? '-' : ''}${x}, ${i}), ${s}, arrayEnumerate(${s}))`)
 }
 
 /** A reader's SQL (readsArray), a number as Float64. */

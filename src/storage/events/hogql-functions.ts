@@ -20,7 +20,7 @@ export const CONDITIONAL_AGGREGATIONS: ReadonlySet<string> = new Set(['sumif', '
 const PAIRED: ReadonlySet<string> = new Set(['covarpop', 'covarsamp', 'corr'])
 /** The aggregations of moments (queries only: hogql-parse.ts), and their -If. */
 export const MOMENTS: ReadonlySet<string> = new Set(['varpop', 'varsamp', 'stddevpop', 'stddevsamp', 'skewpop', 'skewsamp', 'kurtpop', 'kurtsamp', ...PAIRED].flatMap((name) => [name, `${name}if`]))
-/** The aggregations of values in time whose value is an array (queries only: a column of the answer, or read by the functions of arrays over the groups), and their -If; quantiles' too. */
+/** The aggregations of values in time whose value is an array (queries only: a column of the answer, or read by the functions of arrays over the groups), and their -If; quantiles' arrays are quantileOf's `many`. */
 const ARRAYS: ReadonlySet<string> = new Set(['grouparray', 'grouparrayif', 'groupuniqarray', 'groupuniqarrayif', 'topk', 'topkif'])
 /** Whether only HogQL queries read an aggregation (by its lower-case name): the moments' and the arrays'. */
 export const queriesOnly = (name: string): boolean => MOMENTS.has(name) || ARRAYS.has(name) || quantileOf(name)?.many === true
@@ -110,6 +110,10 @@ export const FUNCTIONS = [
   ['has', 2, 2],
   ['indexOf', 2, 2],
   ['arrayStringConcat', 1, 2],
+  ['arraySort', 1, 1],
+  ['arrayReverseSort', 1, 1],
+  ['arrayReverse', 1, 1],
+  ['arraySlice', 2, 3],
   ...URL_SPECS,
   ...TEXT_SPECS,
 ] as const

@@ -78,6 +78,9 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `splitBy${rng.pick(["Char('.'", "Char(' '", "String('b'", "String('Ä'"])}, ${hogqlTerm(rng, depth + 1)})[${rng.pick([-2, -1, 1, 2])}]`],
     [1, () => `${rng.pick(['length', 'empty', 'notEmpty'])}(splitByChar(',', ${hogqlTerm(rng, depth + 1)}))`],
     [1, () => `arrayStringConcat(splitByString('a', ${hogqlTerm(rng, depth + 1)})${rng.chance(0.5) ? ", '-'" : ''})`],
+    // Remade arrays: sorted either way (NaN and NULL last), reversed, sliced.
+    [1, () => `${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse'])}([${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${rng.pick(['0', "'b'", 'null'])}])[${rng.pick([-1, 1, 2])}]`],
+    [1, () => `arrayStringConcat(arraySlice(arraySort(splitByChar(' ', ${hogqlTerm(rng, depth + 1)})), ${rng.pick([1, 2])}${rng.chance(0.5) ? ', 1' : ''}), '/')`],
     // CASE (multiIf, or `=`s with a subject) and BETWEEN (two comparisons, NULL reading 0 as PostHog's ifNull).
     [1, () => `CASE ${rng.chance(0.5) ? '' : `${hogqlTerm(rng, depth + 1)} `}WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}${rng.chance(0.5) ? ` WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}` : ''} ELSE ${hogqlTerm(rng, depth + 1)} END`],
     [1, () => `(${hogqlTerm(rng, depth + 1)} ${rng.pick(['', 'NOT '])}BETWEEN ${hogqlTerm(rng, depth + 1)} AND ${hogqlTerm(rng, depth + 1)})`],

@@ -54,6 +54,7 @@ t.test('topK(n): the values by their counts, of equal counts the one that reache
   t.ok(Object.is((signed[0][0] as number[])[0], 0), 'and is read as 0')
   t.same(plan('select topK(2)(properties.a), topK(2)(toFloat(properties.n)), groupArray(2)(event) from events').columns.map((c) => c.type), ['Array(String)', 'Array(Float64)', 'Array(String)'])
   t.same(run("select length(topK(2)(properties.a)), topK(2)(properties.a)[1], arrayStringConcat(groupArray(2)(properties.a), ',') from events", values), [[2, 'a', 'a,b']], 'the functions of arrays read them')
+  t.same(run("select groupArray(properties.a), arrayStringConcat(arrayReverseSort(groupArray(properties.a)), ','), arraySlice(topK(3)(properties.a), 2)[1] from events", values), [[['a', 'b', 'b', 'a', 'c', 'c', 'd', 'a'], 'd,c,c,b,b,a,a,a', 'b']], 'sorted and sliced, the column as it was')
   t.same(run('select properties.a as a, groupArray(2)(properties.a) from events group by a order by a limit 2', values), [['a', ['a', 'a']], ['b', ['b', 'b']]])
 })
 
@@ -89,6 +90,7 @@ t.test('on ClickHouse 18.16 the stores answer alike: levels, empty groups, ties,
     'quantiles(0.5, 0.1, 0.99)(properties.n)', 'quantilesExact(0.5, 0.25)(properties.n)', 'quantilesExactLow(0.5)(properties.n)', 'quantilesExactInclusive(0.3, 0.7)(properties.n)', 'quantilesExactExclusive(0.3)(properties.n)',
     "quantilesIf(0.5)(properties.n, properties.a = 'x')", 'topK(3)(properties.a)', 'topK(2)(toFloat(properties.a))', "topKIf(1)(properties.a, properties.a != 'x')", 'groupArray(3)(properties.a)', 'groupUniqArray(2)(toFloat(properties.a))',
     'quantiles(0.5)(properties.n)[1]', 'length(topK(3)(properties.a))',
+    "arrayStringConcat(arraySort(groupUniqArray(properties.a)), '|')", 'arraySlice(topK(3)(properties.a), 2)[1]', 'toString(arrayReverseSort(groupArray(toFloat(properties.a)))[2])',
   ]
   const query = plan(`select properties.g as g, ${columns.join(', ')} from events group by g order by g`)
   const [onSqlite, onClickHouse] = [await sqlite.hogqlQuery(5, query), await clickhouse.hogqlQuery(5, query)]
