@@ -1,8 +1,9 @@
 /**
  * HogQL's arrays (in queries, filters and math), as values the functions of arrays read: literals (`['a', 'b']`,
- * `array(…)`) and splitByChar and splitByString of a text, and over a query's groups a group's groupArray (a field node
- * with `array`, hogql-query-columns.ts's arrayColumn, whose value the run gives), read by `arr[i]` (arrayElement), has,
- * indexOf, length, empty, notEmpty and arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
+ * `array(…)`) and splitByChar and splitByString of a text, and over a query's groups a group's array (groupArray's, topK's, quantiles' …: a field node
+ * with `array`, hogql-query-columns.ts's arrayColumn, whose value the run gives), and arraySort, arrayReverseSort,
+ * arrayReverse and arraySlice of any of them, read by `arr[i]` (arrayElement), has, indexOf, countEqual, hasAny and
+ * hasAll (of two), length, empty, notEmpty and arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
  * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
  * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
  * from the end when negative (0 is refused), and one out of range gives the items' default ('' or 0), NULL where
@@ -21,10 +22,12 @@ const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByStr
 /** The functions of an array whose value is an array (its items sorted, reversed or sliced), read as arrays are. */
 const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice'])
 /** The functions of an array, which they read as their first argument. */
-const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'length', 'empty', 'notEmpty', 'arrayStringConcat'])
+const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'countEqual', 'hasAny', 'hasAll', 'length', 'empty', 'notEmpty', 'arrayStringConcat'])
+/** The readers of two arrays: whether the first holds any, or all, of the second's items. */
+const PAIRS: ReadonlySet<string> = new Set(['hasAny', 'hasAll'])
 /** The functions that take only arrays first (length, empty and notEmpty take texts too). */
-export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, 'arrayElement', 'has', 'indexOf', 'arrayStringConcat'])
-const READ_BY = "arr[i] (arrayElement), has, indexOf, length, empty, notEmpty and arrayStringConcat (of an array, or of arraySort, arrayReverseSort, arrayReverse or arraySlice of one), as in splitByChar('/', properties.$pathname)[2]"
+export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, ...PAIRS, 'arrayElement', 'has', 'indexOf', 'countEqual', 'arrayStringConcat'])
+const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty and arrayStringConcat (of an array, or of arraySort, arrayReverseSort, arrayReverse or arraySlice of one), as in splitByChar('/', properties.$pathname)[2]"
 /** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
 const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
@@ -84,15 +87,17 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     if (fn === 'arrayElement') throw new HogqlMathError(`arr[i] and arrayElement() index an array here (a literal, splitByChar, splitByString or a group's groupArray), as in splitByChar('/', properties.$pathname)[2].`)
     throw new HogqlMathError(READERS.has(fn) ? `${fn}() takes an array first here, as in has(['a', 'b'], event).` : `${fn}() takes no array here: arrays are read by ${READ_BY}.`)
   }
+  if (PAIRS.has(fn)) return pairCall(fn, first, second)
   if (args.slice(1).some(isArray)) throw new HogqlMathError(`${fn}() takes one array, its first argument.`)
   if (fn === 'arrayElement') {
     const index = integerLiteral(second, [-MAX_INDEX, MAX_INDEX], `An array's index is an integer literal from -${MAX_INDEX} to ${MAX_INDEX} here (1 the first item, -1 the last), as in splitByChar('/', properties.$pathname)[2].`)
     if ((index as { value: number }).value === 0) throw new HogqlMathError("An array's index counts from 1 (or from -1, the last item): ClickHouse refuses 0.")
     return { op: 'call', fn, type: first.type, args: [first, index] }
   }
-  if (fn === 'has' || fn === 'indexOf') {
+  if (fn === 'has' || fn === 'indexOf' || fn === 'countEqual') {
     if (second.type !== 'null' && second.type !== first.type) throw new HogqlMathError(`${fn}() looks for a value of its items' type: ${first.type === 'text' ? 'texts' : 'numbers'} here, given a ${second.type} (toString() or toFloat() converts).`)
     if (!(first.op === 'call' && nullableItems(first))) return { op: 'call', fn, type: 'number', args }
+    if (fn === 'countEqual') throw new HogqlMathError(`countEqual() counts in an array without Nullable items here (a split, a literal of literals, a group's array): 18.16 counts NULL as its type's default.`)
     if (REMAKERS.has(first.fn)) throw new HogqlMathError(`${fn}() does not search ${first.fn}() of Nullable items here (a literal whose items are not all literals): search the literal itself.`)
     return searchOfItems(fn, first.args, second)
   }
@@ -118,6 +123,14 @@ function remakerCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
   return { op: 'call', fn, type: first.type, args: [first, offset, ...(length === undefined ? [] : [length])] }
 }
 
+/** hasAny or hasAll of two arrays of one type, neither with Nullable items (18.16 finds NULL as its type's default). */
+function pairCall(fn: HogqlFunction, first: ArrayNode, second: HogqlNode | undefined): HogqlNode {
+  if (second === undefined || !isArray(second)) throw new HogqlMathError(`${fn}() takes two arrays here, as in ${fn}(splitByChar(',', properties.tags), ['a', 'b']).`)
+  if (second.type !== first.type) throw new HogqlMathError(`${fn}() takes two arrays of one type: ClickHouse has no common type of String and a number.`)
+  if (nullableItems(first) || nullableItems(second)) throw new HogqlMathError(`${fn}() reads arrays without Nullable items here (splits, literals of literals, a group's array): 18.16 finds NULL as its type's default.`)
+  return { op: 'call', fn, type: 'number', args: [first, second] }
+}
+
 /**
  * has() or indexOf() over a literal with Nullable items, as the items' NULL-safe `=`s (an `or`, or ifs from the first):
  * what current servers answer, NULL finding a NULL item; 18.16's has finds a NULL item as its type's default instead.
@@ -135,7 +148,7 @@ export function refuseLooseArrays(node: HogqlNode, reader = false): void {
   if (isArray(node) && !reader) throw new HogqlMathError(`An array is read here only by the functions of arrays: ${READ_BY}; not as a value of its own.`)
   if (!('args' in node)) return
   const reads = node.op === 'call' && takesArray(node)
-  node.args.forEach((arg, i) => refuseLooseArrays(arg, reads && i === 0))
+  node.args.forEach((arg, i) => refuseLooseArrays(arg, reads && (i === 0 || (i === 1 && PAIRS.has((node as Call).fn)))))
 }
 
 function items(arr: ArrayNode, value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
@@ -178,6 +191,17 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
     case 'indexOf': {
       const k = all.indexOf(value(node.args[1]))
       return node.fn === 'has' ? (k >= 0 ? 1 : 0) : k + 1
+    }
+    case 'countEqual': {
+      const x = value(node.args[1])
+      return all.filter((v) => v === x).length
+    }
+    case 'hasAny':
+    case 'hasAll': {
+      // Items are equal as ClickHouse's == tells them: NaN is none's, -0 is 0's.
+      const wanted = items(node.args[1] as ArrayNode, value)
+      const found = (v: HogqlValue) => all.indexOf(v) >= 0
+      return (node.fn === 'hasAny' ? wanted.some(found) : wanted.every(found)) ? 1 : 0
     }
     case 'arrayStringConcat':
       return joinedText(all.join(textLiteral(node.args[1]) ?? ''))
@@ -222,7 +246,8 @@ export function arrayCallSql(node: Call, sql: ValueSql): string {
   const [, second] = node.args
   if (node.fn === 'arrayElement') return `arrayElement(${array}, ${(second as { value: number }).value})`
   if (node.fn === 'arrayStringConcat') return `arrayStringConcat(${array}, ${hogqlTextSql(textLiteral(second) ?? '')})`
-  if (node.fn !== 'has' && node.fn !== 'indexOf') return `toFloat64(${node.fn}(${array}))`
+  if (PAIRS.has(node.fn)) return `toFloat64(${node.fn}(${array}, ${arraySql(second as ArrayNode, sql)}))`
+  if (node.fn !== 'has' && node.fn !== 'indexOf' && node.fn !== 'countEqual') return `toFloat64(${node.fn}(${array}))`
   // Written twice rather than named, as clickhouse-hogql.ts's IN lists: 18.16 finds NULL as its type's default.
   // (Over Nullable items they are `=`s instead: searchOfItems.)
   const x = () => (arr.type === 'number' ? sql.number(second) : sql.text(second))

@@ -363,8 +363,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
     ])
     t.same(res.body.types.slice(1).map(([, type]: [string, string]) => type), ['Array(Float64)', 'Array(String)', 'Array(String)'])
     t.same(await rows("select event from events where event != 'recent' group by event having quantiles(0.5)(properties.n)[1] > 14 order by event"), [['buy'], ['click']], 'read in HAVING')
-    const remade = "select arrayStringConcat(arrayReverseSort(groupUniqArray(properties.plan)), ','), arraySlice(arraySort(splitByChar('-', distinct_id)), 2, 1)[1] from events where properties.n = 7 group by distinct_id"
-    t.same(await rows(remade), [['free', 'user']], 'sorted and sliced arrays read by the functions of arrays')
+    const remade = "select arrayStringConcat(arrayReverseSort(groupUniqArray(properties.plan)), ','), arraySlice(arraySort(splitByChar('-', distinct_id)), 2, 1)[1], hasAny(groupUniqArray(properties.plan), ['pro', 'x']), countEqual(splitByChar('-', distinct_id), 'user') from events where properties.n = 7 group by distinct_id"
+    t.same(await rows(remade), [['free', 'user', 0, 1]], 'sorted and sliced arrays, hasAny and countEqual')
     const refused = await query('select topK(properties.plan) from events')
     t.equal(refused.status, 400)
     t.match(refused.body, { type: 'validation_error', detail: /topK\(n\) takes how many values it keeps before the expression/ })

@@ -57,6 +57,7 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
   // Arrays (hogql-arrays.ts): splits of every shape of text, indexes in and out of range, literals with Nullable items.
   "splitByChar(' ', properties.a)[2]", "splitByString('b', toString(properties.n))[-1]", "length(splitByChar(',', properties.$c))", "has(['x', 'abc', ''], properties.b)", "indexOf(['3', ' 3', 'true'], properties.n)", "['z', properties.a, lower(properties.b)][3]", "[properties.n, 'q'][-3]", "arrayStringConcat(splitByChar('x', concat(event, properties.a)), '+')", 'has([1, 3, -0.5], toFloat(properties.n))', '[1, 2.5][-1] + [toFloat(properties.n), 4][1]', "has(splitByChar('.', properties.n), '5')", "empty(splitByString('ab', properties.a))", "has([properties.a, 'x'], properties.b)", "indexOf([properties.b, null, 'abc'], properties.a)",
   "arrayStringConcat(arraySort(splitByChar(' ', properties.a)), '|')", "arrayReverseSort([toFloat(properties.n), 2, toFloat(properties.b) / 0])[2]", "arraySlice(arrayReverse(splitByString('b', properties.$c)), 2, 1)[1]", "indexOf(arraySort([3, 1, -0.5]), toFloat(properties.n))", "toString(arraySort([toFloat(properties.n), -0.5, length(properties.a)])[-1])",
+  "countEqual(splitByChar(' ', properties.a), 'x')", "hasAny(splitByChar('b', properties.$c), ['a', '', 'x'])", "hasAll(splitByChar(',', properties.$c), splitByChar(',', lower(properties.b)))", "countEqual([1, -0, 2.5, 0], toFloat(properties.n))",
   // CASE and BETWEEN.
   "CASE WHEN properties.n > 1 THEN 'big' WHEN properties.a = 'x' THEN event ELSE properties.b END", "CASE properties.a WHEN 'x' THEN 1 WHEN NULL THEN 2 ELSE toFloat(properties.n) END", '(properties.n BETWEEN -1 AND 2.5)', "(properties.a NOT BETWEEN 'a' AND 'x')",
   // `??` and `c ? a : b`.
@@ -203,7 +204,7 @@ function overGroups(rng: Rng, keys: readonly string[]): string {
     // The functions of arrays over a group's array (groupArray's).
     [1, () => {
       const [texts, numbers] = [`${rng.pick(['groupArray', 'groupUniqArray', 'topK(2)', 'groupArray(2)'])}(${rng.pick(['properties.a', 'event', 'lower(properties.b)'])})`, rng.chance(0.3) ? `quantiles(0.2, 0.8)(${spread(rng)})` : `${rng.pick(['groupArray', 'groupUniqArray', 'topK(2)'])}(${rng.pick(['toFloat(properties.n)', 'toUnixTimestamp(timestamp) % 7'])})`]
-      return rng.pick([`length(${texts})`, `arrayStringConcat(${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse'])}(${texts}), '|')`, `arraySlice(${numbers}, 2, 2)[${rng.pick([1, -1])}]`, `arrayStringConcat(${texts}, '|')`, `${texts}[${rng.pick([1, -1, 3])}]`, `has(${texts}, ${rng.pick(["'x'", "'abc'", "'view'"])})`, `indexOf(${numbers}, ${rng.pick(['1', '0', '2.5'])}) * 10 + empty(${numbers})`])
+      return rng.pick([`length(${texts})`, `arrayStringConcat(${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse'])}(${texts}), '|')`, `arraySlice(${numbers}, 2, 2)[${rng.pick([1, -1])}]`, `arrayStringConcat(${texts}, '|')`, `countEqual(${texts}, 'x') + hasAny(${numbers}, [0, 1, 2.5])`, `hasAll(${texts}, ['x', 'abc'])`, `${texts}[${rng.pick([1, -1, 3])}]`, `has(${texts}, ${rng.pick(["'x'", "'abc'", "'view'"])})`, `indexOf(${numbers}, ${rng.pick(['1', '0', '2.5'])}) * 10 + empty(${numbers})`])
     }],
   ])()
 }

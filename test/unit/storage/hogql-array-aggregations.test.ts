@@ -90,7 +90,7 @@ t.test('on ClickHouse 18.16 the stores answer alike: levels, empty groups, ties,
     'quantiles(0.5, 0.1, 0.99)(properties.n)', 'quantilesExact(0.5, 0.25)(properties.n)', 'quantilesExactLow(0.5)(properties.n)', 'quantilesExactInclusive(0.3, 0.7)(properties.n)', 'quantilesExactExclusive(0.3)(properties.n)',
     "quantilesIf(0.5)(properties.n, properties.a = 'x')", 'topK(3)(properties.a)', 'topK(2)(toFloat(properties.a))', "topKIf(1)(properties.a, properties.a != 'x')", 'groupArray(3)(properties.a)', 'groupUniqArray(2)(toFloat(properties.a))',
     'quantiles(0.5)(properties.n)[1]', 'length(topK(3)(properties.a))',
-    "arrayStringConcat(arraySort(groupUniqArray(properties.a)), '|')", 'arraySlice(topK(3)(properties.a), 2)[1]', 'toString(arrayReverseSort(groupArray(toFloat(properties.a)))[2])',
+    "arrayStringConcat(arraySort(groupUniqArray(properties.a)), '|')", 'arraySlice(topK(3)(properties.a), 2)[1]', 'toString(arrayReverseSort(groupArray(toFloat(properties.a)))[2])', "hasAny(groupUniqArray(properties.a), ['x', 'é'])", "countEqual(groupArray(properties.a), 'y')", 'hasAll(groupArray(toFloat(properties.n)), [1, 2])',
   ]
   const query = plan(`select properties.g as g, ${columns.join(', ')} from events group by g order by g`)
   const [onSqlite, onClickHouse] = [await sqlite.hogqlQuery(5, query), await clickhouse.hogqlQuery(5, query)]

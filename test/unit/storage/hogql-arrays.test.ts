@@ -56,6 +56,14 @@ const CASES: Array<[string, unknown[]]> = [
   [`arrayReverseSort([length(properties.s), 3, -1])[1]`, [6, 3, 3, 3, 13]],
   [`arraySlice([properties.s, 'q'], 3)[1]`, [null, null, null, null, null]],
   [`indexOf(arraySort(['b', 'a']), 'b')`, [2, 2, 2, 2, 2]],
+  // countEqual, and hasAny and hasAll of two arrays.
+  [`countEqual(splitByChar('/', properties.s), '')`, [1, 0, 1, 1, 0]],
+  [`countEqual([1, 2, 1], length(properties.s) - 5)`, [2, 0, 0, 0, 0]],
+  [`hasAny(splitByChar('/', properties.s), ['a', 'x,y'])`, [1, 1, 0, 0, 0]],
+  [`hasAll(splitByChar('/', properties.s), ['a', 'c'])`, [1, 0, 0, 0, 0]],
+  [`hasAll(splitByChar('/', properties.s), ['a', 'zz'])`, [0, 0, 0, 0, 0]],
+  [`hasAny(['zz', 'héllo'], splitByChar('/', properties.s))`, [0, 0, 0, 0, 1]],
+  [`hasAll(['a', 'b', '', 'c'], arraySlice(splitByChar('/', properties.s), 1, 3))`, [1, 0, 1, 1, 0]],
 ]
 
 t.test('arrays give ClickHouse answers on both stores', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
@@ -106,6 +114,11 @@ t.test('an array as a value of its own, and what ClickHouse refuses, are refused
   refused(`arraySlice(['a'], -1)[1]`, /arraySlice\(\) takes an offset from 1/)
   refused(`arraySlice(['a'], 1, -1)[1]`, /arraySlice\(\) takes an offset from 1/)
   refused(`arraySlice(['a'], length(event))[1]`, /arraySlice\(\) takes an offset from 1/)
+  refused(`hasAny(['a'], 'a')`, /hasAny\(\) takes two arrays here/)
+  refused(`hasAll(['a'], [1])`, /hasAll\(\) takes two arrays of one type/)
+  refused(`hasAny(['a', properties.s], ['a'])`, /hasAny\(\) reads arrays without Nullable items here/)
+  refused(`countEqual(['a', properties.s], 'a')`, /countEqual\(\) counts in an array without Nullable items here/)
+  refused(`countEqual(['a'], 1)`, /countEqual\(\) looks for a value of its items' type/)
   refused(`has(arraySort(['b', properties.s]), 'b')`, /has\(\) does not search arraySort\(\) of Nullable items here/)
   t.throws(() => parseHogqlCondition("splitByChar('/', event)"), { message: /An array is read here only by the functions of arrays/ }, 'in a filter too')
   t.throws(() => parseHogqlMath("sum(['a'])"), { message: /An array is read here only by the functions of arrays/ }, 'in math too')
