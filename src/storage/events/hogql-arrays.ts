@@ -2,7 +2,7 @@
  * HogQL's arrays (in queries, filters and math), as values the functions of arrays read: literals (`['a', 'b']`,
  * `array(…)`) and splitByChar and splitByString of a text, and over a query's groups a group's array (groupArray's, topK's, quantiles' …: a field node
  * with `array`, hogql-query-columns.ts's arrayColumn, whose value the run gives), and arraySort, arrayReverseSort,
- * arrayReverse and arraySlice of any of them, read by `arr[i]` (arrayElement), has, indexOf, countEqual, hasAny and
+ * arrayReverse, arrayDistinct and arraySlice of any of them, read by `arr[i]` (arrayElement), has, indexOf, countEqual, hasAny and
  * hasAll (of two), length, empty, notEmpty and arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
  * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
  * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
@@ -15,19 +15,19 @@
 import { equalsAny, integerLiteral, MAX_IN_TERMS, type HogqlFunction } from './hogql-functions.js'
 import { numberNode, type HogqlNode, type HogqlType, type HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
-import { compareHogqlText, hogqlTextSql, joinedText } from './hogql-values.js'
+import { compareHogqlText, hogqlTextSql, joinedText, uniqKey } from './hogql-values.js'
 import { lambdaSql } from './clickhouse-hogql-calls.js'
 
 const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByString'])
-/** The functions of an array whose value is an array (its items sorted, reversed or sliced), read as arrays are. */
-const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice'])
+/** The functions of an array whose value is an array (its items sorted, reversed, sliced or distinct), read as arrays are. */
+const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice', 'arrayDistinct'])
 /** The functions of an array, which they read as their first argument. */
 const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'countEqual', 'hasAny', 'hasAll', 'length', 'empty', 'notEmpty', 'arrayStringConcat'])
 /** The readers of two arrays: whether the first holds any, or all, of the second's items. */
 const PAIRS: ReadonlySet<string> = new Set(['hasAny', 'hasAll'])
 /** The functions that take only arrays first (length, empty and notEmpty take texts too). */
 export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, ...PAIRS, 'arrayElement', 'has', 'indexOf', 'countEqual', 'arrayStringConcat'])
-const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty and arrayStringConcat (of an array, or of arraySort, arrayReverseSort, arrayReverse or arraySlice of one), as in splitByChar('/', properties.$pathname)[2]"
+const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty and arrayStringConcat (of an array, or of arraySort, arrayReverseSort, arrayReverse, arrayDistinct or arraySlice of one), as in splitByChar('/', properties.$pathname)[2]"
 /** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
 const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
@@ -110,7 +110,7 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
 }
 
 /**
- * arraySort, arrayReverseSort, arrayReverse or arraySlice(arr, offset[, length]). A slice counts from its first item
+ * arraySort, arrayReverseSort, arrayReverse, arrayDistinct or arraySlice(arr, offset[, length]). A slice counts from its first item
  * here: ClickHouse's offsets from the end, 0 and lengths below 0 have given other slices from version to version
  * (GatherUtils' getSliceFromRight clamped past the start only later).
  */
@@ -164,9 +164,14 @@ function items(arr: ArrayNode, value: (n: HogqlNode) => HogqlValue): HogqlValue[
 /** NaN after the numbers and NULL after all, whichever way the numbers go, as ClickHouse's arraySort and arrayReverseSort place them. */
 const lastOnes = (v: HogqlValue): number => (v === null ? 2 : typeof v === 'number' && Number.isNaN(v) ? 1 : 0)
 
-/** A remade array's items from its array's: sorted (stably: ClickHouse leaves equal ones in no fixed order), reversed or sliced. */
+/** A remade array's items from its array's: sorted (stably: ClickHouse leaves equal ones in no fixed order), reversed, distinct or sliced. */
 function remade(arr: Call, all: HogqlValue[]): HogqlValue[] {
   if (arr.fn === 'arrayReverse') return all.reverse()
+  if (arr.fn === 'arrayDistinct') {
+    // ClickHouse's skips NULL and keeps the first of each: -0 is 0 (its hash set's zero cell), NaN one value.
+    const seen = new Set<string | null>()
+    return all.filter((v) => v !== null && !seen.has(uniqKey(v)) && Boolean(seen.add(uniqKey(v))))
+  }
   if (arr.fn === 'arraySlice') {
     const [offset, length] = arr.args.slice(1).map((n) => (n as { value: number }).value)
     return all.slice(offset - 1, length === undefined ? undefined : offset - 1 + length)
@@ -228,8 +233,13 @@ function arraySql(arr: ArrayNode, sql: ValueSql): string {
  * keeps them; equal texts are alike.
  */
 function remadeSql(arr: Call, array: string, s: string): string {
-  if (arr.fn === 'arrayReverse') return `arrayReverse(${array})`
   const [x, i] = [`${s}x`, `${s}i`]
+  if (arr.fn === 'arrayReverse') return `arrayReverse(${array})`
+  if (arr.fn === 'arrayDistinct') {
+    // Keyed as uniq keys numbers: 18.16's arrayDistinct keeps both zeros and every NaN.
+    const keys = arr.type === 'text' ? s : `arrayMap(${x} -> toString(${x} + 0), ${s})`
+    return lambdaSql([s], [array], `arrayFilter((${x}, ${i}) -> ${i} = 1 AND isNotNull(${x}), ${s}, arrayEnumerateUniq(${keys}))`)
+  }
   if (arr.fn === 'arraySlice') {
     // Filtered by place: 18.16's arraySlice of Nullable items loses their NULLs (an item past the end read '' for NULL).
     const [offset, length] = arr.args.slice(1).map((n) => (n as { value: number }).value)

@@ -117,6 +117,7 @@ export const FUNCTIONS = [
   ['arrayReverseSort', 1, 1],
   ['arrayReverse', 1, 1],
   ['arraySlice', 2, 3],
+  ['arrayDistinct', 1, 1],
   ...URL_SPECS,
   ...TEXT_SPECS,
 ] as const

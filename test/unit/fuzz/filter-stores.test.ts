@@ -80,7 +80,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [1, () => `arrayStringConcat(splitByString('a', ${hogqlTerm(rng, depth + 1)})${rng.chance(0.5) ? ", '-'" : ''})`],
     [1, () => `${rng.pick(['hasAny', 'hasAll'])}(splitByChar(' ', ${hogqlTerm(rng, depth + 1)}), ${rng.pick(["['x', 'abc', '']", "splitByChar('b', properties.a)"])}) + countEqual(splitByChar('.', ${hogqlTerm(rng, depth + 1)}), '')`],
     // Remade arrays: sorted either way (NaN and NULL last), reversed, sliced.
-    [1, () => `${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse'])}([${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${rng.pick(['0', "'b'", 'null'])}])[${rng.pick([-1, 1, 2])}]`],
+    [1, () => `${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arrayDistinct'])}([${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${rng.pick(['0', "'b'", 'null'])}])[${rng.pick([-1, 1, 2])}]`],
     [1, () => `arrayStringConcat(arraySlice(arraySort(splitByChar(' ', ${hogqlTerm(rng, depth + 1)})), ${rng.pick([1, 2])}${rng.chance(0.5) ? ', 1' : ''}), '/')`],
     // CASE (multiIf, or `=`s with a subject) and BETWEEN (two comparisons, NULL reading 0 as PostHog's ifNull).
     [1, () => `CASE ${rng.chance(0.5) ? '' : `${hogqlTerm(rng, depth + 1)} `}WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}${rng.chance(0.5) ? ` WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}` : ''} ELSE ${hogqlTerm(rng, depth + 1)} END`],

@@ -56,6 +56,12 @@ const CASES: Array<[string, unknown[]]> = [
   [`arrayReverseSort([length(properties.s), 3, -1])[1]`, [6, 3, 3, 3, 13]],
   [`arraySlice([properties.s, 'q'], 3)[1]`, [null, null, null, null, null]],
   [`indexOf(arraySort(['b', 'a']), 'b')`, [2, 2, 2, 2, 2]],
+  // arrayDistinct: the first of each, NULL skipped, -0 one with 0.
+  [`arrayStringConcat(arrayDistinct(splitByChar('b', 'abcbabxb')), '+')`, ['a+c+x+', 'a+c+x+', 'a+c+x+', 'a+c+x+', 'a+c+x+']],
+  [`arrayStringConcat(arrayDistinct(arrayReverse(splitByChar('/', properties.s))), '+')`, ['c+b+a+', 'x,y', '', '', 'wörld+héllo']],
+  [`length(arrayDistinct([properties.s, NULL, 'x,y', properties.s]))`, [2, 1, 2, 1, 2]],
+  [`toString(arrayDistinct([0, -0, length(properties.s) - 3, 0 / 0, 0 / 0])[-1])`, ['nan', 'nan', 'nan', 'nan', 'nan']],
+  [`length(arrayDistinct([0, -0, length(properties.s) - 3, 0 / 0, 0 / 0]))`, [3, 2, 3, 2, 3]],
   // countEqual, and hasAny and hasAll of two arrays.
   [`countEqual(splitByChar('/', properties.s), '')`, [1, 0, 1, 1, 0]],
   [`countEqual([1, 2, 1], length(properties.s) - 5)`, [2, 0, 0, 0, 0]],
