@@ -29,9 +29,9 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
       // aliases within it copied wherever they are named, took a quantile read in ORDER BY past 18.16's 2,000,000
       // elements of a query. quantiles' of none is the empty state's (quantilesOf): an array is never NULL.
       const values = `${name}_v`
-      const empty = math.levels?.map(() => (emptyIsZero(math.kind) ? 'toFloat64(0)' : 'nan'))
       const each = (math.levels ?? [math.level ?? 0.5]).map((level, k) => quantileSql(values, level, `${name}_${k}`, math.kind))
-      return lambdaSql([values], [`groupArray(${contribution})`], `if(length(${values}) = 0, ${empty === undefined ? 'NULL' : `[${empty.join(', ')}]`}, ${empty === undefined ? each[0] : `[${each.join(', ')}]`})`)
+      const none = math.levels === undefined ? 'NULL' : `[${each.map(() => (emptyIsZero(math.kind) ? 'toFloat64(0)' : 'nan')).join(', ')}]`
+      return lambdaSql([values], [`groupArray(${contribution})`], `if(length(${values}) = 0, ${none}, ${math.levels === undefined ? each[0] : `[${each.join(', ')}]`})`)
     }
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
