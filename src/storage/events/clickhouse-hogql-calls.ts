@@ -13,6 +13,16 @@ export const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
 export const lambdaSql = (names: readonly string[], values: readonly string[], body: string): string =>
   `arrayMap(${names.length === 1 ? names[0] : `(${names.join(', ')})`} -> ${body}, ${values.map((v) => `[${v}]`).join(', ')})[1]`
 
+/** The keys uniq tells an array's items apart by (hogql-values.ts's uniqKey): a number's toString(x + 0) (-0 is 0, NaN one value), a text itself. */
+export const uniqKeysSql = (array: string, numbers: boolean, x: string): string => (numbers ? `arrayMap(${x} -> toString(${x} + 0), ${array})` : array)
+
+/**
+ * distinctValues: an array's items that are not NULL, the first of each as uniq tells them, where arrayEnumerateUniq
+ * of their keys is 1 (18.16's arrayDistinct keeps both zeros and every NaN); `s` names its variables.
+ */
+export const distinctSql = (array: string, numbers: boolean, s: string): string =>
+  lambdaSql([s], [array], `arrayFilter((${s}x, ${s}n) -> ${s}n = 1 AND isNotNull(${s}x), ${s}, arrayEnumerateUniq(${uniqKeysSql(s, numbers, `${s}x`)}))`)
+
 /**
  * hogqlRound (hogql-values.ts): the scaling as ClickHouse's round does it; the rounding is round()'s with a tie that
  * it took away from zero (18.16 does; current servers take ties to even) taken to the even neighbour, trunc(v).

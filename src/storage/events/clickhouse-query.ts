@@ -10,7 +10,7 @@ import { isMoment, isPair, keepsValues, picksOne } from './hogql-functions.js'
 import { emptyIsZero } from './hogql-array-aggregations.js'
 import { hogqlConditionSql, hogqlContributionSql, hogqlValueSql, type FieldSql, type PropertySql } from './clickhouse-hogql.js'
 import { personPropertySql } from './clickhouse-lookups.js'
-import { lambdaSql, quantileSql } from './clickhouse-hogql-calls.js'
+import { distinctSql, lambdaSql, quantileSql, uniqKeysSql } from './clickhouse-hogql-calls.js'
 import { isColumnRef, isSourceRef, type HogqlMath, type HogqlNode, type Moment } from './hogql-math.js'
 import type { HogqlQueryPlan } from './hogql-query.js'
 
@@ -43,19 +43,18 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
 /**
  * An aggregation of the values in time (hogql-array-aggregations.ts's arrayOfValues) of `value`: those not NULL in
  * time, then by uuid's text, as the Node engine orders them (ClickHouse's own order is whichever it reads them in);
- * `s` names its lambdas' variables. Values are told apart as uniq tells them (a number by toString(x + 0): -0 is 0,
- * NaN one value, where 18.16's arrayDistinct keeps both zeros and every NaN). arrayEnumerateUniq numbers each
+ * `s` names its lambdas' variables. Values are told apart as uniq tells them (uniqKeysSql; groupUniqArray's are
+ * distinctSql's). arrayEnumerateUniq numbers each
  * value's events, 1 at its first; of the keys reversed, reversed back, 1 at its last, where the first counts them all.
  */
 function valuesInTimeSql(math: HogqlMath, value: string, timestamp: string, s: string): string {
   const [p, a, all, keys, x, n, r, k, t] = ['p', 'a', 'all', 'keys', 'x', 'n', 'r', 'k', 't'].map((v) => `${s}${v}`)
   const inTime = `arrayMap(${p} -> tupleElement(${p}, 3), arraySort(groupArrayIf((${timestamp}, toString(uuid), assumeNotNull(${value} AS ${a})), isNotNull(${a}))))`
-  const keyed = math.expr.type === 'text' ? all : `arrayMap(${x} -> toString(${x} + 0), ${all})`
-  const counted = `arrayMap((${x}, ${n}, ${r}, ${k}) -> (${math.expr.type === 'text' ? x : `${x} + 0`}, ${n}, ${r}, ${k}), ${all}, arrayEnumerateUniq(${keys}), arrayReverse(arrayEnumerateUniq(arrayReverse(${keys}))), arrayEnumerate(${all}))`
+  const numbers = math.expr.type !== 'text'
+  const counted = `arrayMap((${x}, ${n}, ${r}, ${k}) -> (${numbers ? `${x} + 0` : x}, ${n}, ${r}, ${k}), ${all}, arrayEnumerateUniq(${keys}), arrayReverse(arrayEnumerateUniq(arrayReverse(${keys}))), arrayEnumerate(${all}))`
   // topK's: at each value's last event its count and place, by count, then the place (the one that reached its count first).
   const top = `arrayMap(${t} -> tupleElement(${t}, 1), arraySort(${t} -> (-tupleElement(${t}, 2), tupleElement(${t}, 4)), arrayFilter(${t} -> tupleElement(${t}, 3) = 1, ${counted})))`
-  const unique = `arrayFilter((${x}, ${n}) -> ${n} = 1, ${all}, arrayEnumerateUniq(${keys}))`
-  const array = math.aggregation === 'groupArray' ? inTime : lambdaSql([all], [inTime], lambdaSql([keys], [keyed], math.aggregation === 'topK' ? top : unique))
+  const array = math.aggregation === 'groupArray' ? inTime : math.aggregation === 'groupUniqArray' ? distinctSql(inTime, numbers, `${s}u`) : lambdaSql([all], [inTime], lambdaSql([keys], [uniqKeysSql(all, numbers, x)], top))
   return math.limit === undefined ? array : `arraySlice(${array}, 1, ${math.limit})`
 }
 

@@ -5,7 +5,7 @@
  */
 import type { HogqlMath, HogqlValue } from './hogql-math.js'
 import { HogqlMathError, type Token } from './hogql-tokens.js'
-import { hogqlQuantile, uniqKey, type QuantileKind } from './hogql-values.js'
+import { distinctValues, hogqlQuantile, uniqKey, type QuantileKind } from './hogql-values.js'
 
 /**
  * The quantiles, by lower-case name: quantile(level) and median (its 0.5), quantiles(level, …) (an array, queries
@@ -88,6 +88,7 @@ export function aggregationParameters(name: string, written: string, tokens: rea
  */
 export function arrayOfValues(math: HogqlMath, values: readonly HogqlValue[]): HogqlValue[] {
   if (math.aggregation === 'groupArray') return values.slice(0, math.limit)
+  if (math.aggregation === 'groupUniqArray') return distinctValues(values).slice(0, math.limit)
   const counts = new Map<string | null, { value: HogqlValue; n: number; last: number }>()
   values.forEach((value, i) => {
     const key = uniqKey(value)
@@ -95,9 +96,7 @@ export function arrayOfValues(math: HogqlMath, values: readonly HogqlValue[]): H
     if (seen === undefined) counts.set(key, { value, n: 1, last: i })
     else Object.assign(seen, { n: seen.n + 1, last: i })
   })
-  const unique = [...counts.values()]
-  if (math.aggregation !== 'topK') return unique.slice(0, math.limit).map((c) => c.value)
-  return unique.sort((a, b) => b.n - a.n || a.last - b.last).slice(0, math.limit).map((c) => (typeof c.value === 'number' ? c.value + 0 : c.value))
+  return [...counts.values()].sort((a, b) => b.n - a.n || a.last - b.last).slice(0, math.limit).map((c) => (typeof c.value === 'number' ? c.value + 0 : c.value))
 }
 
 /**

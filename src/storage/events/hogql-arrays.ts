@@ -15,8 +15,8 @@
 import { equalsAny, integerLiteral, MAX_IN_TERMS, type HogqlFunction } from './hogql-functions.js'
 import { numberNode, type HogqlNode, type HogqlType, type HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
-import { compareHogqlText, hogqlTextSql, joinedText, uniqKey } from './hogql-values.js'
-import { lambdaSql } from './clickhouse-hogql-calls.js'
+import { compareValues, distinctValues, hogqlTextSql, joinedText } from './hogql-values.js'
+import { distinctSql, lambdaSql } from './clickhouse-hogql-calls.js'
 
 const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByString'])
 /** The functions of an array whose value is an array (its items sorted, reversed, sliced or distinct), read as arrays are. */
@@ -161,24 +161,17 @@ function items(arr: ArrayNode, value: (n: HogqlNode) => HogqlValue): HogqlValue[
   return ((text ?? '') as string).split((arr.args[0] as { value: string }).value)
 }
 
-/** NaN after the numbers and NULL after all, whichever way the numbers go, as ClickHouse's arraySort and arrayReverseSort place them. */
-const lastOnes = (v: HogqlValue): number => (v === null ? 2 : typeof v === 'number' && Number.isNaN(v) ? 1 : 0)
-
 /** A remade array's items from its array's: sorted (stably: ClickHouse leaves equal ones in no fixed order), reversed, distinct or sliced. */
 function remade(arr: Call, all: HogqlValue[]): HogqlValue[] {
   if (arr.fn === 'arrayReverse') return all.reverse()
-  if (arr.fn === 'arrayDistinct') {
-    // ClickHouse's skips NULL and keeps the first of each: -0 is 0 (its hash set's zero cell), NaN one value.
-    const seen = new Set<string | null>()
-    return all.filter((v) => v !== null && !seen.has(uniqKey(v)) && Boolean(seen.add(uniqKey(v))))
-  }
+  // ClickHouse's skips NULL and keeps the first of each: -0 is 0 (its hash set's zero cell), NaN one value.
+  if (arr.fn === 'arrayDistinct') return distinctValues(all)
   if (arr.fn === 'arraySlice') {
     const [offset, length] = arr.args.slice(1).map((n) => (n as { value: number }).value)
     return all.slice(offset - 1, length === undefined ? undefined : offset - 1 + length)
   }
-  const sign = arr.fn === 'arrayReverseSort' ? -1 : 1
-  const order = (a: HogqlValue, b: HogqlValue) => (typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a as string, b as string))
-  return all.sort((a, b) => lastOnes(a) - lastOnes(b) || (lastOnes(a) > 0 ? 0 : sign * order(a, b)))
+  // NaN after the numbers and NULL after all, whichever way the numbers go, as NULLS LAST orders them.
+  return all.sort((a, b) => compareValues(a, b, arr.fn === 'arrayReverseSort'))
 }
 
 /** A reader's value (readsArray), the items evaluated by `value`, as ClickHouse computes it. */
@@ -235,11 +228,7 @@ function arraySql(arr: ArrayNode, sql: ValueSql): string {
 function remadeSql(arr: Call, array: string, s: string): string {
   const [x, i] = [`${s}x`, `${s}i`]
   if (arr.fn === 'arrayReverse') return `arrayReverse(${array})`
-  if (arr.fn === 'arrayDistinct') {
-    // Keyed as uniq keys numbers: 18.16's arrayDistinct keeps both zeros and every NaN.
-    const keys = arr.type === 'text' ? s : `arrayMap(${x} -> toString(${x} + 0), ${s})`
-    return lambdaSql([s], [array], `arrayFilter((${x}, ${i}) -> ${i} = 1 AND isNotNull(${x}), ${s}, arrayEnumerateUniq(${keys}))`)
-  }
+  if (arr.fn === 'arrayDistinct') return distinctSql(array, arr.type !== 'text', s)
   if (arr.fn === 'arraySlice') {
     // Filtered by place: 18.16's arraySlice of Nullable items loses their NULLs (an item past the end read '' for NULL).
     const [offset, length] = arr.args.slice(1).map((n) => (n as { value: number }).value)

@@ -4,7 +4,7 @@
  */
 import { evaluateHogql, hogqlContribution, hogqlHolds, pathIndex, type ColumnRef, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type Moment, type PropertyPath, type SourceRef, type StoredField } from './hogql-math.js'
 import { ofGroup, type HogqlQueryPlan } from './hogql-query.js'
-import { compareHogqlText, hogqlQuantile, keyOf, storeAnswer, type AnswerValue } from './hogql-values.js'
+import { compareValues, hogqlQuantile, keyOf, storeAnswer, type AnswerValue } from './hogql-values.js'
 import { arrayOfValues, quantilesOf } from './hogql-array-aggregations.js'
 import { personReader } from './experiment-rows.js'
 import type { RegexEngine } from './sqlite-actions.js'
@@ -69,18 +69,6 @@ interface Aggregate {
   items: Array<{ value: HogqlValue; at: number; id: string }> | null
 }
 
-
-/**
- * ClickHouse's order of values, both ways: numbers by value, texts by their bytes; after them NaN, then NULL (NULLS
- * LAST), or before them NULL, then NaN (NULLS FIRST).
- */
-function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean, nullsFirst = false): number {
-  const special = (v: HogqlValue) => (v === null ? 2 : typeof v === 'number' && Number.isNaN(v) ? 1 : 0) * (nullsFirst ? -1 : 1)
-  if (special(a) !== 0 || special(b) !== 0) return special(a) - special(b)
-  // Not a − b: two infinities of one sign are equal, and ∞ − ∞ is NaN.
-  const c = typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a as string, b as string)
-  return desc ? -c : c
-}
 
 /** HAVING and the columns over the groups read a group's columns, never an event's properties (hogql-query.ts). */
 const NO_PROPERTIES = (): never => {

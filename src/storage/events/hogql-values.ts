@@ -259,6 +259,24 @@ export function uniqKey(value: HogqlValue): string | null {
   return value === null ? null : typeof value === 'number' ? hogqlText(value + 0) : value
 }
 
+/** The values that are not null, the first of each as uniq tells them apart (groupUniqArray's, arrayDistinct's). */
+export function distinctValues(values: readonly HogqlValue[]): HogqlValue[] {
+  const seen = new Set<string | null>()
+  return values.filter((v) => v !== null && !seen.has(uniqKey(v)) && Boolean(seen.add(uniqKey(v))))
+}
+
+/**
+ * ClickHouse's order of values, both ways (ORDER BY's, arraySort's): numbers by value, texts by their bytes; after
+ * them NaN, then NULL (NULLS LAST), or before them NULL, then NaN (NULLS FIRST).
+ */
+export function compareValues(a: HogqlValue, b: HogqlValue, desc: boolean, nullsFirst = false): number {
+  const special = (v: HogqlValue) => (v === null ? 2 : typeof v === 'number' && Number.isNaN(v) ? 1 : 0) * (nullsFirst ? -1 : 1)
+  if (special(a) !== 0 || special(b) !== 0) return special(a) - special(b)
+  // Not a − b: two infinities of one sign are equal, and ∞ − ∞ is NaN.
+  const c = typeof a === 'number' ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : compareHogqlText(a as string, b as string)
+  return desc ? -c : c
+}
+
 /**
  * ClickHouse's exact quantiles beside quantile's interpolation (QuantileExact.h): `exact` the sorted values' item at
  * ⌊level × n⌋ (the last at level 1), `exactLow` and `exactHigh` that but for the low and high median at 0.5,
