@@ -35,7 +35,9 @@ function aggregateSql(math: HogqlMath, [contribution, second]: readonly string[]
     }
     default: {
       const fn = math.aggregation === 'sum' ? 'sum' : math.aggregation === 'avg' ? 'avg' : math.aggregation === 'min' ? 'min' : 'max'
-      return `if(count(${contribution}) = 0, NULL, ${fn}(${contribution}))`
+      // Nullable, so that of no values it is NULL (-Null's result without a value) and the contribution stands once:
+      // written twice, the aliases within it copied took a sum read in ORDER BY past 18.16's 2,000,000 elements.
+      return `${fn}(toNullable(${contribution}))`
     }
   }
 }
