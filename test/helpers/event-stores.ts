@@ -49,3 +49,12 @@ export function pageviewRows(team: number, propertiesById: Record<string, Record
 
 /** Rows whose order a store leaves open (counts that tie), as sorted JSON texts, for comparing two stores' answers. */
 export const asSet = <T>(rows: readonly T[]): string[] => rows.map((r) => JSON.stringify(r)).sort()
+
+/** The texts HogQL's array tests split (properties.s of d1…d5): a path, a list, empty, missing, and of two-byte characters. */
+export const PATH_TEXTS: Record<string, Record<string, unknown>> = {
+  d1: { s: '/a/b/c' },
+  d2: { s: 'x,y' },
+  d3: { s: '' },
+  d4: {},
+  d5: { s: 'héllo/wörld' },
+}

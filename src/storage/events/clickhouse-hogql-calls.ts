@@ -5,9 +5,20 @@
  * alias's SQL wherever the alias is read, and nested calls would grow the query past its limit.
  */
 import { INT64_END, INT64_MIN, roundScaleSql, type QuantileKind } from './hogql-values.js'
+import type { HogqlNode } from './hogql-math.js'
+import type { ValueSql } from './hogql-arrays.js'
 
 export const NULL_NUMBER = 'CAST(NULL AS Nullable(Float64))'
 export const NULL_TEXT = 'CAST(NULL AS Nullable(String))'
+
+/** A number as a Float64 literal of its value. */
+export function literal(value: number): string {
+  // `-0` is the integer 0 to ClickHouse; `-0.` the double, which toString writes as hogqlText does.
+  if (Object.is(value, -0)) return 'toFloat64(-0.)'
+  if (Number.isFinite(value)) return `toFloat64(${String(value)})`
+  // A literal too large for a double reads as infinity in HogQL too; a constant expression may be NaN.
+  return Number.isNaN(value) ? 'toFloat64(0 / 0)' : `toFloat64(${value > 0 ? '' : '-'}1e308 * 10)`
+}
 
 /** `body` with `names` bound to `values` (SQL each): a lambda's parameters, read as often as `body` reads them at no cost. */
 export const lambdaSql = (names: readonly string[], values: readonly string[], body: string): string =>
@@ -105,4 +116,27 @@ export function quantileSql(values: string, level: number, s: string, kind?: Qua
   else picked = at(level < 1 ? `floor(${l} * ${m})` : `${m} - 1`)
   const exact = lambdaSql([m], [`arrayCount(v -> NOT isNaN(v), ${s})`], `if(${m} = 0, nan, toFloat64(${picked}))`)
   return lambdaSql([s], [`arraySort(${values})`], `if(length(${s}) = 0, toFloat64(0), ${exact})`)
+}
+
+/**
+ * `x in (…)` of literals as the parser reads it (`=`s of one left side joined by or), as one IN: n terms of
+ * clickhouse-hogql.ts's `#logical` are ≈130 bytes each, and ClickHouse refuses a query over 256 KiB. Texts compare with a text x,
+ * numbers as numbers; a list of both, or of other items, is left to `#logical`. 0 for a null x, as the `=`s are,
+ * unless a last `isNull(x)` says the set holds NULL (fillInSet's transform_null_in).
+ */
+export function inListSql(nodes: readonly HogqlNode[], sql: Pick<ValueSql, 'compile' | 'number'>): string | null {
+  const first = nodes[0]
+  if (first?.op !== '=') return null
+  const left = first.args[0]
+  const same = JSON.stringify(left)
+  const last = nodes[nodes.length - 1]
+  const ofNull = last.op === 'call' && last.fn === 'isNull' && JSON.stringify(last.args[0]) === same
+  const items = (ofNull ? nodes.slice(0, -1) : nodes).map((n) => (n.op === '=' && JSON.stringify(n.args[0]) === same ? n.args[1] : null))
+  const texts = left.type === 'text' && items.every((i) => i?.op === 'text')
+  if (!texts && !items.every((i) => i?.op === 'number')) return null
+  // x compiled twice, not bound: a property's text is already `(… AS name)`, and 18.16 keeps only the outer
+  // of two aliases on one expression ("Unknown identifier" where the inner one is named later).
+  const x = () => (texts ? sql.compile(left) : sql.number(left))
+  const list = items.map((i) => sql.compile(i!)).join(', ')
+  return `if(isNull(${x()}), toFloat64(${ofNull ? 1 : 0}), toFloat64(has([${list}], assumeNotNull(${x()}))))`
 }

@@ -8,10 +8,11 @@ import { quote } from './clickhouse-schema.js'
 import { evaluateHogql, pathIndex, propertyPath, type HogqlField, type HogqlMath, type HogqlNode, type HogqlValue, type PropertyPath } from './hogql-math.js'
 import { lookupSql } from './clickhouse-lookups.js'
 import { hogqlText, hogqlTextSql, hogqlToFloat } from './hogql-values.js'
-import { lambdaSql, NULL_NUMBER, NULL_TEXT, numberCallSql, numberIntSql, roundSql, substringSql, textIntSql } from './clickhouse-hogql-calls.js'
+import { inListSql, lambdaSql, literal, NULL_NUMBER, NULL_TEXT, numberCallSql, numberIntSql, roundSql, substringSql, textIntSql } from './clickhouse-hogql-calls.js'
 import { TEXT_FUNCTIONS } from './hogql-functions.js'
 import { REGEX_FUNCTIONS, regexCallSql } from './hogql-regex.js'
 import { arrayCallSql, readsArray } from './hogql-arrays.js'
+import { LambdaScopes } from './clickhouse-lambdas.js'
 import { isUrlFunction, URL_SQL_NAMES, urlCallSql } from './hogql-urls.js'
 import { isTextFunction, textFunctionSql } from './hogql-texts.js'
 import { textNumberSql } from './numbers.js'
@@ -28,20 +29,12 @@ const EVENT_FIELDS: FieldSql = (field) => (field === 'event' ? 'toNullable(event
 /** A constant's reader: it reads no property (constant()). */
 const NO_PROPERTIES = (): never => { throw new Error('a constant expression read a property') }
 
-function literal(value: number): string {
-  // `-0` is the integer 0 to ClickHouse; `-0.` the double, which toString writes as hogqlText does.
-  if (Object.is(value, -0)) return 'toFloat64(-0.)'
-  if (Number.isFinite(value)) return `toFloat64(${String(value)})`
-  // A literal too large for a double reads as infinity in HogQL too; a constant expression may be NaN.
-  return Number.isNaN(value) ? 'toFloat64(0 / 0)' : `toFloat64(${value > 0 ? '' : '-'}1e308 * 10)`
-}
-
 /**
  * Whether the node has the same value on every row: it reads nothing of the event (and runs no regex), or it is a
  * choice decided by a constant (`coalesce('3', properties.a)`, which 18.16 folds into a constant too).
  */
 function constant(node: HogqlNode): boolean {
-  if (node.op === 'property' || node.op === 'field' || (node.op === 'call' && REGEX_FUNCTIONS.has(node.fn))) return false
+  if (node.op === 'property' || node.op === 'field' || (node.op === 'scalar' && node.item !== undefined) || (node.op === 'call' && REGEX_FUNCTIONS.has(node.fn))) return false
   if (node.op === 'call' && (node.fn === 'coalesce' || node.fn === 'ifNull')) {
     for (const arg of node.args) {
       if (!constant(arg)) return false
@@ -70,6 +63,7 @@ class Compiler {
   readonly #properties = new Map<string, string>()
   /** A calendar node read more than once (formatDateTime's parts) is named at its first use. */
   readonly #calendars = new Map<HogqlNode, string>()
+  readonly #lambdas = new LambdaScopes(() => this.fresh())
   constructor(
     readonly prefix: string,
     readonly property: PropertySql,
@@ -79,6 +73,10 @@ class Compiler {
   /** A name unique in the query. */
   fresh(): string {
     return `${this.prefix}_${this.#n++}`
+  }
+
+  lambda(item: HogqlNode, body: () => string): string {
+    return this.#lambdas.lambda(item, body)
   }
 
   /** The SQL twice: a definition for its first use, a name for the others. */
@@ -133,7 +131,12 @@ class Compiler {
   compile(node: HogqlNode): string {
     // Computed here, as the matcher computes it: 18.16 refuses a constant Nullable number in many places ("cannot
     // be inside Nullable column", "Illegal column for DataTypeNullable").
-    if ('args' in node && constant(node)) return this.#folded(node)
+    if (constant(node)) return 'args' in node ? this.#folded(node) : this.#own(node)
+    return this.#lambdas.hoisted(node, () => this.#own(node)) ?? this.#own(node)
+  }
+
+  /** The node's SQL where it stands. */
+  #own(node: HogqlNode): string {
     switch (node.op) {
       case 'number':
         return literal(node.value)
@@ -164,7 +167,7 @@ class Compiler {
         return `toFloat64(${this.number(node.args[0])} = 0)`
       case 'and':
       case 'or':
-        return (node.op === 'or' && this.#inList(node.args)) || this.#logical(node.op, node.args)
+        return (node.op === 'or' && inListSql(node.args, this)) || this.#logical(node.op, node.args)
       case '=':
       case '!=':
       case '<':
@@ -217,7 +220,7 @@ class Compiler {
         return def
       }
       case 'scalar':
-        return this.#folded(node)
+        return node.item === undefined ? this.#folded(node) : this.#lambdas.variable(node)
       case 'lookup':
         return lookupSql(node.values, `ifNull(${this.compile(node.args[0])}, '')`, node.type === 'number', node.missing)
     }
@@ -243,29 +246,6 @@ class Compiler {
     return typeof value === 'number' ? literal(value) : hogqlTextSql(value)
   }
 
-  /**
-   * `x in (…)` of literals as the parser reads it (`=`s of one left side joined by or), as one IN: n terms of
-   * `#logical` are ≈130 bytes each, and ClickHouse refuses a query over 256 KiB. Texts compare with a text x,
-   * numbers as numbers; a list of both, or of other items, is left to `#logical`. 0 for a null x, as the `=`s are,
-   * unless a last `isNull(x)` says the set holds NULL (fillInSet's transform_null_in).
-   */
-  #inList(nodes: readonly HogqlNode[]): string | null {
-    const first = nodes[0]
-    if (first?.op !== '=') return null
-    const left = first.args[0]
-    const same = JSON.stringify(left)
-    const last = nodes[nodes.length - 1]
-    const ofNull = last.op === 'call' && last.fn === 'isNull' && JSON.stringify(last.args[0]) === same
-    const items = (ofNull ? nodes.slice(0, -1) : nodes).map((n) => (n.op === '=' && JSON.stringify(n.args[0]) === same ? n.args[1] : null))
-    const texts = left.type === 'text' && items.every((i) => i?.op === 'text')
-    if (!texts && !items.every((i) => i?.op === 'number')) return null
-    // x compiled twice, not bound: a property's text is already `(… AS name)`, and 18.16 keeps only the outer
-    // of two aliases on one expression ("Unknown identifier" where the inner one is named later).
-    const x = () => (texts ? this.compile(left) : this.number(left))
-    const list = items.map((i) => this.compile(i!)).join(', ')
-    return `if(isNull(${x()}), toFloat64(${ofNull ? 1 : 0}), toFloat64(has([${list}], assumeNotNull(${x()}))))`
-  }
-
   /** Kleene's and/or, spelled out (18.16's and/or are NULL for any NULL operand). */
   #logical(op: 'and' | 'or', nodes: readonly HogqlNode[]): string {
     const args = nodes.map((n) => this.bind(this.number(n)))
@@ -277,7 +257,7 @@ class Compiler {
 
   #call(node: HogqlNode & { op: 'call' }): string {
     if (node.type === 'null' && (node.fn === 'coalesce' || node.fn === 'ifNull' || node.fn === 'if' || node.fn === 'greatest' || node.fn === 'least')) return 'NULL'
-    if (readsArray(node)) return arrayCallSql(node, this)
+    if (readsArray(node)) return this.#lambdas.outermost(node, () => arrayCallSql(node, this))
     const args = node.args
     // Null for a NULL text, written so: ClickHouse types some of these of a NULL literal as Nothing, which it can't send.
     if (TEXT_FUNCTIONS.has(node.fn) && args.some((a) => a.type === 'null')) return node.type === 'text' ? NULL_TEXT : NULL_NUMBER

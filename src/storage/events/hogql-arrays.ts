@@ -2,8 +2,9 @@
  * HogQL's arrays (in queries, filters and math), as values the functions of arrays read: literals (`['a', 'b']`,
  * `array(…)`) and splitByChar and splitByString of a text, and over a query's groups a group's array (groupArray's, topK's, quantiles' …: a field node
  * with `array`, hogql-query-columns.ts's arrayColumn, whose value the run gives), and arraySort, arrayReverseSort,
- * arrayReverse, arrayDistinct and arraySlice of any of them, read by `arr[i]` (arrayElement), has, indexOf, countEqual, hasAny and
- * hasAll (of two), length, empty, notEmpty and arrayStringConcat. An array is never a value of its own here (a column, an operand, another function's argument:
+ * arrayReverse, arrayDistinct, arraySlice, arrayMap and arrayFilter of any of them, read by `arr[i]` (arrayElement), has, indexOf, countEqual, hasAny and
+ * hasAll (of two), length, empty, notEmpty, arrayStringConcat, and with a lambda arrayExists, arrayAll, arrayCount,
+ * arrayFirst and arrayLast (LAMBDA_FUNCTIONS). An array is never a value of its own here (a column, an operand, another function's argument:
  * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
  * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
  * from the end when negative (0 is refused), and one out of range gives the items' default ('' or 0), NULL where
@@ -15,19 +16,26 @@
 import { equalsAny, integerLiteral, MAX_IN_TERMS, type HogqlFunction } from './hogql-functions.js'
 import { numberNode, type HogqlNode, type HogqlType, type HogqlValue } from './hogql-math.js'
 import { HogqlMathError } from './hogql-tokens.js'
-import { compareValues, distinctValues, hogqlTextSql, joinedText } from './hogql-values.js'
+import { isDatetime } from './hogql-time-marks.js'
+import { compareValues, distinctValues, hogqlTextSql, joinedText, TEXT_CALLS } from './hogql-values.js'
 import { distinctSql, lambdaSql } from './clickhouse-hogql-calls.js'
 
 const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByString'])
-/** The functions of an array whose value is an array (its items sorted, reversed, sliced or distinct), read as arrays are. */
-const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice', 'arrayDistinct'])
+/** The functions of an array whose value is an array (its items sorted, reversed, sliced, distinct, mapped or filtered), read as arrays are. */
+const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice', 'arrayDistinct', 'arrayMap', 'arrayFilter'])
 /** The functions of an array, which they read as their first argument. */
-const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'countEqual', 'hasAny', 'hasAll', 'length', 'empty', 'notEmpty', 'arrayStringConcat'])
+const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'countEqual', 'hasAny', 'hasAll', 'length', 'empty', 'notEmpty', 'arrayStringConcat', 'arrayExists', 'arrayAll', 'arrayCount', 'arrayFirst', 'arrayLast'])
+/**
+ * The functions of an array written with a lambda first (`fn(x -> body, arr)`), whose node's arguments are the array,
+ * the lambda's variable (a `scalar` with `item`, given each item in turn) and its body: arrayMap's items are the
+ * body's values, the others test each item by the body as a condition (a number: neither NULL nor 0).
+ */
+export const LAMBDA_FUNCTIONS: ReadonlySet<string> = new Set(['arrayMap', 'arrayFilter', 'arrayExists', 'arrayAll', 'arrayCount', 'arrayFirst', 'arrayLast'])
 /** The readers of two arrays: whether the first holds any, or all, of the second's items. */
 const PAIRS: ReadonlySet<string> = new Set(['hasAny', 'hasAll'])
 /** The functions that take only arrays first (length, empty and notEmpty take texts too). */
-export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, ...PAIRS, 'arrayElement', 'has', 'indexOf', 'countEqual', 'arrayStringConcat'])
-const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty and arrayStringConcat (of an array, or of arraySort, arrayReverseSort, arrayReverse, arrayDistinct or arraySlice of one), as in splitByChar('/', properties.$pathname)[2]"
+export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, ...PAIRS, ...LAMBDA_FUNCTIONS, 'arrayElement', 'has', 'indexOf', 'countEqual', 'arrayStringConcat'])
+const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty, arrayStringConcat, arrayExists, arrayAll, arrayCount, arrayFirst and arrayLast (of an array, or of arraySort, arrayReverseSort, arrayReverse, arrayDistinct, arraySlice, arrayMap or arrayFilter of one), as in splitByChar('/', properties.$pathname)[2]"
 /** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
 const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
@@ -44,6 +52,8 @@ export interface ValueSql {
   compile(node: HogqlNode): string
   /** A name unique in the query. */
   fresh(): string
+  /** `x -> body`: a lambda of the item's variable (a fresh name, which its node compiles to), its body's SQL by `body`. */
+  lambda(item: HogqlNode, body: () => string): string
 }
 
 export const isArray = (node: HogqlNode): node is ArrayNode => (node.op === 'call' && (MAKERS.has(node.fn) || REMAKERS.has(node.fn))) || (node.op === 'field' && node.array === true)
@@ -53,8 +63,32 @@ export const readsArray = (node: Call): boolean => READERS.has(node.fn) && node.
 const takesArray = (node: Call): boolean => readsArray(node) || (REMAKERS.has(node.fn) && isArray(node.args[0]))
 
 const literalItem = (n: HogqlNode): boolean => n.op === 'number' || n.op === 'text' || (n.op === 'negate' && n.args[0].op === 'number')
-/** Whether an array's items are Nullable to ClickHouse: a literal's that are not all literals (a split's never are), and a remade one's. */
-const nullableItems = (arr: ArrayNode): boolean => arr.op === 'call' && (REMAKERS.has(arr.fn) ? nullableItems(arr.args[0] as ArrayNode) : arr.fn === 'array' && !arr.args.every(literalItem))
+/**
+ * Whether an array's items are Nullable to ClickHouse: a literal's that are not all literals (a split's never are), an
+ * arrayMap's whose body may be NULL (neverNull), and another remade one's as its array's.
+ */
+function nullableItems(arr: ArrayNode): boolean {
+  if (arr.op !== 'call') return false
+  if (arr.fn === 'arrayMap') return !neverNull(arr.args[2])
+  return REMAKERS.has(arr.fn) ? nullableItems(arr.args[0] as ArrayNode) : arr.fn === 'array' && !arr.args.every(literalItem)
+}
+
+/**
+ * Whether a node is never NULL, as far as its shape tells: literals, comparisons (NULL-safe), concat, isNull, the
+ * readers of arrays that count or test, a variable of items never NULL, and what reads only such nodes the same type.
+ */
+function neverNull(n: HogqlNode): boolean {
+  const all = (args: readonly HogqlNode[], type = n.type) => args.every((a) => a.type === type && neverNull(a))
+  if (n.op === 'number' || n.op === 'text' || n.op === 'like' || n.op === 'ilike' || ['=', '!=', '<', '<=', '>', '>='].includes(n.op)) return true
+  if (n.op === 'scalar') return n.item?.nullable === false
+  if (n.op === 'negate' || n.op === 'not' || n.op === 'and' || n.op === 'or' || n.op === '+' || n.op === '-' || n.op === '*' || n.op === '/') return all(n.args, 'number')
+  if (n.op !== 'call') return false
+  if (readsArray(n)) return !['arrayElement', 'arrayFirst', 'arrayLast'].includes(n.fn) || !nullableItems(n.args[0] as ArrayNode)
+  if (n.fn === 'concat' || n.fn === 'isNull' || n.fn === 'isNotNull') return true
+  if (n.fn === 'coalesce' || n.fn === 'ifNull') return n.args.some((a) => all([a]))
+  if (n.fn === 'if') return all(n.args.slice(1))
+  return (n.fn === 'toString' || TEXT_CALLS.has(n.fn)) && n.args.every((a) => neverNull(a))
+}
 const textLiteral = (node: HogqlNode | undefined): string | null => (node?.op === 'text' ? node.value : null)
 
 /** `[a, b, …]` (or array(a, b, …)): items all texts or all numbers, NULLs among them. */
@@ -102,7 +136,7 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     return searchOfItems(fn, first.args, second)
   }
   if (fn === 'arrayStringConcat') {
-    if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError('arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, or a literal of text literals.')
+    if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError("arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, a literal of text literals, or arrayMap's of a lambda never NULL (ifNull(…, '') makes one so).")
     if (second !== undefined && textLiteral(second) === null) throw new HogqlMathError('arrayStringConcat() takes its separator as a text literal.')
     return { op: 'call', fn, type: 'text', args }
   }
@@ -131,6 +165,29 @@ function pairCall(fn: HogqlFunction, first: ArrayNode, second: HogqlNode | undef
   return { op: 'call', fn, type: 'number', args: [first, second] }
 }
 
+/** The variable of `fn`'s lambda of `names` over `arrays` (its item's type), read before its body (hogql-parse.ts). */
+export function lambdaItem(fn: string, names: readonly string[], arrays: readonly HogqlNode[]): HogqlNode {
+  if (names.length !== 1 || arrays.length !== 1) throw new HogqlMathError(`${fn}() takes a lambda of one variable and one array here, as in ${fn}(x -> x != '', splitByChar('/', properties.$pathname)).`)
+  const [arr] = arrays
+  if (!isArray(arr)) throw new HogqlMathError(`${fn}() takes an array after its lambda here (a literal, a split, a group's array or a remade one), as in ${fn}(x -> x != '', splitByChar('/', properties.$pathname)).`)
+  return { op: 'scalar', type: arr.type, value: null, item: { name: names[0], nullable: nullableItems(arr) } }
+}
+
+/** `fn(item -> body, arr)` (LAMBDA_FUNCTIONS): arrayMap's type is its body's, arrayFirst's and arrayLast's their items', the others' a number. */
+export function lambdaCall(fn: HogqlFunction, arr: HogqlNode, item: HogqlNode, body: HogqlNode): HogqlNode {
+  if (isArray(body)) throw new HogqlMathError('Arrays of arrays are not read here.')
+  // As groupArray's: ClickHouse's array of dates and times would be written as texts of their type.
+  if (isDatetime(body)) throw new HogqlMathError(`${fn}()'s lambda gives numbers or texts here, not dates and times: formatDateTime() writes them as texts, toUnixTimestamp() as numbers.`)
+  const args = [arr, item, body]
+  if (fn === 'arrayMap') {
+    if (body.type === 'null') throw new HogqlMathError("arrayMap()'s lambda gives NULL only here: ClickHouse types an array of it Array(Nullable(Nothing)).")
+    return { op: 'call', fn, type: body.type, args }
+  }
+  // ClickHouse takes a number (UInt8) of the lambda, and refuses a String.
+  if (body.type === 'text') throw new HogqlMathError(`${fn}()'s lambda is a condition, not a text: compare it (x != '') or convert it (toFloat()).`)
+  return { op: 'call', fn, type: fn === 'arrayFilter' || fn === 'arrayFirst' || fn === 'arrayLast' ? arr.type : 'number', args }
+}
+
 /**
  * has() or indexOf() over a literal with Nullable items, as the items' NULL-safe `=`s (an `or`, or ifs from the first):
  * what current servers answer, NULL finding a NULL item; 18.16's has finds a NULL item as its type's default instead.
@@ -155,14 +212,51 @@ function items(arr: ArrayNode, value: (n: HogqlNode) => HogqlValue): HogqlValue[
   // A group's array is the column's value as the run gives it (hogql-query-run.ts).
   if (arr.op === 'field') return value(arr) as unknown as HogqlValue[]
   // A copy: a group's array is its column's value too.
-  if (REMAKERS.has(arr.fn)) return remade(arr, [...items(arr.args[0] as ArrayNode, value)])
+  if (REMAKERS.has(arr.fn)) return remade(arr, [...items(arr.args[0] as ArrayNode, value)], value)
   if (arr.fn === 'array') return arr.args.map(value)
   const text = value(arr.args[1])
   return ((text ?? '') as string).split((arr.args[0] as { value: string }).value)
 }
 
-/** A remade array's items from its array's: sorted (stably: ClickHouse leaves equal ones in no fixed order), reversed, distinct or sliced. */
-function remade(arr: Call, all: HogqlValue[]): HogqlValue[] {
+/** A lambda's body (LAMBDA_FUNCTIONS) of one item, its variable given the item. */
+function each(call: Call, value: (n: HogqlNode) => HogqlValue): (item: HogqlValue) => HogqlValue {
+  const variables = variablesOf(call)
+  return (item) => {
+    for (const v of variables) v.value = item
+    return value(call.args[2])
+  }
+}
+
+/**
+ * A lambda's variable nodes in its body: one node, or its copies where the tree was read back from JSON (sqlite-filters.ts's
+ * skylark_hogql), found by name as the parser bound them (an inner lambda's of the name hides it).
+ */
+function variablesOf(call: Call): Array<{ value: HogqlValue }> {
+  const known = VARIABLES.get(call)
+  if (known !== undefined) return known
+  const name = itemName(call.args[1])
+  const find = (n: HogqlNode): HogqlNode[] => {
+    if (n.op === 'scalar') return n.item?.name === name ? [n] : []
+    if (!('args' in n)) return []
+    return n.op === 'call' && LAMBDA_FUNCTIONS.has(n.fn) && itemName(n.args[1]) === name ? find(n.args[0]) : n.args.flatMap(find)
+  }
+  const found = [call.args[1], ...find(call.args[2])] as Array<{ value: HogqlValue }>
+  VARIABLES.set(call, found)
+  return found
+}
+const VARIABLES = new WeakMap<HogqlNode, Array<{ value: HogqlValue }>>()
+/** Whether a lambda's condition holds of an item, as ClickHouse reads its Nullable(UInt8): neither NULL nor 0. */
+const holds = (v: HogqlValue): boolean => v !== null && v !== 0
+/** The item arr[i] out of range gives, and arrayFirst of none: the items' default, NULL where they are Nullable. */
+const missing = (arr: ArrayNode): HogqlValue => (nullableItems(arr) ? null : arr.type === 'number' ? 0 : '')
+
+/** A remade array's items from its array's: sorted (stably: ClickHouse leaves equal ones in no fixed order), reversed, distinct, sliced, mapped or filtered. */
+function remade(arr: Call, all: HogqlValue[], value: (n: HogqlNode) => HogqlValue): HogqlValue[] {
+  if (arr.fn === 'arrayMap') return all.map(each(arr, value))
+  if (arr.fn === 'arrayFilter') {
+    const body = each(arr, value)
+    return all.filter((v) => holds(body(v)))
+  }
   if (arr.fn === 'arrayReverse') return all.reverse()
   // ClickHouse's skips NULL and keeps the first of each: -0 is 0 (its hash set's zero cell), NaN one value.
   if (arr.fn === 'arrayDistinct') return distinctValues(all)
@@ -182,8 +276,20 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
     case 'arrayElement': {
       const i = (node.args[1] as { value: number }).value
       const k = i > 0 ? i - 1 : all.length + i
-      if (k >= 0 && k < all.length) return all[k]
-      return nullableItems(arr) ? null : arr.type === 'number' ? 0 : ''
+      return k >= 0 && k < all.length ? all[k] : missing(arr)
+    }
+    case 'arrayExists':
+    case 'arrayAll':
+    case 'arrayCount':
+    case 'arrayFirst':
+    case 'arrayLast': {
+      const body = each(node, value)
+      const held = all.map((v) => holds(body(v)))
+      if (node.fn === 'arrayCount') return held.filter(Boolean).length
+      if (node.fn === 'arrayExists') return held.includes(true) ? 1 : 0
+      if (node.fn === 'arrayAll') return held.includes(false) ? 0 : 1
+      const k = node.fn === 'arrayFirst' ? held.indexOf(true) : held.lastIndexOf(true)
+      return k >= 0 ? all[k] : missing(arr)
     }
     case 'has':
     case 'indexOf': {
@@ -213,7 +319,7 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
 /** An array's SQL: a literal's Nullable items each toNullable, so ClickHouse types it as the evaluation reads it. */
 function arraySql(arr: ArrayNode, sql: ValueSql): string {
   if (arr.op === 'field') return sql.compile(arr)
-  if (REMAKERS.has(arr.fn)) return remadeSql(arr, arraySql(arr.args[0] as ArrayNode, sql), sql.fresh())
+  if (REMAKERS.has(arr.fn)) return remadeSql(arr, arraySql(arr.args[0] as ArrayNode, sql), sql)
   if (arr.fn !== 'array') return `${arr.fn}(${hogqlTextSql((arr.args[0] as { value: string }).value)}, ifNull(${sql.text(arr.args[1])}, ''))`
   // A number as Float64 whatever its SQL's type (an aggregation's count() is UInt64, which has no common type with it).
   const item = (n: HogqlNode) => (arr.type === 'text' ? sql.text(n) : n.type === 'null' ? sql.number(n) : `toFloat64(${sql.number(n)})`)
@@ -225,7 +331,14 @@ function arraySql(arr: ArrayNode, sql: ValueSql): string {
  * arrayReverseSort) and their place, so that equal ones (-0 and 0) keep their order as the Node engine's stable sort
  * keeps them; equal texts are alike.
  */
-function remadeSql(arr: Call, array: string, s: string): string {
+function remadeSql(arr: Call, array: string, sql: ValueSql): string {
+  if (arr.fn === 'arrayFilter') return `arrayFilter(${conditionSql(arr, sql)}, ${array})`
+  if (arr.fn === 'arrayMap') {
+    const body = arr.args[2]
+    // Of one type whatever the body's SQL gives: its items Nullable, or not where the body is never NULL (nullableItems).
+    return `arrayMap(${sql.lambda(arr.args[1], () => `${neverNull(body) ? 'assumeNotNull' : 'toNullable'}(${arr.type === 'number' ? sql.number(body) : sql.text(body)})`)}, ${array})`
+  }
+  const s = sql.fresh()
   const [x, i] = [`${s}x`, `${s}i`]
   if (arr.fn === 'arrayReverse') return `arrayReverse(${array})`
   if (arr.fn === 'arrayDistinct') return distinctSql(array, arr.type !== 'text', s)
@@ -238,6 +351,12 @@ function remadeSql(arr: Call, array: string, s: string): string {
   return lambdaSql([s], [array], `arraySort((${x}, ${i}) -> (multiIf(isNull(${x}), 2, isNaN(${x}), 1, 0), ${arr.fn === 'arrayReverseSort' ? '-' : ''}${x}, ${i}), ${s}, arrayEnumerate(${s}))`)
 }
 
+/** A lambda's condition (LAMBDA_FUNCTIONS), as ClickHouse's functions of them take it: UInt8, 0 for NULL. */
+const conditionSql = (call: Call, sql: ValueSql): string => sql.lambda(call.args[1], () => `ifNull(${sql.number(call.args[2])} != 0, 0)`)
+
+/** A lambda's variable's name (its node's `item`). */
+export const itemName = (variable: HogqlNode): string => (variable as { item: { name: string } }).item.name
+
 /** A reader's SQL (readsArray), a number as Float64. */
 export function arrayCallSql(node: Call, sql: ValueSql): string {
   const arr = node.args[0] as ArrayNode
@@ -245,6 +364,12 @@ export function arrayCallSql(node: Call, sql: ValueSql): string {
   const [, second] = node.args
   if (node.fn === 'arrayElement') return `arrayElement(${array}, ${(second as { value: number }).value})`
   if (node.fn === 'arrayStringConcat') return `arrayStringConcat(${array}, ${hogqlTextSql(textLiteral(second) ?? '')})`
+  if (LAMBDA_FUNCTIONS.has(node.fn)) {
+    const condition = conditionSql(node, sql)
+    if (node.fn !== 'arrayFirst' && node.fn !== 'arrayLast') return `toFloat64(${node.fn}(${condition}, ${array}))`
+    // arrayLast is arrayFirst of the array reversed: 18.16 has no arrayLast.
+    return `arrayFirst(${condition}, ${node.fn === 'arrayLast' ? `arrayReverse(${array})` : array})`
+  }
   if (PAIRS.has(node.fn)) return `toFloat64(${node.fn}(${array}, ${arraySql(second as ArrayNode, sql)}))`
   if (node.fn !== 'has' && node.fn !== 'indexOf' && node.fn !== 'countEqual') return `toFloat64(${node.fn}(${array}))`
   // Written twice rather than named, as clickhouse-hogql.ts's IN lists: 18.16 finds NULL as its type's default.

@@ -118,6 +118,14 @@ export const FUNCTIONS = [
   ['arrayReverse', 1, 1],
   ['arraySlice', 2, 3],
   ['arrayDistinct', 1, 1],
+  // A lambda and an array (hogql-parse.ts reads them, not typedCall).
+  ['arrayMap', 2, 2],
+  ['arrayFilter', 2, 2],
+  ['arrayExists', 2, 2],
+  ['arrayAll', 2, 2],
+  ['arrayCount', 2, 2],
+  ['arrayFirst', 2, 2],
+  ['arrayLast', 2, 2],
   ...URL_SPECS,
   ...TEXT_SPECS,
 ] as const

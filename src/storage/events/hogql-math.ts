@@ -30,7 +30,7 @@
  * Anything else is refused by name (hogql-parse.ts, hogql-functions.ts): HogqlMathError, a 400 where it is read.
  */
 import { like } from '../../common/sql-like.js'
-import { compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
+import { compare, compareHogqlText, extreme, hogqlRound, hogqlSubstring, hogqlText, hogqlToFloat, joinedText, logical, nullCompare, numberCall, numberInt, TEXT_CALLS, textCall, textInt, uniqKey } from './hogql-values.js'
 import type { AggregationParameters } from './hogql-array-aggregations.js'
 import type { RegexEngine } from './sqlite-actions.js'
 import { instantOf } from './hogql-instants.js'
@@ -104,8 +104,11 @@ export type HogqlNode = { type: HogqlType } & (
   | { op: 'wallTime'; offsets: ReadonlyArray<readonly [number, number]>; args: [HogqlNode] }
   /** A value looked up by its argument's, from values given before the run (the event's group's or person's: hogql-lookups.ts); `missing` for a key of none. */
   | { op: 'lookup'; args: [HogqlNode]; values: LookupValues; missing: HogqlValue; field?: LookupField }
-  /** A query's `(SELECT …)` read as a value: its one row's one column, NULL for none, given before the run (hogql-in.ts). */
-  | { op: 'scalar'; value: HogqlValue }
+  /**
+   * A query's `(SELECT …)` read as a value: its one row's one column, NULL for none, given before the run (hogql-in.ts);
+   * with `item`, a lambda's variable (`x` of `x -> …`, by its name), given each item of its array in turn (hogql-arrays.ts).
+   */
+  | { op: 'scalar'; value: HogqlValue; item?: { name: string; nullable: boolean } }
 )
 export type TruncateUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'monday' | 'month' | 'quarter' | 'year'
 /** A part of a date and time on the wall clock, or (`rel…`) its number of units since a fixed moment, or the clock's offset (seconds east of UTC). */
@@ -205,29 +208,6 @@ export function hogqlHolders(node: HogqlNode): { event: boolean; person: boolean
 /** A value as a number where the node's type is text (toFloat's), else as it is. */
 function asNumber(node: HogqlNode, value: HogqlValue): number | null {
   return node.type === 'text' ? hogqlToFloat(value) : (value as number | null)
-}
-
-/** Kleene's and/or over numbers (null: unknown), 1 or 0. */
-function logical(op: 'and' | 'or', values: ReadonlyArray<number | null>): number | null {
-  const decisive = op === 'and' ? (v: number) => v === 0 : (v: number) => v !== 0
-  if (values.some((v) => v !== null && decisive(v))) return op === 'and' ? 0 : 1
-  if (values.some((v) => v === null)) return null
-  return op === 'and' ? 1 : 0
-}
-
-/**
- * A comparison with a NULL side, as PostHog's printer writes comparisons of nullable values (`ifNull(equals(a, b),
- * isNull(a) and isNull(b))`, `ifNull(notEquals(a, b), isNotNull(a) or isNotNull(b))`, `ifNull(less(a, b), 0)` …): NULL
- * equals NULL only, differs from anything else, and is neither less nor greater than anything.
- */
-function nullCompare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', a: HogqlValue, b: HogqlValue): number {
-  const both = a === null && b === null
-  return op === '=' ? (both ? 1 : 0) : op === '!=' ? (both ? 0 : 1) : 0
-}
-
-function compare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', c: number): number {
-  const holds = op === '=' ? c === 0 : op === '!=' ? c !== 0 : op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0
-  return holds ? 1 : 0
 }
 
 /** The reader of a caller that gives no fields. */

@@ -4,15 +4,15 @@
  * the stack here, in the evaluation or in ClickHouse's parser. What it can't read is a HogqlMathError naming it.
  */
 import { propertyNode, type HogqlField, type HogqlNode, type PropertyPath } from './hogql-math.js'
-import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, queriesOnly, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation } from './hogql-functions.js'
-import { arrayLiteral, refuseLooseArrays } from './hogql-arrays.js'
+import { AGGREGATIONS, betweenNode, caseNode, equalsAny, FUNCTION_BY_NAME, FUNCTIONS, likeNode, MAX_DEPTH, MAX_IN_TERMS, notReadIn, OTHER_AGGREGATIONS, queriesOnly, regexOperator, SUGAR, sugarCall, tooDeep, typedCall, unreadAggregation, type HogqlFunction } from './hogql-functions.js'
+import { arrayLiteral, LAMBDA_FUNCTIONS, lambdaCall, lambdaItem, refuseLooseArrays } from './hogql-arrays.js'
 import { DATETIME_FUNCTIONS, datetimeCall, intervalAt, isDatetimeFunction, shiftedDatetime } from './hogql-datetime.js'
 import { isDatetime, isInterval } from './hogql-time-marks.js'
 import { aggregationParameters, type AggregationParameters } from './hogql-array-aggregations.js'
 import type { QueryClock } from './hogql-clock.js'
 import { hasProperties, MATH_FIELDS, queryField, sourceField } from './hogql-tables.js'
 import { holderAt } from './hogql-lookups.js'
-import { closingAt, FILTERS_MARK, HogqlMathError, isWord, pathAt, whereAt, type Token } from './hogql-tokens.js'
+import { closingAt, FILTERS_MARK, HogqlMathError, isPunct, isWord, lambdaAt, pathAt, whereAt, type Token } from './hogql-tokens.js'
 
 /** What the text is, in refusals: `math_hogql`, a filter's key, or a HogQLQuery's part. */
 type Use = 'HogQL math' | 'HogQL filters' | 'HogQL queries'
@@ -32,6 +32,8 @@ export interface QueryScope {
 export class Parser {
   #i = 0
   #depth = 0
+  /** The variables of the lambdas the text is within, by name (an inner one's hiding an outer's). */
+  #items = new Map<string, HogqlNode>()
   constructor(
     readonly tokens: Token[],
     readonly use: Use,
@@ -41,15 +43,9 @@ export class Parser {
     private scope: QueryScope | null = null,
   ) {}
 
-  #peek(): Token | undefined {
-    return this.tokens[this.#i]
-  }
-
+  #peek = (): Token | undefined => this.tokens[this.#i]
   /** Whether the token `ahead` of the current one is this punctuation. */
-  #isPunct(value: string, ahead = 0): boolean {
-    const t = this.tokens[this.#i + ahead]
-    return t?.kind === 'punct' && t.value === value
-  }
+  #isPunct = (value: string, ahead = 0): boolean => isPunct(this.tokens[this.#i + ahead], value)
 
   #expect(value: string): void {
     if (!this.#isPunct(value)) throw new HogqlMathError(`Expected "${value}" ${whereAt(this.tokens, this.#i)}.`)
@@ -266,6 +262,7 @@ export class Parser {
     if (!t.quoted && (word === 'true' || word === 'false')) return { op: 'number', type: 'number', value: word === 'true' ? 1 : 0 }
     if (!t.quoted && word === 'null') return { op: 'null', type: 'null' }
     if (this.#isPunct('(')) return this.#call(t.value)
+    if (!t.quoted && this.#items.has(t.value)) return this.#items.get(t.value)!
     if (!t.quoted && word === 'case') return this.#nested(() => this.#case())
     const aliased = this.scope?.alias(t.value)
     if (aliased) return aliased
@@ -324,6 +321,7 @@ export class Parser {
     const spec = FUNCTION_BY_NAME.get(name.toLowerCase())
     const unread = spec && notReadIn(spec[0], this.use)
     if (unread) throw new HogqlMathError(unread)
+    if (spec && LAMBDA_FUNCTIONS.has(spec[0])) return this.#lambdaCall(spec[0])
     if (!spec) {
       if (this.scope !== null && (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name))) return this.scope.aggregate(this.#aggregationCall(name))
       if (AGGREGATIONS.has(name.toLowerCase()) || OTHER_AGGREGATIONS.test(name)) {
@@ -334,6 +332,22 @@ export class Parser {
       throw new HogqlMathError(`Unknown function ${name}(): ${this.use} here take${this.use === 'HogQL math' ? 's' : ''} ${names.join(', ')}.`)
     }
     return typedCall(spec, this.#arguments(), this.clock.regex)
+  }
+
+  /** `fn(x -> body, arr)`: the array read first, whose items' type is x's as the body reads it (lambdaItem). */
+  #lambdaCall(fn: HogqlFunction): HogqlNode {
+    this.#expect('(')
+    const lambda = lambdaAt(this.tokens, this.#i)
+    if (lambda === null) throw new HogqlMathError(`${fn}() takes a lambda first here, as in ${fn}(x -> x != '', splitByChar('/', properties.$pathname)).`)
+    const arrays: HogqlNode[] = []
+    for (this.#i = lambda.end; this.#isPunct(',') && ++this.#i > 0; ) arrays.push(this.expr())
+    this.#expect(')')
+    const [after, outer, item] = [this.#i, this.#items, lambdaItem(fn, lambda.names, arrays)]
+    ;[this.#i, this.#items] = [lambda.body, new Map([...outer, [lambda.names[0], item]])]
+    const body = this.expr()
+    if (this.#i !== lambda.end) throw new HogqlMathError(`Expected the end of ${fn}()'s lambda ${whereAt(this.tokens, this.#i)}.`)
+    ;[this.#i, this.#items] = [after, outer]
+    return lambdaCall(fn, arrays[0], item, body)
   }
 
   #arguments(open = '(', close = ')'): HogqlNode[] {

@@ -34,6 +34,26 @@ export function closingAt(tokens: Token[], open: number): number {
   return -1
 }
 
+/**
+ * The lambda at `i` (`x -> …` or `(x, y) -> …`): its variables' names, where its body starts, and where it ends (the
+ * comma or closing bracket after it at its own depth); null where none stands there.
+ */
+export function lambdaAt(tokens: Token[], i: number): { names: string[]; body: number; end: number } | null {
+  const paren = isPunct(tokens[i], '(')
+  const arrow = paren ? closingAt(tokens, i) + 1 : i + 1
+  const names = paren ? tokens.slice(i + 1, arrow - 1) : [tokens[i]]
+  if (arrow <= 0 || !isPunct(tokens[arrow], '->') || names.length % 2 === 0) return null
+  if (!names.every((t, k) => (k % 2 === 0 ? t.kind === 'name' && !t.quoted : isPunct(t, ',')))) return null
+  let end = arrow + 1
+  for (let depth = 0; end < tokens.length; end++) {
+    const t = tokens[end]
+    if (isPunct(t, '(') || isPunct(t, '[')) depth++
+    else if ((isPunct(t, ')') || isPunct(t, ']')) && depth-- === 0) break
+    else if (depth === 0 && isPunct(t, ',')) break
+  }
+  return { names: names.filter((_, k) => k % 2 === 0).map((t) => t.value as string), body: arrow + 1, end }
+}
+
 /** Whether the parenthesis at `open` closes at the end of `tokens`, not before. */
 export const closesAtEnd = (tokens: Token[], open: number): boolean => closingAt(tokens, open) === tokens.length - 1
 
@@ -83,7 +103,7 @@ export function splitCommas(tokens: Token[], what: string): Token[][] {
 }
 
 /** `{` and `}` stand only around a query's placeholders (hogql-placeholders.ts). */
-const PUNCTUATION = ['=~*', '!~*', '=~', '!~', '==', '!=', '<>', '<=', '>=', '?.', '??', '?', ':', '||', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '%', '=', '<', '>']
+const PUNCTUATION = ['=~*', '!~*', '=~', '!~', '==', '!=', '<>', '<=', '>=', '?.', '??', '?', ':', '||', '->', '(', ')', ',', '.', '[', ']', '{', '}', '+', '-', '*', '/', '%', '=', '<', '>']
 /** Sticky: each matches at `lastIndex` only. */
 const NUMBER = /(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y
 const NAME = /[A-Za-z_$][A-Za-z0-9_$]*/y

@@ -338,3 +338,27 @@ export const answered = (v: HogqlValue): HogqlValue => (typeof v === 'number' &&
 export function keyOf(values: readonly AnswerValue[]): string {
   return JSON.stringify(values.map((v) => (typeof v === 'number' && (Object.is(v, -0) || !Number.isFinite(v)) ? { [Object.is(v, -0) ? '-0' : String(v)]: 1 } : v)))
 }
+
+/** Kleene's and/or over numbers (null: unknown), 1 or 0. */
+export function logical(op: 'and' | 'or', values: ReadonlyArray<number | null>): number | null {
+  const decisive = op === 'and' ? (v: number) => v === 0 : (v: number) => v !== 0
+  if (values.some((v) => v !== null && decisive(v))) return op === 'and' ? 0 : 1
+  if (values.some((v) => v === null)) return null
+  return op === 'and' ? 1 : 0
+}
+
+/**
+ * A comparison with a NULL side, as PostHog's printer writes comparisons of nullable values (`ifNull(equals(a, b),
+ * isNull(a) and isNull(b))`, `ifNull(notEquals(a, b), isNotNull(a) or isNotNull(b))`, `ifNull(less(a, b), 0)` …): NULL
+ * equals NULL only, differs from anything else, and is neither less nor greater than anything.
+ */
+export function nullCompare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', a: HogqlValue, b: HogqlValue): number {
+  const both = a === null && b === null
+  return op === '=' ? (both ? 1 : 0) : op === '!=' ? (both ? 0 : 1) : 0
+}
+
+/** 1 where `c` (a comparison's sign, NaN for unordered) satisfies the operator, else 0. */
+export function compare(op: '=' | '!=' | '<' | '<=' | '>' | '>=', c: number): number {
+  const holds = op === '=' ? c === 0 : op === '!=' ? c !== 0 : op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0
+  return holds ? 1 : 0
+}

@@ -82,6 +82,13 @@ function hogqlTerm(rng: Rng, depth: number): string {
     // Remade arrays: sorted either way (NaN and NULL last), reversed, sliced.
     [1, () => `${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arrayDistinct'])}([${hogqlTerm(rng, depth + 1)}, ${hogqlTerm(rng, depth + 1)}, ${rng.pick(['0', "'b'", 'null'])}])[${rng.pick([-1, 1, 2])}]`],
     [1, () => `arrayStringConcat(arraySlice(arraySort(splitByChar(' ', ${hogqlTerm(rng, depth + 1)})), ${rng.pick([1, 2])}${rng.chance(0.5) ? ', 1' : ''}), '/')`],
+    // Lambdas: a drawn body of the item x (the term with x for its first properties.a) over texts, mapped, filtered or
+    // tested; drawn twice as often, as many are refused (a text for a condition).
+    [2, () => {
+      const body = hogqlTerm(rng, depth + 1).replace(/properties\.a(?![.\w$])/, 'x')
+      const arr = rng.pick([`splitByChar(' ', ${hogqlTerm(rng, depth + 1)})`, `[toString(${hogqlTerm(rng, depth + 1)}), 'b', null]`])
+      return rng.pick([`arrayMap(x -> ${body}, ${arr})[${rng.pick([-1, 1, 2])}]`, `arrayStringConcat(arrayMap(x -> concat(${body}, x), ${arr}), '/')`, `arrayFilter(x -> ${body} ${rng.pick(['=', '!=', '<'])} x, ${arr})[1]`, `${rng.pick(['arrayExists', 'arrayAll', 'arrayCount'])}(x -> ${body}, ${arr})`, `${rng.pick(['arrayFirst', 'arrayLast'])}(x -> isNotNull(${body}), ${arr})`])
+    }],
     // CASE (multiIf, or `=`s with a subject) and BETWEEN (two comparisons, NULL reading 0 as PostHog's ifNull).
     [1, () => `CASE ${rng.chance(0.5) ? '' : `${hogqlTerm(rng, depth + 1)} `}WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}${rng.chance(0.5) ? ` WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}` : ''} ELSE ${hogqlTerm(rng, depth + 1)} END`],
     [1, () => `(${hogqlTerm(rng, depth + 1)} ${rng.pick(['', 'NOT '])}BETWEEN ${hogqlTerm(rng, depth + 1)} AND ${hogqlTerm(rng, depth + 1)})`],

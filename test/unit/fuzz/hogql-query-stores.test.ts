@@ -59,6 +59,9 @@ const TERMS = ['person.properties.p', 'person.properties.q', 'properties.a', 'pr
   "arrayStringConcat(arraySort(splitByChar(' ', properties.a)), '|')", "arrayReverseSort([toFloat(properties.n), 2, toFloat(properties.b) / 0])[2]", "arraySlice(arrayReverse(splitByString('b', properties.$c)), 2, 1)[1]", "indexOf(arraySort([3, 1, -0.5]), toFloat(properties.n))", "toString(arraySort([toFloat(properties.n), -0.5, length(properties.a)])[-1])",
   "countEqual(splitByChar(' ', properties.a), 'x')", "hasAny(splitByChar('b', properties.$c), ['a', '', 'x'])", "hasAll(splitByChar(',', properties.$c), splitByChar(',', lower(properties.b)))", "countEqual([1, -0, 2.5, 0], toFloat(properties.n))",
   "length(arrayDistinct(splitByChar(' ', properties.a)))", "arrayStringConcat(arrayDistinct(splitByChar('b', lower(properties.b))), '|')", "toString(arrayDistinct([toFloat(properties.n), 0, -0, 1])[2])",
+  // Lambdas: bodies of the item, of the event's values and of another lambda's item.
+  "arrayStringConcat(arrayMap(x -> upper(x), splitByChar(' ', properties.a)), '|')", 'arrayCount(x -> x > 1, [toFloat(properties.n), 2, length(properties.a), 0 / 0])', "arrayFirst(x -> x != '', splitByChar('b', properties.$c))", "arrayFilter(x -> length(x) > 1, splitByChar(' ', lower(properties.b)))[1]",
+  "arrayExists(x -> x = properties.b, splitByChar(' ', properties.a))", "arrayAll(x -> notEmpty(x), splitByChar(',', properties.$c))", "arrayLast(x -> x < 3, arrayMap(x -> toFloat(x), splitByChar(' ', properties.a)))", "arrayCount(x -> arrayExists(y -> y = x, splitByChar('b', properties.$c)), splitByChar(' ', properties.a))",
   // CASE and BETWEEN.
   "CASE WHEN properties.n > 1 THEN 'big' WHEN properties.a = 'x' THEN event ELSE properties.b END", "CASE properties.a WHEN 'x' THEN 1 WHEN NULL THEN 2 ELSE toFloat(properties.n) END", '(properties.n BETWEEN -1 AND 2.5)', "(properties.a NOT BETWEEN 'a' AND 'x')",
   // `??` and `c ? a : b`.
@@ -205,7 +208,7 @@ function overGroups(rng: Rng, keys: readonly string[]): string {
     // The functions of arrays over a group's array (groupArray's).
     [1, () => {
       const [texts, numbers] = [`${rng.pick(['groupArray', 'groupUniqArray', 'topK(2)', 'groupArray(2)'])}(${rng.pick(['properties.a', 'event', 'lower(properties.b)'])})`, rng.chance(0.3) ? `quantiles(0.2, 0.8)(${spread(rng)})` : `${rng.pick(['groupArray', 'groupUniqArray', 'topK(2)'])}(${rng.pick(['toFloat(properties.n)', 'toUnixTimestamp(timestamp) % 7'])})`]
-      return rng.pick([`length(${texts})`, `arrayStringConcat(${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arrayDistinct'])}(${texts}), '|')`, `arraySlice(${numbers}, 2, 2)[${rng.pick([1, -1])}]`, `arrayStringConcat(${texts}, '|')`, `countEqual(${texts}, 'x') + hasAny(${numbers}, [0, 1, 2.5])`, `hasAll(${texts}, ['x', 'abc'])`, `${texts}[${rng.pick([1, -1, 3])}]`, `has(${texts}, ${rng.pick(["'x'", "'abc'", "'view'"])})`, `indexOf(${numbers}, ${rng.pick(['1', '0', '2.5'])}) * 10 + empty(${numbers})`])
+      return rng.pick([`length(${texts})`, `arrayStringConcat(${rng.pick(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arrayDistinct'])}(${texts}), '|')`, `arraySlice(${numbers}, 2, 2)[${rng.pick([1, -1])}]`, `arrayStringConcat(${texts}, '|')`, `countEqual(${texts}, 'x') + hasAny(${numbers}, [0, 1, 2.5])`, `hasAll(${texts}, ['x', 'abc'])`, `${texts}[${rng.pick([1, -1, 3])}]`, `has(${texts}, ${rng.pick(["'x'", "'abc'", "'view'"])})`, `indexOf(${numbers}, ${rng.pick(['1', '0', '2.5'])}) * 10 + empty(${numbers})`, `arrayCount(x -> x > 1, ${numbers})`, `arrayStringConcat(arrayMap(x -> concat(x, '!'), ${texts}), '|')`, `arrayFirst(x -> x != 'x', ${texts})`])
     }],
   ])()
 }

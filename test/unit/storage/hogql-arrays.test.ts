@@ -7,16 +7,9 @@ import t from 'tap'
 import { hogqlHolds, parseHogqlMath, parseHogqlQuery } from '../../../src/storage/events/index.js'
 import { parseHogqlCondition } from '../../../src/storage/events/hogql-read.js'
 import { clickhouseUnavailableReason } from '../../helpers/clickhouse.js'
-import { bothEventStores, pageviewRows } from '../../helpers/event-stores.js'
+import { bothEventStores, pageviewRows, PATH_TEXTS } from '../../helpers/event-stores.js'
 
 const TEAM = 7
-const TEXTS: Record<string, Record<string, unknown>> = {
-  d1: { s: '/a/b/c' },
-  d2: { s: 'x,y' },
-  d3: { s: '' },
-  d4: {},
-  d5: { s: 'héllo/wörld' },
-}
 const clock = { now: Date.parse('2024-07-01T00:00:00Z'), zone: 'UTC' }
 
 /** Each expression over properties.s, its value for d1…d5. */
@@ -73,7 +66,7 @@ const CASES: Array<[string, unknown[]]> = [
 ]
 
 t.test('arrays give ClickHouse answers on both stores', { skip: clickhouseUnavailableReason() ?? false }, async (t) => {
-  const { sqlite, clickhouse } = await bothEventStores(t, pageviewRows(TEAM, TEXTS), 'skylark_hogql_arrays')
+  const { sqlite, clickhouse } = await bothEventStores(t, pageviewRows(TEAM, PATH_TEXTS), 'skylark_hogql_arrays')
   const plan = parseHogqlQuery(`SELECT ${CASES.map(([expr]) => expr).join(', ')} FROM events ORDER BY distinct_id`, clock)
   const [lite, house] = [await sqlite.hogqlQuery(TEAM, plan), await clickhouse.hogqlQuery(TEAM, plan)]
   CASES.forEach(([expr, want], i) => {
