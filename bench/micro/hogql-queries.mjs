@@ -56,6 +56,9 @@ const QUERIES = [
   "SELECT distinct_id, groupUniqArray(properties.plan), length(groupArray(event)), has(groupArray(event), 'buy') FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10",
   // The parametric aggregations (hogql-array-aggregations.ts): quantiles of each level, topK's counts, groupArray's first n.
   "SELECT event, quantiles(0.5, 0.9, 0.99)(properties.price), topK(3)(properties.$browser), groupArray(5)(distinct_id) FROM events GROUP BY event ORDER BY event",
+  // Lambdas (hogql-arrays.ts): over each event's split, and over a group's array.
+  "SELECT event, count() FROM events WHERE arrayExists(x -> x = '5' OR x = '15', splitByChar('/', properties.$current_url)) GROUP BY event ORDER BY event",
+  "SELECT distinct_id, arrayCount(x -> x > 25, groupArray(properties.price)), arrayStringConcat(arrayMap(x -> upper(x), arraySlice(groupUniqArray(event), 1, 2)), ',') FROM events GROUP BY distinct_id ORDER BY distinct_id LIMIT 10",
   "SELECT format('{}:{}', leftPad(left(event, 3), 5, '.'), properties.plan) AS k, countSubstrings(k, 'a'), age('day', min(timestamp), max(timestamp)) FROM events GROUP BY k ORDER BY k",
 ]
 
