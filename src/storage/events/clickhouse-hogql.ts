@@ -132,6 +132,7 @@ class Compiler {
     // Computed here, as the matcher computes it: 18.16 refuses a constant Nullable number in many places ("cannot
     // be inside Nullable column", "Illegal column for DataTypeNullable").
     if (constant(node)) return 'args' in node ? this.#folded(node) : this.#own(node)
+    // Within a lambda's body, a value of none of the variables is bound outside the lambdas (clickhouse-lambdas.ts).
     return this.#lambdas.hoisted(node, () => this.#own(node)) ?? this.#own(node)
   }
 
