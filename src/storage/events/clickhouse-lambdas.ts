@@ -6,19 +6,20 @@
  * lambda of every value within it that reads no variable (a property, a field, an aggregation, an array …), those
  * values its arguments, outside every lambda.
  */
-import { itemName, LAMBDA_FUNCTIONS } from './hogql-arrays.js'
+import { isLambdaCall, itemName } from './hogql-arrays.js'
 import type { HogqlNode } from './hogql-math.js'
 import { lambdaSql } from './clickhouse-hogql-calls.js'
 
 /** Whether a node holds a lambda. */
-const holdsLambda = (node: HogqlNode): boolean => (node.op === 'call' && LAMBDA_FUNCTIONS.has(node.fn)) || ('args' in node && node.args.some(holdsLambda))
+const holdsLambda = (node: HogqlNode): boolean => isLambdaCall(node) || ('args' in node && node.args.some(holdsLambda))
 
 /** Whether a node reads a lambda's variable it does not bind itself (an x of a lambda around it). */
 function readsItem(node: HogqlNode, bound: ReadonlySet<string> = new Set()): boolean {
   if (node.op === 'scalar') return node.item !== undefined && !bound.has(node.item.name)
   if (!('args' in node)) return false
   // A lambda's array is read outside its scope.
-  if (node.op === 'call' && LAMBDA_FUNCTIONS.has(node.fn)) return readsItem(node.args[0], bound) || readsItem(node.args[2], new Set([...bound, itemName(node.args[1])]))
+  const [arr, variable, body] = node.args as HogqlNode[]
+  if (isLambdaCall(node)) return readsItem(arr, bound) || readsItem(body, new Set([...bound, itemName(variable)]))
   return node.args.some((arg) => readsItem(arg, bound))
 }
 

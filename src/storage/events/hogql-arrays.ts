@@ -24,18 +24,21 @@ const MAKERS: ReadonlySet<string> = new Set(['array', 'splitByChar', 'splitByStr
 /** The functions of an array whose value is an array (its items sorted, reversed, sliced, distinct, mapped or filtered), read as arrays are. */
 const REMAKERS: ReadonlySet<string> = new Set(['arraySort', 'arrayReverseSort', 'arrayReverse', 'arraySlice', 'arrayDistinct', 'arrayMap', 'arrayFilter'])
 /** The functions of an array, which they read as their first argument. */
-const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'countEqual', 'hasAny', 'hasAll', 'length', 'empty', 'notEmpty', 'arrayStringConcat', 'arrayExists', 'arrayAll', 'arrayCount', 'arrayFirst', 'arrayLast'])
+const READERS: ReadonlySet<string> = new Set(['arrayElement', 'has', 'indexOf', 'countEqual', 'hasAny', 'hasAll', 'length', 'empty', 'notEmpty', 'arrayStringConcat', 'arraySum', 'arrayExists', 'arrayAll', 'arrayCount', 'arrayFirst', 'arrayLast'])
 /**
- * The functions of an array written with a lambda first (`fn(x -> body, arr)`), whose node's arguments are the array,
- * the lambda's variable (a `scalar` with `item`, given each item in turn) and its body: arrayMap's items are the
- * body's values, the others test each item by the body as a condition (a number: neither NULL nor 0).
+ * The functions of an array written with a lambda first (`fn(x -> body, arr)`; arraySum's optional), whose node's
+ * arguments are the array, the lambda's variable (a `scalar` with `item`, given each item in turn) and its body:
+ * arrayMap's items and arraySum's terms are the body's values, the others test each item by the body as a condition
+ * (a number: neither NULL nor 0).
  */
-export const LAMBDA_FUNCTIONS: ReadonlySet<string> = new Set(['arrayMap', 'arrayFilter', 'arrayExists', 'arrayAll', 'arrayCount', 'arrayFirst', 'arrayLast'])
+export const LAMBDA_FUNCTIONS: ReadonlySet<string> = new Set(['arrayMap', 'arrayFilter', 'arraySum', 'arrayExists', 'arrayAll', 'arrayCount', 'arrayFirst', 'arrayLast'])
+/** Whether a node is a call with a lambda (LAMBDA_FUNCTIONS): its array, variable and body. */
+export const isLambdaCall = (node: HogqlNode): boolean => node.op === 'call' && LAMBDA_FUNCTIONS.has(node.fn) && node.args.length === 3
 /** The readers of two arrays: whether the first holds any, or all, of the second's items. */
 const PAIRS: ReadonlySet<string> = new Set(['hasAny', 'hasAll'])
 /** The functions that take only arrays first (length, empty and notEmpty take texts too). */
 export const ARRAY_FUNCTIONS: ReadonlySet<string> = new Set([...MAKERS, ...REMAKERS, ...PAIRS, ...LAMBDA_FUNCTIONS, 'arrayElement', 'has', 'indexOf', 'countEqual', 'arrayStringConcat'])
-const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty, arrayStringConcat, arrayExists, arrayAll, arrayCount, arrayFirst and arrayLast (of an array, or of arraySort, arrayReverseSort, arrayReverse, arrayDistinct, arraySlice, arrayMap or arrayFilter of one), as in splitByChar('/', properties.$pathname)[2]"
+const READ_BY = "arr[i] (arrayElement), has, indexOf, countEqual, hasAny, hasAll, length, empty, notEmpty, arrayStringConcat, arraySum, arrayExists, arrayAll, arrayCount, arrayFirst and arrayLast (of an array, or of arraySort, arrayReverseSort, arrayReverse, arrayDistinct, arraySlice, arrayMap or arrayFilter of one), as in splitByChar('/', properties.$pathname)[2]"
 /** The most items indexOf reads of a literal with Nullable items (searchOfItems): each nests an if. */
 const MAX_NESTED = 32
 /** The largest index magnitude read: its arithmetic stays exact in doubles. */
@@ -135,6 +138,7 @@ export function arrayCall(fn: HogqlFunction, args: HogqlNode[]): HogqlNode {
     if (REMAKERS.has(first.fn)) throw new HogqlMathError(`${fn}() does not search ${first.fn}() of Nullable items here (a literal whose items are not all literals): search the literal itself.`)
     return searchOfItems(fn, first.args, second)
   }
+  if (fn === 'arraySum' && (first.type !== 'number' || nullableItems(first))) throw new HogqlMathError(SUMS)
   if (fn === 'arrayStringConcat') {
     if (first.type !== 'text' || nullableItems(first)) throw new HogqlMathError("arrayStringConcat() joins texts none of which is NULL here (18.16 takes no Nullable items): a split, a literal of text literals, or arrayMap's of a lambda never NULL (ifNull(…, '') makes one so).")
     if (second !== undefined && textLiteral(second) === null) throw new HogqlMathError('arrayStringConcat() takes its separator as a text literal.')
@@ -173,6 +177,9 @@ export function lambdaItem(fn: string, names: readonly string[], arrays: readonl
   return { op: 'scalar', type: arr.type, value: null, item: { name: names[0], nullable: nullableItems(arr) } }
 }
 
+/** What arraySum reads: ClickHouse's adds no Nullable items, and 18.16's no texts. */
+const SUMS = "arraySum() adds numbers none of which is NULL here (ClickHouse's takes no Nullable items): an array of numbers, or arraySum(x -> ifNull(toFloat(x), 0), arr)."
+
 /** `fn(item -> body, arr)` (LAMBDA_FUNCTIONS): arrayMap's type is its body's, arrayFirst's and arrayLast's their items', the others' a number. */
 export function lambdaCall(fn: HogqlFunction, arr: HogqlNode, item: HogqlNode, body: HogqlNode): HogqlNode {
   if (isArray(body)) throw new HogqlMathError('Arrays of arrays are not read here.')
@@ -183,6 +190,7 @@ export function lambdaCall(fn: HogqlFunction, arr: HogqlNode, item: HogqlNode, b
     if (body.type === 'null') throw new HogqlMathError("arrayMap()'s lambda gives NULL only here: ClickHouse types an array of it Array(Nullable(Nothing)).")
     return { op: 'call', fn, type: body.type, args }
   }
+  if (fn === 'arraySum' && (body.type !== 'number' || !neverNull(body))) throw new HogqlMathError(SUMS)
   // ClickHouse takes a number (UInt8) of the lambda, and refuses a String.
   if (body.type === 'text') throw new HogqlMathError(`${fn}()'s lambda is a condition, not a text: compare it (x != '') or convert it (toFloat()).`)
   return { op: 'call', fn, type: fn === 'arrayFilter' || fn === 'arrayFirst' || fn === 'arrayLast' ? arr.type : 'number', args }
@@ -238,7 +246,7 @@ function variablesOf(call: Call): Array<{ value: HogqlValue }> {
   const find = (n: HogqlNode): HogqlNode[] => {
     if (n.op === 'scalar') return n.item?.name === name ? [n] : []
     if (!('args' in n)) return []
-    return n.op === 'call' && LAMBDA_FUNCTIONS.has(n.fn) && itemName(n.args[1]) === name ? find(n.args[0]) : n.args.flatMap(find)
+    return isLambdaCall(n) && itemName(n.args[1]!) === name ? find(n.args[0]) : n.args.flatMap(find)
   }
   const found = [call.args[1], ...find(call.args[2])] as Array<{ value: HogqlValue }>
   VARIABLES.set(call, found)
@@ -278,6 +286,9 @@ export function arrayValue(node: Call, value: (n: HogqlNode) => HogqlValue): Hog
       const k = i > 0 ? i - 1 : all.length + i
       return k >= 0 && k < all.length ? all[k] : missing(arr)
     }
+    case 'arraySum':
+      // In order, as 18.16's arraySum adds them (current servers' vectorised sums may differ in the last bits).
+      return (node.args.length === 3 ? all.map(each(node, value)) : all).reduce((sum: number, v) => sum + (v as number), 0)
     case 'arrayExists':
     case 'arrayAll':
     case 'arrayCount':
@@ -364,7 +375,8 @@ export function arrayCallSql(node: Call, sql: ValueSql): string {
   const [, second] = node.args
   if (node.fn === 'arrayElement') return `arrayElement(${array}, ${(second as { value: number }).value})`
   if (node.fn === 'arrayStringConcat') return `arrayStringConcat(${array}, ${hogqlTextSql(textLiteral(second) ?? '')})`
-  if (LAMBDA_FUNCTIONS.has(node.fn)) {
+  if (node.fn === 'arraySum' && isLambdaCall(node)) return `toFloat64(arraySum(${sql.lambda(node.args[1], () => `assumeNotNull(${sql.number(node.args[2])})`)}, ${array}))`
+  if (isLambdaCall(node)) {
     const condition = conditionSql(node, sql)
     if (node.fn !== 'arrayFirst' && node.fn !== 'arrayLast') return `toFloat64(${node.fn}(${condition}, ${array}))`
     // arrayLast is arrayFirst of the array reversed: 18.16 has no arrayLast.

@@ -121,6 +121,7 @@ export const FUNCTIONS = [
   // A lambda and an array (hogql-parse.ts reads them, not typedCall).
   ['arrayMap', 2, 2],
   ['arrayFilter', 2, 2],
+  ['arraySum', 1, 2],
   ['arrayExists', 2, 2],
   ['arrayAll', 2, 2],
   ['arrayCount', 2, 2],

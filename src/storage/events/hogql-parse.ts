@@ -334,10 +334,10 @@ export class Parser {
     return typedCall(spec, this.#arguments(), this.clock.regex)
   }
 
-  /** `fn(x -> body, arr)`: the array read first, whose items' type is x's as the body reads it (lambdaItem). */
+  /** `fn(x -> body, arr)` from its `(`, the array read first to type x (lambdaItem); arraySum's lambda is optional. */
   #lambdaCall(fn: HogqlFunction): HogqlNode {
-    this.#expect('(')
-    const lambda = lambdaAt(this.tokens, this.#i)
+    const lambda = lambdaAt(this.tokens, ++this.#i)
+    if (lambda === null && fn === 'arraySum' && this.#i-- > 0) return typedCall(FUNCTION_BY_NAME.get('arraysum')!, this.#arguments())
     if (lambda === null) throw new HogqlMathError(`${fn}() takes a lambda first here, as in ${fn}(x -> x != '', splitByChar('/', properties.$pathname)).`)
     const arrays: HogqlNode[] = []
     for (this.#i = lambda.end; this.#isPunct(',') && ++this.#i > 0; ) arrays.push(this.expr())

@@ -371,8 +371,8 @@ export function hogqlQuerySuite(t: Test, setup: StoreSetup): void {
   })
 
   t.test("lambdas map, filter and test arrays, a group's too; a lambda ClickHouse refuses is a 400", async (t) => {
-    const text = "select distinct_id, arrayStringConcat(arrayMap(x -> upper(x), splitByChar('-', distinct_id)), '_'), arrayCount(x -> x != 'buy', groupArray(event)), arrayFirst(x -> x != 'click', groupArray(event)), arrayExists(x -> x = 'pro', groupUniqArray(properties.plan)) from events where distinct_id in ('user-1', 'user-2') group by distinct_id order by distinct_id"
-    t.same(await rows(text), [['user-1', 'USER_1', 2, 'buy', 1], ['user-2', 'USER_2', 2, 'buy', 1]])
+    const text = "select distinct_id, arrayStringConcat(arrayMap(x -> upper(x), splitByChar('-', distinct_id)), '_'), arrayCount(x -> x != 'buy', groupArray(event)), arrayFirst(x -> x != 'click', groupArray(event)), arrayExists(x -> x = 'pro', groupUniqArray(properties.plan)), arraySum(x -> length(x), splitByChar('-', distinct_id)) from events where distinct_id in ('user-1', 'user-2') group by distinct_id order by distinct_id"
+    t.same(await rows(text), [['user-1', 'USER_1', 2, 'buy', 1, 5], ['user-2', 'USER_2', 2, 'buy', 1, 5]])
     const refused = await query("select arrayFilter(x -> x, splitByChar('-', distinct_id))[1] from events")
     t.equal(refused.status, 400)
     t.match(refused.body, { type: 'validation_error', detail: /arrayFilter\(\)'s lambda is a condition, not a text/ })

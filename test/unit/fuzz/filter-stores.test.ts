@@ -87,7 +87,7 @@ function hogqlTerm(rng: Rng, depth: number): string {
     [2, () => {
       const body = hogqlTerm(rng, depth + 1).replace(/properties\.a(?![.\w$])/, 'x')
       const arr = rng.pick([`splitByChar(' ', ${hogqlTerm(rng, depth + 1)})`, `[toString(${hogqlTerm(rng, depth + 1)}), 'b', null]`])
-      return rng.pick([`arrayMap(x -> ${body}, ${arr})[${rng.pick([-1, 1, 2])}]`, `arrayStringConcat(arrayMap(x -> concat(${body}, x), ${arr}), '/')`, `arrayFilter(x -> ${body} ${rng.pick(['=', '!=', '<'])} x, ${arr})[1]`, `${rng.pick(['arrayExists', 'arrayAll', 'arrayCount'])}(x -> ${body}, ${arr})`, `${rng.pick(['arrayFirst', 'arrayLast'])}(x -> isNotNull(${body}), ${arr})`])
+      return rng.pick([`arrayMap(x -> ${body}, ${arr})[${rng.pick([-1, 1, 2])}]`, `arrayStringConcat(arrayMap(x -> concat(${body}, x), ${arr}), '/')`, `arrayFilter(x -> ${body} ${rng.pick(['=', '!=', '<'])} x, ${arr})[1]`, `${rng.pick(['arrayExists', 'arrayAll', 'arrayCount'])}(x -> ${body}, ${arr})`, `arraySum(x -> ifNull(toFloat(${body}), -1), ${arr})`, `${rng.pick(['arrayFirst', 'arrayLast'])}(x -> isNotNull(${body}), ${arr})`])
     }],
     // CASE (multiIf, or `=`s with a subject) and BETWEEN (two comparisons, NULL reading 0 as PostHog's ifNull).
     [1, () => `CASE ${rng.chance(0.5) ? '' : `${hogqlTerm(rng, depth + 1)} `}WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}${rng.chance(0.5) ? ` WHEN ${hogqlTerm(rng, depth + 1)} THEN ${hogqlTerm(rng, depth + 1)}` : ''} ELSE ${hogqlTerm(rng, depth + 1)} END`],

@@ -38,6 +38,13 @@ const CASES: Array<[string, unknown[]]> = [
   [`arrayFirst(x -> x > length(properties.s), [1, 5, 12])`, [12, 5, 1, 0, 0]],
   [`arrayFirst(x -> x != 'x,y', [properties.s, 'z'])`, ['/a/b/c', 'z', '', null, 'héllo/wörld']],
   [`arrayLast(x -> x = 'q', [properties.s, 'z'])`, [null, null, null, null, null]],
+  // arraySum, of an array or of a lambda's terms never NULL, in order; of none 0.
+  [`arraySum(x -> length(x), ${parts})`, [3, 3, 0, 0, 12]],
+  [`arraySum(x -> ifNull(x, 0), [length(properties.s), 0.5, -1])`, [5.5, 2.5, -0.5, -0.5, 12.5]],
+  [`arraySum(arrayMap(x -> length(x) / 2, ${parts}))`, [1.5, 1.5, 0, 0, 6]],
+  [`arraySum(x -> ifNull(toFloat(x), 0.25), splitByChar(',', concat(properties.s, ',2')))`, [2.25, 2.5, 2.25, 2.25, 2.25]],
+  [`toString(arraySum(x -> ifNull(x, 0), arrayFilter(x -> x != length(properties.s), [1e308, 1e308, 0 / 0, -5])))`, ['nan', 'nan', 'nan', 'nan', 'nan']],
+  [`toString(arraySum(x -> x * 1e308, arrayFilter(x -> x > length(properties.s), [1, 2, 3, 12])))`, ['inf', 'inf', 'inf', '0', '0']],
   // NaN is a condition that holds, as ClickHouse's NaN != 0; a NULL one does not.
   [`arrayCount(x -> x, [0 / 0, 1, 0, toFloat(properties.s)])`, [2, 2, 2, 2, 2]],
   // Lambdas within lambdas (an inner variable hides an outer of its name, which its array reads), and a variable named as a field hides it.
@@ -90,6 +97,10 @@ t.test('what ClickHouse refuses of lambdas, and what is not read here, is refuse
   refused("arrayStringConcat(arrayMap(x -> lower(properties.s), ['a']))", /joins texts none of which is NULL/)
   refused("has(arrayMap(x -> toFloat(x), ['1']), 1)", /has\(\) does not search arrayMap\(\) of Nullable items here/)
   refused("countEqual(arrayFilter(x -> x != 'a', [properties.s]), 'b')", /countEqual\(\) counts in an array without Nullable items here/)
+  refused("arraySum(['a'])", /arraySum\(\) adds numbers none of which is NULL here/)
+  refused('arraySum([1, toFloat(properties.s)])', /arraySum\(\) adds numbers none of which is NULL here/)
+  refused("arraySum(x -> toFloat(x), ['1'])", /arraySum\(\) adds numbers none of which is NULL here \(ClickHouse's takes no Nullable items\): an array of numbers, or arraySum\(x -> ifNull\(toFloat\(x\), 0\), arr\)/)
+  refused("arraySum(x -> x, ['1'])", /arraySum\(\) adds numbers none of which is NULL here/)
 })
 
 t.test('filters and math read lambdas as queries do, each variable its own', async (t) => {
