@@ -3,8 +3,8 @@
  * `array(…)`) and splitByChar and splitByString of a text, and over a query's groups a group's array (groupArray's, topK's, quantiles' …: a field node
  * with `array`, hogql-query-columns.ts's arrayColumn, whose value the run gives), and arraySort, arrayReverseSort,
  * arrayReverse, arrayDistinct, arraySlice, arrayMap and arrayFilter of any of them, read by `arr[i]` (arrayElement), has, indexOf, countEqual, hasAny and
- * hasAll (of two), length, empty, notEmpty, arrayStringConcat, and with a lambda arrayExists, arrayAll, arrayCount,
- * arrayFirst and arrayLast (LAMBDA_FUNCTIONS). An array is never a value of its own here (a column, an operand, another function's argument:
+ * hasAll (of two), length, empty, notEmpty, arrayStringConcat, arraySum, and with a lambda arrayExists, arrayAll,
+ * arrayCount, arrayFirst and arrayLast (LAMBDA_FUNCTIONS). An array is never a value of its own here (a column, an operand, another function's argument:
  * refuseLooseArrays), so the rest of the evaluation (hogql-math.ts) and of the SQL (clickhouse-hogql.ts) never meets
  * one; each reader's value is computed here. ClickHouse's rules, each checked on 18.16: an index counts from 1, or
  * from the end when negative (0 is refused), and one out of range gives the items' default ('' or 0), NULL where
