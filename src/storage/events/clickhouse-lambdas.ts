@@ -17,10 +17,10 @@ const holdsLambda = (node: HogqlNode): boolean => isLambdaCall(node) || ('args' 
 function readsItem(node: HogqlNode, bound: ReadonlySet<string> = new Set()): boolean {
   if (node.op === 'scalar') return node.item !== undefined && !bound.has(node.item.name)
   if (!('args' in node)) return false
+  if (!isLambdaCall(node)) return node.args.some((arg) => readsItem(arg, bound))
   // A lambda's array is read outside its scope.
   const [arr, variable, body] = node.args as HogqlNode[]
-  if (isLambdaCall(node)) return readsItem(arr, bound) || readsItem(body, new Set([...bound, itemName(variable)]))
-  return node.args.some((arg) => readsItem(arg, bound))
+  return readsItem(arr, bound) || readsItem(body, new Set([...bound, itemName(variable)]))
 }
 
 export class LambdaScopes {

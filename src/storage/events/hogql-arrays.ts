@@ -248,7 +248,8 @@ function variablesOf(call: Call): Array<{ value: HogqlValue }> {
     if (!('args' in n)) return []
     return isLambdaCall(n) && itemName(n.args[1]!) === name ? find(n.args[0]) : n.args.flatMap(find)
   }
-  const found = [call.args[1], ...find(call.args[2])] as Array<{ value: HogqlValue }>
+  // Each node once: where the tree is as parsed, every reading is the variable's own node, given each item once.
+  const found = [...new Set([call.args[1], ...find(call.args[2])])] as Array<{ value: HogqlValue }>
   VARIABLES.set(call, found)
   return found
 }
